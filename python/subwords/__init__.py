@@ -1,0 +1,28 @@
+"""subwords: learn subword vocabularies (BPE, WordPiece, Unigram) on any spelling of the text.
+
+    >>> import subwords
+    >>> tok = subwords.train({"low": 5, "lower": 2, "newest": 6, "widest": 3}, vocab_size=22)
+    >>> tok.encode_pieces("lowest")
+    ['lo', 'w', 'est</w>']
+
+The Rust engine is loaded on first use, so ``import subwords`` stays cheap and the pure-Python
+reference (``subwords.reference``) works without it.
+"""
+
+from __future__ import annotations
+
+from .errors import InputError, ModelFileError, SubwordsError, UnknownPieceError
+
+__version__ = "0.1.0"
+
+_API = ("train", "load", "Tokenizer")
+
+__all__ = [*_API, "SubwordsError", "InputError", "ModelFileError", "UnknownPieceError", "__version__"]
+
+
+def __getattr__(name: str):
+    if name in _API:
+        from . import _api
+
+        return getattr(_api, name)
+    raise AttributeError(f"module 'subwords' has no attribute {name!r}")
