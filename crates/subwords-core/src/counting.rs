@@ -1,0 +1,238 @@
+//! Counting units, streaming.
+//!
+//! Memory grows with the number of distinct units, not with the corpus: files are read in
+//! newline-aligned blocks, each block is counted on all threads into per-thread tables that live
+//! for the whole run, and the tables are added together once at the end. Sums do not depend on how
+//! the input was cut, so the counts (and everything after them) are the same for any thread count.
+//! Each line of a file is one text; the newline itself is a separator, not content.
+
+use std::fs::File;
+use std::io::Read;
+
+use rustc_hash::FxHashMap;
+
+use crate::error::{Error, Result};
+use crate::options::InputErrors;
+use crate::spelling::{Normalizations, Scheme, Spelling};
+
+pub type Counts = FxHashMap<Box<str>, u64>;
+
+const BLOCK: usize = 8 << 20;
+
+pub struct UnitCounter {
+    spelling: Spelling,
+    tables: Vec<Counts>,
+    pub normalizations: Normalizations,
+    pub texts: u64,
+    /// Texts kept whole for stage two of superword BPE (None when not needed).
+    pub streams: Option<Vec<String>>,
+}
+
+fn count_text(spelling: &Spelling, text: &str, table: &mut Counts, norm: &mut Normalizations) {
+    if spelling.scheme == Scheme::Front {
+        norm.observe(text, spelling.front_mark());
+    }
+    spelling.for_each_unit(text, |unit, _| {
+        if let Some(c) = table.get_mut(unit) {
+            *c += 1;
+        } else {
+            table.insert(unit.into(), 1);
+        }
+    });
+}
+
+impl UnitCounter {
+    pub fn new(spelling: Spelling, threads: usize, keep_streams: bool) -> Self {
+        let threads = threads.max(1);
+        UnitCounter {
+            spelling,
+            tables: (0..threads).map(|_| Counts::default()).collect(),
+            normalizations: Normalizations::default(),
+            texts: 0,
+            streams: keep_streams.then(Vec::new),
+        }
+    }
+
+    /// Counts a batch of texts on all threads.
+    pub fn feed_texts(&mut self, texts: &[String]) {
+        if let Some(s) = self.streams.as_mut() {
+            s.extend(texts.iter().cloned());
+        }
+        self.texts += texts.len() as u64;
+        let n = self.tables.len();
+        let per = texts.len().div_ceil(n).max(1);
+        let spelling = &self.spelling;
+        let norms: Vec<Normalizations> = if n == 1 || texts.len() < 64 {
+            let mut norm = Normalizations::default();
+            for t in texts {
+                count_text(spelling, t, &mut self.tables[0], &mut norm);
+            }
+            vec![norm]
+        } else {
+            let mut out = vec![Normalizations::default(); n];
+            rayon::scope(|s| {
+                for ((table, chunk), norm) in self.tables.iter_mut().zip(texts.chunks(per)).zip(out.iter_mut()) {
+                    s.spawn(move |_| {
+                        for t in chunk {
+                            count_text(spelling, t, table, norm);
+                        }
+                    });
+                }
+            });
+            out
+        };
+        for n in &norms {
+            self.normalizations.merge(n);
+        }
+    }
+
+    /// Counts one block of whole lines (valid UTF-8) on all threads.
+    fn feed_block(&mut self, block: &str) {
+        let n = self.tables.len();
+        let mut parts: Vec<&str> = Vec::with_capacity(n);
+        let mut rest = block;
+        for k in (1..=n).rev() {
+            if k == 1 || rest.len() < 4096 {
+                parts.push(rest);
+                break;
+            }
+            let target = rest.len() / k;
+            let cut = rest[target..].find('\n').map(|i| target + i + 1).unwrap_or(rest.len());
+            parts.push(&rest[..cut]);
+            rest = &rest[cut..];
+        }
+        let spelling = &self.spelling;
+        let keep = self.streams.is_some();
+        let mut outs: Vec<(Normalizations, u64, Vec<String>)> = vec![Default::default(); parts.len()];
+        rayon::scope(|s| {
+            for ((table, part), out) in self.tables.iter_mut().zip(parts.iter()).zip(outs.iter_mut()) {
+                s.spawn(move |_| {
+                    for line in part.split('\n') {
+                        let line = line.strip_suffix('\r').unwrap_or(line);
+                        if line.is_empty() {
+                            continue;
+                        }
+                        out.1 += 1;
+                        if keep {
+                            out.2.push(line.to_string());
+                        }
+                        count_text(spelling, line, table, &mut out.0);
+                    }
+                });
+            }
+        });
+        for (norm, texts, lines) in outs {
+            self.normalizations.merge(&norm);
+            self.texts += texts;
+            if let Some(s) = self.streams.as_mut() {
+                s.extend(lines);
+            }
+        }
+    }
+
+    /// Reads a file block by block. Invalid UTF-8 is refused naming the file and line, unless
+    /// `errors` is `Replace`.
+    pub fn feed_file(&mut self, path: &str, errors: InputErrors) -> Result<()> {
+        let mut file = File::open(path).map_err(|e| Error::io(format!("cannot open training file {path:?}"), e))?;
+        let mut buf: Vec<u8> = Vec::with_capacity(BLOCK + 4096);
+        let mut carry: Vec<u8> = Vec::new();
+        let mut line_no: u64 = 1;
+        let mut eof = false;
+        while !eof {
+            buf.clear();
+            buf.extend_from_slice(&carry);
+            carry.clear();
+            let start = buf.len();
+            buf.resize(start + BLOCK, 0);
+            let mut filled = start;
+            while filled < buf.len() {
+                let k = file
+                    .read(&mut buf[filled..])
+                    .map_err(|e| Error::io(format!("cannot read training file {path:?}"), e))?;
+                if k == 0 {
+                    eof = true;
+                    break;
+                }
+                filled += k;
+            }
+            buf.truncate(filled);
+            if !eof {
+                match buf.iter().rposition(|&b| b == b'\n') {
+                    Some(p) => {
+                        carry.extend_from_slice(&buf[p + 1..]);
+                        buf.truncate(p + 1);
+                    }
+                    None => {
+                        // a line longer than the block: keep reading into it
+                        carry = std::mem::take(&mut buf);
+                        continue;
+                    }
+                }
+            }
+            let lines_here = buf.iter().filter(|&&b| b == b'\n').count() as u64;
+            match std::str::from_utf8(&buf) {
+                Ok(s) => self.feed_block(s),
+                Err(e) => match errors {
+                    InputErrors::Strict => {
+                        let at = e.valid_up_to();
+                        let line = line_no + buf[..at].iter().filter(|&&b| b == b'\n').count() as u64;
+                        return Err(Error::Input(format!(
+                            "{path}: line {line}: invalid UTF-8 (byte 0x{:02X}); convert the file to UTF-8, \
+                             or pass input_errors=\"replace\" (CLI: --input-errors replace) to read it with U+FFFD",
+                            buf[at]
+                        )));
+                    }
+                    InputErrors::Replace => {
+                        let s = String::from_utf8_lossy(&buf).into_owned();
+                        self.feed_block(&s);
+                    }
+                },
+            }
+            line_no += lines_here;
+        }
+        Ok(())
+    }
+
+    /// Adds a `unit -> count` entry directly (count tables).
+    /// The key is spelled like any text (`low` becomes `▁low` under `front`).
+    pub fn add_count(&mut self, key: &str, count: u64) {
+        let table = &mut self.tables[0];
+        if self.spelling.scheme == Scheme::Front {
+            self.normalizations.observe(key, self.spelling.front_mark());
+        }
+        self.spelling.for_each_unit(key, |unit, _| {
+            *table.entry(unit.into()).or_insert(0) += count;
+        });
+        self.texts += count;
+        if let Some(streams) = self.streams.as_mut() {
+            // a count table is read as one stream: its words in table order, each repeated
+            if streams.is_empty() {
+                streams.push(String::new());
+            }
+            let s = streams.last_mut().unwrap();
+            for _ in 0..count {
+                if !s.is_empty() {
+                    s.push(' ');
+                }
+                s.push_str(key);
+            }
+        }
+    }
+
+    pub fn finish(mut self) -> (Counts, Normalizations, u64, Option<Vec<String>>) {
+        let mut total = std::mem::take(&mut self.tables[0]);
+        for t in self.tables.drain(1..) {
+            if total.len() < t.len() {
+                let small = std::mem::replace(&mut total, t);
+                for (k, v) in small {
+                    *total.entry(k).or_insert(0) += v;
+                }
+            } else {
+                for (k, v) in t {
+                    *total.entry(k).or_insert(0) += v;
+                }
+            }
+        }
+        (total, self.normalizations, self.texts, self.streams)
+    }
+}

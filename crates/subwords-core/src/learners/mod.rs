@@ -1,0 +1,349 @@
+//! Learners: counted units -> a vocabulary.
+//!
+//! This module is the pipeline around the engines: it spells units into symbols, fixes the
+//! alphabet (code-point order, optionally limited to the most frequent symbols), does the size
+//! accounting of DESIGN §2, runs the merge engine (twice for superword BPE), and builds the
+//! [`Model`].
+
+pub mod merge;
+
+use rustc_hash::FxHashMap;
+
+use crate::counting::Counts;
+use crate::error::{Error, Result};
+use crate::model::{Model, Report};
+use crate::options::{ModelKind, TrainOptions};
+use crate::segmenters::merge_replay::{replay, MergeMap};
+use crate::spelling::{Normalizations, Scheme, Spelling};
+use crate::vocab::{Row, RowKind, UNK};
+use merge::{MergeParams, Symbols, Unit, NO_SYMBOL};
+
+/// One unit to learn from: its text, whether it starts/ends a word (false only at pre-split
+/// joints), and how often it occurs.
+pub struct UnitCount {
+    pub text: String,
+    pub starts: bool,
+    pub ends: bool,
+    pub count: u64,
+}
+
+pub struct Corpus {
+    pub units: Vec<UnitCount>,
+    pub normalizations: Normalizations,
+    pub texts: u64,
+    pub streams: Option<Vec<String>>,
+}
+
+impl Corpus {
+    pub fn from_counts(counts: Counts, normalizations: Normalizations, texts: u64, streams: Option<Vec<String>>) -> Self {
+        let units = counts
+            .into_iter()
+            .map(|(t, c)| UnitCount { text: t.into_string(), starts: true, ends: true, count: c })
+            .collect();
+        Corpus { units, normalizations, texts, streams }
+    }
+}
+
+/// Calls `f` with the text of each symbol of a unit as spelled.
+fn spell_symbols(sp: &Spelling, unit: &str, starts: bool, ends: bool, mut f: impl FnMut(&[u8])) {
+    let mut buf: Vec<u8> = Vec::with_capacity(16);
+    match sp.scheme {
+        Scheme::Bytes => {
+            for b in unit.bytes() {
+                f(&[b]);
+            }
+        }
+        Scheme::Front => {
+            for c in unit.chars() {
+                let mut t = [0u8; 4];
+                f(c.encode_utf8(&mut t).as_bytes());
+            }
+        }
+        Scheme::End => {
+            let n = unit.chars().count();
+            for (k, c) in unit.chars().enumerate() {
+                buf.clear();
+                let mut t = [0u8; 4];
+                buf.extend_from_slice(c.encode_utf8(&mut t).as_bytes());
+                if ends && k + 1 == n {
+                    buf.extend_from_slice(sp.mark.as_bytes());
+                }
+                f(&buf);
+            }
+        }
+        Scheme::Continuation => {
+            for (k, c) in unit.chars().enumerate() {
+                buf.clear();
+                if !(starts && k == 0) {
+                    buf.extend_from_slice(sp.mark.as_bytes());
+                }
+                let mut t = [0u8; 4];
+                buf.extend_from_slice(c.encode_utf8(&mut t).as_bytes());
+                f(&buf);
+            }
+        }
+    }
+}
+
+pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
+    opts.validate()?;
+    let spelling = opts.spelling()?;
+    let units: Vec<&UnitCount> = corpus.units.iter().filter(|u| u.count > 0 && !u.text.is_empty()).collect();
+    if units.is_empty() {
+        return Err(Error::Input(
+            "the corpus is empty: no units to learn from (check the input files, or that the count table has positive counts)".into(),
+        ));
+    }
+    let normalizations = (spelling.scheme == Scheme::Front).then_some(corpus.normalizations);
+    if opts.model == ModelKind::Word {
+        return train_words(opts, spelling, &units, normalizations, corpus.texts);
+    }
+
+    // ---- spell units into provisional symbol ids, counting each symbol's occurrences
+    let mut provisional: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
+    let mut sym_texts: Vec<Box<[u8]>> = Vec::new();
+    let mut sym_counts: Vec<u64> = Vec::new();
+    if spelling.scheme == Scheme::Bytes {
+        for b in 0..=255u8 {
+            provisional.insert(Box::new([b]), b as u32);
+            sym_texts.push(Box::new([b]));
+            sym_counts.push(0);
+        }
+    }
+    let mut spelled: Vec<Unit> = Vec::with_capacity(units.len());
+    for u in &units {
+        let mut syms = Vec::with_capacity(u.text.len() + 1);
+        if spelling.scheme == Scheme::Bytes {
+            for b in u.text.bytes() {
+                syms.push(b as u32);
+                sym_counts[b as usize] += u.count;
+            }
+        } else {
+            spell_symbols(&spelling, &u.text, u.starts, u.ends, |t| {
+                let id = match provisional.get(t) {
+                    Some(&id) => id,
+                    None => {
+                        let id = sym_texts.len() as u32;
+                        provisional.insert(t.into(), id);
+                        sym_texts.push(t.into());
+                        sym_counts.push(0);
+                        id
+                    }
+                };
+                sym_counts[id as usize] += u.count;
+                syms.push(id);
+            });
+        }
+        spelled.push(Unit { symbols: syms, count: u.count });
+    }
+    let before: u64 = spelled.iter().map(|u| u.symbols.len() as u64 * u.count).sum();
+
+    // ---- the alphabet: code-point order, optionally only the most frequent symbols
+    let mut keep: Vec<bool> = vec![true; sym_texts.len()];
+    let mut dropped = 0u64;
+    if spelling.scheme != Scheme::Bytes {
+        let mut by_freq: Vec<u32> = (0..sym_texts.len() as u32).collect();
+        by_freq.sort_by(|&a, &b| sym_counts[b as usize].cmp(&sym_counts[a as usize]).then_with(|| sym_texts[a as usize].cmp(&sym_texts[b as usize])));
+        let limit = if let Some(n) = opts.alphabet_size {
+            Some(n as usize)
+        } else if let Some(cov) = opts.character_coverage {
+            let total: u64 = sym_counts.iter().sum();
+            let need = (cov * total as f64).ceil() as u64;
+            let mut acc = 0u64;
+            let mut k = 0usize;
+            for &s in &by_freq {
+                if acc >= need {
+                    break;
+                }
+                acc += sym_counts[s as usize];
+                k += 1;
+            }
+            Some(k.max(1))
+        } else {
+            None
+        };
+        if let Some(n) = limit {
+            for &s in by_freq.iter().skip(n) {
+                keep[s as usize] = false;
+                dropped += 1;
+            }
+        }
+    }
+    let mut order: Vec<u32> = (0..sym_texts.len() as u32).filter(|&s| keep[s as usize]).collect();
+    order.sort_by(|&a, &b| sym_texts[a as usize].cmp(&sym_texts[b as usize]));
+    let alphabet = order.len() as u64;
+
+    // ---- rows before the alphabet, and size accounting
+    let mut rows: Vec<Row> = Vec::new();
+    if spelling.scheme != Scheme::Bytes {
+        rows.push(Row { text: UNK.as_bytes().to_vec(), kind: RowKind::Special });
+    }
+    if spelling.byte_fallback {
+        for b in 0..=255u8 {
+            rows.push(Row { text: vec![b], kind: RowKind::Byte });
+        }
+        if matches!(spelling.scheme, Scheme::End | Scheme::Continuation) {
+            rows.push(Row { text: spelling.mark.as_bytes().to_vec(), kind: RowKind::Marker });
+        }
+    }
+    let fallback_rows = if spelling.byte_fallback { rows.len() as u64 - 1 } else { 0 };
+    let unk_rows = if spelling.scheme == Scheme::Bytes { 0 } else { 1 };
+    let floor = alphabet + unk_rows + if opts.byte_fallback_in_budget { fallback_rows } else { 0 };
+    if opts.vocab_size < floor {
+        return Err(Error::Option(format!(
+            "vocab_size {} is below the smallest vocabulary this corpus allows, {floor} ({alphabet} symbols{}{}); \
+             ask for at least {floor}, or limit the alphabet (alphabet_size / character_coverage)",
+            opts.vocab_size,
+            if unk_rows == 1 { " + [UNK]" } else { "" },
+            if opts.byte_fallback_in_budget { format!(" + {fallback_rows} byte-fallback rows") } else { String::new() },
+        )));
+    }
+    let base = rows.len() as u32;
+    let mut remap: Vec<u32> = vec![NO_SYMBOL; sym_texts.len()];
+    let strip: &[u8] = if spelling.scheme == Scheme::Continuation { spelling.mark.as_bytes() } else { b"" };
+    let mut symbols = Symbols::new(base, strip);
+    for &s in &order {
+        remap[s as usize] = symbols.push(sym_texts[s as usize].to_vec(), 1);
+        rows.push(Row { text: sym_texts[s as usize].to_vec(), kind: RowKind::Alphabet });
+    }
+    for u in spelled.iter_mut() {
+        for x in u.symbols.iter_mut() {
+            *x = remap[*x as usize];
+        }
+    }
+    drop(provisional);
+
+    // ---- stage one (or the only stage)
+    let budget_rows = |rows_now: u64| rows_now - if opts.byte_fallback_in_budget { 0 } else { fallback_rows };
+    let stage_one_target = opts.superword_at.unwrap_or(opts.vocab_size);
+    let room = stage_one_target.saturating_sub(budget_rows(rows.len() as u64));
+    let params = MergeParams { new_rows: room, min_count: opts.min_count, max_piece_length: opts.max_piece_length };
+    let first = merge::learn(&mut spelled, &mut symbols, &params);
+    let mut merges = first.merges;
+    let mut stop = first.stop;
+    let mut stage_one_merges = None;
+    let mut after: u64 = spelled.iter().map(|u| u.symbols.len() as u64 * u.count).sum();
+
+    // ---- stage two: merges across unit boundaries, each text one stream
+    if let Some(_at) = opts.superword_at {
+        stage_one_merges = Some(merges.len() as u64);
+        let mut map: MergeMap = FxHashMap::default();
+        for (r, m) in merges.iter().enumerate() {
+            map.insert(((m[0] as u64) << 32) | m[1] as u64, (r as u32, m[2]));
+        }
+        let probe_rows_len = base as usize + symbols.texts.len();
+        let lookup = |t: &[u8]| symbols.index.get(t).copied().unwrap_or(NO_SYMBOL);
+        let mut streams: Vec<Unit> = Vec::new();
+        for text in corpus.streams.as_deref().unwrap_or(&[]) {
+            let mut seq: Vec<u32> = Vec::new();
+            spelling.for_each_unit(text, |unit, _| {
+                let mut syms = Vec::new();
+                spell_symbols(&spelling, unit, true, true, |t| syms.push(lookup(t)));
+                replay_known(&mut syms, &map);
+                seq.extend_from_slice(&syms);
+            });
+            if !seq.is_empty() {
+                streams.push(Unit { symbols: seq, count: 1 });
+            }
+        }
+        let _ = probe_rows_len;
+        let rows_now = base as u64 + symbols.texts.len() as u64;
+        let room = opts.vocab_size.saturating_sub(budget_rows(rows_now));
+        let params = MergeParams { new_rows: room, min_count: opts.min_count, max_piece_length: opts.max_piece_length };
+        let second = merge::learn(&mut streams, &mut symbols, &params);
+        merges.extend(second.merges);
+        stop = second.stop;
+        after = streams.iter().map(|u| u.symbols.len() as u64 * u.count).sum();
+    }
+
+    // ---- rows for the learned pieces
+    for i in (base as usize + order.len())..(base as usize + symbols.texts.len()) {
+        rows.push(Row { text: symbols.texts[i - base as usize].to_vec(), kind: RowKind::Learned });
+    }
+    let rows_learned = rows.len() as u64 - base as u64 - alphabet;
+    let report = Report {
+        alphabet_size: alphabet,
+        merges_learned: merges.len() as u64,
+        rows_learned,
+        stop: stop.name().into(),
+        corpus_pieces_before: before,
+        corpus_pieces_after: after,
+        distinct_units: units.len() as u64,
+        texts: corpus.texts,
+        normalizations,
+        stage_one_merges,
+        dropped_symbols: dropped,
+        size_not_reached: budget_rows(rows.len() as u64) < opts.vocab_size,
+    };
+    Model::new(ModelKind::Bpe, spelling, rows, merges, Some(opts.clone()), Some(report))
+}
+
+/// Merge replay where some symbols may be outside the alphabet (`NO_SYMBOL`): those split the
+/// sequence and are kept as they are.
+fn replay_known(syms: &mut Vec<u32>, map: &MergeMap) {
+    let mut out = Vec::with_capacity(syms.len());
+    let mut run: Vec<u32> = Vec::new();
+    for &s in syms.iter() {
+        if s == NO_SYMBOL {
+            replay(&mut run, None, map, None);
+            out.append(&mut run);
+            out.push(s);
+        } else {
+            run.push(s);
+        }
+    }
+    replay(&mut run, None, map, None);
+    out.append(&mut run);
+    *syms = out;
+}
+
+/// The word baseline: one row per distinct unit, the most frequent first, `[UNK]` for the rest.
+fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&UnitCount], normalizations: Option<Normalizations>, texts: u64) -> Result<Model> {
+    let mut spelled: FxHashMap<Vec<u8>, u64> = FxHashMap::default();
+    for u in units {
+        let mut t: Vec<u8> = Vec::new();
+        spell_symbols(&spelling, &u.text, u.starts, u.ends, |s| {
+            // the whole unit as one piece: the symbols joined as the spelling joins them
+            if spelling.scheme == Scheme::Continuation && !t.is_empty() {
+                t.extend_from_slice(&s[spelling.mark.len()..]);
+            } else {
+                t.extend_from_slice(s);
+            }
+        });
+        *spelled.entry(t).or_insert(0) += u.count;
+    }
+    let unk_rows = u64::from(spelling.scheme != Scheme::Bytes);
+    if opts.vocab_size < unk_rows + 1 {
+        return Err(Error::Option(format!("vocab_size must be at least {} for a word model", unk_rows + 1)));
+    }
+    let mut list: Vec<(Vec<u8>, u64)> = spelled.into_iter().filter(|(_, c)| *c >= opts.min_count).collect();
+    list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let total_units = list.len() as u64;
+    list.truncate((opts.vocab_size - unk_rows) as usize);
+    let mut rows = Vec::new();
+    if unk_rows == 1 {
+        rows.push(Row { text: UNK.as_bytes().to_vec(), kind: RowKind::Special });
+    }
+    let occurrences: u64 = units.iter().map(|u| u.count).sum();
+    for (t, _) in &list {
+        rows.push(Row { text: t.clone(), kind: RowKind::Unit });
+    }
+    let report = Report {
+        alphabet_size: 0,
+        merges_learned: 0,
+        rows_learned: list.len() as u64,
+        stop: if total_units > list.len() as u64 { "size".into() } else { "no_pairs".into() },
+        corpus_pieces_before: occurrences,
+        corpus_pieces_after: occurrences,
+        distinct_units: units.len() as u64,
+        texts,
+        normalizations,
+        stage_one_merges: None,
+        dropped_symbols: 0,
+        size_not_reached: (rows.len() as u64) < opts.vocab_size,
+    };
+    if spelling.scheme == Scheme::Bytes {
+        return Err(Error::Option("model='word' needs a spelling with an [UNK] row (end, continuation or front)".into()));
+    }
+    Model::new(ModelKind::Word, spelling, rows, vec![], Some(opts.clone()), Some(report))
+}

@@ -1,0 +1,18 @@
+//! subwords-core: the engine behind the `subwords` Python package.
+//!
+//! The shape follows DESIGN §1: a [`spelling`] turns text into units and units into symbols, a
+//! learner ([`learners`]) turns counted symbol sequences into a vocabulary, a segmenter
+//! ([`segmenters`]) cuts a unit into pieces, and a [`model::Model`] ties them together with the
+//! canonical JSON file format. Nothing here prints, and nothing depends on hash-map iteration
+//! order: the same input and options give byte-identical models whatever the thread count.
+
+pub mod counting;
+pub mod error;
+pub mod learners;
+pub mod model;
+pub mod options;
+pub mod segmenters;
+pub mod spelling;
+pub mod vocab;
+
+pub use error::{Error, Result};

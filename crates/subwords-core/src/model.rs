@@ -1,0 +1,764 @@
+//! The model: spelling + rows + merges, the segmenter that goes with them, and the canonical
+//! versioned JSON file (DESIGN §4).
+//!
+//! Encoding a text: the spelling cuts it into units, each unit is spelled into symbol ids
+//! (unknown symbols become `[UNK]` or byte-fallback rows, docs/API.md), and merges are replayed.
+//! Frequent units are cached. Decoding runs the spelling backwards.
+
+use std::sync::Mutex;
+
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::options::{ModelKind, TrainOptions, MAX_VOCAB};
+use crate::segmenters::merge_replay::{replay, MergeMap};
+use crate::spelling::{byte_to_char_table, Normalizations, Scheme, Spelling};
+use crate::vocab::{Row, RowKind, UNK};
+
+pub const FORMAT: &str = "subwords";
+pub const VERSION: u32 = 1;
+
+/// Facts about a training run, saved with the model.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Report {
+    pub alphabet_size: u64,
+    pub merges_learned: u64,
+    pub rows_learned: u64,
+    pub stop: String,
+    pub corpus_pieces_before: u64,
+    pub corpus_pieces_after: u64,
+    pub distinct_units: u64,
+    pub texts: u64,
+    pub normalizations: Option<Normalizations>,
+    pub stage_one_merges: Option<u64>,
+    pub dropped_symbols: u64,
+    /// The size asked for was more than the corpus supports (a ceiling, not an error).
+    pub size_not_reached: bool,
+}
+
+const CACHE_LIMIT: usize = 1 << 17;
+type Cache = FxHashMap<Box<str>, Box<[u32]>>;
+
+pub struct Model {
+    pub kind: ModelKind,
+    pub spelling: Spelling,
+    pub rows: Vec<Row>,
+    pub merges: Vec<[u32; 3]>,
+    pub options: Option<TrainOptions>,
+    pub report: Option<Report>,
+    index: FxHashMap<Box<[u8]>, u32>,
+    merge_map: MergeMap,
+    plain: FxHashMap<char, u32>,
+    marked: FxHashMap<char, u32>,
+    ascii_plain: [u32; 128],
+    ascii_marked: [u32; 128],
+    unk: Option<u32>,
+    byte_base: Option<u32>,
+    marker: Option<u32>,
+    byte_chars: [char; 256],
+    cache: Mutex<Cache>,
+}
+
+const NO_ID: u32 = u32::MAX;
+
+impl Model {
+    /// Builds the derived tables and checks that the parts fit together. Used by training and by
+    /// loading, so a hostile file and a fresh model pass the same checks.
+    pub fn new(
+        kind: ModelKind,
+        spelling: Spelling,
+        rows: Vec<Row>,
+        merges: Vec<[u32; 3]>,
+        options: Option<TrainOptions>,
+        report: Option<Report>,
+    ) -> Result<Self> {
+        spelling.validate()?;
+        let bad = |m: String| Error::ModelFile(m);
+        if rows.len() as u64 > MAX_VOCAB {
+            return Err(bad(format!("{} rows is more than the {MAX_VOCAB} subwords accepts", rows.len())));
+        }
+        let mut index: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
+        let mut unk = None;
+        let mut byte_base = None;
+        let mut marker = None;
+        for (id, row) in rows.iter().enumerate() {
+            let id = id as u32;
+            match row.kind {
+                RowKind::Special => {
+                    if row.text != UNK.as_bytes() || unk.is_some() {
+                        return Err(bad(format!("row {id}: the only special row is one {UNK}")));
+                    }
+                    unk = Some(id);
+                }
+                RowKind::Byte => {
+                    let b = id - *byte_base.get_or_insert(id);
+                    if row.text.len() != 1 || row.text[0] as u32 != b || b > 255 {
+                        return Err(bad(format!("row {id}: byte rows must be <0x00>…<0xFF>, consecutive and in order")));
+                    }
+                }
+                RowKind::Marker => {
+                    if row.text != spelling.mark.as_bytes() || marker.is_some() {
+                        return Err(bad(format!("row {id}: the marker row must be the bare mark {:?}, once", spelling.mark)));
+                    }
+                    marker = Some(id);
+                }
+                RowKind::Alphabet | RowKind::Learned | RowKind::Unit => {
+                    if row.text.is_empty() || row.text.len() > 1 << 16 {
+                        return Err(bad(format!("row {id}: a piece must be 1 to 65536 bytes")));
+                    }
+                    if spelling.scheme != Scheme::Bytes && std::str::from_utf8(&row.text).is_err() {
+                        return Err(bad(format!("row {id}: piece is not valid UTF-8")));
+                    }
+                    if index.insert(row.text.clone().into_boxed_slice(), id).is_some() {
+                        return Err(bad(format!("row {id}: piece {:?} appears twice", String::from_utf8_lossy(&row.text))));
+                    }
+                }
+            }
+        }
+        let has_bytes = byte_base.is_some();
+        if has_bytes != spelling.byte_fallback {
+            return Err(bad("byte-fallback rows and the spelling's byte_fallback setting disagree".into()));
+        }
+        if let Some(b) = byte_base {
+            if rows.len() < b as usize + 256 || rows[b as usize + 255].kind != RowKind::Byte {
+                return Err(bad("byte fallback needs all 256 byte rows".into()));
+            }
+        }
+        let wants_marker = spelling.byte_fallback && matches!(spelling.scheme, Scheme::End | Scheme::Continuation);
+        if wants_marker != marker.is_some() {
+            return Err(bad("the bare marker row must be present exactly when end/continuation use byte fallback".into()));
+        }
+        if (spelling.scheme == Scheme::Bytes) == unk.is_some() {
+            return Err(bad(format!("the bytes spelling has no {UNK} row; every other spelling has exactly one")));
+        }
+        if spelling.scheme == Scheme::Bytes {
+            for b in 0..256usize {
+                match rows.get(b) {
+                    Some(r) if r.kind == RowKind::Alphabet && r.text == [b as u8] => {}
+                    _ => return Err(bad(format!("bytes spelling: row {b} must be the byte {b}"))),
+                }
+            }
+        }
+        if kind == ModelKind::Word && !merges.is_empty() {
+            return Err(bad("a word model has no merges".into()));
+        }
+        let mut merge_map: MergeMap = FxHashMap::default();
+        let strip: &[u8] = if spelling.scheme == Scheme::Continuation { spelling.mark.as_bytes() } else { b"" };
+        for (rank, &[a, b, c]) in merges.iter().enumerate() {
+            let ok = |x: u32| rows.get(x as usize).is_some_and(|r| matches!(r.kind, RowKind::Alphabet | RowKind::Learned));
+            if !(ok(a) && ok(b) && ok(c)) {
+                return Err(bad(format!("merge {rank}: refers to a row that is not a piece")));
+            }
+            let l = &rows[a as usize].text;
+            let r = &rows[b as usize].text;
+            let r = if !strip.is_empty() && r.starts_with(strip) { &r[strip.len()..] } else { &r[..] };
+            let mut joined = l.clone();
+            joined.extend_from_slice(r);
+            if rows[c as usize].text != joined {
+                return Err(bad(format!("merge {rank}: the joined piece is not the row it names")));
+            }
+            if merge_map.insert(((a as u64) << 32) | b as u64, (rank as u32, c)).is_some() {
+                return Err(bad(format!("merge {rank}: the same pair is merged twice")));
+            }
+        }
+        let mut plain = FxHashMap::default();
+        let mut marked = FxHashMap::default();
+        if spelling.scheme != Scheme::Bytes {
+            let mark = spelling.mark.as_str();
+            for (text, &id) in &index {
+                let Ok(s) = std::str::from_utf8(text) else { continue };
+                let mut cs = s.chars();
+                if let (Some(c), None) = (cs.next(), cs.next()) {
+                    plain.insert(c, id);
+                    continue;
+                }
+                let inner = match spelling.scheme {
+                    Scheme::End => s.strip_suffix(mark),
+                    Scheme::Continuation => s.strip_prefix(mark),
+                    _ => None,
+                };
+                if let Some(inner) = inner {
+                    let mut cs = inner.chars();
+                    if let (Some(c), None) = (cs.next(), cs.next()) {
+                        marked.insert(c, id);
+                    }
+                }
+            }
+        }
+        let mut ascii_plain = [NO_ID; 128];
+        let mut ascii_marked = [NO_ID; 128];
+        for c in 0..128u8 {
+            ascii_plain[c as usize] = plain.get(&(c as char)).copied().unwrap_or(NO_ID);
+            ascii_marked[c as usize] = marked.get(&(c as char)).copied().unwrap_or(NO_ID);
+        }
+        Ok(Model {
+            kind,
+            spelling,
+            rows,
+            merges,
+            options,
+            report,
+            index,
+            merge_map,
+            plain,
+            marked,
+            ascii_plain,
+            ascii_marked,
+            unk,
+            byte_base,
+            marker,
+            byte_chars: byte_to_char_table(),
+            cache: Mutex::new(Cache::default()),
+        })
+    }
+
+    pub fn merge_map(&self) -> &MergeMap {
+        &self.merge_map
+    }
+
+    // ---------------------------------------------------------------- pieces and ids
+
+    /// A row as the pages print it: `est</w>`, `##est`, `▁low`, `<0xC3>`, `[UNK]`, `Ġlow`.
+    pub fn display(&self, id: u32) -> Option<String> {
+        let row = self.rows.get(id as usize)?;
+        Some(match row.kind {
+            RowKind::Byte => format!("<0x{:02X}>", row.text[0]),
+            _ if self.spelling.scheme == Scheme::Bytes && row.kind != RowKind::Special => {
+                row.text.iter().map(|&b| self.byte_chars[b as usize]).collect()
+            }
+            _ => String::from_utf8_lossy(&row.text).into_owned(),
+        })
+    }
+
+    pub fn piece_to_id(&self, piece: &str) -> Option<u32> {
+        if piece == UNK {
+            return self.unk;
+        }
+        if let Some(base) = self.byte_base {
+            if let Some(h) = piece.strip_prefix("<0x").and_then(|s| s.strip_suffix('>')) {
+                if h.len() == 2 {
+                    if let Ok(b) = u8::from_str_radix(h, 16) {
+                        return Some(base + b as u32);
+                    }
+                }
+            }
+        }
+        if let Some(m) = self.marker {
+            if piece == self.spelling.mark {
+                return Some(m);
+            }
+        }
+        if self.spelling.scheme == Scheme::Bytes {
+            let bytes = self.pieces_text_to_bytes(piece)?;
+            return self.index.get(bytes.as_slice()).copied();
+        }
+        self.index.get(piece.as_bytes()).copied()
+    }
+
+    fn pieces_text_to_bytes(&self, piece: &str) -> Option<Vec<u8>> {
+        piece
+            .chars()
+            .map(|c| self.byte_chars.iter().position(|&d| d == c).map(|b| b as u8))
+            .collect()
+    }
+
+    // ---------------------------------------------------------------- encoding
+
+    #[inline]
+    fn char_id(&self, c: char, marked: bool) -> u32 {
+        if (c as u32) < 128 {
+            if marked {
+                self.ascii_marked[c as usize]
+            } else {
+                self.ascii_plain[c as usize]
+            }
+        } else if marked {
+            self.marked.get(&c).copied().unwrap_or(NO_ID)
+        } else {
+            self.plain.get(&c).copied().unwrap_or(NO_ID)
+        }
+    }
+
+    fn push_bytes_of(&self, c: char, out: &mut Vec<u32>) {
+        let base = self.byte_base.unwrap();
+        let mut buf = [0u8; 4];
+        for &b in c.encode_utf8(&mut buf).as_bytes() {
+            out.push(base + b as u32);
+        }
+    }
+
+    /// Spells one unit into symbol ids (before merges). `starts`/`ends` say whether the unit
+    /// begins/ends a word (false only for parts cut at pre-split joints). With `spans`, pushes for
+    /// each id the byte span (relative to the unit's own text) it stands for.
+    pub fn spell(&self, unit: &str, starts: bool, ends: bool, out: &mut Vec<u32>, mut spans: Option<&mut Vec<(u32, u32)>>) {
+        let span = |k: usize, a: usize, b: usize, spans: &mut Option<&mut Vec<(u32, u32)>>| {
+            if let Some(sp) = spans.as_deref_mut() {
+                for _ in 0..k {
+                    sp.push((a as u32, b as u32));
+                }
+            }
+        };
+        match self.spelling.scheme {
+            Scheme::Bytes => {
+                out.extend(unit.bytes().map(u32::from));
+                if let Some(sp) = spans.as_deref_mut() {
+                    sp.extend((0..unit.len()).map(|i| (i as u32, i as u32 + 1)));
+                }
+            }
+            Scheme::Front => {
+                for (i, c) in unit.char_indices() {
+                    let before = out.len();
+                    let id = self.char_id(c, false);
+                    if id != NO_ID {
+                        out.push(id);
+                    } else if self.byte_base.is_some() {
+                        self.push_bytes_of(c, out);
+                    } else {
+                        out.push(self.unk.unwrap());
+                    }
+                    span(out.len() - before, i, i + c.len_utf8(), &mut spans);
+                }
+            }
+            Scheme::End => {
+                let last = unit.char_indices().next_back().map(|(i, _)| i);
+                for (i, c) in unit.char_indices() {
+                    let before = out.len();
+                    let end = i + c.len_utf8();
+                    let is_marked = ends && Some(i) == last;
+                    let id = self.char_id(c, is_marked);
+                    if id != NO_ID {
+                        out.push(id);
+                        span(1, i, end, &mut spans);
+                        continue;
+                    }
+                    if self.byte_base.is_none() {
+                        out.push(self.unk.unwrap());
+                        span(1, i, end, &mut spans);
+                        continue;
+                    }
+                    if is_marked {
+                        // `c</w>` has no row: the plain `c` (or its bytes), then the bare mark
+                        let p = self.char_id(c, false);
+                        if p != NO_ID {
+                            out.push(p);
+                        } else {
+                            self.push_bytes_of(c, out);
+                        }
+                        span(out.len() - before, i, end, &mut spans);
+                        out.push(self.marker.unwrap());
+                        span(1, end, end, &mut spans);
+                    } else {
+                        self.push_bytes_of(c, out);
+                        span(out.len() - before, i, end, &mut spans);
+                    }
+                }
+            }
+            Scheme::Continuation => {
+                for (k, (i, c)) in unit.char_indices().enumerate() {
+                    let end = i + c.len_utf8();
+                    let is_marked = !(starts && k == 0);
+                    let id = self.char_id(c, is_marked);
+                    if id != NO_ID {
+                        out.push(id);
+                        span(1, i, end, &mut spans);
+                        continue;
+                    }
+                    if self.byte_base.is_none() {
+                        out.push(self.unk.unwrap());
+                        span(1, i, end, &mut spans);
+                        continue;
+                    }
+                    if is_marked {
+                        out.push(self.marker.unwrap());
+                        span(1, i, i, &mut spans);
+                    }
+                    let before = out.len();
+                    let _ = &before;
+                    self.push_bytes_of(c, out);
+                    span(out.len() - before, i, end, &mut spans);
+                }
+            }
+        }
+    }
+
+    /// The pieces of one unit, merges replayed.
+    pub fn encode_unit(&self, unit: &str, out: &mut Vec<u32>, cache: Option<&mut Cache>) {
+        if self.kind == ModelKind::Word {
+            out.push(self.word_id(unit));
+            return;
+        }
+        if let Some(cache) = cache {
+            if let Some(ids) = cache.get(unit) {
+                out.extend_from_slice(ids);
+                return;
+            }
+            let start = out.len();
+            let mut syms = Vec::with_capacity(unit.len() + 1);
+            self.spell(unit, true, true, &mut syms, None);
+            replay(&mut syms, None, &self.merge_map, None);
+            out.extend_from_slice(&syms);
+            if cache.len() >= CACHE_LIMIT {
+                cache.clear();
+            }
+            cache.insert(unit.into(), out[start..].into());
+            return;
+        }
+        let start = out.len();
+        self.spell(unit, true, true, out, None);
+        let mut syms = out.split_off(start);
+        replay(&mut syms, None, &self.merge_map, None);
+        out.extend_from_slice(&syms);
+    }
+
+    fn word_id(&self, unit: &str) -> u32 {
+        let mut key: Vec<u8> = Vec::with_capacity(unit.len() + 4);
+        match self.spelling.scheme {
+            Scheme::End => {
+                key.extend_from_slice(unit.as_bytes());
+                key.extend_from_slice(self.spelling.mark.as_bytes());
+            }
+            _ => key.extend_from_slice(unit.as_bytes()),
+        }
+        self.index.get(key.as_slice()).copied().unwrap_or_else(|| self.unk.unwrap_or(0))
+    }
+
+    pub fn encode_with_cache(&self, text: &str, cache: &mut Cache) -> Vec<u32> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        self.spelling.for_each_unit(text, |unit, _| self.encode_unit(unit, &mut out, Some(&mut *cache)));
+        out
+    }
+
+    pub fn encode(&self, text: &str) -> Vec<u32> {
+        match self.cache.try_lock() {
+            Ok(mut cache) => self.encode_with_cache(text, &mut cache),
+            Err(_) => self.encode_with_cache(text, &mut Cache::default()),
+        }
+    }
+
+    /// Encodes each text on `threads` threads; the result does not depend on the thread count.
+    pub fn encode_batch(&self, texts: &[&str], threads: usize) -> Vec<Vec<u32>> {
+        let threads = threads.max(1).min(texts.len().max(1));
+        if threads == 1 {
+            return texts.iter().map(|t| self.encode(t)).collect();
+        }
+        let mut out: Vec<Vec<u32>> = vec![Vec::new(); texts.len()];
+        let per = texts.len().div_ceil(threads);
+        std::thread::scope(|s| {
+            for (chunk_out, chunk_in) in out.chunks_mut(per).zip(texts.chunks(per)) {
+                s.spawn(move || {
+                    let mut cache = Cache::default();
+                    for (o, t) in chunk_out.iter_mut().zip(chunk_in) {
+                        *o = self.encode_with_cache(t, &mut cache);
+                    }
+                });
+            }
+        });
+        out
+    }
+
+    /// Encodes with BPE-dropout: each merge candidate is skipped with probability `p`.
+    pub fn encode_dropout(&self, text: &str, p: f64, seed: u64) -> Vec<u32> {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut out = Vec::new();
+        self.spelling.for_each_unit(text, |unit, _| {
+            if self.kind == ModelKind::Word {
+                out.push(self.word_id(unit));
+                return;
+            }
+            let mut syms = Vec::new();
+            self.spell(unit, true, true, &mut syms, None);
+            replay(&mut syms, None, &self.merge_map, Some((p, &mut rng)));
+            out.extend_from_slice(&syms);
+        });
+        out
+    }
+
+    /// Ids with the byte span of `text` each one stands for.
+    pub fn encode_with_spans(&self, text: &str) -> (Vec<u32>, Vec<(usize, usize)>) {
+        let mut ids = Vec::new();
+        let mut spans_out = Vec::new();
+        let mark = self.spelling.front_mark();
+        self.spelling.for_each_unit(text, |unit, (a, _b)| {
+            if self.kind == ModelKind::Word {
+                ids.push(self.word_id(unit));
+                spans_out.push((a, _b));
+                return;
+            }
+            let mut syms = Vec::new();
+            let mut sp = Vec::new();
+            self.spell(unit, true, true, &mut syms, Some(&mut sp));
+            // map spans relative to the unit text onto the original text
+            let map = unit_to_text_positions(self.spelling.scheme, unit, text, a, mark);
+            for s in sp.iter_mut() {
+                *s = (map[s.0 as usize] as u32, map[s.1 as usize] as u32);
+            }
+            replay(&mut syms, Some(&mut sp), &self.merge_map, None);
+            ids.extend_from_slice(&syms);
+            spans_out.extend(sp.iter().map(|&(x, y)| (x as usize, y as usize)));
+        });
+        (ids, spans_out)
+    }
+
+    // ---------------------------------------------------------------- decoding
+
+    pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
+        let mut out: Vec<u8> = Vec::with_capacity(ids.len() * 4);
+        let mark = self.spelling.mark.as_bytes();
+        let mut prev_kind: Option<RowKind> = None;
+        for &id in ids {
+            let row = self
+                .rows
+                .get(id as usize)
+                .ok_or_else(|| Error::UnknownPiece(format!("id {id} is not a row (this vocabulary has {} rows)", self.rows.len())))?;
+            match self.spelling.scheme {
+                Scheme::Bytes => out.extend_from_slice(&row.text),
+                Scheme::End => match row.kind {
+                    RowKind::Byte => out.push(row.text[0]),
+                    RowKind::Marker => out.push(b' '),
+                    _ => replace_all(&row.text, mark, b" ", &mut out),
+                },
+                Scheme::Front => match row.kind {
+                    RowKind::Byte => out.push(row.text[0]),
+                    _ => replace_all(&row.text, mark, b" ", &mut out),
+                },
+                Scheme::Continuation => match row.kind {
+                    RowKind::Byte => {
+                        if !matches!(prev_kind, Some(RowKind::Byte) | Some(RowKind::Marker)) && !out.is_empty() {
+                            out.push(b' ');
+                        }
+                        out.push(row.text[0]);
+                    }
+                    RowKind::Marker => {}
+                    _ => match row.text.strip_prefix(mark) {
+                        Some(rest) if row.kind != RowKind::Special => out.extend_from_slice(rest),
+                        _ => {
+                            if !out.is_empty() {
+                                out.push(b' ');
+                            }
+                            out.extend_from_slice(&row.text);
+                        }
+                    },
+                },
+            }
+            prev_kind = Some(row.kind);
+        }
+        match self.spelling.scheme {
+            Scheme::End => {
+                if out.last() == Some(&b' ') {
+                    out.pop();
+                }
+            }
+            Scheme::Front => {
+                if out.first() == Some(&b' ') {
+                    out.remove(0);
+                }
+            }
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    pub fn decode(&self, ids: &[u32]) -> Result<String> {
+        Ok(String::from_utf8_lossy(&self.decode_bytes(ids)?).into_owned())
+    }
+
+    /// What `decode(encode(text))` gives when every symbol is spellable.
+    pub fn normalize(&self, text: &str) -> String {
+        match self.spelling.scheme {
+            Scheme::Bytes => text.to_string(),
+            Scheme::End | Scheme::Continuation => {
+                let mut out = String::with_capacity(text.len());
+                crate::spelling::for_each_word(text, |a, b| {
+                    if !out.is_empty() {
+                        out.push(' ');
+                    }
+                    out.push_str(&text[a..b]);
+                });
+                out
+            }
+            Scheme::Front => {
+                let mark = self.spelling.front_mark();
+                let mut out = String::with_capacity(text.len());
+                crate::spelling::for_each_word(text, |a, b| {
+                    if !out.is_empty() {
+                        out.push(' ');
+                    }
+                    for c in text[a..b].chars() {
+                        out.push(if c == mark { ' ' } else { c });
+                    }
+                });
+                out
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- file format
+
+    pub fn to_json(&self) -> String {
+        let mut s = String::new();
+        let head = serde_json::json!({
+            "format": FORMAT,
+            "version": VERSION,
+            "model": self.kind,
+            "spelling": self.spelling,
+            "options": self.options,
+            "report": self.report,
+        });
+        s.push_str("{\n");
+        for key in ["format", "version", "model", "spelling", "options", "report"] {
+            s.push_str(&format!("  {}: {},\n", serde_json::to_string(key).unwrap(), serde_json::to_string(&head[key]).unwrap()));
+        }
+        s.push_str("  \"rows\": [");
+        for (i, _) in self.rows.iter().enumerate() {
+            let p = self.display(i as u32).unwrap();
+            s.push_str(if i == 0 { "\n    " } else { ",\n    " });
+            s.push_str(&serde_json::to_string(&(p, self.rows[i].kind)).unwrap());
+        }
+        s.push_str("\n  ],\n  \"merges\": [");
+        for (i, m) in self.merges.iter().enumerate() {
+            s.push_str(if i == 0 { "\n    " } else { ",\n    " });
+            let pair = (self.display(m[0]).unwrap(), self.display(m[1]).unwrap());
+            s.push_str(&serde_json::to_string(&pair).unwrap());
+        }
+        s.push_str(if self.merges.is_empty() { "]\n}\n" } else { "\n  ]\n}\n" });
+        s
+    }
+
+    pub fn from_json(text: &str) -> Result<Self> {
+        let file: ModelFile = serde_json::from_str(text).map_err(|e| {
+            Error::ModelFile(format!("not a valid subwords model file: {e}; was it truncated or written by another tool? (foreign formats: see `subwords export`/`--format`)"))
+        })?;
+        if file.format != FORMAT {
+            return Err(Error::ModelFile(format!("not a subwords model file (format {:?})", file.format)));
+        }
+        if file.version != VERSION {
+            return Err(Error::ModelFile(format!(
+                "model file version {} is not readable by this subwords, which reads version {VERSION}; upgrade subwords",
+                file.version
+            )));
+        }
+        if let Some(o) = &file.options {
+            o.validate().map_err(|e| Error::ModelFile(format!("options in the model file: {e}")))?;
+        }
+        let table = byte_to_char_table();
+        let bytes_spelling = file.spelling.scheme == Scheme::Bytes;
+        let mut rows = Vec::with_capacity(file.rows.len());
+        for (i, (piece, kind)) in file.rows.into_iter().enumerate() {
+            let text = match kind {
+                RowKind::Byte => {
+                    let b = piece
+                        .strip_prefix("<0x")
+                        .and_then(|s| s.strip_suffix('>'))
+                        .filter(|h| h.len() == 2)
+                        .and_then(|h| u8::from_str_radix(h, 16).ok())
+                        .ok_or_else(|| Error::ModelFile(format!("row {i}: {piece:?} is not a byte row <0xNN>")))?;
+                    vec![b]
+                }
+                RowKind::Special => piece.into_bytes(),
+                _ if bytes_spelling => piece
+                    .chars()
+                    .map(|c| table.iter().position(|&d| d == c).map(|b| b as u8))
+                    .collect::<Option<Vec<u8>>>()
+                    .ok_or_else(|| Error::ModelFile(format!("row {i}: {piece:?} is not written in the byte alphabet")))?,
+                _ => piece.into_bytes(),
+            };
+            rows.push(Row { text, kind });
+        }
+        // merges are stored as piece pairs; find their rows
+        let mut by_display: FxHashMap<String, u32> = FxHashMap::default();
+        let probe = Model::new(file.model, file.spelling.clone(), rows.clone(), vec![], None, None)?;
+        for (id, row) in probe.rows.iter().enumerate() {
+            if matches!(row.kind, RowKind::Alphabet | RowKind::Learned) {
+                by_display.insert(probe.display(id as u32).unwrap(), id as u32);
+            }
+        }
+        let strip: &[u8] = if file.spelling.scheme == Scheme::Continuation { file.spelling.mark.as_bytes() } else { b"" };
+        let mut merges = Vec::with_capacity(file.merges.len());
+        for (rank, (l, r)) in file.merges.iter().enumerate() {
+            let a = *by_display.get(l).ok_or_else(|| Error::ModelFile(format!("merge {rank}: {l:?} is not a row")))?;
+            let b = *by_display.get(r).ok_or_else(|| Error::ModelFile(format!("merge {rank}: {r:?} is not a row")))?;
+            let lt = &probe.rows[a as usize].text;
+            let rt = &probe.rows[b as usize].text;
+            let rt = if !strip.is_empty() && rt.starts_with(strip) { &rt[strip.len()..] } else { &rt[..] };
+            let mut joined = lt.clone();
+            joined.extend_from_slice(rt);
+            let c = *probe
+                .index
+                .get(joined.as_slice())
+                .ok_or_else(|| Error::ModelFile(format!("merge {rank}: {l:?} + {r:?} joins to a piece with no row")))?;
+            merges.push([a, b, c]);
+        }
+        Model::new(file.model, file.spelling, rows, merges, file.options, file.report)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModelFile {
+    format: String,
+    version: u32,
+    model: ModelKind,
+    spelling: Spelling,
+    options: Option<TrainOptions>,
+    report: Option<Report>,
+    rows: Vec<(String, RowKind)>,
+    merges: Vec<(String, String)>,
+}
+
+fn replace_all(text: &[u8], from: &[u8], to: &[u8], out: &mut Vec<u8>) {
+    if from.is_empty() {
+        out.extend_from_slice(text);
+        return;
+    }
+    let mut i = 0;
+    while i < text.len() {
+        if text[i..].starts_with(from) {
+            out.extend_from_slice(to);
+            i += from.len();
+        } else {
+            out.push(text[i]);
+            i += 1;
+        }
+    }
+}
+
+/// For each byte position of `unit` (0..=len), the byte position of `text` it corresponds to.
+/// For every spelling but `front` the unit is a slice of the text at `start`. For `front` the
+/// unit's marks stand for whitespace runs (or nothing, at the very front) and literal marks.
+fn unit_to_text_positions(scheme: Scheme, unit: &str, text: &str, start: usize, mark: char) -> Vec<usize> {
+    if scheme != Scheme::Front {
+        return (0..=unit.len()).map(|i| start + i).collect();
+    }
+    let mut map = vec![start; unit.len() + 1];
+    let mut t = start;
+    let tb = text.as_bytes();
+    for (i, c) in unit.char_indices() {
+        map[i] = t;
+        if c == mark {
+            let here = text[t..].chars().next();
+            if here == Some(mark) {
+                t += mark.len_utf8();
+            } else if here.is_some_and(char::is_whitespace) {
+                while t < tb.len() {
+                    let d = text[t..].chars().next().unwrap();
+                    if !d.is_whitespace() {
+                        break;
+                    }
+                    t += d.len_utf8();
+                }
+            }
+            // else: the mark put in front of the text stands for nothing
+        } else {
+            // skip to the character (marks never skip non-whitespace text)
+            t += c.len_utf8();
+        }
+        let _ = i;
+    }
+    map[unit.len()] = t;
+    // spans are [map[a], map[b]); a mark standing for nothing has an empty span
+    map
+}

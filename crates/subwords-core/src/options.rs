@@ -1,0 +1,145 @@
+//! Training options: every option is named, validated and saved in the model file (DESIGN §2).
+//! Unknown keys are refused by serde (`deny_unknown_fields`), so a misspelt option never slips
+//! through as a silent default.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::spelling::{PreSplit, Scheme, Spelling};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelKind {
+    Bpe,
+    Word,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputErrors {
+    Strict,
+    Replace,
+}
+
+fn default_true() -> bool {
+    true
+}
+fn default_min_count() -> u64 {
+    2
+}
+fn default_input_errors() -> InputErrors {
+    InputErrors::Strict
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainOptions {
+    pub model: ModelKind,
+    pub spelling: Scheme,
+    pub vocab_size: u64,
+    #[serde(default = "default_min_count")]
+    pub min_count: u64,
+    #[serde(default)]
+    pub byte_fallback: bool,
+    #[serde(default)]
+    pub byte_fallback_in_budget: bool,
+    #[serde(default)]
+    pub mark: Option<String>,
+    #[serde(default = "default_true")]
+    pub split_at_marks: bool,
+    #[serde(default)]
+    pub pre_split: Option<PreSplit>,
+    /// Whether pre-split joints were given (the mapping or callable itself lives on the Python side).
+    #[serde(default)]
+    pub joints: bool,
+    #[serde(default)]
+    pub superword_at: Option<u64>,
+    #[serde(default)]
+    pub max_piece_length: Option<u32>,
+    #[serde(default)]
+    pub alphabet_size: Option<u64>,
+    #[serde(default)]
+    pub character_coverage: Option<f64>,
+    #[serde(default = "default_input_errors")]
+    pub input_errors: InputErrors,
+}
+
+/// The largest vocabulary we accept: ids must fit comfortably in u32 and a table this size is
+/// already far beyond any real use.
+pub const MAX_VOCAB: u64 = 1 << 26;
+
+impl TrainOptions {
+    pub fn from_json(s: &str) -> Result<Self> {
+        let o: TrainOptions = serde_json::from_str(s).map_err(|e| Error::Option(format!("bad training options: {e}")))?;
+        o.validate()?;
+        Ok(o)
+    }
+
+    pub fn spelling(&self) -> Result<Spelling> {
+        Spelling::new(self.spelling, self.mark.as_deref(), self.split_at_marks, self.pre_split, self.byte_fallback)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        self.spelling()?;
+        if self.vocab_size == 0 || self.vocab_size > MAX_VOCAB {
+            return Err(Error::Option(format!(
+                "vocab_size must be between 1 and {MAX_VOCAB}, got {}",
+                self.vocab_size
+            )));
+        }
+        if self.min_count == 0 {
+            return Err(Error::Option("min_count must be at least 1".into()));
+        }
+        if self.byte_fallback_in_budget && !self.byte_fallback {
+            return Err(Error::Option("byte_fallback_in_budget needs byte_fallback=True".into()));
+        }
+        if let Some(s) = self.superword_at {
+            if self.model != ModelKind::Bpe {
+                return Err(Error::Option("superword_at applies only to model='bpe'".into()));
+            }
+            if s >= self.vocab_size {
+                return Err(Error::Option(format!(
+                    "superword_at ({s}) must be below vocab_size ({}): stage one stops there and stage two fills the rest",
+                    self.vocab_size
+                )));
+            }
+            if self.spelling == Scheme::Continuation {
+                return Err(Error::Option(
+                    "superword BPE needs a spelling whose marks survive joining across words (end, front or bytes); \
+                     under continuation a word-initial piece carries no mark to join on"
+                        .into(),
+                ));
+            }
+        }
+        if let Some(m) = self.max_piece_length {
+            if m < 1 {
+                return Err(Error::Option("max_piece_length must be at least 1".into()));
+            }
+        }
+        if let Some(c) = self.character_coverage {
+            if !(c > 0.0 && c <= 1.0) {
+                return Err(Error::Option(format!("character_coverage must be in (0, 1], got {c}")));
+            }
+            if self.alphabet_size.is_some() {
+                return Err(Error::Option("give alphabet_size or character_coverage, not both".into()));
+            }
+        }
+        if self.alphabet_size == Some(0) {
+            return Err(Error::Option("alphabet_size must be at least 1".into()));
+        }
+        if self.spelling == Scheme::Bytes && (self.alphabet_size.is_some() || self.character_coverage.is_some()) {
+            return Err(Error::Option("the bytes spelling always has all 256 byte symbols; alphabet limits do not apply".into()));
+        }
+        if self.model == ModelKind::Word {
+            if self.byte_fallback || self.superword_at.is_some() || self.joints || self.max_piece_length.is_some() {
+                return Err(Error::Option(
+                    "model='word' takes only the spelling, vocab_size and min_count: one row per distinct unit".into(),
+                ));
+            }
+        }
+        if self.joints && !matches!(self.spelling, Scheme::End | Scheme::Continuation) {
+            return Err(Error::Option("joints apply to the end and continuation spellings".into()));
+        }
+        Ok(())
+    }
+}

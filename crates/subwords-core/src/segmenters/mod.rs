@@ -1,0 +1,2 @@
+//! Segmenters: one unit + a vocabulary -> pieces.
+pub mod merge_replay;

@@ -1,0 +1,291 @@
+//! Spellings: how text becomes units, units become symbols, and pieces become text again.
+//!
+//! A learner never knows what a mark is (DESIGN §1); everything about marks lives here.
+//!
+//! * `end`: units are whitespace-separated words; the last symbol carries `</w>` (`l o w</w>`).
+//! * `continuation`: the first symbol is plain, every other carries `##` (`l ##o ##w`).
+//! * `front`: whitespace runs become one `▁`, one is put in front, the stream is cut before every
+//!   mark (`▁low`); a mark already in the text stays a mark of its own.
+//! * `bytes`: UTF-8 bytes, 256 symbols, spaces travel with the following word (or the GPT-2
+//!   pre-split).
+//!
+//! Units are reported as byte spans of the original text so that every piece can be traced back
+//! to where it came from (DESIGN §4, offsets).
+
+pub mod gpt2;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scheme {
+    End,
+    Continuation,
+    Front,
+    Bytes,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PreSplit {
+    Gpt2,
+}
+
+/// How text is spelled. Saved in the model file; every field is validated on load.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spelling {
+    pub scheme: Scheme,
+    /// `</w>`, `##` or `▁` (one character for `front`); empty for `bytes`.
+    pub mark: String,
+    /// `front` only: cut the stream before every mark.
+    pub split_at_marks: bool,
+    /// `bytes` only.
+    pub pre_split: Option<PreSplit>,
+    pub byte_fallback: bool,
+}
+
+impl Spelling {
+    pub fn new(scheme: Scheme, mark: Option<&str>, split_at_marks: bool, pre_split: Option<PreSplit>, byte_fallback: bool) -> Result<Self> {
+        let mark = match (scheme, mark) {
+            (Scheme::Bytes, Some(m)) if !m.is_empty() => {
+                return Err(Error::Option("the bytes spelling has no mark; leave `mark` unset".into()))
+            }
+            (Scheme::Bytes, _) => String::new(),
+            (_, Some(m)) => m.to_string(),
+            (Scheme::End, None) => "</w>".into(),
+            (Scheme::Continuation, None) => "##".into(),
+            (Scheme::Front, None) => "\u{2581}".into(),
+        };
+        let s = Spelling { scheme, mark, split_at_marks, pre_split, byte_fallback };
+        s.validate()?;
+        Ok(s)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        match self.scheme {
+            Scheme::Bytes => {
+                if !self.mark.is_empty() {
+                    return Err(Error::Option("the bytes spelling has no mark".into()));
+                }
+                if self.byte_fallback {
+                    return Err(Error::Option(
+                        "byte_fallback does not apply to the bytes spelling: every symbol is already a byte".into(),
+                    ));
+                }
+            }
+            Scheme::Front => {
+                let mut chars = self.mark.chars();
+                match (chars.next(), chars.next()) {
+                    (Some(c), None) if !c.is_whitespace() => {}
+                    _ => {
+                        return Err(Error::Option(format!(
+                            "the front mark must be one non-whitespace character, got {:?}",
+                            self.mark
+                        )))
+                    }
+                }
+            }
+            Scheme::End | Scheme::Continuation => {
+                if self.mark.is_empty() || self.mark.chars().any(char::is_whitespace) || self.mark.len() > 16 {
+                    return Err(Error::Option(format!(
+                        "the mark must be 1 to 16 bytes with no whitespace, got {:?}",
+                        self.mark
+                    )));
+                }
+            }
+        }
+        if self.pre_split.is_some() && self.scheme != Scheme::Bytes {
+            return Err(Error::Option("pre_split applies only to the bytes spelling".into()));
+        }
+        if !self.split_at_marks && self.scheme != Scheme::Front {
+            return Err(Error::Option("split_at_marks=False applies only to the front spelling".into()));
+        }
+        Ok(())
+    }
+
+    pub fn front_mark(&self) -> char {
+        self.mark.chars().next().unwrap_or('\u{2581}')
+    }
+
+    /// Calls `f(unit, span)` for every unit of `text`. For `front` the unit is the normalized
+    /// form (`▁low`), which is not a slice of `text`, hence the owned/borrowed split: `f` gets the
+    /// unit text and the byte span of the original text it stands for.
+    pub fn for_each_unit(&self, text: &str, mut f: impl FnMut(&str, (usize, usize))) {
+        match self.scheme {
+            Scheme::End | Scheme::Continuation => {
+                for_each_word(text, |a, b| f(&text[a..b], (a, b)));
+            }
+            Scheme::Bytes => match self.pre_split {
+                Some(PreSplit::Gpt2) => gpt2::split(text, |a, b| f(&text[a..b], (a, b))),
+                None => split_space_led(text, |a, b| f(&text[a..b], (a, b))),
+            },
+            Scheme::Front => {
+                let mark = self.front_mark();
+                let mut buf = String::new();
+                if self.split_at_marks {
+                    for_each_word(text, |a, b| {
+                        // the word's own mark stands for the whitespace before it (or the start)
+                        let word = &text[a..b];
+                        let mut seg_start = a;
+                        buf.clear();
+                        buf.push(mark);
+                        for (k, c) in word.char_indices() {
+                            if c == mark {
+                                f(&buf, (seg_start, a + k));
+                                buf.clear();
+                                seg_start = a + k;
+                            }
+                            buf.push(c);
+                        }
+                        f(&buf, (seg_start, b));
+                    });
+                } else {
+                    // one unit per text: the whole normalized stream
+                    let mut first: Option<usize> = None;
+                    let mut last = 0;
+                    for_each_word(text, |a, b| {
+                        buf.push(mark);
+                        buf.push_str(&text[a..b]);
+                        first.get_or_insert(a);
+                        last = b;
+                    });
+                    if let Some(a) = first {
+                        f(&buf, (a, last));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whitespace-separated words as byte spans.
+pub fn for_each_word(text: &str, mut f: impl FnMut(usize, usize)) {
+    let mut start: Option<usize> = None;
+    for (i, c) in text.char_indices() {
+        if c.is_whitespace() {
+            if let Some(s) = start.take() {
+                f(s, i);
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        f(s, text.len());
+    }
+}
+
+/// The bytes spelling without a pre-split: cut before every whitespace character that is
+/// followed by a non-whitespace character, so one space travels with the word after it.
+pub fn split_space_led(text: &str, mut f: impl FnMut(usize, usize)) {
+    let mut start = 0;
+    let mut iter = text.char_indices().peekable();
+    while let Some((i, c)) = iter.next() {
+        if c.is_whitespace() {
+            if let Some(&(_, d)) = iter.peek() {
+                if !d.is_whitespace() && i > start {
+                    f(start, i);
+                    start = i;
+                }
+            }
+        }
+    }
+    if start < text.len() {
+        f(start, text.len());
+    }
+}
+
+/// Which of the three `front` normalizations changed a text (004_…, the three rows).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Normalizations {
+    pub whitespace_runs: bool,
+    pub stripped_ends: bool,
+    pub mark_in_text: bool,
+}
+
+impl Normalizations {
+    pub fn observe(&mut self, text: &str, mark: char) {
+        if text.is_empty() {
+            return;
+        }
+        let first = text.chars().next().unwrap();
+        let last = text.chars().next_back().unwrap();
+        if first.is_whitespace() || last.is_whitespace() {
+            self.stripped_ends = true;
+        }
+        let mut prev_ws = false;
+        for c in text.chars() {
+            let ws = c.is_whitespace();
+            if ws && (prev_ws || c != ' ') {
+                self.whitespace_runs = true;
+            }
+            if c == mark {
+                self.mark_in_text = true;
+            }
+            prev_ws = ws;
+        }
+    }
+    pub fn merge(&mut self, o: &Normalizations) {
+        self.whitespace_runs |= o.whitespace_runs;
+        self.stripped_ends |= o.stripped_ends;
+        self.mark_in_text |= o.mark_in_text;
+    }
+}
+
+/// The GPT-2 byte-to-unicode table: printable characters standing for bytes, so byte-level pieces
+/// can be shown and stored as text (`Ġlow` is ` low`).
+pub fn byte_to_char_table() -> [char; 256] {
+    let mut table = ['\0'; 256];
+    let mut n = 0u32;
+    for b in 0..256u32 {
+        let printable = (0x21..=0x7e).contains(&b) || (0xa1..=0xac).contains(&b) || (0xae..=0xff).contains(&b);
+        table[b as usize] = if printable {
+            char::from_u32(b).unwrap()
+        } else {
+            let c = char::from_u32(256 + n).unwrap();
+            n += 1;
+            c
+        };
+    }
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn units(s: &Spelling, t: &str) -> Vec<String> {
+        let mut v = vec![];
+        s.for_each_unit(t, |u, _| v.push(u.to_string()));
+        v
+    }
+
+    #[test]
+    fn front_units() {
+        let s = Spelling::new(Scheme::Front, None, true, None, false).unwrap();
+        assert_eq!(units(&s, "  hello   world "), ["▁hello", "▁world"]);
+        assert_eq!(units(&s, "a ▁ b"), ["▁a", "▁", "▁", "▁b"]);
+        assert_eq!(units(&s, "a▁b"), ["▁a", "▁b"]);
+        let s = Spelling::new(Scheme::Front, None, false, None, false).unwrap();
+        assert_eq!(units(&s, "hello  world"), ["▁hello▁world"]);
+    }
+
+    #[test]
+    fn bytes_units() {
+        let s = Spelling::new(Scheme::Bytes, None, true, None, false).unwrap();
+        assert_eq!(units(&s, "a  b c"), ["a", " ", " b", " c"]);
+        assert_eq!(units(&s, " x"), [" x"]);
+    }
+
+    #[test]
+    fn byte_table_is_gpt2() {
+        let t = byte_to_char_table();
+        assert_eq!(t[b' ' as usize], 'Ġ');
+        assert_eq!(t[b'a' as usize], 'a');
+        assert_eq!(t[b'\n' as usize], 'Ċ');
+    }
+}

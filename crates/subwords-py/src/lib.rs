@@ -1,0 +1,246 @@
+//! `subwords._core`: the thin PyO3 layer. Users never import it; `subwords._api` wraps it.
+//!
+//! Every call that touches text releases the GIL. Errors become the classes of
+//! `subwords.errors`, never a bare `Exception`.
+
+use std::io::Write;
+
+use pyo3::exceptions::PyOSError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use subwords_core::counting::UnitCounter;
+use subwords_core::learners::{self, Corpus, UnitCount};
+use subwords_core::model::Model;
+use subwords_core::options::TrainOptions;
+use subwords_core::Error;
+
+fn to_py(py: Python<'_>, e: Error) -> PyErr {
+    let class = match &e {
+        Error::Option(_) => "SubwordsError",
+        Error::Input(_) => "InputError",
+        Error::ModelFile(_) => "ModelFileError",
+        Error::UnknownPiece(_) => "UnknownPieceError",
+        Error::Io { .. } => return PyOSError::new_err(e.to_string()),
+    };
+    match py.import("subwords.errors").and_then(|m| m.getattr(class)) {
+        Ok(cls) => PyErr::from_type(cls.cast_into().unwrap(), e.to_string()),
+        Err(err) => err,
+    }
+}
+
+fn pool(threads: usize) -> PyResult<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .build()
+        .map_err(|e| PyOSError::new_err(format!("cannot start worker threads: {e}")))
+}
+
+#[pyclass(module = "subwords._core")]
+struct Trainer {
+    options: TrainOptions,
+    counter: Option<UnitCounter>,
+    units: Option<Vec<UnitCount>>,
+    pool: rayon::ThreadPool,
+}
+
+#[pymethods]
+impl Trainer {
+    #[new]
+    fn new(py: Python<'_>, options_json: &str, threads: usize) -> PyResult<Self> {
+        let options = TrainOptions::from_json(options_json).map_err(|e| to_py(py, e))?;
+        let spelling = options.spelling().map_err(|e| to_py(py, e))?;
+        let counter = UnitCounter::new(spelling, threads, options.superword_at.is_some());
+        Ok(Trainer { options, counter: Some(counter), units: None, pool: pool(threads)? })
+    }
+
+    fn feed_texts(&mut self, py: Python<'_>, texts: Vec<String>) -> PyResult<()> {
+        let counter = self.counter.as_mut().ok_or_else(|| PyOSError::new_err("trainer already used"))?;
+        let pool = &self.pool;
+        py.detach(|| pool.install(|| counter.feed_texts(&texts)));
+        Ok(())
+    }
+
+    fn feed_file(&mut self, py: Python<'_>, path: String) -> PyResult<()> {
+        let errors = self.options.input_errors;
+        let counter = self.counter.as_mut().ok_or_else(|| PyOSError::new_err("trainer already used"))?;
+        let pool = &self.pool;
+        py.detach(|| pool.install(|| counter.feed_file(&path, errors))).map_err(|e| to_py(py, e))
+    }
+
+    fn add_counts(&mut self, counts: Vec<(String, u64)>) -> PyResult<()> {
+        let counter = self.counter.as_mut().ok_or_else(|| PyOSError::new_err("trainer already used"))?;
+        for (w, c) in counts {
+            counter.add_count(&w, c);
+        }
+        Ok(())
+    }
+
+    /// The counted units (for pre-split joints, applied on the Python side), sorted by text.
+    fn unit_counts(&mut self) -> PyResult<Vec<(String, u64)>> {
+        let counter = self.counter.as_ref().ok_or_else(|| PyOSError::new_err("trainer already used"))?;
+        let _ = counter;
+        let counter = self.counter.take().unwrap();
+        let (counts, norm, texts, streams) = counter.finish();
+        let mut v: Vec<(String, u64)> = counts.iter().map(|(k, &c)| (k.to_string(), c)).collect();
+        v.sort();
+        let corpus = Corpus::from_counts(counts, norm, texts, streams);
+        self.units = Some(corpus.units);
+        Ok(v)
+    }
+
+    /// Replaces the units (text, starts_word, ends_word, count): pre-split joints.
+    fn set_units(&mut self, units: Vec<(String, bool, bool, u64)>) {
+        self.units = Some(units.into_iter().map(|(text, starts, ends, count)| UnitCount { text, starts, ends, count }).collect());
+    }
+
+    fn train(&mut self, py: Python<'_>) -> PyResult<PyModel> {
+        let corpus = match (self.counter.take(), self.units.take()) {
+            (Some(counter), _) => {
+                let (counts, norm, texts, streams) = counter.finish();
+                Corpus::from_counts(counts, norm, texts, streams)
+            }
+            (None, Some(units)) => Corpus { units, normalizations: Default::default(), texts: 0, streams: None },
+            (None, None) => return Err(PyOSError::new_err("trainer already used")),
+        };
+        let options = self.options.clone();
+        let pool = &self.pool;
+        let model = py.detach(|| pool.install(|| learners::train(&options, corpus))).map_err(|e| to_py(py, e))?;
+        Ok(PyModel { inner: model })
+    }
+}
+
+#[pyclass(module = "subwords._core", name = "Model", frozen)]
+struct PyModel {
+    inner: Model,
+}
+
+/// Byte offsets into code-point offsets.
+fn char_offsets(text: &str) -> Vec<u32> {
+    let mut map = vec![0u32; text.len() + 1];
+    let mut k = 0u32;
+    for (i, c) in text.char_indices() {
+        for j in 0..c.len_utf8() {
+            map[i + j] = k;
+        }
+        k += 1;
+    }
+    map[text.len()] = k;
+    map
+}
+
+#[pymethods]
+impl PyModel {
+    #[staticmethod]
+    fn from_json(py: Python<'_>, text: String) -> PyResult<Self> {
+        let inner = py.detach(|| Model::from_json(&text)).map_err(|e| to_py(py, e))?;
+        Ok(PyModel { inner })
+    }
+
+    fn to_json(&self, py: Python<'_>) -> String {
+        py.detach(|| self.inner.to_json())
+    }
+
+    /// Atomic save: a temporary file beside the target, flushed, then renamed over it.
+    fn save(&self, py: Python<'_>, path: String) -> PyResult<()> {
+        let json = py.detach(|| self.inner.to_json());
+        let target = std::path::Path::new(&path);
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        };
+        let io = |e: std::io::Error| PyOSError::new_err(format!("cannot write model file {path:?}: {e}"));
+        let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(io)?;
+        tmp.write_all(json.as_bytes()).map_err(io)?;
+        tmp.as_file().sync_all().map_err(io)?;
+        tmp.persist(target).map_err(|e| io(e.error))?;
+        Ok(())
+    }
+
+    fn encode(&self, py: Python<'_>, text: &str) -> Vec<u32> {
+        py.detach(|| self.inner.encode(text))
+    }
+
+    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, threads: usize) -> Vec<Vec<u32>> {
+        py.detach(|| {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            self.inner.encode_batch(&refs, threads)
+        })
+    }
+
+    fn encode_dropout(&self, py: Python<'_>, text: &str, p: f64, seed: u64) -> Vec<u32> {
+        py.detach(|| self.inner.encode_dropout(text, p, seed))
+    }
+
+    /// (ids, starts, ends) with offsets in code points.
+    fn encode_with_offsets(&self, py: Python<'_>, text: &str) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+        py.detach(|| {
+            let (ids, spans) = self.inner.encode_with_spans(text);
+            let map = char_offsets(text);
+            let starts = spans.iter().map(|s| map[s.0]).collect();
+            let ends = spans.iter().map(|s| map[s.1]).collect();
+            (ids, starts, ends)
+        })
+    }
+
+    fn decode(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<String> {
+        py.detach(|| self.inner.decode(&ids)).map_err(|e| to_py(py, e))
+    }
+
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+        let b = py.detach(|| self.inner.decode_bytes(&ids)).map_err(|e| to_py(py, e))?;
+        Ok(PyBytes::new(py, &b))
+    }
+
+    fn normalize(&self, text: &str) -> String {
+        self.inner.normalize(text)
+    }
+
+    fn piece_to_id(&self, piece: &str) -> Option<u32> {
+        self.inner.piece_to_id(piece)
+    }
+
+    fn id_to_piece(&self, id: u32) -> Option<String> {
+        self.inner.display(id)
+    }
+
+    fn rows(&self) -> Vec<String> {
+        (0..self.inner.rows.len() as u32).map(|i| self.inner.display(i).unwrap()).collect()
+    }
+
+    fn kinds(&self) -> Vec<&'static str> {
+        self.inner.rows.iter().map(|r| r.kind.name()).collect()
+    }
+
+    fn merges(&self) -> Vec<(String, String)> {
+        self.inner.merges.iter().map(|m| (self.inner.display(m[0]).unwrap(), self.inner.display(m[1]).unwrap())).collect()
+    }
+
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.inner.rows.len()
+    }
+
+    fn report_json(&self) -> String {
+        serde_json::to_string(&self.inner.report).unwrap()
+    }
+
+    fn options_json(&self) -> String {
+        serde_json::to_string(&self.inner.options).unwrap()
+    }
+
+    fn spelling_json(&self) -> String {
+        serde_json::to_string(&self.inner.spelling).unwrap()
+    }
+
+    fn model_kind(&self) -> String {
+        serde_json::to_value(self.inner.kind).unwrap().as_str().unwrap().to_string()
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Trainer>()?;
+    m.add_class::<PyModel>()?;
+    Ok(())
+}

@@ -1,0 +1,419 @@
+"""The public API: ``train``, ``load`` and ``Tokenizer``, over the Rust engine in ``_core``.
+
+Everything that touches text runs in Rust with the GIL released; this layer validates options,
+turns the accepted input forms into what the engine reads, and gives errors their classes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, Optional, Union
+
+from . import _core
+from .errors import InputError, ModelFileError, SubwordsError, UnknownPieceError
+
+Model = Literal["bpe", "word"]
+SpellingName = Literal["end", "continuation", "front", "bytes"]
+Joints = Union[Mapping[str, Sequence[str]], Callable[[str], Optional[Sequence[str]]]]
+
+_MODELS = ("bpe", "word")
+_SPELLINGS = ("end", "continuation", "front", "bytes")
+_BATCH_CHARS = 4 << 20
+# A model file larger than this is refused before it is parsed (a hostile or mistaken file).
+MAX_MODEL_FILE_BYTES = 1 << 31
+
+
+def _threads(threads: Optional[int]) -> int:
+    if threads is None:
+        return os.cpu_count() or 1
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1 or threads > 1024:
+        raise SubwordsError(f"threads must be a whole number from 1 to 1024, got {threads!r}")
+    return threads
+
+
+def _surrogate_error(e: UnicodeError, where: str) -> InputError:
+    pos = getattr(e, "start", None)
+    return InputError(
+        f"{where} contains a lone surrogate (at code point {pos}), which is not text and has no UTF-8 "
+        "spelling; clean the string first, e.g. s.encode('utf-8', 'replace').decode('utf-8')"
+    )
+
+
+def _check_count(word: object, count: object, where: str) -> tuple[str, int]:
+    if not isinstance(word, str) or not word:
+        raise InputError(f"{where}: the word must be a non-empty string, got {word!r}")
+    if any(c.isspace() for c in word):
+        raise InputError(f"{where}: {word!r} contains whitespace; a count table holds one whitespace-free word per row")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise InputError(f"{where}: the count of {word!r} must be a positive whole number, got {count!r}")
+    return word, count
+
+
+def read_count_table(path: Union[str, os.PathLike], errors: str = "strict") -> list[tuple[str, int]]:
+    """Reads a ``word<TAB>count`` file; a bad line is refused naming the file and line."""
+    rows: list[tuple[str, int]] = []
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            where = f"{os.fspath(path)}: line {n}"
+            try:
+                line = raw.decode("utf-8", errors=errors).rstrip("\r\n")
+            except UnicodeDecodeError as e:
+                raise InputError(
+                    f"{where}: invalid UTF-8 (byte 0x{raw[e.start]:02X}); convert the file to UTF-8, "
+                    "or pass input_errors='replace'"
+                ) from None
+            if not line.strip():
+                continue
+            parts = line.split("\t")
+            if len(parts) != 2 or not parts[1].strip().isdigit():
+                raise InputError(f"{where}: expected 'word<TAB>positive integer', got {line!r}")
+            rows.append(_check_count(parts[0], int(parts[1]), where))
+    return rows
+
+
+def _apply_joints(units: list[tuple[str, int]], joints: Joints) -> list[tuple[str, bool, bool, int]]:
+    out: list[tuple[str, bool, bool, int]] = []
+    for word, count in units:
+        parts = joints(word) if callable(joints) else joints.get(word)
+        if not parts:
+            out.append((word, True, True, count))
+            continue
+        parts = list(parts)
+        if "".join(parts) != word or any(not isinstance(p, str) or not p for p in parts):
+            raise SubwordsError(
+                f"the joints of {word!r} are {parts!r}, which do not spell the word: give non-empty parts "
+                "that concatenate to it"
+            )
+        last = len(parts) - 1
+        out.extend((p, k == 0, k == last, count) for k, p in enumerate(parts))
+    return out
+
+
+def train(
+    data: Union[Mapping[str, int], Iterable[str], os.PathLike, Sequence[os.PathLike]],
+    *,
+    model: Model = "bpe",
+    spelling: SpellingName = "end",
+    vocab_size: int,
+    min_count: Optional[int] = None,
+    byte_fallback: bool = False,
+    byte_fallback_in_budget: bool = False,
+    mark: Optional[str] = None,
+    split_at_marks: bool = True,
+    pre_split: Optional[Literal["gpt2"]] = None,
+    joints: Optional[Joints] = None,
+    superword_at: Optional[int] = None,
+    max_piece_length: Optional[int] = None,
+    alphabet_size: Optional[int] = None,
+    character_coverage: Optional[float] = None,
+    counts: bool = False,
+    threads: Optional[int] = None,
+    input_errors: Literal["strict", "replace"] = "strict",
+) -> "Tokenizer":
+    """Learns a vocabulary from ``data`` and returns a :class:`Tokenizer`.
+
+    ``data`` is a ``word -> count`` mapping (the form the pages print their corpora in), an
+    iterable of texts, or a ``pathlib.Path`` (or list of them) of UTF-8 files, one text per line
+    (``counts=True``: ``word<TAB>count`` tables).
+
+    >>> tok = train({"low": 5, "lower": 2, "newest": 6, "widest": 3}, vocab_size=22)
+    >>> tok.merges[:3]
+    [('e', 's'), ('es', 't</w>'), ('l', 'o')]
+    """
+    if model not in _MODELS:
+        raise SubwordsError(f"model must be one of {', '.join(_MODELS)}; got {model!r}")
+    if spelling not in _SPELLINGS:
+        raise SubwordsError(f"spelling must be one of {', '.join(_SPELLINGS)}; got {spelling!r}")
+    if input_errors not in ("strict", "replace"):
+        raise SubwordsError(f"input_errors must be 'strict' or 'replace', got {input_errors!r}")
+    if pre_split not in (None, "gpt2"):
+        raise SubwordsError(f"pre_split must be None or 'gpt2', got {pre_split!r}")
+    for name, value in (("vocab_size", vocab_size), ("min_count", min_count), ("superword_at", superword_at),
+                        ("max_piece_length", max_piece_length), ("alphabet_size", alphabet_size)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise SubwordsError(f"{name} must be a non-negative whole number, got {value!r}")
+    if character_coverage is not None and not isinstance(character_coverage, (int, float)):
+        raise SubwordsError(f"character_coverage must be a number in (0, 1], got {character_coverage!r}")
+    if joints is not None and not (callable(joints) or isinstance(joints, Mapping)):
+        raise SubwordsError("joints must be a mapping word -> parts, or a callable word -> parts")
+    for name, value in (("byte_fallback", byte_fallback), ("byte_fallback_in_budget", byte_fallback_in_budget),
+                        ("split_at_marks", split_at_marks), ("counts", counts)):
+        if not isinstance(value, bool):
+            raise SubwordsError(f"{name} must be True or False, got {value!r}")
+    if min_count is None:
+        min_count = 2 if model == "bpe" else 1
+    options: dict[str, Any] = {
+        "model": model,
+        "spelling": spelling,
+        "vocab_size": vocab_size,
+        "min_count": min_count,
+        "byte_fallback": byte_fallback,
+        "byte_fallback_in_budget": byte_fallback_in_budget,
+        "mark": mark,
+        "split_at_marks": split_at_marks,
+        "pre_split": pre_split,
+        "joints": joints is not None,
+        "superword_at": superword_at,
+        "max_piece_length": max_piece_length,
+        "alphabet_size": alphabet_size,
+        "character_coverage": None if character_coverage is None else float(character_coverage),
+        "input_errors": input_errors,
+    }
+    trainer = _core.Trainer(json.dumps(options), _threads(threads))
+    _feed(trainer, data, counts=counts, input_errors=input_errors)
+    if joints is not None:
+        trainer.set_units(_apply_joints(trainer.unit_counts(), joints))
+    return Tokenizer(trainer.train())
+
+
+def _is_paths(data: object) -> bool:
+    if isinstance(data, os.PathLike):
+        return True
+    return isinstance(data, (list, tuple)) and bool(data) and all(isinstance(p, os.PathLike) for p in data)
+
+
+def _feed(trainer: Any, data: object, *, counts: bool, input_errors: str) -> None:
+    if isinstance(data, (str, bytes)):
+        raise SubwordsError(
+            "train() got a single string: pass a list of texts, a word -> count mapping, "
+            "or pathlib.Path(...) for a file"
+        )
+    if isinstance(data, Mapping):
+        rows = [_check_count(w, c, "count table") for w, c in data.items()]
+        _add_counts(trainer, rows)
+        return
+    if _is_paths(data):
+        paths = [data] if isinstance(data, os.PathLike) else list(data)  # type: ignore[list-item]
+        for p in paths:
+            if counts:
+                _add_counts(trainer, read_count_table(p, errors=input_errors))
+            else:
+                trainer.feed_file(os.fspath(p))
+        return
+    if counts:
+        raise SubwordsError("counts=True needs paths to word<TAB>count files, or pass a mapping")
+    if not isinstance(data, Iterable):
+        raise SubwordsError(f"cannot train from {type(data).__name__}: pass texts, a mapping, or paths")
+    batch: list[str] = []
+    size = 0
+    for n, text in enumerate(data):
+        if not isinstance(text, str):
+            raise InputError(f"text {n} is {type(text).__name__}, not str")
+        batch.append(text)
+        size += len(text)
+        if size >= _BATCH_CHARS:
+            _feed_batch(trainer, batch)
+            batch, size = [], 0
+    _feed_batch(trainer, batch)
+
+
+def _add_counts(trainer: Any, rows: list[tuple[str, int]]) -> None:
+    try:
+        trainer.add_counts(rows)
+    except UnicodeError as e:
+        raise _surrogate_error(e, "the count table") from None
+
+
+def _feed_batch(trainer: Any, batch: list[str]) -> None:
+    if not batch:
+        return
+    try:
+        trainer.feed_texts(batch)
+    except UnicodeError as e:
+        raise _surrogate_error(e, "a training text") from None
+
+
+def load(path: Union[str, os.PathLike]) -> "Tokenizer":
+    """Loads a model file written by :meth:`Tokenizer.save`."""
+    p = os.fspath(path)
+    try:
+        size = os.path.getsize(p)
+        if size > MAX_MODEL_FILE_BYTES:
+            raise ModelFileError(f"{p}: {size} bytes is larger than any subwords model ({MAX_MODEL_FILE_BYTES}); refusing to read it")
+        with open(p, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise OSError(f"cannot read model file {p!r}: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ModelFileError(f"{p}: not a subwords model file (not UTF-8 text)") from None
+    try:
+        return Tokenizer.from_json(text)
+    except ModelFileError as e:
+        raise ModelFileError(f"{p}: {e}") from None
+
+
+class Tokenizer:
+    """A spelling, a vocabulary and its segmenter: ``encode`` and ``decode``.
+
+    >>> tok = train({"low": 5, "lower": 2, "newest": 6, "widest": 3}, vocab_size=22)
+    >>> tok.encode_pieces("lowest newer")
+    ['lo', 'w', 'est</w>', 'new', 'e', 'r</w>']
+    >>> tok.decode(tok.encode("lowest newer"))
+    'lowest newer'
+    """
+
+    __slots__ = ("_model",)
+
+    def __init__(self, model: Any) -> None:
+        if not isinstance(model, _core.Model):
+            raise TypeError("Tokenizer is made by subwords.train, subwords.load or Tokenizer.from_json")
+        self._model = model
+
+    # -- encoding ---------------------------------------------------------------------------
+    def encode(self, text: str, *, dropout: Optional[float] = None, seed: Optional[int] = None) -> list[int]:
+        """Ids of ``text``. With ``dropout=p`` (BPE-dropout), each merge is skipped with
+        probability ``p``; a ``seed`` is then required, so runs are repeatable."""
+        _check_text(text)
+        try:
+            if dropout is None:
+                if seed is not None:
+                    raise SubwordsError("seed is only used with dropout")
+                return self._model.encode(text)
+            if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
+                raise SubwordsError(f"dropout must be a probability in [0, 1], got {dropout!r}")
+            if seed is None or isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+                raise SubwordsError("dropout needs an explicit seed (a whole number from 0 to 2**64-1), so runs repeat")
+            return self._model.encode_dropout(text, float(dropout), seed)
+        except UnicodeError as e:
+            raise _surrogate_error(e, "the text") from None
+
+    def encode_pieces(self, text: str, **kw: Any) -> list[str]:
+        return [self._model.id_to_piece(i) for i in self.encode(text, **kw)]
+
+    def encode_with_offsets(self, text: str) -> list[tuple[int, int, int]]:
+        """``(id, start, end)`` triples; ``text[start:end]`` is what the piece stands for
+        (empty for a mark that stands for the start of the text)."""
+        _check_text(text)
+        try:
+            ids, starts, ends = self._model.encode_with_offsets(text)
+        except UnicodeError as e:
+            raise _surrogate_error(e, "the text") from None
+        return list(zip(ids, starts, ends))
+
+    def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None) -> list[list[int]]:
+        batch = list(texts)
+        for n, t in enumerate(batch):
+            if not isinstance(t, str):
+                raise SubwordsError(f"text {n} is {type(t).__name__}, not str")
+        try:
+            return self._model.encode_batch(batch, _threads(threads))
+        except UnicodeError as e:
+            raise _surrogate_error(e, "a text of the batch") from None
+
+    # -- decoding ---------------------------------------------------------------------------
+    def decode(self, ids: Iterable[int]) -> str:
+        return self._model.decode(_ids(ids))
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        return self._model.decode_bytes(_ids(ids))
+
+    def decode_pieces(self, pieces: Iterable[str]) -> str:
+        return self.decode(self.piece_to_id(p) for p in pieces)
+
+    def normalize(self, text: str) -> str:
+        """What ``decode(encode(text))`` gives back when every symbol of ``text`` is spellable."""
+        _check_text(text)
+        try:
+            return self._model.normalize(text)
+        except UnicodeError as e:
+            raise _surrogate_error(e, "the text") from None
+
+    def count_pieces(self, data: Union[Mapping[str, int], Iterable[str]]) -> int:
+        """Total pieces of a corpus: a ``word -> count`` mapping or an iterable of texts."""
+        if isinstance(data, Mapping):
+            return sum(c * len(self._model.encode(w)) for w, c in (_check_count(w, c, "count table") for w, c in data.items()))
+        if isinstance(data, str):
+            raise SubwordsError("count_pieces() takes a mapping or an iterable of texts, not one string")
+        return sum(len(self.encode(t)) for t in data)
+
+    # -- the vocabulary -----------------------------------------------------------------------
+    @property
+    def vocab_size(self) -> int:
+        return self._model.vocab_size
+
+    @property
+    def rows(self) -> list[str]:
+        return self._model.rows()
+
+    @property
+    def kinds(self) -> list[str]:
+        return self._model.kinds()
+
+    @property
+    def merges(self) -> list[tuple[str, str]]:
+        return self._model.merges()
+
+    @property
+    def model(self) -> str:
+        return self._model.model_kind()
+
+    @property
+    def spelling(self) -> dict[str, Any]:
+        return json.loads(self._model.spelling_json())
+
+    @property
+    def report(self) -> dict[str, Any]:
+        return json.loads(self._model.report_json()) or {}
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return json.loads(self._model.options_json()) or {}
+
+    def piece_to_id(self, piece: str) -> int:
+        if not isinstance(piece, str):
+            raise SubwordsError(f"a piece is a str, got {type(piece).__name__}")
+        i = self._model.piece_to_id(piece)
+        if i is None:
+            raise UnknownPieceError(f"{piece!r} is not a row of this vocabulary")
+        return i
+
+    def id_to_piece(self, id: int) -> str:
+        p = self._model.id_to_piece(id) if isinstance(id, int) and 0 <= id < 2**32 else None
+        if p is None:
+            raise UnknownPieceError(f"{id!r} is not an id of this vocabulary ({self.vocab_size} rows)")
+        return p
+
+    # -- files ---------------------------------------------------------------------------------
+    def to_json(self) -> str:
+        return self._model.to_json()
+
+    @classmethod
+    def from_json(cls, text: str) -> "Tokenizer":
+        if not isinstance(text, str):
+            raise ModelFileError("a model is read from JSON text (str)")
+        return cls(_core.Model.from_json(text))
+
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        """Writes the model file atomically: a failed save leaves no partial file behind."""
+        self._model.save(os.fspath(path))
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return (Tokenizer.from_json, (self.to_json(),))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Tokenizer) and self.to_json() == other.to_json()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        s = self.spelling
+        return f"<subwords.Tokenizer {self.model} spelling={s['scheme']} rows={self.vocab_size} merges={len(self.merges)}>"
+
+
+def _check_text(text: object) -> None:
+    if not isinstance(text, str):
+        raise SubwordsError(f"expected text (str), got {type(text).__name__}")
+
+
+def _ids(ids: Iterable[int]) -> list[int]:
+    out = []
+    for i in ids:
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < 2**32:
+            raise UnknownPieceError(f"{i!r} is not an id")
+        out.append(i)
+    return out
