@@ -1,0 +1,488 @@
+"""``train``: validate the options, read the corpus, spell it, learn, assemble the rows.
+
+Size accounting (DESIGN section 2): ``vocab_size`` bounds ``[UNK]`` + alphabet + learned rows.
+The four words have 11 symbols, so ``vocab_size=22`` leaves room for 10 merges; asking for
+less than 12 is refused. Byte fallback adds 256 byte rows (plus one bare marker row for ``end``
+and ``continuation``) *outside* that budget -- on the BPE page's eighteen sentences, asking 54
+gives 311 rows -- unless ``byte_fallback_in_budget=True``. The bytes spelling has exactly 256
+alphabet rows and no ``[UNK]``.
+
+Row order: ``[UNK]``, byte rows ``<0x00>``..``<0xFF>``, the bare marker row, the alphabet in
+code-point order (raw byte order for bytes), then learned rows in merge order.
+
+Two-stage (superword) BPE: stage one learns within units until ``superword_at`` rows; stage two
+continues from the corpus stage one left, with each text's units concatenated into one stream
+(boundaries lifted), until ``vocab_size`` rows. A count table is read, for both stages, as one
+text: its words in table order, each repeated ``count`` times, separated by single spaces. On
+the four words, stage one to 22 rows and stage two to 25 learns ``newest</w>newest</w>``, then
+``low</w>low</w>``, then ``e`` + ``r</w>`` inside ``lower`` (the BPE page, section on
+superwords).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Mapping
+from fractions import Fraction
+
+from subwords.errors import InputError, SubwordsError
+
+from . import bpe
+from .spelling import (
+    MARKER,
+    UNK,
+    WHITESPACE,
+    Spelling,
+    Unknown,
+    byte_row,
+    check_parts,
+    check_text,
+    make_spelling,
+)
+from .tokenizer import Tokenizer
+
+MODELS = ("bpe", "word")
+SPELLINGS = ("end", "continuation", "front", "bytes")
+NORMALIZATIONS = ("whitespace_runs", "stripped_ends", "mark_in_text")
+
+
+# ------------------------------------------------------------------------------------------------
+# options
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _need(cond: bool, message: str) -> None:
+    if not cond:
+        raise SubwordsError(message)
+
+
+def _self_overlaps(mark: str) -> bool:
+    return any(mark[k:] == mark[: len(mark) - k] for k in range(1, len(mark)))
+
+
+def validate(opts: dict) -> dict:
+    """Check every option; return them with defaults resolved (the ``options`` dict)."""
+    model, spelling = opts["model"], opts["spelling"]
+    _need(model in MODELS, f"model must be one of {MODELS}, got {model!r}")
+    _need(spelling in SPELLINGS, f"spelling must be one of {SPELLINGS}, got {spelling!r}")
+    vs = opts["vocab_size"]
+    _need(_is_int(vs) and vs >= 1, f"vocab_size must be a positive int, got {vs!r}")
+    mc = opts["min_count"]
+    _need(_is_int(mc) and mc >= 1, f"min_count must be an int >= 1, got {mc!r}")
+    for name in ("byte_fallback", "byte_fallback_in_budget", "split_at_marks"):
+        _need(isinstance(opts[name], bool), f"{name} must be True or False, got {opts[name]!r}")
+    if opts["byte_fallback_in_budget"]:
+        _need(opts["byte_fallback"], "byte_fallback_in_budget=True needs byte_fallback=True")
+    if opts["byte_fallback"]:
+        _need(spelling != "bytes", "the bytes spelling already spells every byte; drop byte_fallback")
+
+    mark = opts["mark"]
+    if spelling == "bytes":
+        _need(mark is None, "the bytes spelling has no mark; drop mark=")
+    elif mark is not None:
+        _need(isinstance(mark, str) and mark != "", f"mark must be a non-empty str, got {mark!r}")
+        _need(not any(c in WHITESPACE for c in mark), f"mark {mark!r} must not hold whitespace")
+        for c in mark:
+            _need(not 0xD800 <= ord(c) <= 0xDFFF, "mark must not hold a lone surrogate")
+        if spelling == "front":
+            _need(len(mark) == 1, f"the front mark is one character, got {mark!r}")
+        if spelling == "end":
+            _need(
+                not _self_overlaps(mark),
+                f"the end mark {mark!r} overlaps itself, so decoding could not find it",
+            )
+    resolved_mark = {"end": "</w>", "continuation": "##", "front": "\u2581", "bytes": None}[
+        spelling
+    ] if mark is None else mark
+
+    if not opts["split_at_marks"]:
+        _need(spelling == "front", "split_at_marks applies to the front spelling only")
+    ps = opts["pre_split"]
+    _need(ps in (None, "gpt2"), f"pre_split must be None or 'gpt2', got {ps!r}")
+    if ps is not None:
+        _need(spelling == "bytes", "pre_split applies to the bytes spelling only")
+
+    joints = opts["joints"]
+    if joints is not None:
+        _need(
+            spelling in ("end", "continuation"),
+            "joints apply to the end and continuation spellings only",
+        )
+        if isinstance(joints, Mapping):
+            for w, parts in joints.items():
+                _need(isinstance(w, str) and w != "", f"joints keys must be words, got {w!r}")
+                check_parts(w, parts)
+            joints = {w: list(p) for w, p in joints.items()}
+        else:
+            _need(callable(joints), "joints must be a mapping word -> parts, or a callable")
+
+    sw = opts["superword_at"]
+    if sw is not None:
+        _need(model == "bpe", "superword_at applies to model='bpe' only")
+        _need(_is_int(sw) and sw >= 1, f"superword_at must be a positive int, got {sw!r}")
+        _need(sw <= vs, f"superword_at={sw} must not exceed vocab_size={vs}")
+        _need(
+            spelling != "continuation",
+            "two-stage BPE needs a spelling whose pieces can hold a space "
+            "(end, front or bytes); continuation pieces cannot",
+        )
+    mpl = opts["max_piece_length"]
+    if mpl is not None:
+        _need(_is_int(mpl) and mpl >= 1, f"max_piece_length must be a positive int, got {mpl!r}")
+    asz, cov = opts["alphabet_size"], opts["character_coverage"]
+    _need(asz is None or cov is None, "give alphabet_size or character_coverage, not both")
+    if asz is not None:
+        _need(_is_int(asz) and asz >= 1, f"alphabet_size must be a positive int, got {asz!r}")
+    if cov is not None:
+        _need(
+            isinstance(cov, (int, float)) and not isinstance(cov, bool) and 0 < cov <= 1,
+            f"character_coverage must be a number in (0, 1], got {cov!r}",
+        )
+    if (asz is not None or cov is not None) and spelling == "bytes":
+        raise SubwordsError("the bytes alphabet is always all 256 bytes; drop the alphabet limit")
+    if model == "word":
+        for name in ("superword_at", "max_piece_length", "alphabet_size", "character_coverage"):
+            _need(opts[name] is None, f"{name} does not apply to model='word'")
+        _need(not opts["byte_fallback"], "byte_fallback does not apply to model='word'")
+    th = opts["threads"]
+    _need(th is None or (_is_int(th) and th >= 1), f"threads must be None or an int >= 1, got {th!r}")
+    ie = opts["input_errors"]
+    _need(ie in ("strict", "replace"), f"input_errors must be 'strict' or 'replace', got {ie!r}")
+
+    out = dict(opts)
+    out["mark"] = resolved_mark
+    out["joints"] = joints
+    out["character_coverage"] = cov
+    del out["threads"]  # never changes the result, so it is not part of the model
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# input
+
+
+def _read_file(path, input_errors: str) -> list[tuple[str, int]]:
+    """One text per line of a UTF-8 file (the newline is not part of the text)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise InputError(f"cannot read {os.fspath(path)!r}: {e.strerror}") from None
+    lines = raw.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    out = []
+    for n, line in enumerate(lines, start=1):
+        try:
+            text = line.decode("utf-8", errors=input_errors)
+        except UnicodeDecodeError as e:
+            raise InputError(
+                f"{os.fspath(path)!r} line {n}: invalid UTF-8 at byte {e.start}; fix the file or "
+                "pass input_errors='replace'"
+            ) from None
+        out.append((text, 1))
+    return out
+
+
+def read_data(data, input_errors: str = "strict", stream_table: bool = False) -> list[tuple[str, int]]:
+    """The corpus as ``(text, count)`` pairs, in order.
+
+    ``data``: a mapping word -> count (the pages' count tables), a path (``os.PathLike``), or an
+    iterable of texts (``str``) and paths. A bare ``str`` is refused: it would be read as an
+    iterable of one-character texts. With ``stream_table`` a mapping becomes one text, its words
+    in table order each repeated ``count`` times, separated by spaces (two-stage BPE).
+    """
+    if isinstance(data, Mapping):
+        items = []
+        for word, count in data.items():
+            if not isinstance(word, str) or word == "":
+                raise InputError(f"count-table keys must be non-empty str, got {word!r}")
+            check_text(word, f"count-table key {word!r}")
+            if any(c in WHITESPACE for c in word):
+                raise InputError(
+                    f"count-table key {word!r} holds whitespace; each key is one word"
+                )
+            if not _is_int(count) or count < 1:
+                raise InputError(f"the count of {word!r} must be an int >= 1, got {count!r}")
+            items.append((word, count))
+        if stream_table:
+            return [(" ".join(w for w, c in items for _ in range(c)), 1)] if items else []
+        return items
+    if isinstance(data, os.PathLike):
+        return _read_file(data, input_errors)
+    if isinstance(data, (str, bytes)):
+        raise SubwordsError(
+            "data must be a mapping word -> count, a path (pathlib.Path), or a list of texts; "
+            "a bare str is ambiguous: pass [text] for one text or pathlib.Path(name) for a file"
+        )
+    try:
+        items = iter(data)
+    except TypeError:
+        raise SubwordsError(
+            f"data must be a mapping, a path or an iterable of texts, got {type(data).__name__}"
+        ) from None
+    out = []
+    for k, item in enumerate(items):
+        if isinstance(item, os.PathLike):
+            out.extend(_read_file(item, input_errors))
+        elif isinstance(item, str):
+            check_text(item, f"text {k}")
+            out.append((item, 1))
+        else:
+            raise SubwordsError(f"text {k} is a {type(item).__name__}, not a str")
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# the alphabet
+
+
+def choose_alphabet(
+    symbol_counts: dict, spelling: Spelling, alphabet_size, character_coverage
+) -> list:
+    """The kept symbols, in code-point (raw byte) order.
+
+    Limits rank symbols by count descending, then by text; the front mark always ranks first
+    (it is kept whatever its count). ``alphabet_size`` keeps the first N; ``character_coverage``
+    keeps the shortest prefix whose counts reach that fraction of all symbol occurrences,
+    compared exactly (the float at its exact binary value).
+    """
+    if spelling.name == "bytes":
+        return [bytes([b]) for b in range(256)]
+    symbols = list(symbol_counts)
+    if alphabet_size is None and character_coverage is None:
+        return sorted(symbols)
+    mark = spelling.mark if spelling.name == "front" else None
+    ranked = sorted(symbols, key=lambda s: (s != mark, -symbol_counts[s], s))
+    if alphabet_size is not None:
+        kept = ranked[:alphabet_size]
+    else:
+        total = sum(symbol_counts.values())
+        need = Fraction(character_coverage) * total
+        kept, covered = [], 0
+        for s in ranked:
+            if covered >= need:
+                break
+            kept.append(s)
+            covered += symbol_counts[s]
+    return sorted(kept)
+
+
+# ------------------------------------------------------------------------------------------------
+# train
+
+
+def train(
+    data,
+    *,
+    model: str = "bpe",
+    spelling: str = "end",
+    vocab_size: int,
+    min_count: int = 2,
+    byte_fallback: bool = False,
+    byte_fallback_in_budget: bool = False,
+    mark: str | None = None,
+    split_at_marks: bool = True,
+    pre_split: str | None = None,
+    joints=None,
+    superword_at: int | None = None,
+    max_piece_length: int | None = None,
+    alphabet_size: int | None = None,
+    character_coverage: float | None = None,
+    threads: int | None = None,
+    input_errors: str = "strict",
+    **unknown,
+) -> Tokenizer:
+    """Learn a vocabulary (see docs/API.md); the pure-Python oracle for ``subwords.train``.
+
+        >>> tok = train({"low": 5, "lower": 2, "newest": 6, "widest": 3}, vocab_size=22)
+        >>> len(tok.rows), tok.report["corpus_pieces_before"], tok.report["corpus_pieces_after"]
+        (22, 79, 22)
+    """
+    if unknown:
+        raise SubwordsError(f"unknown option(s): {', '.join(sorted(unknown))}")
+    opts = validate(
+        dict(
+            model=model,
+            spelling=spelling,
+            vocab_size=vocab_size,
+            min_count=min_count,
+            byte_fallback=byte_fallback,
+            byte_fallback_in_budget=byte_fallback_in_budget,
+            mark=mark,
+            split_at_marks=split_at_marks,
+            pre_split=pre_split,
+            joints=joints,
+            superword_at=superword_at,
+            max_piece_length=max_piece_length,
+            alphabet_size=alphabet_size,
+            character_coverage=character_coverage,
+            threads=threads,
+            input_errors=input_errors,
+        )
+    )
+    sp = make_spelling(
+        spelling,
+        mark=opts["mark"],
+        split_at_marks=split_at_marks,
+        pre_split=pre_split,
+        joints=opts["joints"],
+    )
+    two_stage = superword_at is not None
+
+    def reader(d):
+        return read_data(d, input_errors, stream_table=two_stage)
+
+    texts = reader(data)
+    text_units = [(sp.units(t), c) for t, c in texts]
+    unit_counts: dict = {}
+    for units, c in text_units:
+        for u in units:
+            unit_counts[u] = unit_counts.get(u, 0) + c
+    if not unit_counts:
+        raise InputError("the corpus is empty: it holds no units to learn from")
+
+    norms = None
+    if sp.name == "front":
+        seen = set()
+        for t, _ in texts:
+            seen.update(sp.normalizations(t))
+        norms = [n for n in NORMALIZATIONS if n in seen]
+    symbol_counts: dict = {}
+    for u, c in unit_counts.items():
+        for s in u:
+            symbol_counts[s] = symbol_counts.get(s, 0) + c
+
+    if model == "word":
+        return _train_word(opts, sp, unit_counts, symbol_counts, norms, reader)
+
+    alphabet = choose_alphabet(symbol_counts, sp, alphabet_size, character_coverage)
+    kept = set(alphabet)
+    byte_rows: list = []
+    if byte_fallback:
+        byte_rows = [byte_row(b) for b in range(256)] + ([MARKER] if sp.has_marker_row else [])
+    specials = [UNK] if sp.has_unk else []
+    base_rows = len(specials) + len(alphabet) + (len(byte_rows) if byte_fallback_in_budget else 0)
+    if vocab_size < base_rows:
+        parts = f"{len(alphabet)} symbols" + (" + [UNK]" if specials else "")
+        if byte_fallback_in_budget:
+            parts += f" + {len(byte_rows)} byte-fallback rows"
+        raise SubwordsError(
+            f"vocab_size={vocab_size} is below the smallest vocabulary this corpus allows "
+            f"({parts} = {base_rows}); ask for at least {base_rows}"
+        )
+    if two_stage and superword_at < base_rows:
+        raise SubwordsError(
+            f"superword_at={superword_at} is below the smallest vocabulary this corpus allows "
+            f"({base_rows}); ask for at least {base_rows}"
+        )
+
+    def stand_in(s):
+        return s if s in kept else Unknown(s)
+
+    distinct = list(unit_counts)
+    stage_one = bpe.learn(
+        [([stand_in(s) for s in u], unit_counts[u]) for u in distinct],
+        superword_at if two_stage else vocab_size,
+        lengths={s: 1 for s in alphabet},
+        rows_before=base_rows,
+        join=sp.join,
+        min_count=min_count,
+        max_piece_length=max_piece_length,
+    )
+    merges = list(stage_one.merges)
+    learned = list(stage_one.rows)
+    final_units = stage_one.units
+    if two_stage:
+        state = {u: seq for u, (seq, _) in zip(distinct, stage_one.units)}
+        streams = [([p for u in units for p in state[u]], c) for units, c in text_units if units]
+        stage_two = bpe.learn(
+            streams,
+            vocab_size,
+            lengths=stage_one.lengths,
+            rows_before=base_rows + len(learned),
+            join=sp.join,
+            min_count=min_count,
+            max_piece_length=max_piece_length,
+        )
+        merges += stage_two.merges
+        learned += stage_two.rows
+        final_units = stage_two.units
+        stop = stage_two.stop
+    else:
+        stop = stage_one.stop
+
+    def pieces_of(symbol) -> int:
+        if not isinstance(symbol, Unknown):
+            return 1
+        return len(sp.fallback(symbol.symbol, kept)) if byte_fallback else 1
+
+    before = sum(c * sum(pieces_of(stand_in(s)) for s in u) for u, c in unit_counts.items())
+    after = sum(c * sum(pieces_of(p) for p in seq) for seq, c in final_units)
+    report = {
+        "alphabet_size": len(alphabet),
+        "merges_learned": len(merges),
+        "stop": stop,
+        "corpus_pieces_before": before,
+        "corpus_pieces_after": after,
+    }
+    if norms is not None:
+        report["normalizations"] = norms
+    if two_stage:
+        report["stage_one_merges"] = len(stage_one.merges)
+
+    rows = [(k, "special") for k in specials]
+    rows += [(k, "marker" if k == MARKER else "byte") for k in byte_rows]
+    rows += [(s, "alphabet") for s in alphabet]
+    rows += [(p, "learned") for p in learned]
+    return Tokenizer(
+        model="bpe",
+        spelling=sp,
+        rows=rows,
+        merges=merges,
+        stage_one=len(stage_one.merges) if two_stage else None,
+        byte_fallback=byte_fallback,
+        report=report,
+        options=opts,
+        reader=reader,
+    )
+
+
+def _train_word(opts, sp, unit_counts, symbol_counts, norms, reader) -> Tokenizer:
+    """The word vocabulary: ``[UNK]`` + distinct units by count desc, then piece, capped.
+
+    A unit's piece is the whole unit spelled and joined (``low</w>``, ``▁low``, ``low`` for
+    continuation). Words past the cap read as ``[UNK]``.
+    """
+    pieces: dict = {}
+    for u, c in unit_counts.items():
+        p = functools.reduce(sp.join, u)
+        pieces[p] = pieces.get(p, 0) + c
+    ranked = sorted(pieces, key=lambda p: (-pieces[p], p))
+    room = opts["vocab_size"] - 1
+    kept = ranked[:room]
+    report = {
+        "alphabet_size": len(symbol_counts),
+        "merges_learned": 0,
+        "stop": "size" if len(ranked) > room else "all_units",
+        "corpus_pieces_before": sum(len(u) * c for u, c in unit_counts.items()),
+        "corpus_pieces_after": sum(unit_counts.values()),
+    }
+    if norms is not None:
+        report["normalizations"] = norms
+    rows = [(UNK, "special")] + [(p, "unit") for p in kept]
+    return Tokenizer(
+        model="word",
+        spelling=sp,
+        rows=rows,
+        merges=[],
+        stage_one=None,
+        byte_fallback=False,
+        report=report,
+        options=opts,
+        reader=reader,
+    )
