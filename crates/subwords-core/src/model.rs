@@ -48,10 +48,14 @@ pub struct Model {
     pub spelling: Spelling,
     pub rows: Vec<Row>,
     pub merges: Vec<[u32; 3]>,
+    /// Two-stage (superword) BPE: merges from this rank on apply across unit boundaries, to the
+    /// whole text after the within-unit merges.
+    pub stream_from: Option<usize>,
     pub options: Option<TrainOptions>,
     pub report: Option<Report>,
     index: FxHashMap<Box<[u8]>, u32>,
     merge_map: MergeMap,
+    stream_map: MergeMap,
     plain: FxHashMap<char, u32>,
     marked: FxHashMap<char, u32>,
     ascii_plain: [u32; 128],
@@ -73,6 +77,7 @@ impl Model {
         spelling: Spelling,
         rows: Vec<Row>,
         merges: Vec<[u32; 3]>,
+        stream_from: Option<usize>,
         options: Option<TrainOptions>,
         report: Option<Report>,
     ) -> Result<Self> {
@@ -147,6 +152,12 @@ impl Model {
             return Err(bad("a word model has no merges".into()));
         }
         let mut merge_map: MergeMap = FxHashMap::default();
+        let mut stream_map: MergeMap = FxHashMap::default();
+        if let Some(k) = stream_from {
+            if k > merges.len() || spelling.scheme == Scheme::Continuation || kind != ModelKind::Bpe {
+                return Err(bad("stream merges need a BPE model on the end, front or bytes spelling, starting within the merges".into()));
+            }
+        }
         let strip: &[u8] = if spelling.scheme == Scheme::Continuation { spelling.mark.as_bytes() } else { b"" };
         for (rank, &[a, b, c]) in merges.iter().enumerate() {
             let ok = |x: u32| rows.get(x as usize).is_some_and(|r| matches!(r.kind, RowKind::Alphabet | RowKind::Learned));
@@ -161,7 +172,8 @@ impl Model {
             if rows[c as usize].text != joined {
                 return Err(bad(format!("merge {rank}: the joined piece is not the row it names")));
             }
-            if merge_map.insert(((a as u64) << 32) | b as u64, (rank as u32, c)).is_some() {
+            let map = if stream_from.is_some_and(|k| rank >= k) { &mut stream_map } else { &mut merge_map };
+            if map.insert(((a as u64) << 32) | b as u64, (rank as u32, c)).is_some() {
                 return Err(bad(format!("merge {rank}: the same pair is merged twice")));
             }
         }
@@ -200,10 +212,12 @@ impl Model {
             spelling,
             rows,
             merges,
+            stream_from,
             options,
             report,
             index,
             merge_map,
+            stream_map,
             plain,
             marked,
             ascii_plain,
@@ -429,6 +443,9 @@ impl Model {
     pub fn encode_with_cache(&self, text: &str, cache: &mut Cache) -> Vec<u32> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
         self.spelling.for_each_unit(text, |unit, _| self.encode_unit(unit, &mut out, Some(&mut *cache)));
+        if self.stream_from.is_some() {
+            replay(&mut out, None, &self.stream_map, None);
+        }
         out
     }
 
@@ -474,18 +491,21 @@ impl Model {
             replay(&mut syms, None, &self.merge_map, Some((p, &mut rng)));
             out.extend_from_slice(&syms);
         });
+        if self.stream_from.is_some() {
+            replay(&mut out, None, &self.stream_map, Some((p, &mut rng)));
+        }
         out
     }
 
     /// Ids with the byte span of `text` each one stands for.
     pub fn encode_with_spans(&self, text: &str) -> (Vec<u32>, Vec<(usize, usize)>) {
         let mut ids = Vec::new();
-        let mut spans_out = Vec::new();
+        let mut spans_out: Vec<(u32, u32)> = Vec::new();
         let mark = self.spelling.front_mark();
         self.spelling.for_each_unit(text, |unit, (a, _b)| {
             if self.kind == ModelKind::Word {
                 ids.push(self.word_id(unit));
-                spans_out.push((a, _b));
+                spans_out.push((a as u32, _b as u32));
                 return;
             }
             let mut syms = Vec::new();
@@ -498,9 +518,12 @@ impl Model {
             }
             replay(&mut syms, Some(&mut sp), &self.merge_map, None);
             ids.extend_from_slice(&syms);
-            spans_out.extend(sp.iter().map(|&(x, y)| (x as usize, y as usize)));
+            spans_out.extend(sp.iter().map(|&(x, y)| (x as u32, y as u32)));
         });
-        (ids, spans_out)
+        if self.stream_from.is_some() {
+            replay(&mut ids, Some(&mut spans_out), &self.stream_map, None);
+        }
+        (ids, spans_out.into_iter().map(|(x, y)| (x as usize, y as usize)).collect())
     }
 
     // ---------------------------------------------------------------- decoding
@@ -605,11 +628,12 @@ impl Model {
             "version": VERSION,
             "model": self.kind,
             "spelling": self.spelling,
+            "stream_merges_from": self.stream_from,
             "options": self.options,
             "report": self.report,
         });
         s.push_str("{\n");
-        for key in ["format", "version", "model", "spelling", "options", "report"] {
+        for key in ["format", "version", "model", "spelling", "stream_merges_from", "options", "report"] {
             s.push_str(&format!("  {}: {},\n", serde_json::to_string(key).unwrap(), serde_json::to_string(&head[key]).unwrap()));
         }
         s.push_str("  \"rows\": [");
@@ -670,7 +694,7 @@ impl Model {
         }
         // merges are stored as piece pairs; find their rows
         let mut by_display: FxHashMap<String, u32> = FxHashMap::default();
-        let probe = Model::new(file.model, file.spelling.clone(), rows.clone(), vec![], None, None)?;
+        let probe = Model::new(file.model, file.spelling.clone(), rows.clone(), vec![], None, None, None)?;
         for (id, row) in probe.rows.iter().enumerate() {
             if matches!(row.kind, RowKind::Alphabet | RowKind::Learned) {
                 by_display.insert(probe.display(id as u32).unwrap(), id as u32);
@@ -692,7 +716,7 @@ impl Model {
                 .ok_or_else(|| Error::ModelFile(format!("merge {rank}: {l:?} + {r:?} joins to a piece with no row")))?;
             merges.push([a, b, c]);
         }
-        Model::new(file.model, file.spelling, rows, merges, file.options, file.report)
+        Model::new(file.model, file.spelling, rows, merges, file.stream_merges_from, file.options, file.report)
     }
 }
 
@@ -703,6 +727,7 @@ struct ModelFile {
     version: u32,
     model: ModelKind,
     spelling: Spelling,
+    stream_merges_from: Option<usize>,
     options: Option<TrainOptions>,
     report: Option<Report>,
     rows: Vec<(String, RowKind)>,

@@ -275,7 +275,8 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
         dropped_symbols: dropped,
         size_not_reached: budget_rows(rows.len() as u64) < opts.vocab_size,
     };
-    Model::new(ModelKind::Bpe, spelling, rows, merges, Some(opts.clone()), Some(report))
+    let stream_from = stage_one_merges.map(|k| k as usize);
+    Model::new(ModelKind::Bpe, spelling, rows, merges, stream_from, Some(opts.clone()), Some(report))
 }
 
 /// Merge replay where some symbols may be outside the alphabet (`NO_SYMBOL`): those split the
@@ -345,5 +346,5 @@ fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&UnitCount], no
     if spelling.scheme == Scheme::Bytes {
         return Err(Error::Option("model='word' needs a spelling with an [UNK] row (end, continuation or front)".into()));
     }
-    Model::new(ModelKind::Word, spelling, rows, vec![], Some(opts.clone()), Some(report))
+    Model::new(ModelKind::Word, spelling, rows, vec![], None, Some(opts.clone()), Some(report))
 }

@@ -1,0 +1,4 @@
+from subwords.cli import main
+import sys
+
+sys.exit(main())

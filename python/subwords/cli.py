@@ -1,0 +1,342 @@
+"""The ``subwords`` command line: train, encode, decode, inspect, quickstart.
+
+A user mistake gets one clear line on stderr and exit status 2, never a traceback. Model files are
+written atomically, so a failed or interrupted training leaves no partial file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+import sysconfig
+import time
+from pathlib import Path
+from typing import Iterator, Optional, Sequence, TextIO
+
+from .errors import SubwordsError
+
+PROG = "subwords"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 with usage; keep that, but say what to do
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _positive(name: str):
+    def parse(s: str) -> int:
+        try:
+            v = int(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {s!r}") from None
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be at least 1, got {v}")
+        return v
+
+    return parse
+
+
+def _probability(s: str) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {s!r}") from None
+    if not 0.0 <= v <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {v}")
+    return v
+
+
+def _coverage(s: str) -> float:
+    v = _probability(s)
+    if v == 0.0:
+        raise argparse.ArgumentTypeError("character coverage must be above 0")
+    return v
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="Learn subword vocabularies and cut text into pieces.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    t = sub.add_parser("train", help="learn a vocabulary from text files (or - for stdin)")
+    t.add_argument("inputs", nargs="+", metavar="INPUT", help="UTF-8 text files, one text per line; - reads stdin")
+    t.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write (atomically)")
+    t.add_argument("--model", choices=["bpe", "word"], default="bpe")
+    t.add_argument("--spelling", choices=["end", "continuation", "front", "bytes"], default="end")
+    t.add_argument("--vocab-size", type=_positive("--vocab-size"), required=True)
+    t.add_argument("--min-count", type=_positive("--min-count"), default=None,
+                   help="stop when the best pair occurs fewer times (default 2; 1 for --model word)")
+    t.add_argument("--byte-fallback", action="store_true", help="256 <0xNN> rows for symbols with no row")
+    t.add_argument("--byte-fallback-in-budget", action="store_true",
+                   help="count the byte rows inside --vocab-size (SentencePiece's convention)")
+    t.add_argument("--counts", action="store_true", help="each INPUT is a word<TAB>count table")
+    t.add_argument("--superword-at", type=_positive("--superword-at"), default=None,
+                   help="two-stage BPE: stage one stops at this many rows, stage two merges across words")
+    t.add_argument("--max-piece-length", type=_positive("--max-piece-length"), default=None)
+    t.add_argument("--alphabet-size", type=_positive("--alphabet-size"), default=None)
+    t.add_argument("--character-coverage", type=_coverage, default=None)
+    t.add_argument("--mark", default=None, help="the spelling's mark (default </w>, ##, or ▁)")
+    t.add_argument("--no-split-at-marks", action="store_true", help="front: one unit per text")
+    t.add_argument("--pre-split", choices=["gpt2"], default=None, help="bytes: the GPT-2 regex pre-split")
+    t.add_argument("--seed", type=int, default=None, help="for learners that sample (BPE and word models are deterministic and refuse it)")
+    t.add_argument("--threads", type=_positive("--threads"), default=None)
+    t.add_argument("--input-errors", choices=["strict", "replace"], default="strict",
+                   help="invalid UTF-8: refuse naming file and line (strict), or read it as U+FFFD (replace)")
+    t.add_argument("--quiet", action="store_true")
+
+    e = sub.add_parser("encode", help="text lines on stdin -> pieces (or ids) lines on stdout")
+    e.add_argument("-m", "--model", required=True, metavar="MODEL")
+    g = e.add_mutually_exclusive_group()
+    g.add_argument("--ids", action="store_true", help="write ids instead of pieces")
+    g.add_argument("--jsonl", action="store_true", help="write one JSON object per line: pieces, ids, offsets")
+    e.add_argument("--dropout", type=_probability, default=None, help="BPE-dropout probability (needs --seed)")
+    e.add_argument("--seed", type=int, default=None)
+    e.add_argument("--threads", type=_positive("--threads"), default=None)
+
+    d = sub.add_parser("decode", help="pieces (or ids) lines on stdin -> text lines on stdout")
+    d.add_argument("-m", "--model", required=True, metavar="MODEL")
+    d.add_argument("--ids", action="store_true", help="read ids instead of pieces")
+
+    i = sub.add_parser("inspect", help="sizes, rows and merges of a model")
+    i.add_argument("model", metavar="MODEL")
+    i.add_argument("--json", action="store_true", help="one JSON object: rows, kinds, merges, report, options")
+    i.add_argument("--rows", type=int, default=20, help="how many rows to show (text output)")
+
+    q = sub.add_parser("quickstart", help="train on this Python's standard library and cut a sentence into pieces")
+    q.add_argument("--vocab-size", type=_positive("--vocab-size"), default=8000)
+    q.add_argument("--spelling", choices=["end", "continuation", "front", "bytes"], default="front")
+    q.add_argument("--sentence", default="Dr. Alvarez didn't expect the low-cost re-analysis.")
+    q.add_argument("-o", "--output", default=None, metavar="MODEL", help="also save the model here")
+    return p
+
+
+def _progress(stream: TextIO, label: str) -> Optional[callable]:
+    if not stream.isatty():
+        return None
+    start = time.monotonic()
+
+    def show(done: int, final: bool = False) -> None:
+        rate = done / max(time.monotonic() - start, 1e-9)
+        stream.write(f"\r{label}: {done:,} lines ({rate:,.0f}/s)" + ("\n" if final else ""))
+        stream.flush()
+
+    return show
+
+
+def _stdin_lines() -> Iterator[str]:
+    data = sys.stdin.buffer
+    for n, raw in enumerate(data, 1):
+        try:
+            yield raw.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as e:
+            raise SubwordsError(f"stdin: line {n}: invalid UTF-8 (byte 0x{raw[e.start]:02X}); convert the input to UTF-8") from None
+
+
+def cmd_train(a: argparse.Namespace) -> int:
+    import subwords
+
+    if a.seed is not None:
+        raise SubwordsError(f"--seed: {a.model} training is deterministic and uses no randomness; leave --seed out")
+    if a.superword_at is not None and any(x == "-" for x in a.inputs) and len(a.inputs) > 1:
+        raise SubwordsError("- (stdin) must be the only INPUT")
+    out = Path(a.output)
+    if out.is_dir():
+        raise SubwordsError(f"-o {a.output}: is a directory; give a file name")
+    if not out.parent.exists() and str(out.parent) not in ("", "."):
+        raise SubwordsError(f"-o {a.output}: the folder {out.parent} does not exist")
+    kw = dict(
+        model=a.model, spelling=a.spelling, vocab_size=a.vocab_size, min_count=a.min_count,
+        byte_fallback=a.byte_fallback, byte_fallback_in_budget=a.byte_fallback_in_budget,
+        mark=a.mark, split_at_marks=not a.no_split_at_marks, pre_split=a.pre_split,
+        superword_at=a.superword_at, max_piece_length=a.max_piece_length, alphabet_size=a.alphabet_size,
+        character_coverage=a.character_coverage, threads=a.threads, input_errors=a.input_errors,
+    )
+    for x in a.inputs:
+        if x != "-" and not os.path.isfile(x):
+            raise SubwordsError(f"{x}: no such file")
+    start = time.monotonic()
+    if a.inputs == ["-"]:
+        if a.counts:
+            rows = {}
+            for n, line in enumerate(_stdin_lines(), 1):
+                if not line.strip():
+                    continue
+                parts = line.split("\t")
+                if len(parts) != 2 or not parts[1].strip().isdigit() or int(parts[1]) < 1:
+                    raise SubwordsError(f"stdin: line {n}: expected 'word<TAB>positive integer', got {line!r}")
+                rows[parts[0]] = rows.get(parts[0], 0) + int(parts[1])
+            tok = subwords.train(rows, **kw)
+        else:
+            tok = subwords.train(_stdin_lines(), **kw)
+    elif "-" in a.inputs:
+        raise SubwordsError("- (stdin) must be the only INPUT")
+    else:
+        tok = subwords.train([Path(x) for x in a.inputs], counts=a.counts, **kw)
+    tok.save(out)
+    if not a.quiet:
+        r = tok.report
+        secs = time.monotonic() - start
+        note = " (the corpus supports no more: the size is a ceiling)" if r.get("size_not_reached") else ""
+        print(
+            f"{PROG}: wrote {out}: {tok.vocab_size} rows, {len(tok.merges)} merges, alphabet {r.get('alphabet_size')}, "
+            f"stopped by {r.get('stop')}{note}; corpus {r.get('corpus_pieces_before'):,} -> "
+            f"{r.get('corpus_pieces_after'):,} pieces; {secs:.2f}s",
+            file=sys.stderr,
+        )
+        norm = r.get("normalizations")
+        if norm and any(norm.values()):
+            changed = ", ".join(k for k, v in norm.items() if v)
+            print(f"{PROG}: normalized the text: {changed} (decode gives back the normalized text)", file=sys.stderr)
+    return 0
+
+
+def cmd_encode(a: argparse.Namespace) -> int:
+    import subwords
+
+    tok = subwords.load(a.model)
+    if a.dropout is not None and a.seed is None:
+        raise SubwordsError("--dropout needs --seed, so that runs repeat")
+    if a.seed is not None and a.dropout is None:
+        raise SubwordsError("--seed is only used with --dropout")
+    out = sys.stdout
+    show = _progress(sys.stderr, "encode")
+    done = 0
+    batch: list[str] = []
+
+    def flush() -> None:
+        nonlocal done
+        if not batch:
+            return
+        if a.jsonl:
+            for line in batch:
+                trip = tok.encode_with_offsets(line)
+                obj = {"pieces": [tok.id_to_piece(i) for i, _, _ in trip], "ids": [i for i, _, _ in trip],
+                       "offsets": [[s, e] for _, s, e in trip]}
+                out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        else:
+            if a.dropout is not None:
+                results = [tok.encode(line, dropout=a.dropout, seed=a.seed + done + k) for k, line in enumerate(batch)]
+            else:
+                results = tok.encode_batch(batch, threads=a.threads)
+            for ids in results:
+                out.write((" ".join(map(str, ids)) if a.ids else " ".join(tok.id_to_piece(i) for i in ids)) + "\n")
+        done += len(batch)
+        batch.clear()
+        if show:
+            show(done)
+
+    for line in _stdin_lines():
+        batch.append(line)
+        if len(batch) >= 8192:
+            flush()
+    flush()
+    if show:
+        show(done, final=True)
+    return 0
+
+
+def cmd_decode(a: argparse.Namespace) -> int:
+    import subwords
+
+    tok = subwords.load(a.model)
+    for n, line in enumerate(_stdin_lines(), 1):
+        items = line.split()
+        if a.ids:
+            try:
+                ids = [int(x) for x in items]
+            except ValueError:
+                raise SubwordsError(f"stdin: line {n}: expected ids separated by spaces, got {line!r}") from None
+            sys.stdout.write(tok.decode(ids) + "\n")
+        else:
+            sys.stdout.write(tok.decode_pieces(items) + "\n")
+    return 0
+
+
+def cmd_inspect(a: argparse.Namespace) -> int:
+    import subwords
+
+    tok = subwords.load(a.model)
+    if a.json:
+        obj = {"model": tok.model, "spelling": tok.spelling, "vocab_size": tok.vocab_size, "rows": tok.rows,
+               "kinds": tok.kinds, "merges": [list(m) for m in tok.merges], "report": tok.report, "options": tok.options}
+        print(json.dumps(obj, ensure_ascii=False))
+        return 0
+    r = tok.report
+    kinds = tok.kinds
+    counts = {k: kinds.count(k) for k in dict.fromkeys(kinds)}
+    print(f"model      {tok.model}")
+    print(f"spelling   {tok.spelling['scheme']} (mark {tok.spelling['mark']!r}, byte fallback {tok.spelling['byte_fallback']})")
+    print(f"rows       {tok.vocab_size}  ({', '.join(f'{v} {k}' for k, v in counts.items())})")
+    print(f"merges     {len(tok.merges)}")
+    if r:
+        print(f"stopped    by {r.get('stop')}; corpus {r.get('corpus_pieces_before')} -> {r.get('corpus_pieces_after')} pieces")
+    rows = tok.rows
+    merges = tok.merges
+    print(f"first {min(a.rows, len(rows))} rows:")
+    for i in range(min(a.rows, len(rows))):
+        print(f"  {i:>6}  {rows[i]:<20} {kinds[i]}")
+    if merges:
+        print(f"first {min(a.rows, len(merges))} merges:")
+        for k, (l, rr) in enumerate(merges[: a.rows]):
+            print(f"  {k:>6}  {l} + {rr}")
+    return 0
+
+
+def stdlib_files() -> list[Path]:
+    """The Python standard library's own sources: a corpus every machine running subwords has."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    files = sorted(p for p in root.glob("*.py") if p.is_file())
+    if not files:
+        raise SubwordsError(f"no Python sources found under {root}; pass your own files to 'subwords train'")
+    return files
+
+
+def cmd_quickstart(a: argparse.Namespace) -> int:
+    import subwords
+
+    files = stdlib_files()
+    size = sum(f.stat().st_size for f in files)
+    print(f"training BPE ({a.spelling} spelling, {a.vocab_size} rows) on {len(files)} standard-library files, {size / 1e6:.1f} MB ...")
+    start = time.monotonic()
+    tok = subwords.train(files, model="bpe", spelling=a.spelling, vocab_size=a.vocab_size, input_errors="replace")
+    secs = time.monotonic() - start
+    r = tok.report
+    print(f"learned {len(tok.merges)} merges in {secs:.2f}s; the corpus went from {r['corpus_pieces_before']:,} to {r['corpus_pieces_after']:,} pieces")
+    pieces = tok.encode_pieces(a.sentence)
+    print(f"\n{a.sentence}\n  -> {len(pieces)} pieces: {' '.join(pieces)}")
+    back = tok.decode(tok.encode(a.sentence))
+    print(f"  -> decoded: {back}")
+    if a.output:
+        tok.save(a.output)
+        print(f"saved {a.output}; try: echo 'some text' | subwords encode -m {a.output}")
+    return 0
+
+
+COMMANDS = {"train": cmd_train, "encode": cmd_encode, "decode": cmd_decode, "inspect": cmd_inspect, "quickstart": cmd_quickstart}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if isinstance(sys.stdout, io.TextIOWrapper):
+            sys.stdout.reconfigure(encoding="utf-8")
+        return COMMANDS[args.command](args)
+    except SubwordsError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
