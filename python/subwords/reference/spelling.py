@@ -204,7 +204,9 @@ class _WordSpelling(Spelling):
         if callable(self.joints):
             parts = self.joints(word)
         else:
-            parts = self.joints.get(word, [word])
+            parts = self.joints.get(word)
+        if not parts:  # None or empty: the word is not cut
+            return [word]
         return check_parts(word, parts)
 
     def units(self, text: str) -> list[tuple[str, ...]]:

@@ -22,9 +22,9 @@ superwords).
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections.abc import Mapping
-from fractions import Fraction
 
 from subwords.errors import InputError, SubwordsError
 
@@ -73,7 +73,7 @@ def validate(opts: dict) -> dict:
     _need(_is_int(vs) and vs >= 1, f"vocab_size must be a positive int, got {vs!r}")
     mc = opts["min_count"]
     _need(_is_int(mc) and mc >= 1, f"min_count must be an int >= 1, got {mc!r}")
-    for name in ("byte_fallback", "byte_fallback_in_budget", "split_at_marks"):
+    for name in ("byte_fallback", "byte_fallback_in_budget", "split_at_marks", "counts"):
         _need(isinstance(opts[name], bool), f"{name} must be True or False, got {opts[name]!r}")
     if opts["byte_fallback_in_budget"]:
         _need(opts["byte_fallback"], "byte_fallback_in_budget=True needs byte_fallback=True")
@@ -115,8 +115,9 @@ def validate(opts: dict) -> dict:
         if isinstance(joints, Mapping):
             for w, parts in joints.items():
                 _need(isinstance(w, str) and w != "", f"joints keys must be words, got {w!r}")
-                check_parts(w, parts)
-            joints = {w: list(p) for w, p in joints.items()}
+                if parts:
+                    check_parts(w, parts)
+            joints = {w: list(p) for w, p in joints.items() if p}
         else:
             _need(callable(joints), "joints must be a mapping word -> parts, or a callable")
 
@@ -124,7 +125,7 @@ def validate(opts: dict) -> dict:
     if sw is not None:
         _need(model == "bpe", "superword_at applies to model='bpe' only")
         _need(_is_int(sw) and sw >= 1, f"superword_at must be a positive int, got {sw!r}")
-        _need(sw <= vs, f"superword_at={sw} must not exceed vocab_size={vs}")
+        _need(sw < vs, f"superword_at={sw} must be below vocab_size={vs}: stage two fills the rest")
         _need(
             spelling != "continuation",
             "two-stage BPE needs a spelling whose pieces can hold a space "
@@ -148,6 +149,7 @@ def validate(opts: dict) -> dict:
         for name in ("superword_at", "max_piece_length", "alphabet_size", "character_coverage"):
             _need(opts[name] is None, f"{name} does not apply to model='word'")
         _need(not opts["byte_fallback"], "byte_fallback does not apply to model='word'")
+        _need(spelling != "bytes", "model='word' needs a spelling with an [UNK] row, not bytes")
     th = opts["threads"]
     _need(th is None or (_is_int(th) and th >= 1), f"threads must be None or an int >= 1, got {th!r}")
     ie = opts["input_errors"]
@@ -156,8 +158,9 @@ def validate(opts: dict) -> dict:
     out = dict(opts)
     out["mark"] = resolved_mark
     out["joints"] = joints
-    out["character_coverage"] = cov
+    out["character_coverage"] = None if cov is None else float(cov)
     del out["threads"]  # never changes the result, so it is not part of the model
+    del out["counts"]  # how the input was given, not what was learned
     return out
 
 
@@ -188,14 +191,35 @@ def _read_file(path, input_errors: str) -> list[tuple[str, int]]:
     return out
 
 
-def read_data(data, input_errors: str = "strict", stream_table: bool = False) -> list[tuple[str, int]]:
+def read_data(
+    data, input_errors: str = "strict", stream_table: bool = False, counts: bool = False
+) -> list[tuple[str, int]]:
     """The corpus as ``(text, count)`` pairs, in order.
 
-    ``data``: a mapping word -> count (the pages' count tables), a path (``os.PathLike``), or an
-    iterable of texts (``str``) and paths. A bare ``str`` is refused: it would be read as an
-    iterable of one-character texts. With ``stream_table`` a mapping becomes one text, its words
-    in table order each repeated ``count`` times, separated by spaces (two-stage BPE).
+    ``data``: a mapping word -> count (the pages' count tables), a path (``os.PathLike``) or a
+    list of paths (one text per line; with ``counts=True`` each line is ``word<TAB>count``), or
+    an iterable of texts (``str``). A bare ``str`` is refused: it would be read as an iterable of
+    one-character texts. With ``stream_table`` a count table becomes one text, its words in
+    table order each repeated ``count`` times, separated by spaces (two-stage BPE).
     """
+    if counts:
+        paths = [data] if isinstance(data, os.PathLike) else data
+        if isinstance(data, Mapping) or isinstance(data, (str, bytes)) or not all(
+            isinstance(p, os.PathLike) for p in paths
+        ):
+            raise SubwordsError("counts=True needs paths to word<TAB>count files")
+        table: dict = {}
+        for p in paths:
+            for n, (line, _) in enumerate(_read_file(p, input_errors), start=1):
+                if not line.strip():
+                    continue
+                fields = line.rstrip("\r").split("\t")
+                if len(fields) != 2 or not fields[1].strip().isdigit():
+                    raise InputError(
+                        f"{os.fspath(p)!r} line {n}: expected 'word<TAB>count', got {line!r}"
+                    )
+                table[fields[0]] = table.get(fields[0], 0) + int(fields[1])
+        data = table
     if isinstance(data, Mapping):
         items = []
         for word, count in data.items():
@@ -248,8 +272,8 @@ def choose_alphabet(
 
     Limits rank symbols by count descending, then by text; the front mark always ranks first
     (it is kept whatever its count). ``alphabet_size`` keeps the first N; ``character_coverage``
-    keeps the shortest prefix whose counts reach that fraction of all symbol occurrences,
-    compared exactly (the float at its exact binary value).
+    keeps the shortest prefix whose counts reach ``ceil(coverage * total)`` (an IEEE double
+    product), ``total`` being all symbol occurrences.
     """
     if spelling.name == "bytes":
         return [bytes([b]) for b in range(256)]
@@ -262,7 +286,7 @@ def choose_alphabet(
         kept = ranked[:alphabet_size]
     else:
         total = sum(symbol_counts.values())
-        need = Fraction(character_coverage) * total
+        need = math.ceil(float(character_coverage) * float(total))
         kept, covered = [], 0
         for s in ranked:
             if covered >= need:
@@ -282,7 +306,7 @@ def train(
     model: str = "bpe",
     spelling: str = "end",
     vocab_size: int,
-    min_count: int = 2,
+    min_count: int | None = None,
     byte_fallback: bool = False,
     byte_fallback_in_budget: bool = False,
     mark: str | None = None,
@@ -293,6 +317,7 @@ def train(
     max_piece_length: int | None = None,
     alphabet_size: int | None = None,
     character_coverage: float | None = None,
+    counts: bool = False,
     threads: int | None = None,
     input_errors: str = "strict",
     **unknown,
@@ -305,6 +330,8 @@ def train(
     """
     if unknown:
         raise SubwordsError(f"unknown option(s): {', '.join(sorted(unknown))}")
+    if min_count is None:
+        min_count = 2 if model == "bpe" else 1
     opts = validate(
         dict(
             model=model,
@@ -321,6 +348,7 @@ def train(
             max_piece_length=max_piece_length,
             alphabet_size=alphabet_size,
             character_coverage=character_coverage,
+            counts=counts,
             threads=threads,
             input_errors=input_errors,
         )
@@ -335,7 +363,9 @@ def train(
     two_stage = superword_at is not None
 
     def reader(d):
-        return read_data(d, input_errors, stream_table=two_stage)
+        return read_data(
+            d, input_errors, stream_table=two_stage, counts=counts and not isinstance(d, Mapping)
+        )
 
     texts = reader(data)
     text_units = [(sp.units(t), c) for t, c in texts]
@@ -398,8 +428,11 @@ def train(
     learned = list(stage_one.rows)
     final_units = stage_one.units
     if two_stage:
-        state = {u: seq for u, (seq, _) in zip(distinct, stage_one.units)}
-        streams = [([p for u in units for p in state[u]], c) for units, c in text_units if units]
+        # Stage two starts from each text encoded by the stage-one merges (merge replay on each
+        # unit), its units concatenated into one stream: exactly what encoding does.
+        ranks = bpe.ranks_of(stage_one.merges)
+        encoded = {u: bpe.replay([stand_in(s) for s in u], ranks, sp.join) for u in distinct}
+        streams = [([p for u in units for p in encoded[u]], c) for units, c in text_units if units]
         stage_two = bpe.learn(
             streams,
             vocab_size,
@@ -456,19 +489,27 @@ def _train_word(opts, sp, unit_counts, symbol_counts, norms, reader) -> Tokenize
     """The word vocabulary: ``[UNK]`` + distinct units by count desc, then piece, capped.
 
     A unit's piece is the whole unit spelled and joined (``low</w>``, ``▁low``, ``low`` for
-    continuation). Words past the cap read as ``[UNK]``.
+    continuation). Units seen fewer than ``min_count`` times (default 1 for this model) get no
+    row; neither do units past the cap. Both read as ``[UNK]``.
     """
     pieces: dict = {}
     for u, c in unit_counts.items():
         p = functools.reduce(sp.join, u)
         pieces[p] = pieces.get(p, 0) + c
-    ranked = sorted(pieces, key=lambda p: (-pieces[p], p))
+    frequent = [p for p in pieces if pieces[p] >= opts["min_count"]]
+    ranked = sorted(frequent, key=lambda p: (-pieces[p], p))
     room = opts["vocab_size"] - 1
     kept = ranked[:room]
+    if len(ranked) > room:
+        stop = "size"
+    elif len(frequent) < len(pieces):
+        stop = "min_count"
+    else:
+        stop = "all_units"
     report = {
         "alphabet_size": len(symbol_counts),
         "merges_learned": 0,
-        "stop": "size" if len(ranked) > room else "all_units",
+        "stop": stop,
         "corpus_pieces_before": sum(len(u) * c for u, c in unit_counts.items()),
         "corpus_pieces_after": sum(unit_counts.values()),
     }
