@@ -7,7 +7,9 @@ turns the accepted input forms into what the engine reads, and gives errors thei
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Optional, Union
@@ -42,6 +44,10 @@ def _surrogate_error(e: UnicodeError, where: str) -> InputError:
     )
 
 
+# Counts cross into the engine as u64.
+MAX_COUNT = 2**64 - 1
+
+
 def _check_count(word: object, count: object, where: str) -> tuple[str, int]:
     if not isinstance(word, str) or not word:
         raise InputError(f"{where}: the word must be a non-empty string, got {word!r}")
@@ -49,7 +55,22 @@ def _check_count(word: object, count: object, where: str) -> tuple[str, int]:
         raise InputError(f"{where}: {word!r} contains whitespace; a count table holds one whitespace-free word per row")
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise InputError(f"{where}: the count of {word!r} must be a positive whole number, got {count!r}")
+    if count > MAX_COUNT:
+        raise InputError(f"{where}: the count of {word!r} is {count}, above the largest count subwords takes ({MAX_COUNT})")
     return word, count
+
+
+def parse_count_line(line: str, where: str) -> Optional[tuple[str, int]]:
+    """One ``word<TAB>count`` line (without its newline): the row, or None for a blank line.
+
+    The count is ASCII digits only: ``str.isdigit`` would let through ``²`` (which ``int`` then
+    rejects with a bare ValueError) and other scripts' digits (which ``int`` silently reads)."""
+    if not line.strip():
+        return None
+    parts = line.split("\t")
+    if len(parts) != 2 or re.fullmatch(r"[0-9]+", parts[1].strip(" ")) is None:
+        raise InputError(f"{where}: expected 'word<TAB>positive integer', got {line!r}")
+    return _check_count(parts[0], int(parts[1]), where)
 
 
 def read_count_table(path: Union[str, os.PathLike], errors: str = "strict") -> list[tuple[str, int]]:
@@ -65,12 +86,9 @@ def read_count_table(path: Union[str, os.PathLike], errors: str = "strict") -> l
                     f"{where}: invalid UTF-8 (byte 0x{raw[e.start]:02X}); convert the file to UTF-8, "
                     "or pass input_errors='replace'"
                 ) from None
-            if not line.strip():
-                continue
-            parts = line.split("\t")
-            if len(parts) != 2 or not parts[1].strip().isdigit():
-                raise InputError(f"{where}: expected 'word<TAB>positive integer', got {line!r}")
-            rows.append(_check_count(parts[0], int(parts[1]), where))
+            row = parse_count_line(line, where)
+            if row is not None:
+                rows.append(row)
     return rows
 
 
@@ -81,8 +99,10 @@ def _apply_joints(units: list[tuple[str, int]], joints: Joints) -> list[tuple[st
         if not parts:
             out.append((word, True, True, count))
             continue
+        if isinstance(parts, str) or not isinstance(parts, Iterable):
+            raise SubwordsError(f"the joints of {word!r} must be a list of parts (str), got {parts!r}")
         parts = list(parts)
-        if "".join(parts) != word or any(not isinstance(p, str) or not p for p in parts):
+        if any(not isinstance(p, str) or not p for p in parts) or "".join(parts) != word:
             raise SubwordsError(
                 f"the joints of {word!r} are {parts!r}, which do not spell the word: give non-empty parts "
                 "that concatenate to it"
@@ -131,12 +151,20 @@ def train(
         raise SubwordsError(f"input_errors must be 'strict' or 'replace', got {input_errors!r}")
     if pre_split not in (None, "gpt2"):
         raise SubwordsError(f"pre_split must be None or 'gpt2', got {pre_split!r}")
-    for name, value in (("vocab_size", vocab_size), ("min_count", min_count), ("superword_at", superword_at),
-                        ("max_piece_length", max_piece_length), ("alphabet_size", alphabet_size)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-            raise SubwordsError(f"{name} must be a non-negative whole number, got {value!r}")
-    if character_coverage is not None and not isinstance(character_coverage, (int, float)):
+    if vocab_size is None:
+        raise SubwordsError("vocab_size is required: the number of rows to learn up to (a ceiling)")
+    for name, value, top in (("vocab_size", vocab_size, MAX_COUNT), ("min_count", min_count, MAX_COUNT),
+                             ("superword_at", superword_at, MAX_COUNT), ("max_piece_length", max_piece_length, 2**32 - 1),
+                             ("alphabet_size", alphabet_size, MAX_COUNT)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top):
+            raise SubwordsError(f"{name} must be a whole number from 0 to {top}, got {value!r}")
+    if character_coverage is not None and (
+        isinstance(character_coverage, bool) or not isinstance(character_coverage, (int, float))
+        or not math.isfinite(character_coverage) or not 0 < character_coverage <= 1
+    ):
         raise SubwordsError(f"character_coverage must be a number in (0, 1], got {character_coverage!r}")
+    if mark is not None and not isinstance(mark, str):
+        raise SubwordsError(f"mark must be a string (or None for the spelling's default), got {mark!r}")
     if joints is not None and not (callable(joints) or isinstance(joints, Mapping)):
         raise SubwordsError("joints must be a mapping word -> parts, or a callable word -> parts")
     for name, value in (("byte_fallback", byte_fallback), ("byte_fallback_in_budget", byte_fallback_in_budget),
@@ -199,15 +227,17 @@ def _feed(trainer: Any, data: object, *, counts: bool, input_errors: str) -> Non
         raise SubwordsError(f"cannot train from {type(data).__name__}: pass texts, a mapping, or paths")
     batch: list[str] = []
     size = 0
+    first = 0  # index of batch[0] among all texts, for error messages
     for n, text in enumerate(data):
         if not isinstance(text, str):
             raise InputError(f"text {n} is {type(text).__name__}, not str")
         batch.append(text)
         size += len(text)
         if size >= _BATCH_CHARS:
-            _feed_batch(trainer, batch)
+            _feed_batch(trainer, batch, first)
+            first += len(batch)
             batch, size = [], 0
-    _feed_batch(trainer, batch)
+    _feed_batch(trainer, batch, first)
 
 
 def _add_counts(trainer: Any, rows: list[tuple[str, int]]) -> None:
@@ -217,13 +247,22 @@ def _add_counts(trainer: Any, rows: list[tuple[str, int]]) -> None:
         raise _surrogate_error(e, "the count table") from None
 
 
-def _feed_batch(trainer: Any, batch: list[str]) -> None:
+def _feed_batch(trainer: Any, batch: list[str], first: int = 0) -> None:
     if not batch:
         return
     try:
         trainer.feed_texts(batch)
     except UnicodeError as e:
-        raise _surrogate_error(e, "a training text") from None
+        raise _surrogate_error(e, f"training text {first + _first_unencodable(batch)}") from None
+
+
+def _first_unencodable(texts: list[str]) -> int:
+    for n, t in enumerate(texts):
+        try:
+            t.encode("utf-8")
+        except UnicodeEncodeError:
+            return n
+    return 0
 
 
 def load(path: Union[str, os.PathLike]) -> "Tokenizer":
@@ -303,7 +342,7 @@ class Tokenizer:
         try:
             return self._model.encode_batch(batch, _threads(threads))
         except UnicodeError as e:
-            raise _surrogate_error(e, "a text of the batch") from None
+            raise _surrogate_error(e, f"text {_first_unencodable(batch)} of the batch") from None
 
     # -- decoding ---------------------------------------------------------------------------
     def decode(self, ids: Iterable[int]) -> str:
