@@ -20,7 +20,7 @@ each group instead.
 Groups
 ------
 front (character-level BPE with a SentencePiece-style ``▁`` word-start mark):
-  ours          subwords.train(path, model="bpe", spelling="front", vocab_size=V, threads=T)
+  ours          subwords.train(Path(path), model="bpe", spelling="front", vocab_size=V, threads=T)
   sentencepiece model_type=bpe, vocab_size=V, character_coverage=1.0,
                 input_sentence_size=0 (all sentences, no sampling), shuffle_input_sentence=False,
                 num_threads=T, max_sentence_length=65536 (default 4192 would drop longer
@@ -31,7 +31,7 @@ front (character-level BPE with a SentencePiece-style ``▁`` word-start mark):
                 widens Unigram's counters, so it stays off for BPE.
   youtokentome  yttm.BPE.train(data=path, vocab_size=V, coverage=1.0, n_threads=T)
 bytes (byte-level BPE, GPT-2 regex pre-split, 256 byte symbols):
-  ours          subwords.train(path, model="bpe", spelling="bytes", pre_split="gpt2",
+  ours          subwords.train(Path(path), model="bpe", spelling="bytes", pre_split="gpt2",
                 vocab_size=V, threads=T)
   tokenizers    models.BPE + pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
                 BpeTrainer(vocab_size=V, min_frequency=2, initial_alphabet=ByteLevel.alphabet(),
@@ -113,7 +113,7 @@ def train_worker(name: str, corpus: str, vocab: int, threads: int, outdir: str) 
         kw = dict(model="bpe", spelling="front") if name == "ours-front" else dict(
             model="bpe", spelling="bytes", pre_split="gpt2")
         t0 = time.perf_counter()
-        tok = subwords.train(corpus, vocab_size=vocab, threads=threads, **kw)
+        tok = subwords.train(Path(corpus), vocab_size=vocab, threads=threads, **kw)
         dt = time.perf_counter() - t0
         path = out / f"{name}.json"
         tok.save(str(path))
