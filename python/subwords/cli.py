@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 from typing import Iterator, Optional, Sequence, TextIO
 
-from .errors import SubwordsError
+from ._api import _check_count, parse_count_line
+from .errors import InputError, SubwordsError, UnknownPieceError
 
 PROG = "subwords"
 
@@ -57,8 +58,15 @@ def _coverage(s: str) -> float:
     return v
 
 
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="Learn subword vocabularies and cut text into pieces.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     t = sub.add_parser("train", help="learn a vocabulary from text files (or - for stdin)")
@@ -126,21 +134,43 @@ def _progress(stream: TextIO, label: str) -> Optional[callable]:
     return show
 
 
-def _stdin_lines() -> Iterator[str]:
-    data = sys.stdin.buffer
-    for n, raw in enumerate(data, 1):
+def _stdin_lines(errors: str = "strict") -> Iterator[str]:
+    """Lines of stdin without their line ends. Lines end at b"\\n" only, never at the other
+    characters ``str.splitlines`` knows (U+2028, U+0085, ...): those are text inside a line."""
+    for n, raw in enumerate(sys.stdin.buffer, 1):
         try:
-            yield raw.decode("utf-8").rstrip("\r\n")
+            yield raw.decode("utf-8", errors=errors).rstrip("\r\n")
         except UnicodeDecodeError as e:
-            raise SubwordsError(f"stdin: line {n}: invalid UTF-8 (byte 0x{raw[e.start]:02X}); convert the input to UTF-8") from None
+            raise InputError(
+                f"stdin: line {n}: invalid UTF-8 (byte 0x{raw[e.start]:02X}); convert the input to UTF-8"
+                + (", or pass --input-errors replace" if errors == "strict" and _reading_training_input else "")
+            ) from None
+
+
+# Set by cmd_train, so that only training (which has --input-errors) suggests it.
+_reading_training_input = False
+
+
+def _stdin_count_table(errors: str) -> dict[str, int]:
+    rows: dict[str, int] = {}
+    for n, line in enumerate(_stdin_lines(errors), 1):
+        row = parse_count_line(line, f"stdin: line {n}")
+        if row is not None:
+            word, count = row
+            rows[word] = rows.get(word, 0) + count
+    for word, count in rows.items():
+        _check_count(word, count, "stdin (after adding up repeated words)")
+    return rows
 
 
 def cmd_train(a: argparse.Namespace) -> int:
     import subwords
 
+    global _reading_training_input
+    _reading_training_input = True
     if a.seed is not None:
         raise SubwordsError(f"--seed: {a.model} training is deterministic and uses no randomness; leave --seed out")
-    if a.superword_at is not None and any(x == "-" for x in a.inputs) and len(a.inputs) > 1:
+    if "-" in a.inputs and a.inputs != ["-"]:
         raise SubwordsError("- (stdin) must be the only INPUT")
     out = Path(a.output)
     if out.is_dir():
@@ -155,26 +185,23 @@ def cmd_train(a: argparse.Namespace) -> int:
         character_coverage=a.character_coverage, threads=a.threads, input_errors=a.input_errors,
     )
     for x in a.inputs:
-        if x != "-" and not os.path.isfile(x):
+        if x == "-":
+            continue
+        if os.path.isdir(x):
+            raise SubwordsError(f"{x}: is a directory; give the text files in it (e.g. {x}/*.txt)")
+        if not os.path.exists(x):
             raise SubwordsError(f"{x}: no such file")
     start = time.monotonic()
     if a.inputs == ["-"]:
         if a.counts:
-            rows = {}
-            for n, line in enumerate(_stdin_lines(), 1):
-                if not line.strip():
-                    continue
-                parts = line.split("\t")
-                if len(parts) != 2 or not parts[1].strip().isdigit() or int(parts[1]) < 1:
-                    raise SubwordsError(f"stdin: line {n}: expected 'word<TAB>positive integer', got {line!r}")
-                rows[parts[0]] = rows.get(parts[0], 0) + int(parts[1])
-            tok = subwords.train(rows, **kw)
+            tok = subwords.train(_stdin_count_table(a.input_errors), **kw)
         else:
-            tok = subwords.train(_stdin_lines(), **kw)
-    elif "-" in a.inputs:
-        raise SubwordsError("- (stdin) must be the only INPUT")
+            tok = subwords.train(_stdin_lines(a.input_errors), **kw)
     else:
         tok = subwords.train([Path(x) for x in a.inputs], counts=a.counts, **kw)
+    # Nothing is written before training has succeeded, and the save itself is atomic (a
+    # temporary file beside the target, renamed over it): a failed run leaves no partial file
+    # and never clobbers an existing model.
     tok.save(out)
     if not a.quiet:
         r = tok.report
@@ -201,6 +228,8 @@ def cmd_encode(a: argparse.Namespace) -> int:
         raise SubwordsError("--dropout needs --seed, so that runs repeat")
     if a.seed is not None and a.dropout is None:
         raise SubwordsError("--seed is only used with --dropout")
+    if a.dropout is not None and a.jsonl:
+        raise SubwordsError("--jsonl writes the exact encoding with offsets; it cannot be combined with --dropout")
     out = sys.stdout
     show = _progress(sys.stderr, "encode")
     done = 0
@@ -243,15 +272,20 @@ def cmd_decode(a: argparse.Namespace) -> int:
 
     tok = subwords.load(a.model)
     for n, line in enumerate(_stdin_lines(), 1):
-        items = line.split()
-        if a.ids:
-            try:
-                ids = [int(x) for x in items]
-            except ValueError:
-                raise SubwordsError(f"stdin: line {n}: expected ids separated by spaces, got {line!r}") from None
-            sys.stdout.write(tok.decode(ids) + "\n")
-        else:
-            sys.stdout.write(tok.decode_pieces(items) + "\n")
+        # Pieces are separated by U+0020 only: a piece never holds one, but it can hold characters
+        # that str.split() would also cut at (U+001C..U+001F are not White_Space, docs/API.md).
+        items = [x for x in line.split(" ") if x]
+        try:
+            if a.ids:
+                if not all(x.isascii() and x.isdigit() for x in items):
+                    raise SubwordsError(f"expected ids (whole numbers) separated by spaces, got {line!r}")
+                sys.stdout.write(tok.decode([int(x) for x in items]) + "\n")
+            else:
+                sys.stdout.write(tok.decode_pieces(items) + "\n")
+        except UnknownPieceError as e:
+            raise UnknownPieceError(f"stdin: line {n}: {e}") from None
+        except SubwordsError as e:
+            raise SubwordsError(f"stdin: line {n}: {e}") from None
     return 0
 
 
@@ -324,7 +358,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if isinstance(sys.stdout, io.TextIOWrapper):
             sys.stdout.reconfigure(encoding="utf-8")
-        return COMMANDS[args.command](args)
+        status = COMMANDS[args.command](args)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # The reader went away (`subwords encode ... | head`): not an error. Point stdout at
+        # devnull so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except SubwordsError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
@@ -334,8 +375,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":
