@@ -43,3 +43,11 @@ def reference():
 def rust():
     """The Rust engine alone (differential tests compare it with ``reference``)."""
     return _module("rust")
+
+
+def pytest_configure(config):
+    # hypothesis's failure report imports a module that warns about mypy_extensions.TypedDict;
+    # under filterwarnings=error that warning would hide the falsifying example itself.
+    config.addinivalue_line(
+        "filterwarnings", "ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning"
+    )

@@ -150,6 +150,7 @@ def validate(opts: dict) -> dict:
             _need(opts[name] is None, f"{name} does not apply to model='word'")
         _need(not opts["byte_fallback"], "byte_fallback does not apply to model='word'")
         _need(spelling != "bytes", "model='word' needs a spelling with an [UNK] row, not bytes")
+        _need(vs >= 2, "vocab_size must be at least 2 for a word model ([UNK] and one unit)")
     th = opts["threads"]
     _need(th is None or (_is_int(th) and th >= 1), f"threads must be None or an int >= 1, got {th!r}")
     ie = opts["input_errors"]

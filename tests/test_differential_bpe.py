@@ -1,0 +1,161 @@
+"""Differential tests: the Rust engine (``subwords``) against the pure-Python reference
+(``subwords.reference``) on random small corpora. Same rows, kinds, merges, report, pieces, ids
+and decodings, for every spelling, with and without byte fallback, at random sizes.
+
+The alphabets are tiny on purpose: with two or three letters ties, overlapping pairs
+(``a a a``), interning (two merge paths to one piece) and early stops happen constantly.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import RUST_SKIP
+
+pytestmark = RUST_SKIP
+
+SPELLINGS = ["end", "continuation", "front", "bytes"]
+# Report keys both engines must agree on. (The front `normalizations` entry is pinned by the golden
+# tests; its shape is part of the API, compared there.)
+REPORT_KEYS = ["alphabet_size", "merges_learned", "stop", "corpus_pieces_before",
+               "corpus_pieces_after", "stage_one_merges"]
+
+SETTINGS = settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+letters = st.sampled_from(["ab", "abc", "abcé", "xyz"])
+
+
+@st.composite
+def count_tables(draw):
+    alphabet = draw(letters)
+    word = st.text(alphabet=alphabet, min_size=1, max_size=7)
+    return draw(st.dictionaries(word, st.integers(1, 7), min_size=1, max_size=6))
+
+
+@st.composite
+def text_corpora(draw):
+    alphabet = draw(letters)
+    pieces = st.one_of(
+        st.text(alphabet=alphabet, min_size=1, max_size=6),
+        st.sampled_from([" ", "  ", "\t", "\n", " \u2581 ", "\u3000"]),
+    )
+    text = st.lists(pieces, min_size=1, max_size=8).map(" ".join)
+    return draw(st.lists(text, min_size=1, max_size=5))
+
+
+# Probe texts: the training letters plus ones training never saw (d, ü, a CJK character).
+probes = st.lists(
+    st.text(alphabet="abcéxyzdü研 ", min_size=0, max_size=12), min_size=1, max_size=4
+)
+
+
+def _options(draw, spelling):
+    opts = {"spelling": spelling}
+    if spelling != "bytes" and draw(st.booleans()):
+        opts["byte_fallback"] = True
+    if draw(st.integers(0, 4)) == 0:
+        opts["min_count"] = draw(st.integers(1, 3))
+    if draw(st.integers(0, 4)) == 0:
+        opts["max_piece_length"] = draw(st.integers(1, 4))
+    if spelling != "bytes" and draw(st.integers(0, 5)) == 0:
+        opts["alphabet_size"] = draw(st.integers(1, 4))
+    return opts
+
+
+def _floor(reference, data, opts) -> int:
+    probe = reference.train(data, vocab_size=10**6, **opts)
+    if opts["spelling"] == "bytes":
+        return 256
+    return probe.report["alphabet_size"] + 1
+
+
+def assert_same(reference, rust, data, probe_texts, **opts):
+    """Train both engines with the same options; everything observable must agree."""
+    try:
+        ref = reference.train(data, **opts)
+    except Exception as e:  # the engines must refuse the same things, with the same class
+        with pytest.raises(type(e)):
+            rust.train(data, **opts)
+        return
+    got = rust.train(data, **opts)
+    assert got.rows == ref.rows
+    assert got.kinds == ref.kinds
+    assert got.merges == ref.merges
+    assert got.vocab_size == ref.vocab_size
+    for key in REPORT_KEYS:
+        assert got.report.get(key) == ref.report.get(key), key
+    assert got.count_pieces(data) == ref.count_pieces(data)
+    for text in probe_texts:
+        ids = ref.encode(text)
+        assert got.encode(text) == ids, text
+        assert got.encode_pieces(text) == ref.encode_pieces(text), text
+        assert got.decode(ids) == ref.decode(ids), text
+        assert got.decode_bytes(ids) == ref.decode_bytes(ids), text
+        assert got.normalize(text) == ref.normalize(text), text
+        unk = ref.piece_to_id("[UNK]") if "[UNK]" in ref.rows else None
+        if unk not in ids:  # every symbol spellable: the round trip is exact on normalized text
+            assert ref.decode(ids) == ref.normalize(text), text
+
+
+@SETTINGS
+@given(data=st.data(), table=count_tables(), spelling=st.sampled_from(SPELLINGS), texts=probes)
+def test_count_tables(reference, rust, data, table, spelling, texts):
+    opts = _options(data.draw, spelling)
+    floor = _floor(reference, table, opts)
+    opts["vocab_size"] = floor + data.draw(st.integers(0, 14))
+    assert_same(reference, rust, table, texts + list(table), **opts)
+
+
+@SETTINGS
+@given(data=st.data(), corpus=text_corpora(), spelling=st.sampled_from(SPELLINGS), texts=probes)
+def test_texts(reference, rust, data, corpus, spelling, texts):
+    opts = _options(data.draw, spelling)
+    try:
+        floor = _floor(reference, corpus, opts)
+    except Exception:
+        assert_same(reference, rust, corpus, texts, vocab_size=10**6, **opts)
+        return
+    opts["vocab_size"] = floor + data.draw(st.integers(0, 14))
+    assert_same(reference, rust, corpus, texts + corpus, **opts)
+
+
+@SETTINGS
+@given(data=st.data(), table=count_tables(), spelling=st.sampled_from(["end", "front", "bytes"]),
+       texts=probes)
+def test_two_stage(reference, rust, data, table, spelling, texts):
+    opts = {"spelling": spelling}
+    if spelling != "bytes" and data.draw(st.booleans()):
+        opts["byte_fallback"] = True
+    floor = _floor(reference, table, opts)
+    opts["superword_at"] = floor + data.draw(st.integers(0, 6))
+    opts["vocab_size"] = opts["superword_at"] + data.draw(st.integers(1, 8))
+    stream = " ".join(w for w, c in table.items() for _ in range(c))
+    assert_same(reference, rust, table, texts + [stream], **opts)
+
+
+@SETTINGS
+@given(data=st.data(), table=count_tables(), spelling=st.sampled_from(["end", "continuation"]),
+       texts=probes)
+def test_joints(reference, rust, data, table, spelling, texts):
+    # Cut every word after its first character (words of one character stay whole).
+    joints = {w: [w[:1], w[1:]] for w in table if len(w) > 1}
+    opts = {"spelling": spelling, "joints": joints}
+    floor = _floor(reference, table, opts)
+    opts["vocab_size"] = floor + data.draw(st.integers(0, 10))
+    assert_same(reference, rust, table, texts + list(table), **opts)
+
+
+@SETTINGS
+@given(data=st.data(), table=count_tables(),
+       spelling=st.sampled_from(["end", "continuation", "front"]), texts=probes)
+def test_word_model(reference, rust, data, table, spelling, texts):
+    opts = {"model": "word", "spelling": spelling, "vocab_size": data.draw(st.integers(1, 8))}
+    if data.draw(st.booleans()):
+        opts["min_count"] = data.draw(st.integers(1, 3))
+    assert_same(reference, rust, table, texts + list(table), **opts)
