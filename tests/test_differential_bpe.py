@@ -49,9 +49,10 @@ def text_corpora(draw):
     return draw(st.lists(text, min_size=1, max_size=5))
 
 
-# Probe texts: the training letters plus ones training never saw (d, ü, a CJK character).
+# Probe texts: the training letters plus ones training never saw (d, ü, a CJK character), and
+# the apostrophe and digits the GPT-2 pre-split cares about.
 probes = st.lists(
-    st.text(alphabet="abcéxyzdü研 ", min_size=0, max_size=12), min_size=1, max_size=4
+    st.text(alphabet="abcéxyzdü研 '1", min_size=0, max_size=12), min_size=1, max_size=4
 )
 
 
@@ -65,6 +66,10 @@ def _options(draw, spelling):
         opts["max_piece_length"] = draw(st.integers(1, 4))
     if spelling != "bytes" and draw(st.integers(0, 5)) == 0:
         opts["alphabet_size"] = draw(st.integers(1, 4))
+    elif spelling != "bytes" and draw(st.integers(0, 5)) == 0:
+        opts["character_coverage"] = draw(st.sampled_from([0.3, 0.5, 0.7, 0.9, 0.99, 1.0]))
+    if spelling == "bytes" and draw(st.booleans()):
+        opts["pre_split"] = "gpt2"
     return opts
 
 

@@ -421,49 +421,84 @@ def test_cafe_five_pieces_in_bytes(engine):
 # ------------------------------------------------------------------------------------------------
 # The space lost after [UNK] (BPE page section 11; SentencePiece page)
 
-# A stand-in for the eighteen sentences: it holds z inside a word (size) but no word ending in z,
-# and every other symbol of "Dr. Alvarez didn't".
-ALVAREZ = {"Dr.": 2, "Alvares": 2, "didn't": 2, "size": 2}
+# A stand-in for the eighteen sentences (not printed). Like them it holds every character of the
+# running sentence and every symbol of it except one: z occurs inside a word (size) but no word
+# ends in z. The word-final symbols the sentence needs are .</w> (Dr., analysis.), t</w> (didn't,
+# cost) and e</w> (the); every inner letter occurs inside some word.
+SENTENCE = "Dr. Alvarez didn't expect the low-cost re-analysis."
+STAND_IN = {"Dr.": 2, "Alvares": 2, "didn't": 2, "size": 2, "expected": 2, "the": 2, "lower": 2,
+            "cost": 2, "analysis.": 2, "re-run": 2}
+
+
+def test_running_sentence_in_characters(engine):
+    # BPE page: "Cut on its spaces the sentence is seven words ... the sentence encodes to 45 pieces
+    # where a word vocabulary needed 7" (51 characters less 6 spaces: one symbol each), and "One of
+    # those 45 pieces has no row" (z</w>). No merges: vocab_size = alphabet + 1.
+    floor = engine.train(STAND_IN, vocab_size=10**6).report["alphabet_size"] + 1
+    tok = engine.train(STAND_IN, vocab_size=floor)
+    pieces = tok.encode_pieces(SENTENCE)
+    assert len(pieces) == 45
+    assert pieces.count("[UNK]") == 1
+    # "a fit that has made no merge at all reads the sentence in 46 pieces" -- with section 12's
+    # byte fallback underneath: z</w> becomes z and the bare </w>.
+    tok = engine.train(STAND_IN, vocab_size=floor, byte_fallback=True)
+    assert len(tok.encode_pieces(SENTENCE)) == 46
+    words = engine.train(STAND_IN, model="word", vocab_size=100)
+    assert len(words.encode(SENTENCE)) == 7
+
+
+def test_running_sentence_marked_in_front(engine):
+    # SentencePiece page: "The sentence is 51 characters of which six are spaces, and it becomes a
+    # stream of 52 symbols, the six spaces replaced by six marks and one more put at the front. Cut
+    # at the marks it is seven units".
+    assert len(SENTENCE) == 51 and SENTENCE.count(" ") == 6
+    floor = engine.train(STAND_IN, spelling="front", vocab_size=10**6).report["alphabet_size"] + 1
+    tok = engine.train(STAND_IN, spelling="front", vocab_size=floor)
+    pieces = tok.encode_pieces(SENTENCE)
+    assert len(pieces) == 52
+    assert pieces.count("\u2581") == 7
+    assert tok.decode(tok.encode(SENTENCE)) == SENTENCE
 
 
 def test_space_lost_after_unk(engine):
     # BPE page: "Dr. Alvarez didn't -> Dr. Alvare[UNK]didn't ... the space is gone because a
-    # stand-in carries no marker".
-    tok = engine.train(ALVAREZ, vocab_size=40)
-    ids = tok.encode("Dr. Alvarez didn't")
-    assert tok.encode_pieces("Dr. Alvarez didn't").count("[UNK]") == 1
-    assert tok.decode(ids) == "Dr. Alvare[UNK]didn't"
+    # stand-in carries no marker"; SentencePiece page: "Dr. Alvare[UNK]didn't expect the low-cost
+    # re-analysis."
+    tok = engine.train(STAND_IN, vocab_size=60)
+    ids = tok.encode(SENTENCE)
+    assert tok.encode_pieces(SENTENCE).count("[UNK]") == 1
+    assert tok.decode(ids) == "Dr. Alvare[UNK]didn't expect the low-cost re-analysis."
 
 
 def test_byte_fallback_repair_costs_one_piece_and_no_byte_row(engine):
     # BPE page: "On the running sentence the repair costs exactly one piece, 26 against 25, and
     # ... not one of the 26 is a byte row. The letter z has a row already ... So the fit writes the
-    # ordinary z and then the marker on its own".
-    plain = engine.train(ALVAREZ, vocab_size=40)
-    repaired = engine.train(ALVAREZ, vocab_size=40, byte_fallback=True)
-    text = "Dr. Alvarez didn't"
-    pieces = repaired.encode_pieces(text)
-    assert len(pieces) == len(plain.encode_pieces(text)) + 1
-    assert not any(p.startswith("<0x") for p in pieces)
-    k = pieces.index("</w>")
-    assert pieces[k - 1] == "z"
-    assert repaired.decode(repaired.encode(text)) == text
+    # ordinary z and then the marker on its own". (The page's 25/26 need its corpus; the
+    # difference of one holds at any size.)
+    for size in (45, 60, 80):
+        plain = engine.train(STAND_IN, vocab_size=size)
+        repaired = engine.train(STAND_IN, vocab_size=size, byte_fallback=True)
+        pieces = repaired.encode_pieces(SENTENCE)
+        assert len(pieces) == len(plain.encode_pieces(SENTENCE)) + 1, size
+        assert not any(p.startswith("<0x") for p in pieces)
+        k = pieces.index("</w>")
+        assert pieces[k - 1] == "z"
+        assert repaired.decode(repaired.encode(SENTENCE)) == SENTENCE
 
 
 def test_front_returns_the_sentence_exactly(engine):
     # SentencePiece page: "The front-marked fit returns the sentence exactly, character for
     # character, spaces included." (z is an ordinary symbol under front.)
-    tok = engine.train(ALVAREZ, spelling="front", vocab_size=40)
-    text = "Dr. Alvarez didn't"
-    assert "[UNK]" not in tok.encode_pieces(text)
-    assert tok.decode(tok.encode(text)) == text
+    tok = engine.train(STAND_IN, spelling="front", vocab_size=60)
+    assert "[UNK]" not in tok.encode_pieces(SENTENCE)
+    assert tok.decode(tok.encode(SENTENCE)) == SENTENCE
 
 
 def test_front_unseen_script_is_a_mark_and_stand_ins(engine):
     # SentencePiece page: "Handed the Chinese sentence ... the fit learned from our eighteen English
     # sentences answers a mark followed by eight stand-in rows". Student, research, life, origin:
     # eight characters the English corpus never holds.
-    tok = engine.train(ALVAREZ, spelling="front", vocab_size=40)
+    tok = engine.train(STAND_IN, spelling="front", vocab_size=60)
     assert tok.encode_pieces("学生研究生命起源") == ["\u2581"] + ["[UNK]"] * 8
 
 
