@@ -97,7 +97,8 @@ impl UnitCounter {
                 break;
             }
             let target = rest.len() / k;
-            let cut = rest[target..].find('\n').map(|i| target + i + 1).unwrap_or(rest.len());
+            // search bytes: `target` need not be a char boundary, but the byte after a newline is
+            let cut = rest.as_bytes()[target..].iter().position(|&b| b == b'\n').map(|i| target + i + 1).unwrap_or(rest.len());
             parts.push(&rest[..cut]);
             rest = &rest[cut..];
         }

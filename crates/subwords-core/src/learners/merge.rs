@@ -122,6 +122,8 @@ pub struct Merged {
     pub merges: Vec<[u32; 3]>,
     pub new_rows: u64,
     pub stop: Stop,
+    /// Σ count × length of the units after the last merge.
+    pub pieces_after: u64,
 }
 
 struct Entry {
@@ -153,45 +155,163 @@ impl Ord for Entry {
     }
 }
 
+/// All units' symbols in one flat array (unit `i` lives at `start[i]..start[i] + len[i]` and
+/// shrinks in place), so a merge walks memory instead of chasing one allocation per unit.
+struct Flat {
+    syms: Vec<u32>,
+    start: Vec<usize>,
+    len: Vec<u32>,
+    count: Vec<u64>,
+}
+
+/// What one thread found while rewriting its share of a merge's units.
+#[derive(Default)]
+struct Delta {
+    counts: FxHashMap<u64, i64>,
+    places: FxHashMap<u64, Vec<u32>>,
+    lens: Vec<(u32, u32)>,
+}
+
 struct Engine<'a> {
-    units: &'a mut [Unit],
+    flat: Flat,
     symbols: &'a mut Symbols,
     counts: FxHashMap<u64, i64>,
     places: FxHashMap<u64, Vec<u32>>,
     heap: BinaryHeap<Entry>,
     max_len: Option<u32>,
+    /// `stamp[unit] == round` marks a unit already listed in this round (dedupes place lists
+    /// without sorting them).
+    stamp: Vec<u32>,
+    round: u32,
+    threads: usize,
 }
 
-/// Pair counts and places of a slice of units (one thread's share).
-fn count_pairs(units: &[Unit], offset: u32) -> (FxHashMap<u64, i64>, FxHashMap<u64, Vec<u32>>) {
+/// The flat symbol array shared by the threads of one merge. Each thread writes only the units
+/// of its own share, and a unit appears in one share only (the list is deduped first), so no two
+/// threads touch the same memory.
+#[derive(Clone, Copy)]
+struct SharedSyms(*mut u32);
+unsafe impl Send for SharedSyms {}
+unsafe impl Sync for SharedSyms {}
+
+/// Rewrites the units of `list` (distinct ids), joining `(a, b)` into `c`; returns the count
+/// changes, the new places and the new lengths.
+#[allow(clippy::too_many_arguments)]
+fn rewrite(syms: SharedSyms, start: &[usize], len: &[u32], count: &[u64], list: &[u32], a: u32, b: u32, c: u32) -> Delta {
+    let mut d = Delta::default();
+    let mut old_pos: Vec<usize> = Vec::new();
+    let mut new_pos: Vec<usize> = Vec::new();
+    let mut out: Vec<u32> = Vec::new();
+    for &wi in list {
+        let st = start[wi as usize];
+        let n = len[wi as usize] as usize;
+        // SAFETY: units are disjoint ranges of the array and `list` holds each unit once across
+        // all threads of this merge (see `SharedSyms`).
+        let s: &mut [u32] = unsafe { std::slice::from_raw_parts_mut(syms.0.add(st), n) };
+        old_pos.clear();
+        new_pos.clear();
+        out.clear();
+        let mut i = 0;
+        let mut found = false;
+        while i < n {
+            if i + 1 < n && s[i] == a && s[i + 1] == b {
+                found = true;
+                if i > 0 && old_pos.last() != Some(&(i - 1)) {
+                    old_pos.push(i - 1);
+                }
+                if old_pos.last() != Some(&i) {
+                    old_pos.push(i);
+                }
+                if i + 2 < n {
+                    old_pos.push(i + 1);
+                }
+                let k = out.len();
+                if k > 0 && new_pos.last() != Some(&(k - 1)) {
+                    new_pos.push(k - 1);
+                }
+                new_pos.push(k);
+                out.push(c);
+                i += 2;
+            } else {
+                out.push(s[i]);
+                i += 1;
+            }
+        }
+        if !found {
+            continue;
+        }
+        let w = count[wi as usize] as i64;
+        for &p in &old_pos {
+            let (x, y) = (s[p], s[p + 1]);
+            if x != NO_SYMBOL && y != NO_SYMBOL {
+                *d.counts.entry(pack(x, y)).or_insert(0) -= w;
+            }
+        }
+        let m = out.len();
+        for &p in &new_pos {
+            if p + 1 >= m {
+                continue;
+            }
+            let (x, y) = (out[p], out[p + 1]);
+            if x != NO_SYMBOL && y != NO_SYMBOL {
+                let q = pack(x, y);
+                *d.counts.entry(q).or_insert(0) += w;
+                let v = d.places.entry(q).or_default();
+                if v.last() != Some(&wi) {
+                    v.push(wi);
+                }
+            }
+        }
+        s[..m].copy_from_slice(&out);
+        d.lens.push((wi, m as u32));
+    }
+    d
+}
+
+/// Pair counts and places of a range of units (one thread's share).
+fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> (FxHashMap<u64, i64>, FxHashMap<u64, Vec<u32>>) {
     let mut counts: FxHashMap<u64, i64> = FxHashMap::default();
     let mut places: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
-    for (i, u) in units.iter().enumerate() {
-        let wi = offset + i as u32;
-        for w in u.symbols.windows(2) {
+    for wi in range {
+        let s = &flat.syms[flat.start[wi]..flat.start[wi] + flat.len[wi] as usize];
+        for w in s.windows(2) {
             if w[0] == NO_SYMBOL || w[1] == NO_SYMBOL {
                 continue;
             }
             let p = pack(w[0], w[1]);
-            *counts.entry(p).or_insert(0) += u.count as i64;
+            *counts.entry(p).or_insert(0) += flat.count[wi] as i64;
             let v = places.entry(p).or_default();
-            if v.last() != Some(&wi) {
-                v.push(wi);
+            if v.last() != Some(&(wi as u32)) {
+                v.push(wi as u32);
             }
         }
     }
     (counts, places)
 }
 
+/// Below this many units a merge is rewritten on the calling thread.
+const PARALLEL_UNITS: usize = 4096;
+
 impl<'a> Engine<'a> {
-    fn new(units: &'a mut [Unit], symbols: &'a mut Symbols, max_len: Option<u32>) -> Self {
+    fn new(units: Vec<Unit>, symbols: &'a mut Symbols, max_len: Option<u32>) -> Self {
+        let total: usize = units.iter().map(|u| u.symbols.len()).sum();
+        let mut flat = Flat {
+            syms: Vec::with_capacity(total),
+            start: Vec::with_capacity(units.len()),
+            len: Vec::with_capacity(units.len()),
+            count: Vec::with_capacity(units.len()),
+        };
+        for u in units {
+            flat.start.push(flat.syms.len());
+            flat.len.push(u.symbols.len() as u32);
+            flat.count.push(u.count);
+            flat.syms.extend_from_slice(&u.symbols);
+        }
+        let n = flat.len.len();
         let threads = rayon::current_num_threads().max(1);
-        let chunk = units.len().div_ceil(threads).max(1024);
-        let parts: Vec<_> = units
-            .par_chunks(chunk)
-            .enumerate()
-            .map(|(k, c)| count_pairs(c, (k * chunk) as u32))
-            .collect();
+        let chunk = n.div_ceil(threads).max(1024);
+        let ranges: Vec<std::ops::Range<usize>> = (0..n).step_by(chunk).map(|s| s..(s + chunk).min(n)).collect();
+        let parts: Vec<_> = ranges.into_par_iter().map(|r| count_pairs(&flat, r)).collect();
         let mut counts: FxHashMap<u64, i64> = FxHashMap::default();
         let mut places: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
         for (c, p) in parts {
@@ -207,14 +327,19 @@ impl<'a> Engine<'a> {
                 places.entry(k).or_default().append(&mut v);
             }
         }
-        let mut e = Engine { units, symbols, counts, places, heap: BinaryHeap::new(), max_len };
-        let entries: Vec<u64> = e.counts.keys().copied().collect();
-        let mut heap = Vec::with_capacity(entries.len());
-        for p in entries {
-            if let Some(en) = e.entry(p) {
-                heap.push(en);
-            }
-        }
+        let mut e = Engine {
+            flat,
+            symbols,
+            counts,
+            places,
+            heap: BinaryHeap::new(),
+            max_len,
+            stamp: vec![u32::MAX; n],
+            round: 0,
+            threads,
+        };
+        let keys: Vec<u64> = e.counts.keys().copied().collect();
+        let heap: Vec<Entry> = keys.into_iter().filter_map(|p| e.entry(p)).collect();
         e.heap = BinaryHeap::from(heap);
         e
     }
@@ -239,13 +364,21 @@ impl<'a> Engine<'a> {
     }
 
     /// The best live pair, without removing it.
+    ///
+    /// Entries are pushed only when a pair's count rises, so every live pair has an entry whose
+    /// count is at least its true count. A popped entry that over-states its pair is pushed back
+    /// with the true count; one that matches is the true maximum (ties included, since the heap
+    /// order breaks ties exactly as the rule does).
     fn best(&mut self) -> Option<(u64, u64)> {
         while let Some(top) = self.heap.peek() {
             let live = self.counts.get(&top.pair).copied().unwrap_or(0);
             if live > 0 && live as u64 == top.count {
                 return Some((top.pair, top.count));
             }
-            self.heap.pop();
+            let top = self.heap.pop().unwrap();
+            if live > 0 {
+                self.heap.push(Entry { count: live as u64, ..top });
+            }
         }
         None
     }
@@ -254,101 +387,53 @@ impl<'a> Engine<'a> {
     fn apply(&mut self, pair: u64, c: u32) {
         let (a, b) = unpack(pair);
         let mut list = self.places.remove(&pair).unwrap_or_default();
-        list.sort_unstable();
-        list.dedup();
-        let mut changed: Vec<u64> = Vec::new();
-        let mut old_pos: Vec<usize> = Vec::new();
-        let mut new_pos: Vec<usize> = Vec::new();
-        let mut out: Vec<u32> = Vec::new();
-        for &wi in &list {
-            let unit = &mut self.units[wi as usize];
-            let s = &unit.symbols;
-            let n = s.len();
-            old_pos.clear();
-            new_pos.clear();
-            out.clear();
-            let mut i = 0;
-            let mut found = false;
-            while i < n {
-                if i + 1 < n && s[i] == a && s[i + 1] == b {
-                    found = true;
-                    if i > 0 && old_pos.last() != Some(&(i - 1)) {
-                        old_pos.push(i - 1);
-                    }
-                    if old_pos.last() != Some(&i) {
-                        old_pos.push(i);
-                    }
-                    if i + 2 < n {
-                        old_pos.push(i + 1);
-                    }
-                    let k = out.len();
-                    if k > 0 && new_pos.last() != Some(&(k - 1)) {
-                        new_pos.push(k - 1);
-                    }
-                    new_pos.push(k);
-                    out.push(c);
-                    i += 2;
-                } else {
-                    out.push(s[i]);
-                    i += 1;
+        self.round = self.round.wrapping_add(1);
+        let round = self.round;
+        let stamp = &mut self.stamp;
+        list.retain(|&wi| std::mem::replace(&mut stamp[wi as usize], round) != round);
+        let ptr = SharedSyms(self.flat.syms.as_mut_ptr());
+        let (start, len, count) = (&self.flat.start, &self.flat.len, &self.flat.count);
+        let results: Vec<Delta> = if list.len() < PARALLEL_UNITS || self.threads == 1 {
+            vec![rewrite(ptr, start, len, count, &list, a, b, c)]
+        } else {
+            let per = list.len().div_ceil(self.threads);
+            list.par_chunks(per).map(|part| rewrite(ptr, start, len, count, part, a, b, c)).collect()
+        };
+        let mut raised: Vec<u64> = Vec::new();
+        for d in results {
+            for (wi, m) in d.lens {
+                self.flat.len[wi as usize] = m;
+            }
+            for (q, v) in d.counts {
+                *self.counts.entry(q).or_insert(0) += v;
+                if v > 0 {
+                    raised.push(q);
                 }
             }
-            if !found {
-                continue;
-            }
-            let w = unit.count as i64;
-            for &p in &old_pos {
-                let (x, y) = (s[p], s[p + 1]);
-                if x == NO_SYMBOL || y == NO_SYMBOL {
-                    continue;
-                }
-                let q = pack(x, y);
-                if let Some(v) = self.counts.get_mut(&q) {
-                    *v -= w;
-                }
-                changed.push(q);
-            }
-            let m = out.len();
-            for &p in &new_pos {
-                if p + 1 >= m {
-                    continue;
-                }
-                let (x, y) = (out[p], out[p + 1]);
-                if x == NO_SYMBOL || y == NO_SYMBOL {
-                    continue;
-                }
-                let q = pack(x, y);
-                *self.counts.entry(q).or_insert(0) += w;
-                let v = self.places.entry(q).or_default();
-                if v.last() != Some(&wi) {
-                    v.push(wi);
-                }
-                changed.push(q);
-            }
-            std::mem::swap(&mut unit.symbols, &mut out);
-        }
-        changed.sort_unstable();
-        changed.dedup();
-        for q in changed {
-            match self.counts.get(&q) {
-                Some(&v) if v > 0 => {
-                    if let Some(en) = self.entry(q) {
-                        self.heap.push(en);
-                    }
-                }
-                Some(_) => {
-                    self.counts.remove(&q);
-                    self.places.remove(&q);
-                }
-                None => {}
+            for (q, mut v) in d.places {
+                self.places.entry(q).or_default().append(&mut v);
             }
         }
+        self.counts.remove(&pair);
+        raised.sort_unstable();
+        raised.dedup();
+        for q in raised {
+            if let Some(en) = self.entry(q) {
+                self.heap.push(en);
+            }
+        }
+    }
+
+    fn pieces(&self) -> u64 {
+        self.flat.len.iter().zip(&self.flat.count).map(|(&l, &c)| l as u64 * c).sum()
     }
 }
 
 /// Runs the merge loop. `symbols` must already hold every symbol the units use.
-pub fn learn(units: &mut [Unit], symbols: &mut Symbols, params: &MergeParams) -> Merged {
+pub fn learn(units: Vec<Unit>, symbols: &mut Symbols, params: &MergeParams) -> Merged {
+    let t0 = std::time::Instant::now();
     let mut engine = Engine::new(units, symbols, params.max_piece_length);
+    if std::env::var_os("SUBWORDS_PROFILE").is_some() { eprintln!("engine init {:?} pairs {}", t0.elapsed(), engine.counts.len()); }
     let mut merges = Vec::new();
     let mut new_rows = 0u64;
     let stop = loop {
@@ -372,5 +457,6 @@ pub fn learn(units: &mut [Unit], symbols: &mut Symbols, params: &MergeParams) ->
         merges.push([a, b, c]);
         engine.apply(pair, c);
     };
-    Merged { merges, new_rows, stop }
+    let pieces_after = engine.pieces();
+    Merged { merges, new_rows, stop, pieces_after }
 }

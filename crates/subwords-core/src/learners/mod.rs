@@ -99,6 +99,8 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
         return train_words(opts, spelling, &units, normalizations, corpus.texts);
     }
 
+    let prof = std::env::var_os("SUBWORDS_PROFILE").is_some();
+    let t0 = std::time::Instant::now();
     // ---- spell units into provisional symbol ids, counting each symbol's occurrences
     let mut provisional: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
     let mut sym_texts: Vec<Box<[u8]>> = Vec::new();
@@ -218,11 +220,13 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
     let stage_one_target = opts.superword_at.unwrap_or(opts.vocab_size);
     let room = stage_one_target.saturating_sub(budget_rows(rows.len() as u64));
     let params = MergeParams { new_rows: room, min_count: opts.min_count, max_piece_length: opts.max_piece_length };
-    let first = merge::learn(&mut spelled, &mut symbols, &params);
+    if prof { eprintln!("spell+alphabet {:?}", t0.elapsed()); }
+    let first = merge::learn(spelled, &mut symbols, &params);
+    if prof { eprintln!("stage one {:?}", t0.elapsed()); }
     let mut merges = first.merges;
     let mut stop = first.stop;
     let mut stage_one_merges = None;
-    let mut after: u64 = spelled.iter().map(|u| u.symbols.len() as u64 * u.count).sum();
+    let mut after: u64 = first.pieces_after;
 
     // ---- stage two: merges across unit boundaries, each text one stream
     if let Some(_at) = opts.superword_at {
@@ -250,10 +254,10 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
         let rows_now = base as u64 + symbols.texts.len() as u64;
         let room = opts.vocab_size.saturating_sub(budget_rows(rows_now));
         let params = MergeParams { new_rows: room, min_count: opts.min_count, max_piece_length: opts.max_piece_length };
-        let second = merge::learn(&mut streams, &mut symbols, &params);
+        let second = merge::learn(streams, &mut symbols, &params);
         merges.extend(second.merges);
         stop = second.stop;
-        after = streams.iter().map(|u| u.symbols.len() as u64 * u.count).sum();
+        after = second.pieces_after;
     }
 
     // ---- rows for the learned pieces
