@@ -134,21 +134,18 @@ def _progress(stream: TextIO, label: str) -> Optional[callable]:
     return show
 
 
-def _stdin_lines(errors: str = "strict") -> Iterator[str]:
+def _stdin_lines(errors: Optional[str] = None) -> Iterator[str]:
     """Lines of stdin without their line ends. Lines end at b"\\n" only, never at the other
-    characters ``str.splitlines`` knows (U+2028, U+0085, ...): those are text inside a line."""
+    characters ``str.splitlines`` knows (U+2028, U+0085, ...): those are text inside a line.
+    ``errors`` is training's --input-errors (None: a command that has no such option)."""
     for n, raw in enumerate(sys.stdin.buffer, 1):
         try:
-            yield raw.decode("utf-8", errors=errors).rstrip("\r\n")
+            yield raw.decode("utf-8", errors=errors or "strict").rstrip("\r\n")
         except UnicodeDecodeError as e:
             raise InputError(
                 f"stdin: line {n}: invalid UTF-8 (byte 0x{raw[e.start]:02X}); convert the input to UTF-8"
-                + (", or pass --input-errors replace" if errors == "strict" and _reading_training_input else "")
+                + (", or pass --input-errors replace" if errors == "strict" else "")
             ) from None
-
-
-# Set by cmd_train, so that only training (which has --input-errors) suggests it.
-_reading_training_input = False
 
 
 def _stdin_count_table(errors: str) -> dict[str, int]:
@@ -166,8 +163,6 @@ def _stdin_count_table(errors: str) -> dict[str, int]:
 def cmd_train(a: argparse.Namespace) -> int:
     import subwords
 
-    global _reading_training_input
-    _reading_training_input = True
     if a.seed is not None:
         raise SubwordsError(f"--seed: {a.model} training is deterministic and uses no randomness; leave --seed out")
     if "-" in a.inputs and a.inputs != ["-"]:
