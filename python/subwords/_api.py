@@ -275,7 +275,9 @@ def load(path: Union[str, os.PathLike]) -> "Tokenizer":
         with open(p, "rb") as f:
             raw = f.read()
     except OSError as e:
-        raise OSError(f"cannot read model file {p!r}: {e.strerror or e}") from None
+        # OSError(errno, ...) builds the matching subclass (FileNotFoundError, IsADirectoryError,
+        # PermissionError), so `except FileNotFoundError` keeps working.
+        raise OSError(e.errno, f"cannot read model file {p!r}: {e.strerror or e}") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
