@@ -160,6 +160,16 @@ def _stdin_count_table(errors: str) -> dict[str, int]:
     return rows
 
 
+def _check_output(name: str) -> Path:
+    """Refuses a model path that cannot be written before any work is done."""
+    out = Path(name)
+    if out.is_dir():
+        raise SubwordsError(f"-o {name}: is a directory; give a file name")
+    if not out.parent.exists() and str(out.parent) not in ("", "."):
+        raise SubwordsError(f"-o {name}: the folder {out.parent} does not exist")
+    return out
+
+
 def cmd_train(a: argparse.Namespace) -> int:
     import subwords
 
@@ -167,11 +177,7 @@ def cmd_train(a: argparse.Namespace) -> int:
         raise SubwordsError(f"--seed: {a.model} training is deterministic and uses no randomness; leave --seed out")
     if "-" in a.inputs and a.inputs != ["-"]:
         raise SubwordsError("- (stdin) must be the only INPUT")
-    out = Path(a.output)
-    if out.is_dir():
-        raise SubwordsError(f"-o {a.output}: is a directory; give a file name")
-    if not out.parent.exists() and str(out.parent) not in ("", "."):
-        raise SubwordsError(f"-o {a.output}: the folder {out.parent} does not exist")
+    out = _check_output(a.output)
     kw = dict(
         model=a.model, spelling=a.spelling, vocab_size=a.vocab_size, min_count=a.min_count,
         byte_fallback=a.byte_fallback, byte_fallback_in_budget=a.byte_fallback_in_budget,
@@ -326,6 +332,8 @@ def stdlib_files() -> list[Path]:
 def cmd_quickstart(a: argparse.Namespace) -> int:
     import subwords
 
+    if a.output:
+        _check_output(a.output)
     files = stdlib_files()
     size = sum(f.stat().st_size for f in files)
     print(f"training BPE ({a.spelling} spelling, {a.vocab_size} rows) on {len(files)} standard-library files, {size / 1e6:.1f} MB ...")
@@ -342,6 +350,13 @@ def cmd_quickstart(a: argparse.Namespace) -> int:
         tok.save(a.output)
         print(f"saved {a.output}; try: echo 'some text' | subwords encode -m {a.output}")
     return 0
+
+
+def _os_error_text(e: OSError) -> str:
+    """The message without Python's "[Errno 2]" prefix, keeping the file name."""
+    if e.errno is None or not e.strerror:
+        return str(e)
+    return f"{e.filename}: {e.strerror}" if e.filename else e.strerror
 
 
 COMMANDS = {"train": cmd_train, "encode": cmd_encode, "decode": cmd_decode, "inspect": cmd_inspect, "quickstart": cmd_quickstart}
@@ -365,7 +380,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
+        print(f"{PROG}: error: {_os_error_text(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
