@@ -351,8 +351,27 @@ def busy_cpu_seconds() -> float | None:
     return busy / os.sysconf("SC_CLK_TCK")
 
 
+WAIT_IDLE = 0.0  # --wait-idle: seconds to wait, before each child, for the machine to go quiet
+
+
+def wait_for_idle(limit: float, threshold: float = 0.25) -> float | None:
+    """Wait up to `limit` seconds until other processes use less than `threshold` cores
+    (sampled over 1 s).  Returns the last sample (cores busy), None without /proc/stat."""
+    deadline = time.perf_counter() + limit
+    while True:
+        b0 = busy_cpu_seconds()
+        time.sleep(1.0)
+        b1 = busy_cpu_seconds()
+        if b0 is None or b1 is None:
+            return None
+        busy = b1 - b0
+        if busy < threshold or time.perf_counter() >= deadline:
+            return busy
+
+
 def run_child(spec: dict, log: Path, timeout: float | None) -> dict:
     """Run one worker in a fresh interpreter; return its result plus peak RSS and wall."""
+    idle_before = wait_for_idle(WAIT_IDLE) if WAIT_IDLE > 0 else None
     threads = spec.get("threads", 1)
     env = dict(os.environ, RAYON_NUM_THREADS=str(threads), RAYON_RS_NUM_CPUS=str(threads),
                TOKENIZERS_PARALLELISM="true", PYTHONHASHSEED="0")
@@ -393,6 +412,8 @@ def run_child(spec: dict, log: Path, timeout: float | None) -> dict:
     if busy0 is not None and busy1 is not None and wall > 0:
         # cores kept busy by other processes while this child ran: the noise indicator
         res["others_cores"] = max(0.0, (busy1 - busy0 - res["cpu_seconds"]) / wall)
+    if idle_before is not None:
+        res["others_cores_before"] = idle_before
     return res
 
 
@@ -459,8 +480,13 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-encode", action="store_true")
     ap.add_argument("--no-cl100k", action="store_true", help="skip the rs-bpe/tiktoken cl100k reference")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per child run")
+    ap.add_argument("--wait-idle", type=float, default=0.0, metavar="SECONDS",
+                    help="before each child, wait up to this long for other processes to use "
+                         "< 0.25 cores (shared machines); default 0 = do not wait")
     ap.add_argument("--workdir", type=Path, default=OUT, help="models, logs and results (default benchmarks/out)")
     args = ap.parse_args(argv)
+    global WAIT_IDLE
+    WAIT_IDLE = args.wait_idle
 
     corpus = resolve_corpus(args.corpus or ("english" if args.quick else "large"))
     enc_corpus = resolve_corpus(args.encode_corpus or ("heldout" if args.quick else "english"))
