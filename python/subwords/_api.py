@@ -427,7 +427,14 @@ class Tokenizer:
     def from_json(cls, text: str) -> "Tokenizer":
         if not isinstance(text, str):
             raise ModelFileError("a model is read from JSON text (str)")
-        return cls(_core.Model.from_json(text))
+        try:
+            return cls(_core.Model.from_json(text))
+        except ModelFileError:
+            raise
+        except SubwordsError as e:
+            # The engine checks a file's spelling and options with the same code as train()'s
+            # arguments, which raises plain SubwordsError; in a file they make the file bad.
+            raise ModelFileError(f"the model file's settings are invalid: {e}") from None
 
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Writes the model file atomically: a failed save leaves no partial file behind."""
