@@ -492,7 +492,9 @@ CLI_MISTAKES = [
     ["encode", "-m", "good.json", "--dropout", "2", "--seed", "1"],
     ["encode", "-m", "good.json", "--dropout", "0.1", "--seed", "1", "--jsonl"],
     ["decode", "-m", "missing.json"],
+    ["encode", "-m", "good.json", "--dropout", "0.1", "--seed", "-1"],
     ["inspect", "missing.json"],
+    ["inspect", "good.json", "--rows", "-5"],
     ["inspect"],
 ]
 

@@ -41,6 +41,19 @@ def _positive(name: str):
     return parse
 
 
+def _count(name: str):
+    def parse(s: str) -> int:
+        try:
+            v = int(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {s!r}") from None
+        if v < 0:
+            raise argparse.ArgumentTypeError(f"{name} must be 0 or more, got {v}")
+        return v
+
+    return parse
+
+
 def _probability(s: str) -> float:
     try:
         v = float(s)
@@ -101,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--ids", action="store_true", help="write ids instead of pieces")
     g.add_argument("--jsonl", action="store_true", help="write one JSON object per line: pieces, ids, offsets")
     e.add_argument("--dropout", type=_probability, default=None, help="BPE-dropout probability (needs --seed)")
-    e.add_argument("--seed", type=int, default=None)
+    e.add_argument("--seed", type=_count("--seed"), default=None, help="dropout's seed (each line uses seed + line index)")
     e.add_argument("--threads", type=_positive("--threads"), default=None)
 
     d = sub.add_parser("decode", help="pieces (or ids) lines on stdin -> text lines on stdout")
@@ -111,7 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("inspect", help="sizes, rows and merges of a model")
     i.add_argument("model", metavar="MODEL")
     i.add_argument("--json", action="store_true", help="one JSON object: rows, kinds, merges, report, options")
-    i.add_argument("--rows", type=int, default=20, help="how many rows to show (text output)")
+    i.add_argument("--rows", type=_count("--rows"), default=20, metavar="N",
+                   help="how many rows and merges to show (text output; default 20)")
 
     q = sub.add_parser("quickstart", help="train on this Python's standard library and cut a sentence into pieces")
     q.add_argument("--vocab-size", type=_positive("--vocab-size"), default=8000)
@@ -303,17 +317,20 @@ def cmd_inspect(a: argparse.Namespace) -> int:
     kinds = tok.kinds
     counts = {k: kinds.count(k) for k in dict.fromkeys(kinds)}
     print(f"model      {tok.model}")
-    print(f"spelling   {tok.spelling['scheme']} (mark {tok.spelling['mark']!r}, byte fallback {tok.spelling['byte_fallback']})")
+    s = tok.spelling
+    mark = f"mark {s['mark']!r}, " if s.get("mark") else ""
+    print(f"spelling   {s['scheme']} ({mark}byte fallback {'on' if s['byte_fallback'] else 'off'})")
     print(f"rows       {tok.vocab_size}  ({', '.join(f'{v} {k}' for k, v in counts.items())})")
     print(f"merges     {len(tok.merges)}")
     if r:
         print(f"stopped    by {r.get('stop')}; corpus {r.get('corpus_pieces_before')} -> {r.get('corpus_pieces_after')} pieces")
     rows = tok.rows
     merges = tok.merges
-    print(f"first {min(a.rows, len(rows))} rows:")
+    if a.rows:
+        print(f"first {min(a.rows, len(rows))} rows:")
     for i in range(min(a.rows, len(rows))):
         print(f"  {i:>6}  {rows[i]:<20} {kinds[i]}")
-    if merges:
+    if merges and a.rows:
         print(f"first {min(a.rows, len(merges))} merges:")
         for k, (l, rr) in enumerate(merges[: a.rows]):
             print(f"  {k:>6}  {l} + {rr}")
