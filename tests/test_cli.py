@@ -158,6 +158,16 @@ def test_encode_pieces_ids_and_decode(four: Path):
     assert decode(four, " ".join(map(str, ids)) + "\n", "--ids") == "lowest newer\n"
 
 
+def test_no_progress_output_when_not_on_a_terminal(four: Path):
+    # Progress bars go to stderr only on a terminal; in a pipeline stderr stays empty.
+    lines = "lowest newer\n" * 20_000
+    for cmd, flags in (("encode", ()), ("encode", ("--ids",)), ("decode", ())):
+        p = run(cmd, "-m", str(four), *flags, input=lines if cmd == "encode" else "lo w est</w>\n" * 20_000,
+                cwd=four.parent)
+        assert p.stderr == ""
+        assert p.stdout.count("\n") == 20_000
+
+
 def test_encode_writes_one_line_per_input_line(four: Path):
     text = "low\n\n   \nwidest  newest\r\nlower\n"
     out = encode(four, text)
