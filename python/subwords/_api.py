@@ -92,16 +92,19 @@ def read_count_table(path: Union[str, os.PathLike], errors: str = "strict") -> l
     return rows
 
 
-def _apply_joints(units: list[tuple[str, int]], joints: Joints) -> list[tuple[str, bool, bool, int]]:
+def _apply_joints(units: list[tuple[str, int]], joints: Joints) -> tuple[list[tuple[str, bool, bool, int]], dict[str, list[str]]]:
+    """Cuts each training word at its joints. A callable is evaluated here, once per distinct
+    word, and the cuts it made are what the model keeps (and applies when encoding)."""
     out: list[tuple[str, bool, bool, int]] = []
+    cuts: dict[str, list[str]] = {}
     for word, count in units:
         parts = joints(word) if callable(joints) else joints.get(word)
-        if not parts:
+        if parts is not None and (isinstance(parts, str) or not isinstance(parts, Iterable)):
+            raise SubwordsError(f"the joints of {word!r} must be a list of parts (str), got {parts!r}")
+        parts = list(parts) if parts is not None else []
+        if len(parts) <= 1:
             out.append((word, True, True, count))
             continue
-        if isinstance(parts, str) or not isinstance(parts, Iterable):
-            raise SubwordsError(f"the joints of {word!r} must be a list of parts (str), got {parts!r}")
-        parts = list(parts)
         if any(not isinstance(p, str) or not p for p in parts) or "".join(parts) != word:
             raise SubwordsError(
                 f"the joints of {word!r} are {parts!r}, which do not spell the word: give non-empty parts "
@@ -109,7 +112,8 @@ def _apply_joints(units: list[tuple[str, int]], joints: Joints) -> list[tuple[st
             )
         last = len(parts) - 1
         out.extend((p, k == 0, k == last, count) for k, p in enumerate(parts))
-    return out
+        cuts[word] = parts
+    return out, cuts
 
 
 def train(
@@ -193,7 +197,7 @@ def train(
     trainer = _core.Trainer(json.dumps(options), _threads(threads))
     _feed(trainer, data, counts=counts, input_errors=input_errors)
     if joints is not None:
-        trainer.set_units(_apply_joints(trainer.unit_counts(), joints))
+        trainer.set_units(*_apply_joints(trainer.unit_counts(), joints))
     return Tokenizer(trainer.train())
 
 
@@ -367,7 +371,11 @@ class Tokenizer:
     def count_pieces(self, data: Union[Mapping[str, int], Iterable[str]]) -> int:
         """Total pieces of a corpus: a ``word -> count`` mapping or an iterable of texts."""
         if isinstance(data, Mapping):
-            return sum(c * len(self._model.encode(w)) for w, c in (_check_count(w, c, "count table") for w, c in data.items()))
+            rows = [_check_count(w, c, "count table") for w, c in data.items()]
+            if self.options.get("superword_at") is not None:
+                # a two-stage model reads a count table as one stream, as training did
+                return len(self._model.encode(" ".join(w for w, c in rows for _ in range(c))))
+            return sum(c * len(self._model.encode(w)) for w, c in rows)
         if isinstance(data, str):
             raise SubwordsError("count_pieces() takes a mapping or an iterable of texts, not one string")
         return sum(len(self.encode(t)) for t in data)

@@ -26,6 +26,9 @@ pub struct UnitCounter {
     pub texts: u64,
     /// Texts kept whole for stage two of superword BPE (None when not needed).
     pub streams: Option<Vec<String>>,
+    table_stream: Option<String>,
+    /// A count that does not fit in 64 bits (refused when training).
+    pub overflow: bool,
 }
 
 fn count_text(spelling: &Spelling, text: &str, table: &mut Counts, norm: &mut Normalizations) {
@@ -50,15 +53,18 @@ impl UnitCounter {
             normalizations: Normalizations::default(),
             texts: 0,
             streams: keep_streams.then(Vec::new),
+            table_stream: None,
+            overflow: false,
         }
     }
 
     /// Counts a batch of texts on all threads.
     pub fn feed_texts(&mut self, texts: &[String]) {
         if let Some(s) = self.streams.as_mut() {
-            s.extend(texts.iter().cloned());
+            s.extend(texts.iter().filter(|t| !t.is_empty()).cloned());
         }
-        self.texts += texts.len() as u64;
+        // empty texts are skipped, as empty lines of a file are
+        self.texts += texts.iter().filter(|t| !t.is_empty()).count() as u64;
         let n = self.tables.len();
         let per = texts.len().div_ceil(n).max(1);
         let spelling = &self.spelling;
@@ -197,30 +203,47 @@ impl UnitCounter {
     /// Adds a `unit -> count` entry directly (count tables).
     /// The key is spelled like any text (`low` becomes `▁low` under `front`).
     pub fn add_count(&mut self, key: &str, count: u64) {
-        let table = &mut self.tables[0];
-        if self.spelling.scheme == Scheme::Front {
-            self.normalizations.observe(key, self.spelling.front_mark());
-        }
-        self.spelling.for_each_unit(key, |unit, _| {
-            *table.entry(unit.into()).or_insert(0) += count;
-        });
-        self.texts += count;
         if let Some(streams) = self.streams.as_mut() {
-            // a count table is read as one stream: its words in table order, each repeated
-            if streams.is_empty() {
-                streams.push(String::new());
+            // two-stage: the table is read as one stream (its words in table order, each
+            // repeated), for both stages; it is counted in `finish`
+            if self.table_stream.is_none() {
+                self.table_stream = Some(String::new());
             }
-            let s = streams.last_mut().unwrap();
+            let s = self.table_stream.as_mut().unwrap();
             for _ in 0..count {
                 if !s.is_empty() {
                     s.push(' ');
                 }
                 s.push_str(key);
             }
+            let _ = streams;
+            return;
         }
+        let table = &mut self.tables[0];
+        if self.spelling.scheme == Scheme::Front {
+            self.normalizations.observe(key, self.spelling.front_mark());
+        }
+        let mut overflow = false;
+        self.spelling.for_each_unit(key, |unit, _| {
+            let e = table.entry(unit.into()).or_insert(0);
+            match e.checked_add(count) {
+                Some(v) => *e = v,
+                None => overflow = true,
+            }
+        });
+        self.overflow |= overflow;
+        self.texts = self.texts.saturating_add(count);
     }
 
-    pub fn finish(mut self) -> (Counts, Normalizations, u64, Option<Vec<String>>) {
+    pub fn finish(mut self) -> Result<(Counts, Normalizations, u64, Option<Vec<String>>)> {
+        if self.overflow {
+            return Err(Error::Input(
+                "a count in the table is too large: a unit's total count does not fit in 64 bits; scale the counts down".into(),
+            ));
+        }
+        if let Some(stream) = self.table_stream.take() {
+            self.feed_texts(&[stream]);
+        }
         let mut total = std::mem::take(&mut self.tables[0]);
         for t in self.tables.drain(1..) {
             if total.len() < t.len() {
@@ -234,6 +257,6 @@ impl UnitCounter {
                 }
             }
         }
-        (total, self.normalizations, self.texts, self.streams)
+        Ok((total, self.normalizations, self.texts, self.streams))
     }
 }

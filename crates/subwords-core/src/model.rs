@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::options::{ModelKind, TrainOptions, MAX_VOCAB};
 use crate::segmenters::merge_replay::{replay, MergeMap};
-use crate::spelling::{byte_to_char_table, Normalizations, Scheme, Spelling};
+use crate::spelling::{byte_to_char_table, Scheme, Spelling};
+use std::collections::BTreeMap;
 use crate::vocab::{Row, RowKind, UNK};
 
 pub const FORMAT: &str = "subwords";
@@ -33,7 +34,9 @@ pub struct Report {
     pub corpus_pieces_after: u64,
     pub distinct_units: u64,
     pub texts: u64,
-    pub normalizations: Option<Normalizations>,
+    /// Which `front` normalizations changed some training text: a subset of
+    /// `whitespace_runs`, `stripped_ends`, `mark_in_text`, in that order.
+    pub normalizations: Option<Vec<String>>,
     pub stage_one_merges: Option<u64>,
     pub dropped_symbols: u64,
     /// The size asked for was more than the corpus supports (a ceiling, not an error).
@@ -51,6 +54,8 @@ pub struct Model {
     /// Two-stage (superword) BPE: merges from this rank on apply across unit boundaries, to the
     /// whole text after the within-unit merges.
     pub stream_from: Option<usize>,
+    /// Pre-split joints: words cut into parts before spelling (training and encoding alike).
+    pub joints: Option<BTreeMap<String, Vec<String>>>,
     pub options: Option<TrainOptions>,
     pub report: Option<Report>,
     index: FxHashMap<Box<[u8]>, u32>,
@@ -78,6 +83,7 @@ impl Model {
         rows: Vec<Row>,
         merges: Vec<[u32; 3]>,
         stream_from: Option<usize>,
+        joints: Option<BTreeMap<String, Vec<String>>>,
         options: Option<TrainOptions>,
         report: Option<Report>,
     ) -> Result<Self> {
@@ -85,6 +91,31 @@ impl Model {
         let bad = |m: String| Error::ModelFile(m);
         if rows.len() as u64 > MAX_VOCAB {
             return Err(bad(format!("{} rows is more than the {MAX_VOCAB} subwords accepts", rows.len())));
+        }
+        // Row order: [UNK], byte rows, the bare marker, the alphabet, learned rows (or unit rows).
+        let stage = |k: RowKind| match k {
+            RowKind::Special => 0,
+            RowKind::Byte => 1,
+            RowKind::Marker => 2,
+            RowKind::Alphabet => 3,
+            RowKind::Learned | RowKind::Unit => 4,
+        };
+        for (id, w) in rows.windows(2).enumerate() {
+            if stage(w[0].kind) > stage(w[1].kind) {
+                return Err(bad(format!(
+                    "row {}: a {} row after a {} row; rows go [UNK], byte rows, marker, alphabet, learned",
+                    id + 1,
+                    w[1].kind.name(),
+                    w[0].kind.name()
+                )));
+            }
+        }
+        let wrong_kind = rows.iter().position(|r| match kind {
+            ModelKind::Bpe => r.kind == RowKind::Unit,
+            ModelKind::Word => !matches!(r.kind, RowKind::Special | RowKind::Unit),
+        });
+        if let Some(id) = wrong_kind {
+            return Err(bad(format!("row {id}: a {} row does not belong in a {:?} model", rows[id].kind.name(), kind)));
         }
         let mut index: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
         let mut unk = None;
@@ -177,6 +208,25 @@ impl Model {
                 return Err(bad(format!("merge {rank}: the same pair is merged twice")));
             }
         }
+        if let Some(j) = &joints {
+            if !matches!(spelling.scheme, Scheme::End | Scheme::Continuation) || kind != ModelKind::Bpe {
+                return Err(bad("joints apply to BPE models on the end and continuation spellings".into()));
+            }
+            for (word, parts) in j {
+                if parts.len() < 2 || parts.iter().any(String::is_empty) || parts.concat() != *word || word.chars().any(char::is_whitespace) {
+                    return Err(bad(format!("joints: {parts:?} is not a cut of the word {word:?}")));
+                }
+            }
+        }
+        if kind == ModelKind::Bpe {
+            let mut made = vec![false; rows.len()];
+            for m in &merges {
+                made[m[2] as usize] = true;
+            }
+            if let Some(id) = rows.iter().enumerate().position(|(i, r)| r.kind == RowKind::Learned && !made[i]) {
+                return Err(bad(format!("row {id}: a learned row that no merge makes")));
+            }
+        }
         let mut plain = FxHashMap::default();
         let mut marked = FxHashMap::default();
         if spelling.scheme != Scheme::Bytes {
@@ -213,6 +263,7 @@ impl Model {
             rows,
             merges,
             stream_from,
+            joints,
             options,
             report,
             index,
@@ -238,14 +289,7 @@ impl Model {
 
     /// A row as the pages print it: `est</w>`, `##est`, `▁low`, `<0xC3>`, `[UNK]`, `Ġlow`.
     pub fn display(&self, id: u32) -> Option<String> {
-        let row = self.rows.get(id as usize)?;
-        Some(match row.kind {
-            RowKind::Byte => format!("<0x{:02X}>", row.text[0]),
-            _ if self.spelling.scheme == Scheme::Bytes && row.kind != RowKind::Special => {
-                row.text.iter().map(|&b| self.byte_chars[b as usize]).collect()
-            }
-            _ => String::from_utf8_lossy(&row.text).into_owned(),
-        })
+        Some(display_row(self.spelling.scheme, self.rows.get(id as usize)?, &self.byte_chars))
     }
 
     pub fn piece_to_id(&self, piece: &str) -> Option<u32> {
@@ -308,7 +352,18 @@ impl Model {
     /// Spells one unit into symbol ids (before merges). `starts`/`ends` say whether the unit
     /// begins/ends a word (false only for parts cut at pre-split joints). With `spans`, pushes for
     /// each id the byte span (relative to the unit's own text) it stands for.
-    pub fn spell(&self, unit: &str, starts: bool, ends: bool, out: &mut Vec<u32>, mut spans: Option<&mut Vec<(u32, u32)>>) {
+    ///
+    /// The index of every piece that stands for an unknown symbol is pushed to `opaque`: such a
+    /// piece never takes part in a merge (training never merged an unknown symbol either).
+    pub fn spell(
+        &self,
+        unit: &str,
+        starts: bool,
+        ends: bool,
+        out: &mut Vec<u32>,
+        mut spans: Option<&mut Vec<(u32, u32)>>,
+        opaque: &mut Vec<usize>,
+    ) {
         let span = |k: usize, a: usize, b: usize, spans: &mut Option<&mut Vec<(u32, u32)>>| {
             if let Some(sp) = spans.as_deref_mut() {
                 for _ in 0..k {
@@ -329,10 +384,13 @@ impl Model {
                     let id = self.char_id(c, false);
                     if id != NO_ID {
                         out.push(id);
-                    } else if self.byte_base.is_some() {
-                        self.push_bytes_of(c, out);
                     } else {
-                        out.push(self.unk.unwrap());
+                        if self.byte_base.is_some() {
+                            self.push_bytes_of(c, out);
+                        } else {
+                            out.push(self.unk.unwrap());
+                        }
+                        opaque.extend(before..out.len());
                     }
                     span(out.len() - before, i, i + c.len_utf8(), &mut spans);
                 }
@@ -350,6 +408,7 @@ impl Model {
                         continue;
                     }
                     if self.byte_base.is_none() {
+                        opaque.push(out.len());
                         out.push(self.unk.unwrap());
                         span(1, i, end, &mut spans);
                         continue;
@@ -369,6 +428,7 @@ impl Model {
                         self.push_bytes_of(c, out);
                         span(out.len() - before, i, end, &mut spans);
                     }
+                    opaque.extend(before..out.len());
                 }
             }
             Scheme::Continuation => {
@@ -381,7 +441,9 @@ impl Model {
                         span(1, i, end, &mut spans);
                         continue;
                     }
+                    let first = out.len();
                     if self.byte_base.is_none() {
+                        opaque.push(out.len());
                         out.push(self.unk.unwrap());
                         span(1, i, end, &mut spans);
                         continue;
@@ -391,41 +453,109 @@ impl Model {
                         span(1, i, i, &mut spans);
                     }
                     let before = out.len();
-                    let _ = &before;
                     self.push_bytes_of(c, out);
                     span(out.len() - before, i, end, &mut spans);
+                    opaque.extend(first..out.len());
                 }
             }
         }
     }
 
-    /// The pieces of one unit, merges replayed.
-    pub fn encode_unit(&self, unit: &str, out: &mut Vec<u32>, cache: Option<&mut Cache>) {
+    /// Spells one unit (or joint part) and replays the merges, keeping opaque pieces apart.
+    fn spell_replay(
+        &self,
+        unit: &str,
+        starts: bool,
+        ends: bool,
+        out: &mut Vec<u32>,
+        mut spans: Option<&mut Vec<(u32, u32)>>,
+        dropout: Option<(f64, &mut SmallRng)>,
+    ) {
+        let mut syms = Vec::with_capacity(unit.len() + 1);
+        let mut opaque = Vec::new();
+        self.spell(unit, starts, ends, &mut syms, spans.as_deref_mut(), &mut opaque);
+        if opaque.is_empty() {
+            replay(&mut syms, spans.as_deref_mut(), &self.merge_map, dropout);
+        } else {
+            replay_around(&mut syms, spans.as_deref_mut(), &opaque, &self.merge_map, dropout);
+        }
+        out.extend_from_slice(&syms);
+    }
+
+    /// A word holding the end mark (or starting with the continuation mark) would decode to
+    /// different text; it is refused rather than silently changed.
+    fn check_unit(&self, unit: &str) -> Result<()> {
+        let clash = match self.spelling.scheme {
+            Scheme::End => unit.contains(self.spelling.mark.as_str()),
+            Scheme::Continuation => unit.starts_with(self.spelling.mark.as_str()),
+            _ => false,
+        };
+        if clash {
+            return Err(Error::Input(format!(
+                "the word {unit:?} holds this model's mark {:?}: its pieces would decode to different text. \
+                 Remove or escape the mark in the input, or use a model trained with another mark",
+                self.spelling.mark
+            )));
+        }
+        Ok(())
+    }
+
+    /// The pieces of one unit (a word cut at its joints, if it has any), merges replayed.
+    fn encode_unit_into(
+        &self,
+        unit: &str,
+        out: &mut Vec<u32>,
+        mut spans: Option<&mut Vec<(u32, u32)>>,
+        mut dropout: Option<(f64, &mut SmallRng)>,
+    ) {
         if self.kind == ModelKind::Word {
             out.push(self.word_id(unit));
+            if let Some(sp) = spans {
+                sp.push((0, unit.len() as u32));
+            }
             return;
         }
-        if let Some(cache) = cache {
-            if let Some(ids) = cache.get(unit) {
-                out.extend_from_slice(ids);
-                return;
+        if let Some(parts) = self.joints.as_ref().and_then(|j| j.get(unit)) {
+            let last = parts.len() - 1;
+            let mut offset = 0u32;
+            for (k, part) in parts.iter().enumerate() {
+                let from = spans.as_deref().map_or(0, |sp| sp.len());
+                let d = dropout.as_mut().map(|(p, r)| (*p, &mut **r));
+                self.spell_replay(part, k == 0, k == last, out, spans.as_deref_mut(), d);
+                if let Some(sp) = spans.as_deref_mut() {
+                    for x in &mut sp[from..] {
+                        *x = (x.0 + offset, x.1 + offset);
+                    }
+                }
+                offset += part.len() as u32;
             }
-            let start = out.len();
-            let mut syms = Vec::with_capacity(unit.len() + 1);
-            self.spell(unit, true, true, &mut syms, None);
-            replay(&mut syms, None, &self.merge_map, None);
-            out.extend_from_slice(&syms);
-            if cache.len() >= CACHE_LIMIT {
-                cache.clear();
-            }
-            cache.insert(unit.into(), out[start..].into());
             return;
         }
-        let start = out.len();
-        self.spell(unit, true, true, out, None);
-        let mut syms = out.split_off(start);
-        replay(&mut syms, None, &self.merge_map, None);
-        out.extend_from_slice(&syms);
+        self.spell_replay(unit, true, true, out, spans, dropout);
+    }
+
+    /// The pieces of one unit, merges replayed, through the cache.
+    pub fn encode_unit(&self, unit: &str, out: &mut Vec<u32>, cache: Option<&mut Cache>) -> Result<()> {
+        match cache {
+            Some(cache) => {
+                if let Some(ids) = cache.get(unit) {
+                    out.extend_from_slice(ids);
+                    return Ok(());
+                }
+                self.check_unit(unit)?;
+                let start = out.len();
+                self.encode_unit_into(unit, out, None, None);
+                if cache.len() >= CACHE_LIMIT {
+                    cache.clear();
+                }
+                cache.insert(unit.into(), out[start..].into());
+            }
+            None => {
+                self.check_unit(unit)?;
+                self.encode_unit_into(unit, out, None, None);
+            }
+        }
+        Ok(())
     }
 
     fn word_id(&self, unit: &str) -> u32 {
@@ -440,16 +570,26 @@ impl Model {
         self.index.get(key.as_slice()).copied().unwrap_or_else(|| self.unk.unwrap_or(0))
     }
 
-    pub fn encode_with_cache(&self, text: &str, cache: &mut Cache) -> Vec<u32> {
+    pub fn encode_with_cache(&self, text: &str, cache: &mut Cache) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
-        self.spelling.for_each_unit(text, |unit, _| self.encode_unit(unit, &mut out, Some(&mut *cache)));
+        let mut err = None;
+        self.spelling.for_each_unit(text, |unit, _| {
+            if err.is_none() {
+                if let Err(e) = self.encode_unit(unit, &mut out, Some(&mut *cache)) {
+                    err = Some(e);
+                }
+            }
+        });
+        if let Some(e) = err {
+            return Err(e);
+        }
         if self.stream_from.is_some() {
             replay(&mut out, None, &self.stream_map, None);
         }
-        out
+        Ok(out)
     }
 
-    pub fn encode(&self, text: &str) -> Vec<u32> {
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
         match self.cache.try_lock() {
             Ok(mut cache) => self.encode_with_cache(text, &mut cache),
             Err(_) => self.encode_with_cache(text, &mut Cache::default()),
@@ -457,12 +597,12 @@ impl Model {
     }
 
     /// Encodes each text on `threads` threads; the result does not depend on the thread count.
-    pub fn encode_batch(&self, texts: &[&str], threads: usize) -> Vec<Vec<u32>> {
+    pub fn encode_batch(&self, texts: &[&str], threads: usize) -> Result<Vec<Vec<u32>>> {
         let threads = threads.max(1).min(texts.len().max(1));
         if threads == 1 {
             return texts.iter().map(|t| self.encode(t)).collect();
         }
-        let mut out: Vec<Vec<u32>> = vec![Vec::new(); texts.len()];
+        let mut out: Vec<Result<Vec<u32>>> = (0..texts.len()).map(|_| Ok(Vec::new())).collect();
         let per = texts.len().div_ceil(threads);
         std::thread::scope(|s| {
             for (chunk_out, chunk_in) in out.chunks_mut(per).zip(texts.chunks(per)) {
@@ -474,56 +614,58 @@ impl Model {
                 });
             }
         });
-        out
+        out.into_iter().collect()
     }
 
     /// Encodes with BPE-dropout: each merge candidate is skipped with probability `p`.
-    pub fn encode_dropout(&self, text: &str, p: f64, seed: u64) -> Vec<u32> {
+    pub fn encode_dropout(&self, text: &str, p: f64, seed: u64) -> Result<Vec<u32>> {
         let mut rng = SmallRng::seed_from_u64(seed);
         let mut out = Vec::new();
+        let mut err = None;
         self.spelling.for_each_unit(text, |unit, _| {
-            if self.kind == ModelKind::Word {
-                out.push(self.word_id(unit));
-                return;
+            if err.is_none() {
+                match self.check_unit(unit) {
+                    Ok(()) => self.encode_unit_into(unit, &mut out, None, Some((p, &mut rng))),
+                    Err(e) => err = Some(e),
+                }
             }
-            let mut syms = Vec::new();
-            self.spell(unit, true, true, &mut syms, None);
-            replay(&mut syms, None, &self.merge_map, Some((p, &mut rng)));
-            out.extend_from_slice(&syms);
         });
+        if let Some(e) = err {
+            return Err(e);
+        }
         if self.stream_from.is_some() {
             replay(&mut out, None, &self.stream_map, Some((p, &mut rng)));
         }
-        out
+        Ok(out)
     }
 
     /// Ids with the byte span of `text` each one stands for.
-    pub fn encode_with_spans(&self, text: &str) -> (Vec<u32>, Vec<(usize, usize)>) {
+    pub fn encode_with_spans(&self, text: &str) -> Result<(Vec<u32>, Vec<(usize, usize)>)> {
         let mut ids = Vec::new();
         let mut spans_out: Vec<(u32, u32)> = Vec::new();
         let mark = self.spelling.front_mark();
-        self.spelling.for_each_unit(text, |unit, (a, _b)| {
-            if self.kind == ModelKind::Word {
-                ids.push(self.word_id(unit));
-                spans_out.push((a as u32, _b as u32));
+        let mut err = None;
+        self.spelling.for_each_unit(text, |unit, (a, _)| {
+            if err.is_some() {
                 return;
             }
-            let mut syms = Vec::new();
-            let mut sp = Vec::new();
-            self.spell(unit, true, true, &mut syms, Some(&mut sp));
-            // map spans relative to the unit text onto the original text
-            let map = unit_to_text_positions(self.spelling.scheme, unit, text, a, mark);
-            for s in sp.iter_mut() {
-                *s = (map[s.0 as usize] as u32, map[s.1 as usize] as u32);
+            if let Err(e) = self.check_unit(unit) {
+                err = Some(e);
+                return;
             }
-            replay(&mut syms, Some(&mut sp), &self.merge_map, None);
-            ids.extend_from_slice(&syms);
-            spans_out.extend(sp.iter().map(|&(x, y)| (x as u32, y as u32)));
+            let mut sp = Vec::new();
+            self.encode_unit_into(unit, &mut ids, Some(&mut sp), None);
+            // spans are relative to the unit text; map them onto the original text
+            let map = unit_to_text_positions(self.spelling.scheme, unit, text, a, mark);
+            spans_out.extend(sp.iter().map(|s| (map[s.0 as usize] as u32, map[s.1 as usize] as u32)));
         });
+        if let Some(e) = err {
+            return Err(e);
+        }
         if self.stream_from.is_some() {
             replay(&mut ids, Some(&mut spans_out), &self.stream_map, None);
         }
-        (ids, spans_out.into_iter().map(|(x, y)| (x as usize, y as usize)).collect())
+        Ok((ids, spans_out.into_iter().map(|(x, y)| (x as usize, y as usize)).collect()))
     }
 
     // ---------------------------------------------------------------- decoding
@@ -550,10 +692,15 @@ impl Model {
                 },
                 Scheme::Continuation => match row.kind {
                     RowKind::Byte => {
-                        if !matches!(prev_kind, Some(RowKind::Byte) | Some(RowKind::Marker)) && !out.is_empty() {
+                        // a byte continues the word after the bare `##` row, or when it is a
+                        // UTF-8 continuation byte after another byte row (the rest of a character)
+                        let b = row.text[0];
+                        let continues = prev_kind == Some(RowKind::Marker)
+                            || (prev_kind == Some(RowKind::Byte) && (0x80..=0xBF).contains(&b));
+                        if !continues && !out.is_empty() {
                             out.push(b' ');
                         }
-                        out.push(row.text[0]);
+                        out.push(b);
                     }
                     RowKind::Marker => {}
                     _ => match row.text.strip_prefix(mark) {
@@ -629,11 +776,12 @@ impl Model {
             "model": self.kind,
             "spelling": self.spelling,
             "stream_merges_from": self.stream_from,
+            "joints": self.joints,
             "options": self.options,
             "report": self.report,
         });
         s.push_str("{\n");
-        for key in ["format", "version", "model", "spelling", "stream_merges_from", "options", "report"] {
+        for key in ["format", "version", "model", "spelling", "stream_merges_from", "joints", "options", "report"] {
             s.push_str(&format!("  {}: {},\n", serde_json::to_string(key).unwrap(), serde_json::to_string(&head[key]).unwrap()));
         }
         s.push_str("  \"rows\": [");
@@ -653,6 +801,9 @@ impl Model {
     }
 
     pub fn from_json(text: &str) -> Result<Self> {
+        if !text.trim_start().starts_with('{') {
+            return Err(Error::ModelFile("not a subwords model file: it is not a JSON object".into()));
+        }
         let file: ModelFile = serde_json::from_str(text).map_err(|e| {
             Error::ModelFile(format!("not a valid subwords model file: {e}; was it truncated or written by another tool? (foreign formats: see `subwords export`/`--format`)"))
         })?;
@@ -692,12 +843,13 @@ impl Model {
             };
             rows.push(Row { text, kind });
         }
-        // merges are stored as piece pairs; find their rows
+        // merges are stored as piece pairs; find their rows (Model::new checks the rest)
         let mut by_display: FxHashMap<String, u32> = FxHashMap::default();
-        let probe = Model::new(file.model, file.spelling.clone(), rows.clone(), vec![], None, None, None)?;
-        for (id, row) in probe.rows.iter().enumerate() {
+        let mut by_text: FxHashMap<&[u8], u32> = FxHashMap::default();
+        for (id, row) in rows.iter().enumerate() {
             if matches!(row.kind, RowKind::Alphabet | RowKind::Learned) {
-                by_display.insert(probe.display(id as u32).unwrap(), id as u32);
+                by_display.insert(display_row(file.spelling.scheme, row, &table), id as u32);
+                by_text.insert(&row.text, id as u32);
             }
         }
         let strip: &[u8] = if file.spelling.scheme == Scheme::Continuation { file.spelling.mark.as_bytes() } else { b"" };
@@ -705,18 +857,17 @@ impl Model {
         for (rank, (l, r)) in file.merges.iter().enumerate() {
             let a = *by_display.get(l).ok_or_else(|| Error::ModelFile(format!("merge {rank}: {l:?} is not a row")))?;
             let b = *by_display.get(r).ok_or_else(|| Error::ModelFile(format!("merge {rank}: {r:?} is not a row")))?;
-            let lt = &probe.rows[a as usize].text;
-            let rt = &probe.rows[b as usize].text;
+            let lt = &rows[a as usize].text;
+            let rt = &rows[b as usize].text;
             let rt = if !strip.is_empty() && rt.starts_with(strip) { &rt[strip.len()..] } else { &rt[..] };
             let mut joined = lt.clone();
             joined.extend_from_slice(rt);
-            let c = *probe
-                .index
+            let c = *by_text
                 .get(joined.as_slice())
                 .ok_or_else(|| Error::ModelFile(format!("merge {rank}: {l:?} + {r:?} joins to a piece with no row")))?;
             merges.push([a, b, c]);
         }
-        Model::new(file.model, file.spelling, rows, merges, file.stream_merges_from, file.options, file.report)
+        Model::new(file.model, file.spelling, rows, merges, file.stream_merges_from, file.joints, file.options, file.report)
     }
 }
 
@@ -728,10 +879,21 @@ struct ModelFile {
     model: ModelKind,
     spelling: Spelling,
     stream_merges_from: Option<usize>,
+    joints: Option<BTreeMap<String, Vec<String>>>,
     options: Option<TrainOptions>,
     report: Option<Report>,
     rows: Vec<(String, RowKind)>,
     merges: Vec<(String, String)>,
+}
+
+/// A row as the pages print it (see [`Model::display`]).
+fn display_row(scheme: Scheme, row: &Row, byte_chars: &[char; 256]) -> String {
+    match row.kind {
+        RowKind::Byte => format!("<0x{:02X}>", row.text[0]),
+        RowKind::Special => String::from_utf8_lossy(&row.text).into_owned(),
+        _ if scheme == Scheme::Bytes => row.text.iter().map(|&b| byte_chars[b as usize]).collect(),
+        _ => String::from_utf8_lossy(&row.text).into_owned(),
+    }
 }
 
 fn replace_all(text: &[u8], from: &[u8], to: &[u8], out: &mut Vec<u8>) {
@@ -786,4 +948,41 @@ fn unit_to_text_positions(scheme: Scheme, unit: &str, text: &str, start: usize, 
     map[unit.len()] = t;
     // spans are [map[a], map[b]); a mark standing for nothing has an empty span
     map
+}
+
+/// Merge replay on the runs between opaque pieces (which stay as they are).
+fn replay_around(
+    syms: &mut Vec<u32>,
+    spans: Option<&mut Vec<(u32, u32)>>,
+    opaque: &[usize],
+    merges: &MergeMap,
+    mut dropout: Option<(f64, &mut SmallRng)>,
+) {
+    let mut out = Vec::with_capacity(syms.len());
+    let mut out_spans = Vec::new();
+    let mut k = 0;
+    let mut i = 0;
+    while i <= syms.len() {
+        let end = if k < opaque.len() { opaque[k] } else { syms.len() };
+        let mut run = syms[i..end].to_vec();
+        let mut run_sp = spans.as_deref().map(|sp| sp[i..end].to_vec());
+        let d = dropout.as_mut().map(|(p, r)| (*p, &mut **r));
+        replay(&mut run, run_sp.as_mut(), merges, d);
+        out.extend_from_slice(&run);
+        if let Some(rs) = run_sp {
+            out_spans.extend(rs);
+        }
+        if end < syms.len() {
+            out.push(syms[end]);
+            if let Some(sp) = spans.as_deref() {
+                out_spans.push(sp[end]);
+            }
+        }
+        i = end + 1;
+        k += 1;
+    }
+    *syms = out;
+    if let Some(sp) = spans {
+        *sp = out_spans;
+    }
 }

@@ -41,6 +41,8 @@ struct Trainer {
     options: TrainOptions,
     counter: Option<UnitCounter>,
     units: Option<Vec<UnitCount>>,
+    joints: Option<std::collections::BTreeMap<String, Vec<String>>>,
+    normalizations: Option<subwords_core::spelling::Normalizations>,
     pool: rayon::ThreadPool,
 }
 
@@ -51,7 +53,7 @@ impl Trainer {
         let options = TrainOptions::from_json(options_json).map_err(|e| to_py(py, e))?;
         let spelling = options.spelling().map_err(|e| to_py(py, e))?;
         let counter = UnitCounter::new(spelling, threads, options.superword_at.is_some());
-        Ok(Trainer { options, counter: Some(counter), units: None, pool: pool(threads)? })
+        Ok(Trainer { options, counter: Some(counter), units: None, joints: None, normalizations: None, pool: pool(threads)? })
     }
 
     fn feed_texts(&mut self, py: Python<'_>, texts: Vec<String>) -> PyResult<()> {
@@ -77,30 +79,33 @@ impl Trainer {
     }
 
     /// The counted units (for pre-split joints, applied on the Python side), sorted by text.
-    fn unit_counts(&mut self) -> PyResult<Vec<(String, u64)>> {
+    fn unit_counts(&mut self, py: Python<'_>) -> PyResult<Vec<(String, u64)>> {
         let counter = self.counter.as_ref().ok_or_else(|| PyOSError::new_err("trainer already used"))?;
         let _ = counter;
         let counter = self.counter.take().unwrap();
-        let (counts, norm, texts, streams) = counter.finish();
+        let (counts, norm, texts, streams) = counter.finish().map_err(|e| to_py(py, e))?;
         let mut v: Vec<(String, u64)> = counts.iter().map(|(k, &c)| (k.to_string(), c)).collect();
         v.sort();
         let corpus = Corpus::from_counts(counts, norm, texts, streams);
+        self.normalizations = Some(corpus.normalizations);
         self.units = Some(corpus.units);
         Ok(v)
     }
 
-    /// Replaces the units (text, starts_word, ends_word, count): pre-split joints.
-    fn set_units(&mut self, units: Vec<(String, bool, bool, u64)>) {
+    /// Replaces the units (text, starts_word, ends_word, count) and records the joints that
+    /// cut them (saved in the model, applied when encoding).
+    fn set_units(&mut self, units: Vec<(String, bool, bool, u64)>, joints: std::collections::BTreeMap<String, Vec<String>>) {
         self.units = Some(units.into_iter().map(|(text, starts, ends, count)| UnitCount { text, starts, ends, count }).collect());
+        self.joints = Some(joints);
     }
 
     fn train(&mut self, py: Python<'_>) -> PyResult<PyModel> {
         let corpus = match (self.counter.take(), self.units.take()) {
             (Some(counter), _) => {
-                let (counts, norm, texts, streams) = counter.finish();
+                let (counts, norm, texts, streams) = counter.finish().map_err(|e| to_py(py, e))?;
                 Corpus::from_counts(counts, norm, texts, streams)
             }
-            (None, Some(units)) => Corpus { units, normalizations: Default::default(), texts: 0, streams: None },
+            (None, Some(units)) => Corpus { units, joints: self.joints.take(), normalizations: self.normalizations.unwrap_or_default(), texts: 0, streams: None },
             (None, None) => return Err(PyOSError::new_err("trainer already used")),
         };
         let options = self.options.clone();
@@ -157,30 +162,32 @@ impl PyModel {
         Ok(())
     }
 
-    fn encode(&self, py: Python<'_>, text: &str) -> Vec<u32> {
-        py.detach(|| self.inner.encode(text))
+    fn encode(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
+        py.detach(|| self.inner.encode(text)).map_err(|e| to_py(py, e))
     }
 
-    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, threads: usize) -> Vec<Vec<u32>> {
+    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, threads: usize) -> PyResult<Vec<Vec<u32>>> {
         py.detach(|| {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             self.inner.encode_batch(&refs, threads)
         })
+        .map_err(|e| to_py(py, e))
     }
 
-    fn encode_dropout(&self, py: Python<'_>, text: &str, p: f64, seed: u64) -> Vec<u32> {
-        py.detach(|| self.inner.encode_dropout(text, p, seed))
+    fn encode_dropout(&self, py: Python<'_>, text: &str, p: f64, seed: u64) -> PyResult<Vec<u32>> {
+        py.detach(|| self.inner.encode_dropout(text, p, seed)).map_err(|e| to_py(py, e))
     }
 
     /// (ids, starts, ends) with offsets in code points.
-    fn encode_with_offsets(&self, py: Python<'_>, text: &str) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    fn encode_with_offsets(&self, py: Python<'_>, text: &str) -> PyResult<(Vec<u32>, Vec<u32>, Vec<u32>)> {
         py.detach(|| {
-            let (ids, spans) = self.inner.encode_with_spans(text);
+            let (ids, spans) = self.inner.encode_with_spans(text)?;
             let map = char_offsets(text);
             let starts = spans.iter().map(|s| map[s.0]).collect();
             let ends = spans.iter().map(|s| map[s.1]).collect();
-            (ids, starts, ends)
+            Ok((ids, starts, ends))
         })
+        .map_err(|e| to_py(py, e))
     }
 
     fn decode(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<String> {

@@ -29,6 +29,8 @@ pub struct UnitCount {
 
 pub struct Corpus {
     pub units: Vec<UnitCount>,
+    /// Pre-split joints used to make `units` (saved in the model, applied when encoding).
+    pub joints: Option<std::collections::BTreeMap<String, Vec<String>>>,
     pub normalizations: Normalizations,
     pub texts: u64,
     pub streams: Option<Vec<String>>,
@@ -40,7 +42,7 @@ impl Corpus {
             .into_iter()
             .map(|(t, c)| UnitCount { text: t.into_string(), starts: true, ends: true, count: c })
             .collect();
-        Corpus { units, normalizations, texts, streams }
+        Corpus { units, joints: None, normalizations, texts, streams }
     }
 }
 
@@ -94,7 +96,24 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
             "the corpus is empty: no units to learn from (check the input files, or that the count table has positive counts)".into(),
         ));
     }
-    let normalizations = (spelling.scheme == Scheme::Front).then_some(corpus.normalizations);
+    let normalizations = (spelling.scheme == Scheme::Front).then(|| corpus.normalizations.names());
+    // A word holding the mark would spell pieces indistinguishable from marked ones.
+    for u in &units {
+        let clash = match spelling.scheme {
+            Scheme::End => u.text.contains(spelling.mark.as_str()),
+            Scheme::Continuation => u.starts && u.text.starts_with(spelling.mark.as_str()),
+            _ => false,
+        };
+        if clash {
+            return Err(Error::Input(format!(
+                "the word {:?} holds the {} mark {:?}; its pieces would be indistinguishable from marked pieces \
+                 and decoding could not restore it. Train with another mark= (CLI: --mark)",
+                u.text,
+                if spelling.scheme == Scheme::End { "end-of-word" } else { "continuation" },
+                spelling.mark
+            )));
+        }
+    }
     if opts.model == ModelKind::Word {
         return train_words(opts, spelling, &units, normalizations, corpus.texts);
     }
@@ -138,14 +157,30 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
         }
         spelled.push(Unit { symbols: syms, count: u.count });
     }
-    let before: u64 = spelled.iter().map(|u| u.symbols.len() as u64 * u.count).sum();
+    // pair counts are kept in i64: refuse a corpus whose length could overflow them
+    let total: u128 = spelled.iter().map(|u| u.symbols.len() as u128 * u.count as u128).sum();
+    if total > (i64::MAX / 4) as u128 {
+        return Err(Error::Input(format!(
+            "the corpus is {total} symbols long counted with its counts, more than subwords can count exactly \
+             (2^61); scale the counts down"
+        )));
+    }
+    let before: u64 = total as u64;
 
     // ---- the alphabet: code-point order, optionally only the most frequent symbols
     let mut keep: Vec<bool> = vec![true; sym_texts.len()];
     let mut dropped = 0u64;
     if spelling.scheme != Scheme::Bytes {
         let mut by_freq: Vec<u32> = (0..sym_texts.len() as u32).collect();
-        by_freq.sort_by(|&a, &b| sym_counts[b as usize].cmp(&sym_counts[a as usize]).then_with(|| sym_texts[a as usize].cmp(&sym_texts[b as usize])));
+        // the front mark ranks first: it is kept whatever its count
+        let mark: &[u8] = if spelling.scheme == Scheme::Front { spelling.mark.as_bytes() } else { b"" };
+        let is_mark = |s: u32| !mark.is_empty() && &*sym_texts[s as usize] == mark;
+        by_freq.sort_by(|&a, &b| {
+            is_mark(b)
+                .cmp(&is_mark(a))
+                .then_with(|| sym_counts[b as usize].cmp(&sym_counts[a as usize]))
+                .then_with(|| sym_texts[a as usize].cmp(&sym_texts[b as usize]))
+        });
         let limit = if let Some(n) = opts.alphabet_size {
             Some(n as usize)
         } else if let Some(cov) = opts.character_coverage {
@@ -171,6 +206,34 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
             }
         }
     }
+    // a dropped symbol is read as the pieces it becomes: [UNK], or its byte rows (+ the bare mark)
+    let mut dropped_extra = 0u64;
+    for (s, text) in sym_texts.iter().enumerate() {
+        if keep[s] {
+            continue;
+        }
+        let pieces = if !spelling.byte_fallback {
+            1
+        } else {
+            let t = std::str::from_utf8(text).unwrap_or("");
+            match spelling.scheme {
+                Scheme::End => match t.strip_suffix(spelling.mark.as_str()) {
+                    Some(c) => {
+                        let plain_kept = sym_texts.iter().enumerate().any(|(k, x)| keep[k] && &**x == c.as_bytes());
+                        if plain_kept { 2 } else { c.len() as u64 + 1 }
+                    }
+                    None => t.len() as u64,
+                },
+                Scheme::Continuation => match t.strip_prefix(spelling.mark.as_str()) {
+                    Some(c) => c.len() as u64 + 1,
+                    None => t.len() as u64,
+                },
+                _ => t.len() as u64,
+            }
+        };
+        dropped_extra += sym_counts[s] * (pieces - 1);
+    }
+    let before = before + dropped_extra;
     let mut order: Vec<u32> = (0..sym_texts.len() as u32).filter(|&s| keep[s as usize]).collect();
     order.sort_by(|&a, &b| sym_texts[a as usize].cmp(&sym_texts[b as usize]));
     let alphabet = order.len() as u64;
@@ -200,6 +263,14 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
             if opts.byte_fallback_in_budget { format!(" + {fallback_rows} byte-fallback rows") } else { String::new() },
         )));
     }
+    if let Some(at) = opts.superword_at {
+        if at < floor {
+            return Err(Error::Option(format!(
+                "superword_at {at} is below the smallest vocabulary this corpus allows, {floor}; \
+                 stage one must stop at {floor} or more"
+            )));
+        }
+    }
     let base = rows.len() as u32;
     let mut remap: Vec<u32> = vec![NO_SYMBOL; sym_texts.len()];
     let strip: &[u8] = if spelling.scheme == Scheme::Continuation { spelling.mark.as_bytes() } else { b"" };
@@ -226,7 +297,7 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
     let mut merges = first.merges;
     let mut stop = first.stop;
     let mut stage_one_merges = None;
-    let mut after: u64 = first.pieces_after;
+    let mut after: u64 = first.pieces_after + dropped_extra;
 
     // ---- stage two: merges across unit boundaries, each text one stream
     if let Some(_at) = opts.superword_at {
@@ -257,7 +328,7 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
         let second = merge::learn(streams, &mut symbols, &params);
         merges.extend(second.merges);
         stop = second.stop;
-        after = second.pieces_after;
+        after = second.pieces_after + dropped_extra;
     }
 
     // ---- rows for the learned pieces
@@ -280,7 +351,7 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
         size_not_reached: budget_rows(rows.len() as u64) < opts.vocab_size,
     };
     let stream_from = stage_one_merges.map(|k| k as usize);
-    Model::new(ModelKind::Bpe, spelling, rows, merges, stream_from, Some(opts.clone()), Some(report))
+    Model::new(ModelKind::Bpe, spelling, rows, merges, stream_from, corpus.joints.clone(), Some(opts.clone()), Some(report))
 }
 
 /// Merge replay where some symbols may be outside the alphabet (`NO_SYMBOL`): those split the
@@ -303,11 +374,18 @@ fn replay_known(syms: &mut Vec<u32>, map: &MergeMap) {
 }
 
 /// The word baseline: one row per distinct unit, the most frequent first, `[UNK]` for the rest.
-fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&UnitCount], normalizations: Option<Normalizations>, texts: u64) -> Result<Model> {
+fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&UnitCount], normalizations: Option<Vec<String>>, texts: u64) -> Result<Model> {
+    if spelling.scheme == Scheme::Bytes {
+        return Err(Error::Option("model='word' needs a spelling with an [UNK] row (end, continuation or front)".into()));
+    }
     let mut spelled: FxHashMap<Vec<u8>, u64> = FxHashMap::default();
+    let mut symbols: rustc_hash::FxHashSet<Vec<u8>> = Default::default();
+    let mut before = 0u64;
     for u in units {
         let mut t: Vec<u8> = Vec::new();
         spell_symbols(&spelling, &u.text, u.starts, u.ends, |s| {
+            symbols.insert(s.to_vec());
+            before += u.count;
             // the whole unit as one piece: the symbols joined as the spelling joins them
             if spelling.scheme == Scheme::Continuation && !t.is_empty() {
                 t.extend_from_slice(&s[spelling.mark.len()..]);
@@ -317,28 +395,32 @@ fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&UnitCount], no
         });
         *spelled.entry(t).or_insert(0) += u.count;
     }
-    let unk_rows = u64::from(spelling.scheme != Scheme::Bytes);
-    if opts.vocab_size < unk_rows + 1 {
-        return Err(Error::Option(format!("vocab_size must be at least {} for a word model", unk_rows + 1)));
+    if opts.vocab_size < 2 {
+        return Err(Error::Option("vocab_size must be at least 2 for a word model ([UNK] and one unit)".into()));
     }
+    let distinct = spelled.len();
     let mut list: Vec<(Vec<u8>, u64)> = spelled.into_iter().filter(|(_, c)| *c >= opts.min_count).collect();
     list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let total_units = list.len() as u64;
-    list.truncate((opts.vocab_size - unk_rows) as usize);
-    let mut rows = Vec::new();
-    if unk_rows == 1 {
-        rows.push(Row { text: UNK.as_bytes().to_vec(), kind: RowKind::Special });
-    }
+    let room = (opts.vocab_size - 1) as usize;
+    let stop = if list.len() > room {
+        "size"
+    } else if list.len() < distinct {
+        "min_count"
+    } else {
+        "all_units"
+    };
+    list.truncate(room);
+    let mut rows = vec![Row { text: UNK.as_bytes().to_vec(), kind: RowKind::Special }];
     let occurrences: u64 = units.iter().map(|u| u.count).sum();
     for (t, _) in &list {
         rows.push(Row { text: t.clone(), kind: RowKind::Unit });
     }
     let report = Report {
-        alphabet_size: 0,
+        alphabet_size: symbols.len() as u64,
         merges_learned: 0,
         rows_learned: list.len() as u64,
-        stop: if total_units > list.len() as u64 { "size".into() } else { "no_pairs".into() },
-        corpus_pieces_before: occurrences,
+        stop: stop.into(),
+        corpus_pieces_before: before,
         corpus_pieces_after: occurrences,
         distinct_units: units.len() as u64,
         texts,
@@ -347,8 +429,5 @@ fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&UnitCount], no
         dropped_symbols: 0,
         size_not_reached: (rows.len() as u64) < opts.vocab_size,
     };
-    if spelling.scheme == Scheme::Bytes {
-        return Err(Error::Option("model='word' needs a spelling with an [UNK] row (end, continuation or front)".into()));
-    }
-    Model::new(ModelKind::Word, spelling, rows, vec![], None, Some(opts.clone()), Some(report))
+    Model::new(ModelKind::Word, spelling, rows, vec![], None, None, Some(opts.clone()), Some(report))
 }

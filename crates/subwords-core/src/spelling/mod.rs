@@ -178,20 +178,24 @@ pub fn for_each_word(text: &str, mut f: impl FnMut(usize, usize)) {
     }
 }
 
-/// The bytes spelling without a pre-split: cut before every whitespace character that is
-/// followed by a non-whitespace character, so one space travels with the word after it.
+/// The bytes spelling without a pre-split: cut where a whitespace run starts, and before the
+/// last whitespace character of a run that a non-whitespace character follows, so one space
+/// travels with the word after it (`a  b` -> `a`, ` `, ` b`).
 pub fn split_space_led(text: &str, mut f: impl FnMut(usize, usize)) {
     let mut start = 0;
+    let mut prev_ws = false;
     let mut iter = text.char_indices().peekable();
     while let Some((i, c)) = iter.next() {
-        if c.is_whitespace() {
-            if let Some(&(_, d)) = iter.peek() {
-                if !d.is_whitespace() && i > start {
-                    f(start, i);
-                    start = i;
-                }
+        let ws = c.is_whitespace();
+        if ws && i > start {
+            let run_starts = !prev_ws;
+            let word_follows = iter.peek().is_some_and(|&(_, d)| !d.is_whitespace());
+            if run_starts || word_follows {
+                f(start, i);
+                start = i;
             }
         }
+        prev_ws = ws;
     }
     if start < text.len() {
         f(start, text.len());
@@ -229,6 +233,21 @@ impl Normalizations {
             prev_ws = ws;
         }
     }
+    /// The names of the normalizations that happened, in a fixed order.
+    pub fn names(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if self.whitespace_runs {
+            v.push("whitespace_runs".to_string());
+        }
+        if self.stripped_ends {
+            v.push("stripped_ends".to_string());
+        }
+        if self.mark_in_text {
+            v.push("mark_in_text".to_string());
+        }
+        v
+    }
+
     pub fn merge(&mut self, o: &Normalizations) {
         self.whitespace_runs |= o.whitespace_runs;
         self.stripped_ends |= o.stripped_ends;
@@ -279,6 +298,7 @@ mod tests {
         let s = Spelling::new(Scheme::Bytes, None, true, None, false).unwrap();
         assert_eq!(units(&s, "a  b c"), ["a", " ", " b", " c"]);
         assert_eq!(units(&s, " x"), [" x"]);
+        assert_eq!(units(&s, "a\t\n  b "), ["a", "\t\n ", " b", " "]);
     }
 
     #[test]
