@@ -325,13 +325,15 @@ def test_model_word(tmp_path: Path):
     assert encode(tmp_path / "w.json", "low lower\n") == "low</w> [UNK]\n"
 
 
-def test_quickstart_runs_on_the_standard_library(tmp_path: Path):
-    p = run("quickstart", "--vocab-size", "500", "-o", "q.json", cwd=tmp_path)
+@pytest.mark.parametrize("spelling", ["front", "continuation"])
+def test_quickstart_runs_on_the_standard_library(tmp_path: Path, spelling: str):
+    # continuation: Python sources hold words beginning with ## and @@, so quickstart picks ··.
+    p = run("quickstart", "--vocab-size", "500", "--spelling", spelling, "-o", "q.json", cwd=tmp_path)
     lines = p.stdout.splitlines()
     sentence = "Dr. Alvarez didn't expect the low-cost re-analysis."
     assert sentence in lines
     (pieces_line,) = [x for x in lines if "pieces:" in x]
-    assert "▁" in pieces_line  # front spelling by default: pieces print with the mark
+    assert ("▁" if spelling == "front" else "··") in pieces_line  # pieces print with the mark
     assert any(x.strip() == f"-> decoded: {sentence}" for x in lines)
     assert (tmp_path / "q.json").is_file()
     assert encode(tmp_path / "q.json", "hello\n").strip()

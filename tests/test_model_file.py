@@ -395,8 +395,9 @@ STDLIB = Path(sysconfig.get_paths()["stdlib"])
 CORPUS_FILES = ["argparse.py", "typing.py", "textwrap.py", "string.py", "shlex.py", "fnmatch.py"]
 DETERMINISM_CASES = {
     "end": dict(vocab_size=3000),
-    # Python sources hold words like "####" that begin with the default "##" mark (refused).
-    "continuation": dict(spelling="continuation", mark="@@", vocab_size=3000),
+    # Python sources hold words that begin with "##" ("####" rules) or "@@" (difflib), refused
+    # under those marks.
+    "continuation": dict(spelling="continuation", mark="··", vocab_size=3000),
     "front-byte-fallback": dict(spelling="front", vocab_size=3000, byte_fallback=True),
     "bytes-gpt2": dict(spelling="bytes", pre_split="gpt2", vocab_size=3000),
     "superword": dict(spelling="front", vocab_size=3000, superword_at=2500),

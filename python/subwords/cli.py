@@ -131,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--vocab-size", type=_positive("--vocab-size"), default=8000)
     q.add_argument("--spelling", choices=["end", "continuation", "front", "bytes"], default="front")
     q.add_argument("--sentence", default="Dr. Alvarez didn't expect the low-cost re-analysis.")
+    q.add_argument("--mark", default=None,
+                   help="the spelling's mark (default </w> or ▁; ·· for continuation, since Python sources hold words beginning with ## and @@)")
     q.add_argument("-o", "--output", default=None, metavar="MODEL", help="also save the model here")
     return p
 
@@ -353,9 +355,16 @@ def cmd_quickstart(a: argparse.Namespace) -> int:
         _check_output(a.output)
     files = stdlib_files()
     size = sum(f.stat().st_size for f in files)
-    print(f"training BPE ({a.spelling} spelling, {a.vocab_size} rows) on {len(files)} standard-library files, {size / 1e6:.1f} MB ...")
+    mark = a.mark
+    if mark is None and a.spelling == "continuation":
+        # Python sources hold words that begin with the usual continuation marks ("####" comment
+        # rules, "@@" in difflib), which are refused under that mark; no word there begins with "··".
+        mark = "··"
+    shown = f", mark {mark}" if mark else ""
+    print(f"training BPE ({a.spelling} spelling{shown}, {a.vocab_size} rows) on {len(files)} standard-library files, {size / 1e6:.1f} MB ...")
     start = time.monotonic()
-    tok = subwords.train(files, model="bpe", spelling=a.spelling, vocab_size=a.vocab_size, input_errors="replace")
+    tok = subwords.train(files, model="bpe", spelling=a.spelling, vocab_size=a.vocab_size, mark=mark,
+                         input_errors="replace")
     secs = time.monotonic() - start
     r = tok.report
     print(f"learned {len(tok.merges)} merges in {secs:.2f}s; the corpus went from {r['corpus_pieces_before']:,} to {r['corpus_pieces_after']:,} pieces")
