@@ -35,9 +35,40 @@ fn unpack(p: u64) -> (u32, u32) {
     ((p >> 32) as u32, p as u32)
 }
 
-pub struct Unit {
-    pub symbols: Vec<u32>,
+/// All units' symbols in one flat array (unit `i` lives at `start[i]..start[i] + len[i]` and
+/// shrinks in place), so a merge walks memory instead of chasing one allocation per unit.
+///
+/// A unit's start, length and count sit together in one record: a merge visits units in no
+/// useful order, and one cache miss per unit is better than three.
+#[derive(Default)]
+pub struct Flat {
+    pub syms: Vec<u32>,
+    pub meta: Vec<Meta>,
+}
+
+#[derive(Clone, Copy, Default)]
+pub struct Meta {
+    pub start: u64,
     pub count: u64,
+    pub len: u32,
+}
+
+impl Flat {
+    pub fn push(&mut self, symbols: &[u32], count: u64) {
+        self.meta.push(Meta { start: self.syms.len() as u64, count, len: symbols.len() as u32 });
+        self.syms.extend_from_slice(symbols);
+    }
+    pub fn units(&self) -> usize {
+        self.meta.len()
+    }
+    pub fn unit(&self, i: usize) -> &[u32] {
+        let m = self.meta[i];
+        &self.syms[m.start as usize..m.start as usize + m.len as usize]
+    }
+    /// Σ count × length.
+    pub fn pieces(&self) -> u64 {
+        self.meta.iter().map(|m| m.len as u64 * m.count).sum()
+    }
 }
 
 /// The symbol table the engine extends: texts by id, their lengths in alphabet symbols, and the
@@ -155,15 +186,6 @@ impl Ord for Entry {
     }
 }
 
-/// All units' symbols in one flat array (unit `i` lives at `start[i]..start[i] + len[i]` and
-/// shrinks in place), so a merge walks memory instead of chasing one allocation per unit.
-struct Flat {
-    syms: Vec<u32>,
-    start: Vec<usize>,
-    len: Vec<u32>,
-    count: Vec<u64>,
-}
-
 /// What one thread found while rewriting its share of a merge's units.
 #[derive(Default)]
 struct Delta {
@@ -179,10 +201,6 @@ struct Engine<'a> {
     places: FxHashMap<u64, Vec<u32>>,
     heap: BinaryHeap<Entry>,
     max_len: Option<u32>,
-    /// `stamp[unit] == round` marks a unit already listed in this round (dedupes place lists
-    /// without sorting them).
-    stamp: Vec<u32>,
-    round: u32,
     threads: usize,
 }
 
@@ -197,14 +215,23 @@ unsafe impl Sync for SharedSyms {}
 /// Rewrites the units of `list` (distinct ids), joining `(a, b)` into `c`; returns the count
 /// changes, the new places and the new lengths.
 #[allow(clippy::too_many_arguments)]
-fn rewrite(syms: SharedSyms, start: &[usize], len: &[u32], count: &[u64], list: &[u32], a: u32, b: u32, c: u32) -> Delta {
+fn rewrite(syms: SharedSyms, meta: &[Meta], list: &[u32], a: u32, b: u32, c: u32) -> Delta {
     let mut d = Delta::default();
     let mut old_pos: Vec<usize> = Vec::new();
     let mut new_pos: Vec<usize> = Vec::new();
     let mut out: Vec<u32> = Vec::new();
-    for &wi in list {
-        let st = start[wi as usize];
-        let n = len[wi as usize] as usize;
+    const AHEAD: usize = 8;
+    for (k, &wi) in list.iter().enumerate() {
+        if let Some(&next) = list.get(k + AHEAD) {
+            prefetch(meta.as_ptr().wrapping_add(next as usize) as *const u8);
+            if let Some(&near) = list.get(k + AHEAD / 2) {
+                let m = meta[near as usize];
+                prefetch(syms.0.wrapping_add(m.start as usize) as *const u8);
+            }
+        }
+        let m = meta[wi as usize];
+        let st = m.start as usize;
+        let n = m.len as usize;
         // SAFETY: units are disjoint ranges of the array and `list` holds each unit once across
         // all threads of this merge (see `SharedSyms`).
         let s: &mut [u32] = unsafe { std::slice::from_raw_parts_mut(syms.0.add(st), n) };
@@ -240,7 +267,7 @@ fn rewrite(syms: SharedSyms, start: &[usize], len: &[u32], count: &[u64], list: 
         if !found {
             continue;
         }
-        let w = count[wi as usize] as i64;
+        let w = m.count as i64;
         for &p in &old_pos {
             let (x, y) = (s[p], s[p + 1]);
             if x != NO_SYMBOL && y != NO_SYMBOL {
@@ -268,65 +295,98 @@ fn rewrite(syms: SharedSyms, start: &[usize], len: &[u32], count: &[u64], list: 
     d
 }
 
-/// Pair counts and places of a range of units (one thread's share).
-fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> (FxHashMap<u64, i64>, FxHashMap<u64, Vec<u32>>) {
-    let mut counts: FxHashMap<u64, i64> = FxHashMap::default();
-    let mut places: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+/// Pair counts, and how many units hold each pair, over a range of units (one thread's share).
+fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> FxHashMap<u64, (i64, u32)> {
+    let mut counts: FxHashMap<u64, (i64, u32)> = FxHashMap::default();
+    let mut seen: Vec<u64> = Vec::new();
     for wi in range {
-        let s = &flat.syms[flat.start[wi]..flat.start[wi] + flat.len[wi] as usize];
+        let s = flat.unit(wi);
+        seen.clear();
         for w in s.windows(2) {
             if w[0] == NO_SYMBOL || w[1] == NO_SYMBOL {
                 continue;
             }
             let p = pack(w[0], w[1]);
-            *counts.entry(p).or_insert(0) += flat.count[wi] as i64;
-            let v = places.entry(p).or_default();
+            let e = counts.entry(p).or_insert((0, 0));
+            e.0 += flat.meta[wi].count as i64;
+            if !seen.contains(&p) {
+                seen.push(p);
+                e.1 += 1;
+            }
+        }
+    }
+    counts
+}
+
+/// The units holding each pair, for the pairs that hash to `part` of `parts` (each thread builds
+/// its own share of the index, sized exactly, so nothing is built twice).
+fn place_pairs(flat: &Flat, sizes: &FxHashMap<u64, (i64, u32)>, part: u64, parts: u64) -> FxHashMap<u64, Vec<u32>> {
+    let mine = |p: u64| (p.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) % parts == part;
+    let mut places: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+    for (&p, &(_, n)) in sizes {
+        if mine(p) {
+            places.insert(p, Vec::with_capacity(n as usize));
+        }
+    }
+    for wi in 0..flat.units() {
+        for w in flat.unit(wi).windows(2) {
+            if w[0] == NO_SYMBOL || w[1] == NO_SYMBOL {
+                continue;
+            }
+            let p = pack(w[0], w[1]);
+            if !mine(p) {
+                continue;
+            }
+            let v = places.get_mut(&p).unwrap();
             if v.last() != Some(&(wi as u32)) {
                 v.push(wi as u32);
             }
         }
     }
-    (counts, places)
+    places
+}
+
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// Below this many units a merge is rewritten on the calling thread.
 const PARALLEL_UNITS: usize = 4096;
 
 impl<'a> Engine<'a> {
-    fn new(units: Vec<Unit>, symbols: &'a mut Symbols, max_len: Option<u32>) -> Self {
-        let total: usize = units.iter().map(|u| u.symbols.len()).sum();
-        let mut flat = Flat {
-            syms: Vec::with_capacity(total),
-            start: Vec::with_capacity(units.len()),
-            len: Vec::with_capacity(units.len()),
-            count: Vec::with_capacity(units.len()),
-        };
-        for u in units {
-            flat.start.push(flat.syms.len());
-            flat.len.push(u.symbols.len() as u32);
-            flat.count.push(u.count);
-            flat.syms.extend_from_slice(&u.symbols);
-        }
-        let n = flat.len.len();
+    fn new(flat: Flat, symbols: &'a mut Symbols, max_len: Option<u32>) -> Self {
+        let n = flat.units();
         let threads = rayon::current_num_threads().max(1);
         let chunk = n.div_ceil(threads).max(1024);
         let ranges: Vec<std::ops::Range<usize>> = (0..n).step_by(chunk).map(|s| s..(s + chunk).min(n)).collect();
         let parts: Vec<_> = ranges.into_par_iter().map(|r| count_pairs(&flat, r)).collect();
-        let mut counts: FxHashMap<u64, i64> = FxHashMap::default();
-        let mut places: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
-        for (c, p) in parts {
-            if counts.is_empty() {
-                counts = c;
-                places = p;
+        let mut sizes: FxHashMap<u64, (i64, u32)> = FxHashMap::default();
+        for c in parts {
+            if sizes.is_empty() {
+                sizes = c;
                 continue;
             }
             for (k, v) in c {
-                *counts.entry(k).or_insert(0) += v;
-            }
-            for (k, mut v) in p {
-                places.entry(k).or_default().append(&mut v);
+                let e = sizes.entry(k).or_insert((0, 0));
+                e.0 += v.0;
+                e.1 += v.1;
             }
         }
+        let shares: Vec<FxHashMap<u64, Vec<u32>>> =
+            (0..threads as u64).into_par_iter().map(|t| place_pairs(&flat, &sizes, t, threads as u64)).collect();
+        let mut places: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+        places.reserve(sizes.len());
+        for share in shares {
+            places.extend(share);
+        }
+        let counts: FxHashMap<u64, i64> = sizes.into_iter().map(|(k, v)| (k, v.0)).collect();
         let mut e = Engine {
             flat,
             symbols,
@@ -334,8 +394,6 @@ impl<'a> Engine<'a> {
             places,
             heap: BinaryHeap::new(),
             max_len,
-            stamp: vec![u32::MAX; n],
-            round: 0,
             threads,
         };
         let keys: Vec<u64> = e.counts.keys().copied().collect();
@@ -387,26 +445,31 @@ impl<'a> Engine<'a> {
     fn apply(&mut self, pair: u64, c: u32) {
         let (a, b) = unpack(pair);
         let mut list = self.places.remove(&pair).unwrap_or_default();
-        self.round = self.round.wrapping_add(1);
-        let round = self.round;
-        let stamp = &mut self.stamp;
-        list.retain(|&wi| std::mem::replace(&mut stamp[wi as usize], round) != round);
+        // the list is runs of increasing ids (one run per merge that added to it): sorting is
+        // cheap and makes the walk over the units go forward through memory
+        list.sort_unstable();
+        list.dedup();
         let ptr = SharedSyms(self.flat.syms.as_mut_ptr());
-        let (start, len, count) = (&self.flat.start, &self.flat.len, &self.flat.count);
+        let meta = &self.flat.meta;
         let results: Vec<Delta> = if list.len() < PARALLEL_UNITS || self.threads == 1 {
-            vec![rewrite(ptr, start, len, count, &list, a, b, c)]
+            vec![rewrite(ptr, meta, &list, a, b, c)]
         } else {
             let per = list.len().div_ceil(self.threads);
-            list.par_chunks(per).map(|part| rewrite(ptr, start, len, count, part, a, b, c)).collect()
+            list.par_chunks(per).map(|part| rewrite(ptr, meta, part, a, b, c)).collect()
         };
         let mut raised: Vec<u64> = Vec::new();
         for d in results {
             for (wi, m) in d.lens {
-                self.flat.len[wi as usize] = m;
+                self.flat.meta[wi as usize].len = m;
             }
             for (q, v) in d.counts {
-                *self.counts.entry(q).or_insert(0) += v;
-                if v > 0 {
+                let e = self.counts.entry(q).or_insert(0);
+                *e += v;
+                if *e <= 0 {
+                    // gone from every unit: forget it (its place list only holds stale entries)
+                    self.counts.remove(&q);
+                    self.places.remove(&q);
+                } else if v > 0 {
                     raised.push(q);
                 }
             }
@@ -425,12 +488,12 @@ impl<'a> Engine<'a> {
     }
 
     fn pieces(&self) -> u64 {
-        self.flat.len.iter().zip(&self.flat.count).map(|(&l, &c)| l as u64 * c).sum()
+        self.flat.pieces()
     }
 }
 
 /// Runs the merge loop. `symbols` must already hold every symbol the units use.
-pub fn learn(units: Vec<Unit>, symbols: &mut Symbols, params: &MergeParams) -> Merged {
+pub fn learn(units: Flat, symbols: &mut Symbols, params: &MergeParams) -> Merged {
     let t0 = std::time::Instant::now();
     let mut engine = Engine::new(units, symbols, params.max_piece_length);
     if std::env::var_os("SUBWORDS_PROFILE").is_some() { eprintln!("engine init {:?} pairs {}", t0.elapsed(), engine.counts.len()); }
@@ -457,6 +520,10 @@ pub fn learn(units: Vec<Unit>, symbols: &mut Symbols, params: &MergeParams) -> M
         merges.push([a, b, c]);
         engine.apply(pair, c);
     };
+    if std::env::var_os("SUBWORDS_PROFILE").is_some() {
+        let places: usize = engine.places.values().map(|v| v.capacity()).sum();
+        eprintln!("loop {:?}; heap {} counts {} places {} entries {}", t0.elapsed(), engine.heap.len(), engine.counts.len(), engine.places.len(), places);
+    }
     let pieces_after = engine.pieces();
     Merged { merges, new_rows, stop, pieces_after }
 }

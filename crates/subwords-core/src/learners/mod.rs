@@ -16,7 +16,7 @@ use crate::options::{ModelKind, TrainOptions};
 use crate::segmenters::merge_replay::{replay, MergeMap};
 use crate::spelling::{Normalizations, Scheme, Spelling};
 use crate::vocab::{Row, RowKind, UNK};
-use merge::{MergeParams, Symbols, Unit, NO_SYMBOL};
+use merge::{Flat, MergeParams, Symbols, NO_SYMBOL};
 
 /// One unit to learn from: its text, whether it starts/ends a word (false only at pre-split
 /// joints), and how often it occurs.
@@ -87,6 +87,10 @@ fn spell_symbols(sp: &Spelling, unit: &str, starts: bool, ends: bool, mut f: imp
     }
 }
 
+fn rss_mb() -> u64 {
+    std::fs::read_to_string("/proc/self/statm").ok().and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok()).unwrap_or(0) * 4096 / (1 << 20)
+}
+
 pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
     opts.validate()?;
     let spelling = opts.spelling()?;
@@ -120,6 +124,7 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
 
     let prof = std::env::var_os("SUBWORDS_PROFILE").is_some();
     let t0 = std::time::Instant::now();
+    if prof { eprintln!("start rss {}", rss_mb()); }
     // ---- spell units into provisional symbol ids, counting each symbol's occurrences
     let mut provisional: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
     let mut sym_texts: Vec<Box<[u8]>> = Vec::new();
@@ -131,9 +136,10 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
             sym_counts.push(0);
         }
     }
-    let mut spelled: Vec<Unit> = Vec::with_capacity(units.len());
+    let mut spelled = Flat::default();
+    let mut syms: Vec<u32> = Vec::new();
     for u in &units {
-        let mut syms = Vec::with_capacity(u.text.len() + 1);
+        syms.clear();
         if spelling.scheme == Scheme::Bytes {
             for b in u.text.bytes() {
                 syms.push(b as u32);
@@ -155,10 +161,13 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
                 syms.push(id);
             });
         }
-        spelled.push(Unit { symbols: syms, count: u.count });
+        spelled.push(&syms, u.count);
     }
+    let n_units = units.len() as u64;
+    drop(units);
+    drop(corpus.units);
     // pair counts are kept in i64: refuse a corpus whose length could overflow them
-    let total: u128 = spelled.iter().map(|u| u.symbols.len() as u128 * u.count as u128).sum();
+    let total: u128 = spelled.meta.iter().map(|m| m.len as u128 * m.count as u128).sum();
     if total > (i64::MAX / 4) as u128 {
         return Err(Error::Input(format!(
             "the corpus is {total} symbols long counted with its counts, more than subwords can count exactly \
@@ -279,10 +288,8 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
         remap[s as usize] = symbols.push(sym_texts[s as usize].to_vec(), 1);
         rows.push(Row { text: sym_texts[s as usize].to_vec(), kind: RowKind::Alphabet });
     }
-    for u in spelled.iter_mut() {
-        for x in u.symbols.iter_mut() {
-            *x = remap[*x as usize];
-        }
+    for x in spelled.syms.iter_mut() {
+        *x = remap[*x as usize];
     }
     drop(provisional);
 
@@ -291,9 +298,9 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
     let stage_one_target = opts.superword_at.unwrap_or(opts.vocab_size);
     let room = stage_one_target.saturating_sub(budget_rows(rows.len() as u64));
     let params = MergeParams { new_rows: room, min_count: opts.min_count, max_piece_length: opts.max_piece_length };
-    if prof { eprintln!("spell+alphabet {:?}", t0.elapsed()); }
+    if prof { eprintln!("spell+alphabet {:?} rss {}", t0.elapsed(), rss_mb()); }
     let first = merge::learn(spelled, &mut symbols, &params);
-    if prof { eprintln!("stage one {:?}", t0.elapsed()); }
+    if prof { eprintln!("stage one {:?} rss {}", t0.elapsed(), rss_mb()); }
     let mut merges = first.merges;
     let mut stop = first.stop;
     let mut stage_one_merges = None;
@@ -308,7 +315,7 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
         }
         let probe_rows_len = base as usize + symbols.texts.len();
         let lookup = |t: &[u8]| symbols.index.get(t).copied().unwrap_or(NO_SYMBOL);
-        let mut streams: Vec<Unit> = Vec::new();
+        let mut streams = Flat::default();
         for text in corpus.streams.as_deref().unwrap_or(&[]) {
             let mut seq: Vec<u32> = Vec::new();
             spelling.for_each_unit(text, |unit, _| {
@@ -318,7 +325,7 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
                 seq.extend_from_slice(&syms);
             });
             if !seq.is_empty() {
-                streams.push(Unit { symbols: seq, count: 1 });
+                streams.push(&seq, 1);
             }
         }
         let _ = probe_rows_len;
@@ -343,7 +350,7 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
         stop: stop.name().into(),
         corpus_pieces_before: before,
         corpus_pieces_after: after,
-        distinct_units: units.len() as u64,
+        distinct_units: n_units,
         texts: corpus.texts,
         normalizations,
         stage_one_merges,
