@@ -69,8 +69,12 @@ pub struct Model {
     byte_base: Option<u32>,
     marker: Option<u32>,
     byte_chars: [char; 256],
-    cache: Mutex<Cache>,
+    /// One cache per worker slot: slot 0 serves single calls, slot k the k-th thread of a batch,
+    /// so every thread keeps a warm cache across calls without sharing one.
+    caches: Vec<Mutex<Cache>>,
 }
+
+const CACHE_SLOTS: usize = 16;
 
 const NO_ID: u32 = u32::MAX;
 
@@ -277,7 +281,7 @@ impl Model {
             byte_base,
             marker,
             byte_chars: byte_to_char_table(),
-            cache: Mutex::new(Cache::default()),
+            caches: (0..CACHE_SLOTS).map(|_| Mutex::new(Cache::default())).collect(),
         })
     }
 
@@ -590,7 +594,7 @@ impl Model {
     }
 
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
-        match self.cache.try_lock() {
+        match self.caches[0].try_lock() {
             Ok(mut cache) => self.encode_with_cache(text, &mut cache),
             Err(_) => self.encode_with_cache(text, &mut Cache::default()),
         }
@@ -605,11 +609,22 @@ impl Model {
         let mut out: Vec<Result<Vec<u32>>> = (0..texts.len()).map(|_| Ok(Vec::new())).collect();
         let per = texts.len().div_ceil(threads);
         std::thread::scope(|s| {
-            for (chunk_out, chunk_in) in out.chunks_mut(per).zip(texts.chunks(per)) {
+            for (k, (chunk_out, chunk_in)) in out.chunks_mut(per).zip(texts.chunks(per)).enumerate() {
                 s.spawn(move || {
-                    let mut cache = Cache::default();
+                    let slot = self.caches.get(k % CACHE_SLOTS).and_then(|m| m.try_lock().ok());
+                    let mut local;
+                    let cache: &mut Cache = match slot {
+                        Some(guard) => {
+                            local = guard;
+                            &mut local
+                        }
+                        None => {
+                            local_fallback(chunk_out, chunk_in, self);
+                            return;
+                        }
+                    };
                     for (o, t) in chunk_out.iter_mut().zip(chunk_in) {
-                        *o = self.encode_with_cache(t, &mut cache);
+                        *o = self.encode_with_cache(t, cache);
                     }
                 });
             }
@@ -884,6 +899,14 @@ struct ModelFile {
     report: Option<Report>,
     rows: Vec<(String, RowKind)>,
     merges: Vec<(String, String)>,
+}
+
+/// A batch share whose cache slot is busy (another call is using it): a private cache.
+fn local_fallback(out: &mut [Result<Vec<u32>>], texts: &[&str], model: &Model) {
+    let mut cache = Cache::default();
+    for (o, t) in out.iter_mut().zip(texts) {
+        *o = model.encode_with_cache(t, &mut cache);
+    }
 }
 
 /// A row as the pages print it (see [`Model::display`]).

@@ -7,7 +7,8 @@ use std::io::Write;
 
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::{PyBytes, PyList};
 
 use subwords_core::counting::UnitCounter;
 use subwords_core::learners::{self, Corpus, UnitCount};
@@ -111,13 +112,29 @@ impl Trainer {
         let options = self.options.clone();
         let pool = &self.pool;
         let model = py.detach(|| pool.install(|| learners::train(&options, corpus))).map_err(|e| to_py(py, e))?;
-        Ok(PyModel { inner: model })
+        Ok(PyModel::wrap(model))
     }
 }
 
 #[pyclass(module = "subwords._core", name = "Model", frozen)]
 struct PyModel {
     inner: Model,
+    /// One Python int per id, made on first use: building result lists then costs a reference
+    /// count per id instead of an allocation per id (most ids are above CPython's small-int cache).
+    ints: std::sync::OnceLock<Vec<Py<PyAny>>>,
+}
+
+impl PyModel {
+    fn wrap(inner: Model) -> Self {
+        PyModel { inner, ints: std::sync::OnceLock::new() }
+    }
+
+    fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        let ints = self.ints.get_or_init(|| {
+            (0..self.inner.rows.len() as u32).map(|i| i.into_pyobject(py).unwrap().into_any().unbind()).collect()
+        });
+        PyList::new(py, ids.iter().map(|&i| ints[i as usize].bind(py)))
+    }
 }
 
 /// Byte offsets into code-point offsets.
@@ -139,7 +156,7 @@ impl PyModel {
     #[staticmethod]
     fn from_json(py: Python<'_>, text: String) -> PyResult<Self> {
         let inner = py.detach(|| Model::from_json(&text)).map_err(|e| to_py(py, e))?;
-        Ok(PyModel { inner })
+        Ok(PyModel::wrap(inner))
     }
 
     fn to_json(&self, py: Python<'_>) -> String {
@@ -162,14 +179,28 @@ impl PyModel {
         Ok(())
     }
 
-    fn encode(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
-        py.detach(|| self.inner.encode(text)).map_err(|e| to_py(py, e))
+    fn encode<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let ids = py.detach(|| self.inner.encode(text)).map_err(|e| to_py(py, e))?;
+        self.list(py, &ids)
     }
 
-    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, threads: usize) -> PyResult<Vec<Vec<u32>>> {
+    fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<PyBackedStr>, threads: usize) -> PyResult<Bound<'py, PyList>> {
+        // PyBackedStr borrows the UTF-8 the str objects already hold: no copy of the batch
+        let all = py
+            .detach(|| {
+                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+                self.inner.encode_batch(&refs, threads)
+            })
+            .map_err(|e| to_py(py, e))?;
+        let lists = all.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
+    }
+
+    /// Total pieces of a batch (no lists are built): the fast path of `count_pieces`.
+    fn count_batch(&self, py: Python<'_>, texts: Vec<PyBackedStr>, threads: usize) -> PyResult<u64> {
         py.detach(|| {
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            self.inner.encode_batch(&refs, threads)
+            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+            self.inner.encode_batch(&refs, threads).map(|v| v.iter().map(|x| x.len() as u64).sum())
         })
         .map_err(|e| to_py(py, e))
     }
