@@ -351,8 +351,6 @@ ENGINE_ACCEPTS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="engine gap: Model::from_json accepts alphabet/learned rows out of the "
-                                        "documented order and merges that use a later merge's row")
 @pytest.mark.parametrize("name", list(ENGINE_ACCEPTS))
 def test_out_of_order_files_are_refused(four_json, tmp_path: Path, name: str):
     d = copy.deepcopy(four_json)

@@ -223,9 +223,26 @@ impl Model {
             }
         }
         if kind == ModelKind::Bpe {
-            let mut made = vec![false; rows.len()];
-            for m in &merges {
-                made[m[2] as usize] = true;
+            // the alphabet is in code-point order; learned rows appear in the order merges make
+            // them, and a merge only joins rows that exist by then
+            let alphabet: Vec<&Row> = rows.iter().filter(|r| r.kind == RowKind::Alphabet).collect();
+            if let Some(k) = alphabet.windows(2).position(|w| w[0].text >= w[1].text) {
+                return Err(bad(format!("alphabet rows are not in code-point order (at the {}th)", k + 1)));
+            }
+            let mut made: Vec<bool> = rows.iter().map(|r| r.kind == RowKind::Alphabet).collect();
+            let mut next_learned = rows.iter().position(|r| r.kind == RowKind::Learned).unwrap_or(rows.len());
+            for (rank, &[a, b, c]) in merges.iter().enumerate() {
+                let ok = |x: u32| made.get(x as usize).copied().unwrap_or(false);
+                if !ok(a) || !ok(b) {
+                    return Err(bad(format!("merge {rank} joins a row that no earlier merge made")));
+                }
+                if !ok(c) {
+                    if c as usize != next_learned {
+                        return Err(bad(format!("merge {rank} makes row {c}, but the next learned row is {next_learned}")));
+                    }
+                    made[c as usize] = true;
+                    next_learned += 1;
+                }
             }
             if let Some(id) = rows.iter().enumerate().position(|(i, r)| r.kind == RowKind::Learned && !made[i]) {
                 return Err(bad(format!("row {id}: a learned row that no merge makes")));
@@ -752,8 +769,17 @@ impl Model {
     }
 
     /// What `decode(encode(text))` gives when every symbol is spellable.
-    pub fn normalize(&self, text: &str) -> String {
-        match self.spelling.scheme {
+    pub fn normalize(&self, text: &str) -> Result<String> {
+        if matches!(self.spelling.scheme, Scheme::End | Scheme::Continuation) {
+            let mut err = Ok(());
+            crate::spelling::for_each_word(text, |a, b| {
+                if err.is_ok() {
+                    err = self.check_unit(&text[a..b]);
+                }
+            });
+            err?;
+        }
+        Ok(match self.spelling.scheme {
             Scheme::Bytes => text.to_string(),
             Scheme::End | Scheme::Continuation => {
                 let mut out = String::with_capacity(text.len());
@@ -778,7 +804,7 @@ impl Model {
                 });
                 out
             }
-        }
+        })
     }
 
     // ---------------------------------------------------------------- file format

@@ -230,8 +230,8 @@ impl PyModel {
         Ok(PyBytes::new(py, &b))
     }
 
-    fn normalize(&self, text: &str) -> String {
-        self.inner.normalize(text)
+    fn normalize(&self, py: Python<'_>, text: &str) -> PyResult<String> {
+        self.inner.normalize(text).map_err(|e| to_py(py, e))
     }
 
     fn piece_to_id(&self, piece: &str) -> Option<u32> {
