@@ -351,8 +351,6 @@ def test_a_word_holding_the_mark_is_refused(tmp_path: Path):
     assert "--mark" in err
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: normalize() accepts a word holding the mark, which "
-                                        "docs/API.md says is refused in train, encode and normalize")
 def test_normalize_refuses_a_word_holding_the_mark():
     tok = subwords.train(FOUR, vocab_size=22)
     with pytest.raises(InputError):
