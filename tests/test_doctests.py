@@ -1,4 +1,4 @@
-"""The worked examples in the reference's and the analysis module's docstrings are tests."""
+"""The worked examples in the docstrings (public API, reference, analysis) are tests."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import importlib
 import pytest
 
 MODULES = [
+    "subwords",
+    "subwords._api",
     "subwords.reference",
     "subwords.reference.bpe",
-    "subwords.reference.spelling",
     "subwords.reference.tokenizer",
     "subwords.reference.training",
     "subwords.analysis",
@@ -21,3 +22,4 @@ MODULES = [
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
+    assert result.attempted > 0, f"{name} has no examples to run"

@@ -6,6 +6,7 @@ turns the accepted input forms into what the engine reads, and gives errors thei
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
 from . import _core
+from ._progress import ProgressLine
 from .errors import InputError, ModelFileError, SubwordsError, UnknownPieceError
 
 Model = Literal["bpe", "word"]
@@ -136,10 +138,12 @@ def train(
     counts: bool = False,
     threads: Optional[int] = None,
     input_errors: Literal["strict", "replace"] = "strict",
+    progress: bool = False,
 ) -> "Tokenizer":
     """Learns a vocabulary from ``data`` and returns a :class:`Tokenizer`.
 
-    ``data`` is a ``word -> count`` mapping (the form the pages print their corpora in), an
+    ``progress=True`` draws a progress line on stderr while training (the CLI does so on a
+    terminal). ``data`` is a ``word -> count`` mapping (the form the pages print their corpora in), an
     iterable of texts, or a ``pathlib.Path`` (or list of them) of UTF-8 files, one text per line
     (``counts=True``: ``word<TAB>count`` tables).
 
@@ -195,10 +199,13 @@ def train(
         "input_errors": input_errors,
     }
     trainer = _core.Trainer(json.dumps(options), _threads(threads))
-    _feed(trainer, data, counts=counts, input_errors=input_errors)
-    if joints is not None:
-        trainer.set_units(*_apply_joints(trainer.unit_counts(), joints))
-    return Tokenizer(trainer.train())
+    if not isinstance(progress, bool):
+        raise SubwordsError(f"progress must be True or False, got {progress!r}")
+    with ProgressLine(trainer.progress_view()) if progress else contextlib.nullcontext():
+        _feed(trainer, data, counts=counts, input_errors=input_errors)
+        if joints is not None:
+            trainer.set_units(*_apply_joints(trainer.unit_counts(), joints))
+        return Tokenizer(trainer.train())
 
 
 def _is_paths(data: object) -> bool:
@@ -297,7 +304,7 @@ class Tokenizer:
 
     >>> tok = train({"low": 5, "lower": 2, "newest": 6, "widest": 3}, vocab_size=22)
     >>> tok.encode_pieces("lowest newer")
-    ['lo', 'w', 'est</w>', 'new', 'e', 'r</w>']
+    ['lo', 'w', 'est</w>', 'n', 'ew', 'e', 'r</w>']
     >>> tok.decode(tok.encode("lowest newer"))
     'lowest newer'
     """

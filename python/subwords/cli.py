@@ -200,6 +200,7 @@ def cmd_train(a: argparse.Namespace) -> int:
         mark=a.mark, split_at_marks=not a.no_split_at_marks, pre_split=a.pre_split,
         superword_at=a.superword_at, max_piece_length=a.max_piece_length, alphabet_size=a.alphabet_size,
         character_coverage=a.character_coverage, threads=a.threads, input_errors=a.input_errors,
+        progress=sys.stderr.isatty() and not a.quiet,
     )
     for x in a.inputs:
         if x == "-":
@@ -364,6 +365,7 @@ def cmd_quickstart(a: argparse.Namespace) -> int:
     print(f"training BPE ({a.spelling} spelling{shown}, {a.vocab_size} rows) on {len(files)} standard-library files, {size / 1e6:.1f} MB ...")
     start = time.monotonic()
     tok = subwords.train(files, model="bpe", spelling=a.spelling, vocab_size=a.vocab_size, mark=mark,
+                         progress=sys.stderr.isatty(),
                          input_errors="replace")
     secs = time.monotonic() - start
     r = tok.report

@@ -139,8 +139,11 @@ impl UnitCounter {
 
     /// Reads a file block by block. Invalid UTF-8 is refused naming the file and line, unless
     /// `errors` is `Replace`.
-    pub fn feed_file(&mut self, path: &str, errors: InputErrors) -> Result<()> {
+    pub fn feed_file(&mut self, path: &str, errors: InputErrors, progress: Option<&crate::progress::Progress>) -> Result<()> {
         let mut file = File::open(path).map_err(|e| Error::io(format!("cannot open training file {path:?}"), e))?;
+        if let Some(p) = progress {
+            p.start(crate::progress::Phase::Reading, file.metadata().map(|m| m.len()).unwrap_or(0));
+        }
         let mut buf: Vec<u8> = Vec::with_capacity(BLOCK + 4096);
         let mut carry: Vec<u8> = Vec::new();
         let mut line_no: u64 = 1;
@@ -177,6 +180,9 @@ impl UnitCounter {
                 }
             }
             let lines_here = buf.iter().filter(|&&b| b == b'\n').count() as u64;
+            if let Some(p) = progress {
+                p.add(buf.len() as u64);
+            }
             match std::str::from_utf8(&buf) {
                 Ok(s) => self.feed_block(s),
                 Err(e) => match errors {

@@ -11,6 +11,7 @@ pub mod error;
 pub mod learners;
 pub mod model;
 pub mod options;
+pub mod progress;
 pub mod segmenters;
 pub mod spelling;
 pub mod vocab;

@@ -37,11 +37,28 @@ fn pool(threads: usize) -> PyResult<rayon::ThreadPool> {
         .map_err(|e| PyOSError::new_err(format!("cannot start worker threads: {e}")))
 }
 
+/// A read-only view of a trainer's progress, safe to poll from another Python thread while the
+/// trainer runs with the GIL released.
+#[pyclass(module = "subwords._core", frozen)]
+struct ProgressView {
+    inner: std::sync::Arc<subwords_core::progress::Progress>,
+}
+
+#[pymethods]
+impl ProgressView {
+    /// (phase, done, total)
+    fn read(&self) -> (&'static str, u64, u64) {
+        let (phase, done, total) = self.inner.read();
+        (phase.name(), done, total)
+    }
+}
+
 #[pyclass(module = "subwords._core")]
 struct Trainer {
     options: TrainOptions,
     counter: Option<UnitCounter>,
     units: Option<Vec<UnitCount>>,
+    progress: std::sync::Arc<subwords_core::progress::Progress>,
     joints: Option<std::collections::BTreeMap<String, Vec<String>>>,
     normalizations: Option<subwords_core::spelling::Normalizations>,
     pool: rayon::ThreadPool,
@@ -54,7 +71,11 @@ impl Trainer {
         let options = TrainOptions::from_json(options_json).map_err(|e| to_py(py, e))?;
         let spelling = options.spelling().map_err(|e| to_py(py, e))?;
         let counter = UnitCounter::new(spelling, threads, options.superword_at.is_some());
-        Ok(Trainer { options, counter: Some(counter), units: None, joints: None, normalizations: None, pool: pool(threads)? })
+        Ok(Trainer { options, counter: Some(counter), units: None, progress: Default::default(), joints: None, normalizations: None, pool: pool(threads)? })
+    }
+
+    fn progress_view(&self) -> ProgressView {
+        ProgressView { inner: self.progress.clone() }
     }
 
     fn feed_texts(&mut self, py: Python<'_>, texts: Vec<String>) -> PyResult<()> {
@@ -68,7 +89,8 @@ impl Trainer {
         let errors = self.options.input_errors;
         let counter = self.counter.as_mut().ok_or_else(|| PyOSError::new_err("trainer already used"))?;
         let pool = &self.pool;
-        py.detach(|| pool.install(|| counter.feed_file(&path, errors))).map_err(|e| to_py(py, e))
+        let progress = &*self.progress;
+        py.detach(|| pool.install(|| counter.feed_file(&path, errors, Some(progress)))).map_err(|e| to_py(py, e))
     }
 
     fn add_counts(&mut self, counts: Vec<(String, u64)>) -> PyResult<()> {
@@ -111,7 +133,10 @@ impl Trainer {
         };
         let options = self.options.clone();
         let pool = &self.pool;
-        let model = py.detach(|| pool.install(|| learners::train(&options, corpus))).map_err(|e| to_py(py, e))?;
+        let progress = &*self.progress;
+        let model = py
+            .detach(|| pool.install(|| learners::train_with_progress(&options, corpus, Some(progress))))
+            .map_err(|e| to_py(py, e))?;
         Ok(PyModel::wrap(model))
     }
 }
@@ -280,5 +305,6 @@ impl PyModel {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Trainer>()?;
     m.add_class::<PyModel>()?;
+    m.add_class::<ProgressView>()?;
     Ok(())
 }

@@ -493,8 +493,11 @@ impl<'a> Engine<'a> {
 }
 
 /// Runs the merge loop. `symbols` must already hold every symbol the units use.
-pub fn learn(units: Flat, symbols: &mut Symbols, params: &MergeParams) -> Merged {
+pub fn learn(units: Flat, symbols: &mut Symbols, params: &MergeParams, progress: Option<&crate::progress::Progress>) -> Merged {
     let t0 = std::time::Instant::now();
+    if let Some(p) = progress {
+        p.start(crate::progress::Phase::Merging, params.new_rows);
+    }
     let mut engine = Engine::new(units, symbols, params.max_piece_length);
     if std::env::var_os("SUBWORDS_PROFILE").is_some() { eprintln!("engine init {:?} pairs {}", t0.elapsed(), engine.counts.len()); }
     let mut merges = Vec::new();
@@ -519,6 +522,9 @@ pub fn learn(units: Flat, symbols: &mut Symbols, params: &MergeParams) -> Merged
         };
         merges.push([a, b, c]);
         engine.apply(pair, c);
+        if let Some(p) = progress {
+            p.set(new_rows);
+        }
     };
     if std::env::var_os("SUBWORDS_PROFILE").is_some() {
         let places: usize = engine.places.values().map(|v| v.capacity()).sum();

@@ -92,6 +92,11 @@ fn rss_mb() -> u64 {
 }
 
 pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
+    train_with_progress(opts, corpus, None)
+}
+
+/// [`train`], updating `progress` as it goes.
+pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option<&crate::progress::Progress>) -> Result<Model> {
     opts.validate()?;
     let spelling = opts.spelling()?;
     let units: Vec<&UnitCount> = corpus.units.iter().filter(|u| u.count > 0 && !u.text.is_empty()).collect();
@@ -123,6 +128,9 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
     }
 
     let prof = std::env::var_os("SUBWORDS_PROFILE").is_some();
+    if let Some(p) = progress {
+        p.start(crate::progress::Phase::Spelling, units.len() as u64);
+    }
     let t0 = std::time::Instant::now();
     if prof { eprintln!("start rss {}", rss_mb()); }
     // ---- spell units into provisional symbol ids, counting each symbol's occurrences
@@ -299,7 +307,7 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
     let room = stage_one_target.saturating_sub(budget_rows(rows.len() as u64));
     let params = MergeParams { new_rows: room, min_count: opts.min_count, max_piece_length: opts.max_piece_length };
     if prof { eprintln!("spell+alphabet {:?} rss {}", t0.elapsed(), rss_mb()); }
-    let first = merge::learn(spelled, &mut symbols, &params);
+    let first = merge::learn(spelled, &mut symbols, &params, progress);
     if prof { eprintln!("stage one {:?} rss {}", t0.elapsed(), rss_mb()); }
     let mut merges = first.merges;
     let mut stop = first.stop;
@@ -332,7 +340,7 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
         let rows_now = base as u64 + symbols.texts.len() as u64;
         let room = opts.vocab_size.saturating_sub(budget_rows(rows_now));
         let params = MergeParams { new_rows: room, min_count: opts.min_count, max_piece_length: opts.max_piece_length };
-        let second = merge::learn(streams, &mut symbols, &params);
+        let second = merge::learn(streams, &mut symbols, &params, progress);
         merges.extend(second.merges);
         stop = second.stop;
         after = second.pieces_after + dropped_extra;
@@ -358,6 +366,9 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
         size_not_reached: budget_rows(rows.len() as u64) < opts.vocab_size,
     };
     let stream_from = stage_one_merges.map(|k| k as usize);
+    if let Some(p) = progress {
+        p.start(crate::progress::Phase::Done, 0);
+    }
     Model::new(ModelKind::Bpe, spelling, rows, merges, stream_from, corpus.joints.clone(), Some(opts.clone()), Some(report))
 }
 
