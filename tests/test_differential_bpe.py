@@ -28,6 +28,9 @@ SETTINGS = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
+# the two main properties run on thousands of corpora together
+MANY = settings(SETTINGS, max_examples=1000)
+
 letters = st.sampled_from(["ab", "abc", "abcé", "xyz"])
 
 
@@ -108,7 +111,7 @@ def assert_same(reference, rust, data, probe_texts, **opts):
             assert ref.decode(ids) == ref.normalize(text), text
 
 
-@SETTINGS
+@MANY
 @given(data=st.data(), table=count_tables(), spelling=st.sampled_from(SPELLINGS), texts=probes)
 def test_count_tables(reference, rust, data, table, spelling, texts):
     opts = _options(data.draw, spelling)
@@ -117,7 +120,7 @@ def test_count_tables(reference, rust, data, table, spelling, texts):
     assert_same(reference, rust, table, texts + list(table), **opts)
 
 
-@SETTINGS
+@MANY
 @given(data=st.data(), corpus=text_corpora(), spelling=st.sampled_from(SPELLINGS), texts=probes)
 def test_texts(reference, rust, data, corpus, spelling, texts):
     opts = _options(data.draw, spelling)
