@@ -15,6 +15,20 @@
 //!
 //! Interning: a joined piece that already exists (two merge paths to one string) reuses that row;
 //! the merge still gets a rank, but no row is added.
+//!
+//! Performance notes (145 MB mixed text, 2 M distinct units, 32k merges, 2 cores):
+//! * One `Vec` per unit made the loop memory-latency bound (a cache miss per unit visited):
+//!   26 s. A flat symbol array with one record per unit (start, count, length), units visited
+//!   in sorted order with a software prefetch a few units ahead: 9 s in all.
+//! * Pushing a heap entry on every count change (decreases included) cost more than it saved;
+//!   entries are pushed only when a count rises, and a popped entry that over-states its pair
+//!   is re-pushed with the true count. Deduping place lists with a per-unit stamp instead of a
+//!   sort was tried and lost: the stamp array is one more random access per unit.
+//! * Building per-thread place lists and appending them doubled peak memory (1.1 GB). Counting
+//!   units per pair first, then letting each thread fill the exact-size lists of its own share
+//!   of pairs: 0.58 GB.
+//! * Rewriting the units of a merge on both cores pays from a few thousand units up; per-thread
+//!   delta tables are added in a fixed order afterwards, so the result is thread-count free.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -494,12 +508,10 @@ impl<'a> Engine<'a> {
 
 /// Runs the merge loop. `symbols` must already hold every symbol the units use.
 pub fn learn(units: Flat, symbols: &mut Symbols, params: &MergeParams, progress: Option<&crate::progress::Progress>) -> Merged {
-    let t0 = std::time::Instant::now();
     if let Some(p) = progress {
         p.start(crate::progress::Phase::Merging, params.new_rows);
     }
     let mut engine = Engine::new(units, symbols, params.max_piece_length);
-    if std::env::var_os("SUBWORDS_PROFILE").is_some() { eprintln!("engine init {:?} pairs {}", t0.elapsed(), engine.counts.len()); }
     let mut merges = Vec::new();
     let mut new_rows = 0u64;
     let stop = loop {
@@ -526,10 +538,6 @@ pub fn learn(units: Flat, symbols: &mut Symbols, params: &MergeParams, progress:
             p.set(new_rows);
         }
     };
-    if std::env::var_os("SUBWORDS_PROFILE").is_some() {
-        let places: usize = engine.places.values().map(|v| v.capacity()).sum();
-        eprintln!("loop {:?}; heap {} counts {} places {} entries {}", t0.elapsed(), engine.heap.len(), engine.counts.len(), engine.places.len(), places);
-    }
     let pieces_after = engine.pieces();
     Merged { merges, new_rows, stop, pieces_after }
 }

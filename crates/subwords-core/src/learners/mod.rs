@@ -87,10 +87,6 @@ fn spell_symbols(sp: &Spelling, unit: &str, starts: bool, ends: bool, mut f: imp
     }
 }
 
-fn rss_mb() -> u64 {
-    std::fs::read_to_string("/proc/self/statm").ok().and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok()).unwrap_or(0) * 4096 / (1 << 20)
-}
-
 pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
     train_with_progress(opts, corpus, None)
 }
@@ -127,12 +123,9 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
         return train_words(opts, spelling, &units, normalizations, corpus.texts);
     }
 
-    let prof = std::env::var_os("SUBWORDS_PROFILE").is_some();
     if let Some(p) = progress {
         p.start(crate::progress::Phase::Spelling, units.len() as u64);
     }
-    let t0 = std::time::Instant::now();
-    if prof { eprintln!("start rss {}", rss_mb()); }
     // ---- spell units into provisional symbol ids, counting each symbol's occurrences
     let mut provisional: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
     let mut sym_texts: Vec<Box<[u8]>> = Vec::new();
@@ -306,9 +299,7 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
     let stage_one_target = opts.superword_at.unwrap_or(opts.vocab_size);
     let room = stage_one_target.saturating_sub(budget_rows(rows.len() as u64));
     let params = MergeParams { new_rows: room, min_count: opts.min_count, max_piece_length: opts.max_piece_length };
-    if prof { eprintln!("spell+alphabet {:?} rss {}", t0.elapsed(), rss_mb()); }
     let first = merge::learn(spelled, &mut symbols, &params, progress);
-    if prof { eprintln!("stage one {:?} rss {}", t0.elapsed(), rss_mb()); }
     let mut merges = first.merges;
     let mut stop = first.stop;
     let mut stage_one_merges = None;
