@@ -42,7 +42,7 @@ from .spelling import (
 )
 from .tokenizer import Tokenizer
 
-MODELS = ("bpe", "word")
+MODELS = ("bpe", "word", "wordpiece", "unigram")
 SPELLINGS = ("end", "continuation", "front", "bytes")
 NORMALIZATIONS = ("whitespace_runs", "stripped_ends", "mark_in_text")
 
@@ -301,7 +301,21 @@ def choose_alphabet(
 # train
 
 
-def train(
+def train(data, *, model: str = "bpe", **options):
+    """Learns a vocabulary; each model family has its own module (``bpe``/``word`` here,
+    ``wordpiece`` and ``unigram`` beside it), all with the same calling convention."""
+    if model == "wordpiece":
+        from .wordpiece import train_wordpiece
+
+        return train_wordpiece(data, **options)
+    if model == "unigram":
+        from .unigram import train_unigram
+
+        return train_unigram(data, **options)
+    return train_merges(data, model=model, **options)
+
+
+def train_merges(
     data,
     *,
     model: str = "bpe",
