@@ -34,14 +34,27 @@ tables the pages work by hand.
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
 from .reference import bpe
 from .reference.spelling import make_spelling
 from .reference.training import read_data
 
-__all__ = ["optimal_merges", "corpus_lengths", "spell_table"]
+__all__ = [
+    "optimal_merges",
+    "corpus_lengths",
+    "spell_table",
+    "wordpiece_candidates",
+    "WordPieceCandidate",
+    "can_divide",
+    "greedy_vs_exhaustive",
+    "GreedyCheck",
+]
 
 State = tuple  # ((symbols, count), ...) -- hashable corpus state
 
@@ -132,3 +145,151 @@ def optimal_merges(
     length, seqs = best(start, merges)
     printed = sorted(tuple((show(a), show(b)) for a, b in seq) for seq in seqs)
     return length, printed
+
+
+# ------------------------------------------------------------------------------------------------
+# WordPiece
+
+
+@dataclass(frozen=True)
+class WordPieceCandidate:
+    """One adjacent pair of a spelled corpus, with both figures the WordPiece page orders by.
+
+    ``score`` is ``count / (count(left) * count(right))``, exact; ``gain`` is the total
+    likelihood gain of merging it everywhere, ``count * log(N * score)`` (natural log, ``N`` the
+    corpus length in symbols), a float for reading only.
+    """
+
+    left: str
+    right: str
+    count: int
+    score: Fraction
+    gain: float
+
+
+def wordpiece_candidates(
+    counts: Mapping[str, int], spelling: str = "continuation"
+) -> list[WordPieceCandidate]:
+    """Every adjacent pair of the count table as spelled, in the order the WordPiece learner
+    ranks them (score descending, then its tie rule), each with its count, score and total gain.
+
+    The WordPiece page's four words: 11 pairs in a corpus of 79 symbols. The score ranks ``##i
+    ##d`` first (1/3, ahead of ``w ##i`` at 1/3 on the tie rule); the total gain is largest for
+    ``##s ##t`` (19.55), which the score ranks fourth:
+
+        >>> rows = wordpiece_candidates({"low": 5, "lower": 2, "newest": 6, "widest": 3})
+        >>> len(rows), rows[0].left, rows[0].right, rows[0].score
+        (11, '##i', '##d', Fraction(1, 3))
+        >>> best = max(rows, key=lambda r: r.gain)
+        >>> best.left, best.right, round(best.gain, 2), rows.index(best) + 1
+        ('##s', '##t', 19.55, 4)
+    """
+    from .reference import wordpiece
+
+    sp = make_spelling(spelling)
+    units = spell_table(counts, spelling)
+    total = bpe.corpus_length(units)
+    mark = sp.mark if spelling == "continuation" else None
+    out = []
+    for (a, b), count, score in wordpiece.ranked_candidates(units, sp.join, mark):
+        gain = count * math.log(total * score)
+        out.append(WordPieceCandidate(sp.show(a), sp.show(b), count, score, gain))
+    return out
+
+
+def _wordpiece_parts(tokenizer):
+    """The spelling and the set of pieces a WordPiece tokenizer (either engine) cuts with."""
+    options = tokenizer.options
+    if options.get("model") != "wordpiece":
+        raise ValueError("this check needs a WordPiece tokenizer (model='wordpiece')")
+    if options.get("byte_fallback"):
+        raise ValueError("with byte fallback the greedy cut never refuses; train without it")
+    sp = make_spelling(options["spelling"], mark=options.get("mark"))
+    pieces = {p for p, kind in zip(tokenizer.rows, tokenizer.kinds) if kind in ("alphabet", "learned")}
+    return sp, pieces
+
+
+def can_divide(symbols, pieces, join) -> bool:
+    """Whether some division of the unit's symbols into consecutive runs has every run's joined
+    piece in ``pieces`` (an exhaustive search, by dynamic programming over end positions)."""
+    n = len(symbols)
+    reachable = [True] + [False] * n
+    for i in range(n):
+        if not reachable[i]:
+            continue
+        piece = None
+        for j in range(i + 1, n + 1):
+            piece = symbols[i] if j == i + 1 else join(piece, symbols[j - 1])
+            if piece in pieces:
+                reachable[j] = True
+    return reachable[n]
+
+
+@dataclass(frozen=True)
+class GreedyCheck:
+    """What :func:`greedy_vs_exhaustive` found."""
+
+    #: Strings tried (each one word).
+    strings: int
+    #: Strings the greedy cut spelled.
+    spelled: int
+    #: Greedy refusals at the first character (no row starts the word).
+    refused_first: int
+    #: Greedy refusals after the first character.
+    refused_later: int
+    #: Strings where the greedy cut and the exhaustive search disagree on whether a division
+    #: exists (or where the greedy pieces are not a division of the word).
+    disagreements: tuple
+
+
+def greedy_vs_exhaustive(tokenizer, letters: str, max_len: int) -> GreedyCheck:
+    """Encode every string of length 1..``max_len`` on ``letters`` (as one word) and compare the
+    greedy longest-match cut with an exhaustive search for any division into rows.
+
+    The WordPiece page's argument: with a complete alphabet every position after the first has a
+    one-character continuation piece, so the greedy cut refuses only where no division exists.
+    On the four words (continuation spelling) the ten letters give 11,110 strings; ``l`` and
+    ``n`` never appear inside a word (no ``##l``, ``##n``), so 3 x ((10 - 8) + (100 - 64) +
+    (1000 - 512)) = 1,578 strings fail after their first character:
+
+        >>> from subwords.reference import train
+        >>> tok = train({"low": 5, "lower": 2, "newest": 6, "widest": 3}, model="wordpiece",
+        ...             vocab_size=100)
+        >>> check = greedy_vs_exhaustive(tok, "delnorstwi", 3)
+        >>> check.refused_later, check.disagreements
+        (114, ())
+    """
+    sp, pieces = _wordpiece_parts(tokenizer)
+    unk = "[UNK]"
+    strings = spelled = refused_first = refused_later = 0
+    disagreements = []
+    for length in range(1, max_len + 1):
+        for chars in itertools.product(letters, repeat=length):
+            word = "".join(chars)
+            strings += 1
+            (symbols,) = sp.units(word)
+            got = tokenizer.encode_pieces(word)
+            exists = can_divide(symbols, pieces, sp.join)
+            if unk in got:
+                if _opens(symbols, pieces, sp.join):
+                    refused_later += 1
+                else:
+                    refused_first += 1
+                if exists:
+                    disagreements.append(word)
+            else:
+                spelled += 1
+                is_division = all(p in pieces for p in got) and sp.decode(got) == word.encode()
+                if not exists or not is_division:
+                    disagreements.append(word)
+    return GreedyCheck(strings, spelled, refused_first, refused_later, tuple(disagreements))
+
+
+def _opens(symbols, pieces, join) -> bool:
+    """Whether some row matches at the unit's first position."""
+    piece = None
+    for j in range(1, len(symbols) + 1):
+        piece = symbols[0] if j == 1 else join(piece, symbols[j - 1])
+        if piece in pieces:
+            return True
+    return False
