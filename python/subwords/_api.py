@@ -19,11 +19,13 @@ from . import _core
 from ._progress import ProgressLine
 from .errors import InputError, ModelFileError, SubwordsError, UnknownPieceError
 
-Model = Literal["bpe", "word"]
+Model = Literal["bpe", "word", "wordpiece"]
 SpellingName = Literal["end", "continuation", "front", "bytes"]
 Joints = Union[Mapping[str, Sequence[str]], Callable[[str], Optional[Sequence[str]]]]
 
-_MODELS = ("bpe", "word")
+_MODELS = ("bpe", "word", "wordpiece")
+# each model's own spelling, when none is named
+_DEFAULT_SPELLING = {"bpe": "end", "word": "end", "wordpiece": "continuation"}
 _SPELLINGS = ("end", "continuation", "front", "bytes")
 _BATCH_CHARS = 4 << 20
 # A model file larger than this is refused before it is parsed (a hostile or mistaken file).
@@ -122,7 +124,7 @@ def train(
     data: Union[Mapping[str, int], Iterable[str], os.PathLike, Sequence[os.PathLike]],
     *,
     model: Model = "bpe",
-    spelling: SpellingName = "end",
+    spelling: Optional[SpellingName] = None,
     vocab_size: int,
     min_count: Optional[int] = None,
     byte_fallback: bool = False,
@@ -138,11 +140,19 @@ def train(
     counts: bool = False,
     threads: Optional[int] = None,
     input_errors: Literal["strict", "replace"] = "strict",
+    min_count_rule: Optional[Literal["filter", "stop"]] = None,
+    unknown: Optional[Literal["word", "rest"]] = None,
+    max_word_length: Optional[int] = None,
     progress: bool = False,
 ) -> "Tokenizer":
     """Learns a vocabulary from ``data`` and returns a :class:`Tokenizer`.
 
-    ``progress=True`` draws a progress line on stderr while training (the CLI does so on a
+    ``spelling`` defaults to the model's own: ``end`` for BPE (Sennrich), ``continuation`` for
+    WordPiece. WordPiece takes ``min_count_rule`` (``"filter"``: pairs below ``min_count`` are no
+    candidates, the default; ``"stop"``: test the winner and stop, reported in
+    ``report["winner_failed"]``), ``unknown`` (``"word"``: an unfinishable word is one ``[UNK]``;
+    ``"rest"``: the pieces matched so far and one ``[UNK]``) and ``max_word_length`` (100, as
+    BERT). ``progress=True`` draws a progress line on stderr while training (the CLI does so on a
     terminal). ``data`` is a ``word -> count`` mapping (the form the pages print their corpora in), an
     iterable of texts, or a ``pathlib.Path`` (or list of them) of UTF-8 files, one text per line
     (``counts=True``: ``word<TAB>count`` tables).
@@ -153,6 +163,15 @@ def train(
     """
     if model not in _MODELS:
         raise SubwordsError(f"model must be one of {', '.join(_MODELS)}; got {model!r}")
+    if spelling is None:
+        spelling = _DEFAULT_SPELLING[model]
+    if min_count_rule not in (None, "filter", "stop"):
+        raise SubwordsError(f"min_count_rule must be 'filter' or 'stop', got {min_count_rule!r}")
+    if unknown not in (None, "word", "rest"):
+        raise SubwordsError(f"unknown must be 'word' or 'rest', got {unknown!r}")
+    if max_word_length is not None and (isinstance(max_word_length, bool) or not isinstance(max_word_length, int)
+                                        or not 1 <= max_word_length <= 2**32 - 1):
+        raise SubwordsError(f"max_word_length must be a whole number of characters from 1, got {max_word_length!r}")
     if spelling not in _SPELLINGS:
         raise SubwordsError(f"spelling must be one of {', '.join(_SPELLINGS)}; got {spelling!r}")
     if input_errors not in ("strict", "replace"):
@@ -180,7 +199,7 @@ def train(
         if not isinstance(value, bool):
             raise SubwordsError(f"{name} must be True or False, got {value!r}")
     if min_count is None:
-        min_count = 2 if model == "bpe" else 1
+        min_count = 1 if model == "word" else 2
     options: dict[str, Any] = {
         "model": model,
         "spelling": spelling,
@@ -197,6 +216,9 @@ def train(
         "alphabet_size": alphabet_size,
         "character_coverage": None if character_coverage is None else float(character_coverage),
         "input_errors": input_errors,
+        "min_count_rule": min_count_rule,
+        "unknown": unknown,
+        "max_word_length": max_word_length,
     }
     trainer = _core.Trainer(json.dumps(options), _threads(threads))
     if not isinstance(progress, bool):

@@ -85,8 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("train", help="learn a vocabulary from text files (or - for stdin)")
     t.add_argument("inputs", nargs="+", metavar="INPUT", help="UTF-8 text files, one text per line; - reads stdin")
     t.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write (atomically)")
-    t.add_argument("--model", choices=["bpe", "word"], default="bpe")
-    t.add_argument("--spelling", choices=["end", "continuation", "front", "bytes"], default="end")
+    t.add_argument("--model", choices=["bpe", "word", "wordpiece"], default="bpe")
+    t.add_argument("--spelling", choices=["end", "continuation", "front", "bytes"], default=None,
+                   help="default: the model's own (end for bpe and word, continuation for wordpiece)")
     t.add_argument("--vocab-size", type=_positive("--vocab-size"), required=True)
     t.add_argument("--min-count", type=_positive("--min-count"), default=None,
                    help="stop when the best pair occurs fewer times (default 2; 1 for --model word)")
@@ -104,6 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--pre-split", choices=["gpt2"], default=None, help="bytes: the GPT-2 regex pre-split")
     t.add_argument("--seed", type=int, default=None, help="for learners that sample (BPE and word models are deterministic and refuse it)")
     t.add_argument("--threads", type=_positive("--threads"), default=None)
+    t.add_argument("--min-count-rule", choices=["filter", "stop"], default=None,
+                   help="wordpiece: pairs below --min-count are no candidates (filter, default), or stop when the winner is below it")
+    t.add_argument("--unknown", choices=["word", "rest"], default=None,
+                   help="wordpiece: an unfinishable word is one [UNK] (word, default), or its matched pieces and one [UNK]")
+    t.add_argument("--max-word-length", type=_positive("--max-word-length"), default=None,
+                   help="wordpiece: a longer word (in characters) is one [UNK] (default 100)")
     t.add_argument("--input-errors", choices=["strict", "replace"], default="strict",
                    help="invalid UTF-8: refuse naming file and line (strict), or read it as U+FFFD (replace)")
     t.add_argument("--quiet", action="store_true")
@@ -200,6 +207,7 @@ def cmd_train(a: argparse.Namespace) -> int:
         mark=a.mark, split_at_marks=not a.no_split_at_marks, pre_split=a.pre_split,
         superword_at=a.superword_at, max_piece_length=a.max_piece_length, alphabet_size=a.alphabet_size,
         character_coverage=a.character_coverage, threads=a.threads, input_errors=a.input_errors,
+        min_count_rule=a.min_count_rule, unknown=a.unknown, max_word_length=a.max_word_length,
         progress=sys.stderr.isatty() and not a.quiet,
     )
     for x in a.inputs:

@@ -13,7 +13,8 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::options::{ModelKind, TrainOptions, MAX_VOCAB};
+use crate::options::{ModelKind, TrainOptions, Unknown, MAX_VOCAB};
+use crate::segmenters::longest_match::{LongestMatch, Match};
 use crate::segmenters::merge_replay::{replay, MergeMap};
 use crate::spelling::{byte_to_char_table, Scheme, Spelling};
 use std::collections::BTreeMap;
@@ -41,6 +42,10 @@ pub struct Report {
     pub dropped_symbols: u64,
     /// The size asked for was more than the corpus supports (a ceiling, not an error).
     pub size_not_reached: bool,
+    /// WordPiece under `min_count_rule="stop"`: the winner that failed `min_count` (left, right,
+    /// count) and ended the run early.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub winner_failed: Option<(String, String, u64)>,
 }
 
 const CACHE_LIMIT: usize = 1 << 17;
@@ -72,6 +77,10 @@ pub struct Model {
     /// One cache per worker slot: slot 0 serves single calls, slot k the k-th thread of a batch,
     /// so every thread keeps a warm cache across calls without sharing one.
     caches: Vec<Mutex<Cache>>,
+    /// WordPiece: the longest-match segmenter and what an unfinishable word becomes.
+    longest: Option<LongestMatch>,
+    unknown: Unknown,
+    max_word_length: usize,
 }
 
 const CACHE_SLOTS: usize = 16;
@@ -115,7 +124,7 @@ impl Model {
             }
         }
         let wrong_kind = rows.iter().position(|r| match kind {
-            ModelKind::Bpe => r.kind == RowKind::Unit,
+            ModelKind::Bpe | ModelKind::Wordpiece => r.kind == RowKind::Unit,
             ModelKind::Word => !matches!(r.kind, RowKind::Special | RowKind::Unit),
         });
         if let Some(id) = wrong_kind {
@@ -183,6 +192,9 @@ impl Model {
                 }
             }
         }
+        if kind != ModelKind::Bpe && stream_from.is_some() {
+            return Err(bad("only BPE models have stream merges".into()));
+        }
         if kind == ModelKind::Word && !merges.is_empty() {
             return Err(bad("a word model has no merges".into()));
         }
@@ -222,7 +234,7 @@ impl Model {
                 }
             }
         }
-        if kind == ModelKind::Bpe {
+        if matches!(kind, ModelKind::Bpe | ModelKind::Wordpiece) {
             // the alphabet is in code-point order; learned rows appear in the order merges make
             // them, and a merge only joins rows that exist by then
             let alphabet: Vec<&Row> = rows.iter().filter(|r| r.kind == RowKind::Alphabet).collect();
@@ -272,6 +284,18 @@ impl Model {
                 }
             }
         }
+        let longest = (kind == ModelKind::Wordpiece).then(|| {
+            let pieces: Vec<(&[u8], u32)> = index.iter().map(|(t, &id)| (&**t, id)).collect();
+            match spelling.scheme {
+                Scheme::Continuation => LongestMatch::new(&pieces, Some(spelling.mark.as_bytes()), None),
+                _ => LongestMatch::new(&pieces, None, Some(spelling.mark.as_bytes())),
+            }
+        });
+        if kind == ModelKind::Wordpiece && !matches!(spelling.scheme, Scheme::Continuation | Scheme::End) {
+            return Err(bad("a wordpiece model uses the continuation or end spelling".into()));
+        }
+        let unknown = options.as_ref().and_then(|o| o.unknown).unwrap_or(Unknown::Word);
+        let max_word_length = options.as_ref().and_then(|o| o.max_word_length).unwrap_or(100) as usize;
         let mut ascii_plain = [NO_ID; 128];
         let mut ascii_marked = [NO_ID; 128];
         for c in 0..128u8 {
@@ -299,6 +323,9 @@ impl Model {
             marker,
             byte_chars: byte_to_char_table(),
             caches: (0..CACHE_SLOTS).map(|_| Mutex::new(Cache::default())).collect(),
+            longest,
+            unknown,
+            max_word_length,
         })
     }
 
@@ -536,6 +563,10 @@ impl Model {
             }
             return;
         }
+        if let Some(lm) = &self.longest {
+            self.longest_match(lm, unit, out, spans);
+            return;
+        }
         if let Some(parts) = self.joints.as_ref().and_then(|j| j.get(unit)) {
             let last = parts.len() - 1;
             let mut offset = 0u32;
@@ -553,6 +584,45 @@ impl Model {
             return;
         }
         self.spell_replay(unit, true, true, out, spans, dropout);
+    }
+
+    /// WordPiece: longest match first; `[UNK]` for a word that cannot be finished (or for its
+    /// rest) and for a word longer than `max_word_length` characters.
+    fn longest_match(&self, lm: &LongestMatch, unit: &str, out: &mut Vec<u32>, mut spans: Option<&mut Vec<(u32, u32)>>) {
+        let unk = self.unk.unwrap_or(0);
+        let whole = (0u32, unit.len() as u32);
+        if unit.chars().nth(self.max_word_length).is_some() {
+            out.push(unk);
+            if let Some(sp) = spans {
+                sp.push(whole);
+            }
+            return;
+        }
+        let (pieces, rest) = match lm.cut(unit.as_bytes()) {
+            Match::Pieces(p) => (p, None),
+            Match::Failed { pieces, at } => match self.unknown {
+                Unknown::Word => (Vec::new(), Some(0)),
+                Unknown::Rest => (pieces, Some(at)),
+            },
+        };
+        let mut at = 0u32;
+        let mark = self.spelling.mark.as_bytes();
+        for &p in &pieces {
+            out.push(p);
+            let t = &self.rows[p as usize].text;
+            let t = t.strip_prefix(mark).filter(|_| self.spelling.scheme == Scheme::Continuation).unwrap_or(t);
+            let t = t.strip_suffix(mark).filter(|_| self.spelling.scheme == Scheme::End).unwrap_or(t);
+            if let Some(sp) = spans.as_deref_mut() {
+                sp.push((at, at + t.len() as u32));
+            }
+            at += t.len() as u32;
+        }
+        if let Some(r) = rest {
+            out.push(unk);
+            if let Some(sp) = spans {
+                sp.push((r as u32, unit.len() as u32));
+            }
+        }
     }
 
     /// The pieces of one unit, merges replayed, through the cache.

@@ -12,6 +12,27 @@ use crate::spelling::{PreSplit, Scheme, Spelling};
 pub enum ModelKind {
     Bpe,
     Word,
+    Wordpiece,
+}
+
+/// WordPiece: how `min_count` is read (DESIGN §2; the pages show the two differ).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MinCountRule {
+    /// Pairs below `min_count` are not candidates.
+    Filter,
+    /// Take the best pair; stop if it is below `min_count` (reported, not silent).
+    Stop,
+}
+
+/// WordPiece: what a word that cannot be finished becomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unknown {
+    /// One `[UNK]` for the whole word.
+    Word,
+    /// The pieces matched so far, then one `[UNK]` for the rest.
+    Rest,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,6 +83,13 @@ pub struct TrainOptions {
     pub character_coverage: Option<f64>,
     #[serde(default = "default_input_errors")]
     pub input_errors: InputErrors,
+    /// WordPiece only (defaults: filter, word, 100).
+    #[serde(default)]
+    pub min_count_rule: Option<MinCountRule>,
+    #[serde(default)]
+    pub unknown: Option<Unknown>,
+    #[serde(default)]
+    pub max_word_length: Option<u32>,
 }
 
 /// The largest vocabulary we accept: ids must fit comfortably in u32 and a table this size is
@@ -136,6 +164,23 @@ impl TrainOptions {
                     "model='word' takes only the spelling, vocab_size and min_count: one row per distinct unit".into(),
                 ));
             }
+        }
+        if self.model == ModelKind::Wordpiece {
+            if !matches!(self.spelling, Scheme::Continuation | Scheme::End) {
+                return Err(Error::Option(
+                    "model='wordpiece' runs on the continuation spelling (its own) or the end spelling".into(),
+                ));
+            }
+            if self.byte_fallback || self.superword_at.is_some() || self.joints {
+                return Err(Error::Option(
+                    "model='wordpiece' takes no byte_fallback, superword_at or joints (longest match cannot honour them)".into(),
+                ));
+            }
+            if self.max_word_length == Some(0) {
+                return Err(Error::Option("max_word_length must be at least 1".into()));
+            }
+        } else if self.min_count_rule.is_some() || self.unknown.is_some() || self.max_word_length.is_some() {
+            return Err(Error::Option("min_count_rule, unknown and max_word_length apply only to model='wordpiece'".into()));
         }
         if self.joints && !matches!(self.spelling, Scheme::End | Scheme::Continuation) {
             return Err(Error::Option("joints apply to the end and continuation spellings".into()));

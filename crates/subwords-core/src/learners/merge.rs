@@ -41,11 +41,11 @@ use rustc_hash::FxHashMap;
 pub const NO_SYMBOL: u32 = u32::MAX;
 
 #[inline]
-fn pack(a: u32, b: u32) -> u64 {
+pub(crate) fn pack(a: u32, b: u32) -> u64 {
     ((a as u64) << 32) | b as u64
 }
 #[inline]
-fn unpack(p: u64) -> (u32, u32) {
+pub(crate) fn unpack(p: u64) -> (u32, u32) {
     ((p >> 32) as u32, p as u32)
 }
 
@@ -155,11 +155,62 @@ impl Stop {
     }
 }
 
+/// Which pair a round takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Score {
+    /// BPE: the largest `count(a, b)`; ties by `(left, right)` as spelled.
+    Count,
+    /// WordPiece: the largest `count(a, b) / (count(a) · count(b))`, compared exactly; ties by
+    /// the joined text, then `(left, right)`, both in the tie spelling (see [`TieSpelling`]).
+    WordPiece,
+}
+
+/// WordPiece's `min_count`: filter the candidates before choosing (the default), or test the
+/// winner and stop when it fails.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MinCountRule {
+    Filter,
+    Stop,
+}
+
+/// How WordPiece writes pieces for its tie rule: under `continuation`, a word-first piece carries
+/// the front mark `▁` and continuation pieces are bare (`##id` is `id`, `wi` is `▁wi`).
+#[derive(Clone, Debug)]
+pub enum TieSpelling {
+    AsSpelled,
+    FrontMarked { continuation_mark: Vec<u8> },
+}
+
+impl TieSpelling {
+    fn key(&self, text: &[u8]) -> Rc<[u8]> {
+        match self {
+            TieSpelling::AsSpelled => Rc::from(text),
+            TieSpelling::FrontMarked { continuation_mark } => match text.strip_prefix(continuation_mark.as_slice()) {
+                Some(rest) => Rc::from(rest),
+                None => {
+                    let mut v = "\u{2581}".as_bytes().to_vec();
+                    v.extend_from_slice(text);
+                    Rc::from(v.into_boxed_slice())
+                }
+            },
+        }
+    }
+}
+
 pub struct MergeParams {
     /// How many new rows may still be added.
     pub new_rows: u64,
     pub min_count: u64,
     pub max_piece_length: Option<u32>,
+    pub score: Score,
+    pub min_count_rule: MinCountRule,
+    pub tie: TieSpelling,
+}
+
+impl MergeParams {
+    pub fn bpe(new_rows: u64, min_count: u64, max_piece_length: Option<u32>) -> Self {
+        MergeParams { new_rows, min_count, max_piece_length, score: Score::Count, min_count_rule: MinCountRule::Filter, tie: TieSpelling::AsSpelled }
+    }
 }
 
 pub struct Merged {
@@ -169,13 +220,41 @@ pub struct Merged {
     pub stop: Stop,
     /// Σ count × length of the units after the last merge.
     pub pieces_after: u64,
+    /// Under the winner test: the pair that failed `min_count`, and its count.
+    pub winner_failed: Option<(u32, u32, u64)>,
 }
 
 struct Entry {
-    count: u64,
+    /// The score is `num / den`: `den` is 1 for counts, `count(a) · count(b)` for WordPiece.
+    num: u64,
+    den: u128,
     pair: u64,
     left: Rc<[u8]>,
     right: Rc<[u8]>,
+    /// Ties compare the joined text first (WordPiece), or go straight to `(left, right)` (BPE).
+    joined_first: bool,
+}
+
+/// `a · b` as a 256-bit number (hi, lo).
+fn mul_wide(a: u64, b: u128) -> (u128, u128) {
+    let (bh, bl) = (b >> 64, b & u64::MAX as u128);
+    let lo = a as u128 * bl;
+    let mid = a as u128 * bh;
+    let (low, carry) = lo.overflowing_add(mid << 64);
+    ((mid >> 64) + carry as u128, low)
+}
+
+/// Compares `a1 / b1` with `a2 / b2` exactly.
+fn cmp_fraction(a1: u64, b1: u128, a2: u64, b2: u128) -> Ordering {
+    if b1 == b2 {
+        return a1.cmp(&a2);
+    }
+    mul_wide(a1, b2).cmp(&mul_wide(a2, b1))
+}
+
+/// Compares `a1 ++ a2` with `b1 ++ b2` without building them.
+fn cmp_joined(a1: &[u8], a2: &[u8], b1: &[u8], b2: &[u8]) -> Ordering {
+    a1.iter().chain(a2).cmp(b1.iter().chain(b2))
 }
 
 impl PartialEq for Entry {
@@ -190,10 +269,10 @@ impl PartialOrd for Entry {
     }
 }
 impl Ord for Entry {
-    // max-heap: larger count first, then the smaller (left, right) text first
+    // max-heap: the larger score first, then the smaller texts first
     fn cmp(&self, o: &Self) -> Ordering {
-        self.count
-            .cmp(&o.count)
+        cmp_fraction(self.num, self.den, o.num, o.den)
+            .then_with(|| if self.joined_first { cmp_joined(&o.left, &o.right, &self.left, &self.right) } else { Ordering::Equal })
             .then_with(|| o.left.cmp(&self.left))
             .then_with(|| o.right.cmp(&self.right))
             .then_with(|| o.pair.cmp(&self.pair))
@@ -202,10 +281,12 @@ impl Ord for Entry {
 
 /// What one thread found while rewriting its share of a merge's units.
 #[derive(Default)]
-struct Delta {
-    counts: FxHashMap<u64, i64>,
-    places: FxHashMap<u64, Vec<u32>>,
-    lens: Vec<(u32, u32)>,
+pub(crate) struct Delta {
+    pub(crate) counts: FxHashMap<u64, i64>,
+    pub(crate) places: FxHashMap<u64, Vec<u32>>,
+    pub(crate) lens: Vec<(u32, u32)>,
+    /// Σ count over the merge sites (how many a's and b's became c's).
+    pub(crate) sites: i64,
 }
 
 struct Engine<'a> {
@@ -216,20 +297,29 @@ struct Engine<'a> {
     heap: BinaryHeap<Entry>,
     max_len: Option<u32>,
     threads: usize,
+    score: Score,
+    /// Pairs below this count are not candidates (0: every pair is).
+    floor: u64,
+    /// Tie keys by symbol (WordPiece: the front-marked spelling; BPE: the texts themselves).
+    keys: Vec<Rc<[u8]>>,
+    tie: TieSpelling,
+    /// WordPiece: each symbol's count, everywhere (inside pairs included), and the pairs it is in.
+    sym_count: Vec<i64>,
+    pairs_of: Vec<Vec<u64>>,
 }
 
 /// The flat symbol array shared by the threads of one merge. Each thread writes only the units
 /// of its own share, and a unit appears in one share only (the list is deduped first), so no two
 /// threads touch the same memory.
 #[derive(Clone, Copy)]
-struct SharedSyms(*mut u32);
+pub(crate) struct SharedSyms(pub(crate) *mut u32);
 unsafe impl Send for SharedSyms {}
 unsafe impl Sync for SharedSyms {}
 
 /// Rewrites the units of `list` (distinct ids), joining `(a, b)` into `c`; returns the count
 /// changes, the new places and the new lengths.
 #[allow(clippy::too_many_arguments)]
-fn rewrite(syms: SharedSyms, meta: &[Meta], list: &[u32], a: u32, b: u32, c: u32) -> Delta {
+pub(crate) fn rewrite(syms: SharedSyms, meta: &[Meta], list: &[u32], a: u32, b: u32, c: u32) -> Delta {
     let mut d = Delta::default();
     let mut old_pos: Vec<usize> = Vec::new();
     let mut new_pos: Vec<usize> = Vec::new();
@@ -267,6 +357,7 @@ fn rewrite(syms: SharedSyms, meta: &[Meta], list: &[u32], a: u32, b: u32, c: u32
                     old_pos.push(i + 1);
                 }
                 let k = out.len();
+                d.sites += m.count as i64;
                 if k > 0 && new_pos.last() != Some(&(k - 1)) {
                     new_pos.push(k - 1);
                 }
@@ -310,7 +401,7 @@ fn rewrite(syms: SharedSyms, meta: &[Meta], list: &[u32], a: u32, b: u32, c: u32
 }
 
 /// Pair counts, and how many units hold each pair, over a range of units (one thread's share).
-fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> FxHashMap<u64, (i64, u32)> {
+pub(crate) fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> FxHashMap<u64, (i64, u32)> {
     let mut counts: FxHashMap<u64, (i64, u32)> = FxHashMap::default();
     let mut seen: Vec<u64> = Vec::new();
     for wi in range {
@@ -334,7 +425,7 @@ fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> FxHashMap<u64, (i6
 
 /// The units holding each pair, for the pairs that hash to `part` of `parts` (each thread builds
 /// its own share of the index, sized exactly, so nothing is built twice).
-fn place_pairs(flat: &Flat, sizes: &FxHashMap<u64, (i64, u32)>, part: u64, parts: u64) -> FxHashMap<u64, Vec<u32>> {
+pub(crate) fn place_pairs(flat: &Flat, sizes: &FxHashMap<u64, (i64, u32)>, part: u64, parts: u64) -> FxHashMap<u64, Vec<u32>> {
     let mine = |p: u64| (p.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) % parts == part;
     let mut places: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
     for (&p, &(_, n)) in sizes {
@@ -372,10 +463,11 @@ fn prefetch(p: *const u8) {
 }
 
 /// Below this many units a merge is rewritten on the calling thread.
-const PARALLEL_UNITS: usize = 4096;
+pub(crate) const PARALLEL_UNITS: usize = 4096;
 
 impl<'a> Engine<'a> {
-    fn new(flat: Flat, symbols: &'a mut Symbols, max_len: Option<u32>) -> Self {
+    fn new(flat: Flat, symbols: &'a mut Symbols, params: &MergeParams) -> Self {
+        let max_len = params.max_piece_length;
         let n = flat.units();
         let threads = rayon::current_num_threads().max(1);
         let chunk = n.div_ceil(threads).max(1024);
@@ -401,6 +493,33 @@ impl<'a> Engine<'a> {
             places.extend(share);
         }
         let counts: FxHashMap<u64, i64> = sizes.into_iter().map(|(k, v)| (k, v.0)).collect();
+        let floor = match (params.score, params.min_count_rule) {
+            (Score::WordPiece, MinCountRule::Filter) => params.min_count,
+            _ => 0,
+        };
+        let keys = symbols.texts.iter().map(|t| params.tie.key(t)).collect();
+        let mut sym_count = Vec::new();
+        let mut pairs_of = Vec::new();
+        if params.score == Score::WordPiece {
+            sym_count = vec![0i64; symbols.texts.len()];
+            for m in &flat.meta {
+                for &x in &flat.syms[m.start as usize..m.start as usize + m.len as usize] {
+                    if x != NO_SYMBOL {
+                        sym_count[(x - symbols.base) as usize] += m.count as i64;
+                    }
+                }
+            }
+            pairs_of = vec![Vec::new(); symbols.texts.len()];
+            let mut ps: Vec<u64> = counts.keys().copied().collect();
+            ps.sort_unstable();
+            for p in ps {
+                let (a, b) = unpack(p);
+                pairs_of[(a - symbols.base) as usize].push(p);
+                if b != a {
+                    pairs_of[(b - symbols.base) as usize].push(p);
+                }
+            }
+        }
         let mut e = Engine {
             flat,
             symbols,
@@ -409,6 +528,12 @@ impl<'a> Engine<'a> {
             heap: BinaryHeap::new(),
             max_len,
             threads,
+            score: params.score,
+            floor,
+            keys,
+            tie: params.tie.clone(),
+            sym_count,
+            pairs_of,
         };
         let keys: Vec<u64> = e.counts.keys().copied().collect();
         let heap: Vec<Entry> = keys.into_iter().filter_map(|p| e.entry(p)).collect();
@@ -416,22 +541,39 @@ impl<'a> Engine<'a> {
         e
     }
 
-    fn entry(&self, p: u64) -> Option<Entry> {
+    /// The current score of a pair: (count, denominator).
+    fn score_of(&self, p: u64) -> Option<(u64, u128)> {
         let c = *self.counts.get(&p)?;
-        if c <= 0 {
+        if c <= 0 || (c as u64) < self.floor {
             return None;
         }
+        let (a, b) = unpack(p);
+        let den = match self.score {
+            Score::Count => 1,
+            Score::WordPiece => {
+                let base = self.symbols.base;
+                self.sym_count[(a - base) as usize] as u128 * self.sym_count[(b - base) as usize] as u128
+            }
+        };
+        Some((c as u64, den))
+    }
+
+    fn entry(&self, p: u64) -> Option<Entry> {
+        let (num, den) = self.score_of(p)?;
         let (a, b) = unpack(p);
         if let Some(m) = self.max_len {
             if self.symbols.len(a) + self.symbols.len(b) > m {
                 return None;
             }
         }
+        let base = self.symbols.base;
         Some(Entry {
-            count: c as u64,
+            num,
+            den,
             pair: p,
-            left: self.symbols.texts[(a - self.symbols.base) as usize].clone(),
-            right: self.symbols.texts[(b - self.symbols.base) as usize].clone(),
+            left: self.keys[(a - base) as usize].clone(),
+            right: self.keys[(b - base) as usize].clone(),
+            joined_first: self.score == Score::WordPiece,
         })
     }
 
@@ -441,15 +583,18 @@ impl<'a> Engine<'a> {
     /// count is at least its true count. A popped entry that over-states its pair is pushed back
     /// with the true count; one that matches is the true maximum (ties included, since the heap
     /// order breaks ties exactly as the rule does).
+    ///
+    /// WordPiece scores also rise when a symbol's count falls; `apply` re-pushes every pair of
+    /// the two symbols a merge consumed, so the same argument holds.
     fn best(&mut self) -> Option<(u64, u64)> {
         while let Some(top) = self.heap.peek() {
-            let live = self.counts.get(&top.pair).copied().unwrap_or(0);
-            if live > 0 && live as u64 == top.count {
-                return Some((top.pair, top.count));
+            let live = self.score_of(top.pair);
+            if live == Some((top.num, top.den)) {
+                return Some((top.pair, top.num));
             }
             let top = self.heap.pop().unwrap();
-            if live > 0 {
-                self.heap.push(Entry { count: live as u64, ..top });
+            if let Some((num, den)) = live {
+                self.heap.push(Entry { num, den, ..top });
             }
         }
         None
@@ -472,7 +617,9 @@ impl<'a> Engine<'a> {
             list.par_chunks(per).map(|part| rewrite(ptr, meta, part, a, b, c)).collect()
         };
         let mut raised: Vec<u64> = Vec::new();
+        let mut sites = 0i64;
         for d in results {
+            sites += d.sites;
             for (wi, m) in d.lens {
                 self.flat.meta[wi as usize].len = m;
             }
@@ -494,6 +641,38 @@ impl<'a> Engine<'a> {
         self.counts.remove(&pair);
         raised.sort_unstable();
         raised.dedup();
+        if self.score == Score::WordPiece {
+            let base = self.symbols.base;
+            // a and b lost `sites` occurrences each, c gained them: every pair of a or b now
+            // scores higher, so each gets a fresh entry
+            self.sym_count[(a - base) as usize] -= sites;
+            self.sym_count[(b - base) as usize] -= sites;
+            let ci = (c - base) as usize;
+            if ci >= self.sym_count.len() {
+                self.sym_count.resize(ci + 1, 0);
+                self.pairs_of.resize(ci + 1, Vec::new());
+            }
+            self.sym_count[ci] += sites;
+            for &q in &raised {
+                let (x, y) = unpack(q);
+                self.pairs_of[(x - base) as usize].push(q);
+                if y != x {
+                    self.pairs_of[(y - base) as usize].push(q);
+                }
+            }
+            for s in [a, b] {
+                let mut list = std::mem::take(&mut self.pairs_of[(s - base) as usize]);
+                list.sort_unstable();
+                list.dedup();
+                list.retain(|q| self.counts.get(q).is_some_and(|&v| v > 0));
+                for &q in &list {
+                    if let Some(en) = self.entry(q) {
+                        self.heap.push(en);
+                    }
+                }
+                self.pairs_of[(s - base) as usize] = list;
+            }
+        }
         for q in raised {
             if let Some(en) = self.entry(q) {
                 self.heap.push(en);
@@ -508,18 +687,26 @@ impl<'a> Engine<'a> {
 
 /// Runs the merge loop. `symbols` must already hold every symbol the units use.
 pub fn learn(units: Flat, symbols: &mut Symbols, params: &MergeParams, progress: Option<&crate::progress::Progress>) -> Merged {
+    let mut winner_failed = None;
     if let Some(p) = progress {
         p.start(crate::progress::Phase::Merging, params.new_rows);
     }
-    let mut engine = Engine::new(units, symbols, params.max_piece_length);
+    let mut engine = Engine::new(units, symbols, params);
     let mut merges = Vec::new();
     let mut new_rows = 0u64;
     let stop = loop {
         if new_rows >= params.new_rows {
             break Stop::Size;
         }
-        let Some((pair, count)) = engine.best() else { break Stop::NoPairs };
+        let Some((pair, count)) = engine.best() else {
+            // under the filter, pairs may remain that are all below min_count
+            break if engine.counts.values().any(|&v| v > 0) { Stop::MinCount } else { Stop::NoPairs };
+        };
         if count < params.min_count {
+            if params.score == Score::WordPiece {
+                let (a, b) = unpack(pair);
+                winner_failed = Some((a, b, count));
+            }
             break Stop::MinCount;
         }
         let (a, b) = unpack(pair);
@@ -529,6 +716,8 @@ pub fn learn(units: Flat, symbols: &mut Symbols, params: &MergeParams, progress:
             None => {
                 let len = engine.symbols.len(a) + engine.symbols.len(b);
                 new_rows += 1;
+                let key = engine.tie.key(&text);
+                engine.keys.push(key);
                 engine.symbols.push(text, len)
             }
         };
@@ -539,5 +728,5 @@ pub fn learn(units: Flat, symbols: &mut Symbols, params: &MergeParams, progress:
         }
     };
     let pieces_after = engine.pieces();
-    Merged { merges, new_rows, stop, pieces_after }
+    Merged { merges, new_rows, stop, pieces_after, winner_failed }
 }

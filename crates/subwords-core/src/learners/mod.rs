@@ -16,7 +16,7 @@ use crate::options::{ModelKind, TrainOptions};
 use crate::segmenters::merge_replay::{replay, MergeMap};
 use crate::spelling::{Normalizations, Scheme, Spelling};
 use crate::vocab::{Row, RowKind, UNK};
-use merge::{Flat, MergeParams, Symbols, NO_SYMBOL};
+use merge::{Flat, MergeParams, Score, Symbols, TieSpelling, NO_SYMBOL};
 
 /// One unit to learn from: its text, whether it starts/ends a word (false only at pre-split
 /// joints), and how often it occurs.
@@ -298,8 +298,22 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
     let budget_rows = |rows_now: u64| rows_now - if opts.byte_fallback_in_budget { 0 } else { fallback_rows };
     let stage_one_target = opts.superword_at.unwrap_or(opts.vocab_size);
     let room = stage_one_target.saturating_sub(budget_rows(rows.len() as u64));
-    let params = MergeParams { new_rows: room, min_count: opts.min_count, max_piece_length: opts.max_piece_length };
+    let mut params = MergeParams::bpe(room, opts.min_count, opts.max_piece_length);
+    if opts.model == ModelKind::Wordpiece {
+        params.score = Score::WordPiece;
+        params.min_count_rule = match opts.min_count_rule {
+            Some(crate::options::MinCountRule::Stop) => merge::MinCountRule::Stop,
+            _ => merge::MinCountRule::Filter,
+        };
+        if spelling.scheme == Scheme::Continuation {
+            params.tie = TieSpelling::FrontMarked { continuation_mark: spelling.mark.as_bytes().to_vec() };
+        }
+    }
     let first = merge::learn(spelled, &mut symbols, &params, progress);
+    let winner_failed = first.winner_failed.map(|(a, b, n)| {
+        let show = |x: u32| String::from_utf8_lossy(symbols.text(x)).into_owned();
+        (show(a), show(b), n)
+    });
     let mut merges = first.merges;
     let mut stop = first.stop;
     let mut stage_one_merges = None;
@@ -330,7 +344,7 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
         let _ = probe_rows_len;
         let rows_now = base as u64 + symbols.texts.len() as u64;
         let room = opts.vocab_size.saturating_sub(budget_rows(rows_now));
-        let params = MergeParams { new_rows: room, min_count: opts.min_count, max_piece_length: opts.max_piece_length };
+        let params = MergeParams::bpe(room, opts.min_count, opts.max_piece_length);
         let second = merge::learn(streams, &mut symbols, &params, progress);
         merges.extend(second.merges);
         stop = second.stop;
@@ -355,12 +369,13 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
         stage_one_merges,
         dropped_symbols: dropped,
         size_not_reached: budget_rows(rows.len() as u64) < opts.vocab_size,
+        winner_failed,
     };
     let stream_from = stage_one_merges.map(|k| k as usize);
     if let Some(p) = progress {
         p.start(crate::progress::Phase::Done, 0);
     }
-    Model::new(ModelKind::Bpe, spelling, rows, merges, stream_from, corpus.joints.clone(), Some(opts.clone()), Some(report))
+    Model::new(opts.model, spelling, rows, merges, stream_from, corpus.joints.clone(), Some(opts.clone()), Some(report))
 }
 
 /// Merge replay where some symbols may be outside the alphabet (`NO_SYMBOL`): those split the
@@ -437,6 +452,7 @@ fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&UnitCount], no
         stage_one_merges: None,
         dropped_symbols: 0,
         size_not_reached: (rows.len() as u64) < opts.vocab_size,
+        winner_failed: None,
     };
     Model::new(ModelKind::Word, spelling, rows, vec![], None, None, Some(opts.clone()), Some(report))
 }
