@@ -1,0 +1,769 @@
+"""The Unigram language model (Kudo): a table of pieces with probabilities, shrunk by pruning.
+
+Written to be read; every rule below is also in docs/API.md ("Unigram"), which the Rust engine
+implements to the bit.
+
+The model
+---------
+A table maps each piece to a probability; the table's probabilities add to one. A unit is
+pieces drawn one after another, independently, so a *spelling* of a unit (a way of cutting its
+symbols into pieces the table holds) has the product of its pieces' probabilities. Everything
+is done in natural logarithms.
+
+The seed (the Unigram page's four words, ``end`` spelling: ``low`` 5, ``lower`` 2, ``newest``
+6, ``widest`` 3): every substring of every unit, counted at every position it occurs,
+overlapping, times the unit's count; probability = count / total. The four words hold 6, 15, 21
+and 21 substrings per occurrence, 6x5 + 15x2 + 21x6 + 21x3 = 249 in all, 49 of them distinct
+(``w</w>`` is one symbol, so ``w`` and ``w</w>`` are two pieces). ``e`` occurs 2 + 12 + 3 = 17
+times:
+
+    >>> from fractions import Fraction
+    >>> FOUR = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+    >>> seed = train_unigram(FOUR, vocab_size=10**6, em_rounds=0)   # the seed, untouched
+    >>> seed.report["seed_size"], round(seed.probability("e"), 3)
+    (49, 0.068)
+    >>> Fraction(seed.probability("e")).limit_denominator(1000)
+    Fraction(17, 249)
+
+Spellings. ``lowest`` is not in the corpus; the seed table spells it 28 ways. Each spelling's
+*share* is its probability over the unit's (the sum over all its spellings):
+
+    >>> [(" ".join(s), f"{100 * share:.2f}%") for s, share in seed.spellings("lowest")[:4]]
+    [('lo west</w>', '46.81%'), ('lowe st</w>', '20.06%'), ('low est</w>', '20.06%'), ('lo w est</w>', '3.10%')]
+
+``lowe st</w>`` and ``low est</w>`` tie exactly (2 x 9 = 2 x 9 in counts); the tie rule puts
+the spelling with the longer piece at the first place they differ first.
+
+The lattice. Positions 0..n lie between a unit's n symbols; a piece is an arc from one position
+to a later one, and a spelling is a walk from 0 to n. ``lowest`` (``l o w e s t</w>``) has 17
+arcs in the seed table, admitting 28 walks. Two recurrences over the arcs answer the two
+questions about a unit: ``best(i) = max over arcs (i, j) of log p + best(j)`` (Viterbi, filled
+from the end; the likeliest spelling) and ``total(j) = sum over arcs (i, j) of total(i) x p``
+(the unit's probability):
+
+    >>> len(seed.lattice("lowest")), len(seed.spellings("lowest"))
+    (17, 28)
+    >>> seed.encode_pieces("lowest")
+    ['lo', 'west</w>']
+
+Re-estimation (EM). Expected counts by forward-backward: an arc's expected use is
+``total-into-start x p x total-out-of-end / total``, times the unit's count, summed over the
+corpus; each piece's new probability is its expected count over the sum of all expected counts.
+The smallest corpus with a choice in it, ``ab`` once: pieces ``a``, ``b</w>``, ``ab</w>`` at a
+third each; the whole spelling has 1/3 of the word's 4/9, i.e. 3/4, so the expected counts are
+0.75, 0.25, 0.25 (sum 1.25) and the new probabilities 0.6, 0.2, 0.2; a second round gives the
+whole spelling 0.9375 / 1.0625 = 0.882:
+
+    >>> [round(train_unigram({"ab": 1}, vocab_size=10, em_rounds=k).probability("ab</w>"), 3)
+    ...  for k in (0, 1, 2)]
+    [0.333, 0.6, 0.882]
+
+Pruning. The loss of a piece is what the corpus's best spellings lose without it:
+``sum over units whose best spelling uses p of count x (best score with p - best score
+without p)``, on the current table, not renormalised. Two EM rounds run before every size
+check; each round keeps ``max(target, floor(3/4 x size))`` pieces, ranked by loss descending
+then piece text; single symbols are never pruned. The four words shrink 49, 36, 27, 20, 15:
+
+    >>> tok = train_unigram(FOUR, vocab_size=16)
+    >>> tok.report["rounds"]
+    [49, 36, 27, 20, 15]
+    >>> tok.rows[12:]
+    ['newest</w>', 'low</w>', 'widest</w>', 'lower</w>']
+
+Segmenters over a Unigram vocabulary: :meth:`UnigramTokenizer.encode` (Viterbi, or
+``segmenter="fewest"`` / ``"sample"``), :meth:`~UnigramTokenizer.nbest`,
+:meth:`~UnigramTokenizer.sample`, :meth:`~UnigramTokenizer.fewest`,
+:meth:`~UnigramTokenizer.unit_probability`, :meth:`~UnigramTokenizer.spellings`,
+:meth:`~UnigramTokenizer.lattice`.
+
+Tie rules (Viterbi and n-best): higher score; then fewer pieces; then the longer piece at the
+earliest position where two spellings differ. Scores are IEEE doubles computed by the
+recurrences exactly as written in docs/API.md; "equal" means equal doubles.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from subwords.errors import InputError, SubwordsError
+
+from .spelling import MARKER, UNK, Spelling, byte_row, make_spelling
+from .tokenizer import Tokenizer
+from .training import NORMALIZATIONS, choose_alphabet, read_data, validate
+
+NEG_INF = -math.inf
+
+# ------------------------------------------------------------------------------------------------
+# numbers
+
+
+def logaddexp(a: float, b: float) -> float:
+    """``log(exp(a) + exp(b))``, exactly as the Rust engine computes it (commutative bitwise)."""
+    if a < b:
+        a, b = b, a
+    if b == NEG_INF:
+        return a
+    return a + math.log1p(math.exp(b - a))
+
+
+class SplitMix64:
+    """The sampling generator (Steele, Lea and Flood's SplitMix64), so both engines draw alike.
+
+    ``uniform()`` is ``(next >> 11) * 2**-53``, in ``[0, 1)``.
+
+        >>> g = SplitMix64(0)
+        >>> g.next_u64()
+        16294208416658607535
+    """
+
+    MASK = (1 << 64) - 1
+
+    def __init__(self, seed: int) -> None:
+        self.state = seed & self.MASK
+
+    def next_u64(self) -> int:
+        self.state = (self.state + 0x9E3779B97F4A7C15) & self.MASK
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & self.MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & self.MASK
+        return z ^ (z >> 31)
+
+    def uniform(self) -> float:
+        return (self.next_u64() >> 11) * 2.0**-53
+
+
+# ------------------------------------------------------------------------------------------------
+# the table
+
+
+class Table:
+    """Pieces with log-probabilities (``None`` for a symbol the corpus never holds, which only
+    the bytes spelling has) and lengths in symbols."""
+
+    def __init__(self, log_probs: dict, lengths: dict) -> None:
+        self.log_probs = log_probs
+        self.lengths = lengths
+        self.max_length = max(lengths.values(), default=1)
+
+    def __len__(self) -> int:
+        return len(self.log_probs)
+
+    def lp(self, piece):
+        """The log-probability of a piece, or None when it is not an arc (absent, or no
+        probability)."""
+        return self.log_probs.get(piece)
+
+    def without(self, drop: set) -> Table:
+        return Table(
+            {p: v for p, v in self.log_probs.items() if p not in drop},
+            {p: n for p, n in self.lengths.items() if p not in drop},
+        )
+
+
+def substrings(run: tuple, join, max_length: int | None):
+    """Every ``(start, end, piece)`` of a run of symbols, start then end ascending."""
+    n = len(run)
+    for i in range(n):
+        piece = run[i]
+        top = n if max_length is None else min(n, i + max_length)
+        for j in range(i + 1, top + 1):
+            if j > i + 1:
+                piece = join(piece, run[j - 1])
+            yield i, j, piece
+
+
+def seed(
+    runs: list, join, alphabet: list, max_piece_length: int | None, seed_size: int | None
+) -> Table:
+    """The starting table: every substring of every run, counted at every position it occurs
+    (overlapping) times the run's count; probability = count / total.
+
+    ``seed_size`` caps the table: every alphabet symbol stays, and the other candidates are
+    kept by count descending, then piece text ascending -- the one place a piece is dropped on
+    frequency alone. ``total`` sums the counts of the pieces kept. An alphabet symbol the
+    corpus never holds (bytes spelling) has no probability.
+    """
+    counts: dict = {s: 0 for s in alphabet}
+    lengths: dict = {s: 1 for s in alphabet}
+    for run, c in runs:
+        for i, j, piece in substrings(run, join, max_piece_length):
+            counts[piece] = counts.get(piece, 0) + c
+            lengths[piece] = j - i
+    if seed_size is not None:
+        others = sorted((p for p in counts if lengths[p] > 1), key=lambda p: (-counts[p], p))
+        keep = set(alphabet) | set(others[: max(0, seed_size - len(alphabet))])
+        counts = {p: c for p, c in counts.items() if p in keep}
+        lengths = {p: n for p, n in lengths.items() if p in keep}
+    total = sum(counts.values())
+    log_probs = {p: (math.log(c / total) if c else None) for p, c in counts.items()}
+    return Table(log_probs, lengths)
+
+
+# ------------------------------------------------------------------------------------------------
+# the lattice of one run
+
+
+def arcs(run: tuple, table: Table, join) -> list:
+    """The run's lattice: ``(start, end, piece, log_prob)`` for every substring the table gives
+    a probability, start then end ascending."""
+    out = []
+    for i, j, piece in substrings(run, join, table.max_length):
+        lp = table.lp(piece)
+        if lp is not None:
+            out.append((i, j, piece, lp))
+    return out
+
+
+def forward(lattice: list, n: int, scale: float = 1.0) -> list:
+    """``alpha[j] = log-sum over arcs (i, j), i ascending, of alpha[i] + scale * lp``."""
+    alpha = [NEG_INF] * (n + 1)
+    alpha[0] = 0.0
+    for i, j, _, lp in sorted(lattice, key=lambda a: (a[1], a[0])):
+        alpha[j] = logaddexp(alpha[j], alpha[i] + scale * lp)
+    return alpha
+
+
+def backward(lattice: list, n: int) -> list:
+    """``beta[i] = log-sum over arcs (i, j), j ascending, of lp + beta[j]``."""
+    beta = [NEG_INF] * (n + 1)
+    beta[n] = 0.0
+    for i, j, _, lp in sorted(lattice, key=lambda a: (-a[0], a[1])):
+        beta[i] = logaddexp(beta[i], lp + beta[j])
+    return beta
+
+
+def em_round(runs: list, table: Table, join) -> Table:
+    """One EM round: expected counts by forward-backward, each over their sum (in logs).
+
+    For each run (in order) and each arc ``(i, j, p)`` of it (start, end ascending), the term
+    ``log(count) + (((alpha[i] + lp) + beta[j]) - logZ)`` is folded into ``E[p]`` with
+    :func:`logaddexp`; then ``lp'(p) = E[p] - S``, ``S`` folding ``E`` over the pieces in text
+    order. Pieces without a probability keep none.
+    """
+    expected: dict = {}
+    for run, c in runs:
+        n = len(run)
+        lattice = arcs(run, table, join)
+        alpha, beta = forward(lattice, n), backward(lattice, n)
+        log_z = alpha[n]
+        log_c = math.log(float(c))
+        for i, j, piece, lp in lattice:
+            post = alpha[i] + lp + beta[j] - log_z
+            expected[piece] = logaddexp(expected.get(piece, NEG_INF), log_c + post)
+    total = NEG_INF
+    for piece in sorted(expected):
+        total = logaddexp(total, expected[piece])
+    log_probs = {
+        p: (expected[p] - total if v is not None else None) for p, v in table.log_probs.items()
+    }
+    return Table(log_probs, table.lengths)
+
+
+def log_likelihood(runs: list, table: Table, join) -> float:
+    """``sum over runs (in order) of count x log P(run)``."""
+    out = 0.0
+    for run, c in runs:
+        out += c * forward(arcs(run, table, join), len(run))[len(run)]
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# segmenters over one run
+
+
+def _key(score: float, lengths: tuple) -> tuple:
+    """Sort key for spellings: score descending, fewer pieces, longer piece first where they
+    differ."""
+    return (-score, len(lengths), tuple(-k for k in lengths))
+
+
+def kbest(lattice: list, n: int, k: int | None) -> list:
+    """The k-best recurrence, from the end: ``best(n) = [(0.0, ())]``; ``best(i)`` = the first
+    k of ``{(lp + s, (j - i,) + L) : arc (i, j), (s, L) in best(j)}`` under :func:`_key`.
+
+    ``k=1`` is Viterbi; ``k=None`` keeps every spelling. Returns ``[(score, (piece, ...))]``.
+    """
+    starting: list[list] = [[] for _ in range(n + 1)]
+    for i, j, piece, lp in lattice:
+        starting[i].append((j, piece, lp))
+    best: list = [None] * (n + 1)
+    best[n] = [(0.0, (), ())]
+    for i in range(n - 1, -1, -1):
+        cands = []
+        for j, piece, lp in starting[i]:
+            for score, lengths, pieces in best[j] or ():
+                cands.append((lp + score, (j - i,) + lengths, (piece,) + pieces))
+        cands.sort(key=lambda c: _key(c[0], c[1]))
+        best[i] = cands[:k]
+    return [(score, pieces) for score, _, pieces in best[0]]
+
+
+def viterbi(lattice: list, n: int) -> tuple[float, tuple]:
+    """The likeliest spelling (the k-best recurrence with k = 1): ``(score, pieces)``."""
+    return kbest(lattice, n, 1)[0]
+
+
+def fewest(lattice: list, n: int) -> tuple:
+    """Fewest pieces (every arc costs one; PathPiece's objective), then the longer piece at the
+    earliest position where two spellings differ. Probabilities are not consulted."""
+    starting: list[list] = [[] for _ in range(n + 1)]
+    for i, j, piece, _ in lattice:
+        starting[i].append((j, piece))
+    best: list = [None] * (n + 1)
+    best[n] = ()
+    for i in range(n - 1, -1, -1):
+        for j, piece in sorted(starting[i], key=lambda a: -a[0]):  # longer first
+            if best[j] is not None and (best[i] is None or 1 + len(best[j]) < len(best[i])):
+                best[i] = (piece,) + best[j]
+    return best[0]
+
+
+def every_spelling(lattice: list, n: int) -> list:
+    """Every walk, scored as the recurrences score it: ``[(score, pieces)]`` in :func:`_key`
+    order. Exponential: for short units."""
+    return kbest(lattice, n, None)
+
+
+def sample_walk(lattice: list, n: int, alpha: float, rng: SplitMix64) -> tuple:
+    """Draw a spelling with probability ``P(s)**alpha / sum over s' of P(s')**alpha``.
+
+    Forward filtering, backward sampling: ``a`` = :func:`forward` with every log-probability
+    times ``alpha``; from ``j = n`` back to 0, the arcs ending at ``j`` (start ascending) weigh
+    ``exp((a[i] + alpha * lp) - a[j])``; one ``u = rng.uniform()``, ``t = u * (sum of the
+    weights)``; the first arc whose running sum exceeds ``t`` (else the last) is taken.
+    """
+    a = forward(lattice, n, alpha)
+    ending: list[list] = [[] for _ in range(n + 1)]
+    for i, j, piece, lp in sorted(lattice, key=lambda x: (x[1], x[0])):
+        ending[j].append((i, piece, lp))
+    out = []
+    j = n
+    while j > 0:
+        weights = [math.exp(a[i] + alpha * lp - a[j]) for i, _, lp in ending[j]]
+        total = 0.0
+        for w in weights:
+            total += w
+        t = rng.uniform() * total
+        chosen = len(weights) - 1
+        running = 0.0
+        for m, w in enumerate(weights):
+            running += w
+            if t < running:
+                chosen = m
+                break
+        i, piece, _ = ending[j][chosen]
+        out.append(piece)
+        j = i
+    return tuple(reversed(out))
+
+
+def sample_nbest(lattice: list, n: int, alpha: float, k: int, rng: SplitMix64) -> tuple:
+    """Draw among the k best spellings, weights ``exp(alpha * (score - best score))``, in
+    n-best order; one ``u``, the same running-sum rule as :func:`sample_walk`."""
+    cands = kbest(lattice, n, k)
+    top = cands[0][0]
+    weights = [math.exp(alpha * (s - top)) for s, _ in cands]
+    total = 0.0
+    for w in weights:
+        total += w
+    t = rng.uniform() * total
+    running = 0.0
+    for (_, pieces), w in zip(cands, weights):
+        running += w
+        if t < running:
+            return pieces
+    return cands[-1][1]
+
+
+# ------------------------------------------------------------------------------------------------
+# pruning
+
+
+def losses(runs: list, table: Table, join) -> dict:
+    """Each prunable piece's loss: ``sum over runs (in order) whose Viterbi spelling uses p
+    of count x (best with - best without)``; 0.0 for the pieces no best spelling uses.
+
+    A piece used twice in one spelling counts once for that run. The table is not
+    renormalised when a piece is taken out.
+    """
+    out = {p: 0.0 for p, n in table.lengths.items() if n > 1}
+    for run, c in runs:
+        n = len(run)
+        lattice = arcs(run, table, join)
+        with_p, pieces = viterbi(lattice, n)
+        seen = set()
+        for p in pieces:
+            if table.lengths[p] == 1 or p in seen:
+                continue
+            seen.add(p)
+            without, _ = viterbi([a for a in lattice if a[2] != p], n)
+            out[p] += c * (with_p - without)
+    return out
+
+
+def prune(runs: list, table: Table, join, target: int, shrink: float) -> Table:
+    """Keep ``max(target, floor(shrink x size))`` pieces: every single symbol, then the
+    prunable pieces by loss descending, piece text ascending."""
+    size = len(table)
+    keep = max(target, math.floor(shrink * size))
+    loss = losses(runs, table, join)
+    ranked = sorted(loss, key=lambda p: (-loss[p], p))
+    singles = size - len(ranked)
+    dropped = set(ranked[keep - singles:])
+    return table.without(dropped)
+
+
+def learn(runs, join, alphabet, target, *, max_piece_length, seed_size, shrink, em_rounds):
+    """Seed, then ``em_rounds`` EM rounds before every size check, pruning until ``target``.
+
+    Returns ``(table, rounds)``: the final table and its size at the start and after each
+    pruning round.
+    """
+    table = seed(runs, join, alphabet, max_piece_length, seed_size)
+    rounds = [len(table)]
+    while True:
+        for _ in range(em_rounds):
+            table = em_round(runs, table, join)
+        if len(table) <= target:
+            return table, rounds
+        table = prune(runs, table, join, target, shrink)
+        rounds.append(len(table))
+
+
+# ------------------------------------------------------------------------------------------------
+# units, runs and the tokenizer
+
+
+def cut(unit: tuple, has_probability) -> list:
+    """A unit as segments: ``("run", symbols)`` for each maximal stretch of symbols with a
+    probability, ``("symbol", s)`` for each symbol without one (it stands alone)."""
+    out: list = []
+    for s in unit:
+        if has_probability(s):
+            if out and out[-1][0] == "run":
+                out[-1] = ("run", out[-1][1] + (s,))
+            else:
+                out.append(("run", (s,)))
+        else:
+            out.append(("symbol", s))
+    return out
+
+
+class UnigramTokenizer(Tokenizer):
+    """A Unigram vocabulary with its spelling: the reference ``Tokenizer`` plus log-probs and
+    the segmenters of the Unigram page."""
+
+    def __init__(self, *, table: Table, **kw) -> None:
+        super().__init__(model="unigram", merges=[], stage_one=None, **kw)
+        self._table = table
+
+    # -- the table -----------------------------------------------------------------------------
+    @property
+    def log_probs(self) -> list:
+        """One per row: the piece's natural-log probability, None for rows that are not pieces
+        (``[UNK]``, byte-fallback and marker rows, a byte the corpus never held)."""
+        return [self._table.lp(k) if isinstance(k, (str, bytes)) else None for k in self._keys]
+
+    def probability(self, piece: str) -> float:
+        """``exp`` of a piece's log-probability (the piece as printed)."""
+        lp = self._table.lp(self._keys[self.piece_to_id(piece)])
+        if lp is None:
+            raise SubwordsError(f"{piece!r} has no probability in this model")
+        return math.exp(lp)
+
+    def _has_probability(self, symbol) -> bool:
+        return symbol in self._alphabet and self._table.lp(symbol) is not None
+
+    # -- encoding ------------------------------------------------------------------------------
+    def _segment(self, run: tuple, segmenter: str, alpha, nbest, rng) -> tuple:
+        lattice = arcs(run, self._table, self._spelling.join)
+        n = len(run)
+        if segmenter == "viterbi":
+            return viterbi(lattice, n)[1]
+        if segmenter == "fewest":
+            return fewest(lattice, n)
+        if nbest is None:
+            return sample_walk(lattice, n, alpha, rng)
+        return sample_nbest(lattice, n, alpha, nbest, rng)
+
+    def _encode_keys(self, text, segmenter="viterbi", alpha=None, nbest=None, seed=None):
+        if not isinstance(text, str):
+            raise SubwordsError(f"encode takes a str, got {type(text).__name__}")
+        rng = _check_segmenter(segmenter, alpha, nbest, seed)
+        alpha = 1.0 if alpha is None else float(alpha)
+        keys: list = []
+        for unit in self._spelling.units(text):
+            keys.extend(self._encode_unit(unit, segmenter, alpha, nbest, rng))
+        return keys
+
+    def _encode_unit(self, unit, segmenter="viterbi", alpha=1.0, nbest=None, rng=None) -> list:
+        keys: list = []
+        for kind, what in cut(unit, self._has_probability):
+            if kind == "run":
+                keys.extend(self._segment(what, segmenter, alpha, nbest, rng))
+            elif what in self._alphabet:
+                keys.append(what)  # a byte the corpus never held: its own row
+            else:
+                keys.extend(self._unknown(what))
+        return keys
+
+    def encode(self, text: str, *, segmenter="viterbi", alpha=None, nbest=None, seed=None):
+        """Ids of ``text``. ``segmenter``: ``"viterbi"`` (default), ``"fewest"``, or ``"sample"``
+        (needs ``seed``; ``alpha`` default 1.0; ``nbest=k`` draws among the k best)."""
+        return [self._id_of[k] for k in self._encode_keys(text, segmenter, alpha, nbest, seed)]
+
+    def encode_pieces(self, text: str, *, segmenter="viterbi", alpha=None, nbest=None, seed=None):
+        keys = self._encode_keys(text, segmenter, alpha, nbest, seed)
+        return [self._printed[self._id_of[k]] for k in keys]
+
+    # -- analysis of one unit ------------------------------------------------------------------
+    def _unit(self, unit: str) -> tuple:
+        if not isinstance(unit, str):
+            raise SubwordsError(f"a unit is a str, got {type(unit).__name__}")
+        units = self._spelling.units(unit)
+        if len(units) != 1:
+            raise SubwordsError(f"{unit!r} spells {len(units)} units; pass exactly one")
+        for s in units[0]:
+            if not self._has_probability(s):
+                raise SubwordsError(
+                    f"{unit!r} holds the symbol {self._spelling.show(s)!r}, which has no "
+                    "probability in this model, so the unit has no spelling"
+                )
+        return units[0]
+
+    def _lattice(self, unit: str):
+        run = self._unit(unit)
+        return arcs(run, self._table, self._spelling.join), len(run)
+
+    def _print(self, pieces) -> list[str]:
+        return [self._spelling.show(p) for p in pieces]
+
+    def lattice(self, unit: str) -> list[tuple[int, int, str, float]]:
+        """The unit's arcs ``(start, end, piece, log_prob)``, positions counted in symbols,
+        start then end ascending."""
+        lattice, _ = self._lattice(unit)
+        return [(i, j, self._spelling.show(p), lp) for i, j, p, lp in lattice]
+
+    def unit_log_probability(self, unit: str) -> float:
+        """``log P(unit)``: the log-sum over all spellings (the forward recurrence)."""
+        lattice, n = self._lattice(unit)
+        return forward(lattice, n)[n]
+
+    def unit_probability(self, unit: str) -> float:
+        """``P(unit)``: the sum over all its spellings."""
+        return math.exp(self.unit_log_probability(unit))
+
+    def spellings(self, unit: str) -> list[tuple[list[str], float]]:
+        """Every spelling with its share ``exp(score - log P(unit))``, best first (score
+        descending, fewer pieces, longer piece first). Exponential: for short units."""
+        lattice, n = self._lattice(unit)
+        log_z = forward(lattice, n)[n]
+        return [(self._print(p), math.exp(s - log_z)) for s, p in every_spelling(lattice, n)]
+
+    def nbest(self, unit: str, k: int) -> list[tuple[list[str], float]]:
+        """The k likeliest spellings with their log-probabilities, best first."""
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise SubwordsError(f"k must be a whole number >= 1, got {k!r}")
+        lattice, n = self._lattice(unit)
+        return [(self._print(p), s) for s, p in kbest(lattice, n, k)]
+
+    def sample(self, unit: str, *, seed: int, alpha: float = 1.0, nbest=None) -> list[str]:
+        """One spelling drawn with probability ``share**alpha / normaliser`` (from the k best
+        with ``nbest=k``), reproducible from ``seed``."""
+        rng = _check_segmenter("sample", alpha, nbest, seed)
+        lattice, n = self._lattice(unit)
+        if nbest is None:
+            return self._print(sample_walk(lattice, n, float(alpha), rng))
+        return self._print(sample_nbest(lattice, n, float(alpha), nbest, rng))
+
+    def fewest(self, unit: str) -> list[str]:
+        """The fewest-pieces spelling over this vocabulary (ties: longer piece first)."""
+        lattice, n = self._lattice(unit)
+        return self._print(fewest(lattice, n))
+
+
+def _check_segmenter(segmenter, alpha, nbest, seed):
+    """Validate segmenter options; the generator for ``sample``, else None."""
+    if segmenter not in ("viterbi", "fewest", "sample"):
+        raise SubwordsError(f"segmenter must be 'viterbi', 'fewest' or 'sample', got {segmenter!r}")
+    if segmenter != "sample":
+        for name, value in (("alpha", alpha), ("nbest", nbest), ("seed", seed)):
+            if value is not None:
+                raise SubwordsError(f"{name} is only used with segmenter='sample'")
+        return None
+    if seed is None or isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise SubwordsError("sampling needs an explicit seed (a whole number from 0 to 2**64-1)")
+    if alpha is not None and (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, (int, float))
+        or not math.isfinite(alpha)
+        or alpha < 0
+    ):
+        raise SubwordsError(f"alpha must be a finite number >= 0, got {alpha!r}")
+    if nbest is not None and (isinstance(nbest, bool) or not isinstance(nbest, int) or nbest < 1):
+        raise SubwordsError(f"nbest must be a whole number >= 1, got {nbest!r}")
+    return SplitMix64(seed)
+
+
+# ------------------------------------------------------------------------------------------------
+# train
+
+
+def train_unigram(
+    data,
+    *,
+    spelling: str = "end",
+    vocab_size: int,
+    max_piece_length: int | None = None,
+    seed_size: int | None = None,
+    shrink: float = 0.75,
+    em_rounds: int = 2,
+    byte_fallback: bool = False,
+    byte_fallback_in_budget: bool = False,
+    alphabet_size: int | None = None,
+    character_coverage: float | None = None,
+    mark: str | None = None,
+    split_at_marks: bool = True,
+    pre_split: str | None = None,
+    joints=None,
+    counts: bool = False,
+    threads: int | None = None,
+    input_errors: str = "strict",
+    **unknown,
+) -> UnigramTokenizer:
+    """Learn a Unigram vocabulary (docs/API.md, "Unigram"); the oracle for the Rust engine.
+
+        >>> tok = train_unigram({"low": 5, "lower": 2, "newest": 6, "widest": 3}, vocab_size=22)
+        >>> tok.report["rounds"]
+        [49, 36, 27, 21]
+        >>> tok.rows[12:16]
+        ['newest</w>', 'low</w>', 'widest</w>', 'lower</w>']
+        >>> sorted(tok.rows[16:])   # rows are in log-probability order; the page lists them sorted
+        ['de', 'des', 'dest</w>', 'er</w>', 'es', 'est</w>']
+    """
+    if unknown:
+        raise SubwordsError(f"unknown option(s) for model='unigram': {', '.join(sorted(unknown))}")
+    opts = validate(
+        dict(
+            model="unigram",
+            spelling=spelling,
+            vocab_size=vocab_size,
+            min_count=1,
+            byte_fallback=byte_fallback,
+            byte_fallback_in_budget=byte_fallback_in_budget,
+            mark=mark,
+            split_at_marks=split_at_marks,
+            pre_split=pre_split,
+            joints=joints,
+            superword_at=None,
+            max_piece_length=max_piece_length,
+            alphabet_size=alphabet_size,
+            character_coverage=character_coverage,
+            counts=counts,
+            threads=threads,
+            input_errors=input_errors,
+        )
+    )
+    del opts["min_count"], opts["superword_at"]
+    if seed_size is not None and (
+        isinstance(seed_size, bool) or not isinstance(seed_size, int) or seed_size < 1
+    ):
+        raise SubwordsError(f"seed_size must be None or a whole number >= 1, got {seed_size!r}")
+    if isinstance(shrink, bool) or not isinstance(shrink, (int, float)) or not 0 < shrink < 1:
+        raise SubwordsError(f"shrink must be a number strictly between 0 and 1, got {shrink!r}")
+    if isinstance(em_rounds, bool) or not isinstance(em_rounds, int) or em_rounds < 0:
+        raise SubwordsError(f"em_rounds must be a whole number >= 0, got {em_rounds!r}")
+    opts.update(seed_size=seed_size, shrink=float(shrink), em_rounds=em_rounds)
+
+    sp: Spelling = make_spelling(
+        spelling, mark=opts["mark"], split_at_marks=split_at_marks, pre_split=pre_split,
+        joints=opts["joints"],
+    )
+
+    def reader(d):
+        return read_data(d, input_errors, counts=counts and not isinstance(d, Mapping))
+
+    texts = reader(data)
+    unit_counts: dict = {}
+    for t, c in texts:
+        for u in sp.units(t):
+            unit_counts[u] = unit_counts.get(u, 0) + c
+    if not unit_counts:
+        raise InputError("the corpus is empty: it holds no units to learn from")
+    norms = None
+    if sp.name == "front":
+        seen: set = set()
+        for t, _ in texts:
+            seen.update(sp.normalizations(t))
+        norms = [n for n in NORMALIZATIONS if n in seen]
+    symbol_counts: dict = {}
+    for u, c in unit_counts.items():
+        for s in u:
+            symbol_counts[s] = symbol_counts.get(s, 0) + c
+
+    alphabet = choose_alphabet(symbol_counts, sp, alphabet_size, character_coverage)
+    kept = set(alphabet)
+    byte_rows: list = []
+    if byte_fallback:
+        byte_rows = [byte_row(b) for b in range(256)] + ([MARKER] if sp.has_marker_row else [])
+    specials = [UNK] if sp.has_unk else []
+    outside = len(specials) + (len(byte_rows) if byte_fallback_in_budget else 0)
+    base_rows = outside + len(alphabet)
+    if vocab_size < base_rows:
+        parts = f"{len(alphabet)} symbols" + (" + [UNK]" if specials else "")
+        if byte_fallback_in_budget:
+            parts += f" + {len(byte_rows)} byte-fallback rows"
+        raise SubwordsError(
+            f"vocab_size={vocab_size} is below the smallest vocabulary this corpus allows "
+            f"({parts} = {base_rows}); ask for at least {base_rows}"
+        )
+    if seed_size is not None and seed_size < len(alphabet):
+        raise SubwordsError(
+            f"seed_size={seed_size} is below the alphabet ({len(alphabet)} symbols), which the "
+            f"seed always holds; ask for at least {len(alphabet)}"
+        )
+
+    # Training runs: each unit cut at its unknown symbols; equal runs add their counts; in
+    # order of their symbol sequences.
+    run_counts: dict = {}
+    for u, c in unit_counts.items():
+        for kind, what in cut(u, kept.__contains__):
+            if kind == "run":
+                run_counts[what] = run_counts.get(what, 0) + c
+    runs = sorted(run_counts.items())
+    target = vocab_size - outside
+    table, rounds = learn(
+        runs, sp.join, alphabet, target, max_piece_length=max_piece_length,
+        seed_size=seed_size, shrink=float(shrink), em_rounds=em_rounds,
+    )
+
+    learned = [p for p in table.log_probs if table.lengths[p] > 1]
+    learned.sort(key=lambda p: (-table.log_probs[p], p))
+    rows = [(k, "special") for k in specials]
+    rows += [(k, "marker" if k == MARKER else "byte") for k in byte_rows]
+    rows += [(s, "alphabet") for s in alphabet]
+    rows += [(p, "learned") for p in learned]
+    report = {
+        "alphabet_size": len(alphabet),
+        "seed_size": rounds[0],
+        "rounds": rounds,
+        "stop": "size" if len(table) == target else "seed",
+        "log_likelihood": log_likelihood(runs, table, sp.join),
+    }
+    if norms is not None:
+        report["normalizations"] = norms
+    tok = UnigramTokenizer(
+        table=table, spelling=sp, rows=rows, byte_fallback=byte_fallback, report={},
+        options=opts, reader=reader,
+    )
+
+    def pieces_of(symbol) -> int:
+        return len(tok._unknown(symbol)) if symbol not in kept else 1
+
+    before = sum(c * sum(pieces_of(s) for s in u) for u, c in unit_counts.items())
+    after = sum(c * len(tok._encode_unit(u)) for u, c in unit_counts.items())
+    report["corpus_pieces_before"] = before
+    report["corpus_pieces_after"] = after
+    tok._report = report
+    return tok
