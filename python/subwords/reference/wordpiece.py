@@ -104,15 +104,16 @@ SPELLINGS = ("continuation", "end")
 MIN_COUNT_RULES = ("filter", "stop")
 UNKNOWN_MODES = ("word", "rest")
 
-# Options of subwords.train that mean nothing for WordPiece (refused, not ignored).
-_NOT_FOR_WORDPIECE = (
-    "byte_fallback_in_budget",
-    "split_at_marks",
-    "pre_split",
-    "joints",
-    "superword_at",
-    "max_piece_length",
-)
+# Options of subwords.train that mean nothing for WordPiece, with their defaults: a value other
+# than the default is refused, not ignored.
+_NOT_FOR_WORDPIECE = {
+    "byte_fallback_in_budget": False,
+    "split_at_marks": True,
+    "pre_split": None,
+    "joints": None,
+    "superword_at": None,
+    "max_piece_length": None,
+}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -324,9 +325,14 @@ class WordPieceTokenizer(Tokenizer):
 
 
 def _check_options(spelling, min_count, min_count_rule, unknown, max_word_length, unknown_opts):
-    for name in unknown_opts:
+    for name in list(unknown_opts):
         if name in _NOT_FOR_WORDPIECE:
-            raise SubwordsError(f"{name} does not apply to model='wordpiece'")
+            default = _NOT_FOR_WORDPIECE[name]
+            value = unknown_opts.pop(name)
+            _need(
+                value is default or (isinstance(value, bool) and value == default),
+                f"{name} does not apply to model='wordpiece'; drop it",
+            )
     if unknown_opts:
         raise SubwordsError(f"unknown option(s): {', '.join(sorted(unknown_opts))}")
     _need(
