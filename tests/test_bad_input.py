@@ -383,7 +383,6 @@ BAD_VALUES = {
     "model='unigram'": dict(model="unigram"),
     "model='BPE'": dict(model="BPE"),
     "spelling='END'": dict(spelling="END"),
-    "spelling=None": dict(spelling=None),
     "threads=0": dict(threads=0),
     "threads='2'": dict(threads="2"),
     "threads=1.5": dict(threads=1.5),

@@ -699,8 +699,9 @@ pub fn learn(units: Flat, symbols: &mut Symbols, params: &MergeParams, progress:
             break Stop::Size;
         }
         let Some((pair, count)) = engine.best() else {
-            // under the filter, pairs may remain that are all below min_count
-            break if engine.counts.values().any(|&v| v > 0) { Stop::MinCount } else { Stop::NoPairs };
+            // WordPiece's filter: pairs may remain that are all below min_count
+            let floor = engine.floor as i64;
+            break if engine.counts.values().any(|&v| v > 0 && v < floor) { Stop::MinCount } else { Stop::NoPairs };
         };
         if count < params.min_count {
             if params.score == Score::WordPiece {
