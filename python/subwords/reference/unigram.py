@@ -17,13 +17,14 @@ and 21 substrings per occurrence, 6x5 + 15x2 + 21x6 + 21x3 = 249 in all, 49 of t
 (``w</w>`` is one symbol, so ``w`` and ``w</w>`` are two pieces). ``e`` occurs 2 + 12 + 3 = 17
 times:
 
-    >>> from fractions import Fraction
+    >>> import math
     >>> FOUR = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
     >>> seed = train_unigram(FOUR, vocab_size=10**6, em_rounds=0)   # the seed, untouched
-    >>> seed.report["seed_size"], round(seed.probability("e"), 3)
-    (49, 0.068)
-    >>> Fraction(seed.probability("e")).limit_denominator(1000)
-    Fraction(17, 249)
+    >>> p = {piece: math.exp(lp) for piece, lp in zip(seed.rows, seed.log_probs) if lp is not None}
+    >>> seed.report["seed_size"], len(p), round(p["e"], 3), round(p["est</w>"], 3)
+    (49, 49, 0.068, 0.036)
+    >>> abs(p["e"] - 17 / 249) < 1e-15
+    True
 
 Spellings. ``lowest`` is not in the corpus; the seed table spells it 28 ways. Each spelling's
 *share* is its probability over the unit's (the sum over all its spellings):
@@ -54,8 +55,10 @@ third each; the whole spelling has 1/3 of the word's 4/9, i.e. 3/4, so the expec
 0.75, 0.25, 0.25 (sum 1.25) and the new probabilities 0.6, 0.2, 0.2; a second round gives the
 whole spelling 0.9375 / 1.0625 = 0.882:
 
-    >>> [round(train_unigram({"ab": 1}, vocab_size=10, em_rounds=k).probability("ab</w>"), 3)
-    ...  for k in (0, 1, 2)]
+    >>> def p_ab(k):
+    ...     tok = train_unigram({"ab": 1}, vocab_size=10, em_rounds=k)
+    ...     return round(math.exp(tok.log_probs[tok.piece_to_id("ab</w>")]), 3)
+    >>> [p_ab(k) for k in (0, 1, 2)]
     [0.333, 0.6, 0.882]
 
 Pruning. The loss of a piece is what the corpus's best spellings lose without it:
@@ -465,12 +468,27 @@ class UnigramTokenizer(Tokenizer):
         (``[UNK]``, byte-fallback and marker rows, a byte the corpus never held)."""
         return [self._table.lp(k) if isinstance(k, (str, bytes)) else None for k in self._keys]
 
-    def probability(self, piece: str) -> float:
-        """``exp`` of a piece's log-probability (the piece as printed)."""
-        lp = self._table.lp(self._keys[self.piece_to_id(piece)])
-        if lp is None:
-            raise SubwordsError(f"{piece!r} has no probability in this model")
-        return math.exp(lp)
+    def losses(self, data) -> dict[str, float]:
+        """What the corpus ``data`` (any form ``train`` takes) would lose without each learned
+        piece, on this table: the quantity pruning ranks. Every learned row, in row order.
+
+        A piece no best spelling uses costs exactly 0.0.
+        """
+        units: dict = {}
+        for t, c in self._reader(data):
+            for u in self._spelling.units(t):
+                units[u] = units.get(u, 0) + c
+        runs: dict = {}
+        for u, c in units.items():
+            for kind, what in cut(u, self._has_probability):
+                if kind == "run":
+                    runs[what] = runs.get(what, 0) + c
+        loss = losses(sorted(runs.items()), self._table, self._spelling.join)
+        return {
+            self._printed[i]: loss[k]
+            for i, k in enumerate(self._keys)
+            if self._kinds[i] == "learned"
+        }
 
     def _has_probability(self, symbol) -> bool:
         return symbol in self._alphabet and self._table.lp(symbol) is not None
