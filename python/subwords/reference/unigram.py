@@ -631,7 +631,7 @@ def _check_segmenter(segmenter, alpha, nbest, seed):
 def train_unigram(
     data,
     *,
-    spelling: str = "end",
+    spelling: str | None = "end",
     vocab_size: int,
     max_piece_length: int | None = None,
     seed_size: int | None = None,
@@ -662,6 +662,8 @@ def train_unigram(
     """
     if unknown:
         raise SubwordsError(f"unknown option(s) for model='unigram': {', '.join(sorted(unknown))}")
+    if spelling is None:  # the model's own spelling: the Unigram page's
+        spelling = "end"
     opts = validate(
         dict(
             model="unigram",
