@@ -205,7 +205,8 @@ def _wordpiece_parts(tokenizer):
     if options.get("byte_fallback"):
         raise ValueError("with byte fallback the greedy cut never refuses; train without it")
     sp = make_spelling(options["spelling"], mark=options.get("mark"))
-    pieces = {p for p, kind in zip(tokenizer.rows, tokenizer.kinds) if kind in ("alphabet", "learned")}
+    rows = zip(tokenizer.rows, tokenizer.kinds)
+    pieces = {p for p, kind in rows if kind in ("alphabet", "learned")}
     return sp, pieces
 
 

@@ -7,6 +7,8 @@ section 2 and docs/API.md is written out once, in the plainest code that states 
 * :mod:`.spelling` -- text -> units of symbols and back (``end``, ``continuation``, ``front``,
   ``bytes``, joints, byte fallback, decoding);
 * :mod:`.bpe` -- the merge learner (``learn``) and the merge-replay segmenter (``replay``);
+* :mod:`.wordpiece` -- the same merge loop scored by ``count(a,b)/(count(a)count(b))``, and
+  the longest-match segmenter;
 * :mod:`.training` -- options, input, the alphabet, size accounting, two-stage BPE, the word
   model;
 * :mod:`.tokenizer` -- the ``Tokenizer``.

@@ -93,7 +93,7 @@ from fractions import Fraction
 from subwords.errors import InputError, SubwordsError
 
 from . import bpe
-from .spelling import MARKER, UNK, RowKey, Spelling, Unknown, byte_row, make_spelling
+from .spelling import MARKER, UNK, RowKey, Unknown, byte_row, make_spelling
 from .tokenizer import Tokenizer
 from .training import _is_int, _need, choose_alphabet, read_data, validate
 
@@ -288,7 +288,8 @@ class WordPieceTokenizer(Tokenizer):
         super().__init__(model="wordpiece", stage_one=None, **kw)
         self._unknown_mode = unknown
         self._max_word_length = max_word_length
-        self._pieces = {k for k, kind in zip(self._keys, self._kinds) if kind in ("alphabet", "learned")}
+        rows = zip(self._keys, self._kinds)
+        self._pieces = {k for k, kind in rows if kind in ("alphabet", "learned")}
 
     def encode_unit(self, unit: tuple) -> list[RowKey]:
         """One unit's rows: longest match; ``[UNK]`` (or byte rows) where it cannot go on."""
@@ -339,7 +340,9 @@ def _check_options(spelling, min_count, min_count_rule, unknown, max_word_length
         spelling in SPELLINGS,
         f"model='wordpiece' takes spelling 'continuation' or 'end', got {spelling!r}",
     )
-    _need(_is_int(min_count) and min_count >= 1, f"min_count must be an int >= 1, got {min_count!r}")
+    _need(
+        _is_int(min_count) and min_count >= 1, f"min_count must be an int >= 1, got {min_count!r}"
+    )
     _need(
         min_count_rule in MIN_COUNT_RULES,
         f"min_count_rule must be 'filter' or 'stop', got {min_count_rule!r}",
