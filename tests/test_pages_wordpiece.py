@@ -307,6 +307,21 @@ def test_total_gains():
     assert rows[("##s", "##t")].count == rows[("##e", "##s")].count == 9
     assert max(r.count for r in ranked) == 9
     assert ("##e", "##s") < ("##s", "##t")  # the count rule's tie order
+    # "Section 4 derived the score as the likelihood gain one occurrence of a merge produces":
+    # log(N·score) = log p(ab) − log p(a) − log p(b) with p = count / N. For s,t: 9/79 each.
+    p = Fraction(9, 79)
+    per_occurrence = rows[("##s", "##t")].gain / 9
+    assert math.isclose(per_occurrence, math.log(p) - math.log(p) - math.log(p))
+
+
+def test_tie_rule_second_key():
+    # docs/API.md: equal joined text -> the smaller (left, right) in the tie-break spelling.
+    # (l, ##ow) and (lo, ##w) both join to "▁low"; "▁l" < "▁lo".
+    join = make_spelling("continuation").join
+    a = wordpiece.tie_key(("l", "##ow"), join, "##")
+    b = wordpiece.tie_key(("lo", "##w"), join, "##")
+    assert a == ("\u2581low", "\u2581l", "ow") and b == ("\u2581low", "\u2581lo", "w")
+    assert a < b
 
 
 # ------------------------------------------------------------------------------------------------
