@@ -357,7 +357,7 @@ def _check_options(spelling, min_count, min_count_rule, unknown, max_word_length
 def train_wordpiece(
     data,
     *,
-    spelling: str = "continuation",
+    spelling: str | None = "continuation",
     vocab_size: int,
     min_count: int | None = 2,
     min_count_rule: str = "filter",
@@ -387,6 +387,8 @@ def train_wordpiece(
     """
     if min_count is None:
         min_count = 2
+    if spelling is None:  # the model's own spelling, as in subwords.train
+        spelling = "continuation"
     _check_options(spelling, min_count, min_count_rule, unknown, max_word_length, unknown_opts)
     base = validate(
         dict(
