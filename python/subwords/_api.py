@@ -131,7 +131,7 @@ def train(
     byte_fallback_in_budget: bool = False,
     mark: Optional[str] = None,
     split_at_marks: bool = True,
-    pre_split: Optional[Literal["gpt2"]] = None,
+    pre_split: Optional[Literal["gpt2", "bert"]] = None,
     joints: Optional[Joints] = None,
     superword_at: Optional[int] = None,
     max_piece_length: Optional[int] = None,
@@ -176,8 +176,8 @@ def train(
         raise SubwordsError(f"spelling must be one of {', '.join(_SPELLINGS)}; got {spelling!r}")
     if input_errors not in ("strict", "replace"):
         raise SubwordsError(f"input_errors must be 'strict' or 'replace', got {input_errors!r}")
-    if pre_split not in (None, "gpt2"):
-        raise SubwordsError(f"pre_split must be None or 'gpt2', got {pre_split!r}")
+    if pre_split not in (None, "gpt2", "bert"):
+        raise SubwordsError(f"pre_split must be None, 'gpt2' (bytes) or 'bert' (end, continuation), got {pre_split!r}")
     if vocab_size is None:
         raise SubwordsError("vocab_size is required: the number of rows to learn up to (a ceiling)")
     for name, value, top in (("vocab_size", vocab_size, MAX_COUNT), ("min_count", min_count, MAX_COUNT),

@@ -102,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--character-coverage", type=_coverage, default=None)
     t.add_argument("--mark", default=None, help="the spelling's mark (default </w>, ##, or ▁)")
     t.add_argument("--no-split-at-marks", action="store_true", help="front: one unit per text")
-    t.add_argument("--pre-split", choices=["gpt2"], default=None, help="bytes: the GPT-2 regex pre-split")
+    t.add_argument("--pre-split", choices=["gpt2", "bert"], default=None,
+                   help="bytes: the GPT-2 regex pre-split; end/continuation: BERT's (punctuation and CJK stand alone)")
     t.add_argument("--seed", type=int, default=None, help="for learners that sample (BPE and word models are deterministic and refuse it)")
     t.add_argument("--threads", type=_positive("--threads"), default=None)
     t.add_argument("--min-count-rule", choices=["filter", "stop"], default=None,

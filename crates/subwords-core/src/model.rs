@@ -842,9 +842,9 @@ impl Model {
     pub fn normalize(&self, text: &str) -> Result<String> {
         if matches!(self.spelling.scheme, Scheme::End | Scheme::Continuation) {
             let mut err = Ok(());
-            crate::spelling::for_each_word(text, |a, b| {
+            self.spelling.for_each_unit(text, |u, _| {
                 if err.is_ok() {
-                    err = self.check_unit(&text[a..b]);
+                    err = self.check_unit(u);
                 }
             });
             err?;
@@ -852,12 +852,13 @@ impl Model {
         Ok(match self.spelling.scheme {
             Scheme::Bytes => text.to_string(),
             Scheme::End | Scheme::Continuation => {
+                // the units joined by one space (a pre-split puts spaces where it cut)
                 let mut out = String::with_capacity(text.len());
-                crate::spelling::for_each_word(text, |a, b| {
+                self.spelling.for_each_unit(text, |u, _| {
                     if !out.is_empty() {
                         out.push(' ');
                     }
-                    out.push_str(&text[a..b]);
+                    out.push_str(u);
                 });
                 out
             }

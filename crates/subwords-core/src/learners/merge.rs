@@ -678,6 +678,13 @@ impl<'a> Engine<'a> {
                 self.heap.push(en);
             }
         }
+        // stale entries pile up (WordPiece re-pushes every pair of the merged symbols): rebuild
+        // from the live pairs when they outnumber them
+        if self.heap.len() > 4 * self.counts.len() + (1 << 16) {
+            let keys: Vec<u64> = self.counts.keys().copied().collect();
+            let live: Vec<Entry> = keys.into_iter().filter_map(|p| self.entry(p)).collect();
+            self.heap = BinaryHeap::from(live);
+        }
     }
 
     fn pieces(&self) -> u64 {

@@ -112,7 +112,8 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
         if clash {
             return Err(Error::Input(format!(
                 "the word {:?} holds the {} mark {:?}; its pieces would be indistinguishable from marked pieces \
-                 and decoding could not restore it. Train with another mark= (CLI: --mark)",
+                 and decoding could not restore it. Train with pre_split=\"bert\" (punctuation stands alone; CLI: --pre-split bert) \
+                 or with another mark= (CLI: --mark)",
                 u.text,
                 if spelling.scheme == Scheme::End { "end-of-word" } else { "continuation" },
                 spelling.mark

@@ -30,7 +30,11 @@ pub enum Scheme {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PreSplit {
+    /// bytes: the GPT-2 regex pre-split.
     Gpt2,
+    /// end/continuation: BERT's basic split — every punctuation character and every CJK
+    /// ideograph is a unit of its own.
+    Bert,
 }
 
 /// How text is spelled. Saved in the model file; every field is validated on load.
@@ -97,8 +101,12 @@ impl Spelling {
                 }
             }
         }
-        if self.pre_split.is_some() && self.scheme != Scheme::Bytes {
-            return Err(Error::Option("pre_split applies only to the bytes spelling".into()));
+        match (self.pre_split, self.scheme) {
+            (None, _) | (Some(PreSplit::Gpt2), Scheme::Bytes) | (Some(PreSplit::Bert), Scheme::End | Scheme::Continuation) => {}
+            (Some(PreSplit::Gpt2), _) => return Err(Error::Option("pre_split='gpt2' applies to the bytes spelling".into())),
+            (Some(PreSplit::Bert), _) => {
+                return Err(Error::Option("pre_split='bert' applies to the end and continuation spellings".into()))
+            }
         }
         if !self.split_at_marks && self.scheme != Scheme::Front {
             return Err(Error::Option("split_at_marks=False applies only to the front spelling".into()));
@@ -115,12 +123,13 @@ impl Spelling {
     /// unit text and the byte span of the original text it stands for.
     pub fn for_each_unit(&self, text: &str, mut f: impl FnMut(&str, (usize, usize))) {
         match self.scheme {
-            Scheme::End | Scheme::Continuation => {
-                for_each_word(text, |a, b| f(&text[a..b], (a, b)));
-            }
+            Scheme::End | Scheme::Continuation => match self.pre_split {
+                Some(PreSplit::Bert) => for_each_word(text, |a, b| bert_split(text, a, b, &mut f)),
+                _ => for_each_word(text, |a, b| f(&text[a..b], (a, b))),
+            },
             Scheme::Bytes => match self.pre_split {
                 Some(PreSplit::Gpt2) => gpt2::split(text, |a, b| f(&text[a..b], (a, b))),
-                None => split_space_led(text, |a, b| f(&text[a..b], (a, b))),
+                _ => split_space_led(text, |a, b| f(&text[a..b], (a, b))),
             },
             Scheme::Front => {
                 let mark = self.front_mark();
@@ -158,6 +167,51 @@ impl Spelling {
                 }
             }
         }
+    }
+}
+
+/// BERT's punctuation: ASCII symbols (which BERT counts as punctuation, `$` and `^` included)
+/// and every Unicode punctuation category.
+pub fn is_bert_punctuation(c: char) -> bool {
+    use unicode_general_category::{get_general_category, GeneralCategory as G};
+    if c.is_ascii() {
+        return c.is_ascii_punctuation();
+    }
+    matches!(
+        get_general_category(c),
+        G::ConnectorPunctuation
+            | G::DashPunctuation
+            | G::OpenPunctuation
+            | G::ClosePunctuation
+            | G::InitialPunctuation
+            | G::FinalPunctuation
+            | G::OtherPunctuation
+    )
+}
+
+/// The CJK ideograph blocks BERT isolates (not Hangul, Hiragana or Katakana).
+pub fn is_cjk_ideograph(c: char) -> bool {
+    matches!(c as u32,
+        0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0x20000..=0x2A6DF | 0x2A700..=0x2B73F
+        | 0x2B740..=0x2B81F | 0x2B820..=0x2CEAF | 0xF900..=0xFAFF | 0x2F800..=0x2FA1F)
+}
+
+/// One whitespace word cut BERT's way: punctuation and CJK ideographs stand alone.
+fn bert_split(text: &str, a: usize, b: usize, f: &mut impl FnMut(&str, (usize, usize))) {
+    let mut start = a;
+    for (i, c) in text[a..b].char_indices() {
+        let i = a + i;
+        if is_bert_punctuation(c) || is_cjk_ideograph(c) {
+            if i > start {
+                f(&text[start..i], (start, i));
+            }
+            let e = i + c.len_utf8();
+            f(&text[i..e], (i, e));
+            start = e;
+        }
+    }
+    if start < b {
+        f(&text[start..b], (start, b));
     }
 }
 
@@ -291,6 +345,12 @@ mod tests {
         assert_eq!(units(&s, "a▁b"), ["▁a", "▁b"]);
         let s = Spelling::new(Scheme::Front, None, false, None, false).unwrap();
         assert_eq!(units(&s, "hello  world"), ["▁hello▁world"]);
+    }
+
+    #[test]
+    fn bert_units() {
+        let s = Spelling::new(Scheme::Continuation, None, true, Some(PreSplit::Bert), false).unwrap();
+        assert_eq!(units(&s, "Dr. didn't ## 研究生"), ["Dr", ".", "didn", "'", "t", "#", "#", "研", "究", "生"]);
     }
 
     #[test]
