@@ -14,6 +14,7 @@ MODULES = [
     "subwords.reference.bpe",
     "subwords.reference.tokenizer",
     "subwords.reference.training",
+    "subwords.reference.wordpiece",
     "subwords.analysis",
 ]
 

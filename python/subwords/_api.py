@@ -142,7 +142,7 @@ def train(
     input_errors: Literal["strict", "replace"] = "strict",
     min_count_rule: Optional[Literal["filter", "stop"]] = None,
     unknown: Optional[Literal["word", "rest"]] = None,
-    max_word_length: Optional[int] = None,
+    max_word_length: Any = "100 for wordpiece",
     progress: bool = False,
 ) -> "Tokenizer":
     """Learns a vocabulary from ``data`` and returns a :class:`Tokenizer`.
@@ -169,9 +169,17 @@ def train(
         raise SubwordsError(f"min_count_rule must be 'filter' or 'stop', got {min_count_rule!r}")
     if unknown not in (None, "word", "rest"):
         raise SubwordsError(f"unknown must be 'word' or 'rest', got {unknown!r}")
+    if max_word_length == "100 for wordpiece":
+        # BERT's limit by default; an explicit None means no limit
+        max_word_length = 100 if model == "wordpiece" else None
+    elif model != "wordpiece":
+        raise SubwordsError("max_word_length applies only to model='wordpiece'")
     if max_word_length is not None and (isinstance(max_word_length, bool) or not isinstance(max_word_length, int)
                                         or not 1 <= max_word_length <= 2**32 - 1):
-        raise SubwordsError(f"max_word_length must be a whole number of characters from 1, got {max_word_length!r}")
+        raise SubwordsError(f"max_word_length must be a whole number of characters from 1 (or None: no limit), got {max_word_length!r}")
+    if model == "wordpiece":
+        min_count_rule = min_count_rule or "filter"
+        unknown = unknown or "word"
     if spelling not in _SPELLINGS:
         raise SubwordsError(f"spelling must be one of {', '.join(_SPELLINGS)}; got {spelling!r}")
     if input_errors not in ("strict", "replace"):

@@ -208,7 +208,8 @@ def cmd_train(a: argparse.Namespace) -> int:
         mark=a.mark, split_at_marks=not a.no_split_at_marks, pre_split=a.pre_split,
         superword_at=a.superword_at, max_piece_length=a.max_piece_length, alphabet_size=a.alphabet_size,
         character_coverage=a.character_coverage, threads=a.threads, input_errors=a.input_errors,
-        min_count_rule=a.min_count_rule, unknown=a.unknown, max_word_length=a.max_word_length,
+        min_count_rule=a.min_count_rule, unknown=a.unknown,
+        **({} if a.max_word_length is None else {"max_word_length": a.max_word_length}),
         progress=sys.stderr.isatty() and not a.quiet,
     )
     for x in a.inputs:

@@ -46,6 +46,10 @@ pub struct Report {
     /// count) and ended the run early.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub winner_failed: Option<(String, String, u64)>,
+    /// WordPiece: the training corpus cut by longest match (it can differ from
+    /// `corpus_pieces_after`, the learner's own last state).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corpus_pieces_encoded: Option<u64>,
 }
 
 const CACHE_LIMIT: usize = 1 << 17;
@@ -295,7 +299,11 @@ impl Model {
             return Err(bad("a wordpiece model uses the continuation or end spelling".into()));
         }
         let unknown = options.as_ref().and_then(|o| o.unknown).unwrap_or(Unknown::Word);
-        let max_word_length = options.as_ref().and_then(|o| o.max_word_length).unwrap_or(100) as usize;
+        // no limit when the options say none (models from elsewhere keep BERT's 100 until read)
+        let max_word_length = match options.as_ref() {
+            Some(o) => o.max_word_length.map_or(usize::MAX, |m| m as usize),
+            None => 100,
+        };
         let mut ascii_plain = [NO_ID; 128];
         let mut ascii_marked = [NO_ID; 128];
         for c in 0..128u8 {
@@ -590,38 +598,84 @@ impl Model {
     /// rest) and for a word longer than `max_word_length` characters.
     fn longest_match(&self, lm: &LongestMatch, unit: &str, out: &mut Vec<u32>, mut spans: Option<&mut Vec<(u32, u32)>>) {
         let unk = self.unk.unwrap_or(0);
-        let whole = (0u32, unit.len() as u32);
+        let len = unit.len() as u32;
         if unit.chars().nth(self.max_word_length).is_some() {
             out.push(unk);
             if let Some(sp) = spans {
-                sp.push(whole);
+                sp.push((0, len));
             }
             return;
         }
-        let (pieces, rest) = match lm.cut(unit.as_bytes()) {
-            Match::Pieces(p) => (p, None),
-            Match::Failed { pieces, at } => match self.unknown {
-                Unknown::Word => (Vec::new(), Some(0)),
-                Unknown::Rest => (pieces, Some(at)),
-            },
-        };
-        let mut at = 0u32;
+        let bytes = unit.as_bytes();
         let mark = self.spelling.mark.as_bytes();
-        for &p in &pieces {
-            out.push(p);
-            let t = &self.rows[p as usize].text;
-            let t = t.strip_prefix(mark).filter(|_| self.spelling.scheme == Scheme::Continuation).unwrap_or(t);
-            let t = t.strip_suffix(mark).filter(|_| self.spelling.scheme == Scheme::End).unwrap_or(t);
-            if let Some(sp) = spans.as_deref_mut() {
-                sp.push((at, at + t.len() as u32));
+        let scheme = self.spelling.scheme;
+        let start_len = out.len();
+        let start_spans = spans.as_deref().map_or(0, |sp| sp.len());
+        let mut pos = 0usize;
+        loop {
+            let (pieces, failed_at) = match lm.cut_from(bytes, pos) {
+                Match::Pieces(p) => (p, None),
+                Match::Failed { pieces, at } => (pieces, Some(at)),
+            };
+            let mut at = pos as u32;
+            for &p in &pieces {
+                out.push(p);
+                let t = &self.rows[p as usize].text;
+                let t = if scheme == Scheme::Continuation { t.strip_prefix(mark).unwrap_or(t) } else { t };
+                let t = if scheme == Scheme::End { t.strip_suffix(mark).unwrap_or(t) } else { t };
+                if let Some(sp) = spans.as_deref_mut() {
+                    sp.push((at, at + t.len() as u32));
+                }
+                at += t.len() as u32;
             }
-            at += t.len() as u32;
-        }
-        if let Some(r) = rest {
-            out.push(unk);
-            if let Some(sp) = spans {
-                sp.push((r as u32, unit.len() as u32));
+            let Some(f) = failed_at else { return };
+            if self.byte_base.is_some() {
+                // the character at `f` has no row: its fallback rows, then go on
+                let c = unit[f..].chars().next().unwrap();
+                let end = f + c.len_utf8();
+                let before = out.len();
+                match scheme {
+                    Scheme::Continuation if f > 0 => {
+                        out.push(self.marker.unwrap());
+                        self.push_bytes_of(c, out);
+                    }
+                    Scheme::End if end == unit.len() => {
+                        let p = self.char_id(c, false);
+                        if p != NO_ID {
+                            out.push(p);
+                        } else {
+                            self.push_bytes_of(c, out);
+                        }
+                        out.push(self.marker.unwrap());
+                    }
+                    _ => self.push_bytes_of(c, out),
+                }
+                if let Some(sp) = spans.as_deref_mut() {
+                    sp.extend((before..out.len()).map(|_| (f as u32, end as u32)));
+                }
+                pos = end;
+                if pos == unit.len() {
+                    return;
+                }
+                continue;
             }
+            match self.unknown {
+                Unknown::Word => {
+                    out.truncate(start_len);
+                    out.push(unk);
+                    if let Some(sp) = spans {
+                        sp.truncate(start_spans);
+                        sp.push((0, len));
+                    }
+                }
+                Unknown::Rest => {
+                    out.push(unk);
+                    if let Some(sp) = spans {
+                        sp.push((f as u32, len));
+                    }
+                }
+            }
+            return;
         }
     }
 

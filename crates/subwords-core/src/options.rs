@@ -171,9 +171,9 @@ impl TrainOptions {
                     "model='wordpiece' runs on the continuation spelling (its own) or the end spelling".into(),
                 ));
             }
-            if self.byte_fallback || self.superword_at.is_some() || self.joints {
+            if self.superword_at.is_some() || self.joints || self.max_piece_length.is_some() || self.byte_fallback_in_budget {
                 return Err(Error::Option(
-                    "model='wordpiece' takes no byte_fallback, superword_at or joints (longest match cannot honour them)".into(),
+                    "model='wordpiece' takes no superword_at, joints, max_piece_length or byte_fallback_in_budget".into(),
                 ));
             }
             if self.max_word_length == Some(0) {

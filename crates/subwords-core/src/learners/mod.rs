@@ -166,6 +166,9 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
         spelled.push(&syms, u.count);
     }
     let n_units = units.len() as u64;
+    // WordPiece reports the corpus as its segmenter cuts it, which needs the units again
+    let kept: Vec<(String, u64)> =
+        if opts.model == ModelKind::Wordpiece { units.iter().map(|u| (u.text.clone(), u.count)).collect() } else { Vec::new() };
     drop(units);
     drop(corpus.units);
     // pair counts are kept in i64: refuse a corpus whose length could overflow them
@@ -371,12 +374,26 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
         dropped_symbols: dropped,
         size_not_reached: budget_rows(rows.len() as u64) < opts.vocab_size,
         winner_failed,
+        corpus_pieces_encoded: None,
     };
     let stream_from = stage_one_merges.map(|k| k as usize);
+    let mut model = Model::new(opts.model, spelling, rows, merges, stream_from, corpus.joints.clone(), Some(opts.clone()), Some(report))?;
+    if opts.model == ModelKind::Wordpiece {
+        let mut out = Vec::new();
+        let mut total = 0u64;
+        for (text, count) in &kept {
+            out.clear();
+            model.encode_unit(text, &mut out, None)?;
+            total += out.len() as u64 * count;
+        }
+        if let Some(r) = model.report.as_mut() {
+            r.corpus_pieces_encoded = Some(total);
+        }
+    }
     if let Some(p) = progress {
         p.start(crate::progress::Phase::Done, 0);
     }
-    Model::new(opts.model, spelling, rows, merges, stream_from, corpus.joints.clone(), Some(opts.clone()), Some(report))
+    Ok(model)
 }
 
 /// Merge replay where some symbols may be outside the alphabet (`NO_SYMBOL`): those split the
@@ -454,6 +471,7 @@ fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&UnitCount], no
         dropped_symbols: 0,
         size_not_reached: (rows.len() as u64) < opts.vocab_size,
         winner_failed: None,
+        corpus_pieces_encoded: None,
     };
     Model::new(ModelKind::Word, spelling, rows, vec![], None, None, Some(opts.clone()), Some(report))
 }

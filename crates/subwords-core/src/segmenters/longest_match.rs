@@ -135,20 +135,29 @@ impl LongestMatch {
 
     /// Cuts one word (its bytes).
     pub fn cut(&self, word: &[u8]) -> Match {
+        self.cut_from(word, 0)
+    }
+
+    /// Cuts `word[start..]`, the rest of a word whose first `start` bytes are already cut (so
+    /// under `continuation` the first piece is a `##` piece). `Failed::at` counts from 0.
+    pub fn cut_from(&self, word: &[u8], start: usize) -> Match {
         if self.end_mark.is_some() {
-            return self.cut_end(word);
+            return self.cut_end(word, start);
         }
         let mut out = Vec::new();
-        let mut u = 0u32;
-        for &b in word {
+        let mut u = if start == 0 { 0u32 } else { self.sharp };
+        let failed = |out: Vec<u32>| {
+            let at = start + self.consumed(&out);
+            Match::Failed { pieces: out, at }
+        };
+        for &b in &word[start..] {
             loop {
                 if let Some(&v) = self.edges.get(&(u, b)) {
                     u = v;
                     break;
                 }
                 if self.fail[u as usize] == NONE {
-                    let at = self.consumed(&out);
-                    return Match::Failed { pieces: out, at };
+                    return failed(out);
                 }
                 out.extend_from_slice(self.pop_slice(u));
                 u = self.fail[u as usize];
@@ -156,8 +165,7 @@ impl LongestMatch {
         }
         while u != self.sharp {
             if self.fail[u as usize] == NONE {
-                let at = self.consumed(&out);
-                return Match::Failed { pieces: out, at };
+                return failed(out);
             }
             out.extend_from_slice(self.pop_slice(u));
             u = self.fail[u as usize];
@@ -167,10 +175,10 @@ impl LongestMatch {
 
     /// The end spelling: from each position the longest piece, where a piece reaching the end of
     /// the word must be the marked one (`est</w>`) and one stopping inside it the plain one.
-    fn cut_end(&self, word: &[u8]) -> Match {
+    fn cut_end(&self, word: &[u8], start: usize) -> Match {
         let mark = self.end_mark.as_deref().unwrap();
         let mut out = Vec::new();
-        let mut i = 0;
+        let mut i = start;
         while i < word.len() {
             let mut best: Option<(usize, u32)> = None;
             let mut u = 0u32;
