@@ -218,12 +218,17 @@ def arcs(run: tuple, table: Table, join) -> list:
     return out
 
 
+def scaled(lp: float, scale: float) -> float:
+    """``scale * lp``, with ``0 * lp = 0.0`` even for ``lp = -inf`` (alpha 0: all alike)."""
+    return 0.0 if scale == 0.0 else scale * lp
+
+
 def forward(lattice: list, n: int, scale: float = 1.0) -> list:
     """``alpha[j] = log-sum over arcs (i, j), i ascending, of alpha[i] + scale * lp``."""
     alpha = [NEG_INF] * (n + 1)
     alpha[0] = 0.0
     for i, j, _, lp in sorted(lattice, key=lambda a: (a[1], a[0])):
-        alpha[j] = logaddexp(alpha[j], alpha[i] + scale * lp)
+        alpha[j] = logaddexp(alpha[j], alpha[i] + scaled(lp, scale))
     return alpha
 
 
@@ -243,6 +248,10 @@ def em_round(runs: list, table: Table, join) -> Table:
     ``log(count) + (((alpha[i] + lp) + beta[j]) - logZ)`` is folded into ``E[p]`` with
     :func:`logaddexp`; then ``lp'(p) = E[p] - S``, ``S`` folding ``E`` over the pieces in text
     order. Pieces without a probability keep none.
+
+    Log-probabilities of pieces no spelling needs roughly double every round; they stay finite
+    for about a thousand rounds, then reach ``-inf``. So a run whose ``logZ`` is ``-inf`` (every
+    spelling holds such a piece) adds nothing, and if no run adds anything the table is kept.
     """
     expected: dict = {}
     for run, c in runs:
@@ -250,6 +259,8 @@ def em_round(runs: list, table: Table, join) -> Table:
         lattice = arcs(run, table, join)
         alpha, beta = forward(lattice, n), backward(lattice, n)
         log_z = alpha[n]
+        if log_z == NEG_INF:
+            continue
         log_c = math.log(float(c))
         for i, j, piece, lp in lattice:
             post = alpha[i] + lp + beta[j] - log_z
@@ -257,6 +268,8 @@ def em_round(runs: list, table: Table, join) -> Table:
     total = NEG_INF
     for piece in sorted(expected):
         total = logaddexp(total, expected[piece])
+    if total == NEG_INF:
+        return table
     log_probs = {
         p: (expected[p] - total if v is not None else None) for p, v in table.log_probs.items()
     }
@@ -343,7 +356,10 @@ def sample_walk(lattice: list, n: int, alpha: float, rng: SplitMix64) -> tuple:
     out = []
     j = n
     while j > 0:
-        weights = [math.exp(a[i] + alpha * lp - a[j]) for i, _, lp in ending[j]]
+        weights = []
+        for i, _, lp in ending[j]:
+            x = a[i] + scaled(lp, alpha)
+            weights.append(0.0 if x == NEG_INF else math.exp(x - a[j]))
         total = 0.0
         for w in weights:
             total += w
@@ -363,10 +379,14 @@ def sample_walk(lattice: list, n: int, alpha: float, rng: SplitMix64) -> tuple:
 
 def sample_nbest(lattice: list, n: int, alpha: float, k: int, rng: SplitMix64) -> tuple:
     """Draw among the k best spellings, weights ``exp(alpha * (score - best score))``, in
-    n-best order; one ``u``, the same running-sum rule as :func:`sample_walk`."""
+    n-best order; one ``u``, the same running-sum rule as :func:`sample_walk`. ``alpha = 0``
+    weighs every candidate 1; otherwise a candidate of score ``-inf`` weighs 0."""
     cands = kbest(lattice, n, k)
     top = cands[0][0]
-    weights = [math.exp(alpha * (s - top)) for s, _ in cands]
+    weights = [
+        1.0 if alpha == 0.0 else 0.0 if s == NEG_INF else math.exp(alpha * (s - top))
+        for s, _ in cands
+    ]
     total = 0.0
     for w in weights:
         total += w
@@ -401,7 +421,8 @@ def losses(runs: list, table: Table, join) -> dict:
                 continue
             seen.add(p)
             without, _ = viterbi([a for a in lattice if a[2] != p], n)
-            out[p] += c * (with_p - without)
+            if without != with_p:  # (both -inf: nothing to lose)
+                out[p] += c * (with_p - without)
     return out
 
 
@@ -573,11 +594,17 @@ class UnigramTokenizer(Tokenizer):
         return math.exp(self.unit_log_probability(unit))
 
     def spellings(self, unit: str) -> list[tuple[list[str], float]]:
-        """Every spelling with its share ``exp(score - log P(unit))``, best first (score
-        descending, fewer pieces, longer piece first). Exponential: for short units."""
+        """Every spelling with its share ``exp(score - Z)``, best first (score descending, fewer
+        pieces, longer piece first); ``Z`` folds the scores in that order (it is ``log
+        P(unit)``, summed over the list). Exponential: for short units."""
         lattice, n = self._lattice(unit)
-        log_z = forward(lattice, n)[n]
-        return [(self._print(p), math.exp(s - log_z)) for s, p in every_spelling(lattice, n)]
+        every = every_spelling(lattice, n)
+        total = NEG_INF  # the fold of the listed scores, so that no share exceeds 1
+        for score, _ in every:
+            total = logaddexp(total, score)
+        return [
+            (self._print(p), 0.0 if s == NEG_INF else math.exp(s - total)) for s, p in every
+        ]
 
     def nbest(self, unit: str, k: int) -> list[tuple[list[str], float]]:
         """The k likeliest spellings with their log-probabilities, best first."""
