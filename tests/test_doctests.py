@@ -15,6 +15,7 @@ MODULES = [
     "subwords.reference.tokenizer",
     "subwords.reference.training",
     "subwords.reference.wordpiece",
+    "subwords.reference.unigram",
     "subwords.analysis",
 ]
 
