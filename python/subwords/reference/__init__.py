@@ -9,6 +9,8 @@ section 2 and docs/API.md is written out once, in the plainest code that states 
 * :mod:`.bpe` -- the merge learner (``learn``) and the merge-replay segmenter (``replay``);
 * :mod:`.wordpiece` -- the same merge loop scored by ``count(a,b)/(count(a)count(b))``, and
   the longest-match segmenter;
+* :mod:`.unigram` -- the Unigram language model: the seed, EM, pruning by loss, and the
+  Viterbi / n-best / fewest-pieces / sampling segmenters with their own ``Tokenizer``;
 * :mod:`.training` -- options, input, the alphabet, size accounting, two-stage BPE, the word
   model;
 * :mod:`.tokenizer` -- the ``Tokenizer``.
