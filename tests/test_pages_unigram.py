@@ -395,6 +395,29 @@ def test_round_trip(engine):
     assert tok.decode(tok.encode("lowz low")) == "low[UNK]low"
 
 
+def test_decay_past_the_doubles(engine):
+    # Not a page number: the rule docs/API.md adds for "lo ... keeps falling". A piece no spelling
+    # needs roughly doubles its log-probability every round; after about a thousand rounds it
+    # overflows to -inf. Training, pruning, encoding and the analyses must stay defined (no NaN).
+    # Corpus aab 3, ab 1, bba 2, b 1: the single symbol b (inside words only) is needed by no best
+    # spelling, and every spelling of bba without its whole piece goes through b.
+    table = {"aab": 3, "ab": 1, "bba": 2, "b": 1}
+    tok = train(engine, table, vocab_size=8, em_rounds=1100, shrink=0.9)
+    lp = dict(zip(tok.rows, tok.log_probs))
+    assert lp["b"] == -math.inf
+    assert not any(x is not None and math.isnan(x) for x in tok.log_probs)
+    assert {"aab</w>", "ab</w>", "bba</w>"} <= set(tok.rows)
+    assert tok.encode_pieces("aab ab bba b") == ["aab</w>", "ab</w>", "bba</w>", "b</w>"]
+    loss = tok.losses(table)
+    assert loss["bba</w>"] == math.inf  # without it, bba has only spellings of probability 0
+    assert not any(math.isnan(v) for v in loss.values())
+    assert not math.isnan(tok.report["log_likelihood"])
+    shares = tok.spellings("bba")
+    assert shares[0] == (["bba</w>"], 1.0) and all(s == 0.0 for _, s in shares[1:])
+    assert tok.sample("bba", seed=1) == ["bba</w>"]
+    assert len(tok.sample("bba", seed=1, alpha=0.0)) >= 1
+
+
 # ------------------------------------------------------------------------------------------------
 # SentencePiece page, section 13: both learners on the ▁-marked four words at 30 rows
 

@@ -271,7 +271,8 @@ def em_round(runs: list, table: Table, join) -> Table:
     if total == NEG_INF:
         return table
     log_probs = {
-        p: (expected[p] - total if v is not None else None) for p, v in table.log_probs.items()
+        p: (expected.get(p, NEG_INF) - total if v is not None else None)
+        for p, v in table.log_probs.items()
     }
     return Table(log_probs, table.lengths)
 
