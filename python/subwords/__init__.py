@@ -15,7 +15,7 @@ from .errors import InputError, ModelFileError, SubwordsError, UnknownPieceError
 
 __version__ = "0.1.0"
 
-_API = ("train", "load", "Tokenizer")
+_API = ("train", "load", "bert", "Tokenizer")
 
 __all__ = [*_API, "SubwordsError", "InputError", "ModelFileError", "UnknownPieceError", "__version__"]
 

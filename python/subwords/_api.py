@@ -143,6 +143,10 @@ def train(
     min_count_rule: Optional[Literal["filter", "stop"]] = None,
     unknown: Optional[Literal["word", "rest"]] = None,
     max_word_length: Any = "100 for wordpiece",
+    lowercase: bool = False,
+    strip_accents: bool = False,
+    clean_text: bool = False,
+    preset: Optional[Literal["bert"]] = None,
     progress: bool = False,
 ) -> "Tokenizer":
     """Learns a vocabulary from ``data`` and returns a :class:`Tokenizer`.
@@ -161,6 +165,15 @@ def train(
     >>> tok.merges[:3]
     [('e', 's'), ('es', 't</w>'), ('l', 'o')]
     """
+    if preset is not None:
+        if preset != "bert":
+            raise SubwordsError(f"preset must be 'bert' (or None), got {preset!r}")
+        # BERT's WordPiece: continuation marks, punctuation and CJK stand alone, text cleaned,
+        # lower-cased and stripped of accents (as bert-base-uncased)
+        if model != "bpe" and model != "wordpiece" or spelling not in (None, "continuation"):
+            raise SubwordsError("preset='bert' is model='wordpiece' on the continuation spelling; leave model and spelling out")
+        model, spelling, pre_split = "wordpiece", "continuation", "bert"
+        lowercase = strip_accents = clean_text = True
     if model not in _MODELS:
         raise SubwordsError(f"model must be one of {', '.join(_MODELS)}; got {model!r}")
     if spelling is None:
@@ -203,7 +216,8 @@ def train(
     if joints is not None and not (callable(joints) or isinstance(joints, Mapping)):
         raise SubwordsError("joints must be a mapping word -> parts, or a callable word -> parts")
     for name, value in (("byte_fallback", byte_fallback), ("byte_fallback_in_budget", byte_fallback_in_budget),
-                        ("split_at_marks", split_at_marks), ("counts", counts)):
+                        ("split_at_marks", split_at_marks), ("counts", counts), ("lowercase", lowercase),
+                        ("strip_accents", strip_accents), ("clean_text", clean_text)):
         if not isinstance(value, bool):
             raise SubwordsError(f"{name} must be True or False, got {value!r}")
     if min_count is None:
@@ -227,6 +241,9 @@ def train(
         "min_count_rule": min_count_rule,
         "unknown": unknown,
         "max_word_length": max_word_length,
+        "lowercase": lowercase,
+        "strip_accents": strip_accents,
+        "clean_text": clean_text,
     }
     trainer = _core.Trainer(json.dumps(options), _threads(threads))
     if not isinstance(progress, bool):
@@ -329,6 +346,52 @@ def load(path: Union[str, os.PathLike]) -> "Tokenizer":
         raise ModelFileError(f"{p}: {e}") from None
 
 
+def bert(vocab: Union[str, os.PathLike], *, lowercase: bool = True, strip_accents: Optional[bool] = None,
+         clean_text: bool = True) -> "Tokenizer":
+    """A BERT WordPiece tokenizer from an existing ``vocab.txt`` (one piece per line, its line
+    number its id), used as it is: text cleaned, CJK ideographs and punctuation split off,
+    lower-cased and stripped of accents when ``lowercase`` (as ``bert-base-uncased``; pass
+    ``lowercase=False`` for cased vocabularies), longest match first with ``##`` continuations,
+    words over 100 characters as ``[UNK]``, and ``[CLS]``/``[SEP]`` around every text.
+    """
+    p = os.fspath(vocab)
+    try:
+        with open(p, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise OSError(f"cannot read vocabulary {p!r}: {e.strerror or e}") from None
+    try:
+        lines = raw.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        raise ModelFileError(f"{p}: not UTF-8 text; a BERT vocab.txt is one UTF-8 piece per line") from None
+    if lines and lines[-1] == "":
+        lines.pop()
+    pieces = [line.rstrip("\r") for line in lines]
+    if not pieces:
+        raise ModelFileError(f"{p}: empty vocabulary")
+    for n, piece in enumerate(pieces, 1):
+        if not piece or any(c.isspace() for c in piece):
+            raise ModelFileError(f"{p}: line {n}: {piece!r} is not a piece (empty or with whitespace)")
+    for name in ("[UNK]", "[CLS]", "[SEP]"):
+        if name not in pieces:
+            raise ModelFileError(f"{p}: has no {name} row; a BERT vocabulary needs [UNK], [CLS] and [SEP]")
+    special = re.compile(r"\[[A-Za-z0-9_]+\]")
+    rows = [[piece, "special" if special.fullmatch(piece) else "piece"] for piece in pieces]
+    strip = lowercase if strip_accents is None else strip_accents
+    doc = {
+        "format": "subwords", "version": 1, "model": "wordpiece",
+        "spelling": {"scheme": "continuation", "mark": "##", "split_at_marks": True, "pre_split": "bert",
+                     "byte_fallback": False, "clean_text": bool(clean_text), "strip_accents": bool(strip),
+                     "lowercase": bool(lowercase)},
+        "stream_merges_from": None, "joints": None, "template": {"cls": "[CLS]", "sep": "[SEP]"},
+        "options": None, "report": None, "rows": rows, "merges": [],
+    }
+    try:
+        return Tokenizer.from_json(json.dumps(doc, ensure_ascii=False))
+    except ModelFileError as e:
+        raise ModelFileError(f"{p}: {e}") from None
+
+
 class Tokenizer:
     """A spelling, a vocabulary and its segmenter: ``encode`` and ``decode``.
 
@@ -347,9 +410,26 @@ class Tokenizer:
         self._model = model
 
     # -- encoding ---------------------------------------------------------------------------
-    def encode(self, text: str, *, dropout: Optional[float] = None, seed: Optional[int] = None) -> list[int]:
+    def encode(self, text: str, *, pair: Optional[str] = None, add_special_tokens: bool = True,
+               dropout: Optional[float] = None, seed: Optional[int] = None) -> list[int]:
         """Ids of ``text``. With ``dropout=p`` (BPE-dropout), each merge is skipped with
-        probability ``p``; a ``seed`` is then required, so runs are repeatable."""
+        probability ``p``; a ``seed`` is then required, so runs are repeatable.
+
+        A model with a template (a BERT vocabulary) puts ``[CLS]`` before the text and ``[SEP]``
+        after it, and after ``pair`` if one is given, unless ``add_special_tokens=False``."""
+        template = self._model.template() if add_special_tokens else None
+        if pair is not None:
+            if self._model.template() is None:
+                raise SubwordsError("pair= needs a model with a [CLS]/[SEP] template (see subwords.bert)")
+            first = self.encode(text, add_special_tokens=False, dropout=dropout, seed=seed)
+            second = self.encode(pair, add_special_tokens=False, dropout=dropout, seed=seed)
+            if template is None:
+                return first + second
+            cls, sep = template
+            return [cls, *first, sep, *second, sep]
+        if template is not None:
+            cls, sep = template
+            return [cls, *self.encode(text, add_special_tokens=False, dropout=dropout, seed=seed), sep]
         _check_text(text)
         try:
             if dropout is None:
@@ -383,9 +463,14 @@ class Tokenizer:
             if not isinstance(t, str):
                 raise SubwordsError(f"text {n} is {type(t).__name__}, not str")
         try:
-            return self._model.encode_batch(batch, _threads(threads))
+            out = self._model.encode_batch(batch, _threads(threads))
         except UnicodeError as e:
             raise _surrogate_error(e, f"text {_first_unencodable(batch)} of the batch") from None
+        template = self._model.template()
+        if template is not None:
+            cls, sep = template
+            out = [[cls, *ids, sep] for ids in out]
+        return out
 
     # -- decoding ---------------------------------------------------------------------------
     def decode(self, ids: Iterable[int]) -> str:

@@ -81,6 +81,8 @@ pub struct Model {
     /// One cache per worker slot: slot 0 serves single calls, slot k the k-th thread of a batch,
     /// so every thread keeps a warm cache across calls without sharing one.
     caches: Vec<Mutex<Cache>>,
+    /// `[CLS]`/`[SEP]` rows put around every text (a BERT vocabulary's template).
+    pub template: Option<(u32, u32)>,
     /// WordPiece: the longest-match segmenter and what an unfinishable word becomes.
     longest: Option<LongestMatch>,
     unknown: Unknown,
@@ -109,15 +111,26 @@ impl Model {
         if rows.len() as u64 > MAX_VOCAB {
             return Err(bad(format!("{} rows is more than the {MAX_VOCAB} subwords accepts", rows.len())));
         }
+        // A vocabulary made elsewhere (kind `piece`): its own order and special rows, no merges,
+        // encoded by longest match.
+        let imported = rows.iter().any(|r| r.kind == RowKind::Piece);
+        if imported {
+            if kind != ModelKind::Wordpiece || !merges.is_empty() {
+                return Err(bad("`piece` rows belong to a WordPiece vocabulary without merges".into()));
+            }
+            if let Some(id) = rows.iter().position(|r| !matches!(r.kind, RowKind::Piece | RowKind::Special)) {
+                return Err(bad(format!("row {id}: an imported vocabulary holds only piece and special rows")));
+            }
+        }
         // Row order: [UNK], byte rows, the bare marker, the alphabet, learned rows (or unit rows).
         let stage = |k: RowKind| match k {
             RowKind::Special => 0,
             RowKind::Byte => 1,
             RowKind::Marker => 2,
             RowKind::Alphabet => 3,
-            RowKind::Learned | RowKind::Unit => 4,
+            RowKind::Learned | RowKind::Unit | RowKind::Piece => 4,
         };
-        for (id, w) in rows.windows(2).enumerate() {
+        for (id, w) in rows.windows(2).enumerate().filter(|_| !imported) {
             if stage(w[0].kind) > stage(w[1].kind) {
                 return Err(bad(format!(
                     "row {}: a {} row after a {} row; rows go [UNK], byte rows, marker, alphabet, learned",
@@ -142,10 +155,16 @@ impl Model {
             let id = id as u32;
             match row.kind {
                 RowKind::Special => {
-                    if row.text != UNK.as_bytes() || unk.is_some() {
+                    if row.text == UNK.as_bytes() {
+                        if unk.is_some() {
+                            return Err(bad(format!("row {id}: {UNK} appears twice")));
+                        }
+                        unk = Some(id);
+                    } else if !imported {
                         return Err(bad(format!("row {id}: the only special row is one {UNK}")));
+                    } else if row.text.is_empty() || row.text.len() > 256 || std::str::from_utf8(&row.text).is_err() {
+                        return Err(bad(format!("row {id}: a special row is 1 to 256 bytes of UTF-8")));
                     }
-                    unk = Some(id);
                 }
                 RowKind::Byte => {
                     let b = id - *byte_base.get_or_insert(id);
@@ -159,7 +178,7 @@ impl Model {
                     }
                     marker = Some(id);
                 }
-                RowKind::Alphabet | RowKind::Learned | RowKind::Unit => {
+                RowKind::Alphabet | RowKind::Learned | RowKind::Unit | RowKind::Piece => {
                     if row.text.is_empty() || row.text.len() > 1 << 16 {
                         return Err(bad(format!("row {id}: a piece must be 1 to 65536 bytes")));
                     }
@@ -334,6 +353,7 @@ impl Model {
             longest,
             unknown,
             max_word_length,
+            template: None,
         })
     }
 
@@ -351,6 +371,9 @@ impl Model {
     pub fn piece_to_id(&self, piece: &str) -> Option<u32> {
         if piece == UNK {
             return self.unk;
+        }
+        if let Some(id) = self.rows.iter().position(|r| r.kind == RowKind::Special && r.text == piece.as_bytes()) {
+            return Some(id as u32);
         }
         if let Some(base) = self.byte_base {
             if let Some(h) = piece.strip_prefix("<0x").and_then(|s| s.strip_suffix('>')) {
@@ -797,11 +820,28 @@ impl Model {
 
     /// Ids with the byte span of `text` each one stands for.
     pub fn encode_with_spans(&self, text: &str) -> Result<(Vec<u32>, Vec<(usize, usize)>)> {
+        if self.spelling.normalizes() {
+            // cut the normalized text, then carry every span back to the original characters
+            let (norm, src) = self.spelling.normalize_text(text);
+            let (ids, spans) = self.encode_with_spans_raw(&norm)?;
+            let spans = spans
+                .into_iter()
+                .map(|(a, b)| {
+                    let start = src[a].0 as usize;
+                    (start, if b > a { src[b - 1].1 as usize } else { start })
+                })
+                .collect();
+            return Ok((ids, spans));
+        }
+        self.encode_with_spans_raw(text)
+    }
+
+    fn encode_with_spans_raw(&self, text: &str) -> Result<(Vec<u32>, Vec<(usize, usize)>)> {
         let mut ids = Vec::new();
         let mut spans_out: Vec<(u32, u32)> = Vec::new();
         let mark = self.spelling.front_mark();
         let mut err = None;
-        self.spelling.for_each_unit(text, |unit, (a, _)| {
+        self.spelling.for_each_unit_raw(text, |unit, (a, _)| {
             if err.is_some() {
                 return;
             }
@@ -943,11 +983,12 @@ impl Model {
             "spelling": self.spelling,
             "stream_merges_from": self.stream_from,
             "joints": self.joints,
+            "template": self.template.map(|(c, s)| serde_json::json!({"cls": self.display(c), "sep": self.display(s)})),
             "options": self.options,
             "report": self.report,
         });
         s.push_str("{\n");
-        for key in ["format", "version", "model", "spelling", "stream_merges_from", "joints", "options", "report"] {
+        for key in ["format", "version", "model", "spelling", "stream_merges_from", "joints", "template", "options", "report"] {
             s.push_str(&format!("  {}: {},\n", serde_json::to_string(key).unwrap(), serde_json::to_string(&head[key]).unwrap()));
         }
         s.push_str("  \"rows\": [");
@@ -1033,8 +1074,24 @@ impl Model {
                 .ok_or_else(|| Error::ModelFile(format!("merge {rank}: {l:?} + {r:?} joins to a piece with no row")))?;
             merges.push([a, b, c]);
         }
-        Model::new(file.model, file.spelling, rows, merges, file.stream_merges_from, file.joints, file.options, file.report)
+        let mut model = Model::new(file.model, file.spelling, rows, merges, file.stream_merges_from, file.joints, file.options, file.report)?;
+        if let Some(t) = file.template {
+            let find = |p: &str| {
+                model.rows.iter().position(|r| r.kind == RowKind::Special && r.text == p.as_bytes()).map(|i| i as u32).ok_or_else(|| {
+                    Error::ModelFile(format!("template: {p:?} is not a special row"))
+                })
+            };
+            model.template = Some((find(&t.cls)?, find(&t.sep)?));
+        }
+        Ok(model)
     }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Template {
+    cls: String,
+    sep: String,
 }
 
 #[derive(Deserialize)]
@@ -1046,6 +1103,8 @@ struct ModelFile {
     spelling: Spelling,
     stream_merges_from: Option<usize>,
     joints: Option<BTreeMap<String, Vec<String>>>,
+    #[serde(default)]
+    template: Option<Template>,
     options: Option<TrainOptions>,
     report: Option<Report>,
     rows: Vec<(String, RowKind)>,

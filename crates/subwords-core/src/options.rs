@@ -90,6 +90,13 @@ pub struct TrainOptions {
     pub unknown: Option<Unknown>,
     #[serde(default)]
     pub max_word_length: Option<u32>,
+    /// Normalization before the split (end/continuation; the `bert` preset turns them on).
+    #[serde(default)]
+    pub lowercase: bool,
+    #[serde(default)]
+    pub strip_accents: bool,
+    #[serde(default)]
+    pub clean_text: bool,
 }
 
 /// The largest vocabulary we accept: ids must fit comfortably in u32 and a table this size is
@@ -104,7 +111,12 @@ impl TrainOptions {
     }
 
     pub fn spelling(&self) -> Result<Spelling> {
-        Spelling::new(self.spelling, self.mark.as_deref(), self.split_at_marks, self.pre_split, self.byte_fallback)
+        let mut s = Spelling::new(self.spelling, self.mark.as_deref(), self.split_at_marks, self.pre_split, self.byte_fallback)?;
+        s.lowercase = self.lowercase;
+        s.strip_accents = self.strip_accents;
+        s.clean_text = self.clean_text;
+        s.validate()?;
+        Ok(s)
     }
 
     pub fn validate(&self) -> Result<()> {

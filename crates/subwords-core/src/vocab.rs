@@ -19,6 +19,8 @@ pub enum RowKind {
     Learned,
     /// A whole unit (the `word` model).
     Unit,
+    /// A piece of a vocabulary made elsewhere (a BERT `vocab.txt`): no learning history, any order.
+    Piece,
 }
 
 impl RowKind {
@@ -30,11 +32,12 @@ impl RowKind {
             RowKind::Alphabet => "alphabet",
             RowKind::Learned => "learned",
             RowKind::Unit => "unit",
+            RowKind::Piece => "piece",
         }
     }
     /// Rows found by their text when spelling and merging.
     pub fn is_indexed(self) -> bool {
-        matches!(self, RowKind::Alphabet | RowKind::Learned | RowKind::Unit)
+        matches!(self, RowKind::Alphabet | RowKind::Learned | RowKind::Unit | RowKind::Piece)
     }
 }
 

@@ -296,6 +296,11 @@ impl PyModel {
         serde_json::to_string(&self.inner.spelling).unwrap()
     }
 
+    /// `(cls, sep)` ids when the model puts a template around texts (a BERT vocabulary).
+    fn template(&self) -> Option<(u32, u32)> {
+        self.inner.template
+    }
+
     fn model_kind(&self) -> String {
         serde_json::to_value(self.inner.kind).unwrap().as_str().unwrap().to_string()
     }

@@ -49,6 +49,15 @@ pub struct Spelling {
     /// `bytes` only.
     pub pre_split: Option<PreSplit>,
     pub byte_fallback: bool,
+    /// Normalization before the split (BERT's): drop control characters and turn whitespace
+    /// into spaces; decompose and drop combining marks; lower-case. Offsets still point into the
+    /// original text.
+    #[serde(default)]
+    pub clean_text: bool,
+    #[serde(default)]
+    pub strip_accents: bool,
+    #[serde(default)]
+    pub lowercase: bool,
 }
 
 impl Spelling {
@@ -63,7 +72,7 @@ impl Spelling {
             (Scheme::Continuation, None) => "##".into(),
             (Scheme::Front, None) => "\u{2581}".into(),
         };
-        let s = Spelling { scheme, mark, split_at_marks, pre_split, byte_fallback };
+        let s = Spelling { scheme, mark, split_at_marks, pre_split, byte_fallback, clean_text: false, strip_accents: false, lowercase: false };
         s.validate()?;
         Ok(s)
     }
@@ -108,10 +117,68 @@ impl Spelling {
                 return Err(Error::Option("pre_split='bert' applies to the end and continuation spellings".into()))
             }
         }
+        if self.normalizes() && !matches!(self.scheme, Scheme::End | Scheme::Continuation) {
+            return Err(Error::Option("lowercase, strip_accents and clean_text apply to the end and continuation spellings".into()));
+        }
         if !self.split_at_marks && self.scheme != Scheme::Front {
             return Err(Error::Option("split_at_marks=False applies only to the front spelling".into()));
         }
         Ok(())
+    }
+
+    /// Whether text is normalized before it is split.
+    pub fn normalizes(&self) -> bool {
+        self.clean_text || self.strip_accents || self.lowercase
+    }
+
+    /// The normalized text and, for each of its bytes, the byte span of the original character
+    /// it came from (one more entry for the end).
+    pub fn normalize_text(&self, text: &str) -> (String, Vec<(u32, u32)>) {
+        use unicode_general_category::{get_general_category, GeneralCategory as G};
+        let mut out = String::with_capacity(text.len());
+        let mut src: Vec<(u32, u32)> = Vec::with_capacity(text.len() + 1);
+        let mut tmp: Vec<char> = Vec::new();
+        for (i, c) in text.char_indices() {
+            let span = (i as u32, (i + c.len_utf8()) as u32);
+            tmp.clear();
+            if self.clean_text {
+                let other = !matches!(c, '\t' | '\n' | '\r')
+                    && matches!(
+                        get_general_category(c),
+                        G::Control | G::Format | G::Surrogate | G::PrivateUse | G::Unassigned
+                    );
+                if c == '\0' || c == '\u{FFFD}' || other {
+                    continue;
+                }
+                tmp.push(if c.is_whitespace() { ' ' } else { c });
+            } else {
+                tmp.push(c);
+            }
+            if self.strip_accents {
+                let mut d: Vec<char> = Vec::new();
+                for &c in &tmp {
+                    unicode_normalization::char::decompose_canonical(c, |x| {
+                        if get_general_category(x) != G::NonspacingMark {
+                            d.push(x)
+                        }
+                    });
+                }
+                tmp = d;
+            }
+            for &c in &tmp {
+                if self.lowercase {
+                    for l in c.to_lowercase() {
+                        out.push(l);
+                        src.extend(std::iter::repeat_n(span, l.len_utf8()));
+                    }
+                } else {
+                    out.push(c);
+                    src.extend(std::iter::repeat_n(span, c.len_utf8()));
+                }
+            }
+        }
+        src.push((text.len() as u32, text.len() as u32));
+        (out, src)
     }
 
     pub fn front_mark(&self) -> char {
@@ -122,6 +189,19 @@ impl Spelling {
     /// form (`▁low`), which is not a slice of `text`, hence the owned/borrowed split: `f` gets the
     /// unit text and the byte span of the original text it stands for.
     pub fn for_each_unit(&self, text: &str, mut f: impl FnMut(&str, (usize, usize))) {
+        if self.normalizes() {
+            let (norm, src) = self.normalize_text(text);
+            return self.for_each_unit_raw(&norm, |u, (a, b)| {
+                let start = src[a].0 as usize;
+                let end = if b > a { src[b - 1].1 as usize } else { start };
+                f(u, (start, end))
+            });
+        }
+        self.for_each_unit_raw(text, f)
+    }
+
+    /// [`Spelling::for_each_unit`] on text that is already normalized.
+    pub fn for_each_unit_raw(&self, text: &str, mut f: impl FnMut(&str, (usize, usize))) {
         match self.scheme {
             Scheme::End | Scheme::Continuation => match self.pre_split {
                 Some(PreSplit::Bert) => for_each_word(text, |a, b| bert_split(text, a, b, &mut f)),

@@ -1,0 +1,614 @@
+//! The lattice of a unit under a Unigram table, and every segmenter the Unigram page defines on
+//! it: Viterbi, the total probability, n-best, sampling, fewest pieces.
+//!
+//! Algorithm. Positions `0..=n` lie between a unit's `n` symbols; a piece spanning symbols
+//! `i..j` is an arc `(i, j)` carrying the piece's log-probability, and a spelling is a walk from
+//! 0 to `n`. [`UnigramSegmenter`] finds the arcs with a byte trie over the pieces' texts: from
+//! each position it walks the symbols' bytes (the right-hand symbols with the continuation mark
+//! stripped, as the spelling's join does) and emits an arc at every symbol boundary that ends a
+//! piece. The recurrences are exactly those of docs/API.md ("Unigram"), step for step, so the
+//! doubles agree with the Python reference bit for bit:
+//! * forward: `alpha[0] = 0`, `alpha[j]` = the `logaddexp` fold over arcs ending at `j`, start
+//!   ascending, of `alpha[i] + lp` (run in "push" form, start ascending: each `alpha[j]` sees the
+//!   same terms in the same order);
+//! * backward: `beta[n] = 0`, `beta[i]` = the fold over arcs starting at `i`, end ascending, of
+//!   `lp + beta[j]`;
+//! * k-best, filled from the end: `best(i)` = the first k of `{x + s : arc (i, j, x), s in
+//!   best(j)}`, a candidate scoring `lp(x) + score(s)`. Viterbi is k = 1.
+//!
+//! Tie rule (Viterbi, n-best): higher score (equal means equal doubles); then fewer pieces; then
+//! the longer piece at the earliest position where the two spellings differ. Running the
+//! recurrence from the end makes the last rule local: two candidates at position `i` that start
+//! with different arcs differ at `i` itself (same start and same length would be the same arc),
+//! so the longer first arc wins; candidates sharing their first arc are compared on what
+//! follows. Fewest pieces: every arc costs 1; ties go to the longer piece at the earliest
+//! difference (arcs tried longest first, a later one taken only if strictly shorter).
+//!
+//! Sampling (docs/API.md, "Sampling"): forward filtering with every `lp` scaled by `alpha`, then
+//! backward sampling from `n`, one uniform draw per piece from [`SplitMix64`], the generator both
+//! engines share; among the k best, weights `exp(alpha · (score - best))` and one draw.
+//!
+//! Invariants: arcs are stored start ascending, then end ascending (the reference's arc order);
+//! `first[i]..first[i + 1]` are the arcs starting at `i`. A position no walk reaches makes the
+//! unit unspellable (`None`), never a panic.
+//!
+//! Complexity: building the lattice is O(n · longest piece) trie steps; forward, backward,
+//! Viterbi and fewest are O(arcs); n-best is O(arcs · k log(arcs · k)) plus the tie walks;
+//! sampling is O(arcs).
+
+use rustc_hash::FxHashMap;
+
+pub const NEG_INF: f64 = f64::NEG_INFINITY;
+const NONE: u32 = u32::MAX;
+
+/// `log(exp(a) + exp(b))` as docs/API.md spells it: larger first, `-inf` absorbed, then
+/// `a + log1p(exp(b - a))`. Commutative bit for bit.
+#[inline]
+pub fn logaddexp(a: f64, b: f64) -> f64 {
+    let (a, b) = if a < b { (b, a) } else { (a, b) };
+    if b == NEG_INF {
+        return a;
+    }
+    a + (b - a).exp().ln_1p()
+}
+
+/// SplitMix64 (Steele, Lea and Flood), the sampling generator shared with the Python reference.
+/// `uniform()` is `(next >> 11) · 2^-53`, in `[0, 1)`.
+#[derive(Clone, Debug)]
+pub struct SplitMix64 {
+    state: u64,
+}
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        SplitMix64 { state: seed }
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)
+    }
+}
+
+/// One arc of a lattice: the piece spanning symbols `start..end`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Arc {
+    pub start: u32,
+    pub end: u32,
+    pub piece: u32,
+    pub log_prob: f64,
+}
+
+/// A spelling found by a segmenter: its score (sum of log-probs, from the last piece) and the
+/// indices of its arcs in [`Lattice::arcs`], first piece first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spelling {
+    pub score: f64,
+    pub arcs: Vec<u32>,
+}
+
+/// The lattice of one unit.
+#[derive(Clone, Debug, Default)]
+pub struct Lattice {
+    n: usize,
+    arcs: Vec<Arc>,
+    first: Vec<u32>,
+}
+
+/// One entry of the k-best table: a spelling of the suffix from some position.
+#[derive(Clone, Copy)]
+struct Entry {
+    score: f64,
+    count: u32,
+    /// first arc (NONE for the empty spelling at `n`)
+    arc: u32,
+    /// index of the rest in `best[end of arc]`
+    next: u32,
+}
+
+impl Lattice {
+    /// Starts a lattice of `n` positions' worth of symbols; arcs follow with [`Lattice::push`]
+    /// in arc order, then [`Lattice::finish`].
+    pub fn reset(&mut self, n: usize) {
+        self.n = n;
+        self.arcs.clear();
+        self.first.clear();
+    }
+
+    /// Adds an arc; arcs must come start ascending, then end ascending.
+    #[inline]
+    pub fn push(&mut self, start: u32, end: u32, piece: u32, log_prob: f64) {
+        debug_assert!(start < end && end as usize <= self.n);
+        debug_assert!(self.arcs.last().is_none_or(|a| (a.start, a.end) < (start, end)));
+        self.arcs.push(Arc { start, end, piece, log_prob });
+    }
+
+    pub fn finish(&mut self) {
+        self.first.clear();
+        self.first.resize(self.n + 1, 0);
+        for a in &self.arcs {
+            if (a.start as usize) < self.n {
+                self.first[a.start as usize + 1] += 1;
+            }
+        }
+        for i in 1..=self.n {
+            self.first[i] += self.first[i - 1];
+        }
+    }
+
+    /// Builds a lattice from arcs in any order (sorted here into arc order).
+    pub fn from_arcs(n: usize, mut arcs: Vec<Arc>) -> Self {
+        arcs.sort_by_key(|a| (a.start, a.end));
+        let mut l = Lattice { n, arcs, first: Vec::new() };
+        l.finish();
+        l
+    }
+
+    /// Symbols in the unit.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+    /// The arcs, start ascending then end ascending: the lattice as data.
+    pub fn arcs(&self) -> &[Arc] {
+        &self.arcs
+    }
+    /// Indices of the arcs starting at `i`.
+    #[inline]
+    pub fn starting(&self, i: usize) -> std::ops::Range<usize> {
+        self.first[i] as usize..self.first[i + 1] as usize
+    }
+
+    /// `alpha`: the forward recurrence with every log-prob multiplied by `scale` (1.0 for the
+    /// unit's probability; sampling's `alpha` otherwise). `out[n]` is `log P(unit)`.
+    pub fn forward(&self, scale: f64, out: &mut Vec<f64>) {
+        out.clear();
+        out.resize(self.n + 1, NEG_INF);
+        out[0] = 0.0;
+        for i in 0..self.n {
+            let ai = out[i];
+            for a in &self.arcs[self.starting(i)] {
+                let j = a.end as usize;
+                out[j] = logaddexp(out[j], ai + scale * a.log_prob);
+            }
+        }
+    }
+
+    /// `beta`: the backward recurrence; `out[0]` is `log P(unit)` again (other doubles).
+    pub fn backward(&self, out: &mut Vec<f64>) {
+        out.clear();
+        out.resize(self.n + 1, NEG_INF);
+        out[self.n] = 0.0;
+        for i in (0..self.n).rev() {
+            let mut b = NEG_INF;
+            for a in &self.arcs[self.starting(i)] {
+                b = logaddexp(b, a.log_prob + out[a.end as usize]);
+            }
+            out[i] = b;
+        }
+    }
+
+    /// `log P(unit)`: the log-sum over all spellings (`alpha[n]`).
+    pub fn log_probability(&self) -> f64 {
+        let mut alpha = Vec::new();
+        self.forward(1.0, &mut alpha);
+        alpha[self.n]
+    }
+
+    /// The likeliest spelling under the tie rules, or `None` if no walk reaches the end.
+    pub fn viterbi(&self) -> Option<Spelling> {
+        let mut s = ViterbiScratch::default();
+        self.viterbi_with(&mut s).then(|| Spelling { score: s.score[0], arcs: s.walk(self) })
+    }
+
+    /// Viterbi into reusable buffers; false if the unit has no spelling.
+    pub fn viterbi_with(&self, s: &mut ViterbiScratch) -> bool {
+        let n = self.n;
+        s.score.clear();
+        s.score.resize(n + 1, NEG_INF);
+        s.count.clear();
+        s.count.resize(n + 1, NONE);
+        s.arc.clear();
+        s.arc.resize(n + 1, NONE);
+        s.score[n] = 0.0;
+        s.count[n] = 0;
+        for i in (0..n).rev() {
+            let (mut bs, mut bc, mut ba, mut bl) = (NEG_INF, NONE, NONE, 0u32);
+            for k in self.starting(i) {
+                let a = &self.arcs[k];
+                let j = a.end as usize;
+                if s.count[j] == NONE {
+                    continue;
+                }
+                let sc = a.log_prob + s.score[j];
+                let cnt = s.count[j] + 1;
+                let len = a.end - a.start;
+                let better = bc == NONE || sc > bs || (sc == bs && (cnt < bc || (cnt == bc && len > bl)));
+                if better {
+                    (bs, bc, ba, bl) = (sc, cnt, k as u32, len);
+                }
+            }
+            s.score[i] = bs;
+            s.count[i] = bc;
+            s.arc[i] = ba;
+        }
+        s.count[0] != NONE
+    }
+
+    /// The Viterbi score with the arcs of `piece` taken out (the table not renormalised), or
+    /// `None` if the unit then has no spelling. Only the score: ties do not change it.
+    pub fn best_score_without(&self, piece: u32, score: &mut Vec<f64>) -> Option<f64> {
+        let n = self.n;
+        score.clear();
+        score.resize(n + 1, NEG_INF);
+        let mut reach = vec![false; n + 1];
+        reach[n] = true;
+        score[n] = 0.0;
+        for i in (0..n).rev() {
+            let mut best = NEG_INF;
+            let mut any = false;
+            for a in &self.arcs[self.starting(i)] {
+                let j = a.end as usize;
+                if a.piece == piece || !reach[j] {
+                    continue;
+                }
+                let sc = a.log_prob + score[j];
+                if !any || sc > best {
+                    best = sc;
+                    any = true;
+                }
+            }
+            score[i] = best;
+            reach[i] = any;
+        }
+        reach[0].then_some(score[0])
+    }
+
+    /// The `k` best spellings in the tie order (`k = usize::MAX`: every spelling; exponential,
+    /// for short units). Empty if the unit has no spelling.
+    pub fn nbest(&self, k: usize) -> Vec<Spelling> {
+        if k == 0 {
+            return Vec::new();
+        }
+        let n = self.n;
+        let mut best: Vec<Vec<Entry>> = vec![Vec::new(); n + 1];
+        best[n].push(Entry { score: 0.0, count: 0, arc: NONE, next: NONE });
+        let mut cands: Vec<Entry> = Vec::new();
+        for i in (0..n).rev() {
+            cands.clear();
+            for k_arc in self.starting(i) {
+                let a = &self.arcs[k_arc];
+                for (m, e) in best[a.end as usize].iter().enumerate() {
+                    cands.push(Entry { score: a.log_prob + e.score, count: e.count + 1, arc: k_arc as u32, next: m as u32 });
+                }
+            }
+            cands.sort_by(|x, y| self.cmp_entries(&best, x, y));
+            cands.truncate(k);
+            best[i] = cands.clone();
+        }
+        best[0]
+            .iter()
+            .map(|e| {
+                let mut arcs = Vec::with_capacity(e.count as usize);
+                let mut cur = *e;
+                while cur.arc != NONE {
+                    arcs.push(cur.arc);
+                    let j = self.arcs[cur.arc as usize].end as usize;
+                    cur = best[j][cur.next as usize];
+                }
+                Spelling { score: e.score, arcs }
+            })
+            .collect()
+    }
+
+    /// The tie order of two spellings of the suffix from one position.
+    fn cmp_entries(&self, best: &[Vec<Entry>], x: &Entry, y: &Entry) -> std::cmp::Ordering {
+        use std::cmp::Ordering::*;
+        if x.score > y.score {
+            return Less;
+        }
+        if x.score < y.score {
+            return Greater;
+        }
+        match x.count.cmp(&y.count) {
+            Equal => {}
+            o => return o,
+        }
+        let (mut a, mut b) = (*x, *y);
+        loop {
+            if a.arc == NONE || b.arc == NONE {
+                return (a.arc == NONE).cmp(&(b.arc == NONE)).reverse();
+            }
+            if a.arc != b.arc {
+                let la = self.arcs[a.arc as usize].end;
+                let lb = self.arcs[b.arc as usize].end;
+                // same start: the longer arc ends later, and comes first
+                return lb.cmp(&la);
+            }
+            if a.next == b.next {
+                return Equal;
+            }
+            let j = self.arcs[a.arc as usize].end as usize;
+            a = best[j][a.next as usize];
+            b = best[j][b.next as usize];
+        }
+    }
+
+    /// Fewest pieces (every arc costs 1); ties: the longer piece at the earliest difference.
+    /// Log-probabilities are not consulted.
+    pub fn fewest(&self) -> Option<Vec<u32>> {
+        let n = self.n;
+        let mut count = vec![NONE; n + 1];
+        let mut arc = vec![NONE; n + 1];
+        count[n] = 0;
+        for i in (0..n).rev() {
+            for k in self.starting(i).rev() {
+                let j = self.arcs[k].end as usize;
+                if count[j] != NONE && (count[i] == NONE || count[j] + 1 < count[i]) {
+                    count[i] = count[j] + 1;
+                    arc[i] = k as u32;
+                }
+            }
+        }
+        if count[0] == NONE {
+            return None;
+        }
+        let mut out = Vec::with_capacity(count[0] as usize);
+        let mut i = 0;
+        while i < n {
+            out.push(arc[i]);
+            i = self.arcs[arc[i] as usize].end as usize;
+        }
+        Some(out)
+    }
+
+    /// Draws a spelling with probability `P(s)^alpha / Σ P(s')^alpha` (forward filtering,
+    /// backward sampling). Arc indices, first piece first; `None` if the unit has no spelling.
+    pub fn sample(&self, alpha: f64, rng: &mut SplitMix64) -> Option<Vec<u32>> {
+        let n = self.n;
+        let mut a = Vec::new();
+        self.forward(alpha, &mut a);
+        if a[n] == NEG_INF && n > 0 {
+            return None;
+        }
+        // arcs by end, start ascending within an end (a stable counting sort of arc order)
+        let mut end_first = vec![0u32; n + 2];
+        for x in &self.arcs {
+            end_first[x.end as usize + 1] += 1;
+        }
+        for j in 1..n + 2 {
+            end_first[j] += end_first[j - 1];
+        }
+        let mut fill = end_first.clone();
+        let mut by_end = vec![0u32; self.arcs.len()];
+        for (k, x) in self.arcs.iter().enumerate() {
+            let slot = &mut fill[x.end as usize];
+            by_end[*slot as usize] = k as u32;
+            *slot += 1;
+        }
+        let mut out = Vec::new();
+        let mut weights = Vec::new();
+        let mut j = n;
+        while j > 0 {
+            let ending = &by_end[end_first[j] as usize..end_first[j + 1] as usize];
+            weights.clear();
+            for &k in ending {
+                let x = &self.arcs[k as usize];
+                weights.push(((a[x.start as usize] + alpha * x.log_prob) - a[j]).exp());
+            }
+            let mut total = 0.0;
+            for &w in &weights {
+                total += w;
+            }
+            let t = rng.uniform() * total;
+            let chosen = pick(&weights, t);
+            let k = *ending.get(chosen)?;
+            out.push(k);
+            j = self.arcs[k as usize].start as usize;
+        }
+        out.reverse();
+        Some(out)
+    }
+
+    /// Draws among the `k` best spellings, weights `exp(alpha · (score - best score))`.
+    pub fn sample_nbest(&self, alpha: f64, k: usize, rng: &mut SplitMix64) -> Option<Spelling> {
+        let mut cands = self.nbest(k);
+        if cands.is_empty() {
+            return None;
+        }
+        let top = cands[0].score;
+        let weights: Vec<f64> = cands.iter().map(|c| (alpha * (c.score - top)).exp()).collect();
+        let mut total = 0.0;
+        for &w in &weights {
+            total += w;
+        }
+        let t = rng.uniform() * total;
+        let chosen = pick(&weights, t);
+        Some(cands.swap_remove(chosen))
+    }
+}
+
+/// The first index whose running sum (left to right) exceeds `t`, else the last.
+fn pick(weights: &[f64], t: f64) -> usize {
+    let mut running = 0.0;
+    for (m, &w) in weights.iter().enumerate() {
+        running += w;
+        if t < running {
+            return m;
+        }
+    }
+    weights.len().saturating_sub(1)
+}
+
+/// Reusable buffers for [`Lattice::viterbi_with`]: per position, the best score of the rest,
+/// its piece count and its first arc.
+#[derive(Default)]
+pub struct ViterbiScratch {
+    pub score: Vec<f64>,
+    pub count: Vec<u32>,
+    pub arc: Vec<u32>,
+}
+
+impl ViterbiScratch {
+    /// The arcs of the spelling found, first piece first.
+    pub fn walk(&self, l: &Lattice) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < l.n {
+            let k = self.arc[i];
+            out.push(k);
+            i = l.arcs[k as usize].end as usize;
+        }
+        out
+    }
+}
+
+/// A Unigram vocabulary ready to segment: a byte trie over the pieces' texts, each piece
+/// carrying its id and log-probability.
+pub struct UnigramSegmenter {
+    /// (node << 8 | byte) -> child; node 0 is the root
+    edges: FxHashMap<u64, u32>,
+    /// per node: the piece it completes (NONE if none) and its log-prob
+    piece: Vec<u32>,
+    log_prob: Vec<f64>,
+    strip_right: Vec<u8>,
+}
+
+impl UnigramSegmenter {
+    /// `pieces`: (text as spelled, id, log-prob) for every row that is a piece with a
+    /// probability. `strip_right`: the continuation mark (`##`) that the join strips from every
+    /// symbol but a piece's first; empty for the other spellings.
+    pub fn new<T: AsRef<[u8]>>(pieces: &[(T, u32, f64)], strip_right: &[u8]) -> Self {
+        let mut s = UnigramSegmenter {
+            edges: FxHashMap::default(),
+            piece: vec![NONE],
+            log_prob: vec![NEG_INF],
+            strip_right: strip_right.to_vec(),
+        };
+        for (text, id, lp) in pieces {
+            let mut u = 0u32;
+            for &b in text.as_ref() {
+                let next = s.piece.len() as u32;
+                u = *s.edges.entry(((u as u64) << 8) | b as u64).or_insert_with(|| next);
+                if u == next {
+                    s.piece.push(NONE);
+                    s.log_prob.push(NEG_INF);
+                }
+            }
+            s.piece[u as usize] = *id;
+            s.log_prob[u as usize] = *lp;
+        }
+        s
+    }
+
+    #[inline]
+    fn step(&self, mut u: u32, bytes: &[u8]) -> Option<u32> {
+        for &b in bytes {
+            u = *self.edges.get(&(((u as u64) << 8) | b as u64))?;
+        }
+        Some(u)
+    }
+
+    /// The lattice of a unit given as its symbols' texts.
+    pub fn lattice<T: AsRef<[u8]>>(&self, symbols: &[T]) -> Lattice {
+        let mut l = Lattice::default();
+        self.lattice_into(symbols, &mut l);
+        l
+    }
+
+    /// [`UnigramSegmenter::lattice`] into a reusable lattice.
+    pub fn lattice_into<T: AsRef<[u8]>>(&self, symbols: &[T], l: &mut Lattice) {
+        let n = symbols.len();
+        l.reset(n);
+        for i in 0..n {
+            let mut u = 0u32;
+            for (j, sym) in symbols.iter().enumerate().skip(i) {
+                let mut bytes = sym.as_ref();
+                if j > i && !self.strip_right.is_empty() && bytes.starts_with(&self.strip_right) {
+                    bytes = &bytes[self.strip_right.len()..];
+                }
+                match self.step(u, bytes) {
+                    Some(v) => u = v,
+                    None => break,
+                }
+                let p = self.piece[u as usize];
+                if p != NONE {
+                    l.push(i as u32, j as u32 + 1, p, self.log_prob[u as usize]);
+                }
+            }
+        }
+        l.finish();
+    }
+
+    fn ids(l: &Lattice, arcs: &[u32]) -> Vec<u32> {
+        arcs.iter().map(|&k| l.arcs[k as usize].piece).collect()
+    }
+
+    /// Viterbi: the piece ids of the likeliest spelling, or `None` if the unit has none.
+    pub fn viterbi<T: AsRef<[u8]>>(&self, symbols: &[T]) -> Option<Vec<u32>> {
+        let l = self.lattice(symbols);
+        l.viterbi().map(|s| Self::ids(&l, &s.arcs))
+    }
+
+    /// Fewest pieces over the same vocabulary (PathPiece's objective).
+    pub fn fewest<T: AsRef<[u8]>>(&self, symbols: &[T]) -> Option<Vec<u32>> {
+        let l = self.lattice(symbols);
+        l.fewest().map(|a| Self::ids(&l, &a))
+    }
+
+    /// The k best spellings as (piece ids, score), best first.
+    pub fn nbest<T: AsRef<[u8]>>(&self, symbols: &[T], k: usize) -> Vec<(Vec<u32>, f64)> {
+        let l = self.lattice(symbols);
+        l.nbest(k).into_iter().map(|s| (Self::ids(&l, &s.arcs), s.score)).collect()
+    }
+
+    /// `log P(unit)`, the log-sum over all spellings (`-inf` if it has none).
+    pub fn log_probability<T: AsRef<[u8]>>(&self, symbols: &[T]) -> f64 {
+        self.lattice(symbols).log_probability()
+    }
+
+    /// One spelling drawn in proportion to `share^alpha` (among the `nbest` best if given).
+    pub fn sample<T: AsRef<[u8]>>(
+        &self,
+        symbols: &[T],
+        alpha: f64,
+        nbest: Option<usize>,
+        rng: &mut SplitMix64,
+    ) -> Option<Vec<u32>> {
+        let l = self.lattice(symbols);
+        match nbest {
+            None => l.sample(alpha, rng).map(|a| Self::ids(&l, &a)),
+            Some(k) => l.sample_nbest(alpha, k, rng).map(|s| Self::ids(&l, &s.arcs)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splitmix_matches_the_reference() {
+        assert_eq!(SplitMix64::new(0).next_u64(), 0xE220_A839_7B1D_CDAF);
+    }
+
+    #[test]
+    fn ab_panel() {
+        // 002_…: `ab` once, a, b</w>, ab</w> at a third each: the whole spelling holds 3/4.
+        let third = (1.0f64 / 3.0).ln();
+        let seg = UnigramSegmenter::new(&[("a", 0, third), ("b</w>", 1, third), ("ab</w>", 2, third)], b"");
+        let l = seg.lattice(&["a", "b</w>"]);
+        assert_eq!(l.arcs().len(), 3);
+        let share = (l.viterbi().unwrap().score - l.log_probability()).exp();
+        assert!((share - 0.75).abs() < 1e-15);
+        assert_eq!(seg.viterbi(&["a", "b</w>"]), Some(vec![2]));
+        assert_eq!(seg.nbest(&["a", "b</w>"], 5).len(), 2);
+    }
+}

@@ -1,0 +1,103 @@
+"""A BERT vocab.txt used as it is: subwords.bert against tokenizers' own BERT pipeline.
+
+The vocabulary is trained by tokenizers' BertWordPieceTokenizer on text built here (the Python
+standard library's sources, plus sentences in several scripts made from Unicode character
+names), then both libraries encode the same held-out lines and must give identical ids.
+"""
+
+from __future__ import annotations
+
+import random
+import sysconfig
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+import subwords
+from subwords import ModelFileError
+
+tokenizers = pytest.importorskip("tokenizers")
+
+
+def _scripts(rnd: random.Random, n: int) -> list[str]:
+    """Sentences in Greek, Cyrillic, accented Latin, CJK and Hangul, with punctuation."""
+    ranges = [(0x3B1, 0x3C9), (0x430, 0x44F), (0xE0, 0xFF), (0x4E00, 0x4E80), (0xAC00, 0xAC40), (0x41, 0x5A)]
+    out = []
+    for _ in range(n):
+        words = []
+        for _ in range(rnd.randint(3, 12)):
+            lo, hi = rnd.choice(ranges)
+            w = "".join(chr(rnd.randint(lo, hi)) for _ in range(rnd.randint(1, 8)))
+            words.append(unicodedata.normalize(rnd.choice(["NFC", "NFD"]), w))
+        out.append(" ".join(words) + rnd.choice([".", "!", "?", ",", " --", "…"]))
+    return out
+
+
+@pytest.fixture(scope="module")
+def corpus() -> tuple[list[str], list[str]]:
+    root = Path(sysconfig.get_paths()["stdlib"])
+    lines: list[str] = []
+    for f in sorted(root.glob("*.py"))[:60]:
+        lines += [l for l in f.read_text(encoding="utf-8", errors="replace").splitlines() if l.strip()]
+    rnd = random.Random(5)
+    lines += _scripts(rnd, 3000)
+    rnd.shuffle(lines)
+    return lines[: len(lines) * 9 // 10], lines[len(lines) * 9 // 10 :]
+
+
+@pytest.mark.parametrize("lowercase", [True, False], ids=["uncased", "cased"])
+def test_same_ids_as_tokenizers_bert(tmp_path: Path, corpus, lowercase: bool):
+    train, held = corpus
+    hf = tokenizers.BertWordPieceTokenizer(lowercase=lowercase)
+    hf.train_from_iterator(train, vocab_size=3000, show_progress=False)
+    hf.save_model(str(tmp_path))
+    vocab = tmp_path / "vocab.txt"
+    ours = subwords.bert(vocab, lowercase=lowercase)
+    theirs = tokenizers.BertWordPieceTokenizer(str(vocab), lowercase=lowercase)
+    for text in held:
+        assert ours.encode(text) == theirs.encode(text).ids, text
+    pairs = list(zip(held[::2], held[1::2]))[:200]
+    for a, b in pairs:
+        assert ours.encode(a, pair=b) == theirs.encode(a, b).ids
+    assert ours.encode_batch(held[:100]) == [e.ids for e in theirs.encode_batch(held[:100])]
+
+
+def test_offsets_point_into_the_original_text(tmp_path: Path):
+    (tmp_path / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "cafe", "##s", "la", ".", "é"]) + "\n",
+                                        encoding="utf-8")
+    tok = subwords.bert(tmp_path / "vocab.txt")
+    text = "  CAFÉS  là."
+    trip = tok.encode_with_offsets(text)
+    assert [tok.id_to_piece(i) for i, _, _ in trip] == ["cafe", "##s", "la", "."]
+    assert [text[s:e] for _, s, e in trip] == ["CAFÉ", "S", "là", "."]
+
+
+@pytest.mark.parametrize("content, message", [
+    ("", "empty"),
+    ("[UNK]\n[CLS]\n", "[SEP]"),
+    ("[UNK]\n[CLS]\n[SEP]\nhas space\n", "line 4"),
+    ("[UNK]\n[CLS]\n[SEP]\n\nx\n", "line 4"),
+    ("[UNK]\n[CLS]\n[SEP]\nx\nx\n", "twice"),
+])
+def test_bad_vocab_files_are_refused(tmp_path: Path, content: str, message: str):
+    (tmp_path / "vocab.txt").write_text(content, encoding="utf-8")
+    with pytest.raises(ModelFileError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        subwords.bert(tmp_path / "vocab.txt")
+
+
+def test_non_utf8_vocab_is_refused(tmp_path: Path):
+    (tmp_path / "vocab.txt").write_bytes(b"[UNK]\n[CLS]\n[SEP]\n\xff\n")
+    with pytest.raises(ModelFileError, match="UTF-8"):
+        subwords.bert(tmp_path / "vocab.txt")
+
+
+def test_bert_preset_trains_a_wordpiece_model_that_round_trips_its_file(tmp_path: Path, corpus):
+    train, held = corpus
+    tok = subwords.train(train, preset="bert", vocab_size=2000)
+    assert tok.model == "wordpiece" and tok.spelling["lowercase"] and tok.spelling["pre_split"] == "bert"
+    tok.save(tmp_path / "m.json")
+    back = subwords.load(tmp_path / "m.json")
+    assert all(back.encode(t) == tok.encode(t) for t in held[:200])
+    # "Dr." is cut at the full stop and lower-cased; decoding gives the normalized text
+    assert tok.normalize("Dr. Alvarez didn't") == "dr . alvarez didn ' t"
