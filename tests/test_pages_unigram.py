@@ -99,8 +99,11 @@ def test_seed_candidates(seed):
     nine = sorted(k for k, c in SEED_COUNTS.items() if c == 9)
     assert nine == ["es", "est</w>", "s", "st</w>", "t</w>"]
     assert all(round(p[k], 3) == 0.036 for k in nine)
-    # "candidate count = 6 + 3 = 9" (newest's est plus widest's)
+    # "candidate count = 6 + 3 = 9 / coverage score = 9 × 3 = 27": est with its mark occurs once
+    # in newest (x6) and once in widest (x3), and spans 3 symbols (e s t</w>).
     assert SEED_COUNTS["est</w>"] == 6 + 3
+    (span,) = [j - i for i, j, piece, _ in seed.lattice("lowest") if piece == "est</w>"]
+    assert SEED_COUNTS["est</w>"] * span == 27
 
 
 def test_seed_rows(seed):
@@ -187,9 +190,17 @@ def test_total_is_the_sum_over_spellings(seed):
     for word in ("lowest", "lower", "newest", "low"):
         total = seed.unit_probability(word)
         best_pieces, best_score = seed.nbest(word, 1)[0]
-        assert total >= math.exp(best_score)
+        assert total > math.exp(best_score)
         share_of_best = seed.spellings(word)[0][1]
         assert math.exp(best_score) / total == pytest.approx(share_of_best, rel=1e-12)
+        assert total == pytest.approx(sum(math.exp(s) for _, s in seed.nbest(word, 100)), rel=1e-12)
+    # "... and the two are equal exactly when the word has one spelling only": a one-symbol word
+    # (r</w>, 2/249) and a two-symbol one whose only pieces are its symbols (d w</w>: "dw</w>" is
+    # no substring of the four words), 3/249 x 5/249.
+    assert seed.spellings("r") == [(["r</w>"], 1.0)]
+    assert seed.unit_probability("r") == pytest.approx(2 / 249, rel=1e-12)
+    assert seed.spellings("dw") == [(["d", "w</w>"], 1.0)]
+    assert seed.unit_probability("dw") == pytest.approx(15 / 249**2, rel=1e-12)
 
 
 # ------------------------------------------------------------------------------------------------
