@@ -114,6 +114,20 @@ def main() -> None:
         print(f"\n| encoder | MB/s | × ours | identical chunks |\n|---|---:|---:|---:|")
         print(f"| subwords (LinMaxMatch) | {ours_rate:.1f} | 1.00× | {same}/{len(docs)} |")
         print(f"| tokenizers WordPiece | {hf_rate:.1f} | {ours_rate / hf_rate:.2f}× | |")
+        # a vocabulary made by tokenizers' own BERT trainer, loaded as vocab.txt by both
+        from tokenizers import BertWordPieceTokenizer
+
+        bert_train = BertWordPieceTokenizer(lowercase=True)
+        bert_train.train([str(corpus_path(a.encode_corpus))], vocab_size=a.vocab, show_progress=False)
+        bert_train.save_model(tmp)
+        ours_bert = subwords.bert(Path(tmp, "vocab.txt"))
+        theirs_bert = BertWordPieceTokenizer(str(Path(tmp, "vocab.txt")), lowercase=True)
+        ob_rate, ob_ids = best_rate(lambda ds: [ours_bert.encode(d) for d in ds], docs, mb, a.repeat)
+        tb_rate, tb_ids = best_rate(lambda ds: [theirs_bert.encode(d).ids for d in ds], docs, mb, a.repeat)
+        same_b = sum(x == y for x, y in zip(ob_ids, tb_ids))
+        print(f"| subwords.bert (tokenizers' BERT vocab.txt, uncased) | {ob_rate:.1f} | 1.00× | {same_b}/{len(docs)} |")
+        print(f"| tokenizers BertWordPieceTokenizer (same vocab.txt) | {tb_rate:.1f} | {ob_rate / tb_rate:.2f}× | |")
+        print(f"\nload at end: {os.getloadavg()}")
         if same != len(docs):
             for x, y, d in zip(ours_ids, hf_ids, docs):
                 if x != y:

@@ -6,6 +6,7 @@
 //! [`Model`].
 
 pub mod merge;
+pub mod unigram;
 
 use rustc_hash::FxHashMap;
 

@@ -140,6 +140,12 @@ impl Spelling {
         let mut tmp: Vec<char> = Vec::new();
         for (i, c) in text.char_indices() {
             let span = (i as u32, (i + c.len_utf8()) as u32);
+            if c.is_ascii() && (c.is_ascii_graphic() || c == ' ') {
+                // ASCII letters, digits, punctuation and the space: nothing to clean or strip
+                out.push(if self.lowercase { c.to_ascii_lowercase() } else { c });
+                src.push(span);
+                continue;
+            }
             tmp.clear();
             if self.clean_text {
                 let other = !matches!(c, '\t' | '\n' | '\r')

@@ -1,0 +1,718 @@
+//! The Unigram language model learner (Kudo; the Unigram page `002_…`, DESIGN §2, docs/API.md
+//! "Unigram"): seed a table with every substring, re-estimate it by EM, prune it a fraction at a
+//! time by what each piece's removal would cost the corpus.
+//!
+//! Algorithm.
+//! * **Runs.** Units are cut at symbols outside the alphabet; equal runs add their counts; runs
+//!   are visited in ascending order of their symbols' texts (a proper prefix first). Internally a
+//!   symbol is its rank in text order, so run order is plain slice order.
+//! * **Seed.** Every substring of every run of at most `max_piece_length` symbols, counted at
+//!   every position times the run's count. Found with a suffix sort of the distinct runs'
+//!   positions (each suffix cut at its run's end and at the length bound) and one walk over the
+//!   sorted suffixes with their longest common prefixes: the occurrences of a substring of length
+//!   `L` are one stretch of the sorted suffixes, so a per-length accumulator emits every distinct
+//!   substring once with its weighted count. `seed_size` keeps the alphabet and the most frequent
+//!   others (count descending, then text): a histogram of the counts finds the threshold, a second
+//!   walk keeps what is above it and the ties at it are ordered by text. `lp = ln(count / total)`.
+//! * **EM.** Per run, forward and backward over its lattice ([`Lattice`]); each arc adds
+//!   `ln(c) + (((alpha[i] + lp) + beta[j]) - logZ)` to its piece's expected count with
+//!   `logaddexp`; `lp' = E - S`, `S` the fold of `E` over the pieces in text order.
+//! * **Pruning.** Loss of a piece of two or more symbols = Σ over runs whose Viterbi spelling uses
+//!   it (once per run) of `c · (best - best without it)`, on the current table, not
+//!   renormalised; only the runs whose best spelling uses a piece are spelled again without it.
+//!   Keep `max(target, floor(shrink · size))`: every single symbol, then by loss descending,
+//!   text ascending. The loop: seed; repeat { `em_rounds` EM rounds; stop if size <= target;
+//!   prune }.
+//!
+//! Determinism (the floating-point reduction). Every float is computed by the operations
+//! docs/API.md prescribes, in its order, so results equal the Python reference's bit for bit —
+//! and therefore cannot depend on the thread count. The expensive part of an EM round (building
+//! lattices, forward, backward, the per-arc terms) runs in parallel over fixed chunks of runs and
+//! returns each chunk's terms in run order; the fold of a piece's terms — sequential by
+//! definition, since `logaddexp` is not associative — is then parallel over *pieces*: each worker
+//! owns a range of piece ids and folds its pieces' terms in run order. A piece's fold sees the
+//! same terms in the same order whatever the partition, so the result is thread-count free
+//! without giving up parallelism. Losses and the log-likelihood are folded the same way (their
+//! terms are few: sequential).
+//!
+//! Invariants: piece ids are text order over the seed and never change (a pruned piece is marked
+//! dead; the trie is rebuilt from the live ones); every single symbol stays; `target >= alphabet`.
+//! The join is assumed injective (distinct symbol runs spell distinct texts), which holds for
+//! every spelling in DESIGN §1, so a piece is identified by its symbols.
+//!
+//! Complexity: seed O(P log P · L) for P positions in distinct runs (sort), plus O(P · L) for the
+//! walk, L the length bound; an EM round O(A) for A arcs over the distinct runs (≈ P · pieces per
+//! position); pruning O(A) plus one Viterbi per (run, piece of its best spelling).
+//!
+//! Performance notes: the E-step term buffer is bounded by processing runs in batches (a batch's
+//! terms are folded before the next batch starts), so memory stays at the table, the runs and
+//! one batch of terms.
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use super::merge::Flat;
+use crate::error::{Error, Result};
+use crate::progress::{Phase, Progress};
+use crate::segmenters::lattice::{logaddexp, Lattice, ViterbiScratch, NEG_INF};
+
+const NONE: u32 = u32::MAX;
+/// Runs per parallel task, and tasks per batch (a batch's terms are folded before the next).
+const CHUNK: usize = 256;
+const BATCH_CHUNKS: usize = 64;
+
+/// Options of the learner (sizes count pieces of the table: single symbols included, `[UNK]` and
+/// byte-fallback rows excluded — the caller does that accounting).
+#[derive(Clone, Debug)]
+pub struct UnigramParams {
+    /// Pieces to keep (a ceiling: a smaller seed stays as it is).
+    pub target: usize,
+    /// Longest seed piece, in symbols; `None` = no bound.
+    pub max_piece_length: Option<usize>,
+    /// Cap on the seed, single symbols included; `None` = no cap.
+    pub seed_size: Option<usize>,
+    /// A pruning round keeps `max(target, floor(shrink · size))` pieces; `0 < shrink < 1`.
+    pub shrink: f64,
+    /// EM rounds before every size check.
+    pub em_rounds: usize,
+}
+
+impl UnigramParams {
+    pub fn new(target: usize) -> Self {
+        UnigramParams { target, max_piece_length: None, seed_size: None, shrink: 0.75, em_rounds: 2 }
+    }
+}
+
+/// A learned piece (two or more symbols).
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnigramPiece {
+    /// Its symbols, by the caller's symbol ids.
+    pub symbols: Vec<u32>,
+    /// Its text as spelled (the join of its symbols).
+    pub text: Vec<u8>,
+    pub log_prob: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnigramTrained {
+    /// Per symbol id: its log-probability (`None` for a symbol the corpus never holds).
+    pub alphabet: Vec<Option<f64>>,
+    /// The other pieces, log-probability descending, then text ascending (the row order).
+    pub learned: Vec<UnigramPiece>,
+    /// Pieces in the seed (after the cap), single symbols included.
+    pub seed_size: usize,
+    /// Table size at the start and after each pruning round (four words at 15: 49 36 27 20 15).
+    pub rounds: Vec<usize>,
+    /// Σ over runs in order of `count · log P(run)` on the final table.
+    pub log_likelihood: f64,
+    /// True when the table ends at the target (`"size"`), false when the seed was smaller.
+    pub reached_target: bool,
+    /// Σ over runs of `count ·` pieces in its Viterbi spelling (unknown symbols not included).
+    pub run_pieces: u64,
+}
+
+/// Distinct runs in text order, as symbol ranks.
+struct Runs {
+    syms: Vec<u32>,
+    start: Vec<u32>,
+    count: Vec<u64>,
+}
+
+impl Runs {
+    fn len(&self) -> usize {
+        self.count.len()
+    }
+    #[inline]
+    fn run(&self, r: usize) -> &[u32] {
+        &self.syms[self.start[r] as usize..self.start[r + 1] as usize]
+    }
+}
+
+/// The table: pieces by id (text order over the seed), each a stretch `at..at + len` of
+/// `Runs::syms` (the alphabet is appended there so that every symbol has a stretch).
+struct Table {
+    at: Vec<u32>,
+    len: Vec<u32>,
+    /// log-probability; meaningful only where `has_prob`
+    lp: Vec<f64>,
+    has_prob: Vec<bool>,
+    alive: Vec<bool>,
+    /// piece id of each single symbol, by rank
+    single: Vec<u32>,
+}
+
+/// A trie over symbol ranks of the live pieces with a probability.
+struct Trie {
+    root: Vec<u32>,
+    edges: FxHashMap<u64, u32>,
+    piece: Vec<u32>,
+}
+
+impl Trie {
+    fn build(table: &Table, syms: &[u32], alphabet: usize) -> Trie {
+        let mut t = Trie { root: vec![NONE; alphabet], edges: FxHashMap::default(), piece: Vec::new() };
+        for p in 0..table.at.len() {
+            if !table.alive[p] || !table.has_prob[p] {
+                continue;
+            }
+            let s = &syms[table.at[p] as usize..(table.at[p] + table.len[p]) as usize];
+            let mut u = t.root[s[0] as usize];
+            if u == NONE {
+                u = t.piece.len() as u32;
+                t.piece.push(NONE);
+                t.root[s[0] as usize] = u;
+            }
+            for &x in &s[1..] {
+                let next = t.piece.len() as u32;
+                u = *t.edges.entry(((u as u64) << 32) | x as u64).or_insert(next);
+                if u == next {
+                    t.piece.push(NONE);
+                }
+            }
+            t.piece[u as usize] = p as u32;
+        }
+        t
+    }
+
+    /// The lattice of a run: arcs start ascending, end ascending.
+    fn lattice(&self, run: &[u32], lp: &[f64], l: &mut Lattice) {
+        let n = run.len();
+        l.reset(n);
+        for i in 0..n {
+            let mut u = self.root[run[i] as usize];
+            let mut j = i;
+            while u != NONE {
+                let p = self.piece[u as usize];
+                j += 1;
+                if p != NONE {
+                    l.push(i as u32, j as u32, p, lp[p as usize]);
+                }
+                if j == n {
+                    break;
+                }
+                u = self.edges.get(&(((u as u64) << 32) | run[j] as u64)).copied().unwrap_or(NONE);
+            }
+        }
+        l.finish();
+    }
+}
+
+#[derive(Default)]
+struct Scratch {
+    lattice: Lattice,
+    alpha: Vec<f64>,
+    beta: Vec<f64>,
+    viterbi: ViterbiScratch,
+    without: Vec<f64>,
+}
+
+/// The text of a piece: its first symbol's text, then each later symbol's with `strip_right`
+/// removed from its front (the spelling's join).
+fn join(texts: &[Vec<u8>], ranks: &[u32], strip_right: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    for (k, &r) in ranks.iter().enumerate() {
+        let t = &texts[r as usize][..];
+        if k > 0 && !strip_right.is_empty() && t.starts_with(strip_right) {
+            out.extend_from_slice(&t[strip_right.len()..]);
+        } else {
+            out.extend_from_slice(t);
+        }
+    }
+}
+
+/// Learns a Unigram table. `units`: the spelled units with counts (symbol ids `>=
+/// symbol_texts.len()`, e.g. `merge::NO_SYMBOL`, are unknown symbols and cut the unit);
+/// `symbol_texts`: the alphabet's texts by symbol id; `strip_right`: the continuation mark the
+/// join strips from later symbols (`##`), empty for the other spellings.
+pub fn train(
+    units: &Flat,
+    symbol_texts: &[Vec<u8>],
+    strip_right: &[u8],
+    params: &UnigramParams,
+    progress: Option<&Progress>,
+) -> Result<UnigramTrained> {
+    let a = symbol_texts.len();
+    if !(params.shrink > 0.0 && params.shrink < 1.0) {
+        return Err(Error::Option(format!("shrink must be strictly between 0 and 1, got {}", params.shrink)));
+    }
+    if params.max_piece_length == Some(0) {
+        return Err(Error::Option("max_piece_length must be at least 1 (or None for no bound)".into()));
+    }
+    if params.target < a {
+        return Err(Error::Option(format!(
+            "a Unigram table of {} pieces cannot hold the alphabet ({a} symbols); ask for at least {a}",
+            params.target
+        )));
+    }
+    if let Some(s) = params.seed_size {
+        if s < a {
+            return Err(Error::Option(format!(
+                "seed_size={s} is below the alphabet ({a} symbols), which the seed always holds; ask for at least {a}"
+            )));
+        }
+    }
+    // ranks: symbols in text order
+    let (rank, by_text) = ranks(symbol_texts);
+    let texts: Vec<Vec<u8>> = by_text.iter().map(|&id| symbol_texts[id as usize].clone()).collect();
+
+    let runs = collect_runs(units, &rank)?;
+    if runs.len() == 0 {
+        return Err(Error::Input("the corpus holds no symbol of the alphabet: nothing to learn from".into()));
+    }
+    let max_len = params.max_piece_length.unwrap_or(usize::MAX);
+    // the runs come back owning the alphabet's stretch at the end of `syms`
+    let (mut table, runs) = seed(runs, &texts, strip_right, max_len, params.seed_size);
+    let seed_size = table.at.len();
+    let mut size = seed_size;
+    let mut rounds = vec![size];
+
+    let total_rounds = {
+        let (mut s, mut k) = (size, 0u64);
+        while s > params.target {
+            s = params.target.max((params.shrink * s as f64).floor() as usize);
+            k += 1;
+        }
+        k
+    };
+    if let Some(p) = progress {
+        p.start(Phase::Merging, total_rounds);
+    }
+    let mut trie = Trie::build(&table, &runs.syms, a);
+    loop {
+        for _ in 0..params.em_rounds {
+            em_round(&runs, &mut table, &trie);
+        }
+        if size <= params.target {
+            break;
+        }
+        let loss = losses(&runs, &table, &trie);
+        size = prune(&mut table, &loss, size, params.target, params.shrink);
+        rounds.push(size);
+        trie = Trie::build(&table, &runs.syms, a);
+        if let Some(p) = progress {
+            p.set(rounds.len() as u64 - 1);
+        }
+    }
+    let (log_likelihood, run_pieces) = final_pass(&runs, &table, &trie);
+
+    let mut alphabet = vec![None; a];
+    for (id, &r) in rank.iter().enumerate() {
+        let p = table.single[r as usize] as usize;
+        alphabet[id] = table.has_prob[p].then_some(table.lp[p]);
+    }
+    let mut learned = Vec::new();
+    let mut buf = Vec::new();
+    for p in 0..table.at.len() {
+        if !table.alive[p] || table.len[p] < 2 {
+            continue;
+        }
+        let s = &runs.syms[table.at[p] as usize..(table.at[p] + table.len[p]) as usize];
+        join(&texts, s, strip_right, &mut buf);
+        learned.push(UnigramPiece { symbols: s.iter().map(|&r| by_text[r as usize]).collect(), text: buf.clone(), log_prob: table.lp[p] });
+    }
+    learned.sort_by(|x, y| y.log_prob.partial_cmp(&x.log_prob).unwrap().then_with(|| x.text.cmp(&y.text)));
+    if let Some(p) = progress {
+        p.set(total_rounds);
+    }
+    Ok(UnigramTrained {
+        alphabet,
+        learned,
+        seed_size,
+        rounds,
+        log_likelihood,
+        reached_target: size == params.target,
+        run_pieces,
+    })
+}
+
+/// The pruning losses of a table on a corpus (docs/API.md, "Pruning"; `tok.losses(data)`):
+/// `units` and `symbol_texts` as for [`train`]; `alphabet`: each symbol's log-probability
+/// (`None`: it cuts runs, as an unknown symbol does); `pieces`: the other pieces (symbol ids, at
+/// least two, and log-probability). Returns each piece's loss, in the order given.
+pub fn losses_on(units: &Flat, symbol_texts: &[Vec<u8>], alphabet: &[Option<f64>], pieces: &[(Vec<u32>, f64)]) -> Result<Vec<f64>> {
+    let a = symbol_texts.len();
+    let (rank, _) = ranks(symbol_texts);
+    // a symbol without a probability cuts runs: give it no rank
+    let cut_rank: Vec<u32> = (0..a).map(|id| if alphabet[id].is_some() { rank[id] } else { NONE }).collect();
+    let mut runs = collect_runs(units, &cut_rank)?;
+    let np = a + pieces.len();
+    let mut t = Table {
+        at: Vec::with_capacity(np),
+        len: Vec::with_capacity(np),
+        lp: Vec::with_capacity(np),
+        has_prob: Vec::with_capacity(np),
+        alive: vec![true; np],
+        single: vec![NONE; a],
+    };
+    for id in 0..a {
+        t.single[rank[id] as usize] = t.at.len() as u32;
+        t.at.push(runs.syms.len() as u32);
+        runs.syms.push(rank[id]);
+        t.len.push(1);
+        t.lp.push(alphabet[id].unwrap_or(NEG_INF));
+        t.has_prob.push(alphabet[id].is_some());
+    }
+    for (syms, lp) in pieces {
+        if syms.len() < 2 || syms.iter().any(|&s| s as usize >= a) {
+            return Err(Error::Option("a learned piece has two or more symbols of the alphabet".into()));
+        }
+        t.at.push(runs.syms.len() as u32);
+        runs.syms.extend(syms.iter().map(|&s| rank[s as usize]));
+        t.len.push(syms.len() as u32);
+        t.lp.push(*lp);
+        t.has_prob.push(true);
+    }
+    let trie = Trie::build(&t, &runs.syms, a);
+    let loss = losses(&runs, &t, &trie);
+    Ok(loss[a..].to_vec())
+}
+
+/// Each symbol id's rank in text order, and the ids by rank.
+fn ranks(symbol_texts: &[Vec<u8>]) -> (Vec<u32>, Vec<u32>) {
+    let a = symbol_texts.len();
+    let mut by_text: Vec<u32> = (0..a as u32).collect();
+    by_text.sort_by(|&x, &y| symbol_texts[x as usize].cmp(&symbol_texts[y as usize]));
+    let mut rank = vec![0u32; a];
+    for (r, &id) in by_text.iter().enumerate() {
+        rank[id as usize] = r as u32;
+    }
+    (rank, by_text)
+}
+
+/// Cuts units at unknown symbols (no rank, or rank `NONE`), adds equal runs, sorts them.
+fn collect_runs(units: &Flat, rank: &[u32]) -> Result<Runs> {
+    let mut counts: FxHashMap<Vec<u32>, u64> = FxHashMap::default();
+    let mut cur: Vec<u32> = Vec::new();
+    for u in 0..units.units() {
+        let c = units.meta[u].count;
+        if c == 0 {
+            continue;
+        }
+        for &s in units.unit(u).iter().chain(std::iter::once(&NONE)) {
+            if (s as usize) < rank.len() && rank[s as usize] != NONE {
+                cur.push(rank[s as usize]);
+            } else if !cur.is_empty() {
+                let slot = counts.entry(std::mem::take(&mut cur)).or_insert(0);
+                *slot = slot.checked_add(c).ok_or_else(|| Error::Input("a unit's count overflows 2^64".into()))?;
+            }
+        }
+    }
+    let mut list: Vec<(Vec<u32>, u64)> = counts.into_iter().collect();
+    list.par_sort_unstable_by(|x, y| x.0.cmp(&y.0));
+    let total: usize = list.iter().map(|r| r.0.len()).sum::<usize>() + rank.len();
+    if total >= u32::MAX as usize {
+        return Err(Error::Input(format!(
+            "the distinct runs hold {total} symbols, more than the Unigram learner indexes (2^32); cap the corpus"
+        )));
+    }
+    let mut runs = Runs { syms: Vec::with_capacity(total), start: Vec::with_capacity(list.len() + 1), count: Vec::with_capacity(list.len()) };
+    for (s, c) in list {
+        runs.start.push(runs.syms.len() as u32);
+        runs.syms.extend_from_slice(&s);
+        runs.count.push(c);
+    }
+    runs.start.push(runs.syms.len() as u32);
+    Ok(runs)
+}
+
+/// Walks the sorted suffixes and emits every distinct substring of 2..=max_len symbols once:
+/// `(a position where it occurs, length, weighted count)`.
+fn walk(runs: &Runs, sufs: &[(u32, u32)], max_len: usize, mut emit: impl FnMut(u32, u32, u64)) {
+    let longest = (0..runs.len()).map(|r| runs.start[r + 1] - runs.start[r]).max().unwrap_or(0) as usize;
+    let top = longest.min(max_len);
+    let mut acc = vec![0u64; top + 1];
+    let mut first = vec![0u32; top + 1];
+    let lim_of = |p: u32, r: u32| -> usize { ((runs.start[r as usize + 1] - p) as usize).min(max_len) };
+    let mut prev: Option<(u32, usize)> = None;
+    for &(p, r) in sufs {
+        let lim = lim_of(p, r);
+        let c = runs.count[r as usize];
+        let cur = &runs.syms[p as usize..p as usize + lim];
+        let l = match prev {
+            Some((pp, pl)) => {
+                let before = &runs.syms[pp as usize..pp as usize + pl];
+                let m = pl.min(lim);
+                (0..m).find(|&k| before[k] != cur[k]).unwrap_or(m)
+            }
+            None => 0,
+        };
+        if let Some((_, pl)) = prev {
+            for len in (l + 1).max(2)..=pl {
+                emit(first[len], len as u32, acc[len]);
+            }
+        }
+        for len in (l + 1).max(2)..=lim {
+            acc[len] = 0;
+            first[len] = p;
+        }
+        if lim >= 2 {
+            for x in &mut acc[2..=lim] {
+                *x += c;
+            }
+        }
+        prev = Some((p, lim));
+    }
+    if let Some((_, pl)) = prev {
+        for len in 2..=pl {
+            emit(first[len], len as u32, acc[len]);
+        }
+    }
+}
+
+/// The seed table. Returns it with the runs, the alphabet appended to `syms` (so every single
+/// symbol has a stretch to point at).
+fn seed(mut runs: Runs, texts: &[Vec<u8>], strip_right: &[u8], max_len: usize, seed_size: Option<usize>) -> (Table, Runs) {
+    let a = texts.len();
+    let mut single_count = vec![0u64; a];
+    for r in 0..runs.len() {
+        let c = runs.count[r];
+        for &s in runs.run(r) {
+            single_count[s as usize] += c;
+        }
+    }
+    // suffixes with at least two symbols, sorted by their symbols (cut at run end and max_len)
+    let mut sufs: Vec<(u32, u32)> = Vec::new();
+    for r in 0..runs.len() {
+        for p in runs.start[r]..runs.start[r + 1].saturating_sub(1) {
+            sufs.push((p, r as u32));
+        }
+    }
+    {
+        let syms = &runs.syms;
+        let start = &runs.start;
+        let key = |&(p, r): &(u32, u32)| -> &[u32] {
+            let end = (start[r as usize + 1] as usize).min((p as usize).saturating_add(max_len));
+            &syms[p as usize..end]
+        };
+        sufs.par_sort_unstable_by(|x, y| key(x).cmp(key(y)));
+    }
+    let cap_multi = seed_size.map(|s| s - a);
+    let mut kept: Vec<(u32, u32, u64)> = Vec::new();
+    let mut buf = Vec::new();
+    match cap_multi {
+        None => walk(&runs, &sufs, max_len, |p, l, c| kept.push((p, l, c))),
+        Some(cap) => {
+            let mut hist: FxHashMap<u64, u64> = FxHashMap::default();
+            let mut n_multi = 0usize;
+            walk(&runs, &sufs, max_len, |_, _, c| {
+                *hist.entry(c).or_insert(0) += 1;
+                n_multi += 1;
+            });
+            if n_multi <= cap {
+                walk(&runs, &sufs, max_len, |p, l, c| kept.push((p, l, c)));
+            } else if cap > 0 {
+                let mut values: Vec<(u64, u64)> = hist.into_iter().collect();
+                values.sort_unstable_by(|x, y| y.0.cmp(&x.0));
+                let (mut above, mut thr) = (0usize, 0u64);
+                for &(c, k) in &values {
+                    if above + k as usize >= cap {
+                        thr = c;
+                        break;
+                    }
+                    above += k as usize;
+                }
+                let mut ties: Vec<(u32, u32, u64)> = Vec::new();
+                walk(&runs, &sufs, max_len, |p, l, c| {
+                    if c > thr {
+                        kept.push((p, l, c));
+                    } else if c == thr {
+                        ties.push((p, l, c));
+                    }
+                });
+                let mut tie_texts: Vec<(Vec<u8>, (u32, u32, u64))> = ties
+                    .into_iter()
+                    .map(|t| {
+                        join(texts, &runs.syms[t.0 as usize..(t.0 + t.1) as usize], strip_right, &mut buf);
+                        (buf.clone(), t)
+                    })
+                    .collect();
+                tie_texts.par_sort_unstable_by(|x, y| x.0.cmp(&y.0));
+                kept.extend(tie_texts.into_iter().take(cap - above).map(|x| x.1));
+            }
+        }
+    }
+    drop(sufs);
+    // the alphabet's stretch
+    let alpha_at = runs.syms.len() as u32;
+    runs.syms.extend(0..a as u32);
+    // all pieces in text order
+    let mut pieces: Vec<(u32, u32, u64)> = (0..a as u32).map(|r| (alpha_at + r, 1, single_count[r as usize])).collect();
+    pieces.extend(kept);
+    let mut keyed: Vec<(Vec<u8>, (u32, u32, u64))> = pieces
+        .into_iter()
+        .map(|t| {
+            join(texts, &runs.syms[t.0 as usize..(t.0 + t.1) as usize], strip_right, &mut buf);
+            (buf.clone(), t)
+        })
+        .collect();
+    keyed.par_sort_unstable_by(|x, y| x.0.cmp(&y.0));
+    let total: u128 = keyed.iter().map(|x| x.1 .2 as u128).sum();
+    let total = total as f64;
+    let n = keyed.len();
+    let mut t = Table {
+        at: Vec::with_capacity(n),
+        len: Vec::with_capacity(n),
+        lp: Vec::with_capacity(n),
+        has_prob: Vec::with_capacity(n),
+        alive: vec![true; n],
+        single: vec![NONE; a],
+    };
+    for (id, (_, (at, len, c))) in keyed.into_iter().enumerate() {
+        if len == 1 {
+            t.single[runs.syms[at as usize] as usize] = id as u32;
+        }
+        t.at.push(at);
+        t.len.push(len);
+        t.lp.push(if c > 0 { (c as f64 / total).ln() } else { NEG_INF });
+        t.has_prob.push(c > 0);
+    }
+    (t, runs)
+}
+
+/// Chunks of run indices, in run order, grouped into batches.
+fn batches(n: usize) -> impl Iterator<Item = Vec<std::ops::Range<usize>>> {
+    let chunks: Vec<std::ops::Range<usize>> = (0..n).step_by(CHUNK).map(|s| s..(s + CHUNK).min(n)).collect();
+    let groups: Vec<Vec<std::ops::Range<usize>>> = chunks.chunks(BATCH_CHUNKS).map(<[_]>::to_vec).collect();
+    groups.into_iter()
+}
+
+/// One EM round, in place.
+fn em_round(runs: &Runs, table: &mut Table, trie: &Trie) {
+    let np = table.at.len();
+    let mut expected = vec![NEG_INF; np];
+    let lp = &table.lp;
+    let threads = rayon::current_num_threads().max(1);
+    let per = np.div_ceil(threads).max(1);
+    for batch in batches(runs.len()) {
+        let terms: Vec<Vec<(u32, f64)>> = batch
+            .par_iter()
+            .map_init(Scratch::default, |s, range| {
+                let mut out = Vec::new();
+                for r in range.clone() {
+                    trie.lattice(runs.run(r), lp, &mut s.lattice);
+                    s.lattice.forward(1.0, &mut s.alpha);
+                    s.lattice.backward(&mut s.beta);
+                    let n = s.lattice.len();
+                    let log_z = s.alpha[n];
+                    let log_c = (runs.count[r] as f64).ln();
+                    for arc in s.lattice.arcs() {
+                        let post = ((s.alpha[arc.start as usize] + arc.log_prob) + s.beta[arc.end as usize]) - log_z;
+                        out.push((arc.piece, log_c + post));
+                    }
+                }
+                out
+            })
+            .collect();
+        // each worker folds the terms of its own pieces, in run order
+        expected.par_chunks_mut(per).enumerate().for_each(|(k, slot)| {
+            let lo = (k * per) as u32;
+            let hi = lo + slot.len() as u32;
+            for chunk in &terms {
+                for &(p, t) in chunk {
+                    if p >= lo && p < hi {
+                        let e = &mut slot[(p - lo) as usize];
+                        *e = logaddexp(*e, t);
+                    }
+                }
+            }
+        });
+    }
+    let mut s = NEG_INF;
+    for p in 0..np {
+        if table.alive[p] && table.has_prob[p] {
+            s = logaddexp(s, expected[p]);
+        }
+    }
+    for p in 0..np {
+        if table.alive[p] && table.has_prob[p] {
+            table.lp[p] = expected[p] - s;
+        }
+    }
+}
+
+/// Each live piece's pruning loss (0.0 for single symbols and unused pieces).
+fn losses(runs: &Runs, table: &Table, trie: &Trie) -> Vec<f64> {
+    let mut loss = vec![0.0f64; table.at.len()];
+    let lp = &table.lp;
+    for batch in batches(runs.len()) {
+        let terms: Vec<Vec<(u32, f64)>> = batch
+            .par_iter()
+            .map_init(Scratch::default, |s, range| {
+                let mut out = Vec::new();
+                let mut used: Vec<u32> = Vec::new();
+                for r in range.clone() {
+                    trie.lattice(runs.run(r), lp, &mut s.lattice);
+                    if !s.lattice.viterbi_with(&mut s.viterbi) {
+                        continue;
+                    }
+                    let with = s.viterbi.score[0];
+                    let c = runs.count[r] as f64;
+                    used.clear();
+                    for k in s.viterbi.walk(&s.lattice) {
+                        let arc = s.lattice.arcs()[k as usize];
+                        if arc.end - arc.start < 2 || used.contains(&arc.piece) {
+                            continue;
+                        }
+                        used.push(arc.piece);
+                        let without = s.lattice.best_score_without(arc.piece, &mut s.without).unwrap_or(NEG_INF);
+                        if without != with {
+                            out.push((arc.piece, c * (with - without)));
+                        }
+                    }
+                }
+                out
+            })
+            .collect();
+        for chunk in terms {
+            for (p, t) in chunk {
+                loss[p as usize] += t;
+            }
+        }
+    }
+    loss
+}
+
+/// One pruning round; returns the new size.
+fn prune(table: &mut Table, loss: &[f64], size: usize, target: usize, shrink: f64) -> usize {
+    let keep = target.max((shrink * size as f64).floor() as usize);
+    let mut ranked: Vec<u32> = (0..table.at.len() as u32).filter(|&p| table.alive[p as usize] && table.len[p as usize] >= 2).collect();
+    ranked.sort_by(|&x, &y| loss[y as usize].partial_cmp(&loss[x as usize]).unwrap().then(x.cmp(&y)));
+    let singles = size - ranked.len();
+    let from = keep.saturating_sub(singles).min(ranked.len());
+    for &p in &ranked[from..] {
+        table.alive[p as usize] = false;
+    }
+    size - (ranked.len() - from)
+}
+
+/// Log-likelihood (Σ in run order of `c · log P(run)`) and the runs' Viterbi piece count.
+fn final_pass(runs: &Runs, table: &Table, trie: &Trie) -> (f64, u64) {
+    let lp = &table.lp;
+    let mut ll = 0.0f64;
+    let mut pieces = 0u64;
+    for batch in batches(runs.len()) {
+        let parts: Vec<(Vec<f64>, u64)> = batch
+            .par_iter()
+            .map_init(Scratch::default, |s, range| {
+                let mut z = Vec::with_capacity(range.len());
+                let mut k = 0u64;
+                for r in range.clone() {
+                    trie.lattice(runs.run(r), lp, &mut s.lattice);
+                    s.lattice.forward(1.0, &mut s.alpha);
+                    z.push(s.alpha[s.lattice.len()]);
+                    if s.lattice.viterbi_with(&mut s.viterbi) {
+                        k += runs.count[r] * s.viterbi.count[0] as u64;
+                    }
+                }
+                (z, k)
+            })
+            .collect();
+        for (range, (z, k)) in batch.iter().zip(parts) {
+            for (r, v) in range.clone().zip(z) {
+                ll += runs.count[r] as f64 * v;
+            }
+            pieces += k;
+        }
+    }
+    (ll, pieces)
+}

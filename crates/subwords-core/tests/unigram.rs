@@ -1,0 +1,400 @@
+//! The Unigram engine on its own: every number the Unigram page (`002_…`) computes on the four
+//! words (low 5, lower 2, newest 6, widest 3, `end` spelling: `l o w</w>`) and on `ab`, plus
+//! determinism across thread counts and sampling frequencies against the shares.
+
+use std::collections::BTreeMap;
+
+use subwords_core::learners::merge::{Flat, NO_SYMBOL};
+use subwords_core::learners::unigram::{losses_on, train, UnigramParams, UnigramTrained};
+use subwords_core::segmenters::lattice::{SplitMix64, UnigramSegmenter};
+
+/// Units spelled under `end` (the last symbol carries `</w>`), with symbol ids in order of
+/// first appearance (deliberately not text order, so the engine's own ordering is exercised).
+struct Corpus {
+    flat: Flat,
+    texts: Vec<Vec<u8>>,
+}
+
+fn spell_end(word: &str) -> Vec<String> {
+    let chars: Vec<char> = word.chars().collect();
+    chars
+        .iter()
+        .enumerate()
+        .map(|(k, c)| if k + 1 == chars.len() { format!("{c}</w>") } else { c.to_string() })
+        .collect()
+}
+
+fn corpus(words: &[(&str, u64)]) -> Corpus {
+    let mut ids: BTreeMap<String, u32> = BTreeMap::new();
+    let mut texts = Vec::new();
+    let mut flat = Flat::default();
+    for &(w, c) in words {
+        let syms: Vec<u32> = spell_end(w)
+            .into_iter()
+            .map(|s| {
+                *ids.entry(s.clone()).or_insert_with(|| {
+                    texts.push(s.into_bytes());
+                    texts.len() as u32 - 1
+                })
+            })
+            .collect();
+        flat.push(&syms, c);
+    }
+    Corpus { flat, texts }
+}
+
+const FOUR: &[(&str, u64)] = &[("low", 5), ("lower", 2), ("newest", 6), ("widest", 3)];
+
+fn run(c: &Corpus, params: UnigramParams) -> UnigramTrained {
+    train(&c.flat, &c.texts, b"", &params, None).unwrap()
+}
+
+fn params(target: usize, em_rounds: usize) -> UnigramParams {
+    UnigramParams { em_rounds, ..UnigramParams::new(target) }
+}
+
+/// Every piece of a trained table: (text, log-prob).
+fn table(c: &Corpus, t: &UnigramTrained) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    for (id, lp) in t.alphabet.iter().enumerate() {
+        out.insert(String::from_utf8(c.texts[id].clone()).unwrap(), lp.unwrap());
+    }
+    for p in &t.learned {
+        out.insert(String::from_utf8(p.text.clone()).unwrap(), p.log_prob);
+    }
+    out
+}
+
+fn segmenter(tab: &BTreeMap<String, f64>) -> (UnigramSegmenter, Vec<String>) {
+    let names: Vec<String> = tab.keys().cloned().collect();
+    let pieces: Vec<(&[u8], u32, f64)> = names.iter().enumerate().map(|(i, n)| (n.as_bytes(), i as u32, tab[n])).collect();
+    (UnigramSegmenter::new(&pieces, b""), names)
+}
+
+fn show(names: &[String], ids: &[u32]) -> String {
+    ids.iter().map(|&i| names[i as usize].as_str()).collect::<Vec<_>>().join(" ")
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.2}", 100.0 * x)
+}
+
+#[test]
+fn seed_has_49_candidates_and_e_is_17_over_249() {
+    // 002_…, section 3: 49 candidates; e occurs 17 times of 249 (0.068); es, est</w>, s,
+    // st</w>, t</w> 9 times each (0.036).
+    let c = corpus(FOUR);
+    let t = run(&c, params(1000, 0));
+    assert_eq!(t.seed_size, 49);
+    assert_eq!(t.rounds, vec![49]);
+    assert!(!t.reached_target);
+    let tab = table(&c, &t);
+    assert_eq!(tab.len(), 49);
+    assert_eq!(tab["e"], (17.0f64 / 249.0).ln());
+    for p in ["es", "est</w>", "s", "st</w>", "t</w>"] {
+        assert_eq!(tab[p], (9.0f64 / 249.0).ln(), "{p}");
+    }
+    assert_eq!(format!("{:.3}", tab["e"].exp()), "0.068");
+    assert_eq!(format!("{:.3}", tab["est</w>"].exp()), "0.036");
+}
+
+#[test]
+fn lowest_on_the_seed_table() {
+    // 002_…, sections 5 and 8: 17 arcs, 28 walks; lo west</w> 46.81%, then lowe st</w> and
+    // low est</w> at exactly 20.06% each (that order: the longer piece first), then BPE's
+    // lo w est</w> fourth at 3.10%.
+    let c = corpus(FOUR);
+    let tab = table(&c, &run(&c, params(1000, 0)));
+    let (seg, names) = segmenter(&tab);
+    let lowest = spell_end("lowest");
+    let l = seg.lattice(&lowest);
+    assert_eq!(l.arcs().len(), 17);
+    let z = l.log_probability();
+    let all = l.nbest(usize::MAX);
+    assert_eq!(all.len(), 28);
+    let top: Vec<(String, String)> = all
+        .iter()
+        .take(4)
+        .map(|s| {
+            let ids: Vec<u32> = s.arcs.iter().map(|&k| l.arcs()[k as usize].piece).collect();
+            (show(&names, &ids), pct((s.score - z).exp()))
+        })
+        .collect();
+    let want = [("lo west</w>", "46.81"), ("lowe st</w>", "20.06"), ("low est</w>", "20.06"), ("lo w est</w>", "3.10")];
+    assert_eq!(top, want.map(|(a, b)| (a.to_string(), b.to_string())));
+    assert_eq!(all[1].score, all[2].score, "an exact tie, not a near one");
+    let total: f64 = all.iter().map(|s| (s.score - z).exp()).sum();
+    assert!((total - 1.0).abs() < 1e-12);
+    // Viterbi and the fewest pieces disagree here (docs/API.md)
+    assert_eq!(show(&names, &seg.viterbi(&lowest).unwrap()), "lo west</w>");
+    assert_eq!(show(&names, &seg.fewest(&lowest).unwrap()), "lowe st</w>");
+    assert_eq!(seg.nbest(&lowest, 3).len(), 3);
+}
+
+#[test]
+fn lower_and_newest_on_the_seed_table() {
+    // 002_…, section 5: lower whole 92.90%, BPE's lo w e r</w> twelfth of sixteen; newest whole
+    // 85.45%.
+    let c = corpus(FOUR);
+    let tab = table(&c, &run(&c, params(1000, 0)));
+    let (seg, names) = segmenter(&tab);
+    for (word, n, share) in [("lower", 16, "92.90"), ("newest", 0, "85.45")] {
+        let l = seg.lattice(&spell_end(word));
+        let z = l.log_probability();
+        let all = l.nbest(usize::MAX);
+        if n > 0 {
+            assert_eq!(all.len(), n);
+        }
+        assert_eq!(pct((all[0].score - z).exp()), share, "{word}");
+        assert_eq!(all[0].arcs.len(), 1);
+        if word == "lower" {
+            let pos = all
+                .iter()
+                .position(|s| {
+                    let ids: Vec<u32> = s.arcs.iter().map(|&k| l.arcs()[k as usize].piece).collect();
+                    show(&names, &ids) == "lo w e r</w>"
+                })
+                .unwrap();
+            assert_eq!(pos + 1, 12);
+        }
+    }
+}
+
+#[test]
+fn ab_panel() {
+    // 002_…, section 11: a, b</w>, ab</w> at a third; expected counts 0.75 / 0.25 / 0.25 give
+    // 0.6 / 0.2 / 0.2; a second round takes ab</w> to 0.9375 / 1.0625 = 15/17 = 0.882.
+    let c = corpus(&[("ab", 1)]);
+    let p = |k: usize| table(&c, &run(&c, params(10, k)));
+    let want = [("0.333", "0.333"), ("0.600", "0.200"), ("0.882", "0.059")];
+    for (k, (ab, a)) in want.iter().enumerate() {
+        let t = p(k);
+        assert_eq!(format!("{:.3}", t["ab</w>"].exp()), *ab, "round {k}");
+        assert_eq!(format!("{:.3}", t["a"].exp()), *a, "round {k}");
+    }
+    assert!((p(2)["ab</w>"].exp() - 15.0 / 17.0).abs() < 1e-12);
+}
+
+#[test]
+fn em_trajectories_on_the_four_words() {
+    // 002_…, section 12: low</w> 0.020 -> 0.265 -> 0.312 -> 5/16; lo 0.028 -> 0.011 -> 0.000134;
+    // the best spelling of lowest scores -7.30 -> -9.45 -> -18.39 -> -36.75 -> -73.50.
+    let c = corpus(FOUR);
+    let tabs: Vec<BTreeMap<String, f64>> = (0..5).map(|k| table(&c, &run(&c, params(1000, k)))).collect();
+    let low: Vec<String> = tabs[..3].iter().map(|t| format!("{:.3}", t["low</w>"].exp())).collect();
+    assert_eq!(low, ["0.020", "0.265", "0.312"]);
+    // "and then stops, at exactly five sixteenths": 0.31249998 after three rounds, 5/16 to
+    // fifteen digits after four
+    assert!((tabs[3]["low</w>"].exp() - 5.0 / 16.0).abs() < 1e-6);
+    assert!((tabs[4]["low</w>"].exp() - 5.0 / 16.0).abs() < 1e-12);
+    let lo: Vec<String> = tabs[..2].iter().map(|t| format!("{:.3}", t["lo"].exp())).collect();
+    assert_eq!(lo, ["0.028", "0.011"]);
+    assert_eq!(format!("{:.6}", tabs[2]["lo"].exp()), "0.000134");
+    let scores: Vec<String> = tabs
+        .iter()
+        .map(|t| {
+            let (seg, names) = segmenter(t);
+            let l = seg.lattice(&spell_end("lowest"));
+            let v = l.viterbi().unwrap();
+            let ids: Vec<u32> = v.arcs.iter().map(|&k| l.arcs()[k as usize].piece).collect();
+            assert_eq!(show(&names, &ids), "lo west</w>", "the likeliest spelling never changes");
+            format!("{:.2}", v.score)
+        })
+        .collect();
+    assert_eq!(scores, ["-7.30", "-9.45", "-18.39", "-36.75", "-73.50"]);
+}
+
+#[test]
+fn pruning_losses_after_two_em_rounds() {
+    // 002_…, section 14: newest 91.26, low 85.04, widest 45.63, lower 34.02 nats; 34 of the 38
+    // prunable pieces at exactly zero.
+    let c = corpus(FOUR);
+    let t = run(&c, params(49, 2));
+    assert_eq!(t.rounds, vec![49]);
+    let pieces: Vec<(Vec<u32>, f64)> = t.learned.iter().map(|p| (p.symbols.clone(), p.log_prob)).collect();
+    let loss = losses_on(&c.flat, &c.texts, &t.alphabet, &pieces).unwrap();
+    assert_eq!(loss.len(), 38);
+    let mut named: Vec<(String, f64)> =
+        t.learned.iter().zip(&loss).map(|(p, &l)| (String::from_utf8(p.text.clone()).unwrap(), l)).collect();
+    named.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap().then(a.0.cmp(&b.0)));
+    let top: Vec<(String, String)> = named.iter().take(4).map(|(n, l)| (n.clone(), format!("{l:.2}"))).collect();
+    let want = [("newest</w>", "91.26"), ("low</w>", "85.04"), ("widest</w>", "45.63"), ("lower</w>", "34.02")];
+    assert_eq!(top, want.map(|(a, b)| (a.to_string(), b.to_string())));
+    assert_eq!(named.iter().filter(|x| x.1 == 0.0).count(), 34);
+}
+
+#[test]
+fn rounds_to_15_and_22() {
+    // 002_…, section 17: 49, 36, 27, 20, 15, ending at the 11 symbols and the four words
+    // (vocab_size 16 = 15 pieces + [UNK]).
+    let c = corpus(FOUR);
+    let t = run(&c, params(15, 2));
+    assert_eq!(t.rounds, vec![49, 36, 27, 20, 15]);
+    assert!(t.reached_target);
+    let learned: Vec<String> = t.learned.iter().map(|p| String::from_utf8(p.text.clone()).unwrap()).collect();
+    assert_eq!(learned, ["newest</w>", "low</w>", "widest</w>", "lower</w>"]);
+    assert_eq!(t.run_pieces, 16, "every word one piece: 5 + 2 + 6 + 3");
+    // section 15: asking 22 rows (21 pieces) keeps de des dest</w> er</w> es est</w> above the
+    // four words, the first six by text of the 34 at loss zero.
+    let t = run(&c, params(21, 2));
+    assert_eq!(t.rounds, vec![49, 36, 27, 21]);
+    let mut learned: Vec<String> = t.learned.iter().map(|p| String::from_utf8(p.text.clone()).unwrap()).collect();
+    assert_eq!(learned[..4], ["newest</w>", "low</w>", "widest</w>", "lower</w>"]);
+    learned.drain(..4);
+    learned.sort();
+    assert_eq!(learned, ["de", "des", "dest</w>", "er</w>", "es", "est</w>"]);
+}
+
+#[test]
+fn refusals() {
+    let c = corpus(FOUR);
+    assert!(train(&c.flat, &c.texts, b"", &params(10, 2), None).is_err(), "below the alphabet");
+    let p = UnigramParams { seed_size: Some(5), ..UnigramParams::new(20) };
+    assert!(train(&c.flat, &c.texts, b"", &p, None).is_err(), "seed below the alphabet");
+    let p = UnigramParams { shrink: 1.0, ..UnigramParams::new(20) };
+    assert!(train(&c.flat, &c.texts, b"", &p, None).is_err());
+}
+
+#[test]
+fn seed_size_and_max_piece_length() {
+    let c = corpus(FOUR);
+    // the cap keeps the 11 symbols and the 9 most frequent others (count, then text)
+    let p = UnigramParams { seed_size: Some(20), em_rounds: 0, ..UnigramParams::new(100) };
+    let t = run(&c, p);
+    assert_eq!(t.seed_size, 20);
+    // max length 2: 11 symbols + distinct pairs
+    let p = UnigramParams { max_piece_length: Some(2), em_rounds: 0, ..UnigramParams::new(100) };
+    let t = run(&c, p);
+    assert!(t.learned.iter().all(|x| x.symbols.len() == 2));
+    assert_eq!(t.seed_size, 11 + t.learned.len());
+}
+
+/// A corpus of pseudo-random words over a small alphabet (SplitMix64, fixed seed).
+fn random_words(seed: u64, n: usize) -> Vec<(String, u64)> {
+    let mut g = SplitMix64::new(seed);
+    let letters = ['a', 'b', 'c', 'd', 'e', 'n', 'r', 's', 't'];
+    (0..n)
+        .map(|_| {
+            let len = 1 + (g.next_u64() % 9) as usize;
+            let w: String = (0..len).map(|_| letters[(g.next_u64() % letters.len() as u64) as usize]).collect();
+            (w, 1 + g.next_u64() % 50)
+        })
+        .collect()
+}
+
+#[test]
+fn identical_across_thread_counts() {
+    let words = random_words(7, 3000);
+    let refs: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+    let c = corpus(&refs);
+    let p = UnigramParams { max_piece_length: Some(6), seed_size: Some(3000), ..UnigramParams::new(200) };
+    let go = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| run(&c, p.clone()))
+    };
+    let one = go(1);
+    let two = go(2);
+    let three = go(3);
+    assert_eq!(one.rounds.last(), Some(&200));
+    assert_eq!(one, two);
+    assert_eq!(one, three);
+    assert_eq!(one.log_likelihood.to_bits(), two.log_likelihood.to_bits());
+}
+
+#[test]
+fn sampling_follows_the_shares() {
+    // lowest on the seed table: draws with alpha = 1 match the shares (28 spellings).
+    let c = corpus(FOUR);
+    let tab = table(&c, &run(&c, params(1000, 0)));
+    let (seg, _) = segmenter(&tab);
+    let lowest = spell_end("lowest");
+    let l = seg.lattice(&lowest);
+    let z = l.log_probability();
+    let all = l.nbest(usize::MAX);
+    let mut rng = SplitMix64::new(0);
+    let draws = 200_000;
+    let mut seen: BTreeMap<Vec<u32>, usize> = BTreeMap::new();
+    for _ in 0..draws {
+        *seen.entry(l.sample(1.0, &mut rng).unwrap()).or_default() += 1;
+    }
+    for s in &all {
+        let share = (s.score - z).exp();
+        let got = *seen.get(&s.arcs).unwrap_or(&0) as f64 / draws as f64;
+        let sd = (share * (1.0 - share) / draws as f64).sqrt();
+        assert!((got - share).abs() < 5.0 * sd + 1e-9, "share {share}, drawn {got}");
+    }
+    // alpha = 0: every spelling alike
+    let mut seen: BTreeMap<Vec<u32>, usize> = BTreeMap::new();
+    for _ in 0..draws {
+        *seen.entry(l.sample(0.0, &mut rng).unwrap()).or_default() += 1;
+    }
+    assert_eq!(seen.len(), 28);
+    for &k in seen.values() {
+        let got = k as f64 / draws as f64;
+        assert!((got - 1.0 / 28.0).abs() < 5.0 * (1.0f64 / 28.0 * 27.0 / 28.0 / draws as f64).sqrt());
+    }
+    // the same seed draws the same spellings
+    let a: Vec<_> = (0..10).map(|_| seg.sample(&lowest, 1.0, None, &mut SplitMix64::new(42))).collect();
+    assert!(a.windows(2).all(|w| w[0] == w[1]));
+    assert!(seg.sample(&lowest, 1.0, Some(4), &mut rng).is_some());
+}
+
+#[test]
+fn unknown_symbols_cut_units() {
+    // a unit holding a symbol outside the alphabet is two runs
+    let mut c = corpus(FOUR);
+    let low = c.flat.unit(0).to_vec();
+    let mut with_gap = low.clone();
+    with_gap.insert(1, NO_SYMBOL);
+    c.flat.push(&with_gap, 1);
+    let t = run(&c, params(1000, 0));
+    assert_eq!(t.seed_size, 49, "l and ow</w> are already substrings");
+}
+
+/// English at vocabulary 32k (`front` spelling, as sentencepiece): timing only.
+/// `cargo test -p subwords-core --release --test unigram -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn bench_english() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../benchmarks/corpora/english.txt");
+    let text = std::fs::read_to_string(path).unwrap();
+    let t0 = std::time::Instant::now();
+    let mut counts: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    for w in text.split_whitespace() {
+        *counts.entry(w).or_default() += 1;
+    }
+    let mut ids: BTreeMap<String, u32> = BTreeMap::new();
+    let mut texts = Vec::new();
+    let mut flat = Flat::default();
+    let mut words: Vec<(&str, u64)> = counts.into_iter().collect();
+    words.sort();
+    for (w, c) in words {
+        let syms: Vec<u32> = std::iter::once('\u{2581}')
+            .chain(w.chars())
+            .map(|ch| {
+                *ids.entry(ch.to_string()).or_insert_with(|| {
+                    texts.push(ch.to_string().into_bytes());
+                    texts.len() as u32 - 1
+                })
+            })
+            .collect();
+        flat.push(&syms, c);
+    }
+    eprintln!("{} distinct units, {} symbols, spelled in {:?}", flat.units(), texts.len(), t0.elapsed());
+    let target: usize = std::env::var("UNIGRAM_TARGET").ok().and_then(|s| s.parse().ok()).unwrap_or(32000);
+    let p = UnigramParams {
+        max_piece_length: Some(16),
+        seed_size: Some(std::env::var("UNIGRAM_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1_000_000)),
+        ..UnigramParams::new(target)
+    };
+    let t1 = std::time::Instant::now();
+    let t = train(&flat, &texts, b"", &p, None).unwrap();
+    eprintln!(
+        "trained in {:?}: seed {}, rounds {:?}, log-likelihood {:.1}, pieces {}",
+        t1.elapsed(),
+        t.seed_size,
+        t.rounds,
+        t.log_likelihood,
+        t.run_pieces
+    );
+}
