@@ -398,3 +398,70 @@ fn bench_english() {
         t.run_pieces
     );
 }
+
+/// Differential check against the Python reference (`subwords.reference.unigram`): reads JSON
+/// lines the reference wrote (words, options, rows, log-probs as float.hex(), rounds,
+/// log-likelihood, corpus pieces) from the file named by `UNIGRAM_DIFF` and demands the same
+/// rows and the same doubles. `end` spelling.
+#[test]
+#[ignore]
+fn differential_against_the_reference() {
+    let Ok(path) = std::env::var("UNIGRAM_DIFF") else { return };
+    let text = std::fs::read_to_string(path).unwrap();
+    let hex = |v: &serde_json::Value| -> f64 { parse_hex(v.as_str().unwrap()) };
+    let mut n = 0;
+    for line in text.lines() {
+        let case: serde_json::Value = serde_json::from_str(line).unwrap();
+        let mut words: Vec<(String, u64)> =
+            case["words"].as_object().unwrap().iter().map(|(w, c)| (w.clone(), c.as_u64().unwrap())).collect();
+        words.sort();
+        let refs: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+        let c = corpus(&refs);
+        let p = UnigramParams {
+            target: case["vocab_size"].as_u64().unwrap() as usize - 1,
+            max_piece_length: case["max_piece_length"].as_u64().map(|x| x as usize),
+            seed_size: case["seed_size"].as_u64().map(|x| x as usize),
+            shrink: case["shrink"].as_f64().unwrap(),
+            em_rounds: case["em_rounds"].as_u64().unwrap() as usize,
+        };
+        let t = run(&c, p);
+        let rounds: Vec<usize> = case["rounds"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as usize).collect();
+        assert_eq!(t.rounds, rounds, "{line}");
+        assert_eq!(t.seed_size, case["seed"].as_u64().unwrap() as usize);
+        // rows: [UNK], the alphabet by text, the learned pieces
+        let rows: Vec<String> = case["rows"].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect();
+        let lps: Vec<f64> = case["log_probs"].as_array().unwrap()[1..].iter().map(hex).collect();
+        let mut alpha: Vec<(String, f64)> =
+            t.alphabet.iter().enumerate().map(|(id, lp)| (String::from_utf8(c.texts[id].clone()).unwrap(), lp.unwrap())).collect();
+        alpha.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut mine: Vec<(String, f64)> = alpha;
+        mine.extend(t.learned.iter().map(|p| (String::from_utf8(p.text.clone()).unwrap(), p.log_prob)));
+        let names: Vec<String> = mine.iter().map(|x| x.0.clone()).collect();
+        assert_eq!(names, rows[1..], "{line}");
+        for ((name, lp), want) in mine.iter().zip(&lps) {
+            assert_eq!(lp.to_bits(), want.to_bits(), "{name}: {lp} vs {want} in {line}");
+        }
+        assert_eq!(t.log_likelihood.to_bits(), hex(&case["ll"]).to_bits(), "{line}");
+        assert_eq!(t.run_pieces, case["after"].as_u64().unwrap(), "{line}");
+        n += 1;
+    }
+    eprintln!("{n} cases agree to the bit");
+}
+
+/// Python's `float.hex()` back to a double (`-0x1.4e1acbbba578cp+4`, `0x0.0p+0`, `-inf`).
+fn parse_hex(s: &str) -> f64 {
+    if s == "-inf" {
+        return f64::NEG_INFINITY;
+    }
+    let (neg, s) = s.strip_prefix('-').map_or((false, s), |r| (true, r));
+    let s = s.strip_prefix("0x").unwrap();
+    let (mant, exp) = s.split_once('p').unwrap();
+    let exp: i32 = exp.parse().unwrap();
+    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    let mut m: u64 = u64::from_str_radix(int, 16).unwrap();
+    for ch in frac.chars() {
+        m = (m << 4) | ch.to_digit(16).unwrap() as u64;
+    }
+    let v = m as f64 * 2f64.powi(exp - 4 * frac.len() as i32);
+    if neg { -v } else { v }
+}
