@@ -17,6 +17,8 @@ from __future__ import annotations
 import importlib
 
 import pytest
+
+from differential import assert_same as shared_assert_same
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -95,28 +97,7 @@ def _floor(reference, data, opts) -> int:
 
 
 def assert_same(reference, rust, data, probe_texts, **opts):
-    """Train both engines with the same options; everything observable must agree."""
-    try:
-        ref = reference.train(data, **opts)
-    except Exception as e:  # the engines must refuse the same things, with the same class
-        with pytest.raises(type(e)):
-            rust.train(data, **opts)
-        return
-    got = rust.train(data, **opts)
-    assert got.rows == ref.rows
-    assert got.kinds == ref.kinds
-    assert got.merges == ref.merges
-    assert got.vocab_size == ref.vocab_size
-    for key in REPORT_KEYS:
-        assert got.report.get(key) == ref.report.get(key), key
-    assert got.count_pieces(data) == ref.count_pieces(data)
-    for text in probe_texts:
-        ids = ref.encode(text)
-        assert got.encode(text) == ids, text
-        assert got.encode_pieces(text) == ref.encode_pieces(text), text
-        assert got.decode(ids) == ref.decode(ids), text
-        assert got.decode_bytes(ids) == ref.decode_bytes(ids), text
-        assert got.normalize(text) == ref.normalize(text), text
+    shared_assert_same(reference, rust, data, probe_texts, REPORT_KEYS, **opts)
 
 
 @pytest.fixture(scope="module")
