@@ -197,6 +197,70 @@ impl Trie {
     }
 }
 
+/// Every run's arcs (start, end, piece) in arc order, found once with the trie and filtered
+/// after each pruning round, so the rounds never touch the trie: one chunk per `CHUNK` runs.
+struct Stored {
+    chunks: Vec<ChunkArcs>,
+}
+
+struct ChunkArcs {
+    runs: std::ops::Range<usize>,
+    arcs: Vec<[u32; 3]>,
+    /// run `runs.start + k` owns `arcs[off[k]..off[k + 1]]`
+    off: Vec<u32>,
+}
+
+impl Stored {
+    fn build(runs: &Runs, trie: &Trie, lp: &[f64]) -> Stored {
+        let ranges: Vec<std::ops::Range<usize>> = (0..runs.len()).step_by(CHUNK).map(|s| s..(s + CHUNK).min(runs.len())).collect();
+        let chunks = ranges
+            .into_par_iter()
+            .map_init(Lattice::default, |l, range| {
+                let mut c = ChunkArcs { runs: range.clone(), arcs: Vec::new(), off: vec![0] };
+                for r in range {
+                    trie.lattice(runs.run(r), lp, l);
+                    c.arcs.extend(l.arcs().iter().map(|a| [a.start, a.end, a.piece]));
+                    c.off.push(c.arcs.len() as u32);
+                }
+                c.arcs.shrink_to_fit();
+                c
+            })
+            .collect();
+        Stored { chunks }
+    }
+
+    /// Drops the arcs of dead pieces.
+    fn retain(&mut self, alive: &[bool]) {
+        self.chunks.par_iter_mut().for_each(|c| {
+            let mut w = 0usize;
+            let mut lo = 0usize;
+            for k in 0..c.off.len() - 1 {
+                let hi = c.off[k + 1] as usize;
+                for x in lo..hi {
+                    if alive[c.arcs[x][2] as usize] {
+                        c.arcs[w] = c.arcs[x];
+                        w += 1;
+                    }
+                }
+                lo = hi;
+                c.off[k + 1] = w as u32;
+            }
+            c.arcs.truncate(w);
+            c.arcs.shrink_to_fit();
+        });
+    }
+
+    /// The lattice of the `k`-th run of a chunk, with the current log-probabilities.
+    #[inline]
+    fn lattice(c: &ChunkArcs, k: usize, n: usize, lp: &[f64], l: &mut Lattice) {
+        l.reset(n);
+        for &[i, j, p] in &c.arcs[c.off[k] as usize..c.off[k + 1] as usize] {
+            l.push(i, j, p, lp[p as usize]);
+        }
+        l.finish();
+    }
+}
+
 #[derive(Default)]
 struct Scratch {
     lattice: Lattice,
@@ -277,23 +341,23 @@ pub fn train(
     if let Some(p) = progress {
         p.start(Phase::Merging, total_rounds);
     }
-    let mut trie = Trie::build(&table, &runs.syms, a);
+    let mut stored = Stored::build(&runs, &Trie::build(&table, &runs.syms, a), &table.lp);
     loop {
         for _ in 0..params.em_rounds {
-            em_round(&runs, &mut table, &trie);
+            em_round(&runs, &mut table, &stored);
         }
         if size <= params.target {
             break;
         }
-        let loss = losses(&runs, &table, &trie);
+        let loss = losses(&runs, &table, &stored);
         size = prune(&mut table, &loss, size, params.target, params.shrink);
         rounds.push(size);
-        trie = Trie::build(&table, &runs.syms, a);
+        stored.retain(&table.alive);
         if let Some(p) = progress {
             p.set(rounds.len() as u64 - 1);
         }
     }
-    let (log_likelihood, run_pieces) = final_pass(&runs, &table, &trie);
+    let (log_likelihood, run_pieces) = final_pass(&runs, &table, &stored);
 
     let mut alphabet = vec![None; a];
     for (id, &r) in rank.iter().enumerate() {
@@ -362,8 +426,8 @@ pub fn losses_on(units: &Flat, symbol_texts: &[Vec<u8>], alphabet: &[Option<f64>
         t.lp.push(*lp);
         t.has_prob.push(true);
     }
-    let trie = Trie::build(&t, &runs.syms, a);
-    let loss = losses(&runs, &t, &trie);
+    let stored = Stored::build(&runs, &Trie::build(&t, &runs.syms, a), &t.lp);
+    let loss = losses(&runs, &t, &stored);
     Ok(loss[a..].to_vec())
 }
 
@@ -569,27 +633,20 @@ fn seed(mut runs: Runs, texts: &[Vec<u8>], strip_right: &[u8], max_len: usize, s
     (t, runs)
 }
 
-/// Chunks of run indices, in run order, grouped into batches.
-fn batches(n: usize) -> impl Iterator<Item = Vec<std::ops::Range<usize>>> {
-    let chunks: Vec<std::ops::Range<usize>> = (0..n).step_by(CHUNK).map(|s| s..(s + CHUNK).min(n)).collect();
-    let groups: Vec<Vec<std::ops::Range<usize>>> = chunks.chunks(BATCH_CHUNKS).map(<[_]>::to_vec).collect();
-    groups.into_iter()
-}
-
 /// One EM round, in place.
-fn em_round(runs: &Runs, table: &mut Table, trie: &Trie) {
+fn em_round(runs: &Runs, table: &mut Table, stored: &Stored) {
     let np = table.at.len();
     let mut expected = vec![NEG_INF; np];
     let lp = &table.lp;
     let threads = rayon::current_num_threads().max(1);
     let per = np.div_ceil(threads).max(1);
-    for batch in batches(runs.len()) {
+    for batch in stored.chunks.chunks(BATCH_CHUNKS) {
         let terms: Vec<Vec<(u32, f64)>> = batch
             .par_iter()
-            .map_init(Scratch::default, |s, range| {
+            .map_init(Scratch::default, |s, chunk| {
                 let mut out = Vec::new();
-                for r in range.clone() {
-                    trie.lattice(runs.run(r), lp, &mut s.lattice);
+                for (k, r) in chunk.runs.clone().enumerate() {
+                    Stored::lattice(chunk, k, runs.run(r).len(), lp, &mut s.lattice);
                     s.lattice.forward(1.0, &mut s.alpha);
                     s.lattice.backward(&mut s.beta);
                     let n = s.lattice.len();
@@ -631,17 +688,17 @@ fn em_round(runs: &Runs, table: &mut Table, trie: &Trie) {
 }
 
 /// Each live piece's pruning loss (0.0 for single symbols and unused pieces).
-fn losses(runs: &Runs, table: &Table, trie: &Trie) -> Vec<f64> {
+fn losses(runs: &Runs, table: &Table, stored: &Stored) -> Vec<f64> {
     let mut loss = vec![0.0f64; table.at.len()];
     let lp = &table.lp;
-    for batch in batches(runs.len()) {
+    for batch in stored.chunks.chunks(BATCH_CHUNKS) {
         let terms: Vec<Vec<(u32, f64)>> = batch
             .par_iter()
-            .map_init(Scratch::default, |s, range| {
+            .map_init(Scratch::default, |s, chunk| {
                 let mut out = Vec::new();
                 let mut used: Vec<u32> = Vec::new();
-                for r in range.clone() {
-                    trie.lattice(runs.run(r), lp, &mut s.lattice);
+                for (k, r) in chunk.runs.clone().enumerate() {
+                    Stored::lattice(chunk, k, runs.run(r).len(), lp, &mut s.lattice);
                     if !s.lattice.viterbi_with(&mut s.viterbi) {
                         continue;
                     }
@@ -686,29 +743,29 @@ fn prune(table: &mut Table, loss: &[f64], size: usize, target: usize, shrink: f6
 }
 
 /// Log-likelihood (Σ in run order of `c · log P(run)`) and the runs' Viterbi piece count.
-fn final_pass(runs: &Runs, table: &Table, trie: &Trie) -> (f64, u64) {
+fn final_pass(runs: &Runs, table: &Table, stored: &Stored) -> (f64, u64) {
     let lp = &table.lp;
     let mut ll = 0.0f64;
     let mut pieces = 0u64;
-    for batch in batches(runs.len()) {
+    for batch in stored.chunks.chunks(BATCH_CHUNKS) {
         let parts: Vec<(Vec<f64>, u64)> = batch
             .par_iter()
-            .map_init(Scratch::default, |s, range| {
-                let mut z = Vec::with_capacity(range.len());
-                let mut k = 0u64;
-                for r in range.clone() {
-                    trie.lattice(runs.run(r), lp, &mut s.lattice);
+            .map_init(Scratch::default, |s, chunk| {
+                let mut z = Vec::with_capacity(chunk.runs.len());
+                let mut pieces = 0u64;
+                for (k, r) in chunk.runs.clone().enumerate() {
+                    Stored::lattice(chunk, k, runs.run(r).len(), lp, &mut s.lattice);
                     s.lattice.forward(1.0, &mut s.alpha);
                     z.push(s.alpha[s.lattice.len()]);
                     if s.lattice.viterbi_with(&mut s.viterbi) {
-                        k += runs.count[r] * s.viterbi.count[0] as u64;
+                        pieces += runs.count[r] * s.viterbi.count[0] as u64;
                     }
                 }
-                (z, k)
+                (z, pieces)
             })
             .collect();
-        for (range, (z, k)) in batch.iter().zip(parts) {
-            for (r, v) in range.clone().zip(z) {
+        for (chunk, (z, k)) in batch.iter().zip(parts) {
+            for (r, v) in chunk.runs.clone().zip(z) {
                 ll += runs.count[r] as f64 * v;
             }
             pieces += k;
