@@ -351,12 +351,14 @@ fn unknown_symbols_cut_units() {
     assert_eq!(t.seed_size, 49, "l and ow</w> are already substrings");
 }
 
-/// English at vocabulary 32k (`front` spelling, as sentencepiece): timing only.
+/// English at vocabulary 32k (`front` spelling, as sentencepiece): timing only. Another corpus
+/// with `UNIGRAM_CORPUS=path`; `UNIGRAM_TARGET`, `UNIGRAM_SEED` change the size and the seed cap.
 /// `cargo test -p subwords-core --release --test unigram -- --ignored --nocapture`
 #[test]
 #[ignore]
 fn bench_english() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../benchmarks/corpora/english.txt");
+    let default = concat!(env!("CARGO_MANIFEST_DIR"), "/../../benchmarks/corpora/english.txt");
+    let path = std::env::var("UNIGRAM_CORPUS").unwrap_or_else(|_| default.to_string());
     let text = std::fs::read_to_string(path).unwrap();
     let t0 = std::time::Instant::now();
     let mut counts: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
