@@ -380,7 +380,6 @@ BAD_VALUES = {
     "min_count=0": dict(min_count=0),
     "min_count=-1": dict(min_count=-1),
     "min_count=2**64": dict(min_count=2**64),
-    "model='unigram'": dict(model="unigram"),
     "model='BPE'": dict(model="BPE"),
     "spelling='END'": dict(spelling="END"),
     "threads=0": dict(threads=0),

@@ -19,13 +19,13 @@ from . import _core
 from ._progress import ProgressLine
 from .errors import InputError, ModelFileError, SubwordsError, UnknownPieceError
 
-Model = Literal["bpe", "word", "wordpiece"]
+Model = Literal["bpe", "word", "wordpiece", "unigram"]
 SpellingName = Literal["end", "continuation", "front", "bytes"]
 Joints = Union[Mapping[str, Sequence[str]], Callable[[str], Optional[Sequence[str]]]]
 
-_MODELS = ("bpe", "word", "wordpiece")
+_MODELS = ("bpe", "word", "wordpiece", "unigram")
 # each model's own spelling, when none is named
-_DEFAULT_SPELLING = {"bpe": "end", "word": "end", "wordpiece": "continuation"}
+_DEFAULT_SPELLING = {"bpe": "end", "word": "end", "wordpiece": "continuation", "unigram": "end"}
 _SPELLINGS = ("end", "continuation", "front", "bytes")
 _BATCH_CHARS = 4 << 20
 # A model file larger than this is refused before it is parsed (a hostile or mistaken file).
@@ -147,6 +147,9 @@ def train(
     strip_accents: bool = False,
     clean_text: bool = False,
     preset: Optional[Literal["bert"]] = None,
+    seed_size: Optional[int] = None,
+    shrink: Optional[float] = None,
+    em_rounds: Optional[int] = None,
     progress: bool = False,
 ) -> "Tokenizer":
     """Learns a vocabulary from ``data`` and returns a :class:`Tokenizer`.
@@ -220,6 +223,19 @@ def train(
                         ("strip_accents", strip_accents), ("clean_text", clean_text)):
         if not isinstance(value, bool):
             raise SubwordsError(f"{name} must be True or False, got {value!r}")
+    if model != "unigram" and (seed_size is not None or shrink is not None or em_rounds is not None):
+        raise SubwordsError("seed_size, shrink and em_rounds apply only to model='unigram'")
+    if model == "unigram":
+        if min_count is not None:
+            raise SubwordsError("min_count does not apply to model='unigram' (pruning decides what stays)")
+        if seed_size is not None and (isinstance(seed_size, bool) or not isinstance(seed_size, int) or seed_size < 1):
+            raise SubwordsError(f"seed_size must be a whole number from 1, got {seed_size!r}")
+        if shrink is not None and (isinstance(shrink, bool) or not isinstance(shrink, (int, float))
+                                   or not math.isfinite(shrink) or not 0 < shrink < 1):
+            raise SubwordsError(f"shrink must be a number strictly between 0 and 1, got {shrink!r}")
+        if em_rounds is not None and (isinstance(em_rounds, bool) or not isinstance(em_rounds, int)
+                                      or not 0 <= em_rounds <= 10**6):
+            raise SubwordsError(f"em_rounds must be a whole number from 0, got {em_rounds!r}")
     if min_count is None:
         min_count = 1 if model == "word" else 2
     options: dict[str, Any] = {
@@ -244,6 +260,9 @@ def train(
         "lowercase": lowercase,
         "strip_accents": strip_accents,
         "clean_text": clean_text,
+        "seed_size": seed_size,
+        "shrink": None if shrink is None else float(shrink),
+        "em_rounds": em_rounds,
     }
     trainer = _core.Trainer(json.dumps(options), _threads(threads))
     if not isinstance(progress, bool):
@@ -411,12 +430,15 @@ class Tokenizer:
 
     # -- encoding ---------------------------------------------------------------------------
     def encode(self, text: str, *, pair: Optional[str] = None, add_special_tokens: bool = True,
-               dropout: Optional[float] = None, seed: Optional[int] = None) -> list[int]:
+               dropout: Optional[float] = None, seed: Optional[int] = None,
+               segmenter: Optional[str] = None, alpha: Optional[float] = None, nbest: Optional[int] = None) -> list[int]:
         """Ids of ``text``. With ``dropout=p`` (BPE-dropout), each merge is skipped with
         probability ``p``; a ``seed`` is then required, so runs are repeatable.
 
         A model with a template (a BERT vocabulary) puts ``[CLS]`` before the text and ``[SEP]``
         after it, and after ``pair`` if one is given, unless ``add_special_tokens=False``."""
+        if segmenter is not None or alpha is not None or nbest is not None:
+            return self._encode_segmenter(text, segmenter, alpha, nbest, seed, dropout)
         template = self._model.template() if add_special_tokens else None
         if pair is not None:
             if self._model.template() is None:
@@ -443,6 +465,78 @@ class Tokenizer:
             return self._model.encode_dropout(text, float(dropout), seed)
         except UnicodeError as e:
             raise _surrogate_error(e, "the text") from None
+
+    def _encode_segmenter(self, text: str, segmenter: Optional[str], alpha: Any, nbest: Any, seed: Any,
+                          dropout: Any) -> list[int]:
+        """Unigram's segmenters: "viterbi" (the default), "fewest", "sample" (seed, alpha, nbest)."""
+        segmenter = segmenter or "viterbi"
+        if self.model != "unigram":
+            raise SubwordsError(f"segmenter= belongs to unigram models; this is a {self.model} model")
+        if segmenter not in ("viterbi", "fewest", "sample"):
+            raise SubwordsError(f"segmenter must be 'viterbi', 'fewest' or 'sample', got {segmenter!r}")
+        if dropout is not None:
+            raise SubwordsError("dropout is BPE's; a unigram model samples with segmenter='sample'")
+        if segmenter != "sample":
+            if alpha is not None or nbest is not None or seed is not None:
+                raise SubwordsError("alpha, nbest and seed go with segmenter='sample'")
+            _check_text(text)
+            if segmenter == "viterbi":
+                return self._model.encode(text)
+            return self._model.encode_segmenter(text, "fewest", 1.0, None, 0)
+        alpha, nbest, seed = _sampling(alpha, nbest, seed)
+        _check_text(text)
+        try:
+            return self._model.encode_segmenter(text, "sample", alpha, nbest, seed)
+        except UnicodeError as e:
+            raise _surrogate_error(e, "the text") from None
+
+    # -- Unigram analysis (docs/API.md, "Analysis of one unit") ----------------------------------
+    @property
+    def log_probs(self) -> list[Optional[float]]:
+        """One natural-log probability per row (Unigram); None for rows that are not pieces."""
+        return self._model.log_probs()
+
+    def lattice(self, unit: str) -> list[tuple[int, int, str, float]]:
+        """The arcs of a unit's lattice: (start, end, piece, log-probability), in arc order."""
+        return self._model.lattice(_text(unit))
+
+    def unit_log_probability(self, unit: str) -> float:
+        """log P(unit): the total over every spelling."""
+        return self._model.unit_log_probability(_text(unit))
+
+    def unit_probability(self, unit: str) -> float:
+        return math.exp(self.unit_log_probability(unit))
+
+    def spellings(self, unit: str) -> list[tuple[list[str], float]]:
+        """Every spelling with its share of the unit's probability (exponential: short units)."""
+        return self._model.spellings(_text(unit))
+
+    def nbest(self, unit: str, k: int) -> list[tuple[list[str], float]]:
+        """The k best spellings with their scores (log-probabilities)."""
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise SubwordsError(f"k must be a whole number from 1, got {k!r}")
+        return self._model.nbest(_text(unit), k)
+
+    def sample(self, unit: str, *, seed: int, alpha: float = 1.0, nbest: Optional[int] = None) -> list[str]:
+        """A spelling drawn in proportion to its probability**alpha (among the nbest best)."""
+        alpha, nbest, seed = _sampling(alpha, nbest, seed)
+        return self._model.sample(_text(unit), seed, alpha, nbest)
+
+    def fewest(self, unit: str) -> list[str]:
+        """The fewest pieces this vocabulary spells the unit in (ties: longer piece first)."""
+        return self._model.fewest(_text(unit))
+
+    def losses(self, data: Union[Mapping[str, int], Iterable[str]]) -> dict[str, float]:
+        """Each learned row's pruning loss on ``data`` (the current table), in row order."""
+        if isinstance(data, Mapping):
+            corpus = [_check_count(w, c, "count table") for w, c in data.items()]
+        elif isinstance(data, str):
+            raise SubwordsError("losses() takes a mapping or an iterable of texts, not one string")
+        else:
+            corpus = [(_text(t), 1) for t in data]
+        values = self._model.losses(corpus)
+        learned = [p for p, k in zip(self.rows, self.kinds) if k == "learned"]
+        return dict(zip(learned, values))
 
     def encode_pieces(self, text: str, **kw: Any) -> list[str]:
         return [self._model.id_to_piece(i) for i in self.encode(text, **kw)]
@@ -581,6 +675,22 @@ class Tokenizer:
     def __repr__(self) -> str:
         s = self.spelling
         return f"<subwords.Tokenizer {self.model} spelling={s['scheme']} rows={self.vocab_size} merges={len(self.merges)}>"
+
+
+def _text(text: object) -> str:
+    _check_text(text)
+    return text  # type: ignore[return-value]
+
+
+def _sampling(alpha: Any, nbest: Any, seed: Any) -> tuple[float, Optional[int], int]:
+    if seed is None or isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise SubwordsError("sampling needs an explicit seed (a whole number from 0 to 2**64-1), so runs repeat")
+    alpha = 1.0 if alpha is None else alpha
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha) or alpha < 0:
+        raise SubwordsError(f"alpha must be a finite number >= 0, got {alpha!r}")
+    if nbest is not None and (isinstance(nbest, bool) or not isinstance(nbest, int) or nbest < 1):
+        raise SubwordsError(f"nbest must be None or a whole number from 1, got {nbest!r}")
+    return float(alpha), nbest, seed
 
 
 def _check_text(text: object) -> None:

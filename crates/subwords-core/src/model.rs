@@ -20,6 +20,20 @@ use crate::spelling::{byte_to_char_table, Scheme, Spelling};
 use std::collections::BTreeMap;
 use crate::vocab::{Row, RowKind, UNK};
 
+use crate::segmenters::lattice::{logaddexp, Lattice, SplitMix64, NEG_INF};
+
+/// How a unit is cut: the model's own segmenter, or one of the alternatives some models offer.
+pub enum Mode {
+    /// BPE: merge replay; WordPiece: longest match; Unigram: Viterbi.
+    Plain,
+    /// BPE-dropout: each merge candidate skipped with probability p.
+    Dropout(f64, SmallRng),
+    /// Unigram: the fewest pieces the vocabulary allows.
+    Fewest,
+    /// Unigram: a spelling drawn in proportion to its probability^alpha (among the n best).
+    Sample { alpha: f64, nbest: Option<usize>, rng: SplitMix64 },
+}
+
 pub const FORMAT: &str = "subwords";
 pub const VERSION: u32 = 1;
 
@@ -50,6 +64,14 @@ pub struct Report {
     /// `corpus_pieces_after`, the learner's own last state).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub corpus_pieces_encoded: Option<u64>,
+    /// Unigram: pieces in the seed, the table size at the start and after each pruning round,
+    /// and the corpus log-likelihood on the final table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_size: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<Vec<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_likelihood: Option<f64>,
 }
 
 const CACHE_LIMIT: usize = 1 << 17;
@@ -83,6 +105,10 @@ pub struct Model {
     caches: Vec<Mutex<Cache>>,
     /// `[CLS]`/`[SEP]` rows put around every text (a BERT vocabulary's template).
     pub template: Option<(u32, u32)>,
+    /// Unigram: each row's log-probability (`None` for rows that are not pieces), and the trie
+    /// over symbol ids the lattice is built from.
+    pub log_probs: Vec<Option<f64>>,
+    unigram: Option<SymbolTrie>,
     /// WordPiece: the longest-match segmenter and what an unfinishable word becomes.
     longest: Option<LongestMatch>,
     unknown: Unknown,
@@ -141,7 +167,7 @@ impl Model {
             }
         }
         let wrong_kind = rows.iter().position(|r| match kind {
-            ModelKind::Bpe | ModelKind::Wordpiece => r.kind == RowKind::Unit,
+            ModelKind::Bpe | ModelKind::Wordpiece | ModelKind::Unigram => r.kind == RowKind::Unit,
             ModelKind::Word => !matches!(r.kind, RowKind::Special | RowKind::Unit),
         });
         if let Some(id) = wrong_kind {
@@ -257,6 +283,15 @@ impl Model {
                 }
             }
         }
+        if kind == ModelKind::Unigram && !merges.is_empty() {
+            return Err(bad("a unigram model has no merges".into()));
+        }
+        if kind == ModelKind::Unigram {
+            let alphabet: Vec<&Row> = rows.iter().filter(|r| r.kind == RowKind::Alphabet).collect();
+            if alphabet.windows(2).any(|w| w[0].text >= w[1].text) {
+                return Err(bad("alphabet rows are not in code-point order".into()));
+            }
+        }
         if matches!(kind, ModelKind::Bpe | ModelKind::Wordpiece) {
             // the alphabet is in code-point order; learned rows appear in the order merges make
             // them, and a merge only joins rows that exist by then
@@ -354,6 +389,8 @@ impl Model {
             unknown,
             max_word_length,
             template: None,
+            log_probs: Vec::new(),
+            unigram: None,
         })
     }
 
@@ -548,17 +585,35 @@ impl Model {
         ends: bool,
         out: &mut Vec<u32>,
         mut spans: Option<&mut Vec<(u32, u32)>>,
-        dropout: Option<(f64, &mut SmallRng)>,
+        mode: &mut Mode,
     ) {
         let mut syms = Vec::with_capacity(unit.len() + 1);
         let mut opaque = Vec::new();
-        self.spell(unit, starts, ends, &mut syms, spans.as_deref_mut(), &mut opaque);
+        // spans of this unit alone (the caller's vector may hold earlier parts)
+        let mut local: Vec<(u32, u32)> = Vec::new();
+        let want = spans.is_some();
+        self.spell(unit, starts, ends, &mut syms, want.then_some(&mut local), &mut opaque);
+        if self.unigram.is_some() {
+            let mut piece_spans = Vec::new();
+            self.cut_lattice(&syms, want.then_some(&local), &mut piece_spans, &opaque, out, mode);
+            if let Some(sp) = spans {
+                sp.extend(piece_spans);
+            }
+            return;
+        }
+        let dropout = match mode {
+            Mode::Dropout(p, rng) => Some((*p, rng)),
+            _ => None,
+        };
         if opaque.is_empty() {
-            replay(&mut syms, spans.as_deref_mut(), &self.merge_map, dropout);
+            replay(&mut syms, want.then_some(&mut local), &self.merge_map, dropout);
         } else {
-            replay_around(&mut syms, spans.as_deref_mut(), &opaque, &self.merge_map, dropout);
+            replay_around(&mut syms, want.then_some(&mut local), &opaque, &self.merge_map, dropout);
         }
         out.extend_from_slice(&syms);
+        if let Some(sp) = spans.as_deref_mut() {
+            sp.extend(local);
+        }
     }
 
     /// A word holding the end mark (or starting with the continuation mark) would decode to
@@ -585,7 +640,7 @@ impl Model {
         unit: &str,
         out: &mut Vec<u32>,
         mut spans: Option<&mut Vec<(u32, u32)>>,
-        mut dropout: Option<(f64, &mut SmallRng)>,
+        mode: &mut Mode,
     ) {
         if self.kind == ModelKind::Word {
             out.push(self.word_id(unit));
@@ -603,8 +658,7 @@ impl Model {
             let mut offset = 0u32;
             for (k, part) in parts.iter().enumerate() {
                 let from = spans.as_deref().map_or(0, |sp| sp.len());
-                let d = dropout.as_mut().map(|(p, r)| (*p, &mut **r));
-                self.spell_replay(part, k == 0, k == last, out, spans.as_deref_mut(), d);
+                self.spell_replay(part, k == 0, k == last, out, spans.as_deref_mut(), &mut *mode);
                 if let Some(sp) = spans.as_deref_mut() {
                     for x in &mut sp[from..] {
                         *x = (x.0 + offset, x.1 + offset);
@@ -614,7 +668,7 @@ impl Model {
             }
             return;
         }
-        self.spell_replay(unit, true, true, out, spans, dropout);
+        self.spell_replay(unit, true, true, out, spans, mode);
     }
 
     /// WordPiece: longest match first; `[UNK]` for a word that cannot be finished (or for its
@@ -712,7 +766,7 @@ impl Model {
                 }
                 self.check_unit(unit)?;
                 let start = out.len();
-                self.encode_unit_into(unit, out, None, None);
+                self.encode_unit_into(unit, out, None, &mut Mode::Plain);
                 if cache.len() >= CACHE_LIMIT {
                     cache.clear();
                 }
@@ -720,7 +774,7 @@ impl Model {
             }
             None => {
                 self.check_unit(unit)?;
-                self.encode_unit_into(unit, out, None, None);
+                self.encode_unit_into(unit, out, None, &mut Mode::Plain);
             }
         }
         Ok(())
@@ -798,13 +852,17 @@ impl Model {
 
     /// Encodes with BPE-dropout: each merge candidate is skipped with probability `p`.
     pub fn encode_dropout(&self, text: &str, p: f64, seed: u64) -> Result<Vec<u32>> {
-        let mut rng = SmallRng::seed_from_u64(seed);
+        self.encode_mode(text, Mode::Dropout(p, SmallRng::seed_from_u64(seed)))
+    }
+
+    /// Encodes with a segmenter other than the model's default (no cache: every call is fresh).
+    pub fn encode_mode(&self, text: &str, mut mode: Mode) -> Result<Vec<u32>> {
         let mut out = Vec::new();
         let mut err = None;
         self.spelling.for_each_unit(text, |unit, _| {
             if err.is_none() {
                 match self.check_unit(unit) {
-                    Ok(()) => self.encode_unit_into(unit, &mut out, None, Some((p, &mut rng))),
+                    Ok(()) => self.encode_unit_into(unit, &mut out, None, &mut mode),
                     Err(e) => err = Some(e),
                 }
             }
@@ -813,7 +871,11 @@ impl Model {
             return Err(e);
         }
         if self.stream_from.is_some() {
-            replay(&mut out, None, &self.stream_map, Some((p, &mut rng)));
+            let dropout = match &mut mode {
+                Mode::Dropout(p, rng) => Some((*p, rng)),
+                _ => None,
+            };
+            replay(&mut out, None, &self.stream_map, dropout);
         }
         Ok(out)
     }
@@ -850,7 +912,7 @@ impl Model {
                 return;
             }
             let mut sp = Vec::new();
-            self.encode_unit_into(unit, &mut ids, Some(&mut sp), None);
+            self.encode_unit_into(unit, &mut ids, Some(&mut sp), &mut Mode::Plain);
             // spans are relative to the unit text; map them onto the original text
             let map = unit_to_text_positions(self.spelling.scheme, unit, text, a, mark);
             spans_out.extend(sp.iter().map(|s| (map[s.0 as usize] as u32, map[s.1 as usize] as u32)));
@@ -1003,7 +1065,22 @@ impl Model {
             let pair = (self.display(m[0]).unwrap(), self.display(m[1]).unwrap());
             s.push_str(&serde_json::to_string(&pair).unwrap());
         }
-        s.push_str(if self.merges.is_empty() { "]\n}\n" } else { "\n  ]\n}\n" });
+        s.push_str(if self.merges.is_empty() { "]" } else { "\n  ]" });
+        if self.kind == ModelKind::Unigram {
+            // one per row; -inf, which JSON numbers cannot carry, is the string "-inf"
+            let lps: Vec<serde_json::Value> = self
+                .log_probs
+                .iter()
+                .map(|p| match p {
+                    None => serde_json::Value::Null,
+                    Some(v) if v.is_infinite() => serde_json::Value::String("-inf".into()),
+                    Some(v) => serde_json::json!(v),
+                })
+                .collect();
+            s.push_str(",\n  \"log_probs\": ");
+            s.push_str(&serde_json::to_string(&lps).unwrap());
+        }
+        s.push_str("\n}\n");
         s
     }
 
@@ -1075,6 +1152,22 @@ impl Model {
             merges.push([a, b, c]);
         }
         let mut model = Model::new(file.model, file.spelling, rows, merges, file.stream_merges_from, file.joints, file.options, file.report)?;
+        if model.kind == ModelKind::Unigram {
+            let lps = file.log_probs.ok_or_else(|| Error::ModelFile("a unigram model file needs log_probs".into()))?;
+            let parsed = lps
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    serde_json::Value::Null => Ok(None),
+                    serde_json::Value::String(s) if s == "-inf" => Ok(Some(NEG_INF)),
+                    serde_json::Value::Number(n) => n.as_f64().map(Some).ok_or(()),
+                    _ => Err(()),
+                }.map_err(|_| Error::ModelFile(format!("log_probs[{i}]: {v} is not a log-probability"))))
+                .collect::<Result<Vec<_>>>()?;
+            model.set_log_probs(parsed)?;
+        } else if file.log_probs.is_some() {
+            return Err(Error::ModelFile("only a unigram model file has log_probs".into()));
+        }
         if let Some(t) = file.template {
             let find = |p: &str| {
                 model.rows.iter().position(|r| r.kind == RowKind::Special && r.text == p.as_bytes()).map(|i| i as u32).ok_or_else(|| {
@@ -1109,6 +1202,270 @@ struct ModelFile {
     report: Option<Report>,
     rows: Vec<(String, RowKind)>,
     merges: Vec<(String, String)>,
+    #[serde(default)]
+    log_probs: Option<Vec<serde_json::Value>>,
+}
+
+/// Unigram pieces as paths of symbol ids (node 0 is the root).
+struct SymbolTrie {
+    edges: FxHashMap<(u32, u32), u32>,
+    /// (row id, log-probability) of the piece a node spells; row `u32::MAX` for none
+    piece: Vec<(u32, f64)>,
+}
+
+impl Model {
+    /// Gives a Unigram model its log-probabilities (one per row) and builds its lattice trie.
+    pub fn set_log_probs(&mut self, log_probs: Vec<Option<f64>>) -> Result<()> {
+        let bad = |m: String| Error::ModelFile(m);
+        if self.kind != ModelKind::Unigram {
+            return Err(bad("only a unigram model has log-probabilities".into()));
+        }
+        if log_probs.len() != self.rows.len() {
+            return Err(bad(format!("{} log-probabilities for {} rows", log_probs.len(), self.rows.len())));
+        }
+        let mut trie = SymbolTrie { edges: FxHashMap::default(), piece: vec![(NO_ID, 0.0)] };
+        for (id, (row, lp)) in self.rows.iter().zip(&log_probs).enumerate() {
+            let piece = matches!(row.kind, RowKind::Alphabet | RowKind::Learned);
+            match (piece, lp) {
+                (false, None) => continue,
+                (false, Some(_)) => return Err(bad(format!("row {id}: a {} row has no log-probability", row.kind.name()))),
+                (true, None) if row.kind == RowKind::Learned || self.spelling.scheme != Scheme::Bytes => {
+                    return Err(bad(format!("row {id}: a piece needs a log-probability")))
+                }
+                (true, None) => continue, // a byte the corpus never held
+                (true, Some(v)) if v.is_nan() || *v > 0.0 => {
+                    return Err(bad(format!("row {id}: log-probability {v} is not a number at most 0")))
+                }
+                (true, Some(v)) => {
+                    let v = *v;
+                    let syms = self.symbols_of_row(id as u32)?;
+                    let mut u = 0u32;
+                    for &x in &syms {
+                        u = match trie.edges.get(&(u, x)) {
+                            Some(&c) => c,
+                            None => {
+                                let c = trie.piece.len() as u32;
+                                trie.piece.push((NO_ID, 0.0));
+                                trie.edges.insert((u, x), c);
+                                c
+                            }
+                        };
+                    }
+                    if trie.piece[u as usize].0 != NO_ID {
+                        return Err(bad(format!("row {id}: the same symbols as row {}", trie.piece[u as usize].0)));
+                    }
+                    trie.piece[u as usize] = (id as u32, v);
+                }
+            }
+        }
+        self.log_probs = log_probs;
+        self.unigram = Some(trie);
+        Ok(())
+    }
+
+    /// The symbols (alphabet row ids) a piece is made of, by the spelling's rules.
+    fn symbols_of_row(&self, id: u32) -> Result<Vec<u32>> {
+        let row = &self.rows[id as usize];
+        if self.spelling.scheme == Scheme::Bytes {
+            return Ok(row.text.iter().map(|&b| b as u32).collect());
+        }
+        let text = std::str::from_utf8(&row.text).map_err(|_| Error::ModelFile(format!("row {id}: not UTF-8")))?;
+        let mark = self.spelling.mark.as_str();
+        let (body, marked_first, marked_rest, marked_last) = match self.spelling.scheme {
+            Scheme::End => match text.strip_suffix(mark) {
+                Some(b) => (b, false, false, true),
+                None => (text, false, false, false),
+            },
+            Scheme::Continuation => match text.strip_prefix(mark) {
+                Some(b) => (b, true, true, false),
+                None => (text, false, true, false),
+            },
+            _ => (text, false, false, false),
+        };
+        let n = body.chars().count();
+        let mut out = Vec::with_capacity(n);
+        for (k, c) in body.chars().enumerate() {
+            let marked = if k == 0 { marked_first } else { marked_rest } || (marked_last && k + 1 == n);
+            let x = self.char_id(c, marked);
+            if x == NO_ID || self.rows[x as usize].kind != RowKind::Alphabet {
+                return Err(Error::ModelFile(format!("row {id}: {text:?} is not made of the alphabet's symbols")));
+            }
+            out.push(x);
+        }
+        if out.is_empty() {
+            return Err(Error::ModelFile(format!("row {id}: an empty piece")));
+        }
+        Ok(out)
+    }
+
+    fn has_prob(&self, sym: u32) -> bool {
+        self.log_probs.get(sym as usize).is_some_and(|p| p.is_some())
+    }
+
+    /// The lattice of a run of symbols (every one with a probability), arcs in arc order.
+    fn run_lattice(&self, run: &[u32], lat: &mut Lattice) {
+        let trie = self.unigram.as_ref().unwrap();
+        lat.reset(run.len());
+        for i in 0..run.len() {
+            let mut u = 0u32;
+            for (j, &x) in run.iter().enumerate().skip(i) {
+                match trie.edges.get(&(u, x)) {
+                    Some(&c) => u = c,
+                    None => break,
+                }
+                let (piece, lp) = trie.piece[u as usize];
+                if piece != NO_ID {
+                    lat.push(i as u32, j as u32 + 1, piece, lp);
+                }
+            }
+        }
+        lat.finish();
+    }
+
+    /// Cuts a spelled unit: runs of symbols with probabilities go through the lattice (by the
+    /// mode's segmenter), everything else stays as it is.
+    fn cut_lattice(
+        &self,
+        syms: &[u32],
+        sym_spans: Option<&Vec<(u32, u32)>>,
+        piece_spans: &mut Vec<(u32, u32)>,
+        opaque: &[usize],
+        out: &mut Vec<u32>,
+        mode: &mut Mode,
+    ) {
+        let mut lat = Lattice::default();
+        let mut i = 0;
+        let mut k = 0;
+        while i < syms.len() {
+            let cut = |j: usize, k: &mut usize| {
+                while *k < opaque.len() && opaque[*k] < j {
+                    *k += 1;
+                }
+                (*k < opaque.len() && opaque[*k] == j) || !self.has_prob(syms[j])
+            };
+            if cut(i, &mut k) {
+                out.push(syms[i]);
+                if let Some(sp) = sym_spans {
+                    piece_spans.push(sp[i]);
+                }
+                i += 1;
+                continue;
+            }
+            let mut j = i + 1;
+            let mut k2 = k;
+            while j < syms.len() && !cut(j, &mut k2) {
+                j += 1;
+            }
+            let run = &syms[i..j];
+            self.run_lattice(run, &mut lat);
+            let arcs: Vec<u32> = match mode {
+                Mode::Fewest => lat.fewest().unwrap_or_default(),
+                Mode::Sample { alpha, nbest: None, rng } => lat.sample(*alpha, rng).unwrap_or_default(),
+                Mode::Sample { alpha, nbest: Some(n), rng } => lat.sample_nbest(*alpha, *n, rng).map(|s| s.arcs).unwrap_or_default(),
+                _ => lat.viterbi().map(|s| s.arcs).unwrap_or_default(),
+            };
+            for &a in &arcs {
+                let arc = lat.arcs()[a as usize];
+                out.push(arc.piece);
+                if let Some(sp) = sym_spans {
+                    piece_spans.push((sp[i + arc.start as usize].0, sp[i + arc.end as usize - 1].1));
+                }
+            }
+            i = j;
+        }
+    }
+
+    /// The lattice of a text that spells to exactly one unit whose every symbol has a
+    /// probability (the analysis methods' input).
+    pub fn unit_lattice(&self, text: &str) -> Result<Lattice> {
+        if self.unigram.is_none() {
+            return Err(Error::Option("lattices belong to unigram models".into()));
+        }
+        let mut units: Vec<String> = Vec::new();
+        self.spelling.for_each_unit(text, |u, _| units.push(u.to_string()));
+        if units.len() != 1 {
+            return Err(Error::Option(format!("{text:?} spells to {} units; give the text of exactly one unit", units.len())));
+        }
+        self.check_unit(&units[0])?;
+        let (mut syms, mut opaque) = (Vec::new(), Vec::new());
+        self.spell(&units[0], true, true, &mut syms, None, &mut opaque);
+        if !opaque.is_empty() || syms.iter().any(|&x| !self.has_prob(x)) {
+            return Err(Error::Option(format!("{text:?} holds a symbol with no probability in this model")));
+        }
+        let mut lat = Lattice::default();
+        self.run_lattice(&syms, &mut lat);
+        Ok(lat)
+    }
+
+    /// Every spelling of the `k` best (`usize::MAX`: all) with its score.
+    pub fn nbest_of(&self, text: &str, k: usize) -> Result<Vec<(Vec<u32>, f64)>> {
+        let lat = self.unit_lattice(text)?;
+        Ok(lat.nbest(k).into_iter().map(|s| (s.arcs.iter().map(|&a| lat.arcs()[a as usize].piece).collect(), s.score)).collect())
+    }
+
+    /// Every spelling with its share of the unit's probability (docs/API.md: the fold of the
+    /// listed scores in list order).
+    pub fn spellings_of(&self, text: &str) -> Result<Vec<(Vec<u32>, f64)>> {
+        let all = self.nbest_of(text, usize::MAX)?;
+        let z = all.iter().fold(NEG_INF, |z, (_, s)| logaddexp(z, *s));
+        Ok(all.into_iter().map(|(p, s)| (p, if s == NEG_INF { 0.0 } else { (s - z).exp() })).collect())
+    }
+
+    /// One spelling of a unit drawn with a fresh generator seeded with `seed`.
+    pub fn sample_of(&self, text: &str, seed: u64, alpha: f64, nbest: Option<usize>) -> Result<Vec<u32>> {
+        let lat = self.unit_lattice(text)?;
+        let mut rng = SplitMix64::new(seed);
+        let arcs = match nbest {
+            None => lat.sample(alpha, &mut rng).unwrap_or_default(),
+            Some(k) => lat.sample_nbest(alpha, k, &mut rng).map(|s| s.arcs).unwrap_or_default(),
+        };
+        Ok(arcs.iter().map(|&a| lat.arcs()[a as usize].piece).collect())
+    }
+
+    /// The pruning losses of the learned rows on a corpus of (text, count), in row order.
+    pub fn losses(&self, corpus: &[(String, u64)]) -> Result<Vec<f64>> {
+        if self.unigram.is_none() {
+            return Err(Error::Option("losses belong to unigram models".into()));
+        }
+        let base = self.rows.iter().position(|r| r.kind == RowKind::Alphabet).unwrap_or(0) as u32;
+        let alphabet_end = base + self.rows.iter().filter(|r| r.kind == RowKind::Alphabet).count() as u32;
+        let mut counts: FxHashMap<String, u64> = FxHashMap::default();
+        for (text, c) in corpus {
+            let mut err = Ok(());
+            self.spelling.for_each_unit(text, |u, _| {
+                if err.is_ok() {
+                    err = self.check_unit(u);
+                }
+                *counts.entry(u.to_string()).or_insert(0) += c;
+            });
+            err?;
+        }
+        let mut keys: Vec<&String> = counts.keys().collect();
+        keys.sort();
+        let mut flat = crate::learners::merge::Flat::default();
+        let (mut syms, mut opaque) = (Vec::new(), Vec::new());
+        for k in keys {
+            syms.clear();
+            opaque.clear();
+            self.spell(k, true, true, &mut syms, None, &mut opaque);
+            let local: Vec<u32> = syms
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| if opaque.contains(&i) || x < base || x >= alphabet_end { u32::MAX } else { x - base })
+                .collect();
+            flat.push(&local, counts[k]);
+        }
+        let texts: Vec<Vec<u8>> = (base..alphabet_end).map(|i| self.rows[i as usize].text.clone()).collect();
+        let alphabet: Vec<Option<f64>> = (base..alphabet_end).map(|i| self.log_probs[i as usize]).collect();
+        let mut pieces = Vec::new();
+        for (id, row) in self.rows.iter().enumerate() {
+            if row.kind == RowKind::Learned {
+                let s: Vec<u32> = self.symbols_of_row(id as u32)?.into_iter().map(|x| x - base).collect();
+                pieces.push((s, self.log_probs[id].unwrap_or(NEG_INF)));
+            }
+        }
+        crate::learners::unigram::losses_on(&flat, &texts, &alphabet, &pieces)
+    }
 }
 
 /// A batch share whose cache slot is busy (another call is using it): a private cache.

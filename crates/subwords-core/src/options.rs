@@ -13,6 +13,7 @@ pub enum ModelKind {
     Bpe,
     Word,
     Wordpiece,
+    Unigram,
 }
 
 /// WordPiece: how `min_count` is read (DESIGN §2; the pages show the two differ).
@@ -97,6 +98,13 @@ pub struct TrainOptions {
     pub strip_accents: bool,
     #[serde(default)]
     pub clean_text: bool,
+    /// Unigram only (defaults: no cap, ¾, 2).
+    #[serde(default)]
+    pub seed_size: Option<u64>,
+    #[serde(default)]
+    pub shrink: Option<f64>,
+    #[serde(default)]
+    pub em_rounds: Option<u32>,
 }
 
 /// The largest vocabulary we accept: ids must fit comfortably in u32 and a table this size is
@@ -193,6 +201,21 @@ impl TrainOptions {
             }
         } else if self.min_count_rule.is_some() || self.unknown.is_some() || self.max_word_length.is_some() {
             return Err(Error::Option("min_count_rule, unknown and max_word_length apply only to model='wordpiece'".into()));
+        }
+        if self.model == ModelKind::Unigram {
+            if self.superword_at.is_some() || self.joints {
+                return Err(Error::Option("model='unigram' takes no superword_at or joints".into()));
+            }
+            if let Some(s) = self.shrink {
+                if !(s > 0.0 && s < 1.0) {
+                    return Err(Error::Option(format!("shrink must be strictly between 0 and 1, got {s}")));
+                }
+            }
+            if self.seed_size == Some(0) {
+                return Err(Error::Option("seed_size must be at least 1".into()));
+            }
+        } else if self.seed_size.is_some() || self.shrink.is_some() || self.em_rounds.is_some() {
+            return Err(Error::Option("seed_size, shrink and em_rounds apply only to model='unigram'".into()));
         }
         if self.joints && !matches!(self.spelling, Scheme::End | Scheme::Continuation) {
             return Err(Error::Option("joints apply to the end and continuation spellings".into()));

@@ -296,6 +296,72 @@ impl PyModel {
         serde_json::to_string(&self.inner.spelling).unwrap()
     }
 
+    /// Unigram: encode with "fewest" or "sample" (alpha, nbest, seed: one generator per call).
+    #[pyo3(signature = (text, segmenter, alpha, nbest, seed))]
+    fn encode_segmenter<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        segmenter: &str,
+        alpha: f64,
+        nbest: Option<usize>,
+        seed: u64,
+    ) -> PyResult<Bound<'py, PyList>> {
+        use subwords_core::model::Mode;
+        let mode = match segmenter {
+            "fewest" => Mode::Fewest,
+            "sample" => Mode::Sample { alpha, nbest, rng: subwords_core::segmenters::lattice::SplitMix64::new(seed) },
+            _ => Mode::Plain,
+        };
+        let ids = py.detach(|| self.inner.encode_mode(text, mode)).map_err(|e| to_py(py, e))?;
+        self.list(py, &ids)
+    }
+
+    fn log_probs(&self) -> Vec<Option<f64>> {
+        if self.inner.log_probs.is_empty() {
+            vec![None; self.inner.rows.len()]
+        } else {
+            self.inner.log_probs.clone()
+        }
+    }
+
+    /// (start, end, piece, log-prob) per arc, in arc order.
+    fn lattice(&self, py: Python<'_>, text: &str) -> PyResult<Vec<(u32, u32, String, f64)>> {
+        let lat = self.inner.unit_lattice(text).map_err(|e| to_py(py, e))?;
+        Ok(lat.arcs().iter().map(|a| (a.start, a.end, self.inner.display(a.piece).unwrap(), a.log_prob)).collect())
+    }
+
+    fn unit_log_probability(&self, py: Python<'_>, text: &str) -> PyResult<f64> {
+        Ok(self.inner.unit_lattice(text).map_err(|e| to_py(py, e))?.log_probability())
+    }
+
+    fn nbest(&self, py: Python<'_>, text: &str, k: usize) -> PyResult<Vec<(Vec<String>, f64)>> {
+        let all = self.inner.nbest_of(text, k).map_err(|e| to_py(py, e))?;
+        Ok(all.into_iter().map(|(p, s)| (p.iter().map(|&i| self.inner.display(i).unwrap()).collect(), s)).collect())
+    }
+
+    fn spellings(&self, py: Python<'_>, text: &str) -> PyResult<Vec<(Vec<String>, f64)>> {
+        let all = self.inner.spellings_of(text).map_err(|e| to_py(py, e))?;
+        Ok(all.into_iter().map(|(p, s)| (p.iter().map(|&i| self.inner.display(i).unwrap()).collect(), s)).collect())
+    }
+
+    #[pyo3(signature = (text, seed, alpha, nbest))]
+    fn sample(&self, py: Python<'_>, text: &str, seed: u64, alpha: f64, nbest: Option<usize>) -> PyResult<Vec<String>> {
+        let p = self.inner.sample_of(text, seed, alpha, nbest).map_err(|e| to_py(py, e))?;
+        Ok(p.iter().map(|&i| self.inner.display(i).unwrap()).collect())
+    }
+
+    fn fewest(&self, py: Python<'_>, text: &str) -> PyResult<Vec<String>> {
+        let lat = self.inner.unit_lattice(text).map_err(|e| to_py(py, e))?;
+        let arcs = lat.fewest().unwrap_or_default();
+        Ok(arcs.iter().map(|&a| self.inner.display(lat.arcs()[a as usize].piece).unwrap()).collect())
+    }
+
+    /// Pruning losses of the learned rows (row order) on a corpus of (text, count).
+    fn losses(&self, py: Python<'_>, corpus: Vec<(String, u64)>) -> PyResult<Vec<f64>> {
+        py.detach(|| self.inner.losses(&corpus)).map_err(|e| to_py(py, e))
+    }
+
     /// `(cls, sep)` ids when the model puts a template around texts (a BERT vocabulary).
     fn template(&self) -> Option<(u32, u32)> {
         self.inner.template

@@ -168,8 +168,11 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
     }
     let n_units = units.len() as u64;
     // WordPiece reports the corpus as its segmenter cuts it, which needs the units again
-    let kept: Vec<(String, u64)> =
-        if opts.model == ModelKind::Wordpiece { units.iter().map(|u| (u.text.clone(), u.count)).collect() } else { Vec::new() };
+    let kept: Vec<(String, u64)> = if matches!(opts.model, ModelKind::Wordpiece | ModelKind::Unigram) {
+        units.iter().map(|u| (u.text.clone(), u.count)).collect()
+    } else {
+        Vec::new()
+    };
     drop(units);
     drop(corpus.units);
     // pair counts are kept in i64: refuse a corpus whose length could overflow them
@@ -298,6 +301,20 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
         *x = remap[*x as usize];
     }
     drop(provisional);
+    if opts.model == ModelKind::Unigram {
+        let alphabet_texts: Vec<Vec<u8>> = order.iter().map(|&s| sym_texts[s as usize].to_vec()).collect();
+        let in_budget = if opts.byte_fallback_in_budget { fallback_rows } else { 0 };
+        let target = (opts.vocab_size - unk_rows - in_budget) as usize;
+        let facts = UnigramFacts {
+            before,
+            dropped_extra,
+            dropped,
+            n_units,
+            texts: corpus.texts,
+            normalizations,
+        };
+        return train_unigram(opts, spelling, rows, spelled, base, &alphabet_texts, target, facts, &kept, progress);
+    }
 
     // ---- stage one (or the only stage)
     let budget_rows = |rows_now: u64| rows_now - if opts.byte_fallback_in_budget { 0 } else { fallback_rows };
@@ -376,6 +393,9 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
         size_not_reached: budget_rows(rows.len() as u64) < opts.vocab_size,
         winner_failed,
         corpus_pieces_encoded: None,
+        seed_size: None,
+        rounds: None,
+        log_likelihood: None,
     };
     let stream_from = stage_one_merges.map(|k| k as usize);
     let mut model = Model::new(opts.model, spelling, rows, merges, stream_from, corpus.joints.clone(), Some(opts.clone()), Some(report))?;
@@ -390,6 +410,98 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
         if let Some(r) = model.report.as_mut() {
             r.corpus_pieces_encoded = Some(total);
         }
+    }
+    if let Some(p) = progress {
+        p.start(crate::progress::Phase::Done, 0);
+    }
+    Ok(model)
+}
+
+/// What the pipeline knows about the corpus by the time the Unigram learner starts.
+struct UnigramFacts {
+    before: u64,
+    dropped_extra: u64,
+    dropped: u64,
+    n_units: u64,
+    texts: u64,
+    normalizations: Option<Vec<String>>,
+}
+
+/// The Unigram learner on the spelled corpus; rows: the alphabet, then the learned pieces by
+/// log-probability descending, then text.
+#[allow(clippy::too_many_arguments)]
+fn train_unigram(
+    opts: &TrainOptions,
+    spelling: Spelling,
+    mut rows: Vec<Row>,
+    mut spelled: Flat,
+    base: u32,
+    alphabet_texts: &[Vec<u8>],
+    target: usize,
+    facts: UnigramFacts,
+    kept: &[(String, u64)],
+    progress: Option<&crate::progress::Progress>,
+) -> Result<Model> {
+    // the learner numbers symbols from 0; unknown symbols stay NO_SYMBOL
+    for x in spelled.syms.iter_mut() {
+        if *x != NO_SYMBOL {
+            *x -= base;
+        }
+    }
+    let mut params = unigram::UnigramParams::new(target);
+    params.max_piece_length = opts.max_piece_length.map(|m| m as usize);
+    params.seed_size = opts.seed_size.map(|s| s as usize);
+    params.shrink = opts.shrink.unwrap_or(0.75);
+    params.em_rounds = opts.em_rounds.unwrap_or(2) as usize;
+    if let Some(s) = params.seed_size {
+        if s < alphabet_texts.len() {
+            return Err(Error::Option(format!(
+                "seed_size {s} is below the alphabet ({} symbols): the seed always holds every symbol",
+                alphabet_texts.len()
+            )));
+        }
+    }
+    let strip: &[u8] = if spelling.scheme == Scheme::Continuation { spelling.mark.as_bytes() } else { b"" };
+    let trained = unigram::train(&spelled, alphabet_texts, strip, &params, progress)?;
+    drop(spelled);
+    let mut log_probs: Vec<Option<f64>> = vec![None; base as usize];
+    log_probs.extend(trained.alphabet.iter().copied());
+    for p in &trained.learned {
+        rows.push(Row { text: p.text.clone(), kind: RowKind::Learned });
+        log_probs.push(Some(p.log_prob));
+    }
+    let report = Report {
+        alphabet_size: alphabet_texts.len() as u64,
+        merges_learned: 0,
+        rows_learned: trained.learned.len() as u64,
+        stop: if trained.reached_target { "size".into() } else { "seed".into() },
+        corpus_pieces_before: facts.before,
+        corpus_pieces_after: 0,
+        distinct_units: facts.n_units,
+        texts: facts.texts,
+        normalizations: facts.normalizations,
+        stage_one_merges: None,
+        dropped_symbols: facts.dropped,
+        size_not_reached: !trained.reached_target,
+        winner_failed: None,
+        corpus_pieces_encoded: None,
+        seed_size: Some(trained.seed_size as u64),
+        rounds: Some(trained.rounds.iter().map(|&r| r as u64).collect()),
+        log_likelihood: Some(trained.log_likelihood),
+    };
+    let _ = facts.dropped_extra;
+    let mut model = Model::new(ModelKind::Unigram, spelling, rows, vec![], None, None, Some(opts.clone()), Some(report))?;
+    model.set_log_probs(log_probs)?;
+    // the corpus as the Viterbi segmenter cuts it
+    let mut out = Vec::new();
+    let mut total = 0u64;
+    for (text, count) in kept {
+        out.clear();
+        model.encode_unit(text, &mut out, None)?;
+        total += out.len() as u64 * count;
+    }
+    if let Some(r) = model.report.as_mut() {
+        r.corpus_pieces_after = total;
     }
     if let Some(p) = progress {
         p.start(crate::progress::Phase::Done, 0);
@@ -473,6 +585,9 @@ fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&UnitCount], no
         size_not_reached: (rows.len() as u64) < opts.vocab_size,
         winner_failed: None,
         corpus_pieces_encoded: None,
+        seed_size: None,
+        rounds: None,
+        log_likelihood: None,
     };
     Model::new(ModelKind::Word, spelling, rows, vec![], None, None, Some(opts.clone()), Some(report))
 }

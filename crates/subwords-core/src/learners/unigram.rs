@@ -205,7 +205,8 @@ struct Stored {
 
 struct ChunkArcs {
     runs: std::ops::Range<usize>,
-    arcs: Vec<[u32; 3]>,
+    /// (start, piece): the end is `start + len[piece]`, so an arc costs 8 bytes
+    arcs: Vec<[u32; 2]>,
     /// run `runs.start + k` owns `arcs[off[k]..off[k + 1]]`
     off: Vec<u32>,
 }
@@ -219,7 +220,7 @@ impl Stored {
                 let mut c = ChunkArcs { runs: range.clone(), arcs: Vec::new(), off: vec![0] };
                 for r in range {
                     trie.lattice(runs.run(r), lp, l);
-                    c.arcs.extend(l.arcs().iter().map(|a| [a.start, a.end, a.piece]));
+                    c.arcs.extend(l.arcs().iter().map(|a| [a.start, a.piece]));
                     c.off.push(c.arcs.len() as u32);
                 }
                 c.arcs.shrink_to_fit();
@@ -237,7 +238,7 @@ impl Stored {
             for k in 0..c.off.len() - 1 {
                 let hi = c.off[k + 1] as usize;
                 for x in lo..hi {
-                    if alive[c.arcs[x][2] as usize] {
+                    if alive[c.arcs[x][1] as usize] {
                         c.arcs[w] = c.arcs[x];
                         w += 1;
                     }
@@ -252,10 +253,10 @@ impl Stored {
 
     /// The lattice of the `k`-th run of a chunk, with the current log-probabilities.
     #[inline]
-    fn lattice(c: &ChunkArcs, k: usize, n: usize, lp: &[f64], l: &mut Lattice) {
+    fn lattice(c: &ChunkArcs, k: usize, n: usize, table: &Table, l: &mut Lattice) {
         l.reset(n);
-        for &[i, j, p] in &c.arcs[c.off[k] as usize..c.off[k + 1] as usize] {
-            l.push(i, j, p, lp[p as usize]);
+        for &[i, p] in &c.arcs[c.off[k] as usize..c.off[k + 1] as usize] {
+            l.push(i, i + table.len[p as usize], p, table.lp[p as usize]);
         }
         l.finish();
     }
@@ -637,7 +638,6 @@ fn seed(mut runs: Runs, texts: &[Vec<u8>], strip_right: &[u8], max_len: usize, s
 fn em_round(runs: &Runs, table: &mut Table, stored: &Stored) {
     let np = table.at.len();
     let mut expected = vec![NEG_INF; np];
-    let lp = &table.lp;
     let threads = rayon::current_num_threads().max(1);
     let per = np.div_ceil(threads).max(1);
     for batch in stored.chunks.chunks(BATCH_CHUNKS) {
@@ -646,7 +646,7 @@ fn em_round(runs: &Runs, table: &mut Table, stored: &Stored) {
             .map_init(Scratch::default, |s, chunk| {
                 let mut out = Vec::new();
                 for (k, r) in chunk.runs.clone().enumerate() {
-                    Stored::lattice(chunk, k, runs.run(r).len(), lp, &mut s.lattice);
+                    Stored::lattice(chunk, k, runs.run(r).len(), table, &mut s.lattice);
                     s.lattice.forward(1.0, &mut s.alpha);
                     s.lattice.backward(&mut s.beta);
                     let n = s.lattice.len();
@@ -690,7 +690,6 @@ fn em_round(runs: &Runs, table: &mut Table, stored: &Stored) {
 /// Each live piece's pruning loss (0.0 for single symbols and unused pieces).
 fn losses(runs: &Runs, table: &Table, stored: &Stored) -> Vec<f64> {
     let mut loss = vec![0.0f64; table.at.len()];
-    let lp = &table.lp;
     for batch in stored.chunks.chunks(BATCH_CHUNKS) {
         let terms: Vec<Vec<(u32, f64)>> = batch
             .par_iter()
@@ -698,7 +697,7 @@ fn losses(runs: &Runs, table: &Table, stored: &Stored) -> Vec<f64> {
                 let mut out = Vec::new();
                 let mut used: Vec<u32> = Vec::new();
                 for (k, r) in chunk.runs.clone().enumerate() {
-                    Stored::lattice(chunk, k, runs.run(r).len(), lp, &mut s.lattice);
+                    Stored::lattice(chunk, k, runs.run(r).len(), table, &mut s.lattice);
                     if !s.lattice.viterbi_with(&mut s.viterbi) {
                         continue;
                     }
@@ -744,7 +743,6 @@ fn prune(table: &mut Table, loss: &[f64], size: usize, target: usize, shrink: f6
 
 /// Log-likelihood (Σ in run order of `c · log P(run)`) and the runs' Viterbi piece count.
 fn final_pass(runs: &Runs, table: &Table, stored: &Stored) -> (f64, u64) {
-    let lp = &table.lp;
     let mut ll = 0.0f64;
     let mut pieces = 0u64;
     for batch in stored.chunks.chunks(BATCH_CHUNKS) {
@@ -754,7 +752,7 @@ fn final_pass(runs: &Runs, table: &Table, stored: &Stored) -> (f64, u64) {
                 let mut z = Vec::with_capacity(chunk.runs.len());
                 let mut pieces = 0u64;
                 for (k, r) in chunk.runs.clone().enumerate() {
-                    Stored::lattice(chunk, k, runs.run(r).len(), lp, &mut s.lattice);
+                    Stored::lattice(chunk, k, runs.run(r).len(), table, &mut s.lattice);
                     s.lattice.forward(1.0, &mut s.alpha);
                     z.push(s.alpha[s.lattice.len()]);
                     if s.lattice.viterbi_with(&mut s.viterbi) {

@@ -353,26 +353,30 @@ pub struct Normalizations {
 
 impl Normalizations {
     pub fn observe(&mut self, text: &str, mark: char) {
-        if text.is_empty() {
-            return;
-        }
-        let first = text.chars().next().unwrap();
-        let last = text.chars().next_back().unwrap();
-        if first.is_whitespace() || last.is_whitespace() {
+        let core = text.trim_matches(char::is_whitespace);
+        if core.len() != text.len() {
             self.stripped_ends = true;
         }
-        let mut prev_ws = false;
-        for c in text.chars() {
-            let ws = c.is_whitespace();
-            if ws && (prev_ws || c != ' ') {
-                self.whitespace_runs = true;
+        // a run between words that is anything but one space collapses to one mark
+        let mut run = 0usize;
+        let mut plain = true;
+        for c in core.chars() {
+            if c.is_whitespace() {
+                run += 1;
+                plain &= c == ' ';
+            } else {
+                if run > 1 || !plain {
+                    self.whitespace_runs = true;
+                }
+                run = 0;
+                plain = true;
             }
             if c == mark {
                 self.mark_in_text = true;
             }
-            prev_ws = ws;
         }
     }
+
     /// The names of the normalizations that happened, in a fixed order.
     pub fn names(&self) -> Vec<String> {
         let mut v = Vec::new();
