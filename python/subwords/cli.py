@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import os
 import sys
 import sysconfig
@@ -85,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("train", help="learn a vocabulary from text files (or - for stdin)")
     t.add_argument("inputs", nargs="+", metavar="INPUT", help="UTF-8 text files, one text per line; - reads stdin")
     t.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write (atomically)")
-    t.add_argument("--model", choices=["bpe", "word", "wordpiece"], default="bpe")
+    t.add_argument("--model", choices=["bpe", "word", "wordpiece", "unigram"], default="bpe")
     t.add_argument("--spelling", choices=["end", "continuation", "front", "bytes"], default=None,
                    help="default: the model's own (end for bpe and word, continuation for wordpiece)")
     t.add_argument("--vocab-size", type=_positive("--vocab-size"), required=True)
@@ -112,6 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="wordpiece: an unfinishable word is one [UNK] (word, default), or its matched pieces and one [UNK]")
     t.add_argument("--max-word-length", type=_positive("--max-word-length"), default=None,
                    help="wordpiece: a longer word (in characters) is one [UNK] (default 100)")
+    t.add_argument("--seed-size", type=_positive("--seed-size"), default=None,
+                   help="unigram: cap on the seed (the most frequent substrings; the alphabet always stays)")
+    t.add_argument("--shrink", type=float, default=None,
+                   help="unigram: a pruning round keeps this fraction of the table (default 0.75)")
+    t.add_argument("--em-rounds", type=int, default=None, help="unigram: EM rounds before every size check (default 2)")
     t.add_argument("--input-errors", choices=["strict", "replace"], default="strict",
                    help="invalid UTF-8: refuse naming file and line (strict), or read it as U+FFFD (replace)")
     t.add_argument("--quiet", action="store_true")
@@ -122,7 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--ids", action="store_true", help="write ids instead of pieces")
     g.add_argument("--jsonl", action="store_true", help="write one JSON object per line: pieces, ids, offsets")
     e.add_argument("--dropout", type=_probability, default=None, help="BPE-dropout probability (needs --seed)")
-    e.add_argument("--seed", type=_count("--seed"), default=None, help="dropout's seed (each line uses seed + line index)")
+    e.add_argument("--seed", type=_count("--seed"), default=None,
+                   help="the seed of --dropout or of --segmenter sample (each line uses seed + line index)")
+    e.add_argument("--segmenter", choices=["viterbi", "fewest", "sample"], default=None,
+                   help="unigram: the likeliest spelling (default), the fewest pieces, or a sampled spelling")
+    e.add_argument("--nbest", type=_positive("--nbest"), default=None, help="unigram sampling: draw among the n best")
+    e.add_argument("--alpha", type=float, default=None, help="unigram sampling: probability**alpha (default 1)")
     e.add_argument("--threads", type=_positive("--threads"), default=None)
 
     d = sub.add_parser("decode", help="pieces (or ids) lines on stdin -> text lines on stdout")
@@ -209,6 +220,7 @@ def cmd_train(a: argparse.Namespace) -> int:
         superword_at=a.superword_at, max_piece_length=a.max_piece_length, alphabet_size=a.alphabet_size,
         character_coverage=a.character_coverage, threads=a.threads, input_errors=a.input_errors,
         min_count_rule=a.min_count_rule, unknown=a.unknown,
+        **{k: v for k, v in (("seed_size", a.seed_size), ("shrink", a.shrink), ("em_rounds", a.em_rounds)) if v is not None},
         **({} if a.max_word_length is None else {"max_word_length": a.max_word_length}),
         progress=sys.stderr.isatty() and not a.quiet,
     )
@@ -252,10 +264,15 @@ def cmd_encode(a: argparse.Namespace) -> int:
     import subwords
 
     tok = subwords.load(a.model)
-    if a.dropout is not None and a.seed is None:
-        raise SubwordsError("--dropout needs --seed, so that runs repeat")
-    if a.seed is not None and a.dropout is None:
-        raise SubwordsError("--seed is only used with --dropout")
+    sampling = a.segmenter == "sample"
+    if (a.dropout is not None or sampling) and a.seed is None:
+        raise SubwordsError("--dropout and --segmenter sample need --seed, so that runs repeat")
+    if a.seed is not None and a.dropout is None and not sampling:
+        raise SubwordsError("--seed is only used with --dropout or --segmenter sample")
+    if (a.nbest is not None or a.alpha is not None) and not sampling:
+        raise SubwordsError("--nbest and --alpha go with --segmenter sample")
+    if a.segmenter is not None and a.jsonl:
+        raise SubwordsError("--jsonl writes the default encoding with offsets; leave --segmenter out")
     if a.dropout is not None and a.jsonl:
         raise SubwordsError("--jsonl writes the exact encoding with offsets; it cannot be combined with --dropout")
     out = sys.stdout
@@ -276,6 +293,11 @@ def cmd_encode(a: argparse.Namespace) -> int:
         else:
             if a.dropout is not None:
                 results = [tok.encode(line, dropout=a.dropout, seed=a.seed + done + k) for k, line in enumerate(batch)]
+            elif sampling:
+                results = [tok.encode(line, segmenter="sample", seed=(a.seed + done + k) % 2**64, alpha=a.alpha, nbest=a.nbest)
+                           for k, line in enumerate(batch)]
+            elif a.segmenter == "fewest":
+                results = [tok.encode(line, segmenter="fewest") for line in batch]
             else:
                 results = tok.encode_batch(batch, threads=a.threads)
             for ids in results:
@@ -323,6 +345,8 @@ def cmd_inspect(a: argparse.Namespace) -> int:
     tok = subwords.load(a.model)
     if a.json:
         obj = {"model": tok.model, "spelling": tok.spelling, "vocab_size": tok.vocab_size, "rows": tok.rows,
+               **({"log_probs": [None if p is None or math.isinf(p) else p for p in tok.log_probs]}
+                  if tok.model == "unigram" else {}),
                "kinds": tok.kinds, "merges": [list(m) for m in tok.merges], "report": tok.report, "options": tok.options}
         print(json.dumps(obj, ensure_ascii=False))
         return 0
