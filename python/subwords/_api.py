@@ -134,7 +134,7 @@ def train(
     pre_split: Optional[Literal["gpt2", "bert"]] = None,
     joints: Optional[Joints] = None,
     superword_at: Optional[int] = None,
-    max_piece_length: Optional[int] = None,
+    max_piece_length: Any = "16 for unigram, else no bound",
     alphabet_size: Optional[int] = None,
     character_coverage: Optional[float] = None,
     counts: bool = False,
@@ -147,7 +147,7 @@ def train(
     strip_accents: bool = False,
     clean_text: bool = False,
     preset: Optional[Literal["bert"]] = None,
-    seed_size: Optional[int] = None,
+    seed_size: Any = "1_000_000 for unigram",
     shrink: Optional[float] = None,
     em_rounds: Optional[int] = None,
     progress: bool = False,
@@ -179,6 +179,12 @@ def train(
         lowercase = strip_accents = clean_text = True
     if model not in _MODELS:
         raise SubwordsError(f"model must be one of {', '.join(_MODELS)}; got {model!r}")
+    # Unigram's defaults for real corpora (sentencepiece's): pieces of at most 16 symbols, a
+    # seed of at most a million; None asks for no bound. Neither bites on the pages' corpora.
+    if max_piece_length == "16 for unigram, else no bound":
+        max_piece_length = 16 if model == "unigram" else None
+    if seed_size == "1_000_000 for unigram":
+        seed_size = 1_000_000 if model == "unigram" else None
     if spelling is None:
         spelling = _DEFAULT_SPELLING[model]
     if min_count_rule not in (None, "filter", "stop"):

@@ -1,0 +1,125 @@
+"""Unigram side by side: subwords against sentencepiece and tokenizers, in one run, as ratios.
+
+    python benchmarks/bench_unigram.py [--corpus large] [--vocab 32000]
+
+Each trainer runs in a child process (its own peak memory) on the same file, `▁` spelling, the
+same size; sentencepiece with identity normalization and full character coverage, so all three
+learn from the same text. Speed is not allowed to hide quality, so each model is also measured
+on held-out text: the log-likelihood of its Viterbi segmentation per word (higher is better)
+and pieces per word (lower is shorter). Encoding: each model Viterbi-encodes the held-out text
+on one thread with its own vocabulary (same size; loading one library's vocabulary into another
+is the interoperability issue's work).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CORPORA = HERE / "corpora"
+
+
+def corpus_path(name: str) -> Path:
+    p = Path(name)
+    return p if p.suffix == ".txt" and p.exists() else CORPORA / f"{name}.txt"
+
+
+def child(kind: str, corpus: str, vocab: int, out: str, held: str) -> None:
+    start = time.perf_counter()
+    lines = [l for l in Path(held).read_text(encoding="utf-8").splitlines() if l.strip()]
+    words = sum(len(l.split()) for l in lines)
+    if kind == "subwords":
+        import subwords
+
+        tok = subwords.train(Path(corpus), model="unigram", spelling="front", vocab_size=vocab, threads=2)
+        secs = time.perf_counter() - start
+        lp = tok.log_probs
+        t = time.perf_counter()
+        encoded = [tok.encode(l) for l in lines]
+        enc = time.perf_counter() - t
+        ll = sum(lp[i] for ids in encoded for i in ids if lp[i] is not None)
+        pieces = sum(len(ids) for ids in encoded)
+        rows = tok.vocab_size
+    elif kind == "sentencepiece":
+        import sentencepiece as spm
+
+        spm.SentencePieceTrainer.train(input=corpus, model_prefix=out, model_type="unigram", vocab_size=vocab,
+                                       character_coverage=1.0, normalization_rule_name="identity",
+                                       num_threads=2, input_sentence_size=0, max_sentence_length=1 << 20,
+                                       train_extremely_large_corpus=True, minloglevel=2)
+        secs = time.perf_counter() - start
+        sp = spm.SentencePieceProcessor(model_file=out + ".model")
+        t = time.perf_counter()
+        encoded = [sp.encode(l) for l in lines]
+        enc = time.perf_counter() - t
+        ll = sum(sp.get_score(i) for ids in encoded for i in ids if not sp.is_unknown(i))
+        pieces = sum(len(ids) for ids in encoded)
+        rows = sp.get_piece_size()
+    else:
+        from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+        tok = Tokenizer(models.Unigram())
+        tok.pre_tokenizer = pre_tokenizers.Metaspace()
+        tok.decoder = decoders.Metaspace()
+        trainer = trainers.UnigramTrainer(vocab_size=vocab, special_tokens=["<unk>"], unk_token="<unk>",
+                                          show_progress=False)
+        tok.train([corpus], trainer)
+        secs = time.perf_counter() - start
+        scores = dict(json.loads(tok.to_str())["model"]["vocab"])
+        t = time.perf_counter()
+        encoded = [tok.encode(l).tokens for l in lines]
+        enc = time.perf_counter() - t
+        ll = sum(scores.get(p, 0.0) for toks in encoded for p in toks)
+        pieces = sum(len(toks) for toks in encoded)
+        rows = tok.get_vocab_size()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    mb = sum(len(l.encode()) for l in lines) / 1e6
+    print(json.dumps({"seconds": secs, "peak_mb": peak, "rows": rows, "ll_per_word": ll / words,
+                      "pieces_per_word": pieces / words, "encode_mb_s": mb / enc}))
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "_child":
+        child(*sys.argv[2:4], int(sys.argv[4]), *sys.argv[5:7])
+        return
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", default="large")
+    ap.add_argument("--heldout", default="heldout")
+    ap.add_argument("--vocab", type=int, default=32000)
+    ap.add_argument("--only", default="subwords,sentencepiece,tokenizers")
+    a = ap.parse_args()
+    corpus, held = corpus_path(a.corpus), corpus_path(a.heldout)
+    print(f"# Unigram: subwords vs sentencepiece vs tokenizers — {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cpus")
+    print(f"training corpus {corpus.name} ({corpus.stat().st_size / 1e6:.1f} MB), vocab {a.vocab}; "
+          f"held-out {held.name}; load {os.getloadavg()}")
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in a.only.split(","):
+            r = subprocess.run([sys.executable, __file__, "_child", kind, str(corpus), str(a.vocab),
+                                str(Path(tmp, kind)), str(held)], capture_output=True, text=True)
+            if r.returncode != 0:
+                print(f"{kind}: failed: {r.stderr.strip().splitlines()[-1:]}")
+                continue
+            results[kind] = json.loads(r.stdout.strip().splitlines()[-1])
+    ours = results.get("subwords")
+    print("\n| trainer | wall s | × time | peak MB | × RSS | rows | held-out log-lik/word | pieces/word | Viterbi MB/s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for kind, r in results.items():
+        xt = f"{r['seconds'] / ours['seconds']:.2f}×" if ours else ""
+        xm = f"{r['peak_mb'] / ours['peak_mb']:.2f}×" if ours else ""
+        print(f"| {kind} | {r['seconds']:.2f} | {xt} | {r['peak_mb']:.0f} | {xm} | {r['rows']} | "
+              f"{r['ll_per_word']:.3f} | {r['pieces_per_word']:.3f} | {r['encode_mb_s']:.1f} |")
+    print(f"\nload at end: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
