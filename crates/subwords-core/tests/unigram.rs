@@ -24,12 +24,26 @@ fn spell_end(word: &str) -> Vec<String> {
         .collect()
 }
 
+/// `front`: `▁` then the characters (SentencePiece, `004_…`).
+fn spell_front(word: &str) -> Vec<String> {
+    std::iter::once("\u{2581}".to_string()).chain(word.chars().map(|c| c.to_string())).collect()
+}
+
+/// `continuation`: the first character plain, every other with `##` (WordPiece).
+fn spell_continuation(word: &str) -> Vec<String> {
+    word.chars().enumerate().map(|(k, c)| if k == 0 { c.to_string() } else { format!("##{c}") }).collect()
+}
+
 fn corpus(words: &[(&str, u64)]) -> Corpus {
+    corpus_with(words, spell_end)
+}
+
+fn corpus_with(words: &[(&str, u64)], spell: fn(&str) -> Vec<String>) -> Corpus {
     let mut ids: BTreeMap<String, u32> = BTreeMap::new();
     let mut texts = Vec::new();
     let mut flat = Flat::default();
     for &(w, c) in words {
-        let syms: Vec<u32> = spell_end(w)
+        let syms: Vec<u32> = spell(w)
             .into_iter()
             .map(|s| {
                 *ids.entry(s.clone()).or_insert_with(|| {
@@ -246,6 +260,41 @@ fn rounds_to_15_and_22() {
 }
 
 #[test]
+fn front_spelling_at_30_rows() {
+    // 004_…: the `▁`-marked four words at 30 rows (29 pieces + [UNK]): the 11 symbols, the four
+    // words, then the first 14 by text of the pieces at loss zero (docs/API.md).
+    let c = corpus_with(FOUR, spell_front);
+    let t = run(&c, params(29, 2));
+    assert_eq!(t.rounds, vec![64, 48, 36, 29]);
+    let mut learned: Vec<String> = t.learned.iter().map(|p| String::from_utf8(p.text.clone()).unwrap()).collect();
+    assert_eq!(learned[..4], ["\u{2581}newest", "\u{2581}low", "\u{2581}widest", "\u{2581}lower"]);
+    learned.drain(..4);
+    learned.sort();
+    let want = "de des dest er es est ew ewe ewes ewest id ide ides idest";
+    assert_eq!(learned.join(" "), want);
+    // both this and BPE cut lowest as ▁low est
+    let tab = table(&c, &t);
+    let (seg, names) = segmenter(&tab);
+    assert_eq!(show(&names, &seg.viterbi(&spell_front("lowest")).unwrap()), "\u{2581}low est");
+}
+
+#[test]
+fn continuation_spelling_joins_without_the_mark() {
+    // `##` is stripped from every symbol but a piece's first: l ##o ##w -> low, ##e ##s -> ##es
+    let c = corpus_with(FOUR, spell_continuation);
+    let t = train(&c.flat, &c.texts, b"##", &params(29, 2), None).unwrap();
+    assert_eq!(t.rounds, vec![47, 35, 29]);
+    let learned: Vec<String> = t.learned.iter().map(|p| String::from_utf8(p.text.clone()).unwrap()).collect();
+    assert_eq!(learned[..4], ["newest", "low", "widest", "lower"]);
+    assert!(learned.contains(&"##est".to_string()));
+    let tab = table(&c, &t);
+    let names: Vec<String> = tab.keys().cloned().collect();
+    let pieces: Vec<(&[u8], u32, f64)> = names.iter().enumerate().map(|(i, n)| (n.as_bytes(), i as u32, tab[n])).collect();
+    let seg = UnigramSegmenter::new(&pieces, b"##");
+    assert_eq!(show(&names, &seg.viterbi(&spell_continuation("lowest")).unwrap()), "low ##est");
+}
+
+#[test]
 fn refusals() {
     let c = corpus(FOUR);
     assert!(train(&c.flat, &c.texts, b"", &params(10, 2), None).is_err(), "below the alphabet");
@@ -404,7 +453,7 @@ fn bench_english() {
 /// Differential check against the Python reference (`subwords.reference.unigram`): reads JSON
 /// lines the reference wrote (words, options, rows, log-probs as float.hex(), rounds,
 /// log-likelihood, corpus pieces) from the file named by `UNIGRAM_DIFF` and demands the same
-/// rows and the same doubles. `end` spelling.
+/// rows and the same doubles. Spellings `end` (default), `front`, `continuation`.
 #[test]
 #[ignore]
 fn differential_against_the_reference() {
@@ -418,7 +467,12 @@ fn differential_against_the_reference() {
             case["words"].as_object().unwrap().iter().map(|(w, c)| (w.clone(), c.as_u64().unwrap())).collect();
         words.sort();
         let refs: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
-        let c = corpus(&refs);
+        let (spell, strip): (fn(&str) -> Vec<String>, &[u8]) = match case["spelling"].as_str().unwrap_or("end") {
+            "front" => (spell_front, b""),
+            "continuation" => (spell_continuation, b"##"),
+            _ => (spell_end, b""),
+        };
+        let c = corpus_with(&refs, spell);
         let p = UnigramParams {
             target: case["vocab_size"].as_u64().unwrap() as usize - 1,
             max_piece_length: case["max_piece_length"].as_u64().map(|x| x as usize),
@@ -426,7 +480,7 @@ fn differential_against_the_reference() {
             shrink: case["shrink"].as_f64().unwrap(),
             em_rounds: case["em_rounds"].as_u64().unwrap() as usize,
         };
-        let t = run(&c, p);
+        let t = train(&c.flat, &c.texts, strip, &p, None).unwrap();
         let rounds: Vec<usize> = case["rounds"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as usize).collect();
         assert_eq!(t.rounds, rounds, "{line}");
         assert_eq!(t.seed_size, case["seed"].as_u64().unwrap() as usize);
