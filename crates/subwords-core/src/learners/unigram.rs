@@ -710,7 +710,7 @@ fn losses(runs: &Runs, table: &Table, stored: &Stored) -> Vec<f64> {
                             continue;
                         }
                         used.push(arc.piece);
-                        let without = s.lattice.best_score_without(arc.piece, &mut s.without).unwrap_or(NEG_INF);
+                        let without = s.lattice.best_score_without_from(arc.piece, Some(&s.viterbi.score), &mut s.without);
                         if without != with {
                             out.push((arc.piece, c * (with - without)));
                         }

@@ -251,32 +251,47 @@ impl Lattice {
     }
 
     /// The Viterbi score with the arcs of `piece` taken out (the table not renormalised), or
-    /// `None` if the unit then has no spelling. Only the score: ties do not change it.
-    pub fn best_score_without(&self, piece: u32, score: &mut Vec<f64>) -> Option<f64> {
+    /// `-inf` if the unit then has no spelling. Only the score: ties do not change it.
+    pub fn best_score_without(&self, piece: u32, score: &mut Vec<f64>) -> f64 {
+        self.best_score_without_from(piece, None, score)
+    }
+
+    /// [`Lattice::best_score_without`] reusing `viterbi` (the full lattice's best scores from
+    /// each position, as [`Lattice::viterbi_with`] leaves them): positions after the last arc of
+    /// `piece` keep their score, the rest are recomputed. An unreachable position scores `-inf`
+    /// (a reachable `-inf` is treated alike; it can only lose a maximum, so the result is the
+    /// same double).
+    pub fn best_score_without_from(&self, piece: u32, viterbi: Option<&[f64]>, score: &mut Vec<f64>) -> f64 {
         let n = self.n;
         score.clear();
         score.resize(n + 1, NEG_INF);
-        let mut reach = vec![false; n + 1];
-        reach[n] = true;
         score[n] = 0.0;
-        for i in (0..n).rev() {
+        let mut top = n;
+        if let Some(v) = viterbi {
+            let last = self.arcs.iter().rposition(|a| a.piece == piece);
+            match last {
+                None => return v[0],
+                Some(k) => {
+                    top = self.arcs[k].start as usize + 1;
+                    score[top..].copy_from_slice(&v[top..]);
+                }
+            }
+        }
+        for i in (0..top.min(n)).rev() {
             let mut best = NEG_INF;
-            let mut any = false;
             for a in &self.arcs[self.starting(i)] {
                 let j = a.end as usize;
-                if a.piece == piece || !reach[j] {
+                if a.piece == piece || score[j] == NEG_INF {
                     continue;
                 }
                 let sc = a.log_prob + score[j];
-                if !any || sc > best {
+                if sc > best {
                     best = sc;
-                    any = true;
                 }
             }
             score[i] = best;
-            reach[i] = any;
         }
-        reach[0].then_some(score[0])
+        score[0]
     }
 
     /// The `k` best spellings in the tie order (`k = usize::MAX`: every spelling; exponential,
