@@ -521,3 +521,66 @@ fn parse_hex(s: &str) -> f64 {
     let v = m as f64 * 2f64.powi(exp - 4 * frac.len() as i32);
     if neg { -v } else { v }
 }
+
+/// Differential check of the segmenters against the Python reference: JSON lines (a trained
+/// table's rows and log-probs, probe words with their arc counts, `log P`, Viterbi, fewest,
+/// 3-best, every spelling, and draws with given seeds and alphas) from the file named by
+/// `UNIGRAM_SEG_DIFF`; everything must agree, doubles to the bit and draws draw for draw.
+#[test]
+#[ignore]
+fn segmenters_against_the_reference() {
+    let Ok(path) = std::env::var("UNIGRAM_SEG_DIFF") else { return };
+    let text = std::fs::read_to_string(path).unwrap();
+    let strs = |v: &serde_json::Value| -> Vec<String> { v.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect() };
+    let (mut cases, mut probes) = (0, 0);
+    for line in text.lines() {
+        let case: serde_json::Value = serde_json::from_str(line).unwrap();
+        let (spell, strip): (fn(&str) -> Vec<String>, &[u8]) = match case["spelling"].as_str().unwrap() {
+            "front" => (spell_front, b""),
+            "continuation" => (spell_continuation, b"##"),
+            _ => (spell_end, b""),
+        };
+        let rows: Vec<(String, f64)> = case["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r[0].as_str().unwrap().to_string(), parse_hex(r[1].as_str().unwrap())))
+            .collect();
+        let names: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
+        let pieces: Vec<(&[u8], u32, f64)> = rows.iter().enumerate().map(|(i, r)| (r.0.as_bytes(), i as u32, r.1)).collect();
+        let seg = UnigramSegmenter::new(&pieces, strip);
+        let named = |ids: &[u32]| -> Vec<String> { ids.iter().map(|&i| names[i as usize].clone()).collect() };
+        for p in case["probes"].as_array().unwrap() {
+            let syms = spell(p["word"].as_str().unwrap());
+            let l = seg.lattice(&syms);
+            assert_eq!(l.arcs().len() as u64, p["arcs"].as_u64().unwrap(), "{p}");
+            assert_eq!(l.log_probability().to_bits(), parse_hex(p["logp"].as_str().unwrap()).to_bits(), "{p}");
+            assert_eq!(named(&seg.viterbi(&syms).unwrap()), strs(&p["viterbi"]), "{p}");
+            assert_eq!(named(&seg.fewest(&syms).unwrap()), strs(&p["fewest"]), "{p}");
+            let lists = [("nbest", 3usize), ("all", usize::MAX)];
+            for (key, k) in lists {
+                let Some(want) = p.get(key) else { continue };
+                let got = seg.nbest(&syms, k);
+                let want: Vec<(Vec<String>, f64)> =
+                    want.as_array().unwrap().iter().map(|x| (strs(&x[0]), parse_hex(x[1].as_str().unwrap()))).collect();
+                assert_eq!(got.len(), want.len(), "{key} {p}");
+                for ((ids, s), (wp, ws)) in got.iter().zip(&want) {
+                    assert_eq!(&named(ids), wp, "{key} {p}");
+                    assert_eq!(s.to_bits(), ws.to_bits(), "{key} {p}");
+                }
+            }
+            let sm = &p["sample"];
+            let seed = sm["seed"].as_u64().unwrap();
+            let alpha = sm["alpha"].as_f64().unwrap();
+            for (k, want) in sm["pieces"].as_array().unwrap().iter().enumerate() {
+                let mut rng = SplitMix64::new(seed.wrapping_add(k as u64));
+                assert_eq!(named(&seg.sample(&syms, alpha, None, &mut rng).unwrap()), strs(want), "sample {k} {p}");
+            }
+            let mut rng = SplitMix64::new(seed);
+            assert_eq!(named(&seg.sample(&syms, alpha, Some(3), &mut rng).unwrap()), strs(&sm["nb"]), "sample nbest {p}");
+            probes += 1;
+        }
+        cases += 1;
+    }
+    eprintln!("{cases} tables, {probes} probe words agree");
+}
