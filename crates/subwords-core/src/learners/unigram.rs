@@ -534,6 +534,34 @@ fn walk(runs: &Runs, sufs: &[(u32, u32)], max_len: usize, mut emit: impl FnMut(u
     }
 }
 
+/// Cuts the sorted suffixes into about eight stretches per thread, each cut where the first
+/// two symbols change, so that no substring of two or more symbols spans two stretches and each
+/// can be walked on its own.
+fn parts(runs: &Runs, sufs: &[(u32, u32)]) -> Vec<std::ops::Range<usize>> {
+    let n = sufs.len();
+    let want = 8 * rayon::current_num_threads().max(1);
+    let head = |k: usize| -> [u32; 2] {
+        let p = sufs[k].0 as usize;
+        [runs.syms[p], runs.syms[p + 1]]
+    };
+    let mut out = Vec::new();
+    let mut from = 0;
+    for q in 1..want {
+        let mut cut = (n * q / want).max(from);
+        while cut > 0 && cut < n && head(cut) == head(cut - 1) {
+            cut += 1;
+        }
+        if cut > from && cut < n {
+            out.push(from..cut);
+            from = cut;
+        }
+    }
+    if from < n {
+        out.push(from..n);
+    }
+    out
+}
+
 /// The seed table. Returns it with the runs, the alphabet appended to `syms` (so every single
 /// symbol has a stretch to point at).
 fn seed(mut runs: Runs, texts: &[Vec<u8>], strip_right: &[u8], max_len: usize, seed_size: Option<usize>) -> (Table, Runs) {
@@ -564,17 +592,43 @@ fn seed(mut runs: Runs, texts: &[Vec<u8>], strip_right: &[u8], max_len: usize, s
     let cap_multi = seed_size.map(|s| s - a);
     let mut kept: Vec<(u32, u32, u64)> = Vec::new();
     let mut buf = Vec::new();
+    let parts = parts(&runs, &sufs);
+    // every distinct substring, in no particular order (the table is sorted by text below)
+    let all = |keep: &(dyn Fn(u64) -> bool + Sync)| -> Vec<(u32, u32, u64)> {
+        let lists: Vec<Vec<(u32, u32, u64)>> = parts
+            .par_iter()
+            .map(|r| {
+                let mut v = Vec::new();
+                walk(&runs, &sufs[r.clone()], max_len, |p, l, c| {
+                    if keep(c) {
+                        v.push((p, l, c))
+                    }
+                });
+                v
+            })
+            .collect();
+        lists.concat()
+    };
     match cap_multi {
-        None => walk(&runs, &sufs, max_len, |p, l, c| kept.push((p, l, c))),
+        None => kept = all(&|_| true),
         Some(cap) => {
+            let hists: Vec<FxHashMap<u64, u64>> = parts
+                .par_iter()
+                .map(|r| {
+                    let mut h: FxHashMap<u64, u64> = FxHashMap::default();
+                    walk(&runs, &sufs[r.clone()], max_len, |_, _, c| *h.entry(c).or_insert(0) += 1);
+                    h
+                })
+                .collect();
             let mut hist: FxHashMap<u64, u64> = FxHashMap::default();
-            let mut n_multi = 0usize;
-            walk(&runs, &sufs, max_len, |_, _, c| {
-                *hist.entry(c).or_insert(0) += 1;
-                n_multi += 1;
-            });
-            if n_multi <= cap {
-                walk(&runs, &sufs, max_len, |p, l, c| kept.push((p, l, c)));
+            for h in hists {
+                for (c, k) in h {
+                    *hist.entry(c).or_insert(0) += k;
+                }
+            }
+            let n_multi: u64 = hist.values().sum();
+            if n_multi as usize <= cap {
+                kept = all(&|_| true);
             } else if cap > 0 {
                 let mut values: Vec<(u64, u64)> = hist.into_iter().collect();
                 values.sort_unstable_by(|x, y| y.0.cmp(&x.0));
@@ -586,23 +640,18 @@ fn seed(mut runs: Runs, texts: &[Vec<u8>], strip_right: &[u8], max_len: usize, s
                     }
                     above += k as usize;
                 }
-                let mut ties: Vec<(u32, u32, u64)> = Vec::new();
-                walk(&runs, &sufs, max_len, |p, l, c| {
-                    if c > thr {
-                        kept.push((p, l, c));
-                    } else if c == thr {
-                        ties.push((p, l, c));
-                    }
-                });
-                let mut tie_texts: Vec<(Vec<u8>, (u32, u32, u64))> = ties
-                    .into_iter()
-                    .map(|t| {
+                let found = all(&|c| c >= thr);
+                let mut ties: Vec<(Vec<u8>, (u32, u32, u64))> = Vec::new();
+                for t in found {
+                    if t.2 > thr {
+                        kept.push(t);
+                    } else {
                         join(texts, &runs.syms[t.0 as usize..(t.0 + t.1) as usize], strip_right, &mut buf);
-                        (buf.clone(), t)
-                    })
-                    .collect();
-                tie_texts.par_sort_unstable_by(|x, y| x.0.cmp(&y.0));
-                kept.extend(tie_texts.into_iter().take(cap - above).map(|x| x.1));
+                        ties.push((buf.clone(), t));
+                    }
+                }
+                ties.par_sort_unstable_by(|x, y| x.0.cmp(&y.0));
+                kept.extend(ties.into_iter().take(cap - above).map(|x| x.1));
             }
         }
     }
