@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import strategies as st
 
 
 def assert_same(reference, rust, data, probe_texts, report_keys, **opts):
@@ -31,3 +32,14 @@ def assert_same(reference, rust, data, probe_texts, report_keys, **opts):
         unk = ref.piece_to_id("[UNK]") if "[UNK]" in ref.rows else None
         if unk not in ids:  # every symbol spellable: the round trip is exact on normalized text
             assert ref.decode(ids) == ref.normalize(text), text
+
+
+# Random small count tables over a few letters (one of them outside ASCII).
+letters = st.sampled_from(["ab", "abc", "abcé", "xyz"])
+
+
+@st.composite
+def count_tables(draw):
+    alphabet = draw(letters)
+    word = st.text(alphabet=alphabet, min_size=1, max_size=7)
+    return draw(st.dictionaries(word, st.integers(1, 7), min_size=1, max_size=6))

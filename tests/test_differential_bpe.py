@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from differential import assert_same as shared_assert_same
+from differential import count_tables, letters
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,15 +33,6 @@ SETTINGS = settings(
 
 # the two main properties run on thousands of corpora together
 MANY = settings(SETTINGS, max_examples=1000)
-
-letters = st.sampled_from(["ab", "abc", "abcé", "xyz"])
-
-
-@st.composite
-def count_tables(draw):
-    alphabet = draw(letters)
-    word = st.text(alphabet=alphabet, min_size=1, max_size=7)
-    return draw(st.dictionaries(word, st.integers(1, 7), min_size=1, max_size=6))
 
 
 @st.composite

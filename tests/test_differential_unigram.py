@@ -13,6 +13,8 @@ import importlib
 import math
 
 import pytest
+
+from differential import count_tables, letters
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,15 +39,6 @@ SETTINGS = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-
-letters = st.sampled_from(["ab", "abc", "abcé", "xyz"])
-
-
-@st.composite
-def count_tables(draw):
-    alphabet = draw(letters)
-    word = st.text(alphabet=alphabet, min_size=1, max_size=7)
-    return draw(st.dictionaries(word, st.integers(1, 7), min_size=1, max_size=6))
 
 
 @st.composite

@@ -1209,6 +1209,8 @@ struct ModelFile {
 /// Unigram pieces as paths of symbol ids (node 0 is the root).
 struct SymbolTrie {
     edges: FxHashMap<(u32, u32), u32>,
+    /// the root's children by symbol id (every lattice position starts there)
+    root: Vec<u32>,
     /// (row id, log-probability) of the piece a node spells; row `u32::MAX` for none
     piece: Vec<(u32, f64)>,
 }
@@ -1223,7 +1225,7 @@ impl Model {
         if log_probs.len() != self.rows.len() {
             return Err(bad(format!("{} log-probabilities for {} rows", log_probs.len(), self.rows.len())));
         }
-        let mut trie = SymbolTrie { edges: FxHashMap::default(), piece: vec![(NO_ID, 0.0)] };
+        let mut trie = SymbolTrie { edges: FxHashMap::default(), root: Vec::new(), piece: vec![(NO_ID, 0.0)] };
         for (id, (row, lp)) in self.rows.iter().zip(&log_probs).enumerate() {
             let piece = matches!(row.kind, RowKind::Alphabet | RowKind::Learned);
             match (piece, lp) {
@@ -1256,6 +1258,12 @@ impl Model {
                     }
                     trie.piece[u as usize] = (id as u32, v);
                 }
+            }
+        }
+        trie.root = vec![NO_ID; self.rows.len()];
+        for (&(u, x), &c) in &trie.edges {
+            if u == 0 {
+                trie.root[x as usize] = c;
             }
         }
         self.log_probs = log_probs;
@@ -1309,8 +1317,9 @@ impl Model {
         for i in 0..run.len() {
             let mut u = 0u32;
             for (j, &x) in run.iter().enumerate().skip(i) {
-                match trie.edges.get(&(u, x)) {
-                    Some(&c) => u = c,
+                let next = if u == 0 { trie.root.get(x as usize).copied().filter(|&c| c != NO_ID) } else { trie.edges.get(&(u, x)).copied() };
+                match next {
+                    Some(c) => u = c,
                     None => break,
                 }
                 let (piece, lp) = trie.piece[u as usize];
@@ -1333,7 +1342,26 @@ impl Model {
         out: &mut Vec<u32>,
         mode: &mut Mode,
     ) {
-        let mut lat = Lattice::default();
+        thread_local! {
+            static LATTICE: std::cell::RefCell<Lattice> = std::cell::RefCell::new(Lattice::default());
+        }
+        LATTICE.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut lat) => self.cut_lattice_with(&mut lat, syms, sym_spans, piece_spans, opaque, out, mode),
+            Err(_) => self.cut_lattice_with(&mut Lattice::default(), syms, sym_spans, piece_spans, opaque, out, mode),
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn cut_lattice_with(
+        &self,
+        lat: &mut Lattice,
+        syms: &[u32],
+        sym_spans: Option<&Vec<(u32, u32)>>,
+        piece_spans: &mut Vec<(u32, u32)>,
+        opaque: &[usize],
+        out: &mut Vec<u32>,
+        mode: &mut Mode,
+    ) {
         let mut i = 0;
         let mut k = 0;
         while i < syms.len() {
@@ -1357,7 +1385,7 @@ impl Model {
                 j += 1;
             }
             let run = &syms[i..j];
-            self.run_lattice(run, &mut lat);
+            self.run_lattice(run, lat);
             let arcs: Vec<u32> = match mode {
                 Mode::Fewest => lat.fewest().unwrap_or_default(),
                 Mode::Sample { alpha, nbest: None, rng } => lat.sample(*alpha, rng).unwrap_or_default(),
