@@ -472,7 +472,7 @@ CLI_MISTAKES = [
     [],
     ["train", "--vocab-size", "22", "-o", "m.json", "t.tsv", "--counts", "--bogus"],
     ["train", "--vocab-size", "22", "-o", "m.json", "t.tsv", "--spelling", "END"],
-    ["train", "--vocab-size", "22", "-o", "m.json", "t.tsv", "--model", "unigram"],
+    ["train", "--vocab-size", "22", "-o", "m.json", "t.tsv", "--model", "sentencepiece"],
     ["train", "--vocab-size", "twenty", "-o", "m.json", "t.tsv"],
     ["train", "--vocab-size", "0", "-o", "m.json", "t.tsv"],
     ["train", "--vocab-size", "-5", "-o", "m.json", "t.tsv"],
