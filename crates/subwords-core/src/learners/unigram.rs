@@ -406,6 +406,9 @@ pub fn train(
 /// least two, and log-probability). Returns each piece's loss, in the order given.
 pub fn losses_on(units: &Flat, symbol_texts: &[Vec<u8>], alphabet: &[Option<f64>], pieces: &[(Vec<u32>, f64)]) -> Result<Vec<f64>> {
     let a = symbol_texts.len();
+    if alphabet.len() != a {
+        return Err(Error::Option(format!("{} log-probabilities for an alphabet of {a} symbols", alphabet.len())));
+    }
     let (rank, _) = ranks(symbol_texts);
     // a symbol without a probability cuts runs: give it no rank
     let cut_rank: Vec<u32> = (0..a).map(|id| if alphabet[id].is_some() { rank[id] } else { NONE }).collect();

@@ -212,8 +212,13 @@ impl Lattice {
 
     /// The likeliest spelling under the tie rules, or `None` if no walk reaches the end.
     pub fn viterbi(&self) -> Option<Spelling> {
-        let mut s = ViterbiScratch::default();
-        self.viterbi_with(&mut s).then(|| Spelling { score: s.score[0], arcs: s.walk(self) })
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<ViterbiScratch> = std::cell::RefCell::new(ViterbiScratch::default());
+        }
+        SCRATCH.with(|s| {
+            let s = &mut *s.borrow_mut();
+            self.viterbi_with(s).then(|| Spelling { score: s.score[0], arcs: s.walk(self) })
+        })
     }
 
     /// Viterbi into reusable buffers; false if the unit has no spelling.
