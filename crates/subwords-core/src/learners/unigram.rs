@@ -706,7 +706,7 @@ fn em_round(runs: &Runs, table: &mut Table, stored: &Stored) {
         let terms: Vec<Vec<(u32, f64)>> = batch
             .par_iter()
             .map_init(Scratch::default, |s, chunk| {
-                let mut out = Vec::new();
+                let mut out = Vec::with_capacity(chunk.arcs.len());
                 for (k, r) in chunk.runs.clone().enumerate() {
                     Stored::lattice(chunk, k, runs.run(r).len(), table, &mut s.lattice);
                     s.lattice.forward(1.0, &mut s.alpha);
