@@ -45,16 +45,20 @@
 //! position); pruning O(A) plus one Viterbi per (run, piece of its best spelling).
 //!
 //! Performance notes (2 cores; `front` spelling, vocabulary 32k, `max_piece_length` 16,
-//! `seed_size` 1M, as sentencepiece's defaults; measured with the `bench_english` test):
+//! `seed_size` 1M, as sentencepiece's defaults; measured with the `bench_english` test; the
+//! machine is shared, so only same-hour ratios count):
 //! * English 6.9 MB (116k distinct units): building each run's lattice from a hash trie on
 //!   every pass was 45% of the time (9.0 s). The arcs are now found once, stored as
 //!   (start, piece) — 8 bytes, the end is `start + len[piece]` — and filtered after each
-//!   pruning round: 4.2–4.6 s (sentencepiece 10.4 s, same peak memory ~150 MB).
-//! * 145 MB mixed text (2.0 M distinct units): 101 s, 2.1 GB peak including the test's own
-//!   corpus and word table (sentencepiece 432 s, 2.7 GB).
-//! * What is left is mostly `exp` and `log1p` (~35%): the folds are sequential by
-//!   specification, so the only saving taken is exact — `logaddexp` skips both calls when the
-//!   smaller term is below half an ulp of the larger (see `segmenters::lattice::logaddexp`).
+//!   pruning round; with the parallel suffix walk and the exact `logaddexp` shortcut: 2.9–3.0 s
+//!   (sentencepiece 10.4 s; both ~150 MB peak).
+//! * 145 MB mixed text (2.0 M distinct units): 98 s wall, 1.59 GB peak including the test's own
+//!   copy of the corpus and its word table (sentencepiece 432 s wall / 521 s CPU, 2.71 GB).
+//!   Profile: `log1p` + `exp` 42%, building lattices from the stored arcs 11%, the suffix sort
+//!   5%, forward + backward 8%, losses (Viterbi + scores without a piece) 5%.
+//! * What is left is mostly `exp` and `log1p`: the folds are sequential by specification, so
+//!   the only saving taken is exact — `logaddexp` skips both calls when the smaller term is
+//!   below half an ulp of the larger (see `segmenters::lattice::logaddexp`).
 //! * The E-step terms are produced and folded one batch of runs at a time, so memory is the
 //!   table, the runs, the arcs and one batch of terms.
 
