@@ -584,3 +584,21 @@ fn segmenters_against_the_reference() {
     }
     eprintln!("{cases} tables, {probes} probe words agree");
 }
+
+#[test]
+fn one_long_unit() {
+    // adversarial: one unit of 200 000 identical symbols; with the length bound the seed is 16
+    // pieces and the lattice 16 arcs per position, so this is linear.
+    let word = "a".repeat(200_000);
+    let c = corpus(&[(word.as_str(), 3), ("b", 1)]);
+    let p = UnigramParams { max_piece_length: Some(16), ..UnigramParams::new(10) };
+    let t = run(&c, p);
+    // a, a</w>, b</w>; a^2..a^16; a^1..a^15 followed by a</w>
+    assert_eq!(t.seed_size, 3 + 15 + 15);
+    assert_eq!(t.rounds.last(), Some(&10));
+    // without a bound a short one is still fine: every substring is a candidate
+    let word = "ab".repeat(300);
+    let c = corpus(&[(word.as_str(), 2)]);
+    let t = run(&c, UnigramParams::new(40));
+    assert_eq!(t.rounds.last(), Some(&40));
+}
