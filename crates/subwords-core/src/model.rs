@@ -608,7 +608,11 @@ impl Model {
         if opaque.is_empty() {
             replay(&mut syms, want.then_some(&mut local), &self.merge_map, dropout);
         } else {
-            replay_around(&mut syms, want.then_some(&mut local), &opaque, &self.merge_map, dropout);
+            let kept = replay_around(&mut syms, want.then_some(&mut local), &opaque, &self.merge_map, dropout);
+            if self.stream_from.is_some() {
+                let at = out.len();
+                STREAM_OPAQUE.with(|o| o.borrow_mut().extend(kept.iter().map(|k| at + k)));
+            }
         }
         out.extend_from_slice(&syms);
         if let Some(sp) = spans.as_deref_mut() {
@@ -758,6 +762,8 @@ impl Model {
 
     /// The pieces of one unit, merges replayed, through the cache.
     pub fn encode_unit(&self, unit: &str, out: &mut Vec<u32>, cache: Option<&mut Cache>) -> Result<()> {
+        // a cached unit would lose where its opaque pieces are, which stream merges need
+        let cache = if self.stream_from.is_some() { None } else { cache };
         match cache {
             Some(cache) => {
                 if let Some(ids) = cache.get(unit) {
@@ -793,6 +799,7 @@ impl Model {
     }
 
     pub fn encode_with_cache(&self, text: &str, cache: &mut Cache) -> Result<Vec<u32>> {
+        self.start_text();
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
         let mut err = None;
         self.spelling.for_each_unit(text, |unit, _| {
@@ -806,9 +813,26 @@ impl Model {
             return Err(e);
         }
         if self.stream_from.is_some() {
-            replay(&mut out, None, &self.stream_map, None);
+            self.replay_stream(&mut out, None, None);
         }
         Ok(out)
+    }
+
+    /// A new text: forget opaque positions a failed encoding may have left behind.
+    fn start_text(&self) {
+        if self.stream_from.is_some() {
+            STREAM_OPAQUE.with(|o| o.borrow_mut().clear());
+        }
+    }
+
+    /// Two-stage models: the stream merges over the whole text, around the opaque pieces.
+    fn replay_stream(&self, out: &mut Vec<u32>, spans: Option<&mut Vec<(u32, u32)>>, dropout: Option<(f64, &mut SmallRng)>) {
+        let opaque = STREAM_OPAQUE.with(|o| std::mem::take(&mut *o.borrow_mut()));
+        if opaque.is_empty() {
+            replay(out, spans, &self.stream_map, dropout);
+        } else {
+            replay_around(out, spans, &opaque, &self.stream_map, dropout);
+        }
     }
 
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
@@ -857,6 +881,7 @@ impl Model {
 
     /// Encodes with a segmenter other than the model's default (no cache: every call is fresh).
     pub fn encode_mode(&self, text: &str, mut mode: Mode) -> Result<Vec<u32>> {
+        self.start_text();
         let mut out = Vec::new();
         let mut err = None;
         self.spelling.for_each_unit(text, |unit, _| {
@@ -875,7 +900,7 @@ impl Model {
                 Mode::Dropout(p, rng) => Some((*p, rng)),
                 _ => None,
             };
-            replay(&mut out, None, &self.stream_map, dropout);
+            self.replay_stream(&mut out, None, dropout);
         }
         Ok(out)
     }
@@ -899,6 +924,7 @@ impl Model {
     }
 
     fn encode_with_spans_raw(&self, text: &str) -> Result<(Vec<u32>, Vec<(usize, usize)>)> {
+        self.start_text();
         let mut ids = Vec::new();
         let mut spans_out: Vec<(u32, u32)> = Vec::new();
         let mark = self.spelling.front_mark();
@@ -921,7 +947,7 @@ impl Model {
             return Err(e);
         }
         if self.stream_from.is_some() {
-            replay(&mut ids, Some(&mut spans_out), &self.stream_map, None);
+            self.replay_stream(&mut ids, Some(&mut spans_out), None);
         }
         Ok((ids, spans_out.into_iter().map(|(x, y)| (x as usize, y as usize)).collect()))
     }
@@ -1575,9 +1601,10 @@ fn replay_around(
     opaque: &[usize],
     merges: &MergeMap,
     mut dropout: Option<(f64, &mut SmallRng)>,
-) {
+) -> Vec<usize> {
     let mut out = Vec::with_capacity(syms.len());
     let mut out_spans = Vec::new();
+    let mut kept = Vec::with_capacity(opaque.len());
     let mut k = 0;
     let mut i = 0;
     while i <= syms.len() {
@@ -1591,6 +1618,7 @@ fn replay_around(
             out_spans.extend(rs);
         }
         if end < syms.len() {
+            kept.push(out.len());
             out.push(syms[end]);
             if let Some(sp) = spans.as_deref() {
                 out_spans.push(sp[end]);
@@ -1603,4 +1631,11 @@ fn replay_around(
     if let Some(sp) = spans {
         *sp = out_spans;
     }
+    kept
+}
+
+thread_local! {
+    /// Two-stage models: where, in the text's pieces so far, the pieces standing for unknown
+    /// symbols are, so that the stream merges leave them alone as the unit merges do.
+    static STREAM_OPAQUE: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
 }
