@@ -298,6 +298,34 @@ def choose_alphabet(
 
 
 # ------------------------------------------------------------------------------------------------
+# counting
+
+
+def count_corpus(texts, sp, text_units=None):
+    """What every learner starts from: each unit with its count, the ``front`` normalizations
+    the texts needed (None for other spellings), and each symbol's count."""
+    if text_units is None:
+        text_units = [(sp.units(t), c) for t, c in texts]
+    unit_counts: dict = {}
+    for units, c in text_units:
+        for u in units:
+            unit_counts[u] = unit_counts.get(u, 0) + c
+    if not unit_counts:
+        raise InputError("the corpus is empty: it holds no units to learn from")
+    norms = None
+    if sp.name == "front":
+        seen: set = set()
+        for t, _ in texts:
+            seen.update(sp.normalizations(t))
+        norms = [n for n in NORMALIZATIONS if n in seen]
+    symbol_counts: dict = {}
+    for u, c in unit_counts.items():
+        for s in u:
+            symbol_counts[s] = symbol_counts.get(s, 0) + c
+    return unit_counts, norms, symbol_counts
+
+
+# ------------------------------------------------------------------------------------------------
 # train
 
 
@@ -384,23 +412,7 @@ def train_merges(
 
     texts = reader(data)
     text_units = [(sp.units(t), c) for t, c in texts]
-    unit_counts: dict = {}
-    for units, c in text_units:
-        for u in units:
-            unit_counts[u] = unit_counts.get(u, 0) + c
-    if not unit_counts:
-        raise InputError("the corpus is empty: it holds no units to learn from")
-
-    norms = None
-    if sp.name == "front":
-        seen = set()
-        for t, _ in texts:
-            seen.update(sp.normalizations(t))
-        norms = [n for n in NORMALIZATIONS if n in seen]
-    symbol_counts: dict = {}
-    for u, c in unit_counts.items():
-        for s in u:
-            symbol_counts[s] = symbol_counts.get(s, 0) + c
+    unit_counts, norms, symbol_counts = count_corpus(texts, sp, text_units)
 
     if model == "word":
         return _train_word(opts, sp, unit_counts, symbol_counts, norms, reader)

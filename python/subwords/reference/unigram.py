@@ -89,11 +89,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from subwords.errors import InputError, SubwordsError
+from subwords.errors import SubwordsError
 
 from .spelling import MARKER, UNK, Spelling, byte_row, make_spelling
 from .tokenizer import Tokenizer
-from .training import NORMALIZATIONS, choose_alphabet, read_data, validate
+from .training import choose_alphabet, count_corpus, read_data, validate
 
 NEG_INF = -math.inf
 
@@ -733,22 +733,7 @@ def train_unigram(
         return read_data(d, input_errors, counts=counts and not isinstance(d, Mapping))
 
     texts = reader(data)
-    unit_counts: dict = {}
-    for t, c in texts:
-        for u in sp.units(t):
-            unit_counts[u] = unit_counts.get(u, 0) + c
-    if not unit_counts:
-        raise InputError("the corpus is empty: it holds no units to learn from")
-    norms = None
-    if sp.name == "front":
-        seen: set = set()
-        for t, _ in texts:
-            seen.update(sp.normalizations(t))
-        norms = [n for n in NORMALIZATIONS if n in seen]
-    symbol_counts: dict = {}
-    for u, c in unit_counts.items():
-        for s in u:
-            symbol_counts[s] = symbol_counts.get(s, 0) + c
+    unit_counts, norms, symbol_counts = count_corpus(texts, sp)
 
     alphabet = choose_alphabet(symbol_counts, sp, alphabet_size, character_coverage)
     kept = set(alphabet)
