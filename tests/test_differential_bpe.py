@@ -8,16 +8,12 @@ The alphabets are tiny on purpose: with two or three letters ties, overlapping p
 
 from __future__ import annotations
 
-import pytest
-
 from differential import assert_same as shared_assert_same
 from differential import count_tables, letters
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import RUST_SKIP
 
-pytestmark = RUST_SKIP
 
 SPELLINGS = ["end", "continuation", "front", "bytes"]
 # Report keys both engines must agree on. (The front `normalizations` entry is pinned by the golden

@@ -9,7 +9,6 @@ the losses (zero and otherwise) are everywhere, and the text order of pieces dec
 
 from __future__ import annotations
 
-import importlib
 import math
 
 import pytest
@@ -20,16 +19,6 @@ from hypothesis import strategies as st
 
 from subwords.errors import SubwordsError
 
-
-def _rust_has_unigram() -> bool:
-    try:
-        api = importlib.import_module("subwords._api")
-    except ImportError:
-        return False
-    return "unigram" in api._MODELS
-
-
-pytestmark = pytest.mark.skipif(not _rust_has_unigram(), reason="the Rust engine has no Unigram yet")
 
 SPELLINGS = ["end", "continuation", "front", "bytes"]
 REL = 1e-9

@@ -27,15 +27,6 @@ from subwords.reference import wordpiece
 from subwords.reference.spelling import make_spelling
 
 
-def _rust_has_wordpiece() -> bool:
-    try:
-        from subwords import _api
-    except ImportError:
-        return False
-    return "wordpiece" in _api._MODELS
-
-
-RUST = pytest.mark.skipif(not _rust_has_wordpiece(), reason="the Rust engine has no WordPiece yet")
 
 SPELLINGS = ["continuation", "end"]
 REPORT_KEYS = ["alphabet_size", "merges_learned", "stop", "corpus_pieces_before",
@@ -110,7 +101,6 @@ def rust():
     return importlib.import_module("subwords")
 
 
-@RUST
 @SETTINGS
 @given(data=st.data(), table=count_tables(), spelling=st.sampled_from(SPELLINGS), texts=probes)
 def test_count_tables(reference, rust, data, table, spelling, texts):
@@ -119,7 +109,6 @@ def test_count_tables(reference, rust, data, table, spelling, texts):
     assert_same(reference, rust, table, texts + list(table), **opts)
 
 
-@RUST
 @SETTINGS
 @given(data=st.data(), corpus=text_corpora(), spelling=st.sampled_from(SPELLINGS), texts=probes)
 def test_texts(reference, rust, data, corpus, spelling, texts):
@@ -133,7 +122,6 @@ def test_texts(reference, rust, data, corpus, spelling, texts):
     assert_same(reference, rust, corpus, texts + corpus, **opts)
 
 
-@RUST
 @SETTINGS
 @given(table=count_tables(), spelling=st.sampled_from(SPELLINGS),
        rule=st.sampled_from(["filter", "stop"]), min_count=st.integers(1, 4))

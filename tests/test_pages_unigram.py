@@ -21,18 +21,7 @@ from subwords.errors import SubwordsError
 from subwords.reference import unigram
 
 
-def _rust_has_unigram() -> bool:
-    try:
-        api = importlib.import_module("subwords._api")
-    except ImportError:
-        return False
-    return "unigram" in api._MODELS
-
-
-RUST_UNIGRAM = pytest.mark.skipif(not _rust_has_unigram(), reason="the Rust engine has no Unigram yet")
-
-
-@pytest.fixture(scope="module", params=["reference", pytest.param("rust", marks=RUST_UNIGRAM)])
+@pytest.fixture(scope="module", params=["reference", "rust"])
 def engine(request):
     return importlib.import_module("subwords.reference" if request.param == "reference" else "subwords")
 

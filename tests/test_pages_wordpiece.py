@@ -66,24 +66,11 @@ from subwords.reference import wordpiece
 from subwords.reference.spelling import make_spelling
 
 
-def _rust_has_wordpiece() -> bool:
-    try:
-        from subwords import _api
-    except ImportError:
-        return False
-    return "wordpiece" in _api._MODELS
-
-
 @pytest.fixture(
     scope="module",
     params=[
         "reference",
-        pytest.param(
-            "rust",
-            marks=pytest.mark.skipif(
-                not _rust_has_wordpiece(), reason="the Rust engine has no WordPiece yet"
-            ),
-        ),
+        "rust",
     ],
 )
 def engine(request):
