@@ -12,7 +12,6 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
 from . import _core
