@@ -325,6 +325,25 @@ def count_corpus(texts, sp, text_units=None):
     return unit_counts, norms, symbol_counts
 
 
+def size_floor(sp, alphabet, vocab_size, byte_fallback, byte_fallback_in_budget):
+    """Size accounting (DESIGN section 2): the byte-fallback rows, the special rows, and the
+    smallest vocabulary the corpus allows; asking below it is refused."""
+    byte_rows: list = []
+    if byte_fallback:
+        byte_rows = [byte_row(b) for b in range(256)] + ([MARKER] if sp.has_marker_row else [])
+    specials = [UNK] if sp.has_unk else []
+    base_rows = len(specials) + len(alphabet) + (len(byte_rows) if byte_fallback_in_budget else 0)
+    if vocab_size < base_rows:
+        parts = f"{len(alphabet)} symbols" + (" + [UNK]" if specials else "")
+        if byte_fallback_in_budget:
+            parts += f" + {len(byte_rows)} byte-fallback rows"
+        raise SubwordsError(
+            f"vocab_size={vocab_size} is below the smallest vocabulary this corpus allows "
+            f"({parts} = {base_rows}); ask for at least {base_rows}"
+        )
+    return byte_rows, specials, base_rows
+
+
 # ------------------------------------------------------------------------------------------------
 # train
 
@@ -419,19 +438,7 @@ def train_merges(
 
     alphabet = choose_alphabet(symbol_counts, sp, alphabet_size, character_coverage)
     kept = set(alphabet)
-    byte_rows: list = []
-    if byte_fallback:
-        byte_rows = [byte_row(b) for b in range(256)] + ([MARKER] if sp.has_marker_row else [])
-    specials = [UNK] if sp.has_unk else []
-    base_rows = len(specials) + len(alphabet) + (len(byte_rows) if byte_fallback_in_budget else 0)
-    if vocab_size < base_rows:
-        parts = f"{len(alphabet)} symbols" + (" + [UNK]" if specials else "")
-        if byte_fallback_in_budget:
-            parts += f" + {len(byte_rows)} byte-fallback rows"
-        raise SubwordsError(
-            f"vocab_size={vocab_size} is below the smallest vocabulary this corpus allows "
-            f"({parts} = {base_rows}); ask for at least {base_rows}"
-        )
+    byte_rows, specials, base_rows = size_floor(sp, alphabet, vocab_size, byte_fallback, byte_fallback_in_budget)
     if two_stage and superword_at < base_rows:
         raise SubwordsError(
             f"superword_at={superword_at} is below the smallest vocabulary this corpus allows "

@@ -91,9 +91,9 @@ from collections.abc import Mapping
 
 from subwords.errors import SubwordsError
 
-from .spelling import MARKER, UNK, Spelling, byte_row, make_spelling
+from .spelling import MARKER, Spelling, make_spelling
 from .tokenizer import Tokenizer
-from .training import choose_alphabet, count_corpus, read_data, validate
+from .training import choose_alphabet, count_corpus, read_data, size_floor, validate
 
 NEG_INF = -math.inf
 
@@ -737,20 +737,8 @@ def train_unigram(
 
     alphabet = choose_alphabet(symbol_counts, sp, alphabet_size, character_coverage)
     kept = set(alphabet)
-    byte_rows: list = []
-    if byte_fallback:
-        byte_rows = [byte_row(b) for b in range(256)] + ([MARKER] if sp.has_marker_row else [])
-    specials = [UNK] if sp.has_unk else []
-    outside = len(specials) + (len(byte_rows) if byte_fallback_in_budget else 0)
-    base_rows = outside + len(alphabet)
-    if vocab_size < base_rows:
-        parts = f"{len(alphabet)} symbols" + (" + [UNK]" if specials else "")
-        if byte_fallback_in_budget:
-            parts += f" + {len(byte_rows)} byte-fallback rows"
-        raise SubwordsError(
-            f"vocab_size={vocab_size} is below the smallest vocabulary this corpus allows "
-            f"({parts} = {base_rows}); ask for at least {base_rows}"
-        )
+    byte_rows, specials, base_rows = size_floor(sp, alphabet, vocab_size, byte_fallback, byte_fallback_in_budget)
+    outside = base_rows - len(alphabet)
     if seed_size is not None and seed_size < len(alphabet):
         raise SubwordsError(
             f"seed_size={seed_size} is below the alphabet ({len(alphabet)} symbols), which the "
