@@ -406,7 +406,7 @@ impl Model {
     }
 
     pub fn piece_to_id(&self, piece: &str) -> Option<u32> {
-        if piece == UNK {
+        if piece == UNK && self.unk.is_some() {
             return self.unk;
         }
         if let Some(id) = self.rows.iter().position(|r| r.kind == RowKind::Special && r.text == piece.as_bytes()) {
