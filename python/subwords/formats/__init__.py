@@ -1,0 +1,30 @@
+"""Vocabularies made by other libraries, read and written token for token.
+
+``load(path)`` finds the format from the file itself (or takes ``format=``) and returns a
+tokenizer that encodes exactly as the library that made the file; ``export(tok, path, format)``
+writes a subwords model in another library's format, or refuses with the feature it cannot
+express. Each format lives in its own module:
+
+==================  ===============================================  ====================
+format              files                                            module
+==================  ===============================================  ====================
+``subwords``        subwords' own JSON model                         ``subwords._api``
+``hf``              Hugging Face ``tokenizer.json``                  ``huggingface``
+``vocab-merges``    ``vocab.json`` + ``merges.txt`` (GPT-2 style)    ``huggingface``
+``sentencepiece``   SentencePiece ``.model`` (protobuf ModelProto)   ``sentencepiece``
+``tiktoken``        tiktoken ``.tiktoken`` rank files                ``tiktoken``
+``subword-nmt``     subword-nmt codes files                          ``subword_nmt``
+``vocab-txt``       BERT ``vocab.txt``                               ``subwords._api.bert``
+==================  ===============================================  ====================
+
+Special tokens are never recognised in text unless the caller allows them: ``encode(text)``
+spells ``"<|endoftext|>"`` as ordinary text; ``encode(text, allowed_special="all")`` (or a set
+of surfaces) turns the allowed surfaces into their ids. That is tiktoken's safe default, applied
+to every format.
+"""
+
+from __future__ import annotations
+
+from ._foreign import FORMATS, Foreign, allowed_set, detect, export, load
+
+__all__ = ["FORMATS", "Foreign", "allowed_set", "detect", "export", "load"]
