@@ -13,6 +13,7 @@ pub mod model;
 pub mod options;
 pub mod progress;
 pub mod segmenters;
+pub mod sentencepiece;
 pub mod spelling;
 pub mod vocab;
 

@@ -3,6 +3,8 @@
 //! Every call that touches text releases the GIL. Errors become the classes of
 //! `subwords.errors`, never a bare `Exception`.
 
+mod sentencepiece;
+
 use std::io::Write;
 
 use pyo3::exceptions::PyOSError;
@@ -377,5 +379,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Trainer>()?;
     m.add_class::<PyModel>()?;
     m.add_class::<ProgressView>()?;
+    m.add_class::<sentencepiece::SpModel>()?;
     Ok(())
 }

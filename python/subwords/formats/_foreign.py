@@ -158,3 +158,21 @@ def export(tokenizer: Any, path: PathLike, format: str) -> None:
     else:
         from . import vocab_txt as mod  # type: ignore[no-redef]
     mod.export(tokenizer, path, format=format)
+
+
+def split_specials(text: str, allowed: frozenset[str]) -> list[tuple[str, bool]]:
+    """``text`` cut at every allowed special surface, longest match first, left to right:
+    [(part, is_special), ...]. Ordinary parts may be empty."""
+    import re
+
+    if not allowed:
+        return [(text, False)]
+    pattern = re.compile("|".join(re.escape(s) for s in sorted(allowed, key=lambda s: (-len(s), s))))
+    out: list[tuple[str, bool]] = []
+    pos = 0
+    for m in pattern.finditer(text):
+        out.append((text[pos:m.start()], False))
+        out.append((m.group(), True))
+        pos = m.end()
+    out.append((text[pos:], False))
+    return out

@@ -1,0 +1,653 @@
+//! SentencePiece `.model` files, encoded and decoded exactly as `sentencepiece` does.
+//!
+//! The pipeline is SentencePiece's own, step for step:
+//! 1. **Normalize** (`Normalizer`): user-defined symbols pass through untouched, the
+//!    precompiled character map rewrites the longest matching rule at each position, leading,
+//!    trailing and repeated spaces go when `remove_extra_whitespaces`, a `▁` is put in front when
+//!    `add_dummy_prefix`, and spaces become `▁` when `escape_whitespaces`.
+//! 2. **Segment** the whole normalized text: Unigram by Viterbi in single precision, scanning
+//!    start positions left to right and keeping the first best path on ties (so the piece that
+//!    starts earliest wins), user-defined symbols scored `len·max_score − 0.1`, an unknown character
+//!    scored `min_score − 10`; BPE by repeatedly joining the adjacent pair whose concatenation is
+//!    the highest-scoring piece, leftmost on ties, then undoing `UNUSED` pieces.
+//! 3. **Unknowns**: with byte fallback an unknown piece becomes its UTF-8 bytes `<0xNN>`;
+//!    without, a run of unknown pieces becomes one `<unk>`.
+//!
+//! Scores are `f32` as in the file and sums are done in `f32`, because that is what decides ties
+//! and near-ties in `sentencepiece`; a double-precision Viterbi would pick a different path on
+//! rare inputs.
+
+pub mod charsmap;
+pub mod proto;
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use rustc_hash::FxHashMap;
+use yada::DoubleArray;
+
+use crate::error::{Error, Result};
+use charsmap::Charsmap;
+use proto::ModelProto;
+
+const SPACE: &str = "\u{2581}";
+const UNK_PENALTY: f32 = 10.0;
+/// The largest model file accepted (the biggest public models are a few MB).
+pub const MAX_FILE_BYTES: usize = 1 << 30;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Unigram,
+    Bpe,
+}
+
+struct Normalizer {
+    charsmap: Option<Charsmap>,
+    add_dummy_prefix: bool,
+    remove_extra_whitespaces: bool,
+    escape_whitespaces: bool,
+}
+
+pub struct SpModel {
+    bytes: Vec<u8>,
+    pub kind: Kind,
+    pub pieces: Vec<String>,
+    pub scores: Vec<f32>,
+    pub types: Vec<i32>,
+    /// NORMAL, USER_DEFINED and UNUSED pieces (SentencePiece's `pieces_`), as a trie and a map.
+    trie: Option<DoubleArray<Vec<u8>>>,
+    index: FxHashMap<Box<[u8]>, u32>,
+    /// CONTROL, UNKNOWN and BYTE pieces (`reserved_id_map_`).
+    reserved: FxHashMap<Box<[u8]>, u32>,
+    /// User-defined symbols: matched first, never normalized or split.
+    user: Option<DoubleArray<Vec<u8>>>,
+    pub unk: u32,
+    byte_ids: Option<Box<[u32; 256]>>,
+    min_score: f32,
+    max_score: f32,
+    norm: Normalizer,
+    pub unk_surface: String,
+}
+
+/// One piece of a segmentation: bytes `start..end` of the normalized text and its id.
+type Cut = (u32, u32, u32);
+
+impl SpModel {
+    /// Reads a serialized `ModelProto`, refusing what `sentencepiece` would refuse and what this
+    /// engine does not reproduce exactly (each refusal names the feature).
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Self> {
+        let bad = |m: String| Error::ModelFile(m);
+        if bytes.len() > MAX_FILE_BYTES {
+            return Err(bad(format!("{} bytes is larger than any SentencePiece model ({MAX_FILE_BYTES})", bytes.len())));
+        }
+        let proto = proto::decode(&bytes)
+            .map_err(|e| bad(format!("not a SentencePiece model (the protobuf does not parse: {e})")))?;
+        let trainer = proto.trainer_spec.clone().unwrap_or_default();
+        let kind = match trainer.model_type.unwrap_or(proto::UNIGRAM) {
+            proto::UNIGRAM => Kind::Unigram,
+            proto::BPE => Kind::Bpe,
+            proto::WORD => return Err(bad("model_type WORD is not supported (only UNIGRAM and BPE)".into())),
+            proto::CHAR => return Err(bad("model_type CHAR is not supported (only UNIGRAM and BPE)".into())),
+            t => return Err(bad(format!("unknown model_type {t}"))),
+        };
+        if trainer.treat_whitespace_as_suffix.unwrap_or(false) {
+            return Err(bad("treat_whitespace_as_suffix is not supported".into()));
+        }
+        if let Some(d) = &proto.denormalizer_spec {
+            if d.precompiled_charsmap.as_ref().is_some_and(|c| !c.is_empty()) {
+                return Err(bad("a denormalizer (denormalizer_spec with a character map) is not supported".into()));
+            }
+        }
+        let spec = proto.normalizer_spec.clone().unwrap_or_default();
+        let charsmap = match spec.precompiled_charsmap.as_deref() {
+            Some(blob) if !blob.is_empty() => Some(Charsmap::parse(blob)?),
+            _ => None,
+        };
+        if charsmap.is_none() && spec.name.as_deref().is_some_and(|n| n != "identity" && !n.is_empty()) {
+            return Err(bad(format!(
+                "normalization rule {:?} comes without its precompiled character map",
+                spec.name.as_deref().unwrap_or_default()
+            )));
+        }
+        let norm = Normalizer {
+            charsmap,
+            add_dummy_prefix: spec.add_dummy_prefix.unwrap_or(true),
+            remove_extra_whitespaces: spec.remove_extra_whitespaces.unwrap_or(true),
+            escape_whitespaces: spec.escape_whitespaces.unwrap_or(true),
+        };
+        if proto.pieces.is_empty() {
+            return Err(bad("the model has no pieces".into()));
+        }
+        if proto.pieces.len() > (1 << 30) {
+            return Err(bad("too many pieces".into()));
+        }
+        let n = proto.pieces.len();
+        let mut pieces = Vec::with_capacity(n);
+        let mut scores = Vec::with_capacity(n);
+        let mut types = Vec::with_capacity(n);
+        let mut index: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
+        let mut reserved: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
+        let mut users: Vec<&str> = Vec::new();
+        let mut unk = None;
+        let mut min_score = f32::MAX;
+        let mut max_score = f32::MIN_POSITIVE;
+        for (id, p) in proto.pieces.iter().enumerate() {
+            let text = p.piece.clone().unwrap_or_default();
+            let score = p.score.unwrap_or(0.0);
+            let ty = p.r#type.unwrap_or(proto::NORMAL);
+            if text.is_empty() {
+                return Err(bad(format!("piece {id} is empty")));
+            }
+            if !score.is_finite() {
+                return Err(bad(format!("piece {id} ({text:?}) has score {score}")));
+            }
+            let normal = match ty {
+                proto::NORMAL | proto::USER_DEFINED | proto::UNUSED => true,
+                proto::UNKNOWN | proto::CONTROL | proto::BYTE => false,
+                t => return Err(bad(format!("piece {id} ({text:?}) has unknown type {t}"))),
+            };
+            let map = if normal { &mut index } else { &mut reserved };
+            if map.insert(text.as_bytes().into(), id as u32).is_some() {
+                return Err(bad(format!("piece {text:?} is defined twice")));
+            }
+            if ty == proto::UNKNOWN {
+                if unk.is_some() {
+                    return Err(bad("more than one unknown (<unk>) piece".into()));
+                }
+                unk = Some(id as u32);
+            }
+            if ty == proto::NORMAL {
+                min_score = min_score.min(score);
+                max_score = max_score.max(score);
+            }
+            pieces.push(text);
+            scores.push(score);
+            types.push(ty);
+        }
+        for (id, ty) in types.iter().enumerate() {
+            if *ty == proto::USER_DEFINED {
+                users.push(&pieces[id]);
+            }
+        }
+        let unk = unk.ok_or_else(|| bad("the model has no unknown (<unk>) piece".into()))?;
+        let byte_ids = if trainer.byte_fallback.unwrap_or(false) {
+            let mut ids = Box::new([0u32; 256]);
+            for b in 0..256usize {
+                let name = format!("<0x{b:02X}>");
+                match reserved.get(name.as_bytes()) {
+                    Some(&id) if types[id as usize] == proto::BYTE => ids[b] = id,
+                    _ => return Err(bad(format!("byte_fallback is on but the byte piece {name} is missing"))),
+                }
+            }
+            Some(ids)
+        } else {
+            None
+        };
+        let trie = build_trie(index.iter().map(|(k, &v)| (&**k, v)))?;
+        let user = if users.is_empty() {
+            None
+        } else {
+            build_trie(users.iter().map(|u| (u.as_bytes(), 0)))?
+        };
+        Ok(SpModel {
+            bytes,
+            kind,
+            pieces,
+            scores,
+            types,
+            trie,
+            index,
+            reserved,
+            user,
+            unk,
+            byte_ids,
+            min_score,
+            max_score,
+            norm,
+            unk_surface: trainer.unk_surface.unwrap_or_else(|| " \u{2047} ".to_string()),
+        })
+    }
+
+    /// The file as read (saving writes these bytes back unchanged).
+    pub fn to_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    pub fn byte_fallback(&self) -> bool {
+        self.byte_ids.is_some()
+    }
+
+    pub fn piece_to_id(&self, piece: &str) -> Option<u32> {
+        self.reserved.get(piece.as_bytes()).or_else(|| self.index.get(piece.as_bytes())).copied()
+    }
+
+    /// Normalized text, and for each of its bytes (plus one past the end) the byte offset in
+    /// `input` it came from.
+    pub fn normalize(&self, input: &str, offsets: bool) -> Result<(String, Vec<u32>)> {
+        let n = &self.norm;
+        let mut out: Vec<u8> = Vec::with_capacity(input.len() + 8);
+        let mut map: Vec<u32> = Vec::new();
+        let mut rest = input.as_bytes();
+        let mut consumed = 0usize;
+        if rest.is_empty() {
+            return Ok((String::new(), map));
+        }
+        if n.remove_extra_whitespaces {
+            while !rest.is_empty() {
+                let (s, len) = self.normalize_prefix(rest)?;
+                if s != b" " {
+                    break;
+                }
+                rest = &rest[len..];
+                consumed += len;
+            }
+        }
+        if rest.is_empty() {
+            return Ok((String::new(), map));
+        }
+        let space: &[u8] = if n.escape_whitespaces { SPACE.as_bytes() } else { b" " };
+        let push = |out: &mut Vec<u8>, map: &mut Vec<u32>, bytes: &[u8], at: usize| {
+            out.extend_from_slice(bytes);
+            if offsets {
+                map.extend(std::iter::repeat_n(at as u32, bytes.len()));
+            }
+        };
+        if n.add_dummy_prefix {
+            push(&mut out, &mut map, space, consumed);
+        }
+        let mut prev_space = n.remove_extra_whitespaces;
+        while !rest.is_empty() {
+            let (mut s, len) = self.normalize_prefix(rest)?;
+            while prev_space && s.first() == Some(&b' ') {
+                s = &s[1..];
+            }
+            if !s.is_empty() {
+                for &b in s {
+                    if n.escape_whitespaces && b == b' ' {
+                        push(&mut out, &mut map, SPACE.as_bytes(), consumed);
+                    } else {
+                        out.push(b);
+                        if offsets {
+                            map.push(consumed as u32);
+                        }
+                    }
+                }
+                prev_space = s.last() == Some(&b' ');
+            }
+            consumed += len;
+            rest = &rest[len..];
+            if !n.remove_extra_whitespaces {
+                prev_space = false;
+            }
+        }
+        if n.remove_extra_whitespaces {
+            while out.ends_with(space) {
+                let len = out.len() - space.len();
+                if offsets {
+                    consumed = map[len] as usize;
+                    map.truncate(len);
+                }
+                out.truncate(len);
+            }
+        }
+        if offsets {
+            map.push(consumed as u32);
+        }
+        // every step copies whole UTF-8 characters or whole replacement strings
+        let text = String::from_utf8(out).map_err(|_| Error::ModelFile("normalization produced invalid UTF-8".into()))?;
+        Ok((text, map))
+    }
+
+    /// SentencePiece's `NormalizePrefix`: a user-defined symbol as it is, else the longest
+    /// character-map rule, else one character.
+    #[inline]
+    fn normalize_prefix<'a>(&'a self, input: &'a [u8]) -> Result<(&'a [u8], usize)> {
+        if let Some(user) = &self.user {
+            if let Some(len) = user.common_prefix_search(input).map(|(_, l)| l).max() {
+                return Ok((&input[..len], len));
+            }
+        }
+        if let Some(map) = &self.norm.charsmap {
+            if let Some((s, len)) = map.longest(input)? {
+                return Ok((s.as_bytes(), len));
+            }
+        }
+        let len = char_len(input[0]).min(input.len());
+        Ok((&input[..len], len))
+    }
+
+    /// Ids of `text`, exactly as `SentencePieceProcessor.encode(text)`.
+    pub fn encode(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
+        let (normalized, _) = self.normalize(text, false)?;
+        let cuts = self.segment(normalized.as_bytes());
+        self.emit(normalized.as_bytes(), &cuts, out, None, None);
+        Ok(())
+    }
+
+    /// Ids with the byte span of `text` each covers (byte-fallback pieces of one character share
+    /// its span; the ones before the last are empty, as in SentencePiece).
+    pub fn encode_with_offsets(&self, text: &str) -> Result<(Vec<u32>, Vec<(u32, u32)>)> {
+        let (normalized, map) = self.normalize(text, true)?;
+        let cuts = self.segment(normalized.as_bytes());
+        let mut ids = Vec::new();
+        let mut spans = Vec::new();
+        self.emit(normalized.as_bytes(), &cuts, &mut ids, Some(&mut spans), Some(&map));
+        Ok((ids, spans))
+    }
+
+    pub fn segment(&self, normalized: &[u8]) -> Vec<Cut> {
+        if normalized.is_empty() {
+            return Vec::new();
+        }
+        match self.kind {
+            Kind::Unigram => self.viterbi(normalized),
+            Kind::Bpe => self.bpe(normalized),
+        }
+    }
+
+    fn emit(&self, normalized: &[u8], cuts: &[Cut], out: &mut Vec<u32>, mut spans: Option<&mut Vec<(u32, u32)>>, map: Option<&[u32]>) {
+        let mut prev_unk = false;
+        for &(start, end, id) in cuts {
+            let is_unk = id == self.unk;
+            let (ob, oe) = map.map_or((0, 0), |m| (m[start as usize], m[end as usize]));
+            if is_unk {
+                if let Some(bytes) = &self.byte_ids {
+                    let w = &normalized[start as usize..end as usize];
+                    for (i, &b) in w.iter().enumerate() {
+                        out.push(bytes[b as usize]);
+                        if let Some(s) = spans.as_deref_mut() {
+                            s.push(if i + 1 == w.len() { (ob, oe) } else { (ob, ob) });
+                        }
+                    }
+                    prev_unk = true;
+                    continue;
+                }
+                if prev_unk {
+                    if let Some(s) = spans.as_deref_mut() {
+                        if let Some(last) = s.last_mut() {
+                            last.1 = oe;
+                        }
+                    }
+                    continue;
+                }
+            }
+            out.push(id);
+            if let Some(s) = spans.as_deref_mut() {
+                s.push((ob, oe));
+            }
+            prev_unk = is_unk;
+        }
+    }
+
+    /// SentencePiece's optimized Viterbi (`EncodeOptimized`), in `f32`.
+    fn viterbi(&self, text: &[u8]) -> Vec<Cut> {
+        #[derive(Clone, Copy)]
+        struct Best {
+            id: u32,
+            score: f32,
+            start: i64,
+        }
+        let n = text.len();
+        let unk_score = self.min_score - UNK_PENALTY;
+        let mut best = vec![Best { id: u32::MAX, score: 0.0, start: -1 }; n + 1];
+        let mut start = 0usize;
+        while start < n {
+            let here = best[start].score;
+            let mblen = char_len(text[start]).min(n - start);
+            let mut has_single = false;
+            if let Some(trie) = &self.trie {
+                for (id, len) in trie.common_prefix_search(&text[start..]) {
+                    let ty = self.types[id as usize];
+                    if ty == proto::UNUSED {
+                        continue;
+                    }
+                    let end = start + len;
+                    let target = &mut best[end];
+                    if ty == proto::USER_DEFINED {
+                        // `length * max_score_ - 0.1` is computed in double, compared in double
+                        // against the stored float, and stored as float
+                        let s = (len as f32 * self.max_score) as f64 - 0.1;
+                        let cand = s + here as f64;
+                        if target.start == -1 || cand > target.score as f64 {
+                            *target = Best { id, score: cand as f32, start: start as i64 };
+                        }
+                    } else {
+                        let cand = self.scores[id as usize] + here;
+                        if target.start == -1 || cand > target.score {
+                            *target = Best { id, score: cand, start: start as i64 };
+                        }
+                    }
+                    if len == mblen {
+                        has_single = true;
+                    }
+                }
+            }
+            if !has_single {
+                let target = &mut best[start + mblen];
+                let cand = unk_score + here;
+                if target.start == -1 || cand > target.score {
+                    *target = Best { id: self.unk, score: cand, start: start as i64 };
+                }
+            }
+            start += mblen;
+        }
+        let mut cuts = Vec::new();
+        let mut end = n;
+        while end > 0 {
+            let b = best[end];
+            // every position reached has a predecessor: a one-character node always exists
+            let s = b.start.max(0) as usize;
+            cuts.push((s as u32, end as u32, b.id));
+            if s >= end {
+                break;
+            }
+            end = s;
+        }
+        cuts.reverse();
+        cuts
+    }
+
+    /// SentencePiece's BPE: join the adjacent pair whose concatenation is the best-scoring piece
+    /// (leftmost on ties) until none is a piece, then split `UNUSED` pieces back.
+    fn bpe(&self, text: &[u8]) -> Vec<Cut> {
+        #[derive(Clone, Copy)]
+        struct Sym {
+            start: u32,
+            len: u32,
+            prev: i32,
+            next: i32,
+            freeze: bool,
+        }
+        struct Pair {
+            score: f32,
+            left: i32,
+            right: i32,
+            size: u32,
+        }
+        impl PartialEq for Pair {
+            fn eq(&self, o: &Self) -> bool {
+                self.cmp(o) == Ordering::Equal
+            }
+        }
+        impl Eq for Pair {}
+        impl PartialOrd for Pair {
+            fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+                Some(self.cmp(o))
+            }
+        }
+        impl Ord for Pair {
+            fn cmp(&self, o: &Self) -> Ordering {
+                self.score.total_cmp(&o.score).then(o.left.cmp(&self.left))
+            }
+        }
+        let mut syms: Vec<Sym> = Vec::with_capacity(text.len());
+        let mut pos = 0usize;
+        while pos < text.len() {
+            let (len, freeze) = match self.user.as_ref().and_then(|u| u.common_prefix_search(&text[pos..]).map(|(_, l)| l).max()) {
+                Some(l) => (l, true),
+                None => (char_len(text[pos]).min(text.len() - pos), false),
+            };
+            let i = syms.len() as i32;
+            syms.push(Sym { start: pos as u32, len: len as u32, prev: i - 1, next: i + 1, freeze });
+            pos += len;
+        }
+        if let Some(last) = syms.last_mut() {
+            last.next = -1;
+        }
+        let mut heap: BinaryHeap<Pair> = BinaryHeap::new();
+        let mut rev: FxHashMap<(u32, u32), ((u32, u32), (u32, u32))> = FxHashMap::default();
+        let add = |syms: &[Sym], heap: &mut BinaryHeap<Pair>, rev: &mut FxHashMap<(u32, u32), ((u32, u32), (u32, u32))>, l: i32, r: i32| {
+            if l < 0 || r < 0 {
+                return;
+            }
+            let (a, b) = (syms[l as usize], syms[r as usize]);
+            if a.freeze || b.freeze {
+                return;
+            }
+            let piece = &text[a.start as usize..(a.start + a.len + b.len) as usize];
+            if let Some(&id) = self.index.get(piece) {
+                heap.push(Pair { score: self.scores[id as usize], left: l, right: r, size: a.len + b.len });
+                if self.types[id as usize] == proto::UNUSED {
+                    rev.insert((a.start, a.len + b.len), ((a.start, a.len), (b.start, b.len)));
+                }
+            }
+        };
+        for i in 1..syms.len() {
+            add(&syms, &mut heap, &mut rev, i as i32 - 1, i as i32);
+        }
+        while let Some(top) = heap.pop() {
+            let (l, r) = (top.left as usize, top.right as usize);
+            if syms[l].len == 0 || syms[r].len == 0 || syms[l].len + syms[r].len != top.size {
+                continue;
+            }
+            syms[l].len += syms[r].len;
+            syms[l].next = syms[r].next;
+            if syms[r].next >= 0 {
+                let nx = syms[r].next as usize;
+                syms[nx].prev = l as i32;
+            }
+            syms[r].len = 0;
+            let prev = syms[l].prev;
+            let next = syms[l].next;
+            add(&syms, &mut heap, &mut rev, prev, l as i32);
+            add(&syms, &mut heap, &mut rev, l as i32, next);
+        }
+        let mut cuts = Vec::new();
+        let mut i = 0i32;
+        while i >= 0 && !syms.is_empty() {
+            let s = syms[i as usize];
+            self.resegment(text, (s.start, s.len), &rev, &mut cuts, 0);
+            i = s.next;
+        }
+        cuts
+    }
+
+    fn resegment(&self, text: &[u8], (start, len): (u32, u32), rev: &FxHashMap<(u32, u32), ((u32, u32), (u32, u32))>, out: &mut Vec<Cut>, depth: usize) {
+        let w = &text[start as usize..(start + len) as usize];
+        let id = self.reserved.get(w).or_else(|| self.index.get(w)).copied().unwrap_or(self.unk);
+        if self.types[id as usize] == proto::UNUSED && depth < 4096 {
+            if let Some(&(a, b)) = rev.get(&(start, len)) {
+                self.resegment(text, a, rev, out, depth + 1);
+                self.resegment(text, b, rev, out, depth + 1);
+                return;
+            }
+        }
+        out.push((start, start + len, id));
+    }
+
+    /// Text of `ids`, exactly as `SentencePieceProcessor.decode(ids)`.
+    pub fn decode(&self, ids: &[u32]) -> Result<String> {
+        let n = self.pieces.len();
+        if let Some(&bad) = ids.iter().find(|&&i| i as usize >= n) {
+            return Err(Error::UnknownPiece(format!("id {bad} is out of range (the model has {n} pieces)")));
+        }
+        let strip_first = self.norm.add_dummy_prefix || self.norm.remove_extra_whitespaces;
+        let mut text = String::new();
+        let mut bytes: Vec<u8> = Vec::new();
+        let mut is_bos_ws = true;
+        let mut bos_ws_seen = false;
+        for &id in ids {
+            let ty = self.types[id as usize];
+            if ty == proto::BYTE {
+                bytes.push(piece_byte(&self.pieces[id as usize]));
+                continue;
+            }
+            flush_bytes(&mut bytes, &mut text);
+            if bos_ws_seen || !text.is_empty() {
+                is_bos_ws = false;
+            }
+            let piece = self.pieces[id as usize].as_str();
+            bos_ws_seen = false;
+            match ty {
+                proto::CONTROL => {}
+                proto::UNKNOWN => text.push_str(&self.unk_surface),
+                _ => {
+                    let mut p = piece;
+                    if is_bos_ws && strip_first {
+                        if let Some(rest) = p.strip_prefix(SPACE) {
+                            p = rest;
+                            bos_ws_seen = !self.norm.remove_extra_whitespaces;
+                        }
+                    }
+                    text.push_str(&p.replace(SPACE, " "));
+                }
+            }
+        }
+        flush_bytes(&mut bytes, &mut text);
+        Ok(text)
+    }
+}
+
+/// A trie over the given keys (values are ids); `None` when there are no keys.
+fn build_trie<'a>(keys: impl Iterator<Item = (&'a [u8], u32)>) -> Result<Option<DoubleArray<Vec<u8>>>> {
+    let mut keys: Vec<(&[u8], u32)> = keys.collect();
+    if keys.is_empty() {
+        return Ok(None);
+    }
+    if keys.iter().any(|(k, _)| k.contains(&0)) {
+        return Err(Error::ModelFile("a piece contains a NUL character, which SentencePiece cannot match".into()));
+    }
+    keys.sort_unstable();
+    let blob = yada::builder::DoubleArrayBuilder::build(&keys)
+        .map_err(|e| Error::ModelFile(format!("cannot index the pieces: {e}")))?;
+    DoubleArray::new(blob).map(Some).map_err(|e| Error::ModelFile(format!("cannot index the pieces: {e}")))
+}
+
+/// Length of the UTF-8 character starting with `b` (1 for a stray continuation byte), as
+/// SentencePiece's `OneCharLen`.
+#[inline]
+fn char_len(b: u8) -> usize {
+    const LEN: [u8; 16] = [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4];
+    LEN[(b >> 4) as usize] as usize
+}
+
+fn piece_byte(piece: &str) -> u8 {
+    // BYTE pieces were checked to be <0xNN> only when byte fallback is on; others decode as 0
+    piece.strip_prefix("<0x").and_then(|s| s.strip_suffix('>')).and_then(|h| u8::from_str_radix(h, 16).ok()).unwrap_or(0)
+}
+
+/// Appends a run of byte pieces as UTF-8, each byte of an invalid sequence as U+FFFD.
+fn flush_bytes(bytes: &mut Vec<u8>, text: &mut String) {
+    let mut rest: &[u8] = bytes;
+    while !rest.is_empty() {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                text.push_str(s);
+                break;
+            }
+            Err(e) => {
+                let good = e.valid_up_to();
+                text.push_str(std::str::from_utf8(&rest[..good]).unwrap_or_default());
+                text.push('\u{FFFD}');
+                rest = &rest[good + 1..];
+            }
+        }
+    }
+    bytes.clear();
+}
+
+impl ModelProto {
+    pub fn to_bytes(&self) -> Vec<u8> {
+        proto::encode(self)
+    }
+}

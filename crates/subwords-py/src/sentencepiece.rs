@@ -1,0 +1,125 @@
+//! `subwords._core.SpModel`: a SentencePiece `.model` file, encoded and decoded as
+//! `sentencepiece` does (see `subwords_core::sentencepiece`).
+
+use std::sync::OnceLock;
+
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::{PyBytes, PyList};
+use rayon::prelude::*;
+
+use subwords_core::sentencepiece::{Kind, SpModel as Core};
+
+use crate::{char_offsets, pool, to_py};
+
+#[pyclass(module = "subwords._core", frozen)]
+pub struct SpModel {
+    inner: Core,
+    ints: OnceLock<Vec<Py<PyAny>>>,
+}
+
+impl SpModel {
+    fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        let ints = self.ints.get_or_init(|| {
+            (0..self.inner.pieces.len() as u32).map(|i| i.into_pyobject(py).unwrap().into_any().unbind()).collect()
+        });
+        PyList::new(py, ids.iter().map(|&i| ints[i as usize].bind(py)))
+    }
+}
+
+#[pymethods]
+impl SpModel {
+    #[new]
+    fn new(py: Python<'_>, data: Vec<u8>) -> PyResult<Self> {
+        let inner = py.detach(|| Core::from_bytes(data)).map_err(|e| to_py(py, e))?;
+        Ok(SpModel { inner, ints: OnceLock::new() })
+    }
+
+    fn encode<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let ids = py
+            .detach(|| {
+                let mut out = Vec::new();
+                self.inner.encode(text, &mut out).map(|_| out)
+            })
+            .map_err(|e| to_py(py, e))?;
+        self.list(py, &ids)
+    }
+
+    fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<PyBackedStr>, threads: usize) -> PyResult<Bound<'py, PyList>> {
+        let workers = pool(threads)?;
+        let all: Vec<Vec<u32>> = py
+            .detach(|| {
+                workers.install(|| {
+                    texts
+                        .par_iter()
+                        .map(|t| {
+                            let mut out = Vec::new();
+                            self.inner.encode(t, &mut out).map(|_| out)
+                        })
+                        .collect::<subwords_core::Result<Vec<_>>>()
+                })
+            })
+            .map_err(|e| to_py(py, e))?;
+        let lists = all.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
+    }
+
+    /// (ids, starts, ends), offsets in code points of `text`.
+    fn encode_with_offsets(&self, py: Python<'_>, text: &str) -> PyResult<(Vec<u32>, Vec<u32>, Vec<u32>)> {
+        py.detach(|| {
+            let (ids, spans) = self.inner.encode_with_offsets(text)?;
+            let map = char_offsets(text);
+            Ok((ids, spans.iter().map(|s| map[s.0 as usize]).collect(), spans.iter().map(|s| map[s.1 as usize]).collect()))
+        })
+        .map_err(|e| to_py(py, e))
+    }
+
+    fn normalize(&self, py: Python<'_>, text: &str) -> PyResult<String> {
+        py.detach(|| self.inner.normalize(text, false).map(|(s, _)| s)).map_err(|e| to_py(py, e))
+    }
+
+    fn decode(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<String> {
+        py.detach(|| self.inner.decode(&ids)).map_err(|e| to_py(py, e))
+    }
+
+    fn piece_to_id(&self, piece: &str) -> Option<u32> {
+        self.inner.piece_to_id(piece)
+    }
+
+    #[getter]
+    fn pieces(&self) -> Vec<String> {
+        self.inner.pieces.clone()
+    }
+
+    #[getter]
+    fn scores(&self) -> Vec<f32> {
+        self.inner.scores.clone()
+    }
+
+    #[getter]
+    fn types(&self) -> Vec<i32> {
+        self.inner.types.clone()
+    }
+
+    #[getter]
+    fn kind(&self) -> &'static str {
+        match self.inner.kind {
+            Kind::Unigram => "unigram",
+            Kind::Bpe => "bpe",
+        }
+    }
+
+    #[getter]
+    fn byte_fallback(&self) -> bool {
+        self.inner.byte_fallback()
+    }
+
+    #[getter]
+    fn unk_id(&self) -> u32 {
+        self.inner.unk
+    }
+
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, self.inner.to_bytes())
+    }
+}

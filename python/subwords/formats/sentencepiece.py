@@ -1,0 +1,219 @@
+"""SentencePiece ``.model`` files (the protobuf ``ModelProto``), token for token.
+
+``load("m.model")`` returns a :class:`SentencePieceTokenizer` whose ``encode``/``decode`` give
+exactly what ``sentencepiece.SentencePieceProcessor`` gives for the same file: the same
+normalization (``nmt_nfkc`` or any precompiled character map, ``add_dummy_prefix``,
+``remove_extra_whitespaces``), Unigram Viterbi in single precision with SentencePiece's tie rule,
+BPE by piece score, user-defined symbols, byte fallback and ``<unk>`` runs. Files using what this
+engine cannot reproduce exactly (``model_type`` WORD/CHAR, ``treat_whitespace_as_suffix``, a
+denormalizer) are refused with the feature named.
+
+``export(tok, path)`` writes a subwords Unigram or BPE model on the ``front`` spelling as a
+``.model`` file that ``sentencepiece`` loads (see :func:`export` for what must hold).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Optional, Union
+
+from .._api import _threads
+from ..errors import InputError, ModelFileError, UnknownPieceError
+from ._foreign import Foreign, allowed_set
+
+#: piece types of ``ModelProto.SentencePiece.Type``
+TYPES = {1: "normal", 2: "unknown", 3: "control", 4: "user_defined", 5: "unused", 6: "byte"}
+
+MAX_FILE_BYTES = 1 << 30
+
+
+class SentencePieceTokenizer(Foreign):
+    """A SentencePiece model read from its ``.model`` file."""
+
+    format = "sentencepiece"
+    __slots__ = ("_m", "_specials", "_pieces", "_types")
+
+    def __init__(self, data: bytes) -> None:
+        from .. import _core
+
+        self._m = _core.SpModel(data)
+        self._pieces = self._m.pieces
+        self._types = [TYPES[t] for t in self._m.types]
+        self._specials = {p: i for i, (p, t) in enumerate(zip(self._pieces, self._types)) if t == "control"}
+
+    # -- encoding -----------------------------------------------------------------------------
+    def encode(self, text: str, *, allowed_special: Union[str, Iterable[str]] = (),
+               add_bos: bool = False, add_eos: bool = False) -> list[int]:
+        """Ids of ``text``. Control symbols (``<s>``, ``</s>``, ...) in the text are spelled as
+        text, as SentencePiece does, unless ``allowed_special`` names them; ``add_bos``/``add_eos``
+        put the model's ``<s>``/``</s>`` around the result."""
+        _check_text(text)
+        allowed = allowed_set(allowed_special, self._specials) if allowed_special else frozenset()
+        ids = self._m.encode(text) if not allowed else self._encode_specials(text, allowed)
+        return self._wrap(ids, add_bos, add_eos)
+
+    def _encode_specials(self, text: str, allowed: frozenset[str]) -> list[int]:
+        from ._foreign import split_specials
+
+        out: list[int] = []
+        for part, special in split_specials(text, allowed):
+            if special:
+                out.append(self._specials[part])
+            elif part:
+                out.extend(self._m.encode(part))
+        return out
+
+    def _wrap(self, ids: list[int], bos: bool, eos: bool) -> list[int]:
+        if bos:
+            ids.insert(0, self._control("<s>"))
+        if eos:
+            ids.append(self._control("</s>"))
+        return ids
+
+    def _control(self, name: str) -> int:
+        if name not in self._specials:
+            raise InputError(f"this model has no {name} control symbol")
+        return self._specials[name]
+
+    def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
+                     allowed_special: Union[str, Iterable[str]] = (), add_bos: bool = False,
+                     add_eos: bool = False) -> list[list[int]]:
+        texts = list(texts)
+        for t in texts:
+            _check_text(t)
+        if allowed_special or add_bos or add_eos:
+            return [self.encode(t, allowed_special=allowed_special, add_bos=add_bos, add_eos=add_eos) for t in texts]
+        return self._m.encode_batch(texts, _threads(threads))
+
+    def encode_with_offsets(self, text: str) -> list[tuple[int, int, int]]:
+        """(id, start, end) with offsets in code points of ``text``; the byte pieces of one
+        character share its span, all but the last one empty (as SentencePiece)."""
+        _check_text(text)
+        ids, starts, ends = self._m.encode_with_offsets(text)
+        return list(zip(ids, starts, ends))
+
+    def normalize(self, text: str) -> str:
+        """The text SentencePiece segments: normalized, with ``▁`` for spaces."""
+        _check_text(text)
+        return self._m.normalize(text)
+
+    # -- decoding -----------------------------------------------------------------------------
+    def decode(self, ids: Iterable[int]) -> str:
+        return self._m.decode(_ids(ids))
+
+    def decode_pieces(self, pieces: Iterable[str]) -> str:
+        return self.decode(self.piece_to_id(p) for p in pieces)
+
+    # -- the vocabulary -----------------------------------------------------------------------
+    def id_to_piece(self, id: int) -> str:
+        if not isinstance(id, int) or not 0 <= id < len(self._pieces):
+            raise UnknownPieceError(f"id {id!r} is out of range (the model has {len(self._pieces)} pieces)")
+        return self._pieces[id]
+
+    def piece_to_id(self, piece: str) -> int:
+        i = self._m.piece_to_id(piece)
+        if i is None:
+            raise UnknownPieceError(f"{piece!r} is not a piece of this model")
+        return i
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self._pieces)
+
+    @property
+    def pieces(self) -> list[str]:
+        return list(self._pieces)
+
+    @property
+    def scores(self) -> list[float]:
+        return self._m.scores
+
+    @property
+    def types(self) -> list[str]:
+        """Each id's piece type: normal, unknown, control, user_defined, unused or byte."""
+        return list(self._types)
+
+    @property
+    def model(self) -> str:
+        """``"unigram"`` or ``"bpe"``."""
+        return self._m.kind
+
+    @property
+    def byte_fallback(self) -> bool:
+        return self._m.byte_fallback
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        return dict(self._specials)
+
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        """Writes the model file back, byte for byte as it was read."""
+        _atomic_write(os.fspath(path), self._m.to_bytes())
+
+    def __reduce__(self) -> tuple[Any, tuple[bytes]]:
+        return (SentencePieceTokenizer, (self._m.to_bytes(),))
+
+
+def load(path: Union[str, os.PathLike], format: str = "sentencepiece", **options: Any) -> SentencePieceTokenizer:
+    if options:
+        raise InputError(f"a SentencePiece model takes no load options (got {sorted(options)})")
+    p = os.fspath(path)
+    if os.path.isdir(p):
+        for name in ("tokenizer.model", "spiece.model", "sentencepiece.model"):
+            if os.path.exists(os.path.join(p, name)):
+                p = os.path.join(p, name)
+                break
+    try:
+        size = os.path.getsize(p)
+        if size > MAX_FILE_BYTES:
+            raise ModelFileError(f"{p}: {size} bytes is larger than any SentencePiece model; refusing to read it")
+        with open(p, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise OSError(e.errno, f"cannot read model file {p!r}: {e.strerror or e}") from None
+    try:
+        return SentencePieceTokenizer(data)
+    except ModelFileError as e:
+        raise ModelFileError(f"{p}: {e}") from None
+
+
+def from_bytes(data: bytes) -> SentencePieceTokenizer:
+    """A tokenizer from the bytes of a ``.model`` file (e.g. ``spm.serialized_model_proto()``)."""
+    return SentencePieceTokenizer(bytes(data))
+
+
+def _atomic_write(path: str, data: bytes) -> None:
+    import tempfile
+
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".subwords-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _check_text(text: object) -> None:
+    if not isinstance(text, str):
+        raise TypeError(f"expected str, got {type(text).__name__}")
+
+
+def _ids(ids: Iterable[int]) -> list[int]:
+    out = []
+    for i in ids:
+        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+            raise UnknownPieceError(f"{i!r} is not an id")
+        out.append(i)
+    return out
+
+
+def export(tokenizer: Any, path: Union[str, os.PathLike], format: str = "sentencepiece") -> None:
+    from ._sp_export import export as _export
+
+    _export(tokenizer, path)
