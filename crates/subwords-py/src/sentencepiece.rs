@@ -123,3 +123,37 @@ impl SpModel {
         PyBytes::new(py, self.inner.to_bytes())
     }
 }
+
+/// Serializes a SentencePiece model: `pieces` are (piece, score, type) in id order, `rules` the
+/// character-map rules (from, to). Refuses (ModelFileError) what would not read back.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub fn sp_model_bytes<'py>(
+    py: Python<'py>,
+    kind: &str,
+    pieces: Vec<(String, f32, i32)>,
+    byte_fallback: bool,
+    unk_surface: &str,
+    rules: Vec<(String, String)>,
+    add_dummy_prefix: bool,
+    remove_extra_whitespaces: bool,
+    split_by_whitespace: bool,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let kind = match kind {
+        "unigram" => Kind::Unigram,
+        "bpe" => Kind::Bpe,
+        other => return Err(pyo3::exceptions::PyValueError::new_err(format!("kind {other:?}: unigram or bpe"))),
+    };
+    let build = subwords_core::sentencepiece::Build {
+        kind,
+        pieces: pieces.iter().map(|(p, s, t)| (p.as_str(), *s, *t)).collect(),
+        byte_fallback,
+        unk_surface,
+        rules: rules.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect(),
+        add_dummy_prefix,
+        remove_extra_whitespaces,
+        split_by_whitespace,
+    };
+    let bytes = build.to_bytes().map_err(|e| to_py(py, e))?;
+    Ok(PyBytes::new(py, &bytes))
+}

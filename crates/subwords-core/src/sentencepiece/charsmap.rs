@@ -9,7 +9,10 @@ use crate::error::{Error, Result};
 
 pub struct Charsmap {
     trie: DoubleArray<Vec<u8>>,
-    normalized: Vec<u8>,
+    /// The replacement strings, NUL after each (valid UTF-8 as a whole: checked on reading).
+    normalized: String,
+    /// Whether some rule starts with this byte: most text bytes have none and skip the trie.
+    starts: [bool; 256],
 }
 
 impl Charsmap {
@@ -25,17 +28,21 @@ impl Charsmap {
         let trie = blob[4..4 + size].to_vec();
         let normalized = blob[4 + size..].to_vec();
         let trie = DoubleArray::new(trie).map_err(|e| bad(&format!("the trie is not a valid double array ({e})")))?;
-        for part in normalized.split(|&b| b == 0) {
-            if std::str::from_utf8(part).is_err() {
-                return Err(bad("a replacement string is not UTF-8"));
-            }
-        }
-        Ok(Charsmap { trie, normalized })
+        let normalized = String::from_utf8(normalized).map_err(|_| bad("a replacement string is not UTF-8"))?;
+        let starts = first_bytes(&trie);
+        Ok(Charsmap { trie, normalized, starts })
+    }
+
+    pub fn starts_with(&self, b: u8) -> bool {
+        self.starts[b as usize]
     }
 
     /// The longest rule matching the start of `input`: (replacement, bytes of input it covers).
     #[inline]
     pub fn longest(&self, input: &[u8]) -> Result<Option<(&str, usize)>> {
+        if !self.starts[input[0] as usize] {
+            return Ok(None);
+        }
         let mut best: Option<(u32, usize)> = None;
         for (value, len) in self.trie.common_prefix_search(input) {
             if best.is_none_or(|(_, l)| len > l) {
@@ -46,9 +53,8 @@ impl Charsmap {
         let start = value as usize;
         let bad = || Error::ModelFile("precompiled_charsmap: a rule points outside its replacement strings; the model file is damaged".into());
         let tail = self.normalized.get(start..).ok_or_else(bad)?;
-        let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
-        let s = std::str::from_utf8(&tail[..end]).map_err(|_| bad())?;
-        Ok(Some((s, len)))
+        let end = tail.as_bytes().iter().position(|&b| b == 0).unwrap_or(tail.len());
+        Ok(Some((&tail[..end], len)))
     }
 
     /// Builds a charsmap blob from (from, to) rules, sorted or not: used to write models whose
@@ -74,4 +80,24 @@ impl Charsmap {
         blob.extend_from_slice(&normalized);
         Ok(blob)
     }
+}
+
+/// For each byte, whether the trie's root has a child labelled with it (darts-clone layout:
+/// a unit's child for byte `c` sits at `offset(unit) ^ position ^ c` and carries label `c`).
+pub fn first_bytes(trie: &DoubleArray<Vec<u8>>) -> [bool; 256] {
+    let units = &trie.0;
+    let unit = |i: usize| -> Option<u32> {
+        let b = units.get(i * 4..i * 4 + 4)?;
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let offset = |u: u32| (u >> 10) << ((u & (1 << 9)) >> 6);
+    let mut table = [false; 256];
+    let Some(root) = unit(0) else { return table };
+    for c in 1..256u32 {
+        let pos = (offset(root) ^ c) as usize;
+        if let Some(u) = unit(pos) {
+            table[c as usize] = u & ((1 << 31) | 0xFF) == c;
+        }
+    }
+    table
 }

@@ -54,6 +54,8 @@ pub struct SpModel {
     pub pieces: Vec<String>,
     pub scores: Vec<f32>,
     pub types: Vec<i32>,
+    /// (score, type) of each id, side by side for the Viterbi loop.
+    nodes: Vec<(f32, u8)>,
     /// NORMAL, USER_DEFINED and UNUSED pieces (SentencePiece's `pieces_`), as a trie and a map.
     trie: Option<DoubleArray<Vec<u8>>>,
     index: FxHashMap<Box<[u8]>, u32>,
@@ -61,12 +63,22 @@ pub struct SpModel {
     reserved: FxHashMap<Box<[u8]>, u32>,
     /// User-defined symbols: matched first, never normalized or split.
     user: Option<DoubleArray<Vec<u8>>>,
+    user_starts: [bool; 256],
+    /// Bytes that a user symbol or a character-map rule may start with (no fast path).
+    plain_stop: [bool; 256],
     pub unk: u32,
     byte_ids: Option<Box<[u32; 256]>>,
     min_score: f32,
     max_score: f32,
     norm: Normalizer,
     pub unk_surface: String,
+}
+
+#[derive(Clone, Copy)]
+struct Best {
+    id: u32,
+    score: f32,
+    start: i64,
 }
 
 /// One piece of a segmentation: bytes `start..end` of the normalized text and its id.
@@ -189,7 +201,18 @@ impl SpModel {
         } else {
             build_trie(users.iter().map(|u| (u.as_bytes(), 0)))?
         };
+        let user_starts = user.as_ref().map_or([false; 256], charsmap::first_bytes);
+        let mut plain_stop = user_starts;
+        if let Some(m) = &norm.charsmap {
+            for (b, stop) in plain_stop.iter_mut().enumerate() {
+                *stop |= m.starts_with(b as u8);
+            }
+        }
+        let nodes = scores.iter().zip(&types).map(|(&s, &t)| (s, t as u8)).collect();
         Ok(SpModel {
+            plain_stop,
+            nodes,
+            user_starts,
             bytes,
             kind,
             pieces,
@@ -224,13 +247,23 @@ impl SpModel {
     /// Normalized text, and for each of its bytes (plus one past the end) the byte offset in
     /// `input` it came from.
     pub fn normalize(&self, input: &str, offsets: bool) -> Result<(String, Vec<u32>)> {
+        let mut out = Vec::new();
+        let mut map = Vec::new();
+        self.normalize_into(input, offsets, &mut out, &mut map)?;
+        // every step copies whole UTF-8 characters or whole replacement strings
+        let text = String::from_utf8(out).map_err(|_| Error::ModelFile("normalization produced invalid UTF-8".into()))?;
+        Ok((text, map))
+    }
+
+    fn normalize_into(&self, input: &str, offsets: bool, out: &mut Vec<u8>, map: &mut Vec<u32>) -> Result<()> {
         let n = &self.norm;
-        let mut out: Vec<u8> = Vec::with_capacity(input.len() + 8);
-        let mut map: Vec<u32> = Vec::new();
+        out.clear();
+        map.clear();
+        out.reserve(input.len() + 8);
         let mut rest = input.as_bytes();
         let mut consumed = 0usize;
         if rest.is_empty() {
-            return Ok((String::new(), map));
+            return Ok(());
         }
         if n.remove_extra_whitespaces {
             while !rest.is_empty() {
@@ -243,7 +276,7 @@ impl SpModel {
             }
         }
         if rest.is_empty() {
-            return Ok((String::new(), map));
+            return Ok(());
         }
         let space: &[u8] = if n.escape_whitespaces { SPACE.as_bytes() } else { b" " };
         let push = |out: &mut Vec<u8>, map: &mut Vec<u32>, bytes: &[u8], at: usize| {
@@ -253,10 +286,22 @@ impl SpModel {
             }
         };
         if n.add_dummy_prefix {
-            push(&mut out, &mut map, space, consumed);
+            push(out, map, space, consumed);
         }
         let mut prev_space = n.remove_extra_whitespaces;
         while !rest.is_empty() {
+            // fast path: an ASCII byte other than space that no rule or user symbol starts with
+            let b = rest[0];
+            if b < 0x80 && b != b' ' && !self.plain_stop[b as usize] {
+                out.push(b);
+                if offsets {
+                    map.push(consumed as u32);
+                }
+                prev_space = false;
+                consumed += 1;
+                rest = &rest[1..];
+                continue;
+            }
             let (mut s, len) = self.normalize_prefix(rest)?;
             while prev_space && s.first() == Some(&b' ') {
                 s = &s[1..];
@@ -264,7 +309,7 @@ impl SpModel {
             if !s.is_empty() {
                 for &b in s {
                     if n.escape_whitespaces && b == b' ' {
-                        push(&mut out, &mut map, SPACE.as_bytes(), consumed);
+                        push(out, map, SPACE.as_bytes(), consumed);
                     } else {
                         out.push(b);
                         if offsets {
@@ -293,16 +338,14 @@ impl SpModel {
         if offsets {
             map.push(consumed as u32);
         }
-        // every step copies whole UTF-8 characters or whole replacement strings
-        let text = String::from_utf8(out).map_err(|_| Error::ModelFile("normalization produced invalid UTF-8".into()))?;
-        Ok((text, map))
+        Ok(())
     }
 
     /// SentencePiece's `NormalizePrefix`: a user-defined symbol as it is, else the longest
     /// character-map rule, else one character.
     #[inline]
     fn normalize_prefix<'a>(&'a self, input: &'a [u8]) -> Result<(&'a [u8], usize)> {
-        if let Some(user) = &self.user {
+        if let Some(user) = self.user.as_ref().filter(|_| self.user_starts[input[0] as usize]) {
             if let Some(len) = user.common_prefix_search(input).map(|(_, l)| l).max() {
                 return Ok((&input[..len], len));
             }
@@ -318,10 +361,16 @@ impl SpModel {
 
     /// Ids of `text`, exactly as `SentencePieceProcessor.encode(text)`.
     pub fn encode(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
-        let (normalized, _) = self.normalize(text, false)?;
-        let cuts = self.segment(normalized.as_bytes());
-        self.emit(normalized.as_bytes(), &cuts, out, None, None);
-        Ok(())
+        thread_local! {
+            static BUF: std::cell::RefCell<(Vec<u8>, Vec<u32>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+        }
+        BUF.with(|b| {
+            let (normalized, map) = &mut *b.borrow_mut();
+            self.normalize_into(text, false, normalized, map)?;
+            let cuts = self.segment(normalized);
+            self.emit(normalized, &cuts, out, None, None);
+            Ok(())
+        })
     }
 
     /// Ids with the byte span of `text` each covers (byte-fallback pieces of one character share
@@ -381,15 +430,17 @@ impl SpModel {
 
     /// SentencePiece's optimized Viterbi (`EncodeOptimized`), in `f32`.
     fn viterbi(&self, text: &[u8]) -> Vec<Cut> {
-        #[derive(Clone, Copy)]
-        struct Best {
-            id: u32,
-            score: f32,
-            start: i64,
+        thread_local! {
+            static BEST: std::cell::RefCell<Vec<Best>> = const { std::cell::RefCell::new(Vec::new()) };
         }
+        BEST.with(|b| self.viterbi_in(text, &mut b.borrow_mut()))
+    }
+
+    fn viterbi_in(&self, text: &[u8], best: &mut Vec<Best>) -> Vec<Cut> {
         let n = text.len();
         let unk_score = self.min_score - UNK_PENALTY;
-        let mut best = vec![Best { id: u32::MAX, score: 0.0, start: -1 }; n + 1];
+        best.clear();
+        best.resize(n + 1, Best { id: u32::MAX, score: 0.0, start: -1 });
         let mut start = 0usize;
         while start < n {
             let here = best[start].score;
@@ -397,13 +448,12 @@ impl SpModel {
             let mut has_single = false;
             if let Some(trie) = &self.trie {
                 for (id, len) in trie.common_prefix_search(&text[start..]) {
-                    let ty = self.types[id as usize];
-                    if ty == proto::UNUSED {
+                    let (score, ty) = self.nodes[id as usize];
+                    if ty == proto::UNUSED as u8 {
                         continue;
                     }
-                    let end = start + len;
-                    let target = &mut best[end];
-                    if ty == proto::USER_DEFINED {
+                    let target = &mut best[start + len];
+                    if ty == proto::USER_DEFINED as u8 {
                         // `length * max_score_ - 0.1` is computed in double, compared in double
                         // against the stored float, and stored as float
                         let s = (len as f32 * self.max_score) as f64 - 0.1;
@@ -412,14 +462,12 @@ impl SpModel {
                             *target = Best { id, score: cand as f32, start: start as i64 };
                         }
                     } else {
-                        let cand = self.scores[id as usize] + here;
+                        let cand = score + here;
                         if target.start == -1 || cand > target.score {
                             *target = Best { id, score: cand, start: start as i64 };
                         }
                     }
-                    if len == mblen {
-                        has_single = true;
-                    }
+                    has_single |= len == mblen;
                 }
             }
             if !has_single {
@@ -649,5 +697,63 @@ fn flush_bytes(bytes: &mut Vec<u8>, text: &mut String) {
 impl ModelProto {
     pub fn to_bytes(&self) -> Vec<u8> {
         proto::encode(self)
+    }
+}
+
+/// What a SentencePiece model file written by subwords holds.
+pub struct Build<'a> {
+    pub kind: Kind,
+    /// (piece, score, type) in id order; types as in `proto` (NORMAL, UNKNOWN, BYTE, ...).
+    pub pieces: Vec<(&'a str, f32, i32)>,
+    pub byte_fallback: bool,
+    pub unk_surface: &'a str,
+    /// Character-map rules (from, to) applied before whitespace handling; empty = identity.
+    pub rules: Vec<(&'a str, &'a str)>,
+    pub add_dummy_prefix: bool,
+    pub remove_extra_whitespaces: bool,
+    /// Pieces may hold interior `▁` (one stream a text): SentencePiece's `split_by_whitespace=false`.
+    pub split_by_whitespace: bool,
+}
+
+impl Build<'_> {
+    /// The serialized `ModelProto`, checked by reading it back.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let unk_id = self.pieces.iter().position(|p| p.2 == proto::UNKNOWN).map(|i| i as i32);
+        let charsmap = if self.rules.is_empty() { None } else { Some(Charsmap::build(&self.rules)?) };
+        let model = ModelProto {
+            pieces: self
+                .pieces
+                .iter()
+                .map(|&(p, s, t)| proto::Piece { piece: Some(p.to_string()), score: Some(s), r#type: Some(t) })
+                .collect(),
+            trainer_spec: Some(proto::TrainerSpec {
+                model_type: Some(match self.kind {
+                    Kind::Unigram => proto::UNIGRAM,
+                    Kind::Bpe => proto::BPE,
+                }),
+                vocab_size: Some(self.pieces.len() as i32),
+                byte_fallback: Some(self.byte_fallback),
+                split_by_whitespace: Some(self.split_by_whitespace),
+                unk_id,
+                bos_id: Some(-1),
+                eos_id: Some(-1),
+                pad_id: Some(-1),
+                unk_surface: Some(self.unk_surface.to_string()),
+                unk_piece: unk_id.map(|i| self.pieces[i as usize].0.to_string()),
+                ..Default::default()
+            }),
+            normalizer_spec: Some(proto::NormalizerSpec {
+                name: Some(if charsmap.is_some() { "subwords_whitespace".into() } else { "identity".into() }),
+                precompiled_charsmap: charsmap,
+                add_dummy_prefix: Some(self.add_dummy_prefix),
+                remove_extra_whitespaces: Some(self.remove_extra_whitespaces),
+                escape_whitespaces: Some(true),
+                normalization_rule_tsv: None,
+            }),
+            denormalizer_spec: None,
+        };
+        let bytes = model.to_bytes();
+        SpModel::from_bytes(bytes.clone())?;
+        Ok(bytes)
     }
 }
