@@ -100,7 +100,7 @@ def _read_codes(path: PathLike, merges: int) -> tuple[tuple[int, int], list[tupl
         version = (0, 1)  # subword-nmt reads a file without the header as version 0.1
         body = text
     # as apply_bpe: trailing newlines go, every other line is a merge
-    items = body.rstrip("\n").split("\n")
+    items = body.rstrip("\n").split("\n") if body.strip("\r\n ") else []
     pairs: list[tuple[str, str]] = []
     numbers: list[int] = []
     for k, item in enumerate(items):
@@ -119,15 +119,21 @@ def _read_codes(path: PathLike, merges: int) -> tuple[tuple[int, int], list[tupl
     return version, pairs, numbers
 
 
-def _clean_for_end_spelling(pairs: list[tuple[str, str]]) -> bool:
-    """True when every ``</w>`` in the codes is the end mark of a right part with a body: then
-    each code is a merge of the subwords ``end`` spelling."""
+def _is_end_spelling_model(pairs: list[tuple[str, str]]) -> bool:
+    """True when the codes are merges of a subwords ``end`` model: every ``</w>`` is the end
+    mark of a right part with a body, and each part is one symbol or the piece of an earlier
+    line (what ``learn_bpe`` writes). Hand-made codes can break the second rule (apply_bpe still
+    applies them once the part exists); those encode on the pure-Python path."""
+    made: set[str] = set()
     for a, b in pairs:
         if END in a:
             return False
         body = b[:-len(END)] if b.endswith(END) else b
         if not body or END in body:
             return False
+        if (len(a) > 1 and a not in made) or (len(body) > 1 and b not in made):
+            return False
+        made.add(a + b)
     return True
 
 
@@ -164,7 +170,7 @@ class SubwordNmt(Foreign):
         for i, piece in enumerate(self._rows):
             if i > 0:
                 self._ids.setdefault(piece, i)
-        self._tokenizer = self._build_tokenizer() if self.version == (0, 2) and _clean_for_end_spelling(pairs) else None
+        self._tokenizer = self._build_tokenizer() if self.version == (0, 2) and _is_end_spelling_model(pairs) else None
 
     # -- the vocabulary ------------------------------------------------------------------------
     def _build_rows(self) -> list[str]:

@@ -14,7 +14,9 @@ model is written only when it already is that tokenizer; what a reader takes as 
 
 Readers need ``[CLS]`` and ``[SEP]`` rows and put them around every text; a trained model has
 neither, so they are appended after the last row when missing (every existing id is kept):
-``subwords.bert(path).encode(text, add_special_tokens=False) == tok.encode(text)``.
+``subwords.bert(path).encode(text, add_special_tokens=False) == tok.encode(text)``, and the same
+for ``BertWordPieceTokenizer`` except on text that holds a special token's surface (``[UNK]``,
+``[CLS]``...), which tokenizers turns into that token and subwords spells as text.
 """
 
 from __future__ import annotations
