@@ -363,6 +363,21 @@ class SubwordNmt(Foreign):
         text = "".join(self.id_to_piece(i) for i in ids).replace(END, " ")
         return text[:-1] if text.endswith(" ") else text
 
+    def decode_pieces(self, pieces: Iterable[str]) -> str:
+        """Text from pieces as ``segment`` prints them: a piece ending in the separator joins
+        the next one (subword-nmt's ``sed -r 's/(@@ )|(@@ ?$)//g'``); words are joined by a space."""
+        out: list[str] = []
+        sep = self.separator
+        glue = False
+        for piece in pieces:
+            if not isinstance(piece, str):
+                raise InputError(f"a piece is a str, got {type(piece).__name__}")
+            if out and not glue:
+                out.append(" ")
+            glue = piece.endswith(sep)
+            out.append(piece[: -len(sep)] if glue else piece)
+        return "".join(out)
+
     def save_codes(self, path: PathLike) -> None:
         """Writes these codes (as read, ``merges=`` applied) as a version-0.2/0.1 codes file."""
         _write_atomic(path, _codes_text(self.codes, self.version))
@@ -405,6 +420,10 @@ def _write_atomic(path: PathLike, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
+        # mkstemp makes the file private (0600); give it the mode any new file gets here
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
         os.replace(tmp, p)
     except BaseException:
         try:
