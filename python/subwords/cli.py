@@ -135,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="invalid UTF-8: refuse naming file and line (strict), or read it as U+FFFD (replace)")
     t.add_argument("--quiet", action="store_true")
 
+    t.add_argument("--preset", choices=["bert"], default=None,
+                   help="bert: BERT's WordPiece (continuation '##', punctuation and CJK split off, text cleaned, "
+                        "lower-cased, accents stripped), the model a BERT vocab.txt (--format vocab-txt) holds")
     t.add_argument("--format", choices=FORMATS, default="subwords",
                    help="write the model in this format (default: subwords' own JSON); refused, with nothing written, "
                         "when the format cannot express the model")
@@ -344,7 +347,7 @@ def cmd_train(a: argparse.Namespace) -> int:
         mark=a.mark, split_at_marks=not a.no_split_at_marks, pre_split=a.pre_split,
         superword_at=a.superword_at, max_piece_length=a.max_piece_length, alphabet_size=a.alphabet_size,
         character_coverage=a.character_coverage, threads=a.threads, input_errors=a.input_errors,
-        min_count_rule=a.min_count_rule, unknown=a.unknown,
+        min_count_rule=a.min_count_rule, unknown=a.unknown, preset=a.preset,
         **{k: v for k, v in (("seed_size", a.seed_size), ("shrink", a.shrink), ("em_rounds", a.em_rounds)) if v is not None},
         **({} if a.max_word_length is None else {"max_word_length": a.max_word_length}),
         progress=sys.stderr.isatty() and not a.quiet,
@@ -474,7 +477,7 @@ def _encode_foreign(tok: Any, a: argparse.Namespace) -> int:
                 out.write(json.dumps(obj, ensure_ascii=False) + "\n")
             elif a.ids:
                 out.write(" ".join(map(str, ids)) + "\n")
-            elif text_form is not None and not allowed:
+            elif text_form is not None and not (allowed and tok.special_tokens):
                 out.write(text_form(line) + "\n")
             else:
                 out.write(" ".join(tok.id_to_piece(i) for i in ids) + "\n")
