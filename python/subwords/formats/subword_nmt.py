@@ -140,10 +140,11 @@ def _is_end_spelling_model(pairs: list[tuple[str, str]]) -> bool:
 class SubwordNmt(Foreign):
     """A codes file read as subword-nmt reads it (see the module docstring).
 
-    >>> import tempfile, os
-    >>> d = tempfile.mkdtemp(); path = os.path.join(d, "codes")
-    >>> _ = open(path, "w").write("#version: 0.2\\ne s\\nes t</w>\\nl o\\nlo w</w>\\n")
-    >>> bpe = SubwordNmt(path)
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = pathlib.Path(d, "codes")
+    ...     _ = path.write_text("#version: 0.2\\ne s\\nes t</w>\\nl o\\nlo w</w>\\n", encoding="utf-8")
+    ...     bpe = SubwordNmt(path)
     >>> bpe.segment("lowest low slow")
     'lo@@ w@@ est lo@@ w s@@ low'
     >>> bpe.encode_pieces("lowest low")
