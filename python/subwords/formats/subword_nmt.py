@@ -146,7 +146,7 @@ class SubwordNmt(Foreign):
     ...     _ = path.write_text("#version: 0.2\\ne s\\nes t</w>\\nl o\\nlo w</w>\\n", encoding="utf-8")
     ...     bpe = SubwordNmt(path)
     >>> bpe.segment("lowest low slow")
-    'lo@@ w@@ est lo@@ w s@@ low'
+    'lo@@ w@@ est low s@@ low'
     >>> bpe.encode_pieces("lowest low")
     ['lo', 'w', 'est</w>', 'low</w>']
     """
