@@ -210,7 +210,9 @@ def test_hand_codes_overlaps_and_ties(tmp_path: Path):
 @given(
     st.lists(st.tuples(st.text("ab", min_size=1, max_size=3), st.text("ab", min_size=1, max_size=3), st.booleans(),
                        st.sampled_from([False] * 9 + [True])), min_size=1, max_size=12),
-    st.lists(st.text("ab \t", max_size=12), min_size=1, max_size=5),
+    # U+001C and U+180E are not White_Space (subwords keeps them in words, as apply_bpe does);
+    # tab, U+0085, U+00A0, U+2028 are (apply_bpe still keeps them in words)
+    st.lists(st.text("ab \t\xa0\x85\u2028\x1c\u180e\n\r", max_size=12), min_size=1, max_size=5),
 )
 def test_random_codes_segment_as_apply_bpe(tmp_path_factory, codes, lines):
     # now and then a left part ending in </w>: no merge of the end spelling (the pure-Python path)
@@ -222,6 +224,27 @@ def test_random_codes_segment_as_apply_bpe(tmp_path_factory, codes, lines):
         assert ours.segment(line) == bpe.segment(line)
         assert ours.encode(line) == expected_ids(bpe, ours, line)
         assert ours._encode_slow(line) == ours.encode(line)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_random_learned_style_codes_encode_in_rust_as_apply_bpe(tmp_path_factory, data):
+    """Codes as learn_bpe writes them (each part a symbol or an earlier line's piece), so they
+    load as a subwords model and the Rust path is taken for space-separated text."""
+    inner, final = ["a", "b", "c"], ["a</w>", "b</w>", "c</w>"]
+    lines = []
+    for _ in range(data.draw(st.integers(1, 12))):
+        left = data.draw(st.sampled_from(inner))
+        right = data.draw(st.sampled_from(inner + final))
+        lines.append(f"{left} {right}")
+        (final if right.endswith("</w>") else inner).append(left + right)
+    path = tmp_path_factory.mktemp("codes") / "codes"
+    path.write_text("#version: 0.2\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    ours, bpe = load(path, format="subword-nmt"), reference(path)
+    assert ours.tokenizer is not None
+    for line in data.draw(st.lists(st.text("abcd   ", max_size=16), min_size=1, max_size=5)):
+        assert ours.segment(line) == bpe.segment(line)
+        assert ours.encode(line) == ours._encode_slow(line) == expected_ids(bpe, ours, line)
 
 
 @pytest.mark.parametrize("content, message", [
