@@ -242,9 +242,11 @@ def test_random_learned_style_codes_encode_in_rust_as_apply_bpe(tmp_path_factory
     path.write_text("#version: 0.2\n" + "\n".join(lines) + "\n", encoding="utf-8")
     ours, bpe = load(path, format="subword-nmt"), reference(path)
     assert ours.tokenizer is not None
-    for line in data.draw(st.lists(st.text("abcd   ", max_size=16), min_size=1, max_size=5)):
+    for line in data.draw(st.lists(st.text("abcd   \n", max_size=16), min_size=1, max_size=5)):
         assert ours.segment(line) == bpe.segment(line)
         assert ours.encode(line) == ours._encode_slow(line) == expected_ids(bpe, ours, line)
+        # the Rust-backed segment and the pure-Python one
+        assert ours.segment(line) == " ".join(ours.segment_tokens(line.strip("\r\n ").split(" ")))
 
 
 @pytest.mark.parametrize("content, message", [

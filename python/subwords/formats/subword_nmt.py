@@ -24,11 +24,14 @@ both plain and with ``</w>`` in code-point order, then each merge's joined piece
 (a piece made twice keeps its first row). A symbol with no row (a character no merge mentions)
 is ``[UNK]``; the text output keeps the character itself, as subword-nmt does.
 
-Version 0.2 codes become a subwords :class:`~subwords.Tokenizer` on the ``end`` spelling, which
-replays merges by the same rule, so ``encode`` runs in Rust for every text whose only whitespace
-is ``' '`` (inside the stripped line) and that holds no literal ``</w>``; other texts (tabs,
-no-break spaces, newlines inside a line, surrogates) take a pure-Python path with the same rule.
-The two are checked against each other and against subword-nmt in the tests.
+Version 0.2 codes written as ``learn_bpe`` writes them (each part a symbol or an earlier line's
+piece) become a subwords :class:`~subwords.Tokenizer` on the ``end`` spelling, which replays
+merges by the same rule, so ``encode`` and ``segment`` run in Rust for every text whose only
+whitespace is ``' '`` (inside the stripped line) and that holds no literal ``</w>`` (``segment``
+prints each piece as the text its offsets cover, so unknown characters print as themselves).
+Other texts (tabs, no-break spaces, newlines inside a line, surrogates) and other codes take a
+pure-Python path with the same rule and a cache per word, as apply_bpe keeps. The two are
+checked against each other and against subword-nmt in the tests.
 
 Options: ``merges=N`` (use the first N lines, as ``apply_bpe --merges``) and ``separator=``
 (``--separator``) are supported. ``vocab``/``vocabulary_threshold`` (``--vocabulary``),
@@ -309,7 +312,23 @@ class SubwordNmt(Foreign):
     def segment(self, line: str) -> str:
         """As ``BPE.segment``: the line's words segmented, joined by one space."""
         _check_text(line)
+        if self._fast(line):
+            return self._segment_fast(line)
         return " ".join(self.segment_tokens(line.strip("\r\n ").split(" ")))
+
+    def _segment_fast(self, line: str) -> str:
+        """``segment`` from the Rust encoding: each piece prints as the text it covers (so a
+        symbol with no row prints as itself), pieces of one word touch, words are apart."""
+        text = line.strip("\r\n ")
+        out: list[str] = []
+        sep = self.separator + " "
+        last = -1
+        for _, start, end in self._tokenizer.encode_with_offsets(text):
+            if out:
+                out.append(sep if start == last else " ")
+            out.append(text[start:end])
+            last = end
+        return "".join(out)
 
     def process_line(self, line: str) -> str:
         """As ``BPE.process_line``: ``segment`` keeping the line's leading and trailing whitespace."""
