@@ -134,7 +134,6 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--input-errors", choices=["strict", "replace"], default="strict",
                    help="invalid UTF-8: refuse naming file and line (strict), or read it as U+FFFD (replace)")
     t.add_argument("--quiet", action="store_true")
-
     t.add_argument("--preset", choices=["bert"], default=None,
                    help="bert: BERT's WordPiece (continuation '##', punctuation and CJK split off, text cleaned, "
                         "lower-cased, accents stripped), the model a BERT vocab.txt (--format vocab-txt) holds")
@@ -149,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="turn these special tokens' surfaces in the text into their ids (default: none, the text is text)")
     g = e.add_mutually_exclusive_group()
     g.add_argument("--ids", action="store_true", help="write ids instead of pieces")
-    g.add_argument("--jsonl", action="store_true", help="write one JSON object per line: pieces, ids, offsets")
+    g.add_argument("--jsonl", action="store_true", help="write one JSON object per line: pieces, ids, offsets (offsets: subwords models only)")
     e.add_argument("--dropout", type=_probability, default=None, help="BPE-dropout probability (needs --seed)")
     e.add_argument("--seed", type=_count("--seed"), default=None,
                    help="the seed of --dropout or of --segmenter sample (each line uses seed + line index)")
@@ -265,8 +264,10 @@ def load_model(path: str, fmt: Optional[str] = None, options: Sequence[str] = ()
     except ImportError as e:
         raise _missing_format(fmt or "detected", e) from None
     except TypeError as e:
-        # a format's load() given an option it does not take
-        raise SubwordsError(f"{path}: {e}; see the format's load options") from None
+        # a format's load() given an option it does not take (-O); any other TypeError is a bug
+        if "unexpected keyword argument" not in str(e):
+            raise
+        raise SubwordsError(f"-O: the {fmt} format does not take that option ({e})") from None
 
 
 def export_atomic(tok: Any, out: str, fmt: str) -> None:
