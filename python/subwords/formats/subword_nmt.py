@@ -496,7 +496,8 @@ def _check_exportable(tok: Any) -> None:
     import json
 
     doc = json.loads(doc_text)
-    if doc.get("stream_merges_from") is not None:
+    stream = doc.get("stream_merges_from")
+    if stream is not None and stream < len(doc.get("merges", [])):
         refuse("two-stage (superword) merges across words; subword-nmt merges within words only")
     if doc.get("joints"):
         refuse("joints (words cut into parts before merging); subword-nmt has none")
