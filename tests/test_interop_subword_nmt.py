@@ -129,7 +129,7 @@ def test_decode_gives_back_the_words(learned: Path, texts):
     checked = 0
     for t in texts[:2000]:
         ids = ours.encode(t)
-        if 0 not in ids and not WHITE_SPACE.sub("", t.replace(" ", "")) != t.replace(" ", ""):
+        if 0 not in ids:  # tabs and no-break spaces inside words come back too
             assert ours.decode(ids) == " ".join(w for w in t.split(" ") if w)
             checked += 1
     assert checked > 1000
