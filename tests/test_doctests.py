@@ -17,6 +17,7 @@ MODULES = [
     "subwords.reference.wordpiece",
     "subwords.reference.unigram",
     "subwords.analysis",
+    "subwords.formats.subword_nmt",
 ]
 
 

@@ -1,4 +1,9 @@
-"""The ``subwords`` command line: train, encode, decode, inspect, quickstart.
+"""The ``subwords`` command line: train, encode, decode, inspect, export, quickstart.
+
+Every command that reads a model reads any format ``subwords.formats.load`` knows (detected
+from the file, or ``--format``); ``export`` and ``train --format`` write through
+``subwords.formats.export``. A tokenizer from another library's file has a smaller face (no
+offsets, no dropout, no segmenters); the commands say so instead of guessing.
 
 A user mistake gets one clear line on stderr and exit status 2, never a traceback. Model files are
 written atomically, so a failed or interrupted training leaves no partial file.
@@ -15,10 +20,11 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
-from typing import Iterator, Optional, Sequence, TextIO
+from typing import Any, Iterator, Optional, Sequence, TextIO
 
 from ._api import _check_count, parse_count_line
 from .errors import InputError, SubwordsError, UnknownPieceError
+from .formats._foreign import FORMATS
 
 PROG = "subwords"
 
@@ -78,6 +84,13 @@ def _version() -> str:
     return __version__
 
 
+def _model_format_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=FORMATS, default=None, help="the model file's format (default: detected from the file)")
+    p.add_argument("-O", "--load-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an option for reading the model (e.g. lowercase=false for a cased vocab.txt, merges=N for "
+                        "subword-nmt codes); repeatable")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="Learn subword vocabularies and cut text into pieces.")
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
@@ -121,12 +134,21 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--input-errors", choices=["strict", "replace"], default="strict",
                    help="invalid UTF-8: refuse naming file and line (strict), or read it as U+FFFD (replace)")
     t.add_argument("--quiet", action="store_true")
+    t.add_argument("--preset", choices=["bert"], default=None,
+                   help="bert: BERT's WordPiece (continuation '##', punctuation and CJK split off, text cleaned, "
+                        "lower-cased, accents stripped), the model a BERT vocab.txt (--format vocab-txt) holds")
+    t.add_argument("--format", choices=FORMATS, default="subwords",
+                   help="write the model in this format (default: subwords' own JSON); refused, with nothing written, "
+                        "when the format cannot express the model")
 
     e = sub.add_parser("encode", help="text lines on stdin -> pieces (or ids) lines on stdout")
     e.add_argument("-m", "--model", required=True, metavar="MODEL")
+    _model_format_args(e)
+    e.add_argument("--allow-special", default=None, metavar="all|A,B",
+                   help="turn these special tokens' surfaces in the text into their ids (default: none, the text is text)")
     g = e.add_mutually_exclusive_group()
     g.add_argument("--ids", action="store_true", help="write ids instead of pieces")
-    g.add_argument("--jsonl", action="store_true", help="write one JSON object per line: pieces, ids, offsets")
+    g.add_argument("--jsonl", action="store_true", help="write one JSON object per line: pieces, ids, offsets (offsets: subwords models only)")
     e.add_argument("--dropout", type=_probability, default=None, help="BPE-dropout probability (needs --seed)")
     e.add_argument("--seed", type=_count("--seed"), default=None,
                    help="the seed of --dropout or of --segmenter sample (each line uses seed + line index)")
@@ -138,13 +160,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("decode", help="pieces (or ids) lines on stdin -> text lines on stdout")
     d.add_argument("-m", "--model", required=True, metavar="MODEL")
+    _model_format_args(d)
     d.add_argument("--ids", action="store_true", help="read ids instead of pieces")
 
     i = sub.add_parser("inspect", help="sizes, rows and merges of a model")
     i.add_argument("model", metavar="MODEL")
+    _model_format_args(i)
     i.add_argument("--json", action="store_true", help="one JSON object: rows, kinds, merges, report, options")
     i.add_argument("--rows", type=_count("--rows"), default=20, metavar="N",
                    help="how many rows and merges to show (text output; default 20)")
+
+    x = sub.add_parser("export", help="write a model in another library's format")
+    x.add_argument("model", metavar="MODEL", help="a model file in any format subwords reads")
+    x.add_argument("output", metavar="OUT", help="file (or folder, for formats that write one) to write, atomically")
+    x.add_argument("--format", required=True, choices=FORMATS, help="the format to write")
+    x.add_argument("--from", dest="source_format", choices=FORMATS, default=None,
+                   help="MODEL's format (default: detected from the file)")
+    x.add_argument("-O", "--load-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an option for reading MODEL (e.g. lowercase=false for a cased vocab.txt); repeatable")
 
     q = sub.add_parser("quickstart", help="train on this Python's standard library and cut a sentence into pieces")
     q.add_argument("--vocab-size", type=_positive("--vocab-size"), default=8000)
@@ -195,6 +228,102 @@ def _stdin_count_table(errors: str) -> dict[str, int]:
     return rows
 
 
+def _option_value(text: str) -> object:
+    """A --load-option value: true/false, a whole number, else the text itself."""
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if text.lstrip("-").isascii() and text.lstrip("-").isdigit():
+        return int(text)
+    return text
+
+
+def _load_options(items: Sequence[str]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.isidentifier():
+            raise SubwordsError(f"--load-option {item!r}: write KEY=VALUE, e.g. lowercase=false")
+        out[key] = _option_value(value)
+    return out
+
+
+def _missing_format(fmt: str, e: ImportError) -> SubwordsError:
+    return SubwordsError(f"the {fmt} format is not available in this installation of subwords ({e})")
+
+
+def load_model(path: str, fmt: Optional[str] = None, options: Sequence[str] = ()) -> Any:
+    """A tokenizer from ``path`` in any format: a subwords Tokenizer, or a ``Foreign`` one."""
+    from . import formats
+
+    opts = _load_options(options)
+    if fmt is None:
+        fmt = formats.detect(path)
+    try:
+        return formats.load(path, format=fmt, **opts)
+    except ImportError as e:
+        raise _missing_format(fmt or "detected", e) from None
+    except TypeError as e:
+        # a format's load() given an option it does not take (-O); any other TypeError is a bug
+        if "unexpected keyword argument" not in str(e):
+            raise
+        raise SubwordsError(f"-O: the {fmt} format does not take that option ({e})") from None
+
+
+def export_atomic(tok: Any, out: str, fmt: str) -> None:
+    """Writes ``tok`` in ``fmt`` to ``out`` without ever leaving a half-written file: the export
+    goes to a fresh folder beside ``out`` and is renamed over it only once complete. An existing
+    folder ``out`` is handed to the format as it is (formats that write a folder of files)."""
+    from . import formats
+
+    if os.path.isdir(out):
+        try:
+            formats.export(tok, out, fmt)
+        except ImportError as e:
+            raise _missing_format(fmt, e) from None
+        return
+    import shutil
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        raise SubwordsError(f"{out}: the folder {folder} does not exist")
+    work = tempfile.mkdtemp(prefix=".subwords-export-", dir=folder)
+    try:
+        staged = os.path.join(work, os.path.basename(out))
+        try:
+            formats.export(tok, staged, fmt)
+        except ImportError as e:
+            raise _missing_format(fmt, e) from None
+        if not os.path.exists(staged):
+            raise SubwordsError(f"the {fmt} export wrote nothing at {out}")
+        os.replace(staged, out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _is_own(tok: Any) -> bool:
+    from ._api import Tokenizer
+
+    return isinstance(tok, Tokenizer)
+
+
+def _describe(tok: Any, path: str) -> str:
+    return f"{path} is a {getattr(tok, 'format', 'foreign')} file"
+
+
+def _allowed(spec: Optional[str]) -> Any:
+    """--allow-special: 'all', or comma-separated surfaces."""
+    if spec is None:
+        return ()
+    if spec == "all":
+        return "all"
+    chosen = [x for x in spec.split(",") if x]
+    if not chosen:
+        raise SubwordsError("--allow-special: give 'all' or special tokens separated by commas, e.g. '<|endoftext|>,<|fim_prefix|>'")
+    return frozenset(chosen)
+
+
 def _check_output(name: str) -> Path:
     """Refuses a model path that cannot be written before any work is done."""
     out = Path(name)
@@ -219,7 +348,7 @@ def cmd_train(a: argparse.Namespace) -> int:
         mark=a.mark, split_at_marks=not a.no_split_at_marks, pre_split=a.pre_split,
         superword_at=a.superword_at, max_piece_length=a.max_piece_length, alphabet_size=a.alphabet_size,
         character_coverage=a.character_coverage, threads=a.threads, input_errors=a.input_errors,
-        min_count_rule=a.min_count_rule, unknown=a.unknown,
+        min_count_rule=a.min_count_rule, unknown=a.unknown, preset=a.preset,
         **{k: v for k, v in (("seed_size", a.seed_size), ("shrink", a.shrink), ("em_rounds", a.em_rounds)) if v is not None},
         **({} if a.max_word_length is None else {"max_word_length": a.max_word_length}),
         progress=sys.stderr.isatty() and not a.quiet,
@@ -242,13 +371,16 @@ def cmd_train(a: argparse.Namespace) -> int:
     # Nothing is written before training has succeeded, and the save itself is atomic (a
     # temporary file beside the target, renamed over it): a failed run leaves no partial file
     # and never clobbers an existing model.
-    tok.save(out)
+    if a.format == "subwords":
+        tok.save(out)
+    else:
+        export_atomic(tok, str(out), a.format)
     if not a.quiet:
         r = tok.report
         secs = time.monotonic() - start
         note = " (the corpus supports no more: the size is a ceiling)" if r.get("size_not_reached") else ""
         print(
-            f"{PROG}: wrote {out}: {tok.vocab_size} rows, {len(tok.merges)} merges, alphabet {r.get('alphabet_size')}, "
+            f"{PROG}: wrote {out}{'' if a.format == 'subwords' else f' ({a.format})'}: {tok.vocab_size} rows, {len(tok.merges)} merges, alphabet {r.get('alphabet_size')}, "
             f"stopped by {r.get('stop')}{note}; corpus {r.get('corpus_pieces_before'):,} -> "
             f"{r.get('corpus_pieces_after'):,} pieces; {secs:.2f}s",
             file=sys.stderr,
@@ -261,9 +393,12 @@ def cmd_train(a: argparse.Namespace) -> int:
 
 
 def cmd_encode(a: argparse.Namespace) -> int:
-    import subwords
-
-    tok = subwords.load(a.model)
+    tok = load_model(a.model, a.format, a.load_option)
+    if not _is_own(tok):
+        return _encode_foreign(tok, a)
+    if a.allow_special is not None:
+        raise SubwordsError(f"--allow-special: {a.model} is a subwords model, whose encoding matches no special-token "
+                            "surfaces in text (they are always text)")
     sampling = a.segmenter == "sample"
     if (a.dropout is not None or sampling) and a.seed is None:
         raise SubwordsError("--dropout and --segmenter sample need --seed, so that runs repeat")
@@ -317,10 +452,55 @@ def cmd_encode(a: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_decode(a: argparse.Namespace) -> int:
-    import subwords
+def _encode_foreign(tok: Any, a: argparse.Namespace) -> int:
+    """encode for a tokenizer read from another library's file: ids, pieces (the format's own
+    text form when it has one, e.g. subword-nmt's ``lo@@ west``) or JSON lines without offsets."""
+    for flag, value in (("--dropout", a.dropout), ("--segmenter", a.segmenter), ("--seed", a.seed),
+                        ("--nbest", a.nbest), ("--alpha", a.alpha)):
+        if value is not None:
+            raise SubwordsError(f"{flag}: {_describe(tok, a.model)}, encoded exactly as its library does; "
+                                f"{flag} needs a subwords model (convert it, or train one)")
+    allowed = _allowed(a.allow_special)
+    out = sys.stdout
+    show = _progress(sys.stderr, "encode")
+    done = 0
+    batch: list[str] = []
+    text_form = getattr(tok, "process_line", None)
 
-    tok = subwords.load(a.model)
+    def flush() -> None:
+        nonlocal done
+        if not batch:
+            return
+        results = tok.encode_batch(batch, threads=a.threads, allowed_special=allowed)
+        for line, ids in zip(batch, results):
+            if a.jsonl:
+                obj = {"pieces": [tok.id_to_piece(i) for i in ids], "ids": ids}
+                out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            elif a.ids:
+                out.write(" ".join(map(str, ids)) + "\n")
+            elif text_form is not None and not (allowed and tok.special_tokens):
+                out.write(text_form(line) + "\n")
+            else:
+                out.write(" ".join(tok.id_to_piece(i) for i in ids) + "\n")
+        done += len(batch)
+        batch.clear()
+        if show:
+            show(done)
+
+    for line in _stdin_lines():
+        batch.append(line)
+        if len(batch) >= 8192:
+            flush()
+    flush()
+    if show:
+        show(done, final=True)
+    return 0
+
+
+def cmd_decode(a: argparse.Namespace) -> int:
+    tok = load_model(a.model, a.format, a.load_option)
+    own = _is_own(tok)
+    decode_pieces = getattr(tok, "decode_pieces", None) or (lambda items: tok.decode([tok.piece_to_id(x) for x in items]))
     for n, line in enumerate(_stdin_lines(), 1):
         # Pieces are separated by U+0020 only: a piece never holds one, but it can hold characters
         # that str.split() would also cut at (U+001C..U+001F are not White_Space, docs/API.md).
@@ -331,7 +511,7 @@ def cmd_decode(a: argparse.Namespace) -> int:
                     raise SubwordsError(f"expected ids (whole numbers) separated by spaces, got {line!r}")
                 sys.stdout.write(tok.decode([int(x) for x in items]) + "\n")
             else:
-                sys.stdout.write(tok.decode_pieces(items) + "\n")
+                sys.stdout.write((tok.decode_pieces(items) if own else decode_pieces(items)) + "\n")
         except UnknownPieceError as e:
             raise UnknownPieceError(f"stdin: line {n}: {e}") from None
         except SubwordsError as e:
@@ -339,10 +519,42 @@ def cmd_decode(a: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_inspect(a: argparse.Namespace) -> int:
-    import subwords
+def _inspect_foreign(tok: Any, a: argparse.Namespace) -> int:
+    """inspect for a tokenizer from another library's file: its format, size, special tokens,
+    rows (and merges, when it has them)."""
+    n = tok.vocab_size
+    merges = getattr(tok, "merges", None)
+    if merges is None:
+        merges = getattr(tok, "codes", None)
+    merges = list(merges) if merges is not None and not callable(merges) else []
+    if a.json:
+        obj = {"format": tok.format, "vocab_size": n, "special_tokens": dict(tok.special_tokens),
+               "rows": [tok.id_to_piece(i) for i in range(n)], "merges": [list(m) for m in merges]}
+        print(json.dumps(obj, ensure_ascii=False))
+        return 0
+    print(f"format     {tok.format}")
+    print(f"rows       {n}")
+    specials = tok.special_tokens
+    if specials:
+        shown = ", ".join(f"{k} ({v})" for k, v in list(specials.items())[:10])
+        print(f"special    {len(specials)}: {shown}{' ...' if len(specials) > 10 else ''}")
+    if merges:
+        print(f"merges     {len(merges)}")
+    if a.rows:
+        print(f"first {min(a.rows, n)} rows:")
+        for i in range(min(a.rows, n)):
+            print(f"  {i:>6}  {tok.id_to_piece(i)}")
+    if merges and a.rows:
+        print(f"first {min(a.rows, len(merges))} merges:")
+        for k, (l, rr) in enumerate(merges[: a.rows]):
+            print(f"  {k:>6}  {l} + {rr}")
+    return 0
 
-    tok = subwords.load(a.model)
+
+def cmd_inspect(a: argparse.Namespace) -> int:
+    tok = load_model(a.model, a.format, a.load_option)
+    if not _is_own(tok):
+        return _inspect_foreign(tok, a)
     if a.json:
         obj = {"model": tok.model, "spelling": tok.spelling, "vocab_size": tok.vocab_size, "rows": tok.rows,
                **({"log_probs": [None if p is None or math.isinf(p) else p for p in tok.log_probs]}
@@ -371,6 +583,24 @@ def cmd_inspect(a: argparse.Namespace) -> int:
         print(f"first {min(a.rows, len(merges))} merges:")
         for k, (l, rr) in enumerate(merges[: a.rows]):
             print(f"  {k:>6}  {l} + {rr}")
+    return 0
+
+
+def cmd_export(a: argparse.Namespace) -> int:
+    tok = load_model(a.model, a.source_format, a.load_option)
+    if not _is_own(tok) and a.format != tok.format:
+        # a foreign tokenizer is written in another format through the subwords model it is
+        # equivalent to, when it has one (e.g. subword-nmt 0.2 codes)
+        inner = getattr(tok, "tokenizer", None)
+        if inner is None:
+            raise SubwordsError(f"{_describe(tok, a.model)} with no equivalent subwords model, so it cannot be "
+                                f"written as {a.format}")
+        tok = inner
+    out = a.output
+    if os.path.exists(out) and os.path.samefile(out, a.model):
+        raise SubwordsError(f"{out}: is MODEL itself; write the export to another path")
+    export_atomic(tok, out, a.format)
+    print(f"{PROG}: wrote {out} ({a.format})", file=sys.stderr)
     return 0
 
 
@@ -421,7 +651,8 @@ def _os_error_text(e: OSError) -> str:
     return f"{e.filename}: {e.strerror}" if e.filename else e.strerror
 
 
-COMMANDS = {"train": cmd_train, "encode": cmd_encode, "decode": cmd_decode, "inspect": cmd_inspect, "quickstart": cmd_quickstart}
+COMMANDS = {"train": cmd_train, "encode": cmd_encode, "decode": cmd_decode, "inspect": cmd_inspect, "export": cmd_export,
+            "quickstart": cmd_quickstart}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
