@@ -352,3 +352,15 @@ def test_module_and_entry_point_are_the_same_program(four: Path):
     assert p.stdout == "lo w est</w>\n".encode()
     v = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60)
     assert v.returncode == 0 and v.stdout.startswith("subwords ")
+
+
+def test_train_reports_front_normalizations_and_writes_ordinary_files(tmp_path: Path):
+    # A whitespace run and a tab are normalized by the front spelling; the report names it
+    # (it used to crash: the report lists names, not a mapping). Files get the umask's
+    # permissions, not a temporary file's 0600.
+    (tmp_path / "ws.txt").write_text("a  b\tc\nab c\n", encoding="utf-8")
+    r = run("train", "ws.txt", "--spelling", "front", "--vocab-size", "12", "-o", "m.json", cwd=tmp_path)
+    assert "normalized the text: whitespace_runs" in r.stderr
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "m.json").stat().st_mode & 0o777 == 0o666 & ~umask

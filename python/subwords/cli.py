@@ -386,8 +386,8 @@ def cmd_train(a: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         norm = r.get("normalizations")
-        if norm and any(norm.values()):
-            changed = ", ".join(k for k, v in norm.items() if v)
+        if norm:
+            changed = ", ".join(norm)
             print(f"{PROG}: normalized the text: {changed} (decode gives back the normalized text)", file=sys.stderr)
     return 0
 

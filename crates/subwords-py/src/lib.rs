@@ -199,7 +199,14 @@ impl PyModel {
             _ => std::path::PathBuf::from("."),
         };
         let io = |e: std::io::Error| PyOSError::new_err(format!("cannot write model file {path:?}: {e}"));
-        let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(io)?;
+        // an ordinary file's permissions (0666 less the umask), not the temporary file's 0600
+        let mut builder = tempfile::Builder::new();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let mut tmp = builder.tempfile_in(&dir).map_err(io)?;
         tmp.write_all(json.as_bytes()).map_err(io)?;
         tmp.as_file().sync_all().map_err(io)?;
         tmp.persist(target).map_err(|e| io(e.error))?;

@@ -14,7 +14,7 @@ format              files                                            module
 ``sentencepiece``   SentencePiece ``.model`` (protobuf ModelProto)   ``sentencepiece``
 ``tiktoken``        tiktoken ``.tiktoken`` rank files                ``tiktoken``
 ``subword-nmt``     subword-nmt codes files                          ``subword_nmt``
-``vocab-txt``       BERT ``vocab.txt``                               ``subwords._api.bert``
+``vocab-txt``       BERT ``vocab.txt``                               ``vocab_txt``         
 ==================  ===============================================  ====================
 
 Special tokens are never recognised in text unless the caller allows them: ``encode(text)``

@@ -190,6 +190,9 @@ def _atomic_write(path: str, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)   # an ordinary file's permissions, not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         try:
