@@ -32,6 +32,10 @@ use proto::ModelProto;
 
 const SPACE: &str = "\u{2581}";
 const UNK_PENALTY: f32 = 10.0;
+/// Words kept per worker slot by the BPE word cache before it starts afresh.
+const WORD_CACHE: usize = 1 << 16;
+const CACHE_SLOTS: usize = 16;
+type WordCache = FxHashMap<Box<[u8]>, Box<[Cut]>>;
 /// The largest model file accepted (the biggest public models are a few MB).
 pub const MAX_FILE_BYTES: usize = 1 << 30;
 
@@ -72,6 +76,9 @@ pub struct SpModel {
     max_score: f32,
     norm: Normalizer,
     pub unk_surface: String,
+    /// No piece holds a character other than `▁` followed by `▁`: BPE may run word by word.
+    words_apart: bool,
+    caches: Vec<std::sync::Mutex<WordCache>>,
 }
 
 #[derive(Clone, Copy)]
@@ -209,7 +216,15 @@ impl SpModel {
             }
         }
         let nodes = scores.iter().zip(&types).map(|(&s, &t)| (s, t as u8)).collect();
+        let inner_space = |p: &str| {
+            let cs: Vec<char> = p.chars().collect();
+            cs.windows(2).any(|w| w[0] != '\u{2581}' && w[1] == '\u{2581}')
+        };
+        let words_apart = norm.escape_whitespaces
+            && pieces.iter().zip(&types).all(|(p, &t)| matches!(t, proto::CONTROL | proto::UNKNOWN | proto::BYTE) || !inner_space(p));
         Ok(SpModel {
+            caches: (0..CACHE_SLOTS).map(|_| Default::default()).collect(),
+            words_apart,
             plain_stop,
             nodes,
             user_starts,
@@ -390,8 +405,51 @@ impl SpModel {
         }
         match self.kind {
             Kind::Unigram => self.viterbi(normalized),
+            Kind::Bpe if self.words_apart => self.bpe_by_words(normalized),
             Kind::Bpe => self.bpe(normalized),
         }
+    }
+
+    /// BPE word by word with a cache, a word being a run of `▁` and the characters up to the next
+    /// `▁` that follows a character other than `▁`. Exact when no piece holds a character other
+    /// than `▁` followed by `▁` (Llama-style `▁▁▁▁` pieces are fine): then no join crosses the
+    /// point between two words, joins in one word never change another, and the leftmost-first
+    /// tie rule orders each word's joins as the whole-text run does.
+    fn bpe_by_words(&self, text: &[u8]) -> Vec<Cut> {
+        let space = SPACE.as_bytes();
+        let mut cuts = Vec::with_capacity(text.len() / 3 + 1);
+        // one cache per worker slot (slot 0 for calls from outside a thread pool)
+        let slot = rayon::current_thread_index().map_or(0, |i| 1 + i % (CACHE_SLOTS - 1));
+        let mut fresh = FxHashMap::default();
+        let mut guard = self.caches[slot].try_lock();
+        let cache: &mut WordCache = match guard.as_mut() {
+            Ok(g) => g,
+            Err(_) => &mut fresh,
+        };
+        {
+            let mut start = 0usize;
+            while start < text.len() {
+                // the word runs to the next `▁` that follows something other than `▁`
+                let mut end = start + 1;
+                while end < text.len() && !(text[end..].starts_with(space) && !text[..end].ends_with(space)) {
+                    end += 1;
+                }
+                let word = &text[start..end];
+                let base = start as u32;
+                if let Some(hit) = cache.get(word) {
+                    cuts.extend(hit.iter().map(|&(a, b, id)| (a + base, b + base, id)));
+                } else {
+                    let local = self.bpe(word);
+                    cuts.extend(local.iter().map(|&(a, b, id)| (a + base, b + base, id)));
+                    if cache.len() >= WORD_CACHE {
+                        cache.clear();
+                    }
+                    cache.insert(word.into(), local.into_boxed_slice());
+                }
+                start = end;
+            }
+        }
+        cuts
     }
 
     fn emit(&self, normalized: &[u8], cuts: &[Cut], out: &mut Vec<u32>, mut spans: Option<&mut Vec<(u32, u32)>>, map: Option<&[u32]>) {
