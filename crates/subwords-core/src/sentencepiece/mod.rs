@@ -815,3 +815,69 @@ impl Build<'_> {
         Ok(bytes)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(kind: Kind, pieces: &[(&str, f32, i32)], rules: &[(&str, &str)], byte_fallback: bool) -> SpModel {
+        let build = Build {
+            kind,
+            pieces: pieces.to_vec(),
+            byte_fallback,
+            unk_surface: "?",
+            rules: rules.to_vec(),
+            add_dummy_prefix: true,
+            remove_extra_whitespaces: true,
+            split_by_whitespace: true,
+        };
+        SpModel::from_bytes(build.to_bytes().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn charsmap_rules_and_whitespace() {
+        // tab -> space by the map, then runs collapse, ends go, a ▁ in front, spaces become ▁
+        let m = model(Kind::Unigram, &[("<unk>", 0.0, proto::UNKNOWN), ("a", -1.0, proto::NORMAL)], &[("\t", " "), ("Ａ", "a")], false);
+        assert_eq!(m.normalize("  Ａ\t\t b ", false).unwrap().0, "\u{2581}a\u{2581}b");
+        let (text, map) = m.normalize(" Ａb", true).unwrap();
+        assert_eq!(text, "\u{2581}ab");
+        // ▁ (3 bytes) from the first kept byte, a from Ａ (at byte 1), b at byte 4, end at 5
+        assert_eq!(map, vec![1, 1, 1, 1, 4, 5]);
+    }
+
+    #[test]
+    fn viterbi_tie_keeps_the_longest_last_piece() {
+        // "▁aa": ▁a·a and ▁·aa both score -3; SentencePiece keeps the path whose last piece
+        // starts earliest at the final position: ▁ + aa
+        let pieces = [("<unk>", 0.0, proto::UNKNOWN), ("\u{2581}", -1.0, proto::NORMAL), ("a", -1.5, proto::NORMAL),
+                      ("\u{2581}a", -1.5, proto::NORMAL), ("aa", -2.0, proto::NORMAL)];
+        let m = model(Kind::Unigram, &pieces, &[], false);
+        let mut ids = Vec::new();
+        m.encode("aa", &mut ids).unwrap();
+        assert_eq!(ids, vec![1, 4]);
+    }
+
+    #[test]
+    fn bpe_joins_by_piece_score_and_unknown_runs_fold() {
+        let pieces = [("<unk>", 0.0, proto::UNKNOWN), ("\u{2581}", -10.0, proto::NORMAL), ("a", -10.0, proto::NORMAL),
+                      ("b", -10.0, proto::NORMAL), ("ab", -1.0, proto::NORMAL), ("\u{2581}a", -2.0, proto::NORMAL)];
+        let m = model(Kind::Bpe, &pieces, &[], false);
+        let mut ids = Vec::new();
+        // ▁ a b: "ab" (-1) beats "▁a" (-2); then ▁ + ab is no piece
+        m.encode("ab", &mut ids).unwrap();
+        assert_eq!(ids, vec![1, 4]);
+        ids.clear();
+        // x and y are unknown: one <unk> for the run
+        m.encode("xy", &mut ids).unwrap();
+        assert_eq!(ids, vec![1, 0]);
+        assert_eq!(m.decode(&[1, 0, 4]).unwrap(), "?ab");
+    }
+
+    #[test]
+    fn hostile_bytes_are_errors() {
+        for blob in [&b""[..], b"\x0a\xff\xff\xff\xff\x0f", b"\x12\x05abc", &[0xff; 64]] {
+            assert!(SpModel::from_bytes(blob.to_vec()).is_err());
+        }
+        assert!(Charsmap::parse(b"\x10\x00\x00\x00short").is_err());
+    }
+}
