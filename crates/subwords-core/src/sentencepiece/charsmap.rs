@@ -57,6 +57,19 @@ impl Charsmap {
         Ok(Some((&tail[..end], len)))
     }
 
+    /// The replacement of the shortest rule matching the start of `input` (tokenizers'
+    /// `Precompiled` takes the first prefix match, not the longest).
+    pub fn shortest(&self, input: &[u8]) -> Result<Option<&str>> {
+        if input.is_empty() || !self.starts[input[0] as usize] {
+            return Ok(None);
+        }
+        let Some((value, _)) = self.trie.common_prefix_search(input).next() else { return Ok(None) };
+        let bad = || Error::ModelFile("precompiled_charsmap: a rule points outside its replacement strings; the file is damaged".into());
+        let tail = self.normalized.get(value as usize..).ok_or_else(bad)?;
+        let end = tail.as_bytes().iter().position(|&b| b == 0).unwrap_or(tail.len());
+        Ok(Some(&tail[..end]))
+    }
+
     /// Builds a charsmap blob from (from, to) rules, sorted or not: used to write models whose
     /// normalization is a plain character mapping.
     pub fn build(rules: &[(&str, &str)]) -> Result<Vec<u8>> {
