@@ -14,6 +14,7 @@ pub mod options;
 pub mod progress;
 pub mod segmenters;
 pub mod spelling;
+pub mod tiktoken;
 pub mod vocab;
 
 pub use error::{Error, Result};

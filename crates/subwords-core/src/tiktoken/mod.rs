@@ -1,0 +1,515 @@
+//! Rank BPE: tiktoken's `.tiktoken` rank files, encoded token for token as tiktoken does.
+//!
+//! A rank file lists byte strings with their ranks; a token's id is its rank. Encoding:
+//! 1. the text is cut at the allowed special-token surfaces (each becomes its id);
+//! 2. each stretch in between is cut into chunks by the encoding's pattern ([`split`]);
+//! 3. a chunk that is itself a token becomes that one id; otherwise it starts as single bytes
+//!    and, repeatedly, the adjacent pair whose concatenation has the lowest rank is merged
+//!    (leftmost on ties), until no adjacent concatenation is a token.
+//!
+//! Step 3 never looks at how a token was made, only whether the concatenation is in the file:
+//! that is tiktoken's definition, and what makes a rank file differ from a merges list.
+//!
+//! Complexity: the split is linear. A chunk of n bytes costs one hash lookup when it is a token,
+//! else O(n·m) for m merges with a linear scan (n ≤ [`LONG_CHUNK`], where the scan beats a
+//! heap), or O(n log n) with a heap beyond that, so hostile inputs like a megabyte of one letter
+//! stay fast (tiktoken itself is quadratic there).
+//!
+//! Performance notes: chunks that are tokens dominate real text (most words), so the whole-chunk
+//! lookup comes first. Merge state lives in a buffer reused across the chunks of one text, and
+//! each part carries its token id, so the final ids need no second lookup.
+
+pub mod split;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+pub use split::Pattern;
+
+use crate::{Error, Result};
+
+/// Chunks longer than this (in bytes) merge with a heap instead of a scan.
+pub const LONG_CHUNK: usize = 256;
+/// The longest token a rank file may hold, in bytes.
+pub const MAX_TOKEN_BYTES: usize = 1 << 16;
+
+const NONE: u32 = u32::MAX;
+
+/// A rank-BPE encoder: ranks, special tokens and the pattern that cuts text into chunks.
+pub struct RankBpe {
+    ranks: FxHashMap<Box<[u8]>, u32>,
+    byte_rank: [u32; 256],
+    /// id -> (offset, length) in `token_bytes`; `(NONE, 0)` for ids with no token.
+    spans: Vec<(u32, u32)>,
+    token_bytes: Vec<u8>,
+    specials: Vec<(String, u32)>,
+    pattern: Pattern,
+}
+
+impl RankBpe {
+    /// An encoder from `(token bytes, rank)` pairs and `(surface, id)` special tokens.
+    ///
+    /// Refuses duplicate tokens or ranks, a missing single byte (every text must be encodable),
+    /// special ids that collide with ranks, and ids so sparse the id table would be wasteful.
+    pub fn new(tokens: Vec<(Vec<u8>, u32)>, specials: Vec<(String, u32)>, pattern: Pattern) -> Result<Self> {
+        let mut ranks: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
+        ranks.reserve(tokens.len());
+        let mut max_id = 0u32;
+        for (bytes, rank) in tokens {
+            if bytes.is_empty() || bytes.len() > MAX_TOKEN_BYTES {
+                return Err(Error::ModelFile(format!(
+                    "rank {rank}: a token must be 1 to {MAX_TOKEN_BYTES} bytes long, this one is {}",
+                    bytes.len()
+                )));
+            }
+            if rank == NONE {
+                return Err(Error::ModelFile(format!("rank {rank} is out of range (ranks are below {NONE})")));
+            }
+            max_id = max_id.max(rank);
+            if let Some(old) = ranks.insert(bytes.clone().into_boxed_slice(), rank) {
+                return Err(Error::ModelFile(format!(
+                    "token {:?} appears twice (ranks {old} and {rank}); each token must have one rank",
+                    String::from_utf8_lossy(&bytes)
+                )));
+            }
+        }
+        let mut byte_rank = [NONE; 256];
+        for b in 0..=255u8 {
+            match ranks.get(&[b][..]) {
+                Some(&r) => byte_rank[b as usize] = r,
+                None => {
+                    return Err(Error::ModelFile(format!(
+                        "the single byte 0x{b:02x} has no rank; a byte-level rank file must rank all 256 bytes so that every text can be encoded"
+                    )))
+                }
+            }
+        }
+        for (surface, id) in &specials {
+            if surface.is_empty() {
+                return Err(Error::ModelFile("a special token's surface is empty".into()));
+            }
+            if *id == NONE {
+                return Err(Error::ModelFile(format!("special token {surface:?}: id {id} is out of range")));
+            }
+            max_id = max_id.max(*id);
+        }
+        let count = ranks.len() + specials.len();
+        if max_id as usize >= 2 * count + 1024 {
+            return Err(Error::ModelFile(format!(
+                "ids are too sparse: the largest is {max_id} but there are only {count} tokens; rank files number their tokens 0..n-1"
+            )));
+        }
+        let mut spans = vec![(NONE, 0u32); max_id as usize + 1];
+        let mut token_bytes = Vec::new();
+        let mut place = |id: u32, bytes: &[u8], what: &str| -> Result<()> {
+            let slot = &mut spans[id as usize];
+            if slot.0 != NONE {
+                return Err(Error::ModelFile(format!("id {id} is used twice ({what}); each id must name one token")));
+            }
+            *slot = (token_bytes.len() as u32, bytes.len() as u32);
+            token_bytes.extend_from_slice(bytes);
+            Ok(())
+        };
+        let mut by_rank: Vec<(&[u8], u32)> = ranks.iter().map(|(b, &r)| (&b[..], r)).collect();
+        by_rank.sort_unstable_by_key(|&(_, r)| r);
+        for (bytes, rank) in by_rank {
+            place(rank, bytes, "rank")?;
+        }
+        let mut surfaces: Vec<&str> = Vec::new();
+        for (surface, id) in &specials {
+            if surfaces.contains(&surface.as_str()) {
+                return Err(Error::ModelFile(format!("special token {surface:?} is listed twice")));
+            }
+            surfaces.push(surface);
+            place(*id, surface.as_bytes(), "a special token's id equals a rank or another special token's")?;
+        }
+        if token_bytes.len() > u32::MAX as usize {
+            return Err(Error::ModelFile("the tokens add up to more than 4 GiB".into()));
+        }
+        Ok(RankBpe { ranks, byte_rank, spans, token_bytes, specials, pattern })
+    }
+
+    /// Parses a `.tiktoken` rank file: one `base64(token) rank` line per token.
+    pub fn from_rank_file(data: &[u8], specials: Vec<(String, u32)>, pattern: Pattern) -> Result<Self> {
+        RankBpe::new(parse_rank_file(data)?, specials, pattern)
+    }
+
+    pub fn pattern(&self) -> Pattern {
+        self.pattern
+    }
+
+    /// One more than the largest id (tiktoken's `n_vocab`).
+    pub fn vocab_size(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// The number of ranked tokens (specials excluded).
+    pub fn rank_count(&self) -> usize {
+        self.ranks.len()
+    }
+
+    pub fn specials(&self) -> &[(String, u32)] {
+        &self.specials
+    }
+
+    /// The index in [`RankBpe::specials`] of a surface.
+    pub fn special_index(&self, surface: &str) -> Option<usize> {
+        self.specials.iter().position(|(s, _)| s == surface)
+    }
+
+    /// The rank of a byte string, if it is a token.
+    pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
+        self.ranks.get(bytes).copied()
+    }
+
+    /// The bytes of an id (a special token's are its surface).
+    pub fn token(&self, id: u32) -> Option<&[u8]> {
+        let &(offset, len) = self.spans.get(id as usize)?;
+        if offset == NONE {
+            return None;
+        }
+        self.token_bytes.get(offset as usize..offset as usize + len as usize)
+    }
+
+    /// Whether `id` is a special token's.
+    pub fn is_special(&self, id: u32) -> bool {
+        self.specials.iter().any(|&(_, i)| i == id)
+    }
+
+    /// The chunks of `text` under this encoding's pattern, as byte spans.
+    pub fn split(&self, text: &str) -> Vec<(usize, usize)> {
+        let mut v = Vec::new();
+        self.pattern.split(text, |a, b| v.push((a, b)));
+        v
+    }
+
+    /// Ids of `text` with the specials at `allowed` (indices into [`RankBpe::specials`])
+    /// recognised; every other special surface is spelled as ordinary text.
+    pub fn encode(&self, text: &str, allowed: &[usize]) -> Vec<u32> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        let mut parts = Vec::new();
+        if allowed.is_empty() {
+            self.encode_ordinary_into(text, &mut out, &mut parts);
+            return out;
+        }
+        let mut pos = 0;
+        let mut finder = SpecialFinder::new(self, allowed, text);
+        while let Some((start, end, id)) = finder.next_from(pos) {
+            self.encode_ordinary_into(&text[pos..start], &mut out, &mut parts);
+            out.push(id);
+            pos = end;
+        }
+        self.encode_ordinary_into(&text[pos..], &mut out, &mut parts);
+        out
+    }
+
+    /// [`RankBpe::encode`] on many texts, in parallel on the current rayon pool; the result does
+    /// not depend on the number of threads.
+    pub fn encode_batch<S: AsRef<str> + Sync>(&self, texts: &[S], allowed: &[usize]) -> Vec<Vec<u32>> {
+        texts.par_iter().map(|t| self.encode(t.as_ref(), allowed)).collect()
+    }
+
+    fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>, parts: &mut Vec<Part>) {
+        let bytes = text.as_bytes();
+        self.pattern.split(text, |a, b| self.encode_chunk(&bytes[a..b], out, parts));
+    }
+
+    /// The ids of one chunk, appended to `out`.
+    #[inline]
+    pub fn encode_chunk(&self, chunk: &[u8], out: &mut Vec<u32>, parts: &mut Vec<Part>) {
+        if chunk.len() == 1 {
+            out.push(self.byte_rank[chunk[0] as usize]);
+        } else if let Some(&r) = self.ranks.get(chunk) {
+            out.push(r);
+        } else if chunk.len() <= LONG_CHUNK {
+            self.merge_scan(chunk, out, parts);
+        } else {
+            self.merge_heap(chunk, out);
+        }
+    }
+
+    #[inline]
+    fn pair_rank(&self, bytes: &[u8]) -> u32 {
+        self.ranks.get(bytes).copied().unwrap_or(NONE)
+    }
+
+    /// The merge loop with a linear scan for the lowest pair: the fastest for short chunks.
+    fn merge_scan(&self, piece: &[u8], out: &mut Vec<u32>, parts: &mut Vec<Part>) {
+        let n = piece.len();
+        parts.clear();
+        for i in 0..n {
+            let pair = if i + 2 <= n { self.pair_rank(&piece[i..i + 2]) } else { NONE };
+            parts.push(Part { start: i as u32, pair, token: self.byte_rank[piece[i] as usize] });
+        }
+        parts.push(Part { start: n as u32, pair: NONE, token: NONE });
+        loop {
+            let (mut best, mut k) = (NONE, 0);
+            for (i, p) in parts[..parts.len() - 1].iter().enumerate() {
+                if p.pair < best {
+                    best = p.pair;
+                    k = i;
+                }
+            }
+            if best == NONE {
+                break;
+            }
+            // parts k and k+1 become one token; the pairs touching it change
+            parts[k].token = best;
+            let len = parts.len();
+            parts[k].pair = if k + 3 < len {
+                self.pair_rank(&piece[parts[k].start as usize..parts[k + 3].start as usize])
+            } else {
+                NONE
+            };
+            if k > 0 {
+                parts[k - 1].pair = self.pair_rank(&piece[parts[k - 1].start as usize..parts[k + 2].start as usize]);
+            }
+            parts.remove(k + 1);
+        }
+        out.extend(parts[..parts.len() - 1].iter().map(|p| p.token));
+    }
+
+    /// The same merges in the same order with a heap of candidate pairs keyed (rank, start):
+    /// the lowest rank, leftmost on ties, as the scan picks. Stale entries (a side already
+    /// merged into something else) are skipped when popped.
+    fn merge_heap(&self, piece: &[u8], out: &mut Vec<u32>) {
+        let n = piece.len();
+        // Parts are identified by their start byte; `next[s]` is where the part after it starts.
+        let mut next: Vec<u32> = (1..=n as u32).collect();
+        let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
+        let mut token: Vec<u32> = piece.iter().map(|&b| self.byte_rank[b as usize]).collect();
+        let mut alive = vec![true; n];
+        let mut heap: BinaryHeap<Reverse<(u32, u32, u32)>> = BinaryHeap::new();
+        for i in 0..n.saturating_sub(1) {
+            let r = self.pair_rank(&piece[i..i + 2]);
+            if r != NONE {
+                heap.push(Reverse((r, i as u32, i as u32 + 2)));
+            }
+        }
+        let end_of = |next: &[u32], s: u32| -> u32 { if (s as usize) < n { next[s as usize] } else { n as u32 } };
+        while let Some(Reverse((rank, a, end))) = heap.pop() {
+            let b = next[a as usize];
+            if !alive[a as usize] || b as usize >= n || end_of(&next, b) != end {
+                continue;
+            }
+            // merge a with b
+            alive[b as usize] = false;
+            next[a as usize] = end;
+            if (end as usize) < n {
+                prev[end as usize] = a;
+            }
+            token[a as usize] = rank;
+            let p = prev[a as usize];
+            if p != u32::MAX {
+                let r = self.pair_rank(&piece[p as usize..end as usize]);
+                if r != NONE {
+                    heap.push(Reverse((r, p, end)));
+                }
+            }
+            if (end as usize) < n {
+                let e2 = end_of(&next, end);
+                let r = self.pair_rank(&piece[a as usize..e2 as usize]);
+                if r != NONE {
+                    heap.push(Reverse((r, a, e2)));
+                }
+            }
+        }
+        let mut s = 0usize;
+        while s < n {
+            out.push(token[s]);
+            s = next[s] as usize;
+        }
+    }
+
+    /// The bytes of `ids` joined; an id with no token is an error.
+    pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(ids.len() * 4);
+        for &id in ids {
+            match self.token(id) {
+                Some(b) => out.extend_from_slice(b),
+                None => {
+                    return Err(Error::UnknownPiece(format!(
+                        "id {id} is not a token of this vocabulary (ids run from 0 to {}, with gaps where the file has none)",
+                        self.vocab_size().saturating_sub(1)
+                    )))
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Merge state of one part of a chunk: where it starts, the rank of it joined with the next part
+/// (`NONE` if that is not a token), and its own token id.
+#[derive(Clone, Copy, Debug)]
+pub struct Part {
+    start: u32,
+    pair: u32,
+    token: u32,
+}
+
+/// Finds allowed special surfaces left to right: the earliest start wins, the longest surface
+/// among those starting there (tiktoken tries its specials in hash-set order; for the named
+/// encodings no surface is a prefix of another, so the rule never matters there).
+struct SpecialFinder<'a> {
+    text: &'a str,
+    /// (next occurrence at or after the last search position, surface, id)
+    next: Vec<(Option<usize>, &'a str, u32)>,
+}
+
+impl<'a> SpecialFinder<'a> {
+    fn new(bpe: &'a RankBpe, allowed: &[usize], text: &'a str) -> Self {
+        let next = allowed
+            .iter()
+            .filter_map(|&k| bpe.specials.get(k))
+            .map(|(s, id)| (text.find(s.as_str()), s.as_str(), *id))
+            .collect();
+        SpecialFinder { text, next }
+    }
+
+    fn next_from(&mut self, pos: usize) -> Option<(usize, usize, u32)> {
+        let mut best: Option<(usize, usize, u32)> = None;
+        for entry in self.next.iter_mut() {
+            if let Some(at) = entry.0 {
+                if at < pos {
+                    entry.0 = self.text.get(pos..).and_then(|t| t.find(entry.1)).map(|k| k + pos);
+                }
+            }
+            if let Some(at) = entry.0 {
+                let end = at + entry.1.len();
+                let better = match best {
+                    None => true,
+                    Some((s, e, _)) => at < s || (at == s && end > e),
+                };
+                if better {
+                    best = Some((at, end, entry.2));
+                }
+            }
+        }
+        best
+    }
+}
+
+/// The `(token, rank)` lines of a `.tiktoken` file, strictly: standard base64 with padding, one
+/// space, a decimal rank; blank lines are skipped (as tiktoken does); errors name the line.
+pub fn parse_rank_file(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>> {
+    let mut out = Vec::with_capacity(data.len() / 12);
+    for (k, line) in data.split(|&b| b == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            continue;
+        }
+        let bad = |what: &str| {
+            Error::ModelFile(format!(
+                "line {}: {what} (expected `<base64 token> <rank>`, got {:?})",
+                k + 1,
+                String::from_utf8_lossy(&line[..line.len().min(80)])
+            ))
+        };
+        let space = line.iter().position(|&b| b == b' ').ok_or_else(|| bad("no space between token and rank"))?;
+        let (tok, rank) = (&line[..space], &line[space + 1..]);
+        if rank.is_empty() || rank.len() > 10 || !rank.iter().all(u8::is_ascii_digit) {
+            return Err(bad("the rank is not a decimal number"));
+        }
+        let rank: u64 = std::str::from_utf8(rank).ok().and_then(|r| r.parse().ok()).ok_or_else(|| bad("bad rank"))?;
+        if rank >= NONE as u64 {
+            return Err(bad("the rank is too large"));
+        }
+        let bytes = base64_decode(tok).ok_or_else(|| bad("the token is not valid base64"))?;
+        out.push((bytes, rank as u32));
+    }
+    Ok(out)
+}
+
+/// Strict standard base64 (RFC 4648 §4, `=` padding to a multiple of 4).
+fn base64_decode(s: &[u8]) -> Option<Vec<u8>> {
+    fn value(c: u8) -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    }
+    if s.is_empty() || s.len() % 4 != 0 {
+        return None;
+    }
+    let pad = s.iter().rev().take_while(|&&c| c == b'=').count();
+    if pad > 2 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    let body = &s[..s.len() - pad];
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for &c in body {
+        acc = (acc << 6) | value(c)?;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    // leftover bits must be zero (canonical encoding)
+    if acc != 0 {
+        return None;
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toy() -> RankBpe {
+        let mut tokens: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        for (k, t) in ["ab", "bc", "abc", "aa", "aaaa", "ca"].iter().enumerate() {
+            tokens.push((t.as_bytes().to_vec(), 256 + k as u32));
+        }
+        RankBpe::new(tokens, vec![("<|x|>".into(), 300)], Pattern::Cl100k).unwrap()
+    }
+
+    #[test]
+    fn merges_lowest_rank_leftmost() {
+        let t = toy();
+        assert_eq!(t.encode("abc", &[]), vec![258]);
+        assert_eq!(t.encode("abca", &[]), vec![258, 97]); // ab (256) before bc (257), then abc (258) before ca (261)
+        assert_eq!(t.encode("bcab", &[]), vec![257, 256]); // ab (256) first, then bc (257); "cab" is no token
+        assert_eq!(t.encode("aaa", &[]), vec![259, 97]);
+        assert_eq!(t.encode("aaaaa", &[]), vec![260, 97]);
+        assert_eq!(t.encode("a<|x|>b", &[]).len(), 7);
+        assert_eq!(t.encode("a<|x|>b", &[0]), vec![97, 300, 98]);
+    }
+
+    #[test]
+    fn heap_equals_scan() {
+        let t = toy();
+        let mut state = 12345u64;
+        for _ in 0..300 {
+            let mut s = Vec::new();
+            for _ in 0..(state % 40 + 2) {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                s.push(b"abc"[(state >> 33) as usize % 3]);
+            }
+            let (mut a, mut b, mut parts) = (vec![], vec![], vec![]);
+            t.merge_scan(&s, &mut a, &mut parts);
+            t.merge_heap(&s, &mut b);
+            assert_eq!(a, b, "{:?}", String::from_utf8_lossy(&s));
+        }
+    }
+
+    #[test]
+    fn base64_strict() {
+        assert_eq!(base64_decode(b"IQ=="), Some(b"!".to_vec()));
+        assert_eq!(base64_decode(b"aGVsbG8="), Some(b"hello".to_vec()));
+        assert_eq!(base64_decode(b"IR=="), None);
+        assert_eq!(base64_decode(b"I==="), None);
+        assert_eq!(base64_decode(b"I Q="), None);
+    }
+}
