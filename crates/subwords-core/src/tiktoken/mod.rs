@@ -97,7 +97,7 @@ impl RankBpe {
             max_id = max_id.max(*id);
         }
         let count = ranks.len() + specials.len();
-        if max_id as usize >= 2 * count + 1024 {
+        if max_id as usize >= 2 * count + (1 << 20) {
             return Err(Error::ModelFile(format!(
                 "ids are too sparse: the largest is {max_id} but there are only {count} tokens; rank files number their tokens 0..n-1"
             )));
