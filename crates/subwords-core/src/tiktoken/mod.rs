@@ -33,6 +33,8 @@ use crate::{Error, Result};
 
 /// Chunks longer than this (in bytes) merge with a heap instead of a scan.
 pub const LONG_CHUNK: usize = 256;
+/// How many merged chunks one text remembers.
+const CACHE_ENTRIES: usize = 1 << 16;
 /// The longest token a rank file may hold, in bytes.
 pub const MAX_TOKEN_BYTES: usize = 1 << 16;
 
@@ -40,7 +42,15 @@ const NONE: u32 = u32::MAX;
 
 /// A rank-BPE encoder: ranks, special tokens and the pattern that cuts text into chunks.
 pub struct RankBpe {
-    ranks: FxHashMap<Box<[u8]>, u32>,
+    /// Tokens of at most [`SHORT`] bytes, keyed by [`pack`]: most chunks are short, and an
+    /// integer key needs no byte comparison.
+    short: FxHashMap<u128, u32>,
+    /// The longer tokens.
+    long: FxHashMap<Box<[u8]>, u32>,
+    /// (left id << 32 | right id) -> rank of the two tokens' concatenation, for every split of
+    /// every token into two tokens: while merging, parts are always tokens, so this answers
+    /// "is the concatenation a token" without hashing bytes.
+    pairs: FxHashMap<u64, u32>,
     byte_rank: [u32; 256],
     /// id -> (offset, length) in `token_bytes`; `(NONE, 0)` for ids with no token.
     spans: Vec<(u32, u32)>,
@@ -55,30 +65,54 @@ impl RankBpe {
     /// Refuses duplicate tokens or ranks, a missing single byte (every text must be encodable),
     /// special ids that collide with ranks, and ids so sparse the id table would be wasteful.
     pub fn new(tokens: Vec<(Vec<u8>, u32)>, specials: Vec<(String, u32)>, pattern: Pattern) -> Result<Self> {
-        let mut ranks: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
-        ranks.reserve(tokens.len());
-        let mut max_id = 0u32;
+        let mut flat = Vec::new();
+        let mut entries = Vec::with_capacity(tokens.len());
         for (bytes, rank) in tokens {
-            if bytes.is_empty() || bytes.len() > MAX_TOKEN_BYTES {
+            entries.push((flat.len(), bytes.len(), rank));
+            flat.extend_from_slice(&bytes);
+        }
+        RankBpe::from_flat(flat, entries, specials, pattern)
+    }
+
+    /// Parses a `.tiktoken` rank file: one `base64(token) rank` line per token.
+    pub fn from_rank_file(data: &[u8], specials: Vec<(String, u32)>, pattern: Pattern) -> Result<Self> {
+        let (flat, entries) = parse_rank_file(data)?;
+        RankBpe::from_flat(flat, entries, specials, pattern)
+    }
+
+    /// From token bytes laid end to end in `flat` and (offset, length, rank) entries.
+    fn from_flat(
+        mut flat: Vec<u8>,
+        entries: Vec<(usize, usize, u32)>,
+        specials: Vec<(String, u32)>,
+        pattern: Pattern,
+    ) -> Result<Self> {
+        let mut short: FxHashMap<u128, u32> = FxHashMap::default();
+        short.reserve(entries.len());
+        let mut long: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
+        let mut max_id = 0u32;
+        for &(offset, len, rank) in &entries {
+            let bytes = &flat[offset..offset + len];
+            if bytes.is_empty() || len > MAX_TOKEN_BYTES {
                 return Err(Error::ModelFile(format!(
-                    "rank {rank}: a token must be 1 to {MAX_TOKEN_BYTES} bytes long, this one is {}",
-                    bytes.len()
+                    "rank {rank}: a token must be 1 to {MAX_TOKEN_BYTES} bytes long, this one is {len}"
                 )));
             }
             if rank == NONE {
                 return Err(Error::ModelFile(format!("rank {rank} is out of range (ranks are below {NONE})")));
             }
             max_id = max_id.max(rank);
-            if let Some(old) = ranks.insert(bytes.clone().into_boxed_slice(), rank) {
+            let old = if len <= SHORT { short.insert(pack(bytes), rank) } else { long.insert(bytes.into(), rank) };
+            if let Some(old) = old {
                 return Err(Error::ModelFile(format!(
                     "token {:?} appears twice (ranks {old} and {rank}); each token must have one rank",
-                    String::from_utf8_lossy(&bytes)
+                    String::from_utf8_lossy(bytes)
                 )));
             }
         }
         let mut byte_rank = [NONE; 256];
         for b in 0..=255u8 {
-            match ranks.get(&[b][..]) {
+            match short.get(&pack(&[b])) {
                 Some(&r) => byte_rank[b as usize] = r,
                 None => {
                     return Err(Error::ModelFile(format!(
@@ -87,6 +121,7 @@ impl RankBpe {
                 }
             }
         }
+        let mut surfaces: Vec<&str> = Vec::new();
         for (surface, id) in &specials {
             if surface.is_empty() {
                 return Err(Error::ModelFile("a special token's surface is empty".into()));
@@ -94,47 +129,40 @@ impl RankBpe {
             if *id == NONE {
                 return Err(Error::ModelFile(format!("special token {surface:?}: id {id} is out of range")));
             }
+            if surfaces.contains(&surface.as_str()) {
+                return Err(Error::ModelFile(format!("special token {surface:?} is listed twice")));
+            }
+            surfaces.push(surface);
             max_id = max_id.max(*id);
         }
-        let count = ranks.len() + specials.len();
+        let count = entries.len() + specials.len();
         if max_id as usize >= 2 * count + (1 << 20) {
             return Err(Error::ModelFile(format!(
                 "ids are too sparse: the largest is {max_id} but there are only {count} tokens; rank files number their tokens 0..n-1"
             )));
         }
         let mut spans = vec![(NONE, 0u32); max_id as usize + 1];
-        let mut token_bytes = Vec::new();
-        let mut place = |id: u32, bytes: &[u8], what: &str| -> Result<()> {
+        let mut place = |id: u32, offset: usize, len: usize, what: &str| -> Result<()> {
             let slot = &mut spans[id as usize];
             if slot.0 != NONE {
                 return Err(Error::ModelFile(format!("id {id} is used twice ({what}); each id must name one token")));
             }
-            *slot = (token_bytes.len() as u32, bytes.len() as u32);
-            token_bytes.extend_from_slice(bytes);
+            *slot = (offset as u32, len as u32);
             Ok(())
         };
-        let mut by_rank: Vec<(&[u8], u32)> = ranks.iter().map(|(b, &r)| (&b[..], r)).collect();
-        by_rank.sort_unstable_by_key(|&(_, r)| r);
-        for (bytes, rank) in by_rank {
-            place(rank, bytes, "rank")?;
+        for &(offset, len, rank) in &entries {
+            place(rank, offset, len, "rank")?;
         }
-        let mut surfaces: Vec<&str> = Vec::new();
         for (surface, id) in &specials {
-            if surfaces.contains(&surface.as_str()) {
-                return Err(Error::ModelFile(format!("special token {surface:?} is listed twice")));
-            }
-            surfaces.push(surface);
-            place(*id, surface.as_bytes(), "a special token's id equals a rank or another special token's")?;
+            place(*id, flat.len(), surface.len(), "a special token's id equals a rank or another special token's")?;
+            flat.extend_from_slice(surface.as_bytes());
         }
-        if token_bytes.len() > u32::MAX as usize {
+        if flat.len() > (u32::MAX - 1) as usize {
             return Err(Error::ModelFile("the tokens add up to more than 4 GiB".into()));
         }
-        Ok(RankBpe { ranks, byte_rank, spans, token_bytes, specials, pattern })
-    }
-
-    /// Parses a `.tiktoken` rank file: one `base64(token) rank` line per token.
-    pub fn from_rank_file(data: &[u8], specials: Vec<(String, u32)>, pattern: Pattern) -> Result<Self> {
-        RankBpe::new(parse_rank_file(data)?, specials, pattern)
+        let lookup = |b: &[u8]| if b.len() <= SHORT { short.get(&pack(b)).copied() } else { long.get(b).copied() };
+        let pairs = pair_table(&flat, &entries, lookup);
+        Ok(RankBpe { short, long, pairs, byte_rank, spans, token_bytes: flat, specials, pattern })
     }
 
     pub fn pattern(&self) -> Pattern {
@@ -148,7 +176,7 @@ impl RankBpe {
 
     /// The number of ranked tokens (specials excluded).
     pub fn rank_count(&self) -> usize {
-        self.ranks.len()
+        self.short.len() + self.long.len()
     }
 
     pub fn specials(&self) -> &[(String, u32)] {
@@ -162,7 +190,11 @@ impl RankBpe {
 
     /// The rank of a byte string, if it is a token.
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
-        self.ranks.get(bytes).copied()
+        if bytes.len() <= SHORT {
+            self.short.get(&pack(bytes)).copied()
+        } else {
+            self.long.get(bytes).copied()
+        }
     }
 
     /// The bytes of an id (a special token's are its surface).
@@ -190,19 +222,19 @@ impl RankBpe {
     /// recognised; every other special surface is spelled as ordinary text.
     pub fn encode(&self, text: &str, allowed: &[usize]) -> Vec<u32> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
-        let mut parts = Vec::new();
+        let mut scratch = Scratch::default();
         if allowed.is_empty() {
-            self.encode_ordinary_into(text, &mut out, &mut parts);
+            self.encode_ordinary_into(text, &mut out, &mut scratch);
             return out;
         }
         let mut pos = 0;
         let mut finder = SpecialFinder::new(self, allowed, text);
         while let Some((start, end, id)) = finder.next_from(pos) {
-            self.encode_ordinary_into(&text[pos..start], &mut out, &mut parts);
+            self.encode_ordinary_into(&text[pos..start], &mut out, &mut scratch);
             out.push(id);
             pos = end;
         }
-        self.encode_ordinary_into(&text[pos..], &mut out, &mut parts);
+        self.encode_ordinary_into(&text[pos..], &mut out, &mut scratch);
         out
     }
 
@@ -212,9 +244,41 @@ impl RankBpe {
         texts.par_iter().map(|t| self.encode(t.as_ref(), allowed)).collect()
     }
 
-    fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>, parts: &mut Vec<Part>) {
+    fn encode_ordinary_into<'t>(&self, text: &'t str, out: &mut Vec<u32>, scratch: &mut Scratch<'t>) {
         let bytes = text.as_bytes();
-        self.pattern.split(text, |a, b| self.encode_chunk(&bytes[a..b], out, parts));
+        self.pattern.split(text, |a, b| {
+            let chunk = &bytes[a..b];
+            if chunk.len() == 1 {
+                out.push(self.byte_rank[chunk[0] as usize]);
+            } else if chunk.len() <= SHORT {
+                let key = pack(chunk);
+                if let Some(&r) = self.short.get(&key) {
+                    out.push(r);
+                } else if let Some(&(start, end)) = scratch.short.get(&key) {
+                    out.extend_from_within(start..end);
+                } else {
+                    let start = out.len();
+                    self.merge_scan(chunk, out, &mut scratch.parts);
+                    if scratch.short.len() < CACHE_ENTRIES {
+                        scratch.short.insert(key, (start, out.len()));
+                    }
+                }
+            } else if let Some(&r) = self.long.get(chunk) {
+                out.push(r);
+            } else if let Some(&(start, end)) = scratch.long.get(chunk) {
+                out.extend_from_within(start..end);
+            } else {
+                let start = out.len();
+                if chunk.len() <= LONG_CHUNK {
+                    self.merge_scan(chunk, out, &mut scratch.parts);
+                } else {
+                    self.merge_heap(chunk, out);
+                }
+                if scratch.long.len() < CACHE_ENTRIES {
+                    scratch.long.insert(chunk, (start, out.len()));
+                }
+            }
+        });
     }
 
     /// The ids of one chunk, appended to `out`.
@@ -222,7 +286,7 @@ impl RankBpe {
     pub fn encode_chunk(&self, chunk: &[u8], out: &mut Vec<u32>, parts: &mut Vec<Part>) {
         if chunk.len() == 1 {
             out.push(self.byte_rank[chunk[0] as usize]);
-        } else if let Some(&r) = self.ranks.get(chunk) {
+        } else if let Some(r) = self.rank(chunk) {
             out.push(r);
         } else if chunk.len() <= LONG_CHUNK {
             self.merge_scan(chunk, out, parts);
@@ -231,23 +295,27 @@ impl RankBpe {
         }
     }
 
+    /// The rank of the concatenation of tokens `left` and `right`, or `NONE`.
     #[inline]
-    fn pair_rank(&self, bytes: &[u8]) -> u32 {
-        self.ranks.get(bytes).copied().unwrap_or(NONE)
+    fn pair_rank(&self, left: u32, right: u32) -> u32 {
+        self.pairs.get(&((left as u64) << 32 | right as u64)).copied().unwrap_or(NONE)
     }
 
     /// The merge loop with a linear scan for the lowest pair: the fastest for short chunks.
     fn merge_scan(&self, piece: &[u8], out: &mut Vec<u32>, parts: &mut Vec<Part>) {
-        let n = piece.len();
         parts.clear();
-        for i in 0..n {
-            let pair = if i + 2 <= n { self.pair_rank(&piece[i..i + 2]) } else { NONE };
-            parts.push(Part { start: i as u32, pair, token: self.byte_rank[piece[i] as usize] });
+        let mut prev = NONE;
+        for &b in piece {
+            let token = self.byte_rank[b as usize];
+            if let Some(last) = parts.last_mut() {
+                last.pair = self.pair_rank(prev, token);
+            }
+            parts.push(Part { pair: NONE, token });
+            prev = token;
         }
-        parts.push(Part { start: n as u32, pair: NONE, token: NONE });
         loop {
             let (mut best, mut k) = (NONE, 0);
-            for (i, p) in parts[..parts.len() - 1].iter().enumerate() {
+            for (i, p) in parts.iter().enumerate() {
                 if p.pair < best {
                     best = p.pair;
                     k = i;
@@ -258,18 +326,16 @@ impl RankBpe {
             }
             // parts k and k+1 become one token; the pairs touching it change
             parts[k].token = best;
-            let len = parts.len();
-            parts[k].pair = if k + 3 < len {
-                self.pair_rank(&piece[parts[k].start as usize..parts[k + 3].start as usize])
-            } else {
-                NONE
+            parts[k].pair = match parts.get(k + 2) {
+                Some(next) => self.pair_rank(best, next.token),
+                None => NONE,
             };
             if k > 0 {
-                parts[k - 1].pair = self.pair_rank(&piece[parts[k - 1].start as usize..parts[k + 2].start as usize]);
+                parts[k - 1].pair = self.pair_rank(parts[k - 1].token, best);
             }
             parts.remove(k + 1);
         }
-        out.extend(parts[..parts.len() - 1].iter().map(|p| p.token));
+        out.extend(parts.iter().map(|p| p.token));
     }
 
     /// The same merges in the same order with a heap of candidate pairs keyed (rank, start):
@@ -284,7 +350,7 @@ impl RankBpe {
         let mut alive = vec![true; n];
         let mut heap: BinaryHeap<Reverse<(u32, u32, u32)>> = BinaryHeap::new();
         for i in 0..n.saturating_sub(1) {
-            let r = self.pair_rank(&piece[i..i + 2]);
+            let r = self.pair_rank(token[i], token[i + 1]);
             if r != NONE {
                 heap.push(Reverse((r, i as u32, i as u32 + 2)));
             }
@@ -304,14 +370,14 @@ impl RankBpe {
             token[a as usize] = rank;
             let p = prev[a as usize];
             if p != u32::MAX {
-                let r = self.pair_rank(&piece[p as usize..end as usize]);
+                let r = self.pair_rank(token[p as usize], rank);
                 if r != NONE {
                     heap.push(Reverse((r, p, end)));
                 }
             }
             if (end as usize) < n {
                 let e2 = end_of(&next, end);
-                let r = self.pair_rank(&piece[a as usize..e2 as usize]);
+                let r = self.pair_rank(rank, token[end as usize]);
                 if r != NONE {
                     heap.push(Reverse((r, a, e2)));
                 }
@@ -342,11 +408,58 @@ impl RankBpe {
     }
 }
 
-/// Merge state of one part of a chunk: where it starts, the rank of it joined with the next part
+/// Per-text working memory: the merge buffer, reused across chunks, and the ids already worked
+/// out for chunks that needed merges (as a range of the output), so a repeated word is merged
+/// once. Results never depend on it.
+#[derive(Default)]
+struct Scratch<'t> {
+    parts: Vec<Part>,
+    short: FxHashMap<u128, (usize, usize)>,
+    long: FxHashMap<&'t [u8], (usize, usize)>,
+}
+
+/// Chunks and tokens up to this many bytes are looked up by an integer key.
+const SHORT: usize = 15;
+
+/// The bytes of a short string in the low bytes, its length in the top byte: distinct strings
+/// of at most [`SHORT`] bytes get distinct keys.
+#[inline(always)]
+fn pack(b: &[u8]) -> u128 {
+    let mut buf = [0u8; 16];
+    let n = b.len().min(SHORT);
+    buf[..n].copy_from_slice(&b[..n]);
+    buf[15] = n as u8;
+    u128::from_le_bytes(buf)
+}
+
+/// Every way to write a token as two tokens: (left << 32 | right) -> the token's rank.
+fn pair_table(
+    flat: &[u8],
+    entries: &[(usize, usize, u32)],
+    lookup: impl Fn(&[u8]) -> Option<u32> + Sync,
+) -> FxHashMap<u64, u32> {
+    let found: Vec<(u64, u32)> = entries
+        .par_iter()
+        .flat_map_iter(|&(offset, len, rank)| {
+            let bytes = &flat[offset..offset + len];
+            let lookup = &lookup;
+            (1..len).filter_map(move |k| {
+                let left = lookup(&bytes[..k])?;
+                let right = lookup(&bytes[k..])?;
+                Some(((left as u64) << 32 | right as u64, rank))
+            })
+        })
+        .collect();
+    let mut pairs = FxHashMap::default();
+    pairs.reserve(found.len());
+    pairs.extend(found);
+    pairs
+}
+
+/// Merge state of one part of a chunk: the rank of it joined with the next part
 /// (`NONE` if that is not a token), and its own token id.
 #[derive(Clone, Copy, Debug)]
 pub struct Part {
-    start: u32,
     pair: u32,
     token: u32,
 }
@@ -393,10 +506,12 @@ impl<'a> SpecialFinder<'a> {
     }
 }
 
-/// The `(token, rank)` lines of a `.tiktoken` file, strictly: standard base64 with padding, one
-/// space, a decimal rank; blank lines are skipped (as tiktoken does); errors name the line.
-pub fn parse_rank_file(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>> {
-    let mut out = Vec::with_capacity(data.len() / 12);
+/// The tokens of a `.tiktoken` file laid end to end, with (offset, length, rank) entries;
+/// strictly: standard base64 with padding, one space, a decimal rank; blank lines are skipped
+/// (as tiktoken does); errors name the line.
+pub fn parse_rank_file(data: &[u8]) -> Result<(Vec<u8>, Vec<(usize, usize, u32)>)> {
+    let mut flat = Vec::with_capacity(data.len() / 2);
+    let mut entries = Vec::with_capacity(data.len() / 12);
     for (k, line) in data.split(|&b| b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.is_empty() {
@@ -414,18 +529,22 @@ pub fn parse_rank_file(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>> {
         if rank.is_empty() || rank.len() > 10 || !rank.iter().all(u8::is_ascii_digit) {
             return Err(bad("the rank is not a decimal number"));
         }
-        let rank: u64 = std::str::from_utf8(rank).ok().and_then(|r| r.parse().ok()).ok_or_else(|| bad("bad rank"))?;
+        let rank: u64 = rank.iter().fold(0u64, |acc, &d| acc * 10 + (d - b'0') as u64);
         if rank >= NONE as u64 {
             return Err(bad("the rank is too large"));
         }
-        let bytes = base64_decode(tok).ok_or_else(|| bad("the token is not valid base64"))?;
-        out.push((bytes, rank as u32));
+        let offset = flat.len();
+        if !base64_decode_into(tok, &mut flat) {
+            return Err(bad("the token is not valid base64"));
+        }
+        entries.push((offset, flat.len() - offset, rank as u32));
     }
-    Ok(out)
+    Ok((flat, entries))
 }
 
-/// Strict standard base64 (RFC 4648 §4, `=` padding to a multiple of 4).
-fn base64_decode(s: &[u8]) -> Option<Vec<u8>> {
+/// Strict standard base64 (RFC 4648 §4, `=` padding to a multiple of 4), appended to `out`;
+/// false (with `out` unspecified past its old length) on anything else.
+fn base64_decode_into(s: &[u8], out: &mut Vec<u8>) -> bool {
     fn value(c: u8) -> Option<u32> {
         Some(match c {
             b'A'..=b'Z' => c - b'A',
@@ -437,18 +556,17 @@ fn base64_decode(s: &[u8]) -> Option<Vec<u8>> {
         } as u32)
     }
     if s.is_empty() || s.len() % 4 != 0 {
-        return None;
+        return false;
     }
     let pad = s.iter().rev().take_while(|&&c| c == b'=').count();
     if pad > 2 {
-        return None;
+        return false;
     }
-    let mut out = Vec::with_capacity(s.len() / 4 * 3);
-    let body = &s[..s.len() - pad];
     let mut acc = 0u32;
     let mut bits = 0;
-    for &c in body {
-        acc = (acc << 6) | value(c)?;
+    for &c in &s[..s.len() - pad] {
+        let Some(v) = value(c) else { return false };
+        acc = (acc << 6) | v;
         bits += 6;
         if bits >= 8 {
             bits -= 8;
@@ -457,10 +575,7 @@ fn base64_decode(s: &[u8]) -> Option<Vec<u8>> {
         }
     }
     // leftover bits must be zero (canonical encoding)
-    if acc != 0 {
-        return None;
-    }
-    Some(out)
+    acc == 0
 }
 
 #[cfg(test)]
@@ -506,10 +621,14 @@ mod tests {
 
     #[test]
     fn base64_strict() {
-        assert_eq!(base64_decode(b"IQ=="), Some(b"!".to_vec()));
-        assert_eq!(base64_decode(b"aGVsbG8="), Some(b"hello".to_vec()));
-        assert_eq!(base64_decode(b"IR=="), None);
-        assert_eq!(base64_decode(b"I==="), None);
-        assert_eq!(base64_decode(b"I Q="), None);
+        let decode = |s: &[u8]| {
+            let mut v = Vec::new();
+            base64_decode_into(s, &mut v).then_some(v)
+        };
+        assert_eq!(decode(b"IQ=="), Some(b"!".to_vec()));
+        assert_eq!(decode(b"aGVsbG8="), Some(b"hello".to_vec()));
+        assert_eq!(decode(b"IR=="), None);
+        assert_eq!(decode(b"I==="), None);
+        assert_eq!(decode(b"I Q="), None);
     }
 }
