@@ -47,10 +47,6 @@ pub struct RankBpe {
     short: FxHashMap<u128, u32>,
     /// The longer tokens.
     long: FxHashMap<Box<[u8]>, u32>,
-    /// (left id << 32 | right id) -> rank of the two tokens' concatenation, for every split of
-    /// every token into two tokens: while merging, parts are always tokens, so this answers
-    /// "is the concatenation a token" without hashing bytes.
-    pairs: FxHashMap<u64, u32>,
     byte_rank: [u32; 256],
     /// id -> (offset, length) in `token_bytes`; `(NONE, 0)` for ids with no token.
     spans: Vec<(u32, u32)>,
@@ -160,9 +156,7 @@ impl RankBpe {
         if flat.len() > (u32::MAX - 1) as usize {
             return Err(Error::ModelFile("the tokens add up to more than 4 GiB".into()));
         }
-        let lookup = |b: &[u8]| if b.len() <= SHORT { short.get(&pack(b)).copied() } else { long.get(b).copied() };
-        let pairs = pair_table(&flat, &entries, lookup);
-        Ok(RankBpe { short, long, pairs, byte_rank, spans, token_bytes: flat, specials, pattern })
+        Ok(RankBpe { short, long, byte_rank, spans, token_bytes: flat, specials, pattern })
     }
 
     pub fn pattern(&self) -> Pattern {
@@ -295,24 +289,15 @@ impl RankBpe {
         }
     }
 
-    /// The rank of the concatenation of tokens `left` and `right`, or `NONE`.
-    #[inline]
-    fn pair_rank(&self, left: u32, right: u32) -> u32 {
-        self.pairs.get(&((left as u64) << 32 | right as u64)).copied().unwrap_or(NONE)
-    }
-
     /// The merge loop with a linear scan for the lowest pair: the fastest for short chunks.
     fn merge_scan(&self, piece: &[u8], out: &mut Vec<u32>, parts: &mut Vec<Part>) {
+        let n = piece.len();
         parts.clear();
-        let mut prev = NONE;
-        for &b in piece {
-            let token = self.byte_rank[b as usize];
-            if let Some(last) = parts.last_mut() {
-                last.pair = self.pair_rank(prev, token);
-            }
-            parts.push(Part { pair: NONE, token });
-            prev = token;
+        for (i, &b) in piece.iter().enumerate() {
+            let pair = if i + 2 <= n { self.concat_rank(&piece[i..i + 2]) } else { NONE };
+            parts.push(Part { start: i as u32, pair, token: self.byte_rank[b as usize] });
         }
+        parts.push(Part { start: n as u32, pair: NONE, token: NONE });
         loop {
             let (mut best, mut k) = (NONE, 0);
             for (i, p) in parts.iter().enumerate() {
@@ -326,16 +311,21 @@ impl RankBpe {
             }
             // parts k and k+1 become one token; the pairs touching it change
             parts[k].token = best;
-            parts[k].pair = match parts.get(k + 2) {
-                Some(next) => self.pair_rank(best, next.token),
+            parts[k].pair = match parts.get(k + 3) {
+                Some(after) => self.concat_rank(&piece[parts[k].start as usize..after.start as usize]),
                 None => NONE,
             };
             if k > 0 {
-                parts[k - 1].pair = self.pair_rank(parts[k - 1].token, best);
+                parts[k - 1].pair = self.concat_rank(&piece[parts[k - 1].start as usize..parts[k + 2].start as usize]);
             }
             parts.remove(k + 1);
         }
-        out.extend(parts.iter().map(|p| p.token));
+        out.extend(parts[..parts.len() - 1].iter().map(|p| p.token));
+    }
+
+    #[inline(always)]
+    fn concat_rank(&self, bytes: &[u8]) -> u32 {
+        self.rank(bytes).unwrap_or(NONE)
     }
 
     /// The same merges in the same order with a heap of candidate pairs keyed (rank, start):
@@ -350,7 +340,7 @@ impl RankBpe {
         let mut alive = vec![true; n];
         let mut heap: BinaryHeap<Reverse<(u32, u32, u32)>> = BinaryHeap::new();
         for i in 0..n.saturating_sub(1) {
-            let r = self.pair_rank(token[i], token[i + 1]);
+            let r = self.concat_rank(&piece[i..i + 2]);
             if r != NONE {
                 heap.push(Reverse((r, i as u32, i as u32 + 2)));
             }
@@ -370,14 +360,14 @@ impl RankBpe {
             token[a as usize] = rank;
             let p = prev[a as usize];
             if p != u32::MAX {
-                let r = self.pair_rank(token[p as usize], rank);
+                let r = self.concat_rank(&piece[p as usize..end as usize]);
                 if r != NONE {
                     heap.push(Reverse((r, p, end)));
                 }
             }
             if (end as usize) < n {
                 let e2 = end_of(&next, end);
-                let r = self.pair_rank(rank, token[end as usize]);
+                let r = self.concat_rank(&piece[a as usize..e2 as usize]);
                 if r != NONE {
                     heap.push(Reverse((r, a, e2)));
                 }
@@ -432,34 +422,11 @@ fn pack(b: &[u8]) -> u128 {
     u128::from_le_bytes(buf)
 }
 
-/// Every way to write a token as two tokens: (left << 32 | right) -> the token's rank.
-fn pair_table(
-    flat: &[u8],
-    entries: &[(usize, usize, u32)],
-    lookup: impl Fn(&[u8]) -> Option<u32> + Sync,
-) -> FxHashMap<u64, u32> {
-    let found: Vec<(u64, u32)> = entries
-        .par_iter()
-        .flat_map_iter(|&(offset, len, rank)| {
-            let bytes = &flat[offset..offset + len];
-            let lookup = &lookup;
-            (1..len).filter_map(move |k| {
-                let left = lookup(&bytes[..k])?;
-                let right = lookup(&bytes[k..])?;
-                Some(((left as u64) << 32 | right as u64, rank))
-            })
-        })
-        .collect();
-    let mut pairs = FxHashMap::default();
-    pairs.reserve(found.len());
-    pairs.extend(found);
-    pairs
-}
-
-/// Merge state of one part of a chunk: the rank of it joined with the next part
+/// Merge state of one part of a chunk: where it starts, the rank of it joined with the next part
 /// (`NONE` if that is not a token), and its own token id.
 #[derive(Clone, Copy, Debug)]
 pub struct Part {
+    start: u32,
     pair: u32,
     token: u32,
 }
