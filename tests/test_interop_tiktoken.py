@@ -339,3 +339,69 @@ def test_options_refused(tmp_path):
     broken.write_bytes(gzip.compress(rank_file())[:100])
     with pytest.raises(ModelFileError, match="gzip"):
         tk.load(broken)
+
+
+# --- export -----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def trained():
+    text = peers.multilingual_texts()[::3]
+    return subwords.train(list(text), model="bpe", vocab_size=3000, spelling="bytes", pre_split="gpt2")
+
+
+def test_export_round_trip_through_tiktoken(trained, tmp_path):
+    from tiktoken.load import load_tiktoken_bpe
+    import tiktoken_ext.openai_public as public
+
+    path = tmp_path / "mine.tiktoken"
+    subwords.formats.export(trained, path, "tiktoken")
+    ranks = load_tiktoken_bpe(str(path))
+    assert len(ranks) == trained.vocab_size
+    original = public.load_tiktoken_bpe
+    public.load_tiktoken_bpe = lambda *a, **k: ranks
+    try:
+        pat = public.r50k_base()["pat_str"]
+    finally:
+        public.load_tiktoken_bpe = original
+    peer = tiktoken.Encoding("mine", pat_str=pat, mergeable_ranks=ranks, special_tokens={})
+    texts = list(peers.multilingual_texts()) + EDGE + ["aaaaaaa", "aaaa bbbbb", "\n\n\n  \t x"]
+    ours = trained.encode_batch(texts)
+    assert ours == peer.encode_ordinary_batch(texts)
+    back = tk.load(path, pattern="r50k_base", special_tokens={})
+    assert back.encode_batch(texts) == ours
+    assert [back.id_to_piece(i) for i in range(trained.vocab_size)] == trained.rows
+
+
+class FakeModel:
+    """Just what export reads, to build models training never makes."""
+
+    model = "bpe"
+    options: dict = {}
+
+    def __init__(self, extra, merges, kinds=None, spelling=None):
+        self.rows = [tk.piece_text(bytes([b])) for b in range(256)] + extra
+        self.kinds = kinds or ["alphabet"] * 256 + ["learned"] * len(extra)
+        self.merges = merges
+        self.spelling = spelling or {"scheme": "bytes", "pre_split": "gpt2"}
+
+
+def test_export_refuses(trained, tmp_path):
+    path = tmp_path / "x.tiktoken"
+    with pytest.raises(InputError, match="spelling='bytes'"):
+        tk.export(subwords.train(["a b c"] * 5, model="bpe", vocab_size=10), path)
+    with pytest.raises(InputError, match="normalizes"):
+        tk.export(FakeModel([], [], spelling={"scheme": "bytes", "pre_split": "gpt2", "lowercase": True}), path)
+    # "abc" is made from "ab" + "c", but its own bytes replay to "a" + "bc": tiktoken would differ
+    with pytest.raises(InputError, match="does not encode to itself"):
+        tk.export(FakeModel(["bc", "ab", "abc"], [("b", "c"), ("a", "b"), ("ab", "c")]), path)
+    with pytest.raises(InputError, match="same bytes"):
+        tk.export(FakeModel(["ab", "ab"], [("a", "b"), ("a", "b")]), path)
+    with pytest.raises(InputError, match="earlier rows"):
+        tk.export(FakeModel(["abc", "ab"], [("ab", "c"), ("a", "b")]), path)
+    with pytest.raises(InputError, match="'special'"):
+        tk.export(FakeModel(["[UNK]"], [], kinds=["alphabet"] * 256 + ["special"]), path)
+    assert not path.exists()
+    # the minimal valid one writes exactly the bytes and ranks
+    tk.export(FakeModel(["ab", "abc"], [("a", "b"), ("ab", "c")]), path)
+    lines = path.read_bytes().splitlines()
+    assert lines[256:] == [b"YWI= 256", b"YWJj 257"] and lines[0] == b"AA== 0" and len(lines) == 258
