@@ -35,6 +35,8 @@ use crate::{Error, Result};
 pub const LONG_CHUNK: usize = 256;
 /// How many merged chunks one text remembers.
 const CACHE_ENTRIES: usize = 1 << 16;
+/// How many ids the merge cache holds at most.
+const CACHE_IDS: usize = 1 << 20;
 /// The longest token a rank file may hold, in bytes.
 pub const MAX_TOKEN_BYTES: usize = 1 << 16;
 
@@ -216,27 +218,33 @@ impl RankBpe {
     /// Ids of `text` with the specials at `allowed` (indices into [`RankBpe::specials`])
     /// recognised; every other special surface is spelled as ordinary text.
     pub fn encode(&self, text: &str, allowed: &[usize]) -> Vec<u32> {
+        self.encode_with(text, allowed, &mut Scratch::default())
+    }
+
+    fn encode_with<'t>(&self, text: &'t str, allowed: &[usize], scratch: &mut Scratch<'t>) -> Vec<u32> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
-        let mut scratch = Scratch::default();
         if allowed.is_empty() {
-            self.encode_ordinary_into(text, &mut out, &mut scratch);
+            self.encode_ordinary_into(text, &mut out, scratch);
             return out;
         }
         let mut pos = 0;
         let mut finder = SpecialFinder::new(self, allowed, text);
         while let Some((start, end, id)) = finder.next_from(pos) {
-            self.encode_ordinary_into(&text[pos..start], &mut out, &mut scratch);
+            self.encode_ordinary_into(&text[pos..start], &mut out, scratch);
             out.push(id);
             pos = end;
         }
-        self.encode_ordinary_into(&text[pos..], &mut out, &mut scratch);
+        self.encode_ordinary_into(&text[pos..], &mut out, scratch);
         out
     }
 
-    /// [`RankBpe::encode`] on many texts, in parallel on the current rayon pool; the result does
-    /// not depend on the number of threads.
+    /// [`RankBpe::encode`] on many texts, in parallel on the current rayon pool, each worker
+    /// keeping its merge cache across texts; the result does not depend on the number of threads.
     pub fn encode_batch<S: AsRef<str> + Sync>(&self, texts: &[S], allowed: &[usize]) -> Vec<Vec<u32>> {
-        texts.par_iter().map(|t| self.encode(t.as_ref(), allowed)).collect()
+        texts
+            .par_iter()
+            .map_init(Scratch::default, |scratch, t| self.encode_with(t.as_ref(), allowed, scratch))
+            .collect()
     }
 
     fn encode_ordinary_into<'t>(&self, text: &'t str, out: &mut Vec<u32>, scratch: &mut Scratch<'t>) {
@@ -250,18 +258,18 @@ impl RankBpe {
                 if let Some(&r) = self.short.get(&key) {
                     out.push(r);
                 } else if let Some(&(start, end)) = scratch.short.get(&key) {
-                    out.extend_from_within(start..end);
+                    out.extend_from_slice(&scratch.arena[start as usize..end as usize]);
                 } else {
                     let start = out.len();
                     self.merge_scan(chunk, out, &mut scratch.parts);
-                    if scratch.short.len() < CACHE_ENTRIES {
-                        scratch.short.insert(key, (start, out.len()));
+                    if let Some(span) = scratch.remember(&out[start..]) {
+                        scratch.short.insert(key, span);
                     }
                 }
             } else if let Some(&r) = self.long.get(chunk) {
                 out.push(r);
             } else if let Some(&(start, end)) = scratch.long.get(chunk) {
-                out.extend_from_within(start..end);
+                out.extend_from_slice(&scratch.arena[start as usize..end as usize]);
             } else {
                 let start = out.len();
                 if chunk.len() <= LONG_CHUNK {
@@ -269,8 +277,8 @@ impl RankBpe {
                 } else {
                     self.merge_heap(chunk, out);
                 }
-                if scratch.long.len() < CACHE_ENTRIES {
-                    scratch.long.insert(chunk, (start, out.len()));
+                if let Some(span) = scratch.remember(&out[start..]) {
+                    scratch.long.insert(chunk, span);
                 }
             }
         });
@@ -399,14 +407,28 @@ impl RankBpe {
     }
 }
 
-/// Per-text working memory: the merge buffer, reused across chunks, and the ids already worked
-/// out for chunks that needed merges (as a range of the output), so a repeated word is merged
-/// once. Results never depend on it.
+/// Working memory of one text (or one worker's run of texts): the merge buffer, reused across
+/// chunks, and the ids already worked out for chunks that needed merges (kept in `arena`), so
+/// a repeated word is merged once. Results never depend on it.
 #[derive(Default)]
 struct Scratch<'t> {
     parts: Vec<Part>,
-    short: FxHashMap<u128, (usize, usize)>,
-    long: FxHashMap<&'t [u8], (usize, usize)>,
+    arena: Vec<u32>,
+    short: FxHashMap<u128, (u32, u32)>,
+    long: FxHashMap<&'t [u8], (u32, u32)>,
+}
+
+impl Scratch<'_> {
+    /// Stores a chunk's ids, unless the cache is full.
+    #[inline]
+    fn remember(&mut self, ids: &[u32]) -> Option<(u32, u32)> {
+        if self.short.len() + self.long.len() >= CACHE_ENTRIES || self.arena.len() + ids.len() > CACHE_IDS {
+            return None;
+        }
+        let start = self.arena.len() as u32;
+        self.arena.extend_from_slice(ids);
+        Some((start, self.arena.len() as u32))
+    }
 }
 
 /// Chunks and tokens up to this many bytes are looked up by an integer key.
