@@ -124,6 +124,10 @@ def main() -> int:
 
             same_tt = ids_ours == ids_tt and bids_ours == bids_tt
             same_rs = ids_ours == list(ids_rs) and [list(x) for x in bids_rs] == bids_ours
+            if not same_rs:
+                first = next((k for k, (x, y) in enumerate(zip(bids_ours, bids_rs)) if x != list(y)), None)
+                print(f"  rs-bpe differs: single {ids_ours != list(ids_rs)}, batch texts {len(bids_ours)} vs "
+                      f"{len(bids_rs)}, first differing batch text {first}")
             mb = nbytes / 1e6
             row = (enc_name, cname, mb, mb / s_ours, mb / s_tt, mb / s_rs, mb / b_ours, mb / b_tt, mb / b_rs,
                    same_tt, same_rs)
