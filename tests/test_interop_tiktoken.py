@@ -148,6 +148,7 @@ def test_surrogates_and_types(pair):
     ours, peer = pair
     text = "a\ud800b\udfffc"
     assert ours.encode(text) == peer.encode(text, disallowed_special=())
+    assert ours.encode_batch([text, "x"]) == [peer.encode(text, disallowed_special=()), peer.encode("x")]
     with pytest.raises(InputError):
         ours.encode(b"bytes")
     with pytest.raises(InputError):
@@ -176,6 +177,10 @@ def test_hostile_lengths_stay_fast(pair):
     ours.encode("ab" * 500_000)
     ours.encode(" " * 1_000_000)
     ours.encode("1" * 1_000_000)
+    ours.encode("\u0301" + "A" * 1_000_000)
+    ours.encode("\u0301A" * 300_000 + "a")
+    ours.encode("x" + "  \n" * 300_000)
+    ours.encode("'" * 1_000_000)
     assert time.perf_counter() - start < 30
 
 

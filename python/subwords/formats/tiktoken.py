@@ -14,6 +14,9 @@ refuses any other pattern.
 Pieces are shown as text with GPT-2's byte-to-character table (``" world"`` is ``"Ġworld"``),
 the spelling Hugging Face uses for the same vocabularies, so every byte string has one printable
 name and ``piece_to_id(id_to_piece(i)) == i``. Special tokens show as their surface.
+
+>>> piece_text(b" world"), piece_bytes("Ġworld")
+('Ġworld', b' world')
 """
 
 from __future__ import annotations
@@ -109,12 +112,8 @@ def _text(text: Any) -> str:
 
 
 def _no_surrogates(text: str) -> str:
-    """tiktoken's handling of lone surrogates: they become U+FFFD."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    """tiktoken's handling of lone surrogates (which UTF-8 cannot hold): they become U+FFFD."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _ids(ids: Iterable[int]) -> list[int]:
@@ -150,7 +149,10 @@ class TiktokenTokenizer(Foreign):
     def encode(self, text: str, *, allowed_special: Union[str, Iterable[str]] = ()) -> list[int]:
         """Ids of ``text``. Special surfaces are plain text unless allowed (``"all"`` or a set)."""
         allowed = self._allowed(allowed_special)
-        return self._core.encode(_no_surrogates(_text(text)), allowed)
+        try:
+            return self._core.encode(_text(text), allowed)
+        except UnicodeEncodeError:
+            return self._core.encode(_no_surrogates(text), allowed)
 
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
                      allowed_special: Union[str, Iterable[str]] = ()) -> list[list[int]]:
@@ -161,7 +163,11 @@ class TiktokenTokenizer(Foreign):
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise InputError(f"threads must be a positive int or None, got {threads!r}")
         allowed = self._allowed(allowed_special)
-        return self._core.encode_batch([_no_surrogates(_text(t)) for t in texts], allowed, threads)
+        texts = [_text(t) for t in texts]
+        try:
+            return self._core.encode_batch(texts, allowed, threads)
+        except UnicodeEncodeError:
+            return self._core.encode_batch([_no_surrogates(t) for t in texts], allowed, threads)
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """The tokens' bytes joined (special tokens as their surface)."""
