@@ -81,7 +81,7 @@ impl RankBpe {
     /// From token bytes laid end to end in `flat` and (offset, length, rank) entries.
     fn from_flat(
         mut flat: Vec<u8>,
-        entries: Vec<(usize, usize, u32)>,
+        entries: Vec<Entry>,
         specials: Vec<(String, u32)>,
         pattern: Pattern,
     ) -> Result<Self> {
@@ -513,10 +513,13 @@ impl<'a> SpecialFinder<'a> {
     }
 }
 
+/// Where a token's bytes lie in the flat buffer, and its rank: (offset, length, rank).
+pub type Entry = (usize, usize, u32);
+
 /// The tokens of a `.tiktoken` file laid end to end, with (offset, length, rank) entries;
 /// strictly: standard base64 with padding, one space, a decimal rank; blank lines are skipped
 /// (as tiktoken does); errors name the line.
-pub fn parse_rank_file(data: &[u8]) -> Result<(Vec<u8>, Vec<(usize, usize, u32)>)> {
+pub fn parse_rank_file(data: &[u8]) -> Result<(Vec<u8>, Vec<Entry>)> {
     let mut flat = Vec::with_capacity(data.len() / 2);
     let mut entries = Vec::with_capacity(data.len() / 12);
     for (k, line) in data.split(|&b| b == b'\n').enumerate() {
@@ -562,7 +565,7 @@ fn base64_decode_into(s: &[u8], out: &mut Vec<u8>) -> bool {
             _ => return None,
         } as u32)
     }
-    if s.is_empty() || s.len() % 4 != 0 {
+    if s.is_empty() || !s.len().is_multiple_of(4) {
         return false;
     }
     let pad = s.iter().rev().take_while(|&&c| c == b'=').count();

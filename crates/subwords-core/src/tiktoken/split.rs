@@ -234,9 +234,8 @@ fn scan(text: &str, next: fn(&Text<'_>, usize) -> usize, mut f: impl FnMut(usize
 fn r50k_next(t: &Text<'_>, i: usize) -> usize {
     let s = t.s;
     if s[i] == b'\'' {
-        match s.get(i + 1..i + 3) {
-            Some(b"re" | b"ve" | b"ll") => return i + 3,
-            _ => {}
+        if let Some(b"re" | b"ve" | b"ll") = s.get(i + 1..i + 3) {
+            return i + 3;
         }
         if matches!(s.get(i + 1), Some(b's' | b't' | b'm' | b'd')) {
             return i + 2;
