@@ -112,6 +112,17 @@ def test_vocabulary_facts(pair):
         ours.id_to_piece(peer.n_vocab + 10)
 
 
+def test_pickle(pair):
+    import pickle
+
+    ours, peer = pair
+    back = pickle.loads(pickle.dumps(ours))
+    text = "Pickled " + EDGE[12] + "<|endoftext|>"
+    assert back.encode(text, allowed_special="all") == ours.encode(text, allowed_special="all") \
+        == peer.encode(text, allowed_special="all")
+    assert back.vocab_size == ours.vocab_size and back.special_tokens == ours.special_tokens
+
+
 def test_allowed_special(pair):
     ours, peer = pair
     specials = sorted(peer._special_tokens)

@@ -69,6 +69,16 @@ impl PyRankBpe {
         self.inner.token(id).map(|b| PyBytes::new(py, b))
     }
 
+    /// Every ranked token as (bytes, rank), in rank order (specials excluded): for pickling and
+    /// export.
+    fn tokens<'py>(&self, py: Python<'py>) -> Vec<(Bound<'py, PyBytes>, u32)> {
+        let inner = &self.inner;
+        (0..inner.vocab_size() as u32)
+            .filter(|&id| !inner.is_special(id))
+            .filter_map(|id| inner.token(id).map(|b| (PyBytes::new(py, b), id)))
+            .collect()
+    }
+
     /// The rank of a byte string, or None.
     fn rank(&self, bytes: &[u8]) -> Option<u32> {
         self.inner.rank(bytes)

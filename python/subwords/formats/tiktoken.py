@@ -220,6 +220,15 @@ class TiktokenTokenizer(Foreign):
     def __repr__(self) -> str:
         return f"<subwords tiktoken tokenizer {self.name or '(unnamed)'}: {self.vocab_size} ids>"
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _rebuild, (self._core.tokens(), self._core.pattern(), self._core.specials(), self.name, self.pattern)
+
+
+def _rebuild(tokens: list[tuple[bytes, int]], pattern_name: str, specials: list[tuple[str, int]],
+             name: Optional[str], pattern: str) -> TiktokenTokenizer:
+    """Unpickles a :class:`TiktokenTokenizer`."""
+    return TiktokenTokenizer(_core.RankBpe.from_ranks(tokens, pattern_name, specials), name, pattern)
+
 
 def _pattern_of(pattern: Optional[str], path: str) -> tuple[str, Optional[str]]:
     """(core pattern name, encoding name or None) from ``pattern=`` or the file name."""
