@@ -16,6 +16,7 @@ pub mod progress;
 pub mod segmenters;
 pub mod sentencepiece;
 pub mod spelling;
+pub mod tiktoken;
 pub mod vocab;
 
 pub use error::{Error, Result};

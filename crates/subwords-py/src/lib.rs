@@ -4,6 +4,7 @@
 //! `subwords.errors`, never a bare `Exception`.
 
 mod sentencepiece;
+mod tiktoken;
 
 use std::io::Write;
 
@@ -388,5 +389,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ProgressView>()?;
     m.add_class::<sentencepiece::SpModel>()?;
     m.add_function(wrap_pyfunction!(sentencepiece::sp_model_bytes, m)?)?;
+    m.add_class::<tiktoken::PyRankBpe>()?;
+    m.add_function(wrap_pyfunction!(tiktoken::split_pattern, m)?)?;
     Ok(())
 }

@@ -1,0 +1,676 @@
+//! Rank BPE: tiktoken's `.tiktoken` rank files, encoded token for token as tiktoken does.
+//!
+//! A rank file lists byte strings with their ranks; a token's id is its rank. Encoding:
+//! 1. the text is cut at the allowed special-token surfaces (each becomes its id);
+//! 2. each stretch in between is cut into chunks by the encoding's pattern ([`split`]);
+//! 3. a chunk that is itself a token becomes that one id; otherwise it starts as single bytes
+//!    and, repeatedly, the adjacent pair whose concatenation has the lowest rank is merged
+//!    (leftmost on ties), until no adjacent concatenation is a token.
+//!
+//! Step 3 never looks at how a token was made, only whether the concatenation is in the file:
+//! that is tiktoken's definition, and what makes a rank file differ from a merges list.
+//!
+//! Complexity: the split is linear. A chunk of n bytes costs one hash lookup when it is a token,
+//! else O(n·m) for m merges with a linear scan (n ≤ [`LONG_CHUNK`], where the scan beats a
+//! heap), or O(n log n) with a heap beyond that, so hostile inputs like a megabyte of one letter
+//! stay fast (tiktoken's own scan is quadratic there).
+//!
+//! Performance notes (measured on OpenAI's cl100k/o200k files, `benchmarks/bench_tiktoken.py`):
+//! * The split is a hand-written scanner per pattern, about a fifth of the encoding time; tiktoken
+//!   spends most of its time in its look-ahead regex.
+//! * Chunks and concatenations of at most 15 bytes are looked up by a 128-bit integer key built
+//!   from two word loads. Hashing the byte slice instead cost a `memcmp` per hit; building the
+//!   key with a variable-length copy cost a `memmove` per lookup (the top entry in `perf`).
+//! * A chunk that needs merges is merged once per text (per worker in a batch); repeats are
+//!   copied from an arena. Multilingual text (Cyrillic, CJK) is where this pays.
+//! * Tried and dropped: a table (left id, right id) -> rank of every two-token split of every
+//!   token, so merges need no byte keys: merges got ~15% faster but building it tripled the load
+//!   time (1.4 M lookups for o200k), and the integer byte keys got most of the gain without it.
+//!   Moving the scan/heap threshold between 24 and 256 bytes made no measurable difference.
+
+pub mod split;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+pub use split::Pattern;
+
+use crate::{Error, Result};
+
+/// Chunks longer than this (in bytes) merge with a heap instead of a scan.
+pub const LONG_CHUNK: usize = 256;
+/// How many merged chunks one text remembers.
+const CACHE_ENTRIES: usize = 1 << 16;
+/// How many ids the merge cache holds at most.
+const CACHE_IDS: usize = 1 << 20;
+/// The longest token a rank file may hold, in bytes.
+pub const MAX_TOKEN_BYTES: usize = 1 << 16;
+
+const NONE: u32 = u32::MAX;
+
+/// A rank-BPE encoder: ranks, special tokens and the pattern that cuts text into chunks.
+pub struct RankBpe {
+    /// Tokens of at most [`SHORT`] bytes, keyed by [`pack`]: most chunks are short, and an
+    /// integer key needs no byte comparison.
+    short: FxHashMap<u128, u32>,
+    /// The longer tokens.
+    long: FxHashMap<Box<[u8]>, u32>,
+    byte_rank: [u32; 256],
+    /// id -> (offset, length) in `token_bytes`; `(NONE, 0)` for ids with no token.
+    spans: Vec<(u32, u32)>,
+    token_bytes: Vec<u8>,
+    specials: Vec<(String, u32)>,
+    pattern: Pattern,
+}
+
+impl RankBpe {
+    /// An encoder from `(token bytes, rank)` pairs and `(surface, id)` special tokens.
+    ///
+    /// Refuses duplicate tokens or ranks, a missing single byte (every text must be encodable),
+    /// special ids that collide with ranks, and ids so sparse the id table would be wasteful.
+    pub fn new(tokens: Vec<(Vec<u8>, u32)>, specials: Vec<(String, u32)>, pattern: Pattern) -> Result<Self> {
+        let mut flat = Vec::new();
+        let mut entries = Vec::with_capacity(tokens.len());
+        for (bytes, rank) in tokens {
+            entries.push((flat.len(), bytes.len(), rank));
+            flat.extend_from_slice(&bytes);
+        }
+        RankBpe::from_flat(flat, entries, specials, pattern)
+    }
+
+    /// Parses a `.tiktoken` rank file: one `base64(token) rank` line per token.
+    pub fn from_rank_file(data: &[u8], specials: Vec<(String, u32)>, pattern: Pattern) -> Result<Self> {
+        let (flat, entries) = parse_rank_file(data)?;
+        RankBpe::from_flat(flat, entries, specials, pattern)
+    }
+
+    /// From token bytes laid end to end in `flat` and (offset, length, rank) entries.
+    fn from_flat(
+        mut flat: Vec<u8>,
+        entries: Vec<Entry>,
+        specials: Vec<(String, u32)>,
+        pattern: Pattern,
+    ) -> Result<Self> {
+        let mut short: FxHashMap<u128, u32> = FxHashMap::default();
+        short.reserve(entries.len());
+        let mut long: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
+        let mut max_id = 0u32;
+        for &(offset, len, rank) in &entries {
+            let bytes = &flat[offset..offset + len];
+            if bytes.is_empty() || len > MAX_TOKEN_BYTES {
+                return Err(Error::ModelFile(format!(
+                    "rank {rank}: a token must be 1 to {MAX_TOKEN_BYTES} bytes long, this one is {len}"
+                )));
+            }
+            if rank == NONE {
+                return Err(Error::ModelFile(format!("rank {rank} is out of range (ranks are below {NONE})")));
+            }
+            max_id = max_id.max(rank);
+            let old = if len <= SHORT { short.insert(pack(bytes), rank) } else { long.insert(bytes.into(), rank) };
+            if let Some(old) = old {
+                return Err(Error::ModelFile(format!(
+                    "token {:?} appears twice (ranks {old} and {rank}); each token must have one rank",
+                    String::from_utf8_lossy(bytes)
+                )));
+            }
+        }
+        let mut byte_rank = [NONE; 256];
+        for b in 0..=255u8 {
+            match short.get(&pack(&[b])) {
+                Some(&r) => byte_rank[b as usize] = r,
+                None => {
+                    return Err(Error::ModelFile(format!(
+                        "the single byte 0x{b:02x} has no rank; a byte-level rank file must rank all 256 bytes so that every text can be encoded"
+                    )))
+                }
+            }
+        }
+        let mut surfaces: Vec<&str> = Vec::new();
+        for (surface, id) in &specials {
+            if surface.is_empty() {
+                return Err(Error::ModelFile("a special token's surface is empty".into()));
+            }
+            if *id == NONE {
+                return Err(Error::ModelFile(format!("special token {surface:?}: id {id} is out of range")));
+            }
+            if surfaces.contains(&surface.as_str()) {
+                return Err(Error::ModelFile(format!("special token {surface:?} is listed twice")));
+            }
+            surfaces.push(surface);
+            max_id = max_id.max(*id);
+        }
+        let count = entries.len() + specials.len();
+        if max_id as usize >= 2 * count + (1 << 20) {
+            return Err(Error::ModelFile(format!(
+                "ids are too sparse: the largest is {max_id} but there are only {count} tokens; rank files number their tokens 0..n-1"
+            )));
+        }
+        let mut spans = vec![(NONE, 0u32); max_id as usize + 1];
+        let mut place = |id: u32, offset: usize, len: usize, what: &str| -> Result<()> {
+            let slot = &mut spans[id as usize];
+            if slot.0 != NONE {
+                return Err(Error::ModelFile(format!("id {id} is used twice ({what}); each id must name one token")));
+            }
+            *slot = (offset as u32, len as u32);
+            Ok(())
+        };
+        for &(offset, len, rank) in &entries {
+            place(rank, offset, len, "rank")?;
+        }
+        for (surface, id) in &specials {
+            place(*id, flat.len(), surface.len(), "a special token's id equals a rank or another special token's")?;
+            flat.extend_from_slice(surface.as_bytes());
+        }
+        if flat.len() > (u32::MAX - 1) as usize {
+            return Err(Error::ModelFile("the tokens add up to more than 4 GiB".into()));
+        }
+        Ok(RankBpe { short, long, byte_rank, spans, token_bytes: flat, specials, pattern })
+    }
+
+    pub fn pattern(&self) -> Pattern {
+        self.pattern
+    }
+
+    /// One more than the largest id (tiktoken's `n_vocab`).
+    pub fn vocab_size(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// The number of ranked tokens (specials excluded).
+    pub fn rank_count(&self) -> usize {
+        self.short.len() + self.long.len()
+    }
+
+    pub fn specials(&self) -> &[(String, u32)] {
+        &self.specials
+    }
+
+    /// The index in [`RankBpe::specials`] of a surface.
+    pub fn special_index(&self, surface: &str) -> Option<usize> {
+        self.specials.iter().position(|(s, _)| s == surface)
+    }
+
+    /// The rank of a byte string, if it is a token.
+    #[inline]
+    pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
+        if bytes.len() <= SHORT {
+            self.short.get(&pack(bytes)).copied()
+        } else {
+            self.long.get(bytes).copied()
+        }
+    }
+
+    /// The bytes of an id (a special token's are its surface).
+    pub fn token(&self, id: u32) -> Option<&[u8]> {
+        let &(offset, len) = self.spans.get(id as usize)?;
+        if offset == NONE {
+            return None;
+        }
+        self.token_bytes.get(offset as usize..offset as usize + len as usize)
+    }
+
+    /// Whether `id` is a special token's.
+    pub fn is_special(&self, id: u32) -> bool {
+        self.specials.iter().any(|&(_, i)| i == id)
+    }
+
+    /// The chunks of `text` under this encoding's pattern, as byte spans.
+    pub fn split(&self, text: &str) -> Vec<(usize, usize)> {
+        let mut v = Vec::new();
+        self.pattern.split(text, |a, b| v.push((a, b)));
+        v
+    }
+
+    /// Ids of `text` with the specials at `allowed` (indices into [`RankBpe::specials`])
+    /// recognised; every other special surface is spelled as ordinary text.
+    pub fn encode(&self, text: &str, allowed: &[usize]) -> Vec<u32> {
+        self.encode_with(text, allowed, &mut Scratch::default())
+    }
+
+    fn encode_with<'t>(&self, text: &'t str, allowed: &[usize], scratch: &mut Scratch<'t>) -> Vec<u32> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        if allowed.is_empty() {
+            self.encode_ordinary_into(text, &mut out, scratch);
+            return out;
+        }
+        let mut pos = 0;
+        let mut finder = SpecialFinder::new(self, allowed, text);
+        while let Some((start, end, id)) = finder.next_from(pos) {
+            self.encode_ordinary_into(&text[pos..start], &mut out, scratch);
+            out.push(id);
+            pos = end;
+        }
+        self.encode_ordinary_into(&text[pos..], &mut out, scratch);
+        out
+    }
+
+    /// [`RankBpe::encode`] on many texts, in parallel on the current rayon pool, each worker
+    /// keeping its merge cache across texts; the result does not depend on the number of threads.
+    pub fn encode_batch<S: AsRef<str> + Sync>(&self, texts: &[S], allowed: &[usize]) -> Vec<Vec<u32>> {
+        texts
+            .par_iter()
+            .map_init(Scratch::default, |scratch, t| self.encode_with(t.as_ref(), allowed, scratch))
+            .collect()
+    }
+
+    fn encode_ordinary_into<'t>(&self, text: &'t str, out: &mut Vec<u32>, scratch: &mut Scratch<'t>) {
+        let bytes = text.as_bytes();
+        self.pattern.split(text, |a, b| {
+            let chunk = &bytes[a..b];
+            if chunk.len() == 1 {
+                out.push(self.byte_rank[chunk[0] as usize]);
+            } else if chunk.len() <= SHORT {
+                let key = pack(chunk);
+                if let Some(&r) = self.short.get(&key) {
+                    out.push(r);
+                } else if let Some(&(start, end)) = scratch.short.get(&key) {
+                    out.extend_from_slice(&scratch.arena[start as usize..end as usize]);
+                } else {
+                    let start = out.len();
+                    self.merge_scan(chunk, out, &mut scratch.parts);
+                    if let Some(span) = scratch.remember(&out[start..]) {
+                        scratch.short.insert(key, span);
+                    }
+                }
+            } else if let Some(&r) = self.long.get(chunk) {
+                out.push(r);
+            } else if let Some(&(start, end)) = scratch.long.get(chunk) {
+                out.extend_from_slice(&scratch.arena[start as usize..end as usize]);
+            } else {
+                let start = out.len();
+                if chunk.len() <= LONG_CHUNK {
+                    self.merge_scan(chunk, out, &mut scratch.parts);
+                } else {
+                    self.merge_heap(chunk, out);
+                }
+                if let Some(span) = scratch.remember(&out[start..]) {
+                    scratch.long.insert(chunk, span);
+                }
+            }
+        });
+    }
+
+    /// The ids of one chunk, appended to `out`.
+    #[inline]
+    pub fn encode_chunk(&self, chunk: &[u8], out: &mut Vec<u32>, parts: &mut Vec<Part>) {
+        if chunk.len() == 1 {
+            out.push(self.byte_rank[chunk[0] as usize]);
+        } else if let Some(r) = self.rank(chunk) {
+            out.push(r);
+        } else if chunk.len() <= LONG_CHUNK {
+            self.merge_scan(chunk, out, parts);
+        } else {
+            self.merge_heap(chunk, out);
+        }
+    }
+
+    /// The merge loop with a linear scan for the lowest pair: the fastest for short chunks.
+    fn merge_scan(&self, piece: &[u8], out: &mut Vec<u32>, parts: &mut Vec<Part>) {
+        let n = piece.len();
+        parts.clear();
+        for (i, &b) in piece.iter().enumerate() {
+            let pair = if i + 2 <= n { self.concat_rank(&piece[i..i + 2]) } else { NONE };
+            parts.push(Part { start: i as u32, pair, token: self.byte_rank[b as usize] });
+        }
+        parts.push(Part { start: n as u32, pair: NONE, token: NONE });
+        loop {
+            let (mut best, mut k) = (NONE, 0);
+            for (i, p) in parts.iter().enumerate() {
+                if p.pair < best {
+                    best = p.pair;
+                    k = i;
+                }
+            }
+            if best == NONE {
+                break;
+            }
+            // parts k and k+1 become one token; the pairs touching it change
+            parts[k].token = best;
+            parts[k].pair = match parts.get(k + 3) {
+                Some(after) => self.concat_rank(&piece[parts[k].start as usize..after.start as usize]),
+                None => NONE,
+            };
+            if k > 0 {
+                parts[k - 1].pair = self.concat_rank(&piece[parts[k - 1].start as usize..parts[k + 2].start as usize]);
+            }
+            parts.remove(k + 1);
+        }
+        out.extend(parts[..parts.len() - 1].iter().map(|p| p.token));
+    }
+
+    #[inline(always)]
+    fn concat_rank(&self, bytes: &[u8]) -> u32 {
+        self.rank(bytes).unwrap_or(NONE)
+    }
+
+    /// The same merges in the same order with a heap of candidate pairs keyed (rank, start):
+    /// the lowest rank, leftmost on ties, as the scan picks. Stale entries (a side already
+    /// merged into something else) are skipped when popped.
+    fn merge_heap(&self, piece: &[u8], out: &mut Vec<u32>) {
+        let n = piece.len();
+        // Parts are identified by their start byte; `next[s]` is where the part after it starts.
+        let mut next: Vec<u32> = (1..=n as u32).collect();
+        let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
+        let mut token: Vec<u32> = piece.iter().map(|&b| self.byte_rank[b as usize]).collect();
+        let mut alive = vec![true; n];
+        let mut heap: BinaryHeap<Reverse<(u32, u32, u32)>> = BinaryHeap::new();
+        for i in 0..n.saturating_sub(1) {
+            let r = self.concat_rank(&piece[i..i + 2]);
+            if r != NONE {
+                heap.push(Reverse((r, i as u32, i as u32 + 2)));
+            }
+        }
+        let end_of = |next: &[u32], s: u32| -> u32 { if (s as usize) < n { next[s as usize] } else { n as u32 } };
+        while let Some(Reverse((rank, a, end))) = heap.pop() {
+            let b = next[a as usize];
+            if !alive[a as usize] || b as usize >= n || end_of(&next, b) != end {
+                continue;
+            }
+            // merge a with b
+            alive[b as usize] = false;
+            next[a as usize] = end;
+            if (end as usize) < n {
+                prev[end as usize] = a;
+            }
+            token[a as usize] = rank;
+            let p = prev[a as usize];
+            if p != u32::MAX {
+                let r = self.concat_rank(&piece[p as usize..end as usize]);
+                if r != NONE {
+                    heap.push(Reverse((r, p, end)));
+                }
+            }
+            if (end as usize) < n {
+                let e2 = end_of(&next, end);
+                let r = self.concat_rank(&piece[a as usize..e2 as usize]);
+                if r != NONE {
+                    heap.push(Reverse((r, a, e2)));
+                }
+            }
+        }
+        let mut s = 0usize;
+        while s < n {
+            out.push(token[s]);
+            s = next[s] as usize;
+        }
+    }
+
+    /// The bytes of `ids` joined; an id with no token is an error.
+    pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(ids.len() * 4);
+        for &id in ids {
+            match self.token(id) {
+                Some(b) => out.extend_from_slice(b),
+                None => {
+                    return Err(Error::UnknownPiece(format!(
+                        "id {id} is not a token of this vocabulary (ids run from 0 to {}, with gaps where the file has none)",
+                        self.vocab_size().saturating_sub(1)
+                    )))
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Working memory of one text (or one worker's run of texts): the merge buffer, reused across
+/// chunks, and the ids already worked out for chunks that needed merges (kept in `arena`), so
+/// a repeated word is merged once. Results never depend on it.
+#[derive(Default)]
+struct Scratch<'t> {
+    parts: Vec<Part>,
+    arena: Vec<u32>,
+    short: FxHashMap<u128, (u32, u32)>,
+    long: FxHashMap<&'t [u8], (u32, u32)>,
+}
+
+impl Scratch<'_> {
+    /// Stores a chunk's ids, unless the cache is full.
+    #[inline]
+    fn remember(&mut self, ids: &[u32]) -> Option<(u32, u32)> {
+        if self.short.len() + self.long.len() >= CACHE_ENTRIES || self.arena.len() + ids.len() > CACHE_IDS {
+            return None;
+        }
+        let start = self.arena.len() as u32;
+        self.arena.extend_from_slice(ids);
+        Some((start, self.arena.len() as u32))
+    }
+}
+
+/// Chunks and tokens up to this many bytes are looked up by an integer key.
+const SHORT: usize = 15;
+
+/// The bytes of a short string in the low 15 bytes, its length in the top byte: distinct strings
+/// of at most [`SHORT`] bytes get distinct keys. Built from two overlapping word loads rather
+/// than a variable-length copy, which showed up in profiles as a `memmove` call per lookup.
+#[inline(always)]
+fn pack(b: &[u8]) -> u128 {
+    fn word8(b: &[u8]) -> u64 {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&b[..8]);
+        u64::from_le_bytes(a)
+    }
+    fn word4(b: &[u8]) -> u64 {
+        let mut a = [0u8; 4];
+        a.copy_from_slice(&b[..4]);
+        u32::from_le_bytes(a) as u64
+    }
+    let n = b.len().min(SHORT);
+    let (lo, hi) = if n >= 8 {
+        // the last 8 bytes, shifted so that only those past the first 8 remain
+        let hi = if n > 8 { word8(&b[n - 8..n]) >> ((16 - n) * 8) } else { 0 };
+        (word8(b), hi)
+    } else if n >= 4 {
+        (word4(b) | (word4(&b[n - 4..n]) >> ((8 - n) * 8)) << 32, 0)
+    } else {
+        (b[..n].iter().enumerate().fold(0u64, |v, (i, &x)| v | (x as u64) << (8 * i)), 0)
+    };
+    lo as u128 | (hi as u128) << 64 | (n as u128) << 120
+}
+
+/// Merge state of one part of a chunk: where it starts, the rank of it joined with the next part
+/// (`NONE` if that is not a token), and its own token id.
+#[derive(Clone, Copy, Debug)]
+pub struct Part {
+    start: u32,
+    pair: u32,
+    token: u32,
+}
+
+/// Finds allowed special surfaces left to right: the earliest start wins, the longest surface
+/// among those starting there (tiktoken tries its specials in hash-set order; for the named
+/// encodings no surface is a prefix of another, so the rule never matters there).
+struct SpecialFinder<'a> {
+    text: &'a str,
+    /// (next occurrence at or after the last search position, surface, id)
+    next: Vec<(Option<usize>, &'a str, u32)>,
+}
+
+impl<'a> SpecialFinder<'a> {
+    fn new(bpe: &'a RankBpe, allowed: &[usize], text: &'a str) -> Self {
+        let next = allowed
+            .iter()
+            .filter_map(|&k| bpe.specials.get(k))
+            .map(|(s, id)| (text.find(s.as_str()), s.as_str(), *id))
+            .collect();
+        SpecialFinder { text, next }
+    }
+
+    fn next_from(&mut self, pos: usize) -> Option<(usize, usize, u32)> {
+        let mut best: Option<(usize, usize, u32)> = None;
+        for entry in self.next.iter_mut() {
+            if let Some(at) = entry.0 {
+                if at < pos {
+                    entry.0 = self.text.get(pos..).and_then(|t| t.find(entry.1)).map(|k| k + pos);
+                }
+            }
+            if let Some(at) = entry.0 {
+                let end = at + entry.1.len();
+                let better = match best {
+                    None => true,
+                    Some((s, e, _)) => at < s || (at == s && end > e),
+                };
+                if better {
+                    best = Some((at, end, entry.2));
+                }
+            }
+        }
+        best
+    }
+}
+
+/// Where a token's bytes lie in the flat buffer, and its rank: (offset, length, rank).
+pub type Entry = (usize, usize, u32);
+
+/// The tokens of a `.tiktoken` file laid end to end, with (offset, length, rank) entries;
+/// strictly: standard base64 with padding, one space, a decimal rank; blank lines are skipped
+/// (as tiktoken does); errors name the line.
+pub fn parse_rank_file(data: &[u8]) -> Result<(Vec<u8>, Vec<Entry>)> {
+    let mut flat = Vec::with_capacity(data.len() / 2);
+    let mut entries = Vec::with_capacity(data.len() / 12);
+    for (k, line) in data.split(|&b| b == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            continue;
+        }
+        let bad = |what: &str| {
+            Error::ModelFile(format!(
+                "line {}: {what} (expected `<base64 token> <rank>`, got {:?})",
+                k + 1,
+                String::from_utf8_lossy(&line[..line.len().min(80)])
+            ))
+        };
+        let space = line.iter().position(|&b| b == b' ').ok_or_else(|| bad("no space between token and rank"))?;
+        let (tok, rank) = (&line[..space], &line[space + 1..]);
+        if rank.is_empty() || rank.len() > 10 || !rank.iter().all(u8::is_ascii_digit) {
+            return Err(bad("the rank is not a decimal number"));
+        }
+        let rank: u64 = rank.iter().fold(0u64, |acc, &d| acc * 10 + (d - b'0') as u64);
+        if rank >= NONE as u64 {
+            return Err(bad("the rank is too large"));
+        }
+        let offset = flat.len();
+        if !base64_decode_into(tok, &mut flat) {
+            return Err(bad("the token is not valid base64"));
+        }
+        entries.push((offset, flat.len() - offset, rank as u32));
+    }
+    Ok((flat, entries))
+}
+
+/// Strict standard base64 (RFC 4648 §4, `=` padding to a multiple of 4), appended to `out`;
+/// false (with `out` unspecified past its old length) on anything else.
+fn base64_decode_into(s: &[u8], out: &mut Vec<u8>) -> bool {
+    fn value(c: u8) -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    }
+    if s.is_empty() || !s.len().is_multiple_of(4) {
+        return false;
+    }
+    let pad = s.iter().rev().take_while(|&&c| c == b'=').count();
+    if pad > 2 {
+        return false;
+    }
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for &c in &s[..s.len() - pad] {
+        let Some(v) = value(c) else { return false };
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    // leftover bits must be zero (canonical encoding)
+    acc == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toy() -> RankBpe {
+        let mut tokens: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        for (k, t) in ["ab", "bc", "abc", "aa", "aaaa", "ca"].iter().enumerate() {
+            tokens.push((t.as_bytes().to_vec(), 256 + k as u32));
+        }
+        RankBpe::new(tokens, vec![("<|x|>".into(), 300)], Pattern::Cl100k).unwrap()
+    }
+
+    #[test]
+    fn merges_lowest_rank_leftmost() {
+        let t = toy();
+        assert_eq!(t.encode("abc", &[]), vec![258]);
+        assert_eq!(t.encode("abca", &[]), vec![258, 97]); // ab (256) before bc (257), then abc (258) before ca (261)
+        assert_eq!(t.encode("bcab", &[]), vec![257, 256]); // ab (256) first, then bc (257); "cab" is no token
+        assert_eq!(t.encode("aaa", &[]), vec![259, 97]);
+        assert_eq!(t.encode("aaaaa", &[]), vec![260, 97]);
+        assert_eq!(t.encode("a<|x|>b", &[]).len(), 7);
+        assert_eq!(t.encode("a<|x|>b", &[0]), vec![97, 300, 98]);
+    }
+
+    #[test]
+    fn heap_equals_scan() {
+        let t = toy();
+        let mut state = 12345u64;
+        for _ in 0..300 {
+            let mut s = Vec::new();
+            for _ in 0..(state % 40 + 2) {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                s.push(b"abc"[(state >> 33) as usize % 3]);
+            }
+            let (mut a, mut b, mut parts) = (vec![], vec![], vec![]);
+            t.merge_scan(&s, &mut a, &mut parts);
+            t.merge_heap(&s, &mut b);
+            assert_eq!(a, b, "{:?}", String::from_utf8_lossy(&s));
+        }
+    }
+
+    #[test]
+    fn pack_is_injective_on_short_strings() {
+        let mut seen = std::collections::HashMap::new();
+        let alphabet = [0u8, 1, 0x80, 0xff];
+        for n in 0..=SHORT {
+            for seed in 0..64u32 {
+                let s: Vec<u8> = (0..n).map(|i| alphabet[((seed >> (i % 6)) as usize + i) % 4]).collect();
+                if let Some(old) = seen.insert(pack(&s), s.clone()) {
+                    assert_eq!(old, s);
+                }
+            }
+        }
+        let s: Vec<u8> = (1..=15).collect();
+        let key = pack(&s).to_le_bytes();
+        assert_eq!(&key[..15], &s[..]);
+        assert_eq!(key[15], 15);
+        for n in 0..=15 {
+            let k = pack(&s[..n]).to_le_bytes();
+            assert_eq!(&k[..n], &s[..n]);
+            assert!(k[n..15].iter().all(|&x| x == 0));
+        }
+    }
+
+    #[test]
+    fn base64_strict() {
+        let decode = |s: &[u8]| {
+            let mut v = Vec::new();
+            base64_decode_into(s, &mut v).then_some(v)
+        };
+        assert_eq!(decode(b"IQ=="), Some(b"!".to_vec()));
+        assert_eq!(decode(b"aGVsbG8="), Some(b"hello".to_vec()));
+        assert_eq!(decode(b"IR=="), None);
+        assert_eq!(decode(b"I==="), None);
+        assert_eq!(decode(b"I Q="), None);
+    }
+}

@@ -1,0 +1,436 @@
+//! The pre-splits of OpenAI's encodings, written out by hand.
+//!
+//! tiktoken cuts text with a regular expression before BPE; a look-ahead regex engine is the
+//! slowest part of its encoder. Each scanner here gives the very same chunks as its pattern, run
+//! leftmost-first (the regex engines' semantics: at each position the first alternative that
+//! matches wins, and inside an alternative greedy quantifiers backtrack in order). The tests in
+//! `tests/test_interop_tiktoken.py` check every scanner against the Python `regex` module on
+//! adversarial text, and the encoders against tiktoken itself.
+//!
+//! Character classes, as the regex engines define them:
+//! * `\s` is the Unicode White_Space property (25 code points; Rust's `char::is_whitespace`).
+//! * `\p{L}` is Lu Ll Lt Lm Lo, `\p{N}` is Nd Nl No, `\p{M}` is Mn Mc Me. Marks are *not*
+//!   letters, so `[^\s\p{L}\p{N}]` ("other") includes them.
+//! * `(?i:s)` also matches U+017F LATIN SMALL LETTER LONG S (simple case folding); no other
+//!   letter of the contractions has a non-ASCII case variant.
+//!
+//! Every scanner is one pass with an ASCII table and a 64 Ki-entry table for the rest of the
+//! Basic Multilingual Plane; work per chunk is linear in the chunk, so the whole split is linear.
+
+use std::sync::OnceLock;
+
+use unicode_general_category::{get_general_category, GeneralCategory as G};
+
+/// Which OpenAI pattern a rank file is used with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// GPT-2's pattern, used by r50k_base, p50k_base and p50k_edit.
+    R50k,
+    /// cl100k_base.
+    Cl100k,
+    /// o200k_base (and o200k_harmony).
+    O200k,
+}
+
+impl Pattern {
+    pub fn from_name(name: &str) -> Option<Pattern> {
+        match name {
+            "r50k" => Some(Pattern::R50k),
+            "cl100k" => Some(Pattern::Cl100k),
+            "o200k" => Some(Pattern::O200k),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::R50k => "r50k",
+            Pattern::Cl100k => "cl100k",
+            Pattern::O200k => "o200k",
+        }
+    }
+
+    /// Calls `f(start, end)` with the byte span of every chunk of `text`, in order.
+    #[inline]
+    pub fn split(self, text: &str, f: impl FnMut(usize, usize)) {
+        match self {
+            Pattern::R50k => scan(text, r50k_next, f),
+            Pattern::Cl100k => scan(text, cl100k_next, f),
+            Pattern::O200k => scan(text, o200k_next, f),
+        }
+    }
+}
+
+// Class bits of a character.
+const LETTER: u8 = 1; // \p{L}
+const NUMBER: u8 = 2; // \p{N}
+const SPACE: u8 = 4; // \s
+const NEWLINE: u8 = 8; // [\r\n]
+const UPPER: u8 = 16; // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] (o200k)
+const LOWER: u8 = 32; // [\p{Ll}\p{Lm}\p{Lo}\p{M}] (o200k)
+
+/// `[^\s\p{L}\p{N}]`
+#[inline]
+fn is_other(f: u8) -> bool {
+    f & (LETTER | NUMBER | SPACE) == 0
+}
+
+/// `[^\r\n\p{L}\p{N}]`: the optional character in front of a word (cl100k, o200k).
+#[inline]
+fn is_prefix(f: u8) -> bool {
+    f & (NEWLINE | LETTER | NUMBER) == 0
+}
+
+fn class_bits(c: char) -> u8 {
+    if c == '\r' || c == '\n' {
+        return SPACE | NEWLINE;
+    }
+    if c.is_whitespace() {
+        return SPACE;
+    }
+    match get_general_category(c) {
+        G::UppercaseLetter | G::TitlecaseLetter => LETTER | UPPER,
+        G::LowercaseLetter => LETTER | LOWER,
+        G::ModifierLetter | G::OtherLetter => LETTER | UPPER | LOWER,
+        G::NonspacingMark | G::SpacingMark | G::EnclosingMark => UPPER | LOWER,
+        G::DecimalNumber | G::LetterNumber | G::OtherNumber => NUMBER,
+        _ => 0,
+    }
+}
+
+/// Class bits of every Basic Multilingual Plane code point, computed once (64 KiB).
+fn bmp_table() -> &'static [u8] {
+    static TABLE: OnceLock<Box<[u8]>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0u32..0x10000)
+            .map(|u| char::from_u32(u).map_or(0, class_bits))
+            .collect::<Vec<u8>>()
+            .into_boxed_slice()
+    })
+}
+
+/// The text being scanned: its bytes and the class table.
+struct Text<'a> {
+    s: &'a [u8],
+    bmp: &'a [u8],
+}
+
+impl Text<'_> {
+    /// (class bits, byte length) of the character starting at `i` (`i < len`, on a boundary).
+    #[inline(always)]
+    fn at(&self, i: usize) -> (u8, usize) {
+        let s = self.s;
+        let b0 = s[i];
+        if b0 < 0x80 {
+            return (self.bmp[b0 as usize], 1);
+        }
+        // `s` comes from a `&str`, so the continuation bytes are there and well formed.
+        let cont = |k: usize| (s.get(i + k).copied().unwrap_or(0x80) & 0x3f) as u32;
+        if b0 < 0xe0 {
+            let u = ((b0 as u32 & 0x1f) << 6) | cont(1);
+            (self.bmp[u as usize], 2)
+        } else if b0 < 0xf0 {
+            let u = ((b0 as u32 & 0x0f) << 12) | (cont(1) << 6) | cont(2);
+            (self.bmp[u as usize & 0xffff], 3)
+        } else {
+            let u = ((b0 as u32 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3);
+            (char::from_u32(u).map_or(0, class_bits), 4)
+        }
+    }
+
+    /// The end of the run of characters from `i` whose bits satisfy `keep`.
+    #[inline(always)]
+    fn run(&self, mut i: usize, keep: impl Fn(u8) -> bool) -> usize {
+        while i < self.s.len() {
+            let (f, len) = self.at(i);
+            if !keep(f) {
+                break;
+            }
+            i += len;
+        }
+        i
+    }
+
+    /// The end of at most `max` characters of class `bit` from `i`.
+    #[inline(always)]
+    fn run_max(&self, mut i: usize, bit: u8, max: usize) -> usize {
+        for _ in 0..max {
+            if i >= self.s.len() {
+                break;
+            }
+            let (f, len) = self.at(i);
+            if f & bit == 0 {
+                break;
+            }
+            i += len;
+        }
+        i
+    }
+
+    /// The whitespace run from `i`: (end, start of its last character, end of its last [\r\n]
+    /// if any, number of characters).
+    #[inline(always)]
+    fn space_run(&self, i: usize) -> (usize, usize, Option<usize>, usize) {
+        let (mut j, mut last, mut newline_end, mut count) = (i, i, None, 0);
+        while j < self.s.len() {
+            let (f, len) = self.at(j);
+            if f & SPACE == 0 {
+                break;
+            }
+            if f & NEWLINE != 0 {
+                newline_end = Some(j + len);
+            }
+            last = j;
+            j += len;
+            count += 1;
+        }
+        (j, last, newline_end, count)
+    }
+
+    /// Length of a contraction suffix case-insensitively after the apostrophe at `i - 1`, among
+    /// `s t m d` (one letter) and `re ve ll` (two), or 0.
+    #[inline(always)]
+    fn contraction_ci(&self, i: usize) -> usize {
+        let s = self.s;
+        let lower = |k: usize| s.get(k).map(|b| b.to_ascii_lowercase());
+        match lower(i) {
+            Some(b's' | b't' | b'm' | b'd') => 1,
+            Some(b'r' | b'v') if lower(i + 1) == Some(b'e') => 2,
+            Some(b'l') if lower(i + 1) == Some(b'l') => 2,
+            // U+017F LATIN SMALL LETTER LONG S folds to 's'
+            Some(0xc5) if s.get(i + 1) == Some(&0xbf) => 2,
+            _ => 0,
+        }
+    }
+
+    /// ` ?[^\s\p{L}\p{N}]` starting at `i`: where the run of others begins, if the alternative
+    /// can match here.
+    #[inline(always)]
+    fn others_start(&self, i: usize, f0: u8) -> Option<usize> {
+        if is_other(f0) {
+            return Some(i);
+        }
+        if self.s[i] == b' ' && i + 1 < self.s.len() && is_other(self.at(i + 1).0) {
+            return Some(i + 1);
+        }
+        None
+    }
+}
+
+fn scan(text: &str, next: fn(&Text<'_>, usize) -> usize, mut f: impl FnMut(usize, usize)) {
+    let t = Text { s: text.as_bytes(), bmp: bmp_table() };
+    let mut i = 0;
+    while i < t.s.len() {
+        let end = next(&t, i);
+        debug_assert!(end > i);
+        f(i, end);
+        i = end;
+    }
+}
+
+/// `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+` (GPT-2; tiktoken's
+/// r50k string `'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s`
+/// gives the same chunks).
+fn r50k_next(t: &Text<'_>, i: usize) -> usize {
+    let s = t.s;
+    if s[i] == b'\'' {
+        if let Some(b"re" | b"ve" | b"ll") = s.get(i + 1..i + 3) {
+            return i + 3;
+        }
+        if matches!(s.get(i + 1), Some(b's' | b't' | b'm' | b'd')) {
+            return i + 2;
+        }
+    }
+    let (f0, len0) = t.at(i);
+    // ` ?X+`: a single U+0020 joins the run after it when that run is not whitespace
+    let (start, f) = if s[i] == b' ' && i + 1 < s.len() {
+        let f1 = t.at(i + 1).0;
+        if f1 & SPACE == 0 {
+            (i + 1, f1)
+        } else {
+            (i, f0)
+        }
+    } else {
+        (i, f0)
+    };
+    if f & LETTER != 0 {
+        return t.run(start, |g| g & LETTER != 0);
+    }
+    if f & NUMBER != 0 {
+        return t.run(start, |g| g & NUMBER != 0);
+    }
+    if is_other(f) {
+        return t.run(start, is_other);
+    }
+    let (end, last, _, count) = t.space_run(i);
+    if end == s.len() {
+        end
+    } else if count >= 2 {
+        last // `\s+(?!\S)` leaves the last space for the word after it
+    } else {
+        i + len0
+    }
+}
+
+/// `'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s`
+fn cl100k_next(t: &Text<'_>, i: usize) -> usize {
+    let s = t.s;
+    if s[i] == b'\'' {
+        let k = t.contraction_ci(i + 1);
+        if k > 0 {
+            return i + 1 + k;
+        }
+    }
+    let (f0, len0) = t.at(i);
+    if f0 & LETTER != 0 {
+        return t.run(i, |g| g & LETTER != 0);
+    }
+    if is_prefix(f0) && i + len0 < s.len() && t.at(i + len0).0 & LETTER != 0 {
+        return t.run(i + len0, |g| g & LETTER != 0);
+    }
+    if f0 & NUMBER != 0 {
+        return t.run_max(i, NUMBER, 3);
+    }
+    if let Some(k) = t.others_start(i, f0) {
+        let j = t.run(k, is_other);
+        return t.run(j, |g| g & NEWLINE != 0);
+    }
+    let (end, last, newline_end, count) = t.space_run(i);
+    if end == s.len() {
+        end // `\s++$`
+    } else if let Some(e) = newline_end {
+        e // `\s*[\r\n]`: up to the last line break of the run
+    } else if count >= 2 {
+        last // `\s+(?!\S)`
+    } else {
+        i + len0 // `\s`
+    }
+}
+
+/// o200k_base's pattern, alternatives joined by `|`:
+/// `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?`,
+/// `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?`,
+/// `\p{N}{1,3}`, ` ?[^\s\p{L}\p{N}]+[\r\n/]*`, `\s*[\r\n]+`, `\s+(?!\S)`, `\s+`.
+fn o200k_next(t: &Text<'_>, i: usize) -> usize {
+    let (f0, len0) = t.at(i);
+    if let Some(e) = o200k_word(t, i, f0, len0) {
+        return e;
+    }
+    if f0 & NUMBER != 0 {
+        return t.run_max(i, NUMBER, 3);
+    }
+    if let Some(k) = t.others_start(i, f0) {
+        let j = t.run(k, is_other);
+        return newline_or_slash_run(t, j);
+    }
+    let (end, last, newline_end, count) = t.space_run(i);
+    if let Some(e) = newline_end {
+        e // `\s*[\r\n]+`
+    } else if end == t.s.len() {
+        end // `\s+(?!\S)` at the end of the text
+    } else if count >= 2 {
+        last // `\s+(?!\S)`
+    } else {
+        end // `\s+` (one character)
+    }
+}
+
+fn newline_or_slash_run(t: &Text<'_>, mut j: usize) -> usize {
+    while matches!(t.s.get(j), Some(b'\r' | b'\n' | b'/')) {
+        j += 1;
+    }
+    j
+}
+
+/// The two word alternatives of o200k, tried in the regex engine's backtracking order: with the
+/// optional prefix character first, then without it, first alternative before second.
+#[inline(always)]
+fn o200k_word(t: &Text<'_>, i: usize, f0: u8, len0: usize) -> Option<usize> {
+    let with_prefix = is_prefix(f0) && i + len0 < t.s.len();
+    let upper_then_lower = |k: usize| -> Option<usize> {
+        // `U*L+`: U* takes its longest run, then gives characters back until L+ can start.
+        // The character after the run is not in U, so L+ starts there only if it is in L;
+        // otherwise at the last run character that is in both U and L (Lm, Lo, M).
+        let mut j = k;
+        let mut last_shared = None;
+        while j < t.s.len() {
+            let (f, len) = t.at(j);
+            if f & UPPER == 0 {
+                break;
+            }
+            if f & LOWER != 0 {
+                last_shared = Some(j);
+            }
+            j += len;
+        }
+        let l = if j < t.s.len() && t.at(j).0 & LOWER != 0 { Some(j) } else { last_shared }?;
+        Some(t.run(l, |g| g & LOWER != 0))
+    };
+    let upper_plus_lower = |k: usize| -> Option<usize> {
+        // `U+L*`: both greedy, and L* cannot fail.
+        if k >= t.s.len() || t.at(k).0 & UPPER == 0 {
+            return None;
+        }
+        let j = t.run(k, |g| g & UPPER != 0);
+        Some(t.run(j, |g| g & LOWER != 0))
+    };
+    let end = (if with_prefix { upper_then_lower(i + len0) } else { None })
+        .or_else(|| upper_then_lower(i))
+        .or_else(|| if with_prefix { upper_plus_lower(i + len0) } else { None })
+        .or_else(|| upper_plus_lower(i))?;
+    Some(contraction_suffix(t, end))
+}
+
+/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)?` at `e`.
+#[inline(always)]
+fn contraction_suffix(t: &Text<'_>, e: usize) -> usize {
+    if t.s.get(e) == Some(&b'\'') {
+        let k = t.contraction_ci(e + 1);
+        if k > 0 {
+            return e + 1 + k;
+        }
+    }
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunks(p: Pattern, s: &str) -> Vec<&str> {
+        let mut v = vec![];
+        p.split(s, |a, b| v.push(&s[a..b]));
+        v
+    }
+
+    #[test]
+    fn r50k_examples() {
+        let p = Pattern::R50k;
+        assert_eq!(chunks(p, "Hello world"), ["Hello", " world"]);
+        assert_eq!(chunks(p, "I'm here"), ["I", "'m", " here"]);
+        assert_eq!(chunks(p, "a \n b"), ["a", " \n", " b"]);
+        assert_eq!(chunks(p, "x  "), ["x", "  "]);
+        assert_eq!(chunks(p, " 42 ?!"), [" 42", " ?!"]);
+    }
+
+    #[test]
+    fn cl100k_examples() {
+        let p = Pattern::Cl100k;
+        assert_eq!(chunks(p, "Hello world"), ["Hello", " world"]);
+        assert_eq!(chunks(p, "I'M here"), ["I", "'M", " here"]);
+        assert_eq!(chunks(p, "12345"), ["123", "45"]);
+        assert_eq!(chunks(p, ".Hello"), [".Hello"]);
+        assert_eq!(chunks(p, "a  \n\n  b"), ["a", "  \n\n", " ", " b"]);
+        assert_eq!(chunks(p, "a  \n  "), ["a", "  \n  "]);
+        assert_eq!(chunks(p, "!!\n\nx"), ["!!\n\n", "x"]);
+    }
+
+    #[test]
+    fn o200k_examples() {
+        let p = Pattern::O200k;
+        assert_eq!(chunks(p, "HelloWorld"), ["Hello", "World"]);
+        assert_eq!(chunks(p, "HELLO world's"), ["HELLO", " world's"]);
+        assert_eq!(chunks(p, "a  \n  "), ["a", "  \n", "  "]);
+        assert_eq!(chunks(p, "x!/\n/y"), ["x", "!/\n/", "y"]);
+    }
+}

@@ -1,0 +1,117 @@
+//! `subwords._core.RankBpe`: tiktoken rank files. `subwords.formats.tiktoken` wraps it; every
+//! call that touches text or ids releases the GIL.
+
+use std::sync::Arc;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::PyBytes;
+
+use subwords_core::tiktoken::{Pattern, RankBpe};
+
+use crate::{pool, to_py};
+
+#[pyclass(module = "subwords._core", name = "RankBpe", frozen)]
+pub struct PyRankBpe {
+    inner: Arc<RankBpe>,
+}
+
+fn pattern(name: &str) -> PyResult<Pattern> {
+    Pattern::from_name(name).ok_or_else(|| PyValueError::new_err(format!("unknown pattern {name:?}")))
+}
+
+#[pymethods]
+impl PyRankBpe {
+    /// Parses a `.tiktoken` file's bytes.
+    #[staticmethod]
+    fn from_rank_file(py: Python<'_>, data: &[u8], pattern_name: &str, specials: Vec<(String, u32)>) -> PyResult<Self> {
+        let p = pattern(pattern_name)?;
+        let inner = py.detach(|| RankBpe::from_rank_file(data, specials, p)).map_err(|e| to_py(py, e))?;
+        Ok(PyRankBpe { inner: Arc::new(inner) })
+    }
+
+    /// From `(token bytes, rank)` pairs.
+    #[staticmethod]
+    fn from_ranks(py: Python<'_>, tokens: Vec<(Vec<u8>, u32)>, pattern_name: &str, specials: Vec<(String, u32)>) -> PyResult<Self> {
+        let p = pattern(pattern_name)?;
+        let inner = py.detach(|| RankBpe::new(tokens, specials, p)).map_err(|e| to_py(py, e))?;
+        Ok(PyRankBpe { inner: Arc::new(inner) })
+    }
+
+    /// Ids of `text`; `allowed` are indices into `specials()`.
+    fn encode(&self, py: Python<'_>, text: PyBackedStr, allowed: Vec<usize>) -> Vec<u32> {
+        let inner = &self.inner;
+        py.detach(|| inner.encode(&text, &allowed))
+    }
+
+    /// Ids of every text, on `threads` threads (None: all cores); same result for any count.
+    #[pyo3(signature = (texts, allowed, threads=None))]
+    fn encode_batch(&self, py: Python<'_>, texts: Vec<PyBackedStr>, allowed: Vec<usize>, threads: Option<usize>) -> PyResult<Vec<Vec<u32>>> {
+        let inner = &self.inner;
+        match threads {
+            None => Ok(py.detach(|| inner.encode_batch(&texts, &allowed))),
+            Some(n) => {
+                let pool = pool(n)?;
+                Ok(py.detach(|| pool.install(|| inner.encode_batch(&texts, &allowed))))
+            }
+        }
+    }
+
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+        let inner = &self.inner;
+        let bytes = py.detach(|| inner.decode_bytes(&ids)).map_err(|e| to_py(py, e))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// The bytes of one id, or None.
+    fn token<'py>(&self, py: Python<'py>, id: u32) -> Option<Bound<'py, PyBytes>> {
+        self.inner.token(id).map(|b| PyBytes::new(py, b))
+    }
+
+    /// Every ranked token as (bytes, rank), in rank order (specials excluded): for pickling and
+    /// export.
+    fn tokens<'py>(&self, py: Python<'py>) -> Vec<(Bound<'py, PyBytes>, u32)> {
+        let inner = &self.inner;
+        (0..inner.vocab_size() as u32)
+            .filter(|&id| !inner.is_special(id))
+            .filter_map(|id| inner.token(id).map(|b| (PyBytes::new(py, b), id)))
+            .collect()
+    }
+
+    /// The rank of a byte string, or None.
+    fn rank(&self, bytes: &[u8]) -> Option<u32> {
+        self.inner.rank(bytes)
+    }
+
+    /// The chunks of `text` under the pattern (for tests against the regex).
+    fn split(&self, py: Python<'_>, text: PyBackedStr) -> Vec<String> {
+        let spans = py.detach(|| self.inner.split(&text));
+        spans.into_iter().map(|(a, b)| text[a..b].to_string()).collect()
+    }
+
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab_size()
+    }
+
+    fn rank_count(&self) -> usize {
+        self.inner.rank_count()
+    }
+
+    fn pattern(&self) -> &'static str {
+        self.inner.pattern().name()
+    }
+
+    fn specials(&self) -> Vec<(String, u32)> {
+        self.inner.specials().to_vec()
+    }
+}
+
+/// The chunks of `text` under a named pattern (no rank file needed).
+#[pyfunction]
+pub fn split_pattern(py: Python<'_>, pattern_name: &str, text: PyBackedStr) -> PyResult<Vec<String>> {
+    let p = pattern(pattern_name)?;
+    let mut spans = Vec::new();
+    py.detach(|| p.split(&text, |a, b| spans.push((a, b))));
+    Ok(spans.into_iter().map(|(a, b)| text[a..b].to_string()).collect())
+}

@@ -1,0 +1,401 @@
+"""tiktoken ``.tiktoken`` rank files, encoded token for token as tiktoken does.
+
+A rank file has one line per token: the token's bytes in base64, a space, its rank. The rank is
+the token's id, and BPE merges the adjacent pair whose *concatenation* has the lowest rank
+(leftmost on ties) until no concatenation is a token. Before that, text is cut into chunks by
+the encoding's regular expression; subwords runs hand-written scanners proven equal to the four
+OpenAI patterns (``r50k_base``/``p50k_base``/``gpt2``, ``cl100k_base``, ``o200k_base``) and
+refuses any other pattern.
+
+>>> tok = load("cl100k_base.tiktoken")                                  # doctest: +SKIP
+>>> tok.encode("hello world")                                            # doctest: +SKIP
+[15339, 1917]
+
+Pieces are shown as text with GPT-2's byte-to-character table (``" world"`` is ``"Ġworld"``),
+the spelling Hugging Face uses for the same vocabularies, so every byte string has one printable
+name and ``piece_to_id(id_to_piece(i)) == i``. Special tokens show as their surface.
+
+>>> piece_text(b" world"), piece_bytes("Ġworld")
+('Ġworld', b' world')
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import io
+import os
+from typing import Any, Iterable, Mapping, Optional, Union
+
+from .. import _core
+from ..errors import InputError, ModelFileError, UnknownPieceError
+from ._foreign import Foreign, PathLike, allowed_set
+
+ENDOFTEXT = "<|endoftext|>"
+FIM_PREFIX = "<|fim_prefix|>"
+FIM_MIDDLE = "<|fim_middle|>"
+FIM_SUFFIX = "<|fim_suffix|>"
+ENDOFPROMPT = "<|endofprompt|>"
+
+# The patterns as tiktoken 0.14 writes them (tiktoken_ext/openai_public.py), and GPT-2's
+# original, which tiktoken notes is equivalent to its r50k string (our tests check both).
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+R50K_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+O200K_PATTERN = "|".join([
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""\p{N}{1,3}""",
+    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+    r"""\s*[\r\n]+""",
+    r"""\s+(?!\S)""",
+    r"""\s+""",
+])
+
+# pattern name (of the core's scanners) -> the regex strings it reproduces
+PATTERNS: dict[str, tuple[str, ...]] = {
+    "r50k": (R50K_PATTERN, GPT2_PATTERN),
+    "cl100k": (CL100K_PATTERN,),
+    "o200k": (O200K_PATTERN,),
+}
+
+# encoding name -> (pattern name, special tokens), from tiktoken_ext/openai_public.py
+ENCODINGS: dict[str, tuple[str, dict[str, int]]] = {
+    "gpt2": ("r50k", {ENDOFTEXT: 50256}),
+    "r50k_base": ("r50k", {ENDOFTEXT: 50256}),
+    "p50k_base": ("r50k", {ENDOFTEXT: 50256}),
+    "p50k_edit": ("r50k", {ENDOFTEXT: 50256, FIM_PREFIX: 50281, FIM_MIDDLE: 50282, FIM_SUFFIX: 50283}),
+    "cl100k_base": ("cl100k", {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260,
+                               ENDOFPROMPT: 100276}),
+    "o200k_base": ("o200k", {ENDOFTEXT: 199999, ENDOFPROMPT: 200018}),
+}
+
+MAX_FILE_BYTES = 256 << 20  # o200k_base.tiktoken is 3.6 MB
+
+
+def _byte_table() -> tuple[list[str], dict[str, int]]:
+    """GPT-2's byte-to-character table: printable bytes stand for themselves, the others take
+    the code points from U+0100 on, in byte order."""
+    printable = [b for b in range(256) if 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF]
+    chars, extra = [""] * 256, 0
+    for b in range(256):
+        if b in printable:
+            chars[b] = chr(b)
+        else:
+            chars[b] = chr(256 + extra)
+            extra += 1
+    return chars, {c: b for b, c in enumerate(chars)}
+
+
+BYTE_TO_CHAR, CHAR_TO_BYTE = _byte_table()
+
+
+def piece_text(token: bytes) -> str:
+    """A token's bytes as text via GPT-2's table (``b" hi"`` -> ``"Ġhi"``)."""
+    return "".join(BYTE_TO_CHAR[b] for b in token)
+
+
+def piece_bytes(piece: str) -> Optional[bytes]:
+    """The inverse of :func:`piece_text`, or None when ``piece`` uses a character outside it."""
+    try:
+        return bytes(CHAR_TO_BYTE[c] for c in piece)
+    except KeyError:
+        return None
+
+
+def _text(text: Any) -> str:
+    if not isinstance(text, str):
+        raise InputError(f"encode takes a str, got {type(text).__name__}; decode bytes first, e.g. b.decode('utf-8')")
+    return text
+
+
+def _no_surrogates(text: str) -> str:
+    """tiktoken's handling of lone surrogates (which UTF-8 cannot hold): they become U+FFFD."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _ids(ids: Iterable[int]) -> list[int]:
+    out = list(ids)
+    for i in out:
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise InputError(f"ids must be ints, got {type(i).__name__} {i!r}")
+        if not 0 <= i < 2**32 - 1:
+            raise UnknownPieceError(f"id {i} is not a token of this vocabulary")
+    return out
+
+
+class TiktokenTokenizer(Foreign):
+    """An encoder for a tiktoken rank file with one of OpenAI's patterns; ids, text and
+    special-token handling are tiktoken's (``encode(text)`` is tiktoken's
+    ``encode(text, disallowed_special=())``)."""
+
+    format = "tiktoken"
+
+    def __init__(self, core: Any, name: Optional[str], pattern: str) -> None:
+        self._core = core
+        self.name = name
+        self.pattern = pattern
+        self._specials = dict(core.specials())
+        self._special_index = {s: k for k, (s, _) in enumerate(core.specials())}
+        self._special_by_id = {i: s for s, i in self._specials.items()}
+
+    def _allowed(self, allowed_special: Union[str, Iterable[str]]) -> list[int]:
+        if not allowed_special:
+            return []
+        return sorted(self._special_index[s] for s in allowed_set(allowed_special, self._specials))
+
+    def encode(self, text: str, *, allowed_special: Union[str, Iterable[str]] = ()) -> list[int]:
+        """Ids of ``text``. Special surfaces are plain text unless allowed (``"all"`` or a set)."""
+        allowed = self._allowed(allowed_special)
+        try:
+            return self._core.encode(_text(text), allowed)
+        except UnicodeEncodeError:
+            return self._core.encode(_no_surrogates(text), allowed)
+
+    def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
+                     allowed_special: Union[str, Iterable[str]] = ()) -> list[list[int]]:
+        """Ids of every text, on ``threads`` threads (default: all cores); the result does not
+        depend on the thread count."""
+        if isinstance(texts, str):
+            raise InputError("encode_batch takes a list of texts, not one str; use encode() for one text")
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+            raise InputError(f"threads must be a positive int or None, got {threads!r}")
+        allowed = self._allowed(allowed_special)
+        texts = [_text(t) for t in texts]
+        try:
+            return self._core.encode_batch(texts, allowed, threads)
+        except UnicodeEncodeError:
+            return self._core.encode_batch([_no_surrogates(t) for t in texts], allowed, threads)
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The tokens' bytes joined (special tokens as their surface)."""
+        try:
+            return self._core.decode_bytes(_ids(ids))
+        except UnknownPieceError:
+            raise
+        except (OverflowError, TypeError) as e:  # pragma: no cover - _ids checks first
+            raise InputError(f"ids must be non-negative ints: {e}") from None
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """The text of ``ids``; bytes that are not valid UTF-8 become U+FFFD, as tiktoken's
+        ``decode(ids, errors="replace")``."""
+        return self.decode_bytes(ids).decode("utf-8", errors="replace")
+
+    def token_bytes(self, id: int) -> bytes:
+        """The bytes of one id."""
+        token = self._core.token(_ids([id])[0])
+        if token is None:
+            raise UnknownPieceError(f"id {id} is not a token of this vocabulary")
+        return token
+
+    def id_to_piece(self, id: int) -> str:
+        """A special token's surface, or the token's bytes through GPT-2's byte table."""
+        token = self.token_bytes(id)
+        if id in self._special_by_id:
+            return self._special_by_id[id]
+        return piece_text(token)
+
+    def piece_to_id(self, piece: str) -> int:
+        """The id of a special surface, or of a piece spelled with GPT-2's byte table."""
+        if piece in self._specials:
+            return self._specials[piece]
+        token = piece_bytes(piece) if isinstance(piece, str) else None
+        rank = self._core.rank(token) if token else None
+        if rank is None:
+            raise UnknownPieceError(f"{piece!r} is not a piece of this vocabulary (pieces spell bytes with "
+                                    "GPT-2's table: ' world' is 'Ġworld')")
+        return rank
+
+    @property
+    def vocab_size(self) -> int:
+        """One more than the largest id (tiktoken's ``n_vocab``)."""
+        return self._core.vocab_size()
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        return dict(self._specials)
+
+    def __repr__(self) -> str:
+        return f"<subwords tiktoken tokenizer {self.name or '(unnamed)'}: {self.vocab_size} ids>"
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _rebuild, (self._core.tokens(), self._core.pattern(), self._core.specials(), self.name, self.pattern)
+
+
+def _rebuild(tokens: list[tuple[bytes, int]], pattern_name: str, specials: list[tuple[str, int]],
+             name: Optional[str], pattern: str) -> TiktokenTokenizer:
+    """Unpickles a :class:`TiktokenTokenizer`."""
+    return TiktokenTokenizer(_core.RankBpe.from_ranks(tokens, pattern_name, specials), name, pattern)
+
+
+def _pattern_of(pattern: Optional[str], path: str) -> tuple[str, Optional[str]]:
+    """(core pattern name, encoding name or None) from ``pattern=`` or the file name."""
+    if pattern is not None:
+        if not isinstance(pattern, str):
+            raise InputError(f"pattern must be a str, got {type(pattern).__name__}")
+        if pattern in ENCODINGS:
+            return ENCODINGS[pattern][0], pattern
+        for name, strings in PATTERNS.items():
+            if pattern in strings:
+                return name, None
+        raise InputError(
+            f"pattern={pattern[:80]!r} is not one of OpenAI's patterns; subwords splits text only with "
+            f"hand-written equivalents of {', '.join(ENCODINGS)} (custom regex pre-split is not supported). "
+            "Pass one of those names, or its exact regex string")
+    base = os.path.basename(path)
+    for suffix in (".gz", ".tiktoken"):
+        if base.endswith(suffix):
+            base = base[: -len(suffix)]
+    if base in ENCODINGS:
+        return ENCODINGS[base][0], base
+    raise InputError(f"{path}: cannot tell the encoding's pattern from the file name; "
+                     f"pass pattern= one of {', '.join(ENCODINGS)}")
+
+
+def _read(path: str) -> bytes:
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            raise ModelFileError(f"{path}: {size} bytes is more than a rank file's limit of {MAX_FILE_BYTES}")
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise OSError(e.errno, f"cannot read rank file {path!r}: {e.strerror or e}") from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as g:
+                data = g.read(MAX_FILE_BYTES + 1)
+        except (OSError, EOFError) as e:
+            raise ModelFileError(f"{path}: a broken gzip file ({e}); gunzip it or fetch it again") from None
+        if len(data) > MAX_FILE_BYTES:
+            raise ModelFileError(f"{path}: unpacks to more than a rank file's limit of {MAX_FILE_BYTES} bytes")
+    return data
+
+
+def load(path: PathLike, format: str = "tiktoken", *, pattern: Optional[str] = None,
+         special_tokens: Optional[Mapping[str, int]] = None) -> TiktokenTokenizer:
+    """A tokenizer from a ``.tiktoken`` rank file (gzip accepted).
+
+    ``pattern`` is an encoding name (``"cl100k_base"``) or its exact regex string; by default it
+    comes from the file name (``cl100k_base.tiktoken``). ``special_tokens`` (surface -> id)
+    defaults to the named encoding's, or none when only a regex string names the pattern.
+    """
+    if format != "tiktoken":
+        raise InputError(f"subwords.formats.tiktoken reads format='tiktoken', not {format!r}")
+    p = os.fspath(path)
+    pattern_name, encoding = _pattern_of(pattern, p)
+    if special_tokens is None:
+        specials = dict(ENCODINGS[encoding][1]) if encoding else {}
+    else:
+        if not isinstance(special_tokens, Mapping):
+            raise InputError(f"special_tokens must map surface -> id, got {type(special_tokens).__name__}")
+        specials = dict(special_tokens)
+        for s, i in specials.items():
+            if not isinstance(s, str) or not s or isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < 2**31:
+                raise InputError(f"special_tokens: {s!r} -> {i!r} must be a non-empty str -> a non-negative int")
+    data = _read(p)
+    try:
+        core = _core.RankBpe.from_rank_file(data, pattern_name, sorted(specials.items(), key=lambda kv: kv[1]))
+    except ModelFileError as e:
+        raise ModelFileError(f"{p}: {e}") from None
+    text = {"r50k": R50K_PATTERN, "cl100k": CL100K_PATTERN, "o200k": O200K_PATTERN}[pattern_name]
+    return TiktokenTokenizer(core, encoding or os.path.basename(p), text)
+
+
+def _replay(token: bytes, merge_rank: dict[tuple[int, int], int]) -> list[int]:
+    """Merge-list BPE on one byte string: the adjacent pair with the lowest merge rank, leftmost
+    on ties, until no adjacent pair is a merge (our BPE encoder's rule)."""
+    parts = list(token)
+    while len(parts) > 1:
+        best, at = None, -1
+        for k in range(len(parts) - 1):
+            r = merge_rank.get((parts[k], parts[k + 1]))
+            if r is not None and (best is None or r < best):
+                best, at = r, k
+        if best is None:
+            break
+        parts[at:at + 2] = [best]
+    return parts
+
+
+def export(tokenizer: Any, path: PathLike, format: str = "tiktoken") -> None:
+    """Writes a subwords BPE model trained with ``spelling="bytes", pre_split="gpt2"`` as a rank
+    file for the ``r50k_base`` pattern (GPT-2's): rank = row id, a row's bytes = its piece.
+
+    tiktoken merges by *rank of the concatenation*, not by merge list, so the two can disagree
+    in general (a token reachable from two different splits). They agree on every text when
+    (1) each merge's parts come before it in the row order, (2) no two rows have the same bytes,
+    and (3) every token's own bytes replay (by the merge list) to that one token. Proof sketch:
+    the merge list applies ranks in increasing order; if tiktoken ever preferred a pair (x, y)
+    whose concatenation T is a token but not through T's own merge, the bytes of x and y would
+    have been merged by the ranks below T's, so by (3) they would already be T. (3) also makes
+    tiktoken's shortcut (a chunk that is a token is one id) agree. ``export`` checks (1)-(3)
+    and refuses, naming the row, a model that fails them; ``tests/test_interop_tiktoken.py``
+    checks the round trip through the real ``tiktoken.Encoding`` on a real corpus.
+    """
+    if format != "tiktoken":
+        raise InputError(f"subwords.formats.tiktoken writes format='tiktoken', not {format!r}")
+    model = getattr(tokenizer, "model", None)
+    spelling = getattr(tokenizer, "spelling", None)
+    if model != "bpe" or not isinstance(spelling, dict) or spelling.get("scheme") != "bytes" \
+            or spelling.get("pre_split") != "gpt2":
+        raise InputError("a tiktoken rank file holds byte-level BPE with GPT-2's pre-split: train with "
+                         "model='bpe', spelling='bytes', pre_split='gpt2'")
+    for option in ("lowercase", "strip_accents", "clean_text"):
+        if spelling.get(option):
+            raise InputError(f"the model normalizes text ({option}=True); a tiktoken rank file cannot express "
+                             "normalization. Train without it")
+    options = tokenizer.options
+    for option in ("joints", "superword_at"):
+        if options.get(option):
+            raise InputError(f"the model uses {option}; tiktoken's GPT-2 pattern cannot express it. Train without it")
+    rows, kinds, merges = tokenizer.rows, tokenizer.kinds, tokenizer.merges
+    other = sorted({k for k in kinds if k not in ("alphabet", "learned")})
+    if other:
+        raise InputError(f"the model has {other[0]!r} rows; a rank file holds only byte tokens "
+                         "(tiktoken's special tokens are given to tiktoken.Encoding separately)")
+    tokens: list[bytes] = []
+    for i, piece in enumerate(rows):
+        b = piece_bytes(piece)
+        if b is None:
+            raise InputError(f"row {i} ({piece!r}) is not spelled with GPT-2's byte table")
+        tokens.append(b)
+    if tokens[:256] != [bytes([b]) for b in range(256)] or kinds[:256] != ["alphabet"] * 256:
+        raise InputError("the first 256 rows must be the 256 bytes in order (the bytes spelling's alphabet); "
+                         "this model's are not")
+    if len(set(tokens)) != len(tokens):
+        seen: dict[bytes, int] = {}
+        for i, t in enumerate(tokens):
+            if t in seen:
+                raise InputError(f"rows {seen[t]} and {i} have the same bytes {t!r}; a rank file gives each byte "
+                                 "string one rank")
+            seen[t] = i
+    if len(merges) != len(rows) - 256:
+        raise InputError(f"{len(rows) - 256} learned rows but {len(merges)} merges; the model is not plain BPE")
+    index = {t: i for i, t in enumerate(tokens)}
+    merge_rank: dict[tuple[int, int], int] = {}
+    for k, (left, right) in enumerate(merges):
+        row = 256 + k
+        lb, rb = piece_bytes(left), piece_bytes(right)
+        li, ri = index.get(lb) if lb else None, index.get(rb) if rb else None
+        if li is None or ri is None or lb + rb != tokens[row] or li >= row or ri >= row:
+            raise InputError(f"merge {k} ({left!r} + {right!r}) does not make row {row} from earlier rows; "
+                             "ranks could not follow the merge order")
+        merge_rank[(li, ri)] = row
+    for row in range(256, len(tokens)):
+        got = _replay(tokens[row], merge_rank)
+        if got != [row]:
+            raise InputError(
+                f"row {row} ({rows[row]!r}) does not encode to itself by its merges (it gives rows {got}); tiktoken "
+                "would encode it as one token, so a rank file cannot reproduce this model exactly")
+    lines = b"".join(base64.b64encode(t) + b" " + str(i).encode() + b"\n" for i, t in enumerate(tokens))
+    p = os.fspath(path)
+    tmp = p + ".part"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(lines)
+        os.replace(tmp, p)
+    except OSError as e:
+        raise OSError(e.errno, f"cannot write rank file {p!r}: {e.strerror or e}") from None
