@@ -18,6 +18,7 @@ MODULES = [
     "subwords.reference.unigram",
     "subwords.analysis",
     "subwords.formats.subword_nmt",
+    "subwords.formats.tiktoken",
 ]
 
 

@@ -95,7 +95,7 @@ def detect(path: PathLike) -> str:
         if b'"format"' in head and b'"subwords"' in head:
             return "subwords"
         return "hf"
-    if name.endswith(".tiktoken"):
+    if name.endswith((".tiktoken", ".tiktoken.gz")):
         return "tiktoken"
     if name.endswith(".model") or (head[:1] == b"\n" and b"\x12" in head[:64]):
         return "sentencepiece"
