@@ -8,6 +8,7 @@
 
 pub mod counting;
 pub mod error;
+pub mod hf;
 pub mod learners;
 pub mod model;
 pub mod options;

@@ -5,6 +5,8 @@
 
 use std::io::Write;
 
+mod hf;
+
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -377,5 +379,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Trainer>()?;
     m.add_class::<PyModel>()?;
     m.add_class::<ProgressView>()?;
+    m.add_class::<hf::PyHfPipeline>()?;
     Ok(())
 }
