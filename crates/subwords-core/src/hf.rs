@@ -48,6 +48,8 @@ pub enum Normalizer {
     Lowercase,
     Prepend { prepend: String },
     Replace { pattern: String, content: String },
+    /// `Replace` with the regex `\s+`: every run of White_Space characters becomes `content`.
+    ReplaceWhitespaceRuns { content: String },
     Nfc,
     Nfd,
     Nfkc,
@@ -688,6 +690,22 @@ fn apply_normalizer(n: &Normalizer, s: &str) -> String {
             } else {
                 s.replace(pattern.as_str(), content)
             }
+        }
+        Normalizer::ReplaceWhitespaceRuns { content } => {
+            let mut t = String::with_capacity(s.len());
+            let mut in_run = false;
+            for c in s.chars() {
+                if c.is_whitespace() {
+                    if !in_run {
+                        t.push_str(content);
+                    }
+                    in_run = true;
+                } else {
+                    t.push(c);
+                    in_run = false;
+                }
+            }
+            t
         }
         Normalizer::Nfc => s.nfc().collect(),
         Normalizer::Nfd => s.nfd().collect(),

@@ -146,10 +146,17 @@ def _one_char(v: Any, where: str) -> str:
     return v
 
 
-def _string_pattern(spec: _Spec) -> str:
+#: The one regex pattern Replace may use: runs of White_Space (subwords' own export writes it).
+WHITESPACE_RUNS = "\\s+"
+
+
+def _string_pattern(spec: _Spec, allow_runs: bool = False) -> Optional[str]:
+    """A Replace pattern: its literal string, or None for the regex ``\\s+`` when allowed."""
     pat = spec.get("pattern", (dict,), required=True)
     if set(pat) == {"String"} and isinstance(pat["String"], str):
         return pat["String"]
+    if allow_runs and pat == {"Regex": WHITESPACE_RUNS}:
+        return None
     if "Regex" in pat:
         raise _refuse(spec.where, f"a Regex pattern ({pat['Regex']!r}) is not supported; only literal String patterns are")
     raise _refuse(spec.where, f"pattern {pat!r} is neither {{'String': ...}} nor {{'Regex': ...}}")
@@ -185,7 +192,11 @@ def _normalizers(obj: Any, where: str) -> list[dict]:
         return [{"type": "Prepend", "prepend": s.get("prepend", (str,), required=True)}]
     if kind == "Replace":
         s.only(["pattern", "content"])
-        return [{"type": "Replace", "pattern": _string_pattern(s), "content": s.get("content", (str,), required=True)}]
+        content = s.get("content", (str,), required=True)
+        pattern = _string_pattern(s, allow_runs=True)
+        if pattern is None:
+            return [{"type": "ReplaceWhitespaceRuns", "content": content}]
+        return [{"type": "Replace", "pattern": pattern, "content": content}]
     if kind == "Precompiled":
         raise _refuse(w, "the SentencePiece Precompiled charsmap is not supported in tokenizer.json yet")
     raise _refuse(w, "this normalizer is not supported")
