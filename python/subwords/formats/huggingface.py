@@ -588,7 +588,8 @@ class HuggingFace(Foreign):
         self._id_to_token: dict[int, str] = {i: t for t, i in vocab.items()}
         self._token_to_id: dict[str, int] = dict(vocab)
         for t in added:
-            self._id_to_token[t["id"]] = t["content"]
+            # tokenizers prints a normalized added token in its normalized form
+            self._id_to_token[t["id"]] = t["normalized_content"] or t["content"]
             self._token_to_id[t["content"]] = t["id"]
         self._specials = {t["content"]: t["id"] for t in added if t["special"]}
         self._special_ids = frozenset(self._specials.values())
