@@ -96,8 +96,11 @@ pub struct AddedToken {
 #[serde(tag = "type", deny_unknown_fields)]
 pub enum ModelPlan {
     Bpe {
+        /// Filled by [`HfPipeline::with_tables`] when the plan leaves them out.
+        #[serde(default)]
         vocab: Vec<(String, u32)>,
         /// (left id, right id, result id) in rank order
+        #[serde(default)]
         merges: Vec<(u32, u32, u32)>,
         unk: Option<u32>,
         continuing_subword_prefix: Option<String>,
@@ -107,6 +110,7 @@ pub enum ModelPlan {
         ignore_merges: bool,
     },
     WordPiece {
+        #[serde(default)]
         vocab: Vec<(String, u32)>,
         unk: u32,
         continuing_subword_prefix: String,
@@ -124,6 +128,8 @@ pub struct Plan {
 }
 
 const NO_ID: u32 = u32::MAX;
+/// Ids at or above this are refused (the Python side keeps an id -> token table).
+pub const MAX_ID: u32 = 1 << 24;
 const SHORT: usize = 48;
 const CACHE_LIMIT: usize = 1 << 17;
 const CACHE_SLOTS: usize = 16;
@@ -304,6 +310,56 @@ impl HfPipeline {
             byte_chars,
             caches: (0..CACHE_SLOTS).map(|_| Mutex::new(Cache::default())).collect(),
         })
+    }
+
+    /// The plan with the model's vocabulary and merges given apart (as the file has them): ids
+    /// are checked (below `MAX_ID`, each once) and merges resolved to ids, refusing a merge that
+    /// names a token the vocabulary lacks or makes one it lacks.
+    pub fn with_tables(text: &str, vocab: Vec<(String, u32)>, merges: Vec<(String, String)>) -> Result<Self> {
+        let mut plan: Plan = serde_json::from_str(text).map_err(|e| bad(format!("internal plan: {e}")))?;
+        let mut seen: FxHashMap<u32, usize> = FxHashMap::default();
+        for (k, (t, id)) in vocab.iter().enumerate() {
+            if *id >= MAX_ID {
+                return Err(bad(format!("model vocab: token {t:?} has id {id}, above the {MAX_ID} subwords accepts")));
+            }
+            if let Some(&j) = seen.get(id) {
+                return Err(bad(format!("model vocab: tokens {:?} and {t:?} both have id {id}", vocab[j].0)));
+            }
+            seen.insert(*id, k);
+        }
+        match &mut plan.model {
+            ModelPlan::Bpe { vocab: v, merges: m, continuing_subword_prefix, .. } => {
+                let index: FxHashMap<&str, u32> = vocab.iter().map(|(t, i)| (t.as_str(), *i)).collect();
+                let prefix = continuing_subword_prefix.as_deref().filter(|p| !p.is_empty());
+                let mut out = Vec::with_capacity(merges.len());
+                let mut joined = String::new();
+                for (k, (a, b)) in merges.iter().enumerate() {
+                    let get = |t: &str| {
+                        index.get(t).copied().ok_or_else(|| {
+                            bad(format!("model BPE merges: merge {k} ({a:?}, {b:?}) names {t:?}, which is not in the vocab"))
+                        })
+                    };
+                    let (ia, ib) = (get(a)?, get(b)?);
+                    let rest = match prefix {
+                        Some(p) => b.strip_prefix(p).ok_or_else(|| {
+                            bad(format!("model BPE merges: merge {k}: {b:?} does not start with continuing_subword_prefix {p:?}"))
+                        })?,
+                        None => b.as_str(),
+                    };
+                    joined.clear();
+                    joined.push_str(a);
+                    joined.push_str(rest);
+                    let ic = index.get(joined.as_str()).copied().ok_or_else(|| {
+                        bad(format!("model BPE merges: merge {k} ({a:?}, {b:?}) makes {joined:?}, which is not in the vocab"))
+                    })?;
+                    out.push((ia, ib, ic));
+                }
+                *m = out;
+                *v = vocab;
+            }
+            ModelPlan::WordPiece { vocab: v, .. } => *v = vocab,
+        }
+        Self::new(plan)
     }
 
     pub fn from_json(text: &str) -> Result<Self> {

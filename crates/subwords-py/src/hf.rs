@@ -8,6 +8,17 @@ use pyo3::types::PyList;
 
 use subwords_core::hf::HfPipeline;
 
+/// One entry of a tokenizer.json `merges` list: `"a b"` (older files) or `["a", "b"]`.
+#[derive(FromPyObject)]
+pub enum Merge {
+    Joined(String),
+    Pair(Vec<String>),
+}
+
+fn bad(py: Python<'_>, m: String) -> PyErr {
+    super::to_py(py, subwords_core::Error::ModelFile(m))
+}
+
 #[pyclass(module = "subwords._core", name = "HfPipeline", frozen)]
 pub struct PyHfPipeline {
     inner: HfPipeline,
@@ -25,10 +36,30 @@ impl PyHfPipeline {
 
 #[pymethods]
 impl PyHfPipeline {
-    /// `plan`: the JSON plan; `id_limit`: one more than the largest id the plan can produce.
+    /// `plan`: the JSON plan without the model's tables; `vocab`: token -> id as the file has
+    /// it; `merges`: each "a b" or [a, b]; `id_limit`: one more than the largest id produced.
     #[new]
-    fn new(py: Python<'_>, plan: &str, id_limit: u32) -> PyResult<Self> {
-        let inner = py.detach(|| HfPipeline::from_json(plan)).map_err(|e| super::to_py(py, e))?;
+    fn new(py: Python<'_>, plan: &str, vocab: std::collections::HashMap<String, u32>, merges: Vec<Merge>, id_limit: u32) -> PyResult<Self> {
+        let mut pairs = Vec::with_capacity(merges.len());
+        for (k, m) in merges.into_iter().enumerate() {
+            let pair = match m {
+                Merge::Joined(s) => {
+                    let mut it = s.split(' ');
+                    match (it.next(), it.next(), it.next()) {
+                        (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => (a.to_string(), b.to_string()),
+                        _ => return Err(bad(py, format!("model BPE merges: merge {k} ({s:?}) is not two tokens separated by one space"))),
+                    }
+                }
+                Merge::Pair(v) => match <[String; 2]>::try_from(v) {
+                    Ok([a, b]) if !a.is_empty() && !b.is_empty() => (a, b),
+                    Ok([a, b]) => return Err(bad(py, format!("model BPE merges: merge {k} ({a:?}, {b:?}) has an empty token"))),
+                    Err(v) => return Err(bad(py, format!("model BPE merges: merge {k} ({v:?}) is not a pair"))),
+                },
+            };
+            pairs.push(pair);
+        }
+        let vocab: Vec<(String, u32)> = vocab.into_iter().collect();
+        let inner = py.detach(|| HfPipeline::with_tables(plan, vocab, pairs)).map_err(|e| super::to_py(py, e))?;
         Ok(PyHfPipeline { inner, ints: std::sync::OnceLock::new(), ints_len: id_limit })
     }
 

@@ -237,39 +237,20 @@ def _pre_tokenizers(obj: Any, where: str) -> list[dict]:
 
 
 def _vocab(obj: Any, where: str) -> dict[str, int]:
+    """Light checks here; the core checks every id (range, each once) while it builds."""
     if not isinstance(obj, dict):
         raise _refuse(where, "vocab must be a JSON object token -> id")
     if not obj:
         raise _refuse(where, "vocab is empty")
     if len(obj) > MAX_ID:
         raise _refuse(where, f"{len(obj)} tokens is more than subwords accepts ({MAX_ID})")
-    seen: dict[int, str] = {}
     for tok, i in obj.items():
-        i = _id(i, f"{where} token {tok!r}")
-        if i in seen:
-            raise _refuse(where, f"tokens {seen[i]!r} and {tok!r} both have id {i}")
-        seen[i] = tok
+        if type(i) is not int or not 0 <= i < MAX_ID:
+            raise _refuse(where, f"token {tok!r}: id {i!r} is not a whole number from 0 to {MAX_ID - 1}")
     return obj
 
 
-def _merges(obj: Any, where: str) -> list[tuple[str, str]]:
-    if not isinstance(obj, list):
-        raise _refuse(where, "merges must be a list")
-    out = []
-    for k, m in enumerate(obj):
-        if isinstance(m, str):
-            parts = m.split(" ")
-            if len(parts) != 2 or not all(parts):
-                raise _refuse(where, f"merge {k} ({m!r}) is not two tokens separated by one space")
-            out.append((parts[0], parts[1]))
-        elif isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) and x for x in m):
-            out.append((m[0], m[1]))
-        else:
-            raise _refuse(where, f"merge {k} ({m!r}) is neither 'a b' nor ['a', 'b']")
-    return out
-
-
-def _model(obj: Any) -> tuple[dict, dict[str, int]]:
+def _model(obj: Any) -> tuple[dict, dict[str, int], list]:
     s = _Spec(obj, "model")
     kind = s.get("type", (str,))
     if kind is None:
@@ -281,33 +262,18 @@ def _model(obj: Any) -> tuple[dict, dict[str, int]]:
         if s.get("dropout", (float, int, type(None))) not in (None, 0, 0.0):
             raise _refuse(w, "dropout is not supported (it makes encoding random); set it to null")
         vocab = _vocab(s.get("vocab", (dict,), required=True), f"{w} vocab")
-        merges = _merges(s.get("merges", (list,), required=True), f"{w} merges")
+        merges = s.get("merges", (list,), required=True)
         prefix = s.get("continuing_subword_prefix", (str, type(None)))
         suffix = s.get("end_of_word_suffix", (str, type(None)))
         unk = s.get("unk_token", (str, type(None)))
         if unk is not None and unk not in vocab:
             raise _refuse(w, f"unk_token {unk!r} is not in the vocab")
-        triples = []
-        for k, (a, b) in enumerate(merges):
-            for t in (a, b):
-                if t not in vocab:
-                    raise _refuse(f"{w} merges", f"merge {k} ({a!r}, {b!r}) names {t!r}, which is not in the vocab")
-            if prefix and b.startswith(prefix):
-                b2 = b[len(prefix):]
-            elif prefix:
-                raise _refuse(f"{w} merges", f"merge {k}: {b!r} does not start with continuing_subword_prefix {prefix!r}")
-            else:
-                b2 = b
-            joined = a + b2
-            if joined not in vocab:
-                raise _refuse(f"{w} merges", f"merge {k} ({a!r}, {b!r}) makes {joined!r}, which is not in the vocab")
-            triples.append((vocab[a], vocab[b], vocab[joined]))
-        plan = {"type": "Bpe", "vocab": list(vocab.items()), "merges": triples,
+        plan = {"type": "Bpe",
                 "unk": None if unk is None else vocab[unk],
                 "continuing_subword_prefix": prefix, "end_of_word_suffix": suffix,
                 "fuse_unk": s.flag("fuse_unk", False), "byte_fallback": s.flag("byte_fallback", False),
                 "ignore_merges": s.flag("ignore_merges", False)}
-        return plan, vocab
+        return plan, vocab, merges
     if kind == "WordPiece":
         s.only(["unk_token", "continuing_subword_prefix", "max_input_chars_per_word", "vocab"])
         vocab = _vocab(s.get("vocab", (dict,), required=True), f"{w} vocab")
@@ -320,9 +286,9 @@ def _model(obj: Any) -> tuple[dict, dict[str, int]]:
         most = s.get("max_input_chars_per_word", (int,), 100)
         if most < 0:
             raise _refuse(w, f"max_input_chars_per_word {most} is negative")
-        plan = {"type": "WordPiece", "vocab": list(vocab.items()), "unk": vocab[unk],
+        plan = {"type": "WordPiece", "unk": vocab[unk],
                 "continuing_subword_prefix": prefix, "max_input_chars_per_word": min(most, 1 << 40)}
-        return plan, vocab
+        return plan, vocab, []
     if kind == "Unigram":
         raise _refuse(w, "a Unigram model in tokenizer.json is not supported yet (load SentencePiece "
                          "files with format='sentencepiece')")
@@ -572,7 +538,7 @@ class HuggingFace(Foreign):
         for key in ("truncation", "padding"):
             if s.get(key, (dict, type(None))) is not None:
                 raise _refuse(source, f"{key} is set; subwords does not truncate or pad (set it to null)")
-        model, vocab = _model(s.get("model", (dict,), required=True))
+        model, vocab, merges = _model(s.get("model", (dict,), required=True))
         normalizers = _normalizers(s.get("normalizer", (dict, type(None))), "normalizer")
         pre = _pre_tokenizers(s.get("pre_tokenizer", (dict, type(None))), "pre_tokenizer")
         if any(p["type"] == "ByteLevel" for p in pre[:-1]):
@@ -603,7 +569,10 @@ class HuggingFace(Foreign):
                 if isinstance(x, int):
                     limit = max(limit, x + 1)
         plan = {"normalizers": normalizers, "pre_tokenizers": pre, "model": model, "added": added}
-        self._pipe = _core.HfPipeline(json.dumps(plan, ensure_ascii=False), limit)
+        try:
+            self._pipe = _core.HfPipeline(json.dumps(plan, ensure_ascii=False), vocab, merges, limit)
+        except (TypeError, OverflowError) as e:
+            raise _refuse("model merges", f"each merge is 'a b' or ['a', 'b'] ({e})") from None
         self._none = [False] * len(added)
         self._all = [True] * len(added)
 
