@@ -11,8 +11,10 @@ use subwords_core::hf::HfPipeline;
 /// One entry of a tokenizer.json `merges` list: `"a b"` (older files) or `["a", "b"]`.
 #[derive(FromPyObject)]
 pub enum Merge {
-    Joined(String),
+    // the list form first: files written by tokenizers >= 0.20 use it, and a failed extraction
+    // attempt costs an exception per merge
     Pair(Vec<String>),
+    Joined(String),
 }
 
 fn bad(py: Python<'_>, m: String) -> PyErr {
