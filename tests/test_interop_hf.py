@@ -249,6 +249,8 @@ def test_vocab_merges(train_texts, texts, tmp_path):
         assert ours.format == "vocab-merges"
     assert_same(ref, ours, texts + EDGE, "vocab-merges")
     assert ours.special_tokens == {"<|endoftext|>": 0}
+    # a vocab.json alone is detected as JSON; its merges.txt beside it makes it vocab-merges
+    assert load(folder / "vocab.json").format == "vocab-merges"
 
 
 # -- export -----------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ use std::sync::Mutex;
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use unicode_general_category::{get_general_category, GeneralCategory as G};
-use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::{is_nfc_quick, is_nfd_quick, is_nfkc_quick, is_nfkd_quick, IsNormalized, UnicodeNormalization};
 
 use crate::error::{Error, Result};
 use crate::segmenters::longest_match::{LongestMatch, Match};
@@ -702,6 +702,12 @@ fn apply_normalizer(n: &Normalizer, s: &str) -> String {
         Normalizer::Bert { clean_text, handle_chinese_chars, strip_accents, lowercase } => {
             let mut t = String::with_capacity(s.len());
             for c in s.chars() {
+                if c.is_ascii_graphic() || c == ' ' {
+                    // nothing to clean, pad or strip; lower-casing it now equals lower-casing it
+                    // after the accents go (NFD never moves a mark across a base character)
+                    t.push(if *lowercase { c.to_ascii_lowercase() } else { c });
+                    continue;
+                }
                 if *clean_text {
                     let control = !matches!(c, '\t' | '\n' | '\r')
                         && matches!(
@@ -724,11 +730,15 @@ fn apply_normalizer(n: &Normalizer, s: &str) -> String {
                 }
                 t.push(c);
             }
-            if *strip_accents {
-                t = t.nfd().filter(|&c| get_general_category(c) != G::NonspacingMark).collect();
-            }
-            if *lowercase {
-                t = lower(&t);
+            // only text with non-ASCII characters has anything left to strip or lower-case (and
+            // stripping can leave ASCII that still needs lower-casing: "Ü" -> "U")
+            if !t.is_ascii() {
+                if *strip_accents {
+                    t = t.nfd().filter(|&c| get_general_category(c) != G::NonspacingMark).collect();
+                }
+                if *lowercase {
+                    t = lower(&t);
+                }
             }
             t
         }
@@ -763,6 +773,11 @@ fn apply_normalizer(n: &Normalizer, s: &str) -> String {
             }
             t
         }
+        // the quick checks answer "already normalized" for most text without building anything
+        Normalizer::Nfc if is_nfc_quick(s.chars()) == IsNormalized::Yes => s.to_string(),
+        Normalizer::Nfd if is_nfd_quick(s.chars()) == IsNormalized::Yes => s.to_string(),
+        Normalizer::Nfkc if is_nfkc_quick(s.chars()) == IsNormalized::Yes => s.to_string(),
+        Normalizer::Nfkd if is_nfkd_quick(s.chars()) == IsNormalized::Yes => s.to_string(),
         Normalizer::Nfc => s.nfc().collect(),
         Normalizer::Nfd => s.nfd().collect(),
         Normalizer::Nfkc => s.nfkc().collect(),

@@ -724,7 +724,15 @@ def load(path: PathLike, format: str = "hf", *, add_prefix_space: bool = False,
                              "a tokenizer.json says them itself")
         if os.path.isdir(p):
             p = os.path.join(p, "tokenizer.json")
-        return HuggingFace(_read_json(p), os.path.basename(p), "hf")
+        doc = _read_json(p)
+        if isinstance(doc, dict) and "model" not in doc and "version" not in doc:
+            vpath, mpath = _vocab_merges_paths(p)
+            if os.path.exists(mpath):
+                # a vocab.json is JSON too: read it with the merges.txt beside it
+                return load(path, "vocab-merges")
+            raise _refuse(os.path.basename(p), "no 'version' and no 'model': not a tokenizer.json (a vocab.json "
+                                               "needs its merges.txt beside it; pass format='vocab-merges')")
+        return HuggingFace(doc, os.path.basename(p), "hf")
     if format != "vocab-merges":
         raise InputError(f"format={format!r}: this module reads 'hf' and 'vocab-merges'")
     vpath, mpath = _vocab_merges_paths(p)
