@@ -408,3 +408,45 @@ def test_load_options_are_checked(good_doc, tmp_path):
         load(p, format="hf", add_prefix_space=True)
     with pytest.raises(subwords.InputError):
         load(p, format="hf", frobnicate=1)
+
+
+def test_merge_order_follows_tokenizers_on_shuffled_merge_tables(tmp_path):
+    """Merge lists in random order, so a pair a merge creates can rank below that merge (as in
+    converted vocabularies): tokenizers then merges it at once, before the remaining occurrences
+    of the merge just made. Short words (scan) and long ones (heap) both."""
+    import random
+
+    rng = random.Random(5)
+    for round_ in range(30):
+        tokens = ["a", "b", "c"]
+        merges: list[tuple[str, str]] = []
+        for _ in range(rng.randrange(3, 25)):
+            x, y = rng.choice(tokens), rng.choice(tokens)
+            if x + y not in tokens and len(x + y) <= 6:
+                tokens.append(x + y)
+                merges.append((x, y))
+        rng.shuffle(merges)
+        doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+               "pre_tokenizer": None, "post_processor": None, "decoder": None,
+               "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                         "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                         "vocab": {t: i for i, t in enumerate(tokens)}, "merges": [list(m) for m in merges]}}
+        path = tmp_path / f"m{round_}.json"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        ref = Tokenizer.from_file(str(path))
+        ours = load(path)
+        words = ["".join(rng.choice("abc") for _ in range(rng.randrange(1, 120))) for _ in range(60)]
+        assert ours.encode_batch(words) == [e.ids for e in ref.encode_batch(words)], f"round {round_}: {merges}"
+
+
+def test_created_pair_of_lower_rank_is_merged_first(tmp_path):
+    """The smallest case: merges [(bc, b), (b, c)] on "bcbc". tokenizers gives bcb + c (the pair
+    bc+b, created by the first b+c merge, outranks the second b+c); merging every b+c first
+    would give bc + bc."""
+    doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+           "pre_tokenizer": None, "post_processor": None, "decoder": None,
+           "model": {"type": "BPE", "vocab": {"b": 0, "c": 1, "bc": 2, "bcb": 3}, "merges": [["bc", "b"], ["b", "c"]]}}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert Tokenizer.from_file(str(path)).encode("bcbc").ids == [3, 1]
+    assert load(path).encode("bcbc") == [3, 1]
