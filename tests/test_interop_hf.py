@@ -131,7 +131,31 @@ def make_ignore_merges(train: list[str]) -> Tokenizer:
     return Tokenizer.from_str(json.dumps(doc))
 
 
+def make_sequence_pre(train: list[str]) -> Tokenizer:
+    """WordPiece behind a pre-tokenizer Sequence: WhitespaceSplit, Punctuation, Digits."""
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]", max_input_chars_per_word=12))
+    tok.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.BertNormalizer(handle_chinese_chars=False)])
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation(),
+                                                 pre_tokenizers.Digits(individual_digits=True)])
+    tok.decoder = decoders.WordPiece()
+    tok.train_from_iterator(train, trainers.WordPieceTrainer(vocab_size=2500, show_progress=False,
+                                                             special_tokens=["[UNK]"], limit_alphabet=300))
+    return tok
+
+
+def make_contiguous(train: list[str]) -> Tokenizer:
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Punctuation(behavior="contiguous"),
+                                                 pre_tokenizers.Digits(individual_digits=False),
+                                                 pre_tokenizers.Metaspace()])
+    tok.decoder = decoders.Metaspace()
+    tok.train_from_iterator(train, _bpe_trainer(2500, ["<unk>"], limit_alphabet=300))
+    return tok
+
+
 BUILDERS = {
+    "sequence_pre": make_sequence_pre,
+    "contiguous": make_contiguous,
     "gpt2": make_gpt2,
     "roberta": make_roberta,
     "llama": make_llama,

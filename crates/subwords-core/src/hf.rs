@@ -76,6 +76,10 @@ pub enum PreTokenizer {
     Bert,
     Whitespace,
     WhitespaceSplit,
+    /// Numeric characters (`char::is_numeric`) cut out: each alone, or runs together.
+    Digits { individual_digits: bool },
+    /// BERT's punctuation cut out: each alone (`Isolated`), or runs together (`Contiguous`).
+    Punctuation { contiguous: bool },
 }
 
 #[derive(Deserialize, Debug)]
@@ -900,6 +904,14 @@ fn pre_step(step: &PreTokenizer, piece: &str, at_start: bool, dst: &mut String, 
                 words.push((base + s, base + text.len()));
             }
         }
+        PreTokenizer::Digits { individual_digits } => {
+            dst.push_str(piece);
+            split_where(&dst[base..], base, char::is_numeric, !individual_digits, words);
+        }
+        PreTokenizer::Punctuation { contiguous } => {
+            dst.push_str(piece);
+            split_where(&dst[base..], base, is_bert_punctuation, *contiguous, words);
+        }
         PreTokenizer::WhitespaceSplit => {
             dst.push_str(piece);
             let text = &dst[base..];
@@ -917,6 +929,28 @@ fn pre_step(step: &PreTokenizer, piece: &str, at_start: bool, dst: &mut String, 
                 words.push((base + s, base + text.len()));
             }
         }
+    }
+}
+
+/// Cuts out the characters `pred` matches, each alone or (`contiguous`) runs of them together;
+/// the text between them stays whole.
+fn split_where(text: &str, base: usize, pred: impl Fn(char) -> bool, contiguous: bool, words: &mut Vec<(usize, usize)>) {
+    let mut start = 0;
+    let mut prev: Option<bool> = None;
+    for (i, c) in text.char_indices() {
+        let m = pred(c);
+        let cut = match prev {
+            None => false,
+            Some(p) => p != m || (m && !contiguous),
+        };
+        if cut && i > start {
+            words.push((base + start, base + i));
+            start = i;
+        }
+        prev = Some(m);
+    }
+    if start < text.len() {
+        words.push((base + start, base + text.len()));
     }
 }
 

@@ -12,7 +12,8 @@ the Rust core (``subwords_core::hf``). Supported:
 * normalizers ``BertNormalizer``, ``Lowercase``, ``NFC``/``NFD``/``NFKC``/``NFKD``, ``Strip``,
   ``StripAccents``, ``Prepend``, ``Replace`` (a literal string pattern), ``Sequence``;
 * pre-tokenizers ``ByteLevel`` (last in a sequence), ``Metaspace``, ``BertPreTokenizer``,
-  ``Whitespace``, ``WhitespaceSplit``, ``Sequence``;
+  ``Whitespace``, ``WhitespaceSplit``, ``Digits``, ``Punctuation`` (``Isolated`` or
+  ``Contiguous``), ``Sequence``;
 * post-processors ``RobertaProcessing``, ``BertProcessing``, ``TemplateProcessing``,
   ``ByteLevel``, ``Sequence`` (applied with ``add_special_tokens=True``);
 * decoders ``ByteLevel``, ``Metaspace``, ``WordPiece``, ``BPEDecoder``, ``Replace``,
@@ -231,6 +232,15 @@ def _pre_tokenizers(obj: Any, where: str) -> list[dict]:
     if kind in ("BertPreTokenizer", "Whitespace", "WhitespaceSplit"):
         s.only([])
         return [{"type": {"BertPreTokenizer": "Bert"}.get(kind, kind)}]
+    if kind == "Digits":
+        s.only(["individual_digits"])
+        return [{"type": "Digits", "individual_digits": s.flag("individual_digits", False)}]
+    if kind == "Punctuation":
+        s.only(["behavior"])
+        behavior = s.get("behavior", (str,), "Isolated")
+        if behavior not in ("Isolated", "Contiguous"):
+            raise _refuse(w, f"behavior {behavior!r} is not supported (Isolated and Contiguous are)")
+        return [{"type": "Punctuation", "contiguous": behavior == "Contiguous"}]
     if kind == "Split":
         raise _refuse(w, "pre_tokenizer Split (a custom pattern) is not supported")
     raise _refuse(w, "this pre_tokenizer is not supported")
