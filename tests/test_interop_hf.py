@@ -200,6 +200,14 @@ def test_trained_files_encode_identically(trained, texts):
     assert isinstance(ours, hf.HuggingFace) and ours.format == "hf"
     assert_same(ref, ours, texts + EDGE, name)
     assert ours.vocab_size == ref.get_vocab_size(with_added_tokens=True)
+    # random id sequences too: pieces that split characters, special tokens, byte rows
+    import random
+
+    rng = random.Random(len(name))
+    ids_all = sorted(ref.get_vocab().values())
+    for _ in range(2000):
+        ids = [rng.choice(ids_all) for _ in range(rng.randrange(1, 8))]
+        assert ours.decode(ids) == ref.decode(ids), f"{name}: decode of {ids}"
     for token, i in list(ref.get_vocab().items())[:500]:
         assert ours.piece_to_id(token) == ref.token_to_id(token) == i
         assert ours.id_to_piece(i) == ref.id_to_token(i)

@@ -155,6 +155,8 @@ def _string_pattern(spec: _Spec, allow_runs: bool = False) -> Optional[str]:
     """A Replace pattern: its literal string, or None for the regex ``\\s+`` when allowed."""
     pat = spec.get("pattern", (dict,), required=True)
     if set(pat) == {"String"} and isinstance(pat["String"], str):
+        if not pat["String"]:
+            raise _refuse(spec.where, "an empty String pattern is not supported")
         return pat["String"]
     if allow_runs and pat == {"Regex": WHITESPACE_RUNS}:
         return None
