@@ -161,7 +161,7 @@ struct Bpe {
 }
 
 enum Engine {
-    Bpe(Bpe),
+    Bpe(Box<Bpe>),
     WordPiece { lm: LongestMatch, unk: u32, max_chars: usize },
 }
 
@@ -257,7 +257,7 @@ impl HfPipeline {
                         }
                     }
                 }
-                Engine::Bpe(Bpe {
+                Engine::Bpe(Box::new(Bpe {
                     vocab: map,
                     raw_vocab,
                     merges: merge_map,
@@ -270,7 +270,7 @@ impl HfPipeline {
                     ascii,
                     byte_char,
                     fallback,
-                })
+                }))
             }
             ModelPlan::WordPiece { vocab, unk, continuing_subword_prefix, max_input_chars_per_word } => {
                 if byte_level {
