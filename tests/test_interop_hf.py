@@ -153,7 +153,30 @@ def make_contiguous(train: list[str]) -> Tokenizer:
     return tok
 
 
+def make_mistral(train: list[str]) -> Tokenizer:
+    """Newer Llama/Mistral files: no normalizer, Metaspace(prepend_scheme="first", split=False),
+    byte fallback; special tokens inside the text make the later segments "not first"."""
+    tok = Tokenizer(models.BPE(byte_fallback=True, fuse_unk=True, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="first", split=False)
+    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                     decoders.Strip(" ", 1, 0)])
+    tok.train_from_iterator(train, _bpe_trainer(2500, ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)],
+                                                limit_alphabet=120))
+    return tok
+
+
+def make_bytelevel_whole(train: list[str]) -> Tokenizer:
+    """ByteLevel without its regex: each text (between added tokens) is one word."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(train[:3000], _bpe_trainer(1500, ["<|endoftext|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    return tok
+
+
 BUILDERS = {
+    "mistral": make_mistral,
+    "bytelevel_whole": make_bytelevel_whole,
     "sequence_pre": make_sequence_pre,
     "contiguous": make_contiguous,
     "gpt2": make_gpt2,
@@ -416,6 +439,8 @@ def test_truncated_and_duplicate_json(good_doc, tmp_path):
         load(_write(tmp_path, dup))
     with pytest.raises(subwords.ModelFileError):
         load(_write(tmp_path, "[1, 2, 3]"))
+    with pytest.raises(subwords.ModelFileError, match="nested"):
+        load(_write(tmp_path, "[" * 100_000 + "]" * 100_000), format="hf")
     (tmp_path / "tokenizer.json").write_bytes(b"\xff\xfe{}")
     with pytest.raises(subwords.ModelFileError, match="UTF-8"):
         load(tmp_path / "tokenizer.json", format="hf")

@@ -96,6 +96,8 @@ def _read_json(path: str) -> Any:
         return json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
     except UnicodeDecodeError as e:
         raise ModelFileError(f"{path}: not UTF-8 ({e.reason} at byte {e.start}); is it a tokenizer.json?") from None
+    except RecursionError:
+        raise ModelFileError(f"{path}: JSON nested too deeply to be a tokenizer.json") from None
     except json.JSONDecodeError as e:
         raise ModelFileError(f"{path}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno}); "
                              f"the file may be truncated") from None
