@@ -8,6 +8,7 @@
 
 pub mod counting;
 pub mod error;
+pub mod hf;
 pub mod hf_unigram;
 pub mod learners;
 pub mod model;

@@ -8,6 +8,8 @@ mod tiktoken;
 
 use std::io::Write;
 
+mod hf;
+
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -391,5 +393,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sentencepiece::sp_model_bytes, m)?)?;
     m.add_class::<tiktoken::PyRankBpe>()?;
     m.add_function(wrap_pyfunction!(tiktoken::split_pattern, m)?)?;
+    m.add_class::<hf::PyHfPipeline>()?;
     Ok(())
 }

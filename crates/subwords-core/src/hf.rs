@@ -1,0 +1,1084 @@
+//! Hugging Face `tokenizers` pipelines, encoded token for token.
+//!
+//! The Python side (`subwords.formats.huggingface`) reads a `tokenizer.json`, refuses every
+//! component it cannot reproduce exactly, and hands this module a *plan*: the normalizers, the
+//! pre-tokenizers, the model (BPE or WordPiece, with the file's own ids) and the added tokens.
+//! Encoding follows `tokenizers`' order:
+//!
+//! 1. added tokens that match the raw text (`normalized: false`) are cut out, leftmost-longest;
+//! 2. each remaining segment is normalized, and added tokens that match normalized text
+//!    (`normalized: true`, their content normalized the same way) are cut out of it;
+//! 3. each remaining piece is pre-tokenized into words;
+//! 4. each word is cut by the model.
+//!
+//! BPE (the `tokenizers` rule, which is not always "apply a merge everywhere it occurs"): the
+//! word starts as one symbol per character (with `continuing_subword_prefix` on all but the
+//! first, `end_of_word_suffix` on the last; an unknown character becomes its `<0xNN>` rows under
+//! `byte_fallback`, else `unk_token`, fused with a preceding unknown under `fuse_unk`, else
+//! nothing). Then, repeatedly, the adjacent pair with the lowest merge rank is merged, the
+//! leftmost on ties, until no pair has a merge. A pair created by a merge competes at once, so
+//! when it ranks below the merge just made (possible in converted vocabularies) it is merged
+//! before the remaining occurrences of that merge. Short words use a scan, O(n²) with tiny
+//! constants; long words a min-heap of (rank, position) with stale entries skipped, O(n log n).
+//! Both take the same minimum at every step.
+//!
+//! WordPiece: longest match first from the start of the word, continuation pieces carrying the
+//! prefix (`##`); a word that cannot be finished, or longer than `max_input_chars_per_word`
+//! characters, is one `unk_token` (the [`LongestMatch`] trie, linear in the word).
+//!
+//! Words are cached per worker; the cache only saves time.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Mutex;
+
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+use unicode_general_category::{get_general_category, GeneralCategory as G};
+use unicode_normalization::{is_nfc_quick, is_nfd_quick, is_nfkc_quick, is_nfkd_quick, IsNormalized, UnicodeNormalization};
+
+use crate::error::{Error, Result};
+use crate::segmenters::longest_match::{LongestMatch, Match};
+use crate::spelling::{byte_to_char_table, gpt2, is_bert_punctuation, is_cjk_ideograph};
+
+#[derive(Deserialize, Clone, Debug)]
+#[serde(tag = "type", deny_unknown_fields)]
+pub enum Normalizer {
+    Bert { clean_text: bool, handle_chinese_chars: bool, strip_accents: bool, lowercase: bool },
+    Lowercase,
+    Prepend { prepend: String },
+    Replace { pattern: String, content: String },
+    /// `Replace` with the regex `\s+`: every run of White_Space characters becomes `content`.
+    ReplaceWhitespaceRuns { content: String },
+    Nfc,
+    Nfd,
+    Nfkc,
+    Nfkd,
+    Strip { left: bool, right: bool },
+    StripAccents,
+}
+
+#[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Prepend {
+    Always,
+    First,
+    Never,
+}
+
+#[derive(Deserialize, Clone, Debug)]
+#[serde(tag = "type", deny_unknown_fields)]
+pub enum PreTokenizer {
+    /// Must be the last step: it leaves words as raw bytes, which the BPE model reads through the
+    /// GPT-2 byte-to-character table.
+    ByteLevel { add_prefix_space: bool, use_regex: bool },
+    Metaspace { replacement: char, prepend_scheme: Prepend, split: bool },
+    Bert,
+    Whitespace,
+    WhitespaceSplit,
+    /// Numeric characters (`char::is_numeric`) cut out: each alone, or runs together.
+    Digits { individual_digits: bool },
+    /// BERT's punctuation cut out: each alone (`Isolated`), or runs together (`Contiguous`).
+    Punctuation { contiguous: bool },
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct AddedToken {
+    pub content: String,
+    /// The content as the normalizers leave it (matched against normalized text).
+    pub normalized_content: Option<String>,
+    pub id: u32,
+    pub special: bool,
+    pub single_word: bool,
+    pub lstrip: bool,
+    pub rstrip: bool,
+    pub normalized: bool,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(tag = "type", deny_unknown_fields)]
+pub enum ModelPlan {
+    Bpe {
+        /// Filled by [`HfPipeline::with_tables`] when the plan leaves them out.
+        #[serde(default)]
+        vocab: Vec<(String, u32)>,
+        /// (left id, right id, result id) in rank order
+        #[serde(default)]
+        merges: Vec<(u32, u32, u32)>,
+        unk: Option<u32>,
+        continuing_subword_prefix: Option<String>,
+        end_of_word_suffix: Option<String>,
+        fuse_unk: bool,
+        byte_fallback: bool,
+        ignore_merges: bool,
+    },
+    WordPiece {
+        #[serde(default)]
+        vocab: Vec<(String, u32)>,
+        unk: u32,
+        continuing_subword_prefix: String,
+        max_input_chars_per_word: usize,
+    },
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    pub normalizers: Vec<Normalizer>,
+    pub pre_tokenizers: Vec<PreTokenizer>,
+    pub model: ModelPlan,
+    pub added: Vec<AddedToken>,
+}
+
+const NO_ID: u32 = u32::MAX;
+/// Ids at or above this are refused (the Python side keeps an id -> token table).
+pub const MAX_ID: u32 = 1 << 24;
+const SHORT: usize = 48;
+const CACHE_LIMIT: usize = 1 << 17;
+const CACHE_SLOTS: usize = 16;
+const CACHED_WORD: usize = 256;
+
+type Cache = FxHashMap<Box<[u8]>, Box<[u32]>>;
+
+struct Bpe {
+    vocab: FxHashMap<Box<str>, u32>,
+    /// ignore_merges under ByteLevel: the vocabulary keyed by the raw bytes a piece stands for
+    raw_vocab: FxHashMap<Box<[u8]>, u32>,
+    merges: FxHashMap<u64, (u32, u32)>,
+    unk: Option<u32>,
+    prefix: Option<String>,
+    suffix: Option<String>,
+    fuse_unk: bool,
+    byte_fallback: bool,
+    ignore_merges: bool,
+    /// id of the character (no prefix/suffix) for ASCII, for the common path
+    ascii: [u32; 128],
+    /// ByteLevel: the id of each byte's character (no prefix/suffix)
+    byte_char: [u32; 256],
+    /// `<0xNN>` rows
+    fallback: [u32; 256],
+}
+
+enum Engine {
+    Bpe(Box<Bpe>),
+    WordPiece { lm: LongestMatch, unk: u32, max_chars: usize },
+}
+
+/// A matcher for added tokens: leftmost start first, longest content there.
+struct Added {
+    tokens: Vec<AddedToken>,
+    /// first byte -> indices into `tokens`, longest content first
+    raw_by_byte: FxHashMap<u8, Vec<usize>>,
+    norm_by_byte: FxHashMap<u8, Vec<usize>>,
+}
+
+pub struct HfPipeline {
+    normalizers: Vec<Normalizer>,
+    pre: Vec<PreTokenizer>,
+    byte_level: bool,
+    engine: Engine,
+    added: Added,
+    byte_chars: [char; 256],
+    caches: Vec<Mutex<Cache>>,
+}
+
+#[inline]
+fn pack(a: u32, b: u32) -> u64 {
+    ((a as u64) << 32) | b as u64
+}
+
+fn bad(m: impl Into<String>) -> Error {
+    Error::ModelFile(m.into())
+}
+
+/// `\w` as the `regex` crate reads it: Alphabetic, marks, decimal digits, connector punctuation,
+/// and the two join controls.
+fn is_word_char(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric() || c == '_';
+    }
+    c.is_alphabetic()
+        || matches!(
+            get_general_category(c),
+            G::NonspacingMark | G::SpacingMark | G::EnclosingMark | G::DecimalNumber | G::ConnectorPunctuation
+        )
+        || c == '\u{200C}'
+        || c == '\u{200D}'
+}
+
+impl HfPipeline {
+    pub fn new(plan: Plan) -> Result<Self> {
+        let byte_level = plan.pre_tokenizers.iter().any(|p| matches!(p, PreTokenizer::ByteLevel { .. }));
+        if let Some(k) = plan.pre_tokenizers.iter().position(|p| matches!(p, PreTokenizer::ByteLevel { .. })) {
+            if k + 1 != plan.pre_tokenizers.len() {
+                return Err(bad("pre_tokenizer: a step after ByteLevel is not supported"));
+            }
+        }
+        let byte_chars = byte_to_char_table();
+        let engine = match plan.model {
+            ModelPlan::Bpe { vocab, merges, unk, continuing_subword_prefix, end_of_word_suffix, fuse_unk, byte_fallback, ignore_merges } => {
+                let size = vocab.len();
+                let mut map: FxHashMap<Box<str>, u32> = FxHashMap::default();
+                for (t, id) in vocab {
+                    map.insert(t.into_boxed_str(), id);
+                }
+                if map.len() != size {
+                    return Err(bad("model.vocab: a token appears twice"));
+                }
+                let mut merge_map: FxHashMap<u64, (u32, u32)> = FxHashMap::default();
+                for (rank, (a, b, c)) in merges.into_iter().enumerate() {
+                    // tokenizers keeps the last rank of a pair listed twice
+                    merge_map.insert(pack(a, b), (rank as u32, c));
+                }
+                let prefix = continuing_subword_prefix.filter(|p| !p.is_empty());
+                let suffix = end_of_word_suffix.filter(|p| !p.is_empty());
+                let mut ascii = [NO_ID; 128];
+                for c in 0..128u8 {
+                    let s = (c as char).to_string();
+                    ascii[c as usize] = map.get(s.as_str()).copied().unwrap_or(NO_ID);
+                }
+                let mut byte_char = [NO_ID; 256];
+                let mut fallback = [NO_ID; 256];
+                for b in 0..256usize {
+                    byte_char[b] = map.get(byte_chars[b].to_string().as_str()).copied().unwrap_or(NO_ID);
+                    fallback[b] = map.get(format!("<0x{b:02X}>").as_str()).copied().unwrap_or(NO_ID);
+                }
+                let mut raw_vocab = FxHashMap::default();
+                if byte_level && ignore_merges {
+                    let mut back: FxHashMap<char, u8> = FxHashMap::default();
+                    for (b, &c) in byte_chars.iter().enumerate() {
+                        back.insert(c, b as u8);
+                    }
+                    for (t, &id) in &map {
+                        let raw: Option<Vec<u8>> = t.chars().map(|c| back.get(&c).copied()).collect();
+                        if let Some(raw) = raw {
+                            raw_vocab.insert(raw.into_boxed_slice(), id);
+                        }
+                    }
+                }
+                Engine::Bpe(Box::new(Bpe {
+                    vocab: map,
+                    raw_vocab,
+                    merges: merge_map,
+                    unk,
+                    prefix,
+                    suffix,
+                    fuse_unk,
+                    byte_fallback,
+                    ignore_merges,
+                    ascii,
+                    byte_char,
+                    fallback,
+                }))
+            }
+            ModelPlan::WordPiece { vocab, unk, continuing_subword_prefix, max_input_chars_per_word } => {
+                if byte_level {
+                    return Err(bad("pre_tokenizer ByteLevel with a WordPiece model is not supported"));
+                }
+                if continuing_subword_prefix.is_empty() {
+                    return Err(bad("model WordPiece with an empty continuing_subword_prefix is not supported"));
+                }
+                let pieces: Vec<(&[u8], u32)> = vocab.iter().map(|(t, id)| (t.as_bytes(), *id)).collect();
+                let lm = LongestMatch::new(&pieces, Some(continuing_subword_prefix.as_bytes()), None);
+                Engine::WordPiece { lm, unk, max_chars: max_input_chars_per_word }
+            }
+        };
+        let mut added = Added { tokens: plan.added, raw_by_byte: FxHashMap::default(), norm_by_byte: FxHashMap::default() };
+        for (i, t) in added.tokens.iter().enumerate() {
+            let (content, map) = if t.normalized {
+                (t.normalized_content.as_deref().unwrap_or(&t.content), &mut added.norm_by_byte)
+            } else {
+                (t.content.as_str(), &mut added.raw_by_byte)
+            };
+            if let Some(&b) = content.as_bytes().first() {
+                map.entry(b).or_default().push(i);
+            }
+        }
+        let toks = &added.tokens;
+        let len = |i: usize, norm: bool| -> usize {
+            if norm { toks[i].normalized_content.as_deref().unwrap_or(&toks[i].content).len() } else { toks[i].content.len() }
+        };
+        for v in added.raw_by_byte.values_mut() {
+            v.sort_by_key(|&i| (Reverse(len(i, false)), i));
+        }
+        for v in added.norm_by_byte.values_mut() {
+            v.sort_by_key(|&i| (Reverse(len(i, true)), i));
+        }
+        Ok(HfPipeline {
+            normalizers: plan.normalizers,
+            pre: plan.pre_tokenizers,
+            byte_level,
+            engine,
+            added,
+            byte_chars,
+            caches: (0..CACHE_SLOTS).map(|_| Mutex::new(Cache::default())).collect(),
+        })
+    }
+
+    /// The plan with the model's vocabulary and merges given apart (as the file has them): ids
+    /// are checked (below `MAX_ID`, each once) and merges resolved to ids, refusing a merge that
+    /// names a token the vocabulary lacks or makes one it lacks.
+    pub fn with_tables(text: &str, vocab: Vec<(String, u32)>, merges: Vec<(String, String)>) -> Result<Self> {
+        let mut plan: Plan = serde_json::from_str(text).map_err(|e| bad(format!("internal plan: {e}")))?;
+        let mut seen: FxHashMap<u32, usize> = FxHashMap::default();
+        for (k, (t, id)) in vocab.iter().enumerate() {
+            if *id >= MAX_ID {
+                return Err(bad(format!("model vocab: token {t:?} has id {id}, above the {MAX_ID} subwords accepts")));
+            }
+            if let Some(&j) = seen.get(id) {
+                return Err(bad(format!("model vocab: tokens {:?} and {t:?} both have id {id}", vocab[j].0)));
+            }
+            seen.insert(*id, k);
+        }
+        match &mut plan.model {
+            ModelPlan::Bpe { vocab: v, merges: m, continuing_subword_prefix, .. } => {
+                let index: FxHashMap<&str, u32> = vocab.iter().map(|(t, i)| (t.as_str(), *i)).collect();
+                let prefix = continuing_subword_prefix.as_deref().filter(|p| !p.is_empty());
+                let mut out = Vec::with_capacity(merges.len());
+                let mut joined = String::new();
+                for (k, (a, b)) in merges.iter().enumerate() {
+                    let get = |t: &str| {
+                        index.get(t).copied().ok_or_else(|| {
+                            bad(format!("model BPE merges: merge {k} ({a:?}, {b:?}) names {t:?}, which is not in the vocab"))
+                        })
+                    };
+                    let (ia, ib) = (get(a)?, get(b)?);
+                    let rest = match prefix {
+                        Some(p) => b.strip_prefix(p).ok_or_else(|| {
+                            bad(format!("model BPE merges: merge {k}: {b:?} does not start with continuing_subword_prefix {p:?}"))
+                        })?,
+                        None => b.as_str(),
+                    };
+                    joined.clear();
+                    joined.push_str(a);
+                    joined.push_str(rest);
+                    let ic = index.get(joined.as_str()).copied().ok_or_else(|| {
+                        bad(format!("model BPE merges: merge {k} ({a:?}, {b:?}) makes {joined:?}, which is not in the vocab"))
+                    })?;
+                    out.push((ia, ib, ic));
+                }
+                *m = out;
+                *v = vocab;
+            }
+            ModelPlan::WordPiece { vocab: v, .. } => *v = vocab,
+        }
+        Self::new(plan)
+    }
+
+    pub fn from_json(text: &str) -> Result<Self> {
+        let plan: Plan = serde_json::from_str(text).map_err(|e| bad(format!("internal plan: {e}")))?;
+        Self::new(plan)
+    }
+
+    /// Ids of `text`. `allowed[i]` says whether the i-th added token may match (non-special ones
+    /// always may; the caller decides for special ones).
+    pub fn encode(&self, text: &str, allowed: &[bool]) -> Vec<u32> {
+        let mut cache = self.caches[0].try_lock().ok();
+        self.encode_with(text, allowed, cache.as_deref_mut())
+    }
+
+    pub fn encode_batch(&self, texts: &[&str], allowed: &[bool], threads: usize) -> Vec<Vec<u32>> {
+        use rayon::prelude::*;
+        let threads = threads.clamp(1, CACHE_SLOTS);
+        if threads == 1 || texts.len() < 2 {
+            let mut cache = self.caches[0].try_lock().ok();
+            return texts.iter().map(|t| self.encode_with(t, allowed, cache.as_deref_mut())).collect();
+        }
+        let chunk = texts.len().div_ceil(threads);
+        let parts: Vec<Vec<Vec<u32>>> = texts
+            .par_chunks(chunk)
+            .enumerate()
+            .map(|(k, part)| {
+                let mut cache = self.caches[k % CACHE_SLOTS].try_lock().ok();
+                part.iter().map(|t| self.encode_with(t, allowed, cache.as_deref_mut())).collect()
+            })
+            .collect();
+        parts.into_iter().flatten().collect()
+    }
+
+    fn encode_with(&self, text: &str, allowed: &[bool], mut cache: Option<&mut Cache>) -> Vec<u32> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        let mut words: Vec<(usize, usize)> = Vec::new();
+        let mut bufs = (String::new(), String::new());
+        let mut on_text = |seg: &str, at_start: bool, out: &mut Vec<u32>| {
+            // step 2: normalize, then cut normalized added tokens out
+            let normalized;
+            let seg = if self.normalizers.is_empty() {
+                seg
+            } else {
+                normalized = self.normalize(seg);
+                &normalized[..]
+            };
+            let mut norm_segments = Vec::new();
+            self.split_added(seg, true, allowed, &mut norm_segments);
+            for s in norm_segments {
+                match s {
+                    Segment::Token(id) => out.push(id),
+                    Segment::Text(a, b) => {
+                        let piece = &seg[a..b];
+                        let first = at_start && a == 0;
+                        self.pre_tokenize(piece, first, &mut words, &mut bufs);
+                        let src: &str = if self.pre.is_empty() { piece } else { &bufs.0 };
+                        for &(x, y) in &words {
+                            self.encode_word(&src.as_bytes()[x..y], out, cache.as_deref_mut());
+                        }
+                    }
+                }
+            }
+        };
+        let mut segments = Vec::new();
+        self.split_added(text, false, allowed, &mut segments);
+        for s in segments {
+            match s {
+                Segment::Token(id) => out.push(id),
+                Segment::Text(a, b) => on_text(&text[a..b], a == 0, &mut out),
+            }
+        }
+        out
+    }
+
+    // -- added tokens ---------------------------------------------------------------------
+
+    /// Cuts `text` into text segments and added tokens, as `tokenizers` does: matches are found
+    /// leftmost-longest without overlap; a `single_word` match with a word character beside it
+    /// is dropped; `lstrip`/`rstrip` swallow the whitespace beside a match.
+    fn split_added(&self, text: &str, normalized: bool, allowed: &[bool], out: &mut Vec<Segment>) {
+        let by_byte = if normalized { &self.added.norm_by_byte } else { &self.added.raw_by_byte };
+        if by_byte.is_empty() || text.is_empty() {
+            out.push(Segment::Text(0, text.len()));
+            return;
+        }
+        let bytes = text.as_bytes();
+        // all matches first (leftmost-longest, non-overlapping), then the flags, as tokenizers
+        let mut matches: Vec<(usize, usize, usize)> = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            let mut found = None;
+            if let Some(cands) = by_byte.get(&bytes[i]) {
+                for &k in cands {
+                    let t = &self.added.tokens[k];
+                    if t.special && !allowed.get(k).copied().unwrap_or(false) {
+                        continue;
+                    }
+                    let content = if normalized { t.normalized_content.as_deref().unwrap_or(&t.content) } else { &t.content };
+                    if bytes[i..].starts_with(content.as_bytes()) {
+                        found = Some((k, content.len()));
+                        break;
+                    }
+                }
+            }
+            match found {
+                Some((k, n)) => {
+                    matches.push((k, i, i + n));
+                    i += n;
+                }
+                None => i += 1,
+            }
+        }
+        let mut start_offset = 0;
+        let before = out.len();
+        for (k, mut start, mut stop) in matches {
+            let t = &self.added.tokens[k];
+            if t.single_word {
+                let left_ok = start == 0 || !text[..start].chars().next_back().is_some_and(is_word_char);
+                let right_ok = stop == text.len() || !text[stop..].chars().next().is_some_and(is_word_char);
+                if !left_ok || !right_ok {
+                    continue;
+                }
+            }
+            if t.lstrip {
+                let trimmed = text[..start].trim_end_matches(char::is_whitespace).len();
+                start = trimmed.max(start_offset);
+            }
+            if t.rstrip {
+                stop = text.len() - text[stop..].trim_start_matches(char::is_whitespace).len();
+            }
+            if start_offset < start {
+                out.push(Segment::Text(start_offset, start));
+            }
+            out.push(Segment::Token(t.id));
+            start_offset = stop;
+        }
+        if start_offset < text.len() || out.len() == before {
+            out.push(Segment::Text(start_offset.min(text.len()), text.len()));
+        }
+    }
+
+    // -- normalizers ----------------------------------------------------------------------
+
+    pub fn normalize(&self, text: &str) -> String {
+        normalize_with(&self.normalizers, text)
+    }
+
+    // -- pre-tokenizers -------------------------------------------------------------------
+
+    /// Words of `piece` as byte ranges of `bufs.0` (or of `piece` itself when there is no
+    /// pre-tokenizer: the whole piece is one word).
+    fn pre_tokenize(&self, piece: &str, at_start: bool, words: &mut Vec<(usize, usize)>, bufs: &mut (String, String)) {
+        words.clear();
+        if self.pre.is_empty() {
+            if !piece.is_empty() {
+                words.push((0, piece.len()));
+            }
+            return;
+        }
+        bufs.0.clear();
+        bufs.0.push_str(piece);
+        words.push((0, piece.len()));
+        let mut next: Vec<(usize, usize)> = Vec::new();
+        for step in &self.pre {
+            next.clear();
+            bufs.1.clear();
+            let (src, dst) = (&bufs.0, &mut bufs.1);
+            for (k, &(a, b)) in words.iter().enumerate() {
+                pre_step(step, &src[a..b], at_start && k == 0 && a == 0, dst, &mut next);
+            }
+            std::mem::swap(&mut bufs.0, &mut bufs.1);
+            std::mem::swap(words, &mut next);
+        }
+    }
+
+    // -- models ---------------------------------------------------------------------------
+
+    fn encode_word(&self, word: &[u8], out: &mut Vec<u32>, cache: Option<&mut Cache>) {
+        if word.is_empty() {
+            return;
+        }
+        if let Some(c) = cache.as_deref() {
+            if let Some(ids) = c.get(word) {
+                out.extend_from_slice(ids);
+                return;
+            }
+        }
+        let start = out.len();
+        match &self.engine {
+            Engine::Bpe(bpe) => self.bpe_word(bpe, word, out),
+            Engine::WordPiece { lm, unk, max_chars } => {
+                // words come from &str slices cut at character boundaries
+                let s = std::str::from_utf8(word).unwrap_or("");
+                if s.chars().count() > *max_chars {
+                    out.push(*unk);
+                } else {
+                    match lm.cut(word) {
+                        Match::Pieces(p) => out.extend_from_slice(&p),
+                        Match::Failed { .. } => out.push(*unk),
+                    }
+                }
+            }
+        }
+        if let Some(c) = cache {
+            if word.len() <= CACHED_WORD {
+                if c.len() >= CACHE_LIMIT {
+                    c.clear();
+                }
+                c.insert(word.into(), out[start..].into());
+            }
+        }
+    }
+
+    fn bpe_word(&self, bpe: &Bpe, word: &[u8], out: &mut Vec<u32>) {
+        if bpe.ignore_merges {
+            let hit = if self.byte_level {
+                bpe.raw_vocab.get(word).copied()
+            } else {
+                std::str::from_utf8(word).ok().and_then(|s| bpe.vocab.get(s).copied())
+            };
+            if let Some(id) = hit {
+                out.push(id);
+                return;
+            }
+        }
+        let mut syms: Vec<u32> = Vec::with_capacity(word.len());
+        self.bpe_symbols(bpe, word, &mut syms);
+        merge_word(&mut syms, &bpe.merges);
+        out.extend_from_slice(&syms);
+    }
+
+    /// The word's starting symbols (see the module header).
+    fn bpe_symbols(&self, bpe: &Bpe, word: &[u8], syms: &mut Vec<u32>) {
+        let plain = bpe.prefix.is_none() && bpe.suffix.is_none();
+        let mut unk: Option<u32> = None;
+        let mut key = String::new();
+        let push_known = |syms: &mut Vec<u32>, unk: &mut Option<u32>, id: u32| {
+            if let Some(u) = unk.take() {
+                syms.push(u);
+            }
+            syms.push(id);
+        };
+        let on_unknown = |syms: &mut Vec<u32>, unk: &mut Option<u32>, key: &str| {
+            if bpe.byte_fallback {
+                let ids: Option<Vec<u32>> =
+                    key.bytes().map(|b| Some(bpe.fallback[b as usize]).filter(|&i| i != NO_ID)).collect();
+                if let Some(ids) = ids {
+                    // tokenizers adds the byte rows without flushing a pending unknown
+                    syms.extend_from_slice(&ids);
+                    return;
+                }
+            }
+            if let Some(u) = bpe.unk {
+                match (unk.take(), bpe.fuse_unk) {
+                    (Some(prev), true) => *unk = Some(prev),
+                    (Some(prev), false) => {
+                        syms.push(prev);
+                        *unk = Some(u);
+                    }
+                    (None, _) => *unk = Some(u),
+                }
+            }
+        };
+        if self.byte_level {
+            let n = word.len();
+            for (i, &b) in word.iter().enumerate() {
+                let id = if plain { bpe.byte_char[b as usize] } else { NO_ID };
+                if id != NO_ID {
+                    push_known(syms, &mut unk, id);
+                    continue;
+                }
+                key.clear();
+                if i > 0 {
+                    if let Some(p) = &bpe.prefix {
+                        key.push_str(p);
+                    }
+                }
+                key.push(self.byte_chars[b as usize]);
+                if i + 1 == n {
+                    if let Some(s) = &bpe.suffix {
+                        key.push_str(s);
+                    }
+                }
+                match bpe.vocab.get(key.as_str()) {
+                    Some(&id) => push_known(syms, &mut unk, id),
+                    None => on_unknown(syms, &mut unk, &key),
+                }
+            }
+        } else {
+            let s = std::str::from_utf8(word).unwrap_or("");
+            let n = s.len();
+            for (i, c) in s.char_indices() {
+                if plain && c.is_ascii() {
+                    let id = bpe.ascii[c as usize];
+                    if id != NO_ID {
+                        push_known(syms, &mut unk, id);
+                        continue;
+                    }
+                }
+                key.clear();
+                if i > 0 {
+                    if let Some(p) = &bpe.prefix {
+                        key.push_str(p);
+                    }
+                }
+                key.push(c);
+                if i + c.len_utf8() == n {
+                    if let Some(s) = &bpe.suffix {
+                        key.push_str(s);
+                    }
+                }
+                match bpe.vocab.get(key.as_str()) {
+                    Some(&id) => push_known(syms, &mut unk, id),
+                    None => on_unknown(syms, &mut unk, &key),
+                }
+            }
+        }
+        if let Some(u) = unk {
+            syms.push(u);
+        }
+    }
+}
+
+/// `text` through `normalizers`, in order.
+pub fn normalize_with(normalizers: &[Normalizer], text: &str) -> String {
+    let mut s = text.to_string();
+    for n in normalizers {
+        s = apply_normalizer(n, &s);
+    }
+    s
+}
+
+enum Segment {
+    Text(usize, usize),
+    Token(u32),
+}
+
+fn apply_normalizer(n: &Normalizer, s: &str) -> String {
+    match n {
+        Normalizer::Bert { clean_text, handle_chinese_chars, strip_accents, lowercase } => {
+            let mut t = String::with_capacity(s.len());
+            for c in s.chars() {
+                if c.is_ascii_graphic() || c == ' ' {
+                    // nothing to clean, pad or strip; lower-casing it now equals lower-casing it
+                    // after the accents go (NFD never moves a mark across a base character)
+                    t.push(if *lowercase { c.to_ascii_lowercase() } else { c });
+                    continue;
+                }
+                if *clean_text {
+                    let control = !matches!(c, '\t' | '\n' | '\r')
+                        && matches!(
+                            get_general_category(c),
+                            G::Control | G::Format | G::Surrogate | G::PrivateUse | G::Unassigned
+                        );
+                    if c == '\0' || c == '\u{FFFD}' || control {
+                        continue;
+                    }
+                    if c.is_whitespace() {
+                        t.push(' ');
+                        continue;
+                    }
+                }
+                if *handle_chinese_chars && is_cjk_ideograph(c) {
+                    t.push(' ');
+                    t.push(c);
+                    t.push(' ');
+                    continue;
+                }
+                t.push(c);
+            }
+            // only text with non-ASCII characters has anything left to strip or lower-case (and
+            // stripping can leave ASCII that still needs lower-casing: "Ü" -> "U")
+            if !t.is_ascii() {
+                if *strip_accents {
+                    t = t.nfd().filter(|&c| get_general_category(c) != G::NonspacingMark).collect();
+                }
+                if *lowercase {
+                    t = lower(&t);
+                }
+            }
+            t
+        }
+        Normalizer::Lowercase => lower(s),
+        Normalizer::Prepend { prepend } => {
+            if s.is_empty() {
+                String::new()
+            } else {
+                format!("{prepend}{s}")
+            }
+        }
+        Normalizer::Replace { pattern, content } => {
+            if pattern.is_empty() {
+                s.to_string()
+            } else {
+                s.replace(pattern.as_str(), content)
+            }
+        }
+        Normalizer::ReplaceWhitespaceRuns { content } => {
+            let mut t = String::with_capacity(s.len());
+            let mut in_run = false;
+            for c in s.chars() {
+                if c.is_whitespace() {
+                    if !in_run {
+                        t.push_str(content);
+                    }
+                    in_run = true;
+                } else {
+                    t.push(c);
+                    in_run = false;
+                }
+            }
+            t
+        }
+        // the quick checks answer "already normalized" for most text without building anything
+        Normalizer::Nfc if is_nfc_quick(s.chars()) == IsNormalized::Yes => s.to_string(),
+        Normalizer::Nfd if is_nfd_quick(s.chars()) == IsNormalized::Yes => s.to_string(),
+        Normalizer::Nfkc if is_nfkc_quick(s.chars()) == IsNormalized::Yes => s.to_string(),
+        Normalizer::Nfkd if is_nfkd_quick(s.chars()) == IsNormalized::Yes => s.to_string(),
+        Normalizer::Nfc => s.nfc().collect(),
+        Normalizer::Nfd => s.nfd().collect(),
+        Normalizer::Nfkc => s.nfkc().collect(),
+        Normalizer::Nfkd => s.nfkd().collect(),
+        Normalizer::Strip { left, right } => {
+            let mut t = s;
+            if *left {
+                t = t.trim_start();
+            }
+            if *right {
+                t = t.trim_end();
+            }
+            t.to_string()
+        }
+        Normalizer::StripAccents => {
+            s.chars().filter(|&c| !unicode_normalization::char::is_combining_mark(c)).collect()
+        }
+    }
+}
+
+/// Character by character, as `tokenizers` does (no final-sigma rule).
+fn lower(s: &str) -> String {
+    if s.is_ascii() {
+        return s.to_ascii_lowercase();
+    }
+    let mut t = String::with_capacity(s.len());
+    for c in s.chars() {
+        t.extend(c.to_lowercase());
+    }
+    t
+}
+
+/// One pre-tokenizer on one piece: the words are appended to `dst` and their ranges to `words`.
+fn pre_step(step: &PreTokenizer, piece: &str, at_start: bool, dst: &mut String, words: &mut Vec<(usize, usize)>) {
+    let base = dst.len();
+    match step {
+        PreTokenizer::ByteLevel { add_prefix_space, use_regex } => {
+            if *add_prefix_space && !piece.is_empty() && !piece.starts_with(' ') {
+                dst.push(' ');
+            }
+            dst.push_str(piece);
+            let text = &dst[base..];
+            if *use_regex {
+                gpt2::split(text, |a, b| words.push((base + a, base + b)));
+            } else if !text.is_empty() {
+                words.push((base, dst.len()));
+            }
+        }
+        PreTokenizer::Metaspace { replacement, prepend_scheme, split } => {
+            let rep = *replacement;
+            let prepend = match prepend_scheme {
+                Prepend::Always => true,
+                Prepend::First => at_start,
+                Prepend::Never => false,
+            };
+            if prepend && !piece.is_empty() && !piece.replace(' ', rep.encode_utf8(&mut [0; 4])).starts_with(rep) {
+                dst.push(rep);
+            }
+            for c in piece.chars() {
+                dst.push(if c == ' ' { rep } else { c });
+            }
+            let text = &dst[base..];
+            if *split {
+                // each replacement character starts a new word
+                let mut start = 0;
+                for (i, c) in text.char_indices() {
+                    if c == rep && i > start {
+                        words.push((base + start, base + i));
+                        start = i;
+                    }
+                }
+                if start < text.len() {
+                    words.push((base + start, base + text.len()));
+                }
+            } else if !text.is_empty() {
+                words.push((base, dst.len()));
+            }
+        }
+        PreTokenizer::Bert => {
+            dst.push_str(piece);
+            let text = &dst[base..];
+            let mut start: Option<usize> = None;
+            for (i, c) in text.char_indices() {
+                if c.is_whitespace() {
+                    if let Some(s) = start.take() {
+                        words.push((base + s, base + i));
+                    }
+                } else if is_bert_punctuation(c) {
+                    if let Some(s) = start.take() {
+                        words.push((base + s, base + i));
+                    }
+                    words.push((base + i, base + i + c.len_utf8()));
+                } else if start.is_none() {
+                    start = Some(i);
+                }
+            }
+            if let Some(s) = start {
+                words.push((base + s, base + text.len()));
+            }
+        }
+        PreTokenizer::Whitespace => {
+            // `\w+|[^\w\s]+`
+            dst.push_str(piece);
+            let text = &dst[base..];
+            let mut run: Option<(usize, bool)> = None;
+            for (i, c) in text.char_indices() {
+                let class = if c.is_whitespace() { None } else { Some(is_word_char(c)) };
+                match (run, class) {
+                    (Some((s, w)), Some(k)) if w == k => {
+                        let _ = s;
+                    }
+                    (Some((s, _)), _) => {
+                        words.push((base + s, base + i));
+                        run = class.map(|k| (i, k));
+                    }
+                    (None, _) => run = class.map(|k| (i, k)),
+                }
+            }
+            if let Some((s, _)) = run {
+                words.push((base + s, base + text.len()));
+            }
+        }
+        PreTokenizer::Digits { individual_digits } => {
+            dst.push_str(piece);
+            split_where(&dst[base..], base, char::is_numeric, !individual_digits, words);
+        }
+        PreTokenizer::Punctuation { contiguous } => {
+            dst.push_str(piece);
+            split_where(&dst[base..], base, is_bert_punctuation, *contiguous, words);
+        }
+        PreTokenizer::WhitespaceSplit => {
+            dst.push_str(piece);
+            let text = &dst[base..];
+            let mut start: Option<usize> = None;
+            for (i, c) in text.char_indices() {
+                if c.is_whitespace() {
+                    if let Some(s) = start.take() {
+                        words.push((base + s, base + i));
+                    }
+                } else if start.is_none() {
+                    start = Some(i);
+                }
+            }
+            if let Some(s) = start {
+                words.push((base + s, base + text.len()));
+            }
+        }
+    }
+}
+
+/// Cuts out the characters `pred` matches, each alone or (`contiguous`) runs of them together;
+/// the text between them stays whole.
+fn split_where(text: &str, base: usize, pred: impl Fn(char) -> bool, contiguous: bool, words: &mut Vec<(usize, usize)>) {
+    let mut start = 0;
+    let mut prev: Option<bool> = None;
+    for (i, c) in text.char_indices() {
+        let m = pred(c);
+        let cut = match prev {
+            None => false,
+            Some(p) => p != m || (m && !contiguous),
+        };
+        if cut && i > start {
+            words.push((base + start, base + i));
+            start = i;
+        }
+        prev = Some(m);
+    }
+    if start < text.len() {
+        words.push((base + start, base + text.len()));
+    }
+}
+
+/// `tokenizers`' merge loop: the pair of lowest rank, leftmost on ties, one merge at a time.
+pub fn merge_word(syms: &mut Vec<u32>, merges: &FxHashMap<u64, (u32, u32)>) {
+    if syms.len() < 2 || merges.is_empty() {
+        return;
+    }
+    if syms.len() <= SHORT {
+        merge_short(syms, merges);
+    } else {
+        merge_long(syms, merges);
+    }
+}
+
+fn merge_short(syms: &mut Vec<u32>, merges: &FxHashMap<u64, (u32, u32)>) {
+    let rank_of = |a: u32, b: u32| merges.get(&pack(a, b)).map_or((u32::MAX, 0), |&(r, c)| (r, c));
+    let mut ranks: Vec<(u32, u32)> = syms.windows(2).map(|w| rank_of(w[0], w[1])).collect();
+    loop {
+        let mut best = u32::MAX;
+        let mut at = 0;
+        for (i, &(r, _)) in ranks.iter().enumerate() {
+            if r < best {
+                best = r;
+                at = i;
+            }
+        }
+        if best == u32::MAX {
+            return;
+        }
+        syms[at] = ranks[at].1;
+        syms.remove(at + 1);
+        ranks.remove(at);
+        if at < ranks.len() {
+            ranks[at] = rank_of(syms[at], syms[at + 1]);
+        }
+        if at > 0 {
+            ranks[at - 1] = rank_of(syms[at - 1], syms[at]);
+        }
+    }
+}
+
+fn merge_long(syms: &mut Vec<u32>, merges: &FxHashMap<u64, (u32, u32)>) {
+    const NONE: usize = usize::MAX;
+    let n = syms.len();
+    let mut next: Vec<usize> = (1..=n).map(|i| if i == n { NONE } else { i }).collect();
+    let mut prev: Vec<usize> = (0..n).map(|i| if i == 0 { NONE } else { i - 1 }).collect();
+    let mut alive = vec![true; n];
+    let mut heap: BinaryHeap<Reverse<(u32, usize, u32)>> = BinaryHeap::with_capacity(n);
+    for i in 0..n - 1 {
+        if let Some(&(r, c)) = merges.get(&pack(syms[i], syms[i + 1])) {
+            heap.push(Reverse((r, i, c)));
+        }
+    }
+    while let Some(Reverse((_, p, c))) = heap.pop() {
+        let q = next[p];
+        if !alive[p] || q == NONE {
+            continue;
+        }
+        // stale entry: the pair at p is no longer the one that was queued
+        match merges.get(&pack(syms[p], syms[q])) {
+            Some(&(_, c2)) if c2 == c => {}
+            _ => continue,
+        }
+        syms[p] = c;
+        alive[q] = false;
+        let r = next[q];
+        next[p] = r;
+        if r != NONE {
+            prev[r] = p;
+        }
+        let l = prev[p];
+        if l != NONE {
+            if let Some(&(rank, c)) = merges.get(&pack(syms[l], syms[p])) {
+                heap.push(Reverse((rank, l, c)));
+            }
+        }
+        if r != NONE {
+            if let Some(&(rank, c)) = merges.get(&pack(syms[p], syms[r])) {
+                heap.push(Reverse((rank, p, c)));
+            }
+        }
+    }
+    let mut w = 0;
+    let mut i = 0;
+    while i != NONE {
+        syms[w] = syms[i];
+        w += 1;
+        i = next[i];
+    }
+    syms.truncate(w);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_and_long_merges_agree() {
+        // a created pair can rank below the merge that made it: (0,1)->4 rank 1, (4,0)->5 rank 0
+        let mut m: FxHashMap<u64, (u32, u32)> = FxHashMap::default();
+        for (r, &(a, b, c)) in [(4, 0, 5), (0, 1, 4), (1, 1, 6), (6, 6, 7), (2, 4, 8)].iter().enumerate() {
+            m.insert(pack(a, b), (r as u32, c));
+        }
+        let mut state = 7u64;
+        for len in 2..300 {
+            let v: Vec<u32> = (0..len)
+                .map(|_| {
+                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    ((state >> 33) % 3) as u32
+                })
+                .collect();
+            let mut a = v.clone();
+            merge_short(&mut a, &m);
+            let mut b = v.clone();
+            merge_long(&mut b, &m);
+            assert_eq!(a, b, "len {len}");
+        }
+    }
+
+    #[test]
+    fn created_pair_of_lower_rank_goes_first() {
+        // "b c b c" with (b,c)->bc rank 1 and (bc,b)->bcb rank 0: tokenizers gives bcb c
+        let mut m: FxHashMap<u64, (u32, u32)> = FxHashMap::default();
+        m.insert(pack(1, 2), (1, 10));
+        m.insert(pack(10, 1), (0, 11));
+        let mut s = vec![1, 2, 1, 2];
+        merge_word(&mut s, &m);
+        assert_eq!(s, vec![11, 2]);
+    }
+}

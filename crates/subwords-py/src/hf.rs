@@ -1,0 +1,96 @@
+//! `subwords._core.HfPipeline`: a Hugging Face `tokenizers` pipeline (see `subwords_core::hf`).
+//! The Python class `subwords.formats.huggingface.HuggingFace` carries the API; this layer only
+//! builds the pipeline from its plan and encodes with the GIL released.
+
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::PyList;
+
+use subwords_core::hf::HfPipeline;
+
+/// One entry of a tokenizer.json `merges` list: `"a b"` (older files) or `["a", "b"]`.
+#[derive(FromPyObject)]
+pub enum Merge {
+    // the list form first: files written by tokenizers >= 0.20 use it, and a failed extraction
+    // attempt costs an exception per merge
+    Pair(Vec<String>),
+    Joined(String),
+}
+
+fn bad(py: Python<'_>, m: String) -> PyErr {
+    super::to_py(py, subwords_core::Error::ModelFile(m))
+}
+
+#[pyclass(module = "subwords._core", name = "HfPipeline", frozen)]
+pub struct PyHfPipeline {
+    inner: HfPipeline,
+    /// One Python int per id below `ints_len`, made on first use (see `PyModel::list`).
+    ints: std::sync::OnceLock<Vec<Py<PyAny>>>,
+    ints_len: u32,
+}
+
+impl PyHfPipeline {
+    fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        let ints = self.ints.get_or_init(|| (0..self.ints_len).map(|i| i.into_pyobject(py).unwrap().into_any().unbind()).collect());
+        PyList::new(py, ids.iter().map(|&i| ints[i as usize].bind(py)))
+    }
+}
+
+#[pymethods]
+impl PyHfPipeline {
+    /// `plan`: the JSON plan without the model's tables; `vocab`: token -> id as the file has
+    /// it; `merges`: each "a b" or [a, b]; `id_limit`: one more than the largest id produced.
+    #[new]
+    fn new(py: Python<'_>, plan: &str, vocab: std::collections::HashMap<String, u32>, merges: Vec<Merge>, id_limit: u32) -> PyResult<Self> {
+        let mut pairs = Vec::with_capacity(merges.len());
+        for (k, m) in merges.into_iter().enumerate() {
+            let pair = match m {
+                Merge::Joined(s) => {
+                    let mut it = s.split(' ');
+                    match (it.next(), it.next(), it.next()) {
+                        (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => (a.to_string(), b.to_string()),
+                        _ => return Err(bad(py, format!("model BPE merges: merge {k} ({s:?}) is not two tokens separated by one space"))),
+                    }
+                }
+                Merge::Pair(v) => match <[String; 2]>::try_from(v) {
+                    Ok([a, b]) if !a.is_empty() && !b.is_empty() => (a, b),
+                    Ok([a, b]) => return Err(bad(py, format!("model BPE merges: merge {k} ({a:?}, {b:?}) has an empty token"))),
+                    Err(v) => return Err(bad(py, format!("model BPE merges: merge {k} ({v:?}) is not a pair"))),
+                },
+            };
+            pairs.push(pair);
+        }
+        let vocab: Vec<(String, u32)> = vocab.into_iter().collect();
+        let inner = py.detach(|| HfPipeline::with_tables(plan, vocab, pairs)).map_err(|e| super::to_py(py, e))?;
+        Ok(PyHfPipeline { inner, ints: std::sync::OnceLock::new(), ints_len: id_limit })
+    }
+
+    /// `allowed[i]`: whether the i-th added token of the plan may match.
+    fn encode<'py>(&self, py: Python<'py>, text: &str, allowed: Vec<bool>) -> PyResult<Bound<'py, PyList>> {
+        let ids = py.detach(|| self.inner.encode(text, &allowed));
+        self.list(py, &ids)
+    }
+
+    fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<PyBackedStr>, allowed: Vec<bool>, threads: usize) -> PyResult<Bound<'py, PyList>> {
+        let all = py.detach(|| {
+            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+            self.inner.encode_batch(&refs, &allowed, threads)
+        });
+        let lists = all.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
+    }
+
+    /// `text` through a JSON list of plan normalizers (to normalize added tokens' contents
+    /// before the pipeline exists).
+    #[staticmethod]
+    fn normalize_with(py: Python<'_>, normalizers: &str, text: &str) -> PyResult<String> {
+        let ns: Vec<subwords_core::hf::Normalizer> = serde_json::from_str(normalizers)
+            .map_err(|e| super::to_py(py, subwords_core::Error::ModelFile(format!("internal plan: {e}"))))?;
+        Ok(subwords_core::hf::normalize_with(&ns, text))
+    }
+
+    /// The text as the normalizers leave it.
+    fn normalize(&self, py: Python<'_>, text: &str) -> String {
+        py.detach(|| self.inner.normalize(text))
+    }
+}

@@ -1,0 +1,786 @@
+"""Hugging Face ``tokenizers`` files: ``tokenizer.json`` (version 1.0) and GPT-2 style
+``vocab.json`` + ``merges.txt``, read and written token for token.
+
+``load(path)`` reads the file, checks every component against what subwords reproduces exactly,
+and refuses (``ModelFileError`` naming the component) anything else; the pipeline then runs in
+the Rust core (``subwords_core::hf``). Supported:
+
+* models ``BPE`` (``unk_token``, ``continuing_subword_prefix``, ``end_of_word_suffix``,
+  ``fuse_unk``, ``byte_fallback``, ``ignore_merges``; ``dropout`` must be null) and
+  ``WordPiece`` (``unk_token``, ``continuing_subword_prefix``, ``max_input_chars_per_word``);
+  ``Unigram`` and ``WordLevel`` are refused for now;
+* normalizers ``BertNormalizer``, ``Lowercase``, ``NFC``/``NFD``/``NFKC``/``NFKD``, ``Strip``,
+  ``StripAccents``, ``Prepend``, ``Replace`` (a literal string pattern), ``Sequence``;
+* pre-tokenizers ``ByteLevel`` (last in a sequence), ``Metaspace``, ``BertPreTokenizer``,
+  ``Whitespace``, ``WhitespaceSplit``, ``Digits``, ``Punctuation`` (``Isolated`` or
+  ``Contiguous``), ``Sequence``;
+* post-processors ``RobertaProcessing``, ``BertProcessing``, ``TemplateProcessing``,
+  ``ByteLevel``, ``Sequence`` (applied with ``add_special_tokens=True``);
+* decoders ``ByteLevel``, ``Metaspace``, ``WordPiece``, ``BPEDecoder``, ``Replace``,
+  ``ByteFallback``, ``Fuse``, ``Strip``, ``Sequence``;
+* ``added_tokens`` with every flag (``single_word``, ``lstrip``, ``rstrip``, ``normalized``).
+
+Special tokens: ``tokenizers`` always cuts added tokens out of the text. Here an added token
+marked ``special`` is matched only when the call allows it (``allowed_special="all"`` or a set of
+surfaces); by default its surface is encoded as ordinary text. Added tokens that are not special
+(extra vocabulary, not control tokens) always match, as in ``tokenizers``.
+
+``encode`` returns the model's ids only; ``add_special_tokens=True`` applies the file's
+post-processor (``[CLS] … [SEP]``, ``<s> … </s>``, a template), and ``pair=`` encodes a pair the
+same way. ``decode`` skips special tokens by default, as ``tokenizers`` does.
+
+``export(tok, path, "hf")`` writes a subwords model as ``tokenizer.json``; ``"vocab-merges"``
+writes ``vocab.json`` and ``merges.txt`` into the folder ``path`` (created if needed). See
+:func:`export` for what can be expressed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Iterable, Optional, Union
+
+from .. import _core
+from ..errors import InputError, ModelFileError, UnknownPieceError
+from ._foreign import Foreign, allowed_set
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: Ids at or above this are refused: the id -> token table is a list.
+MAX_ID = 1 << 24
+#: A tokenizer.json bigger than this is refused before it is parsed.
+MAX_FILE_BYTES = 1 << 30
+
+_GPT2_BYTES: list[str] = []
+
+
+def _byte_chars() -> list[str]:
+    """GPT-2's byte-to-character table: printable bytes stand for themselves, the others are
+    shifted to U+0100 onwards in byte order."""
+    if not _GPT2_BYTES:
+        n = 0
+        for b in range(256):
+            if 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF:
+                _GPT2_BYTES.append(chr(b))
+            else:
+                _GPT2_BYTES.append(chr(256 + n))
+                n += 1
+    return _GPT2_BYTES
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+def _refuse(where: str, what: str) -> ModelFileError:
+    return ModelFileError(f"{where}: {what}")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in d:
+            raise ModelFileError(f"JSON object has the key {k!r} twice (a duplicate token?); fix the file")
+        d[k] = v
+    return d
+
+
+def _read_json(path: str) -> Any:
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            raise ModelFileError(f"{path}: {size} bytes is more than subwords reads as a tokenizer.json ({MAX_FILE_BYTES})")
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise OSError(e.errno, f"cannot read {path!r}: {e.strerror or e}") from None
+    try:
+        return json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
+    except UnicodeDecodeError as e:
+        raise ModelFileError(f"{path}: not UTF-8 ({e.reason} at byte {e.start}); is it a tokenizer.json?") from None
+    except RecursionError:
+        raise ModelFileError(f"{path}: JSON nested too deeply to be a tokenizer.json") from None
+    except json.JSONDecodeError as e:
+        raise ModelFileError(f"{path}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno}); "
+                             f"the file may be truncated") from None
+    except ModelFileError as e:
+        raise ModelFileError(f"{path}: {e}") from None
+
+
+class _Spec:
+    """Typed access to one JSON object of the file, with errors that name where it is."""
+
+    def __init__(self, obj: Any, where: str):
+        if not isinstance(obj, dict):
+            raise _refuse(where, f"expected a JSON object, got {type(obj).__name__}")
+        self.obj = obj
+        self.where = where
+
+    def get(self, key: str, kinds: tuple, default: Any = None, required: bool = False) -> Any:
+        if key not in self.obj:
+            if required:
+                raise _refuse(self.where, f"missing {key!r}")
+            return default
+        v = self.obj[key]
+        if v is None and type(None) in kinds:
+            return None
+        if isinstance(v, bool) and bool not in kinds:
+            raise _refuse(self.where, f"{key!r} must be {'/'.join(k.__name__ for k in kinds)}, got {v!r}")
+        if not isinstance(v, kinds):
+            raise _refuse(self.where, f"{key!r} must be {'/'.join(k.__name__ for k in kinds)}, got {type(v).__name__}")
+        return v
+
+    def flag(self, key: str, default: bool) -> bool:
+        return bool(self.get(key, (bool,), default))
+
+    def only(self, allowed: Iterable[str]) -> None:
+        extra = sorted(set(self.obj) - set(allowed) - {"type"})
+        if extra:
+            raise _refuse(self.where, f"unknown field {extra[0]!r}; subwords cannot tell what it would change")
+
+
+def _id(v: Any, where: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < MAX_ID:
+        raise _refuse(where, f"id {v!r} is not a whole number from 0 to {MAX_ID - 1}")
+    return v
+
+
+def _one_char(v: Any, where: str) -> str:
+    if not isinstance(v, str) or len(v) != 1:
+        raise _refuse(where, f"replacement must be one character, got {v!r}")
+    return v
+
+
+#: The one regex pattern Replace may use: runs of White_Space (subwords' own export writes it).
+WHITESPACE_RUNS = "\\s+"
+
+
+def _string_pattern(spec: _Spec, allow_runs: bool = False) -> Optional[str]:
+    """A Replace pattern: its literal string, or None for the regex ``\\s+`` when allowed."""
+    pat = spec.get("pattern", (dict,), required=True)
+    if set(pat) == {"String"} and isinstance(pat["String"], str):
+        if not pat["String"]:
+            raise _refuse(spec.where, "an empty String pattern is not supported")
+        return pat["String"]
+    if allow_runs and pat == {"Regex": WHITESPACE_RUNS}:
+        return None
+    if "Regex" in pat:
+        raise _refuse(spec.where, f"a Regex pattern ({pat['Regex']!r}) is not supported; only literal String patterns are")
+    raise _refuse(spec.where, f"pattern {pat!r} is neither {{'String': ...}} nor {{'Regex': ...}}")
+
+
+def _normalizers(obj: Any, where: str) -> list[dict]:
+    if obj is None:
+        return []
+    s = _Spec(obj, where)
+    kind = s.get("type", (str,), required=True)
+    w = f"{where} {kind}"
+    if kind == "Sequence":
+        s.only(["normalizers"])
+        out: list[dict] = []
+        for k, n in enumerate(s.get("normalizers", (list,), required=True)):
+            out += _normalizers(n, f"{where}.normalizers[{k}]")
+        return out
+    if kind == "BertNormalizer":
+        s.only(["clean_text", "handle_chinese_chars", "strip_accents", "lowercase"])
+        lower = s.flag("lowercase", True)
+        strip = s.get("strip_accents", (bool, type(None)))
+        return [{"type": "Bert", "clean_text": s.flag("clean_text", True),
+                 "handle_chinese_chars": s.flag("handle_chinese_chars", True),
+                 "strip_accents": lower if strip is None else bool(strip), "lowercase": lower}]
+    if kind in ("Lowercase", "NFC", "NFD", "NFKC", "NFKD", "StripAccents"):
+        s.only([])
+        return [{"type": {"NFC": "Nfc", "NFD": "Nfd", "NFKC": "Nfkc", "NFKD": "Nfkd"}.get(kind, kind)}]
+    if kind == "Strip":
+        s.only(["strip_left", "strip_right"])
+        return [{"type": "Strip", "left": s.flag("strip_left", True), "right": s.flag("strip_right", True)}]
+    if kind == "Prepend":
+        s.only(["prepend"])
+        return [{"type": "Prepend", "prepend": s.get("prepend", (str,), required=True)}]
+    if kind == "Replace":
+        s.only(["pattern", "content"])
+        content = s.get("content", (str,), required=True)
+        pattern = _string_pattern(s, allow_runs=True)
+        if pattern is None:
+            return [{"type": "ReplaceWhitespaceRuns", "content": content}]
+        return [{"type": "Replace", "pattern": pattern, "content": content}]
+    if kind == "Precompiled":
+        raise _refuse(w, "the SentencePiece Precompiled charsmap is not supported in tokenizer.json yet")
+    raise _refuse(w, "this normalizer is not supported")
+
+
+def _pre_tokenizers(obj: Any, where: str) -> list[dict]:
+    if obj is None:
+        return []
+    s = _Spec(obj, where)
+    kind = s.get("type", (str,), required=True)
+    w = f"{where} {kind}"
+    if kind == "Sequence":
+        s.only(["pretokenizers"])
+        out: list[dict] = []
+        for k, p in enumerate(s.get("pretokenizers", (list,), required=True)):
+            out += _pre_tokenizers(p, f"{where}.pretokenizers[{k}]")
+        return out
+    if kind == "ByteLevel":
+        s.only(["add_prefix_space", "trim_offsets", "use_regex"])
+        s.flag("trim_offsets", True)  # offsets only
+        return [{"type": "ByteLevel", "add_prefix_space": s.flag("add_prefix_space", True),
+                 "use_regex": s.flag("use_regex", True)}]
+    if kind == "Metaspace":
+        s.only(["replacement", "prepend_scheme", "split", "add_prefix_space", "str_rep"])
+        rep = _one_char(s.get("replacement", (str,), "\u2581"), w)
+        scheme = s.get("prepend_scheme", (str,))
+        if scheme is None:
+            scheme = "always" if s.flag("add_prefix_space", True) else "never"
+        if scheme not in ("always", "first", "never"):
+            raise _refuse(w, f"prepend_scheme {scheme!r} is not always/first/never")
+        return [{"type": "Metaspace", "replacement": rep, "prepend_scheme": scheme, "split": s.flag("split", True)}]
+    if kind in ("BertPreTokenizer", "Whitespace", "WhitespaceSplit"):
+        s.only([])
+        return [{"type": {"BertPreTokenizer": "Bert"}.get(kind, kind)}]
+    if kind == "Digits":
+        s.only(["individual_digits"])
+        return [{"type": "Digits", "individual_digits": s.flag("individual_digits", False)}]
+    if kind == "Punctuation":
+        s.only(["behavior"])
+        behavior = s.get("behavior", (str,), "Isolated")
+        if behavior not in ("Isolated", "Contiguous"):
+            raise _refuse(w, f"behavior {behavior!r} is not supported (Isolated and Contiguous are)")
+        return [{"type": "Punctuation", "contiguous": behavior == "Contiguous"}]
+    if kind == "Split":
+        raise _refuse(w, "pre_tokenizer Split (a custom pattern) is not supported")
+    raise _refuse(w, "this pre_tokenizer is not supported")
+
+
+def _vocab(obj: Any, where: str) -> dict[str, int]:
+    """Light checks here; the core checks every id (range, each once) while it builds."""
+    if not isinstance(obj, dict):
+        raise _refuse(where, "vocab must be a JSON object token -> id")
+    if not obj:
+        raise _refuse(where, "vocab is empty")
+    if len(obj) > MAX_ID:
+        raise _refuse(where, f"{len(obj)} tokens is more than subwords accepts ({MAX_ID})")
+    for tok, i in obj.items():
+        if type(i) is not int or not 0 <= i < MAX_ID:
+            raise _refuse(where, f"token {tok!r}: id {i!r} is not a whole number from 0 to {MAX_ID - 1}")
+    return obj
+
+
+def _model(obj: Any) -> tuple[dict, dict[str, int], list]:
+    s = _Spec(obj, "model")
+    kind = s.get("type", (str,))
+    if kind is None:
+        kind = "BPE" if "merges" in s.obj else "WordPiece" if "continuing_subword_prefix" in s.obj else None
+    w = f"model {kind}"
+    if kind == "BPE":
+        s.only(["dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk",
+                "byte_fallback", "ignore_merges", "vocab", "merges"])
+        if s.get("dropout", (float, int, type(None))) not in (None, 0, 0.0):
+            raise _refuse(w, "dropout is not supported (it makes encoding random); set it to null")
+        vocab = _vocab(s.get("vocab", (dict,), required=True), f"{w} vocab")
+        merges = s.get("merges", (list,), required=True)
+        prefix = s.get("continuing_subword_prefix", (str, type(None)))
+        suffix = s.get("end_of_word_suffix", (str, type(None)))
+        unk = s.get("unk_token", (str, type(None)))
+        if unk is not None and unk not in vocab:
+            raise _refuse(w, f"unk_token {unk!r} is not in the vocab")
+        plan = {"type": "Bpe",
+                "unk": None if unk is None else vocab[unk],
+                "continuing_subword_prefix": prefix, "end_of_word_suffix": suffix,
+                "fuse_unk": s.flag("fuse_unk", False), "byte_fallback": s.flag("byte_fallback", False),
+                "ignore_merges": s.flag("ignore_merges", False)}
+        return plan, vocab, merges
+    if kind == "WordPiece":
+        s.only(["unk_token", "continuing_subword_prefix", "max_input_chars_per_word", "vocab"])
+        vocab = _vocab(s.get("vocab", (dict,), required=True), f"{w} vocab")
+        unk = s.get("unk_token", (str,), "[UNK]")
+        if unk not in vocab:
+            raise _refuse(w, f"unk_token {unk!r} is not in the vocab")
+        prefix = s.get("continuing_subword_prefix", (str,), "##")
+        if not prefix:
+            raise _refuse(w, "an empty continuing_subword_prefix is not supported")
+        most = s.get("max_input_chars_per_word", (int,), 100)
+        if most < 0:
+            raise _refuse(w, f"max_input_chars_per_word {most} is negative")
+        plan = {"type": "WordPiece", "unk": vocab[unk],
+                "continuing_subword_prefix": prefix, "max_input_chars_per_word": min(most, 1 << 40)}
+        return plan, vocab, []
+    if kind == "Unigram":
+        raise _refuse(w, "a Unigram model in tokenizer.json is not supported yet (load SentencePiece "
+                         "files with format='sentencepiece')")
+    raise _refuse(w, "this model type is not supported (BPE and WordPiece are)")
+
+
+def _added(obj: Any, vocab: dict[str, int]) -> list[dict]:
+    if obj is None:
+        return []
+    if not isinstance(obj, list):
+        raise _refuse("added_tokens", "must be a list")
+    out = []
+    contents: dict[str, int] = {}
+    for k, t in enumerate(obj):
+        s = _Spec(t, f"added_tokens[{k}]")
+        s.only(["id", "content", "single_word", "lstrip", "rstrip", "normalized", "special"])
+        content = s.get("content", (str,), required=True)
+        i = _id(s.get("id", (int,), required=True), s.where)
+        if not content:
+            raise _refuse(s.where, "empty content")
+        if content in contents and contents[content] != i:
+            raise _refuse(s.where, f"{content!r} is listed twice with different ids")
+        if content in vocab and vocab[content] != i:
+            raise _refuse(s.where, f"{content!r} has id {i} here but {vocab[content]} in the vocab")
+        contents[content] = i
+        special = s.flag("special", False)
+        out.append({"content": content, "normalized_content": None, "id": i, "special": special,
+                    "single_word": s.flag("single_word", False), "lstrip": s.flag("lstrip", False),
+                    "rstrip": s.flag("rstrip", False), "normalized": s.flag("normalized", not special)})
+    return out
+
+
+def _post_processor(obj: Any, tokens: dict[str, int]) -> Optional[tuple[list, list]]:
+    """(single, pair) templates: lists of ids and the markers "A"/"B"; None = nothing added."""
+    if obj is None:
+        return None
+    s = _Spec(obj, "post_processor")
+    kind = s.get("type", (str,), required=True)
+    w = f"post_processor {kind}"
+
+    def pair_of(key: str) -> int:
+        v = s.get(key, (list,), required=True)
+        if len(v) != 2 or not isinstance(v[0], str):
+            raise _refuse(w, f"{key} must be [token, id]")
+        return _id(v[1], f"{w} {key}")
+
+    if kind == "ByteLevel":
+        s.only(["add_prefix_space", "trim_offsets", "use_regex"])
+        return None
+    if kind == "RobertaProcessing":
+        s.only(["sep", "cls", "trim_offsets", "add_prefix_space"])
+        cls, sep = pair_of("cls"), pair_of("sep")
+        return [cls, "A", sep], [cls, "A", sep, sep, "B", sep]
+    if kind == "BertProcessing":
+        s.only(["sep", "cls"])
+        cls, sep = pair_of("cls"), pair_of("sep")
+        return [cls, "A", sep], [cls, "A", sep, "B", sep]
+    if kind == "TemplateProcessing":
+        s.only(["single", "pair", "special_tokens"])
+        specials = s.get("special_tokens", (dict,), {})
+        ids: dict[str, list[int]] = {}
+        for name, st in specials.items():
+            sp = _Spec(st, f"{w} special_tokens[{name!r}]")
+            ids[name] = [_id(x, sp.where) for x in sp.get("ids", (list,), required=True)]
+
+        def template(key: str) -> list:
+            out: list = []
+            for k, piece in enumerate(s.get(key, (list,), required=True)):
+                p = _Spec(piece, f"{w} {key}[{k}]")
+                if "SpecialToken" in p.obj:
+                    name = _Spec(p.obj["SpecialToken"], p.where).get("id", (str,), required=True)
+                    if name not in ids:
+                        raise _refuse(p.where, f"special token {name!r} is not in special_tokens")
+                    out += ids[name]
+                elif "Sequence" in p.obj:
+                    seq = _Spec(p.obj["Sequence"], p.where).get("id", (str,), required=True)
+                    if seq not in ("A", "B"):
+                        raise _refuse(p.where, f"sequence {seq!r} is not A or B")
+                    out.append(seq)
+                else:
+                    raise _refuse(p.where, "neither SpecialToken nor Sequence")
+            return out
+
+        return template("single"), template("pair")
+    if kind == "Sequence":
+        s.only(["processors"])
+        found = None
+        for k, p in enumerate(s.get("processors", (list,), required=True)):
+            t = _post_processor(p, tokens)
+            if t is not None:
+                if found is not None:
+                    raise _refuse(w, "two processors that both add tokens are not supported")
+                found = t
+        return found
+    raise _refuse(w, "this post_processor is not supported")
+
+
+def _decoders(obj: Any, where: str) -> list[dict]:
+    if obj is None:
+        return []
+    s = _Spec(obj, where)
+    kind = s.get("type", (str,), required=True)
+    w = f"{where} {kind}"
+    if kind == "Sequence":
+        s.only(["decoders"])
+        out: list[dict] = []
+        for k, d in enumerate(s.get("decoders", (list,), required=True)):
+            out += _decoders(d, f"{where}.decoders[{k}]")
+        return out
+    if kind == "ByteLevel":
+        s.only(["add_prefix_space", "trim_offsets", "use_regex"])
+        return [{"type": "ByteLevel"}]
+    if kind == "Metaspace":
+        s.only(["replacement", "prepend_scheme", "split", "add_prefix_space", "str_rep"])
+        scheme = s.get("prepend_scheme", (str,))
+        if scheme is None:
+            scheme = "always" if s.flag("add_prefix_space", True) else "never"
+        return [{"type": "Metaspace", "replacement": _one_char(s.get("replacement", (str,), "\u2581"), w),
+                 "prepend": scheme != "never"}]
+    if kind == "WordPiece":
+        s.only(["prefix", "cleanup"])
+        return [{"type": "WordPiece", "prefix": s.get("prefix", (str,), "##"), "cleanup": s.flag("cleanup", True)}]
+    if kind == "BPEDecoder":
+        s.only(["suffix"])
+        return [{"type": "BPEDecoder", "suffix": s.get("suffix", (str,), "</w>")}]
+    if kind == "Replace":
+        s.only(["pattern", "content"])
+        return [{"type": "Replace", "pattern": _string_pattern(s), "content": s.get("content", (str,), required=True)}]
+    if kind in ("ByteFallback", "Fuse"):
+        s.only([])
+        return [{"type": kind}]
+    if kind == "Strip":
+        s.only(["content", "start", "stop"])
+        return [{"type": "Strip", "content": _one_char(s.get("content", (str,), " "), w),
+                 "start": s.get("start", (int,), 0), "stop": s.get("stop", (int,), 0)}]
+    raise _refuse(w, "this decoder is not supported")
+
+
+# -- decoding -----------------------------------------------------------------------------------
+
+_CLEANUPS = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
+             (" 'm", "'m"), (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
+
+
+def _byte_fallback(tokens: list[str]) -> list[str]:
+    out: list[str] = []
+    pending = bytearray()
+    count = 0
+
+    def flush() -> None:
+        nonlocal count
+        if count:
+            try:
+                out.append(pending.decode("utf-8"))
+            except UnicodeDecodeError:
+                out.extend("\ufffd" for _ in range(count))
+            pending.clear()
+            count = 0
+
+    for t in tokens:
+        if len(t) == 6 and t.startswith("<0x") and t.endswith(">"):
+            try:
+                b = int(t[3:5], 16)
+            except ValueError:
+                b = -1
+            if b >= 0:
+                pending.append(b)
+                count += 1
+                continue
+        flush()
+        out.append(t)
+    flush()
+    return out
+
+
+def _decode_chain(decoders: list[dict], tokens: list[str]) -> str:
+    if not decoders:
+        return " ".join(tokens)
+    for d in decoders:
+        kind = d["type"]
+        if kind == "ByteLevel":
+            table = {c: b for b, c in enumerate(_byte_chars())}
+            raw = bytearray()
+            for t in tokens:
+                bs = [table.get(c) for c in t]
+                raw += bytes(bs) if None not in bs else t.encode("utf-8")  # type: ignore[arg-type]
+            tokens = [raw.decode("utf-8", errors="replace")]
+        elif kind == "Metaspace":
+            rep, drop = d["replacement"], d["prepend"]
+            tokens = ["".join(("" if (i == 0 and drop) else " ") if c == rep else c for c in t)
+                      for i, t in enumerate(tokens)]
+        elif kind == "WordPiece":
+            out = []
+            for i, t in enumerate(tokens):
+                if i:
+                    t = t[len(d["prefix"]):] if t.startswith(d["prefix"]) else " " + t
+                if d["cleanup"]:
+                    for a, b in _CLEANUPS:
+                        t = t.replace(a, b)
+                out.append(t)
+            tokens = out
+        elif kind == "BPEDecoder":
+            n = len(tokens)
+            tokens = [t.replace(d["suffix"], "" if i == n - 1 else " ") for i, t in enumerate(tokens)]
+        elif kind == "Replace":
+            tokens = [t.replace(d["pattern"], d["content"]) for t in tokens]
+        elif kind == "ByteFallback":
+            tokens = _byte_fallback(tokens)
+        elif kind == "Fuse":
+            tokens = ["".join(tokens)]
+        elif kind == "Strip":
+            c, start, stop = d["content"], d["start"], d["stop"]
+            out = []
+            for t in tokens:
+                a = 0
+                while a < min(start, len(t)) and t[a] == c:
+                    a += 1
+                z = len(t)
+                k = 0
+                while k < stop and z > a and t[z - 1] == c:
+                    z -= 1
+                    k += 1
+                out.append(t[a:z])
+            tokens = out
+    return "".join(tokens)
+
+
+# -- the tokenizer ------------------------------------------------------------------------------
+
+class HuggingFace(Foreign):
+    """A ``tokenizers`` pipeline read from ``tokenizer.json`` (or vocab.json + merges.txt).
+
+    Ids are the file's ids. ``encode(text)`` gives the model's ids with special tokens treated as
+    text; ``allowed_special`` lets them match; ``add_special_tokens=True`` (and ``pair=``) apply
+    the post-processor."""
+
+    format = "hf"
+
+    def __init__(self, doc: Any, source: str, format: str = "hf") -> None:
+        self.format = format
+        s = _Spec(doc, source)
+        s.only(["version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer",
+                "post_processor", "decoder", "model"])
+        version = s.get("version", (str,), required=True)
+        if version != "1.0":
+            raise _refuse(source, f"version {version!r}: subwords reads tokenizer.json version 1.0")
+        for key in ("truncation", "padding"):
+            if s.get(key, (dict, type(None))) is not None:
+                raise _refuse(source, f"{key} is set; subwords does not truncate or pad (set it to null)")
+        model, vocab, merges = _model(s.get("model", (dict,), required=True))
+        normalizers = _normalizers(s.get("normalizer", (dict, type(None))), "normalizer")
+        pre = _pre_tokenizers(s.get("pre_tokenizer", (dict, type(None))), "pre_tokenizer")
+        if any(p["type"] == "ByteLevel" for p in pre[:-1]):
+            raise _refuse("pre_tokenizer", "a step after ByteLevel is not supported")
+        if model["type"] == "WordPiece" and any(p["type"] == "ByteLevel" for p in pre):
+            raise _refuse("pre_tokenizer", "ByteLevel with a WordPiece model is not supported")
+        added = _added(s.get("added_tokens", (list, type(None))), vocab)
+        if normalizers and any(t["normalized"] for t in added):
+            plan_norm = json.dumps(normalizers)
+            for t in added:
+                if t["normalized"]:
+                    t["normalized_content"] = _core.HfPipeline.normalize_with(plan_norm, t["content"])
+        self._id_to_token: dict[int, str] = {i: t for t, i in vocab.items()}
+        self._token_to_id: dict[str, int] = dict(vocab)
+        for t in added:
+            # tokenizers prints a normalized added token in its normalized form
+            self._id_to_token[t["id"]] = t["normalized_content"] or t["content"]
+            self._token_to_id[t["content"]] = t["id"]
+        self._specials = {t["content"]: t["id"] for t in added if t["special"]}
+        self._special_ids = frozenset(self._specials.values())
+        # the index of each special added token in the plan, for `allowed`
+        self._added_index = [(t["content"], t["special"]) for t in added]
+        self._template = _post_processor(s.get("post_processor", (dict, type(None))), self._token_to_id)
+        self._decoders = _decoders(s.get("decoder", (dict, type(None))), "decoder")
+        limit = max(self._id_to_token) + 1
+        for tmpl in self._template or ():
+            for x in tmpl:
+                if isinstance(x, int):
+                    limit = max(limit, x + 1)
+        plan = {"normalizers": normalizers, "pre_tokenizers": pre, "model": model, "added": added}
+        try:
+            self._pipe = _core.HfPipeline(json.dumps(plan, ensure_ascii=False), vocab, merges, limit)
+        except (TypeError, OverflowError) as e:
+            raise _refuse("model merges", f"each merge is 'a b' or ['a', 'b'] ({e})") from None
+        self._none = [False] * len(added)
+        self._all = [True] * len(added)
+
+    # -- encoding ---------------------------------------------------------------------------
+    def _allowed(self, allowed_special: Union[str, Iterable[str]]) -> list[bool]:
+        if isinstance(allowed_special, (tuple, list)) and not allowed_special:
+            return self._none
+        chosen = allowed_set(allowed_special, self._specials)
+        if chosen == frozenset(self._specials):
+            return self._all
+        return [special and content in chosen for content, special in self._added_index]
+
+    def _apply(self, ids: list[int], pair: Optional[list[int]]) -> list[int]:
+        if self._template is None:
+            return ids if pair is None else ids + pair
+        tmpl = self._template[0] if pair is None else self._template[1]
+        out: list[int] = []
+        for x in tmpl:
+            if x == "A":
+                out += ids
+            elif x == "B":
+                out += pair or []
+            else:
+                out.append(x)
+        return out
+
+    def encode(self, text: str, *, allowed_special: Union[str, Iterable[str]] = (),
+               add_special_tokens: bool = False, pair: Optional[str] = None) -> list[int]:
+        """Ids of ``text`` (and ``pair``), the post-processor applied when ``add_special_tokens``."""
+        allowed = self._allowed(allowed_special)
+        ids = self._pipe.encode(_text(text), allowed)
+        if pair is None and not add_special_tokens:
+            return ids
+        second = None if pair is None else self._pipe.encode(_text(pair), allowed)
+        if not add_special_tokens:
+            return ids + (second or [])
+        return self._apply(ids, second)
+
+    def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
+                     allowed_special: Union[str, Iterable[str]] = (),
+                     add_special_tokens: bool = False) -> list[list[int]]:
+        texts = [_text(t) for t in texts]
+        if threads is None:
+            threads = os.cpu_count() or 1
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise InputError(f"threads={threads!r}: pass a whole number >= 1 (or None for all cores)")
+        out = self._pipe.encode_batch(texts, self._allowed(allowed_special), threads)
+        if add_special_tokens and self._template is not None:
+            out = [self._apply(ids, None) for ids in out]
+        return out
+
+    # -- decoding ---------------------------------------------------------------------------
+    def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = True) -> str:
+        """Text of ``ids`` through the file's decoder; special tokens are skipped by default,
+        as ``tokenizers`` does. An id with no token is an error (``tokenizers`` drops it)."""
+        tokens = []
+        for i in ids:
+            if skip_special_tokens and i in self._special_ids:
+                continue
+            tokens.append(self.id_to_piece(i))
+        return _decode_chain(self._decoders, tokens)
+
+    def id_to_piece(self, id: int) -> str:
+        try:
+            return self._id_to_token[id]
+        except (KeyError, TypeError):
+            raise UnknownPieceError(f"id {id!r} has no token in this vocabulary") from None
+
+    def piece_to_id(self, piece: str) -> int:
+        try:
+            return self._token_to_id[piece]
+        except (KeyError, TypeError):
+            raise UnknownPieceError(f"{piece!r} is not a token of this vocabulary") from None
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self._id_to_token)
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        return dict(self._specials)
+
+    def normalize(self, text: str) -> str:
+        return self._pipe.normalize(_text(text))
+
+
+def _text(t: Any) -> str:
+    if not isinstance(t, str):
+        raise InputError(f"expected str text, got {type(t).__name__}")
+    try:
+        t.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InputError(f"text has a lone surrogate at position {e.start}; it is not valid Unicode") from None
+    return t
+
+
+# -- load -----------------------------------------------------------------------------------------
+
+def _vocab_merges_paths(p: str) -> tuple[str, str]:
+    if os.path.isdir(p):
+        return os.path.join(p, "vocab.json"), os.path.join(p, "merges.txt")
+    base = os.path.basename(p)
+    d = os.path.dirname(p)
+    if base.endswith("vocab.json"):
+        return p, os.path.join(d, base[: -len("vocab.json")] + "merges.txt")
+    if base.endswith("merges.txt"):
+        return os.path.join(d, base[: -len("merges.txt")] + "vocab.json"), p
+    return p + "vocab.json", p + "merges.txt"
+
+
+def _read_merges_txt(path: str) -> list[str]:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise OSError(e.errno, f"cannot read {path!r}: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ModelFileError(f"{path}: not UTF-8 ({e.reason} at byte {e.start})") from None
+    lines = text.split("\n")
+    if lines and lines[0].startswith("#version"):
+        lines = lines[1:]
+    out = []
+    for n, line in enumerate(lines, 2):
+        line = line.rstrip("\r")
+        if not line:
+            continue
+        if len(line.split(" ")) != 2:
+            raise ModelFileError(f"{path}: line {n}: {line!r} is not two tokens separated by one space")
+        out.append(line)
+    return out
+
+
+def load(path: PathLike, format: str = "hf", *, add_prefix_space: bool = False,
+         special_tokens: Optional[Iterable[str]] = None, **options: Any) -> HuggingFace:
+    """A tokenizer from a ``tokenizer.json`` (file or folder holding one), or with
+    ``format="vocab-merges"`` from GPT-2 style ``vocab.json`` + ``merges.txt``: a folder holding
+    both, either file (the other beside it, same prefix), or a prefix (``dir/name-`` for
+    ``dir/name-vocab.json``). vocab-merges files are byte-level BPE as GPT-2 (``ByteLevel``
+    pre-tokenizer and decoder; ``add_prefix_space`` as for RoBERTa); ``special_tokens`` lists
+    the vocab entries that are special (default: ``<|endoftext|>`` when present)."""
+    if options:
+        raise InputError(f"unknown load options {sorted(options)} for format {format!r}")
+    p = os.fspath(path)
+    if format == "hf":
+        if add_prefix_space or special_tokens is not None:
+            raise InputError("add_prefix_space and special_tokens apply to format='vocab-merges'; "
+                             "a tokenizer.json says them itself")
+        if os.path.isdir(p):
+            p = os.path.join(p, "tokenizer.json")
+        doc = _read_json(p)
+        if isinstance(doc, dict) and "model" not in doc and "version" not in doc:
+            vpath, mpath = _vocab_merges_paths(p)
+            if os.path.exists(mpath):
+                # a vocab.json is JSON too: read it with the merges.txt beside it
+                return load(path, "vocab-merges")
+            raise _refuse(os.path.basename(p), "no 'version' and no 'model': not a tokenizer.json (a vocab.json "
+                                               "needs its merges.txt beside it; pass format='vocab-merges')")
+        return HuggingFace(doc, os.path.basename(p), "hf")
+    if format != "vocab-merges":
+        raise InputError(f"format={format!r}: this module reads 'hf' and 'vocab-merges'")
+    vpath, mpath = _vocab_merges_paths(p)
+    vocab = _read_json(vpath)
+    merges = _read_merges_txt(mpath)
+    if not isinstance(vocab, dict):
+        raise ModelFileError(f"{vpath}: a vocab.json is a JSON object token -> id")
+    if special_tokens is None:
+        specials = [t for t in ("<|endoftext|>",) if t in vocab]
+    else:
+        specials = list(special_tokens)
+        for t in specials:
+            if t not in vocab:
+                raise InputError(f"special token {t!r} is not in {vpath}")
+    doc = {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [{"id": vocab[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+                          "normalized": False, "special": True} for t in specials],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": bool(add_prefix_space), "trim_offsets": True,
+                          "use_regex": True},
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "vocab": vocab,
+                  "merges": merges},
+    }
+    try:
+        return HuggingFace(doc, os.path.basename(vpath), "vocab-merges")
+    except ModelFileError as e:
+        raise ModelFileError(f"{vpath} + {os.path.basename(mpath)}: {e}") from None
+
+
+def export(tokenizer: Any, path: PathLike, format: str = "hf") -> None:
+    from ._hf_export import export as _export
+
+    _export(tokenizer, path, format)
