@@ -50,12 +50,34 @@ pub enum Normalizer {
     Replace { pattern: String, content: String },
     /// `Replace` with the regex `\s+`: every run of White_Space characters becomes `content`.
     ReplaceWhitespaceRuns { content: String },
+    /// `Replace` with the regex ` {2,}` (converted SentencePiece models): every run of two or
+    /// more spaces becomes `content`.
+    ReplaceSpaceRuns { content: String },
+    /// SentencePiece's precompiled character map, applied as tokenizers does (by grapheme).
+    Precompiled { charsmap: PrecompiledMap },
     Nfc,
     Nfd,
     Nfkc,
     Nfkd,
     Strip { left: bool, right: bool },
     StripAccents,
+}
+
+/// A parsed character map inside a plan (read from the plan's list of bytes).
+#[derive(Clone)]
+pub struct PrecompiledMap(std::sync::Arc<crate::hf_unigram::Precompiled>);
+
+impl std::fmt::Debug for PrecompiledMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PrecompiledMap")
+    }
+}
+
+impl<'de> Deserialize<'de> for PrecompiledMap {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let bytes: Vec<u8> = Vec::deserialize(d)?;
+        crate::hf_unigram::Precompiled::new(&bytes).map(|p| PrecompiledMap(std::sync::Arc::new(p))).map_err(serde::de::Error::custom)
+    }
 }
 
 #[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,6 +142,8 @@ pub enum ModelPlan {
         continuing_subword_prefix: String,
         max_input_chars_per_word: usize,
     },
+    /// (piece, score) in id order.
+    Unigram { pieces: Vec<(String, f64)>, unk: u32, byte_fallback: bool },
 }
 
 #[derive(Deserialize, Debug)]
@@ -163,6 +187,7 @@ struct Bpe {
 enum Engine {
     Bpe(Box<Bpe>),
     WordPiece { lm: LongestMatch, unk: u32, max_chars: usize },
+    Unigram(Box<crate::hf_unigram::HfUnigram>),
 }
 
 /// A matcher for added tokens: leftmost start first, longest content there.
@@ -283,6 +308,12 @@ impl HfPipeline {
                 let lm = LongestMatch::new(&pieces, Some(continuing_subword_prefix.as_bytes()), None);
                 Engine::WordPiece { lm, unk, max_chars: max_input_chars_per_word }
             }
+            ModelPlan::Unigram { pieces, unk, byte_fallback } => {
+                if byte_level {
+                    return Err(bad("pre_tokenizer ByteLevel with a Unigram model is not supported"));
+                }
+                Engine::Unigram(Box::new(crate::hf_unigram::HfUnigram::new(pieces, Some(unk), byte_fallback)?))
+            }
         };
         let mut added = Added { tokens: plan.added, raw_by_byte: FxHashMap::default(), norm_by_byte: FxHashMap::default() };
         for (i, t) in added.tokens.iter().enumerate() {
@@ -362,6 +393,7 @@ impl HfPipeline {
                 *v = vocab;
             }
             ModelPlan::WordPiece { vocab: v, .. } => *v = vocab,
+            ModelPlan::Unigram { .. } => {}
         }
         Self::new(plan)
     }
@@ -554,6 +586,12 @@ impl HfPipeline {
         let start = out.len();
         match &self.engine {
             Engine::Bpe(bpe) => self.bpe_word(bpe, word, out),
+            Engine::Unigram(u) => {
+                // words come from &str slices cut at character boundaries; with unk_id set,
+                // tokenize cannot fail
+                let s = std::str::from_utf8(word).unwrap_or("");
+                let _ = u.tokenize(s, out);
+            }
             Engine::WordPiece { lm, unk, max_chars } => {
                 // words come from &str slices cut at character boundaries
                 let s = std::str::from_utf8(word).unwrap_or("");
@@ -760,6 +798,24 @@ fn apply_normalizer(n: &Normalizer, s: &str) -> String {
             } else {
                 s.replace(pattern.as_str(), content)
             }
+        }
+        Normalizer::ReplaceSpaceRuns { content } => {
+            let mut out = String::with_capacity(s.len());
+            let mut rest = s;
+            while let Some(k) = rest.find("  ") {
+                out.push_str(&rest[..k]);
+                let run = rest[k..].bytes().take_while(|&b| b == b' ').count();
+                out.push_str(content);
+                rest = &rest[k + run..];
+            }
+            out.push_str(rest);
+            out
+        }
+        Normalizer::Precompiled { charsmap } => {
+            let mut out = String::with_capacity(s.len());
+            // every rule was checked to point inside the strings when the plan was read
+            let _ = charsmap.0.normalize(s, &mut out);
+            out
         }
         Normalizer::ReplaceWhitespaceRuns { content } => {
             let mut t = String::with_capacity(s.len());

@@ -7,10 +7,13 @@ the Rust core (``subwords_core::hf``). Supported:
 
 * models ``BPE`` (``unk_token``, ``continuing_subword_prefix``, ``end_of_word_suffix``,
   ``fuse_unk``, ``byte_fallback``, ``ignore_merges``; ``dropout`` must be null) and
-  ``WordPiece`` (``unk_token``, ``continuing_subword_prefix``, ``max_input_chars_per_word``);
-  ``Unigram`` and ``WordLevel`` are refused for now;
+  ``WordPiece`` (``unk_token``, ``continuing_subword_prefix``, ``max_input_chars_per_word``)
+  and ``Unigram`` (``unk_id`` required, ``byte_fallback``; tokenizers' double-precision Viterbi
+  per pre-token, unknown runs fused, ``subwords_core::hf_unigram``); ``WordLevel`` is refused;
 * normalizers ``BertNormalizer``, ``Lowercase``, ``NFC``/``NFD``/``NFKC``/``NFKD``, ``Strip``,
-  ``StripAccents``, ``Prepend``, ``Replace`` (a literal string pattern), ``Sequence``;
+  ``StripAccents``, ``Prepend``, ``Replace`` (a literal string pattern, or the regexes ``\\s+``
+  and `` {2,}``), ``Precompiled`` (SentencePiece's character map, by grapheme as tokenizers
+  applies it), ``Sequence``;
 * pre-tokenizers ``ByteLevel`` (last in a sequence), ``Metaspace``, ``BertPreTokenizer``,
   ``Whitespace``, ``WhitespaceSplit``, ``Digits``, ``Punctuation`` (``Isolated`` or
   ``Contiguous``), ``Sequence``;
@@ -35,6 +38,8 @@ writes ``vocab.json`` and ``merges.txt`` into the folder ``path`` (created if ne
 """
 
 from __future__ import annotations
+
+import base64
 
 import json
 import os
@@ -151,6 +156,8 @@ def _one_char(v: Any, where: str) -> str:
 
 #: The one regex pattern Replace may use: runs of White_Space (subwords' own export writes it).
 WHITESPACE_RUNS = "\\s+"
+#: and runs of two or more spaces (converted SentencePiece models: T5, ALBERT, XLM-R)
+SPACE_RUNS = " {2,}"
 
 
 def _string_pattern(spec: _Spec, allow_runs: bool = False) -> Optional[str]:
@@ -162,6 +169,8 @@ def _string_pattern(spec: _Spec, allow_runs: bool = False) -> Optional[str]:
         return pat["String"]
     if allow_runs and pat == {"Regex": WHITESPACE_RUNS}:
         return None
+    if allow_runs and pat == {"Regex": SPACE_RUNS}:
+        return SPACE_RUNS
     if "Regex" in pat:
         raise _refuse(spec.where, f"a Regex pattern ({pat['Regex']!r}) is not supported; only literal String patterns are")
     raise _refuse(spec.where, f"pattern {pat!r} is neither {{'String': ...}} nor {{'Regex': ...}}")
@@ -201,9 +210,19 @@ def _normalizers(obj: Any, where: str) -> list[dict]:
         pattern = _string_pattern(s, allow_runs=True)
         if pattern is None:
             return [{"type": "ReplaceWhitespaceRuns", "content": content}]
+        if pattern is SPACE_RUNS:
+            return [{"type": "ReplaceSpaceRuns", "content": content}]
         return [{"type": "Replace", "pattern": pattern, "content": content}]
     if kind == "Precompiled":
-        raise _refuse(w, "the SentencePiece Precompiled charsmap is not supported in tokenizer.json yet")
+        s.only(["precompiled_charsmap"])
+        blob = s.get("precompiled_charsmap", (str, type(None)))
+        if not blob:
+            return []   # tokenizers treats an empty map as no normalization
+        try:
+            raw = base64.b64decode(blob, validate=True)
+        except (ValueError, TypeError):
+            raise _refuse(w, "precompiled_charsmap is not base64") from None
+        return [{"type": "Precompiled", "charsmap": list(raw)}]
     raise _refuse(w, "this normalizer is not supported")
 
 
@@ -304,8 +323,29 @@ def _model(obj: Any) -> tuple[dict, dict[str, int], list]:
                 "continuing_subword_prefix": prefix, "max_input_chars_per_word": min(most, 1 << 40)}
         return plan, vocab, []
     if kind == "Unigram":
-        raise _refuse(w, "a Unigram model in tokenizer.json is not supported yet (load SentencePiece "
-                         "files with format='sentencepiece')")
+        s.only(["unk_id", "vocab", "byte_fallback"])
+        pieces = s.get("vocab", (list,), required=True)
+        if not pieces:
+            raise _refuse(w, "vocab is empty")
+        if len(pieces) > MAX_ID:
+            raise _refuse(w, f"{len(pieces)} pieces is more than subwords accepts ({MAX_ID})")
+        vocab: dict[str, int] = {}
+        clean = []
+        for i, entry in enumerate(pieces):
+            if (not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], str) or not entry[0]
+                    or type(entry[1]) not in (int, float) or entry[1] != entry[1] or entry[1] in (float("inf"), float("-inf"))):
+                raise _refuse(w, f"vocab[{i}] is not a [piece, finite score] pair")
+            if entry[0] in vocab:
+                raise _refuse(w, f"vocab: piece {entry[0]!r} appears twice (ids {vocab[entry[0]]} and {i})")
+            vocab[entry[0]] = i
+            clean.append((entry[0], float(entry[1])))
+        unk = s.get("unk_id", (int, type(None)))
+        if unk is None:
+            raise _refuse(w, "a Unigram model without unk_id is not supported (tokenizers fails on unknown characters)")
+        if not 0 <= unk < len(pieces):
+            raise _refuse(w, f"unk_id {unk} is outside the vocab")
+        plan = {"type": "Unigram", "pieces": clean, "unk": unk, "byte_fallback": s.flag("byte_fallback", False)}
+        return plan, vocab, []
     raise _refuse(w, "this model type is not supported (BPE and WordPiece are)")
 
 

@@ -29,6 +29,17 @@ impl Charsmap {
         let normalized = blob[4 + size..].to_vec();
         let trie = DoubleArray::new(trie).map_err(|e| bad(&format!("the trie is not a valid double array ({e})")))?;
         let normalized = String::from_utf8(normalized).map_err(|_| bad("a replacement string is not UTF-8"))?;
+        // every leaf's value must point at the start of a replacement string's character, so a
+        // lookup can never land outside the strings or inside a character
+        for chunk in trie.0.chunks_exact(4) {
+            let u = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+            if u >> 31 == 1 {
+                let v = (u & 0x7FFF_FFFF) as usize;
+                if v > normalized.len() || !normalized.is_char_boundary(v) {
+                    return Err(bad("a rule points outside its replacement strings"));
+                }
+            }
+        }
         let starts = first_bytes(&trie);
         Ok(Charsmap { trie, normalized, starts })
     }
