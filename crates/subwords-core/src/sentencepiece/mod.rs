@@ -1,13 +1,17 @@
 //! SentencePiece `.model` files, encoded and decoded exactly as `sentencepiece` does.
 //!
 //! The pipeline is SentencePiece's own, step for step:
+//! The reference is sentencepiece 0.2.3, whose encoder differs from earlier releases in two
+//! places that change ids: user-defined symbols score `0.1·(bytes − 1)`, and the Viterbi
+//! subtracts the running score once it leaves ±1e5.
+//!
 //! 1. **Normalize** (`Normalizer`): user-defined symbols pass through untouched, the
 //!    precompiled character map rewrites the longest matching rule at each position, leading,
 //!    trailing and repeated spaces go when `remove_extra_whitespaces`, a `▁` is put in front when
 //!    `add_dummy_prefix`, and spaces become `▁` when `escape_whitespaces`.
 //! 2. **Segment** the whole normalized text: Unigram by Viterbi in single precision, scanning
 //!    start positions left to right and keeping the first best path on ties (so the piece that
-//!    starts earliest wins), user-defined symbols scored `len·max_score − 0.1`, an unknown character
+//!    starts earliest wins), user-defined symbols scored `0.1·(len − 1)`, an unknown character
 //!    scored `min_score − 10`; BPE by repeatedly joining the adjacent pair whose concatenation is
 //!    the highest-scoring piece, leftmost on ties, then undoing `UNUSED` pieces.
 //! 3. **Unknowns**: with byte fallback an unknown piece becomes its UTF-8 bytes `<0xNN>`;
@@ -32,10 +36,14 @@ use proto::ModelProto;
 
 const SPACE: &str = "\u{2581}";
 const UNK_PENALTY: f32 = 10.0;
+/// sentencepiece 0.2.3's `kScoreResetThreshold`.
+const RESET: f32 = 100_000.0;
 /// Words kept per worker slot by the BPE word cache before it starts afresh.
 const WORD_CACHE: usize = 1 << 16;
 const CACHE_SLOTS: usize = 16;
 type WordCache = FxHashMap<Box<[u8]>, Box<[Cut]>>;
+/// BPE: unused piece text -> (left start, left length, right start, right length).
+type Rev = FxHashMap<Box<[u8]>, (u32, u32, u32, u32)>;
 /// The largest model file accepted (the biggest public models are a few MB).
 pub const MAX_FILE_BYTES: usize = 1 << 30;
 
@@ -73,7 +81,6 @@ pub struct SpModel {
     pub unk: u32,
     byte_ids: Option<Box<[u32; 256]>>,
     min_score: f32,
-    max_score: f32,
     norm: Normalizer,
     pub unk_surface: String,
     /// No piece holds a character other than `▁` followed by `▁`: BPE may run word by word.
@@ -149,7 +156,6 @@ impl SpModel {
         let mut users: Vec<&str> = Vec::new();
         let mut unk = None;
         let mut min_score = f32::MAX;
-        let mut max_score = f32::MIN_POSITIVE;
         for (id, p) in proto.pieces.iter().enumerate() {
             let text = p.piece.clone().unwrap_or_default();
             let score = p.score.unwrap_or(0.0);
@@ -177,7 +183,6 @@ impl SpModel {
             }
             if ty == proto::NORMAL {
                 min_score = min_score.min(score);
-                max_score = max_score.max(score);
             }
             pieces.push(text);
             scores.push(score);
@@ -240,7 +245,6 @@ impl SpModel {
             unk,
             byte_ids,
             min_score,
-            max_score,
             norm,
             unk_surface: trainer.unk_surface.unwrap_or_else(|| " \u{2047} ".to_string()),
         })
@@ -500,8 +504,21 @@ impl SpModel {
         best.clear();
         best.resize(n + 1, Best { id: u32::MAX, score: 0.0, start: -1 });
         let mut start = 0usize;
+        // sentencepiece 0.2.3 keeps sums near zero: when the best score at a start position
+        // leaves ±1e5 it is subtracted from every reached position up to the furthest one
+        // reached so far (the rounding this causes is part of its answer)
+        let mut frontier = 0usize;
         while start < n {
-            let here = best[start].score;
+            let mut here = best[start].score;
+            if !(-RESET..=RESET).contains(&here) {
+                let offset = here;
+                for (i, b) in best.iter_mut().enumerate().take(frontier.max(start) + 1).skip(start) {
+                    if i == start || b.start != -1 {
+                        b.score -= offset;
+                    }
+                }
+                here = 0.0;
+            }
             let mblen = char_len(text[start]).min(n - start);
             let mut has_single = false;
             if let Some(trie) = &self.trie {
@@ -510,25 +527,19 @@ impl SpModel {
                     if ty == proto::UNUSED as u8 {
                         continue;
                     }
+                    frontier = frontier.max(start + len);
                     let target = &mut best[start + len];
-                    if ty == proto::USER_DEFINED as u8 {
-                        // `length * max_score_ - 0.1` is computed in double, compared in double
-                        // against the stored float, and stored as float
-                        let s = (len as f32 * self.max_score) as f64 - 0.1;
-                        let cand = s + here as f64;
-                        if target.start == -1 || cand > target.score as f64 {
-                            *target = Best { id, score: cand as f32, start: start as i64 };
-                        }
-                    } else {
-                        let cand = score + here;
-                        if target.start == -1 || cand > target.score {
-                            *target = Best { id, score: cand, start: start as i64 };
-                        }
+                    // a user-defined symbol scores 0.1·(bytes − 1), computed in double, kept as float
+                    let score = if ty == proto::USER_DEFINED as u8 { (0.1 * (len as f64 - 1.0)) as f32 } else { score };
+                    let cand = score + here;
+                    if target.start == -1 || cand > target.score {
+                        *target = Best { id, score: cand, start: start as i64 };
                     }
                     has_single |= len == mblen;
                 }
             }
             if !has_single {
+                frontier = frontier.max(start + mblen);
                 let target = &mut best[start + mblen];
                 let cand = unk_score + here;
                 if target.start == -1 || cand > target.score {
@@ -601,8 +612,9 @@ impl SpModel {
             last.next = -1;
         }
         let mut heap: BinaryHeap<Pair> = BinaryHeap::new();
-        let mut rev: FxHashMap<(u32, u32), ((u32, u32), (u32, u32))> = FxHashMap::default();
-        let add = |syms: &[Sym], heap: &mut BinaryHeap<Pair>, rev: &mut FxHashMap<(u32, u32), ((u32, u32), (u32, u32))>, l: i32, r: i32| {
+        // unused piece text -> the two texts that made it (the last join recorded wins)
+        let mut rev: Rev = FxHashMap::default();
+        let add = |syms: &[Sym], heap: &mut BinaryHeap<Pair>, rev: &mut Rev, l: i32, r: i32| {
             if l < 0 || r < 0 {
                 return;
             }
@@ -614,7 +626,7 @@ impl SpModel {
             if let Some(&id) = self.index.get(piece) {
                 heap.push(Pair { score: self.scores[id as usize], left: l, right: r, size: a.len + b.len });
                 if self.types[id as usize] == proto::UNUSED {
-                    rev.insert((a.start, a.len + b.len), ((a.start, a.len), (b.start, b.len)));
+                    rev.insert(piece.into(), (a.start, a.len, b.start, b.len));
                 }
             }
         };
@@ -642,23 +654,33 @@ impl SpModel {
         let mut i = 0i32;
         while i >= 0 && !syms.is_empty() {
             let s = syms[i as usize];
-            self.resegment(text, (s.start, s.len), &rev, &mut cuts, 0);
+            self.resegment(text, s.start, s.len, &rev, &mut cuts, 0);
             i = s.next;
         }
         cuts
     }
 
-    fn resegment(&self, text: &[u8], (start, len): (u32, u32), rev: &FxHashMap<(u32, u32), ((u32, u32), (u32, u32))>, out: &mut Vec<Cut>, depth: usize) {
+    /// sentencepiece 0.2.3's `resegment`: an UNUSED piece is split back into the two texts that
+    /// last made it, up to depth 100 (then kept as it is); a piece that is not a piece is `<unk>`.
+    fn resegment(&self, text: &[u8], start: u32, len: u32, rev: &Rev, out: &mut Vec<Cut>, depth: usize) {
         let w = &text[start as usize..(start + len) as usize];
-        let id = self.reserved.get(w).or_else(|| self.index.get(w)).copied().unwrap_or(self.unk);
-        if self.types[id as usize] == proto::UNUSED && depth < 4096 {
-            if let Some(&(a, b)) = rev.get(&(start, len)) {
-                self.resegment(text, a, rev, out, depth + 1);
-                self.resegment(text, b, rev, out, depth + 1);
-                return;
-            }
+        let Some(&id) = self.index.get(w) else {
+            out.push((start, start + len, self.unk));
+            return;
+        };
+        if depth > 100 || self.types[id as usize] != proto::UNUSED {
+            out.push((start, start + len, id));
+            return;
         }
-        out.push((start, start + len, id));
+        match rev.get(w) {
+            // the recorded split may come from another place with the same text: its lengths
+            // are what matter
+            Some(&(_, la, _, lb)) => {
+                self.resegment(text, start, la, rev, out, depth + 1);
+                self.resegment(text, start + la, lb, rev, out, depth + 1);
+            }
+            None => out.push((start, start + len, self.unk)),
+        }
     }
 
     /// Text of `ids`, exactly as `SentencePieceProcessor.decode(ids)`.
