@@ -46,6 +46,23 @@ def best(f, repeat: int) -> float:
     return min(times)
 
 
+def speeds(sp, ours, lines: list[str], mb: float, repeat: int) -> dict:
+    """MB/s of both on one call per line, one batch on one thread and one on two; the two
+    libraries alternate and each keeps its best of ``repeat``."""
+    out = {}
+    for mode, f_sp, f_ours in (
+        ("per_call", lambda: [sp.encode(l) for l in lines], lambda: [ours.encode(l) for l in lines]),
+        ("batch_1_thread", lambda: sp.encode(lines, num_threads=1), lambda: ours.encode_batch(lines, threads=1)),
+        ("batch_2_threads", lambda: sp.encode(lines, num_threads=2), lambda: ours.encode_batch(lines, threads=2)),
+    ):
+        t_sp, t_ours = [], []
+        for _ in range(repeat):
+            t_sp.append(best(f_sp, 1))
+            t_ours.append(best(f_ours, 1))
+        out[mode] = {"subwords_MBps": mb / min(t_ours), "sentencepiece_MBps": mb / min(t_sp), "ratio": min(t_sp) / min(t_ours)}
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", default="english")
@@ -97,17 +114,7 @@ def main() -> None:
         same = sp.encode(lines) == ours.encode_batch(lines)
         row = {"model": name, "pieces": ours.vocab_size, "kind": ours.model, "identical_ids": same,
                "load_ms": {"subwords": load_ours * 1e3, "sentencepiece": load_sp * 1e3}}
-        for mode, f_sp, f_ours in (
-            ("per_call", lambda: [sp.encode(l) for l in lines], lambda: [ours.encode(l) for l in lines]),
-            ("batch_1_thread", lambda: sp.encode(lines, num_threads=1), lambda: ours.encode_batch(lines, threads=1)),
-            ("batch_2_threads", lambda: sp.encode(lines, num_threads=2), lambda: ours.encode_batch(lines, threads=2)),
-        ):
-            t_sp, t_ours = [], []
-            for _ in range(args.repeat):   # alternate, keep the best of each
-                t_sp.append(best(f_sp, 1))
-                t_ours.append(best(f_ours, 1))
-            row[mode] = {"subwords_MBps": mb / min(t_ours), "sentencepiece_MBps": mb / min(t_sp),
-                         "ratio": min(t_sp) / min(t_ours)}
+        row.update(speeds(sp, ours, lines, mb, args.repeat))
         results.append(row)
         print(json.dumps(row), file=sys.stderr)
         if name == "subwords-unigram" and native is not None:
@@ -118,17 +125,7 @@ def main() -> None:
             print(f"subwords-native: {differ} of {len(lines)} lines differ (tied pieces reordered)", file=sys.stderr)
             row = {"model": "subwords-native", "pieces": tok.vocab_size, "kind": "unigram",
                    "identical_ids": differ == 0, "lines_differing": differ, "load_ms": {"subwords": 0.0, "sentencepiece": load_sp * 1e3}}
-            for mode, f_sp, f_ours in (
-                ("per_call", lambda: [sp.encode(l) for l in lines], lambda: [tok.encode(l) for l in lines]),
-                ("batch_1_thread", lambda: sp.encode(lines, num_threads=1), lambda: tok.encode_batch(lines, threads=1)),
-                ("batch_2_threads", lambda: sp.encode(lines, num_threads=2), lambda: tok.encode_batch(lines, threads=2)),
-            ):
-                t_sp, t_ours = [], []
-                for _ in range(args.repeat):
-                    t_sp.append(best(f_sp, 1))
-                    t_ours.append(best(f_ours, 1))
-                row[mode] = {"subwords_MBps": mb / min(t_ours), "sentencepiece_MBps": mb / min(t_sp),
-                             "ratio": min(t_sp) / min(t_ours)}
+            row.update(speeds(sp, tok, lines, mb, args.repeat))
             results.append(row)
             print(json.dumps(row), file=sys.stderr)
 

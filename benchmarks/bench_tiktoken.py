@@ -20,7 +20,6 @@ and checks that every encoder gives the very same ids. Ratios are ours / peer.
 from __future__ import annotations
 
 import argparse
-import base64
 import gzip
 import os
 import sys

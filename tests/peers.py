@@ -13,7 +13,6 @@ fails the test that needed it (with the reason), so CI cannot pass by skipping.
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import sys

@@ -20,7 +20,7 @@ from subwords.formats import huggingface as hf
 import peers
 
 tk = pytest.importorskip("tokenizers")
-from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
+from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
 
 EDGE = [
     "", " ", "  ", "   leading", "trailing   ", "a  b   c", "\n", "\n\nx\n", "\t\ttabs\t", "\r\n",

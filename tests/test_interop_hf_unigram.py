@@ -11,7 +11,6 @@ and without byte fallback.
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 
 import pytest

@@ -176,3 +176,17 @@ def split_specials(text: str, allowed: frozenset[str]) -> list[tuple[str, bool]]
         pos = m.end()
     out.append((text[pos:], False))
     return out
+
+
+def read_limited(path: PathLike, limit: int, what: str) -> bytes:
+    """The bytes of ``path``, refusing (``ModelFileError``) a file larger than ``limit`` before
+    reading it; an unreadable file is an ``OSError`` of the same kind that names ``what``."""
+    p = os.fspath(path)
+    try:
+        size = os.path.getsize(p)
+        if size > limit:
+            raise ModelFileError(f"{p}: {size} bytes is more than subwords reads as a {what} ({limit}); refusing it")
+        with open(p, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise OSError(e.errno, f"cannot read {what} {p!r}: {e.strerror or e}") from None

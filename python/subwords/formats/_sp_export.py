@@ -25,7 +25,6 @@ differently; the round-trip tests saw none on the multilingual corpus.
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any, Union
 
 from ..errors import InputError

@@ -47,7 +47,7 @@ from typing import Any, Iterable, Optional, Union
 
 from .. import _core
 from ..errors import InputError, ModelFileError, UnknownPieceError
-from ._foreign import Foreign, allowed_set
+from ._foreign import Foreign, allowed_set, read_limited
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -89,14 +89,7 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _read_json(path: str) -> Any:
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_FILE_BYTES:
-            raise ModelFileError(f"{path}: {size} bytes is more than subwords reads as a tokenizer.json ({MAX_FILE_BYTES})")
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise OSError(e.errno, f"cannot read {path!r}: {e.strerror or e}") from None
+    raw = read_limited(path, MAX_FILE_BYTES, "tokenizer.json")
     try:
         return json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
     except UnicodeDecodeError as e:

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Optional, Union
 
 from .._api import _threads
 from ..errors import InputError, ModelFileError, UnknownPieceError
-from ._foreign import Foreign, allowed_set
+from ._foreign import Foreign, allowed_set, read_limited
 
 #: piece types of ``ModelProto.SentencePiece.Type``
 TYPES = {1: "normal", 2: "unknown", 3: "control", 4: "user_defined", 5: "unused", 6: "byte"}
@@ -163,14 +163,7 @@ def load(path: Union[str, os.PathLike], format: str = "sentencepiece", **options
             if os.path.exists(os.path.join(p, name)):
                 p = os.path.join(p, name)
                 break
-    try:
-        size = os.path.getsize(p)
-        if size > MAX_FILE_BYTES:
-            raise ModelFileError(f"{p}: {size} bytes is larger than any SentencePiece model; refusing to read it")
-        with open(p, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise OSError(e.errno, f"cannot read model file {p!r}: {e.strerror or e}") from None
+    data = read_limited(p, MAX_FILE_BYTES, "SentencePiece model")
     try:
         return SentencePieceTokenizer(data)
     except ModelFileError as e:

@@ -46,7 +46,7 @@ import re
 from typing import Any, Iterable, Optional, Union
 
 from ..errors import InputError, ModelFileError
-from ._foreign import Foreign, PathLike, allowed_set
+from ._foreign import Foreign, PathLike, allowed_set, read_limited
 
 END = "</w>"
 # Unicode White_Space (what subwords' spellings split on) other than U+0020, the only character
@@ -65,14 +65,7 @@ _UNSUPPORTED = {
 def _read_codes(path: PathLike, merges: int) -> tuple[tuple[int, int], list[tuple[str, str]], list[int]]:
     """Version, merge pairs (duplicates kept, file order) and their file line numbers."""
     p = os.fspath(path)
-    try:
-        size = os.path.getsize(p)
-        if size > MAX_CODES_FILE_BYTES:
-            raise ModelFileError(f"{p}: {size} bytes is larger than any codes file subwords reads ({MAX_CODES_FILE_BYTES}); refusing it")
-        with open(p, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise OSError(e.errno, f"cannot read codes file {p!r}: {e.strerror or e}") from None
+    raw = read_limited(p, MAX_CODES_FILE_BYTES, "codes file")
     if raw.startswith(b"\xef\xbb\xbf"):
         raise ModelFileError(f"{p}: starts with a UTF-8 byte-order mark, which subword-nmt reads as part of "
                              "the first line (the '#version' header then becomes a merge); remove the BOM")

@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping, Optional, Union
 
 from .. import _core
 from ..errors import InputError, ModelFileError, UnknownPieceError
-from ._foreign import Foreign, PathLike, allowed_set
+from ._foreign import Foreign, PathLike, allowed_set, read_limited
 
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"
@@ -255,14 +255,7 @@ def _pattern_of(pattern: Optional[str], path: str) -> tuple[str, Optional[str]]:
 
 
 def _read(path: str) -> bytes:
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_FILE_BYTES:
-            raise ModelFileError(f"{path}: {size} bytes is more than a rank file's limit of {MAX_FILE_BYTES}")
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise OSError(e.errno, f"cannot read rank file {path!r}: {e.strerror or e}") from None
+    data = read_limited(path, MAX_FILE_BYTES, "rank file")
     if data[:2] == b"\x1f\x8b":
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(data)) as g:
