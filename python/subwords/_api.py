@@ -7,11 +7,12 @@ turns the accepted input forms into what the engine reads, and gives errors thei
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, Optional, Union
 
 from . import _core
@@ -29,6 +30,20 @@ _SPELLINGS = ("end", "continuation", "front", "bytes")
 _BATCH_CHARS = 4 << 20
 # A model file larger than this is refused before it is parsed (a hostile or mistaken file).
 MAX_MODEL_FILE_BYTES = 1 << 31
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a batch's result lists are built: they hold only ints
+    and cannot form cycles, yet each list counts toward the collector's thresholds, and the
+    collections they trigger cost a batch of short texts a tenth of its time."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _threads(threads: Optional[int]) -> int:
@@ -562,7 +577,8 @@ class Tokenizer:
             if not isinstance(t, str):
                 raise SubwordsError(f"text {n} is {type(t).__name__}, not str")
         try:
-            out = self._model.encode_batch(batch, _threads(threads))
+            with gc_paused():
+                out = self._model.encode_batch(batch, _threads(threads))
         except UnicodeError as e:
             raise _surrogate_error(e, f"text {_first_unencodable(batch)} of the batch") from None
         template = self._model.template()

@@ -1234,11 +1234,28 @@ struct ModelFile {
 
 /// Unigram pieces as paths of symbol ids (node 0 is the root).
 struct SymbolTrie {
+    /// used while building; the lookups below read `first`/`kids`
     edges: FxHashMap<(u32, u32), u32>,
     /// the root's children by symbol id (every lattice position starts there)
     root: Vec<u32>,
+    /// node u's children are `kids[first[u]..first[u + 1]]`, (symbol, child) sorted by symbol:
+    /// a short scan per step instead of a hash lookup
+    first: Vec<u32>,
+    kids: Vec<(u32, u32)>,
     /// (row id, log-probability) of the piece a node spells; row `u32::MAX` for none
     piece: Vec<(u32, f64)>,
+}
+
+impl SymbolTrie {
+    #[inline]
+    fn child(&self, u: u32, x: u32) -> Option<u32> {
+        let kids = &self.kids[self.first[u as usize] as usize..self.first[u as usize + 1] as usize];
+        if kids.len() <= 8 {
+            kids.iter().find(|k| k.0 == x).map(|k| k.1)
+        } else {
+            kids.binary_search_by_key(&x, |k| k.0).ok().map(|i| kids[i].1)
+        }
+    }
 }
 
 impl Model {
@@ -1251,7 +1268,7 @@ impl Model {
         if log_probs.len() != self.rows.len() {
             return Err(bad(format!("{} log-probabilities for {} rows", log_probs.len(), self.rows.len())));
         }
-        let mut trie = SymbolTrie { edges: FxHashMap::default(), root: Vec::new(), piece: vec![(NO_ID, 0.0)] };
+        let mut trie = SymbolTrie { edges: FxHashMap::default(), root: Vec::new(), first: Vec::new(), kids: Vec::new(), piece: vec![(NO_ID, 0.0)] };
         for (id, (row, lp)) in self.rows.iter().zip(&log_probs).enumerate() {
             let piece = matches!(row.kind, RowKind::Alphabet | RowKind::Learned);
             match (piece, lp) {
@@ -1292,6 +1309,16 @@ impl Model {
                 trie.root[x as usize] = c;
             }
         }
+        let mut all: Vec<(u32, u32, u32)> = trie.edges.drain().map(|((u, x), c)| (u, x, c)).collect();
+        all.sort_unstable();
+        trie.first = vec![0; trie.piece.len() + 1];
+        for &(u, _, _) in &all {
+            trie.first[u as usize + 1] += 1;
+        }
+        for i in 1..trie.first.len() {
+            trie.first[i] += trie.first[i - 1];
+        }
+        trie.kids = all.into_iter().map(|(_, x, c)| (x, c)).collect();
         self.log_probs = log_probs;
         self.unigram = Some(trie);
         Ok(())
@@ -1343,7 +1370,7 @@ impl Model {
         for i in 0..run.len() {
             let mut u = 0u32;
             for (j, &x) in run.iter().enumerate().skip(i) {
-                let next = if u == 0 { trie.root.get(x as usize).copied().filter(|&c| c != NO_ID) } else { trie.edges.get(&(u, x)).copied() };
+                let next = if u == 0 { trie.root.get(x as usize).copied().filter(|&c| c != NO_ID) } else { trie.child(u, x) };
                 match next {
                     Some(c) => u = c,
                     None => break,

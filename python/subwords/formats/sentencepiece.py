@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable, Optional, Union
 
-from .._api import _threads
+from .._api import _threads, gc_paused
 from ..errors import InputError, ModelFileError, UnknownPieceError
 from ._foreign import Foreign, allowed_set, read_limited
 
@@ -83,7 +83,8 @@ class SentencePieceTokenizer(Foreign):
             _check_text(t)
         if allowed_special or add_bos or add_eos:
             return [self.encode(t, allowed_special=allowed_special, add_bos=add_bos, add_eos=add_eos) for t in texts]
-        return self._m.encode_batch(texts, _threads(threads))
+        with gc_paused():
+            return self._m.encode_batch(texts, _threads(threads))
 
     def encode_with_offsets(self, text: str) -> list[tuple[int, int, int]]:
         """(id, start, end) with offsets in code points of ``text``; the byte pieces of one
