@@ -210,7 +210,7 @@ def _normalizers(obj: Any, where: str) -> list[dict]:
         s.only(["precompiled_charsmap"])
         blob = s.get("precompiled_charsmap", (str, type(None)))
         if not blob:
-            return []   # tokenizers treats an empty map as no normalization
+            raise _refuse(w, "an empty precompiled_charsmap is not supported")
         try:
             raw = base64.b64decode(blob, validate=True)
         except (ValueError, TypeError):
