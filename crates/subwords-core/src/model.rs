@@ -75,6 +75,8 @@ pub struct Report {
 }
 
 const CACHE_LIMIT: usize = 1 << 17;
+/// Units longer than this (bytes) are not cached.
+const CACHED_UNIT: usize = 64;
 type Cache = FxHashMap<Box<str>, Box<[u32]>>;
 
 pub struct Model {
@@ -764,6 +766,9 @@ impl Model {
     pub fn encode_unit(&self, unit: &str, out: &mut Vec<u32>, cache: Option<&mut Cache>) -> Result<()> {
         // a cached unit would lose where its opaque pieces are, which stream merges need
         let cache = if self.stream_from.is_some() { None } else { cache };
+        // a long unit (a line of CJK, a URL) seldom comes again: caching it costs two
+        // allocations and a clear of the whole cache sooner
+        let cache = cache.filter(|_| unit.len() <= CACHED_UNIT);
         match cache {
             Some(cache) => {
                 if let Some(ids) = cache.get(unit) {
