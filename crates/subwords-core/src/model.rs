@@ -1237,6 +1237,21 @@ struct ModelFile {
     log_probs: Option<Vec<serde_json::Value>>,
 }
 
+/// Scratch for [`Model::viterbi_run`]: per position the best suffix score, its piece count, and
+/// the first piece (row, end).
+#[derive(Default)]
+struct RunViterbi {
+    score: Vec<f64>,
+    count: Vec<u32>,
+    best: Vec<(u32, u32)>,
+}
+
+const NONE_COUNT: u32 = u32::MAX;
+
+thread_local! {
+    static VITERBI: std::cell::RefCell<RunViterbi> = std::cell::RefCell::new(RunViterbi::default());
+}
+
 /// Unigram pieces as paths of symbol ids (node 0 is the root).
 struct SymbolTrie {
     /// used while building; the lookups below read `first`/`kids`
@@ -1389,6 +1404,48 @@ impl Model {
         lat.finish();
     }
 
+    /// [`Lattice::viterbi_with`]'s recurrence (backward: the best spelling of each suffix, ties
+    /// to fewer pieces, then the longer first piece) with the arcs read from the trie as they
+    /// are needed, so no lattice is stored. Arcs from one start come end ascending, as the
+    /// lattice holds them, so every tie resolves the same way.
+    fn viterbi_run(&self, run: &[u32], v: &mut RunViterbi) {
+        let trie = self.unigram.as_ref().unwrap();
+        let n = run.len();
+        v.score.clear();
+        v.score.resize(n + 1, NEG_INF);
+        v.count.clear();
+        v.count.resize(n + 1, NONE_COUNT);
+        v.best.clear();
+        v.best.resize(n + 1, (NO_ID, 0));
+        v.score[n] = 0.0;
+        v.count[n] = 0;
+        for i in (0..n).rev() {
+            let (mut bs, mut bc, mut bp, mut be) = (NEG_INF, NONE_COUNT, NO_ID, 0u32);
+            let mut u = 0u32;
+            for (j, &x) in run.iter().enumerate().skip(i) {
+                let next = if u == 0 { trie.root.get(x as usize).copied().filter(|&c| c != NO_ID) } else { trie.child(u, x) };
+                match next {
+                    Some(c) => u = c,
+                    None => break,
+                }
+                let (piece, lp) = trie.piece[u as usize];
+                let end = j + 1;
+                if piece == NO_ID || v.count[end] == NONE_COUNT {
+                    continue;
+                }
+                let sc = lp + v.score[end];
+                let cnt = v.count[end] + 1;
+                // a later arc is longer, so on equal score and count it wins
+                if bc == NONE_COUNT || sc > bs || (sc == bs && cnt <= bc) {
+                    (bs, bc, bp, be) = (sc, cnt, piece, end as u32);
+                }
+            }
+            v.score[i] = bs;
+            v.count[i] = bc;
+            v.best[i] = (bp, be);
+        }
+    }
+
     /// Cuts a spelled unit: runs of symbols with probabilities go through the lattice (by the
     /// mode's segmenter), everything else stays as it is.
     fn cut_lattice(
@@ -1443,6 +1500,26 @@ impl Model {
                 j += 1;
             }
             let run = &syms[i..j];
+            if matches!(mode, Mode::Plain | Mode::Dropout(..)) {
+                // Viterbi straight from the trie, without storing the lattice
+                VITERBI.with(|v| {
+                    let v = &mut *v.borrow_mut();
+                    self.viterbi_run(run, v);
+                    let mut at = 0usize;
+                    if v.count[0] != NONE_COUNT {
+                        while at < run.len() {
+                            let (piece, end) = v.best[at];
+                            out.push(piece);
+                            if let Some(sp) = sym_spans {
+                                piece_spans.push((sp[i + at].0, sp[i + end as usize - 1].1));
+                            }
+                            at = end as usize;
+                        }
+                    }
+                });
+                i = j;
+                continue;
+            }
             self.run_lattice(run, lat);
             let arcs: Vec<u32> = match mode {
                 Mode::Fewest => lat.fewest().unwrap_or_default(),
