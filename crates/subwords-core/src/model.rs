@@ -1267,6 +1267,23 @@ struct SymbolTrie {
 }
 
 impl SymbolTrie {
+    /// Every piece that starts `run` at `i`, shortest first: `f(end, row, log_prob)`.
+    #[inline]
+    fn pieces_from(&self, run: &[u32], i: usize, mut f: impl FnMut(usize, u32, f64)) {
+        let mut u = 0u32;
+        for (j, &x) in run.iter().enumerate().skip(i) {
+            let next = if u == 0 { self.root.get(x as usize).copied().filter(|&c| c != NO_ID) } else { self.child(u, x) };
+            match next {
+                Some(c) => u = c,
+                None => return,
+            }
+            let (piece, lp) = self.piece[u as usize];
+            if piece != NO_ID {
+                f(j + 1, piece, lp);
+            }
+        }
+    }
+
     #[inline]
     fn child(&self, u: u32, x: u32) -> Option<u32> {
         let kids = &self.kids[self.first[u as usize] as usize..self.first[u as usize + 1] as usize];
@@ -1388,18 +1405,7 @@ impl Model {
         let trie = self.unigram.as_ref().unwrap();
         lat.reset(run.len());
         for i in 0..run.len() {
-            let mut u = 0u32;
-            for (j, &x) in run.iter().enumerate().skip(i) {
-                let next = if u == 0 { trie.root.get(x as usize).copied().filter(|&c| c != NO_ID) } else { trie.child(u, x) };
-                match next {
-                    Some(c) => u = c,
-                    None => break,
-                }
-                let (piece, lp) = trie.piece[u as usize];
-                if piece != NO_ID {
-                    lat.push(i as u32, j as u32 + 1, piece, lp);
-                }
-            }
+            trie.pieces_from(run, i, |end, piece, lp| lat.push(i as u32, end as u32, piece, lp));
         }
         lat.finish();
     }
@@ -1421,17 +1427,9 @@ impl Model {
         v.count[n] = 0;
         for i in (0..n).rev() {
             let (mut bs, mut bc, mut bp, mut be) = (NEG_INF, NONE_COUNT, NO_ID, 0u32);
-            let mut u = 0u32;
-            for (j, &x) in run.iter().enumerate().skip(i) {
-                let next = if u == 0 { trie.root.get(x as usize).copied().filter(|&c| c != NO_ID) } else { trie.child(u, x) };
-                match next {
-                    Some(c) => u = c,
-                    None => break,
-                }
-                let (piece, lp) = trie.piece[u as usize];
-                let end = j + 1;
-                if piece == NO_ID || v.count[end] == NONE_COUNT {
-                    continue;
+            trie.pieces_from(run, i, |end, piece, lp| {
+                if v.count[end] == NONE_COUNT {
+                    return;
                 }
                 let sc = lp + v.score[end];
                 let cnt = v.count[end] + 1;
@@ -1439,7 +1437,7 @@ impl Model {
                 if bc == NONE_COUNT || sc > bs || (sc == bs && cnt <= bc) {
                     (bs, bc, bp, be) = (sc, cnt, piece, end as u32);
                 }
-            }
+            });
             v.score[i] = bs;
             v.count[i] = bc;
             v.best[i] = (bp, be);
