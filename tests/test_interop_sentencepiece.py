@@ -244,3 +244,26 @@ def test_export_refuses_what_sentencepiece_cannot_express(tmp_path):
         with pytest.raises(InputError, match=msg):
             subwords.formats.export(tok, tmp_path / "x.model", "sentencepiece")
     assert not (tmp_path / "x.model").exists()
+
+
+@pytest.mark.parametrize("model_type", ["unigram", "bpe"])
+def test_vocab_side_file_matches_spm_train(tmp_path, texts, model_type):
+    # spm_train writes prefix.model and prefix.vocab; ours from the .model must be the same bytes
+    prefix = str(tmp_path / "m")
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(texts[:6000]), model_prefix=prefix, vocab_size=2000,
+                                   model_type=model_type, byte_fallback=True, user_defined_symbols=["<mask>"],
+                                   character_coverage=0.995, minloglevel=2, num_threads=2)
+    tok = S.load(prefix + ".model")
+    S.write_vocab(tok, tmp_path / "ours.vocab")
+    assert (tmp_path / "ours.vocab").read_bytes() == (tmp_path / "m.vocab").read_bytes()
+    rows = S.read_vocab(prefix + ".vocab")
+    assert [p for p, _ in rows] == tok.pieces
+    with pytest.raises(ModelFileError, match="load the .model"):
+        subwords.formats.load(prefix + ".vocab")
+    (tmp_path / "bad.vocab").write_text("a\t0\nbroken line\n", encoding="utf-8")
+    with pytest.raises(ModelFileError, match="line 2"):
+        S.read_vocab(tmp_path / "bad.vocab")
+    # a subwords model writes its side file through the export
+    own = subwords.train(texts[::5], model="unigram", spelling="front", vocab_size=2000)
+    S.write_vocab(own, tmp_path / "own.vocab")
+    assert [p for p, _ in S.read_vocab(tmp_path / "own.vocab")] == own.rows

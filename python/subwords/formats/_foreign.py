@@ -97,6 +97,9 @@ def detect(path: PathLike) -> str:
         return "hf"
     if name.endswith((".tiktoken", ".tiktoken.gz")):
         return "tiktoken"
+    if name.endswith(".vocab") and b"\t" in head.split(b"\n", 1)[0]:
+        raise ModelFileError(f"{p}: a SentencePiece .vocab side file lists pieces and scores but no "
+                             "normalization or model type; load the .model beside it")
     if name.endswith(".model") or (head[:1] == b"\n" and b"\x12" in head[:64]):
         return "sentencepiece"
     if head.startswith(b"#version:") and name.startswith("merges"):

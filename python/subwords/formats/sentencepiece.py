@@ -171,6 +171,43 @@ def load(path: Union[str, os.PathLike], format: str = "sentencepiece", **options
         raise ModelFileError(f"{p}: {e}") from None
 
 
+def write_vocab(source: Any, path: Union[str, os.PathLike]) -> None:
+    """Writes the ``.vocab`` side file ``spm_train`` writes next to a model: one ``piece<TAB>score``
+    line per id, the score with six significant digits as sentencepiece prints it. ``source`` is
+    a :class:`SentencePieceTokenizer` or a subwords model that :func:`export` can write."""
+    if not isinstance(source, SentencePieceTokenizer):
+        from ._sp_export import model_bytes
+
+        source = SentencePieceTokenizer(model_bytes(source))
+    lines = []
+    for piece, score in zip(source.pieces, source.scores):
+        if any(c in piece for c in " \t\r\n"):
+            raise InputError(f"piece {piece!r} holds whitespace, which the .vocab format cannot hold")
+        lines.append(f"{piece}\t{score:g}\n")
+    _atomic_write(os.fspath(path), "".join(lines).encode("utf-8"))
+
+
+def read_vocab(path: Union[str, os.PathLike]) -> list[tuple[str, float]]:
+    """The (piece, score) lines of a ``.vocab`` side file, in id order. The file holds no
+    normalization or model type, so it cannot encode; load the ``.model`` for that."""
+    raw = read_limited(path, MAX_FILE_BYTES, "SentencePiece .vocab file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ModelFileError(f"{os.fspath(path)}: not UTF-8 text") from None
+    out = []
+    for n, line in enumerate(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"), 1):
+        piece, tab, score = line.partition("\t")
+        try:
+            value = float(score) if tab else None
+        except ValueError:
+            value = None
+        if not piece or value is None or value != value:
+            raise ModelFileError(f"{os.fspath(path)}: line {n} is not 'piece<TAB>score': {line[:60]!r}")
+        out.append((piece, value))
+    return out
+
+
 def from_bytes(data: bytes) -> SentencePieceTokenizer:
     """A tokenizer from the bytes of a ``.model`` file (e.g. ``spm.serialized_model_proto()``)."""
     return SentencePieceTokenizer(bytes(data))
