@@ -114,6 +114,7 @@ def test_unknown_runs_and_byte_fallback_by_hand():
 
 
 def test_offsets_match_sentencepiece(texts):
+    pytest.importorskip("google.protobuf")  # sentencepiece's proto output needs it
     data = train_sp(texts, model_type="unigram", byte_fallback=True)
     sp = spm.SentencePieceProcessor(model_proto=data)
     ours = S.from_bytes(data)
@@ -173,7 +174,8 @@ def test_bad_files_are_refused(tmp_path, texts):
     for name, blob in cases.items():
         with pytest.raises(ModelFileError):
             S.from_bytes(blob)
-    from sentencepiece import sentencepiece_model_pb2 as pb  # needs protobuf (a test extra)
+    pytest.importorskip("google.protobuf")  # sentencepiece's own ModelProto classes need it
+    from sentencepiece import sentencepiece_model_pb2 as pb
 
     def mutate(f):
         m = pb.ModelProto()
