@@ -20,7 +20,7 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence, TextIO
+from typing import Any, Callable, Iterator, Optional, Sequence, TextIO
 
 from ._api import _check_count, parse_count_line
 from .errors import InputError, SubwordsError, UnknownPieceError
@@ -442,14 +442,19 @@ def cmd_encode(a: argparse.Namespace) -> int:
         if show:
             show(done)
 
+    _feed_stdin(batch, flush)
+    if show:
+        show(done, final=True)
+    return 0
+
+
+def _feed_stdin(batch: list[str], flush: Callable[[], None]) -> None:
+    """Reads stdin a line at a time into ``batch``, calling ``flush`` every 8192 lines and at the end."""
     for line in _stdin_lines():
         batch.append(line)
         if len(batch) >= 8192:
             flush()
     flush()
-    if show:
-        show(done, final=True)
-    return 0
 
 
 def _encode_foreign(tok: Any, a: argparse.Namespace) -> int:
@@ -487,11 +492,7 @@ def _encode_foreign(tok: Any, a: argparse.Namespace) -> int:
         if show:
             show(done)
 
-    for line in _stdin_lines():
-        batch.append(line)
-        if len(batch) >= 8192:
-            flush()
-    flush()
+    _feed_stdin(batch, flush)
     if show:
         show(done, final=True)
     return 0

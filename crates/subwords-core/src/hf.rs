@@ -673,18 +673,7 @@ impl HfPipeline {
                     push_known(syms, &mut unk, id);
                     continue;
                 }
-                key.clear();
-                if i > 0 {
-                    if let Some(p) = &bpe.prefix {
-                        key.push_str(p);
-                    }
-                }
-                key.push(self.byte_chars[b as usize]);
-                if i + 1 == n {
-                    if let Some(s) = &bpe.suffix {
-                        key.push_str(s);
-                    }
-                }
+                symbol_key(&mut key, bpe, i == 0, i + 1 == n, self.byte_chars[b as usize]);
                 match bpe.vocab.get(key.as_str()) {
                     Some(&id) => push_known(syms, &mut unk, id),
                     None => on_unknown(syms, &mut unk, &key),
@@ -701,18 +690,7 @@ impl HfPipeline {
                         continue;
                     }
                 }
-                key.clear();
-                if i > 0 {
-                    if let Some(p) = &bpe.prefix {
-                        key.push_str(p);
-                    }
-                }
-                key.push(c);
-                if i + c.len_utf8() == n {
-                    if let Some(s) = &bpe.suffix {
-                        key.push_str(s);
-                    }
-                }
+                symbol_key(&mut key, bpe, i == 0, i + c.len_utf8() == n, c);
                 match bpe.vocab.get(key.as_str()) {
                     Some(&id) => push_known(syms, &mut unk, id),
                     None => on_unknown(syms, &mut unk, &key),
@@ -721,6 +699,23 @@ impl HfPipeline {
         }
         if let Some(u) = unk {
             syms.push(u);
+        }
+    }
+}
+
+/// The vocabulary key of one symbol of a word: the continuing prefix unless it is the first, the
+/// symbol, the end-of-word suffix when it is the last.
+fn symbol_key(key: &mut String, bpe: &Bpe, first: bool, last: bool, c: char) {
+    key.clear();
+    if !first {
+        if let Some(p) = &bpe.prefix {
+            key.push_str(p);
+        }
+    }
+    key.push(c);
+    if last {
+        if let Some(s) = &bpe.suffix {
+            key.push_str(s);
         }
     }
 }

@@ -169,18 +169,27 @@ def _string_pattern(spec: _Spec, allow_runs: bool = False) -> Optional[str]:
     raise _refuse(spec.where, f"pattern {pat!r} is neither {{'String': ...}} nor {{'Regex': ...}}")
 
 
-def _normalizers(obj: Any, where: str) -> list[dict]:
+def _steps(obj: Any, where: str, seq_key: str, one: Any) -> list[dict]:
+    """A component, or a ``Sequence`` of them (nested or not) flattened in order; ``one(spec,
+    type, where)`` reads a single component."""
     if obj is None:
         return []
     s = _Spec(obj, where)
     kind = s.get("type", (str,), required=True)
-    w = f"{where} {kind}"
     if kind == "Sequence":
-        s.only(["normalizers"])
+        s.only([seq_key])
         out: list[dict] = []
-        for k, n in enumerate(s.get("normalizers", (list,), required=True)):
-            out += _normalizers(n, f"{where}.normalizers[{k}]")
+        for k, x in enumerate(s.get(seq_key, (list,), required=True)):
+            out += _steps(x, f"{where}.{seq_key}[{k}]", seq_key, one)
         return out
+    return one(s, kind, f"{where} {kind}")
+
+
+def _normalizers(obj: Any, where: str) -> list[dict]:
+    return _steps(obj, where, "normalizers", _normalizer)
+
+
+def _normalizer(s: "_Spec", kind: str, w: str) -> list[dict]:
     if kind == "BertNormalizer":
         s.only(["clean_text", "handle_chinese_chars", "strip_accents", "lowercase"])
         lower = s.flag("lowercase", True)
@@ -220,17 +229,10 @@ def _normalizers(obj: Any, where: str) -> list[dict]:
 
 
 def _pre_tokenizers(obj: Any, where: str) -> list[dict]:
-    if obj is None:
-        return []
-    s = _Spec(obj, where)
-    kind = s.get("type", (str,), required=True)
-    w = f"{where} {kind}"
-    if kind == "Sequence":
-        s.only(["pretokenizers"])
-        out: list[dict] = []
-        for k, p in enumerate(s.get("pretokenizers", (list,), required=True)):
-            out += _pre_tokenizers(p, f"{where}.pretokenizers[{k}]")
-        return out
+    return _steps(obj, where, "pretokenizers", _pre_tokenizer)
+
+
+def _pre_tokenizer(s: "_Spec", kind: str, w: str) -> list[dict]:
     if kind == "ByteLevel":
         s.only(["add_prefix_space", "trim_offsets", "use_regex"])
         s.flag("trim_offsets", True)  # offsets only
@@ -434,17 +436,10 @@ def _post_processor(obj: Any, tokens: dict[str, int]) -> Optional[tuple[list, li
 
 
 def _decoders(obj: Any, where: str) -> list[dict]:
-    if obj is None:
-        return []
-    s = _Spec(obj, where)
-    kind = s.get("type", (str,), required=True)
-    w = f"{where} {kind}"
-    if kind == "Sequence":
-        s.only(["decoders"])
-        out: list[dict] = []
-        for k, d in enumerate(s.get("decoders", (list,), required=True)):
-            out += _decoders(d, f"{where}.decoders[{k}]")
-        return out
+    return _steps(obj, where, "decoders", _decoder)
+
+
+def _decoder(s: "_Spec", kind: str, w: str) -> list[dict]:
     if kind == "ByteLevel":
         s.only(["add_prefix_space", "trim_offsets", "use_regex"])
         return [{"type": "ByteLevel"}]
