@@ -43,23 +43,10 @@ CACHE = Path(os.environ.get("SUBWORDS_BENCH_CACHE") or Path.home() / ".cache" / 
 
 
 def corpus_path(name: str) -> Path:
-    for d in (HERE / "corpora", Path("/work/main/benchmarks/corpora")):
-        if (d / f"{name}.txt").exists():
-            return d / f"{name}.txt"
+    p = HERE / "corpora" / f"{name}.txt"
+    if p.exists():
+        return p
     raise SystemExit(f"no {name}.txt: run python benchmarks/corpora.py first")
-
-
-def chunks(text: str, size: int = 16384) -> list[str]:
-    out, cur, n = [], [], 0
-    for line in text.splitlines(keepends=True):
-        cur.append(line)
-        n += len(line)
-        if n >= size:
-            out.append("".join(cur))
-            cur, n = [], 0
-    if cur:
-        out.append("".join(cur))
-    return out
 
 
 def digest(id_lists) -> str:

@@ -32,12 +32,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 
 def corpus(name: str, mb: float) -> str:
-    for base in (ROOT / "benchmarks" / "corpora", Path("/work/main/benchmarks/corpora")):
-        p = base / f"{name}.txt"
-        if p.exists():
-            with open(p, encoding="utf-8") as f:
-                text = f.read(int(mb * 1e6))
-            return text[: text.rfind("\n") + 1]
+    p = ROOT / "benchmarks" / "corpora" / f"{name}.txt"
+    if p.exists():
+        with open(p, encoding="utf-8") as f:
+            text = f.read(int(mb * 1e6))
+        return text[: text.rfind("\n") + 1]
     raise SystemExit(f"no {name}.txt: run python benchmarks/corpora.py first")
 
 
