@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -44,9 +45,47 @@ def rust():
     return _module("rust")
 
 
+def pytest_addoption(parser):
+    parser.addoption("--fetch-cache", metavar="DIR", default=None,
+                     help="where the interop tests keep the reference files they download "
+                          "(default: $SUBWORDS_TEST_CACHE, else the pytest cache)")
+
+
 def pytest_configure(config):
+    import peers
+
+    chosen = config.getoption("--fetch-cache") or os.environ.get("SUBWORDS_TEST_CACHE")
+    if chosen:
+        peers.CACHE = Path(chosen)
+    elif getattr(config, "cache", None) is not None:
+        peers.CACHE = config.cache.mkdir("subwords-downloads")
+    else:  # -p no:cacheprovider: the same place the cache would be
+        peers.CACHE = Path(config.rootpath, ".pytest_cache", "d", "subwords-downloads")
+    config.addinivalue_line(
+        "markers", "may_skip(reason): this test may skip in CI, for the reason given (the only "
+        "skips CI accepts; any other skip fails the run there)")
     # hypothesis's failure report imports a module that warns about mypy_extensions.TypedDict;
     # under filterwarnings=error that warning would hide the falsifying example itself.
     config.addinivalue_line(
         "filterwarnings", "ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning"
     )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under CI a skip is a failure, unless the test is marked ``may_skip``: a missing peer, a
+    missing file or an unreachable download must not turn into a green run."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.when == "call" and report.passed:
+        import differential
+
+        problem = differential.tally_problem(item.nodeid)
+        if problem:
+            report.outcome = "failed"
+            report.longrepr = problem
+    if report.skipped and os.environ.get("CI") and item.get_closest_marker("may_skip") is None \
+            and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"skipped under CI, which accepts no skip not marked may_skip: {reason}"

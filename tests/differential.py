@@ -2,8 +2,32 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import strategies as st
+
+# node id -> [examples compared, examples both engines refused]. A refusal on both sides is an
+# agreement about the input, not a comparison of the engines: conftest fails a test whose
+# examples were mostly refused, or that compared fewer than MIN_COMPARED.
+TALLY: dict[str, list[int]] = {}
+MIN_COMPARED = 20
+
+
+def tally(compared: bool) -> None:
+    node = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+    TALLY.setdefault(node, [0, 0])[0 if compared else 1] += 1
+
+
+def tally_problem(node: str) -> str | None:
+    """Why the examples of ``node`` were too few to count, or None."""
+    compared, refused = TALLY.pop(node, (None, None))
+    if compared is None:
+        return None
+    if compared < MIN_COMPARED or compared < refused:
+        return (f"only {compared} examples compared the engines ({refused} were refused by both): "
+                f"widen the strategy or the options so most examples reach a model")
+    return None
 
 
 def assert_same(reference, rust, data, probe_texts, report_keys, **opts):
@@ -13,7 +37,9 @@ def assert_same(reference, rust, data, probe_texts, report_keys, **opts):
     except Exception as e:  # the engines must refuse the same things, with the same class
         with pytest.raises(type(e)):
             rust.train(data, **opts)
+        tally(False)
         return
+    tally(True)
     got = rust.train(data, **opts)
     assert got.rows == ref.rows
     assert got.kinds == ref.kinds

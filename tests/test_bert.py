@@ -17,7 +17,7 @@ import pytest
 import subwords
 from subwords import ModelFileError
 
-tokenizers = pytest.importorskip("tokenizers")
+import tokenizers
 
 
 def _scripts(rnd: random.Random, n: int) -> list[str]:

@@ -21,7 +21,7 @@ from subwords.formats import load
 
 import peers
 
-apply_bpe = pytest.importorskip("subword_nmt.apply_bpe")
+from subword_nmt import apply_bpe as apply_bpe
 
 FOUR_TEXT = " ".join(["low"] * 5 + ["lower"] * 2 + ["newest"] * 6 + ["widest"] * 3) + "\n"
 
@@ -119,7 +119,7 @@ def test_codes_become_a_subwords_model(tmp_path: Path):
 # -- vocab.txt -----------------------------------------------------------------------------------
 
 def test_train_bert_vocab_txt_read_by_tokenizers(sample: Path, tmp_path: Path):
-    hf = pytest.importorskip("tokenizers")
+    import tokenizers as hf
     run("train", "--preset", "bert", "--vocab-size", "1200", "-o", "vocab.txt", "--format", "vocab-txt", str(sample),
         cwd=tmp_path)
     lines = sample.read_text(encoding="utf-8").split("\n")[:-1]

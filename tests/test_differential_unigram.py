@@ -13,7 +13,7 @@ import math
 
 import pytest
 
-from differential import count_tables, letters
+from differential import count_tables, letters, tally
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -95,7 +95,9 @@ def assert_same(reference, rust, data, probe_texts, **opts):
     except Exception as e:  # the engines must refuse the same things, with the same class
         with pytest.raises(type(e)):
             rust.train(data, **opts)
+        tally(False)
         return
+    tally(True)
     got = rust.train(data, **opts)
     assert got.rows == ref.rows
     assert got.kinds == ref.kinds

@@ -19,7 +19,7 @@ from subwords.formats import huggingface as hf
 
 import peers
 
-tk = pytest.importorskip("tokenizers")
+import tokenizers as tk
 from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
 
 EDGE = [

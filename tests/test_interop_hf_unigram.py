@@ -19,8 +19,8 @@ import subwords.formats as formats
 
 import peers
 
-tokenizers = pytest.importorskip("tokenizers")
-spm = pytest.importorskip("sentencepiece")
+import tokenizers
+import sentencepiece as spm
 
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers  # noqa: E402
 

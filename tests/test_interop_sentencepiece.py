@@ -21,7 +21,7 @@ from subwords.formats import sentencepiece as S
 
 import peers
 
-spm = pytest.importorskip("sentencepiece")
+import sentencepiece as spm
 
 EDGE = [
     "", " ", "   ", "  Hello   world  ", "\tTab\nnew\r\nline", "ｱｲｳ ＡＢＣ ① ﬁ", "e\u0301 é", "👍🏽 emoji ⚡",
@@ -114,7 +114,7 @@ def test_unknown_runs_and_byte_fallback_by_hand():
 
 
 def test_offsets_match_sentencepiece(texts):
-    pytest.importorskip("google.protobuf")  # sentencepiece's proto output needs it
+    import google.protobuf  # noqa: F401 - sentencepiece's proto output needs it
     data = train_sp(texts, model_type="unigram", byte_fallback=True)
     sp = spm.SentencePieceProcessor(model_proto=data)
     ours = S.from_bytes(data)
@@ -174,7 +174,7 @@ def test_bad_files_are_refused(tmp_path, texts):
     for name, blob in cases.items():
         with pytest.raises(ModelFileError):
             S.from_bytes(blob)
-    pytest.importorskip("google.protobuf")  # sentencepiece's own ModelProto classes need it
+    import google.protobuf  # noqa: F401 - sentencepiece's own ModelProto classes need it
     from sentencepiece import sentencepiece_model_pb2 as pb
 
     def mutate(f):

@@ -28,8 +28,8 @@ from subwords.formats.subword_nmt import SubwordNmt
 
 import peers
 
-apply_bpe = pytest.importorskip("subword_nmt.apply_bpe")
-learn_bpe = pytest.importorskip("subword_nmt.learn_bpe")
+from subword_nmt import apply_bpe as apply_bpe
+from subword_nmt import learn_bpe as learn_bpe
 
 # Unicode White_Space: what subwords' spellings split words on
 WHITE_SPACE = re.compile("[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
@@ -364,7 +364,7 @@ def test_export_refuses_what_codes_cannot_say(tmp_path: Path, kw: dict, feature:
 
 @pytest.mark.parametrize("lowercase", [True, False], ids=["uncased", "cased"])
 def test_vocab_txt_reads_back_with_the_same_ids(texts, tmp_path: Path, lowercase: bool):
-    hf = pytest.importorskip("tokenizers")
+    import tokenizers as hf
     train, held = texts[: len(texts) * 4 // 5], texts[len(texts) * 4 // 5:]
     if lowercase:
         tok = subwords.train(list(train), preset="bert", vocab_size=3000)
@@ -386,7 +386,7 @@ def test_vocab_txt_reads_back_with_the_same_ids(texts, tmp_path: Path, lowercase
 
 
 def test_vocab_txt_of_a_bert_vocabulary_is_the_same_file(texts, tmp_path: Path):
-    hf = pytest.importorskip("tokenizers")
+    import tokenizers as hf
     trainer = hf.BertWordPieceTokenizer()
     trainer.train_from_iterator(list(texts[:5000]), vocab_size=2000, show_progress=False)
     trainer.save_model(str(tmp_path))

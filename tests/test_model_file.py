@@ -468,5 +468,14 @@ def test_retraining_gives_the_same_file(corpus_files):
     assert subwords.train(corpus_files, **kw).to_json() == subwords.train(corpus_files, **kw).to_json()
 
 
-def test_a_model_file_error_is_a_subwords_error_and_a_value_error():
-    assert issubclass(ModelFileError, SubwordsError) and issubclass(ModelFileError, ValueError)
+@pytest.mark.parametrize("content", [b"{not json", b'{"format": "subwords", "version": 999}', b"\xff\xfe", b""])
+def test_a_bad_model_file_is_caught_as_a_value_error_naming_the_file(tmp_path: Path, content: bytes):
+    """DESIGN §4: the one hierarchy. A broken file raised from `load` is a ModelFileError that a
+    caller can catch as SubwordsError or as ValueError, and its message names the file."""
+    path = tmp_path / "broken.json"
+    path.write_bytes(content)
+    for catch in (ModelFileError, SubwordsError, ValueError):
+        with pytest.raises(catch) as info:
+            subwords.load(path)
+        assert type(info.value) is ModelFileError
+        assert "broken.json" in str(info.value)

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import importlib
 import math
+from collections import Counter
+from fractions import Fraction
+from functools import lru_cache
 
 import pytest
 
@@ -62,6 +65,47 @@ SEED_COUNTS = {
     "dest</w>": 3, "wides": 3, "idest</w>": 3, "widest</w>": 3,
 }
 ALPHABET = ["d", "e", "i", "l", "n", "o", "r</w>", "s", "t</w>", "w", "w</w>"]
+
+
+# An independent computation of the seed table and of every spelling, by hand rules only (no
+# code of the library): the Unigram page's seed counts every substring of every unit at every
+# position it occurs, times the unit's count, and a spelling's probability is the product of
+# its pieces' probabilities. Exact fractions, so ties are ties.
+def _end_symbols(word: str) -> list[str]:
+    return list(word[:-1]) + [word[-1] + "</w>"]
+
+
+@lru_cache(maxsize=None)
+def hand_seed() -> dict[str, Fraction]:
+    counts: Counter = Counter()
+    for word, n in FOUR.items():
+        syms = _end_symbols(word)
+        for i in range(len(syms)):
+            for j in range(i + 1, len(syms) + 1):
+                counts["".join(syms[i:j])] += n
+    total = sum(counts.values())
+    return {piece: Fraction(c, total) for piece, c in counts.items()}
+
+
+def hand_spellings(word: str) -> list[tuple[list[str], Fraction]]:
+    """Every spelling with its exact probability, in the order of the page's rules: likelier
+    first; ties to fewer pieces, then to the longer piece at the earliest position they differ."""
+    table, syms = hand_seed(), _end_symbols(word)
+
+    def walk(i: int) -> list[list[str]]:
+        if i == len(syms):
+            return [[]]
+        return [[p] + rest for j in range(i + 1, len(syms) + 1)
+                if (p := "".join(syms[i:j])) in table for rest in walk(j)]
+
+    out = [(sp, math.prod((table[p] for p in sp), start=Fraction(1))) for sp in walk(0)]
+    return sorted(out, key=lambda e: (-e[1], len(e[0]), [-len(p) for p in e[0]]))
+
+
+def test_the_hand_seed_is_the_pages():
+    # "49 candidates", "e = 17/249", "28 spellings of lowest": the hand computation is the page's.
+    assert len(hand_seed()) == 49 and hand_seed()["e"] == Fraction(17, 249)
+    assert len(hand_spellings("lowest")) == 28
 
 
 @pytest.fixture(scope="module")
@@ -240,10 +284,14 @@ def test_viterbi_tie_longer_piece_first(seed):
 
 
 def test_nbest_is_the_head_of_the_spellings(seed):
-    for word in ("lowest", "lower", "newest"):
-        every = seed.spellings(word)
-        got = seed.nbest(word, 5)
-        assert [p for p, _ in got] == [p for p, _ in every[:5]]
+    # n-best is the head of every spelling, ranked by the page's rules: checked against the
+    # independent enumeration above (pieces, and scores as natural logs of the exact products).
+    for word in ("lowest", "lower", "newest", "widest"):
+        every = hand_spellings(word)
+        for k in (1, 5, len(every), len(every) + 3):
+            got = seed.nbest(word, k)
+            assert [p for p, _ in got] == [p for p, _ in every[:k]], (word, k)
+            assert [s for _, s in got] == pytest.approx([math.log(q) for _, q in every[:k]], rel=1e-12)
         assert got[0][0] == seed.encode_pieces(word)
 
 
@@ -480,8 +528,8 @@ def _chi_square(observed: dict, expected: dict) -> tuple[float, int]:
 @pytest.mark.parametrize("alpha", [1.0, 0.5, 0.0])
 def test_sampling_matches_the_shares(seed, alpha):
     draws = 6000
-    spellings = seed.spellings("lowest")
-    weights = {" ".join(p): s**alpha for p, s in spellings}
+    # The expected shares come from the hand enumeration, not from the model's own spellings.
+    weights = {" ".join(p): float(q) ** alpha for p, q in hand_spellings("lowest")}
     norm = sum(weights.values())
     expected = {k: draws * w / norm for k, w in weights.items()}
     pieces = seed.encode_pieces(" ".join(["lowest"] * draws), segmenter="sample", alpha=alpha,

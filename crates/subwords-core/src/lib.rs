@@ -21,3 +21,14 @@ pub mod tiktoken;
 pub mod vocab;
 
 pub use error::{Error, Result};
+
+/// The Unicode versions of the character tables the core was built with: general categories
+/// (the pre-split patterns' `\p{L}`, `\p{N}`, ...) and normalization (NFC/NFKC). Tests that
+/// compare against a peer's tables state and check these.
+pub fn unicode_versions() -> [(&'static str, (u64, u64, u64)); 2] {
+    let (a, b, c) = unicode_normalization::UNICODE_VERSION;
+    [
+        ("general_category", unicode_general_category::UNICODE_VERSION),
+        ("normalization", (a.into(), b.into(), c.into())),
+    ]
+}

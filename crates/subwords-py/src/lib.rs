@@ -384,6 +384,12 @@ impl PyModel {
     }
 }
 
+/// `{"general_category": "16.0.0", ...}`: the Unicode versions of the core's character tables.
+#[pyfunction]
+fn unicode_versions() -> std::collections::BTreeMap<&'static str, String> {
+    subwords_core::unicode_versions().into_iter().map(|(k, (a, b, c))| (k, format!("{a}.{b}.{c}"))).collect()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Trainer>()?;
@@ -394,5 +400,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tiktoken::PyRankBpe>()?;
     m.add_function(wrap_pyfunction!(tiktoken::split_pattern, m)?)?;
     m.add_class::<hf::PyHfPipeline>()?;
+    m.add_function(wrap_pyfunction!(unicode_versions, m)?)?;
     Ok(())
 }
