@@ -1,0 +1,37 @@
+"""The Rust core's own tests (`cargo test`), run by the README's one test command.
+
+They build the core crate in release mode with the versions in Cargo.lock (`--locked`), so the
+first run compiles for a minute or two; later runs reuse `target/`.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cargo_test(*args: str) -> int:
+    """Run ``cargo test`` with ``args``; fail with its output unless every test passed. Returns
+    how many tests ran, so a caller can tell a run that tested nothing from one that passed."""
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        pytest.fail("cargo is not on PATH: the README's set-up needs Rust (cargo) to build the core")
+    r = subprocess.run([cargo, "test", "--locked", *args], cwd=ROOT, capture_output=True, text=True,
+                       timeout=1800)
+    out = r.stdout + r.stderr
+    if r.returncode != 0:
+        pytest.fail(f"cargo test {' '.join(args)} failed (exit {r.returncode}):\n{out[-6000:]}", pytrace=False)
+    results = re.findall(r"test result: ok\. (\d+) passed; (\d+) failed", out)
+    assert results, out[-3000:]
+    assert all(failed == "0" for _, failed in results)
+    return sum(int(passed) for passed, _ in results)
+
+
+def test_core_crate():
+    assert cargo_test("-p", "subwords-core", "--release") >= 40  # 41 when this was written
