@@ -479,3 +479,36 @@ def test_a_bad_model_file_is_caught_as_a_value_error_naming_the_file(tmp_path: P
             subwords.load(path)
         assert type(info.value) is ModelFileError
         assert "broken.json" in str(info.value)
+
+
+def test_every_format_is_written_with_an_ordinary_file_mode(tmp_path: Path):
+    """Every writer (model file and each export) gives the file an ordinary new file's mode,
+    0666 less the umask, never the 0600 of a temporary file (tokenizer.json exports once were)."""
+    import stat
+
+    from subwords import formats
+
+    text = ["low lower newest widest", "lowest newer wider", "the cat sat on the mat"] * 5
+    made = {
+        "bytes": subwords.train(text, spelling="bytes", pre_split="gpt2", vocab_size=270),
+        "front": subwords.train(text, spelling="front", vocab_size=40),
+        "end": subwords.train(text, spelling="end", vocab_size=40),
+        "wordpiece": subwords.train(text, preset="bert", vocab_size=60),
+    }
+    jobs = [("bytes", "subwords", "m.json"), ("bytes", "hf", "tokenizer.json"), ("bytes", "vocab-merges", "vm"),
+            ("bytes", "tiktoken", "r.tiktoken"), ("front", "sentencepiece", "m.model"),
+            ("end", "subword-nmt", "codes.bpe"), ("wordpiece", "vocab-txt", "vocab.txt")]
+    old = os.umask(0o022)
+    try:
+        for model, fmt, name in jobs:
+            target = tmp_path / name
+            if fmt == "vocab-merges":
+                target.mkdir()
+            formats.export(made[model], target, fmt)
+            files = sorted(target.iterdir()) if target.is_dir() else [target]
+            assert files, fmt
+            for f in files:
+                assert stat.S_IMODE(f.stat().st_mode) == 0o644, (fmt, f.name, oct(f.stat().st_mode))
+        assert not [p.name for p in tmp_path.rglob(".subwords-*")]  # no temporary file left behind
+    finally:
+        os.umask(old)

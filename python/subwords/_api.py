@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, Optional, Union
 
 from . import _core
+from ._io import read_limited, write_atomic
 from ._progress import ProgressLine
 from .errors import InputError, ModelFileError, SubwordsError, UnknownPieceError
 
@@ -30,6 +31,7 @@ _SPELLINGS = ("end", "continuation", "front", "bytes")
 _BATCH_CHARS = 4 << 20
 # A model file larger than this is refused before it is parsed (a hostile or mistaken file).
 MAX_MODEL_FILE_BYTES = 1 << 31
+MAX_VOCAB_TXT_BYTES = 64 << 20  # bert-base-uncased's is 232 KB, multilingual BERT's under 1 MB
 
 
 @contextlib.contextmanager
@@ -365,16 +367,7 @@ def _first_unencodable(texts: list[str]) -> int:
 def load(path: Union[str, os.PathLike]) -> "Tokenizer":
     """Loads a model file written by :meth:`Tokenizer.save`."""
     p = os.fspath(path)
-    try:
-        size = os.path.getsize(p)
-        if size > MAX_MODEL_FILE_BYTES:
-            raise ModelFileError(f"{p}: {size} bytes is larger than any subwords model ({MAX_MODEL_FILE_BYTES}); refusing to read it")
-        with open(p, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        # OSError(errno, ...) builds the matching subclass (FileNotFoundError, IsADirectoryError,
-        # PermissionError), so `except FileNotFoundError` keeps working.
-        raise OSError(e.errno, f"cannot read model file {p!r}: {e.strerror or e}") from None
+    raw = read_limited(p, MAX_MODEL_FILE_BYTES, "model file")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -394,11 +387,7 @@ def bert(vocab: Union[str, os.PathLike], *, lowercase: bool = True, strip_accent
     words over 100 characters as ``[UNK]``, and ``[CLS]``/``[SEP]`` around every text.
     """
     p = os.fspath(vocab)
-    try:
-        with open(p, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise OSError(f"cannot read vocabulary {p!r}: {e.strerror or e}") from None
+    raw = read_limited(p, MAX_VOCAB_TXT_BYTES, "vocabulary (vocab.txt)")
     try:
         lines = raw.decode("utf-8").split("\n")
     except UnicodeDecodeError:
@@ -683,7 +672,7 @@ class Tokenizer:
 
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Writes the model file atomically: a failed save leaves no partial file behind."""
-        self._model.save(os.fspath(path))
+        write_atomic(path, self._model.to_json(), "model file")
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         return (Tokenizer.from_json, (self.to_json(),))

@@ -43,7 +43,7 @@ from functools import lru_cache
 
 from .reference import bpe
 from .reference.spelling import make_spelling
-from .reference.training import read_data
+from .reference.pipeline import read_data
 
 __all__ = [
     "optimal_merges",

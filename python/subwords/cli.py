@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence, TextIO
 
 from ._api import _check_count, parse_count_line
 from .errors import InputError, SubwordsError, UnknownPieceError
-from .formats._foreign import FORMATS
+from .formats import FORMATS
 
 PROG = "subwords"
 

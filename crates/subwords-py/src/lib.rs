@@ -6,7 +6,6 @@
 mod sentencepiece;
 mod tiktoken;
 
-use std::io::Write;
 
 mod hf;
 
@@ -191,29 +190,6 @@ impl PyModel {
 
     fn to_json(&self, py: Python<'_>) -> String {
         py.detach(|| self.inner.to_json())
-    }
-
-    /// Atomic save: a temporary file beside the target, flushed, then renamed over it.
-    fn save(&self, py: Python<'_>, path: String) -> PyResult<()> {
-        let json = py.detach(|| self.inner.to_json());
-        let target = std::path::Path::new(&path);
-        let dir = match target.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => std::path::PathBuf::from("."),
-        };
-        let io = |e: std::io::Error| PyOSError::new_err(format!("cannot write model file {path:?}: {e}"));
-        // an ordinary file's permissions (0666 less the umask), not the temporary file's 0600
-        let mut builder = tempfile::Builder::new();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            builder.permissions(std::fs::Permissions::from_mode(0o666));
-        }
-        let mut tmp = builder.tempfile_in(&dir).map_err(io)?;
-        tmp.write_all(json.as_bytes()).map_err(io)?;
-        tmp.as_file().sync_all().map_err(io)?;
-        tmp.persist(target).map_err(|e| io(e.error))?;
-        Ok(())
     }
 
     fn encode<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {

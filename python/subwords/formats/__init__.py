@@ -25,6 +25,7 @@ to every format.
 
 from __future__ import annotations
 
-from ._foreign import FORMATS, Foreign, allowed_set, detect, export, load
+from ._dispatch import FORMATS, detect, export, load
+from ._foreign import Foreign, allowed_set
 
 __all__ = ["FORMATS", "Foreign", "allowed_set", "detect", "export", "load"]

@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from typing import Any
 
+from .._io import write_atomic
 from ..errors import InputError
 
 MARK_RUNS = {"Regex": "\\s+"}
@@ -171,19 +171,6 @@ def tokenizer_json(tokenizer: Any) -> dict:
     return out
 
 
-def _write(path: str, text: str) -> None:
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".subwords-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def export(tokenizer: Any, path: Any, format: str = "hf") -> None:
     """``format="hf"``: ``path`` is the ``tokenizer.json`` to write (a folder gets
     ``tokenizer.json`` inside). ``format="vocab-merges"``: ``path`` is a folder (created if
@@ -193,7 +180,7 @@ def export(tokenizer: Any, path: Any, format: str = "hf") -> None:
     if format == "hf":
         if os.path.isdir(p):
             p = os.path.join(p, "tokenizer.json")
-        _write(p, json.dumps(doc, ensure_ascii=False, indent=2))
+        write_atomic(p, json.dumps(doc, ensure_ascii=False, indent=2), "tokenizer.json")
         return
     if format != "vocab-merges":
         raise InputError(f"format={format!r}: this module writes 'hf' and 'vocab-merges'")
@@ -202,5 +189,5 @@ def export(tokenizer: Any, path: Any, format: str = "hf") -> None:
                       "pre_split='gpt2'); use format='hf'")
     os.makedirs(p, exist_ok=True)
     model = doc["model"]
-    _write(os.path.join(p, "vocab.json"), json.dumps(model["vocab"], ensure_ascii=False))
-    _write(os.path.join(p, "merges.txt"), "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in model["merges"]))
+    write_atomic(os.path.join(p, "vocab.json"), json.dumps(model["vocab"], ensure_ascii=False), "vocab.json")
+    write_atomic(os.path.join(p, "merges.txt"), "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in model["merges"]), "merges.txt")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 from typing import Any, Union
 
+from .._io import write_atomic
 from ..errors import InputError
 
 # Unicode White_Space, as Rust's char::is_whitespace (the front spelling's separators)
@@ -85,8 +86,7 @@ def model_bytes(tok: Any) -> bytes:
 
 
 def export(tok: Any, path: Union[str, os.PathLike]) -> None:
-    from .sentencepiece import _atomic_write
 
     if not hasattr(tok, "rows") or not hasattr(tok, "spelling"):
         raise InputError("export writes subwords models (from subwords.train or subwords.load)")
-    _atomic_write(os.fspath(path), model_bytes(tok))
+    write_atomic(path, model_bytes(tok), "SentencePiece model")

@@ -47,7 +47,8 @@ from typing import Any, Iterable, Optional, Union
 
 from .. import _core
 from ..errors import InputError, ModelFileError, UnknownPieceError
-from ._foreign import Foreign, allowed_set, read_limited
+from .._io import read_limited
+from ._foreign import Foreign, allowed_set
 
 PathLike = Union[str, "os.PathLike[str]"]
 

@@ -19,7 +19,8 @@ from typing import Any, Iterable, Optional, Union
 
 from .._api import _threads, gc_paused
 from ..errors import InputError, ModelFileError, UnknownPieceError
-from ._foreign import Foreign, allowed_set, read_limited
+from .._io import read_limited, write_atomic
+from ._foreign import Foreign, allowed_set
 
 #: piece types of ``ModelProto.SentencePiece.Type``
 TYPES = {1: "normal", 2: "unknown", 3: "control", 4: "user_defined", 5: "unused", 6: "byte"}
@@ -149,7 +150,7 @@ class SentencePieceTokenizer(Foreign):
 
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Writes the model file back, byte for byte as it was read."""
-        _atomic_write(os.fspath(path), self._m.to_bytes())
+        write_atomic(path, self._m.to_bytes(), "SentencePiece model")
 
     def __reduce__(self) -> tuple[Any, tuple[bytes]]:
         return (SentencePieceTokenizer, (self._m.to_bytes(),))
@@ -184,7 +185,7 @@ def write_vocab(source: Any, path: Union[str, os.PathLike]) -> None:
         if any(c in piece for c in " \t\r\n"):
             raise InputError(f"piece {piece!r} holds whitespace, which the .vocab format cannot hold")
         lines.append(f"{piece}\t{score:g}\n")
-    _atomic_write(os.fspath(path), "".join(lines).encode("utf-8"))
+    write_atomic(path, "".join(lines), "SentencePiece .vocab file")
 
 
 def read_vocab(path: Union[str, os.PathLike]) -> list[tuple[str, float]]:
@@ -211,26 +212,6 @@ def read_vocab(path: Union[str, os.PathLike]) -> list[tuple[str, float]]:
 def from_bytes(data: bytes) -> SentencePieceTokenizer:
     """A tokenizer from the bytes of a ``.model`` file (e.g. ``spm.serialized_model_proto()``)."""
     return SentencePieceTokenizer(bytes(data))
-
-
-def _atomic_write(path: str, data: bytes) -> None:
-    import tempfile
-
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".subwords-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)   # an ordinary file's permissions, not mkstemp's 0600
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _check_text(text: object) -> None:

@@ -46,7 +46,8 @@ import re
 from typing import Any, Iterable, Optional, Union
 
 from ..errors import InputError, ModelFileError
-from ._foreign import Foreign, PathLike, allowed_set, read_limited
+from .._io import read_limited, write_atomic
+from ._foreign import Foreign, PathLike, allowed_set
 
 END = "</w>"
 # Unicode White_Space (what subwords' spellings split on) other than U+0020, the only character
@@ -393,7 +394,7 @@ class SubwordNmt(Foreign):
 
     def save_codes(self, path: PathLike) -> None:
         """Writes these codes (as read, ``merges=`` applied) as a version-0.2/0.1 codes file."""
-        _write_atomic(path, _codes_text(self.codes, self.version))
+        write_atomic(path, _codes_text(self.codes, self.version), "subword-nmt codes file")
 
     def __repr__(self) -> str:
         return f"<subwords subword-nmt codes v{self.version[0]}.{self.version[1]}: {len(self.codes)} merges, {self.vocab_size} ids>"
@@ -423,29 +424,6 @@ def _codes_text(pairs: list[tuple[str, str]], version: tuple[int, int] = (0, 2))
     return f"#version: {version[0]}.{version[1]}\n" + "".join(f"{a} {b}\n" for a, b in pairs)
 
 
-def _write_atomic(path: PathLike, text: str) -> None:
-    """Writes ``text`` next to ``path`` and renames it over: no half-written file on failure."""
-    import tempfile
-
-    p = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(p))
-    fd, tmp = tempfile.mkstemp(prefix=".subwords-", suffix=".part", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        # mkstemp makes the file private (0600); give it the mode any new file gets here
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def export(tokenizer: Any, path: PathLike, format: str = "subword-nmt") -> None:
     """Writes a subwords BPE model on the ``end`` spelling as a version-0.2 codes file that
     ``apply_bpe`` reads and segments as subwords does (on text whose words are separated by
@@ -464,7 +442,7 @@ def export(tokenizer: Any, path: PathLike, format: str = "subword-nmt") -> None:
     if not isinstance(tokenizer, Tokenizer):
         raise InputError(f"export to subword-nmt takes a subwords Tokenizer (BPE, end spelling), got {type(tokenizer).__name__}")
     _check_exportable(tokenizer)
-    _write_atomic(path, _codes_text(list(tokenizer.merges)))
+    write_atomic(path, _codes_text(list(tokenizer.merges)), "subword-nmt codes file")
 
 
 def _check_exportable(tok: Any) -> None:

@@ -29,7 +29,8 @@ from typing import Any, Iterable, Mapping, Optional, Union
 
 from .. import _core
 from ..errors import InputError, ModelFileError, UnknownPieceError
-from ._foreign import Foreign, PathLike, allowed_set, read_limited
+from .._io import read_limited, write_atomic
+from ._foreign import Foreign, PathLike, allowed_set
 
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"
@@ -384,11 +385,4 @@ def export(tokenizer: Any, path: PathLike, format: str = "tiktoken") -> None:
                 f"row {row} ({rows[row]!r}) does not encode to itself by its merges (it gives rows {got}); tiktoken "
                 "would encode it as one token, so a rank file cannot reproduce this model exactly")
     lines = b"".join(base64.b64encode(t) + b" " + str(i).encode() + b"\n" for i, t in enumerate(tokens))
-    p = os.fspath(path)
-    tmp = p + ".part"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(lines)
-        os.replace(tmp, p)
-    except OSError as e:
-        raise OSError(e.errno, f"cannot write rank file {p!r}: {e.strerror or e}") from None
+    write_atomic(path, lines, "rank file")

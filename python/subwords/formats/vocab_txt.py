@@ -27,7 +27,7 @@ from typing import Any
 
 from ..errors import InputError
 from ._foreign import PathLike
-from .subword_nmt import _write_atomic
+from .._io import write_atomic
 
 _SPECIAL = re.compile(r"\[[A-Za-z0-9_]+\]")
 
@@ -47,7 +47,7 @@ def export(tokenizer: Any, path: PathLike, format: str = "vocab-txt") -> None:
     p = os.fspath(path)
     if os.path.isdir(p):
         p = os.path.join(p, "vocab.txt")
-    _write_atomic(p, "".join(r + "\n" for r in rows))
+    write_atomic(p, "".join(r + "\n" for r in rows), "vocab.txt")
 
 
 def _rows(tok: Any) -> list[str]:

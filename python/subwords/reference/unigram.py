@@ -93,7 +93,7 @@ from subwords.errors import SubwordsError
 
 from .spelling import MARKER, Spelling, make_spelling
 from .tokenizer import Tokenizer
-from .training import choose_alphabet, count_corpus, read_data, size_floor, validate
+from .pipeline import choose_alphabet, count_corpus, read_data, size_floor, validate
 
 NEG_INF = -math.inf
 

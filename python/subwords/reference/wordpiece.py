@@ -95,7 +95,7 @@ from subwords.errors import InputError, SubwordsError
 from . import bpe
 from .spelling import MARKER, UNK, RowKey, Unknown, byte_row, make_spelling
 from .tokenizer import Tokenizer
-from .training import _is_int, _need, choose_alphabet, read_data, validate
+from .pipeline import _is_int, _need, choose_alphabet, read_data, validate
 
 #: The mark a word-first piece carries in the tie-break spelling (U+2581).
 FRONT_MARK = "\u2581"

@@ -1,0 +1,91 @@
+"""Format dispatch: which module reads and writes which format, and detection from a file."""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+from typing import Any, Optional
+
+from ..errors import InputError, ModelFileError
+from . import huggingface, sentencepiece, subword_nmt, tiktoken, vocab_txt
+from ._foreign import PathLike
+
+FORMATS = ("subwords", "hf", "vocab-merges", "sentencepiece", "tiktoken", "subword-nmt", "vocab-txt")
+
+# The module that reads (``load``) and writes (``export``) each foreign format.
+_MODULES: dict[str, ModuleType] = {"hf": huggingface, "vocab-merges": huggingface, "sentencepiece": sentencepiece,
+                                   "tiktoken": tiktoken, "subword-nmt": subword_nmt, "vocab-txt": vocab_txt}
+
+
+def detect(path: PathLike) -> str:
+    """The format of a file or folder, from its name and first bytes."""
+    p = os.fspath(path)
+    if os.path.isdir(p):
+        names = set(os.listdir(p))
+        for name, fmt in (("tokenizer.json", "hf"), ("tokenizer.model", "sentencepiece"), ("spiece.model", "sentencepiece")):
+            if name in names:
+                return fmt
+        if {"vocab.json", "merges.txt"} <= names:
+            return "vocab-merges"
+        if "vocab.txt" in names:
+            return "vocab-txt"
+        raise ModelFileError(f"{p}: a folder with no tokenizer.json, tokenizer.model, vocab.json+merges.txt or vocab.txt")
+    try:
+        with open(p, "rb") as f:
+            head = f.read(4096)
+    except OSError as e:
+        raise OSError(e.errno, f"cannot read model file {p!r}: {e.strerror or e}") from None
+    name = os.path.basename(p).lower()
+    text = head.lstrip()
+    if text.startswith(b"{"):
+        if b'"format"' in head and b'"subwords"' in head:
+            return "subwords"
+        return "hf"
+    if name.endswith((".tiktoken", ".tiktoken.gz")):
+        return "tiktoken"
+    if name.endswith(".vocab") and b"\t" in head.split(b"\n", 1)[0]:
+        raise ModelFileError(f"{p}: a SentencePiece .vocab side file lists pieces and scores but no "
+                             "normalization or model type; load the .model beside it")
+    if name.endswith(".model") or (head[:1] == b"\n" and b"\x12" in head[:64]):
+        return "sentencepiece"
+    if head.startswith(b"#version:") and name.startswith("merges"):
+        return "vocab-merges"
+    if head.startswith(b"#version:") or name.startswith("codes") or name.endswith(".bpe"):
+        return "subword-nmt"
+    if name.endswith(".txt") and b"[UNK]" in head:
+        return "vocab-txt"
+    first = head.split(b"\n", 1)[0]
+    parts = first.split(b" ")
+    if len(parts) == 2 and parts[1].isdigit():
+        return "tiktoken"
+    raise ModelFileError(f"{p}: cannot tell its format; pass format= one of {', '.join(FORMATS)}")
+
+
+def load(path: PathLike, format: Optional[str] = None, **options: Any) -> Any:
+    """A tokenizer from ``path`` in any supported format (detected unless ``format`` is given)."""
+    fmt = format or detect(path)
+    if fmt not in FORMATS:
+        raise InputError(f"format={fmt!r} is not one of {', '.join(FORMATS)}")
+    if fmt == "subwords":
+        from .._api import load as load_own
+
+        if options:
+            raise InputError(f"a subwords model file takes no load options (got {sorted(options)})")
+        return load_own(path)
+    if fmt == "vocab-txt":
+        from .._api import bert
+
+        p = os.fspath(path)
+        return bert(os.path.join(p, "vocab.txt") if os.path.isdir(p) else p, **options)
+    return _MODULES[fmt].load(path, format=fmt, **options)
+
+
+def export(tokenizer: Any, path: PathLike, format: str) -> None:
+    """Writes a subwords model in another library's format. Refuses (InputError naming the
+    feature) when the model uses something that format cannot express."""
+    if format not in FORMATS:
+        raise InputError(f"format={format!r} is not one of {', '.join(FORMATS)}")
+    if format == "subwords":
+        tokenizer.save(path)
+        return
+    _MODULES[format].export(tokenizer, path, format=format)
