@@ -182,15 +182,16 @@ fn fingerprint(m: &Model) -> (String, Vec<String>) {
     (m.to_json(), uses)
 }
 
-/// Where two files first differ, with some context.
+/// Where two files first differ: the line, and 60 characters either side in each.
 fn first_difference(a: &str, b: &str) -> String {
-    let at = a.bytes().zip(b.bytes()).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+    let at = a.char_indices().zip(b.chars()).find(|((_, x), y)| x != y).map_or(a.len().min(b.len()), |((k, _), _)| k);
     let line = a[..at].matches('\n').count() + 1;
     let show = |s: &str| {
-        let from = s[..at.min(s.len())].rfind('\n').map_or(0, |k| k + 1);
-        s[from..].lines().next().unwrap_or("").to_string()
+        let before: String = s[..at].chars().rev().take(60).collect::<Vec<_>>().into_iter().rev().collect();
+        let after: String = s[at..].chars().take(60).collect();
+        format!("{before}|{after}").escape_debug().to_string()
     };
-    format!("line {line}:\n  {}\n  {}", show(a), show(b))
+    format!("line {line} (| marks the spot):\n  first: {}\n  this:  {}", show(a), show(b))
 }
 
 /// Every learner on every spelling, with the variants that change how ties arise: byte
@@ -205,6 +206,13 @@ fn cases() -> Vec<(String, TrainOptions, bool)> {
                 continue; // refused when training: a word model needs an [UNK] row
             }
             let size: u64 = if spelling == "bytes" { 420 } else { 300 };
+            // an alphabet limit that cuts through a group of symbols with equal counts (ß é ж:
+            // 8th-10th under end, 9th-11th under continuation, 5th-7th under front)
+            let at_a_tie = match spelling {
+                "end" => 9,
+                "continuation" => 10,
+                _ => 6,
+            };
             let variants: Vec<(&str, String)> = vec![
                 ("plain", String::new()),
                 ("byte_fallback", r#","byte_fallback":true"#.into()),
@@ -214,7 +222,7 @@ fn cases() -> Vec<(String, TrainOptions, bool)> {
                 ("pre_split bert", r#","pre_split":"bert""#.into()),
                 ("cross-word", r#","split_at_marks":false"#.into()),
                 ("mark _", r#","mark":"_""#.into()),
-                ("alphabet_size 12", r#","alphabet_size":12"#.into()),
+                ("alphabet_size at a tie", format!(r#","alphabet_size":{at_a_tie}"#)),
                 ("character_coverage 0.9", r#","character_coverage":0.9"#.into()),
                 ("max_piece_length 3", r#","max_piece_length":3"#.into()),
                 ("min_count_rule stop", r#","min_count_rule":"stop""#.into()),
