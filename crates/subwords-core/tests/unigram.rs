@@ -242,6 +242,26 @@ fn lowest_on_the_seed_table() {
 }
 
 #[test]
+fn viterbi_ties_go_to_the_longer_piece_first() {
+    // DESIGN §2: "Viterbi ties: fewer pieces, then the longer piece at the earliest position
+    // where two spellings differ". The page's exact tie (002_…, section 8: lowe st</w> and
+    // low est</w> at 20.06% each, 2/249 · 9/249 both) becomes the best one when west</w> is
+    // taken out of the seed table, and encode must take lowe st</w>.
+    let m = trained("end", 1000, 0, FOUR);
+    let rows: Vec<(String, f64)> = model_table(&m).into_iter().filter(|r| r.0 != "west</w>").collect();
+    let m = model_from_table("end", &rows);
+    let all = m.nbest_of("lowest", 3).unwrap();
+    let z = m.unit_lattice("lowest").unwrap().log_probability();
+    assert_eq!((show(&m, &all[0].0), show(&m, &all[1].0)), ("lowe st</w>".into(), "low est</w>".into()));
+    assert_eq!(all[0].1, all[1].1, "an exact tie");
+    assert!((all[0].1 - (2.0f64 / 249.0).ln() - (9.0f64 / 249.0).ln()).abs() < 1e-12);
+    assert!(all[2].1 < all[1].1);
+    assert!((all[0].1 - z).exp() > 0.3, "the two lead once lo west</w> is gone");
+    assert_eq!(best(&m, "lowest").0, "lowe st</w>");
+    assert_eq!(show(&m, &m.encode_with_spans("lowest").unwrap().0), "lowe st</w>");
+}
+
+#[test]
 fn lower_and_newest_on_the_seed_table() {
     // 002_…, section 5: lower whole 92.90%, BPE's lo w e r</w> twelfth of sixteen; newest whole
     // 85.45%.
