@@ -306,7 +306,7 @@ fn the_core_maps_really_are_seeded_at_random() {
         let mut c = UnitCounter::new(opts.spelling().unwrap(), 1, false);
         c.feed_texts(&texts);
         let (counts, ..) = c.finish().unwrap();
-        counts.into_iter().map(|(k, _)| k).collect::<Vec<_>>()
+        counts.into_keys().collect::<Vec<_>>()
     };
     let (a, b) = (order(), order());
     assert!(a.len() > 150, "{} units", a.len());

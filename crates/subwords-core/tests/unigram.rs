@@ -48,7 +48,10 @@ fn corpus(words: &[(&str, u64)]) -> Corpus {
     corpus_with(words, spell_end)
 }
 
-fn corpus_with(words: &[(&str, u64)], spell: fn(&str) -> Vec<String>) -> Corpus {
+/// A spelling: a word to its symbols.
+type Spell = fn(&str) -> Vec<String>;
+
+fn corpus_with(words: &[(&str, u64)], spell: Spell) -> Corpus {
     let mut ids: BTreeMap<String, u32> = BTreeMap::new();
     let mut texts = Vec::new();
     let mut flat = Flat::default();
@@ -585,7 +588,7 @@ fn differential_against_the_reference() {
             case["words"].as_object().unwrap().iter().map(|(w, c)| (w.clone(), c.as_u64().unwrap())).collect();
         words.sort();
         let refs: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
-        let (spell, strip): (fn(&str) -> Vec<String>, &[u8]) = match case["spelling"].as_str().unwrap_or("end") {
+        let (spell, strip): (Spell, &[u8]) = match case["spelling"].as_str().unwrap_or("end") {
             "front" => (spell_front, b""),
             "continuation" => (spell_continuation, b"##"),
             _ => (spell_end, b""),
@@ -701,7 +704,7 @@ fn a_table_from_elsewhere_cuts_as_the_trained_model() {
     // model_from_table (the differential test's door) gives the same cuts as training: the
     // seed table of the four words, under end, front and continuation
     for (scheme, spell, strip) in [
-        ("end", spell_end as fn(&str) -> Vec<String>, &b""[..]),
+        ("end", spell_end as Spell, &b""[..]),
         ("front", spell_front, b""),
         ("continuation", spell_continuation, b"##"),
     ] {

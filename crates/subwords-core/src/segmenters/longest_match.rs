@@ -256,14 +256,14 @@ mod tests {
         for _ in 0..300 {
             let mut vocab: Map<Vec<u8>, u32> = Map::default();
             let letters = b"abcd";
-            for k in 0..(4 + rnd(30)) {
+            for _ in 0..(4 + rnd(30)) {
                 let len = 1 + rnd(4) as usize;
                 let mut t: Vec<u8> = if rnd(2) == 0 { b"##".to_vec() } else { vec![] };
                 for _ in 0..len {
                     t.push(letters[rnd(4) as usize]);
                 }
                 let n = vocab.len() as u32;
-                vocab.entry(t).or_insert(n + k as u32 * 0);
+                vocab.entry(t).or_insert(n);
             }
             let pieces: Vec<(&[u8], u32)> = vocab.iter().map(|(t, &id)| (t.as_slice(), id)).collect();
             let lm = LongestMatch::new(&pieces, Some(b"##"), None);
