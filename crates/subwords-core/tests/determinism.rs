@@ -102,7 +102,7 @@ const FEEDS: &[Feed] = &[
     Feed { name: "shuffled, one batch, four counting tables on one thread", shuffle: Some(4), batch: None, via_file: false, counter_threads: 4, pool_threads: 1 },
 ];
 
-/// Joints for the pre-split case: these words are cut before spelling (undo = un|do, 002_…).
+/// Joints for the pre-split case: these words are cut before spelling, as undo = un|do.
 const JOINTS: &[(&str, &[&str])] = &[("lower", &["low", "er"]), ("newest", &["new", "est"]), ("abca", &["ab", "ca"])];
 
 fn train_once(opts: &TrainOptions, joints: bool, texts: &[String], feed: &Feed, dir: &std::path::Path) -> Model {
