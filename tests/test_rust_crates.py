@@ -35,3 +35,11 @@ def cargo_test(*args: str) -> int:
 
 def test_core_crate():
     assert cargo_test("-p", "subwords-core", "--release") >= 40  # 41 when this was written
+
+
+def test_model_files_do_not_depend_on_hash_order():
+    """DESIGN §4: no hash-map iteration order reaches ids, ties or output. With randomized-hash
+    every map of the core gets its own random seed; determinism.rs trains every learner on every
+    spelling from shuffled, re-batched and re-threaded input and demands identical files."""
+    assert cargo_test("-p", "subwords-core", "--release", "--features", "randomized-hash",
+                      "--test", "determinism") >= 2

@@ -9,13 +9,13 @@
 use std::fs::File;
 use std::io::Read;
 
-use rustc_hash::FxHashMap;
+use crate::hash::Map;
 
 use crate::error::{Error, Result};
 use crate::options::InputErrors;
 use crate::spelling::{Normalizations, Scheme, Spelling};
 
-pub type Counts = FxHashMap<Box<str>, u64>;
+pub type Counts = Map<Box<str>, u64>;
 
 const BLOCK: usize = 8 << 20;
 

@@ -13,7 +13,7 @@
 //!   takes the first prefix match); otherwise each character is replaced by its shortest
 //!   matching rule or kept.
 
-use rustc_hash::FxHashMap;
+use crate::hash::Map;
 use unicode_segmentation::UnicodeSegmentation;
 use yada::DoubleArray;
 
@@ -24,7 +24,7 @@ const UNK_PENALTY: f64 = 10.0;
 
 pub struct HfUnigram {
     scores: Vec<f64>,
-    index: FxHashMap<Box<str>, u32>,
+    index: Map<Box<str>, u32>,
     trie: Option<DoubleArray<Vec<u8>>>,
     unk: Option<u32>,
     min_score: f64,
@@ -42,7 +42,7 @@ impl HfUnigram {
                 return Err(bad(format!("unk_id {u} is outside the vocabulary ({} entries)", vocab.len())));
             }
         }
-        let mut index: FxHashMap<Box<str>, u32> = FxHashMap::default();
+        let mut index: Map<Box<str>, u32> = Map::default();
         let mut min_score = f64::INFINITY;
         let mut scores = Vec::with_capacity(vocab.len());
         for (id, (piece, score)) in vocab.iter().enumerate() {

@@ -4,10 +4,13 @@
 //! learner ([`learners`]) turns counted symbol sequences into a vocabulary, a segmenter
 //! ([`segmenters`]) cuts a unit into pieces, and a [`model::Model`] ties them together with the
 //! canonical JSON file format. Nothing here prints, and nothing depends on hash-map iteration
-//! order: the same input and options give byte-identical models whatever the thread count.
+//! order: the same input and options give byte-identical models whatever the thread count, input
+//! order or chunking. Every hash map and set is a [`hash::Map`] or [`hash::Set`], so a test build
+//! (feature `randomized-hash`) can seed each one at random and show that.
 
 pub mod counting;
 pub mod error;
+pub mod hash;
 pub mod hf;
 pub mod hf_unigram;
 pub mod learners;

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use rustc_hash::FxHashMap;
+use crate::hash::Map;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -77,7 +77,7 @@ pub struct Report {
 const CACHE_LIMIT: usize = 1 << 17;
 /// Units longer than this (bytes) are not cached.
 const CACHED_UNIT: usize = 64;
-type Cache = FxHashMap<Box<str>, Box<[u32]>>;
+type Cache = Map<Box<str>, Box<[u32]>>;
 
 pub struct Model {
     pub kind: ModelKind,
@@ -91,11 +91,11 @@ pub struct Model {
     pub joints: Option<BTreeMap<String, Vec<String>>>,
     pub options: Option<TrainOptions>,
     pub report: Option<Report>,
-    index: FxHashMap<Box<[u8]>, u32>,
+    index: Map<Box<[u8]>, u32>,
     merge_map: MergeMap,
     stream_map: MergeMap,
-    plain: FxHashMap<char, u32>,
-    marked: FxHashMap<char, u32>,
+    plain: Map<char, u32>,
+    marked: Map<char, u32>,
     ascii_plain: [u32; 128],
     ascii_marked: [u32; 128],
     unk: Option<u32>,
@@ -175,7 +175,7 @@ impl Model {
         if let Some(id) = wrong_kind {
             return Err(bad(format!("row {id}: a {} row does not belong in a {:?} model", rows[id].kind.name(), kind)));
         }
-        let mut index: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
+        let mut index: Map<Box<[u8]>, u32> = Map::default();
         let mut unk = None;
         let mut byte_base = None;
         let mut marker = None;
@@ -249,8 +249,8 @@ impl Model {
         if kind == ModelKind::Word && !merges.is_empty() {
             return Err(bad("a word model has no merges".into()));
         }
-        let mut merge_map: MergeMap = FxHashMap::default();
-        let mut stream_map: MergeMap = FxHashMap::default();
+        let mut merge_map: MergeMap = Map::default();
+        let mut stream_map: MergeMap = Map::default();
         if let Some(k) = stream_from {
             if k > merges.len() || spelling.scheme == Scheme::Continuation || kind != ModelKind::Bpe {
                 return Err(bad("stream merges need a BPE model on the end, front or bytes spelling, starting within the merges".into()));
@@ -320,8 +320,8 @@ impl Model {
                 return Err(bad(format!("row {id}: a learned row that no merge makes")));
             }
         }
-        let mut plain = FxHashMap::default();
-        let mut marked = FxHashMap::default();
+        let mut plain = Map::default();
+        let mut marked = Map::default();
         if spelling.scheme != Scheme::Bytes {
             let mark = spelling.mark.as_str();
             for (text, &id) in &index {
@@ -1159,8 +1159,8 @@ impl Model {
             rows.push(Row { text, kind });
         }
         // merges are stored as piece pairs; find their rows (Model::new checks the rest)
-        let mut by_display: FxHashMap<String, u32> = FxHashMap::default();
-        let mut by_text: FxHashMap<&[u8], u32> = FxHashMap::default();
+        let mut by_display: Map<String, u32> = Map::default();
+        let mut by_text: Map<&[u8], u32> = Map::default();
         for (id, row) in rows.iter().enumerate() {
             if matches!(row.kind, RowKind::Alphabet | RowKind::Learned) {
                 by_display.insert(display_row(file.spelling.scheme, row, &table), id as u32);
@@ -1255,7 +1255,7 @@ thread_local! {
 /// Unigram pieces as paths of symbol ids (node 0 is the root).
 struct SymbolTrie {
     /// used while building; the lookups below read `first`/`kids`
-    edges: FxHashMap<(u32, u32), u32>,
+    edges: Map<(u32, u32), u32>,
     /// the root's children by symbol id (every lattice position starts there)
     root: Vec<u32>,
     /// node u's children are `kids[first[u]..first[u + 1]]`, (symbol, child) sorted by symbol:
@@ -1305,7 +1305,7 @@ impl Model {
         if log_probs.len() != self.rows.len() {
             return Err(bad(format!("{} log-probabilities for {} rows", log_probs.len(), self.rows.len())));
         }
-        let mut trie = SymbolTrie { edges: FxHashMap::default(), root: Vec::new(), first: Vec::new(), kids: Vec::new(), piece: vec![(NO_ID, 0.0)] };
+        let mut trie = SymbolTrie { edges: Map::default(), root: Vec::new(), first: Vec::new(), kids: Vec::new(), piece: vec![(NO_ID, 0.0)] };
         for (id, (row, lp)) in self.rows.iter().zip(&log_probs).enumerate() {
             let piece = matches!(row.kind, RowKind::Alphabet | RowKind::Learned);
             match (piece, lp) {
@@ -1590,7 +1590,7 @@ impl Model {
         }
         let base = self.rows.iter().position(|r| r.kind == RowKind::Alphabet).unwrap_or(0) as u32;
         let alphabet_end = base + self.rows.iter().filter(|r| r.kind == RowKind::Alphabet).count() as u32;
-        let mut counts: FxHashMap<String, u64> = FxHashMap::default();
+        let mut counts: Map<String, u64> = Map::default();
         for (text, c) in corpus {
             let mut err = Ok(());
             self.spelling.for_each_unit(text, |u, _| {

@@ -1,11 +1,21 @@
 //! The Unigram engine on its own: every number the Unigram page (`002_…`) computes on the four
 //! words (low 5, lower 2, newest 6, widest 3, `end` spelling: `l o w</w>`) and on `ab`, plus
 //! determinism across thread counts and sampling frequencies against the shares.
+//!
+//! Two layers. The learner's numbers (seed, EM, losses, rounds) come from
+//! `learners::unigram::train` on hand-spelled units. Every cut of a unit (Viterbi, fewest pieces,
+//! n-best, shares, sampling, arc counts) comes from a [`Model`] trained through the public path
+//! (`learners::train`, what `subwords.train` calls) and read back from its file (what
+//! `subwords.load` does): the model's own trie walk and Viterbi, the code `Model::encode` runs.
 
 use std::collections::BTreeMap;
 
+use subwords_core::counting::UnitCounter;
+use subwords_core::learners;
 use subwords_core::learners::merge::{Flat, NO_SYMBOL};
 use subwords_core::learners::unigram::{losses_on, train, UnigramParams, UnigramTrained};
+use subwords_core::model::{Mode, Model};
+use subwords_core::options::TrainOptions;
 use subwords_core::segmenters::lattice::{SplitMix64, UnigramSegmenter};
 
 /// Units spelled under `end` (the last symbol carries `</w>`), with symbol ids in order of
@@ -38,7 +48,10 @@ fn corpus(words: &[(&str, u64)]) -> Corpus {
     corpus_with(words, spell_end)
 }
 
-fn corpus_with(words: &[(&str, u64)], spell: fn(&str) -> Vec<String>) -> Corpus {
+/// A spelling: a word to its symbols.
+type Spell = fn(&str) -> Vec<String>;
+
+fn corpus_with(words: &[(&str, u64)], spell: Spell) -> Corpus {
     let mut ids: BTreeMap<String, u32> = BTreeMap::new();
     let mut texts = Vec::new();
     let mut flat = Flat::default();
@@ -79,14 +92,90 @@ fn table(c: &Corpus, t: &UnigramTrained) -> BTreeMap<String, f64> {
     out
 }
 
-fn segmenter(tab: &BTreeMap<String, f64>) -> (UnigramSegmenter, Vec<String>) {
-    let names: Vec<String> = tab.keys().cloned().collect();
-    let pieces: Vec<(&[u8], u32, f64)> = names.iter().enumerate().map(|(i, n)| (n.as_bytes(), i as u32, tab[n])).collect();
-    (UnigramSegmenter::new(&pieces, b""), names)
+/// A Unigram model of `words` trained through the public path and read back from its file.
+fn trained(spelling: &str, vocab_size: u64, em_rounds: u32, words: &[(&str, u64)]) -> Model {
+    let opts = TrainOptions::from_json(&format!(
+        r#"{{"model":"unigram","spelling":"{spelling}","vocab_size":{vocab_size},"em_rounds":{em_rounds}}}"#
+    ))
+    .unwrap();
+    let mut counter = UnitCounter::new(opts.spelling().unwrap(), 1, false);
+    for &(w, c) in words {
+        counter.add_count(w, c);
+    }
+    let (counts, norm, texts, streams) = counter.finish().unwrap();
+    let m = learners::train(&opts, learners::Corpus::from_counts(counts, norm, texts, streams)).unwrap();
+    let file = m.to_json();
+    let back = Model::from_json(&file).unwrap();
+    assert_eq!(back.to_json(), file);
+    back
 }
 
-fn show(names: &[String], ids: &[u32]) -> String {
-    ids.iter().map(|&i| names[i as usize].as_str()).collect::<Vec<_>>().join(" ")
+/// A Unigram model file holding exactly the pieces of `rows` (text, log-prob) under `scheme`
+/// (`end`, `front` or `continuation`), read by `Model::from_json`: how a table from elsewhere
+/// (the Python reference's) gets the product's segmenter. Single symbols become the alphabet
+/// (text order), the rest learned rows in the order given.
+fn model_from_table(scheme: &str, rows: &[(String, f64)]) -> Model {
+    let mark = match scheme {
+        "end" => "</w>",
+        "continuation" => "##",
+        "front" => "\u{2581}",
+        _ => panic!("no spelling {scheme}"),
+    };
+    let single = |t: &str| {
+        let body = match scheme {
+            "end" => t.strip_suffix(mark).unwrap_or(t),
+            "continuation" => t.strip_prefix(mark).unwrap_or(t),
+            _ => t,
+        };
+        body.chars().count() == 1
+    };
+    let mut alphabet: Vec<&(String, f64)> = rows.iter().filter(|r| single(&r.0)).collect();
+    alphabet.sort_by(|a, b| a.0.cmp(&b.0));
+    let learned = rows.iter().filter(|r| !single(&r.0));
+    let lp = |x: f64| if x == f64::NEG_INFINITY { serde_json::json!("-inf") } else { serde_json::json!(x) };
+    let mut file_rows = vec![serde_json::json!(["[UNK]", "special"])];
+    let mut log_probs = vec![serde_json::Value::Null];
+    for (r, kind) in alphabet.into_iter().map(|r| (r, "alphabet")).chain(learned.map(|r| (r, "learned"))) {
+        file_rows.push(serde_json::json!([r.0, kind]));
+        log_probs.push(lp(r.1));
+    }
+    let file = serde_json::json!({
+        "format": "subwords",
+        "version": 1,
+        "model": "unigram",
+        "spelling": {"byte_fallback": false, "clean_text": false, "lowercase": false, "mark": mark, "pre_split": null,
+                     "scheme": scheme, "split_at_marks": true, "strip_accents": false},
+        "stream_merges_from": null,
+        "joints": null,
+        "options": null,
+        "report": null,
+        "rows": file_rows,
+        "merges": [],
+        "log_probs": log_probs,
+    });
+    Model::from_json(&file.to_string()).unwrap()
+}
+
+/// Pieces as the pages print them, space-separated.
+fn show(m: &Model, ids: &[u32]) -> String {
+    ids.iter().map(|&i| m.display(i).unwrap()).collect::<Vec<_>>().join(" ")
+}
+
+/// A piece's log-probability in a model.
+fn lp(m: &Model, piece: &str) -> f64 {
+    m.log_probs[m.piece_to_id(piece).unwrap_or_else(|| panic!("no row {piece}")) as usize].unwrap()
+}
+
+/// Every piece of a model with its log-probability, as [`table`] gives the learner's.
+fn model_table(m: &Model) -> BTreeMap<String, f64> {
+    (0..m.rows.len() as u32).filter_map(|i| m.log_probs[i as usize].map(|v| (m.display(i).unwrap(), v))).collect()
+}
+
+/// Viterbi as `encode` runs it, with the sum of its pieces' log-probabilities (`-inf` with an
+/// `[UNK]` among them: it has none).
+fn best(m: &Model, text: &str) -> (String, f64) {
+    let ids = m.encode(text).unwrap();
+    (show(m, &ids), ids.iter().map(|&i| m.log_probs[i as usize].unwrap_or(f64::NEG_INFINITY)).sum())
 }
 
 fn pct(x: f64) -> String {
@@ -117,58 +206,80 @@ fn lowest_on_the_seed_table() {
     // 002_…, sections 5 and 8: 17 arcs, 28 walks; lo west</w> 46.81%, then lowe st</w> and
     // low est</w> at exactly 20.06% each (that order: the longer piece first), then BPE's
     // lo w est</w> fourth at 3.10%.
-    let c = corpus(FOUR);
-    let tab = table(&c, &run(&c, params(1000, 0)));
-    let (seg, names) = segmenter(&tab);
-    let lowest = spell_end("lowest");
-    let l = seg.lattice(&lowest);
+    let m = trained("end", 1000, 0, FOUR);
+    let r = m.report.as_ref().unwrap();
+    assert_eq!((r.seed_size, r.rounds.as_deref()), (Some(49), Some(&[49][..])));
+    assert_eq!(lp(&m, "e"), (17.0f64 / 249.0).ln(), "the seed table, as the learner test has it");
+    let l = m.unit_lattice("lowest").unwrap();
     assert_eq!(l.arcs().len(), 17);
     let z = l.log_probability();
-    let all = l.nbest(usize::MAX);
+    let all = m.nbest_of("lowest", usize::MAX).unwrap();
     assert_eq!(all.len(), 28);
-    let top: Vec<(String, String)> = all
-        .iter()
-        .take(4)
-        .map(|s| {
-            let ids: Vec<u32> = s.arcs.iter().map(|&k| l.arcs()[k as usize].piece).collect();
-            (show(&names, &ids), pct((s.score - z).exp()))
-        })
-        .collect();
+    let top: Vec<(String, String)> = all.iter().take(4).map(|(ids, s)| (show(&m, ids), pct((s - z).exp()))).collect();
     let want = [("lo west</w>", "46.81"), ("lowe st</w>", "20.06"), ("low est</w>", "20.06"), ("lo w est</w>", "3.10")];
     assert_eq!(top, want.map(|(a, b)| (a.to_string(), b.to_string())));
-    assert_eq!(all[1].score, all[2].score, "an exact tie, not a near one");
-    let total: f64 = all.iter().map(|s| (s.score - z).exp()).sum();
+    assert_eq!(all[1].1, all[2].1, "an exact tie, not a near one");
+    let total: f64 = all.iter().map(|s| (s.1 - z).exp()).sum();
     assert!((total - 1.0).abs() < 1e-12);
-    // Viterbi and the fewest pieces disagree here (docs/API.md)
-    assert_eq!(show(&names, &seg.viterbi(&lowest).unwrap()), "lo west</w>");
-    assert_eq!(show(&names, &seg.fewest(&lowest).unwrap()), "lowe st</w>");
-    assert_eq!(seg.nbest(&lowest, 3).len(), 3);
+    // the shares as `spellings` reports them: the same list, the same numbers
+    let shares = m.spellings_of("lowest").unwrap();
+    assert_eq!(shares.iter().map(|s| &s.0).collect::<Vec<_>>(), all.iter().map(|s| &s.0).collect::<Vec<_>>());
+    for ((_, share), (_, s)) in shares.iter().zip(&all) {
+        assert!((share - (s - z).exp()).abs() < 1e-12);
+    }
+    // Viterbi (what encode runs) and the fewest pieces disagree here (docs/API.md)
+    assert_eq!(best(&m, "lowest").0, "lo west</w>");
+    assert_eq!(m.encode("lowest").unwrap(), all[0].0, "encode's Viterbi is the 1-best");
+    assert_eq!(show(&m, &m.encode_mode("lowest", Mode::Fewest).unwrap()), "lowe st</w>");
+    assert_eq!(m.nbest_of("lowest", 3).unwrap().len(), 3);
+    // the other ways in: a second call (the cache), offsets, a batch, lowest inside a text
+    assert_eq!(best(&m, "lowest").0, "lo west</w>");
+    let (ids, spans) = m.encode_with_spans("lowest").unwrap();
+    assert_eq!((show(&m, &ids), spans), ("lo west</w>".to_string(), vec![(0, 2), (2, 6)]));
+    let batch = m.encode_batch(&["lowest", "low", "lowest"], 2).unwrap();
+    assert_eq!(batch[0], all[0].0);
+    assert_eq!(batch[2], all[0].0);
+    let mut text = m.encode("low").unwrap();
+    text.extend(&all[0].0);
+    assert_eq!(m.encode("low lowest").unwrap(), text);
+}
+
+#[test]
+fn viterbi_ties_go_to_the_longer_piece_first() {
+    // DESIGN §2: "Viterbi ties: fewer pieces, then the longer piece at the earliest position
+    // where two spellings differ". The page's exact tie (002_…, section 8: lowe st</w> and
+    // low est</w> at 20.06% each, 2/249 · 9/249 both) becomes the best one when west</w> is
+    // taken out of the seed table, and encode must take lowe st</w>.
+    let m = trained("end", 1000, 0, FOUR);
+    let rows: Vec<(String, f64)> = model_table(&m).into_iter().filter(|r| r.0 != "west</w>").collect();
+    let m = model_from_table("end", &rows);
+    let all = m.nbest_of("lowest", 3).unwrap();
+    let z = m.unit_lattice("lowest").unwrap().log_probability();
+    assert_eq!((show(&m, &all[0].0), show(&m, &all[1].0)), ("lowe st</w>".into(), "low est</w>".into()));
+    assert_eq!(all[0].1, all[1].1, "an exact tie");
+    assert!((all[0].1 - (2.0f64 / 249.0).ln() - (9.0f64 / 249.0).ln()).abs() < 1e-12);
+    assert!(all[2].1 < all[1].1);
+    assert!((all[0].1 - z).exp() > 0.3, "the two lead once lo west</w> is gone");
+    assert_eq!(best(&m, "lowest").0, "lowe st</w>");
+    assert_eq!(show(&m, &m.encode_with_spans("lowest").unwrap().0), "lowe st</w>");
 }
 
 #[test]
 fn lower_and_newest_on_the_seed_table() {
     // 002_…, section 5: lower whole 92.90%, BPE's lo w e r</w> twelfth of sixteen; newest whole
     // 85.45%.
-    let c = corpus(FOUR);
-    let tab = table(&c, &run(&c, params(1000, 0)));
-    let (seg, names) = segmenter(&tab);
+    let m = trained("end", 1000, 0, FOUR);
     for (word, n, share) in [("lower", 16, "92.90"), ("newest", 0, "85.45")] {
-        let l = seg.lattice(&spell_end(word));
-        let z = l.log_probability();
-        let all = l.nbest(usize::MAX);
+        let z = m.unit_lattice(word).unwrap().log_probability();
+        let all = m.nbest_of(word, usize::MAX).unwrap();
         if n > 0 {
             assert_eq!(all.len(), n);
         }
-        assert_eq!(pct((all[0].score - z).exp()), share, "{word}");
-        assert_eq!(all[0].arcs.len(), 1);
+        assert_eq!(pct((all[0].1 - z).exp()), share, "{word}");
+        assert_eq!(all[0].0.len(), 1);
+        assert_eq!(best(&m, word).0, format!("{word}</w>"), "encode keeps {word} whole");
         if word == "lower" {
-            let pos = all
-                .iter()
-                .position(|s| {
-                    let ids: Vec<u32> = s.arcs.iter().map(|&k| l.arcs()[k as usize].piece).collect();
-                    show(&names, &ids) == "lo w e r</w>"
-                })
-                .unwrap();
+            let pos = all.iter().position(|s| show(&m, &s.0) == "lo w e r</w>").unwrap();
             assert_eq!(pos + 1, 12);
         }
     }
@@ -204,15 +315,17 @@ fn em_trajectories_on_the_four_words() {
     let lo: Vec<String> = tabs[..2].iter().map(|t| format!("{:.3}", t["lo"].exp())).collect();
     assert_eq!(lo, ["0.028", "0.011"]);
     assert_eq!(format!("{:.6}", tabs[2]["lo"].exp()), "0.000134");
-    let scores: Vec<String> = tabs
-        .iter()
-        .map(|t| {
-            let (seg, names) = segmenter(t);
-            let l = seg.lattice(&spell_end("lowest"));
-            let v = l.viterbi().unwrap();
-            let ids: Vec<u32> = v.arcs.iter().map(|&k| l.arcs()[k as usize].piece).collect();
-            assert_eq!(show(&names, &ids), "lo west</w>", "the likeliest spelling never changes");
-            format!("{:.2}", v.score)
+    // the same rounds through the public path: the same table to the bit, and encode's
+    // spelling of lowest with its score
+    let scores: Vec<String> = (0..5)
+        .map(|k| {
+            let m = trained("end", 1000, k as u32, FOUR);
+            assert_eq!(model_table(&m), tabs[k], "round {k}: the model holds the learner's table");
+            let (pieces, score) = best(&m, "lowest");
+            assert_eq!(pieces, "lo west</w>", "the likeliest spelling never changes");
+            let one = &m.nbest_of("lowest", 1).unwrap()[0];
+            assert!((one.1 - score).abs() < 1e-9, "round {k}: the 1-best scores what encode's pieces add up to");
+            format!("{score:.2}")
         })
         .collect();
     assert_eq!(scores, ["-7.30", "-9.45", "-18.39", "-36.75", "-73.50"]);
@@ -273,9 +386,10 @@ fn front_spelling_at_30_rows() {
     let want = "de des dest er es est ew ewe ewes ewest id ide ides idest";
     assert_eq!(learned.join(" "), want);
     // both this and BPE cut lowest as ▁low est
-    let tab = table(&c, &t);
-    let (seg, names) = segmenter(&tab);
-    assert_eq!(show(&names, &seg.viterbi(&spell_front("lowest")).unwrap()), "\u{2581}low est");
+    let m = trained("front", 30, 2, FOUR);
+    assert_eq!(m.report.as_ref().unwrap().rounds.as_deref(), Some(&[64, 48, 36, 29][..]));
+    assert_eq!(model_table(&m), table(&c, &t));
+    assert_eq!(best(&m, "lowest").0, "\u{2581}low est");
 }
 
 #[test]
@@ -287,11 +401,10 @@ fn continuation_spelling_joins_without_the_mark() {
     let learned: Vec<String> = t.learned.iter().map(|p| String::from_utf8(p.text.clone()).unwrap()).collect();
     assert_eq!(learned[..4], ["newest", "low", "widest", "lower"]);
     assert!(learned.contains(&"##est".to_string()));
-    let tab = table(&c, &t);
-    let names: Vec<String> = tab.keys().cloned().collect();
-    let pieces: Vec<(&[u8], u32, f64)> = names.iter().enumerate().map(|(i, n)| (n.as_bytes(), i as u32, tab[n])).collect();
-    let seg = UnigramSegmenter::new(&pieces, b"##");
-    assert_eq!(show(&names, &seg.viterbi(&spell_continuation("lowest")).unwrap()), "low ##est");
+    let m = trained("continuation", 30, 2, FOUR);
+    assert_eq!(m.report.as_ref().unwrap().rounds.as_deref(), Some(&[47, 35, 29][..]));
+    assert_eq!(model_table(&m), table(&c, &t));
+    assert_eq!(best(&m, "lowest").0, "low ##est");
 }
 
 #[test]
@@ -352,40 +465,48 @@ fn identical_across_thread_counts() {
 
 #[test]
 fn sampling_follows_the_shares() {
-    // lowest on the seed table: draws with alpha = 1 match the shares (28 spellings).
-    let c = corpus(FOUR);
-    let tab = table(&c, &run(&c, params(1000, 0)));
-    let (seg, _) = segmenter(&tab);
-    let lowest = spell_end("lowest");
-    let l = seg.lattice(&lowest);
-    let z = l.log_probability();
-    let all = l.nbest(usize::MAX);
-    let mut rng = SplitMix64::new(0);
-    let draws = 200_000;
+    // lowest on the seed table: draws with alpha = 1 match the shares (28 spellings). Each draw
+    // is one `encode` in sample mode with its own generator (seed = draw number), as
+    // `Tokenizer.encode(..., mode="sample", seed=...)` makes it.
+    let m = trained("end", 1000, 0, FOUR);
+    let z = m.unit_lattice("lowest").unwrap().log_probability();
+    let all = m.nbest_of("lowest", usize::MAX).unwrap();
+    let draw = |alpha: f64, nbest: Option<usize>, seed: u64| {
+        m.encode_mode("lowest", Mode::Sample { alpha, nbest, rng: SplitMix64::new(seed) }).unwrap()
+    };
+    let draws = 200_000u64;
     let mut seen: BTreeMap<Vec<u32>, usize> = BTreeMap::new();
-    for _ in 0..draws {
-        *seen.entry(l.sample(1.0, &mut rng).unwrap()).or_default() += 1;
+    for k in 0..draws {
+        *seen.entry(draw(1.0, None, k)).or_default() += 1;
     }
-    for s in &all {
-        let share = (s.score - z).exp();
-        let got = *seen.get(&s.arcs).unwrap_or(&0) as f64 / draws as f64;
+    assert!(seen.keys().all(|d| all.iter().any(|s| &s.0 == d)), "only spellings of lowest are drawn");
+    for (ids, s) in &all {
+        let share = (s - z).exp();
+        let got = *seen.get(ids).unwrap_or(&0) as f64 / draws as f64;
         let sd = (share * (1.0 - share) / draws as f64).sqrt();
         assert!((got - share).abs() < 5.0 * sd + 1e-9, "share {share}, drawn {got}");
     }
     // alpha = 0: every spelling alike
     let mut seen: BTreeMap<Vec<u32>, usize> = BTreeMap::new();
-    for _ in 0..draws {
-        *seen.entry(l.sample(0.0, &mut rng).unwrap()).or_default() += 1;
+    for k in 0..draws {
+        *seen.entry(draw(0.0, None, draws + k)).or_default() += 1;
     }
     assert_eq!(seen.len(), 28);
     for &k in seen.values() {
         let got = k as f64 / draws as f64;
         assert!((got - 1.0 / 28.0).abs() < 5.0 * (1.0f64 / 28.0 * 27.0 / 28.0 / draws as f64).sqrt());
     }
-    // the same seed draws the same spellings
-    let a: Vec<_> = (0..10).map(|_| seg.sample(&lowest, 1.0, None, &mut SplitMix64::new(42))).collect();
+    // the same seed draws the same spelling, by either door
+    let a: Vec<Vec<u32>> = (0..10).map(|_| draw(1.0, None, 42)).collect();
     assert!(a.windows(2).all(|w| w[0] == w[1]));
-    assert!(seg.sample(&lowest, 1.0, Some(4), &mut rng).is_some());
+    assert_eq!(m.sample_of("lowest", 42, 1.0, None).unwrap(), a[0]);
+    // among the 4 best: only those four come out
+    let top4: Vec<&Vec<u32>> = all.iter().take(4).map(|s| &s.0).collect();
+    for k in 0..200 {
+        let d = draw(1.0, Some(4), k);
+        assert!(top4.contains(&&d), "{}", show(&m, &d));
+        assert_eq!(m.sample_of("lowest", k, 1.0, Some(4)).unwrap(), d);
+    }
 }
 
 #[test]
@@ -467,7 +588,7 @@ fn differential_against_the_reference() {
             case["words"].as_object().unwrap().iter().map(|(w, c)| (w.clone(), c.as_u64().unwrap())).collect();
         words.sort();
         let refs: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
-        let (spell, strip): (fn(&str) -> Vec<String>, &[u8]) = match case["spelling"].as_str().unwrap_or("end") {
+        let (spell, strip): (Spell, &[u8]) = match case["spelling"].as_str().unwrap_or("end") {
             "front" => (spell_front, b""),
             "continuation" => (spell_continuation, b"##"),
             _ => (spell_end, b""),
@@ -525,7 +646,8 @@ fn parse_hex(s: &str) -> f64 {
 /// Differential check of the segmenters against the Python reference: JSON lines (a trained
 /// table's rows and log-probs, probe words with their arc counts, `log P`, Viterbi, fewest,
 /// 3-best, every spelling, and draws with given seeds and alphas) from the file named by
-/// `UNIGRAM_SEG_DIFF`; everything must agree, doubles to the bit and draws draw for draw.
+/// `UNIGRAM_SEG_DIFF`; everything must agree, doubles to the bit and draws draw for draw. The
+/// table becomes a model file ([`model_from_table`]), so this runs the model's own segmenter.
 #[test]
 #[ignore]
 fn segmenters_against_the_reference() {
@@ -535,32 +657,25 @@ fn segmenters_against_the_reference() {
     let (mut cases, mut probes) = (0, 0);
     for line in text.lines() {
         let case: serde_json::Value = serde_json::from_str(line).unwrap();
-        let (spell, strip): (fn(&str) -> Vec<String>, &[u8]) = match case["spelling"].as_str().unwrap() {
-            "front" => (spell_front, b""),
-            "continuation" => (spell_continuation, b"##"),
-            _ => (spell_end, b""),
-        };
         let rows: Vec<(String, f64)> = case["rows"]
             .as_array()
             .unwrap()
             .iter()
             .map(|r| (r[0].as_str().unwrap().to_string(), parse_hex(r[1].as_str().unwrap())))
             .collect();
-        let names: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
-        let pieces: Vec<(&[u8], u32, f64)> = rows.iter().enumerate().map(|(i, r)| (r.0.as_bytes(), i as u32, r.1)).collect();
-        let seg = UnigramSegmenter::new(&pieces, strip);
-        let named = |ids: &[u32]| -> Vec<String> { ids.iter().map(|&i| names[i as usize].clone()).collect() };
+        let m = model_from_table(case["spelling"].as_str().unwrap(), &rows);
+        let named = |ids: &[u32]| -> Vec<String> { ids.iter().map(|&i| m.display(i).unwrap()).collect() };
         for p in case["probes"].as_array().unwrap() {
-            let syms = spell(p["word"].as_str().unwrap());
-            let l = seg.lattice(&syms);
+            let word = p["word"].as_str().unwrap();
+            let l = m.unit_lattice(word).unwrap();
             assert_eq!(l.arcs().len() as u64, p["arcs"].as_u64().unwrap(), "{p}");
             assert_eq!(l.log_probability().to_bits(), parse_hex(p["logp"].as_str().unwrap()).to_bits(), "{p}");
-            assert_eq!(named(&seg.viterbi(&syms).unwrap()), strs(&p["viterbi"]), "{p}");
-            assert_eq!(named(&seg.fewest(&syms).unwrap()), strs(&p["fewest"]), "{p}");
+            assert_eq!(named(&m.encode(word).unwrap()), strs(&p["viterbi"]), "{p}");
+            assert_eq!(named(&m.encode_mode(word, Mode::Fewest).unwrap()), strs(&p["fewest"]), "{p}");
             let lists = [("nbest", 3usize), ("all", usize::MAX)];
             for (key, k) in lists {
                 let Some(want) = p.get(key) else { continue };
-                let got = seg.nbest(&syms, k);
+                let got = m.nbest_of(word, k).unwrap();
                 let want: Vec<(Vec<String>, f64)> =
                     want.as_array().unwrap().iter().map(|x| (strs(&x[0]), parse_hex(x[1].as_str().unwrap()))).collect();
                 assert_eq!(got.len(), want.len(), "{key} {p}");
@@ -573,16 +688,61 @@ fn segmenters_against_the_reference() {
             let seed = sm["seed"].as_u64().unwrap();
             let alpha = sm["alpha"].as_f64().unwrap();
             for (k, want) in sm["pieces"].as_array().unwrap().iter().enumerate() {
-                let mut rng = SplitMix64::new(seed.wrapping_add(k as u64));
-                assert_eq!(named(&seg.sample(&syms, alpha, None, &mut rng).unwrap()), strs(want), "sample {k} {p}");
+                let got = m.sample_of(word, seed.wrapping_add(k as u64), alpha, None).unwrap();
+                assert_eq!(named(&got), strs(want), "sample {k} {p}");
             }
-            let mut rng = SplitMix64::new(seed);
-            assert_eq!(named(&seg.sample(&syms, alpha, Some(3), &mut rng).unwrap()), strs(&sm["nb"]), "sample nbest {p}");
+            assert_eq!(named(&m.sample_of(word, seed, alpha, Some(3)).unwrap()), strs(&sm["nb"]), "sample nbest {p}");
             probes += 1;
         }
         cases += 1;
     }
     eprintln!("{cases} tables, {probes} probe words agree");
+}
+
+#[test]
+fn a_table_from_elsewhere_cuts_as_the_trained_model() {
+    // model_from_table (the differential test's door) gives the same cuts as training: the
+    // seed table of the four words, under end, front and continuation
+    for (scheme, spell, strip) in [
+        ("end", spell_end as Spell, &b""[..]),
+        ("front", spell_front, b""),
+        ("continuation", spell_continuation, b"##"),
+    ] {
+        let c = corpus_with(FOUR, spell);
+        let t = train(&c.flat, &c.texts, strip, &params(1000, 0), None).unwrap();
+        let rows: Vec<(String, f64)> = table(&c, &t).into_iter().collect();
+        let from_file = model_from_table(scheme, &rows);
+        let m = trained(scheme, 1000, 0, FOUR);
+        assert_eq!(model_table(&from_file), model_table(&m), "{scheme}");
+        for w in ["lowest", "lower", "newest", "widest", "low", "west", "nest", "lot"] {
+            assert_eq!(best(&from_file, w).0, best(&m, w).0, "{scheme} {w}");
+            let (a, b) = (from_file.nbest_of(w, 5).unwrap(), m.nbest_of(w, 5).unwrap());
+            let names = |mm: &Model, v: &[(Vec<u32>, f64)]| v.iter().map(|s| (show(mm, &s.0), s.1)).collect::<Vec<_>>();
+            assert_eq!(names(&from_file, &a), names(&m, &b), "{scheme} {w}");
+        }
+    }
+}
+
+#[test]
+fn the_standalone_segmenter_agrees_with_the_model() {
+    // `segmenters::lattice::UnigramSegmenter` (a byte trie over piece texts) is not what
+    // `Model::encode` runs (the model's own symbol trie and Viterbi); while both exist they must
+    // cut alike. The seed table of the four words, every word and a few unseen ones.
+    let m = trained("end", 1000, 0, FOUR);
+    let tab = model_table(&m);
+    let names: Vec<String> = tab.keys().cloned().collect();
+    let pieces: Vec<(&[u8], u32, f64)> = names.iter().enumerate().map(|(i, n)| (n.as_bytes(), i as u32, tab[n])).collect();
+    let seg = UnigramSegmenter::new(&pieces, b"");
+    let show_seg = |ids: &[u32]| ids.iter().map(|&i| names[i as usize].as_str()).collect::<Vec<_>>().join(" ");
+    for w in ["lowest", "lower", "newest", "widest", "low", "west", "dew", "sit"] {
+        let syms = spell_end(w);
+        assert_eq!(show_seg(&seg.viterbi(&syms).unwrap()), best(&m, w).0, "{w}");
+        assert_eq!(show_seg(&seg.fewest(&syms).unwrap()), show(&m, &m.encode_mode(w, Mode::Fewest).unwrap()), "{w}");
+        let a: Vec<(String, f64)> = seg.nbest(&syms, 6).into_iter().map(|(ids, s)| (show_seg(&ids), s)).collect();
+        let b: Vec<(String, f64)> = m.nbest_of(w, 6).unwrap().into_iter().map(|(ids, s)| (show(&m, &ids), s)).collect();
+        assert_eq!(a, b, "{w}");
+        assert_eq!(seg.log_probability(&syms).to_bits(), m.unit_lattice(w).unwrap().log_probability().to_bits(), "{w}");
+    }
 }
 
 #[test]

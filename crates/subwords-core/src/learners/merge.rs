@@ -35,7 +35,7 @@ use std::collections::BinaryHeap;
 use std::rc::Rc;
 
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use crate::hash::Map;
 
 /// Symbol id used for symbols outside the alphabet (alphabet limits): never part of a pair.
 pub const NO_SYMBOL: u32 = u32::MAX;
@@ -90,7 +90,7 @@ impl Flat {
 pub struct Symbols {
     pub texts: Vec<Rc<[u8]>>,
     pub lengths: Vec<u32>,
-    pub index: FxHashMap<Box<[u8]>, u32>,
+    pub index: Map<Box<[u8]>, u32>,
     /// How two pieces are written together (`##` is stripped from the right under continuation).
     pub strip_right: Vec<u8>,
     /// Id of the first symbol: symbol ids coincide with row ids.
@@ -125,7 +125,7 @@ impl Symbols {
 // `base` lets symbol ids coincide with row ids ([UNK] and byte rows come first).
 impl Symbols {
     pub fn new(base: u32, strip_right: &[u8]) -> Self {
-        Symbols { texts: vec![], lengths: vec![], index: FxHashMap::default(), strip_right: strip_right.to_vec(), base }
+        Symbols { texts: vec![], lengths: vec![], index: Map::default(), strip_right: strip_right.to_vec(), base }
     }
     pub fn text(&self, id: u32) -> &[u8] {
         &self.texts[(id - self.base) as usize]
@@ -282,8 +282,8 @@ impl Ord for Entry {
 /// What one thread found while rewriting its share of a merge's units.
 #[derive(Default)]
 pub(crate) struct Delta {
-    pub(crate) counts: FxHashMap<u64, i64>,
-    pub(crate) places: FxHashMap<u64, Vec<u32>>,
+    pub(crate) counts: Map<u64, i64>,
+    pub(crate) places: Map<u64, Vec<u32>>,
     pub(crate) lens: Vec<(u32, u32)>,
     /// Σ count over the merge sites (how many a's and b's became c's).
     pub(crate) sites: i64,
@@ -292,8 +292,8 @@ pub(crate) struct Delta {
 struct Engine<'a> {
     flat: Flat,
     symbols: &'a mut Symbols,
-    counts: FxHashMap<u64, i64>,
-    places: FxHashMap<u64, Vec<u32>>,
+    counts: Map<u64, i64>,
+    places: Map<u64, Vec<u32>>,
     heap: BinaryHeap<Entry>,
     max_len: Option<u32>,
     threads: usize,
@@ -401,8 +401,8 @@ pub(crate) fn rewrite(syms: SharedSyms, meta: &[Meta], list: &[u32], a: u32, b: 
 }
 
 /// Pair counts, and how many units hold each pair, over a range of units (one thread's share).
-pub(crate) fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> FxHashMap<u64, (i64, u32)> {
-    let mut counts: FxHashMap<u64, (i64, u32)> = FxHashMap::default();
+pub(crate) fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> Map<u64, (i64, u32)> {
+    let mut counts: Map<u64, (i64, u32)> = Map::default();
     let mut seen: Vec<u64> = Vec::new();
     for wi in range {
         let s = flat.unit(wi);
@@ -425,9 +425,9 @@ pub(crate) fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> FxHashM
 
 /// The units holding each pair, for the pairs that hash to `part` of `parts` (each thread builds
 /// its own share of the index, sized exactly, so nothing is built twice).
-pub(crate) fn place_pairs(flat: &Flat, sizes: &FxHashMap<u64, (i64, u32)>, part: u64, parts: u64) -> FxHashMap<u64, Vec<u32>> {
+pub(crate) fn place_pairs(flat: &Flat, sizes: &Map<u64, (i64, u32)>, part: u64, parts: u64) -> Map<u64, Vec<u32>> {
     let mine = |p: u64| (p.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) % parts == part;
-    let mut places: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+    let mut places: Map<u64, Vec<u32>> = Map::default();
     for (&p, &(_, n)) in sizes {
         if mine(p) {
             places.insert(p, Vec::with_capacity(n as usize));
@@ -473,7 +473,7 @@ impl<'a> Engine<'a> {
         let chunk = n.div_ceil(threads).max(1024);
         let ranges: Vec<std::ops::Range<usize>> = (0..n).step_by(chunk).map(|s| s..(s + chunk).min(n)).collect();
         let parts: Vec<_> = ranges.into_par_iter().map(|r| count_pairs(&flat, r)).collect();
-        let mut sizes: FxHashMap<u64, (i64, u32)> = FxHashMap::default();
+        let mut sizes: Map<u64, (i64, u32)> = Map::default();
         for c in parts {
             if sizes.is_empty() {
                 sizes = c;
@@ -485,14 +485,14 @@ impl<'a> Engine<'a> {
                 e.1 += v.1;
             }
         }
-        let shares: Vec<FxHashMap<u64, Vec<u32>>> =
+        let shares: Vec<Map<u64, Vec<u32>>> =
             (0..threads as u64).into_par_iter().map(|t| place_pairs(&flat, &sizes, t, threads as u64)).collect();
-        let mut places: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+        let mut places: Map<u64, Vec<u32>> = Map::default();
         places.reserve(sizes.len());
         for share in shares {
             places.extend(share);
         }
-        let counts: FxHashMap<u64, i64> = sizes.into_iter().map(|(k, v)| (k, v.0)).collect();
+        let counts: Map<u64, i64> = sizes.into_iter().map(|(k, v)| (k, v.0)).collect();
         let floor = match (params.score, params.min_count_rule) {
             (Score::WordPiece, MinCountRule::Filter) => params.min_count,
             _ => 0,

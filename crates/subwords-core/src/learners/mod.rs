@@ -8,7 +8,7 @@
 pub mod merge;
 pub mod unigram;
 
-use rustc_hash::FxHashMap;
+use crate::hash::Map;
 
 use crate::counting::Counts;
 use crate::error::{Error, Result};
@@ -129,7 +129,7 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
         p.start(crate::progress::Phase::Spelling, units.len() as u64);
     }
     // ---- spell units into provisional symbol ids, counting each symbol's occurrences
-    let mut provisional: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
+    let mut provisional: Map<Box<[u8]>, u32> = Map::default();
     let mut sym_texts: Vec<Box<[u8]>> = Vec::new();
     let mut sym_counts: Vec<u64> = Vec::new();
     if spelling.scheme == Scheme::Bytes {
@@ -344,7 +344,7 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
     // ---- stage two: merges across unit boundaries, each text one stream
     if let Some(_at) = opts.superword_at {
         stage_one_merges = Some(merges.len() as u64);
-        let mut map: MergeMap = FxHashMap::default();
+        let mut map: MergeMap = Map::default();
         for (r, m) in merges.iter().enumerate() {
             map.insert(((m[0] as u64) << 32) | m[1] as u64, (r as u32, m[2]));
         }
@@ -533,8 +533,8 @@ fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&UnitCount], no
     if spelling.scheme == Scheme::Bytes {
         return Err(Error::Option("model='word' needs a spelling with an [UNK] row (end, continuation or front)".into()));
     }
-    let mut spelled: FxHashMap<Vec<u8>, u64> = FxHashMap::default();
-    let mut symbols: rustc_hash::FxHashSet<Vec<u8>> = Default::default();
+    let mut spelled: Map<Vec<u8>, u64> = Map::default();
+    let mut symbols: crate::hash::Set<Vec<u8>> = Default::default();
     let mut before = 0u64;
     for u in units {
         let mut t: Vec<u8> = Vec::new();

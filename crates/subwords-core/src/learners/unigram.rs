@@ -63,7 +63,7 @@
 //!   table, the runs, the arcs and one batch of terms.
 
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use crate::hash::Map;
 
 use super::merge::Flat;
 use crate::error::{Error, Result};
@@ -158,13 +158,13 @@ struct Table {
 /// A trie over symbol ranks of the live pieces with a probability.
 struct Trie {
     root: Vec<u32>,
-    edges: FxHashMap<u64, u32>,
+    edges: Map<u64, u32>,
     piece: Vec<u32>,
 }
 
 impl Trie {
     fn build(table: &Table, syms: &[u32], alphabet: usize) -> Trie {
-        let mut t = Trie { root: vec![NONE; alphabet], edges: FxHashMap::default(), piece: Vec::new() };
+        let mut t = Trie { root: vec![NONE; alphabet], edges: Map::default(), piece: Vec::new() };
         for p in 0..table.at.len() {
             if !table.alive[p] || !table.has_prob[p] {
                 continue;
@@ -463,7 +463,7 @@ fn ranks(symbol_texts: &[Vec<u8>]) -> (Vec<u32>, Vec<u32>) {
 
 /// Cuts units at unknown symbols (no rank, or rank `NONE`), adds equal runs, sorts them.
 fn collect_runs(units: &Flat, rank: &[u32]) -> Result<Runs> {
-    let mut counts: FxHashMap<Vec<u32>, u64> = FxHashMap::default();
+    let mut counts: Map<Vec<u32>, u64> = Map::default();
     let mut cur: Vec<u32> = Vec::new();
     for u in 0..units.units() {
         let c = units.meta[u].count;
@@ -619,15 +619,15 @@ fn seed(mut runs: Runs, texts: &[Vec<u8>], strip_right: &[u8], max_len: usize, s
     match cap_multi {
         None => kept = all(&|_| true),
         Some(cap) => {
-            let hists: Vec<FxHashMap<u64, u64>> = parts
+            let hists: Vec<Map<u64, u64>> = parts
                 .par_iter()
                 .map(|r| {
-                    let mut h: FxHashMap<u64, u64> = FxHashMap::default();
+                    let mut h: Map<u64, u64> = Map::default();
                     walk(&runs, &sufs[r.clone()], max_len, |_, _, c| *h.entry(c).or_insert(0) += 1);
                     h
                 })
                 .collect();
-            let mut hist: FxHashMap<u64, u64> = FxHashMap::default();
+            let mut hist: Map<u64, u64> = Map::default();
             for h in hists {
                 for (c, k) in h {
                     *hist.entry(c).or_insert(0) += k;

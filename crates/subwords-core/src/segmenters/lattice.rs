@@ -36,7 +36,7 @@
 //! Viterbi and fewest are O(arcs); n-best is O(arcs · k log(arcs · k)) plus the tie walks;
 //! sampling is O(arcs).
 
-use rustc_hash::FxHashMap;
+use crate::hash::Map;
 
 pub const NEG_INF: f64 = f64::NEG_INFINITY;
 const NONE: u32 = u32::MAX;
@@ -502,7 +502,7 @@ impl ViterbiScratch {
 /// carrying its id and log-probability.
 pub struct UnigramSegmenter {
     /// (node << 8 | byte) -> child; node 0 is the root
-    edges: FxHashMap<u64, u32>,
+    edges: Map<u64, u32>,
     /// per node: the piece it completes (NONE if none) and its log-prob
     piece: Vec<u32>,
     log_prob: Vec<f64>,
@@ -515,7 +515,7 @@ impl UnigramSegmenter {
     /// symbol but a piece's first; empty for the other spellings.
     pub fn new<T: AsRef<[u8]>>(pieces: &[(T, u32, f64)], strip_right: &[u8]) -> Self {
         let mut s = UnigramSegmenter {
-            edges: FxHashMap::default(),
+            edges: Map::default(),
             piece: vec![NONE],
             log_prob: vec![NEG_INF],
             strip_right: strip_right.to_vec(),

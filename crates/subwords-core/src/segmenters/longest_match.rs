@@ -13,13 +13,13 @@
 //! `end` (the piece that finishes a word carries `</w>`) walks the trie from each position:
 //! O(n · longest piece).
 
-use rustc_hash::FxHashMap;
+use crate::hash::Map;
 
 const NONE: u32 = u32::MAX;
 
 pub struct LongestMatch {
     /// (node, byte) -> child
-    edges: FxHashMap<(u32, u8), u32>,
+    edges: Map<(u32, u8), u32>,
     /// piece id of the node, if the path to it spells a piece
     piece: Vec<u32>,
     fail: Vec<u32>,
@@ -29,7 +29,7 @@ pub struct LongestMatch {
     /// the node reached by the continuation mark (`##`)
     sharp: u32,
     /// bytes of each piece's text without the continuation mark (for "the rest")
-    lengths: FxHashMap<u32, u32>,
+    lengths: Map<u32, u32>,
     end_mark: Option<Vec<u8>>,
 }
 
@@ -45,13 +45,13 @@ impl LongestMatch {
     /// spelling; `end_mark`: `Some("</w>")` for the end spelling.
     pub fn new(pieces: &[(&[u8], u32)], continuation_mark: Option<&[u8]>, end_mark: Option<&[u8]>) -> Self {
         let mut t = LongestMatch {
-            edges: FxHashMap::default(),
+            edges: Map::default(),
             piece: vec![NONE],
             fail: vec![NONE],
             pops_at: vec![(0, 0)],
             pops: Vec::new(),
             sharp: NONE,
-            lengths: FxHashMap::default(),
+            lengths: Map::default(),
             end_mark: end_mark.map(<[u8]>::to_vec),
         };
         let insert = |t: &mut LongestMatch, text: &[u8]| -> u32 {
@@ -226,7 +226,7 @@ mod tests {
     use super::*;
 
     /// The naive greedy loop the linear algorithm must agree with.
-    fn naive(vocab: &FxHashMap<Vec<u8>, u32>, word: &[u8]) -> Option<Vec<u32>> {
+    fn naive(vocab: &Map<Vec<u8>, u32>, word: &[u8]) -> Option<Vec<u32>> {
         let mut out = vec![];
         let mut i = 0;
         while i < word.len() {
@@ -254,16 +254,16 @@ mod tests {
             (state >> 33) % n
         };
         for _ in 0..300 {
-            let mut vocab: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
+            let mut vocab: Map<Vec<u8>, u32> = Map::default();
             let letters = b"abcd";
-            for k in 0..(4 + rnd(30)) {
+            for _ in 0..(4 + rnd(30)) {
                 let len = 1 + rnd(4) as usize;
                 let mut t: Vec<u8> = if rnd(2) == 0 { b"##".to_vec() } else { vec![] };
                 for _ in 0..len {
                     t.push(letters[rnd(4) as usize]);
                 }
                 let n = vocab.len() as u32;
-                vocab.entry(t).or_insert(n + k as u32 * 0);
+                vocab.entry(t).or_insert(n);
             }
             let pieces: Vec<(&[u8], u32)> = vocab.iter().map(|(t, &id)| (t.as_slice(), id)).collect();
             let lm = LongestMatch::new(&pieces, Some(b"##"), None);

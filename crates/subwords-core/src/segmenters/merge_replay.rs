@@ -18,10 +18,10 @@ use std::collections::BinaryHeap;
 
 use rand::rngs::SmallRng;
 use rand::Rng;
-use rustc_hash::FxHashMap;
+use crate::hash::Map;
 
 /// `(left, right) -> (rank, result)`, the pair packed as `left << 32 | right`.
-pub type MergeMap = FxHashMap<u64, (u32, u32)>;
+pub type MergeMap = Map<u64, (u32, u32)>;
 
 #[inline]
 fn pack(a: u32, b: u32) -> u64 {

@@ -27,7 +27,7 @@ pub mod proto;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use rustc_hash::FxHashMap;
+use crate::hash::Map;
 use yada::DoubleArray;
 
 use crate::error::{Error, Result};
@@ -41,9 +41,9 @@ const RESET: f32 = 100_000.0;
 /// Words kept per worker slot by the BPE word cache before it starts afresh.
 const WORD_CACHE: usize = 1 << 16;
 const CACHE_SLOTS: usize = 16;
-type WordCache = FxHashMap<Box<[u8]>, Box<[Cut]>>;
+type WordCache = Map<Box<[u8]>, Box<[Cut]>>;
 /// BPE: unused piece text -> (left start, left length, right start, right length).
-type Rev = FxHashMap<Box<[u8]>, (u32, u32, u32, u32)>;
+type Rev = Map<Box<[u8]>, (u32, u32, u32, u32)>;
 /// The largest model file accepted (the biggest public models are a few MB).
 pub const MAX_FILE_BYTES: usize = 1 << 30;
 
@@ -70,9 +70,9 @@ pub struct SpModel {
     nodes: Vec<(f32, u8)>,
     /// NORMAL, USER_DEFINED and UNUSED pieces (SentencePiece's `pieces_`), as a trie and a map.
     trie: Option<DoubleArray<Vec<u8>>>,
-    index: FxHashMap<Box<[u8]>, u32>,
+    index: Map<Box<[u8]>, u32>,
     /// CONTROL, UNKNOWN and BYTE pieces (`reserved_id_map_`).
-    reserved: FxHashMap<Box<[u8]>, u32>,
+    reserved: Map<Box<[u8]>, u32>,
     /// User-defined symbols: matched first, never normalized or split.
     user: Option<DoubleArray<Vec<u8>>>,
     user_starts: [bool; 256],
@@ -151,8 +151,8 @@ impl SpModel {
         let mut pieces = Vec::with_capacity(n);
         let mut scores = Vec::with_capacity(n);
         let mut types = Vec::with_capacity(n);
-        let mut index: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
-        let mut reserved: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
+        let mut index: Map<Box<[u8]>, u32> = Map::default();
+        let mut reserved: Map<Box<[u8]>, u32> = Map::default();
         let mut users: Vec<&str> = Vec::new();
         let mut unk = None;
         let mut min_score = f32::MAX;
@@ -424,7 +424,7 @@ impl SpModel {
         let mut cuts = Vec::with_capacity(text.len() / 3 + 1);
         // one cache per worker slot (slot 0 for calls from outside a thread pool)
         let slot = rayon::current_thread_index().map_or(0, |i| 1 + i % (CACHE_SLOTS - 1));
-        let mut fresh = FxHashMap::default();
+        let mut fresh = Map::default();
         let mut guard = self.caches[slot].try_lock();
         let cache: &mut WordCache = match guard.as_mut() {
             Ok(g) => g,
@@ -613,7 +613,7 @@ impl SpModel {
         }
         let mut heap: BinaryHeap<Pair> = BinaryHeap::new();
         // unused piece text -> the two texts that made it (the last join recorded wins)
-        let mut rev: Rev = FxHashMap::default();
+        let mut rev: Rev = Map::default();
         let add = |syms: &[Sym], heap: &mut BinaryHeap<Pair>, rev: &mut Rev, l: i32, r: i32| {
             if l < 0 || r < 0 {
                 return;

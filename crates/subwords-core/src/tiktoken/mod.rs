@@ -34,7 +34,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use crate::hash::Map;
 
 pub use split::Pattern;
 
@@ -55,9 +55,9 @@ const NONE: u32 = u32::MAX;
 pub struct RankBpe {
     /// Tokens of at most [`SHORT`] bytes, keyed by [`pack`]: most chunks are short, and an
     /// integer key needs no byte comparison.
-    short: FxHashMap<u128, u32>,
+    short: Map<u128, u32>,
     /// The longer tokens.
-    long: FxHashMap<Box<[u8]>, u32>,
+    long: Map<Box<[u8]>, u32>,
     byte_rank: [u32; 256],
     /// id -> (offset, length) in `token_bytes`; `(NONE, 0)` for ids with no token.
     spans: Vec<(u32, u32)>,
@@ -94,9 +94,9 @@ impl RankBpe {
         specials: Vec<(String, u32)>,
         pattern: Pattern,
     ) -> Result<Self> {
-        let mut short: FxHashMap<u128, u32> = FxHashMap::default();
+        let mut short: Map<u128, u32> = Map::default();
         short.reserve(entries.len());
-        let mut long: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
+        let mut long: Map<Box<[u8]>, u32> = Map::default();
         let mut max_id = 0u32;
         for &(offset, len, rank) in &entries {
             let bytes = &flat[offset..offset + len];
@@ -423,8 +423,8 @@ impl RankBpe {
 struct Scratch<'t> {
     parts: Vec<Part>,
     arena: Vec<u32>,
-    short: FxHashMap<u128, (u32, u32)>,
-    long: FxHashMap<&'t [u8], (u32, u32)>,
+    short: Map<u128, (u32, u32)>,
+    long: Map<&'t [u8], (u32, u32)>,
 }
 
 impl Scratch<'_> {
