@@ -11,16 +11,12 @@
 pub mod counting;
 pub mod error;
 pub mod hash;
-pub mod hf;
-pub mod hf_unigram;
 pub mod learners;
 pub mod model;
 pub mod options;
 pub mod progress;
 pub mod segmenters;
-pub mod sentencepiece;
 pub mod spelling;
-pub mod tiktoken;
 pub mod vocab;
 
 pub use error::{Error, Result};

@@ -1,4 +1,4 @@
-//! `subwords._core.HfPipeline`: a Hugging Face `tokenizers` pipeline (see `subwords_core::hf`).
+//! `subwords._core.HfPipeline`: a Hugging Face `tokenizers` pipeline (see `subwords_compat::huggingface`).
 //! The Python class `subwords.formats.huggingface.HuggingFace` carries the API; this layer only
 //! builds the pipeline from its plan and encodes with the GIL released.
 
@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyList;
 
-use subwords_core::hf::HfPipeline;
+use subwords_compat::huggingface::HfPipeline;
 
 /// One entry of a tokenizer.json `merges` list: `"a b"` (older files) or `["a", "b"]`.
 #[derive(FromPyObject)]
@@ -84,9 +84,9 @@ impl PyHfPipeline {
     /// before the pipeline exists).
     #[staticmethod]
     fn normalize_with(py: Python<'_>, normalizers: &str, text: &str) -> PyResult<String> {
-        let ns: Vec<subwords_core::hf::Normalizer> = serde_json::from_str(normalizers)
+        let ns: Vec<subwords_compat::huggingface::Normalizer> = serde_json::from_str(normalizers)
             .map_err(|e| super::to_py(py, subwords_core::Error::ModelFile(format!("internal plan: {e}"))))?;
-        Ok(subwords_core::hf::normalize_with(&ns, text))
+        Ok(subwords_compat::huggingface::normalize_with(&ns, text))
     }
 
     /// The text as the normalizers leave it.

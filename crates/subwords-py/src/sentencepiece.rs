@@ -1,5 +1,5 @@
 //! `subwords._core.SpModel`: a SentencePiece `.model` file, encoded and decoded as
-//! `sentencepiece` does (see `subwords_core::sentencepiece`).
+//! `sentencepiece` does (see `subwords_compat::sentencepiece`).
 
 use std::sync::OnceLock;
 
@@ -8,7 +8,7 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyList};
 use rayon::prelude::*;
 
-use subwords_core::sentencepiece::{Kind, SpModel as Core};
+use subwords_compat::sentencepiece::{Kind, SpModel as Core};
 
 use crate::{char_offsets, pool, to_py};
 
@@ -144,7 +144,7 @@ pub fn sp_model_bytes<'py>(
         "bpe" => Kind::Bpe,
         other => return Err(pyo3::exceptions::PyValueError::new_err(format!("kind {other:?}: unigram or bpe"))),
     };
-    let build = subwords_core::sentencepiece::Build {
+    let build = subwords_compat::sentencepiece::Build {
         kind,
         pieces: pieces.iter().map(|(p, s, t)| (p.as_str(), *s, *t)).collect(),
         byte_fallback,

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyBytes;
 
-use subwords_core::tiktoken::{Pattern, RankBpe};
+use subwords_compat::tiktoken::{Pattern, RankBpe};
 
 use crate::{pool, to_py};
 

@@ -5,7 +5,7 @@
 
 use yada::DoubleArray;
 
-use crate::error::{Error, Result};
+use subwords_core::error::{Error, Result};
 
 pub struct Charsmap {
     trie: DoubleArray<Vec<u8>>,

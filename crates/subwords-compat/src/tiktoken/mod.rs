@@ -34,7 +34,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use rayon::prelude::*;
-use crate::hash::Map;
+use subwords_core::hash::Map;
 
 pub use split::Pattern;
 

@@ -27,10 +27,10 @@ pub mod proto;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use crate::hash::Map;
+use subwords_core::hash::Map;
 use yada::DoubleArray;
 
-use crate::error::{Error, Result};
+use subwords_core::error::{Error, Result};
 use charsmap::Charsmap;
 use proto::ModelProto;
 

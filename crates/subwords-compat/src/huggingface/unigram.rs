@@ -13,11 +13,11 @@
 //!   takes the first prefix match); otherwise each character is replaced by its shortest
 //!   matching rule or kept.
 
-use crate::hash::Map;
+use subwords_core::hash::Map;
 use unicode_segmentation::UnicodeSegmentation;
 use yada::DoubleArray;
 
-use crate::error::{Error, Result};
+use subwords_core::error::{Error, Result};
 use crate::sentencepiece::charsmap::Charsmap;
 
 const UNK_PENALTY: f64 = 10.0;

@@ -28,18 +28,20 @@
 //!
 //! Words are cached per worker; the cache only saves time.
 
+pub mod unigram;
+
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Mutex;
 
-use crate::hash::Map;
+use subwords_core::hash::Map;
 use serde::Deserialize;
 use unicode_general_category::{get_general_category, GeneralCategory as G};
 use unicode_normalization::{is_nfc_quick, is_nfd_quick, is_nfkc_quick, is_nfkd_quick, IsNormalized, UnicodeNormalization};
 
-use crate::error::{Error, Result};
-use crate::segmenters::longest_match::{LongestMatch, Match};
-use crate::spelling::{byte_to_char_table, gpt2, is_bert_punctuation, is_cjk_ideograph};
+use subwords_core::error::{Error, Result};
+use subwords_core::segmenters::longest_match::{LongestMatch, Match};
+use subwords_core::spelling::{byte_to_char_table, gpt2, is_bert_punctuation, is_cjk_ideograph};
 
 #[derive(Deserialize, Clone, Debug)]
 #[serde(tag = "type", deny_unknown_fields)]
@@ -65,7 +67,7 @@ pub enum Normalizer {
 
 /// A parsed character map inside a plan (read from the plan's list of bytes).
 #[derive(Clone)]
-pub struct PrecompiledMap(std::sync::Arc<crate::hf_unigram::Precompiled>);
+pub struct PrecompiledMap(std::sync::Arc<crate::huggingface::unigram::Precompiled>);
 
 impl std::fmt::Debug for PrecompiledMap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -76,7 +78,7 @@ impl std::fmt::Debug for PrecompiledMap {
 impl<'de> Deserialize<'de> for PrecompiledMap {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         let bytes: Vec<u8> = Vec::deserialize(d)?;
-        crate::hf_unigram::Precompiled::new(&bytes).map(|p| PrecompiledMap(std::sync::Arc::new(p))).map_err(serde::de::Error::custom)
+        crate::huggingface::unigram::Precompiled::new(&bytes).map(|p| PrecompiledMap(std::sync::Arc::new(p))).map_err(serde::de::Error::custom)
     }
 }
 
@@ -190,7 +192,7 @@ struct Bpe {
 enum Engine {
     Bpe(Box<Bpe>),
     WordPiece { lm: LongestMatch, unk: u32, max_chars: usize },
-    Unigram(Box<crate::hf_unigram::HfUnigram>),
+    Unigram(Box<crate::huggingface::unigram::HfUnigram>),
 }
 
 /// A matcher for added tokens: leftmost start first, longest content there.
@@ -315,7 +317,7 @@ impl HfPipeline {
                 if byte_level {
                     return Err(bad("pre_tokenizer ByteLevel with a Unigram model is not supported"));
                 }
-                Engine::Unigram(Box::new(crate::hf_unigram::HfUnigram::new(pieces, Some(unk), byte_fallback)?))
+                Engine::Unigram(Box::new(crate::huggingface::unigram::HfUnigram::new(pieces, Some(unk), byte_fallback)?))
             }
         };
         let mut added = Added { tokens: plan.added, raw_by_byte: Map::default(), norm_by_byte: Map::default() };
