@@ -28,7 +28,7 @@ class Trainer:
     def add_counts(self, counts: Sequence[tuple[str, int]]) -> None: ...
     def unit_counts(self) -> list[tuple[str, int]]:
         """The counted units (text, count), sorted by text."""
-    def set_units(self, units: Sequence[tuple[str, bool, bool, int]], joints: dict[str, Sequence[str]]) -> None:
+    def set_units(self, units: Sequence[tuple[str, bool, bool, int]], joints: dict[str, list[str]]) -> None:
         """Replaces the units (text, starts_word, ends_word, count) and records the joints."""
     def train(self) -> Model: ...
 
