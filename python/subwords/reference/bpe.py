@@ -57,7 +57,7 @@ This reference rescans the unit after every merge: quadratic, and fine for an or
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -87,7 +87,7 @@ class Learned:
     lengths: dict[Piece, int] = field(default_factory=dict)
 
 
-def count_pairs(units: Iterable[tuple[Sequence_, int]]) -> dict[Pair, int]:
+def count_pairs(units: Iterable[tuple[Sequence[Union[Piece, Unknown]], int]]) -> dict[Pair, int]:
     """Every adjacent pair, weighted by its unit's count, overlapping positions included."""
     counts: dict[Pair, int] = {}
     for symbols, count in units:
@@ -98,7 +98,7 @@ def count_pairs(units: Iterable[tuple[Sequence_, int]]) -> dict[Pair, int]:
     return counts
 
 
-def apply_merge(symbols: Sequence_, left: Piece, right: Piece, joined: Piece) -> Sequence_:
+def apply_merge(symbols: Sequence[Union[Piece, Unknown]], left: Piece, right: Piece, joined: Piece) -> Sequence_:
     """Replace every ``left right`` by ``joined``, left to right, without overlap."""
     out: Sequence_ = []
     i = 0
@@ -113,7 +113,7 @@ def apply_merge(symbols: Sequence_, left: Piece, right: Piece, joined: Piece) ->
     return out
 
 
-def corpus_length(units: Iterable[tuple[Sequence_, int]]) -> int:
+def corpus_length(units: Iterable[tuple[Sequence[Union[Piece, Unknown]], int]]) -> int:
     """Pieces in the corpus: each symbol (or stand-in) of each unit, times the unit's count."""
     return sum(len(symbols) * count for symbols, count in units)
 

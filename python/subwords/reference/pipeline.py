@@ -314,8 +314,7 @@ def size_floor(
     smallest vocabulary the corpus allows; asking below it is refused."""
     byte_rows: list[RowKey] = []
     if byte_fallback:
-        byte_rows = [byte_row(b) for b in range(256)]
-        byte_rows += [MARKER] if sp.has_marker_row else []
+        byte_rows = [byte_row(b) for b in range(256)] + ([MARKER] if sp.has_marker_row else [])
     specials: list[RowKey] = [UNK] if sp.has_unk else []
     base_rows = len(specials) + len(alphabet) + (len(byte_rows) if byte_fallback_in_budget else 0)
     if vocab_size < base_rows:

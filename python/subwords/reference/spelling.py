@@ -52,14 +52,14 @@ UNK = ("special", "[UNK]")
 MARKER = ("marker",)
 
 
-def byte_row(value: int) -> tuple[str, int]:
-    """The key of byte-fallback row ``<0xNN>``."""
-    return ("byte", value)
-
-
 Piece = Union[str, bytes]
 #: A row's key: its piece, or a tag tuple (``UNK``, ``MARKER``, ``byte_row(n)``).
 RowKey = Union[str, bytes, "tuple[Any, ...]"]
+
+
+def byte_row(value: int) -> RowKey:
+    """The key of byte-fallback row ``<0xNN>``."""
+    return ("byte", value)
 #: The pieces of one spelling: ``str``, or ``bytes`` under the bytes spelling.
 P = TypeVar("P", str, bytes)
 
