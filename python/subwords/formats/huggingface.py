@@ -140,7 +140,7 @@ class _Spec:
             raise _refuse(self.where, f"unknown field {extra[0]!r}; subwords cannot tell what it would change")
 
 
-def _id(v: Any, where: str) -> int:
+def _id(v: object, where: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < MAX_ID:
         raise _refuse(where, f"id {v!r} is not a whole number from 0 to {MAX_ID - 1}")
     return v
@@ -521,7 +521,7 @@ def _decode_chain(decoders: list[JsonObject], tokens: list[str]) -> str:
             raw = bytearray()
             for t in tokens:
                 bs = [table.get(c) for c in t]
-                raw += bytes(bs) if None not in bs else t.encode("utf-8")  # type: ignore[arg-type]
+                raw += bytes(bs) if None not in bs else t.encode("utf-8")  # type: ignore[arg-type]  # no None in bs: all ints
             tokens = [raw.decode("utf-8", errors="replace")]
         elif kind == "Metaspace":
             rep, drop = d["replacement"], d["prepend"]

@@ -163,7 +163,7 @@ class Spelling(Generic[P]):
 
     def parse(self, printed: str) -> P | None:
         """The piece printed as ``printed`` (inverse of :meth:`show`), or None."""
-        return printed  # type: ignore[return-value]  # as show
+        return printed  # type: ignore[return-value]  # text pieces are their printed form; bytes overrides
 
     def fallback(self, symbol: P, alphabet: Container[P]) -> list[RowKey]:
         """Rows for a symbol with no row of its own, when byte fallback is on."""
