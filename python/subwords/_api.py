@@ -155,7 +155,7 @@ def train(
     pre_split: Optional[Literal["gpt2", "bert"]] = None,
     joints: Optional[Joints] = None,
     superword_at: Optional[int] = None,
-    max_piece_length: Any = "16 for unigram, else no bound",
+    max_piece_length: Union[int, None, Literal["16 for unigram, else no bound"]] = "16 for unigram, else no bound",
     alphabet_size: Optional[int] = None,
     character_coverage: Optional[float] = None,
     counts: bool = False,
@@ -163,12 +163,12 @@ def train(
     input_errors: Literal["strict", "replace"] = "strict",
     min_count_rule: Optional[Literal["filter", "stop"]] = None,
     unknown: Optional[Literal["word", "rest"]] = None,
-    max_word_length: Any = "100 for wordpiece",
+    max_word_length: Union[int, None, Literal["100 for wordpiece"]] = "100 for wordpiece",
     lowercase: bool = False,
     strip_accents: bool = False,
     clean_text: bool = False,
     preset: Optional[Literal["bert"]] = None,
-    seed_size: Any = "1_000_000 for unigram",
+    seed_size: Union[int, None, Literal["1_000_000 for unigram"]] = "1_000_000 for unigram",
     shrink: Optional[float] = None,
     em_rounds: Optional[int] = None,
     progress: bool = False,
@@ -445,7 +445,7 @@ class Tokenizer:
     # -- encoding ---------------------------------------------------------------------------
     def encode(self, text: str, *, pair: Optional[str] = None, add_special_tokens: bool = True,
                dropout: Optional[float] = None, seed: Optional[int] = None,
-               segmenter: Optional[str] = None, alpha: Optional[float] = None, nbest: Optional[int] = None) -> list[int]:
+               segmenter: Optional[Literal["viterbi", "fewest", "sample"]] = None, alpha: Optional[float] = None, nbest: Optional[int] = None) -> list[int]:
         """Ids of ``text``. With ``dropout=p`` (BPE-dropout), each merge is skipped with
         probability ``p``; a ``seed`` is then required, so runs are repeatable.
 
