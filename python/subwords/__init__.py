@@ -11,7 +11,12 @@ reference (``subwords.reference``) works without it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .errors import InputError, ModelFileError, SubwordsError, UnknownPieceError
+
+if TYPE_CHECKING:  # loaded lazily at run time, by __getattr__
+    from ._api import Tokenizer as Tokenizer, bert as bert, load as load, train as train
 
 __version__ = "0.1.0"
 
@@ -20,7 +25,7 @@ _API = ("train", "load", "bert", "Tokenizer")
 __all__ = [*_API, "SubwordsError", "InputError", "ModelFileError", "UnknownPieceError", "__version__"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     if name in _API:
         from . import _api
 

@@ -13,20 +13,25 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Literal, Optional, Union
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union, cast
 
 from . import _core
 from ._io import read_limited, write_atomic
 from ._progress import ProgressLine
 from .errors import InputError, ModelFileError, SubwordsError, UnknownPieceError
 
+if TYPE_CHECKING:
+    from typing_extensions import TypeGuard  # typing's own from Python 3.10
+
 Model = Literal["bpe", "word", "wordpiece", "unigram"]
 SpellingName = Literal["end", "continuation", "front", "bytes"]
 Joints = Union[Mapping[str, Sequence[str]], Callable[[str], Optional[Sequence[str]]]]
+# what train() learns from: a word -> count table, texts, or UTF-8 files (one text per line)
+TrainData = Union[Mapping[str, int], Iterable[str], "os.PathLike[str]", Sequence["os.PathLike[str]"]]
 
 _MODELS = ("bpe", "word", "wordpiece", "unigram")
 # each model's own spelling, when none is named
-_DEFAULT_SPELLING = {"bpe": "end", "word": "end", "wordpiece": "continuation", "unigram": "end"}
+_DEFAULT_SPELLING: dict[str, SpellingName] = {"bpe": "end", "word": "end", "wordpiece": "continuation", "unigram": "end"}
 _SPELLINGS = ("end", "continuation", "front", "bytes")
 _BATCH_CHARS = 4 << 20
 # A model file larger than this is refused before it is parsed (a hostile or mistaken file).
@@ -93,7 +98,7 @@ def parse_count_line(line: str, where: str) -> Optional[tuple[str, int]]:
     return _check_count(parts[0], int(parts[1]), where)
 
 
-def read_count_table(path: Union[str, os.PathLike], errors: str = "strict") -> list[tuple[str, int]]:
+def read_count_table(path: Union[str, os.PathLike[str]], errors: str = "strict") -> list[tuple[str, int]]:
     """Reads a ``word<TAB>count`` file; a bad line is refused naming the file and line."""
     rows: list[tuple[str, int]] = []
     with open(path, "rb") as f:
@@ -137,7 +142,7 @@ def _apply_joints(units: list[tuple[str, int]], joints: Joints) -> tuple[list[tu
 
 
 def train(
-    data: Union[Mapping[str, int], Iterable[str], os.PathLike, Sequence[os.PathLike]],
+    data: TrainData,
     *,
     model: Model = "bpe",
     spelling: Optional[SpellingName] = None,
@@ -150,7 +155,7 @@ def train(
     pre_split: Optional[Literal["gpt2", "bert"]] = None,
     joints: Optional[Joints] = None,
     superword_at: Optional[int] = None,
-    max_piece_length: Any = "16 for unigram, else no bound",
+    max_piece_length: Union[int, None, Literal["16 for unigram, else no bound"]] = "16 for unigram, else no bound",
     alphabet_size: Optional[int] = None,
     character_coverage: Optional[float] = None,
     counts: bool = False,
@@ -158,12 +163,12 @@ def train(
     input_errors: Literal["strict", "replace"] = "strict",
     min_count_rule: Optional[Literal["filter", "stop"]] = None,
     unknown: Optional[Literal["word", "rest"]] = None,
-    max_word_length: Any = "100 for wordpiece",
+    max_word_length: Union[int, None, Literal["100 for wordpiece"]] = "100 for wordpiece",
     lowercase: bool = False,
     strip_accents: bool = False,
     clean_text: bool = False,
     preset: Optional[Literal["bert"]] = None,
-    seed_size: Any = "1_000_000 for unigram",
+    seed_size: Union[int, None, Literal["1_000_000 for unigram"]] = "1_000_000 for unigram",
     shrink: Optional[float] = None,
     em_rounds: Optional[int] = None,
     progress: bool = False,
@@ -296,13 +301,13 @@ def train(
         return Tokenizer(trainer.train())
 
 
-def _is_paths(data: object) -> bool:
+def _is_paths(data: object) -> TypeGuard[Union[os.PathLike[str], Sequence[os.PathLike[str]]]]:
     if isinstance(data, os.PathLike):
         return True
     return isinstance(data, (list, tuple)) and bool(data) and all(isinstance(p, os.PathLike) for p in data)
 
 
-def _feed(trainer: Any, data: object, *, counts: bool, input_errors: str) -> None:
+def _feed(trainer: _core.Trainer, data: TrainData, *, counts: bool, input_errors: str) -> None:
     if isinstance(data, (str, bytes)):
         raise SubwordsError(
             "train() got a single string: pass a list of texts, a word -> count mapping, "
@@ -313,7 +318,7 @@ def _feed(trainer: Any, data: object, *, counts: bool, input_errors: str) -> Non
         _add_counts(trainer, rows)
         return
     if _is_paths(data):
-        paths = [data] if isinstance(data, os.PathLike) else list(data)  # type: ignore[list-item]
+        paths = [data] if isinstance(data, os.PathLike) else list(data)
         for p in paths:
             if counts:
                 _add_counts(trainer, read_count_table(p, errors=input_errors))
@@ -339,14 +344,14 @@ def _feed(trainer: Any, data: object, *, counts: bool, input_errors: str) -> Non
     _feed_batch(trainer, batch, first)
 
 
-def _add_counts(trainer: Any, rows: list[tuple[str, int]]) -> None:
+def _add_counts(trainer: _core.Trainer, rows: list[tuple[str, int]]) -> None:
     try:
         trainer.add_counts(rows)
     except UnicodeError as e:
         raise _surrogate_error(e, "the count table") from None
 
 
-def _feed_batch(trainer: Any, batch: list[str], first: int = 0) -> None:
+def _feed_batch(trainer: _core.Trainer, batch: list[str], first: int = 0) -> None:
     if not batch:
         return
     try:
@@ -364,7 +369,7 @@ def _first_unencodable(texts: list[str]) -> int:
     return 0
 
 
-def load(path: Union[str, os.PathLike]) -> "Tokenizer":
+def load(path: Union[str, os.PathLike[str]]) -> "Tokenizer":
     """Loads a model file written by :meth:`Tokenizer.save`."""
     p = os.fspath(path)
     raw = read_limited(p, MAX_MODEL_FILE_BYTES, "model file")
@@ -378,7 +383,7 @@ def load(path: Union[str, os.PathLike]) -> "Tokenizer":
         raise ModelFileError(f"{p}: {e}") from None
 
 
-def bert(vocab: Union[str, os.PathLike], *, lowercase: bool = True, strip_accents: Optional[bool] = None,
+def bert(vocab: Union[str, os.PathLike[str]], *, lowercase: bool = True, strip_accents: Optional[bool] = None,
          clean_text: bool = True) -> "Tokenizer":
     """A BERT WordPiece tokenizer from an existing ``vocab.txt`` (one piece per line, its line
     number its id), used as it is: text cleaned, CJK ideographs and punctuation split off,
@@ -432,7 +437,7 @@ class Tokenizer:
 
     __slots__ = ("_model",)
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: _core.Model) -> None:
         if not isinstance(model, _core.Model):
             raise TypeError("Tokenizer is made by subwords.train, subwords.load or Tokenizer.from_json")
         self._model = model
@@ -440,7 +445,7 @@ class Tokenizer:
     # -- encoding ---------------------------------------------------------------------------
     def encode(self, text: str, *, pair: Optional[str] = None, add_special_tokens: bool = True,
                dropout: Optional[float] = None, seed: Optional[int] = None,
-               segmenter: Optional[str] = None, alpha: Optional[float] = None, nbest: Optional[int] = None) -> list[int]:
+               segmenter: Optional[Literal["viterbi", "fewest", "sample"]] = None, alpha: Optional[float] = None, nbest: Optional[int] = None) -> list[int]:
         """Ids of ``text``. With ``dropout=p`` (BPE-dropout), each merge is skipped with
         probability ``p``; a ``seed`` is then required, so runs are repeatable.
 
@@ -475,8 +480,8 @@ class Tokenizer:
         except UnicodeError as e:
             raise _surrogate_error(e, "the text") from None
 
-    def _encode_segmenter(self, text: str, segmenter: Optional[str], alpha: Any, nbest: Any, seed: Any,
-                          dropout: Any) -> list[int]:
+    def _encode_segmenter(self, text: str, segmenter: Optional[str], alpha: Optional[float], nbest: Optional[int],
+                          seed: Optional[int], dropout: Optional[float]) -> list[int]:
         """Unigram's segmenters: "viterbi" (the default), "fewest", "sample" (seed, alpha, nbest)."""
         segmenter = segmenter or "viterbi"
         if self.model != "unigram":
@@ -548,7 +553,8 @@ class Tokenizer:
         return dict(zip(learned, values))
 
     def encode_pieces(self, text: str, **kw: Any) -> list[str]:
-        return [self._model.id_to_piece(i) for i in self.encode(text, **kw)]
+        # every id encode() gives has a row, so no piece is None
+        return cast("list[str]", [self._model.id_to_piece(i) for i in self.encode(text, **kw)])
 
     def encode_with_offsets(self, text: str) -> list[tuple[int, int, int]]:
         """``(id, start, end)`` triples; ``text[start:end]`` is what the piece stands for
@@ -629,7 +635,8 @@ class Tokenizer:
 
     @property
     def spelling(self) -> dict[str, Any]:
-        return json.loads(self._model.spelling_json())
+        spelling: dict[str, Any] = json.loads(self._model.spelling_json())
+        return spelling
 
     @property
     def report(self) -> dict[str, Any]:
@@ -670,7 +677,7 @@ class Tokenizer:
             # arguments, which raises plain SubwordsError; in a file they make the file bad.
             raise ModelFileError(f"the model file's settings are invalid: {e}") from None
 
-    def save(self, path: Union[str, os.PathLike]) -> None:
+    def save(self, path: Union[str, os.PathLike[str]]) -> None:
         """Writes the model file atomically: a failed save leaves no partial file behind."""
         write_atomic(path, self._model.to_json(), "model file")
 
@@ -680,7 +687,7 @@ class Tokenizer:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Tokenizer) and self.to_json() == other.to_json()
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable (equal by content); typeshed types __hash__ as a method
 
     def __repr__(self) -> str:
         s = self.spelling
@@ -688,11 +695,13 @@ class Tokenizer:
 
 
 def _text(text: object) -> str:
-    _check_text(text)
-    return text  # type: ignore[return-value]
+    """``text``, refused unless it is a str."""
+    if not isinstance(text, str):
+        raise SubwordsError(f"expected text (str), got {type(text).__name__}")
+    return text
 
 
-def _sampling(alpha: Any, nbest: Any, seed: Any) -> tuple[float, Optional[int], int]:
+def _sampling(alpha: object, nbest: object, seed: object) -> tuple[float, Optional[int], int]:
     if seed is None or isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
         raise SubwordsError("sampling needs an explicit seed (a whole number from 0 to 2**64-1), so runs repeat")
     alpha = 1.0 if alpha is None else alpha
@@ -704,8 +713,7 @@ def _sampling(alpha: Any, nbest: Any, seed: Any) -> tuple[float, Optional[int], 
 
 
 def _check_text(text: object) -> None:
-    if not isinstance(text, str):
-        raise SubwordsError(f"expected text (str), got {type(text).__name__}")
+    _text(text)
 
 
 def _ids(ids: Iterable[int]) -> list[int]:

@@ -9,13 +9,16 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Any, Optional, TextIO
+from typing import TYPE_CHECKING, Optional, TextIO
+
+if TYPE_CHECKING:
+    from ._core import ProgressView
 
 _UNITS = {"reading": "MB", "spelling": "units", "merging": "rows"}
 
 
 class ProgressLine:
-    def __init__(self, view: Any, stream: Optional[TextIO] = None, interval: float = 0.2) -> None:
+    def __init__(self, view: ProgressView, stream: Optional[TextIO] = None, interval: float = 0.2) -> None:
         self._view = view
         self._stream = stream or sys.stderr
         self._interval = interval

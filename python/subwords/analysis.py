@@ -36,14 +36,15 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any, Optional, Union
 
 from .reference import bpe
-from .reference.spelling import make_spelling
-from .reference.pipeline import read_data
+from .reference.spelling import Piece, Spelling, Unknown, make_spelling
+from .reference.pipeline import Unit, read_data
 
 __all__ = [
     "optimal_merges",
@@ -56,31 +57,33 @@ __all__ = [
     "GreedyCheck",
 ]
 
-State = tuple  # ((symbols, count), ...) -- hashable corpus state
+State = tuple[tuple[tuple[Union[Piece, Unknown], ...], int], ...]  # ((symbols, count), ...) -- hashable corpus state
+Join = Callable[[Piece, Piece], Piece]
+Sequences = tuple[tuple[tuple[Piece, Piece], ...], ...]  # merge sequences, each a tuple of pairs
 
 
-def spell_table(counts: Mapping[str, int], spelling: str = "end") -> list[tuple[tuple, int]]:
+def spell_table(counts: Mapping[str, int], spelling: str = "end") -> list[tuple[Unit, int]]:
     """A count table spelled in symbols: ``{"low": 5}`` -> ``[(("l", "o", "w</w>"), 5)]``."""
     sp = make_spelling(spelling)
-    units: dict = {}
+    units: dict[Unit, int] = {}
     for text, count in read_data(counts):
         for u in sp.units(text):
             units[u] = units.get(u, 0) + count
     return list(units.items())
 
 
-def _spelling_parts(spelling: str):
+def _spelling_parts(spelling: str) -> tuple[Join, Callable[[Piece], str], Callable[[str], Optional[Piece]]]:
     sp = make_spelling(spelling)
     return sp.join, sp.show, sp.parse
 
 
-def _apply(state: State, pair, join) -> State:
+def _apply(state: State, pair: tuple[Piece, Piece], join: Join) -> State:
     left, right = pair
     joined = join(left, right)
     return tuple((tuple(bpe.apply_merge(list(s), left, right, joined)), c) for s, c in state)
 
 
-def _parse_pair(pair, parse):
+def _parse_pair(pair: tuple[str, str], parse: Callable[[str], Optional[Piece]]) -> tuple[Piece, Piece]:
     left, right = (parse(p) for p in pair)
     if left is None or right is None:
         raise ValueError(f"{pair!r} is not a pair of pieces of this spelling")
@@ -128,7 +131,7 @@ def optimal_merges(
         start = _apply(start, _parse_pair(pair, parse), join)
 
     @lru_cache(maxsize=None)
-    def best(state: State, k: int) -> tuple[int, tuple]:
+    def best(state: State, k: int) -> tuple[int, Sequences]:
         pairs = {p: c for p, c in bpe.count_pairs(state).items() if c >= min_count}
         if k == 0 or not pairs:
             return bpe.corpus_length(state), ((),)
@@ -197,7 +200,7 @@ def wordpiece_candidates(
     return out
 
 
-def _wordpiece_parts(tokenizer):
+def _wordpiece_parts(tokenizer: Any) -> tuple[Spelling[Any], set[str]]:
     """The spelling and the set of pieces a WordPiece tokenizer (either engine) cuts with."""
     options = tokenizer.options
     if options.get("model") != "wordpiece":
@@ -210,7 +213,7 @@ def _wordpiece_parts(tokenizer):
     return sp, pieces
 
 
-def can_divide(symbols, pieces, join) -> bool:
+def can_divide(symbols: Sequence[Piece], pieces: Container[Piece], join: Join) -> bool:
     """Whether some division of the unit's symbols into consecutive runs has every run's joined
     piece in ``pieces`` (an exhaustive search, by dynamic programming over end positions)."""
     n = len(symbols)
@@ -218,9 +221,9 @@ def can_divide(symbols, pieces, join) -> bool:
     for i in range(n):
         if not reachable[i]:
             continue
-        piece = None
+        piece: Optional[Piece] = None
         for j in range(i + 1, n + 1):
-            piece = symbols[i] if j == i + 1 else join(piece, symbols[j - 1])
+            piece = symbols[i] if piece is None else join(piece, symbols[j - 1])  # the first symbol starts the piece
             if piece in pieces:
                 reachable[j] = True
     return reachable[n]
@@ -240,10 +243,10 @@ class GreedyCheck:
     refused_later: int
     #: Strings where the greedy cut and the exhaustive search disagree on whether a division
     #: exists (or where the greedy pieces are not a division of the word).
-    disagreements: tuple
+    disagreements: tuple[str, ...]
 
 
-def greedy_vs_exhaustive(tokenizer, letters: str, max_len: int) -> GreedyCheck:
+def greedy_vs_exhaustive(tokenizer: Any, letters: str, max_len: int) -> GreedyCheck:
     """Encode every string of length 1..``max_len`` on ``letters`` (as one word) and compare the
     greedy longest-match cut with an exhaustive search for any division into rows.
 
@@ -263,7 +266,7 @@ def greedy_vs_exhaustive(tokenizer, letters: str, max_len: int) -> GreedyCheck:
     sp, pieces = _wordpiece_parts(tokenizer)
     unk = "[UNK]"
     strings = spelled = refused_first = refused_later = 0
-    disagreements = []
+    disagreements: list[str] = []
     for length in range(1, max_len + 1):
         for chars in itertools.product(letters, repeat=length):
             word = "".join(chars)
@@ -286,11 +289,11 @@ def greedy_vs_exhaustive(tokenizer, letters: str, max_len: int) -> GreedyCheck:
     return GreedyCheck(strings, spelled, refused_first, refused_later, tuple(disagreements))
 
 
-def _opens(symbols, pieces, join) -> bool:
+def _opens(symbols: Sequence[Piece], pieces: Container[Piece], join: Join) -> bool:
     """Whether some row matches at the unit's first position."""
-    piece = None
+    piece: Optional[Piece] = None
     for j in range(1, len(symbols) + 1):
-        piece = symbols[0] if j == 1 else join(piece, symbols[j - 1])
+        piece = symbols[0] if piece is None else join(piece, symbols[j - 1])  # the first symbol starts the piece
         if piece in pieces:
             return True
     return False

@@ -20,7 +20,7 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Sequence, TextIO
+from typing import Any, Callable, Iterator, NoReturn, Optional, Protocol, Sequence, TextIO
 
 from ._api import _check_count, parse_count_line
 from .errors import InputError, SubwordsError, UnknownPieceError
@@ -30,12 +30,12 @@ PROG = "subwords"
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits 2 with usage; keep that, but say what to do
+    def error(self, message: str) -> NoReturn:  # argparse exits 2 with usage; keep that, but say what to do
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-def _positive(name: str):
+def _positive(name: str) -> Callable[[str], int]:
     def parse(s: str) -> int:
         try:
             v = int(s)
@@ -48,7 +48,7 @@ def _positive(name: str):
     return parse
 
 
-def _count(name: str):
+def _count(name: str) -> Callable[[str], int]:
     def parse(s: str) -> int:
         try:
             v = int(s)
@@ -189,7 +189,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _progress(stream: TextIO, label: str) -> Optional[callable]:
+class _Show(Protocol):
+    def __call__(self, done: int, final: bool = False) -> None: ...
+
+
+def _progress(stream: TextIO, label: str) -> Optional[_Show]:
     if not stream.isatty():
         return None
     start = time.monotonic()

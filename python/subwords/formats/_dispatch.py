@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 from types import ModuleType
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ..errors import InputError, ModelFileError
 from . import huggingface, sentencepiece, subword_nmt, tiktoken, vocab_txt
-from ._foreign import PathLike
+from ._foreign import Foreign, PathLike
+
+if TYPE_CHECKING:
+    from .._api import Tokenizer
 
 FORMATS = ("subwords", "hf", "vocab-merges", "sentencepiece", "tiktoken", "subword-nmt", "vocab-txt")
 
@@ -61,7 +64,7 @@ def detect(path: PathLike) -> str:
     raise ModelFileError(f"{p}: cannot tell its format; pass format= one of {', '.join(FORMATS)}")
 
 
-def load(path: PathLike, format: Optional[str] = None, **options: Any) -> Any:
+def load(path: PathLike, format: Optional[str] = None, **options: Any) -> Union[Tokenizer, Foreign]:
     """A tokenizer from ``path`` in any supported format (detected unless ``format`` is given)."""
     fmt = format or detect(path)
     if fmt not in FORMATS:
@@ -77,7 +80,8 @@ def load(path: PathLike, format: Optional[str] = None, **options: Any) -> Any:
 
         p = os.fspath(path)
         return bert(os.path.join(p, "vocab.txt") if os.path.isdir(p) else p, **options)
-    return _MODULES[fmt].load(path, format=fmt, **options)
+    tokenizer: Foreign = _MODULES[fmt].load(path, format=fmt, **options)
+    return tokenizer
 
 
 def export(tokenizer: Any, path: PathLike, format: str) -> None:

@@ -7,7 +7,7 @@ from typing import Any, Iterable, Optional, Union
 
 from ..errors import InputError, ModelFileError
 
-PathLike = Union[str, os.PathLike]
+PathLike = Union[str, "os.PathLike[str]"]
 
 
 class Foreign:

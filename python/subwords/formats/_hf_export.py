@@ -38,7 +38,7 @@ import json
 import os
 from typing import Any
 
-from .._io import write_atomic
+from .._io import PathLike, write_atomic
 from ..errors import InputError
 
 MARK_RUNS = {"Regex": "\\s+"}
@@ -48,14 +48,15 @@ def _refuse(feature: str) -> InputError:
     return InputError(f"cannot export to tokenizer.json: {feature}")
 
 
-def _doc_of(tokenizer: Any) -> dict:
+def _doc_of(tokenizer: object) -> dict[str, Any]:
     to_json = getattr(tokenizer, "to_json", None)
     if to_json is None:
         raise InputError(f"export takes a subwords Tokenizer, got {type(tokenizer).__name__}")
-    return json.loads(to_json())
+    doc: dict[str, Any] = json.loads(to_json())
+    return doc
 
 
-def _vocab(rows: list) -> dict[str, int]:
+def _vocab(rows: list[list[str]]) -> dict[str, int]:
     vocab: dict[str, int] = {}
     for i, (piece, _kind) in enumerate(rows):
         if piece in vocab:
@@ -65,7 +66,7 @@ def _vocab(rows: list) -> dict[str, int]:
     return vocab
 
 
-def _bpe_model(doc: dict, vocab: dict[str, int], **extra: Any) -> dict:
+def _bpe_model(doc: dict[str, Any], vocab: dict[str, int], **extra: Any) -> dict[str, Any]:
     model = {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
              "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
              "vocab": vocab, "merges": [[a, b] for a, b in doc["merges"]]}
@@ -73,7 +74,7 @@ def _bpe_model(doc: dict, vocab: dict[str, int], **extra: Any) -> dict:
     return model
 
 
-def tokenizer_json(tokenizer: Any) -> dict:
+def tokenizer_json(tokenizer: object) -> dict[str, Any]:
     """The ``tokenizer.json`` document of a subwords model (refuses what it cannot express)."""
     doc = _doc_of(tokenizer)
     kind = doc["model"]
@@ -171,7 +172,7 @@ def tokenizer_json(tokenizer: Any) -> dict:
     return out
 
 
-def export(tokenizer: Any, path: Any, format: str = "hf") -> None:
+def export(tokenizer: object, path: PathLike, format: str = "hf") -> None:
     """``format="hf"``: ``path`` is the ``tokenizer.json`` to write (a folder gets
     ``tokenizer.json`` inside). ``format="vocab-merges"``: ``path`` is a folder (created if
     needed) that gets ``vocab.json`` and ``merges.txt``; only byte-level GPT-2 style BPE fits."""

@@ -85,7 +85,7 @@ def model_bytes(tok: Any) -> bytes:
                                 bool(sp["split_at_marks"]))
 
 
-def export(tok: Any, path: Union[str, os.PathLike]) -> None:
+def export(tok: Any, path: Union[str, os.PathLike[str]]) -> None:
 
     if not hasattr(tok, "rows") or not hasattr(tok, "spelling"):
         raise InputError("export writes subwords models (from subwords.train or subwords.load)")

@@ -43,7 +43,7 @@ import base64
 
 import json
 import os
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, Union
 
 from .. import _core
 from ..errors import InputError, ModelFileError, UnknownPieceError
@@ -51,6 +51,10 @@ from .._io import read_limited
 from ._foreign import Foreign, allowed_set
 
 PathLike = Union[str, "os.PathLike[str]"]
+#: One JSON object of the file, or of the plan the core reads.
+JsonObject = dict[str, Any]
+#: A post-processor template: ids and the markers "A" and "B" (where the texts go).
+Template = list[Union[int, str]]
 
 #: Ids at or above this are refused: the id -> token table is a list.
 MAX_ID = 1 << 24
@@ -113,7 +117,7 @@ class _Spec:
         self.obj = obj
         self.where = where
 
-    def get(self, key: str, kinds: tuple, default: Any = None, required: bool = False) -> Any:
+    def get(self, key: str, kinds: tuple[type, ...], default: Any = None, required: bool = False) -> Any:
         if key not in self.obj:
             if required:
                 raise _refuse(self.where, f"missing {key!r}")
@@ -136,7 +140,7 @@ class _Spec:
             raise _refuse(self.where, f"unknown field {extra[0]!r}; subwords cannot tell what it would change")
 
 
-def _id(v: Any, where: str) -> int:
+def _id(v: object, where: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < MAX_ID:
         raise _refuse(where, f"id {v!r} is not a whole number from 0 to {MAX_ID - 1}")
     return v
@@ -170,7 +174,7 @@ def _string_pattern(spec: _Spec, allow_runs: bool = False) -> Optional[str]:
     raise _refuse(spec.where, f"pattern {pat!r} is neither {{'String': ...}} nor {{'Regex': ...}}")
 
 
-def _steps(obj: Any, where: str, seq_key: str, one: Any) -> list[dict]:
+def _steps(obj: Any, where: str, seq_key: str, one: Callable[[_Spec, str, str], list[JsonObject]]) -> list[JsonObject]:
     """A component, or a ``Sequence`` of them (nested or not) flattened in order; ``one(spec,
     type, where)`` reads a single component."""
     if obj is None:
@@ -179,18 +183,18 @@ def _steps(obj: Any, where: str, seq_key: str, one: Any) -> list[dict]:
     kind = s.get("type", (str,), required=True)
     if kind == "Sequence":
         s.only([seq_key])
-        out: list[dict] = []
+        out: list[JsonObject] = []
         for k, x in enumerate(s.get(seq_key, (list,), required=True)):
             out += _steps(x, f"{where}.{seq_key}[{k}]", seq_key, one)
         return out
     return one(s, kind, f"{where} {kind}")
 
 
-def _normalizers(obj: Any, where: str) -> list[dict]:
+def _normalizers(obj: Any, where: str) -> list[JsonObject]:
     return _steps(obj, where, "normalizers", _normalizer)
 
 
-def _normalizer(s: "_Spec", kind: str, w: str) -> list[dict]:
+def _normalizer(s: "_Spec", kind: str, w: str) -> list[JsonObject]:
     if kind == "BertNormalizer":
         s.only(["clean_text", "handle_chinese_chars", "strip_accents", "lowercase"])
         lower = s.flag("lowercase", True)
@@ -229,11 +233,11 @@ def _normalizer(s: "_Spec", kind: str, w: str) -> list[dict]:
     raise _refuse(w, "this normalizer is not supported")
 
 
-def _pre_tokenizers(obj: Any, where: str) -> list[dict]:
+def _pre_tokenizers(obj: Any, where: str) -> list[JsonObject]:
     return _steps(obj, where, "pretokenizers", _pre_tokenizer)
 
 
-def _pre_tokenizer(s: "_Spec", kind: str, w: str) -> list[dict]:
+def _pre_tokenizer(s: "_Spec", kind: str, w: str) -> list[JsonObject]:
     if kind == "ByteLevel":
         s.only(["add_prefix_space", "trim_offsets", "use_regex"])
         s.flag("trim_offsets", True)  # offsets only
@@ -279,7 +283,7 @@ def _vocab(obj: Any, where: str) -> dict[str, int]:
     return obj
 
 
-def _model(obj: Any) -> tuple[dict, dict[str, int], list]:
+def _model(obj: Any) -> tuple[JsonObject, dict[str, int], list[Any]]:
     s = _Spec(obj, "model")
     kind = s.get("type", (str,))
     if kind is None:
@@ -325,7 +329,7 @@ def _model(obj: Any) -> tuple[dict, dict[str, int], list]:
             raise _refuse(w, "vocab is empty")
         if len(pieces) > MAX_ID:
             raise _refuse(w, f"{len(pieces)} pieces is more than subwords accepts ({MAX_ID})")
-        vocab: dict[str, int] = {}
+        vocab = {}
         clean = []
         for i, entry in enumerate(pieces):
             if (not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], str) or not entry[0]
@@ -345,7 +349,7 @@ def _model(obj: Any) -> tuple[dict, dict[str, int], list]:
     raise _refuse(w, "this model type is not supported (BPE and WordPiece are)")
 
 
-def _added(obj: Any, vocab: dict[str, int]) -> list[dict]:
+def _added(obj: Any, vocab: dict[str, int]) -> list[JsonObject]:
     if obj is None:
         return []
     if not isinstance(obj, list):
@@ -371,7 +375,7 @@ def _added(obj: Any, vocab: dict[str, int]) -> list[dict]:
     return out
 
 
-def _post_processor(obj: Any, tokens: dict[str, int]) -> Optional[tuple[list, list]]:
+def _post_processor(obj: Any, tokens: dict[str, int]) -> Optional[tuple[Template, Template]]:
     """(single, pair) templates: lists of ids and the markers "A"/"B"; None = nothing added."""
     if obj is None:
         return None
@@ -404,8 +408,8 @@ def _post_processor(obj: Any, tokens: dict[str, int]) -> Optional[tuple[list, li
             sp = _Spec(st, f"{w} special_tokens[{name!r}]")
             ids[name] = [_id(x, sp.where) for x in sp.get("ids", (list,), required=True)]
 
-        def template(key: str) -> list:
-            out: list = []
+        def template(key: str) -> Template:
+            out: Template = []
             for k, piece in enumerate(s.get(key, (list,), required=True)):
                 p = _Spec(piece, f"{w} {key}[{k}]")
                 if "SpecialToken" in p.obj:
@@ -436,11 +440,11 @@ def _post_processor(obj: Any, tokens: dict[str, int]) -> Optional[tuple[list, li
     raise _refuse(w, "this post_processor is not supported")
 
 
-def _decoders(obj: Any, where: str) -> list[dict]:
+def _decoders(obj: Any, where: str) -> list[JsonObject]:
     return _steps(obj, where, "decoders", _decoder)
 
 
-def _decoder(s: "_Spec", kind: str, w: str) -> list[dict]:
+def _decoder(s: "_Spec", kind: str, w: str) -> list[JsonObject]:
     if kind == "ByteLevel":
         s.only(["add_prefix_space", "trim_offsets", "use_regex"])
         return [{"type": "ByteLevel"}]
@@ -507,7 +511,7 @@ def _byte_fallback(tokens: list[str]) -> list[str]:
     return out
 
 
-def _decode_chain(decoders: list[dict], tokens: list[str]) -> str:
+def _decode_chain(decoders: list[JsonObject], tokens: list[str]) -> str:
     if not decoders:
         return " ".join(tokens)
     for d in decoders:
@@ -517,7 +521,7 @@ def _decode_chain(decoders: list[dict], tokens: list[str]) -> str:
             raw = bytearray()
             for t in tokens:
                 bs = [table.get(c) for c in t]
-                raw += bytes(bs) if None not in bs else t.encode("utf-8")  # type: ignore[arg-type]
+                raw += bytes(bs) if None not in bs else t.encode("utf-8")  # type: ignore[arg-type]  # no None in bs: all ints
             tokens = [raw.decode("utf-8", errors="replace")]
         elif kind == "Metaspace":
             rep, drop = d["replacement"], d["prepend"]
@@ -529,8 +533,8 @@ def _decode_chain(decoders: list[dict], tokens: list[str]) -> str:
                 if i:
                     t = t[len(d["prefix"]):] if t.startswith(d["prefix"]) else " " + t
                 if d["cleanup"]:
-                    for a, b in _CLEANUPS:
-                        t = t.replace(a, b)
+                    for old, new in _CLEANUPS:
+                        t = t.replace(old, new)
                 out.append(t)
             tokens = out
         elif kind == "BPEDecoder":
@@ -638,7 +642,7 @@ class HuggingFace(Foreign):
                 out += ids
             elif x == "B":
                 out += pair or []
-            else:
+            elif isinstance(x, int):  # a template holds only ids and the markers
                 out.append(x)
         return out
 

@@ -148,7 +148,7 @@ class SentencePieceTokenizer(Foreign):
     def special_tokens(self) -> dict[str, int]:
         return dict(self._specials)
 
-    def save(self, path: Union[str, os.PathLike]) -> None:
+    def save(self, path: Union[str, os.PathLike[str]]) -> None:
         """Writes the model file back, byte for byte as it was read."""
         write_atomic(path, self._m.to_bytes(), "SentencePiece model")
 
@@ -156,7 +156,7 @@ class SentencePieceTokenizer(Foreign):
         return (SentencePieceTokenizer, (self._m.to_bytes(),))
 
 
-def load(path: Union[str, os.PathLike], format: str = "sentencepiece", **options: Any) -> SentencePieceTokenizer:
+def load(path: Union[str, os.PathLike[str]], format: str = "sentencepiece", **options: Any) -> SentencePieceTokenizer:
     if options:
         raise InputError(f"a SentencePiece model takes no load options (got {sorted(options)})")
     p = os.fspath(path)
@@ -172,7 +172,7 @@ def load(path: Union[str, os.PathLike], format: str = "sentencepiece", **options
         raise ModelFileError(f"{p}: {e}") from None
 
 
-def write_vocab(source: Any, path: Union[str, os.PathLike]) -> None:
+def write_vocab(source: Any, path: Union[str, os.PathLike[str]]) -> None:
     """Writes the ``.vocab`` side file ``spm_train`` writes next to a model: one ``piece<TAB>score``
     line per id, the score with six significant digits as sentencepiece prints it. ``source`` is
     a :class:`SentencePieceTokenizer` or a subwords model that :func:`export` can write."""
@@ -188,7 +188,7 @@ def write_vocab(source: Any, path: Union[str, os.PathLike]) -> None:
     write_atomic(path, "".join(lines), "SentencePiece .vocab file")
 
 
-def read_vocab(path: Union[str, os.PathLike]) -> list[tuple[str, float]]:
+def read_vocab(path: Union[str, os.PathLike[str]]) -> list[tuple[str, float]]:
     """The (piece, score) lines of a ``.vocab`` side file, in id order. The file holds no
     normalization or model type, so it cannot encode; load the ``.model`` for that."""
     raw = read_limited(path, MAX_FILE_BYTES, "SentencePiece .vocab file")
@@ -228,7 +228,7 @@ def _ids(ids: Iterable[int]) -> list[int]:
     return out
 
 
-def export(tokenizer: Any, path: Union[str, os.PathLike], format: str = "sentencepiece") -> None:
+def export(tokenizer: Any, path: Union[str, os.PathLike[str]], format: str = "sentencepiece") -> None:
     from ._sp_export import export as _export
 
     _export(tokenizer, path)

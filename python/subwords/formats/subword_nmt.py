@@ -43,11 +43,14 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Iterable, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
 
 from ..errors import InputError, ModelFileError
 from .._io import read_limited, write_atomic
 from ._foreign import Foreign, PathLike, allowed_set
+
+if TYPE_CHECKING:
+    from .._api import Tokenizer
 
 END = "</w>"
 # Unicode White_Space (what subwords' spellings split on) other than U+0020, the only character
@@ -164,7 +167,7 @@ class SubwordNmt(Foreign):
             self._rank.setdefault(pair, rank)
         self._cache: dict[str, tuple[str, ...]] = {}
         self._rows = self._build_rows()
-        self._ids = {}
+        self._ids: dict[str, int] = {}
         for i, piece in enumerate(self._rows):
             if i > 0:
                 self._ids.setdefault(piece, i)
@@ -188,7 +191,7 @@ class SubwordNmt(Foreign):
                 rows.append(joined)
         return rows
 
-    def _build_tokenizer(self) -> Any:
+    def _build_tokenizer(self) -> Tokenizer:
         """The same rows and merges as a subwords model on the end spelling (encodes in Rust)."""
         import json
 
@@ -212,7 +215,7 @@ class SubwordNmt(Foreign):
             raise ModelFileError(f"{self.path}: {e}") from None
 
     @property
-    def tokenizer(self) -> Any:
+    def tokenizer(self) -> Optional[Tokenizer]:
         """The subwords Tokenizer these codes make (version 0.2 codes), or None."""
         return self._tokenizer
 
@@ -317,6 +320,7 @@ class SubwordNmt(Foreign):
         out: list[str] = []
         sep = self.separator + " "
         last = -1
+        assert self._tokenizer is not None  # segment() calls this only when _fast(line)
         for _, start, end in self._tokenizer.encode_with_offsets(text):
             if out:
                 out.append(sep if start == last else " ")
@@ -356,7 +360,7 @@ class SubwordNmt(Foreign):
         A codes file has no special tokens; ``allowed_special`` accepts only the empty choice."""
         _check_text(text)
         allowed_set(allowed_special, ())
-        if self._fast(text):
+        if self._tokenizer is not None and self._fast(text):
             return self._tokenizer.encode(text)
         return self._encode_slow(text)
 

@@ -134,7 +134,7 @@ class TiktokenTokenizer(Foreign):
 
     format = "tiktoken"
 
-    def __init__(self, core: Any, name: Optional[str], pattern: str) -> None:
+    def __init__(self, core: _core.RankBpe, name: Optional[str], pattern: str) -> None:
         self._core = core
         self.name = name
         self.pattern = pattern
@@ -374,7 +374,7 @@ def export(tokenizer: Any, path: PathLike, format: str = "tiktoken") -> None:
         row = 256 + k
         lb, rb = piece_bytes(left), piece_bytes(right)
         li, ri = index.get(lb) if lb else None, index.get(rb) if rb else None
-        if li is None or ri is None or lb + rb != tokens[row] or li >= row or ri >= row:
+        if lb is None or rb is None or li is None or ri is None or lb + rb != tokens[row] or li >= row or ri >= row:
             raise InputError(f"merge {k} ({left!r} + {right!r}) does not make row {row} from earlier rows; "
                              "ranks could not follow the merge order")
         merge_rank[(li, ri)] = row

@@ -57,15 +57,18 @@ This reference rescans the unit after every merge: quadratic, and fine for an or
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Union
 
 from subwords.errors import SubwordsError
 
 from .spelling import Piece, Unknown
 
 Pair = tuple[Piece, Piece]
-Sequence_ = list  # a unit's current symbols: pieces and Unknown stand-ins
+Sequence_ = list[Union[Piece, Unknown]]  # a unit's current symbols: pieces and Unknown stand-ins
+#: Units with their counts: a mapping from symbols to count, or (symbols, count) pairs.
+Units = Union[Mapping[tuple[Union[Piece, Unknown], ...], int], Iterable[tuple[Iterable[Union[Piece, Unknown]], int]]]
 Chooser = Callable[[list[Pair], int], Pair]
 
 
@@ -77,14 +80,14 @@ class Learned:
     #: Rows the merges added, in order (an interned merge adds none).
     rows: list[Piece] = field(default_factory=list)
     #: The input sequences respelled after the last merge, in input order, with their counts.
-    units: list[tuple[list, int]] = field(default_factory=list)
+    units: list[tuple[Sequence_, int]] = field(default_factory=list)
     #: ``"size"``, ``"min_count"`` or ``"no_pairs"``.
     stop: str = ""
     #: Symbol length of every piece that is a row (alphabet pieces have length 1).
-    lengths: dict = field(default_factory=dict)
+    lengths: dict[Piece, int] = field(default_factory=dict)
 
 
-def count_pairs(units: Iterable[tuple[Sequence_, int]]) -> dict[Pair, int]:
+def count_pairs(units: Iterable[tuple[Sequence[Union[Piece, Unknown]], int]]) -> dict[Pair, int]:
     """Every adjacent pair, weighted by its unit's count, overlapping positions included."""
     counts: dict[Pair, int] = {}
     for symbols, count in units:
@@ -95,9 +98,9 @@ def count_pairs(units: Iterable[tuple[Sequence_, int]]) -> dict[Pair, int]:
     return counts
 
 
-def apply_merge(symbols: Sequence_, left: Piece, right: Piece, joined: Piece) -> Sequence_:
+def apply_merge(symbols: Sequence[Union[Piece, Unknown]], left: Piece, right: Piece, joined: Piece) -> Sequence_:
     """Replace every ``left right`` by ``joined``, left to right, without overlap."""
-    out = []
+    out: Sequence_ = []
     i = 0
     n = len(symbols)
     while i < n:
@@ -110,7 +113,7 @@ def apply_merge(symbols: Sequence_, left: Piece, right: Piece, joined: Piece) ->
     return out
 
 
-def corpus_length(units: Iterable[tuple[Sequence_, int]]) -> int:
+def corpus_length(units: Iterable[tuple[Sequence[Union[Piece, Unknown]], int]]) -> int:
     """Pieces in the corpus: each symbol (or stand-in) of each unit, times the unit's count."""
     return sum(len(symbols) * count for symbols, count in units)
 
@@ -120,22 +123,23 @@ def tie_order(tied: list[Pair], count: int) -> Pair:
     return tied[0]
 
 
-def _as_units(units) -> list[tuple[list, int]]:
+def _as_units(units: Units) -> list[tuple[Sequence_, int]]:
+    items: Iterable[tuple[Iterable[Union[Piece, Unknown]], int]]
     if isinstance(units, Mapping):
         items = units.items()
     else:
         items = units
-    out = []
+    out: list[tuple[Sequence_, int]] = []
     for symbols, count in items:
         out.append((list(symbols), count))
     return out
 
 
 def learn(
-    units: Mapping | Iterable[tuple[Iterable[Piece], int]],
+    units: Units,
     vocab_size: int,
     *,
-    lengths: dict | None = None,
+    lengths: dict[Piece, int] | None = None,
     rows_before: int | None = None,
     join: Callable[[Piece, Piece], Piece] = operator.add,
     min_count: int = 2,

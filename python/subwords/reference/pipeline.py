@@ -7,12 +7,18 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sized
+from typing import Any, Optional, Union
 
 from subwords.errors import InputError, SubwordsError
 
 from . import bpe
-from .spelling import MARKER, UNK, WHITESPACE, Spelling, byte_row, check_parts, check_text
+from .spelling import MARKER, UNK, WHITESPACE, Piece, RowKey, Spelling, byte_row, check_parts, check_text
+
+#: What ``train`` learns from: a count table, a path, or texts (and paths) one by one.
+Data = Union[Mapping[str, int], "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]]
+#: A unit spelled in symbols.
+Unit = tuple[Piece, ...]
 
 MODELS = ("bpe", "word", "wordpiece", "unigram")
 SPELLINGS = ("end", "continuation", "front", "bytes")
@@ -23,7 +29,7 @@ NORMALIZATIONS = ("whitespace_runs", "stripped_ends", "mark_in_text")
 # options
 
 
-def _is_int(x) -> bool:
+def _is_int(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
@@ -36,7 +42,7 @@ def _self_overlaps(mark: str) -> bool:
     return any(mark[k:] == mark[: len(mark) - k] for k in range(1, len(mark)))
 
 
-def validate(opts: dict) -> dict:
+def validate(opts: dict[str, Any]) -> dict[str, Any]:
     """Check every option; return them with defaults resolved (the ``options`` dict)."""
     model, spelling = opts["model"], opts["spelling"]
     _need(model in MODELS, f"model must be one of {MODELS}, got {model!r}")
@@ -141,7 +147,7 @@ def validate(opts: dict) -> dict:
 # input
 
 
-def _read_file(path, input_errors: str) -> list[tuple[str, int]]:
+def _read_file(path: Union[str, os.PathLike[str]], input_errors: str) -> list[tuple[str, int]]:
     """One text per line of a UTF-8 file (the newline is not part of the text)."""
     try:
         with open(path, "rb") as f:
@@ -151,7 +157,7 @@ def _read_file(path, input_errors: str) -> list[tuple[str, int]]:
     lines = raw.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
-    out = []
+    out: list[tuple[str, int]] = []
     for n, line in enumerate(lines, start=1):
         try:
             text = line.decode("utf-8", errors=input_errors)
@@ -165,7 +171,7 @@ def _read_file(path, input_errors: str) -> list[tuple[str, int]]:
 
 
 def read_data(
-    data, input_errors: str = "strict", stream_table: bool = False, counts: bool = False
+    data: Data, input_errors: str = "strict", stream_table: bool = False, counts: bool = False
 ) -> list[tuple[str, int]]:
     """The corpus as ``(text, count)`` pairs, in order.
 
@@ -181,7 +187,7 @@ def read_data(
             isinstance(p, os.PathLike) for p in paths
         ):
             raise SubwordsError("counts=True needs paths to word<TAB>count files")
-        table: dict = {}
+        table: dict[str, int] = {}
         for p in paths:
             for n, (line, _) in enumerate(_read_file(p, input_errors), start=1):
                 if not line.strip():
@@ -194,7 +200,7 @@ def read_data(
                 table[fields[0]] = table.get(fields[0], 0) + int(fields[1])
         data = table
     if isinstance(data, Mapping):
-        items = []
+        items: list[tuple[str, int]] = []
         for word, count in data.items():
             if not isinstance(word, str) or word == "":
                 raise InputError(f"count-table keys must be non-empty str, got {word!r}")
@@ -217,13 +223,13 @@ def read_data(
             "a bare str is ambiguous: pass [text] for one text or pathlib.Path(name) for a file"
         )
     try:
-        items = iter(data)
+        each = iter(data)
     except TypeError:
         raise SubwordsError(
             f"data must be a mapping, a path or an iterable of texts, got {type(data).__name__}"
         ) from None
-    out = []
-    for k, item in enumerate(items):
+    out: list[tuple[str, int]] = []
+    for k, item in enumerate(each):
         if isinstance(item, os.PathLike):
             out.extend(_read_file(item, input_errors))
         elif isinstance(item, str):
@@ -239,8 +245,9 @@ def read_data(
 
 
 def choose_alphabet(
-    symbol_counts: dict, spelling: Spelling, alphabet_size, character_coverage
-) -> list:
+    symbol_counts: dict[Piece, int], spelling: Spelling[Any], alphabet_size: Optional[int],
+    character_coverage: Optional[float],
+) -> list[Piece]:
     """The kept symbols, in code-point (raw byte) order.
 
     Limits rank symbols by count descending, then by text; the front mark always ranks first
@@ -258,6 +265,7 @@ def choose_alphabet(
     if alphabet_size is not None:
         kept = ranked[:alphabet_size]
     else:
+        assert character_coverage is not None  # one limit is set, or we returned above
         total = sum(symbol_counts.values())
         need = math.ceil(float(character_coverage) * float(total))
         kept, covered = [], 0
@@ -273,12 +281,14 @@ def choose_alphabet(
 # counting
 
 
-def count_corpus(texts, sp, text_units=None):
+def count_corpus(
+    texts: list[tuple[str, int]], sp: Spelling[Any], text_units: Optional[list[tuple[list[Unit], int]]] = None
+) -> tuple[dict[Unit, int], Optional[list[str]], dict[Piece, int]]:
     """What every learner starts from: each unit with its count, the ``front`` normalizations
     the texts needed (None for other spellings), and each symbol's count."""
     if text_units is None:
         text_units = [(sp.units(t), c) for t, c in texts]
-    unit_counts: dict = {}
+    unit_counts: dict[Unit, int] = {}
     for units, c in text_units:
         for u in units:
             unit_counts[u] = unit_counts.get(u, 0) + c
@@ -286,24 +296,26 @@ def count_corpus(texts, sp, text_units=None):
         raise InputError("the corpus is empty: it holds no units to learn from")
     norms = None
     if sp.name == "front":
-        seen: set = set()
+        seen: set[str] = set()
         for t, _ in texts:
             seen.update(sp.normalizations(t))
         norms = [n for n in NORMALIZATIONS if n in seen]
-    symbol_counts: dict = {}
+    symbol_counts: dict[Piece, int] = {}
     for u, c in unit_counts.items():
         for s in u:
             symbol_counts[s] = symbol_counts.get(s, 0) + c
     return unit_counts, norms, symbol_counts
 
 
-def size_floor(sp, alphabet, vocab_size, byte_fallback, byte_fallback_in_budget):
+def size_floor(
+    sp: Spelling[Any], alphabet: Sized, vocab_size: int, byte_fallback: bool, byte_fallback_in_budget: bool
+) -> tuple[list[RowKey], list[RowKey], int]:
     """Size accounting (DESIGN section 2): the byte-fallback rows, the special rows, and the
     smallest vocabulary the corpus allows; asking below it is refused."""
-    byte_rows: list = []
+    byte_rows: list[RowKey] = []
     if byte_fallback:
         byte_rows = [byte_row(b) for b in range(256)] + ([MARKER] if sp.has_marker_row else [])
-    specials = [UNK] if sp.has_unk else []
+    specials: list[RowKey] = [UNK] if sp.has_unk else []
     base_rows = len(specials) + len(alphabet) + (len(byte_rows) if byte_fallback_in_budget else 0)
     if vocab_size < base_rows:
         parts = f"{len(alphabet)} symbols" + (" + [UNK]" if specials else "")

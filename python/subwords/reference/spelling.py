@@ -31,9 +31,9 @@ apart from pieces of other words, and decoding could not put it back.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Union
+from typing import Any, Generic, Optional, TypeVar, Union, cast
 
 from subwords.errors import InputError, SubwordsError
 
@@ -52,13 +52,16 @@ UNK = ("special", "[UNK]")
 MARKER = ("marker",)
 
 
-def byte_row(value: int) -> tuple[str, int]:
+Piece = Union[str, bytes]
+#: A row's key: its piece, or a tag tuple (``UNK``, ``MARKER``, ``byte_row(n)``).
+RowKey = Union[str, bytes, "tuple[Any, ...]"]
+
+
+def byte_row(value: int) -> RowKey:
     """The key of byte-fallback row ``<0xNN>``."""
     return ("byte", value)
-
-
-Piece = Union[str, bytes]
-RowKey = Union[str, bytes, tuple]
+#: The pieces of one spelling: ``str``, or ``bytes`` under the bytes spelling.
+P = TypeVar("P", str, bytes)
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,7 @@ def check_text(text: str, where: str = "text") -> None:
             )
 
 
-def utf8_rows(ch: str) -> list[tuple[str, int]]:
+def utf8_rows(ch: str) -> list[RowKey]:
     """Byte-fallback rows spelling the characters ``ch``."""
     return [byte_row(b) for b in ch.encode("utf-8")]
 
@@ -126,11 +129,11 @@ def _gpt2_alphabet() -> list[str]:
 GPT2_BYTE_TO_CHAR = _gpt2_alphabet()
 GPT2_CHAR_TO_BYTE = {c: b for b, c in enumerate(GPT2_BYTE_TO_CHAR)}
 
-Joints = Union[None, Mapping[str, "list[str]"], Callable[[str], "list[str]"]]
+Joints = Union[None, Mapping[str, "list[str]"], Callable[[str], "Optional[list[str]]"]]
 
 
-class Spelling:
-    """Shared behaviour; one subclass per scheme."""
+class Spelling(Generic[P]):
+    """Shared behaviour; one subclass per scheme. ``P`` is the type of its pieces."""
 
     name: str
     mark: str | None = None
@@ -142,7 +145,7 @@ class Spelling:
     def normalize(self, text: str) -> str:
         raise NotImplementedError
 
-    def units(self, text: str) -> list[tuple[Piece, ...]]:
+    def units(self, text: str) -> list[tuple[P, ...]]:
         """The text's units in order, each spelled as a tuple of symbols."""
         raise NotImplementedError
 
@@ -151,18 +154,18 @@ class Spelling:
         return []
 
     # -- pieces ----------------------------------------------------------------------------
-    def join(self, left: Piece, right: Piece) -> Piece:
-        return left + right  # type: ignore[operator]
+    def join(self, left: P, right: P) -> P:
+        return left + right
 
-    def show(self, piece: Piece) -> str:
+    def show(self, piece: P) -> str:
         """A piece as the pages print it."""
-        return piece  # type: ignore[return-value]
+        return piece  # type: ignore[return-value]  # text pieces print as themselves; bytes overrides
 
-    def parse(self, printed: str) -> Piece | None:
+    def parse(self, printed: str) -> P | None:
         """The piece printed as ``printed`` (inverse of :meth:`show`), or None."""
-        return printed
+        return printed  # type: ignore[return-value]  # text pieces are their printed form; bytes overrides
 
-    def fallback(self, symbol: Piece, alphabet: Mapping | set) -> list[RowKey]:
+    def fallback(self, symbol: P, alphabet: Container[P]) -> list[RowKey]:
         """Rows for a symbol with no row of its own, when byte fallback is on."""
         raise NotImplementedError
 
@@ -180,8 +183,10 @@ def _row_bytes_plain(key: RowKey) -> bytes | None:
     return None
 
 
-class _WordSpelling(Spelling):
+class _WordSpelling(Spelling[str]):
     """``end`` and ``continuation``: units are whitespace-separated words (or their joint parts)."""
+
+    mark: str
 
     def __init__(self, mark: str, joints: Joints = None) -> None:
         self.mark = mark
@@ -223,18 +228,18 @@ class _WordSpelling(Spelling):
         raise NotImplementedError
 
 
-def check_parts(word: str, parts) -> list[str]:
+def check_parts(word: str, parts: Iterable[object]) -> list[str]:
     """Validate a joint cut: non-empty string parts that spell the word exactly."""
     if isinstance(parts, str) or not all(isinstance(p, str) and p for p in parts):
         raise SubwordsError(
             f"joints for {word!r} must be a list of non-empty strings, got {parts!r}"
         )
-    parts = list(parts)
-    if "".join(parts) != word:
+    cut = cast("list[str]", list(parts))  # strings all (checked above)
+    if "".join(cut) != word:
         raise SubwordsError(
-            f"joints for {word!r} must concatenate to the word itself, got {parts!r}"
+            f"joints for {word!r} must concatenate to the word itself, got {cut!r}"
         )
-    return parts
+    return cut
 
 
 class EndSpelling(_WordSpelling):
@@ -259,7 +264,7 @@ class EndSpelling(_WordSpelling):
             symbols[-1] += self.mark
         return tuple(symbols)
 
-    def fallback(self, symbol: str, alphabet) -> list[RowKey]:
+    def fallback(self, symbol: str, alphabet: Container[str]) -> list[RowKey]:
         # An unknown final ``c</w>``: the plain row ``c`` if there is one, else the bytes of
         # ``c``; then the bare ``</w>`` row, so the space still comes back.
         if symbol.endswith(self.mark):
@@ -277,7 +282,7 @@ class EndSpelling(_WordSpelling):
             elif key == MARKER:
                 out += b" "
             else:
-                out += key.replace(self.mark, " ").encode("utf-8")
+                out += cast(str, key).replace(self.mark, " ").encode("utf-8")  # the other keys are pieces
         if out.endswith(b" "):
             del out[-1]
         return bytes(out)
@@ -309,7 +314,7 @@ class ContinuationSpelling(_WordSpelling):
             raise SubwordsError("continuation pieces cannot join across words")
         return left + right[len(self.mark):]
 
-    def fallback(self, symbol: str, alphabet) -> list[RowKey]:
+    def fallback(self, symbol: str, alphabet: Container[str]) -> list[RowKey]:
         # ``##c`` is never replaced by the plain ``c`` row (that would start a new word).
         if symbol.startswith(self.mark):
             return [MARKER] + utf8_rows(symbol[len(self.mark):])
@@ -332,14 +337,12 @@ class ContinuationSpelling(_WordSpelling):
                 out.append(b)
                 prev = "byte"
                 continue
-            if key == UNK:
-                text = "[UNK]"  # carries no mark, so it always starts a word
-            elif key.startswith(self.mark):
-                out += key[len(self.mark):].encode("utf-8")
+            # [UNK] carries no mark, so it always starts a word; the other keys are pieces
+            text = "[UNK]" if key == UNK else cast(str, key)
+            if key != UNK and text.startswith(self.mark):
+                out += text[len(self.mark):].encode("utf-8")
                 prev = "piece"
                 continue
-            else:
-                text = key
             if out:
                 out += b" "
             out += text.encode("utf-8")
@@ -347,7 +350,7 @@ class ContinuationSpelling(_WordSpelling):
         return bytes(out)
 
 
-class FrontSpelling(Spelling):
+class FrontSpelling(Spelling[str]):
     """SentencePiece: whitespace runs become one ``▁``, one ``▁`` goes in front.
 
     ``hello  world`` -> ``▁hello▁world``; with ``split_at_marks`` the stream is cut before every
@@ -357,6 +360,7 @@ class FrontSpelling(Spelling):
     """
 
     name = "front"
+    mark: str
 
     def __init__(self, mark: str = "\u2581", split_at_marks: bool = True) -> None:
         self.mark = mark
@@ -421,20 +425,20 @@ class FrontSpelling(Spelling):
                 out[-1] = out[-1] + (ch,)
         return out
 
-    def fallback(self, symbol: str, alphabet) -> list[RowKey]:
+    def fallback(self, symbol: str, alphabet: Container[str]) -> list[RowKey]:
         return utf8_rows(symbol)
 
     def decode(self, keys: list[RowKey]) -> bytes:
         out = bytearray()
         for key in keys:
             plain = _row_bytes_plain(key)
-            out += plain if plain is not None else key.replace(self.mark, " ").encode("utf-8")
+            out += plain if plain is not None else cast(str, key).replace(self.mark, " ").encode("utf-8")
         if out.startswith(b" "):
             del out[0]
         return bytes(out)
 
 
-class BytesSpelling(Spelling):
+class BytesSpelling(Spelling[bytes]):
     """Byte level: symbols are the 256 byte values; no normalization, no ``[UNK]``, no mark.
 
     Units without a pre-split: the text is cut before every whitespace character that follows a
@@ -449,7 +453,7 @@ class BytesSpelling(Spelling):
 
     def __init__(self, pre_split: str | None = None) -> None:
         self.pre_split = pre_split
-        self._regex = None
+        self._regex: Any = None  # a pattern of the regex module (which has no types)
         if pre_split == "gpt2":
             import regex  # third-party: \p{L} and \p{N}
 
@@ -458,7 +462,8 @@ class BytesSpelling(Spelling):
     def chunks(self, text: str) -> list[str]:
         check_text(text)
         if self._regex is not None:
-            return self._regex.findall(text)
+            found: list[str] = self._regex.findall(text)
+            return found
         out: list[str] = []
         start = 0
         for i in range(1, len(text)):
@@ -489,7 +494,7 @@ class BytesSpelling(Spelling):
             return None
 
     def decode(self, keys: list[RowKey]) -> bytes:
-        return b"".join(keys)  # every row of the bytes spelling is a piece of raw bytes
+        return b"".join(cast("list[bytes]", keys))  # every row of the bytes spelling is a piece of raw bytes
 
 
 def make_spelling(
@@ -499,7 +504,7 @@ def make_spelling(
     split_at_marks: bool = True,
     pre_split: str | None = None,
     joints: Joints = None,
-) -> Spelling:
+) -> Spelling[Any]:
     """The spelling object for validated options (see ``training.validate``)."""
     if spelling == "end":
         return EndSpelling("</w>" if mark is None else mark, joints)

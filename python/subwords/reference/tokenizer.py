@@ -27,12 +27,17 @@ reads those bytes as UTF-8 with U+FFFD for anything malformed.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from subwords.errors import SubwordsError, UnknownPieceError
 
 from . import bpe
-from .spelling import MARKER, UNK, RowKey, Spelling, Unknown
+from .pipeline import Data
+from .spelling import MARKER, UNK, Piece, RowKey, Spelling, Unknown
+
+#: ``read_data`` bound to a model's options: any form ``train`` accepts -> ``(text, count)`` pairs.
+Reader = Callable[[Data], "list[tuple[str, int]]"]
 
 
 class Tokenizer:
@@ -42,20 +47,20 @@ class Tokenizer:
         self,
         *,
         model: str,
-        spelling: Spelling,
-        rows: list[tuple[RowKey, str]],
+        spelling: Spelling[Any],
+        rows: Sequence[tuple[RowKey, str]],
         merges: list[bpe.Pair],
         stage_one: int | None,
         byte_fallback: bool,
-        report: dict,
-        options: dict,
-        reader,
+        report: dict[str, Any],
+        options: dict[str, Any],
+        reader: Reader,
     ) -> None:
         self._model = model
         self._spelling = spelling
         self._keys = [k for k, _ in rows]
         self._kinds = [kind for _, kind in rows]
-        self._id_of: dict = {}
+        self._id_of: dict[RowKey, int] = {}
         for i, k in enumerate(self._keys):
             self._id_of.setdefault(k, i)
         self._alphabet = {k for k, kind in rows if kind == "alphabet"}
@@ -78,7 +83,7 @@ class Tokenizer:
         if key == UNK:
             return "[UNK]"
         if key == MARKER:
-            return self._spelling.mark  # type: ignore[return-value]
+            return self._spelling.mark  # type: ignore[return-value]  # only spellings with a mark have this row
         if isinstance(key, tuple) and key[0] == "byte":
             return f"<0x{key[1]:02X}>"
         return self._spelling.show(key)
@@ -109,12 +114,12 @@ class Tokenizer:
                 keys.append(p)
         return keys
 
-    def _unknown(self, symbol) -> list[RowKey]:
+    def _unknown(self, symbol: Piece) -> list[RowKey]:
         if self._byte_fallback:
             return self._spelling.fallback(symbol, self._alphabet)
         return [UNK]
 
-    def unknown_pieces(self, symbol) -> int:
+    def unknown_pieces(self, symbol: Piece) -> int:
         """How many pieces a symbol with no row becomes (1 as ``[UNK]``, more as bytes)."""
         return len(self._unknown(symbol))
 
@@ -124,7 +129,7 @@ class Tokenizer:
     def encode_pieces(self, text: str) -> list[str]:
         return [self._printed[self._id_of[k]] for k in self._encode_keys(text)]
 
-    def count_pieces(self, data) -> int:
+    def count_pieces(self, data: Data) -> int:
         """Total pieces of a corpus given in any form ``train`` accepts."""
         return sum(len(self._encode_keys(t)) * c for t, c in self._reader(data))
 
@@ -132,7 +137,7 @@ class Tokenizer:
         return self._spelling.normalize(text)
 
     # -- decoding ----------------------------------------------------------------------------
-    def _check_id(self, i) -> int:
+    def _check_id(self, i: object) -> int:
         if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self._keys):
             raise UnknownPieceError(
                 f"{i!r} is not an id of this vocabulary (ids are 0..{len(self._keys) - 1})"
@@ -176,11 +181,11 @@ class Tokenizer:
         return self._printed[self._check_id(id)]
 
     @property
-    def report(self) -> dict:
+    def report(self) -> dict[str, Any]:
         return dict(self._report)
 
     @property
-    def options(self) -> dict:
+    def options(self) -> dict[str, Any]:
         return dict(self._options)
 
     def __repr__(self) -> str:

@@ -23,19 +23,20 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from typing import Any, Optional, Union
 
 from subwords.errors import SubwordsError
 
 from . import bpe, unigram, wordpiece
-from .pipeline import choose_alphabet, count_corpus, read_data, size_floor, validate
-from .spelling import MARKER, UNK, Unknown, make_spelling
-from .tokenizer import Tokenizer
+from .pipeline import Data, Unit, choose_alphabet, count_corpus, read_data, size_floor, validate
+from .spelling import MARKER, UNK, Joints, Piece, RowKey, Spelling, Unknown, make_spelling
+from .tokenizer import Reader, Tokenizer
 
 # ------------------------------------------------------------------------------------------------
 # train
 
 
-def train(data, *, model: str = "bpe", **options):
+def train(data: Data, *, model: str = "bpe", **options: Any) -> Tokenizer:
     """Learns a vocabulary; each model family has its own module (``bpe``/``word`` here,
     ``wordpiece`` and ``unigram`` beside it), all with the same calling convention."""
     if model == "wordpiece":
@@ -46,7 +47,7 @@ def train(data, *, model: str = "bpe", **options):
 
 
 def train_merges(
-    data,
+    data: Data,
     *,
     model: str = "bpe",
     spelling: str = "end",
@@ -57,7 +58,7 @@ def train_merges(
     mark: str | None = None,
     split_at_marks: bool = True,
     pre_split: str | None = None,
-    joints=None,
+    joints: Joints = None,
     superword_at: int | None = None,
     max_piece_length: int | None = None,
     alphabet_size: int | None = None,
@@ -65,7 +66,7 @@ def train_merges(
     counts: bool = False,
     threads: int | None = None,
     input_errors: str = "strict",
-    **unknown,
+    **unknown: object,
 ) -> Tokenizer:
     """Learn a vocabulary (see docs/API.md); the pure-Python oracle for ``subwords.train``.
 
@@ -107,7 +108,7 @@ def train_merges(
     )
     two_stage = superword_at is not None
 
-    def reader(d):
+    def reader(d: Data) -> list[tuple[str, int]]:
         return read_data(
             d, input_errors, stream_table=two_stage, counts=counts and not isinstance(d, Mapping)
         )
@@ -122,19 +123,19 @@ def train_merges(
     alphabet = choose_alphabet(symbol_counts, sp, alphabet_size, character_coverage)
     kept = set(alphabet)
     byte_rows, specials, base_rows = size_floor(sp, alphabet, vocab_size, byte_fallback, byte_fallback_in_budget)
-    if two_stage and superword_at < base_rows:
+    if superword_at is not None and superword_at < base_rows:  # two-stage
         raise SubwordsError(
             f"superword_at={superword_at} is below the smallest vocabulary this corpus allows "
             f"({base_rows}); ask for at least {base_rows}"
         )
 
-    def stand_in(s):
+    def stand_in(s: Piece) -> Union[Piece, Unknown]:
         return s if s in kept else Unknown(s)
 
     distinct = list(unit_counts)
     stage_one = bpe.learn(
         [([stand_in(s) for s in u], unit_counts[u]) for u in distinct],
-        superword_at if two_stage else vocab_size,
+        superword_at if superword_at is not None else vocab_size,
         lengths={s: 1 for s in alphabet},
         rows_before=base_rows,
         join=sp.join,
@@ -166,14 +167,14 @@ def train_merges(
     else:
         stop = stage_one.stop
 
-    def pieces_of(symbol) -> int:
+    def pieces_of(symbol: Union[Piece, Unknown]) -> int:
         if not isinstance(symbol, Unknown):
             return 1
         return len(sp.fallback(symbol.symbol, kept)) if byte_fallback else 1
 
     before = sum(c * sum(pieces_of(stand_in(s)) for s in u) for u, c in unit_counts.items())
     after = sum(c * sum(pieces_of(p) for p in seq) for seq, c in final_units)
-    report = {
+    report: dict[str, Any] = {
         "alphabet_size": len(alphabet),
         "merges_learned": len(merges),
         "stop": stop,
@@ -202,14 +203,15 @@ def train_merges(
     )
 
 
-def _train_word(opts, sp, unit_counts, symbol_counts, norms, reader) -> Tokenizer:
+def _train_word(opts: dict[str, Any], sp: Spelling[Any], unit_counts: dict[Unit, int], symbol_counts: dict[Piece, int],
+                norms: Optional[list[str]], reader: Reader) -> Tokenizer:
     """The word vocabulary: ``[UNK]`` + distinct units by count desc, then piece, capped.
 
     A unit's piece is the whole unit spelled and joined (``low</w>``, ``▁low``, ``low`` for
     continuation). Units seen fewer than ``min_count`` times (default 1 for this model) get no
     row; neither do units past the cap. Both read as ``[UNK]``.
     """
-    pieces: dict = {}
+    pieces: dict[Piece, int] = {}
     for u, c in unit_counts.items():
         p = functools.reduce(sp.join, u)
         pieces[p] = pieces.get(p, 0) + c
@@ -223,7 +225,7 @@ def _train_word(opts, sp, unit_counts, symbol_counts, norms, reader) -> Tokenize
         stop = "min_count"
     else:
         stop = "all_units"
-    report = {
+    report: dict[str, Any] = {
         "alphabet_size": len(symbol_counts),
         "merges_learned": 0,
         "stop": stop,

@@ -87,15 +87,25 @@ recurrences exactly as written in docs/API.md; "equal" means equal doubles.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Optional, cast
 
 from subwords.errors import SubwordsError
 
-from .spelling import MARKER, Spelling, make_spelling
+from .spelling import MARKER, Joints, Piece, RowKey, Spelling, make_spelling
 from .tokenizer import Tokenizer
-from .pipeline import choose_alphabet, count_corpus, read_data, size_floor, validate
+from .pipeline import Data, Unit, choose_alphabet, count_corpus, read_data, size_floor, validate
 
 NEG_INF = -math.inf
+
+#: How two pieces join (the spelling's ``join``).
+Join = Callable[[Piece, Piece], Piece]
+#: Training runs: runs of symbols (units cut at their unknown symbols) with their counts.
+Runs = list[tuple[Unit, int]]
+#: One arc of a lattice: ``(start, end, piece, log_prob)``.
+Arc = tuple[int, int, Piece, float]
+#: Spellings with their scores: ``[(score, (piece, ...))]``.
+Spellings = list[tuple[float, tuple[Piece, ...]]]
 
 # ------------------------------------------------------------------------------------------------
 # numbers
@@ -144,7 +154,7 @@ class Table:
     """Pieces with log-probabilities (``None`` for a symbol the corpus never holds, which only
     the bytes spelling has) and lengths in symbols."""
 
-    def __init__(self, log_probs: dict, lengths: dict) -> None:
+    def __init__(self, log_probs: dict[Piece, Optional[float]], lengths: dict[Piece, int]) -> None:
         self.log_probs = log_probs
         self.lengths = lengths
         self.max_length = max(lengths.values(), default=1)
@@ -152,19 +162,19 @@ class Table:
     def __len__(self) -> int:
         return len(self.log_probs)
 
-    def lp(self, piece):
+    def lp(self, piece: Piece) -> Optional[float]:
         """The log-probability of a piece, or None when it is not an arc (absent, or no
         probability)."""
         return self.log_probs.get(piece)
 
-    def without(self, drop: set) -> Table:
+    def without(self, drop: set[Piece]) -> Table:
         return Table(
             {p: v for p, v in self.log_probs.items() if p not in drop},
             {p: n for p, n in self.lengths.items() if p not in drop},
         )
 
 
-def substrings(run: tuple, join, max_length: int | None):
+def substrings(run: Unit, join: Join, max_length: int | None) -> Iterator[tuple[int, int, Piece]]:
     """Every ``(start, end, piece)`` of a run of symbols, start then end ascending."""
     n = len(run)
     for i in range(n):
@@ -177,7 +187,7 @@ def substrings(run: tuple, join, max_length: int | None):
 
 
 def seed(
-    runs: list, join, alphabet: list, max_piece_length: int | None, seed_size: int | None
+    runs: Runs, join: Join, alphabet: list[Piece], max_piece_length: int | None, seed_size: int | None
 ) -> Table:
     """The starting table: every substring of every run, counted at every position it occurs
     (overlapping) times the run's count; probability = count / total.
@@ -187,8 +197,8 @@ def seed(
     frequency alone. ``total`` sums the counts of the pieces kept. An alphabet symbol the
     corpus never holds (bytes spelling) has no probability.
     """
-    counts: dict = {s: 0 for s in alphabet}
-    lengths: dict = {s: 1 for s in alphabet}
+    counts: dict[Piece, int] = {s: 0 for s in alphabet}
+    lengths: dict[Piece, int] = {s: 1 for s in alphabet}
     for run, c in runs:
         for i, j, piece in substrings(run, join, max_piece_length):
             counts[piece] = counts.get(piece, 0) + c
@@ -199,7 +209,7 @@ def seed(
         counts = {p: c for p, c in counts.items() if p in keep}
         lengths = {p: n for p, n in lengths.items() if p in keep}
     total = sum(counts.values())
-    log_probs = {p: (math.log(c / total) if c else None) for p, c in counts.items()}
+    log_probs: dict[Piece, Optional[float]] = {p: (math.log(c / total) if c else None) for p, c in counts.items()}
     return Table(log_probs, lengths)
 
 
@@ -207,10 +217,10 @@ def seed(
 # the lattice of one run
 
 
-def arcs(run: tuple, table: Table, join) -> list:
+def arcs(run: Unit, table: Table, join: Join) -> list[Arc]:
     """The run's lattice: ``(start, end, piece, log_prob)`` for every substring the table gives
     a probability, start then end ascending."""
-    out = []
+    out: list[Arc] = []
     for i, j, piece in substrings(run, join, table.max_length):
         lp = table.lp(piece)
         if lp is not None:
@@ -223,7 +233,7 @@ def scaled(lp: float, scale: float) -> float:
     return 0.0 if scale == 0.0 else scale * lp
 
 
-def forward(lattice: list, n: int, scale: float = 1.0) -> list:
+def forward(lattice: list[Arc], n: int, scale: float = 1.0) -> list[float]:
     """``alpha[j] = log-sum over arcs (i, j), i ascending, of alpha[i] + scale * lp``."""
     alpha = [NEG_INF] * (n + 1)
     alpha[0] = 0.0
@@ -232,7 +242,7 @@ def forward(lattice: list, n: int, scale: float = 1.0) -> list:
     return alpha
 
 
-def backward(lattice: list, n: int) -> list:
+def backward(lattice: list[Arc], n: int) -> list[float]:
     """``beta[i] = log-sum over arcs (i, j), j ascending, of lp + beta[j]``."""
     beta = [NEG_INF] * (n + 1)
     beta[n] = 0.0
@@ -241,7 +251,7 @@ def backward(lattice: list, n: int) -> list:
     return beta
 
 
-def em_round(runs: list, table: Table, join) -> Table:
+def em_round(runs: Runs, table: Table, join: Join) -> Table:
     """One EM round: expected counts by forward-backward, each over their sum (in logs).
 
     For each run (in order) and each arc ``(i, j, p)`` of it (start, end ascending), the term
@@ -253,7 +263,7 @@ def em_round(runs: list, table: Table, join) -> Table:
     for about a thousand rounds, then reach ``-inf``. So a run whose ``logZ`` is ``-inf`` (every
     spelling holds such a piece) adds nothing, and if no run adds anything the table is kept.
     """
-    expected: dict = {}
+    expected: dict[Piece, float] = {}
     for run, c in runs:
         n = len(run)
         lattice = arcs(run, table, join)
@@ -270,14 +280,14 @@ def em_round(runs: list, table: Table, join) -> Table:
         total = logaddexp(total, expected[piece])
     if total == NEG_INF:
         return table
-    log_probs = {
+    log_probs: dict[Piece, Optional[float]] = {
         p: (expected.get(p, NEG_INF) - total if v is not None else None)
         for p, v in table.log_probs.items()
     }
     return Table(log_probs, table.lengths)
 
 
-def log_likelihood(runs: list, table: Table, join) -> float:
+def log_likelihood(runs: Runs, table: Table, join: Join) -> float:
     """``sum over runs (in order) of count x log P(run)``."""
     out = 0.0
     for run, c in runs:
@@ -289,22 +299,23 @@ def log_likelihood(runs: list, table: Table, join) -> float:
 # segmenters over one run
 
 
-def _key(score: float, lengths: tuple) -> tuple:
+def _key(score: float, lengths: tuple[int, ...]) -> tuple[float, int, tuple[int, ...]]:
     """Sort key for spellings: score descending, fewer pieces, longer piece first where they
     differ."""
     return (-score, len(lengths), tuple(-k for k in lengths))
 
 
-def kbest(lattice: list, n: int, k: int | None) -> list:
+def kbest(lattice: list[Arc], n: int, k: int | None) -> Spellings:
     """The k-best recurrence, from the end: ``best(n) = [(0.0, ())]``; ``best(i)`` = the first
     k of ``{(lp + s, (j - i,) + L) : arc (i, j), (s, L) in best(j)}`` under :func:`_key`.
 
     ``k=1`` is Viterbi; ``k=None`` keeps every spelling. Returns ``[(score, (piece, ...))]``.
     """
-    starting: list[list] = [[] for _ in range(n + 1)]
+    starting: list[list[tuple[int, Piece, float]]] = [[] for _ in range(n + 1)]
     for i, j, piece, lp in lattice:
         starting[i].append((j, piece, lp))
-    best: list = [None] * (n + 1)
+    # best[i]: (score, piece lengths, pieces) of the best walks from i to the end
+    best: list[list[tuple[float, tuple[int, ...], tuple[Piece, ...]]]] = [[] for _ in range(n + 1)]
     best[n] = [(0.0, (), ())]
     for i in range(n - 1, -1, -1):
         cands = []
@@ -316,33 +327,36 @@ def kbest(lattice: list, n: int, k: int | None) -> list:
     return [(score, pieces) for score, _, pieces in best[0]]
 
 
-def viterbi(lattice: list, n: int) -> tuple[float, tuple]:
+def viterbi(lattice: list[Arc], n: int) -> tuple[float, tuple[Piece, ...]]:
     """The likeliest spelling (the k-best recurrence with k = 1): ``(score, pieces)``."""
     return kbest(lattice, n, 1)[0]
 
 
-def fewest(lattice: list, n: int) -> tuple:
+def fewest(lattice: list[Arc], n: int) -> tuple[Piece, ...]:
     """Fewest pieces (every arc costs one; PathPiece's objective), then the longer piece at the
     earliest position where two spellings differ. Probabilities are not consulted."""
-    starting: list[list] = [[] for _ in range(n + 1)]
+    starting: list[list[tuple[int, Piece]]] = [[] for _ in range(n + 1)]
     for i, j, piece, _ in lattice:
         starting[i].append((j, piece))
-    best: list = [None] * (n + 1)
+    best: list[Optional[tuple[Piece, ...]]] = [None] * (n + 1)
     best[n] = ()
     for i in range(n - 1, -1, -1):
         for j, piece in sorted(starting[i], key=lambda a: -a[0]):  # longer first
-            if best[j] is not None and (best[i] is None or 1 + len(best[j]) < len(best[i])):
-                best[i] = (piece,) + best[j]
-    return best[0]
+            rest, here = best[j], best[i]
+            if rest is not None and (here is None or 1 + len(rest) < len(here)):
+                best[i] = (piece,) + rest
+    found = best[0]
+    assert found is not None, "every symbol of a run is an arc, so a walk exists"
+    return found
 
 
-def every_spelling(lattice: list, n: int) -> list:
+def every_spelling(lattice: list[Arc], n: int) -> Spellings:
     """Every walk, scored as the recurrences score it: ``[(score, pieces)]`` in :func:`_key`
     order. Exponential: for short units."""
     return kbest(lattice, n, None)
 
 
-def sample_walk(lattice: list, n: int, alpha: float, rng: SplitMix64) -> tuple:
+def sample_walk(lattice: list[Arc], n: int, alpha: float, rng: SplitMix64) -> tuple[Piece, ...]:
     """Draw a spelling with probability ``P(s)**alpha / sum over s' of P(s')**alpha``.
 
     Forward filtering, backward sampling: ``a`` = :func:`forward` with every log-probability
@@ -351,10 +365,10 @@ def sample_walk(lattice: list, n: int, alpha: float, rng: SplitMix64) -> tuple:
     weights)``; the first arc whose running sum exceeds ``t`` (else the last) is taken.
     """
     a = forward(lattice, n, alpha)
-    ending: list[list] = [[] for _ in range(n + 1)]
+    ending: list[list[tuple[int, Piece, float]]] = [[] for _ in range(n + 1)]
     for i, j, piece, lp in sorted(lattice, key=lambda x: (x[1], x[0])):
         ending[j].append((i, piece, lp))
-    out = []
+    out: list[Piece] = []
     j = n
     while j > 0:
         weights = []
@@ -378,7 +392,7 @@ def sample_walk(lattice: list, n: int, alpha: float, rng: SplitMix64) -> tuple:
     return tuple(reversed(out))
 
 
-def sample_nbest(lattice: list, n: int, alpha: float, k: int, rng: SplitMix64) -> tuple:
+def sample_nbest(lattice: list[Arc], n: int, alpha: float, k: int, rng: SplitMix64) -> tuple[Piece, ...]:
     """Draw among the k best spellings, weights ``exp(alpha * (score - best score))``, in
     n-best order; one ``u``, the same running-sum rule as :func:`sample_walk`. ``alpha = 0``
     weighs every candidate 1; otherwise a candidate of score ``-inf`` weighs 0."""
@@ -404,7 +418,7 @@ def sample_nbest(lattice: list, n: int, alpha: float, k: int, rng: SplitMix64) -
 # pruning
 
 
-def losses(runs: list, table: Table, join) -> dict:
+def losses(runs: Runs, table: Table, join: Join) -> dict[Piece, float]:
     """Each prunable piece's loss: ``sum over runs (in order) whose Viterbi spelling uses p
     of count x (best with - best without)``; 0.0 for the pieces no best spelling uses.
 
@@ -416,7 +430,7 @@ def losses(runs: list, table: Table, join) -> dict:
         n = len(run)
         lattice = arcs(run, table, join)
         with_p, pieces = viterbi(lattice, n)
-        seen = set()
+        seen: set[Piece] = set()
         for p in pieces:
             if table.lengths[p] == 1 or p in seen:
                 continue
@@ -427,7 +441,7 @@ def losses(runs: list, table: Table, join) -> dict:
     return out
 
 
-def prune(runs: list, table: Table, join, target: int, shrink: float) -> Table:
+def prune(runs: Runs, table: Table, join: Join, target: int, shrink: float) -> Table:
     """Keep ``max(target, floor(shrink x size))`` pieces: every single symbol, then the
     prunable pieces by loss descending, piece text ascending."""
     size = len(table)
@@ -439,7 +453,10 @@ def prune(runs: list, table: Table, join, target: int, shrink: float) -> Table:
     return table.without(dropped)
 
 
-def learn(runs, join, alphabet, target, *, max_piece_length, seed_size, shrink, em_rounds):
+def learn(
+    runs: Runs, join: Join, alphabet: list[Piece], target: int, *, max_piece_length: int | None,
+    seed_size: int | None, shrink: float, em_rounds: int,
+) -> tuple[Table, list[int]]:
     """Seed, then ``em_rounds`` EM rounds before every size check, pruning until ``target``.
 
     Returns ``(table, rounds)``: the final table and its size at the start and after each
@@ -460,10 +477,10 @@ def learn(runs, join, alphabet, target, *, max_piece_length, seed_size, shrink, 
 # units, runs and the tokenizer
 
 
-def cut(unit: tuple, has_probability) -> list:
+def cut(unit: Unit, has_probability: Callable[[Piece], bool]) -> list[tuple[str, Any]]:
     """A unit as segments: ``("run", symbols)`` for each maximal stretch of symbols with a
     probability, ``("symbol", s)`` for each symbol without one (it stands alone)."""
-    out: list = []
+    out: list[tuple[str, Any]] = []
     for s in unit:
         if has_probability(s):
             if out and out[-1][0] == "run":
@@ -479,66 +496,70 @@ class UnigramTokenizer(Tokenizer):
     """A Unigram vocabulary with its spelling: the reference ``Tokenizer`` plus log-probs and
     the segmenters of the Unigram page."""
 
-    def __init__(self, *, table: Table, **kw) -> None:
+    def __init__(self, *, table: Table, **kw: Any) -> None:
         super().__init__(model="unigram", merges=[], stage_one=None, **kw)
         self._table = table
 
     # -- the table -----------------------------------------------------------------------------
     @property
-    def log_probs(self) -> list:
+    def log_probs(self) -> list[Optional[float]]:
         """One per row: the piece's natural-log probability, None for rows that are not pieces
         (``[UNK]``, byte-fallback and marker rows, a byte the corpus never held)."""
         return [self._table.lp(k) if isinstance(k, (str, bytes)) else None for k in self._keys]
 
-    def losses(self, data) -> dict[str, float]:
+    def losses(self, data: Data) -> dict[str, float]:
         """What the corpus ``data`` (any form ``train`` takes) would lose without each learned
         piece, on this table: the quantity pruning ranks. Every learned row, in row order.
 
         A piece no best spelling uses costs exactly 0.0.
         """
-        units: dict = {}
+        units: dict[Unit, int] = {}
         for t, c in self._reader(data):
             for u in self._spelling.units(t):
                 units[u] = units.get(u, 0) + c
-        runs: dict = {}
+        runs: dict[Unit, int] = {}
         for u, c in units.items():
             for kind, what in cut(u, self._has_probability):
                 if kind == "run":
                     runs[what] = runs.get(what, 0) + c
         loss = losses(sorted(runs.items()), self._table, self._spelling.join)
         return {
-            self._printed[i]: loss[k]
+            self._printed[i]: loss[cast(Piece, k)]  # a learned row's key is its piece
             for i, k in enumerate(self._keys)
             if self._kinds[i] == "learned"
         }
 
-    def _has_probability(self, symbol) -> bool:
+    def _has_probability(self, symbol: Piece) -> bool:
         return symbol in self._alphabet and self._table.lp(symbol) is not None
 
     # -- encoding ------------------------------------------------------------------------------
-    def _segment(self, run: tuple, segmenter: str, alpha, nbest, rng) -> tuple:
+    def _segment(self, run: Unit, segmenter: str, alpha: float, nbest: Optional[int],
+                 rng: Optional[SplitMix64]) -> tuple[Piece, ...]:
         lattice = arcs(run, self._table, self._spelling.join)
         n = len(run)
         if segmenter == "viterbi":
             return viterbi(lattice, n)[1]
         if segmenter == "fewest":
             return fewest(lattice, n)
+        assert rng is not None  # _check_segmenter made one for "sample"
         if nbest is None:
             return sample_walk(lattice, n, alpha, rng)
         return sample_nbest(lattice, n, alpha, nbest, rng)
 
-    def _encode_keys(self, text, segmenter="viterbi", alpha=None, nbest=None, seed=None):
+    def _encode_keys(self, text: str, segmenter: str = "viterbi", alpha: Optional[float] = None,
+                     nbest: Optional[int] = None, seed: Optional[int] = None) -> list[RowKey]:
         if not isinstance(text, str):
             raise SubwordsError(f"encode takes a str, got {type(text).__name__}")
         rng = _check_segmenter(segmenter, alpha, nbest, seed)
         alpha = 1.0 if alpha is None else float(alpha)
-        keys: list = []
+        keys: list[RowKey] = []
         for unit in self._spelling.units(text):
             keys.extend(self._encode_unit(unit, segmenter, alpha, nbest, rng))
         return keys
 
-    def _encode_unit(self, unit, segmenter="viterbi", alpha=1.0, nbest=None, rng=None) -> list:
-        keys: list = []
+    def _encode_unit(self, unit: Unit, segmenter: str = "viterbi", alpha: float = 1.0, nbest: Optional[int] = None,
+                     rng: Optional[SplitMix64] = None) -> list[RowKey]:
+        keys: list[RowKey] = []
         for kind, what in cut(unit, self._has_probability):
             if kind == "run":
                 keys.extend(self._segment(what, segmenter, alpha, nbest, rng))
@@ -548,17 +569,19 @@ class UnigramTokenizer(Tokenizer):
                 keys.extend(self._unknown(what))
         return keys
 
-    def encode(self, text: str, *, segmenter="viterbi", alpha=None, nbest=None, seed=None):
+    def encode(self, text: str, *, segmenter: str = "viterbi", alpha: Optional[float] = None,
+               nbest: Optional[int] = None, seed: Optional[int] = None) -> list[int]:
         """Ids of ``text``. ``segmenter``: ``"viterbi"`` (default), ``"fewest"``, or ``"sample"``
         (needs ``seed``; ``alpha`` default 1.0; ``nbest=k`` draws among the k best)."""
         return [self._id_of[k] for k in self._encode_keys(text, segmenter, alpha, nbest, seed)]
 
-    def encode_pieces(self, text: str, *, segmenter="viterbi", alpha=None, nbest=None, seed=None):
+    def encode_pieces(self, text: str, *, segmenter: str = "viterbi", alpha: Optional[float] = None,
+                      nbest: Optional[int] = None, seed: Optional[int] = None) -> list[str]:
         keys = self._encode_keys(text, segmenter, alpha, nbest, seed)
         return [self._printed[self._id_of[k]] for k in keys]
 
     # -- analysis of one unit ------------------------------------------------------------------
-    def _unit(self, unit: str) -> tuple:
+    def _unit(self, unit: str) -> Unit:
         if not isinstance(unit, str):
             raise SubwordsError(f"a unit is a str, got {type(unit).__name__}")
         units = self._spelling.units(unit)
@@ -572,11 +595,11 @@ class UnigramTokenizer(Tokenizer):
                 )
         return units[0]
 
-    def _lattice(self, unit: str):
+    def _lattice(self, unit: str) -> tuple[list[Arc], int]:
         run = self._unit(unit)
         return arcs(run, self._table, self._spelling.join), len(run)
 
-    def _print(self, pieces) -> list[str]:
+    def _print(self, pieces: Iterable[Piece]) -> list[str]:
         return [self._spelling.show(p) for p in pieces]
 
     def lattice(self, unit: str) -> list[tuple[int, int, str, float]]:
@@ -614,10 +637,11 @@ class UnigramTokenizer(Tokenizer):
         lattice, n = self._lattice(unit)
         return [(self._print(p), s) for s, p in kbest(lattice, n, k)]
 
-    def sample(self, unit: str, *, seed: int, alpha: float = 1.0, nbest=None) -> list[str]:
+    def sample(self, unit: str, *, seed: int, alpha: float = 1.0, nbest: Optional[int] = None) -> list[str]:
         """One spelling drawn with probability ``share**alpha / normaliser`` (from the k best
         with ``nbest=k``), reproducible from ``seed``."""
         rng = _check_segmenter("sample", alpha, nbest, seed)
+        assert rng is not None  # made for "sample"
         lattice, n = self._lattice(unit)
         if nbest is None:
             return self._print(sample_walk(lattice, n, float(alpha), rng))
@@ -629,7 +653,7 @@ class UnigramTokenizer(Tokenizer):
         return self._print(fewest(lattice, n))
 
 
-def _check_segmenter(segmenter, alpha, nbest, seed):
+def _check_segmenter(segmenter: str, alpha: object, nbest: object, seed: object) -> Optional[SplitMix64]:
     """Validate segmenter options; the generator for ``sample``, else None."""
     if segmenter not in ("viterbi", "fewest", "sample"):
         raise SubwordsError(f"segmenter must be 'viterbi', 'fewest' or 'sample', got {segmenter!r}")
@@ -657,7 +681,7 @@ def _check_segmenter(segmenter, alpha, nbest, seed):
 
 
 def train_unigram(
-    data,
+    data: Data,
     *,
     spelling: str | None = "end",
     vocab_size: int,
@@ -672,11 +696,11 @@ def train_unigram(
     mark: str | None = None,
     split_at_marks: bool = True,
     pre_split: str | None = None,
-    joints=None,
+    joints: Joints = None,
     counts: bool = False,
     threads: int | None = None,
     input_errors: str = "strict",
-    **unknown,
+    **unknown: object,
 ) -> UnigramTokenizer:
     """Learn a Unigram vocabulary (docs/API.md, "Unigram"); the oracle for the Rust engine.
 
@@ -724,12 +748,12 @@ def train_unigram(
         raise SubwordsError(f"em_rounds must be a whole number >= 0, got {em_rounds!r}")
     opts.update(seed_size=seed_size, shrink=float(shrink), em_rounds=em_rounds)
 
-    sp: Spelling = make_spelling(
+    sp: Spelling[Any] = make_spelling(
         spelling, mark=opts["mark"], split_at_marks=split_at_marks, pre_split=pre_split,
         joints=opts["joints"],
     )
 
-    def reader(d):
+    def reader(d: Data) -> list[tuple[str, int]]:
         return read_data(d, input_errors, counts=counts and not isinstance(d, Mapping))
 
     texts = reader(data)
@@ -747,7 +771,7 @@ def train_unigram(
 
     # Training runs: each unit cut at its unknown symbols; equal runs add their counts; in
     # order of their symbol sequences.
-    run_counts: dict = {}
+    run_counts: dict[Unit, int] = {}
     for u, c in unit_counts.items():
         for kind, what in cut(u, kept.__contains__):
             if kind == "run":
@@ -760,12 +784,12 @@ def train_unigram(
     )
 
     learned = [p for p in table.log_probs if table.lengths[p] > 1]
-    learned.sort(key=lambda p: (-table.log_probs[p], p))
+    learned.sort(key=lambda p: (-cast(float, table.log_probs[p]), p))  # learned pieces have one
     rows = [(k, "special") for k in specials]
     rows += [(k, "marker" if k == MARKER else "byte") for k in byte_rows]
     rows += [(s, "alphabet") for s in alphabet]
     rows += [(p, "learned") for p in learned]
-    report = {
+    report: dict[str, Any] = {
         "alphabet_size": len(alphabet),
         "seed_size": rounds[0],
         "rounds": rounds,
@@ -779,7 +803,7 @@ def train_unigram(
         options=opts, reader=reader,
     )
 
-    def pieces_of(symbol) -> int:
+    def pieces_of(symbol: Piece) -> int:
         return len(tok._unknown(symbol)) if symbol not in kept else 1
 
     before = sum(c * sum(pieces_of(s) for s in u) for u, c in unit_counts.items())

@@ -86,16 +86,17 @@ fine for an oracle. (The Rust engine uses a trie with failure links, linear in t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any, Union, cast
 
 from subwords.errors import InputError, SubwordsError
 
 from . import bpe
-from .spelling import MARKER, UNK, RowKey, Unknown, byte_row, make_spelling
+from .spelling import MARKER, UNK, Piece, RowKey, Unknown, byte_row, make_spelling
 from .tokenizer import Tokenizer
-from .pipeline import _is_int, _need, choose_alphabet, read_data, validate
+from .pipeline import Data, Unit, _is_int, _need, choose_alphabet, read_data, validate
 
 #: The mark a word-first piece carries in the tie-break spelling (U+2581).
 FRONT_MARK = "\u2581"
@@ -125,23 +126,23 @@ class Learned(bpe.Learned):
     """What one run of the WordPiece learner produced (see :class:`bpe.Learned`), plus the
     failed winner when the winner test (``min_count_rule="stop"``) ended the run."""
 
-    winner_failed: tuple | None = None
+    winner_failed: tuple[Piece, Piece, int] | None = None
 
 
-def spell(table: Mapping[str, int], spelling: str = "continuation") -> list[tuple[tuple, int]]:
+def spell(table: Mapping[str, int], spelling: str = "continuation") -> list[tuple[Unit, int]]:
     """A count table spelled in symbols: ``{"low": 5}`` -> ``[(("l", "##o", "##w"), 5)]``."""
     sp = make_spelling(spelling)
-    units: dict = {}
+    units: dict[Unit, int] = {}
     for text, count in read_data(table):
         for u in sp.units(text):
             units[u] = units.get(u, 0) + count
     return list(units.items())
 
 
-def symbol_counts(units: Iterable[tuple[list, int]]) -> dict:
+def symbol_counts(units: Iterable[tuple[Sequence[Union[Piece, Unknown]], int]]) -> dict[Piece, int]:
     """How often each piece occurs anywhere in the corpus as it stands (inside pairs too).
     Stand-ins for symbols with no row are not counted: they take part in no pair."""
-    out: dict = {}
+    out: dict[Piece, int] = {}
     for symbols, count in units:
         for s in symbols:
             if not isinstance(s, Unknown):
@@ -166,7 +167,7 @@ def front_text(piece: str, continuation_mark: str | None) -> str:
     return FRONT_MARK + piece
 
 
-def tie_key(pair, join: Callable, continuation_mark: str | None) -> tuple:
+def tie_key(pair: tuple[str, str], join: Callable[[str, str], str], continuation_mark: str | None) -> tuple[str, str, str]:
     """Among pairs of equal score: the smaller joined text in the tie-break spelling, then the
     smaller ``(left, right)`` in that spelling (code-point order)."""
     left, right = pair
@@ -178,12 +179,13 @@ def tie_key(pair, join: Callable, continuation_mark: str | None) -> tuple:
 
 
 def ranked_candidates(
-    units: Iterable[tuple[list, int]], join: Callable, continuation_mark: str | None
-) -> list[tuple[tuple, int, Fraction]]:
+    units: Iterable[tuple[Sequence[Union[Piece, Unknown]], int]], join: Callable[[str, str], str],
+    continuation_mark: str | None,
+) -> list[tuple[tuple[str, str], int, Fraction]]:
     """Every adjacent pair as ``(pair, count, score)``, best first: score descending, then
     the tie rule (:func:`tie_key`)."""
     units = list(units)
-    pairs = bpe.count_pairs(units)
+    pairs = cast("dict[tuple[str, str], int]", bpe.count_pairs(units))  # WordPiece spells text: pieces are str
     counts = symbol_counts(units)
     rows = [((a, b), c, score_of(c, counts[a], counts[b])) for (a, b), c in pairs.items()]
     rows.sort(key=lambda r: (-r[2], tie_key(r[0], join, continuation_mark)))
@@ -191,12 +193,12 @@ def ranked_candidates(
 
 
 def learn(
-    units: Mapping | Iterable[tuple[Iterable, int]],
+    units: bpe.Units,
     vocab_size: int,
     *,
     rows_before: int,
-    lengths: dict | None = None,
-    join: Callable | None = None,
+    lengths: dict[Piece, int] | None = None,
+    join: Callable[[str, str], str] | None = None,
     continuation_mark: str | None = "##",
     min_count: int = 2,
     min_count_rule: str = "filter",
@@ -256,22 +258,24 @@ def learn(
 # the segmenter
 
 
-def longest_match(symbols: tuple | list, pieces: set | Mapping, join: Callable) -> tuple[list, int]:
+def longest_match(
+    symbols: Sequence[Union[Piece, Unknown]], pieces: Container[RowKey], join: Callable[[Piece, Piece], Piece]
+) -> tuple[list[Piece], int]:
     """Longest match first over one unit's symbols.
 
     Returns the pieces matched and the position where matching stopped: ``len(symbols)`` when
     the unit is finished, else the first position at which no row matched.
     """
-    out = []
+    out: list[Piece] = []
     i, n = 0, len(symbols)
     while i < n:
-        found = None
-        piece = None
+        found: tuple[int, Piece] | None = None
+        piece: Piece | None = None
         for j in range(i + 1, n + 1):
             s = symbols[j - 1]
             if isinstance(s, Unknown):
                 break  # a symbol with no row is in no piece
-            piece = s if j == i + 1 else join(piece, s)
+            piece = s if piece is None else join(piece, s)  # the first symbol starts the piece
             if piece in pieces:
                 found = (j, piece)
         if found is None:
@@ -284,14 +288,14 @@ def longest_match(symbols: tuple | list, pieces: set | Mapping, join: Callable) 
 class WordPieceTokenizer(Tokenizer):
     """The reference Tokenizer with longest-match encoding instead of merge replay."""
 
-    def __init__(self, *, unknown: str, max_word_length: int | None, **kw) -> None:
+    def __init__(self, *, unknown: str, max_word_length: int | None, **kw: Any) -> None:
         super().__init__(model="wordpiece", stage_one=None, **kw)
         self._unknown_mode = unknown
         self._max_word_length = max_word_length
         rows = zip(self._keys, self._kinds)
         self._pieces = {k for k, kind in rows if kind in ("alphabet", "learned")}
 
-    def encode_unit(self, unit: tuple) -> list[RowKey]:
+    def encode_unit(self, unit: Unit) -> list[RowKey]:
         """One unit's rows: longest match; ``[UNK]`` (or byte rows) where it cannot go on."""
         if self._max_word_length is not None and len(unit) > self._max_word_length:
             return [UNK]
@@ -325,7 +329,8 @@ class WordPieceTokenizer(Tokenizer):
 # train
 
 
-def _check_options(spelling, min_count, min_count_rule, unknown, max_word_length, unknown_opts):
+def _check_options(spelling: str, min_count: int, min_count_rule: str, unknown: str, max_word_length: int | None,
+                   unknown_opts: dict[str, object]) -> None:
     for name in list(unknown_opts):
         if name in _NOT_FOR_WORDPIECE:
             default = _NOT_FOR_WORDPIECE[name]
@@ -355,7 +360,7 @@ def _check_options(spelling, min_count, min_count_rule, unknown, max_word_length
 
 
 def train_wordpiece(
-    data,
+    data: Data,
     *,
     spelling: str | None = "continuation",
     vocab_size: int,
@@ -370,7 +375,7 @@ def train_wordpiece(
     counts: bool = False,
     threads: int | None = None,
     input_errors: str = "strict",
-    **unknown_opts,
+    **unknown_opts: object,
 ) -> WordPieceTokenizer:
     """Learn a WordPiece vocabulary (see docs/API.md, "WordPiece"); the oracle for
     ``subwords.train(model="wordpiece")``.
@@ -427,23 +432,23 @@ def train_wordpiece(
     }
     sp = make_spelling(spelling, mark=opts["mark"])
 
-    def reader(d):
+    def reader(d: Data) -> list[tuple[str, int]]:
         return read_data(d, input_errors, counts=counts and not isinstance(d, Mapping))
 
-    unit_counts: dict = {}
+    unit_counts: dict[Unit, int] = {}
     for text, c in reader(data):
         for u in sp.units(text):
             unit_counts[u] = unit_counts.get(u, 0) + c
     if not unit_counts:
         raise InputError("the corpus is empty: it holds no units to learn from")
-    all_symbols: dict = {}
+    all_symbols: dict[Piece, int] = {}
     for u, c in unit_counts.items():
         for s in u:
             all_symbols[s] = all_symbols.get(s, 0) + c
 
     alphabet = choose_alphabet(all_symbols, sp, alphabet_size, character_coverage)
     kept = set(alphabet)
-    byte_rows: list = ([byte_row(b) for b in range(256)] + [MARKER]) if byte_fallback else []
+    byte_rows: list[RowKey] = ([byte_row(b) for b in range(256)] + [MARKER]) if byte_fallback else []
     base_rows = 1 + len(alphabet)  # [UNK] + alphabet; byte rows are outside the budget
     if vocab_size < base_rows:
         raise SubwordsError(
@@ -451,7 +456,7 @@ def train_wordpiece(
             f"({len(alphabet)} symbols + [UNK] = {base_rows}); ask for at least {base_rows}"
         )
 
-    def stand_in(s):
+    def stand_in(s: Piece) -> Union[Piece, Unknown]:
         return s if s in kept else Unknown(s)
 
     learned = learn(
@@ -465,16 +470,16 @@ def train_wordpiece(
         min_count_rule=min_count_rule,
     )
 
-    def pieces_of(symbol) -> int:
+    def pieces_of(symbol: Union[Piece, Unknown]) -> int:
         if not isinstance(symbol, Unknown):
             return 1
         return len(sp.fallback(symbol.symbol, kept)) if byte_fallback else 1
 
-    rows = [(UNK, "special")]
+    rows: list[tuple[RowKey, str]] = [(UNK, "special")]
     rows += [(k, "marker" if k == MARKER else "byte") for k in byte_rows]
     rows += [(s, "alphabet") for s in alphabet]
     rows += [(p, "learned") for p in learned.rows]
-    report = {
+    report: dict[str, Any] = {
         "alphabet_size": len(alphabet),
         "merges_learned": len(learned.merges),
         "stop": learned.stop,

@@ -1,0 +1,84 @@
+"""The package is typed: ``mypy --strict`` is clean on it and on a user's script, and the stubs
+of the Rust binding (``_core.pyi``) match the built module (``mypy.stubtest``).
+
+mypy runs with ``--cache-dir`` set to the null device, so nothing is written outside ``tmp_path``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# What a user writes: train, save, load, encode every way, then export and read back through
+# subwords.formats. Every value is used so that a wrong type anywhere would be an error.
+USER_SCRIPT = '''
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import subwords
+import subwords.formats
+
+
+def main(folder: Path) -> None:
+    texts = ["low lower newest widest", "the lowest of the new", "widest newer lower"]
+    tok: subwords.Tokenizer = subwords.train(texts, vocab_size=40)
+    path = folder / "model.json"
+    tok.save(path)
+    again = subwords.load(path)
+    ids: list[int] = again.encode("lowest newer")
+    batch: list[list[int]] = again.encode_batch(texts, threads=2)
+    text: str = again.decode(ids)
+    offsets: list[tuple[int, int, int]] = again.encode_with_offsets("lowest newer")
+    starts = [start for _, start, _ in offsets]
+    pieces: list[str] = again.encode_pieces("lowest")
+    subwords.formats.export(again, folder / "tokenizer.json", "hf")
+    foreign = subwords.formats.load(folder / "tokenizer.json")
+    other: list[int] = foreign.encode("lowest newer")
+    print(len(ids), len(batch), text.upper(), sum(starts), pieces, other == ids, foreign.vocab_size + 1)
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
+'''
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def mypy(*args: str, cwd: Path) -> None:
+    r = run("-m", "mypy", "--strict", "--cache-dir", os.devnull, *args, cwd=cwd)
+    if r.returncode != 0:
+        pytest.fail(f"mypy --strict {' '.join(args)} (exit {r.returncode}):\n{r.stdout}{r.stderr}", pytrace=False)
+
+
+def test_package_is_strictly_typed(tmp_path: Path) -> None:
+    # from the repository, so pyproject.toml's [tool.mypy] applies (files, python_version)
+    mypy("--config-file", str(ROOT / "pyproject.toml"), cwd=ROOT)
+
+
+def test_user_script_is_strictly_typed(tmp_path: Path) -> None:
+    script = tmp_path / "user.py"
+    script.write_text(textwrap.dedent(USER_SCRIPT), encoding="utf-8")
+    # the script runs (so what it checks is a real use) ...
+    r = run(str(script), str(tmp_path), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "LOWEST NEWER" in r.stdout
+    # ... and type-checks as the installed package (py.typed), not as the source tree
+    mypy(str(script), cwd=tmp_path)
+
+
+def test_core_stubs_match_the_module(tmp_path: Path) -> None:
+    r = run("-m", "mypy.stubtest", "subwords._core", "--mypy-config-file", str(ROOT / "pyproject.toml"),
+            cwd=tmp_path)
+    if r.returncode != 0:
+        pytest.fail(f"stubtest subwords._core (exit {r.returncode}):\n{r.stdout}{r.stderr}", pytrace=False)
