@@ -396,10 +396,6 @@ impl Model {
         })
     }
 
-    pub fn merge_map(&self) -> &MergeMap {
-        &self.merge_map
-    }
-
     // ---------------------------------------------------------------- pieces and ids
 
     /// A row as the pages print it: `est</w>`, `##est`, `▁low`, `<0xC3>`, `[UNK]`, `Ġlow`.

@@ -209,15 +209,6 @@ impl PyModel {
         PyList::new(py, lists)
     }
 
-    /// Total pieces of a batch (no lists are built): the fast path of `count_pieces`.
-    fn count_batch(&self, py: Python<'_>, texts: Vec<PyBackedStr>, threads: usize) -> PyResult<u64> {
-        py.detach(|| {
-            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-            self.inner.encode_batch(&refs, threads).map(|v| v.iter().map(|x| x.len() as u64).sum())
-        })
-        .map_err(|e| to_py(py, e))
-    }
-
     fn encode_dropout(&self, py: Python<'_>, text: &str, p: f64, seed: u64) -> PyResult<Vec<u32>> {
         py.detach(|| self.inner.encode_dropout(text, p, seed)).map_err(|e| to_py(py, e))
     }

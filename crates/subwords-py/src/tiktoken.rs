@@ -45,17 +45,12 @@ impl PyRankBpe {
         py.detach(|| inner.encode(&text, &allowed))
     }
 
-    /// Ids of every text, on `threads` threads (None: all cores); same result for any count.
-    #[pyo3(signature = (texts, allowed, threads=None))]
-    fn encode_batch(&self, py: Python<'_>, texts: Vec<PyBackedStr>, allowed: Vec<usize>, threads: Option<usize>) -> PyResult<Vec<Vec<u32>>> {
+    /// Ids of every text, on a pool of `threads` threads of its own (never rayon's global pool,
+    /// DESIGN §3); the same result for any count.
+    fn encode_batch(&self, py: Python<'_>, texts: Vec<PyBackedStr>, allowed: Vec<usize>, threads: usize) -> PyResult<Vec<Vec<u32>>> {
         let inner = &self.inner;
-        match threads {
-            None => Ok(py.detach(|| inner.encode_batch(&texts, &allowed))),
-            Some(n) => {
-                let pool = pool(n)?;
-                Ok(py.detach(|| pool.install(|| inner.encode_batch(&texts, &allowed))))
-            }
-        }
+        let workers = pool(threads)?;
+        Ok(py.detach(|| workers.install(|| inner.encode_batch(&texts, &allowed))))
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {

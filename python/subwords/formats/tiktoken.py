@@ -28,6 +28,7 @@ import os
 from typing import Any, Iterable, Mapping, Optional, Union
 
 from .. import _core
+from .._api import _threads
 from ..errors import InputError, ModelFileError, UnknownPieceError
 from .._io import read_limited, write_atomic
 from ._foreign import Foreign, PathLike, allowed_set
@@ -163,12 +164,13 @@ class TiktokenTokenizer(Foreign):
             raise InputError("encode_batch takes a list of texts, not one str; use encode() for one text")
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise InputError(f"threads must be a positive int or None, got {threads!r}")
+        n = _threads(threads)
         allowed = self._allowed(allowed_special)
         texts = [_text(t) for t in texts]
         try:
-            return self._core.encode_batch(texts, allowed, threads)
+            return self._core.encode_batch(texts, allowed, n)
         except UnicodeEncodeError:
-            return self._core.encode_batch([_no_surrogates(t) for t in texts], allowed, threads)
+            return self._core.encode_batch([_no_surrogates(t) for t in texts], allowed, n)
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """The tokens' bytes joined (special tokens as their surface)."""

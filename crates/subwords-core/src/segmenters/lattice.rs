@@ -149,14 +149,6 @@ impl Lattice {
         }
     }
 
-    /// Builds a lattice from arcs in any order (sorted here into arc order).
-    pub fn from_arcs(n: usize, mut arcs: Vec<Arc>) -> Self {
-        arcs.sort_by_key(|a| (a.start, a.end));
-        let mut l = Lattice { n, arcs, first: Vec::new() };
-        l.finish();
-        l
-    }
-
     /// Symbols in the unit.
     pub fn len(&self) -> usize {
         self.n
