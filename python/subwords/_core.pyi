@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import final
 
 __all__ = ["Trainer", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline",
-           "unicode_versions"]
+           "unicode_versions", "gpt2_byte_chars"]
 
 @final
 class ProgressView:
@@ -145,3 +145,6 @@ class HfPipeline:
 
 def unicode_versions() -> dict[str, str]:
     """The Unicode versions of the core's character tables, e.g. {"general_category": "16.0.0"}."""
+
+def gpt2_byte_chars() -> list[str]:
+    """GPT-2's byte-to-character table: ``table[b]`` is the character that prints byte ``b``."""

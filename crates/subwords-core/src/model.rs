@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::options::{ModelKind, TrainOptions, Unknown, MAX_VOCAB};
 use crate::segmenters::longest_match::{LongestMatch, Match};
 use crate::segmenters::merge_replay::{replay, MergeMap};
-use crate::spelling::{byte_to_char_table, Scheme, Spelling};
+use crate::spelling::{byte_to_char_table, char_to_byte, parse_byte_piece, Scheme, Spelling};
 use std::collections::BTreeMap;
 use crate::vocab::{Row, RowKind, UNK};
 
@@ -411,12 +411,8 @@ impl Model {
             return Some(id as u32);
         }
         if let Some(base) = self.byte_base {
-            if let Some(h) = piece.strip_prefix("<0x").and_then(|s| s.strip_suffix('>')) {
-                if h.len() == 2 {
-                    if let Ok(b) = u8::from_str_radix(h, 16) {
-                        return Some(base + b as u32);
-                    }
-                }
+            if let Some(b) = parse_byte_piece(piece) {
+                return Some(base + b as u32);
             }
         }
         if let Some(m) = self.marker {
@@ -434,7 +430,7 @@ impl Model {
     fn pieces_text_to_bytes(&self, piece: &str) -> Option<Vec<u8>> {
         piece
             .chars()
-            .map(|c| self.byte_chars.iter().position(|&d| d == c).map(|b| b as u8))
+            .map(char_to_byte)
             .collect()
     }
 
@@ -1130,24 +1126,19 @@ impl Model {
         if let Some(o) = &file.options {
             o.validate().map_err(|e| Error::ModelFile(format!("options in the model file: {e}")))?;
         }
-        let table = byte_to_char_table();
         let bytes_spelling = file.spelling.scheme == Scheme::Bytes;
         let mut rows = Vec::with_capacity(file.rows.len());
         for (i, (piece, kind)) in file.rows.into_iter().enumerate() {
             let text = match kind {
                 RowKind::Byte => {
-                    let b = piece
-                        .strip_prefix("<0x")
-                        .and_then(|s| s.strip_suffix('>'))
-                        .filter(|h| h.len() == 2)
-                        .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    let b = parse_byte_piece(&piece)
                         .ok_or_else(|| Error::ModelFile(format!("row {i}: {piece:?} is not a byte row <0xNN>")))?;
                     vec![b]
                 }
                 RowKind::Special => piece.into_bytes(),
                 _ if bytes_spelling => piece
                     .chars()
-                    .map(|c| table.iter().position(|&d| d == c).map(|b| b as u8))
+                    .map(char_to_byte)
                     .collect::<Option<Vec<u8>>>()
                     .ok_or_else(|| Error::ModelFile(format!("row {i}: {piece:?} is not written in the byte alphabet")))?,
                 _ => piece.into_bytes(),
@@ -1155,6 +1146,7 @@ impl Model {
             rows.push(Row { text, kind });
         }
         // merges are stored as piece pairs; find their rows (Model::new checks the rest)
+        let table = byte_to_char_table();
         let mut by_display: Map<String, u32> = Map::default();
         let mut by_text: Map<&[u8], u32> = Map::default();
         for (id, row) in rows.iter().enumerate() {

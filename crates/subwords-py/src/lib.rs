@@ -357,6 +357,12 @@ fn unicode_versions() -> std::collections::BTreeMap<&'static str, String> {
     subwords_core::unicode_versions().into_iter().map(|(k, (a, b, c))| (k, format!("{a}.{b}.{c}"))).collect()
 }
 
+/// GPT-2's byte-to-character table (`table[b]` prints byte `b`), the one the core uses.
+#[pyfunction]
+fn gpt2_byte_chars() -> Vec<String> {
+    subwords_core::spelling::byte_to_char_table().iter().map(|c| c.to_string()).collect()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Trainer>()?;
@@ -368,5 +374,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tiktoken::split_pattern, m)?)?;
     m.add_class::<hf::PyHfPipeline>()?;
     m.add_function(wrap_pyfunction!(unicode_versions, m)?)?;
+    m.add_function(wrap_pyfunction!(gpt2_byte_chars, m)?)?;
     Ok(())
 }

@@ -60,23 +60,8 @@ Template = list[Union[int, str]]
 MAX_ID = 1 << 24
 #: A tokenizer.json bigger than this is refused before it is parsed.
 MAX_FILE_BYTES = 1 << 30
-
-_GPT2_BYTES: list[str] = []
-
-
-def _byte_chars() -> list[str]:
-    """GPT-2's byte-to-character table: printable bytes stand for themselves, the others are
-    shifted to U+0100 onwards in byte order."""
-    if not _GPT2_BYTES:
-        n = 0
-        for b in range(256):
-            if 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF:
-                _GPT2_BYTES.append(chr(b))
-            else:
-                _GPT2_BYTES.append(chr(256 + n))
-                n += 1
-    return _GPT2_BYTES
-
+#: The byte each character of GPT-2's byte alphabet stands for (the core's table, inverted).
+_GPT2_CHAR_TO_BYTE: dict[str, int] = {c: b for b, c in enumerate(_core.gpt2_byte_chars())}
 
 # -- reading ------------------------------------------------------------------------------------
 
@@ -517,7 +502,7 @@ def _decode_chain(decoders: list[JsonObject], tokens: list[str]) -> str:
     for d in decoders:
         kind = d["type"]
         if kind == "ByteLevel":
-            table = {c: b for b, c in enumerate(_byte_chars())}
+            table = _GPT2_CHAR_TO_BYTE
             raw = bytearray()
             for t in tokens:
                 bs = [table.get(c) for c in t]

@@ -77,21 +77,10 @@ ENCODINGS: dict[str, tuple[str, dict[str, int]]] = {
 MAX_FILE_BYTES = 256 << 20  # o200k_base.tiktoken is 3.6 MB
 
 
-def _byte_table() -> tuple[list[str], dict[str, int]]:
-    """GPT-2's byte-to-character table: printable bytes stand for themselves, the others take
-    the code points from U+0100 on, in byte order."""
-    printable = [b for b in range(256) if 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF]
-    chars, extra = [""] * 256, 0
-    for b in range(256):
-        if b in printable:
-            chars[b] = chr(b)
-        else:
-            chars[b] = chr(256 + extra)
-            extra += 1
-    return chars, {c: b for b, c in enumerate(chars)}
-
-
-BYTE_TO_CHAR, CHAR_TO_BYTE = _byte_table()
+#: GPT-2's byte-to-character table (printable bytes stand for themselves, the others take the
+#: code points from U+0100 on, in byte order), from the core, and its inverse.
+BYTE_TO_CHAR: list[str] = _core.gpt2_byte_chars()
+CHAR_TO_BYTE: dict[str, int] = {c: b for b, c in enumerate(BYTE_TO_CHAR)}
 
 
 def piece_text(token: bytes) -> str:

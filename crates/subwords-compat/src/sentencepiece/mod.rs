@@ -751,7 +751,7 @@ fn char_len(b: u8) -> usize {
 
 fn piece_byte(piece: &str) -> u8 {
     // BYTE pieces were checked to be <0xNN> only when byte fallback is on; others decode as 0
-    piece.strip_prefix("<0x").and_then(|s| s.strip_suffix('>')).and_then(|h| u8::from_str_radix(h, 16).ok()).unwrap_or(0)
+    subwords_core::spelling::parse_byte_piece(piece).unwrap_or(0)
 }
 
 /// Appends a run of byte pieces as UTF-8, each byte of an invalid sequence as U+FFFD.

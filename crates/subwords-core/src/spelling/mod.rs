@@ -399,6 +399,30 @@ impl Normalizations {
     }
 }
 
+/// The byte of a byte-fallback row's text, `<0xNN>` with exactly two hex digits (either case);
+/// anything else, a sign or a third digit included, is not a byte row.
+pub fn parse_byte_piece(piece: &str) -> Option<u8> {
+    let h = piece.strip_prefix("<0x")?.strip_suffix('>')?;
+    if h.len() != 2 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u8::from_str_radix(h, 16).ok()
+}
+
+/// The byte a character of [`byte_to_char_table`] stands for: its exact inverse, computed from the
+/// table's three runs of shifted bytes instead of searched for.
+pub fn char_to_byte(c: char) -> Option<u8> {
+    let c = c as u32;
+    let printable = |b: u32| (0x21..=0x7e).contains(&b) || (0xa1..=0xac).contains(&b) || (0xae..=0xff).contains(&b);
+    match c {
+        0..=0xff if printable(c) => Some(c as u8),
+        0x100..=0x120 => Some((c - 0x100) as u8),        // 0x00..=0x20
+        0x121..=0x142 => Some((c - 0x121 + 0x7f) as u8), // 0x7f..=0xa0
+        0x143 => Some(0xad),
+        _ => None,
+    }
+}
+
 /// The GPT-2 byte-to-unicode table: printable characters standing for bytes, so byte-level pieces
 /// can be shown and stored as text (`Ġlow` is ` low`).
 pub fn byte_to_char_table() -> [char; 256] {
@@ -457,5 +481,24 @@ mod tests {
         assert_eq!(t[b' ' as usize], 'Ġ');
         assert_eq!(t[b'a' as usize], 'a');
         assert_eq!(t[b'\n' as usize], 'Ċ');
+    }
+
+    #[test]
+    fn char_to_byte_inverts_the_table_and_nothing_else() {
+        let t = byte_to_char_table();
+        for b in 0..=255u8 {
+            assert_eq!(char_to_byte(t[b as usize]), Some(b));
+        }
+        let inverse = (0..0x400u32).filter_map(char::from_u32).filter(|&c| char_to_byte(c).is_some()).count();
+        assert_eq!(inverse, 256);
+    }
+
+    #[test]
+    fn byte_rows_are_two_hex_digits() {
+        assert_eq!(parse_byte_piece("<0x0A>"), Some(10));
+        assert_eq!(parse_byte_piece("<0xff>"), Some(255));
+        for bad in ["<0x+F>", "<0xF>", "<0x100>", "<0x-1>", "0x0A", "<0x0A", "<0xGG>", "<0x 1>"] {
+            assert_eq!(parse_byte_piece(bad), None, "{bad}");
+        }
     }
 }
