@@ -64,3 +64,17 @@ def test_every_python_target_has_a_corpus():
     assert set(HARNESS.TARGETS) == {"tokenizer_json", "vocab_merges", "subword_nmt", "vocab_txt"}
     for t in HARNESS.TARGETS + HARNESS.WRAPPED:
         assert os.path.isdir(os.path.join(FUZZ, "corpus", t)), t
+
+
+@pytest.mark.parametrize("fmt, name", [("vocab-txt", "vocab.txt"), ("vocab-merges", "merges.txt")])
+def test_oversized_side_files_are_refused_before_reading(tmp_path, fmt, name):
+    """vocab.txt and merges.txt have a size limit like every other reader (no unbounded read)."""
+    from subwords.errors import ModelFileError
+    from subwords.formats import load
+
+    (tmp_path / "vocab.json").write_text('{"a": 0}', encoding="utf-8")
+    (tmp_path / "merges.txt").write_text("", encoding="utf-8")
+    with open(tmp_path / name, "wb") as f:
+        f.truncate((1 << 30) + 1)  # sparse: takes no disk
+    with pytest.raises(ModelFileError, match="refusing"):
+        load(tmp_path, format=fmt)

@@ -30,6 +30,8 @@ _SPELLINGS = ("end", "continuation", "front", "bytes")
 _BATCH_CHARS = 4 << 20
 # A model file larger than this is refused before it is parsed (a hostile or mistaken file).
 MAX_MODEL_FILE_BYTES = 1 << 31
+#: A vocab.txt bigger than this is refused before it is read (the largest public ones are a few MB).
+MAX_VOCAB_TXT_BYTES = 1 << 30
 
 
 @contextlib.contextmanager
@@ -395,6 +397,9 @@ def bert(vocab: Union[str, os.PathLike], *, lowercase: bool = True, strip_accent
     """
     p = os.fspath(vocab)
     try:
+        size = os.path.getsize(p)
+        if size > MAX_VOCAB_TXT_BYTES:
+            raise ModelFileError(f"{p}: {size} bytes is larger than any BERT vocab.txt ({MAX_VOCAB_TXT_BYTES}); refusing to read it")
         with open(p, "rb") as f:
             raw = f.read()
     except OSError as e:

@@ -726,11 +726,7 @@ def _vocab_merges_paths(p: str) -> tuple[str, str]:
 
 
 def _read_merges_txt(path: str) -> list[str]:
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise OSError(e.errno, f"cannot read {path!r}: {e.strerror or e}") from None
+    raw = read_limited(path, MAX_FILE_BYTES, "merges.txt")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
