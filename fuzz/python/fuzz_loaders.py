@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Coverage-guided fuzzing (atheris, libFuzzer) of the loaders written in Python.
 
     python fuzz/python/fuzz_loaders.py TARGET [libFuzzer flags] [corpus dirs]
@@ -128,9 +129,15 @@ def one_input(target: str, data: bytes) -> bool:
 
 
 def main(argv: list[str]) -> None:
-    if len(argv) < 2 or argv[1] not in TARGETS + WRAPPED:
+    # libFuzzer re-runs argv[0] with its flags only (-minimize_crash, -jobs): the target then
+    # comes from the environment, set on the first run
+    if len(argv) > 1 and argv[1] in TARGETS + WRAPPED:
+        target, flags = argv[1], argv[2:]
+    else:
+        target, flags = os.environ.get("SUBWORDS_FUZZ_TARGET", ""), argv[1:]
+    if target not in TARGETS + WRAPPED:
         sys.exit(f"usage: {argv[0]} TARGET [libFuzzer flags and corpus dirs]; TARGET one of {', '.join(TARGETS + WRAPPED)}")
-    target = argv[1]
+    os.environ["SUBWORDS_FUZZ_TARGET"] = target
     import atheris
 
     with atheris.instrument_imports(include=["subwords"]):
@@ -146,7 +153,7 @@ def main(argv: list[str]) -> None:
     def test_one(data: bytes) -> None:
         one_input(target, data)
 
-    atheris.Setup([argv[0]] + argv[2:], test_one)
+    atheris.Setup([argv[0]] + flags, test_one)
     atheris.Fuzz()
 
 
