@@ -31,6 +31,8 @@ TRIPLE = "x86_64-unknown-linux-gnu"
 
 RUST_TARGETS = ("model_json", "sentencepiece_model", "tiktoken_ranks", "hf_pipeline")
 PYTHON_TARGETS = ("tokenizer_json", "vocab_merges", "subword_nmt", "vocab_txt")
+#: the Rust-parsed formats read through their Python wrappers (atheris too; not in the smoke run)
+PYTHON_WRAPPED = ("model_json", "sentencepiece_model", "tiktoken_ranks")
 
 #: what cargo-fuzz 0.12 passes for `cargo fuzz build` (sanitizer=address, release)
 RUSTFLAGS = [
@@ -77,9 +79,11 @@ def binary(target: str, profile: str = "release") -> str:
     return os.path.join(TARGET_DIR, TRIPLE, profile, target)
 
 
-def _dirs(target: str, work: Optional[str] = None) -> tuple[str, str, list[str]]:
-    work = work or os.path.join(FUZZ, "work", target)
-    artifacts = os.path.join(FUZZ, "artifacts", target) + os.sep
+def _dirs(target: str, work: Optional[str] = None, kind: str = "rust") -> tuple[str, str, list[str]]:
+    # the Python wrappers of a Rust-parsed format keep their finds apart from the Rust target's
+    name = f"py-{target}" if kind == "python" and target in RUST_TARGETS else target
+    work = work or os.path.join(FUZZ, "work", name)
+    artifacts = os.path.join(FUZZ, "artifacts", name) + os.sep
     os.makedirs(work, exist_ok=True)
     os.makedirs(artifacts, exist_ok=True)
     seeds = [d for d in (os.path.join(FUZZ, "corpus", target), os.path.join(FUZZ, "regressions", target))
@@ -87,8 +91,8 @@ def _dirs(target: str, work: Optional[str] = None) -> tuple[str, str, list[str]]
     return work, artifacts, seeds
 
 
-def libfuzzer_args(target: str, seconds: int, work: Optional[str] = None) -> list[str]:
-    work, artifacts, seeds = _dirs(target, work)
+def libfuzzer_args(target: str, seconds: int, work: Optional[str] = None, kind: str = "rust") -> list[str]:
+    work, artifacts, seeds = _dirs(target, work, kind)
     words = os.path.join(FUZZ, "dicts", f"{target}.dict")
     extra = [f"-dict={words}"] if os.path.isfile(words) else []
     return [f"-max_total_time={seconds}", f"-timeout={TIMEOUT_S}", f"-rss_limit_mb={RSS_LIMIT_MB}",
@@ -117,7 +121,7 @@ def run(kind: str, target: str, seconds: int, log_path: Optional[str] = None,
         cmd = [binary(target, profile)]
     else:
         cmd = [sys.executable, os.path.join(FUZZ, "python", "fuzz_loaders.py"), target]
-    cmd += libfuzzer_args(target, seconds, work)
+    cmd += libfuzzer_args(target, seconds, work, kind)
     t0 = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", cwd=ROOT)
     wall = time.monotonic() - t0
@@ -134,17 +138,17 @@ def main(argv: list[str]) -> int:
         return 2
     if argv[0] == "list":
         print("rust:", *RUST_TARGETS)
-        print("python:", *PYTHON_TARGETS)
+        print("python:", *PYTHON_TARGETS, "(wrappers:", *PYTHON_WRAPPED, ")")
         return 0
     if argv[0] == "build":
         build(asan="--no-asan" not in argv, profile="smoke" if "--smoke" in argv else "release")
         return 0
     kind, target, seconds = argv[0], argv[1], int(argv[2])
-    names = RUST_TARGETS if kind == "rust" else PYTHON_TARGETS
+    names = RUST_TARGETS if kind == "rust" else PYTHON_TARGETS + PYTHON_WRAPPED
     if target not in names:
         print(f"unknown {kind} target {target!r}; one of {', '.join(names)}")
         return 2
-    log = os.path.join(FUZZ, "work", f"{target}.log")
+    log = os.path.join(FUZZ, "work", f"{kind}-{target}.log")
     code, s, wall = run(kind, target, seconds, log)
     print(f"{target}: exit {code}, {wall:.0f} s, {s['executions']} executions, corpus {s['corpus']}, "
           f"crashes {s['crashes']}, timeouts {s['timeouts']}, ooms {s['ooms']} (log: {os.path.relpath(log, ROOT)})")

@@ -18,7 +18,9 @@ regressions through :func:`one_input`, the same code.
 
 from __future__ import annotations
 
+import json
 import os
+import random
 import sys
 import tempfile
 
@@ -128,6 +130,99 @@ def one_input(target: str, data: bytes) -> bool:
     return True
 
 
+# -- a structure-aware mutator for the JSON targets -------------------------------------------
+# Byte mutations almost always break JSON, so most inputs stop at the parser. Half the time this
+# mutator parses the input, changes one node (a value from the pool below, a deleted or doubled
+# entry, a key the format knows, a value copied from elsewhere in the document, or a byte
+# mutation of one string) and writes it back; the other half, and for input that does not
+# parse, libFuzzer mutates the bytes.
+
+JSON_TARGETS = ("tokenizer_json", "vocab_merges", "model_json")
+
+KEYS = (
+    "version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer", "post_processor", "decoder",
+    "model", "type", "normalizers", "pretokenizers", "decoders", "processors", "vocab", "merges", "unk_token",
+    "unk_id", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk", "byte_fallback", "ignore_merges",
+    "dropout", "max_input_chars_per_word", "id", "content", "special", "single_word", "lstrip", "rstrip",
+    "normalized", "pattern", "String", "Regex", "prepend", "replacement", "prepend_scheme", "split",
+    "add_prefix_space", "trim_offsets", "use_regex", "individual_digits", "behavior", "precompiled_charsmap",
+    "strip_left", "strip_right", "clean_text", "handle_chinese_chars", "strip_accents", "lowercase", "single",
+    "pair", "special_tokens", "ids", "tokens", "SpecialToken", "Sequence", "type_id", "cls", "sep", "prefix",
+    "cleanup", "suffix", "start", "stop", "format", "spelling", "scheme", "mark", "split_at_marks", "pre_split",
+    "rows", "log_probs", "template", "joints", "options", "report", "stream_merges_from",
+)
+VALUES = (
+    None, True, False, 0, 1, -1, 2, 100, 255, 256, (1 << 24) - 1, 1 << 24, 1 << 31, 1 << 32, 1 << 64, 0.5, -0.0,
+    1e308, float("inf"), float("nan"), "", " ", "a", "ab", "\u2581", "##", "</w>", "<0x41>", "<unk>", "[UNK]", "\u0120",
+    "\ud800", "\x00", "1.0", "0.2", "A", "B", "always", "first", "never", "Isolated", "Contiguous", "\\s+", " {2,}",
+    "BPE", "WordPiece", "Unigram", "WordLevel", "Sequence", "ByteLevel", "Metaspace", "BertNormalizer",
+    "BertPreTokenizer", "Whitespace", "WhitespaceSplit", "Digits", "Punctuation", "Split", "Lowercase", "NFC",
+    "NFD", "NFKC", "NFKD", "Strip", "StripAccents", "Prepend", "Replace", "Precompiled", "RobertaProcessing",
+    "BertProcessing", "TemplateProcessing", "WordPiece", "BPEDecoder", "ByteFallback", "Fuse", "subwords", "bpe",
+    "wordpiece", "unigram", "end", "continuation", "front", "bytes", "gpt2", "bert", "special", "alphabet",
+    "learned", "byte", "-inf", [], {}, ["a", "b"], ["a", 0], [[0, 1]], {"type": "Sequence"}, {"String": "a"},
+    {"Regex": "\\s+"}, {"id": "A"},
+)
+
+
+def _nodes(doc, limit: int = 4000) -> list:
+    """(container, key) of every value below the root, breadth first, at most ``limit``."""
+    out, queue = [], [doc]
+    while queue and len(out) < limit:
+        node = queue.pop(0)
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for k, v in items:
+            out.append((node, k))
+            if isinstance(v, (dict, list)):
+                queue.append(v)
+    return out
+
+
+def _mutate_json(doc, rng, atheris) -> None:
+    nodes = _nodes(doc)
+    if not nodes:
+        return
+    parent, key = nodes[rng.randrange(len(nodes))]
+    op = rng.randrange(7)
+    if op == 0:
+        parent[key] = json.loads(json.dumps(rng.choice(VALUES)))
+    elif op == 1:
+        del parent[key]
+    elif op == 2 and isinstance(parent, list):
+        parent.insert(key, json.loads(json.dumps(parent[key])))
+    elif op == 3 and isinstance(parent, dict):
+        parent[rng.choice(KEYS)] = json.loads(json.dumps(rng.choice(VALUES)))
+    elif op == 4:
+        other, k2 = nodes[rng.randrange(len(nodes))]
+        parent[key] = json.loads(json.dumps(other[k2]))
+    elif op == 5 and isinstance(parent[key], str):
+        raw = atheris.Mutate(parent[key].encode("utf-8", "surrogatepass"), 64)
+        parent[key] = raw.decode("utf-8", "replace")
+    elif op == 6 and isinstance(parent, dict) and isinstance(key, str):
+        parent[key + rng.choice(("", "x", "\u2581"))] = parent.pop(key)
+    else:
+        parent[key] = json.loads(json.dumps(rng.choice(VALUES)))
+
+
+def json_mutator(data: bytes, max_size: int, seed: int) -> bytes:
+    import atheris
+
+    rng = random.Random(seed)
+    head, sep, tail = data.partition(b"\xff")
+    if rng.random() < 0.5:
+        return atheris.Mutate(data, max_size)
+    try:
+        doc = json.loads(head.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return atheris.Mutate(data, max_size)
+    for _ in range(1 + (rng.random() < 0.3)):
+        _mutate_json(doc, rng, atheris)
+    if sep and rng.random() < 0.3:
+        tail = atheris.Mutate(tail, max(1, max_size - len(head) - 1))
+    out = json.dumps(doc, ensure_ascii=rng.random() < 0.5).encode("utf-8", "surrogatepass") + sep + tail
+    return out if len(out) <= max_size else atheris.Mutate(data, max_size)
+
+
 def main(argv: list[str]) -> None:
     # libFuzzer re-runs argv[0] with its flags only (-minimize_crash, -jobs): the target then
     # comes from the environment, set on the first run
@@ -153,7 +248,10 @@ def main(argv: list[str]) -> None:
     def test_one(data: bytes) -> None:
         one_input(target, data)
 
-    atheris.Setup([argv[0]] + flags, test_one)
+    if target in JSON_TARGETS:
+        atheris.Setup([argv[0]] + flags, test_one, custom_mutator=json_mutator)
+    else:
+        atheris.Setup([argv[0]] + flags, test_one)
     atheris.Fuzz()
 
 
