@@ -125,6 +125,15 @@ class _Spec:
             raise _refuse(self.where, f"unknown field {extra[0]!r}; subwords cannot tell what it would change")
 
 
+def _lone_surrogate(where: str, e: UnicodeEncodeError) -> ModelFileError:
+    """JSON's \\uD800-\\uDFFF escapes without their pair parse to a lone surrogate, which is no
+    character: no token, normalizer or added token can hold one."""
+    bad = e.object[e.start:e.start + 1] if isinstance(e.object, str) else ""
+    code = f"U+{ord(bad):04X}" if bad else "a lone surrogate"
+    return _refuse(where, f"a string holds {code}, a \\u escape of half a surrogate pair, which is not a "
+                          "character; fix the escape in the file")
+
+
 def _id(v: object, where: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < MAX_ID:
         raise _refuse(where, f"id {v!r} is not a whole number from 0 to {MAX_ID - 1}")
@@ -582,7 +591,10 @@ class HuggingFace(Foreign):
             plan_norm = json.dumps(normalizers)
             for t in added:
                 if t["normalized"]:
-                    t["normalized_content"] = _core.HfPipeline.normalize_with(plan_norm, t["content"])
+                    try:
+                        t["normalized_content"] = _core.HfPipeline.normalize_with(plan_norm, t["content"])
+                    except UnicodeEncodeError as e:
+                        raise _lone_surrogate(source, e) from None
         self._id_to_token: dict[int, str] = {i: t for t, i in vocab.items()}
         self._token_to_id: dict[str, int] = dict(vocab)
         for t in added:
@@ -603,6 +615,8 @@ class HuggingFace(Foreign):
         plan = {"normalizers": normalizers, "pre_tokenizers": pre, "model": model, "added": added}
         try:
             self._pipe = _core.HfPipeline(json.dumps(plan, ensure_ascii=False), vocab, merges, limit)
+        except UnicodeEncodeError as e:
+            raise _lone_surrogate(source, e) from None
         except (TypeError, OverflowError) as e:
             raise _refuse("model merges", f"each merge is 'a b' or ['a', 'b'] ({e})") from None
         self._none = [False] * len(added)
@@ -716,11 +730,7 @@ def _vocab_merges_paths(p: str) -> tuple[str, str]:
 
 
 def _read_merges_txt(path: str) -> list[str]:
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise OSError(e.errno, f"cannot read {path!r}: {e.strerror or e}") from None
+    raw = read_limited(path, MAX_FILE_BYTES, "merges.txt")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:

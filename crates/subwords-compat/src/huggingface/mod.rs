@@ -403,6 +403,12 @@ impl HfPipeline {
         Self::new(plan)
     }
 
+    /// A pipeline from the JSON of its plan, tables included (the fuzz target's entry point).
+    pub fn from_json(text: &str) -> Result<Self> {
+        let plan: Plan = serde_json::from_str(text).map_err(|e| bad(format!("internal plan: {e}")))?;
+        Self::new(plan)
+    }
+
     /// Ids of `text`. `allowed[i]` says whether the i-th added token may match (non-special ones
     /// always may; the caller decides for special ones).
     pub fn encode(&self, text: &str, allowed: &[bool]) -> Vec<u32> {
