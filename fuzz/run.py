@@ -71,7 +71,7 @@ def build(asan: bool = True, jobs: int = 2, profile: str = "release") -> None:
     env["RUSTFLAGS"] = " ".join(RUSTFLAGS + (ASAN if asan else []))
     env.pop("CARGO_TARGET_DIR", None)
     cmd = ["cargo", "+nightly", "build", "--profile", profile, "--manifest-path", os.path.join(FUZZ, "Cargo.toml"),
-           "--target", TRIPLE, "--target-dir", TARGET_DIR, "--bins", "-j", str(jobs)]
+           "--target", TRIPLE, "--target-dir", TARGET_DIR, "--bins", "--locked", "-j", str(jobs)]
     subprocess.run(cmd, env=env, check=True)
 
 
