@@ -1,7 +1,7 @@
 """tiktoken rank files: subwords vs tiktoken vs rs-bpe, same ranks, same text, one run.
 
 For cl100k_base and o200k_base (OpenAI's rank files, from the ``bpe-openai`` crate, fetched and
-cached by ``tests/peers.py``) and each corpus in ``benchmarks/corpora`` (english, multilingual,
+cached by ``tests/support/peers.py``) and each corpus in ``benchmarks/corpora`` (english, multilingual,
 code; the first ``--mb`` megabytes of each, cut at a line end):
 
 * load: seconds to read the rank file and build the encoder (rs-bpe: its embedded vocabulary);

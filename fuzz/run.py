@@ -12,7 +12,7 @@ committed) next to the seeds of ``fuzz/corpus/TARGET/`` and the inputs of
 ``fuzz/regressions/TARGET/`` (read only), with the format's words from ``fuzz/dicts/TARGET.dict``
 as a libFuzzer dictionary, writes any crash, hang (``-timeout``) or out-of-memory
 (``-rss_limit_mb``) input to ``fuzz/artifacts/TARGET/``, and exits non-zero when it found one.
-``tests/test_fuzz_smoke.py`` uses the functions below.
+``tests/bad_input/test_fuzz_smoke.py`` uses the functions below.
 """
 
 from __future__ import annotations

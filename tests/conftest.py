@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+# The tests are grouped by kind in folders; what they share (peers, differential) is in support/.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 
 # CI runs the property tests on a fixed set of examples (the same thousands every run), so a
 # submission lands or not on its merits, not on the draw; local runs keep exploring.

@@ -12,7 +12,7 @@ subclasses) is a clean refusal; every other exception is a bug and stops the run
 saved. ``vocab_merges`` inputs are ``vocab.json \\xFF merges.txt`` (0xFF never occurs in UTF-8).
 
 The subwords Python modules are instrumented for coverage; the Rust core they call is fuzzed by
-the cargo-fuzz targets instead. ``tests/test_fuzz_corpus.py`` replays the saved corpora and
+the cargo-fuzz targets instead. ``tests/bad_input/test_fuzz_corpus.py`` replays the saved corpora and
 regressions through :func:`one_input`, the same code.
 """
 

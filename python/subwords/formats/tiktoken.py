@@ -317,7 +317,7 @@ def export(tokenizer: Any, path: PathLike, format: str = "tiktoken") -> None:
     whose concatenation T is a token but not through T's own merge, the bytes of x and y would
     have been merged by the ranks below T's, so by (3) they would already be T. (3) also makes
     tiktoken's shortcut (a chunk that is a token is one id) agree. ``export`` checks (1)-(3)
-    and refuses, naming the row, a model that fails them; ``tests/test_interop_tiktoken.py``
+    and refuses, naming the row, a model that fails them; ``tests/interop/test_interop_tiktoken.py``
     checks the round trip through the real ``tiktoken.Encoding`` on a real corpus.
     """
     if format != "tiktoken":

@@ -4,7 +4,7 @@
 //! slowest part of its encoder. Each scanner here gives the very same chunks as its pattern, run
 //! leftmost-first (the regex engines' semantics: at each position the first alternative that
 //! matches wins, and inside an alternative greedy quantifiers backtrack in order). The tests in
-//! `tests/test_interop_tiktoken.py` check every scanner against the Python `regex` module on
+//! `tests/interop/test_interop_tiktoken.py` check every scanner against tiktoken itself on
 //! adversarial text, and the encoders against tiktoken itself.
 //!
 //! Character classes, as the regex engines define them:

@@ -24,7 +24,7 @@ import zipfile
 from functools import lru_cache
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 CACHE: Path | None = None  # set by conftest from --fetch-cache, $SUBWORDS_TEST_CACHE or the pytest cache

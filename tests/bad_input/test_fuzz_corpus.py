@@ -16,7 +16,7 @@ import traceback
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FUZZ = os.path.join(ROOT, "fuzz")
 
 #: a corpus smaller than this means it is missing: the test must not pass on nothing

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # What a user writes: train, save, load, encode every way, then export and read back through
 # subwords.formats. Every value is used so that a wrong type anywhere would be an error.

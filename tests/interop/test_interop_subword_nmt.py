@@ -1,12 +1,11 @@
-"""subword-nmt codes files and BERT vocab.txt, checked against the libraries that read them.
+"""subword-nmt codes files, checked against the library that reads them.
 
 * Codes learned by subword-nmt's own ``learn_bpe`` on the multilingual sample: every line
   segmented by ``subwords.formats.load`` must equal ``apply_bpe.BPE.segment`` (tabs, no-break
   spaces and unknown characters included), and the ids must be those of apply_bpe's pieces.
 * A subwords BPE model (``end`` spelling) exported as codes: apply_bpe must cut every word as
   subwords does.
-* A WordPiece model exported as vocab.txt: ``subwords.bert`` and tokenizers'
-  ``BertWordPieceTokenizer`` reading it must give the model's ids.
+* (BERT vocab.txt has its own module: test_interop_vocab_txt.py.)
 * Bad codes files are refused naming the line; options and models that cannot be reproduced are
   refused naming the feature.
 """
@@ -27,6 +26,7 @@ from subwords.formats import detect, export, load
 from subwords.formats.subword_nmt import SubwordNmt
 
 import peers
+from edge_texts import EDGE_TEXTS
 
 from subword_nmt import apply_bpe as apply_bpe
 from subword_nmt import learn_bpe as learn_bpe
@@ -34,13 +34,6 @@ from subword_nmt import learn_bpe as learn_bpe
 # Unicode White_Space: what subwords' spellings split words on
 WHITE_SPACE = re.compile("[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
 
-EDGE_TEXTS = [
-    "", " ", "   ", "\n", "\r\n", "a", "a ", " a", "  a  b   c  ", "tab\tinside\tword", "new\nline inside",
-    "no\xa0break space", "ideographic\u3000space", "emoji 😀🎉 and 👩‍👩‍👧", "combining e\u0301 a\u0300",
-    "中文字符测试 日本語のテキスト", "digits 12345 3.14159 1,000,000", "don't it's rock'n'roll",
-    "unknown ☃ ⌘ \U0001F9EC chars", "ÿ Ā ß", "mark </w> in text", "x</w>y", "</w>", "a</w>",
-    "aaaaaaaaaaaaaaaaaaaaaa", "é", "<|endoftext|> [UNK] [CLS]",
-]
 
 
 def reference(codes: Path, **kw) -> "apply_bpe.BPE":
@@ -358,56 +351,3 @@ def test_export_refuses_what_codes_cannot_say(tmp_path: Path, kw: dict, feature:
     with pytest.raises(InputError, match=feature):
         export(tok, tmp_path / "codes", "subword-nmt")
     assert not (tmp_path / "codes").exists()
-
-
-# -- vocab.txt ---------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("lowercase", [True, False], ids=["uncased", "cased"])
-def test_vocab_txt_reads_back_with_the_same_ids(texts, tmp_path: Path, lowercase: bool):
-    import tokenizers as hf
-    train, held = texts[: len(texts) * 4 // 5], texts[len(texts) * 4 // 5:]
-    if lowercase:
-        tok = subwords.train(list(train), preset="bert", vocab_size=3000)
-    else:
-        tok = subwords.train(list(train), model="wordpiece", pre_split="bert", clean_text=True, vocab_size=3000)
-    export(tok, tmp_path, "vocab-txt")
-    vocab = tmp_path / "vocab.txt"
-    lines = vocab.read_text(encoding="utf-8").split("\n")
-    assert lines[: tok.vocab_size] == tok.rows and lines[tok.vocab_size:] == ["[CLS]", "[SEP]", ""]
-    ours = subwords.bert(vocab, lowercase=lowercase)
-    theirs = hf.BertWordPieceTokenizer(str(vocab), lowercase=lowercase)
-    for t in [*held, *EDGE_TEXTS]:
-        ids = tok.encode(t)
-        assert ours.encode(t, add_special_tokens=False) == ids, t
-        if not any(name in t for name in ("[UNK]", "[CLS]", "[SEP]")):
-            # tokenizers matches special surfaces inside the text; subwords spells them as text
-            assert theirs.encode(t, add_special_tokens=False).ids == ids, t
-    assert load(vocab, lowercase=lowercase).encode("Hola, señor") == ours.encode("Hola, señor")
-
-
-def test_vocab_txt_of_a_bert_vocabulary_is_the_same_file(texts, tmp_path: Path):
-    import tokenizers as hf
-    trainer = hf.BertWordPieceTokenizer()
-    trainer.train_from_iterator(list(texts[:5000]), vocab_size=2000, show_progress=False)
-    trainer.save_model(str(tmp_path))
-    tok = subwords.bert(tmp_path / "vocab.txt")
-    (tmp_path / "out").mkdir()
-    export(tok, tmp_path / "out" / "vocab.txt", "vocab-txt")
-    assert (tmp_path / "out" / "vocab.txt").read_bytes() == (tmp_path / "vocab.txt").read_bytes()
-
-
-@pytest.mark.parametrize("kw, feature", [
-    ({"model": "bpe"}, "bpe model"),
-    ({"model": "wordpiece"}, "pre_split=None"),
-    ({"model": "wordpiece", "spelling": "end"}, "end spelling"),
-    ({"preset": "bert", "byte_fallback": True}, "byte fallback"),
-    ({"model": "wordpiece", "pre_split": "bert"}, "clean_text=False"),
-    ({"model": "wordpiece", "pre_split": "bert", "clean_text": True, "lowercase": True}, "strip_accents=False"),
-    ({"preset": "bert", "unknown": "rest"}, "unknown='rest'"),
-    ({"preset": "bert", "max_word_length": 50}, "max_word_length=50"),
-])
-def test_vocab_txt_refuses_what_readers_would_read_otherwise(tmp_path: Path, kw: dict, feature: str):
-    tok = subwords.train(["Hello world, héllo there! low lower newest widest"] * 3, vocab_size=60, **kw)
-    with pytest.raises(InputError, match=re.escape(feature)):
-        export(tok, tmp_path / "vocab.txt", "vocab-txt")
-    assert not (tmp_path / "vocab.txt").exists()

@@ -32,7 +32,7 @@ def cli(*args: str, input: bytes | str | None = None, cwd: Path, status: int | N
     that no traceback was printed (in-process: that no exception escaped ``main``).
 
     In-process by default, to keep the many small cases fast; ``process=True`` runs
-    ``python -m subwords`` as a child, as a user would (tests/test_cli.py always does)."""
+    ``python -m subwords`` as a child, as a user would (tests/cli/test_cli.py always does)."""
     data = input.encode("utf-8") if isinstance(input, str) else (input or b"")
     if process:
         p = subprocess.run([sys.executable, "-m", "subwords", *args], input=data, capture_output=True, cwd=cwd,

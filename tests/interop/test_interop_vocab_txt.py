@@ -1,0 +1,73 @@
+"""BERT vocab.txt written by subwords, checked against the readers that read it: subwords.bert and
+tokenizers' BertWordPieceTokenizer give the ids the trained model gives; a BERT vocabulary read
+and written again is the same file; what a reader would read otherwise is refused."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import subwords
+from subwords import InputError
+from subwords.formats import export, load
+
+import peers
+from edge_texts import EDGE_TEXTS
+
+
+@pytest.fixture(scope="module")
+def texts() -> tuple[str, ...]:
+    return peers.multilingual_texts()
+
+
+@pytest.mark.parametrize("lowercase", [True, False], ids=["uncased", "cased"])
+def test_vocab_txt_reads_back_with_the_same_ids(texts, tmp_path: Path, lowercase: bool):
+    import tokenizers as hf
+    train, held = texts[: len(texts) * 4 // 5], texts[len(texts) * 4 // 5:]
+    if lowercase:
+        tok = subwords.train(list(train), preset="bert", vocab_size=3000)
+    else:
+        tok = subwords.train(list(train), model="wordpiece", pre_split="bert", clean_text=True, vocab_size=3000)
+    export(tok, tmp_path, "vocab-txt")
+    vocab = tmp_path / "vocab.txt"
+    lines = vocab.read_text(encoding="utf-8").split("\n")
+    assert lines[: tok.vocab_size] == tok.rows and lines[tok.vocab_size:] == ["[CLS]", "[SEP]", ""]
+    ours = subwords.bert(vocab, lowercase=lowercase)
+    theirs = hf.BertWordPieceTokenizer(str(vocab), lowercase=lowercase)
+    for t in [*held, *EDGE_TEXTS]:
+        ids = tok.encode(t)
+        assert ours.encode(t, add_special_tokens=False) == ids, t
+        if not any(name in t for name in ("[UNK]", "[CLS]", "[SEP]")):
+            # tokenizers matches special surfaces inside the text; subwords spells them as text
+            assert theirs.encode(t, add_special_tokens=False).ids == ids, t
+    assert load(vocab, lowercase=lowercase).encode("Hola, señor") == ours.encode("Hola, señor")
+
+
+def test_vocab_txt_of_a_bert_vocabulary_is_the_same_file(texts, tmp_path: Path):
+    import tokenizers as hf
+    trainer = hf.BertWordPieceTokenizer()
+    trainer.train_from_iterator(list(texts[:5000]), vocab_size=2000, show_progress=False)
+    trainer.save_model(str(tmp_path))
+    tok = subwords.bert(tmp_path / "vocab.txt")
+    (tmp_path / "out").mkdir()
+    export(tok, tmp_path / "out" / "vocab.txt", "vocab-txt")
+    assert (tmp_path / "out" / "vocab.txt").read_bytes() == (tmp_path / "vocab.txt").read_bytes()
+
+
+@pytest.mark.parametrize("kw, feature", [
+    ({"model": "bpe"}, "bpe model"),
+    ({"model": "wordpiece"}, "pre_split=None"),
+    ({"model": "wordpiece", "spelling": "end"}, "end spelling"),
+    ({"preset": "bert", "byte_fallback": True}, "byte fallback"),
+    ({"model": "wordpiece", "pre_split": "bert"}, "clean_text=False"),
+    ({"model": "wordpiece", "pre_split": "bert", "clean_text": True, "lowercase": True}, "strip_accents=False"),
+    ({"preset": "bert", "unknown": "rest"}, "unknown='rest'"),
+    ({"preset": "bert", "max_word_length": 50}, "max_word_length=50"),
+])
+def test_vocab_txt_refuses_what_readers_would_read_otherwise(tmp_path: Path, kw: dict, feature: str):
+    tok = subwords.train(["Hello world, héllo there! low lower newest widest"] * 3, vocab_size=60, **kw)
+    with pytest.raises(InputError, match=re.escape(feature)):
+        export(tok, tmp_path / "vocab.txt", "vocab-txt")
+    assert not (tmp_path / "vocab.txt").exists()
