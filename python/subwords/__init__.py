@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import InputError, ModelFileError, SubwordsError, UnknownPieceError
+from .errors import InputError, ModelFileError, OptionError, SubwordsError, UnknownPieceError
 
 if TYPE_CHECKING:  # loaded lazily at run time, by __getattr__
     from ._api import Tokenizer as Tokenizer, bert as bert, load as load, train as train
@@ -22,7 +22,7 @@ __version__ = "0.1.0"
 
 _API = ("train", "load", "bert", "Tokenizer")
 
-__all__ = [*_API, "SubwordsError", "InputError", "ModelFileError", "UnknownPieceError", "__version__"]
+__all__ = [*_API, "SubwordsError", "OptionError", "InputError", "ModelFileError", "UnknownPieceError", "__version__"]
 
 
 def __getattr__(name: str) -> object:

@@ -16,9 +16,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Optional, Union, cast
 
 from . import _core
+from ._checks import text_arg
 from ._io import read_limited, write_atomic
 from ._progress import ProgressLine
-from .errors import InputError, ModelFileError, SubwordsError, UnknownPieceError
+from .errors import InputError, ModelFileError, OptionError, SubwordsError, UnknownPieceError
 
 if TYPE_CHECKING:
     from typing_extensions import TypeGuard  # typing's own from Python 3.10
@@ -57,7 +58,7 @@ def _threads(threads: Optional[int]) -> int:
     if threads is None:
         return os.cpu_count() or 1
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1 or threads > 1024:
-        raise SubwordsError(f"threads must be a whole number from 1 to 1024, got {threads!r}")
+        raise OptionError(f"threads must be a whole number from 1 to 1024, got {threads!r}")
     return threads
 
 
@@ -125,13 +126,13 @@ def _apply_joints(units: list[tuple[str, int]], joints: Joints) -> tuple[list[tu
     for word, count in units:
         parts = joints(word) if callable(joints) else joints.get(word)
         if parts is not None and (isinstance(parts, str) or not isinstance(parts, Iterable)):
-            raise SubwordsError(f"the joints of {word!r} must be a list of parts (str), got {parts!r}")
+            raise OptionError(f"the joints of {word!r} must be a list of parts (str), got {parts!r}")
         parts = list(parts) if parts is not None else []
         if len(parts) <= 1:
             out.append((word, True, True, count))
             continue
         if any(not isinstance(p, str) or not p for p in parts) or "".join(parts) != word:
-            raise SubwordsError(
+            raise OptionError(
                 f"the joints of {word!r} are {parts!r}, which do not spell the word: give non-empty parts "
                 "that concatenate to it"
             )
@@ -191,15 +192,15 @@ def train(
     """
     if preset is not None:
         if preset != "bert":
-            raise SubwordsError(f"preset must be 'bert' (or None), got {preset!r}")
+            raise OptionError(f"preset must be 'bert' (or None), got {preset!r}")
         # BERT's WordPiece: continuation marks, punctuation and CJK stand alone, text cleaned,
         # lower-cased and stripped of accents (as bert-base-uncased)
         if model != "bpe" and model != "wordpiece" or spelling not in (None, "continuation"):
-            raise SubwordsError("preset='bert' is model='wordpiece' on the continuation spelling; leave model and spelling out")
+            raise OptionError("preset='bert' is model='wordpiece' on the continuation spelling; leave model and spelling out")
         model, spelling, pre_split = "wordpiece", "continuation", "bert"
         lowercase = strip_accents = clean_text = True
     if model not in _MODELS:
-        raise SubwordsError(f"model must be one of {', '.join(_MODELS)}; got {model!r}")
+        raise OptionError(f"model must be one of {', '.join(_MODELS)}; got {model!r}")
     # Unigram's defaults for real corpora (sentencepiece's): pieces of at most 16 symbols, a
     # seed of at most a million; None asks for no bound. Neither bites on the pages' corpora.
     if max_piece_length == "16 for unigram, else no bound":
@@ -209,60 +210,60 @@ def train(
     if spelling is None:
         spelling = _DEFAULT_SPELLING[model]
     if min_count_rule not in (None, "filter", "stop"):
-        raise SubwordsError(f"min_count_rule must be 'filter' or 'stop', got {min_count_rule!r}")
+        raise OptionError(f"min_count_rule must be 'filter' or 'stop', got {min_count_rule!r}")
     if unknown not in (None, "word", "rest"):
-        raise SubwordsError(f"unknown must be 'word' or 'rest', got {unknown!r}")
+        raise OptionError(f"unknown must be 'word' or 'rest', got {unknown!r}")
     if max_word_length == "100 for wordpiece":
         # BERT's limit by default; an explicit None means no limit
         max_word_length = 100 if model == "wordpiece" else None
     elif model != "wordpiece":
-        raise SubwordsError("max_word_length applies only to model='wordpiece'")
+        raise OptionError("max_word_length applies only to model='wordpiece'")
     if max_word_length is not None and (isinstance(max_word_length, bool) or not isinstance(max_word_length, int)
                                         or not 1 <= max_word_length <= 2**32 - 1):
-        raise SubwordsError(f"max_word_length must be a whole number of characters from 1 (or None: no limit), got {max_word_length!r}")
+        raise OptionError(f"max_word_length must be a whole number of characters from 1 (or None: no limit), got {max_word_length!r}")
     if model == "wordpiece":
         min_count_rule = min_count_rule or "filter"
         unknown = unknown or "word"
     if spelling not in _SPELLINGS:
-        raise SubwordsError(f"spelling must be one of {', '.join(_SPELLINGS)}; got {spelling!r}")
+        raise OptionError(f"spelling must be one of {', '.join(_SPELLINGS)}; got {spelling!r}")
     if input_errors not in ("strict", "replace"):
-        raise SubwordsError(f"input_errors must be 'strict' or 'replace', got {input_errors!r}")
+        raise OptionError(f"input_errors must be 'strict' or 'replace', got {input_errors!r}")
     if pre_split not in (None, "gpt2", "bert"):
-        raise SubwordsError(f"pre_split must be None, 'gpt2' (bytes) or 'bert' (end, continuation), got {pre_split!r}")
+        raise OptionError(f"pre_split must be None, 'gpt2' (bytes) or 'bert' (end, continuation), got {pre_split!r}")
     if vocab_size is None:
-        raise SubwordsError("vocab_size is required: the number of rows to learn up to (a ceiling)")
+        raise OptionError("vocab_size is required: the number of rows to learn up to (a ceiling)")
     for name, value, top in (("vocab_size", vocab_size, MAX_COUNT), ("min_count", min_count, MAX_COUNT),
                              ("superword_at", superword_at, MAX_COUNT), ("max_piece_length", max_piece_length, 2**32 - 1),
                              ("alphabet_size", alphabet_size, MAX_COUNT)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top):
-            raise SubwordsError(f"{name} must be a whole number from 0 to {top}, got {value!r}")
+            raise OptionError(f"{name} must be a whole number from 0 to {top}, got {value!r}")
     if character_coverage is not None and (
         isinstance(character_coverage, bool) or not isinstance(character_coverage, (int, float))
         or not math.isfinite(character_coverage) or not 0 < character_coverage <= 1
     ):
-        raise SubwordsError(f"character_coverage must be a number in (0, 1], got {character_coverage!r}")
+        raise OptionError(f"character_coverage must be a number in (0, 1], got {character_coverage!r}")
     if mark is not None and not isinstance(mark, str):
-        raise SubwordsError(f"mark must be a string (or None for the spelling's default), got {mark!r}")
+        raise OptionError(f"mark must be a string (or None for the spelling's default), got {mark!r}")
     if joints is not None and not (callable(joints) or isinstance(joints, Mapping)):
-        raise SubwordsError("joints must be a mapping word -> parts, or a callable word -> parts")
+        raise OptionError("joints must be a mapping word -> parts, or a callable word -> parts")
     for name, value in (("byte_fallback", byte_fallback), ("byte_fallback_in_budget", byte_fallback_in_budget),
                         ("split_at_marks", split_at_marks), ("counts", counts), ("lowercase", lowercase),
                         ("strip_accents", strip_accents), ("clean_text", clean_text)):
         if not isinstance(value, bool):
-            raise SubwordsError(f"{name} must be True or False, got {value!r}")
+            raise OptionError(f"{name} must be True or False, got {value!r}")
     if model != "unigram" and (seed_size is not None or shrink is not None or em_rounds is not None):
-        raise SubwordsError("seed_size, shrink and em_rounds apply only to model='unigram'")
+        raise OptionError("seed_size, shrink and em_rounds apply only to model='unigram'")
     if model == "unigram":
         if min_count is not None:
-            raise SubwordsError("min_count does not apply to model='unigram' (pruning decides what stays)")
+            raise OptionError("min_count does not apply to model='unigram' (pruning decides what stays)")
         if seed_size is not None and (isinstance(seed_size, bool) or not isinstance(seed_size, int) or seed_size < 1):
-            raise SubwordsError(f"seed_size must be a whole number from 1, got {seed_size!r}")
+            raise OptionError(f"seed_size must be a whole number from 1, got {seed_size!r}")
         if shrink is not None and (isinstance(shrink, bool) or not isinstance(shrink, (int, float))
                                    or not math.isfinite(shrink) or not 0 < shrink < 1):
-            raise SubwordsError(f"shrink must be a number strictly between 0 and 1, got {shrink!r}")
+            raise OptionError(f"shrink must be a number strictly between 0 and 1, got {shrink!r}")
         if em_rounds is not None and (isinstance(em_rounds, bool) or not isinstance(em_rounds, int)
                                       or not 0 <= em_rounds <= 10**6):
-            raise SubwordsError(f"em_rounds must be a whole number from 0, got {em_rounds!r}")
+            raise OptionError(f"em_rounds must be a whole number from 0, got {em_rounds!r}")
     if min_count is None:
         min_count = 1 if model == "word" else 2
     options: dict[str, Any] = {
@@ -293,7 +294,7 @@ def train(
     }
     trainer = _core.Trainer(json.dumps(options), _threads(threads))
     if not isinstance(progress, bool):
-        raise SubwordsError(f"progress must be True or False, got {progress!r}")
+        raise OptionError(f"progress must be True or False, got {progress!r}")
     with ProgressLine(trainer.progress_view()) if progress else contextlib.nullcontext():
         _feed(trainer, data, counts=counts, input_errors=input_errors)
         if joints is not None:
@@ -309,7 +310,7 @@ def _is_paths(data: object) -> TypeGuard[Union[os.PathLike[str], Sequence[os.Pat
 
 def _feed(trainer: _core.Trainer, data: TrainData, *, counts: bool, input_errors: str) -> None:
     if isinstance(data, (str, bytes)):
-        raise SubwordsError(
+        raise InputError(
             "train() got a single string: pass a list of texts, a word -> count mapping, "
             "or pathlib.Path(...) for a file"
         )
@@ -326,9 +327,9 @@ def _feed(trainer: _core.Trainer, data: TrainData, *, counts: bool, input_errors
                 trainer.feed_file(os.fspath(p))
         return
     if counts:
-        raise SubwordsError("counts=True needs paths to word<TAB>count files, or pass a mapping")
+        raise InputError("counts=True needs paths to word<TAB>count files, or pass a mapping")
     if not isinstance(data, Iterable):
-        raise SubwordsError(f"cannot train from {type(data).__name__}: pass texts, a mapping, or paths")
+        raise InputError(f"cannot train from {type(data).__name__}: pass texts, a mapping, or paths")
     batch: list[str] = []
     size = 0
     first = 0  # index of batch[0] among all texts, for error messages
@@ -456,7 +457,7 @@ class Tokenizer:
         template = self._model.template() if add_special_tokens else None
         if pair is not None:
             if self._model.template() is None:
-                raise SubwordsError("pair= needs a model with a [CLS]/[SEP] template (see subwords.bert)")
+                raise OptionError("pair= needs a model with a [CLS]/[SEP] template (see subwords.bert)")
             first = self.encode(text, add_special_tokens=False, dropout=dropout, seed=seed)
             second = self.encode(pair, add_special_tokens=False, dropout=dropout, seed=seed)
             if template is None:
@@ -470,12 +471,12 @@ class Tokenizer:
         try:
             if dropout is None:
                 if seed is not None:
-                    raise SubwordsError("seed is only used with dropout")
+                    raise OptionError("seed is only used with dropout")
                 return self._model.encode(text)
             if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
-                raise SubwordsError(f"dropout must be a probability in [0, 1], got {dropout!r}")
+                raise OptionError(f"dropout must be a probability in [0, 1], got {dropout!r}")
             if seed is None or isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-                raise SubwordsError("dropout needs an explicit seed (a whole number from 0 to 2**64-1), so runs repeat")
+                raise OptionError("dropout needs an explicit seed (a whole number from 0 to 2**64-1), so runs repeat")
             return self._model.encode_dropout(text, float(dropout), seed)
         except UnicodeError as e:
             raise _surrogate_error(e, "the text") from None
@@ -485,14 +486,14 @@ class Tokenizer:
         """Unigram's segmenters: "viterbi" (the default), "fewest", "sample" (seed, alpha, nbest)."""
         segmenter = segmenter or "viterbi"
         if self.model != "unigram":
-            raise SubwordsError(f"segmenter= belongs to unigram models; this is a {self.model} model")
+            raise OptionError(f"segmenter= belongs to unigram models; this is a {self.model} model")
         if segmenter not in ("viterbi", "fewest", "sample"):
-            raise SubwordsError(f"segmenter must be 'viterbi', 'fewest' or 'sample', got {segmenter!r}")
+            raise OptionError(f"segmenter must be 'viterbi', 'fewest' or 'sample', got {segmenter!r}")
         if dropout is not None:
-            raise SubwordsError("dropout is BPE's; a unigram model samples with segmenter='sample'")
+            raise OptionError("dropout is BPE's; a unigram model samples with segmenter='sample'")
         if segmenter != "sample":
             if alpha is not None or nbest is not None or seed is not None:
-                raise SubwordsError("alpha, nbest and seed go with segmenter='sample'")
+                raise OptionError("alpha, nbest and seed go with segmenter='sample'")
             _check_text(text)
             if segmenter == "viterbi":
                 return self._model.encode(text)
@@ -528,7 +529,7 @@ class Tokenizer:
     def nbest(self, unit: str, k: int) -> list[tuple[list[str], float]]:
         """The k best spellings with their scores (log-probabilities)."""
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise SubwordsError(f"k must be a whole number from 1, got {k!r}")
+            raise OptionError(f"k must be a whole number from 1, got {k!r}")
         return self._model.nbest(_text(unit), k)
 
     def sample(self, unit: str, *, seed: int, alpha: float = 1.0, nbest: Optional[int] = None) -> list[str]:
@@ -545,7 +546,7 @@ class Tokenizer:
         if isinstance(data, Mapping):
             corpus = [_check_count(w, c, "count table") for w, c in data.items()]
         elif isinstance(data, str):
-            raise SubwordsError("losses() takes a mapping or an iterable of texts, not one string")
+            raise InputError("losses() takes a mapping or an iterable of texts, not one string")
         else:
             corpus = [(_text(t), 1) for t in data]
         values = self._model.losses(corpus)
@@ -570,7 +571,7 @@ class Tokenizer:
         batch = list(texts)
         for n, t in enumerate(batch):
             if not isinstance(t, str):
-                raise SubwordsError(f"text {n} is {type(t).__name__}, not str")
+                raise InputError(f"text {n} of the batch is {type(t).__name__}, not str")
         try:
             with gc_paused():
                 out = self._model.encode_batch(batch, _threads(threads))
@@ -609,7 +610,7 @@ class Tokenizer:
                 return len(self._model.encode(" ".join(w for w, c in rows for _ in range(c))))
             return sum(c * len(self._model.encode(w)) for w, c in rows)
         if isinstance(data, str):
-            raise SubwordsError("count_pieces() takes a mapping or an iterable of texts, not one string")
+            raise InputError("count_pieces() takes a mapping or an iterable of texts, not one string")
         return sum(len(self.encode(t)) for t in data)
 
     # -- the vocabulary -----------------------------------------------------------------------
@@ -648,7 +649,7 @@ class Tokenizer:
 
     def piece_to_id(self, piece: str) -> int:
         if not isinstance(piece, str):
-            raise SubwordsError(f"a piece is a str, got {type(piece).__name__}")
+            raise InputError(f"a piece is a str, got {type(piece).__name__}")
         i = self._model.piece_to_id(piece)
         if i is None:
             raise UnknownPieceError(f"{piece!r} is not a row of this vocabulary")
@@ -674,7 +675,7 @@ class Tokenizer:
             raise
         except SubwordsError as e:
             # The engine checks a file's spelling and options with the same code as train()'s
-            # arguments, which raises plain SubwordsError; in a file they make the file bad.
+            # arguments, which raises OptionError; in a file they make the file bad.
             raise ModelFileError(f"the model file's settings are invalid: {e}") from None
 
     def save(self, path: Union[str, os.PathLike[str]]) -> None:
@@ -694,26 +695,21 @@ class Tokenizer:
         return f"<subwords.Tokenizer {self.model} spelling={s['scheme']} rows={self.vocab_size} merges={len(self.merges)}>"
 
 
-def _text(text: object) -> str:
-    """``text``, refused unless it is a str."""
-    if not isinstance(text, str):
-        raise SubwordsError(f"expected text (str), got {type(text).__name__}")
-    return text
+_text = text_arg
 
 
 def _sampling(alpha: object, nbest: object, seed: object) -> tuple[float, Optional[int], int]:
     if seed is None or isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-        raise SubwordsError("sampling needs an explicit seed (a whole number from 0 to 2**64-1), so runs repeat")
+        raise OptionError("sampling needs an explicit seed (a whole number from 0 to 2**64-1), so runs repeat")
     alpha = 1.0 if alpha is None else alpha
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha) or alpha < 0:
-        raise SubwordsError(f"alpha must be a finite number >= 0, got {alpha!r}")
+        raise OptionError(f"alpha must be a finite number >= 0, got {alpha!r}")
     if nbest is not None and (isinstance(nbest, bool) or not isinstance(nbest, int) or nbest < 1):
-        raise SubwordsError(f"nbest must be None or a whole number from 1, got {nbest!r}")
+        raise OptionError(f"nbest must be None or a whole number from 1, got {nbest!r}")
     return float(alpha), nbest, seed
 
 
-def _check_text(text: object) -> None:
-    _text(text)
+_check_text = text_arg
 
 
 def _ids(ids: Iterable[int]) -> list[int]:

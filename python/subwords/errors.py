@@ -12,6 +12,11 @@ class SubwordsError(ValueError):
     """Base class: a bad option, bad input or a bad model file."""
 
 
+class OptionError(SubwordsError):
+    """An option that does not exist, is out of its range, or does not go with the others
+    (``vocab_size=-1``, ``model="bpe"`` with ``em_rounds``, ``threads=0``)."""
+
+
 class InputError(SubwordsError):
     """Training or encoding input that cannot be read as text (invalid UTF-8, lone surrogates,
     a malformed ``word<TAB>count`` line, an empty corpus)."""
@@ -28,4 +33,4 @@ class UnknownPieceError(SubwordsError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-__all__ = ["SubwordsError", "InputError", "ModelFileError", "UnknownPieceError"]
+__all__ = ["SubwordsError", "OptionError", "InputError", "ModelFileError", "UnknownPieceError"]

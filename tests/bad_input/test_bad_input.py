@@ -570,3 +570,43 @@ def test_api_save_failures_leave_nothing_behind(tmp_path: Path):
         tok.save(tmp_path / "nowhere" / "m.json")
     assert files_in(tmp_path) == {"folder"}
     assert files_in(tmp_path / "folder") == set()
+
+
+# -- one class for one kind of mistake, whichever tokenizer gets it -------------------------------
+
+
+@pytest.fixture(scope="module")
+def every_family(tmp_path_factory) -> dict:
+    """Our own model and one tokenizer loaded from each format subwords reads."""
+    from subwords import formats
+
+    d = tmp_path_factory.mktemp("families")
+    text = ["low lower newest widest lowest"] * 5
+    b = subwords.train(text, spelling="bytes", pre_split="gpt2", vocab_size=270)
+    formats.export(b, d / "tokenizer.json", "hf")
+    formats.export(b, d / "r.tiktoken", "tiktoken")
+    formats.export(subwords.train(text, spelling="front", vocab_size=30), d / "m.model", "sentencepiece")
+    formats.export(subwords.train(text, spelling="end", vocab_size=30), d / "codes.bpe", "subword-nmt")
+    formats.export(subwords.train(text, preset="bert", vocab_size=40), d / "vocab.txt", "vocab-txt")
+    return {"subwords": subwords.train(text, vocab_size=30), "hf": formats.load(d / "tokenizer.json"),
+            "tiktoken": formats.load(d / "r.tiktoken", pattern="gpt2"), "sentencepiece": formats.load(d / "m.model"),
+            "subword-nmt": formats.load(d / "codes.bpe"), "vocab-txt": formats.load(d / "vocab.txt")}
+
+
+@pytest.mark.parametrize("bad", [5, b"low", None], ids=["int", "bytes", "None"])
+def test_a_text_that_is_not_a_str_is_an_input_error_in_every_tokenizer(every_family, bad):
+    for name, tok in every_family.items():
+        with pytest.raises(InputError, match="expected text|not str"):
+            tok.encode(bad)
+        with pytest.raises(InputError, match="expected text|not str"):
+            tok.encode_batch(["low", bad])
+
+
+@pytest.mark.parametrize("kw", [{"vocab_size": -1}, {"vocab_size": 22, "model": "gpt"}, {"vocab_size": 22, "em_rounds": 2},
+                                {"vocab_size": 22, "threads": 0}])
+def test_a_bad_option_is_an_option_error(kw):
+    from subwords import OptionError
+
+    with pytest.raises(OptionError) as info:
+        subwords.train(FOUR, **kw)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, subwords.SubwordsError)

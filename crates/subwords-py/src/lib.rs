@@ -22,7 +22,7 @@ use subwords_core::Error;
 
 fn to_py(py: Python<'_>, e: Error) -> PyErr {
     let class = match &e {
-        Error::Option(_) => "SubwordsError",
+        Error::Option(_) => "OptionError",
         Error::Input(_) => "InputError",
         Error::ModelFile(_) => "ModelFileError",
         Error::UnknownPiece(_) => "UnknownPieceError",
@@ -32,6 +32,15 @@ fn to_py(py: Python<'_>, e: Error) -> PyErr {
         Ok(cls) => PyErr::from_type(cls.cast_into().unwrap(), e.to_string()),
         Err(err) => err,
     }
+}
+
+/// A `Trainer` trains once: its counts are consumed by `train`. Using it again is a mistake of the
+/// caller's, not an I/O failure.
+fn spent() -> PyErr {
+    Python::attach(|py| match py.import("subwords.errors").and_then(|m| m.getattr("SubwordsError")) {
+        Ok(cls) => PyErr::from_type(cls.cast_into().unwrap(), "this trainer has already trained its model; make a new one"),
+        Err(err) => err,
+    })
 }
 
 fn pool(threads: usize) -> PyResult<rayon::ThreadPool> {
@@ -83,7 +92,7 @@ impl Trainer {
     }
 
     fn feed_texts(&mut self, py: Python<'_>, texts: Vec<String>) -> PyResult<()> {
-        let counter = self.counter.as_mut().ok_or_else(|| PyOSError::new_err("trainer already used"))?;
+        let counter = self.counter.as_mut().ok_or_else(|| spent())?;
         let pool = &self.pool;
         py.detach(|| pool.install(|| counter.feed_texts(&texts)));
         Ok(())
@@ -91,14 +100,14 @@ impl Trainer {
 
     fn feed_file(&mut self, py: Python<'_>, path: String) -> PyResult<()> {
         let errors = self.options.input_errors;
-        let counter = self.counter.as_mut().ok_or_else(|| PyOSError::new_err("trainer already used"))?;
+        let counter = self.counter.as_mut().ok_or_else(|| spent())?;
         let pool = &self.pool;
         let progress = &*self.progress;
         py.detach(|| pool.install(|| counter.feed_file(&path, errors, Some(progress)))).map_err(|e| to_py(py, e))
     }
 
     fn add_counts(&mut self, counts: Vec<(String, u64)>) -> PyResult<()> {
-        let counter = self.counter.as_mut().ok_or_else(|| PyOSError::new_err("trainer already used"))?;
+        let counter = self.counter.as_mut().ok_or_else(|| spent())?;
         for (w, c) in counts {
             counter.add_count(&w, c);
         }
@@ -107,7 +116,7 @@ impl Trainer {
 
     /// The counted units (for pre-split joints, applied on the Python side), sorted by text.
     fn unit_counts(&mut self, py: Python<'_>) -> PyResult<Vec<(String, u64)>> {
-        let counter = self.counter.as_ref().ok_or_else(|| PyOSError::new_err("trainer already used"))?;
+        let counter = self.counter.as_ref().ok_or_else(|| spent())?;
         let _ = counter;
         let counter = self.counter.take().unwrap();
         let (counts, norm, texts, streams) = counter.finish().map_err(|e| to_py(py, e))?;
@@ -133,7 +142,7 @@ impl Trainer {
                 Corpus::from_counts(counts, norm, texts, streams)
             }
             (None, Some(units)) => Corpus { units, joints: self.joints.take(), normalizations: self.normalizations.unwrap_or_default(), texts: 0, streams: None },
-            (None, None) => return Err(PyOSError::new_err("trainer already used")),
+            (None, None) => return Err(spent()),
         };
         let options = self.options.clone();
         let pool = &self.pool;

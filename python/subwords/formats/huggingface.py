@@ -47,6 +47,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 
 from .. import _core
 from ..errors import InputError, ModelFileError, UnknownPieceError
+from .._checks import text_arg
 from .._io import read_limited
 from ._foreign import Foreign, allowed_set
 
@@ -705,9 +706,8 @@ class HuggingFace(Foreign):
         return self._pipe.normalize(_text(text))
 
 
-def _text(t: Any) -> str:
-    if not isinstance(t, str):
-        raise InputError(f"expected str text, got {type(t).__name__}")
+def _text(t: object) -> str:
+    t = text_arg(t)
     try:
         t.encode("utf-8")
     except UnicodeEncodeError as e:

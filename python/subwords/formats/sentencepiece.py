@@ -19,6 +19,7 @@ from typing import Any, Iterable, Optional, Union
 
 from .._api import _threads, gc_paused
 from ..errors import InputError, ModelFileError, UnknownPieceError
+from .._checks import text_arg
 from .._io import read_limited, write_atomic
 from ._foreign import Foreign, allowed_set
 
@@ -214,9 +215,7 @@ def from_bytes(data: bytes) -> SentencePieceTokenizer:
     return SentencePieceTokenizer(bytes(data))
 
 
-def _check_text(text: object) -> None:
-    if not isinstance(text, str):
-        raise TypeError(f"expected str, got {type(text).__name__}")
+_check_text = text_arg
 
 
 def _ids(ids: Iterable[int]) -> list[int]:

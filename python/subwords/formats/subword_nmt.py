@@ -46,6 +46,7 @@ import re
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
 
 from ..errors import InputError, ModelFileError
+from .._checks import text_arg
 from .._io import read_limited, write_atomic
 from ._foreign import Foreign, PathLike, allowed_set
 
@@ -404,9 +405,7 @@ class SubwordNmt(Foreign):
         return f"<subwords subword-nmt codes v{self.version[0]}.{self.version[1]}: {len(self.codes)} merges, {self.vocab_size} ids>"
 
 
-def _check_text(text: object) -> None:
-    if not isinstance(text, str):
-        raise InputError(f"expected text (str), got {type(text).__name__}")
+_check_text = text_arg
 
 
 def load(path: PathLike, format: str = "subword-nmt", **options: Any) -> SubwordNmt:

@@ -30,6 +30,7 @@ from typing import Any, Iterable, Mapping, Optional, Union
 from .. import _core
 from .._api import _threads
 from ..errors import InputError, ModelFileError, UnknownPieceError
+from .._checks import text_arg
 from .._io import read_limited, write_atomic
 from ._foreign import Foreign, PathLike, allowed_set
 
@@ -96,10 +97,7 @@ def piece_bytes(piece: str) -> Optional[bytes]:
         return None
 
 
-def _text(text: Any) -> str:
-    if not isinstance(text, str):
-        raise InputError(f"encode takes a str, got {type(text).__name__}; decode bytes first, e.g. b.decode('utf-8')")
-    return text
+_text = text_arg
 
 
 def _no_surrogates(text: str) -> str:
