@@ -78,3 +78,23 @@ def test_oversized_side_files_are_refused_before_reading(tmp_path, fmt, name):
         f.truncate((1 << 30) + 1)  # sparse: takes no disk
     with pytest.raises(ModelFileError, match="refusing"):
         load(tmp_path, format=fmt)
+
+
+def test_a_sparse_vocabulary_does_not_make_an_int_per_id(tmp_path):
+    """An 82-byte tokenizer.json naming one token at id 2**24 - 1 made the binding build a Python
+    int for every id up to it on the first encode (600 MB, seconds); the table now follows the
+    vocabulary's size. (fuzz/regressions/tokenizer_json/sparse-id-16777215.json)"""
+    import tracemalloc
+
+    from subwords.formats import load
+
+    src = os.path.join(FUZZ, "regressions", "tokenizer_json", "sparse-id-16777215.json")
+    tok = load(src, format="hf")
+    tracemalloc.start()
+    try:
+        assert tok.encode("a") == [16777215]
+        assert tok.encode("b") == [0]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"the first encode took {peak >> 20} MB"

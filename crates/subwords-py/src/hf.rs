@@ -24,7 +24,8 @@ fn bad(py: Python<'_>, m: String) -> PyErr {
 #[pyclass(module = "subwords._core", name = "HfPipeline", frozen)]
 pub struct PyHfPipeline {
     inner: HfPipeline,
-    /// One Python int per id below `ints_len`, made on first use (see `PyModel::list`).
+    /// One Python int per id below `ints_len`, made on first use (see `PyModel::list`); ids at or
+    /// above it (a sparse file's) are made one by one.
     ints: std::sync::OnceLock<Vec<Py<PyAny>>>,
     ints_len: u32,
 }
@@ -32,7 +33,13 @@ pub struct PyHfPipeline {
 impl PyHfPipeline {
     fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
         let ints = self.ints.get_or_init(|| (0..self.ints_len).map(|i| i.into_pyobject(py).unwrap().into_any().unbind()).collect());
-        PyList::new(py, ids.iter().map(|&i| ints[i as usize].bind(py)))
+        PyList::new(
+            py,
+            ids.iter().map(|&i| match ints.get(i as usize) {
+                Some(o) => o.bind(py).clone(),
+                None => i.into_pyobject(py).unwrap().into_any(),
+            }),
+        )
     }
 }
 
@@ -61,8 +68,12 @@ impl PyHfPipeline {
             pairs.push(pair);
         }
         let vocab: Vec<(String, u32)> = vocab.into_iter().collect();
+        let size = vocab.len() as u32;
         let inner = py.detach(|| HfPipeline::with_tables(plan, vocab, pairs)).map_err(|e| super::to_py(py, e))?;
-        Ok(PyHfPipeline { inner, ints: std::sync::OnceLock::new(), ints_len: id_limit })
+        // the table follows the vocabulary's size, not its largest id: a file naming one token at
+        // id 16 777 215 would otherwise make 16 M ints (600 MB, seconds) on its first encode
+        let ints_len = id_limit.min(size.saturating_mul(2).saturating_add(1024));
+        Ok(PyHfPipeline { inner, ints: std::sync::OnceLock::new(), ints_len })
     }
 
     /// `allowed[i]`: whether the i-th added token of the plan may match.

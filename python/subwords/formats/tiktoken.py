@@ -25,6 +25,7 @@ import base64
 import gzip
 import io
 import os
+import zlib
 from typing import Any, Iterable, Mapping, Optional, Union
 
 from .. import _core
@@ -250,7 +251,7 @@ def _read(path: str) -> bytes:
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(data)) as g:
                 data = g.read(MAX_FILE_BYTES + 1)
-        except (OSError, EOFError) as e:
+        except (OSError, EOFError, zlib.error) as e:
             raise ModelFileError(f"{path}: a broken gzip file ({e}); gunzip it or fetch it again") from None
         if len(data) > MAX_FILE_BYTES:
             raise ModelFileError(f"{path}: unpacks to more than a rank file's limit of {MAX_FILE_BYTES} bytes")
