@@ -62,11 +62,13 @@ def rust_targets():
     return version
 
 
+@pytest.mark.may_skip("cargo-fuzz targets need a nightly toolchain; stable replays their corpora")
 @pytest.mark.parametrize("target", RUN.RUST_TARGETS)
 def test_rust_target(rust_targets, target, tmp_path):
     _check("rust", target, tmp_path, profile="smoke")
 
 
+@pytest.mark.may_skip("atheris has wheels only for Linux x86_64, CPython 3.11-3.13")
 @pytest.mark.parametrize("target", RUN.PYTHON_TARGETS)
 def test_python_target(target, tmp_path):
     if not ATHERIS_PLATFORM:
