@@ -32,6 +32,12 @@ pub type Set<T> = std::collections::HashSet<T, BuildHasher>;
 /// what they could check.
 pub const RANDOMIZED: bool = cfg!(feature = "randomized-hash");
 
+/// The key of a pair of ids in the pair maps (merges, stream merges, trie edges): `a << 32 | b`.
+#[inline(always)]
+pub fn pack(a: u32, b: u32) -> u64 {
+    ((a as u64) << 32) | b as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

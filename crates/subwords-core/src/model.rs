@@ -271,7 +271,7 @@ impl Model {
                 return Err(bad(format!("merge {rank}: the joined piece is not the row it names")));
             }
             let map = if stream_from.is_some_and(|k| rank >= k) { &mut stream_map } else { &mut merge_map };
-            if map.insert(((a as u64) << 32) | b as u64, (rank as u32, c)).is_some() {
+            if map.insert(crate::hash::pack(a, b), (rank as u32, c)).is_some() {
                 return Err(bad(format!("merge {rank}: the same pair is merged twice")));
             }
         }

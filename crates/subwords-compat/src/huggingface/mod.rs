@@ -40,6 +40,7 @@ use unicode_general_category::{get_general_category, GeneralCategory as G};
 use unicode_normalization::{is_nfc_quick, is_nfd_quick, is_nfkc_quick, is_nfkd_quick, IsNormalized, UnicodeNormalization};
 
 use subwords_core::error::{Error, Result};
+use subwords_core::hash::pack;
 use subwords_core::segmenters::longest_match::{LongestMatch, Match};
 use subwords_core::spelling::{byte_to_char_table, gpt2, is_bert_punctuation, is_cjk_ideograph};
 
@@ -213,10 +214,6 @@ pub struct HfPipeline {
     caches: Vec<Mutex<Cache>>,
 }
 
-#[inline]
-fn pack(a: u32, b: u32) -> u64 {
-    ((a as u64) << 32) | b as u64
-}
 
 fn bad(m: impl Into<String>) -> Error {
     Error::ModelFile(m.into())

@@ -40,10 +40,7 @@ use crate::hash::Map;
 /// Symbol id used for symbols outside the alphabet (alphabet limits): never part of a pair.
 pub const NO_SYMBOL: u32 = u32::MAX;
 
-#[inline]
-pub(crate) fn pack(a: u32, b: u32) -> u64 {
-    ((a as u64) << 32) | b as u64
-}
+pub(crate) use crate::hash::pack;
 #[inline]
 pub(crate) fn unpack(p: u64) -> (u32, u32) {
     ((p >> 32) as u32, p as u32)

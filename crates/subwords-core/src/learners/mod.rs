@@ -346,7 +346,7 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
         stage_one_merges = Some(merges.len() as u64);
         let mut map: MergeMap = Map::default();
         for (r, m) in merges.iter().enumerate() {
-            map.insert(((m[0] as u64) << 32) | m[1] as u64, (r as u32, m[2]));
+            map.insert(crate::hash::pack(m[0], m[1]), (r as u32, m[2]));
         }
         let probe_rows_len = base as usize + symbols.texts.len();
         let lookup = |t: &[u8]| symbols.index.get(t).copied().unwrap_or(NO_SYMBOL);

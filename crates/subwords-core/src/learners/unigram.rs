@@ -178,7 +178,7 @@ impl Trie {
             }
             for &x in &s[1..] {
                 let next = t.piece.len() as u32;
-                u = *t.edges.entry(((u as u64) << 32) | x as u64).or_insert(next);
+                u = *t.edges.entry(crate::hash::pack(u, x)).or_insert(next);
                 if u == next {
                     t.piece.push(NONE);
                 }
@@ -204,7 +204,7 @@ impl Trie {
                 if j == n {
                     break;
                 }
-                u = self.edges.get(&(((u as u64) << 32) | run[j] as u64)).copied().unwrap_or(NONE);
+                u = self.edges.get(&crate::hash::pack(u, run[j])).copied().unwrap_or(NONE);
             }
         }
         l.finish();

@@ -18,15 +18,11 @@ use std::collections::BinaryHeap;
 
 use rand::rngs::SmallRng;
 use rand::Rng;
-use crate::hash::Map;
+use crate::hash::{pack, Map};
 
 /// `(left, right) -> (rank, result)`, the pair packed as `left << 32 | right`.
 pub type MergeMap = Map<u64, (u32, u32)>;
 
-#[inline]
-fn pack(a: u32, b: u32) -> u64 {
-    ((a as u64) << 32) | b as u64
-}
 
 const SHORT: usize = 48;
 
