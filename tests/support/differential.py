@@ -8,8 +8,10 @@ import pytest
 from hypothesis import strategies as st
 
 # node id -> [examples compared, examples both engines refused]. A refusal on both sides is an
-# agreement about the input, not a comparison of the engines: conftest fails a test whose
-# examples were mostly refused, or that compared fewer than MIN_COMPARED.
+# agreement about the input, not a comparison of the engines: conftest fails a test that compared
+# fewer than MIN_COMPARED examples, or fewer than a quarter of them. (The most refused test,
+# test_word_model, compares about 57%: vocab_size=1 is always refused for a word model. At 200
+# examples a quarter is far below anything chance gives it, so the rule is not flaky.)
 TALLY: dict[str, list[int]] = {}
 MIN_COMPARED = 20
 
@@ -24,7 +26,7 @@ def tally_problem(node: str) -> str | None:
     compared, refused = TALLY.pop(node, (None, None))
     if compared is None:
         return None
-    if compared < MIN_COMPARED or compared < refused:
+    if compared < MIN_COMPARED or 4 * compared < compared + refused:
         return (f"only {compared} examples compared the engines ({refused} were refused by both): "
                 f"widen the strategy or the options so most examples reach a model")
     return None
