@@ -318,6 +318,11 @@ def _feed(trainer: _core.Trainer, data: TrainData, *, counts: bool, input_errors
         rows = [_check_count(w, c, "count table") for w, c in data.items()]
         _add_counts(trainer, rows)
         return
+    from . import inputs  # files of every format, folders, globs, datasets, sampling
+
+    if not counts and (source := inputs.source(data)) is not None:
+        source.feed(trainer, input_errors, _feed_batch)
+        return
     if _is_paths(data):
         paths = [data] if isinstance(data, os.PathLike) else list(data)
         for p in paths:
