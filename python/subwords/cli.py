@@ -20,11 +20,12 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, NoReturn, Optional, Protocol, Sequence, TextIO
+from typing import Any, Callable, Iterable, Iterator, NoReturn, Optional, Protocol, Sequence, TextIO
 
 from ._api import _check_count, parse_count_line
 from .errors import InputError, SubwordsError, UnknownPieceError
 from .formats import FORMATS
+from .inputs import _cli as inputs_cli
 
 PROG = "subwords"
 
@@ -97,7 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     t = sub.add_parser("train", help="learn a vocabulary from text files (or - for stdin)")
-    t.add_argument("inputs", nargs="+", metavar="INPUT", help="UTF-8 text files, one text per line; - reads stdin")
+    t.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="files, folders or globs (.txt, .jsonl, .parquet, .arrow; .gz, .zst; see inputs below); - reads stdin")
+    inputs_cli.add_arguments(t)
     t.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write (atomically)")
     t.add_argument("--model", choices=["bpe", "word", "wordpiece", "unigram"], default="bpe")
     t.add_argument("--spelling", choices=["end", "continuation", "front", "bytes"], default=None,
@@ -118,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--no-split-at-marks", action="store_true", help="front: one unit per text")
     t.add_argument("--pre-split", choices=["gpt2", "bert"], default=None,
                    help="bytes: the GPT-2 regex pre-split; end/continuation: BERT's (punctuation and CJK stand alone)")
-    t.add_argument("--seed", type=int, default=None, help="for learners that sample (BPE and word models are deterministic and refuse it)")
+    t.add_argument("--seed", type=int, default=None, help="the seed of --sample (training itself is deterministic)")
     t.add_argument("--threads", type=_positive("--threads"), default=None)
     t.add_argument("--min-count-rule", choices=["filter", "stop"], default=None,
                    help="wordpiece: pairs below --min-count are no candidates (filter, default), or stop when the winner is below it")
@@ -143,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("encode", help="text lines on stdin -> pieces (or ids) lines on stdout")
     e.add_argument("-m", "--model", required=True, metavar="MODEL")
+    e.add_argument("inputs", nargs="*", metavar="INPUT", help="files, folders or globs to encode, one output line per record "
+                   "(default: stdin's lines); see inputs below")
+    inputs_cli.add_arguments(e, training=False)
     _model_format_args(e)
     e.add_argument("--allow-special", default=None, metavar="all|A,B",
                    help="turn these special tokens' surfaces in the text into their ids (default: none, the text is text)")
@@ -341,10 +347,12 @@ def _check_output(name: str) -> Path:
 def cmd_train(a: argparse.Namespace) -> int:
     import subwords
 
-    if a.seed is not None:
-        raise SubwordsError(f"--seed: {a.model} training is deterministic and uses no randomness; leave --seed out")
+    if a.seed is not None and a.sample is None:
+        raise SubwordsError(f"--seed: {a.model} training is deterministic and uses no randomness; --seed goes with --sample")
     if "-" in a.inputs and a.inputs != ["-"]:
         raise SubwordsError("- (stdin) must be the only INPUT")
+    if a.counts and inputs_cli.uses_options(a):
+        raise SubwordsError("--counts reads word<TAB>count tables; the text input options do not apply to them")
     out = _check_output(a.output)
     kw = dict(
         model=a.model, spelling=a.spelling, vocab_size=a.vocab_size, min_count=a.min_count,
@@ -357,21 +365,20 @@ def cmd_train(a: argparse.Namespace) -> int:
         **({} if a.max_word_length is None else {"max_word_length": a.max_word_length}),
         progress=sys.stderr.isatty() and not a.quiet,
     )
-    for x in a.inputs:
+    for x in a.inputs if a.counts else ():
         if x == "-":
             continue
         if os.path.isdir(x):
             raise SubwordsError(f"{x}: is a directory; give the text files in it (e.g. {x}/*.txt)")
         if not os.path.exists(x):
             raise SubwordsError(f"{x}: no such file")
+    # files, folders and globs of every format, or stdin's lines, sampled as the options say
+    texts = None if a.counts else inputs_cli.texts_from_args(a, _stdin_lines(a.input_errors) if a.inputs == ["-"] else None)
     start = time.monotonic()
-    if a.inputs == ["-"]:
-        if a.counts:
-            tok = subwords.train(_stdin_count_table(a.input_errors), **kw)
-        else:
-            tok = subwords.train(_stdin_lines(a.input_errors), **kw)
+    if a.inputs == ["-"] and a.counts:
+        tok = subwords.train(_stdin_count_table(a.input_errors), **kw)
     else:
-        tok = subwords.train([Path(x) for x in a.inputs], counts=a.counts, **kw)
+        tok = subwords.train(texts if texts is not None else [Path(x) for x in a.inputs], counts=a.counts, **kw)
     # Nothing is written before training has succeeded, and the save itself is atomic (a
     # temporary file beside the target, renamed over it): a failed run leaves no partial file
     # and never clobbers an existing model.
@@ -393,6 +400,8 @@ def cmd_train(a: argparse.Namespace) -> int:
         if norm:
             changed = ", ".join(norm)
             print(f"{PROG}: normalized the text: {changed} (decode gives back the normalized text)", file=sys.stderr)
+    if texts is not None and inputs_cli.uses_options(a):
+        print(f"{PROG}: inputs: {texts.summary()}", file=sys.stderr)  # the sample and the skipped records
     return 0
 
 
@@ -446,15 +455,15 @@ def cmd_encode(a: argparse.Namespace) -> int:
         if show:
             show(done)
 
-    _feed_stdin(batch, flush)
+    _feed_stdin(batch, flush, inputs_cli.encode_lines(a))
     if show:
         show(done, final=True)
     return 0
 
 
-def _feed_stdin(batch: list[str], flush: Callable[[], None]) -> None:
-    """Reads stdin a line at a time into ``batch``, calling ``flush`` every 8192 lines and at the end."""
-    for line in _stdin_lines():
+def _feed_stdin(batch: list[str], flush: Callable[[], None], lines: Optional[Iterable[str]] = None) -> None:
+    """Reads stdin (or ``lines``) a line at a time into ``batch``, calling ``flush`` every 8192 lines and at the end."""
+    for line in _stdin_lines() if lines is None else lines:
         batch.append(line)
         if len(batch) >= 8192:
             flush()
@@ -496,7 +505,7 @@ def _encode_foreign(tok: Any, a: argparse.Namespace) -> int:
         if show:
             show(done)
 
-    _feed_stdin(batch, flush)
+    _feed_stdin(batch, flush, inputs_cli.encode_lines(a))
     if show:
         show(done, final=True)
     return 0

@@ -126,8 +126,9 @@ class Texts:
         else:
             yield from _iter_records(self.data, (self.text_field or "text").split("."), tally)
 
-    def batches(self, errors: str = "strict", batch_chars: int = BATCH_CHARS) -> Iterator[list[str]]:
-        """The kept texts, in lists of about ``batch_chars`` characters."""
+    def batches(self, errors: str = "strict", batch_chars: int = BATCH_CHARS, keep_empty: bool = False) -> Iterator[list[str]]:
+        """The kept texts, in lists of about ``batch_chars`` characters (``keep_empty``: blank
+        texts too, as encoding wants one output per record; training skips them)."""
         tally = Tally(self.skip_bad_records)
         sampler = Sampler(self.sample, self.seed, self.max_bytes)
         batch: list[str] = []
@@ -135,7 +136,7 @@ class Texts:
         try:
             for records in self._records(errors, tally):
                 start = len(batch)
-                sampler.take(records, batch)
+                sampler.take(records, batch, keep_empty)
                 size += sum(map(len, batch[start:]))
                 if size >= batch_chars:
                     yield batch

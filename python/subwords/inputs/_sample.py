@@ -42,11 +42,12 @@ class Sampler:
         self.kept_bytes = 0
         self.full = False  # max_bytes reached: read no further
 
-    def take(self, records: Records, out: list[str]) -> None:
-        """Appends the kept texts of ``records`` to ``out``; sets ``full`` at ``max_bytes``."""
+    def take(self, records: Records, out: list[str], keep_empty: bool = False) -> None:
+        """Appends the kept texts of ``records`` to ``out`` (blank ones too when ``keep_empty``,
+        when nothing is sampled); sets ``full`` at ``max_bytes``."""
         if self.threshold is None and self.max_bytes is None:
             before = len(out)
-            out.extend(t for t in records if t)
+            out.extend(t for t in records if t is not None) if keep_empty else out.extend(t for t in records if t)
             self.index += len(records)
             self.kept += len(out) - before
             return
