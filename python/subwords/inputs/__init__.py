@@ -48,7 +48,9 @@ class Texts:
     """The texts of ``data``, read lazily; iterate it, or pass it to :func:`subwords.train`.
 
     ``data``: a path, folder or glob (str or ``os.PathLike``), a list of them, a 🤗 ``datasets``
-    Dataset or IterableDataset, or any iterable of strings (or of dicts, read at ``text_field``).
+    Dataset or IterableDataset, or any other iterable of strings (or of dicts, read at
+    ``text_field``). A str is always a name here: a list of str is a list of paths, so pass
+    texts held in a list as ``iter(the_list)`` (``subwords.train`` takes the list itself).
     ``text_field``: JSON lines' (and dict rows') dotted path to the text, default ``"text"``.
     ``text_column``: Parquet/Arrow (and dataset) column, default ``"text"``.
     ``sample`` (with ``seed``): keep each record with this probability, by a seeded hash of its

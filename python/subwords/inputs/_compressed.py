@@ -19,9 +19,11 @@ def missing_extra(path: str, what: str, package: str, extra: str) -> InputError:
                       f"install it with: pip install 'subwords[{extra}]'")
 
 
-# zstd input is fed this many bytes at a time: one call's output is then at most 32768 times
-# that (a 4-byte RLE block spells 128 KiB), 128 MiB even for a hostile file, and about 4x for text
-ZSTD_PIECE = 4096
+# zstd input is fed this many bytes at a time, which bounds one call's output: a block of a few
+# bytes can spell up to 128 KiB, so 1 KiB of a hostile (or extremely repetitive) file gives at
+# most about 32 MiB, and 1 KiB of a text corpus a few KiB. (zstandard's stream reader bounds its
+# output too, but cannot tell a truncated file from a complete one.)
+ZSTD_PIECE = 1024
 
 
 def _zstd_blocks(path: str, raw: IO[bytes]) -> Iterator[bytes]:
