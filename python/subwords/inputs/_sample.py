@@ -12,7 +12,9 @@ or not at all; by position each copy is kept on its own, and every count shrinks
 fraction on average.
 
 ``max_bytes`` then keeps the first texts (of those sampled) whose UTF-8 sizes add up to at most
-that many bytes (line ends not counted) and stops reading at the first text that would pass it.
+that many bytes (line ends not counted), and stops at the first text that would pass it: no
+later text is kept, and reading ends with the block (a megabyte of a file, a record batch of a
+table) that holds it.
 """
 
 from __future__ import annotations
