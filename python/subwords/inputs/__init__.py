@@ -168,13 +168,15 @@ class Texts:
             feed_batch(trainer, batch, first)
             first += len(batch)
         if self.kept == 0:
-            what = []
+            if self.records == 0:
+                raise InputError("no text to train on: the inputs hold no records (are the files empty?)")
+            why = []
             if self.sample is not None:
-                what.append(f"sample={self.sample} kept none of them; raise the fraction")
+                why.append(f"sample={self.sample} kept none of them; raise the fraction, or try another seed")
             if self.skipped:
-                what.append(f"{self.skipped} bad records were skipped (first: {self.bad_examples[0]})")
-            raise InputError(f"no text to train on: the inputs hold {self.records} records and none is a text to "
-                             f"learn from{': ' + '; '.join(what) if what else ' (they are empty)'}")
+                why.append(f"{self.skipped} bad records were skipped (the first: {self.bad_examples[0]})")
+            raise InputError(f"no text to train on: of the {self.records} records read none is a text to learn from"
+                             + (": " + "; ".join(why) if why else " (they are blank)"))
 
     def summary(self) -> str:
         """One line on what the last read kept and skipped (for the CLI and logs)."""
