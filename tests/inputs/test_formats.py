@@ -117,3 +117,34 @@ def test_any_other_name_is_plain_text_when_it_starts_as_text(tmp_path):
         (tmp_path / name).write_bytes(gzip.compress(raw) if name.endswith(".gz") else raw)
         assert inputs.detect(tmp_path / name).format == "text"
         assert list(inputs.texts(tmp_path / name)) == ["low lower", "newest"]
+
+
+def test_encode_reads_the_same_formats_one_line_per_record(files, tmp_path):
+    tok = subwords.train(list(TEXTS), vocab_size=90)
+    tok.save(tmp_path / "m.json")
+    # stdin: every line, blank ones too, gives one output line
+    want, _ = cli("encode", "-m", "m.json", "--ids", cwd=tmp_path, input=("\n".join(TEXTS) + "\n").encode())
+    assert want.count("\n") == len(TEXTS)
+    for name in ["c.txt", *NAMES]:
+        out, _ = cli("encode", "-m", "m.json", "--ids", str(files[name]), cwd=tmp_path)
+        assert out == want, name
+    two, _ = cli("encode", "-m", "m.json", "--ids", str(files["c.txt"]), str(files["c.parquet"]), cwd=tmp_path)
+    assert two == want + want
+
+
+def test_the_help_names_the_formats_and_options(tmp_path):
+    out, _ = cli("train", "--help", cwd=tmp_path)
+    for word in (".jsonl", ".parquet", ".zst", "--text-field", "--text-column", "--sample", "--max-bytes",
+                 "--skip-bad-records", "subwords[arrow]", "subwords[zstd]"):
+        assert word in out, word
+    out, _ = cli("encode", "--help", cwd=tmp_path)
+    assert "--text-field" in out and "INPUT" in out
+
+
+def test_encode_writes_no_line_for_a_blank_json_line(tmp_path):
+    tok = subwords.train(["low lower", "newest"], vocab_size=30)
+    tok.save(tmp_path / "m.json")
+    (tmp_path / "c.jsonl").write_text('{"text": "low lower"}\n\n{"text": ""}\n{"text": "newest"}\n', encoding="utf-8")
+    out, _ = cli("encode", "-m", "m.json", "--ids", "c.jsonl", cwd=tmp_path)
+    # three records (the empty text is one), the blank line between them none
+    assert out.split("\n") == [" ".join(map(str, tok.encode("low lower"))), "", " ".join(map(str, tok.encode("newest"))), ""]

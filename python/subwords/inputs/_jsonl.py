@@ -61,7 +61,7 @@ def records(path: str, compression: Optional[str], errors: str, field: list[str]
         out: Records = []
         for k, line in enumerate(chunk):
             if not line.strip():
-                out.append("")
+                out.append(None)  # no record (encode writes no line for it), though it has a position
                 continue
             try:
                 record = loads(line)

@@ -9,7 +9,8 @@ from typing import Optional
 from ..errors import InputError
 from ._compressed import blocks
 
-# Records a reader hands on: a text, or None for a bad record that was skipped.
+# Records a reader hands on: a text, or None for a bad record that was skipped (or a blank
+# line of JSON lines, which is no record).
 Records = list[Optional[str]]
 
 
