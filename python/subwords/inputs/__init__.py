@@ -1,10 +1,17 @@
 """Training inputs: files of every format people train on, folders, globs, Python iterables and
 🤗 ``datasets``, read as a stream of texts, optionally sampled.
 
->>> import subwords, subwords.inputs
->>> data = subwords.inputs.texts(["low lower", "newest widest"], sample=1.0, seed=0)
+>>> import subwords
+>>> from subwords import inputs
+>>> data = inputs.texts(iter(["low lower", "newest widest", "", "lowest"]), max_bytes=22)
 >>> list(data)
 ['low lower', 'newest widest']
+>>> data.summary()
+'read 3 records, kept 2 texts (22 bytes); stopped at max_bytes=22'
+>>> inputs.detect("shards/part-0001.jsonl.zst")
+Kind(format='jsonl', compression='zstd')
+>>> [i for i in range(6) if inputs.keep(i, seed=1, fraction=0.5)]  # the positions sample=0.5, seed=1 keeps
+[2, 3, 4]
 
 Formats, by file name (see ``_detect``): plain text, one text per line (``.txt``, and any name
 no format claims whose start is text); JSON lines (``.jsonl``, ``.ndjson``), the text at
