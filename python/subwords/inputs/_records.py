@@ -37,24 +37,22 @@ def lines(path: str, compression: Optional[str], errors: str) -> Iterator[tuple[
     """``(number of the first line, lines)`` for each block of whole lines of ``path``, decoded
     as UTF-8 (``errors``: ``strict`` refuses invalid bytes naming the line, ``replace`` reads
     them as U+FFFD)."""
-    carry = b""
+    carry: list[bytes] = []  # the start of a line that has not ended yet, in pieces (joined once)
     line_no = 1
     source = blocks(path, compression)
-    done = False
-    while not done:
+    while True:
         block = next(source, None)
         if block is None:
-            done = True
-            data, carry = carry, b""
-            if not data:
+            if not carry:
                 break
+            data, carry = b"".join(carry), []
         else:
-            data = carry + block
-            cut = data.rfind(b"\n")
+            cut = block.rfind(b"\n")
             if cut < 0:
-                carry = data  # a line longer than a block: keep reading into it
+                carry.append(block)  # a line longer than a block: keep reading into it
                 continue
-            data, carry = data[: cut + 1], data[cut + 1:]
+            data = b"".join([*carry, block[: cut + 1]])
+            carry = [block[cut + 1:]] if cut + 1 < len(block) else []
         try:
             text = data.decode("utf-8", errors)
         except UnicodeDecodeError as e:
@@ -70,3 +68,5 @@ def lines(path: str, compression: Optional[str], errors: str) -> Iterator[tuple[
             parts = [p[:-1] if p.endswith("\r") else p for p in parts]
         yield line_no, parts
         line_no += len(parts)
+        if block is None:
+            break
