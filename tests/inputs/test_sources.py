@@ -153,3 +153,28 @@ def test_memory_follows_the_batch_not_the_file(tmp_path):
         peaks.append(peak)
     small, big = peaks
     assert big < 1.5 * small and big < 32_000_000 / 3, peaks
+
+
+def test_containers_whose_iteration_gives_names_are_refused():
+    class DataFrameLike:  # pandas: iterating a DataFrame gives its column names
+        columns = ["text"]
+
+        def iterrows(self):
+            return iter(())
+
+        def __iter__(self):
+            return iter(self.columns)
+
+    splits = {"train": FakeDataset({"text": ["a"]})}  # a DatasetDict is a dict of splits
+    for data in (splits, DataFrameLike()):
+        with pytest.raises(InputError, match="pass one split"):
+            inputs.texts(data)
+
+
+def test_stdin_is_sampled_as_a_file_is(tmp_path):
+    texts = [f"line {i} low lower" for i in range(500)]
+    (tmp_path / "c.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
+    cli("train", "--vocab-size", "40", "--sample", "0.3", "--seed", "9", "-o", "a.json", "c.txt", cwd=tmp_path)
+    cli("train", "--vocab-size", "40", "--sample", "0.3", "--seed", "9", "-o", "b.json", "-", cwd=tmp_path,
+        input=(tmp_path / "c.txt").read_bytes())
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Callable, Optional, Union
 
 from ..errors import InputError, OptionError
@@ -103,6 +103,10 @@ class Texts:
             if text_column is not None and not kinds & {"parquet", "arrow"}:
                 raise OptionError("text_column (--text-column) names the text in Parquet and Arrow files; these inputs "
                                   "hold none (JSON lines name it with text_field, --text-field)")
+        elif isinstance(data, Mapping) or hasattr(data, "iterrows"):
+            # a DatasetDict, a dict, a pandas DataFrame: iterating them gives names, not texts
+            raise InputError(f"cannot read texts from a {type(data).__name__}: its iteration gives keys or column "
+                             "names, not texts; pass one split (ds['train']) or one column (df['text'])")
         elif _is_dataset(data) or isinstance(data, Iterable):
             if isinstance(data, (list, tuple)) and data and any(_is_path(p) for p in data):
                 raise InputError("a list of inputs holds paths and other things: pass only paths, or only texts")
