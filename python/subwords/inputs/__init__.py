@@ -64,6 +64,12 @@ class Texts:
     position (see ``_sample``). ``max_bytes``: stop after this many bytes of (sampled) texts.
     ``skip_bad_records``: skip and count a record that is not JSON, lacks the field or column
     value, or is not a string, instead of refusing it naming its file and line.
+
+    After a read: ``records`` (records seen), ``kept`` (texts kept), ``kept_bytes`` (with
+    ``max_bytes``), ``skipped`` and ``bad_examples`` (the first few messages),
+    ``stopped_at_max_bytes``; :meth:`summary` says it in one line. Plain text files with no
+    sampling go to the engine's own parallel reader, which counts nothing here
+    (``engine_read``).
     """
 
     def __init__(self, data: Any, *, text_field: Optional[str] = None, text_column: Optional[str] = None,
@@ -121,6 +127,7 @@ class Texts:
         self.kept = 0
         self.kept_bytes = 0
         self.stopped_at_max_bytes = False
+        self.engine_read = False  # plain text files went to the engine's own reader, uncounted here
 
     # -- reading --------------------------------------------------------------------------------
     def _fast_files(self) -> bool:
@@ -173,6 +180,7 @@ class Texts:
             assert self.files is not None
             for path, _ in self.files:
                 trainer.feed_file(path)
+            self.engine_read = True
             return
         first = 0
         for batch in self.batches(errors):
@@ -191,6 +199,8 @@ class Texts:
 
     def summary(self) -> str:
         """One line on what the last read kept and skipped (for the CLI and logs)."""
+        if self.engine_read:
+            return f"{len(self.files or ())} plain text files, read whole by the engine (no bad records in plain text)"
         parts = [f"read {self.records:,} records, kept {self.kept:,} texts ({self.kept_bytes:,} bytes)"
                  if self.max_bytes is not None else f"read {self.records:,} records, kept {self.kept:,} texts"]
         if self.stopped_at_max_bytes:
