@@ -16,7 +16,10 @@ from subwords import inputs
 
 NAMES = ["c.txt.gz", "c.txt.zst", "crlf.txt.gz", "c.jsonl", "c.jsonl.gz", "c.jsonl.zst", "c.parquet", "c.feather", "c.arrow"]
 SETTINGS = [dict(model="bpe", vocab_size=90), dict(model="unigram", vocab_size=80, spelling="front"),
-            dict(model="wordpiece", vocab_size=90)]
+            dict(model="wordpiece", vocab_size=90),
+            # two-stage BPE keeps each text whole, in order, for its second stage
+            dict(model="bpe", spelling="front", superword_at=70, vocab_size=100),
+            dict(model="bpe", spelling="bytes", pre_split="gpt2", vocab_size=300)]
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +27,7 @@ def files(tmp_path_factory) -> dict[str, Path]:
     return write_all(tmp_path_factory.mktemp("formats"))
 
 
-@pytest.mark.parametrize("settings", SETTINGS, ids=[s["model"] for s in SETTINGS])
+@pytest.mark.parametrize("settings", SETTINGS, ids=["bpe", "unigram", "wordpiece", "superword", "bytes"])
 def test_every_format_gives_the_plain_text_files_model(files, settings):
     # the plain .txt goes through the engine's own file reader, the texts list through
     # feed_texts: the two references the readers must both match
