@@ -178,3 +178,20 @@ def test_stdin_is_sampled_as_a_file_is(tmp_path):
     cli("train", "--vocab-size", "40", "--sample", "0.3", "--seed", "9", "-o", "b.json", "-", cwd=tmp_path,
         input=(tmp_path / "c.txt").read_bytes())
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+
+
+def test_a_folder_of_mixed_formats_splits_between_the_engine_and_python(tmp_path):
+    # the plain files go to the engine's reader and the JSON lines through Python, in path order;
+    # together they give the model of all the texts (two-stage BPE: every text kept whole too)
+    texts = [f"text {i} low lower newest widest" + " x" * (i % 5) for i in range(60)]
+    parts = [texts[:20], texts[20:40], texts[40:]]
+    root = tmp_path / "mixed"
+    root.mkdir()
+    (root / "1.txt").write_text("\n".join(parts[0]) + "\n", encoding="utf-8")
+    (root / "2.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in parts[1]), encoding="utf-8")
+    (root / "3.txt").write_text("\n".join(parts[2]) + "\n", encoding="utf-8")
+    opts = dict(model="bpe", spelling="front", superword_at=40, vocab_size=80)
+    data = inputs.texts(root)
+    assert subwords.train(data, **opts).to_json() == subwords.train(texts, **opts).to_json()
+    assert data.engine_read and data.kept == 20
+    assert data.summary() == "read 20 records, kept 20 texts, besides 2 plain text files read whole by the engine"

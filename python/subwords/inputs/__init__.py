@@ -130,31 +130,34 @@ class Texts:
         self.engine_read = False  # plain text files went to the engine's own reader, uncounted here
 
     # -- reading --------------------------------------------------------------------------------
-    def _fast_files(self) -> bool:
-        """Plain text files, read whole: the engine's own parallel reader takes them."""
-        return self.files is not None and self.sample is None and self.max_bytes is None and \
-            all(k == Kind("text", None) for _, k in self.files)
-
-    def _records(self, errors: str, tally: Tally) -> Iterator[Records]:
+    def _records(self, errors: str, tally: Tally, engine_files: bool) -> Iterator[Union[Records, _EngineFile]]:
         if self.files is not None:
             field = (self.text_field or "text").split(".")
             column = self.text_column or "text"
             for path, kind in self.files:
-                yield from _file_records(path, kind, errors, field, column, tally)
+                if engine_files and kind == Kind("text", None):
+                    yield _EngineFile(path)
+                else:
+                    yield from _file_records(path, kind, errors, field, column, tally)
         elif _is_dataset(self.data):
             yield from _dataset_records(self.data, self.text_column or self.text_field or "text", tally)
         else:
             yield from _iter_records(self.data, (self.text_field or "text").split("."), tally)
 
-    def batches(self, errors: str = "strict", batch_chars: int = BATCH_CHARS, keep_empty: bool = False) -> Iterator[list[str]]:
-        """The kept texts, in lists of about ``batch_chars`` characters (``keep_empty``: blank
-        texts too, as encoding wants one output per record; training skips them)."""
+    def _items(self, errors: str, batch_chars: int, keep_empty: bool, engine_files: bool) -> Iterator[Union[list[str], _EngineFile]]:
         tally = Tally(self.skip_bad_records)
         sampler = Sampler(self.sample, self.seed, self.max_bytes)
         batch: list[str] = []
         size = 0
         try:
-            for records in self._records(errors, tally):
+            for records in self._records(errors, tally, engine_files):
+                if isinstance(records, _EngineFile):
+                    if batch:  # the texts before it go first: the engine sees the inputs' order
+                        yield batch
+                        batch, size = [], 0
+                    self.engine_read = True
+                    yield records
+                    continue
                 start = len(batch)
                 sampler.take(records, batch, keep_empty)
                 size += sum(map(len, batch[start:]))
@@ -170,23 +173,32 @@ class Texts:
             self.records, self.kept, self.kept_bytes = sampler.index, sampler.kept, sampler.kept_bytes
             self.stopped_at_max_bytes = sampler.full
 
+    def batches(self, errors: str = "strict", batch_chars: int = BATCH_CHARS, keep_empty: bool = False) -> Iterator[list[str]]:
+        """The kept texts, in lists of about ``batch_chars`` characters (``keep_empty``: blank
+        texts too, as encoding wants one output per record; training skips them)."""
+        self.engine_read = False
+        for item in self._items(errors, batch_chars, keep_empty, engine_files=False):
+            assert not isinstance(item, _EngineFile)
+            yield item
+
     def __iter__(self) -> Iterator[str]:
         for batch in self.batches():
             yield from batch
 
     def feed(self, trainer: Any, errors: str, feed_batch: Callable[[Any, list[str], int], None]) -> None:
-        """Hands every kept text to ``trainer`` (train()'s engine), a batch at a time."""
-        if self._fast_files():
-            assert self.files is not None
-            for path, _ in self.files:
-                trainer.feed_file(path)
-            self.engine_read = True
-            return
+        """Hands every kept text to ``trainer`` (train()'s engine), a batch at a time, in the
+        inputs' order; plain text files, when nothing is sampled, go to the engine's own
+        parallel reader (which counts nothing here, and refuses an empty corpus itself)."""
+        self.engine_read = False
         first = 0
-        for batch in self.batches(errors):
-            feed_batch(trainer, batch, first)
-            first += len(batch)
-        if self.kept == 0:
+        plain = self.sample is None and self.max_bytes is None
+        for item in self._items(errors, BATCH_CHARS, False, engine_files=plain):
+            if isinstance(item, _EngineFile):
+                trainer.feed_file(item.path)
+            else:
+                feed_batch(trainer, item, first)
+                first += len(item)
+        if self.kept == 0 and not self.engine_read:
             if self.records == 0:
                 raise InputError("no text to train on: the inputs hold no records (are the files empty?)")
             why = []
@@ -199,10 +211,13 @@ class Texts:
 
     def summary(self) -> str:
         """One line on what the last read kept and skipped (for the CLI and logs)."""
-        if self.engine_read:
-            return f"{len(self.files or ())} plain text files, read whole by the engine (no bad records in plain text)"
+        plain = sum(k == Kind("text", None) for _, k in self.files or ())
+        if self.engine_read and not self.records:
+            return f"{plain} plain text files, read whole by the engine (no bad records in plain text)"
         parts = [f"read {self.records:,} records, kept {self.kept:,} texts ({self.kept_bytes:,} bytes)"
                  if self.max_bytes is not None else f"read {self.records:,} records, kept {self.kept:,} texts"]
+        if self.engine_read:
+            parts[0] += f", besides {plain} plain text files read whole by the engine"
         if self.stopped_at_max_bytes:
             parts.append(f"stopped at max_bytes={self.max_bytes:,}")
         if self.skipped:
@@ -225,6 +240,15 @@ def source(data: Any) -> Optional[Texts]:
     if _is_dataset(data):
         return Texts(data)
     return None
+
+
+class _EngineFile:
+    """A plain text file in the stream, for the engine to read itself."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str) -> None:
+        self.path = path
 
 
 def _file_records(path: str, kind: Kind, errors: str, field: list[str], column: str, tally: Tally) -> Iterator[Records]:
