@@ -16,12 +16,13 @@ from subwords import OptionError, inputs
 
 def _by_the_documented_rule(n: int, fraction: float, seed: int) -> list[int]:
     """The positions kept, computed here from the rule as the docs state it (subwords.inputs._sample):
-    blake2b of the position as 8 little-endian bytes, keyed with the seed as 8 little-endian
-    bytes, 8-byte digest read little-endian, kept when below fraction * 2**64."""
+    position i draws the 8 bytes at 8 * (i % 1024) of SHAKE-256(seed as 8 little-endian bytes +
+    (i // 1024) as 8 little-endian bytes), 8192 bytes long, read little-endian, and is kept when
+    that is below fraction * 2**64."""
     kept = []
     for i in range(n):
-        h = hashlib.blake2b(i.to_bytes(8, "little"), digest_size=8, key=seed.to_bytes(8, "little")).digest()
-        if int.from_bytes(h, "little") < int(fraction * 2**64):
+        out = hashlib.shake_256(seed.to_bytes(8, "little") + (i // 1024).to_bytes(8, "little")).digest(8192)
+        if int.from_bytes(out[8 * (i % 1024): 8 * (i % 1024) + 8], "little") < int(fraction * 2**64):
             kept.append(i)
     return kept
 
@@ -30,12 +31,14 @@ def _write(path: Path, texts: list[str]) -> None:
     path.write_text("".join(t + "\n" for t in texts), encoding="utf-8")
 
 
-def test_a_small_sample_is_the_positions_the_rule_keeps(tmp_path):
-    texts = [f"text{i}" for i in range(20)]
+def test_a_sample_is_the_positions_the_rule_keeps(tmp_path):
+    # 2,100 records: three groups of draws (0..1023, 1024..2047, 2048..)
+    texts = [f"text{i}" for i in range(2100)]
     _write(tmp_path / "c.txt", texts)
     got = list(inputs.texts(tmp_path / "c.txt", sample=0.5, seed=7))
-    assert got == [texts[i] for i in _by_the_documented_rule(20, 0.5, 7)]
-    assert 0 < len(got) < 20  # the rule kept some and dropped some for this seed
+    assert got == [texts[i] for i in _by_the_documented_rule(2100, 0.5, 7)]
+    assert 0 < len(got) < 2100  # the rule kept some and dropped some for this seed
+    assert [inputs.keep(i, 7, 0.5) for i in range(2100)] == [i in set(_by_the_documented_rule(2100, 0.5, 7)) for i in range(2100)]
     assert list(inputs.texts(tmp_path / "c.txt", sample=1.0, seed=7)) == texts  # 1 keeps everything
 
 

@@ -11,7 +11,7 @@
 >>> inputs.detect("shards/part-0001.jsonl.zst")
 Kind(format='jsonl', compression='zstd')
 >>> [i for i in range(6) if inputs.keep(i, seed=1, fraction=0.5)]  # the positions sample=0.5, seed=1 keeps
-[2, 3, 4]
+[0, 1, 2, 3, 5]
 
 Formats, by file name (see ``_detect``): plain text, one text per line (``.txt``, and any name
 no format claims whose start is text); JSON lines (``.jsonl``, ``.ndjson``), the text at
