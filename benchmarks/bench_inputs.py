@@ -28,6 +28,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 FORMATS = ["c.txt", "c.txt.gz", "c.txt.zst", "c.jsonl.zst", "c.parquet", "c.arrow"]
+SAMPLED = ["c.txt", "c.jsonl.zst"]  # read again with sample=0.1 (the Python reader, then the draw per record)
 
 
 def stdlib_lines(mb: float) -> list[str]:
@@ -71,9 +72,10 @@ def child(task: str, path: str, vocab: int, out: str) -> None:
     from subwords import inputs
 
     start = time.perf_counter()
-    if task == "read":
-        chars = sum(sum(map(len, b)) for b in inputs.texts(path).batches())
-        result = {"secs": time.perf_counter() - start, "chars": chars}
+    if task in ("read", "sample"):
+        data = inputs.texts(path, **({"sample": 0.1, "seed": 1} if task == "sample" else {}))
+        chars = sum(sum(map(len, b)) for b in data.batches())
+        result = {"secs": time.perf_counter() - start, "chars": chars, "kept": data.kept}
     else:
         tok = subwords.train(Path(path), model="bpe", spelling="front", vocab_size=vocab, threads=2)
         result = {"secs": time.perf_counter() - start, "sha256": hashlib.sha256(tok.to_json().encode()).hexdigest()}
@@ -133,6 +135,11 @@ def main() -> None:
             same = "yes" if train["sha256"] == base["sha256"] else "**NO**"
             print(f"| `{f}` | {os.path.getsize(path) / 1e6:.1f} | {read['secs']:.2f} | {mb / read['secs']:.0f} | "
                   f"{read_rss:.0f} | {train['secs']:.2f} | {train['secs'] / base['secs']:.2f} | {train_rss:.0f} | {same} |")
+        print("\n| file, sample=0.1 | read s | read MB/s (of the whole file's text) | texts kept | read peak MB |")
+        print("|---|---:|---:|---:|---:|")
+        for f in SAMPLED:
+            got, rss = run_child(["sample", str(folder / f), str(a.vocab)])
+            print(f"| `{f}` | {got['secs']:.2f} | {mb / got['secs']:.0f} | {got['kept']:,} | {rss:.0f} |")
 
 
 if __name__ == "__main__":
