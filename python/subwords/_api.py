@@ -311,7 +311,7 @@ def train(
         return Tokenizer(trainer.train())
 
 
-def _options(spelling: str, mark: Optional[str], split_at_marks: bool, pre_split: Optional[str], lowercase: bool,
+def _count_options(spelling: str, mark: Optional[str], split_at_marks: bool, pre_split: Optional[str], lowercase: bool,
              strip_accents: bool, clean_text: bool, input_errors: str) -> str:
     if spelling not in _SPELLINGS:
         raise OptionError(f"spelling must be one of {', '.join(_SPELLINGS)}; got {spelling!r}")
@@ -329,7 +329,7 @@ def _counter(*, spelling: str = "end", mark: Optional[str] = None, split_at_mark
             clean_text: bool = False, input_errors: Literal["strict", "replace"] = "strict",
             threads: Optional[int] = None) -> _core.Counter:
     """The engine's counter for these options (used by :func:`count` and the Dask workers)."""
-    return _core.Counter(_options(spelling, mark, split_at_marks, pre_split, lowercase, strip_accents, clean_text,
+    return _core.Counter(_count_options(spelling, mark, split_at_marks, pre_split, lowercase, strip_accents, clean_text,
                                   input_errors), _threads(threads))
 
 
