@@ -30,6 +30,8 @@ SpellingName = Literal["end", "continuation", "front", "bytes"]
 Joints = Union[Mapping[str, Sequence[str]], Callable[[str], Optional[Sequence[str]]]]
 # what train() learns from: a word -> count table, texts, or UTF-8 files (one text per line)
 TrainData = Union[Mapping[str, int], Iterable[str], "os.PathLike[str]", Sequence["os.PathLike[str]"]]
+# what train() also takes: a count table (subwords.count)
+TrainInput = Union[TrainData, "_counts.CountTable"]
 
 _MODELS = ("bpe", "word", "wordpiece", "unigram")
 # each model's own spelling, when none is named
@@ -146,7 +148,7 @@ def _apply_joints(units: list[tuple[str, int]], joints: Joints) -> tuple[list[tu
 
 
 def train(
-    data: TrainData,
+    data: TrainInput,
     *,
     model: Model = "bpe",
     spelling: Optional[SpellingName] = None,
@@ -305,7 +307,7 @@ def train(
             if joints is not None:
                 trainer.set_units(*_apply_joints(list(table.items()), joints))
         else:
-            _feed(trainer, data, counts=counts, input_errors=input_errors)
+            _feed(trainer, cast(TrainData, data), counts=counts, input_errors=input_errors)
             if joints is not None:
                 trainer.set_units(*_apply_joints(trainer.unit_counts(), joints))
         return Tokenizer(trainer.train())
@@ -333,7 +335,7 @@ def _counter(*, spelling: str = "end", mark: Optional[str] = None, split_at_mark
                                   input_errors), _threads(threads))
 
 
-def count(data: Union[Iterable[str], Mapping[str, int], "os.PathLike[str]", list["os.PathLike[str]"]], *,
+def count(data: TrainData, *,
           spelling: str = "end", mark: Optional[str] = None, split_at_marks: bool = True,
           pre_split: Optional[Literal["gpt2", "bert"]] = None, lowercase: bool = False, strip_accents: bool = False,
           clean_text: bool = False, counts: bool = False, input_errors: Literal["strict", "replace"] = "strict",

@@ -25,10 +25,12 @@ Needs the ``dask`` extra: ``pip install "subwords[dask]"``.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Iterable, Sequence
 from typing import Any, Optional, Union
 
+from . import _core
 from .counts import CountTable
 from .errors import InputError, OptionError
 
@@ -39,15 +41,17 @@ BLOCKSIZE = 64 << 20
 
 
 def _need_dask() -> Any:
+    # imported by name, so that type checkers do not walk into Dask's own sources (which need a
+    # newer Python than subwords supports)
     try:
-        import dask.bag
-        import distributed
+        bag = importlib.import_module("dask.bag")
+        distributed = importlib.import_module("distributed")
     except ImportError as e:
         raise OptionError(
             f"subwords.dask needs Dask and dask.distributed, which are not installed ({e.name}): "
             'pip install "subwords[dask]"'
         ) from None
-    return dask.bag, distributed
+    return bag, distributed
 
 
 def _line_text(line: str) -> str:
@@ -60,8 +64,6 @@ def _line_text(line: str) -> str:
 
 
 def _count_partition(lines: Iterable[str], options: dict[str, Any]) -> list[bytes]:
-    from .counts import _core
-
     c = _core.Counter(options["json"], 1)
     batch: list[str] = []
     size = 0
@@ -79,8 +81,6 @@ def _count_partition(lines: Iterable[str], options: dict[str, Any]) -> list[byte
 
 
 def _merge_bytes(parts: Iterable[Any]) -> bytes:
-    from .counts import _core
-
     out = None
     for p in parts:
         for blob in (p if isinstance(p, list) else [p]):
@@ -142,7 +142,7 @@ def count(inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLik
     # checked here, before any worker starts, so a bad option fails fast and plainly
     options_json = _api._count_options(spelling, mark, split_at_marks, pre_split, lowercase, strip_accents, clean_text,
                                        "strict")
-    _api._core.Counter(options_json, 1)
+    _core.Counter(options_json, 1)
     c, cluster = _client(distributed, scheduler, workers, client)
     try:
         bag, lines = _bag(bag_mod, inputs, blocksize)
@@ -164,7 +164,7 @@ def count(inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLik
 
 
 def _encode_partition(texts: Iterable[str], tokenizer: Any, folder: str, lines: bool, index: int) -> list[str]:
-    import numpy as np
+    np: Any = importlib.import_module("numpy")
 
     batch = [_line_text(t) if lines else t for t in texts]
     ids = tokenizer.encode_batch(batch, threads=1)
@@ -188,7 +188,7 @@ def encode(inputs: Any, tokenizer: Any, folder: Union[str, "os.PathLike[str]"], 
     The tokenizer is sent to every worker once; ids equal local ``encode_batch``'s."""
     bag_mod, distributed = _need_dask()
     try:
-        import numpy  # noqa: F401
+        importlib.import_module("numpy")
     except ImportError:
         raise OptionError('subwords.dask.encode writes numpy shards and needs numpy: pip install "subwords[dask]"') from None
     folder = os.fspath(folder)
@@ -198,8 +198,7 @@ def encode(inputs: Any, tokenizer: Any, folder: Union[str, "os.PathLike[str]"], 
         bag, lines = _bag(bag_mod, inputs, blocksize)
         tok = c.scatter(tokenizer, broadcast=True)
         parts = bag.to_delayed()
-        from dask import delayed
-
+        delayed = importlib.import_module("dask").delayed
         jobs = [delayed(_encode_partition)(p, tok, folder, lines, i) for i, p in enumerate(parts)]
         out = c.compute(jobs, sync=True)
     finally:
