@@ -301,13 +301,24 @@ def train(
     if not isinstance(progress, bool):
         raise OptionError(f"progress must be True or False, got {progress!r}")
     with ProgressLine(trainer.progress_view()) if progress else contextlib.nullcontext():
-        table = _counts.as_table(data, counts=counts)
-        if table is not None:
+        tables = _counts.table_paths(data, counts=counts)
+        if isinstance(data, _counts.CountTable) or (tables is not None and len(tables) > 1):
+            if isinstance(data, _counts.CountTable):
+                table = data
+            else:
+                assert tables is not None
+                first, *rest = (_counts.CountTable.load(p) for p in tables)
+                table = first.merge(*rest)
             _core.trainer_use_table(trainer, table._core)
             if joints is not None:
                 trainer.set_units(*_apply_joints(list(table.items()), joints))
+        elif tables is not None:
+            # one table file: read straight into the trainer, its units moved rather than copied
+            _core.trainer_load_table(trainer, os.fspath(tables[0]), _counts.MAX_TABLE_BYTES)
+            if joints is not None:
+                trainer.set_units(*_apply_joints(list(_counts.CountTable.load(tables[0]).items()), joints))
         else:
-            _feed(trainer, cast(TrainData, data), counts=counts, input_errors=input_errors)
+            _feed(trainer, data, counts=counts, input_errors=input_errors)
             if joints is not None:
                 trainer.set_units(*_apply_joints(trainer.unit_counts(), joints))
         return Tokenizer(trainer.train())

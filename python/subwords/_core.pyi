@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import final
 
 __all__ = ["Trainer", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline",
-           "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table"]
+           "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table"]
 
 @final
 class ProgressView:
@@ -175,3 +175,6 @@ class Counter:
 
 def trainer_use_table(trainer: Trainer, table: CountTable) -> None:
     """Gives ``trainer`` the table's units in place of text (same spelling, else OptionError)."""
+
+def trainer_load_table(trainer: Trainer, path: str, limit: int) -> None:
+    """Reads a binary table file (at most ``limit`` bytes) straight into ``trainer``."""

@@ -42,7 +42,7 @@ from . import _core
 from ._io import read_limited, write_atomic
 from .errors import InputError, OptionError
 
-__all__ = ["CountTable", "MAX_TABLE_BYTES", "as_table"]
+__all__ = ["CountTable", "MAX_TABLE_BYTES", "table_paths"]
 
 #: The largest count-table file ``CountTable.load`` reads (16 GiB).
 MAX_TABLE_BYTES = 16 << 30
@@ -170,10 +170,8 @@ class CountTable:
         return f"<CountTable {len(self)} units, {self.texts} texts, spelling {self.spelling['scheme']!r}>"
 
 
-def as_table(data: object, *, counts: bool) -> Optional[CountTable]:
-    """``data`` as one table when it is a table, or paths to binary table files (merged)."""
-    if isinstance(data, CountTable):
-        return data
+def table_paths(data: object, *, counts: bool) -> Optional[list["os.PathLike[str]"]]:
+    """The paths in ``data`` when they are binary table files (``counts=True`` only)."""
     if not counts:
         return None
     paths = [data] if isinstance(data, os.PathLike) else data if isinstance(data, (list, tuple)) else None
@@ -184,5 +182,4 @@ def as_table(data: object, *, counts: bool) -> Optional[CountTable]:
         return None
     if not all(binary):
         raise InputError("give either binary count tables or word<TAB>count text files, not both")
-    first, *rest = [CountTable.load(p) for p in paths]
-    return first.merge(*rest)
+    return list(paths)

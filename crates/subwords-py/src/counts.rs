@@ -122,10 +122,7 @@ impl Counter {
     }
 }
 
-/// Gives `trainer` the table's units in place of text. The table must have been counted with the
-/// spelling the trainer's options ask for; two-stage BPE needs the texts themselves.
-#[pyfunction]
-pub fn trainer_use_table(py: Python<'_>, trainer: &mut Trainer, table: &PyCountTable) -> PyResult<()> {
+fn check_table_fits(py: Python<'_>, trainer: &Trainer, table: &CountTable) -> PyResult<()> {
     if trainer.counter.is_none() {
         return Err(spent());
     }
@@ -136,11 +133,47 @@ pub fn trainer_use_table(py: Python<'_>, trainer: &mut Trainer, table: &PyCountT
         ));
     }
     let spelling = trainer.options.spelling().map_err(|e| to_py(py, e))?;
-    if let Some(why) = table.inner.mismatch(&spelling) {
+    if let Some(why) = table.mismatch(&spelling) {
         return Err(err(format!(
             "the count table was made with other spelling options than this training asks for: {why}; count again with the training's options, or train with the table's"
         )));
     }
+    Ok(())
+}
+
+/// Reads a binary table file straight into `trainer`, moving its units instead of copying them
+/// (the memory a large table costs is then the file's bytes and the units once).
+#[pyfunction]
+pub fn trainer_load_table(py: Python<'_>, trainer: &mut Trainer, path: &str, limit: u64) -> PyResult<()> {
+    let table = py
+        .detach(|| -> subwords_core::Result<CountTable> {
+            let io = |e| subwords_core::Error::io(format!("cannot read count table {path:?}"), e);
+            let size = std::fs::metadata(path).map_err(io)?.len();
+            if size > limit {
+                return Err(subwords_core::Error::Input(format!(
+                    "{path}: {size} bytes is larger than any count table subwords reads ({limit} bytes)"
+                )));
+            }
+            let data = std::fs::read(path).map_err(io)?;
+            CountTable::from_bytes(&data).map_err(|e| subwords_core::Error::Input(format!("{path}: {e}")))
+        })
+        .map_err(|e| to_py(py, e))?;
+    check_table_fits(py, trainer, &table)?;
+    let CountTable { units, normalizations, texts, .. } = table;
+    trainer.counter = None;
+    trainer.units = Some(
+        units.into_iter().map(|(t, c)| UnitCount { text: t.into_string(), starts: true, ends: true, count: c }).collect(),
+    );
+    trainer.normalizations = Some(normalizations);
+    trainer.texts = texts;
+    Ok(())
+}
+
+/// Gives `trainer` the table's units in place of text. The table must have been counted with the
+/// spelling the trainer's options ask for; two-stage BPE needs the texts themselves.
+#[pyfunction]
+pub fn trainer_use_table(py: Python<'_>, trainer: &mut Trainer, table: &PyCountTable) -> PyResult<()> {
+    check_table_fits(py, trainer, &table.inner)?;
     trainer.counter = None;
     trainer.units = Some(
         table.inner.units.iter().map(|(t, c)| UnitCount { text: t.to_string(), starts: true, ends: true, count: *c }).collect(),

@@ -391,5 +391,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<counts::PyCountTable>()?;
     m.add_class::<counts::Counter>()?;
     m.add_function(wrap_pyfunction!(counts::trainer_use_table, m)?)?;
+    m.add_function(wrap_pyfunction!(counts::trainer_load_table, m)?)?;
     Ok(())
 }
