@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, NoReturn, Optional, Protocol, Sequence, TextIO
 
 from ._api import _check_count, parse_count_line
+from . import _cli_scale
 from .errors import InputError, SubwordsError, UnknownPieceError
 from .formats import FORMATS
 from .inputs import _cli as inputs_cli
@@ -136,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--em-rounds", type=int, default=None, help="unigram: EM rounds before every size check (default 2)")
     t.add_argument("--input-errors", choices=["strict", "replace"], default="strict",
                    help="invalid UTF-8: refuse naming file and line (strict), or read it as U+FFFD (replace)")
+    t.add_argument("--min-unit-count", type=_positive("--min-unit-count"), default=None,
+                   help="count first and drop units counted fewer times before training (reports the share dropped)")
     t.add_argument("--quiet", action="store_true")
     t.add_argument("--preset", choices=["bert"], default=None,
                    help="bert: BERT's WordPiece (continuation '##', punctuation and CJK split off, text cleaned, "
@@ -184,6 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="MODEL's format (default: detected from the file)")
     x.add_argument("-O", "--load-option", action="append", default=[], metavar="KEY=VALUE",
                    help="an option for reading MODEL (e.g. lowercase=false for a cased vocab.txt); repeatable")
+
+    _cli_scale.add_parser(sub, _positive)
 
     q = sub.add_parser("quickstart", help="train on this Python's standard library and cut a sentence into pieces")
     q.add_argument("--vocab-size", type=_positive("--vocab-size"), default=8000)
@@ -344,6 +349,20 @@ def _check_output(name: str) -> Path:
     return out
 
 
+def _train_pruned(a: argparse.Namespace, kw: dict[str, Any], texts: Optional[Iterable[str]]) -> tuple[Any, float]:
+    """Counts the inputs under the training's spelling, drops rare units, trains on the table."""
+    import subwords
+    from ._api import _DEFAULT_SPELLING
+
+    bert = a.preset == "bert"
+    table = subwords.count(texts if texts is not None else [Path(x) for x in a.inputs], counts=a.counts, input_errors=a.input_errors, threads=a.threads,
+                           spelling="continuation" if bert else a.spelling or _DEFAULT_SPELLING[a.model], mark=a.mark,
+                           split_at_marks=not a.no_split_at_marks, pre_split="bert" if bert else a.pre_split,
+                           lowercase=bert, strip_accents=bert, clean_text=bert)
+    table, dropped = table.prune(a.min_unit_count)
+    return subwords.train(table, **kw), dropped
+
+
 def cmd_train(a: argparse.Namespace) -> int:
     import subwords
 
@@ -353,6 +372,8 @@ def cmd_train(a: argparse.Namespace) -> int:
         raise SubwordsError("- (stdin) must be the only INPUT")
     if a.counts and inputs_cli.uses_options(a):
         raise SubwordsError("--counts reads word<TAB>count tables; the text input options do not apply to them")
+    if a.min_unit_count is not None and a.inputs == ["-"] and a.counts:
+        raise SubwordsError("--min-unit-count with --counts needs table files; save stdin to a file first")
     out = _check_output(a.output)
     kw = dict(
         model=a.model, spelling=a.spelling, vocab_size=a.vocab_size, min_count=a.min_count,
@@ -377,6 +398,8 @@ def cmd_train(a: argparse.Namespace) -> int:
     start = time.monotonic()
     if a.inputs == ["-"] and a.counts:
         tok = subwords.train(_stdin_count_table(a.input_errors), **kw)
+    elif a.min_unit_count is not None:
+        tok, dropped = _train_pruned(a, kw, texts)
     else:
         tok = subwords.train(texts if texts is not None else [Path(x) for x in a.inputs], counts=a.counts, **kw)
     # Nothing is written before training has succeeded, and the save itself is atomic (a
@@ -396,6 +419,9 @@ def cmd_train(a: argparse.Namespace) -> int:
             f"{r.get('corpus_pieces_after'):,} pieces; {secs:.2f}s",
             file=sys.stderr,
         )
+        if a.min_unit_count is not None:
+            print(f"{PROG}: dropped units counted fewer than {a.min_unit_count} times before training: "
+                  f"{dropped:.2%} of occurrences", file=sys.stderr)
         norm = r.get("normalizations")
         if norm:
             changed = ", ".join(norm)
@@ -666,7 +692,7 @@ def _os_error_text(e: OSError) -> str:
 
 
 COMMANDS = {"train": cmd_train, "encode": cmd_encode, "decode": cmd_decode, "inspect": cmd_inspect, "export": cmd_export,
-            "quickstart": cmd_quickstart}
+            "quickstart": cmd_quickstart, "count": _cli_scale.cmd_count}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

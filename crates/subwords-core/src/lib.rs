@@ -8,6 +8,7 @@
 //! order or chunking. Every hash map and set is a [`hash::Map`] or [`hash::Set`], so a test build
 //! (feature `randomized-hash`) can seed each one at random and show that.
 
+pub mod count_table;
 pub mod counting;
 pub mod error;
 pub mod hash;

@@ -3,6 +3,7 @@
 //! Every call that touches text releases the GIL. Errors become the classes of
 //! `subwords.errors`, never a bare `Exception`.
 
+mod counts;
 mod sentencepiece;
 mod tiktoken;
 
@@ -74,6 +75,8 @@ struct Trainer {
     progress: std::sync::Arc<subwords_core::progress::Progress>,
     joints: Option<std::collections::BTreeMap<String, Vec<String>>>,
     normalizations: Option<subwords_core::spelling::Normalizations>,
+    /// Texts counted, once the counts have been taken out of the counter (or came from a table).
+    texts: u64,
     pool: rayon::ThreadPool,
 }
 
@@ -84,7 +87,7 @@ impl Trainer {
         let options = TrainOptions::from_json(options_json).map_err(|e| to_py(py, e))?;
         let spelling = options.spelling().map_err(|e| to_py(py, e))?;
         let counter = UnitCounter::new(spelling, threads, options.superword_at.is_some());
-        Ok(Trainer { options, counter: Some(counter), units: None, progress: Default::default(), joints: None, normalizations: None, pool: pool(threads)? })
+        Ok(Trainer { options, counter: Some(counter), units: None, progress: Default::default(), joints: None, normalizations: None, texts: 0, pool: pool(threads)? })
     }
 
     fn progress_view(&self) -> ProgressView {
@@ -123,6 +126,7 @@ impl Trainer {
         let mut v: Vec<(String, u64)> = counts.iter().map(|(k, &c)| (k.to_string(), c)).collect();
         v.sort();
         let corpus = Corpus::from_counts(counts, norm, texts, streams);
+        self.texts = corpus.texts;
         self.normalizations = Some(corpus.normalizations);
         self.units = Some(corpus.units);
         Ok(v)
@@ -141,7 +145,7 @@ impl Trainer {
                 let (counts, norm, texts, streams) = counter.finish().map_err(|e| to_py(py, e))?;
                 Corpus::from_counts(counts, norm, texts, streams)
             }
-            (None, Some(units)) => Corpus { units, joints: self.joints.take(), normalizations: self.normalizations.unwrap_or_default(), texts: 0, streams: None },
+            (None, Some(units)) => Corpus { units, joints: self.joints.take(), normalizations: self.normalizations.unwrap_or_default(), texts: self.texts, streams: None },
             (None, None) => return Err(spent()),
         };
         let options = self.options.clone();
@@ -384,5 +388,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<hf::PyHfPipeline>()?;
     m.add_function(wrap_pyfunction!(unicode_versions, m)?)?;
     m.add_function(wrap_pyfunction!(gpt2_byte_chars, m)?)?;
+    m.add_class::<counts::PyCountTable>()?;
+    m.add_class::<counts::Counter>()?;
+    m.add_function(wrap_pyfunction!(counts::trainer_use_table, m)?)?;
+    m.add_function(wrap_pyfunction!(counts::trainer_load_table, m)?)?;
     Ok(())
 }
