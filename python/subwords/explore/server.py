@@ -112,7 +112,7 @@ class Worker:
         self.conn.send(msg)
         if not self.conn.poll(self.timeout):
             self._kill()
-            raise W.ExploreError(f"this took longer than {self.timeout:.0f} s on your corpus and was stopped; "
+            raise W.ExploreError(f"this took longer than {self.timeout:g} s on your corpus and was stopped; "
                                  "choose a smaller size or give a smaller corpus")
         status, value = self.conn.recv()
         if status == "error":
@@ -256,8 +256,8 @@ class Handler(BaseHTTPRequestHandler):
             data = self._body(MAX_BODY)
             try:
                 req = json.loads(data.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError) as e:
-                raise _Refusal(400, f"the body is not JSON: {e}") from None
+            except (UnicodeDecodeError, ValueError, RecursionError) as e:
+                raise _Refusal(400, f"the body is not JSON: {str(e)[:200]}") from None
             if not isinstance(req, dict) or set(req) - {"widget", "state"}:
                 raise _Refusal(400, 'send {"widget": "<id>", "state": {...}}')
             self._json(200, self.server.compute(req.get("widget"), req.get("state")))

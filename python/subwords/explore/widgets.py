@@ -717,15 +717,15 @@ def _candidates(name: str) -> list[Any]:
 
 @widget("wp-scatter", "wordpiece", 1, "Count against score for every candidate pair",
         sel("corpus", "corpus", "four", ("four", "the four words"), *C.BUILT_IN_LARGE.items()),
-        box("twice", "only pairs seen at least twice", True), large=True)
+        sel("table", "list by", "count", ("count", "count"), ("score", "score")), large=True)
 def wp_scatter(s: State) -> Result:
-    rows = [r for r in _candidates(s["corpus"]) if not s["twice"] or r.count >= 2]
+    rows = [r for r in _candidates(s["corpus"]) if r.count >= 2]  # the learner's candidates (min count 2)
     if not rows:
         raise ExploreError("this corpus has no candidate pair; give a corpus with words of two letters or more")
     top_count = min(rows, key=lambda r: (-r.count, r.left, r.right))  # the count rule's winner
     by_score = rows  # already in the learner's order
     rank = by_score.index(top_count) + 1
-    by_count = sorted(rows, key=lambda r: -r.count)
+    by_count = sorted(rows, key=lambda r: (-r.count, r.left, r.right))
     top_score = by_score[0]
     count_rank = 1 + sum(r.count > top_score.count for r in rows)
     return {"numbers": [["candidates", len(rows)],
@@ -734,8 +734,9 @@ def wp_scatter(s: State) -> Result:
                                        f"{top_score.count} times, count rank {count_rank}"]],
             "charts": [{"kind": "scatter", "title": "count (across) against score (up)", "x": "count", "y": "score",
                         "series": [{"name": "pairs", "points": [[r.count, float(r.score), f"{r.left} {r.right}"] for r in rows]}]}],
-            "tables": [{"caption": "candidates by count", "columns": ["pair", "count", "score"],
-                        "rows": [[f"{r.left} {r.right}", r.count, str(r.score)] for r in by_count[:15]]}],
+            "tables": [{"caption": f"candidates by {s['table']}", "columns": ["pair", "count", "score"],
+                        "rows": [[f"{r.left} {r.right}", r.count, str(r.score)]
+                                 for r in (by_count if s["table"] == "count" else by_score)[:15]]}],
             "note": "The four words (continuation spelling)." if s["corpus"] == "four" else corpus_note(s["corpus"])}
 
 
@@ -743,8 +744,8 @@ def wp_scatter(s: State) -> Result:
         sel("order", "order by", "score", ("score", "score"), ("count", "count")))
 def wp_scores(s: State) -> Result:
     rows = list(_candidates("four"))
-    if s["order"] == "count":
-        rows = sorted(rows, key=lambda r: -r.count)
+    if s["order"] == "count":  # the count rule's order: count, then the smaller (left, right)
+        rows = sorted(rows, key=lambda r: (-r.count, r.left, r.right))
     table = [[i + 1, f"{r.left} {r.right}", r.count, f"{r.count} / ({_sym(r.left)} × {_sym(r.right)})", str(r.score),
               f"{float(r.score):.4f}"] for i, r in enumerate(rows)]
     es = next(r for r in rows if (r.left, r.right) == ("##e", "##s"))
@@ -1023,7 +1024,7 @@ def sp_lengths(s: State) -> Result:
 
 
 @widget("sp-cjk", "sentencepiece", 7, "Text without spaces under both schemes",
-        rng("size", "rows asked", 40, 20, 60, 5))
+        rng("size", "rows asked", 40, 12, 40))
 def sp_cjk(s: State) -> Result:
     lines = C.CJK_LINES
     end = subwords_fit_lines("cjk", lines, vocab_size=max(s["size"], 0))
