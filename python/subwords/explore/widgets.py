@@ -304,7 +304,8 @@ def _inside(tok: Any, sentence: str, word: str) -> list[str]:
 
 @widget("bpe-fit", "bpe", 2, "The fitted vocabulary: the sentence's cut and six readings",
         sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
-        sel("size", "rows asked", 0, (0, "until no pair occurs twice"), (100, "100"), (200, "200"), (400, "400")),
+        sel("size", "rows asked", 0, (0, "until no pair occurs twice"), (50, "the floor + 50"), (200, "the floor + 200"),
+            (800, "the floor + 800")),
         large=True)
 def bpe_fit(s: State) -> Result:
     corpus = s["corpus"]
@@ -312,7 +313,7 @@ def bpe_fit(s: State) -> Result:
         tok = USER_MODELS[corpus]
         note = f"Model: your {corpus}."
     else:
-        tok = fit(corpus, vocab_size=s["size"] or BIG)
+        tok = fit(corpus, vocab_size=floor(corpus) + s["size"] if s["size"] else BIG)
         note = corpus_note(corpus)
     pieces = list(tok.encode_pieces(C.SENTENCE))
     readings = []
@@ -407,11 +408,10 @@ def _spans_space(tok: Any, row: str) -> bool:
 
 
 @widget("bpe-two-stage", "bpe", 6, "Two-stage (superword) BPE on the four words",
-        rng("stage_one", "stage-one size", 22, 12, 24), rng("size", "final size", 25, 13, 30))
+        rng("stage_one", "stage-one size", 22, 12, 24), rng("room", "rows left for stage two", 3, 1, 8))
 def bpe_two_stage(s: State) -> Result:
-    if s["size"] < s["stage_one"]:
-        raise ExploreError(f"the final size ({s['size']}) must be at least the stage-one size ({s['stage_one']})")
-    tok = fit(C.FOUR, vocab_size=s["size"], superword_at=s["stage_one"])
+    size = s["stage_one"] + s["room"]
+    tok = fit(C.FOUR, vocab_size=size, superword_at=s["stage_one"])
     one = tok.report.get("stage_one_merges", len(tok.merges))
     stage_two = tok.rows[len(tok.rows) - (len(tok.merges) - one):] if len(tok.merges) > one else []
     spanning = [r for r in stage_two if _spans_space(tok, r)]
@@ -940,9 +940,11 @@ def sp_walk(s: State) -> Result:
 
 @widget("sp-extends", "sentencepiece", 3, "Merges that extend a piece beginning with ▁",
         sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
-        sel("size", "rows asked", 0, (0, "until no pair occurs twice"), (100, "100"), (200, "200")), large=True)
+        sel("size", "rows asked", 0, (0, "until no pair occurs twice"), (50, "the floor + 50"), (200, "the floor + 200")),
+        large=True)
 def sp_extends(s: State) -> Result:
-    tok = fit(s["corpus"], spelling="front", vocab_size=s["size"] or BIG)
+    lo = floor(s["corpus"], spelling="front")
+    tok = fit(s["corpus"], spelling="front", vocab_size=lo + s["size"] if s["size"] else BIG)
     merges = tok.merges
     ext = [i for i, (a, _) in enumerate(merges) if a.startswith(MARK)]
     rows = set(tok.rows)
@@ -959,12 +961,13 @@ def sp_extends(s: State) -> Result:
 @widget("sp-roundtrip", "sentencepiece", 4, "The round trip: front mark against end mark",
         sel("corpus", "corpus", "stand_in", ("stand_in", "no word ends in z (the page's property)"),
             *C.BUILT_IN_LARGE.items()),
-        sel("size", "rows asked", 60, (60, "60"), (100, "100"), (0, "until no pair occurs twice")), large=True)
+        sel("size", "rows", 20, (0, "no merge (the floor)"), (20, "the floor + 20"), (-1, "until no pair occurs twice")),
+        large=True)
 def sp_roundtrip(s: State) -> Result:
     corpus: Union[str, Mapping[str, int]] = C.STAND_IN if s["corpus"] == "stand_in" else s["corpus"]
-    size = s["size"] or BIG
-    front = fit(corpus, spelling="front", vocab_size=max(size, floor(corpus, spelling="front")))
-    end = fit(corpus, vocab_size=max(size, floor(corpus)))
+    extra = s["size"]
+    front = fit(corpus, spelling="front", vocab_size=BIG if extra < 0 else floor(corpus, spelling="front") + extra)
+    end = fit(corpus, vocab_size=BIG if extra < 0 else floor(corpus) + extra)
     rows, strips = [], []
     for name, tok in (("front ▁", front), ("end </w>", end)):
         pieces = list(tok.encode_pieces(C.SENTENCE))

@@ -269,6 +269,27 @@
     refresh(w.id);
   }
 
+  function widgetBox(w) {
+    const box = el("section", { class: "widget", id: "w-" + w.id, "data-widget": w.id, "aria-labelledby": "t-" + w.id });
+    box.append(el("h3", { id: "t-" + w.id, text: `${w.number}. ${w.title}` }));
+    const controls = el("div", { class: "controls" });
+    for (const c of w.controls) controls.append(controlElement(w, c));
+    const reset = el("button", { type: "button", text: "reset", "aria-label": `reset ${w.title}` });
+    reset.addEventListener("click", () => {
+      states[w.id] = {};
+      for (const c of w.controls) states[w.id][c.name] = c.default;
+      writeHash();
+      const fresh = widgetBox(w);
+      box.replaceWith(fresh);
+      refresh(w.id);
+      fresh.querySelector("button").focus();
+    });
+    controls.append(reset);
+    box.append(controls, el("p", { class: "error", role: "alert", hidden: "" }), el("p", { class: "busy", "aria-live": "polite" }),
+               el("div", { class: "output" }));
+    return box;
+  }
+
   function build(fromHash) {
     const main = document.getElementById("main");
     main.replaceChildren();
@@ -287,21 +308,7 @@
         states[w.id] = {};
         for (const c of w.controls) states[w.id][c.name] = c.name in given ? parseValue(c, given[c.name]) : c.default;
         for (const name of Object.keys(given)) if (!w.controls.some((c) => c.name === name)) states[w.id][name] = given[name];
-        const box = el("section", { class: "widget", id: "w-" + w.id, "data-widget": w.id, "aria-labelledby": "t-" + w.id });
-        box.append(el("h3", { id: "t-" + w.id, text: `${w.number}. ${w.title}` }));
-        const controls = el("div", { class: "controls" });
-        for (const c of w.controls) controls.append(controlElement(w, c));
-        const reset = el("button", { type: "button", text: "reset" });
-        reset.addEventListener("click", () => {
-          states[w.id] = {};
-          for (const c of w.controls) states[w.id][c.name] = c.default;
-          writeHash();
-          build(readHash());
-        });
-        controls.append(reset);
-        box.append(controls, el("p", { class: "error", role: "alert", hidden: "" }), el("p", { class: "busy", "aria-live": "polite" }),
-                   el("div", { class: "output" }));
-        section.append(box);
+        section.append(widgetBox(w));
       }
       main.append(section);
     }
