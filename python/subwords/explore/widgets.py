@@ -369,10 +369,12 @@ def bpe_curve(s: State) -> Result:
     point = curve[min(s["at"], len(curve)) - 1]
     return {"numbers": [["floor (alphabet + [UNK])", lo], ["ceiling (no pair twice)", hi],
                         ["rows", point["rows"]], ["corpus pieces", point["corpus"]], ["sentence pieces", point["held_out"]]],
-            "charts": [{"kind": "line", "title": "pieces against rows", "x": "rows", "y": "pieces",
-                        "series": [{"name": "corpus", "points": [[p["rows"], p["corpus"]] for p in curve]},
-                                   {"name": "held-out sentence", "points": [[p["rows"], p["held_out"]] for p in curve]}],
-                        "vlines": [[lo, "floor"], [hi, "ceiling"], [point["rows"], "shown"]]}],
+            "charts": [{"kind": "line", "title": "corpus pieces against rows", "x": "rows", "y": "pieces",
+                        "series": [{"name": "corpus", "points": [[p["rows"], p["corpus"]] for p in curve]}],
+                        "vlines": [[lo, "floor"], [hi, "ceiling"], [point["rows"], ""]]},
+                       {"kind": "line", "title": "held-out sentence pieces against rows", "x": "rows", "y": "pieces",
+                        "series": [{"name": "held-out sentence", "points": [[p["rows"], p["held_out"]] for p in curve]}],
+                        "vlines": [[lo, "floor"], [hi, "ceiling"], [point["rows"], ""]]}],
             "tables": [{"caption": f"{len(curve)} sizes", "columns": ["rows", "corpus pieces", "sentence pieces"],
                         "rows": [[p["rows"], p["corpus"], p["held_out"]] for p in curve],
                         "highlight": [curve.index(point)]}],
@@ -633,8 +635,8 @@ def uni_rounds(s: State) -> Result:
                         ["rows", tok.vocab_size], ["corpus pieces", tok.report["corpus_pieces_after"]]],
             "charts": [{"kind": "bar", "title": "pieces kept after each round (without [UNK])", "x": "round", "y": "pieces",
                         "series": [{"name": "pieces", "points": [[i, n, str(n)] for i, n in enumerate(rounds)]}]}],
-            "tables": [{"caption": "the rows kept", "columns": ["row", "p"],
-                        "rows": [[r, _p(math.exp(lp))] for r, lp in zip(tok.rows, tok.log_probs) if lp is not None]}],
+            "tables": [{"caption": "the rows kept", "columns": ["row", "log p"],
+                        "rows": [[r, f"{lp:.4g}"] for r, lp in zip(tok.rows, tok.log_probs) if lp is not None]}],
             "note": "The four words."}
 
 

@@ -126,7 +126,11 @@
       for (const [text, kind] of s.pieces) line.append(el("span", { class: "piece" + (kind ? " " + kind : ""), text, title: kind || "piece" }));
       parts.push(line);
     }
-    if (result.charts) for (const c of result.charts) parts.push(chart(c));
+    if (result.charts) {
+      const wrap = el("div", { class: "charts" });
+      for (const c of result.charts) wrap.append(chart(c));
+      parts.push(wrap);
+    }
     if (result.tables) {
       const wrap = el("div", { class: "tables" });
       for (const t of result.tables) wrap.append(table(t));
@@ -179,7 +183,8 @@
     root.append(svg("text", { x: 12, y: T - 8 }, c.y));
     for (const [x, label] of c.vlines || []) {
       root.append(svg("line", { x1: X(x), y1: T, x2: X(x), y2: H - B, stroke: "#aaa", "stroke-dasharray": "4 3" }));
-      root.append(svg("text", { x: X(x) + 3, y: T + 10 }, label));
+      const right = X(x) > W - 90;  // keep the label inside the frame
+      root.append(svg("text", { x: X(x) + (right ? -3 : 3), y: T + 10, "text-anchor": right ? "end" : "start" }, label));
     }
     c.series.forEach((s, i) => {
       const color = COLORS[i % COLORS.length];
