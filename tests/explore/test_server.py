@@ -290,9 +290,21 @@ def test_cli_reads_the_corpora_named(tmp_path):
     corpus = tmp_path / "mine.txt"
     corpus.write_text("low lower newest widest\nlow newest\n", encoding="utf-8")
     proc = _start_cli(str(corpus))
-    line = proc.stdout.readline() + proc.stdout.readline()
-    out, err = _stop(proc)
-    assert "corpus mine.txt: 2 lines" in line
+    try:
+        line = proc.stdout.readline() + proc.stdout.readline()
+        assert "corpus mine.txt: 2 lines" in line
+        port = int(re.search(r"127\.0\.0\.1:(\d+)/", line).group(1))
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        conn.request("POST", "/api/compute", json.dumps({"widget": "bpe-fit", "state": {"corpus": "mine.txt"}}),
+                     {"X-Subwords": "1", "Content-Type": "application/json"})
+        reply = conn.getresponse()
+        result = json.loads(reply.read())
+        conn.close()
+        assert reply.status == 200, result
+        assert "your mine.txt" in result["note"]
+        assert ["sentence words", 7] in result["numbers"]  # BPE page: "the sentence is seven words"
+    finally:
+        _stop(proc)
 
 
 @pytest.mark.parametrize("content, message", [(b"caf\xe9", "not UTF-8"), (b"\n\n", "empty"), (None, "no such file")])

@@ -47,7 +47,7 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 def static_text(name: str) -> str:
-    return resources.files("subwords.explore").joinpath("static", name).read_text(encoding="utf-8")
+    return resources.files("subwords.explore").joinpath("static").joinpath(name).read_text(encoding="utf-8")
 
 
 def split_lines(text: str) -> list[str]:
@@ -125,8 +125,15 @@ class Worker:
             if self.proc is not None:
                 self._call(("corpus", name, lines))
 
-    def compute(self, widget_id: str, state: Any) -> Any:
+    def compute(self, widget_id: str, state: Any, corpora: dict[str, list[str]]) -> Any:
+        """``corpora``: every user corpus the server holds (from the command line or uploads);
+        any the worker lacks is sent first."""
         with self.lock:
+            for name, lines in corpora.items():
+                if self.corpora.get(name) is not lines:
+                    self.corpora[name] = lines
+                    if self.proc is not None and self.proc.is_alive():
+                        self._call(("corpus", name, lines))
             return self._call(("compute", widget_id, state))
 
     def close(self) -> None:
@@ -304,12 +311,29 @@ class ExplorerServer(ThreadingHTTPServer):
         from .page import render
 
         self.page = render(static=False)
+        # Fill the cache with every widget's opening state on the built-in corpora, then with
+        # every other state, so that no interaction waits for a fit (the larger stand-in's curves
+        # take a second or two; all states about ten seconds on two cores).
+        self._stopping = threading.Event()
+        self.warm = threading.Thread(target=self._warm_up, name="explore-warm-up", daemon=True)
+        self.warm.start()
+
+    def _warm_up(self) -> None:
+        todo = [(w.id, {}) for w in W.WIDGETS.values()]
+        todo += [(w.id, s) for w in W.WIDGETS.values() for s in W.all_states(w)]
+        for wid, state in todo:
+            if self._stopping.is_set():
+                return
+            try:
+                W.compute(wid, state)
+            except Exception:  # a failure here is reported when the page asks for it
+                pass
 
     def compute(self, widget_id: Any, state: Any) -> Any:
         w = W.get(widget_id)
         if w.large and isinstance(state, dict) and state.get("corpus") in W.USER_CORPORA:
             W.validate(w, state)  # refuse a bad state here, before the worker sees it
-            return self.worker.compute(w.id, state)
+            return self.worker.compute(w.id, state, W.USER_CORPORA)
         return W.compute(widget_id, state)
 
     def add_corpus(self, name: str, lines: list[str]) -> dict[str, Any]:
@@ -326,5 +350,6 @@ class ExplorerServer(ThreadingHTTPServer):
                 "seconds": round(time.monotonic() - started, 3)}
 
     def server_close(self) -> None:
+        self._stopping.set()
         super().server_close()
         self.worker.close()

@@ -31,7 +31,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union, cast
 
 import subwords
 from subwords.analysis import corpus_lengths, optimal_merges, wordpiece_candidates
@@ -134,7 +134,11 @@ PAGES = {"bpe": "Byte Pair Encoding", "unigram": "The Unigram Language Model", "
          "sentencepiece": "SentencePiece"}
 
 
-def widget(id: str, page: str, number: int, title: str, *controls: Control, large: bool = False):
+Compute = Callable[[State], Result]
+
+
+def widget(id: str, page: str, number: int, title: str, *controls: Control,
+           large: bool = False) -> Callable[[Compute], Compute]:
     def register(fn: Callable[[State], Result]) -> Callable[[State], Result]:
         WIDGETS[id] = Widget(id, page, number, title, fn, tuple(controls), large)
         return fn
@@ -181,7 +185,7 @@ def corpus_note(name: str) -> str:
 
 _CACHE: "OrderedDict[Any, Any]" = OrderedDict()
 _CACHE_LOCK = threading.Lock()
-_CACHE_SIZE = 512
+_CACHE_SIZE = 8192  # every state of every widget on the built-in corpora, with their fits, fits
 
 
 def cached(key: Any, make: Callable[[], Any]) -> Any:
@@ -455,9 +459,10 @@ class _Branch:
     takes the tied candidate of the index given (when there is one); it records every step."""
 
     def __init__(self, picks: Mapping[int, int]) -> None:
-        self.picks, self.step, self.seen = dict(picks), 0, []
+        self.picks, self.step = dict(picks), 0
+        self.seen: list[tuple[int, list[Any], int]] = []
 
-    def __call__(self, tied: list, count: int) -> Any:
+    def __call__(self, tied: list[Any], count: int) -> Any:
         self.step += 1
         self.seen.append((self.step, list(tied), count))
         i = self.picks.get(self.step, 0)
@@ -465,9 +470,9 @@ class _Branch:
 
 
 # measure: tie branches -- the reference learner with a chooser, per branch.
-def tie_branch(picks: Mapping[int, int], vocab_size: int = 22, spelling: str = "end", mark: Optional[str] = None):
-    def run():
-        units = _four_units(spelling, mark)
+def tie_branch(picks: Mapping[int, int], vocab_size: int = 22, spelling: str = "end", mark: Optional[str] = None) -> Any:
+    def run() -> Any:
+        units: Any = _four_units(spelling, mark)
         sp = make_spelling(spelling, mark=mark) if mark else make_spelling(spelling)
         chooser = _Branch(picks)
         learned = ref_bpe.learn(units, vocab_size, join=sp.join, choose=chooser)
@@ -714,7 +719,7 @@ def _candidates(name: str) -> list[Any]:
             for w in line.split():
                 counts[w] = counts.get(w, 0) + 1
         return wordpiece_candidates(counts)
-    return cached(("wpc", name), make)
+    return cast("list[Any]", cached(("wpc", name), make))
 
 
 @widget("wp-scatter", "wordpiece", 1, "Count against score for every candidate pair",
@@ -1128,7 +1133,7 @@ def compute(widget_id: Any, raw_state: Any) -> Result:
     state = validate(w, raw_state)
     key = ("result", w.id, tuple(sorted((k, repr(v)) for k, v in state.items())))
     try:
-        return cached(key, lambda: w.compute(state))
+        return cast(Result, cached(key, lambda: w.compute(state)))
     except subwords.SubwordsError as e:
         raise ExploreError(str(e)) from None
 
