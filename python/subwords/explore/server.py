@@ -342,10 +342,6 @@ class ExplorerServer(ThreadingHTTPServer):
         started = time.monotonic()
         W.USER_CORPORA[name] = lines
         self.worker.add_corpus(name, lines)
-        # drop cached results that named an earlier corpus of this name
-        with W._CACHE_LOCK:
-            for key in [k for k in W._CACHE if name in repr(k)]:
-                del W._CACHE[key]
         return {"name": name, "lines": len(lines), "words": sum(len(l.split()) for l in lines),
                 "seconds": round(time.monotonic() - started, 3)}
 

@@ -25,6 +25,7 @@ they can be pointed at it once it is merged.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import threading
@@ -207,8 +208,24 @@ def _data(corpus: Union[str, Mapping[str, int]]) -> Any:
     return dict(corpus)
 
 
+_TOKENS: dict[int, tuple[list[str], str]] = {}
+
+
+def token(name: str) -> Any:
+    """A cache key for a named corpus that changes when its text does: a user's corpus is keyed
+    by a digest of its lines (a corpus uploaded again under the same name is a new corpus)."""
+    lines = USER_CORPORA.get(name)
+    if lines is None:
+        return name
+    entry = _TOKENS.get(id(lines))
+    if entry is None or entry[0] is not lines:  # the list is held in the entry: its id stays its own
+        digest = hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
+        entry = _TOKENS[id(lines)] = (lines, digest)
+    return (name, entry[1])
+
+
 def _key(corpus: Union[str, Mapping[str, int]]) -> Any:
-    return corpus if isinstance(corpus, str) else tuple(sorted(corpus.items()))
+    return token(corpus) if isinstance(corpus, str) else tuple(sorted(corpus.items()))
 
 
 def fit(corpus: Union[str, Mapping[str, int]], **options: Any) -> Any:
@@ -369,7 +386,7 @@ def bpe_curve(s: State) -> Result:
     corpus = s["corpus"]
     lo, hi = floor(corpus), ceiling(corpus)
     sizes = sizes_between(lo, hi, 15)
-    curve = cached(("curve", corpus, tuple(sizes)), lambda: size_curve(corpus, sizes, C.SENTENCE))
+    curve = cached(("curve", token(corpus), tuple(sizes)), lambda: size_curve(corpus, sizes, C.SENTENCE))
     point = curve[min(s["at"], len(curve)) - 1]
     return {"numbers": [["floor (alphabet + [UNK])", lo], ["ceiling (no pair twice)", hi],
                         ["rows", point["rows"]], ["corpus pieces", point["corpus"]], ["sentence pieces", point["held_out"]]],
@@ -652,7 +669,8 @@ def matched_curves(corpus: str, sizes: Sequence[int]) -> dict[str, list[dict[str
 
 
 def _matched_sizes(corpus: str) -> list[int]:
-    return sizes_between(floor(corpus), ceiling(corpus), 14)
+    lo = max(floor(corpus), floor(corpus, model="unigram"))  # both learners must be able to fit the smallest
+    return sizes_between(lo, max(lo, ceiling(corpus)), 14)
 
 
 @widget("uni-vs-bpe", "unigram", 6, "BPE against Unigram at matched sizes",
@@ -662,7 +680,7 @@ def _matched_sizes(corpus: str) -> list[int]:
 def uni_vs_bpe(s: State) -> Result:
     corpus, what = s["corpus"], s["measure"]
     sizes = _matched_sizes(corpus)
-    curves = cached(("matched", corpus, tuple(sizes)), lambda: matched_curves(corpus, sizes))
+    curves = cached(("matched", token(corpus), tuple(sizes)), lambda: matched_curves(corpus, sizes))
     last_b, last_u = curves["bpe"][-1], curves["unigram"][-1]
     return {"numbers": [["sizes", len(sizes)], ["largest size", sizes[-1]],
                         [f"BPE at {sizes[-1]}", last_b[what]], [f"Unigram at {sizes[-1]}", last_u[what]]],
@@ -683,7 +701,8 @@ def uni_vs_bpe(s: State) -> Result:
         large=True)
 def uni_pieces(s: State) -> Result:
     corpus = s["corpus"]
-    lo, hi = floor(corpus), ceiling(corpus)
+    lo = max(floor(corpus), floor(corpus, model="unigram"))  # both learners must be able to fit it
+    hi = max(lo, ceiling(corpus))
     size = {"floor": lo, "middle": (lo + hi) // 2, "ceiling": hi}[s["at"]]
     b = fit(corpus, vocab_size=size)
     u = fit(corpus, model="unigram", vocab_size=size)
@@ -719,7 +738,7 @@ def _candidates(name: str) -> list[Any]:
             for w in line.split():
                 counts[w] = counts.get(w, 0) + 1
         return wordpiece_candidates(counts)
-    return cast("list[Any]", cached(("wpc", name), make))
+    return cast("list[Any]", cached(("wpc", token(name)), make))
 
 
 @widget("wp-scatter", "wordpiece", 1, "Count against score for every candidate pair",
@@ -877,7 +896,7 @@ def wp_lengths(s: State) -> Result:
     else:
         top = ceiling(corpus, model="wordpiece") - floor(corpus, model="wordpiece")
         budgets = sorted({round(top * k / 12) for k in range(13)})
-    curves = cached(("budget", name, tuple(budgets)), lambda: budget_curve(corpus, budgets))
+    curves = cached(("budget", token(name), tuple(budgets)), lambda: budget_curve(corpus, budgets))
     i = min(s["at"], len(budgets) - 1)
     return {"numbers": [["merges", curves["count"][i][0]], ["count rule: pieces", curves["count"][i][1]],
                         ["score rule: pieces", curves["score"][i][1]]],
@@ -1015,7 +1034,7 @@ def sp_lengths(s: State) -> Result:
     lo = floor(corpus)  # the end spelling's floor is the higher one: both can be asked from here
     hi = max(ceiling(corpus), ceiling(corpus, spelling="front"))
     sizes = sizes_between(lo, hi, 14)
-    curves = cached(("frontend", corpus, tuple(sizes)), lambda: {
+    curves = cached(("frontend", token(corpus), tuple(sizes)), lambda: {
         "front": size_curve(corpus, sizes, C.SENTENCE, spelling="front"),
         "end": size_curve(corpus, sizes, C.SENTENCE)})
     f0, e0 = curves["front"][0], curves["end"][0]
@@ -1131,7 +1150,7 @@ def validate(w: Widget, raw: Any) -> State:
 def compute(widget_id: Any, raw_state: Any) -> Result:
     w = get(widget_id)
     state = validate(w, raw_state)
-    key = ("result", w.id, tuple(sorted((k, repr(v)) for k, v in state.items())))
+    key = ("result", w.id, tuple(sorted((k, repr(token(v) if k == "corpus" else v)) for k, v in state.items())))
     try:
         return cast(Result, cached(key, lambda: w.compute(state)))
     except subwords.SubwordsError as e:
