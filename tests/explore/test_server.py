@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import random
 import re
 import signal
 import socket
@@ -327,3 +328,35 @@ def test_cli_html_writes_one_file(tmp_path):
     r = subprocess.run([sys.executable, "-m", "subwords", "explore", "--html", str(out), "x.txt"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--html writes the built-in corpora only" in r.stderr
+
+
+def test_progress_of_a_fit_on_a_users_corpus_is_shown(server, user_corpora):
+    # The issue: "A 10 MB user corpus trains in seconds, with progress shown". While a request
+    # on a user's corpus runs, /api/progress answers the seconds elapsed and the library's own
+    # progress line (train(progress=True)), which the page shows under the widget.
+    # 100,000 random words, each twice: a fit to exhaustion takes seconds (learns ~200,000 rows)
+    r = random.Random(0)
+    words = ["".join(r.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(r.randint(5, 10))) for _ in range(100000)]
+    lines = "\n".join([" ".join(words[i:i + 20]) for i in range(0, len(words), 20)] * 2)
+    status, _, data = request(server, "POST", "/api/corpus?name=progress", lines.encode(), {"Content-Type": "text/plain"})
+    assert status == 200, data
+    seen = []
+    done = threading.Event()
+
+    def poll():
+        while not done.is_set():
+            seen.append(json.loads(request(server, "GET", "/api/progress")[2]))
+            time.sleep(0.05)
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    try:
+        status, result = post_json(server, {"widget": "bpe-fit", "state": {"corpus": "progress"}})
+    finally:
+        done.set()
+        poller.join()
+    assert status == 200, result
+    running = [p for p in seen if p["running"]]
+    assert running, seen[:5]
+    assert any(p["line"].startswith("training: ") for p in running), running[-5:]
+    assert json.loads(request(server, "GET", "/api/progress")[2]) == {"running": False}

@@ -13,6 +13,7 @@ Routes:
 
 * ``GET /`` the page; ``GET /app.js``, ``GET /app.css`` its code and style (package data);
 * ``GET /api/widgets`` the widget declarations;
+* ``GET /api/progress`` what the worker is doing on a user's corpus (the library's progress line);
 * ``POST /api/compute`` ``{"widget": id, "state": {...}}`` -> the widget's result;
 * ``POST /api/corpus?name=NAME`` a UTF-8 text body (one text per line) -> registers a corpus.
 
@@ -58,9 +59,41 @@ def split_lines(text: str) -> list[str]:
 # The worker process for user corpora
 
 
-def _worker_main(conn: Any) -> None:  # pragma: no cover - runs in the child process
+class _ProgressSink:
+    """The worker's stderr: keeps the library's own progress line (``train(progress=True)``
+    draws it with carriage returns) in shared memory, where the server reads it for the page."""
+
+    def __init__(self, shared: Any) -> None:
+        self.shared = shared
+
+    def write(self, text: str) -> int:
+        # the last line drawn stays until the next fit draws one (a short fit clears its line
+        # before anybody could read it)
+        line = text.rsplit("\r", 1)[-1].strip()
+        if line.startswith("training:"):
+            self.set(line)
+        return len(text)
+
+    def set(self, line: str) -> None:
+        data = line.encode("utf-8")[: len(self.shared) - 1]
+        with self.shared.get_lock():
+            self.shared.value = data
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _worker_main(conn: Any, shared: Any) -> None:  # pragma: no cover - runs in the child process
+    import sys
+
     from . import widgets
 
+    sink = _ProgressSink(shared)
+    sys.stderr = sink
+    widgets.SHOW_PROGRESS = True
     while True:
         try:
             msg = conn.recv()
@@ -72,6 +105,7 @@ def _worker_main(conn: Any) -> None:  # pragma: no cover - runs in the child pro
                 widgets.USER_CORPORA[msg[1]] = msg[2]
                 conn.send(("ok", None))
             elif kind == "compute":
+                sink.set("")
                 conn.send(("ok", widgets.compute(msg[1], msg[2])))
         except widgets.ExploreError as e:
             conn.send(("error", str(e)))
@@ -89,11 +123,24 @@ class Worker:
         self.corpora: dict[str, list[str]] = {}
         self.proc: Optional[Any] = None
         self.conn: Any = None
+        self.shared: Any = None
+        self.started: Optional[float] = None  # when the running computation began
+
+    def progress(self) -> dict[str, Any]:
+        """What the worker is doing: the seconds since the running request began and the
+        library's progress line of the fit under way (empty between fits)."""
+        started, shared = self.started, self.shared
+        if started is None or shared is None:
+            return {"running": False}
+        with shared.get_lock():
+            line = shared.value.decode("utf-8", "replace")
+        return {"running": True, "seconds": round(time.monotonic() - started, 1), "line": line}
 
     def _start(self) -> None:
         ctx = multiprocessing.get_context("spawn")
         parent, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child,), daemon=True)
+        self.shared = ctx.Array("c", 256)
+        self.proc = ctx.Process(target=_worker_main, args=(child, self.shared), daemon=True)
         self.proc.start()
         child.close()
         self.conn = parent
@@ -110,7 +157,12 @@ class Worker:
         if self.proc is None or not self.proc.is_alive():
             self._start()
         self.conn.send(msg)
-        if not self.conn.poll(self.timeout):
+        self.started = time.monotonic()
+        try:
+            answered = self.conn.poll(self.timeout)
+        finally:
+            self.started = None
+        if not answered:
             self._kill()
             raise W.ExploreError(f"this took longer than {self.timeout:g} s on your corpus and was stopped; "
                                  "choose a smaller size or give a smaller corpus")
@@ -252,6 +304,8 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, static_text("app.css").encode("utf-8"), "text/css; charset=utf-8")
         elif path == "/api/widgets":
             self._json(200, catalogue())
+        elif path == "/api/progress":
+            self._json(200, self.server.worker.progress())
         else:
             raise _Refusal(404, f"no such page: {path[:200]!r}")
 
@@ -319,7 +373,7 @@ class ExplorerServer(ThreadingHTTPServer):
         self.warm.start()
 
     def _warm_up(self) -> None:
-        todo = [(w.id, {}) for w in W.WIDGETS.values()]
+        todo: list[tuple[str, dict[str, Any]]] = [(w.id, {}) for w in W.WIDGETS.values()]
         todo += [(w.id, s) for w in W.WIDGETS.values() for s in W.all_states(w)]
         for wid, state in todo:
             if self._stopping.is_set():

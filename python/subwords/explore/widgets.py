@@ -228,10 +228,16 @@ def _key(corpus: Union[str, Mapping[str, int]]) -> Any:
     return token(corpus) if isinstance(corpus, str) else tuple(sorted(corpus.items()))
 
 
+#: Set in the server's worker process: fits on a user's corpus draw the library's progress line
+#: (on the worker's stderr, which the server reads for the page).
+SHOW_PROGRESS = False
+
+
 def fit(corpus: Union[str, Mapping[str, int]], **options: Any) -> Any:
     """``subwords.train`` on a built-in table or a named large corpus, cached per options."""
     key = ("fit", _key(corpus), tuple(sorted((k, repr(v)) for k, v in options.items())))
-    return cached(key, lambda: subwords.train(_data(corpus), **options))
+    progress = SHOW_PROGRESS and isinstance(corpus, str) and corpus in USER_CORPORA
+    return cached(key, lambda: subwords.train(_data(corpus), progress=progress, **options))
 
 
 def floor(corpus: Union[str, Mapping[str, int]], **options: Any) -> int:

@@ -92,9 +92,16 @@
     const n = (requestIds[id] = (requestIds[id] || 0) + 1);
     const started = performance.now();
     box.dataset.ready = "0";
-    const timer = setInterval(() => {
-      busy.textContent = `computing… ${((performance.now() - started) / 1000).toFixed(0)} s`;
-    }, 1000);
+    const timer = setInterval(async () => {
+      let text = `computing… ${((performance.now() - started) / 1000).toFixed(0)} s`;
+      if (!STATIC) {
+        try {  // the library's own progress line for a fit on a user's corpus
+          const p = await (await fetch("/api/progress")).json();
+          if (p.running && p.line) text += " — " + p.line;
+        } catch (e) { /* the answer itself will say what went wrong */ }
+      }
+      if (requestIds[id] === n) busy.textContent = text;
+    }, 700);
     try {
       const result = await compute(id, states[id]);
       if (requestIds[id] !== n) return;
