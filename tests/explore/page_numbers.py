@@ -46,6 +46,9 @@ CASES = [
     ("uni-spellings", {}, "spellings", "28", '"There are 28."'),
     ("uni-spellings", {}, "its share", "46.81%", '"lo followed by west with the mark, which takes 46.81%"'),
     ("uni-spellings", {}, "BPE cut's rank", "4 of 28 at 3.10%", '"that cut is here, ranked fourth, holding 3.10% of the word"'),
+    ("uni-spellings", {}, "tied exactly", "lowe st</w> = low est</w> at 20.06%",
+     '"Next come low with est, and lowe with st, at 20.06% each, and those two are tied exactly" (lowe first: the '
+     'longer piece at the first difference)'),
     ("uni-spellings", {"word": "lower"}, "its share", "92.90%", '"lower spelled whole 92.90% of the word"'),
     ("uni-spellings", {"word": "lower"}, "BPE cut's rank", "12 of 16 at 0.01%",
      '"the merged vocabulary\'s four-piece cut ranks twelfth of sixteen" (its share by hand, exact fractions '

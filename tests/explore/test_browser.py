@@ -260,3 +260,26 @@ def test_screenshots_of_every_widget_none_blank(browser, server, screenshots):
         assert height > 80 and box[0] > 40 and box[1] > 20 and box[2] > 5, (wid, report[wid])
         assert variety > 4 * blank_variety, (wid, report[wid])  # text, lines and colours, not one flat colour
     (screenshots / "report.json").write_text(json.dumps(report, indent=1))
+
+
+def test_a_corpus_uploaded_in_the_page_becomes_a_choice(browser, server, tmp_path, user_corpora):
+    corpus = tmp_path / "mine.txt"
+    corpus.write_text("\n".join(["the low cost of the lower analysis was expected",
+                                 "newest and widest reports were rewritten"] * 10), encoding="utf-8")
+    open_page(browser, server.url)
+    browser.find_element(By.ID, "upload-file").send_keys(str(corpus))
+    name = browser.find_element(By.ID, "upload-name")
+    name.clear()
+    name.send_keys("mine")
+    browser.find_element(By.CSS_SELECTOR, "#upload-form button").click()
+    WebDriverWait(browser, 60).until(lambda d: "Loaded mine" in d.find_element(By.ID, "upload-status").text)
+    assert "20 lines" in browser.find_element(By.ID, "upload-status").text
+    wait_ready(browser)
+    set_control_value = Select(browser.find_element(By.ID, "c-bpe-curve-corpus"))
+    assert "mine" in [o.get_attribute("value") for o in set_control_value.options]
+    browser.execute_script('document.getElementById("w-bpe-curve").dataset.ready = "pending"')
+    set_control_value.select_by_value("mine")
+    wait_widget(browser, "bpe-curve")
+    assert "your mine" in output_text(browser, "bpe-curve")
+    assert "bpe-curve.corpus=mine" in browser.current_url
+    assert severe(browser) == []

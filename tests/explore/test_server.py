@@ -360,3 +360,35 @@ def test_progress_of_a_fit_on_a_users_corpus_is_shown(server, user_corpora):
     assert running, seen[:5]
     assert any(p["line"].startswith("training: ") for p in running), running[-5:]
     assert json.loads(request(server, "GET", "/api/progress")[2]) == {"running": False}
+
+
+def test_another_host_accepts_the_names_it_is_reached_by():
+    # Bound elsewhere on purpose (--host, warned), the machine is reached by names the server
+    # cannot list, so the Host check that guards 127.0.0.1 against DNS rebinding is not applied.
+    srv = ExplorerServer("0.0.0.0", 0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        assert srv.allowed_hosts is None
+        status, _, _ = request(srv, "GET", "/api/widgets", host=f"192.0.2.7:{srv.server_address[1]}")
+        assert status == 200
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_a_model_named_on_the_command_line_is_read(tmp_path):
+    import subwords
+    from subwords.explore import load_inputs
+
+    four = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+    subwords.train(four, vocab_size=22).save(tmp_path / "four.json")
+    (tmp_path / "text.txt").write_text("low lower\n", encoding="utf-8")
+    corpora, models = load_inputs([str(tmp_path / "four.json"), str(tmp_path / "text.txt")])
+    assert list(corpora) == ["text.txt"] and list(models) == ["four.json"]
+    W.USER_MODELS.update(models)
+    try:
+        result = W.compute("bpe-fit", {"corpus": "four.json"})
+        # BPE page: "the twenty-two-row table" of the four words
+        assert ["rows", 22] in result["numbers"] and result["note"] == "Model: your four.json."
+    finally:
+        W.USER_MODELS.clear()

@@ -8,7 +8,6 @@ FILE`` writes it as one self-contained page for the built-in corpora. Every numb
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import sys
 import webbrowser
 from pathlib import Path
@@ -82,15 +81,6 @@ def serve(host: str = "127.0.0.1", port: int = 0, *, open_browser: bool = True, 
         server.server_close()
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def cmd_explore(a: argparse.Namespace) -> int:
     from . import widgets as W
 
@@ -105,7 +95,9 @@ def cmd_explore(a: argparse.Namespace) -> int:
     corpora, models = load_inputs(a.inputs)
     W.USER_CORPORA.update(corpora)
     W.USER_MODELS.update(models)
-    if not _is_loopback(a.host):
+    from .server import _loopback
+
+    if not _loopback(a.host):
         print(f"subwords explore: warning: serving on {a.host}, not 127.0.0.1: anyone who can reach this "
               "address can use the explorer and upload corpora to it", file=sys.stderr)
     for name, lines in corpora.items():

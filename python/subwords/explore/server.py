@@ -25,9 +25,11 @@ own three static files, by fixed name.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import multiprocessing
 import re
+import sys
 import threading
 import time
 import traceback
@@ -247,6 +249,8 @@ class Handler(BaseHTTPRequestHandler):
     # -- checks
 
     def _check_host(self) -> None:
+        if self.server.allowed_hosts is None:  # bound to another address on purpose (--host, warned)
+            return
         host = (self.headers.get("Host") or "").strip().lower()
         if host not in self.server.allowed_hosts:
             raise _Refusal(403, f"refusing a request for host {host[:100]!r}: open the explorer at {self.server.url}")
@@ -344,6 +348,15 @@ class Handler(BaseHTTPRequestHandler):
 _RESERVED = {"four", "marking", "stand_in", "ab", "docstrings"}
 
 
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def catalogue() -> dict[str, Any]:
     return {"widgets": W.specs(), "pages": W.PAGES, "corpora": sorted(W.USER_CORPORA)}
 
@@ -360,8 +373,12 @@ class ExplorerServer(ThreadingHTTPServer):
         real_port = self.server_address[1]
         shown = host if ":" not in host else f"[{host}]"
         self.url = f"http://{shown}:{real_port}/"
-        self.allowed_hosts = {f"{shown}:{real_port}".lower(), f"localhost:{real_port}", f"127.0.0.1:{real_port}",
-                              f"[::1]:{real_port}"}
+        # On the loopback address only names of this machine may be asked for (no DNS rebinding);
+        # bound elsewhere (--host, with a warning) the machine is reached by names we cannot list.
+        self.allowed_hosts: Optional[set[str]] = None
+        if _loopback(host):
+            self.allowed_hosts = {f"{shown}:{real_port}".lower(), f"localhost:{real_port}",
+                                  f"127.0.0.1:{real_port}", f"[::1]:{real_port}"}
         from .page import render
 
         self.page = render(static=False)
@@ -382,6 +399,14 @@ class ExplorerServer(ThreadingHTTPServer):
                 W.compute(wid, state)
             except Exception:  # a failure here is reported when the page asks for it
                 pass
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # a browser that goes away mid-request (a page reloaded) is not an error
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            return
+        print(f"subwords explore: error while answering {client_address[0]}: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
 
     def compute(self, widget_id: Any, state: Any) -> Any:
         w = W.get(widget_id)

@@ -562,6 +562,10 @@ def uni_spellings(s: State) -> Result:
                                 ["its share", f"{100 * spellings[0][1]:.2f}%"], ["BPE cut (22 rows)", bpe_cut]]
     if rank is not None:
         numbers.append(["BPE cut's rank", f"{rank + 1} of {len(spellings)} at {100 * spellings[rank][1]:.2f}%"])
+    # exact ties: the library ranks tied spellings by the tie rule and gives them equal shares
+    ties = [f"{' '.join(a[0])} = {' '.join(b[0])} at {100 * a[1]:.2f}%"
+            for a, b in zip(spellings[:6], spellings[1:6]) if a[1] == b[1] and a[1] > 0]
+    numbers.append(["tied exactly", "; ".join(ties) or "none among the first six"])
     return {"numbers": numbers,
             "tables": [{"caption": "spellings under the starting table, by share", "columns": ["rank", "spelling", "share"],
                         "rows": rows, "highlight": [rank] if rank is not None else []}],

@@ -346,9 +346,9 @@
       const timer = setInterval(() => { status.textContent = `loading ${file.name}… ${((performance.now() - started) / 1000).toFixed(0)} s`; }, 500);
       try {
         const r = await api("/api/corpus?name=" + encodeURIComponent(name), file, { "Content-Type": "text/plain; charset=utf-8" });
-        status.textContent = `Loaded ${r.name}: ${r.lines} lines, ${r.words} words. Choose it in a widget's corpus list.`;
         catalogue = await (await fetch("/api/widgets")).json();
         build(readHash());
+        status.textContent = `Loaded ${r.name}: ${r.lines} lines, ${r.words} words. Choose it in a widget's corpus list.`;
       } catch (e) {
         status.textContent = "Could not load it: " + e.message;
       } finally {
