@@ -164,10 +164,10 @@
   }
 
   function chart(c) {
-    const W = 600, H = 280, L = 56, R = 16, T = 28, B = 40;
+    const W = 600, H = 290, L = 56, R = 16, T = 40, B = 40;
     const root = svg("svg", { class: "chart", width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img",
                               "aria-label": c.title });
-    root.append(svg("text", { x: L, y: 16, "font-weight": "600" }, c.title));
+    root.append(svg("text", { x: 12, y: 16, "font-weight": "600" }, c.title));
     if (c.kind === "lattice") { lattice(root, c, W, H); return root; }
     const pts = c.series.flatMap((s) => s.points);
     if (!pts.length) { root.append(svg("text", { x: L, y: H / 2 }, "nothing to draw")); return root; }
@@ -187,7 +187,7 @@
       if (c.kind !== "bar") root.append(svg("text", { x: X(xv), y: H - B + 14, "text-anchor": "middle" }, fmt(xv)));
     }
     root.append(svg("text", { x: (W + L) / 2, y: H - 6, "text-anchor": "middle" }, c.x));
-    root.append(svg("text", { x: 12, y: T - 8 }, c.y));
+    root.append(svg("text", { x: 12, y: T - 12 }, c.y));
     for (const [x, label] of c.vlines || []) {
       root.append(svg("line", { x1: X(x), y1: T, x2: X(x), y2: H - B, stroke: "#aaa", "stroke-dasharray": "4 3" }));
       const right = X(x) > W - 90;  // keep the label inside the frame
@@ -207,6 +207,14 @@
         else mark = svg("circle", { cx: X(p[0]), cy: Y(p[1]), r: c.kind === "scatter" ? 4 : 3, fill: color, "fill-opacity": 0.8 });
         mark.append(svg("title", {}, `${p[2] !== undefined ? p[2] + ": " : ""}${c.x} ${fmt(p[0])}, ${c.y} ${fmt(p[1])}`));
         root.append(mark);
+        if (c.kind === "scatter" && s.points.length <= 20 && p[2] !== undefined) {  // few points: name them
+          const same = s.points.filter((q) => q[0] === p[0] && q[1] === p[1]);
+          if (same[0] === p) {  // one label for points that coincide
+            const right = X(p[0]) > W - 90;
+            root.append(svg("text", { x: X(p[0]) + (right ? -6 : 6), y: Y(p[1]) - 5, "text-anchor": right ? "end" : "start" },
+                            same.map((q) => q[2]).join(", ")));
+          }
+        }
       }
       if (c.series.length > 1) {
         root.append(svg("rect", { x: W - R - 150, y: T + 4 + i * 16, width: 10, height: 10, fill: color }));
