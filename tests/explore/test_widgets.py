@@ -153,3 +153,18 @@ def test_cjk_front_reads_the_new_sentence_in_whole_words():
     pieces = [p.lstrip("\u2581") for p, _ in front["pieces"]]
     assert "".join(pieces) == C.CJK_HELD_OUT
     assert all(p in "".join(C.CJK_LINES) for p in pieces)
+
+
+def test_six_readings_on_a_corpus_with_the_pages_words(user_corpora):
+    # BPE page: "The vocabulary does hold a row for analysis; handed the word on its own it answers
+    # one piece. But ... in the sentence the word ends in a full stop"; "cost, which is one piece
+    # alone and the last of four inside low-cost"; "expected is one piece and its own stem is
+    # three". A corpus holding analysis, cost and expected (three times each, so a fit to
+    # exhaustion makes each one row) and never analysis., low-cost or expect:
+    user_corpora["words"] = ["the analysis of the cost was expected", "an analysis of cost as expected",
+                             "analysis cost expected"]
+    r = W.compute("bpe-fit", {"corpus": "words"})
+    readings = {row[0]: row for row in r["tables"][0]["rows"]}
+    assert readings["analysis"][1:3] == ["analysis</w>", 1] and readings["analysis"][5] > 1
+    assert readings["cost"][1:3] == ["cost</w>", 1] and readings["cost"][5] > 1
+    assert readings["expected"][1:3] == ["expected</w>", 1] and readings["expected"][5] > 1

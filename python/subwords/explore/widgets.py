@@ -318,15 +318,9 @@ def bpe_walk(s: State) -> Result:
             "note": "The four words: low 5, lower 2, newest 6, widest 3 (end spelling, l o w</w>)."}
 
 
-SIX_READINGS = [("analysis", "analysis."), ("cost", "low-cost"), ("expect", "expected")]
-
-
-def _inside(tok: Any, sentence: str, word: str) -> list[str]:
-    """The pieces of ``word`` as cut inside ``sentence`` (the unit containing it)."""
-    for unit in sentence.split():
-        if unit == word:
-            return list(tok.encode_pieces(unit))
-    return list(tok.encode_pieces(word))
+# BPE page: "the six readings under the widget": analysis alone against re-analysis. in the sentence,
+# cost alone against low-cost, and expected (the corpus's word) against the sentence's expect.
+SIX_READINGS = [("analysis", "re-analysis."), ("cost", "low-cost"), ("expected", "expect")]
 
 
 @widget("bpe-fit", "bpe", 2, "The fitted vocabulary: the sentence's cut and six readings",
@@ -344,16 +338,14 @@ def bpe_fit(s: State) -> Result:
         note = corpus_note(corpus)
     pieces = list(tok.encode_pieces(C.SENTENCE))
     readings = []
-    for alone, inside in SIX_READINGS:
-        a = list(tok.encode_pieces(alone))
-        unit = inside if inside in C.SENTENCE.split() else next(u for u in C.SENTENCE.split() if alone in u)
-        b = list(tok.encode_pieces(unit))
-        readings.append([alone, " ".join(a), len(a), unit, " ".join(b), len(b)])
+    for word, unit in SIX_READINGS:
+        a, b = list(tok.encode_pieces(word)), list(tok.encode_pieces(unit))
+        readings.append([word, " ".join(a), len(a), unit, " ".join(b), len(b)])
     return {"numbers": [["rows", tok.vocab_size], ["learned", len(getattr(tok, "merges", []) or [])],
                         ["sentence pieces", len(pieces)], ["sentence words", len(C.SENTENCE.split())]],
             "pieces": [strip("the sentence", pieces, tok)],
-            "tables": [{"caption": "each word alone against inside the sentence",
-                        "columns": ["alone", "pieces", "n", "in the sentence", "pieces", "n"], "rows": readings}],
+            "tables": [{"caption": "the six readings: a word of the corpus alone, against the sentence's word",
+                        "columns": ["word", "pieces", "n", "the sentence's", "pieces", "n"], "rows": readings}],
             "note": note}
 
 
