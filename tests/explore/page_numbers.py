@@ -16,6 +16,7 @@ CASES = [
      '"the corpus is 79 pieces long"; "Taking either branch and finishing the fit leaves the corpus at 22 pieces"'),
     ("bpe-walk", {}, "rows", "12 → 22", '"the twenty-two-row table": 11 symbols + [UNK] = 12 before any merge'),
     ("bpe-walk", {"merges": 1}, "last merge", "e + s at 9", '"The first merge joins e and s at 9"'),
+    ("bpe-walk", {"merges": 0}, "largest pair count now", "9", '"e + s: 6 + 3 = 9 / s + marked t: 6 + 3 = 9"'),
     ("bpe-walk", {"merges": 2}, "last merge", "es + t</w> at 9", '"the second joins that new es to the marked t, also at 9"'),
     ("bpe-walk", {"merges": 7}, "last merge", "lo + w</w> at 5",
      '"By the seventh merge the whole word low with its marker is one piece" (low occurs 5 times)'),
@@ -44,6 +45,7 @@ CASES = [
     ("bpe-ties", {"rts": 4}, "optimal", "46", "54 − 8: the page's gap of eight held to four merges"),
     # ---- Unigram page (002_…)
     ("uni-spellings", {}, "spellings", "28", '"There are 28."'),
+    ("uni-spellings", {}, "candidates in the table", "49", '"On the four words that gives 49 candidates"'),
     ("uni-spellings", {}, "its share", "46.81%", '"lo followed by west with the mark, which takes 46.81%"'),
     ("uni-spellings", {}, "BPE cut's rank", "4 of 28 at 3.10%", '"that cut is here, ranked fourth, holding 3.10% of the word"'),
     ("uni-spellings", {}, "tied exactly", "lowe st</w> = low est</w> at 20.06%",
@@ -77,6 +79,7 @@ CASES = [
     ("wp-scores", {}, "score(e, s)", "1/17 ≈ 0.0588", '"score(e, s) = 9 / (17 × 9) = 1/17 ≈ 0.0588"'),
     ("wp-scores", {}, "score(i, d)", "1/3 ≈ 0.3333", '"score(i, d) = 3 / (3 × 3) = 1/3 ≈ 0.3333"'),
     ("wp-scores", {}, "first by score", "##i ##d", '"Ordered by the score they swap ends"'),
+    ("wp-scores", {}, "largest total gain", "##s ##t at 19.55", '"that total is largest for the pair s followed by t, at 19.55"'),
     ("wp-scores", {"order": "count"}, "first by count", "##e ##s", '"Ordered by the count, e followed by s is at the top"'),
     ("wp-runs", {}, "count run's merge", "##e + ##s", '"counting taking e followed by s"'),
     ("wp-runs", {}, "score run's merge", "##i + ##d", '"the score taking i followed by d"'),

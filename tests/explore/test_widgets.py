@@ -168,3 +168,10 @@ def test_six_readings_on_a_corpus_with_the_pages_words(user_corpora):
     assert readings["analysis"][1:3] == ["analysis</w>", 1] and readings["analysis"][5] > 1
     assert readings["cost"][1:3] == ["cost</w>", 1] and readings["cost"][5] > 1
     assert readings["expected"][1:3] == ["expected</w>", 1] and readings["expected"][5] > 1
+
+
+def test_walk_opens_on_the_pages_pair_counts():
+    # BPE page: "e + s: 6 + 3 = 9 / s + marked t: 6 + 3 = 9 / w + e: 8 / l + o: 5 + 2 = 7"
+    r = W.compute("bpe-walk", {"merges": 0})
+    pairs = next(t for t in r["tables"] if t["caption"].startswith("pairs now"))
+    assert pairs["rows"][:4] == [["e + s", 9], ["s + t</w>", 9], ["w + e", 8], ["l + o", 7]]

@@ -308,8 +308,12 @@ def bpe_walk(s: State) -> Result:
                                 ["rows", f"{12} → {tok.vocab_size}"]]
     if k:
         numbers.append(["last merge", f"{pair_text(merges[-1])} at {lengths[k - 1] - lengths[k]}"])
+    pairs = cached(("pairs", k), lambda: _pairs_after(k))
+    numbers.append(["largest pair count now", pairs[0][1] if pairs else "none"])
     return {"numbers": numbers,
             "tables": [{"caption": "each word's spelling", "columns": ["word", "count", "spelling", "pieces"], "rows": rows},
+                       {"caption": "pairs now, by count (the next merge takes the first)", "columns": ["pair", "count"],
+                        "rows": [[pair_text(p), c] for p, c in pairs[:8]]},
                        {"caption": "merges so far (count = pieces saved)", "columns": ["#", "pair", "count", "corpus after"],
                         "rows": learned, "highlight": [k - 1] if k else []}],
             "charts": [{"kind": "line", "title": "corpus pieces after each merge", "x": "merges", "y": "pieces",
@@ -320,6 +324,17 @@ def bpe_walk(s: State) -> Result:
 
 # BPE page: "the six readings under the widget": analysis alone against re-analysis. in the sentence,
 # cost alone against low-cost, and expected (the corpus's word) against the sentence's expect.
+def _pairs_after(k: int) -> list[tuple[tuple[str, str], int]]:
+    """The four words' adjacent pairs and counts after ``k`` merges (the reference's counting),
+    in the learner's order: count descending, then the tie rule."""
+    sp = make_spelling("end")
+    units: Any = _four_units()
+    learned = ref_bpe.learn(units, 12 + k, join=sp.join)
+    counts = ref_bpe.count_pairs(learned.units)
+    ranked = sorted(counts.items(), key=lambda pc: (-pc[1], pc[0]))
+    return [((sp.show(a), sp.show(b)), c) for (a, b), c in ranked]
+
+
 SIX_READINGS = [("analysis", "re-analysis."), ("cost", "low-cost"), ("expected", "expect")]
 
 
@@ -550,7 +565,8 @@ def uni_spellings(s: State) -> Result:
         if text == bpe_cut:
             rank = i
         rows.append([i + 1, text, f"{100 * share:.2f}%"])
-    numbers: list[list[Any]] = [["spellings", len(spellings)], ["likeliest", " ".join(spellings[0][0])],
+    numbers: list[list[Any]] = [["candidates in the table", seed.report["seed_size"]],
+                                ["spellings", len(spellings)], ["likeliest", " ".join(spellings[0][0])],
                                 ["its share", f"{100 * spellings[0][1]:.2f}%"], ["BPE cut (22 rows)", bpe_cut]]
     if rank is not None:
         numbers.append(["BPE cut's rank", f"{rank + 1} of {len(spellings)} at {100 * spellings[rank][1]:.2f}%"])
@@ -775,14 +791,17 @@ def wp_scores(s: State) -> Result:
     if s["order"] == "count":  # the count rule's order: count, then the smaller (left, right)
         rows = sorted(rows, key=lambda r: (-r.count, r.left, r.right))
     table = [[i + 1, f"{r.left} {r.right}", r.count, f"{r.count} / ({_sym(r.left)} × {_sym(r.right)})", str(r.score),
-              f"{float(r.score):.4f}"] for i, r in enumerate(rows)]
+              f"{float(r.score):.4f}", f"{r.gain:.2f}"] for i, r in enumerate(rows)]
+    best_gain = max(rows, key=lambda r: r.gain)
     es = next(r for r in rows if (r.left, r.right) == ("##e", "##s"))
     id_ = next(r for r in rows if (r.left, r.right) == ("##i", "##d"))
     return {"numbers": [["score(e, s)", f"{es.score} ≈ {float(es.score):.4f}"],
                         ["score(i, d)", f"{id_.score} ≈ {float(id_.score):.4f}"],
-                        ["first by " + s["order"], f"{rows[0].left} {rows[0].right}"]],
+                        ["first by " + s["order"], f"{rows[0].left} {rows[0].right}"],
+                        ["largest total gain", f"{best_gain.left} {best_gain.right} at {best_gain.gain:.2f}"]],
             "tables": [{"caption": f"the eleven pairs by {s['order']}",
-                        "columns": ["#", "pair", "count", "count / (count(a) × count(b))", "score", "≈"], "rows": table,
+                        "columns": ["#", "pair", "count", "count / (count(a) × count(b))", "score", "≈",
+                                    "total gain count × log(N × score)"], "rows": table,
                         "highlight": [rows.index(es), rows.index(id_)]}],
             "note": "The four words: l ##o ##w, ... (symbol counts taken everywhere)."}
 
