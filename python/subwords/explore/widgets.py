@@ -822,21 +822,28 @@ def _symbol_counts() -> dict[str, int]:
 
 
 @widget("wp-runs", "wordpiece", 3, "The count run and the score run, step by step",
-        rng("step", "merges", 1, 0, 12))
+        rng("step", "merges", 1, 0, 12),
+        sel("minimum", "minimum count", "2-filter", ("2-filter", "2, filtering the candidates"),
+            ("3-filter", "3, filtering the candidates"), ("3-stop", "3, testing the winner and stopping")))
 def wp_runs(s: State) -> Result:
     k = s["step"]
-    count = fit(C.FOUR, model="bpe", spelling="continuation", vocab_size=12 + k)
-    score = fit(C.FOUR, model="wordpiece", vocab_size=12 + k)
+    least, rule = int(s["minimum"][0]), s["minimum"][2:]
+    count = fit(C.FOUR, model="bpe", spelling="continuation", vocab_size=12 + k, min_count=least)
+    score = fit(C.FOUR, model="wordpiece", vocab_size=12 + k, min_count=least, min_count_rule=rule)
     rows = [[i + 1, pair_text(a) if a else "", pair_text(b) if b else ""]
             for i, (a, b) in enumerate(itertools.zip_longest(count.merges, score.merges))]
     return {"numbers": [["merges", k], ["count run: corpus pieces", count.report["corpus_pieces_after"]],
                         ["score run: corpus pieces", score.report["corpus_pieces_after"]],
                         ["count run's merge", pair_text(count.merges[-1]) if k else "none"],
-                        ["score run's merge", pair_text(score.merges[-1]) if k else "none"]],
+                        ["score run's merge", pair_text(score.merges[-1]) if score.merges and k else "none"],
+                        ["pairs the minimum admits at the start",
+                         f"{sum(r.count >= least for r in _candidates('four'))} of {len(_candidates('four'))}"],
+                        ["score run: merges learned", score.report["merges_learned"]],
+                        ["score run: stop", score.report["stop"]]],
             "tables": [{"caption": "both runs", "columns": ["#", "count", "score"], "rows": rows,
                         "highlight": [k - 1] if k else []}],
             "pieces": [strip(f"{w}, score run", score.encode_pieces(w), score) for w in ("lowest", "widest")],
-            "note": "The four words, continuation spelling, same number of merges."}
+            "note": "The four words, continuation spelling, the same number of merges asked of both."}
 
 
 def _marked(pieces: Sequence[str]) -> list[str]:
