@@ -727,9 +727,15 @@ def uni_pieces(s: State) -> Result:
     bp, up = list(b.encode_pieces(C.SENTENCE)), list(u.encode_pieces(C.SENTENCE))
     words_b = sum(1 for r, k in zip(b.rows, b.kinds) if k == "learned" and r.endswith("</w>"))
     words_u = sum(1 for r, k in zip(u.rows, u.kinds) if k == "learned" and r.endswith("</w>"))
+    learned_b = [r for r, k in zip(b.rows, b.kinds) if k == "learned"]
+    learned_u = [r for r, k in zip(u.rows, u.kinds) if k == "learned"]
     return {"numbers": [["rows asked", size], ["BPE sentence pieces", len(bp)], ["Unigram sentence pieces", len(up)],
                         ["BPE learned rows ending a word", words_b], ["Unigram learned rows ending a word", words_u]],
             "pieces": [strip("BPE", bp, b), strip("Unigram", up, u)],
+            "tables": [{"caption": "the first 40 learned rows of each (BPE in merge order, Unigram by probability)",
+                        "columns": ["#", "BPE", "Unigram"],
+                        "rows": [[i + 1, x or "", y or ""]
+                                 for i, (x, y) in enumerate(itertools.zip_longest(learned_b[:40], learned_u[:40]))]}],
             "note": corpus_note(corpus)}
 
 
@@ -1092,7 +1098,8 @@ def sp_cjk(s: State) -> Result:
         line_pieces = sum(len(tok.encode(line)) for line in lines)
         rows.append([name, len(tok.merges), tok.vocab_size, line_pieces, len(pieces)])
         strips.append(strip(name, pieces, tok))
-    marked = [r for r in end.rows if r.endswith("</w>") and len(r) == 5]
+    held = set(end.rows)
+    marked = [r for r in end.rows if r.endswith("</w>") and len(r) == 5 and r[0] in held]
     return {"numbers": [["end: merges / rows", f"{rows[0][1]} / {rows[0][2]}"], ["front: merges / rows", f"{rows[1][1]} / {rows[1][2]}"],
                         ["end: lines / sentence pieces", f"{rows[0][3]} / {rows[0][4]}"],
                         ["front: lines / sentence pieces", f"{rows[1][3]} / {rows[1][4]}"],
