@@ -392,3 +392,26 @@ def test_a_model_named_on_the_command_line_is_read(tmp_path):
         assert ["rows", 22] in result["numbers"] and result["note"] == "Model: your four.json."
     finally:
         W.USER_MODELS.clear()
+
+
+def test_connections_are_bounded():
+    # Idle connections each hold a thread until the socket times out; past MAX_CONNECTIONS a new
+    # one is told to come back (503, JSON) instead of piling up threads, and service resumes.
+    from subwords.explore.server import MAX_CONNECTIONS
+
+    srv = ExplorerServer("127.0.0.1", 0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    idle = []
+    try:
+        for _ in range(MAX_CONNECTIONS):
+            idle.append(socket.create_connection(("127.0.0.1", srv.server_address[1]), timeout=30))
+        time.sleep(0.5)
+        reply = raw(srv, b"GET /api/widgets HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert reply.startswith("HTTP/1.1 503") and "too many connections" in reply
+    finally:
+        for s in idle:
+            s.close()
+    time.sleep(0.5)
+    alive(srv)
+    srv.shutdown()
+    srv.server_close()

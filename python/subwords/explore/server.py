@@ -361,12 +361,41 @@ def catalogue() -> dict[str, Any]:
     return {"widgets": W.specs(), "pages": W.PAGES, "corpora": sorted(W.USER_CORPORA)}
 
 
+MAX_CONNECTIONS = 32  # connections served at once; one more is told to come back (503)
+_BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
+         b"Connection: close\r\nContent-Length: 74\r\n\r\n"
+         b'{"error": "the explorer is serving too many connections; try again soon"}\n')
+
+
 class ExplorerServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 16
+    _slots: threading.BoundedSemaphore
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # a thread per connection, but not without bound: idle or slow connections cannot pile up
+        if not self._slots.acquire(blocking=False):
+            try:
+                request.sendall(_BUSY)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, verbose: bool = False,
                  timeout: float = WORK_SECONDS) -> None:
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         super().__init__((host, port), Handler)
         self.verbose = verbose
         self.worker = Worker(timeout)
