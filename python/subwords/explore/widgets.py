@@ -30,8 +30,7 @@ import itertools
 import math
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
-from fractions import Fraction
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence, Union, cast
 
 import subwords
