@@ -197,6 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--mark", default=None,
                    help="the spelling's mark (default </w> or ▁; ·· for continuation, since Python sources hold words beginning with ## and @@)")
     q.add_argument("-o", "--output", default=None, metavar="MODEL", help="also save the model here")
+    from .explore import register as _register_explore  # the explorer's verb (docs/EXPLORE.md)
+    _register_explore(sub, COMMANDS)
     return p
 
 
