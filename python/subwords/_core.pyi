@@ -148,3 +148,9 @@ def unicode_versions() -> dict[str, str]:
 
 def gpt2_byte_chars() -> list[str]:
     """GPT-2's byte-to-character table: ``table[b]`` is the character that prints byte ``b``."""
+
+# subwords.measure (crates/subwords-py/src/trace.rs)
+def train_traced(trainer: Trainer, request_json: str) -> tuple[Model, str]:
+    """Trains as ``Trainer.train`` with the engine's trace on. ``request_json``: ``{"ties": bool,
+    "max_ties": int, "forced": [[step, left, right], ...], "em": bool}``. Returns the model and
+    ``{"merge": {...} | null, "unigram": {...} | null}`` as JSON text."""

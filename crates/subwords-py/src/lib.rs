@@ -5,6 +5,7 @@
 
 mod sentencepiece;
 mod tiktoken;
+mod trace;
 
 
 mod hf;
@@ -384,5 +385,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<hf::PyHfPipeline>()?;
     m.add_function(wrap_pyfunction!(unicode_versions, m)?)?;
     m.add_function(wrap_pyfunction!(gpt2_byte_chars, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::train_traced, m)?)?;
     Ok(())
 }

@@ -1,0 +1,124 @@
+//! `subwords._core.train_traced`: a training with the merge engine's or the Unigram learner's
+//! trace switched on (issue 11, `subwords.measure`). The trace comes back as JSON text; pieces
+//! are written as UTF-8 where they are valid and as lists of byte values where they are not
+//! (byte-level pieces can split a character).
+
+use pyo3::prelude::*;
+use serde_json::{json, Value};
+
+use subwords_core::learners::merge::{self, MergeTrace, TraceRequest};
+use subwords_core::learners::unigram::{self, UnigramTrace, UnigramTraceRequest};
+use subwords_core::learners::{self, Corpus};
+
+use crate::{spent, to_py, PyModel, Trainer};
+
+fn text(b: &[u8]) -> Value {
+    match std::str::from_utf8(b) {
+        Ok(s) => Value::String(s.to_owned()),
+        Err(_) => json!(b),
+    }
+}
+
+fn merge_json(t: &MergeTrace) -> Value {
+    let steps: Vec<Value> = t
+        .steps
+        .iter()
+        .map(|s| {
+            json!({
+                "stage": s.stage,
+                "left": text(&s.left),
+                "right": text(&s.right),
+                "result": text(&s.result),
+                "num": s.num,
+                // a u128 is not a JSON number everyone reads exactly: text
+                "den": s.den.to_string(),
+                "ties": s.ties.iter().map(|(l, r)| json!([text(l), text(r)])).collect::<Vec<_>>(),
+                "tie_count": s.tie_count,
+                "forced": s.forced,
+                "new_row": s.new_row,
+                "pieces_after": s.pieces_after,
+                "new_rows_after": s.new_rows_after,
+            })
+        })
+        .collect();
+    json!({ "stage_pieces_before": t.stage_pieces_before, "steps": steps, "error": t.error })
+}
+
+fn float(x: f64) -> Value {
+    // JSON has no infinities: write them as text, as Python's json module reads them back
+    if x.is_finite() { json!(x) } else { Value::String(if x > 0.0 { "inf".into() } else if x < 0.0 { "-inf".into() } else { "nan".into() }) }
+}
+
+fn pieces_json(v: &[(Vec<u8>, f64)]) -> Value {
+    Value::Array(v.iter().map(|(p, x)| json!([text(p), float(*x)])).collect())
+}
+
+fn unigram_json(t: &UnigramTrace) -> Value {
+    let rounds: Vec<Value> = t
+        .rounds
+        .iter()
+        .map(|r| {
+            json!({
+                "size": r.size,
+                "log_likelihood": float(r.log_likelihood),
+                "candidates": r.candidates,
+                "zero_losses": r.zero_losses,
+                "losses": pieces_json(&r.losses),
+                "pruned": pieces_json(&r.pruned),
+            })
+        })
+        .collect();
+    let em: Vec<Value> = t.em.iter().map(|e| json!({ "round": e.round, "step": e.step, "pieces": pieces_json(&e.pieces) })).collect();
+    json!({ "seed_size": t.seed_size, "rounds": rounds, "em": em })
+}
+
+/// Trains as `Trainer.train` does, with tracing on. `request_json`: `{"ties": bool, "max_ties":
+/// int, "forced": [[step, left, right], ...], "em": bool}` (all optional). Returns the model and
+/// `{"merge": ..., "unigram": ...}` as JSON text (the learner that did not run gives null).
+#[pyfunction]
+pub fn train_traced(py: Python<'_>, trainer: &Bound<'_, Trainer>, request_json: &str) -> PyResult<(PyModel, String)> {
+    let bad = |m: String| to_py(py, subwords_core::Error::Option(m));
+    let req: Value = serde_json::from_str(request_json).map_err(|e| bad(format!("trace request is not JSON: {e}")))?;
+    let mut merge_req = TraceRequest { ties: req["ties"].as_bool().unwrap_or(false), max_ties: req["max_ties"].as_u64().unwrap_or(64) as usize, forced: Vec::new() };
+    if let Some(list) = req["forced"].as_array() {
+        for f in list {
+            match (f[0].as_u64(), f[1].as_str(), f[2].as_str()) {
+                (Some(step), Some(l), Some(r)) if step >= 1 => merge_req.forced.push((step, l.as_bytes().to_vec(), r.as_bytes().to_vec())),
+                _ => return Err(bad(format!("a forced choice is [step from 1, left piece, right piece], got {f}"))),
+            }
+        }
+    }
+    let uni_req = UnigramTraceRequest { em: req["em"].as_bool().unwrap_or(false) };
+
+    let mut t = trainer.borrow_mut();
+    let corpus = match (t.counter.take(), t.units.take()) {
+        (Some(counter), _) => {
+            let (counts, norm, texts, streams) = counter.finish().map_err(|e| to_py(py, e))?;
+            Corpus::from_counts(counts, norm, texts, streams)
+        }
+        (None, Some(units)) => Corpus { units, joints: t.joints.take(), normalizations: t.normalizations.unwrap_or_default(), texts: 0, streams: None },
+        (None, None) => return Err(spent()),
+    };
+    let options = t.options.clone();
+    let pool = &t.pool;
+    let progress = &*t.progress;
+    let (model, mt, ut) = py.detach(|| {
+        pool.install(|| {
+            // the engines run their loops on this thread: the thread-local requests reach them
+            let ((model, ut), mt) = merge::traced(merge_req, || {
+                unigram::traced(uni_req, || learners::train_with_progress(&options, corpus, Some(progress)))
+            });
+            (model, mt, ut)
+        })
+    });
+    let model = model.map_err(|e| to_py(py, e))?;
+    if let Some(e) = &mt.error {
+        return Err(bad(e.clone()));
+    }
+    let is_unigram = !ut.rounds.is_empty();
+    let out = json!({
+        "merge": if is_unigram { Value::Null } else { merge_json(&mt) },
+        "unigram": if is_unigram { unigram_json(&ut) } else { Value::Null },
+    });
+    Ok((PyModel::wrap(model), out.to_string()))
+}
