@@ -186,6 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--mark", default=None,
                    help="the spelling's mark (default </w> or ▁; ·· for continuation, since Python sources hold words beginning with ## and @@)")
     q.add_argument("-o", "--output", default=None, metavar="MODEL", help="also save the model here")
+    # subwords.measure's verbs (trace, curve, compare): python/subwords/_cli_measure.py
+    from . import _cli_measure
+    COMMANDS.update(_cli_measure.add_parsers(sub))
     return p
 
 
