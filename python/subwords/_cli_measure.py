@@ -239,18 +239,18 @@ def cmd_curve(a: argparse.Namespace) -> int:
         if a.matched not in COMPARISONS or a.matched == "joints":
             raise OptionError(f"--matched must be one of {', '.join(c for c in COMPARISONS if c != 'joints')} "
                               f"(joints: use the Python API, measure.matched); got {a.matched!r}")
-        points = measure.matched(data, sizes, a.matched, heldout=heldout, counts=a.counts, **kw)
+        pairs = measure.matched(data, sizes, a.matched, heldout=heldout, counts=a.counts, **kw)
         if a.json:
-            _print_json([p.to_dict() for p in points])
+            _print_json([p.to_dict() for p in pairs])
         else:
             print(COMPARISONS[a.matched][0])
             print(_table(["size", "rows a", "rows b", "pieces a", "pieces b", "held-out a", "held-out b", "shared", "only a", "only b"],
                          [(p.size, p.a.rows, p.b.rows, p.a.corpus_pieces, p.b.corpus_pieces, p.a.heldout_pieces,
-                           p.b.heldout_pieces, p.shared, p.only_a, p.only_b) for p in points]))
+                           p.b.heldout_pieces, p.shared, p.only_a, p.only_b) for p in pairs]))
         if a.plot:
             from .measure.plot import plot_matched
 
-            plot_matched(points, a.plot, title=COMPARISONS[a.matched][0])
+            plot_matched(pairs, a.plot, title=COMPARISONS[a.matched][0])
         return 0
     points = measure.curve(data, sizes, heldout=heldout, progress=_progress(a, "curve"), counts=a.counts, **kw)
     if a.json:

@@ -68,11 +68,14 @@ def parse_sizes(text: str) -> list[int]:
                 a, b, s = int(lo), int(hi), int(step) if step else 1
                 if s < 1 or b < a:
                     raise ValueError
-                out.extend(range(a, b + 1, s))
+                sizes: Sequence[int] = range(a, b + 1, s)
             else:
-                out.append(int(part))
+                sizes = [int(part)]
         except ValueError:
             raise OptionError(f"--sizes: {part!r} is not a size or a range (write 12,17,22 or 12-22 or 100-1000:100)") from None
+        if len(out) + len(sizes) > MAX_SIZES:
+            raise OptionError(f"--sizes {part}: more than {MAX_SIZES} sizes in all; use a range with a larger step")
+        out.extend(sizes)
     return check_sizes(out)
 
 

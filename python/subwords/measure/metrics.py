@@ -197,7 +197,7 @@ def metrics(tok: Any, texts: Sequence[str], *, name: Optional[str] = None, langu
         for v in langs.values():
             v.parity = v.pieces_per_word / first if first and v.pieces_per_word is not None else None
     return Metrics(
-        model=name or getattr(tok, "format", None) or getattr(tok, "model", type(tok).__name__),
+        model=str(name or getattr(tok, "format", None) or getattr(tok, "model", type(tok).__name__)),
         texts=len(texts), pieces=pieces, words=words, pieces_per_word=pieces / words if words else None,
         bytes=nbytes, chars=chars, bytes_per_piece=nbytes / pieces if pieces else None,
         chars_per_piece=chars / pieces if pieces else None,
