@@ -149,9 +149,9 @@ def metrics(tok: Any, texts: Sequence[str], *, name: Optional[str] = None, langu
 
     >>> import subwords
     >>> tok = subwords.train({"low": 5, "lower": 2, "newest": 6, "widest": 3}, vocab_size=22)
-    >>> m = metrics(tok, ["low lower", "lowest"])
+    >>> m = metrics(tok, ["low lower", "lowest"])  # low</w> + lo w e r</w> + lo w est</w>
     >>> (m.pieces, m.words, m.unknown, m.roundtrip_exact)
-    (5, 3, 0, True)
+    (8, 3, 0, True)
     """
     for attr in ("encode", "id_to_piece", "vocab_size"):
         if not hasattr(tok, attr):
