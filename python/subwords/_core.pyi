@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import final
 
 __all__ = ["Trainer", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline",
-           "unicode_versions", "gpt2_byte_chars"]
+           "unicode_versions", "gpt2_byte_chars", "train_traced"]
 
 @final
 class ProgressView:

@@ -115,6 +115,8 @@ def test_api_errors():
         measure.matched(FOUR, [22], "stages")
     with pytest.raises(OptionError, match="curves are for"):
         measure.curve(FOUR, [12], model="word")
+    with pytest.raises(OptionError, match="must be above 22"):
+        measure.curve(FOUR, [22, 25], superword_at=22)
     with pytest.raises(OptionError, match="sizes is empty"):
         measure.curve(FOUR, [])
     with pytest.raises(OptionError, match="needs a tokenizer"):

@@ -34,15 +34,34 @@ def test_four_word_walk_as_a_curve_from_12_to_22_rows():
     assert [p.merges for p in points] == list(range(11))
 
 
-def test_curve_points_are_the_trainings_at_each_size():
-    # The prefix argument (measure/curve.py): the model at each size is the one training at that
-    # size would give, rows and merges alike -- checked against separate trainings.
+TEXTS = ["the lowest of the new and the newest", "widest roads are the lowest", "a café, a naïve façade",
+         "lower newer wider", "the the the low low"]
+
+
+@pytest.mark.parametrize("options, sizes", [
+    ({}, [30, 35, 45, 60]),
+    ({"model": "wordpiece"}, [70, 80, 100]),
+    ({"spelling": "front"}, [30, 40, 60]),
+    ({"spelling": "bytes", "pre_split": "gpt2"}, [256, 260, 270, 300]),
+    ({"spelling": "front", "byte_fallback": True}, [30, 40]),
+    ({"spelling": "front", "byte_fallback": True, "byte_fallback_in_budget": True}, [300, 310]),
+    ({"superword_at": 35}, [36, 40, 50]),
+])
+def test_curve_points_are_the_trainings_at_each_size(options, sizes):
+    # The prefix argument (measure/curve.py): the model at each size is the one a training at
+    # that size gives, rows and merges alike, and so are its corpus length and its encodings --
+    # checked against separate trainings, on several learners and spellings.
     import subwords
 
-    for (size, tok, point) in measure.models_at(FOUR, [12, 15, 19, 22]):
-        alone = subwords.train(FOUR, vocab_size=size)
-        assert tok.rows == alone.rows and tok.merges == alone.merges
-        assert point.corpus_pieces == alone.report["corpus_pieces_after"]
+    got = list(measure.models_at(TEXTS, sizes, min_count=1, **options))
+    assert [s for s, _, _ in got] == sizes
+    for size, tok, point in got:
+        alone = subwords.train(TEXTS, vocab_size=size, min_count=1, **options)
+        assert tok.rows == alone.rows and tok.merges == alone.merges, size
+        assert point.rows == alone.vocab_size
+        assert point.corpus_pieces == alone.report["corpus_pieces_after"], size
+        for t in TEXTS + ["an unseen wider text, über"]:
+            assert tok.encode(t) == alone.encode(t)
 
 
 def test_trace_steps_and_the_two_tie_points():

@@ -173,9 +173,9 @@ def models_at(data: Any, sizes: Sequence[int], *, progress: Progress = None, **o
                 progress(n + 1, len(sizes))
         return
     superword = options.get("superword_at")
-    if superword is not None and min(sizes) < superword:
-        raise OptionError(f"with superword_at={superword}, every size must be at least {superword} "
-                          "(stage one always runs to superword_at)")
+    if superword is not None and min(sizes) <= superword:
+        raise OptionError(f"with superword_at={superword}, every size must be above {superword} "
+                          "(stage one always runs to superword_at; stage two fills the rest)")
     t = trace(data, ties=False, vocab_size=max(sizes), **options)
     assert isinstance(t, MergeTrace)
     if progress:
