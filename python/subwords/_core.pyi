@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import final
 
 __all__ = ["Trainer", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline",
-           "unicode_versions", "gpt2_byte_chars", "train_traced"]
+           "unicode_versions", "gpt2_byte_chars", "train_traced", "measure_batch"]
 
 @final
 class ProgressView:
@@ -154,3 +154,6 @@ def train_traced(trainer: Trainer, request_json: str) -> tuple[Model, str]:
     """Trains as ``Trainer.train`` with the engine's trace on. ``request_json``: ``{"ties": bool,
     "max_ties": int, "forced": [[step, left, right], ...], "em": bool}``. Returns the model and
     ``{"merge": {...} | null, "unigram": {...} | null}`` as JSON text."""
+def measure_batch(model: Model, texts: Sequence[str], threads: int) -> tuple[list[int], list[int], list[int]]:
+    """Encodes and decodes every text in parallel: (occurrences of each id, by id; pieces per
+    text; indices of the texts that do not decode back to themselves)."""

@@ -386,5 +386,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(unicode_versions, m)?)?;
     m.add_function(wrap_pyfunction!(gpt2_byte_chars, m)?)?;
     m.add_function(wrap_pyfunction!(trace::train_traced, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::measure_batch, m)?)?;
     Ok(())
 }

@@ -122,3 +122,36 @@ pub fn train_traced(py: Python<'_>, trainer: &Bound<'_, Trainer>, request_json: 
     });
     Ok((PyModel::wrap(model), out.to_string()))
 }
+
+/// One pass over a batch for `subwords.measure.metrics`: every text encoded (as `encode_batch`,
+/// without a template's specials) and decoded again, in parallel, without building the id
+/// lists in Python. Returns (how often each id occurs, by id; pieces per text; the indices of
+/// the texts that do not decode back to themselves).
+#[pyfunction]
+pub fn measure_batch(py: Python<'_>, model: &Bound<'_, PyModel>, texts: Vec<pyo3::pybacked::PyBackedStr>, threads: usize) -> PyResult<(Vec<u64>, Vec<u64>, Vec<u32>)> {
+    use rayon::prelude::*;
+    let m = &model.get().inner;
+    let pool = crate::pool(threads)?;
+    let out = py.detach(|| {
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+        let all = m.encode_batch(&refs, threads)?;
+        pool.install(|| {
+            let back: Vec<subwords_core::Result<bool>> =
+                all.par_iter().zip(refs.par_iter()).map(|(ids, t)| m.decode(ids).map(|d| d == *t)).collect();
+            let mut counts = vec![0u64; m.rows.len()];
+            let mut lengths = Vec::with_capacity(all.len());
+            let mut failed = Vec::new();
+            for (k, (ids, same)) in all.iter().zip(back).enumerate() {
+                for &i in ids {
+                    counts[i as usize] += 1;
+                }
+                lengths.push(ids.len() as u64);
+                if !same? {
+                    failed.push(k as u32);
+                }
+            }
+            Ok::<_, subwords_core::Error>((counts, lengths, failed))
+        })
+    });
+    out.map_err(|e| to_py(py, e))
+}

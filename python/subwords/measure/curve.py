@@ -16,6 +16,7 @@ size alone; smaller sizes prune more rounds).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import sys
 from dataclasses import dataclass
@@ -91,6 +92,10 @@ def check_sizes(sizes: Iterable[Any]) -> list[int]:
     return sizes
 
 
+def _same(tok: Any) -> Any:
+    return tok
+
+
 def _prefix_model(tok: Any, merges: int, rows: int) -> Any:
     """``tok`` cut to its first ``merges`` merges and ``rows`` rows (the rows those merges made
     come in merge order after the alphabet)."""
@@ -133,24 +138,16 @@ def heldout_texts(heldout: Any) -> list[str]:
 
 
 def _measure_heldout(tok: Any, texts: list[str], point: CurvePoint) -> None:
+    from .metrics import _encode_decode
+
+    freq, lengths, _ = _encode_decode(tok, texts, None)
     kinds = tok.kinds
-    ids_batches = tok.encode_batch(texts)
-    unk = {i for i, (r, k) in enumerate(zip(tok.rows, kinds)) if k == "special" and r == "[UNK]"}
-    byte = {i for i, k in enumerate(kinds) if k == "byte"}
-    pieces = unknown = byte_pieces = 0
-    used: set[int] = set()
-    for ids in ids_batches:
-        pieces += len(ids)
-        for i in ids:
-            if i in unk:
-                unknown += 1
-            elif i in byte:
-                byte_pieces += 1
-                used.add(i)
-    point.heldout_pieces = pieces
-    point.heldout_unknown = unknown
-    point.heldout_byte_pieces = byte_pieces
-    point.byte_rows_used = len(used)
+    unk = [i for i, (r, k) in enumerate(zip(tok.rows, kinds)) if k == "special" and r == "[UNK]"]
+    byte = [i for i, k in enumerate(kinds) if k == "byte"]
+    point.heldout_pieces = sum(lengths)
+    point.heldout_unknown = sum(freq[i] for i in unk)
+    point.heldout_byte_pieces = sum(freq[i] for i in byte)
+    point.byte_rows_used = sum(1 for i in byte if freq[i])
 
 
 Progress = Optional[Callable[[int, int], None]]
@@ -159,6 +156,14 @@ Progress = Optional[Callable[[int, int], None]]
 def models_at(data: Any, sizes: Sequence[int], *, progress: Progress = None, **options: Any) -> Iterator[tuple[int, Any, CurvePoint]]:
     """``(size, tokenizer at that size, its curve point)`` for each size, in the order asked;
     one training for BPE and WordPiece, one per size for Unigram."""
+    for size, make, point in _points(data, sizes, progress=progress, **options):
+        yield size, make(), point
+
+
+def _points(data: Any, sizes: Sequence[int], *, progress: Progress = None,
+            **options: Any) -> Iterator[tuple[int, Callable[[], Any], CurvePoint]]:
+    """As :func:`models_at`, with the tokenizer made only when asked for (a BPE or WordPiece
+    model at a size is a copy of the full one cut short: not free on big vocabularies)."""
     sizes = check_sizes(sizes)
     model = options.get("model", "bpe")
     if model not in ("bpe", "wordpiece", "unigram"):
@@ -167,8 +172,8 @@ def models_at(data: Any, sizes: Sequence[int], *, progress: Progress = None, **o
         for n, s in enumerate(sizes):
             tok = _api.train(data, vocab_size=s, **options)
             r = tok.report
-            yield s, tok, CurvePoint(size=s, rows=tok.vocab_size, rows_learned=r["rows_learned"], merges=None,
-                                     corpus_pieces=r["corpus_pieces_after"])
+            yield s, functools.partial(_same, tok), CurvePoint(size=s, rows=tok.vocab_size, rows_learned=r["rows_learned"],
+                                                               merges=None, corpus_pieces=r["corpus_pieces_after"])
             if progress:
                 progress(n + 1, len(sizes))
         return
@@ -191,8 +196,8 @@ def models_at(data: Any, sizes: Sequence[int], *, progress: Progress = None, **o
         k = 0 if room <= 0 else next((j + 1 for j, r in enumerate(new_rows) if r >= room), len(t.steps))
         rows = t.steps[k - 1].rows if k else t.rows_before
         pieces = t.steps[k - 1].corpus_pieces if k else t.corpus_pieces_before
-        tok = _prefix_model(full, k, rows)
-        yield s, tok, CurvePoint(size=s, rows=rows, rows_learned=rows - t.rows_before, merges=k, corpus_pieces=pieces)
+        yield s, functools.partial(_prefix_model, full, k, rows), CurvePoint(
+            size=s, rows=rows, rows_learned=rows - t.rows_before, merges=k, corpus_pieces=pieces)
         if progress:
             progress(n + 2, len(sizes) + 1)
 
@@ -210,9 +215,9 @@ def curve(data: Any, sizes: Sequence[int], *, heldout: Any = None, progress: Pro
         raise OptionError("curve takes sizes=, not vocab_size")
     texts = heldout_texts(heldout)
     out = []
-    for _, tok, point in models_at(data, sizes, progress=progress, **options):
+    for _, make, point in _points(data, sizes, progress=progress, **options):
         if texts:
-            _measure_heldout(tok, texts, point)
+            _measure_heldout(make(), texts, point)
         out.append(point)
     return out
 

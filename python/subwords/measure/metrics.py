@@ -104,10 +104,9 @@ def _encode_all(tok: Any, texts: list[str], threads: Optional[int]) -> list[list
     from .. import _api
 
     if isinstance(tok, _api.Tokenizer):
-        # raw pieces: a template's [CLS]/[SEP] are not part of the text's encoding
         out = tok.encode_batch(texts, threads=threads)
         if tok._model.template() is not None:
-            out = [ids[1:-1] for ids in out]
+            out = [ids[1:-1] for ids in out]  # raw pieces: a template's [CLS]/[SEP] are not the text's
         return out
     batch = getattr(tok, "encode_batch", None)
     if batch is not None:
@@ -118,11 +117,24 @@ def _encode_all(tok: Any, texts: list[str], threads: Optional[int]) -> list[list
     return [list(tok.encode(t)) for t in texts]
 
 
-def _decode_all(tok: Any, encoded: list[list[int]]) -> list[str]:
+def _encode_decode(tok: Any, texts: list[str], threads: Optional[int]) -> tuple[Counter[int], list[int], list[int]]:
+    """(occurrences of each id, pieces per text, indices of texts that do not round-trip)."""
+    from .. import _api, _core
+
+    if isinstance(tok, _api.Tokenizer):
+        # one parallel pass in the core: encode, decode, count (no id lists built in Python)
+        try:
+            counts, lengths, failed = _core.measure_batch(tok._model, texts, _api._threads(threads))
+        except UnicodeError as e:
+            raise _api._surrogate_error(e, f"text {_api._first_unencodable(texts)}") from None
+        return Counter({i: c for i, c in enumerate(counts) if c}), lengths, failed
+    encoded = _encode_all(tok, texts, threads)
     batch = getattr(tok, "decode_batch", None)
-    if batch is not None:
-        return list(batch(encoded))
-    return [tok.decode(ids) for ids in encoded]
+    decoded = list(batch(encoded)) if batch is not None else [tok.decode(ids) for ids in encoded]
+    freq: Counter[int] = Counter()
+    for ids in encoded:
+        freq.update(ids)
+    return freq, [len(ids) for ids in encoded], [k for k, (t, d) in enumerate(zip(texts, decoded)) if t != d]
 
 
 def _special_ids(tok: Any, size: int) -> tuple[set[int], set[int]]:
@@ -171,26 +183,22 @@ def metrics(tok: Any, texts: Sequence[str], *, name: Optional[str] = None, langu
             raise InputError(f"{len(languages)} language labels for {len(texts)} texts: give one label per text")
     size = int(tok.vocab_size)
     start = time.perf_counter()
-    encoded = _encode_all(tok, texts, threads)
+    freq, lengths, failed = _encode_decode(tok, texts, threads)
     seconds = time.perf_counter() - start
-    decoded = _decode_all(tok, encoded)
     unk_ids, byte_ids = _special_ids(tok, size)
-    freq: Counter[int] = Counter()
-    for ids in encoded:
-        freq.update(ids)
     if not byte_ids:
         byte_ids = {i for i in freq if _BYTE_PIECE.fullmatch(_piece_name(tok, i) or "")}
     pieces = sum(freq.values())
     words = sum(len(t.split()) for t in texts)
     nbytes = sum(len(t.encode("utf-8")) for t in texts)
     chars = sum(len(t) for t in texts)
-    failures = [t for t, d in zip(texts, decoded) if t != d]
+    failures = [texts[k] for k in failed]
     langs: Optional[dict[str, LanguageMetrics]] = None
     if languages is not None:
         langs = {}
         for lang in dict.fromkeys(languages):
             sel = [i for i, l in enumerate(languages) if l == lang]
-            p = sum(len(encoded[i]) for i in sel)
+            p = sum(lengths[i] for i in sel)
             w = sum(len(texts[i].split()) for i in sel)
             langs[lang] = LanguageMetrics(texts=len(sel), pieces=p, words=w, pieces_per_word=p / w if w else None, parity=None)
         first = next(iter(langs.values())).pieces_per_word
