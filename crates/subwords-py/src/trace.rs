@@ -73,7 +73,8 @@ fn unigram_json(t: &UnigramTrace) -> Value {
 }
 
 /// Trains as `Trainer.train` does, with tracing on. `request_json`: `{"ties": bool, "max_ties":
-/// int, "forced": [[step, left, right], ...], "em": bool}` (all optional). Returns the model and
+/// int, "forced": [[step, left, right], ...], "em": bool, "lengths_only": bool}` (all optional;
+/// `lengths_only` returns the merge steps as two lists, `pieces_after` and `new_rows_after`). Returns the model and
 /// `{"merge": ..., "unigram": ...}` as JSON text (the learner that did not run gives null).
 #[pyfunction]
 pub fn train_traced(py: Python<'_>, trainer: &Bound<'_, Trainer>, request_json: &str) -> PyResult<(PyModel, String)> {
@@ -116,8 +117,21 @@ pub fn train_traced(py: Python<'_>, trainer: &Bound<'_, Trainer>, request_json: 
         return Err(bad(e.clone()));
     }
     let is_unigram = !ut.rounds.is_empty();
+    // "lengths": only each step's corpus length and rows (what a size curve needs)
+    let lengths_only = req["lengths_only"].as_bool().unwrap_or(false);
+    let merge = if is_unigram {
+        Value::Null
+    } else if lengths_only {
+        json!({
+            "stage_pieces_before": mt.stage_pieces_before,
+            "pieces_after": mt.steps.iter().map(|s| s.pieces_after).collect::<Vec<_>>(),
+            "new_rows_after": mt.steps.iter().map(|s| s.new_rows_after).collect::<Vec<_>>(),
+        })
+    } else {
+        merge_json(&mt)
+    };
     let out = json!({
-        "merge": if is_unigram { Value::Null } else { merge_json(&mt) },
+        "merge": merge,
         "unigram": if is_unigram { unigram_json(&ut) } else { Value::Null },
     });
     Ok((PyModel::wrap(model), out.to_string()))

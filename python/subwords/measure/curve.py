@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 from .. import _api
 from ..errors import InputError, OptionError
-from .trace import MergeTrace, trace
+from .trace import lengths
 
 MAX_SIZES = 10_000
 
@@ -181,21 +181,20 @@ def _points(data: Any, sizes: Sequence[int], *, progress: Progress = None,
     if superword is not None and min(sizes) <= superword:
         raise OptionError(f"with superword_at={superword}, every size must be above {superword} "
                           "(stage one always runs to superword_at; stage two fills the rest)")
-    t = trace(data, ties=False, vocab_size=max(sizes), **options)
-    assert isinstance(t, MergeTrace)
+    t = lengths(data, vocab_size=max(sizes), **options)
     if progress:
         progress(1, len(sizes) + 1)
     if min(sizes) < t.floor:
         raise OptionError(f"size {min(sizes)} is below the smallest vocabulary this corpus allows, {t.floor}; "
                           f"ask for sizes from {t.floor}")
     full = t.tokenizer
-    new_rows = [st.rows - t.rows_before for st in t.steps]
+    new_rows = [r - t.rows_before for r in t.rows]
     for n, s in enumerate(sizes):
         # the run to size s stops at the top of the first step whose rows reach its room
         room = s - t.floor
-        k = 0 if room <= 0 else next((j + 1 for j, r in enumerate(new_rows) if r >= room), len(t.steps))
-        rows = t.steps[k - 1].rows if k else t.rows_before
-        pieces = t.steps[k - 1].corpus_pieces if k else t.corpus_pieces_before
+        k = 0 if room <= 0 else next((j + 1 for j, r in enumerate(new_rows) if r >= room), len(new_rows))
+        rows = t.rows[k - 1] if k else t.rows_before
+        pieces = t.corpus_pieces[k - 1] if k else t.corpus_pieces_before
         yield s, functools.partial(_prefix_model, full, k, rows), CurvePoint(
             size=s, rows=rows, rows_learned=rows - t.rows_before, merges=k, corpus_pieces=pieces)
         if progress:

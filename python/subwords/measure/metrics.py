@@ -172,9 +172,9 @@ def metrics(tok: Any, texts: Sequence[str], *, name: Optional[str] = None, langu
     if isinstance(texts, (str, bytes)):
         raise InputError("texts: pass a list of texts, not a single string")
     texts = list(texts)
-    for n, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise InputError(f"text {n} is {type(t).__name__}, not str")
+    if not set(map(type, texts)) <= {str}:  # (at C speed; the loop only to name the culprit)
+        n, bad = next((n, t) for n, t in enumerate(texts) if not isinstance(t, str))
+        raise InputError(f"text {n} is {type(bad).__name__}, not str")
     if not any(t.strip() for t in texts):
         raise InputError("no text to measure on: every text is empty or blank")
     if languages is not None:
@@ -189,9 +189,17 @@ def metrics(tok: Any, texts: Sequence[str], *, name: Optional[str] = None, langu
     if not byte_ids:
         byte_ids = {i for i in freq if _BYTE_PIECE.fullmatch(_piece_name(tok, i) or "")}
     pieces = sum(freq.values())
-    words = sum(len(t.split()) for t in texts)
-    nbytes = sum(len(t.encode("utf-8")) for t in texts)
-    chars = sum(len(t) for t in texts)
+    # one joined copy: "\n" is whitespace, so the words are the texts' words, and the joins add
+    # one character and one byte each
+    joined = "\n".join(texts)
+    words = len(joined.split())
+    try:
+        nbytes = len(joined.encode("utf-8")) - (len(texts) - 1)
+    except UnicodeEncodeError as e:
+        raise InputError(f"the texts hold a lone surrogate (code point {joined[e.start]!r}): not text a tokenizer "
+                         "can encode; clean the input") from None
+    chars = len(joined) - (len(texts) - 1)
+    del joined
     failures = [texts[k] for k in failed]
     langs: Optional[dict[str, LanguageMetrics]] = None
     if languages is not None:

@@ -211,6 +211,39 @@ def trace(data: Any, *, ties: bool = True, max_ties: int = 64, forced: Optional[
     return _merge_trace(tok, raw["merge"])
 
 
+@dataclass
+class Lengths:
+    """A merge run reduced to what a size curve needs: after each step, its corpus length and
+    rows (no per-step objects: cheap for tens of thousands of steps)."""
+
+    corpus_pieces_before: int
+    rows_before: int
+    floor: int
+    corpus_pieces: list[int]
+    rows: list[int]
+    tokenizer: Any = field(repr=False, compare=False)
+
+
+def lengths(data: Any, **options: Any) -> Lengths:
+    """Trains like :func:`subwords.train` and returns each merge's corpus length and rows."""
+    if options.get("model", "bpe") not in ("bpe", "wordpiece"):
+        raise OptionError("lengths apply to the merge learners (model='bpe' or 'wordpiece')")
+    request: dict[str, Any] = {"ask": {"ties": False, "max_ties": 1, "forced": [], "em": False, "lengths_only": True}}
+    token = _api._TRACE_REQUEST.set(request)
+    try:
+        tok = _api.train(data, **options)
+    finally:
+        _api._TRACE_REQUEST.reset(token)
+    raw = request["trace"]["merge"]
+    new_rows = raw["new_rows_after"]
+    rows_before = tok.vocab_size - (new_rows[-1] if new_rows else 0)
+    before = tok.report["corpus_pieces_before"]
+    offset = before - (raw["stage_pieces_before"][0] if raw["stage_pieces_before"] else 0)
+    return Lengths(corpus_pieces_before=before, rows_before=rows_before, floor=rows_before - _fallback_rows_outside(tok),
+                   corpus_pieces=[p + offset for p in raw["pieces_after"]], rows=[rows_before + r for r in new_rows],
+                   tokenizer=tok)
+
+
 def _merge_trace(tok: Any, raw: dict[str, Any]) -> MergeTrace:
     report = tok.report
     steps_raw = raw["steps"]
