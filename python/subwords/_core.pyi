@@ -154,6 +154,7 @@ def train_traced(trainer: Trainer, request_json: str) -> tuple[Model, str]:
     """Trains as ``Trainer.train`` with the engine's trace on. ``request_json``: ``{"ties": bool,
     "max_ties": int, "forced": [[step, left, right], ...], "em": bool}``. Returns the model and
     ``{"merge": {...} | null, "unigram": {...} | null}`` as JSON text."""
-def measure_batch(model: Model, texts: Sequence[str], threads: int) -> tuple[list[int], list[int], list[int]]:
+def measure_batch(model: Model, texts: Sequence[str], threads: int) -> tuple[list[int], list[int], list[int], int, int, list[int]]:
     """Encodes and decodes every text in parallel: (occurrences of each id, by id; pieces per
-    text; indices of the texts that do not decode back to themselves)."""
+    text; whitespace words per text; UTF-8 bytes; characters; indices of the texts that do not
+    decode back to themselves)."""

@@ -146,3 +146,14 @@ def test_per_language_parity():
     # by hand: a = low</w> low</w> newest</w> = 3 pieces / 3 words; b = 3 / 1
     assert (m.languages["a"].pieces_per_word, m.languages["b"].pieces_per_word) == (1.0, 3.0)
     assert m.languages["b"].parity == 3.0 and m.languages["a"].parity == 1.0
+
+
+def test_words_are_python_split_words():
+    # the core counts words for our models: the same as str.split(), whose whitespace includes
+    # U+001C..U+001F and U+3000 but not U+200B (Python's own definition is the expectation)
+    tok = subwords.train(["a b c \u3000 x\u200by"], spelling="front", vocab_size=40, min_count=1)
+    texts = ["a\x1cb", "a\u3000b c", "x\u200by", " a  b\t\n", "\xa0a\x85b"]
+    m = measure.metrics(tok, texts)
+    assert m.words == sum(len(t.split()) for t in texts)
+    assert m.bytes == sum(len(t.encode("utf-8")) for t in texts)
+    assert m.chars == sum(len(t) for t in texts)

@@ -137,12 +137,36 @@ pub fn train_traced(py: Python<'_>, trainer: &Bound<'_, Trainer>, request_json: 
     Ok((PyModel::wrap(model), out.to_string()))
 }
 
+/// Python's `str.split()` whitespace: Unicode White_Space plus the four separators
+/// U+001C..U+001F, which `str.isspace` also counts.
+fn py_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// Whitespace-separated words, as `len(text.split())` counts them.
+fn words(text: &str) -> u64 {
+    let mut n = 0;
+    let mut inside = false;
+    for c in text.chars() {
+        let ws = py_space(c);
+        if !ws && !inside {
+            n += 1;
+        }
+        inside = !ws;
+    }
+    n
+}
+
+/// What one pass over a batch gives `subwords.measure.metrics`.
+type Measured = (Vec<u64>, Vec<u64>, Vec<u64>, u64, u64, Vec<u32>);
+
 /// One pass over a batch for `subwords.measure.metrics`: every text encoded (as `encode_batch`,
 /// without a template's specials) and decoded again, in parallel, without building the id
-/// lists in Python. Returns (how often each id occurs, by id; pieces per text; the indices of
-/// the texts that do not decode back to themselves).
+/// lists in Python. Returns (how often each id occurs, by id; pieces per text; whitespace words
+/// per text; UTF-8 bytes in all; characters in all; the indices of the texts that do not decode
+/// back to themselves).
 #[pyfunction]
-pub fn measure_batch(py: Python<'_>, model: &Bound<'_, PyModel>, texts: Vec<pyo3::pybacked::PyBackedStr>, threads: usize) -> PyResult<(Vec<u64>, Vec<u64>, Vec<u32>)> {
+pub fn measure_batch(py: Python<'_>, model: &Bound<'_, PyModel>, texts: Vec<pyo3::pybacked::PyBackedStr>, threads: usize) -> PyResult<Measured> {
     use rayon::prelude::*;
     let m = &model.get().inner;
     let pool = crate::pool(threads)?;
@@ -150,21 +174,30 @@ pub fn measure_batch(py: Python<'_>, model: &Bound<'_, PyModel>, texts: Vec<pyo3
         let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
         let all = m.encode_batch(&refs, threads)?;
         pool.install(|| {
-            let back: Vec<subwords_core::Result<bool>> =
-                all.par_iter().zip(refs.par_iter()).map(|(ids, t)| m.decode(ids).map(|d| d == *t)).collect();
+            let per: Vec<subwords_core::Result<(bool, u64, u64)>> = all
+                .par_iter()
+                .zip(refs.par_iter())
+                .map(|(ids, t)| m.decode(ids).map(|d| (d == *t, words(t), t.chars().count() as u64)))
+                .collect();
             let mut counts = vec![0u64; m.rows.len()];
             let mut lengths = Vec::with_capacity(all.len());
+            let mut word_counts = Vec::with_capacity(all.len());
+            let (mut bytes, mut chars) = (0u64, 0u64);
             let mut failed = Vec::new();
-            for (k, (ids, same)) in all.iter().zip(back).enumerate() {
+            for (k, ((ids, r), t)) in all.iter().zip(per).zip(&refs).enumerate() {
+                let (same, w, c) = r?;
                 for &i in ids {
                     counts[i as usize] += 1;
                 }
                 lengths.push(ids.len() as u64);
-                if !same? {
+                word_counts.push(w);
+                bytes += t.len() as u64;
+                chars += c;
+                if !same {
                     failed.push(k as u32);
                 }
             }
-            Ok::<_, subwords_core::Error>((counts, lengths, failed))
+            Ok::<_, subwords_core::Error>((counts, lengths, word_counts, bytes, chars, failed))
         })
     });
     out.map_err(|e| to_py(py, e))

@@ -140,11 +140,12 @@ def heldout_texts(heldout: Any) -> list[str]:
 def _measure_heldout(tok: Any, texts: list[str], point: CurvePoint) -> None:
     from .metrics import _encode_decode
 
-    freq, lengths, _ = _encode_decode(tok, texts, None)
+    run = _encode_decode(tok, texts, None)
+    freq = run.freq
     kinds = tok.kinds
     unk = [i for i, (r, k) in enumerate(zip(tok.rows, kinds)) if k == "special" and r == "[UNK]"]
     byte = [i for i, k in enumerate(kinds) if k == "byte"]
-    point.heldout_pieces = sum(lengths)
+    point.heldout_pieces = sum(run.pieces)
     point.heldout_unknown = sum(freq[i] for i in unk)
     point.heldout_byte_pieces = sum(freq[i] for i in byte)
     point.byte_rows_used = sum(1 for i in byte if freq[i])

@@ -86,6 +86,8 @@ class Metrics:
     renyi_efficiency_3: Optional[float]
     """At α = 3."""
     encode_seconds: float
+    """The measuring pass's wall time: one batch encoding (and, for our models, the decoding for
+    the round trip, which runs in the same parallel pass)."""
     bytes_per_second: Optional[float]
     heldout_log_likelihood: Optional[float] = None
     """Unigram models of ours: Σ over the texts' whitespace words of their log-probability."""
@@ -117,24 +119,43 @@ def _encode_all(tok: Any, texts: list[str], threads: Optional[int]) -> list[list
     return [list(tok.encode(t)) for t in texts]
 
 
-def _encode_decode(tok: Any, texts: list[str], threads: Optional[int]) -> tuple[Counter[int], list[int], list[int]]:
-    """(occurrences of each id, pieces per text, indices of texts that do not round-trip)."""
+@dataclass
+class _Pass:
+    freq: Counter[int]
+    pieces: list[int]
+    """per text"""
+    words: list[int]
+    """per text"""
+    bytes: int
+    chars: int
+    failed: list[int]
+
+
+def _encode_decode(tok: Any, texts: list[str], threads: Optional[int]) -> _Pass:
+    """One pass: each id's occurrences, pieces and words per text, bytes and characters, and
+    the indices of texts that do not round-trip."""
     from .. import _api, _core
 
     if isinstance(tok, _api.Tokenizer):
         # one parallel pass in the core: encode, decode, count (no id lists built in Python)
         try:
-            counts, lengths, failed = _core.measure_batch(tok._model, texts, _api._threads(threads))
+            counts, lengths, words, nbytes, chars, failed = _core.measure_batch(tok._model, texts, _api._threads(threads))
         except UnicodeError as e:
             raise _api._surrogate_error(e, f"text {_api._first_unencodable(texts)}") from None
-        return Counter({i: c for i, c in enumerate(counts) if c}), lengths, failed
+        return _Pass(Counter({i: c for i, c in enumerate(counts) if c}), lengths, words, nbytes, chars, failed)
     encoded = _encode_all(tok, texts, threads)
     batch = getattr(tok, "decode_batch", None)
     decoded = list(batch(encoded)) if batch is not None else [tok.decode(ids) for ids in encoded]
     freq: Counter[int] = Counter()
     for ids in encoded:
         freq.update(ids)
-    return freq, [len(ids) for ids in encoded], [k for k, (t, d) in enumerate(zip(texts, decoded)) if t != d]
+    try:
+        nbytes = sum(map(len, map(str.encode, texts)))
+    except UnicodeEncodeError:
+        raise InputError(f"text {_api._first_unencodable(texts)} holds a lone surrogate: not text a tokenizer can "
+                         "encode; clean the input") from None
+    return _Pass(freq, [len(ids) for ids in encoded], [len(t.split()) for t in texts], nbytes, sum(map(len, texts)),
+                 [k for k, (t, d) in enumerate(zip(texts, decoded)) if t != d])
 
 
 def _special_ids(tok: Any, size: int) -> tuple[set[int], set[int]]:
@@ -183,23 +204,14 @@ def metrics(tok: Any, texts: Sequence[str], *, name: Optional[str] = None, langu
             raise InputError(f"{len(languages)} language labels for {len(texts)} texts: give one label per text")
     size = int(tok.vocab_size)
     start = time.perf_counter()
-    freq, lengths, failed = _encode_decode(tok, texts, threads)
+    run = _encode_decode(tok, texts, threads)
     seconds = time.perf_counter() - start
+    freq, lengths, failed = run.freq, run.pieces, run.failed
     unk_ids, byte_ids = _special_ids(tok, size)
     if not byte_ids:
         byte_ids = {i for i in freq if _BYTE_PIECE.fullmatch(_piece_name(tok, i) or "")}
     pieces = sum(freq.values())
-    # one joined copy: "\n" is whitespace, so the words are the texts' words, and the joins add
-    # one character and one byte each
-    joined = "\n".join(texts)
-    words = len(joined.split())
-    try:
-        nbytes = len(joined.encode("utf-8")) - (len(texts) - 1)
-    except UnicodeEncodeError as e:
-        raise InputError(f"the texts hold a lone surrogate (code point {joined[e.start]!r}): not text a tokenizer "
-                         "can encode; clean the input") from None
-    chars = len(joined) - (len(texts) - 1)
-    del joined
+    words, nbytes, chars = sum(run.words), run.bytes, run.chars
     failures = [texts[k] for k in failed]
     langs: Optional[dict[str, LanguageMetrics]] = None
     if languages is not None:
@@ -207,7 +219,7 @@ def metrics(tok: Any, texts: Sequence[str], *, name: Optional[str] = None, langu
         for lang in dict.fromkeys(languages):
             sel = [i for i, l in enumerate(languages) if l == lang]
             p = sum(lengths[i] for i in sel)
-            w = sum(len(texts[i].split()) for i in sel)
+            w = sum(run.words[i] for i in sel)
             langs[lang] = LanguageMetrics(texts=len(sel), pieces=p, words=w, pieces_per_word=p / w if w else None, parity=None)
         first = next(iter(langs.values())).pieces_per_word
         for v in langs.values():
