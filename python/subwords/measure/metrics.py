@@ -202,13 +202,16 @@ def metrics(tok: Any, texts: Sequence[str], *, name: Optional[str] = None, langu
         languages = list(languages)
         if len(languages) != len(texts):
             raise InputError(f"{len(languages)} language labels for {len(texts)} texts: give one label per text")
+    from .. import _api
+
     size = int(tok.vocab_size)
     start = time.perf_counter()
     run = _encode_decode(tok, texts, threads)
     seconds = time.perf_counter() - start
     freq, lengths, failed = run.freq, run.pieces, run.failed
     unk_ids, byte_ids = _special_ids(tok, size)
-    if not byte_ids:
+    if not isinstance(tok, _api.Tokenizer):
+        # another library's file: byte-fallback rows by their names (<0x41>)
         byte_ids = {i for i in freq if _BYTE_PIECE.fullmatch(_piece_name(tok, i) or "")}
     pieces = sum(freq.values())
     words, nbytes, chars = sum(run.words), run.bytes, run.chars
