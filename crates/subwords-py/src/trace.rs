@@ -177,7 +177,13 @@ pub fn measure_batch(py: Python<'_>, model: &Bound<'_, PyModel>, texts: Vec<pyo3
             let per: Vec<subwords_core::Result<(bool, u64, u64)>> = all
                 .par_iter()
                 .zip(refs.par_iter())
-                .map(|(ids, t)| m.decode(ids).map(|d| (d == *t, words(t), t.chars().count() as u64)))
+                .map(|(ids, t)| {
+                    // bytes first (no UTF-8 repair, no copy); only a mismatch is looked at again
+                    // as `decode` gives it (U+FFFD in the text can equal a repaired byte)
+                    let raw = m.decode_bytes(ids)?;
+                    let same = raw == t.as_bytes() || String::from_utf8_lossy(&raw) == *t;
+                    Ok((same, words(t), t.chars().count() as u64))
+                })
                 .collect();
             let mut counts = vec![0u64; m.rows.len()];
             let mut lengths = Vec::with_capacity(all.len());
