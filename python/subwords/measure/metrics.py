@@ -215,7 +215,7 @@ def metrics(tok: Any, texts: Sequence[str], *, name: Optional[str] = None, langu
         byte_ids = {i for i in freq if _BYTE_PIECE.fullmatch(_piece_name(tok, i) or "")}
     pieces = sum(freq.values())
     words, nbytes, chars = sum(run.words), run.bytes, run.chars
-    failures = [texts[k] for k in failed]
+    examples = [texts[k] for k in failed[:3]]
     langs: Optional[dict[str, LanguageMetrics]] = None
     if languages is not None:
         langs = {}
@@ -233,11 +233,11 @@ def metrics(tok: Any, texts: Sequence[str], *, name: Optional[str] = None, langu
         bytes=nbytes, chars=chars, bytes_per_piece=nbytes / pieces if pieces else None,
         chars_per_piece=chars / pieces if pieces else None,
         unknown=sum(freq[i] for i in unk_ids), byte_fallback=sum(freq[i] for i in byte_ids),
-        roundtrip_exact=not failures, roundtrip_failures=len(failures), vocab_size=size, vocab_used=len(freq),
+        roundtrip_exact=not failed, roundtrip_failures=len(failed), vocab_size=size, vocab_used=len(freq),
         vocab_share=len(freq) / size if size else 0.0,
         renyi_efficiency=renyi_efficiency(freq.values(), 2.5), renyi_efficiency_3=renyi_efficiency(freq.values(), 3.0),
         encode_seconds=seconds, bytes_per_second=nbytes / seconds if seconds > 0 else None,
-        heldout_log_likelihood=_unigram_ll(tok, texts), languages=langs, examples=failures[:3])
+        heldout_log_likelihood=_unigram_ll(tok, texts), languages=langs, examples=examples)
 
 
 def _piece_name(tok: Any, i: int) -> Optional[str]:
