@@ -87,13 +87,15 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                         "stages (with --superword-at), marks")
     _output_options(c)
 
+    from .cli import _positive
+
     m = sub.add_parser("compare", help="pieces, fertility, bytes per piece, unknowns, Rényi efficiency, round trip: "
                                        "several models on one text file")
     m.add_argument("-m", "--model", action="append", required=True, metavar="MODEL",
                    help="a model file in any format subwords reads; repeatable")
     m.add_argument("text", metavar="TEXTFILE", help="UTF-8 text, one text per line")
     m.add_argument("--labelled", action="store_true", help="each line is LANGUAGE<TAB>TEXT: adds per-language parity")
-    m.add_argument("--threads", type=int, default=None)
+    m.add_argument("--threads", type=_positive("--threads"), default=None)
     _output_options(m)
     return {"trace": cmd_trace, "curve": cmd_curve, "compare": cmd_compare}
 
@@ -191,6 +193,8 @@ def cmd_trace(a: argparse.Namespace) -> int:
     data = _data(a)
     forced = _forced(a.force)
     if a.branches is not None:
+        if a.plot:
+            raise OptionError("--plot draws a trace; with --branches there is no plot (use --json for the outcomes)")
         branches = measure.tie_branches(data, a.branches, word=a.word, forced=forced, counts=a.counts,
                                         vocab_size=a.vocab_size, **kw)
         if a.json:

@@ -97,6 +97,11 @@ def test_bad_forced_choices(capsys, four):
         measure.trace(FOUR, vocab_size=22, forced={0: ("e", "s")})
 
 
+def test_plot_with_branches_is_refused(capsys, four, tmp_path):
+    err = fails(capsys, "trace", four, "--counts", "--vocab-size", "22", "--branches", "1", "--plot", str(tmp_path / "b.png"))
+    assert "--branches" in err and not (tmp_path / "b.png").exists()
+
+
 def test_branches_past_the_run(capsys, four):
     assert "only 10 merges" in fails(capsys, "trace", four, "--counts", "--vocab-size", "22", "--branches", "11")
 
