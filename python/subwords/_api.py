@@ -7,6 +7,7 @@ turns the accepted input forms into what the engine reads, and gives errors thei
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import gc
 import json
 import math
@@ -321,7 +322,21 @@ def train(
             _feed(trainer, data, counts=counts, input_errors=input_errors)
             if joints is not None:
                 trainer.set_units(*_apply_joints(trainer.unit_counts(), joints))
+        return _train_model(trainer)
+
+
+# ---- trace hook (subwords.measure): a traced training sets a request for this context; train()
+# then asks the engine for its trace and hands it back through the same object.
+_TRACE_REQUEST: "contextvars.ContextVar[Optional[dict[str, Any]]]" = contextvars.ContextVar("subwords_trace", default=None)
+
+
+def _train_model(trainer: _core.Trainer) -> "Tokenizer":
+    request = _TRACE_REQUEST.get()
+    if request is None:
         return Tokenizer(trainer.train())
+    model, trace = _core.train_traced(trainer, json.dumps(request["ask"]))
+    request["trace"] = json.loads(trace)
+    return Tokenizer(model)
 
 
 def _count_options(spelling: str, mark: Optional[str], split_at_marks: bool, pre_split: Optional[str], lowercase: bool,

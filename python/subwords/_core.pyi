@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from typing import final
 
 __all__ = ["Trainer", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline",
-           "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table"]
+           "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table",
+           "train_traced", "measure_batch"]
 
 @final
 class ProgressView:
@@ -178,3 +179,13 @@ def trainer_use_table(trainer: Trainer, table: CountTable) -> None:
 
 def trainer_load_table(trainer: Trainer, path: str, limit: int) -> None:
     """Reads a binary table file (at most ``limit`` bytes) straight into ``trainer``."""
+
+# subwords.measure (crates/subwords-py/src/trace.rs)
+def train_traced(trainer: Trainer, request_json: str) -> tuple[Model, str]:
+    """Trains as ``Trainer.train`` with the engine's trace on. ``request_json``: ``{"ties": bool,
+    "max_ties": int, "forced": [[step, left, right], ...], "em": bool}``. Returns the model and
+    ``{"merge": {...} | null, "unigram": {...} | null}`` as JSON text."""
+def measure_batch(model: Model, texts: Sequence[str], threads: int) -> tuple[list[int], list[int], list[int], int, int, list[int]]:
+    """Encodes and decodes every text in parallel: (occurrences of each id, by id; pieces per
+    text; whitespace words per text; UTF-8 bytes; characters; indices of the texts that do not
+    decode back to themselves)."""

@@ -199,6 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("-o", "--output", default=None, metavar="MODEL", help="also save the model here")
     from .explore import register as _register_explore  # the explorer's verb (docs/EXPLORE.md)
     _register_explore(sub, COMMANDS)
+    # subwords.measure's verbs (trace, curve, compare): python/subwords/_cli_measure.py
+    from . import _cli_measure
+    COMMANDS.update(_cli_measure.add_parsers(sub))
     return p
 
 

@@ -6,6 +6,7 @@
 mod counts;
 mod sentencepiece;
 mod tiktoken;
+mod trace;
 
 
 mod hf;
@@ -392,5 +393,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<counts::Counter>()?;
     m.add_function(wrap_pyfunction!(counts::trainer_use_table, m)?)?;
     m.add_function(wrap_pyfunction!(counts::trainer_load_table, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::train_traced, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::measure_batch, m)?)?;
     Ok(())
 }
