@@ -1,8 +1,8 @@
 """Every widget of the four pages as one Python function: ``state dict -> JSON-able dict``.
 
 All numbers come from the library (``subwords.train`` and ``Tokenizer`` methods,
-``subwords.analysis``, the reference learners in ``subwords.reference`` for step-by-step states on
-the tiny built-in corpora). The page's JavaScript only draws what these return.
+``subwords.measure``, ``subwords.analysis``; the reference learner in ``subwords.reference`` only
+for the BPE walk's table of every pair count after a merge). The page's JavaScript only draws what these return.
 
 A widget is declared with its controls (each finite: a range with a step, a select, or a
 checkbox), so the state space of every widget is known: the server validates a state against the
@@ -18,9 +18,10 @@ A result holds any of:
   [{"name", "points": [[x, y, label?], ...]}], "vlines": [[x, label]], "hlines": [[y, label]]}]``;
 * ``note``: a sentence on what the corpus is.
 
-Loops that the measurement layer (``subwords.measure``, issue 11) will own -- size curves, per-step
-traces, tie branches, matched comparisons -- are kept in small helpers marked ``# measure:`` so
-they can be pointed at it once it is merged.
+Numbers that are measurements -- size curves, per-step traces (corpus lengths, tied candidates),
+tie branches, greedy against optimal, matched comparisons, merge-budget curves -- come from
+``subwords.measure`` (docs/MEASURE.md), so every number has one implementation: a BPE or
+WordPiece curve is one training read off its trace, not one training per size.
 """
 
 from __future__ import annotations
