@@ -311,7 +311,7 @@ def bpe_walk(s: State) -> Result:
     k = s["merges"]
     full = fit(C.FOUR, vocab_size=22)
     merges = full.merges[:k]
-    lengths = cached(("walk-lengths",), lambda: measure.trace(C.FOUR, ties=False, vocab_size=22).corpus_lengths())
+    lengths = cached(("walk-lengths",), lambda: merge_trace(C.FOUR, ties=False, vocab_size=22).corpus_lengths())
     tok = fit(C.FOUR, vocab_size=12 + k)
     rows = [[w, c, " ".join(tok.encode_pieces(w)), len(tok.encode_pieces(w))] for w, c in C.FOUR.items()]
     learned = [[i + 1, pair_text(m), lengths[i] - lengths[i + 1], lengths[i + 1]] for i, m in enumerate(merges)]
@@ -495,6 +495,14 @@ def _four_units(spelling: str = "end", mark: Optional[str] = None) -> dict[tuple
     return {tuple(sp.units(w)[0]): c for w, c in C.FOUR.items()}
 
 
+def merge_trace(corpus: Mapping[str, int], **options: Any) -> "measure.MergeTrace":
+    """:func:`subwords.measure.trace` of a BPE or WordPiece run (a merge trace)."""
+    t = measure.trace(corpus, **options)
+    if not isinstance(t, measure.MergeTrace):
+        raise ExploreError("a merge walk needs model='bpe' or 'wordpiece'")
+    return t
+
+
 def tie_branch(picks: Mapping[int, int], vocab_size: int = 22, spelling: str = "end") -> Any:
     """The engine's trace of the four words (:func:`subwords.measure.trace`, ties listed) on the
     branch that takes, at each step given, the tied candidate of the index given (the tie rule's
@@ -505,10 +513,10 @@ def tie_branch(picks: Mapping[int, int], vocab_size: int = 22, spelling: str = "
             i = picks[step]
             if i <= 0:
                 continue
-            walked = measure.trace(C.FOUR, ties=True, forced=forced, vocab_size=vocab_size, spelling=spelling)
+            walked = merge_trace(C.FOUR, ties=True, forced=forced, vocab_size=vocab_size, spelling=spelling)
             if step <= len(walked.steps) and i < len(walked.steps[step - 1].ties):
                 forced[step] = walked.steps[step - 1].ties[i]
-        return measure.trace(C.FOUR, ties=True, forced=forced, vocab_size=vocab_size, spelling=spelling)
+        return merge_trace(C.FOUR, ties=True, forced=forced, vocab_size=vocab_size, spelling=spelling)
     return cached(("branch", tuple(sorted(picks.items())), vocab_size, spelling), run)
 
 
@@ -529,7 +537,7 @@ def bpe_ties(s: State) -> Result:
             for st in branch.tie_points()]
     shared = len(set(_learned(default.tokenizer)) & set(_learned(tok)))
     k = s["rts"]
-    greedy_lengths = measure.trace(C.RTS, ties=False, vocab_size=10 + k).corpus_lengths()
+    greedy_lengths = merge_trace(C.RTS, ties=False, vocab_size=10 + k).corpus_lengths()
     gap = cached(("optimal", k), lambda: measure.greedy_vs_optimal(C.RTS, k))[-1]
     best, sequences = gap.optimal, gap.optimal_merges
     return {"numbers": [["corpus pieces on this branch", tok.report["corpus_pieces_after"]],
@@ -920,7 +928,7 @@ def budget_curve(corpus: Union[str, Mapping[str, int]], budgets: Sequence[int]) 
     out: dict[str, list[list[int]]] = {}
     for name, options in (("count", {"model": "bpe", "spelling": "continuation"}), ("score", {"model": "wordpiece"})):
         points = measure.curve(_data(corpus), sizes, progress=_curve_progress(corpus), **options)
-        out[name] = [[p.merges, p.corpus_pieces] for p in points]
+        out[name] = [[p.merges or 0, p.corpus_pieces] for p in points]  # merges: never None for a merge learner
     return out
 
 
