@@ -5,6 +5,13 @@ interaction answers in under 100 ms").
 
     python benchmarks/bench_explore.py            # after the server's warm-up (the page's case)
     python benchmarks/bench_explore.py --cold     # without waiting for the warm-up
+    python benchmarks/bench_explore.py --corpus FILE [--head BYTES] [--limit SECONDS]
+
+With ``--corpus`` it times instead the widgets whose readouts are curves over many sizes
+(bpe-curve, sp-lengths, uni-vs-bpe, wp-lengths) in their opening state on that file as a user's
+corpus, through the server's worker and its time limit (60 s unless ``--limit``); ``--head``
+keeps the file's first BYTES bytes (whole lines). Each widget's first answer is timed, then the
+cached one.
 
 Each state is asked twice: the first answer may compute (the fits a state needs are cached by
 the widgets), the second is the cache. Prints, per widget, the states, the median and the worst
@@ -38,10 +45,57 @@ def ask(port: int, widget: str, state: dict) -> float:
     return took
 
 
+CURVE_WIDGETS = ("bpe-curve", "sp-lengths", "uni-vs-bpe", "wp-lengths")
+
+
+def ask_json(port: int, widget: str, state: dict) -> tuple[float, int, str]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=3600)
+    body = json.dumps({"widget": widget, "state": state})
+    start = time.perf_counter()
+    conn.request("POST", "/api/compute", body, {"X-Subwords": "1", "Content-Type": "application/json"})
+    reply = conn.getresponse()
+    text = reply.read().decode("utf-8", "replace")
+    took = time.perf_counter() - start
+    conn.close()
+    return took, reply.status, text
+
+
+def user_corpus(path: str, head: int, limit: float) -> None:
+    from pathlib import Path
+
+    from subwords.explore.server import split_lines
+
+    raw = Path(path).read_bytes()
+    if head:
+        raw = raw[:head]
+        raw = raw[: raw.rfind(b"\n") + 1] or raw
+    lines = split_lines(raw.decode("utf-8"))
+    srv = ExplorerServer("127.0.0.1", 0, timeout=limit)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    port = srv.server_address[1]
+    srv.warm.join()
+    srv.add_corpus("yours", lines)
+    print(f"corpus: {len(raw)} bytes, {len(lines)} lines; worker limit {limit:.0f} s")
+    print(f"{'widget':12} {'first s':>8} {'status':>6} {'cached s':>9}  answer")
+    for wid in CURVE_WIDGETS:
+        took, status, text = ask_json(port, wid, {"corpus": "yours"})
+        again, _, _ = ask_json(port, wid, {"corpus": "yours"}) if status == 200 else (float("nan"), 0, "")
+        answer = "ok" if status == 200 else json.loads(text).get("error", text)[:90]
+        print(f"{wid:12} {took:8.2f} {status:6} {again:9.3f}  {answer}")
+    srv.shutdown()
+    srv.server_close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cold", action="store_true", help="do not wait for the server's warm-up")
+    ap.add_argument("--corpus", help="time the curve widgets on this file as a user's corpus")
+    ap.add_argument("--head", type=int, default=0, help="with --corpus: keep the first BYTES bytes (whole lines)")
+    ap.add_argument("--limit", type=float, default=60.0, help="with --corpus: the worker's time limit in seconds")
     a = ap.parse_args()
+    if a.corpus:
+        user_corpus(a.corpus, a.head, a.limit)
+        return
     t0 = time.perf_counter()
     srv = ExplorerServer("127.0.0.1", 0)
     threading.Thread(target=srv.serve_forever, daemon=True).start()

@@ -64,6 +64,19 @@ def test_curve_points_are_the_trainings_at_each_size(options, sizes):
             assert tok.encode(t) == alone.encode(t)
 
 
+def test_cuts_of_one_model_in_any_order_share_its_parse_without_changing_it():
+    # The cuts of one curve share one parse of the full model (measure/curve.py, _prefix_model):
+    # asked largest first, then smaller, then larger again, each cut is still its own. Hand
+    # calculation on the four words (end marks): lowest is l o w e s t</w>, 6 pieces, at 12 rows;
+    # merge 1 e+s (9) makes it l o w es t</w>, 5; merge 2 es+t</w> (9), l o w est</w>, 4; merge 3
+    # l+o (7: low 5 + lower 2, tied with o+w and taken by the tie rule), lo w est</w>, 3 -- the
+    # page's "lo w est</w>" for lowest, which no later merge changes (lo+w</w> and lo+w never
+    # meet w followed by est</w>).
+    got = {size: tok.encode_pieces("lowest") for size, tok, _ in measure.models_at(FOUR, [15, 12, 14, 13, 22, 15])}
+    assert got == {12: ["l", "o", "w", "e", "s", "t</w>"], 13: ["l", "o", "w", "es", "t</w>"],
+                   14: ["l", "o", "w", "est</w>"], 15: ["lo", "w", "est</w>"], 22: ["lo", "w", "est</w>"]}
+
+
 def test_trace_steps_and_the_two_tie_points():
     # BPE page: "e + s: 6 + 3 = 9 / s + marked t: 6 + 3 = 9" (the first tie) and "The second tie,
     # three pairs at 6" -- four merges later, (e,w), (n,e), (w,est</w>) by hand

@@ -1,8 +1,8 @@
 """Every widget of the four pages as one Python function: ``state dict -> JSON-able dict``.
 
 All numbers come from the library (``subwords.train`` and ``Tokenizer`` methods,
-``subwords.analysis``, the reference learners in ``subwords.reference`` for step-by-step states on
-the tiny built-in corpora). The page's JavaScript only draws what these return.
+``subwords.measure``, ``subwords.analysis``; the reference learner in ``subwords.reference`` only
+for the BPE walk's table of every pair count after a merge). The page's JavaScript only draws what these return.
 
 A widget is declared with its controls (each finite: a range with a step, a select, or a
 checkbox), so the state space of every widget is known: the server validates a state against the
@@ -18,9 +18,10 @@ A result holds any of:
   [{"name", "points": [[x, y, label?], ...]}], "vlines": [[x, label]], "hlines": [[y, label]]}]``;
 * ``note``: a sentence on what the corpus is.
 
-Loops that the measurement layer (``subwords.measure``, issue 11) will own -- size curves, per-step
-traces, tie branches, matched comparisons -- are kept in small helpers marked ``# measure:`` so
-they can be pointed at it once it is merged.
+Numbers that are measurements -- size curves, per-step traces (corpus lengths, tied candidates),
+tie branches, greedy against optimal, matched comparisons, merge-budget curves -- come from
+``subwords.measure`` (docs/MEASURE.md), so every number has one implementation: a BPE or
+WordPiece curve is one training read off its trace, not one training per size.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence, Union, cast
 
 import subwords
-from subwords.analysis import corpus_lengths, optimal_merges, wordpiece_candidates
+from subwords import measure
+from subwords.analysis import wordpiece_candidates
 from subwords.reference import bpe as ref_bpe
 from subwords.reference.spelling import make_spelling
 
@@ -276,15 +278,25 @@ def sizes_between(lo: int, hi: int, n: int) -> list[int]:
     return out
 
 
-# measure: a size curve (rows, corpus pieces, held-out pieces at each size) -- one fit per size.
-def size_curve(corpus: str, sizes: Sequence[int], held_out: str, **options: Any) -> list[dict[str, int]]:
-    out = []
-    for size in sizes:
-        tok = fit(corpus, vocab_size=size, **options)
-        out.append({"asked": size, "rows": tok.vocab_size,
-                    "corpus": int(tok.report.get("corpus_pieces_encoded", tok.report["corpus_pieces_after"])),
-                    "held_out": len(tok.encode_pieces(held_out))})
-    return out
+def _curve_progress(corpus: Union[str, Mapping[str, int]]) -> Any:
+    """On a user's corpus in the server's worker, a progress line the server shows on the page."""
+    if SHOW_PROGRESS and isinstance(corpus, str) and corpus in USER_CORPORA:
+        from subwords.measure.curve import stderr_progress
+
+        return stderr_progress("training: sizes")
+    return None
+
+
+def size_curve(corpus: Union[str, Mapping[str, int]], sizes: Sequence[int], held_out: str,
+               **options: Any) -> list[dict[str, int]]:
+    """Rows, corpus pieces and the held-out text's pieces at each size: :func:`subwords.measure.curve`
+    (one training for BPE and WordPiece, the smaller sizes read off its trace)."""
+    points = measure.curve(_data(corpus), sizes, heldout=[held_out], progress=_curve_progress(corpus), **options)
+    return [_curve_row(p) for p in points]
+
+
+def _curve_row(p: Any) -> dict[str, int]:
+    return {"asked": p.size, "rows": p.rows, "corpus": p.corpus_pieces, "held_out": p.heldout_pieces}
 
 
 # ================================================================================================
@@ -299,7 +311,7 @@ def bpe_walk(s: State) -> Result:
     k = s["merges"]
     full = fit(C.FOUR, vocab_size=22)
     merges = full.merges[:k]
-    lengths = corpus_lengths(C.FOUR, full.merges)
+    lengths = cached(("walk-lengths",), lambda: merge_trace(C.FOUR, ties=False, vocab_size=22).corpus_lengths())
     tok = fit(C.FOUR, vocab_size=12 + k)
     rows = [[w, c, " ".join(tok.encode_pieces(w)), len(tok.encode_pieces(w))] for w, c in C.FOUR.items()]
     learned = [[i + 1, pair_text(m), lengths[i] - lengths[i + 1], lengths[i + 1]] for i, m in enumerate(merges)]
@@ -483,30 +495,33 @@ def _four_units(spelling: str = "end", mark: Optional[str] = None) -> dict[tuple
     return {tuple(sp.units(w)[0]): c for w, c in C.FOUR.items()}
 
 
-class _Branch:
-    """A ``choose`` for the reference learner: the tie rule, except at the steps given, where it
-    takes the tied candidate of the index given (when there is one); it records every step."""
-
-    def __init__(self, picks: Mapping[int, int]) -> None:
-        self.picks, self.step = dict(picks), 0
-        self.seen: list[tuple[int, list[Any], int]] = []
-
-    def __call__(self, tied: list[Any], count: int) -> Any:
-        self.step += 1
-        self.seen.append((self.step, list(tied), count))
-        i = self.picks.get(self.step, 0)
-        return tied[i] if i < len(tied) else tied[0]
+def merge_trace(corpus: Mapping[str, int], **options: Any) -> "measure.MergeTrace":
+    """:func:`subwords.measure.trace` of a BPE or WordPiece run (a merge trace)."""
+    t = measure.trace(corpus, **options)
+    if not isinstance(t, measure.MergeTrace):
+        raise ExploreError("a merge walk needs model='bpe' or 'wordpiece'")
+    return t
 
 
-# measure: tie branches -- the reference learner with a chooser, per branch.
-def tie_branch(picks: Mapping[int, int], vocab_size: int = 22, spelling: str = "end", mark: Optional[str] = None) -> Any:
+def tie_branch(picks: Mapping[int, int], vocab_size: int = 22, spelling: str = "end") -> Any:
+    """The engine's trace of the four words (:func:`subwords.measure.trace`, ties listed) on the
+    branch that takes, at each step given, the tied candidate of the index given (the tie rule's
+    own choice is index 0; an index past the candidates keeps it)."""
     def run() -> Any:
-        units: Any = _four_units(spelling, mark)
-        sp = make_spelling(spelling, mark=mark) if mark else make_spelling(spelling)
-        chooser = _Branch(picks)
-        learned = ref_bpe.learn(units, vocab_size, join=sp.join, choose=chooser)
-        return learned, chooser.seen, sp
-    return cached(("branch", tuple(sorted(picks.items())), vocab_size, spelling, mark), run)
+        forced: dict[int, tuple[str, str]] = {}
+        for step in sorted(picks):
+            i = picks[step]
+            if i <= 0:
+                continue
+            walked = merge_trace(C.FOUR, ties=True, forced=forced, vocab_size=vocab_size, spelling=spelling)
+            if step <= len(walked.steps) and i < len(walked.steps[step - 1].ties):
+                forced[step] = walked.steps[step - 1].ties[i]
+        return merge_trace(C.FOUR, ties=True, forced=forced, vocab_size=vocab_size, spelling=spelling)
+    return cached(("branch", tuple(sorted(picks.items())), vocab_size, spelling), run)
+
+
+def _learned(tok: Any) -> list[str]:
+    return [r for r, k in zip(tok.rows, tok.kinds) if k == "learned"]
 
 
 @widget("bpe-ties", "bpe", 8, "Ties: pick a branch; greedy against optimal",
@@ -515,21 +530,19 @@ def tie_branch(picks: Mapping[int, int], vocab_size: int = 22, spelling: str = "
             (2, "third candidate")),
         rng("rts", "merges on report/taste/state", 2, 1, 4))
 def bpe_ties(s: State) -> Result:
-    default, _, sp = tie_branch({})
-    learned, seen, _ = tie_branch({1: s["first"], 4: s["fourth"]})
-    show = sp.show
-    ties = [[step, count, ", ".join(pair_text((show(a), show(b))) for a, b in tied),
-             pair_text((show(learned.merges[step - 1][0]), show(learned.merges[step - 1][1])))]
-            for step, tied, count in seen if len(tied) > 1]
-    shared = len(set(default.rows) & set(learned.rows))
-    lowest = ref_bpe.replay(["l", "o", "w", "e", "s", "t</w>"], ref_bpe.ranks_of(learned.merges))
+    default = tie_branch({})
+    branch = tie_branch({1: s["first"], 4: s["fourth"]})
+    tok = branch.tokenizer
+    ties = [[st.step, st.count, ", ".join(pair_text(t) for t in st.ties), pair_text((st.left, st.right))]
+            for st in branch.tie_points()]
+    shared = len(set(_learned(default.tokenizer)) & set(_learned(tok)))
     k = s["rts"]
-    greedy = fit(C.RTS, vocab_size=10 + k)
-    greedy_lengths = corpus_lengths(C.RTS, greedy.merges)
-    best, sequences = cached(("optimal", k), lambda: optimal_merges(C.RTS, k))
-    return {"numbers": [["corpus pieces on this branch", ref_bpe.corpus_length(learned.units)],
-                        ["rows shared with the default branch", f"{shared} of {len(learned.rows)}"],
-                        ["lowest", " ".join(show(p) for p in lowest)],
+    greedy_lengths = merge_trace(C.RTS, ties=False, vocab_size=10 + k).corpus_lengths()
+    gap = cached(("optimal", k), lambda: measure.greedy_vs_optimal(C.RTS, k))[-1]
+    best, sequences = gap.optimal, gap.optimal_merges
+    return {"numbers": [["corpus pieces on this branch", tok.report["corpus_pieces_after"]],
+                        ["rows shared with the default branch", f"{shared} of {len(_learned(tok))}"],
+                        ["lowest", " ".join(tok.encode_pieces("lowest"))],
                         ["report/taste/state greedy", " → ".join(str(n) for n in greedy_lengths)],
                         ["optimal", best]],
             "tables": [{"caption": "the ties met on this branch", "columns": ["merge", "count", "tied candidates", "taken"],
@@ -537,7 +550,8 @@ def bpe_ties(s: State) -> Result:
                        {"caption": f"optimal sequences of {k} merges on report/taste/state",
                         "columns": ["sequence", "pieces"],
                         "rows": [[", ".join(pair_text(p) for p in seq), best] for seq in sequences[:8]]}],
-            "note": "Four words (the reference learner walks the branch); report 2, taste 8, state 10."}
+            "note": "Four words (the engine's trace, with the tie forced where a branch is picked); "
+                    "report 2, taste 8, state 10."}
 
 
 # ================================================================================================
@@ -679,10 +693,10 @@ def uni_rounds(s: State) -> Result:
             "note": "The four words."}
 
 
-# measure: matched comparison -- both learners at the same sizes on one corpus.
 def matched_curves(corpus: str, sizes: Sequence[int]) -> dict[str, list[dict[str, int]]]:
-    return {"bpe": size_curve(corpus, sizes, C.SENTENCE),
-            "unigram": size_curve(corpus, sizes, C.SENTENCE, model="unigram")}
+    """BPE and Unigram at the same sizes on one corpus: :func:`subwords.measure.matched`."""
+    points = measure.matched(_data(corpus), sizes, "bpe-unigram", heldout=[C.SENTENCE])
+    return {"bpe": [_curve_row(p.a) for p in points], "unigram": [_curve_row(p.b) for p in points]}
 
 
 def _matched_sizes(corpus: str) -> list[int]:
@@ -906,15 +920,15 @@ def wp_open_end(s: State) -> Result:
                     if s["corpus"] == "marking" else corpus_note(s["corpus"])}
 
 
-# measure: length per merge budget for two learners (one fit per budget).
 def budget_curve(corpus: Union[str, Mapping[str, int]], budgets: Sequence[int]) -> dict[str, list[list[int]]]:
+    """Merges learned and corpus pieces per merge budget under the count rule (BPE, continuation
+    marks) and the score rule (WordPiece): :func:`subwords.measure.curve`, one training each."""
     base = floor(corpus, model="wordpiece")
-    out: dict[str, list[list[int]]] = {"count": [], "score": []}
-    for m in budgets:
-        c = fit(corpus, model="bpe", spelling="continuation", vocab_size=base + m)
-        w = fit(corpus, model="wordpiece", vocab_size=base + m)
-        out["count"].append([c.report["merges_learned"], c.report["corpus_pieces_after"]])
-        out["score"].append([w.report["merges_learned"], w.report["corpus_pieces_after"]])
+    sizes = [base + m for m in budgets]
+    out: dict[str, list[list[int]]] = {}
+    for name, options in (("count", {"model": "bpe", "spelling": "continuation"}), ("score", {"model": "wordpiece"})):
+        points = measure.curve(_data(corpus), sizes, progress=_curve_progress(corpus), **options)
+        out[name] = [[p.merges or 0, p.corpus_pieces] for p in points]  # merges: never None for a merge learner
     return out
 
 
@@ -973,16 +987,14 @@ def sp_stream(s: State) -> Result:
         rng("merges", "merges", 15, 0, 15))
 def sp_walk(s: State) -> Result:
     k = s["merges"]
-    learned, seen, sp = tie_branch({}, vocab_size=27, spelling="front")
-    full = fit(C.FOUR, spelling="front", vocab_size=30)
+    walked = tie_branch({}, vocab_size=27, spelling="front")
     tok = fit(C.FOUR, spelling="front", vocab_size=12 + k)
-    lengths = [fit(C.FOUR, spelling="front", vocab_size=12 + j).report["corpus_pieces_after"] for j in range(k + 1)]
+    lengths = walked.corpus_lengths()[:k + 1]
     rows = []
-    for step, tied, count in seen[:k]:
-        with_mark = any(sp.show(a) == MARK for a, _ in tied)
-        taken = full.merges[step - 1]
-        rows.append([step, count, ", ".join(pair_text((sp.show(a), sp.show(b))) for a, b in tied),
-                     pair_text(taken), "yes" if with_mark else ""])
+    for st in walked.steps[:k]:
+        with_mark = any(a == MARK for a, _ in st.ties)
+        rows.append([st.step, st.count, ", ".join(pair_text(t) for t in st.ties),
+                     pair_text((st.left, st.right)), "yes" if with_mark else ""])
     among = sum(1 for r in rows if r[4])
     taken_mark = sum(1 for r in rows if r[4] and r[3].startswith(MARK + " "))
     return {"numbers": [["merges", k], ["corpus pieces", f"95 → {tok.report['corpus_pieces_after']}"],

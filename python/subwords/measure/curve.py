@@ -96,14 +96,21 @@ def _same(tok: Any) -> Any:
     return tok
 
 
-def _prefix_model(tok: Any, merges: int, rows: int) -> Any:
+def _prefix_model(tok: Any, merges: int, rows: int, parsed: Optional[dict[str, Any]] = None) -> Any:
     """``tok`` cut to its first ``merges`` merges and ``rows`` rows (the rows those merges made
-    come in merge order after the alphabet)."""
+    come in merge order after the alphabet). ``parsed``: a dict shared by the cuts of one model,
+    holding its parsed JSON after the first cut (parsing a large model's JSON is most of a cut's
+    cost, and the full document is only read, never changed)."""
     if merges == len(tok.merges):
         return tok
-    doc = json.loads(tok.to_json())
-    doc["merges"] = doc["merges"][:merges]
-    doc["rows"] = doc["rows"][:rows]
+    if parsed is None:
+        parsed = {}
+    if "doc" not in parsed:
+        parsed["doc"] = json.loads(tok.to_json())
+    full = parsed["doc"]
+    doc = dict(full)
+    doc["merges"] = full["merges"][:merges]
+    doc["rows"] = full["rows"][:rows]
     stream_from = doc.get("stream_merges_from")
     if stream_from is not None and merges <= stream_from:
         doc["stream_merges_from"] = None
@@ -189,6 +196,7 @@ def _points(data: Any, sizes: Sequence[int], *, progress: Progress = None,
         raise OptionError(f"size {min(sizes)} is below the smallest vocabulary this corpus allows, {t.floor}; "
                           f"ask for sizes from {t.floor}")
     full = t.tokenizer
+    parsed: dict[str, Any] = {}  # the full model's JSON, parsed once for every cut
     new_rows = [r - t.rows_before for r in t.rows]
     for n, s in enumerate(sizes):
         # the run to size s stops at the top of the first step whose rows reach its room
@@ -196,7 +204,7 @@ def _points(data: Any, sizes: Sequence[int], *, progress: Progress = None,
         k = 0 if room <= 0 else next((j + 1 for j, r in enumerate(new_rows) if r >= room), len(new_rows))
         rows = t.rows[k - 1] if k else t.rows_before
         pieces = t.corpus_pieces[k - 1] if k else t.corpus_pieces_before
-        yield s, functools.partial(_prefix_model, full, k, rows), CurvePoint(
+        yield s, functools.partial(_prefix_model, full, k, rows, parsed), CurvePoint(
             size=s, rows=rows, rows_learned=rows - t.rows_before, merges=k, corpus_pieces=pieces)
         if progress:
             progress(n + 2, len(sizes) + 1)
