@@ -5,24 +5,34 @@
     >>> tok.encode_pieces("lowest")
     ['lo', 'w', 'est</w>']
 
-The Rust engine is loaded on first use, so ``import subwords`` stays cheap and the pure-Python
-reference (``subwords.reference``) works without it.
+``subwords.Tokenizer`` is the protocol every tokenizer answers: the models ``train`` makes
+(``SubwordsTokenizer``; ``UnigramTokenizer`` for Unigram, with its analysis) and every file
+``load`` reads, ours or another library's. The Rust engine is loaded on first use, so
+``import subwords`` stays cheap and the pure-Python reference (``subwords.reference``) works
+without it.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import InputError, ModelFileError, OptionError, SubwordsError, UnknownPieceError
+from ._options import DEFAULT, TrainOptions
+from ._protocol import Tokenizer
+from .errors import (FileError, InputError, ModelFileError, OptionError, StateError, SubwordsError, TextTypeError,
+                     UnknownPieceError)
 
 if TYPE_CHECKING:  # loaded lazily at run time, by __getattr__
-    from ._api import Tokenizer as Tokenizer, bert as bert, load as load, train as train
+    from ._api import SubwordsTokenizer as SubwordsTokenizer, UnigramTokenizer as UnigramTokenizer, train as train
+    from .formats._dispatch import load as load
+    from .formats.vocab_txt import bert as bert
 
 __version__ = "0.1.0"
 
-_API = ("train", "load", "bert", "Tokenizer")
+_API = ("train", "SubwordsTokenizer", "UnigramTokenizer")
 
-__all__ = [*_API, "SubwordsError", "OptionError", "InputError", "ModelFileError", "UnknownPieceError", "__version__"]
+__all__ = [*_API, "load", "bert", "Tokenizer", "TrainOptions", "DEFAULT", "SubwordsError", "OptionError",
+           "InputError", "TextTypeError", "ModelFileError", "FileError", "StateError", "UnknownPieceError",
+           "__version__"]
 
 
 def __getattr__(name: str) -> object:
@@ -30,4 +40,12 @@ def __getattr__(name: str) -> object:
         from . import _api
 
         return getattr(_api, name)
+    if name == "load":
+        from .formats import _dispatch
+
+        return _dispatch.load
+    if name == "bert":
+        from .formats import vocab_txt
+
+        return vocab_txt.bert
     raise AttributeError(f"module 'subwords' has no attribute {name!r}")

@@ -38,8 +38,8 @@ import json
 import os
 from typing import Any
 
-from .._io import PathLike, write_atomic
-from ..errors import InputError
+from ..._io import PathLike, write_atomic
+from ...errors import InputError
 
 MARK_RUNS = {"Regex": "\\s+"}
 

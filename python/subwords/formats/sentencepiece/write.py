@@ -27,8 +27,8 @@ from __future__ import annotations
 import os
 from typing import Any, Union
 
-from .._io import write_atomic
-from ..errors import InputError
+from ..._io import write_atomic
+from ...errors import InputError
 
 # Unicode White_Space, as Rust's char::is_whitespace (the front spelling's separators)
 WHITESPACE = [chr(c) for c in (0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B),
@@ -38,7 +38,7 @@ NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 
 
 def model_bytes(tok: Any) -> bytes:
-    from .. import _core
+    from ... import _core
 
     kind = tok.model
     if kind not in ("unigram", "bpe"):
@@ -85,8 +85,11 @@ def model_bytes(tok: Any) -> bytes:
                                 bool(sp["split_at_marks"]))
 
 
-def export(tok: Any, path: Union[str, os.PathLike[str]]) -> None:
-
+def export(tok: Any, path: Union[str, os.PathLike[str]], format: str = "sentencepiece") -> None:
+    """Writes ``tok`` as a SentencePiece ``.model`` file (see the module docstring for what must
+    hold)."""
+    if format != "sentencepiece":
+        raise InputError(f"sentencepiece.export writes format='sentencepiece', not {format!r}")
     if not hasattr(tok, "rows") or not hasattr(tok, "spelling"):
         raise InputError("export writes subwords models (from subwords.train or subwords.load)")
     write_atomic(path, model_bytes(tok), "SentencePiece model")
