@@ -167,6 +167,8 @@ def from_saved(saved: Mapping[str, Any]) -> Optional[TrainOptions]:
     if not saved:
         return None
     known = {k: v for k, v in saved.items() if k in NAMES and k != "joints"}
+    if known.get("model") == "unigram":
+        known.pop("min_count", None)  # the core's default, saved though Unigram takes none
     return TrainOptions(**known)
 
 

@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Optional, Protocol, Union, runtime_checkable
+from typing import Any, Optional, Protocol, Union, runtime_checkable
 
 #: which special tokens a call lets the text spell: ``"all"``, or a collection of surfaces
 AllowedSpecial = Union[str, Iterable[str]]
 
 
+class _Face(type(Protocol)):  # type: ignore[misc]  # typing's protocol metaclass is private
+    """Keeps ``subwords.Tokenizer.from_json`` working: before the protocol took the name, it was
+    the class of subwords' own models. Lookups go here only for names the class lacks, so the
+    protocol's members (what ``isinstance`` checks) are unchanged."""
+
+    def __getattr__(cls, name: str) -> Any:
+        if name == "from_json":
+            from ._api import SubwordsTokenizer
+
+            return SubwordsTokenizer.from_json
+        raise AttributeError(f"type object 'Tokenizer' has no attribute {name!r}")
+
+
 @runtime_checkable
-class Tokenizer(Protocol):
+class Tokenizer(Protocol, metaclass=_Face):
     """What every tokenizer answers, whether subwords trained it (:class:`subwords.SubwordsTokenizer`,
     :class:`subwords.UnigramTokenizer`) or read it from another library's file
     (:func:`subwords.load`: ``tokenizer.json``, vocab.json + merges.txt, a SentencePiece

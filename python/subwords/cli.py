@@ -307,9 +307,9 @@ def export_atomic(tok: Any, out: str, fmt: str) -> None:
 
 
 def _is_own(tok: Any) -> bool:
-    from ._api import Tokenizer
+    from ._api import SubwordsTokenizer
 
-    return isinstance(tok, Tokenizer)
+    return isinstance(tok, SubwordsTokenizer)
 
 
 def _describe(tok: Any, path: str) -> str:

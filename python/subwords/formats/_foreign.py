@@ -20,7 +20,7 @@ class Foreign:
 
     A subclass implements ``_encode(text, allowed)`` (ids of one text, ``allowed`` the special
     surfaces it may match), ``decode``, ``id_to_piece``, ``piece_to_id`` and ``vocab_size``, and
-    may override the rest: ``_template`` (what ``add_special_tokens`` puts around the ids;
+    may override the rest: ``_around`` (what ``add_special_tokens`` puts around the ids;
     nothing here), ``encode_batch``, ``encode_pieces``, ``decode_pieces``,
     ``encode_with_offsets`` and ``special_tokens``.
     """
@@ -30,7 +30,7 @@ class Foreign:
     def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
         raise NotImplementedError
 
-    def _template(self, ids: list[int], pair: Optional[list[int]]) -> list[int]:
+    def _around(self, ids: list[int], pair: Optional[list[int]]) -> list[int]:
         return ids if pair is None else ids + pair
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
@@ -42,7 +42,7 @@ class Foreign:
         ids = self._encode(text, allowed)
         second = None if pair is None else self._encode(text_arg(pair), allowed)
         if add_special_tokens:
-            return self._template(ids, second)
+            return self._around(ids, second)
         return ids if second is None else ids + second
 
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,

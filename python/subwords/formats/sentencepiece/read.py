@@ -50,13 +50,18 @@ class SentencePieceTokenizer(Foreign):
                pair: Optional[str] = None, add_bos: bool = False, add_eos: bool = False) -> list[int]:
         """Ids of ``text``. Control symbols (``<s>``, ``</s>``, ...) in the text are spelled as
         text, as SentencePiece does, unless ``allowed_special`` names them.
-        ``add_special_tokens`` puts the model's ``<s>`` before and ``</s>`` after the ids (each
-        text's, with ``pair``); ``add_bos``/``add_eos`` (sentencepiece's own names) put one side
+        ``add_special_tokens`` puts the model's ``<s>`` before and ``</s>`` after the ids (those
+        of the two it has); ``add_bos``/``add_eos`` (sentencepiece's own names) ask for one side
         each."""
         ids = super().encode(text, allowed_special=allowed_special, pair=pair)
-        if add_special_tokens:
-            add_bos = add_eos = True
-        return self._wrap(ids, add_bos, add_eos)
+        bos, eos = self._sides(add_special_tokens, add_bos, add_eos)
+        return self._wrap(ids, bos, eos)
+
+    def _sides(self, template: bool, bos: bool, eos: bool) -> tuple[bool, bool]:
+        """Which of ``<s>``/``</s>`` to add: the template adds those the model has."""
+        if template:
+            return bos or "<s>" in self._specials, eos or "</s>" in self._specials
+        return bos, eos
 
     def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
         if not allowed:
@@ -104,9 +109,10 @@ class SentencePieceTokenizer(Foreign):
                 pieces.append(part)
             elif part or not allowed:
                 pieces.extend(self._m.encode_pieces(part)[1])
-        if add_special_tokens or add_bos:
+        bos, eos = self._sides(add_special_tokens, add_bos, add_eos)
+        if bos:
             pieces.insert(0, self.id_to_piece(self._control("<s>")))
-        if add_special_tokens or add_eos:
+        if eos:
             pieces.append(self.id_to_piece(self._control("</s>")))
         return pieces
 

@@ -151,6 +151,8 @@ class SubwordNmt(Foreign):
     >>> bpe.segment("lowest low slow")
     'lo@@ w@@ est low s@@ low'
     >>> bpe.encode_pieces("lowest low")
+    ['lo@@', 'w@@', 'est', 'low']
+    >>> [bpe.id_to_piece(i) for i in bpe.encode("lowest low")]
     ['lo', 'w', 'est</w>', 'low</w>']
     """
 
