@@ -603,6 +603,10 @@ class HuggingFace(Foreign):
             # tokenizers prints a normalized added token in its normalized form
             self._id_to_token[t["id"]] = t["normalized_content"] or t["content"]
             self._token_to_id[t["content"]] = t["id"]
+        for t in added:
+            # ... and reads it back in that form too (piece_to_id(id_to_piece(i)) == i)
+            if t["normalized_content"]:
+                self._token_to_id.setdefault(t["normalized_content"], t["id"])
         self._specials = {t["content"]: t["id"] for t in added if t["special"]}
         self._special_ids = frozenset(self._specials.values())
         # the index of each special added token in the plan, for `allowed`
