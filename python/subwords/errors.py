@@ -13,7 +13,8 @@ class                raised for                             also a
 ``InputError``       text or a corpus that cannot be used   ``ValueError``
 ``TextTypeError``    a text that is not ``str``             ``InputError``, ``TypeError``
 ``ModelFileError``   a corrupt, truncated or hostile file   ``ValueError``
-``FileError``        a file that cannot be read or written  ``OSError``
+``FileError``        a file that cannot be read or written  ``OSError`` (by errno:
+                                                            ``FileNotFoundError``...)
 ``StateError``       an object used twice (a spent trainer) ``RuntimeError``
 ``UnknownPieceError``  a piece or id with no row            ``KeyError``
 ===================  =====================================  ======================
@@ -26,6 +27,8 @@ and ``filename`` (``tests/api/test_errors.py`` checks they survive).
 """
 
 from __future__ import annotations
+
+import errno
 
 
 class SubwordsError(Exception):
@@ -52,7 +55,37 @@ class ModelFileError(SubwordsError, ValueError):
 
 class FileError(SubwordsError, OSError):
     """A file or folder that cannot be read or written (missing, no permission, a full disk).
-    ``errno``, ``strerror`` and ``filename`` are set as on any ``OSError``."""
+    ``errno``, ``strerror`` and ``filename`` are set as on any ``OSError``, and, as ``OSError``
+    does, ``FileError(errno.ENOENT, ...)`` is a :class:`MissingFileError` (a
+    ``FileNotFoundError``), so ``except FileNotFoundError`` keeps working."""
+
+    def __new__(cls, *args: object) -> FileError:
+        if cls is FileError and len(args) >= 2 and isinstance(args[0], int):
+            cls = _BY_ERRNO.get(args[0], FileError)
+        self: FileError = super().__new__(cls, *args)
+        return self
+
+
+class MissingFileError(FileError, FileNotFoundError):
+    """A file or folder that does not exist."""
+
+
+class FilePermissionError(FileError, PermissionError):
+    """A file or folder this process may not read or write."""
+
+
+class IsAFolderError(FileError, IsADirectoryError):
+    """A folder where a file was expected."""
+
+
+class NotAFolderError(FileError, NotADirectoryError):
+    """A file where a folder was expected."""
+
+
+_BY_ERRNO: dict[int, type[FileError]] = {
+    errno.ENOENT: MissingFileError, errno.EACCES: FilePermissionError, errno.EPERM: FilePermissionError,
+    errno.EISDIR: IsAFolderError, errno.ENOTDIR: NotAFolderError,
+}
 
 
 class StateError(SubwordsError, RuntimeError):
@@ -67,4 +100,5 @@ class UnknownPieceError(SubwordsError, KeyError):
 
 
 __all__ = ["SubwordsError", "OptionError", "InputError", "TextTypeError", "ModelFileError", "FileError",
-           "StateError", "UnknownPieceError"]
+           "MissingFileError", "FilePermissionError", "IsAFolderError", "NotAFolderError", "StateError",
+           "UnknownPieceError"]

@@ -32,6 +32,10 @@ def test_only_the_file_error_is_an_os_error():
 def test_a_file_error_keeps_what_an_os_error_carries():
     e = errors.FileError(errno.ENOENT, "cannot read model file 'x'", "x")
     assert (e.errno, e.strerror, e.filename) == (errno.ENOENT, "cannot read model file 'x'", "x")
+    # as OSError(ENOENT, ...) is a FileNotFoundError, so is FileError(ENOENT, ...)
+    assert isinstance(e, FileNotFoundError) and isinstance(e, errors.MissingFileError)
+    assert isinstance(errors.FileError(errno.EACCES, "no"), PermissionError)
+    assert type(errors.FileError(errno.ENOSPC, "full")) is errors.FileError
     again = pickle.loads(pickle.dumps(e))
     assert type(again) is type(e) and again.errno == errno.ENOENT
 
