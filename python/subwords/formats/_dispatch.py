@@ -44,6 +44,8 @@ def detect(path: PathLike) -> str:
         if b'"format"' in head and b'"subwords"' in head:
             return "subwords"
         return "hf"
+    if name.endswith(".json") and name != "tokenizer.json":
+        return "subwords"  # not JSON at all: subwords' reader says what is wrong with it
     if name.endswith((".tiktoken", ".tiktoken.gz")):
         return "tiktoken"
     if name.endswith(".vocab") and b"\t" in head.split(b"\n", 1)[0]:
