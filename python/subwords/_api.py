@@ -22,7 +22,7 @@ from ._checks import batch_arg, text_arg
 from ._io import read_limited, write_atomic
 from ._options import DEFAULT, Joints, Model, SpellingName, TrainOptions, from_keywords, from_saved, resolved
 from ._progress import ProgressLine
-from ._protocol import AllowedSpecial
+from ._specials import AllowedSpecial
 from ._specials import allowed_set, split_specials
 from .errors import InputError, ModelFileError, OptionError, SubwordsError, UnknownPieceError
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Optional, Protocol, Union, runtime_checkable
+from typing import Any, Optional, Protocol, runtime_checkable
 
-#: which special tokens a call lets the text spell: ``"all"``, or a collection of surfaces
-AllowedSpecial = Union[str, Iterable[str]]
+from ._specials import AllowedSpecial
 
 
 class _Face(type(Protocol)):  # type: ignore[misc]  # typing's protocol metaclass is private

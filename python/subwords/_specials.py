@@ -9,6 +9,9 @@ from typing import Union
 
 from .errors import InputError
 
+#: which special tokens a call lets the text spell: ``"all"``, or a collection of surfaces
+AllowedSpecial = Union[str, Iterable[str]]
+
 
 def allowed_set(allowed: Union[str, Iterable[str]], specials: Iterable[str]) -> frozenset[str]:
     """The special surfaces a call allows: ``"all"``, or a collection of surfaces each of which
@@ -44,4 +47,4 @@ def split_specials(text: str, allowed: frozenset[str]) -> list[tuple[str, bool]]
     return out
 
 
-__all__ = ["allowed_set", "split_specials"]
+__all__ = ["AllowedSpecial", "allowed_set", "split_specials"]

@@ -7,7 +7,7 @@ import os
 from typing import Iterable, Optional, Union
 
 from .._checks import batch_arg, text_arg
-from .._protocol import AllowedSpecial
+from .._specials import AllowedSpecial
 from .._specials import allowed_set, split_specials
 from ..errors import InputError, OptionError
 

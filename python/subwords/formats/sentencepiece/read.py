@@ -22,7 +22,7 @@ from ...errors import InputError, ModelFileError, UnknownPieceError
 from ..._checks import text_arg
 from ..._io import read_limited, write_atomic
 from ..._checks import batch_arg
-from ..._protocol import AllowedSpecial
+from ..._specials import AllowedSpecial
 from .._foreign import Foreign, allowed_set, split_specials
 
 #: piece types of ``ModelProto.SentencePiece.Type``

@@ -50,7 +50,7 @@ from ..._checks import text_arg
 from ..._io import read_limited, write_atomic
 from .write import END, codes_text
 from ..._checks import batch_arg
-from ..._protocol import AllowedSpecial
+from ..._specials import AllowedSpecial
 from .._foreign import Foreign, PathLike, allowed_set
 
 if TYPE_CHECKING:

@@ -34,7 +34,7 @@ from ...errors import InputError, ModelFileError, UnknownPieceError
 from ..._checks import text_arg
 from ..._io import read_limited
 from ..._checks import batch_arg
-from ..._protocol import AllowedSpecial
+from ..._specials import AllowedSpecial
 from .._foreign import Foreign, PathLike, allowed_set
 
 ENDOFTEXT = "<|endoftext|>"
