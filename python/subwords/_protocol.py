@@ -57,8 +57,9 @@ class Tokenizer(Protocol, metaclass=_Face):
     ``@@`` pieces), and ``decode_pieces`` reads them back.
 
     **Offsets**: ``encode_with_offsets(text)`` gives ``(id, start, end)`` with ``start``/``end``
-    in code points of ``text``; the pieces one character was split into (bytes) share its span,
-    every one but the last empty.
+    in code points of ``text``, one triple per id of ``encode(text, add_special_tokens=False)``.
+    A character split into several byte pieces is covered by the last of them (the others are
+    empty) in every loaded format; each class's method says how it finds the spans.
     """
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial = ..., add_special_tokens: bool = ...,
@@ -99,7 +100,7 @@ class Tokenizer(Protocol, metaclass=_Face):
 
     @property
     def vocab_size(self) -> int:
-        """One more than the largest id."""
+        """How many ids the vocabulary has (tiktoken: one more than the largest)."""
         ...
 
     @property
