@@ -14,13 +14,13 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Optional, Union, cast
 
 from . import _core
 from ._checks import batch_arg, text_arg
 from ._io import read_limited, write_atomic
-from ._options import DEFAULT, Joints, Model, SpellingName, TrainOptions, from_keywords, from_saved, resolved
+from ._options import Joints, Model, TrainOptions, from_keywords, from_saved, resolved
 from ._progress import ProgressLine
 from ._specials import AllowedSpecial
 from ._specials import allowed_set, split_specials
@@ -35,7 +35,6 @@ TrainData = Union[Mapping[str, int], Iterable[str], "os.PathLike[str]", Sequence
 _BATCH_CHARS = 4 << 20
 # A model file larger than this is refused before it is parsed (a hostile or mistaken file).
 MAX_MODEL_FILE_BYTES = 1 << 31
-MAX_VOCAB_TXT_BYTES = 64 << 20  # bert-base-uncased's is 232 KB, multilingual BERT's under 1 MB
 
 
 @contextlib.contextmanager

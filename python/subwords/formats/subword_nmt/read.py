@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from ...errors import InputError, ModelFileError
 from ..._checks import text_arg

@@ -26,7 +26,7 @@ import gzip
 import io
 import os
 import zlib
-from typing import Any, Iterable, Mapping, Optional, Union
+from typing import Any, Iterable, Mapping, Optional
 
 from ... import _core
 from ..._api import _threads
