@@ -341,6 +341,15 @@ class SubwordsTokenizer:
         Special rows (``[UNK]``, ``[CLS]``, ...) in the text are text unless ``allowed_special``
         names them (see :class:`subwords.Tokenizer`)."""
         text = _check_text(text)
+        if (not allowed_special and pair is None and dropout is None and seed is None and segmenter is None
+                and alpha is None and nbest is None):
+            # the common call, kept as short as before the protocol's arguments
+            try:
+                plain = self._model.encode(text)
+            except UnicodeError as e:
+                raise _surrogate_error(e, "the text") from None
+            template = self._model.template() if add_special_tokens else None
+            return plain if template is None else [template[0], *plain, template[1]]
         allowed = allowed_set(allowed_special, self.special_tokens) if allowed_special else frozenset()
 
         def one(t: str) -> list[int]:
