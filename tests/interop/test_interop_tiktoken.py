@@ -180,7 +180,7 @@ def test_surrogates_and_types(pair):
         ours.encode(b"bytes")
     with pytest.raises(InputError):
         ours.encode_batch("one string")
-    with pytest.raises(InputError):
+    with pytest.raises(subwords.OptionError):  # a bad thread count is an option error in every family
         ours.encode_batch(["x"], threads=0)
 
 
