@@ -139,7 +139,7 @@ def _apply_joints(units: list[tuple[str, int]], joints: Joints) -> tuple[list[tu
     return out, cuts
 
 
-def train(data: TrainData, options: Optional[TrainOptions] = None, /, **keywords: Any) -> SubwordsTokenizer:
+def train(data: TrainData, options: Optional[TrainOptions] = None, **keywords: Any) -> SubwordsTokenizer:
     """Learns a vocabulary from ``data`` and returns a :class:`SubwordsTokenizer`
     (a :class:`UnigramTokenizer` for ``model="unigram"``).
 
