@@ -21,6 +21,8 @@ def test_options_and_keywords_train_the_same_model():
     assert subwords.train(FOUR, uni) == subwords.train(FOUR, model="unigram", vocab_size=20)
     # keywords after the options change them
     assert subwords.train(FOUR, opts, vocab_size=20) == subwords.train(FOUR, vocab_size=20)
+    # data and options by name, as data could be before TrainOptions
+    assert subwords.train(data=FOUR, options=opts) == subwords.train(data=FOUR, vocab_size=22)
 
 
 def test_options_are_frozen_and_typed():
