@@ -350,6 +350,13 @@ class SubwordsTokenizer:
                 raise _surrogate_error(e, "the text") from None
             template = self._model.template() if add_special_tokens else None
             return plain if template is None else [template[0], *plain, template[1]]
+        return self._encode_full(text, allowed_special, add_special_tokens, pair, dropout, seed, segmenter, alpha, nbest)
+
+    def _encode_full(self, text: str, allowed_special: AllowedSpecial, add_special_tokens: bool, pair: Optional[str],
+                     dropout: Optional[float], seed: Optional[int], segmenter: Optional[str], alpha: Optional[float],
+                     nbest: Optional[int]) -> list[int]:
+        """``encode`` with specials allowed, a pair, dropout or a Unigram segmenter (a method of
+        its own: the closure below would cost the plain call its cells)."""
         allowed = allowed_set(allowed_special, self.special_tokens) if allowed_special else frozenset()
 
         def one(t: str) -> list[int]:
