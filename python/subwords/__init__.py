@@ -5,25 +5,36 @@
     >>> tok.encode_pieces("lowest")
     ['lo', 'w', 'est</w>']
 
-The Rust engine is loaded on first use, so ``import subwords`` stays cheap and the pure-Python
-reference (``subwords.reference``) works without it.
+``subwords.Tokenizer`` is the protocol every tokenizer answers: the models ``train`` makes
+(``SubwordsTokenizer``; ``UnigramTokenizer`` for Unigram, with its analysis) and every file
+``load`` reads, ours or another library's. The Rust engine is loaded on first use, so
+``import subwords`` stays cheap and the pure-Python reference (``subwords.reference``) works
+without it.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import InputError, ModelFileError, OptionError, SubwordsError, UnknownPieceError
+from ._options import DEFAULT, TrainOptions
+from ._protocol import Tokenizer
+from .errors import (FileError, InputError, ModelFileError, OptionError, StateError, SubwordsError, TextTypeError,
+                     UnknownPieceError)
 
 if TYPE_CHECKING:  # loaded lazily at run time, by __getattr__
-    from ._api import Tokenizer as Tokenizer, bert as bert, count as count, load as load, train as train
+    from ._api import SubwordsTokenizer as SubwordsTokenizer, UnigramTokenizer as UnigramTokenizer, train as train
+    from .formats._dispatch import load as load
+    from .formats.vocab_txt import bert as bert
+    from ._api import count as count
     from .counts import CountTable as CountTable
 
 __version__ = "0.1.0"
 
-_API = ("train", "load", "bert", "Tokenizer", "count")
+_API = ("train", "SubwordsTokenizer", "UnigramTokenizer", "count")
 
-__all__ = [*_API, "CountTable", "SubwordsError", "OptionError", "InputError", "ModelFileError", "UnknownPieceError", "__version__"]
+__all__ = [*_API, "load", "bert", "Tokenizer", "TrainOptions", "DEFAULT", "CountTable", "SubwordsError", "OptionError",
+           "InputError", "TextTypeError", "ModelFileError", "FileError", "StateError", "UnknownPieceError",
+           "__version__"]
 
 
 def __getattr__(name: str) -> object:
@@ -35,4 +46,12 @@ def __getattr__(name: str) -> object:
         from .counts import CountTable
 
         return CountTable
+    if name == "load":
+        from .formats import _dispatch
+
+        return _dispatch.load
+    if name == "bert":
+        from .formats import vocab_txt
+
+        return vocab_txt.bert
     raise AttributeError(f"module 'subwords' has no attribute {name!r}")

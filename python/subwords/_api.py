@@ -1,7 +1,9 @@
-"""The public API: ``train``, ``load`` and ``Tokenizer``, over the Rust engine in ``_core``.
+"""subwords' own models: ``train``, :class:`SubwordsTokenizer` and :class:`UnigramTokenizer`,
+over the Rust engine in ``_core``.
 
-Everything that touches text runs in Rust with the GIL released; this layer validates options,
-turns the accepted input forms into what the engine reads, and gives errors their classes.
+Everything that touches text runs in Rust with the GIL released; this layer turns the accepted
+input forms into what the engine reads and gives errors their classes. The options are checked
+by the core (``_options.py`` only carries them).
 """
 
 from __future__ import annotations
@@ -13,37 +15,32 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Optional, Union, cast
 
 from . import _core
 from . import counts as _counts
-from ._checks import text_arg
+from ._checks import batch_arg, text_arg
 from ._io import read_limited, write_atomic
+from ._options import Joints, Model, TrainOptions, from_keywords, from_saved, resolved
 from ._progress import ProgressLine
+from ._specials import AllowedSpecial
+from ._specials import allowed_set, split_specials
 from .errors import InputError, ModelFileError, OptionError, SubwordsError, UnknownPieceError
 
 if TYPE_CHECKING:
     from typing_extensions import TypeGuard  # typing's own from Python 3.10
 
-Model = Literal["bpe", "word", "wordpiece", "unigram"]
-SpellingName = Literal["end", "continuation", "front", "bytes"]
-Joints = Union[Mapping[str, Sequence[str]], Callable[[str], Optional[Sequence[str]]]]
 # what train() learns from: a word -> count table, texts, or UTF-8 files (one text per line)
 TrainData = Union[Mapping[str, int], Iterable[str], "os.PathLike[str]", Sequence["os.PathLike[str]"]]
 # what train() also takes: a count table (subwords.count)
 TrainInput = Union[TrainData, "_counts.CountTable"]
 
-_MODELS = ("bpe", "word", "wordpiece", "unigram")
-# each model's own spelling, when none is named
-_DEFAULT_SPELLING: dict[str, SpellingName] = {"bpe": "end", "word": "end", "wordpiece": "continuation", "unigram": "end"}
-_SPELLINGS = ("end", "continuation", "front", "bytes")
 # what text and counts can be fed to: a trainer, or a counter that makes a count table
 _Feedable = Union[_core.Trainer, _core.Counter]
 _BATCH_CHARS = 4 << 20
 # A model file larger than this is refused before it is parsed (a hostile or mistaken file).
 MAX_MODEL_FILE_BYTES = 1 << 31
-MAX_VOCAB_TXT_BYTES = 64 << 20  # bert-base-uncased's is 232 KB, multilingual BERT's under 1 MB
 
 
 @contextlib.contextmanager
@@ -148,39 +145,13 @@ def _apply_joints(units: list[tuple[str, int]], joints: Joints) -> tuple[list[tu
     return out, cuts
 
 
-def train(
-    data: TrainInput,
-    *,
-    model: Model = "bpe",
-    spelling: Optional[SpellingName] = None,
-    vocab_size: int,
-    min_count: Optional[int] = None,
-    byte_fallback: bool = False,
-    byte_fallback_in_budget: bool = False,
-    mark: Optional[str] = None,
-    split_at_marks: bool = True,
-    pre_split: Optional[Literal["gpt2", "bert"]] = None,
-    joints: Optional[Joints] = None,
-    superword_at: Optional[int] = None,
-    max_piece_length: Union[int, None, Literal["16 for unigram, else no bound"]] = "16 for unigram, else no bound",
-    alphabet_size: Optional[int] = None,
-    character_coverage: Optional[float] = None,
-    counts: bool = False,
-    threads: Optional[int] = None,
-    input_errors: Literal["strict", "replace"] = "strict",
-    min_count_rule: Optional[Literal["filter", "stop"]] = None,
-    unknown: Optional[Literal["word", "rest"]] = None,
-    max_word_length: Union[int, None, Literal["100 for wordpiece"]] = "100 for wordpiece",
-    lowercase: bool = False,
-    strip_accents: bool = False,
-    clean_text: bool = False,
-    preset: Optional[Literal["bert"]] = None,
-    seed_size: Union[int, None, Literal["1_000_000 for unigram"]] = "1_000_000 for unigram",
-    shrink: Optional[float] = None,
-    em_rounds: Optional[int] = None,
-    progress: bool = False,
-) -> "Tokenizer":
-    """Learns a vocabulary from ``data`` and returns a :class:`Tokenizer`.
+def train(data: TrainInput, options: Optional[TrainOptions] = None, **keywords: Any) -> SubwordsTokenizer:
+    """Learns a vocabulary from ``data`` and returns a :class:`SubwordsTokenizer`
+    (a :class:`UnigramTokenizer` for ``model="unigram"``).
+
+    The options are a :class:`TrainOptions` (``train(data, options)``) or its fields as keywords
+    (``train(data, vocab_size=22, model="bpe")``); an unknown one is an :class:`OptionError`
+    naming it. The core checks every value (``options.rs``).
 
     ``spelling`` defaults to the model's own: ``end`` for BPE (Sennrich), ``continuation`` for
     WordPiece. WordPiece takes ``min_count_rule`` (``"filter"``: pairs below ``min_count`` are no
@@ -196,113 +167,35 @@ def train(
     >>> tok.merges[:3]
     [('e', 's'), ('es', 't</w>'), ('l', 'o')]
     """
-    if preset is not None:
-        if preset != "bert":
-            raise OptionError(f"preset must be 'bert' (or None), got {preset!r}")
-        # BERT's WordPiece: continuation marks, punctuation and CJK stand alone, text cleaned,
-        # lower-cased and stripped of accents (as bert-base-uncased)
-        if model != "bpe" and model != "wordpiece" or spelling not in (None, "continuation"):
-            raise OptionError("preset='bert' is model='wordpiece' on the continuation spelling; leave model and spelling out")
-        model, spelling, pre_split = "wordpiece", "continuation", "bert"
-        lowercase = strip_accents = clean_text = True
-    if model not in _MODELS:
-        raise OptionError(f"model must be one of {', '.join(_MODELS)}; got {model!r}")
-    # Unigram's defaults for real corpora (sentencepiece's): pieces of at most 16 symbols, a
-    # seed of at most a million; None asks for no bound. Neither bites on the pages' corpora.
-    if max_piece_length == "16 for unigram, else no bound":
-        max_piece_length = 16 if model == "unigram" else None
-    if seed_size == "1_000_000 for unigram":
-        seed_size = 1_000_000 if model == "unigram" else None
-    if spelling is None:
-        spelling = _DEFAULT_SPELLING[model]
-    if min_count_rule not in (None, "filter", "stop"):
-        raise OptionError(f"min_count_rule must be 'filter' or 'stop', got {min_count_rule!r}")
-    if unknown not in (None, "word", "rest"):
-        raise OptionError(f"unknown must be 'word' or 'rest', got {unknown!r}")
-    if max_word_length == "100 for wordpiece":
-        # BERT's limit by default; an explicit None means no limit
-        max_word_length = 100 if model == "wordpiece" else None
-    elif model != "wordpiece":
-        raise OptionError("max_word_length applies only to model='wordpiece'")
-    if max_word_length is not None and (isinstance(max_word_length, bool) or not isinstance(max_word_length, int)
-                                        or not 1 <= max_word_length <= 2**32 - 1):
-        raise OptionError(f"max_word_length must be a whole number of characters from 1 (or None: no limit), got {max_word_length!r}")
-    if model == "wordpiece":
-        min_count_rule = min_count_rule or "filter"
-        unknown = unknown or "word"
-    if spelling not in _SPELLINGS:
-        raise OptionError(f"spelling must be one of {', '.join(_SPELLINGS)}; got {spelling!r}")
-    if input_errors not in ("strict", "replace"):
-        raise OptionError(f"input_errors must be 'strict' or 'replace', got {input_errors!r}")
-    if pre_split not in (None, "gpt2", "bert"):
-        raise OptionError(f"pre_split must be None, 'gpt2' (bytes) or 'bert' (end, continuation), got {pre_split!r}")
-    if vocab_size is None:
-        raise OptionError("vocab_size is required: the number of rows to learn up to (a ceiling)")
-    for name, value, top in (("vocab_size", vocab_size, MAX_COUNT), ("min_count", min_count, MAX_COUNT),
-                             ("superword_at", superword_at, MAX_COUNT), ("max_piece_length", max_piece_length, 2**32 - 1),
-                             ("alphabet_size", alphabet_size, MAX_COUNT)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top):
-            raise OptionError(f"{name} must be a whole number from 0 to {top}, got {value!r}")
-    if character_coverage is not None and (
-        isinstance(character_coverage, bool) or not isinstance(character_coverage, (int, float))
-        or not math.isfinite(character_coverage) or not 0 < character_coverage <= 1
-    ):
-        raise OptionError(f"character_coverage must be a number in (0, 1], got {character_coverage!r}")
-    if mark is not None and not isinstance(mark, str):
-        raise OptionError(f"mark must be a string (or None for the spelling's default), got {mark!r}")
+    if options is None:
+        options = from_keywords(keywords)
+    elif not isinstance(options, TrainOptions):
+        raise OptionError(f"the second argument of train() is a subwords.TrainOptions, got {type(options).__name__}")
+    elif keywords:
+        options = options.replace(**keywords)
+    core_options = resolved(options)
+    if options.model == "unigram" and options.min_count is not None:
+        # the core reads min_count with a default, so it cannot tell a given one from its own
+        raise OptionError("min_count does not apply to model='unigram' (pruning decides what stays)")
+    joints = options.joints
     if joints is not None and not (callable(joints) or isinstance(joints, Mapping)):
         raise OptionError("joints must be a mapping word -> parts, or a callable word -> parts")
-    for name, value in (("byte_fallback", byte_fallback), ("byte_fallback_in_budget", byte_fallback_in_budget),
-                        ("split_at_marks", split_at_marks), ("counts", counts), ("lowercase", lowercase),
-                        ("strip_accents", strip_accents), ("clean_text", clean_text)):
-        if not isinstance(value, bool):
-            raise OptionError(f"{name} must be True or False, got {value!r}")
-    if model != "unigram" and (seed_size is not None or shrink is not None or em_rounds is not None):
-        raise OptionError("seed_size, shrink and em_rounds apply only to model='unigram'")
-    if model == "unigram":
-        if min_count is not None:
-            raise OptionError("min_count does not apply to model='unigram' (pruning decides what stays)")
-        if seed_size is not None and (isinstance(seed_size, bool) or not isinstance(seed_size, int) or seed_size < 1):
-            raise OptionError(f"seed_size must be a whole number from 1, got {seed_size!r}")
-        if shrink is not None and (isinstance(shrink, bool) or not isinstance(shrink, (int, float))
-                                   or not math.isfinite(shrink) or not 0 < shrink < 1):
-            raise OptionError(f"shrink must be a number strictly between 0 and 1, got {shrink!r}")
-        if em_rounds is not None and (isinstance(em_rounds, bool) or not isinstance(em_rounds, int)
-                                      or not 0 <= em_rounds <= 10**6):
-            raise OptionError(f"em_rounds must be a whole number from 0, got {em_rounds!r}")
-    if min_count is None:
-        min_count = 1 if model == "word" else 2
-    options: dict[str, Any] = {
-        "model": model,
-        "spelling": spelling,
-        "vocab_size": vocab_size,
-        "min_count": min_count,
-        "byte_fallback": byte_fallback,
-        "byte_fallback_in_budget": byte_fallback_in_budget,
-        "mark": mark,
-        "split_at_marks": split_at_marks,
-        "pre_split": pre_split,
-        "joints": joints is not None,
-        "superword_at": superword_at,
-        "max_piece_length": max_piece_length,
-        "alphabet_size": alphabet_size,
-        "character_coverage": None if character_coverage is None else float(character_coverage),
-        "input_errors": input_errors,
-        "min_count_rule": min_count_rule,
-        "unknown": unknown,
-        "max_word_length": max_word_length,
-        "lowercase": lowercase,
-        "strip_accents": strip_accents,
-        "clean_text": clean_text,
-        "seed_size": seed_size,
-        "shrink": None if shrink is None else float(shrink),
-        "em_rounds": em_rounds,
-    }
-    trainer = _core.Trainer(json.dumps(options), _threads(threads))
-    if not isinstance(progress, bool):
-        raise OptionError(f"progress must be True or False, got {progress!r}")
-    with ProgressLine(trainer.progress_view()) if progress else contextlib.nullcontext():
-        tables = _counts.table_paths(data, counts=counts)
+    for name in ("counts", "progress"):
+        if not isinstance(getattr(options, name), bool):
+            raise OptionError(f"{name} must be True or False, got {getattr(options, name)!r}")
+    try:
+        text = json.dumps(core_options, allow_nan=False)
+    except ValueError:
+        bad = next(k for k, v in core_options.items() if isinstance(v, float) and not math.isfinite(v))
+        raise OptionError(f"{bad} must be a finite number, got {core_options[bad]!r}") from None
+    except TypeError:
+        bad = next(k for k, v in core_options.items() if not _plain(v))
+        raise OptionError(f"{bad}={core_options[bad]!r}: not a value this option takes "
+                          f"({type(core_options[bad]).__name__})") from None
+    _core.check_train_options(text)
+    trainer = _core.Trainer(text, _threads(options.threads))
+    with ProgressLine(trainer.progress_view()) if options.progress else contextlib.nullcontext():
+        tables = _counts.table_paths(data, counts=options.counts)
         if isinstance(data, _counts.CountTable) or (tables is not None and len(tables) > 1):
             if isinstance(data, _counts.CountTable):
                 table = data
@@ -319,7 +212,7 @@ def train(
             if joints is not None:
                 trainer.set_units(*_apply_joints(list(_counts.CountTable.load(tables[0]).items()), joints))
         else:
-            _feed(trainer, data, counts=counts, input_errors=input_errors)
+            _feed(trainer, data, counts=options.counts, input_errors=options.input_errors)
             if joints is not None:
                 trainer.set_units(*_apply_joints(trainer.unit_counts(), joints))
         return _train_model(trainer)
@@ -330,19 +223,19 @@ def train(
 _TRACE_REQUEST: "contextvars.ContextVar[Optional[dict[str, Any]]]" = contextvars.ContextVar("subwords_trace", default=None)
 
 
-def _train_model(trainer: _core.Trainer) -> "Tokenizer":
+def _train_model(trainer: _core.Trainer) -> SubwordsTokenizer:
     request = _TRACE_REQUEST.get()
     if request is None:
-        return Tokenizer(trainer.train())
+        return _wrap(trainer.train())
     model, trace = _core.train_traced(trainer, json.dumps(request["ask"]))
     request["trace"] = json.loads(trace)
-    return Tokenizer(model)
+    return _wrap(model)
 
 
 def _count_options(spelling: str, mark: Optional[str], split_at_marks: bool, pre_split: Optional[str], lowercase: bool,
              strip_accents: bool, clean_text: bool, input_errors: str) -> str:
-    if spelling not in _SPELLINGS:
-        raise OptionError(f"spelling must be one of {', '.join(_SPELLINGS)}; got {spelling!r}")
+    if spelling not in _counts._SPELLINGS:
+        raise OptionError(f"spelling must be one of {', '.join(_counts._SPELLINGS)}; got {spelling!r}")
     for name, value in (("split_at_marks", split_at_marks), ("lowercase", lowercase),
                         ("strip_accents", strip_accents), ("clean_text", clean_text)):
         if not isinstance(value, bool):
@@ -378,6 +271,10 @@ def count(data: TrainData, *,
     if len(table) == 0:
         raise InputError("the input holds no units to count (empty texts, or nothing but whitespace)")
     return table
+
+
+def _plain(v: object) -> bool:
+    return v is None or isinstance(v, (str, int, float, bool))
 
 
 def _is_paths(data: object) -> TypeGuard[Union[os.PathLike[str], Sequence[os.PathLike[str]]]]:
@@ -453,8 +350,9 @@ def _first_unencodable(texts: list[str]) -> int:
     return 0
 
 
-def load(path: Union[str, os.PathLike[str]]) -> "Tokenizer":
-    """Loads a model file written by :meth:`Tokenizer.save`."""
+def load_model_file(path: Union[str, os.PathLike[str]]) -> SubwordsTokenizer:
+    """Loads a subwords model file written by :meth:`SubwordsTokenizer.save` (``subwords.load``
+    reads every format, this one included)."""
     p = os.fspath(path)
     raw = read_limited(p, MAX_MODEL_FILE_BYTES, "model file")
     try:
@@ -462,55 +360,41 @@ def load(path: Union[str, os.PathLike[str]]) -> "Tokenizer":
     except UnicodeDecodeError:
         raise ModelFileError(f"{p}: not a subwords model file (not UTF-8 text)") from None
     try:
-        return Tokenizer.from_json(text)
+        return SubwordsTokenizer.from_json(text)
     except ModelFileError as e:
         raise ModelFileError(f"{p}: {e}") from None
 
 
-def bert(vocab: Union[str, os.PathLike[str]], *, lowercase: bool = True, strip_accents: Optional[bool] = None,
-         clean_text: bool = True) -> "Tokenizer":
-    """A BERT WordPiece tokenizer from an existing ``vocab.txt`` (one piece per line, its line
-    number its id), used as it is: text cleaned, CJK ideographs and punctuation split off,
-    lower-cased and stripped of accents when ``lowercase`` (as ``bert-base-uncased``; pass
-    ``lowercase=False`` for cased vocabularies), longest match first with ``##`` continuations,
-    words over 100 characters as ``[UNK]``, and ``[CLS]``/``[SEP]`` around every text.
-    """
-    p = os.fspath(vocab)
-    raw = read_limited(p, MAX_VOCAB_TXT_BYTES, "vocabulary (vocab.txt)")
-    try:
-        lines = raw.decode("utf-8").split("\n")
-    except UnicodeDecodeError:
-        raise ModelFileError(f"{p}: not UTF-8 text; a BERT vocab.txt is one UTF-8 piece per line") from None
-    if lines and lines[-1] == "":
-        lines.pop()
-    pieces = [line.rstrip("\r") for line in lines]
-    if not pieces:
-        raise ModelFileError(f"{p}: empty vocabulary")
-    for n, piece in enumerate(pieces, 1):
-        if not piece or any(c.isspace() for c in piece):
-            raise ModelFileError(f"{p}: line {n}: {piece!r} is not a piece (empty or with whitespace)")
-    for name in ("[UNK]", "[CLS]", "[SEP]"):
-        if name not in pieces:
-            raise ModelFileError(f"{p}: has no {name} row; a BERT vocabulary needs [UNK], [CLS] and [SEP]")
-    special = re.compile(r"\[[A-Za-z0-9_]+\]")
-    rows = [[piece, "special" if special.fullmatch(piece) else "piece"] for piece in pieces]
-    strip = lowercase if strip_accents is None else strip_accents
+def from_parts(model: Model, spelling: Mapping[str, Any], rows: Sequence[tuple[str, str]],
+               merges: Sequence[tuple[str, str]] = (), template: Optional[tuple[str, str]] = None) -> SubwordsTokenizer:
+    """A model from its parts, for the readers of other formats (a BERT ``vocab.txt``, subword-nmt
+    codes): the one place in Python that writes the canonical model document, which the core
+    then checks as it checks any model file. ``spelling``: the file's spelling object (scheme,
+    mark, ...; the rest take their defaults); ``rows``: (piece, kind) in id order;
+    ``template``: the (cls, sep) pieces put around every text."""
+    full = {"scheme": "end", "mark": None, "split_at_marks": True, "pre_split": None, "byte_fallback": False,
+            "clean_text": False, "strip_accents": False, "lowercase": False, **spelling}
     doc = {
-        "format": "subwords", "version": 1, "model": "wordpiece",
-        "spelling": {"scheme": "continuation", "mark": "##", "split_at_marks": True, "pre_split": "bert",
-                     "byte_fallback": False, "clean_text": bool(clean_text), "strip_accents": bool(strip),
-                     "lowercase": bool(lowercase)},
-        "stream_merges_from": None, "joints": None, "template": {"cls": "[CLS]", "sep": "[SEP]"},
-        "options": None, "report": None, "rows": rows, "merges": [],
+        "format": "subwords", "version": 1, "model": model, "spelling": full,
+        "stream_merges_from": None, "joints": None,
+        "template": None if template is None else {"cls": template[0], "sep": template[1]},
+        "options": None, "report": None, "rows": [list(r) for r in rows], "merges": [list(m) for m in merges],
     }
-    try:
-        return Tokenizer.from_json(json.dumps(doc, ensure_ascii=False))
-    except ModelFileError as e:
-        raise ModelFileError(f"{p}: {e}") from None
+    if template is None:
+        del doc["template"]
+    return SubwordsTokenizer.from_json(json.dumps(doc, ensure_ascii=False))
 
 
-class Tokenizer:
-    """A spelling, a vocabulary and its segmenter: ``encode`` and ``decode``.
+def _wrap(model: _core.Model) -> SubwordsTokenizer:
+    """The face of a core model: a UnigramTokenizer when it is one."""
+    return UnigramTokenizer(model) if model.model_kind() == "unigram" else SubwordsTokenizer(model)
+
+
+class SubwordsTokenizer:
+    """A model subwords trained or reads from its own file: a spelling, a vocabulary and its
+    segmenter. It answers :class:`subwords.Tokenizer` (encode, decode, pieces, offsets, special
+    tokens) and adds what only subwords' own models have (rows and kinds, merges, the training
+    report, dropout, saving). A Unigram model is a :class:`UnigramTokenizer`, with the analysis.
 
     >>> tok = train({"low": 5, "lower": 2, "newest": 6, "widest": 3}, vocab_size=22)
     >>> tok.encode_pieces("lowest newer")
@@ -520,37 +404,67 @@ class Tokenizer:
     """
 
     __slots__ = ("_model",)
+    format = "subwords"
 
     def __init__(self, model: _core.Model) -> None:
         if not isinstance(model, _core.Model):
-            raise TypeError("Tokenizer is made by subwords.train, subwords.load or Tokenizer.from_json")
+            raise TypeError("a SubwordsTokenizer is made by subwords.train, subwords.load or SubwordsTokenizer.from_json")
         self._model = model
 
     # -- encoding ---------------------------------------------------------------------------
-    def encode(self, text: str, *, pair: Optional[str] = None, add_special_tokens: bool = True,
-               dropout: Optional[float] = None, seed: Optional[int] = None,
-               segmenter: Optional[Literal["viterbi", "fewest", "sample"]] = None, alpha: Optional[float] = None, nbest: Optional[int] = None) -> list[int]:
+    def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = True,
+               pair: Optional[str] = None, dropout: Optional[float] = None, seed: Optional[int] = None,
+               segmenter: Optional[Literal["viterbi", "fewest", "sample"]] = None, alpha: Optional[float] = None,
+               nbest: Optional[int] = None) -> list[int]:
         """Ids of ``text``. With ``dropout=p`` (BPE-dropout), each merge is skipped with
         probability ``p``; a ``seed`` is then required, so runs are repeatable.
 
         A model with a template (a BERT vocabulary) puts ``[CLS]`` before the text and ``[SEP]``
-        after it, and after ``pair`` if one is given, unless ``add_special_tokens=False``."""
+        after it, and after ``pair`` if one is given, unless ``add_special_tokens=False``.
+        Special rows (``[UNK]``, ``[CLS]``, ...) in the text are text unless ``allowed_special``
+        names them (see :class:`subwords.Tokenizer`)."""
+        text = _check_text(text)
+        if (not allowed_special and pair is None and dropout is None and seed is None and segmenter is None
+                and alpha is None and nbest is None):
+            # the common call, kept as short as before the protocol's arguments
+            try:
+                plain = self._model.encode(text)
+            except UnicodeError as e:
+                raise _surrogate_error(e, "the text") from None
+            template = self._model.template() if add_special_tokens else None
+            return plain if template is None else [template[0], *plain, template[1]]
+        return self._encode_full(text, allowed_special, add_special_tokens, pair, dropout, seed, segmenter, alpha, nbest)
+
+    def _encode_full(self, text: str, allowed_special: AllowedSpecial, add_special_tokens: bool, pair: Optional[str],
+                     dropout: Optional[float], seed: Optional[int], segmenter: Optional[str], alpha: Optional[float],
+                     nbest: Optional[int]) -> list[int]:
+        """``encode`` with specials allowed, a pair, dropout or a Unigram segmenter (a method of
+        its own: the closure below would cost the plain call its cells)."""
+        allowed = allowed_set(allowed_special, self.special_tokens) if allowed_special else frozenset()
+
+        def one(t: str) -> list[int]:
+            if not allowed:
+                return self._encode_plain(t, dropout, seed, segmenter, alpha, nbest)
+            out: list[int] = []
+            for part, special in split_specials(t, allowed):
+                if special:
+                    out.append(self.piece_to_id(part))
+                elif part:
+                    out.extend(self._encode_plain(part, dropout, seed, segmenter, alpha, nbest))
+            return out
+
+        first = one(text)
+        second = None if pair is None else one(_check_text(pair))
+        template = self._model.template() if add_special_tokens else None
+        if template is None:
+            return first if second is None else first + second
+        cls, sep = template
+        return [cls, *first, sep] if second is None else [cls, *first, sep, *second, sep]
+
+    def _encode_plain(self, text: str, dropout: Optional[float], seed: Optional[int], segmenter: Optional[str],
+                      alpha: Optional[float], nbest: Optional[int]) -> list[int]:
         if segmenter is not None or alpha is not None or nbest is not None:
             return self._encode_segmenter(text, segmenter, alpha, nbest, seed, dropout)
-        template = self._model.template() if add_special_tokens else None
-        if pair is not None:
-            if self._model.template() is None:
-                raise OptionError("pair= needs a model with a [CLS]/[SEP] template (see subwords.bert)")
-            first = self.encode(text, add_special_tokens=False, dropout=dropout, seed=seed)
-            second = self.encode(pair, add_special_tokens=False, dropout=dropout, seed=seed)
-            if template is None:
-                return first + second
-            cls, sep = template
-            return [cls, *first, sep, *second, sep]
-        if template is not None:
-            cls, sep = template
-            return [cls, *self.encode(text, add_special_tokens=False, dropout=dropout, seed=seed), sep]
-        _check_text(text)
         try:
             if dropout is None:
                 if seed is not None:
@@ -577,64 +491,14 @@ class Tokenizer:
         if segmenter != "sample":
             if alpha is not None or nbest is not None or seed is not None:
                 raise OptionError("alpha, nbest and seed go with segmenter='sample'")
-            _check_text(text)
             if segmenter == "viterbi":
                 return self._model.encode(text)
             return self._model.encode_segmenter(text, "fewest", 1.0, None, 0)
         alpha, nbest, seed = _sampling(alpha, nbest, seed)
-        _check_text(text)
         try:
             return self._model.encode_segmenter(text, "sample", alpha, nbest, seed)
         except UnicodeError as e:
             raise _surrogate_error(e, "the text") from None
-
-    # -- Unigram analysis (docs/API.md, "Analysis of one unit") ----------------------------------
-    @property
-    def log_probs(self) -> list[Optional[float]]:
-        """One natural-log probability per row (Unigram); None for rows that are not pieces."""
-        return self._model.log_probs()
-
-    def lattice(self, unit: str) -> list[tuple[int, int, str, float]]:
-        """The arcs of a unit's lattice: (start, end, piece, log-probability), in arc order."""
-        return self._model.lattice(_text(unit))
-
-    def unit_log_probability(self, unit: str) -> float:
-        """log P(unit): the total over every spelling."""
-        return self._model.unit_log_probability(_text(unit))
-
-    def unit_probability(self, unit: str) -> float:
-        return math.exp(self.unit_log_probability(unit))
-
-    def spellings(self, unit: str) -> list[tuple[list[str], float]]:
-        """Every spelling with its share of the unit's probability (exponential: short units)."""
-        return self._model.spellings(_text(unit))
-
-    def nbest(self, unit: str, k: int) -> list[tuple[list[str], float]]:
-        """The k best spellings with their scores (log-probabilities)."""
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise OptionError(f"k must be a whole number from 1, got {k!r}")
-        return self._model.nbest(_text(unit), k)
-
-    def sample(self, unit: str, *, seed: int, alpha: float = 1.0, nbest: Optional[int] = None) -> list[str]:
-        """A spelling drawn in proportion to its probability**alpha (among the nbest best)."""
-        alpha, nbest, seed = _sampling(alpha, nbest, seed)
-        return self._model.sample(_text(unit), seed, alpha, nbest)
-
-    def fewest(self, unit: str) -> list[str]:
-        """The fewest pieces this vocabulary spells the unit in (ties: longer piece first)."""
-        return self._model.fewest(_text(unit))
-
-    def losses(self, data: Union[Mapping[str, int], Iterable[str]]) -> dict[str, float]:
-        """Each learned row's pruning loss on ``data`` (the current table), in row order."""
-        if isinstance(data, Mapping):
-            corpus = [_check_count(w, c, "count table") for w, c in data.items()]
-        elif isinstance(data, str):
-            raise InputError("losses() takes a mapping or an iterable of texts, not one string")
-        else:
-            corpus = [(_text(t), 1) for t in data]
-        values = self._model.losses(corpus)
-        learned = [p for p, k in zip(self.rows, self.kinds) if k == "learned"]
-        return dict(zip(learned, values))
 
     def encode_pieces(self, text: str, **kw: Any) -> list[str]:
         # every id encode() gives has a row, so no piece is None
@@ -642,7 +506,7 @@ class Tokenizer:
 
     def encode_with_offsets(self, text: str) -> list[tuple[int, int, int]]:
         """``(id, start, end)`` triples; ``text[start:end]`` is what the piece stands for
-        (empty for a mark that stands for the start of the text)."""
+        (empty for a mark that stands for the start of the text). No template is added."""
         _check_text(text)
         try:
             ids, starts, ends = self._model.encode_with_offsets(text)
@@ -650,17 +514,17 @@ class Tokenizer:
             raise _surrogate_error(e, "the text") from None
         return list(zip(ids, starts, ends))
 
-    def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None) -> list[list[int]]:
-        batch = list(texts)
-        for n, t in enumerate(batch):
-            if not isinstance(t, str):
-                raise InputError(f"text {n} of the batch is {type(t).__name__}, not str")
+    def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None, allowed_special: AllowedSpecial = (),
+                     add_special_tokens: bool = True) -> list[list[int]]:
+        batch = batch_arg(texts)
+        if allowed_special:
+            return [self.encode(t, allowed_special=allowed_special, add_special_tokens=add_special_tokens) for t in batch]
         try:
             with gc_paused():
                 out = self._model.encode_batch(batch, _threads(threads))
         except UnicodeError as e:
             raise _surrogate_error(e, f"text {_first_unencodable(batch)} of the batch") from None
-        template = self._model.template()
+        template = self._model.template() if add_special_tokens else None
         if template is not None:
             cls, sep = template
             out = [[cls, *ids, sep] for ids in out]
@@ -710,6 +574,11 @@ class Tokenizer:
         return self._model.kinds()
 
     @property
+    def special_tokens(self) -> dict[str, int]:
+        """The special rows (``[UNK]``, ``[CLS]``, ...): piece -> id."""
+        return {p: i for i, (p, k) in enumerate(zip(self.rows, self.kinds)) if k == "special"}
+
+    @property
     def merges(self) -> list[tuple[str, str]]:
         return self._model.merges()
 
@@ -728,7 +597,15 @@ class Tokenizer:
 
     @property
     def options(self) -> dict[str, Any]:
+        """The training options as the model file saved them (``{}`` for a model read from
+        another format); :attr:`train_options` gives them as a :class:`TrainOptions`."""
         return json.loads(self._model.options_json()) or {}
+
+    @property
+    def train_options(self) -> Optional[TrainOptions]:
+        """The training options as a :class:`TrainOptions` (None for a model that was not
+        trained by subwords, e.g. read from a BERT ``vocab.txt``)."""
+        return from_saved(self.options)
 
     def piece_to_id(self, piece: str) -> int:
         if not isinstance(piece, str):
@@ -749,11 +626,12 @@ class Tokenizer:
         return self._model.to_json()
 
     @classmethod
-    def from_json(cls, text: str) -> "Tokenizer":
+    def from_json(cls, text: str) -> SubwordsTokenizer:
+        """A model from the text of a model file (a :class:`UnigramTokenizer` for Unigram)."""
         if not isinstance(text, str):
             raise ModelFileError("a model is read from JSON text (str)")
         try:
-            return cls(_core.Model.from_json(text))
+            return _wrap(_core.Model.from_json(text))
         except ModelFileError:
             raise
         except SubwordsError as e:
@@ -766,16 +644,78 @@ class Tokenizer:
         write_atomic(path, self._model.to_json(), "model file")
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
-        return (Tokenizer.from_json, (self.to_json(),))
+        return (SubwordsTokenizer.from_json, (self.to_json(),))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Tokenizer) and self.to_json() == other.to_json()
+        return isinstance(other, SubwordsTokenizer) and self.to_json() == other.to_json()
 
     __hash__ = None  # type: ignore[assignment]  # unhashable (equal by content); typeshed types __hash__ as a method
 
     def __repr__(self) -> str:
         s = self.spelling
         return f"<subwords.Tokenizer {self.model} spelling={s['scheme']} rows={self.vocab_size} merges={len(self.merges)}>"
+
+
+class UnigramTokenizer(SubwordsTokenizer):
+    """A Unigram model: everything a :class:`SubwordsTokenizer` does, and the analysis only a
+    Unigram model has (docs/API.md, "Analysis of one unit"): each row's log-probability, a
+    unit's lattice, its spellings with their probabilities, the n best, sampling, the fewest
+    pieces, and each row's pruning loss. A BPE or WordPiece model has none of these attributes.
+    """
+
+    __slots__ = ()
+
+    @property
+    def log_probs(self) -> list[Optional[float]]:
+        """One natural-log probability per row; None for rows that are not pieces."""
+        return self._model.log_probs()
+
+    def lattice(self, unit: str) -> list[tuple[int, int, str, float]]:
+        """The arcs of a unit's lattice: (start, end, piece, log-probability), in arc order."""
+        return self._model.lattice(_text(unit))
+
+    def unit_log_probability(self, unit: str) -> float:
+        """log P(unit): the total over every spelling."""
+        return self._model.unit_log_probability(_text(unit))
+
+    def unit_probability(self, unit: str) -> float:
+        return math.exp(self.unit_log_probability(unit))
+
+    def spellings(self, unit: str) -> list[tuple[list[str], float]]:
+        """Every spelling with its share of the unit's probability (exponential: short units)."""
+        return self._model.spellings(_text(unit))
+
+    def nbest(self, unit: str, k: int) -> list[tuple[list[str], float]]:
+        """The k best spellings with their scores (log-probabilities)."""
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise OptionError(f"k must be a whole number from 1, got {k!r}")
+        return self._model.nbest(_text(unit), k)
+
+    def sample(self, unit: str, *, seed: int, alpha: float = 1.0, nbest: Optional[int] = None) -> list[str]:
+        """A spelling drawn in proportion to its probability**alpha (among the nbest best)."""
+        alpha, nbest, seed = _sampling(alpha, nbest, seed)
+        return self._model.sample(_text(unit), seed, alpha, nbest)
+
+    def fewest(self, unit: str) -> list[str]:
+        """The fewest pieces this vocabulary spells the unit in (ties: longer piece first)."""
+        return self._model.fewest(_text(unit))
+
+    def losses(self, data: Union[Mapping[str, int], Iterable[str]]) -> dict[str, float]:
+        """Each learned row's pruning loss on ``data`` (the current table), in row order."""
+        if isinstance(data, Mapping):
+            corpus = [_check_count(w, c, "count table") for w, c in data.items()]
+        elif isinstance(data, str):
+            raise InputError("losses() takes a mapping or an iterable of texts, not one string")
+        else:
+            corpus = [(_text(t), 1) for t in data]
+        values = self._model.losses(corpus)
+        learned = [p for p, k in zip(self.rows, self.kinds) if k == "learned"]
+        return dict(zip(learned, values))
+
+
+# The class was called Tokenizer before subwords.Tokenizer became the protocol every tokenizer
+# answers; pickles made then name subwords._api.Tokenizer.from_json, so the name stays here.
+Tokenizer = SubwordsTokenizer
 
 
 _text = text_arg

@@ -3,14 +3,28 @@ message whichever tokenizer it was given to."""
 
 from __future__ import annotations
 
-from .errors import InputError
+from collections.abc import Iterable
+
+from .errors import InputError, TextTypeError
 
 
 def text_arg(text: object) -> str:
-    """``text`` if it is a ``str``; anything else is an :class:`InputError` (bytes are named, with
-    the fix)."""
+    """``text`` if it is a ``str``; anything else is a :class:`TextTypeError` (an ``InputError``
+    and a ``TypeError``), from every tokenizer family alike (bytes are named, with the fix)."""
     if isinstance(text, str):
         return text
     if isinstance(text, (bytes, bytearray, memoryview)):
-        raise InputError(f"expected text (str), got {type(text).__name__}; decode it first, e.g. b.decode('utf-8')")
-    raise InputError(f"expected text (str), got {type(text).__name__}")
+        raise TextTypeError(f"expected text (str), got {type(text).__name__}; decode it first, e.g. b.decode('utf-8')")
+    raise TextTypeError(f"expected text (str), got {type(text).__name__}")
+
+
+def batch_arg(texts: Iterable[str]) -> list[str]:
+    """A batch as a list of ``str``: one ``str`` is an :class:`InputError` (``encode`` takes one
+    text), a text that is not ``str`` a :class:`TextTypeError` naming its place."""
+    if isinstance(texts, str):
+        raise InputError("encode_batch takes a list of texts, not one str; use encode() for one text")
+    batch = list(texts)
+    for n, t in enumerate(batch):
+        if not isinstance(t, str):
+            raise TextTypeError(f"text {n} of the batch is {type(t).__name__}, not str (expected text)")
+    return batch

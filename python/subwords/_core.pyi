@@ -3,7 +3,7 @@ and ``subwords.formats`` wrap it.
 
 Argument types follow PyO3's conversions: a Rust ``Vec<T>`` takes any sequence except ``str``
 (so ``Sequence[T]``), a tuple takes only a ``tuple``, a map only a ``dict``, ``&[u8]`` only
-``bytes``. Errors are the classes of ``subwords.errors`` (``OSError`` for files).
+``bytes``. Errors are the classes of ``subwords.errors`` (``FileError``, an ``OSError``, for files).
 """
 
 from collections.abc import Sequence
@@ -11,7 +11,7 @@ from typing import final
 
 __all__ = ["Trainer", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline",
            "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table",
-           "train_traced", "measure_batch"]
+           "train_traced", "measure_batch", "check_train_options"]
 
 @final
 class ProgressView:
@@ -80,6 +80,9 @@ class SpModel:
     def encode_batch(self, texts: Sequence[str], threads: int) -> list[list[int]]: ...
     def encode_with_offsets(self, text: str) -> tuple[list[int], list[int], list[int]]:
         """(ids, starts, ends), offsets in code points."""
+    def encode_pieces(self, text: str) -> tuple[list[int], list[str]]:
+        """(ids, pieces); an unknown run's piece is its own normalized text."""
+    def decode_pieces(self, pieces: Sequence[str]) -> str: ...
     def normalize(self, text: str) -> str: ...
     def decode(self, ids: Sequence[int]) -> str: ...
     def piece_to_id(self, piece: str) -> int | None: ...
@@ -143,6 +146,9 @@ class HfPipeline:
     @staticmethod
     def normalize_with(normalizers: str, text: str) -> str: ...
     def normalize(self, text: str) -> str: ...
+
+def check_train_options(options_json: str) -> str:
+    """The options as the core reads them (JSON), or an OptionError naming the one at fault."""
 
 def unicode_versions() -> dict[str, str]:
     """The Unicode versions of the core's character tables, e.g. {"general_category": "16.0.0"}."""

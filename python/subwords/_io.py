@@ -7,7 +7,7 @@ import os
 import tempfile
 from typing import Union
 
-from .errors import ModelFileError
+from .errors import FileError, ModelFileError
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -16,14 +16,14 @@ def write_atomic(path: PathLike, data: Union[bytes, str], what: str = "file") ->
     """Write ``data`` (text is written as UTF-8 with ``\\n`` line ends) to a temporary file beside
     ``path``, flush it to disk, give it an ordinary new file's mode (0666 less the umask, not the
     temporary file's 0600) and rename it over ``path``. A failure leaves no file behind and
-    raises ``OSError`` naming ``what`` and the path."""
+    raises ``FileError`` (an ``OSError``) naming ``what`` and the path."""
     p = os.fspath(path)
     blob = data.encode("utf-8") if isinstance(data, str) else data
     folder = os.path.dirname(os.path.abspath(p))
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".subwords-", suffix=".part")
     except OSError as e:
-        raise OSError(e.errno, f"cannot write {what} {p!r}: {e.strerror or e}") from None
+        raise FileError(e.errno, f"cannot write {what} {p!r}: {e.strerror or e}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(blob)
@@ -39,13 +39,13 @@ def write_atomic(path: PathLike, data: Union[bytes, str], what: str = "file") ->
         except OSError:
             pass
         if isinstance(e, OSError):
-            raise OSError(e.errno, f"cannot write {what} {p!r}: {e.strerror or e}") from None
+            raise FileError(e.errno, f"cannot write {what} {p!r}: {e.strerror or e}") from None
         raise
 
 
 def read_limited(path: PathLike, limit: int, what: str) -> bytes:
     """The bytes of ``path``, refusing (``ModelFileError``) a file larger than ``limit`` before
-    reading it; an unreadable file is an ``OSError`` of the same kind that names ``what``."""
+    reading it; an unreadable file is a ``FileError`` (an ``OSError``) that names ``what``."""
     p = os.fspath(path)
     try:
         size = os.path.getsize(p)
@@ -57,4 +57,4 @@ def read_limited(path: PathLike, limit: int, what: str) -> bytes:
             raise ModelFileError(f"{p}: larger than any {what} subwords reads ({limit} bytes); refusing it")
         return data
     except OSError as e:
-        raise OSError(e.errno, f"cannot read {what} {p!r}: {e.strerror or e}") from None
+        raise FileError(e.errno, f"cannot read {what} {p!r}: {e.strerror or e}") from None

@@ -323,9 +323,9 @@ def export_atomic(tok: Any, out: str, fmt: str) -> None:
 
 
 def _is_own(tok: Any) -> bool:
-    from ._api import Tokenizer
+    from ._api import SubwordsTokenizer
 
-    return isinstance(tok, Tokenizer)
+    return isinstance(tok, SubwordsTokenizer)
 
 
 def _describe(tok: Any, path: str) -> str:
@@ -357,11 +357,11 @@ def _check_output(name: str) -> Path:
 def _train_pruned(a: argparse.Namespace, kw: dict[str, Any], texts: Optional[Iterable[str]]) -> tuple[Any, float]:
     """Counts the inputs under the training's spelling, drops rare units, trains on the table."""
     import subwords
-    from ._api import _DEFAULT_SPELLING
+    from ._options import DEFAULT_SPELLING
 
     bert = a.preset == "bert"
     table = subwords.count(texts if texts is not None else [Path(x) for x in a.inputs], counts=a.counts, input_errors=a.input_errors, threads=a.threads,
-                           spelling="continuation" if bert else a.spelling or _DEFAULT_SPELLING[a.model], mark=a.mark,
+                           spelling="continuation" if bert else a.spelling or DEFAULT_SPELLING[a.model], mark=a.mark,
                            split_at_marks=not a.no_split_at_marks, pre_split="bert" if bert else a.pre_split,
                            lowercase=bert, strip_accents=bert, clean_text=bert)
     table, dropped = table.prune(a.min_unit_count)

@@ -17,8 +17,9 @@ MODULES = [
     "subwords.reference.wordpiece",
     "subwords.reference.unigram",
     "subwords.analysis",
-    "subwords.formats.subword_nmt",
-    "subwords.formats.tiktoken",
+    "subwords._options",
+    "subwords.formats.subword_nmt.read",
+    "subwords.formats.tiktoken.read",
 ]
 
 

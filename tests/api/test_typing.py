@@ -16,8 +16,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# What a user writes: train, save, load, encode every way, then export and read back through
-# subwords.formats. Every value is used so that a wrong type anywhere would be an error.
+# What a user writes: train (with TrainOptions and with keywords), save, load, encode every way,
+# then export and read back, using the Tokenizer protocol for both. Every value is used so that a
+# wrong type anywhere would be an error.
 USER_SCRIPT = '''
 from __future__ import annotations
 
@@ -28,22 +29,46 @@ import subwords
 import subwords.formats
 
 
+def ids_of(tok: subwords.Tokenizer, text: str) -> list[int]:
+    # any tokenizer, ours or a loaded file, through the protocol alone
+    ids: list[int] = tok.encode(text, allowed_special="all", add_special_tokens=False)
+    assert tok.encode_batch([text], threads=1, add_special_tokens=False) == [ids]
+    pieces: list[str] = tok.encode_pieces(text, add_special_tokens=False)
+    spans: list[tuple[int, int, int]] = tok.encode_with_offsets(text)
+    back: str = tok.decode_pieces(pieces)
+    assert tok.decode(ids) == back and len(spans) == len(ids)
+    assert [tok.piece_to_id(tok.id_to_piece(i)) for i in ids] == ids and tok.vocab_size > max(ids)
+    specials: dict[str, int] = tok.special_tokens
+    return ids + sorted(specials.values())[:0]
+
+
 def main(folder: Path) -> None:
     texts = ["low lower newest widest", "the lowest of the new", "widest newer lower"]
-    tok: subwords.Tokenizer = subwords.train(texts, vocab_size=40)
+    options = subwords.TrainOptions(vocab_size=40, model="bpe", spelling="end")
+    tok: subwords.SubwordsTokenizer = subwords.train(texts, options)
+    same = subwords.train(texts, vocab_size=40)
+    saved = tok.train_options
+    assert same == tok and saved is not None and saved.vocab_size == 40
     path = folder / "model.json"
     tok.save(path)
-    again = subwords.load(path)
+    again: subwords.Tokenizer = subwords.load(path)
     ids: list[int] = again.encode("lowest newer")
     batch: list[list[int]] = again.encode_batch(texts, threads=2)
     text: str = again.decode(ids)
     offsets: list[tuple[int, int, int]] = again.encode_with_offsets("lowest newer")
     starts = [start for _, start, _ in offsets]
     pieces: list[str] = again.encode_pieces("lowest")
-    subwords.formats.export(again, folder / "tokenizer.json", "hf")
-    foreign = subwords.formats.load(folder / "tokenizer.json")
-    other: list[int] = foreign.encode("lowest newer")
-    print(len(ids), len(batch), text.upper(), sum(starts), pieces, other == ids, foreign.vocab_size + 1)
+    subwords.formats.export(tok, folder / "tokenizer.json", "hf")
+    foreign: subwords.Tokenizer = subwords.load(folder / "tokenizer.json")
+    other: list[int] = ids_of(foreign, "lowest newer")
+    unigram = subwords.train(texts, model="unigram", vocab_size=30)
+    best: list[tuple[list[str], float]] = unigram.nbest("lowest", 2) if isinstance(unigram, subwords.UnigramTokenizer) else []
+    try:
+        subwords.load(folder / "missing.json")
+    except subwords.FileError as e:
+        missing: OSError = e
+    print(len(ids), len(batch), text.upper(), sum(starts), pieces, other == ids, foreign.vocab_size + 1,
+          ids_of(again, "lowest") == ids_of(tok, "lowest"), len(best), missing.errno)
 
 
 if __name__ == "__main__":

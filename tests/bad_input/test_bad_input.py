@@ -361,10 +361,11 @@ def test_normalize_refuses_a_word_holding_the_mark():
 
 
 def test_unknown_keyword_arguments_are_refused():
-    with pytest.raises(TypeError):
-        subwords.train(FOUR, vocab_size=22, vocab=22)  # type: ignore[call-arg]
-    with pytest.raises(TypeError):
-        subwords.train(FOUR, vocab_size=22, min_frequency=2)  # type: ignore[call-arg]
+    # an option error naming the unknown one and listing the options there are
+    with pytest.raises(subwords.OptionError, match=r"unknown option 'vocab'.*vocab_size, model, spelling"):
+        subwords.train(FOUR, vocab_size=22, vocab=22)
+    with pytest.raises(subwords.OptionError, match="unknown option 'min_frequency'"):
+        subwords.train(FOUR, vocab_size=22, min_frequency=2)
     tok = subwords.train(FOUR, vocab_size=22)
     with pytest.raises(TypeError):
         tok.encode("low", drop=0.1)  # type: ignore[call-arg]
@@ -595,11 +596,13 @@ def every_family(tmp_path_factory) -> dict:
 
 @pytest.mark.parametrize("bad", [5, b"low", None], ids=["int", "bytes", "None"])
 def test_a_text_that_is_not_a_str_is_an_input_error_in_every_tokenizer(every_family, bad):
+    # one class from every family: TextTypeError, an InputError and a TypeError both
     for name, tok in every_family.items():
-        with pytest.raises(InputError, match="expected text|not str"):
-            tok.encode(bad)
-        with pytest.raises(InputError, match="expected text|not str"):
-            tok.encode_batch(["low", bad])
+        for call in (lambda: tok.encode(bad), lambda: tok.encode_batch(["low", bad]),
+                     lambda: tok.encode_pieces(bad), lambda: tok.encode_with_offsets(bad)):
+            with pytest.raises(subwords.TextTypeError, match="expected text|not str") as info:
+                call()
+            assert isinstance(info.value, InputError) and isinstance(info.value, TypeError), name
 
 
 @pytest.mark.parametrize("kw", [{"vocab_size": -1}, {"vocab_size": 22, "model": "gpt"}, {"vocab_size": 22, "em_rounds": 2},

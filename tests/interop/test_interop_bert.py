@@ -57,6 +57,8 @@ def test_same_ids_as_tokenizers_bert(tmp_path: Path, corpus, lowercase: bool):
     theirs = tokenizers.BertWordPieceTokenizer(str(vocab), lowercase=lowercase)
     for text in held:
         assert ours.encode(text) == theirs.encode(text).ids, text
+    for text in held[::5]:
+        assert ours.encode_pieces(text) == theirs.encode(text).tokens, text  # the pieces too
     pairs = list(zip(held[::2], held[1::2]))[:200]
     for a, b in pairs:
         assert ours.encode(a, pair=b) == theirs.encode(a, b).ids

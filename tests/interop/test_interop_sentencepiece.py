@@ -56,6 +56,14 @@ def check_same(data: bytes, texts: list[str]) -> None:
     assert ours.encode(long) == sp.encode(long)
     for ids in want[::3]:
         assert ours.decode(ids) == sp.decode(ids)
+    # the pieces too (an unknown run's piece is its own text, not <unk>), and they decode back
+    sample = texts[::5]
+    want_pieces = sp.encode(sample, out_type=str)
+    got_pieces = [ours.encode_pieces(t) for t in sample]
+    bad = [t for t, w, g in zip(sample, want_pieces, got_pieces) if w != g]
+    assert not bad, f"{len(bad)} texts' pieces differ, first {bad[0][:80]!r}"
+    for pieces in want_pieces[::3]:
+        assert ours.decode_pieces(pieces) == sp.decode_pieces(pieces)
     assert ours.pieces == [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
     assert ours.vocab_size == sp.get_piece_size()
     for t in texts[:200:7]:
@@ -98,6 +106,21 @@ def test_shipped_models_encode_identically(texts, req, member, sdist):
     check_same(data, texts)
 
 
+def test_unknown_characters_keep_their_surface_as_pieces():
+    # sentencepiece's own test model (botchan, Unigram, 1000 pieces) has no ï or é: each is one
+    # <unk> id (0), and sentencepiece's pieces are the characters themselves
+    data = peers.pypi_member("sentencepiece==0.2.0", "test/test_model.model", sdist=True)
+    sp, ours = spm.SentencePieceProcessor(model_proto=data), S.from_bytes(data)
+    text = "naïve café"
+    assert ours.encode(text) == sp.encode(text)
+    assert ours.encode(text).count(0) == 2 and ours.id_to_piece(0) == "<unk>"
+    assert sp.encode(text, out_type=str) == ["\u2581", "n", "a", "ï", "ve", "\u2581c", "a", "f", "é"]
+    assert ours.encode_pieces(text) == sp.encode(text, out_type=str)
+    # the pieces decode to the text; the ids to the unknown surface, as sentencepiece
+    assert ours.decode_pieces(ours.encode_pieces(text)) == sp.decode_pieces(sp.encode(text, out_type=str)) == text
+    assert ours.decode(ours.encode(text)) == sp.decode(sp.encode(text))
+
+
 def test_unknown_runs_and_byte_fallback_by_hand():
     # Hand-checked cases on a tiny model: a run of unknown characters is one <unk> id; with byte
     # fallback each unknown character is its UTF-8 bytes.
@@ -107,6 +130,9 @@ def test_unknown_runs_and_byte_fallback_by_hand():
     ids = plain.encode("a zz b")
     # "▁a ▁ <unk> ▁b": the unknown piece decodes as the default unk_surface " ⁇ " (spaces included)
     assert ids.count(unk) == 1 and plain.decode(ids) == "a  ⁇  b"
+    # its piece is the run itself, so the pieces decode to the text
+    assert plain.encode_pieces("a zz b")[ids.index(unk)] == "zz"
+    assert plain.decode_pieces(plain.encode_pieces("a zz b")) == "a zz b"
     fb = S.from_bytes(train_sp(words, vocab_size=270, model_type="bpe", byte_fallback=True, character_coverage=1.0))
     ids = fb.encode("é")
     assert [fb.id_to_piece(i) for i in ids][-2:] == ["<0xC3>", "<0xA9>"]

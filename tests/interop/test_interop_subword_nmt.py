@@ -82,6 +82,12 @@ def test_learned_codes_segment_the_sample_as_apply_bpe(learned: Path, texts):
     bpe = reference(learned)
     for t in texts:
         assert ours.segment(t) == bpe.segment(t), t
+    # the pieces are apply_bpe's, separator and all, and they read back as the words
+    for t in texts[::9]:
+        want = bpe.segment(t).split(" ") if bpe.segment(t) else []
+        assert ours.encode_pieces(t) == want, t
+        # subword-nmt splits on ' ' alone: the words are what lies between the spaces
+        assert ours.decode_pieces(want) == " ".join(w for w in t.strip("\r\n ").split(" ") if w)
     # the sample has tabs and no-break spaces inside lines: both encoding paths are exercised
     assert any("\t" in t for t in texts) and any("\xa0" in t for t in texts)
 
@@ -327,7 +333,7 @@ def test_exported_codes_cut_as_subwords(texts, tmp_path: Path, size: int, alphab
         line = " ".join(words_of(t))
         # a codes file holds no alphabet: a character no merge mentions is [UNK] read back, and a
         # character read back has both its plain and its final row, where the model may lack one
-        ours, theirs = back.encode_pieces(line), tok.encode_pieces(line)
+        ours, theirs = [back.id_to_piece(i) for i in back.encode(line)], tok.encode_pieces(line)
         assert len(ours) == len(theirs) and all(a == b or "[UNK]" in (a, b) for a, b in zip(ours, theirs)), [(a, b) for a, b in zip(ours, theirs) if a != b]
 
 

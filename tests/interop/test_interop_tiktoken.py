@@ -80,6 +80,23 @@ def test_edge_cases(pair):
         ids = ours.encode(text)
         assert ids == peer.encode(text, disallowed_special=()), text
         assert ours.decode(ids) == peer.decode(ids) == text
+        # the pieces are tiktoken's tokens (their bytes, spelled with GPT-2's byte table)
+        pieces = ours.encode_pieces(text)
+        assert [tk.piece_bytes(p) for p in pieces] == [peer.decode_single_token_bytes(i) for i in ids], text
+        assert ours.decode_pieces(pieces) == text
+
+
+def test_offsets_match_tiktoken(pair):
+    # tiktoken's decode_with_offsets gives each token's start in code points (a token that starts
+    # inside a character starts at that character); ours gives the same starts
+    ours, peer = pair
+    for text in EDGE + list(peers.multilingual_texts())[:300:7]:
+        ids = ours.encode(text)
+        _, starts = peer.decode_with_offsets(ids)
+        spans = ours.encode_with_offsets(text)
+        assert [i for i, _, _ in spans] == ids
+        assert [start for _, start, _ in spans] == starts, text
+        assert "".join(text[a:b] for _, a, b in spans) == text  # the spans tile the text
 
 
 def test_multilingual_corpus_batch(pair):
@@ -163,7 +180,7 @@ def test_surrogates_and_types(pair):
         ours.encode(b"bytes")
     with pytest.raises(InputError):
         ours.encode_batch("one string")
-    with pytest.raises(InputError):
+    with pytest.raises(subwords.OptionError):  # a bad thread count is an option error in every family
         ours.encode_batch(["x"], threads=0)
 
 

@@ -42,6 +42,11 @@ def test_vocab_txt_reads_back_with_the_same_ids(texts, tmp_path: Path, lowercase
         if not any(name in t for name in ("[UNK]", "[CLS]", "[SEP]")):
             # tokenizers matches special surfaces inside the text; subwords spells them as text
             assert theirs.encode(t, add_special_tokens=False).ids == ids, t
+            assert ours.encode_pieces(t, add_special_tokens=False) == theirs.encode(t, add_special_tokens=False).tokens, t
+        else:
+            # ... unless allowed to: then both turn them into their ids
+            assert ours.encode(t, allowed_special="all", add_special_tokens=False) == \
+                theirs.encode(t, add_special_tokens=False).ids, t
     assert load(vocab, lowercase=lowercase).encode("Hola, señor") == ours.encode("Hola, señor")
 
 

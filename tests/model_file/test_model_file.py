@@ -146,7 +146,7 @@ def test_a_failed_save_leaves_the_old_file_and_no_temporary(four, tmp_path: Path
 def load_text(tmp_path: Path, text: str | bytes) -> subwords.Tokenizer:
     path = tmp_path / "m.json"
     path.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
-    return subwords.load(path)
+    return subwords.load(path, format="subwords")  # our reader, whatever the bytes look like
 
 
 def refused(tmp_path: Path, text: str | bytes, *words: str) -> str:
@@ -200,6 +200,9 @@ def test_unreadable_paths_are_os_errors(tmp_path: Path):
     with pytest.raises(FileNotFoundError, match="missing.json"):
         subwords.load(tmp_path / "missing.json")
     with pytest.raises(IsADirectoryError):
+        subwords.load(tmp_path, format="subwords")
+    # detected, an empty folder is no model of any format
+    with pytest.raises(ModelFileError, match="a folder with no tokenizer.json"):
         subwords.load(tmp_path)
 
 

@@ -28,7 +28,7 @@ fn to_py(py: Python<'_>, e: Error) -> PyErr {
         Error::Input(_) => "InputError",
         Error::ModelFile(_) => "ModelFileError",
         Error::UnknownPiece(_) => "UnknownPieceError",
-        Error::Io { .. } => return PyOSError::new_err(e.to_string()),
+        Error::Io { .. } => "FileError",
     };
     match py.import("subwords.errors").and_then(|m| m.getattr(class)) {
         Ok(cls) => PyErr::from_type(cls.cast_into().unwrap(), e.to_string()),
@@ -39,7 +39,7 @@ fn to_py(py: Python<'_>, e: Error) -> PyErr {
 /// A `Trainer` trains once: its counts are consumed by `train`. Using it again is a mistake of the
 /// caller's, not an I/O failure.
 fn spent() -> PyErr {
-    Python::attach(|py| match py.import("subwords.errors").and_then(|m| m.getattr("SubwordsError")) {
+    Python::attach(|py| match py.import("subwords.errors").and_then(|m| m.getattr("StateError")) {
         Ok(cls) => PyErr::from_type(cls.cast_into().unwrap(), "this trainer has already trained its model; make a new one"),
         Err(err) => err,
     })
@@ -377,6 +377,30 @@ fn gpt2_byte_chars() -> Vec<String> {
     subwords_core::spelling::byte_to_char_table().iter().map(|c| c.to_string()).collect()
 }
 
+// -- training options, checked by the core's rules (subwords.TrainOptions) ----------------------
+
+/// Checks training options (the JSON `TrainOptions` reads) with the core's own rules and returns
+/// them as the core reads them. serde names no field for a value of the wrong type or range, so
+/// on such an error each option is tried alone on a minimal base to name the one at fault.
+#[pyfunction]
+fn check_train_options(py: Python<'_>, options_json: &str) -> PyResult<String> {
+    let err = match TrainOptions::from_json(options_json) {
+        Ok(o) => return Ok(serde_json::to_string(&o).unwrap()),
+        Err(e) => e,
+    };
+    if let Ok(serde_json::Value::Object(given)) = serde_json::from_str::<serde_json::Value>(options_json) {
+        for (key, value) in &given {
+            let mut one: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(r#"{"model": "bpe", "spelling": "end", "vocab_size": 1}"#).unwrap();
+            one.insert(key.clone(), value.clone());
+            if let Err(e) = serde_json::from_value::<TrainOptions>(serde_json::Value::Object(one)) {
+                return Err(to_py(py, Error::Option(format!("{key}={value}: {e}"))));
+            }
+        }
+    }
+    Err(to_py(py, err))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Trainer>()?;
@@ -395,5 +419,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(counts::trainer_load_table, m)?)?;
     m.add_function(wrap_pyfunction!(trace::train_traced, m)?)?;
     m.add_function(wrap_pyfunction!(trace::measure_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(check_train_options, m)?)?;
     Ok(())
 }

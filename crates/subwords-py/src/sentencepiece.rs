@@ -74,6 +74,21 @@ impl SpModel {
         .map_err(|e| to_py(py, e))
     }
 
+    /// (ids, pieces) as `sentencepiece`'s `encode(text, out_type=str)`: an unknown run's piece is
+    /// its own normalized text, not `<unk>`.
+    fn encode_pieces(&self, py: Python<'_>, text: &str) -> PyResult<(Vec<u32>, Vec<String>)> {
+        py.detach(|| self.inner.encode_pieces(text)).map_err(|e| to_py(py, e))
+    }
+
+    /// Text of pieces as `sentencepiece`'s `decode_pieces`: a piece outside the vocabulary
+    /// stands for itself.
+    fn decode_pieces(&self, py: Python<'_>, pieces: Vec<PyBackedStr>) -> String {
+        py.detach(|| {
+            let refs: Vec<&str> = pieces.iter().map(|p| &**p).collect();
+            self.inner.decode_pieces(&refs)
+        })
+    }
+
     fn normalize(&self, py: Python<'_>, text: &str) -> PyResult<String> {
         py.detach(|| self.inner.normalize(text, false).map(|(s, _)| s)).map_err(|e| to_py(py, e))
     }

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import os
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional
 
-from ..errors import InputError, ModelFileError
+from ..errors import FileError, ModelFileError, OptionError
 from . import huggingface, sentencepiece, subword_nmt, tiktoken, vocab_txt
-from ._foreign import Foreign, PathLike
+from ._foreign import PathLike
 
 if TYPE_CHECKING:
-    from .._api import Tokenizer
+    from .._protocol import Tokenizer
 
 FORMATS = ("subwords", "hf", "vocab-merges", "sentencepiece", "tiktoken", "subword-nmt", "vocab-txt")
 
-# The module that reads (``load``) and writes (``export``) each foreign format.
+# The package that reads (``load``) and writes (``export``) each format other than ours.
 _MODULES: dict[str, ModuleType] = {"hf": huggingface, "vocab-merges": huggingface, "sentencepiece": sentencepiece,
                                    "tiktoken": tiktoken, "subword-nmt": subword_nmt, "vocab-txt": vocab_txt}
 
@@ -37,13 +37,15 @@ def detect(path: PathLike) -> str:
         with open(p, "rb") as f:
             head = f.read(4096)
     except OSError as e:
-        raise OSError(e.errno, f"cannot read model file {p!r}: {e.strerror or e}") from None
+        raise FileError(e.errno, f"cannot read model file {p!r}: {e.strerror or e}") from None
     name = os.path.basename(p).lower()
     text = head.lstrip()
     if text.startswith(b"{"):
         if b'"format"' in head and b'"subwords"' in head:
             return "subwords"
         return "hf"
+    if name.endswith(".json") and name != "tokenizer.json":
+        return "subwords"  # not JSON at all: subwords' reader says what is wrong with it
     if name.endswith((".tiktoken", ".tiktoken.gz")):
         return "tiktoken"
     if name.endswith(".vocab") and b"\t" in head.split(b"\n", 1)[0]:
@@ -64,23 +66,22 @@ def detect(path: PathLike) -> str:
     raise ModelFileError(f"{p}: cannot tell its format; pass format= one of {', '.join(FORMATS)}")
 
 
-def load(path: PathLike, format: Optional[str] = None, **options: Any) -> Union[Tokenizer, Foreign]:
-    """A tokenizer from ``path`` in any supported format (detected unless ``format`` is given)."""
+def load(path: PathLike, format: Optional[str] = None, **options: Any) -> Tokenizer:
+    """A tokenizer from ``path`` in any supported format (detected from the file unless
+    ``format`` is given: one of ``FORMATS``). subwords' own model files give a
+    :class:`~subwords.SubwordsTokenizer` (a :class:`~subwords.UnigramTokenizer` for Unigram);
+    every format answers :class:`subwords.Tokenizer`. ``options`` are the format's own load
+    options (``pattern=`` for tiktoken, ``lowercase=`` for vocab.txt, ...)."""
     fmt = format or detect(path)
     if fmt not in FORMATS:
-        raise InputError(f"format={fmt!r} is not one of {', '.join(FORMATS)}")
+        raise OptionError(f"format={fmt!r} is not one of {', '.join(FORMATS)}")
     if fmt == "subwords":
-        from .._api import load as load_own
+        from .._api import load_model_file
 
         if options:
-            raise InputError(f"a subwords model file takes no load options (got {sorted(options)})")
-        return load_own(path)
-    if fmt == "vocab-txt":
-        from .._api import bert
-
-        p = os.fspath(path)
-        return bert(os.path.join(p, "vocab.txt") if os.path.isdir(p) else p, **options)
-    tokenizer: Foreign = _MODULES[fmt].load(path, format=fmt, **options)
+            raise OptionError(f"a subwords model file takes no load options (got {sorted(options)})")
+        return load_model_file(path)
+    tokenizer: Tokenizer = _MODULES[fmt].load(path, format=fmt, **options)
     return tokenizer
 
 
@@ -88,7 +89,7 @@ def export(tokenizer: Any, path: PathLike, format: str) -> None:
     """Writes a subwords model in another library's format. Refuses (InputError naming the
     feature) when the model uses something that format cannot express."""
     if format not in FORMATS:
-        raise InputError(f"format={format!r} is not one of {', '.join(FORMATS)}")
+        raise OptionError(f"format={format!r} is not one of {', '.join(FORMATS)}")
     if format == "subwords":
         tokenizer.save(path)
         return

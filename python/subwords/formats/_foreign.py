@@ -1,37 +1,88 @@
-"""The common face of tokenizers loaded from other libraries' files."""
+"""The common base of tokenizers loaded from other libraries' files: the defaults of
+:class:`subwords.Tokenizer` they share (pieces, special tokens, the pair argument)."""
 
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Optional, Union
+from typing import Iterable, Optional, Union
 
-from ..errors import InputError, ModelFileError
+from .._checks import batch_arg, text_arg
+from .._specials import AllowedSpecial
+from .._specials import allowed_set, split_specials
+from ..errors import InputError, OptionError
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 
 class Foreign:
-    """A tokenizer read from another library's file. Subclasses implement the methods below with
-    the original library's exact behaviour; ids are the file's own ids.
+    """A tokenizer read from another library's file; it answers :class:`subwords.Tokenizer`.
+    Subclasses give the original library's exact behaviour; ids are the file's own ids.
 
-    Required: ``encode``, ``encode_batch``, ``decode``, ``id_to_piece``, ``piece_to_id``,
-    ``vocab_size``, ``special_tokens`` (surface -> id) and ``format`` (one of ``formats.FORMATS``).
+    A subclass implements ``_encode(text, allowed)`` (ids of one text, ``allowed`` the special
+    surfaces it may match), ``decode``, ``id_to_piece``, ``piece_to_id`` and ``vocab_size``, and
+    may override the rest: ``_around`` (what ``add_special_tokens`` puts around the ids;
+    nothing here), ``encode_batch``, ``encode_pieces``, ``decode_pieces``,
+    ``encode_with_offsets`` and ``special_tokens``.
     """
 
     format: str = ""
 
-    def encode(self, text: str, *, allowed_special: Union[str, Iterable[str]] = ()) -> list[int]:
+    def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
         raise NotImplementedError
+
+    def _around(self, ids: list[int], pair: Optional[list[int]]) -> list[int]:
+        return ids if pair is None else ids + pair
+
+    def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
+               pair: Optional[str] = None) -> list[int]:
+        """Ids of ``text`` (then ``pair``'s), the template around them when
+        ``add_special_tokens`` (see :class:`subwords.Tokenizer`)."""
+        text = text_arg(text)
+        allowed = allowed_set(allowed_special, self.special_tokens) if allowed_special else frozenset()
+        ids = self._encode(text, allowed)
+        second = None if pair is None else self._encode(text_arg(pair), allowed)
+        if add_special_tokens:
+            return self._around(ids, second)
+        return ids if second is None else ids + second
 
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
-                     allowed_special: Union[str, Iterable[str]] = ()) -> list[list[int]]:
-        raise NotImplementedError
+                     allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> list[list[int]]:
+        batch = batch_arg(texts)
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+            raise OptionError(f"threads must be a whole number from 1 (or None for every core), got {threads!r}")
+        return [self.encode(t, allowed_special=allowed_special, add_special_tokens=add_special_tokens) for t in batch]
 
-    def encode_pieces(self, text: str, **kw: Any) -> list[str]:
-        return [self.id_to_piece(i) for i in self.encode(text, **kw)]
+    def encode_pieces(self, text: str, *, allowed_special: AllowedSpecial = (),
+                      add_special_tokens: bool = False) -> list[str]:
+        return [self.id_to_piece(i) for i in self.encode(text, allowed_special=allowed_special,
+                                                          add_special_tokens=add_special_tokens)]
 
     def decode(self, ids: Iterable[int]) -> str:
         raise NotImplementedError
+
+    def decode_pieces(self, pieces: Iterable[str]) -> str:
+        return self.decode([self.piece_to_id(p) for p in pieces])
+
+    def encode_with_offsets(self, text: str) -> list[tuple[int, int, int]]:
+        """``(id, start, end)`` in code points of ``text``, found by decoding: the ``k``-th id's
+        end is the length of ``decode(ids[:k+1])``. Exact when decoding gives the text back
+        (the file's normalizer and decoder lose nothing on it); otherwise an InputError says so
+        (``decode`` would not say where each id came from)."""
+        text = text_arg(text)
+        ids = self._encode(text, frozenset())
+        if self.decode(ids) != text:
+            raise InputError(f"this {self.format} file's pipeline changes the text (its decoded ids are not the "
+                             "text), so the ids have no offsets in it; encode_with_offsets needs text that "
+                             "decodes back unchanged")
+        out: list[tuple[int, int, int]] = []
+        start = 0
+        for k, i in enumerate(ids):
+            end = len(self.decode(ids[:k + 1]))
+            if not text.startswith(self.decode(ids[:k + 1])):
+                end = start  # a prefix that decodes differently (a joined byte sequence): no span yet
+            out.append((i, min(start, end), end))
+            start = max(start, end)
+        return out
 
     def id_to_piece(self, id: int) -> str:
         raise NotImplementedError
@@ -51,37 +102,4 @@ class Foreign:
         return f"<subwords {self.format} tokenizer: {self.vocab_size} ids>"
 
 
-def allowed_set(allowed: Union[str, Iterable[str]], specials: Iterable[str]) -> frozenset[str]:
-    """The special surfaces a call allows: ``"all"``, or a collection of surfaces each of which
-    must be one of ``specials`` (a typo is an error, not a silent no-op)."""
-    specials = frozenset(specials)
-    if isinstance(allowed, str):
-        if allowed == "all":
-            return specials
-        if allowed == "":
-            return frozenset()
-        raise InputError(f"allowed_special={allowed!r}: pass 'all' or a collection of special tokens, e.g. {{'<|endoftext|>'}}")
-    chosen = frozenset(allowed)
-    unknown = sorted(chosen - specials)
-    if unknown:
-        raise InputError(f"allowed_special: {unknown[0]!r} is not a special token of this vocabulary "
-                         f"(it has {len(specials)}: {sorted(specials)[:5]}...)")
-    return chosen
-
-
-def split_specials(text: str, allowed: frozenset[str]) -> list[tuple[str, bool]]:
-    """``text`` cut at every allowed special surface, longest match first, left to right:
-    [(part, is_special), ...]. Ordinary parts may be empty."""
-    import re
-
-    if not allowed:
-        return [(text, False)]
-    pattern = re.compile("|".join(re.escape(s) for s in sorted(allowed, key=lambda s: (-len(s), s))))
-    out: list[tuple[str, bool]] = []
-    pos = 0
-    for m in pattern.finditer(text):
-        out.append((text[pos:m.start()], False))
-        out.append((m.group(), True))
-        pos = m.end()
-    out.append((text[pos:], False))
-    return out
+__all__ = ["Foreign", "PathLike", "allowed_set", "split_specials"]

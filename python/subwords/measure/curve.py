@@ -115,7 +115,7 @@ def _prefix_model(tok: Any, merges: int, rows: int, parsed: Optional[dict[str, A
     if stream_from is not None and merges <= stream_from:
         doc["stream_merges_from"] = None
     doc["report"] = None
-    return _api.Tokenizer.from_json(json.dumps(doc))
+    return _api.SubwordsTokenizer.from_json(json.dumps(doc))
 
 
 def heldout_texts(heldout: Any) -> list[str]:

@@ -105,7 +105,7 @@ class Metrics:
 def _encode_all(tok: Any, texts: list[str], threads: Optional[int]) -> list[list[int]]:
     from .. import _api
 
-    if isinstance(tok, _api.Tokenizer):
+    if isinstance(tok, _api.SubwordsTokenizer):
         out = tok.encode_batch(texts, threads=threads)
         if tok._model.template() is not None:
             out = [ids[1:-1] for ids in out]  # raw pieces: a template's [CLS]/[SEP] are not the text's
@@ -136,7 +136,7 @@ def _encode_decode(tok: Any, texts: list[str], threads: Optional[int]) -> _Pass:
     the indices of texts that do not round-trip."""
     from .. import _api, _core
 
-    if isinstance(tok, _api.Tokenizer):
+    if isinstance(tok, _api.SubwordsTokenizer):
         # one parallel pass in the core: encode, decode, count (no id lists built in Python)
         try:
             counts, lengths, words, nbytes, chars, failed = _core.measure_batch(tok._model, texts, _api._threads(threads))
@@ -162,7 +162,7 @@ def _special_ids(tok: Any, size: int) -> tuple[set[int], set[int]]:
     """(unknown ids, byte-fallback ids) by the pieces' names."""
     from .. import _api
 
-    if isinstance(tok, _api.Tokenizer):
+    if isinstance(tok, _api.SubwordsTokenizer):
         unk = {i for i, (r, k) in enumerate(zip(tok.rows, tok.kinds)) if k == "special" and r in UNKNOWN_PIECES}
         byte = {i for i, k in enumerate(tok.kinds) if k == "byte"}
         return unk, byte
@@ -210,7 +210,7 @@ def metrics(tok: Any, texts: Sequence[str], *, name: Optional[str] = None, langu
     seconds = time.perf_counter() - start
     freq, lengths, failed = run.freq, run.pieces, run.failed
     unk_ids, byte_ids = _special_ids(tok, size)
-    if not isinstance(tok, _api.Tokenizer):
+    if not isinstance(tok, _api.SubwordsTokenizer):
         # another library's file: byte-fallback rows by their names (<0x41>)
         byte_ids = {i for i in freq if _BYTE_PIECE.fullmatch(_piece_name(tok, i) or "")}
     pieces = sum(freq.values())
@@ -250,7 +250,7 @@ def _piece_name(tok: Any, i: int) -> Optional[str]:
 def _unigram_ll(tok: Any, texts: list[str]) -> Optional[float]:
     from .. import _api
 
-    if not isinstance(tok, _api.Tokenizer) or tok.model != "unigram":
+    if not isinstance(tok, _api.UnigramTokenizer):
         return None
     total = 0.0
     for t in texts:

@@ -25,6 +25,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any, Optional, Union
 
+from subwords._options import DEFAULT_MIN_COUNT
 from subwords.errors import SubwordsError
 
 from . import bpe, unigram, wordpiece
@@ -77,7 +78,7 @@ def train_merges(
     if unknown:
         raise SubwordsError(f"unknown option(s): {', '.join(sorted(unknown))}")
     if min_count is None:
-        min_count = 2 if model == "bpe" else 1
+        min_count = DEFAULT_MIN_COUNT[model]
     opts = validate(
         dict(
             model=model,

@@ -90,6 +90,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Optional, cast
 
+from subwords._options import MODEL_DEFAULTS
 from subwords.errors import SubwordsError
 
 from .spelling import MARKER, Joints, Piece, RowKey, Spelling, make_spelling
@@ -685,8 +686,8 @@ def train_unigram(
     *,
     spelling: str | None = "end",
     vocab_size: int,
-    max_piece_length: int | None = 16,
-    seed_size: int | None = 1_000_000,
+    max_piece_length: int | None = MODEL_DEFAULTS["max_piece_length"]["unigram"],
+    seed_size: int | None = MODEL_DEFAULTS["seed_size"]["unigram"],
     shrink: float = 0.75,
     em_rounds: int = 2,
     byte_fallback: bool = False,

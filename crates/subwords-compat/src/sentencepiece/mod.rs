@@ -387,7 +387,7 @@ impl SpModel {
             let (normalized, map) = &mut *b.borrow_mut();
             self.normalize_into(text, false, normalized, map)?;
             let cuts = self.segment(normalized);
-            self.emit(normalized, &cuts, out, None, None);
+            self.emit(normalized, &cuts, out, None, None, None);
             Ok(())
         })
     }
@@ -399,8 +399,20 @@ impl SpModel {
         let cuts = self.segment(normalized.as_bytes());
         let mut ids = Vec::new();
         let mut spans = Vec::new();
-        self.emit(normalized.as_bytes(), &cuts, &mut ids, Some(&mut spans), Some(&map));
+        self.emit(normalized.as_bytes(), &cuts, &mut ids, Some(&mut spans), Some(&map), None);
         Ok((ids, spans))
+    }
+
+    /// Ids with their pieces, exactly as `SentencePieceProcessor.encode(text, out_type=str)`: a
+    /// known id's piece is its vocabulary entry, and an unknown run's piece is the normalized
+    /// text it covers (one `<unk>` id, the surface as its piece), so `decode_pieces` restores it.
+    pub fn encode_pieces(&self, text: &str) -> Result<(Vec<u32>, Vec<String>)> {
+        let (normalized, _) = self.normalize(text, false)?;
+        let cuts = self.segment(normalized.as_bytes());
+        let mut ids = Vec::new();
+        let mut pieces = Vec::new();
+        self.emit(normalized.as_bytes(), &cuts, &mut ids, None, None, Some(&mut pieces));
+        Ok((ids, pieces))
     }
 
     pub fn segment(&self, normalized: &[u8]) -> Vec<Cut> {
@@ -456,18 +468,33 @@ impl SpModel {
         cuts
     }
 
-    fn emit(&self, normalized: &[u8], cuts: &[Cut], out: &mut Vec<u32>, mut spans: Option<&mut Vec<(u32, u32)>>, map: Option<&[u32]>) {
+    /// Turns cuts into ids (and, when asked, each id's span of the input and its piece). An
+    /// unknown cut becomes its bytes' pieces under byte fallback; without, a run of unknown cuts
+    /// becomes one `<unk>` whose piece is the normalized text of the run (SentencePiece's
+    /// `PopulateSentencePieceText`).
+    fn emit(
+        &self,
+        normalized: &[u8],
+        cuts: &[Cut],
+        out: &mut Vec<u32>,
+        mut spans: Option<&mut Vec<(u32, u32)>>,
+        map: Option<&[u32]>,
+        mut pieces: Option<&mut Vec<String>>,
+    ) {
         let mut prev_unk = false;
         for &(start, end, id) in cuts {
             let is_unk = id == self.unk;
             let (ob, oe) = map.map_or((0, 0), |m| (m[start as usize], m[end as usize]));
+            let surface = &normalized[start as usize..end as usize];
             if is_unk {
                 if let Some(bytes) = &self.byte_ids {
-                    let w = &normalized[start as usize..end as usize];
-                    for (i, &b) in w.iter().enumerate() {
+                    for (i, &b) in surface.iter().enumerate() {
                         out.push(bytes[b as usize]);
                         if let Some(s) = spans.as_deref_mut() {
-                            s.push(if i + 1 == w.len() { (ob, oe) } else { (ob, ob) });
+                            s.push(if i + 1 == surface.len() { (ob, oe) } else { (ob, ob) });
+                        }
+                        if let Some(p) = pieces.as_deref_mut() {
+                            p.push(self.pieces[bytes[b as usize] as usize].clone());
                         }
                     }
                     prev_unk = true;
@@ -479,12 +506,18 @@ impl SpModel {
                             last.1 = oe;
                         }
                     }
+                    if let Some(last) = pieces.as_deref_mut().and_then(|p| p.last_mut()) {
+                        last.push_str(&String::from_utf8_lossy(surface));
+                    }
                     continue;
                 }
             }
             out.push(id);
             if let Some(s) = spans.as_deref_mut() {
                 s.push((ob, oe));
+            }
+            if let Some(p) = pieces.as_deref_mut() {
+                p.push(if is_unk { String::from_utf8_lossy(surface).into_owned() } else { self.pieces[id as usize].clone() });
             }
             prev_unk = is_unk;
         }
@@ -689,12 +722,27 @@ impl SpModel {
         if let Some(&bad) = ids.iter().find(|&&i| i as usize >= n) {
             return Err(Error::UnknownPiece(format!("id {bad} is out of range (the model has {n} pieces)")));
         }
+        Ok(self.decode_items(ids.iter().map(|&id| (id, None))))
+    }
+
+    /// Text of `pieces`, exactly as `SentencePieceProcessor.decode_pieces(pieces)`: a piece that
+    /// is not in the vocabulary is an unknown piece and stands for itself (what `encode_pieces`
+    /// gives for an unknown character), `<unk>` itself for the unknown surface.
+    pub fn decode_pieces(&self, pieces: &[&str]) -> String {
+        self.decode_items(pieces.iter().map(|&p| match self.piece_to_id(p) {
+            Some(id) => (id, None),
+            None => (self.unk, Some(p)),
+        }))
+    }
+
+    /// The decoder over (id, surface of an unknown piece that is not the `<unk>` entry).
+    fn decode_items<'a>(&self, items: impl Iterator<Item = (u32, Option<&'a str>)>) -> String {
         let strip_first = self.norm.add_dummy_prefix || self.norm.remove_extra_whitespaces;
         let mut text = String::new();
         let mut bytes: Vec<u8> = Vec::new();
         let mut is_bos_ws = true;
         let mut bos_ws_seen = false;
-        for &id in ids {
+        for (id, own) in items {
             let ty = self.types[id as usize];
             if ty == proto::BYTE {
                 bytes.push(piece_byte(&self.pieces[id as usize]));
@@ -708,7 +756,7 @@ impl SpModel {
             bos_ws_seen = false;
             match ty {
                 proto::CONTROL => {}
-                proto::UNKNOWN => text.push_str(&self.unk_surface),
+                proto::UNKNOWN => text.push_str(own.unwrap_or(&self.unk_surface)),
                 _ => {
                     let mut p = piece;
                     if is_bos_ws && strip_first {
@@ -722,7 +770,7 @@ impl SpModel {
             }
         }
         flush_bytes(&mut bytes, &mut text);
-        Ok(text)
+        text
     }
 }
 
@@ -893,6 +941,24 @@ mod tests {
         m.encode("xy", &mut ids).unwrap();
         assert_eq!(ids, vec![1, 0]);
         assert_eq!(m.decode(&[1, 0, 4]).unwrap(), "?ab");
+    }
+
+    #[test]
+    fn an_unknown_run_keeps_its_surface_as_its_piece() {
+        // "axyb" normalizes to "▁axyb"; x and y have no piece, so the run xy is one <unk> id
+        // whose piece is the text "xy" (as sentencepiece's out_type=str), and decoding the
+        // pieces gives the text back where decoding the ids gives the unknown surface "?"
+        let pieces = [("<unk>", 0.0, proto::UNKNOWN), ("\u{2581}", -1.0, proto::NORMAL), ("a", -1.0, proto::NORMAL),
+                      ("b", -1.0, proto::NORMAL)];
+        let m = model(Kind::Unigram, &pieces, &[], false);
+        let (ids, got) = m.encode_pieces("axyb").unwrap();
+        assert_eq!(ids, vec![1, 2, 0, 3]);
+        assert_eq!(got, vec!["\u{2581}", "a", "xy", "b"]);
+        assert_eq!(m.decode(&ids).unwrap(), "a?b");
+        let refs: Vec<&str> = got.iter().map(|p| p.as_str()).collect();
+        assert_eq!(m.decode_pieces(&refs), "axyb");
+        // the <unk> entry itself still decodes as the unknown surface
+        assert_eq!(m.decode_pieces(&["a", "<unk>"]), "a?");
     }
 
     #[test]

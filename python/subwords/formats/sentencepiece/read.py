@@ -17,11 +17,13 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable, Optional, Union
 
-from .._api import _threads, gc_paused
-from ..errors import InputError, ModelFileError, UnknownPieceError
-from .._checks import text_arg
-from .._io import read_limited, write_atomic
-from ._foreign import Foreign, allowed_set
+from ..._api import _threads, gc_paused
+from ...errors import InputError, ModelFileError, UnknownPieceError
+from ..._checks import text_arg
+from ..._io import read_limited, write_atomic
+from ..._checks import batch_arg
+from ..._specials import AllowedSpecial
+from .._foreign import Foreign, allowed_set, split_specials
 
 #: piece types of ``ModelProto.SentencePiece.Type``
 TYPES = {1: "normal", 2: "unknown", 3: "control", 4: "user_defined", 5: "unused", 6: "byte"}
@@ -36,7 +38,7 @@ class SentencePieceTokenizer(Foreign):
     __slots__ = ("_m", "_specials", "_pieces", "_types")
 
     def __init__(self, data: bytes) -> None:
-        from .. import _core
+        from ... import _core
 
         self._m = _core.SpModel(data)
         self._pieces = self._m.pieces
@@ -44,19 +46,26 @@ class SentencePieceTokenizer(Foreign):
         self._specials = {p: i for i, (p, t) in enumerate(zip(self._pieces, self._types)) if t == "control"}
 
     # -- encoding -----------------------------------------------------------------------------
-    def encode(self, text: str, *, allowed_special: Union[str, Iterable[str]] = (),
-               add_bos: bool = False, add_eos: bool = False) -> list[int]:
+    def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
+               pair: Optional[str] = None, add_bos: bool = False, add_eos: bool = False) -> list[int]:
         """Ids of ``text``. Control symbols (``<s>``, ``</s>``, ...) in the text are spelled as
-        text, as SentencePiece does, unless ``allowed_special`` names them; ``add_bos``/``add_eos``
-        put the model's ``<s>``/``</s>`` around the result."""
-        _check_text(text)
-        allowed = allowed_set(allowed_special, self._specials) if allowed_special else frozenset()
-        ids = self._m.encode(text) if not allowed else self._encode_specials(text, allowed)
-        return self._wrap(ids, add_bos, add_eos)
+        text, as SentencePiece does, unless ``allowed_special`` names them.
+        ``add_special_tokens`` puts the model's ``<s>`` before and ``</s>`` after the ids (those
+        of the two it has); ``add_bos``/``add_eos`` (sentencepiece's own names) ask for one side
+        each."""
+        ids = super().encode(text, allowed_special=allowed_special, pair=pair)
+        bos, eos = self._sides(add_special_tokens, add_bos, add_eos)
+        return self._wrap(ids, bos, eos)
 
-    def _encode_specials(self, text: str, allowed: frozenset[str]) -> list[int]:
-        from ._foreign import split_specials
+    def _sides(self, template: bool, bos: bool, eos: bool) -> tuple[bool, bool]:
+        """Which of ``<s>``/``</s>`` to add: the template adds those the model has."""
+        if template:
+            return bos or "<s>" in self._specials, eos or "</s>" in self._specials
+        return bos, eos
 
+    def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
+        if not allowed:
+            return self._m.encode(text)
         out: list[int] = []
         for part, special in split_specials(text, allowed):
             if special:
@@ -78,15 +87,34 @@ class SentencePieceTokenizer(Foreign):
         return self._specials[name]
 
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
-                     allowed_special: Union[str, Iterable[str]] = (), add_bos: bool = False,
-                     add_eos: bool = False) -> list[list[int]]:
-        texts = list(texts)
-        for t in texts:
-            _check_text(t)
-        if allowed_special or add_bos or add_eos:
-            return [self.encode(t, allowed_special=allowed_special, add_bos=add_bos, add_eos=add_eos) for t in texts]
+                     allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
+                     add_bos: bool = False, add_eos: bool = False) -> list[list[int]]:
+        batch = batch_arg(texts)
+        if allowed_special or add_bos or add_eos or add_special_tokens:
+            return [self.encode(t, allowed_special=allowed_special, add_special_tokens=add_special_tokens,
+                                add_bos=add_bos, add_eos=add_eos) for t in batch]
         with gc_paused():
-            return self._m.encode_batch(texts, _threads(threads))
+            return self._m.encode_batch(batch, _threads(threads))
+
+    def encode_pieces(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
+                      add_bos: bool = False, add_eos: bool = False) -> list[str]:
+        """The pieces as sentencepiece's ``encode(text, out_type=str)``: a run of unknown
+        characters is one ``<unk>`` id whose piece is the characters themselves (normalized), so
+        ``decode_pieces`` gives them back where ``decode`` of the ids gives the unknown surface."""
+        text = _check_text(text)
+        allowed = allowed_set(allowed_special, self._specials) if allowed_special else frozenset()
+        pieces: list[str] = []
+        for part, special in split_specials(text, allowed):
+            if special:
+                pieces.append(part)
+            elif part or not allowed:
+                pieces.extend(self._m.encode_pieces(part)[1])
+        bos, eos = self._sides(add_special_tokens, add_bos, add_eos)
+        if bos:
+            pieces.insert(0, self.id_to_piece(self._control("<s>")))
+        if eos:
+            pieces.append(self.id_to_piece(self._control("</s>")))
+        return pieces
 
     def encode_with_offsets(self, text: str) -> list[tuple[int, int, int]]:
         """(id, start, end) with offsets in code points of ``text``; the byte pieces of one
@@ -105,7 +133,13 @@ class SentencePieceTokenizer(Foreign):
         return self._m.decode(_ids(ids))
 
     def decode_pieces(self, pieces: Iterable[str]) -> str:
-        return self.decode(self.piece_to_id(p) for p in pieces)
+        """Text of pieces as sentencepiece's ``decode_pieces``: a piece that is not in the
+        vocabulary (an unknown run, as ``encode_pieces`` gives it) stands for itself."""
+        batch = list(pieces)
+        for p in batch:
+            if not isinstance(p, str):
+                raise InputError(f"a piece is a str, got {type(p).__name__}")
+        return self._m.decode_pieces(batch)
 
     # -- the vocabulary -----------------------------------------------------------------------
     def id_to_piece(self, id: int) -> str:
@@ -178,7 +212,7 @@ def write_vocab(source: Any, path: Union[str, os.PathLike[str]]) -> None:
     line per id, the score with six significant digits as sentencepiece prints it. ``source`` is
     a :class:`SentencePieceTokenizer` or a subwords model that :func:`export` can write."""
     if not isinstance(source, SentencePieceTokenizer):
-        from ._sp_export import model_bytes
+        from .write import model_bytes
 
         source = SentencePieceTokenizer(model_bytes(source))
     lines = []
@@ -225,9 +259,3 @@ def _ids(ids: Iterable[int]) -> list[int]:
             raise UnknownPieceError(f"{i!r} is not an id")
         out.append(i)
     return out
-
-
-def export(tokenizer: Any, path: Union[str, os.PathLike[str]], format: str = "sentencepiece") -> None:
-    from ._sp_export import export as _export
-
-    _export(tokenizer, path)

@@ -25,7 +25,7 @@ both plain and with ``</w>`` in code-point order, then each merge's joined piece
 is ``[UNK]``; the text output keeps the character itself, as subword-nmt does.
 
 Version 0.2 codes written as ``learn_bpe`` writes them (each part a symbol or an earlier line's
-piece) become a subwords :class:`~subwords.Tokenizer` on the ``end`` spelling, which replays
+piece) become a :class:`~subwords.SubwordsTokenizer` on the ``end`` spelling, which replays
 merges by the same rule, so ``encode`` and ``segment`` run in Rust for every text whose only
 whitespace is ``' '`` (inside the stripped line) and that holds no literal ``</w>`` (``segment``
 prints each piece as the text its offsets cover, so unknown characters print as themselves).
@@ -43,17 +43,19 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
-from ..errors import InputError, ModelFileError
-from .._checks import text_arg
-from .._io import read_limited, write_atomic
-from ._foreign import Foreign, PathLike, allowed_set
+from ...errors import InputError, ModelFileError
+from ..._checks import text_arg
+from ..._io import read_limited, write_atomic
+from .write import END, codes_text
+from ..._checks import batch_arg
+from ..._specials import AllowedSpecial
+from .._foreign import Foreign, PathLike, allowed_set
 
 if TYPE_CHECKING:
-    from .._api import Tokenizer
+    from ..._api import SubwordsTokenizer
 
-END = "</w>"
 # Unicode White_Space (what subwords' spellings split on) other than U+0020, the only character
 # subword-nmt splits on: a text free of these (inside the stripped line) splits the same way.
 _OTHER_WHITESPACE = re.compile("[\t\n\x0b\x0c\r\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
@@ -149,6 +151,8 @@ class SubwordNmt(Foreign):
     >>> bpe.segment("lowest low slow")
     'lo@@ w@@ est low s@@ low'
     >>> bpe.encode_pieces("lowest low")
+    ['lo@@', 'w@@', 'est', 'low']
+    >>> [bpe.id_to_piece(i) for i in bpe.encode("lowest low")]
     ['lo', 'w', 'est</w>', 'low</w>']
     """
 
@@ -192,32 +196,23 @@ class SubwordNmt(Foreign):
                 rows.append(joined)
         return rows
 
-    def _build_tokenizer(self) -> Tokenizer:
+    def _build_tokenizer(self) -> SubwordsTokenizer:
         """The same rows and merges as a subwords model on the end spelling (encodes in Rust)."""
-        import json
-
-        from .._api import Tokenizer
+        from ..._api import from_parts
 
         alphabet_end = self._alphabet_end
-        rows = [["[UNK]", "special"]]
-        rows += [[r, "alphabet"] for r in self._rows[1:alphabet_end]]
-        rows += [[r, "learned"] for r in self._rows[alphabet_end:]]
-        merges = [list(pair) for pair, rank in sorted(self._rank.items(), key=lambda kv: kv[1])]
-        doc = {
-            "format": "subwords", "version": 1, "model": "bpe",
-            "spelling": {"scheme": "end", "mark": END, "split_at_marks": True, "pre_split": None,
-                         "byte_fallback": False, "clean_text": False, "strip_accents": False, "lowercase": False},
-            "stream_merges_from": None, "joints": None, "options": None, "report": None,
-            "rows": rows, "merges": merges,
-        }
+        rows = [("[UNK]", "special")]
+        rows += [(r, "alphabet") for r in self._rows[1:alphabet_end]]
+        rows += [(r, "learned") for r in self._rows[alphabet_end:]]
+        merges = [pair for pair, rank in sorted(self._rank.items(), key=lambda kv: kv[1])]
         try:
-            return Tokenizer.from_json(json.dumps(doc, ensure_ascii=False))
+            return from_parts("bpe", {"scheme": "end", "mark": END}, rows, merges)
         except ModelFileError as e:
             raise ModelFileError(f"{self.path}: {e}") from None
 
     @property
-    def tokenizer(self) -> Optional[Tokenizer]:
-        """The subwords Tokenizer these codes make (version 0.2 codes), or None."""
+    def tokenizer(self) -> Optional[SubwordsTokenizer]:
+        """The subwords model these codes make (version 0.2 codes), or None."""
         return self._tokenizer
 
     @property
@@ -229,14 +224,14 @@ class SubwordNmt(Foreign):
         return list(self._rows)
 
     def id_to_piece(self, id: int) -> str:
-        from ..errors import UnknownPieceError
+        from ...errors import UnknownPieceError
 
         if isinstance(id, bool) or not isinstance(id, int) or not 0 <= id < len(self._rows):
             raise UnknownPieceError(f"{id!r} is not an id of this vocabulary ({len(self._rows)} rows)")
         return self._rows[id]
 
     def piece_to_id(self, piece: str) -> int:
-        from ..errors import UnknownPieceError
+        from ...errors import UnknownPieceError
 
         if piece == "[UNK]":
             return 0
@@ -356,25 +351,45 @@ class SubwordNmt(Foreign):
             ids.extend(self._ids.get(s, 0) for s in self.symbols(word))
         return ids
 
-    def encode(self, text: str, *, allowed_special: Union[str, Iterable[str]] = ()) -> list[int]:
+    def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
         """Ids of the pieces ``segment(text)`` prints (``[UNK]`` for symbols no merge mentions).
-        A codes file has no special tokens; ``allowed_special`` accepts only the empty choice."""
-        _check_text(text)
-        allowed_set(allowed_special, ())
+        A codes file has no special tokens, so ``allowed_special`` accepts only the empty choice."""
         if self._tokenizer is not None and self._fast(text):
             return self._tokenizer.encode(text)
         return self._encode_slow(text)
 
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
-                     allowed_special: Union[str, Iterable[str]] = ()) -> list[list[int]]:
-        batch = list(texts)
-        for n, t in enumerate(batch):
-            if not isinstance(t, str):
-                raise InputError(f"text {n} is {type(t).__name__}, not str")
+                     allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> list[list[int]]:
+        batch = batch_arg(texts)
         allowed_set(allowed_special, ())
         if self._tokenizer is not None and all(self._fast(t) for t in batch):
             return self._tokenizer.encode_batch(batch, threads=threads)
         return [self.encode(t) for t in batch]
+
+    def encode_pieces(self, text: str, *, allowed_special: AllowedSpecial = (),
+                      add_special_tokens: bool = False) -> list[str]:
+        """subword-nmt's pieces, as ``segment(text)`` prints them: every piece of a word but the
+        last carries the separator (``lo@@ w@@ est``); ``decode_pieces`` reads them back. (The
+        rows, ``id_to_piece``, spell the word end with ``</w>`` instead.)"""
+        allowed_set(allowed_special, ())
+        line = self.segment(text)
+        return line.split(" ") if line else []
+
+    def encode_with_offsets(self, text: str) -> list[tuple[int, int, int]]:
+        """``(id, start, end)`` in code points: each piece is the next stretch of its word."""
+        text = _check_text(text)
+        ids = self.encode(text)
+        sep = self.separator
+        pieces = [p[:-len(sep)] if p.endswith(sep) else p for p in self.encode_pieces(text)]
+        if len(pieces) != len(ids):  # pragma: no cover - every symbol is one id and one piece
+            raise InputError("this text's pieces and ids do not pair up; offsets are not available for it")
+        out: list[tuple[int, int, int]] = []
+        pos = 0
+        for i, piece in zip(ids, pieces):
+            start = text.index(piece, pos)
+            out.append((i, start, start + len(piece)))
+            pos = start + len(piece)
+        return out
 
     def decode(self, ids: Iterable[int]) -> str:
         """The pieces joined, each ``</w>`` read as a space (the last one dropped); ``[UNK]``
@@ -399,7 +414,7 @@ class SubwordNmt(Foreign):
 
     def save_codes(self, path: PathLike) -> None:
         """Writes these codes (as read, ``merges=`` applied) as a version-0.2/0.1 codes file."""
-        write_atomic(path, _codes_text(self.codes, self.version), "subword-nmt codes file")
+        write_atomic(path, codes_text(self.codes, self.version), "subword-nmt codes file")
 
     def __repr__(self) -> str:
         return f"<subwords subword-nmt codes v{self.version[0]}.{self.version[1]}: {len(self.codes)} merges, {self.vocab_size} ids>"
@@ -419,65 +434,3 @@ def load(path: PathLike, format: str = "subword-nmt", **options: Any) -> Subword
         if name not in ("merges", "separator"):
             raise InputError(f"unknown option {name}= for subword-nmt codes (supported: merges, separator)")
     return SubwordNmt(path, **options)
-
-
-# -- export ------------------------------------------------------------------------------------
-
-def _codes_text(pairs: list[tuple[str, str]], version: tuple[int, int] = (0, 2)) -> str:
-    return f"#version: {version[0]}.{version[1]}\n" + "".join(f"{a} {b}\n" for a, b in pairs)
-
-
-def export(tokenizer: Any, path: PathLike, format: str = "subword-nmt") -> None:
-    """Writes a subwords BPE model on the ``end`` spelling as a version-0.2 codes file that
-    ``apply_bpe`` reads and segments as subwords does (on text whose words are separated by
-    single spaces; subword-nmt splits on nothing else). A :class:`SubwordNmt` writes its codes.
-
-    Refused (InputError naming the feature): other models and spellings, another end mark than
-    ``</w>``, byte fallback, two-stage (stream) merges, joints, lowercasing/accent stripping/text
-    cleaning, and a model with no merges (subword-nmt refuses an empty codes file)."""
-    if format != "subword-nmt":
-        raise InputError(f"subword_nmt.export writes format='subword-nmt', not {format!r}")
-    if isinstance(tokenizer, SubwordNmt):
-        tokenizer.save_codes(path)
-        return
-    from .._api import Tokenizer
-
-    if not isinstance(tokenizer, Tokenizer):
-        raise InputError(f"export to subword-nmt takes a subwords Tokenizer (BPE, end spelling), got {type(tokenizer).__name__}")
-    _check_exportable(tokenizer)
-    write_atomic(path, _codes_text(list(tokenizer.merges)), "subword-nmt codes file")
-
-
-def _check_exportable(tok: Any) -> None:
-    def refuse(feature: str) -> None:
-        raise InputError(f"cannot write this model as subword-nmt codes: {feature}")
-
-    if tok.model != "bpe":
-        refuse(f"it is a {tok.model} model; codes files hold BPE merges only")
-    s = tok.spelling
-    if s.get("scheme") != "end":
-        refuse(f"it uses the {s.get('scheme')} spelling; subword-nmt marks word ends with </w> (train with spelling='end')")
-    if s.get("mark") != END:
-        refuse(f"its end mark is {s.get('mark')!r}; subword-nmt's is fixed to '</w>'")
-    if s.get("byte_fallback"):
-        refuse("byte fallback; subword-nmt has no byte rows")
-    for flag in ("lowercase", "strip_accents", "clean_text"):
-        if s.get(flag):
-            refuse(f"{flag}=True; subword-nmt applies merges to the text as it is")
-    if s.get("pre_split"):
-        refuse(f"pre_split={s.get('pre_split')!r}; subword-nmt splits on spaces only")
-    doc_text = tok.to_json()
-    import json
-
-    doc = json.loads(doc_text)
-    stream = doc.get("stream_merges_from")
-    if stream is not None and stream < len(doc.get("merges", [])):
-        refuse("two-stage (superword) merges across words; subword-nmt merges within words only")
-    if doc.get("joints"):
-        refuse("joints (words cut into parts before merging); subword-nmt has none")
-    if not tok.merges:
-        refuse("it has no merges, and subword-nmt refuses a codes file without merges")
-    for a, b in tok.merges:
-        for part in (a, b):
-            if " " in part or "\n" in part or "\r" in part:
-                refuse(f"the piece {part!r} holds a space or line break, which a codes line cannot")

@@ -25,9 +25,9 @@ import os
 import re
 from typing import Any
 
-from ..errors import InputError
-from ._foreign import PathLike
-from .._io import write_atomic
+from ...errors import InputError
+from .._foreign import PathLike
+from ..._io import write_atomic
 
 _SPECIAL = re.compile(r"\[[A-Za-z0-9_]+\]")
 
@@ -39,9 +39,9 @@ def export(tokenizer: Any, path: PathLike, format: str = "vocab-txt") -> None:
     cannot carry."""
     if format != "vocab-txt":
         raise InputError(f"vocab_txt.export writes format='vocab-txt', not {format!r}")
-    from .._api import Tokenizer
+    from ..._api import SubwordsTokenizer
 
-    if not isinstance(tokenizer, Tokenizer):
+    if not isinstance(tokenizer, SubwordsTokenizer):
         raise InputError(f"export to vocab-txt takes a subwords Tokenizer (WordPiece), got {type(tokenizer).__name__}")
     rows = _rows(tokenizer)
     p = os.fspath(path)

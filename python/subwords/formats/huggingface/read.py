@@ -45,11 +45,12 @@ import json
 import os
 from typing import Any, Callable, Iterable, Optional, Union
 
-from .. import _core
-from ..errors import InputError, ModelFileError, UnknownPieceError
-from .._checks import text_arg
-from .._io import read_limited
-from ._foreign import Foreign, allowed_set
+from ... import _core
+from ...errors import InputError, ModelFileError, UnknownPieceError
+from ..._api import _threads
+from ..._checks import batch_arg, text_arg
+from ..._io import read_limited
+from .._foreign import Foreign, allowed_set
 
 PathLike = Union[str, "os.PathLike[str]"]
 #: One JSON object of the file, or of the plan the core reads.
@@ -602,6 +603,10 @@ class HuggingFace(Foreign):
             # tokenizers prints a normalized added token in its normalized form
             self._id_to_token[t["id"]] = t["normalized_content"] or t["content"]
             self._token_to_id[t["content"]] = t["id"]
+        for t in added:
+            # ... and reads it back in that form too (piece_to_id(id_to_piece(i)) == i)
+            if t["normalized_content"]:
+                self._token_to_id.setdefault(t["normalized_content"], t["id"])
         self._specials = {t["content"]: t["id"] for t in added if t["special"]}
         self._special_ids = frozenset(self._specials.values())
         # the index of each special added token in the plan, for `allowed`
@@ -658,14 +663,14 @@ class HuggingFace(Foreign):
             return ids + (second or [])
         return self._apply(ids, second)
 
+    def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
+        return self._pipe.encode(_text(text), self._allowed(allowed) if allowed else self._none)
+
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
                      allowed_special: Union[str, Iterable[str]] = (),
                      add_special_tokens: bool = False) -> list[list[int]]:
-        texts = [_text(t) for t in texts]
-        if threads is None:
-            threads = os.cpu_count() or 1
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise InputError(f"threads={threads!r}: pass a whole number >= 1 (or None for all cores)")
+        texts = [_text(t) for t in batch_arg(texts)]
+        threads = _threads(threads)
         out = self._pipe.encode_batch(texts, self._allowed(allowed_special), threads)
         if add_special_tokens and self._template is not None:
             out = [self._apply(ids, None) for ids in out]
@@ -806,9 +811,3 @@ def load(path: PathLike, format: str = "hf", *, add_prefix_space: bool = False,
         return HuggingFace(doc, os.path.basename(vpath), "vocab-merges")
     except ModelFileError as e:
         raise ModelFileError(f"{vpath} + {os.path.basename(mpath)}: {e}") from None
-
-
-def export(tokenizer: Any, path: PathLike, format: str = "hf") -> None:
-    from ._hf_export import export as _export
-
-    _export(tokenizer, path, format)

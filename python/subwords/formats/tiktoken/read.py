@@ -21,19 +21,21 @@ name and ``piece_to_id(id_to_piece(i)) == i``. Special tokens show as their surf
 
 from __future__ import annotations
 
-import base64
+import bisect
 import gzip
 import io
 import os
 import zlib
-from typing import Any, Iterable, Mapping, Optional, Union
+from typing import Any, Iterable, Mapping, Optional
 
-from .. import _core
-from .._api import _threads
-from ..errors import InputError, ModelFileError, UnknownPieceError
-from .._checks import text_arg
-from .._io import read_limited, write_atomic
-from ._foreign import Foreign, PathLike, allowed_set
+from ... import _core
+from ..._api import _threads
+from ...errors import InputError, ModelFileError, UnknownPieceError
+from ..._checks import text_arg
+from ..._io import read_limited
+from ..._checks import batch_arg
+from ..._specials import AllowedSpecial
+from .._foreign import Foreign, PathLike, allowed_set
 
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"
@@ -131,34 +133,48 @@ class TiktokenTokenizer(Foreign):
         self._special_index = {s: k for k, (s, _) in enumerate(core.specials())}
         self._special_by_id = {i: s for s, i in self._specials.items()}
 
-    def _allowed(self, allowed_special: Union[str, Iterable[str]]) -> list[int]:
-        if not allowed_special:
-            return []
-        return sorted(self._special_index[s] for s in allowed_set(allowed_special, self._specials))
+    def _allowed(self, allowed: frozenset[str]) -> list[int]:
+        return sorted(self._special_index[s] for s in allowed)
 
-    def encode(self, text: str, *, allowed_special: Union[str, Iterable[str]] = ()) -> list[int]:
+    def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
         """Ids of ``text``. Special surfaces are plain text unless allowed (``"all"`` or a set)."""
-        allowed = self._allowed(allowed_special)
+        chosen = self._allowed(allowed)
         try:
-            return self._core.encode(_text(text), allowed)
+            return self._core.encode(text, chosen)
         except UnicodeEncodeError:
-            return self._core.encode(_no_surrogates(text), allowed)
+            return self._core.encode(_no_surrogates(text), chosen)
 
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
-                     allowed_special: Union[str, Iterable[str]] = ()) -> list[list[int]]:
+                     allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> list[list[int]]:
         """Ids of every text, on ``threads`` threads (default: all cores); the result does not
-        depend on the thread count."""
-        if isinstance(texts, str):
-            raise InputError("encode_batch takes a list of texts, not one str; use encode() for one text")
-        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-            raise InputError(f"threads must be a positive int or None, got {threads!r}")
+        depend on the thread count. A rank file has no template: ``add_special_tokens`` changes
+        nothing."""
+        batch = batch_arg(texts)
         n = _threads(threads)
-        allowed = self._allowed(allowed_special)
-        texts = [_text(t) for t in texts]
+        allowed = self._allowed(allowed_set(allowed_special, self._specials) if allowed_special else frozenset())
         try:
-            return self._core.encode_batch(texts, allowed, n)
+            return self._core.encode_batch(batch, allowed, n)
         except UnicodeEncodeError:
-            return self._core.encode_batch([_no_surrogates(t) for t in texts], allowed, n)
+            return self._core.encode_batch([_no_surrogates(t) for t in batch], allowed, n)
+
+    def encode_with_offsets(self, text: str) -> list[tuple[int, int, int]]:
+        """``(id, start, end)`` in code points, from each token's bytes: a token spans the
+        characters its bytes complete, starting at the character its first byte belongs to; a
+        token that completes no character (the first bytes of a split character) is empty."""
+        text = _text(text)
+        ids = self._encode(text, frozenset())
+        # starts[k]: the byte offset where character k starts; starts[-1]: the total
+        starts = [0]
+        for c in _no_surrogates(text):
+            starts.append(starts[-1] + len(c.encode("utf-8")))
+        out: list[tuple[int, int, int]] = []
+        pos = 0
+        for i in ids:
+            first = bisect.bisect_right(starts, pos) - 1  # the character holding the first byte
+            pos += len(self.token_bytes(i))
+            complete = bisect.bisect_right(starts, pos) - 1  # characters whose every byte is in
+            out.append((i, min(first, complete), complete))
+        return out
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """The tokens' bytes joined (special tokens as their surface)."""
@@ -286,93 +302,3 @@ def load(path: PathLike, format: str = "tiktoken", *, pattern: Optional[str] = N
         raise ModelFileError(f"{p}: {e}") from None
     text = {"r50k": R50K_PATTERN, "cl100k": CL100K_PATTERN, "o200k": O200K_PATTERN}[pattern_name]
     return TiktokenTokenizer(core, encoding or os.path.basename(p), text)
-
-
-def _replay(token: bytes, merge_rank: dict[tuple[int, int], int]) -> list[int]:
-    """Merge-list BPE on one byte string: the adjacent pair with the lowest merge rank, leftmost
-    on ties, until no adjacent pair is a merge (our BPE encoder's rule)."""
-    parts = list(token)
-    while len(parts) > 1:
-        best, at = None, -1
-        for k in range(len(parts) - 1):
-            r = merge_rank.get((parts[k], parts[k + 1]))
-            if r is not None and (best is None or r < best):
-                best, at = r, k
-        if best is None:
-            break
-        parts[at:at + 2] = [best]
-    return parts
-
-
-def export(tokenizer: Any, path: PathLike, format: str = "tiktoken") -> None:
-    """Writes a subwords BPE model trained with ``spelling="bytes", pre_split="gpt2"`` as a rank
-    file for the ``r50k_base`` pattern (GPT-2's): rank = row id, a row's bytes = its piece.
-
-    tiktoken merges by *rank of the concatenation*, not by merge list, so the two can disagree
-    in general (a token reachable from two different splits). They agree on every text when
-    (1) each merge's parts come before it in the row order, (2) no two rows have the same bytes,
-    and (3) every token's own bytes replay (by the merge list) to that one token. Proof sketch:
-    the merge list applies ranks in increasing order; if tiktoken ever preferred a pair (x, y)
-    whose concatenation T is a token but not through T's own merge, the bytes of x and y would
-    have been merged by the ranks below T's, so by (3) they would already be T. (3) also makes
-    tiktoken's shortcut (a chunk that is a token is one id) agree. ``export`` checks (1)-(3)
-    and refuses, naming the row, a model that fails them; ``tests/interop/test_interop_tiktoken.py``
-    checks the round trip through the real ``tiktoken.Encoding`` on a real corpus.
-    """
-    if format != "tiktoken":
-        raise InputError(f"subwords.formats.tiktoken writes format='tiktoken', not {format!r}")
-    model = getattr(tokenizer, "model", None)
-    spelling = getattr(tokenizer, "spelling", None)
-    if model != "bpe" or not isinstance(spelling, dict) or spelling.get("scheme") != "bytes" \
-            or spelling.get("pre_split") != "gpt2":
-        raise InputError("a tiktoken rank file holds byte-level BPE with GPT-2's pre-split: train with "
-                         "model='bpe', spelling='bytes', pre_split='gpt2'")
-    for option in ("lowercase", "strip_accents", "clean_text"):
-        if spelling.get(option):
-            raise InputError(f"the model normalizes text ({option}=True); a tiktoken rank file cannot express "
-                             "normalization. Train without it")
-    options = tokenizer.options
-    for option in ("joints", "superword_at"):
-        if options.get(option):
-            raise InputError(f"the model uses {option}; tiktoken's GPT-2 pattern cannot express it. Train without it")
-    rows, kinds, merges = tokenizer.rows, tokenizer.kinds, tokenizer.merges
-    other = sorted({k for k in kinds if k not in ("alphabet", "learned")})
-    if other:
-        raise InputError(f"the model has {other[0]!r} rows; a rank file holds only byte tokens "
-                         "(tiktoken's special tokens are given to tiktoken.Encoding separately)")
-    tokens: list[bytes] = []
-    for i, piece in enumerate(rows):
-        b = piece_bytes(piece)
-        if b is None:
-            raise InputError(f"row {i} ({piece!r}) is not spelled with GPT-2's byte table")
-        tokens.append(b)
-    if tokens[:256] != [bytes([b]) for b in range(256)] or kinds[:256] != ["alphabet"] * 256:
-        raise InputError("the first 256 rows must be the 256 bytes in order (the bytes spelling's alphabet); "
-                         "this model's are not")
-    if len(set(tokens)) != len(tokens):
-        seen: dict[bytes, int] = {}
-        for i, t in enumerate(tokens):
-            if t in seen:
-                raise InputError(f"rows {seen[t]} and {i} have the same bytes {t!r}; a rank file gives each byte "
-                                 "string one rank")
-            seen[t] = i
-    if len(merges) != len(rows) - 256:
-        raise InputError(f"{len(rows) - 256} learned rows but {len(merges)} merges; the model is not plain BPE")
-    index = {t: i for i, t in enumerate(tokens)}
-    merge_rank: dict[tuple[int, int], int] = {}
-    for k, (left, right) in enumerate(merges):
-        row = 256 + k
-        lb, rb = piece_bytes(left), piece_bytes(right)
-        li, ri = index.get(lb) if lb else None, index.get(rb) if rb else None
-        if lb is None or rb is None or li is None or ri is None or lb + rb != tokens[row] or li >= row or ri >= row:
-            raise InputError(f"merge {k} ({left!r} + {right!r}) does not make row {row} from earlier rows; "
-                             "ranks could not follow the merge order")
-        merge_rank[(li, ri)] = row
-    for row in range(256, len(tokens)):
-        got = _replay(tokens[row], merge_rank)
-        if got != [row]:
-            raise InputError(
-                f"row {row} ({rows[row]!r}) does not encode to itself by its merges (it gives rows {got}); tiktoken "
-                "would encode it as one token, so a rank file cannot reproduce this model exactly")
-    lines = b"".join(base64.b64encode(t) + b" " + str(i).encode() + b"\n" for i, t in enumerate(tokens))
-    write_atomic(path, lines, "rank file")

@@ -1,0 +1,177 @@
+"""``subwords.TrainOptions``: every training option as one frozen value.
+
+The dataclass only carries values and their types. Whether a value is in range and goes with
+the others is decided in one place, the core (``crates/subwords-core/src/options.rs``), reached
+through ``_core.check_train_options`` when ``train`` starts; an option that does not exist is an
+:class:`~subwords.errors.OptionError` naming it and listing the ones that do.
+
+A few options have a default that depends on the model (``DEFAULT``, below); :func:`resolved`
+is the one place that fills them in. This module is pure Python (no ``_core`` import), so the
+pure-Python reference can read the same defaults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, Optional, Union
+
+from .errors import OptionError
+
+Model = Literal["bpe", "word", "wordpiece", "unigram"]
+SpellingName = Literal["end", "continuation", "front", "bytes"]
+PreSplit = Literal["gpt2", "bert"]
+MinCountRule = Literal["filter", "stop"]
+Unknown = Literal["word", "rest"]
+InputErrors = Literal["strict", "replace"]
+Joints = Union[Mapping[str, Sequence[str]], Callable[[str], Optional[Sequence[str]]]]
+
+
+class Default(enum.Enum):
+    """The value of an option left to the model's own default (where ``None`` means something
+    else: "no bound")."""
+
+    DEFAULT = "the model's default"
+
+    def __repr__(self) -> str:
+        return "DEFAULT"
+
+
+DEFAULT = Default.DEFAULT
+
+#: each model's own spelling, used when ``spelling`` is None
+DEFAULT_SPELLING: dict[str, SpellingName] = {"bpe": "end", "word": "end", "wordpiece": "continuation",
+                                              "unigram": "end"}
+#: ``min_count`` when None: the word model keeps every unit seen once; the merge models need two
+DEFAULT_MIN_COUNT: dict[str, int] = {"bpe": 2, "word": 1, "wordpiece": 2}
+#: the options whose ``DEFAULT`` depends on the model: {option: {model: value}}; every other
+#: model gets None. Unigram's two are sentencepiece's defaults for real corpora (neither bites on
+#: the pages' corpora); WordPiece's is BERT's.
+MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
+    "max_piece_length": {"unigram": 16},
+    "seed_size": {"unigram": 1_000_000},
+    "max_word_length": {"wordpiece": 100},
+    "min_count_rule": {"wordpiece": "filter"},
+    "unknown": {"wordpiece": "word"},
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainOptions:
+    """What :func:`subwords.train` learns with. ``train(data, options)`` takes one;
+    ``train(data, vocab_size=..., ...)`` builds one from the keywords.
+
+    >>> opts = TrainOptions(vocab_size=22)
+    >>> opts.model, opts.spelling
+    ('bpe', None)
+    >>> opts.replace(model="unigram").model
+    'unigram'
+    """
+
+    vocab_size: int
+    model: Model = "bpe"
+    #: None: the model's own (``end``; ``continuation`` for WordPiece)
+    spelling: Optional[SpellingName] = None
+    #: None: 1 for ``word``, 2 for the merge models; Unigram takes none (pruning decides)
+    min_count: Optional[int] = None
+    byte_fallback: bool = False
+    byte_fallback_in_budget: bool = False
+    mark: Optional[str] = None
+    split_at_marks: bool = True
+    pre_split: Optional[PreSplit] = None
+    joints: Optional[Joints] = None
+    superword_at: Optional[int] = None
+    #: DEFAULT: 16 for Unigram, else no bound; None: no bound
+    max_piece_length: Union[int, None, Default] = DEFAULT
+    alphabet_size: Optional[int] = None
+    character_coverage: Optional[float] = None
+    counts: bool = False
+    input_errors: InputErrors = "strict"
+    #: WordPiece (None: ``filter``)
+    min_count_rule: Optional[MinCountRule] = None
+    #: WordPiece (None: ``word``)
+    unknown: Optional[Unknown] = None
+    #: WordPiece: DEFAULT is 100 (BERT's); None: no limit
+    max_word_length: Union[int, None, Default] = DEFAULT
+    lowercase: bool = False
+    strip_accents: bool = False
+    clean_text: bool = False
+    #: ``"bert"``: WordPiece on the continuation spelling with BERT's pre-split and normalization
+    preset: Optional[Literal["bert"]] = None
+    #: Unigram: DEFAULT is 1,000,000; None: no bound
+    seed_size: Union[int, None, Default] = DEFAULT
+    shrink: Optional[float] = None
+    em_rounds: Optional[int] = None
+    #: None: every core
+    threads: Optional[int] = None
+    progress: bool = False
+
+    def replace(self, **changes: Any) -> TrainOptions:
+        """A copy with some options changed (unknown names are an OptionError)."""
+        return from_keywords({**{f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, **changes})
+
+
+NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(TrainOptions))
+
+#: the options that live on the Python side only (the core never sees them as such)
+PYTHON_ONLY = frozenset({"counts", "preset", "threads", "progress"})
+
+
+def from_keywords(keywords: Mapping[str, Any]) -> TrainOptions:
+    """A TrainOptions from keyword arguments; an unknown name is an OptionError naming it and
+    listing the valid ones."""
+    unknown = sorted(set(keywords) - set(NAMES))
+    if unknown:
+        raise OptionError(f"unknown option {unknown[0]!r}; the options are: {', '.join(NAMES)}")
+    if "vocab_size" not in keywords:
+        raise OptionError("vocab_size is required: the number of rows to learn up to (a ceiling)")
+    return TrainOptions(**keywords)
+
+
+def resolved(options: TrainOptions) -> dict[str, Any]:
+    """The options as the core reads them: every DEFAULT and model-dependent None filled in
+    (the preset expanded), the Python-only ones left out, ``joints`` as whether there are any."""
+    o = {f.name: getattr(options, f.name) for f in dataclasses.fields(options)}
+    if o["preset"] == "bert":
+        # BERT's WordPiece: continuation marks, punctuation and CJK stand alone, text cleaned,
+        # lower-cased and stripped of accents (as bert-base-uncased)
+        if o["model"] not in ("bpe", "wordpiece") or o["spelling"] not in (None, "continuation"):
+            raise OptionError("preset='bert' is model='wordpiece' on the continuation spelling; leave model and spelling out")
+        o.update(model="wordpiece", spelling="continuation", pre_split="bert", lowercase=True, strip_accents=True,
+                 clean_text=True)
+    elif o["preset"] is not None:
+        raise OptionError(f"preset must be 'bert' (or None), got {o['preset']!r}")
+    model = o["model"]
+    if o["spelling"] is None:
+        o["spelling"] = DEFAULT_SPELLING.get(model)
+    if o["min_count"] is None and model != "unigram":
+        o["min_count"] = DEFAULT_MIN_COUNT.get(model)
+    for name, by_model in MODEL_DEFAULTS.items():
+        if o[name] is DEFAULT or (o[name] is None and name in ("min_count_rule", "unknown")):
+            o[name] = by_model.get(model)
+    o["joints"] = o["joints"] is not None
+    for name in ("character_coverage", "shrink"):
+        if isinstance(o[name], int) and not isinstance(o[name], bool):
+            o[name] = float(o[name])
+    for name in PYTHON_ONLY:
+        del o[name]
+    if o["min_count"] is None:
+        del o["min_count"]  # the core's own default (Unigram refuses an explicit one)
+    return o
+
+
+def from_saved(saved: Mapping[str, Any]) -> Optional[TrainOptions]:
+    """The TrainOptions of a model's saved ``options`` (None when the file has none)."""
+    if not saved:
+        return None
+    known = {k: v for k, v in saved.items() if k in NAMES and k != "joints"}
+    if known.get("model") == "unigram":
+        known.pop("min_count", None)  # the core's default, saved though Unigram takes none
+    return TrainOptions(**known)
+
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+__all__ = ["TrainOptions", "DEFAULT", "Default", "from_keywords", "resolved", "from_saved", "NAMES"]

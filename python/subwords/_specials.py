@@ -1,0 +1,50 @@
+"""Special tokens in text: which surfaces a call allows, and cutting text at them. Shared by
+every tokenizer family (``subwords.Tokenizer``'s ``allowed_special``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Union
+
+from .errors import InputError
+
+#: which special tokens a call lets the text spell: ``"all"``, or a collection of surfaces
+AllowedSpecial = Union[str, Iterable[str]]
+
+
+def allowed_set(allowed: Union[str, Iterable[str]], specials: Iterable[str]) -> frozenset[str]:
+    """The special surfaces a call allows: ``"all"``, or a collection of surfaces each of which
+    must be one of ``specials`` (a typo is an error, not a silent no-op)."""
+    specials = frozenset(specials)
+    if isinstance(allowed, str):
+        if allowed == "all":
+            return specials
+        if allowed == "":
+            return frozenset()
+        raise InputError(f"allowed_special={allowed!r}: pass 'all' or a collection of special tokens, e.g. {{'<|endoftext|>'}}")
+    chosen = frozenset(allowed)
+    unknown = sorted(chosen - specials)
+    if unknown:
+        raise InputError(f"allowed_special: {unknown[0]!r} is not a special token of this vocabulary "
+                         f"(it has {len(specials)}: {sorted(specials)[:5]}...)")
+    return chosen
+
+
+def split_specials(text: str, allowed: frozenset[str]) -> list[tuple[str, bool]]:
+    """``text`` cut at every allowed special surface, longest match first, left to right:
+    [(part, is_special), ...]. Ordinary parts may be empty."""
+    if not allowed:
+        return [(text, False)]
+    pattern = re.compile("|".join(re.escape(s) for s in sorted(allowed, key=lambda s: (-len(s), s))))
+    out: list[tuple[str, bool]] = []
+    pos = 0
+    for m in pattern.finditer(text):
+        out.append((text[pos:m.start()], False))
+        out.append((m.group(), True))
+        pos = m.end()
+    out.append((text[pos:], False))
+    return out
+
+
+__all__ = ["AllowedSpecial", "allowed_set", "split_specials"]

@@ -1,0 +1,194 @@
+"""Writing a subwords model as a Hugging Face ``tokenizer.json`` (or ``vocab.json`` +
+``merges.txt``) that ``tokenizers`` encodes exactly as subwords does.
+
+What maps, and how (ids are subwords' row numbers):
+
+* BPE on ``bytes`` with ``pre_split="gpt2"`` -> byte-level BPE as GPT-2: ``ByteLevel``
+  pre-tokenizer (no prefix space) and decoder. Also the only model ``vocab-merges`` can hold.
+* BPE on ``front`` (with or without byte fallback) -> normalizer ``Strip`` + ``Replace(\\s+ -> ▁)``
+  + ``Prepend(▁)``, ``Metaspace`` split (``split_at_marks``) or none, ``byte_fallback`` with the
+  ``<0xNN>`` rows, decoder ``Replace``/``ByteFallback``/``Fuse``/``Strip`` as Llama's.
+* BPE on ``end`` (no byte fallback) -> ``end_of_word_suffix``, ``WhitespaceSplit``, ``BPEDecoder``.
+* BPE on ``continuation`` (no byte fallback) -> ``continuing_subword_prefix``, ``WhitespaceSplit``,
+  ``WordPiece`` decoder without cleanup.
+* WordPiece on ``continuation`` (trained, or ``subwords.bert``) -> ``WordPiece`` with
+  ``WhitespaceSplit`` (or ``BertNormalizer`` + ``BertPreTokenizer`` for the BERT spelling), the
+  ``[CLS] $A [SEP]`` template when the model has one.
+
+Refused (``InputError`` naming the feature): Unigram and word models, stream (superword)
+merges, joints, ``bytes`` without the GPT-2 pre-split, byte fallback on ``end``/``continuation``,
+WordPiece on ``end`` or with ``unknown`` other than ``"word"``, pieces whose printed forms clash.
+
+Special rows of a WordPiece model (``[CLS]``, ``[SEP]``, ``[PAD]``, ``[MASK]``) become special
+added tokens, so ``tokenizers`` skips them when decoding; ``[UNK]`` stays a plain vocabulary
+entry, so both libraries print it when decoding. Known differences, all from text that contains
+a special surface: ``tokenizers`` always matches added tokens (subwords spells them as text by
+default), and a whitespace-separated word ``[UNK]`` is the vocabulary entry ``[UNK]`` for
+``tokenizers``' WordPiece but ordinary text for subwords.
+
+Why the merge order carries over: ``tokenizers`` merges one pair at a time (lowest rank,
+leftmost), subwords merges every occurrence of the lowest-ranked pair at once. The two agree
+whenever a pair created by a merge never ranks below that merge, which holds for every model the
+subwords trainer makes (a merge only joins rows made by earlier merges).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from ..._io import PathLike, write_atomic
+from ...errors import InputError
+
+MARK_RUNS = {"Regex": "\\s+"}
+
+
+def _refuse(feature: str) -> InputError:
+    return InputError(f"cannot export to tokenizer.json: {feature}")
+
+
+def _doc_of(tokenizer: object) -> dict[str, Any]:
+    to_json = getattr(tokenizer, "to_json", None)
+    if to_json is None:
+        raise InputError(f"export takes a subwords Tokenizer, got {type(tokenizer).__name__}")
+    doc: dict[str, Any] = json.loads(to_json())
+    return doc
+
+
+def _vocab(rows: list[list[str]]) -> dict[str, int]:
+    vocab: dict[str, int] = {}
+    for i, (piece, _kind) in enumerate(rows):
+        if piece in vocab:
+            raise _refuse(f"rows {vocab[piece]} and {i} both print as {piece!r}; a tokenizer.json vocab "
+                          f"needs distinct tokens")
+        vocab[piece] = i
+    return vocab
+
+
+def _bpe_model(doc: dict[str, Any], vocab: dict[str, int], **extra: Any) -> dict[str, Any]:
+    model = {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+             "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+             "vocab": vocab, "merges": [[a, b] for a, b in doc["merges"]]}
+    model.update(extra)
+    return model
+
+
+def tokenizer_json(tokenizer: object) -> dict[str, Any]:
+    """The ``tokenizer.json`` document of a subwords model (refuses what it cannot express)."""
+    doc = _doc_of(tokenizer)
+    kind = doc["model"]
+    sp = doc["spelling"]
+    scheme = sp["scheme"]
+    if kind not in ("bpe", "wordpiece"):
+        raise _refuse(f"a {kind} model (BPE and WordPiece export)")
+    if doc.get("stream_merges_from") is not None:
+        raise _refuse("stream (superword) merges: tokenizers merges within pre-tokenized words only")
+    if doc.get("joints"):
+        raise _refuse("pre-split joints")
+    rows = doc["rows"]
+    vocab = _vocab(rows)
+    specials = [(p, i) for i, (p, k) in enumerate(rows) if k == "special"]
+    out: dict[str, Any] = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+                           "normalizer": None, "pre_tokenizer": None, "post_processor": None, "decoder": None}
+    mark = sp.get("mark") or ""
+    if kind == "bpe":
+        if sp.get("clean_text") or sp.get("lowercase") or sp.get("strip_accents"):
+            raise _refuse("BPE with text normalization")
+        if scheme == "bytes":
+            if sp.get("pre_split") != "gpt2":
+                raise _refuse("the bytes spelling without pre_split='gpt2' (tokenizers has no such pre-tokenizer)")
+            out["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+            out["decoder"] = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
+            out["model"] = _bpe_model(doc, vocab)
+        elif scheme == "front":
+            out["normalizer"] = {"type": "Sequence", "normalizers": [
+                {"type": "Strip", "strip_left": True, "strip_right": True},
+                {"type": "Replace", "pattern": MARK_RUNS, "content": mark},
+                {"type": "Prepend", "prepend": mark}]}
+            if sp.get("split_at_marks", True):
+                out["pre_tokenizer"] = {"type": "Metaspace", "replacement": mark, "prepend_scheme": "never", "split": True}
+            out["decoder"] = {"type": "Sequence", "decoders": [
+                {"type": "Replace", "pattern": {"String": mark}, "content": " "},
+                {"type": "ByteFallback"}, {"type": "Fuse"},
+                {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}
+            out["model"] = _bpe_model(doc, vocab, unk_token="[UNK]", byte_fallback=bool(sp.get("byte_fallback")))
+        elif scheme in ("end", "continuation"):
+            if sp.get("byte_fallback"):
+                raise _refuse(f"byte fallback on the {scheme} spelling (tokenizers would spell the mark in bytes too)")
+            if sp.get("pre_split") is not None:
+                raise _refuse(f"pre_split={sp.get('pre_split')!r} on BPE")
+            out["pre_tokenizer"] = {"type": "WhitespaceSplit"}
+            if scheme == "end":
+                out["model"] = _bpe_model(doc, vocab, unk_token="[UNK]", end_of_word_suffix=mark)
+                out["decoder"] = {"type": "BPEDecoder", "suffix": mark}
+            else:
+                out["model"] = _bpe_model(doc, vocab, unk_token="[UNK]", continuing_subword_prefix=mark)
+                out["decoder"] = {"type": "WordPiece", "prefix": mark, "cleanup": False}
+        else:
+            raise _refuse(f"the {scheme} spelling")
+        return out
+    # WordPiece
+    if scheme != "continuation":
+        raise _refuse(f"WordPiece on the {scheme} spelling (tokenizers' WordPiece marks continuations)")
+    if sp.get("byte_fallback"):
+        raise _refuse("WordPiece with byte fallback")
+    options = doc.get("options") or {}
+    unknown = options.get("unknown") or "word"
+    if unknown != "word":
+        raise _refuse(f"unknown={unknown!r} (tokenizers turns an unfinishable word into one [UNK])")
+    if options:
+        most = options.get("max_word_length")
+        most = 1 << 40 if most is None else most
+    else:
+        most = 100
+    if "[UNK]" not in vocab:
+        raise _refuse("a WordPiece model without an [UNK] row")
+    if sp.get("pre_split") == "bert":
+        out["normalizer"] = {"type": "BertNormalizer", "clean_text": bool(sp.get("clean_text")),
+                             "handle_chinese_chars": True, "strip_accents": bool(sp.get("strip_accents")),
+                             "lowercase": bool(sp.get("lowercase"))}
+        out["pre_tokenizer"] = {"type": "BertPreTokenizer"}
+    elif sp.get("pre_split") is None and not (sp.get("clean_text") or sp.get("lowercase") or sp.get("strip_accents")):
+        out["pre_tokenizer"] = {"type": "WhitespaceSplit"}
+    else:
+        raise _refuse("WordPiece with normalization but no BERT pre-split")
+    out["model"] = {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": mark,
+                    "max_input_chars_per_word": most, "vocab": vocab}
+    out["decoder"] = {"type": "WordPiece", "prefix": mark, "cleanup": False}
+    out["added_tokens"] = [{"id": i, "content": p, "single_word": False, "lstrip": False, "rstrip": False,
+                            "normalized": False, "special": True} for p, i in specials if p != "[UNK]"]
+    template = doc.get("template")
+    if template:
+        cls, sep = template["cls"], template["sep"]
+        out["post_processor"] = {
+            "type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": cls, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                       {"SpecialToken": {"id": sep, "type_id": 0}}],
+            "pair": [{"SpecialToken": {"id": cls, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                     {"SpecialToken": {"id": sep, "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}},
+                     {"SpecialToken": {"id": sep, "type_id": 1}}],
+            "special_tokens": {t: {"id": t, "ids": [vocab[t]], "tokens": [t]} for t in (cls, sep)}}
+    return out
+
+
+def export(tokenizer: object, path: PathLike, format: str = "hf") -> None:
+    """``format="hf"``: ``path`` is the ``tokenizer.json`` to write (a folder gets
+    ``tokenizer.json`` inside). ``format="vocab-merges"``: ``path`` is a folder (created if
+    needed) that gets ``vocab.json`` and ``merges.txt``; only byte-level GPT-2 style BPE fits."""
+    p = os.fspath(path)
+    doc = tokenizer_json(tokenizer)
+    if format == "hf":
+        if os.path.isdir(p):
+            p = os.path.join(p, "tokenizer.json")
+        write_atomic(p, json.dumps(doc, ensure_ascii=False, indent=2), "tokenizer.json")
+        return
+    if format != "vocab-merges":
+        raise InputError(f"format={format!r}: this module writes 'hf' and 'vocab-merges'")
+    if (doc.get("pre_tokenizer") or {}).get("type") != "ByteLevel":
+        raise _refuse("vocab.json + merges.txt hold byte-level BPE only (train with spelling='bytes', "
+                      "pre_split='gpt2'); use format='hf'")
+    os.makedirs(p, exist_ok=True)
+    model = doc["model"]
+    write_atomic(os.path.join(p, "vocab.json"), json.dumps(model["vocab"], ensure_ascii=False), "vocab.json")
+    write_atomic(os.path.join(p, "merges.txt"), "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in model["merges"]), "merges.txt")

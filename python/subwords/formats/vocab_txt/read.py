@@ -1,0 +1,63 @@
+"""Reading a BERT ``vocab.txt`` (one piece per line, its line number its id) as the WordPiece
+tokenizer BERT readers make of it (``subwords.bert``); ``write.py`` is the other direction and
+its docstring says what the two conventions (cased, uncased) are."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from ..._io import read_limited
+from ...errors import InputError, ModelFileError
+
+if TYPE_CHECKING:
+    from ..._api import SubwordsTokenizer
+
+MAX_VOCAB_TXT_BYTES = 64 << 20  # bert-base-uncased's is 232 KB, multilingual BERT's under 1 MB
+_SPECIAL = re.compile(r"\[[A-Za-z0-9_]+\]")
+
+
+def bert(vocab: Union[str, os.PathLike[str]], *, lowercase: bool = True, strip_accents: Optional[bool] = None,
+         clean_text: bool = True) -> "SubwordsTokenizer":
+    """A BERT WordPiece tokenizer from an existing ``vocab.txt`` (one piece per line, its line
+    number its id), used as it is: text cleaned, CJK ideographs and punctuation split off,
+    lower-cased and stripped of accents when ``lowercase`` (as ``bert-base-uncased``; pass
+    ``lowercase=False`` for cased vocabularies), longest match first with ``##`` continuations,
+    words over 100 characters as ``[UNK]``, and ``[CLS]``/``[SEP]`` around every text.
+    """
+    from ..._api import from_parts
+
+    p = os.fspath(vocab)
+    raw = read_limited(p, MAX_VOCAB_TXT_BYTES, "vocabulary (vocab.txt)")
+    try:
+        lines = raw.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        raise ModelFileError(f"{p}: not UTF-8 text; a BERT vocab.txt is one UTF-8 piece per line") from None
+    if lines and lines[-1] == "":
+        lines.pop()
+    pieces = [line.rstrip("\r") for line in lines]
+    if not pieces:
+        raise ModelFileError(f"{p}: empty vocabulary")
+    for n, piece in enumerate(pieces, 1):
+        if not piece or any(c.isspace() for c in piece):
+            raise ModelFileError(f"{p}: line {n}: {piece!r} is not a piece (empty or with whitespace)")
+    for name in ("[UNK]", "[CLS]", "[SEP]"):
+        if name not in pieces:
+            raise ModelFileError(f"{p}: has no {name} row; a BERT vocabulary needs [UNK], [CLS] and [SEP]")
+    rows = [(piece, "special" if _SPECIAL.fullmatch(piece) else "piece") for piece in pieces]
+    strip = lowercase if strip_accents is None else strip_accents
+    spelling = {"scheme": "continuation", "mark": "##", "pre_split": "bert", "clean_text": bool(clean_text),
+                "strip_accents": bool(strip), "lowercase": bool(lowercase)}
+    try:
+        return from_parts("wordpiece", spelling, rows, template=("[CLS]", "[SEP]"))
+    except ModelFileError as e:
+        raise ModelFileError(f"{p}: {e}") from None
+
+
+def load(path: Union[str, os.PathLike[str]], format: str = "vocab-txt", **options: Any) -> "SubwordsTokenizer":
+    """``subwords.load`` for a vocab.txt (or a folder holding one); options are :func:`bert`'s."""
+    if format != "vocab-txt":
+        raise InputError(f"vocab_txt.load reads format='vocab-txt', not {format!r}")
+    p = os.fspath(path)
+    return bert(os.path.join(p, "vocab.txt") if os.path.isdir(p) else p, **options)
