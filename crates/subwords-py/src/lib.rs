@@ -74,6 +74,8 @@ struct Trainer {
     progress: std::sync::Arc<subwords_core::progress::Progress>,
     joints: Option<std::collections::BTreeMap<String, Vec<String>>>,
     normalizations: Option<subwords_core::spelling::Normalizations>,
+    /// The number of texts counted, kept when `unit_counts` hands the units to Python (joints).
+    texts: u64,
     pool: rayon::ThreadPool,
 }
 
@@ -84,7 +86,7 @@ impl Trainer {
         let options = TrainOptions::from_json(options_json).map_err(|e| to_py(py, e))?;
         let spelling = options.spelling().map_err(|e| to_py(py, e))?;
         let counter = UnitCounter::new(spelling, threads, options.superword_at.is_some());
-        Ok(Trainer { options, counter: Some(counter), units: None, progress: Default::default(), joints: None, normalizations: None, pool: pool(threads)? })
+        Ok(Trainer { options, counter: Some(counter), units: None, progress: Default::default(), joints: None, normalizations: None, texts: 0, pool: pool(threads)? })
     }
 
     fn progress_view(&self) -> ProgressView {
@@ -124,6 +126,7 @@ impl Trainer {
         v.sort();
         let corpus = Corpus::from_counts(counts, norm, texts, streams);
         self.normalizations = Some(corpus.normalizations);
+        self.texts = corpus.texts;
         self.units = Some(corpus.units);
         Ok(v)
     }
@@ -141,7 +144,7 @@ impl Trainer {
                 let (counts, norm, texts, streams) = counter.finish().map_err(|e| to_py(py, e))?;
                 Corpus::from_counts(counts, norm, texts, streams)
             }
-            (None, Some(units)) => Corpus { units, joints: self.joints.take(), normalizations: self.normalizations.unwrap_or_default(), texts: 0, streams: None },
+            (None, Some(units)) => Corpus { units, joints: self.joints.take(), normalizations: self.normalizations.unwrap_or_default(), texts: self.texts, streams: None },
             (None, None) => return Err(spent()),
         };
         let options = self.options.clone();
