@@ -16,7 +16,7 @@ use pyo3::types::{PyBytes, PyList};
 
 use subwords_core::counting::UnitCounter;
 use subwords_core::learners::{self, Corpus, UnitCount};
-use subwords_core::model::Model;
+use subwords_core::tokenizer::Model;
 use subwords_core::options::TrainOptions;
 use subwords_core::Error;
 
@@ -298,10 +298,10 @@ impl PyModel {
         nbest: Option<usize>,
         seed: u64,
     ) -> PyResult<Bound<'py, PyList>> {
-        use subwords_core::model::Mode;
+        use subwords_core::tokenizer::Mode;
         let mode = match segmenter {
             "fewest" => Mode::Fewest,
-            "sample" => Mode::Sample { alpha, nbest, rng: subwords_core::segmenters::lattice::SplitMix64::new(seed) },
+            "sample" => Mode::Sample { alpha, nbest, rng: subwords_core::segmenters::unigram::lattice::SplitMix64::new(seed) },
             _ => Mode::Plain,
         };
         let ids = py.detach(|| self.inner.encode_mode(text, mode)).map_err(|e| to_py(py, e))?;

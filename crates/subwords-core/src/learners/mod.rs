@@ -12,7 +12,7 @@ use crate::hash::Map;
 
 use crate::counting::Counts;
 use crate::error::{Error, Result};
-use crate::model::{Model, Report};
+use crate::tokenizer::{Model, Parts, Report, Work};
 use crate::options::{ModelKind, TrainOptions};
 use crate::segmenters::merge_replay::{replay, MergeMap};
 use crate::spelling::{Normalizations, Scheme, Spelling};
@@ -44,47 +44,6 @@ impl Corpus {
             .map(|(t, c)| UnitCount { text: t.into_string(), starts: true, ends: true, count: c })
             .collect();
         Corpus { units, joints: None, normalizations, texts, streams }
-    }
-}
-
-/// Calls `f` with the text of each symbol of a unit as spelled.
-fn spell_symbols(sp: &Spelling, unit: &str, starts: bool, ends: bool, mut f: impl FnMut(&[u8])) {
-    let mut buf: Vec<u8> = Vec::with_capacity(16);
-    match sp.scheme {
-        Scheme::Bytes => {
-            for b in unit.bytes() {
-                f(&[b]);
-            }
-        }
-        Scheme::Front => {
-            for c in unit.chars() {
-                let mut t = [0u8; 4];
-                f(c.encode_utf8(&mut t).as_bytes());
-            }
-        }
-        Scheme::End => {
-            let n = unit.chars().count();
-            for (k, c) in unit.chars().enumerate() {
-                buf.clear();
-                let mut t = [0u8; 4];
-                buf.extend_from_slice(c.encode_utf8(&mut t).as_bytes());
-                if ends && k + 1 == n {
-                    buf.extend_from_slice(sp.mark.as_bytes());
-                }
-                f(&buf);
-            }
-        }
-        Scheme::Continuation => {
-            for (k, c) in unit.chars().enumerate() {
-                buf.clear();
-                if !(starts && k == 0) {
-                    buf.extend_from_slice(sp.mark.as_bytes());
-                }
-                let mut t = [0u8; 4];
-                buf.extend_from_slice(c.encode_utf8(&mut t).as_bytes());
-                f(&buf);
-            }
-        }
     }
 }
 
@@ -149,7 +108,7 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
                 sym_counts[b as usize] += u.count;
             }
         } else {
-            spell_symbols(&spelling, &u.text, u.starts, u.ends, |t| {
+            spelling.for_each_symbol(&u.text, u.starts, u.ends, |t| {
                 let id = match provisional.get(t) {
                     Some(&id) => id,
                     None => {
@@ -355,7 +314,7 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
             let mut seq: Vec<u32> = Vec::new();
             spelling.for_each_unit(text, |unit, _| {
                 let mut syms = Vec::new();
-                spell_symbols(&spelling, unit, true, true, |t| syms.push(lookup(t)));
+                spelling.for_each_symbol(unit, true, true, |t| syms.push(lookup(t)));
                 replay_known(&mut syms, &map);
                 seq.extend_from_slice(&syms);
             });
@@ -398,13 +357,21 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
         log_likelihood: None,
     };
     let stream_from = stage_one_merges.map(|k| k as usize);
-    let mut model = Model::new(opts.model, spelling, rows, merges, stream_from, corpus.joints.clone(), Some(opts.clone()), Some(report))?;
+    let mut model = Model::new(Parts {
+        merges,
+        stream_from,
+        joints: corpus.joints.clone(),
+        options: Some(opts.clone()),
+        report: Some(report),
+        ..Parts::new(opts.model, spelling, rows)
+    })?;
     if opts.model == ModelKind::Wordpiece {
         let mut out = Vec::new();
         let mut total = 0u64;
+        let mut work = Work::default();
         for (text, count) in &kept {
             out.clear();
-            model.encode_unit(text, &mut out, None)?;
+            model.encode_unit(text, &mut out, None, &mut work)?;
             total += out.len() as u64 * count;
         }
         if let Some(r) = model.report.as_mut() {
@@ -490,14 +457,15 @@ fn train_unigram(
         log_likelihood: Some(trained.log_likelihood),
     };
     let _ = facts.dropped_extra;
-    let mut model = Model::new(ModelKind::Unigram, spelling, rows, vec![], None, None, Some(opts.clone()), Some(report))?;
+    let mut model = Model::new(Parts { options: Some(opts.clone()), report: Some(report), ..Parts::new(ModelKind::Unigram, spelling, rows) })?;
     model.set_log_probs(log_probs)?;
     // the corpus as the Viterbi segmenter cuts it
     let mut out = Vec::new();
     let mut total = 0u64;
+    let mut work = Work::default();
     for (text, count) in kept {
         out.clear();
-        model.encode_unit(text, &mut out, None)?;
+        model.encode_unit(text, &mut out, None, &mut work)?;
         total += out.len() as u64 * count;
     }
     if let Some(r) = model.report.as_mut() {
@@ -538,7 +506,7 @@ fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&UnitCount], no
     let mut before = 0u64;
     for u in units {
         let mut t: Vec<u8> = Vec::new();
-        spell_symbols(&spelling, &u.text, u.starts, u.ends, |s| {
+        spelling.for_each_symbol(&u.text, u.starts, u.ends, |s| {
             symbols.insert(s.to_vec());
             before += u.count;
             // the whole unit as one piece: the symbols joined as the spelling joins them
@@ -589,5 +557,5 @@ fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&UnitCount], no
         rounds: None,
         log_likelihood: None,
     };
-    Model::new(ModelKind::Word, spelling, rows, vec![], None, None, Some(opts.clone()), Some(report))
+    Model::new(Parts { options: Some(opts.clone()), report: Some(report), ..Parts::new(ModelKind::Word, spelling, rows) })
 }
