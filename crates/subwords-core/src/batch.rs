@@ -38,14 +38,19 @@ impl<S: Default + Send> Slots<S> {
     }
 
     /// `f` on every item on up to `threads` threads, chunk `k` with slot `k`'s state.
-    pub fn map<T: Sync, R: Send>(&self, items: &[T], threads: usize, f: impl Fn(&T, &mut S) -> R + Sync) -> Vec<R> {
+    pub fn map<'a, T: Sync, R: Send>(&self, items: &'a [T], threads: usize, f: impl Fn(&'a T, &mut S) -> R + Sync) -> Vec<R> {
         map_chunks(items, threads, |k, chunk, out| self.with(k, |s| out.extend(chunk.iter().map(|t| f(t, s)))))
     }
 }
 
 /// `f` on every item on up to `threads` threads, each thread with a state of its own made by
 /// `init` (for states that borrow from the items and so cannot outlive the call).
-pub fn map_with<T: Sync, R: Send, S>(items: &[T], threads: usize, init: impl Fn() -> S + Sync, f: impl Fn(&T, &mut S) -> R + Sync) -> Vec<R> {
+pub fn map_with<'a, T: Sync, R: Send, S>(
+    items: &'a [T],
+    threads: usize,
+    init: impl Fn() -> S + Sync,
+    f: impl Fn(&'a T, &mut S) -> R + Sync,
+) -> Vec<R> {
     map_chunks(items, threads, |_, chunk, out| {
         let mut s = init();
         out.extend(chunk.iter().map(|t| f(t, &mut s)));
@@ -55,7 +60,7 @@ pub fn map_with<T: Sync, R: Send, S>(items: &[T], threads: usize, init: impl Fn(
 /// Cuts `items` into up to `threads` consecutive chunks and runs `run(k, chunk, out)` for the
 /// `k`-th on a thread of its own (the caller's thread when there is one chunk); the outputs are
 /// joined in chunk order. A panic in a worker is resumed on the caller's thread.
-fn map_chunks<T: Sync, R: Send>(items: &[T], threads: usize, run: impl Fn(usize, &[T], &mut Vec<R>) + Sync) -> Vec<R> {
+fn map_chunks<'a, T: Sync, R: Send>(items: &'a [T], threads: usize, run: impl Fn(usize, &'a [T], &mut Vec<R>) + Sync) -> Vec<R> {
     let threads = threads.max(1).min(items.len().max(1));
     let mut out = Vec::with_capacity(items.len());
     if threads == 1 {
