@@ -118,9 +118,7 @@ impl Trainer {
 
     /// The counted units (for pre-split joints, applied on the Python side), sorted by text.
     fn unit_counts(&mut self, py: Python<'_>) -> PyResult<Vec<(String, u64)>> {
-        let counter = self.counter.as_ref().ok_or_else(|| spent())?;
-        let _ = counter;
-        let counter = self.counter.take().unwrap();
+        let counter = self.counter.take().ok_or_else(spent)?;
         let (counts, norm, texts, streams) = counter.finish().map_err(|e| to_py(py, e))?;
         let mut v: Vec<(String, u64)> = counts.iter().map(|(k, &c)| (k.to_string(), c)).collect();
         v.sort();

@@ -912,9 +912,7 @@ fn pre_step(step: &PreTokenizer, piece: &str, at_start: bool, dst: &mut String, 
             for (i, c) in text.char_indices() {
                 let class = if c.is_whitespace() { None } else { Some(is_word_char(c)) };
                 match (run, class) {
-                    (Some((s, w)), Some(k)) if w == k => {
-                        let _ = s;
-                    }
+                    (Some((_, w)), Some(k)) if w == k => {}
                     (Some((s, _)), _) => {
                         words.push((base + s, base + i));
                         run = class.map(|k| (i, k));

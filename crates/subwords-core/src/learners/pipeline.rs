@@ -277,7 +277,6 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
         for (r, m) in merges.iter().enumerate() {
             map.insert(crate::hash::pack(m[0], m[1]), (r as u32, m[2]));
         }
-        let probe_rows_len = base as usize + symbols.texts.len();
         let lookup = |t: &[u8]| symbols.index.get(t).copied().unwrap_or(NO_SYMBOL);
         let mut streams = Flat::default();
         for text in corpus.streams.as_deref().unwrap_or(&[]) {
@@ -292,7 +291,6 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
                 streams.push(&seq, 1);
             }
         }
-        let _ = probe_rows_len;
         let rows_now = base as u64 + symbols.texts.len() as u64;
         let room = opts.vocab_size.saturating_sub(budget_rows(rows_now));
         let params = MergeParams::bpe(room, opts.min_count, opts.max_piece_length);

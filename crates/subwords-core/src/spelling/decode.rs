@@ -188,7 +188,6 @@ pub fn unit_to_text_positions(scheme: Scheme, unit: &str, text: &str, start: usi
             // skip to the character (marks never skip non-whitespace text)
             t += c.len_utf8();
         }
-        let _ = i;
     }
     map[unit.len()] = t;
     // spans are [map[a], map[b]); a mark standing for nothing has an empty span
