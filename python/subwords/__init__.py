@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING
 from .errors import InputError, ModelFileError, OptionError, SubwordsError, UnknownPieceError
 
 if TYPE_CHECKING:  # loaded lazily at run time, by __getattr__
-    from ._api import Tokenizer as Tokenizer, bert as bert, load as load, train as train
+    from ._api import Tokenizer as Tokenizer, bert as bert, count as count, load as load, train as train
+    from .counts import CountTable as CountTable
 
 __version__ = "0.1.0"
 
-_API = ("train", "load", "bert", "Tokenizer")
+_API = ("train", "load", "bert", "Tokenizer", "count")
 
-__all__ = [*_API, "SubwordsError", "OptionError", "InputError", "ModelFileError", "UnknownPieceError", "__version__"]
+__all__ = [*_API, "CountTable", "SubwordsError", "OptionError", "InputError", "ModelFileError", "UnknownPieceError", "__version__"]
 
 
 def __getattr__(name: str) -> object:
@@ -30,4 +31,8 @@ def __getattr__(name: str) -> object:
         from . import _api
 
         return getattr(_api, name)
+    if name == "CountTable":
+        from .counts import CountTable
+
+        return CountTable
     raise AttributeError(f"module 'subwords' has no attribute {name!r}")

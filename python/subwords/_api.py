@@ -7,6 +7,7 @@ turns the accepted input forms into what the engine reads, and gives errors thei
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import gc
 import json
 import math
@@ -16,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Optional, Union, cast
 
 from . import _core
+from . import counts as _counts
 from ._checks import text_arg
 from ._io import read_limited, write_atomic
 from ._progress import ProgressLine
@@ -29,11 +31,15 @@ SpellingName = Literal["end", "continuation", "front", "bytes"]
 Joints = Union[Mapping[str, Sequence[str]], Callable[[str], Optional[Sequence[str]]]]
 # what train() learns from: a word -> count table, texts, or UTF-8 files (one text per line)
 TrainData = Union[Mapping[str, int], Iterable[str], "os.PathLike[str]", Sequence["os.PathLike[str]"]]
+# what train() also takes: a count table (subwords.count)
+TrainInput = Union[TrainData, "_counts.CountTable"]
 
 _MODELS = ("bpe", "word", "wordpiece", "unigram")
 # each model's own spelling, when none is named
 _DEFAULT_SPELLING: dict[str, SpellingName] = {"bpe": "end", "word": "end", "wordpiece": "continuation", "unigram": "end"}
 _SPELLINGS = ("end", "continuation", "front", "bytes")
+# what text and counts can be fed to: a trainer, or a counter that makes a count table
+_Feedable = Union[_core.Trainer, _core.Counter]
 _BATCH_CHARS = 4 << 20
 # A model file larger than this is refused before it is parsed (a hostile or mistaken file).
 MAX_MODEL_FILE_BYTES = 1 << 31
@@ -143,7 +149,7 @@ def _apply_joints(units: list[tuple[str, int]], joints: Joints) -> tuple[list[tu
 
 
 def train(
-    data: TrainData,
+    data: TrainInput,
     *,
     model: Model = "bpe",
     spelling: Optional[SpellingName] = None,
@@ -296,10 +302,82 @@ def train(
     if not isinstance(progress, bool):
         raise OptionError(f"progress must be True or False, got {progress!r}")
     with ProgressLine(trainer.progress_view()) if progress else contextlib.nullcontext():
-        _feed(trainer, data, counts=counts, input_errors=input_errors)
-        if joints is not None:
-            trainer.set_units(*_apply_joints(trainer.unit_counts(), joints))
+        tables = _counts.table_paths(data, counts=counts)
+        if isinstance(data, _counts.CountTable) or (tables is not None and len(tables) > 1):
+            if isinstance(data, _counts.CountTable):
+                table = data
+            else:
+                assert tables is not None
+                first, *rest = (_counts.CountTable.load(p) for p in tables)
+                table = first.merge(*rest)
+            _core.trainer_use_table(trainer, table._core)
+            if joints is not None:
+                trainer.set_units(*_apply_joints(list(table.items()), joints))
+        elif tables is not None:
+            # one table file: read straight into the trainer, its units moved rather than copied
+            _core.trainer_load_table(trainer, os.fspath(tables[0]), _counts.MAX_TABLE_BYTES)
+            if joints is not None:
+                trainer.set_units(*_apply_joints(list(_counts.CountTable.load(tables[0]).items()), joints))
+        else:
+            _feed(trainer, data, counts=counts, input_errors=input_errors)
+            if joints is not None:
+                trainer.set_units(*_apply_joints(trainer.unit_counts(), joints))
+        return _train_model(trainer)
+
+
+# ---- trace hook (subwords.measure): a traced training sets a request for this context; train()
+# then asks the engine for its trace and hands it back through the same object.
+_TRACE_REQUEST: "contextvars.ContextVar[Optional[dict[str, Any]]]" = contextvars.ContextVar("subwords_trace", default=None)
+
+
+def _train_model(trainer: _core.Trainer) -> "Tokenizer":
+    request = _TRACE_REQUEST.get()
+    if request is None:
         return Tokenizer(trainer.train())
+    model, trace = _core.train_traced(trainer, json.dumps(request["ask"]))
+    request["trace"] = json.loads(trace)
+    return Tokenizer(model)
+
+
+def _count_options(spelling: str, mark: Optional[str], split_at_marks: bool, pre_split: Optional[str], lowercase: bool,
+             strip_accents: bool, clean_text: bool, input_errors: str) -> str:
+    if spelling not in _SPELLINGS:
+        raise OptionError(f"spelling must be one of {', '.join(_SPELLINGS)}; got {spelling!r}")
+    for name, value in (("split_at_marks", split_at_marks), ("lowercase", lowercase),
+                        ("strip_accents", strip_accents), ("clean_text", clean_text)):
+        if not isinstance(value, bool):
+            raise OptionError(f"{name} must be True or False, got {value!r}")
+    return json.dumps({"spelling": spelling, "mark": mark, "split_at_marks": split_at_marks, "pre_split": pre_split,
+                       "lowercase": lowercase, "strip_accents": strip_accents, "clean_text": clean_text,
+                       "input_errors": input_errors})
+
+
+def _counter(*, spelling: str = "end", mark: Optional[str] = None, split_at_marks: bool = True,
+            pre_split: Optional[Literal["gpt2", "bert"]] = None, lowercase: bool = False, strip_accents: bool = False,
+            clean_text: bool = False, input_errors: Literal["strict", "replace"] = "strict",
+            threads: Optional[int] = None) -> _core.Counter:
+    """The engine's counter for these options (used by :func:`count` and the Dask workers)."""
+    return _core.Counter(_count_options(spelling, mark, split_at_marks, pre_split, lowercase, strip_accents, clean_text,
+                                  input_errors), _threads(threads))
+
+
+def count(data: TrainData, *,
+          spelling: str = "end", mark: Optional[str] = None, split_at_marks: bool = True,
+          pre_split: Optional[Literal["gpt2", "bert"]] = None, lowercase: bool = False, strip_accents: bool = False,
+          clean_text: bool = False, counts: bool = False, input_errors: Literal["strict", "replace"] = "strict",
+          threads: Optional[int] = None) -> _counts.CountTable:
+    """Counts the units of ``data`` -- texts, a ``word -> count`` mapping, or paths to UTF-8 files
+    (one text per line; ``counts=True``: ``word<TAB>count`` files) -- under a spelling's options,
+    the same ones :func:`subwords.train` takes. Train on the result with
+    ``subwords.train(table, ...)``.
+    """
+    c = _counter(spelling=spelling, mark=mark, split_at_marks=split_at_marks, pre_split=pre_split, lowercase=lowercase,
+                strip_accents=strip_accents, clean_text=clean_text, input_errors=input_errors, threads=threads)
+    _feed(c, data, counts=counts, input_errors=input_errors)
+    table = _counts.CountTable(c.finish())
+    if len(table) == 0:
+        raise InputError("the input holds no units to count (empty texts, or nothing but whitespace)")
+    return table
 
 
 def _is_paths(data: object) -> TypeGuard[Union[os.PathLike[str], Sequence[os.PathLike[str]]]]:
@@ -308,7 +386,7 @@ def _is_paths(data: object) -> TypeGuard[Union[os.PathLike[str], Sequence[os.Pat
     return isinstance(data, (list, tuple)) and bool(data) and all(isinstance(p, os.PathLike) for p in data)
 
 
-def _feed(trainer: _core.Trainer, data: TrainData, *, counts: bool, input_errors: str) -> None:
+def _feed(trainer: _Feedable, data: TrainData, *, counts: bool, input_errors: str) -> None:
     if isinstance(data, (str, bytes)):
         raise InputError(
             "train() got a single string: pass a list of texts, a word -> count mapping, "
@@ -317,6 +395,11 @@ def _feed(trainer: _core.Trainer, data: TrainData, *, counts: bool, input_errors
     if isinstance(data, Mapping):
         rows = [_check_count(w, c, "count table") for w, c in data.items()]
         _add_counts(trainer, rows)
+        return
+    from . import inputs  # files of every format, folders, globs, datasets, sampling
+
+    if not counts and (source := inputs.source(data)) is not None:
+        source.feed(trainer, input_errors, _feed_batch)
         return
     if _is_paths(data):
         paths = [data] if isinstance(data, os.PathLike) else list(data)
@@ -345,14 +428,14 @@ def _feed(trainer: _core.Trainer, data: TrainData, *, counts: bool, input_errors
     _feed_batch(trainer, batch, first)
 
 
-def _add_counts(trainer: _core.Trainer, rows: list[tuple[str, int]]) -> None:
+def _add_counts(trainer: _Feedable, rows: list[tuple[str, int]]) -> None:
     try:
         trainer.add_counts(rows)
     except UnicodeError as e:
         raise _surrogate_error(e, "the count table") from None
 
 
-def _feed_batch(trainer: _core.Trainer, batch: list[str], first: int = 0) -> None:
+def _feed_batch(trainer: _Feedable, batch: list[str], first: int = 0) -> None:
     if not batch:
         return
     try:

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from typing import final
 
 __all__ = ["Trainer", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline",
-           "unicode_versions", "gpt2_byte_chars"]
+           "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table",
+           "train_traced", "measure_batch"]
 
 @final
 class ProgressView:
@@ -148,3 +149,43 @@ def unicode_versions() -> dict[str, str]:
 
 def gpt2_byte_chars() -> list[str]:
     """GPT-2's byte-to-character table: ``table[b]`` is the character that prints byte ``b``."""
+
+@final
+class CountTable:
+    @staticmethod
+    def from_bytes(data: bytes) -> CountTable: ...
+    def to_bytes(self) -> bytes: ...
+    def merge(self, other: CountTable) -> CountTable: ...
+    def prune(self, min: int) -> tuple[CountTable, int]:
+        """(the table without units counted fewer than ``min`` times, occurrences dropped)"""
+    def __len__(self) -> int: ...
+    @property
+    def texts(self) -> int: ...
+    def total(self) -> int: ...
+    def spelling_json(self) -> str: ...
+    def normalizations(self) -> list[str]: ...
+    def items(self, start: int, limit: int) -> list[tuple[str, int]]: ...
+
+@final
+class Counter:
+    def __new__(cls, options_json: str, threads: int) -> Counter: ...
+    def feed_texts(self, texts: Sequence[str]) -> None: ...
+    def feed_file(self, path: str) -> None: ...
+    def add_counts(self, counts: Sequence[tuple[str, int]]) -> None: ...
+    def finish(self) -> CountTable: ...
+
+def trainer_use_table(trainer: Trainer, table: CountTable) -> None:
+    """Gives ``trainer`` the table's units in place of text (same spelling, else OptionError)."""
+
+def trainer_load_table(trainer: Trainer, path: str, limit: int) -> None:
+    """Reads a binary table file (at most ``limit`` bytes) straight into ``trainer``."""
+
+# subwords.measure (crates/subwords-py/src/trace.rs)
+def train_traced(trainer: Trainer, request_json: str) -> tuple[Model, str]:
+    """Trains as ``Trainer.train`` with the engine's trace on. ``request_json``: ``{"ties": bool,
+    "max_ties": int, "forced": [[step, left, right], ...], "em": bool}``. Returns the model and
+    ``{"merge": {...} | null, "unigram": {...} | null}`` as JSON text."""
+def measure_batch(model: Model, texts: Sequence[str], threads: int) -> tuple[list[int], list[int], list[int], int, int, list[int]]:
+    """Encodes and decodes every text in parallel: (occurrences of each id, by id; pieces per
+    text; whitespace words per text; UTF-8 bytes; characters; indices of the texts that do not
+    decode back to themselves)."""

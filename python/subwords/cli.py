@@ -20,11 +20,13 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, NoReturn, Optional, Protocol, Sequence, TextIO
+from typing import Any, Callable, Iterable, Iterator, NoReturn, Optional, Protocol, Sequence, TextIO
 
 from ._api import _check_count, parse_count_line
+from . import _cli_scale
 from .errors import InputError, SubwordsError, UnknownPieceError
 from .formats import FORMATS
+from .inputs import _cli as inputs_cli
 
 PROG = "subwords"
 
@@ -97,7 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     t = sub.add_parser("train", help="learn a vocabulary from text files (or - for stdin)")
-    t.add_argument("inputs", nargs="+", metavar="INPUT", help="UTF-8 text files, one text per line; - reads stdin")
+    t.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="files, folders or globs (.txt, .jsonl, .parquet, .arrow; .gz, .zst; see inputs below); - reads stdin")
+    inputs_cli.add_arguments(t)
     t.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write (atomically)")
     t.add_argument("--model", choices=["bpe", "word", "wordpiece", "unigram"], default="bpe")
     t.add_argument("--spelling", choices=["end", "continuation", "front", "bytes"], default=None,
@@ -118,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--no-split-at-marks", action="store_true", help="front: one unit per text")
     t.add_argument("--pre-split", choices=["gpt2", "bert"], default=None,
                    help="bytes: the GPT-2 regex pre-split; end/continuation: BERT's (punctuation and CJK stand alone)")
-    t.add_argument("--seed", type=int, default=None, help="for learners that sample (BPE and word models are deterministic and refuse it)")
+    t.add_argument("--seed", type=int, default=None, help="the seed of --sample (training itself is deterministic)")
     t.add_argument("--threads", type=_positive("--threads"), default=None)
     t.add_argument("--min-count-rule", choices=["filter", "stop"], default=None,
                    help="wordpiece: pairs below --min-count are no candidates (filter, default), or stop when the winner is below it")
@@ -133,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--em-rounds", type=int, default=None, help="unigram: EM rounds before every size check (default 2)")
     t.add_argument("--input-errors", choices=["strict", "replace"], default="strict",
                    help="invalid UTF-8: refuse naming file and line (strict), or read it as U+FFFD (replace)")
+    t.add_argument("--min-unit-count", type=_positive("--min-unit-count"), default=None,
+                   help="count first and drop units counted fewer times before training (reports the share dropped)")
     t.add_argument("--quiet", action="store_true")
     t.add_argument("--preset", choices=["bert"], default=None,
                    help="bert: BERT's WordPiece (continuation '##', punctuation and CJK split off, text cleaned, "
@@ -143,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("encode", help="text lines on stdin -> pieces (or ids) lines on stdout")
     e.add_argument("-m", "--model", required=True, metavar="MODEL")
+    e.add_argument("inputs", nargs="*", metavar="INPUT", help="files, folders or globs to encode, one output line per record "
+                   "(default: stdin's lines); see inputs below")
+    inputs_cli.add_arguments(e, training=False)
     _model_format_args(e)
     e.add_argument("--allow-special", default=None, metavar="all|A,B",
                    help="turn these special tokens' surfaces in the text into their ids (default: none, the text is text)")
@@ -179,6 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("-O", "--load-option", action="append", default=[], metavar="KEY=VALUE",
                    help="an option for reading MODEL (e.g. lowercase=false for a cased vocab.txt); repeatable")
 
+    _cli_scale.add_parser(sub, _positive)
+
     q = sub.add_parser("quickstart", help="train on this Python's standard library and cut a sentence into pieces")
     q.add_argument("--vocab-size", type=_positive("--vocab-size"), default=8000)
     q.add_argument("--spelling", choices=["end", "continuation", "front", "bytes"], default="front")
@@ -186,6 +197,11 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--mark", default=None,
                    help="the spelling's mark (default </w> or ▁; ·· for continuation, since Python sources hold words beginning with ## and @@)")
     q.add_argument("-o", "--output", default=None, metavar="MODEL", help="also save the model here")
+    from .explore import register as _register_explore  # the explorer's verb (docs/EXPLORE.md)
+    _register_explore(sub, COMMANDS)
+    # subwords.measure's verbs (trace, curve, compare): python/subwords/_cli_measure.py
+    from . import _cli_measure
+    COMMANDS.update(_cli_measure.add_parsers(sub))
     return p
 
 
@@ -338,13 +354,31 @@ def _check_output(name: str) -> Path:
     return out
 
 
+def _train_pruned(a: argparse.Namespace, kw: dict[str, Any], texts: Optional[Iterable[str]]) -> tuple[Any, float]:
+    """Counts the inputs under the training's spelling, drops rare units, trains on the table."""
+    import subwords
+    from ._api import _DEFAULT_SPELLING
+
+    bert = a.preset == "bert"
+    table = subwords.count(texts if texts is not None else [Path(x) for x in a.inputs], counts=a.counts, input_errors=a.input_errors, threads=a.threads,
+                           spelling="continuation" if bert else a.spelling or _DEFAULT_SPELLING[a.model], mark=a.mark,
+                           split_at_marks=not a.no_split_at_marks, pre_split="bert" if bert else a.pre_split,
+                           lowercase=bert, strip_accents=bert, clean_text=bert)
+    table, dropped = table.prune(a.min_unit_count)
+    return subwords.train(table, **kw), dropped
+
+
 def cmd_train(a: argparse.Namespace) -> int:
     import subwords
 
-    if a.seed is not None:
-        raise SubwordsError(f"--seed: {a.model} training is deterministic and uses no randomness; leave --seed out")
+    if a.seed is not None and a.sample is None:
+        raise SubwordsError(f"--seed: {a.model} training is deterministic and uses no randomness; --seed goes with --sample")
     if "-" in a.inputs and a.inputs != ["-"]:
         raise SubwordsError("- (stdin) must be the only INPUT")
+    if a.counts and inputs_cli.uses_options(a):
+        raise SubwordsError("--counts reads word<TAB>count tables; the text input options do not apply to them")
+    if a.min_unit_count is not None and a.inputs == ["-"] and a.counts:
+        raise SubwordsError("--min-unit-count with --counts needs table files; save stdin to a file first")
     out = _check_output(a.output)
     kw = dict(
         model=a.model, spelling=a.spelling, vocab_size=a.vocab_size, min_count=a.min_count,
@@ -357,21 +391,22 @@ def cmd_train(a: argparse.Namespace) -> int:
         **({} if a.max_word_length is None else {"max_word_length": a.max_word_length}),
         progress=sys.stderr.isatty() and not a.quiet,
     )
-    for x in a.inputs:
+    for x in a.inputs if a.counts else ():
         if x == "-":
             continue
         if os.path.isdir(x):
             raise SubwordsError(f"{x}: is a directory; give the text files in it (e.g. {x}/*.txt)")
         if not os.path.exists(x):
             raise SubwordsError(f"{x}: no such file")
+    # files, folders and globs of every format, or stdin's lines, sampled as the options say
+    texts = None if a.counts else inputs_cli.texts_from_args(a, _stdin_lines(a.input_errors) if a.inputs == ["-"] else None)
     start = time.monotonic()
-    if a.inputs == ["-"]:
-        if a.counts:
-            tok = subwords.train(_stdin_count_table(a.input_errors), **kw)
-        else:
-            tok = subwords.train(_stdin_lines(a.input_errors), **kw)
+    if a.inputs == ["-"] and a.counts:
+        tok = subwords.train(_stdin_count_table(a.input_errors), **kw)
+    elif a.min_unit_count is not None:
+        tok, dropped = _train_pruned(a, kw, texts)
     else:
-        tok = subwords.train([Path(x) for x in a.inputs], counts=a.counts, **kw)
+        tok = subwords.train(texts if texts is not None else [Path(x) for x in a.inputs], counts=a.counts, **kw)
     # Nothing is written before training has succeeded, and the save itself is atomic (a
     # temporary file beside the target, renamed over it): a failed run leaves no partial file
     # and never clobbers an existing model.
@@ -389,10 +424,15 @@ def cmd_train(a: argparse.Namespace) -> int:
             f"{r.get('corpus_pieces_after'):,} pieces; {secs:.2f}s",
             file=sys.stderr,
         )
+        if a.min_unit_count is not None:
+            print(f"{PROG}: dropped units counted fewer than {a.min_unit_count} times before training: "
+                  f"{dropped:.2%} of occurrences", file=sys.stderr)
         norm = r.get("normalizations")
         if norm:
             changed = ", ".join(norm)
             print(f"{PROG}: normalized the text: {changed} (decode gives back the normalized text)", file=sys.stderr)
+    if texts is not None and inputs_cli.uses_options(a):
+        print(f"{PROG}: inputs: {texts.summary()}", file=sys.stderr)  # the sample and the skipped records
     return 0
 
 
@@ -446,15 +486,15 @@ def cmd_encode(a: argparse.Namespace) -> int:
         if show:
             show(done)
 
-    _feed_stdin(batch, flush)
+    _feed_stdin(batch, flush, inputs_cli.encode_lines(a))
     if show:
         show(done, final=True)
     return 0
 
 
-def _feed_stdin(batch: list[str], flush: Callable[[], None]) -> None:
-    """Reads stdin a line at a time into ``batch``, calling ``flush`` every 8192 lines and at the end."""
-    for line in _stdin_lines():
+def _feed_stdin(batch: list[str], flush: Callable[[], None], lines: Optional[Iterable[str]] = None) -> None:
+    """Reads stdin (or ``lines``) a line at a time into ``batch``, calling ``flush`` every 8192 lines and at the end."""
+    for line in _stdin_lines() if lines is None else lines:
         batch.append(line)
         if len(batch) >= 8192:
             flush()
@@ -496,7 +536,7 @@ def _encode_foreign(tok: Any, a: argparse.Namespace) -> int:
         if show:
             show(done)
 
-    _feed_stdin(batch, flush)
+    _feed_stdin(batch, flush, inputs_cli.encode_lines(a))
     if show:
         show(done, final=True)
     return 0
@@ -657,7 +697,7 @@ def _os_error_text(e: OSError) -> str:
 
 
 COMMANDS = {"train": cmd_train, "encode": cmd_encode, "decode": cmd_decode, "inspect": cmd_inspect, "export": cmd_export,
-            "quickstart": cmd_quickstart}
+            "quickstart": cmd_quickstart, "count": _cli_scale.cmd_count}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -58,6 +58,10 @@ impl UnitCounter {
         }
     }
 
+    pub fn spelling(&self) -> &Spelling {
+        &self.spelling
+    }
+
     /// Counts a batch of texts on all threads.
     pub fn feed_texts(&mut self, texts: &[String]) {
         if let Some(s) = self.streams.as_mut() {

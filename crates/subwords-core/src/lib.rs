@@ -10,6 +10,7 @@
 //! (feature `randomized-hash`) can seed each one at random and show that.
 
 pub mod batch;
+pub mod count_table;
 pub mod counting;
 pub mod error;
 pub mod hash;

@@ -3,8 +3,10 @@
 //! Every call that touches text releases the GIL. Errors become the classes of
 //! `subwords.errors`, never a bare `Exception`.
 
+mod counts;
 mod sentencepiece;
 mod tiktoken;
+mod trace;
 
 
 mod hf;
@@ -74,7 +76,7 @@ struct Trainer {
     progress: std::sync::Arc<subwords_core::progress::Progress>,
     joints: Option<std::collections::BTreeMap<String, Vec<String>>>,
     normalizations: Option<subwords_core::spelling::Normalizations>,
-    /// The number of texts counted, kept when `unit_counts` hands the units to Python (joints).
+    /// Texts counted, once the counts have been taken out of the counter (or came from a table).
     texts: u64,
     pool: rayon::ThreadPool,
 }
@@ -123,8 +125,8 @@ impl Trainer {
         let mut v: Vec<(String, u64)> = counts.iter().map(|(k, &c)| (k.to_string(), c)).collect();
         v.sort();
         let corpus = Corpus::from_counts(counts, norm, texts, streams);
-        self.normalizations = Some(corpus.normalizations);
         self.texts = corpus.texts;
+        self.normalizations = Some(corpus.normalizations);
         self.units = Some(corpus.units);
         Ok(v)
     }
@@ -385,5 +387,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<hf::PyHfPipeline>()?;
     m.add_function(wrap_pyfunction!(unicode_versions, m)?)?;
     m.add_function(wrap_pyfunction!(gpt2_byte_chars, m)?)?;
+    m.add_class::<counts::PyCountTable>()?;
+    m.add_class::<counts::Counter>()?;
+    m.add_function(wrap_pyfunction!(counts::trainer_use_table, m)?)?;
+    m.add_function(wrap_pyfunction!(counts::trainer_load_table, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::train_traced, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::measure_batch, m)?)?;
     Ok(())
 }

@@ -598,7 +598,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Joins `pair` into `c` in every unit that holds it and updates the index.
-    fn apply(&mut self, pair: u64, c: u32) {
+    fn apply(&mut self, pair: u64, c: u32) -> i64 {
         let (a, b) = unpack(pair);
         let mut list = self.places.remove(&pair).unwrap_or_default();
         // the list is runs of increasing ids (one run per merge that added to it): sorting is
@@ -682,6 +682,7 @@ impl<'a> Engine<'a> {
             let live: Vec<Entry> = keys.into_iter().filter_map(|p| self.entry(p)).collect();
             self.heap = BinaryHeap::from(live);
         }
+        sites
     }
 
     fn pieces(&self) -> u64 {
@@ -690,19 +691,30 @@ impl<'a> Engine<'a> {
 }
 
 /// Runs the merge loop. `symbols` must already hold every symbol the units use.
+///
+/// Under [`traced`] it also records every step (and takes the forced choices asked for); the
+/// check is made once per call, so an untraced run does no extra work per merge.
 pub fn learn(units: Flat, symbols: &mut Symbols, params: &MergeParams, progress: Option<&crate::progress::Progress>) -> Merged {
     let mut winner_failed = None;
     if let Some(p) = progress {
         p.start(crate::progress::Phase::Merging, params.new_rows);
     }
     let mut engine = Engine::new(units, symbols, params);
+    let mut tracer = Tracer::take(&engine);
     let mut merges = Vec::new();
     let mut new_rows = 0u64;
     let stop = loop {
         if new_rows >= params.new_rows {
             break Stop::Size;
         }
-        let Some((pair, count)) = engine.best() else {
+        let forced = match tracer.as_mut() {
+            Some(t) => match t.forced_pair(&engine) {
+                Ok(f) => f,
+                Err(()) => break Stop::NoPairs,
+            },
+            None => None,
+        };
+        let Some((pair, count)) = forced.or_else(|| engine.best()) else {
             // WordPiece's filter: pairs may remain that are all below min_count
             let floor = engine.floor as i64;
             break if engine.counts.values().any(|&v| v > 0 && v < floor) { Stop::MinCount } else { Stop::NoPairs };
@@ -714,24 +726,210 @@ pub fn learn(units: Flat, symbols: &mut Symbols, params: &MergeParams, progress:
             }
             break Stop::MinCount;
         }
+        let ties = tracer.as_ref().map(|t| t.ties_of(&engine, pair));
         let (a, b) = unpack(pair);
         let text = engine.symbols.join(a, b);
-        let c = match engine.symbols.index.get(text.as_slice()) {
-            Some(&c) => c,
+        let (c, is_new) = match engine.symbols.index.get(text.as_slice()) {
+            Some(&c) => (c, false),
             None => {
                 let len = engine.symbols.len(a) + engine.symbols.len(b);
                 new_rows += 1;
                 let key = engine.tie.key(&text);
                 engine.keys.push(key);
-                engine.symbols.push(text, len)
+                (engine.symbols.push(text, len), true)
             }
         };
         merges.push([a, b, c]);
-        engine.apply(pair, c);
+        let score = engine.score_of(pair).map(|(_, d)| d).unwrap_or(1);
+        let sites = engine.apply(pair, c);
+        if let Some(t) = tracer.as_mut() {
+            t.record(&engine, [a, b, c], count, score, ties.unwrap_or_default(), forced.is_some(), is_new, sites, new_rows);
+        }
         if let Some(p) = progress {
             p.set(new_rows);
         }
     };
     let pieces_after = engine.pieces();
+    if let Some(t) = tracer {
+        t.put_back();
+    }
     Merged { merges, new_rows, stop, pieces_after, winner_failed }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Tracing (issue 11: `subwords.measure`). Off unless a caller wraps the training in [`traced`].
+//
+// The request travels in a thread-local, not in `MergeParams`, so the pipeline around the engine
+// (`learners::train`, both stages of superword BPE) needs no change: the binding sets it on the
+// thread that runs the training and takes the trace back afterwards. Tracing costs O(1) per
+// step (the corpus length is kept from each merge's site count); asking for the tied candidates
+// costs one pass over the live pairs per step, which is for small corpora.
+
+/// What to record, and which choices to force.
+#[derive(Clone, Debug, Default)]
+pub struct TraceRequest {
+    /// Record each step's tied candidates (every live pair with the winner's exact score).
+    pub ties: bool,
+    /// At most this many tied candidates per step are listed (`tie_count` still counts all).
+    pub max_ties: usize,
+    /// `(step, left, right)`: at merge number `step` (1-based, counted across both stages) take
+    /// this pair instead of the tie rule's choice. It must be a live candidate at that step.
+    pub forced: Vec<(u64, Vec<u8>, Vec<u8>)>,
+}
+
+/// One merge as the engine took it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceStep {
+    /// 1 for the only (or first) stage, 2 for superword BPE's second.
+    pub stage: u32,
+    pub left: Vec<u8>,
+    pub right: Vec<u8>,
+    pub result: Vec<u8>,
+    /// The score `num / den` (`den` = 1 under counts: `num` is the pair count).
+    pub num: u64,
+    pub den: u128,
+    /// Tied candidates in the tie rule's order (the rule's own choice first), capped at
+    /// `max_ties`; empty unless asked for.
+    pub ties: Vec<(Vec<u8>, Vec<u8>)>,
+    /// How many candidates tied (1 = no tie; 0 when ties were not asked for).
+    pub tie_count: usize,
+    /// True when the pair was a forced choice.
+    pub forced: bool,
+    /// False when the joined piece already had a row (interned: no row added).
+    pub new_row: bool,
+    /// Σ count × length of the stage's units after this step (engine pieces; the pipeline adds
+    /// the symbols outside the alphabet to its report, see `corpus_pieces_before`).
+    pub pieces_after: u64,
+    /// Rows added by the merge engine so far (both stages).
+    pub new_rows_after: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MergeTrace {
+    /// Engine pieces at the start of each stage.
+    pub stage_pieces_before: Vec<u64>,
+    pub steps: Vec<TraceStep>,
+    /// Set when a forced choice could not be taken (the run stopped at that step).
+    pub error: Option<String>,
+}
+
+thread_local! {
+    static TRACE: std::cell::RefCell<Option<(TraceRequest, MergeTrace)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` (a training on this thread) with tracing on and returns its result and the trace.
+pub fn traced<R>(request: TraceRequest, f: impl FnOnce() -> R) -> (R, MergeTrace) {
+    let before = TRACE.with(|t| t.borrow_mut().replace((request, MergeTrace::default())));
+    let r = f();
+    let (_, trace) = TRACE.with(|t| std::mem::replace(&mut *t.borrow_mut(), before)).unwrap_or_default();
+    (r, trace)
+}
+
+struct Tracer {
+    request: TraceRequest,
+    trace: MergeTrace,
+    stage: u32,
+    rows_before: u64,
+    pieces: u64,
+}
+
+impl Tracer {
+    fn take(engine: &Engine<'_>) -> Option<Tracer> {
+        let (request, mut trace) = TRACE.with(|t| t.borrow_mut().take())?;
+        let pieces = engine.pieces();
+        trace.stage_pieces_before.push(pieces);
+        let stage = trace.stage_pieces_before.len() as u32;
+        let rows_before = trace.steps.last().map_or(0, |s| s.new_rows_after);
+        Some(Tracer { request, trace, stage, rows_before, pieces })
+    }
+
+    fn put_back(self) {
+        TRACE.with(|t| *t.borrow_mut() = Some((self.request, self.trace)));
+    }
+
+    /// The forced pair of the coming step, if one is asked for; `Err` (and the trace's error)
+    /// when it is not a live candidate.
+    fn forced_pair(&mut self, engine: &Engine<'_>) -> std::result::Result<Option<(u64, u64)>, ()> {
+        if self.trace.error.is_some() {
+            return Err(());
+        }
+        let step = self.trace.steps.len() as u64 + 1;
+        let Some((_, l, r)) = self.request.forced.iter().find(|f| f.0 == step) else {
+            return Ok(None);
+        };
+        let show = |t: &[u8]| String::from_utf8_lossy(t).into_owned();
+        let id = |t: &[u8]| engine.symbols.index.get(t).copied();
+        let live = match (id(l), id(r)) {
+            (Some(a), Some(b)) => engine.entry(pack(a, b)).map(|e| (e.pair, e.num)),
+            _ => None,
+        };
+        match live {
+            Some(p) => Ok(Some(p)),
+            None => {
+                self.trace.error = Some(format!(
+                    "step {step}: ({:?}, {:?}) is not a candidate pair at that step (no such pieces, not adjacent \
+                     anywhere, or excluded by max_piece_length / min_count); ask for one of the step's candidates",
+                    show(l),
+                    show(r)
+                ));
+                Err(())
+            }
+        }
+    }
+
+    /// Every live candidate with `pair`'s exact score, in the tie rule's order.
+    fn ties_of(&self, engine: &Engine<'_>, pair: u64) -> (Vec<(Vec<u8>, Vec<u8>)>, usize) {
+        if !self.request.ties {
+            return (Vec::new(), 0);
+        }
+        let Some(w) = engine.entry(pair) else { return (Vec::new(), 0) };
+        let mut tied: Vec<Entry> = engine
+            .counts
+            .keys()
+            .filter_map(|&p| engine.entry(p))
+            .filter(|e| cmp_fraction(e.num, e.den, w.num, w.den) == Ordering::Equal)
+            .collect();
+        tied.sort_by(|x, y| y.cmp(x));
+        let n = tied.len();
+        let list = tied
+            .iter()
+            .take(self.request.max_ties.max(1))
+            .map(|e| {
+                let (a, b) = unpack(e.pair);
+                (engine.symbols.text(a).to_vec(), engine.symbols.text(b).to_vec())
+            })
+            .collect();
+        (list, n)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        engine: &Engine<'_>,
+        abc: [u32; 3],
+        num: u64,
+        den: u128,
+        ties: (Vec<(Vec<u8>, Vec<u8>)>, usize),
+        forced: bool,
+        new_row: bool,
+        sites: i64,
+        new_rows: u64,
+    ) {
+        self.pieces -= sites as u64;
+        let t = |x: u32| engine.symbols.text(x).to_vec();
+        self.trace.steps.push(TraceStep {
+            stage: self.stage,
+            left: t(abc[0]),
+            right: t(abc[1]),
+            result: t(abc[2]),
+            num,
+            den,
+            ties: ties.0,
+            tie_count: ties.1,
+            forced,
+            new_row,
+            pieces_after: self.pieces,
+            new_rows_after: self.rows_before + new_rows,
+        });
+    }
 }

@@ -325,15 +325,32 @@ pub fn train(
         p.start(Phase::Merging, total_rounds);
     }
     let mut stored = Stored::build(&runs, &build_trie(&table, &runs.syms, a), &table.lp);
+    let mut tracer = UnigramTracer::take(seed_size);
+    if let Some(t) = tracer.as_mut() {
+        t.em_step(&runs, &table, &texts, strip_right, 0, 0);
+    }
     loop {
-        for _ in 0..params.em_rounds {
+        for k in 0..params.em_rounds {
             em_round(&runs, &mut table, &stored);
+            if let Some(t) = tracer.as_mut() {
+                t.em_step(&runs, &table, &texts, strip_right, rounds.len(), k + 1);
+            }
         }
         if size <= params.target {
+            if let Some(t) = tracer.as_mut() {
+                t.round(&runs, &table, &stored, size, None, &texts, strip_right);
+            }
             break;
         }
         let loss = losses(&runs, &table, &stored);
+        let alive_before = tracer.as_ref().map(|_| table.alive.clone());
         size = prune(&mut table, &loss, size, params.target, params.shrink);
+        if let (Some(t), Some(before)) = (tracer.as_mut(), alive_before) {
+            // the table's log-probabilities are those the losses were computed on
+            let mut alive_now = std::mem::replace(&mut table.alive, before);
+            t.round(&runs, &table, &stored, rounds[rounds.len() - 1], Some((&loss, &alive_now)), &texts, strip_right);
+            std::mem::swap(&mut table.alive, &mut alive_now);
+        }
         rounds.push(size);
         stored.retain(&table.alive);
         if let Some(p) = progress {
@@ -360,6 +377,9 @@ pub fn train(
     learned.sort_by(|x, y| y.log_prob.partial_cmp(&x.log_prob).unwrap().then_with(|| x.text.cmp(&y.text)));
     if let Some(p) = progress {
         p.set(total_rounds);
+    }
+    if let Some(t) = tracer {
+        t.put_back();
     }
     Ok(UnigramTrained {
         alphabet,
@@ -804,4 +824,130 @@ fn final_pass(runs: &Runs, table: &Table, stored: &Stored) -> (f64, u64) {
         }
     }
     (ll, pieces)
+}
+
+// ------------------------------------------------------------------------------------------------
+// Tracing (issue 11: `subwords.measure`). Off unless a caller wraps the training in [`traced`];
+// as in `merge`, the request travels in a thread-local so the pipeline needs no change. A traced
+// round costs one extra likelihood pass (the one `final_pass` makes at the end); EM trajectories
+// copy the live table after every EM step, which is for small corpora.
+
+/// What to record.
+#[derive(Clone, Debug, Default)]
+pub struct UnigramTraceRequest {
+    /// Record every live piece's log-probability after every EM step (and at the seed).
+    pub em: bool,
+}
+
+/// One size check: the table after its EM rounds, and what pruning removed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnigramRound {
+    /// Pieces in the table (single symbols included) during this round.
+    pub size: usize,
+    /// Σ over runs of `count · log P(run)` after the round's EM steps.
+    pub log_likelihood: f64,
+    /// Pieces pruning could remove (two or more symbols): 0 on the last round, which does not prune.
+    pub candidates: usize,
+    /// How many candidates' losses were exactly 0.
+    pub zero_losses: usize,
+    /// Every candidate with its loss, loss descending then text ascending (pruning's order).
+    pub losses: Vec<(Vec<u8>, f64)>,
+    /// The pieces this round removed, in the same order.
+    pub pruned: Vec<(Vec<u8>, f64)>,
+}
+
+/// Log-probabilities of the live pieces after one EM step (`step` 0 = the seed, or the table
+/// a pruning left).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EmStep {
+    /// Index of the size check the step belongs to (0 = before the first).
+    pub round: usize,
+    pub step: usize,
+    pub pieces: Vec<(Vec<u8>, f64)>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UnigramTrace {
+    pub seed_size: usize,
+    pub rounds: Vec<UnigramRound>,
+    pub em: Vec<EmStep>,
+}
+
+thread_local! {
+    static UNIGRAM_TRACE: std::cell::RefCell<Option<(UnigramTraceRequest, UnigramTrace)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` (a training on this thread) with Unigram tracing on; returns its result and the trace.
+pub fn traced<R>(request: UnigramTraceRequest, f: impl FnOnce() -> R) -> (R, UnigramTrace) {
+    let before = UNIGRAM_TRACE.with(|t| t.borrow_mut().replace((request, UnigramTrace::default())));
+    let r = f();
+    let (_, trace) = UNIGRAM_TRACE.with(|t| std::mem::replace(&mut *t.borrow_mut(), before)).unwrap_or_default();
+    (r, trace)
+}
+
+struct UnigramTracer {
+    request: UnigramTraceRequest,
+    trace: UnigramTrace,
+}
+
+impl UnigramTracer {
+    fn take(seed_size: usize) -> Option<Self> {
+        let (request, mut trace) = UNIGRAM_TRACE.with(|t| t.borrow_mut().take())?;
+        trace.seed_size = seed_size;
+        Some(UnigramTracer { request, trace })
+    }
+
+    fn put_back(self) {
+        UNIGRAM_TRACE.with(|t| *t.borrow_mut() = Some((self.request, self.trace)));
+    }
+
+    fn text(runs: &Runs, table: &Table, texts: &[Vec<u8>], strip_right: &[u8], p: usize) -> Vec<u8> {
+        let s = &runs.syms[table.at[p] as usize..(table.at[p] + table.len[p]) as usize];
+        let mut buf = Vec::new();
+        join(texts, s, strip_right, &mut buf);
+        buf
+    }
+
+    fn em_step(&mut self, runs: &Runs, table: &Table, texts: &[Vec<u8>], strip_right: &[u8], round: usize, step: usize) {
+        if !self.request.em {
+            return;
+        }
+        let mut pieces: Vec<(Vec<u8>, f64)> = (0..table.at.len())
+            .filter(|&p| table.alive[p] && table.has_prob[p])
+            .map(|p| (Self::text(runs, table, texts, strip_right, p), table.lp[p]))
+            .collect();
+        pieces.sort_by(|x, y| x.0.cmp(&y.0));
+        self.trace.em.push(EmStep { round, step, pieces });
+    }
+
+    /// `pruning`: the losses and the alive flags after pruning (`table.alive` is still the
+    /// table before it).
+    #[allow(clippy::too_many_arguments)]
+    fn round(
+        &mut self,
+        runs: &Runs,
+        table: &Table,
+        stored: &Stored,
+        size: usize,
+        pruning: Option<(&[f64], &[bool])>,
+        texts: &[Vec<u8>],
+        strip_right: &[u8],
+    ) {
+        let (log_likelihood, _) = final_pass(runs, table, stored);
+        let mut round = UnigramRound { size, log_likelihood, candidates: 0, zero_losses: 0, losses: Vec::new(), pruned: Vec::new() };
+        if let Some((loss, after)) = pruning {
+            let mut ranked: Vec<usize> = (0..table.at.len()).filter(|&p| table.alive[p] && table.len[p] >= 2).collect();
+            ranked.sort_by(|&x, &y| loss[y].partial_cmp(&loss[x]).unwrap().then(x.cmp(&y)));
+            round.candidates = ranked.len();
+            round.zero_losses = ranked.iter().filter(|&&p| loss[p] == 0.0).count();
+            for &p in &ranked {
+                let e = (Self::text(runs, table, texts, strip_right, p), loss[p]);
+                if !after[p] {
+                    round.pruned.push(e.clone());
+                }
+                round.losses.push(e);
+            }
+        }
+        self.trace.rounds.push(round);
+    }
 }

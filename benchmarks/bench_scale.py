@@ -1,0 +1,188 @@
+"""Count tables and Dask: counting throughput and scaling, and training from a large table.
+
+    python benchmarks/bench_scale.py count [--corpus large]           # 1 vs 2 threads / workers
+    python benchmarks/bench_scale.py table [--units 3000000] [--vocab 32000] [--seed 1]
+
+``count`` counts the corpus with ``subwords count`` (one process, 1 and 2 threads) and with
+``subwords.dask.count`` on a LocalCluster of 1 and 2 worker processes, and prints MB/s and the
+scaling efficiency (speed-up / workers). The cluster's start-up is timed apart from counting.
+
+``table`` makes a synthetic Zipf table, reproducible from ``--seed``: ``--units`` distinct
+lower-case words of 3 to 14 letters drawn with English letter frequencies, the k-th most
+frequent counted ``ceil(10^7 / k)`` times. It writes the table as subwords' binary table and as
+a ``word<TAB>count`` TSV, then trains BPE at ``--vocab`` from each in a child process (its own
+peak RSS, from ``os.wait4``): subwords from the binary table, subwords from the TSV (the path
+that parses the table in Python), and sentencepiece from the same TSV (``input_format="tsv"``).
+Bytes per distinct unit are peak RSS over ``--units``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CORPORA = HERE / "corpora"
+LETTERS = "etaoinshrdlcumwfgypbvkjxqz"
+FREQ = [12.7, 9.1, 8.2, 7.5, 7.0, 6.7, 6.3, 6.1, 6.0, 4.3, 4.0, 2.8, 2.8, 2.4, 2.4, 2.2, 2.0, 2.0, 1.9, 1.5, 1.0,
+        0.8, 0.15, 0.15, 0.10, 0.07]
+
+
+def corpus_path(name: str) -> Path:
+    p = Path(name)
+    return p if p.suffix == ".txt" and p.exists() else CORPORA / f"{name}.txt"
+
+
+def timed(cmd: list[str]) -> tuple[float, float, str]:
+    # os.wait4 on a child we start ourselves, so ru_maxrss is that child's own peak
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    secs = time.perf_counter() - start
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(cmd[:5])} ...: failed: {err.strip()[-800:]}")
+    return secs, usage.ru_maxrss / 1024, out
+
+
+DASK_CHILD = """
+import sys, time, json
+import distributed, subwords.dask
+if __name__ == "__main__":
+    path, workers = sys.argv[1], int(sys.argv[2])
+    t = time.perf_counter()
+    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                       scheduler_port=0, dashboard_address=None, worker_dashboard_address=None)
+    client = distributed.Client(cluster)
+    up = time.perf_counter() - t
+    t = time.perf_counter()
+    table = subwords.dask.count([path], client=client, spelling="front", blocksize=16 << 20)
+    secs = time.perf_counter() - t
+    print(json.dumps({"startup": up, "seconds": secs, "units": len(table)}))
+    client.close(); cluster.close()
+"""
+
+
+def bench_count(a: argparse.Namespace) -> None:
+    corpus = corpus_path(a.corpus)
+    mb = corpus.stat().st_size / 1e6
+    print(f"# counting {corpus.name} ({mb:.1f} MB), front spelling — {time.strftime('%Y-%m-%d %H:%M')}, "
+          f"{os.cpu_count()} cpus, load {os.getloadavg()}")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        base = None
+        for threads in (1, 2):
+            out = Path(tmp, f"local{threads}.counts")
+            secs, rss, _ = timed([sys.executable, "-m", "subwords", "count", str(corpus), "--spelling", "front",
+                                  "--threads", str(threads), "-o", str(out), "--quiet"])
+            base = base or secs
+            rows.append((f"subwords count, {threads} thread(s)", secs, None, mb / secs, base / secs / threads, rss))
+        script = Path(tmp, "dask_child.py")
+        script.write_text(DASK_CHILD)
+        dbase = None
+        for workers in (1, 2):
+            secs, rss, out = timed([sys.executable, str(script), str(corpus), str(workers)])
+            r = json.loads(out.strip().splitlines()[-1])
+            dbase = dbase or r["seconds"]
+            rows.append((f"subwords.dask.count, {workers} worker(s)", r["seconds"], r["startup"], mb / r["seconds"],
+                         dbase / r["seconds"] / workers, rss))
+        same = Path(tmp, "local1.counts").read_bytes() == Path(tmp, "local2.counts").read_bytes()
+    print("\n| counter | counting s | cluster start s | MB/s | scaling efficiency | client peak MB |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, secs, up, speed, eff, rss in rows:
+        print(f"| {name} | {secs:.2f} | {'' if up is None else f'{up:.1f}'} | {speed:.1f} | {eff:.2f} | {rss:.0f} |")
+    print(f"\nthe 1- and 2-thread tables are byte-identical: {same}; load at end {os.getloadavg()}")
+
+
+def zipf_table(units: int, seed: int, folder: Path) -> tuple[Path, Path]:
+    import subwords
+
+    rnd = random.Random(seed)
+    seen: set[str] = set()
+    words: list[str] = []
+    while len(words) < units:
+        n = rnd.randint(3, 14)
+        w = "".join(rnd.choices(LETTERS, weights=FREQ, k=n))
+        if w not in seen:
+            seen.add(w)
+            words.append(w)
+    del seen
+    counts = {w: math.ceil(10**7 / (k + 1)) for k, w in enumerate(words)}
+    del words
+    table = subwords.count(counts, spelling="front")
+    binary, tsv = folder / "zipf.counts", folder / "zipf.tsv"
+    table.save(binary)
+    with open(tsv, "w", encoding="utf-8") as f:
+        for w, c in counts.items():
+            f.write(f"{w}\t{c}\n")
+    return binary, tsv
+
+
+SP_CHILD = """
+import sys, sentencepiece as spm
+spm.SentencePieceTrainer.train(input=sys.argv[1], input_format="tsv", model_prefix=sys.argv[2], model_type="bpe",
+    vocab_size=int(sys.argv[3]), character_coverage=1.0, normalization_rule_name="identity", num_threads=2,
+    split_by_number=False, split_by_unicode_script=False, minloglevel=2, train_extremely_large_corpus=True)
+"""
+
+
+def bench_table(a: argparse.Namespace) -> None:
+    print(f"# training from a synthetic Zipf table: {a.units:,} distinct units, seed {a.seed}, BPE at {a.vocab}, "
+          f"front spelling — {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cpus, load {os.getloadavg()}")
+    with tempfile.TemporaryDirectory(dir=a.tmp) as tmp:
+        t = time.perf_counter()
+        binary, tsv = zipf_table(a.units, a.seed, Path(tmp))
+        print(f"made the table in {time.perf_counter() - t:.1f} s: binary {binary.stat().st_size / 1e6:.0f} MB, "
+              f"TSV {tsv.stat().st_size / 1e6:.0f} MB")
+        runs = [
+            ("subwords, binary table", [sys.executable, "-m", "subwords", "train", str(binary), "--counts", "--spelling",
+                                        "front", "--vocab-size", str(a.vocab), "--threads", "2", "-o",
+                                        str(Path(tmp, "a.json")), "--quiet"]),
+            ("subwords, TSV table", [sys.executable, "-m", "subwords", "train", str(tsv), "--counts", "--spelling",
+                                     "front", "--vocab-size", str(a.vocab), "--threads", "2", "-o",
+                                     str(Path(tmp, "b.json")), "--quiet"]),
+        ]
+        if not a.no_sentencepiece:
+            script = Path(tmp, "sp.py")
+            script.write_text(SP_CHILD)
+            runs.append(("sentencepiece, TSV (input_format=tsv)", [sys.executable, str(script), str(tsv),
+                                                                   str(Path(tmp, "sp")), str(a.vocab)]))
+        results = []
+        for name, cmd in runs:
+            secs, rss, _ = timed(cmd)
+            results.append((name, secs, rss))
+        same = Path(tmp, "a.json").read_bytes() == Path(tmp, "b.json").read_bytes()
+    ours = results[0]
+    print("\n| trainer | wall s | × subwords (binary) time | peak MB | bytes per distinct unit |")
+    print("|---|---:|---:|---:|---:|")
+    for name, secs, rss in results:
+        print(f"| {name} | {secs:.1f} | {secs / ours[1]:.2f}× | {rss:.0f} | {rss * 2**20 / a.units:.0f} |")
+    print(f"\nbinary and TSV tables give byte-identical models: {same}; load at end {os.getloadavg()}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    c = sub.add_parser("count")
+    c.add_argument("--corpus", default="large")
+    t = sub.add_parser("table")
+    t.add_argument("--units", type=int, default=3_000_000)
+    t.add_argument("--vocab", type=int, default=32000)
+    t.add_argument("--seed", type=int, default=1)
+    t.add_argument("--tmp", default=None, help="folder for the generated tables (default: the system's)")
+    t.add_argument("--no-sentencepiece", action="store_true")
+    a = ap.parse_args()
+    bench_count(a) if a.what == "count" else bench_table(a)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,383 @@
+//! Count tables: the units a spelling makes of a corpus, with their counts and the options that
+//! shaped them, as a value that can be saved, merged and trained on.
+//!
+//! A table is what every learner reads (DESIGN §1: count units, then learn from distinct units),
+//! so counting can run anywhere -- on other processes or other machines -- and training reads
+//! the sum. Merging is a sorted merge-join with checked u64 sums, so it is associative and
+//! commutative down to the bytes: the same file whatever the partitioning of the corpus or the
+//! order the partial tables are merged in.
+//!
+//! The file, all integers little-endian:
+//!
+//! ```text
+//! "SWCOUNT\0"  u32 version (1)  u32 header length  header (JSON)
+//! per unit, in byte order of the text, each text once:  u32 length  UTF-8 text  u64 count
+//! u32 CRC-32 of everything before it
+//! ```
+//!
+//! The header holds the spelling that made the units (its `byte_fallback` is always false: byte
+//! fallback does not change units), which `front` normalizations the texts needed, the number of
+//! texts, the number of units and the sum of counts. A reader checks every length against the
+//! bytes left, the order, the sums and the checksum, so a truncated, corrupt or hostile file is
+//! refused before anything is built from it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::counting::Counts;
+use crate::error::{Error, Result};
+use crate::options::InputErrors;
+use crate::spelling::{Normalizations, PreSplit, Scheme, Spelling};
+
+const MAGIC: &[u8; 8] = b"SWCOUNT\0";
+const VERSION: u32 = 1;
+/// A header is a few hundred bytes; anything past this is not a table of ours.
+const MAX_HEADER: u32 = 1 << 20;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Header {
+    spelling: Spelling,
+    normalizations: Vec<String>,
+    texts: u64,
+    units: u64,
+    total: u64,
+}
+
+/// The options that decide what the units are: a spelling's, and how files are read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CountOptions {
+    pub spelling: Scheme,
+    #[serde(default)]
+    pub mark: Option<String>,
+    #[serde(default = "yes")]
+    pub split_at_marks: bool,
+    #[serde(default)]
+    pub pre_split: Option<PreSplit>,
+    #[serde(default)]
+    pub lowercase: bool,
+    #[serde(default)]
+    pub strip_accents: bool,
+    #[serde(default)]
+    pub clean_text: bool,
+    #[serde(default = "strict")]
+    pub input_errors: InputErrors,
+}
+
+fn yes() -> bool {
+    true
+}
+fn strict() -> InputErrors {
+    InputErrors::Strict
+}
+
+impl CountOptions {
+    pub fn from_json(s: &str) -> Result<Self> {
+        let o: CountOptions = serde_json::from_str(s).map_err(|e| Error::Option(format!("bad counting options: {e}")))?;
+        o.spelling()?;
+        Ok(o)
+    }
+
+    pub fn spelling(&self) -> Result<Spelling> {
+        let mut s = Spelling::new(self.spelling, self.mark.as_deref(), self.split_at_marks, self.pre_split, false)?;
+        s.lowercase = self.lowercase;
+        s.strip_accents = self.strip_accents;
+        s.clean_text = self.clean_text;
+        s.validate()?;
+        Ok(s)
+    }
+}
+
+/// Units and counts, sorted by text (bytes), each text once, every count at least 1.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CountTable {
+    pub spelling: Spelling,
+    pub normalizations: Normalizations,
+    pub texts: u64,
+    pub units: Vec<(Box<str>, u64)>,
+}
+
+fn corrupt(what: &str) -> Error {
+    Error::Input(format!("not a valid count table: {what}; make it again with `subwords count`"))
+}
+
+fn normalization_names(n: &Normalizations) -> Vec<String> {
+    let mut v = Vec::new();
+    if n.whitespace_runs {
+        v.push("whitespace_runs".to_string());
+    }
+    if n.stripped_ends {
+        v.push("stripped_ends".to_string());
+    }
+    if n.mark_in_text {
+        v.push("mark_in_text".to_string());
+    }
+    v
+}
+
+fn normalizations_from(names: &[String]) -> Result<Normalizations> {
+    let mut n = Normalizations::default();
+    for name in names {
+        match name.as_str() {
+            "whitespace_runs" => n.whitespace_runs = true,
+            "stripped_ends" => n.stripped_ends = true,
+            "mark_in_text" => n.mark_in_text = true,
+            other => return Err(corrupt(&format!("unknown normalization {other:?} in the header"))),
+        }
+    }
+    Ok(n)
+}
+
+/// The spelling a table records: the one given, without byte fallback.
+pub fn table_spelling(spelling: &Spelling) -> Spelling {
+    let mut s = spelling.clone();
+    s.byte_fallback = false;
+    s
+}
+
+impl CountTable {
+    /// A table from counted units.
+    pub fn from_counts(spelling: &Spelling, counts: Counts, normalizations: Normalizations, texts: u64) -> Self {
+        let mut units: Vec<(Box<str>, u64)> = counts.into_iter().filter(|&(_, c)| c > 0).collect();
+        units.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        CountTable { spelling: table_spelling(spelling), normalizations, texts, units }
+    }
+
+    pub fn total(&self) -> Result<u64> {
+        self.units
+            .iter()
+            .try_fold(0u64, |s, &(_, c)| s.checked_add(c))
+            .ok_or_else(|| Error::Input("the table's counts add up to more than 2^64 - 1".into()))
+    }
+
+    /// Why `spelling` cannot train on this table: the fields that differ, by name.
+    pub fn mismatch(&self, spelling: &Spelling) -> Option<String> {
+        let want = table_spelling(spelling);
+        if want == self.spelling {
+            return None;
+        }
+        let (a, b) = (serde_json::to_value(&self.spelling).unwrap(), serde_json::to_value(&want).unwrap());
+        let mut diffs = Vec::new();
+        if let (Some(a), Some(b)) = (a.as_object(), b.as_object()) {
+            for (k, va) in a {
+                let vb = b.get(k).cloned().unwrap_or(serde_json::Value::Null);
+                if *va != vb {
+                    diffs.push(format!("{k}: table has {va}, training asks for {vb}"));
+                }
+            }
+        }
+        Some(diffs.join("; "))
+    }
+
+    /// The sum of two tables counted with the same spelling.
+    pub fn merge(&self, other: &CountTable) -> Result<CountTable> {
+        if let Some(why) = self.mismatch(&other.spelling) {
+            return Err(Error::Option(format!("cannot merge count tables made with different spellings ({why})")));
+        }
+        let texts = self
+            .texts
+            .checked_add(other.texts)
+            .ok_or_else(|| Error::Input("the merged table's text count does not fit in 64 bits".into()))?;
+        let mut units = Vec::with_capacity(self.units.len().max(other.units.len()));
+        let (mut i, mut j) = (0, 0);
+        let (a, b) = (&self.units, &other.units);
+        while i < a.len() && j < b.len() {
+            match a[i].0.as_bytes().cmp(b[j].0.as_bytes()) {
+                std::cmp::Ordering::Less => {
+                    units.push(a[i].clone());
+                    i += 1;
+                }
+                std::cmp::Ordering::Greater => {
+                    units.push(b[j].clone());
+                    j += 1;
+                }
+                std::cmp::Ordering::Equal => {
+                    let c = a[i].1.checked_add(b[j].1).ok_or_else(|| {
+                        Error::Input(format!("the count of unit {:?} does not fit in 64 bits after merging", a[i].0))
+                    })?;
+                    units.push((a[i].0.clone(), c));
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        units.extend_from_slice(&a[i..]);
+        units.extend_from_slice(&b[j..]);
+        let mut normalizations = self.normalizations;
+        normalizations.merge(&other.normalizations);
+        Ok(CountTable { spelling: self.spelling.clone(), normalizations, texts, units })
+    }
+
+    /// Drops units counted fewer than `min` times; returns the table and the occurrences dropped.
+    pub fn prune(&self, min: u64) -> (CountTable, u64) {
+        let mut dropped = 0u64;
+        let units = self
+            .units
+            .iter()
+            .filter(|&&(_, c)| {
+                if c < min {
+                    dropped = dropped.saturating_add(c);
+                }
+                c >= min
+            })
+            .cloned()
+            .collect();
+        (CountTable { spelling: self.spelling.clone(), normalizations: self.normalizations, texts: self.texts, units }, dropped)
+    }
+
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let header = Header {
+            spelling: self.spelling.clone(),
+            normalizations: normalization_names(&self.normalizations),
+            texts: self.texts,
+            units: self.units.len() as u64,
+            total: self.total()?,
+        };
+        let header = serde_json::to_vec(&header).expect("a header always serializes");
+        let body: usize = self.units.iter().map(|(t, _)| 12 + t.len()).sum();
+        let mut out = Vec::with_capacity(20 + header.len() + body);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&(header.len() as u32).to_le_bytes());
+        out.extend_from_slice(&header);
+        for (text, count) in &self.units {
+            let n = u32::try_from(text.len()).map_err(|_| Error::Input("a unit longer than 4 GiB cannot be stored".into()))?;
+            out.extend_from_slice(&n.to_le_bytes());
+            out.extend_from_slice(text.as_bytes());
+            out.extend_from_slice(&count.to_le_bytes());
+        }
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        Ok(out)
+    }
+
+    pub fn from_bytes(data: &[u8]) -> Result<CountTable> {
+        if data.len() < 8 || &data[..8] != MAGIC {
+            return Err(Error::Input(
+                "not a count table (no SWCOUNT header); for a word<TAB>count text file use --counts / counts=True".into(),
+            ));
+        }
+        if data.len() < 20 {
+            return Err(corrupt("the file is truncated"));
+        }
+        let (body, tail) = data.split_at(data.len() - 4);
+        let crc = u32::from_le_bytes(tail.try_into().unwrap());
+        let mut r = Reader { data: &body[8..] };
+        let version = r.u32()?;
+        if version != VERSION {
+            return Err(Error::Input(format!(
+                "count table version {version} is not supported (this subwords reads version {VERSION}); make it again with this version"
+            )));
+        }
+        let header_len = r.u32()?;
+        if header_len > MAX_HEADER {
+            return Err(corrupt("the header is larger than any table writes"));
+        }
+        let header: Header =
+            serde_json::from_slice(r.take(header_len as usize)?).map_err(|e| corrupt(&format!("bad header ({e})")))?;
+        header.spelling.validate().map_err(|e| corrupt(&format!("its spelling is invalid ({e})")))?;
+        // every unit takes at least 12 bytes: a count larger than the bytes left is a lie
+        if header.units > (r.data.len() / 12) as u64 {
+            return Err(corrupt(&format!("the header promises {} units but the file is too short for them (truncated?)", header.units)));
+        }
+        let mut units: Vec<(Box<str>, u64)> = Vec::with_capacity(header.units as usize);
+        let mut total = 0u64;
+        for k in 0..header.units {
+            let n = r.u32()? as usize;
+            let text = std::str::from_utf8(r.take(n)?).map_err(|_| corrupt(&format!("unit {k} is not UTF-8")))?;
+            let count = r.u64()?;
+            if count == 0 {
+                return Err(corrupt(&format!("unit {k} has count 0")));
+            }
+            if let Some(prev) = units.last() {
+                if prev.0.as_bytes() >= text.as_bytes() {
+                    return Err(corrupt(&format!("unit {k} is out of order or repeated")));
+                }
+            }
+            total = total.checked_add(count).ok_or_else(|| corrupt("the counts overflow 64 bits"))?;
+            units.push((text.into(), count));
+        }
+        if !r.data.is_empty() {
+            return Err(corrupt("there are bytes after the last unit"));
+        }
+        if total != header.total {
+            return Err(corrupt("the counts do not add up to the header's total"));
+        }
+        if crc32fast::hash(body) != crc {
+            return Err(corrupt("the checksum does not match (the file is damaged)"));
+        }
+        Ok(CountTable {
+            spelling: header.spelling,
+            normalizations: normalizations_from(&header.normalizations)?,
+            texts: header.texts,
+            units,
+        })
+    }
+}
+
+struct Reader<'a> {
+    data: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        if n > self.data.len() {
+            return Err(corrupt("the file is truncated"));
+        }
+        let (a, b) = self.data.split_at(n);
+        self.data = b;
+        Ok(a)
+    }
+    fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
+    }
+    fn u64(&mut self) -> Result<u64> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(units: &[(&str, u64)], texts: u64) -> CountTable {
+        let sp = Spelling::new(Scheme::End, None, true, None, false).unwrap();
+        let mut counts = Counts::default();
+        for &(t, c) in units {
+            counts.insert(t.into(), c);
+        }
+        CountTable::from_counts(&sp, counts, Normalizations::default(), texts)
+    }
+
+    #[test]
+    fn merge_sums_counts_and_keeps_byte_order() {
+        let a = table(&[("low", 5), ("newest", 6)], 2);
+        let b = table(&[("lower", 2), ("low", 1), ("widest", 3)], 3);
+        let m = a.merge(&b).unwrap();
+        let got: Vec<(&str, u64)> = m.units.iter().map(|(t, c)| (&**t, *c)).collect();
+        assert_eq!(got, vec![("low", 6), ("lower", 2), ("newest", 6), ("widest", 3)]);
+        assert_eq!(m.texts, 5);
+        assert_eq!(b.merge(&a).unwrap().to_bytes().unwrap(), m.to_bytes().unwrap());
+    }
+
+    #[test]
+    fn a_round_trip_is_exact_and_damage_is_refused() {
+        let t = table(&[("café", 3), ("low", 5)], 8);
+        let bytes = t.to_bytes().unwrap();
+        assert_eq!(CountTable::from_bytes(&bytes).unwrap(), t);
+        for cut in [0, 7, 19, bytes.len() - 1] {
+            assert!(CountTable::from_bytes(&bytes[..cut]).is_err(), "truncated at {cut}");
+        }
+        let mut flipped = bytes.clone();
+        let at = bytes.len() - 10;
+        flipped[at] ^= 1;
+        assert!(CountTable::from_bytes(&flipped).is_err());
+    }
+
+    #[test]
+    fn overflow_is_an_error() {
+        let a = table(&[("a", u64::MAX)], 1);
+        let b = table(&[("a", 1)], 1);
+        assert!(a.merge(&b).is_err());
+    }
+}

@@ -1,0 +1,184 @@
+//! Count tables: counting without training (`Counter`), the table itself (`CountTable`), and
+//! handing a table to a `Trainer` in place of text.
+
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use subwords_core::count_table::{CountOptions, CountTable};
+use subwords_core::counting::UnitCounter;
+use subwords_core::learners::UnitCount;
+use subwords_core::options::InputErrors;
+
+use crate::{pool, spent, to_py, Trainer};
+
+#[pyclass(module = "subwords._core", name = "CountTable", frozen)]
+pub struct PyCountTable {
+    pub inner: CountTable,
+}
+
+#[pymethods]
+impl PyCountTable {
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
+        let inner = py.detach(|| CountTable::from_bytes(data)).map_err(|e| to_py(py, e))?;
+        Ok(PyCountTable { inner })
+    }
+
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = py.detach(|| self.inner.to_bytes()).map_err(|e| to_py(py, e))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    fn merge(&self, py: Python<'_>, other: &PyCountTable) -> PyResult<Self> {
+        let inner = py.detach(|| self.inner.merge(&other.inner)).map_err(|e| to_py(py, e))?;
+        Ok(PyCountTable { inner })
+    }
+
+    /// (the table without units counted fewer than `min` times, occurrences dropped)
+    fn prune(&self, py: Python<'_>, min: u64) -> (Self, u64) {
+        let (inner, dropped) = py.detach(|| self.inner.prune(min));
+        (PyCountTable { inner }, dropped)
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.units.len()
+    }
+
+    #[getter]
+    fn texts(&self) -> u64 {
+        self.inner.texts
+    }
+
+    fn total(&self, py: Python<'_>) -> PyResult<u64> {
+        self.inner.total().map_err(|e| to_py(py, e))
+    }
+
+    fn spelling_json(&self) -> String {
+        serde_json::to_string(&self.inner.spelling).expect("a spelling always serializes")
+    }
+
+    fn normalizations(&self) -> Vec<&'static str> {
+        let n = &self.inner.normalizations;
+        [("whitespace_runs", n.whitespace_runs), ("stripped_ends", n.stripped_ends), ("mark_in_text", n.mark_in_text)]
+            .into_iter()
+            .filter_map(|(name, on)| on.then_some(name))
+            .collect()
+    }
+
+    /// (unit, count) pairs in the table's order, from `start`, at most `limit` of them.
+    fn items(&self, start: usize, limit: usize) -> Vec<(String, u64)> {
+        let units = &self.inner.units;
+        let start = start.min(units.len());
+        let end = start.saturating_add(limit).min(units.len());
+        units[start..end].iter().map(|(t, c)| (t.to_string(), *c)).collect()
+    }
+}
+
+/// Counts units under a spelling, as a `Trainer` does, and returns the table instead of training.
+#[pyclass(module = "subwords._core")]
+pub struct Counter {
+    counter: Option<UnitCounter>,
+    input_errors: InputErrors,
+    pool: rayon::ThreadPool,
+}
+
+#[pymethods]
+impl Counter {
+    #[new]
+    fn new(py: Python<'_>, options_json: &str, threads: usize) -> PyResult<Self> {
+        let options = CountOptions::from_json(options_json).map_err(|e| to_py(py, e))?;
+        let spelling = options.spelling().map_err(|e| to_py(py, e))?;
+        Ok(Counter { counter: Some(UnitCounter::new(spelling, threads, false)), input_errors: options.input_errors, pool: pool(threads)? })
+    }
+
+    fn feed_texts(&mut self, py: Python<'_>, texts: Vec<String>) -> PyResult<()> {
+        let counter = self.counter.as_mut().ok_or_else(spent)?;
+        let pool = &self.pool;
+        py.detach(|| pool.install(|| counter.feed_texts(&texts)));
+        Ok(())
+    }
+
+    fn feed_file(&mut self, py: Python<'_>, path: String) -> PyResult<()> {
+        let errors = self.input_errors;
+        let counter = self.counter.as_mut().ok_or_else(spent)?;
+        let pool = &self.pool;
+        py.detach(|| pool.install(|| counter.feed_file(&path, errors, None))).map_err(|e| to_py(py, e))
+    }
+
+    fn add_counts(&mut self, counts: Vec<(String, u64)>) -> PyResult<()> {
+        let counter = self.counter.as_mut().ok_or_else(spent)?;
+        for (w, c) in counts {
+            counter.add_count(&w, c);
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, py: Python<'_>) -> PyResult<PyCountTable> {
+        let counter = self.counter.take().ok_or_else(spent)?;
+        let spelling = counter.spelling().clone();
+        let (counts, norm, texts, _) = counter.finish().map_err(|e| to_py(py, e))?;
+        let inner = py.detach(|| CountTable::from_counts(&spelling, counts, norm, texts));
+        Ok(PyCountTable { inner })
+    }
+}
+
+fn check_table_fits(py: Python<'_>, trainer: &Trainer, table: &CountTable) -> PyResult<()> {
+    if trainer.counter.is_none() {
+        return Err(spent());
+    }
+    let err = |m: String| to_py(py, subwords_core::Error::Option(m));
+    if trainer.options.superword_at.is_some() {
+        return Err(err(
+            "two-stage BPE (superword_at) learns its second stage from whole texts, which a count table does not hold; train it from the text".into(),
+        ));
+    }
+    let spelling = trainer.options.spelling().map_err(|e| to_py(py, e))?;
+    if let Some(why) = table.mismatch(&spelling) {
+        return Err(err(format!(
+            "the count table was made with other spelling options than this training asks for: {why}; count again with the training's options, or train with the table's"
+        )));
+    }
+    Ok(())
+}
+
+/// Reads a binary table file straight into `trainer`, moving its units instead of copying them
+/// (the memory a large table costs is then the file's bytes and the units once).
+#[pyfunction]
+pub fn trainer_load_table(py: Python<'_>, trainer: &mut Trainer, path: &str, limit: u64) -> PyResult<()> {
+    let table = py
+        .detach(|| -> subwords_core::Result<CountTable> {
+            let io = |e| subwords_core::Error::io(format!("cannot read count table {path:?}"), e);
+            let size = std::fs::metadata(path).map_err(io)?.len();
+            if size > limit {
+                return Err(subwords_core::Error::Input(format!(
+                    "{path}: {size} bytes is larger than any count table subwords reads ({limit} bytes)"
+                )));
+            }
+            let data = std::fs::read(path).map_err(io)?;
+            CountTable::from_bytes(&data).map_err(|e| subwords_core::Error::Input(format!("{path}: {e}")))
+        })
+        .map_err(|e| to_py(py, e))?;
+    check_table_fits(py, trainer, &table)?;
+    let CountTable { units, normalizations, texts, .. } = table;
+    trainer.counter = None;
+    trainer.units = Some(
+        units.into_iter().map(|(t, c)| UnitCount { text: t.into_string(), starts: true, ends: true, count: c }).collect(),
+    );
+    trainer.normalizations = Some(normalizations);
+    trainer.texts = texts;
+    Ok(())
+}
+
+/// Gives `trainer` the table's units in place of text. The table must have been counted with the
+/// spelling the trainer's options ask for; two-stage BPE needs the texts themselves.
+#[pyfunction]
+pub fn trainer_use_table(py: Python<'_>, trainer: &mut Trainer, table: &PyCountTable) -> PyResult<()> {
+    check_table_fits(py, trainer, &table.inner)?;
+    trainer.counter = None;
+    trainer.units = Some(
+        table.inner.units.iter().map(|(t, c)| UnitCount { text: t.to_string(), starts: true, ends: true, count: *c }).collect(),
+    );
+    trainer.normalizations = Some(table.inner.normalizations);
+    trainer.texts = table.inner.texts;
+    Ok(())
+}

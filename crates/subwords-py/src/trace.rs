@@ -1,0 +1,210 @@
+//! `subwords._core.train_traced`: a training with the merge engine's or the Unigram learner's
+//! trace switched on (issue 11, `subwords.measure`). The trace comes back as JSON text; pieces
+//! are written as UTF-8 where they are valid and as lists of byte values where they are not
+//! (byte-level pieces can split a character).
+
+use pyo3::prelude::*;
+use serde_json::{json, Value};
+
+use subwords_core::learners::merge::{self, MergeTrace, TraceRequest};
+use subwords_core::learners::unigram::{self, UnigramTrace, UnigramTraceRequest};
+use subwords_core::learners::{self, Corpus};
+
+use crate::{spent, to_py, PyModel, Trainer};
+
+fn text(b: &[u8]) -> Value {
+    match std::str::from_utf8(b) {
+        Ok(s) => Value::String(s.to_owned()),
+        Err(_) => json!(b),
+    }
+}
+
+fn merge_json(t: &MergeTrace) -> Value {
+    let steps: Vec<Value> = t
+        .steps
+        .iter()
+        .map(|s| {
+            json!({
+                "stage": s.stage,
+                "left": text(&s.left),
+                "right": text(&s.right),
+                "result": text(&s.result),
+                "num": s.num,
+                // a u128 is not a JSON number everyone reads exactly: text
+                "den": s.den.to_string(),
+                "ties": s.ties.iter().map(|(l, r)| json!([text(l), text(r)])).collect::<Vec<_>>(),
+                "tie_count": s.tie_count,
+                "forced": s.forced,
+                "new_row": s.new_row,
+                "pieces_after": s.pieces_after,
+                "new_rows_after": s.new_rows_after,
+            })
+        })
+        .collect();
+    json!({ "stage_pieces_before": t.stage_pieces_before, "steps": steps, "error": t.error })
+}
+
+fn float(x: f64) -> Value {
+    // JSON has no infinities: write them as text, as Python's json module reads them back
+    if x.is_finite() { json!(x) } else { Value::String(if x > 0.0 { "inf".into() } else if x < 0.0 { "-inf".into() } else { "nan".into() }) }
+}
+
+fn pieces_json(v: &[(Vec<u8>, f64)]) -> Value {
+    Value::Array(v.iter().map(|(p, x)| json!([text(p), float(*x)])).collect())
+}
+
+fn unigram_json(t: &UnigramTrace) -> Value {
+    let rounds: Vec<Value> = t
+        .rounds
+        .iter()
+        .map(|r| {
+            json!({
+                "size": r.size,
+                "log_likelihood": float(r.log_likelihood),
+                "candidates": r.candidates,
+                "zero_losses": r.zero_losses,
+                "losses": pieces_json(&r.losses),
+                "pruned": pieces_json(&r.pruned),
+            })
+        })
+        .collect();
+    let em: Vec<Value> = t.em.iter().map(|e| json!({ "round": e.round, "step": e.step, "pieces": pieces_json(&e.pieces) })).collect();
+    json!({ "seed_size": t.seed_size, "rounds": rounds, "em": em })
+}
+
+/// Trains as `Trainer.train` does, with tracing on. `request_json`: `{"ties": bool, "max_ties":
+/// int, "forced": [[step, left, right], ...], "em": bool, "lengths_only": bool}` (all optional;
+/// `lengths_only` returns the merge steps as two lists, `pieces_after` and `new_rows_after`). Returns the model and
+/// `{"merge": ..., "unigram": ...}` as JSON text (the learner that did not run gives null).
+#[pyfunction]
+pub fn train_traced(py: Python<'_>, trainer: &Bound<'_, Trainer>, request_json: &str) -> PyResult<(PyModel, String)> {
+    let bad = |m: String| to_py(py, subwords_core::Error::Option(m));
+    let req: Value = serde_json::from_str(request_json).map_err(|e| bad(format!("trace request is not JSON: {e}")))?;
+    let mut merge_req = TraceRequest { ties: req["ties"].as_bool().unwrap_or(false), max_ties: req["max_ties"].as_u64().unwrap_or(64) as usize, forced: Vec::new() };
+    if let Some(list) = req["forced"].as_array() {
+        for f in list {
+            match (f[0].as_u64(), f[1].as_str(), f[2].as_str()) {
+                (Some(step), Some(l), Some(r)) if step >= 1 => merge_req.forced.push((step, l.as_bytes().to_vec(), r.as_bytes().to_vec())),
+                _ => return Err(bad(format!("a forced choice is [step from 1, left piece, right piece], got {f}"))),
+            }
+        }
+    }
+    let uni_req = UnigramTraceRequest { em: req["em"].as_bool().unwrap_or(false) };
+
+    let mut t = trainer.borrow_mut();
+    let corpus = match (t.counter.take(), t.units.take()) {
+        (Some(counter), _) => {
+            let (counts, norm, texts, streams) = counter.finish().map_err(|e| to_py(py, e))?;
+            Corpus::from_counts(counts, norm, texts, streams)
+        }
+        (None, Some(units)) => Corpus { units, joints: t.joints.take(), normalizations: t.normalizations.unwrap_or_default(), texts: 0, streams: None },
+        (None, None) => return Err(spent()),
+    };
+    let options = t.options.clone();
+    let pool = &t.pool;
+    let progress = &*t.progress;
+    let (model, mt, ut) = py.detach(|| {
+        pool.install(|| {
+            // the engines run their loops on this thread: the thread-local requests reach them
+            let ((model, ut), mt) = merge::traced(merge_req, || {
+                unigram::traced(uni_req, || learners::train_with_progress(&options, corpus, Some(progress)))
+            });
+            (model, mt, ut)
+        })
+    });
+    let model = model.map_err(|e| to_py(py, e))?;
+    if let Some(e) = &mt.error {
+        return Err(bad(e.clone()));
+    }
+    let is_unigram = !ut.rounds.is_empty();
+    // "lengths": only each step's corpus length and rows (what a size curve needs)
+    let lengths_only = req["lengths_only"].as_bool().unwrap_or(false);
+    let merge = if is_unigram {
+        Value::Null
+    } else if lengths_only {
+        json!({
+            "stage_pieces_before": mt.stage_pieces_before,
+            "pieces_after": mt.steps.iter().map(|s| s.pieces_after).collect::<Vec<_>>(),
+            "new_rows_after": mt.steps.iter().map(|s| s.new_rows_after).collect::<Vec<_>>(),
+        })
+    } else {
+        merge_json(&mt)
+    };
+    let out = json!({
+        "merge": merge,
+        "unigram": if is_unigram { unigram_json(&ut) } else { Value::Null },
+    });
+    Ok((PyModel::wrap(model), out.to_string()))
+}
+
+/// Python's `str.split()` whitespace: Unicode White_Space plus the four separators
+/// U+001C..U+001F, which `str.isspace` also counts.
+fn py_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// Whitespace-separated words, as `len(text.split())` counts them.
+fn words(text: &str) -> u64 {
+    let mut n = 0;
+    let mut inside = false;
+    for c in text.chars() {
+        let ws = py_space(c);
+        if !ws && !inside {
+            n += 1;
+        }
+        inside = !ws;
+    }
+    n
+}
+
+/// What one pass over a batch gives `subwords.measure.metrics`.
+type Measured = (Vec<u64>, Vec<u64>, Vec<u64>, u64, u64, Vec<u32>);
+
+/// One pass over a batch for `subwords.measure.metrics`: every text encoded (as `encode_batch`,
+/// without a template's specials) and decoded again, in parallel, without building the id
+/// lists in Python. Returns (how often each id occurs, by id; pieces per text; whitespace words
+/// per text; UTF-8 bytes in all; characters in all; the indices of the texts that do not decode
+/// back to themselves).
+#[pyfunction]
+pub fn measure_batch(py: Python<'_>, model: &Bound<'_, PyModel>, texts: Vec<pyo3::pybacked::PyBackedStr>, threads: usize) -> PyResult<Measured> {
+    use rayon::prelude::*;
+    let m = &model.get().inner;
+    let pool = crate::pool(threads)?;
+    let out = py.detach(|| {
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+        let all = m.encode_batch(&refs, threads)?;
+        pool.install(|| {
+            let per: Vec<subwords_core::Result<(bool, u64, u64)>> = all
+                .par_iter()
+                .zip(refs.par_iter())
+                .map(|(ids, t)| {
+                    // bytes first (no UTF-8 repair, no copy); only a mismatch is looked at again
+                    // as `decode` gives it (U+FFFD in the text can equal a repaired byte)
+                    let raw = m.decode_bytes(ids)?;
+                    let same = raw == t.as_bytes() || String::from_utf8_lossy(&raw) == *t;
+                    Ok((same, words(t), t.chars().count() as u64))
+                })
+                .collect();
+            let mut counts = vec![0u64; m.rows.len()];
+            let mut lengths = Vec::with_capacity(all.len());
+            let mut word_counts = Vec::with_capacity(all.len());
+            let (mut bytes, mut chars) = (0u64, 0u64);
+            let mut failed = Vec::new();
+            for (k, ((ids, r), t)) in all.iter().zip(per).zip(&refs).enumerate() {
+                let (same, w, c) = r?;
+                for &i in ids {
+                    counts[i as usize] += 1;
+                }
+                lengths.push(ids.len() as u64);
+                word_counts.push(w);
+                bytes += t.len() as u64;
+                chars += c;
+                if !same {
+                    failed.push(k as u32);
+                }
+            }
+            Ok::<_, subwords_core::Error>((counts, lengths, word_counts, bytes, chars, failed))
+        })
+    });
+    out.map_err(|e| to_py(py, e))
+}

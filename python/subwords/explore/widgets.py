@@ -1,0 +1,1202 @@
+"""Every widget of the four pages as one Python function: ``state dict -> JSON-able dict``.
+
+All numbers come from the library (``subwords.train`` and ``Tokenizer`` methods,
+``subwords.analysis``, the reference learners in ``subwords.reference`` for step-by-step states on
+the tiny built-in corpora). The page's JavaScript only draws what these return.
+
+A widget is declared with its controls (each finite: a range with a step, a select, or a
+checkbox), so the state space of every widget is known: the server validates a state against the
+declaration before computing, and ``--html`` precomputes every state of every widget.
+
+A result holds any of:
+
+* ``numbers``: ``[[label, value], ...]`` readouts;
+* ``pieces``: ``[{"label", "pieces": [[text, kind], ...]}]`` -- a cut, kind one of ``""``,
+  ``"unk"``, ``"byte"``, ``"marker"``, ``"span"`` (a row spanning a space), ``"mark"``;
+* ``tables``: ``[{"caption", "columns", "rows", "highlight": [row index, ...]}]``;
+* ``charts``: ``[{"kind": "line" | "bar" | "scatter" | "lattice", "title", "x", "y", "series":
+  [{"name", "points": [[x, y, label?], ...]}], "vlines": [[x, label]], "hlines": [[y, label]]}]``;
+* ``note``: a sentence on what the corpus is.
+
+Loops that the measurement layer (``subwords.measure``, issue 11) will own -- size curves, per-step
+traces, tie branches, matched comparisons -- are kept in small helpers marked ``# measure:`` so
+they can be pointed at it once it is merged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional, Sequence, Union, cast
+
+import subwords
+from subwords.analysis import corpus_lengths, optimal_merges, wordpiece_candidates
+from subwords.reference import bpe as ref_bpe
+from subwords.reference.spelling import make_spelling
+
+from . import corpora as C
+
+MARK = "\u2581"
+BIG = 2**26  # the largest vocab_size the library takes: "as many rows as it can learn"
+Result = dict[str, Any]
+State = dict[str, Any]
+
+
+class ExploreError(ValueError):
+    """A request the explorer refuses: the message says what was wrong and what to send."""
+
+
+# ------------------------------------------------------------------------------------------------
+# Declarations
+
+
+@dataclass(frozen=True)
+class Control:
+    name: str
+    label: str
+    kind: str  # "range" | "select" | "checkbox"
+    default: Any
+    min: int = 0
+    max: int = 0
+    step: int = 1
+    options: tuple[tuple[Any, str], ...] = ()
+
+    def values(self) -> list[Any]:
+        if self.kind == "range":
+            return list(range(self.min, self.max + 1, self.step))
+        if self.kind == "select":
+            return [v for v, _ in self.options]
+        return [False, True]
+
+    def check(self, value: Any) -> Any:
+        if self.kind == "checkbox":
+            if isinstance(value, bool):
+                return value
+            if value in ("0", "1", "true", "false"):
+                return value in ("1", "true")
+            raise ExploreError(f"{self.name} must be true or false, got {value!r}")
+        if self.kind == "range":
+            if isinstance(value, str) and value.lstrip("-").isdigit() and len(value) < 12:
+                value = int(value)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ExploreError(f"{self.name} must be a whole number from {self.min} to {self.max}, got {value!r}")
+            if not self.min <= value <= self.max or (value - self.min) % self.step:
+                raise ExploreError(f"{self.name} must be a whole number from {self.min} to {self.max}"
+                                   f"{f' in steps of {self.step}' if self.step > 1 else ''}, got {value!r}")
+            return value
+        for v, _ in self.options:
+            if value == v or (isinstance(value, str) and str(v) == value):
+                return v
+        allowed = ", ".join(str(v) for v, _ in self.options)
+        raise ExploreError(f"{self.name} must be one of {allowed}; got {value!r}")
+
+    def spec(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "label": self.label, "kind": self.kind, "default": self.default}
+        if self.kind == "range":
+            d.update(min=self.min, max=self.max, step=self.step)
+        if self.kind == "select":
+            d["options"] = [[v, label] for v, label in self.options]
+        return d
+
+
+@dataclass(frozen=True)
+class Widget:
+    id: str
+    page: str
+    number: int
+    title: str
+    compute: Callable[[State], Result]
+    controls: tuple[Control, ...]
+    large: bool = False  # has a "corpus" control that can name a user corpus
+
+    def spec(self) -> dict[str, Any]:
+        return {"id": self.id, "page": self.page, "number": self.number, "title": self.title,
+                "controls": [c.spec() for c in self.live_controls()]}
+
+    def live_controls(self) -> tuple[Control, ...]:
+        """The controls, the corpus control extended with the user's corpora (and, for the
+        fitted-vocabulary widget, the user's models)."""
+        if not self.large:
+            return self.controls
+        extra = tuple((name, f"yours: {name}") for name in sorted(USER_CORPORA))
+        if self.id == "bpe-fit":
+            extra += tuple((name, f"model: {name}") for name in sorted(USER_MODELS))
+        return tuple(Control(c.name, c.label, c.kind, c.default, options=c.options + extra) if c.name == "corpus" else c
+                     for c in self.controls)
+
+
+WIDGETS: "OrderedDict[str, Widget]" = OrderedDict()
+PAGES = {"bpe": "Byte Pair Encoding", "unigram": "The Unigram Language Model", "wordpiece": "WordPiece",
+         "sentencepiece": "SentencePiece"}
+
+
+Compute = Callable[[State], Result]
+
+
+def widget(id: str, page: str, number: int, title: str, *controls: Control,
+           large: bool = False) -> Callable[[Compute], Compute]:
+    def register(fn: Callable[[State], Result]) -> Callable[[State], Result]:
+        WIDGETS[id] = Widget(id, page, number, title, fn, tuple(controls), large)
+        return fn
+    return register
+
+
+def rng(name: str, label: str, default: int, lo: int, hi: int, step: int = 1) -> Control:
+    return Control(name, label, "range", default, lo, hi, step)
+
+
+def sel(name: str, label: str, default: Any, *options: tuple[Any, str]) -> Control:
+    return Control(name, label, "select", default, options=tuple(options))
+
+
+def box(name: str, label: str, default: bool) -> Control:
+    return Control(name, label, "checkbox", default)
+
+
+# ------------------------------------------------------------------------------------------------
+# Corpora and a cache of fits
+
+#: name -> list of texts (one per line); filled by the server from the command line and uploads.
+USER_CORPORA: dict[str, list[str]] = {}
+#: name -> a loaded tokenizer (``subwords explore MODEL``)
+USER_MODELS: dict[str, Any] = {}
+
+
+def large_corpus(name: str) -> list[str]:
+    if name == C.DOCSTRINGS:
+        return list(C.docstring_sentences())
+    if name in USER_CORPORA:
+        return USER_CORPORA[name]
+    raise ExploreError(f"no corpus named {name!r}: name one given on the command line or uploaded")
+
+
+def corpus_note(name: str) -> str:
+    if name == C.DOCSTRINGS:
+        n = sum(len(s.split()) for s in C.docstring_sentences())
+        return (f"Corpus: {len(C.docstring_sentences())} sentences ({n} words) of this Python's standard-library "
+                "docstrings, a stand-in for the page's eighteen sentences (not printed): the shape is the "
+                "page's, the numbers are this corpus's.")
+    return f"Corpus: your {name} ({len(USER_CORPORA.get(name, []))} lines)."
+
+
+_CACHE: "OrderedDict[Any, Any]" = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+_CACHE_SIZE = 8192  # every state of every widget on the built-in corpora, with their fits, fits
+
+
+def cached(key: Any, make: Callable[[], Any]) -> Any:
+    with _CACHE_LOCK:
+        if key in _CACHE:
+            _CACHE.move_to_end(key)
+            return _CACHE[key]
+    value = make()
+    with _CACHE_LOCK:
+        _CACHE[key] = value
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return value
+
+
+def _data(corpus: Union[str, Mapping[str, int]]) -> Any:
+    if isinstance(corpus, str):
+        return large_corpus(corpus)
+    return dict(corpus)
+
+
+_TOKENS: dict[int, tuple[list[str], str]] = {}
+
+
+def token(name: str) -> Any:
+    """A cache key for a named corpus that changes when its text does: a user's corpus is keyed
+    by a digest of its lines (a corpus uploaded again under the same name is a new corpus)."""
+    lines = USER_CORPORA.get(name)
+    if lines is None:
+        return name
+    entry = _TOKENS.get(id(lines))
+    if entry is None or entry[0] is not lines:  # the list is held in the entry: its id stays its own
+        digest = hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
+        entry = _TOKENS[id(lines)] = (lines, digest)
+    return (name, entry[1])
+
+
+def _key(corpus: Union[str, Mapping[str, int]]) -> Any:
+    return token(corpus) if isinstance(corpus, str) else tuple(sorted(corpus.items()))
+
+
+#: Set in the server's worker process: fits on a user's corpus draw the library's progress line
+#: (on the worker's stderr, which the server reads for the page).
+SHOW_PROGRESS = False
+
+
+def fit(corpus: Union[str, Mapping[str, int]], **options: Any) -> Any:
+    """``subwords.train`` on a built-in table or a named large corpus, cached per options."""
+    key = ("fit", _key(corpus), tuple(sorted((k, repr(v)) for k, v in options.items())))
+    progress = SHOW_PROGRESS and isinstance(corpus, str) and corpus in USER_CORPORA
+    return cached(key, lambda: subwords.train(_data(corpus), progress=progress, **options))
+
+
+def floor(corpus: Union[str, Mapping[str, int]], **options: Any) -> int:
+    """The smallest size that can be asked: alphabet + the [UNK] row."""
+    return int(fit(corpus, vocab_size=BIG, **options).report["alphabet_size"]) + 1
+
+
+def ceiling(corpus: Union[str, Mapping[str, int]], **options: Any) -> int:
+    """The size the learner stops at when asked for more than it can learn."""
+    return int(fit(corpus, vocab_size=BIG, **options).vocab_size)
+
+
+def kind_of(piece: str, tok: Any) -> str:
+    if piece == "[UNK]":
+        return "unk"
+    if piece.startswith("<0x") and piece.endswith(">"):
+        return "byte"
+    if piece in ("</w>", "##") or piece == MARK:
+        return "marker"
+    return ""
+
+
+def strip(label: str, pieces: Sequence[str], tok: Any = None, kinds: Optional[Sequence[str]] = None) -> dict[str, Any]:
+    ks = kinds if kinds is not None else [kind_of(p, tok) for p in pieces]
+    return {"label": f"{label} ({len(pieces)} pieces)", "pieces": [[p, k] for p, k in zip(pieces, ks)]}
+
+
+def pair_text(pair: Sequence[str]) -> str:
+    return f"{pair[0]} + {pair[1]}"
+
+
+def sizes_between(lo: int, hi: int, n: int) -> list[int]:
+    """``n`` sizes from ``lo`` to ``hi`` inclusive, as evenly spaced as whole numbers allow."""
+    if hi <= lo:
+        return [lo]
+    out = sorted({round(lo + (hi - lo) * k / (n - 1)) for k in range(n)})
+    return out
+
+
+# measure: a size curve (rows, corpus pieces, held-out pieces at each size) -- one fit per size.
+def size_curve(corpus: str, sizes: Sequence[int], held_out: str, **options: Any) -> list[dict[str, int]]:
+    out = []
+    for size in sizes:
+        tok = fit(corpus, vocab_size=size, **options)
+        out.append({"asked": size, "rows": tok.vocab_size,
+                    "corpus": int(tok.report.get("corpus_pieces_encoded", tok.report["corpus_pieces_after"])),
+                    "held_out": len(tok.encode_pieces(held_out))})
+    return out
+
+
+# ================================================================================================
+# BPE page (000_…)
+
+FOUR_WORDS = list(C.FOUR)
+
+
+@widget("bpe-walk", "bpe", 1, "The merge walk on the four words",
+        rng("merges", "merges", 10, 0, 10))
+def bpe_walk(s: State) -> Result:
+    k = s["merges"]
+    full = fit(C.FOUR, vocab_size=22)
+    merges = full.merges[:k]
+    lengths = corpus_lengths(C.FOUR, full.merges)
+    tok = fit(C.FOUR, vocab_size=12 + k)
+    rows = [[w, c, " ".join(tok.encode_pieces(w)), len(tok.encode_pieces(w))] for w, c in C.FOUR.items()]
+    learned = [[i + 1, pair_text(m), lengths[i] - lengths[i + 1], lengths[i + 1]] for i, m in enumerate(merges)]
+    numbers: list[list[Any]] = [["merges", k], ["corpus pieces", f"{lengths[0]} → {tok.report['corpus_pieces_after']}"],
+                                ["rows", f"{12} → {tok.vocab_size}"]]
+    if k:
+        numbers.append(["last merge", f"{pair_text(merges[-1])} at {lengths[k - 1] - lengths[k]}"])
+    pairs = cached(("pairs", k), lambda: _pairs_after(k))
+    numbers.append(["largest pair count now", pairs[0][1] if pairs else "none"])
+    return {"numbers": numbers,
+            "tables": [{"caption": "each word's spelling", "columns": ["word", "count", "spelling", "pieces"], "rows": rows},
+                       {"caption": "pairs now, by count (the next merge takes the first)", "columns": ["pair", "count"],
+                        "rows": [[pair_text(p), c] for p, c in pairs[:8]]},
+                       {"caption": "merges so far (count = pieces saved)", "columns": ["#", "pair", "count", "corpus after"],
+                        "rows": learned, "highlight": [k - 1] if k else []}],
+            "charts": [{"kind": "line", "title": "corpus pieces after each merge", "x": "merges", "y": "pieces",
+                        "series": [{"name": "corpus", "points": [[i, n] for i, n in enumerate(lengths)]}],
+                        "vlines": [[k, f"{k} merges"]]}],
+            "note": "The four words: low 5, lower 2, newest 6, widest 3 (end spelling, l o w</w>)."}
+
+
+# BPE page: "the six readings under the widget": analysis alone against re-analysis. in the sentence,
+# cost alone against low-cost, and expected (the corpus's word) against the sentence's expect.
+def _pairs_after(k: int) -> list[tuple[tuple[str, str], int]]:
+    """The four words' adjacent pairs and counts after ``k`` merges (the reference's counting),
+    in the learner's order: count descending, then the tie rule."""
+    sp = make_spelling("end")
+    units: Any = _four_units()
+    learned = ref_bpe.learn(units, 12 + k, join=sp.join)
+    counts = ref_bpe.count_pairs(learned.units)
+    ranked = sorted(counts.items(), key=lambda pc: (-pc[1], pc[0]))
+    return [((sp.show(a), sp.show(b)), c) for (a, b), c in ranked]
+
+
+SIX_READINGS = [("analysis", "re-analysis."), ("cost", "low-cost"), ("expected", "expect")]
+
+
+@widget("bpe-fit", "bpe", 2, "The fitted vocabulary: the sentence's cut and six readings",
+        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("size", "rows asked", 0, (0, "until no pair occurs twice"), (50, "the floor + 50"), (200, "the floor + 200"),
+            (800, "the floor + 800")),
+        large=True)
+def bpe_fit(s: State) -> Result:
+    corpus = s["corpus"]
+    if corpus in USER_MODELS:
+        tok = USER_MODELS[corpus]
+        note = f"Model: your {corpus}."
+    else:
+        tok = fit(corpus, vocab_size=floor(corpus) + s["size"] if s["size"] else BIG)
+        note = corpus_note(corpus)
+    pieces = list(tok.encode_pieces(C.SENTENCE))
+    readings = []
+    for word, unit in SIX_READINGS:
+        a, b = list(tok.encode_pieces(word)), list(tok.encode_pieces(unit))
+        readings.append([word, " ".join(a), len(a), unit, " ".join(b), len(b)])
+    return {"numbers": [["rows", tok.vocab_size], ["learned", len(getattr(tok, "merges", []) or [])],
+                        ["sentence pieces", len(pieces)], ["sentence words", len(C.SENTENCE.split())]],
+            "pieces": [strip("the sentence", pieces, tok)],
+            "tables": [{"caption": "the six readings: a word of the corpus alone, against the sentence's word",
+                        "columns": ["word", "pieces", "n", "the sentence's", "pieces", "n"], "rows": readings}],
+            "note": note}
+
+
+FIFTY_ONE = {"abcdefghijklmnopqrstuvwxyzABCDEFGH.": 2, **{"A" + c: 1 for c in "abcdefghijklmnop"}}
+
+
+@widget("bpe-fallback", "bpe", 3, "Byte fallback: rows asked against rows held",
+        rng("size", "rows asked", 54, 52, 80), box("fallback", "byte fallback", True))
+def bpe_fallback(s: State) -> Result:
+    fb = s["fallback"]
+    asked = fit(FIFTY_ONE, vocab_size=s["size"], byte_fallback=fb)
+    sentence_tok = fit(C.STAND_IN, vocab_size=60, byte_fallback=fb)
+    cafe_tok = fit({"face": 3, "fact": 2}, vocab_size=20, byte_fallback=fb)
+    strips, rows = [], []
+    for label, tok, text in (("the sentence", sentence_tok, C.SENTENCE), ("café", cafe_tok, C.CAFE),
+                             ("Greek", sentence_tok, C.GREEK)):
+        pieces = list(tok.encode_pieces(text))
+        strips.append(strip(label, pieces, tok))
+        back = tok.decode(tok.encode(text))
+        rows.append([label, len(pieces), sum(p.startswith("<0x") for p in pieces), pieces.count("[UNK]"), back,
+                     "yes" if back == text else "no"])
+    return {"numbers": [["rows asked", s["size"]], ["rows held", asked.vocab_size],
+                        ["alphabet", asked.report["alphabet_size"]],
+                        ["byte rows", 257 if fb else 0]],
+            "pieces": strips,
+            "tables": [{"caption": "three texts under " + ("byte rows" if fb else "[UNK]"),
+                        "columns": ["text", "pieces", "byte rows", "[UNK]", "glued back", "exact"], "rows": rows}],
+            "note": "Rows asked/held: a corpus spelled in 51 symbols (floor 52), as the page's. The sentence and the "
+                    "Greek text: a corpus where z occurs inside a word but no word ends in z; café: face 3, fact 2."}
+
+
+@widget("bpe-curve", "bpe", 4, "The vocabulary-size curve",
+        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        rng("at", "size shown (of 15)", 15, 1, 15), large=True)
+def bpe_curve(s: State) -> Result:
+    corpus = s["corpus"]
+    lo, hi = floor(corpus), ceiling(corpus)
+    sizes = sizes_between(lo, hi, 15)
+    curve = cached(("curve", token(corpus), tuple(sizes)), lambda: size_curve(corpus, sizes, C.SENTENCE))
+    point = curve[min(s["at"], len(curve)) - 1]
+    return {"numbers": [["floor (alphabet + [UNK])", lo], ["ceiling (no pair twice)", hi],
+                        ["rows", point["rows"]], ["corpus pieces", point["corpus"]], ["sentence pieces", point["held_out"]]],
+            "charts": [{"kind": "line", "title": "corpus pieces against rows", "x": "rows", "y": "pieces",
+                        "series": [{"name": "corpus", "points": [[p["rows"], p["corpus"]] for p in curve]}],
+                        "vlines": [[lo, "floor"], [hi, "ceiling"], [point["rows"], ""]]},
+                       {"kind": "line", "title": "held-out sentence pieces against rows", "x": "rows", "y": "pieces",
+                        "series": [{"name": "held-out sentence", "points": [[p["rows"], p["held_out"]] for p in curve]}],
+                        "vlines": [[lo, "floor"], [hi, "ceiling"], [point["rows"], ""]]}],
+            "tables": [{"caption": f"{len(curve)} sizes", "columns": ["rows", "corpus pieces", "sentence pieces"],
+                        "rows": [[p["rows"], p["corpus"], p["held_out"]] for p in curve],
+                        "highlight": [curve.index(point)]}],
+            "note": corpus_note(corpus)}
+
+
+@widget("bpe-bytes", "bpe", 5, "Character alphabet against bytes on three texts",
+        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("merges", "merges", 85, (0, "0"), (20, "20"), (85, "85"), (200, "200")), large=True)
+def bpe_bytes(s: State) -> Result:
+    corpus, m = s["corpus"], s["merges"]
+    chars = fit(corpus, vocab_size=floor(corpus) + m, byte_fallback=True)
+    m = chars.report["merges_learned"]
+    bytes_ = fit(corpus, spelling="bytes", vocab_size=256 + m)
+    rows = []
+    for label, text in (("the sentence", C.SENTENCE), ("accented", C.ACCENTED), ("Greek", C.GREEK), ("café", C.CAFE)):
+        a, b = chars.encode(text), bytes_.encode(text)
+        rows.append([label, len(a), len(b), "yes" if chars.decode(a) == text else "no",
+                     "yes" if bytes_.decode(b) == text else "no"])
+    return {"numbers": [["merges", m], ["character rows", chars.vocab_size], ["byte rows", bytes_.vocab_size],
+                        ["corpus pieces (characters)", chars.report["corpus_pieces_after"]],
+                        ["corpus pieces (bytes)", bytes_.report["corpus_pieces_after"]]],
+            "tables": [{"caption": "pieces per text, same number of merges",
+                        "columns": ["text", "characters + byte fallback", "bytes", "exact (chars)", "exact (bytes)"],
+                        "rows": rows}],
+            "pieces": [strip("sentence, characters", chars.encode_pieces(C.SENTENCE), chars),
+                       strip("sentence, bytes", bytes_.encode_pieces(C.SENTENCE), bytes_, [""] * len(bytes_.encode(C.SENTENCE)))],
+            "note": corpus_note(corpus)}
+
+
+def _spans_space(tok: Any, row: str) -> bool:
+    return " " in tok.decode([tok.piece_to_id(row)]).strip()
+
+
+@widget("bpe-two-stage", "bpe", 6, "Two-stage (superword) BPE on the four words",
+        rng("stage_one", "stage-one size", 22, 12, 24), rng("room", "rows left for stage two", 3, 1, 8))
+def bpe_two_stage(s: State) -> Result:
+    size = s["stage_one"] + s["room"]
+    tok = fit(C.FOUR, vocab_size=size, superword_at=s["stage_one"])
+    one = tok.report.get("stage_one_merges", len(tok.merges))
+    stage_two = tok.rows[len(tok.rows) - (len(tok.merges) - one):] if len(tok.merges) > one else []
+    spanning = [r for r in stage_two if _spans_space(tok, r)]
+    rows = [[i + 1 + one, r, "yes" if r in spanning else "no"] for i, r in enumerate(stage_two)]
+    text = "newest newest low low"
+    pieces = list(tok.encode_pieces(text))
+    return {"numbers": [["stage-one merges", one], ["stage-two merges", len(stage_two)],
+                        ["rows spanning a space", len(spanning)], ["rows", tok.vocab_size],
+                        ["corpus pieces", tok.report["corpus_pieces_after"]]],
+            "tables": [{"caption": "rows learned after the boundary is lifted", "columns": ["merge", "row", "spans a space"],
+                        "rows": rows, "highlight": [i for i, r in enumerate(stage_two) if r in spanning]}],
+            "pieces": [strip(text, pieces, tok, ["span" if p in spanning else "" for p in pieces])],
+            "note": "The four words, stage two reading the table as one stream."}
+
+
+@widget("bpe-joints", "bpe", 7, "Joints: undo / untie / redo / retie",
+        rng("size", "rows asked", 30, 10, 40), sel("word", "word", "undo", *[(w, w) for w in C.UNDO]))
+def bpe_joints(s: State) -> Result:
+    free = fit(C.UNDO, vocab_size=s["size"])
+    cut = fit(C.UNDO, vocab_size=s["size"], joints=C.JOINTS)
+    w = s["word"]
+    return {"numbers": [["rows without joints", free.vocab_size], ["pieces without joints", free.count_pieces(C.UNDO)],
+                        ["rows with joints", cut.vocab_size], ["pieces with joints", cut.count_pieces(C.UNDO)]],
+            "pieces": [strip(f"{w} without joints", free.encode_pieces(w), free),
+                       strip(f"{w} with joints", cut.encode_pieces(w), cut)],
+            "tables": [{"caption": "merges", "columns": ["#", "without joints", "with joints"],
+                        "rows": [[i + 1, pair_text(a) if a else "", pair_text(b) if b else ""]
+                                 for i, (a, b) in enumerate(itertools.zip_longest(free.merges, cut.merges))]}],
+            "note": "undo, untie, redo, retie, ten times each; joints un|do, un|tie, re|do, re|tie."}
+
+
+def _four_units(spelling: str = "end", mark: Optional[str] = None) -> dict[tuple[str, ...], int]:
+    sp = make_spelling(spelling, mark=mark) if mark else make_spelling(spelling)
+    return {tuple(sp.units(w)[0]): c for w, c in C.FOUR.items()}
+
+
+class _Branch:
+    """A ``choose`` for the reference learner: the tie rule, except at the steps given, where it
+    takes the tied candidate of the index given (when there is one); it records every step."""
+
+    def __init__(self, picks: Mapping[int, int]) -> None:
+        self.picks, self.step = dict(picks), 0
+        self.seen: list[tuple[int, list[Any], int]] = []
+
+    def __call__(self, tied: list[Any], count: int) -> Any:
+        self.step += 1
+        self.seen.append((self.step, list(tied), count))
+        i = self.picks.get(self.step, 0)
+        return tied[i] if i < len(tied) else tied[0]
+
+
+# measure: tie branches -- the reference learner with a chooser, per branch.
+def tie_branch(picks: Mapping[int, int], vocab_size: int = 22, spelling: str = "end", mark: Optional[str] = None) -> Any:
+    def run() -> Any:
+        units: Any = _four_units(spelling, mark)
+        sp = make_spelling(spelling, mark=mark) if mark else make_spelling(spelling)
+        chooser = _Branch(picks)
+        learned = ref_bpe.learn(units, vocab_size, join=sp.join, choose=chooser)
+        return learned, chooser.seen, sp
+    return cached(("branch", tuple(sorted(picks.items())), vocab_size, spelling, mark), run)
+
+
+@widget("bpe-ties", "bpe", 8, "Ties: pick a branch; greedy against optimal",
+        sel("first", "branch at merge 1", 1, (0, "e + s (the tie rule)"), (1, "s + t</w>")),
+        sel("fourth", "branch at merge 4", 0, (0, "first candidate (the tie rule)"), (1, "second candidate"),
+            (2, "third candidate")),
+        rng("rts", "merges on report/taste/state", 2, 1, 4))
+def bpe_ties(s: State) -> Result:
+    default, _, sp = tie_branch({})
+    learned, seen, _ = tie_branch({1: s["first"], 4: s["fourth"]})
+    show = sp.show
+    ties = [[step, count, ", ".join(pair_text((show(a), show(b))) for a, b in tied),
+             pair_text((show(learned.merges[step - 1][0]), show(learned.merges[step - 1][1])))]
+            for step, tied, count in seen if len(tied) > 1]
+    shared = len(set(default.rows) & set(learned.rows))
+    lowest = ref_bpe.replay(["l", "o", "w", "e", "s", "t</w>"], ref_bpe.ranks_of(learned.merges))
+    k = s["rts"]
+    greedy = fit(C.RTS, vocab_size=10 + k)
+    greedy_lengths = corpus_lengths(C.RTS, greedy.merges)
+    best, sequences = cached(("optimal", k), lambda: optimal_merges(C.RTS, k))
+    return {"numbers": [["corpus pieces on this branch", ref_bpe.corpus_length(learned.units)],
+                        ["rows shared with the default branch", f"{shared} of {len(learned.rows)}"],
+                        ["lowest", " ".join(show(p) for p in lowest)],
+                        ["report/taste/state greedy", " → ".join(str(n) for n in greedy_lengths)],
+                        ["optimal", best]],
+            "tables": [{"caption": "the ties met on this branch", "columns": ["merge", "count", "tied candidates", "taken"],
+                        "rows": ties},
+                       {"caption": f"optimal sequences of {k} merges on report/taste/state",
+                        "columns": ["sequence", "pieces"],
+                        "rows": [[", ".join(pair_text(p) for p in seq), best] for seq in sequences[:8]]}],
+            "note": "Four words (the reference learner walks the branch); report 2, taste 8, state 10."}
+
+
+# ================================================================================================
+# Unigram page (002_…)
+
+
+def seed_table() -> Any:
+    return fit(C.FOUR, model="unigram", vocab_size=10**6, em_rounds=0)
+
+
+UNIGRAM_WORDS = ("lowest", "lower", "newest", "widest")
+
+
+@widget("uni-spellings", "unigram", 1, "Every spelling of a word with its share",
+        sel("word", "word", "lowest", *[(w, w) for w in UNIGRAM_WORDS]))
+def uni_spellings(s: State) -> Result:
+    word = s["word"]
+    seed = seed_table()
+    bpe_cut = " ".join(fit(C.FOUR, vocab_size=22).encode_pieces(word))
+    spellings = seed.spellings(word)
+    rows, rank = [], None
+    for i, (pieces, share) in enumerate(spellings):
+        text = " ".join(pieces)
+        if text == bpe_cut:
+            rank = i
+        rows.append([i + 1, text, f"{100 * share:.2f}%"])
+    numbers: list[list[Any]] = [["candidates in the table", seed.report["seed_size"]],
+                                ["spellings", len(spellings)], ["likeliest", " ".join(spellings[0][0])],
+                                ["its share", f"{100 * spellings[0][1]:.2f}%"], ["BPE cut (22 rows)", bpe_cut]]
+    if rank is not None:
+        numbers.append(["BPE cut's rank", f"{rank + 1} of {len(spellings)} at {100 * spellings[rank][1]:.2f}%"])
+    # exact ties: the library ranks tied spellings by the tie rule and gives them equal shares
+    ties = [f"{' '.join(a[0])} = {' '.join(b[0])} at {100 * a[1]:.2f}%"
+            for a, b in zip(spellings[:6], spellings[1:6]) if a[1] == b[1] and a[1] > 0]
+    numbers.append(["tied exactly", "; ".join(ties) or "none among the first six"])
+    return {"numbers": numbers,
+            "tables": [{"caption": "spellings under the starting table, by share", "columns": ["rank", "spelling", "share"],
+                        "rows": rows, "highlight": [rank] if rank is not None else []}],
+            "charts": [{"kind": "bar", "title": "share of each spelling", "x": "rank", "y": "share (%)",
+                        "series": [{"name": "share", "points": [[i + 1, round(100 * sh, 4), " ".join(p)]
+                                                                 for i, (p, sh) in enumerate(spellings)]}]}],
+            "note": "The starting table of the four words: every substring, counted (49 candidates)."}
+
+
+@widget("uni-lattice", "unigram", 2, "The lattice: positions, arcs and walks",
+        sel("word", "word", "lowest", *[(w, w) for w in UNIGRAM_WORDS + ("low",)]))
+def uni_lattice(s: State) -> Result:
+    seed = seed_table()
+    arcs = seed.lattice(s["word"])
+    n = max(j for _, j, _, _ in arcs)
+    best = seed.nbest(s["word"], 1)[0]
+    return {"numbers": [["positions", n + 1], ["arcs", len(arcs)], ["walks", len(seed.spellings(s["word"]))],
+                        ["best walk", " ".join(best[0])], ["its score", f"{best[1]:.2f}"]],
+            "charts": [{"kind": "lattice", "title": f"the lattice of {s['word']}", "x": "position", "y": "",
+                        "series": [{"name": "arcs", "points": [[i, j, p, round(lp, 4)] for i, j, p, lp in arcs]},
+                                   {"name": "best", "points": _walk(best[0], arcs)}]}],
+            "tables": [{"caption": "arcs", "columns": ["from", "to", "piece", "log p"],
+                        "rows": [[i, j, p, f"{lp:.3f}"] for i, j, p, lp in arcs]}],
+            "note": "The starting table of the four words."}
+
+
+def _walk(pieces: Sequence[str], arcs: Sequence[tuple[int, int, str, float]]) -> list[list[Any]]:
+    out, at = [], 0
+    for p in pieces:
+        for i, j, q, _ in arcs:
+            if i == at and q == p:
+                out.append([i, j, p])
+                at = j
+                break
+    return out
+
+
+@widget("uni-em", "unigram", 3, "EM, one round at a time",
+        sel("corpus", "corpus", "four", ("ab", "ab (one word, once)"), ("four", "the four words")),
+        rng("rounds", "EM rounds", 2, 0, 6))
+def uni_em(s: State) -> Result:
+    table = C.AB if s["corpus"] == "ab" else C.FOUR
+    k = s["rounds"]
+    toks = [fit(table, model="unigram", vocab_size=10**6, em_rounds=r) for r in range(k + 1)]
+    probs = [{r: math.exp(lp) for r, lp in zip(t.rows, t.log_probs) if lp is not None} for t in toks]
+    if s["corpus"] == "ab":
+        watch = ["ab</w>", "a", "b</w>"]
+        word = "ab"
+    else:
+        watch = ["low</w>", "lo", "newest</w>", "est</w>"]
+        word = "lowest"
+    best = [t.nbest(word, 1)[0] for t in toks]
+    rows = [[r] + [_p(probs[r].get(p, 0.0)) for p in watch] + [" ".join(best[r][0]), f"{best[r][1]:.2f}",
+                                                                 f"{toks[r].report['log_likelihood']:.2f}"]
+            for r in range(k + 1)]
+    numbers: list[list[Any]] = [["rounds", k]] + [[f"p({p})", _p(probs[k].get(p, 0.0))] for p in watch]
+    numbers.append([f"best spelling of {word}", f"{' '.join(best[k][0])} at {best[k][1]:.2f}"])
+    return {"numbers": numbers,
+            "tables": [{"caption": "round by round", "columns": ["round"] + [f"p({p})" for p in watch] +
+                        [f"best {word}", "score", "log-likelihood"], "rows": rows, "highlight": [k]}],
+            "charts": [{"kind": "line", "title": "probabilities by round", "x": "round", "y": "p",
+                        "series": [{"name": p, "points": [[r, probs[r].get(p, 0.0)] for r in range(k + 1)]} for p in watch]}],
+            "note": "ab: the pieces a, b and ab, each a third at the start." if s["corpus"] == "ab"
+                    else "The four words; no pruning (the size asked is above the seed)."}
+
+
+def _p(x: float) -> str:
+    if x == 0:
+        return "0"
+    return f"{x:.3f}" if x >= 0.001 else f"{x:.3g}"
+
+
+@widget("uni-losses", "unigram", 4, "Pruning losses",
+        rng("rounds", "EM rounds before pricing", 2, 0, 6), box("zeros", "list the zero-loss pieces", False))
+def uni_losses(s: State) -> Result:
+    table = fit(C.FOUR, model="unigram", vocab_size=10**6, em_rounds=s["rounds"])
+    loss = cached(("losses", s["rounds"]), lambda: table.losses(C.FOUR))
+    ranked = sorted(loss.items(), key=lambda kv: (-kv[1], kv[0]))
+    nonzero = [(p, v) for p, v in ranked if v != 0.0]
+    zero = [p for p, v in ranked if v == 0.0]
+    out: Result = {"numbers": [["pieces priced", len(loss)], ["exactly zero", f"{len(zero)} of {len(loss)}"]] +
+                   [[f"loss({p})", f"{v:.2f}"] for p, v in nonzero[:6]],
+                   "charts": [{"kind": "bar", "title": "loss of each piece (nats)", "x": "piece", "y": "loss",
+                               "series": [{"name": "loss", "points": [[i + 1, round(v, 4), p] for i, (p, v) in enumerate(ranked)]}]}],
+                   "note": "The four words' starting table after the EM rounds asked; single symbols are never priced."}
+    if s["zeros"]:
+        out["tables"] = [{"caption": "pieces at exactly zero, in the order pruning takes them (text ascending)",
+                          "columns": ["piece"], "rows": [[p] for p in zero]}]
+    return out
+
+
+@widget("uni-rounds", "unigram", 5, "The pruning rounds",
+        rng("size", "rows asked", 16, 12, 49),
+        sel("shrink", "share kept per round", 0.75, (0.5, "1/2"), (0.75, "3/4"), (0.9, "9/10")))
+def uni_rounds(s: State) -> Result:
+    tok = fit(C.FOUR, model="unigram", vocab_size=s["size"], shrink=s["shrink"])
+    rounds = tok.report["rounds"]
+    return {"numbers": [["rows asked", s["size"]], ["rounds", " → ".join(map(str, rounds))],
+                        ["rows", tok.vocab_size], ["corpus pieces", tok.report["corpus_pieces_after"]]],
+            "charts": [{"kind": "bar", "title": "pieces kept after each round (without [UNK])", "x": "round", "y": "pieces",
+                        "series": [{"name": "pieces", "points": [[i, n, str(n)] for i, n in enumerate(rounds)]}]}],
+            "tables": [{"caption": "the rows kept", "columns": ["row", "log p"],
+                        "rows": [[r, f"{lp:.4g}"] for r, lp in zip(tok.rows, tok.log_probs) if lp is not None]}],
+            "note": "The four words."}
+
+
+# measure: matched comparison -- both learners at the same sizes on one corpus.
+def matched_curves(corpus: str, sizes: Sequence[int]) -> dict[str, list[dict[str, int]]]:
+    return {"bpe": size_curve(corpus, sizes, C.SENTENCE),
+            "unigram": size_curve(corpus, sizes, C.SENTENCE, model="unigram")}
+
+
+def _matched_sizes(corpus: str) -> list[int]:
+    lo = max(floor(corpus), floor(corpus, model="unigram"))  # both learners must be able to fit the smallest
+    return sizes_between(lo, max(lo, ceiling(corpus)), 14)
+
+
+@widget("uni-vs-bpe", "unigram", 6, "BPE against Unigram at matched sizes",
+        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("measure", "measured on", "corpus", ("corpus", "the corpus"), ("held_out", "the held-out sentence")),
+        large=True)
+def uni_vs_bpe(s: State) -> Result:
+    corpus, what = s["corpus"], s["measure"]
+    sizes = _matched_sizes(corpus)
+    curves = cached(("matched", token(corpus), tuple(sizes)), lambda: matched_curves(corpus, sizes))
+    last_b, last_u = curves["bpe"][-1], curves["unigram"][-1]
+    return {"numbers": [["sizes", len(sizes)], ["largest size", sizes[-1]],
+                        [f"BPE at {sizes[-1]}", last_b[what]], [f"Unigram at {sizes[-1]}", last_u[what]]],
+            "charts": [{"kind": "line", "title": f"pieces on {'the corpus' if what == 'corpus' else 'the held-out sentence'}",
+                        "x": "rows asked", "y": "pieces",
+                        "series": [{"name": name, "points": [[p["asked"], p[what]] for p in curves[name]]}
+                                   for name in ("bpe", "unigram")]}],
+            "tables": [{"caption": "pieces at each size", "columns": ["rows asked", "BPE corpus", "Unigram corpus",
+                                                                      "BPE sentence", "Unigram sentence"],
+                        "rows": [[b["asked"], b["corpus"], u["corpus"], b["held_out"], u["held_out"]]
+                                 for b, u in zip(curves["bpe"], curves["unigram"])]}],
+            "note": corpus_note(corpus)}
+
+
+@widget("uni-pieces", "unigram", 7, "The two vocabularies' pieces side by side",
+        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("at", "size", "middle", ("floor", "the smallest"), ("middle", "a middle size"), ("ceiling", "the largest")),
+        large=True)
+def uni_pieces(s: State) -> Result:
+    corpus = s["corpus"]
+    lo = max(floor(corpus), floor(corpus, model="unigram"))  # both learners must be able to fit it
+    hi = max(lo, ceiling(corpus))
+    size = {"floor": lo, "middle": (lo + hi) // 2, "ceiling": hi}[s["at"]]
+    b = fit(corpus, vocab_size=size)
+    u = fit(corpus, model="unigram", vocab_size=size)
+    bp, up = list(b.encode_pieces(C.SENTENCE)), list(u.encode_pieces(C.SENTENCE))
+    words_b = sum(1 for r, k in zip(b.rows, b.kinds) if k == "learned" and r.endswith("</w>"))
+    words_u = sum(1 for r, k in zip(u.rows, u.kinds) if k == "learned" and r.endswith("</w>"))
+    learned_b = [r for r, k in zip(b.rows, b.kinds) if k == "learned"]
+    learned_u = [r for r, k in zip(u.rows, u.kinds) if k == "learned"]
+    return {"numbers": [["rows asked", size], ["BPE sentence pieces", len(bp)], ["Unigram sentence pieces", len(up)],
+                        ["BPE learned rows ending a word", words_b], ["Unigram learned rows ending a word", words_u]],
+            "pieces": [strip("BPE", bp, b), strip("Unigram", up, u)],
+            "tables": [{"caption": "the first 40 learned rows of each (BPE in merge order, Unigram by probability)",
+                        "columns": ["#", "BPE", "Unigram"],
+                        "rows": [[i + 1, x or "", y or ""]
+                                 for i, (x, y) in enumerate(itertools.zip_longest(learned_b[:40], learned_u[:40]))]}],
+            "note": corpus_note(corpus)}
+
+
+# ================================================================================================
+# WordPiece page (003_…)
+
+# A corpus with the page's properties for its marking section (tests/pages/test_pages_wordpiece.py
+# builds the same one): the running sentence's other words, z only inside a word, y and u only
+# inside.
+MARKING = {"Dr.": 2, "didn't": 1, "expect": 2, "the": 4, "low-cost": 1, "re-analysis.": 1,
+           "Analysis": 1, "hazard": 2, "above": 1, "data": 2, "found": 1, "herb": 1}
+
+
+def _wp_table(name: str) -> Union[str, Mapping[str, int]]:
+    return C.FOUR if name == "four" else name
+
+
+def _candidates(name: str) -> list[Any]:
+    def make() -> list[Any]:
+        if name == "four":
+            return wordpiece_candidates(C.FOUR)
+        counts: dict[str, int] = {}
+        for line in large_corpus(name):
+            for w in line.split():
+                counts[w] = counts.get(w, 0) + 1
+        return wordpiece_candidates(counts)
+    return cast("list[Any]", cached(("wpc", token(name)), make))
+
+
+@widget("wp-scatter", "wordpiece", 1, "Count against score for every candidate pair",
+        sel("corpus", "corpus", "four", ("four", "the four words"), *C.BUILT_IN_LARGE.items()),
+        sel("table", "list by", "count", ("count", "count"), ("score", "score")), large=True)
+def wp_scatter(s: State) -> Result:
+    rows = [r for r in _candidates(s["corpus"]) if r.count >= 2]  # the learner's candidates (min count 2)
+    if not rows:
+        raise ExploreError("this corpus has no candidate pair; give a corpus with words of two letters or more")
+    top_count = min(rows, key=lambda r: (-r.count, r.left, r.right))  # the count rule's winner
+    by_score = rows  # already in the learner's order
+    rank = by_score.index(top_count) + 1
+    by_count = sorted(rows, key=lambda r: (-r.count, r.left, r.right))
+    top_score = by_score[0]
+    count_rank = 1 + sum(r.count > top_score.count for r in rows)
+    return {"numbers": [["candidates", len(rows)],
+                        ["commonest", f"{top_count.left} {top_count.right} at {top_count.count}, score rank {rank}"],
+                        ["best score", f"{top_score.left} {top_score.right} = {top_score.score}, "
+                                       f"{top_score.count} times, count rank {count_rank}"]],
+            "charts": [{"kind": "scatter", "title": "count (across) against score (up)", "x": "count", "y": "score",
+                        "series": [{"name": "pairs", "points": [[r.count, float(r.score), f"{r.left} {r.right}"] for r in rows]}]}],
+            "tables": [{"caption": f"candidates by {s['table']}", "columns": ["pair", "count", "score"],
+                        "rows": [[f"{r.left} {r.right}", r.count, str(r.score)]
+                                 for r in (by_count if s["table"] == "count" else by_score)[:15]]}],
+            "note": "The four words (continuation spelling)." if s["corpus"] == "four" else corpus_note(s["corpus"])}
+
+
+@widget("wp-scores", "wordpiece", 2, "The four words' scores",
+        sel("order", "order by", "score", ("score", "score"), ("count", "count")))
+def wp_scores(s: State) -> Result:
+    rows = list(_candidates("four"))
+    if s["order"] == "count":  # the count rule's order: count, then the smaller (left, right)
+        rows = sorted(rows, key=lambda r: (-r.count, r.left, r.right))
+    table = [[i + 1, f"{r.left} {r.right}", r.count, f"{r.count} / ({_sym(r.left)} × {_sym(r.right)})", str(r.score),
+              f"{float(r.score):.4f}", f"{r.gain:.2f}"] for i, r in enumerate(rows)]
+    best_gain = max(rows, key=lambda r: r.gain)
+    es = next(r for r in rows if (r.left, r.right) == ("##e", "##s"))
+    id_ = next(r for r in rows if (r.left, r.right) == ("##i", "##d"))
+    return {"numbers": [["score(e, s)", f"{es.score} ≈ {float(es.score):.4f}"],
+                        ["score(i, d)", f"{id_.score} ≈ {float(id_.score):.4f}"],
+                        ["first by " + s["order"], f"{rows[0].left} {rows[0].right}"],
+                        ["largest total gain", f"{best_gain.left} {best_gain.right} at {best_gain.gain:.2f}"]],
+            "tables": [{"caption": f"the eleven pairs by {s['order']}",
+                        "columns": ["#", "pair", "count", "count / (count(a) × count(b))", "score", "≈",
+                                    "total gain count × log(N × score)"], "rows": table,
+                        "highlight": [rows.index(es), rows.index(id_)]}],
+            "note": "The four words: l ##o ##w, ... (symbol counts taken everywhere)."}
+
+
+def _sym(symbol: str) -> int:
+    table = cached(("symcounts",), lambda: _symbol_counts())
+    return int(table[symbol])
+
+
+def _symbol_counts() -> dict[str, int]:
+    sp = make_spelling("continuation")
+    out: dict[str, int] = {}
+    for w, c in C.FOUR.items():
+        for sym in sp.units(w)[0]:
+            key = sp.show(sym)
+            out[key] = out.get(key, 0) + c
+    return out
+
+
+@widget("wp-runs", "wordpiece", 3, "The count run and the score run, step by step",
+        rng("step", "merges", 1, 0, 12),
+        sel("minimum", "minimum count", "2-filter", ("2-filter", "2, filtering the candidates"),
+            ("3-filter", "3, filtering the candidates"), ("3-stop", "3, testing the winner and stopping")))
+def wp_runs(s: State) -> Result:
+    k = s["step"]
+    least, rule = int(s["minimum"][0]), s["minimum"][2:]
+    count = fit(C.FOUR, model="bpe", spelling="continuation", vocab_size=12 + k, min_count=least)
+    score = fit(C.FOUR, model="wordpiece", vocab_size=12 + k, min_count=least, min_count_rule=rule)
+    rows = [[i + 1, pair_text(a) if a else "", pair_text(b) if b else ""]
+            for i, (a, b) in enumerate(itertools.zip_longest(count.merges, score.merges))]
+    return {"numbers": [["merges", k], ["count run: corpus pieces", count.report["corpus_pieces_after"]],
+                        ["score run: corpus pieces", score.report["corpus_pieces_after"]],
+                        ["count run's merge", pair_text(count.merges[-1]) if k else "none"],
+                        ["score run's merge", pair_text(score.merges[-1]) if score.merges and k else "none"],
+                        ["pairs the minimum admits at the start",
+                         f"{sum(r.count >= least for r in _candidates('four'))} of {len(_candidates('four'))}"],
+                        ["score run: merges learned", score.report["merges_learned"]],
+                        ["score run: stop", score.report["stop"]]],
+            "tables": [{"caption": "both runs", "columns": ["#", "count", "score"], "rows": rows,
+                        "highlight": [k - 1] if k else []}],
+            "pieces": [strip(f"{w}, score run", score.encode_pieces(w), score) for w in ("lowest", "widest")],
+            "note": "The four words, continuation spelling, the same number of merges asked of both."}
+
+
+def _marked(pieces: Sequence[str]) -> list[str]:
+    return ["" if not p.startswith("##") else "marker" for p in pieces]
+
+
+@widget("wp-sizes", "wordpiece", 4, "The sentence cut at four sizes",
+        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        box("marks", "highlight the ## marks", True), large=True)
+def wp_sizes(s: State) -> Result:
+    corpus = s["corpus"]
+    lo, hi = floor(corpus, model="wordpiece"), ceiling(corpus, model="wordpiece")
+    sizes = sizes_between(lo, hi, 4)
+    strips, rows = [], []
+    for size in sizes:
+        tok = fit(corpus, model="wordpiece", vocab_size=size)
+        pieces = list(tok.encode_pieces(C.SENTENCE))
+        strips.append(strip(f"{tok.vocab_size} rows", pieces, tok,
+                            _marked(pieces) if s["marks"] else [kind_of(p, tok) for p in pieces]))
+        unmarked = sum(not p.startswith("##") for p in pieces)
+        rows.append([tok.vocab_size, len(pieces), unmarked])
+    return {"numbers": [["sizes", ", ".join(map(str, sizes))], ["pieces at the largest", rows[-1][1]],
+                        ["words", len(C.SENTENCE.split())], ["unmarked pieces at the largest", rows[-1][2]]],
+            "pieces": strips,
+            "tables": [{"caption": "one unmarked piece per word, always the first", "columns": ["rows", "pieces", "unmarked"],
+                        "rows": rows}],
+            "note": corpus_note(corpus)}
+
+
+@widget("wp-open-end", "wordpiece", 5, "Characters that never open a word, and never end one",
+        sel("corpus", "corpus", "marking", ("marking", "the running sentence's words + hazard, herb, ..."),
+            *C.BUILT_IN_LARGE.items()),
+        sel("word", "word", "Alvarez", ("Alvarez", "Alvarez"), ("zebra", "zebra"), ("you", "you")), large=True)
+def wp_open_end(s: State) -> Result:
+    corpus: Union[str, Mapping[str, int]] = MARKING if s["corpus"] == "marking" else s["corpus"]
+    cont = fit(corpus, model="wordpiece", vocab_size=floor(corpus, model="wordpiece"))
+    end = fit(corpus, model="wordpiece", spelling="end", vocab_size=floor(corpus, model="wordpiece", spelling="end"))
+    alpha_c = [r for r, k in zip(cont.rows, cont.kinds) if k == "alphabet"]
+    alpha_e = [r for r, k in zip(end.rows, end.kinds) if k == "alphabet"]
+    chars = sorted({r[2:] if r.startswith("##") else r for r in alpha_c})
+    opens = {r for r in alpha_c if not r.startswith("##")}
+    ends = {r[:-4] for r in alpha_e if r.endswith("</w>")}
+    never_open = [c for c in chars if c not in opens]
+    never_end = [c for c in chars if c not in ends]
+    w = s["word"]
+    pc, pe = list(cont.encode_pieces(w)), list(end.encode_pieces(w))
+    return {"numbers": [["characters", len(chars)], ["never open a word", len(never_open)],
+                        ["never end one", len(never_end)],
+                        [f"{w}, continuation marks", "refused ([UNK])" if pc == ["[UNK]"] else f"{len(pc)} pieces"],
+                        [f"{w}, end marks", "refused ([UNK])" if "[UNK]" in pe else f"{len(pe)} pieces"]],
+            "tables": [{"caption": "the characters", "columns": ["character", "opens a word", "ends a word"],
+                        "rows": [[c, "yes" if c in opens else "never", "yes" if c in ends else "never"] for c in chars]}],
+            "pieces": [strip(f"{w} under continuation marks", pc, cont), strip(f"{w} under end marks", pe, end)],
+            "note": "A corpus built with the page's properties (no word starts or ends in z, y, u)"
+                    if s["corpus"] == "marking" else corpus_note(s["corpus"])}
+
+
+# measure: length per merge budget for two learners (one fit per budget).
+def budget_curve(corpus: Union[str, Mapping[str, int]], budgets: Sequence[int]) -> dict[str, list[list[int]]]:
+    base = floor(corpus, model="wordpiece")
+    out: dict[str, list[list[int]]] = {"count": [], "score": []}
+    for m in budgets:
+        c = fit(corpus, model="bpe", spelling="continuation", vocab_size=base + m)
+        w = fit(corpus, model="wordpiece", vocab_size=base + m)
+        out["count"].append([c.report["merges_learned"], c.report["corpus_pieces_after"]])
+        out["score"].append([w.report["merges_learned"], w.report["corpus_pieces_after"]])
+    return out
+
+
+@widget("wp-lengths", "wordpiece", 6, "Length per merge budget for both rules",
+        sel("corpus", "corpus", "four", ("four", "the four words"), *C.BUILT_IN_LARGE.items()),
+        rng("at", "budget shown (of 12)", 10, 1, 12), large=True)
+def wp_lengths(s: State) -> Result:
+    name = s["corpus"]
+    corpus = _wp_table(name)
+    if name == "four":
+        budgets = list(range(0, 13))
+    else:
+        top = ceiling(corpus, model="wordpiece") - floor(corpus, model="wordpiece")
+        budgets = sorted({round(top * k / 12) for k in range(13)})
+    curves = cached(("budget", token(name), tuple(budgets)), lambda: budget_curve(corpus, budgets))
+    i = min(s["at"], len(budgets) - 1)
+    return {"numbers": [["merges", curves["count"][i][0]], ["count rule: pieces", curves["count"][i][1]],
+                        ["score rule: pieces", curves["score"][i][1]]],
+            "charts": [{"kind": "line", "title": "corpus pieces per merge budget", "x": "merges", "y": "pieces",
+                        "series": [{"name": "count rule", "points": curves["count"]},
+                                   {"name": "score rule", "points": curves["score"]}],
+                        "vlines": [[curves["count"][i][0], "shown"]]}],
+            "tables": [{"caption": "corpus pieces", "columns": ["budget", "count rule", "score rule"],
+                        "rows": [[b, c[1], w[1]] for b, c, w in zip(budgets, curves["count"], curves["score"])],
+                        "highlight": [i]}],
+            "note": "The four words, continuation spelling." if name == "four" else corpus_note(name)}
+
+
+# ================================================================================================
+# SentencePiece page (004_…)
+
+NORMALIZATION_ROWS = ["hello  world", " hello world ", "hello\tworld", "hello \u2581 world"]
+
+
+@widget("sp-stream", "sentencepiece", 1, "Text → ▁ stream → units",
+        sel("text", "text", "sentence", ("sentence", C.SENTENCE), ("spaces", "hello  world"), ("greek", C.GREEK)))
+def sp_stream(s: State) -> Result:
+    text = {"sentence": C.SENTENCE, "spaces": "hello  world", "greek": C.GREEK}[s["text"]]
+    corpus = {**C.STAND_IN, "hello": 1, "world": 1, **{w: 1 for w in C.GREEK.split()}}
+    tok = fit(corpus, spelling="front", vocab_size=floor(corpus, spelling="front"))
+    symbols = list(tok.encode_pieces(text))
+    units: list[list[str]] = []
+    for p in symbols:
+        if p == MARK or not units:
+            units.append([])
+        units[-1].append(p)
+    return {"numbers": [["characters", len(text)], ["spaces", text.count(" ")], ["symbols", len(symbols)],
+                        ["marks", symbols.count(MARK)], ["units", len(units)]],
+            "pieces": [strip("the ▁ stream", symbols, tok, ["mark" if p == MARK else "" for p in symbols])],
+            "tables": [{"caption": "cut before every mark", "columns": ["unit", "symbols"],
+                        "rows": [["".join(u), len(u)] for u in units]}],
+            "note": "No merge learned: each symbol is one piece."}
+
+
+@widget("sp-walk", "sentencepiece", 2, "The merge walk with ▁: the mark waits",
+        rng("merges", "merges", 15, 0, 15))
+def sp_walk(s: State) -> Result:
+    k = s["merges"]
+    learned, seen, sp = tie_branch({}, vocab_size=27, spelling="front")
+    full = fit(C.FOUR, spelling="front", vocab_size=30)
+    tok = fit(C.FOUR, spelling="front", vocab_size=12 + k)
+    lengths = [fit(C.FOUR, spelling="front", vocab_size=12 + j).report["corpus_pieces_after"] for j in range(k + 1)]
+    rows = []
+    for step, tied, count in seen[:k]:
+        with_mark = any(sp.show(a) == MARK for a, _ in tied)
+        taken = full.merges[step - 1]
+        rows.append([step, count, ", ".join(pair_text((sp.show(a), sp.show(b))) for a, b in tied),
+                     pair_text(taken), "yes" if with_mark else ""])
+    among = sum(1 for r in rows if r[4])
+    taken_mark = sum(1 for r in rows if r[4] and r[3].startswith(MARK + " "))
+    return {"numbers": [["merges", k], ["corpus pieces", f"95 → {tok.report['corpus_pieces_after']}"],
+                        ["rows", tok.vocab_size], ["a ▁ pair among the tied", among], ["a ▁ pair taken", taken_mark]],
+            "tables": [{"caption": "each merge, with the candidates tied at its count",
+                        "columns": ["#", "count", "tied candidates", "taken", "▁ pair tied"], "rows": rows,
+                        "highlight": [i for i, r in enumerate(rows) if r[3].startswith(MARK + " ")]},
+                       {"caption": "each word", "columns": ["word", "pieces"],
+                        "rows": [[w, " ".join(tok.encode_pieces(w))] for w in C.FOUR]}],
+            "charts": [{"kind": "line", "title": "corpus pieces", "x": "merges", "y": "pieces",
+                        "series": [{"name": "corpus", "points": [[j, n] for j, n in enumerate(lengths)]}]}],
+            "note": "The four words, front spelling (▁low)."}
+
+
+@widget("sp-extends", "sentencepiece", 3, "Merges that extend a piece beginning with ▁",
+        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("size", "rows asked", 0, (0, "until no pair occurs twice"), (50, "the floor + 50"), (200, "the floor + 200")),
+        large=True)
+def sp_extends(s: State) -> Result:
+    lo = floor(s["corpus"], spelling="front")
+    tok = fit(s["corpus"], spelling="front", vocab_size=lo + s["size"] if s["size"] else BIG)
+    merges = tok.merges
+    ext = [i for i, (a, _) in enumerate(merges) if a.startswith(MARK)]
+    rows = set(tok.rows)
+    twins = sorted(r for r in rows if r.startswith(MARK) and len(r) > 1 and r[1:] in rows)
+    return {"numbers": [["merges", len(merges)], ["extend a ▁ piece", f"{len(ext)} of {len(merges)}"],
+                        ["rows that are another row with ▁ in front", len(twins)], ["rows", tok.vocab_size]],
+            "tables": [{"caption": "the first 40 merges", "columns": ["#", "merge", "extends ▁"],
+                        "rows": [[i + 1, pair_text(m), "yes" if i in ext else ""] for i, m in enumerate(merges[:40])],
+                        "highlight": [i for i in ext if i < 40]},
+                       {"caption": "twins", "columns": ["row", "without ▁"], "rows": [[t, t[1:]] for t in twins[:40]]}],
+            "note": corpus_note(s["corpus"])}
+
+
+@widget("sp-roundtrip", "sentencepiece", 4, "The round trip: front mark against end mark",
+        sel("corpus", "corpus", "stand_in", ("stand_in", "no word ends in z (the page's property)"),
+            *C.BUILT_IN_LARGE.items()),
+        sel("size", "rows", 20, (0, "no merge (the floor)"), (20, "the floor + 20"), (-1, "until no pair occurs twice")),
+        large=True)
+def sp_roundtrip(s: State) -> Result:
+    corpus: Union[str, Mapping[str, int]] = C.STAND_IN if s["corpus"] == "stand_in" else s["corpus"]
+    extra = s["size"]
+    front = fit(corpus, spelling="front", vocab_size=BIG if extra < 0 else floor(corpus, spelling="front") + extra)
+    end = fit(corpus, vocab_size=BIG if extra < 0 else floor(corpus) + extra)
+    rows, strips = [], []
+    for name, tok in (("front ▁", front), ("end </w>", end)):
+        pieces = list(tok.encode_pieces(C.SENTENCE))
+        back = tok.decode(tok.encode(C.SENTENCE))
+        rows.append([name, tok.vocab_size, len(pieces), back, "yes" if back == C.SENTENCE else "no"])
+        strips.append(strip(name, pieces, tok))
+    return {"numbers": [["front: exact", rows[0][4]], ["end: exact", rows[1][4]], ["end gives", rows[1][3]]],
+            "tables": [{"caption": "the sentence glued back", "columns": ["marks", "rows", "pieces", "glued back", "exact"],
+                        "rows": rows}],
+            "pieces": strips,
+            "note": "A corpus where z occurs inside a word and no word ends in z (as the page's)."
+                    if s["corpus"] == "stand_in" else corpus_note(s["corpus"])}
+
+
+@widget("sp-normalize", "sentencepiece", 5, "The three normalizations",
+        sel("row", "input", 0, *[(i, repr(t)) for i, t in enumerate(NORMALIZATION_ROWS)]))
+def sp_normalize(s: State) -> Result:
+    rows = []
+    for text in NORMALIZATION_ROWS:
+        tok = fit({"hello": 2, "world": 2}, spelling="front", vocab_size=20)
+        trained = subwords.train([text], spelling="front", vocab_size=20)
+        back = tok.decode(tok.encode(text))
+        rows.append([repr(text), repr(tok.normalize(text)), repr(back), ", ".join(trained.report["normalizations"]) or "none"])
+    chosen = rows[s["row"]]
+    return {"numbers": [["input", chosen[0]], ["output", chosen[2]], ["reported", chosen[3]]],
+            "tables": [{"caption": "input and output side by side",
+                        "columns": ["input", "normalized", "glued back", "reported by training"], "rows": rows,
+                        "highlight": [s["row"]]}],
+            "note": "A front-spelling fit on hello 2, world 2."}
+
+
+@widget("sp-lengths", "sentencepiece", 6, "Front against end lengths at 14 sizes",
+        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("measure", "measured on", "corpus", ("corpus", "the corpus"), ("held_out", "the held-out sentence")),
+        large=True)
+def sp_lengths(s: State) -> Result:
+    corpus, what = s["corpus"], s["measure"]
+    lo = floor(corpus)  # the end spelling's floor is the higher one: both can be asked from here
+    hi = max(ceiling(corpus), ceiling(corpus, spelling="front"))
+    sizes = sizes_between(lo, hi, 14)
+    curves = cached(("frontend", token(corpus), tuple(sizes)), lambda: {
+        "front": size_curve(corpus, sizes, C.SENTENCE, spelling="front"),
+        "end": size_curve(corpus, sizes, C.SENTENCE)})
+    f0, e0 = curves["front"][0], curves["end"][0]
+    return {"numbers": [["floor (front)", floor(corpus, spelling="front")], ["floor (end)", lo],
+                        [f"at {sizes[0]}: front / end", f"{f0[what]} / {e0[what]}"],
+                        [f"at {sizes[-1]}: front / end", f"{curves['front'][-1][what]} / {curves['end'][-1][what]}"]],
+            "charts": [{"kind": "line", "title": f"pieces on {'the corpus' if what == 'corpus' else 'the held-out sentence'}",
+                        "x": "rows asked", "y": "pieces",
+                        "series": [{"name": name, "points": [[p["asked"], p[what]] for p in curves[name]]}
+                                   for name in ("front", "end")]}],
+            "tables": [{"caption": "pieces at each size", "columns": ["rows asked", "front corpus", "end corpus",
+                                                                      "front sentence", "end sentence"],
+                        "rows": [[f["asked"], f["corpus"], e["corpus"], f["held_out"], e["held_out"]]
+                                 for f, e in zip(curves["front"], curves["end"])]}],
+            "note": corpus_note(corpus)}
+
+
+@widget("sp-cjk", "sentencepiece", 7, "Text without spaces under both schemes",
+        rng("size", "rows asked", 40, 12, 40))
+def sp_cjk(s: State) -> Result:
+    lines = C.CJK_LINES
+    end = subwords_fit_lines("cjk", lines, vocab_size=max(s["size"], 0))
+    front = subwords_fit_lines("cjk", lines, vocab_size=s["size"], spelling="front")
+    rows, strips = [], []
+    for name, tok in (("end </w>", end), ("front ▁", front)):
+        pieces = list(tok.encode_pieces(C.CJK_HELD_OUT))
+        line_pieces = sum(len(tok.encode(line)) for line in lines)
+        rows.append([name, len(tok.merges), tok.vocab_size, line_pieces, len(pieces)])
+        strips.append(strip(name, pieces, tok))
+    held = set(end.rows)
+    marked = [r for r in end.rows if r.endswith("</w>") and len(r) == 5 and r[0] in held]
+    return {"numbers": [["end: merges / rows", f"{rows[0][1]} / {rows[0][2]}"], ["front: merges / rows", f"{rows[1][1]} / {rows[1][2]}"],
+                        ["end: lines / sentence pieces", f"{rows[0][3]} / {rows[0][4]}"],
+                        ["front: lines / sentence pieces", f"{rows[1][3]} / {rows[1][4]}"],
+                        ["end: characters held again with a line-end mark", len(marked)]],
+            "tables": [{"caption": "both schemes", "columns": ["marks", "merges", "rows", "pieces (5 lines)", "pieces (new sentence)"],
+                        "rows": rows}],
+            "pieces": strips,
+            "note": "Five short lines of our own made of the page's seven words (its lines are not printed); "
+                    "the new sentence is student, research, life, origin run together."}
+
+
+def subwords_fit_lines(name: str, lines: Sequence[str], **options: Any) -> Any:
+    key = ("lines", name, tuple(sorted((k, repr(v)) for k, v in options.items())))
+    def make() -> Any:
+        opts = dict(options)
+        asked = opts.pop("vocab_size")
+        lo = int(subwords.train(list(lines), vocab_size=BIG, **opts).report["alphabet_size"]) + 1
+        opts["vocab_size"] = max(asked, lo)
+        return subwords.train(list(lines), **opts)
+    return cached(key, make)
+
+
+@widget("sp-no-cut", "sentencepiece", 8, "No cut at marks: pieces with inner spaces",
+        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        rng("merges", "merges", 40, 10, 60, 10), large=True)
+def sp_no_cut(s: State) -> Result:
+    corpus = s["corpus"]
+    base = floor(corpus, spelling="front", split_at_marks=False)
+    tok = fit(corpus, spelling="front", split_at_marks=False, vocab_size=base + s["merges"])
+    learned = tok.rows[len(tok.rows) - len(tok.merges):]
+    inner = [i for i, r in enumerate(learned) if MARK in r[1:]]
+    return {"numbers": [["merges", len(tok.merges)], ["pieces with a space not at the front", len(inner)],
+                        ["first merge", pair_text(tok.merges[0]) if tok.merges else "none"]],
+            "tables": [{"caption": "merges in order", "columns": ["#", "merge", "row", "inner space"],
+                        "rows": [[i + 1, pair_text(m), r, "yes" if i in inner else ""]
+                                 for i, (m, r) in enumerate(zip(tok.merges, learned))], "highlight": inner}],
+            "note": corpus_note(corpus)}
+
+
+@widget("sp-mark", "sentencepiece", 9, "▁ against _ (or another mark)",
+        sel("mark", "the other mark", "_", ("_", "_ (95, before the lowercase letters)"),
+            ("~", "~ (126, after them)"), ("|", "| (124, after them)")))
+def sp_mark(s: State) -> Result:
+    usual = fit(C.FOUR, spelling="front", vocab_size=30)
+    other = fit(C.FOUR, spelling="front", mark=s["mark"], vocab_size=30)
+    as_usual = {r.replace(s["mark"], MARK) for r in other.rows}
+    shared = len(as_usual & set(usual.rows))
+    rows = [[i + 1, pair_text(a) if a else "", pair_text(b) if b else ""]
+            for i, (a, b) in enumerate(itertools.zip_longest(usual.merges, other.merges))]
+    return {"numbers": [["rows under ▁", usual.vocab_size], [f"rows under {s['mark']}", other.vocab_size],
+                        ["shared (the mark written the same)", shared],
+                        ["lowest under ▁", " ".join(usual.encode_pieces("lowest"))],
+                        [f"lowest under {s['mark']}", " ".join(other.encode_pieces("lowest"))]],
+            "tables": [{"caption": "the merges", "columns": ["#", "▁ (9601)", f"{s['mark']} ({ord(s['mark'])})"],
+                        "rows": rows, "highlight": [2, 3, 4]}],
+            "note": "The four words, front spelling."}
+
+
+# ------------------------------------------------------------------------------------------------
+# Entry points
+
+
+def get(widget_id: Any) -> Widget:
+    if not isinstance(widget_id, str) or widget_id not in WIDGETS:
+        raise ExploreError(f"no widget named {str(widget_id)[:80]!r}; the widgets are: {', '.join(WIDGETS)}")
+    return WIDGETS[widget_id]
+
+
+def validate(w: Widget, raw: Any) -> State:
+    """The state with every control's value checked, defaults filled in; unknown names refused."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ExploreError("the state must be a JSON object of control name -> value")
+    controls = w.live_controls()
+    names = {c.name for c in controls}
+    unknown = sorted(str(k) for k in raw if k not in names)
+    if unknown:
+        raise ExploreError(f"{w.id} has no control {unknown[0][:80]!r}; its controls are: {', '.join(sorted(names)) or 'none'}")
+    return {c.name: c.check(raw[c.name]) if c.name in raw else c.default for c in controls}
+
+
+def compute(widget_id: Any, raw_state: Any) -> Result:
+    w = get(widget_id)
+    state = validate(w, raw_state)
+    key = ("result", w.id, tuple(sorted((k, repr(token(v) if k == "corpus" else v)) for k, v in state.items())))
+    try:
+        return cast(Result, cached(key, lambda: w.compute(state)))
+    except subwords.SubwordsError as e:
+        raise ExploreError(str(e)) from None
+
+
+def all_states(w: Widget) -> list[State]:
+    """Every state of a widget over the built-in corpora (what ``--html`` precomputes)."""
+    names = [c.name for c in w.controls]
+    values = [c.values() for c in w.controls]
+    return [dict(zip(names, combo)) for combo in itertools.product(*values)]
+
+
+def specs() -> list[dict[str, Any]]:
+    return [w.spec() for w in WIDGETS.values()]

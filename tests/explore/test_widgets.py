@@ -1,0 +1,177 @@
+"""The widgets' computations (no browser): the pages' numbers in the pages' states, every control
+changing the readouts, and the stand-in corpus's widgets having the shape the pages describe."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from subwords.explore import corpora as C
+from subwords.explore import widgets as W
+from subwords.explore.page import state_key
+
+from page_numbers import CASES
+
+PAGE_COUNTS = {"bpe": 8, "unigram": 7, "wordpiece": 6, "sentencepiece": 9}
+
+
+def readout(result, label):
+    found = [v for k, v in result["numbers"] if k == label]
+    assert found, f"no readout {label!r} in {[k for k, _ in result['numbers']]}"
+    return str(found[0])
+
+
+def test_thirty_widgets_on_four_pages():
+    # The issue: "30 such places: 8 on the BPE page, 7 on Unigram, 6 on WordPiece and 9 on SentencePiece".
+    assert len(W.WIDGETS) == 30
+    for page, n in PAGE_COUNTS.items():
+        numbers = [w.number for w in W.WIDGETS.values() if w.page == page]
+        assert numbers == list(range(1, n + 1)), page
+
+
+@pytest.mark.parametrize("widget, state, label, value, source", CASES,
+                         ids=[f"{c[0]}-{c[2]}-{json.dumps(c[1], ensure_ascii=False)}" for c in CASES])
+def test_page_numbers(widget, state, label, value, source):
+    assert readout(W.compute(widget, state), label) == value, source
+
+
+# A small corpus of the user's, so the corpus control has a second choice.
+MINE = ["the low cost of the lower analysis was expected", "newest and widest reports were rewritten",
+        "a report on the cost was written by the analyst"] * 4
+
+
+@pytest.mark.parametrize("widget_id", list(W.WIDGETS))
+def test_every_state_answers_and_every_control_changes_something(widget_id, user_corpora):
+    user_corpora["mine"] = MINE
+    w = W.WIDGETS[widget_id]
+    default = w.compute(W.validate(w, {}))
+    json.dumps(default, allow_nan=False)  # JSON-able, no NaN
+    assert default.get("numbers"), "every widget has readouts"
+    for c in w.live_controls():
+        changed = []
+        for v in c.values():
+            if v == c.default:
+                continue
+            r = W.compute(widget_id, {c.name: v})
+            json.dumps(r, allow_nan=False)
+            changed.append(r != default)
+        assert any(changed), f"{widget_id}: control {c.name} changes nothing"
+
+
+def test_refusals_say_what_to_send():
+    with pytest.raises(W.ExploreError, match="from 0 to 10"):
+        W.compute("bpe-walk", {"merges": 11})
+    with pytest.raises(W.ExploreError, match="no control 'bogus'"):
+        W.compute("bpe-walk", {"bogus": 1})
+    with pytest.raises(W.ExploreError, match="no widget named"):
+        W.compute("nope", {})
+    with pytest.raises(W.ExploreError, match="must be one of"):
+        W.compute("bpe-curve", {"corpus": "/etc/passwd"})
+    with pytest.raises(W.ExploreError, match="from 1 to 8"):
+        W.compute("bpe-two-stage", {"stage_one": 24, "room": 20})
+    with pytest.raises(W.ExploreError, match="true or false"):
+        W.compute("bpe-fallback", {"fallback": "maybe"})
+
+
+def test_state_key_is_canonical():
+    assert state_key({"b": 1, "a": "▁"}) == '{"a":"▁","b":1}'
+
+
+# ------------------------------------------------------------------------------------------------
+# Widgets over the stand-in for the eighteen sentences: the shape the pages describe
+
+
+def test_curve_has_floor_ceiling_and_falls():
+    # BPE page: "The smallest vocabulary that can exist is one row per symbol the corpus is spelled in
+    # plus one stand-in row"; "the size asked for is a ceiling and not a promise"; "Both curves fall".
+    r = W.compute("bpe-curve", {})
+    rows = r["tables"][0]["rows"]
+    assert len(rows) == 15
+    floor = int(readout(r, "floor (alphabet + [UNK])"))
+    ceiling = int(readout(r, "ceiling (no pair twice)"))
+    assert rows[0][0] == floor and rows[-1][0] == ceiling
+    corpus = [row[1] for row in rows]
+    assert all(a > b for a, b in zip(corpus, corpus[1:]))
+    # asking past the ceiling gives the ceiling
+    assert W.fit(C.DOCSTRINGS, vocab_size=ceiling + 500).vocab_size == ceiling
+
+
+def test_byte_rows_are_256_plus_merges():
+    # BPE page: byte-level BPE has "256 + merges rows and no [UNK]" (DESIGN §2); 341 = 256 + 85.
+    for m in (0, 20, 85):
+        r = W.compute("bpe-bytes", {"merges": m})
+        assert readout(r, "byte rows") == str(256 + int(readout(r, "merges")))
+
+
+def test_matched_sizes_are_fourteen_and_both_learners_fit_each():
+    # Unigram page: "Fit both on the eighteen sentences at fourteen sizes".
+    r = W.compute("uni-vs-bpe", {})
+    rows = r["tables"][0]["rows"]
+    assert len(rows) == 14
+    assert all(all(isinstance(x, int) and x > 0 for x in row) for row in rows)
+
+
+def test_front_against_end_at_fourteen_sizes():
+    # SentencePiece page: "both schemes were fitted on the same corpus at fourteen sizes".
+    r = W.compute("sp-lengths", {})
+    assert len(r["tables"][0]["rows"]) == 14
+    # "the fifteen alphabet rows coming back": the front floor is below the end floor
+    assert int(readout(r, "floor (front)")) < int(readout(r, "floor (end)"))
+
+
+def test_no_cut_rows_hold_inner_spaces():
+    # SentencePiece page: "nothing in the method forbids a merge from joining a pair with a space
+    # between its halves" -- with nothing cut, some of the first forty rows hold an inner mark.
+    r = W.compute("sp-no-cut", {})
+    assert int(readout(r, "pieces with a space not at the front")) > 0
+
+
+def test_wordpiece_sizes_one_unmarked_piece_per_word():
+    # WordPiece page: "Exactly one piece per word carries no mark, and it is always the first".
+    r = W.compute("wp-sizes", {})
+    for strip in r["pieces"]:
+        pieces = [p for p, _ in strip["pieces"]]
+        assert sum(not p.startswith("##") for p in pieces) == 7
+
+
+def test_user_corpus_replaces_the_stand_in(user_corpora):
+    user_corpora["mine"] = ["low lower newest widest"] * 5 + ["low newest"] * 3
+    r = W.compute("bpe-curve", {"corpus": "mine"})
+    assert "your mine" in r["note"]
+    # without it the option does not exist
+    del user_corpora["mine"]
+    with pytest.raises(W.ExploreError):
+        W.compute("bpe-curve", {"corpus": "mine"})
+
+
+def test_cjk_front_reads_the_new_sentence_in_whole_words():
+    # SentencePiece page: the front-marked scheme reads the unseen sentence in pieces that are
+    # words of the lines ("student, then research and life together, then origin").
+    r = W.compute("sp-cjk", {})
+    front = next(s for s in r["pieces"] if s["label"].startswith("front"))
+    pieces = [p.lstrip("\u2581") for p, _ in front["pieces"]]
+    assert "".join(pieces) == C.CJK_HELD_OUT
+    assert all(p in "".join(C.CJK_LINES) for p in pieces)
+
+
+def test_six_readings_on_a_corpus_with_the_pages_words(user_corpora):
+    # BPE page: "The vocabulary does hold a row for analysis; handed the word on its own it answers
+    # one piece. But ... in the sentence the word ends in a full stop"; "cost, which is one piece
+    # alone and the last of four inside low-cost"; "expected is one piece and its own stem is
+    # three". A corpus holding analysis, cost and expected (three times each, so a fit to
+    # exhaustion makes each one row) and never analysis., low-cost or expect:
+    user_corpora["words"] = ["the analysis of the cost was expected", "an analysis of cost as expected",
+                             "analysis cost expected"]
+    r = W.compute("bpe-fit", {"corpus": "words"})
+    readings = {row[0]: row for row in r["tables"][0]["rows"]}
+    assert readings["analysis"][1:3] == ["analysis</w>", 1] and readings["analysis"][5] > 1
+    assert readings["cost"][1:3] == ["cost</w>", 1] and readings["cost"][5] > 1
+    assert readings["expected"][1:3] == ["expected</w>", 1] and readings["expected"][5] > 1
+
+
+def test_walk_opens_on_the_pages_pair_counts():
+    # BPE page: "e + s: 6 + 3 = 9 / s + marked t: 6 + 3 = 9 / w + e: 8 / l + o: 5 + 2 = 7"
+    r = W.compute("bpe-walk", {"merges": 0})
+    pairs = next(t for t in r["tables"] if t["caption"].startswith("pairs now"))
+    assert pairs["rows"][:4] == [["e + s", 9], ["s + t</w>", 9], ["w + e", 8], ["l + o", 7]]
