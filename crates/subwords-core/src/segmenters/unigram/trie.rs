@@ -91,7 +91,9 @@ impl<V: Copy> PieceTrie<V> {
     /// Every piece that starts `run` at `i`, shortest first: `f(end, piece, payload)`.
     #[inline]
     pub fn pieces_from(&self, run: &[u32], i: usize, mut f: impl FnMut(usize, u32, V)) {
-        let Some(&start) = run.get(i) else { return };
+        let Some(rest) = run.get(i..) else { return };
+        let mut rest = rest.iter();
+        let Some(&start) = rest.next() else { return };
         let mut u = self.root.get(start as usize).copied().unwrap_or(NONE);
         let mut j = i;
         while u != NONE {
@@ -100,10 +102,10 @@ impl<V: Copy> PieceTrie<V> {
             if piece != NONE {
                 f(j, piece, v);
             }
-            if j == run.len() {
-                return;
+            match rest.next() {
+                Some(&x) => u = self.child(u, x),
+                None => return,
             }
-            u = self.child(u, run[j]);
         }
     }
 
