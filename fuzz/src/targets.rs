@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 
 use subwords_compat::huggingface::{HfPipeline, ModelPlan, Plan};
-use subwords_core::model::Model;
+use subwords_core::tokenizer::Model;
 use subwords_core::options::ModelKind;
 use subwords_compat::sentencepiece::SpModel;
 use subwords_compat::tiktoken::{parse_rank_file, Pattern, RankBpe};

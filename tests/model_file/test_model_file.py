@@ -443,6 +443,17 @@ def test_a_file_and_its_lines_give_the_same_file(tmp_path: Path):
     assert from_file.to_json() == from_lines.to_json()
 
 
+def test_joints_keep_the_text_count():
+    # report["texts"] is the number of texts trained on; the joints path (units cut on the Python
+    # side, then handed back) once reported 0. Three texts are given; the blank one is skipped,
+    # as a file's blank lines are (the test above), so both count 2.
+    texts = ["low lower", "", "newest lower"]
+    plain = subwords.train(texts, vocab_size=22)
+    cut = subwords.train(texts, vocab_size=22, joints={"lower": ["low", "er"]})
+    assert plain.report["texts"] == 2
+    assert cut.report["texts"] == 2
+
+
 # Every learner, and the spellings and options whose units or streams depend on the order texts
 # arrive in (two-stage BPE reads each text as one stream).
 ORDER_CASES = {

@@ -2,22 +2,24 @@
 //!
 //! The shape follows DESIGN §1: a [`spelling`] turns text into units and units into symbols, a
 //! learner ([`learners`]) turns counted symbol sequences into a vocabulary, a segmenter
-//! ([`segmenters`]) cuts a unit into pieces, and a [`model::Model`] ties them together with the
-//! canonical JSON file format. Nothing here prints, and nothing depends on hash-map iteration
+//! ([`segmenters`]) cuts a unit into pieces, and a [`tokenizer::Model`] composes them into
+//! encode and decode, saved as the canonical JSON file ([`tokenizer::file`]); [`batch`] runs
+//! many texts on scoped threads. Nothing here prints, and nothing depends on hash-map iteration
 //! order: the same input and options give byte-identical models whatever the thread count, input
 //! order or chunking. Every hash map and set is a [`hash::Map`] or [`hash::Set`], so a test build
 //! (feature `randomized-hash`) can seed each one at random and show that.
 
+pub mod batch;
 pub mod count_table;
 pub mod counting;
 pub mod error;
 pub mod hash;
 pub mod learners;
-pub mod model;
 pub mod options;
 pub mod progress;
 pub mod segmenters;
 pub mod spelling;
+pub mod tokenizer;
 pub mod vocab;
 
 pub use error::{Error, Result};

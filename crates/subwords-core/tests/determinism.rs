@@ -22,9 +22,9 @@ use std::collections::BTreeMap;
 use subwords_core::counting::UnitCounter;
 use subwords_core::hash::RANDOMIZED;
 use subwords_core::learners::{train, Corpus, UnitCount};
-use subwords_core::model::{Mode, Model};
+use subwords_core::tokenizer::{Mode, Model};
 use subwords_core::options::{ModelKind, TrainOptions};
-use subwords_core::segmenters::lattice::SplitMix64;
+use subwords_core::segmenters::unigram::lattice::SplitMix64;
 
 /// Every word over `letters` of one to `max` letters, in a fixed order.
 fn all_words(letters: &[&str], max: usize) -> Vec<String> {

@@ -4,7 +4,7 @@
 
 use subwords_core::counting::UnitCounter;
 use subwords_core::learners::{self, merge, unigram};
-use subwords_core::model::Model;
+use subwords_core::tokenizer::Model;
 use subwords_core::options::TrainOptions;
 
 // BPE page: "The word low occurs five times, lower twice, newest six times and widest three."

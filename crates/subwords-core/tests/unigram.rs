@@ -14,9 +14,9 @@ use subwords_core::counting::UnitCounter;
 use subwords_core::learners;
 use subwords_core::learners::merge::{Flat, NO_SYMBOL};
 use subwords_core::learners::unigram::{losses_on, train, UnigramParams, UnigramTrained};
-use subwords_core::model::{Mode, Model};
+use subwords_core::tokenizer::{Mode, Model};
 use subwords_core::options::TrainOptions;
-use subwords_core::segmenters::lattice::{SplitMix64, UnigramSegmenter};
+use subwords_core::segmenters::unigram::lattice::SplitMix64;
 
 /// Units spelled under `end` (the last symbol carries `</w>`), with symbol ids in order of
 /// first appearance (deliberately not text order, so the engine's own ordering is exercised).
@@ -542,28 +542,6 @@ fn a_table_from_elsewhere_cuts_as_the_trained_model() {
             let names = |mm: &Model, v: &[(Vec<u32>, f64)]| v.iter().map(|s| (show(mm, &s.0), s.1)).collect::<Vec<_>>();
             assert_eq!(names(&from_file, &a), names(&m, &b), "{scheme} {w}");
         }
-    }
-}
-
-#[test]
-fn the_standalone_segmenter_agrees_with_the_model() {
-    // `segmenters::lattice::UnigramSegmenter` (a byte trie over piece texts) is not what
-    // `Model::encode` runs (the model's own symbol trie and Viterbi); while both exist they must
-    // cut alike. The seed table of the four words, every word and a few unseen ones.
-    let m = trained("end", 1000, 0, FOUR);
-    let tab = model_table(&m);
-    let names: Vec<String> = tab.keys().cloned().collect();
-    let pieces: Vec<(&[u8], u32, f64)> = names.iter().enumerate().map(|(i, n)| (n.as_bytes(), i as u32, tab[n])).collect();
-    let seg = UnigramSegmenter::new(&pieces, b"");
-    let show_seg = |ids: &[u32]| ids.iter().map(|&i| names[i as usize].as_str()).collect::<Vec<_>>().join(" ");
-    for w in ["lowest", "lower", "newest", "widest", "low", "west", "dew", "sit"] {
-        let syms = spell_end(w);
-        assert_eq!(show_seg(&seg.viterbi(&syms).unwrap()), best(&m, w).0, "{w}");
-        assert_eq!(show_seg(&seg.fewest(&syms).unwrap()), show(&m, &m.encode_mode(w, Mode::Fewest).unwrap()), "{w}");
-        let a: Vec<(String, f64)> = seg.nbest(&syms, 6).into_iter().map(|(ids, s)| (show_seg(&ids), s)).collect();
-        let b: Vec<(String, f64)> = m.nbest_of(w, 6).unwrap().into_iter().map(|(ids, s)| (show(&m, &ids), s)).collect();
-        assert_eq!(a, b, "{w}");
-        assert_eq!(seg.log_probability(&syms).to_bits(), m.unit_lattice(w).unwrap().log_probability().to_bits(), "{w}");
     }
 }
 

@@ -18,7 +18,7 @@ use pyo3::types::{PyBytes, PyList};
 
 use subwords_core::counting::UnitCounter;
 use subwords_core::learners::{self, Corpus, UnitCount};
-use subwords_core::model::Model;
+use subwords_core::tokenizer::Model;
 use subwords_core::options::TrainOptions;
 use subwords_core::Error;
 
@@ -120,9 +120,7 @@ impl Trainer {
 
     /// The counted units (for pre-split joints, applied on the Python side), sorted by text.
     fn unit_counts(&mut self, py: Python<'_>) -> PyResult<Vec<(String, u64)>> {
-        let counter = self.counter.as_ref().ok_or_else(|| spent())?;
-        let _ = counter;
-        let counter = self.counter.take().unwrap();
+        let counter = self.counter.take().ok_or_else(spent)?;
         let (counts, norm, texts, streams) = counter.finish().map_err(|e| to_py(py, e))?;
         let mut v: Vec<(String, u64)> = counts.iter().map(|(k, &c)| (k.to_string(), c)).collect();
         v.sort();
@@ -300,10 +298,10 @@ impl PyModel {
         nbest: Option<usize>,
         seed: u64,
     ) -> PyResult<Bound<'py, PyList>> {
-        use subwords_core::model::Mode;
+        use subwords_core::tokenizer::Mode;
         let mode = match segmenter {
             "fewest" => Mode::Fewest,
-            "sample" => Mode::Sample { alpha, nbest, rng: subwords_core::segmenters::lattice::SplitMix64::new(seed) },
+            "sample" => Mode::Sample { alpha, nbest, rng: subwords_core::segmenters::unigram::lattice::SplitMix64::new(seed) },
             _ => Mode::Plain,
         };
         let ids = py.detach(|| self.inner.encode_mode(text, mode)).map_err(|e| to_py(py, e))?;

@@ -10,7 +10,7 @@ use pyo3::types::PyBytes;
 
 use subwords_compat::tiktoken::{Pattern, RankBpe};
 
-use crate::{pool, to_py};
+use crate::to_py;
 
 #[pyclass(module = "subwords._core", name = "RankBpe", frozen)]
 pub struct PyRankBpe {
@@ -45,12 +45,11 @@ impl PyRankBpe {
         py.detach(|| inner.encode(&text, &allowed))
     }
 
-    /// Ids of every text, on a pool of `threads` threads of its own (never rayon's global pool,
+    /// Ids of every text, on `threads` scoped threads of its own (never rayon's global pool,
     /// DESIGN §3); the same result for any count.
     fn encode_batch(&self, py: Python<'_>, texts: Vec<PyBackedStr>, allowed: Vec<usize>, threads: usize) -> PyResult<Vec<Vec<u32>>> {
         let inner = &self.inner;
-        let workers = pool(threads)?;
-        Ok(py.detach(|| workers.install(|| inner.encode_batch(&texts, &allowed))))
+        Ok(py.detach(|| inner.encode_batch(&texts, &allowed, threads)))
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {

@@ -32,13 +32,13 @@ pub mod unigram;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::Mutex;
 
 use subwords_core::hash::Map;
 use serde::Deserialize;
 use unicode_general_category::{get_general_category, GeneralCategory as G};
 use unicode_normalization::{is_nfc_quick, is_nfd_quick, is_nfkc_quick, is_nfkd_quick, IsNormalized, UnicodeNormalization};
 
+use subwords_core::batch::Slots;
 use subwords_core::error::{Error, Result};
 use subwords_core::hash::pack;
 use subwords_core::segmenters::longest_match::{LongestMatch, Match};
@@ -163,7 +163,6 @@ const NO_ID: u32 = u32::MAX;
 pub const MAX_ID: u32 = 1 << 24;
 const SHORT: usize = 48;
 const CACHE_LIMIT: usize = 1 << 17;
-const CACHE_SLOTS: usize = 16;
 const CACHED_WORD: usize = 256;
 
 type Cache = Map<Box<[u8]>, Box<[u32]>>;
@@ -211,7 +210,8 @@ pub struct HfPipeline {
     engine: Engine,
     added: Added,
     byte_chars: [char; 256],
-    caches: Vec<Mutex<Cache>>,
+    /// word caches, one per worker (slot 0: single calls)
+    caches: Slots<Cache>,
 }
 
 
@@ -345,7 +345,7 @@ impl HfPipeline {
             engine,
             added,
             byte_chars,
-            caches: (0..CACHE_SLOTS).map(|_| Mutex::new(Cache::default())).collect(),
+            caches: Slots::default(),
         })
     }
 
@@ -409,27 +409,13 @@ impl HfPipeline {
     /// Ids of `text`. `allowed[i]` says whether the i-th added token may match (non-special ones
     /// always may; the caller decides for special ones).
     pub fn encode(&self, text: &str, allowed: &[bool]) -> Vec<u32> {
-        let mut cache = self.caches[0].try_lock().ok();
-        self.encode_with(text, allowed, cache.as_deref_mut())
+        self.caches.with(0, |cache| self.encode_with(text, allowed, Some(cache)))
     }
 
+    /// [`HfPipeline::encode`] on every text, on `threads` scoped threads (the core's batch
+    /// runner), each keeping its word cache across calls.
     pub fn encode_batch(&self, texts: &[&str], allowed: &[bool], threads: usize) -> Vec<Vec<u32>> {
-        use rayon::prelude::*;
-        let threads = threads.clamp(1, CACHE_SLOTS);
-        if threads == 1 || texts.len() < 2 {
-            let mut cache = self.caches[0].try_lock().ok();
-            return texts.iter().map(|t| self.encode_with(t, allowed, cache.as_deref_mut())).collect();
-        }
-        let chunk = texts.len().div_ceil(threads);
-        let parts: Vec<Vec<Vec<u32>>> = texts
-            .par_chunks(chunk)
-            .enumerate()
-            .map(|(k, part)| {
-                let mut cache = self.caches[k % CACHE_SLOTS].try_lock().ok();
-                part.iter().map(|t| self.encode_with(t, allowed, cache.as_deref_mut())).collect()
-            })
-            .collect();
-        parts.into_iter().flatten().collect()
+        self.caches.map(texts, threads, |t, cache| self.encode_with(t, allowed, Some(cache)))
     }
 
     fn encode_with(&self, text: &str, allowed: &[bool], mut cache: Option<&mut Cache>) -> Vec<u32> {
@@ -916,25 +902,7 @@ fn pre_step(step: &PreTokenizer, piece: &str, at_start: bool, dst: &mut String, 
         }
         PreTokenizer::Bert => {
             dst.push_str(piece);
-            let text = &dst[base..];
-            let mut start: Option<usize> = None;
-            for (i, c) in text.char_indices() {
-                if c.is_whitespace() {
-                    if let Some(s) = start.take() {
-                        words.push((base + s, base + i));
-                    }
-                } else if is_bert_punctuation(c) {
-                    if let Some(s) = start.take() {
-                        words.push((base + s, base + i));
-                    }
-                    words.push((base + i, base + i + c.len_utf8()));
-                } else if start.is_none() {
-                    start = Some(i);
-                }
-            }
-            if let Some(s) = start {
-                words.push((base + s, base + text.len()));
-            }
+            split_whitespace(&dst[base..], base, is_bert_punctuation, words);
         }
         PreTokenizer::Whitespace => {
             // `\w+|[^\w\s]+`
@@ -944,9 +912,7 @@ fn pre_step(step: &PreTokenizer, piece: &str, at_start: bool, dst: &mut String, 
             for (i, c) in text.char_indices() {
                 let class = if c.is_whitespace() { None } else { Some(is_word_char(c)) };
                 match (run, class) {
-                    (Some((s, w)), Some(k)) if w == k => {
-                        let _ = s;
-                    }
+                    (Some((_, w)), Some(k)) if w == k => {}
                     (Some((s, _)), _) => {
                         words.push((base + s, base + i));
                         run = class.map(|k| (i, k));
@@ -968,21 +934,31 @@ fn pre_step(step: &PreTokenizer, piece: &str, at_start: bool, dst: &mut String, 
         }
         PreTokenizer::WhitespaceSplit => {
             dst.push_str(piece);
-            let text = &dst[base..];
-            let mut start: Option<usize> = None;
-            for (i, c) in text.char_indices() {
-                if c.is_whitespace() {
-                    if let Some(s) = start.take() {
-                        words.push((base + s, base + i));
-                    }
-                } else if start.is_none() {
-                    start = Some(i);
-                }
-            }
-            if let Some(s) = start {
-                words.push((base + s, base + text.len()));
-            }
+            split_whitespace(&dst[base..], base, |_| false, words);
         }
+    }
+}
+
+/// Words between whitespace (`WhitespaceSplit`), each character `alone` matches also a word of
+/// its own (`BertPreTokenizer`'s punctuation); spans offset by `base`.
+fn split_whitespace(text: &str, base: usize, alone: impl Fn(char) -> bool, words: &mut Vec<(usize, usize)>) {
+    let mut start: Option<usize> = None;
+    for (i, c) in text.char_indices() {
+        if c.is_whitespace() {
+            if let Some(s) = start.take() {
+                words.push((base + s, base + i));
+            }
+        } else if alone(c) {
+            if let Some(s) = start.take() {
+                words.push((base + s, base + i));
+            }
+            words.push((base + i, base + i + c.len_utf8()));
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        words.push((base + s, base + text.len()));
     }
 }
 

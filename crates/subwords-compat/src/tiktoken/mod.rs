@@ -33,7 +33,7 @@ pub mod split;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use rayon::prelude::*;
+use subwords_core::batch;
 use subwords_core::hash::Map;
 
 pub use split::Pattern;
@@ -247,13 +247,11 @@ impl RankBpe {
         out
     }
 
-    /// [`RankBpe::encode`] on many texts, in parallel on the current rayon pool, each worker
-    /// keeping its merge cache across texts; the result does not depend on the number of threads.
-    pub fn encode_batch<S: AsRef<str> + Sync>(&self, texts: &[S], allowed: &[usize]) -> Vec<Vec<u32>> {
-        texts
-            .par_iter()
-            .map_init(Scratch::default, |scratch, t| self.encode_with(t.as_ref(), allowed, scratch))
-            .collect()
+    /// [`RankBpe::encode`] on many texts, on `threads` scoped threads (the core's batch runner,
+    /// never a global pool: DESIGN §3), each keeping its merge cache across its texts; the result
+    /// does not depend on the number of threads.
+    pub fn encode_batch<S: AsRef<str> + Sync>(&self, texts: &[S], allowed: &[usize], threads: usize) -> Vec<Vec<u32>> {
+        batch::map_with(texts, threads, Scratch::default, |t, scratch| self.encode_with(t.as_ref(), allowed, scratch))
     }
 
     fn encode_ordinary_into<'t>(&self, text: &'t str, out: &mut Vec<u32>, scratch: &mut Scratch<'t>) {

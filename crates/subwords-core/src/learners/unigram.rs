@@ -58,7 +58,7 @@
 //!   5%, forward + backward 8%, losses (Viterbi + scores without a piece) 5%.
 //! * What is left is mostly `exp` and `log1p`: the folds are sequential by specification, so
 //!   the only saving taken is exact — `logaddexp` skips both calls when the smaller term is
-//!   below half an ulp of the larger (see `segmenters::lattice::logaddexp`).
+//!   below half an ulp of the larger (see `segmenters::unigram::lattice::logaddexp`).
 //! * The E-step terms are produced and folded one batch of runs at a time, so memory is the
 //!   table, the runs, the arcs and one batch of terms.
 
@@ -68,7 +68,8 @@ use crate::hash::Map;
 use super::merge::Flat;
 use crate::error::{Error, Result};
 use crate::progress::{Phase, Progress};
-use crate::segmenters::lattice::{logaddexp, Lattice, ViterbiScratch, NEG_INF};
+use crate::segmenters::unigram::lattice::{logaddexp, Lattice, ViterbiScratch, NEG_INF};
+use crate::segmenters::unigram::trie::{PieceTrie, TrieBuilder};
 
 const NONE: u32 = u32::MAX;
 /// Runs per parallel task, and tasks per batch (a batch's terms are folded before the next).
@@ -155,60 +156,27 @@ struct Table {
     single: Vec<u32>,
 }
 
-/// A trie over symbol ranks of the live pieces with a probability.
-struct Trie {
-    root: Vec<u32>,
-    edges: Map<u64, u32>,
-    piece: Vec<u32>,
+/// The trie over symbol ranks of the live pieces with a probability (the one Unigram trie,
+/// holding table indices; the log-probabilities change every round and are looked up).
+fn build_trie(table: &Table, syms: &[u32], alphabet: usize) -> PieceTrie<()> {
+    let mut t = TrieBuilder::new(alphabet);
+    for p in 0..table.at.len() {
+        if !table.alive[p] || !table.has_prob[p] {
+            continue;
+        }
+        let s = &syms[table.at[p] as usize..(table.at[p] + table.len[p]) as usize];
+        t.insert(s, p as u32, ());
+    }
+    t.finish()
 }
 
-impl Trie {
-    fn build(table: &Table, syms: &[u32], alphabet: usize) -> Trie {
-        let mut t = Trie { root: vec![NONE; alphabet], edges: Map::default(), piece: Vec::new() };
-        for p in 0..table.at.len() {
-            if !table.alive[p] || !table.has_prob[p] {
-                continue;
-            }
-            let s = &syms[table.at[p] as usize..(table.at[p] + table.len[p]) as usize];
-            let mut u = t.root[s[0] as usize];
-            if u == NONE {
-                u = t.piece.len() as u32;
-                t.piece.push(NONE);
-                t.root[s[0] as usize] = u;
-            }
-            for &x in &s[1..] {
-                let next = t.piece.len() as u32;
-                u = *t.edges.entry(crate::hash::pack(u, x)).or_insert(next);
-                if u == next {
-                    t.piece.push(NONE);
-                }
-            }
-            t.piece[u as usize] = p as u32;
-        }
-        t
+/// The lattice of a run: arcs start ascending, end ascending.
+fn trie_lattice(trie: &PieceTrie<()>, run: &[u32], lp: &[f64], l: &mut Lattice) {
+    l.reset(run.len());
+    for i in 0..run.len() {
+        trie.pieces_from(run, i, |end, p, ()| l.push(i as u32, end as u32, p, lp[p as usize]));
     }
-
-    /// The lattice of a run: arcs start ascending, end ascending.
-    fn lattice(&self, run: &[u32], lp: &[f64], l: &mut Lattice) {
-        let n = run.len();
-        l.reset(n);
-        for i in 0..n {
-            let mut u = self.root[run[i] as usize];
-            let mut j = i;
-            while u != NONE {
-                let p = self.piece[u as usize];
-                j += 1;
-                if p != NONE {
-                    l.push(i as u32, j as u32, p, lp[p as usize]);
-                }
-                if j == n {
-                    break;
-                }
-                u = self.edges.get(&crate::hash::pack(u, run[j])).copied().unwrap_or(NONE);
-            }
-        }
-        l.finish();
-    }
+    l.finish();
 }
 
 /// Every run's arcs (start, end, piece) in arc order, found once with the trie and filtered
@@ -226,14 +194,14 @@ struct ChunkArcs {
 }
 
 impl Stored {
-    fn build(runs: &Runs, trie: &Trie, lp: &[f64]) -> Stored {
+    fn build(runs: &Runs, trie: &PieceTrie<()>, lp: &[f64]) -> Stored {
         let ranges: Vec<std::ops::Range<usize>> = (0..runs.len()).step_by(CHUNK).map(|s| s..(s + CHUNK).min(runs.len())).collect();
         let chunks = ranges
             .into_par_iter()
             .map_init(Lattice::default, |l, range| {
                 let mut c = ChunkArcs { runs: range.clone(), arcs: Vec::new(), off: vec![0] };
                 for r in range {
-                    trie.lattice(runs.run(r), lp, l);
+                    trie_lattice(trie, runs.run(r), lp, l);
                     c.arcs.extend(l.arcs().iter().map(|a| [a.start, a.piece]));
                     c.off.push(c.arcs.len() as u32);
                 }
@@ -356,7 +324,7 @@ pub fn train(
     if let Some(p) = progress {
         p.start(Phase::Merging, total_rounds);
     }
-    let mut stored = Stored::build(&runs, &Trie::build(&table, &runs.syms, a), &table.lp);
+    let mut stored = Stored::build(&runs, &build_trie(&table, &runs.syms, a), &table.lp);
     let mut tracer = UnigramTracer::take(seed_size);
     if let Some(t) = tracer.as_mut() {
         t.em_step(&runs, &table, &texts, strip_right, 0, 0);
@@ -464,7 +432,7 @@ pub fn losses_on(units: &Flat, symbol_texts: &[Vec<u8>], alphabet: &[Option<f64>
         t.lp.push(*lp);
         t.has_prob.push(true);
     }
-    let stored = Stored::build(&runs, &Trie::build(&t, &runs.syms, a), &t.lp);
+    let stored = Stored::build(&runs, &build_trie(&t, &runs.syms, a), &t.lp);
     let loss = losses(&runs, &t, &stored);
     Ok(loss[a..].to_vec())
 }

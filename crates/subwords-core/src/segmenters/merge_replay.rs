@@ -43,6 +43,47 @@ pub fn replay(
     }
 }
 
+/// Merge replay on the runs between opaque pieces (which stay as they are); returns where the
+/// opaque pieces are afterwards.
+pub fn replay_around(
+    syms: &mut Vec<u32>,
+    spans: Option<&mut Vec<(u32, u32)>>,
+    opaque: &[usize],
+    merges: &MergeMap,
+    mut dropout: Option<(f64, &mut SmallRng)>,
+) -> Vec<usize> {
+    let mut out = Vec::with_capacity(syms.len());
+    let mut out_spans = Vec::new();
+    let mut kept = Vec::with_capacity(opaque.len());
+    let mut k = 0;
+    let mut i = 0;
+    while i <= syms.len() {
+        let end = if k < opaque.len() { opaque[k] } else { syms.len() };
+        let mut run = syms[i..end].to_vec();
+        let mut run_sp = spans.as_deref().map(|sp| sp[i..end].to_vec());
+        let d = dropout.as_mut().map(|(p, r)| (*p, &mut **r));
+        replay(&mut run, run_sp.as_mut(), merges, d);
+        out.extend_from_slice(&run);
+        if let Some(rs) = run_sp {
+            out_spans.extend(rs);
+        }
+        if end < syms.len() {
+            kept.push(out.len());
+            out.push(syms[end]);
+            if let Some(sp) = spans.as_deref() {
+                out_spans.push(sp[end]);
+            }
+        }
+        i = end + 1;
+        k += 1;
+    }
+    *syms = out;
+    if let Some(sp) = spans {
+        *sp = out_spans;
+    }
+    kept
+}
+
 fn replay_short(syms: &mut Vec<u32>, mut spans: Option<&mut Vec<(u32, u32)>>, merges: &MergeMap) {
     let mut ranks: [u32; SHORT] = [u32::MAX; SHORT];
     let mut n = syms.len();

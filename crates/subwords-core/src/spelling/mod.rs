@@ -11,8 +11,14 @@
 //!
 //! Units are reported as byte spans of the original text so that every piece can be traced back
 //! to where it came from (DESIGN §4, offsets).
+//!
+//! Files: this one cuts text into units; [`symbols`] spells a unit into symbol ids (or, for the
+//! learners, symbol texts); [`decode`] turns pieces back into text; [`gpt2`] is the GPT-2
+//! pre-split.
 
+pub mod decode;
 pub mod gpt2;
+pub mod symbols;
 
 use serde::{Deserialize, Serialize};
 

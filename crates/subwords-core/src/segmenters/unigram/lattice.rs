@@ -3,10 +3,8 @@
 //!
 //! Algorithm. Positions `0..=n` lie between a unit's `n` symbols; a piece spanning symbols
 //! `i..j` is an arc `(i, j)` carrying the piece's log-probability, and a spelling is a walk from
-//! 0 to `n`. [`UnigramSegmenter`] finds the arcs with a byte trie over the pieces' texts: from
-//! each position it walks the symbols' bytes (the right-hand symbols with the continuation mark
-//! stripped, as the spelling's join does) and emits an arc at every symbol boundary that ends a
-//! piece. The recurrences are exactly those of docs/API.md ("Unigram"), step for step, so the
+//! 0 to `n`. The arcs come from the one trie over symbol ids ([`super::trie::PieceTrie`]),
+//! pushed start ascending, then end ascending. The recurrences are exactly those of docs/API.md ("Unigram"), step for step, so the
 //! doubles agree with the Python reference bit for bit:
 //! * forward: `alpha[0] = 0`, `alpha[j]` = the `logaddexp` fold over arcs ending at `j`, start
 //!   ascending, of `alpha[i] + lp` (run in "push" form, start ascending: each `alpha[j]` sees the
@@ -35,8 +33,6 @@
 //! Complexity: building the lattice is O(n · longest piece) trie steps; forward, backward,
 //! Viterbi and fewest are O(arcs); n-best is O(arcs · k log(arcs · k)) plus the tie walks;
 //! sampling is O(arcs).
-
-use crate::hash::Map;
 
 pub const NEG_INF: f64 = f64::NEG_INFINITY;
 const NONE: u32 = u32::MAX;
@@ -204,13 +200,8 @@ impl Lattice {
 
     /// The likeliest spelling under the tie rules, or `None` if no walk reaches the end.
     pub fn viterbi(&self) -> Option<Spelling> {
-        thread_local! {
-            static SCRATCH: std::cell::RefCell<ViterbiScratch> = std::cell::RefCell::new(ViterbiScratch::default());
-        }
-        SCRATCH.with(|s| {
-            let s = &mut *s.borrow_mut();
-            self.viterbi_with(s).then(|| Spelling { score: s.score[0], arcs: s.walk(self) })
-        })
+        let mut s = ViterbiScratch::default();
+        self.viterbi_with(&mut s).then(|| Spelling { score: s.score[0], arcs: s.walk(self) })
     }
 
     /// Viterbi into reusable buffers; false if the unit has no spelling.
@@ -490,126 +481,6 @@ impl ViterbiScratch {
     }
 }
 
-/// A Unigram vocabulary ready to segment: a byte trie over the pieces' texts, each piece
-/// carrying its id and log-probability.
-pub struct UnigramSegmenter {
-    /// (node << 8 | byte) -> child; node 0 is the root
-    edges: Map<u64, u32>,
-    /// per node: the piece it completes (NONE if none) and its log-prob
-    piece: Vec<u32>,
-    log_prob: Vec<f64>,
-    strip_right: Vec<u8>,
-}
-
-impl UnigramSegmenter {
-    /// `pieces`: (text as spelled, id, log-prob) for every row that is a piece with a
-    /// probability. `strip_right`: the continuation mark (`##`) that the join strips from every
-    /// symbol but a piece's first; empty for the other spellings.
-    pub fn new<T: AsRef<[u8]>>(pieces: &[(T, u32, f64)], strip_right: &[u8]) -> Self {
-        let mut s = UnigramSegmenter {
-            edges: Map::default(),
-            piece: vec![NONE],
-            log_prob: vec![NEG_INF],
-            strip_right: strip_right.to_vec(),
-        };
-        for (text, id, lp) in pieces {
-            let mut u = 0u32;
-            for &b in text.as_ref() {
-                let next = s.piece.len() as u32;
-                u = *s.edges.entry(((u as u64) << 8) | b as u64).or_insert_with(|| next);
-                if u == next {
-                    s.piece.push(NONE);
-                    s.log_prob.push(NEG_INF);
-                }
-            }
-            s.piece[u as usize] = *id;
-            s.log_prob[u as usize] = *lp;
-        }
-        s
-    }
-
-    #[inline]
-    fn step(&self, mut u: u32, bytes: &[u8]) -> Option<u32> {
-        for &b in bytes {
-            u = *self.edges.get(&(((u as u64) << 8) | b as u64))?;
-        }
-        Some(u)
-    }
-
-    /// The lattice of a unit given as its symbols' texts.
-    pub fn lattice<T: AsRef<[u8]>>(&self, symbols: &[T]) -> Lattice {
-        let mut l = Lattice::default();
-        self.lattice_into(symbols, &mut l);
-        l
-    }
-
-    /// [`UnigramSegmenter::lattice`] into a reusable lattice.
-    pub fn lattice_into<T: AsRef<[u8]>>(&self, symbols: &[T], l: &mut Lattice) {
-        let n = symbols.len();
-        l.reset(n);
-        for i in 0..n {
-            let mut u = 0u32;
-            for (j, sym) in symbols.iter().enumerate().skip(i) {
-                let mut bytes = sym.as_ref();
-                if j > i && !self.strip_right.is_empty() && bytes.starts_with(&self.strip_right) {
-                    bytes = &bytes[self.strip_right.len()..];
-                }
-                match self.step(u, bytes) {
-                    Some(v) => u = v,
-                    None => break,
-                }
-                let p = self.piece[u as usize];
-                if p != NONE {
-                    l.push(i as u32, j as u32 + 1, p, self.log_prob[u as usize]);
-                }
-            }
-        }
-        l.finish();
-    }
-
-    fn ids(l: &Lattice, arcs: &[u32]) -> Vec<u32> {
-        arcs.iter().map(|&k| l.arcs[k as usize].piece).collect()
-    }
-
-    /// Viterbi: the piece ids of the likeliest spelling, or `None` if the unit has none.
-    pub fn viterbi<T: AsRef<[u8]>>(&self, symbols: &[T]) -> Option<Vec<u32>> {
-        let l = self.lattice(symbols);
-        l.viterbi().map(|s| Self::ids(&l, &s.arcs))
-    }
-
-    /// Fewest pieces over the same vocabulary (PathPiece's objective).
-    pub fn fewest<T: AsRef<[u8]>>(&self, symbols: &[T]) -> Option<Vec<u32>> {
-        let l = self.lattice(symbols);
-        l.fewest().map(|a| Self::ids(&l, &a))
-    }
-
-    /// The k best spellings as (piece ids, score), best first.
-    pub fn nbest<T: AsRef<[u8]>>(&self, symbols: &[T], k: usize) -> Vec<(Vec<u32>, f64)> {
-        let l = self.lattice(symbols);
-        l.nbest(k).into_iter().map(|s| (Self::ids(&l, &s.arcs), s.score)).collect()
-    }
-
-    /// `log P(unit)`, the log-sum over all spellings (`-inf` if it has none).
-    pub fn log_probability<T: AsRef<[u8]>>(&self, symbols: &[T]) -> f64 {
-        self.lattice(symbols).log_probability()
-    }
-
-    /// One spelling drawn in proportion to `share^alpha` (among the `nbest` best if given).
-    pub fn sample<T: AsRef<[u8]>>(
-        &self,
-        symbols: &[T],
-        alpha: f64,
-        nbest: Option<usize>,
-        rng: &mut SplitMix64,
-    ) -> Option<Vec<u32>> {
-        let l = self.lattice(symbols);
-        match nbest {
-            None => l.sample(alpha, rng).map(|a| Self::ids(&l, &a)),
-            Some(k) => l.sample_nbest(alpha, k, rng).map(|s| Self::ids(&l, &s.arcs)),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -623,12 +494,17 @@ mod tests {
     fn ab_panel() {
         // 002_…: `ab` once, a, b</w>, ab</w> at a third each: the whole spelling holds 3/4.
         let third = (1.0f64 / 3.0).ln();
-        let seg = UnigramSegmenter::new(&[("a", 0, third), ("b</w>", 1, third), ("ab</w>", 2, third)], b"");
-        let l = seg.lattice(&["a", "b</w>"]);
+        let mut l = Lattice::default();
+        l.reset(2);
+        l.push(0, 1, 0, third);
+        l.push(0, 2, 2, third);
+        l.push(1, 2, 1, third);
+        l.finish();
         assert_eq!(l.arcs().len(), 3);
-        let share = (l.viterbi().unwrap().score - l.log_probability()).exp();
+        let best = l.viterbi().unwrap();
+        let share = (best.score - l.log_probability()).exp();
         assert!((share - 0.75).abs() < 1e-15);
-        assert_eq!(seg.viterbi(&["a", "b</w>"]), Some(vec![2]));
-        assert_eq!(seg.nbest(&["a", "b</w>"], 5).len(), 2);
+        assert_eq!(best.arcs.iter().map(|&k| l.arcs()[k as usize].piece).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(l.nbest(5).len(), 2);
     }
 }

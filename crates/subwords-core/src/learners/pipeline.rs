@@ -1,0 +1,465 @@
+//! The pipeline around the engines: it checks the units against the spelling's marks, spells
+//! them into symbols ([`Spelling::for_each_symbol`]), fixes the alphabet (code-point order,
+//! optionally limited to the most frequent symbols), does the size accounting of DESIGN §2
+//! (byte-fallback rows outside the budget unless asked), runs the merge engine (twice for
+//! two-stage BPE: within units, then across them on each text as one stream) or the Unigram
+//! learner, and builds the [`Model`].
+
+use crate::hash::Map;
+
+use crate::error::{Error, Result};
+use crate::tokenizer::{Model, Parts, Report, Work};
+use crate::options::{ModelKind, TrainOptions};
+use crate::segmenters::merge_replay::{replay, MergeMap};
+use crate::spelling::{Scheme, Spelling};
+use crate::vocab::{Row, RowKind, UNK};
+
+use super::merge::{self, Flat, MergeParams, Score, Symbols, TieSpelling, NO_SYMBOL};
+use super::{unigram, word, Corpus, UnitCount};
+
+pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
+    train_with_progress(opts, corpus, None)
+}
+
+/// [`train`], updating `progress` as it goes.
+pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option<&crate::progress::Progress>) -> Result<Model> {
+    opts.validate()?;
+    let spelling = opts.spelling()?;
+    let units: Vec<&UnitCount> = corpus.units.iter().filter(|u| u.count > 0 && !u.text.is_empty()).collect();
+    if units.is_empty() {
+        return Err(Error::Input(
+            "the corpus is empty: no units to learn from (check the input files, or that the count table has positive counts)".into(),
+        ));
+    }
+    let normalizations = (spelling.scheme == Scheme::Front).then(|| corpus.normalizations.names());
+    // A word holding the mark would spell pieces indistinguishable from marked ones.
+    for u in &units {
+        let clash = match spelling.scheme {
+            Scheme::End => u.text.contains(spelling.mark.as_str()),
+            Scheme::Continuation => u.starts && u.text.starts_with(spelling.mark.as_str()),
+            _ => false,
+        };
+        if clash {
+            return Err(Error::Input(format!(
+                "the word {:?} holds the {} mark {:?}; its pieces would be indistinguishable from marked pieces \
+                 and decoding could not restore it. Train with pre_split=\"bert\" (punctuation stands alone; CLI: --pre-split bert) \
+                 or with another mark= (CLI: --mark)",
+                u.text,
+                if spelling.scheme == Scheme::End { "end-of-word" } else { "continuation" },
+                spelling.mark
+            )));
+        }
+    }
+    if opts.model == ModelKind::Word {
+        return word::train_words(opts, spelling, &units, normalizations, corpus.texts);
+    }
+
+    if let Some(p) = progress {
+        p.start(crate::progress::Phase::Spelling, units.len() as u64);
+    }
+    // ---- spell units into provisional symbol ids, counting each symbol's occurrences
+    let mut provisional: Map<Box<[u8]>, u32> = Map::default();
+    let mut sym_texts: Vec<Box<[u8]>> = Vec::new();
+    let mut sym_counts: Vec<u64> = Vec::new();
+    if spelling.scheme == Scheme::Bytes {
+        for b in 0..=255u8 {
+            provisional.insert(Box::new([b]), b as u32);
+            sym_texts.push(Box::new([b]));
+            sym_counts.push(0);
+        }
+    }
+    let mut spelled = Flat::default();
+    let mut syms: Vec<u32> = Vec::new();
+    for u in &units {
+        syms.clear();
+        if spelling.scheme == Scheme::Bytes {
+            for b in u.text.bytes() {
+                syms.push(b as u32);
+                sym_counts[b as usize] += u.count;
+            }
+        } else {
+            spelling.for_each_symbol(&u.text, u.starts, u.ends, |t| {
+                let id = match provisional.get(t) {
+                    Some(&id) => id,
+                    None => {
+                        let id = sym_texts.len() as u32;
+                        provisional.insert(t.into(), id);
+                        sym_texts.push(t.into());
+                        sym_counts.push(0);
+                        id
+                    }
+                };
+                sym_counts[id as usize] += u.count;
+                syms.push(id);
+            });
+        }
+        spelled.push(&syms, u.count);
+    }
+    let n_units = units.len() as u64;
+    // WordPiece reports the corpus as its segmenter cuts it, which needs the units again
+    let kept: Vec<(String, u64)> = if matches!(opts.model, ModelKind::Wordpiece | ModelKind::Unigram) {
+        units.iter().map(|u| (u.text.clone(), u.count)).collect()
+    } else {
+        Vec::new()
+    };
+    drop(units);
+    drop(corpus.units);
+    // pair counts are kept in i64: refuse a corpus whose length could overflow them
+    let total: u128 = spelled.meta.iter().map(|m| m.len as u128 * m.count as u128).sum();
+    if total > (i64::MAX / 4) as u128 {
+        return Err(Error::Input(format!(
+            "the corpus is {total} symbols long counted with its counts, more than subwords can count exactly \
+             (2^61); scale the counts down"
+        )));
+    }
+    let before: u64 = total as u64;
+
+    // ---- the alphabet: code-point order, optionally only the most frequent symbols
+    let mut keep: Vec<bool> = vec![true; sym_texts.len()];
+    let mut dropped = 0u64;
+    if spelling.scheme != Scheme::Bytes {
+        let mut by_freq: Vec<u32> = (0..sym_texts.len() as u32).collect();
+        // the front mark ranks first: it is kept whatever its count
+        let mark: &[u8] = if spelling.scheme == Scheme::Front { spelling.mark.as_bytes() } else { b"" };
+        let is_mark = |s: u32| !mark.is_empty() && &*sym_texts[s as usize] == mark;
+        by_freq.sort_by(|&a, &b| {
+            is_mark(b)
+                .cmp(&is_mark(a))
+                .then_with(|| sym_counts[b as usize].cmp(&sym_counts[a as usize]))
+                .then_with(|| sym_texts[a as usize].cmp(&sym_texts[b as usize]))
+        });
+        let limit = if let Some(n) = opts.alphabet_size {
+            Some(n as usize)
+        } else if let Some(cov) = opts.character_coverage {
+            let total: u64 = sym_counts.iter().sum();
+            let need = (cov * total as f64).ceil() as u64;
+            let mut acc = 0u64;
+            let mut k = 0usize;
+            for &s in &by_freq {
+                if acc >= need {
+                    break;
+                }
+                acc += sym_counts[s as usize];
+                k += 1;
+            }
+            Some(k.max(1))
+        } else {
+            None
+        };
+        if let Some(n) = limit {
+            for &s in by_freq.iter().skip(n) {
+                keep[s as usize] = false;
+                dropped += 1;
+            }
+        }
+    }
+    // a dropped symbol is read as the pieces it becomes: [UNK], or its byte rows (+ the bare mark)
+    let mut dropped_extra = 0u64;
+    for (s, text) in sym_texts.iter().enumerate() {
+        if keep[s] {
+            continue;
+        }
+        let pieces = if !spelling.byte_fallback {
+            1
+        } else {
+            let t = std::str::from_utf8(text).unwrap_or("");
+            match spelling.scheme {
+                Scheme::End => match t.strip_suffix(spelling.mark.as_str()) {
+                    Some(c) => {
+                        let plain_kept = sym_texts.iter().enumerate().any(|(k, x)| keep[k] && &**x == c.as_bytes());
+                        if plain_kept { 2 } else { c.len() as u64 + 1 }
+                    }
+                    None => t.len() as u64,
+                },
+                Scheme::Continuation => match t.strip_prefix(spelling.mark.as_str()) {
+                    Some(c) => c.len() as u64 + 1,
+                    None => t.len() as u64,
+                },
+                _ => t.len() as u64,
+            }
+        };
+        dropped_extra += sym_counts[s] * (pieces - 1);
+    }
+    let before = before + dropped_extra;
+    let mut order: Vec<u32> = (0..sym_texts.len() as u32).filter(|&s| keep[s as usize]).collect();
+    order.sort_by(|&a, &b| sym_texts[a as usize].cmp(&sym_texts[b as usize]));
+    let alphabet = order.len() as u64;
+
+    // ---- rows before the alphabet, and size accounting
+    let mut rows: Vec<Row> = Vec::new();
+    if spelling.scheme != Scheme::Bytes {
+        rows.push(Row { text: UNK.as_bytes().to_vec(), kind: RowKind::Special });
+    }
+    if spelling.byte_fallback {
+        for b in 0..=255u8 {
+            rows.push(Row { text: vec![b], kind: RowKind::Byte });
+        }
+        if matches!(spelling.scheme, Scheme::End | Scheme::Continuation) {
+            rows.push(Row { text: spelling.mark.as_bytes().to_vec(), kind: RowKind::Marker });
+        }
+    }
+    let fallback_rows = if spelling.byte_fallback { rows.len() as u64 - 1 } else { 0 };
+    let unk_rows = if spelling.scheme == Scheme::Bytes { 0 } else { 1 };
+    let floor = alphabet + unk_rows + if opts.byte_fallback_in_budget { fallback_rows } else { 0 };
+    if opts.vocab_size < floor {
+        return Err(Error::Option(format!(
+            "vocab_size {} is below the smallest vocabulary this corpus allows, {floor} ({alphabet} symbols{}{}); \
+             ask for at least {floor}, or limit the alphabet (alphabet_size / character_coverage)",
+            opts.vocab_size,
+            if unk_rows == 1 { " + [UNK]" } else { "" },
+            if opts.byte_fallback_in_budget { format!(" + {fallback_rows} byte-fallback rows") } else { String::new() },
+        )));
+    }
+    if let Some(at) = opts.superword_at {
+        if at < floor {
+            return Err(Error::Option(format!(
+                "superword_at {at} is below the smallest vocabulary this corpus allows, {floor}; \
+                 stage one must stop at {floor} or more"
+            )));
+        }
+    }
+    let base = rows.len() as u32;
+    let mut remap: Vec<u32> = vec![NO_SYMBOL; sym_texts.len()];
+    let strip: &[u8] = if spelling.scheme == Scheme::Continuation { spelling.mark.as_bytes() } else { b"" };
+    let mut symbols = Symbols::new(base, strip);
+    for &s in &order {
+        remap[s as usize] = symbols.push(sym_texts[s as usize].to_vec(), 1);
+        rows.push(Row { text: sym_texts[s as usize].to_vec(), kind: RowKind::Alphabet });
+    }
+    for x in spelled.syms.iter_mut() {
+        *x = remap[*x as usize];
+    }
+    drop(provisional);
+    if opts.model == ModelKind::Unigram {
+        let alphabet_texts: Vec<Vec<u8>> = order.iter().map(|&s| sym_texts[s as usize].to_vec()).collect();
+        let in_budget = if opts.byte_fallback_in_budget { fallback_rows } else { 0 };
+        let target = (opts.vocab_size - unk_rows - in_budget) as usize;
+        let facts = UnigramFacts {
+            before,
+            dropped_extra,
+            dropped,
+            n_units,
+            texts: corpus.texts,
+            normalizations,
+        };
+        return train_unigram(opts, spelling, rows, spelled, base, &alphabet_texts, target, facts, &kept, progress);
+    }
+
+    // ---- stage one (or the only stage)
+    let budget_rows = |rows_now: u64| rows_now - if opts.byte_fallback_in_budget { 0 } else { fallback_rows };
+    let stage_one_target = opts.superword_at.unwrap_or(opts.vocab_size);
+    let room = stage_one_target.saturating_sub(budget_rows(rows.len() as u64));
+    let mut params = MergeParams::bpe(room, opts.min_count, opts.max_piece_length);
+    if opts.model == ModelKind::Wordpiece {
+        params.score = Score::WordPiece;
+        params.min_count_rule = match opts.min_count_rule {
+            Some(crate::options::MinCountRule::Stop) => merge::MinCountRule::Stop,
+            _ => merge::MinCountRule::Filter,
+        };
+        if spelling.scheme == Scheme::Continuation {
+            params.tie = TieSpelling::FrontMarked { continuation_mark: spelling.mark.as_bytes().to_vec() };
+        }
+    }
+    let first = merge::learn(spelled, &mut symbols, &params, progress);
+    let winner_failed = first.winner_failed.map(|(a, b, n)| {
+        let show = |x: u32| String::from_utf8_lossy(symbols.text(x)).into_owned();
+        (show(a), show(b), n)
+    });
+    let mut merges = first.merges;
+    let mut stop = first.stop;
+    let mut stage_one_merges = None;
+    let mut after: u64 = first.pieces_after + dropped_extra;
+
+    // ---- stage two: merges across unit boundaries, each text one stream
+    if let Some(_at) = opts.superword_at {
+        stage_one_merges = Some(merges.len() as u64);
+        let mut map: MergeMap = Map::default();
+        for (r, m) in merges.iter().enumerate() {
+            map.insert(crate::hash::pack(m[0], m[1]), (r as u32, m[2]));
+        }
+        let lookup = |t: &[u8]| symbols.index.get(t).copied().unwrap_or(NO_SYMBOL);
+        let mut streams = Flat::default();
+        for text in corpus.streams.as_deref().unwrap_or(&[]) {
+            let mut seq: Vec<u32> = Vec::new();
+            spelling.for_each_unit(text, |unit, _| {
+                let mut syms = Vec::new();
+                spelling.for_each_symbol(unit, true, true, |t| syms.push(lookup(t)));
+                replay_known(&mut syms, &map);
+                seq.extend_from_slice(&syms);
+            });
+            if !seq.is_empty() {
+                streams.push(&seq, 1);
+            }
+        }
+        let rows_now = base as u64 + symbols.texts.len() as u64;
+        let room = opts.vocab_size.saturating_sub(budget_rows(rows_now));
+        let params = MergeParams::bpe(room, opts.min_count, opts.max_piece_length);
+        let second = merge::learn(streams, &mut symbols, &params, progress);
+        merges.extend(second.merges);
+        stop = second.stop;
+        after = second.pieces_after + dropped_extra;
+    }
+
+    // ---- rows for the learned pieces
+    for i in (base as usize + order.len())..(base as usize + symbols.texts.len()) {
+        rows.push(Row { text: symbols.texts[i - base as usize].to_vec(), kind: RowKind::Learned });
+    }
+    let rows_learned = rows.len() as u64 - base as u64 - alphabet;
+    let report = Report {
+        alphabet_size: alphabet,
+        merges_learned: merges.len() as u64,
+        rows_learned,
+        stop: stop.name().into(),
+        corpus_pieces_before: before,
+        corpus_pieces_after: after,
+        distinct_units: n_units,
+        texts: corpus.texts,
+        normalizations,
+        stage_one_merges,
+        dropped_symbols: dropped,
+        size_not_reached: budget_rows(rows.len() as u64) < opts.vocab_size,
+        winner_failed,
+        corpus_pieces_encoded: None,
+        seed_size: None,
+        rounds: None,
+        log_likelihood: None,
+    };
+    let stream_from = stage_one_merges.map(|k| k as usize);
+    let mut model = Model::new(Parts {
+        merges,
+        stream_from,
+        joints: corpus.joints.clone(),
+        options: Some(opts.clone()),
+        report: Some(report),
+        ..Parts::new(opts.model, spelling, rows)
+    })?;
+    if opts.model == ModelKind::Wordpiece {
+        let mut out = Vec::new();
+        let mut total = 0u64;
+        let mut work = Work::default();
+        for (text, count) in &kept {
+            out.clear();
+            model.encode_unit(text, &mut out, None, &mut work)?;
+            total += out.len() as u64 * count;
+        }
+        if let Some(r) = model.report.as_mut() {
+            r.corpus_pieces_encoded = Some(total);
+        }
+    }
+    if let Some(p) = progress {
+        p.start(crate::progress::Phase::Done, 0);
+    }
+    Ok(model)
+}
+
+/// What the pipeline knows about the corpus by the time the Unigram learner starts.
+struct UnigramFacts {
+    before: u64,
+    dropped_extra: u64,
+    dropped: u64,
+    n_units: u64,
+    texts: u64,
+    normalizations: Option<Vec<String>>,
+}
+
+/// The Unigram learner on the spelled corpus; rows: the alphabet, then the learned pieces by
+/// log-probability descending, then text.
+#[allow(clippy::too_many_arguments)]
+fn train_unigram(
+    opts: &TrainOptions,
+    spelling: Spelling,
+    mut rows: Vec<Row>,
+    mut spelled: Flat,
+    base: u32,
+    alphabet_texts: &[Vec<u8>],
+    target: usize,
+    facts: UnigramFacts,
+    kept: &[(String, u64)],
+    progress: Option<&crate::progress::Progress>,
+) -> Result<Model> {
+    // the learner numbers symbols from 0; unknown symbols stay NO_SYMBOL
+    for x in spelled.syms.iter_mut() {
+        if *x != NO_SYMBOL {
+            *x -= base;
+        }
+    }
+    let mut params = unigram::UnigramParams::new(target);
+    params.max_piece_length = opts.max_piece_length.map(|m| m as usize);
+    params.seed_size = opts.seed_size.map(|s| s as usize);
+    params.shrink = opts.shrink.unwrap_or(0.75);
+    params.em_rounds = opts.em_rounds.unwrap_or(2) as usize;
+    if let Some(s) = params.seed_size {
+        if s < alphabet_texts.len() {
+            return Err(Error::Option(format!(
+                "seed_size {s} is below the alphabet ({} symbols): the seed always holds every symbol",
+                alphabet_texts.len()
+            )));
+        }
+    }
+    let strip: &[u8] = if spelling.scheme == Scheme::Continuation { spelling.mark.as_bytes() } else { b"" };
+    let trained = unigram::train(&spelled, alphabet_texts, strip, &params, progress)?;
+    drop(spelled);
+    let mut log_probs: Vec<Option<f64>> = vec![None; base as usize];
+    log_probs.extend(trained.alphabet.iter().copied());
+    for p in &trained.learned {
+        rows.push(Row { text: p.text.clone(), kind: RowKind::Learned });
+        log_probs.push(Some(p.log_prob));
+    }
+    let report = Report {
+        alphabet_size: alphabet_texts.len() as u64,
+        merges_learned: 0,
+        rows_learned: trained.learned.len() as u64,
+        stop: if trained.reached_target { "size".into() } else { "seed".into() },
+        corpus_pieces_before: facts.before,
+        corpus_pieces_after: 0,
+        distinct_units: facts.n_units,
+        texts: facts.texts,
+        normalizations: facts.normalizations,
+        stage_one_merges: None,
+        dropped_symbols: facts.dropped,
+        size_not_reached: !trained.reached_target,
+        winner_failed: None,
+        corpus_pieces_encoded: None,
+        seed_size: Some(trained.seed_size as u64),
+        rounds: Some(trained.rounds.iter().map(|&r| r as u64).collect()),
+        log_likelihood: Some(trained.log_likelihood),
+    };
+    let _ = facts.dropped_extra;
+    let mut model = Model::new(Parts { options: Some(opts.clone()), report: Some(report), ..Parts::new(ModelKind::Unigram, spelling, rows) })?;
+    model.set_log_probs(log_probs)?;
+    // the corpus as the Viterbi segmenter cuts it
+    let mut out = Vec::new();
+    let mut total = 0u64;
+    let mut work = Work::default();
+    for (text, count) in kept {
+        out.clear();
+        model.encode_unit(text, &mut out, None, &mut work)?;
+        total += out.len() as u64 * count;
+    }
+    if let Some(r) = model.report.as_mut() {
+        r.corpus_pieces_after = total;
+    }
+    if let Some(p) = progress {
+        p.start(crate::progress::Phase::Done, 0);
+    }
+    Ok(model)
+}
+
+/// Merge replay where some symbols may be outside the alphabet (`NO_SYMBOL`): those split the
+/// sequence and are kept as they are.
+fn replay_known(syms: &mut Vec<u32>, map: &MergeMap) {
+    let mut out = Vec::with_capacity(syms.len());
+    let mut run: Vec<u32> = Vec::new();
+    for &s in syms.iter() {
+        if s == NO_SYMBOL {
+            replay(&mut run, None, map, None);
+            out.append(&mut run);
+            out.push(s);
+        } else {
+            run.push(s);
+        }
+    }
+    replay(&mut run, None, map, None);
+    out.append(&mut run);
+    *syms = out;
+}

@@ -1,0 +1,195 @@
+//! Pieces -> text, and what the round trip gives: decoding, `normalize` (what
+//! `decode(encode(text))` is when every symbol is spellable), the mark clash that would make a
+//! unit decode to other text, how a row is displayed, and where each byte of a unit lies in the
+//! text it came from (offsets).
+
+use crate::error::{Error, Result};
+use crate::vocab::{Row, RowKind};
+
+use super::{Scheme, Spelling};
+
+impl Spelling {
+    /// A word holding the end mark (or starting with the continuation mark) would decode to
+    /// different text; it is refused rather than silently changed.
+    pub fn check_unit(&self, unit: &str) -> Result<()> {
+        let clash = match self.scheme {
+            Scheme::End => unit.contains(self.mark.as_str()),
+            Scheme::Continuation => unit.starts_with(self.mark.as_str()),
+            _ => false,
+        };
+        if clash {
+            return Err(Error::Input(format!(
+                "the word {unit:?} holds this model's mark {:?}: its pieces would decode to different text. \
+                 Remove or escape the mark in the input, or use a model trained with another mark",
+                self.mark
+            )));
+        }
+        Ok(())
+    }
+
+    /// Pieces -> text: the rows' texts joined, each mark read back as the space (or word start)
+    /// it stands for, byte rows as their bytes. An id with no row is an error.
+    pub fn decode_bytes(&self, rows: &[Row], ids: &[u32]) -> Result<Vec<u8>> {
+        let mut out: Vec<u8> = Vec::with_capacity(ids.len() * 4);
+        let mark = self.mark.as_bytes();
+        let mut prev_kind: Option<RowKind> = None;
+        for &id in ids {
+            let row = rows
+                .get(id as usize)
+                .ok_or_else(|| Error::UnknownPiece(format!("id {id} is not a row (this vocabulary has {} rows)", rows.len())))?;
+            match self.scheme {
+                Scheme::Bytes => out.extend_from_slice(&row.text),
+                Scheme::End => match row.kind {
+                    RowKind::Byte => out.push(row.text[0]),
+                    RowKind::Marker => out.push(b' '),
+                    _ => replace_all(&row.text, mark, b" ", &mut out),
+                },
+                Scheme::Front => match row.kind {
+                    RowKind::Byte => out.push(row.text[0]),
+                    _ => replace_all(&row.text, mark, b" ", &mut out),
+                },
+                Scheme::Continuation => match row.kind {
+                    RowKind::Byte => {
+                        // a byte continues the word after the bare `##` row, or when it is a
+                        // UTF-8 continuation byte after another byte row (the rest of a character)
+                        let b = row.text[0];
+                        let continues = prev_kind == Some(RowKind::Marker)
+                            || (prev_kind == Some(RowKind::Byte) && (0x80..=0xBF).contains(&b));
+                        if !continues && !out.is_empty() {
+                            out.push(b' ');
+                        }
+                        out.push(b);
+                    }
+                    RowKind::Marker => {}
+                    _ => match row.text.strip_prefix(mark) {
+                        Some(rest) if row.kind != RowKind::Special => out.extend_from_slice(rest),
+                        _ => {
+                            if !out.is_empty() {
+                                out.push(b' ');
+                            }
+                            out.extend_from_slice(&row.text);
+                        }
+                    },
+                },
+            }
+            prev_kind = Some(row.kind);
+        }
+        match self.scheme {
+            Scheme::End => {
+                if out.last() == Some(&b' ') {
+                    out.pop();
+                }
+            }
+            Scheme::Front => {
+                if out.first() == Some(&b' ') {
+                    out.remove(0);
+                }
+            }
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    /// What `decode(encode(text))` gives when every symbol is spellable.
+    pub fn normalize(&self, text: &str) -> Result<String> {
+        if matches!(self.scheme, Scheme::End | Scheme::Continuation) {
+            let mut err = Ok(());
+            self.for_each_unit(text, |u, _| {
+                if err.is_ok() {
+                    err = self.check_unit(u);
+                }
+            });
+            err?;
+        }
+        Ok(match self.scheme {
+            Scheme::Bytes => text.to_string(),
+            Scheme::End | Scheme::Continuation => {
+                // the units joined by one space (a pre-split puts spaces where it cut)
+                let mut out = String::with_capacity(text.len());
+                self.for_each_unit(text, |u, _| {
+                    if !out.is_empty() {
+                        out.push(' ');
+                    }
+                    out.push_str(u);
+                });
+                out
+            }
+            Scheme::Front => {
+                let mark = self.front_mark();
+                let mut out = String::with_capacity(text.len());
+                super::for_each_word(text, |a, b| {
+                    if !out.is_empty() {
+                        out.push(' ');
+                    }
+                    for c in text[a..b].chars() {
+                        out.push(if c == mark { ' ' } else { c });
+                    }
+                });
+                out
+            }
+        })
+    }
+}
+
+/// A row as the pages print it (`est</w>`, `##est`, `▁low`, `<0xC3>`, `[UNK]`, `Ġlow`).
+pub fn display_row(scheme: Scheme, row: &Row, byte_chars: &[char; 256]) -> String {
+    match row.kind {
+        RowKind::Byte => format!("<0x{:02X}>", row.text[0]),
+        RowKind::Special => String::from_utf8_lossy(&row.text).into_owned(),
+        _ if scheme == Scheme::Bytes => row.text.iter().map(|&b| byte_chars[b as usize]).collect(),
+        _ => String::from_utf8_lossy(&row.text).into_owned(),
+    }
+}
+
+fn replace_all(text: &[u8], from: &[u8], to: &[u8], out: &mut Vec<u8>) {
+    if from.is_empty() {
+        out.extend_from_slice(text);
+        return;
+    }
+    let mut i = 0;
+    while i < text.len() {
+        if text[i..].starts_with(from) {
+            out.extend_from_slice(to);
+            i += from.len();
+        } else {
+            out.push(text[i]);
+            i += 1;
+        }
+    }
+}
+
+/// For each byte position of `unit` (0..=len), the byte position of `text` it corresponds to.
+/// For every spelling but `front` the unit is a slice of the text at `start`. For `front` the
+/// unit's marks stand for whitespace runs (or nothing, at the very front) and literal marks.
+pub fn unit_to_text_positions(scheme: Scheme, unit: &str, text: &str, start: usize, mark: char) -> Vec<usize> {
+    if scheme != Scheme::Front {
+        return (0..=unit.len()).map(|i| start + i).collect();
+    }
+    let mut map = vec![start; unit.len() + 1];
+    let mut t = start;
+    let tb = text.as_bytes();
+    for (i, c) in unit.char_indices() {
+        map[i] = t;
+        if c == mark {
+            let here = text[t..].chars().next();
+            if here == Some(mark) {
+                t += mark.len_utf8();
+            } else if here.is_some_and(char::is_whitespace) {
+                while t < tb.len() {
+                    let d = text[t..].chars().next().unwrap();
+                    if !d.is_whitespace() {
+                        break;
+                    }
+                    t += d.len_utf8();
+                }
+            }
+            // else: the mark put in front of the text stands for nothing
+        } else {
+            // skip to the character (marks never skip non-whitespace text)
+            t += c.len_utf8();
+        }
+    }
+    map[unit.len()] = t;
+    // spans are [map[a], map[b]); a mark standing for nothing has an empty span
+    map
+}

@@ -1,0 +1,383 @@
+//! Building a model from its parts, and every check that the parts fit together. Training and
+//! loading both come through [`Model::new`], so a hostile file and a fresh model pass the same
+//! checks; each check is a function of its own, run in a fixed order (the first problem found
+//! is the one reported).
+
+use std::collections::BTreeMap;
+
+use crate::error::{Error, Result};
+use crate::hash::Map;
+use crate::options::{ModelKind, TrainOptions, Unknown, MAX_VOCAB};
+use crate::segmenters::longest_match::LongestMatch;
+use crate::segmenters::merge_replay::MergeMap;
+use crate::segmenters::unigram::trie::TrieBuilder;
+use crate::spelling::symbols::SymbolIds;
+use crate::spelling::{byte_to_char_table, Scheme, Spelling};
+use crate::vocab::{Row, RowKind, UNK};
+
+use super::file::Report;
+use super::Model;
+
+/// What a model is made of. [`Parts::new`] gives the three every model has; the rest default to
+/// none (no merges, no stream merges, no joints, no options, no report).
+pub struct Parts {
+    pub kind: ModelKind,
+    pub spelling: Spelling,
+    pub rows: Vec<Row>,
+    /// `[left, right, joined]` row ids, in rank order.
+    pub merges: Vec<[u32; 3]>,
+    /// Two-stage (superword) BPE: merges from this rank on apply across unit boundaries.
+    pub stream_from: Option<usize>,
+    /// Pre-split joints: words cut into parts before spelling.
+    pub joints: Option<BTreeMap<String, Vec<String>>>,
+    pub options: Option<TrainOptions>,
+    pub report: Option<Report>,
+}
+
+impl Parts {
+    pub fn new(kind: ModelKind, spelling: Spelling, rows: Vec<Row>) -> Self {
+        Parts { kind, spelling, rows, merges: Vec::new(), stream_from: None, joints: None, options: None, report: None }
+    }
+}
+
+fn bad(m: String) -> Error {
+    Error::ModelFile(m)
+}
+
+/// The rows' special places, found by [`index_rows`].
+struct Specials {
+    index: Map<Box<[u8]>, u32>,
+    unk: Option<u32>,
+    byte_base: Option<u32>,
+    marker: Option<u32>,
+}
+
+impl Model {
+    /// Checks that the parts fit together and builds the derived tables.
+    pub fn new(parts: Parts) -> Result<Self> {
+        let Parts { kind, spelling, rows, merges, stream_from, joints, options, report } = parts;
+        spelling.validate()?;
+        check_size(&rows)?;
+        // A vocabulary made elsewhere (kind `piece`): its own order and special rows, no merges,
+        // encoded by longest match.
+        let imported = rows.iter().any(|r| r.kind == RowKind::Piece);
+        if imported {
+            check_imported(kind, &rows, &merges)?;
+        } else {
+            check_row_order(&rows)?;
+        }
+        check_row_kinds(kind, &rows)?;
+        let specials = index_rows(&spelling, &rows, imported)?;
+        check_special_rows(&spelling, &rows, &specials)?;
+        check_stream(kind, &spelling, &merges, stream_from)?;
+        let (merge_map, stream_map) = merge_maps(&spelling, &rows, &merges, stream_from)?;
+        check_joints(kind, &spelling, joints.as_ref())?;
+        check_learned_order(kind, &rows, &merges)?;
+        let Specials { index, unk, byte_base, marker } = specials;
+        let symbols = SymbolIds::new(&spelling, &index, unk, byte_base, marker);
+        let longest = (kind == ModelKind::Wordpiece).then(|| {
+            let pieces: Vec<(&[u8], u32)> = index.iter().map(|(t, &id)| (&**t, id)).collect();
+            match spelling.scheme {
+                Scheme::Continuation => LongestMatch::new(&pieces, Some(spelling.mark.as_bytes()), None),
+                _ => LongestMatch::new(&pieces, None, Some(spelling.mark.as_bytes())),
+            }
+        });
+        if kind == ModelKind::Wordpiece && !matches!(spelling.scheme, Scheme::Continuation | Scheme::End) {
+            return Err(bad("a wordpiece model uses the continuation or end spelling".into()));
+        }
+        let unknown = options.as_ref().and_then(|o| o.unknown).unwrap_or(Unknown::Word);
+        // no limit when the options say none (models from elsewhere keep BERT's 100 until read)
+        let max_word_length = match options.as_ref() {
+            Some(o) => o.max_word_length.map_or(usize::MAX, |m| m as usize),
+            None => 100,
+        };
+        Ok(Model {
+            kind,
+            spelling,
+            rows,
+            merges,
+            stream_from,
+            joints,
+            options,
+            report,
+            index,
+            merge_map,
+            stream_map,
+            symbols,
+            byte_chars: byte_to_char_table(),
+            scratch: Default::default(),
+            longest,
+            unknown,
+            max_word_length,
+            template: None,
+            log_probs: Vec::new(),
+            unigram: None,
+        })
+    }
+
+    /// Gives a Unigram model its log-probabilities (one per row) and builds its lattice trie.
+    pub fn set_log_probs(&mut self, log_probs: Vec<Option<f64>>) -> Result<()> {
+        if self.kind != ModelKind::Unigram {
+            return Err(bad("only a unigram model has log-probabilities".into()));
+        }
+        if log_probs.len() != self.rows.len() {
+            return Err(bad(format!("{} log-probabilities for {} rows", log_probs.len(), self.rows.len())));
+        }
+        let mut trie = TrieBuilder::new(self.rows.len());
+        for (id, (row, lp)) in self.rows.iter().zip(&log_probs).enumerate() {
+            let piece = matches!(row.kind, RowKind::Alphabet | RowKind::Learned);
+            match (piece, lp) {
+                (false, None) => continue,
+                (false, Some(_)) => return Err(bad(format!("row {id}: a {} row has no log-probability", row.kind.name()))),
+                (true, None) if row.kind == RowKind::Learned || self.spelling.scheme != Scheme::Bytes => {
+                    return Err(bad(format!("row {id}: a piece needs a log-probability")))
+                }
+                (true, None) => continue, // a byte the corpus never held
+                (true, Some(v)) if v.is_nan() || *v > 0.0 => {
+                    return Err(bad(format!("row {id}: log-probability {v} is not a number at most 0")))
+                }
+                (true, Some(v)) => {
+                    let syms = self.symbols.symbols_of_row(&self.rows, id as u32)?;
+                    if let Some(other) = trie.insert(&syms, id as u32, *v) {
+                        return Err(bad(format!("row {id}: the same symbols as row {other}")));
+                    }
+                }
+            }
+        }
+        self.log_probs = log_probs;
+        self.unigram = Some(trie.finish());
+        Ok(())
+    }
+}
+
+fn check_size(rows: &[Row]) -> Result<()> {
+    if rows.len() as u64 > MAX_VOCAB {
+        return Err(bad(format!("{} rows is more than the {MAX_VOCAB} subwords accepts", rows.len())));
+    }
+    Ok(())
+}
+
+/// An imported vocabulary: a WordPiece one without merges, holding only piece and special rows.
+fn check_imported(kind: ModelKind, rows: &[Row], merges: &[[u32; 3]]) -> Result<()> {
+    // A vocabulary made elsewhere (kind `piece`): its own order and special rows, no merges,
+    // encoded by longest match.
+        if kind != ModelKind::Wordpiece || !merges.is_empty() {
+            return Err(bad("`piece` rows belong to a WordPiece vocabulary without merges".into()));
+        }
+        if let Some(id) = rows.iter().position(|r| !matches!(r.kind, RowKind::Piece | RowKind::Special)) {
+            return Err(bad(format!("row {id}: an imported vocabulary holds only piece and special rows")));
+        }
+    Ok(())
+}
+
+/// Row order: [UNK], byte rows, the bare marker, the alphabet, learned rows (or unit rows).
+fn check_row_order(rows: &[Row]) -> Result<()> {
+    let stage = |k: RowKind| match k {
+        RowKind::Special => 0,
+        RowKind::Byte => 1,
+        RowKind::Marker => 2,
+        RowKind::Alphabet => 3,
+        RowKind::Learned | RowKind::Unit | RowKind::Piece => 4,
+    };
+    for (id, w) in rows.windows(2).enumerate() {
+        if stage(w[0].kind) > stage(w[1].kind) {
+            return Err(bad(format!(
+                "row {}: a {} row after a {} row; rows go [UNK], byte rows, marker, alphabet, learned",
+                id + 1,
+                w[1].kind.name(),
+                w[0].kind.name()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Unit rows belong to word models, and word models hold nothing else but `[UNK]`.
+fn check_row_kinds(kind: ModelKind, rows: &[Row]) -> Result<()> {
+    let wrong_kind = rows.iter().position(|r| match kind {
+        ModelKind::Bpe | ModelKind::Wordpiece | ModelKind::Unigram => r.kind == RowKind::Unit,
+        ModelKind::Word => !matches!(r.kind, RowKind::Special | RowKind::Unit),
+    });
+    if let Some(id) = wrong_kind {
+        return Err(bad(format!("row {id}: a {} row does not belong in a {:?} model", rows[id].kind.name(), kind)));
+    }
+    Ok(())
+}
+
+/// The piece index (text -> row) and where `[UNK]`, the byte rows and the marker are; each
+/// row's text checked for its kind.
+fn index_rows(spelling: &Spelling, rows: &[Row], imported: bool) -> Result<Specials> {
+    let mut index: Map<Box<[u8]>, u32> = Map::default();
+    let mut unk = None;
+    let mut byte_base = None;
+    let mut marker = None;
+    for (id, row) in rows.iter().enumerate() {
+        let id = id as u32;
+        match row.kind {
+            RowKind::Special => {
+                if row.text == UNK.as_bytes() {
+                    if unk.is_some() {
+                        return Err(bad(format!("row {id}: {UNK} appears twice")));
+                    }
+                    unk = Some(id);
+                } else if !imported {
+                    return Err(bad(format!("row {id}: the only special row is one {UNK}")));
+                } else if row.text.is_empty() || row.text.len() > 256 || std::str::from_utf8(&row.text).is_err() {
+                    return Err(bad(format!("row {id}: a special row is 1 to 256 bytes of UTF-8")));
+                }
+            }
+            RowKind::Byte => {
+                let b = id - *byte_base.get_or_insert(id);
+                if row.text.len() != 1 || row.text[0] as u32 != b || b > 255 {
+                    return Err(bad(format!("row {id}: byte rows must be <0x00>…<0xFF>, consecutive and in order")));
+                }
+            }
+            RowKind::Marker => {
+                if row.text != spelling.mark.as_bytes() || marker.is_some() {
+                    return Err(bad(format!("row {id}: the marker row must be the bare mark {:?}, once", spelling.mark)));
+                }
+                marker = Some(id);
+            }
+            RowKind::Alphabet | RowKind::Learned | RowKind::Unit | RowKind::Piece => {
+                if row.text.is_empty() || row.text.len() > 1 << 16 {
+                    return Err(bad(format!("row {id}: a piece must be 1 to 65536 bytes")));
+                }
+                if spelling.scheme != Scheme::Bytes && std::str::from_utf8(&row.text).is_err() {
+                    return Err(bad(format!("row {id}: piece is not valid UTF-8")));
+                }
+                if index.insert(row.text.clone().into_boxed_slice(), id).is_some() {
+                    return Err(bad(format!("row {id}: piece {:?} appears twice", String::from_utf8_lossy(&row.text))));
+                }
+            }
+        }
+    }
+    Ok(Specials { index, unk, byte_base, marker })
+}
+
+/// Byte fallback, the bare marker and `[UNK]` present exactly when the spelling needs them.
+fn check_special_rows(spelling: &Spelling, rows: &[Row], s: &Specials) -> Result<()> {
+    let (unk, byte_base, marker) = (s.unk, s.byte_base, s.marker);
+    let has_bytes = byte_base.is_some();
+    if has_bytes != spelling.byte_fallback {
+        return Err(bad("byte-fallback rows and the spelling's byte_fallback setting disagree".into()));
+    }
+    if let Some(b) = byte_base {
+        if rows.len() < b as usize + 256 || rows[b as usize + 255].kind != RowKind::Byte {
+            return Err(bad("byte fallback needs all 256 byte rows".into()));
+        }
+    }
+    let wants_marker = spelling.byte_fallback && matches!(spelling.scheme, Scheme::End | Scheme::Continuation);
+    if wants_marker != marker.is_some() {
+        return Err(bad("the bare marker row must be present exactly when end/continuation use byte fallback".into()));
+    }
+    if (spelling.scheme == Scheme::Bytes) == unk.is_some() {
+        return Err(bad(format!("the bytes spelling has no {UNK} row; every other spelling has exactly one")));
+    }
+    if spelling.scheme == Scheme::Bytes {
+        for b in 0..256usize {
+            match rows.get(b) {
+                Some(r) if r.kind == RowKind::Alphabet && r.text == [b as u8] => {}
+                _ => return Err(bad(format!("bytes spelling: row {b} must be the byte {b}"))),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Which models may have merges, and stream merges.
+fn check_stream(kind: ModelKind, spelling: &Spelling, merges: &[[u32; 3]], stream_from: Option<usize>) -> Result<()> {
+    if kind != ModelKind::Bpe && stream_from.is_some() {
+        return Err(bad("only BPE models have stream merges".into()));
+    }
+    if kind == ModelKind::Word && !merges.is_empty() {
+        return Err(bad("a word model has no merges".into()));
+    }
+    if let Some(k) = stream_from {
+        if k > merges.len() || spelling.scheme == Scheme::Continuation || kind != ModelKind::Bpe {
+            return Err(bad("stream merges need a BPE model on the end, front or bytes spelling, starting within the merges".into()));
+        }
+    }
+    Ok(())
+}
+
+/// The merge maps (within units, and across them for stream merges); every merge joins two
+/// pieces into the row it names, and no pair is merged twice.
+fn merge_maps(spelling: &Spelling, rows: &[Row], merges: &[[u32; 3]], stream_from: Option<usize>) -> Result<(MergeMap, MergeMap)> {
+    let mut merge_map: MergeMap = Map::default();
+    let mut stream_map: MergeMap = Map::default();
+    let strip: &[u8] = if spelling.scheme == Scheme::Continuation { spelling.mark.as_bytes() } else { b"" };
+    for (rank, &[a, b, c]) in merges.iter().enumerate() {
+        let ok = |x: u32| rows.get(x as usize).is_some_and(|r| matches!(r.kind, RowKind::Alphabet | RowKind::Learned));
+        if !(ok(a) && ok(b) && ok(c)) {
+            return Err(bad(format!("merge {rank}: refers to a row that is not a piece")));
+        }
+        let l = &rows[a as usize].text;
+        let r = &rows[b as usize].text;
+        let r = if !strip.is_empty() && r.starts_with(strip) { &r[strip.len()..] } else { &r[..] };
+        let mut joined = l.clone();
+        joined.extend_from_slice(r);
+        if rows[c as usize].text != joined {
+            return Err(bad(format!("merge {rank}: the joined piece is not the row it names")));
+        }
+        let map = if stream_from.is_some_and(|k| rank >= k) { &mut stream_map } else { &mut merge_map };
+        if map.insert(crate::hash::pack(a, b), (rank as u32, c)).is_some() {
+            return Err(bad(format!("merge {rank}: the same pair is merged twice")));
+        }
+    }
+    Ok((merge_map, stream_map))
+}
+
+fn check_joints(kind: ModelKind, spelling: &Spelling, joints: Option<&BTreeMap<String, Vec<String>>>) -> Result<()> {
+    if let Some(j) = joints {
+        if !matches!(spelling.scheme, Scheme::End | Scheme::Continuation) || kind != ModelKind::Bpe {
+            return Err(bad("joints apply to BPE models on the end and continuation spellings".into()));
+        }
+        for (word, parts) in j {
+            if parts.len() < 2 || parts.iter().any(String::is_empty) || parts.concat() != *word || word.chars().any(char::is_whitespace) {
+                return Err(bad(format!("joints: {parts:?} is not a cut of the word {word:?}")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The alphabet in code-point order; BPE and WordPiece rows learned in the order merges make
+/// them, each merge joining rows that exist by then.
+fn check_learned_order(kind: ModelKind, rows: &[Row], merges: &[[u32; 3]]) -> Result<()> {
+    if kind == ModelKind::Unigram && !merges.is_empty() {
+        return Err(bad("a unigram model has no merges".into()));
+    }
+    if kind == ModelKind::Unigram {
+        let alphabet: Vec<&Row> = rows.iter().filter(|r| r.kind == RowKind::Alphabet).collect();
+        if alphabet.windows(2).any(|w| w[0].text >= w[1].text) {
+            return Err(bad("alphabet rows are not in code-point order".into()));
+        }
+    }
+    if matches!(kind, ModelKind::Bpe | ModelKind::Wordpiece) {
+        // the alphabet is in code-point order; learned rows appear in the order merges make
+        // them, and a merge only joins rows that exist by then
+        let alphabet: Vec<&Row> = rows.iter().filter(|r| r.kind == RowKind::Alphabet).collect();
+        if let Some(k) = alphabet.windows(2).position(|w| w[0].text >= w[1].text) {
+            return Err(bad(format!("alphabet rows are not in code-point order (at the {}th)", k + 1)));
+        }
+        let mut made: Vec<bool> = rows.iter().map(|r| r.kind == RowKind::Alphabet).collect();
+        let mut next_learned = rows.iter().position(|r| r.kind == RowKind::Learned).unwrap_or(rows.len());
+        for (rank, &[a, b, c]) in merges.iter().enumerate() {
+            let ok = |x: u32| made.get(x as usize).copied().unwrap_or(false);
+            if !ok(a) || !ok(b) {
+                return Err(bad(format!("merge {rank} joins a row that no earlier merge made")));
+            }
+            if !ok(c) {
+                if c as usize != next_learned {
+                    return Err(bad(format!("merge {rank} makes row {c}, but the next learned row is {next_learned}")));
+                }
+                made[c as usize] = true;
+                next_learned += 1;
+            }
+        }
+        if let Some(id) = rows.iter().enumerate().position(|(i, r)| r.kind == RowKind::Learned && !made[i]) {
+            return Err(bad(format!("row {id}: a learned row that no merge makes")));
+        }
+    }
+    Ok(())
+}

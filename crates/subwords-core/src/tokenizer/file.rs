@@ -1,0 +1,235 @@
+//! The canonical model file (DESIGN §4): one versioned JSON object, written by [`Model::to_json`]
+//! in a fixed key order and layout (one row or merge a line), read by [`Model::from_json`], which
+//! refuses unknown keys and passes everything through [`Model::new`]'s checks.
+//!
+//! Rows are stored as displayed (`est</w>`, `Ġlow`, `<0xC3>`), merges as pairs of displayed
+//! pieces, Unigram's log-probabilities one per row (`-inf` as the string "-inf").
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::hash::Map;
+use crate::options::{ModelKind, TrainOptions};
+use crate::segmenters::unigram::lattice::NEG_INF;
+use crate::spelling::decode::display_row;
+use crate::spelling::{byte_to_char_table, char_to_byte, parse_byte_piece, Scheme, Spelling};
+use crate::vocab::{Row, RowKind};
+
+use super::build::Parts;
+use super::Model;
+
+pub const FORMAT: &str = "subwords";
+pub const VERSION: u32 = 1;
+
+/// Facts about a training run, saved with the model.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Report {
+    pub alphabet_size: u64,
+    pub merges_learned: u64,
+    pub rows_learned: u64,
+    pub stop: String,
+    pub corpus_pieces_before: u64,
+    pub corpus_pieces_after: u64,
+    pub distinct_units: u64,
+    pub texts: u64,
+    /// Which `front` normalizations changed some training text: a subset of
+    /// `whitespace_runs`, `stripped_ends`, `mark_in_text`, in that order.
+    pub normalizations: Option<Vec<String>>,
+    pub stage_one_merges: Option<u64>,
+    pub dropped_symbols: u64,
+    /// The size asked for was more than the corpus supports (a ceiling, not an error).
+    pub size_not_reached: bool,
+    /// WordPiece under `min_count_rule="stop"`: the winner that failed `min_count` (left, right,
+    /// count) and ended the run early.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub winner_failed: Option<(String, String, u64)>,
+    /// WordPiece: the training corpus cut by longest match (it can differ from
+    /// `corpus_pieces_after`, the learner's own last state).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corpus_pieces_encoded: Option<u64>,
+    /// Unigram: pieces in the seed, the table size at the start and after each pruning round,
+    /// and the corpus log-likelihood on the final table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_size: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<Vec<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_likelihood: Option<f64>,
+}
+
+impl Model {
+    pub fn to_json(&self) -> String {
+        let mut s = String::new();
+        let head = serde_json::json!({
+            "format": FORMAT,
+            "version": VERSION,
+            "model": self.kind,
+            "spelling": self.spelling,
+            "stream_merges_from": self.stream_from,
+            "joints": self.joints,
+            "template": self.template.map(|(c, s)| serde_json::json!({"cls": self.display(c), "sep": self.display(s)})),
+            "options": self.options,
+            "report": self.report,
+        });
+        s.push_str("{\n");
+        for key in ["format", "version", "model", "spelling", "stream_merges_from", "joints", "template", "options", "report"] {
+            s.push_str(&format!("  {}: {},\n", serde_json::to_string(key).unwrap(), serde_json::to_string(&head[key]).unwrap()));
+        }
+        s.push_str("  \"rows\": [");
+        for (i, _) in self.rows.iter().enumerate() {
+            let p = self.display(i as u32).unwrap();
+            s.push_str(if i == 0 { "\n    " } else { ",\n    " });
+            s.push_str(&serde_json::to_string(&(p, self.rows[i].kind)).unwrap());
+        }
+        s.push_str("\n  ],\n  \"merges\": [");
+        for (i, m) in self.merges.iter().enumerate() {
+            s.push_str(if i == 0 { "\n    " } else { ",\n    " });
+            let pair = (self.display(m[0]).unwrap(), self.display(m[1]).unwrap());
+            s.push_str(&serde_json::to_string(&pair).unwrap());
+        }
+        s.push_str(if self.merges.is_empty() { "]" } else { "\n  ]" });
+        if self.kind == ModelKind::Unigram {
+            // one per row; -inf, which JSON numbers cannot carry, is the string "-inf"
+            let lps: Vec<serde_json::Value> = self
+                .log_probs
+                .iter()
+                .map(|p| match p {
+                    None => serde_json::Value::Null,
+                    Some(v) if v.is_infinite() => serde_json::Value::String("-inf".into()),
+                    Some(v) => serde_json::json!(v),
+                })
+                .collect();
+            s.push_str(",\n  \"log_probs\": ");
+            s.push_str(&serde_json::to_string(&lps).unwrap());
+        }
+        s.push_str("\n}\n");
+        s
+    }
+
+    pub fn from_json(text: &str) -> Result<Self> {
+        if !text.trim_start().starts_with('{') {
+            return Err(Error::ModelFile("not a subwords model file: it is not a JSON object".into()));
+        }
+        let file: ModelFile = serde_json::from_str(text).map_err(|e| {
+            Error::ModelFile(format!("not a valid subwords model file: {e}; was it truncated or written by another tool? (foreign formats: see `subwords export`/`--format`)"))
+        })?;
+        if file.format != FORMAT {
+            return Err(Error::ModelFile(format!("not a subwords model file (format {:?})", file.format)));
+        }
+        if file.version != VERSION {
+            return Err(Error::ModelFile(format!(
+                "model file version {} is not readable by this subwords, which reads version {VERSION}; upgrade subwords",
+                file.version
+            )));
+        }
+        if let Some(o) = &file.options {
+            o.validate().map_err(|e| Error::ModelFile(format!("options in the model file: {e}")))?;
+        }
+        let bytes_spelling = file.spelling.scheme == Scheme::Bytes;
+        let mut rows = Vec::with_capacity(file.rows.len());
+        for (i, (piece, kind)) in file.rows.into_iter().enumerate() {
+            let text = match kind {
+                RowKind::Byte => {
+                    let b = parse_byte_piece(&piece)
+                        .ok_or_else(|| Error::ModelFile(format!("row {i}: {piece:?} is not a byte row <0xNN>")))?;
+                    vec![b]
+                }
+                RowKind::Special => piece.into_bytes(),
+                _ if bytes_spelling => piece
+                    .chars()
+                    .map(char_to_byte)
+                    .collect::<Option<Vec<u8>>>()
+                    .ok_or_else(|| Error::ModelFile(format!("row {i}: {piece:?} is not written in the byte alphabet")))?,
+                _ => piece.into_bytes(),
+            };
+            rows.push(Row { text, kind });
+        }
+        // merges are stored as piece pairs; find their rows (Model::new checks the rest)
+        let table = byte_to_char_table();
+        let mut by_display: Map<String, u32> = Map::default();
+        let mut by_text: Map<&[u8], u32> = Map::default();
+        for (id, row) in rows.iter().enumerate() {
+            if matches!(row.kind, RowKind::Alphabet | RowKind::Learned) {
+                by_display.insert(display_row(file.spelling.scheme, row, &table), id as u32);
+                by_text.insert(&row.text, id as u32);
+            }
+        }
+        let strip: &[u8] = if file.spelling.scheme == Scheme::Continuation { file.spelling.mark.as_bytes() } else { b"" };
+        let mut merges = Vec::with_capacity(file.merges.len());
+        for (rank, (l, r)) in file.merges.iter().enumerate() {
+            let a = *by_display.get(l).ok_or_else(|| Error::ModelFile(format!("merge {rank}: {l:?} is not a row")))?;
+            let b = *by_display.get(r).ok_or_else(|| Error::ModelFile(format!("merge {rank}: {r:?} is not a row")))?;
+            let lt = &rows[a as usize].text;
+            let rt = &rows[b as usize].text;
+            let rt = if !strip.is_empty() && rt.starts_with(strip) { &rt[strip.len()..] } else { &rt[..] };
+            let mut joined = lt.clone();
+            joined.extend_from_slice(rt);
+            let c = *by_text
+                .get(joined.as_slice())
+                .ok_or_else(|| Error::ModelFile(format!("merge {rank}: {l:?} + {r:?} joins to a piece with no row")))?;
+            merges.push([a, b, c]);
+        }
+        let mut model = Model::new(Parts {
+            merges,
+            stream_from: file.stream_merges_from,
+            joints: file.joints,
+            options: file.options,
+            report: file.report,
+            ..Parts::new(file.model, file.spelling, rows)
+        })?;
+        if model.kind == ModelKind::Unigram {
+            let lps = file.log_probs.ok_or_else(|| Error::ModelFile("a unigram model file needs log_probs".into()))?;
+            let parsed = lps
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    serde_json::Value::Null => Ok(None),
+                    serde_json::Value::String(s) if s == "-inf" => Ok(Some(NEG_INF)),
+                    serde_json::Value::Number(n) => n.as_f64().map(Some).ok_or(()),
+                    _ => Err(()),
+                }.map_err(|_| Error::ModelFile(format!("log_probs[{i}]: {v} is not a log-probability"))))
+                .collect::<Result<Vec<_>>>()?;
+            model.set_log_probs(parsed)?;
+        } else if file.log_probs.is_some() {
+            return Err(Error::ModelFile("only a unigram model file has log_probs".into()));
+        }
+        if let Some(t) = file.template {
+            let find = |p: &str| {
+                model.rows.iter().position(|r| r.kind == RowKind::Special && r.text == p.as_bytes()).map(|i| i as u32).ok_or_else(|| {
+                    Error::ModelFile(format!("template: {p:?} is not a special row"))
+                })
+            };
+            model.template = Some((find(&t.cls)?, find(&t.sep)?));
+        }
+        Ok(model)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Template {
+    cls: String,
+    sep: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModelFile {
+    format: String,
+    version: u32,
+    model: ModelKind,
+    spelling: Spelling,
+    stream_merges_from: Option<usize>,
+    joints: Option<BTreeMap<String, Vec<String>>>,
+    #[serde(default)]
+    template: Option<Template>,
+    options: Option<TrainOptions>,
+    report: Option<Report>,
+    rows: Vec<(String, RowKind)>,
+    merges: Vec<(String, String)>,
+    #[serde(default)]
+    log_probs: Option<Vec<serde_json::Value>>,
+}
