@@ -94,11 +94,21 @@ def _dirs(target: str, work: Optional[str] = None, kind: str = "rust") -> tuple[
     return work, artifacts, seeds
 
 
+def inherited_peak_mb() -> int:
+    """This process's peak RSS in MB. Linux hands a process's peak RSS on to its children, across
+    fork and exec, and libFuzzer measures the peak, so a fuzzer started from a large process (the
+    test suite, hundreds of tests in) would count its parent's memory as its own and report an
+    out-of-memory on its first input. The limit is therefore this much above the inherited peak."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+
+
 def libfuzzer_args(target: str, seconds: int, work: Optional[str] = None, kind: str = "rust") -> list[str]:
     work, artifacts, seeds = _dirs(target, work, kind)
     words = os.path.join(FUZZ, "dicts", f"{target}.dict")
     extra = [f"-dict={words}"] if os.path.isfile(words) else []
-    rss = PYTHON_RSS_LIMIT_MB if kind == "python" else RSS_LIMIT_MB
+    rss = (PYTHON_RSS_LIMIT_MB if kind == "python" else RSS_LIMIT_MB) + inherited_peak_mb()
     return [f"-max_total_time={seconds}", f"-timeout={TIMEOUT_S}", f"-rss_limit_mb={rss}",
             f"-max_len={MAX_LEN}", f"-artifact_prefix={artifacts}", "-print_final_stats=1", *extra, work, *seeds]
 
