@@ -9,7 +9,6 @@ by the core (``_options.py`` only carries them).
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import gc
 import json
 import math
@@ -167,6 +166,21 @@ def train(data: TrainInput, options: Optional[TrainOptions] = None, **keywords: 
     >>> tok.merges[:3]
     [('e', 's'), ('es', 't</w>'), ('l', 'o')]
     """
+    return _train(data, options, keywords)[0]
+
+
+def train_traced(data: TrainInput, ask: dict[str, Any], options: Optional[TrainOptions] = None,
+                 **keywords: Any) -> tuple[SubwordsTokenizer, dict[str, Any]]:
+    """:func:`train` with the engine's trace on, for :mod:`subwords.measure`. ``ask`` is the request
+    ``_core.train_traced`` takes (ties, forced choices, EM, lengths only); returns the model and the
+    trace as parsed JSON."""
+    tok, trace = _train(data, options, keywords, ask)
+    assert trace is not None
+    return tok, trace
+
+
+def _train(data: TrainInput, options: Optional[TrainOptions], keywords: dict[str, Any],
+           ask: Optional[dict[str, Any]] = None) -> tuple[SubwordsTokenizer, Optional[dict[str, Any]]]:
     if options is None:
         options = from_keywords(keywords)
     elif not isinstance(options, TrainOptions):
@@ -215,21 +229,14 @@ def train(data: TrainInput, options: Optional[TrainOptions] = None, **keywords: 
             _feed(trainer, data, counts=options.counts, input_errors=options.input_errors)
             if joints is not None:
                 trainer.set_units(*_apply_joints(trainer.unit_counts(), joints))
-        return _train_model(trainer)
+        return _train_model(trainer, ask)
 
 
-# ---- trace hook (subwords.measure): a traced training sets a request for this context; train()
-# then asks the engine for its trace and hands it back through the same object.
-_TRACE_REQUEST: "contextvars.ContextVar[Optional[dict[str, Any]]]" = contextvars.ContextVar("subwords_trace", default=None)
-
-
-def _train_model(trainer: _core.Trainer) -> SubwordsTokenizer:
-    request = _TRACE_REQUEST.get()
-    if request is None:
-        return _wrap(trainer.train())
-    model, trace = _core.train_traced(trainer, json.dumps(request["ask"]))
-    request["trace"] = json.loads(trace)
-    return _wrap(model)
+def _train_model(trainer: _core.Trainer, ask: Optional[dict[str, Any]]) -> tuple[SubwordsTokenizer, Optional[dict[str, Any]]]:
+    if ask is None:
+        return _wrap(trainer.train()), None
+    model, trace = _core.train_traced(trainer, json.dumps(ask))
+    return _wrap(model), json.loads(trace)
 
 
 def _count_options(spelling: str, mark: Optional[str], split_at_marks: bool, pre_split: Optional[str], lowercase: bool,

@@ -30,7 +30,7 @@ from .errors import InputError, OptionError, SubwordsError
 
 
 def _train_options(p: argparse.ArgumentParser, vocab_size: bool) -> None:
-    from .cli import _coverage, _positive
+    from ._cli_args import _coverage, _positive
 
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="UTF-8 text files, one text per line (--counts: word<TAB>count)")
     p.add_argument("--counts", action="store_true", help="each INPUT is a word<TAB>count table")
@@ -87,7 +87,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
                         "stages (with --superword-at), marks")
     _output_options(c)
 
-    from .cli import _positive
+    from ._cli_args import _positive
 
     m = sub.add_parser("compare", help="pieces, fertility, bytes per piece, unknowns, Rényi efficiency, round trip: "
                                        "several models on one text file")
@@ -272,7 +272,7 @@ def cmd_curve(a: argparse.Namespace) -> int:
 
 def cmd_compare(a: argparse.Namespace) -> int:
     from . import measure
-    from .cli import load_model
+    from ._cli_args import load_model
 
     _check_plot(a)
     if not os.path.isfile(a.text):

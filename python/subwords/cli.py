@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Iterator, NoReturn, Optional, Protoc
 
 from ._api import _check_count, parse_count_line
 from . import _cli_scale
+from ._cli_args import _count, _coverage, _load_options, _missing_format, _positive, _probability, load_model
 from .errors import InputError, SubwordsError, UnknownPieceError
 from .formats import FORMATS
 from .inputs import _cli as inputs_cli
@@ -35,49 +36,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse exits 2 with usage; keep that, but say what to do
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
-
-
-def _positive(name: str) -> Callable[[str], int]:
-    def parse(s: str) -> int:
-        try:
-            v = int(s)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {s!r}") from None
-        if v < 1:
-            raise argparse.ArgumentTypeError(f"{name} must be at least 1, got {v}")
-        return v
-
-    return parse
-
-
-def _count(name: str) -> Callable[[str], int]:
-    def parse(s: str) -> int:
-        try:
-            v = int(s)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {s!r}") from None
-        if v < 0:
-            raise argparse.ArgumentTypeError(f"{name} must be 0 or more, got {v}")
-        return v
-
-    return parse
-
-
-def _probability(s: str) -> float:
-    try:
-        v = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {s!r}") from None
-    if not 0.0 <= v <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {v}")
-    return v
-
-
-def _coverage(s: str) -> float:
-    v = _probability(s)
-    if v == 0.0:
-        raise argparse.ArgumentTypeError("character coverage must be above 0")
-    return v
 
 
 def _version() -> str:
@@ -246,48 +204,6 @@ def _stdin_count_table(errors: str) -> dict[str, int]:
     for word, count in rows.items():
         _check_count(word, count, "stdin (after adding up repeated words)")
     return rows
-
-
-def _option_value(text: str) -> object:
-    """A --load-option value: true/false, a whole number, else the text itself."""
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if text.lstrip("-").isascii() and text.lstrip("-").isdigit():
-        return int(text)
-    return text
-
-
-def _load_options(items: Sequence[str]) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for item in items:
-        key, eq, value = item.partition("=")
-        if not eq or not key.isidentifier():
-            raise SubwordsError(f"--load-option {item!r}: write KEY=VALUE, e.g. lowercase=false")
-        out[key] = _option_value(value)
-    return out
-
-
-def _missing_format(fmt: str, e: ImportError) -> SubwordsError:
-    return SubwordsError(f"the {fmt} format is not available in this installation of subwords ({e})")
-
-
-def load_model(path: str, fmt: Optional[str] = None, options: Sequence[str] = ()) -> Any:
-    """A tokenizer from ``path`` in any format: a subwords Tokenizer, or a ``Foreign`` one."""
-    from . import formats
-
-    opts = _load_options(options)
-    if fmt is None:
-        fmt = formats.detect(path)
-    try:
-        return formats.load(path, format=fmt, **opts)
-    except ImportError as e:
-        raise _missing_format(fmt or "detected", e) from None
-    except TypeError as e:
-        # a format's load() given an option it does not take (-O); any other TypeError is a bug
-        if "unexpected keyword argument" not in str(e):
-            raise
-        raise SubwordsError(f"-O: the {fmt} format does not take that option ({e})") from None
 
 
 def export_atomic(tok: Any, out: str, fmt: str) -> None:

@@ -51,9 +51,11 @@ def test_globs_match_in_sorted_order_and_cross_folders_with_two_stars(tmp_path):
 
 def test_names_that_match_nothing_are_refused(tmp_path):
     (tmp_path / "empty").mkdir()
-    for name, says in ((tmp_path / "nope*.txt", "no file matches"), (tmp_path / "empty", "holds no files"),
-                       (tmp_path / "missing.txt", "no such file")):
-        with pytest.raises(InputError, match=says):
+    # a pattern or folder with nothing in it is bad input; a missing file is a file error (an OSError)
+    for name, says, error in ((tmp_path / "nope*.txt", "no file matches", InputError),
+                              (tmp_path / "empty", "holds no files", InputError),
+                              (tmp_path / "missing.txt", "no such file", subwords.FileError)):
+        with pytest.raises(error, match=says):
             inputs.texts(str(name))
         _, err = cli("train", "--vocab-size", "10", "-o", "m.json", str(name), cwd=tmp_path, status=2)
         assert says in err

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::count_table::CountOptions;
 use crate::error::{Error, Result};
 use crate::spelling::{PreSplit, Scheme, Spelling};
 
@@ -118,11 +119,23 @@ impl TrainOptions {
         Ok(o)
     }
 
+    /// The options that decide the units: what a count table for this training records.
+    pub fn count_options(&self) -> CountOptions {
+        CountOptions {
+            spelling: self.spelling,
+            mark: self.mark.clone(),
+            split_at_marks: self.split_at_marks,
+            pre_split: self.pre_split,
+            lowercase: self.lowercase,
+            strip_accents: self.strip_accents,
+            clean_text: self.clean_text,
+            input_errors: self.input_errors,
+        }
+    }
+
     pub fn spelling(&self) -> Result<Spelling> {
-        let mut s = Spelling::new(self.spelling, self.mark.as_deref(), self.split_at_marks, self.pre_split, self.byte_fallback)?;
-        s.lowercase = self.lowercase;
-        s.strip_accents = self.strip_accents;
-        s.clean_text = self.clean_text;
+        let mut s = self.count_options().spelling()?;
+        s.byte_fallback = self.byte_fallback;
         s.validate()?;
         Ok(s)
     }

@@ -1,4 +1,4 @@
-//! The engines' traces (issue 11): what `merge::traced` and `unigram::traced` record, checked
+//! The engines' traces (issue 11): what `learners::train_traced` records, checked
 //! against the BPE and Unigram pages' numbers (worked by hand in tests/pages), and that tracing
 //! changes nothing in the trained model.
 
@@ -10,14 +10,30 @@ use subwords_core::options::TrainOptions;
 // BPE page: "The word low occurs five times, lower twice, newest six times and widest three."
 const FOUR: &[(&str, u64)] = &[("low", 5), ("lower", 2), ("newest", 6), ("widest", 3)];
 
-fn train(options: &str, words: &[(&str, u64)]) -> Model {
+fn train_with(options: &str, words: &[(&str, u64)], traces: &mut learners::Traces) -> Model {
     let opts = TrainOptions::from_json(options).unwrap();
     let mut counter = UnitCounter::new(opts.spelling().unwrap(), 1, false);
     for &(w, c) in words {
         counter.add_count(w, c);
     }
     let (counts, norm, texts, streams) = counter.finish().unwrap();
-    learners::train(&opts, learners::Corpus::from_counts(counts, norm, texts, streams)).unwrap()
+    learners::train_traced(&opts, learners::Corpus::from_counts(counts, norm, texts, streams), None, traces).unwrap()
+}
+
+fn train(options: &str, words: &[(&str, u64)]) -> Model {
+    train_with(options, words, &mut learners::Traces::default())
+}
+
+fn merge_traced(request: merge::TraceRequest, options: &str, words: &[(&str, u64)]) -> (Model, merge::MergeTrace) {
+    let mut traces = learners::Traces { merge: Some((request, Default::default())), unigram: None };
+    let model = train_with(options, words, &mut traces);
+    (model, traces.merge.unwrap().1)
+}
+
+fn unigram_traced(request: unigram::UnigramTraceRequest, options: &str, words: &[(&str, u64)]) -> (Model, unigram::UnigramTrace) {
+    let mut traces = learners::Traces { merge: None, unigram: Some((request, Default::default())) };
+    let model = train_with(options, words, &mut traces);
+    (model, traces.unigram.unwrap().1)
 }
 
 fn s(b: &[u8]) -> &str {
@@ -29,7 +45,7 @@ const BPE22: &str = r#"{"model":"bpe","spelling":"end","vocab_size":22}"#;
 #[test]
 fn four_words_steps_ties_and_lengths() {
     let request = merge::TraceRequest { ties: true, max_ties: 10, forced: vec![] };
-    let (model, trace) = merge::traced(request, || train(BPE22, FOUR));
+    let (model, trace) = merge_traced(request, BPE22, FOUR);
     // By hand (tests/pages/test_pages_bpe.py): 79 minus each merge's count.
     let lengths: Vec<u64> = trace.steps.iter().map(|st| st.pieces_after).collect();
     assert_eq!(trace.stage_pieces_before, vec![79]);
@@ -51,7 +67,7 @@ fn four_words_steps_ties_and_lengths() {
 fn forced_choice_takes_the_other_branch() {
     // BPE page: branch s + t</w> first: st</w> (9), then e + st</w> (9) -> est</w>; 22 pieces.
     let request = merge::TraceRequest { ties: false, max_ties: 1, forced: vec![(1, b"s".to_vec(), b"t</w>".to_vec())] };
-    let (_, trace) = merge::traced(request, || train(BPE22, FOUR));
+    let (_, trace) = merge_traced(request, BPE22, FOUR);
     assert!(trace.error.is_none());
     assert!(trace.steps[0].forced);
     assert_eq!((s(&trace.steps[0].result), s(&trace.steps[1].result)), ("st</w>", "est</w>"));
@@ -61,7 +77,7 @@ fn forced_choice_takes_the_other_branch() {
 #[test]
 fn forced_choice_that_is_no_candidate_is_an_error() {
     let request = merge::TraceRequest { ties: false, max_ties: 1, forced: vec![(1, b"z".to_vec(), b"q".to_vec())] };
-    let (_, trace) = merge::traced(request, || train(BPE22, FOUR));
+    let (_, trace) = merge_traced(request, BPE22, FOUR);
     let e = trace.error.expect("an error");
     assert!(e.contains("step 1") && e.contains("not a candidate"), "{e}");
     assert!(trace.steps.is_empty());
@@ -69,10 +85,11 @@ fn forced_choice_that_is_no_candidate_is_an_error() {
 
 #[test]
 fn untraced_runs_record_nothing() {
-    let (_, trace) = merge::traced(merge::TraceRequest::default(), || ());
-    assert!(trace.steps.is_empty());
-    // after `traced` returns, training is untraced again
-    let _ = train(BPE22, FOUR);
+    // empty slots ask for nothing and get nothing back; the model is the untraced one
+    let mut traces = learners::Traces::default();
+    let model = train_with(BPE22, FOUR, &mut traces);
+    assert!(traces.merge.is_none() && traces.unigram.is_none());
+    assert_eq!(model.to_json(), merge_traced(merge::TraceRequest::default(), BPE22, FOUR).0.to_json());
 }
 
 #[test]
@@ -80,7 +97,7 @@ fn unigram_rounds_and_zero_losses() {
     // Unigram page: "The four words go 49, 36, 27, 20, 15 in four rounds" and "On the four words,
     // 34 of the 38 pieces the pruning is allowed to touch cost exactly zero."
     let opts = r#"{"model":"unigram","spelling":"end","vocab_size":16}"#;
-    let (model, trace) = unigram::traced(unigram::UnigramTraceRequest { em: true }, || train(opts, FOUR));
+    let (model, trace) = unigram_traced(unigram::UnigramTraceRequest { em: true }, opts, FOUR);
     let sizes: Vec<usize> = trace.rounds.iter().map(|r| r.size).collect();
     assert_eq!(sizes, vec![49, 36, 27, 20, 15]);
     assert_eq!((trace.rounds[0].candidates, trace.rounds[0].zero_losses), (38, 34));

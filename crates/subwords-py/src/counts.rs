@@ -92,25 +92,15 @@ impl Counter {
     }
 
     fn feed_texts(&mut self, py: Python<'_>, texts: Vec<String>) -> PyResult<()> {
-        let counter = self.counter.as_mut().ok_or_else(spent)?;
-        let pool = &self.pool;
-        py.detach(|| pool.install(|| counter.feed_texts(&texts)));
-        Ok(())
+        crate::feed_texts(py, self.counter.as_mut(), &self.pool, texts)
     }
 
     fn feed_file(&mut self, py: Python<'_>, path: String) -> PyResult<()> {
-        let errors = self.input_errors;
-        let counter = self.counter.as_mut().ok_or_else(spent)?;
-        let pool = &self.pool;
-        py.detach(|| pool.install(|| counter.feed_file(&path, errors, None))).map_err(|e| to_py(py, e))
+        crate::feed_file(py, self.counter.as_mut(), &self.pool, &path, self.input_errors, None)
     }
 
     fn add_counts(&mut self, counts: Vec<(String, u64)>) -> PyResult<()> {
-        let counter = self.counter.as_mut().ok_or_else(spent)?;
-        for (w, c) in counts {
-            counter.add_count(&w, c);
-        }
-        Ok(())
+        crate::add_counts(self.counter.as_mut(), counts)
     }
 
     fn finish(&mut self, py: Python<'_>) -> PyResult<PyCountTable> {

@@ -52,6 +52,33 @@ fn pool(threads: usize) -> PyResult<rayon::ThreadPool> {
         .map_err(|e| PyOSError::new_err(format!("cannot start worker threads: {e}")))
 }
 
+/// Counts texts into a trainer's or a `Counter`'s counter (`None`: it has already finished).
+fn feed_texts(py: Python<'_>, counter: Option<&mut UnitCounter>, pool: &rayon::ThreadPool, texts: Vec<String>) -> PyResult<()> {
+    let counter = counter.ok_or_else(spent)?;
+    py.detach(|| pool.install(|| counter.feed_texts(&texts)));
+    Ok(())
+}
+
+fn feed_file(
+    py: Python<'_>,
+    counter: Option<&mut UnitCounter>,
+    pool: &rayon::ThreadPool,
+    path: &str,
+    errors: subwords_core::options::InputErrors,
+    progress: Option<&subwords_core::progress::Progress>,
+) -> PyResult<()> {
+    let counter = counter.ok_or_else(spent)?;
+    py.detach(|| pool.install(|| counter.feed_file(path, errors, progress))).map_err(|e| to_py(py, e))
+}
+
+fn add_counts(counter: Option<&mut UnitCounter>, counts: Vec<(String, u64)>) -> PyResult<()> {
+    let counter = counter.ok_or_else(spent)?;
+    for (w, c) in counts {
+        counter.add_count(&w, c);
+    }
+    Ok(())
+}
+
 /// A read-only view of a trainer's progress, safe to poll from another Python thread while the
 /// trainer runs with the GIL released.
 #[pyclass(module = "subwords._core", frozen)]
@@ -96,26 +123,15 @@ impl Trainer {
     }
 
     fn feed_texts(&mut self, py: Python<'_>, texts: Vec<String>) -> PyResult<()> {
-        let counter = self.counter.as_mut().ok_or_else(|| spent())?;
-        let pool = &self.pool;
-        py.detach(|| pool.install(|| counter.feed_texts(&texts)));
-        Ok(())
+        feed_texts(py, self.counter.as_mut(), &self.pool, texts)
     }
 
     fn feed_file(&mut self, py: Python<'_>, path: String) -> PyResult<()> {
-        let errors = self.options.input_errors;
-        let counter = self.counter.as_mut().ok_or_else(|| spent())?;
-        let pool = &self.pool;
-        let progress = &*self.progress;
-        py.detach(|| pool.install(|| counter.feed_file(&path, errors, Some(progress)))).map_err(|e| to_py(py, e))
+        feed_file(py, self.counter.as_mut(), &self.pool, &path, self.options.input_errors, Some(&*self.progress))
     }
 
     fn add_counts(&mut self, counts: Vec<(String, u64)>) -> PyResult<()> {
-        let counter = self.counter.as_mut().ok_or_else(|| spent())?;
-        for (w, c) in counts {
-            counter.add_count(&w, c);
-        }
-        Ok(())
+        add_counts(self.counter.as_mut(), counts)
     }
 
     /// The counted units (for pre-split joints, applied on the Python side), sorted by text.

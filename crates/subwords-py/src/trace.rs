@@ -6,8 +6,8 @@
 use pyo3::prelude::*;
 use serde_json::{json, Value};
 
-use subwords_core::learners::merge::{self, MergeTrace, TraceRequest};
-use subwords_core::learners::unigram::{self, UnigramTrace, UnigramTraceRequest};
+use subwords_core::learners::merge::{MergeTrace, TraceRequest};
+use subwords_core::learners::unigram::{UnigramTrace, UnigramTraceRequest};
 use subwords_core::learners::{self, Corpus};
 
 use crate::{spent, to_py, PyModel, Trainer};
@@ -97,21 +97,16 @@ pub fn train_traced(py: Python<'_>, trainer: &Bound<'_, Trainer>, request_json: 
             let (counts, norm, texts, streams) = counter.finish().map_err(|e| to_py(py, e))?;
             Corpus::from_counts(counts, norm, texts, streams)
         }
-        (None, Some(units)) => Corpus { units, joints: t.joints.take(), normalizations: t.normalizations.unwrap_or_default(), texts: 0, streams: None },
+        (None, Some(units)) => Corpus { units, joints: t.joints.take(), normalizations: t.normalizations.unwrap_or_default(), texts: t.texts, streams: None },
         (None, None) => return Err(spent()),
     };
     let options = t.options.clone();
     let pool = &t.pool;
     let progress = &*t.progress;
-    let (model, mt, ut) = py.detach(|| {
-        pool.install(|| {
-            // the engines run their loops on this thread: the thread-local requests reach them
-            let ((model, ut), mt) = merge::traced(merge_req, || {
-                unigram::traced(uni_req, || learners::train_with_progress(&options, corpus, Some(progress)))
-            });
-            (model, mt, ut)
-        })
-    });
+    let mut traces = learners::Traces { merge: Some((merge_req, Default::default())), unigram: Some((uni_req, Default::default())) };
+    let model = py.detach(|| pool.install(|| learners::train_traced(&options, corpus, Some(progress), &mut traces)));
+    let mt = traces.merge.map(|t| t.1).unwrap_or_default();
+    let ut = traces.unigram.map(|t| t.1).unwrap_or_default();
     let model = model.map_err(|e| to_py(py, e))?;
     if let Some(e) = &mt.error {
         return Err(bad(e.clone()));

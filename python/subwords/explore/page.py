@@ -5,9 +5,20 @@ results inline; no network, opens from disk)."""
 from __future__ import annotations
 
 import json
+from importlib import resources
 from typing import Any, Callable, Optional
 
 from . import widgets as W
+
+
+def static_text(name: str) -> str:
+    """One of the page's own files (``static/``), shipped as package data."""
+    return resources.files("subwords.explore").joinpath("static").joinpath(name).read_text(encoding="utf-8")
+
+
+def catalogue() -> dict[str, Any]:
+    """What the page lists: the widgets, the pages they belong to, and the user corpora."""
+    return {"widgets": W.specs(), "pages": W.PAGES, "corpora": sorted(W.USER_CORPORA)}
 
 
 def state_key(state: dict[str, Any]) -> str:
@@ -39,7 +50,6 @@ def precompute(progress: Optional[Callable[[str, int], None]] = None) -> dict[st
 
 
 def render(static: bool, progress: Optional[Callable[[str, int], None]] = None) -> str:
-    from .server import catalogue, static_text
 
     html = static_text("index.html")
     if static:

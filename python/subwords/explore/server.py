@@ -35,11 +35,11 @@ import time
 import traceback
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from importlib import resources
 from typing import Any, Optional
 from urllib.parse import parse_qs, urlsplit
 
 from . import widgets as W
+from .page import catalogue, render, static_text
 
 MAX_BODY = 64 * 1024  # a widget request: a few control values
 MAX_UPLOAD = 10 * 1024 * 1024  # a user corpus
@@ -47,10 +47,6 @@ MAX_CORPORA = 8
 WORK_SECONDS = 60.0  # the longest a computation on a user corpus may run
 SOCKET_SECONDS = 30.0
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-
-
-def static_text(name: str) -> str:
-    return resources.files("subwords.explore").joinpath("static").joinpath(name).read_text(encoding="utf-8")
 
 
 def split_lines(text: str) -> list[str]:
@@ -357,10 +353,6 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def catalogue() -> dict[str, Any]:
-    return {"widgets": W.specs(), "pages": W.PAGES, "corpora": sorted(W.USER_CORPORA)}
-
-
 MAX_CONNECTIONS = 32  # connections served at once; one more is told to come back (503)
 _BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
          b"Connection: close\r\nContent-Length: 74\r\n\r\n"
@@ -408,7 +400,6 @@ class ExplorerServer(ThreadingHTTPServer):
         if _loopback(host):
             self.allowed_hosts = {f"{shown}:{real_port}".lower(), f"localhost:{real_port}",
                                   f"127.0.0.1:{real_port}", f"[::1]:{real_port}"}
-        from .page import render
 
         self.page = render(static=False)
         # Fill the cache with every widget's opening state on the built-in corpora, then with

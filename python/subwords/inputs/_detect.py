@@ -10,11 +10,12 @@ start is text, as every path was before these formats existed, and refused with 
 
 from __future__ import annotations
 
+import errno
 import glob
 import os
 from typing import NamedTuple, Optional, Union
 
-from ..errors import InputError
+from ..errors import FileError, InputError
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -132,5 +133,5 @@ def expand(inputs: list[PathLike]) -> list[str]:
                 raise InputError(f"{p}: no file matches this pattern")
             out.extend(files)
         else:
-            raise InputError(f"{p}: no such file or folder")
+            raise FileError(errno.ENOENT, "no such file or folder", p)
     return out

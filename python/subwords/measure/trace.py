@@ -199,13 +199,8 @@ def trace(data: Any, *, ties: bool = True, max_ties: int = 64, forced: Optional[
         raise OptionError("forced choices apply to the merge learners (bpe, wordpiece), not to unigram")
     if em and model != "unigram":
         raise OptionError("em=True applies only to model='unigram'")
-    request: dict[str, Any] = {"ask": {"ties": ties, "max_ties": max_ties, "forced": _forced_list(forced), "em": em}}
-    token = _api._TRACE_REQUEST.set(request)
-    try:
-        tok = _api.train(data, **options)
-    finally:
-        _api._TRACE_REQUEST.reset(token)
-    raw = request["trace"]
+    ask = {"ties": ties, "max_ties": max_ties, "forced": _forced_list(forced), "em": em}
+    tok, raw = _api.train_traced(data, ask, **options)
     if raw.get("unigram") is not None:
         return _unigram_trace(tok, raw["unigram"])
     return _merge_trace(tok, raw["merge"])
@@ -228,13 +223,9 @@ def lengths(data: Any, **options: Any) -> Lengths:
     """Trains like :func:`subwords.train` and returns each merge's corpus length and rows."""
     if options.get("model", "bpe") not in ("bpe", "wordpiece"):
         raise OptionError("lengths apply to the merge learners (model='bpe' or 'wordpiece')")
-    request: dict[str, Any] = {"ask": {"ties": False, "max_ties": 1, "forced": [], "em": False, "lengths_only": True}}
-    token = _api._TRACE_REQUEST.set(request)
-    try:
-        tok = _api.train(data, **options)
-    finally:
-        _api._TRACE_REQUEST.reset(token)
-    raw = request["trace"]["merge"]
+    ask = {"ties": False, "max_ties": 1, "forced": [], "em": False, "lengths_only": True}
+    tok, trace = _api.train_traced(data, ask, **options)
+    raw = trace["merge"]
     new_rows = raw["new_rows_after"]
     rows_before = tok.vocab_size - (new_rows[-1] if new_rows else 0)
     before = tok.report["corpus_pieces_before"]

@@ -692,15 +692,26 @@ impl<'a> Engine<'a> {
 
 /// Runs the merge loop. `symbols` must already hold every symbol the units use.
 ///
-/// Under [`traced`] it also records every step (and takes the forced choices asked for); the
+/// Given a request in `trace`, it also records every step (and takes the forced choices asked for); the
 /// check is made once per call, so an untraced run does no extra work per merge.
 pub fn learn(units: Flat, symbols: &mut Symbols, params: &MergeParams, progress: Option<&crate::progress::Progress>) -> Merged {
+    learn_traced(units, symbols, params, progress, &mut None)
+}
+
+/// [`learn`], recording every step when `trace` holds a request (the trace comes back in the slot).
+pub fn learn_traced(
+    units: Flat,
+    symbols: &mut Symbols,
+    params: &MergeParams,
+    progress: Option<&crate::progress::Progress>,
+    trace: &mut Option<(TraceRequest, MergeTrace)>,
+) -> Merged {
     let mut winner_failed = None;
     if let Some(p) = progress {
         p.start(crate::progress::Phase::Merging, params.new_rows);
     }
     let mut engine = Engine::new(units, symbols, params);
-    let mut tracer = Tracer::take(&engine);
+    let mut tracer = Tracer::take(&engine, trace);
     let mut merges = Vec::new();
     let mut new_rows = 0u64;
     let stop = loop {
@@ -751,17 +762,15 @@ pub fn learn(units: Flat, symbols: &mut Symbols, params: &MergeParams, progress:
     };
     let pieces_after = engine.pieces();
     if let Some(t) = tracer {
-        t.put_back();
+        t.put_back(trace);
     }
     Merged { merges, new_rows, stop, pieces_after, winner_failed }
 }
 
 // ------------------------------------------------------------------------------------------------
-// Tracing (issue 11: `subwords.measure`). Off unless a caller wraps the training in [`traced`].
-//
-// The request travels in a thread-local, not in `MergeParams`, so the pipeline around the engine
-// (`learners::train`, both stages of superword BPE) needs no change: the binding sets it on the
-// thread that runs the training and takes the trace back afterwards. Tracing costs O(1) per
+// Tracing (issue 11: `subwords.measure`). Off unless the caller hands `learn` a request (the
+// pipeline's `Traces`): the request goes in, and the trace comes back, in the same slot, which
+// both stages of superword BPE share. Tracing costs O(1) per
 // step (the corpus length is kept from each merge's site count); asking for the tied candidates
 // costs one pass over the live pairs per step, which is for small corpora.
 
@@ -813,18 +822,6 @@ pub struct MergeTrace {
     pub error: Option<String>,
 }
 
-thread_local! {
-    static TRACE: std::cell::RefCell<Option<(TraceRequest, MergeTrace)>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Runs `f` (a training on this thread) with tracing on and returns its result and the trace.
-pub fn traced<R>(request: TraceRequest, f: impl FnOnce() -> R) -> (R, MergeTrace) {
-    let before = TRACE.with(|t| t.borrow_mut().replace((request, MergeTrace::default())));
-    let r = f();
-    let (_, trace) = TRACE.with(|t| std::mem::replace(&mut *t.borrow_mut(), before)).unwrap_or_default();
-    (r, trace)
-}
-
 struct Tracer {
     request: TraceRequest,
     trace: MergeTrace,
@@ -834,8 +831,8 @@ struct Tracer {
 }
 
 impl Tracer {
-    fn take(engine: &Engine<'_>) -> Option<Tracer> {
-        let (request, mut trace) = TRACE.with(|t| t.borrow_mut().take())?;
+    fn take(engine: &Engine<'_>, slot: &mut Option<(TraceRequest, MergeTrace)>) -> Option<Tracer> {
+        let (request, mut trace) = slot.take()?;
         let pieces = engine.pieces();
         trace.stage_pieces_before.push(pieces);
         let stage = trace.stage_pieces_before.len() as u32;
@@ -843,8 +840,8 @@ impl Tracer {
         Some(Tracer { request, trace, stage, rows_before, pieces })
     }
 
-    fn put_back(self) {
-        TRACE.with(|t| *t.borrow_mut() = Some((self.request, self.trace)));
+    fn put_back(self, slot: &mut Option<(TraceRequest, MergeTrace)>) {
+        *slot = Some((self.request, self.trace));
     }
 
     /// The forced pair of the coming step, if one is asked for; `Err` (and the trace's error)

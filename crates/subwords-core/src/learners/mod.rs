@@ -10,7 +10,7 @@ pub mod pipeline;
 pub mod unigram;
 pub mod word;
 
-pub use pipeline::{train, train_with_progress};
+pub use pipeline::{train, train_traced, train_with_progress, Traces};
 
 use crate::counting::Counts;
 use crate::spelling::Normalizations;

@@ -23,6 +23,24 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
 
 /// [`train`], updating `progress` as it goes.
 pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option<&crate::progress::Progress>) -> Result<Model> {
+    train_traced(opts, corpus, progress, &mut Traces::default())
+}
+
+/// What a traced training records (`subwords.measure`): a slot per learner, holding the request
+/// going in and its trace coming out. An empty slot traces nothing and costs nothing.
+#[derive(Default)]
+pub struct Traces {
+    pub merge: Option<(merge::TraceRequest, merge::MergeTrace)>,
+    pub unigram: Option<(unigram::UnigramTraceRequest, unigram::UnigramTrace)>,
+}
+
+/// [`train_with_progress`], recording what `traces` asks for.
+pub fn train_traced(
+    opts: &TrainOptions,
+    corpus: Corpus,
+    progress: Option<&crate::progress::Progress>,
+    traces: &mut Traces,
+) -> Result<Model> {
     opts.validate()?;
     let spelling = opts.spelling()?;
     let units: Vec<&UnitCount> = corpus.units.iter().filter(|u| u.count > 0 && !u.text.is_empty()).collect();
@@ -242,7 +260,7 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
             texts: corpus.texts,
             normalizations,
         };
-        return train_unigram(opts, spelling, rows, spelled, base, &alphabet_texts, target, facts, &kept, progress);
+        return train_unigram(opts, spelling, rows, spelled, base, &alphabet_texts, target, facts, &kept, progress, &mut traces.unigram);
     }
 
     // ---- stage one (or the only stage)
@@ -260,7 +278,7 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
             params.tie = TieSpelling::FrontMarked { continuation_mark: spelling.mark.as_bytes().to_vec() };
         }
     }
-    let first = merge::learn(spelled, &mut symbols, &params, progress);
+    let first = merge::learn_traced(spelled, &mut symbols, &params, progress, &mut traces.merge);
     let winner_failed = first.winner_failed.map(|(a, b, n)| {
         let show = |x: u32| String::from_utf8_lossy(symbols.text(x)).into_owned();
         (show(a), show(b), n)
@@ -294,7 +312,7 @@ pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option
         let rows_now = base as u64 + symbols.texts.len() as u64;
         let room = opts.vocab_size.saturating_sub(budget_rows(rows_now));
         let params = MergeParams::bpe(room, opts.min_count, opts.max_piece_length);
-        let second = merge::learn(streams, &mut symbols, &params, progress);
+        let second = merge::learn_traced(streams, &mut symbols, &params, progress, &mut traces.merge);
         merges.extend(second.merges);
         stop = second.stop;
         after = second.pieces_after + dropped_extra;
@@ -376,6 +394,7 @@ fn train_unigram(
     facts: UnigramFacts,
     kept: &[(String, u64)],
     progress: Option<&crate::progress::Progress>,
+    trace: &mut Option<(unigram::UnigramTraceRequest, unigram::UnigramTrace)>,
 ) -> Result<Model> {
     // the learner numbers symbols from 0; unknown symbols stay NO_SYMBOL
     for x in spelled.syms.iter_mut() {
@@ -397,7 +416,7 @@ fn train_unigram(
         }
     }
     let strip: &[u8] = if spelling.scheme == Scheme::Continuation { spelling.mark.as_bytes() } else { b"" };
-    let trained = unigram::train(&spelled, alphabet_texts, strip, &params, progress)?;
+    let trained = unigram::train_traced(&spelled, alphabet_texts, strip, &params, progress, trace)?;
     drop(spelled);
     let mut log_probs: Vec<Option<f64>> = vec![None; base as usize];
     log_probs.extend(trained.alphabet.iter().copied());

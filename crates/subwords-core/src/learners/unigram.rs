@@ -278,6 +278,18 @@ pub fn train(
     params: &UnigramParams,
     progress: Option<&Progress>,
 ) -> Result<UnigramTrained> {
+    train_traced(units, symbol_texts, strip_right, params, progress, &mut None)
+}
+
+/// [`train`], recording what the request in `trace` asks for (the trace comes back in the slot).
+pub fn train_traced(
+    units: &Flat,
+    symbol_texts: &[Vec<u8>],
+    strip_right: &[u8],
+    params: &UnigramParams,
+    progress: Option<&Progress>,
+    trace: &mut Option<(UnigramTraceRequest, UnigramTrace)>,
+) -> Result<UnigramTrained> {
     let a = symbol_texts.len();
     if !(params.shrink > 0.0 && params.shrink < 1.0) {
         return Err(Error::Option(format!("shrink must be strictly between 0 and 1, got {}", params.shrink)));
@@ -325,7 +337,7 @@ pub fn train(
         p.start(Phase::Merging, total_rounds);
     }
     let mut stored = Stored::build(&runs, &build_trie(&table, &runs.syms, a), &table.lp);
-    let mut tracer = UnigramTracer::take(seed_size);
+    let mut tracer = UnigramTracer::take(seed_size, trace);
     if let Some(t) = tracer.as_mut() {
         t.em_step(&runs, &table, &texts, strip_right, 0, 0);
     }
@@ -379,7 +391,7 @@ pub fn train(
         p.set(total_rounds);
     }
     if let Some(t) = tracer {
-        t.put_back();
+        t.put_back(trace);
     }
     Ok(UnigramTrained {
         alphabet,
@@ -827,8 +839,8 @@ fn final_pass(runs: &Runs, table: &Table, stored: &Stored) -> (f64, u64) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Tracing (issue 11: `subwords.measure`). Off unless a caller wraps the training in [`traced`];
-// as in `merge`, the request travels in a thread-local so the pipeline needs no change. A traced
+// Tracing (issue 11: `subwords.measure`). Off unless the caller hands `train` a request (the
+// pipeline's `Traces`); the trace comes back in the same slot. A traced
 // round costs one extra likelihood pass (the one `final_pass` makes at the end); EM trajectories
 // copy the live table after every EM step, which is for small corpora.
 
@@ -873,32 +885,20 @@ pub struct UnigramTrace {
     pub em: Vec<EmStep>,
 }
 
-thread_local! {
-    static UNIGRAM_TRACE: std::cell::RefCell<Option<(UnigramTraceRequest, UnigramTrace)>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Runs `f` (a training on this thread) with Unigram tracing on; returns its result and the trace.
-pub fn traced<R>(request: UnigramTraceRequest, f: impl FnOnce() -> R) -> (R, UnigramTrace) {
-    let before = UNIGRAM_TRACE.with(|t| t.borrow_mut().replace((request, UnigramTrace::default())));
-    let r = f();
-    let (_, trace) = UNIGRAM_TRACE.with(|t| std::mem::replace(&mut *t.borrow_mut(), before)).unwrap_or_default();
-    (r, trace)
-}
-
 struct UnigramTracer {
     request: UnigramTraceRequest,
     trace: UnigramTrace,
 }
 
 impl UnigramTracer {
-    fn take(seed_size: usize) -> Option<Self> {
-        let (request, mut trace) = UNIGRAM_TRACE.with(|t| t.borrow_mut().take())?;
+    fn take(seed_size: usize, slot: &mut Option<(UnigramTraceRequest, UnigramTrace)>) -> Option<Self> {
+        let (request, mut trace) = slot.take()?;
         trace.seed_size = seed_size;
         Some(UnigramTracer { request, trace })
     }
 
-    fn put_back(self) {
-        UNIGRAM_TRACE.with(|t| *t.borrow_mut() = Some((self.request, self.trace)));
+    fn put_back(self, slot: &mut Option<(UnigramTraceRequest, UnigramTrace)>) {
+        *slot = Some((self.request, self.trace));
     }
 
     fn text(runs: &Runs, table: &Table, texts: &[Vec<u8>], strip_right: &[u8], p: usize) -> Vec<u8> {
