@@ -11,30 +11,25 @@ from typing import Any, Callable, Optional, Sequence
 from .errors import SubwordsError
 
 
-def _positive(name: str) -> Callable[[str], int]:
+def _whole(name: str, least: int, says: str) -> Callable[[str], int]:
     def parse(s: str) -> int:
         try:
             v = int(s)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {s!r}") from None
-        if v < 1:
-            raise argparse.ArgumentTypeError(f"{name} must be at least 1, got {v}")
+        if v < least:
+            raise argparse.ArgumentTypeError(f"{name} must be {says}, got {v}")
         return v
 
     return parse
+
+
+def _positive(name: str) -> Callable[[str], int]:
+    return _whole(name, 1, "at least 1")
 
 
 def _count(name: str) -> Callable[[str], int]:
-    def parse(s: str) -> int:
-        try:
-            v = int(s)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {s!r}") from None
-        if v < 0:
-            raise argparse.ArgumentTypeError(f"{name} must be 0 or more, got {v}")
-        return v
-
-    return parse
+    return _whole(name, 0, "0 or more")
 
 
 def _probability(s: str) -> float:

@@ -155,14 +155,7 @@ impl Trainer {
     }
 
     fn train(&mut self, py: Python<'_>) -> PyResult<PyModel> {
-        let corpus = match (self.counter.take(), self.units.take()) {
-            (Some(counter), _) => {
-                let (counts, norm, texts, streams) = counter.finish().map_err(|e| to_py(py, e))?;
-                Corpus::from_counts(counts, norm, texts, streams)
-            }
-            (None, Some(units)) => Corpus { units, joints: self.joints.take(), normalizations: self.normalizations.unwrap_or_default(), texts: self.texts, streams: None },
-            (None, None) => return Err(spent()),
-        };
+        let corpus = self.take_corpus(py)?;
         let options = self.options.clone();
         let pool = &self.pool;
         let progress = &*self.progress;
@@ -170,6 +163,27 @@ impl Trainer {
             .detach(|| pool.install(|| learners::train_with_progress(&options, corpus, Some(progress))))
             .map_err(|e| to_py(py, e))?;
         Ok(PyModel::wrap(model))
+    }
+}
+
+impl Trainer {
+    /// What training reads, taken out of the trainer (it trains once): the counter's units, or
+    /// the units set in their place (joints, a count table).
+    fn take_corpus(&mut self, py: Python<'_>) -> PyResult<Corpus> {
+        match (self.counter.take(), self.units.take()) {
+            (Some(counter), _) => {
+                let (counts, norm, texts, streams) = counter.finish().map_err(|e| to_py(py, e))?;
+                Ok(Corpus::from_counts(counts, norm, texts, streams))
+            }
+            (None, Some(units)) => Ok(Corpus {
+                units,
+                joints: self.joints.take(),
+                normalizations: self.normalizations.unwrap_or_default(),
+                texts: self.texts,
+                streams: None,
+            }),
+            (None, None) => Err(spent()),
+        }
     }
 }
 

@@ -8,9 +8,9 @@ use serde_json::{json, Value};
 
 use subwords_core::learners::merge::{MergeTrace, TraceRequest};
 use subwords_core::learners::unigram::{UnigramTrace, UnigramTraceRequest};
-use subwords_core::learners::{self, Corpus};
+use subwords_core::learners;
 
-use crate::{spent, to_py, PyModel, Trainer};
+use crate::{to_py, PyModel, Trainer};
 
 fn text(b: &[u8]) -> Value {
     match std::str::from_utf8(b) {
@@ -92,14 +92,7 @@ pub fn train_traced(py: Python<'_>, trainer: &Bound<'_, Trainer>, request_json: 
     let uni_req = UnigramTraceRequest { em: req["em"].as_bool().unwrap_or(false) };
 
     let mut t = trainer.borrow_mut();
-    let corpus = match (t.counter.take(), t.units.take()) {
-        (Some(counter), _) => {
-            let (counts, norm, texts, streams) = counter.finish().map_err(|e| to_py(py, e))?;
-            Corpus::from_counts(counts, norm, texts, streams)
-        }
-        (None, Some(units)) => Corpus { units, joints: t.joints.take(), normalizations: t.normalizations.unwrap_or_default(), texts: t.texts, streams: None },
-        (None, None) => return Err(spent()),
-    };
+    let corpus = t.take_corpus(py)?;
     let options = t.options.clone();
     let pool = &t.pool;
     let progress = &*t.progress;
