@@ -25,8 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::counting::Counts;
 use crate::error::{Error, Result};
-use crate::options::InputErrors;
-use crate::spelling::{Normalizations, PreSplit, Scheme, Spelling};
+use crate::spelling::{Normalizations, Spelling};
 
 const MAGIC: &[u8; 8] = b"SWCOUNT\0";
 const VERSION: u32 = 1;
@@ -41,51 +40,6 @@ struct Header {
     texts: u64,
     units: u64,
     total: u64,
-}
-
-/// The options that decide what the units are: a spelling's, and how files are read.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CountOptions {
-    pub spelling: Scheme,
-    #[serde(default)]
-    pub mark: Option<String>,
-    #[serde(default = "yes")]
-    pub split_at_marks: bool,
-    #[serde(default)]
-    pub pre_split: Option<PreSplit>,
-    #[serde(default)]
-    pub lowercase: bool,
-    #[serde(default)]
-    pub strip_accents: bool,
-    #[serde(default)]
-    pub clean_text: bool,
-    #[serde(default = "strict")]
-    pub input_errors: InputErrors,
-}
-
-fn yes() -> bool {
-    true
-}
-fn strict() -> InputErrors {
-    InputErrors::Strict
-}
-
-impl CountOptions {
-    pub fn from_json(s: &str) -> Result<Self> {
-        let o: CountOptions = serde_json::from_str(s).map_err(|e| Error::Option(format!("bad counting options: {e}")))?;
-        o.spelling()?;
-        Ok(o)
-    }
-
-    pub fn spelling(&self) -> Result<Spelling> {
-        let mut s = Spelling::new(self.spelling, self.mark.as_deref(), self.split_at_marks, self.pre_split, false)?;
-        s.lowercase = self.lowercase;
-        s.strip_accents = self.strip_accents;
-        s.clean_text = self.clean_text;
-        s.validate()?;
-        Ok(s)
-    }
 }
 
 /// Units and counts, sorted by text (bytes), each text once, every count at least 1.
@@ -339,6 +293,7 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spelling::Scheme;
 
     fn table(units: &[(&str, u64)], texts: u64) -> CountTable {
         let sp = Spelling::new(Scheme::End, None, true, None, false).unwrap();

@@ -4,7 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::count_table::CountOptions;
 use crate::error::{Error, Result};
 use crate::spelling::{PreSplit, Scheme, Spelling};
 
@@ -234,5 +233,44 @@ impl TrainOptions {
             return Err(Error::Option("joints apply to the end and continuation spellings".into()));
         }
         Ok(())
+    }
+}
+
+/// The options that decide what the units are: a spelling's, and how files are read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CountOptions {
+    pub spelling: Scheme,
+    #[serde(default)]
+    pub mark: Option<String>,
+    #[serde(default = "default_true")]
+    pub split_at_marks: bool,
+    #[serde(default)]
+    pub pre_split: Option<PreSplit>,
+    #[serde(default)]
+    pub lowercase: bool,
+    #[serde(default)]
+    pub strip_accents: bool,
+    #[serde(default)]
+    pub clean_text: bool,
+    #[serde(default = "default_input_errors")]
+    pub input_errors: InputErrors,
+}
+
+
+impl CountOptions {
+    pub fn from_json(s: &str) -> Result<Self> {
+        let o: CountOptions = serde_json::from_str(s).map_err(|e| Error::Option(format!("bad counting options: {e}")))?;
+        o.spelling()?;
+        Ok(o)
+    }
+
+    pub fn spelling(&self) -> Result<Spelling> {
+        let mut s = Spelling::new(self.spelling, self.mark.as_deref(), self.split_at_marks, self.pre_split, false)?;
+        s.lowercase = self.lowercase;
+        s.strip_accents = self.strip_accents;
+        s.clean_text = self.clean_text;
+        s.validate()?;
+        Ok(s)
     }
 }

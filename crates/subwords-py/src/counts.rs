@@ -4,7 +4,8 @@
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use subwords_core::count_table::{CountOptions, CountTable};
+use subwords_core::count_table::CountTable;
+use subwords_core::options::CountOptions;
 use subwords_core::counting::UnitCounter;
 use subwords_core::learners::UnitCount;
 use subwords_core::options::InputErrors;
