@@ -32,17 +32,26 @@ def tally_problem(node: str) -> str | None:
     return None
 
 
-def assert_same(reference, rust, data, probe_texts, report_keys, **opts):
-    """Train both engines with the same options; everything observable must agree."""
+def train_both(reference, rust, data, **opts):
+    """(reference model, Rust model) trained with the same options, or None when the reference
+    refuses them -- and then the Rust engine must refuse them too, with the same class."""
     try:
         ref = reference.train(data, **opts)
     except Exception as e:  # the engines must refuse the same things, with the same class
         with pytest.raises(type(e)):
             rust.train(data, **opts)
         tally(False)
-        return
+        return None
     tally(True)
-    got = rust.train(data, **opts)
+    return ref, rust.train(data, **opts)
+
+
+def assert_same(reference, rust, data, probe_texts, report_keys, **opts):
+    """Train both engines with the same options; everything observable must agree."""
+    both = train_both(reference, rust, data, **opts)
+    if both is None:
+        return
+    ref, got = both
     assert got.rows == ref.rows
     assert got.kinds == ref.kinds
     assert got.merges == ref.merges
