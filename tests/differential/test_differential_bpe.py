@@ -126,6 +126,37 @@ def test_joints(reference, rust, data, table, spelling, texts):
 
 
 @SETTINGS
+@given(data=st.data(), table=count_tables(), spelling=st.sampled_from(["end", "continuation"]),
+       texts=probes)
+def test_two_stage_joints(reference, rust, data, table, spelling, texts):
+    # Two-stage BPE on texts whose words are cut at joints: stage two must start from each text's
+    # joint-cut parts, merges replayed part by part, as encoding does. (It learned no stream
+    # merges at all before: the joints path dropped the texts.)
+    words = [w for w, c in table.items() for _ in range(c)]
+    lines = [" ".join(words[i:i + 3]) for i in range(0, len(words), 3)]
+    joints = {w: [w[:1], w[1:]] for w in table if len(w) > 1}
+    opts = {"spelling": spelling, "joints": joints}
+    floor = _floor(reference, lines, opts)
+    opts["superword_at"] = floor + data.draw(st.integers(0, 6))
+    opts["vocab_size"] = opts["superword_at"] + data.draw(st.integers(1, 8))
+    assert_same(reference, rust, lines, texts + lines, **opts)
+
+
+def test_two_stage_joints_learns_stream_merges(rust):
+    # By hand: three texts "ab ab", the word cut a|b at its joints, end spelling. The symbols are
+    # a and b</w> (the end mark goes on the word's last part). Within the units "a" and "b" there
+    # is no pair, so stage one learns nothing. Stage two sees each text as a b</w> a b</w>:
+    # (a, b</w>) occurs 2 x 3 = 6 times and (b</w>, a) 3 times, so the first merge is a + b</w>;
+    # the texts are then ab</w> ab</w>, and the only pair (ab</w>, ab</w>) occurs 3 times.
+    lines = ["ab ab"] * 3
+    joints = {"ab": ["a", "b"]}
+    floor = rust.train(lines, vocab_size=10**6, spelling="end", joints=joints).report["alphabet_size"] + 1
+    tok = rust.train(lines, vocab_size=floor + 2, superword_at=floor, spelling="end", joints=joints)
+    assert tok.merges == [("a", "b</w>"), ("ab</w>", "ab</w>")]
+    assert tok.encode_pieces("ab ab") == ["ab</w>ab</w>"]
+
+
+@SETTINGS
 @given(data=st.data(), table=count_tables(),
        spelling=st.sampled_from(["end", "continuation", "front"]), texts=probes)
 def test_word_model(reference, rust, data, table, spelling, texts):

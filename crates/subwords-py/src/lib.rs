@@ -105,6 +105,8 @@ struct Trainer {
     normalizations: Option<subwords_core::spelling::Normalizations>,
     /// Texts counted, once the counts have been taken out of the counter (or came from a table).
     texts: u64,
+    /// Two-stage BPE's texts, kept when the counts are taken out for joints.
+    streams: Option<Vec<String>>,
     pool: rayon::ThreadPool,
 }
 
@@ -115,7 +117,7 @@ impl Trainer {
         let options = TrainOptions::from_json(options_json).map_err(|e| to_py(py, e))?;
         let spelling = options.spelling().map_err(|e| to_py(py, e))?;
         let counter = UnitCounter::new(spelling, threads, options.superword_at.is_some());
-        Ok(Trainer { options, counter: Some(counter), units: None, progress: Default::default(), joints: None, normalizations: None, texts: 0, pool: pool(threads)? })
+        Ok(Trainer { options, counter: Some(counter), units: None, progress: Default::default(), joints: None, normalizations: None, texts: 0, streams: None, pool: pool(threads)? })
     }
 
     fn progress_view(&self) -> ProgressView {
@@ -142,6 +144,7 @@ impl Trainer {
         v.sort();
         let corpus = Corpus::from_counts(counts, norm, texts, streams);
         self.texts = corpus.texts;
+        self.streams = corpus.streams;
         self.normalizations = Some(corpus.normalizations);
         self.units = Some(corpus.units);
         Ok(v)
@@ -180,7 +183,7 @@ impl Trainer {
                 joints: self.joints.take(),
                 normalizations: self.normalizations.unwrap_or_default(),
                 texts: self.texts,
-                streams: None,
+                streams: self.streams.take(),
             }),
             (None, None) => Err(spent()),
         }

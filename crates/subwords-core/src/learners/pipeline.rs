@@ -300,10 +300,17 @@ pub fn train_traced(
         for text in corpus.streams.as_deref().unwrap_or(&[]) {
             let mut seq: Vec<u32> = Vec::new();
             spelling.for_each_unit(text, |unit, _| {
-                let mut syms = Vec::new();
-                spelling.for_each_symbol(unit, true, true, |t| syms.push(lookup(t)));
-                replay_known(&mut syms, &map);
-                seq.extend_from_slice(&syms);
+                // A word cut at pre-split joints is spelled and replayed part by part, as
+                // encoding does (`Model::encode_unit_into`), so stage two sees what encoding makes.
+                let whole = [unit.to_string()];
+                let parts = corpus.joints.as_ref().and_then(|j| j.get(unit)).map_or(&whole[..], |p| &p[..]);
+                let last = parts.len() - 1;
+                for (k, part) in parts.iter().enumerate() {
+                    let mut syms = Vec::new();
+                    spelling.for_each_symbol(part, k == 0, k == last, |t| syms.push(lookup(t)));
+                    replay_known(&mut syms, &map);
+                    seq.extend_from_slice(&syms);
+                }
             });
             if !seq.is_empty() {
                 streams.push(&seq, 1);
