@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # loaded lazily at run time, by __getattr__
     from .formats.vocab_txt import bert as bert
     from ._api import count as count
     from .counts import CountTable as CountTable
+    from ._arrays import IdArray as IdArray
 
 __version__ = "0.1.0"
 
