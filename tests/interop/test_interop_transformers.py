@@ -39,6 +39,17 @@ def trained(texts: list[str]) -> dict[str, subwords.SubwordsTokenizer]:
     return {name: subwords.train(texts[::15], **kw) for name, kw in FAMILIES.items()}
 
 
+def encodable(tok: subwords.SubwordsTokenizer, texts: list[str]) -> list[str]:
+    """The texts subwords encodes: on the ``end`` and ``continuation`` spellings a word that
+    holds the mark (``##`` in the corpus) is refused (InputError), so those few are left out."""
+    sp = tok.spelling
+    if sp["scheme"] not in ("end", "continuation"):
+        return texts
+    kept = [t for t in texts if sp["mark"] not in t]
+    assert len(texts) - len(kept) < 20
+    return kept
+
+
 def fused_unknowns(ids: list[int], unk: int) -> list[int]:
     """``ids`` with every run of the unknown id made one, as tokenizers' Unigram gives it
     (docs/HANDOFF.md: its ``fuse_unk`` is always on)."""
@@ -56,14 +67,34 @@ def expected(name: str, tok: subwords.SubwordsTokenizer, ours: list[list[int]]) 
     return ours
 
 
+def assert_same_ids(name: str, tok: subwords.SubwordsTokenizer, want: list[list[int]], got: list[list[int]]) -> int:
+    """``got == want``, except, for Unigram, on exact Viterbi ties (docs/HANDOFF.md): the same
+    pieces in another order, where subwords' rule (the longer piece at the first position where
+    the spellings differ) and tokenizers' (the first best path into each position) choose
+    differently. Returns how many texts were such ties."""
+    assert len(got) == len(want)
+    ties = 0
+    for ours, theirs in zip(want, got):
+        if ours == theirs:
+            continue
+        assert name.startswith("unigram"), (ours, theirs)
+        assert sorted(ours) == sorted(theirs), (ours, theirs)  # the same pieces: an exact tie
+        k = next(k for k, (a, b) in enumerate(zip(ours, theirs)) if a != b)
+        assert len(tok.id_to_piece(ours[k])) > len(tok.id_to_piece(theirs[k])), (ours, theirs)
+        ties += 1
+    return ties
+
+
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_exported_file_loads_in_transformers_with_our_ids(name, trained, texts, tmp_path):
     tok = trained[name]
+    texts = encodable(tok, texts)
     export(tok, tmp_path / "tokenizer.json", "hf")
     fast = PreTrainedTokenizerFast(tokenizer_file=str(tmp_path / "tokenizer.json"))
     ours = tok.encode_batch(texts)
     got = fast(texts, add_special_tokens=True)["input_ids"]
-    assert got == expected(name, tok, ours)
+    ties = assert_same_ids(name, tok, expected(name, tok, ours), got)
+    assert ties < len(texts) // 100  # measured: 255 of 39,373 texts (0.65%) for both Unigram models
     # to_transformers() is the same tokenizer, with the roles set
     handed = tok.to_transformers()
     assert handed(texts[::5], add_special_tokens=True)["input_ids"] == got[::5]
@@ -87,10 +118,10 @@ def test_unigram_export_gives_our_ids_in_tokenizers(name, trained, texts, tmp_pa
     ref = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     ours = tok.encode_batch(texts)
     got = [e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
-    # Viterbi ties (docs/HANDOFF.md) could make these differ; on this corpus none does.
-    assert got == expected(name, tok, ours)
+    ties = assert_same_ids(name, tok, expected(name, tok, ours), got)
+    assert 0 < ties < len(texts) // 100  # the tie rules do differ on real text (255 of 39,373 texts here)
     for ids in ours[::50]:
-        assert ref.decode(ids) == tok.decode(ids)
+        assert ref.decode(ids, skip_special_tokens=False) == tok.decode(ids)  # [UNK] is a special added token
 
 
 def test_unigram_export_byte_fallback_has_no_unknown(trained, texts):

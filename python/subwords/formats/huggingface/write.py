@@ -177,13 +177,21 @@ def tokenizer_json(tokenizer: object) -> dict[str, Any]:
     return out
 
 
+# tokenizers scores an unknown character as its lowest score minus 10, and sums scores in float
+# from the left: a symbol EM left with a log-probability like -8e29 would make every sum after
+# an unknown character that large, and the pieces after it would all tie. No spelling picks a
+# piece this unlikely over another, so it is written as this score instead.
+LOWEST_SCORE = -1e6
+
+
 def _unigram_json(doc: dict[str, Any]) -> dict[str, Any]:
     """A Unigram model on the ``front`` spelling as tokenizers' ``Unigram`` model: the same
     normalizer, ``Metaspace`` split and decoder as front BPE (above), every row's natural-log
     probability as its score, ``unk_id`` the ``[UNK]`` row, ``byte_fallback`` with the
     ``<0xNN>`` rows.
 
-    Rows without a probability (``[UNK]``, the byte rows, other special rows) get a score far
+    Log-probabilities below ``LOWEST_SCORE`` are written as it. Rows without a probability
+    (``[UNK]``, the byte rows, other special rows) get a score far
     below every piece's (the lowest probability minus 1000), so that ``tokenizers``' Viterbi,
     which puts every vocabulary entry in its trie, never prefers them to real pieces for text
     that spells ``<0x41>``; it never uses such a score otherwise (a byte row or ``[UNK]`` is only
@@ -193,9 +201,9 @@ def _unigram_json(doc: dict[str, Any]) -> dict[str, Any]:
 
     Where the two can differ (docs/HANDOFF.md): ``tokenizers`` fuses a run of unknown characters
     into one ``[UNK]`` (subwords gives one per character; with byte fallback both give the
-    bytes), and it breaks exact Viterbi ties its own way (forward, the last piece starting
-    earliest) and sums scores in float from the left, where subwords breaks ties by fewer pieces
-    then the longer piece first (DESIGN §2)."""
+    bytes), and it breaks exact Viterbi ties its own way (forward: the first best path into each
+    position wins, so the same pieces can come in another order), where subwords breaks ties by
+    fewer pieces then the longer piece first (DESIGN §2)."""
     sp = doc["spelling"]
     if sp["scheme"] != "front":
         raise _refuse(f"a Unigram model on the {sp['scheme']} spelling (tokenizers' Unigram files use the front "
@@ -207,9 +215,10 @@ def _unigram_json(doc: dict[str, Any]) -> dict[str, Any]:
     if "[UNK]" not in vocab:
         raise _refuse("a Unigram model without an [UNK] row")
     log_probs = doc.get("log_probs") or []
-    known = [lp for lp in log_probs if lp is not None]
+    known = [max(float(lp), LOWEST_SCORE) for lp in log_probs if lp is not None]
     floor = (min(known) if known else 0.0) - 1000.0
-    scores = [floor if i >= len(log_probs) or log_probs[i] is None else float(log_probs[i]) for i in range(len(rows))]
+    scores = [floor if i >= len(log_probs) or log_probs[i] is None else max(float(log_probs[i]), LOWEST_SCORE)
+              for i in range(len(rows))]
     mark = sp.get("mark") or ""
     out: dict[str, Any] = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
                            "normalizer": None, "pre_tokenizer": None, "post_processor": None, "decoder": None}
