@@ -569,6 +569,7 @@ class SubwordsTokenizer:
                        allowed_special: AllowedSpecial = (), add_special_tokens: bool = True) -> tuple[bytes, bytes]:
         """``encode_array``'s two buffers (little-endian ids ``width`` bytes wide; each text's end,
         u64), for writers that need no numpy (``subwords encode --output``)."""
+        batch = batch_arg(batch)
         if eos is not None:
             self.id_to_piece(eos)  # an id of this vocabulary, or UnknownPieceError
         suffix = [] if eos is None else [eos]
@@ -581,7 +582,7 @@ class SubwordsTokenizer:
         if template is not None:
             suffix = [template[1], *suffix]
         try:
-            return self._model.encode_batch_flat(list(batch), _threads(threads), width, prefix, suffix)
+            return self._model.encode_batch_flat(batch, _threads(threads), width, prefix, suffix)
         except UnicodeError as e:
             raise _surrogate_error(e, f"text {_first_unencodable(batch)} of the batch") from None
 

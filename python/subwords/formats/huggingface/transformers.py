@@ -50,9 +50,9 @@ def special_roles_of(tokenizer: object) -> dict[str, str]:
         roles.setdefault("cls_token", template["cls"])
         roles.setdefault("sep_token", template["sep"])
     for piece in specials:
-        role = BY_SURFACE.get(piece)
-        if role is not None and role not in roles:
-            roles[role] = piece
+        found = BY_SURFACE.get(piece)
+        if found is not None and found not in roles:
+            roles[found] = piece
     return roles
 
 
