@@ -123,6 +123,19 @@ def test_loaded_families_fill_arrays_too(tmp_path, texts):
     assert hf.encode_array(texts, eos=5).tolist() == [ids + [5] for ids in want]
 
 
+@pytest.mark.parametrize("fmt, name", [("tiktoken", "t.tiktoken"), ("sentencepiece", "t.model")])
+def test_other_loaded_families_fill_arrays(tmp_path, texts, fmt, name):
+    """tiktoken files fill the buffer in the core; a SentencePiece .model goes through its lists."""
+    kw = dict(spelling="bytes", pre_split="gpt2", vocab_size=600) if fmt == "tiktoken" else \
+        dict(spelling="front", byte_fallback=True, vocab_size=600, alphabet_size=200)
+    tok = subwords.train(texts[::8], model="bpe", **kw)
+    subwords.formats.export(tok, tmp_path / name, fmt)
+    back = load(tmp_path / name, pattern="gpt2") if fmt == "tiktoken" else load(tmp_path / name)
+    want = back.encode_batch(texts)
+    assert back.encode_array(texts, dtype="uint16").tolist() == want
+    assert back.encode_array(texts, eos=3, threads=1).tolist() == [ids + [3] for ids in want]
+
+
 # -- the command line -----------------------------------------------------------------------------
 
 def test_npy_dataset_reads_back_to_encode_batch(model, texts, tmp_path):
