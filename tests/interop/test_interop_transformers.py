@@ -1,7 +1,7 @@
 """The hand-off to transformers: subwords models exported to tokenizer.json load in
 ``transformers.PreTrainedTokenizerFast`` (and through ``tok.to_transformers()``) and give
 subwords' ids on the multilingual corpus, for every family the export takes; Unigram exports
-give our ids in ``tokenizers`` itself. The models are trained here on a third of the corpus and
+give our ids in ``tokenizers`` itself. The models are trained here on a fifteenth of the corpus and
 compared on all of it, so unknown characters occur."""
 
 from __future__ import annotations
