@@ -27,12 +27,13 @@ if TYPE_CHECKING:  # loaded lazily at run time, by __getattr__
     from .formats.vocab_txt import bert as bert
     from ._api import count as count
     from .counts import CountTable as CountTable
+    from ._arrays import IdArray as IdArray
 
 __version__ = "0.1.0"
 
 _API = ("train", "SubwordsTokenizer", "UnigramTokenizer", "count")
 
-__all__ = [*_API, "load", "bert", "Tokenizer", "TrainOptions", "DEFAULT", "CountTable", "SubwordsError", "OptionError",
+__all__ = [*_API, "load", "bert", "Tokenizer", "TrainOptions", "DEFAULT", "CountTable", "IdArray", "SubwordsError", "OptionError",
            "InputError", "TextTypeError", "ModelFileError", "FileError", "StateError", "UnknownPieceError",
            "__version__"]
 
@@ -42,6 +43,10 @@ def __getattr__(name: str) -> object:
         from . import _api
 
         return getattr(_api, name)
+    if name == "IdArray":
+        from ._arrays import IdArray
+
+        return IdArray
     if name == "CountTable":
         from .counts import CountTable
 

@@ -15,9 +15,10 @@ import math
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Optional, Union, cast
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union, cast, overload
 
-from . import _core
+from . import _arrays, _core
+from ._arrays import IdArray
 from . import counts as _counts
 from ._checks import batch_arg, text_arg
 from ._io import read_limited, write_atomic
@@ -521,8 +522,22 @@ class SubwordsTokenizer:
             raise _surrogate_error(e, "the text") from None
         return list(zip(ids, starts, ends))
 
+    @overload
+    def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = ..., allowed_special: AllowedSpecial = ...,
+                     add_special_tokens: bool = ..., as_numpy: Literal[False] = ...) -> list[list[int]]: ...
+
+    @overload
+    def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = ..., allowed_special: AllowedSpecial = ...,
+                     add_special_tokens: bool = ..., as_numpy: Literal[True]) -> IdArray: ...
+
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None, allowed_special: AllowedSpecial = (),
-                     add_special_tokens: bool = True) -> list[list[int]]:
+                     add_special_tokens: bool = True, as_numpy: bool = False) -> Union[list[list[int]], IdArray]:
+        """The ids of every text. ``as_numpy=True``: an :class:`subwords.IdArray` instead (one
+        flat ``uint32`` array and the texts' offsets, made without a Python object per id; needs
+        numpy); :meth:`encode_array` also takes the dtype and an end-of-document id."""
+        if as_numpy:
+            return self.encode_array(texts, threads=threads, allowed_special=allowed_special,
+                                     add_special_tokens=add_special_tokens)
         batch = batch_arg(texts)
         if allowed_special:
             return [self.encode(t, allowed_special=allowed_special, add_special_tokens=add_special_tokens) for t in batch]
@@ -536,6 +551,48 @@ class SubwordsTokenizer:
             cls, sep = template
             out = [[cls, *ids, sep] for ids in out]
         return out
+
+    def encode_array(self, texts: Iterable[str], *, threads: Optional[int] = None, dtype: str = "uint32",
+                     eos: Optional[int] = None, allowed_special: AllowedSpecial = (),
+                     add_special_tokens: bool = True) -> IdArray:
+        """The ids of every text as an :class:`subwords.IdArray`: ``ids`` (``dtype`` ``"uint16"``
+        or ``"uint32"``; a dtype too small for the vocabulary is refused) and ``offsets``, text
+        ``i`` being ``ids[offsets[i]:offsets[i+1]]``; ``eos``, an id, follows every text. The
+        same ids as :meth:`encode_batch`, filled in the core without a Python object per id."""
+        batch = batch_arg(texts)
+        width = _arrays.width_of(dtype, self.vocab_size, () if eos is None else (eos,))
+        ids, ends = self.encode_buffers(batch, threads=threads, width=width, eos=eos, allowed_special=allowed_special,
+                                        add_special_tokens=add_special_tokens)
+        return _arrays.from_buffers(ids, ends, width)
+
+    def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
+                       allowed_special: AllowedSpecial = (), add_special_tokens: bool = True) -> tuple[bytes, bytes]:
+        """``encode_array``'s two buffers (little-endian ids ``width`` bytes wide; each text's end,
+        u64), for writers that need no numpy (``subwords encode --output``)."""
+        batch = batch_arg(batch)
+        if eos is not None:
+            self.id_to_piece(eos)  # an id of this vocabulary, or UnknownPieceError
+        suffix = [] if eos is None else [eos]
+        if allowed_special:
+            lists = self.encode_batch(batch, threads=threads, allowed_special=allowed_special,
+                                      add_special_tokens=add_special_tokens)
+            return _arrays.flatten((ids + suffix for ids in lists), width)
+        template = self._model.template() if add_special_tokens else None
+        prefix = [] if template is None else [template[0]]
+        if template is not None:
+            suffix = [template[1], *suffix]
+        try:
+            return self._model.encode_batch_flat(batch, _threads(threads), width, prefix, suffix)
+        except UnicodeError as e:
+            raise _surrogate_error(e, f"text {_first_unencodable(batch)} of the batch") from None
+
+    def to_transformers(self) -> Any:
+        """This model as a ``transformers.PreTrainedTokenizerFast`` (the tokenizer.json export,
+        with the special-token roles set), for ``pip install 'subwords[transformers]'``; it
+        needs no torch. Refused, like the export, for what tokenizer.json cannot express."""
+        from .formats.huggingface.transformers import to_transformers
+
+        return to_transformers(self)
 
     # -- decoding ---------------------------------------------------------------------------
     def decode(self, ids: Iterable[int]) -> str:

@@ -124,6 +124,16 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--nbest", type=_positive("--nbest"), default=None, help="unigram sampling: draw among the n best")
     e.add_argument("--alpha", type=float, default=None, help="unigram sampling: probability**alpha (default 1)")
     e.add_argument("--threads", type=_positive("--threads"), default=None)
+    ds = e.add_argument_group("dataset", "write every document's ids to one array for training instead of lines on "
+                              "stdout: FILE.npy (numpy) or FILE.bin (raw little-endian ids), plus FILE.offsets.npy "
+                              "(uint64, documents+1 entries: document i is ids[offsets[i]:offsets[i+1]]); written "
+                              "atomically, nothing on error (docs/HANDOFF.md)")
+    ds.add_argument("--output", default=None, metavar="FILE.npy|FILE.bin", help="the id array to write")
+    ds.add_argument("--dtype", choices=["uint16", "uint32"], default=None,
+                    help="the ids' type (default uint32); uint16 is refused, nothing written, for a vocabulary "
+                         "with ids above 65535")
+    ds.add_argument("--eos", default=None, metavar="TOKEN",
+                    help="a vocabulary entry (e.g. a special token) whose id follows every document")
 
     d = sub.add_parser("decode", help="pieces (or ids) lines on stdin -> text lines on stdout")
     d.add_argument("-m", "--model", required=True, metavar="MODEL")
@@ -353,7 +363,11 @@ def cmd_train(a: argparse.Namespace) -> int:
 
 
 def cmd_encode(a: argparse.Namespace) -> int:
+    if a.output is None and (a.dtype is not None or a.eos is not None):
+        raise SubwordsError("--dtype and --eos shape the dataset file; give --output FILE.npy (or FILE.bin)")
     tok = load_model(a.model, a.format, a.load_option)
+    if a.output is not None:
+        return _encode_dataset(tok, a)
     if not _is_own(tok):
         return _encode_foreign(tok, a)
     if a.allow_special is not None:
@@ -405,6 +419,45 @@ def cmd_encode(a: argparse.Namespace) -> int:
     _feed_stdin(batch, flush, inputs_cli.encode_lines(a))
     if show:
         show(done, final=True)
+    return 0
+
+
+def _encode_dataset(tok: Any, a: argparse.Namespace) -> int:
+    """``encode --output``: every record's ids into one array file and its offsets, batch by
+    batch on the core's threads; the dtype is checked against the vocabulary before anything
+    is read or written."""
+    from . import _arrays
+
+    for flag, value in (("--ids", a.ids), ("--jsonl", a.jsonl), ("--dropout", a.dropout), ("--segmenter", a.segmenter),
+                        ("--seed", a.seed), ("--nbest", a.nbest), ("--alpha", a.alpha)):
+        if value not in (None, False):
+            raise SubwordsError(f"{flag} shapes the lines written to stdout; --output writes the default encoding's ids")
+    if os.path.splitext(a.output)[1] not in (".npy", ".bin"):
+        raise SubwordsError(f"--output {a.output!r}: the dataset file is NAME.npy (numpy) or NAME.bin (raw ids)")
+    eos = None if a.eos is None else tok.piece_to_id(a.eos)
+    width = _arrays.width_of(a.dtype or "uint32", tok.vocab_size, () if eos is None else (eos,))
+    allowed = _allowed(a.allow_special) if not _is_own(tok) else ()
+    if _is_own(tok) and a.allow_special is not None:
+        raise SubwordsError(f"--allow-special: {a.model} is a subwords model, whose encoding matches no special-token "
+                            "surfaces in text (they are always text)")
+    show = _progress(sys.stderr, "encode")
+    lines = inputs_cli.encode_lines(a)
+
+    def batches() -> Iterator[tuple[bytes, bytes]]:
+        batch: list[str] = []
+        for line in _stdin_lines() if lines is None else lines:
+            batch.append(line)
+            if len(batch) >= 8192:
+                yield tok.encode_buffers(batch, threads=a.threads, width=width, eos=eos, allowed_special=allowed)
+                batch = []
+        if batch:
+            yield tok.encode_buffers(batch, threads=a.threads, width=width, eos=eos, allowed_special=allowed)
+
+    docs, total = _arrays.write_dataset(a.output, batches(), width, show)
+    if show:
+        show(docs, final=True)
+    print(f"{PROG}: wrote {total:,} ids of {docs:,} documents to {a.output} ({a.dtype or 'uint32'}) and their "
+          f"offsets to {_arrays.offsets_path(a.output)}", file=sys.stderr)
     return 0
 
 

@@ -376,7 +376,7 @@ def test_vocab_merges_export(texts, tmp_path):
 
 
 @pytest.mark.parametrize("kw, feature", [
-    (dict(model="unigram", vocab_size=300, alphabet_size=100), "unigram"),
+    (dict(model="unigram", spelling="end", vocab_size=300, alphabet_size=100), "Unigram model on the end spelling"),
     (dict(model="bpe", spelling="bytes", vocab_size=300), "pre_split"),
     (dict(model="bpe", spelling="end", byte_fallback=True, vocab_size=300, alphabet_size=100), "byte fallback"),
     (dict(model="bpe", spelling="front", vocab_size=300, superword_at=200, alphabet_size=100), "superword"),

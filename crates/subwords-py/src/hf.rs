@@ -91,6 +91,26 @@ impl PyHfPipeline {
         PyList::new(py, lists)
     }
 
+    /// The batch's ids as one flat buffer (see `flat_ids` in lib.rs).
+    fn encode_batch_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        allowed: Vec<bool>,
+        threads: usize,
+        width: usize,
+        prefix: Vec<u32>,
+        suffix: Vec<u32>,
+    ) -> PyResult<(Bound<'py, pyo3::types::PyBytes>, Bound<'py, pyo3::types::PyBytes>)> {
+        let (ids, ends) = py
+            .detach(|| {
+                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+                super::flat_ids(&self.inner.encode_batch(&refs, &allowed, threads), width, &prefix, &suffix)
+            })
+            .map_err(|e| super::to_py(py, e))?;
+        Ok((pyo3::types::PyBytes::new(py, &ids), pyo3::types::PyBytes::new(py, &ends)))
+    }
+
     /// `text` through a JSON list of plan normalizers (to normalize added tokens' contents
     /// before the pipeline exists).
     #[staticmethod]

@@ -211,6 +211,43 @@ impl PyModel {
     }
 }
 
+/// Every text's ids, each text's between `prefix` and `suffix`, as one buffer of little-endian
+/// ids `width` bytes wide (2: uint16, 4: uint32), and the end of each text in that array (one
+/// little-endian u64 per text), for `numpy.frombuffer`. An id too wide for `width` is refused
+/// (nothing is returned), so a uint16 array never holds a wrapped id.
+pub(crate) fn flat_ids(all: &[Vec<u32>], width: usize, prefix: &[u32], suffix: &[u32]) -> subwords_core::Result<(Vec<u8>, Vec<u8>)> {
+    let extra = prefix.len() + suffix.len();
+    let total: usize = all.iter().map(|ids| ids.len() + extra).sum();
+    let mut ids_out = Vec::with_capacity(total * width);
+    let mut ends = Vec::with_capacity(all.len() * 8);
+    let mut end = 0u64;
+    let mut widest = 0u32;
+    for ids in all {
+        for part in [prefix, ids.as_slice(), suffix] {
+            match width {
+                2 => {
+                    for &i in part {
+                        widest = widest.max(i);
+                        ids_out.extend_from_slice(&(i as u16).to_le_bytes());
+                    }
+                }
+                4 => {
+                    for &i in part {
+                        ids_out.extend_from_slice(&i.to_le_bytes());
+                    }
+                }
+                _ => return Err(Error::Option(format!("an id array is 2 or 4 bytes wide (uint16, uint32), not {width}"))),
+            }
+        }
+        end += (ids.len() + extra) as u64;
+        ends.extend_from_slice(&end.to_le_bytes());
+    }
+    if width == 2 && widest > u16::MAX as u32 {
+        return Err(Error::Option(format!("id {widest} does not fit in uint16 (ids up to 65535); use uint32")));
+    }
+    Ok((ids_out, ends))
+}
+
 /// Byte offsets into code-point offsets.
 fn char_offsets(text: &str) -> Vec<u32> {
     let mut map = vec![0u32; text.len() + 1];
@@ -252,6 +289,26 @@ impl PyModel {
             .map_err(|e| to_py(py, e))?;
         let lists = all.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, lists)
+    }
+
+    /// The batch's ids as one flat buffer (see `flat_ids`): no Python object per id.
+    fn encode_batch_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        threads: usize,
+        width: usize,
+        prefix: Vec<u32>,
+        suffix: Vec<u32>,
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let (ids, ends) = py
+            .detach(|| {
+                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+                let all = self.inner.encode_batch(&refs, threads)?;
+                flat_ids(&all, width, &prefix, &suffix)
+            })
+            .map_err(|e| to_py(py, e))?;
+        Ok((PyBytes::new(py, &ids), PyBytes::new(py, &ends)))
     }
 
     fn encode_dropout(&self, py: Python<'_>, text: &str, p: f64, seed: u64) -> PyResult<Vec<u32>> {

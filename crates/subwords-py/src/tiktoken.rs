@@ -52,6 +52,24 @@ impl PyRankBpe {
         Ok(py.detach(|| inner.encode_batch(&texts, &allowed, threads)))
     }
 
+    /// The batch's ids as one flat buffer (see `flat_ids` in lib.rs).
+    fn encode_batch_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        allowed: Vec<usize>,
+        threads: usize,
+        width: usize,
+        prefix: Vec<u32>,
+        suffix: Vec<u32>,
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let inner = &self.inner;
+        let (ids, ends) = py
+            .detach(|| super::flat_ids(&inner.encode_batch(&texts, &allowed, threads), width, &prefix, &suffix))
+            .map_err(|e| to_py(py, e))?;
+        Ok((PyBytes::new(py, &ids), PyBytes::new(py, &ends)))
+    }
+
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
         let inner = &self.inner;
         let bytes = py.detach(|| inner.decode_bytes(&ids)).map_err(|e| to_py(py, e))?;

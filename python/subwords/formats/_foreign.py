@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import os
-from typing import Iterable, Optional, Union
+from typing import TYPE_CHECKING, Iterable, Optional, Sequence, Union
 
 from .._checks import batch_arg, text_arg
 from .._specials import AllowedSpecial
 from .._specials import allowed_set, split_specials
 from ..errors import InputError, OptionError
+
+if TYPE_CHECKING:
+    from .._arrays import IdArray
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -51,6 +54,34 @@ class Foreign:
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise OptionError(f"threads must be a whole number from 1 (or None for every core), got {threads!r}")
         return [self.encode(t, allowed_special=allowed_special, add_special_tokens=add_special_tokens) for t in batch]
+
+    def encode_array(self, texts: Iterable[str], *, threads: Optional[int] = None, dtype: str = "uint32",
+                     eos: Optional[int] = None, allowed_special: AllowedSpecial = (),
+                     add_special_tokens: bool = False) -> "IdArray":
+        """The ids of every text as an :class:`subwords.IdArray` (see
+        :meth:`subwords.SubwordsTokenizer.encode_array`): ``ids`` of ``dtype`` and the texts'
+        ``offsets``, ``eos`` (an id) after every text."""
+        from .. import _arrays
+
+        batch = batch_arg(texts)
+        width = _arrays.width_of(dtype, self.vocab_size, () if eos is None else (eos,))
+        ids, ends = self.encode_buffers(batch, threads=threads, width=width, eos=eos, allowed_special=allowed_special,
+                                        add_special_tokens=add_special_tokens)
+        return _arrays.from_buffers(ids, ends, width)
+
+    def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
+                       allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> tuple[bytes, bytes]:
+        """``encode_array``'s buffers (little-endian ids, ``width`` bytes; each text's end as
+        u64). Here from ``encode_batch``'s lists; a family with a flat encoder in the core
+        overrides it."""
+        from .. import _arrays
+
+        if eos is not None:
+            self.id_to_piece(eos)  # an id of this vocabulary, or UnknownPieceError
+        suffix = [] if eos is None else [eos]
+        lists = self.encode_batch(batch, threads=threads, allowed_special=allowed_special,
+                                  add_special_tokens=add_special_tokens)
+        return _arrays.flatten((ids + suffix for ids in lists), width)
 
     def encode_pieces(self, text: str, *, allowed_special: AllowedSpecial = (),
                       add_special_tokens: bool = False) -> list[str]:

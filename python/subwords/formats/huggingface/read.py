@@ -43,7 +43,7 @@ import base64
 
 import json
 import os
-from typing import Any, Callable, Iterable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from ... import _core
 from ...errors import InputError, ModelFileError, UnknownPieceError
@@ -675,6 +675,20 @@ class HuggingFace(Foreign):
         if add_special_tokens and self._template is not None:
             out = [self._apply(ids, None) for ids in out]
         return out
+
+    def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
+                       allowed_special: Union[str, Iterable[str]] = (),
+                       add_special_tokens: bool = False) -> tuple[bytes, bytes]:
+        """The ids as one flat buffer filled in the core (see ``Foreign.encode_buffers``); with
+        the template, through ``encode_batch``'s lists."""
+        if add_special_tokens and self._template is not None:
+            return super().encode_buffers(batch, threads=threads, width=width, eos=eos, allowed_special=allowed_special,
+                                          add_special_tokens=add_special_tokens)
+        if eos is not None:
+            self.id_to_piece(eos)
+        texts = [_text(t) for t in batch_arg(batch)]
+        return self._pipe.encode_batch_flat(texts, self._allowed(allowed_special), _threads(threads), width, [],
+                                            [] if eos is None else [eos])
 
     # -- decoding ---------------------------------------------------------------------------
     def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = True) -> str:

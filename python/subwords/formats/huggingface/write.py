@@ -15,7 +15,10 @@ What maps, and how (ids are subwords' row numbers):
   ``WhitespaceSplit`` (or ``BertNormalizer`` + ``BertPreTokenizer`` for the BERT spelling), the
   ``[CLS] $A [SEP]`` template when the model has one.
 
-Refused (``InputError`` naming the feature): Unigram and word models, stream (superword)
+* Unigram on ``front`` -> tokenizers' ``Unigram`` (scores = log-probabilities, ``unk_id``,
+  ``byte_fallback``) with front BPE's normalizer, pre-tokenizer and decoder (``_unigram_json``).
+
+Refused (``InputError`` naming the feature): word models, Unigram off ``front``, stream (superword)
 merges, joints, ``bytes`` without the GPT-2 pre-split, byte fallback on ``end``/``continuation``,
 WordPiece on ``end`` or with ``unknown`` other than ``"word"``, pieces whose printed forms clash.
 
@@ -80,8 +83,10 @@ def tokenizer_json(tokenizer: object) -> dict[str, Any]:
     kind = doc["model"]
     sp = doc["spelling"]
     scheme = sp["scheme"]
+    if kind == "unigram":
+        return _unigram_json(doc)
     if kind not in ("bpe", "wordpiece"):
-        raise _refuse(f"a {kind} model (BPE and WordPiece export)")
+        raise _refuse(f"a {kind} model (BPE, WordPiece and Unigram export)")
     if doc.get("stream_merges_from") is not None:
         raise _refuse("stream (superword) merges: tokenizers merges within pre-tokenized words only")
     if doc.get("joints"):
@@ -169,6 +174,68 @@ def tokenizer_json(tokenizer: object) -> dict[str, Any]:
                      {"SpecialToken": {"id": sep, "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}},
                      {"SpecialToken": {"id": sep, "type_id": 1}}],
             "special_tokens": {t: {"id": t, "ids": [vocab[t]], "tokens": [t]} for t in (cls, sep)}}
+    return out
+
+
+# tokenizers scores an unknown character as its lowest score minus 10, and sums scores in float
+# from the left: a symbol EM left with a log-probability like -8e29 would make every sum after
+# an unknown character that large, and the pieces after it would all tie. No spelling picks a
+# piece this unlikely over another, so it is written as this score instead.
+LOWEST_SCORE = -1e6
+
+
+def _unigram_json(doc: dict[str, Any]) -> dict[str, Any]:
+    """A Unigram model on the ``front`` spelling as tokenizers' ``Unigram`` model: the same
+    normalizer, ``Metaspace`` split and decoder as front BPE (above), every row's natural-log
+    probability as its score, ``unk_id`` the ``[UNK]`` row, ``byte_fallback`` with the
+    ``<0xNN>`` rows.
+
+    Log-probabilities below ``LOWEST_SCORE`` are written as it. Rows without a probability
+    (``[UNK]``, the byte rows, other special rows) get a score far
+    below every piece's (the lowest probability minus 1000), so that ``tokenizers``' Viterbi,
+    which puts every vocabulary entry in its trie, never prefers them to real pieces for text
+    that spells ``<0x41>``; it never uses such a score otherwise (a byte row or ``[UNK]`` is only
+    reached through an unknown character, whose lattice node is the only path through it). The
+    special rows, ``[UNK]`` included, are special added tokens, as a converted T5 or Llama file
+    has them.
+
+    Where the two can differ (docs/HANDOFF.md): ``tokenizers`` fuses a run of unknown characters
+    into one ``[UNK]`` (subwords gives one per character; with byte fallback both give the
+    bytes), and it breaks exact Viterbi ties its own way (forward: the first best path into each
+    position wins, so the same pieces can come in another order), where subwords breaks ties by
+    fewer pieces then the longer piece first (DESIGN §2)."""
+    sp = doc["spelling"]
+    if sp["scheme"] != "front":
+        raise _refuse(f"a Unigram model on the {sp['scheme']} spelling (tokenizers' Unigram files use the front "
+                      "mark, as SentencePiece does)")
+    if sp.get("clean_text") or sp.get("lowercase") or sp.get("strip_accents") or sp.get("pre_split") is not None:
+        raise _refuse("Unigram with text normalization or a pre-split")
+    rows = doc["rows"]
+    vocab = _vocab(rows)
+    if "[UNK]" not in vocab:
+        raise _refuse("a Unigram model without an [UNK] row")
+    log_probs = doc.get("log_probs") or []
+    known = [max(float(lp), LOWEST_SCORE) for lp in log_probs if lp is not None]
+    floor = (min(known) if known else 0.0) - 1000.0
+    scores = [floor if i >= len(log_probs) or log_probs[i] is None else max(float(log_probs[i]), LOWEST_SCORE)
+              for i in range(len(rows))]
+    mark = sp.get("mark") or ""
+    out: dict[str, Any] = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+                           "normalizer": None, "pre_tokenizer": None, "post_processor": None, "decoder": None}
+    out["normalizer"] = {"type": "Sequence", "normalizers": [
+        {"type": "Strip", "strip_left": True, "strip_right": True},
+        {"type": "Replace", "pattern": MARK_RUNS, "content": mark},
+        {"type": "Prepend", "prepend": mark}]}
+    if sp.get("split_at_marks", True):
+        out["pre_tokenizer"] = {"type": "Metaspace", "replacement": mark, "prepend_scheme": "never", "split": True}
+    out["decoder"] = {"type": "Sequence", "decoders": [
+        {"type": "Replace", "pattern": {"String": mark}, "content": " "},
+        {"type": "ByteFallback"}, {"type": "Fuse"},
+        {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}
+    out["model"] = {"type": "Unigram", "unk_id": vocab["[UNK]"], "byte_fallback": bool(sp.get("byte_fallback")),
+                    "vocab": [[p, sc] for (p, _k), sc in zip(rows, scores)]}
+    out["added_tokens"] = [{"id": i, "content": p, "single_word": False, "lstrip": False, "rstrip": False,
+                            "normalized": False, "special": True} for i, (p, k) in enumerate(rows) if k == "special"]
     return out
 
 

@@ -26,7 +26,7 @@ import gzip
 import io
 import os
 import zlib
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from ... import _core
 from ..._api import _threads
@@ -156,6 +156,20 @@ class TiktokenTokenizer(Foreign):
             return self._core.encode_batch(batch, allowed, n)
         except UnicodeEncodeError:
             return self._core.encode_batch([_no_surrogates(t) for t in batch], allowed, n)
+
+    def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
+                       allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> tuple[bytes, bytes]:
+        """The ids as one flat buffer filled in the core (see ``Foreign.encode_buffers``)."""
+        if eos is not None:
+            self.id_to_piece(eos)
+        batch = batch_arg(batch)
+        n = _threads(threads)
+        allowed = self._allowed(allowed_set(allowed_special, self._specials) if allowed_special else frozenset())
+        suffix = [] if eos is None else [eos]
+        try:
+            return self._core.encode_batch_flat(batch, allowed, n, width, [], suffix)
+        except UnicodeEncodeError:
+            return self._core.encode_batch_flat([_no_surrogates(t) for t in batch], allowed, n, width, [], suffix)
 
     def encode_with_offsets(self, text: str) -> list[tuple[int, int, int]]:
         """``(id, start, end)`` in code points, from each token's bytes: a token spans the
