@@ -1,0 +1,91 @@
+//! Extending one of our BPE models on new text (issue 13, `subwords.extend`): the new text's
+//! units are counted and spelled under the model's own spelling, then
+//! [`learners::extend`](crate::learners::extend) replays the model's merges on them and learns
+//! new ones. The new model keeps every row, id and merge of the old one; the new rows are
+//! `learned` rows after the last one. Characters outside the alphabet add no rows (our row order
+//! puts the alphabet before every learned row, and moving the learned rows would change their
+//! ids): they stay `[UNK]` (or their byte rows) and no new pair crosses them.
+
+use crate::error::{Error, Result};
+use crate::hash::Map;
+use crate::learners::extend::{extend, Extension};
+use crate::learners::merge::NO_SYMBOL;
+use crate::options::ModelKind;
+use crate::spelling::Scheme;
+use crate::vocab::{Row, RowKind};
+
+use super::{Model, Parts};
+
+impl Model {
+    /// The counted units of `texts` under this model's spelling, each spelled in row ids before
+    /// any merge (a symbol with no row of its own is [`NO_SYMBOL`]), in the units' text order.
+    pub fn spelled_units(&self, texts: &[&str]) -> Result<Vec<(Vec<u32>, u64)>> {
+        let mut counts: Map<String, u64> = Map::default();
+        let mut err = None;
+        for text in texts {
+            self.spelling.for_each_unit(text, |unit, _| {
+                if err.is_none() {
+                    match self.spelling.check_unit(unit) {
+                        Ok(()) => *counts.entry(unit.to_owned()).or_default() += 1,
+                        Err(e) => err = Some(e),
+                    }
+                }
+            });
+        }
+        if let Some(e) = err {
+            return Err(e);
+        }
+        let mut units: Vec<(String, u64)> = counts.into_iter().collect();
+        units.sort_unstable();
+        let mut out = Vec::with_capacity(units.len());
+        let mut opaque = Vec::new();
+        for (unit, count) in units {
+            let mut syms = Vec::with_capacity(unit.len() + 1);
+            opaque.clear();
+            self.symbols.spell(&unit, true, true, &mut syms, None, &mut opaque);
+            for &k in &opaque {
+                syms[k] = NO_SYMBOL;
+            }
+            out.push((syms, count));
+        }
+        Ok(out)
+    }
+
+    /// This model with up to `new_rows` more rows learned on `texts` (see the module's text),
+    /// and what the extension learned. The new model has no training report (the old one
+    /// described fewer rows); its options are the original training's.
+    pub fn extended(&self, texts: &[&str], new_rows: u64, min_count: u64) -> Result<(Model, Extension)> {
+        if self.kind != ModelKind::Bpe {
+            return Err(Error::Option(format!(
+                "extend continues BPE training; this is a {} model, which has no merges to continue",
+                match self.kind {
+                    ModelKind::Bpe => "bpe",
+                    ModelKind::Word => "word",
+                    ModelKind::Wordpiece => "wordpiece",
+                    ModelKind::Unigram => "unigram",
+                }
+            )));
+        }
+        if self.stream_from.is_some() {
+            return Err(Error::Option("extend does not continue a two-stage (superword) BPE model".into()));
+        }
+        if self.joints.is_some() {
+            return Err(Error::Option("extend does not continue a model trained with pre-split joints".into()));
+        }
+        let units = self.spelled_units(texts)?;
+        let texts: Vec<Vec<u8>> = self.rows.iter().map(|r| r.text.clone()).collect();
+        let strip: &[u8] = if self.spelling.scheme == Scheme::Continuation { self.spelling.mark.as_bytes() } else { b"" };
+        let ext = extend(&texts, &self.merges, units, new_rows, min_count, strip)?;
+        let mut rows: Vec<Row> = self.rows.clone();
+        rows.extend(ext.new_texts.iter().map(|t| Row { text: t.clone(), kind: RowKind::Learned }));
+        let mut merges = self.merges.clone();
+        merges.extend_from_slice(&ext.merges);
+        let mut model = Model::new(Parts {
+            merges,
+            options: self.options.clone(),
+            ..Parts::new(self.kind, self.spelling.clone(), rows)
+        })?;
+        model.template = self.template;
+        Ok((model, ext))
+    }
+}
