@@ -27,7 +27,8 @@ pub struct Extension {
 }
 
 /// Learns up to `new_rows` new rows on `units` (see the module's text). `strip_right` is how two
-/// pieces are written together (the continuation mark, or empty).
+/// pieces are written together (the continuation mark, or empty). An empty text is an id
+/// with no row (a hole in a foreign file's ids): it keeps its place and no merge makes it.
 pub fn extend(
     texts: &[Vec<u8>],
     merges: &[[u32; 3]],
@@ -42,6 +43,13 @@ pub fn extend(
     }
     let mut symbols = Symbols::new(0, strip_right);
     for t in texts {
+        if t.is_empty() {
+            // an id with no row of its own (a hole, or an added token outside the model): it
+            // takes its place but no merge can make it
+            symbols.push(Vec::new(), 1);
+            symbols.index.remove(&[][..]);
+            continue;
+        }
         if symbols.index.contains_key(t.as_slice()) {
             return Err(Error::ModelFile(format!(
                 "two rows are written {:?}: a vocabulary to extend must have one row per text",
