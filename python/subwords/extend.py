@@ -256,15 +256,17 @@ def _extend_tiktoken(tok: Any, data: object, vocab_size: int, min_count: int,
                      output: Optional[PathLike]) -> Extension:
     """tiktoken merges the adjacent pair whose concatenation has the lowest rank; the merges
     replayed here are every split of every token into two tokens, ranked by the token's rank,
-    which is that rule. New tokens take the ranks after every rank and special id."""
+    which is that rule. ``vocab_size`` counts ranks and special tokens; new tokens take the
+    lowest ranks above the old ones that no special token holds."""
     from .formats.tiktoken.read import TiktokenTokenizer
 
     core = tok._core
     tokens: list[tuple[bytes, int]] = core.tokens()
     specials = dict(core.specials())
-    old = max([r for _, r in tokens] + list(specials.values())) + 1
+    old = len(tokens) + len(specials)
     vocab_size = _check_size(vocab_size, old)
-    texts = [b""] * old
+    n = max(r for _, r in tokens) + 1
+    texts = [b""] * n
     rank = {}
     for t, r in tokens:
         texts[r] = t
@@ -280,7 +282,10 @@ def _extend_tiktoken(tok: Any, data: object, vocab_size: int, min_count: int,
     units = _byte_units(pieces, byte_id)
     new_merges, new_texts, (stop, learned, before, after) = _core.extend_merges(
         texts, merges, units, vocab_size - old, min_count, b"")
-    all_tokens = list(tokens) + [(t, old + k) for k, t in enumerate(new_texts)]
+    # the new tokens take the lowest ranks above the old ones that no special token holds
+    taken = set(specials.values())
+    free = (i for i in range(n, 2**31) if i not in taken)
+    all_tokens = list(tokens) + [(t, next(free)) for t in new_texts]
     new_core = _core.RankBpe.from_ranks(all_tokens, core.pattern(), sorted(specials.items(), key=lambda kv: kv[1]))
     new = TiktokenTokenizer(new_core, tok.name, tok.pattern)
     if output is not None:
