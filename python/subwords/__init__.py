@@ -27,12 +27,14 @@ if TYPE_CHECKING:  # loaded lazily at run time, by __getattr__
     from .formats.vocab_txt import bert as bert
     from ._api import count as count
     from .counts import CountTable as CountTable
+    from ._extend import extend as extend
+    from ._trim import trim as trim
 
 __version__ = "0.1.0"
 
 _API = ("train", "SubwordsTokenizer", "UnigramTokenizer", "count")
 
-__all__ = [*_API, "load", "bert", "Tokenizer", "TrainOptions", "DEFAULT", "CountTable", "SubwordsError", "OptionError",
+__all__ = [*_API, "load", "bert", "extend", "trim", "Tokenizer", "TrainOptions", "DEFAULT", "CountTable", "SubwordsError", "OptionError",
            "InputError", "TextTypeError", "ModelFileError", "FileError", "StateError", "UnknownPieceError",
            "__version__"]
 
@@ -54,4 +56,12 @@ def __getattr__(name: str) -> object:
         from .formats import vocab_txt
 
         return vocab_txt.bert
+    if name == "extend":
+        from ._extend import extend
+
+        return extend
+    if name == "trim":
+        from ._trim import trim
+
+        return trim
     raise AttributeError(f"module 'subwords' has no attribute {name!r}")

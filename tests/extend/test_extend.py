@@ -11,7 +11,7 @@ import pytest
 
 import subwords
 from subwords.errors import InputError, OptionError
-from subwords.extend import extend
+from subwords import extend
 
 # BPE page: "The word low occurs five times, lower twice, newest six times and widest three."
 FOUR = {"low": 5, "lower": 2, "newest": 6, "widest": 3}

@@ -10,7 +10,7 @@ from hypothesis import assume, given, settings, strategies as st
 
 import subwords
 from subwords.errors import InputError, OptionError, UnknownPieceError
-from subwords.trim import trim
+from subwords import trim
 
 CORPUS = [
     "the cat sat on the mat", "a dog ran in the park", "the cat and the dog", "hello world of subwords",

@@ -46,23 +46,24 @@ class Extension(NamedTuple):
     format: str
 
 
-def _texts(data: object) -> list[str]:
+def _texts(data: object, who: str = "extend") -> list[str]:
     """The texts of ``data``: an iterable of str, or what ``subwords.train`` reads from files."""
     from . import inputs
 
     if isinstance(data, (str, bytes)):
-        raise InputError("extend() got a single string: pass a list of texts, or pathlib.Path(...) for a file")
+        raise InputError(f"{who}() got a single string: pass a list of texts, or pathlib.Path(...) for a file")
     src = inputs.source(data)
     it: Iterable[object] = src if src is not None else data  # type: ignore[assignment]
+    texts: list[str] = []
     try:
-        texts = list(it)
+        for k, t in enumerate(it):
+            if not isinstance(t, str):
+                raise InputError(f"text {k} is a {type(t).__name__}, not a str")
+            texts.append(t)
     except TypeError:
-        raise InputError(f"extend() reads texts: an iterable of str or a path, got {type(data).__name__}") from None
-    for k, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise InputError(f"text {k} is a {type(t).__name__}, not a str")
+        raise InputError(f"{who}() reads texts: an iterable of str or a path, got {type(data).__name__}") from None
     if not any(t.strip() for t in texts):
-        raise InputError("the new corpus is empty (no text, or nothing but whitespace): give extend() some text")
+        raise InputError(f"the corpus is empty (no text, or nothing but whitespace): give {who}() some text")
     return texts
 
 
@@ -203,10 +204,10 @@ def _extend_hf(path: str, data: object, vocab_size: int, min_count: int, output:
 
     texts = [b""] * old
     for token, i in vocab.items():
-        b = raw(token)
-        if b is None:
+        text_bytes = raw(token)
+        if text_bytes is None:
             raise InputError(f"{path}: vocab entry {token!r} is not written in the byte-level alphabet")
-        texts[i] = b
+        texts[i] = text_bytes
     by_bytes = {t: i for i, t in enumerate(texts) if t}
     merges_in = m.get("merges") or []
     as_strings = bool(merges_in) and isinstance(merges_in[0], str)
@@ -214,12 +215,12 @@ def _extend_hf(path: str, data: object, vocab_size: int, min_count: int, output:
     for rank, mg in enumerate(merges_in):
         left, right = mg.split(" ", 1) if isinstance(mg, str) else mg
         try:
-            a, b = vocab[left], vocab[right]
-            c = vocab[left + right]
+            ia, ib = vocab[left], vocab[right]
+            ic = vocab[left + right]
         except KeyError:
             raise ModelFileError(f"{path}: merge {rank} ({left!r}, {right!r}) names a token with no id") from None
-        merges.append([a, b, c])
-    byte_id = {b: by_bytes[bytes([b])] for b in range(256) if bytes([b]) in by_bytes}
+        merges.append([ia, ib, ic])
+    byte_id = {x: by_bytes[bytes([x])] for x in range(256) if bytes([x]) in by_bytes}
     pieces: list[bytes] = []
     for text in _texts(data):
         if prefix_space and not text.startswith(" "):
@@ -229,8 +230,8 @@ def _extend_hf(path: str, data: object, vocab_size: int, min_count: int, output:
     units = _byte_units(pieces, byte_id)
     if m.get("ignore_merges"):
         # tokenizers takes a unit that is a token as that one token, whatever the merges say
-        units = [([by_bytes[k]] if (k := bytes(b for s in u for b in texts[s] if s != NO_SYMBOL)) in by_bytes
-                  and NO_SYMBOL not in u else u, c) for u, c in units]
+        whole = [bytes(x for s in u for x in texts[s]) if NO_SYMBOL not in u else b"" for u, _ in units]
+        units = [([by_bytes[w]] if w in by_bytes else u, c) for w, (u, c) in zip(whole, units)]
     new_merges, new_texts, (stop, learned, before, after) = _core.extend_merges(
         texts, merges, units, vocab_size - old, min_count, b"")
     new_vocab = dict(vocab)
@@ -239,8 +240,8 @@ def _extend_hf(path: str, data: object, vocab_size: int, min_count: int, output:
     rows_text = {i: "".join(BYTE_TO_CHAR[b] for b in t) for i, t in enumerate(texts) if t}
     rows_text.update({old + k: "".join(BYTE_TO_CHAR[b] for b in t) for k, t in enumerate(new_texts)})
     out_merges: list[Any] = list(merges_in)
-    for a, b, _c in new_merges:
-        out_merges.append(f"{rows_text[a]} {rows_text[b]}" if as_strings else [rows_text[a], rows_text[b]])
+    for ia, ib, _ic in new_merges:
+        out_merges.append(f"{rows_text[ia]} {rows_text[ib]}" if as_strings else [rows_text[ia], rows_text[ib]])
     doc = dict(doc)
     doc["model"] = {**m, "vocab": new_vocab, "merges": out_merges}
     text = json.dumps(doc, ensure_ascii=False, indent=2)

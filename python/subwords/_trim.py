@@ -85,7 +85,7 @@ def trim(tokenizer: SubwordsTokenizer, data: object, *, min_count: int = 1, keep
     >>> t.tokenizer.encode_pieces("low lower") == tok.encode_pieces("low lower")
     True
     """
-    from .extend import _texts
+    from ._extend import _texts
 
     if not isinstance(tokenizer, SubwordsTokenizer):
         raise InputError(f"trim() cuts subwords' own models (load other formats with subwords.load and export "
@@ -99,7 +99,7 @@ def trim(tokenizer: SubwordsTokenizer, data: object, *, min_count: int = 1, keep
         raise OptionError("trim() does not cut two-stage (superword) models or models with pre-split joints")
     rows: list[list[str]] = doc["rows"]
     merges: list[list[str]] = doc["merges"]
-    texts = _texts(data)
+    texts = _texts(data, "trim")
     used = Counter(i for ids in tokenizer.encode_batch(texts) for i in ids)
     kept = {i for i, c in used.items() if c >= min_count}
     for piece in keep:
@@ -125,8 +125,8 @@ def trim(tokenizer: SubwordsTokenizer, data: object, *, min_count: int = 1, keep
     kept = _closure(rows, merges, kept, by_piece, join)
     order = sorted(kept)
     id_map: list[Optional[int]] = [None] * len(rows)
-    for new, old in enumerate(order):
-        id_map[old] = new
+    for j, i in enumerate(order):
+        id_map[i] = j
     doc["rows"] = [rows[i] for i in order]
     doc["merges"] = [m for m in merges if all(by_piece_join(by_piece, join, *m) in kept and by_piece[x] in kept
                                               for x in m)]
