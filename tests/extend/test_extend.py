@@ -92,6 +92,8 @@ def hf_file(tmp_path):
     old_text = ["the cat sat on the mat", "a dog ran in the park", "the cat and the dog"] * 20
     tk.train_from_iterator(old_text, trainers.BpeTrainer(
         vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), special_tokens=["<|endoftext|>"]))
+    # an added token outside the model's vocab: id 283, a hole in model.vocab's ids
+    tk.add_special_tokens(["<|pad|>"])
     path = tmp_path / "tokenizer.json"
     tk.save(str(path))
     return path
@@ -105,12 +107,15 @@ def test_tokenizer_json_keeps_ids_and_merges(hf_file, tmp_path):
 
     before = json.loads(hf_file.read_text(encoding="utf-8"))
     out = tmp_path / "ext.json"
-    ext = extend(hf_file, NEW, vocab_size=283 + 30, output=out)
+    ext = extend(hf_file, NEW, vocab_size=284 + 30, output=out)
     after = json.loads(out.read_text(encoding="utf-8"))
     old_vocab, new_vocab = before["model"]["vocab"], after["model"]["vocab"]
     assert len(old_vocab) == 283  # 256 bytes + 1 special + 26 merges (tokenizers stopped there)
+    assert [t["id"] for t in before["added_tokens"]] == [0, 283]  # <|endoftext|> first, as trained
     assert all(new_vocab[t] == i for t, i in old_vocab.items())
-    assert sorted(set(new_vocab.values()) - set(old_vocab.values())) == list(range(283, 313))
+    # the new ids come after <|pad|>'s 283
+    assert sorted(set(new_vocab.values()) - set(old_vocab.values())) == list(range(284, 314))
+    assert (ext.old_size, ext.new_size) == (284, 314)
     assert after["model"]["merges"][:len(before["model"]["merges"])] == before["model"]["merges"]
     assert after["added_tokens"] == before["added_tokens"]
     old_tk, new_tk = tokenizers.Tokenizer.from_file(str(hf_file)), tokenizers.Tokenizer.from_file(str(out))
@@ -120,6 +125,7 @@ def test_tokenizer_json_keeps_ids_and_merges(hf_file, tmp_path):
         assert len(ids) < len(old_tk.encode(text).ids)
         assert new_tk.decode(ids) == text
     assert new_tk.encode("the cat sat").ids == old_tk.encode("the cat sat").ids
+    assert new_tk.token_to_id("<|pad|>") == 283
 
 
 @pytest.fixture()
@@ -186,7 +192,7 @@ def test_bad_sizes_and_empty_corpora_refused(tmp_path, hf_file, tiktoken_file):
     with pytest.raises(InputError, match="single string"):
         extend(tok, "lowest", vocab_size=20, output=out)
     with pytest.raises(OptionError, match="not above"):
-        extend(hf_file, NEW, vocab_size=100, output=out)
+        extend(hf_file, NEW, vocab_size=284, output=out)
     assert not out.exists()
 
 

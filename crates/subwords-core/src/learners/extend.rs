@@ -116,4 +116,13 @@ mod tests {
         assert!(extend(&texts, &[], vec![], 5, 2, b"").is_err());
         assert!(extend(&texts, &[], vec![(vec![7], 1)], 5, 2, b"").is_err());
     }
+
+    #[test]
+    fn holes_keep_their_ids_and_duplicates_are_refused() {
+        // id 1 is a hole; "ab" x2 learns a+b -> id 3 (after the hole and b)
+        let texts = vec![t("a"), vec![], t("b")];
+        let e = extend(&texts, &[], vec![(vec![0, 2], 2)], 5, 2, b"").unwrap();
+        assert_eq!((e.merges, e.new_texts), (vec![[0, 2, 3]], vec![t("ab")]));
+        assert!(extend(&[t("a"), t("a")], &[], vec![(vec![0, 1], 2)], 5, 2, b"").is_err());
+    }
 }
