@@ -202,6 +202,11 @@ def _extend_hf(path: str, data: object, vocab_size: int, min_count: int, output:
         except KeyError:
             return None
 
+    in_vocab = set(vocab.values())
+    holes = [i for i in range(old) if i not in in_vocab and i not in {t.get("id") for t in added if isinstance(t, dict)}]
+    if holes:
+        raise ModelFileError(f"{path}: ids {holes[:5]} have neither a vocab entry nor an added token; tokenizers "
+                             "would renumber the added tokens after them, so extend() cannot keep every id")
     texts = [b""] * old
     for token, i in vocab.items():
         text_bytes = raw(token)
@@ -235,6 +240,12 @@ def _extend_hf(path: str, data: object, vocab_size: int, min_count: int, output:
     new_merges, new_texts, (stop, learned, before, after) = _core.extend_merges(
         texts, merges, units, vocab_size - old, min_count, b"")
     new_vocab = dict(vocab)
+    # tokenizers numbers an added token that has no vocab entry from the vocab's size, whatever
+    # its id in the file: once the vocab grows, it would move. Writing it into the vocab at its id
+    # keeps it where it is (the engine above saw it as a hole, so no merge makes it).
+    for t in added:
+        if isinstance(t, dict) and isinstance(t.get("content"), str) and t["content"] not in vocab:
+            new_vocab[t["content"]] = t["id"]
     for k, t in enumerate(new_texts):
         new_vocab["".join(BYTE_TO_CHAR[b] for b in t)] = old + k
     rows_text = {i: "".join(BYTE_TO_CHAR[b] for b in t) for i, t in enumerate(texts) if t}

@@ -113,8 +113,10 @@ def test_tokenizer_json_keeps_ids_and_merges(hf_file, tmp_path):
     assert len(old_vocab) == 283  # 256 bytes + 1 special + 26 merges (tokenizers stopped there)
     assert [t["id"] for t in before["added_tokens"]] == [0, 283]  # <|endoftext|> first, as trained
     assert all(new_vocab[t] == i for t, i in old_vocab.items())
-    # the new ids come after <|pad|>'s 283
-    assert sorted(set(new_vocab.values()) - set(old_vocab.values())) == list(range(284, 314))
+    # <|pad|> is written into the vocab at its id (else tokenizers would renumber it after the
+    # grown vocab), and the new ids come after it
+    assert new_vocab["<|pad|>"] == 283
+    assert sorted(set(new_vocab.values()) - set(old_vocab.values()) - {283}) == list(range(284, 314))
     assert (ext.old_size, ext.new_size) == (284, 314)
     assert after["model"]["merges"][:len(before["model"]["merges"])] == before["model"]["merges"]
     assert after["added_tokens"] == before["added_tokens"]
