@@ -25,6 +25,7 @@ __all__ = ["extend", "Extension"]
 
 NO_SYMBOL = 2**32 - 1
 MAX_JSON_BYTES = 512 << 20
+MAX_SIZE = 2**31 - 1  # ids are u32 in the core, ranks below 2**31 in tiktoken files
 PathLike = Union[str, "os.PathLike[str]"]
 
 
@@ -59,6 +60,11 @@ def _texts(data: object, who: str = "extend") -> list[str]:
         for k, t in enumerate(it):
             if not isinstance(t, str):
                 raise InputError(f"text {k} is a {type(t).__name__}, not a str")
+            try:
+                t.encode("utf-8")
+            except UnicodeEncodeError as e:
+                raise InputError(f"text {k} holds a lone surrogate at character {e.start}, which is no "
+                                 "Unicode text; decode the input with errors='replace' first") from None
             texts.append(t)
     except TypeError:
         raise InputError(f"{who}() reads texts: an iterable of str or a path, got {type(data).__name__}") from None
@@ -70,6 +76,8 @@ def _texts(data: object, who: str = "extend") -> list[str]:
 def _check_size(vocab_size: object, current: int) -> int:
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
         raise OptionError(f"vocab_size must be an int, got {vocab_size!r}")
+    if vocab_size > MAX_SIZE:
+        raise OptionError(f"vocab_size={vocab_size} is above the largest size ids can number ({MAX_SIZE})")
     if vocab_size <= current:
         raise OptionError(f"vocab_size={vocab_size} is not above the tokenizer's current size {current}: "
                           "extend() only adds rows (use subwords.trim to cut a vocabulary)")
@@ -77,8 +85,8 @@ def _check_size(vocab_size: object, current: int) -> int:
 
 
 def _check_min_count(min_count: object) -> int:
-    if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
-        raise OptionError(f"min_count must be an int >= 1, got {min_count!r}")
+    if isinstance(min_count, bool) or not isinstance(min_count, int) or not 1 <= min_count < 2**63:
+        raise OptionError(f"min_count must be an int from 1 to 2**63 - 1, got {min_count!r}")
     return min_count
 
 
@@ -231,7 +239,7 @@ def _extend_hf(path: str, data: object, vocab_size: int, min_count: int, output:
         if prefix_space and not text.startswith(" "):
             text = " " + text
         parts = _core.split_pattern("r50k", text) if use_regex else [text]
-        pieces.extend(p.encode("utf-8", "surrogatepass") for p in parts)
+        pieces.extend(p.encode("utf-8") for p in parts)
     units = _byte_units(pieces, byte_id)
     if m.get("ignore_merges"):
         # tokenizers takes a unit that is a token as that one token, whatever the merges say
@@ -290,7 +298,7 @@ def _extend_tiktoken(tok: Any, data: object, vocab_size: int, min_count: int,
             if a is not None and b is not None:
                 merges.append([a, b, r])
     byte_id = {b: rank[bytes([b])] for b in range(256) if bytes([b]) in rank}
-    pieces = [p.encode("utf-8", "surrogatepass") for text in _texts(data) for p in core.split(text)]
+    pieces = [p.encode("utf-8") for text in _texts(data) for p in core.split(text)]
     units = _byte_units(pieces, byte_id)
     new_merges, new_texts, (stop, learned, before, after) = _core.extend_merges(
         texts, merges, units, vocab_size - old, min_count, b"")

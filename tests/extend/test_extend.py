@@ -191,6 +191,16 @@ def test_bad_sizes_and_empty_corpora_refused(tmp_path, hf_file, tiktoken_file):
             kw = {"pattern": "r50k_base"} if model == tiktoken_file else {}
             with pytest.raises(InputError, match="empty"):
                 extend(model, empty, vocab_size=400, output=out, **kw)
+    with pytest.raises(OptionError, match="above the largest size"):
+        extend(tok, ["lowest"], vocab_size=10**30, output=out)
+    with pytest.raises(OptionError, match="min_count"):
+        extend(tok, ["lowest"], vocab_size=20, min_count=10**30, output=out)
+    for model in (tok, hf_file, tiktoken_file):
+        kw = {"pattern": "r50k_base"} if model == tiktoken_file else {}
+        with pytest.raises(InputError, match="lone surrogate"):
+            extend(model, ["ok", "bad \ud800 text"], vocab_size=400, output=out, **kw)
+        with pytest.raises(InputError, match="not a str"):
+            extend(model, ["ok", b"bytes"], vocab_size=400, output=out, **kw)
     with pytest.raises(InputError, match="single string"):
         extend(tok, "lowest", vocab_size=20, output=out)
     with pytest.raises(OptionError, match="not above"):
@@ -210,4 +220,20 @@ def test_a_tokenizer_json_that_is_not_byte_level_is_refused(tmp_path):
     out = tmp_path / "out.json"
     with pytest.raises(InputError, match="byte-level BPE"):
         extend(path, ["new text"], vocab_size=100, output=out)
+    assert not out.exists()
+
+
+def test_corrupt_files_refused(tmp_path):
+    from subwords.errors import ModelFileError
+
+    out = tmp_path / "out"
+    bad_json = tmp_path / "tokenizer.json"
+    bad_json.write_text('{"version": "1.0", "model": ', encoding="utf-8")
+    bad_rank = tmp_path / "r50k_base.tiktoken"
+    bad_rank.write_bytes(b"not base64 at all\n")
+    for path in (bad_json, bad_rank):
+        with pytest.raises(ModelFileError):
+            extend(path, ["some text"], vocab_size=400, output=out)
+    with pytest.raises(InputError, match="takes a subwords BPE model"):
+        extend(42, ["some text"], vocab_size=400, output=out)
     assert not out.exists()

@@ -128,6 +128,8 @@ def test_bad_input_refused_and_nothing_written(tmp_path):
         trim(tok, ["low"], keep="low</w>", output=out)
     with pytest.raises(UnknownPieceError):
         trim(tok, ["low"], keep=["nothing"], output=out)
+    with pytest.raises(InputError, match="lone surrogate"):
+        trim(tok, ["low \udfff"], output=out)
     with pytest.raises(InputError, match="own models"):
         trim(object(), ["low"], output=out)
     assert not out.exists() and not (tmp_path / "out.json.ids.json").exists()
