@@ -221,6 +221,10 @@ def _extend_hf(path: str, data: object, vocab_size: int, min_count: int, output:
         if text_bytes is None:
             raise InputError(f"{path}: vocab entry {token!r} is not written in the byte-level alphabet")
         texts[i] = text_bytes
+    # a special token is no symbol a merge can make: a hole for the engine
+    for t in added:
+        if isinstance(t, dict) and t.get("special") and isinstance(t.get("id"), int) and 0 <= t["id"] < old:
+            texts[t["id"]] = b""
     by_bytes = {t: i for i, t in enumerate(texts) if t}
     merges_in = m.get("merges") or []
     as_strings = bool(merges_in) and isinstance(merges_in[0], str)

@@ -237,3 +237,33 @@ def test_corrupt_files_refused(tmp_path):
     with pytest.raises(InputError, match="takes a subwords BPE model"):
         extend(42, ["some text"], vocab_size=400, output=out)
     assert not out.exists()
+
+
+SPELLINGS = {
+    "end": dict(vocab_size=60),
+    "continuation": dict(vocab_size=60, spelling="continuation"),
+    "front": dict(vocab_size=60, spelling="front"),
+    "bytes": dict(vocab_size=300, spelling="bytes", pre_split="gpt2"),
+    "end-fallback": dict(vocab_size=60, byte_fallback=True),
+    "front-fallback": dict(vocab_size=60, spelling="front", byte_fallback=True),
+    "end-lowercase": dict(vocab_size=60, lowercase=True),
+}
+TRAIN = ["The cat sat on the mat", "a dog ran in the park", "the cat and the dog", "Naïve café owners cook",
+         "subwords cut words into pieces", "pieces of words make a vocabulary"] * 6
+
+
+@pytest.mark.parametrize("name", list(SPELLINGS))
+def test_extending_on_the_training_corpus_is_training_further(name):
+    # Replaying a model's merges on its own corpus gives the state its trainer was in after the
+    # last of them; the engine then takes the same steps the trainer would have taken next.
+    kw = dict(SPELLINGS[name])
+    small = subwords.train(TRAIN, **kw)
+    kw["vocab_size"] += 25
+    big = subwords.train(TRAIN, **kw)
+    assert big.report["stop"] == "size" and big.vocab_size == small.vocab_size + 25
+    ext = extend(small, TRAIN, vocab_size=big.vocab_size)
+    assert ext.tokenizer.rows == big.rows
+    assert ext.tokenizer.merges == big.merges
+    assert ext.tokenizer.kinds == big.kinds
+    # and the pieces it reports are the trainer's
+    assert ext.pieces_after == big.report["corpus_pieces_after"]

@@ -73,7 +73,14 @@ impl Model {
             return Err(Error::Option("extend does not continue a model trained with pre-split joints".into()));
         }
         let units = self.spelled_units(texts)?;
-        let texts: Vec<Vec<u8>> = self.rows.iter().map(|r| r.text.clone()).collect();
+        // only alphabet and learned rows are symbols a merge can make or use: the others (the
+        // specials, byte-fallback rows, the bare marker) keep their ids as holes, so that a byte
+        // row's one byte or a special's text is never taken for a merge's result
+        let texts: Vec<Vec<u8>> = self
+            .rows
+            .iter()
+            .map(|r| if matches!(r.kind, RowKind::Alphabet | RowKind::Learned) { r.text.clone() } else { Vec::new() })
+            .collect();
         let strip: &[u8] = if self.spelling.scheme == Scheme::Continuation { self.spelling.mark.as_bytes() } else { b"" };
         let ext = extend(&texts, &self.merges, units, new_rows, min_count, strip)?;
         let mut rows: Vec<Row> = self.rows.clone();
