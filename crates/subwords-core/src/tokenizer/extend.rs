@@ -96,3 +96,46 @@ impl Model {
         Ok((model, ext))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(kind: &str) -> Model {
+        // rows: [UNK], a, b, c</w>, b</w>, ab (a+b); the `end` spelling
+        let doc = format!(
+            r#"{{"format": "subwords", "version": 1, "model": "{kind}",
+            "spelling": {{"scheme": "end", "mark": "</w>", "split_at_marks": true, "pre_split": null,
+                "byte_fallback": false, "clean_text": false, "strip_accents": false, "lowercase": false}},
+            "stream_merges_from": null, "joints": null, "options": null, "report": null,
+            "rows": [["[UNK]", "special"], ["a", "alphabet"], ["b", "alphabet"], ["b</w>", "alphabet"],
+                     ["c</w>", "alphabet"], ["ab", "learned"]],
+            "merges": [["a", "b"]]}}"#
+        );
+        Model::from_json(&doc).unwrap()
+    }
+
+    #[test]
+    fn extends_after_the_last_row_keeping_every_id() {
+        let m = model("bpe");
+        // "abc" x3: a b c</w> -> (a+b) ab c</w>; "abb" x1: a b b</w> -> ab b</w>; "xab" x2: x is
+        // unknown (a barrier), a b</w> has no merge. Pairs: (ab, c</w>) 3, (a, b</w>) 2,
+        // (ab, b</w>) 1 -> abc</w> (id 6), then ab</w> (id 7).
+        let texts = ["abc abc abc abb", "xab xab"];
+        let (ext, e) = m.extended(&texts, 2, 2).unwrap();
+        assert_eq!(e.merges, vec![[5, 4, 6], [1, 3, 7]]);
+        assert_eq!(ext.rows.len(), 8);
+        assert_eq!(&ext.rows[..6], &m.rows[..]);
+        assert_eq!(ext.rows[6].text, b"abc</w>".to_vec());
+        assert_eq!(ext.rows[7].text, b"ab</w>".to_vec());
+        assert_eq!(ext.merges[0], m.merges[0]);
+        assert_eq!(ext.encode("abc").unwrap(), vec![6]);
+        assert_eq!(m.encode("abc").unwrap(), vec![5, 4]);
+    }
+
+    #[test]
+    fn refuses_an_empty_corpus() {
+        let m = model("bpe");
+        assert!(m.extended(&["   ", ""], 2, 2).is_err());
+    }
+}
