@@ -267,3 +267,18 @@ def test_extending_on_the_training_corpus_is_training_further(name):
     assert ext.tokenizer.kinds == big.kinds
     # and the pieces it reports are the trainer's
     assert ext.pieces_after == big.report["corpus_pieces_after"]
+
+
+def test_a_wordpiece_tokenizer_json_is_refused(tmp_path):
+    import tokenizers
+    from tokenizers import models, pre_tokenizers, trainers
+
+    tk = tokenizers.Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    tk.train_from_iterator(["the cat sat"] * 5, trainers.WordPieceTrainer(vocab_size=40, special_tokens=["[UNK]"]))
+    path = tmp_path / "tokenizer.json"
+    tk.save(str(path))
+    out = tmp_path / "out.json"
+    with pytest.raises(OptionError, match="continues BPE training"):
+        extend(path, ["new text"], vocab_size=100, output=out)
+    assert not out.exists()
