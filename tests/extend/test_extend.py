@@ -282,3 +282,19 @@ def test_a_wordpiece_tokenizer_json_is_refused(tmp_path):
     with pytest.raises(OptionError, match="continues BPE training"):
         extend(path, ["new text"], vocab_size=100, output=out)
     assert not out.exists()
+
+
+def test_tokenizer_json_with_ignore_merges(hf_file, tmp_path):
+    # tokenizers (Llama 3 style files): a unit that is a token is that token, whatever the merges
+    import tokenizers
+
+    doc = json.loads(hf_file.read_text(encoding="utf-8"))
+    doc["model"]["ignore_merges"] = True
+    src = tmp_path / "ignore.json"
+    src.write_text(json.dumps(doc), encoding="utf-8")
+    out = tmp_path / "ext.json"
+    ext = extend(src, NEW, vocab_size=284 + 30, output=out)
+    new_tk = tokenizers.Tokenizer.from_file(str(out))
+    assert json.loads(out.read_text(encoding="utf-8"))["model"]["ignore_merges"] is True
+    for text in NEW:
+        assert new_tk.encode(text).ids == ext.tokenizer.encode(text)
