@@ -28,12 +28,15 @@ if TYPE_CHECKING:  # loaded lazily at run time, by __getattr__
     from ._api import count as count
     from .counts import CountTable as CountTable
     from ._arrays import IdArray as IdArray
+    from ._extend import extend as extend
+    from ._trim import trim as trim
 
 __version__ = "0.1.0"
 
 _API = ("train", "SubwordsTokenizer", "UnigramTokenizer", "count")
 
-__all__ = [*_API, "load", "bert", "Tokenizer", "TrainOptions", "DEFAULT", "CountTable", "IdArray", "SubwordsError", "OptionError",
+__all__ = [*_API, "load", "bert", "extend", "trim", "Tokenizer", "TrainOptions", "DEFAULT", "CountTable", "IdArray",
+           "SubwordsError", "OptionError",
            "InputError", "TextTypeError", "ModelFileError", "FileError", "StateError", "UnknownPieceError",
            "__version__"]
 
@@ -59,4 +62,12 @@ def __getattr__(name: str) -> object:
         from .formats import vocab_txt
 
         return vocab_txt.bert
+    if name == "extend":
+        from ._extend import extend
+
+        return extend
+    if name == "trim":
+        from ._trim import trim
+
+        return trim
     raise AttributeError(f"module 'subwords' has no attribute {name!r}")

@@ -11,7 +11,8 @@ from typing import final
 
 __all__ = ["Trainer", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline",
            "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table",
-           "train_traced", "measure_batch", "check_train_options"]
+           "train_traced", "measure_batch", "check_train_options",
+           "extend_merges", "model_extended"]
 
 @final
 class ProgressView:
@@ -202,3 +203,14 @@ def measure_batch(model: Model, texts: Sequence[str], threads: int) -> tuple[lis
     """Encodes and decodes every text in parallel: (occurrences of each id, by id; pieces per
     text; whitespace words per text; UTF-8 bytes; characters; indices of the texts that do not
     decode back to themselves)."""
+
+def extend_merges(texts: Sequence[bytes], merges: Sequence[Sequence[int]], units: Sequence[tuple[Sequence[int], int]],
+                  new_rows: int, min_count: int, strip_right: bytes
+                  ) -> tuple[list[list[int]], list[bytes], tuple[str, int, int, int]]:
+    """Replays ``merges`` ((left, right, result) ids) on ``units`` and learns up to ``new_rows`` rows
+    after ``texts`` (b"" marks an id with no row). Returns (new merges, new rows' texts,
+    (stop, merges learned, pieces before, pieces after))."""
+
+def model_extended(model: Model, texts: Sequence[str], new_rows: int, min_count: int
+                   ) -> tuple[Model, tuple[str, int, int, int]]:
+    """``model`` with up to ``new_rows`` rows learned on ``texts`` under its own spelling."""

@@ -20,6 +20,8 @@ MODULES = [
     "subwords._options",
     "subwords.formats.subword_nmt.read",
     "subwords.formats.tiktoken.read",
+    "subwords._extend",
+    "subwords._trim",
 ]
 
 

@@ -4,6 +4,7 @@
 //! `subwords.errors`, never a bare `Exception`.
 
 mod counts;
+mod extend;
 mod sentencepiece;
 mod tiktoken;
 mod trace;
@@ -508,5 +509,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace::train_traced, m)?)?;
     m.add_function(wrap_pyfunction!(trace::measure_batch, m)?)?;
     m.add_function(wrap_pyfunction!(check_train_options, m)?)?;
+    m.add_function(wrap_pyfunction!(extend::extend_merges, m)?)?;
+    m.add_function(wrap_pyfunction!(extend::model_extended, m)?)?;
     Ok(())
 }

@@ -5,6 +5,7 @@
 //! WordPiece's ratio); [`unigram`] is Unigram's seed, EM and pruning; [`word`] the word model.
 //! This file holds the learners' input: counted units.
 
+pub mod extend;
 pub mod merge;
 pub mod pipeline;
 pub mod unigram;

@@ -14,6 +14,7 @@
 //! thread-local carries data between functions.
 
 pub mod build;
+mod extend;
 pub mod file;
 mod unigram;
 
