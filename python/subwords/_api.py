@@ -410,13 +410,16 @@ class SubwordsTokenizer:
     'lowest newer'
     """
 
-    __slots__ = ("_model",)
+    __slots__ = ("_model", "_always")
     format = "subwords"
 
     def __init__(self, model: _core.Model) -> None:
         if not isinstance(model, _core.Model):
             raise TypeError("a SubwordsTokenizer is made by subwords.train, subwords.load or SubwordsTokenizer.from_json")
         self._model = model
+        # user-defined symbols match in text whatever a call allows (docs/SPECIALS.md)
+        options = json.loads(model.options_json()) or {}
+        self._always: frozenset[str] = frozenset(options.get("user_symbols", ()))
 
     # -- encoding ---------------------------------------------------------------------------
     def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = True,
@@ -432,7 +435,7 @@ class SubwordsTokenizer:
         names them (see :class:`subwords.Tokenizer`)."""
         text = _check_text(text)
         if (not allowed_special and pair is None and dropout is None and seed is None and segmenter is None
-                and alpha is None and nbest is None):
+                and alpha is None and nbest is None and not self._always):
             # the common call, kept as short as before the protocol's arguments
             try:
                 plain = self._model.encode(text)
@@ -448,6 +451,7 @@ class SubwordsTokenizer:
         """``encode`` with specials allowed, a pair, dropout or a Unigram segmenter (a method of
         its own: the closure below would cost the plain call its cells)."""
         allowed = allowed_set(allowed_special, self.special_tokens) if allowed_special else frozenset()
+        allowed = allowed | self._always
 
         def one(t: str) -> list[int]:
             if not allowed:
@@ -515,16 +519,34 @@ class SubwordsTokenizer:
         """``(id, start, end)`` triples; ``text[start:end]`` is what the piece stands for
         (empty for a mark that stands for the start of the text). No template is added."""
         _check_text(text)
+        if self._always:
+            return self._offsets_around(text, self._always)
+        return self._offsets_plain(text)
+
+    def _offsets_plain(self, text: str) -> list[tuple[int, int, int]]:
         try:
             ids, starts, ends = self._model.encode_with_offsets(text)
         except UnicodeError as e:
             raise _surrogate_error(e, "the text") from None
         return list(zip(ids, starts, ends))
 
+    def _offsets_around(self, text: str, allowed: frozenset[str]) -> list[tuple[int, int, int]]:
+        """Offsets of a text cut at ``allowed`` specials: each stretch between them encoded on
+        its own, its offsets moved to where it starts."""
+        out: list[tuple[int, int, int]] = []
+        at = 0
+        for part, special in split_specials(text, allowed):
+            if special:
+                out.append((self.piece_to_id(part), at, at + len(part)))
+            elif part:
+                out.extend((i, s + at, e + at) for i, s, e in self._offsets_plain(part))
+            at += len(part)
+        return out
+
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None, allowed_special: AllowedSpecial = (),
                      add_special_tokens: bool = True) -> list[list[int]]:
         batch = batch_arg(texts)
-        if allowed_special:
+        if allowed_special or self._always:
             return [self.encode(t, allowed_special=allowed_special, add_special_tokens=add_special_tokens) for t in batch]
         try:
             with gc_paused():
@@ -584,6 +606,11 @@ class SubwordsTokenizer:
     def special_tokens(self) -> dict[str, int]:
         """The special rows (``[UNK]``, ``[CLS]``, ...): piece -> id."""
         return {p: i for i, (p, k) in enumerate(zip(self.rows, self.kinds)) if k == "special"}
+
+    @property
+    def user_symbols(self) -> list[str]:
+        """The user-defined symbols (always matched in text), in id order."""
+        return [p for p in self.rows if p in self._always]
 
     @property
     def merges(self) -> list[tuple[str, str]]:

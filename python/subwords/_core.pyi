@@ -7,7 +7,7 @@ Argument types follow PyO3's conversions: a Rust ``Vec<T>`` takes any sequence e
 """
 
 from collections.abc import Sequence
-from typing import final
+from typing import Optional, final
 
 __all__ = ["Trainer", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline",
            "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table",
@@ -110,6 +110,7 @@ def sp_model_bytes(
     add_dummy_prefix: bool,
     remove_extra_whitespaces: bool,
     split_by_whitespace: bool,
+    roles: Optional[Sequence[tuple[str, int]]] = None,
 ) -> bytes:
     """A SentencePiece model file: ``pieces`` are (piece, score, type) in id order, ``rules``
     the character-map rules (from, to)."""

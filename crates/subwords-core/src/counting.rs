@@ -29,9 +29,57 @@ pub struct UnitCounter {
     table_stream: Option<String>,
     /// A count that does not fit in 64 bits (refused when training).
     pub overflow: bool,
+    /// Special tokens and user symbols: cut out of every text before counting ([`cut_at`]).
+    pub cut: Vec<String>,
 }
 
-fn count_text(spelling: &Spelling, text: &str, table: &mut Counts, norm: &mut Normalizations) {
+/// Calls `part` with the pieces of `text` between occurrences of any of `cut`, the occurrences
+/// dropped: leftmost first, and the longest of those starting at one place (as
+/// `_specials.split_specials` cuts an encoded text). Each needle's next occurrence is kept and
+/// only searched again once the scan has passed it, so a text costs one pass per needle.
+pub fn cut_at<'a>(text: &'a str, cut: &[String], mut part: impl FnMut(&'a str)) {
+    if cut.is_empty() {
+        part(text);
+        return;
+    }
+    let find = |from: usize, c: &str| text[from..].find(c).map(|i| from + i);
+    let mut next: Vec<Option<usize>> = cut.iter().map(|c| find(0, c)).collect();
+    let mut pos = 0usize;
+    loop {
+        let mut best: Option<(usize, usize)> = None;
+        for (j, c) in cut.iter().enumerate() {
+            if next[j].is_some_and(|i| i < pos) {
+                next[j] = find(pos, c);
+            }
+            if let Some(i) = next[j] {
+                if best.map_or(true, |(bi, bl)| i < bi || (i == bi && c.len() > bl)) {
+                    best = Some((i, c.len()));
+                }
+            }
+        }
+        match best {
+            None => {
+                part(&text[pos..]);
+                return;
+            }
+            Some((i, len)) => {
+                part(&text[pos..i]);
+                pos = i + len;
+            }
+        }
+    }
+}
+
+fn count_text(spelling: &Spelling, cut: &[String], text: &str, table: &mut Counts, norm: &mut Normalizations) {
+    if !cut.is_empty() {
+        // special tokens are never learned from: each stretch between them is a text of its own
+        cut_at(text, cut, |part| {
+            if !part.is_empty() {
+                count_text(spelling, &[], part, table, norm)
+            }
+        });
+        return;
+    }
     if spelling.scheme == Scheme::Front {
         norm.observe(text, spelling.front_mark());
     }
@@ -55,6 +103,7 @@ impl UnitCounter {
             streams: keep_streams.then(Vec::new),
             table_stream: None,
             overflow: false,
+            cut: Vec::new(),
         }
     }
 
@@ -65,17 +114,25 @@ impl UnitCounter {
     /// Counts a batch of texts on all threads.
     pub fn feed_texts(&mut self, texts: &[String]) {
         if let Some(s) = self.streams.as_mut() {
-            s.extend(texts.iter().filter(|t| !t.is_empty()).cloned());
+            let cut = &self.cut;
+            for t in texts.iter().filter(|t| !t.is_empty()) {
+                cut_at(t, cut, |part| {
+                    if !part.is_empty() {
+                        s.push(part.to_string())
+                    }
+                });
+            }
         }
         // empty texts are skipped, as empty lines of a file are
         self.texts += texts.iter().filter(|t| !t.is_empty()).count() as u64;
         let n = self.tables.len();
         let per = texts.len().div_ceil(n).max(1);
         let spelling = &self.spelling;
+        let cut = &self.cut;
         let norms: Vec<Normalizations> = if n == 1 || texts.len() < 64 {
             let mut norm = Normalizations::default();
             for t in texts {
-                count_text(spelling, t, &mut self.tables[0], &mut norm);
+                count_text(spelling, cut, t, &mut self.tables[0], &mut norm);
             }
             vec![norm]
         } else {
@@ -84,7 +141,7 @@ impl UnitCounter {
                 for ((table, chunk), norm) in self.tables.iter_mut().zip(texts.chunks(per)).zip(out.iter_mut()) {
                     s.spawn(move |_| {
                         for t in chunk {
-                            count_text(spelling, t, table, norm);
+                            count_text(spelling, cut, t, table, norm);
                         }
                     });
                 }
@@ -113,6 +170,7 @@ impl UnitCounter {
             rest = &rest[cut..];
         }
         let spelling = &self.spelling;
+        let cut = &self.cut;
         let keep = self.streams.is_some();
         let mut outs: Vec<(Normalizations, u64, Vec<String>)> = vec![Default::default(); parts.len()];
         rayon::scope(|s| {
@@ -125,9 +183,13 @@ impl UnitCounter {
                         }
                         out.1 += 1;
                         if keep {
-                            out.2.push(line.to_string());
+                            cut_at(line, cut, |p| {
+                                if !p.is_empty() {
+                                    out.2.push(p.to_string())
+                                }
+                            });
                         }
-                        count_text(spelling, line, table, &mut out.0);
+                        count_text(spelling, cut, line, table, &mut out.0);
                     }
                 });
             }
@@ -234,12 +296,15 @@ impl UnitCounter {
             self.normalizations.observe(key, self.spelling.front_mark());
         }
         let mut overflow = false;
-        self.spelling.for_each_unit(key, |unit, _| {
-            let e = table.entry(unit.into()).or_insert(0);
-            match e.checked_add(count) {
-                Some(v) => *e = v,
-                None => overflow = true,
-            }
+        let spelling = &self.spelling;
+        cut_at(key, &self.cut, |part| {
+            spelling.for_each_unit(part, |unit, _| {
+                let e = table.entry(unit.into()).or_insert(0);
+                match e.checked_add(count) {
+                    Some(v) => *e = v,
+                    None => overflow = true,
+                }
+            })
         });
         self.overflow |= overflow;
         self.texts = self.texts.saturating_add(count);

@@ -114,7 +114,8 @@ impl Trainer {
     fn new(py: Python<'_>, options_json: &str, threads: usize) -> PyResult<Self> {
         let options = TrainOptions::from_json(options_json).map_err(|e| to_py(py, e))?;
         let spelling = options.spelling().map_err(|e| to_py(py, e))?;
-        let counter = UnitCounter::new(spelling, threads, options.superword_at.is_some());
+        let mut counter = UnitCounter::new(spelling, threads, options.superword_at.is_some());
+        counter.cut = options.cut_texts();
         Ok(Trainer { options, counter: Some(counter), units: None, progress: Default::default(), joints: None, normalizations: None, texts: 0, pool: pool(threads)? })
     }
 
