@@ -410,7 +410,7 @@ class SubwordsTokenizer:
     'lowest newer'
     """
 
-    __slots__ = ("_model", "_always")
+    __slots__ = ("_model", "_always", "_specials")
     format = "subwords"
 
     def __init__(self, model: _core.Model) -> None:
@@ -420,6 +420,7 @@ class SubwordsTokenizer:
         # user-defined symbols match in text whatever a call allows (docs/SPECIALS.md)
         options = json.loads(model.options_json()) or {}
         self._always: frozenset[str] = frozenset(options.get("user_symbols", ()))
+        self._specials: Optional[dict[str, int]] = None  # made on first use: it reads every row
 
     # -- encoding ---------------------------------------------------------------------------
     def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = True,
@@ -457,9 +458,10 @@ class SubwordsTokenizer:
             if not allowed:
                 return self._encode_plain(t, dropout, seed, segmenter, alpha, nbest)
             out: list[int] = []
+            specials = self._specials if self._specials is not None else self.special_tokens
             for part, special in split_specials(t, allowed):
                 if special:
-                    out.append(self.piece_to_id(part))
+                    out.append(specials[part])
                 elif part:
                     out.extend(self._encode_plain(part, dropout, seed, segmenter, alpha, nbest))
             return out
@@ -604,8 +606,11 @@ class SubwordsTokenizer:
 
     @property
     def special_tokens(self) -> dict[str, int]:
-        """The special rows (``[UNK]``, ``[CLS]``, ...): piece -> id."""
-        return {p: i for i, (p, k) in enumerate(zip(self.rows, self.kinds)) if k == "special"}
+        """The special rows (``[UNK]``, ``[CLS]``, the trained special tokens, user symbols and
+        reserved rows): piece -> id."""
+        if self._specials is None:
+            self._specials = {p: i for i, (p, k) in enumerate(zip(self.rows, self.kinds)) if k == "special"}
+        return dict(self._specials)
 
     @property
     def user_symbols(self) -> list[str]:

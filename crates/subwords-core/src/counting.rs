@@ -335,3 +335,27 @@ impl UnitCounter {
         Ok((total, self.normalizations, self.texts, self.streams))
     }
 }
+
+#[cfg(test)]
+mod cut_tests {
+    use super::cut_at;
+
+    fn parts(text: &str, cut: &[&str]) -> Vec<String> {
+        let cut: Vec<String> = cut.iter().map(|s| s.to_string()).collect();
+        let mut v = Vec::new();
+        cut_at(text, &cut, |p| v.push(p.to_string()));
+        v
+    }
+
+    #[test]
+    fn cuts_leftmost_then_longest_and_drops_the_needles() {
+        assert_eq!(parts("a<s>b</s>c", &["<s>", "</s>"]), ["a", "b", "c"]);
+        // "<|end|>" and "<|end" both start at 1: the longer wins
+        assert_eq!(parts("x<|end|>y", &["<|end", "<|end|>"]), ["x", "y"]);
+        assert_eq!(parts("<s><s>", &["<s>"]), ["", "", ""]);
+        assert_eq!(parts("plain", &["<s>"]), ["plain"]);
+        assert_eq!(parts("plain", &[]), ["plain"]);
+        // a needle found before the scan passed it is searched again from the new position
+        assert_eq!(parts("ab<x>ab<y>ab<x>", &["<x>", "<y>"]), ["ab", "ab", "ab", ""]);
+    }
+}

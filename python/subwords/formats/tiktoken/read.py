@@ -277,8 +277,8 @@ def _read(path: str) -> bytes:
 
 def specials_path(path: PathLike) -> str:
     """Where subwords' export writes a rank file's special tokens (JSON, surface -> id), and
-    where :func:`load` looks for them when the file name names no encoding: the rank file's
-    name with ``.special_tokens.json`` added."""
+    where :func:`load` looks for them first when no ``special_tokens`` are given: the rank
+    file's name with ``.special_tokens.json`` added."""
     return os.fspath(path) + ".special_tokens.json"
 
 
@@ -288,13 +288,14 @@ def load(path: PathLike, format: str = "tiktoken", *, pattern: Optional[str] = N
 
     ``pattern`` is an encoding name (``"cl100k_base"``) or its exact regex string; by default it
     comes from the file name (``cl100k_base.tiktoken``). ``special_tokens`` (surface -> id)
-    defaults to the named encoding's, or none when only a regex string names the pattern.
+    defaults to those in the file's ``.special_tokens.json`` (written by subwords' export) when
+    there is one, else the named encoding's, or none when only a regex string names the pattern.
     """
     if format != "tiktoken":
         raise InputError(f"subwords.formats.tiktoken reads format='tiktoken', not {format!r}")
     p = os.fspath(path)
     pattern_name, encoding = _pattern_of(pattern, p)
-    if special_tokens is None and not encoding and os.path.isfile(specials_path(p)):
+    if special_tokens is None and os.path.isfile(specials_path(p)):
         # the special tokens subwords' export wrote beside the rank file
         raw = read_limited(specials_path(p), 1 << 26, "special-token file")
         try:
