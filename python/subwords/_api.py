@@ -548,11 +548,17 @@ class SubwordsTokenizer:
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None, allowed_special: AllowedSpecial = (),
                      add_special_tokens: bool = True) -> list[list[int]]:
         batch = batch_arg(texts)
-        if allowed_special or self._always:
-            return [self.encode(t, allowed_special=allowed_special, add_special_tokens=add_special_tokens) for t in batch]
+        allowed = allowed_set(allowed_special, self.special_tokens) if allowed_special else frozenset()
+        allowed = allowed | self._always
         try:
             with gc_paused():
-                out = self._model.encode_batch(batch, _threads(threads))
+                if allowed:
+                    # cut at the allowed specials in the engine, on every thread
+                    specials = self.special_tokens
+                    out = self._model.encode_batch_specials(batch, _threads(threads),
+                                                            sorted((s, specials[s]) for s in allowed))
+                else:
+                    out = self._model.encode_batch(batch, _threads(threads))
         except UnicodeError as e:
             raise _surrogate_error(e, f"text {_first_unencodable(batch)} of the batch") from None
         template = self._model.template() if add_special_tokens else None

@@ -125,6 +125,18 @@ def test_only_the_allowed_specials_match():
     assert batch[0] == [0] + tok.encode("hello")
 
 
+def test_the_engine_batch_cuts_at_specials_as_the_single_call_does():
+    # encode_batch cuts in Rust, encode in Python (_specials.split_specials): leftmost, and the
+    # longest of specials starting at one place ("<|end|>" before its prefix "<|end")
+    tok = train(special_tokens=[EOT, "<|end", "<|end|>", "<pad>"], user_symbols=["<sep>"])
+    texts = [f"{EOT}{EOT}", "<|end|><|end", "a<|end|>b<|endoftext|>c<pad>", "x<sep><|endo", "", "plain text",
+             f"<pad><sep>{EOT}<|end|>"] + [f"{s} {EOT} {s}<sep>" for s in SENTENCES]
+    for allowed in ("all", {EOT}, {"<|end"}, ()):
+        assert tok.encode_batch(texts, allowed_special=allowed, threads=2) == \
+            [tok.encode(t, allowed_special=allowed) for t in texts]
+    assert tok.encode_batch(["<|end|>"], allowed_special="all") == [[2]]
+
+
 def test_user_symbols_always_match_and_keep_offsets():
     tok = train(special_tokens=[EOT], user_symbols=["<sep>"])
     assert tok.rows[:3] == [EOT, "<sep>", "[UNK]"]

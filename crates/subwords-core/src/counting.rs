@@ -35,35 +35,42 @@ pub struct UnitCounter {
 
 /// Calls `part` with the pieces of `text` between occurrences of any of `cut`, the occurrences
 /// dropped: leftmost first, and the longest of those starting at one place (as
-/// `_specials.split_specials` cuts an encoded text). Each needle's next occurrence is kept and
-/// only searched again once the scan has passed it, so a text costs one pass per needle.
+/// `_specials.split_specials` cuts an encoded text).
 pub fn cut_at<'a>(text: &'a str, cut: &[String], mut part: impl FnMut(&'a str)) {
-    if cut.is_empty() {
-        part(text);
+    split_at(text, cut, |p, _| part(p));
+}
+
+/// Calls `f(piece, hit)` for each piece of `text` before an occurrence of one of `needles`
+/// (`hit`: that needle's index), and once more for the rest (`hit` None): leftmost first, the
+/// longest of those starting at one place. Each needle's next occurrence is kept and only
+/// searched again once the scan has passed it, so a text costs one pass per needle.
+pub fn split_at<'a>(text: &'a str, needles: &[String], mut f: impl FnMut(&'a str, Option<usize>)) {
+    if needles.is_empty() {
+        f(text, None);
         return;
     }
     let find = |from: usize, c: &str| text[from..].find(c).map(|i| from + i);
-    let mut next: Vec<Option<usize>> = cut.iter().map(|c| find(0, c)).collect();
+    let mut next: Vec<Option<usize>> = needles.iter().map(|c| find(0, c)).collect();
     let mut pos = 0usize;
     loop {
-        let mut best: Option<(usize, usize)> = None;
-        for (j, c) in cut.iter().enumerate() {
+        let mut best: Option<(usize, usize, usize)> = None;
+        for (j, c) in needles.iter().enumerate() {
             if next[j].is_some_and(|i| i < pos) {
                 next[j] = find(pos, c);
             }
             if let Some(i) = next[j] {
-                if best.map_or(true, |(bi, bl)| i < bi || (i == bi && c.len() > bl)) {
-                    best = Some((i, c.len()));
+                if best.map_or(true, |(bi, bl, _)| i < bi || (i == bi && c.len() > bl)) {
+                    best = Some((i, c.len(), j));
                 }
             }
         }
         match best {
             None => {
-                part(&text[pos..]);
+                f(&text[pos..], None);
                 return;
             }
-            Some((i, len)) => {
-                part(&text[pos..i]);
+            Some((i, len, j)) => {
+                f(&text[pos..i], Some(j));
                 pos = i + len;
             }
         }
@@ -357,5 +364,13 @@ mod cut_tests {
         assert_eq!(parts("plain", &[]), ["plain"]);
         // a needle found before the scan passed it is searched again from the new position
         assert_eq!(parts("ab<x>ab<y>ab<x>", &["<x>", "<y>"]), ["ab", "ab", "ab", ""]);
+    }
+
+    #[test]
+    fn split_at_names_the_needle_each_piece_ends_at() {
+        let needles: Vec<String> = ["<a>", "<a>b"].iter().map(|s| s.to_string()).collect();
+        let mut v = Vec::new();
+        super::split_at("x<a>by<a>", &needles, |p, hit| v.push((p.to_string(), hit)));
+        assert_eq!(v, [("x".to_string(), Some(1)), ("y".to_string(), Some(0)), (String::new(), None)]);
     }
 }

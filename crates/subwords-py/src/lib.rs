@@ -252,6 +252,24 @@ impl PyModel {
         PyList::new(py, lists)
     }
 
+    /// `encode_batch` with the allowed special rows (surface, id) matched in the texts.
+    fn encode_batch_specials<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        threads: usize,
+        allowed: Vec<(String, u32)>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let all = py
+            .detach(|| {
+                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+                self.inner.encode_batch_specials(&refs, &allowed, threads)
+            })
+            .map_err(|e| to_py(py, e))?;
+        let lists = all.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
+    }
+
     fn encode_dropout(&self, py: Python<'_>, text: &str, p: f64, seed: u64) -> PyResult<Vec<u32>> {
         py.detach(|| self.inner.encode_dropout(text, p, seed)).map_err(|e| to_py(py, e))
     }
