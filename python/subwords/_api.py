@@ -411,13 +411,17 @@ class SubwordsTokenizer:
     'lowest newer'
     """
 
-    __slots__ = ("_model",)
+    __slots__ = ("_model", "_always", "_specials")
     format = "subwords"
 
     def __init__(self, model: _core.Model) -> None:
         if not isinstance(model, _core.Model):
             raise TypeError("a SubwordsTokenizer is made by subwords.train, subwords.load or SubwordsTokenizer.from_json")
         self._model = model
+        # user-defined symbols match in text whatever a call allows (docs/SPECIALS.md)
+        options = json.loads(model.options_json()) or {}
+        self._always: frozenset[str] = frozenset(options.get("user_symbols", ()))
+        self._specials: Optional[dict[str, int]] = None  # made on first use: it reads every row
 
     # -- encoding ---------------------------------------------------------------------------
     def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = True,
@@ -433,7 +437,7 @@ class SubwordsTokenizer:
         names them (see :class:`subwords.Tokenizer`)."""
         text = _check_text(text)
         if (not allowed_special and pair is None and dropout is None and seed is None and segmenter is None
-                and alpha is None and nbest is None):
+                and alpha is None and nbest is None and not self._always):
             # the common call, kept as short as before the protocol's arguments
             try:
                 plain = self._model.encode(text)
@@ -449,14 +453,16 @@ class SubwordsTokenizer:
         """``encode`` with specials allowed, a pair, dropout or a Unigram segmenter (a method of
         its own: the closure below would cost the plain call its cells)."""
         allowed = allowed_set(allowed_special, self.special_tokens) if allowed_special else frozenset()
+        allowed = allowed | self._always
 
         def one(t: str) -> list[int]:
             if not allowed:
                 return self._encode_plain(t, dropout, seed, segmenter, alpha, nbest)
             out: list[int] = []
+            specials = self._specials if self._specials is not None else self.special_tokens
             for part, special in split_specials(t, allowed):
                 if special:
-                    out.append(self.piece_to_id(part))
+                    out.append(specials[part])
                 elif part:
                     out.extend(self._encode_plain(part, dropout, seed, segmenter, alpha, nbest))
             return out
@@ -516,11 +522,29 @@ class SubwordsTokenizer:
         """``(id, start, end)`` triples; ``text[start:end]`` is what the piece stands for
         (empty for a mark that stands for the start of the text). No template is added."""
         _check_text(text)
+        if self._always:
+            return self._offsets_around(text, self._always)
+        return self._offsets_plain(text)
+
+    def _offsets_plain(self, text: str) -> list[tuple[int, int, int]]:
         try:
             ids, starts, ends = self._model.encode_with_offsets(text)
         except UnicodeError as e:
             raise _surrogate_error(e, "the text") from None
         return list(zip(ids, starts, ends))
+
+    def _offsets_around(self, text: str, allowed: frozenset[str]) -> list[tuple[int, int, int]]:
+        """Offsets of a text cut at ``allowed`` specials: each stretch between them encoded on
+        its own, its offsets moved to where it starts."""
+        out: list[tuple[int, int, int]] = []
+        at = 0
+        for part, special in split_specials(text, allowed):
+            if special:
+                out.append((self.piece_to_id(part), at, at + len(part)))
+            elif part:
+                out.extend((i, s + at, e + at) for i, s, e in self._offsets_plain(part))
+            at += len(part)
+        return out
 
     @overload
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = ..., allowed_special: AllowedSpecial = ...,
@@ -539,11 +563,17 @@ class SubwordsTokenizer:
             return self.encode_array(texts, threads=threads, allowed_special=allowed_special,
                                      add_special_tokens=add_special_tokens)
         batch = batch_arg(texts)
-        if allowed_special:
-            return [self.encode(t, allowed_special=allowed_special, add_special_tokens=add_special_tokens) for t in batch]
+        allowed = allowed_set(allowed_special, self.special_tokens) if allowed_special else frozenset()
+        allowed = allowed | self._always
         try:
             with gc_paused():
-                out = self._model.encode_batch(batch, _threads(threads))
+                if allowed:
+                    # cut at the allowed specials in the engine, on every thread
+                    specials = self.special_tokens
+                    out = self._model.encode_batch_specials(batch, _threads(threads),
+                                                            sorted((s, specials[s]) for s in allowed))
+                else:
+                    out = self._model.encode_batch(batch, _threads(threads))
         except UnicodeError as e:
             raise _surrogate_error(e, f"text {_first_unencodable(batch)} of the batch") from None
         template = self._model.template() if add_special_tokens else None
@@ -573,7 +603,7 @@ class SubwordsTokenizer:
         if eos is not None:
             self.id_to_piece(eos)  # an id of this vocabulary, or UnknownPieceError
         suffix = [] if eos is None else [eos]
-        if allowed_special:
+        if allowed_special or self._always:  # user symbols always match: cut at them in encode_batch
             lists = self.encode_batch(batch, threads=threads, allowed_special=allowed_special,
                                       add_special_tokens=add_special_tokens)
             return _arrays.flatten((ids + suffix for ids in lists), width)
@@ -639,8 +669,16 @@ class SubwordsTokenizer:
 
     @property
     def special_tokens(self) -> dict[str, int]:
-        """The special rows (``[UNK]``, ``[CLS]``, ...): piece -> id."""
-        return {p: i for i, (p, k) in enumerate(zip(self.rows, self.kinds)) if k == "special"}
+        """The special rows (``[UNK]``, ``[CLS]``, the trained special tokens, user symbols and
+        reserved rows): piece -> id."""
+        if self._specials is None:
+            self._specials = {p: i for i, (p, k) in enumerate(zip(self.rows, self.kinds)) if k == "special"}
+        return dict(self._specials)
+
+    @property
+    def user_symbols(self) -> list[str]:
+        """The user-defined symbols (always matched in text), in id order."""
+        return [p for p in self.rows if p in self._always]
 
     @property
     def merges(self) -> list[tuple[str, str]]:

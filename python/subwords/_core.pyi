@@ -7,7 +7,7 @@ Argument types follow PyO3's conversions: a Rust ``Vec<T>`` takes any sequence e
 """
 
 from collections.abc import Sequence
-from typing import final
+from typing import Optional, final
 
 __all__ = ["Trainer", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline",
            "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table",
@@ -44,6 +44,8 @@ class Model:
     def encode_batch_flat(self, texts: Sequence[str], threads: int, width: int, prefix: Sequence[int],
                           suffix: Sequence[int]) -> tuple[bytes, bytes]:
         """(ids, ends): little-endian ids ``width`` bytes wide, each text between prefix and suffix; u64 ends."""
+    def encode_batch_specials(self, texts: Sequence[str], threads: int,
+                              allowed: Sequence[tuple[str, int]]) -> list[list[int]]: ...
     def encode_dropout(self, text: str, p: float, seed: int) -> list[int]: ...
     def encode_with_offsets(self, text: str) -> tuple[list[int], list[int], list[int]]:
         """(ids, starts, ends), offsets in code points."""
@@ -114,6 +116,7 @@ def sp_model_bytes(
     add_dummy_prefix: bool,
     remove_extra_whitespaces: bool,
     split_by_whitespace: bool,
+    roles: Optional[Sequence[tuple[str, int]]] = None,
 ) -> bytes:
     """A SentencePiece model file: ``pieces`` are (piece, score, type) in id order, ``rules``
     the character-map rules (from, to)."""

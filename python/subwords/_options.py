@@ -107,6 +107,21 @@ class TrainOptions:
     #: None: every core
     threads: Optional[int] = None
     progress: bool = False
+    #: special tokens (docs/SPECIALS.md): rows 0..k-1 in this order, inside ``vocab_size``, never
+    #: learned from, matched in text only when a call's ``allowed_special`` names them
+    special_tokens: Sequence[str] = ()
+    #: SentencePiece-style user-defined symbols: rows after the specials, always matched in text
+    user_symbols: Sequence[str] = ()
+    #: placeholder rows ``<|reserved_0|>``, ``<|reserved_1|>``, ... after the user symbols
+    reserved_tokens: int = 0
+    #: more reserved rows until the vocabulary size is a multiple of this (outside the budget)
+    pad_to_multiple: Optional[int] = None
+    #: which special token plays which role in the exports (each one of ``special_tokens``;
+    #: ``unk_token`` can only be ``[UNK]``, the unknown row)
+    bos_token: Optional[str] = None
+    eos_token: Optional[str] = None
+    pad_token: Optional[str] = None
+    unk_token: Optional[str] = None
 
     def replace(self, **changes: Any) -> TrainOptions:
         """A copy with some options changed (unknown names are an OptionError)."""
@@ -152,6 +167,11 @@ def resolved(options: TrainOptions) -> dict[str, Any]:
         if o[name] is DEFAULT or (o[name] is None and name in ("min_count_rule", "unknown")):
             o[name] = by_model.get(model)
     o["joints"] = o["joints"] is not None
+    for name in SPECIAL_LISTS:
+        o[name] = _text_list(name, o[name])
+    for name in ("reserved_tokens", "pad_to_multiple"):
+        if isinstance(o[name], bool):
+            raise OptionError(f"{name} must be a whole number, got {o[name]!r}")
     for name in ("character_coverage", "shrink"):
         if isinstance(o[name], int) and not isinstance(o[name], bool):
             o[name] = float(o[name])
@@ -167,9 +187,26 @@ def from_saved(saved: Mapping[str, Any]) -> Optional[TrainOptions]:
     if not saved:
         return None
     known = {k: v for k, v in saved.items() if k in NAMES and k != "joints"}
+    for name in SPECIAL_LISTS:
+        if name in known:
+            known[name] = tuple(known[name])
     if known.get("model") == "unigram":
         known.pop("min_count", None)  # the core's default, saved though Unigram takes none
     return TrainOptions(**known)
+
+
+#: the options that are lists of texts (special rows)
+SPECIAL_LISTS = ("special_tokens", "user_symbols")
+
+
+def _text_list(name: str, value: object) -> list[str]:
+    """A list-of-texts option as a list, refused unless it is a collection of strings."""
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise OptionError(f"{name} must be a list of strings, e.g. {name}=['<|endoftext|>'], got {value!r}")
+    bad = next((v for v in value if not isinstance(v, str)), None)
+    if bad is not None:
+        raise OptionError(f"{name}: every entry must be a string, got {bad!r}")
+    return list(value)
 
 
 PathLike = Union[str, "os.PathLike[str]"]

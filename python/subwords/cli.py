@@ -104,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--format", choices=FORMATS, default="subwords",
                    help="write the model in this format (default: subwords' own JSON); refused, with nothing written, "
                         "when the format cannot express the model")
+    _add_special_arguments(t)
 
     e = sub.add_parser("encode", help="text lines on stdin -> pieces (or ids) lines on stdout")
     e.add_argument("-m", "--model", required=True, metavar="MODEL")
@@ -247,8 +248,46 @@ def export_atomic(tok: Any, out: str, fmt: str) -> None:
         if not os.path.exists(staged):
             raise SubwordsError(f"the {fmt} export wrote nothing at {out}")
         os.replace(staged, out)
+        # files an export writes beside its main one (a rank file's special tokens, the
+        # tokenizer_config.json of special-token roles)
+        for extra in sorted(os.listdir(work)):
+            os.replace(os.path.join(work, extra), os.path.join(folder, extra))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _add_special_arguments(t: argparse.ArgumentParser) -> None:
+    """The special-token options of ``train`` (docs/SPECIALS.md)."""
+    t.add_argument("--special-token", action="append", default=[], metavar="TOKEN",
+                   help="a special token (repeatable): ids 0..k-1 in the order given, inside --vocab-size, never "
+                        "learned from, matched in text only when allowed (encode --allow-special)")
+    t.add_argument("--user-symbol", action="append", default=[], metavar="TOKEN",
+                   help="a user-defined symbol (repeatable, after the special tokens): always matched in text")
+    t.add_argument("--reserved-tokens", type=_count("--reserved-tokens"), default=0, metavar="N",
+                   help="N placeholder rows <|reserved_0|>... after the user symbols, inside --vocab-size")
+    t.add_argument("--pad-to-multiple", type=_positive("--pad-to-multiple"), default=None, metavar="M",
+                   help="more reserved rows until the vocabulary size is a multiple of M (e.g. 128)")
+    for role in ("bos", "eos", "pad", "unk"):
+        t.add_argument(f"--{role}-token", default=None, metavar="TOKEN",
+                       help=f"the special token that plays the {role} role in the exports"
+                            + (" (only [UNK], the unknown row)" if role == "unk" else " (one of --special-token)"))
+
+
+def _special_keywords(a: argparse.Namespace) -> dict[str, Any]:
+    """The special-token options given on the command line (none given: none passed)."""
+    kw: dict[str, Any] = {}
+    if a.special_token:
+        kw["special_tokens"] = list(a.special_token)
+    if a.user_symbol:
+        kw["user_symbols"] = list(a.user_symbol)
+    if a.reserved_tokens:
+        kw["reserved_tokens"] = a.reserved_tokens
+    if a.pad_to_multiple is not None:
+        kw["pad_to_multiple"] = a.pad_to_multiple
+    for role in ("bos", "eos", "pad", "unk"):
+        if getattr(a, f"{role}_token") is not None:
+            kw[f"{role}_token"] = getattr(a, f"{role}_token")
+    return kw
 
 
 def _is_own(tok: Any) -> bool:
@@ -319,6 +358,7 @@ def cmd_train(a: argparse.Namespace) -> int:
         **{k: v for k, v in (("seed_size", a.seed_size), ("shrink", a.shrink), ("em_rounds", a.em_rounds)) if v is not None},
         **({} if a.max_word_length is None else {"max_word_length": a.max_word_length}),
         progress=sys.stderr.isatty() and not a.quiet,
+        **_special_keywords(a),
     )
     for x in a.inputs if a.counts else ():
         if x == "-":

@@ -29,9 +29,64 @@ pub struct UnitCounter {
     table_stream: Option<String>,
     /// A count that does not fit in 64 bits (refused when training).
     pub overflow: bool,
+    /// Special tokens and user symbols: cut out of every text before counting ([`cut_at`]).
+    pub cut: Vec<String>,
 }
 
-fn count_text(spelling: &Spelling, text: &str, table: &mut Counts, norm: &mut Normalizations) {
+/// Calls `part` with the pieces of `text` between occurrences of any of `cut`, the occurrences
+/// dropped: leftmost first, and the longest of those starting at one place (as
+/// `_specials.split_specials` cuts an encoded text).
+pub fn cut_at<'a>(text: &'a str, cut: &[String], mut part: impl FnMut(&'a str)) {
+    split_at(text, cut, |p, _| part(p));
+}
+
+/// Calls `f(piece, hit)` for each piece of `text` before an occurrence of one of `needles`
+/// (`hit`: that needle's index), and once more for the rest (`hit` None): leftmost first, the
+/// longest of those starting at one place. Each needle's next occurrence is kept and only
+/// searched again once the scan has passed it, so a text costs one pass per needle.
+pub fn split_at<'a>(text: &'a str, needles: &[String], mut f: impl FnMut(&'a str, Option<usize>)) {
+    if needles.is_empty() {
+        f(text, None);
+        return;
+    }
+    let find = |from: usize, c: &str| text[from..].find(c).map(|i| from + i);
+    let mut next: Vec<Option<usize>> = needles.iter().map(|c| find(0, c)).collect();
+    let mut pos = 0usize;
+    loop {
+        let mut best: Option<(usize, usize, usize)> = None;
+        for (j, c) in needles.iter().enumerate() {
+            if next[j].is_some_and(|i| i < pos) {
+                next[j] = find(pos, c);
+            }
+            if let Some(i) = next[j] {
+                if best.map_or(true, |(bi, bl, _)| i < bi || (i == bi && c.len() > bl)) {
+                    best = Some((i, c.len(), j));
+                }
+            }
+        }
+        match best {
+            None => {
+                f(&text[pos..], None);
+                return;
+            }
+            Some((i, len, j)) => {
+                f(&text[pos..i], Some(j));
+                pos = i + len;
+            }
+        }
+    }
+}
+
+fn count_text(spelling: &Spelling, cut: &[String], text: &str, table: &mut Counts, norm: &mut Normalizations) {
+    if !cut.is_empty() {
+        // special tokens are never learned from: each stretch between them is a text of its own
+        cut_at(text, cut, |part| {
+            if !part.is_empty() {
+                count_text(spelling, &[], part, table, norm)
+            }
+        });
+        return;
+    }
     if spelling.scheme == Scheme::Front {
         norm.observe(text, spelling.front_mark());
     }
@@ -55,6 +110,7 @@ impl UnitCounter {
             streams: keep_streams.then(Vec::new),
             table_stream: None,
             overflow: false,
+            cut: Vec::new(),
         }
     }
 
@@ -65,17 +121,25 @@ impl UnitCounter {
     /// Counts a batch of texts on all threads.
     pub fn feed_texts(&mut self, texts: &[String]) {
         if let Some(s) = self.streams.as_mut() {
-            s.extend(texts.iter().filter(|t| !t.is_empty()).cloned());
+            let cut = &self.cut;
+            for t in texts.iter().filter(|t| !t.is_empty()) {
+                cut_at(t, cut, |part| {
+                    if !part.is_empty() {
+                        s.push(part.to_string())
+                    }
+                });
+            }
         }
         // empty texts are skipped, as empty lines of a file are
         self.texts += texts.iter().filter(|t| !t.is_empty()).count() as u64;
         let n = self.tables.len();
         let per = texts.len().div_ceil(n).max(1);
         let spelling = &self.spelling;
+        let cut = &self.cut;
         let norms: Vec<Normalizations> = if n == 1 || texts.len() < 64 {
             let mut norm = Normalizations::default();
             for t in texts {
-                count_text(spelling, t, &mut self.tables[0], &mut norm);
+                count_text(spelling, cut, t, &mut self.tables[0], &mut norm);
             }
             vec![norm]
         } else {
@@ -84,7 +148,7 @@ impl UnitCounter {
                 for ((table, chunk), norm) in self.tables.iter_mut().zip(texts.chunks(per)).zip(out.iter_mut()) {
                     s.spawn(move |_| {
                         for t in chunk {
-                            count_text(spelling, t, table, norm);
+                            count_text(spelling, cut, t, table, norm);
                         }
                     });
                 }
@@ -113,6 +177,7 @@ impl UnitCounter {
             rest = &rest[cut..];
         }
         let spelling = &self.spelling;
+        let cut = &self.cut;
         let keep = self.streams.is_some();
         let mut outs: Vec<(Normalizations, u64, Vec<String>)> = vec![Default::default(); parts.len()];
         rayon::scope(|s| {
@@ -125,9 +190,13 @@ impl UnitCounter {
                         }
                         out.1 += 1;
                         if keep {
-                            out.2.push(line.to_string());
+                            cut_at(line, cut, |p| {
+                                if !p.is_empty() {
+                                    out.2.push(p.to_string())
+                                }
+                            });
                         }
-                        count_text(spelling, line, table, &mut out.0);
+                        count_text(spelling, cut, line, table, &mut out.0);
                     }
                 });
             }
@@ -234,12 +303,15 @@ impl UnitCounter {
             self.normalizations.observe(key, self.spelling.front_mark());
         }
         let mut overflow = false;
-        self.spelling.for_each_unit(key, |unit, _| {
-            let e = table.entry(unit.into()).or_insert(0);
-            match e.checked_add(count) {
-                Some(v) => *e = v,
-                None => overflow = true,
-            }
+        let spelling = &self.spelling;
+        cut_at(key, &self.cut, |part| {
+            spelling.for_each_unit(part, |unit, _| {
+                let e = table.entry(unit.into()).or_insert(0);
+                match e.checked_add(count) {
+                    Some(v) => *e = v,
+                    None => overflow = true,
+                }
+            })
         });
         self.overflow |= overflow;
         self.texts = self.texts.saturating_add(count);
@@ -268,5 +340,37 @@ impl UnitCounter {
             }
         }
         Ok((total, self.normalizations, self.texts, self.streams))
+    }
+}
+
+#[cfg(test)]
+mod cut_tests {
+    use super::cut_at;
+
+    fn parts(text: &str, cut: &[&str]) -> Vec<String> {
+        let cut: Vec<String> = cut.iter().map(|s| s.to_string()).collect();
+        let mut v = Vec::new();
+        cut_at(text, &cut, |p| v.push(p.to_string()));
+        v
+    }
+
+    #[test]
+    fn cuts_leftmost_then_longest_and_drops_the_needles() {
+        assert_eq!(parts("a<s>b</s>c", &["<s>", "</s>"]), ["a", "b", "c"]);
+        // "<|end|>" and "<|end" both start at 1: the longer wins
+        assert_eq!(parts("x<|end|>y", &["<|end", "<|end|>"]), ["x", "y"]);
+        assert_eq!(parts("<s><s>", &["<s>"]), ["", "", ""]);
+        assert_eq!(parts("plain", &["<s>"]), ["plain"]);
+        assert_eq!(parts("plain", &[]), ["plain"]);
+        // a needle found before the scan passed it is searched again from the new position
+        assert_eq!(parts("ab<x>ab<y>ab<x>", &["<x>", "<y>"]), ["ab", "ab", "ab", ""]);
+    }
+
+    #[test]
+    fn split_at_names_the_needle_each_piece_ends_at() {
+        let needles: Vec<String> = ["<a>", "<a>b"].iter().map(|s| s.to_string()).collect();
+        let mut v = Vec::new();
+        super::split_at("x<a>by<a>", &needles, |p, hit| v.push((p.to_string(), hit)));
+        assert_eq!(v, [("x".to_string(), Some(1)), ("y".to_string(), Some(0)), (String::new(), None)]);
     }
 }

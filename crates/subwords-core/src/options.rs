@@ -105,6 +105,42 @@ pub struct TrainOptions {
     pub shrink: Option<f64>,
     #[serde(default)]
     pub em_rounds: Option<u32>,
+    /// Special tokens (issue 13, docs/SPECIALS.md): rows 0..k-1 in this order, inside the
+    /// budget, never learned from and matched in text only when a call allows them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub special_tokens: Vec<String>,
+    /// SentencePiece-style user-defined symbols: rows after the specials, always matched in text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_symbols: Vec<String>,
+    /// Placeholder rows `<|reserved_0|>`, `<|reserved_1|>`, ... after the user symbols.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reserved_tokens: u64,
+    /// Pad the trained vocabulary with more reserved rows up to a multiple of this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pad_to_multiple: Option<u64>,
+    /// Which special token plays which role in the exports (each names one of `special_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bos_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eos_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pad_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unk_token: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The longest special token or user symbol, in bytes (a row of the model file).
+pub const MAX_SPECIAL_BYTES: usize = 256;
+/// The most reserved rows one training may ask for.
+pub const MAX_RESERVED: u64 = 1 << 20;
+
+/// The name of reserved row `i`.
+pub fn reserved_name(i: u64) -> String {
+    format!("<|reserved_{i}|>")
 }
 
 /// The largest vocabulary we accept: ids must fit comfortably in u32 and a table this size is
@@ -231,6 +267,106 @@ impl TrainOptions {
         }
         if self.joints && !matches!(self.spelling, Scheme::End | Scheme::Continuation) {
             return Err(Error::Option("joints apply to the end and continuation spellings".into()));
+        }
+        self.validate_specials()?;
+        Ok(())
+    }
+
+    /// Whether any special row is asked for (specials, user symbols, reserved, padding).
+    pub fn has_specials(&self) -> bool {
+        !self.special_tokens.is_empty() || !self.user_symbols.is_empty() || self.reserved_tokens > 0 || self.pad_to_multiple.is_some()
+    }
+
+    /// The rows put first, in id order: the specials, the user symbols, the reserved rows.
+    pub fn leading_rows(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.special_tokens.iter().chain(&self.user_symbols).cloned().collect();
+        v.extend((0..self.reserved_tokens).map(reserved_name));
+        v
+    }
+
+    /// The texts training text is cut at (and never learned from): specials and user symbols.
+    pub fn cut_texts(&self) -> Vec<String> {
+        self.special_tokens.iter().chain(&self.user_symbols).cloned().collect()
+    }
+
+    fn validate_specials(&self) -> Result<()> {
+        if !self.has_specials() && self.unk_token.is_none() && self.bos_token.is_none() && self.eos_token.is_none() && self.pad_token.is_none() {
+            return Ok(());
+        }
+        if self.model == ModelKind::Word && self.has_specials() {
+            return Err(Error::Option(
+                "special_tokens, user_symbols, reserved_tokens and pad_to_multiple apply to the bpe, wordpiece and unigram models".into(),
+            ));
+        }
+        if self.reserved_tokens > MAX_RESERVED {
+            return Err(Error::Option(format!("reserved_tokens must be at most {MAX_RESERVED}, got {}", self.reserved_tokens)));
+        }
+        if let Some(m) = self.pad_to_multiple {
+            if m == 0 || m > MAX_VOCAB {
+                return Err(Error::Option(format!("pad_to_multiple must be between 1 and {MAX_VOCAB}, got {m}")));
+            }
+        }
+        let mark = self.spelling()?.mark;
+        let mut seen: std::collections::BTreeMap<&str, &str> = std::collections::BTreeMap::new();
+        let reserved: Vec<String> = (0..self.reserved_tokens).map(reserved_name).collect();
+        let named = self
+            .special_tokens
+            .iter()
+            .map(|s| ("special token", s))
+            .chain(self.user_symbols.iter().map(|s| ("user symbol", s)))
+            .chain(reserved.iter().map(|s| ("reserved token", s)));
+        for (what, s) in named {
+            if s.is_empty() {
+                return Err(Error::Option(format!("an empty {what}: every special token and user symbol needs at least one character")));
+            }
+            if s.len() > MAX_SPECIAL_BYTES {
+                return Err(Error::Option(format!("the {what} {:?}... is {} bytes long; the limit is {MAX_SPECIAL_BYTES}", &s[..s.char_indices().nth(16).map_or(s.len(), |x| x.0)], s.len())));
+            }
+            if s.chars().all(char::is_whitespace) {
+                return Err(Error::Option(format!("the {what} {s:?} is only whitespace, which the spelling never keeps; give it a visible character")));
+            }
+            if s.contains('\n') {
+                return Err(Error::Option(format!("the {what} {s:?} holds a newline, which ends a training text; remove it")));
+            }
+            if s == crate::vocab::UNK && what != "special token" {
+                return Err(Error::Option(format!("{:?} is the unknown row; list it in special_tokens to place it", crate::vocab::UNK)));
+            }
+            if s == crate::vocab::UNK && self.spelling == Scheme::Bytes {
+                return Err(Error::Option(format!("the bytes spelling has no {:?} row (every text is spelled in bytes)", crate::vocab::UNK)));
+            }
+            if s.chars().count() == 1 {
+                return Err(Error::Option(format!(
+                    "the {what} {s:?} is one character, which collides with the alphabet symbol {s:?} \
+                     (it would be taken out of every training text); make it longer, e.g. \"<{s}>\""
+                )));
+            }
+            if *s == mark {
+                return Err(Error::Option(format!("the {what} {s:?} is the spelling's mark; pick another text")));
+            }
+            if let Some(prev) = seen.insert(s.as_str(), what) {
+                return Err(Error::Option(format!("{s:?} is given twice (as a {prev} and as a {what}); each special row is one text")));
+            }
+        }
+        for (role, value) in [("bos_token", &self.bos_token), ("eos_token", &self.eos_token), ("pad_token", &self.pad_token)] {
+            if let Some(v) = value {
+                if !self.special_tokens.contains(v) {
+                    return Err(Error::Option(format!(
+                        "{role}={v:?} is not one of special_tokens {:?}; add it there (CLI: --special-token {v:?})",
+                        self.special_tokens
+                    )));
+                }
+            }
+        }
+        if let Some(u) = &self.unk_token {
+            if self.spelling == Scheme::Bytes {
+                return Err(Error::Option("unk_token: the bytes spelling has no unknown row (every text is spelled in bytes)".into()));
+            }
+            if u != crate::vocab::UNK {
+                return Err(Error::Option(format!(
+                    "unk_token={u:?}: the unknown row of a subwords model is always {:?}; put {:?} in special_tokens to choose its id",
+                    crate::vocab::UNK, crate::vocab::UNK
+                )));
+            }
         }
         Ok(())
     }

@@ -117,7 +117,8 @@ impl Trainer {
     fn new(py: Python<'_>, options_json: &str, threads: usize) -> PyResult<Self> {
         let options = TrainOptions::from_json(options_json).map_err(|e| to_py(py, e))?;
         let spelling = options.spelling().map_err(|e| to_py(py, e))?;
-        let counter = UnitCounter::new(spelling, threads, options.superword_at.is_some());
+        let mut counter = UnitCounter::new(spelling, threads, options.superword_at.is_some());
+        counter.cut = options.cut_texts();
         Ok(Trainer { options, counter: Some(counter), units: None, progress: Default::default(), joints: None, normalizations: None, texts: 0, streams: None, pool: pool(threads)? })
     }
 
@@ -310,6 +311,24 @@ impl PyModel {
             })
             .map_err(|e| to_py(py, e))?;
         Ok((PyBytes::new(py, &ids), PyBytes::new(py, &ends)))
+    }
+
+    /// `encode_batch` with the allowed special rows (surface, id) matched in the texts.
+    fn encode_batch_specials<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        threads: usize,
+        allowed: Vec<(String, u32)>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let all = py
+            .detach(|| {
+                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+                self.inner.encode_batch_specials(&refs, &allowed, threads)
+            })
+            .map_err(|e| to_py(py, e))?;
+        let lists = all.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
     }
 
     fn encode_dropout(&self, py: Python<'_>, text: &str, p: f64, seed: u64) -> PyResult<Vec<u32>> {

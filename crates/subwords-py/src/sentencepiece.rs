@@ -142,6 +142,7 @@ impl SpModel {
 /// Serializes a SentencePiece model: `pieces` are (piece, score, type) in id order, `rules` the
 /// character-map rules (from, to). Refuses (ModelFileError) what would not read back.
 #[pyfunction]
+#[pyo3(signature = (kind, pieces, byte_fallback, unk_surface, rules, add_dummy_prefix, remove_extra_whitespaces, split_by_whitespace, roles=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn sp_model_bytes<'py>(
     py: Python<'py>,
@@ -153,6 +154,7 @@ pub fn sp_model_bytes<'py>(
     add_dummy_prefix: bool,
     remove_extra_whitespaces: bool,
     split_by_whitespace: bool,
+    roles: Option<Vec<(String, i32)>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let kind = match kind {
         "unigram" => Kind::Unigram,
@@ -169,6 +171,8 @@ pub fn sp_model_bytes<'py>(
         remove_extra_whitespaces,
         split_by_whitespace,
     };
-    let bytes = build.to_bytes().map_err(|e| to_py(py, e))?;
+    let roles = roles.unwrap_or_default();
+    let roles: Vec<(&str, i32)> = roles.iter().map(|(r, i)| (r.as_str(), *i)).collect();
+    let bytes = build.to_bytes_with_roles(&roles).map_err(|e| to_py(py, e))?;
     Ok(PyBytes::new(py, &bytes))
 }

@@ -846,6 +846,14 @@ pub struct Build<'a> {
 impl Build<'_> {
     /// The serialized `ModelProto`, checked by reading it back.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        self.to_bytes_with_roles(&[])
+    }
+
+    /// [`Build::to_bytes`] with the pieces that play the `"bos"`, `"eos"` and `"pad"` roles
+    /// (role, piece id); a role not given is -1, as before.
+    pub fn to_bytes_with_roles(&self, roles: &[(&str, i32)]) -> Result<Vec<u8>> {
+        let role = |name: &str| roles.iter().find(|r| r.0 == name).map(|r| r.1);
+        let piece_of = |name: &str| role(name).and_then(|i| self.pieces.get(i as usize)).map(|p| p.0.to_string());
         let unk_id = self.pieces.iter().position(|p| p.2 == proto::UNKNOWN).map(|i| i as i32);
         let charsmap = if self.rules.is_empty() { None } else { Some(Charsmap::build(&self.rules)?) };
         let model = ModelProto {
@@ -863,11 +871,14 @@ impl Build<'_> {
                 byte_fallback: Some(self.byte_fallback),
                 split_by_whitespace: Some(self.split_by_whitespace),
                 unk_id,
-                bos_id: Some(-1),
-                eos_id: Some(-1),
-                pad_id: Some(-1),
+                bos_id: Some(role("bos").unwrap_or(-1)),
+                eos_id: Some(role("eos").unwrap_or(-1)),
+                pad_id: Some(role("pad").unwrap_or(-1)),
                 unk_surface: Some(self.unk_surface.to_string()),
                 unk_piece: unk_id.map(|i| self.pieces[i as usize].0.to_string()),
+                bos_piece: piece_of("bos"),
+                eos_piece: piece_of("eos"),
+                pad_piece: piece_of("pad"),
                 ..Default::default()
             }),
             normalizer_spec: Some(proto::NormalizerSpec {

@@ -41,9 +41,81 @@ pub fn train_traced(
     progress: Option<&crate::progress::Progress>,
     traces: &mut Traces,
 ) -> Result<Model> {
+    let model = train_unpadded(opts, corpus, progress, traces)?;
+    match opts.pad_to_multiple {
+        Some(m) => pad_to_multiple(model, opts, m),
+        None => Ok(model),
+    }
+}
+
+/// `pad_to_multiple`: more reserved rows, named on from `reserved_tokens`, put after the other
+/// leading rows until the vocabulary size is a multiple of `m` (the rows after them move up).
+fn pad_to_multiple(model: Model, opts: &TrainOptions, m: u64) -> Result<Model> {
+    let n = model.rows.len() as u64;
+    let pad = (m - n % m) % m;
+    if pad == 0 {
+        return Ok(model);
+    }
+    if n + pad > crate::options::MAX_VOCAB {
+        return Err(Error::Option(format!("pad_to_multiple={m} would make {} rows, more than subwords accepts", n + pad)));
+    }
+    let at = opts.leading_rows().len() as u32;
+    let names: Vec<String> = (opts.reserved_tokens..opts.reserved_tokens + pad).map(crate::options::reserved_name).collect();
+    if let Some(clash) = names.iter().find(|t| opts.special_tokens.contains(t) || opts.user_symbols.contains(t)) {
+        return Err(Error::Option(format!("pad_to_multiple's reserved row {clash:?} is also a special token or user symbol; rename it")));
+    }
+    let shift = |id: u32| if id >= at { id + pad as u32 } else { id };
+    let mut rows = model.rows.clone();
+    rows.splice(at as usize..at as usize, names.iter().map(|t| Row { text: t.as_bytes().to_vec(), kind: RowKind::Special }));
+    let merges: Vec<[u32; 3]> = model.merges.iter().map(|m| [shift(m[0]), shift(m[1]), shift(m[2])]).collect();
+    let unigram = model.kind == ModelKind::Unigram;
+    let mut log_probs = model.log_probs.clone();
+    if unigram {
+        log_probs.splice(at as usize..at as usize, std::iter::repeat(None).take(pad as usize));
+    }
+    let mut padded = Model::new(Parts {
+        merges,
+        stream_from: model.stream_from,
+        joints: model.joints.clone(),
+        options: model.options.clone(),
+        report: model.report.clone(),
+        ..Parts::new(model.kind, model.spelling.clone(), rows)
+    })?;
+    if unigram {
+        padded.set_log_probs(log_probs)?;
+    }
+    Ok(padded)
+}
+
+fn train_unpadded(
+    opts: &TrainOptions,
+    corpus: Corpus,
+    progress: Option<&crate::progress::Progress>,
+    traces: &mut Traces,
+) -> Result<Model> {
     opts.validate()?;
     let spelling = opts.spelling()?;
-    let units: Vec<&UnitCount> = corpus.units.iter().filter(|u| u.count > 0 && !u.text.is_empty()).collect();
+    // specials and user symbols are never learned from: units that still hold one (a count
+    // table counted without them) are cut at them, as the counter cuts texts
+    let cut = opts.cut_texts();
+    let recut: Vec<UnitCount> = if cut.is_empty() || !corpus.units.iter().any(|u| cut.iter().any(|c| u.text.contains(c.as_str()))) {
+        Vec::new()
+    } else {
+        let mut v = Vec::new();
+        for u in corpus.units.iter() {
+            let mut parts = Vec::new();
+            crate::counting::cut_at(&u.text, &cut, |p| parts.push(p));
+            let last = parts.len() - 1;
+            for (k, p) in parts.iter().enumerate() {
+                let starts = if k == 0 { u.starts } else { true };
+                let ends = if k == last { u.ends } else { true };
+                v.push(UnitCount { text: p.to_string(), starts, ends, count: u.count });
+            }
+        }
+        v
+    };
+    let source = if recut.is_empty() { &corpus.units } else { &recut };
+    let units: Vec<&UnitCount> = source.iter().filter(|u| u.count > 0 && !u.text.is_empty()).collect();
     if units.is_empty() {
         return Err(Error::Input(
             "the corpus is empty: no units to learn from (check the input files, or that the count table has positive counts)".into(),
@@ -204,9 +276,20 @@ pub fn train_traced(
     let alphabet = order.len() as u64;
 
     // ---- rows before the alphabet, and size accounting
-    let mut rows: Vec<Row> = Vec::new();
-    if spelling.scheme != Scheme::Bytes {
+    // special tokens, user symbols and reserved rows first (ids 0..k-1), inside the budget;
+    // `[UNK]` after them unless the specials place it
+    let leading = opts.leading_rows();
+    let unk_listed = leading.iter().any(|t| t == UNK);
+    let mut rows: Vec<Row> = leading.iter().map(|t| Row { text: t.as_bytes().to_vec(), kind: RowKind::Special }).collect();
+    let lead_rows = rows.len() as u64 - unk_listed as u64;
+    if spelling.scheme != Scheme::Bytes && !unk_listed {
         rows.push(Row { text: UNK.as_bytes().to_vec(), kind: RowKind::Special });
+    }
+    let before_fallback = rows.len() as u64;
+    for t in &leading {
+        if order.iter().any(|&s| &*sym_texts[s as usize] == t.as_bytes()) {
+            return Err(Error::Option(format!("the special token {t:?} collides with the alphabet symbol {t:?}; pick another text")));
+        }
     }
     if spelling.byte_fallback {
         for b in 0..=255u8 {
@@ -216,15 +299,16 @@ pub fn train_traced(
             rows.push(Row { text: spelling.mark.as_bytes().to_vec(), kind: RowKind::Marker });
         }
     }
-    let fallback_rows = if spelling.byte_fallback { rows.len() as u64 - 1 } else { 0 };
+    let fallback_rows = if spelling.byte_fallback { rows.len() as u64 - before_fallback } else { 0 };
     let unk_rows = if spelling.scheme == Scheme::Bytes { 0 } else { 1 };
-    let floor = alphabet + unk_rows + if opts.byte_fallback_in_budget { fallback_rows } else { 0 };
+    let floor = alphabet + unk_rows + lead_rows + if opts.byte_fallback_in_budget { fallback_rows } else { 0 };
     if opts.vocab_size < floor {
         return Err(Error::Option(format!(
-            "vocab_size {} is below the smallest vocabulary this corpus allows, {floor} ({alphabet} symbols{}{}); \
+            "vocab_size {} is below the smallest vocabulary this corpus allows, {floor} ({alphabet} symbols{}{}{}); \
              ask for at least {floor}, or limit the alphabet (alphabet_size / character_coverage)",
             opts.vocab_size,
             if unk_rows == 1 { " + [UNK]" } else { "" },
+            if lead_rows > 0 { format!(" + {lead_rows} special, user-symbol and reserved rows") } else { String::new() },
             if opts.byte_fallback_in_budget { format!(" + {fallback_rows} byte-fallback rows") } else { String::new() },
         )));
     }
@@ -251,7 +335,7 @@ pub fn train_traced(
     if opts.model == ModelKind::Unigram {
         let alphabet_texts: Vec<Vec<u8>> = order.iter().map(|&s| sym_texts[s as usize].to_vec()).collect();
         let in_budget = if opts.byte_fallback_in_budget { fallback_rows } else { 0 };
-        let target = (opts.vocab_size - unk_rows - in_budget) as usize;
+        let target = (opts.vocab_size - unk_rows - lead_rows - in_budget) as usize;
         let facts = UnigramFacts {
             before,
             dropped_extra,

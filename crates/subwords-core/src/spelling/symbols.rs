@@ -27,6 +27,8 @@ pub struct SymbolIds {
     pub unk: Option<u32>,
     pub byte_base: Option<u32>,
     pub marker: Option<u32>,
+    /// The bytes spelling: the row of byte 0 (0, or the number of special rows before the bytes).
+    bytes_at: u32,
 }
 
 impl SymbolIds {
@@ -62,7 +64,8 @@ impl SymbolIds {
             ascii_plain[c as usize] = plain.get(&(c as char)).copied().unwrap_or(NO_ID);
             ascii_marked[c as usize] = marked.get(&(c as char)).copied().unwrap_or(NO_ID);
         }
-        SymbolIds { scheme: spelling.scheme, mark: spelling.mark.clone(), plain, marked, ascii_plain, ascii_marked, unk, byte_base, marker }
+        let bytes_at = if spelling.scheme == Scheme::Bytes { index.get(&[0u8][..]).copied().unwrap_or(0) } else { 0 };
+        SymbolIds { scheme: spelling.scheme, mark: spelling.mark.clone(), plain, marked, ascii_plain, ascii_marked, unk, byte_base, marker, bytes_at }
     }
 
     #[inline]
@@ -112,7 +115,8 @@ impl SymbolIds {
         };
         match self.scheme {
             Scheme::Bytes => {
-                out.extend(unit.bytes().map(u32::from));
+                let at = self.bytes_at;
+                out.extend(unit.bytes().map(|b| at + b as u32));
                 if let Some(sp) = spans.as_deref_mut() {
                     sp.extend((0..unit.len()).map(|i| (i as u32, i as u32 + 1)));
                 }
@@ -204,7 +208,7 @@ impl SymbolIds {
     pub fn symbols_of_row(&self, rows: &[Row], id: u32) -> Result<Vec<u32>> {
         let row = &rows[id as usize];
         if self.scheme == Scheme::Bytes {
-            return Ok(row.text.iter().map(|&b| b as u32).collect());
+            return Ok(row.text.iter().map(|&b| self.bytes_at + b as u32).collect());
         }
         let text = std::str::from_utf8(&row.text).map_err(|_| Error::ModelFile(format!("row {id}: not UTF-8")))?;
         let mark = self.mark.as_str();

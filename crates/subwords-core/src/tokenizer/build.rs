@@ -211,6 +211,9 @@ fn index_rows(spelling: &Spelling, rows: &[Row], imported: bool) -> Result<Speci
     let mut unk = None;
     let mut byte_base = None;
     let mut marker = None;
+    // special rows besides [UNK] (a model trained with special_tokens, an imported vocabulary)
+    let mut seen_special: std::collections::BTreeSet<Vec<u8>> = std::collections::BTreeSet::new();
+    let _ = imported;
     for (id, row) in rows.iter().enumerate() {
         let id = id as u32;
         match row.kind {
@@ -220,10 +223,10 @@ fn index_rows(spelling: &Spelling, rows: &[Row], imported: bool) -> Result<Speci
                         return Err(bad(format!("row {id}: {UNK} appears twice")));
                     }
                     unk = Some(id);
-                } else if !imported {
-                    return Err(bad(format!("row {id}: the only special row is one {UNK}")));
                 } else if row.text.is_empty() || row.text.len() > 256 || std::str::from_utf8(&row.text).is_err() {
                     return Err(bad(format!("row {id}: a special row is 1 to 256 bytes of UTF-8")));
+                } else if !seen_special.insert(row.text.clone()) {
+                    return Err(bad(format!("row {id}: the special row {:?} appears twice", String::from_utf8_lossy(&row.text))));
                 }
             }
             RowKind::Byte => {
@@ -274,10 +277,12 @@ fn check_special_rows(spelling: &Spelling, rows: &[Row], s: &Specials) -> Result
         return Err(bad(format!("the bytes spelling has no {UNK} row; every other spelling has exactly one")));
     }
     if spelling.scheme == Scheme::Bytes {
+        // the 256 bytes come right after the special rows (none, unless trained with specials)
+        let lead = rows.iter().take_while(|r| r.kind == RowKind::Special).count();
         for b in 0..256usize {
-            match rows.get(b) {
+            match rows.get(lead + b) {
                 Some(r) if r.kind == RowKind::Alphabet && r.text == [b as u8] => {}
-                _ => return Err(bad(format!("bytes spelling: row {b} must be the byte {b}"))),
+                _ => return Err(bad(format!("bytes spelling: row {} must be the byte {b}", lead + b))),
             }
         }
     }

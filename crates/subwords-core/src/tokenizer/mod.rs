@@ -406,6 +406,35 @@ impl Model {
         self.scratch.map(texts, threads, |t, s| self.encode_with(t, s)).into_iter().collect()
     }
 
+    /// [`Model::encode_batch`] with special rows matched in the text: `allowed` holds each
+    /// (surface, id) a call allows. Each text is cut at them (leftmost, the longest at one place);
+    /// a surface is its id, the stretches around it are encoded as texts of their own.
+    pub fn encode_batch_specials(&self, texts: &[&str], allowed: &[(String, u32)], threads: usize) -> Result<Vec<Vec<u32>>> {
+        let needles: Vec<String> = allowed.iter().map(|a| a.0.clone()).collect();
+        self.scratch
+            .map(texts, threads, |t, s| {
+                let mut out = Vec::new();
+                let mut err = None;
+                crate::counting::split_at(t, &needles, |part, hit| {
+                    if err.is_some() {
+                        return;
+                    }
+                    if !part.is_empty() {
+                        match self.encode_with(part, s) {
+                            Ok(ids) => out.extend(ids),
+                            Err(e) => err = Some(e),
+                        }
+                    }
+                    if let Some(j) = hit {
+                        out.push(allowed[j].1);
+                    }
+                });
+                err.map_or(Ok(out), Err)
+            })
+            .into_iter()
+            .collect()
+    }
+
     /// Encodes with BPE-dropout: each merge candidate is skipped with probability `p`.
     pub fn encode_dropout(&self, text: &str, p: f64, seed: u64) -> Result<Vec<u32>> {
         self.encode_mode(text, Mode::Dropout(p, SmallRng::seed_from_u64(seed)))

@@ -22,8 +22,11 @@ Refused (``InputError`` naming the feature): word models, Unigram off ``front``,
 merges, joints, ``bytes`` without the GPT-2 pre-split, byte fallback on ``end``/``continuation``,
 WordPiece on ``end`` or with ``unknown`` other than ``"word"``, pieces whose printed forms clash.
 
-Special rows of a WordPiece model (``[CLS]``, ``[SEP]``, ``[PAD]``, ``[MASK]``) become special
-added tokens, so ``tokenizers`` skips them when decoding; ``[UNK]`` stays a plain vocabulary
+Special rows (a WordPiece vocabulary's ``[CLS]``, ``[SEP]``, ``[PAD]``, ``[MASK]``, and the
+``special_tokens`` a model was trained with) become special added tokens (user symbols: added
+tokens with ``special: false``); the roles named by ``bos_token``/``eos_token``/``pad_token``
+go to a ``tokenizer_config.json`` beside a file named ``tokenizer.json`` (:func:`special_roles`).
+``tokenizers`` skips special added tokens when decoding; ``[UNK]`` stays a plain vocabulary
 entry, so both libraries print it when decoding. Known differences, all from text that contains
 a special surface: ``tokenizers`` always matches added tokens (subwords spells them as text by
 default), and a whitespace-separated word ``[UNK]`` is the vocabulary entry ``[UNK]`` for
@@ -75,6 +78,30 @@ def _bpe_model(doc: dict[str, Any], vocab: dict[str, int], **extra: Any) -> dict
              "vocab": vocab, "merges": [[a, b] for a, b in doc["merges"]]}
     model.update(extra)
     return model
+
+
+def _added_tokens(doc: dict[str, Any], specials: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    """The special rows as ``added_tokens``: special tokens (and a BERT vocabulary's ``[CLS]``
+    ...) with ``special: true``; user symbols with ``special: false``. ``[UNK]`` stays a plain
+    vocabulary entry."""
+    user = set((doc.get("options") or {}).get("user_symbols") or ())
+    return [{"id": i, "content": p, "single_word": False, "lstrip": False, "rstrip": False,
+             "normalized": False, "special": p not in user} for p, i in specials if p != "[UNK]"]
+
+
+ROLES = ("bos_token", "eos_token", "pad_token", "unk_token")
+
+
+def special_roles(tokenizer: object) -> dict[str, str]:
+    """Which special token plays which role (``bos_token``, ``eos_token``, ``pad_token``,
+    ``unk_token``), as the training options named them; ``unk_token`` is ``[UNK]`` whenever the
+    model has that row. transformers reads these from ``tokenizer_config.json``."""
+    doc = _doc_of(tokenizer)
+    options = doc.get("options") or {}
+    roles = {r: options[r] for r in ROLES if options.get(r)}
+    if any(p == "[UNK]" and k == "special" for p, k in doc["rows"]):
+        roles["unk_token"] = "[UNK]"
+    return roles
 
 
 def tokenizer_json(tokenizer: object) -> dict[str, Any]:
@@ -132,6 +159,7 @@ def tokenizer_json(tokenizer: object) -> dict[str, Any]:
                 out["decoder"] = {"type": "WordPiece", "prefix": mark, "cleanup": False}
         else:
             raise _refuse(f"the {scheme} spelling")
+        out["added_tokens"] = _added_tokens(doc, specials)
         return out
     # WordPiece
     if scheme != "continuation":
@@ -161,8 +189,7 @@ def tokenizer_json(tokenizer: object) -> dict[str, Any]:
     out["model"] = {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": mark,
                     "max_input_chars_per_word": most, "vocab": vocab}
     out["decoder"] = {"type": "WordPiece", "prefix": mark, "cleanup": False}
-    out["added_tokens"] = [{"id": i, "content": p, "single_word": False, "lstrip": False, "rstrip": False,
-                            "normalized": False, "special": True} for p, i in specials if p != "[UNK]"]
+    out["added_tokens"] = _added_tokens(doc, specials)
     template = doc.get("template")
     if template:
         cls, sep = template["cls"], template["sep"]
@@ -248,7 +275,14 @@ def export(tokenizer: object, path: PathLike, format: str = "hf") -> None:
     if format == "hf":
         if os.path.isdir(p):
             p = os.path.join(p, "tokenizer.json")
+        options = _doc_of(tokenizer).get("options") or {}
+        roles = special_roles(tokenizer) if any(options.get(r) for r in ROLES) else {}
         write_atomic(p, json.dumps(doc, ensure_ascii=False, indent=2), "tokenizer.json")
+        if roles and os.path.basename(p) == "tokenizer.json":
+            # the roles have no place in tokenizer.json; transformers reads them from here
+            config = {"tokenizer_class": "PreTrainedTokenizerFast", **roles}
+            write_atomic(os.path.join(os.path.dirname(p), "tokenizer_config.json"),
+                         json.dumps(config, ensure_ascii=False, indent=2), "tokenizer_config.json")
         return
     if format != "vocab-merges":
         raise InputError(f"format={format!r}: this module writes 'hf' and 'vocab-merges'")

@@ -11,7 +11,9 @@ What must hold, and why (anything else is refused with the reason):
 Whitespace: the ``front`` spelling treats every Unicode whitespace character as a separator and
 collapses runs; the file carries a character map sending each of them to U+0020, and
 SentencePiece's ``remove_extra_whitespaces`` and ``add_dummy_prefix`` do the rest. ``[UNK]`` is
-the unknown piece and decodes as ``[UNK]`` (``unk_surface``).
+the unknown piece and decodes as ``[UNK]`` (``unk_surface``). Trained special tokens are
+``CONTROL`` pieces and user symbols ``USER_DEFINED`` ones; ``bos_token``/``eos_token``/
+``pad_token`` set the trainer spec's ``bos_id``/``eos_id``/``pad_id`` (-1 when not given).
 
 Where the two engines still differ (the round-trip tests measure it): SentencePiece merges a run
 of unknown characters into one ``<unk>`` id (subwords writes one ``[UNK]`` per character) when
@@ -60,10 +62,13 @@ def model_bytes(tok: Any) -> bytes:
         if len(tok.merges) != len(learned):
             raise InputError(f"{len(tok.merges)} merges make {len(learned)} learned pieces: a piece made by two "
                              "merges has no single SentencePiece score")
+    user = set(getattr(tok, "user_symbols", ()))
     rank = 0
     for i, (row, k) in enumerate(zip(rows, kinds)):
         if k == "special":
-            pieces.append((row, 0.0, UNKNOWN))
+            # [UNK] is the unknown piece; trained specials are control pieces (never matched in
+            # text, as subwords' default), user symbols user-defined ones (always matched)
+            pieces.append((row, 0.0, UNKNOWN if row == "[UNK]" else USER_DEFINED if row in user else CONTROL))
         elif k == "byte":
             pieces.append((row, 0.0, BYTE))
         elif k in ("alphabet", "learned"):
@@ -81,8 +86,10 @@ def model_bytes(tok: Any) -> bytes:
         else:
             raise InputError(f"row {i} ({row!r}) is a {k} row, which SentencePiece cannot hold")
     rules = [(c, " ") for c in WHITESPACE if c != " "]
+    options = getattr(tok, "options", {}) or {}
+    roles = [(role, rows.index(options[f"{role}_token"])) for role in ("bos", "eos", "pad") if options.get(f"{role}_token")]
     return _core.sp_model_bytes(kind, pieces, bool(sp["byte_fallback"]), "[UNK]", rules, True, True,
-                                bool(sp["split_at_marks"]))
+                                bool(sp["split_at_marks"]), roles or None)
 
 
 def export(tok: Any, path: Union[str, os.PathLike[str]], format: str = "sentencepiece") -> None:

@@ -57,6 +57,10 @@ def _check_exportable(tok: Any) -> None:
             refuse(f"{flag}=True; subword-nmt applies merges to the text as it is")
     if s.get("pre_split"):
         refuse(f"pre_split={s.get('pre_split')!r}; subword-nmt splits on spaces only")
+    extra = [p for p, k in zip(tok.rows, tok.kinds) if k == "special" and p != "[UNK]"]
+    if extra:
+        refuse(f"it has {len(extra)} special token(s) ({extra[0]!r}, ...); a codes file holds merges only, "
+               "with no place for special tokens. Export to tokenizer.json or vocab-txt instead")
     doc_text = tok.to_json()
     import json
 

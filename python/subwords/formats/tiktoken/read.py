@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 import gzip
 import io
+import json
 import os
 import zlib
 from typing import Any, Iterable, Mapping, Optional, Sequence
@@ -288,18 +289,35 @@ def _read(path: str) -> bytes:
     return data
 
 
+def specials_path(path: PathLike) -> str:
+    """Where subwords' export writes a rank file's special tokens (JSON, surface -> id), and
+    where :func:`load` looks for them first when no ``special_tokens`` are given: the rank
+    file's name with ``.special_tokens.json`` added."""
+    return os.fspath(path) + ".special_tokens.json"
+
+
 def load(path: PathLike, format: str = "tiktoken", *, pattern: Optional[str] = None,
          special_tokens: Optional[Mapping[str, int]] = None) -> TiktokenTokenizer:
     """A tokenizer from a ``.tiktoken`` rank file (gzip accepted).
 
     ``pattern`` is an encoding name (``"cl100k_base"``) or its exact regex string; by default it
     comes from the file name (``cl100k_base.tiktoken``). ``special_tokens`` (surface -> id)
-    defaults to the named encoding's, or none when only a regex string names the pattern.
+    defaults to those in the file's ``.special_tokens.json`` (written by subwords' export) when
+    there is one, else the named encoding's, or none when only a regex string names the pattern.
     """
     if format != "tiktoken":
         raise InputError(f"subwords.formats.tiktoken reads format='tiktoken', not {format!r}")
     p = os.fspath(path)
     pattern_name, encoding = _pattern_of(pattern, p)
+    if special_tokens is None and os.path.isfile(specials_path(p)):
+        # the special tokens subwords' export wrote beside the rank file
+        raw = read_limited(specials_path(p), 1 << 26, "special-token file")
+        try:
+            special_tokens = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            raise ModelFileError(f"{specials_path(p)}: not a JSON object of special tokens (surface -> id)") from None
+        if not isinstance(special_tokens, dict):
+            raise ModelFileError(f"{specials_path(p)}: not a JSON object of special tokens (surface -> id)")
     if special_tokens is None:
         specials = dict(ENCODINGS[encoding][1]) if encoding else {}
     else:

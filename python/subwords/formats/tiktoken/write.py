@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 from ..._io import write_atomic
 from ...errors import InputError
 from .._foreign import PathLike
-from .read import piece_bytes
+from .read import piece_bytes, specials_path
 
 
 def _replay(token: bytes, merge_rank: dict[tuple[int, int], int]) -> list[int]:
@@ -58,7 +59,15 @@ def export(tokenizer: Any, path: PathLike, format: str = "tiktoken") -> None:
     for option in ("joints", "superword_at"):
         if options.get(option):
             raise InputError(f"the model uses {option}; tiktoken's GPT-2 pattern cannot express it. Train without it")
-    rows, kinds, merges = tokenizer.rows, tokenizer.kinds, tokenizer.merges
+    if options.get("user_symbols"):
+        raise InputError("the model has user symbols, which match in text whatever a call allows; tiktoken's "
+                         "special tokens match only when allowed, so a rank file cannot express them. Train "
+                         "with special_tokens instead")
+    all_rows, all_kinds, merges = tokenizer.rows, tokenizer.kinds, tokenizer.merges
+    # trained special tokens are the leading rows: they leave the rank file (their ids stay
+    # free) and go to the special-token file beside it
+    lead = next((i for i, k in enumerate(all_kinds) if k != "special"), len(all_kinds))
+    rows, kinds = all_rows[lead:], all_kinds[lead:]
     other = sorted({k for k in kinds if k not in ("alphabet", "learned")})
     if other:
         raise InputError(f"the model has {other[0]!r} rows; a rank file holds only byte tokens "
@@ -67,11 +76,11 @@ def export(tokenizer: Any, path: PathLike, format: str = "tiktoken") -> None:
     for i, piece in enumerate(rows):
         b = piece_bytes(piece)
         if b is None:
-            raise InputError(f"row {i} ({piece!r}) is not spelled with GPT-2's byte table")
+            raise InputError(f"row {lead + i} ({piece!r}) is not spelled with GPT-2's byte table")
         tokens.append(b)
     if tokens[:256] != [bytes([b]) for b in range(256)] or kinds[:256] != ["alphabet"] * 256:
-        raise InputError("the first 256 rows must be the 256 bytes in order (the bytes spelling's alphabet); "
-                         "this model's are not")
+        raise InputError("the first 256 rows after the special tokens must be the 256 bytes in order (the bytes "
+                         "spelling's alphabet); this model's are not")
     if len(set(tokens)) != len(tokens):
         seen: dict[bytes, int] = {}
         for i, t in enumerate(tokens):
@@ -81,6 +90,7 @@ def export(tokenizer: Any, path: PathLike, format: str = "tiktoken") -> None:
             seen[t] = i
     if len(merges) != len(rows) - 256:
         raise InputError(f"{len(rows) - 256} learned rows but {len(merges)} merges; the model is not plain BPE")
+    # below, ids count from the first byte row; the file adds `lead` back
     index = {t: i for i, t in enumerate(tokens)}
     merge_rank: dict[tuple[int, int], int] = {}
     for k, (left, right) in enumerate(merges):
@@ -97,5 +107,14 @@ def export(tokenizer: Any, path: PathLike, format: str = "tiktoken") -> None:
             raise InputError(
                 f"row {row} ({rows[row]!r}) does not encode to itself by its merges (it gives rows {got}); tiktoken "
                 "would encode it as one token, so a rank file cannot reproduce this model exactly")
-    lines = b"".join(base64.b64encode(t) + b" " + str(i).encode() + b"\n" for i, t in enumerate(tokens))
+    lines = b"".join(base64.b64encode(t) + b" " + str(lead + i).encode() + b"\n" for i, t in enumerate(tokens))
+    specials = special_tokens(tokenizer)
     write_atomic(path, lines, "rank file")
+    if specials:
+        write_atomic(specials_path(path), json.dumps(specials, ensure_ascii=False, indent=1), "special-token file")
+
+
+def special_tokens(tokenizer: Any) -> dict[str, int]:
+    """The special tokens of a trained model as tiktoken takes them (surface -> id), for
+    ``tiktoken.Encoding(special_tokens=...)``: every special row."""
+    return {p: i for i, (p, k) in enumerate(zip(tokenizer.rows, tokenizer.kinds)) if k == "special"}
