@@ -66,6 +66,11 @@ pub struct Meta {
 }
 
 impl Flat {
+    /// An empty array with room for `units` units of `symbols` symbols in all (reserved once,
+    /// so a large table is not copied as the arrays double).
+    pub fn with_capacity(units: usize, symbols: usize) -> Self {
+        Flat { syms: Vec::with_capacity(symbols), meta: Vec::with_capacity(units) }
+    }
     pub fn push(&mut self, symbols: &[u32], count: u64) {
         self.meta.push(Meta { start: self.syms.len() as u64, count, len: symbols.len() as u32 });
         self.syms.extend_from_slice(symbols);
@@ -355,9 +360,10 @@ impl PairHeap {
 }
 
 /// The units holding a pair (each listed at least once; stale ids of units that lost the pair
-/// are skipped when the pair is merged). Up to 4 ids live inline, with no allocation: most pairs
-/// of a large table are in a few units only.
-pub(crate) type Places = TinyVec<[u32; 4]>;
+/// are skipped when the pair is merged). Up to 3 ids live inline, with no allocation: most pairs
+/// of a large table are in a few units only. Three, not four: `TinyVec<[u32; 3]>` is 24 bytes,
+/// the size of a `Vec`, while four inline ids make it 32.
+pub(crate) type Places = TinyVec<[u32; 3]>;
 
 /// One pair of the index: its count over the corpus and the units that hold it.
 #[derive(Default)]
@@ -653,7 +659,32 @@ impl<'a> Engine<'a> {
     }
 
     /// The heap from the live pairs only (dropping every stale entry).
+    ///
+    /// Under counts it is rebuilt in place: every live pair has at least one entry (see
+    /// [`Engine::best`]), so sorting the entries by pair, keeping one per pair, and setting it
+    /// to the pair's live count gives exactly the live pairs, without a second array (building a
+    /// fresh list of the live pairs next to the old heap was the peak of a run's memory).
     fn rebuild_heap(&mut self) {
+        if !self.heap.wide && self.heap.len() > 0 {
+            let mut nums = std::mem::take(&mut self.heap.nums);
+            nums.sort_unstable_by_key(|e| e.1);
+            nums.dedup_by_key(|e| e.1);
+            nums.retain_mut(|e| match self.entry(e.1) {
+                Some(c) => {
+                    e.0 = c.num;
+                    true
+                }
+                None => false,
+            });
+            nums.shrink_to_fit();
+            let mut heap = PairHeap { nums, dens: Vec::new(), wide: false };
+            let order = self.order();
+            for i in (0..heap.len() / 2).rev() {
+                heap.sift_down(i, &order);
+            }
+            self.heap = heap;
+            return;
+        }
         let mut live: Vec<u64> = self.index.iter().filter(|(_, v)| v.count > 0).map(|(&k, _)| k).collect();
         // hash order must not leak: the heap's layout (not its top) would depend on it
         live.sort_unstable();
