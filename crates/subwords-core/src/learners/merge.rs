@@ -29,6 +29,23 @@
 //!   of pairs: 0.58 GB.
 //! * Rewriting the units of a merge on both cores pays from a few thousand units up; per-thread
 //!   delta tables are added in a fixed order afterwards, so the result is thread-count free.
+//!
+//! Memory notes (issue 14; `benchmarks/bench_scale.py`, numbers in benchmarks/README.md):
+//! * The heap was a `BinaryHeap` of 80-byte entries (count, a `u128` denominator, the pair and
+//!   two `Rc` tie keys), rebuilt only past 4x the live pairs. It is now a heap of 16-byte
+//!   `(count, pair)` entries whose order looks the tie keys up by symbol id (WordPiece's
+//!   denominators in a parallel array BPE leaves empty), rebuilt past 2x, and under counts
+//!   rebuilt in place (sort by pair, dedup, refresh): building a fresh list of the live pairs
+//!   next to the old heap had been the run's memory peak.
+//! * `pair -> count` and `pair -> units` were two maps, the second with one `Vec` (and one
+//!   allocation) per pair although most pairs of a large table are in one or two units. They
+//!   are one map of `PairInfo` whose unit list holds 3 ids inline (`TinyVec<[u32; 3]>`, 24
+//!   bytes like a `Vec`; 4 inline ids make it 32).
+//! * The table's arrays are reserved once from an upper bound on the symbols (a doubling `Vec`
+//!   copies the table and can leave twice its size).
+//! * Not done: the index still grows with the merges (new pairs, and stale unit ids left in the
+//!   lists of pairs that a merge removed from a unit), and a map slot is 40 bytes. The next step
+//!   is a 24-byte slot (the count and one inline id, more ids in a side arena).
 
 use std::cmp::Ordering;
 use std::rc::Rc;
