@@ -1,7 +1,8 @@
 """Count tables and Dask: counting throughput and scaling, and training from a large table.
 
     python benchmarks/bench_scale.py count [--corpus large]           # 1 vs 2 threads / workers
-    python benchmarks/bench_scale.py table [--units 3000000] [--vocab 32000] [--seed 1]
+    python benchmarks/bench_scale.py table [--units 3000000] [--vocab 32000] [--seed 1] [--build NAME=DIR]
+    python benchmarks/bench_scale.py text [--corpus large] [--vocab 32000] [--build NAME=DIR]
 
 ``count`` counts the corpus with ``subwords count`` (one process, 1 and 2 threads) and with
 ``subwords.dask.count`` on a LocalCluster of 1 and 2 worker processes, and prints MB/s and the
@@ -13,7 +14,15 @@ frequent counted ``ceil(10^7 / k)`` times. It writes the table as subwords' bina
 a ``word<TAB>count`` TSV, then trains BPE at ``--vocab`` from each in a child process (its own
 peak RSS, from ``os.wait4``): subwords from the binary table, subwords from the TSV (the path
 that parses the table in Python), and sentencepiece from the same TSV (``input_format="tsv"``).
-Bytes per distinct unit are peak RSS over ``--units``.
+Bytes per distinct unit are peak RSS over ``--units``, and (the merge engine's own share) peak RSS
+minus the baseline (a child that only imports ``subwords.cli`` and its core) over ``--units``.
+
+``text`` trains BPE ``front`` at ``--vocab`` from a corpus file through the CLI and reports the
+same two numbers, the distinct units taken from the model's report.
+
+``--build NAME=DIR`` (repeatable) runs the same subwords commands a second time with another
+build of the package first on ``PYTHONPATH`` (a folder holding a ``subwords`` package with its
+compiled core), so a before/after pair is measured in one run; the models must be byte-identical.
 """
 
 from __future__ import annotations
@@ -41,10 +50,10 @@ def corpus_path(name: str) -> Path:
     return p if p.suffix == ".txt" and p.exists() else CORPORA / f"{name}.txt"
 
 
-def timed(cmd: list[str]) -> tuple[float, float, str]:
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
     # os.wait4 on a child we start ourselves, so ru_maxrss is that child's own peak
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     secs = time.perf_counter() - start
     out = proc.stdout.read().decode() if proc.stdout else ""
@@ -135,38 +144,97 @@ spm.SentencePieceTrainer.train(input=sys.argv[1], input_format="tsv", model_pref
 """
 
 
+def builds(a: argparse.Namespace) -> list[tuple[str, dict[str, str] | None]]:
+    """The subwords builds to run: this interpreter's, then each ``--build NAME=DIR``."""
+    out: list[tuple[str, dict[str, str] | None]] = [("subwords", None)]
+    for spec in a.build or ():
+        name, sep, folder = spec.partition("=")
+        if not sep or not Path(folder, "subwords", "__init__.py").is_file():
+            raise SystemExit(f"--build {spec!r}: expected NAME=DIR with DIR/subwords/__init__.py (a built package)")
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(folder).resolve()), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        out.append((f"subwords ({name})", env))
+    return out
+
+
+def baseline(env: dict[str, str] | None) -> float:
+    """Peak RSS (MB) of a child that only starts Python and imports the CLI and the core."""
+    return min(timed([sys.executable, "-c", "import subwords.cli, subwords._core"], env)[1] for _ in range(3))
+
+
+def bench_text(a: argparse.Namespace) -> None:
+    path = corpus_path(a.corpus)
+    print(f"# BPE front at {a.vocab} from {path.name} ({path.stat().st_size / 1e6:.1f} MB), 2 threads — "
+          f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cpus, load {os.getloadavg()}")
+    rows = []
+    models = []
+    with tempfile.TemporaryDirectory(dir=a.tmp) as tmp:
+        for k, (name, env) in enumerate(builds(a)):
+            out = Path(tmp, f"m{k}.json")
+            base = baseline(env)
+            secs, rss, _ = timed([sys.executable, "-m", "subwords", "train", str(path), "--spelling", "front",
+                                  "--vocab-size", str(a.vocab), "--threads", "2", "-o", str(out), "--quiet"], env)
+            units = json.loads(out.read_text(encoding="utf-8"))["report"]["distinct_units"]
+            rows.append((name, secs, rss, base, units))
+            models.append(out.read_bytes())
+    print("\n| build | wall s | peak MB | baseline MB | distinct units | B per unit | B per unit over baseline |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, secs, rss, base, units in rows:
+        print(f"| {name} | {secs:.1f} | {rss:.0f} | {base:.0f} | {units:,} | {rss * 2**20 / units:.0f} | "
+              f"{(rss - base) * 2**20 / units:.0f} |")
+    print(f"\nevery build wrote the same model bytes: {len(set(models)) == 1}; load at end {os.getloadavg()}")
+
+
 def bench_table(a: argparse.Namespace) -> None:
     print(f"# training from a synthetic Zipf table: {a.units:,} distinct units, seed {a.seed}, BPE at {a.vocab}, "
           f"front spelling — {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cpus, load {os.getloadavg()}")
     with tempfile.TemporaryDirectory(dir=a.tmp) as tmp:
         t = time.perf_counter()
-        binary, tsv = zipf_table(a.units, a.seed, Path(tmp))
+        # made in a child: a child started from a parent that holds the table's words inherits
+        # the parent's peak RSS in ru_maxrss, which would inflate every number below
+        subprocess.run([sys.executable, __file__, "make-table", "--units", str(a.units), "--seed", str(a.seed),
+                        "--out", tmp], check=True)
+        binary, tsv = Path(tmp, "zipf.counts"), Path(tmp, "zipf.tsv")
         print(f"made the table in {time.perf_counter() - t:.1f} s: binary {binary.stat().st_size / 1e6:.0f} MB, "
               f"TSV {tsv.stat().st_size / 1e6:.0f} MB")
-        runs = [
+        runs: list[tuple[str, list[str], dict[str, str] | None]] = [
             ("subwords, binary table", [sys.executable, "-m", "subwords", "train", str(binary), "--counts", "--spelling",
                                         "front", "--vocab-size", str(a.vocab), "--threads", "2", "-o",
-                                        str(Path(tmp, "a.json")), "--quiet"]),
-            ("subwords, TSV table", [sys.executable, "-m", "subwords", "train", str(tsv), "--counts", "--spelling",
-                                     "front", "--vocab-size", str(a.vocab), "--threads", "2", "-o",
-                                     str(Path(tmp, "b.json")), "--quiet"]),
+                                        str(Path(tmp, "a.json")), "--quiet"], None),
         ]
+        if not a.no_tsv:
+            runs.append(("subwords, TSV table", [sys.executable, "-m", "subwords", "train", str(tsv), "--counts",
+                                                 "--spelling", "front", "--vocab-size", str(a.vocab), "--threads", "2",
+                                                 "-o", str(Path(tmp, "b.json")), "--quiet"], None))
+        extra = builds(a)[1:]
+        for k, (name, env) in enumerate(extra):
+            runs.append((f"{name}, binary table", [sys.executable, "-m", "subwords", "train", str(binary), "--counts",
+                                                    "--spelling", "front", "--vocab-size", str(a.vocab), "--threads",
+                                                    "2", "-o", str(Path(tmp, f"x{k}.json")), "--quiet"], env))
         if not a.no_sentencepiece:
             script = Path(tmp, "sp.py")
             script.write_text(SP_CHILD)
             runs.append(("sentencepiece, TSV (input_format=tsv)", [sys.executable, str(script), str(tsv),
-                                                                   str(Path(tmp, "sp")), str(a.vocab)]))
+                                                                   str(Path(tmp, "sp")), str(a.vocab)], None))
+        base = {None: baseline(None)}
+        for name, env in extra:
+            base[name] = baseline(env)
         results = []
-        for name, cmd in runs:
-            secs, rss, _ = timed(cmd)
-            results.append((name, secs, rss))
-        same = Path(tmp, "a.json").read_bytes() == Path(tmp, "b.json").read_bytes()
+        for name, cmd, env in runs:
+            secs, rss, _ = timed(cmd, env)
+            b = base.get(next((n for n, e in extra if e is env), None)) if env is not None else base[None]
+            results.append((name, secs, rss, b if name.startswith("subwords") else None))
+        first = Path(tmp, "a.json").read_bytes()
+        others = [Path(tmp, f).read_bytes() for f in ["b.json"] * (not a.no_tsv) + [f"x{k}.json" for k in range(len(extra))]]
+        same = all(o == first for o in others)
     ours = results[0]
-    print("\n| trainer | wall s | × subwords (binary) time | peak MB | bytes per distinct unit |")
-    print("|---|---:|---:|---:|---:|")
-    for name, secs, rss in results:
-        print(f"| {name} | {secs:.1f} | {secs / ours[1]:.2f}× | {rss:.0f} | {rss * 2**20 / a.units:.0f} |")
-    print(f"\nbinary and TSV tables give byte-identical models: {same}; load at end {os.getloadavg()}")
+    print("\n| trainer | wall s | time ÷ subwords (binary) | peak MB | bytes per distinct unit | over baseline |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, secs, rss, b in results:
+        over = "" if b is None else f"{(rss - b) * 2**20 / a.units:.0f}"
+        print(f"| {name} | {secs:.1f} | {secs / ours[1]:.2f}× | {rss:.0f} | {rss * 2**20 / a.units:.0f} | {over} |")
+    print(f"\nbaseline (import only) MB: {base}")
+    print(f"\nevery subwords run wrote the same model bytes: {same}; load at end {os.getloadavg()}")
 
 
 def main() -> None:
@@ -180,8 +248,23 @@ def main() -> None:
     t.add_argument("--seed", type=int, default=1)
     t.add_argument("--tmp", default=None, help="folder for the generated tables (default: the system's)")
     t.add_argument("--no-sentencepiece", action="store_true")
+    t.add_argument("--no-tsv", action="store_true", help="skip subwords' own TSV run (it parses the table in Python)")
+    x = sub.add_parser("text")
+    x.add_argument("--corpus", default="large", help="a corpus name under benchmarks/corpora, or a .txt path")
+    x.add_argument("--vocab", type=int, default=32000)
+    x.add_argument("--tmp", default=None)
+    for q in (t, x):
+        q.add_argument("--build", action="append", metavar="NAME=DIR",
+                       help="also run another subwords build (DIR holds its subwords package); repeatable")
+    m = sub.add_parser("make-table", help="(used by table) write zipf.counts and zipf.tsv into --out")
+    m.add_argument("--units", type=int, required=True)
+    m.add_argument("--seed", type=int, required=True)
+    m.add_argument("--out", required=True)
     a = ap.parse_args()
-    bench_count(a) if a.what == "count" else bench_table(a)
+    if a.what == "make-table":
+        zipf_table(a.units, a.seed, Path(a.out))
+        return
+    {"count": bench_count, "table": bench_table, "text": bench_text}[a.what](a)
 
 
 if __name__ == "__main__":

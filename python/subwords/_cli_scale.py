@@ -40,6 +40,10 @@ def add_parser(sub: Any, positive: Any) -> None:
                    help="dask: worker processes of the LocalCluster (default 2)")
     c.add_argument("--threads", type=positive("--threads"), default=None, help="local: counting threads")
     c.add_argument("--input-errors", choices=["strict", "replace"], default="strict")
+    c.add_argument("--text-field", default=None, metavar="PATH",
+                   help="dask: JSON lines inputs' dotted path to the text (default text)")
+    c.add_argument("--text-column", default=None, metavar="NAME",
+                   help="dask: Parquet/Arrow inputs' text column (default text)")
     c.add_argument("--quiet", action="store_true")
 
 
@@ -61,10 +65,14 @@ def cmd_count(a: argparse.Namespace) -> int:
             raise SubwordsError("--counts, --input-errors and --threads apply to --engine local only")
         import subwords.dask
 
-        table = subwords.dask.count(a.inputs, scheduler=a.scheduler, workers=a.workers, **spelling)
+        table = subwords.dask.count(a.inputs, scheduler=a.scheduler, workers=a.workers, text_field=a.text_field,
+                                    text_column=a.text_column, **spelling)
     else:
         if a.scheduler is not None or a.workers is not None:
             raise SubwordsError("--scheduler and --workers apply to --engine dask; add --engine dask")
+        if a.text_field is not None or a.text_column is not None:
+            raise SubwordsError("--text-field and --text-column apply to --engine dask here (subwords train reads "
+                                "JSON lines and Parquet with them)")
         paths: list[Path] = []
         for x in a.inputs:
             found = sorted(glob.glob(x)) if glob.has_magic(x) else [x]

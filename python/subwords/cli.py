@@ -26,7 +26,7 @@ from ._api import _check_count, parse_count_line
 from . import _cli_scale
 from ._cli_args import _count, _coverage, _load_options, _missing_format, _positive, _probability, load_model
 from .errors import InputError, SubwordsError, UnknownPieceError
-from .formats import FORMATS
+from ._format_names import FORMATS  # not .formats: train need not import every reader
 from .inputs import _cli as inputs_cli
 
 PROG = "subwords"

@@ -17,8 +17,11 @@ Without ``scheduler`` (or ``client``) a :class:`distributed.LocalCluster` with `
 processes is started for the call and closed after it. Inputs are read through fsspec, so local
 paths, globs and -- with ``s3fs`` or ``gcsfs`` installed -- ``s3://`` and ``gs://`` URLs work;
 ``.gz``/``.bz2``/``.xz``/``.zst`` files are decompressed by fsspec (one partition per
-compressed file). A Dask bag of strings is taken as it is. See ``docs/SCALE.md`` for running on
-a real cluster.
+compressed file). JSON lines and Parquet (and Arrow) files, the other formats ``train`` reads,
+are read on the workers by subwords' own readers, one partition per file (``text_field`` and
+``text_column`` name the text as in :func:`subwords.inputs.texts`); they must be paths the
+workers can open (local, or on a shared filesystem). A Dask bag of strings is taken as it is.
+See ``docs/SCALE.md`` for running on a real cluster.
 
 Needs the ``dask`` extra: ``pip install "subwords[dask]"``.
 """
@@ -80,6 +83,49 @@ def _count_partition(lines: Iterable[str], options: dict[str, Any]) -> list[byte
     return [c.finish().to_bytes()]
 
 
+#: The suffixes (after an optional .gz/.zst) of the record formats read by subwords' own readers.
+_RECORD_SUFFIXES = (".jsonl", ".ndjson", ".parquet", ".pq", ".arrow", ".feather", ".ipc")
+
+
+def _is_record_file(name: str) -> bool:
+    low = name.lower()
+    for z in (".gz", ".gzip", ".zst", ".zstd"):
+        if low.endswith(z):
+            low = low[: -len(z)]
+            break
+    return low.endswith(_RECORD_SUFFIXES)
+
+
+def _record_files(inputs: Any) -> Optional[list[str]]:
+    """The files ``inputs`` name when one of them is JSON lines, Parquet or Arrow (all are then
+    read by subwords' readers, one partition per file, in the order local reading takes), else
+    None (text through fsspec, as before)."""
+    if hasattr(inputs, "map_partitions"):
+        return None
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    if not isinstance(inputs, Sequence) or not inputs:
+        return None
+    names = [os.fspath(p) for p in inputs]
+    if any(not isinstance(n, str) or "://" in n for n in names) or not any(_is_record_file(n) for n in names):
+        return None
+    from .inputs._detect import expand
+
+    files = expand(names)
+    return files if any(_is_record_file(f) for f in files) else None
+
+
+def _count_files(paths: Iterable[str], options: dict[str, Any]) -> list[bytes]:
+    # the same feeding as subwords.count on these paths: the same texts, the same text count
+    from . import _api, inputs
+
+    c = _core.Counter(options["json"], 1)
+    for path in paths:
+        inputs.texts(path, text_field=options["text_field"], text_column=options["text_column"]).feed(
+            c, "strict", _api._feed_batch)
+    return [c.finish().to_bytes()]
+
+
 def _merge_bytes(parts: Iterable[Any]) -> bytes:
     out = None
     for p in parts:
@@ -125,12 +171,15 @@ def count(inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLik
           scheduler: Optional[str] = None, workers: Optional[int] = None, client: Any = None,
           blocksize: int = BLOCKSIZE, split_every: int = 8, spelling: str = "end", mark: Optional[str] = None,
           split_at_marks: bool = True, pre_split: Optional[str] = None, lowercase: bool = False,
-          strip_accents: bool = False, clean_text: bool = False) -> CountTable:
-    """Counts ``inputs`` (paths, globs or URLs of UTF-8 text files, one text per line; or a Dask
-    bag of texts) on a Dask cluster and returns the summed :class:`~subwords.counts.CountTable`.
+          strip_accents: bool = False, clean_text: bool = False, text_field: Optional[str] = None,
+          text_column: Optional[str] = None) -> CountTable:
+    """Counts ``inputs`` (paths, globs or URLs of UTF-8 text files, one text per line; paths of
+    JSON lines or Parquet files; or a Dask bag of texts) on a Dask cluster and returns the summed
+    :class:`~subwords.counts.CountTable`.
 
-    The spelling options are :func:`subwords.count`'s. The result is byte-identical to
-    ``subwords.count`` on the same texts.
+    The spelling options are :func:`subwords.count`'s; ``text_field`` (JSON lines) and
+    ``text_column`` (Parquet, Arrow) are :func:`subwords.inputs.texts`'. The result is
+    byte-identical to ``subwords.count`` on the same inputs.
     """
     from . import _api
 
@@ -143,11 +192,23 @@ def count(inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLik
     options_json = _api._count_options(spelling, mark, split_at_marks, pre_split, lowercase, strip_accents, clean_text,
                                        "strict")
     _core.Counter(options_json, 1)
+    files = _record_files(inputs)
+    if files is not None:
+        from . import inputs as inputs_mod
+
+        inputs_mod.texts(files, text_field=text_field, text_column=text_column)  # the options, checked here
+    elif text_field is not None or text_column is not None:
+        raise OptionError("text_field and text_column name the text in JSON lines and Parquet/Arrow files; "
+                          "these inputs hold none")
     c, cluster = _client(distributed, scheduler, workers, client)
     try:
-        bag, lines = _bag(bag_mod, inputs, blocksize)
-        options = {"json": options_json, "lines": lines}
-        partial = bag.map_partitions(_count_partition, options)
+        if files is not None:
+            options = {"json": options_json, "text_field": text_field, "text_column": text_column}
+            partial = bag_mod.from_sequence(files, npartitions=len(files)).map_partitions(_count_files, options)
+        else:
+            bag, lines = _bag(bag_mod, inputs, blocksize)
+            options = {"json": options_json, "lines": lines}
+            partial = bag.map_partitions(_count_partition, options)
         total = partial.reduction(_merge_bytes, _merge_bytes, split_every=split_every)
         try:
             blob = c.compute(total).result()

@@ -114,3 +114,38 @@ def test_bad_requests_are_refused_before_any_work(client, tmp_path):
     bad.write_bytes(b"fine\n\xff\xfe broken\n")
     with pytest.raises(InputError, match="UTF-8"):
         subwords.dask.count([str(bad)], client=client)
+
+
+def test_json_lines_and_parquet_give_the_local_table(client, tmp_path):
+    # the formats `train` reads besides text: one partition per file, read on the workers by
+    # subwords' own readers; the table must be the one local counting makes of the same files,
+    # and training on it must give the model training on the files gives
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts = list(multilingual_texts(300_000))
+    third = len(texts) // 3
+    j1, j2, pqf = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.parquet"
+    j1.write_text("".join(json.dumps({"text": t, "n": k}) + "\n" for k, t in enumerate(texts[:third])), encoding="utf-8")
+    j2.write_text("".join(json.dumps({"meta": {"body": t}}) + "\n" for t in texts[third:2 * third]), encoding="utf-8")
+    pq.write_table(pa.table({"text": texts[2 * third:]}), pqf)
+    paths = [j1, pqf]
+    local = subwords.count(paths, spelling="front")
+    on_dask = subwords.dask.count([str(p) for p in paths], client=client, spelling="front")
+    assert on_dask.to_bytes() == local.to_bytes()
+    direct = subwords.train(paths, model="bpe", spelling="front", vocab_size=3000)
+    assert subwords.train(on_dask, model="bpe", spelling="front", vocab_size=3000).to_json() == direct.to_json()
+    # a nested field, named as train names it
+    nested = subwords.dask.count([str(j2)], client=client, spelling="front", text_field="meta.body")
+    assert nested.to_bytes() == subwords.count(texts[third:2 * third], spelling="front").to_bytes()
+
+
+def test_record_options_are_checked_before_the_cluster_starts(tmp_path):
+    (tmp_path / "a.txt").write_text("hello\n", encoding="utf-8")
+    with pytest.raises(OptionError, match="text_field"):
+        subwords.dask.count([str(tmp_path / "a.txt")], spelling="front", text_field="body")
+    (tmp_path / "b.jsonl").write_text('{"text": "hi"}\n', encoding="utf-8")
+    with pytest.raises(OptionError, match="text_column"):
+        subwords.dask.count([str(tmp_path / "b.jsonl")], spelling="front", text_column="body")

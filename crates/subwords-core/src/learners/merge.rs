@@ -29,10 +29,28 @@
 //!   of pairs: 0.58 GB.
 //! * Rewriting the units of a merge on both cores pays from a few thousand units up; per-thread
 //!   delta tables are added in a fixed order afterwards, so the result is thread-count free.
+//!
+//! Memory notes (issue 14; `benchmarks/bench_scale.py`, numbers in benchmarks/README.md):
+//! * The heap was a `BinaryHeap` of 80-byte entries (count, a `u128` denominator, the pair and
+//!   two `Rc` tie keys), rebuilt only past 4x the live pairs. It is now a heap of 16-byte
+//!   `(count, pair)` entries whose order looks the tie keys up by symbol id (WordPiece's
+//!   denominators in a parallel array BPE leaves empty), rebuilt past 2x, and under counts
+//!   rebuilt in place (sort by pair, dedup, refresh): building a fresh list of the live pairs
+//!   next to the old heap had been the run's memory peak.
+//! * `pair -> count` and `pair -> units` were two maps, the second with one `Vec` (and one
+//!   allocation) per pair although most pairs of a large table are in one or two units. They
+//!   are one map of `PairInfo` whose unit list holds 3 ids inline (`TinyVec<[u32; 3]>`, 24
+//!   bytes like a `Vec`; 4 inline ids make it 32).
+//! * The table's arrays are reserved once from an upper bound on the symbols (a doubling `Vec`
+//!   copies the table and can leave twice its size).
+//! * Not done: the index still grows with the merges (new pairs, and stale unit ids left in the
+//!   lists of pairs that a merge removed from a unit), and a map slot is 40 bytes. The next step
+//!   is a 24-byte slot (the count and one inline id, more ids in a side arena).
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use std::rc::Rc;
+
+use tinyvec::TinyVec;
 
 use rayon::prelude::*;
 use crate::hash::Map;
@@ -65,6 +83,11 @@ pub struct Meta {
 }
 
 impl Flat {
+    /// An empty array with room for `units` units of `symbols` symbols in all (reserved once,
+    /// so a large table is not copied as the arrays double).
+    pub fn with_capacity(units: usize, symbols: usize) -> Self {
+        Flat { syms: Vec::with_capacity(symbols), meta: Vec::with_capacity(units) }
+    }
     pub fn push(&mut self, symbols: &[u32], count: u64) {
         self.meta.push(Meta { start: self.syms.len() as u64, count, len: symbols.len() as u32 });
         self.syms.extend_from_slice(symbols);
@@ -179,15 +202,15 @@ pub enum TieSpelling {
 }
 
 impl TieSpelling {
-    fn key(&self, text: &[u8]) -> Rc<[u8]> {
+    fn key(&self, text: &[u8]) -> Box<[u8]> {
         match self {
-            TieSpelling::AsSpelled => Rc::from(text),
+            TieSpelling::AsSpelled => Box::from(text),
             TieSpelling::FrontMarked { continuation_mark } => match text.strip_prefix(continuation_mark.as_slice()) {
-                Some(rest) => Rc::from(rest),
+                Some(rest) => Box::from(rest),
                 None => {
                     let mut v = "\u{2581}".as_bytes().to_vec();
                     v.extend_from_slice(text);
-                    Rc::from(v.into_boxed_slice())
+                    v.into_boxed_slice()
                 }
             },
         }
@@ -221,15 +244,149 @@ pub struct Merged {
     pub winner_failed: Option<(u32, u32, u64)>,
 }
 
-struct Entry {
-    /// The score is `num / den`: `den` is 1 for counts, `count(a) · count(b)` for WordPiece.
+/// A candidate pair with its score `num / den` (`den` is 1 for counts, `count(a) · count(b)` for
+/// WordPiece).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Cand {
     num: u64,
     den: u128,
     pair: u64,
-    left: Rc<[u8]>,
-    right: Rc<[u8]>,
-    /// Ties compare the joined text first (WordPiece), or go straight to `(left, right)` (BPE).
+}
+
+/// The tie rule's order on candidates: `Greater` ranks first. The larger score first, then
+/// (WordPiece) the smaller joined text, then the smaller `(left, right)` by tie keys, then the
+/// smaller pair id (only equal entries of one pair get that far).
+struct Order<'k> {
+    keys: &'k [Box<[u8]>],
+    base: u32,
     joined_first: bool,
+}
+
+impl Order<'_> {
+    #[inline]
+    fn key(&self, s: u32) -> &[u8] {
+        &self.keys[(s - self.base) as usize]
+    }
+    fn cmp(&self, x: &Cand, y: &Cand) -> Ordering {
+        cmp_fraction(x.num, x.den, y.num, y.den).then_with(|| {
+            if x.pair == y.pair {
+                return Ordering::Equal;
+            }
+            let (xa, xb) = unpack(x.pair);
+            let (ya, yb) = unpack(y.pair);
+            let (xl, xr, yl, yr) = (self.key(xa), self.key(xb), self.key(ya), self.key(yb));
+            (if self.joined_first { cmp_joined(yl, yr, xl, xr) } else { Ordering::Equal })
+                .then_with(|| yl.cmp(xl))
+                .then_with(|| yr.cmp(xr))
+                .then_with(|| y.pair.cmp(&x.pair))
+        })
+    }
+}
+
+/// A max-heap of candidates in the tie rule's order, with lazy deletion (see `Engine::best`).
+///
+/// An entry is 16 bytes: the count and the pair; WordPiece's denominators sit in a parallel
+/// array that BPE leaves empty (its denominator is always 1). The tie keys are not in the
+/// entries: the order looks them up by symbol id in the engine's key table, so an entry holds no
+/// pointers (the old `BinaryHeap` entries carried two `Rc` keys and a `u128`: 80 bytes).
+#[derive(Default)]
+struct PairHeap {
+    nums: Vec<(u64, u64)>,
+    dens: Vec<u128>,
+    wide: bool,
+}
+
+impl PairHeap {
+    fn new(wide: bool) -> Self {
+        PairHeap { nums: Vec::new(), dens: Vec::new(), wide }
+    }
+    fn len(&self) -> usize {
+        self.nums.len()
+    }
+    #[inline]
+    fn get(&self, i: usize) -> Cand {
+        let (num, pair) = self.nums[i];
+        Cand { num, den: if self.wide { self.dens[i] } else { 1 }, pair }
+    }
+    #[inline]
+    fn swap(&mut self, i: usize, j: usize) {
+        self.nums.swap(i, j);
+        if self.wide {
+            self.dens.swap(i, j);
+        }
+    }
+    fn peek(&self) -> Option<Cand> {
+        (!self.nums.is_empty()).then(|| self.get(0))
+    }
+    fn push(&mut self, c: Cand, order: &Order<'_>) {
+        self.nums.push((c.num, c.pair));
+        if self.wide {
+            self.dens.push(c.den);
+        }
+        let mut i = self.nums.len() - 1;
+        while i > 0 {
+            let up = (i - 1) / 2;
+            if order.cmp(&c, &self.get(up)) != Ordering::Greater {
+                break;
+            }
+            self.swap(i, up);
+            i = up;
+        }
+    }
+    fn pop(&mut self, order: &Order<'_>) -> Option<Cand> {
+        let n = self.nums.len();
+        if n == 0 {
+            return None;
+        }
+        let top = self.get(0);
+        self.swap(0, n - 1);
+        self.nums.pop();
+        if self.wide {
+            self.dens.pop();
+        }
+        self.sift_down(0, order);
+        Some(top)
+    }
+    fn sift_down(&mut self, mut i: usize, order: &Order<'_>) {
+        let n = self.nums.len();
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let mut best = l;
+            if l + 1 < n && order.cmp(&self.get(l + 1), &self.get(l)) == Ordering::Greater {
+                best = l + 1;
+            }
+            if order.cmp(&self.get(best), &self.get(i)) != Ordering::Greater {
+                break;
+            }
+            self.swap(i, best);
+            i = best;
+        }
+    }
+    /// Replaces the contents with `items` and restores the heap order (O(n)).
+    fn rebuild(&mut self, items: Vec<Cand>, order: &Order<'_>) {
+        self.nums = items.iter().map(|c| (c.num, c.pair)).collect();
+        self.dens = if self.wide { items.iter().map(|c| c.den).collect() } else { Vec::new() };
+        drop(items);
+        for i in (0..self.nums.len() / 2).rev() {
+            self.sift_down(i, order);
+        }
+    }
+}
+
+/// The units holding a pair (each listed at least once; stale ids of units that lost the pair
+/// are skipped when the pair is merged). Up to 3 ids live inline, with no allocation: most pairs
+/// of a large table are in a few units only. Three, not four: `TinyVec<[u32; 3]>` is 24 bytes,
+/// the size of a `Vec`, while four inline ids make it 32.
+pub(crate) type Places = TinyVec<[u32; 3]>;
+
+/// One pair of the index: its count over the corpus and the units that hold it.
+#[derive(Default)]
+pub(crate) struct PairInfo {
+    pub(crate) count: i64,
+    pub(crate) places: Places,
 }
 
 /// `a · b` as a 256-bit number (hi, lo).
@@ -254,28 +411,6 @@ fn cmp_joined(a1: &[u8], a2: &[u8], b1: &[u8], b2: &[u8]) -> Ordering {
     a1.iter().chain(a2).cmp(b1.iter().chain(b2))
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.cmp(o) == Ordering::Equal
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    // max-heap: the larger score first, then the smaller texts first
-    fn cmp(&self, o: &Self) -> Ordering {
-        cmp_fraction(self.num, self.den, o.num, o.den)
-            .then_with(|| if self.joined_first { cmp_joined(&o.left, &o.right, &self.left, &self.right) } else { Ordering::Equal })
-            .then_with(|| o.left.cmp(&self.left))
-            .then_with(|| o.right.cmp(&self.right))
-            .then_with(|| o.pair.cmp(&self.pair))
-    }
-}
-
 /// What one thread found while rewriting its share of a merge's units.
 #[derive(Default)]
 pub(crate) struct Delta {
@@ -289,16 +424,17 @@ pub(crate) struct Delta {
 struct Engine<'a> {
     flat: Flat,
     symbols: &'a mut Symbols,
-    counts: Map<u64, i64>,
-    places: Map<u64, Vec<u32>>,
-    heap: BinaryHeap<Entry>,
+    /// The pair index: `pair -> (count, units holding it)`, one map (one lookup per change).
+    /// A pair whose count fell to 0 may stay with stale places only; it is not a candidate.
+    index: Map<u64, PairInfo>,
+    heap: PairHeap,
     max_len: Option<u32>,
     threads: usize,
     score: Score,
     /// Pairs below this count are not candidates (0: every pair is).
     floor: u64,
     /// Tie keys by symbol (WordPiece: the front-marked spelling; BPE: the texts themselves).
-    keys: Vec<Rc<[u8]>>,
+    keys: Vec<Box<[u8]>>,
     tie: TieSpelling,
     /// WordPiece: each symbol's count, everywhere (inside pairs included), and the pairs it is in.
     sym_count: Vec<i64>,
@@ -422,12 +558,12 @@ pub(crate) fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> Map<u64
 
 /// The units holding each pair, for the pairs that hash to `part` of `parts` (each thread builds
 /// its own share of the index, sized exactly, so nothing is built twice).
-pub(crate) fn place_pairs(flat: &Flat, sizes: &Map<u64, (i64, u32)>, part: u64, parts: u64) -> Map<u64, Vec<u32>> {
+pub(crate) fn place_pairs(flat: &Flat, sizes: &Map<u64, (i64, u32)>, part: u64, parts: u64) -> Map<u64, PairInfo> {
     let mine = |p: u64| (p.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) % parts == part;
-    let mut places: Map<u64, Vec<u32>> = Map::default();
-    for (&p, &(_, n)) in sizes {
+    let mut places: Map<u64, PairInfo> = Map::default();
+    for (&p, &(count, n)) in sizes {
         if mine(p) {
-            places.insert(p, Vec::with_capacity(n as usize));
+            places.insert(p, PairInfo { count, places: Places::with_capacity(n as usize) });
         }
     }
     for wi in 0..flat.units() {
@@ -439,7 +575,7 @@ pub(crate) fn place_pairs(flat: &Flat, sizes: &Map<u64, (i64, u32)>, part: u64, 
             if !mine(p) {
                 continue;
             }
-            let v = places.get_mut(&p).unwrap();
+            let v = &mut places.get_mut(&p).unwrap().places;
             if v.last() != Some(&(wi as u32)) {
                 v.push(wi as u32);
             }
@@ -482,14 +618,14 @@ impl<'a> Engine<'a> {
                 e.1 += v.1;
             }
         }
-        let shares: Vec<Map<u64, Vec<u32>>> =
+        let shares: Vec<Map<u64, PairInfo>> =
             (0..threads as u64).into_par_iter().map(|t| place_pairs(&flat, &sizes, t, threads as u64)).collect();
-        let mut places: Map<u64, Vec<u32>> = Map::default();
-        places.reserve(sizes.len());
+        let mut index: Map<u64, PairInfo> = Map::default();
+        index.reserve(sizes.len());
+        drop(sizes);
         for share in shares {
-            places.extend(share);
+            index.extend(share);
         }
-        let counts: Map<u64, i64> = sizes.into_iter().map(|(k, v)| (k, v.0)).collect();
         let floor = match (params.score, params.min_count_rule) {
             (Score::WordPiece, MinCountRule::Filter) => params.min_count,
             _ => 0,
@@ -507,7 +643,7 @@ impl<'a> Engine<'a> {
                 }
             }
             pairs_of = vec![Vec::new(); symbols.texts.len()];
-            let mut ps: Vec<u64> = counts.keys().copied().collect();
+            let mut ps: Vec<u64> = index.keys().copied().collect();
             ps.sort_unstable();
             for p in ps {
                 let (a, b) = unpack(p);
@@ -520,9 +656,8 @@ impl<'a> Engine<'a> {
         let mut e = Engine {
             flat,
             symbols,
-            counts,
-            places,
-            heap: BinaryHeap::new(),
+            index,
+            heap: PairHeap::new(params.score == Score::WordPiece),
             max_len,
             threads,
             score: params.score,
@@ -532,15 +667,59 @@ impl<'a> Engine<'a> {
             sym_count,
             pairs_of,
         };
-        let keys: Vec<u64> = e.counts.keys().copied().collect();
-        let heap: Vec<Entry> = keys.into_iter().filter_map(|p| e.entry(p)).collect();
-        e.heap = BinaryHeap::from(heap);
+        e.rebuild_heap();
         e
+    }
+
+    fn order(&self) -> Order<'_> {
+        Order { keys: &self.keys, base: self.symbols.base, joined_first: self.score == Score::WordPiece }
+    }
+
+    /// The heap from the live pairs only (dropping every stale entry).
+    ///
+    /// Under counts it is rebuilt in place: every live pair has at least one entry (see
+    /// [`Engine::best`]), so sorting the entries by pair, keeping one per pair, and setting it
+    /// to the pair's live count gives exactly the live pairs, without a second array (building a
+    /// fresh list of the live pairs next to the old heap was the peak of a run's memory).
+    fn rebuild_heap(&mut self) {
+        if !self.heap.wide && self.heap.len() > 0 {
+            let mut nums = std::mem::take(&mut self.heap.nums);
+            nums.sort_unstable_by_key(|e| e.1);
+            nums.dedup_by_key(|e| e.1);
+            nums.retain_mut(|e| match self.entry(e.1) {
+                Some(c) => {
+                    e.0 = c.num;
+                    true
+                }
+                None => false,
+            });
+            nums.shrink_to_fit();
+            let mut heap = PairHeap { nums, dens: Vec::new(), wide: false };
+            let order = self.order();
+            for i in (0..heap.len() / 2).rev() {
+                heap.sift_down(i, &order);
+            }
+            self.heap = heap;
+            return;
+        }
+        let mut live: Vec<u64> = self.index.iter().filter(|(_, v)| v.count > 0).map(|(&k, _)| k).collect();
+        // hash order must not leak: the heap's layout (not its top) would depend on it
+        live.sort_unstable();
+        let live: Vec<Cand> = live.into_iter().filter_map(|p| self.entry(p)).collect();
+        let mut heap = std::mem::take(&mut self.heap);
+        heap.rebuild(live, &self.order());
+        self.heap = heap;
+    }
+
+    fn push(&mut self, c: Cand) {
+        let mut heap = std::mem::take(&mut self.heap);
+        heap.push(c, &self.order());
+        self.heap = heap;
     }
 
     /// The current score of a pair: (count, denominator).
     fn score_of(&self, p: u64) -> Option<(u64, u128)> {
-        let c = *self.counts.get(&p)?;
+        let c = self.index.get(&p)?.count;
         if c <= 0 || (c as u64) < self.floor {
             return None;
         }
@@ -555,7 +734,7 @@ impl<'a> Engine<'a> {
         Some((c as u64, den))
     }
 
-    fn entry(&self, p: u64) -> Option<Entry> {
+    fn entry(&self, p: u64) -> Option<Cand> {
         let (num, den) = self.score_of(p)?;
         let (a, b) = unpack(p);
         if let Some(m) = self.max_len {
@@ -563,15 +742,7 @@ impl<'a> Engine<'a> {
                 return None;
             }
         }
-        let base = self.symbols.base;
-        Some(Entry {
-            num,
-            den,
-            pair: p,
-            left: self.keys[(a - base) as usize].clone(),
-            right: self.keys[(b - base) as usize].clone(),
-            joined_first: self.score == Score::WordPiece,
-        })
+        Some(Cand { num, den, pair: p })
     }
 
     /// The best live pair, without removing it.
@@ -584,23 +755,28 @@ impl<'a> Engine<'a> {
     /// WordPiece scores also rise when a symbol's count falls; `apply` re-pushes every pair of
     /// the two symbols a merge consumed, so the same argument holds.
     fn best(&mut self) -> Option<(u64, u64)> {
-        while let Some(top) = self.heap.peek() {
+        let mut heap = std::mem::take(&mut self.heap);
+        let mut found = None;
+        while let Some(top) = heap.peek() {
             let live = self.score_of(top.pair);
             if live == Some((top.num, top.den)) {
-                return Some((top.pair, top.num));
+                found = Some((top.pair, top.num));
+                break;
             }
-            let top = self.heap.pop().unwrap();
+            let order = self.order();
+            heap.pop(&order);
             if let Some((num, den)) = live {
-                self.heap.push(Entry { num, den, ..top });
+                heap.push(Cand { num, den, pair: top.pair }, &order);
             }
         }
-        None
+        self.heap = heap;
+        found
     }
 
     /// Joins `pair` into `c` in every unit that holds it and updates the index.
     fn apply(&mut self, pair: u64, c: u32) -> i64 {
         let (a, b) = unpack(pair);
-        let mut list = self.places.remove(&pair).unwrap_or_default();
+        let mut list: Vec<u32> = self.index.get_mut(&pair).map(|v| std::mem::take(&mut v.places).to_vec()).unwrap_or_default();
         // the list is runs of increasing ids (one run per merge that added to it): sorting is
         // cheap and makes the walk over the units go forward through memory
         list.sort_unstable();
@@ -621,21 +797,20 @@ impl<'a> Engine<'a> {
                 self.flat.meta[wi as usize].len = m;
             }
             for (q, v) in d.counts {
-                let e = self.counts.entry(q).or_insert(0);
-                *e += v;
-                if *e <= 0 {
+                let e = self.index.entry(q).or_default();
+                e.count += v;
+                if e.count <= 0 {
                     // gone from every unit: forget it (its place list only holds stale entries)
-                    self.counts.remove(&q);
-                    self.places.remove(&q);
+                    self.index.remove(&q);
                 } else if v > 0 {
                     raised.push(q);
                 }
             }
-            for (q, mut v) in d.places {
-                self.places.entry(q).or_default().append(&mut v);
+            for (q, v) in d.places {
+                self.index.entry(q).or_default().places.extend(v);
             }
         }
-        self.counts.remove(&pair);
+        self.index.remove(&pair);
         raised.sort_unstable();
         raised.dedup();
         if self.score == Score::WordPiece {
@@ -661,26 +836,30 @@ impl<'a> Engine<'a> {
                 let mut list = std::mem::take(&mut self.pairs_of[(s - base) as usize]);
                 list.sort_unstable();
                 list.dedup();
-                list.retain(|q| self.counts.get(q).is_some_and(|&v| v > 0));
+                list.retain(|q| self.index.get(q).is_some_and(|v| v.count > 0));
                 for &q in &list {
                     if let Some(en) = self.entry(q) {
-                        self.heap.push(en);
+                        self.push(en);
                     }
                 }
                 self.pairs_of[(s - base) as usize] = list;
             }
         }
-        for q in raised {
-            if let Some(en) = self.entry(q) {
-                self.heap.push(en);
+        {
+            let mut heap = std::mem::take(&mut self.heap);
+            let order = self.order();
+            for q in raised {
+                if let Some(en) = self.entry(q) {
+                    heap.push(en, &order);
+                }
             }
+            self.heap = heap;
         }
-        // stale entries pile up (WordPiece re-pushes every pair of the merged symbols): rebuild
-        // from the live pairs when they outnumber them
-        if self.heap.len() > 4 * self.counts.len() + (1 << 16) {
-            let keys: Vec<u64> = self.counts.keys().copied().collect();
-            let live: Vec<Entry> = keys.into_iter().filter_map(|p| self.entry(p)).collect();
-            self.heap = BinaryHeap::from(live);
+        // stale entries pile up (a pair whose count rose several times has one entry per rise;
+        // WordPiece re-pushes every pair of the merged symbols): rebuild from the live pairs
+        // once the stale ones match them in number (the index's size bounds the live pairs)
+        if self.heap.len() > 2 * self.index.len() + (1 << 12) {
+            self.rebuild_heap();
         }
         sites
     }
@@ -728,7 +907,7 @@ pub fn learn_traced(
         let Some((pair, count)) = forced.or_else(|| engine.best()) else {
             // WordPiece's filter: pairs may remain that are all below min_count
             let floor = engine.floor as i64;
-            break if engine.counts.values().any(|&v| v > 0 && v < floor) { Stop::MinCount } else { Stop::NoPairs };
+            break if engine.index.values().any(|v| v.count > 0 && v.count < floor) { Stop::MinCount } else { Stop::NoPairs };
         };
         if count < params.min_count {
             if params.score == Score::WordPiece {
@@ -880,13 +1059,14 @@ impl Tracer {
             return (Vec::new(), 0);
         }
         let Some(w) = engine.entry(pair) else { return (Vec::new(), 0) };
-        let mut tied: Vec<Entry> = engine
-            .counts
+        let mut tied: Vec<Cand> = engine
+            .index
             .keys()
             .filter_map(|&p| engine.entry(p))
             .filter(|e| cmp_fraction(e.num, e.den, w.num, w.den) == Ordering::Equal)
             .collect();
-        tied.sort_by(|x, y| y.cmp(x));
+        let order = engine.order();
+        tied.sort_by(|x, y| order.cmp(y, x));
         let n = tied.len();
         let list = tied
             .iter()

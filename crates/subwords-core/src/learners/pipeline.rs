@@ -158,7 +158,11 @@ fn train_unpadded(
             sym_counts.push(0);
         }
     }
-    let mut spelled = Flat::default();
+    // a unit spells one symbol per byte (bytes) or at most one per character (the marks join a
+    // character's symbol): reserve that once, instead of letting the arrays double (a doubling
+    // copies the whole table and can leave room for twice its size)
+    let bound: usize = units.iter().map(|u| if spelling.scheme == Scheme::Bytes { u.text.len() } else { u.text.chars().count() }).sum();
+    let mut spelled = Flat::with_capacity(units.len(), bound);
     let mut syms: Vec<u32> = Vec::new();
     for u in &units {
         syms.clear();
