@@ -36,6 +36,16 @@ pub enum Unknown {
     Rest,
 }
 
+/// Unigram: the M-step of an EM round (issue 15). `Plain` is the Unigram page's (each expected
+/// count over their sum, the default); `Bayes` is sentencepiece's sparse-prior variant
+/// (`digamma(E) - digamma(ΣE)`), which starves pieces no spelling needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EmMethod {
+    Plain,
+    Bayes,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum InputErrors {
@@ -105,6 +115,10 @@ pub struct TrainOptions {
     pub shrink: Option<f64>,
     #[serde(default)]
     pub em_rounds: Option<u32>,
+    /// Unigram only (default: `plain`, the page's). Left out of the saved options when unset,
+    /// so files trained without it keep their bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub em: Option<EmMethod>,
 }
 
 /// The largest vocabulary we accept: ids must fit comfortably in u32 and a table this size is
@@ -228,6 +242,9 @@ impl TrainOptions {
             }
         } else if self.seed_size.is_some() || self.shrink.is_some() || self.em_rounds.is_some() {
             return Err(Error::Option("seed_size, shrink and em_rounds apply only to model='unigram'".into()));
+        }
+        if self.em.is_some() && self.model != ModelKind::Unigram {
+            return Err(Error::Option("em applies only to model='unigram'".into()));
         }
         if self.joints && !matches!(self.spelling, Scheme::End | Scheme::Continuation) {
             return Err(Error::Option("joints apply to the end and continuation spellings".into()));

@@ -3,11 +3,33 @@
 
 use rayon::prelude::*;
 
-use super::{Runs, Scratch, Stored, Table, BATCH_CHUNKS};
+use super::{EmMethod, Runs, Scratch, Stored, Table, BATCH_CHUNKS};
 use crate::segmenters::unigram::lattice::{logaddexp, NEG_INF};
 
+/// The digamma function `ψ(x)` for `x >= 0` (`ψ(0) = -inf`, its limit from above), as
+/// sentencepiece's trainer computes it (`unigram_model_trainer.cc`, `Digamma`): the recurrence
+/// `ψ(x) = ψ(x + 1) - 1/x` until `x >= 7`, then the asymptotic series in `y = x - 1/2`:
+/// `ln y + y⁻²/24 - 7y⁻⁴/960 + 31y⁻⁶/8064 - 127y⁻⁸/30720`. The Python reference
+/// (`reference/unigram.py`, `digamma`) runs the same operations in the same order, so the two
+/// agree bit for bit; a library digamma (statrs, scipy) would not match across the engines.
+pub fn digamma(mut x: f64) -> f64 {
+    if x == 0.0 {
+        return NEG_INF;
+    }
+    let mut result = 0.0f64;
+    while x < 7.0 {
+        result -= 1.0 / x;
+        x += 1.0;
+    }
+    x -= 0.5;
+    let xx = 1.0 / x;
+    let xx2 = xx * xx;
+    let xx4 = xx2 * xx2;
+    result + x.ln() + (1.0 / 24.0) * xx2 - (7.0 / 960.0) * xx4 + (31.0 / 8064.0) * xx4 * xx2 - (127.0 / 30720.0) * xx4 * xx4
+}
+
 /// One EM round, in place.
-pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored) {
+pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: EmMethod) {
     let np = table.at.len();
     let mut expected = vec![NEG_INF; np];
     let threads = rayon::current_num_threads().max(1);
@@ -23,6 +45,11 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored) {
                     s.lattice.backward(&mut s.beta);
                     let n = s.lattice.len();
                     let log_z = s.alpha[n];
+                    if log_z == NEG_INF {
+                        // every spelling holds a piece at -inf (the Bayesian step reaches it in
+                        // a few rounds): the run adds nothing, as in the reference
+                        continue;
+                    }
                     let log_c = (runs.count[r] as f64).ln();
                     for arc in s.lattice.arcs() {
                         let post = ((s.alpha[arc.start as usize] + arc.log_prob) + s.beta[arc.end as usize]) - log_z;
@@ -46,15 +73,48 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored) {
             }
         });
     }
-    let mut s = NEG_INF;
+    match method {
+        EmMethod::Plain => {
+            let mut s = NEG_INF;
+            for p in 0..np {
+                if table.alive[p] && table.has_prob[p] {
+                    s = logaddexp(s, expected[p]);
+                }
+            }
+            if s == NEG_INF {
+                return; // no run reaches the table: keep it, as the reference does
+            }
+            for p in 0..np {
+                if table.alive[p] && table.has_prob[p] {
+                    table.lp[p] = expected[p] - s;
+                }
+            }
+        }
+        EmMethod::Bayes => bayes_m_step(table, &expected),
+    }
+}
+
+/// sentencepiece's M-step (`RunMStep`): `lp = ψ(e) - ψ(S)`, `e = exp(E)` the expected count,
+/// `S` the plain sum of the `e` in piece (text) order. Unlike sentencepiece, pieces whose
+/// expected count is below 0.5 are not dropped here: `ψ` sends them far below every used piece
+/// (ψ(0.1) ≈ -10.4), no best spelling takes them, and the next pruning round removes them at
+/// zero loss; dropping them would let the M-step shrink the table below the target. A table no
+/// run reaches (`S = 0`) is kept as it is, as the plain step keeps it.
+fn bayes_m_step(table: &mut Table, expected: &[f64]) {
+    let np = expected.len();
+    let mut s = 0.0f64;
     for p in 0..np {
         if table.alive[p] && table.has_prob[p] {
-            s = logaddexp(s, expected[p]);
+            s += expected[p].exp();
         }
     }
+    if s == 0.0 {
+        return;
+    }
+    let ds = digamma(s);
     for p in 0..np {
         if table.alive[p] && table.has_prob[p] {
-            table.lp[p] = expected[p] - s;
+            table.lp[p] = digamma(expected[p].exp()) - ds;
         }
     }
 }

@@ -67,6 +67,7 @@ use crate::hash::Map;
 
 use super::merge::Flat;
 use crate::error::{Error, Result};
+pub use crate::options::EmMethod;
 use crate::progress::{Phase, Progress};
 use crate::segmenters::unigram::lattice::{Lattice, ViterbiScratch, NEG_INF};
 use crate::segmenters::unigram::trie::{PieceTrie, TrieBuilder};
@@ -98,11 +99,13 @@ pub struct UnigramParams {
     pub shrink: f64,
     /// EM rounds before every size check.
     pub em_rounds: usize,
+    /// The M-step (the page's plain one, or sentencepiece's Bayesian one).
+    pub em: EmMethod,
 }
 
 impl UnigramParams {
     pub fn new(target: usize) -> Self {
-        UnigramParams { target, max_piece_length: None, seed_size: None, shrink: 0.75, em_rounds: 2 }
+        UnigramParams { target, max_piece_length: None, seed_size: None, shrink: 0.75, em_rounds: 2, em: EmMethod::Plain }
     }
 }
 
@@ -351,7 +354,7 @@ pub fn train_traced(
     }
     loop {
         for k in 0..params.em_rounds {
-            em_round(&runs, &mut table, &stored);
+            em_round(&runs, &mut table, &stored, params.em);
             if let Some(t) = tracer.as_mut() {
                 t.em_step(&runs, &table, &texts, strip_right, rounds.len(), k + 1);
             }
