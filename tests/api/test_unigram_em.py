@@ -33,14 +33,15 @@ def test_one_bayes_round_by_hand(engine):
     # The spellings [ab</w>] (1/3) and [a, b</w>] (1/9) give Z = 4/9, so the expected counts are
     # ab</w> 3/4, a 1/4, b</w> 1/4, their sum 5/4. The Bayesian step sets lp = psi(E) - psi(5/4):
     # psi(3/4) = -gamma + pi/2 - 3 ln 2 and psi(5/4) = psi(1/4) + 4 = 4 - gamma - pi/2 - 3 ln 2,
-    # so lp(ab</w>) = pi - 4 and lp(a) = lp(b</w>) = psi(1/4) - psi(5/4) = -4.
-    # (The plain step would give ln 3/5 and ln 1/5.)
+    # so lp(ab</w>) = pi - 4. A single symbol scores as if its expected count were at least 1/2:
+    # lp(a) = lp(b</w>) = psi(1/2) - psi(5/4) = (-gamma - 2 ln 2) - (4 - gamma - pi/2 - 3 ln 2)
+    # = ln 2 + pi/2 - 4. (The plain step would give ln 3/5 and ln 1/5.)
     train = subwords.train if engine == "rust" else reference.train
     tok = train({"ab": 1}, model="unigram", spelling="end", vocab_size=10, em_rounds=1, em="bayes")
     lp = {row: tok.log_probs[i] for i, row in enumerate(tok.rows)}
     assert lp["ab</w>"] == pytest.approx(math.pi - 4, abs=1e-9)
-    assert lp["a"] == pytest.approx(-4.0, abs=1e-9)
-    assert lp["b</w>"] == pytest.approx(-4.0, abs=1e-9)
+    assert lp["a"] == pytest.approx(math.log(2) + math.pi / 2 - 4, abs=1e-9)
+    assert lp["b</w>"] == pytest.approx(math.log(2) + math.pi / 2 - 4, abs=1e-9)
     plain = train({"ab": 1}, model="unigram", spelling="end", vocab_size=10, em_rounds=1)
     lp = {row: plain.log_probs[i] for i, row in enumerate(plain.rows)}
     assert lp["ab</w>"] == pytest.approx(math.log(3 / 5), abs=1e-9)

@@ -318,8 +318,9 @@ def em_round_bayes(runs: Runs, table: Table, join: Join) -> Table:
     ``E[p]`` exactly as :func:`em_round` folds them, then ``lp'(p) = psi(exp(E[p])) - psi(S)``,
     ``S`` the plain sum of ``exp(E[p])`` over the pieces in text order. The sparse prior sends
     pieces no spelling needs far down (``psi(0.1)`` is about -10.4) instead of halving them. No
-    piece is dropped by the M-step (pruning removes them, at zero loss); a table no run reaches
-    (``S = 0``) is kept."""
+    piece is dropped by the M-step (pruning removes them, at zero loss); a single symbol scores
+    as if its expected count were at least 0.5 (sentencepiece's drop threshold), so no run loses
+    every spelling; a table no run reaches (``S = 0``) is kept."""
     expected = expected_counts(runs, table, join)
     with_prob = sorted(p for p, v in table.log_probs.items() if v is not None)
     total = 0.0
@@ -328,8 +329,14 @@ def em_round_bayes(runs: Runs, table: Table, join: Join) -> Table:
     if total == 0.0:
         return table
     d_total = digamma(total)
+
+    def count(p: Piece) -> float:
+        e = math.exp(expected.get(p, NEG_INF))
+        return max(e, 0.5) if table.lengths[p] == 1 else e  # single symbols never drop
+
     log_probs: dict[Piece, Optional[float]] = {
-        p: (digamma(math.exp(expected.get(p, NEG_INF))) - d_total if v is not None else None)
+        # at most 0: near x = 7 the cut series is monotone only to ~1e-11 (as in the Rust engine)
+        p: (min(digamma(count(p)) - d_total, 0.0) if v is not None else None)
         for p, v in table.log_probs.items()
     }
     return Table(log_probs, table.lengths)
