@@ -23,6 +23,23 @@
 //!   Keep `max(target, floor(shrink · size))`: every single symbol, then by loss descending,
 //!   text ascending. The loop: seed; repeat { `em_rounds` EM rounds; stop if size <= target;
 //!   prune }.
+//! * **`em="bayes"`** (issue 15; `em.rs`): sentencepiece's M-step, `lp = ψ(E) - ψ(ΣE)` on the
+//!   same expected counts, single symbols floored at an expected count of 0.5, `lp <= 0`.
+//!   Everything else (seed, losses, pruning) is the page's.
+//!
+//! Quality against sentencepiece (`benchmarks/bench_unigram_quality.py`, English 6.2 MB train,
+//! held-out 10%; see benchmarks/README.md): held-out pieces ×1.21 (8k) and ×1.21 (32k) with
+//! the plain step, ×1.09 and ×1.07 with `bayes`; log-likelihood within 2.8%. Goal (≤ ×1.00)
+//! missed. Tried and lost:
+//! * Bayesian step with nothing floored: rare single symbols reach -inf in a few rounds, the
+//!   runs holding them lose every spelling and add nothing, and the losses cascade (×3.97
+//!   held-out pieces at 8k, 23k pieces at -inf).
+//! * With `bayes`, seeding with sentencepiece's seed score (count × length) instead of the
+//!   count: ×1.119 held-out pieces at 8k against ×1.093 (log-likelihood -1,205,618 against
+//!   -1,198,496): worse, reverted.
+//! * Not tried for lack of time: sentencepiece's pruning criterion (the piece's second-best
+//!   spelling as its replacement, Viterbi frequencies), its drop of pieces under 0.5 expected
+//!   count inside the M-step, and its final pick by score from 1.1 × the target.
 //!
 //! Determinism (the floating-point reduction). Every float is computed by the operations
 //! docs/API.md prescribes, in its order, so results equal the Python reference's bit for bit —
