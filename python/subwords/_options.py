@@ -104,6 +104,8 @@ class TrainOptions:
     seed_size: Union[int, None, Default] = DEFAULT
     shrink: Optional[float] = None
     em_rounds: Optional[int] = None
+    #: Unigram: the M-step; None: ``"plain"`` (the page's), ``"bayes"``: sentencepiece's digamma step
+    em: Optional[Literal["plain", "bayes"]] = None
     #: None: every core
     threads: Optional[int] = None
     progress: bool = False

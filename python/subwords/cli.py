@@ -93,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--shrink", type=float, default=None,
                    help="unigram: a pruning round keeps this fraction of the table (default 0.75)")
     t.add_argument("--em-rounds", type=int, default=None, help="unigram: EM rounds before every size check (default 2)")
+    t.add_argument("--em", choices=["plain", "bayes"], default=None,
+                   help="unigram: the M-step: the page's (plain, default) or sentencepiece's digamma step (bayes)")
     t.add_argument("--input-errors", choices=["strict", "replace"], default="strict",
                    help="invalid UTF-8: refuse naming file and line (strict), or read it as U+FFFD (replace)")
     t.add_argument("--min-unit-count", type=_positive("--min-unit-count"), default=None,
@@ -357,6 +359,7 @@ def cmd_train(a: argparse.Namespace) -> int:
         min_count_rule=a.min_count_rule, unknown=a.unknown, preset=a.preset,
         **{k: v for k, v in (("seed_size", a.seed_size), ("shrink", a.shrink), ("em_rounds", a.em_rounds)) if v is not None},
         **({} if a.max_word_length is None else {"max_word_length": a.max_word_length}),
+        **({} if a.em is None else {"em": a.em}),
         progress=sys.stderr.isatty() and not a.quiet,
         **_special_keywords(a),
     )

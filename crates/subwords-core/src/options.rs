@@ -36,6 +36,16 @@ pub enum Unknown {
     Rest,
 }
 
+/// Unigram: the M-step of an EM round (issue 15). `Plain` is the Unigram page's (each expected
+/// count over their sum, the default); `Bayes` is sentencepiece's sparse-prior variant
+/// (`digamma(E) - digamma(ΣE)`), which starves pieces no spelling needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EmMethod {
+    Plain,
+    Bayes,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum InputErrors {
@@ -127,6 +137,10 @@ pub struct TrainOptions {
     pub pad_token: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unk_token: Option<String>,
+    /// Unigram only (default: `plain`, the page's). Left out of the saved options when unset,
+    /// so files trained without it keep their bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub em: Option<EmMethod>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -264,6 +278,9 @@ impl TrainOptions {
             }
         } else if self.seed_size.is_some() || self.shrink.is_some() || self.em_rounds.is_some() {
             return Err(Error::Option("seed_size, shrink and em_rounds apply only to model='unigram'".into()));
+        }
+        if self.em.is_some() && self.model != ModelKind::Unigram {
+            return Err(Error::Option("em applies only to model='unigram'".into()));
         }
         if self.joints && !matches!(self.spelling, Scheme::End | Scheme::Continuation) {
             return Err(Error::Option("joints apply to the end and continuation spellings".into()));

@@ -252,18 +252,8 @@ def backward(lattice: list[Arc], n: int) -> list[float]:
     return beta
 
 
-def em_round(runs: Runs, table: Table, join: Join) -> Table:
-    """One EM round: expected counts by forward-backward, each over their sum (in logs).
-
-    For each run (in order) and each arc ``(i, j, p)`` of it (start, end ascending), the term
-    ``log(count) + (((alpha[i] + lp) + beta[j]) - logZ)`` is folded into ``E[p]`` with
-    :func:`logaddexp`; then ``lp'(p) = E[p] - S``, ``S`` folding ``E`` over the pieces in text
-    order. Pieces without a probability keep none.
-
-    Log-probabilities of pieces no spelling needs roughly double every round; they stay finite
-    for about a thousand rounds, then reach ``-inf``. So a run whose ``logZ`` is ``-inf`` (every
-    spelling holds such a piece) adds nothing, and if no run adds anything the table is kept.
-    """
+def expected_counts(runs: Runs, table: Table, join: Join) -> dict[Piece, float]:
+    """The E-step: each piece's log expected count (pieces on no arc are left out)."""
     expected: dict[Piece, float] = {}
     for run, c in runs:
         n = len(run)
@@ -276,6 +266,22 @@ def em_round(runs: Runs, table: Table, join: Join) -> Table:
         for i, j, piece, lp in lattice:
             post = alpha[i] + lp + beta[j] - log_z
             expected[piece] = logaddexp(expected.get(piece, NEG_INF), log_c + post)
+    return expected
+
+
+def em_round(runs: Runs, table: Table, join: Join) -> Table:
+    """One EM round: expected counts by forward-backward, each over their sum (in logs).
+
+    For each run (in order) and each arc ``(i, j, p)`` of it (start, end ascending), the term
+    ``log(count) + (((alpha[i] + lp) + beta[j]) - logZ)`` is folded into ``E[p]`` with
+    :func:`logaddexp`; then ``lp'(p) = E[p] - S``, ``S`` folding ``E`` over the pieces in text
+    order. Pieces without a probability keep none.
+
+    Log-probabilities of pieces no spelling needs roughly double every round; they stay finite
+    for about a thousand rounds, then reach ``-inf``. So a run whose ``logZ`` is ``-inf`` (every
+    spelling holds such a piece) adds nothing, and if no run adds anything the table is kept.
+    """
+    expected = expected_counts(runs, table, join)
     total = NEG_INF
     for piece in sorted(expected):
         total = logaddexp(total, expected[piece])
@@ -286,6 +292,58 @@ def em_round(runs: Runs, table: Table, join: Join) -> Table:
         for p, v in table.log_probs.items()
     }
     return Table(log_probs, table.lengths)
+
+
+def digamma(x: float) -> float:
+    """``psi(x)`` for ``x >= 0`` (``psi(0) = -inf``), as sentencepiece's trainer computes it: the
+    recurrence ``psi(x) = psi(x + 1) - 1/x`` until ``x >= 7``, then the asymptotic series in
+    ``y = x - 1/2``. The Rust engine (``learners/unigram/em.rs``) runs the same operations in
+    the same order, so the doubles agree bit for bit."""
+    if x == 0.0:
+        return NEG_INF
+    result = 0.0
+    while x < 7.0:
+        result -= 1.0 / x
+        x += 1.0
+    x -= 0.5
+    xx = 1.0 / x
+    xx2 = xx * xx
+    xx4 = xx2 * xx2
+    return (result + math.log(x) + (1.0 / 24.0) * xx2 - (7.0 / 960.0) * xx4
+            + (31.0 / 8064.0) * xx4 * xx2 - (127.0 / 30720.0) * xx4 * xx4)
+
+
+def em_round_bayes(runs: Runs, table: Table, join: Join) -> Table:
+    """One EM round with sentencepiece's Bayesian M-step (``em="bayes"``): the expected counts
+    ``E[p]`` exactly as :func:`em_round` folds them, then ``lp'(p) = psi(exp(E[p])) - psi(S)``,
+    ``S`` the plain sum of ``exp(E[p])`` over the pieces in text order. The sparse prior sends
+    pieces no spelling needs far down (``psi(0.1)`` is about -10.4) instead of halving them. No
+    piece is dropped by the M-step (pruning removes them, at zero loss); a single symbol scores
+    as if its expected count were at least 0.5 (sentencepiece's drop threshold), so no run loses
+    every spelling; a table no run reaches (``S = 0``) is kept."""
+    expected = expected_counts(runs, table, join)
+    with_prob = sorted(p for p, v in table.log_probs.items() if v is not None)
+    total = 0.0
+    for piece in with_prob:
+        total += math.exp(expected.get(piece, NEG_INF))
+    if total == 0.0:
+        return table
+    d_total = digamma(total)
+
+    def count(p: Piece) -> float:
+        e = math.exp(expected.get(p, NEG_INF))
+        return max(e, 0.5) if table.lengths[p] == 1 else e  # single symbols never drop
+
+    log_probs: dict[Piece, Optional[float]] = {
+        # at most 0: near x = 7 the cut series is monotone only to ~1e-11 (as in the Rust engine)
+        p: (min(digamma(count(p)) - d_total, 0.0) if v is not None else None)
+        for p, v in table.log_probs.items()
+    }
+    return Table(log_probs, table.lengths)
+
+
+#: The M-steps by the ``em`` option's name (None: the page's).
+EM_ROUNDS: dict[str, Callable[[Runs, Table, Join], Table]] = {"plain": em_round, "bayes": em_round_bayes}
 
 
 def log_likelihood(runs: Runs, table: Table, join: Join) -> float:
@@ -456,7 +514,7 @@ def prune(runs: Runs, table: Table, join: Join, target: int, shrink: float) -> T
 
 def learn(
     runs: Runs, join: Join, alphabet: list[Piece], target: int, *, max_piece_length: int | None,
-    seed_size: int | None, shrink: float, em_rounds: int,
+    seed_size: int | None, shrink: float, em_rounds: int, em: str = "plain",
 ) -> tuple[Table, list[int]]:
     """Seed, then ``em_rounds`` EM rounds before every size check, pruning until ``target``.
 
@@ -467,7 +525,7 @@ def learn(
     rounds = [len(table)]
     while True:
         for _ in range(em_rounds):
-            table = em_round(runs, table, join)
+            table = EM_ROUNDS[em](runs, table, join)
         if len(table) <= target:
             return table, rounds
         table = prune(runs, table, join, target, shrink)
@@ -690,6 +748,7 @@ def train_unigram(
     seed_size: int | None = MODEL_DEFAULTS["seed_size"]["unigram"],
     shrink: float = 0.75,
     em_rounds: int = 2,
+    em: str | None = None,
     byte_fallback: bool = False,
     byte_fallback_in_budget: bool = False,
     alphabet_size: int | None = None,
@@ -748,6 +807,10 @@ def train_unigram(
     if isinstance(em_rounds, bool) or not isinstance(em_rounds, int) or em_rounds < 0:
         raise SubwordsError(f"em_rounds must be a whole number >= 0, got {em_rounds!r}")
     opts.update(seed_size=seed_size, shrink=float(shrink), em_rounds=em_rounds)
+    if em is not None:
+        if em not in EM_ROUNDS:
+            raise SubwordsError(f"em must be 'plain' (the page's M-step) or 'bayes' (sentencepiece's), got {em!r}")
+        opts["em"] = em
 
     sp: Spelling[Any] = make_spelling(
         spelling, mark=opts["mark"], split_at_marks=split_at_marks, pre_split=pre_split,
@@ -781,7 +844,7 @@ def train_unigram(
     target = vocab_size - outside
     table, rounds = learn(
         runs, sp.join, alphabet, target, max_piece_length=max_piece_length,
-        seed_size=seed_size, shrink=float(shrink), em_rounds=em_rounds,
+        seed_size=seed_size, shrink=float(shrink), em_rounds=em_rounds, em=em or "plain",
     )
 
     learned = [p for p in table.log_probs if table.lengths[p] > 1]

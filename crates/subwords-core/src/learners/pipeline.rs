@@ -502,6 +502,7 @@ fn train_unigram(
     params.seed_size = opts.seed_size.map(|s| s as usize);
     params.shrink = opts.shrink.unwrap_or(0.75);
     params.em_rounds = opts.em_rounds.unwrap_or(2) as usize;
+    params.em = opts.em.unwrap_or(crate::options::EmMethod::Plain);
     if let Some(s) = params.seed_size {
         if s < alphabet_texts.len() {
             return Err(Error::Option(format!(

@@ -56,6 +56,17 @@ pub fn logaddexp(a: f64, b: f64) -> f64 {
     a + d.exp().ln_1p()
 }
 
+/// `scale · lp`, with `0 · lp = 0` even for `lp = -inf` (alpha 0: every spelling alike), as the
+/// reference's `scaled`; a piece at -inf (the Bayesian M-step makes them) would give NaN.
+#[inline]
+fn scaled(lp: f64, scale: f64) -> f64 {
+    if scale == 0.0 {
+        0.0
+    } else {
+        scale * lp
+    }
+}
+
 /// SplitMix64 (Steele, Lea and Flood), the sampling generator shared with the Python reference.
 /// `uniform()` is `(next >> 11) · 2^-53`, in `[0, 1)`.
 #[derive(Clone, Debug)]
@@ -172,7 +183,7 @@ impl Lattice {
             let ai = out[i];
             for a in &self.arcs[self.starting(i)] {
                 let j = a.end as usize;
-                out[j] = logaddexp(out[j], ai + scale * a.log_prob);
+                out[j] = logaddexp(out[j], ai + scaled(a.log_prob, scale));
             }
         }
     }
@@ -412,7 +423,8 @@ impl Lattice {
             weights.clear();
             for &k in ending {
                 let x = &self.arcs[k as usize];
-                weights.push(((a[x.start as usize] + alpha * x.log_prob) - a[j]).exp());
+                let w = a[x.start as usize] + scaled(x.log_prob, alpha);
+                weights.push(if w == NEG_INF { 0.0 } else { (w - a[j]).exp() });
             }
             let mut total = 0.0;
             for &w in &weights {
@@ -435,7 +447,10 @@ impl Lattice {
             return None;
         }
         let top = cands[0].score;
-        let weights: Vec<f64> = cands.iter().map(|c| (alpha * (c.score - top)).exp()).collect();
+        let weights: Vec<f64> = cands
+            .iter()
+            .map(|c| if alpha == 0.0 { 1.0 } else if c.score == NEG_INF { 0.0 } else { (alpha * (c.score - top)).exp() })
+            .collect();
         let mut total = 0.0;
         for &w in &weights {
             total += w;

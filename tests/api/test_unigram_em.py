@@ -1,0 +1,72 @@
+"""The Unigram ``em`` option (issue 15): the page's plain M-step stays the default; ``"bayes"``
+is sentencepiece's digamma M-step. Golden values are hand calculations (shown below)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import subwords
+from subwords import reference
+from subwords.errors import OptionError, SubwordsError
+from subwords.reference.unigram import digamma
+
+EULER_GAMMA = 0.5772156649015329
+
+
+def test_digamma_known_values():
+    # psi(1) = -gamma; psi(1/2) = -gamma - 2 ln 2; psi(1/4) = -gamma - pi/2 - 3 ln 2;
+    # psi(x + 1) = psi(x) + 1/x; psi(0) is -inf (the limit from above). The series is cut after
+    # the y^-8 term, so it is good to about 1e-10 (measured: 5e-11 at x = 1), hence 1e-9.
+    assert digamma(1.0) == pytest.approx(-EULER_GAMMA, abs=1e-9)
+    assert digamma(0.5) == pytest.approx(-EULER_GAMMA - 2 * math.log(2), abs=1e-9)
+    assert digamma(0.25) == pytest.approx(-EULER_GAMMA - math.pi / 2 - 3 * math.log(2), abs=1e-9)
+    assert digamma(10.0) == pytest.approx(digamma(9.0) + 1 / 9, abs=1e-9)
+    assert digamma(0.0) == -math.inf
+
+
+@pytest.mark.parametrize("engine", ["rust", "reference"])
+def test_one_bayes_round_by_hand(engine):
+    # {"ab": 1} on the end spelling: pieces a, b</w>, ab</w>, each seeded at count 1 (lp ln 1/3).
+    # The spellings [ab</w>] (1/3) and [a, b</w>] (1/9) give Z = 4/9, so the expected counts are
+    # ab</w> 3/4, a 1/4, b</w> 1/4, their sum 5/4. The Bayesian step sets lp = psi(E) - psi(5/4):
+    # psi(3/4) = -gamma + pi/2 - 3 ln 2 and psi(5/4) = psi(1/4) + 4 = 4 - gamma - pi/2 - 3 ln 2,
+    # so lp(ab</w>) = pi - 4. A single symbol scores as if its expected count were at least 1/2:
+    # lp(a) = lp(b</w>) = psi(1/2) - psi(5/4) = (-gamma - 2 ln 2) - (4 - gamma - pi/2 - 3 ln 2)
+    # = ln 2 + pi/2 - 4. (The plain step would give ln 3/5 and ln 1/5.)
+    train = subwords.train if engine == "rust" else reference.train
+    tok = train({"ab": 1}, model="unigram", spelling="end", vocab_size=10, em_rounds=1, em="bayes")
+    lp = {row: tok.log_probs[i] for i, row in enumerate(tok.rows)}
+    assert lp["ab</w>"] == pytest.approx(math.pi - 4, abs=1e-9)
+    assert lp["a"] == pytest.approx(math.log(2) + math.pi / 2 - 4, abs=1e-9)
+    assert lp["b</w>"] == pytest.approx(math.log(2) + math.pi / 2 - 4, abs=1e-9)
+    plain = train({"ab": 1}, model="unigram", spelling="end", vocab_size=10, em_rounds=1)
+    lp = {row: plain.log_probs[i] for i, row in enumerate(plain.rows)}
+    assert lp["ab</w>"] == pytest.approx(math.log(3 / 5), abs=1e-9)
+
+
+def test_em_is_saved_and_default_files_keep_their_bytes(tmp_path):
+    four = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+    plain = subwords.train(four, model="unigram", vocab_size=16)
+    plain.save(tmp_path / "plain.json")
+    saved = json.loads((tmp_path / "plain.json").read_text(encoding="utf-8"))
+    assert "em" not in saved["options"]  # unset: left out, so older files keep their bytes
+    explicit = subwords.train(four, model="unigram", vocab_size=16, em="plain")
+    assert explicit.log_probs == plain.log_probs
+    bayes = subwords.train(four, model="unigram", vocab_size=16, em="bayes")
+    bayes.save(tmp_path / "bayes.json")
+    saved = json.loads((tmp_path / "bayes.json").read_text(encoding="utf-8"))
+    assert saved["options"]["em"] == "bayes"
+    loaded = subwords.load(tmp_path / "bayes.json")
+    assert loaded.log_probs == bayes.log_probs
+
+
+def test_bad_em_values_are_refused():
+    with pytest.raises(OptionError, match="em"):
+        subwords.train({"ab": 1}, model="unigram", vocab_size=10, em="digamma")
+    with pytest.raises(OptionError, match="em applies only to model='unigram'"):
+        subwords.train({"ab": 1}, model="bpe", vocab_size=10, em="bayes")
+    with pytest.raises(SubwordsError, match="em must be"):
+        reference.train({"ab": 1}, model="unigram", vocab_size=10, em="digamma")
