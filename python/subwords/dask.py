@@ -106,7 +106,7 @@ def _record_files(inputs: Any) -> Optional[list[str]]:
         inputs = [inputs]
     if not isinstance(inputs, Sequence) or not inputs:
         return None
-    names = [os.fspath(p) for p in inputs]
+    names: list[Any] = [os.fspath(p) for p in inputs]
     if any(not isinstance(n, str) or "://" in n for n in names) or not any(_is_record_file(n) for n in names):
         return None
     from .inputs._detect import expand
@@ -203,7 +203,7 @@ def count(inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLik
     c, cluster = _client(distributed, scheduler, workers, client)
     try:
         if files is not None:
-            options = {"json": options_json, "text_field": text_field, "text_column": text_column}
+            options: dict[str, Any] = {"json": options_json, "text_field": text_field, "text_column": text_column}
             partial = bag_mod.from_sequence(files, npartitions=len(files)).map_partitions(_count_files, options)
         else:
             bag, lines = _bag(bag_mod, inputs, blocksize)

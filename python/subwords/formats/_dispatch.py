@@ -13,7 +13,7 @@ from ._foreign import PathLike
 if TYPE_CHECKING:
     from .._protocol import Tokenizer
 
-from .._format_names import FORMATS  # noqa: E402  (one list for the CLI and the dispatcher)
+from .._format_names import FORMATS as FORMATS  # noqa: E402  (one list for the CLI and the dispatcher)
 
 # The package that reads (``load``) and writes (``export``) each format other than ours.
 _MODULES: dict[str, ModuleType] = {"hf": huggingface, "vocab-merges": huggingface, "sentencepiece": sentencepiece,
