@@ -1,6 +1,6 @@
 //! Pieces -> text, and what the round trip gives: decoding, `normalize` (what
 //! `decode(encode(text))` is when every symbol is spellable), the mark clash that would make a
-//! unit decode to other text, how a row is displayed, and where each byte of a unit lies in the
+//! unit decode to other text, and where each byte of a unit lies in the
 //! text it came from (offsets).
 
 use crate::error::{Error, Result};
@@ -128,16 +128,6 @@ impl Spelling {
                 out
             }
         })
-    }
-}
-
-/// A row as the pages print it (`est</w>`, `##est`, `▁low`, `<0xC3>`, `[UNK]`, `Ġlow`).
-pub fn display_row(scheme: Scheme, row: &Row, byte_chars: &[char; 256]) -> String {
-    match row.kind {
-        RowKind::Byte => format!("<0x{:02X}>", row.text[0]),
-        RowKind::Special => String::from_utf8_lossy(&row.text).into_owned(),
-        _ if scheme == Scheme::Bytes => row.text.iter().map(|&b| byte_chars[b as usize]).collect(),
-        _ => String::from_utf8_lossy(&row.text).into_owned(),
     }
 }
 

@@ -13,9 +13,8 @@ use crate::error::{Error, Result};
 use crate::hash::Map;
 use crate::options::{ModelKind, TrainOptions};
 use crate::segmenters::unigram::lattice::NEG_INF;
-use crate::spelling::decode::display_row;
 use crate::spelling::{byte_to_char_table, char_to_byte, parse_byte_piece, Scheme, Spelling};
-use crate::vocab::{Row, RowKind};
+use crate::vocab::{display_row, Row, RowKind};
 
 use super::build::Parts;
 use super::Model;

@@ -1,10 +1,17 @@
-//! Vocabulary rows: ids, piece texts and kinds (DESIGN §1).
+//! Vocabulary rows: ids, piece texts and kinds (DESIGN §1). This folder alone knows row kinds:
+//! what each kind is (here), how a row is shown (`display.rs`) and the order rows must come in
+//! (`order.rs`).
 //!
 //! Row order: `[UNK]` (when the spelling has one), byte-fallback rows `<0x00>`…`<0xFF>` and the bare
 //! marker row, the alphabet in code-point order, then learned pieces in merge order. Internally a
 //! piece is its bytes as spelled (`w</w>`, `##o`, `▁low`, raw bytes for the bytes spelling).
 
 use serde::{Deserialize, Serialize};
+
+pub mod display;
+pub mod order;
+
+pub use display::display_row;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
