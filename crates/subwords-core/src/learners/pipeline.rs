@@ -50,11 +50,15 @@ pub fn train_traced(
         ));
     }
     let normalizations = (spelling.scheme == Scheme::Front).then(|| corpus.normalizations.names());
-    // A word holding the mark would spell pieces indistinguishable from marked ones.
+    // A word holding the mark would spell pieces indistinguishable from marked ones. Under
+    // continuation the merge engine keeps a word-first piece that begins with the mark apart
+    // (`vocab::WORD_START`), so BPE and WordPiece take such words; Unigram's seed and the word
+    // model join texts without that property and still refuse them.
+    let keeps_word_start = matches!(opts.model, ModelKind::Bpe | ModelKind::Wordpiece);
     for u in &units {
         let clash = match spelling.scheme {
             Scheme::End => u.text.contains(spelling.mark.as_str()),
-            Scheme::Continuation => u.starts && u.text.starts_with(spelling.mark.as_str()),
+            Scheme::Continuation => !keeps_word_start && u.starts && u.text.starts_with(spelling.mark.as_str()),
             _ => false,
         };
         if clash {
@@ -180,8 +184,10 @@ pub fn train_traced(
         let pieces = if !spelling.byte_fallback {
             1
         } else {
-            let t = std::str::from_utf8(text).unwrap_or("");
+            let word_start = crate::vocab::is_word_start_key(text);
+            let t = std::str::from_utf8(crate::vocab::piece_text(text)).unwrap_or("");
             match spelling.scheme {
+                Scheme::Continuation if word_start => t.len() as u64,
                 Scheme::End => match t.strip_suffix(spelling.mark.as_str()) {
                     Some(c) => {
                         let plain_kept = sym_texts.iter().enumerate().any(|(k, x)| keep[k] && &**x == c.as_bytes());

@@ -4,17 +4,17 @@
 //! text it came from (offsets).
 
 use crate::error::{Error, Result};
-use crate::vocab::{Row, RowKind};
+use crate::vocab::{piece_text, Row, RowKind};
 
 use super::{Scheme, Spelling};
 
 impl Spelling {
-    /// A word holding the end mark (or starting with the continuation mark) would decode to
-    /// different text; it is refused rather than silently changed.
+    /// A word holding the end mark would decode to different text; it is refused rather than
+    /// silently changed. (Under continuation a word may begin with the mark: whether a piece
+    /// continues a word is a property of its row, see `vocab::WORD_START`.)
     pub fn check_unit(&self, unit: &str) -> Result<()> {
         let clash = match self.scheme {
             Scheme::End => unit.contains(self.mark.as_str()),
-            Scheme::Continuation => unit.starts_with(self.mark.as_str()),
             _ => false,
         };
         if clash {
@@ -61,13 +61,14 @@ impl Spelling {
                         out.push(b);
                     }
                     RowKind::Marker => {}
+                    // a unit row is a whole word, whatever letters it begins with
                     _ => match row.text.strip_prefix(mark) {
-                        Some(rest) if row.kind != RowKind::Special => out.extend_from_slice(rest),
+                        Some(rest) if !matches!(row.kind, RowKind::Special | RowKind::Unit) => out.extend_from_slice(rest),
                         _ => {
                             if !out.is_empty() {
                                 out.push(b' ');
                             }
-                            out.extend_from_slice(&row.text);
+                            out.extend_from_slice(piece_text(&row.text));
                         }
                     },
                 },

@@ -199,7 +199,20 @@ fn index_rows(spelling: &Spelling, rows: &[Row], imported: bool) -> Result<Speci
                 if row.text.is_empty() || row.text.len() > 1 << 16 {
                     return Err(bad(format!("row {id}: a piece must be 1 to 65536 bytes")));
                 }
-                if spelling.scheme != Scheme::Bytes && std::str::from_utf8(&row.text).is_err() {
+                if spelling.scheme != Scheme::Bytes && crate::vocab::is_word_start_key(&row.text) {
+                    // the word-start property is written only where the text alone would say
+                    // "continuation": on a row of the continuation spelling that begins with the mark
+                    let ok = spelling.scheme == Scheme::Continuation
+                        && row.kind != RowKind::Unit
+                        && row.text[1..].starts_with(spelling.mark.as_bytes());
+                    if !ok {
+                        return Err(bad(format!(
+                            "row {id}: only a piece of the continuation spelling that begins with the mark {:?} is marked word_start",
+                            spelling.mark
+                        )));
+                    }
+                }
+                if spelling.scheme != Scheme::Bytes && std::str::from_utf8(crate::vocab::piece_text(&row.text)).is_err() {
                     return Err(bad(format!("row {id}: piece is not valid UTF-8")));
                 }
                 if index.insert(row.text.clone().into_boxed_slice(), id).is_some() {
@@ -270,9 +283,16 @@ fn merge_maps(spelling: &Spelling, rows: &[Row], merges: &[[u32; 3]], stream_fro
         }
         let l = &rows[a as usize].text;
         let r = &rows[b as usize].text;
-        let r = if !strip.is_empty() && r.starts_with(strip) { &r[strip.len()..] } else { &r[..] };
-        let mut joined = l.clone();
-        joined.extend_from_slice(r);
+        let joined = if strip.is_empty() {
+            let mut j = l.clone();
+            j.extend_from_slice(r);
+            j
+        } else {
+            if !r.starts_with(strip) {
+                return Err(bad(format!("merge {rank}: the right piece does not continue a word")));
+            }
+            crate::vocab::join_continuation(l, r, strip)
+        };
         if rows[c as usize].text != joined {
             return Err(bad(format!("merge {rank}: the joined piece is not the row it names")));
         }

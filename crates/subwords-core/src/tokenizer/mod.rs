@@ -264,7 +264,7 @@ impl Model {
             for &p in &pieces {
                 out.push(p);
                 let t = &self.rows[p as usize].text;
-                let t = if scheme == Scheme::Continuation { t.strip_prefix(mark).unwrap_or(t) } else { t };
+                let t = if scheme == Scheme::Continuation { crate::vocab::piece_text(t.strip_prefix(mark).unwrap_or(t)) } else { t };
                 let t = if scheme == Scheme::End { t.strip_suffix(mark).unwrap_or(t) } else { t };
                 if let Some(sp) = spans.as_deref_mut() {
                     sp.push((at, at + t.len() as u32));

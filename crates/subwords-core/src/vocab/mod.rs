@@ -55,3 +55,81 @@ pub struct Row {
 }
 
 pub const UNK: &str = "[UNK]";
+
+/// Under the continuation spelling a piece either starts a word (`walk`) or continues one
+/// (`##ing`), and that is a property of the row, not of the letters its piece holds: the word
+/// `##word` (a `##` in a fortune, an operator in code) starts with a piece whose text begins
+/// with the mark too. In the core a row's text is also its key (piece index, symbol tables,
+/// merge joins), so the key of a word-first piece whose text begins with the mark is opened by
+/// [`WORD_START`], a byte no UTF-8 text holds; every other key is its piece text as spelled.
+/// The two rows `##word` (word-first) and `##word` (`word` continued) can then never share a key,
+/// and the usual rows and files are exactly what they were. The model file writes the property
+/// as a third field, `"word_start"`, on such rows only (docs/FORMAT.md).
+pub const WORD_START: u8 = 0xFF;
+
+/// The piece a key stands for (the key without its [`WORD_START`] byte).
+pub fn piece_text(key: &[u8]) -> &[u8] {
+    match key.first() {
+        Some(&WORD_START) => &key[1..],
+        _ => key,
+    }
+}
+
+/// Whether a key is a word-first piece that begins with the mark (one opened by [`WORD_START`]).
+pub fn is_word_start_key(key: &[u8]) -> bool {
+    key.first() == Some(&WORD_START)
+}
+
+/// The key of the word-first piece `text` under the continuation mark `mark`.
+pub fn word_start_key(text: &[u8], mark: &[u8]) -> Vec<u8> {
+    if text.starts_with(mark) {
+        let mut k = Vec::with_capacity(text.len() + 1);
+        k.push(WORD_START);
+        k.extend_from_slice(text);
+        k
+    } else {
+        text.to_vec()
+    }
+}
+
+/// The key of two pieces joined under the continuation spelling: `left`'s text followed by
+/// `right`'s without its mark (`##e` + `##s` = `##es`, `walk` + `##ing` = `walking`). The join
+/// keeps `left`'s property: a word-first `#` joined with `###` is the word-first `##`.
+pub fn join_continuation(left: &[u8], right: &[u8], mark: &[u8]) -> Vec<u8> {
+    let r = right.strip_prefix(mark).unwrap_or(right);
+    if is_word_start_key(left) || left.starts_with(mark) {
+        let mut k = Vec::with_capacity(left.len() + r.len());
+        k.extend_from_slice(left);
+        k.extend_from_slice(r);
+        k
+    } else {
+        let mut t = Vec::with_capacity(left.len() + r.len());
+        t.extend_from_slice(left);
+        t.extend_from_slice(r);
+        word_start_key(&t, mark)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn word_first_pieces_that_begin_with_the_mark_get_their_own_key() {
+        let m = b"##";
+        // the word `##a` is spelled `#`, `###`, `##a`: `#` + `###` is the word-first `##`, and
+        // `##` + `##a` the word-first `##a`, never the continuation `##a` (the `a` continued)
+        let hash2 = join_continuation(b"#", b"###", m);
+        assert_eq!(hash2, b"\xff##");
+        let hash2a = join_continuation(&hash2, b"##a", m);
+        assert_eq!(hash2a, b"\xff##a");
+        assert_ne!(hash2a, b"##a".to_vec());
+        assert_eq!(piece_text(&hash2a), b"##a");
+        // the usual joins are unchanged
+        assert_eq!(join_continuation(b"walk", b"##ing", m), b"walking");
+        assert_eq!(join_continuation(b"##e", b"##s", m), b"##es");
+        assert_eq!(join_continuation(b"a", b"###", m), b"a#");
+        assert_eq!(word_start_key(b"#", m), b"#");
+        assert_eq!(word_start_key(b"#", b"#"), b"\xff#");
+    }
+}
