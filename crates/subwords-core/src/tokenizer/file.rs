@@ -20,7 +20,7 @@ use crate::hash::Map;
 use crate::options::{ModelKind, TrainOptions};
 use crate::segmenters::unigram::lattice::NEG_INF;
 use crate::spelling::{byte_to_char_table, char_to_byte, parse_byte_piece, Scheme, Spelling};
-use crate::vocab::{display_row, is_word_start_key, join_continuation, Row, RowKind, WORD_START};
+use crate::vocab::{display_row, join_continuation, Row, RowKind, WORD_START};
 
 use super::build::Parts;
 use super::Model;
@@ -87,7 +87,7 @@ impl Model {
         for (i, _) in self.rows.iter().enumerate() {
             let p = self.display(i as u32).unwrap();
             s.push_str(if i == 0 { "\n    " } else { ",\n    " });
-            if is_word_start_key(&self.rows[i].text) {
+            if self.rows[i].is_word_start(self.spelling.scheme) {
                 s.push_str(&serde_json::to_string(&(p, self.rows[i].kind, WordStart::WordStart)).unwrap());
             } else {
                 s.push_str(&serde_json::to_string(&(p, self.rows[i].kind)).unwrap());
@@ -97,7 +97,7 @@ impl Model {
         for (i, m) in self.merges.iter().enumerate() {
             s.push_str(if i == 0 { "\n    " } else { ",\n    " });
             let pair = (self.display(m[0]).unwrap(), self.display(m[1]).unwrap());
-            if is_word_start_key(&self.rows[m[0] as usize].text) {
+            if self.rows[m[0] as usize].is_word_start(self.spelling.scheme) {
                 s.push_str(&serde_json::to_string(&(pair.0, pair.1, WordStart::WordStart)).unwrap());
             } else {
                 s.push_str(&serde_json::to_string(&pair).unwrap());
@@ -184,7 +184,7 @@ impl Model {
         let mut by_text: Map<&[u8], u32> = Map::default();
         for (id, row) in rows.iter().enumerate() {
             if matches!(row.kind, RowKind::Alphabet | RowKind::Learned) {
-                by_display.insert((display_row(file.spelling.scheme, row, &table), is_word_start_key(&row.text)), id as u32);
+                by_display.insert((display_row(file.spelling.scheme, row, &table), row.is_word_start(file.spelling.scheme)), id as u32);
                 by_text.insert(&row.text, id as u32);
             }
         }

@@ -56,6 +56,17 @@ pub struct Row {
 
 pub const UNK: &str = "[UNK]";
 
+impl Row {
+    /// A word-first piece whose text begins with the continuation mark ([`WORD_START`]). Only
+    /// the continuation spelling has them: a byte row `<0xFF>`, or a piece of the bytes
+    /// spelling, is the byte itself.
+    pub fn is_word_start(&self, scheme: crate::spelling::Scheme) -> bool {
+        scheme == crate::spelling::Scheme::Continuation
+            && matches!(self.kind, RowKind::Alphabet | RowKind::Learned)
+            && is_word_start_key(&self.text)
+    }
+}
+
 /// Under the continuation spelling a piece either starts a word (`walk`) or continues one
 /// (`##ing`), and that is a property of the row, not of the letters its piece holds: the word
 /// `##word` (a `##` in a fortune, an operator in code) starts with a piece whose text begins
