@@ -286,7 +286,7 @@ pub fn train_traced(
     }
     let first = merge::learn_traced(spelled, &mut symbols, &params, progress, &mut traces.merge);
     let winner_failed = first.winner_failed.map(|(a, b, n)| {
-        let show = |x: u32| String::from_utf8_lossy(symbols.text(x)).into_owned();
+        let show = |x: u32| String::from_utf8_lossy(crate::vocab::piece_text(symbols.text(x))).into_owned();
         (show(a), show(b), n)
     });
     let mut merges = first.merges;

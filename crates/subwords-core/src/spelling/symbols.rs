@@ -44,6 +44,9 @@ impl SymbolIds {
                     plain.insert(c, id);
                     continue;
                 }
+                if text.first() == Some(&WORD_START) {
+                    continue; // word-first: never a marked symbol
+                }
                 let inner = match spelling.scheme {
                     Scheme::End => s.strip_suffix(mark),
                     Scheme::Continuation => s.strip_prefix(mark),
