@@ -339,6 +339,11 @@ def test_exported_models_encode_identically_in_tokenizers(name, texts, tmp_path)
     ref = Tokenizer.from_file(str(path))
     back = load(path)
     sample = texts + [t for t in EDGE if "[UNK]" not in t]
+    if EXPORTS[name].get("spelling") == "continuation" or EXPORTS[name].get("model") == "wordpiece":
+        # tokenizers cuts a word that begins with ## from its continuation rows (one string, one
+        # id: see test_tokenizers_reads_every_marked_token_as_a_continuation); subwords starts
+        # such a word with word-first pieces. The ids differ there (docs/FORMATS.md).
+        sample = [t for t in sample if not any(w.startswith("##") for w in t.split())]
     ours, ok = [], []
     for t in sample:
         try:
