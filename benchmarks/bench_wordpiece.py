@@ -1,6 +1,9 @@
 """WordPiece side by side: subwords against tokenizers, in one run, printed as ratios.
 
-    python benchmarks/bench_wordpiece.py [--corpus large] [--encode-corpus english]
+    python benchmarks/bench_wordpiece.py [--corpus large] [--encode-corpus english] [--whitespace]
+
+`--whitespace` trains both on whitespace-split words only (no BERT pre-split): every word is a
+unit, words that begin with `##` included (issue 15: "WordPiece on any text").
 
 Training: ours (`model="wordpiece"`, the score-driven learner, BERT's pre-split) against
 tokenizers' WordPieceTrainer (which is BPE with a `##` prefix) at the same size. Each trainer
@@ -32,13 +35,14 @@ def corpus_path(name: str) -> Path:
     return p if p.suffix == ".txt" and p.exists() else CORPORA / f"{name}.txt"
 
 
-def child(kind: str, corpus: str, vocab: int, out: str) -> None:
+def child(kind: str, corpus: str, vocab: int, out: str, whitespace: bool = False) -> None:
     """Runs one training in this (child) process and prints a JSON line."""
     start = time.perf_counter()
     if kind == "ours":
         import subwords
 
-        tok = subwords.train(Path(corpus), model="wordpiece", pre_split="bert", vocab_size=vocab, threads=2)
+        tok = subwords.train(Path(corpus), model="wordpiece", pre_split=None if whitespace else "bert",
+                             vocab_size=vocab, threads=2)
         tok.save(out)
         rows = tok.vocab_size
     else:
@@ -47,7 +51,9 @@ def child(kind: str, corpus: str, vocab: int, out: str) -> None:
         tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
         tok.normalizer = normalizers.BertNormalizer(clean_text=False, handle_chinese_chars=True,
                                                     strip_accents=False, lowercase=False)
-        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit() if whitespace else pre_tokenizers.BertPreTokenizer()
+        if whitespace:
+            tok.normalizer = None
         trainer = trainers.WordPieceTrainer(vocab_size=vocab, special_tokens=["[UNK]"], show_progress=False)
         tok.train([corpus], trainer)
         tok.save(out)
@@ -57,8 +63,9 @@ def child(kind: str, corpus: str, vocab: int, out: str) -> None:
     print(json.dumps({"seconds": secs, "peak_mb": peak, "rows": rows}))
 
 
-def run_child(kind: str, corpus: Path, vocab: int, out: Path) -> dict:
-    r = subprocess.run([sys.executable, __file__, "_child", kind, str(corpus), str(vocab), str(out)],
+def run_child(kind: str, corpus: Path, vocab: int, out: Path, whitespace: bool = False) -> dict:
+    r = subprocess.run([sys.executable, __file__, "_child", kind, str(corpus), str(vocab), str(out)]
+                       + (["whitespace"] if whitespace else []),
                        capture_output=True, text=True, check=True)
     return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -74,25 +81,30 @@ def best_rate(fn, texts: list[str], mb: float, repeat: int) -> tuple[float, obje
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "_child":
-        child(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
+        child(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], whitespace=sys.argv[6:] == ["whitespace"])
         return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default="large")
     ap.add_argument("--encode-corpus", default="english")
     ap.add_argument("--vocab", type=int, default=32000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--whitespace", action="store_true", help="whitespace-split words only, no BERT pre-split")
+    ap.add_argument("--train-only", action="store_true", help="the training table only")
     a = ap.parse_args()
     corpus = corpus_path(a.corpus)
     print(f"# WordPiece: subwords vs tokenizers — {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cpus")
     print(f"training corpus {corpus.name} ({corpus.stat().st_size / 1e6:.1f} MB), vocab {a.vocab}; load {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as tmp:
         ours_file, theirs_file = Path(tmp, "ours.json"), Path(tmp, "theirs.json")
-        ours = run_child("ours", corpus, a.vocab, ours_file)
-        theirs = run_child("tokenizers", corpus, a.vocab, theirs_file)
+        ours = run_child("ours", corpus, a.vocab, ours_file, a.whitespace)
+        theirs = run_child("tokenizers", corpus, a.vocab, theirs_file, a.whitespace)
+        print("pre-split:", "whitespace only" if a.whitespace else "BERT")
         print("\n| trainer | wall s | × time | peak MB | × RSS | rows |\n|---|---:|---:|---:|---:|---:|")
         for name, r in (("subwords (score-driven WordPiece)", ours), ("tokenizers WordPieceTrainer", theirs)):
             print(f"| {name} | {r['seconds']:.2f} | {r['seconds'] / ours['seconds']:.2f}× | {r['peak_mb']:.0f} | "
                   f"{r['peak_mb'] / ours['peak_mb']:.2f}× | {r['rows']} |")
+        if a.train_only:
+            return
 
         import subwords
         from tokenizers import Tokenizer, models, normalizers, pre_tokenizers

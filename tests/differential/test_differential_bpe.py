@@ -164,3 +164,26 @@ def test_word_model(reference, rust, data, table, spelling, texts):
     if data.draw(st.booleans()):
         opts["min_count"] = data.draw(st.integers(1, 3))
     assert_same(reference, rust, table, texts + list(table), **opts)
+
+
+# Words that begin with the continuation mark (`##word`, `##`) beside `a##b`: under continuation
+# whether a piece continues a word is a property of its row (the word-first `##` that `#` + `###`
+# makes is not the bare mark), in both engines; a one-character mark makes the first symbol
+# itself begin with it.
+@st.composite
+def marked_tables(draw):
+    alphabet = draw(st.sampled_from(["#a", "#ab", "a#b", "#"]))
+    word = st.one_of(st.text(alphabet=alphabet, min_size=1, max_size=7),
+                     st.sampled_from(["##", "##a", "a##b", "###", "##ab"]))
+    return draw(st.dictionaries(word, st.integers(1, 7), min_size=1, max_size=6))
+
+
+@SETTINGS
+@given(data=st.data(), table=marked_tables(), mark=st.sampled_from([None, "#", "##"]),
+       texts=st.lists(st.text(alphabet="#ab ", min_size=0, max_size=12), min_size=1, max_size=4))
+def test_words_holding_the_continuation_mark(reference, rust, data, table, mark, texts):
+    opts = _options(data.draw, "continuation")
+    if mark is not None:
+        opts["mark"] = mark
+    opts["vocab_size"] = _floor(reference, table, opts) + data.draw(st.integers(0, 14))
+    assert_same(reference, rust, table, texts + list(table), **opts)

@@ -250,3 +250,40 @@ def test_filter_learns_at_least_what_the_winner_test_learns(reference, data, tab
     else:
         assert filt.merges == stop.merges
     assert filt.report["corpus_pieces_encoded"] == filt.count_pieces(table)
+
+
+# ------------------------------------------------------------------------------------------------
+# Words that begin with (or hold) the continuation mark: `##word`, `##`, `a##b`. Whether a piece
+# continues a word is a property of its row, so both engines must train, encode and decode them
+# exactly, with the same rows and ids; a one-character mark (`#`) makes the word's first symbol
+# itself begin with the mark.
+
+marked_letters = st.sampled_from(["#a", "#ab", "a#b", "#"])
+
+
+@st.composite
+def marked_tables(draw):
+    alphabet = draw(marked_letters)
+    word = st.one_of(st.text(alphabet=alphabet, min_size=1, max_size=7),
+                     st.sampled_from(["##", "##a", "a##b", "###", "##ab"]))
+    return draw(st.dictionaries(word, st.integers(1, 7), min_size=1, max_size=6))
+
+
+marked_probes = st.lists(st.text(alphabet="#ab ", min_size=0, max_size=12), min_size=1, max_size=4)
+
+
+@SETTINGS
+@given(data=st.data(), table=marked_tables(), mark=st.sampled_from([None, "#", "##"]),
+       texts=marked_probes)
+def test_words_holding_the_mark(reference, rust, data, table, mark, texts):
+    opts = _options(data.draw, "continuation")
+    if mark is not None:
+        opts["mark"] = mark
+    opts["vocab_size"] = _floor(reference, table, opts) + data.draw(st.integers(0, 14))
+    assert_same(reference, rust, table, texts + list(table), **opts)
+    # the model file keeps the property: the file's model encodes as the trained one
+    tok = rust.train(table, **opts)
+    again = type(tok).from_json(tok.to_json())
+    assert again.to_json() == tok.to_json()
+    for text in texts + list(table):
+        assert again.encode(text) == tok.encode(text)

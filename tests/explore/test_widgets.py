@@ -175,3 +175,14 @@ def test_walk_opens_on_the_pages_pair_counts():
     r = W.compute("bpe-walk", {"merges": 0})
     pairs = next(t for t in r["tables"] if t["caption"].startswith("pairs now"))
     assert pairs["rows"][:4] == [["e + s", 9], ["s + t</w>", 9], ["w + e", 8], ["l + o", 7]]
+
+
+def test_wp_lengths_takes_words_that_begin_with_the_mark(user_corpora):
+    # Code and some English hold words that begin with `##`; the continuation belongs to the
+    # row, so both rules train on them. Hand count: "x ## y" is 1 + 2 + 1 = 4 symbols,
+    # "##include a##b" 9 + 4 = 13, "## ##word the ##word" 2 + 6 + 3 + 6 = 17: 34 a copy, 102 for
+    # three. At the top budget every word is one piece: 3 + 2 + 4 = 9 words a copy, 27.
+    user_corpora["code"] = ["x ## y", "##include a##b", "## ##word the ##word"] * 3
+    rows = W.compute("wp-lengths", {"corpus": "code"})["tables"][0]["rows"]
+    assert rows[0] == [0, 102, 102]
+    assert rows[-1][1:] == [27, 27]

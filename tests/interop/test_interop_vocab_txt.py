@@ -76,3 +76,21 @@ def test_vocab_txt_refuses_what_readers_would_read_otherwise(tmp_path: Path, kw:
     with pytest.raises(InputError, match=re.escape(feature)):
         export(tok, tmp_path / "vocab.txt", "vocab-txt")
     assert not (tmp_path / "vocab.txt").exists()
+
+
+def test_vocab_txt_refuses_a_row_that_starts_a_word_with_the_mark(tmp_path: Path):
+    # Trained without the BERT pre-split, "##word" is a word of its own and its piece a
+    # word-first row; a vocab.txt line "##word" would be read as the continuation of "word".
+    tok = subwords.train(["##word a##b ## ##word", "x ## y ##word"] * 3, model="wordpiece", vocab_size=60)
+    with pytest.raises(InputError, match=r"the row '##\w*' \(id \d+\) starts a word") as e:
+        export(tok, tmp_path / "vocab.txt", "vocab-txt")
+    # the row named is the word-first one: encoding its piece as a word gives exactly that id
+    piece, wid = re.search(r"the row '(##\w*)' \(id (\d+)\)", str(e.value)).groups()
+    assert tok.encode(piece) == [int(wid)]
+    assert not (tmp_path / "vocab.txt").exists()
+    # BERT's own pre-split cuts every "#" off, so the same corpus exports and reads back
+    bert = subwords.train(["##word a##b ## ##word", "x ## y ##word"] * 3, preset="bert", vocab_size=60)
+    export(bert, tmp_path / "vocab.txt", "vocab-txt")
+    back = subwords.bert(tmp_path / "vocab.txt", lowercase=True)
+    for text in ["##word a##b ## ##word", "x ## y ##word"]:
+        assert back.encode(text, add_special_tokens=False) == bert.encode(text)

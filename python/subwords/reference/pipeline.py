@@ -13,7 +13,7 @@ from typing import Any, Optional, Union
 from subwords.errors import InputError, SubwordsError
 
 from . import bpe
-from .spelling import MARKER, UNK, WHITESPACE, Piece, RowKey, Spelling, byte_row, check_parts, check_text
+from .spelling import MARKER, UNK, WHITESPACE, Piece, RowKey, Spelling, byte_row, check_parts, check_text, key_order
 
 #: What ``train`` learns from: a count table, a path, or texts (and paths) one by one.
 Data = Union[Mapping[str, int], "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]]
@@ -259,9 +259,9 @@ def choose_alphabet(
         return [bytes([b]) for b in range(256)]
     symbols = list(symbol_counts)
     if alphabet_size is None and character_coverage is None:
-        return sorted(symbols)
+        return sorted(symbols, key=key_order)
     mark = spelling.mark if spelling.name == "front" else None
-    ranked = sorted(symbols, key=lambda s: (s != mark, -symbol_counts[s], s))
+    ranked = sorted(symbols, key=lambda s: (s != mark, -symbol_counts[s], key_order(s)))
     if alphabet_size is not None:
         kept = ranked[:alphabet_size]
     else:
@@ -274,7 +274,7 @@ def choose_alphabet(
                 break
             kept.append(s)
             covered += symbol_counts[s]
-    return sorted(kept)
+    return sorted(kept, key=key_order)
 
 
 # ------------------------------------------------------------------------------------------------

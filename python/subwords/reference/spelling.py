@@ -288,33 +288,81 @@ class EndSpelling(_WordSpelling):
         return bytes(out)
 
 
+#: Opens the key of a word-first piece whose text begins with the continuation mark (the word
+#: ``##word`` starts with such a piece). Whether a piece continues a word is a property of its
+#: row, not of its letters: ``WORD_START + "##a"`` (the word ``##a``) and ``"##a"`` (``a``
+#: continued) are two rows that print alike. A lone surrogate is never in checked text
+#: (:func:`check_text`), so no other piece holds it. The Rust core does the same with the byte
+#: 0xFF, which sorts after every UTF-8 text: :func:`key_order` sorts such keys last as well.
+WORD_START = "\udfff"
+
+
+def key_order(piece: Any) -> tuple[bool, Any]:
+    """Sort key of symbol texts: code-point order, keys opened by :data:`WORD_START` last."""
+    return (isinstance(piece, str) and piece.startswith(WORD_START), piece)
+
+
+def piece_text(key: str) -> str:
+    """The piece a key stands for (without :data:`WORD_START`)."""
+    return key[1:] if key.startswith(WORD_START) else key
+
+
 class ContinuationSpelling(_WordSpelling):
     """WordPiece: the first symbol is plain, every other carries ``##``. ``low`` -> ``l ##o ##w``.
 
     Joining strips the right piece's mark (``##e`` + ``##s`` = ``##es``). Decoding: a piece
-    without the mark starts a new word, a ``##`` piece continues the current one.
+    without the mark starts a new word, a ``##`` piece continues the current one. A word may
+    itself begin with the mark (``##a`` is ``#``, ``###``, ``##a``): a word-first piece whose
+    text begins with the mark is keyed with :data:`WORD_START` in front, so ``#`` + ``###`` is
+    the word-first ``##``, never a continuation.
+
+        >>> sp = ContinuationSpelling("##")
+        >>> sp.join(sp.join("#", "###"), "##a") == WORD_START + "##a"
+        True
+        >>> sp.decode([WORD_START + "##a", "##b"])
+        b'##ab'
     """
 
     name = "continuation"
     has_marker_row = True
 
     def _check_word(self, word: str) -> None:
-        if word.startswith(self.mark):
-            raise InputError(
-                f"the word {word!r} begins with the continuation mark {self.mark!r}; its pieces "
-                "would be indistinguishable from continuation pieces. Train with another mark=."
-            )
+        pass  # any word: the word-start property is on the row (WORD_START)
+
+    def refuse_word_start(self, text: str) -> None:
+        """For the learners that join texts without the word-start property (Unigram's seed,
+        the word model): refuse a unit that starts a word with the mark, as the Rust core does."""
+        for unit in self.units(text):
+            if not unit or unit[0].startswith(self.mark):
+                continue  # a part after a joint: it continues its word
+            word = piece_text(unit[0]) + "".join(s[len(self.mark):] for s in unit[1:])
+            if word.startswith(self.mark):
+                raise InputError(
+                    f"the word {word!r} holds the continuation mark {self.mark!r}; its pieces would be "
+                    "indistinguishable from marked pieces. Train with pre_split=\"bert\" or another mark=."
+                )
 
     def spell_part(self, part: str, first: bool, last: bool) -> tuple[str, ...]:
         chars = list(part)
-        return tuple(ch if (first and k == 0) else self.mark + ch for k, ch in enumerate(chars))
+        out = [ch if (first and k == 0) else self.mark + ch for k, ch in enumerate(chars)]
+        if first and out and out[0].startswith(self.mark):  # a one-character mark opens the word
+            out[0] = WORD_START + out[0]
+        return tuple(out)
 
     def join(self, left: str, right: str) -> str:
         if not right.startswith(self.mark):
             raise SubwordsError("continuation pieces cannot join across words")
-        return left + right[len(self.mark):]
+        joined = left + right[len(self.mark):]
+        if not left.startswith((self.mark, WORD_START)) and joined.startswith(self.mark):
+            return WORD_START + joined  # a word-first piece stays one
+        return joined
+
+    def show(self, piece: str) -> str:
+        return piece_text(piece)
 
     def fallback(self, symbol: str, alphabet: Container[str]) -> list[RowKey]:
+        if symbol.startswith(WORD_START):
+            return utf8_rows(symbol[1:])
         # ``##c`` is never replaced by the plain ``c`` row (that would start a new word).
         if symbol.startswith(self.mark):
             return [MARKER] + utf8_rows(symbol[len(self.mark):])
@@ -345,7 +393,7 @@ class ContinuationSpelling(_WordSpelling):
                 continue
             if out:
                 out += b" "
-            out += text.encode("utf-8")
+            out += piece_text(text).encode("utf-8")
             prev = "piece"
         return bytes(out)
 

@@ -30,7 +30,7 @@ from subwords.errors import SubwordsError
 
 from . import bpe, unigram, wordpiece
 from .pipeline import Data, Unit, choose_alphabet, count_corpus, read_data, size_floor, validate
-from .spelling import MARKER, UNK, Joints, Piece, RowKey, Spelling, Unknown, make_spelling
+from .spelling import MARKER, UNK, ContinuationSpelling, Joints, Piece, RowKey, Spelling, Unknown, make_spelling
 from .tokenizer import Reader, Tokenizer
 
 # ------------------------------------------------------------------------------------------------
@@ -115,6 +115,9 @@ def train_merges(
         )
 
     texts = reader(data)
+    if model == "word" and isinstance(sp, ContinuationSpelling):
+        for t, _ in texts:
+            sp.refuse_word_start(t)
     text_units = [(sp.units(t), c) for t, c in texts]
     unit_counts, norms, symbol_counts = count_corpus(texts, sp, text_units)
 

@@ -93,7 +93,7 @@ from typing import Any, Optional, cast
 from subwords._options import MODEL_DEFAULTS
 from subwords.errors import SubwordsError
 
-from .spelling import MARKER, Joints, Piece, RowKey, Spelling, make_spelling
+from .spelling import MARKER, ContinuationSpelling, Joints, Piece, RowKey, Spelling, make_spelling
 from .tokenizer import Tokenizer
 from .pipeline import Data, Unit, choose_alphabet, count_corpus, read_data, size_floor, validate
 
@@ -821,6 +821,9 @@ def train_unigram(
         return read_data(d, input_errors, counts=counts and not isinstance(d, Mapping))
 
     texts = reader(data)
+    if isinstance(sp, ContinuationSpelling):
+        for t, _ in texts:
+            sp.refuse_word_start(t)
     unit_counts, norms, symbol_counts = count_corpus(texts, sp)
 
     alphabet = choose_alphabet(symbol_counts, sp, alphabet_size, character_coverage)

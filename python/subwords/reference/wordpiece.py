@@ -94,7 +94,7 @@ from typing import Any, Union, cast
 from subwords.errors import InputError, SubwordsError
 
 from . import bpe
-from .spelling import MARKER, UNK, Piece, RowKey, Unknown, byte_row, make_spelling
+from .spelling import MARKER, UNK, WORD_START, Piece, RowKey, Unknown, byte_row, make_spelling
 from .tokenizer import Tokenizer
 from .pipeline import Data, Unit, _is_int, _need, choose_alphabet, read_data, validate
 
@@ -162,6 +162,8 @@ def front_text(piece: str, continuation_mark: str | None) -> str:
     compared as spelled."""
     if continuation_mark is None:
         return piece
+    if piece.startswith(WORD_START):  # a word-first piece that begins with the mark
+        return FRONT_MARK + piece[1:]
     if piece.startswith(continuation_mark):
         return piece[len(continuation_mark):]
     return FRONT_MARK + piece

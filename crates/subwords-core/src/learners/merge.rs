@@ -121,6 +121,9 @@ impl Symbols {
     pub fn join(&self, a: u32, b: u32) -> Vec<u8> {
         let l = self.text(a);
         let r = self.text(b);
+        if !self.strip_right.is_empty() {
+            return crate::vocab::join_continuation(l, r, &self.strip_right);
+        }
         let r: &[u8] = if !self.strip_right.is_empty() && r.starts_with(&self.strip_right) {
             &r[self.strip_right.len()..]
         } else {
@@ -209,7 +212,7 @@ impl TieSpelling {
                 Some(rest) => Box::from(rest),
                 None => {
                     let mut v = "\u{2581}".as_bytes().to_vec();
-                    v.extend_from_slice(text);
+                    v.extend_from_slice(crate::vocab::piece_text(text));
                     v.into_boxed_slice()
                 }
             },

@@ -122,11 +122,15 @@ fn train_unpadded(
         ));
     }
     let normalizations = (spelling.scheme == Scheme::Front).then(|| corpus.normalizations.names());
-    // A word holding the mark would spell pieces indistinguishable from marked ones.
+    // A word holding the mark would spell pieces indistinguishable from marked ones. Under
+    // continuation the merge engine keeps a word-first piece that begins with the mark apart
+    // (`vocab::WORD_START`), so BPE and WordPiece take such words; Unigram's seed and the word
+    // model join texts without that property and still refuse them.
+    let keeps_word_start = matches!(opts.model, ModelKind::Bpe | ModelKind::Wordpiece);
     for u in &units {
         let clash = match spelling.scheme {
             Scheme::End => u.text.contains(spelling.mark.as_str()),
-            Scheme::Continuation => u.starts && u.text.starts_with(spelling.mark.as_str()),
+            Scheme::Continuation => !keeps_word_start && u.starts && u.text.starts_with(spelling.mark.as_str()),
             _ => false,
         };
         if clash {
@@ -256,8 +260,10 @@ fn train_unpadded(
         let pieces = if !spelling.byte_fallback {
             1
         } else {
-            let t = std::str::from_utf8(text).unwrap_or("");
+            let word_start = crate::vocab::is_word_start_key(text);
+            let t = std::str::from_utf8(crate::vocab::piece_text(text)).unwrap_or("");
             match spelling.scheme {
+                Scheme::Continuation if word_start => t.len() as u64,
                 Scheme::End => match t.strip_suffix(spelling.mark.as_str()) {
                     Some(c) => {
                         let plain_kept = sym_texts.iter().enumerate().any(|(k, x)| keep[k] && &**x == c.as_bytes());
@@ -368,7 +374,7 @@ fn train_unpadded(
     }
     let first = merge::learn_traced(spelled, &mut symbols, &params, progress, &mut traces.merge);
     let winner_failed = first.winner_failed.map(|(a, b, n)| {
-        let show = |x: u32| String::from_utf8_lossy(symbols.text(x)).into_owned();
+        let show = |x: u32| String::from_utf8_lossy(crate::vocab::piece_text(symbols.text(x))).into_owned();
         (show(a), show(b), n)
     });
     let mut merges = first.merges;

@@ -5,7 +5,9 @@
 //! on request, the pieces matched so far and one `[UNK]` for the rest).
 //!
 //! `continuation` runs LinMaxMatch (Song et al., "Fast WordPiece Tokenization", 2021): a byte
-//! trie of the pieces, `##` pieces hanging under the node `##`, with a failure link and the
+//! trie of the pieces, `##` pieces hanging under the node `##` and word-first pieces under the
+//! node of the byte [`WORD_START`] (so the word `##a` is read from there and never meets the
+//! continuation `##a`, the `a` continued; see `vocab::WORD_START`), with a failure link and the
 //! pieces to emit on failure ("failure pops") precomputed for every node. Matching reads each
 //! byte once and follows failure links whose total length is bounded by the bytes read, so a
 //! word of n bytes costs O(n), whatever the vocabulary.
@@ -14,6 +16,7 @@
 //! O(n · longest piece).
 
 use crate::hash::Map;
+use crate::vocab::WORD_START;
 
 const NONE: u32 = u32::MAX;
 
@@ -28,6 +31,8 @@ pub struct LongestMatch {
     pops: Vec<u32>,
     /// the node reached by the continuation mark (`##`)
     sharp: u32,
+    /// the node word-first pieces hang under (continuation only; the root otherwise)
+    start: u32,
     /// bytes of each piece's text without the continuation mark (for "the rest")
     lengths: Map<u32, u32>,
     end_mark: Option<Vec<u8>>,
@@ -51,6 +56,7 @@ impl LongestMatch {
             pops_at: vec![(0, 0)],
             pops: Vec::new(),
             sharp: NONE,
+            start: 0,
             lengths: Map::default(),
             end_mark: end_mark.map(<[u8]>::to_vec),
         };
@@ -71,15 +77,31 @@ impl LongestMatch {
             }
             u
         };
+        let mut keyed: Vec<u8> = Vec::new();
         for &(text, id) in pieces {
-            let v = insert(&mut t, text);
+            let key: &[u8] = match continuation_mark {
+                // a word-first piece: under the start node (its key may already open with it)
+                Some(m) if !text.starts_with(m) && text.first() != Some(&WORD_START) => {
+                    keyed.clear();
+                    keyed.push(WORD_START);
+                    keyed.extend_from_slice(text);
+                    &keyed
+                }
+                _ => text,
+            };
+            let v = insert(&mut t, key);
             t.piece[v as usize] = id;
-            let bare = continuation_mark.and_then(|m| text.strip_prefix(m)).unwrap_or(text);
+            let text = match continuation_mark {
+                Some(_) => key.strip_prefix(&[WORD_START]).unwrap_or(key),
+                None => text,
+            };
+            let bare = continuation_mark.and_then(|m| if key[0] == WORD_START { None } else { text.strip_prefix(m) }).unwrap_or(text);
             let bare = end_mark.and_then(|m| bare.strip_suffix(m)).unwrap_or(bare);
             t.lengths.insert(id, bare.len() as u32);
         }
         if let Some(mark) = continuation_mark {
             t.sharp = insert(&mut t, mark);
+            t.start = insert(&mut t, &[WORD_START]);
             t.precompute();
         }
         t
@@ -145,7 +167,7 @@ impl LongestMatch {
             return self.cut_end(word, start);
         }
         let mut out = Vec::new();
-        let mut u = if start == 0 { 0u32 } else { self.sharp };
+        let mut u = if start == 0 { self.start } else { self.sharp };
         let failed = |out: Vec<u32>| {
             let at = start + self.consumed(&out);
             Match::Failed { pieces: out, at }

@@ -1,20 +1,20 @@
 //! Pieces -> text, and what the round trip gives: decoding, `normalize` (what
 //! `decode(encode(text))` is when every symbol is spellable), the mark clash that would make a
-//! unit decode to other text, how a row is displayed, and where each byte of a unit lies in the
+//! unit decode to other text, and where each byte of a unit lies in the
 //! text it came from (offsets).
 
 use crate::error::{Error, Result};
-use crate::vocab::{Row, RowKind};
+use crate::vocab::{piece_text, Row, RowKind};
 
 use super::{Scheme, Spelling};
 
 impl Spelling {
-    /// A word holding the end mark (or starting with the continuation mark) would decode to
-    /// different text; it is refused rather than silently changed.
+    /// A word holding the end mark would decode to different text; it is refused rather than
+    /// silently changed. (Under continuation a word may begin with the mark: whether a piece
+    /// continues a word is a property of its row, see `vocab::WORD_START`.)
     pub fn check_unit(&self, unit: &str) -> Result<()> {
         let clash = match self.scheme {
             Scheme::End => unit.contains(self.mark.as_str()),
-            Scheme::Continuation => unit.starts_with(self.mark.as_str()),
             _ => false,
         };
         if clash {
@@ -61,13 +61,14 @@ impl Spelling {
                         out.push(b);
                     }
                     RowKind::Marker => {}
+                    // a unit row is a whole word, whatever letters it begins with
                     _ => match row.text.strip_prefix(mark) {
-                        Some(rest) if row.kind != RowKind::Special => out.extend_from_slice(rest),
+                        Some(rest) if !matches!(row.kind, RowKind::Special | RowKind::Unit) => out.extend_from_slice(rest),
                         _ => {
                             if !out.is_empty() {
                                 out.push(b' ');
                             }
-                            out.extend_from_slice(&row.text);
+                            out.extend_from_slice(piece_text(&row.text));
                         }
                     },
                 },
@@ -128,16 +129,6 @@ impl Spelling {
                 out
             }
         })
-    }
-}
-
-/// A row as the pages print it (`est</w>`, `##est`, `▁low`, `<0xC3>`, `[UNK]`, `Ġlow`).
-pub fn display_row(scheme: Scheme, row: &Row, byte_chars: &[char; 256]) -> String {
-    match row.kind {
-        RowKind::Byte => format!("<0x{:02X}>", row.text[0]),
-        RowKind::Special => String::from_utf8_lossy(&row.text).into_owned(),
-        _ if scheme == Scheme::Bytes => row.text.iter().map(|&b| byte_chars[b as usize]).collect(),
-        _ => String::from_utf8_lossy(&row.text).into_owned(),
     }
 }
 

@@ -8,7 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::hash::Map;
-use crate::vocab::{Row, RowKind};
+use crate::vocab::{piece_text, Row, RowKind, WORD_START};
 
 use super::{Scheme, Spelling};
 
@@ -39,11 +39,15 @@ impl SymbolIds {
         if spelling.scheme != Scheme::Bytes {
             let mark = spelling.mark.as_str();
             for (text, &id) in index {
-                let Ok(s) = std::str::from_utf8(text) else { continue };
+                // a word-first piece that begins with the mark is still a plain one
+                let Ok(s) = std::str::from_utf8(piece_text(text)) else { continue };
                 let mut cs = s.chars();
                 if let (Some(c), None) = (cs.next(), cs.next()) {
                     plain.insert(c, id);
                     continue;
+                }
+                if text.first() == Some(&WORD_START) {
+                    continue; // word-first: never a marked symbol
                 }
                 let inner = match spelling.scheme {
                     Scheme::End => s.strip_suffix(mark),
@@ -210,9 +214,11 @@ impl SymbolIds {
         if self.scheme == Scheme::Bytes {
             return Ok(row.text.iter().map(|&b| self.bytes_at + b as u32).collect());
         }
-        let text = std::str::from_utf8(&row.text).map_err(|_| Error::ModelFile(format!("row {id}: not UTF-8")))?;
+        let text = std::str::from_utf8(piece_text(&row.text)).map_err(|_| Error::ModelFile(format!("row {id}: not UTF-8")))?;
         let mark = self.mark.as_str();
+        let word_start = row.text.first() == Some(&WORD_START);
         let (body, marked_first, marked_rest, marked_last) = match self.scheme {
+            Scheme::Continuation if word_start => (text, false, true, false),
             Scheme::End => match text.strip_suffix(mark) {
                 Some(b) => (b, false, false, true),
                 None => (text, false, false, false),
@@ -272,11 +278,16 @@ impl Spelling {
             Scheme::Continuation => {
                 for (k, c) in unit.chars().enumerate() {
                     buf.clear();
-                    if !(starts && k == 0) {
+                    let first = starts && k == 0;
+                    if !first {
                         buf.extend_from_slice(self.mark.as_bytes());
                     }
                     let mut t = [0u8; 4];
                     buf.extend_from_slice(c.encode_utf8(&mut t).as_bytes());
+                    if first && buf.starts_with(self.mark.as_bytes()) {
+                        // a one-character mark that is the word's first character
+                        buf.insert(0, WORD_START);
+                    }
                     f(&buf);
                 }
             }

@@ -13,6 +13,7 @@ use crate::segmenters::merge_replay::MergeMap;
 use crate::segmenters::unigram::trie::TrieBuilder;
 use crate::spelling::symbols::SymbolIds;
 use crate::spelling::{byte_to_char_table, Scheme, Spelling};
+use crate::vocab::order::{check_imported, check_learned_order, check_row_kinds, check_row_order};
 use crate::vocab::{Row, RowKind, UNK};
 
 use super::file::Report;
@@ -157,52 +158,8 @@ fn check_size(rows: &[Row]) -> Result<()> {
     Ok(())
 }
 
-/// An imported vocabulary: a WordPiece one without merges, holding only piece and special rows.
-fn check_imported(kind: ModelKind, rows: &[Row], merges: &[[u32; 3]]) -> Result<()> {
-    // A vocabulary made elsewhere (kind `piece`): its own order and special rows, no merges,
-    // encoded by longest match.
-        if kind != ModelKind::Wordpiece || !merges.is_empty() {
-            return Err(bad("`piece` rows belong to a WordPiece vocabulary without merges".into()));
-        }
-        if let Some(id) = rows.iter().position(|r| !matches!(r.kind, RowKind::Piece | RowKind::Special)) {
-            return Err(bad(format!("row {id}: an imported vocabulary holds only piece and special rows")));
-        }
-    Ok(())
-}
 
-/// Row order: [UNK], byte rows, the bare marker, the alphabet, learned rows (or unit rows).
-fn check_row_order(rows: &[Row]) -> Result<()> {
-    let stage = |k: RowKind| match k {
-        RowKind::Special => 0,
-        RowKind::Byte => 1,
-        RowKind::Marker => 2,
-        RowKind::Alphabet => 3,
-        RowKind::Learned | RowKind::Unit | RowKind::Piece => 4,
-    };
-    for (id, w) in rows.windows(2).enumerate() {
-        if stage(w[0].kind) > stage(w[1].kind) {
-            return Err(bad(format!(
-                "row {}: a {} row after a {} row; rows go [UNK], byte rows, marker, alphabet, learned",
-                id + 1,
-                w[1].kind.name(),
-                w[0].kind.name()
-            )));
-        }
-    }
-    Ok(())
-}
 
-/// Unit rows belong to word models, and word models hold nothing else but `[UNK]`.
-fn check_row_kinds(kind: ModelKind, rows: &[Row]) -> Result<()> {
-    let wrong_kind = rows.iter().position(|r| match kind {
-        ModelKind::Bpe | ModelKind::Wordpiece | ModelKind::Unigram => r.kind == RowKind::Unit,
-        ModelKind::Word => !matches!(r.kind, RowKind::Special | RowKind::Unit),
-    });
-    if let Some(id) = wrong_kind {
-        return Err(bad(format!("row {id}: a {} row does not belong in a {:?} model", rows[id].kind.name(), kind)));
-    }
-    Ok(())
-}
 
 /// The piece index (text -> row) and where `[UNK]`, the byte rows and the marker are; each
 /// row's text checked for its kind.
@@ -245,7 +202,20 @@ fn index_rows(spelling: &Spelling, rows: &[Row], imported: bool) -> Result<Speci
                 if row.text.is_empty() || row.text.len() > 1 << 16 {
                     return Err(bad(format!("row {id}: a piece must be 1 to 65536 bytes")));
                 }
-                if spelling.scheme != Scheme::Bytes && std::str::from_utf8(&row.text).is_err() {
+                if spelling.scheme != Scheme::Bytes && crate::vocab::is_word_start_key(&row.text) {
+                    // the word-start property is written only where the text alone would say
+                    // "continuation": on a row of the continuation spelling that begins with the mark
+                    let ok = spelling.scheme == Scheme::Continuation
+                        && row.kind != RowKind::Unit
+                        && row.text[1..].starts_with(spelling.mark.as_bytes());
+                    if !ok {
+                        return Err(bad(format!(
+                            "row {id}: only a piece of the continuation spelling that begins with the mark {:?} is marked word_start",
+                            spelling.mark
+                        )));
+                    }
+                }
+                if spelling.scheme != Scheme::Bytes && std::str::from_utf8(crate::vocab::piece_text(&row.text)).is_err() {
                     return Err(bad(format!("row {id}: piece is not valid UTF-8")));
                 }
                 if index.insert(row.text.clone().into_boxed_slice(), id).is_some() {
@@ -318,9 +288,16 @@ fn merge_maps(spelling: &Spelling, rows: &[Row], merges: &[[u32; 3]], stream_fro
         }
         let l = &rows[a as usize].text;
         let r = &rows[b as usize].text;
-        let r = if !strip.is_empty() && r.starts_with(strip) { &r[strip.len()..] } else { &r[..] };
-        let mut joined = l.clone();
-        joined.extend_from_slice(r);
+        let joined = if strip.is_empty() {
+            let mut j = l.clone();
+            j.extend_from_slice(r);
+            j
+        } else {
+            if !r.starts_with(strip) {
+                return Err(bad(format!("merge {rank}: the right piece does not continue a word")));
+            }
+            crate::vocab::join_continuation(l, r, strip)
+        };
         if rows[c as usize].text != joined {
             return Err(bad(format!("merge {rank}: the joined piece is not the row it names")));
         }
@@ -346,43 +323,3 @@ fn check_joints(kind: ModelKind, spelling: &Spelling, joints: Option<&BTreeMap<S
     Ok(())
 }
 
-/// The alphabet in code-point order; BPE and WordPiece rows learned in the order merges make
-/// them, each merge joining rows that exist by then.
-fn check_learned_order(kind: ModelKind, rows: &[Row], merges: &[[u32; 3]]) -> Result<()> {
-    if kind == ModelKind::Unigram && !merges.is_empty() {
-        return Err(bad("a unigram model has no merges".into()));
-    }
-    if kind == ModelKind::Unigram {
-        let alphabet: Vec<&Row> = rows.iter().filter(|r| r.kind == RowKind::Alphabet).collect();
-        if alphabet.windows(2).any(|w| w[0].text >= w[1].text) {
-            return Err(bad("alphabet rows are not in code-point order".into()));
-        }
-    }
-    if matches!(kind, ModelKind::Bpe | ModelKind::Wordpiece) {
-        // the alphabet is in code-point order; learned rows appear in the order merges make
-        // them, and a merge only joins rows that exist by then
-        let alphabet: Vec<&Row> = rows.iter().filter(|r| r.kind == RowKind::Alphabet).collect();
-        if let Some(k) = alphabet.windows(2).position(|w| w[0].text >= w[1].text) {
-            return Err(bad(format!("alphabet rows are not in code-point order (at the {}th)", k + 1)));
-        }
-        let mut made: Vec<bool> = rows.iter().map(|r| r.kind == RowKind::Alphabet).collect();
-        let mut next_learned = rows.iter().position(|r| r.kind == RowKind::Learned).unwrap_or(rows.len());
-        for (rank, &[a, b, c]) in merges.iter().enumerate() {
-            let ok = |x: u32| made.get(x as usize).copied().unwrap_or(false);
-            if !ok(a) || !ok(b) {
-                return Err(bad(format!("merge {rank} joins a row that no earlier merge made")));
-            }
-            if !ok(c) {
-                if c as usize != next_learned {
-                    return Err(bad(format!("merge {rank} makes row {c}, but the next learned row is {next_learned}")));
-                }
-                made[c as usize] = true;
-                next_learned += 1;
-            }
-        }
-        if let Some(id) = rows.iter().enumerate().position(|(i, r)| r.kind == RowKind::Learned && !made[i]) {
-            return Err(bad(format!("row {id}: a learned row that no merge makes")));
-        }
-    }
-    Ok(())
-}

@@ -4,6 +4,12 @@
 //!
 //! Rows are stored as displayed (`est</w>`, `Ġlow`, `<0xC3>`), merges as pairs of displayed
 //! pieces, Unigram's log-probabilities one per row (`-inf` as the string "-inf").
+//!
+//! Under the continuation spelling a piece whose text begins with the mark continues a word,
+//! except on a row that says otherwise: such a row (a word-first piece that begins with the mark,
+//! from the word `##word`) is written `["##word", "learned", "word_start"]`, and a merge whose left
+//! piece is that row `["##word", "##s", "word_start"]`. Only those rows and merges carry the third
+//! field, so a file without such words is exactly what it always was.
 
 use std::collections::BTreeMap;
 
@@ -13,9 +19,8 @@ use crate::error::{Error, Result};
 use crate::hash::Map;
 use crate::options::{ModelKind, TrainOptions};
 use crate::segmenters::unigram::lattice::NEG_INF;
-use crate::spelling::decode::display_row;
 use crate::spelling::{byte_to_char_table, char_to_byte, parse_byte_piece, Scheme, Spelling};
-use crate::vocab::{Row, RowKind};
+use crate::vocab::{display_row, join_continuation, Row, RowKind, WORD_START};
 
 use super::build::Parts;
 use super::Model;
@@ -82,13 +87,21 @@ impl Model {
         for (i, _) in self.rows.iter().enumerate() {
             let p = self.display(i as u32).unwrap();
             s.push_str(if i == 0 { "\n    " } else { ",\n    " });
-            s.push_str(&serde_json::to_string(&(p, self.rows[i].kind)).unwrap());
+            if self.rows[i].is_word_start(self.spelling.scheme) {
+                s.push_str(&serde_json::to_string(&(p, self.rows[i].kind, WordStart::WordStart)).unwrap());
+            } else {
+                s.push_str(&serde_json::to_string(&(p, self.rows[i].kind)).unwrap());
+            }
         }
         s.push_str("\n  ],\n  \"merges\": [");
         for (i, m) in self.merges.iter().enumerate() {
             s.push_str(if i == 0 { "\n    " } else { ",\n    " });
             let pair = (self.display(m[0]).unwrap(), self.display(m[1]).unwrap());
-            s.push_str(&serde_json::to_string(&pair).unwrap());
+            if self.rows[m[0] as usize].is_word_start(self.spelling.scheme) {
+                s.push_str(&serde_json::to_string(&(pair.0, pair.1, WordStart::WordStart)).unwrap());
+            } else {
+                s.push_str(&serde_json::to_string(&pair).unwrap());
+            }
         }
         s.push_str(if self.merges.is_empty() { "]" } else { "\n  ]" });
         if self.kind == ModelKind::Unigram {
@@ -130,7 +143,24 @@ impl Model {
         }
         let bytes_spelling = file.spelling.scheme == Scheme::Bytes;
         let mut rows = Vec::with_capacity(file.rows.len());
-        for (i, (piece, kind)) in file.rows.into_iter().enumerate() {
+        for (i, entry) in file.rows.into_iter().enumerate() {
+            let (piece, kind, word_start) = match entry {
+                RowEntry::Plain(p, k) => (p, k, false),
+                RowEntry::Marked(p, k, WordStart::WordStart) => (p, k, true),
+            };
+            if word_start {
+                // the property is written only where the text alone would say "continuation"
+                let mark = &file.spelling.mark;
+                if file.spelling.scheme != Scheme::Continuation || !matches!(kind, RowKind::Alphabet | RowKind::Learned) || !piece.starts_with(mark.as_str()) {
+                    return Err(Error::ModelFile(format!(
+                        "row {i}: word_start belongs only on an alphabet or learned row of the continuation spelling whose piece begins with the mark {mark:?}"
+                    )));
+                }
+                let mut key = vec![WORD_START];
+                key.extend_from_slice(piece.as_bytes());
+                rows.push(Row { text: key, kind });
+                continue;
+            }
             let text = match kind {
                 RowKind::Byte => {
                     let b = parse_byte_piece(&piece)
@@ -149,24 +179,35 @@ impl Model {
         }
         // merges are stored as piece pairs; find their rows (Model::new checks the rest)
         let table = byte_to_char_table();
-        let mut by_display: Map<String, u32> = Map::default();
+        // (displayed piece, word_start) -> row
+        let mut by_display: Map<(String, bool), u32> = Map::default();
         let mut by_text: Map<&[u8], u32> = Map::default();
         for (id, row) in rows.iter().enumerate() {
             if matches!(row.kind, RowKind::Alphabet | RowKind::Learned) {
-                by_display.insert(display_row(file.spelling.scheme, row, &table), id as u32);
+                by_display.insert((display_row(file.spelling.scheme, row, &table), row.is_word_start(file.spelling.scheme)), id as u32);
                 by_text.insert(&row.text, id as u32);
             }
         }
         let strip: &[u8] = if file.spelling.scheme == Scheme::Continuation { file.spelling.mark.as_bytes() } else { b"" };
         let mut merges = Vec::with_capacity(file.merges.len());
-        for (rank, (l, r)) in file.merges.iter().enumerate() {
-            let a = *by_display.get(l).ok_or_else(|| Error::ModelFile(format!("merge {rank}: {l:?} is not a row")))?;
-            let b = *by_display.get(r).ok_or_else(|| Error::ModelFile(format!("merge {rank}: {r:?} is not a row")))?;
+        for (rank, entry) in file.merges.iter().enumerate() {
+            let (l, r, word_start) = match entry {
+                MergeEntry::Plain(l, r) => (l, r, false),
+                MergeEntry::Marked(l, r, WordStart::WordStart) => (l, r, true),
+            };
+            let a = *by_display.get(&(l.clone(), word_start)).ok_or_else(|| {
+                Error::ModelFile(format!("merge {rank}: {l:?}{} is not a row", if word_start { " (word_start)" } else { "" }))
+            })?;
+            let b = *by_display.get(&(r.clone(), false)).ok_or_else(|| Error::ModelFile(format!("merge {rank}: {r:?} is not a row")))?;
             let lt = &rows[a as usize].text;
             let rt = &rows[b as usize].text;
-            let rt = if !strip.is_empty() && rt.starts_with(strip) { &rt[strip.len()..] } else { &rt[..] };
-            let mut joined = lt.clone();
-            joined.extend_from_slice(rt);
+            let joined = if strip.is_empty() {
+                let mut j = lt.clone();
+                j.extend_from_slice(rt);
+                j
+            } else {
+                join_continuation(lt, rt, strip)
+            };
             let c = *by_text
                 .get(joined.as_slice())
                 .ok_or_else(|| Error::ModelFile(format!("merge {rank}: {l:?} + {r:?} joins to a piece with no row")))?;
@@ -228,8 +269,32 @@ struct ModelFile {
     template: Option<Template>,
     options: Option<TrainOptions>,
     report: Option<Report>,
-    rows: Vec<(String, RowKind)>,
-    merges: Vec<(String, String)>,
+    rows: Vec<RowEntry>,
+    merges: Vec<MergeEntry>,
     #[serde(default)]
     log_probs: Option<Vec<serde_json::Value>>,
+}
+
+/// The third field of a row or merge whose (left) piece starts a word although it begins with
+/// the continuation mark.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum WordStart {
+    WordStart,
+}
+
+/// A row: `[piece, kind]`, or `[piece, kind, "word_start"]`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RowEntry {
+    Plain(String, RowKind),
+    Marked(String, RowKind, WordStart),
+}
+
+/// A merge: `[left, right]`, or `[left, right, "word_start"]` when the left piece is such a row.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum MergeEntry {
+    Plain(String, String),
+    Marked(String, String, WordStart),
 }

@@ -32,10 +32,10 @@ use crate::segmenters::merge_replay::{replay, replay_around, MergeMap};
 use crate::segmenters::unigram::lattice::{Lattice, SplitMix64};
 use crate::segmenters::unigram::trie::PieceTrie;
 use crate::segmenters::unigram::viterbi::Viterbi;
-use crate::spelling::decode::{display_row, unit_to_text_positions};
+use crate::spelling::decode::unit_to_text_positions;
 use crate::spelling::symbols::{SymbolIds, NO_ID};
 use crate::spelling::{char_to_byte, parse_byte_piece, Scheme, Spelling};
-use crate::vocab::{Row, RowKind, UNK};
+use crate::vocab::{display_row, Row, RowKind, UNK};
 
 pub use build::Parts;
 pub use file::{Report, FORMAT, VERSION};
@@ -265,7 +265,7 @@ impl Model {
             for &p in &pieces {
                 out.push(p);
                 let t = &self.rows[p as usize].text;
-                let t = if scheme == Scheme::Continuation { t.strip_prefix(mark).unwrap_or(t) } else { t };
+                let t = if scheme == Scheme::Continuation { crate::vocab::piece_text(t.strip_prefix(mark).unwrap_or(t)) } else { t };
                 let t = if scheme == Scheme::End { t.strip_suffix(mark).unwrap_or(t) } else { t };
                 if let Some(sp) = spans.as_deref_mut() {
                     sp.push((at, at + t.len() as u32));

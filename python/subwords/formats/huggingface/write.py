@@ -119,6 +119,14 @@ def tokenizer_json(tokenizer: object) -> dict[str, Any]:
     if doc.get("joints"):
         raise _refuse("pre-split joints")
     rows = doc["rows"]
+    for i, row in enumerate(rows):
+        if len(row) == 3:  # ["##word", "learned", "word_start"]: see docs/FORMAT.md
+            raise _refuse(
+                f"the row {row[0]!r} (id {i}) starts a word although it begins with {sp.get('mark')!r}; "
+                "tokenizers' vocab is keyed by the string, and its WordPiece model and decoder read every "
+                f"token that begins with {sp.get('mark')!r} as a continuation, so this row cannot be written. "
+                "Train with pre_split='bert' (punctuation stands alone) or another mark="
+            )
     vocab = _vocab(rows)
     specials = [(p, i) for i, (p, k) in enumerate(rows) if k == "special"]
     out: dict[str, Any] = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],

@@ -21,6 +21,7 @@ for ``BertWordPieceTokenizer`` except on text that holds a special token's surfa
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Any
@@ -57,6 +58,13 @@ def _rows(tok: Any) -> list[str]:
     if tok.model != "wordpiece":
         refuse(f"it is a {tok.model} model; a vocab.txt is read by longest match (WordPiece); "
                "train with model='wordpiece' (or preset='bert')")
+    # A line is only its piece: every line that begins with ## is read as a continuation, so a
+    # row that starts a word with ## (the word "##word"; docs/FORMAT.md) has no line of its own.
+    for i, row in enumerate(json.loads(tok.to_json())["rows"]):
+        if len(row) == 3:
+            refuse(f"the row {row[0]!r} (id {i}) starts a word although it begins with '##'; a vocab.txt line "
+                   "that begins with ## is read as a continuation. Train with pre_split='bert' (punctuation "
+                   "stands alone, so no word begins with ##)")
     s = tok.spelling
     if s.get("scheme") != "continuation" or s.get("mark") != "##":
         refuse(f"it uses the {s.get('scheme')} spelling with mark {s.get('mark')!r}; BERT readers use continuation '##'")
