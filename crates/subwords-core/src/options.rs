@@ -5,6 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::spelling::pattern::{self as pattern_mod, Pattern};
+use crate::spelling::unicode::Form;
 use crate::spelling::{PreSplit, Scheme, Spelling};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,6 +107,15 @@ pub struct TrainOptions {
     pub shrink: Option<f64>,
     #[serde(default)]
     pub em_rounds: Option<u32>,
+    /// Unicode normalization before the split; omitted when none (files stay as they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub normalize: Option<Form>,
+    /// A regex pre-split: a name (`gpt2`, `cl100k`, `o200k`, `llama3`) or an expression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// Digit splitting: 1 (single digits) or 3 (runs of up to three).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_digits: Option<u8>,
 }
 
 /// The largest vocabulary we accept: ids must fit comfortably in u32 and a table this size is
@@ -129,6 +140,9 @@ impl TrainOptions {
             strip_accents: self.strip_accents,
             clean_text: self.clean_text,
             input_errors: self.input_errors,
+            normalize: self.normalize,
+            pattern: self.pattern.clone(),
+            split_digits: self.split_digits,
         }
     }
 
@@ -255,6 +269,12 @@ pub struct CountOptions {
     pub clean_text: bool,
     #[serde(default = "default_input_errors")]
     pub input_errors: InputErrors,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub normalize: Option<Form>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_digits: Option<u8>,
 }
 
 
@@ -270,7 +290,26 @@ impl CountOptions {
         s.lowercase = self.lowercase;
         s.strip_accents = self.strip_accents;
         s.clean_text = self.clean_text;
+        s.normalize = self.normalize;
+        s.pattern = self.pattern.as_deref().map(compile_pattern).transpose()?;
+        s.split_digits = self.split_digits;
         s.validate()?;
         Ok(s)
     }
+}
+
+/// A pre-split pattern option: a name, or an expression. A bare lower-case word that is not a
+/// name is refused, listing the names (it is far more likely a misspelt name than a pattern).
+pub fn compile_pattern(p: &str) -> Result<Pattern> {
+    if let Some(expr) = pattern_mod::named(p) {
+        return Pattern::new(expr);
+    }
+    if !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+        return Err(Error::Option(format!(
+            "unknown pre-split pattern {p:?}; the named patterns are: bert, {}; \
+             anything else is read as a regular expression (write a literal word as (?:{p}))",
+            pattern_mod::names()
+        )));
+    }
+    Pattern::new(p)
 }
