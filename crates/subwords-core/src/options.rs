@@ -313,3 +313,45 @@ pub fn compile_pattern(p: &str) -> Result<Pattern> {
     }
     Pattern::new(p)
 }
+
+/// Refuses special tokens that the options' normalization would change: such a token could
+/// never be matched in normalized text, and its row would not decode to itself. The error names
+/// the first token and what it would become.
+pub fn check_specials_unchanged(options: &TrainOptions, specials: &[String]) -> Result<()> {
+    let spelling = options.spelling()?;
+    if !spelling.normalizes() {
+        return Ok(());
+    }
+    for t in specials {
+        let (n, _) = spelling.normalize_text(t);
+        if &n != t {
+            return Err(Error::Option(format!(
+                "the special token {t:?} would be normalized to {n:?} by this model's normalization \
+                 (normalize, lowercase, strip_accents, clean_text); choose a token the normalization keeps as it is"
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod special_tests {
+    use super::*;
+
+    fn opts(extra: &str) -> TrainOptions {
+        TrainOptions::from_json(&format!(r#"{{"model": "bpe", "spelling": "end", "vocab_size": 10{extra}}}"#)).unwrap()
+    }
+
+    #[test]
+    fn a_special_token_the_normalization_changes_is_refused() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        // NFKC turns the full-width "＜" (U+FF1C) into "<"; lowercase turns "S" into "s"
+        let nfkc = opts(r#", "normalize": "nfkc""#);
+        assert!(check_specials_unchanged(&nfkc, &s(&["<s>", "<|endoftext|>"])).is_ok());
+        let e = check_specials_unchanged(&nfkc, &s(&["<s>", "\u{FF1C}pad>"])).unwrap_err().to_string();
+        assert!(e.contains("would be normalized to \"<pad>\""), "{e}");
+        let lower = opts(r#", "lowercase": true"#);
+        assert!(check_specials_unchanged(&lower, &s(&["<S>"])).is_err());
+        assert!(check_specials_unchanged(&opts(""), &s(&["<S>", "\u{FF1C}"])).is_ok());
+    }
+}
