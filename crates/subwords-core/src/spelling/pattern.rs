@@ -81,6 +81,33 @@ impl Pattern {
         Ok(Pattern { source: source.to_string(), re: Arc::new(re) })
     }
 
+    /// A pattern matching `text` literally (tokenizers' `Split` with a `String` pattern).
+    pub fn literal(text: &str) -> Result<Self> {
+        Pattern::new(&fancy_regex::escape(text))
+    }
+
+    /// The pieces of `text` in order, each with whether it is a match (`true`) or the stretch
+    /// between matches (`false`); together they cover `text`. Empty matches cut nothing.
+    pub fn pieces(&self, text: &str) -> Vec<((usize, usize), bool)> {
+        let mut out = Vec::new();
+        let mut last = 0;
+        for m in self.re.find_iter(text) {
+            let Ok(m) = m else { break };
+            if m.start() == m.end() {
+                continue;
+            }
+            if m.start() > last {
+                out.push(((last, m.start()), false));
+            }
+            out.push(((m.start(), m.end()), true));
+            last = m.end();
+        }
+        if last < text.len() {
+            out.push(((last, text.len()), false));
+        }
+        out
+    }
+
     pub fn source(&self) -> &str {
         &self.source
     }
