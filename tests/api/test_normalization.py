@@ -163,3 +163,31 @@ def test_nmt_nfkc_agrees_with_sentencepiece():
         if got != want:
             bad.append((t[:60], got[:8], want[:8]))
     assert not bad, f"{len(bad)} texts differ, first: {bad[0]}"
+
+
+def _cli(*args: str, cwd):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "subwords", *args], capture_output=True, cwd=cwd, timeout=300,
+                          env={**os.environ, "PYTHONIOENCODING": "utf-8"}, text=True, encoding="utf-8")
+
+
+def test_the_cli_takes_normalize_pre_split_split_digits_and_the_presets(tmp_path):
+    (tmp_path / "c.txt").write_text("\n".join(CORPUS) + "\n", encoding="utf-8")
+    p = _cli("train", "c.txt", "-o", "m.json", "--vocab-size", "300", "--normalize", "nfkc", "--spelling", "bytes",
+             "--pre-split", "cl100k", "--split-digits", "1", "--quiet", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    tok = subwords.load(tmp_path / "m.json")
+    o = tok.train_options
+    assert (o.normalize, o.pre_split, o.split_digits, o.spelling) == ("nfkc", "cl100k", 1, "bytes")
+    assert tok.encode("ﬁne 12") == tok.encode("fine 12")
+    p = _cli("train", "c.txt", "-o", "s.json", "--vocab-size", "80", "--preset", "sentencepiece", "--quiet", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    o = subwords.load(tmp_path / "s.json").train_options
+    assert (o.model, o.spelling, o.normalize, o.character_coverage) == ("unigram", "front", "nmt_nfkc", 0.9995)
+    p = _cli("train", "c.txt", "-o", "x.json", "--vocab-size", "80", "--spelling", "bytes", "--pre-split", "a(b",
+             cwd=tmp_path)
+    assert p.returncode != 0 and "at byte" in p.stderr and "Traceback" not in p.stderr
+    assert not (tmp_path / "x.json").exists()
