@@ -23,9 +23,13 @@ from subwords import TrainOptions
 from subwords._api import spelling_units
 from subwords.formats import tiktoken as tk
 
-# llama3 ships cl100k's expression (Meta's tokenizer.json for Llama 3 holds cl100k's pat_str)
+# Llama 3's published pre-split (its tokenizer.json's Split pattern): cl100k's original form
+LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+          r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+# gpt2 runs GPT-2's hand-written scanner, cl100k and o200k the tiktoken engine's scanners (in
+# the core), llama3 fancy-regex; each against tiktoken running the pattern
 TIKTOKEN_PATTERN = {"gpt2": tk.R50K_PATTERN, "cl100k": tk.CL100K_PATTERN, "o200k": tk.O200K_PATTERN,
-                    "llama3": tk.CL100K_PATTERN}
+                    "llama3": LLAMA3}
 
 
 def units(text: str, pre_split: str, spelling: str = "bytes") -> list[str]:
@@ -51,7 +55,7 @@ def tiktoken_agrees(pattern: str, texts: list[str], ours: list[list[str]]) -> li
 def test_named_patterns_split_as_tiktoken_on_real_text(name):
     texts = list(peers.multilingual_texts(300_000)) + [
         "Hello world, it's 2024!  Twice  spaced\n\nnew lines\t\ttabs ", "I'M WE'LL they'd 1234567 x/y/\n/z",
-        "camelCaseWords HTTPServer naïve ÀÉÎ", "   ", "a\r\nb\r\n\r\n c  \n d",
+        "camelCaseWords HTTPServer naïve ÀÉÎ", "   ", "a\r\nb\r\n\r\n c  \n d", "end \u2003\u2003\n\u2003", "x \n ",
     ]
     ours = [units(t, name) for t in texts]
     assert tiktoken_agrees(TIKTOKEN_PATTERN[name], texts, ours) == []

@@ -18,6 +18,7 @@
 
 pub mod decode;
 pub mod gpt2;
+pub mod openai;
 pub mod pattern;
 pub mod symbols;
 pub mod unicode;
