@@ -130,7 +130,7 @@ impl Pattern {
     /// Calls `f(start, end)` for every match of the pattern in `text` and for every stretch
     /// between matches, in order; together they cover `text`. Empty matches cut nothing. If the
     /// engine gives up (its backtracking limit), the rest of the text is one piece.
-    pub fn split(&self, text: &str, mut f: impl FnMut(usize, usize)) {
+    pub fn split(&self, text: &str, f: impl FnMut(usize, usize)) {
         if let Some(fast) = self.fast {
             return fast.split(text, f);
         }
