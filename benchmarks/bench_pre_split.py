@@ -5,7 +5,7 @@
 One byte-level BPE model is trained per pre-split on the first --mb megabytes of this Python's
 standard library (its .py files, sorted): GPT-2's hand-written scanner (``pre_split="gpt2"``),
 the same expression run by fancy-regex (``pre_split=<gpt2's expression>``), and cl100k, o200k
-(fancy-regex). Then end-spelling models with and without ``normalize="nfkc"``. Each row is the
+(their scanners, ``spelling/openai.rs``). Then end-spelling models with and without ``normalize="nfkc"``. Each row is the
 best of three ``encode_batch`` passes over the corpus (one thread), in MB/s of UTF-8 text.
 """
 
@@ -54,8 +54,8 @@ def main() -> None:
     texts = stdlib_lines(a.mb)
     rows = [("bytes, gpt2 (scanner)", dict(spelling="bytes", pre_split="gpt2")),
             ("bytes, gpt2 (fancy-regex)", dict(spelling="bytes", pre_split=GPT2_EXPRESSION)),
-            ("bytes, cl100k (fancy-regex)", dict(spelling="bytes", pre_split="cl100k")),
-            ("bytes, o200k (fancy-regex)", dict(spelling="bytes", pre_split="o200k")),
+            ("bytes, cl100k (scanner)", dict(spelling="bytes", pre_split="cl100k")),
+            ("bytes, o200k (scanner)", dict(spelling="bytes", pre_split="o200k")),
             ("end", dict(spelling="end")),
             ("end, normalize=nfkc", dict(spelling="end", normalize="nfkc"))]
     print(f"{len(texts)} lines, {sum(len(t.encode()) for t in texts) / 1e6:.1f} MB")
