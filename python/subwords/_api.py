@@ -233,6 +233,30 @@ def _train(data: TrainInput, options: Optional[TrainOptions], keywords: dict[str
         return _train_model(trainer, ask)
 
 
+def check_specials_normalization(options: TrainOptions, specials: Sequence[str]) -> None:
+    """Refuses special tokens that ``options``' normalization (``normalize``, ``lowercase``,
+    ``strip_accents``, ``clean_text``) would change: an :class:`OptionError` naming the first and
+    what it would become. Special tokens are matched in the original text and must decode to
+    themselves, so a normalization may not touch them.
+
+    >>> check_specials_normalization(TrainOptions(vocab_size=10, normalize="nfkc"), ["<s>", "</s>"])
+    >>> check_specials_normalization(TrainOptions(vocab_size=10, lowercase=True), ["<S>"])
+    Traceback (most recent call last):
+    ...
+    subwords.errors.OptionError: the special token "<S>" would be normalized to "<s>" ...
+    """
+    for t in specials:
+        if not isinstance(t, str):
+            raise OptionError(f"a special token is a str, got {type(t).__name__}")
+    _core.check_specials_normalization(json.dumps(resolved(options)), list(specials))
+
+
+def spelling_units(options: TrainOptions, text: str) -> list[tuple[str, int, int]]:
+    """The units training with ``options`` cuts ``text`` into, after normalization and the
+    pre-split: ``(unit, start, end)`` with the byte span of ``text`` each stands for."""
+    return _core.spelling_units(json.dumps(resolved(options)), text_arg(text))
+
+
 def _train_model(trainer: _core.Trainer, ask: Optional[dict[str, Any]]) -> tuple[SubwordsTokenizer, Optional[dict[str, Any]]]:
     if ask is None:
         return _wrap(trainer.train()), None

@@ -12,7 +12,7 @@ from typing import Optional, final
 __all__ = ["Trainer", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline",
            "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table",
            "train_traced", "measure_batch", "check_train_options",
-           "extend_merges", "model_extended"]
+           "extend_merges", "model_extended", "check_specials_normalization", "spelling_units"]
 
 @final
 class ProgressView:
@@ -160,6 +160,12 @@ class HfPipeline:
 
 def check_train_options(options_json: str) -> str:
     """The options as the core reads them (JSON), or an OptionError naming the one at fault."""
+
+def check_specials_normalization(options_json: str, specials: list[str]) -> None:
+    """An OptionError if the options' normalization would change one of ``specials``."""
+
+def spelling_units(options_json: str, text: str) -> list[tuple[str, int, int]]:
+    """The units training with these options cuts ``text`` into: (unit, start byte, end byte)."""
 
 def unicode_versions() -> dict[str, str]:
     """The Unicode versions of the core's character tables, e.g. {"general_category": "16.0.0"}."""

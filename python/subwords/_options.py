@@ -22,7 +22,10 @@ from .errors import OptionError
 
 Model = Literal["bpe", "word", "wordpiece", "unigram"]
 SpellingName = Literal["end", "continuation", "front", "bytes"]
-PreSplit = Literal["gpt2", "bert"]
+#: a named pre-split (``gpt2``, ``bert``, ``cl100k``, ``o200k``, ``llama3``) or any regular expression
+PreSplit = str
+Normalize = Literal["nfc", "nfkc", "nfd", "nfkd", "nmt_nfkc", "none"]
+PresetName = Literal["gpt2", "cl100k", "o200k", "llama", "sentencepiece", "sennrich", "bert"]
 MinCountRule = Literal["filter", "stop"]
 Unknown = Literal["word", "rest"]
 InputErrors = Literal["strict", "replace"]
@@ -98,8 +101,9 @@ class TrainOptions:
     lowercase: bool = False
     strip_accents: bool = False
     clean_text: bool = False
-    #: ``"bert"``: WordPiece on the continuation spelling with BERT's pre-split and normalization
-    preset: Optional[Literal["bert"]] = None
+    #: a named recipe (:data:`PRESETS`); an option given explicitly (not left at its default)
+    #: overrides the preset's value
+    preset: Optional[PresetName] = None
     #: Unigram: DEFAULT is 1,000,000; None: no bound
     seed_size: Union[int, None, Default] = DEFAULT
     shrink: Optional[float] = None
@@ -124,6 +128,10 @@ class TrainOptions:
     eos_token: Optional[str] = None
     pad_token: Optional[str] = None
     unk_token: Optional[str] = None
+    #: Unicode normalization before the split (None or ``"none"``: none)
+    normalize: Optional[Normalize] = None
+    #: cut runs of digits into single digits (1) or runs of up to three (3)
+    split_digits: Optional[int] = None
 
     def replace(self, **changes: Any) -> TrainOptions:
         """A copy with some options changed (unknown names are an OptionError)."""
@@ -151,15 +159,21 @@ def resolved(options: TrainOptions) -> dict[str, Any]:
     """The options as the core reads them: every DEFAULT and model-dependent None filled in
     (the preset expanded), the Python-only ones left out, ``joints`` as whether there are any."""
     o = {f.name: getattr(options, f.name) for f in dataclasses.fields(options)}
-    if o["preset"] == "bert":
-        # BERT's WordPiece: continuation marks, punctuation and CJK stand alone, text cleaned,
-        # lower-cased and stripped of accents (as bert-base-uncased)
-        if o["model"] not in ("bpe", "wordpiece") or o["spelling"] not in (None, "continuation"):
-            raise OptionError("preset='bert' is model='wordpiece' on the continuation spelling; leave model and spelling out")
-        o.update(model="wordpiece", spelling="continuation", pre_split="bert", lowercase=True, strip_accents=True,
-                 clean_text=True)
-    elif o["preset"] is not None:
-        raise OptionError(f"preset must be 'bert' (or None), got {o['preset']!r}")
+    preset = o["preset"]
+    if preset is not None:
+        if not isinstance(preset, str) or preset not in PRESETS:
+            raise OptionError(f"unknown preset {preset!r}; the presets are: {', '.join(PRESETS)}")
+        for name, value in PRESETS[preset].items():
+            if o[name] == FIELD_DEFAULTS[name]:
+                o[name] = value  # an option given explicitly overrides the preset
+    if o["normalize"] == "none":
+        o["normalize"] = None
+    pre_split = o["pre_split"]
+    o["pattern"] = None
+    if pre_split is not None and pre_split not in CORE_PRE_SPLITS:
+        if not isinstance(pre_split, str):
+            raise OptionError(f"pre_split must be a name or a regular expression (a str), got {type(pre_split).__name__}")
+        o["pattern"], o["pre_split"] = pre_split, None
     model = o["model"]
     if o["spelling"] is None:
         o["spelling"] = DEFAULT_SPELLING.get(model)
@@ -179,6 +193,9 @@ def resolved(options: TrainOptions) -> dict[str, Any]:
             o[name] = float(o[name])
     for name in PYTHON_ONLY:
         del o[name]
+    for name in ("normalize", "pattern", "split_digits"):
+        if o[name] is None:
+            del o[name]  # unset: absent, so files without them stay as they were
     if o["min_count"] is None:
         del o["min_count"]  # the core's own default (Unigram refuses an explicit one)
     return o
@@ -192,6 +209,8 @@ def from_saved(saved: Mapping[str, Any]) -> Optional[TrainOptions]:
     for name in SPECIAL_LISTS:
         if name in known:
             known[name] = tuple(known[name])
+    if saved.get("pattern") is not None:
+        known["pre_split"] = saved["pattern"]
     if known.get("model") == "unigram":
         known.pop("min_count", None)  # the core's default, saved though Unigram takes none
     return TrainOptions(**known)
@@ -210,7 +229,35 @@ def _text_list(name: str, value: object) -> list[str]:
         raise OptionError(f"{name}: every entry must be a string, got {bad!r}")
     return list(value)
 
+#: the pre-splits the core has as names of their own; every other value is a pattern
+CORE_PRE_SPLITS = ("gpt2", "bert")
+
+#: each field's default, for telling an option left alone from one given
+FIELD_DEFAULTS: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(TrainOptions)
+                                  if f.default is not dataclasses.MISSING}
+
+#: the presets: every option each one sets (docs/presets.md has the table). An option given
+#: explicitly, i.e. not left at its default, keeps its given value.
+PRESETS: dict[str, dict[str, Any]] = {
+    # GPT-2: byte-level BPE with GPT-2's pre-split
+    "gpt2": {"model": "bpe", "spelling": "bytes", "pre_split": "gpt2"},
+    # cl100k_base and o200k_base: byte-level BPE with OpenAI's later patterns
+    "cl100k": {"model": "bpe", "spelling": "bytes", "pre_split": "cl100k"},
+    "o200k": {"model": "bpe", "spelling": "bytes", "pre_split": "o200k"},
+    # Llama (1 and 2): sentencepiece BPE, the front mark, byte fallback, every digit alone
+    "llama": {"model": "bpe", "spelling": "front", "byte_fallback": True, "split_digits": 1},
+    # sentencepiece's defaults: Unigram on the front mark, nmt_nfkc, character coverage 0.9995.
+    # Byte fallback stays off unless given (byte_fallback=True); the Bayesian M-step (em="bayes").
+    "sentencepiece": {"model": "unigram", "spelling": "front", "normalize": "nmt_nfkc",
+                      "character_coverage": 0.9995, "em": "bayes"},
+    # Sennrich et al.'s BPE (subword-nmt): the end mark </w>, pairs seen at least twice
+    "sennrich": {"model": "bpe", "spelling": "end"},
+    # BERT's WordPiece: continuation marks, punctuation and CJK stand alone, text cleaned,
+    # lower-cased and stripped of accents (as bert-base-uncased)
+    "bert": {"model": "wordpiece", "spelling": "continuation", "pre_split": "bert", "lowercase": True,
+             "strip_accents": True, "clean_text": True},
+}
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-__all__ = ["TrainOptions", "DEFAULT", "Default", "from_keywords", "resolved", "from_saved", "NAMES"]
+__all__ = ["TrainOptions", "DEFAULT", "Default", "from_keywords", "resolved", "from_saved", "NAMES", "PRESETS"]

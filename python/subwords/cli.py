@@ -78,8 +78,16 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--character-coverage", type=_coverage, default=None)
     t.add_argument("--mark", default=None, help="the spelling's mark (default </w>, ##, or ▁)")
     t.add_argument("--no-split-at-marks", action="store_true", help="front: one unit per text")
-    t.add_argument("--pre-split", choices=["gpt2", "bert"], default=None,
-                   help="bytes: the GPT-2 regex pre-split; end/continuation: BERT's (punctuation and CJK stand alone)")
+    t.add_argument("--pre-split", default=None, metavar="NAME|REGEX",
+                   help="gpt2 (bytes: GPT-2's pre-split), bert (end/continuation: punctuation and CJK stand alone), "
+                        "cl100k, o200k, llama3 (their published patterns), or any regular expression (fancy-regex "
+                        "syntax; every match and every stretch between matches is a unit)")
+    t.add_argument("--normalize", choices=["nfc", "nfkc", "nfd", "nfkd", "nmt_nfkc", "none"], default=None,
+                   help="Unicode normalization before the split, saved in the model and applied on encode "
+                        "(offsets still point into the original text); default none")
+    t.add_argument("--lowercase", action="store_true", help="lower-case the text before the split")
+    t.add_argument("--split-digits", type=int, choices=[1, 3], default=None,
+                   help="cut runs of digits into single digits (1) or runs of up to three (3)")
     t.add_argument("--seed", type=int, default=None, help="the seed of --sample (training itself is deterministic)")
     t.add_argument("--threads", type=_positive("--threads"), default=None)
     t.add_argument("--min-count-rule", choices=["filter", "stop"], default=None,
@@ -100,9 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--min-unit-count", type=_positive("--min-unit-count"), default=None,
                    help="count first and drop units counted fewer times before training (reports the share dropped)")
     t.add_argument("--quiet", action="store_true")
-    t.add_argument("--preset", choices=["bert"], default=None,
-                   help="bert: BERT's WordPiece (continuation '##', punctuation and CJK split off, text cleaned, "
-                        "lower-cased, accents stripped), the model a BERT vocab.txt (--format vocab-txt) holds")
+    t.add_argument("--preset", choices=["gpt2", "cl100k", "o200k", "llama", "sentencepiece", "sennrich", "bert"], default=None,
+                   help="a usual recipe (docs/presets.md lists every option each sets; an option given explicitly "
+                        "overrides it). bert: BERT's WordPiece (continuation '##', punctuation and CJK split off, "
+                        "text cleaned, lower-cased, accents stripped), the model a BERT vocab.txt (--format vocab-txt) holds")
     t.add_argument("--format", choices=FORMATS, default="subwords",
                    help="write the model in this format (default: subwords' own JSON); refused, with nothing written, "
                         "when the format cannot express the model")
@@ -330,6 +339,10 @@ def _train_pruned(a: argparse.Namespace, kw: dict[str, Any], texts: Optional[Ite
     from ._options import DEFAULT_SPELLING
 
     bert = a.preset == "bert"
+    if (a.preset not in (None, "bert") or a.normalize not in (None, "none") or a.lowercase or a.split_digits is not None
+            or a.pre_split not in (None, "gpt2", "bert")):
+        raise SubwordsError("--min-unit-count counts with the spelling options only; it does not take --normalize, "
+                            "--lowercase, --split-digits, a pattern --pre-split or a preset other than bert yet")
     table = subwords.count(texts if texts is not None else [Path(x) for x in a.inputs], counts=a.counts, input_errors=a.input_errors, threads=a.threads,
                            spelling="continuation" if bert else a.spelling or DEFAULT_SPELLING[a.model], mark=a.mark,
                            split_at_marks=not a.no_split_at_marks, pre_split="bert" if bert else a.pre_split,
@@ -357,6 +370,7 @@ def cmd_train(a: argparse.Namespace) -> int:
         superword_at=a.superword_at, max_piece_length=a.max_piece_length, alphabet_size=a.alphabet_size,
         character_coverage=a.character_coverage, threads=a.threads, input_errors=a.input_errors,
         min_count_rule=a.min_count_rule, unknown=a.unknown, preset=a.preset,
+        normalize=a.normalize, lowercase=a.lowercase, split_digits=a.split_digits,
         **{k: v for k, v in (("seed_size", a.seed_size), ("shrink", a.shrink), ("em_rounds", a.em_rounds)) if v is not None},
         **({} if a.max_word_length is None else {"max_word_length": a.max_word_length}),
         **({} if a.em is None else {"em": a.em}),

@@ -430,7 +430,9 @@ def _mutated(doc: dict, f) -> dict:
     (lambda d: d["model"]["merges"].append("a b c"), "merge"),
     (lambda d: d["model"].update(dropout=0.1), "dropout"),
     (lambda d: d["model"].update(unk_token="<nope>"), "unk_token"),
-    (lambda d: d.update(pre_tokenizer={"type": "Split", "pattern": {"Regex": "\\d"}, "behavior": "Isolated", "invert": False}), "Split"),
+    # Split is read (tests/interop/test_interop_hf_split.py); an unknown behavior or a bad regex is not
+    (lambda d: d.update(pre_tokenizer={"type": "Split", "pattern": {"Regex": "\\d"}, "behavior": "Sideways", "invert": False}), "Sideways"),
+    (lambda d: d.update(pre_tokenizer={"type": "Split", "pattern": {"Regex": "(\\d"}, "behavior": "Isolated", "invert": False}), "at byte"),
     (lambda d: d.update(normalizer={"type": "Precompiled", "precompiled_charsmap": ""}), "Precompiled"),
     (lambda d: d.update(normalizer={"type": "Replace", "pattern": {"Regex": "a+"}, "content": "b"}), "Regex"),
     (lambda d: d.update(truncation={"max_length": 5}), "truncation"),

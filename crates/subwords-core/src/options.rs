@@ -5,6 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::spelling::pattern::{self as pattern_mod, Pattern};
+use crate::spelling::unicode::Form;
 use crate::spelling::{PreSplit, Scheme, Spelling};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,6 +143,15 @@ pub struct TrainOptions {
     /// so files trained without it keep their bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub em: Option<EmMethod>,
+    /// Unicode normalization before the split; omitted when none (files stay as they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub normalize: Option<Form>,
+    /// A regex pre-split: a name (`gpt2`, `cl100k`, `o200k`, `llama3`) or an expression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// Digit splitting: 1 (single digits) or 3 (runs of up to three).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_digits: Option<u8>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -179,6 +190,9 @@ impl TrainOptions {
             strip_accents: self.strip_accents,
             clean_text: self.clean_text,
             input_errors: self.input_errors,
+            normalize: self.normalize,
+            pattern: self.pattern.clone(),
+            split_digits: self.split_digits,
         }
     }
 
@@ -385,7 +399,8 @@ impl TrainOptions {
                 )));
             }
         }
-        Ok(())
+        // a special the model's normalization would change is refused (issue 13's bad input)
+        check_specials_unchanged(self, &self.cut_texts())
     }
 }
 
@@ -408,6 +423,12 @@ pub struct CountOptions {
     pub clean_text: bool,
     #[serde(default = "default_input_errors")]
     pub input_errors: InputErrors,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub normalize: Option<Form>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_digits: Option<u8>,
 }
 
 
@@ -423,7 +444,68 @@ impl CountOptions {
         s.lowercase = self.lowercase;
         s.strip_accents = self.strip_accents;
         s.clean_text = self.clean_text;
+        s.normalize = self.normalize;
+        s.pattern = self.pattern.as_deref().map(compile_pattern).transpose()?;
+        s.split_digits = self.split_digits;
         s.validate()?;
         Ok(s)
+    }
+}
+
+/// A pre-split pattern option: a name, or an expression. A bare lower-case word that is not a
+/// name is refused, listing the names (it is far more likely a misspelt name than a pattern).
+pub fn compile_pattern(p: &str) -> Result<Pattern> {
+    if let Some(expr) = pattern_mod::named(p) {
+        return Pattern::new(expr);
+    }
+    if !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+        return Err(Error::Option(format!(
+            "unknown pre-split pattern {p:?}; the named patterns are: bert, {}; \
+             anything else is read as a regular expression (write a literal word as (?:{p}))",
+            pattern_mod::names()
+        )));
+    }
+    Pattern::new(p)
+}
+
+/// Refuses special tokens that the options' normalization would change: such a token could
+/// never be matched in normalized text, and its row would not decode to itself. The error names
+/// the first token and what it would become.
+pub fn check_specials_unchanged(options: &TrainOptions, specials: &[String]) -> Result<()> {
+    let spelling = options.spelling()?;
+    if !spelling.normalizes() {
+        return Ok(());
+    }
+    for t in specials {
+        let (n, _) = spelling.normalize_text(t);
+        if &n != t {
+            return Err(Error::Option(format!(
+                "the special token {t:?} would be normalized to {n:?} by this model's normalization \
+                 (normalize, lowercase, strip_accents, clean_text); choose a token the normalization keeps as it is"
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod special_tests {
+    use super::*;
+
+    fn opts(extra: &str) -> TrainOptions {
+        TrainOptions::from_json(&format!(r#"{{"model": "bpe", "spelling": "end", "vocab_size": 10{extra}}}"#)).unwrap()
+    }
+
+    #[test]
+    fn a_special_token_the_normalization_changes_is_refused() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        // NFKC turns the full-width "＜" (U+FF1C) into "<"; lowercase turns "S" into "s"
+        let nfkc = opts(r#", "normalize": "nfkc""#);
+        assert!(check_specials_unchanged(&nfkc, &s(&["<s>", "<|endoftext|>"])).is_ok());
+        let e = check_specials_unchanged(&nfkc, &s(&["<s>", "\u{FF1C}pad>"])).unwrap_err().to_string();
+        assert!(e.contains("would be normalized to \"<pad>\""), "{e}");
+        let lower = opts(r#", "lowercase": true"#);
+        assert!(check_specials_unchanged(&lower, &s(&["<S>"])).is_err());
+        assert!(check_specials_unchanged(&opts(""), &s(&["<S>", "\u{FF1C}"])).is_ok());
     }
 }

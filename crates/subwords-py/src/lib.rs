@@ -490,6 +490,25 @@ fn gpt2_byte_chars() -> Vec<String> {
 /// Checks training options (the JSON `TrainOptions` reads) with the core's own rules and returns
 /// them as the core reads them. serde names no field for a value of the wrong type or range, so
 /// on such an error each option is tried alone on a minimal base to name the one at fault.
+/// The units a training with these options cuts `text` into, each as (unit, start, end): the
+/// unit's text (normalized, with the front mark) and the byte span of `text` it stands for.
+#[pyfunction]
+fn spelling_units(py: Python<'_>, options_json: &str, text: &str) -> PyResult<Vec<(String, usize, usize)>> {
+    let o = TrainOptions::from_json(options_json).map_err(|e| to_py(py, e))?;
+    let s = o.spelling().map_err(|e| to_py(py, e))?;
+    let mut out = Vec::new();
+    s.for_each_unit(text, |u, (a, b)| out.push((u.to_string(), a, b)));
+    Ok(out)
+}
+
+/// Refuses special tokens the training options' normalization would change (an OptionError
+/// naming the token and what it would become).
+#[pyfunction]
+fn check_specials_normalization(py: Python<'_>, options_json: &str, specials: Vec<String>) -> PyResult<()> {
+    let o = TrainOptions::from_json(options_json).map_err(|e| to_py(py, e))?;
+    subwords_core::options::check_specials_unchanged(&o, &specials).map_err(|e| to_py(py, e))
+}
+
 #[pyfunction]
 fn check_train_options(py: Python<'_>, options_json: &str) -> PyResult<String> {
     let err = match TrainOptions::from_json(options_json) {
@@ -530,5 +549,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_train_options, m)?)?;
     m.add_function(wrap_pyfunction!(extend::extend_merges, m)?)?;
     m.add_function(wrap_pyfunction!(extend::model_extended, m)?)?;
+    m.add_function(wrap_pyfunction!(check_specials_normalization, m)?)?;
+    m.add_function(wrap_pyfunction!(spelling_units, m)?)?;
     Ok(())
 }

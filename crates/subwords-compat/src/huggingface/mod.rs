@@ -105,6 +105,93 @@ pub enum PreTokenizer {
     Digits { individual_digits: bool },
     /// BERT's punctuation cut out: each alone (`Isolated`), or runs together (`Contiguous`).
     Punctuation { contiguous: bool },
+    /// A regex (or literal string) split with one of tokenizers' five behaviours.
+    Split(SplitStep),
+}
+
+/// What `Split` does with the matches (tokenizers' `SplitDelimiterBehavior`).
+#[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Behavior {
+    Removed,
+    Isolated,
+    MergedWithPrevious,
+    MergedWithNext,
+    Contiguous,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SplitSpec {
+    pattern: String,
+    literal: bool,
+    behavior: Behavior,
+    invert: bool,
+}
+
+/// `Split`: the pattern compiled when the file is read (an invalid one refuses the file).
+#[derive(Deserialize, Clone, Debug)]
+#[serde(try_from = "SplitSpec")]
+pub struct SplitStep {
+    pattern: subwords_core::spelling::pattern::Pattern,
+    behavior: Behavior,
+    invert: bool,
+}
+
+impl TryFrom<SplitSpec> for SplitStep {
+    type Error = String;
+    fn try_from(s: SplitSpec) -> std::result::Result<Self, String> {
+        use subwords_core::spelling::pattern::Pattern;
+        let pattern = if s.literal { Pattern::literal(&s.pattern) } else { Pattern::new(&s.pattern) };
+        Ok(SplitStep { pattern: pattern.map_err(|e| format!("pre_tokenizer Split: {e}"))?, behavior: s.behavior, invert: s.invert })
+    }
+}
+
+impl SplitStep {
+    /// The words of `text` (byte ranges), as tokenizers' `split` with this behaviour gives them.
+    fn split(&self, text: &str, base: usize, words: &mut Vec<(usize, usize)>) {
+        let pieces: Vec<((usize, usize), bool)> =
+            self.pattern.pieces(text).into_iter().map(|(r, m)| (r, m != self.invert)).collect();
+        let mut out: Vec<(usize, usize)> = Vec::with_capacity(pieces.len());
+        match self.behavior {
+            Behavior::Isolated => out.extend(pieces.iter().map(|&(r, _)| r)),
+            Behavior::Removed => out.extend(pieces.iter().filter(|&&(_, m)| !m).map(|&(r, _)| r)),
+            Behavior::MergedWithPrevious => {
+                // a match joins the piece before it (unless that piece was a match too)
+                let mut prev_match = false;
+                for &(r, m) in &pieces {
+                    match out.last_mut() {
+                        Some(last) if m && !prev_match => last.1 = r.1,
+                        _ => out.push(r),
+                    }
+                    prev_match = m;
+                }
+            }
+            Behavior::MergedWithNext => {
+                // the mirror image: a match joins the piece after it
+                let mut prev_match = false;
+                for &(r, m) in pieces.iter().rev() {
+                    match out.last_mut() {
+                        Some(last) if m && !prev_match => last.0 = r.0,
+                        _ => out.push(r),
+                    }
+                    prev_match = m;
+                }
+                out.reverse();
+            }
+            Behavior::Contiguous => {
+                // neighbouring pieces of the same kind join (runs of matches become one)
+                let mut prev_match = false;
+                for &(r, m) in &pieces {
+                    match out.last_mut() {
+                        Some(last) if m == prev_match => last.1 = r.1,
+                        _ => out.push(r),
+                    }
+                    prev_match = m;
+                }
+            }
+        }
+        words.extend(out.into_iter().filter(|r| r.0 < r.1).map(|(a, b)| (base + a, base + b)));
+    }
 }
 
 #[derive(Deserialize, Debug)]
@@ -935,6 +1022,10 @@ fn pre_step(step: &PreTokenizer, piece: &str, at_start: bool, dst: &mut String, 
         PreTokenizer::WhitespaceSplit => {
             dst.push_str(piece);
             split_whitespace(&dst[base..], base, |_| false, words);
+        }
+        PreTokenizer::Split(step) => {
+            dst.push_str(piece);
+            step.split(&dst[base..], base, words);
         }
     }
 }

@@ -28,7 +28,8 @@
 //!   time (1.4 M lookups for o200k), and the integer byte keys got most of the gain without it.
 //!   Moving the scan/heap threshold between 24 and 256 bytes made no measurable difference.
 
-pub mod split;
+/// The scanners moved to the core (trained models use them too); the old path still works.
+pub use subwords_core::spelling::openai as split;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

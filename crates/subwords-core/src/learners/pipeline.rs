@@ -442,6 +442,7 @@ fn train_unpadded(
         seed_size: None,
         rounds: None,
         log_likelihood: None,
+        normalize: spelling.normalize.map(|f| f.name().to_string()),
     };
     let stream_from = stage_one_merges.map(|k| k as usize);
     let mut model = Model::new(Parts {
@@ -544,6 +545,7 @@ fn train_unigram(
         seed_size: Some(trained.seed_size as u64),
         rounds: Some(trained.rounds.iter().map(|&r| r as u64).collect()),
         log_likelihood: Some(trained.log_likelihood),
+        normalize: spelling.normalize.map(|f| f.name().to_string()),
     };
     let _ = facts.dropped_extra;
     let mut model = Model::new(Parts { options: Some(opts.clone()), report: Some(report), ..Parts::new(ModelKind::Unigram, spelling, rows) })?;

@@ -71,6 +71,7 @@ pub(super) fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&Uni
         seed_size: None,
         rounds: None,
         log_likelihood: None,
+        normalize: spelling.normalize.map(|f| f.name().to_string()),
     };
     Model::new(Parts { options: Some(opts.clone()), report: Some(report), ..Parts::new(ModelKind::Word, spelling, rows) })
 }

@@ -102,6 +102,14 @@ impl Spelling {
             });
             err?;
         }
+        let normalized;
+        let text = if self.normalizes() && self.scheme != Scheme::End && self.scheme != Scheme::Continuation {
+            // end and continuation normalize in `for_each_unit`; the others here
+            normalized = self.normalize_text(text).0;
+            normalized.as_str()
+        } else {
+            text
+        };
         Ok(match self.scheme {
             Scheme::Bytes => text.to_string(),
             Scheme::End | Scheme::Continuation => {

@@ -18,7 +18,10 @@
 
 pub mod decode;
 pub mod gpt2;
+pub mod openai;
+pub mod pattern;
 pub mod symbols;
+pub mod unicode;
 
 use serde::{Deserialize, Serialize};
 
@@ -64,6 +67,15 @@ pub struct Spelling {
     pub strip_accents: bool,
     #[serde(default)]
     pub lowercase: bool,
+    /// Unicode normalization (`normalize=`), before everything else; omitted when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub normalize: Option<unicode::Form>,
+    /// A regex pre-split (`pre_split=` a named or any pattern); omitted when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<pattern::Pattern>,
+    /// Digit splitting: runs of numbers cut into pieces of at most 1 or 3; omitted when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_digits: Option<u8>,
 }
 
 impl Spelling {
@@ -78,7 +90,7 @@ impl Spelling {
             (Scheme::Continuation, None) => "##".into(),
             (Scheme::Front, None) => "\u{2581}".into(),
         };
-        let s = Spelling { scheme, mark, split_at_marks, pre_split, byte_fallback, clean_text: false, strip_accents: false, lowercase: false };
+        let s = Spelling { scheme, mark, split_at_marks, pre_split, byte_fallback, clean_text: false, strip_accents: false, lowercase: false, normalize: None, pattern: None, split_digits: None };
         s.validate()?;
         Ok(s)
     }
@@ -123,8 +135,27 @@ impl Spelling {
                 return Err(Error::Option("pre_split='bert' applies to the end and continuation spellings".into()))
             }
         }
-        if self.normalizes() && !matches!(self.scheme, Scheme::End | Scheme::Continuation) {
-            return Err(Error::Option("lowercase, strip_accents and clean_text apply to the end and continuation spellings".into()));
+        if (self.clean_text || self.strip_accents) && !matches!(self.scheme, Scheme::End | Scheme::Continuation) {
+            return Err(Error::Option("strip_accents and clean_text apply to the end and continuation spellings".into()));
+        }
+        if self.lowercase && self.scheme == Scheme::Front && self.mark.to_lowercase() != self.mark {
+            return Err(Error::Option("lowercase would change the front mark; choose a mark with no lower-case form".into()));
+        }
+        if self.pattern.is_some() {
+            if self.pre_split.is_some() {
+                return Err(Error::Option("give one pre-split: a named one or a pattern, not both".into()));
+            }
+            if self.scheme == Scheme::Front {
+                return Err(Error::Option(
+                    "a regex pre-split applies to the bytes, end and continuation spellings; the front spelling cuts at its marks".into(),
+                ));
+            }
+        }
+        if let Some(n) = self.split_digits {
+            pattern::check_split_digits(n)?;
+            if self.scheme == Scheme::Front && !self.split_at_marks {
+                return Err(Error::Option("split_digits needs split_at_marks=True under the front spelling".into()));
+            }
         }
         if !self.split_at_marks && self.scheme != Scheme::Front {
             return Err(Error::Option("split_at_marks=False applies only to the front spelling".into()));
@@ -134,12 +165,36 @@ impl Spelling {
 
     /// Whether text is normalized before it is split.
     pub fn normalizes(&self) -> bool {
-        self.clean_text || self.strip_accents || self.lowercase
+        self.clean_text || self.strip_accents || self.lowercase || self.normalize.is_some()
     }
 
     /// The normalized text and, for each of its bytes, the byte span of the original character
     /// it came from (one more entry for the end).
     pub fn normalize_text(&self, text: &str) -> (String, Vec<(u32, u32)>) {
+        let Some(form) = self.normalize else { return self.normalize_chars(text) };
+        let (first, src1) = form.apply(text);
+        if !(self.clean_text || self.strip_accents || self.lowercase) {
+            return (first, src1);
+        }
+        // then the per-character steps, their spans carried back through the first alignment
+        let (out, src2) = self.normalize_chars(&first);
+        let n = first.len();
+        let src = src2
+            .into_iter()
+            .map(|(a, b)| {
+                let (a, b) = (a as usize, b as usize);
+                if a >= n {
+                    (text.len() as u32, text.len() as u32)
+                } else {
+                    (src1[a].0, src1[b.max(a + 1) - 1].1)
+                }
+            })
+            .collect();
+        (out, src)
+    }
+
+    /// The per-character normalizations (`clean_text`, `strip_accents`, `lowercase`).
+    fn normalize_chars(&self, text: &str) -> (String, Vec<(u32, u32)>) {
         use unicode_general_category::{get_general_category, GeneralCategory as G};
         let mut out = String::with_capacity(text.len());
         let mut src: Vec<(u32, u32)> = Vec::with_capacity(text.len() + 1);
@@ -214,13 +269,27 @@ impl Spelling {
 
     /// [`Spelling::for_each_unit`] on text that is already normalized.
     pub fn for_each_unit_raw(&self, text: &str, mut f: impl FnMut(&str, (usize, usize))) {
+        match self.split_digits {
+            // units of these spellings are slices of the text: cut each one around its digits
+            Some(n) if self.scheme != Scheme::Front => {
+                let n = n as usize;
+                self.for_each_unit_cut(text, |_, (a, b)| pattern::split_digits(text, a, b, n, |x, y| f(&text[x..y], (x, y))))
+            }
+            _ => self.for_each_unit_cut(text, f),
+        }
+    }
+
+    /// The units before digit splitting (which `front` does itself, at its marks).
+    fn for_each_unit_cut(&self, text: &str, mut f: impl FnMut(&str, (usize, usize))) {
         match self.scheme {
-            Scheme::End | Scheme::Continuation => match self.pre_split {
-                Some(PreSplit::Bert) => for_each_word(text, |a, b| bert_split(text, a, b, &mut f)),
+            Scheme::End | Scheme::Continuation => match (&self.pattern, self.pre_split) {
+                (Some(p), _) => for_each_word(text, |a, b| p.split(&text[a..b], |x, y| f(&text[a + x..a + y], (a + x, a + y)))),
+                (None, Some(PreSplit::Bert)) => for_each_word(text, |a, b| bert_split(text, a, b, &mut f)),
                 _ => for_each_word(text, |a, b| f(&text[a..b], (a, b))),
             },
-            Scheme::Bytes => match self.pre_split {
-                Some(PreSplit::Gpt2) => gpt2::split(text, |a, b| f(&text[a..b], (a, b))),
+            Scheme::Bytes => match (&self.pattern, self.pre_split) {
+                (Some(p), _) => p.split(text, |a, b| f(&text[a..b], (a, b))),
+                (None, Some(PreSplit::Gpt2)) => gpt2::split(text, |a, b| f(&text[a..b], (a, b))),
                 _ => split_space_led(text, |a, b| f(&text[a..b], (a, b))),
             },
             Scheme::Front => {
@@ -233,8 +302,26 @@ impl Spelling {
                         let mut seg_start = a;
                         buf.clear();
                         buf.push(mark);
+                        let digits = self.split_digits.map_or(0, usize::from);
+                        let mut run = 0usize; // digits in the current unit (0: not a digit unit)
                         for (k, c) in word.char_indices() {
-                            if c == mark {
+                            let cut = if c == mark {
+                                run = 0;
+                                true
+                            } else if digits > 0 && c.is_numeric() {
+                                let cut = (run == 0 && !buf.is_empty()) || run == digits;
+                                if run == digits {
+                                    run = 0;
+                                }
+                                run += 1;
+                                cut
+                            } else if run > 0 {
+                                run = 0;
+                                true
+                            } else {
+                                false
+                            };
+                            if cut {
                                 f(&buf, (seg_start, a + k));
                                 buf.clear();
                                 seg_start = a + k;

@@ -43,6 +43,9 @@ pub struct Report {
     /// Which `front` normalizations changed some training text: a subset of
     /// `whitespace_runs`, `stripped_ends`, `mark_in_text`, in that order.
     pub normalizations: Option<Vec<String>>,
+    /// The Unicode normalization the text went through (`normalize=`); omitted when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub normalize: Option<String>,
     pub stage_one_merges: Option<u64>,
     pub dropped_symbols: u64,
     /// The size asked for was more than the corpus supports (a ceiling, not an error).

@@ -16,7 +16,8 @@ the Rust core (``subwords_core::hf``). Supported:
   applies it), ``Sequence``;
 * pre-tokenizers ``ByteLevel`` (last in a sequence), ``Metaspace``, ``BertPreTokenizer``,
   ``Whitespace``, ``WhitespaceSplit``, ``Digits``, ``Punctuation`` (``Isolated`` or
-  ``Contiguous``), ``Sequence``;
+  ``Contiguous``), ``Split`` (``Regex`` run by fancy-regex, or ``String``; every behavior;
+  ``invert``), ``Sequence``;
 * post-processors ``RobertaProcessing``, ``BertProcessing``, ``TemplateProcessing``,
   ``ByteLevel``, ``Sequence`` (applied with ``add_special_tokens=True``);
 * decoders ``ByteLevel``, ``Metaspace``, ``WordPiece``, ``BPEDecoder``, ``Replace``,
@@ -261,7 +262,18 @@ def _pre_tokenizer(s: "_Spec", kind: str, w: str) -> list[JsonObject]:
             raise _refuse(w, f"behavior {behavior!r} is not supported (Isolated and Contiguous are)")
         return [{"type": "Punctuation", "contiguous": behavior == "Contiguous"}]
     if kind == "Split":
-        raise _refuse(w, "pre_tokenizer Split (a custom pattern) is not supported")
+        s.only(["pattern", "behavior", "invert"])
+        pattern = s.get("pattern", (dict,))
+        if not isinstance(pattern, dict) or len(pattern) != 1 or next(iter(pattern)) not in ("Regex", "String") \
+                or not isinstance(next(iter(pattern.values())), str):
+            raise _refuse(w, 'Split needs a pattern {"Regex": "..."} or {"String": "..."}')
+        (form, source), = pattern.items()
+        behavior = s.get("behavior", (str,))
+        if behavior not in ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"):
+            raise _refuse(w, f"behavior {behavior!r} is not one of Removed, Isolated, MergedWithPrevious, "
+                             "MergedWithNext, Contiguous")
+        return [{"type": "Split", "pattern": source, "literal": form == "String", "behavior": behavior,
+                 "invert": s.flag("invert", False)}]
     raise _refuse(w, "this pre_tokenizer is not supported")
 
 

@@ -17,10 +17,12 @@
 //! Every scanner is one pass with an ASCII table and a 64 Ki-entry table for the rest of the
 //! Basic Multilingual Plane; work per chunk is linear in the chunk, so the whole split is linear.
 //! The table, the scanning primitives and GPT-2's pattern (r50k) are the core's
-//! (`subwords_core::spelling::gpt2`, which byte-level training uses too); cl100k and o200k are
-//! written here on them.
+//! (`gpt2.rs`, which byte-level training uses too); cl100k and o200k are written here on them.
+//! They live in the core so that trained models with `pre_split="cl100k"`/`"o200k"`/`"llama3"`
+//! run them too (`pattern.rs`, whose tests check them against the expressions); the tiktoken
+//! engine in `subwords-compat` reaches them as `tiktoken::split`.
 
-use subwords_core::spelling::gpt2::{is_other, is_prefix, r50k_next, scan, Text, LETTER, LOWER, NEWLINE, NUMBER, UPPER};
+use super::gpt2::{is_other, is_prefix, r50k_next, scan, Text, LETTER, LOWER, NEWLINE, NUMBER, UPPER};
 
 /// Which OpenAI pattern a rank file is used with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,0 +1,326 @@
+//! Regex pre-splits and digit splitting.
+//!
+//! A [`Pattern`] is a regular expression run by `fancy-regex` (the engine tokenizers uses, for
+//! the look-arounds these patterns need). Every match is a unit, and so is every stretch of text
+//! between two matches: no text is ever dropped (tokenizers' `Isolated` behaviour). The named
+//! patterns are OpenAI's and Meta's published pre-split expressions; `gpt2` keeps its hand-written
+//! scanner (`gpt2.rs`), which `tests` in this file check against the regex.
+//!
+//! Digit splitting cuts every run of numeric characters (`\p{N}`: Nd, Nl, No, Rust's
+//! `char::is_numeric`) into pieces of at most `n` digits, counted from the left (as `\p{N}{1,3}`
+//! does), and cuts it off the text around it.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::{Error, Result};
+
+/// The named patterns: name, expression.
+pub const NAMED: &[(&str, &str)] = &[
+    ("gpt2", r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"),
+    // tiktoken's current form of cl100k_base's expression (possessive quantifiers, `\s++$`)
+    (
+        "cl100k",
+        r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s",
+    ),
+    (
+        "o200k",
+        concat!(
+            r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+            r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+            r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+        ),
+    ),
+    // Llama 3's tokenizer.json: cl100k's original form (it differs from tiktoken's current one
+    // on whitespace that ends the text after a newline)
+    (
+        "llama3",
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    ),
+];
+
+/// The expression of a named pattern.
+pub fn named(name: &str) -> Option<&'static str> {
+    NAMED.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
+}
+
+/// The names, for error messages.
+pub fn names() -> String {
+    NAMED.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+}
+
+/// A compiled pre-split expression; saved (and compared) as its source text.
+#[derive(Clone)]
+pub struct Pattern {
+    source: String,
+    re: Arc<fancy_regex::Regex>,
+    /// The hand-written scanner of a named expression (cl100k, o200k, llama3), proven equal to
+    /// the regex by the tests below.
+    fast: Option<super::openai::Pattern>,
+}
+
+/// Patterns longer than this are refused (a model file is untrusted input).
+pub const MAX_PATTERN_LEN: usize = 4096;
+
+impl Pattern {
+    /// Compiles `source`; an invalid expression is an option error naming the position.
+    pub fn new(source: &str) -> Result<Self> {
+        if source.is_empty() {
+            return Err(Error::Option("the pre-split pattern is empty; give a regular expression or one of the names: ".to_string() + &names()));
+        }
+        if source.len() > MAX_PATTERN_LEN {
+            return Err(Error::Option(format!(
+                "the pre-split pattern is {} bytes; at most {MAX_PATTERN_LEN} are accepted",
+                source.len()
+            )));
+        }
+        let re = fancy_regex::RegexBuilder::new(source).build().map_err(|e| {
+            let at = match &e {
+                fancy_regex::Error::ParseError(pos, _) => format!(" at byte {pos}"),
+                _ => String::new(),
+            };
+            Error::Option(format!("the pre-split pattern {source:?} is not a valid regular expression{at}: {e}"))
+        })?;
+        let fast = match NAMED.iter().find(|(_, p)| *p == source).map(|(n, _)| *n) {
+            Some("cl100k") => Some(super::openai::Pattern::Cl100k),
+            Some("o200k") => Some(super::openai::Pattern::O200k),
+            _ => None,
+        };
+        Ok(Pattern { source: source.to_string(), re: Arc::new(re), fast })
+    }
+
+    /// A pattern matching `text` literally (tokenizers' `Split` with a `String` pattern).
+    pub fn literal(text: &str) -> Result<Self> {
+        Pattern::new(&fancy_regex::escape(text))
+    }
+
+    /// The pieces of `text` in order, each with whether it is a match (`true`) or the stretch
+    /// between matches (`false`); together they cover `text`. Empty matches cut nothing.
+    pub fn pieces(&self, text: &str) -> Vec<((usize, usize), bool)> {
+        let mut out = Vec::new();
+        if let Some(fast) = self.fast {
+            // these expressions match every character: every chunk is a match
+            fast.split(text, |a, b| out.push(((a, b), true)));
+            return out;
+        }
+        let mut last = 0;
+        for m in self.re.find_iter(text) {
+            let Ok(m) = m else { break };
+            if m.start() == m.end() {
+                continue;
+            }
+            if m.start() > last {
+                out.push(((last, m.start()), false));
+            }
+            out.push(((m.start(), m.end()), true));
+            last = m.end();
+        }
+        if last < text.len() {
+            out.push(((last, text.len()), false));
+        }
+        out
+    }
+
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Calls `f(start, end)` for every match of the pattern in `text` and for every stretch
+    /// between matches, in order; together they cover `text`. Empty matches cut nothing. If the
+    /// engine gives up (its backtracking limit), the rest of the text is one piece.
+    pub fn split(&self, text: &str, f: impl FnMut(usize, usize)) {
+        if let Some(fast) = self.fast {
+            return fast.split(text, f);
+        }
+        self.split_regex(text, f)
+    }
+
+    /// [`Pattern::split`] by the regex engine alone.
+    pub fn split_regex(&self, text: &str, mut f: impl FnMut(usize, usize)) {
+        let mut last = 0;
+        for m in self.re.find_iter(text) {
+            let Ok(m) = m else { break };
+            if m.start() == m.end() {
+                continue;
+            }
+            if m.start() > last {
+                f(last, m.start());
+            }
+            f(m.start(), m.end());
+            last = m.end();
+        }
+        if last < text.len() {
+            f(last, text.len());
+        }
+    }
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+    }
+}
+impl Eq for Pattern {}
+
+impl fmt::Debug for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Pattern({:?})", self.source)
+    }
+}
+
+impl Serialize for Pattern {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.source)
+    }
+}
+
+impl<'de> Deserialize<'de> for Pattern {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Pattern::new(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Digit splitting: `n` is 1 (single digits) or 3 (runs of up to three).
+pub fn check_split_digits(n: u8) -> Result<()> {
+    if n == 1 || n == 3 {
+        Ok(())
+    } else {
+        Err(Error::Option(format!("split_digits must be 1 (single digits) or 3 (runs of up to three), got {n}")))
+    }
+}
+
+/// Cuts `text[a..b]` around its digits: every numeric run is cut off the text next to it and
+/// into pieces of at most `n` characters. Calls `f(start, end)` for each piece.
+pub fn split_digits(text: &str, a: usize, b: usize, n: usize, mut f: impl FnMut(usize, usize)) {
+    let mut start = a;
+    let mut run = 0usize; // digits in the current piece (0: the piece is not digits)
+    for (i, c) in text[a..b].char_indices() {
+        let i = a + i;
+        if c.is_numeric() {
+            if (run == 0 && i > start) || run == n {
+                f(start, i);
+                start = i;
+                run = 0;
+            }
+            run += 1;
+        } else if run > 0 {
+            f(start, i);
+            start = i;
+            run = 0;
+        }
+    }
+    if start < b {
+        f(start, b);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(p: &Pattern, t: &str) -> Vec<String> {
+        let mut v = Vec::new();
+        p.split(t, |a, b| v.push(t[a..b].to_string()));
+        v
+    }
+
+    #[test]
+    fn gaps_between_matches_are_kept() {
+        // `\d+` matches "12" and "345"; "ab" and "c" are the gaps
+        let p = Pattern::new(r"\d+").unwrap();
+        assert_eq!(pieces(&p, "ab12c345"), ["ab", "12", "c", "345"]);
+    }
+
+    #[test]
+    fn cl100k_cuts_digits_in_threes_and_keeps_the_space_with_the_word() {
+        // by hand from the expression: " world" is `[^\r\n\p{L}\p{N}]?\p{L}+`, digits `\p{N}{1,3}`
+        let p = Pattern::new(named("cl100k").unwrap()).unwrap();
+        assert_eq!(pieces(&p, "hello world 12345"), ["hello", " world", " ", "123", "45"]);
+    }
+
+    #[test]
+    fn an_invalid_pattern_names_the_position() {
+        let e = Pattern::new("ab(c").unwrap_err().to_string();
+        assert!(e.contains("not a valid regular expression"), "{e}");
+        assert!(e.contains("at byte"), "{e}");
+    }
+
+    #[test]
+    fn digits_are_cut_singly_or_in_threes() {
+        let t = "ab1234c5";
+        let mut v = Vec::new();
+        split_digits(t, 0, t.len(), 1, |a, b| v.push(&t[a..b]));
+        assert_eq!(v, ["ab", "1", "2", "3", "4", "c", "5"]);
+        let mut v = Vec::new();
+        split_digits(t, 0, t.len(), 3, |a, b| v.push(&t[a..b]));
+        assert_eq!(v, ["ab", "123", "4", "c", "5"]);
+    }
+
+    #[test]
+    fn the_cl100k_and_o200k_scanners_equal_their_expressions() {
+        // every string of up to 5 characters over an alphabet that reaches each alternative
+        // (case, contractions, digits, newlines, slashes, marks, other), and some real text
+        let alphabet = ['a', 'B', ' ', '1', '\'', 's', '\n', '/', '.', '\u{301}', '\u{2003}'];
+        let mut texts: Vec<String> = vec![
+            "Hello world, it's 2024!  CamelCase HTTPServer I'M\r\n\r\n x/y//\n tabs\t\t 東京 naïve 12345".into(),
+        ];
+        let mut stack = vec![String::new()];
+        while let Some(s) = stack.pop() {
+            if s.chars().count() == 5 {
+                texts.push(s);
+                continue;
+            }
+            for &c in &alphabet {
+                let mut t = s.clone();
+                t.push(c);
+                stack.push(t);
+            }
+        }
+        for name in ["cl100k", "o200k"] {
+            let p = Pattern::new(named(name).unwrap()).unwrap();
+            assert!(p.fast.is_some(), "{name}");
+            for t in &texts {
+                let mut fast = Vec::new();
+                p.split(t, |a, b| fast.push(t[a..b].to_string()));
+                let mut slow = Vec::new();
+                p.split_regex(t, |a, b| slow.push(t[a..b].to_string()));
+                assert_eq!(fast, slow, "{name} {t:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_gpt2_scanner_equals_the_gpt2_expression() {
+        // the hand-written scanner is kept only because it gives the regex's very chunks
+        let p = Pattern::new(named("gpt2").unwrap()).unwrap();
+        let mut texts: Vec<String> = vec![
+            "Hello world, it's 2024!  Twice  spaced\n\nnew lines\t\ttabs ".into(),
+            "I'm we'll they'd you've she's o'clock 'S 'LL".into(),
+            "naïve café ünïcödé 東京 123abc ½ ² ①  \u{a0}x\u{2003}y".into(),
+            "   leading and trailing   ".into(),
+            "a\r\nb\r\n\r\n c  \n d".into(),
+        ];
+        // every short string over a small alphabet that exercises each alternative
+        let alphabet = ['a', ' ', '1', '\'', 's', '\n', '.', 'é', '\u{2003}'];
+        let mut stack = vec![String::new()];
+        while let Some(s) = stack.pop() {
+            if s.chars().count() == 5 {
+                texts.push(s);
+                continue;
+            }
+            for &c in &alphabet {
+                let mut t = s.clone();
+                t.push(c);
+                stack.push(t);
+            }
+        }
+        for t in &texts {
+            let mut fast = Vec::new();
+            crate::spelling::gpt2::split(t, |a, b| fast.push(t[a..b].to_string()));
+            assert_eq!(fast, pieces(&p, t), "{t:?}");
+        }
+    }
+}
