@@ -6,11 +6,10 @@ use std::sync::OnceLock;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyList};
-use rayon::prelude::*;
 
 use subwords_compat::sentencepiece::{Kind, SpModel as Core};
 
-use crate::{char_offsets, pool, to_py};
+use crate::{char_offsets, to_py};
 
 #[pyclass(module = "subwords._core", frozen)]
 pub struct SpModel {
@@ -46,20 +45,7 @@ impl SpModel {
     }
 
     fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<PyBackedStr>, threads: usize) -> PyResult<Bound<'py, PyList>> {
-        let workers = pool(threads)?;
-        let all: Vec<Vec<u32>> = py
-            .detach(|| {
-                workers.install(|| {
-                    texts
-                        .par_iter()
-                        .map(|t| {
-                            let mut out = Vec::new();
-                            self.inner.encode(t, &mut out).map(|_| out)
-                        })
-                        .collect::<subwords_core::Result<Vec<_>>>()
-                })
-            })
-            .map_err(|e| to_py(py, e))?;
+        let all: Vec<Vec<u32>> = py.detach(|| self.inner.encode_batch(&texts, threads)).map_err(|e| to_py(py, e))?;
         let lists = all.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, lists)
     }

@@ -30,6 +30,7 @@ use std::collections::BinaryHeap;
 use subwords_core::hash::Map;
 use yada::DoubleArray;
 
+use subwords_core::batch::Slots;
 use subwords_core::error::{Error, Result};
 use charsmap::Charsmap;
 use proto::ModelProto;
@@ -40,7 +41,6 @@ const UNK_PENALTY: f32 = 10.0;
 const RESET: f32 = 100_000.0;
 /// Words kept per worker slot by the BPE word cache before it starts afresh.
 const WORD_CACHE: usize = 1 << 16;
-const CACHE_SLOTS: usize = 16;
 type WordCache = Map<Box<[u8]>, Box<[Cut]>>;
 /// BPE: unused piece text -> (left start, left length, right start, right length).
 type Rev = Map<Box<[u8]>, (u32, u32, u32, u32)>;
@@ -85,7 +85,19 @@ pub struct SpModel {
     pub unk_surface: String,
     /// No piece holds a character other than `▁` followed by `▁`: BPE may run word by word.
     words_apart: bool,
-    caches: Vec<std::sync::Mutex<WordCache>>,
+    /// Per-worker scratch kept warm across calls (the core's batch runner).
+    slots: Slots<Scratch>,
+}
+
+/// What one worker reuses from text to text: the normalized text, the Viterbi table, the cuts
+/// and the BPE word cache. Passed explicitly; the output never depends on what it holds.
+#[derive(Default)]
+pub struct Scratch {
+    normalized: Vec<u8>,
+    map: Vec<u32>,
+    best: Vec<Best>,
+    cuts: Vec<Cut>,
+    words: WordCache,
 }
 
 #[derive(Clone, Copy)]
@@ -228,7 +240,7 @@ impl SpModel {
         let words_apart = norm.escape_whitespaces
             && pieces.iter().zip(&types).all(|(p, &t)| matches!(t, proto::CONTROL | proto::UNKNOWN | proto::BYTE) || !inner_space(p));
         Ok(SpModel {
-            caches: (0..CACHE_SLOTS).map(|_| Default::default()).collect(),
+            slots: Slots::default(),
             words_apart,
             plain_stop,
             nodes,
@@ -380,16 +392,28 @@ impl SpModel {
 
     /// Ids of `text`, exactly as `SentencePieceProcessor.encode(text)`.
     pub fn encode(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
-        thread_local! {
-            static BUF: std::cell::RefCell<(Vec<u8>, Vec<u32>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
-        }
-        BUF.with(|b| {
-            let (normalized, map) = &mut *b.borrow_mut();
-            self.normalize_into(text, false, normalized, map)?;
-            let cuts = self.segment(normalized);
-            self.emit(normalized, &cuts, out, None, None, None);
-            Ok(())
-        })
+        self.slots.with(0, |s| self.encode_with(text, out, s))
+    }
+
+    /// [`SpModel::encode`] with the caller's scratch.
+    pub fn encode_with(&self, text: &str, out: &mut Vec<u32>, s: &mut Scratch) -> Result<()> {
+        let Scratch { normalized, map, best, cuts, words } = s;
+        self.normalize_into(text, false, normalized, map)?;
+        self.segment_into(normalized, best, words, cuts);
+        self.emit(normalized, cuts, out, None, None, None);
+        Ok(())
+    }
+
+    /// [`SpModel::encode`] on every text, on `threads` scoped threads (the core's batch runner,
+    /// each thread with its own warm scratch); the ids do not depend on the thread count.
+    pub fn encode_batch<S: AsRef<str> + Sync>(&self, texts: &[S], threads: usize) -> Result<Vec<Vec<u32>>> {
+        self.slots
+            .map(texts, threads, |t, s| {
+                let mut out = Vec::with_capacity(t.as_ref().len() / 3 + 1);
+                self.encode_with(t.as_ref(), &mut out, s).map(|_| out)
+            })
+            .into_iter()
+            .collect()
     }
 
     /// Ids with the byte span of `text` each covers (byte-fallback pieces of one character share
@@ -416,13 +440,22 @@ impl SpModel {
     }
 
     pub fn segment(&self, normalized: &[u8]) -> Vec<Cut> {
+        let mut cuts = Vec::new();
+        self.slots.with(0, |s| self.segment_into(normalized, &mut s.best, &mut s.words, &mut cuts));
+        cuts
+    }
+
+    /// The cuts of `normalized` into `cuts` (cleared first), with the caller's Viterbi table and
+    /// BPE word cache.
+    fn segment_into(&self, normalized: &[u8], best: &mut Vec<Best>, words: &mut WordCache, cuts: &mut Vec<Cut>) {
+        cuts.clear();
         if normalized.is_empty() {
-            return Vec::new();
+            return;
         }
         match self.kind {
-            Kind::Unigram => self.viterbi(normalized),
-            Kind::Bpe if self.words_apart => self.bpe_by_words(normalized),
-            Kind::Bpe => self.bpe(normalized),
+            Kind::Unigram => self.viterbi_in(normalized, best, cuts),
+            Kind::Bpe if self.words_apart => self.bpe_by_words(normalized, words, cuts),
+            Kind::Bpe => cuts.extend(self.bpe(normalized)),
         }
     }
 
@@ -431,17 +464,8 @@ impl SpModel {
     /// than `▁` followed by `▁` (Llama-style `▁▁▁▁` pieces are fine): then no join crosses the
     /// point between two words, joins in one word never change another, and the leftmost-first
     /// tie rule orders each word's joins as the whole-text run does.
-    fn bpe_by_words(&self, text: &[u8]) -> Vec<Cut> {
+    fn bpe_by_words(&self, text: &[u8], cache: &mut WordCache, cuts: &mut Vec<Cut>) {
         let space = SPACE.as_bytes();
-        let mut cuts = Vec::with_capacity(text.len() / 3 + 1);
-        // one cache per worker slot (slot 0 for calls from outside a thread pool)
-        let slot = rayon::current_thread_index().map_or(0, |i| 1 + i % (CACHE_SLOTS - 1));
-        let mut fresh = Map::default();
-        let mut guard = self.caches[slot].try_lock();
-        let cache: &mut WordCache = match guard.as_mut() {
-            Ok(g) => g,
-            Err(_) => &mut fresh,
-        };
         {
             let mut start = 0usize;
             while start < text.len() {
@@ -465,7 +489,6 @@ impl SpModel {
                 start = end;
             }
         }
-        cuts
     }
 
     /// Turns cuts into ids (and, when asked, each id's span of the input and its piece). An
@@ -523,15 +546,9 @@ impl SpModel {
         }
     }
 
-    /// SentencePiece's optimized Viterbi (`EncodeOptimized`), in `f32`.
-    fn viterbi(&self, text: &[u8]) -> Vec<Cut> {
-        thread_local! {
-            static BEST: std::cell::RefCell<Vec<Best>> = const { std::cell::RefCell::new(Vec::new()) };
-        }
-        BEST.with(|b| self.viterbi_in(text, &mut b.borrow_mut()))
-    }
-
-    fn viterbi_in(&self, text: &[u8], best: &mut Vec<Best>) -> Vec<Cut> {
+    /// SentencePiece's optimized Viterbi (`EncodeOptimized`), in `f32`, into `cuts` with the
+    /// caller's table `best`.
+    fn viterbi_in(&self, text: &[u8], best: &mut Vec<Best>, cuts: &mut Vec<Cut>) {
         let n = text.len();
         let unk_score = self.min_score - UNK_PENALTY;
         best.clear();
@@ -581,7 +598,6 @@ impl SpModel {
             }
             start += mblen;
         }
-        let mut cuts = Vec::new();
         let mut end = n;
         while end > 0 {
             let b = best[end];
@@ -594,7 +610,6 @@ impl SpModel {
             end = s;
         }
         cuts.reverse();
-        cuts
     }
 
     /// SentencePiece's BPE: join the adjacent pair whose concatenation is the best-scoring piece
