@@ -87,6 +87,22 @@ impl SpModel {
         self.inner.piece_to_id(piece)
     }
 
+    /// The piece of `id` (the caller checks the range).
+    fn piece(&self, id: usize) -> PyResult<&str> {
+        self.inner.pieces.get(id).map(|p| p.as_str()).ok_or_else(|| pyo3::exceptions::PyIndexError::new_err(format!("id {id} is out of range")))
+    }
+
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.inner.pieces.len()
+    }
+
+    /// (piece, id) of every CONTROL piece (`<s>`, `</s>`, ...).
+    fn controls(&self) -> Vec<(String, u32)> {
+        let control = subwords_compat::sentencepiece::proto::CONTROL;
+        self.inner.types.iter().enumerate().filter(|(_, &t)| t == control).map(|(i, _)| (self.inner.pieces[i].clone(), i as u32)).collect()
+    }
+
     #[getter]
     fn pieces(&self) -> Vec<String> {
         self.inner.pieces.clone()

@@ -28,6 +28,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use subwords_core::hash::Map;
+use subwords_core::segmenters::unigram::trie::{PieceTrie, TrieBuilder};
 use yada::DoubleArray;
 
 use subwords_core::batch::Slots;
@@ -66,10 +67,11 @@ pub struct SpModel {
     pub pieces: Vec<String>,
     pub scores: Vec<f32>,
     pub types: Vec<i32>,
-    /// (score, type) of each id, side by side for the Viterbi loop.
-    nodes: Vec<(f32, u8)>,
-    /// NORMAL, USER_DEFINED and UNUSED pieces (SentencePiece's `pieces_`), as a trie and a map.
-    trie: Option<DoubleArray<Vec<u8>>>,
+    /// NORMAL, USER_DEFINED and UNUSED pieces (SentencePiece's `pieces_`): core's Unigram trie
+    /// over bytes, each piece with its (score, type) for the Viterbi loop. It is built in a few
+    /// milliseconds where a double array (`yada`) took most of the load time.
+    trie: PieceTrie<(f32, u8)>,
+    /// BPE only (empty for Unigram): the same pieces by text, for looking up joined pairs.
     index: Map<Box<[u8]>, u32>,
     /// CONTROL, UNKNOWN and BYTE pieces (`reserved_id_map_`).
     reserved: Map<Box<[u8]>, u32>,
@@ -118,7 +120,7 @@ impl SpModel {
         if bytes.len() > MAX_FILE_BYTES {
             return Err(bad(format!("{} bytes is larger than any SentencePiece model ({MAX_FILE_BYTES})", bytes.len())));
         }
-        let proto = proto::decode(&bytes)
+        let mut proto = proto::decode(&bytes)
             .map_err(|e| bad(format!("not a SentencePiece model (the protobuf does not parse: {e})")))?;
         let trainer = proto.trainer_spec.clone().unwrap_or_default();
         let kind = match trainer.model_type.unwrap_or(proto::UNIGRAM) {
@@ -163,13 +165,17 @@ impl SpModel {
         let mut pieces = Vec::with_capacity(n);
         let mut scores = Vec::with_capacity(n);
         let mut types = Vec::with_capacity(n);
+        // NORMAL, USER_DEFINED and UNUSED pieces go straight into the byte trie (a path holding a
+        // piece already is a duplicate); only BPE, which looks joined pairs up by text, keeps a map
+        let mut builder: TrieBuilder<(f32, u8)> = TrieBuilder::new(256);
         let mut index: Map<Box<[u8]>, u32> = Map::default();
+        let mut syms: Vec<u32> = Vec::new();
         let mut reserved: Map<Box<[u8]>, u32> = Map::default();
         let mut users: Vec<&str> = Vec::new();
         let mut unk = None;
         let mut min_score = f32::MAX;
-        for (id, p) in proto.pieces.iter().enumerate() {
-            let text = p.piece.clone().unwrap_or_default();
+        for (id, p) in std::mem::take(&mut proto.pieces).into_iter().enumerate() {
+            let text = p.piece.unwrap_or_default();
             let score = p.score.unwrap_or(0.0);
             let ty = p.r#type.unwrap_or(proto::NORMAL);
             if text.is_empty() {
@@ -183,8 +189,20 @@ impl SpModel {
                 proto::UNKNOWN | proto::CONTROL | proto::BYTE => false,
                 t => return Err(bad(format!("piece {id} ({text:?}) has unknown type {t}"))),
             };
-            let map = if normal { &mut index } else { &mut reserved };
-            if map.insert(text.as_bytes().into(), id as u32).is_some() {
+            let twice = if normal {
+                if text.as_bytes().contains(&0) {
+                    return Err(bad("a piece contains a NUL character, which SentencePiece cannot match".into()));
+                }
+                syms.clear();
+                syms.extend(text.bytes().map(u32::from));
+                if kind == Kind::Bpe {
+                    index.insert(text.as_bytes().into(), id as u32);
+                }
+                builder.insert(&syms, id as u32, (score, ty as u8)).is_some()
+            } else {
+                reserved.insert(text.as_bytes().into(), id as u32).is_some()
+            };
+            if twice {
                 return Err(bad(format!("piece {text:?} is defined twice")));
             }
             if ty == proto::UNKNOWN {
@@ -219,7 +237,7 @@ impl SpModel {
         } else {
             None
         };
-        let trie = build_trie(index.iter().map(|(k, &v)| (&**k, v)))?;
+        let trie = builder.finish();
         let user = if users.is_empty() {
             None
         } else {
@@ -232,18 +250,21 @@ impl SpModel {
                 *stop |= m.starts_with(b as u8);
             }
         }
-        let nodes = scores.iter().zip(&types).map(|(&s, &t)| (s, t as u8)).collect();
         let inner_space = |p: &str| {
-            let cs: Vec<char> = p.chars().collect();
-            cs.windows(2).any(|w| w[0] != '\u{2581}' && w[1] == '\u{2581}')
+            let mut prev: Option<char> = None;
+            p.chars().any(|c| {
+                let hit = c == '\u{2581}' && prev.is_some_and(|q| q != '\u{2581}');
+                prev = Some(c);
+                hit
+            })
         };
-        let words_apart = norm.escape_whitespaces
+        let words_apart = kind == Kind::Bpe
+            && norm.escape_whitespaces
             && pieces.iter().zip(&types).all(|(p, &t)| matches!(t, proto::CONTROL | proto::UNKNOWN | proto::BYTE) || !inner_space(p));
         Ok(SpModel {
             slots: Slots::default(),
             words_apart,
             plain_stop,
-            nodes,
             user_starts,
             bytes,
             kind,
@@ -272,7 +293,18 @@ impl SpModel {
     }
 
     pub fn piece_to_id(&self, piece: &str) -> Option<u32> {
-        self.reserved.get(piece.as_bytes()).or_else(|| self.index.get(piece.as_bytes())).copied()
+        self.reserved.get(piece.as_bytes()).copied().or_else(|| self.trie_lookup(piece.as_bytes()))
+    }
+
+    /// The id of the NORMAL, USER_DEFINED or UNUSED piece spelled `bytes`.
+    fn trie_lookup(&self, bytes: &[u8]) -> Option<u32> {
+        let mut found = None;
+        self.trie.pieces_from(bytes, 0, |end, id, _| {
+            if end == bytes.len() {
+                found = Some(id);
+            }
+        });
+        found
     }
 
     /// Normalized text, and for each of its bytes (plus one past the end) the byte offset in
@@ -571,11 +603,11 @@ impl SpModel {
             }
             let mblen = char_len(text[start]).min(n - start);
             let mut has_single = false;
-            if let Some(trie) = &self.trie {
-                for (id, len) in trie.common_prefix_search(&text[start..]) {
-                    let (score, ty) = self.nodes[id as usize];
+            {
+                self.trie.pieces_from(text, start, |end, id, (score, ty)| {
+                    let len = end - start;
                     if ty == proto::UNUSED as u8 {
-                        continue;
+                        return;
                     }
                     frontier = frontier.max(start + len);
                     let target = &mut best[start + len];
@@ -586,7 +618,7 @@ impl SpModel {
                         *target = Best { id, score: cand, start: start as i64 };
                     }
                     has_single |= len == mblen;
-                }
+                });
             }
             if !has_single {
                 frontier = frontier.max(start + mblen);

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 use crate::hash::Map;
-use crate::options::{ModelKind, TrainOptions, Unknown, MAX_VOCAB};
+use crate::options::{ModelKind, Unknown, MAX_VOCAB};
 use crate::segmenters::longest_match::LongestMatch;
 use crate::segmenters::merge_replay::MergeMap;
 use crate::segmenters::unigram::trie::TrieBuilder;

@@ -88,13 +88,14 @@ impl<V: Copy + Default> TrieBuilder<V> {
 }
 
 impl<V: Copy> PieceTrie<V> {
-    /// Every piece that starts `run` at `i`, shortest first: `f(end, piece, payload)`.
+    /// Every piece that starts `run` at `i`, shortest first: `f(end, piece, payload)`. The
+    /// symbols are ids, or bytes for a trie over the 256 byte values.
     #[inline]
-    pub fn pieces_from(&self, run: &[u32], i: usize, mut f: impl FnMut(usize, u32, V)) {
+    pub fn pieces_from<S: Copy + Into<u32>>(&self, run: &[S], i: usize, mut f: impl FnMut(usize, u32, V)) {
         let Some(rest) = run.get(i..) else { return };
         let mut rest = rest.iter();
         let Some(&start) = rest.next() else { return };
-        let mut u = self.root.get(start as usize).copied().unwrap_or(NONE);
+        let mut u = self.root.get(start.into() as usize).copied().unwrap_or(NONE);
         let mut j = i;
         while u != NONE {
             j += 1;
@@ -103,7 +104,7 @@ impl<V: Copy> PieceTrie<V> {
                 f(j, piece, v);
             }
             match rest.next() {
-                Some(&x) => u = self.child(u, x),
+                Some(&x) => u = self.child(u, x.into()),
                 None => return,
             }
         }
