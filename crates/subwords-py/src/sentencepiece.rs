@@ -45,8 +45,28 @@ impl SpModel {
     }
 
     fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<PyBackedStr>, threads: usize) -> PyResult<Bound<'py, PyList>> {
-        let all: Vec<Vec<u32>> = py.detach(|| self.inner.encode_batch(&texts, threads)).map_err(|e| to_py(py, e))?;
-        let lists = all.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
+        if threads <= 1 {
+            let all: Vec<Vec<u32>> = py.detach(|| self.inner.encode_batch(&texts, threads)).map_err(|e| to_py(py, e))?;
+            let lists = all.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
+            return PyList::new(py, lists);
+        }
+        // on several threads the lists are made here, under the GIL, as the workers finish
+        // parts of the batch, so making them overlaps the encoding (the workers never touch
+        // Python objects: `PyBackedStr` is plain UTF-8)
+        let mut lists = Vec::with_capacity(texts.len());
+        let mut failed: Option<PyErr> = None;
+        self.inner.encode_batch_streamed(&texts, threads, |_, r| {
+            if failed.is_some() {
+                return;
+            }
+            match r.map_err(|e| to_py(py, e)).and_then(|ids| self.list(py, &ids)) {
+                Ok(l) => lists.push(l),
+                Err(e) => failed = Some(e),
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
         PyList::new(py, lists)
     }
 

@@ -448,6 +448,21 @@ impl SpModel {
             .collect()
     }
 
+    /// [`SpModel::encode_batch`] handing each text's ids (or error) to `sink(index, ids)` on the
+    /// calling thread, in order, while the rest is still being encoded (see
+    /// [`Slots::map_streamed`]).
+    pub fn encode_batch_streamed<S: AsRef<str> + Sync>(&self, texts: &[S], threads: usize, sink: impl FnMut(usize, Result<Vec<u32>>)) {
+        self.slots.map_streamed(
+            texts,
+            threads,
+            |t, s| {
+                let mut out = Vec::with_capacity(t.as_ref().len() / 3 + 1);
+                self.encode_with(t.as_ref(), &mut out, s).map(|_| out)
+            },
+            sink,
+        )
+    }
+
     /// Ids with the byte span of `text` each covers (byte-fallback pieces of one character share
     /// its span; the ones before the last are empty, as in SentencePiece).
     pub fn encode_with_offsets(&self, text: &str) -> Result<(Vec<u32>, Vec<(u32, u32)>)> {
