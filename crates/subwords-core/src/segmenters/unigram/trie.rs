@@ -180,13 +180,13 @@ mod tests {
         assert_eq!(t.insert(&[0, 1], 13, -4.0), Some(11));
         let t = t.finish();
         let mut got = Vec::new();
-        t.pieces_from(&[0, 1, 0], 0, |end, p, v| got.push((end, p, v)));
+        t.pieces_from(&[0u32, 1, 0], 0, |end, p, v| got.push((end, p, v)));
         assert_eq!(got, vec![(1, 10, -1.0), (2, 11, -2.0)]);
         got.clear();
-        t.pieces_from(&[0, 1, 0], 1, |end, p, v| got.push((end, p, v)));
+        t.pieces_from(&[0u32, 1, 0], 1, |end, p, v| got.push((end, p, v)));
         assert_eq!(got, vec![(2, 12, -3.0)]);
         got.clear();
-        t.pieces_from(&[0, 1, 0], 3, |end, p, v| got.push((end, p, v)));
+        t.pieces_from(&[0u32, 1, 0], 3, |end, p, v| got.push((end, p, v)));
         assert!(got.is_empty());
     }
 
