@@ -67,8 +67,9 @@ pub struct SpModel {
     pub pieces: Vec<String>,
     pub scores: Vec<f32>,
     pub types: Vec<i32>,
-    /// NORMAL, USER_DEFINED and UNUSED pieces (SentencePiece's `pieces_`): core's Unigram trie
-    /// over bytes, each piece with its (score, type) for the Viterbi loop. It is built in a few
+    /// NORMAL, USER_DEFINED and UNUSED pieces (SentencePiece's `pieces_`), Unigram only (empty
+    /// for BPE): core's Unigram trie over bytes, each piece with its (score, type) for the
+    /// Viterbi loop. It is built in a few
     /// milliseconds where a double array (`yada`) took most of the load time.
     trie: PieceTrie<(f32, u8)>,
     /// BPE only (empty for Unigram): the same pieces by text, for looking up joined pairs.
@@ -165,8 +166,9 @@ impl SpModel {
         let mut pieces = Vec::with_capacity(n);
         let mut scores = Vec::with_capacity(n);
         let mut types = Vec::with_capacity(n);
-        // NORMAL, USER_DEFINED and UNUSED pieces go straight into the byte trie (a path holding a
-        // piece already is a duplicate); only BPE, which looks joined pairs up by text, keeps a map
+        // NORMAL, USER_DEFINED and UNUSED pieces go straight into the byte trie for Unigram (a path
+        // holding a piece already is a duplicate), into a map by text for BPE (which looks joined
+        // pairs up by text and needs no trie)
         let mut builder: TrieBuilder<(f32, u8)> = TrieBuilder::new(256);
         let mut index: Map<Box<[u8]>, u32> = Map::default();
         let mut syms: Vec<u32> = Vec::new();
@@ -193,12 +195,14 @@ impl SpModel {
                 if text.as_bytes().contains(&0) {
                     return Err(bad("a piece contains a NUL character, which SentencePiece cannot match".into()));
                 }
-                syms.clear();
-                syms.extend(text.bytes().map(u32::from));
                 if kind == Kind::Bpe {
-                    index.insert(text.as_bytes().into(), id as u32);
+                    // BPE looks pieces up by text only: no trie to build
+                    index.insert(text.as_bytes().into(), id as u32).is_some()
+                } else {
+                    syms.clear();
+                    syms.extend(text.bytes().map(u32::from));
+                    builder.insert(&syms, id as u32, (score, ty as u8)).is_some()
                 }
-                builder.insert(&syms, id as u32, (score, ty as u8)).is_some()
             } else {
                 reserved.insert(text.as_bytes().into(), id as u32).is_some()
             };
@@ -298,6 +302,9 @@ impl SpModel {
 
     /// The id of the NORMAL, USER_DEFINED or UNUSED piece spelled `bytes`.
     fn trie_lookup(&self, bytes: &[u8]) -> Option<u32> {
+        if self.kind == Kind::Bpe {
+            return self.index.get(bytes).copied();
+        }
         let mut found = None;
         self.trie.pieces_from(bytes, 0, |end, id, _| {
             if end == bytes.len() {
