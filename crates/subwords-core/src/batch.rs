@@ -43,6 +43,69 @@ impl<S: Default + Send> Slots<S> {
     }
 }
 
+impl<S: Default + Send> Slots<S> {
+    /// [`Slots::map`] whose results reach `sink(index, result)` on the calling thread, in item
+    /// order, while the workers go on: the caller can turn finished results into something
+    /// else (Python lists under the GIL) at the same time as the rest is encoded. The items are
+    /// cut into parts that `threads` workers claim one after another (worker `k` with slot `k`'s
+    /// state); with one thread everything runs on the caller's thread, result by result.
+    pub fn map_streamed<'a, T: Sync, R: Send>(
+        &self,
+        items: &'a [T],
+        threads: usize,
+        f: impl Fn(&'a T, &mut S) -> R + Sync,
+        mut sink: impl FnMut(usize, R),
+    ) {
+        let threads = threads.max(1).min(items.len().max(1));
+        if threads == 1 {
+            self.with(0, |s| items.iter().enumerate().for_each(|(i, t)| sink(i, f(t, s))));
+            return;
+        }
+        // parts small enough that the caller's work on finished ones overlaps the encoding,
+        // large enough that claiming one costs nothing next to it
+        let per = items.len().div_ceil(threads * 16).max(1);
+        let parts: Vec<&'a [T]> = items.chunks(per).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, Vec<R>)>();
+        let (f, parts, next) = (&f, &parts, &next);
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|k| {
+                    let tx = tx.clone();
+                    scope.spawn(move || {
+                        self.with(k, |s| loop {
+                            let p = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(part) = parts.get(p) else { break };
+                            let out: Vec<R> = part.iter().map(|t| f(t, s)).collect();
+                            if tx.send((p, out)).is_err() {
+                                break;
+                            }
+                        })
+                    })
+                })
+                .collect();
+            drop(tx);
+            // parts arrive in any order; they are handed on in order
+            let mut waiting: Vec<Option<Vec<R>>> = (0..parts.len()).map(|_| None).collect();
+            let mut due = 0usize;
+            while let Ok((p, out)) = rx.recv() {
+                waiting[p] = Some(out);
+                while let Some(out) = waiting.get_mut(due).and_then(Option::take) {
+                    for (j, r) in out.into_iter().enumerate() {
+                        sink(due * per + j, r);
+                    }
+                    due += 1;
+                }
+            }
+            for w in workers {
+                if let Err(panic) = w.join() {
+                    std::panic::resume_unwind(panic);
+                }
+            }
+        });
+    }
+}
+
 /// `f` on every item on up to `threads` threads, each thread with a state of its own made by
 /// `init` (for states that borrow from the items and so cannot outlive the call).
 pub fn map_with<'a, T: Sync, R: Send, S>(
@@ -112,6 +175,21 @@ mod tests {
             assert_eq!(got, items, "{threads} threads");
         }
         assert!(slots.map(&[] as &[u32], 4, |&x, _| x).is_empty());
+    }
+
+    #[test]
+    fn streamed_results_come_in_item_order_whatever_the_thread_count() {
+        let items: Vec<u32> = (0..1000).collect();
+        let slots: Slots<Vec<u32>> = Slots::default();
+        for threads in [1, 2, 3, 16, 5000] {
+            let mut got = Vec::new();
+            slots.map_streamed(&items, threads, |&x, _| x * 3, |i, r| got.push((i, r)));
+            let want: Vec<(usize, u32)> = items.iter().map(|&x| (x as usize, x * 3)).collect();
+            assert_eq!(got, want, "{threads} threads");
+        }
+        let mut none = 0;
+        slots.map_streamed(&[] as &[u32], 4, |&x, _| x, |_, _| none += 1);
+        assert_eq!(none, 0);
     }
 
     #[test]

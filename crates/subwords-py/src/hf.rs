@@ -83,11 +83,27 @@ impl PyHfPipeline {
     }
 
     fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<PyBackedStr>, allowed: Vec<bool>, threads: usize) -> PyResult<Bound<'py, PyList>> {
-        let all = py.detach(|| {
-            let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-            self.inner.encode_batch(&refs, &allowed, threads)
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+        if threads <= 1 {
+            let all = py.detach(|| self.inner.encode_batch(&refs, &allowed, threads));
+            let lists = all.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
+            return PyList::new(py, lists);
+        }
+        // on several threads the lists are made here, under the GIL, as the workers finish
+        // parts of the batch, so making them overlaps the encoding
+        let mut lists = Vec::with_capacity(texts.len());
+        let mut failed: Option<PyErr> = None;
+        self.inner.encode_batch_streamed(&refs, &allowed, threads, |_, ids| {
+            if failed.is_none() {
+                match self.list(py, &ids) {
+                    Ok(l) => lists.push(l),
+                    Err(e) => failed = Some(e),
+                }
+            }
         });
-        let lists = all.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
         PyList::new(py, lists)
     }
 

@@ -6,11 +6,10 @@ use std::sync::OnceLock;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyList};
-use rayon::prelude::*;
 
 use subwords_compat::sentencepiece::{Kind, SpModel as Core};
 
-use crate::{char_offsets, pool, to_py};
+use crate::{char_offsets, to_py};
 
 #[pyclass(module = "subwords._core", frozen)]
 pub struct SpModel {
@@ -46,21 +45,28 @@ impl SpModel {
     }
 
     fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<PyBackedStr>, threads: usize) -> PyResult<Bound<'py, PyList>> {
-        let workers = pool(threads)?;
-        let all: Vec<Vec<u32>> = py
-            .detach(|| {
-                workers.install(|| {
-                    texts
-                        .par_iter()
-                        .map(|t| {
-                            let mut out = Vec::new();
-                            self.inner.encode(t, &mut out).map(|_| out)
-                        })
-                        .collect::<subwords_core::Result<Vec<_>>>()
-                })
-            })
-            .map_err(|e| to_py(py, e))?;
-        let lists = all.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
+        if threads <= 1 {
+            let all: Vec<Vec<u32>> = py.detach(|| self.inner.encode_batch(&texts, threads)).map_err(|e| to_py(py, e))?;
+            let lists = all.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
+            return PyList::new(py, lists);
+        }
+        // on several threads the lists are made here, under the GIL, as the workers finish
+        // parts of the batch, so making them overlaps the encoding (the workers never touch
+        // Python objects: `PyBackedStr` is plain UTF-8)
+        let mut lists = Vec::with_capacity(texts.len());
+        let mut failed: Option<PyErr> = None;
+        self.inner.encode_batch_streamed(&texts, threads, |_, r| {
+            if failed.is_some() {
+                return;
+            }
+            match r.map_err(|e| to_py(py, e)).and_then(|ids| self.list(py, &ids)) {
+                Ok(l) => lists.push(l),
+                Err(e) => failed = Some(e),
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
         PyList::new(py, lists)
     }
 
@@ -99,6 +105,22 @@ impl SpModel {
 
     fn piece_to_id(&self, piece: &str) -> Option<u32> {
         self.inner.piece_to_id(piece)
+    }
+
+    /// The piece of `id` (the caller checks the range).
+    fn piece(&self, id: usize) -> PyResult<&str> {
+        self.inner.pieces.get(id).map(|p| p.as_str()).ok_or_else(|| pyo3::exceptions::PyIndexError::new_err(format!("id {id} is out of range")))
+    }
+
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.inner.pieces.len()
+    }
+
+    /// (piece, id) of every CONTROL piece (`<s>`, `</s>`, ...).
+    fn controls(&self) -> Vec<(String, u32)> {
+        let control = subwords_compat::sentencepiece::proto::CONTROL;
+        self.inner.types.iter().enumerate().filter(|(_, &t)| t == control).map(|(i, _)| (self.inner.pieces[i].clone(), i as u32)).collect()
     }
 
     #[getter]

@@ -505,6 +505,12 @@ impl HfPipeline {
         self.caches.map(texts, threads, |t, cache| self.encode_with(t, allowed, Some(cache)))
     }
 
+    /// [`HfPipeline::encode_batch`] handing each text's ids to `sink(index, ids)` on the calling
+    /// thread, in order, while the rest is still being encoded (`Slots::map_streamed`).
+    pub fn encode_batch_streamed(&self, texts: &[&str], allowed: &[bool], threads: usize, sink: impl FnMut(usize, Vec<u32>)) {
+        self.caches.map_streamed(texts, threads, |t, cache| self.encode_with(t, allowed, Some(cache)), sink)
+    }
+
     fn encode_with(&self, text: &str, allowed: &[bool], mut cache: Option<&mut Cache>) -> Vec<u32> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
         let mut words: Vec<(usize, usize)> = Vec::new();

@@ -28,8 +28,10 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use subwords_core::hash::Map;
+use subwords_core::segmenters::unigram::trie::{PieceTrie, TrieBuilder};
 use yada::DoubleArray;
 
+use subwords_core::batch::Slots;
 use subwords_core::error::{Error, Result};
 use charsmap::Charsmap;
 use proto::ModelProto;
@@ -40,7 +42,6 @@ const UNK_PENALTY: f32 = 10.0;
 const RESET: f32 = 100_000.0;
 /// Words kept per worker slot by the BPE word cache before it starts afresh.
 const WORD_CACHE: usize = 1 << 16;
-const CACHE_SLOTS: usize = 16;
 type WordCache = Map<Box<[u8]>, Box<[Cut]>>;
 /// BPE: unused piece text -> (left start, left length, right start, right length).
 type Rev = Map<Box<[u8]>, (u32, u32, u32, u32)>;
@@ -66,10 +67,12 @@ pub struct SpModel {
     pub pieces: Vec<String>,
     pub scores: Vec<f32>,
     pub types: Vec<i32>,
-    /// (score, type) of each id, side by side for the Viterbi loop.
-    nodes: Vec<(f32, u8)>,
-    /// NORMAL, USER_DEFINED and UNUSED pieces (SentencePiece's `pieces_`), as a trie and a map.
-    trie: Option<DoubleArray<Vec<u8>>>,
+    /// NORMAL, USER_DEFINED and UNUSED pieces (SentencePiece's `pieces_`), Unigram only (empty
+    /// for BPE): core's Unigram trie over bytes, each piece with its (score, type) for the
+    /// Viterbi loop. It is built in a few
+    /// milliseconds where a double array (`yada`) took most of the load time.
+    trie: PieceTrie<(f32, u8)>,
+    /// BPE only (empty for Unigram): the same pieces by text, for looking up joined pairs.
     index: Map<Box<[u8]>, u32>,
     /// CONTROL, UNKNOWN and BYTE pieces (`reserved_id_map_`).
     reserved: Map<Box<[u8]>, u32>,
@@ -85,7 +88,19 @@ pub struct SpModel {
     pub unk_surface: String,
     /// No piece holds a character other than `▁` followed by `▁`: BPE may run word by word.
     words_apart: bool,
-    caches: Vec<std::sync::Mutex<WordCache>>,
+    /// Per-worker scratch kept warm across calls (the core's batch runner).
+    slots: Slots<Scratch>,
+}
+
+/// What one worker reuses from text to text: the normalized text, the Viterbi table, the cuts
+/// and the BPE word cache. Passed explicitly; the output never depends on what it holds.
+#[derive(Default)]
+pub struct Scratch {
+    normalized: Vec<u8>,
+    map: Vec<u32>,
+    best: Vec<Best>,
+    cuts: Vec<Cut>,
+    words: WordCache,
 }
 
 #[derive(Clone, Copy)]
@@ -106,7 +121,7 @@ impl SpModel {
         if bytes.len() > MAX_FILE_BYTES {
             return Err(bad(format!("{} bytes is larger than any SentencePiece model ({MAX_FILE_BYTES})", bytes.len())));
         }
-        let proto = proto::decode(&bytes)
+        let mut proto = proto::decode(&bytes)
             .map_err(|e| bad(format!("not a SentencePiece model (the protobuf does not parse: {e})")))?;
         let trainer = proto.trainer_spec.clone().unwrap_or_default();
         let kind = match trainer.model_type.unwrap_or(proto::UNIGRAM) {
@@ -151,13 +166,18 @@ impl SpModel {
         let mut pieces = Vec::with_capacity(n);
         let mut scores = Vec::with_capacity(n);
         let mut types = Vec::with_capacity(n);
+        // NORMAL, USER_DEFINED and UNUSED pieces go straight into the byte trie for Unigram (a path
+        // holding a piece already is a duplicate), into a map by text for BPE (which looks joined
+        // pairs up by text and needs no trie)
+        let mut builder: TrieBuilder<(f32, u8)> = TrieBuilder::new(256);
         let mut index: Map<Box<[u8]>, u32> = Map::default();
+        let mut syms: Vec<u32> = Vec::new();
         let mut reserved: Map<Box<[u8]>, u32> = Map::default();
         let mut users: Vec<&str> = Vec::new();
         let mut unk = None;
         let mut min_score = f32::MAX;
-        for (id, p) in proto.pieces.iter().enumerate() {
-            let text = p.piece.clone().unwrap_or_default();
+        for (id, p) in std::mem::take(&mut proto.pieces).into_iter().enumerate() {
+            let text = p.piece.unwrap_or_default();
             let score = p.score.unwrap_or(0.0);
             let ty = p.r#type.unwrap_or(proto::NORMAL);
             if text.is_empty() {
@@ -171,8 +191,22 @@ impl SpModel {
                 proto::UNKNOWN | proto::CONTROL | proto::BYTE => false,
                 t => return Err(bad(format!("piece {id} ({text:?}) has unknown type {t}"))),
             };
-            let map = if normal { &mut index } else { &mut reserved };
-            if map.insert(text.as_bytes().into(), id as u32).is_some() {
+            let twice = if normal {
+                if text.as_bytes().contains(&0) {
+                    return Err(bad("a piece contains a NUL character, which SentencePiece cannot match".into()));
+                }
+                if kind == Kind::Bpe {
+                    // BPE looks pieces up by text only: no trie to build
+                    index.insert(text.as_bytes().into(), id as u32).is_some()
+                } else {
+                    syms.clear();
+                    syms.extend(text.bytes().map(u32::from));
+                    builder.insert(&syms, id as u32, (score, ty as u8)).is_some()
+                }
+            } else {
+                reserved.insert(text.as_bytes().into(), id as u32).is_some()
+            };
+            if twice {
                 return Err(bad(format!("piece {text:?} is defined twice")));
             }
             if ty == proto::UNKNOWN {
@@ -207,7 +241,7 @@ impl SpModel {
         } else {
             None
         };
-        let trie = build_trie(index.iter().map(|(k, &v)| (&**k, v)))?;
+        let trie = builder.finish();
         let user = if users.is_empty() {
             None
         } else {
@@ -220,18 +254,21 @@ impl SpModel {
                 *stop |= m.starts_with(b as u8);
             }
         }
-        let nodes = scores.iter().zip(&types).map(|(&s, &t)| (s, t as u8)).collect();
         let inner_space = |p: &str| {
-            let cs: Vec<char> = p.chars().collect();
-            cs.windows(2).any(|w| w[0] != '\u{2581}' && w[1] == '\u{2581}')
+            let mut prev: Option<char> = None;
+            p.chars().any(|c| {
+                let hit = c == '\u{2581}' && prev.is_some_and(|q| q != '\u{2581}');
+                prev = Some(c);
+                hit
+            })
         };
-        let words_apart = norm.escape_whitespaces
+        let words_apart = kind == Kind::Bpe
+            && norm.escape_whitespaces
             && pieces.iter().zip(&types).all(|(p, &t)| matches!(t, proto::CONTROL | proto::UNKNOWN | proto::BYTE) || !inner_space(p));
         Ok(SpModel {
-            caches: (0..CACHE_SLOTS).map(|_| Default::default()).collect(),
+            slots: Slots::default(),
             words_apart,
             plain_stop,
-            nodes,
             user_starts,
             bytes,
             kind,
@@ -260,7 +297,21 @@ impl SpModel {
     }
 
     pub fn piece_to_id(&self, piece: &str) -> Option<u32> {
-        self.reserved.get(piece.as_bytes()).or_else(|| self.index.get(piece.as_bytes())).copied()
+        self.reserved.get(piece.as_bytes()).copied().or_else(|| self.trie_lookup(piece.as_bytes()))
+    }
+
+    /// The id of the NORMAL, USER_DEFINED or UNUSED piece spelled `bytes`.
+    fn trie_lookup(&self, bytes: &[u8]) -> Option<u32> {
+        if self.kind == Kind::Bpe {
+            return self.index.get(bytes).copied();
+        }
+        let mut found = None;
+        self.trie.pieces_from(bytes, 0, |end, id, _| {
+            if end == bytes.len() {
+                found = Some(id);
+            }
+        });
+        found
     }
 
     /// Normalized text, and for each of its bytes (plus one past the end) the byte offset in
@@ -380,16 +431,43 @@ impl SpModel {
 
     /// Ids of `text`, exactly as `SentencePieceProcessor.encode(text)`.
     pub fn encode(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
-        thread_local! {
-            static BUF: std::cell::RefCell<(Vec<u8>, Vec<u32>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
-        }
-        BUF.with(|b| {
-            let (normalized, map) = &mut *b.borrow_mut();
-            self.normalize_into(text, false, normalized, map)?;
-            let cuts = self.segment(normalized);
-            self.emit(normalized, &cuts, out, None, None, None);
-            Ok(())
-        })
+        self.slots.with(0, |s| self.encode_with(text, out, s))
+    }
+
+    /// [`SpModel::encode`] with the caller's scratch.
+    pub fn encode_with(&self, text: &str, out: &mut Vec<u32>, s: &mut Scratch) -> Result<()> {
+        let Scratch { normalized, map, best, cuts, words } = s;
+        self.normalize_into(text, false, normalized, map)?;
+        self.segment_into(normalized, best, words, cuts);
+        self.emit(normalized, cuts, out, None, None, None);
+        Ok(())
+    }
+
+    /// [`SpModel::encode`] on every text, on `threads` scoped threads (the core's batch runner,
+    /// each thread with its own warm scratch); the ids do not depend on the thread count.
+    pub fn encode_batch<S: AsRef<str> + Sync>(&self, texts: &[S], threads: usize) -> Result<Vec<Vec<u32>>> {
+        self.slots
+            .map(texts, threads, |t, s| {
+                let mut out = Vec::with_capacity(t.as_ref().len() / 3 + 1);
+                self.encode_with(t.as_ref(), &mut out, s).map(|_| out)
+            })
+            .into_iter()
+            .collect()
+    }
+
+    /// [`SpModel::encode_batch`] handing each text's ids (or error) to `sink(index, ids)` on the
+    /// calling thread, in order, while the rest is still being encoded (see
+    /// [`Slots::map_streamed`]).
+    pub fn encode_batch_streamed<S: AsRef<str> + Sync>(&self, texts: &[S], threads: usize, sink: impl FnMut(usize, Result<Vec<u32>>)) {
+        self.slots.map_streamed(
+            texts,
+            threads,
+            |t, s| {
+                let mut out = Vec::with_capacity(t.as_ref().len() / 3 + 1);
+                self.encode_with(t.as_ref(), &mut out, s).map(|_| out)
+            },
+            sink,
+        )
     }
 
     /// Ids with the byte span of `text` each covers (byte-fallback pieces of one character share
@@ -416,13 +494,22 @@ impl SpModel {
     }
 
     pub fn segment(&self, normalized: &[u8]) -> Vec<Cut> {
+        let mut cuts = Vec::new();
+        self.slots.with(0, |s| self.segment_into(normalized, &mut s.best, &mut s.words, &mut cuts));
+        cuts
+    }
+
+    /// The cuts of `normalized` into `cuts` (cleared first), with the caller's Viterbi table and
+    /// BPE word cache.
+    fn segment_into(&self, normalized: &[u8], best: &mut Vec<Best>, words: &mut WordCache, cuts: &mut Vec<Cut>) {
+        cuts.clear();
         if normalized.is_empty() {
-            return Vec::new();
+            return;
         }
         match self.kind {
-            Kind::Unigram => self.viterbi(normalized),
-            Kind::Bpe if self.words_apart => self.bpe_by_words(normalized),
-            Kind::Bpe => self.bpe(normalized),
+            Kind::Unigram => self.viterbi_in(normalized, best, cuts),
+            Kind::Bpe if self.words_apart => self.bpe_by_words(normalized, words, cuts),
+            Kind::Bpe => cuts.extend(self.bpe(normalized)),
         }
     }
 
@@ -431,17 +518,8 @@ impl SpModel {
     /// than `▁` followed by `▁` (Llama-style `▁▁▁▁` pieces are fine): then no join crosses the
     /// point between two words, joins in one word never change another, and the leftmost-first
     /// tie rule orders each word's joins as the whole-text run does.
-    fn bpe_by_words(&self, text: &[u8]) -> Vec<Cut> {
+    fn bpe_by_words(&self, text: &[u8], cache: &mut WordCache, cuts: &mut Vec<Cut>) {
         let space = SPACE.as_bytes();
-        let mut cuts = Vec::with_capacity(text.len() / 3 + 1);
-        // one cache per worker slot (slot 0 for calls from outside a thread pool)
-        let slot = rayon::current_thread_index().map_or(0, |i| 1 + i % (CACHE_SLOTS - 1));
-        let mut fresh = Map::default();
-        let mut guard = self.caches[slot].try_lock();
-        let cache: &mut WordCache = match guard.as_mut() {
-            Ok(g) => g,
-            Err(_) => &mut fresh,
-        };
         {
             let mut start = 0usize;
             while start < text.len() {
@@ -465,7 +543,6 @@ impl SpModel {
                 start = end;
             }
         }
-        cuts
     }
 
     /// Turns cuts into ids (and, when asked, each id's span of the input and its piece). An
@@ -523,15 +600,9 @@ impl SpModel {
         }
     }
 
-    /// SentencePiece's optimized Viterbi (`EncodeOptimized`), in `f32`.
-    fn viterbi(&self, text: &[u8]) -> Vec<Cut> {
-        thread_local! {
-            static BEST: std::cell::RefCell<Vec<Best>> = const { std::cell::RefCell::new(Vec::new()) };
-        }
-        BEST.with(|b| self.viterbi_in(text, &mut b.borrow_mut()))
-    }
-
-    fn viterbi_in(&self, text: &[u8], best: &mut Vec<Best>) -> Vec<Cut> {
+    /// SentencePiece's optimized Viterbi (`EncodeOptimized`), in `f32`, into `cuts` with the
+    /// caller's table `best`.
+    fn viterbi_in(&self, text: &[u8], best: &mut Vec<Best>, cuts: &mut Vec<Cut>) {
         let n = text.len();
         let unk_score = self.min_score - UNK_PENALTY;
         best.clear();
@@ -554,11 +625,11 @@ impl SpModel {
             }
             let mblen = char_len(text[start]).min(n - start);
             let mut has_single = false;
-            if let Some(trie) = &self.trie {
-                for (id, len) in trie.common_prefix_search(&text[start..]) {
-                    let (score, ty) = self.nodes[id as usize];
+            {
+                self.trie.pieces_from(text, start, |end, id, (score, ty)| {
+                    let len = end - start;
                     if ty == proto::UNUSED as u8 {
-                        continue;
+                        return;
                     }
                     frontier = frontier.max(start + len);
                     let target = &mut best[start + len];
@@ -569,7 +640,7 @@ impl SpModel {
                         *target = Best { id, score: cand, start: start as i64 };
                     }
                     has_single |= len == mblen;
-                }
+                });
             }
             if !has_single {
                 frontier = frontier.max(start + mblen);
@@ -581,7 +652,6 @@ impl SpModel {
             }
             start += mblen;
         }
-        let mut cuts = Vec::new();
         let mut end = n;
         while end > 0 {
             let b = best[end];
@@ -594,7 +664,6 @@ impl SpModel {
             end = s;
         }
         cuts.reverse();
-        cuts
     }
 
     /// SentencePiece's BPE: join the adjacent pair whose concatenation is the best-scoring piece

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 use crate::hash::Map;
-use crate::options::{ModelKind, TrainOptions, Unknown, MAX_VOCAB};
+use crate::options::{ModelKind, Unknown, MAX_VOCAB};
 use crate::segmenters::longest_match::LongestMatch;
 use crate::segmenters::merge_replay::MergeMap;
 use crate::segmenters::unigram::trie::TrieBuilder;
@@ -16,30 +16,8 @@ use crate::spelling::{byte_to_char_table, Scheme, Spelling};
 use crate::vocab::order::{check_imported, check_learned_order, check_row_kinds, check_row_order};
 use crate::vocab::{Row, RowKind, UNK};
 
-use super::file::Report;
+use super::parts::Parts;
 use super::Model;
-
-/// What a model is made of. [`Parts::new`] gives the three every model has; the rest default to
-/// none (no merges, no stream merges, no joints, no options, no report).
-pub struct Parts {
-    pub kind: ModelKind,
-    pub spelling: Spelling,
-    pub rows: Vec<Row>,
-    /// `[left, right, joined]` row ids, in rank order.
-    pub merges: Vec<[u32; 3]>,
-    /// Two-stage (superword) BPE: merges from this rank on apply across unit boundaries.
-    pub stream_from: Option<usize>,
-    /// Pre-split joints: words cut into parts before spelling.
-    pub joints: Option<BTreeMap<String, Vec<String>>>,
-    pub options: Option<TrainOptions>,
-    pub report: Option<Report>,
-}
-
-impl Parts {
-    pub fn new(kind: ModelKind, spelling: Spelling, rows: Vec<Row>) -> Self {
-        Parts { kind, spelling, rows, merges: Vec::new(), stream_from: None, joints: None, options: None, report: None }
-    }
-}
 
 fn bad(m: String) -> Error {
     Error::ModelFile(m)

@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::error::{Error, Result};
 use crate::hash::Map;
@@ -22,51 +22,11 @@ use crate::segmenters::unigram::lattice::NEG_INF;
 use crate::spelling::{byte_to_char_table, char_to_byte, parse_byte_piece, Scheme, Spelling};
 use crate::vocab::{display_row, join_continuation, Row, RowKind, WORD_START};
 
-use super::build::Parts;
+use super::parts::{Parts, Report};
 use super::Model;
 
 pub const FORMAT: &str = "subwords";
 pub const VERSION: u32 = 1;
-
-/// Facts about a training run, saved with the model.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Report {
-    pub alphabet_size: u64,
-    pub merges_learned: u64,
-    pub rows_learned: u64,
-    pub stop: String,
-    pub corpus_pieces_before: u64,
-    pub corpus_pieces_after: u64,
-    pub distinct_units: u64,
-    pub texts: u64,
-    /// Which `front` normalizations changed some training text: a subset of
-    /// `whitespace_runs`, `stripped_ends`, `mark_in_text`, in that order.
-    pub normalizations: Option<Vec<String>>,
-    /// The Unicode normalization the text went through (`normalize=`); omitted when none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub normalize: Option<String>,
-    pub stage_one_merges: Option<u64>,
-    pub dropped_symbols: u64,
-    /// The size asked for was more than the corpus supports (a ceiling, not an error).
-    pub size_not_reached: bool,
-    /// WordPiece under `min_count_rule="stop"`: the winner that failed `min_count` (left, right,
-    /// count) and ended the run early.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub winner_failed: Option<(String, String, u64)>,
-    /// WordPiece: the training corpus cut by longest match (it can differ from
-    /// `corpus_pieces_after`, the learner's own last state).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub corpus_pieces_encoded: Option<u64>,
-    /// Unigram: pieces in the seed, the table size at the start and after each pruning round,
-    /// and the corpus log-likelihood on the final table.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed_size: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rounds: Option<Vec<u64>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub log_likelihood: Option<f64>,
-}
 
 impl Model {
     pub fn to_json(&self) -> String {

@@ -8,7 +8,7 @@
 //! (Unigram, [`unigram`]) or the unit's own row (word models). Frequent units are cached.
 //! Decoding is the spelling's ([`Spelling::decode_bytes`]).
 //!
-//! Files: [`build`] makes a model from its parts and checks them; [`file`] is the canonical
+//! Files: [`build`] makes a model from its [`parts`] and checks them; [`file`] is the canonical
 //! JSON file; [`unigram`] holds the Unigram cut and analysis. Every cache and buffer an
 //! encoding needs is a [`Scratch`] the caller owns (one per worker, kept in [`Slots`]): no
 //! thread-local carries data between functions.
@@ -16,6 +16,7 @@
 pub mod build;
 mod extend;
 pub mod file;
+pub mod parts;
 mod unigram;
 
 use std::collections::BTreeMap;
@@ -37,8 +38,8 @@ use crate::spelling::symbols::{SymbolIds, NO_ID};
 use crate::spelling::{char_to_byte, parse_byte_piece, Scheme, Spelling};
 use crate::vocab::{display_row, Row, RowKind, UNK};
 
-pub use build::Parts;
-pub use file::{Report, FORMAT, VERSION};
+pub use file::{FORMAT, VERSION};
+pub use parts::{Parts, Report};
 
 /// How a unit is cut: the model's own segmenter, or one of the alternatives some models offer.
 pub enum Mode {

@@ -6,9 +6,10 @@
 //! round, keeps nothing and looks them up by piece).
 //!
 //! Layout: the root's children are an array indexed by symbol (every lattice position starts
-//! there); node `u`'s other children are `kids[first[u]..first[u + 1]]`, `(symbol, child)`
-//! sorted by symbol, scanned when short and binary-searched when long, so a step is a few
-//! compares instead of a hash lookup. Building goes through a hash map of edges
+//! there); node `u`'s other children are `kids[from..to]` (kept in the node beside its piece),
+//! `(symbol, child)` sorted by symbol, scanned when short and binary-searched when long, so a
+//! step is a few compares instead of a hash lookup; in a trie over bytes a node with many
+//! children has a dense table of them instead. Building goes through a hash map of edges
 //! ([`TrieBuilder`]), dropped once the arrays are made.
 //!
 //! Complexity: [`PieceTrie::pieces_from`] is O(longest piece) steps per start position; the
@@ -17,18 +18,38 @@
 use crate::hash::{pack, Map};
 
 const NONE: u32 = u32::MAX;
+/// Nodes with more children than this get a dense child table (in tries over few symbols).
+const WIDE: usize = 8;
+/// The most symbols a trie may have for dense child tables.
+const WIDE_SYMBOLS: usize = 256;
 
 /// A finished trie: read-only, shared by threads.
 pub struct PieceTrie<V> {
     root: Vec<u32>,
-    first: Vec<u32>,
+    /// per node, side by side so a step reads one place: its piece and payload, and where its
+    /// children are (`kids[from..to]`, or a dense block)
+    nodes: Vec<Node<V>>,
     kids: Vec<(u32, u32)>,
-    /// per node: the piece it completes (`u32::MAX` for none) and its payload
-    piece: Vec<(u32, V)>,
+    /// Tries over at most [`WIDE_SYMBOLS`] symbols (bytes): per node, the block of `dense` that
+    /// holds its children by symbol when it has more than [`WIDE`] of them (`NONE` otherwise),
+    /// so the widest nodes (a SentencePiece `▁` before every word) take one load, not a search.
+    dense: Vec<u32>,
+}
+
+#[derive(Clone, Copy)]
+struct Node<V> {
+    /// the piece it completes (`u32::MAX` for none) and its payload
+    piece: u32,
+    value: V,
+    from: u32,
+    to: u32,
+    /// its block of `dense`, or `NONE`
+    wide: u32,
 }
 
 /// Collects pieces, then [`TrieBuilder::finish`] lays the trie out.
 pub struct TrieBuilder<V> {
+    symbols: usize,
     root: Vec<u32>,
     edges: Map<u64, u32>,
     piece: Vec<(u32, V)>,
@@ -37,7 +58,7 @@ pub struct TrieBuilder<V> {
 impl<V: Copy + Default> TrieBuilder<V> {
     /// A trie over symbols `0..symbols`.
     pub fn new(symbols: usize) -> Self {
-        TrieBuilder { root: vec![NONE; symbols], edges: Map::default(), piece: Vec::new() }
+        TrieBuilder { symbols, root: vec![NONE; symbols], edges: Map::default(), piece: Vec::new() }
     }
 
     fn node(&mut self) -> u32 {
@@ -82,36 +103,60 @@ impl<V: Copy + Default> TrieBuilder<V> {
         for i in 1..first.len() {
             first[i] += first[i - 1];
         }
-        let kids = all.into_iter().map(|(k, c)| (k as u32, c)).collect();
-        PieceTrie { root: self.root, first, kids, piece: self.piece }
+        let kids: Vec<(u32, u32)> = all.into_iter().map(|(k, c)| (k as u32, c)).collect();
+        let mut dense = Vec::new();
+        let mut nodes: Vec<Node<V>> = self
+            .piece
+            .iter()
+            .enumerate()
+            .map(|(u, &(piece, value))| Node { piece, value, from: first[u], to: first[u + 1], wide: NONE })
+            .collect();
+        if self.symbols <= WIDE_SYMBOLS {
+            for (u, node) in nodes.iter_mut().enumerate() {
+                let span = &kids[first[u] as usize..first[u + 1] as usize];
+                if span.len() > WIDE {
+                    node.wide = (dense.len() / WIDE_SYMBOLS) as u32;
+                    let at = dense.len();
+                    dense.resize(at + WIDE_SYMBOLS, NONE);
+                    for &(x, c) in span {
+                        dense[at + x as usize] = c;
+                    }
+                }
+            }
+        }
+        PieceTrie { root: self.root, nodes, kids, dense }
     }
 }
 
 impl<V: Copy> PieceTrie<V> {
-    /// Every piece that starts `run` at `i`, shortest first: `f(end, piece, payload)`.
+    /// Every piece that starts `run` at `i`, shortest first: `f(end, piece, payload)`. The
+    /// symbols are ids, or bytes for a trie over the 256 byte values.
     #[inline]
-    pub fn pieces_from(&self, run: &[u32], i: usize, mut f: impl FnMut(usize, u32, V)) {
+    pub fn pieces_from<S: Copy + Into<u32>>(&self, run: &[S], i: usize, mut f: impl FnMut(usize, u32, V)) {
         let Some(rest) = run.get(i..) else { return };
         let mut rest = rest.iter();
         let Some(&start) = rest.next() else { return };
-        let mut u = self.root.get(start as usize).copied().unwrap_or(NONE);
+        let mut u = self.root.get(start.into() as usize).copied().unwrap_or(NONE);
         let mut j = i;
         while u != NONE {
             j += 1;
-            let (piece, v) = self.piece[u as usize];
-            if piece != NONE {
-                f(j, piece, v);
+            let node = &self.nodes[u as usize];
+            if node.piece != NONE {
+                f(j, node.piece, node.value);
             }
             match rest.next() {
-                Some(&x) => u = self.child(u, x),
+                Some(&x) => u = self.child(node, x.into()),
                 None => return,
             }
         }
     }
 
     #[inline]
-    fn child(&self, u: u32, x: u32) -> u32 {
-        let kids = &self.kids[self.first[u as usize] as usize..self.first[u as usize + 1] as usize];
+    fn child(&self, node: &Node<V>, x: u32) -> u32 {
+        if node.wide != NONE {
+            return self.dense.get(node.wide as usize * WIDE_SYMBOLS + x as usize).copied().unwrap_or(NONE);
+        }
+        let kids = &self.kids[node.from as usize..node.to as usize];
         let found = if kids.len() <= 8 {
             kids.iter().find(|k| k.0 == x).map(|k| k.1)
         } else {
@@ -135,13 +180,33 @@ mod tests {
         assert_eq!(t.insert(&[0, 1], 13, -4.0), Some(11));
         let t = t.finish();
         let mut got = Vec::new();
-        t.pieces_from(&[0, 1, 0], 0, |end, p, v| got.push((end, p, v)));
+        t.pieces_from(&[0u32, 1, 0], 0, |end, p, v| got.push((end, p, v)));
         assert_eq!(got, vec![(1, 10, -1.0), (2, 11, -2.0)]);
         got.clear();
-        t.pieces_from(&[0, 1, 0], 1, |end, p, v| got.push((end, p, v)));
+        t.pieces_from(&[0u32, 1, 0], 1, |end, p, v| got.push((end, p, v)));
         assert_eq!(got, vec![(2, 12, -3.0)]);
         got.clear();
-        t.pieces_from(&[0, 1, 0], 3, |end, p, v| got.push((end, p, v)));
+        t.pieces_from(&[0u32, 1, 0], 3, |end, p, v| got.push((end, p, v)));
         assert!(got.is_empty());
+    }
+
+    #[test]
+    fn a_wide_node_finds_every_child() {
+        // over bytes: "x" then each of 40 bytes (more than WIDE children under "x"), and a
+        // deeper piece under one of them, looked up through the dense table
+        let mut t = TrieBuilder::<()>::new(256);
+        t.insert(&[b'x' as u32], 0, ());
+        for (k, b) in (b'a'..b'a' + 40).enumerate() {
+            t.insert(&[b'x' as u32, b as u32], 1 + k as u32, ());
+        }
+        t.insert(&[b'x' as u32, b'c' as u32, b'z' as u32], 99, ());
+        let t = t.finish();
+        let mut got = Vec::new();
+        t.pieces_from(b"xcz", 0, |end, p, ()| got.push((end, p)));
+        // x, xc (the third byte after a), xcz
+        assert_eq!(got, vec![(1, 0), (2, 3), (3, 99)]);
+        got.clear();
+        t.pieces_from(b"x!", 0, |end, p, ()| got.push((end, p)));
+        assert_eq!(got, vec![(1, 0)]);
     }
 }

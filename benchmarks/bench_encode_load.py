@@ -1,0 +1,196 @@
+"""Encoding and loading against the original libraries, every ratio in one run.
+
+    python benchmarks/bench_encode_load.py [--vocab 32000] [--lines 60000] [--mb 4] [--repeat 3]
+
+Three tables, each measured side by side (the libraries alternate, best of ``--repeat``):
+
+1. **The `.model` reader against sentencepiece** (issue 15's "Unigram encoding at least 1.5x"):
+   a 32k Unigram vocabulary trained by subwords on english (``front``, byte fallback), exported
+   to ``.model``; both libraries read the same bytes and must give the same ids. Modes: one
+   call per line, one batch on 1 thread, one batch on 2 threads, on the first ``--lines`` lines
+   of english and of multilingual. One-thread modes are timed in process CPU time (the machine
+   is shared: CPU time is what the encoder costs); the 2-thread mode in wall time.
+2. **Load time** against the original library, wall time to a ready tokenizer from the bytes on
+   disk: the 32k `.model` (sentencepiece), byte-level BPE tokenizer.json files of 8k and 32k
+   trained by ``tokenizers`` on english (tokenizers), OpenAI's cl100k_base rank file
+   (tiktoken, from the ``bpe-openai`` crate as ``tests/support/peers.py`` caches it), and
+   subwords' own model file of the 32k Unigram (no peer: its time is printed alone).
+3. **Batch scaling** from 1 to 2 threads (issue 15's "batch encoding that uses both cores"):
+   byte-level 32k tokenizer.json, the 32k Unigram `.model`, and cl100k, on the first ``--mb``
+   MB of multilingual cut into ~16 KB chunks and into lines; wall time; ids must not change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests" / "support"))
+
+
+def lines_of(name: str) -> list[str]:
+    p = HERE / "corpora" / f"{name}.txt"
+    return [l for l in p.read_text(encoding="utf-8").split("\n") if l.strip()]
+
+
+def best(f, repeat: int, clock=time.perf_counter) -> float:
+    times = []
+    for _ in range(repeat):
+        t = clock()
+        f()
+        times.append(clock() - t)
+    return min(times)
+
+
+def pair(f_peer, f_ours, repeat: int, clock) -> tuple[float, float]:
+    """Best times of both, alternating so a busy moment hurts both alike."""
+    tp, to = [], []
+    for _ in range(repeat):
+        tp.append(best(f_peer, 1, clock))
+        to.append(best(f_ours, 1, clock))
+    return min(tp), min(to)
+
+
+def chunks(text: str, size: int = 16_000) -> list[str]:
+    out, start = [], 0
+    while start < len(text):
+        end = text.find("\n", start + size)
+        end = len(text) if end < 0 else end + 1
+        out.append(text[start:end])
+        start = end
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--vocab", type=int, default=32000)
+    ap.add_argument("--lines", type=int, default=60000)
+    ap.add_argument("--mb", type=float, default=4.0)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+
+    import peers
+    import sentencepiece as spm
+    import tiktoken
+    import tiktoken_ext.openai_public as public
+    import tokenizers
+    from tiktoken.load import load_tiktoken_bpe
+
+    import subwords
+    from subwords.formats._sp_export import model_bytes
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-encode-load-"))
+    english = lines_of("english")
+    multi = lines_of("multilingual")
+    cpu = time.process_time
+    ok = True
+
+    print(f"training a {args.vocab} Unigram on english ...", file=sys.stderr)
+    uni = subwords.train(english, model="unigram", spelling="front", vocab_size=args.vocab, byte_fallback=True, threads=2)
+    sp_path = tmp / "unigram.model"
+    sp_path.write_bytes(model_bytes(uni))
+    own_path = tmp / "unigram.json"
+    uni.save(own_path)
+
+    # -- 1. the .model reader against sentencepiece ----------------------------------------
+    data = sp_path.read_bytes()
+    sp = spm.SentencePieceProcessor(model_proto=data)
+    ours = subwords.load(sp_path)
+    print(f"\n1. .model reader vs sentencepiece ({args.vocab} Unigram, first {args.lines} lines); "
+          "MB/s, ratio = ours / sentencepiece")
+    print(f"{'corpus':14} {'ids':5} {'per call (CPU)':>24} {'batch 1 thread (CPU)':>24} {'batch 2 threads (wall)':>24}")
+    for name, lines in (("english", english), ("multilingual", multi)):
+        lines = lines[: args.lines]
+        mb = sum(len(l.encode("utf-8")) + 1 for l in lines) / 1e6
+        same = sp.encode(lines) == ours.encode_batch(lines, threads=2)
+        ok &= same
+        cells = []
+        for f_sp, f_ours, clock in (
+            (lambda: [sp.encode(l) for l in lines], lambda: [ours.encode(l) for l in lines], cpu),
+            (lambda: sp.encode(lines, num_threads=1), lambda: ours.encode_batch(lines, threads=1), cpu),
+            (lambda: sp.encode(lines, num_threads=2), lambda: ours.encode_batch(lines, threads=2), time.perf_counter),
+        ):
+            t_sp, t_ours = pair(f_sp, f_ours, args.repeat, clock)
+            cells.append(f"{mb / t_ours:5.1f} vs {mb / t_sp:5.1f} ({t_sp / t_ours:.2f}x)")
+        print(f"{name:14} {'same' if same else 'DIFF':5} " + " ".join(f"{c:>24}" for c in cells))
+
+    # -- 2. load times ----------------------------------------------------------------------
+    print("training byte-level BPE tokenizer.json files with tokenizers ...", file=sys.stderr)
+    hf_paths = {}
+    for size in (8000, args.vocab):
+        tok = tokenizers.Tokenizer(tokenizers.models.BPE())
+        tok.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = tokenizers.decoders.ByteLevel()
+        trainer = tokenizers.trainers.BpeTrainer(vocab_size=size, show_progress=False,
+                                                 initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet())
+        tok.train_from_iterator(english, trainer=trainer)
+        hf_paths[size] = tmp / f"bytelevel-{size}.json"
+        tok.save(str(hf_paths[size]))
+    tt_path = tmp / "cl100k_base.tiktoken"
+    tt_path.write_bytes(gzip.decompress(peers.crate_member("bpe-openai", "0.2.1", "data/cl100k_base.tiktoken.gz")))
+    spec = None
+
+    def tiktoken_load():
+        nonlocal spec
+        ranks = load_tiktoken_bpe(str(tt_path))
+        original = public.load_tiktoken_bpe
+        public.load_tiktoken_bpe = lambda *a, **k: ranks
+        spec = public.cl100k_base()
+        public.load_tiktoken_bpe = original
+        return tiktoken.Encoding("cl100k_base", pat_str=spec["pat_str"], mergeable_ranks=ranks,
+                                 special_tokens=spec["special_tokens"])
+
+    print("\n2. load time, ms (wall, best of repeats); ratio = peer / ours (>= 1: ours no slower)")
+    print(f"{'file':34} {'ours':>8} {'peer':>8} {'ratio':>7}")
+    loads = [
+        (f"{args.vocab} Unigram .model", lambda: subwords.load(sp_path), lambda: spm.SentencePieceProcessor(model_file=str(sp_path))),
+        ("8k byte-level tokenizer.json", lambda: subwords.load(hf_paths[8000]), lambda: tokenizers.Tokenizer.from_file(str(hf_paths[8000]))),
+        (f"{args.vocab} byte-level tokenizer.json", lambda: subwords.load(hf_paths[args.vocab]),
+         lambda: tokenizers.Tokenizer.from_file(str(hf_paths[args.vocab]))),
+        ("cl100k_base.tiktoken", lambda: subwords.load(tt_path), tiktoken_load),
+        (f"subwords model file ({args.vocab} Unigram)", lambda: subwords.load(own_path), None),
+    ]
+    for label, f_ours, f_peer in loads:
+        if f_peer is None:
+            t_ours = best(f_ours, args.repeat)
+            print(f"{label:34} {t_ours * 1e3:8.1f} {'-':>8} {'-':>7}")
+            continue
+        t_peer, t_ours = pair(f_peer, f_ours, args.repeat, time.perf_counter)
+        print(f"{label:34} {t_ours * 1e3:8.1f} {t_peer * 1e3:8.1f} {t_peer / t_ours:6.2f}x")
+
+    # -- 3. batch scaling -------------------------------------------------------------------
+    text, size = [], 0
+    for l in multi:
+        text.append(l)
+        size += len(l.encode("utf-8")) + 1
+        if size >= args.mb * 1e6:
+            break
+    shapes = {"16 KB chunks": chunks("\n".join(text) + "\n"), "lines": text}
+    models = {
+        f"byte-level {args.vocab // 1000}k": subwords.load(hf_paths[args.vocab]),
+        f"Unigram {args.vocab // 1000}k .model": ours,
+        f"Unigram {args.vocab // 1000}k (own)": uni,
+        "cl100k file": subwords.load(tt_path),
+    }
+    print(f"\n3. batch encoding, 1 -> 2 threads ({size / 1e6:.1f} MB multilingual); MB/s wall")
+    print(f"{'model':24} {'input':13} {'1 thread':>9} {'2 threads':>10} {'speed-up':>9} {'ids':5}")
+    for mname, model in models.items():
+        for sname, items in shapes.items():
+            one = model.encode_batch(items, threads=1)
+            same = one == model.encode_batch(items, threads=2)
+            ok &= same
+            t1, t2 = pair(lambda: model.encode_batch(items, threads=1), lambda: model.encode_batch(items, threads=2),
+                          args.repeat, time.perf_counter)
+            print(f"{mname:24} {sname:13} {size / 1e6 / t1:9.1f} {size / 1e6 / t2:10.1f} {t1 / t2:8.2f}x {'same' if same else 'DIFF':5}")
+    if not ok:
+        print("\nsome ids differ (see DIFF above)", file=sys.stderr)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
