@@ -167,3 +167,36 @@ def test_to_transformers_without_transformers_names_the_extra(monkeypatch, train
     monkeypatch.setattr(builtins, "__import__", no_transformers)
     with pytest.raises(subwords.SubwordsError, match=r"subwords\[transformers\]"):
         trained["bpe_front"].to_transformers()
+
+
+SPECIALS = dict(special_tokens=["<s>", "</s>", "<pad>", "[UNK]"], bos_token="<s>", eos_token="</s>",
+                pad_token="<pad>")
+
+
+@pytest.mark.parametrize("name", ["bpe_front", "byte_level", "wordpiece", "unigram"])
+def test_specials_reach_transformers_with_their_ids_and_roles(name, texts, tmp_path):
+    # Issue 13: "ids identical to ours on the multilingual corpus, for BPE, byte-level, WordPiece
+    # and Unigram exports, with specials". The specials are rows 0..3 in the order given; in
+    # transformers a special token always matches, so ours are compared with every special allowed.
+    specials = dict(SPECIALS)
+    if name == "byte_level":  # every text is spelled in bytes: no unknown row to place
+        specials["special_tokens"] = ["<s>", "</s>", "<pad>", "<|endoftext|>"]
+    tok = subwords.train(texts[::15], **FAMILIES[name], **specials)
+    assert [tok.id_to_piece(i) for i in range(4)] == specials["special_tokens"]
+    sample = encodable(tok, texts[::7])
+    marked = [f"<s>{t}</s>" if k % 2 else f"{t} <pad><pad>" for k, t in enumerate(sample)]
+    ours = tok.encode_batch(marked, allowed_special="all")
+    assert all(ids[0] == 0 and ids[-1] == 1 for ids in ours[1::2])  # <s> ... </s> kept whole
+    export(tok, tmp_path / "tokenizer.json", "hf")
+    fast = PreTrainedTokenizerFast(tokenizer_file=str(tmp_path / "tokenizer.json"))
+    got = fast(marked, add_special_tokens=True)["input_ids"]
+    ties = assert_same_ids(name, tok, expected(name, tok, ours), got)
+    assert ties < len(marked) // 100
+    handed = tok.to_transformers()
+    assert (handed.bos_token, handed.eos_token, handed.pad_token) == ("<s>", "</s>", "<pad>")
+    assert (handed.bos_token_id, handed.eos_token_id, handed.pad_token_id) == (0, 1, 2)
+    if name != "byte_level":
+        assert (handed.unk_token, handed.unk_token_id) == ("[UNK]", 3)
+    assert handed(marked[:50], add_special_tokens=True)["input_ids"] == got[:50]
+    padded = handed(["<s>", "<s></s>"], padding=True)["input_ids"]
+    assert padded == [[0, 2], [0, 1]]  # padded with <pad>, id 2
