@@ -12,6 +12,7 @@ import subwords
 from subwords.formats import export
 
 import peers
+from unigram_ties import assert_same_ids, fused_unknowns
 
 import tokenizers
 from transformers import PreTrainedTokenizerFast
@@ -50,39 +51,11 @@ def encodable(tok: subwords.SubwordsTokenizer, texts: list[str]) -> list[str]:
     return kept
 
 
-def fused_unknowns(ids: list[int], unk: int) -> list[int]:
-    """``ids`` with every run of the unknown id made one, as tokenizers' Unigram gives it
-    (docs/HANDOFF.md: its ``fuse_unk`` is always on)."""
-    out: list[int] = []
-    for i in ids:
-        if not (i == unk and out and out[-1] == unk):
-            out.append(i)
-    return out
-
-
 def expected(name: str, tok: subwords.SubwordsTokenizer, ours: list[list[int]]) -> list[list[int]]:
     if name == "unigram":
         unk = tok.piece_to_id("[UNK]")
         return [fused_unknowns(ids, unk) for ids in ours]
     return ours
-
-
-def assert_same_ids(name: str, tok: subwords.SubwordsTokenizer, want: list[list[int]], got: list[list[int]]) -> int:
-    """``got == want``, except, for Unigram, on exact Viterbi ties (docs/HANDOFF.md): the same
-    pieces in another order, where subwords' rule (the longer piece at the first position where
-    the spellings differ) and tokenizers' (the first best path into each position) choose
-    differently. Returns how many texts were such ties."""
-    assert len(got) == len(want)
-    ties = 0
-    for ours, theirs in zip(want, got):
-        if ours == theirs:
-            continue
-        assert name.startswith("unigram"), (ours, theirs)
-        assert sorted(ours) == sorted(theirs), (ours, theirs)  # the same pieces: an exact tie
-        k = next(k for k, (a, b) in enumerate(zip(ours, theirs)) if a != b)
-        assert len(tok.id_to_piece(ours[k])) > len(tok.id_to_piece(theirs[k])), (ours, theirs)
-        ties += 1
-    return ties
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))

@@ -6,7 +6,7 @@ import os
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Optional
 
-from ..errors import FileError, ModelFileError, OptionError
+from ..errors import FileError, InputError, ModelFileError, OptionError
 from . import huggingface, sentencepiece, subword_nmt, tiktoken, vocab_txt
 from ._foreign import PathLike
 
@@ -93,4 +93,17 @@ def export(tokenizer: Any, path: PathLike, format: str) -> None:
     if format == "subwords":
         tokenizer.save(path)
         return
+    if format != "hf":
+        _refuse_new_spelling_options(tokenizer, format)
     _MODULES[format].export(tokenizer, path, format=format)
+
+
+def _refuse_new_spelling_options(tokenizer: Any, format: str) -> None:
+    """The formats other than tokenizer.json have no place for ``normalize=``, a pattern
+    pre-split or digit splitting: a file without them would cut text differently, so it is
+    refused (nothing written)."""
+    sp = getattr(tokenizer, "spelling", None) or {}
+    used = [f"{k}={sp[k]!r}" for k in ("normalize", "pattern", "split_digits") if sp.get(k) not in (None, "none")]
+    if used:
+        raise InputError(f"a {format!r} file cannot express {', '.join(used)}: it would cut text differently "
+                         "from this model. Export to 'hf' (tokenizer.json) or keep subwords' own file")

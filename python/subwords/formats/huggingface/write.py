@@ -104,16 +104,114 @@ def special_roles(tokenizer: object) -> dict[str, str]:
     return roles
 
 
+def _front_pipeline(out: dict[str, Any], sp: dict[str, Any], mark: str) -> None:
+    """The front mark's normalizer (strip, whitespace runs to the mark, the mark first),
+    Metaspace split and decoder, shared by front BPE and Unigram."""
+    out["normalizer"] = {"type": "Sequence", "normalizers": [
+        {"type": "Strip", "strip_left": True, "strip_right": True},
+        {"type": "Replace", "pattern": MARK_RUNS, "content": mark},
+        {"type": "Prepend", "prepend": mark}]}
+    if sp.get("split_at_marks", True):
+        out["pre_tokenizer"] = {"type": "Metaspace", "replacement": mark, "prepend_scheme": "never", "split": True}
+    out["decoder"] = {"type": "Sequence", "decoders": [
+        {"type": "Replace", "pattern": {"String": mark}, "content": " "},
+        {"type": "ByteFallback"}, {"type": "Fuse"},
+        {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}
+
+
+#: ``normalize=`` forms tokenizers has a normalizer for (``nmt_nfkc`` needs sentencepiece's
+#: compiled charsmap, which subwords does not ship)
+UNICODE_FORMS = ("nfc", "nfkc", "nfd", "nfkd")
+
+
+def _check_portable_spelling(sp: dict[str, Any], kind: str) -> None:
+    """Refuses the spelling options tokenizer.json cannot carry: ``nmt_nfkc``, digit splitting,
+    and a pattern pre-split other than on byte-level BPE."""
+    form = sp.get("normalize")
+    if form not in (None, "none", *UNICODE_FORMS):
+        raise _refuse(f"normalize={form!r} (tokenizers has no such normalizer without sentencepiece's compiled "
+                      f"charsmap; train with normalize='nfkc' to export)")
+    if sp.get("split_digits"):
+        raise _refuse(f"split_digits={sp['split_digits']}")
+    if sp.get("pattern") is not None and not (kind == "bpe" and sp["scheme"] == "bytes"):
+        raise _refuse("a pattern pre-split outside byte-level BPE")
+
+
+def _unicode_first(out: dict[str, Any], sp: dict[str, Any]) -> None:
+    """Puts the model's Unicode normalization (``normalize=``) before every other normalizer,
+    where subwords applies it."""
+    form = sp.get("normalize")
+    if form is None or form == "none":
+        return
+    first = {"type": str(form).upper()}
+    current = out.get("normalizer")
+    if current is None:
+        out["normalizer"] = first
+    elif current.get("type") == "Sequence":
+        current["normalizers"].insert(0, first)
+    else:
+        out["normalizer"] = {"type": "Sequence", "normalizers": [first, current]}
+
+
+def _onig_pattern(pattern: str) -> str:
+    """``pattern`` as tokenizers' regex engine (Oniguruma, Ruby syntax) reads it the way
+    fancy-regex does. The one difference these patterns meet: Ruby reads ``X{n,m}+`` as ``X{n,m}``
+    repeated, not as a possessive interval (tiktoken's cl100k and o200k write ``\\p{N}{1,3}+``).
+    At the end of a top-level alternative nothing follows that could backtrack into the interval,
+    so there the ``+`` is dropped; anywhere else the pattern is refused."""
+    out: list[str] = []
+    depth, i, n = 0, 0, len(pattern)
+    in_class = False
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            end = i + 2
+            if pattern[i + 1:i + 3] in ("p{", "P{"):  # a property \p{L}: its braces are no interval
+                close = pattern.find("}", i)
+                end = n if close < 0 else close + 1
+            out.append(pattern[i:end])
+            i = end
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "}" and i + 1 < n and pattern[i + 1] == "+":
+            after = pattern[i + 2:i + 3]
+            if depth == 0 and after in ("", "|"):
+                out.append(c)
+                i += 2
+                continue
+            raise _refuse(f"the pattern's possessive interval at position {i + 1} (tokenizers' regex engine "
+                          "reads `{n,m}+` as a repetition); write it without the `+`")
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
 def tokenizer_json(tokenizer: object) -> dict[str, Any]:
     """The ``tokenizer.json`` document of a subwords model (refuses what it cannot express)."""
     doc = _doc_of(tokenizer)
     kind = doc["model"]
     sp = doc["spelling"]
     scheme = sp["scheme"]
-    if kind == "unigram":
-        return _unigram_json(doc)
-    if kind not in ("bpe", "wordpiece"):
+    if kind not in ("bpe", "wordpiece", "unigram"):
         raise _refuse(f"a {kind} model (BPE, WordPiece and Unigram export)")
+    _check_portable_spelling(sp, kind)
+    out = _unigram_json(doc) if kind == "unigram" else _merge_model_json(doc)
+    _unicode_first(out, sp)
+    return out
+
+
+def _merge_model_json(doc: dict[str, Any]) -> dict[str, Any]:
+    """``tokenizer_json`` for BPE and WordPiece."""
+    kind = doc["model"]
+    sp = doc["spelling"]
+    scheme = sp["scheme"]
     if doc.get("stream_merges_from") is not None:
         raise _refuse("stream (superword) merges: tokenizers merges within pre-tokenized words only")
     if doc.get("joints"):
@@ -136,22 +234,22 @@ def tokenizer_json(tokenizer: object) -> dict[str, Any]:
         if sp.get("clean_text") or sp.get("lowercase") or sp.get("strip_accents"):
             raise _refuse("BPE with text normalization")
         if scheme == "bytes":
-            if sp.get("pre_split") != "gpt2":
-                raise _refuse("the bytes spelling without pre_split='gpt2' (tokenizers has no such pre-tokenizer)")
-            out["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+            if sp.get("pattern") is not None:
+                # every match and every stretch between matches is a unit: Split's Isolated
+                out["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+                    {"type": "Split", "pattern": {"Regex": _onig_pattern(sp["pattern"])}, "behavior": "Isolated",
+                     "invert": False},
+                    {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+            elif sp.get("pre_split") != "gpt2":
+                raise _refuse("the bytes spelling without pre_split='gpt2' or a pattern (tokenizers has no such "
+                              "pre-tokenizer)")
+            else:
+                out["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                                        "use_regex": True}
             out["decoder"] = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
             out["model"] = _bpe_model(doc, vocab)
         elif scheme == "front":
-            out["normalizer"] = {"type": "Sequence", "normalizers": [
-                {"type": "Strip", "strip_left": True, "strip_right": True},
-                {"type": "Replace", "pattern": MARK_RUNS, "content": mark},
-                {"type": "Prepend", "prepend": mark}]}
-            if sp.get("split_at_marks", True):
-                out["pre_tokenizer"] = {"type": "Metaspace", "replacement": mark, "prepend_scheme": "never", "split": True}
-            out["decoder"] = {"type": "Sequence", "decoders": [
-                {"type": "Replace", "pattern": {"String": mark}, "content": " "},
-                {"type": "ByteFallback"}, {"type": "Fuse"},
-                {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}
+            _front_pipeline(out, sp, mark)
             out["model"] = _bpe_model(doc, vocab, unk_token="[UNK]", byte_fallback=bool(sp.get("byte_fallback")))
         elif scheme in ("end", "continuation"):
             if sp.get("byte_fallback"):
@@ -257,16 +355,7 @@ def _unigram_json(doc: dict[str, Any]) -> dict[str, Any]:
     mark = sp.get("mark") or ""
     out: dict[str, Any] = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
                            "normalizer": None, "pre_tokenizer": None, "post_processor": None, "decoder": None}
-    out["normalizer"] = {"type": "Sequence", "normalizers": [
-        {"type": "Strip", "strip_left": True, "strip_right": True},
-        {"type": "Replace", "pattern": MARK_RUNS, "content": mark},
-        {"type": "Prepend", "prepend": mark}]}
-    if sp.get("split_at_marks", True):
-        out["pre_tokenizer"] = {"type": "Metaspace", "replacement": mark, "prepend_scheme": "never", "split": True}
-    out["decoder"] = {"type": "Sequence", "decoders": [
-        {"type": "Replace", "pattern": {"String": mark}, "content": " "},
-        {"type": "ByteFallback"}, {"type": "Fuse"},
-        {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}
+    _front_pipeline(out, sp, mark)
     out["model"] = {"type": "Unigram", "unk_id": vocab["[UNK]"], "byte_fallback": bool(sp.get("byte_fallback")),
                     "vocab": [[p, sc] for (p, _k), sc in zip(rows, scores)]}
     out["added_tokens"] = [{"id": i, "content": p, "single_word": False, "lstrip": False, "rstrip": False,
