@@ -23,10 +23,17 @@ FAMILIES = {
     "bytes_cl100k": dict(model="bpe", spelling="bytes", pre_split="cl100k", vocab_size=800),
     "bytes_o200k": dict(model="bpe", spelling="bytes", pre_split="o200k", vocab_size=800),
     "bytes_cl100k_nfkc": dict(model="bpe", spelling="bytes", pre_split="cl100k", normalize="nfkc", vocab_size=800),
+    # digit splitting (the llama preset's split_digits=1, and runs of up to three)
+    "bpe_front_digits1": dict(model="bpe", spelling="front", split_digits=1, vocab_size=1500, alphabet_size=300),
+    "bpe_end_digits3": dict(model="bpe", spelling="end", split_digits=3, vocab_size=1500, alphabet_size=300),
+    "bytes_gpt2_digits1": dict(model="bpe", spelling="bytes", pre_split="gpt2", split_digits=1, vocab_size=800),
+    "unigram_front_digits3": dict(model="unigram", spelling="front", split_digits=3, vocab_size=1500,
+                                  alphabet_size=300),
+    "llama_preset": dict(preset="llama", vocab_size=1500, alphabet_size=300),
 }
 
 # compatibility forms of every kind the issue names, so the normalizer really acts
-PROBES = ["ﬁne ﬂour", "Ｈｅｌｌｏ，ｗｏｒｌｄ！", "x² + y³ = ①②", "café vs cafe\u0301", "ﾊﾝｶｸ ｶﾀｶﾅ", "Ⅻ o'clock, it's 10:45"]
+PROBES = ["1234567 a12b 3.14159 ٣٤٥ 2026-12-01", "ﬁne ﬂour", "Ｈｅｌｌｏ，ｗｏｒｌｄ！", "x² + y³ = ①②", "café vs cafe\u0301", "ﾊﾝｶｸ ｶﾀｶﾅ", "Ⅻ o'clock, it's 10:45"]
 
 
 @pytest.fixture(scope="module")
@@ -44,14 +51,16 @@ def test_normalized_and_patterned_exports_give_our_ids(name, texts, tmp_path):
     if name.startswith("unigram"):
         # tokenizers' Unigram fuses runs of unknowns and breaks exact ties its own way
         # (docs/HANDOFF.md); every other text must match
+        # (within one pre-token only: unknowns in two digit runs stay two), so both sides are fused
         unk = tok.piece_to_id("[UNK]")
         ours = [fused_unknowns(ids, unk) for ids in ours]
+        got = [fused_unknowns(ids, unk) for ids in got]
     rounding: list[tuple[list[int], list[int]]] = []
     ties = assert_same_ids(name, tok, ours, got, rounding)
     assert ties < len(texts) // 100
     # exact ties our rule should have won but float rounding decided (seen: a run of box-drawing
     # pieces of 14 and 10 characters); issue 15 makes such sums compare as tied
-    assert len(rounding) < 10
+    assert len(rounding) < len(texts) // 1000
     if FAMILIES[name].get("normalize") in ("nfkc", "nfkd"):
         # the compatibility forms of the probes are really folded, so the normalizer is at work
         assert tok.encode("ﬁne Ｈｅｌｌｏ") == tok.encode("fine Hello")
@@ -59,7 +68,6 @@ def test_normalized_and_patterned_exports_give_our_ids(name, texts, tmp_path):
 
 @pytest.mark.parametrize(("options", "fmt", "words"), [
     (dict(model="bpe", spelling="front", normalize="nmt_nfkc"), "hf", "nmt_nfkc"),
-    (dict(model="bpe", spelling="front", split_digits=1), "hf", "split_digits"),
     (dict(model="bpe", spelling="end", pre_split=r"\w+|\W"), "hf", "pattern pre-split"),
     (dict(model="bpe", spelling="front", normalize="nfkc"), "sentencepiece", "normalize='nfkc'"),
     (dict(model="bpe", spelling="bytes", pre_split="cl100k"), "tiktoken", "pattern="),

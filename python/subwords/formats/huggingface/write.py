@@ -125,14 +125,12 @@ UNICODE_FORMS = ("nfc", "nfkc", "nfd", "nfkd")
 
 
 def _check_portable_spelling(sp: dict[str, Any], kind: str) -> None:
-    """Refuses the spelling options tokenizer.json cannot carry: ``nmt_nfkc``, digit splitting,
-    and a pattern pre-split other than on byte-level BPE."""
+    """Refuses the spelling options tokenizer.json cannot carry: ``nmt_nfkc`` and a pattern
+    pre-split other than on byte-level BPE."""
     form = sp.get("normalize")
     if form not in (None, "none", *UNICODE_FORMS):
         raise _refuse(f"normalize={form!r} (tokenizers has no such normalizer without sentencepiece's compiled "
                       f"charsmap; train with normalize='nfkc' to export)")
-    if sp.get("split_digits"):
-        raise _refuse(f"split_digits={sp['split_digits']}")
     if sp.get("pattern") is not None and not (kind == "bpe" and sp["scheme"] == "bytes"):
         raise _refuse("a pattern pre-split outside byte-level BPE")
 
@@ -193,6 +191,35 @@ def _onig_pattern(pattern: str) -> str:
     return "".join(out)
 
 
+#: GPT-2's pre-split expression, as tokenizers' ByteLevel runs it (subwords' scanner,
+#: ``spelling/gpt2.rs``, is tested equal to it)
+GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
+
+def _digits_after(out: dict[str, Any], sp: dict[str, Any]) -> None:
+    """``split_digits``: tokenizers' ``Digits`` (single digits) or a ``Split`` on ``\\p{N}{1,3}``
+    (runs of up to three from the left), after the model's own pre-split and before
+    ``ByteLevel``; both count a digit as ``char::is_numeric`` does, as subwords does."""
+    n = sp.get("split_digits")
+    if not n:
+        return
+    digits = ({"type": "Digits", "individual_digits": True} if n == 1 else
+              {"type": "Split", "pattern": {"Regex": "\\p{N}{1,3}"}, "behavior": "Isolated", "invert": False})
+    current = out.get("pre_tokenizer")
+    if current is None:
+        out["pre_tokenizer"] = digits
+        return
+    if current.get("type") == "ByteLevel" and current.get("use_regex"):
+        # GPT-2's split first, then the digits, then the byte mapping (after it a digit outside
+        # ASCII is no longer a digit): the split as its own step, ByteLevel without its regex
+        current = {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": GPT2_PATTERN}, "behavior": "Isolated", "invert": False},
+            {**current, "use_regex": False}]}
+    steps = current["pretokenizers"] if current.get("type") == "Sequence" else [current]
+    at = len(steps) - 1 if steps[-1].get("type") == "ByteLevel" else len(steps)
+    out["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [*steps[:at], digits, *steps[at:]]}
+
+
 def tokenizer_json(tokenizer: object) -> dict[str, Any]:
     """The ``tokenizer.json`` document of a subwords model (refuses what it cannot express)."""
     doc = _doc_of(tokenizer)
@@ -204,6 +231,7 @@ def tokenizer_json(tokenizer: object) -> dict[str, Any]:
     _check_portable_spelling(sp, kind)
     out = _unigram_json(doc) if kind == "unigram" else _merge_model_json(doc)
     _unicode_first(out, sp)
+    _digits_after(out, sp)
     return out
 
 
