@@ -245,6 +245,19 @@ def test_a_special_that_is_an_alphabet_symbol_is_refused():
         subwords.train(FOUR, vocab_size=30, special_tokens=["t</w>"])
 
 
+@pytest.mark.parametrize("kw,special", [
+    ({"normalize": "nfkc"}, "<ﬁle>"),     # NFKC folds the ligature ﬁ into f + i
+    ({"normalize": "nfkc"}, "<|１|>"),     # and the full-width digit into 1
+    ({"lowercase": True}, "<BOS>"),
+])
+def test_a_special_the_normalization_would_change_is_refused(kw, special, tmp_path):
+    with pytest.raises(OptionError, match="would be normalized to"):
+        subwords.train(FOUR, vocab_size=30, special_tokens=[special], **kw)
+    # a special the normalization keeps is taken
+    tok = subwords.train(FOUR, vocab_size=30, special_tokens=["<file>"], **kw)
+    assert tok.id_to_piece(0) == "<file>"
+
+
 # -- exports, read back by the original libraries -------------------------------------------------------
 
 
