@@ -181,17 +181,26 @@
     const Y = (y) => H - B - (y - y0) / (y1 - y0) * (H - T - B);
     root.append(svg("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: "#888" }));
     root.append(svg("line", { x1: L, y1: T, x2: L, y2: H - B, stroke: "#888" }));
+    // an axis whose values are all whole numbers (rounds, merges, sizes) gets whole-number ticks
+    const wholeX = xs.every((x) => Number.isInteger(x));
+    const xTicks = new Set();
     for (let k = 0; k <= 4; k++) {
-      const yv = y0 + (y1 - y0) * k / 4, xv = x0 + (x1 - x0) * k / 4;
+      const yv = y0 + (y1 - y0) * k / 4;
+      let xv = x0 + (x1 - x0) * k / 4;
       root.append(svg("text", { x: L - 6, y: Y(yv) + 4, "text-anchor": "end" }, fmt(yv)));
-      if (c.kind !== "bar") root.append(svg("text", { x: X(xv), y: H - B + 14, "text-anchor": "middle" }, fmt(xv)));
+      if (wholeX) xv = Math.round(xv);
+      if (c.kind !== "bar" && !xTicks.has(xv)) {
+        xTicks.add(xv);
+        root.append(svg("text", { x: X(xv), y: H - B + 14, "text-anchor": "middle" }, fmt(xv)));
+      }
     }
     root.append(svg("text", { x: (W + L) / 2, y: H - 6, "text-anchor": "middle" }, c.x));
     root.append(svg("text", { x: 12, y: T - 12 }, c.y));
     for (const [x, label] of c.vlines || []) {
       root.append(svg("line", { x1: X(x), y1: T, x2: X(x), y2: H - B, stroke: "#aaa", "stroke-dasharray": "4 3" }));
       const right = X(x) > W - 90;  // keep the label inside the frame
-      root.append(svg("text", { x: X(x) + (right ? -3 : 3), y: T + 10, "text-anchor": right ? "end" : "start" }, label));
+      // at the foot of the line, clear of the legend in the top corner
+      root.append(svg("text", { x: X(x) + (right ? -3 : 3), y: H - B - 4, "text-anchor": right ? "end" : "start" }, label));
     }
     c.series.forEach((s, i) => {
       const color = COLORS[i % COLORS.length];
