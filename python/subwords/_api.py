@@ -17,8 +17,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Optional, Union, cast, overload
 
-from . import _arrays, _core
-from ._arrays import IdArray
+from . import _core
 from . import counts as _counts
 from ._checks import batch_arg, text_arg
 from ._io import read_limited, write_atomic
@@ -30,6 +29,7 @@ from .errors import InputError, ModelFileError, OptionError, SubwordsError, Unkn
 
 if TYPE_CHECKING:
     from typing_extensions import TypeGuard  # typing's own from Python 3.10
+    from ._arrays import IdArray  # imported on use at run time (issue 15: `subwords train` needs none of it)
 
 # what train() learns from: a word -> count table, texts, or UTF-8 files (one text per line)
 TrainData = Union[Mapping[str, int], Iterable[str], "os.PathLike[str]", Sequence["os.PathLike[str]"]]
@@ -613,6 +613,8 @@ class SubwordsTokenizer:
         or ``"uint32"``; a dtype too small for the vocabulary is refused) and ``offsets``, text
         ``i`` being ``ids[offsets[i]:offsets[i+1]]``; ``eos``, an id, follows every text. The
         same ids as :meth:`encode_batch`, filled in the core without a Python object per id."""
+        from . import _arrays  # imported on use: `subwords train` has no need of it (issue 15)
+
         batch = batch_arg(texts)
         width = _arrays.width_of(dtype, self.vocab_size, () if eos is None else (eos,))
         ids, ends = self.encode_buffers(batch, threads=threads, width=width, eos=eos, allowed_special=allowed_special,
@@ -628,6 +630,8 @@ class SubwordsTokenizer:
             self.id_to_piece(eos)  # an id of this vocabulary, or UnknownPieceError
         suffix = [] if eos is None else [eos]
         if allowed_special or self._always:  # user symbols always match: cut at them in encode_batch
+            from . import _arrays
+
             lists = self.encode_batch(batch, threads=threads, allowed_special=allowed_special,
                                       add_special_tokens=add_special_tokens)
             return _arrays.flatten((ids + suffix for ids in lists), width)

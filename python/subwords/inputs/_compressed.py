@@ -4,7 +4,6 @@ zstandard (the ``zstandard`` package, the ``zstd`` extra). A truncated or corrup
 
 from __future__ import annotations
 
-import gzip
 import zlib
 from collections.abc import Iterator
 from typing import IO, Any, Optional
@@ -75,7 +74,11 @@ def blocks(path: str, compression: Optional[str]) -> Iterator[bytes]:
         if compression == "zstd":
             yield from _zstd_blocks(path, raw)
             return
-        stream: Any = raw if compression is None else gzip.GzipFile(fileobj=raw, mode="rb")
+        stream: Any = raw
+        if compression is not None:
+            import gzip  # on use: plain text needs none of it (issue 15)
+
+            stream = gzip.GzipFile(fileobj=raw, mode="rb")
         with stream:
             while True:
                 try:

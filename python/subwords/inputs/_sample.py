@@ -22,7 +22,6 @@ table) that holds it.
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from array import array
 from typing import Optional
@@ -35,6 +34,8 @@ GROUP = 1024  # positions drawn by one SHAKE-256 call
 
 def draws(group: int, seed: int) -> array[int]:
     """The 1024 draws of positions ``group * 1024 ...``, as unsigned 64-bit integers."""
+    import hashlib  # on use: an unsampled run (every `subwords train` without --sample) needs none
+
     raw = hashlib.shake_256(seed.to_bytes(8, "little") + group.to_bytes(8, "little")).digest(8 * GROUP)
     values: array[int] = array("Q")
     assert values.itemsize == 8

@@ -442,6 +442,49 @@ struct Engine<'a> {
     /// WordPiece: each symbol's count, everywhere (inside pairs included), and the pairs it is in.
     sym_count: Vec<i64>,
     pairs_of: Vec<Vec<u64>>,
+    /// WordPiece: the symbols whose pairs' re-push is deferred (see [`WordPieceGroup`]): a bound
+    /// per symbol (`None`: none deferred) and a max-heap of them (an entry whose bound is no
+    /// longer its symbol's is stale and dropped).
+    group_of: Vec<Option<(u64, u128)>>,
+    groups: std::collections::BinaryHeap<WordPieceGroup>,
+}
+
+/// WordPiece's deferred re-push (issue 15). When a merge lowers `count(s)`, every pair holding
+/// `s` scores higher. Pushing a fresh heap entry for each of them (thousands for a frequent
+/// continuation piece, most of which never come near the top) was most of the merge loop. Instead
+/// the merge computes the highest score among those pairs and pushes one entry for the symbol:
+/// its pairs are "covered" by that bound. Only when the bound reaches the top of the heap (it
+/// ranks above a pair of equal score) are the pairs pushed one by one with their scores.
+///
+/// The invariant of [`Engine::best`] becomes: every live pair has a heap entry at least its true
+/// score, or a symbol of it holds a bound at least its true score. A pair entry that is exact and
+/// ranks above every bound is then the true maximum, ties included, so the merges are the same.
+/// A bound goes stale-high as counts fall (an early expansion, harmless) but never low: the
+/// scores of a symbol's pairs rise only when its count falls (the bound is recomputed), when the
+/// other symbol's count falls (that symbol gets a bound), or when the pair's count rises (the pair
+/// gets its own entry).
+#[derive(Clone, Copy, Debug)]
+struct WordPieceGroup {
+    num: u64,
+    den: u128,
+    sym: u32,
+}
+
+impl PartialEq for WordPieceGroup {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for WordPieceGroup {}
+impl PartialOrd for WordPieceGroup {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for WordPieceGroup {
+    fn cmp(&self, other: &Self) -> Ordering {
+        cmp_fraction(self.num, self.den, other.num, other.den).then_with(|| other.sym.cmp(&self.sym))
+    }
 }
 
 /// The flat symbol array shared by the threads of one merge. Each thread writes only the units
@@ -669,6 +712,8 @@ impl<'a> Engine<'a> {
             tie: params.tie.clone(),
             sym_count,
             pairs_of,
+            group_of: Vec::new(),
+            groups: std::collections::BinaryHeap::new(),
         };
         e.rebuild_heap();
         e
@@ -705,18 +750,15 @@ impl<'a> Engine<'a> {
             self.heap = heap;
             return;
         }
+        // every live pair gets an exact entry: no symbol's re-push stays deferred (WordPiece)
+        self.groups.clear();
+        self.group_of.iter_mut().for_each(|g| *g = None);
         let mut live: Vec<u64> = self.index.iter().filter(|(_, v)| v.count > 0).map(|(&k, _)| k).collect();
         // hash order must not leak: the heap's layout (not its top) would depend on it
         live.sort_unstable();
         let live: Vec<Cand> = live.into_iter().filter_map(|p| self.entry(p)).collect();
         let mut heap = std::mem::take(&mut self.heap);
         heap.rebuild(live, &self.order());
-        self.heap = heap;
-    }
-
-    fn push(&mut self, c: Cand) {
-        let mut heap = std::mem::take(&mut self.heap);
-        heap.push(c, &self.order());
         self.heap = heap;
     }
 
@@ -774,6 +816,41 @@ impl<'a> Engine<'a> {
         }
         self.heap = heap;
         found
+    }
+
+    /// WordPiece's [`Engine::best`]: the best pair once no deferred bound (see [`WordPieceGroup`])
+    /// could hold a better one. A bound at least the exact top's score is expanded (its symbol's
+    /// pairs pushed with their scores) and the search starts again.
+    fn best_wordpiece(&mut self) -> Option<(u64, u64)> {
+        let base = self.symbols.base;
+        loop {
+            let found = self.best();
+            while let Some(g) = self.groups.peek() {
+                if self.group_of.get((g.sym - base) as usize).copied().flatten() == Some((g.num, g.den)) {
+                    break;
+                }
+                self.groups.pop();
+            }
+            let Some(g) = self.groups.peek().copied() else { return found };
+            if found.is_some() {
+                let top = self.heap.peek().expect("best() leaves its pair on top");
+                if cmp_fraction(g.num, g.den, top.num, top.den) == Ordering::Less {
+                    return found;
+                }
+            }
+            self.groups.pop();
+            self.group_of[(g.sym - base) as usize] = None;
+            let list = std::mem::take(&mut self.pairs_of[(g.sym - base) as usize]);
+            let mut heap = std::mem::take(&mut self.heap);
+            let order = self.order();
+            for &q in &list {
+                if let Some(en) = self.entry(q) {
+                    heap.push(en, &order);
+                }
+            }
+            self.heap = heap;
+            self.pairs_of[(g.sym - base) as usize] = list;
+        }
     }
 
     /// Joins `pair` into `c` in every unit that holds it and updates the index.
@@ -835,17 +912,39 @@ impl<'a> Engine<'a> {
                     self.pairs_of[(y - base) as usize].push(q);
                 }
             }
-            for s in [a, b] {
-                let mut list = std::mem::take(&mut self.pairs_of[(s - base) as usize]);
+            if self.group_of.len() < self.sym_count.len() {
+                self.group_of.resize(self.sym_count.len(), None);
+            }
+            // the re-push is deferred (see `WordPieceGroup`): one bound per symbol, the highest
+            // score among its pairs that get no entry of their own below (the raised ones do).
+            // A pair that is no candidate (gone, below the floor, too long) leaves the list; if
+            // its count rises again it comes back with the raised pairs.
+            let both = [a, b];
+            for s in &both[..if a == b { 1 } else { 2 }] {
+                let si = (s - base) as usize;
+                let mut list = std::mem::take(&mut self.pairs_of[si]);
                 list.sort_unstable();
                 list.dedup();
-                list.retain(|q| self.index.get(q).is_some_and(|v| v.count > 0));
-                for &q in &list {
-                    if let Some(en) = self.entry(q) {
-                        self.push(en);
+                let mut bound: Option<(u64, u128)> = None;
+                list.retain(|q| {
+                    if raised.binary_search(q).is_ok() {
+                        return true;
                     }
+                    match self.entry(*q) {
+                        Some(en) => {
+                            if bound.map_or(true, |(n, d)| cmp_fraction(en.num, en.den, n, d) == Ordering::Greater) {
+                                bound = Some((en.num, en.den));
+                            }
+                            true
+                        }
+                        None => false,
+                    }
+                });
+                self.group_of[si] = bound;
+                if let Some((num, den)) = bound {
+                    self.groups.push(WordPieceGroup { num, den, sym: *s });
                 }
-                self.pairs_of[(s - base) as usize] = list;
+                self.pairs_of[si] = list;
             }
         }
         {
@@ -907,7 +1006,7 @@ pub fn learn_traced(
             },
             None => None,
         };
-        let Some((pair, count)) = forced.or_else(|| engine.best()) else {
+        let Some((pair, count)) = forced.or_else(|| if params.score == Score::WordPiece { engine.best_wordpiece() } else { engine.best() }) else {
             // WordPiece's filter: pairs may remain that are all below min_count
             let floor = engine.floor as i64;
             break if engine.index.values().any(|v| v.count > 0 && v.count < floor) { Stop::MinCount } else { Stop::NoPairs };
