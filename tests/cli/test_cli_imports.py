@@ -33,12 +33,12 @@ def test_the_cli_lists_the_formats_the_dispatcher_knows():
 
 
 def test_train_on_plain_text_imports_no_sampling_compression_or_array_modules(tmp_path):
-    # Issue 15: the sampler's hash (hashlib), the gzip reader and the id-array writer (which
-    # brings tempfile's friends) are imported when used, not by every `subwords train`.
+    # Issue 15: the sampler's hash (hashlib), the gzip reader, the id-array writer and the
+    # explorer's browser launcher (webbrowser, which brings subprocess) are imported when used,
+    # not by every `subwords train`.
     corpus = tmp_path / "c.txt"
     corpus.write_text("the cat sat on the mat\nthe dog sat on the log\n", encoding="utf-8")
-    watched = ["hashlib", "gzip", "subwords._arrays", "subwords.explore", "subwords._cli_measure",
-               "subwords._cli_extend"]
+    watched = ["hashlib", "gzip", "subwords._arrays", "webbrowser", "subprocess"]
     script = (
         "import json, sys, subwords.cli\n"
         f"rc = subwords.cli.main(['train', {str(corpus)!r}, '--model', 'wordpiece', '--vocab-size', '40', "

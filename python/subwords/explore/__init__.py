@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import webbrowser
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -72,6 +71,8 @@ def serve(host: str = "127.0.0.1", port: int = 0, *, open_browser: bool = True, 
     if ready:
         ready(server)
     if open_browser:
+        import webbrowser  # on use: every other command (train first) needs none of it (issue 15)
+
         webbrowser.open(server.url)
     try:
         server.serve_forever()

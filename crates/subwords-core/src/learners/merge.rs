@@ -409,9 +409,32 @@ fn cmp_fraction(a1: u64, b1: u128, a2: u64, b2: u128) -> Ordering {
     mul_wide(a1, b2).cmp(&mul_wide(a2, b1))
 }
 
-/// Compares `a1 ++ a2` with `b1 ++ b2` without building them.
+/// Compares `a1 ++ a2` with `b1 ++ b2` without building them: slice by slice (a `memcmp` each,
+/// at most three), not byte by byte through chained iterators (issue 15: WordPiece's ties).
 fn cmp_joined(a1: &[u8], a2: &[u8], b1: &[u8], b2: &[u8]) -> Ordering {
-    a1.iter().chain(a2).cmp(b1.iter().chain(b2))
+    let (mut x, mut x_next) = (a1, a2);
+    let (mut y, mut y_next) = (b1, b2);
+    loop {
+        if x.is_empty() {
+            if x_next.is_empty() {
+                return if y.is_empty() && y_next.is_empty() { Ordering::Equal } else { Ordering::Less };
+            }
+            (x, x_next) = (x_next, &[]);
+            continue;
+        }
+        if y.is_empty() {
+            if y_next.is_empty() {
+                return Ordering::Greater;
+            }
+            (y, y_next) = (y_next, &[]);
+            continue;
+        }
+        let n = x.len().min(y.len());
+        match x[..n].cmp(&y[..n]) {
+            Ordering::Equal => (x, y) = (&x[n..], &y[n..]),
+            o => return o,
+        }
+    }
 }
 
 /// What one thread found while rewriting its share of a merge's units.
@@ -838,18 +861,34 @@ impl<'a> Engine<'a> {
                     return found;
                 }
             }
+            // expand the bound, in part: the pairs that score at least the current top get their
+            // own entries (one of them may beat it), the rest stay behind a new bound below the
+            // top (pushing every pair of a frequent piece was most of the heap's work)
             self.groups.pop();
-            self.group_of[(g.sym - base) as usize] = None;
-            let list = std::mem::take(&mut self.pairs_of[(g.sym - base) as usize]);
+            let si = (g.sym - base) as usize;
+            self.group_of[si] = None;
+            let top = if found.is_some() { self.heap.peek().map(|t| (t.num, t.den)) } else { None };
+            let mut list = std::mem::take(&mut self.pairs_of[si]);
             let mut heap = std::mem::take(&mut self.heap);
-            let order = self.order();
-            for &q in &list {
-                if let Some(en) = self.entry(q) {
-                    heap.push(en, &order);
-                }
+            let mut rest: Option<(u64, u128)> = None;
+            {
+                let order = self.order();
+                list.retain(|&q| {
+                    let Some(en) = self.entry(q) else { return false };
+                    if top.map_or(true, |(n, d)| cmp_fraction(en.num, en.den, n, d) != Ordering::Less) {
+                        heap.push(en, &order);
+                    } else if rest.map_or(true, |(n, d)| cmp_fraction(en.num, en.den, n, d) == Ordering::Greater) {
+                        rest = Some((en.num, en.den));
+                    }
+                    true
+                });
             }
             self.heap = heap;
-            self.pairs_of[(g.sym - base) as usize] = list;
+            self.pairs_of[si] = list;
+            if let Some((num, den)) = rest {
+                self.group_of[si] = rest;
+                self.groups.push(WordPieceGroup { num, den, sym: g.sym });
+            }
         }
     }
 
@@ -1210,5 +1249,31 @@ impl Tracer {
             pieces_after: self.pieces,
             new_rows_after: self.rows_before + new_rows,
         });
+    }
+}
+
+#[cfg(test)]
+mod cmp_joined_tests {
+    use super::cmp_joined;
+
+    /// `cmp_joined` against the joined byte strings themselves, on every way of cutting a few
+    /// strings in two (empty halves, prefixes of each other, equal texts cut differently).
+    #[test]
+    fn cmp_joined_orders_as_the_joined_texts_do() {
+        let texts: [&[u8]; 9] = [b"", b"a", b"ab", b"abc", b"abd", b"b", b"##ab", b"\xe2\x96\x81a", b"aab"];
+        let mut checked = 0;
+        for x in texts {
+            for y in texts {
+                for i in 0..=x.len() {
+                    for j in 0..=y.len() {
+                        let (a1, a2) = x.split_at(i);
+                        let (b1, b2) = y.split_at(j);
+                        assert_eq!(cmp_joined(a1, a2, b1, b2), x.cmp(y), "{a1:?}+{a2:?} vs {b1:?}+{b2:?}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 500);
     }
 }
