@@ -482,9 +482,10 @@ struct Engine<'a> {
 /// highest of their scores.
 ///
 /// Tried first: computing the exact highest score at each merge (a pass over the symbol's pairs,
-/// one index lookup each) and, at the top, pushing every pair of the symbol. Same merges, but
-/// on whitespace-split English (6.9 MB, 32k) it saved about half the CPU time where this saves
-/// more: the pass itself costs what the pushes did.
+/// one index lookup each) and, at the top, pushing every pair of the symbol. Same merges; on
+/// whitespace-split English (6.9 MB, 32k) it took the process from 2.05 to 1.15 CPU seconds, and
+/// the bound without a pass went lower again (benchmarks/README.md). Expanding down to half the
+/// top's score, to visit a list less often, pushed more and lost (65% more `perf` samples).
 ///
 /// The invariant of [`Engine::best`] becomes: every live pair has a heap entry at least its true
 /// score, or a symbol of it holds a bound at least its true score. A pair entry that is exact and
@@ -827,8 +828,8 @@ impl<'a> Engine<'a> {
     /// with the true count; one that matches is the true maximum (ties included, since the heap
     /// order breaks ties exactly as the rule does).
     ///
-    /// WordPiece scores also rise when a symbol's count falls; `apply` re-pushes every pair of
-    /// the two symbols a merge consumed, so the same argument holds.
+    /// WordPiece scores also rise when a symbol's count falls; there `best_wordpiece` calls this
+    /// and also weighs the bounds that cover those pairs (see [`WordPieceGroup`]).
     fn best(&mut self) -> Option<(u64, u64)> {
         let mut heap = std::mem::take(&mut self.heap);
         let mut found = None;
