@@ -385,9 +385,12 @@ def fixed(lp: float) -> int:
     whole number (a double's last bit there is worth at least ``2**-64``), so the key *is* the
     double; only a piece likelier than 0.99976 is rounded, once, to a multiple of ``2**-64``.
     """
-    if lp == NEG_INF:
+    x = lp * 2.0**64  # exact, or an infinity when lp is below about -1e289
+    if x <= -(2.0**127):
         return FIXED_MIN
-    return max(FIXED_MIN, min(FIXED_MAX, round(lp * 2.0**64)))
+    if x >= 2.0**127:
+        return FIXED_MAX
+    return round(x)
 
 
 def fixed_add(a: int, b: int) -> int:
