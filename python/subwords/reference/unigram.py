@@ -81,7 +81,22 @@ Segmenters over a Unigram vocabulary: :meth:`UnigramTokenizer.encode` (Viterbi, 
 
 Tie rules (Viterbi and n-best): higher score; then fewer pieces; then the longer piece at the
 earliest position where two spellings differ. Scores are IEEE doubles computed by the
-recurrences exactly as written in docs/API.md; "equal" means equal doubles.
+recurrences exactly as written in docs/API.md, and those doubles are what every method reports;
+but "higher" and "equal" are decided on the exact sum of the pieces' log-probabilities, each
+taken once as the whole number ``round(lp * 2**64)`` (:func:`fixed`). A float sum depends on the
+order it adds in, so two spellings of the same pieces in another order, tied in arithmetic, could
+differ in the last bit and rounding, not the tie rule, would pick (issue 15). ``aaaaab`` over
+``aa`` (-0.1), ``aaa`` (-0.2) and ``b`` (-0.3), ``a`` far less likely: ``aa aaa b`` and
+``aaa aa b`` are tied, and the longer piece first wins, although the float recurrence
+(``lp + score(rest)``, from the last piece) scores ``aa aaa b`` -0.1 + (-0.2 + -0.3) = -0.6 and
+``aaa aa b`` -0.2 + (-0.1 + -0.3) = -0.6000000000000001:
+
+    >>> lattice = [(0, 1, "a", -50.0), (0, 2, "aa", -0.1), (0, 3, "aaa", -0.2)]
+    >>> lattice = sorted(lattice + [(i, j, p, lp) for s in range(1, 5) for i, j, p, lp in
+    ...     [(s, s + 1, "a", -50.0), (s, s + 2, "aa", -0.1), (s, s + 3, "aaa", -0.2)] if j <= 5]
+    ...     + [(5, 6, "b", -0.3)], key=lambda a: (a[0], a[1]))
+    >>> [(score, " ".join(p)) for score, p in kbest(lattice, 6, 2)]
+    [(-0.6000000000000001, 'aaa aa b'), (-0.6, 'aa aaa b')]
 """
 
 from __future__ import annotations
@@ -358,32 +373,61 @@ def log_likelihood(runs: Runs, table: Table, join: Join) -> float:
 # segmenters over one run
 
 
-def _key(score: float, lengths: tuple[int, ...]) -> tuple[float, int, tuple[int, ...]]:
-    """Sort key for spellings: score descending, fewer pieces, longer piece first where they
-    differ."""
-    return (-score, len(lengths), tuple(-k for k in lengths))
+#: The fixed-point keys' range: a signed 128-bit whole number, as the Rust engine's ``i128``.
+FIXED_MIN, FIXED_MAX = -(2**127), 2**127 - 1
+
+
+def fixed(lp: float) -> int:
+    """A log-probability as an exact comparison key: ``round(lp * 2**64)``, half to even,
+    clamped to 128 bits (``-inf`` is :data:`FIXED_MIN`).
+
+    Multiplying by a power of two is exact, and for ``|lp| >= 2**-12`` the product is already a
+    whole number (a double's last bit there is worth at least ``2**-64``), so the key *is* the
+    double; only a piece likelier than 0.99976 is rounded, once, to a multiple of ``2**-64``.
+    """
+    x = lp * 2.0**64  # exact, or an infinity when lp is below about -1e289
+    if x <= -(2.0**127):
+        return FIXED_MIN
+    if x >= 2.0**127:
+        return FIXED_MAX
+    return round(x)
+
+
+def fixed_add(a: int, b: int) -> int:
+    """The saturating 128-bit sum. Every key is at most 0, so it is ``max(FIXED_MIN, a + b)``
+    and a spelling's key is the same whatever order its pieces are added in."""
+    return max(FIXED_MIN, min(FIXED_MAX, a + b))
+
+
+def _key(key: int, lengths: tuple[int, ...]) -> tuple[int, int, tuple[int, ...]]:
+    """Sort key for spellings: exact key (:func:`fixed`) descending, fewer pieces, longer piece
+    first where they differ."""
+    return (-key, len(lengths), tuple(-k for k in lengths))
 
 
 def kbest(lattice: list[Arc], n: int, k: int | None) -> Spellings:
     """The k-best recurrence, from the end: ``best(n) = [(0.0, ())]``; ``best(i)`` = the first
-    k of ``{(lp + s, (j - i,) + L) : arc (i, j), (s, L) in best(j)}`` under :func:`_key`.
+    k of ``{(lp + s, (j - i,) + L) : arc (i, j), (s, L) in best(j)}`` under :func:`_key`, which
+    compares the exact keys (``fixed_add(fixed(lp), key(s))``), not the doubles ``lp + s``.
 
-    ``k=1`` is Viterbi; ``k=None`` keeps every spelling. Returns ``[(score, (piece, ...))]``.
+    ``k=1`` is Viterbi; ``k=None`` keeps every spelling. Returns ``[(score, (piece, ...))]``, the
+    scores the doubles of the recurrence.
     """
     starting: list[list[tuple[int, Piece, float]]] = [[] for _ in range(n + 1)]
     for i, j, piece, lp in lattice:
         starting[i].append((j, piece, lp))
-    # best[i]: (score, piece lengths, pieces) of the best walks from i to the end
-    best: list[list[tuple[float, tuple[int, ...], tuple[Piece, ...]]]] = [[] for _ in range(n + 1)]
-    best[n] = [(0.0, (), ())]
+    # best[i]: (key, score, piece lengths, pieces) of the best walks from i to the end
+    best: list[list[tuple[int, float, tuple[int, ...], tuple[Piece, ...]]]] = [[] for _ in range(n + 1)]
+    best[n] = [(0, 0.0, (), ())]
     for i in range(n - 1, -1, -1):
         cands = []
         for j, piece, lp in starting[i]:
-            for score, lengths, pieces in best[j] or ():
-                cands.append((lp + score, (j - i,) + lengths, (piece,) + pieces))
-        cands.sort(key=lambda c: _key(c[0], c[1]))
+            q = fixed(lp)
+            for key, score, lengths, pieces in best[j] or ():
+                cands.append((fixed_add(q, key), lp + score, (j - i,) + lengths, (piece,) + pieces))
+        cands.sort(key=lambda c: _key(c[0], c[2]))
         best[i] = cands[:k]
-    return [(score, pieces) for score, _, pieces in best[0]]
+    return [(score, pieces) for _, score, _, pieces in best[0]]
 
 
 def viterbi(lattice: list[Arc], n: int) -> tuple[float, tuple[Piece, ...]]:

@@ -278,7 +278,7 @@ struct Scratch {
     alpha: Vec<f64>,
     beta: Vec<f64>,
     viterbi: ViterbiScratch,
-    without: Vec<f64>,
+    without: ViterbiScratch,
 }
 
 /// The text of a piece: its first symbol's text, then each later symbol's with `strip_right`

@@ -28,7 +28,7 @@ pub(super) fn losses(runs: &Runs, table: &Table, stored: &Stored) -> Vec<f64> {
                             continue;
                         }
                         used.push(arc.piece);
-                        let without = s.lattice.best_score_without_from(arc.piece, Some(&s.viterbi.score), &mut s.without);
+                        let without = s.lattice.best_score_without_from(arc.piece, Some(&s.viterbi), &mut s.without);
                         if without != with {
                             out.push((arc.piece, c * (with - without)));
                         }
