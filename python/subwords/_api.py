@@ -393,7 +393,7 @@ def _input_again(data: TrainData, *, counts: bool,
 
     source = inputs.source(data)
     if source is not None:
-        if source.files is None and iter(source.data) is source.data:
+        if source.files is None and isinstance(source.data, Iterator):
             return None
         texts_source = source
 
@@ -402,8 +402,8 @@ def _input_again(data: TrainData, *, counts: bool,
             for item in texts_source._items(input_errors, _TEXTS_BATCH, False, engine_files=plain):
                 yield item if isinstance(item, list) else item.path
         return again_source
-    if not isinstance(data, Iterable) or iter(data) is data:
-        return None
+    if not isinstance(data, Iterable) or isinstance(data, Iterator):
+        return None  # an iterator (a generator) is read once; asking it for another pass would start none
     iterable = data
 
     def again_texts() -> Iterator[Union[str, list[str]]]:
