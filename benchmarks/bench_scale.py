@@ -2,7 +2,7 @@
 
     python benchmarks/bench_scale.py count [--corpus large]           # 1 vs 2 threads / workers
     python benchmarks/bench_scale.py table [--units 3000000] [--vocab 32000] [--seed 1] [--build NAME=DIR]
-    python benchmarks/bench_scale.py text [--corpus large] [--vocab 32000] [--build NAME=DIR]
+    python benchmarks/bench_scale.py text [--corpus large] [--vocab 32000] [--superword-at N] [--build NAME=DIR]
 
 ``count`` counts the corpus with ``subwords count`` (one process, 1 and 2 threads) and with
 ``subwords.dask.count`` on a LocalCluster of 1 and 2 worker processes, and prints MB/s and the
@@ -18,7 +18,8 @@ Bytes per distinct unit are peak RSS over ``--units``, and (the merge engine's o
 minus the baseline (a child that only imports ``subwords.cli`` and its core) over ``--units``.
 
 ``text`` trains BPE ``front`` at ``--vocab`` from a corpus file through the CLI and reports the
-same two numbers, the distinct units taken from the model's report.
+same two numbers, the distinct units taken from the model's report. With ``--superword-at N`` it
+trains two-stage BPE (stage one up to ``N`` rows), whose stage two reads the file again.
 
 ``--build NAME=DIR`` (repeatable) runs the same subwords commands a second time with another
 build of the package first on ``PYTHONPATH`` (a folder holding a ``subwords`` package with its
@@ -164,7 +165,8 @@ def baseline(env: dict[str, str] | None) -> float:
 
 def bench_text(a: argparse.Namespace) -> None:
     path = corpus_path(a.corpus)
-    print(f"# BPE front at {a.vocab} from {path.name} ({path.stat().st_size / 1e6:.1f} MB), 2 threads — "
+    two = f", two-stage from {a.superword_at}" if a.superword_at else ""
+    print(f"# BPE front at {a.vocab}{two} from {path.name} ({path.stat().st_size / 1e6:.1f} MB), 2 threads — "
           f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cpus, load {os.getloadavg()}")
     rows = []
     models = []
@@ -173,7 +175,8 @@ def bench_text(a: argparse.Namespace) -> None:
             out = Path(tmp, f"m{k}.json")
             base = baseline(env)
             secs, rss, _ = timed([sys.executable, "-m", "subwords", "train", str(path), "--spelling", "front",
-                                  "--vocab-size", str(a.vocab), "--threads", "2", "-o", str(out), "--quiet"], env)
+                                  "--vocab-size", str(a.vocab), "--threads", "2", "-o", str(out), "--quiet",
+                                  *(["--superword-at", str(a.superword_at)] if a.superword_at else [])], env)
             units = json.loads(out.read_text(encoding="utf-8"))["report"]["distinct_units"]
             rows.append((name, secs, rss, base, units))
             models.append(out.read_bytes())
@@ -253,6 +256,7 @@ def main() -> None:
     x.add_argument("--corpus", default="large", help="a corpus name under benchmarks/corpora, or a .txt path")
     x.add_argument("--vocab", type=int, default=32000)
     x.add_argument("--tmp", default=None)
+    x.add_argument("--superword-at", type=int, default=None, help="train two-stage BPE, stage one up to this size")
     for q in (t, x):
         q.add_argument("--build", action="append", metavar="NAME=DIR",
                        help="also run another subwords build (DIR holds its subwords package); repeatable")

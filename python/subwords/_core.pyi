@@ -6,8 +6,8 @@ Argument types follow PyO3's conversions: a Rust ``Vec<T>`` takes any sequence e
 ``bytes``. Errors are the classes of ``subwords.errors`` (``FileError``, an ``OSError``, for files).
 """
 
-from collections.abc import Sequence
-from typing import Optional, final
+from collections.abc import Callable, Iterator, Sequence
+from typing import Optional, Union, final
 
 __all__ = ["Trainer", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline",
            "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table",
@@ -28,6 +28,11 @@ class Trainer:
     def feed_texts(self, texts: Sequence[str]) -> None: ...
     def feed_file(self, path: str) -> None: ...
     def add_counts(self, counts: Sequence[tuple[str, int]]) -> None: ...
+    def stream_again(self, again: Callable[[], Iterator[Union[str, list[str]]]]) -> None:
+        """Two-stage BPE: stage two calls ``again()`` for the input once more (lists of texts and
+        plain-text file paths, as fed) instead of the trainer keeping the texts."""
+    def held_stream_bytes(self) -> int:
+        """Bytes of text held in memory for stage two (0 when it reads the input again)."""
     def unit_counts(self) -> list[tuple[str, int]]:
         """The counted units (text, count), sorted by text."""
     def set_units(self, units: Sequence[tuple[str, bool, bool, int]], joints: dict[str, list[str]]) -> None:
