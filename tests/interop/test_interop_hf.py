@@ -346,6 +346,12 @@ def test_hand_made_bpe_file_and_its_broken_merges(tmp_path):
         path.write_text(json.dumps(doc(merges)), encoding="utf-8")
         with pytest.raises(subwords.errors.ModelFileError, match=message):
             load(path)
+    # every id a whole number in range, the bad one named (True is an int to Python, not here)
+    for bad_id in (-1, 1.0, True, "3", 1 << 24):
+        vocab = {"a": 0, "b": 1, "c": 2, "ab": bad_id, "abc": 4}
+        path.write_text(json.dumps(doc(["a b"], vocab)), encoding="utf-8")
+        with pytest.raises(subwords.errors.ModelFileError, match="token 'ab': id .* is not a whole number"):
+            load(path)
     # a token twice in the vocab object is named (json.loads alone would keep the last)
     path.write_text(json.dumps(doc(["a b"])).replace('"c": 2', '"c": 2, "a": 5'), encoding="utf-8")
     with pytest.raises(subwords.errors.ModelFileError, match="'a' twice"):

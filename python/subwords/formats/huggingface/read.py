@@ -289,6 +289,10 @@ def _vocab(obj: Any, where: str) -> dict[str, int]:
         raise _refuse(where, "vocab is empty")
     if len(obj) > MAX_ID:
         raise _refuse(where, f"{len(obj)} tokens is more than subwords accepts ({MAX_ID})")
+    ids = obj.values()
+    # at C speed (type, set, min and max); the Python walk only to name a bad entry
+    if set(map(type, ids)) == {int} and 0 <= min(ids) and max(ids) < MAX_ID:
+        return obj
     for tok, i in obj.items():
         if type(i) is not int or not 0 <= i < MAX_ID:
             raise _refuse(where, f"token {tok!r}: id {i!r} is not a whole number from 0 to {MAX_ID - 1}")
@@ -613,7 +617,7 @@ class HuggingFace(Foreign):
                         t["normalized_content"] = _core.HfPipeline.normalize_with(plan_norm, t["content"])
                     except UnicodeEncodeError as e:
                         raise _lone_surrogate(source, e) from None
-        self._id_to_token: dict[int, str] = {i: t for t, i in vocab.items()}
+        self._id_to_token: dict[int, str] = dict(zip(vocab.values(), vocab.keys()))
         self._token_to_id: dict[str, int] = dict(vocab)
         for t in added:
             # tokenizers prints a normalized added token in its normalized form
