@@ -333,14 +333,14 @@ impl HfPipeline {
         let engine = match plan.model {
             ModelPlan::Bpe { vocab, merges, unk, continuing_subword_prefix, end_of_word_suffix, fuse_unk, byte_fallback, ignore_merges } => {
                 let size = vocab.len();
-                let mut map: Map<Box<str>, u32> = Map::default();
+                let mut map: Map<Box<str>, u32> = Map::with_capacity_and_hasher(size, Default::default());
                 for (t, id) in vocab {
                     map.insert(t.into_boxed_str(), id);
                 }
                 if map.len() != size {
                     return Err(bad("model.vocab: a token appears twice"));
                 }
-                let mut merge_map: Map<u64, (u32, u32)> = Map::default();
+                let mut merge_map: Map<u64, (u32, u32)> = Map::with_capacity_and_hasher(merges.len(), Default::default());
                 for (rank, (a, b, c)) in merges.into_iter().enumerate() {
                     // tokenizers keeps the last rank of a pair listed twice
                     merge_map.insert(pack(a, b), (rank as u32, c));
@@ -441,7 +441,7 @@ impl HfPipeline {
     /// names a token the vocabulary lacks or makes one it lacks.
     pub fn with_tables(text: &str, vocab: Vec<(String, u32)>, merges: Vec<(String, String)>) -> Result<Self> {
         let mut plan: Plan = serde_json::from_str(text).map_err(|e| bad(format!("internal plan: {e}")))?;
-        let mut seen: Map<u32, usize> = Map::default();
+        let mut seen: Map<u32, usize> = Map::with_capacity_and_hasher(vocab.len(), Default::default());
         for (k, (t, id)) in vocab.iter().enumerate() {
             if *id >= MAX_ID {
                 return Err(bad(format!("model vocab: token {t:?} has id {id}, above the {MAX_ID} subwords accepts")));
@@ -453,7 +453,8 @@ impl HfPipeline {
         }
         match &mut plan.model {
             ModelPlan::Bpe { vocab: v, merges: m, continuing_subword_prefix, .. } => {
-                let index: Map<&str, u32> = vocab.iter().map(|(t, i)| (t.as_str(), *i)).collect();
+                let mut index: Map<&str, u32> = Map::with_capacity_and_hasher(vocab.len(), Default::default());
+                index.extend(vocab.iter().map(|(t, i)| (t.as_str(), *i)));
                 let prefix = continuing_subword_prefix.as_deref().filter(|p| !p.is_empty());
                 let mut out = Vec::with_capacity(merges.len());
                 let mut joined = String::new();
