@@ -54,6 +54,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -87,6 +88,63 @@ CORPUS_NAMES = ["english", "multilingual", "code", "large", "heldout"]
 
 class CorpusError(RuntimeError):
     """A corpus could not be built; the message says why and what to do."""
+
+
+# --------------------------------------------------------------------------------------
+# what the benchmarks share (``import corpora`` from a script in this folder)
+
+
+def stdlib_lines(mb: float) -> list[str]:
+    """About ``mb`` megabytes of lines (right-stripped of CR) of the standard library's UTF-8
+    ``.py`` files, in path order: a corpus every machine has."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    out: list[str] = []
+    size = 0
+    for p in sorted(root.rglob("*.py")):
+        if "site-packages" in p.parts:
+            continue
+        try:
+            text = p.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        for line in text.split("\n"):
+            out.append(line.rstrip("\r"))
+            size += len(line) + 1
+        if size >= mb * 1e6:
+            break
+    return out
+
+
+def corpus_lines(name: str) -> list[str]:
+    """The non-blank lines of a built corpus (``english``, ...) or of a ``.txt`` file."""
+    p = Path(name) if name.endswith(".txt") else DEFAULT_OUT / f"{name}.txt"
+    if not p.exists():
+        raise SystemExit(f"no {p}: run python benchmarks/corpora.py first")
+    return [l for l in p.read_text(encoding="utf-8").split("\n") if l.strip()]
+
+
+def line_chunks(text: str, size: int) -> list[str]:
+    """``text`` cut after the first line end past every ``size`` characters (a batch's texts)."""
+    chunks, cur, n = [], [], 0
+    for line in text.splitlines(keepends=True):
+        cur.append(line)
+        n += len(line)
+        if n >= size:
+            chunks.append("".join(cur))
+            cur, n = [], 0
+    if cur:
+        chunks.append("".join(cur))
+    return chunks
+
+
+def best(f, repeat: int, clock=time.perf_counter) -> float:
+    """The shortest of ``repeat`` runs of ``f()`` on ``clock``."""
+    times = []
+    for _ in range(repeat):
+        t = clock()
+        f()
+        times.append(clock() - t)
+    return min(times)
 
 
 # --------------------------------------------------------------------------------------
