@@ -851,11 +851,12 @@ fn apply_normalizer(n: &Normalizer, s: &str) -> String {
                     continue;
                 }
                 if *clean_text {
+                    // tokenizers' `is_other`: Cc, Cf, Co and Cs by its own (Unicode 8) table, so
+                    // an unassigned character stays, and so do the format characters assigned
+                    // since (Unicode 9-15: U+0890-0891, U+08E2, U+110CD, U+13430-1343F)
                     let control = !matches!(c, '\t' | '\n' | '\r')
-                        && matches!(
-                            get_general_category(c),
-                            G::Control | G::Format | G::Surrogate | G::PrivateUse | G::Unassigned
-                        );
+                        && !matches!(c, '\u{0890}'..='\u{0891}' | '\u{08E2}' | '\u{110CD}' | '\u{13430}'..='\u{1343F}')
+                        && matches!(get_general_category(c), G::Control | G::Format | G::Surrogate | G::PrivateUse);
                     if c == '\0' || c == '\u{FFFD}' || control {
                         continue;
                     }
