@@ -31,7 +31,7 @@ from pathlib import Path
 from corpora import best, corpus_lines
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parent / "tests" / "support"))
 
 
 def speeds(sp, ours, lines: list[str], mb: float, repeat: int) -> dict:

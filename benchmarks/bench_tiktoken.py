@@ -30,7 +30,7 @@ from pathlib import Path
 from corpora import line_chunks
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 
 def corpus(name: str, mb: float) -> str:

@@ -13,6 +13,7 @@ import pytest
 
 from subwords.formats import load
 
+import hf_files
 import peers
 
 from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers  # noqa: E402
@@ -49,12 +50,7 @@ def _train() -> list[str]:
 
 
 def _bytelevel() -> Tokenizer:
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(_train(), trainers.BpeTrainer(vocab_size=800, show_progress=False,
-                                                          initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    return tok
+    return hf_files.bytelevel_bpe(_train(), 800, [], add_prefix_space=False)
 
 
 def _wordpiece() -> Tokenizer:
@@ -68,24 +64,11 @@ def _wordpiece() -> Tokenizer:
 
 
 def _unigram() -> Tokenizer:
-    tok = Tokenizer(models.Unigram())
-    tok.normalizer = normalizers.Lowercase()
-    tok.pre_tokenizer = pre_tokenizers.Metaspace()
-    tok.decoder = decoders.Metaspace()
-    tok.train_from_iterator(_train()[:800], trainers.UnigramTrainer(vocab_size=1500, unk_token="<unk>",
-                                                              special_tokens=["<unk>"], show_progress=False))
-    return tok
+    return hf_files.metaspace_unigram(_train(), normalizers.Lowercase(), [])
 
 
 def _llama() -> Tokenizer:
-    tok = Tokenizer(models.BPE(byte_fallback=True, fuse_unk=True, unk_token="<unk>"))
-    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
-    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
-                                     decoders.Strip(" ", 1, 0)])
-    tok.train_from_iterator(_train(), trainers.BpeTrainer(
-        vocab_size=700, show_progress=False, limit_alphabet=100,
-        special_tokens=["<unk>"] + [f"<0x{b:02X}>" for b in range(256)]))
-    return tok
+    return hf_files.llama_bpe(_train(), 700, [], byte_rows=256, limit_alphabet=100)
 
 
 BASES = {"bytelevel": _bytelevel, "wordpiece": _wordpiece, "unigram": _unigram, "llama": _llama}

@@ -12,20 +12,19 @@ WordPiece and a Unigram (with and without byte fallback); sentencepiece ``.model
 
 from __future__ import annotations
 
-import base64
 import gzip
 import io
 
 import pytest
 
 import sentencepiece as spm
-import tiktoken
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers  # noqa: E402
 
 import subwords.formats as formats  # noqa: E402
 
+import hf_files  # noqa: E402
 import peers  # noqa: E402
 
 #: Pieces of text the random texts are made of, with arbitrary characters between them.
@@ -52,23 +51,14 @@ def _bpe_trainer(size: int, specials: list[str], **kw) -> trainers.BpeTrainer:
 
 
 def _hf_bytelevel() -> Tokenizer:
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
-    tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(_train(), _bpe_trainer(1200, ["<s>", "</s>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok = hf_files.bytelevel_bpe(_train(), 1200, ["<s>", "</s>"], add_prefix_space=True)
     tok.add_special_tokens([AddedToken("<mask>", lstrip=True, special=True)])
     return tok
 
 
 def _hf_byte_fallback() -> Tokenizer:
-    tok = Tokenizer(models.BPE(byte_fallback=True, fuse_unk=True, unk_token="<unk>"))
-    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
-    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
-                                     decoders.Strip(" ", 1, 0)])
     # not every byte has a row, so some unknown characters stay <unk>
-    tok.train_from_iterator(_train(), _bpe_trainer(900, ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(0xC0)],
-                                                   limit_alphabet=80))
-    return tok
+    return hf_files.llama_bpe(_train(), 900, ["<s>", "</s>"], byte_rows=0xC0, limit_alphabet=80)
 
 
 def _hf_unk() -> Tokenizer:
@@ -91,13 +81,7 @@ def _hf_wordpiece() -> Tokenizer:
 
 
 def _hf_unigram() -> Tokenizer:
-    tok = Tokenizer(models.Unigram())
-    tok.normalizer = normalizers.NFKC()
-    tok.pre_tokenizer = pre_tokenizers.Metaspace()
-    tok.decoder = decoders.Metaspace()
-    tok.train_from_iterator(_train()[:800], trainers.UnigramTrainer(vocab_size=1500, unk_token="<unk>", show_progress=False,
-                                                              special_tokens=["<unk>", "</s>"]))
-    return tok
+    return hf_files.metaspace_unigram(_train(), normalizers.NFKC(), ["</s>"])
 
 
 def _hf_unigram_bytes() -> Tokenizer:
@@ -185,18 +169,7 @@ def tt_pair(tmp_path_factory):
     data = gzip.decompress(peers.crate_member("bpe-openai", "0.2.1", "data/cl100k_base.tiktoken.gz"))
     path = tmp_path_factory.mktemp("ranks") / "cl100k_base.tiktoken"
     path.write_bytes(data)
-    ranks = {base64.b64decode(tok): int(rank) for tok, rank in (line.split() for line in data.splitlines() if line)}
-    import tiktoken_ext.openai_public as public
-
-    original = public.load_tiktoken_bpe
-    public.load_tiktoken_bpe = lambda *a, **k: ranks
-    try:
-        spec = public.cl100k_base()
-    finally:
-        public.load_tiktoken_bpe = original
-    peer = tiktoken.Encoding("cl100k_base", pat_str=spec["pat_str"], mergeable_ranks=ranks,
-                             special_tokens=spec["special_tokens"])
-    return peer, formats.load(path)
+    return peers.tiktoken_peer(data), formats.load(path)
 
 
 TT_FRAGMENTS = st.sampled_from(["<|endoftext|>", "<|fim_prefix|>", "<|endofprompt|>"])
@@ -218,3 +191,21 @@ def test_tiktoken_sweep(tt_pair, text):
     plain = peer.encode(text, disallowed_special=())
     _, starts = peer.decode_with_offsets(plain)
     assert [(i, s) for i, s, _ in ours.encode_with_offsets(text)] == list(zip(plain, starts))
+
+
+def test_bert_clean_text_on_every_code_point(tmp_path):
+    """BertNormalizer's clean_text drops what tokenizers' own (older) tables call control, format
+    or private use, and keeps the rest: every code point but the surrogates, compared."""
+    tok = Tokenizer(models.WordPiece({"[UNK]": 0, "a": 1}, unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=False, strip_accents=False,
+                                                lowercase=False)
+    path = tmp_path / "bert.json"
+    tok.save(str(path))
+    ours = formats.load(path)
+    differ = []
+    for lo in range(0, 0x110000, 4096):
+        chars = [chr(c) for c in range(lo, min(lo + 4096, 0x110000)) if not 0xD800 <= c < 0xE000]
+        for c in chars:
+            if ours.normalize("a" + c + "a") != tok.normalizer.normalize_str("a" + c + "a"):
+                differ.append(f"U+{ord(c):04X}")
+    assert differ == []

@@ -30,9 +30,9 @@ surfaces); by default its surface is encoded as ordinary text. Added tokens that
 (extra vocabulary, not control tokens) always match, as in ``tokenizers``.
 
 ``encode`` returns the model's ids; ``encode_pieces`` tokenizers' own tokens (an added token's
-matched text, a Unigram model's unknown characters), which ``decode_pieces`` decodes; ``add_special_tokens=True`` applies the file's
-post-processor (``[CLS] … [SEP]``, ``<s> … </s>``, a template), and ``pair=`` encodes a pair the
-same way. ``decode`` skips special tokens by default, as ``tokenizers`` does.
+matched text, a Unigram model's unknown characters), which ``decode_pieces`` decodes;
+``add_special_tokens=True`` applies the file's post-processor (``[CLS] … [SEP]``, ``<s> … </s>``,
+a template), and ``pair=`` encodes a pair the same way. ``decode`` skips special tokens by default, as ``tokenizers`` does.
 
 ``export(tok, path, "hf")`` writes a subwords model as ``tokenizer.json``; ``"vocab-merges"``
 writes ``vocab.json`` and ``merges.txt`` into the folder ``path`` (created if needed). See
