@@ -125,16 +125,7 @@ def corpus_lines(name: str) -> list[str]:
 
 def line_chunks(text: str, size: int) -> list[str]:
     """``text`` cut after the first line end past every ``size`` characters (a batch's texts)."""
-    chunks, cur, n = [], [], 0
-    for line in text.splitlines(keepends=True):
-        cur.append(line)
-        n += len(line)
-        if n >= size:
-            chunks.append("".join(cur))
-            cur, n = [], 0
-    if cur:
-        chunks.append("".join(cur))
-    return chunks
+    return _gather(text.splitlines(keepends=True), size, len, "")
 
 
 def best(f, repeat: int, clock=time.perf_counter) -> float:
@@ -170,18 +161,23 @@ def clean(text: str) -> str:
     return "\n".join(lines)
 
 
-def chunk_paragraphs(text: str, target: int = CHUNK_TARGET) -> list[str]:
-    """Cut a long single-file source into documents of about `target` bytes at blank lines."""
-    docs, cur, size = [], [], 0
-    for para in re.split(r"\n\s*\n", text):
-        cur.append(para)
-        size += len(para.encode("utf-8"))
+def _gather(parts: list[str], target: int, size_of, sep: str) -> list[str]:
+    """``parts`` joined by ``sep`` into groups, a group closed once its size reaches ``target``."""
+    out, cur, size = [], [], 0
+    for part in parts:
+        cur.append(part)
+        size += size_of(part)
         if size >= target:
-            docs.append("\n\n".join(cur))
+            out.append(sep.join(cur))
             cur, size = [], 0
     if cur:
-        docs.append("\n\n".join(cur))
-    return docs
+        out.append(sep.join(cur))
+    return out
+
+
+def chunk_paragraphs(text: str, target: int = CHUNK_TARGET) -> list[str]:
+    """Cut a long single-file source into documents of about `target` bytes at blank lines."""
+    return _gather(re.split(r"\n\s*\n", text), target, lambda p: len(p.encode("utf-8")), "\n\n")
 
 
 def is_heldout(doc: str) -> bool:
