@@ -34,22 +34,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from corpora import best, corpus_lines
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "support"))
-
-
-def lines_of(name: str) -> list[str]:
-    p = HERE / "corpora" / f"{name}.txt"
-    return [l for l in p.read_text(encoding="utf-8").split("\n") if l.strip()]
-
-
-def best(f, repeat: int, clock=time.perf_counter) -> float:
-    times = []
-    for _ in range(repeat):
-        t = clock()
-        f()
-        times.append(clock() - t)
-    return min(times)
 
 
 def pair(f_peer, f_ours, repeat: int, clock) -> tuple[float, float]:
@@ -92,8 +80,8 @@ def main() -> int:
     from subwords.formats._sp_export import model_bytes
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-encode-load-"))
-    english = lines_of("english")
-    multi = lines_of("multilingual")
+    english = corpus_lines("english")
+    multi = corpus_lines("multilingual")
     cpu = time.process_time
     ok = True
 

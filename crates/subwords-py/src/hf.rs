@@ -84,6 +84,13 @@ impl PyHfPipeline {
         self.list(py, &ids)
     }
 
+    /// The ids and `(position, string)` for each token whose string is not its id's entry
+    /// (see `HfPipeline::encode_surfaces`).
+    fn encode_surfaces<'py>(&self, py: Python<'py>, text: &str, allowed: Vec<bool>) -> PyResult<(Bound<'py, PyList>, Vec<(usize, String)>)> {
+        let (ids, notes) = py.detach(|| self.inner.encode_surfaces(text, &allowed));
+        Ok((self.list(py, &ids)?, notes))
+    }
+
     fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<PyBackedStr>, allowed: Vec<bool>, threads: usize) -> PyResult<Bound<'py, PyList>> {
         let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
         if threads <= 1 {

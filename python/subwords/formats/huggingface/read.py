@@ -29,9 +29,10 @@ marked ``special`` is matched only when the call allows it (``allowed_special="a
 surfaces); by default its surface is encoded as ordinary text. Added tokens that are not special
 (extra vocabulary, not control tokens) always match, as in ``tokenizers``.
 
-``encode`` returns the model's ids only; ``add_special_tokens=True`` applies the file's
-post-processor (``[CLS] … [SEP]``, ``<s> … </s>``, a template), and ``pair=`` encodes a pair the
-same way. ``decode`` skips special tokens by default, as ``tokenizers`` does.
+``encode`` returns the model's ids; ``encode_pieces`` tokenizers' own tokens (an added token's
+matched text, a Unigram model's unknown characters), which ``decode_pieces`` decodes;
+``add_special_tokens=True`` applies the file's post-processor (``[CLS] … [SEP]``, ``<s> … </s>``,
+a template), and ``pair=`` encodes a pair the same way. ``decode`` skips special tokens by default, as ``tokenizers`` does.
 
 ``export(tok, path, "hf")`` writes a subwords model as ``tokenizer.json``; ``"vocab-merges"``
 writes ``vocab.json`` and ``merges.txt`` into the folder ``path`` (created if needed). See
@@ -628,7 +629,11 @@ class HuggingFace(Foreign):
             if t["normalized_content"]:
                 self._token_to_id.setdefault(t["normalized_content"], t["id"])
         self._specials = {t["content"]: t["id"] for t in added if t["special"]}
-        self._special_ids = frozenset(self._specials.values())
+        # tokenizers skips an id in decode when its token (normalized, for a normalized added
+        # token) is a special token's content: a normalized special whose form changes is kept
+        self._special_ids = frozenset(i for i in self._specials.values() if self._id_to_token[i] in self._specials)
+        # the model's own token of each id: its pieces are these, not the added tokens' forms
+        self._model_token = {i: t for t, i in vocab.items()}
         # the index of each special added token in the plan, for `allowed`
         self._added_index = [(t["content"], t["special"]) for t in added]
         self._template = _post_processor(s.get("post_processor", (dict, type(None))), self._token_to_id)
@@ -710,7 +715,45 @@ class HuggingFace(Foreign):
         return self._pipe.encode_batch_flat(texts, self._allowed(allowed_special), _threads(threads), width, [],
                                             [] if eos is None else [eos])
 
+    def encode_pieces(self, text: str, *, allowed_special: Union[str, Iterable[str]] = (),
+                      add_special_tokens: bool = False) -> list[str]:
+        """tokenizers' tokens of ``text`` (``Encoding.tokens``): each id's vocabulary entry, except
+        an added token, which is the text it matched (with the whitespace ``lstrip``/``rstrip``
+        took, normalized for a ``normalized`` one), and under a Unigram model an unknown id, which
+        is the characters it stands for. :meth:`decode_pieces` reads them back."""
+        ids, surfaces = self._pipe.encode_surfaces(_text(text), self._allowed(allowed_special))
+        model = self._model_token
+        pieces = [model[i] if i in model else self.id_to_piece(i) for i in ids]
+        for k, surface in surfaces:
+            pieces[k] = surface
+        if not add_special_tokens or self._template is None:
+            return pieces
+        # the template's ids around the text's pieces (no pair here, as encode_pieces has none)
+        out: list[str] = []
+        for x in self._template[0]:
+            if x == "A":
+                out += pieces
+            elif isinstance(x, int):
+                out.append(self.id_to_piece(x))
+        return out
+
     # -- decoding ---------------------------------------------------------------------------
+    def decode_pieces(self, pieces: Iterable[str], *, skip_special_tokens: bool = True) -> str:
+        """Text of tokens through the file's decoder, as tokenizers' ``decoder.decode(tokens)``:
+        the tokens of :meth:`encode_pieces` need not be vocabulary entries (an unknown
+        character's own text, an added token with its whitespace). Special tokens are skipped
+        by default where :meth:`decode` skips their ids."""
+        tokens = []
+        for p in pieces:
+            if not isinstance(p, str):
+                raise InputError(f"pieces must be strings, got {type(p).__name__}")
+            # a special token's piece is its content, or that with the whitespace it took; it
+            # is skipped when decode skips its id (an unknown character's text is kept)
+            if skip_special_tokens and self._specials.get(p.strip(), -1) in self._special_ids:
+                continue
+            tokens.append(p)
+        return _decode_chain(self._decoders, tokens)
+
     def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = True) -> str:
         """Text of ``ids`` through the file's decoder; special tokens are skipped by default,
         as ``tokenizers`` does. An id with no token is an error (``tokenizers`` drops it)."""
