@@ -109,7 +109,9 @@ class TrainOptions:
     shrink: Optional[float] = None
     em_rounds: Optional[int] = None
     #: Unigram: the M-step; None: ``"plain"`` (the page's), ``"bayes"``: sentencepiece's digamma step
-    em: Optional[Literal["plain", "bayes"]] = None
+    #: ``"sentencepiece"``: sentencepiece's whole loop (digamma step with its drops, its pruning
+    #: criterion, its stop at 1.1x the target and final pick by score)
+    em: Optional[Literal["plain", "bayes", "sentencepiece"]] = None
     #: None: every core
     threads: Optional[int] = None
     progress: bool = False

@@ -369,12 +369,42 @@ pub fn train_traced(
     if let Some(t) = tracer.as_mut() {
         t.em_step(&runs, &table, &texts, strip_right, 0, 0);
     }
+    let sp = params.em == EmMethod::Sentencepiece;
+    // em="sentencepiece" stops at 1.1 × the target and picks the target by score
+    let stop_at = if sp { params.target.max((params.target as f64 * 1.1).floor() as usize) } else { params.target };
     loop {
         for k in 0..params.em_rounds {
-            em_round(&runs, &mut table, &stored, params.em);
+            let dropped = em_round(&runs, &mut table, &stored, params.em);
+            if dropped > 0 {
+                size -= dropped;
+                stored.retain(&table.alive);
+            }
             if let Some(t) = tracer.as_mut() {
                 t.em_step(&runs, &table, &texts, strip_right, rounds.len(), k + 1);
             }
+        }
+        if sp {
+            if size <= stop_at {
+                if let Some(t) = tracer.as_mut() {
+                    t.round(&runs, &table, &stored, size, None, &texts, strip_right);
+                }
+                break;
+            }
+            let trie = build_trie(&table, &runs.syms, a);
+            let found = prune::sp_losses(&runs, &table, &stored, &trie);
+            let alive_before = tracer.as_ref().map(|_| table.alive.clone());
+            size = prune::sp_prune(&mut table, &found, size, stop_at, params.shrink);
+            if let (Some(t), Some(before)) = (tracer.as_mut(), alive_before) {
+                let mut alive_now = std::mem::replace(&mut table.alive, before);
+                t.round(&runs, &table, &stored, rounds[rounds.len() - 1], Some((&found.loss, &alive_now)), &texts, strip_right);
+                std::mem::swap(&mut table.alive, &mut alive_now);
+            }
+            rounds.push(size);
+            stored.retain(&table.alive);
+            if let Some(p) = progress {
+                p.set((rounds.len() as u64 - 1).min(total_rounds));
+            }
+            continue;
         }
         if size <= params.target {
             if let Some(t) = tracer.as_mut() {
@@ -396,6 +426,11 @@ pub fn train_traced(
         if let Some(p) = progress {
             p.set(rounds.len() as u64 - 1);
         }
+    }
+    if sp && size > params.target {
+        size = prune::final_pick(&mut table, size, params.target);
+        rounds.push(size);
+        stored.retain(&table.alive);
     }
     let (log_likelihood, run_pieces) = final_pass(&runs, &table, &stored);
 
