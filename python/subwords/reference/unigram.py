@@ -545,6 +545,38 @@ def prune(runs: Runs, table: Table, join: Join, target: int, shrink: float) -> T
     return table.without(dropped)
 
 
+def seed_sentencepiece(
+    runs: Runs, join: Join, alphabet: list[Piece], max_piece_length: int | None, seed_size: int | None
+) -> Table:
+    """``em="sentencepiece"``'s seed (sentencepiece's ``MakeSeedSentencePieces``): as
+    :func:`seed`, but a substring of two or more symbols is a candidate only if it is
+    *right-branching* -- not every occurrence continues with one same symbol (an occurrence at
+    its run's end, or at the length bound, counts as a different follower) -- and it is scored
+    by count x length; single symbols by their count. The cap keeps the highest scores (ties by
+    text); probability = score / total score."""
+    counts: dict[Piece, int] = {s: 0 for s in alphabet}
+    lengths: dict[Piece, int] = {s: 1 for s in alphabet}
+    followers: dict[Piece, set[Optional[Piece]]] = {}
+    for run, c in runs:
+        for i, j, piece in substrings(run, join, max_piece_length):
+            counts[piece] = counts.get(piece, 0) + c
+            lengths[piece] = j - i
+            if j - i > 1:
+                at_bound = max_piece_length is not None and j - i == max_piece_length
+                nxt = run[j] if j < len(run) and not at_bound else None
+                followers.setdefault(piece, set()).add(nxt)
+    score = {p: (counts[p] * lengths[p] if lengths[p] > 1 else counts[p]) for p in counts
+             if lengths[p] == 1 or None in followers[p] or len(followers[p]) > 1}
+    others = sorted((p for p in score if lengths[p] > 1), key=lambda p: (-score[p], p))
+    if seed_size is not None:
+        others = others[: max(0, seed_size - len(alphabet))]
+    keep = set(alphabet) | set(others)
+    total = sum(score[p] for p in keep)
+    log_probs: dict[Piece, Optional[float]] = {
+        p: (math.log(score[p] / total) if score[p] else None) for p in sorted(keep)}
+    return Table(log_probs, {p: lengths[p] for p in log_probs})
+
+
 def losses_sentencepiece(
     runs: Runs, table: Table, join: Join, symbols: Mapping[Piece, Unit]
 ) -> tuple[dict[Piece, float], set[Piece]]:
@@ -639,7 +671,10 @@ def learn(
     Returns ``(table, rounds)``: the final table and its size at the start and after each
     pruning round (and after the final pick, when it removes anything).
     """
-    table = seed(runs, join, alphabet, max_piece_length, seed_size)
+    if em == "sentencepiece":
+        table = seed_sentencepiece(runs, join, alphabet, max_piece_length, seed_size)
+    else:
+        table = seed(runs, join, alphabet, max_piece_length, seed_size)
     rounds = [len(table)]
     if em == "sentencepiece":
         symbols: dict[Piece, Unit] = {}

@@ -348,7 +348,7 @@ pub fn train_traced(
     }
     let max_len = params.max_piece_length.unwrap_or(usize::MAX);
     // the runs come back owning the alphabet's stretch at the end of `syms`
-    let (mut table, runs) = seed(runs, &texts, strip_right, max_len, params.seed_size);
+    let (mut table, runs) = seed(runs, &texts, strip_right, max_len, params.seed_size, params.em == EmMethod::Sentencepiece);
     let seed_size = table.at.len();
     let mut size = seed_size;
     let mut rounds = vec![size];
