@@ -550,8 +550,9 @@ def seed_sentencepiece(
 ) -> Table:
     """``em="sentencepiece"``'s seed (sentencepiece's ``MakeSeedSentencePieces``): as
     :func:`seed`, but a substring of two or more symbols is a candidate only if it is
-    *right-branching* -- not every occurrence continues with one same symbol (an occurrence at
-    its run's end, or at the length bound, counts as a different follower) -- and it is scored
+    *right-branching* -- its occurrences have two or more different followers, a run's end
+    being one follower (sentencepiece's word boundary); one of ``max_piece_length`` symbols
+    always is -- and it is scored
     by count x length; single symbols by their count. The cap keeps the highest scores (ties by
     text); probability = score / total score."""
     counts: dict[Piece, int] = {s: 0 for s in alphabet}
@@ -562,11 +563,13 @@ def seed_sentencepiece(
             counts[piece] = counts.get(piece, 0) + c
             lengths[piece] = j - i
             if j - i > 1:
-                at_bound = max_piece_length is not None and j - i == max_piece_length
-                nxt = run[j] if j < len(run) and not at_bound else None
-                followers.setdefault(piece, set()).add(nxt)
+                followers.setdefault(piece, set()).add(run[j] if j < len(run) else None)
+
+    def branching(p: Piece) -> bool:
+        return lengths[p] == max_piece_length or len(followers[p]) > 1
+
     score = {p: (counts[p] * lengths[p] if lengths[p] > 1 else counts[p]) for p in counts
-             if lengths[p] == 1 or None in followers[p] or len(followers[p]) > 1}
+             if lengths[p] == 1 or branching(p)}
     others = sorted((p for p in score if lengths[p] > 1), key=lambda p: (-score[p], p))
     if seed_size is not None:
         others = others[: max(0, seed_size - len(alphabet))]

@@ -10,19 +10,27 @@ use crate::segmenters::unigram::lattice::NEG_INF;
 
 /// Walks the sorted suffixes and emits every distinct substring of 2..=max_len symbols once:
 /// `(a position where it occurs, length, weighted count, right-branching)`. A substring is
-/// *right-branching* unless every occurrence continues with one same symbol (an occurrence at
-/// its run's end, or one cut at `max_len`, counts as a different follower): with the
-/// occurrences of length `L + 1` accumulated from the same sorted suffix and adding up to the
-/// same count, the one longer substring covers them all.
+/// *right-branching* when its occurrences have two or more different followers, a run's end
+/// being one follower (sentencepiece's word boundary); a substring of `max_len` symbols always
+/// is. In the walk: no occurrence continues when no suffix of the stretch restarted the
+/// accumulator of length `L + 1`; one symbol follows them all when the stretch of `L + 1`
+/// started at the same suffix and adds up to the same count.
 pub(super) fn walk(runs: &Runs, sufs: &[(u32, u32)], max_len: usize, mut emit: impl FnMut(u32, u32, u64, bool)) {
     let longest = (0..runs.len()).map(|r| runs.start[r + 1] - runs.start[r]).max().unwrap_or(0) as usize;
     let top = longest.min(max_len);
     let mut acc = vec![0u64; top + 1];
     let mut first = vec![0u32; top + 1];
-    // index into `sufs` where each length's accumulator last restarted
-    let mut from = vec![usize::MAX; top + 2];
+    // 1 + the index into `sufs` where each length's accumulator last restarted (0: never)
+    let mut from = vec![0usize; top + 2];
     let branching = |acc: &[u64], from: &[usize], len: usize| -> bool {
-        !(len < top && from[len + 1] == from[len] && acc[len + 1] == acc[len])
+        if len >= top {
+            // at the length bound: kept; else a longest run whole, only its end follows it
+            return top == max_len;
+        }
+        if from[len + 1] < from[len] {
+            return false; // every occurrence ends its run
+        }
+        !(from[len + 1] == from[len] && acc[len + 1] == acc[len])
     };
     let lim_of = |p: u32, r: u32| -> usize { ((runs.start[r as usize + 1] - p) as usize).min(max_len) };
     let mut prev: Option<(u32, usize)> = None;
@@ -46,7 +54,7 @@ pub(super) fn walk(runs: &Runs, sufs: &[(u32, u32)], max_len: usize, mut emit: i
         for len in (l + 1).max(2)..=lim {
             acc[len] = 0;
             first[len] = p;
-            from[len] = k;
+            from[len] = k + 1;
         }
         if lim >= 2 {
             for x in &mut acc[2..=lim] {
