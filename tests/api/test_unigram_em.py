@@ -70,3 +70,33 @@ def test_bad_em_values_are_refused():
         subwords.train({"ab": 1}, model="bpe", vocab_size=10, em="bayes")
     with pytest.raises(SubwordsError, match="em must be"):
         reference.train({"ab": 1}, model="unigram", vocab_size=10, em="digamma")
+
+
+@pytest.mark.parametrize("engine", ["rust", "reference"])
+def test_sentencepiece_seed_by_hand(engine):
+    # em="sentencepiece" seeds only right-branching substrings (a run's end is one follower),
+    # scored count x length. {"low": 5, "lower": 2}, end spelling: runs l o w</w> (x5) and
+    # l o w e r</w> (x2). "lo" is followed by w</w> (5 times) and by w (twice): branching, score
+    # 7 x 2 = 14. Every other substring has one follower: low</w>, ow</w>, lower</w>, ower</w>,
+    # wer</w>, er</w> only the run's end; low, ow only e; lowe, owe, we only r</w>. So the seed is
+    # the six symbols (l 7, o 7, w</w> 5, w 2, e 2, r</w> 2: 25) and lo: total 39.
+    train = subwords.train if engine == "rust" else reference.train
+    tok = train({"low": 5, "lower": 2}, model="unigram", spelling="end", vocab_size=100, em_rounds=0,
+                em="sentencepiece")
+    assert tok.report["seed_size"] == 7
+    lp = {row: tok.log_probs[i] for i, row in enumerate(tok.rows)}
+    assert set(lp) == {"[UNK]", "l", "o", "w</w>", "w", "e", "r</w>", "lo"}
+    assert lp["lo"] == pytest.approx(math.log(14 / 39), abs=1e-12)
+    assert lp["w</w>"] == pytest.approx(math.log(5 / 39), abs=1e-12)
+
+
+@pytest.mark.parametrize("engine", ["rust", "reference"])
+def test_sentencepiece_stops_at_the_target(engine):
+    # the final pick leaves exactly the target whatever the drops before it (the M-step may drop
+    # below 1.1 x the target, never the pick)
+    four = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+    train = subwords.train if engine == "rust" else reference.train
+    tok = train(four, model="unigram", spelling="end", vocab_size=14, em="sentencepiece")
+    assert len(tok.rows) <= 14
+    assert tok.report["stop"] in ("size", "seed")
+    assert all(r in tok.rows for r in ["l", "o", "w</w>", "e", "r</w>", "n", "s", "t</w>", "i", "d", "w"])
