@@ -551,8 +551,9 @@ def seed_sentencepiece(
     """``em="sentencepiece"``'s seed (sentencepiece's ``MakeSeedSentencePieces``): as
     :func:`seed`, but a substring of two or more symbols is a candidate only if it is
     *right-branching* -- its occurrences have two or more different followers, a run's end
-    being one follower (sentencepiece's word boundary); one of ``max_piece_length`` symbols
-    always is -- and it is scored
+    being one follower (sentencepiece's word boundary); one that only ever ends its run is
+    when it occurs at least twice (sentencepiece sees it followed by the next word's mark and
+    by the line's end); one of ``max_piece_length`` symbols always is -- and it is scored
     by count x length; single symbols by their count. The cap keeps the highest scores (ties by
     text); probability = score / total score."""
     counts: dict[Piece, int] = {s: 0 for s in alphabet}
@@ -566,7 +567,8 @@ def seed_sentencepiece(
                 followers.setdefault(piece, set()).add(run[j] if j < len(run) else None)
 
     def branching(p: Piece) -> bool:
-        return lengths[p] == max_piece_length or len(followers[p]) > 1
+        return lengths[p] == max_piece_length or len(followers[p]) > 1 or (
+            followers[p] == {None} and counts[p] >= 2)
 
     score = {p: (counts[p] * lengths[p] if lengths[p] > 1 else counts[p]) for p in counts
              if lengths[p] == 1 or branching(p)}

@@ -11,8 +11,9 @@ use crate::segmenters::unigram::lattice::NEG_INF;
 /// Walks the sorted suffixes and emits every distinct substring of 2..=max_len symbols once:
 /// `(a position where it occurs, length, weighted count, right-branching)`. A substring is
 /// *right-branching* when its occurrences have two or more different followers, a run's end
-/// being one follower (sentencepiece's word boundary); a substring of `max_len` symbols always
-/// is. In the walk: no occurrence continues when no suffix of the stretch restarted the
+/// being one follower (sentencepiece's word boundary); one that only ever ends its run is when
+/// its count is at least 2 (sentencepiece's running text has it followed by the next word's
+/// mark and by the line's end); a substring of `max_len` symbols always is. In the walk: no occurrence continues when no suffix of the stretch restarted the
 /// accumulator of length `L + 1`; one symbol follows them all when the stretch of `L + 1`
 /// started at the same suffix and adds up to the same count.
 pub(super) fn walk(runs: &Runs, sufs: &[(u32, u32)], max_len: usize, mut emit: impl FnMut(u32, u32, u64, bool)) {
@@ -25,10 +26,10 @@ pub(super) fn walk(runs: &Runs, sufs: &[(u32, u32)], max_len: usize, mut emit: i
     let branching = |acc: &[u64], from: &[usize], len: usize| -> bool {
         if len >= top {
             // at the length bound: kept; else a longest run whole, only its end follows it
-            return top == max_len;
+            return top == max_len || acc[len] >= 2;
         }
         if from[len + 1] < from[len] {
-            return false; // every occurrence ends its run
+            return acc[len] >= 2; // every occurrence ends its run
         }
         !(from[len + 1] == from[len] && acc[len + 1] == acc[len])
     };
