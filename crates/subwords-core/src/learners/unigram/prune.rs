@@ -1,5 +1,6 @@
 //! Unigram pruning: each piece's loss (what the corpus's best spellings lose without it) and
-//! the round that keeps `max(target, floor(shrink · size))` pieces.
+//! the round that keeps `max(target, floor(shrink · size))` pieces; for `em="sentencepiece"`,
+//! sentencepiece's criterion ([`sp_losses`], [`sp_prune`]) and its final pick ([`final_pick`]).
 
 use rayon::prelude::*;
 
