@@ -40,6 +40,8 @@
 //! held-out 10%; see benchmarks/README.md): held-out pieces ×1.21 (8k) and ×1.21 (32k) with
 //! the plain step, ×1.09 and ×1.07 with `bayes`, **×0.984 and ×0.969 with `sentencepiece`**,
 //! whose held-out log-likelihood is also above sentencepiece's (+16,264 at 8k, +23,465 at 32k).
+//! Multilingual 13.5 MB: ×0.992 at 8k and 32k (log-likelihood +67,936, +46,012), where `bayes`
+//! does better still (×0.994 / ×0.973, +149,529 / +93,592) but it misses on English.
 //! Steps on the way (8k, then 32k; each kept):
 //! * sentencepiece's M-step drops, pruning criterion, 1.1× stop and final pick on the page's
 //!   seed: ×1.075 at 8k (from ×1.093 with `bayes`); training 3.3× faster than sentencepiece's
