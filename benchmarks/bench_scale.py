@@ -1,7 +1,8 @@
 """Count tables and Dask: counting throughput and scaling, and training from a large table.
 
     python benchmarks/bench_scale.py count [--corpus large]           # 1 vs 2 threads / workers
-    python benchmarks/bench_scale.py table [--units 3000000] [--vocab 32000] [--seed 1] [--build NAME=DIR]
+    python benchmarks/bench_scale.py table [--units 3000000] [--vocab 32000] [--seed 1] [--build NAME=DIR] [--table DIR]
+    python benchmarks/bench_scale.py make-table --units N --seed S --out DIR   # the table alone
     python benchmarks/bench_scale.py text [--corpus large] [--vocab 32000] [--build NAME=DIR]
 
 ``count`` counts the corpus with ``subwords count`` (one process, 1 and 2 threads) and with
@@ -190,13 +191,20 @@ def bench_table(a: argparse.Namespace) -> None:
           f"front spelling — {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cpus, load {os.getloadavg()}")
     with tempfile.TemporaryDirectory(dir=a.tmp) as tmp:
         t = time.perf_counter()
-        # made in a child: a child started from a parent that holds the table's words inherits
-        # the parent's peak RSS in ru_maxrss, which would inflate every number below
-        subprocess.run([sys.executable, __file__, "make-table", "--units", str(a.units), "--seed", str(a.seed),
-                        "--out", tmp], check=True)
-        binary, tsv = Path(tmp, "zipf.counts"), Path(tmp, "zipf.tsv")
-        print(f"made the table in {time.perf_counter() - t:.1f} s: binary {binary.stat().st_size / 1e6:.0f} MB, "
-              f"TSV {tsv.stat().st_size / 1e6:.0f} MB")
+        if a.table:
+            # a table made before by `make-table` with the same --units and --seed (making a
+            # 20 M table takes longer than training on it)
+            binary, tsv = Path(a.table, "zipf.counts"), Path(a.table, "zipf.tsv")
+            if not binary.is_file() or not tsv.is_file():
+                raise SystemExit(f"--table {a.table}: expected zipf.counts and zipf.tsv from `make-table`")
+        else:
+            # made in a child: a child started from a parent that holds the table's words inherits
+            # the parent's peak RSS in ru_maxrss, which would inflate every number below
+            subprocess.run([sys.executable, __file__, "make-table", "--units", str(a.units), "--seed", str(a.seed),
+                            "--out", tmp], check=True)
+            binary, tsv = Path(tmp, "zipf.counts"), Path(tmp, "zipf.tsv")
+            print(f"made the table in {time.perf_counter() - t:.1f} s", end=": ")
+        print(f"binary {binary.stat().st_size / 1e6:.0f} MB, TSV {tsv.stat().st_size / 1e6:.0f} MB")
         runs: list[tuple[str, list[str], dict[str, str] | None]] = [
             ("subwords, binary table", [sys.executable, "-m", "subwords", "train", str(binary), "--counts", "--spelling",
                                         "front", "--vocab-size", str(a.vocab), "--threads", "2", "-o",
@@ -249,6 +257,9 @@ def main() -> None:
     t.add_argument("--tmp", default=None, help="folder for the generated tables (default: the system's)")
     t.add_argument("--no-sentencepiece", action="store_true")
     t.add_argument("--no-tsv", action="store_true", help="skip subwords' own TSV run (it parses the table in Python)")
+    t.add_argument("--table", default=None, metavar="DIR",
+                   help="train on DIR/zipf.counts and DIR/zipf.tsv, written before by make-table "
+                        "with the same --units and --seed, instead of making the table")
     x = sub.add_parser("text")
     x.add_argument("--corpus", default="large", help="a corpus name under benchmarks/corpora, or a .txt path")
     x.add_argument("--vocab", type=int, default=32000)
