@@ -137,6 +137,51 @@ def zipf_table(units: int, seed: int, folder: Path) -> tuple[Path, Path]:
     return binary, tsv
 
 
+def zipf_table_fast(units: int, seed: int, folder: Path) -> tuple[Path, Path]:
+    """The same kind of table as ``zipf_table`` (distinct words of 3 to 14 letters with English
+    letter frequencies, in the order first drawn, the k-th counted ``ceil(10^7 / k)`` times),
+    drawn with numpy's seeded generator in batches: a 20 M table in minutes rather than hours.
+    The words differ from ``zipf_table``'s for the same seed (another generator)."""
+    import numpy as np
+
+    import subwords
+
+    rng = np.random.default_rng(seed)
+    weights = np.array(FREQ) / sum(FREQ)
+    codes = np.frombuffer(LETTERS.encode(), dtype=np.uint8)
+    rows = np.zeros((0, 14), dtype=np.uint8)
+    while True:
+        want = max(units - len(rows), 1 << 16) * 11 // 10
+        parts = [rows]
+        for start in range(0, want, 1 << 20):
+            # in batches of a million words (the draws are int64 before they become letters)
+            n = min(1 << 20, want - start)
+            letters = codes[rng.choice(len(codes), size=(n, 14), p=weights)]
+            lengths = rng.integers(3, 15, size=n)
+            letters[np.arange(14)[None, :] >= lengths[:, None]] = 0
+            parts.append(letters)
+        rows = np.concatenate(parts)
+        del parts
+        # distinct words in the order first drawn
+        _, first = np.unique(rows.view("S14").ravel(), return_index=True)
+        rows = rows[np.sort(first)]
+        if len(rows) >= units:
+            rows = rows[:units]
+            break
+    words = [w.decode() for w in rows.view("S14").ravel().tolist()]
+    del rows
+    k = np.arange(1, units + 1, dtype=np.int64)
+    counts = ((10**7 + k - 1) // k).tolist()
+    table = subwords.count(dict(zip(words, counts)), spelling="front")
+    binary, tsv = folder / "zipf.counts", folder / "zipf.tsv"
+    table.save(binary)
+    del table
+    with open(tsv, "w", encoding="utf-8") as f:
+        for i in range(0, units, 1 << 20):
+            f.write("".join(f"{w}\t{c}\n" for w, c in zip(words[i:i + (1 << 20)], counts[i:i + (1 << 20)])))
+    return binary, tsv
+
+
 SP_CHILD = """
 import sys, sentencepiece as spm
 spm.SentencePieceTrainer.train(input=sys.argv[1], input_format="tsv", model_prefix=sys.argv[2], model_type="bpe",
@@ -271,9 +316,10 @@ def main() -> None:
     m.add_argument("--units", type=int, required=True)
     m.add_argument("--seed", type=int, required=True)
     m.add_argument("--out", required=True)
+    m.add_argument("--fast", action="store_true", help="draw the words with numpy (other words, same distribution)")
     a = ap.parse_args()
     if a.what == "make-table":
-        zipf_table(a.units, a.seed, Path(a.out))
+        (zipf_table_fast if a.fast else zipf_table)(a.units, a.seed, Path(a.out))
         return
     {"count": bench_count, "table": bench_table, "text": bench_text}[a.what](a)
 
