@@ -39,13 +39,24 @@
 //!   next to the old heap had been the run's memory peak.
 //! * `pair -> count` and `pair -> units` were two maps, the second with one `Vec` (and one
 //!   allocation) per pair although most pairs of a large table are in one or two units. They
-//!   are one map of `PairInfo` whose unit list holds 3 ids inline (`TinyVec<[u32; 3]>`, 24
-//!   bytes like a `Vec`; 4 inline ids make it 32).
+//!   became one map of `PairInfo` whose unit list held 3 ids inline (`TinyVec<[u32; 3]>`), a
+//!   40-byte slot with its key.
 //! * The table's arrays are reserved once from an upper bound on the symbols (a doubling `Vec`
 //!   copies the table and can leave twice its size).
-//! * Not done: the index still grows with the merges (new pairs, and stale unit ids left in the
-//!   lists of pairs that a merge removed from a unit), and a map slot is 40 bytes. The next step
-//!   is a 24-byte slot (the count and one inline id, more ids in a side arena).
+//! * A map slot is now 24 bytes: the key, the count, the list's length and one `u32` that is the
+//!   unit id itself when the pair is in one unit, or a block of the [`Arena`] (one `u32` array
+//!   for every longer list; a block that fills moves to one twice its size at the end). The
+//!   index used to grow with the merges: every rewritten unit lists its new pairs, and stayed
+//!   listed under the pairs it lost. Once the arena has doubled since it was last packed,
+//!   [`Arena::compact`] drops the pairs no unit holds, the stale ids (checked against the units)
+//!   and the garbage blocks, and packs the blocks in place: no second copy. Only the layout
+//!   changes (a list still holds every unit with its pair, and `apply` sorts it), so the
+//!   merges are those of a run that never compacts (test `compacting_the_lists_at_every_chance
+//!   _changes_no_merge`). The stale check visits the units of each list in sorted order with a
+//!   prefetch a few ids ahead; unsorted and without it, compaction took a third of a run.
+//! * Not done: the units' strings are still alive while the flat arrays are built from them
+//!   (`pipeline.rs` spells from `Vec<UnitCount>`), which is the peak on small alphabets, and a
+//!   unit record is 24 bytes (a `u64` start for tables past 4 G symbols).
 
 use std::cmp::Ordering;
 use std::rc::Rc;
@@ -483,38 +494,36 @@ impl Arena {
         index.retain(|_, v| v.count > 0);
         let mut blocks: Vec<(u32, u64)> = index.iter().filter(|(_, v)| v.len >= 2).map(|(&k, v)| (v.at, k)).collect();
         blocks.sort_unstable();
+        // 1. each list, in its own block: sort, drop repeats and stale ids (in parallel: the
+        //    blocks are disjoint); 2. pack the blocks down in their order and update the slots
+        let lens: Vec<u32> = {
+            let words = SharedSyms(self.words.as_mut_ptr());
+            let index = &*index;
+            blocks
+                .par_iter()
+                .with_min_len(256)
+                .map(|&(at, key)| {
+                    let n = index[&key].len as usize;
+                    // SAFETY: every block belongs to one pair, and each pair is in `blocks` once
+                    let ids: &mut [u32] = unsafe { std::slice::from_raw_parts_mut(words.at(at as usize * 4 + 1), n) };
+                    live_ids(ids, key, flat) as u32
+                })
+                .collect()
+        };
         let w = &mut self.words;
         let mut dst = 0usize;
-        for (at, key) in blocks {
+        for (&(at, key), &m) in blocks.iter().zip(&lens) {
             let info = index.get_mut(&key).expect("a listed pair is in the index");
-            let (a, b) = unpack(key);
             let src = at as usize * 4;
-            let n = info.len as usize;
-            let mut kept = 0usize;
-            for k in 0..n {
-                let id = w[src + 1 + k];
-                let has = flat.unit(id as usize).windows(2).any(|x| x[0] == a && x[1] == b);
-                if has {
-                    // dst + 1 + kept <= src + 1 + k: never past what is still to be read
-                    w[dst + 1 + kept] = id;
-                    kept += 1;
-                }
-            }
-            let ids = &mut w[dst + 1..dst + 1 + kept];
-            ids.sort_unstable();
-            let mut m = 0;
-            for k in 0..kept {
-                if m == 0 || ids[m - 1] != ids[k] {
-                    ids[m] = ids[k];
-                    m += 1;
-                }
-            }
+            let m = m as usize;
             info.len = m as u32;
             if m <= 1 {
                 // a live pair is in at least one unit, which its list holds
-                info.at = if m == 1 { w[dst + 1] } else { 0 };
+                info.at = if m == 1 { w[src + 1] } else { 0 };
                 continue;
             }
+            // dst <= src: the copy never runs past what is still to be moved
+            w.copy_within(src + 1..src + 1 + m, dst + 1);
             let size = block_words(m);
             w[dst] = (size - 1) as u32;
             info.at = (dst / 4) as u32;
@@ -523,6 +532,36 @@ impl Arena {
         w.truncate(dst);
         w.shrink_to_fit();
     }
+}
+
+/// Sorts `ids`, keeps each unit once and only the units that still hold `pair`, at the front;
+/// returns how many are kept. The units are visited forward through memory, with a unit's
+/// record and symbols prefetched a few ids ahead (one cache miss per id otherwise).
+fn live_ids(ids: &mut [u32], pair: u64, flat: &Flat) -> usize {
+    let (a, b) = unpack(pair);
+    ids.sort_unstable();
+    let n = ids.len();
+    const AHEAD: usize = 8;
+    let mut kept = 0usize;
+    let mut last = u32::MAX;
+    for k in 0..n {
+        if k + AHEAD < n {
+            prefetch(flat.meta.as_ptr().wrapping_add(ids[k + AHEAD] as usize) as *const u8);
+            let near = flat.meta[ids[k + AHEAD / 2] as usize];
+            prefetch(flat.syms.as_ptr().wrapping_add(near.start as usize) as *const u8);
+        }
+        let id = ids[k];
+        if id == last {
+            continue;
+        }
+        last = id;
+        if flat.unit(id as usize).windows(2).any(|x| x[0] == a && x[1] == b) {
+            // kept <= k: never past what is still to be read
+            ids[kept] = id;
+            kept += 1;
+        }
+    }
+    kept
 }
 
 /// `a · b` as a 256-bit number (hi, lo).
@@ -566,7 +605,7 @@ struct Engine<'a> {
     /// The index's place lists longer than one id.
     arena: Arena,
     /// The arena's size after it was last built or compacted: it is compacted again once it
-    /// has grown by half (new places, moved blocks, stale ids).
+    /// has doubled (new places, moved blocks, stale ids).
     arena_mark: usize,
     heap: PairHeap,
     max_len: Option<u32>,
@@ -589,6 +628,14 @@ struct Engine<'a> {
 pub(crate) struct SharedSyms(pub(crate) *mut u32);
 unsafe impl Send for SharedSyms {}
 unsafe impl Sync for SharedSyms {}
+
+impl SharedSyms {
+    /// The address `i` words in (a method, so a closure captures the whole `SharedSyms`).
+    #[inline]
+    fn at(&self, i: usize) -> *mut u32 {
+        self.0.wrapping_add(i)
+    }
+}
 
 /// Rewrites the units of `list` (distinct ids), joining `(a, b)` into `c`; returns the count
 /// changes, the new places and the new lengths.
@@ -753,11 +800,11 @@ fn prefetch(p: *const u8) {
 }
 
 /// Whether the arena, `len` words now and `mark` after it was last built or compacted, is due
-/// for compaction: once it has grown by half (and by 64k words).
+/// for compaction: once it has doubled (and grown by 64k words).
 #[cfg(not(test))]
 #[inline]
 fn compaction_due(len: usize, mark: usize) -> bool {
-    len > mark + mark / 2 + (1 << 16)
+    len > 2 * mark + (1 << 16)
 }
 // Tests can compact at every growth (`Some(true)`) or never (`Some(false)`): the results must
 // not change.
@@ -769,7 +816,7 @@ thread_local! {
 #[cfg(test)]
 fn compaction_due(len: usize, mark: usize) -> bool {
     match COMPACT.with(|c| c.get()) {
-        None => len > mark + mark / 2 + (1 << 16),
+        None => len > 2 * mark + (1 << 16),
         Some(always) => always && len > mark,
     }
 }
@@ -1043,7 +1090,7 @@ impl<'a> Engine<'a> {
             self.rebuild_heap();
         }
         // the place lists grow with the merges (each rewritten unit lists its new pairs, and
-        // stays listed under the pairs it lost): pack them once they have grown by half
+        // stays listed under the pairs it lost): pack them once they have doubled
         if compaction_due(self.arena.words.len(), self.arena_mark) {
             self.arena.compact(&mut self.index, &self.flat);
             self.arena_mark = self.arena.words.len();
