@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -25,35 +24,9 @@ from pathlib import Path
 import subwords
 from subwords import _arrays
 
+from corpora import best, stdlib_lines
+
 BATCH = 8192
-
-
-def stdlib_lines(mb: float) -> list[str]:
-    root = Path(sysconfig.get_paths()["stdlib"])
-    out: list[str] = []
-    size = 0
-    for p in sorted(root.rglob("*.py")):
-        if "site-packages" in p.parts:
-            continue
-        try:
-            text = p.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            continue
-        for line in text.split("\n"):
-            out.append(line.rstrip("\r"))
-            size += len(line) + 1
-        if size >= mb * 1e6:
-            break
-    return out
-
-
-def best(f, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main() -> None:

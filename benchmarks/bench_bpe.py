@@ -68,6 +68,8 @@ from array import array
 from importlib import metadata
 from pathlib import Path
 
+from corpora import line_chunks
+
 HERE = Path(__file__).resolve().parent
 CORPORA = HERE / "corpora"
 OUT = HERE / "out"
@@ -224,19 +226,6 @@ def export_vocab(source: str, model: str, dest: str) -> dict:
     return {"rows": len(ranks), "merges": len(merges)}
 
 
-def chunk_text(text: str, size: int = CHUNK_BYTES) -> list[str]:
-    chunks, cur, n = [], [], 0
-    for line in text.splitlines(keepends=True):
-        cur.append(line)
-        n += len(line)
-        if n >= size:
-            chunks.append("".join(cur))
-            cur, n = [], 0
-    if cur:
-        chunks.append("".join(cur))
-    return chunks
-
-
 def _ids_digest(lists) -> tuple[str, int]:
     h = hashlib.sha256()
     total = 0
@@ -252,7 +241,7 @@ def encode_worker(encoder: str, vocab_file: str, model: str, text_file: str, mod
                   threads: int, repeat: int) -> dict:
     text = Path(text_file).read_text(encoding="utf-8")
     nbytes = len(text.encode("utf-8"))
-    batch = chunk_text(text) if mode != "single" else None
+    batch = line_chunks(text, CHUNK_BYTES) if mode != "single" else None
     voc = json.loads(Path(vocab_file).read_text()) if vocab_file else None
 
     if encoder == "ours":
@@ -300,7 +289,7 @@ def encode_worker(encoder: str, vocab_file: str, model: str, text_file: str, mod
         raise SystemExit(f"unknown encoder {encoder}")
 
     warm = text[:100_000]
-    single(warm) if batch is None else many(chunk_text(warm))
+    single(warm) if batch is None else many(line_chunks(warm, CHUNK_BYTES))
     times, result = [], None
     for _ in range(repeat):
         t0 = time.perf_counter()

@@ -1,6 +1,6 @@
 """Encoding and loading against the original libraries, every ratio in one run.
 
-    python benchmarks/bench_encode_load.py [--vocab 32000] [--lines 60000] [--mb 4] [--repeat 3]
+    python benchmarks/bench_encode_load.py [--vocab 32000] [--lines 60000] [--mb 4] [--repeat 3] [--only 1,2,3]
 
 Three tables, each measured side by side (the libraries alternate, best of ``--repeat``):
 
@@ -10,14 +10,19 @@ Three tables, each measured side by side (the libraries alternate, best of ``--r
    call per line, one batch on 1 thread, one batch on 2 threads, on the first ``--lines`` lines
    of english and of multilingual. One-thread modes are timed in process CPU time (the machine
    is shared: CPU time is what the encoder costs); the 2-thread mode in wall time.
-2. **Load time** against the original library, wall time to a ready tokenizer from the bytes on
-   disk: the 32k `.model` (sentencepiece), byte-level BPE tokenizer.json files of 8k and 32k
+2. **Load time** against the original library, wall time and process CPU time (each the best
+   of ``--repeat``, the two libraries alternating) to a ready tokenizer from the bytes on disk: the 32k `.model` (sentencepiece), byte-level BPE tokenizer.json files of 8k and 32k
    trained by ``tokenizers`` on english (tokenizers), OpenAI's cl100k_base rank file
    (tiktoken, from the ``bpe-openai`` crate as ``tests/support/peers.py`` caches it), and
    subwords' own model file of the 32k Unigram (no peer: its time is printed alone).
 3. **Batch scaling** from 1 to 2 threads (issue 15's "batch encoding that uses both cores"):
    byte-level 32k tokenizer.json, the 32k Unigram `.model`, and cl100k, on the first ``--mb``
    MB of multilingual cut into ~16 KB chunks and into lines; wall time; ids must not change.
+   Each row twice: ``encode_batch`` (a Python list per text) and ``encode_array`` (one flat
+   numpy buffer filled in the core, no Python object per text); the last column is the
+   process CPU time on 2 threads over that on 1 (readable on a busy machine, unlike wall time).
+
+``--only`` runs some of the three tables (``--only 2`` for load times alone).
 """
 
 from __future__ import annotations
@@ -29,22 +34,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from corpora import best, corpus_lines
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "support"))
-
-
-def lines_of(name: str) -> list[str]:
-    p = HERE / "corpora" / f"{name}.txt"
-    return [l for l in p.read_text(encoding="utf-8").split("\n") if l.strip()]
-
-
-def best(f, repeat: int, clock=time.perf_counter) -> float:
-    times = []
-    for _ in range(repeat):
-        t = clock()
-        f()
-        times.append(clock() - t)
-    return min(times)
 
 
 def pair(f_peer, f_ours, repeat: int, clock) -> tuple[float, float]:
@@ -72,7 +65,9 @@ def main() -> int:
     ap.add_argument("--lines", type=int, default=60000)
     ap.add_argument("--mb", type=float, default=4.0)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--only", default="1,2,3", help="which tables to print (comma-separated, of 1,2,3)")
     args = ap.parse_args()
+    only = {int(x) for x in args.only.split(",") if x.strip()}
 
     import peers
     import sentencepiece as spm
@@ -85,8 +80,8 @@ def main() -> int:
     from subwords.formats._sp_export import model_bytes
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-encode-load-"))
-    english = lines_of("english")
-    multi = lines_of("multilingual")
+    english = corpus_lines("english")
+    multi = corpus_lines("multilingual")
     cpu = time.process_time
     ok = True
 
@@ -105,6 +100,8 @@ def main() -> int:
           "MB/s, ratio = ours / sentencepiece")
     print(f"{'corpus':14} {'ids':5} {'per call (CPU)':>24} {'batch 1 thread (CPU)':>24} {'batch 2 threads (wall)':>24}")
     for name, lines in (("english", english), ("multilingual", multi)):
+        if 1 not in only:
+            break
         lines = lines[: args.lines]
         mb = sum(len(l.encode("utf-8")) + 1 for l in lines) / 1e6
         same = sp.encode(lines) == ours.encode_batch(lines, threads=2)
@@ -145,8 +142,8 @@ def main() -> int:
         return tiktoken.Encoding("cl100k_base", pat_str=spec["pat_str"], mergeable_ranks=ranks,
                                  special_tokens=spec["special_tokens"])
 
-    print("\n2. load time, ms (wall, best of repeats); ratio = peer / ours (>= 1: ours no slower)")
-    print(f"{'file':34} {'ours':>8} {'peer':>8} {'ratio':>7}")
+    print("\n2. load time, ms (best of repeats, alternating); ratio = peer / ours (>= 1: ours no slower)")
+    print(f"{'file':34} {'ours wall':>10} {'peer wall':>10} {'ratio':>7} {'ours CPU':>9} {'peer CPU':>9} {'ratio':>7}")
     loads = [
         (f"{args.vocab} Unigram .model", lambda: subwords.load(sp_path), lambda: spm.SentencePieceProcessor(model_file=str(sp_path))),
         ("8k byte-level tokenizer.json", lambda: subwords.load(hf_paths[8000]), lambda: tokenizers.Tokenizer.from_file(str(hf_paths[8000]))),
@@ -156,12 +153,17 @@ def main() -> int:
         (f"subwords model file ({args.vocab} Unigram)", lambda: subwords.load(own_path), None),
     ]
     for label, f_ours, f_peer in loads:
+        if 2 not in only:
+            break
         if f_peer is None:
             t_ours = best(f_ours, args.repeat)
-            print(f"{label:34} {t_ours * 1e3:8.1f} {'-':>8} {'-':>7}")
+            c_ours = best(f_ours, args.repeat, cpu)
+            print(f"{label:34} {t_ours * 1e3:10.1f} {'-':>10} {'-':>7} {c_ours * 1e3:9.1f} {'-':>9} {'-':>7}")
             continue
         t_peer, t_ours = pair(f_peer, f_ours, args.repeat, time.perf_counter)
-        print(f"{label:34} {t_ours * 1e3:8.1f} {t_peer * 1e3:8.1f} {t_peer / t_ours:6.2f}x")
+        c_peer, c_ours = pair(f_peer, f_ours, args.repeat, cpu)
+        print(f"{label:34} {t_ours * 1e3:10.1f} {t_peer * 1e3:10.1f} {t_peer / t_ours:6.2f}x "
+              f"{c_ours * 1e3:9.1f} {c_peer * 1e3:9.1f} {c_peer / c_ours:6.2f}x")
 
     # -- 3. batch scaling -------------------------------------------------------------------
     text, size = [], 0
@@ -178,15 +180,23 @@ def main() -> int:
         "cl100k file": subwords.load(tt_path),
     }
     print(f"\n3. batch encoding, 1 -> 2 threads ({size / 1e6:.1f} MB multilingual); MB/s wall")
-    print(f"{'model':24} {'input':13} {'1 thread':>9} {'2 threads':>10} {'speed-up':>9} {'ids':5}")
+    print("   (CPU 2t/1t: process CPU time on 2 threads over 1 thread, all threads counted; about 1 = the\n"
+          "    second thread adds no work, so a speed-up short of 2x is waiting, not extra work)")
+    print(f"{'model':24} {'input':13} {'output':6} {'1 thread':>9} {'2 threads':>10} {'speed-up':>9} {'ids':5} {'CPU 2t/1t':>9}")
     for mname, model in models.items():
+        if 3 not in only:
+            break
         for sname, items in shapes.items():
             one = model.encode_batch(items, threads=1)
-            same = one == model.encode_batch(items, threads=2)
-            ok &= same
-            t1, t2 = pair(lambda: model.encode_batch(items, threads=1), lambda: model.encode_batch(items, threads=2),
-                          args.repeat, time.perf_counter)
-            print(f"{mname:24} {sname:13} {size / 1e6 / t1:9.1f} {size / 1e6 / t2:10.1f} {t1 / t2:8.2f}x {'same' if same else 'DIFF':5}")
+            for oname, run in (("lists", lambda n: model.encode_batch(items, threads=n)),
+                               ("array", lambda n: model.encode_array(items, threads=n))):
+                got = run(2)
+                same = one == (got if oname == "lists" else got.tolist())
+                ok &= same
+                t1, t2 = pair(lambda: run(1), lambda: run(2), args.repeat, time.perf_counter)
+                c1, c2 = pair(lambda: run(1), lambda: run(2), args.repeat, cpu)
+                print(f"{mname:24} {sname:13} {oname:6} {size / 1e6 / t1:9.1f} {size / 1e6 / t2:10.1f} {t1 / t2:8.2f}x "
+                      f"{'same' if same else 'DIFF':5} {c2 / c1:8.2f}")
     if not ok:
         print("\nsome ids differ (see DIFF above)", file=sys.stderr)
     return 0 if ok else 1

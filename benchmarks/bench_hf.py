@@ -121,7 +121,7 @@ def trained(name: str) -> Path:
 
 
 def bert_base() -> Path:
-    sys.path.insert(0, str(HERE.parent / "tests"))
+    sys.path.insert(0, str(HERE.parent / "tests" / "support"))
     import peers
 
     out = CACHE / "bert-base-uncased.json"
@@ -136,7 +136,7 @@ def bert_base() -> Path:
 
 
 def shipped() -> Path:
-    sys.path.insert(0, str(HERE.parent / "tests"))
+    sys.path.insert(0, str(HERE.parent / "tests" / "support"))
     import peers
 
     out = CACHE / "anthropic.json"

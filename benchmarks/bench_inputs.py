@@ -21,33 +21,15 @@ import json
 import os
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 from pathlib import Path
 
+from corpora import stdlib_lines
+
 HERE = Path(__file__).resolve().parent
 FORMATS = ["c.txt", "c.txt.gz", "c.txt.zst", "c.jsonl.zst", "c.parquet", "c.arrow"]
 SAMPLED = ["c.txt", "c.jsonl.zst"]  # read again with sample=0.1 (the Python reader, then the draw per record)
-
-
-def stdlib_lines(mb: float) -> list[str]:
-    root = Path(sysconfig.get_paths()["stdlib"])
-    out: list[str] = []
-    size = 0
-    for p in sorted(root.rglob("*.py")):
-        if "site-packages" in p.parts:
-            continue
-        try:
-            text = p.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            continue
-        for line in text.split("\n"):
-            out.append(line.rstrip("\r"))
-            size += len(line) + 1
-        if size >= mb * 1e6:
-            break
-    return out
 
 
 def write_formats(lines: list[str], folder: Path) -> None:

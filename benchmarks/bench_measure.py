@@ -26,16 +26,9 @@ import argparse
 import time
 from pathlib import Path
 
+from corpora import best
+
 HERE = Path(__file__).resolve().parent
-
-
-def best(fn, repeat: int) -> float:
-    out = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return min(out)
 
 
 def main() -> None:

@@ -1,8 +1,9 @@
 """Count tables and Dask: counting throughput and scaling, and training from a large table.
 
     python benchmarks/bench_scale.py count [--corpus large]           # 1 vs 2 threads / workers
-    python benchmarks/bench_scale.py table [--units 3000000] [--vocab 32000] [--seed 1] [--build NAME=DIR]
-    python benchmarks/bench_scale.py text [--corpus large] [--vocab 32000] [--build NAME=DIR]
+    python benchmarks/bench_scale.py table [--units 3000000] [--vocab 32000] [--seed 1] [--build NAME=DIR] [--table DIR]
+    python benchmarks/bench_scale.py make-table --units N --seed S --out DIR   # the table alone
+    python benchmarks/bench_scale.py text [--corpus large] [--vocab 32000] [--superword-at N] [--build NAME=DIR]
 
 ``count`` counts the corpus with ``subwords count`` (one process, 1 and 2 threads) and with
 ``subwords.dask.count`` on a LocalCluster of 1 and 2 worker processes, and prints MB/s and the
@@ -18,7 +19,8 @@ Bytes per distinct unit are peak RSS over ``--units``, and (the merge engine's o
 minus the baseline (a child that only imports ``subwords.cli`` and its core) over ``--units``.
 
 ``text`` trains BPE ``front`` at ``--vocab`` from a corpus file through the CLI and reports the
-same two numbers, the distinct units taken from the model's report.
+same two numbers, the distinct units taken from the model's report. With ``--superword-at N`` it
+trains two-stage BPE (stage one up to ``N`` rows), whose stage two reads the file again.
 
 ``--build NAME=DIR`` (repeatable) runs the same subwords commands a second time with another
 build of the package first on ``PYTHONPATH`` (a folder holding a ``subwords`` package with its
@@ -136,6 +138,51 @@ def zipf_table(units: int, seed: int, folder: Path) -> tuple[Path, Path]:
     return binary, tsv
 
 
+def zipf_table_fast(units: int, seed: int, folder: Path) -> tuple[Path, Path]:
+    """The same kind of table as ``zipf_table`` (distinct words of 3 to 14 letters with English
+    letter frequencies, in the order first drawn, the k-th counted ``ceil(10^7 / k)`` times),
+    drawn with numpy's seeded generator in batches: a 20 M table in minutes rather than hours.
+    The words differ from ``zipf_table``'s for the same seed (another generator)."""
+    import numpy as np
+
+    import subwords
+
+    rng = np.random.default_rng(seed)
+    weights = np.array(FREQ) / sum(FREQ)
+    codes = np.frombuffer(LETTERS.encode(), dtype=np.uint8)
+    rows = np.zeros((0, 14), dtype=np.uint8)
+    while True:
+        want = max(units - len(rows), 1 << 16) * 11 // 10
+        parts = [rows]
+        for start in range(0, want, 1 << 20):
+            # in batches of a million words (the draws are int64 before they become letters)
+            n = min(1 << 20, want - start)
+            letters = codes[rng.choice(len(codes), size=(n, 14), p=weights)]
+            lengths = rng.integers(3, 15, size=n)
+            letters[np.arange(14)[None, :] >= lengths[:, None]] = 0
+            parts.append(letters)
+        rows = np.concatenate(parts)
+        del parts
+        # distinct words in the order first drawn
+        _, first = np.unique(rows.view("S14").ravel(), return_index=True)
+        rows = rows[np.sort(first)]
+        if len(rows) >= units:
+            rows = rows[:units]
+            break
+    words = [w.decode() for w in rows.view("S14").ravel().tolist()]
+    del rows
+    k = np.arange(1, units + 1, dtype=np.int64)
+    counts = ((10**7 + k - 1) // k).tolist()
+    table = subwords.count(dict(zip(words, counts)), spelling="front")
+    binary, tsv = folder / "zipf.counts", folder / "zipf.tsv"
+    table.save(binary)
+    del table
+    with open(tsv, "w", encoding="utf-8") as f:
+        for i in range(0, units, 1 << 20):
+            f.write("".join(f"{w}\t{c}\n" for w, c in zip(words[i:i + (1 << 20)], counts[i:i + (1 << 20)])))
+    return binary, tsv
+
+
 SP_CHILD = """
 import sys, sentencepiece as spm
 spm.SentencePieceTrainer.train(input=sys.argv[1], input_format="tsv", model_prefix=sys.argv[2], model_type="bpe",
@@ -164,7 +211,8 @@ def baseline(env: dict[str, str] | None) -> float:
 
 def bench_text(a: argparse.Namespace) -> None:
     path = corpus_path(a.corpus)
-    print(f"# BPE front at {a.vocab} from {path.name} ({path.stat().st_size / 1e6:.1f} MB), 2 threads — "
+    two = f", two-stage from {a.superword_at}" if a.superword_at else ""
+    print(f"# BPE front at {a.vocab}{two} from {path.name} ({path.stat().st_size / 1e6:.1f} MB), 2 threads — "
           f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cpus, load {os.getloadavg()}")
     rows = []
     models = []
@@ -173,7 +221,8 @@ def bench_text(a: argparse.Namespace) -> None:
             out = Path(tmp, f"m{k}.json")
             base = baseline(env)
             secs, rss, _ = timed([sys.executable, "-m", "subwords", "train", str(path), "--spelling", "front",
-                                  "--vocab-size", str(a.vocab), "--threads", "2", "-o", str(out), "--quiet"], env)
+                                  "--vocab-size", str(a.vocab), "--threads", "2", "-o", str(out), "--quiet",
+                                  *(["--superword-at", str(a.superword_at)] if a.superword_at else [])], env)
             units = json.loads(out.read_text(encoding="utf-8"))["report"]["distinct_units"]
             rows.append((name, secs, rss, base, units))
             models.append(out.read_bytes())
@@ -190,13 +239,20 @@ def bench_table(a: argparse.Namespace) -> None:
           f"front spelling — {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cpus, load {os.getloadavg()}")
     with tempfile.TemporaryDirectory(dir=a.tmp) as tmp:
         t = time.perf_counter()
-        # made in a child: a child started from a parent that holds the table's words inherits
-        # the parent's peak RSS in ru_maxrss, which would inflate every number below
-        subprocess.run([sys.executable, __file__, "make-table", "--units", str(a.units), "--seed", str(a.seed),
-                        "--out", tmp], check=True)
-        binary, tsv = Path(tmp, "zipf.counts"), Path(tmp, "zipf.tsv")
-        print(f"made the table in {time.perf_counter() - t:.1f} s: binary {binary.stat().st_size / 1e6:.0f} MB, "
-              f"TSV {tsv.stat().st_size / 1e6:.0f} MB")
+        if a.table:
+            # a table made before by `make-table` with the same --units and --seed (making a
+            # 20 M table takes longer than training on it)
+            binary, tsv = Path(a.table, "zipf.counts"), Path(a.table, "zipf.tsv")
+            if not binary.is_file() or not tsv.is_file():
+                raise SystemExit(f"--table {a.table}: expected zipf.counts and zipf.tsv from `make-table`")
+        else:
+            # made in a child: a child started from a parent that holds the table's words inherits
+            # the parent's peak RSS in ru_maxrss, which would inflate every number below
+            subprocess.run([sys.executable, __file__, "make-table", "--units", str(a.units), "--seed", str(a.seed),
+                            "--out", tmp], check=True)
+            binary, tsv = Path(tmp, "zipf.counts"), Path(tmp, "zipf.tsv")
+            print(f"made the table in {time.perf_counter() - t:.1f} s", end=": ")
+        print(f"binary {binary.stat().st_size / 1e6:.0f} MB, TSV {tsv.stat().st_size / 1e6:.0f} MB")
         runs: list[tuple[str, list[str], dict[str, str] | None]] = [
             ("subwords, binary table", [sys.executable, "-m", "subwords", "train", str(binary), "--counts", "--spelling",
                                         "front", "--vocab-size", str(a.vocab), "--threads", "2", "-o",
@@ -249,10 +305,14 @@ def main() -> None:
     t.add_argument("--tmp", default=None, help="folder for the generated tables (default: the system's)")
     t.add_argument("--no-sentencepiece", action="store_true")
     t.add_argument("--no-tsv", action="store_true", help="skip subwords' own TSV run (it parses the table in Python)")
+    t.add_argument("--table", default=None, metavar="DIR",
+                   help="train on DIR/zipf.counts and DIR/zipf.tsv, written before by make-table "
+                        "with the same --units and --seed, instead of making the table")
     x = sub.add_parser("text")
     x.add_argument("--corpus", default="large", help="a corpus name under benchmarks/corpora, or a .txt path")
     x.add_argument("--vocab", type=int, default=32000)
     x.add_argument("--tmp", default=None)
+    x.add_argument("--superword-at", type=int, default=None, help="train two-stage BPE, stage one up to this size")
     for q in (t, x):
         q.add_argument("--build", action="append", metavar="NAME=DIR",
                        help="also run another subwords build (DIR holds its subwords package); repeatable")
@@ -260,9 +320,10 @@ def main() -> None:
     m.add_argument("--units", type=int, required=True)
     m.add_argument("--seed", type=int, required=True)
     m.add_argument("--out", required=True)
+    m.add_argument("--fast", action="store_true", help="draw the words with numpy (other words, same distribution)")
     a = ap.parse_args()
     if a.what == "make-table":
-        zipf_table(a.units, a.seed, Path(a.out))
+        (zipf_table_fast if a.fast else zipf_table)(a.units, a.seed, Path(a.out))
         return
     {"count": bench_count, "table": bench_table, "text": bench_text}[a.what](a)
 

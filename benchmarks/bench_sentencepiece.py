@@ -28,22 +28,10 @@ import sys
 import time
 from pathlib import Path
 
+from corpora import best, corpus_lines
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
-
-
-def lines_of(name: str) -> list[str]:
-    p = Path(name) if name.endswith(".txt") else HERE / "corpora" / f"{name}.txt"
-    return [l for l in p.read_text(encoding="utf-8").split("\n") if l.strip()]
-
-
-def best(f, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return min(times)
+sys.path.insert(0, str(HERE.parent / "tests" / "support"))
 
 
 def speeds(sp, ours, lines: list[str], mb: float, repeat: int) -> dict:
@@ -77,7 +65,7 @@ def main() -> None:
     from subwords.formats import sentencepiece as S
     from subwords.formats._sp_export import model_bytes
 
-    lines = lines_of(args.corpus)
+    lines = corpus_lines(args.corpus)
     mb = sum(len(l.encode("utf-8")) + 1 for l in lines) / 1e6
     print(f"corpus {args.corpus}: {len(lines)} lines, {mb:.1f} MB", file=sys.stderr)
 

@@ -27,8 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from corpora import line_chunks
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 
 def corpus(name: str, mb: float) -> str:
@@ -38,19 +40,6 @@ def corpus(name: str, mb: float) -> str:
             text = f.read(int(mb * 1e6))
         return text[: text.rfind("\n") + 1]
     raise SystemExit(f"no {name}.txt: run python benchmarks/corpora.py first")
-
-
-def batches(text: str, size: int = 16_000) -> list[str]:
-    out, cur, n = [], [], 0
-    for line in text.splitlines(keepends=True):
-        cur.append(line)
-        n += len(line)
-        if n >= size:
-            out.append("".join(cur))
-            cur, n = [], 0
-    if cur:
-        out.append("".join(cur))
-    return out
 
 
 def best(fn, repeat: int, clock=time.perf_counter) -> tuple[float, object]:
@@ -109,7 +98,7 @@ def main() -> int:
         for cname in args.corpora.split(","):
             text = corpus(cname, args.mb)
             nbytes = len(text.encode("utf-8"))
-            many = batches(text)
+            many = line_chunks(text, 16_000)
             ours.encode(text[:100_000]), peer.encode_ordinary(text[:100_000]), rs.encode(text[:100_000])
 
             cpu = time.process_time

@@ -1,7 +1,7 @@
 """Unigram quality and training time against sentencepiece (issue 15), in one run.
 
     python benchmarks/bench_unigram_quality.py CORPUS.txt [CORPUS.txt ...] [--vocab 8000,32000]
-        [--em plain,bayes] [--limit-mb N]
+        [--em plain,bayes,sentencepiece] [--limit-mb N]
 
 For every corpus (given by path) the lines are split 90/10 by position (every tenth line is
 held out). Each trainer learns on the 90% at each vocabulary size, in a child process of its
@@ -93,7 +93,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("corpora", nargs="+", type=Path)
     ap.add_argument("--vocab", default="8000,32000")
-    ap.add_argument("--em", default="plain,bayes")
+    ap.add_argument("--em", default="plain,bayes,sentencepiece")
     ap.add_argument("--limit-mb", type=float, default=None, help="use only the first N MB of each corpus")
     a = ap.parse_args()
     kinds = [f"subwords:{e}" for e in a.em.split(",") if e] + ["sentencepiece"]

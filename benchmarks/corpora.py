@@ -54,6 +54,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -90,6 +91,54 @@ class CorpusError(RuntimeError):
 
 
 # --------------------------------------------------------------------------------------
+# what the benchmarks share (``import corpora`` from a script in this folder)
+
+
+def stdlib_lines(mb: float) -> list[str]:
+    """About ``mb`` megabytes of lines (right-stripped of CR) of the standard library's UTF-8
+    ``.py`` files, in path order: a corpus every machine has."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    out: list[str] = []
+    size = 0
+    for p in sorted(root.rglob("*.py")):
+        if "site-packages" in p.parts:
+            continue
+        try:
+            text = p.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        for line in text.split("\n"):
+            out.append(line.rstrip("\r"))
+            size += len(line) + 1
+        if size >= mb * 1e6:
+            break
+    return out
+
+
+def corpus_lines(name: str) -> list[str]:
+    """The non-blank lines of a built corpus (``english``, ...) or of a ``.txt`` file."""
+    p = Path(name) if name.endswith(".txt") else DEFAULT_OUT / f"{name}.txt"
+    if not p.exists():
+        raise SystemExit(f"no {p}: run python benchmarks/corpora.py first")
+    return [l for l in p.read_text(encoding="utf-8").split("\n") if l.strip()]
+
+
+def line_chunks(text: str, size: int) -> list[str]:
+    """``text`` cut after the first line end past every ``size`` characters (a batch's texts)."""
+    return _gather(text.splitlines(keepends=True), size, len, "")
+
+
+def best(f, repeat: int, clock=time.perf_counter) -> float:
+    """The shortest of ``repeat`` runs of ``f()`` on ``clock``."""
+    times = []
+    for _ in range(repeat):
+        t = clock()
+        f()
+        times.append(clock() - t)
+    return min(times)
+
+
+# --------------------------------------------------------------------------------------
 # text cleaning
 
 
@@ -112,18 +161,23 @@ def clean(text: str) -> str:
     return "\n".join(lines)
 
 
-def chunk_paragraphs(text: str, target: int = CHUNK_TARGET) -> list[str]:
-    """Cut a long single-file source into documents of about `target` bytes at blank lines."""
-    docs, cur, size = [], [], 0
-    for para in re.split(r"\n\s*\n", text):
-        cur.append(para)
-        size += len(para.encode("utf-8"))
+def _gather(parts: list[str], target: int, size_of, sep: str) -> list[str]:
+    """``parts`` joined by ``sep`` into groups, a group closed once its size reaches ``target``."""
+    out, cur, size = [], [], 0
+    for part in parts:
+        cur.append(part)
+        size += size_of(part)
         if size >= target:
-            docs.append("\n\n".join(cur))
+            out.append(sep.join(cur))
             cur, size = [], 0
     if cur:
-        docs.append("\n\n".join(cur))
-    return docs
+        out.append(sep.join(cur))
+    return out
+
+
+def chunk_paragraphs(text: str, target: int = CHUNK_TARGET) -> list[str]:
+    """Cut a long single-file source into documents of about `target` bytes at blank lines."""
+    return _gather(re.split(r"\n\s*\n", text), target, lambda p: len(p.encode("utf-8")), "\n\n")
 
 
 def is_heldout(doc: str) -> bool:

@@ -14,14 +14,14 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Optional, Union, cast, overload
 
 from . import _core
 from . import counts as _counts
 from ._checks import batch_arg, text_arg
 from ._io import read_limited, write_atomic
-from ._options import Joints, Model, TrainOptions, from_keywords, from_saved, resolved
+from ._options import CORE_PRE_SPLITS, Joints, Model, Normalize, TrainOptions, from_keywords, from_saved, resolved
 from ._progress import ProgressLine
 from ._specials import AllowedSpecial
 from ._specials import allowed_set, split_specials
@@ -227,6 +227,10 @@ def _train(data: TrainInput, options: Optional[TrainOptions], keywords: dict[str
             if joints is not None:
                 trainer.set_units(*_apply_joints(list(_counts.CountTable.load(tables[0]).items()), joints))
         else:
+            if core_options.get("superword_at") is not None:
+                again = _input_again(data, counts=options.counts, input_errors=options.input_errors)
+                if again is not None:
+                    trainer.stream_again(again)  # stage two reads the input again, keeping no text
             _feed(trainer, data, counts=options.counts, input_errors=options.input_errors)
             if joints is not None:
                 trainer.set_units(*_apply_joints(trainer.unit_counts(), joints))
@@ -265,39 +269,58 @@ def _train_model(trainer: _core.Trainer, ask: Optional[dict[str, Any]]) -> tuple
 
 
 def _count_options(spelling: str, mark: Optional[str], split_at_marks: bool, pre_split: Optional[str], lowercase: bool,
-             strip_accents: bool, clean_text: bool, input_errors: str) -> str:
+             strip_accents: bool, clean_text: bool, input_errors: str, normalize: Optional[str] = None,
+             split_digits: Optional[int] = None) -> str:
     if spelling not in _counts._SPELLINGS:
         raise OptionError(f"spelling must be one of {', '.join(_counts._SPELLINGS)}; got {spelling!r}")
     for name, value in (("split_at_marks", split_at_marks), ("lowercase", lowercase),
                         ("strip_accents", strip_accents), ("clean_text", clean_text)):
         if not isinstance(value, bool):
             raise OptionError(f"{name} must be True or False, got {value!r}")
-    return json.dumps({"spelling": spelling, "mark": mark, "split_at_marks": split_at_marks, "pre_split": pre_split,
-                       "lowercase": lowercase, "strip_accents": strip_accents, "clean_text": clean_text,
-                       "input_errors": input_errors})
+    options: dict[str, Any] = {"spelling": spelling, "mark": mark, "split_at_marks": split_at_marks,
+                               "pre_split": pre_split, "lowercase": lowercase, "strip_accents": strip_accents,
+                               "clean_text": clean_text, "input_errors": input_errors}
+    # as train() reads them (_options.resolved): a pre_split that is not one of the core's names
+    # is a pattern, normalize "none" is none, and an unset one is left out
+    if pre_split is not None and pre_split not in CORE_PRE_SPLITS:
+        if not isinstance(pre_split, str):
+            raise OptionError(f"pre_split must be a name or a regular expression (a str), got {type(pre_split).__name__}")
+        options["pattern"], options["pre_split"] = pre_split, None
+    if normalize is not None and normalize != "none":
+        options["normalize"] = normalize
+    if split_digits is not None:
+        if isinstance(split_digits, bool):
+            raise OptionError(f"split_digits must be 1 or 3, got {split_digits!r}")
+        options["split_digits"] = split_digits
+    return json.dumps(options)
 
 
 def _counter(*, spelling: str = "end", mark: Optional[str] = None, split_at_marks: bool = True,
-            pre_split: Optional[Literal["gpt2", "bert"]] = None, lowercase: bool = False, strip_accents: bool = False,
+            pre_split: Optional[str] = None, lowercase: bool = False, strip_accents: bool = False,
             clean_text: bool = False, input_errors: Literal["strict", "replace"] = "strict",
+            normalize: Optional[Normalize] = None, split_digits: Optional[int] = None,
             threads: Optional[int] = None) -> _core.Counter:
     """The engine's counter for these options (used by :func:`count` and the Dask workers)."""
     return _core.Counter(_count_options(spelling, mark, split_at_marks, pre_split, lowercase, strip_accents, clean_text,
-                                  input_errors), _threads(threads))
+                                  input_errors, normalize, split_digits), _threads(threads))
 
 
 def count(data: TrainData, *,
           spelling: str = "end", mark: Optional[str] = None, split_at_marks: bool = True,
-          pre_split: Optional[Literal["gpt2", "bert"]] = None, lowercase: bool = False, strip_accents: bool = False,
+          pre_split: Optional[str] = None, lowercase: bool = False, strip_accents: bool = False,
           clean_text: bool = False, counts: bool = False, input_errors: Literal["strict", "replace"] = "strict",
+          normalize: Optional[Normalize] = None, split_digits: Optional[int] = None,
           threads: Optional[int] = None) -> _counts.CountTable:
     """Counts the units of ``data`` -- texts, a ``word -> count`` mapping, or paths to UTF-8 files
     (one text per line; ``counts=True``: ``word<TAB>count`` files) -- under a spelling's options,
-    the same ones :func:`subwords.train` takes. Train on the result with
-    ``subwords.train(table, ...)``.
+    the same ones :func:`subwords.train` takes: ``pre_split`` is a name (``gpt2``, ``bert``,
+    ``cl100k``, ...) or a regular expression, ``normalize`` a Unicode normalization
+    (``nfkc``, ``nmt_nfkc``, ...), ``split_digits`` 1 or 3. The table records them, and training on
+    it with other options is refused. Train on the result with ``subwords.train(table, ...)``.
     """
     c = _counter(spelling=spelling, mark=mark, split_at_marks=split_at_marks, pre_split=pre_split, lowercase=lowercase,
-                strip_accents=strip_accents, clean_text=clean_text, input_errors=input_errors, threads=threads)
+                strip_accents=strip_accents, clean_text=clean_text, input_errors=input_errors, normalize=normalize,
+                split_digits=split_digits, threads=threads)
     _feed(c, data, counts=counts, input_errors=input_errors)
     table = _counts.CountTable(c.finish())
     if len(table) == 0:
@@ -355,6 +378,49 @@ def _feed(trainer: _Feedable, data: TrainData, *, counts: bool, input_errors: st
             first += len(batch)
             batch, size = [], 0
     _feed_batch(trainer, batch, first)
+
+
+def _input_again(data: TrainData, *, counts: bool,
+                 input_errors: str) -> Optional[Callable[[], Iterator[Union[str, list[str]]]]]:
+    """For two-stage BPE: a function that reads ``data`` once more, giving what :func:`_feed`
+    gave the trainer in the same order (lists of texts, and the paths of plain text files the
+    engine reads itself), so stage two need not keep the texts. None when ``data`` can be read
+    only once (an iterator or generator) or is a count mapping: the trainer then keeps them."""
+    if isinstance(data, (str, bytes, Mapping)) or counts:
+        return None
+    from . import inputs
+    from .inputs import BATCH_CHARS as _TEXTS_BATCH
+
+    source = inputs.source(data)
+    if source is not None:
+        if source.files is None and isinstance(source.data, Iterator):
+            return None
+        texts_source = source
+
+        def again_source() -> Iterator[Union[str, list[str]]]:
+            plain = texts_source.sample is None and texts_source.max_bytes is None
+            for item in texts_source._items(input_errors, _TEXTS_BATCH, False, engine_files=plain):
+                yield item if isinstance(item, list) else item.path
+        return again_source
+    if not isinstance(data, Iterable) or isinstance(data, Iterator):
+        return None  # an iterator (a generator) is read once; asking it for another pass would start none
+    iterable = data
+
+    def again_texts() -> Iterator[Union[str, list[str]]]:
+        batch: list[str] = []
+        size = 0
+        for text in iterable:
+            if not isinstance(text, str):
+                raise InputError(f"the input gave a {type(text).__name__} when read again for stage two, not a str; "
+                                 "two-stage training reads its input twice, so it must give the same texts both times")
+            batch.append(text)
+            size += len(text)
+            if size >= _BATCH_CHARS:
+                yield batch
+                batch, size = [], 0
+        if batch:
+            yield batch
+    return again_texts
 
 
 def _add_counts(trainer: _Feedable, rows: list[tuple[str, int]]) -> None:
@@ -615,11 +681,8 @@ class SubwordsTokenizer:
         same ids as :meth:`encode_batch`, filled in the core without a Python object per id."""
         from . import _arrays  # imported on use: `subwords train` has no need of it (issue 15)
 
-        batch = batch_arg(texts)
-        width = _arrays.width_of(dtype, self.vocab_size, () if eos is None else (eos,))
-        ids, ends = self.encode_buffers(batch, threads=threads, width=width, eos=eos, allowed_special=allowed_special,
-                                        add_special_tokens=add_special_tokens)
-        return _arrays.from_buffers(ids, ends, width)
+        return _arrays.encode_array(self, texts, threads=threads, dtype=dtype, eos=eos, allowed_special=allowed_special,
+                                    add_special_tokens=add_special_tokens)
 
     def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
                        allowed_special: AllowedSpecial = (), add_special_tokens: bool = True) -> tuple[bytes, bytes]:

@@ -20,9 +20,11 @@ import os
 import struct
 import tempfile
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, Sequence
 
+from ._checks import batch_arg
 from ._io import PathLike
+from ._specials import AllowedSpecial
 from .errors import FileError, OptionError, SubwordsError
 
 if TYPE_CHECKING:  # numpy is an optional dependency
@@ -83,6 +85,27 @@ class IdArray:
 
     def __repr__(self) -> str:
         return f"IdArray({len(self)} texts, {len(self.ids)} ids, dtype={self.ids.dtype})"
+
+
+class _Buffers(Protocol):
+    """What :func:`encode_array` needs of a tokenizer: its size and its flat encoder."""
+
+    @property
+    def vocab_size(self) -> int: ...
+
+    def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
+                       allowed_special: AllowedSpecial = (), add_special_tokens: bool = ...) -> tuple[bytes, bytes]: ...
+
+
+def encode_array(tok: _Buffers, texts: Iterable[str], *, threads: Optional[int], dtype: str, eos: Optional[int],
+                 allowed_special: AllowedSpecial, add_special_tokens: bool) -> IdArray:
+    """``encode_array`` of every tokenizer family: the dtype checked against the vocabulary (and
+    ``eos``), the ids filled by the tokenizer's ``encode_buffers``, wrapped as an :class:`IdArray`."""
+    batch = batch_arg(texts)
+    width = width_of(dtype, tok.vocab_size, () if eos is None else (eos,))
+    ids, ends = tok.encode_buffers(batch, threads=threads, width=width, eos=eos, allowed_special=allowed_special,
+                                   add_special_tokens=add_special_tokens)
+    return from_buffers(ids, ends, width)
 
 
 def from_buffers(ids: bytes, ends: bytes, width: int) -> IdArray:

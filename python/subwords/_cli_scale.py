@@ -25,7 +25,12 @@ def add_parser(sub: Any, positive: Any) -> None:
                    help="the spelling the table is for (training must ask for the same one); default end")
     c.add_argument("--mark", default=None, help="the spelling's mark (default </w>, ##, or ▁)")
     c.add_argument("--no-split-at-marks", action="store_true", help="front: one unit per text")
-    c.add_argument("--pre-split", choices=["gpt2", "bert"], default=None)
+    c.add_argument("--pre-split", default=None, metavar="NAME|REGEX",
+                   help="pre-split before counting, as for train: gpt2, bert, cl100k, o200k, llama3, or a regular expression")
+    c.add_argument("--normalize", choices=["nfc", "nfkc", "nfd", "nfkd", "nmt_nfkc", "none"], default=None,
+                   help="Unicode normalization before the split, as for train (recorded in the table)")
+    c.add_argument("--split-digits", type=int, choices=[1, 3], default=None,
+                   help="cut runs of digits into single digits (1) or runs of up to three (3), as for train")
     c.add_argument("--lowercase", action="store_true")
     c.add_argument("--strip-accents", action="store_true")
     c.add_argument("--clean-text", action="store_true")
@@ -58,7 +63,8 @@ def cmd_count(a: argparse.Namespace) -> int:
     if not out.parent.exists() and str(out.parent) not in ("", "."):
         raise SubwordsError(f"-o {a.output}: the folder {out.parent} does not exist")
     spelling = dict(spelling=a.spelling, mark=a.mark, split_at_marks=not a.no_split_at_marks, pre_split=a.pre_split,
-                    lowercase=a.lowercase, strip_accents=a.strip_accents, clean_text=a.clean_text)
+                    lowercase=a.lowercase, strip_accents=a.strip_accents, clean_text=a.clean_text,
+                    normalize=a.normalize, split_digits=a.split_digits)
     start = time.monotonic()
     if a.engine == "dask":
         if a.counts or a.input_errors != "strict" or a.threads is not None:

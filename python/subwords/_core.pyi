@@ -6,8 +6,8 @@ Argument types follow PyO3's conversions: a Rust ``Vec<T>`` takes any sequence e
 ``bytes``. Errors are the classes of ``subwords.errors`` (``FileError``, an ``OSError``, for files).
 """
 
-from collections.abc import Sequence
-from typing import Optional, final
+from collections.abc import Callable, Iterator, Sequence
+from typing import Optional, Union, final
 
 __all__ = ["Trainer", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline",
            "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table",
@@ -28,6 +28,11 @@ class Trainer:
     def feed_texts(self, texts: Sequence[str]) -> None: ...
     def feed_file(self, path: str) -> None: ...
     def add_counts(self, counts: Sequence[tuple[str, int]]) -> None: ...
+    def stream_again(self, again: Callable[[], Iterator[Union[str, list[str]]]]) -> None:
+        """Two-stage BPE: stage two calls ``again()`` for the input once more (lists of texts and
+        plain-text file paths, as fed) instead of the trainer keeping the texts."""
+    def held_stream_bytes(self) -> int:
+        """Bytes of text held in memory for stage two (0 when it reads the input again)."""
     def unit_counts(self) -> list[tuple[str, int]]:
         """The counted units (text, count), sorted by text."""
     def set_units(self, units: Sequence[tuple[str, bool, bool, int]], joints: dict[str, list[str]]) -> None:
@@ -83,6 +88,8 @@ class SpModel:
     def __new__(cls, data: bytes) -> SpModel:
         """A SentencePiece ``.model`` file's bytes (any sequence of ints is taken)."""
     def encode(self, text: str) -> list[int]: ...
+    def encode_batch_flat(self, texts: Sequence[str], threads: int, width: int, prefix: Sequence[int],
+                          suffix: Sequence[int]) -> tuple[bytes, bytes]: ...
     def encode_batch(self, texts: Sequence[str], threads: int) -> list[list[int]]: ...
     def encode_with_offsets(self, text: str) -> tuple[list[int], list[int], list[int]]:
         """(ids, starts, ends), offsets in code points."""
@@ -153,12 +160,14 @@ def split_pattern(pattern_name: str, text: str) -> list[str]: ...
 
 @final
 class HfPipeline:
-    def __new__(cls, plan: str, vocab: dict[str, int], merges: Sequence[Sequence[str] | str], id_limit: int) -> HfPipeline:
+    def __new__(cls, plan: str, vocab: dict[str, int], merges: list[list[str] | str], id_limit: int) -> HfPipeline:
         """``plan``: the JSON plan without the model's tables; ``merges``: each "a b" or [a, b]."""
     def encode(self, text: str, allowed: Sequence[bool]) -> list[int]: ...
     def encode_batch(self, texts: Sequence[str], allowed: Sequence[bool], threads: int) -> list[list[int]]: ...
     def encode_batch_flat(self, texts: Sequence[str], allowed: Sequence[bool], threads: int, width: int,
                           prefix: Sequence[int], suffix: Sequence[int]) -> tuple[bytes, bytes]: ...
+    def encode_surfaces(self, text: str, allowed: Sequence[bool]) -> tuple[list[int], list[tuple[int, str]]]:
+        """The ids and (position, string) of each token whose string is not its id's entry."""
     @staticmethod
     def normalize_with(normalizers: str, text: str) -> str: ...
     def normalize(self, text: str) -> str: ...

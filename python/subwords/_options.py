@@ -109,7 +109,9 @@ class TrainOptions:
     shrink: Optional[float] = None
     em_rounds: Optional[int] = None
     #: Unigram: the M-step; None: ``"plain"`` (the page's), ``"bayes"``: sentencepiece's digamma step
-    em: Optional[Literal["plain", "bayes"]] = None
+    #: ``"sentencepiece"``: sentencepiece's whole loop (digamma step with its drops, its pruning
+    #: criterion, its stop at 1.1x the target and final pick by score)
+    em: Optional[Literal["plain", "bayes", "sentencepiece"]] = None
     #: None: every core
     threads: Optional[int] = None
     progress: bool = False
@@ -247,9 +249,10 @@ PRESETS: dict[str, dict[str, Any]] = {
     # Llama (1 and 2): sentencepiece BPE, the front mark, byte fallback, every digit alone
     "llama": {"model": "bpe", "spelling": "front", "byte_fallback": True, "split_digits": 1},
     # sentencepiece's defaults: Unigram on the front mark, nmt_nfkc, character coverage 0.9995.
-    # Byte fallback stays off unless given (byte_fallback=True); the Bayesian M-step (em="bayes").
+    # Byte fallback stays off unless given (byte_fallback=True); sentencepiece's training loop
+    # (em="sentencepiece": its seed, M-step, pruning and final pick; issue 15).
     "sentencepiece": {"model": "unigram", "spelling": "front", "normalize": "nmt_nfkc",
-                      "character_coverage": 0.9995, "em": "bayes"},
+                      "character_coverage": 0.9995, "em": "sentencepiece"},
     # Sennrich et al.'s BPE (subword-nmt): the end mark </w>, pairs seen at least twice
     "sennrich": {"model": "bpe", "spelling": "end"},
     # BERT's WordPiece: continuation marks, punctuation and CJK stand alone, text cleaned,

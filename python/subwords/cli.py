@@ -101,8 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--shrink", type=float, default=None,
                    help="unigram: a pruning round keeps this fraction of the table (default 0.75)")
     t.add_argument("--em-rounds", type=int, default=None, help="unigram: EM rounds before every size check (default 2)")
-    t.add_argument("--em", choices=["plain", "bayes"], default=None,
-                   help="unigram: the M-step: the page's (plain, default) or sentencepiece's digamma step (bayes)")
+    t.add_argument("--em", choices=["plain", "bayes", "sentencepiece"], default=None,
+                   help="unigram: the M-step: the page's (plain, default), sentencepiece's digamma step (bayes), "
+                        "or sentencepiece's whole loop: digamma step, its pruning and final pick (sentencepiece)")
     t.add_argument("--input-errors", choices=["strict", "replace"], default="strict",
                    help="invalid UTF-8: refuse naming file and line (strict), or read it as U+FFFD (replace)")
     t.add_argument("--min-unit-count", type=_positive("--min-unit-count"), default=None,

@@ -172,12 +172,14 @@ def count(inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLik
           blocksize: int = BLOCKSIZE, split_every: int = 8, spelling: str = "end", mark: Optional[str] = None,
           split_at_marks: bool = True, pre_split: Optional[str] = None, lowercase: bool = False,
           strip_accents: bool = False, clean_text: bool = False, text_field: Optional[str] = None,
-          text_column: Optional[str] = None) -> CountTable:
+          text_column: Optional[str] = None, normalize: Optional[str] = None,
+          split_digits: Optional[int] = None) -> CountTable:
     """Counts ``inputs`` (paths, globs or URLs of UTF-8 text files, one text per line; paths of
     JSON lines or Parquet files; or a Dask bag of texts) on a Dask cluster and returns the summed
     :class:`~subwords.counts.CountTable`.
 
-    The spelling options are :func:`subwords.count`'s; ``text_field`` (JSON lines) and
+    The spelling options are :func:`subwords.count`'s (``pre_split`` a name or a pattern,
+    ``normalize``, ``split_digits`` among them); ``text_field`` (JSON lines) and
     ``text_column`` (Parquet, Arrow) are :func:`subwords.inputs.texts`'. The result is
     byte-identical to ``subwords.count`` on the same inputs.
     """
@@ -190,7 +192,7 @@ def count(inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLik
         raise OptionError(f"blocksize must be a number of bytes from 4096, got {blocksize!r}")
     # checked here, before any worker starts, so a bad option fails fast and plainly
     options_json = _api._count_options(spelling, mark, split_at_marks, pre_split, lowercase, strip_accents, clean_text,
-                                       "strict")
+                                       "strict", normalize, split_digits)
     _core.Counter(options_json, 1)
     files = _record_files(inputs)
     if files is not None:

@@ -70,3 +70,39 @@ def test_bad_em_values_are_refused():
         subwords.train({"ab": 1}, model="bpe", vocab_size=10, em="bayes")
     with pytest.raises(SubwordsError, match="em must be"):
         reference.train({"ab": 1}, model="unigram", vocab_size=10, em="digamma")
+
+
+@pytest.mark.parametrize("engine", ["rust", "reference"])
+def test_sentencepiece_seed_by_hand(engine):
+    # em="sentencepiece" seeds only right-branching substrings, scored count x length. A run's
+    # end is one follower, and a substring that only ever ends its run is kept once it occurs
+    # twice (in sentencepiece's text it is then followed by the next word's mark or by the line's
+    # end). {"low": 5, "lower": 2}, end spelling: runs l o w</w> (x5) and l o w e r</w> (x2).
+    # * lo: followed by w</w> (5) and w (2): branching, score 7 x 2 = 14;
+    # * run ends, counts >= 2: low</w> 5 x 3 = 15, ow</w> 5 x 2 = 10, lower</w> 2 x 5 = 10,
+    #   ower</w> 2 x 4 = 8, wer</w> 2 x 3 = 6, er</w> 2 x 2 = 4;
+    # * one follower: low, ow (only e); lowe, owe, we (only r</w>): left out.
+    # Seed: the six symbols (l 7, o 7, w</w> 5, w 2, e 2, r</w> 2: 25) and those seven: total
+    # 25 + 67 = 92.
+    train = subwords.train if engine == "rust" else reference.train
+    tok = train({"low": 5, "lower": 2}, model="unigram", spelling="end", vocab_size=100, em_rounds=0,
+                em="sentencepiece")
+    assert tok.report["seed_size"] == 13
+    lp = {row: tok.log_probs[i] for i, row in enumerate(tok.rows)}
+    assert set(lp) == {"[UNK]", "l", "o", "w</w>", "w", "e", "r</w>", "lo", "low</w>", "ow</w>",
+                       "lower</w>", "ower</w>", "wer</w>", "er</w>"}
+    assert lp["lo"] == pytest.approx(math.log(14 / 92), abs=1e-12)
+    assert lp["low</w>"] == pytest.approx(math.log(15 / 92), abs=1e-12)
+    assert lp["w</w>"] == pytest.approx(math.log(5 / 92), abs=1e-12)
+
+
+@pytest.mark.parametrize("engine", ["rust", "reference"])
+def test_sentencepiece_stops_at_the_target(engine):
+    # the final pick leaves exactly the target whatever the drops before it (the M-step may drop
+    # below 1.1 x the target, never the pick)
+    four = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+    train = subwords.train if engine == "rust" else reference.train
+    tok = train(four, model="unigram", spelling="end", vocab_size=14, em="sentencepiece")
+    assert len(tok.rows) <= 14
+    assert tok.report["stop"] in ("size", "seed")
+    assert all(r in tok.rows for r in ["l", "o", "w</w>", "e", "r</w>", "n", "s", "t</w>", "i", "d", "w"])

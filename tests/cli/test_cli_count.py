@@ -56,11 +56,27 @@ def test_dask_engine_writes_the_local_table(tmp_path):
     assert (tmp_path / "local.counts").read_bytes() == (tmp_path / "dask.counts").read_bytes()
 
 
+def test_count_takes_normalize_patterns_and_digit_splitting(tmp_path):
+    (tmp_path / "c.txt").write_text("ﬁle ５５５ 2026 ｆｕｌｌ\nlow lower 12345 newest\n" * 4, encoding="utf-8")
+    opts = ["--normalize", "nfkc", "--split-digits", "1", "--pre-split", r"\p{L}+|\p{N}+|[^\s\p{L}\p{N}]+"]
+    run("count", str(tmp_path / "c.txt"), "-o", str(tmp_path / "c.counts"), *opts)
+    run("train", str(tmp_path / "c.counts"), "--counts", "--vocab-size", "40", "-o", str(tmp_path / "a.json"), *opts)
+    run("train", str(tmp_path / "c.txt"), "--vocab-size", "40", "-o", str(tmp_path / "b.json"), *opts)
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    # the table remembers them: training without them is refused, naming the difference
+    r = run("train", str(tmp_path / "c.counts"), "--counts", "--vocab-size", "40", "-o", str(tmp_path / "x.json"),
+            ok=False)
+    assert "normalize" in r.stderr and "split_digits" in r.stderr and "pattern" in r.stderr
+    assert not (tmp_path / "x.json").exists()
+
+
 @pytest.mark.parametrize("args,message", [
     (["--engine", "local", "--workers", "2"], "apply to --engine dask"),
     (["--engine", "dask", "--counts"], "apply to --engine local"),
     (["--spelling", "middle"], "invalid choice"),
     (["--min-unit-count", "0"], "--min-unit-count"),
+    (["--split-digits", "2"], "invalid choice"),
+    (["--normalize", "nfkx"], "invalid choice"),
 ])
 def test_bad_requests_write_nothing(tmp_path, args, message):
     (tmp_path / "four.txt").write_text(FOUR_TEXT, encoding="utf-8")

@@ -215,15 +215,14 @@ def assert_same(ref: Tokenizer, ours: hf.HuggingFace, texts: list[str], name: st
     for i in some:
         assert ours.decode(want[i]) == ref.decode(want[i]), f"{name}: decode of {want[i][:20]}"
         assert ours.decode(want[i], skip_special_tokens=False) == ref.decode(want[i], skip_special_tokens=False)
-    # the pieces are tokenizers' own tokens, and they decode as tokenizers decodes them
-    # (one known difference: an added token with lstrip/rstrip is, in tokenizers, the matched text
-    # with the whitespace it swallowed, "ing "; ours is the token's content, "ing")
-    stripping = {t.content for t in ref.get_added_tokens_decoder().values() if t.lstrip or t.rstrip}
+    # the pieces are tokenizers' own tokens (an added token with lstrip/rstrip is the matched
+    # text with the whitespace it swallowed, "ing "), and they decode as tokenizers' decoder
+    # decodes them
     encodings = ref.encode_batch([texts[i] for i in some], add_special_tokens=False)
     for i, e in zip(some, encodings):
-        want_tokens = [t.strip() if t.strip() in stripping else t for t in e.tokens]
-        assert ours.encode_pieces(texts[i], allowed_special="all") == want_tokens, f"{name}: pieces of {texts[i][:80]!r}"
-        assert ours.decode_pieces(want_tokens) == ref.decode(e.ids), f"{name}: decode_pieces of {texts[i][:80]!r}"
+        assert ours.encode_pieces(texts[i], allowed_special="all") == e.tokens, f"{name}: pieces of {texts[i][:80]!r}"
+        want = " ".join(e.tokens) if ref.decoder is None else ref.decoder.decode(e.tokens)
+        assert ours.decode_pieces(e.tokens, skip_special_tokens=False) == want, f"{name}: decode_pieces of {texts[i][:80]!r}"
 
 
 def test_trained_files_encode_identically(trained, texts):
@@ -316,6 +315,46 @@ def test_vocab_merges(train_texts, texts, tmp_path):
     assert ours.special_tokens == {"<|endoftext|>": 0}
     # a vocab.json alone is detected as JSON; its merges.txt beside it makes it vocab-merges
     assert load(folder / "vocab.json").format == "vocab-merges"
+
+
+def test_hand_made_bpe_file_and_its_broken_merges(tmp_path):
+    # a file written by hand: vocab a b c ab abc, merges a+b then ab+c, in the old string form
+    # ("a b") and in the list form (["a", "b"]): "abc" encodes as one id and "cab" as c + ab
+    def doc(merges, vocab=None):
+        return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+                "pre_tokenizer": None, "post_processor": None, "decoder": None,
+                "model": {"type": "BPE", "dropout": None, "unk_token": None, "vocab": vocab or
+                          {"a": 0, "b": 1, "c": 2, "ab": 3, "abc": 4}, "merges": merges}}
+
+    path = tmp_path / "tokenizer.json"
+    for merges in (["a b", "ab c"], [["a", "b"], ["ab", "c"]]):
+        path.write_text(json.dumps(doc(merges)), encoding="utf-8")
+        ours = load(path)
+        ref = Tokenizer.from_file(str(path))
+        for text in ("abc", "cab", "ba", "aabbcc"):
+            assert ours.encode(text) == ref.encode(text).ids, text
+        assert ours.encode("abc") == [4] and ours.encode("cab") == [2, 3]
+    bad = {
+        "not two tokens separated by one space": ["a b", "ab  c"],
+        "is not a pair": ["a b", ["ab", "c", "a"]],
+        "has an empty token": [["a", ""]],
+        "which is not in the vocab": ["a c"],
+        "each merge is": ["a b", 7],
+    }
+    for message, merges in bad.items():
+        path.write_text(json.dumps(doc(merges)), encoding="utf-8")
+        with pytest.raises(subwords.errors.ModelFileError, match=message):
+            load(path)
+    # every id a whole number in range, the bad one named (True is an int to Python, not here)
+    for bad_id in (-1, 1.0, True, "3", 1 << 24):
+        vocab = {"a": 0, "b": 1, "c": 2, "ab": bad_id, "abc": 4}
+        path.write_text(json.dumps(doc(["a b"], vocab)), encoding="utf-8")
+        with pytest.raises(subwords.errors.ModelFileError, match="token 'ab': id .* is not a whole number"):
+            load(path)
+    # a token twice in the vocab object is named (json.loads alone would keep the last)
+    path.write_text(json.dumps(doc(["a b"])).replace('"c": 2', '"c": 2, "a": 5'), encoding="utf-8")
+    with pytest.raises(subwords.errors.ModelFileError, match="'a' twice"):
+        load(path)
 
 
 # -- export -----------------------------------------------------------------------------------

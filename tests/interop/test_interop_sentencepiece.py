@@ -172,6 +172,25 @@ def test_special_tokens_are_text_unless_allowed(texts):
     assert ours.encode("x", add_bos=True, add_eos=True) == [ours.piece_to_id("<s>")] + sp.encode("x") + [ours.piece_to_id("</s>")]
 
 
+def test_id_arrays_hold_sentencepieces_ids(texts):
+    # encode_array fills one buffer in the core (no list per text): the same ids as
+    # sentencepiece's, on one thread and two, with <s>/</s> from add_special_tokens and an eos
+    data = train_sp(texts, model_type="unigram", byte_fallback=True)
+    sp = spm.SentencePieceProcessor(model_proto=data)
+    ours = S.from_bytes(data)
+    sample = texts[:2000] + EDGE
+    want = sp.encode(sample)
+    bos, eos = sp.bos_id(), sp.eos_id()
+    assert (bos, eos) == (ours.piece_to_id("<s>"), ours.piece_to_id("</s>"))
+    for threads in (1, 2):
+        assert ours.encode_array(sample, threads=threads).tolist() == want
+        got = ours.encode_array(sample, threads=threads, dtype="uint16", eos=eos, add_special_tokens=True)
+        assert str(got.ids.dtype) == "uint16"
+        assert got.tolist() == [[bos] + w + [eos, eos] for w in want]
+    with pytest.raises(UnknownPieceError):
+        ours.encode_array(sample[:3], eos=ours.vocab_size)
+
+
 def test_load_save_pickle_and_detect(tmp_path, texts):
     data = train_sp(texts, model_type="unigram")
     path = tmp_path / "m.model"

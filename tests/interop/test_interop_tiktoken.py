@@ -35,10 +35,6 @@ FILES = {
 CONSTRUCTOR = {"cl100k_base": "cl100k_base", "o200k_base": "o200k_base", "gpt2": "r50k_base"}
 
 
-def parse_like_tiktoken(data: bytes) -> dict[bytes, int]:
-    return {base64.b64decode(tok): int(rank) for tok, rank in (line.split() for line in data.splitlines() if line)}
-
-
 @pytest.fixture(scope="module", params=list(FILES))
 def pair(request, tmp_path_factory):
     """(ours, tiktoken's) for one rank file."""
@@ -46,16 +42,7 @@ def pair(request, tmp_path_factory):
     data = FILES[name]()
     path = tmp_path_factory.mktemp("ranks") / f"{name}.tiktoken"
     path.write_bytes(data)
-    ranks = parse_like_tiktoken(data)
-    import tiktoken_ext.openai_public as public
-
-    original = public.load_tiktoken_bpe
-    public.load_tiktoken_bpe = lambda *a, **k: ranks
-    try:
-        spec = getattr(public, CONSTRUCTOR[name])()
-    finally:
-        public.load_tiktoken_bpe = original
-    peer = tiktoken.Encoding(name, pat_str=spec["pat_str"], mergeable_ranks=ranks, special_tokens=spec["special_tokens"])
+    peer = peers.tiktoken_peer(data, CONSTRUCTOR[name], name)
     ours = subwords.formats.load(path)
     assert isinstance(ours, tk.TiktokenTokenizer)
     return ours, peer
@@ -409,18 +396,12 @@ def trained():
 
 def test_export_round_trip_through_tiktoken(trained, tmp_path):
     from tiktoken.load import load_tiktoken_bpe
-    import tiktoken_ext.openai_public as public
 
     path = tmp_path / "mine.tiktoken"
     subwords.formats.export(trained, path, "tiktoken")
     ranks = load_tiktoken_bpe(str(path))
     assert len(ranks) == trained.vocab_size
-    original = public.load_tiktoken_bpe
-    public.load_tiktoken_bpe = lambda *a, **k: ranks
-    try:
-        pat = public.r50k_base()["pat_str"]
-    finally:
-        public.load_tiktoken_bpe = original
+    pat = peers.tiktoken_spec("r50k_base", ranks)["pat_str"]
     peer = tiktoken.Encoding("mine", pat_str=pat, mergeable_ranks=ranks, special_tokens={})
     texts = list(peers.multilingual_texts()) + EDGE + ["aaaaaaa", "aaaa bbbbb", "\n\n\n  \t x"]
     ours = trained.encode_batch(texts)

@@ -4,7 +4,6 @@ counts checked against tiktoken itself."""
 
 from __future__ import annotations
 
-import base64
 import gzip
 import json
 import math
@@ -74,20 +73,6 @@ def test_renyi_equals_tokenization_scorer_on_real_text(texts, trained, cl100k, a
     capsys.readouterr()  # the scorer's progress bars
 
 
-def _tiktoken_peer(data: bytes):
-    import tiktoken
-    import tiktoken_ext.openai_public as public
-
-    ranks = {base64.b64decode(tok): int(rank) for tok, rank in (line.split() for line in data.splitlines() if line)}
-    original = public.load_tiktoken_bpe
-    public.load_tiktoken_bpe = lambda *a, **k: ranks
-    try:
-        spec = public.cl100k_base()
-    finally:
-        public.load_tiktoken_bpe = original
-    return tiktoken.Encoding("cl100k_base", pat_str=spec["pat_str"], mergeable_ranks=ranks, special_tokens=spec["special_tokens"])
-
-
 def test_compare_cl100k_against_a_trained_model(texts, trained, cl100k, tmp_path, capsys):
     path, data = cl100k
     model = tmp_path / "ours.json"
@@ -99,7 +84,7 @@ def test_compare_cl100k_against_a_trained_model(texts, trained, cl100k, tmp_path
     assert [m["model"] for m in got] == [str(path), str(model)]
     cl, ours = got
     # pieces counted by tiktoken itself, and by our model's own encoder
-    peer = _tiktoken_peer(data)
+    peer = peers.tiktoken_peer(data)
     assert cl["pieces"] == sum(len(peer.encode_ordinary(t)) for t in texts)
     assert ours["pieces"] == sum(len(trained.encode(t)) for t in texts)
     words = sum(len(t.split()) for t in texts)

@@ -167,3 +167,52 @@ def test_bad_counting_options_and_empty_input():
         subwords.count(["", "   "])
     with pytest.raises(InputError, match="single string"):
         subwords.count("low lower")
+
+
+# issue 13's spelling options: a table counted with them is the text as training reads it
+NEWER = [
+    ("bpe", "end", {"normalize": "nfkc", "pre_split": r"\p{L}+|\p{N}+|[^\s\p{L}\p{N}]+"}),
+    ("bpe", "front", {"normalize": "nmt_nfkc", "split_digits": 1, "byte_fallback": True}),
+    ("bpe", "bytes", {"pre_split": "cl100k", "split_digits": 3}),
+    ("wordpiece", "continuation", {"normalize": "nfkd", "pre_split": "bert", "split_digits": 1}),
+    ("unigram", "front", {"normalize": "nfkc", "split_digits": 3}),
+]
+
+
+@pytest.mark.parametrize("model,spelling,extra", NEWER)
+def test_tables_take_normalize_patterns_and_digit_splitting(model, spelling, extra):
+    # digits and compatibility characters (full-width, ligatures), so the options change units
+    corpus = texts(1500) + ["Call ５５５-0199 or 2026 ﬁles", "ｆｕｌｌ width ﬀ 1234567"] * 20
+    size = 400 if model != "unigram" else 300
+    direct = subwords.train(corpus, model=model, spelling=spelling, vocab_size=size, **extra)
+    count_opts = {k: v for k, v in extra.items() if k != "byte_fallback"}
+    table = subwords.count(corpus, spelling=spelling, **count_opts)
+    assert table.spelling.get("normalize") == extra.get("normalize")
+    assert table.spelling.get("split_digits") == extra.get("split_digits")
+    via = subwords.train(table, model=model, spelling=spelling, vocab_size=size, **extra)
+    assert via.to_json() == direct.to_json()
+    # the options do change the units here, so the check above is not vacuous
+    assert table != subwords.count(corpus, spelling=spelling)
+
+
+def test_a_table_of_other_newer_options_is_refused_naming_the_difference():
+    corpus = ["ﬁle ５５ 2026"]
+    nfkc = subwords.count(corpus, spelling="front", normalize="nfkc")
+    with pytest.raises(OptionError, match='normalize: table has "nfkc", training asks for null'):
+        subwords.train(nfkc, spelling="front", vocab_size=40)
+    with pytest.raises(OptionError, match='normalize: table has "nfkc", training asks for "nfc"'):
+        subwords.train(nfkc, spelling="front", vocab_size=40, normalize="nfc")
+    plain = subwords.count(corpus, spelling="front")
+    with pytest.raises(OptionError, match="split_digits: table has null, training asks for 1"):
+        subwords.train(plain, spelling="front", vocab_size=40, split_digits=1)
+    words = subwords.count(corpus, pre_split=r"\p{L}+")
+    with pytest.raises(OptionError, match="pattern"):
+        subwords.train(words, vocab_size=40)
+    assert subwords.train(nfkc, spelling="front", vocab_size=40, normalize="nfkc").to_json() == \
+        subwords.train(corpus, spelling="front", vocab_size=40, normalize="nfkc").to_json()
+    with pytest.raises(OptionError):
+        subwords.count(corpus, normalize="nfkx")
+    with pytest.raises(OptionError):
+        subwords.count(corpus, split_digits=2)
+    with pytest.raises(OptionError, match="split_digits"):
+        subwords.count(corpus, split_digits=True)

@@ -73,6 +73,24 @@ def test_a_real_corpus_gives_the_same_table_and_model_bytes(client, tmp_path):
     assert subwords.train(table, model="bpe", spelling="front", vocab_size=4000).to_json() == direct.to_json()
 
 
+@pytest.mark.parametrize("spelling,extra", [
+    ("front", {"normalize": "nfkc", "split_digits": 1}),
+    ("end", {"normalize": "nmt_nfkc", "pre_split": r"\p{L}+|\p{N}+|[^\s\p{L}\p{N}]+"}),
+    ("bytes", {"pre_split": "cl100k", "split_digits": 3}),
+])
+def test_newer_spelling_options_give_the_single_process_table_and_model(client, tmp_path, spelling, extra):
+    rnd = random.Random(7)
+    texts = list(multilingual_texts(300_000)) + ["Call ５５５-0199 or 2026 ﬁles", "ｆｕｌｌ width ﬀ 1234567"] * 30
+    rnd.shuffle(texts)
+    paths = write_files(tmp_path, texts, 3, rnd)
+    local = subwords.count(paths, spelling=spelling, **extra)
+    table = subwords.dask.count([str(p) for p in paths], client=client, spelling=spelling, blocksize=1 << 14, **extra)
+    assert table.to_bytes() == local.to_bytes()
+    assert table.spelling.get("normalize") == extra.get("normalize")
+    direct = subwords.train(paths, model="bpe", spelling=spelling, vocab_size=3000, **extra)
+    assert subwords.train(table, model="bpe", spelling=spelling, vocab_size=3000, **extra).to_json() == direct.to_json()
+
+
 def test_a_bag_of_texts(client):
     import dask.bag as db
 

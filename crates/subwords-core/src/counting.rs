@@ -99,6 +99,72 @@ fn count_text(spelling: &Spelling, cut: &[String], text: &str, table: &mut Count
     });
 }
 
+/// Reads a file's texts again, as [`UnitCounter::feed_file`] counts them (a line is a text, its
+/// `\r\n` or `\n` a separator, empty lines skipped), and calls `f` with each piece between the
+/// `cut` texts, empty pieces skipped: two-stage BPE's stage two reads a file this way instead of
+/// keeping its texts. Holds one line at a time. Returns the number of texts (non-empty lines).
+pub fn each_file_text(path: &str, errors: InputErrors, cut: &[String], f: &mut dyn FnMut(&str)) -> Result<u64> {
+    use std::io::BufRead;
+    let file = File::open(path).map_err(|e| Error::io(format!("cannot open training file {path:?}"), e))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut line: Vec<u8> = Vec::new();
+    let mut line_no: u64 = 0;
+    let mut texts = 0u64;
+    loop {
+        line.clear();
+        let k = reader.read_until(b'\n', &mut line).map_err(|e| Error::io(format!("cannot read training file {path:?}"), e))?;
+        if k == 0 {
+            return Ok(texts);
+        }
+        line_no += 1;
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        let replaced;
+        let text: &str = match std::str::from_utf8(&line) {
+            Ok(t) => t,
+            Err(e) => match errors {
+                InputErrors::Strict => {
+                    return Err(Error::Input(format!(
+                        "{path}: line {line_no}: invalid UTF-8 (byte 0x{:02X}); convert the file to UTF-8, \
+                         or pass input_errors=\"replace\" (CLI: --input-errors replace) to read it with U+FFFD",
+                        line[e.valid_up_to()]
+                    )))
+                }
+                InputErrors::Replace => {
+                    replaced = String::from_utf8_lossy(&line).into_owned();
+                    &replaced
+                }
+            },
+        };
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        if text.is_empty() {
+            continue;
+        }
+        texts += 1;
+        cut_at(text, cut, |p| {
+            if !p.is_empty() {
+                f(p)
+            }
+        });
+    }
+}
+
+/// Calls `f` with the pieces of `texts` a two-stage counter would keep for stage two (empty
+/// texts skipped, each cut at `cut`, empty pieces skipped). Returns the number of texts.
+pub fn each_stream_text(texts: &[String], cut: &[String], f: &mut dyn FnMut(&str)) -> u64 {
+    let mut n = 0u64;
+    for t in texts.iter().filter(|t| !t.is_empty()) {
+        n += 1;
+        cut_at(t, cut, |p| {
+            if !p.is_empty() {
+                f(p)
+            }
+        });
+    }
+    n
+}
+
 impl UnitCounter {
     pub fn new(spelling: Spelling, threads: usize, keep_streams: bool) -> Self {
         let threads = threads.max(1);
@@ -118,17 +184,21 @@ impl UnitCounter {
         &self.spelling
     }
 
+    /// Stops keeping texts for stage two: the caller will give stage two its texts again
+    /// ([`crate::learners::StageTwoTexts`]). Call it before feeding anything.
+    pub fn stop_keeping_streams(&mut self) {
+        self.streams = None;
+    }
+
+    /// Bytes of the texts kept for stage two so far.
+    pub fn held_stream_bytes(&self) -> u64 {
+        self.streams.as_ref().map_or(0, |s| s.iter().map(|t| t.len() as u64).sum())
+    }
+
     /// Counts a batch of texts on all threads.
     pub fn feed_texts(&mut self, texts: &[String]) {
         if let Some(s) = self.streams.as_mut() {
-            let cut = &self.cut;
-            for t in texts.iter().filter(|t| !t.is_empty()) {
-                cut_at(t, cut, |part| {
-                    if !part.is_empty() {
-                        s.push(part.to_string())
-                    }
-                });
-            }
+            each_stream_text(texts, &self.cut, &mut |part| s.push(part.to_string()));
         }
         // empty texts are skipped, as empty lines of a file are
         self.texts += texts.iter().filter(|t| !t.is_empty()).count() as u64;

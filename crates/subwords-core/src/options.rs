@@ -46,6 +46,10 @@ pub enum Unknown {
 pub enum EmMethod {
     Plain,
     Bayes,
+    /// sentencepiece's whole loop (issue 15): the Bayesian step that also drops pieces under an
+    /// expected count of 0.5, its pruning criterion, its stop at 1.1 × the target and its
+    /// final pick by score (learners/unigram/mod.rs).
+    Sentencepiece,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

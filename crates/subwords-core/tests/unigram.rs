@@ -264,6 +264,102 @@ fn viterbi_ties_go_to_the_longer_piece_first() {
     assert_eq!(show(&m, &m.encode_with_spans("lowest").unwrap().0), "lowe st</w>");
 }
 
+/// The pieces of `aaaaab` spelled `end` (a a a a a b</w>) over `aa` -0.1, `aaa` -0.2, `b</w>`
+/// -0.3, and `a` at -50 so that every spelling holding a lone `a` loses.
+fn aaaaab_rows() -> Vec<(String, f64)> {
+    [("a", -50.0), ("b</w>", -0.3), ("aa", -0.1), ("aaa", -0.2)].iter().map(|&(p, l)| (p.to_string(), l)).collect()
+}
+
+#[test]
+fn permuted_pieces_tie_whatever_the_float_sums() {
+    // Issue 15, "ties that are ties". The two best spellings of `aaaaab` are aa aaa b</w> and
+    // aaa aa b</w>: the same three pieces in another order, tied in arithmetic. The float
+    // recurrence adds from the last piece, and for these doubles the order shows in the last
+    // bit: -0.1 + (-0.2 + -0.3) = -0.6, but -0.2 + (-0.1 + -0.3) = -0.6000000000000001
+    // (equally, a + b + c != c + b + a with a = -0.1, b = -0.2, c = -0.3: -0.6000000000000001
+    // against -0.6). Comparing the doubles would take aa aaa b</w>; the tie rule (same count,
+    // then the longer piece where they first differ: aaa against aa) takes aaa aa b</w>.
+    let (a, b, c) = (-0.1f64, -0.2f64, -0.3f64);
+    assert_ne!(a + (b + c), b + (a + c), "the two recurrence sums differ in f64");
+    assert_ne!(a + b + c, c + b + a);
+    assert_eq!(a + (b + c), -0.6);
+    assert_eq!(b + (a + c), -0.6000000000000001);
+    let m = model_from_table("end", &aaaaab_rows());
+    // encode (Viterbi from the trie) and the spans version
+    assert_eq!(show(&m, &m.encode("aaaaab").unwrap()), "aaa aa b</w>");
+    assert_eq!(show(&m, &m.encode_with_spans("aaaaab").unwrap().0), "aaa aa b</w>");
+    // the lattice's Viterbi and n-best agree, and report the float scores of the recurrence
+    let l = m.unit_lattice("aaaaab").unwrap();
+    let v = l.viterbi().unwrap();
+    assert_eq!(v.score, -0.6000000000000001);
+    let pieces = |arcs: &[u32]| arcs.iter().map(|&k| m.display(l.arcs()[k as usize].piece).unwrap()).collect::<Vec<_>>().join(" ");
+    assert_eq!(pieces(&v.arcs), "aaa aa b</w>");
+    let two = m.nbest_of("aaaaab", 3).unwrap();
+    assert_eq!((show(&m, &two[0].0), two[0].1), ("aaa aa b</w>".to_string(), -0.6000000000000001));
+    assert_eq!((show(&m, &two[1].0), two[1].1), ("aa aaa b</w>".to_string(), -0.6));
+    // third: a lone `a` somewhere, far behind
+    assert!(two[2].1 < -50.0);
+    // the pruning side: without `b</w>`... is impossible (a single symbol); without `aa` the
+    // best is aaa a a b</w>, -0.2 + (-50 + (-50 + -0.3)); without `aaa`, aa aa a b</w>
+    let mut s = subwords_core::segmenters::unigram::lattice::ViterbiScratch::default();
+    assert!(l.viterbi_with(&mut s));
+    let aa = m.piece_to_id("aa").unwrap();
+    let aaa = m.piece_to_id("aaa").unwrap();
+    let mut w = Default::default();
+    assert_eq!(l.best_score_without_from(aa, Some(&s), &mut w), -0.2 + (-50.0 + (-50.0 + -0.3)));
+    assert_eq!(l.best_score_without(aaa, &mut w), -0.1 + (-0.1 + (-50.0 + -0.3)));
+}
+
+#[test]
+fn permutations_of_equal_pieces_come_longest_first() {
+    // The property behind the rule: pieces that are all runs of `a` commute, so every
+    // arrangement of the Viterbi spelling's pieces spells the same unit and ties with it; the
+    // tie rule then wants the lengths in non-increasing order. Random log-probabilities for
+    // aa, aaa, aaaa (a lone `a` at -50), units a^n b</w>: the best spelling is always longest
+    // first, as is every spelling in the n-best list that comes before its own rearrangements.
+    // Not vacuous: we count the cases where the float sums of two arrangements differ.
+    let mut rng = SplitMix64::new(2026);
+    let mut rounding = 0;
+    for _ in 0..300 {
+        let mut rows = vec![("a".to_string(), -50.0), ("b</w>".to_string(), -0.1 - 3.0 * rng.uniform())];
+        let mut lps = std::collections::HashMap::new();
+        for len in 2..=4 {
+            let lp = -0.01 - 4.0 * rng.uniform();
+            lps.insert(len, lp);
+            rows.push(("a".repeat(len), lp));
+        }
+        let m = model_from_table("end", &rows);
+        let n = 4 + (rng.uniform() * 12.0) as usize;
+        let text = format!("{}b", "a".repeat(n));
+        let lens = |ids: &[u32]| ids.iter().map(|&i| m.display(i).unwrap().trim_end_matches("</w>").len()).collect::<Vec<_>>();
+        let best = lens(&m.encode(&text).unwrap());
+        let a_run = &best[..best.len() - 1];
+        assert!(a_run.windows(2).all(|w| w[0] >= w[1]), "{text}: {best:?}");
+        let listed = m.nbest_of(&text, 40).unwrap();
+        assert_eq!(lens(&listed[0].0), best, "the 1-best is the Viterbi spelling");
+        let mut seen = std::collections::BTreeSet::new();
+        for (ids, _) in &listed {
+            let l = lens(ids);
+            let mut multiset = l.clone();
+            multiset.sort_unstable();
+            if seen.insert(multiset) {
+                let run = &l[..l.len() - 1];
+                assert!(run.windows(2).all(|w| w[0] >= w[1]), "{text}: {l:?} came before its rearrangements");
+            }
+        }
+        // the float scores (the recurrence: lp(x1) + (... + (lp(b</w>) + 0.0))) of the winner and
+        // of its reverse arrangement
+        let b = rows[1].1;
+        let score = |run: &[usize]| run.iter().rev().fold(b + 0.0, |acc, &k| (if k == 1 { -50.0 } else { lps[&k] }) + acc);
+        let mut rev: Vec<usize> = a_run.to_vec();
+        rev.reverse();
+        if score(a_run) != score(&rev) {
+            rounding += 1;
+        }
+    }
+    assert!(rounding > 10, "only {rounding} cases where the float sums of two arrangements differ");
+}
+
 #[test]
 fn lower_and_newest_on_the_seed_table() {
     // 002_…, section 5: lower whole 92.90%, BPE's lo w e r</w> twelfth of sixteen; newest whole

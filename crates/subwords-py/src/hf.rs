@@ -4,18 +4,9 @@
 
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::PyList;
+use pyo3::types::{PyDict, PyList};
 
 use subwords_compat::huggingface::HfPipeline;
-
-/// One entry of a tokenizer.json `merges` list: `"a b"` (older files) or `["a", "b"]`.
-#[derive(FromPyObject)]
-pub enum Merge {
-    // the list form first: files written by tokenizers >= 0.20 use it, and a failed extraction
-    // attempt costs an exception per merge
-    Pair(Vec<String>),
-    Joined(String),
-}
 
 fn bad(py: Python<'_>, m: String) -> PyErr {
     super::to_py(py, subwords_core::Error::ModelFile(m))
@@ -48,26 +39,37 @@ impl PyHfPipeline {
     /// `plan`: the JSON plan without the model's tables; `vocab`: token -> id as the file has
     /// it; `merges`: each "a b" or [a, b]; `id_limit`: one more than the largest id produced.
     #[new]
-    fn new(py: Python<'_>, plan: &str, vocab: std::collections::HashMap<String, u32>, merges: Vec<Merge>, id_limit: u32) -> PyResult<Self> {
+    fn new(py: Python<'_>, plan: &str, vocab: &Bound<'_, PyDict>, merges: &Bound<'_, PyList>, id_limit: u32) -> PyResult<Self> {
+        // read straight from the dict and the list (no std HashMap on the way, no Vec per
+        // merge): at 32k tokens the conversions were most of the load (issue 15)
+        let mut tokens: Vec<(String, u32)> = Vec::with_capacity(vocab.len());
+        for (t, id) in vocab.iter() {
+            tokens.push((t.extract()?, id.extract()?));
+        }
         let mut pairs = Vec::with_capacity(merges.len());
-        for (k, m) in merges.into_iter().enumerate() {
-            let pair = match m {
-                Merge::Joined(s) => {
-                    let mut it = s.split(' ');
-                    match (it.next(), it.next(), it.next()) {
-                        (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => (a.to_string(), b.to_string()),
-                        _ => return Err(bad(py, format!("model BPE merges: merge {k} ({s:?}) is not two tokens separated by one space"))),
+        for (k, m) in merges.iter().enumerate() {
+            let pair = if let Ok(v) = m.cast::<PyList>() {
+                // the list form first: files written by tokenizers >= 0.20 use it
+                let two = if v.len() == 2 { Some((v.get_item(0)?.extract::<String>()?, v.get_item(1)?.extract::<String>()?)) } else { None };
+                match two {
+                    Some((a, b)) if !a.is_empty() && !b.is_empty() => (a, b),
+                    Some((a, b)) => return Err(bad(py, format!("model BPE merges: merge {k} ({a:?}, {b:?}) has an empty token"))),
+                    None => {
+                        let v: Vec<String> = v.extract()?;
+                        return Err(bad(py, format!("model BPE merges: merge {k} ({v:?}) is not a pair")));
                     }
                 }
-                Merge::Pair(v) => match <[String; 2]>::try_from(v) {
-                    Ok([a, b]) if !a.is_empty() && !b.is_empty() => (a, b),
-                    Ok([a, b]) => return Err(bad(py, format!("model BPE merges: merge {k} ({a:?}, {b:?}) has an empty token"))),
-                    Err(v) => return Err(bad(py, format!("model BPE merges: merge {k} ({v:?}) is not a pair"))),
-                },
+            } else {
+                let s: String = m.extract()?;
+                let mut it = s.split(' ');
+                match (it.next(), it.next(), it.next()) {
+                    (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => (a.to_string(), b.to_string()),
+                    _ => return Err(bad(py, format!("model BPE merges: merge {k} ({s:?}) is not two tokens separated by one space"))),
+                }
             };
             pairs.push(pair);
         }
-        let vocab: Vec<(String, u32)> = vocab.into_iter().collect();
+        let vocab = tokens;
         let size = vocab.len() as u32;
         let inner = py.detach(|| HfPipeline::with_tables(plan, vocab, pairs)).map_err(|e| super::to_py(py, e))?;
         // the table follows the vocabulary's size, not its largest id: a file naming one token at
@@ -80,6 +82,13 @@ impl PyHfPipeline {
     fn encode<'py>(&self, py: Python<'py>, text: &str, allowed: Vec<bool>) -> PyResult<Bound<'py, PyList>> {
         let ids = py.detach(|| self.inner.encode(text, &allowed));
         self.list(py, &ids)
+    }
+
+    /// The ids and `(position, string)` for each token whose string is not its id's entry
+    /// (see `HfPipeline::encode_surfaces`).
+    fn encode_surfaces<'py>(&self, py: Python<'py>, text: &str, allowed: Vec<bool>) -> PyResult<(Bound<'py, PyList>, Vec<(usize, String)>)> {
+        let (ids, notes) = py.detach(|| self.inner.encode_surfaces(text, &allowed));
+        Ok((self.list(py, &ids)?, notes))
     }
 
     fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<PyBackedStr>, allowed: Vec<bool>, threads: usize) -> PyResult<Bound<'py, PyList>> {

@@ -18,7 +18,7 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyList};
 
 use subwords_core::counting::UnitCounter;
-use subwords_core::learners::{self, Corpus, UnitCount};
+use subwords_core::learners::{self, Corpus, StageTwoTexts, UnitCount};
 use subwords_core::tokenizer::Model;
 use subwords_core::options::TrainOptions;
 use subwords_core::Error;
@@ -107,8 +107,71 @@ struct Trainer {
     /// Texts counted, once the counts have been taken out of the counter (or came from a table).
     texts: u64,
     /// Two-stage BPE's texts, kept when the counts are taken out for joints.
-    streams: Option<Vec<String>>,
+    streams: Option<Box<dyn StageTwoTexts>>,
+    /// Two-stage BPE: a callable giving the input again for stage two (`stream_again`).
+    again: Option<Py<PyAny>>,
     pool: rayon::ThreadPool,
+}
+
+/// Stage two's texts read again from the Python input: `again()` gives an iterator of items,
+/// each a list of texts or the path of a plain text file for the engine to read (the items the
+/// first pass fed, in the same order). One item is held at a time.
+struct Reread {
+    again: Py<PyAny>,
+    cut: Vec<String>,
+    errors: subwords_core::options::InputErrors,
+    /// Texts the first pass counted: a second pass that gives another number is refused.
+    expected: u64,
+}
+
+enum Item {
+    Texts(Vec<String>),
+    File(String),
+}
+
+impl StageTwoTexts for Reread {
+    fn each_text(&mut self, f: &mut dyn FnMut(&str)) -> subwords_core::Result<()> {
+        let lost = |e: PyErr| Error::Input(format!("reading the training input again for two-stage BPE's stage two failed: {e}"));
+        let iter: Py<PyAny> = Python::attach(|py| -> PyResult<Py<PyAny>> {
+            Ok(self.again.bind(py).call0()?.try_iter()?.into_any().unbind())
+        })
+        .map_err(lost)?;
+        let mut seen = 0u64;
+        loop {
+            let item = Python::attach(|py| -> PyResult<Option<Item>> {
+                let it = iter.bind(py).cast::<pyo3::types::PyIterator>()?.clone();
+                match it.into_iter().next() {
+                    None => Ok(None),
+                    Some(obj) => {
+                        let obj = obj?;
+                        if let Ok(path) = obj.extract::<String>() {
+                            Ok(Some(Item::File(path)))
+                        } else {
+                            Ok(Some(Item::Texts(obj.extract::<Vec<String>>()?)))
+                        }
+                    }
+                }
+            })
+            .map_err(lost)?;
+            match item {
+                None => break,
+                Some(Item::File(path)) => seen += subwords_core::counting::each_file_text(&path, self.errors, &self.cut, f)?,
+                Some(Item::Texts(texts)) => seen += subwords_core::counting::each_stream_text(&texts, &self.cut, f),
+            }
+        }
+        if seen != self.expected {
+            return Err(Error::Input(format!(
+                "the training input gave {seen} texts when read again for two-stage BPE's stage two, but {} when counted; \
+                 two-stage training reads its input twice, so the input must not change while it trains",
+                self.expected
+            )));
+        }
+        Ok(())
+    }
+
+    fn held_bytes(&self) -> u64 {
+        0
+    }
 }
 
 #[pymethods]
@@ -119,7 +182,7 @@ impl Trainer {
         let spelling = options.spelling().map_err(|e| to_py(py, e))?;
         let mut counter = UnitCounter::new(spelling, threads, options.superword_at.is_some());
         counter.cut = options.cut_texts();
-        Ok(Trainer { options, counter: Some(counter), units: None, progress: Default::default(), joints: None, normalizations: None, texts: 0, streams: None, pool: pool(threads)? })
+        Ok(Trainer { options, counter: Some(counter), units: None, progress: Default::default(), joints: None, normalizations: None, texts: 0, streams: None, again: None, pool: pool(threads)? })
     }
 
     fn progress_view(&self) -> ProgressView {
@@ -138,13 +201,35 @@ impl Trainer {
         add_counts(self.counter.as_mut(), counts)
     }
 
+    /// Two-stage BPE: do not keep the texts for stage two; it calls `again()` for the input
+    /// once more instead (an iterator of lists of texts and plain-text file paths, the items fed
+    /// before, in their order). Call it before feeding; a no-op for one-stage trainings.
+    fn stream_again(&mut self, again: Py<PyAny>) -> PyResult<()> {
+        let counter = self.counter.as_mut().ok_or_else(spent)?;
+        if self.options.superword_at.is_some() {
+            counter.stop_keeping_streams();
+            self.again = Some(again);
+        }
+        Ok(())
+    }
+
+    /// Bytes of text held in memory for stage two (0 when it reads the input again).
+    fn held_stream_bytes(&self) -> u64 {
+        match (&self.counter, &self.streams) {
+            (Some(c), _) => c.held_stream_bytes(),
+            (None, Some(s)) => s.held_bytes(),
+            (None, None) => 0,
+        }
+    }
+
     /// The counted units (for pre-split joints, applied on the Python side), sorted by text.
     fn unit_counts(&mut self, py: Python<'_>) -> PyResult<Vec<(String, u64)>> {
         let counter = self.counter.take().ok_or_else(spent)?;
         let (counts, norm, texts, streams) = counter.finish().map_err(|e| to_py(py, e))?;
         let mut v: Vec<(String, u64)> = counts.iter().map(|(k, &c)| (k.to_string(), c)).collect();
         v.sort();
-        let corpus = Corpus::from_counts(counts, norm, texts, streams);
+        let mut corpus = Corpus::from_counts(counts, norm, texts, streams);
+        self.reread_streams(&mut corpus);
         self.texts = corpus.texts;
         self.streams = corpus.streams;
         self.normalizations = Some(corpus.normalizations);
@@ -172,13 +257,23 @@ impl Trainer {
 }
 
 impl Trainer {
+    /// With `stream_again`, stage two's texts come from reading the input again.
+    fn reread_streams(&mut self, corpus: &mut Corpus) {
+        if let Some(again) = self.again.take() {
+            let reread = Reread { again, cut: self.options.cut_texts(), errors: self.options.input_errors, expected: corpus.texts };
+            corpus.streams = Some(Box::new(reread));
+        }
+    }
+
     /// What training reads, taken out of the trainer (it trains once): the counter's units, or
     /// the units set in their place (joints, a count table).
     fn take_corpus(&mut self, py: Python<'_>) -> PyResult<Corpus> {
         match (self.counter.take(), self.units.take()) {
             (Some(counter), _) => {
                 let (counts, norm, texts, streams) = counter.finish().map_err(|e| to_py(py, e))?;
-                Ok(Corpus::from_counts(counts, norm, texts, streams))
+                let mut corpus = Corpus::from_counts(counts, norm, texts, streams);
+                self.reread_streams(&mut corpus);
+                Ok(corpus)
             }
             (None, Some(units)) => Ok(Corpus {
                 units,

@@ -70,6 +70,23 @@ impl SpModel {
         PyList::new(py, lists)
     }
 
+    /// The batch's ids as one flat buffer, `prefix` and `suffix` around each text's (see
+    /// `flat_ids` in lib.rs): no Python object per text, so the workers never wait on the GIL.
+    fn encode_batch_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        threads: usize,
+        width: usize,
+        prefix: Vec<u32>,
+        suffix: Vec<u32>,
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let (ids, ends) = py
+            .detach(|| crate::flat_ids(&self.inner.encode_batch(&texts, threads)?, width, &prefix, &suffix))
+            .map_err(|e| to_py(py, e))?;
+        Ok((PyBytes::new(py, &ids), PyBytes::new(py, &ends)))
+    }
+
     /// (ids, starts, ends), offsets in code points of `text`.
     fn encode_with_offsets(&self, py: Python<'_>, text: &str) -> PyResult<(Vec<u32>, Vec<u32>, Vec<u32>)> {
         py.detach(|| {

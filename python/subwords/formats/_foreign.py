@@ -63,11 +63,8 @@ class Foreign:
         ``offsets``, ``eos`` (an id) after every text."""
         from .. import _arrays
 
-        batch = batch_arg(texts)
-        width = _arrays.width_of(dtype, self.vocab_size, () if eos is None else (eos,))
-        ids, ends = self.encode_buffers(batch, threads=threads, width=width, eos=eos, allowed_special=allowed_special,
-                                        add_special_tokens=add_special_tokens)
-        return _arrays.from_buffers(ids, ends, width)
+        return _arrays.encode_array(self, texts, threads=threads, dtype=dtype, eos=eos, allowed_special=allowed_special,
+                                    add_special_tokens=add_special_tokens)
 
     def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
                        allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> tuple[bytes, bytes]:

@@ -81,7 +81,22 @@ Segmenters over a Unigram vocabulary: :meth:`UnigramTokenizer.encode` (Viterbi, 
 
 Tie rules (Viterbi and n-best): higher score; then fewer pieces; then the longer piece at the
 earliest position where two spellings differ. Scores are IEEE doubles computed by the
-recurrences exactly as written in docs/API.md; "equal" means equal doubles.
+recurrences exactly as written in docs/API.md, and those doubles are what every method reports;
+but "higher" and "equal" are decided on the exact sum of the pieces' log-probabilities, each
+taken once as the whole number ``round(lp * 2**64)`` (:func:`fixed`). A float sum depends on the
+order it adds in, so two spellings of the same pieces in another order, tied in arithmetic, could
+differ in the last bit and rounding, not the tie rule, would pick (issue 15). ``aaaaab`` over
+``aa`` (-0.1), ``aaa`` (-0.2) and ``b`` (-0.3), ``a`` far less likely: ``aa aaa b`` and
+``aaa aa b`` are tied, and the longer piece first wins, although the float recurrence
+(``lp + score(rest)``, from the last piece) scores ``aa aaa b`` -0.1 + (-0.2 + -0.3) = -0.6 and
+``aaa aa b`` -0.2 + (-0.1 + -0.3) = -0.6000000000000001:
+
+    >>> lattice = [(0, 1, "a", -50.0), (0, 2, "aa", -0.1), (0, 3, "aaa", -0.2)]
+    >>> lattice = sorted(lattice + [(i, j, p, lp) for s in range(1, 5) for i, j, p, lp in
+    ...     [(s, s + 1, "a", -50.0), (s, s + 2, "aa", -0.1), (s, s + 3, "aaa", -0.2)] if j <= 5]
+    ...     + [(5, 6, "b", -0.3)], key=lambda a: (a[0], a[1]))
+    >>> [(score, " ".join(p)) for score, p in kbest(lattice, 6, 2)]
+    [(-0.6000000000000001, 'aaa aa b'), (-0.6, 'aa aaa b')]
 """
 
 from __future__ import annotations
@@ -342,8 +357,41 @@ def em_round_bayes(runs: Runs, table: Table, join: Join) -> Table:
     return Table(log_probs, table.lengths)
 
 
+def em_round_sentencepiece(runs: Runs, table: Table, join: Join) -> Table:
+    """One EM round of ``em="sentencepiece"`` (sentencepiece's ``RunMStep`` whole): the expected
+    counts as :func:`em_round` folds them; a piece of two or more symbols whose expected count
+    ``e = exp(E[p])`` is below 0.5 leaves the table; ``S`` is the plain sum of ``e`` over the
+    pieces that stay, in text order (single symbols with their own ``e``); then ``lp'(p) =
+    min(psi(e) - psi(S), 0)``, a single symbol scoring as if ``e`` were at least 0.5 (it must
+    stay: see :func:`em_round_bayes`). A table no run reaches (``S = 0``) is kept."""
+    expected = expected_counts(runs, table, join)
+    with_prob = sorted(p for p, v in table.log_probs.items() if v is not None)
+    total = 0.0
+    count: dict[Piece, float] = {}
+    for piece in with_prob:
+        e = math.exp(expected.get(piece, NEG_INF))
+        if table.lengths[piece] == 1:
+            total += e
+            count[piece] = max(e, 0.5)
+        elif e >= 0.5:
+            total += e
+            count[piece] = e
+    if total == 0.0:
+        return table
+    d_total = digamma(total)
+    log_probs: dict[Piece, Optional[float]] = {}
+    for p, v in table.log_probs.items():
+        if v is None:
+            log_probs[p] = None
+        elif p in count:
+            log_probs[p] = min(digamma(count[p]) - d_total, 0.0)
+    return Table(log_probs, {p: table.lengths[p] for p in log_probs})
+
+
 #: The M-steps by the ``em`` option's name (None: the page's).
-EM_ROUNDS: dict[str, Callable[[Runs, Table, Join], Table]] = {"plain": em_round, "bayes": em_round_bayes}
+EM_ROUNDS: dict[str, Callable[[Runs, Table, Join], Table]] = {
+    "plain": em_round, "bayes": em_round_bayes, "sentencepiece": em_round_sentencepiece,
+}
 
 
 def log_likelihood(runs: Runs, table: Table, join: Join) -> float:
@@ -358,32 +406,61 @@ def log_likelihood(runs: Runs, table: Table, join: Join) -> float:
 # segmenters over one run
 
 
-def _key(score: float, lengths: tuple[int, ...]) -> tuple[float, int, tuple[int, ...]]:
-    """Sort key for spellings: score descending, fewer pieces, longer piece first where they
-    differ."""
-    return (-score, len(lengths), tuple(-k for k in lengths))
+#: The fixed-point keys' range: a signed 128-bit whole number, as the Rust engine's ``i128``.
+FIXED_MIN, FIXED_MAX = -(2**127), 2**127 - 1
+
+
+def fixed(lp: float) -> int:
+    """A log-probability as an exact comparison key: ``round(lp * 2**64)``, half to even,
+    clamped to 128 bits (``-inf`` is :data:`FIXED_MIN`).
+
+    Multiplying by a power of two is exact, and for ``|lp| >= 2**-12`` the product is already a
+    whole number (a double's last bit there is worth at least ``2**-64``), so the key *is* the
+    double; only a piece likelier than 0.99976 is rounded, once, to a multiple of ``2**-64``.
+    """
+    x = lp * 2.0**64  # exact, or an infinity when lp is below about -1e289
+    if x <= -(2.0**127):
+        return FIXED_MIN
+    if x >= 2.0**127:
+        return FIXED_MAX
+    return round(x)
+
+
+def fixed_add(a: int, b: int) -> int:
+    """The saturating 128-bit sum. Every key is at most 0, so it is ``max(FIXED_MIN, a + b)``
+    and a spelling's key is the same whatever order its pieces are added in."""
+    return max(FIXED_MIN, min(FIXED_MAX, a + b))
+
+
+def _key(key: int, lengths: tuple[int, ...]) -> tuple[int, int, tuple[int, ...]]:
+    """Sort key for spellings: exact key (:func:`fixed`) descending, fewer pieces, longer piece
+    first where they differ."""
+    return (-key, len(lengths), tuple(-k for k in lengths))
 
 
 def kbest(lattice: list[Arc], n: int, k: int | None) -> Spellings:
     """The k-best recurrence, from the end: ``best(n) = [(0.0, ())]``; ``best(i)`` = the first
-    k of ``{(lp + s, (j - i,) + L) : arc (i, j), (s, L) in best(j)}`` under :func:`_key`.
+    k of ``{(lp + s, (j - i,) + L) : arc (i, j), (s, L) in best(j)}`` under :func:`_key`, which
+    compares the exact keys (``fixed_add(fixed(lp), key(s))``), not the doubles ``lp + s``.
 
-    ``k=1`` is Viterbi; ``k=None`` keeps every spelling. Returns ``[(score, (piece, ...))]``.
+    ``k=1`` is Viterbi; ``k=None`` keeps every spelling. Returns ``[(score, (piece, ...))]``, the
+    scores the doubles of the recurrence.
     """
     starting: list[list[tuple[int, Piece, float]]] = [[] for _ in range(n + 1)]
     for i, j, piece, lp in lattice:
         starting[i].append((j, piece, lp))
-    # best[i]: (score, piece lengths, pieces) of the best walks from i to the end
-    best: list[list[tuple[float, tuple[int, ...], tuple[Piece, ...]]]] = [[] for _ in range(n + 1)]
-    best[n] = [(0.0, (), ())]
+    # best[i]: (key, score, piece lengths, pieces) of the best walks from i to the end
+    best: list[list[tuple[int, float, tuple[int, ...], tuple[Piece, ...]]]] = [[] for _ in range(n + 1)]
+    best[n] = [(0, 0.0, (), ())]
     for i in range(n - 1, -1, -1):
         cands = []
         for j, piece, lp in starting[i]:
-            for score, lengths, pieces in best[j] or ():
-                cands.append((lp + score, (j - i,) + lengths, (piece,) + pieces))
-        cands.sort(key=lambda c: _key(c[0], c[1]))
+            q = fixed(lp)
+            for key, score, lengths, pieces in best[j] or ():
+                cands.append((fixed_add(q, key), lp + score, (j - i,) + lengths, (piece,) + pieces))
+        cands.sort(key=lambda c: _key(c[0], c[2]))
         best[i] = cands[:k]
-    return [(score, pieces) for score, _, pieces in best[0]]
+    return [(score, pieces) for _, score, _, pieces in best[0]]
 
 
 def viterbi(lattice: list[Arc], n: int) -> tuple[float, tuple[Piece, ...]]:
@@ -512,17 +589,160 @@ def prune(runs: Runs, table: Table, join: Join, target: int, shrink: float) -> T
     return table.without(dropped)
 
 
+def seed_sentencepiece(
+    runs: Runs, join: Join, alphabet: list[Piece], max_piece_length: int | None, seed_size: int | None
+) -> Table:
+    """``em="sentencepiece"``'s seed (sentencepiece's ``MakeSeedSentencePieces``): as
+    :func:`seed`, but a substring of two or more symbols is a candidate only if it is
+    *right-branching* -- its occurrences have two or more different followers, a run's end
+    being one follower (sentencepiece's word boundary); one that only ever ends its run is
+    when it occurs at least twice (sentencepiece sees it followed by the next word's mark and
+    by the line's end); one of ``max_piece_length`` symbols always is -- and it is scored
+    by count x length; single symbols by their count. The cap keeps the highest scores (ties by
+    text); probability = score / total score."""
+    counts: dict[Piece, int] = {s: 0 for s in alphabet}
+    lengths: dict[Piece, int] = {s: 1 for s in alphabet}
+    followers: dict[Piece, set[Optional[Piece]]] = {}
+    for run, c in runs:
+        for i, j, piece in substrings(run, join, max_piece_length):
+            counts[piece] = counts.get(piece, 0) + c
+            lengths[piece] = j - i
+            if j - i > 1:
+                followers.setdefault(piece, set()).add(run[j] if j < len(run) else None)
+
+    def branching(p: Piece) -> bool:
+        return lengths[p] == max_piece_length or len(followers[p]) > 1 or (
+            followers[p] == {None} and counts[p] >= 2)
+
+    score = {p: (counts[p] * lengths[p] if lengths[p] > 1 else counts[p]) for p in counts
+             if lengths[p] == 1 or branching(p)}
+    others = sorted((p for p in score if lengths[p] > 1), key=lambda p: (-score[p], p))
+    if seed_size is not None:
+        others = others[: max(0, seed_size - len(alphabet))]
+    keep = set(alphabet) | set(others)
+    total = sum(score[p] for p in keep)
+    log_probs: dict[Piece, Optional[float]] = {
+        p: (math.log(score[p] / total) if score[p] else None) for p in sorted(keep)}
+    return Table(log_probs, {p: lengths[p] for p in log_probs})
+
+
+def losses_sentencepiece(
+    runs: Runs, table: Table, join: Join, symbols: Mapping[Piece, Unit]
+) -> tuple[dict[Piece, float], set[Piece]]:
+    """sentencepiece's pruning criterion (``em="sentencepiece"``; its ``PruneSentencePieces``):
+    ``(loss, drop)`` over the pieces of two or more symbols.
+
+    * Each piece is spelled on its own (``symbols[p]``, its symbols): if its Viterbi spelling
+      is not the piece itself it is in ``drop``; otherwise its Viterbi spelling without it is
+      its *replacement* (none: loss ``inf``, kept).
+    * The runs' Viterbi spellings give each piece a frequency ``f`` (the run's count per use,
+      integers) and ``F`` their sum; a piece with ``f = 0`` is in ``drop``.
+    * The others: ``loss = f_p x ((ln f_p - ln F) - sum over the replacement's pieces n, from
+      0.0 in order, of (ln(f_n + f_p) - ln(F + f_p x (k - 1))))``, ``k`` the replacement's
+      length -- the unigram likelihood lost if every use of ``p`` took its replacement.
+      (sentencepiece also divides by the runs' total count, a constant.)
+    """
+    drop: set[Piece] = set()
+    replacement: dict[Piece, tuple[Piece, ...]] = {}
+    for p, n in table.lengths.items():
+        if n < 2 or table.lp(p) is None:
+            continue
+        own = symbols[p]
+        lattice = arcs(own, table, join)
+        best = kbest(lattice, len(own), 1)
+        if best and best[0][1] != (p,):
+            drop.add(p)
+            continue
+        rest = kbest([a for a in lattice if a[2] != p], len(own), 1)
+        replacement[p] = rest[0][1] if rest else ()
+    freq: dict[Piece, int] = {}
+    for run, c in runs:
+        best = kbest(arcs(run, table, join), len(run), 1)
+        for q in best[0][1] if best else ():
+            freq[q] = freq.get(q, 0) + c
+    total = sum(freq.values())
+    loss: dict[Piece, float] = {}
+    if total == 0:
+        return {p: 0.0 for p, n in table.lengths.items() if n > 1}, set()
+    log_total = math.log(float(total))
+    for p, alt in replacement.items():
+        f = freq.get(p, 0)
+        if f == 0:
+            drop.add(p)
+        elif not alt:
+            loss[p] = math.inf
+        else:
+            log_alt_total = math.log(float(total + f * (len(alt) - 1)))
+            with_p = math.log(float(f)) - log_total
+            without = 0.0
+            for q in alt:
+                without += math.log(float(freq.get(q, 0) + f)) - log_alt_total
+            loss[p] = f * (with_p - without)
+    return loss, drop
+
+
+def prune_sentencepiece(
+    runs: Runs, table: Table, join: Join, symbols: Mapping[Piece, Unit], floor: int, shrink: float
+) -> Table:
+    """One ``em="sentencepiece"`` pruning round: drop what :func:`losses_sentencepiece` drops,
+    then keep ``max(floor, floor(shrink x size))`` pieces (``size`` before the drops): every
+    single symbol, then the others by loss descending, piece text ascending."""
+    size = len(table)
+    keep = max(floor, math.floor(shrink * size))
+    loss, drop = losses_sentencepiece(runs, table, join, symbols)
+    ranked = sorted((p for p in loss if p not in drop), key=lambda p: (-loss[p], p))
+    singles = sum(1 for n in table.lengths.values() if n == 1)
+    dropped = drop | set(ranked[max(0, keep - singles):])
+    return table.without(dropped)
+
+
+def final_pick(table: Table, target: int) -> Table:
+    """``em="sentencepiece"``'s last step (its ``FinalizeSentencePieces``): every single symbol,
+    then the other pieces by log-probability descending, text ascending, up to ``target``."""
+    if len(table) <= target:
+        return table
+    ranked = sorted((p for p, n in table.lengths.items() if n > 1),
+                    key=lambda p: (-cast(float, table.log_probs[p]), p))
+    singles = len(table) - len(ranked)
+    return table.without(set(ranked[max(0, target - singles):]))
+
+
 def learn(
     runs: Runs, join: Join, alphabet: list[Piece], target: int, *, max_piece_length: int | None,
     seed_size: int | None, shrink: float, em_rounds: int, em: str = "plain",
 ) -> tuple[Table, list[int]]:
     """Seed, then ``em_rounds`` EM rounds before every size check, pruning until ``target``.
 
+    ``em="sentencepiece"`` runs sentencepiece's loop instead: its M-step may drop pieces; the
+    size check stops at ``max(target, floor(1.1 x target))``; pruning is
+    :func:`prune_sentencepiece`; then :func:`final_pick` cuts the table to ``target``.
+
     Returns ``(table, rounds)``: the final table and its size at the start and after each
-    pruning round.
+    pruning round (and after the final pick, when it removes anything).
     """
-    table = seed(runs, join, alphabet, max_piece_length, seed_size)
+    if em == "sentencepiece":
+        table = seed_sentencepiece(runs, join, alphabet, max_piece_length, seed_size)
+    else:
+        table = seed(runs, join, alphabet, max_piece_length, seed_size)
     rounds = [len(table)]
+    if em == "sentencepiece":
+        symbols: dict[Piece, Unit] = {}
+        for run, _ in runs:
+            for i, j, piece in substrings(run, join, max_piece_length):
+                if j - i > 1 and piece in table.lengths and piece not in symbols:
+                    symbols[piece] = run[i:j]
+        stop_at = max(target, math.floor(target * 1.1))
+        while True:
+            for _ in range(em_rounds):
+                table = em_round_sentencepiece(runs, table, join)
+            if len(table) <= stop_at:
+                break
+            table = prune_sentencepiece(runs, table, join, symbols, stop_at, shrink)
+            rounds.append(len(table))
+        if len(table) > target:
+            table = final_pick(table, target)
+            rounds.append(len(table))
+        return table, rounds
     while True:
         for _ in range(em_rounds):
             table = EM_ROUNDS[em](runs, table, join)
@@ -809,7 +1029,10 @@ def train_unigram(
     opts.update(seed_size=seed_size, shrink=float(shrink), em_rounds=em_rounds)
     if em is not None:
         if em not in EM_ROUNDS:
-            raise SubwordsError(f"em must be 'plain' (the page's M-step) or 'bayes' (sentencepiece's), got {em!r}")
+            raise SubwordsError(
+                f"em must be 'plain' (the page's M-step), 'bayes' (sentencepiece's) or 'sentencepiece' "
+                f"(sentencepiece's whole loop), got {em!r}"
+            )
         opts["em"] = em
 
     sp: Spelling[Any] = make_spelling(

@@ -333,14 +333,14 @@ impl HfPipeline {
         let engine = match plan.model {
             ModelPlan::Bpe { vocab, merges, unk, continuing_subword_prefix, end_of_word_suffix, fuse_unk, byte_fallback, ignore_merges } => {
                 let size = vocab.len();
-                let mut map: Map<Box<str>, u32> = Map::default();
+                let mut map: Map<Box<str>, u32> = Map::with_capacity_and_hasher(size, Default::default());
                 for (t, id) in vocab {
                     map.insert(t.into_boxed_str(), id);
                 }
                 if map.len() != size {
                     return Err(bad("model.vocab: a token appears twice"));
                 }
-                let mut merge_map: Map<u64, (u32, u32)> = Map::default();
+                let mut merge_map: Map<u64, (u32, u32)> = Map::with_capacity_and_hasher(merges.len(), Default::default());
                 for (rank, (a, b, c)) in merges.into_iter().enumerate() {
                     // tokenizers keeps the last rank of a pair listed twice
                     merge_map.insert(pack(a, b), (rank as u32, c));
@@ -441,7 +441,7 @@ impl HfPipeline {
     /// names a token the vocabulary lacks or makes one it lacks.
     pub fn with_tables(text: &str, vocab: Vec<(String, u32)>, merges: Vec<(String, String)>) -> Result<Self> {
         let mut plan: Plan = serde_json::from_str(text).map_err(|e| bad(format!("internal plan: {e}")))?;
-        let mut seen: Map<u32, usize> = Map::default();
+        let mut seen: Map<u32, usize> = Map::with_capacity_and_hasher(vocab.len(), Default::default());
         for (k, (t, id)) in vocab.iter().enumerate() {
             if *id >= MAX_ID {
                 return Err(bad(format!("model vocab: token {t:?} has id {id}, above the {MAX_ID} subwords accepts")));
@@ -453,7 +453,8 @@ impl HfPipeline {
         }
         match &mut plan.model {
             ModelPlan::Bpe { vocab: v, merges: m, continuing_subword_prefix, .. } => {
-                let index: Map<&str, u32> = vocab.iter().map(|(t, i)| (t.as_str(), *i)).collect();
+                let mut index: Map<&str, u32> = Map::with_capacity_and_hasher(vocab.len(), Default::default());
+                index.extend(vocab.iter().map(|(t, i)| (t.as_str(), *i)));
                 let prefix = continuing_subword_prefix.as_deref().filter(|p| !p.is_empty());
                 let mut out = Vec::with_capacity(merges.len());
                 let mut joined = String::new();
@@ -496,26 +497,38 @@ impl HfPipeline {
     /// Ids of `text`. `allowed[i]` says whether the i-th added token may match (non-special ones
     /// always may; the caller decides for special ones).
     pub fn encode(&self, text: &str, allowed: &[bool]) -> Vec<u32> {
-        self.caches.with(0, |cache| self.encode_with(text, allowed, Some(cache)))
+        self.caches.with(0, |cache| self.encode_with(text, allowed, Some(cache), None))
     }
 
     /// [`HfPipeline::encode`] on every text, on `threads` scoped threads (the core's batch
     /// runner), each keeping its word cache across calls.
     pub fn encode_batch(&self, texts: &[&str], allowed: &[bool], threads: usize) -> Vec<Vec<u32>> {
-        self.caches.map(texts, threads, |t, cache| self.encode_with(t, allowed, Some(cache)))
+        self.caches.map(texts, threads, |t, cache| self.encode_with(t, allowed, Some(cache), None))
     }
 
     /// [`HfPipeline::encode_batch`] handing each text's ids to `sink(index, ids)` on the calling
     /// thread, in order, while the rest is still being encoded (`Slots::map_streamed`).
     pub fn encode_batch_streamed(&self, texts: &[&str], allowed: &[bool], threads: usize, sink: impl FnMut(usize, Vec<u32>)) {
-        self.caches.map_streamed(texts, threads, |t, cache| self.encode_with(t, allowed, Some(cache)), sink)
+        self.caches.map_streamed(texts, threads, |t, cache| self.encode_with(t, allowed, Some(cache), None), sink)
     }
 
-    fn encode_with(&self, text: &str, allowed: &[bool], mut cache: Option<&mut Cache>) -> Vec<u32> {
+    /// The ids of `text` and the tokens whose string is not their id's vocabulary entry, as
+    /// `(position in the ids, string)`: tokenizers' `Encoding.tokens` holds the matched text
+    /// for an added token (with the whitespace `lstrip`/`rstrip` swallowed, in normalized form
+    /// for a `normalized` one) and, under a Unigram model, the unknown characters themselves for
+    /// the unknown id. (No cache: the cached words keep no strings.)
+    pub fn encode_surfaces(&self, text: &str, allowed: &[bool]) -> (Vec<u32>, Vec<(usize, String)>) {
+        let mut notes = Vec::new();
+        let ids = self.encode_with(text, allowed, None, Some(&mut notes));
+        (ids, notes)
+    }
+
+    fn encode_with(&self, text: &str, allowed: &[bool], mut cache: Option<&mut Cache>,
+                   mut notes: Option<&mut Vec<(usize, String)>>) -> Vec<u32> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
         let mut words: Vec<(usize, usize)> = Vec::new();
         let mut bufs = (String::new(), String::new());
-        let mut on_text = |seg: &str, at_start: bool, out: &mut Vec<u32>| {
+        let mut on_text = |seg: &str, at_start: bool, out: &mut Vec<u32>, notes: &mut Option<&mut Vec<(usize, String)>>| {
             // step 2: normalize, then cut normalized added tokens out
             let normalized;
             let seg = if self.normalizers.is_empty() {
@@ -528,14 +541,19 @@ impl HfPipeline {
             self.split_added(seg, true, allowed, &mut norm_segments);
             for s in norm_segments {
                 match s {
-                    Segment::Token(id) => out.push(id),
+                    Segment::Token(id, a, b) => {
+                        if let Some(n) = notes.as_deref_mut() {
+                            n.push((out.len(), seg[a..b].to_string()));
+                        }
+                        out.push(id)
+                    }
                     Segment::Text(a, b) => {
                         let piece = &seg[a..b];
                         let first = at_start && a == 0;
                         self.pre_tokenize(piece, first, &mut words, &mut bufs);
                         let src: &str = if self.pre.is_empty() { piece } else { &bufs.0 };
                         for &(x, y) in &words {
-                            self.encode_word(&src.as_bytes()[x..y], out, cache.as_deref_mut());
+                            self.encode_word(&src.as_bytes()[x..y], out, cache.as_deref_mut(), notes.as_deref_mut());
                         }
                     }
                 }
@@ -545,8 +563,13 @@ impl HfPipeline {
         self.split_added(text, false, allowed, &mut segments);
         for s in segments {
             match s {
-                Segment::Token(id) => out.push(id),
-                Segment::Text(a, b) => on_text(&text[a..b], a == 0, &mut out),
+                Segment::Token(id, a, b) => {
+                    if let Some(n) = notes.as_deref_mut() {
+                        n.push((out.len(), text[a..b].to_string()));
+                    }
+                    out.push(id)
+                }
+                Segment::Text(a, b) => on_text(&text[a..b], a == 0, &mut out, &mut notes),
             }
         }
         out
@@ -611,7 +634,7 @@ impl HfPipeline {
             if start_offset < start {
                 out.push(Segment::Text(start_offset, start));
             }
-            out.push(Segment::Token(t.id));
+            out.push(Segment::Token(t.id, start, stop));
             start_offset = stop;
         }
         if start_offset < text.len() || out.len() == before {
@@ -655,7 +678,7 @@ impl HfPipeline {
 
     // -- models ---------------------------------------------------------------------------
 
-    fn encode_word(&self, word: &[u8], out: &mut Vec<u32>, cache: Option<&mut Cache>) {
+    fn encode_word(&self, word: &[u8], out: &mut Vec<u32>, cache: Option<&mut Cache>, notes: Option<&mut Vec<(usize, String)>>) {
         if word.is_empty() {
             return;
         }
@@ -672,7 +695,7 @@ impl HfPipeline {
                 // words come from &str slices cut at character boundaries; with unk_id set,
                 // tokenize cannot fail
                 let s = std::str::from_utf8(word).unwrap_or("");
-                let _ = u.tokenize(s, out);
+                let _ = u.tokenize_noting(s, out, notes);
             }
             Engine::WordPiece { lm, unk, max_chars } => {
                 // words come from &str slices cut at character boundaries
@@ -813,7 +836,8 @@ pub fn normalize_with(normalizers: &[Normalizer], text: &str) -> String {
 
 enum Segment {
     Text(usize, usize),
-    Token(u32),
+    /// An added token's id and the byte range it took (the whitespace it strips included).
+    Token(u32, usize, usize),
 }
 
 fn apply_normalizer(n: &Normalizer, s: &str) -> String {
@@ -828,11 +852,12 @@ fn apply_normalizer(n: &Normalizer, s: &str) -> String {
                     continue;
                 }
                 if *clean_text {
+                    // tokenizers' `is_other`: Cc, Cf, Co and Cs by its own (Unicode 8) table, so
+                    // an unassigned character stays, and so do the format characters assigned
+                    // since (Unicode 9-15: U+0890-0891, U+08E2, U+110CD, U+13430-1343F)
                     let control = !matches!(c, '\t' | '\n' | '\r')
-                        && matches!(
-                            get_general_category(c),
-                            G::Control | G::Format | G::Surrogate | G::PrivateUse | G::Unassigned
-                        );
+                        && !matches!(c, '\u{0890}'..='\u{0891}' | '\u{08E2}' | '\u{110CD}' | '\u{13430}'..='\u{1343F}')
+                        && matches!(get_general_category(c), G::Control | G::Format | G::Surrogate | G::PrivateUse);
                     if c == '\0' || c == '\u{FFFD}' || control {
                         continue;
                     }

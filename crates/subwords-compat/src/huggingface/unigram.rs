@@ -78,6 +78,12 @@ impl HfUnigram {
     /// Ids of one pre-token. `Err` only when an unknown character meets a model without `unk_id`
     /// (tokenizers fails the same way).
     pub fn tokenize(&self, word: &str, out: &mut Vec<u32>) -> Result<()> {
+        self.tokenize_noting(word, out, None)
+    }
+
+    /// [`HfUnigram::tokenize`], noting in `notes` (position in `out`, characters) each unknown
+    /// id with the characters it stands for: tokenizers' token string for it.
+    pub fn tokenize_noting(&self, word: &str, out: &mut Vec<u32>, mut notes: Option<&mut Vec<(usize, String)>>) -> Result<()> {
         let text = word.as_bytes();
         let n = text.len();
         if n == 0 {
@@ -141,6 +147,9 @@ impl HfUnigram {
                             out.extend(piece.bytes().map(|b| bytes[b as usize]));
                             continue;
                         }
+                    }
+                    if let Some(n) = notes.as_deref_mut() {
+                        n.push((out.len(), piece.to_string()));
                     }
                     out.push(self.unk.ok_or_else(|| Error::Input("an unknown piece, and the model has no unk_id".into()))?);
                 }

@@ -68,10 +68,14 @@ pub struct SpModel {
     pub scores: Vec<f32>,
     pub types: Vec<i32>,
     /// NORMAL, USER_DEFINED and UNUSED pieces (SentencePiece's `pieces_`), Unigram only (empty
-    /// for BPE): core's Unigram trie over bytes, each piece with its (score, type) for the
+    /// for BPE): core's Unigram trie over bytes, each piece with its score for the
     /// Viterbi loop. It is built in a few
     /// milliseconds where a double array (`yada`) took most of the load time.
-    trie: PieceTrie<(f32, u8)>,
+    trie: PieceTrie<f32>,
+    /// One bit per id: USER_DEFINED and UNUSED pieces, the two the Viterbi treats apart (a bit
+    /// set of a few KB stays in L1, where the type beside the score made every trie node 4
+    /// bytes longer).
+    odd: Vec<u64>,
     /// BPE only (empty for Unigram): the same pieces by text, for looking up joined pairs.
     index: Map<Box<[u8]>, u32>,
     /// CONTROL, UNKNOWN and BYTE pieces (`reserved_id_map_`).
@@ -169,7 +173,7 @@ impl SpModel {
         // NORMAL, USER_DEFINED and UNUSED pieces go straight into the byte trie for Unigram (a path
         // holding a piece already is a duplicate), into a map by text for BPE (which looks joined
         // pairs up by text and needs no trie)
-        let mut builder: TrieBuilder<(f32, u8)> = TrieBuilder::new(256);
+        let mut builder: TrieBuilder<f32> = TrieBuilder::new(256);
         let mut index: Map<Box<[u8]>, u32> = Map::default();
         let mut syms: Vec<u32> = Vec::new();
         let mut reserved: Map<Box<[u8]>, u32> = Map::default();
@@ -201,7 +205,7 @@ impl SpModel {
                 } else {
                     syms.clear();
                     syms.extend(text.bytes().map(u32::from));
-                    builder.insert(&syms, id as u32, (score, ty as u8)).is_some()
+                    builder.insert(&syms, id as u32, score).is_some()
                 }
             } else {
                 reserved.insert(text.as_bytes().into(), id as u32).is_some()
@@ -242,6 +246,12 @@ impl SpModel {
             None
         };
         let trie = builder.finish();
+        let mut odd = vec![0u64; types.len().div_ceil(64)];
+        for (id, &ty) in types.iter().enumerate() {
+            if ty == proto::USER_DEFINED || ty == proto::UNUSED {
+                odd[id / 64] |= 1 << (id % 64);
+            }
+        }
         let user = if users.is_empty() {
             None
         } else {
@@ -276,6 +286,7 @@ impl SpModel {
             scores,
             types,
             trie,
+            odd,
             index,
             reserved,
             user,
@@ -361,15 +372,16 @@ impl SpModel {
         let mut prev_space = n.remove_extra_whitespaces;
         while !rest.is_empty() {
             // fast path: an ASCII byte other than space that no rule or user symbol starts with
-            let b = rest[0];
-            if b < 0x80 && b != b' ' && !self.plain_stop[b as usize] {
-                out.push(b);
+            // (the whole run of such bytes is copied at once)
+            let plain = rest.iter().take_while(|&&b| b < 0x80 && b != b' ' && !self.plain_stop[b as usize]).count();
+            if plain > 0 {
+                out.extend_from_slice(&rest[..plain]);
                 if offsets {
-                    map.push(consumed as u32);
+                    map.extend(consumed as u32..(consumed + plain) as u32);
                 }
                 prev_space = false;
-                consumed += 1;
-                rest = &rest[1..];
+                consumed += plain;
+                rest = &rest[plain..];
                 continue;
             }
             let (mut s, len) = self.normalize_prefix(rest)?;
@@ -626,15 +638,16 @@ impl SpModel {
             let mblen = char_len(text[start]).min(n - start);
             let mut has_single = false;
             {
-                self.trie.pieces_from(text, start, |end, id, (score, ty)| {
+                self.trie.pieces_from(text, start, |end, id, score| {
                     let len = end - start;
-                    if ty == proto::UNUSED as u8 {
+                    let ty = if self.odd[id as usize / 64] >> (id % 64) & 1 != 0 { self.types[id as usize] } else { proto::NORMAL };
+                    if ty == proto::UNUSED {
                         return;
                     }
                     frontier = frontier.max(start + len);
                     let target = &mut best[start + len];
                     // a user-defined symbol scores 0.1·(bytes − 1), computed in double, kept as float
-                    let score = if ty == proto::USER_DEFINED as u8 { (0.1 * (len as f64 - 1.0)) as f32 } else { score };
+                    let score = if ty == proto::USER_DEFINED { (0.1 * (len as f64 - 1.0)) as f32 } else { score };
                     let cand = score + here;
                     if target.start == -1 || cand > target.score {
                         *target = Best { id, score: cand, start: start as i64 };

@@ -39,18 +39,31 @@
 //!   next to the old heap had been the run's memory peak.
 //! * `pair -> count` and `pair -> units` were two maps, the second with one `Vec` (and one
 //!   allocation) per pair although most pairs of a large table are in one or two units. They
-//!   are one map of `PairInfo` whose unit list holds 3 ids inline (`TinyVec<[u32; 3]>`, 24
-//!   bytes like a `Vec`; 4 inline ids make it 32).
+//!   became one map of `PairInfo` whose unit list held 3 ids inline (`TinyVec<[u32; 3]>`), a
+//!   40-byte slot with its key.
 //! * The table's arrays are reserved once from an upper bound on the symbols (a doubling `Vec`
 //!   copies the table and can leave twice its size).
-//! * Not done: the index still grows with the merges (new pairs, and stale unit ids left in the
-//!   lists of pairs that a merge removed from a unit), and a map slot is 40 bytes. The next step
-//!   is a 24-byte slot (the count and one inline id, more ids in a side arena).
+//! * A map slot is now 24 bytes: the key, the count, the list's length and one `u32` that is the
+//!   unit id itself when the pair is in one unit, or a block of the [`Arena`] (one `u32` array
+//!   for every longer list; a block that fills moves to one twice its size at the end). The
+//!   index used to grow with the merges: every rewritten unit lists its new pairs, and stayed
+//!   listed under the pairs it lost. Once the arena has doubled since it was last packed,
+//!   [`Arena::compact`] drops the pairs no unit holds, the stale ids (checked against the units)
+//!   and the garbage blocks, and packs the blocks in place: no second copy. Only the layout
+//!   changes (a list still holds every unit with its pair, and `apply` sorts it), so the
+//!   merges are those of a run that never compacts (test `compacting_the_lists_at_every_chance
+//!   _changes_no_merge`). The stale check visits the units of each list in sorted order with a
+//!   prefetch a few ids ahead; unsorted and without it, compaction took a third of a run.
+//! * Measured (`bench_scale.py table`, BPE `front` at 32k, peak RSS minus the import-only
+//!   baseline over the distinct units): 3 M Zipf table 327 -> 255 B per unit, 20 M table 250 ->
+//!   191 B per unit, byte-identical models. Issue 14's goal (120 B) is not reached.
+//! * Not done: the units' strings are still alive while the flat arrays are built from them
+//!   (`pipeline.rs` spells from `Vec<UnitCount>`, and a table is first converted to that form);
+//!   on the 20 M table that is now the peak (3.4 GB, against 2.5-3.3 GB through the merges).
+//!   A unit record is 24 bytes (a `u64` start for tables past 4 G symbols).
 
 use std::cmp::Ordering;
 use std::rc::Rc;
-
-use tinyvec::TinyVec;
 
 use rayon::prelude::*;
 use crate::hash::Map;
@@ -379,17 +392,180 @@ impl PairHeap {
     }
 }
 
-/// The units holding a pair (each listed at least once; stale ids of units that lost the pair
-/// are skipped when the pair is merged). Up to 3 ids live inline, with no allocation: most pairs
-/// of a large table are in a few units only. Three, not four: `TinyVec<[u32; 3]>` is 24 bytes,
-/// the size of a `Vec`, while four inline ids make it 32.
-pub(crate) type Places = TinyVec<[u32; 3]>;
-
-/// One pair of the index: its count over the corpus and the units that hold it.
-#[derive(Default)]
+/// One pair of the index: its count over the corpus and the units that hold it (each listed at
+/// least once; stale ids of units that lost the pair are skipped when the pair is merged, and
+/// dropped when the arena is compacted). With its `u64` key a map slot is 24 bytes: a list of
+/// one id (most pairs of a large table are in one unit) lives in the slot, a longer one in a
+/// block of the engine's [`Arena`].
+#[derive(Clone, Copy, Default)]
 pub(crate) struct PairInfo {
     pub(crate) count: i64,
-    pub(crate) places: Places,
+    /// How many ids the list holds.
+    pub(crate) len: u32,
+    /// `len == 1`: the id itself; `len > 1`: the list's block in the arena.
+    pub(crate) at: u32,
+}
+
+/// The place lists longer than one id, in blocks of one `u32` array. A block is a multiple of 4
+/// words, the first holding its capacity (the ids it has room for), and is addressed by its
+/// start / 4, so a `u32` addresses 64 GB of lists. A list that outgrows its block moves to a new
+/// block twice the size at the end; the old block, and the blocks of pairs merged or gone, are
+/// garbage until [`Arena::compact`], which also drops the stale ids and packs the blocks in place.
+#[derive(Default)]
+pub(crate) struct Arena {
+    pub(crate) words: Vec<u32>,
+}
+
+/// Words of a block with room for `ids` ids (the capacity word included).
+#[inline]
+fn block_words(ids: usize) -> usize {
+    (ids + 1).div_ceil(4) * 4
+}
+
+impl Arena {
+    /// A new block at the end with room for at least `ids` ids; its capacity word is set.
+    fn alloc(&mut self, ids: usize) -> u32 {
+        let size = block_words(ids);
+        let start = self.words.len();
+        assert!(
+            (start / 4) < u32::MAX as usize,
+            "the merge engine's place lists passed 64 GB; train from a pruned table (--min-unit-count)"
+        );
+        self.words.resize(start + size, 0);
+        self.words[start] = (size - 1) as u32;
+        (start / 4) as u32
+    }
+
+    /// Adds `id` to the list of `info` (unless it is already the list's last id).
+    #[inline]
+    fn push(&mut self, info: &mut PairInfo, id: u32) {
+        match info.len {
+            0 => {
+                info.at = id;
+                info.len = 1;
+            }
+            1 => {
+                if info.at == id {
+                    return;
+                }
+                let b = self.alloc(2);
+                let s = b as usize * 4;
+                self.words[s + 1] = info.at;
+                self.words[s + 2] = id;
+                info.at = b;
+                info.len = 2;
+            }
+            n => {
+                let n = n as usize;
+                let mut s = info.at as usize * 4;
+                if self.words[s + n] == id {
+                    return;
+                }
+                let cap = self.words[s] as usize;
+                if n == cap {
+                    let b = self.alloc(2 * (cap + 1) - 1);
+                    let t = b as usize * 4;
+                    self.words.copy_within(s + 1..s + 1 + n, t + 1);
+                    info.at = b;
+                    s = t;
+                }
+                self.words[s + 1 + n] = id;
+                info.len += 1;
+            }
+        }
+    }
+
+    /// The ids of `info`'s list, which is left empty (its block becomes garbage).
+    fn take(&mut self, info: &mut PairInfo) -> Vec<u32> {
+        let out = match info.len {
+            0 => Vec::new(),
+            1 => vec![info.at],
+            n => {
+                let s = info.at as usize * 4 + 1;
+                self.words[s..s + n as usize].to_vec()
+            }
+        };
+        info.len = 0;
+        out
+    }
+
+    /// Drops the pairs no unit holds any more, and every stale id (a unit listed under a pair it no
+    /// longer holds), and packs the remaining blocks tightly in place, in their current order.
+    /// Only the layout changes: each list still holds every unit that holds its pair.
+    fn compact(&mut self, index: &mut Map<u64, PairInfo>, flat: &Flat) {
+        #[cfg(test)]
+        COMPACTIONS.with(|c| c.set(c.get() + 1));
+        index.retain(|_, v| v.count > 0);
+        let mut blocks: Vec<(u32, u64)> = index.iter().filter(|(_, v)| v.len >= 2).map(|(&k, v)| (v.at, k)).collect();
+        blocks.sort_unstable();
+        // 1. each list, in its own block: sort, drop repeats and stale ids (in parallel: the
+        //    blocks are disjoint); 2. pack the blocks down in their order and update the slots
+        let lens: Vec<u32> = {
+            let words = SharedSyms(self.words.as_mut_ptr());
+            let index = &*index;
+            blocks
+                .par_iter()
+                .with_min_len(256)
+                .map(|&(at, key)| {
+                    let n = index[&key].len as usize;
+                    // SAFETY: every block belongs to one pair, and each pair is in `blocks` once
+                    let ids: &mut [u32] = unsafe { std::slice::from_raw_parts_mut(words.at(at as usize * 4 + 1), n) };
+                    live_ids(ids, key, flat) as u32
+                })
+                .collect()
+        };
+        let w = &mut self.words;
+        let mut dst = 0usize;
+        for (&(at, key), &m) in blocks.iter().zip(&lens) {
+            let info = index.get_mut(&key).expect("a listed pair is in the index");
+            let src = at as usize * 4;
+            let m = m as usize;
+            info.len = m as u32;
+            if m <= 1 {
+                // a live pair is in at least one unit, which its list holds
+                info.at = if m == 1 { w[src + 1] } else { 0 };
+                continue;
+            }
+            // dst <= src: the copy never runs past what is still to be moved
+            w.copy_within(src + 1..src + 1 + m, dst + 1);
+            let size = block_words(m);
+            w[dst] = (size - 1) as u32;
+            info.at = (dst / 4) as u32;
+            dst += size;
+        }
+        w.truncate(dst);
+        w.shrink_to_fit();
+    }
+}
+
+/// Sorts `ids`, keeps each unit once and only the units that still hold `pair`, at the front;
+/// returns how many are kept. The units are visited forward through memory, with a unit's
+/// record and symbols prefetched a few ids ahead (one cache miss per id otherwise).
+fn live_ids(ids: &mut [u32], pair: u64, flat: &Flat) -> usize {
+    let (a, b) = unpack(pair);
+    ids.sort_unstable();
+    let n = ids.len();
+    const AHEAD: usize = 8;
+    let mut kept = 0usize;
+    let mut last = u32::MAX;
+    for k in 0..n {
+        if k + AHEAD < n {
+            prefetch(flat.meta.as_ptr().wrapping_add(ids[k + AHEAD] as usize) as *const u8);
+            let near = flat.meta[ids[k + AHEAD / 2] as usize];
+            prefetch(flat.syms.as_ptr().wrapping_add(near.start as usize) as *const u8);
+        }
+        let id = ids[k];
+        if id == last {
+            continue;
+        }
+        last = id;
+        if flat.unit(id as usize).windows(2).any(|x| x[0] == a && x[1] == b) {
+            // kept <= k: never past what is still to be read
+            ids[kept] = id;
+            kept += 1;
+        }
+    }
+    kept
 }
 
 /// `a · b` as a 256-bit number (hi, lo).
@@ -453,6 +629,11 @@ struct Engine<'a> {
     /// The pair index: `pair -> (count, units holding it)`, one map (one lookup per change).
     /// A pair whose count fell to 0 may stay with stale places only; it is not a candidate.
     index: Map<u64, PairInfo>,
+    /// The index's place lists longer than one id.
+    arena: Arena,
+    /// The arena's size after it was last built or compacted: it is compacted again once it
+    /// has doubled (new places, moved blocks, stale ids).
+    arena_mark: usize,
     heap: PairHeap,
     max_len: Option<u32>,
     threads: usize,
@@ -525,6 +706,14 @@ impl Ord for WordPieceGroup {
 pub(crate) struct SharedSyms(pub(crate) *mut u32);
 unsafe impl Send for SharedSyms {}
 unsafe impl Sync for SharedSyms {}
+
+impl SharedSyms {
+    /// The address `i` words in (a method, so a closure captures the whole `SharedSyms`).
+    #[inline]
+    fn at(&self, i: usize) -> *mut u32 {
+        self.0.wrapping_add(i)
+    }
+}
 
 /// Rewrites the units of `list` (distinct ids), joining `(a, b)` into `c`; returns the count
 /// changes, the new places and the new lengths.
@@ -610,9 +799,10 @@ pub(crate) fn rewrite(syms: SharedSyms, meta: &[Meta], list: &[u32], a: u32, b: 
     d
 }
 
-/// Pair counts, and how many units hold each pair, over a range of units (one thread's share).
-pub(crate) fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> Map<u64, (i64, u32)> {
-    let mut counts: Map<u64, (i64, u32)> = Map::default();
+/// Pair counts, and how many units hold each pair (in `len`), over a range of units (one
+/// thread's share).
+pub(crate) fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> Map<u64, PairInfo> {
+    let mut counts: Map<u64, PairInfo> = Map::default();
     let mut seen: Vec<u64> = Vec::new();
     for wi in range {
         let s = flat.unit(wi);
@@ -622,43 +812,58 @@ pub(crate) fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> Map<u64
                 continue;
             }
             let p = pack(w[0], w[1]);
-            let e = counts.entry(p).or_insert((0, 0));
-            e.0 += flat.meta[wi].count as i64;
+            let e = counts.entry(p).or_default();
+            e.count += flat.meta[wi].count as i64;
             if !seen.contains(&p) {
                 seen.push(p);
-                e.1 += 1;
+                e.len += 1;
             }
         }
     }
     counts
 }
 
-/// The units holding each pair, for the pairs that hash to `part` of `parts` (each thread builds
-/// its own share of the index, sized exactly, so nothing is built twice).
-pub(crate) fn place_pairs(flat: &Flat, sizes: &Map<u64, (i64, u32)>, part: u64, parts: u64) -> Map<u64, PairInfo> {
-    let mine = |p: u64| (p.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) % parts == part;
-    let mut places: Map<u64, PairInfo> = Map::default();
-    for (&p, &(count, n)) in sizes {
-        if mine(p) {
-            places.insert(p, PairInfo { count, places: Places::with_capacity(n as usize) });
+/// Fills the place lists of `index`, whose entries hold each pair's count and the number of
+/// units holding it (from [`count_pairs`]): a block of exactly that size for each pair in more
+/// than one unit, then one pass over the units.
+pub(crate) fn place_pairs(flat: &Flat, index: &mut Map<u64, PairInfo>) -> Arena {
+    let total: usize = index.values().filter(|v| v.len >= 2).map(|v| block_words(v.len as usize)).sum();
+    let mut arena = Arena { words: Vec::with_capacity(total) };
+    for v in index.values_mut() {
+        if v.len >= 2 {
+            v.at = arena.alloc(v.len as usize);
+            // the capacity word counts the ids written until the pass is over
+            arena.words[v.at as usize * 4] = 0;
         }
     }
+    let w = &mut arena.words;
     for wi in 0..flat.units() {
-        for w in flat.unit(wi).windows(2) {
-            if w[0] == NO_SYMBOL || w[1] == NO_SYMBOL {
+        let id = wi as u32;
+        for x in flat.unit(wi).windows(2) {
+            if x[0] == NO_SYMBOL || x[1] == NO_SYMBOL {
                 continue;
             }
-            let p = pack(w[0], w[1]);
-            if !mine(p) {
+            let v = index.get_mut(&pack(x[0], x[1])).expect("count_pairs saw every pair");
+            if v.len == 1 {
+                v.at = id;
                 continue;
             }
-            let v = &mut places.get_mut(&p).unwrap().places;
-            if v.last() != Some(&(wi as u32)) {
-                v.push(wi as u32);
+            let s = v.at as usize * 4;
+            let fill = w[s] as usize;
+            if fill == 0 || w[s + fill] != id {
+                w[s + 1 + fill] = id;
+                w[s] = fill as u32 + 1;
             }
         }
     }
-    places
+    for v in index.values() {
+        if v.len >= 2 {
+            let s = v.at as usize * 4;
+            debug_assert_eq!(w[s], v.len);
+            w[s] = (block_words(v.len as usize) - 1) as u32;
+        }
+    }
+    arena
 }
 
 #[inline(always)]
@@ -672,6 +877,28 @@ fn prefetch(p: *const u8) {
     let _ = p;
 }
 
+/// Whether the arena, `len` words now and `mark` after it was last built or compacted, is due
+/// for compaction: once it has doubled (and grown by 64k words).
+#[cfg(not(test))]
+#[inline]
+fn compaction_due(len: usize, mark: usize) -> bool {
+    len > 2 * mark + (1 << 16)
+}
+// Tests can compact at every growth (`Some(true)`) or never (`Some(false)`): the results must
+// not change.
+#[cfg(test)]
+thread_local! {
+    static COMPACT: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
+    static COMPACTIONS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+#[cfg(test)]
+fn compaction_due(len: usize, mark: usize) -> bool {
+    match COMPACT.with(|c| c.get()) {
+        None => len > 2 * mark + (1 << 16),
+        Some(always) => always && len > mark,
+    }
+}
+
 /// Below this many units a merge is rewritten on the calling thread.
 pub(crate) const PARALLEL_UNITS: usize = 4096;
 
@@ -683,26 +910,20 @@ impl<'a> Engine<'a> {
         let chunk = n.div_ceil(threads).max(1024);
         let ranges: Vec<std::ops::Range<usize>> = (0..n).step_by(chunk).map(|s| s..(s + chunk).min(n)).collect();
         let parts: Vec<_> = ranges.into_par_iter().map(|r| count_pairs(&flat, r)).collect();
-        let mut sizes: Map<u64, (i64, u32)> = Map::default();
+        let mut index: Map<u64, PairInfo> = Map::default();
         for c in parts {
-            if sizes.is_empty() {
-                sizes = c;
+            if index.is_empty() {
+                index = c;
                 continue;
             }
             for (k, v) in c {
-                let e = sizes.entry(k).or_insert((0, 0));
-                e.0 += v.0;
-                e.1 += v.1;
+                let e = index.entry(k).or_default();
+                e.count += v.count;
+                e.len += v.len;
             }
         }
-        let shares: Vec<Map<u64, PairInfo>> =
-            (0..threads as u64).into_par_iter().map(|t| place_pairs(&flat, &sizes, t, threads as u64)).collect();
-        let mut index: Map<u64, PairInfo> = Map::default();
-        index.reserve(sizes.len());
-        drop(sizes);
-        for share in shares {
-            index.extend(share);
-        }
+        let arena = place_pairs(&flat, &mut index);
+        let arena_mark = arena.words.len();
         let floor = match (params.score, params.min_count_rule) {
             (Score::WordPiece, MinCountRule::Filter) => params.min_count,
             _ => 0,
@@ -734,6 +955,8 @@ impl<'a> Engine<'a> {
             flat,
             symbols,
             index,
+            arena,
+            arena_mark,
             heap: PairHeap::new(params.score == Score::WordPiece),
             max_len,
             threads,
@@ -905,7 +1128,10 @@ impl<'a> Engine<'a> {
     /// Joins `pair` into `c` in every unit that holds it and updates the index.
     fn apply(&mut self, pair: u64, c: u32) -> i64 {
         let (a, b) = unpack(pair);
-        let mut list: Vec<u32> = self.index.get_mut(&pair).map(|v| std::mem::take(&mut v.places).to_vec()).unwrap_or_default();
+        let mut list: Vec<u32> = match self.index.get_mut(&pair) {
+            Some(v) => self.arena.take(v),
+            None => Vec::new(),
+        };
         // the list is runs of increasing ids (one run per merge that added to it): sorting is
         // cheap and makes the walk over the units go forward through memory
         list.sort_unstable();
@@ -936,7 +1162,10 @@ impl<'a> Engine<'a> {
                 }
             }
             for (q, v) in d.places {
-                self.index.entry(q).or_default().places.extend(v);
+                let e = self.index.entry(q).or_default();
+                for id in v {
+                    self.arena.push(e, id);
+                }
             }
         }
         self.index.remove(&pair);
@@ -994,6 +1223,12 @@ impl<'a> Engine<'a> {
         // once the stale ones match them in number (the index's size bounds the live pairs)
         if self.heap.len() > 2 * self.index.len() + (1 << 12) {
             self.rebuild_heap();
+        }
+        // the place lists grow with the merges (each rewritten unit lists its new pairs, and
+        // stays listed under the pairs it lost): pack them once they have doubled
+        if compaction_due(self.arena.words.len(), self.arena_mark) {
+            self.arena.compact(&mut self.index, &self.flat);
+            self.arena_mark = self.arena.words.len();
         }
         sites
     }
@@ -1268,5 +1503,121 @@ mod cmp_joined_tests {
             }
         }
         assert!(checked > 500);
+    }
+}
+
+#[cfg(test)]
+mod arena_tests {
+    use super::*;
+
+    fn ids(arena: &Arena, info: &PairInfo) -> Vec<u32> {
+        match info.len {
+            0 => vec![],
+            1 => vec![info.at],
+            n => {
+                let s = info.at as usize * 4 + 1;
+                arena.words[s..s + n as usize].to_vec()
+            }
+        }
+    }
+
+    #[test]
+    fn lists_grow_out_of_the_slot_and_their_blocks() {
+        let mut arena = Arena::default();
+        let mut p = PairInfo::default();
+        let mut q = PairInfo::default();
+        for id in 0..20u32 {
+            arena.push(&mut p, id);
+            arena.push(&mut p, id); // the list's last id again: not listed twice
+            if id % 3 == 0 {
+                arena.push(&mut q, 100 + id);
+            }
+        }
+        assert_eq!(ids(&arena, &p), (0..20).collect::<Vec<u32>>());
+        assert_eq!(ids(&arena, &q), vec![100, 103, 106, 109, 112, 115, 118]);
+        // p moved through blocks of 4, 8, 16 and 32 words (3, 7, 15, 31 ids) and q through 4
+        // and 8, each block at the end: 4 + 4 + 8 + 8 + 16 + 32 = 72 words
+        assert_eq!(arena.words.len(), 72);
+        assert_eq!(arena.take(&mut q), vec![100, 103, 106, 109, 112, 115, 118]);
+        assert_eq!(q.len, 0);
+    }
+
+    #[test]
+    fn compaction_drops_stale_ids_and_dead_pairs_and_packs_the_blocks() {
+        // units: 0 = [1 2 3], 1 = [1 2], 2 = [2 3], 3 = [3 1 2]
+        let mut flat = Flat::default();
+        for u in [&[1u32, 2, 3][..], &[1, 2], &[2, 3], &[3, 1, 2]] {
+            flat.push(u, 1);
+        }
+        let mut arena = Arena::default();
+        let mut index: Map<u64, PairInfo> = Map::default();
+        let mut add = |index: &mut Map<u64, PairInfo>, a: u32, b: u32, count: i64, list: &[u32]| {
+            let e = index.entry(pack(a, b)).or_default();
+            e.count = count;
+            for &id in list {
+                arena.push(e, id);
+            }
+        };
+        // (1, 2) lists unit 2, which does not hold it, and unit 3 twice
+        add(&mut index, 1, 2, 3, &[3, 0, 2, 1, 3]);
+        // (2, 3) lists units 1 and 3 (stale) around its two real units: one id is left
+        add(&mut index, 2, 3, 2, &[1, 0, 3, 2]);
+        // (9, 9) is gone from every unit (count 0): it leaves the index
+        add(&mut index, 9, 9, 0, &[0, 1]);
+        add(&mut index, 3, 1, 1, &[3]);
+        let mut arena = arena;
+        arena.compact(&mut index, &flat);
+        assert!(!index.contains_key(&pack(9, 9)));
+        assert_eq!(ids(&arena, &index[&pack(1, 2)]), vec![0, 1, 3]);
+        assert_eq!(ids(&arena, &index[&pack(2, 3)]), vec![0, 2]);
+        assert_eq!(ids(&arena, &index[&pack(3, 1)]), vec![3]);
+        // two lists of 3 and 2 ids: one 4-word block each
+        assert_eq!(arena.words.len(), 8);
+    }
+
+    /// Units of 2 to 9 letters from a 5-letter alphabet (seeded), Zipf-like counts.
+    fn corpus(units: usize) -> (Flat, Symbols) {
+        let mut symbols = Symbols::new(0, b"");
+        for c in b"abcde" {
+            symbols.push(vec![*c], 1);
+        }
+        let mut flat = Flat::default();
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for k in 0..units {
+            let n = 2 + (next() % 8) as usize;
+            let u: Vec<u32> = (0..n).map(|_| (next() % 5) as u32).collect();
+            flat.push(&u, 1 + 1000 / (k as u64 + 1));
+        }
+        (flat, symbols)
+    }
+
+    fn run(always: bool, params: &MergeParams) -> (Vec<[u32; 3]>, u64, Vec<Vec<u8>>) {
+        COMPACT.with(|c| c.set(Some(always)));
+        COMPACTIONS.with(|c| c.set(0));
+        let (flat, mut symbols) = corpus(3000);
+        let out = learn(flat, &mut symbols, params, None);
+        COMPACT.with(|c| c.set(None));
+        (out.merges, out.pieces_after, symbols.texts.iter().map(|t| t.to_vec()).collect())
+    }
+
+    #[test]
+    fn compacting_the_lists_at_every_chance_changes_no_merge() {
+        let bpe = MergeParams::bpe(400, 1, None);
+        let mut wp = MergeParams::bpe(400, 1, None);
+        wp.score = Score::WordPiece;
+        for params in [&bpe, &wp] {
+            let never = run(false, params);
+            assert_eq!(COMPACTIONS.with(|c| c.get()), 0);
+            let always = run(true, params);
+            assert!(COMPACTIONS.with(|c| c.get()) >= 3, "compactions: {}", COMPACTIONS.with(|c| c.get()));
+            assert!(never.0.len() > 100, "the corpus gives room for many merges: {}", never.0.len());
+            assert_eq!(never, always);
+        }
     }
 }

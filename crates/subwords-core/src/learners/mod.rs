@@ -1,7 +1,7 @@
 //! Learners: counted units -> a vocabulary.
 //!
 //! [`pipeline`] is what every learner shares (alphabet, size accounting, two-stage BPE, the
-//! model built at the end); [`merge`] is the one merge engine with two scores (BPE counts,
+//! model built at the end, each stage a function of its own); [`merge`] is the one merge engine with two scores (BPE counts,
 //! WordPiece's ratio); [`unigram`] is Unigram's seed, EM and pruning; [`word`] the word model.
 //! This file holds the learners' input: counted units.
 
@@ -31,7 +31,32 @@ pub struct Corpus {
     pub joints: Option<std::collections::BTreeMap<String, Vec<String>>>,
     pub normalizations: Normalizations,
     pub texts: u64,
-    pub streams: Option<Vec<String>>,
+    /// Two-stage BPE's texts for stage two (None for every other training).
+    pub streams: Option<Box<dyn StageTwoTexts>>,
+}
+
+/// Where stage two of two-stage BPE reads its texts: every text counted, in the order counted,
+/// cut at special tokens and user symbols, no empty one. Stage two reads them once, one at a
+/// time, and keeps only their stage-one pieces, so a source that reads its input again (a file,
+/// a re-iterable Python input) costs no memory for the texts themselves.
+pub trait StageTwoTexts: Send + Sync {
+    /// Calls `f` with each text in turn.
+    fn each_text(&mut self, f: &mut dyn FnMut(&str)) -> crate::Result<()>;
+    /// Bytes of text the source holds in memory (0 for one that reads its input again).
+    fn held_bytes(&self) -> u64;
+}
+
+/// Texts held in memory (the counter kept them: a one-pass input, or a count mapping).
+impl StageTwoTexts for Vec<String> {
+    fn each_text(&mut self, f: &mut dyn FnMut(&str)) -> crate::Result<()> {
+        for t in self.iter() {
+            f(t);
+        }
+        Ok(())
+    }
+    fn held_bytes(&self) -> u64 {
+        self.iter().map(|t| t.len() as u64).sum()
+    }
 }
 
 impl Corpus {
@@ -40,6 +65,7 @@ impl Corpus {
             .into_iter()
             .map(|(t, c)| UnitCount { text: t.into_string(), starts: true, ends: true, count: c })
             .collect();
+        let streams = streams.map(|s| Box::new(s) as Box<dyn StageTwoTexts>);
         Corpus { units, joints: None, normalizations, texts, streams }
     }
 }

@@ -15,7 +15,7 @@ use crate::spelling::{Scheme, Spelling};
 use crate::vocab::{Row, RowKind, UNK};
 
 use super::merge::{self, Flat, MergeParams, Score, Symbols, TieSpelling, NO_SYMBOL};
-use super::{unigram, word, Corpus, UnitCount};
+use super::{unigram, word, Corpus, StageTwoTexts, UnitCount};
 
 pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
     train_with_progress(opts, corpus, None)
@@ -87,6 +87,8 @@ fn pad_to_multiple(model: Model, opts: &TrainOptions, m: u64) -> Result<Model> {
     Ok(padded)
 }
 
+/// The pipeline, stage by stage: each stage is a function below, taking what it needs and
+/// returning what the next stages read.
 fn train_unpadded(
     opts: &TrainOptions,
     corpus: Corpus,
@@ -95,39 +97,108 @@ fn train_unpadded(
 ) -> Result<Model> {
     opts.validate()?;
     let spelling = opts.spelling()?;
-    // specials and user symbols are never learned from: units that still hold one (a count
-    // table counted without them) are cut at them, as the counter cuts texts
-    let cut = opts.cut_texts();
-    let recut: Vec<UnitCount> = if cut.is_empty() || !corpus.units.iter().any(|u| cut.iter().any(|c| u.text.contains(c.as_str()))) {
-        Vec::new()
+    let Corpus { units, joints, normalizations, texts, streams } = corpus;
+    let units = cut_at_specials(units, &opts.cut_texts());
+    let learnable = learnable_units(&units)?;
+    check_marks(opts, &spelling, &learnable)?;
+    let normalizations = (spelling.scheme == Scheme::Front).then(|| normalizations.names());
+    if opts.model == ModelKind::Word {
+        return word::train_words(opts, spelling, &learnable, normalizations, texts);
+    }
+
+    if let Some(p) = progress {
+        p.start(crate::progress::Phase::Spelling, learnable.len() as u64);
+    }
+    let spelled = spell_units(&spelling, &learnable);
+    let n_units = learnable.len() as u64;
+    // WordPiece reports the corpus as its segmenter cuts it, which needs the units again
+    let kept: Vec<(String, u64)> = if matches!(opts.model, ModelKind::Wordpiece | ModelKind::Unigram) {
+        learnable.iter().map(|u| (u.text.clone(), u.count)).collect()
     } else {
-        let mut v = Vec::new();
-        for u in corpus.units.iter() {
-            let mut parts = Vec::new();
-            crate::counting::cut_at(&u.text, &cut, |p| parts.push(p));
-            let last = parts.len() - 1;
-            for (k, p) in parts.iter().enumerate() {
-                let starts = if k == 0 { u.starts } else { true };
-                let ends = if k == last { u.ends } else { true };
-                v.push(UnitCount { text: p.to_string(), starts, ends, count: u.count });
-            }
-        }
-        v
+        Vec::new()
     };
-    let source = if recut.is_empty() { &corpus.units } else { &recut };
-    let units: Vec<&UnitCount> = source.iter().filter(|u| u.count > 0 && !u.text.is_empty()).collect();
+    drop(learnable);
+    drop(units);
+    let length = corpus_length(&spelled.flat)?;
+
+    let alphabet = choose_alphabet(opts, &spelling, &spelled);
+    let before = length + alphabet.dropped_extra;
+    let mut rows = leading_rows(opts, &spelling, &alphabet, &spelled)?;
+    let fallback_rows = push_byte_fallback_rows(&spelling, &mut rows);
+    let budget = size_accounting(opts, &spelling, &alphabet, fallback_rows)?;
+    let numbered = number_alphabet(&spelling, spelled, &alphabet, rows);
+    if opts.model == ModelKind::Unigram {
+        let target = (opts.vocab_size - budget.unk_rows - budget.lead_rows - budget.fallback_in_budget()) as usize;
+        let facts = UnigramFacts { before, dropped_extra: alphabet.dropped_extra, dropped: alphabet.dropped, n_units, texts, normalizations };
+        let Numbered { rows, flat, base, alphabet_texts, .. } = numbered;
+        return train_unigram(opts, spelling, rows, flat, base, &alphabet_texts, target, facts, &kept, progress, &mut traces.unigram);
+    }
+
+    let Numbered { rows, flat, base, alphabet_texts, mut symbols } = numbered;
+    let stage_one_target = opts.superword_at.unwrap_or(opts.vocab_size);
+    let params = stage_one_params(opts, &spelling, budget.room(stage_one_target, rows.len() as u64));
+    let first = merge::learn_traced(flat, &mut symbols, &params, progress, &mut traces.merge);
+    let mut learned = Learned::from_stage_one(first, &symbols, alphabet.dropped_extra);
+    if opts.superword_at.is_some() {
+        let streams = stage_two_streams(&spelling, &symbols, &learned.merges, streams, joints.as_ref())?;
+        let rows_now = base as u64 + symbols.texts.len() as u64;
+        let params = MergeParams::bpe(budget.room(opts.vocab_size, rows_now), opts.min_count, opts.max_piece_length);
+        let second = merge::learn_traced(streams, &mut symbols, &params, progress, &mut traces.merge);
+        learned.add_stage_two(second, alphabet.dropped_extra);
+    }
+    let facts = MergeFacts { before, dropped: alphabet.dropped, n_units, texts, normalizations };
+    let mut model = merge_model(opts, spelling, rows, base, alphabet_texts.len() as u64, &symbols, learned, joints, budget, facts)?;
+    if opts.model == ModelKind::Wordpiece {
+        let total = encoded_length(&model, &kept)?;
+        if let Some(r) = model.report.as_mut() {
+            r.corpus_pieces_encoded = Some(total);
+        }
+    }
+    if let Some(p) = progress {
+        p.start(crate::progress::Phase::Done, 0);
+    }
+    Ok(model)
+}
+
+/// Special tokens and user symbols are never learned from: units that still hold one (a count
+/// table counted without them) are cut at them, as the counter cuts texts. Returns `units`
+/// itself when none holds one.
+fn cut_at_specials(units: Vec<UnitCount>, cut: &[String]) -> Vec<UnitCount> {
+    if cut.is_empty() || !units.iter().any(|u| cut.iter().any(|c| u.text.contains(c.as_str()))) {
+        return units;
+    }
+    let mut v = Vec::new();
+    for u in units.iter() {
+        let mut parts = Vec::new();
+        crate::counting::cut_at(&u.text, cut, |p| parts.push(p));
+        let last = parts.len() - 1;
+        for (k, p) in parts.iter().enumerate() {
+            let starts = if k == 0 { u.starts } else { true };
+            let ends = if k == last { u.ends } else { true };
+            v.push(UnitCount { text: p.to_string(), starts, ends, count: u.count });
+        }
+    }
+    v
+}
+
+/// The units to learn from (a positive count, not empty); an empty corpus is refused.
+fn learnable_units(units: &[UnitCount]) -> Result<Vec<&UnitCount>> {
+    let units: Vec<&UnitCount> = units.iter().filter(|u| u.count > 0 && !u.text.is_empty()).collect();
     if units.is_empty() {
         return Err(Error::Input(
             "the corpus is empty: no units to learn from (check the input files, or that the count table has positive counts)".into(),
         ));
     }
-    let normalizations = (spelling.scheme == Scheme::Front).then(|| corpus.normalizations.names());
-    // A word holding the mark would spell pieces indistinguishable from marked ones. Under
-    // continuation the merge engine keeps a word-first piece that begins with the mark apart
-    // (`vocab::WORD_START`), so BPE and WordPiece take such words; Unigram's seed and the word
-    // model join texts without that property and still refuse them.
+    Ok(units)
+}
+
+/// A word holding the mark would spell pieces indistinguishable from marked ones. Under
+/// continuation the merge engine keeps a word-first piece that begins with the mark apart
+/// (`vocab::WORD_START`), so BPE and WordPiece take such words; Unigram's seed and the word
+/// model join texts without that property and still refuse them.
+fn check_marks(opts: &TrainOptions, spelling: &Spelling, units: &[&UnitCount]) -> Result<()> {
     let keeps_word_start = matches!(opts.model, ModelKind::Bpe | ModelKind::Wordpiece);
-    for u in &units {
+    for u in units {
         let clash = match spelling.scheme {
             Scheme::End => u.text.contains(spelling.mark.as_str()),
             Scheme::Continuation => !keeps_word_start && u.starts && u.text.starts_with(spelling.mark.as_str()),
@@ -144,14 +215,20 @@ fn train_unpadded(
             )));
         }
     }
-    if opts.model == ModelKind::Word {
-        return word::train_words(opts, spelling, &units, normalizations, corpus.texts);
-    }
+    Ok(())
+}
 
-    if let Some(p) = progress {
-        p.start(crate::progress::Phase::Spelling, units.len() as u64);
-    }
-    // ---- spell units into provisional symbol ids, counting each symbol's occurrences
+/// The units spelled into provisional symbol ids (numbered in order of first appearance; the
+/// 256 bytes first under `bytes`), with each symbol's occurrences counted with the unit counts.
+struct Spelled {
+    flat: Flat,
+    /// Provisional id -> symbol text.
+    texts: Vec<Box<[u8]>>,
+    /// Provisional id -> occurrences.
+    counts: Vec<u64>,
+}
+
+fn spell_units(spelling: &Spelling, units: &[&UnitCount]) -> Spelled {
     let mut provisional: Map<Box<[u8]>, u32> = Map::default();
     let mut sym_texts: Vec<Box<[u8]>> = Vec::new();
     let mut sym_counts: Vec<u64> = Vec::new();
@@ -168,7 +245,7 @@ fn train_unpadded(
     let bound: usize = units.iter().map(|u| if spelling.scheme == Scheme::Bytes { u.text.len() } else { u.text.chars().count() }).sum();
     let mut spelled = Flat::with_capacity(units.len(), bound);
     let mut syms: Vec<u32> = Vec::new();
-    for u in &units {
+    for u in units {
         syms.clear();
         if spelling.scheme == Scheme::Bytes {
             for b in u.text.bytes() {
@@ -193,26 +270,38 @@ fn train_unpadded(
         }
         spelled.push(&syms, u.count);
     }
-    let n_units = units.len() as u64;
-    // WordPiece reports the corpus as its segmenter cuts it, which needs the units again
-    let kept: Vec<(String, u64)> = if matches!(opts.model, ModelKind::Wordpiece | ModelKind::Unigram) {
-        units.iter().map(|u| (u.text.clone(), u.count)).collect()
-    } else {
-        Vec::new()
-    };
-    drop(units);
-    drop(corpus.units);
-    // pair counts are kept in i64: refuse a corpus whose length could overflow them
-    let total: u128 = spelled.meta.iter().map(|m| m.len as u128 * m.count as u128).sum();
+    Spelled { flat: spelled, texts: sym_texts, counts: sym_counts }
+}
+
+/// Σ count × length of the spelled units. Pair counts are kept in i64: a corpus whose length
+/// could overflow them is refused.
+fn corpus_length(flat: &Flat) -> Result<u64> {
+    let total: u128 = flat.meta.iter().map(|m| m.len as u128 * m.count as u128).sum();
     if total > (i64::MAX / 4) as u128 {
         return Err(Error::Input(format!(
             "the corpus is {total} symbols long counted with its counts, more than subwords can count exactly \
              (2^61); scale the counts down"
         )));
     }
-    let before: u64 = total as u64;
+    Ok(total as u64)
+}
 
-    // ---- the alphabet: code-point order, optionally only the most frequent symbols
+/// The alphabet: which provisional symbols are kept, in code-point (byte) order.
+struct Alphabet {
+    /// Provisional ids kept, sorted by text.
+    order: Vec<u32>,
+    /// Symbols left out (`alphabet_size`, `character_coverage`).
+    dropped: u64,
+    /// The pieces the left-out symbols' occurrences become beyond one each.
+    dropped_extra: u64,
+}
+
+/// Code-point order, optionally only the most frequent symbols (`alphabet_size`, or the fewest
+/// that cover `character_coverage` of the occurrences; the front mark is kept whatever its
+/// count). A dropped symbol is read as the pieces it becomes: `[UNK]`, or its byte rows (and
+/// the bare mark).
+fn choose_alphabet(opts: &TrainOptions, spelling: &Spelling, spelled: &Spelled) -> Alphabet {
+    let (sym_texts, sym_counts) = (&spelled.texts, &spelled.counts);
     let mut keep: Vec<bool> = vec![true; sym_texts.len()];
     let mut dropped = 0u64;
     if spelling.scheme != Scheme::Bytes {
@@ -251,7 +340,6 @@ fn train_unpadded(
             }
         }
     }
-    // a dropped symbol is read as the pieces it becomes: [UNK], or its byte rows (+ the bare mark)
     let mut dropped_extra = 0u64;
     for (s, text) in sym_texts.iter().enumerate() {
         if keep[s] {
@@ -280,41 +368,83 @@ fn train_unpadded(
         };
         dropped_extra += sym_counts[s] * (pieces - 1);
     }
-    let before = before + dropped_extra;
     let mut order: Vec<u32> = (0..sym_texts.len() as u32).filter(|&s| keep[s as usize]).collect();
     order.sort_by(|&a, &b| sym_texts[a as usize].cmp(&sym_texts[b as usize]));
-    let alphabet = order.len() as u64;
+    Alphabet { order, dropped, dropped_extra }
+}
 
-    // ---- rows before the alphabet, and size accounting
-    // special tokens, user symbols and reserved rows first (ids 0..k-1), inside the budget;
-    // `[UNK]` after them unless the specials place it
+/// The rows before the alphabet: special tokens, user symbols and reserved rows first (ids
+/// 0..k-1), then `[UNK]` unless the specials place it (the bytes spelling has none). A leading
+/// row that is also an alphabet symbol is refused.
+fn leading_rows(opts: &TrainOptions, spelling: &Spelling, alphabet: &Alphabet, spelled: &Spelled) -> Result<Vec<Row>> {
     let leading = opts.leading_rows();
     let unk_listed = leading.iter().any(|t| t == UNK);
     let mut rows: Vec<Row> = leading.iter().map(|t| Row { text: t.as_bytes().to_vec(), kind: RowKind::Special }).collect();
-    let lead_rows = rows.len() as u64 - unk_listed as u64;
     if spelling.scheme != Scheme::Bytes && !unk_listed {
         rows.push(Row { text: UNK.as_bytes().to_vec(), kind: RowKind::Special });
     }
-    let before_fallback = rows.len() as u64;
     for t in &leading {
-        if order.iter().any(|&s| &*sym_texts[s as usize] == t.as_bytes()) {
+        if alphabet.order.iter().any(|&s| &*spelled.texts[s as usize] == t.as_bytes()) {
             return Err(Error::Option(format!("the special token {t:?} collides with the alphabet symbol {t:?}; pick another text")));
         }
     }
-    if spelling.byte_fallback {
-        for b in 0..=255u8 {
-            rows.push(Row { text: vec![b], kind: RowKind::Byte });
-        }
-        if matches!(spelling.scheme, Scheme::End | Scheme::Continuation) {
-            rows.push(Row { text: spelling.mark.as_bytes().to_vec(), kind: RowKind::Marker });
-        }
+    Ok(rows)
+}
+
+/// Byte fallback's rows after the leading ones: the 256 bytes, then the bare mark under `end`
+/// and `continuation`. Returns how many were pushed (0 without byte fallback).
+fn push_byte_fallback_rows(spelling: &Spelling, rows: &mut Vec<Row>) -> u64 {
+    if !spelling.byte_fallback {
+        return 0;
     }
-    let fallback_rows = if spelling.byte_fallback { rows.len() as u64 - before_fallback } else { 0 };
+    let before = rows.len() as u64;
+    for b in 0..=255u8 {
+        rows.push(Row { text: vec![b], kind: RowKind::Byte });
+    }
+    if matches!(spelling.scheme, Scheme::End | Scheme::Continuation) {
+        rows.push(Row { text: spelling.mark.as_bytes().to_vec(), kind: RowKind::Marker });
+    }
+    rows.len() as u64 - before
+}
+
+/// DESIGN §2's size accounting: which rows count against `vocab_size`.
+#[derive(Clone, Copy)]
+struct Budget {
+    /// Special, user-symbol and reserved rows (`[UNK]` not among them).
+    lead_rows: u64,
+    /// `[UNK]`'s row: 1, or 0 under `bytes`.
+    unk_rows: u64,
+    fallback_rows: u64,
+    /// Byte-fallback rows count against the budget (`byte_fallback_in_budget`).
+    fallback_counts: bool,
+}
+
+impl Budget {
+    fn fallback_in_budget(&self) -> u64 {
+        if self.fallback_counts { self.fallback_rows } else { 0 }
+    }
+    /// The rows of a vocabulary of `rows_now` rows that count against the budget.
+    fn rows(&self, rows_now: u64) -> u64 {
+        rows_now - if self.fallback_counts { 0 } else { self.fallback_rows }
+    }
+    /// How many rows may still be learned before `target`.
+    fn room(&self, target: u64, rows_now: u64) -> u64 {
+        target.saturating_sub(self.rows(rows_now))
+    }
+}
+
+/// Refuses a `vocab_size` (or `superword_at`) below the smallest vocabulary the corpus allows:
+/// the alphabet, `[UNK]`, the leading rows and, when they count, the byte-fallback rows.
+fn size_accounting(opts: &TrainOptions, spelling: &Spelling, alphabet: &Alphabet, fallback_rows: u64) -> Result<Budget> {
+    let leading = opts.leading_rows();
+    let lead_rows = leading.len() as u64 - leading.iter().any(|t| t == UNK) as u64;
     let unk_rows = if spelling.scheme == Scheme::Bytes { 0 } else { 1 };
-    let floor = alphabet + unk_rows + lead_rows + if opts.byte_fallback_in_budget { fallback_rows } else { 0 };
+    let budget = Budget { lead_rows, unk_rows, fallback_rows, fallback_counts: opts.byte_fallback_in_budget };
+    let symbols = alphabet.order.len() as u64;
+    let floor = symbols + unk_rows + lead_rows + budget.fallback_in_budget();
     if opts.vocab_size < floor {
         return Err(Error::Option(format!(
-            "vocab_size {} is below the smallest vocabulary this corpus allows, {floor} ({alphabet} symbols{}{}{}); \
+            "vocab_size {} is below the smallest vocabulary this corpus allows, {floor} ({symbols} symbols{}{}{}); \
              ask for at least {floor}, or limit the alphabet (alphabet_size / character_coverage)",
             opts.vocab_size,
             if unk_rows == 1 { " + [UNK]" } else { "" },
@@ -330,37 +460,40 @@ fn train_unpadded(
             )));
         }
     }
+    Ok(budget)
+}
+
+/// The alphabet given its final ids (row ids, after the leading and byte-fallback rows), and the
+/// units renumbered to them (a dropped symbol becomes `NO_SYMBOL`).
+struct Numbered {
+    rows: Vec<Row>,
+    flat: Flat,
+    /// Id of the first alphabet symbol.
+    base: u32,
+    alphabet_texts: Vec<Vec<u8>>,
+    symbols: Symbols,
+}
+
+fn number_alphabet(spelling: &Spelling, spelled: Spelled, alphabet: &Alphabet, mut rows: Vec<Row>) -> Numbered {
+    let Spelled { mut flat, texts: sym_texts, .. } = spelled;
     let base = rows.len() as u32;
     let mut remap: Vec<u32> = vec![NO_SYMBOL; sym_texts.len()];
     let strip: &[u8] = if spelling.scheme == Scheme::Continuation { spelling.mark.as_bytes() } else { b"" };
     let mut symbols = Symbols::new(base, strip);
-    for &s in &order {
+    for &s in &alphabet.order {
         remap[s as usize] = symbols.push(sym_texts[s as usize].to_vec(), 1);
         rows.push(Row { text: sym_texts[s as usize].to_vec(), kind: RowKind::Alphabet });
     }
-    for x in spelled.syms.iter_mut() {
+    for x in flat.syms.iter_mut() {
         *x = remap[*x as usize];
     }
-    drop(provisional);
-    if opts.model == ModelKind::Unigram {
-        let alphabet_texts: Vec<Vec<u8>> = order.iter().map(|&s| sym_texts[s as usize].to_vec()).collect();
-        let in_budget = if opts.byte_fallback_in_budget { fallback_rows } else { 0 };
-        let target = (opts.vocab_size - unk_rows - lead_rows - in_budget) as usize;
-        let facts = UnigramFacts {
-            before,
-            dropped_extra,
-            dropped,
-            n_units,
-            texts: corpus.texts,
-            normalizations,
-        };
-        return train_unigram(opts, spelling, rows, spelled, base, &alphabet_texts, target, facts, &kept, progress, &mut traces.unigram);
-    }
+    let alphabet_texts: Vec<Vec<u8>> = alphabet.order.iter().map(|&s| sym_texts[s as usize].to_vec()).collect();
+    Numbered { rows, flat, base, alphabet_texts, symbols }
+}
 
-    // ---- stage one (or the only stage)
-    let budget_rows = |rows_now: u64| rows_now - if opts.byte_fallback_in_budget { 0 } else { fallback_rows };
-    let stage_one_target = opts.superword_at.unwrap_or(opts.vocab_size);
-    let room = stage_one_target.saturating_sub(budget_rows(rows.len() as u64));
+/// Stage one's (or the only stage's) merge parameters: BPE counts, or WordPiece's score with its
+/// `min_count` rule and, under continuation, its tie order.
+fn stage_one_params(opts: &TrainOptions, spelling: &Spelling, room: u64) -> MergeParams {
     let mut params = MergeParams::bpe(room, opts.min_count, opts.max_piece_length);
     if opts.model == ModelKind::Wordpiece {
         params.score = Score::WordPiece;
@@ -372,104 +505,147 @@ fn train_unpadded(
             params.tie = TieSpelling::FrontMarked { continuation_mark: spelling.mark.as_bytes().to_vec() };
         }
     }
-    let first = merge::learn_traced(spelled, &mut symbols, &params, progress, &mut traces.merge);
-    let winner_failed = first.winner_failed.map(|(a, b, n)| {
-        let show = |x: u32| String::from_utf8_lossy(crate::vocab::piece_text(symbols.text(x))).into_owned();
-        (show(a), show(b), n)
-    });
-    let mut merges = first.merges;
-    let mut stop = first.stop;
-    let mut stage_one_merges = None;
-    let mut after: u64 = first.pieces_after + dropped_extra;
+    params
+}
 
-    // ---- stage two: merges across unit boundaries, each text one stream
-    if let Some(_at) = opts.superword_at {
-        stage_one_merges = Some(merges.len() as u64);
-        let mut map: MergeMap = Map::default();
-        for (r, m) in merges.iter().enumerate() {
-            map.insert(crate::hash::pack(m[0], m[1]), (r as u32, m[2]));
-        }
-        let lookup = |t: &[u8]| symbols.index.get(t).copied().unwrap_or(NO_SYMBOL);
-        let mut streams = Flat::default();
-        for text in corpus.streams.as_deref().unwrap_or(&[]) {
-            let mut seq: Vec<u32> = Vec::new();
-            spelling.for_each_unit(text, |unit, _| {
-                // A word cut at pre-split joints is spelled and replayed part by part, as
-                // encoding does (`Model::encode_unit_into`), so stage two sees what encoding makes.
-                let whole = [unit.to_string()];
-                let parts = corpus.joints.as_ref().and_then(|j| j.get(unit)).map_or(&whole[..], |p| &p[..]);
-                let last = parts.len() - 1;
-                for (k, part) in parts.iter().enumerate() {
-                    let mut syms = Vec::new();
-                    spelling.for_each_symbol(part, k == 0, k == last, |t| syms.push(lookup(t)));
-                    replay_known(&mut syms, &map);
-                    seq.extend_from_slice(&syms);
-                }
-            });
-            if !seq.is_empty() {
-                streams.push(&seq, 1);
-            }
-        }
-        let rows_now = base as u64 + symbols.texts.len() as u64;
-        let room = opts.vocab_size.saturating_sub(budget_rows(rows_now));
-        let params = MergeParams::bpe(room, opts.min_count, opts.max_piece_length);
-        let second = merge::learn_traced(streams, &mut symbols, &params, progress, &mut traces.merge);
-        merges.extend(second.merges);
-        stop = second.stop;
-        after = second.pieces_after + dropped_extra;
+/// What the merge stages learned, as the report and the model read it.
+struct Learned {
+    merges: Vec<[u32; 3]>,
+    stop: merge::Stop,
+    /// Merges of stage one, when there is a stage two.
+    stage_one_merges: Option<u64>,
+    /// The corpus length after the last merge (dropped symbols' extra pieces included).
+    after: u64,
+    winner_failed: Option<(String, String, u64)>,
+}
+
+impl Learned {
+    fn from_stage_one(first: merge::Merged, symbols: &Symbols, dropped_extra: u64) -> Self {
+        let winner_failed = first.winner_failed.map(|(a, b, n)| {
+            let show = |x: u32| String::from_utf8_lossy(crate::vocab::piece_text(symbols.text(x))).into_owned();
+            (show(a), show(b), n)
+        });
+        Learned { merges: first.merges, stop: first.stop, stage_one_merges: None, after: first.pieces_after + dropped_extra, winner_failed }
     }
 
-    // ---- rows for the learned pieces
-    for i in (base as usize + order.len())..(base as usize + symbols.texts.len()) {
+    fn add_stage_two(&mut self, second: merge::Merged, dropped_extra: u64) {
+        self.stage_one_merges = Some(self.merges.len() as u64);
+        self.merges.extend(second.merges);
+        self.stop = second.stop;
+        self.after = second.pieces_after + dropped_extra;
+    }
+}
+
+/// Stage two's input: each text one stream of stage-one pieces, merged across unit boundaries.
+/// The texts are read from `texts` one at a time and only their pieces are kept; a word cut at
+/// pre-split joints is spelled and replayed part by part, as encoding does
+/// (`Model::encode_unit_into`), so stage two sees what encoding makes.
+fn stage_two_streams(
+    spelling: &Spelling,
+    symbols: &Symbols,
+    stage_one: &[[u32; 3]],
+    texts: Option<Box<dyn StageTwoTexts>>,
+    joints: Option<&std::collections::BTreeMap<String, Vec<String>>>,
+) -> Result<Flat> {
+    let mut map: MergeMap = Map::default();
+    for (r, m) in stage_one.iter().enumerate() {
+        map.insert(crate::hash::pack(m[0], m[1]), (r as u32, m[2]));
+    }
+    let lookup = |t: &[u8]| symbols.index.get(t).copied().unwrap_or(NO_SYMBOL);
+    let mut streams = Flat::default();
+    let Some(mut texts) = texts else { return Ok(streams) };
+    let mut seq: Vec<u32> = Vec::new();
+    let mut syms: Vec<u32> = Vec::new();
+    texts.each_text(&mut |text| {
+        seq.clear();
+        spelling.for_each_unit(text, |unit, _| {
+            let whole = [unit.to_string()];
+            let parts = joints.and_then(|j| j.get(unit)).map_or(&whole[..], |p| &p[..]);
+            let last = parts.len() - 1;
+            for (k, part) in parts.iter().enumerate() {
+                syms.clear();
+                spelling.for_each_symbol(part, k == 0, k == last, |t| syms.push(lookup(t)));
+                replay_known(&mut syms, &map);
+                seq.extend_from_slice(&syms);
+            }
+        });
+        if !seq.is_empty() {
+            streams.push(&seq, 1);
+        }
+    })?;
+    Ok(streams)
+}
+
+/// What the report says of the corpus, besides what the merges learned.
+struct MergeFacts {
+    before: u64,
+    dropped: u64,
+    n_units: u64,
+    texts: u64,
+    normalizations: Option<Vec<String>>,
+}
+
+/// The model's parts for the merge learners: the rows (alphabet, then the learned pieces), the
+/// merges, the report.
+#[allow(clippy::too_many_arguments)]
+fn merge_model(
+    opts: &TrainOptions,
+    spelling: Spelling,
+    mut rows: Vec<Row>,
+    base: u32,
+    alphabet: u64,
+    symbols: &Symbols,
+    learned: Learned,
+    joints: Option<std::collections::BTreeMap<String, Vec<String>>>,
+    budget: Budget,
+    facts: MergeFacts,
+) -> Result<Model> {
+    for i in (base as usize + alphabet as usize)..(base as usize + symbols.texts.len()) {
         rows.push(Row { text: symbols.texts[i - base as usize].to_vec(), kind: RowKind::Learned });
     }
     let rows_learned = rows.len() as u64 - base as u64 - alphabet;
     let report = Report {
         alphabet_size: alphabet,
-        merges_learned: merges.len() as u64,
+        merges_learned: learned.merges.len() as u64,
         rows_learned,
-        stop: stop.name().into(),
-        corpus_pieces_before: before,
-        corpus_pieces_after: after,
-        distinct_units: n_units,
-        texts: corpus.texts,
-        normalizations,
-        stage_one_merges,
-        dropped_symbols: dropped,
-        size_not_reached: budget_rows(rows.len() as u64) < opts.vocab_size,
-        winner_failed,
+        stop: learned.stop.name().into(),
+        corpus_pieces_before: facts.before,
+        corpus_pieces_after: learned.after,
+        distinct_units: facts.n_units,
+        texts: facts.texts,
+        normalizations: facts.normalizations,
+        stage_one_merges: learned.stage_one_merges,
+        dropped_symbols: facts.dropped,
+        size_not_reached: budget.rows(rows.len() as u64) < opts.vocab_size,
+        winner_failed: learned.winner_failed,
         corpus_pieces_encoded: None,
         seed_size: None,
         rounds: None,
         log_likelihood: None,
         normalize: spelling.normalize.map(|f| f.name().to_string()),
     };
-    let stream_from = stage_one_merges.map(|k| k as usize);
-    let mut model = Model::new(Parts {
-        merges,
+    let stream_from = learned.stage_one_merges.map(|k| k as usize);
+    Model::new(Parts {
+        merges: learned.merges,
         stream_from,
-        joints: corpus.joints.clone(),
+        joints,
         options: Some(opts.clone()),
         report: Some(report),
         ..Parts::new(opts.model, spelling, rows)
-    })?;
-    if opts.model == ModelKind::Wordpiece {
-        let mut out = Vec::new();
-        let mut total = 0u64;
-        let mut work = Work::default();
-        for (text, count) in &kept {
-            out.clear();
-            model.encode_unit(text, &mut out, None, &mut work)?;
-            total += out.len() as u64 * count;
-        }
-        if let Some(r) = model.report.as_mut() {
-            r.corpus_pieces_encoded = Some(total);
-        }
+    })
+}
+
+/// Σ count × pieces of the units as the model's own segmenter cuts them.
+fn encoded_length(model: &Model, kept: &[(String, u64)]) -> Result<u64> {
+    let mut out = Vec::new();
+    let mut total = 0u64;
+    let mut work = Work::default();
+    for (text, count) in kept {
+        out.clear();
+        model.encode_unit(text, &mut out, None, &mut work)?;
+        total += out.len() as u64 * count;
     }
-    if let Some(p) = progress {
-        p.start(crate::progress::Phase::Done, 0);
-    }
-    Ok(model)
+    Ok(total)
 }
 
 /// What the pipeline knows about the corpus by the time the Unigram learner starts.
@@ -551,14 +727,7 @@ fn train_unigram(
     let mut model = Model::new(Parts { options: Some(opts.clone()), report: Some(report), ..Parts::new(ModelKind::Unigram, spelling, rows) })?;
     model.set_log_probs(log_probs)?;
     // the corpus as the Viterbi segmenter cuts it
-    let mut out = Vec::new();
-    let mut total = 0u64;
-    let mut work = Work::default();
-    for (text, count) in kept {
-        out.clear();
-        model.encode_unit(text, &mut out, None, &mut work)?;
-        total += out.len() as u64 * count;
-    }
+    let total = encoded_length(&model, kept)?;
     if let Some(r) = model.report.as_mut() {
         r.corpus_pieces_after = total;
     }

@@ -11,7 +11,7 @@
 //! does), and cuts it off the text around it.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -64,6 +64,16 @@ pub struct Pattern {
 /// Patterns longer than this are refused (a model file is untrusted input).
 pub const MAX_PATTERN_LEN: usize = 4096;
 
+fn compile(source: &str) -> Result<fancy_regex::Regex> {
+    fancy_regex::RegexBuilder::new(source).build().map_err(|e| {
+        let at = match &e {
+            fancy_regex::Error::ParseError(pos, _) => format!(" at byte {pos}"),
+            _ => String::new(),
+        };
+        Error::Option(format!("the pre-split pattern {source:?} is not a valid regular expression{at}: {e}"))
+    })
+}
+
 impl Pattern {
     /// Compiles `source`; an invalid expression is an option error naming the position.
     pub fn new(source: &str) -> Result<Self> {
@@ -76,19 +86,30 @@ impl Pattern {
                 source.len()
             )));
         }
-        let re = fancy_regex::RegexBuilder::new(source).build().map_err(|e| {
-            let at = match &e {
-                fancy_regex::Error::ParseError(pos, _) => format!(" at byte {pos}"),
-                _ => String::new(),
-            };
-            Error::Option(format!("the pre-split pattern {source:?} is not a valid regular expression{at}: {e}"))
-        })?;
+        let re = match NAMED.iter().position(|(_, p)| *p == source) {
+            // a named expression is compiled once per process: o200k's Unicode classes take
+            // tens of milliseconds to compile, which every model load and every call that
+            // builds a spelling would otherwise pay
+            Some(i) => {
+                static COMPILED: [OnceLock<Arc<fancy_regex::Regex>>; 4] =
+                    [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
+                const _: () = assert!(NAMED.len() == 4, "one OnceLock per named pattern");
+                match COMPILED[i].get() {
+                    Some(re) => re.clone(),
+                    None => {
+                        let re = Arc::new(compile(source)?);
+                        COMPILED[i].get_or_init(|| re).clone()
+                    }
+                }
+            }
+            None => Arc::new(compile(source)?),
+        };
         let fast = match NAMED.iter().find(|(_, p)| *p == source).map(|(n, _)| *n) {
             Some("cl100k") => Some(super::openai::Pattern::Cl100k),
             Some("o200k") => Some(super::openai::Pattern::O200k),
             _ => None,
         };
-        Ok(Pattern { source: source.to_string(), re: Arc::new(re), fast })
+        Ok(Pattern { source: source.to_string(), re, fast })
     }
 
     /// A pattern matching `text` literally (tokenizers' `Split` with a `String` pattern).

@@ -10,6 +10,7 @@ use crate::hash::Map;
 use crate::options::{ModelKind, Unknown, MAX_VOCAB};
 use crate::segmenters::longest_match::LongestMatch;
 use crate::segmenters::merge_replay::MergeMap;
+use crate::segmenters::unigram::lattice::fixed;
 use crate::segmenters::unigram::trie::TrieBuilder;
 use crate::spelling::symbols::SymbolIds;
 use crate::spelling::{byte_to_char_table, Scheme, Spelling};
@@ -117,7 +118,7 @@ impl Model {
                 }
                 (true, Some(v)) => {
                     let syms = self.symbols.symbols_of_row(&self.rows, id as u32)?;
-                    if let Some(other) = trie.insert(&syms, id as u32, *v) {
+                    if let Some(other) = trie.insert(&syms, id as u32, fixed(*v)) {
                         return Err(bad(format!("row {id}: the same symbols as row {other}")));
                     }
                 }

@@ -106,9 +106,10 @@ pub struct Model {
     /// `[CLS]`/`[SEP]` rows put around every text (a BERT vocabulary's template).
     pub template: Option<(u32, u32)>,
     /// Unigram: each row's log-probability (`None` for rows that are not pieces), and the trie
-    /// over symbol ids the lattice is built from.
+    /// over symbol ids the lattice is built from, holding each piece's exact comparison key
+    /// (`segmenters::unigram::lattice::fixed` of its log-probability).
     pub log_probs: Vec<Option<f64>>,
-    unigram: Option<PieceTrie<f64>>,
+    unigram: Option<PieceTrie<i128>>,
     /// WordPiece: the longest-match segmenter and what an unfinishable word becomes.
     longest: Option<LongestMatch>,
     unknown: Unknown,

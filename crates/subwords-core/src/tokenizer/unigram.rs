@@ -19,7 +19,11 @@ impl Model {
         let trie = self.unigram.as_ref().unwrap();
         lat.reset(run.len());
         for i in 0..run.len() {
-            trie.pieces_from(run, i, |end, piece, lp| lat.push(i as u32, end as u32, piece, lp));
+            // the trie holds comparison keys; the lattice carries the log-probability itself
+            trie.pieces_from(run, i, |end, piece, _| {
+                let lp = self.log_probs[piece as usize].unwrap_or(NEG_INF);
+                lat.push(i as u32, end as u32, piece, lp)
+            });
         }
         lat.finish();
     }

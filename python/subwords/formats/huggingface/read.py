@@ -29,9 +29,10 @@ marked ``special`` is matched only when the call allows it (``allowed_special="a
 surfaces); by default its surface is encoded as ordinary text. Added tokens that are not special
 (extra vocabulary, not control tokens) always match, as in ``tokenizers``.
 
-``encode`` returns the model's ids only; ``add_special_tokens=True`` applies the file's
-post-processor (``[CLS] … [SEP]``, ``<s> … </s>``, a template), and ``pair=`` encodes a pair the
-same way. ``decode`` skips special tokens by default, as ``tokenizers`` does.
+``encode`` returns the model's ids; ``encode_pieces`` tokenizers' own tokens (an added token's
+matched text, a Unigram model's unknown characters), which ``decode_pieces`` decodes;
+``add_special_tokens=True`` applies the file's post-processor (``[CLS] … [SEP]``, ``<s> … </s>``,
+a template), and ``pair=`` encodes a pair the same way. ``decode`` skips special tokens by default, as ``tokenizers`` does.
 
 ``export(tok, path, "hf")`` writes a subwords model as ``tokenizer.json``; ``"vocab-merges"``
 writes ``vocab.json`` and ``merges.txt`` into the folder ``path`` (created if needed). See
@@ -48,7 +49,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from ... import _core
 from ...errors import InputError, ModelFileError, UnknownPieceError
-from ..._api import _threads
+from ..._api import _threads, gc_paused
 from ..._checks import batch_arg, text_arg
 from ..._io import read_limited
 from .._foreign import Foreign, allowed_set
@@ -73,11 +74,15 @@ def _refuse(where: str, what: str) -> ModelFileError:
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in d:
-            raise ModelFileError(f"JSON object has the key {k!r} twice (a duplicate token?); fix the file")
-        d[k] = v
+    # dict() at C speed, and the slow walk only to name a key that is there twice (a 32k vocab
+    # object took a fifth of the load in a Python loop)
+    d: dict[str, Any] = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise ModelFileError(f"JSON object has the key {k!r} twice (a duplicate token?); fix the file")
+            seen.add(k)
     return d
 
 
@@ -285,6 +290,10 @@ def _vocab(obj: Any, where: str) -> dict[str, int]:
         raise _refuse(where, "vocab is empty")
     if len(obj) > MAX_ID:
         raise _refuse(where, f"{len(obj)} tokens is more than subwords accepts ({MAX_ID})")
+    ids = obj.values()
+    # at C speed (type, set, min and max); the Python walk only to name a bad entry
+    if set(map(type, ids)) == {int} and 0 <= min(ids) and max(ids) < MAX_ID:
+        return obj
     for tok, i in obj.items():
         if type(i) is not int or not 0 <= i < MAX_ID:
             raise _refuse(where, f"token {tok!r}: id {i!r} is not a whole number from 0 to {MAX_ID - 1}")
@@ -609,7 +618,7 @@ class HuggingFace(Foreign):
                         t["normalized_content"] = _core.HfPipeline.normalize_with(plan_norm, t["content"])
                     except UnicodeEncodeError as e:
                         raise _lone_surrogate(source, e) from None
-        self._id_to_token: dict[int, str] = {i: t for t, i in vocab.items()}
+        self._id_to_token: dict[int, str] = dict(zip(vocab.values(), vocab.keys()))
         self._token_to_id: dict[str, int] = dict(vocab)
         for t in added:
             # tokenizers prints a normalized added token in its normalized form
@@ -620,7 +629,11 @@ class HuggingFace(Foreign):
             if t["normalized_content"]:
                 self._token_to_id.setdefault(t["normalized_content"], t["id"])
         self._specials = {t["content"]: t["id"] for t in added if t["special"]}
-        self._special_ids = frozenset(self._specials.values())
+        # tokenizers skips an id in decode when its token (normalized, for a normalized added
+        # token) is a special token's content: a normalized special whose form changes is kept
+        self._special_ids = frozenset(i for i in self._specials.values() if self._id_to_token[i] in self._specials)
+        # the model's own token of each id: its pieces are these, not the added tokens' forms
+        self._model_token = {i: t for t, i in vocab.items()}
         # the index of each special added token in the plan, for `allowed`
         self._added_index = [(t["content"], t["special"]) for t in added]
         self._template = _post_processor(s.get("post_processor", (dict, type(None))), self._token_to_id)
@@ -702,7 +715,45 @@ class HuggingFace(Foreign):
         return self._pipe.encode_batch_flat(texts, self._allowed(allowed_special), _threads(threads), width, [],
                                             [] if eos is None else [eos])
 
+    def encode_pieces(self, text: str, *, allowed_special: Union[str, Iterable[str]] = (),
+                      add_special_tokens: bool = False) -> list[str]:
+        """tokenizers' tokens of ``text`` (``Encoding.tokens``): each id's vocabulary entry, except
+        an added token, which is the text it matched (with the whitespace ``lstrip``/``rstrip``
+        took, normalized for a ``normalized`` one), and under a Unigram model an unknown id, which
+        is the characters it stands for. :meth:`decode_pieces` reads them back."""
+        ids, surfaces = self._pipe.encode_surfaces(_text(text), self._allowed(allowed_special))
+        model = self._model_token
+        pieces = [model[i] if i in model else self.id_to_piece(i) for i in ids]
+        for k, surface in surfaces:
+            pieces[k] = surface
+        if not add_special_tokens or self._template is None:
+            return pieces
+        # the template's ids around the text's pieces (no pair here, as encode_pieces has none)
+        out: list[str] = []
+        for x in self._template[0]:
+            if x == "A":
+                out += pieces
+            elif isinstance(x, int):
+                out.append(self.id_to_piece(x))
+        return out
+
     # -- decoding ---------------------------------------------------------------------------
+    def decode_pieces(self, pieces: Iterable[str], *, skip_special_tokens: bool = True) -> str:
+        """Text of tokens through the file's decoder, as tokenizers' ``decoder.decode(tokens)``:
+        the tokens of :meth:`encode_pieces` need not be vocabulary entries (an unknown
+        character's own text, an added token with its whitespace). Special tokens are skipped
+        by default where :meth:`decode` skips their ids."""
+        tokens = []
+        for p in pieces:
+            if not isinstance(p, str):
+                raise InputError(f"pieces must be strings, got {type(p).__name__}")
+            # a special token's piece is its content, or that with the whitespace it took; it
+            # is skipped when decode skips its id (an unknown character's text is kept)
+            if skip_special_tokens and self._specials.get(p.strip(), -1) in self._special_ids:
+                continue
+            tokens.append(p)
+        return _decode_chain(self._decoders, tokens)
+
     def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = True) -> str:
         """Text of ``ids`` through the file's decoder; special tokens are skipped by default,
         as ``tokenizers`` does. An id with no token is an error (``tokenizers`` drops it)."""
@@ -790,6 +841,13 @@ def load(path: PathLike, format: str = "hf", *, add_prefix_space: bool = False,
     the vocab entries that are special (default: ``<|endoftext|>`` when present)."""
     if options:
         raise InputError(f"unknown load options {sorted(options)} for format {format!r}")
+    # no cyclic collections while the JSON's objects and the tables are made: tens of
+    # thousands of small lists (the merges) set them off, and they cannot form cycles
+    with gc_paused():
+        return _load(path, format, add_prefix_space, special_tokens)
+
+
+def _load(path: PathLike, format: str, add_prefix_space: bool, special_tokens: Optional[Iterable[str]]) -> HuggingFace:
     p = os.fspath(path)
     if format == "hf":
         if add_prefix_space or special_tokens is not None:
@@ -802,7 +860,7 @@ def load(path: PathLike, format: str = "hf", *, add_prefix_space: bool = False,
             vpath, mpath = _vocab_merges_paths(p)
             if os.path.exists(mpath):
                 # a vocab.json is JSON too: read it with the merges.txt beside it
-                return load(path, "vocab-merges")
+                return _load(path, "vocab-merges", False, None)
             raise _refuse(os.path.basename(p), "no 'version' and no 'model': not a tokenizer.json (a vocab.json "
                                                "needs its merges.txt beside it; pass format='vocab-merges')")
         return HuggingFace(doc, os.path.basename(p), "hf")

@@ -15,7 +15,7 @@ denormalizer) are refused with the feature named.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Iterable, Optional, Sequence, Union
 
 from ..._api import _threads, gc_paused
 from ...errors import InputError, ModelFileError, UnknownPieceError
@@ -53,6 +53,9 @@ class SentencePieceTokenizer(Foreign):
         ``add_special_tokens`` puts the model's ``<s>`` before and ``</s>`` after the ids (those
         of the two it has); ``add_bos``/``add_eos`` (sentencepiece's own names) ask for one side
         each."""
+        if type(text) is str and not (allowed_special or add_special_tokens or pair is not None or add_bos or add_eos):
+            # the plain call straight to the core: one call per line is mostly this path
+            return self._m.encode(text)
         ids = super().encode(text, allowed_special=allowed_special, pair=pair)
         bos, eos = self._sides(add_special_tokens, add_bos, add_eos)
         return self._wrap(ids, bos, eos)
@@ -95,6 +98,21 @@ class SentencePieceTokenizer(Foreign):
                                 add_bos=add_bos, add_eos=add_eos) for t in batch]
         with gc_paused():
             return self._m.encode_batch(batch, _threads(threads))
+
+    def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
+                       allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> tuple[bytes, bytes]:
+        """``encode_array``'s buffers filled in the core (no Python list per text, so both
+        threads encode while nothing waits for the GIL); with ``allowed_special``, through
+        ``encode_batch``'s lists."""
+        if allowed_special:
+            return super().encode_buffers(batch, threads=threads, width=width, eos=eos,
+                                          allowed_special=allowed_special, add_special_tokens=add_special_tokens)
+        if eos is not None:
+            self.id_to_piece(eos)  # an id of this vocabulary, or UnknownPieceError
+        bos, end = self._sides(add_special_tokens, False, False)
+        prefix = [self._control("<s>")] if bos else []
+        suffix = ([self._control("</s>")] if end else []) + ([] if eos is None else [eos])
+        return self._m.encode_batch_flat(batch_arg(batch), _threads(threads), width, prefix, suffix)
 
     def encode_pieces(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
                       add_bos: bool = False, add_eos: bool = False) -> list[str]:

@@ -28,8 +28,9 @@ pub fn digamma(mut x: f64) -> f64 {
     result + x.ln() + (1.0 / 24.0) * xx2 - (7.0 / 960.0) * xx4 + (31.0 / 8064.0) * xx4 * xx2 - (127.0 / 30720.0) * xx4 * xx4
 }
 
-/// One EM round, in place.
-pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: EmMethod) {
+/// One EM round, in place; returns how many pieces the M-step dropped (only
+/// `em="sentencepiece"` drops any).
+pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: EmMethod) -> usize {
     let np = table.at.len();
     let mut expected = vec![NEG_INF; np];
     let threads = rayon::current_num_threads().max(1);
@@ -82,15 +83,20 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
                 }
             }
             if s == NEG_INF {
-                return; // no run reaches the table: keep it, as the reference does
+                return 0; // no run reaches the table: keep it, as the reference does
             }
             for p in 0..np {
                 if table.alive[p] && table.has_prob[p] {
                     table.lp[p] = expected[p] - s;
                 }
             }
+            0
         }
-        EmMethod::Bayes => bayes_m_step(table, &expected),
+        EmMethod::Bayes => {
+            bayes_m_step(table, &expected);
+            0
+        }
+        EmMethod::Sentencepiece => sp_m_step(table, &expected),
     }
 }
 
@@ -133,6 +139,43 @@ fn bayes_m_step(table: &mut Table, expected: &[f64]) {
     }
 }
 
+/// `em="sentencepiece"`'s M-step: sentencepiece's `RunMStep` whole. A piece of two or more
+/// symbols whose expected count `e` is below 0.5 is dropped (marked dead); `S` is the plain
+/// sum of `e` over the pieces kept, in piece (text) order, single symbols with their own `e`;
+/// then `lp = min(ψ(e) - ψ(S), 0)`, a single symbol scoring as if `e` were at least 0.5 (it
+/// must stay, see [`bayes_m_step`]). A table no run reaches (`S = 0`) is kept as it is.
+/// Returns the number of pieces dropped.
+fn sp_m_step(table: &mut Table, expected: &[f64]) -> usize {
+    let np = expected.len();
+    let mut s = 0.0f64;
+    for p in 0..np {
+        if table.alive[p] && table.has_prob[p] {
+            let e = expected[p].exp();
+            if table.len[p] == 1 || e >= SINGLE_FLOOR {
+                s += e;
+            }
+        }
+    }
+    if s == 0.0 {
+        return 0;
+    }
+    let ds = digamma(s);
+    let mut dropped = 0;
+    for p in 0..np {
+        if table.alive[p] && table.has_prob[p] {
+            let e = expected[p].exp();
+            if table.len[p] == 1 {
+                table.lp[p] = (digamma(e.max(SINGLE_FLOOR)) - ds).min(0.0);
+            } else if e >= SINGLE_FLOOR {
+                table.lp[p] = (digamma(e) - ds).min(0.0);
+            } else {
+                table.alive[p] = false;
+                dropped += 1;
+            }
+        }
+    }
+    dropped
+}
 
 /// Log-likelihood (Σ in run order of `c · log P(run)`) and the runs' Viterbi piece count.
 pub(super) fn final_pass(runs: &Runs, table: &Table, stored: &Stored) -> (f64, u64) {

@@ -26,20 +26,42 @@
 //! * **`em="bayes"`** (issue 15; `em.rs`): sentencepiece's M-step, `lp = ψ(E) - ψ(ΣE)` on the
 //!   same expected counts, single symbols floored at an expected count of 0.5, `lp <= 0`.
 //!   Everything else (seed, losses, pruning) is the page's.
+//! * **`em="sentencepiece"`** (issue 15; docs/API.md): sentencepiece's whole loop on our runs.
+//!   Seed (`seed.rs`): right-branching substrings only, a run's end one follower, a substring
+//!   that only ends its run kept from count 2; score count × length. M-step (`em.rs`): the
+//!   Bayesian step, pieces of two or more symbols under an expected count of 0.5 dropped.
+//!   Pruning (`prune.rs`, `sp_losses`): each piece's replacement is its own best spelling
+//!   without it; Viterbi frequencies over the runs (integers); pieces no best spelling uses,
+//!   and pieces whose own best spelling is split, dropped first; the others ranked by the
+//!   unigram likelihood lost if every use took the replacement. Stop at `max(target,
+//!   floor(1.1 · target))`, then keep the target by log-probability (`final_pick`).
 //!
 //! Quality against sentencepiece (`benchmarks/bench_unigram_quality.py`, English 6.2 MB train,
 //! held-out 10%; see benchmarks/README.md): held-out pieces ×1.21 (8k) and ×1.21 (32k) with
-//! the plain step, ×1.09 and ×1.07 with `bayes`; log-likelihood within 2.8%. Goal (≤ ×1.00)
-//! missed. Tried and lost:
+//! the plain step, ×1.09 and ×1.07 with `bayes`, **×0.984 and ×0.969 with `sentencepiece`**,
+//! whose held-out log-likelihood is also above sentencepiece's (+16,264 at 8k, +23,465 at 32k).
+//! Multilingual 13.5 MB: ×0.992 at 8k and 32k (log-likelihood +67,936, +46,012), where `bayes`
+//! does better still (×0.994 / ×0.973, +149,529 / +93,592) but it misses on English.
+//! Steps on the way (8k, then 32k; each kept):
+//! * sentencepiece's M-step drops, pruning criterion, 1.1× stop and final pick on the page's
+//!   seed: ×1.075 at 8k (from ×1.093 with `bayes`); training 3.3× faster than sentencepiece's
+//!   on the loaded machine (the drops shrink the table from the first round).
+//! * plus the right-branching seed with a run's end as a follower of its own (501,541 seed
+//!   pieces; sentencepiece 175,341): ×1.008 (8k), ×1.026 (32k), log-likelihood already above.
+//! * plus a run's end as one follower, substrings only ever at a run's end kept from count 2
+//!   (sentencepiece sees them followed by the next word's mark or by the line's end): ×0.984,
+//!   ×0.969.
+//! Tried and lost:
 //! * Bayesian step with nothing floored: rare single symbols reach -inf in a few rounds, the
 //!   runs holding them lose every spelling and add nothing, and the losses cascade (×3.97
 //!   held-out pieces at 8k, 23k pieces at -inf).
 //! * With `bayes`, seeding with sentencepiece's seed score (count × length) instead of the
 //!   count: ×1.119 held-out pieces at 8k against ×1.093 (log-likelihood -1,205,618 against
 //!   -1,198,496): worse, reverted.
-//! * Not tried for lack of time: sentencepiece's pruning criterion (the piece's second-best
-//!   spelling as its replacement, Viterbi frequencies), its drop of pieces under 0.5 expected
-//!   count inside the M-step, and its final pick by score from 1.1 × the target.
+//! * (Measured later: the count × length score *with* sentencepiece's right-branching filter
+//!   and its pruning wins, above; the score alone, on every substring, loses.)
+//! * Not done: sentencepiece drops single symbols under 0.5 expected count too and re-adds them
+//!   at the end below every score; here they stay, floored (they must).
 //!
 //! Determinism (the floating-point reduction). Every float is computed by the operations
 //! docs/API.md prescribes, in its order, so results equal the Python reference's bit for bit —
@@ -278,7 +300,7 @@ struct Scratch {
     alpha: Vec<f64>,
     beta: Vec<f64>,
     viterbi: ViterbiScratch,
-    without: Vec<f64>,
+    without: ViterbiScratch,
 }
 
 /// The text of a piece: its first symbol's text, then each later symbol's with `strip_right`
@@ -348,7 +370,7 @@ pub fn train_traced(
     }
     let max_len = params.max_piece_length.unwrap_or(usize::MAX);
     // the runs come back owning the alphabet's stretch at the end of `syms`
-    let (mut table, runs) = seed(runs, &texts, strip_right, max_len, params.seed_size);
+    let (mut table, runs) = seed(runs, &texts, strip_right, max_len, params.seed_size, params.em == EmMethod::Sentencepiece);
     let seed_size = table.at.len();
     let mut size = seed_size;
     let mut rounds = vec![size];
@@ -369,12 +391,42 @@ pub fn train_traced(
     if let Some(t) = tracer.as_mut() {
         t.em_step(&runs, &table, &texts, strip_right, 0, 0);
     }
+    let sp = params.em == EmMethod::Sentencepiece;
+    // em="sentencepiece" stops at 1.1 × the target and picks the target by score
+    let stop_at = if sp { params.target.max((params.target as f64 * 1.1).floor() as usize) } else { params.target };
     loop {
         for k in 0..params.em_rounds {
-            em_round(&runs, &mut table, &stored, params.em);
+            let dropped = em_round(&runs, &mut table, &stored, params.em);
+            if dropped > 0 {
+                size -= dropped;
+                stored.retain(&table.alive);
+            }
             if let Some(t) = tracer.as_mut() {
                 t.em_step(&runs, &table, &texts, strip_right, rounds.len(), k + 1);
             }
+        }
+        if sp {
+            if size <= stop_at {
+                if let Some(t) = tracer.as_mut() {
+                    t.round(&runs, &table, &stored, size, None, &texts, strip_right);
+                }
+                break;
+            }
+            let trie = build_trie(&table, &runs.syms, a);
+            let found = prune::sp_losses(&runs, &table, &stored, &trie);
+            let alive_before = tracer.as_ref().map(|_| table.alive.clone());
+            size = prune::sp_prune(&mut table, &found, size, stop_at, params.shrink);
+            if let (Some(t), Some(before)) = (tracer.as_mut(), alive_before) {
+                let mut alive_now = std::mem::replace(&mut table.alive, before);
+                t.round(&runs, &table, &stored, rounds[rounds.len() - 1], Some((&found.loss, &alive_now)), &texts, strip_right);
+                std::mem::swap(&mut table.alive, &mut alive_now);
+            }
+            rounds.push(size);
+            stored.retain(&table.alive);
+            if let Some(p) = progress {
+                p.set((rounds.len() as u64 - 1).min(total_rounds));
+            }
+            continue;
         }
         if size <= params.target {
             if let Some(t) = tracer.as_mut() {
@@ -396,6 +448,11 @@ pub fn train_traced(
         if let Some(p) = progress {
             p.set(rounds.len() as u64 - 1);
         }
+    }
+    if sp && size > params.target {
+        size = prune::final_pick(&mut table, size, params.target);
+        rounds.push(size);
+        stored.retain(&table.alive);
     }
     let (log_likelihood, run_pieces) = final_pass(&runs, &table, &stored);
 

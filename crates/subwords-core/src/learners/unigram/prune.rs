@@ -1,9 +1,12 @@
 //! Unigram pruning: each piece's loss (what the corpus's best spellings lose without it) and
-//! the round that keeps `max(target, floor(shrink · size))` pieces.
+//! the round that keeps `max(target, floor(shrink · size))` pieces; for `em="sentencepiece"`,
+//! sentencepiece's criterion ([`sp_losses`], [`sp_prune`]) and its final pick ([`final_pick`]).
 
 use rayon::prelude::*;
 
 use super::{Runs, Scratch, Stored, Table, BATCH_CHUNKS};
+use crate::segmenters::unigram::lattice::Lattice;
+use crate::segmenters::unigram::trie::PieceTrie;
 
 /// Each live piece's pruning loss (0.0 for single symbols and unused pieces).
 pub(super) fn losses(runs: &Runs, table: &Table, stored: &Stored) -> Vec<f64> {
@@ -28,7 +31,7 @@ pub(super) fn losses(runs: &Runs, table: &Table, stored: &Stored) -> Vec<f64> {
                             continue;
                         }
                         used.push(arc.piece);
-                        let without = s.lattice.best_score_without_from(arc.piece, Some(&s.viterbi.score), &mut s.without);
+                        let without = s.lattice.best_score_without_from(arc.piece, Some(&s.viterbi), &mut s.without);
                         if without != with {
                             out.push((arc.piece, c * (with - without)));
                         }
@@ -57,4 +60,181 @@ pub(super) fn prune(table: &mut Table, loss: &[f64], size: usize, target: usize,
         table.alive[p as usize] = false;
     }
     size - (ranked.len() - from)
+}
+
+/// What `em="sentencepiece"` pruning found: every live piece's loss (0.0 where it has none) and
+/// the pieces it drops whatever the size (no best spelling uses them, or their own best
+/// spelling is split).
+pub(super) struct SpLosses {
+    pub loss: Vec<f64>,
+    pub drop: Vec<bool>,
+}
+
+/// sentencepiece's pruning criterion (`PruneSentencePieces` in its `unigram_model_trainer.cc`),
+/// on the current table:
+/// * each piece of two or more symbols is spelled on its own: if its best spelling is not the
+///   piece itself it is dropped; otherwise its best spelling without it is its *replacement*;
+/// * every run's Viterbi spelling gives each piece a frequency `f` (the run's count per use;
+///   integers, so the sums are exact) and `F = Σ f`; a piece with `f = 0` is dropped;
+/// * the others' loss is `f_p · ((ln f_p - ln F) - Σ_{n in replacement} (ln(f_n + f_p) -
+///   ln(F + f_p · (k - 1))))`, `k` the replacement's length, the sum folded from 0.0 in the
+///   replacement's order: what the corpus's unigram likelihood loses if every use of `p` were
+///   spelled with its replacement. (sentencepiece also divides by the runs' total count, a
+///   constant that does not change the order.)
+pub(super) fn sp_losses(runs: &Runs, table: &Table, stored: &Stored, trie: &PieceTrie<()>) -> SpLosses {
+    let np = table.at.len();
+    // 1. each piece's replacement (empty: keep it, no replacement; None: drop it)
+    let replacement: Vec<Option<Vec<u32>>> = (0..np)
+        .into_par_iter()
+        .map_init(Scratch::default, |s, p| {
+            if !table.alive[p] || table.len[p] < 2 || !table.has_prob[p] {
+                return Some(Vec::new());
+            }
+            let syms = &runs.syms[table.at[p] as usize..(table.at[p] + table.len[p]) as usize];
+            trie_lattice_without(trie, syms, &table.lp, None, &mut s.lattice);
+            if !s.lattice.viterbi_with(&mut s.viterbi) {
+                return Some(Vec::new());
+            }
+            let walk = s.viterbi.walk(&s.lattice);
+            if walk.len() != 1 || s.lattice.arcs()[walk[0] as usize].piece != p as u32 {
+                return None;
+            }
+            trie_lattice_without(trie, syms, &table.lp, Some(p as u32), &mut s.lattice);
+            if !s.lattice.viterbi_with(&mut s.viterbi) {
+                return Some(Vec::new());
+            }
+            Some(s.viterbi.walk(&s.lattice).into_iter().map(|k| s.lattice.arcs()[k as usize].piece).collect())
+        })
+        .collect();
+    // 2. Viterbi frequencies over the runs
+    let mut freq = vec![0u64; np];
+    for batch in stored.chunks.chunks(BATCH_CHUNKS) {
+        let parts: Vec<Vec<(u32, u64)>> = batch
+            .par_iter()
+            .map_init(Scratch::default, |s, chunk| {
+                let mut out = Vec::new();
+                for (k, r) in chunk.runs.clone().enumerate() {
+                    Stored::lattice(chunk, k, runs.run(r).len(), table, &mut s.lattice);
+                    if !s.lattice.viterbi_with(&mut s.viterbi) {
+                        continue;
+                    }
+                    let mut i = 0usize;
+                    while i < s.lattice.len() {
+                        let a = s.lattice.arcs()[s.viterbi.arc[i] as usize];
+                        out.push((a.piece, runs.count[r]));
+                        i = a.end as usize;
+                    }
+                }
+                out
+            })
+            .collect();
+        for part in parts {
+            for (p, c) in part {
+                freq[p as usize] += c;
+            }
+        }
+    }
+    let total: u64 = freq.iter().sum();
+    let mut loss = vec![0.0f64; np];
+    let mut drop = vec![false; np];
+    if total == 0 {
+        return SpLosses { loss, drop };
+    }
+    let log_total = (total as f64).ln();
+    for p in 0..np {
+        if !table.alive[p] || table.len[p] < 2 {
+            continue;
+        }
+        let alt = match &replacement[p] {
+            None => {
+                drop[p] = true;
+                continue;
+            }
+            Some(a) => a,
+        };
+        if freq[p] == 0 {
+            drop[p] = true;
+            continue;
+        }
+        if alt.is_empty() {
+            loss[p] = f64::INFINITY; // no replacement: kept, as sentencepiece keeps it
+            continue;
+        }
+        let f = freq[p];
+        let log_alt_total = ((total + f * (alt.len() as u64 - 1)) as f64).ln();
+        let with = (f as f64).ln() - log_total;
+        let mut without = 0.0f64;
+        for &n in alt {
+            without += ((freq[n as usize] + f) as f64).ln() - log_alt_total;
+        }
+        loss[p] = f as f64 * (with - without);
+    }
+    SpLosses { loss, drop }
+}
+
+/// The lattice of a short run (a piece's own symbols) from the trie, leaving out `without`.
+fn trie_lattice_without(trie: &PieceTrie<()>, run: &[u32], lp: &[f64], without: Option<u32>, l: &mut Lattice) {
+    l.reset(run.len());
+    for i in 0..run.len() {
+        trie.pieces_from(run, i, |end, p, ()| {
+            if Some(p) != without {
+                l.push(i as u32, end as u32, p, lp[p as usize]);
+            }
+        });
+    }
+    l.finish();
+}
+
+/// One sentencepiece pruning round: drops what [`sp_losses`] drops, then keeps
+/// `max(keep_floor, floor(shrink · size))` pieces, every single symbol first, then by loss
+/// descending, piece id (text) ascending. Returns the new size.
+pub(super) fn sp_prune(table: &mut Table, sp: &SpLosses, size: usize, keep_floor: usize, shrink: f64) -> usize {
+    let keep = keep_floor.max((shrink * size as f64).floor() as usize);
+    let mut singles = 0usize;
+    let mut ranked: Vec<u32> = Vec::new();
+    for p in 0..table.at.len() {
+        if !table.alive[p] {
+            continue;
+        }
+        if table.len[p] < 2 {
+            singles += 1;
+        } else if sp.drop[p] {
+            table.alive[p] = false;
+        } else {
+            ranked.push(p as u32);
+        }
+    }
+    let loss = &sp.loss;
+    ranked.sort_by(|&x, &y| loss[y as usize].partial_cmp(&loss[x as usize]).unwrap().then(x.cmp(&y)));
+    let from = keep.saturating_sub(singles).min(ranked.len());
+    for &p in &ranked[from..] {
+        table.alive[p as usize] = false;
+    }
+    singles + from
+}
+
+/// sentencepiece's final pick (`FinalizeSentencePieces`): keep every single symbol, then the
+/// other pieces by log-probability descending, piece id (text) ascending, up to `target`.
+pub(super) fn final_pick(table: &mut Table, size: usize, target: usize) -> usize {
+    if size <= target {
+        return size;
+    }
+    let mut singles = 0usize;
+    let mut ranked: Vec<u32> = Vec::new();
+    for p in 0..table.at.len() {
+        if table.alive[p] {
+            if table.len[p] < 2 {
+                singles += 1;
+            } else {
+                ranked.push(p as u32);
+            }
+        }
+    }
+    let lp = &table.lp;
+    ranked.sort_by(|&x, &y| lp[y as usize].partial_cmp(&lp[x as usize]).unwrap().then(x.cmp(&y)));
+    let from = target.saturating_sub(singles).min(ranked.len());
+    for &p in &ranked[from..] {
+        table.alive[p as usize] = false;
+    }
+    singles + from
 }

@@ -9,15 +9,33 @@ use crate::hash::Map;
 use crate::segmenters::unigram::lattice::NEG_INF;
 
 /// Walks the sorted suffixes and emits every distinct substring of 2..=max_len symbols once:
-/// `(a position where it occurs, length, weighted count)`.
-pub(super) fn walk(runs: &Runs, sufs: &[(u32, u32)], max_len: usize, mut emit: impl FnMut(u32, u32, u64)) {
+/// `(a position where it occurs, length, weighted count, right-branching)`. A substring is
+/// *right-branching* when its occurrences have two or more different followers, a run's end
+/// being one follower (sentencepiece's word boundary); one that only ever ends its run is when
+/// its count is at least 2 (sentencepiece's running text has it followed by the next word's
+/// mark and by the line's end); a substring of `max_len` symbols always is. In the walk: no occurrence continues when no suffix of the stretch restarted the
+/// accumulator of length `L + 1`; one symbol follows them all when the stretch of `L + 1`
+/// started at the same suffix and adds up to the same count.
+pub(super) fn walk(runs: &Runs, sufs: &[(u32, u32)], max_len: usize, mut emit: impl FnMut(u32, u32, u64, bool)) {
     let longest = (0..runs.len()).map(|r| runs.start[r + 1] - runs.start[r]).max().unwrap_or(0) as usize;
     let top = longest.min(max_len);
     let mut acc = vec![0u64; top + 1];
     let mut first = vec![0u32; top + 1];
+    // 1 + the index into `sufs` where each length's accumulator last restarted (0: never)
+    let mut from = vec![0usize; top + 2];
+    let branching = |acc: &[u64], from: &[usize], len: usize| -> bool {
+        if len >= top {
+            // at the length bound: kept; else a longest run whole, only its end follows it
+            return top == max_len || acc[len] >= 2;
+        }
+        if from[len + 1] < from[len] {
+            return acc[len] >= 2; // every occurrence ends its run
+        }
+        !(from[len + 1] == from[len] && acc[len + 1] == acc[len])
+    };
     let lim_of = |p: u32, r: u32| -> usize { ((runs.start[r as usize + 1] - p) as usize).min(max_len) };
     let mut prev: Option<(u32, usize)> = None;
-    for &(p, r) in sufs {
+    for (k, &(p, r)) in sufs.iter().enumerate() {
         let lim = lim_of(p, r);
         let c = runs.count[r as usize];
         let cur = &runs.syms[p as usize..p as usize + lim];
@@ -31,12 +49,13 @@ pub(super) fn walk(runs: &Runs, sufs: &[(u32, u32)], max_len: usize, mut emit: i
         };
         if let Some((_, pl)) = prev {
             for len in (l + 1).max(2)..=pl {
-                emit(first[len], len as u32, acc[len]);
+                emit(first[len], len as u32, acc[len], branching(&acc, &from, len));
             }
         }
         for len in (l + 1).max(2)..=lim {
             acc[len] = 0;
             first[len] = p;
+            from[len] = k + 1;
         }
         if lim >= 2 {
             for x in &mut acc[2..=lim] {
@@ -47,7 +66,7 @@ pub(super) fn walk(runs: &Runs, sufs: &[(u32, u32)], max_len: usize, mut emit: i
     }
     if let Some((_, pl)) = prev {
         for len in 2..=pl {
-            emit(first[len], len as u32, acc[len]);
+            emit(first[len], len as u32, acc[len], branching(&acc, &from, len));
         }
     }
 }
@@ -82,7 +101,29 @@ pub(super) fn parts(runs: &Runs, sufs: &[(u32, u32)]) -> Vec<std::ops::Range<usi
 
 /// The seed table. Returns it with the runs, the alphabet appended to `syms` (so every single
 /// symbol has a stretch to point at).
-pub(super) fn seed(mut runs: Runs, texts: &[Vec<u8>], strip_right: &[u8], max_len: usize, seed_size: Option<usize>) -> (Table, Runs) {
+///
+/// `sentencepiece` (`em="sentencepiece"`): sentencepiece's seed (`MakeSeedSentencePieces`):
+/// only right-branching substrings (the internal nodes of its suffix tree), each scored by
+/// weighted count × length in symbols; single symbols by their count; the cap keeps the
+/// highest scores (ties by text) and `lp = ln(score / Σ score)`.
+pub(super) fn seed(
+    mut runs: Runs,
+    texts: &[Vec<u8>],
+    strip_right: &[u8],
+    max_len: usize,
+    seed_size: Option<usize>,
+    sentencepiece: bool,
+) -> (Table, Runs) {
+    // a substring's seed score, or None when it is not a candidate
+    let score = move |l: u32, c: u64, branching: bool| -> Option<u64> {
+        if !sentencepiece {
+            Some(c)
+        } else if branching {
+            Some(c * l as u64)
+        } else {
+            None
+        }
+    };
     let a = texts.len();
     let mut single_count = vec![0u64; a];
     for r in 0..runs.len() {
@@ -117,9 +158,11 @@ pub(super) fn seed(mut runs: Runs, texts: &[Vec<u8>], strip_right: &[u8], max_le
             .par_iter()
             .map(|r| {
                 let mut v = Vec::new();
-                walk(&runs, &sufs[r.clone()], max_len, |p, l, c| {
-                    if keep(c) {
-                        v.push((p, l, c))
+                walk(&runs, &sufs[r.clone()], max_len, |p, l, c, b| {
+                    if let Some(c) = score(l, c, b) {
+                        if keep(c) {
+                            v.push((p, l, c))
+                        }
                     }
                 });
                 v
@@ -134,7 +177,11 @@ pub(super) fn seed(mut runs: Runs, texts: &[Vec<u8>], strip_right: &[u8], max_le
                 .par_iter()
                 .map(|r| {
                     let mut h: Map<u64, u64> = Map::default();
-                    walk(&runs, &sufs[r.clone()], max_len, |_, _, c| *h.entry(c).or_insert(0) += 1);
+                    walk(&runs, &sufs[r.clone()], max_len, |_, l, c, b| {
+                        if let Some(c) = score(l, c, b) {
+                            *h.entry(c).or_insert(0) += 1
+                        }
+                    });
                     h
                 })
                 .collect();

@@ -14,13 +14,44 @@
 //! * k-best, filled from the end: `best(i)` = the first k of `{x + s : arc (i, j, x), s in
 //!   best(j)}`, a candidate scoring `lp(x) + score(s)`. Viterbi is k = 1.
 //!
-//! Tie rule (Viterbi, n-best): higher score (equal means equal doubles); then fewer pieces; then
-//! the longer piece at the earliest position where the two spellings differ. Running the
+//! Tie rule (Viterbi, n-best): higher score, compared on the exact sum of the pieces'
+//! log-probabilities ([`fixed`], below); then fewer pieces; then the longer piece at the earliest
+//! position where the two spellings differ. Running the
 //! recurrence from the end makes the last rule local: two candidates at position `i` that start
 //! with different arcs differ at `i` itself (same start and same length would be the same arc),
 //! so the longer first arc wins; candidates sharing their first arc are compared on what
 //! follows. Fewest pieces: every arc costs 1; ties go to the longer piece at the earliest
 //! difference (arcs tried longest first, a later one taken only if strictly shorter).
+//!
+//! Exact scores (issue 15, "ties that are ties"). A spelling's score is a sum of doubles, and a
+//! float sum depends on the order it adds in: with `x = -0.1`, `y = -0.2`, `z = -0.3`
+//! (see `tests/unigram.rs`), `x + (y + z)` and `y + (x + z)` differ in the last bit, so two
+//! spellings made of the same pieces in another order, tied in arithmetic, were decided by
+//! rounding and the tie rule never had its say. Comparisons therefore use a fixed-point key:
+//! each log-probability once as the integer `round(lp · 2^64)` (half to even; `-inf` and
+//! anything below `-2^63` saturate to `i128::MIN`), and a spelling's key is the saturating
+//! `i128` sum of its pieces' keys. Log-probabilities are at most 0, so the saturating sum is
+//! `max(i128::MIN, exact sum)` whatever the order: exact, order-free, transitive and the same
+//! on every thread. For `|lp| >= 2^-12` (every piece with probability below 0.99976) the key is
+//! `lp · 2^64` exactly (the double's last bit is worth at least `2^-64`), so the comparison is
+//! the exact arithmetic of the stored doubles, not an approximation of it; a piece likelier
+//! than that is rounded to a multiple of `2^-64` (5.4e-20), once, the same in every spelling.
+//! The scores callers see are still the float recurrence's doubles (`lp + score(rest)`, from the
+//! last piece), so every reported number is what it was; only which spelling wins can change,
+//! and only where rounding used to decide (an 8k `front` model trained on the english corpus:
+//! 4 of its first 60,000 lines change, each to a rearrangement of the same pieces, `...` `.`
+//! where rounding had `.` `...`; the trained model file is byte-identical). Considered and
+//! rejected (reasoned, not built): (b) compensated (two-sum) or sorted
+//! sums are still rounded, so permutations can still differ in the last bit of the error term
+//! and need a tolerance on top, and a sorted sum does not fit a left-to-right recurrence; (c) a
+//! tolerance (`|a - b| <= eps` as a tie) is not transitive (`a ~ b ~ c` but not `a ~ c`), so
+//! the k-best sort and the recurrence's choices could depend on the order candidates arrive
+//! in; `i64` keys either round every piece (at a `2^32` scale, spellings less than about
+//! 1e-10 apart would tie) or, at a scale that keeps the doubles exact, overflow after a few
+//! thousand pieces. Cost: the model's trie holds the keys (computed once at load), so encoding
+//! adds an `i128` add and compare per arc; the lattice converts each arc's double as it reads
+//! it (a multiply and a shift). The SentencePiece `.model` reader (`subwords-compat`) has its own single-precision Viterbi and
+//! keeps sentencepiece's float comparisons; nothing here reaches it.
 //!
 //! Sampling (docs/API.md, "Sampling"): forward filtering with every `lp` scaled by `alpha`, then
 //! backward sampling from `n`, one uniform draw per piece from [`SplitMix64`], the generator both
@@ -54,6 +85,44 @@ pub fn logaddexp(a: f64, b: f64) -> f64 {
         return a;
     }
     a + d.exp().ln_1p()
+}
+
+/// `2^64`: one log-probability unit in [`fixed`] keys.
+const FIXED_ONE: f64 = 18_446_744_073_709_551_616.0;
+
+/// A log-probability as an exact fixed-point key: `round(lp · 2^64)`, half to even, saturating
+/// (`-inf` and everything below `-2^63` give `i128::MIN`). Multiplying by a power of two is
+/// exact, and for `|lp| >= 2^-12` the product is already a whole number, so rounding only
+/// touches pieces likelier than 0.99976. `lp` is never NaN (models and the learner refuse it).
+#[inline]
+pub fn fixed(lp: f64) -> i128 {
+    let x = lp * FIXED_ONE;
+    if x.abs() < 4_503_599_627_370_496.0 {
+        // below 2^52 the product may have a fraction: round it (rare: |lp| < 2^-12)
+        return x.round_ties_even() as i64 as i128;
+    }
+    // a whole number `±m · 2^e` with e >= 0: shift the mantissa (no float-to-int library call
+    // on the learner's hot path); 2^127 and beyond (and infinities) saturate
+    let bits = x.to_bits();
+    let e = ((bits >> 52) & 0x7ff) as i32 - 1075;
+    let m = ((bits & ((1u64 << 52) - 1)) | (1u64 << 52)) as i128;
+    let negative = bits >> 63 == 1;
+    if e >= 75 {
+        return if negative { i128::MIN } else { i128::MAX };
+    }
+    let v = m << e;
+    if negative {
+        -v
+    } else {
+        v
+    }
+}
+
+/// The key of a spelling extended by one piece: the saturating sum. With every key at most 0 it
+/// is `max(i128::MIN, exact sum)`, the same double-free value in any order.
+#[inline]
+pub fn fixed_add(a: i128, b: i128) -> i128 {
+    a.saturating_add(b)
 }
 
 /// `scale · lp`, with `0 · lp = 0` even for `lp = -inf` (alpha 0: every spelling alike), as the
@@ -118,6 +187,8 @@ pub struct Lattice {
 /// One entry of the k-best table: a spelling of the suffix from some position.
 #[derive(Clone, Copy)]
 struct Entry {
+    /// the exact key of the spelling ([`fixed`]); `score` is the reported double
+    key: i128,
     score: f64,
     count: u32,
     /// first arc (NONE for the empty spelling at `n`)
@@ -224,73 +295,88 @@ impl Lattice {
         s.count.resize(n + 1, NONE);
         s.arc.clear();
         s.arc.resize(n + 1, NONE);
+        s.key.clear();
+        s.key.resize(n + 1, i128::MIN);
         s.score[n] = 0.0;
         s.count[n] = 0;
-        for i in (0..n).rev() {
-            let (mut bs, mut bc, mut ba, mut bl) = (NEG_INF, NONE, NONE, 0u32);
+        s.key[n] = 0;
+        self.viterbi_down(n, None, s);
+        s.count[0] != NONE
+    }
+
+    /// The Viterbi recurrence for positions `top - 1` down to 0 (`s` already holds positions
+    /// `top..=n`), skipping the arcs of `skip`: the best by exact key, then fewer pieces, then
+    /// the longer first arc.
+    fn viterbi_down(&self, top: usize, skip: Option<u32>, s: &mut ViterbiScratch) {
+        for i in (0..top).rev() {
+            let (mut bk, mut bs, mut bc, mut ba, mut bl) = (i128::MIN, NEG_INF, NONE, NONE, 0u32);
             for k in self.starting(i) {
                 let a = &self.arcs[k];
                 let j = a.end as usize;
-                if s.count[j] == NONE {
+                if s.count[j] == NONE || skip == Some(a.piece) {
                     continue;
                 }
-                let sc = a.log_prob + s.score[j];
+                let key = fixed_add(fixed(a.log_prob), s.key[j]);
                 let cnt = s.count[j] + 1;
                 let len = a.end - a.start;
-                let better = bc == NONE || sc > bs || (sc == bs && (cnt < bc || (cnt == bc && len > bl)));
+                let better = bc == NONE || key > bk || (key == bk && (cnt < bc || (cnt == bc && len > bl)));
                 if better {
-                    (bs, bc, ba, bl) = (sc, cnt, k as u32, len);
+                    (bk, bs, bc, ba, bl) = (key, a.log_prob + s.score[j], cnt, k as u32, len);
                 }
             }
+            s.key[i] = bk;
             s.score[i] = bs;
             s.count[i] = bc;
             s.arc[i] = ba;
         }
-        s.count[0] != NONE
     }
 
     /// The Viterbi score with the arcs of `piece` taken out (the table not renormalised), or
-    /// `-inf` if the unit then has no spelling. Only the score: ties do not change it.
-    pub fn best_score_without(&self, piece: u32, score: &mut Vec<f64>) -> f64 {
+    /// `-inf` if the unit then has no spelling: the reported double of the spelling the tie
+    /// rules pick without `piece` (Viterbi's choice, so the same double the reference gives).
+    pub fn best_score_without(&self, piece: u32, score: &mut ViterbiScratch) -> f64 {
         self.best_score_without_from(piece, None, score)
     }
 
-    /// [`Lattice::best_score_without`] reusing `viterbi` (the full lattice's best scores from
-    /// each position, as [`Lattice::viterbi_with`] leaves them): positions after the last arc of
-    /// `piece` keep their score, the rest are recomputed. An unreachable position scores `-inf`
-    /// (a reachable `-inf` is treated alike; it can only lose a maximum, so the result is the
-    /// same double).
-    pub fn best_score_without_from(&self, piece: u32, viterbi: Option<&[f64]>, score: &mut Vec<f64>) -> f64 {
+    /// [`Lattice::best_score_without`] reusing `viterbi` (the full lattice's Viterbi, as
+    /// [`Lattice::viterbi_with`] leaves it): positions after the last arc of `piece` keep their
+    /// best spelling (no arc from there is `piece`'s), the rest are recomputed.
+    pub fn best_score_without_from(&self, piece: u32, viterbi: Option<&ViterbiScratch>, s: &mut ViterbiScratch) -> f64 {
         let n = self.n;
-        score.clear();
-        score.resize(n + 1, NEG_INF);
-        score[n] = 0.0;
         let mut top = n;
         if let Some(v) = viterbi {
-            let last = self.arcs.iter().rposition(|a| a.piece == piece);
-            match last {
-                None => return v[0],
-                Some(k) => {
-                    top = self.arcs[k].start as usize + 1;
-                    score[top..].copy_from_slice(&v[top..]);
-                }
+            match self.arcs.iter().rposition(|a| a.piece == piece) {
+                None => return if v.count[0] == NONE { NEG_INF } else { v.score[0] },
+                Some(k) => top = self.arcs[k].start as usize + 1,
             }
         }
-        for i in (0..top.min(n)).rev() {
-            let mut best = NEG_INF;
-            for a in &self.arcs[self.starting(i)] {
-                let j = a.end as usize;
-                if a.piece == piece || score[j] == NEG_INF {
-                    continue;
-                }
-                let sc = a.log_prob + score[j];
-                if sc > best {
-                    best = sc;
-                }
+        s.score.clear();
+        s.score.resize(n + 1, NEG_INF);
+        s.count.clear();
+        s.count.resize(n + 1, NONE);
+        s.key.clear();
+        s.key.resize(n + 1, i128::MIN);
+        s.arc.clear();
+        s.arc.resize(n + 1, NONE);
+        match viterbi {
+            Some(v) => {
+                s.score[top..].copy_from_slice(&v.score[top..]);
+                s.count[top..].copy_from_slice(&v.count[top..]);
+                s.key[top..].copy_from_slice(&v.key[top..]);
+                s.arc[top..].copy_from_slice(&v.arc[top..]);
             }
-            score[i] = best;
+            None => {
+                s.score[n] = 0.0;
+                s.count[n] = 0;
+                s.key[n] = 0;
+            }
         }
-        score[0]
+        self.viterbi_down(top.min(n), Some(piece), s);
+        if s.count[0] == NONE {
+            NEG_INF
+        } else {
+            s.score[0]
+        }
     }
 
     /// The `k` best spellings in the tie order (`k = usize::MAX`: every spelling; exponential,
@@ -301,14 +387,15 @@ impl Lattice {
         }
         let n = self.n;
         let mut best: Vec<Vec<Entry>> = vec![Vec::new(); n + 1];
-        best[n].push(Entry { score: 0.0, count: 0, arc: NONE, next: NONE });
+        best[n].push(Entry { key: 0, score: 0.0, count: 0, arc: NONE, next: NONE });
         let mut cands: Vec<Entry> = Vec::new();
         for i in (0..n).rev() {
             cands.clear();
             for k_arc in self.starting(i) {
                 let a = &self.arcs[k_arc];
                 for (m, e) in best[a.end as usize].iter().enumerate() {
-                    cands.push(Entry { score: a.log_prob + e.score, count: e.count + 1, arc: k_arc as u32, next: m as u32 });
+                    let key = fixed_add(fixed(a.log_prob), e.key);
+                    cands.push(Entry { key, score: a.log_prob + e.score, count: e.count + 1, arc: k_arc as u32, next: m as u32 });
                 }
             }
             cands.sort_by(|x, y| self.cmp_entries(&best, x, y));
@@ -333,13 +420,7 @@ impl Lattice {
     /// The tie order of two spellings of the suffix from one position.
     fn cmp_entries(&self, best: &[Vec<Entry>], x: &Entry, y: &Entry) -> std::cmp::Ordering {
         use std::cmp::Ordering::*;
-        if x.score > y.score {
-            return Less;
-        }
-        if x.score < y.score {
-            return Greater;
-        }
-        match x.count.cmp(&y.count) {
+        match y.key.cmp(&x.key).then(x.count.cmp(&y.count)) {
             Equal => {}
             o => return o,
         }
@@ -473,11 +554,12 @@ fn pick(weights: &[f64], t: f64) -> usize {
     weights.len().saturating_sub(1)
 }
 
-/// Reusable buffers for [`Lattice::viterbi_with`]: per position, the best score of the rest,
-/// its piece count and its first arc.
+/// Reusable buffers for [`Lattice::viterbi_with`]: per position, the best score of the rest
+/// (the reported double), its exact key ([`fixed`]), its piece count and its first arc.
 #[derive(Default)]
 pub struct ViterbiScratch {
     pub score: Vec<f64>,
+    pub key: Vec<i128>,
     pub count: Vec<u32>,
     pub arc: Vec<u32>,
 }
@@ -503,6 +585,26 @@ mod tests {
     #[test]
     fn splitmix_matches_the_reference() {
         assert_eq!(SplitMix64::new(0).next_u64(), 0xE220_A839_7B1D_CDAF);
+    }
+
+    #[test]
+    fn fixed_keys_are_the_rounded_scaled_doubles() {
+        // against the standard library's own rounding and saturating cast, on doubles of every
+        // size a log-probability takes (and a few no table holds)
+        let mut rng = SplitMix64::new(15);
+        let mut samples = vec![0.0, -0.0, -1e-300, -2f64.powi(-12), -2f64.powi(-13) * 3.0, -0.5, -1.0, -2f64.powi(63), -2f64.powi(64), -1e300, NEG_INF];
+        for _ in 0..20_000 {
+            let e = (rng.uniform() * 90.0) as i32 - 70;
+            samples.push(-rng.uniform() * 2f64.powi(e));
+        }
+        for lp in samples {
+            assert_eq!(fixed(lp), (lp * 18_446_744_073_709_551_616.0).round_ties_even() as i128, "{lp:e}");
+        }
+        assert_eq!(fixed(-1.0), -(1i128 << 64));
+        assert_eq!(fixed(NEG_INF), i128::MIN);
+        // a tie of the rounding goes to even: 2^-65 is half a unit
+        assert_eq!(fixed(-(2f64.powi(-65))), 0);
+        assert_eq!(fixed(-3.0 * 2f64.powi(-65)), -2);
     }
 
     #[test]

@@ -5,42 +5,49 @@
 //! trie as they are needed. Arcs from one start come end ascending, as the lattice holds them,
 //! so every tie resolves the same way and the two give the same pieces.
 //!
+//! Scores are compared as exact fixed-point keys ([`super::lattice::fixed`], issue 15): the trie
+//! holds each piece's key, computed once when the model is built, and a spelling's key is the
+//! exact sum of its pieces' keys, so two spellings of the same pieces in another order tie and
+//! the tie rules decide, never the order a float sum adds in. Encoding reports no scores, so no
+//! double is carried.
+//!
 //! The buffers live in a [`Viterbi`] the caller owns (one per thread of a batch), so a call
 //! allocates nothing once they have grown.
 
-use super::lattice::NEG_INF;
+use super::lattice::fixed_add;
 use super::trie::PieceTrie;
 
 const NONE: u32 = u32::MAX;
 
-/// Per position: the best suffix score, its piece count, and its first piece (row, end).
+/// Per position: the best suffix's exact key, its piece count, and its first piece (row, end).
 #[derive(Default)]
 pub struct Viterbi {
-    score: Vec<f64>,
+    score: Vec<i128>,
     count: Vec<u32>,
     best: Vec<(u32, u32)>,
 }
 
 impl Viterbi {
-    /// Runs the recurrence on `run`; false if the run has no spelling.
-    pub fn run(&mut self, trie: &PieceTrie<f64>, run: &[u32]) -> bool {
+    /// Runs the recurrence on `run` over a trie of [`super::lattice::fixed`] keys; false if the
+    /// run has no spelling.
+    pub fn run(&mut self, trie: &PieceTrie<i128>, run: &[u32]) -> bool {
         let n = run.len();
         self.score.clear();
-        self.score.resize(n + 1, NEG_INF);
+        self.score.resize(n + 1, i128::MIN);
         self.count.clear();
         self.count.resize(n + 1, NONE);
         self.best.clear();
         self.best.resize(n + 1, (NONE, 0));
-        self.score[n] = 0.0;
+        self.score[n] = 0;
         self.count[n] = 0;
         for i in (0..n).rev() {
-            let (mut bs, mut bc, mut bp, mut be) = (NEG_INF, NONE, NONE, 0u32);
+            let (mut bs, mut bc, mut bp, mut be) = (i128::MIN, NONE, NONE, 0u32);
             let (score, count) = (&self.score, &self.count);
-            trie.pieces_from(run, i, |end, piece, lp| {
+            trie.pieces_from(run, i, |end, piece, key| {
                 if count[end] == NONE {
                     return;
                 }
-                let sc = lp + score[end];
+                let sc = fixed_add(key, score[end]);
                 let cnt = count[end] + 1;
                 // a later arc is longer, so on equal score and count it wins
                 if bc == NONE || sc > bs || (sc == bs && cnt <= bc) {
