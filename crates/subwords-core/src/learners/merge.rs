@@ -1174,7 +1174,7 @@ impl<'a> Engine<'a> {
         if self.score == Score::WordPiece {
             let base = self.symbols.base;
             // a and b lost `sites` occurrences each, c gained them: every pair of a or b now
-            // scores higher, so each gets a fresh entry
+            // scores higher, and a bound per symbol covers them (below)
             self.sym_count[(a - base) as usize] -= sites;
             self.sym_count[(b - base) as usize] -= sites;
             let ci = (c - base) as usize;
