@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 
 use subwords_compat::huggingface::{HfPipeline, ModelPlan, Plan};
-use subwords_core::tokenizer::Model;
+use subwords_core::tokenizer::Tokenizer;
 use subwords_core::options::ModelKind;
 use subwords_compat::sentencepiece::SpModel;
 use subwords_compat::tiktoken::{parse_rank_file, Pattern, RankBpe};
@@ -47,14 +47,14 @@ pub const TIKTOKEN_MAX_BYTES: usize = 256 << 20;
 /// `python/subwords/formats/huggingface.py` `MAX_FILE_BYTES` (the tokenizer.json the plan is made from).
 pub const HF_MAX_BYTES: usize = 1 << 30;
 
-/// The own JSON model file: `Model::from_json`, as `subwords.load` calls it.
+/// The own JSON model file: `Tokenizer::from_json`, as `subwords.load` calls it.
 pub fn model_json(data: &[u8]) -> bool {
     if data.len() > MODEL_JSON_MAX_BYTES {
         return false;
     }
     // the reader refuses non-UTF-8 before parsing
     let Ok(text) = std::str::from_utf8(data) else { return false };
-    let Ok(model) = Model::from_json(text) else { return false };
+    let Ok(model) = Tokenizer::from_json(text) else { return false };
     let rows = model.rows.len();
     let check = |ids: &[u32], what: &str| {
         assert!(ids.iter().all(|&i| (i as usize) < rows), "{what}: an id is not below the {rows} rows");
@@ -96,7 +96,7 @@ pub fn model_json(data: &[u8]) -> bool {
     }
     // a model that loaded writes a file that loads again, to the same file
     let saved = model.to_json();
-    let again = Model::from_json(&saved).unwrap_or_else(|e| panic!("a loaded model's own file does not load again: {e}"));
+    let again = Tokenizer::from_json(&saved).unwrap_or_else(|e| panic!("a loaded model's own file does not load again: {e}"));
     assert_eq!(again.to_json(), saved, "a loaded model's own file reads back differently");
     true
 }

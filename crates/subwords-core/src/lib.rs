@@ -2,7 +2,7 @@
 //!
 //! The shape follows DESIGN §1: a [`spelling`] turns text into units and units into symbols, a
 //! learner ([`learners`]) turns counted symbol sequences into a vocabulary, a segmenter
-//! ([`segmenters`]) cuts a unit into pieces, and a [`tokenizer::Model`] composes them into
+//! ([`segmenters`]) cuts a unit into pieces, and a [`tokenizer::Tokenizer`] composes them into
 //! encode and decode, saved as the canonical JSON file ([`tokenizer::file`]); [`batch`] runs
 //! many texts on scoped threads. Nothing here prints, and nothing depends on hash-map iteration
 //! order: the same input and options give byte-identical models whatever the thread count, input

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use subwords_core::counting::UnitCounter;
 use subwords_core::hash::RANDOMIZED;
 use subwords_core::learners::{train, Corpus, UnitCount};
-use subwords_core::tokenizer::{Mode, Model};
+use subwords_core::tokenizer::{Mode, Tokenizer};
 use subwords_core::options::{ModelKind, TrainOptions};
 use subwords_core::segmenters::unigram::lattice::SplitMix64;
 
@@ -105,7 +105,7 @@ const FEEDS: &[Feed] = &[
 /// Joints for the pre-split case: these words are cut before spelling, as undo = un|do.
 const JOINTS: &[(&str, &[&str])] = &[("lower", &["low", "er"]), ("newest", &["new", "est"]), ("abca", &["ab", "ca"])];
 
-fn train_once(opts: &TrainOptions, joints: bool, texts: &[String], feed: &Feed, dir: &std::path::Path) -> Model {
+fn train_once(opts: &TrainOptions, joints: bool, texts: &[String], feed: &Feed, dir: &std::path::Path) -> Tokenizer {
     let mut texts = texts.to_vec();
     if let Some(seed) = feed.shuffle {
         shuffle(&mut texts, &mut SplitMix64::new(seed));
@@ -161,7 +161,7 @@ fn cut_at_joints(corpus: &mut Corpus) {
 
 /// Everything a run produces that must not change: the model file and what the model does with
 /// the probe.
-fn fingerprint(m: &Model) -> (String, Vec<String>) {
+fn fingerprint(m: &Tokenizer) -> (String, Vec<String>) {
     let mut uses = vec![format!("encode {:?}", m.encode(PROBE))];
     let words: Vec<&str> = PROBE.split_whitespace().collect();
     uses.push(format!("encode_batch {:?}", m.encode_batch(&words, 3)));

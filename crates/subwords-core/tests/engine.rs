@@ -3,7 +3,7 @@
 
 use subwords_core::counting::UnitCounter;
 use subwords_core::learners::{train, Corpus};
-use subwords_core::tokenizer::Model;
+use subwords_core::tokenizer::Tokenizer;
 use subwords_core::options::TrainOptions;
 
 fn options(json: &str) -> TrainOptions {
@@ -11,7 +11,7 @@ fn options(json: &str) -> TrainOptions {
 }
 
 /// The four words of the BPE page (000_…): low 5, lower 2, newest 6, widest 3.
-fn four_words(opts: &TrainOptions, threads: usize) -> Model {
+fn four_words(opts: &TrainOptions, threads: usize) -> Tokenizer {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     pool.install(|| {
         let mut counter = UnitCounter::new(opts.spelling().unwrap(), threads, opts.superword_at.is_some());
@@ -23,7 +23,7 @@ fn four_words(opts: &TrainOptions, threads: usize) -> Model {
     })
 }
 
-fn pieces(m: &Model, text: &str) -> Vec<String> {
+fn pieces(m: &Tokenizer, text: &str) -> Vec<String> {
     m.encode(text).unwrap().into_iter().map(|i| m.display(i).unwrap()).collect()
 }
 
@@ -63,7 +63,7 @@ fn model_file_round_trips() {
     ] {
         let m = four_words(&options(json), 1);
         let text = m.to_json();
-        let back = Model::from_json(&text).unwrap();
+        let back = Tokenizer::from_json(&text).unwrap();
         assert_eq!(back.to_json(), text, "{json}");
         assert_eq!(back.encode("lowest newer").unwrap(), m.encode("lowest newer").unwrap());
     }

@@ -4,13 +4,13 @@
 
 use subwords_core::counting::UnitCounter;
 use subwords_core::learners::{self, merge, unigram};
-use subwords_core::tokenizer::Model;
+use subwords_core::tokenizer::Tokenizer;
 use subwords_core::options::TrainOptions;
 
 // BPE page: "The word low occurs five times, lower twice, newest six times and widest three."
 const FOUR: &[(&str, u64)] = &[("low", 5), ("lower", 2), ("newest", 6), ("widest", 3)];
 
-fn train_with(options: &str, words: &[(&str, u64)], traces: &mut learners::Traces) -> Model {
+fn train_with(options: &str, words: &[(&str, u64)], traces: &mut learners::Traces) -> Tokenizer {
     let opts = TrainOptions::from_json(options).unwrap();
     let mut counter = UnitCounter::new(opts.spelling().unwrap(), 1, false);
     for &(w, c) in words {
@@ -20,17 +20,17 @@ fn train_with(options: &str, words: &[(&str, u64)], traces: &mut learners::Trace
     learners::train_traced(&opts, learners::Corpus::from_counts(counts, norm, texts, streams), None, traces).unwrap()
 }
 
-fn train(options: &str, words: &[(&str, u64)]) -> Model {
+fn train(options: &str, words: &[(&str, u64)]) -> Tokenizer {
     train_with(options, words, &mut learners::Traces::default())
 }
 
-fn merge_traced(request: merge::TraceRequest, options: &str, words: &[(&str, u64)]) -> (Model, merge::MergeTrace) {
+fn merge_traced(request: merge::TraceRequest, options: &str, words: &[(&str, u64)]) -> (Tokenizer, merge::MergeTrace) {
     let mut traces = learners::Traces { merge: Some((request, Default::default())), unigram: None };
     let model = train_with(options, words, &mut traces);
     (model, traces.merge.unwrap().1)
 }
 
-fn unigram_traced(request: unigram::UnigramTraceRequest, options: &str, words: &[(&str, u64)]) -> (Model, unigram::UnigramTrace) {
+fn unigram_traced(request: unigram::UnigramTraceRequest, options: &str, words: &[(&str, u64)]) -> (Tokenizer, unigram::UnigramTrace) {
     let mut traces = learners::Traces { merge: None, unigram: Some((request, Default::default())) };
     let model = train_with(options, words, &mut traces);
     (model, traces.unigram.unwrap().1)

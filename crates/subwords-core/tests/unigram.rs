@@ -4,9 +4,9 @@
 //!
 //! Two layers. The learner's numbers (seed, EM, losses, rounds) come from
 //! `learners::unigram::train` on hand-spelled units. Every cut of a unit (Viterbi, fewest pieces,
-//! n-best, shares, sampling, arc counts) comes from a [`Model`] trained through the public path
+//! n-best, shares, sampling, arc counts) comes from a [`Tokenizer`] trained through the public path
 //! (`learners::train`, what `subwords.train` calls) and read back from its file (what
-//! `subwords.load` does): the model's own trie walk and Viterbi, the code `Model::encode` runs.
+//! `subwords.load` does): the model's own trie walk and Viterbi, the code `Tokenizer::encode` runs.
 
 use std::collections::BTreeMap;
 
@@ -14,7 +14,7 @@ use subwords_core::counting::UnitCounter;
 use subwords_core::learners;
 use subwords_core::learners::merge::{Flat, NO_SYMBOL};
 use subwords_core::learners::unigram::{losses_on, train, UnigramParams, UnigramTrained};
-use subwords_core::tokenizer::{Mode, Model};
+use subwords_core::tokenizer::{Mode, Tokenizer};
 use subwords_core::options::TrainOptions;
 use subwords_core::segmenters::unigram::lattice::SplitMix64;
 
@@ -93,7 +93,7 @@ fn table(c: &Corpus, t: &UnigramTrained) -> BTreeMap<String, f64> {
 }
 
 /// A Unigram model of `words` trained through the public path and read back from its file.
-fn trained(spelling: &str, vocab_size: u64, em_rounds: u32, words: &[(&str, u64)]) -> Model {
+fn trained(spelling: &str, vocab_size: u64, em_rounds: u32, words: &[(&str, u64)]) -> Tokenizer {
     let opts = TrainOptions::from_json(&format!(
         r#"{{"model":"unigram","spelling":"{spelling}","vocab_size":{vocab_size},"em_rounds":{em_rounds}}}"#
     ))
@@ -105,16 +105,16 @@ fn trained(spelling: &str, vocab_size: u64, em_rounds: u32, words: &[(&str, u64)
     let (counts, norm, texts, streams) = counter.finish().unwrap();
     let m = learners::train(&opts, learners::Corpus::from_counts(counts, norm, texts, streams)).unwrap();
     let file = m.to_json();
-    let back = Model::from_json(&file).unwrap();
+    let back = Tokenizer::from_json(&file).unwrap();
     assert_eq!(back.to_json(), file);
     back
 }
 
 /// A Unigram model file holding exactly the pieces of `rows` (text, log-prob) under `scheme`
-/// (`end`, `front` or `continuation`), read by `Model::from_json`: how a table from elsewhere
+/// (`end`, `front` or `continuation`), read by `Tokenizer::from_json`: how a table from elsewhere
 /// (the Python reference's) gets the product's segmenter. Single symbols become the alphabet
 /// (text order), the rest learned rows in the order given.
-fn model_from_table(scheme: &str, rows: &[(String, f64)]) -> Model {
+fn model_from_table(scheme: &str, rows: &[(String, f64)]) -> Tokenizer {
     let mark = match scheme {
         "end" => "</w>",
         "continuation" => "##",
@@ -153,27 +153,27 @@ fn model_from_table(scheme: &str, rows: &[(String, f64)]) -> Model {
         "merges": [],
         "log_probs": log_probs,
     });
-    Model::from_json(&file.to_string()).unwrap()
+    Tokenizer::from_json(&file.to_string()).unwrap()
 }
 
 /// Pieces as the pages print them, space-separated.
-fn show(m: &Model, ids: &[u32]) -> String {
+fn show(m: &Tokenizer, ids: &[u32]) -> String {
     ids.iter().map(|&i| m.display(i).unwrap()).collect::<Vec<_>>().join(" ")
 }
 
 /// A piece's log-probability in a model.
-fn lp(m: &Model, piece: &str) -> f64 {
+fn lp(m: &Tokenizer, piece: &str) -> f64 {
     m.log_probs[m.piece_to_id(piece).unwrap_or_else(|| panic!("no row {piece}")) as usize].unwrap()
 }
 
 /// Every piece of a model with its log-probability, as [`table`] gives the learner's.
-fn model_table(m: &Model) -> BTreeMap<String, f64> {
+fn model_table(m: &Tokenizer) -> BTreeMap<String, f64> {
     (0..m.rows.len() as u32).filter_map(|i| m.log_probs[i as usize].map(|v| (m.display(i).unwrap(), v))).collect()
 }
 
 /// Viterbi as `encode` runs it, with the sum of its pieces' log-probabilities (`-inf` with an
 /// `[UNK]` among them: it has none).
-fn best(m: &Model, text: &str) -> (String, f64) {
+fn best(m: &Tokenizer, text: &str) -> (String, f64) {
     let ids = m.encode(text).unwrap();
     (show(m, &ids), ids.iter().map(|&i| m.log_probs[i as usize].unwrap_or(f64::NEG_INFINITY)).sum())
 }
@@ -635,7 +635,7 @@ fn a_table_from_elsewhere_cuts_as_the_trained_model() {
         for w in ["lowest", "lower", "newest", "widest", "low", "west", "nest", "lot"] {
             assert_eq!(best(&from_file, w).0, best(&m, w).0, "{scheme} {w}");
             let (a, b) = (from_file.nbest_of(w, 5).unwrap(), m.nbest_of(w, 5).unwrap());
-            let names = |mm: &Model, v: &[(Vec<u32>, f64)]| v.iter().map(|s| (show(mm, &s.0), s.1)).collect::<Vec<_>>();
+            let names = |mm: &Tokenizer, v: &[(Vec<u32>, f64)]| v.iter().map(|s| (show(mm, &s.0), s.1)).collect::<Vec<_>>();
             assert_eq!(names(&from_file, &a), names(&m, &b), "{scheme} {w}");
         }
     }

@@ -1,6 +1,6 @@
 //! The engine half of `subwords.extend` (issue 13). `extend_merges` serves the other formats
 //! (Python spells the new corpus's units in the file's alphabet); `model_extended` serves our
-//! own models, whose spelling lives in the core (`Model::extended`).
+//! own models, whose spelling lives in the core (`Tokenizer::extended`).
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;

@@ -19,7 +19,7 @@ use pyo3::types::{PyBytes, PyList};
 
 use subwords_core::counting::UnitCounter;
 use subwords_core::learners::{self, Corpus, StageTwoTexts, UnitCount};
-use subwords_core::tokenizer::Model;
+use subwords_core::tokenizer::Tokenizer;
 use subwords_core::options::TrainOptions;
 use subwords_core::Error;
 
@@ -289,14 +289,14 @@ impl Trainer {
 
 #[pyclass(module = "subwords._core", name = "Model", frozen)]
 struct PyModel {
-    inner: Model,
+    inner: Tokenizer,
     /// One Python int per id, made on first use: building result lists then costs a reference
     /// count per id instead of an allocation per id (most ids are above CPython's small-int cache).
     ints: std::sync::OnceLock<Vec<Py<PyAny>>>,
 }
 
 impl PyModel {
-    fn wrap(inner: Model) -> Self {
+    fn wrap(inner: Tokenizer) -> Self {
         PyModel { inner, ints: std::sync::OnceLock::new() }
     }
 
@@ -363,7 +363,7 @@ fn char_offsets(text: &str) -> Vec<u32> {
 impl PyModel {
     #[staticmethod]
     fn from_json(py: Python<'_>, text: String) -> PyResult<Self> {
-        let inner = py.detach(|| Model::from_json(&text)).map_err(|e| to_py(py, e))?;
+        let inner = py.detach(|| Tokenizer::from_json(&text)).map_err(|e| to_py(py, e))?;
         Ok(PyModel::wrap(inner))
     }
 

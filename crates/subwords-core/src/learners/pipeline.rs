@@ -3,12 +3,12 @@
 //! optionally limited to the most frequent symbols), does the size accounting of DESIGN §2
 //! (byte-fallback rows outside the budget unless asked), runs the merge engine (twice for
 //! two-stage BPE: within units, then across them on each text as one stream) or the Unigram
-//! learner, and builds the [`Model`].
+//! learner, and builds the [`Tokenizer`].
 
 use crate::hash::Map;
 
 use crate::error::{Error, Result};
-use crate::tokenizer::{Model, Parts, Report, Work};
+use crate::tokenizer::{Tokenizer, Parts, Report, Work};
 use crate::options::{ModelKind, TrainOptions};
 use crate::segmenters::merge_replay::{replay, MergeMap};
 use crate::spelling::{Scheme, Spelling};
@@ -17,12 +17,12 @@ use crate::vocab::{Row, RowKind, UNK};
 use super::merge::{self, Flat, MergeParams, Score, Symbols, TieSpelling, NO_SYMBOL};
 use super::{unigram, word, Corpus, StageTwoTexts, UnitCount};
 
-pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Model> {
+pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Tokenizer> {
     train_with_progress(opts, corpus, None)
 }
 
 /// [`train`], updating `progress` as it goes.
-pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option<&crate::progress::Progress>) -> Result<Model> {
+pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option<&crate::progress::Progress>) -> Result<Tokenizer> {
     train_traced(opts, corpus, progress, &mut Traces::default())
 }
 
@@ -40,7 +40,7 @@ pub fn train_traced(
     corpus: Corpus,
     progress: Option<&crate::progress::Progress>,
     traces: &mut Traces,
-) -> Result<Model> {
+) -> Result<Tokenizer> {
     let model = train_unpadded(opts, corpus, progress, traces)?;
     match opts.pad_to_multiple {
         Some(m) => pad_to_multiple(model, opts, m),
@@ -50,7 +50,7 @@ pub fn train_traced(
 
 /// `pad_to_multiple`: more reserved rows, named on from `reserved_tokens`, put after the other
 /// leading rows until the vocabulary size is a multiple of `m` (the rows after them move up).
-fn pad_to_multiple(model: Model, opts: &TrainOptions, m: u64) -> Result<Model> {
+fn pad_to_multiple(model: Tokenizer, opts: &TrainOptions, m: u64) -> Result<Tokenizer> {
     let n = model.rows.len() as u64;
     let pad = (m - n % m) % m;
     if pad == 0 {
@@ -73,7 +73,7 @@ fn pad_to_multiple(model: Model, opts: &TrainOptions, m: u64) -> Result<Model> {
     if unigram {
         log_probs.splice(at as usize..at as usize, std::iter::repeat(None).take(pad as usize));
     }
-    let mut padded = Model::new(Parts {
+    let mut padded = Tokenizer::new(Parts {
         merges,
         stream_from: model.stream_from,
         joints: model.joints.clone(),
@@ -94,7 +94,7 @@ fn train_unpadded(
     corpus: Corpus,
     progress: Option<&crate::progress::Progress>,
     traces: &mut Traces,
-) -> Result<Model> {
+) -> Result<Tokenizer> {
     opts.validate()?;
     let spelling = opts.spelling()?;
     let Corpus { units, joints, normalizations, texts, streams } = corpus;
@@ -539,7 +539,7 @@ impl Learned {
 /// Stage two's input: each text one stream of stage-one pieces, merged across unit boundaries.
 /// The texts are read from `texts` one at a time and only their pieces are kept; a word cut at
 /// pre-split joints is spelled and replayed part by part, as encoding does
-/// (`Model::encode_unit_into`), so stage two sees what encoding makes.
+/// (`Tokenizer::encode_unit_into`), so stage two sees what encoding makes.
 fn stage_two_streams(
     spelling: &Spelling,
     symbols: &Symbols,
@@ -599,7 +599,7 @@ fn merge_model(
     joints: Option<std::collections::BTreeMap<String, Vec<String>>>,
     budget: Budget,
     facts: MergeFacts,
-) -> Result<Model> {
+) -> Result<Tokenizer> {
     for i in (base as usize + alphabet as usize)..(base as usize + symbols.texts.len()) {
         rows.push(Row { text: symbols.texts[i - base as usize].to_vec(), kind: RowKind::Learned });
     }
@@ -625,7 +625,7 @@ fn merge_model(
         normalize: spelling.normalize.map(|f| f.name().to_string()),
     };
     let stream_from = learned.stage_one_merges.map(|k| k as usize);
-    Model::new(Parts {
+    Tokenizer::new(Parts {
         merges: learned.merges,
         stream_from,
         joints,
@@ -636,7 +636,7 @@ fn merge_model(
 }
 
 /// Σ count × pieces of the units as the model's own segmenter cuts them.
-fn encoded_length(model: &Model, kept: &[(String, u64)]) -> Result<u64> {
+fn encoded_length(model: &Tokenizer, kept: &[(String, u64)]) -> Result<u64> {
     let mut out = Vec::new();
     let mut total = 0u64;
     let mut work = Work::default();
@@ -673,7 +673,7 @@ fn train_unigram(
     kept: &[(String, u64)],
     progress: Option<&crate::progress::Progress>,
     trace: &mut Option<(unigram::UnigramTraceRequest, unigram::UnigramTrace)>,
-) -> Result<Model> {
+) -> Result<Tokenizer> {
     // the learner numbers symbols from 0; unknown symbols stay NO_SYMBOL
     for x in spelled.syms.iter_mut() {
         if *x != NO_SYMBOL {
@@ -724,7 +724,7 @@ fn train_unigram(
         normalize: spelling.normalize.map(|f| f.name().to_string()),
     };
     let _ = facts.dropped_extra;
-    let mut model = Model::new(Parts { options: Some(opts.clone()), report: Some(report), ..Parts::new(ModelKind::Unigram, spelling, rows) })?;
+    let mut model = Tokenizer::new(Parts { options: Some(opts.clone()), report: Some(report), ..Parts::new(ModelKind::Unigram, spelling, rows) })?;
     model.set_log_probs(log_probs)?;
     // the corpus as the Viterbi segmenter cuts it
     let total = encoded_length(&model, kept)?;

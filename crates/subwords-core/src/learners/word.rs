@@ -4,7 +4,7 @@
 use crate::hash::Map;
 
 use crate::error::{Error, Result};
-use crate::tokenizer::{Model, Parts, Report};
+use crate::tokenizer::{Tokenizer, Parts, Report};
 use crate::options::{ModelKind, TrainOptions};
 use crate::spelling::{Scheme, Spelling};
 use crate::vocab::{Row, RowKind, UNK};
@@ -12,7 +12,7 @@ use crate::vocab::{Row, RowKind, UNK};
 use super::UnitCount;
 
 /// The word baseline: one row per distinct unit, the most frequent first, `[UNK]` for the rest.
-pub(super) fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&UnitCount], normalizations: Option<Vec<String>>, texts: u64) -> Result<Model> {
+pub(super) fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&UnitCount], normalizations: Option<Vec<String>>, texts: u64) -> Result<Tokenizer> {
     if spelling.scheme == Scheme::Bytes {
         return Err(Error::Option("model='word' needs a spelling with an [UNK] row (end, continuation or front)".into()));
     }
@@ -73,5 +73,5 @@ pub(super) fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&Uni
         log_likelihood: None,
         normalize: spelling.normalize.map(|f| f.name().to_string()),
     };
-    Model::new(Parts { options: Some(opts.clone()), report: Some(report), ..Parts::new(ModelKind::Word, spelling, rows) })
+    Tokenizer::new(Parts { options: Some(opts.clone()), report: Some(report), ..Parts::new(ModelKind::Word, spelling, rows) })
 }

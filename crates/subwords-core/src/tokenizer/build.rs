@@ -1,5 +1,5 @@
 //! Building a model from its parts, and every check that the parts fit together. Training and
-//! loading both come through [`Model::new`], so a hostile file and a fresh model pass the same
+//! loading both come through [`Tokenizer::new`], so a hostile file and a fresh model pass the same
 //! checks; each check is a function of its own, run in a fixed order (the first problem found
 //! is the one reported).
 
@@ -18,7 +18,7 @@ use crate::vocab::order::{check_imported, check_learned_order, check_row_kinds, 
 use crate::vocab::{Row, RowKind, UNK};
 
 use super::parts::Parts;
-use super::Model;
+use super::Tokenizer;
 
 fn bad(m: String) -> Error {
     Error::ModelFile(m)
@@ -32,7 +32,7 @@ struct Specials {
     marker: Option<u32>,
 }
 
-impl Model {
+impl Tokenizer {
     /// Checks that the parts fit together and builds the derived tables.
     pub fn new(parts: Parts) -> Result<Self> {
         let Parts { kind, spelling, rows, merges, stream_from, joints, options, report } = parts;
@@ -71,7 +71,7 @@ impl Model {
             Some(o) => o.max_word_length.map_or(usize::MAX, |m| m as usize),
             None => 100,
         };
-        Ok(Model {
+        Ok(Tokenizer {
             kind,
             spelling,
             rows,

@@ -14,9 +14,9 @@ use crate::options::ModelKind;
 use crate::spelling::Scheme;
 use crate::vocab::{Row, RowKind};
 
-use super::{Model, Parts};
+use super::{Tokenizer, Parts};
 
-impl Model {
+impl Tokenizer {
     /// The counted units of `texts` under this model's spelling, each spelled in row ids before
     /// any merge (a symbol with no row of its own is [`NO_SYMBOL`]), in the units' text order.
     pub fn spelled_units(&self, texts: &[&str]) -> Result<Vec<(Vec<u32>, u64)>> {
@@ -54,7 +54,7 @@ impl Model {
     /// This model with up to `new_rows` more rows learned on `texts` (see the module's text),
     /// and what the extension learned. The new model has no training report (the old one
     /// described fewer rows); its options are the original training's.
-    pub fn extended(&self, texts: &[&str], new_rows: u64, min_count: u64) -> Result<(Model, Extension)> {
+    pub fn extended(&self, texts: &[&str], new_rows: u64, min_count: u64) -> Result<(Tokenizer, Extension)> {
         if self.kind != ModelKind::Bpe {
             return Err(Error::Option(format!(
                 "extend continues BPE training; this is a {} model, which has no merges to continue",
@@ -87,7 +87,7 @@ impl Model {
         rows.extend(ext.new_texts.iter().map(|t| Row { text: t.clone(), kind: RowKind::Learned }));
         let mut merges = self.merges.clone();
         merges.extend_from_slice(&ext.merges);
-        let mut model = Model::new(Parts {
+        let mut model = Tokenizer::new(Parts {
             merges,
             options: self.options.clone(),
             ..Parts::new(self.kind, self.spelling.clone(), rows)
@@ -101,7 +101,7 @@ impl Model {
 mod tests {
     use super::*;
 
-    fn model(kind: &str) -> Model {
+    fn model(kind: &str) -> Tokenizer {
         // rows: [UNK], a, b, c</w>, b</w>, ab (a+b); the `end` spelling
         let doc = format!(
             r#"{{"format": "subwords", "version": 1, "model": "{kind}",
@@ -112,7 +112,7 @@ mod tests {
                      ["c</w>", "alphabet"], ["ab", "learned"]],
             "merges": [["a", "b"]]}}"#
         );
-        Model::from_json(&doc).unwrap()
+        Tokenizer::from_json(&doc).unwrap()
     }
 
     #[test]

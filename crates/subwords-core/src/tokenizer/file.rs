@@ -1,6 +1,6 @@
-//! The canonical model file (DESIGN §4): one versioned JSON object, written by [`Model::to_json`]
-//! in a fixed key order and layout (one row or merge a line), read by [`Model::from_json`], which
-//! refuses unknown keys and passes everything through [`Model::new`]'s checks.
+//! The canonical model file (DESIGN §4): one versioned JSON object, written by [`Tokenizer::to_json`]
+//! in a fixed key order and layout (one row or merge a line), read by [`Tokenizer::from_json`], which
+//! refuses unknown keys and passes everything through [`Tokenizer::new`]'s checks.
 //!
 //! Rows are stored as displayed (`est</w>`, `Ġlow`, `<0xC3>`), merges as pairs of displayed
 //! pieces, Unigram's log-probabilities one per row (`-inf` as the string "-inf").
@@ -23,12 +23,12 @@ use crate::spelling::{byte_to_char_table, char_to_byte, parse_byte_piece, Scheme
 use crate::vocab::{display_row, join_continuation, Row, RowKind, WORD_START};
 
 use super::parts::{Parts, Report};
-use super::Model;
+use super::Tokenizer;
 
 pub const FORMAT: &str = "subwords";
 pub const VERSION: u32 = 1;
 
-impl Model {
+impl Tokenizer {
     pub fn to_json(&self) -> String {
         let mut s = String::new();
         let head = serde_json::json!({
@@ -140,7 +140,7 @@ impl Model {
             };
             rows.push(Row { text, kind });
         }
-        // merges are stored as piece pairs; find their rows (Model::new checks the rest)
+        // merges are stored as piece pairs; find their rows (Tokenizer::new checks the rest)
         let table = byte_to_char_table();
         // (displayed piece, word_start) -> row
         let mut by_display: Map<(String, bool), u32> = Map::default();
@@ -176,7 +176,7 @@ impl Model {
                 .ok_or_else(|| Error::ModelFile(format!("merge {rank}: {l:?} + {r:?} joins to a piece with no row")))?;
             merges.push([a, b, c]);
         }
-        let mut model = Model::new(Parts {
+        let mut model = Tokenizer::new(Parts {
             merges,
             stream_from: file.stream_merges_from,
             joints: file.joints,

@@ -83,7 +83,7 @@ impl Work {
     }
 }
 
-pub struct Model {
+pub struct Tokenizer {
     pub kind: ModelKind,
     pub spelling: Spelling,
     pub rows: Vec<Row>,
@@ -117,7 +117,7 @@ pub struct Model {
 }
 
 
-impl Model {
+impl Tokenizer {
     // ---------------------------------------------------------------- pieces and ids
 
     /// A row as the pages print it: `est</w>`, `##est`, `▁low`, `<0xC3>`, `[UNK]`, `Ġlow`.
@@ -408,7 +408,7 @@ impl Model {
         self.scratch.map(texts, threads, |t, s| self.encode_with(t, s)).into_iter().collect()
     }
 
-    /// [`Model::encode_batch`] with special rows matched in the text: `allowed` holds each
+    /// [`Tokenizer::encode_batch`] with special rows matched in the text: `allowed` holds each
     /// (surface, id) a call allows. Each text is cut at them (leftmost, the longest at one place);
     /// a surface is its id, the stretches around it are encoded as texts of their own.
     pub fn encode_batch_specials(&self, texts: &[&str], allowed: &[(String, u32)], threads: usize) -> Result<Vec<Vec<u32>>> {

@@ -7,9 +7,9 @@ use crate::hash::Map;
 use crate::segmenters::unigram::lattice::{logaddexp, Lattice, SplitMix64, NEG_INF};
 use crate::vocab::RowKind;
 
-use super::{Mode, Model, Work};
+use super::{Mode, Tokenizer, Work};
 
-impl Model {
+impl Tokenizer {
     fn has_prob(&self, sym: u32) -> bool {
         self.log_probs.get(sym as usize).is_some_and(|p| p.is_some())
     }

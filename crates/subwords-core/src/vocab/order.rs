@@ -1,5 +1,5 @@
 //! Row-order checks (DESIGN §1, "Vocabulary"): which kinds go where, and the order in which a
-//! model's learned rows were made. [`crate::tokenizer::Model::new`] runs them on every model,
+//! model's learned rows were made. [`crate::tokenizer::Tokenizer::new`] runs them on every model,
 //! trained or read from a file, so a hostile file and a fresh model pass the same checks.
 //!
 //! Order: `[UNK]`, byte-fallback rows, the bare marker, the alphabet in code-point order, then
