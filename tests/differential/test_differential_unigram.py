@@ -192,48 +192,32 @@ def test_threads_do_not_change_the_model(rust, table, spelling):
     assert one.report == two.report
 
 
-# em="bayes" (issue 15): sentencepiece's digamma M-step, in both engines bit for bit. Its sparse
-# prior drives unused pieces to -inf within a few rounds, so these corpora also exercise runs
-# whose every spelling holds a -inf piece (the E-step skips them in both engines).
+# The quality methods of issue 15, each in both engines bit for bit:
+# * em="bayes": sentencepiece's digamma M-step. Its sparse prior drives unused pieces to -inf
+#   within a few rounds, so these corpora also exercise runs whose every spelling holds a -inf
+#   piece (the E-step skips them in both engines).
+# * em="sentencepiece": sentencepiece's whole loop -- the digamma step that drops pieces under an
+#   expected count of 0.5, its pruning criterion (replacement by the piece's own second-best
+#   spelling, Viterbi frequencies, drops of unused and split pieces), the stop at 1.1 x the
+#   target and the final pick by score.
+QUALITY_EM = ["bayes", "sentencepiece"]
+
+
+@pytest.mark.parametrize("em", QUALITY_EM)
 @settings(SETTINGS, max_examples=60)
 @given(data=st.data(), table=count_tables(), spelling=st.sampled_from(SPELLINGS), texts=probes)
-def test_bayes_count_tables(reference, rust, data, table, spelling, texts):
-    opts = {**_options(data.draw, spelling), "em": "bayes"}
+def test_quality_em_count_tables(reference, rust, em, data, table, spelling, texts):
+    opts = {**_options(data.draw, spelling), "em": em}
     floor, seed = _floor_and_seed(reference, table, opts)
     opts["vocab_size"] = floor + data.draw(st.integers(0, max(0, seed - floor + 3)))
     assert_same(reference, rust, table, texts, **opts)
 
 
+@pytest.mark.parametrize("em", QUALITY_EM)
 @settings(SETTINGS, max_examples=60)
 @given(data=st.data(), corpus=text_corpora(), spelling=st.sampled_from(SPELLINGS), texts=probes)
-def test_bayes_texts(reference, rust, data, corpus, spelling, texts):
-    opts = {**_options(data.draw, spelling), "em": "bayes"}
-    try:
-        floor, seed = _floor_and_seed(reference, corpus, opts)
-    except SubwordsError:
-        assert_same(reference, rust, corpus, texts, vocab_size=10**6, **opts)
-        return
-    opts["vocab_size"] = floor + data.draw(st.integers(0, max(0, seed - floor + 3)))
-    assert_same(reference, rust, corpus, texts + corpus, **opts)
-
-
-# em="sentencepiece" (issue 15): sentencepiece's whole loop -- the digamma step that drops pieces
-# under an expected count of 0.5, its pruning criterion (replacement by the piece's own
-# second-best spelling, Viterbi frequencies, drops of unused and split pieces), the stop at
-# 1.1 x the target and the final pick by score -- in both engines bit for bit.
-@settings(SETTINGS, max_examples=60)
-@given(data=st.data(), table=count_tables(), spelling=st.sampled_from(SPELLINGS), texts=probes)
-def test_sentencepiece_count_tables(reference, rust, data, table, spelling, texts):
-    opts = {**_options(data.draw, spelling), "em": "sentencepiece"}
-    floor, seed = _floor_and_seed(reference, table, opts)
-    opts["vocab_size"] = floor + data.draw(st.integers(0, max(0, seed - floor + 3)))
-    assert_same(reference, rust, table, texts, **opts)
-
-
-@settings(SETTINGS, max_examples=60)
-@given(data=st.data(), corpus=text_corpora(), spelling=st.sampled_from(SPELLINGS), texts=probes)
-def test_sentencepiece_texts(reference, rust, data, corpus, spelling, texts):
-    opts = {**_options(data.draw, spelling), "em": "sentencepiece"}
+def test_quality_em_texts(reference, rust, em, data, corpus, spelling, texts):
+    opts = {**_options(data.draw, spelling), "em": em}
     try:
         floor, seed = _floor_and_seed(reference, corpus, opts)
     except SubwordsError:
