@@ -18,7 +18,7 @@ import io
 import pytest
 
 import sentencepiece as spm
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers  # noqa: E402
 
@@ -36,6 +36,11 @@ FRAGMENTS = [
 ]
 
 texts = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=3)), max_size=14).map("".join)
+
+# NUL bytes before a user symbol: the double-array tries' prefix search once followed a NUL as
+# a label and matched "\x00<mask>" as one symbol (found by this sweep in CI, sentencepiece BPE
+# with byte fallback: sentencepiece gives <0x00> <mask>, the reader gave the 7 bytes)
+NUL_CASES = ["\x00<mask>", "\x00\x00<mask>", "a\x00<mask>b", "\x00" * 50 + "[UNK]"]
 
 SWEEP = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -112,6 +117,10 @@ def hf_pair(request, tmp_path_factory):
 
 @SWEEP
 @given(text=texts)
+@example(text=NUL_CASES[0])
+@example(text=NUL_CASES[1])
+@example(text=NUL_CASES[2])
+@example(text=NUL_CASES[3])
 def test_tokenizer_json_sweep(hf_pair, text):
     name, ref, ours = hf_pair
     e = ref.encode(text, add_special_tokens=False)
@@ -151,6 +160,10 @@ def _sp_offsets(sp: spm.SentencePieceProcessor, text: str) -> list[tuple[int, in
 
 @SWEEP
 @given(text=texts)
+@example(text=NUL_CASES[0])
+@example(text=NUL_CASES[1])
+@example(text=NUL_CASES[2])
+@example(text=NUL_CASES[3])
 def test_sentencepiece_sweep(sp_pair, text):
     name, sp, ours = sp_pair
     ids = sp.encode(text)

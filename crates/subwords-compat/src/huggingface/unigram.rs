@@ -104,7 +104,7 @@ impl HfUnigram {
             let mblen = word[start..].chars().next().map_or(1, char::len_utf8);
             let mut single = false;
             if let Some(trie) = &self.trie {
-                for (id, len) in trie.common_prefix_search(&text[start..]) {
+                for (id, len) in crate::sentencepiece::charsmap::prefixes(trie, &text[start..]) {
                     let target = &mut best[start + len];
                     let cand = self.scores[id as usize] + here;
                     if target.start == NONE || cand > target.score {

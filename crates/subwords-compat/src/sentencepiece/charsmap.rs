@@ -55,7 +55,7 @@ impl Charsmap {
             return Ok(None);
         }
         let mut best: Option<(u32, usize)> = None;
-        for (value, len) in self.trie.common_prefix_search(input) {
+        for (value, len) in prefixes(&self.trie, input) {
             if best.is_none_or(|(_, l)| len > l) {
                 best = Some((value, len));
             }
@@ -74,7 +74,7 @@ impl Charsmap {
         if input.is_empty() || !self.starts[input[0] as usize] {
             return Ok(None);
         }
-        let Some((value, _)) = self.trie.common_prefix_search(input).next() else { return Ok(None) };
+        let Some((value, _)) = prefixes(&self.trie, input).next() else { return Ok(None) };
         let bad = || Error::ModelFile("precompiled_charsmap: a rule points outside its replacement strings; the file is damaged".into());
         let tail = self.normalized.get(value as usize..).ok_or_else(bad)?;
         let end = tail.as_bytes().iter().position(|&b| b == 0).unwrap_or(tail.len());
@@ -124,4 +124,80 @@ pub fn first_bytes(trie: &DoubleArray<Vec<u8>>) -> [bool; 256] {
         }
     }
     table
+}
+
+/// The keys of `trie` that are prefixes of `text`, shortest first: (value, length in bytes).
+///
+/// yada's own `common_prefix_search` assumes the text holds no NUL byte: every key of a
+/// darts-clone double array ends in a NUL transition, so a NUL in the text is followed as if it
+/// were a label, into units that belong to no key (on sentencepiece's BPE with a user symbol,
+/// `"\0<mask>"` matched `<mask>` as one 7-byte symbol), and a run of NULs is walked to its end
+/// from every start position. No key holds a NUL, so the walk here stops at one. Units are read
+/// with bounds checks: the trie comes from an untrusted file.
+pub fn prefixes<'a>(trie: &'a DoubleArray<Vec<u8>>, text: &'a [u8]) -> Prefixes<'a> {
+    Prefixes { units: &trie.0, text, node: 0, at: 0 }
+}
+
+pub struct Prefixes<'a> {
+    units: &'a [u8],
+    text: &'a [u8],
+    node: u32,
+    at: usize,
+}
+
+impl Prefixes<'_> {
+    #[inline(always)]
+    fn unit(&self, i: u32) -> Option<u32> {
+        let i = i as usize * 4;
+        let b = self.units.get(i..i + 4)?;
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+}
+
+impl Iterator for Prefixes<'_> {
+    type Item = (u32, usize);
+
+    #[inline]
+    fn next(&mut self) -> Option<(u32, usize)> {
+        // darts-clone's unit: bit 31 leaf, bits 10.. the offset (scaled by 2^8 when bit 9 is set),
+        // bit 8 "has a leaf child", the low byte the label; a leaf's low 31 bits are its value
+        let offset = |u: u32| (u >> 10) << ((u & (1 << 9)) >> 6);
+        while let Some(&c) = self.text.get(self.at) {
+            if c == 0 {
+                return None;
+            }
+            self.at += 1;
+            let here = self.unit(self.node)?;
+            self.node = offset(here) ^ self.node ^ c as u32;
+            let child = self.unit(self.node)?;
+            if child & ((1 << 31) | 0xFF) != c as u32 {
+                return None;
+            }
+            if (child >> 8) & 1 == 1 {
+                let leaf = self.unit(offset(child) ^ self.node)?;
+                return Some((leaf & ((1 << 31) - 1), self.at));
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_stop_at_a_nul_and_agree_with_yada_elsewhere() {
+        let keys: Vec<(&[u8], u32)> = vec![(b"<mask>", 7), (b"a", 1), (b"ab", 2), (b"abc", 3), (b"b", 4)];
+        let trie = DoubleArray::new(yada::builder::DoubleArrayBuilder::build(&keys).unwrap()).unwrap();
+        for text in [&b"abcd"[..], b"ab", b"b<mask>", b"<mask>x", b"zz", b""] {
+            let ours: Vec<_> = prefixes(&trie, text).collect();
+            let yada: Vec<_> = trie.common_prefix_search(text).collect();
+            assert_eq!(ours, yada, "{text:?}");
+        }
+        // a NUL ends the search: nothing after it is matched from before it
+        assert_eq!(prefixes(&trie, b"\0<mask>").collect::<Vec<_>>(), vec![]);
+        assert_eq!(prefixes(&trie, b"a\0<mask>").collect::<Vec<_>>(), vec![(1, 1)]);
+        assert_eq!(prefixes(&trie, b"ab\0").collect::<Vec<_>>(), vec![(1, 1), (2, 2)]);
+    }
 }

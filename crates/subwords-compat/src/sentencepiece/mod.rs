@@ -428,7 +428,7 @@ impl SpModel {
     #[inline]
     fn normalize_prefix<'a>(&'a self, input: &'a [u8]) -> Result<(&'a [u8], usize)> {
         if let Some(user) = self.user.as_ref().filter(|_| self.user_starts[input[0] as usize]) {
-            if let Some(len) = user.common_prefix_search(input).map(|(_, l)| l).max() {
+            if let Some(len) = charsmap::prefixes(user, input).map(|(_, l)| l).max() {
                 return Ok((&input[..len], len));
             }
         }
@@ -715,7 +715,7 @@ impl SpModel {
         let mut syms: Vec<Sym> = Vec::with_capacity(text.len());
         let mut pos = 0usize;
         while pos < text.len() {
-            let (len, freeze) = match self.user.as_ref().and_then(|u| u.common_prefix_search(&text[pos..]).map(|(_, l)| l).max()) {
+            let (len, freeze) = match self.user.as_ref().and_then(|u| charsmap::prefixes(u, &text[pos..]).map(|(_, l)| l).max()) {
                 Some(l) => (l, true),
                 None => (char_len(text[pos]).min(text.len() - pos), false),
             };
