@@ -42,6 +42,13 @@ texts = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=3)), max
 # with byte fallback: sentencepiece gives <0x00> <mask>, the reader gave the 7 bytes)
 NUL_CASES = ["\x00<mask>", "\x00\x00<mask>", "a\x00<mask>b", "\x00" * 50 + "[UNK]"]
 
+
+def nul_examples(test):
+    """Runs ``test`` on every NUL case besides hypothesis's own texts."""
+    for text in NUL_CASES:
+        test = example(text=text)(test)
+    return test
+
 SWEEP = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -117,10 +124,7 @@ def hf_pair(request, tmp_path_factory):
 
 @SWEEP
 @given(text=texts)
-@example(text=NUL_CASES[0])
-@example(text=NUL_CASES[1])
-@example(text=NUL_CASES[2])
-@example(text=NUL_CASES[3])
+@nul_examples
 def test_tokenizer_json_sweep(hf_pair, text):
     name, ref, ours = hf_pair
     e = ref.encode(text, add_special_tokens=False)
@@ -160,10 +164,7 @@ def _sp_offsets(sp: spm.SentencePieceProcessor, text: str) -> list[tuple[int, in
 
 @SWEEP
 @given(text=texts)
-@example(text=NUL_CASES[0])
-@example(text=NUL_CASES[1])
-@example(text=NUL_CASES[2])
-@example(text=NUL_CASES[3])
+@nul_examples
 def test_sentencepiece_sweep(sp_pair, text):
     name, sp, ours = sp_pair
     ids = sp.encode(text)
