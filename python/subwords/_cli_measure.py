@@ -56,6 +56,8 @@ def _train_options(p: argparse.ArgumentParser, vocab_size: bool) -> None:
     p.add_argument("--seed-size", type=_positive("--seed-size"), default=None)
     p.add_argument("--shrink", type=float, default=None)
     p.add_argument("--em-rounds", type=int, default=None)
+    p.add_argument("--em", choices=["plain", "bayes", "sentencepiece"], default=None,
+                   help="unigram: the EM method (as subwords train --em)")
     p.add_argument("--input-errors", choices=["strict", "replace"], default="strict")
 
 
@@ -75,7 +77,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     t.add_argument("--branches", type=int, default=None, metavar="STEP",
                    help="follow every candidate tied at merge STEP to the end and show the outcomes side by side")
     t.add_argument("--word", default=None, help="with --branches: the word to cut with each branch's table")
-    t.add_argument("--em", action="store_true", help="unigram: every piece's probability after every EM step (--json)")
+    t.add_argument("--em-steps", action="store_true", help="unigram: every piece's probability after every EM step (--json)")
     _output_options(t)
 
     c = sub.add_parser("curve", help="corpus (and held-out) pieces at many vocabulary sizes, or two learners matched")
@@ -108,7 +110,7 @@ def _kw(a: argparse.Namespace) -> dict[str, Any]:
         alphabet_size=a.alphabet_size, character_coverage=a.character_coverage, threads=a.threads,
         input_errors=a.input_errors, min_count_rule=a.min_count_rule, unknown=a.unknown,
     )
-    for k in ("seed_size", "shrink", "em_rounds", "max_word_length"):
+    for k in ("seed_size", "shrink", "em_rounds", "em", "max_word_length"):
         v = getattr(a, k)
         if v is not None:
             kw[k] = v
@@ -204,7 +206,7 @@ def cmd_trace(a: argparse.Namespace) -> int:
                          [(" + ".join(b.choice), b.corpus_pieces, b.rows, b.rows_learned, b.shared_learned,
                            " ".join(b.only_here) or "-", " ".join(b.cut) if b.cut is not None else "-") for b in branches]))
         return 0
-    t = measure.trace(data, ties=not a.no_ties, forced=forced or None, em=a.em, counts=a.counts, vocab_size=a.vocab_size, **kw)
+    t = measure.trace(data, ties=not a.no_ties, forced=forced or None, em_steps=a.em_steps, counts=a.counts, vocab_size=a.vocab_size, **kw)
     if a.json:
         _print_json(t.to_dict())
     elif isinstance(t, measure.MergeTrace):

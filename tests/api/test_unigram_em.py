@@ -106,3 +106,26 @@ def test_sentencepiece_stops_at_the_target(engine):
     assert len(tok.rows) <= 14
     assert tok.report["stop"] in ("size", "seed")
     assert all(r in tok.rows for r in ["l", "o", "w</w>", "e", "r</w>", "n", "s", "t</w>", "i", "d", "w"])
+
+
+def test_sentencepiece_pruning_loss_by_hand():
+    # sentencepiece's pruning criterion (docs/API.md, "em"), on {"ab": 5, "b": 3}, end spelling:
+    # symbols a, b</w> and one piece ab</w>. The seed scores count x length: ab</w> 10, a 5,
+    # b</w> 8, so ab</w> (ln 10/23) beats a + b</w> (ln 5/23 + ln 8/23), and EM only widens that.
+    # The Viterbi frequencies are then ab</w> 5 (the run "ab") and b</w> 3 ("b"), F = 8; a is 0.
+    # ab</w>'s replacement is its own best spelling without it, [a, b</w>] (k = 2). Its loss:
+    #   f (ln f - ln F) - f * sum over the replacement of (ln(f_n + f) - ln(F + f (k - 1)))
+    #   = 5 (ln 5 - ln 8) - 5 ((ln 5 - ln 13) + (ln 8 - ln 13)) = 10 ln(13/8) = 4.8551...
+    # At vocab_size 3 (the two symbols and [UNK]) the one round prunes it with that loss.
+    from subwords import measure
+
+    t = measure.trace({"ab": 5, "b": 3}, model="unigram", spelling="end", vocab_size=3, em="sentencepiece")
+    first = t.rounds[0]
+    assert [piece for piece, _ in first.losses] == ["ab</w>"]
+    assert first.losses[0][1] == pytest.approx(10 * math.log(13 / 8), rel=1e-12)
+    assert [piece for piece, _ in first.pruned] == ["ab</w>"]
+    assert t.tokenizer.rows == ["[UNK]", "a", "b</w>"]
+    # the same corpus with one piece fewer at stake: {"ab": 5}, F = 5, replacement [a, b</w>]
+    # with f_a = f_b = 0: 5 (ln 5 - ln 5) - 5 (2 (ln 5 - ln 10)) = 10 ln 2
+    t = measure.trace({"ab": 5}, model="unigram", spelling="end", vocab_size=3, em="sentencepiece")
+    assert t.rounds[0].losses[0][1] == pytest.approx(10 * math.log(2), rel=1e-12)

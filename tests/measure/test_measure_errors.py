@@ -131,8 +131,8 @@ def test_api_errors():
         measure.metrics(tok, ["low", "lower"], languages=["en"])
     with pytest.raises(InputError, match="not a single string"):
         measure.metrics(tok, "low lower")
-    with pytest.raises(OptionError, match="em=True"):
-        measure.trace(FOUR, vocab_size=22, em=True)
+    with pytest.raises(OptionError, match="em_steps=True"):
+        measure.trace(FOUR, vocab_size=22, em_steps=True)
     with pytest.raises(OptionError, match="12"):
         measure.greedy_vs_optimal(FOUR, 40)
     with pytest.raises(SubwordsError):

@@ -206,7 +206,7 @@ def test_unigram_rounds_and_34_of_38_losses_exactly_zero():
 def test_unigram_em_trajectories():
     # Unigram page: "Low spelled whole goes from 0.020 to 0.265 to 0.312 ... Meanwhile lo ... goes
     # from 0.028 to 0.011 to 0.000134" (no pruning: a size above the seed).
-    t = measure.trace(FOUR, model="unigram", vocab_size=10**6, em=True, em_rounds=2)
+    t = measure.trace(FOUR, model="unigram", vocab_size=10**6, em_steps=True, em_rounds=2)
     low = [math.exp(e.log_probs["low</w>"]) for e in t.em]
     lo = [math.exp(e.log_probs["lo"]) for e in t.em]
     assert [f"{x:.3f}" for x in low] == ["0.020", "0.265", "0.312"]

@@ -171,15 +171,16 @@ def _forced_list(forced: Optional[Mapping[int, Sequence[str]]]) -> list[list[Any
 
 
 def trace(data: Any, *, ties: bool = True, max_ties: int = 64, forced: Optional[Mapping[int, Sequence[str]]] = None,
-          em: bool = False, **options: Any) -> Trace:
+          em_steps: bool = False, **options: Any) -> Trace:
     """Trains like :func:`subwords.train` (same ``data`` and options) and returns what the engine
     did at every step.
 
     ``ties``: list each step's tied candidates (one pass over the live pairs per step: meant for
     small corpora; ``ties=False`` keeps the cost of a plain training). ``forced``: ``{step: (left,
     right)}`` takes that candidate at that merge number instead of the tie rule's choice (a pair
-    that is not a candidate there is an :class:`OptionError`). ``em`` (Unigram): record every
-    piece's probability after every EM step.
+    that is not a candidate there is an :class:`OptionError`). ``em_steps`` (Unigram): record
+    every piece's probability after every EM step. ``em`` is the training option, as in
+    :func:`subwords.train` (``em="sentencepiece"`` traces sentencepiece's loop).
 
     >>> t = trace({"low": 5, "lower": 2, "newest": 6, "widest": 3}, vocab_size=22)
     >>> [(s.left, s.right, s.count, s.corpus_pieces) for s in t.steps[:2]]
@@ -187,7 +188,7 @@ def trace(data: Any, *, ties: bool = True, max_ties: int = 64, forced: Optional[
     >>> t.steps[0].ties
     [('e', 's'), ('s', 't</w>')]
     """
-    for name, value in (("ties", ties), ("em", em)):
+    for name, value in (("ties", ties), ("em_steps", em_steps)):
         if not isinstance(value, bool):
             raise OptionError(f"{name} must be True or False, got {value!r}")
     if isinstance(max_ties, bool) or not isinstance(max_ties, int) or max_ties < 1:
@@ -197,9 +198,9 @@ def trace(data: Any, *, ties: bool = True, max_ties: int = 64, forced: Optional[
         raise OptionError("model='word' learns no merges and prunes nothing: there is nothing to trace")
     if forced and model == "unigram":
         raise OptionError("forced choices apply to the merge learners (bpe, wordpiece), not to unigram")
-    if em and model != "unigram":
-        raise OptionError("em=True applies only to model='unigram'")
-    ask = {"ties": ties, "max_ties": max_ties, "forced": _forced_list(forced), "em": em}
+    if em_steps and model != "unigram":
+        raise OptionError("em_steps=True applies only to model='unigram'")
+    ask = {"ties": ties, "max_ties": max_ties, "forced": _forced_list(forced), "em": em_steps}
     tok, raw = _api.train_traced(data, ask, **options)
     if raw.get("unigram") is not None:
         return _unigram_trace(tok, raw["unigram"])
