@@ -176,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--spelling", choices=["end", "continuation", "front", "bytes"], default="front")
     q.add_argument("--sentence", default="Dr. Alvarez didn't expect the low-cost re-analysis.")
     q.add_argument("--mark", default=None,
-                   help="the spelling's mark (default </w> or ▁; ·· for continuation, since Python sources hold words beginning with ## and @@)")
+                   help="the spelling's mark (default: the spelling's own, </w>, ## or ▁)")
     q.add_argument("-o", "--output", default=None, metavar="MODEL", help="also save the model here")
     from .explore import register as _register_explore  # the explorer's verb (docs/EXPLORE.md)
     _register_explore(sub, COMMANDS)
@@ -695,11 +695,9 @@ def cmd_quickstart(a: argparse.Namespace) -> int:
         _check_output(a.output)
     files = stdlib_files()
     size = sum(f.stat().st_size for f in files)
+    # Python sources hold words that begin with "##" ("####" comment rules): the continuation
+    # is a property of the row, not a prefix of its text, so they train under "##" too.
     mark = a.mark
-    if mark is None and a.spelling == "continuation":
-        # Python sources hold words that begin with the usual continuation marks ("####" comment
-        # rules, "@@" in difflib), which are refused under that mark; no word there begins with "··".
-        mark = "··"
     shown = f", mark {mark}" if mark else ""
     print(f"training BPE ({a.spelling} spelling{shown}, {a.vocab_size} rows) on {len(files)} standard-library files, {size / 1e6:.1f} MB ...")
     start = time.monotonic()

@@ -327,13 +327,14 @@ def test_model_word(tmp_path: Path):
 
 @pytest.mark.parametrize("spelling", ["front", "continuation"])
 def test_quickstart_runs_on_the_standard_library(tmp_path: Path, spelling: str):
-    # continuation: Python sources hold words beginning with ## and @@, so quickstart picks ··.
+    # continuation: Python sources hold words beginning with ## ("####" comment rules); they train
+    # under the usual ## mark (issue 15: the continuation is a property of the row).
     p = run("quickstart", "--vocab-size", "500", "--spelling", spelling, "-o", "q.json", cwd=tmp_path)
     lines = p.stdout.splitlines()
     sentence = "Dr. Alvarez didn't expect the low-cost re-analysis."
     assert sentence in lines
     (pieces_line,) = [x for x in lines if "pieces:" in x]
-    assert ("▁" if spelling == "front" else "··") in pieces_line  # pieces print with the mark
+    assert ("▁" if spelling == "front" else "##") in pieces_line  # pieces print with the mark
     assert any(x.strip() == f"-> decoded: {sentence}" for x in lines)
     assert (tmp_path / "q.json").is_file()
     assert encode(tmp_path / "q.json", "hello\n").strip()
