@@ -1,7 +1,7 @@
 """Unigram quality and training time against sentencepiece (issue 15), in one run.
 
     python benchmarks/bench_unigram_quality.py CORPUS.txt [CORPUS.txt ...] [--vocab 8000,32000]
-        [--em plain,bayes,sentencepiece] [--limit-mb N]
+        [--em plain,bayes,sentencepiece] [--limit-mb N] [--settings matched,defaults]
 
 For every corpus (given by path) the lines are split 90/10 by position (every tenth line is
 held out). Each trainer learns on the 90% at each vocabulary size, in a child process of its
@@ -9,6 +9,10 @@ own (its wall time and peak memory), and then Viterbi-encodes the held-out 10%:
 * subwords: `front` spelling (sentencepiece's `▁`), 2 threads, once per `--em` method;
 * sentencepiece: Unigram with identity normalization, no splitting by script or number, full
   character coverage and every sentence (so both learn from the same text), 2 threads.
+With ``--settings defaults`` each trainer runs on its own defaults instead: subwords' ``sentencepiece``
+preset (``nmt_nfkc``, coverage 0.9995, ``em="sentencepiece"``) against sentencepiece with nothing
+set but the model type, the size and the threads; each then encodes the raw held-out lines,
+normalizing them its own way. ``matched,defaults`` runs both groups.
 Reported per model: held-out pieces (lower is better) and held-out log-likelihood (higher is
 better): the sum over held-out lines of the Viterbi spelling's log-probability, each model's
 piece scores first renormalised to sum to 1 over its ordinary pieces (the Bayesian step's
@@ -39,8 +43,11 @@ def child(kind: str, train: str, held: str, vocab: int, out: str) -> None:
         import subwords
 
         em = kind.split(":", 1)[1]
-        tok = subwords.train(Path(train), model="unigram", spelling="front", vocab_size=vocab, threads=2,
-                             em=em)
+        if em == "preset":  # subwords' own defaults for this job: the sentencepiece preset
+            tok = subwords.train(Path(train), preset="sentencepiece", vocab_size=vocab, threads=2)
+        else:
+            tok = subwords.train(Path(train), model="unigram", spelling="front", vocab_size=vocab, threads=2,
+                                 em=em)
         secs = time.perf_counter() - start
         lps = [lp for lp in tok.log_probs]
         z = math.log(sum(math.exp(lp) for lp in lps if lp is not None))
@@ -52,11 +59,15 @@ def child(kind: str, train: str, held: str, vocab: int, out: str) -> None:
     else:
         import sentencepiece as spm
 
-        spm.SentencePieceTrainer.train(
-            input=train, model_prefix=out, model_type="unigram", vocab_size=vocab, character_coverage=1.0,
-            normalization_rule_name="identity", split_by_unicode_script=False, split_by_number=False,
-            num_threads=2, input_sentence_size=0, max_sentence_length=1 << 20,
-            train_extremely_large_corpus=True, minloglevel=2)
+        if kind == "sentencepiece:defaults":  # its own defaults, but for the threads
+            spm.SentencePieceTrainer.train(input=train, model_prefix=out, model_type="unigram", vocab_size=vocab,
+                                           num_threads=2, train_extremely_large_corpus=True, minloglevel=2)
+        else:
+            spm.SentencePieceTrainer.train(
+                input=train, model_prefix=out, model_type="unigram", vocab_size=vocab, character_coverage=1.0,
+                normalization_rule_name="identity", split_by_unicode_script=False, split_by_number=False,
+                num_threads=2, input_sentence_size=0, max_sentence_length=1 << 20,
+                train_extremely_large_corpus=True, minloglevel=2)
         secs = time.perf_counter() - start
         sp = spm.SentencePieceProcessor(model_file=out + ".model")
         n = sp.get_piece_size()
@@ -95,8 +106,17 @@ def main() -> None:
     ap.add_argument("--vocab", default="8000,32000")
     ap.add_argument("--em", default="plain,bayes,sentencepiece")
     ap.add_argument("--limit-mb", type=float, default=None, help="use only the first N MB of each corpus")
+    ap.add_argument("--settings", default="matched", help="matched (both on the same text, the default), "
+                    "defaults (subwords' sentencepiece preset against sentencepiece's own defaults), or both")
     a = ap.parse_args()
-    kinds = [f"subwords:{e}" for e in a.em.split(",") if e] + ["sentencepiece"]
+    settings = [x for x in a.settings.split(",") if x]
+    if not settings or set(settings) - {"matched", "defaults"}:
+        sys.exit(f"--settings takes matched, defaults or both, not {a.settings!r}")
+    kinds = []
+    if "matched" in settings:
+        kinds += [f"subwords:{e}" for e in a.em.split(",") if e] + ["sentencepiece"]
+    if "defaults" in settings:
+        kinds += ["subwords:preset", "sentencepiece:defaults"]
     print(f"# Unigram quality: subwords vs sentencepiece — {time.strftime('%Y-%m-%d %H:%M')}, "
           f"{os.cpu_count()} cpus, load {os.getloadavg()}")
     print("\n| corpus | vocab | trainer | train s | × sp time | peak MB | held-out pieces | × sp pieces "
@@ -118,8 +138,9 @@ def main() -> None:
                         print(f"| {corpus.stem} | {vocab} | {kind} | failed: {r.stderr.strip().splitlines()[-1:]} |")
                         continue
                     results[kind] = json.loads(r.stdout.strip().splitlines()[-1])
-                sp = results.get("sentencepiece")
                 for kind, r in results.items():
+                    sp = results.get("sentencepiece:defaults" if kind.endswith((":preset", ":defaults"))
+                                     else "sentencepiece")
                     xt = f"{sp['seconds'] / r['seconds']:.2f}×" if sp else ""
                     xp = f"{r['pieces'] / sp['pieces']:.3f}" if sp else ""
                     dl = f"{r['ll'] - sp['ll']:+.0f}" if sp else ""
