@@ -377,6 +377,18 @@ impl SpModel {
                 rest = &rest[plain..];
                 continue;
             }
+            // fast path: a plain space (no rule or user symbol starts with it) is what the general
+            // step below makes of it, without the lookups: dropped after a space when extra
+            // whitespace goes, else `space`
+            if rest[0] == b' ' && !self.plain_stop[b' ' as usize] {
+                if !prev_space {
+                    push(out, map, space, consumed);
+                }
+                prev_space = n.remove_extra_whitespaces;
+                consumed += 1;
+                rest = &rest[1..];
+                continue;
+            }
             let (mut s, len) = self.normalize_prefix(rest)?;
             while prev_space && s.first() == Some(&b' ') {
                 s = &s[1..];
