@@ -22,18 +22,19 @@
 //! rare inputs.
 
 pub mod charsmap;
+pub mod darray;
 pub mod proto;
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use subwords_core::hash::Map;
-use subwords_core::segmenters::unigram::trie::{PieceTrie, TrieBuilder};
 use yada::DoubleArray;
 
 use subwords_core::batch::Slots;
 use subwords_core::error::{Error, Result};
 use charsmap::Charsmap;
+use darray::DoubleArray as PieceArray;
 use proto::ModelProto;
 
 const SPACE: &str = "\u{2581}";
@@ -68,14 +69,10 @@ pub struct SpModel {
     pub scores: Vec<f32>,
     pub types: Vec<i32>,
     /// NORMAL, USER_DEFINED and UNUSED pieces (SentencePiece's `pieces_`), Unigram only (empty
-    /// for BPE): core's Unigram trie over bytes, each piece with its score for the
-    /// Viterbi loop. It is built in a few
-    /// milliseconds where a double array (`yada`) took most of the load time.
-    trie: PieceTrie<f32>,
-    /// One bit per id: USER_DEFINED and UNUSED pieces, the two the Viterbi treats apart (a bit
-    /// set of a few KB stays in L1, where the type beside the score made every trie node 4
-    /// bytes longer).
-    odd: Vec<u64>,
+    /// for BPE): a double array over bytes (`darray.rs`), each piece with the score the Viterbi
+    /// gives it (a user symbol's `0.1·(bytes − 1)` worked out at load), UNUSED pieces kept for
+    /// `piece_to_id` but never handed to the Viterbi.
+    trie: PieceArray,
     /// BPE only (empty for Unigram): the same pieces by text, for looking up joined pairs.
     index: Map<Box<[u8]>, u32>,
     /// CONTROL, UNKNOWN and BYTE pieces (`reserved_id_map_`).
@@ -173,9 +170,8 @@ impl SpModel {
         // NORMAL, USER_DEFINED and UNUSED pieces go straight into the byte trie for Unigram (a path
         // holding a piece already is a duplicate), into a map by text for BPE (which looks joined
         // pairs up by text and needs no trie)
-        let mut builder: TrieBuilder<f32> = TrieBuilder::new(256);
+        let mut keys: Vec<(u32, f32, i32)> = Vec::new();
         let mut index: Map<Box<[u8]>, u32> = Map::default();
-        let mut syms: Vec<u32> = Vec::new();
         let mut reserved: Map<Box<[u8]>, u32> = Map::default();
         let mut users: Vec<&str> = Vec::new();
         let mut unk = None;
@@ -203,9 +199,9 @@ impl SpModel {
                     // BPE looks pieces up by text only: no trie to build
                     index.insert(text.as_bytes().into(), id as u32).is_some()
                 } else {
-                    syms.clear();
-                    syms.extend(text.bytes().map(u32::from));
-                    builder.insert(&syms, id as u32, score).is_some()
+                    // duplicates are found when the array is built
+                    keys.push((id as u32, score, ty));
+                    false
                 }
             } else {
                 reserved.insert(text.as_bytes().into(), id as u32).is_some()
@@ -226,6 +222,17 @@ impl SpModel {
             scores.push(score);
             types.push(ty);
         }
+        let trie = PieceArray::build(
+            keys.iter()
+                .map(|&(id, score, ty)| {
+                    let bytes = pieces[id as usize].as_bytes();
+                    // a user-defined symbol scores 0.1·(bytes − 1), computed in double, kept as float
+                    let score = if ty == proto::USER_DEFINED { (0.1 * (bytes.len() as f64 - 1.0)) as f32 } else { score };
+                    darray::Key { bytes, id, score, scores: ty != proto::UNUSED }
+                })
+                .collect(),
+        )
+        .map_err(|id| bad(format!("piece {:?} is defined twice", pieces[id as usize])))?;
         for (id, ty) in types.iter().enumerate() {
             if *ty == proto::USER_DEFINED {
                 users.push(&pieces[id]);
@@ -245,13 +252,6 @@ impl SpModel {
         } else {
             None
         };
-        let trie = builder.finish();
-        let mut odd = vec![0u64; types.len().div_ceil(64)];
-        for (id, &ty) in types.iter().enumerate() {
-            if ty == proto::USER_DEFINED || ty == proto::UNUSED {
-                odd[id / 64] |= 1 << (id % 64);
-            }
-        }
         let user = if users.is_empty() {
             None
         } else {
@@ -286,7 +286,6 @@ impl SpModel {
             scores,
             types,
             trie,
-            odd,
             index,
             reserved,
             user,
@@ -316,13 +315,7 @@ impl SpModel {
         if self.kind == Kind::Bpe {
             return self.index.get(bytes).copied();
         }
-        let mut found = None;
-        self.trie.pieces_from(bytes, 0, |end, id, _| {
-            if end == bytes.len() {
-                found = Some(id);
-            }
-        });
-        found
+        self.trie.get(bytes)
     }
 
     /// Normalized text, and for each of its bytes (plus one past the end) the byte offset in
@@ -382,6 +375,18 @@ impl SpModel {
                 prev_space = false;
                 consumed += plain;
                 rest = &rest[plain..];
+                continue;
+            }
+            // fast path: a plain space (no rule or user symbol starts with it) is what the general
+            // step below makes of it, without the lookups: dropped after a space when extra
+            // whitespace goes, else `space`
+            if rest[0] == b' ' && !self.plain_stop[b' ' as usize] {
+                if !prev_space {
+                    push(out, map, space, consumed);
+                }
+                prev_space = n.remove_extra_whitespaces;
+                consumed += 1;
+                rest = &rest[1..];
                 continue;
             }
             let (mut s, len) = self.normalize_prefix(rest)?;
@@ -640,14 +645,8 @@ impl SpModel {
             {
                 self.trie.pieces_from(text, start, |end, id, score| {
                     let len = end - start;
-                    let ty = if self.odd[id as usize / 64] >> (id % 64) & 1 != 0 { self.types[id as usize] } else { proto::NORMAL };
-                    if ty == proto::UNUSED {
-                        return;
-                    }
-                    frontier = frontier.max(start + len);
-                    let target = &mut best[start + len];
-                    // a user-defined symbol scores 0.1·(bytes − 1), computed in double, kept as float
-                    let score = if ty == proto::USER_DEFINED { (0.1 * (len as f64 - 1.0)) as f32 } else { score };
+                    frontier = frontier.max(end);
+                    let target = &mut best[end];
                     let cand = score + here;
                     if target.start == -1 || cand > target.score {
                         *target = Best { id, score: cand, start: start as i64 };
