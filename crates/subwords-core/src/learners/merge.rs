@@ -63,9 +63,9 @@
 //!   arrays), so the peak is the merge loop again. Through it (measured on the 20 M table, RSS
 //!   sampled): the arrays 1.29 GB (a unit record is 24 bytes, a `u64` start for tables past 4 G
 //!   symbols, plus 4 bytes a symbol), 2.02 GB once the index is built, up to 2.81 GB before
-//!   the first compaction brings it back to 2.28 GB. Not done: compacting earlier (the arena's
-//!   growth is most of that climb), a pair index in shards (a map's doubling holds the old and
-//!   the new slots at once: about 90 MB of the 3 M table's peak).
+//!   the first compaction brings it back to 1.95 GB, and the peak, 3.04 GB, when the index map
+//!   doubles near the end (its old and new slots at once; 90 MB of the 3 M table's peak too).
+//!   Not done: a pair index in shards, so that a doubling copies one shard; compacting earlier.
 
 use std::cmp::Ordering;
 use std::rc::Rc;
