@@ -344,10 +344,19 @@ def _train_pruned(a: argparse.Namespace, kw: dict[str, Any], texts: Optional[Ite
             or a.pre_split not in (None, "gpt2", "bert")):
         raise SubwordsError("--min-unit-count counts with the spelling options only; it does not take --normalize, "
                             "--lowercase, --split-digits, a pattern --pre-split or a preset other than bert yet")
-    table = subwords.count(texts if texts is not None else [Path(x) for x in a.inputs], counts=a.counts, input_errors=a.input_errors, threads=a.threads,
-                           spelling="continuation" if bert else a.spelling or DEFAULT_SPELLING[a.model], mark=a.mark,
-                           split_at_marks=not a.no_split_at_marks, pre_split="bert" if bert else a.pre_split,
-                           lowercase=bert, strip_accents=bert, clean_text=bert)
+    from .counts import CountTable, table_paths
+
+    paths = [Path(x) for x in a.inputs]
+    tables = table_paths(paths, counts=True) if a.counts and texts is None else None
+    if tables is not None:
+        # binary tables (`subwords count -o`) are summed as they are; training checks their spelling
+        first, *rest = (CountTable.load(p) for p in tables)
+        table = first.merge(*rest) if rest else first
+    else:
+        table = subwords.count(texts if texts is not None else paths, counts=a.counts, input_errors=a.input_errors, threads=a.threads,
+                               spelling="continuation" if bert else a.spelling or DEFAULT_SPELLING[a.model], mark=a.mark,
+                               split_at_marks=not a.no_split_at_marks, pre_split="bert" if bert else a.pre_split,
+                               lowercase=bert, strip_accents=bert, clean_text=bert)
     table, dropped = table.prune(a.min_unit_count)
     return subwords.train(table, **kw), dropped
 

@@ -6,6 +6,7 @@ newest six times and widest three." Their 22-row walk goes from 79 to 22 pieces 
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -46,6 +47,24 @@ def test_min_unit_count_reports_the_share_dropped(tmp_path):
     r = run("train", str(tmp_path / "four.txt"), "--vocab-size", "22", "-o", str(tmp_path / "m.json"),
             "--min-unit-count", "3")
     assert "12.50% of occurrences" in r.stderr
+
+
+def test_min_unit_count_prunes_a_binary_table(tmp_path):
+    # a table file is pruned as it is (it used to be read as word<TAB>count text and refused)
+    (tmp_path / "four.txt").write_text(FOUR_TEXT, encoding="utf-8")
+    run("count", str(tmp_path / "four.txt"), "-o", str(tmp_path / "t.counts"))
+    run("count", str(tmp_path / "four.txt"), "-o", str(tmp_path / "kept.tsv"), "--tsv", "--min-unit-count", "3")
+    r = run("train", str(tmp_path / "t.counts"), "--counts", "--vocab-size", "20", "-o", str(tmp_path / "a.json"),
+            "--min-unit-count", "3")
+    # lower: 2 of the 16 occurrences
+    assert "12.50% of occurrences" in r.stderr
+    # the same model as training on the three units left (but for the report's number of texts,
+    # which a word<TAB>count file does not record)
+    run("train", str(tmp_path / "kept.tsv"), "--counts", "--vocab-size", "20", "-o", str(tmp_path / "b.json"))
+    a, b = (json.loads((tmp_path / f).read_text(encoding="utf-8")) for f in ("a.json", "b.json"))
+    assert a["report"].pop("texts") == 1
+    b["report"].pop("texts")
+    assert a == b and a["report"]["distinct_units"] == 3
 
 
 def test_dask_engine_writes_the_local_table(tmp_path):

@@ -106,27 +106,7 @@ impl CountTable {
 
     /// Why `spelling` cannot train on this table: the fields that differ, by name.
     pub fn mismatch(&self, spelling: &Spelling) -> Option<String> {
-        let want = table_spelling(spelling);
-        if want == self.spelling {
-            return None;
-        }
-        let (a, b) = (serde_json::to_value(&self.spelling).unwrap(), serde_json::to_value(&want).unwrap());
-        let mut diffs = Vec::new();
-        if let (Some(a), Some(b)) = (a.as_object(), b.as_object()) {
-            // an option left unset is absent from one side (normalize, pattern, split_digits):
-            // every name either side has is compared, unset as null
-            let mut names: Vec<&String> = a.keys().chain(b.keys()).collect();
-            names.sort();
-            names.dedup();
-            for k in names {
-                let va = a.get(k).cloned().unwrap_or(serde_json::Value::Null);
-                let vb = b.get(k).cloned().unwrap_or(serde_json::Value::Null);
-                if va != vb {
-                    diffs.push(format!("{k}: table has {va}, training asks for {vb}"));
-                }
-            }
-        }
-        Some(diffs.join("; "))
+        spelling_mismatch(&self.spelling, spelling)
     }
 
     /// The sum of two tables counted with the same spelling.
@@ -212,65 +192,158 @@ impl CountTable {
     }
 
     pub fn from_bytes(data: &[u8]) -> Result<CountTable> {
-        if data.len() < 8 || &data[..8] != MAGIC {
-            return Err(Error::Input(
-                "not a count table (no SWCOUNT header); for a word<TAB>count text file use --counts / counts=True".into(),
-            ));
-        }
-        if data.len() < 20 {
-            return Err(corrupt("the file is truncated"));
-        }
-        let (body, tail) = data.split_at(data.len() - 4);
-        let crc = u32::from_le_bytes(tail.try_into().unwrap());
-        let mut r = Reader { data: &body[8..] };
-        let version = r.u32()?;
-        if version != VERSION {
-            return Err(Error::Input(format!(
-                "count table version {version} is not supported (this subwords reads version {VERSION}); make it again with this version"
-            )));
-        }
-        let header_len = r.u32()?;
-        if header_len > MAX_HEADER {
-            return Err(corrupt("the header is larger than any table writes"));
-        }
-        let header: Header =
-            serde_json::from_slice(r.take(header_len as usize)?).map_err(|e| corrupt(&format!("bad header ({e})")))?;
-        header.spelling.validate().map_err(|e| corrupt(&format!("its spelling is invalid ({e})")))?;
-        // every unit takes at least 12 bytes: a count larger than the bytes left is a lie
-        if header.units > (r.data.len() / 12) as u64 {
-            return Err(corrupt(&format!("the header promises {} units but the file is too short for them (truncated?)", header.units)));
-        }
-        let mut units: Vec<(Box<str>, u64)> = Vec::with_capacity(header.units as usize);
-        let mut total = 0u64;
-        for k in 0..header.units {
-            let n = r.u32()? as usize;
-            let text = std::str::from_utf8(r.take(n)?).map_err(|_| corrupt(&format!("unit {k} is not UTF-8")))?;
-            let count = r.u64()?;
-            if count == 0 {
-                return Err(corrupt(&format!("unit {k} has count 0")));
+        let mut units: Vec<(Box<str>, u64)> = Vec::new();
+        let checked = check(data, |n, text, count| {
+            if units.is_empty() {
+                units.reserve_exact(n);
             }
-            if let Some(prev) = units.last() {
-                if prev.0.as_bytes() >= text.as_bytes() {
-                    return Err(corrupt(&format!("unit {k} is out of order or repeated")));
-                }
-            }
-            total = total.checked_add(count).ok_or_else(|| corrupt("the counts overflow 64 bits"))?;
             units.push((text.into(), count));
+        })?;
+        Ok(CountTable { spelling: checked.spelling, normalizations: checked.normalizations, texts: checked.texts, units })
+    }
+}
+
+/// Why a table counted with `table` cannot train with `spelling`: the fields that differ, by name.
+fn spelling_mismatch(table: &Spelling, spelling: &Spelling) -> Option<String> {
+    let want = table_spelling(spelling);
+    if want == *table {
+        return None;
+    }
+    let (a, b) = (serde_json::to_value(table).unwrap(), serde_json::to_value(&want).unwrap());
+    let mut diffs = Vec::new();
+    if let (Some(a), Some(b)) = (a.as_object(), b.as_object()) {
+        // an option left unset is absent from one side (normalize, pattern, split_digits):
+        // every name either side has is compared, unset as null
+        let mut names: Vec<&String> = a.keys().chain(b.keys()).collect();
+        names.sort();
+        names.dedup();
+        for k in names {
+            let va = a.get(k).cloned().unwrap_or(serde_json::Value::Null);
+            let vb = b.get(k).cloned().unwrap_or(serde_json::Value::Null);
+            if va != vb {
+                diffs.push(format!("{k}: table has {va}, training asks for {vb}"));
+            }
         }
-        if !r.data.is_empty() {
-            return Err(corrupt("there are bytes after the last unit"));
+    }
+    Some(diffs.join("; "))
+}
+
+/// What [`check`] found in a valid table file, besides its units.
+struct Checked {
+    spelling: Spelling,
+    normalizations: Normalizations,
+    texts: u64,
+    /// Where the first unit starts in the file, and how many there are.
+    body: usize,
+    units: usize,
+}
+
+/// Checks a table file from end to end (lengths, UTF-8, order, counts, sums, checksum), calling
+/// `each(units in the header, text, count)` with every unit in order; an error for the first
+/// thing wrong.
+fn check<'a>(data: &'a [u8], mut each: impl FnMut(usize, &'a str, u64)) -> Result<Checked> {
+    if data.len() < 8 || &data[..8] != MAGIC {
+        return Err(Error::Input(
+            "not a count table (no SWCOUNT header); for a word<TAB>count text file use --counts / counts=True".into(),
+        ));
+    }
+    if data.len() < 20 {
+        return Err(corrupt("the file is truncated"));
+    }
+    let (body, tail) = data.split_at(data.len() - 4);
+    let crc = u32::from_le_bytes(tail.try_into().unwrap());
+    let mut r = Reader { data: &body[8..] };
+    let version = r.u32()?;
+    if version != VERSION {
+        return Err(Error::Input(format!(
+            "count table version {version} is not supported (this subwords reads version {VERSION}); make it again with this version"
+        )));
+    }
+    let header_len = r.u32()?;
+    if header_len > MAX_HEADER {
+        return Err(corrupt("the header is larger than any table writes"));
+    }
+    let header: Header =
+        serde_json::from_slice(r.take(header_len as usize)?).map_err(|e| corrupt(&format!("bad header ({e})")))?;
+    header.spelling.validate().map_err(|e| corrupt(&format!("its spelling is invalid ({e})")))?;
+    // every unit takes at least 12 bytes: a count larger than the bytes left is a lie
+    if header.units > (r.data.len() / 12) as u64 {
+        return Err(corrupt(&format!("the header promises {} units but the file is too short for them (truncated?)", header.units)));
+    }
+    let first = body.len() - r.data.len();
+    let mut total = 0u64;
+    let mut prev: Option<&[u8]> = None;
+    for k in 0..header.units {
+        let n = r.u32()? as usize;
+        let text = std::str::from_utf8(r.take(n)?).map_err(|_| corrupt(&format!("unit {k} is not UTF-8")))?;
+        let count = r.u64()?;
+        if count == 0 {
+            return Err(corrupt(&format!("unit {k} has count 0")));
         }
-        if total != header.total {
-            return Err(corrupt("the counts do not add up to the header's total"));
+        if prev.is_some_and(|p| p >= text.as_bytes()) {
+            return Err(corrupt(&format!("unit {k} is out of order or repeated")));
         }
-        if crc32fast::hash(body) != crc {
-            return Err(corrupt("the checksum does not match (the file is damaged)"));
-        }
-        Ok(CountTable {
-            spelling: header.spelling,
-            normalizations: normalizations_from(&header.normalizations)?,
-            texts: header.texts,
-            units,
+        prev = Some(text.as_bytes());
+        total = total.checked_add(count).ok_or_else(|| corrupt("the counts overflow 64 bits"))?;
+        each(header.units as usize, text, count);
+    }
+    if !r.data.is_empty() {
+        return Err(corrupt("there are bytes after the last unit"));
+    }
+    if total != header.total {
+        return Err(corrupt("the counts do not add up to the header's total"));
+    }
+    if crc32fast::hash(body) != crc {
+        return Err(corrupt("the checksum does not match (the file is damaged)"));
+    }
+    Ok(Checked {
+        spelling: header.spelling,
+        normalizations: normalizations_from(&header.normalizations)?,
+        texts: header.texts,
+        body: first,
+        units: header.units as usize,
+    })
+}
+
+/// A table file, checked as [`CountTable::from_bytes`] checks it, whose units stay in the file's
+/// bytes: what training from one table file reads. A unit costs its 12 + length bytes of the file
+/// instead of an allocation of its own, and the units are read in the table's order.
+pub struct TableBytes {
+    pub spelling: Spelling,
+    pub normalizations: Normalizations,
+    pub texts: u64,
+    data: Vec<u8>,
+    body: usize,
+    units: usize,
+}
+
+impl TableBytes {
+    pub fn from_bytes(data: Vec<u8>) -> Result<TableBytes> {
+        let c = check(&data, |_, _, _| {})?;
+        Ok(TableBytes { spelling: c.spelling, normalizations: c.normalizations, texts: c.texts, data, body: c.body, units: c.units })
+    }
+
+    /// Why `spelling` cannot train on this table: the fields that differ, by name.
+    pub fn mismatch(&self, spelling: &Spelling) -> Option<String> {
+        spelling_mismatch(&self.spelling, spelling)
+    }
+
+    pub fn len(&self) -> usize {
+        self.units
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.units == 0
+    }
+
+    /// The units and their counts, in the table's order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, u64)> + '_ {
+        let mut r = Reader { data: &self.data[self.body..] };
+        // checked when the table was read: every length fits and every text is UTF-8
+        (0..self.units).map(move |_| {
+            let n = r.u32().expect("a checked table") as usize;
+            let text = std::str::from_utf8(r.take(n).expect("a checked table")).expect("a checked table");
+            (text, r.u64().expect("a checked table"))
         })
     }
 }
@@ -333,6 +406,23 @@ mod tests {
         let at = bytes.len() - 10;
         flipped[at] ^= 1;
         assert!(CountTable::from_bytes(&flipped).is_err());
+    }
+
+    #[test]
+    fn table_bytes_reads_what_from_bytes_reads_and_refuses_the_same_damage() {
+        let t = table(&[("café", 3), ("low", 5), ("lower", 2)], 8);
+        let bytes = t.to_bytes().unwrap();
+        let b = TableBytes::from_bytes(bytes.clone()).unwrap();
+        let got: Vec<(Box<str>, u64)> = b.iter().map(|(u, c)| (u.into(), c)).collect();
+        assert_eq!(got, t.units);
+        assert_eq!((b.len(), b.texts, b.normalizations, &b.spelling), (3, 8, t.normalizations, &t.spelling));
+        for cut in [0, 7, 19, bytes.len() - 1] {
+            assert!(TableBytes::from_bytes(bytes[..cut].to_vec()).is_err(), "truncated at {cut}");
+        }
+        let mut flipped = bytes.clone();
+        let at = bytes.len() - 10;
+        flipped[at] ^= 1;
+        assert!(TableBytes::from_bytes(flipped).is_err());
     }
 
     #[test]

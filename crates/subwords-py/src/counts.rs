@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use subwords_core::count_table::CountTable;
+use subwords_core::count_table::{CountTable, TableBytes};
 use subwords_core::options::CountOptions;
 use subwords_core::counting::UnitCounter;
 use subwords_core::learners::UnitCount;
@@ -113,7 +113,7 @@ impl Counter {
     }
 }
 
-fn check_table_fits(py: Python<'_>, trainer: &Trainer, table: &CountTable) -> PyResult<()> {
+fn check_table_fits(py: Python<'_>, trainer: &Trainer, mismatch: impl FnOnce(&subwords_core::spelling::Spelling) -> Option<String>) -> PyResult<()> {
     if trainer.counter.is_none() {
         return Err(spent());
     }
@@ -124,7 +124,7 @@ fn check_table_fits(py: Python<'_>, trainer: &Trainer, table: &CountTable) -> Py
         ));
     }
     let spelling = trainer.options.spelling().map_err(|e| to_py(py, e))?;
-    if let Some(why) = table.mismatch(&spelling) {
+    if let Some(why) = mismatch(&spelling) {
         return Err(err(format!(
             "the count table was made with other spelling options than this training asks for: {why}; count again with the training's options, or train with the table's"
         )));
@@ -132,12 +132,12 @@ fn check_table_fits(py: Python<'_>, trainer: &Trainer, table: &CountTable) -> Py
     Ok(())
 }
 
-/// Reads a binary table file straight into `trainer`, moving its units instead of copying them
-/// (the memory a large table costs is then the file's bytes and the units once).
+/// Reads a binary table file straight into `trainer`, its units left in the file's bytes (the
+/// memory a large table costs is then the file's size; no string per unit is made).
 #[pyfunction]
 pub fn trainer_load_table(py: Python<'_>, trainer: &mut Trainer, path: &str, limit: u64) -> PyResult<()> {
     let table = py
-        .detach(|| -> subwords_core::Result<CountTable> {
+        .detach(|| -> subwords_core::Result<TableBytes> {
             let io = |e| subwords_core::Error::io(format!("cannot read count table {path:?}"), e);
             let size = std::fs::metadata(path).map_err(io)?.len();
             if size > limit {
@@ -146,17 +146,15 @@ pub fn trainer_load_table(py: Python<'_>, trainer: &mut Trainer, path: &str, lim
                 )));
             }
             let data = std::fs::read(path).map_err(io)?;
-            CountTable::from_bytes(&data).map_err(|e| subwords_core::Error::Input(format!("{path}: {e}")))
+            TableBytes::from_bytes(data).map_err(|e| subwords_core::Error::Input(format!("{path}: {e}")))
         })
         .map_err(|e| to_py(py, e))?;
-    check_table_fits(py, trainer, &table)?;
-    let CountTable { units, normalizations, texts, .. } = table;
+    check_table_fits(py, trainer, |s| table.mismatch(s))?;
     trainer.counter = None;
-    trainer.units = Some(
-        units.into_iter().map(|(t, c)| UnitCount { text: t.into_string(), starts: true, ends: true, count: c }).collect(),
-    );
-    trainer.normalizations = Some(normalizations);
-    trainer.texts = texts;
+    trainer.units = None;
+    trainer.normalizations = Some(table.normalizations);
+    trainer.texts = table.texts;
+    trainer.table = Some(table);
     Ok(())
 }
 
@@ -164,8 +162,9 @@ pub fn trainer_load_table(py: Python<'_>, trainer: &mut Trainer, path: &str, lim
 /// spelling the trainer's options ask for; two-stage BPE needs the texts themselves.
 #[pyfunction]
 pub fn trainer_use_table(py: Python<'_>, trainer: &mut Trainer, table: &PyCountTable) -> PyResult<()> {
-    check_table_fits(py, trainer, &table.inner)?;
+    check_table_fits(py, trainer, |s| table.inner.mismatch(s))?;
     trainer.counter = None;
+    trainer.table = None;
     trainer.units = Some(
         table.inner.units.iter().map(|(t, c)| UnitCount { text: t.to_string(), starts: true, ends: true, count: *c }).collect(),
     );

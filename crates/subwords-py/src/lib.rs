@@ -101,6 +101,8 @@ struct Trainer {
     options: TrainOptions,
     counter: Option<UnitCounter>,
     units: Option<Vec<UnitCount>>,
+    /// A count table file's units, in its bytes (`trainer_load_table`), read when `units` is None.
+    table: Option<subwords_core::count_table::TableBytes>,
     progress: std::sync::Arc<subwords_core::progress::Progress>,
     joints: Option<std::collections::BTreeMap<String, Vec<String>>>,
     normalizations: Option<subwords_core::spelling::Normalizations>,
@@ -182,7 +184,7 @@ impl Trainer {
         let spelling = options.spelling().map_err(|e| to_py(py, e))?;
         let mut counter = UnitCounter::new(spelling, threads, options.superword_at.is_some());
         counter.cut = options.cut_texts();
-        Ok(Trainer { options, counter: Some(counter), units: None, progress: Default::default(), joints: None, normalizations: None, texts: 0, streams: None, again: None, pool: pool(threads)? })
+        Ok(Trainer { options, counter: Some(counter), units: None, table: None, progress: Default::default(), joints: None, normalizations: None, texts: 0, streams: None, again: None, pool: pool(threads)? })
     }
 
     fn progress_view(&self) -> ProgressView {
@@ -241,6 +243,7 @@ impl Trainer {
     /// cut them (saved in the model, applied when encoding).
     fn set_units(&mut self, units: Vec<(String, bool, bool, u64)>, joints: std::collections::BTreeMap<String, Vec<String>>) {
         self.units = Some(units.into_iter().map(|(text, starts, ends, count)| UnitCount { text, starts, ends, count }).collect());
+        self.table = None;
         self.joints = Some(joints);
     }
 
@@ -277,12 +280,23 @@ impl Trainer {
             }
             (None, Some(units)) => Ok(Corpus {
                 units,
+                table: None,
                 joints: self.joints.take(),
                 normalizations: self.normalizations.unwrap_or_default(),
                 texts: self.texts,
                 streams: self.streams.take(),
             }),
-            (None, None) => Err(spent()),
+            (None, None) => match self.table.take() {
+                Some(table) => Ok(Corpus {
+                    units: Vec::new(),
+                    table: Some(table),
+                    joints: self.joints.take(),
+                    normalizations: self.normalizations.unwrap_or_default(),
+                    texts: self.texts,
+                    streams: self.streams.take(),
+                }),
+                None => Err(spent()),
+            },
         }
     }
 }

@@ -57,10 +57,15 @@
 //! * Measured (`bench_scale.py table`, BPE `front` at 32k, peak RSS minus the import-only
 //!   baseline over the distinct units): 3 M Zipf table 327 -> 255 B per unit, 20 M table 250 ->
 //!   191 B per unit, byte-identical models. Issue 14's goal (120 B) is not reached.
-//! * Not done: the units' strings are still alive while the flat arrays are built from them
-//!   (`pipeline.rs` spells from `Vec<UnitCount>`, and a table is first converted to that form);
-//!   on the 20 M table that is now the peak (3.4 GB, against 2.5-3.3 GB through the merges).
-//!   A unit record is 24 bytes (a `u64` start for tables past 4 G symbols).
+//! * A table file is spelled straight from its bytes (`count_table::TableBytes`, read by
+//!   `pipeline.rs` without a `String` per unit) and the bytes are dropped before the merges: on
+//!   the 20 M table reading and spelling peaked at 3.4 GB and now at 1.76 GB (the file and these
+//!   arrays), so the peak is the merge loop again. Through it (measured on the 20 M table, RSS
+//!   sampled): the arrays 1.29 GB (a unit record is 24 bytes, a `u64` start for tables past 4 G
+//!   symbols, plus 4 bytes a symbol), 2.02 GB once the index is built, up to 2.81 GB before
+//!   the first compaction brings it back to 1.95 GB, and the peak, 3.04 GB, when the index map
+//!   doubles near the end (its old and new slots at once; 90 MB of the 3 M table's peak too).
+//!   Not done: a pair index in shards, so that a doubling copies one shard; compacting earlier.
 
 use std::cmp::Ordering;
 use std::rc::Rc;

@@ -27,6 +27,9 @@ pub struct UnitCount {
 
 pub struct Corpus {
     pub units: Vec<UnitCount>,
+    /// A count table file's units, left in its bytes (every unit starts and ends a word), read
+    /// in place of `units` when present: a large table is then never held as one `String` per unit.
+    pub table: Option<crate::count_table::TableBytes>,
     /// Pre-split joints used to make `units` (saved in the model, applied when encoding).
     pub joints: Option<std::collections::BTreeMap<String, Vec<String>>>,
     pub normalizations: Normalizations,
@@ -66,7 +69,7 @@ impl Corpus {
             .map(|(t, c)| UnitCount { text: t.into_string(), starts: true, ends: true, count: c })
             .collect();
         let streams = streams.map(|s| Box::new(s) as Box<dyn StageTwoTexts>);
-        Corpus { units, joints: None, normalizations, texts, streams }
+        Corpus { units, table: None, joints: None, normalizations, texts, streams }
     }
 }
 

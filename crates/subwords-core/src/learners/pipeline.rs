@@ -7,6 +7,7 @@
 
 use crate::hash::Map;
 
+use crate::count_table::TableBytes;
 use crate::error::{Error, Result};
 use crate::tokenizer::{Tokenizer, Parts, Report, Work};
 use crate::options::{ModelKind, TrainOptions};
@@ -97,13 +98,26 @@ fn train_unpadded(
 ) -> Result<Tokenizer> {
     opts.validate()?;
     let spelling = opts.spelling()?;
-    let Corpus { units, joints, normalizations, texts, streams } = corpus;
-    let units = cut_at_specials(units, &opts.cut_texts());
-    let learnable = learnable_units(&units)?;
+    let Corpus { units, table, joints, normalizations, texts, streams } = corpus;
+    let cut = opts.cut_texts();
+    // a table's units stay in its bytes, unless the word model reads them or a unit holds a
+    // special token or user symbol (then they become units like the counter's, in table order)
+    let (units, table) = match table {
+        Some(t) if opts.model == ModelKind::Word || t.iter().any(|(u, _)| cut.iter().any(|c| u.contains(c.as_str()))) => {
+            (t.iter().map(|(u, c)| UnitCount { text: u.to_string(), starts: true, ends: true, count: c }).collect(), None)
+        }
+        t => (units, t),
+    };
+    let units = cut_at_specials(units, &cut);
+    let learnable = match &table {
+        Some(t) => Learnable::table(t)?,
+        None => Learnable::Owned(learnable_units(&units)?),
+    };
     check_marks(opts, &spelling, &learnable)?;
     let normalizations = (spelling.scheme == Scheme::Front).then(|| normalizations.names());
-    if opts.model == ModelKind::Word {
-        return word::train_words(opts, spelling, &learnable, normalizations, texts);
+    // (the word model never reads a table's bytes: its units were made owned above)
+    if let (ModelKind::Word, Learnable::Owned(owned)) = (opts.model, &learnable) {
+        return word::train_words(opts, spelling, owned, normalizations, texts);
     }
 
     if let Some(p) = progress {
@@ -112,13 +126,18 @@ fn train_unpadded(
     let spelled = spell_units(&spelling, &learnable);
     let n_units = learnable.len() as u64;
     // WordPiece reports the corpus as its segmenter cuts it, which needs the units again
-    let kept: Vec<(String, u64)> = if matches!(opts.model, ModelKind::Wordpiece | ModelKind::Unigram) {
-        learnable.iter().map(|u| (u.text.clone(), u.count)).collect()
-    } else {
-        Vec::new()
-    };
+    let mut kept: Vec<(String, u64)> = Vec::new();
+    if matches!(opts.model, ModelKind::Wordpiece | ModelKind::Unigram) {
+        kept.reserve_exact(learnable.len());
+        learnable.each(|text, _, _, count| {
+            kept.push((text.to_string(), count));
+            true
+        });
+    }
+    // what the engines read from here on is `spelled`: the units' texts go before the merges
     drop(learnable);
     drop(units);
+    drop(table);
     let length = corpus_length(&spelled.flat)?;
 
     let alphabet = choose_alphabet(opts, &spelling, &spelled);
@@ -181,41 +200,91 @@ fn cut_at_specials(units: Vec<UnitCount>, cut: &[String]) -> Vec<UnitCount> {
     v
 }
 
+const EMPTY_CORPUS: &str =
+    "the corpus is empty: no units to learn from (check the input files, or that the count table has positive counts)";
+
 /// The units to learn from (a positive count, not empty); an empty corpus is refused.
 fn learnable_units(units: &[UnitCount]) -> Result<Vec<&UnitCount>> {
     let units: Vec<&UnitCount> = units.iter().filter(|u| u.count > 0 && !u.text.is_empty()).collect();
     if units.is_empty() {
-        return Err(Error::Input(
-            "the corpus is empty: no units to learn from (check the input files, or that the count table has positive counts)".into(),
-        ));
+        return Err(Error::Input(EMPTY_CORPUS.into()));
     }
     Ok(units)
+}
+
+/// The units to learn from, as [`learnable_units`] keeps them: references to owned units, or a
+/// table's units read from its bytes (its non-empty ones; a table holds no count of 0).
+enum Learnable<'a> {
+    Owned(Vec<&'a UnitCount>),
+    Table(&'a TableBytes, usize),
+}
+
+impl<'a> Learnable<'a> {
+    fn table(t: &'a TableBytes) -> Result<Self> {
+        let n = t.iter().filter(|(u, c)| *c > 0 && !u.is_empty()).count();
+        if n == 0 {
+            return Err(Error::Input(EMPTY_CORPUS.into()));
+        }
+        Ok(Learnable::Table(t, n))
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Learnable::Owned(v) => v.len(),
+            Learnable::Table(_, n) => *n,
+        }
+    }
+
+    /// Calls `f(text, starts, ends, count)` with each unit in order while it returns true.
+    fn each(&self, mut f: impl FnMut(&str, bool, bool, u64) -> bool) {
+        match self {
+            Learnable::Owned(v) => {
+                for u in v {
+                    if !f(&u.text, u.starts, u.ends, u.count) {
+                        return;
+                    }
+                }
+            }
+            Learnable::Table(t, _) => {
+                for (u, c) in t.iter() {
+                    if c > 0 && !u.is_empty() && !f(u, true, true, c) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// A word holding the mark would spell pieces indistinguishable from marked ones. Under
 /// continuation the merge engine keeps a word-first piece that begins with the mark apart
 /// (`vocab::WORD_START`), so BPE and WordPiece take such words; Unigram's seed and the word
 /// model join texts without that property and still refuse them.
-fn check_marks(opts: &TrainOptions, spelling: &Spelling, units: &[&UnitCount]) -> Result<()> {
+fn check_marks(opts: &TrainOptions, spelling: &Spelling, units: &Learnable) -> Result<()> {
     let keeps_word_start = matches!(opts.model, ModelKind::Bpe | ModelKind::Wordpiece);
-    for u in units {
-        let clash = match spelling.scheme {
-            Scheme::End => u.text.contains(spelling.mark.as_str()),
-            Scheme::Continuation => !keeps_word_start && u.starts && u.text.starts_with(spelling.mark.as_str()),
+    let mut clash: Option<String> = None;
+    units.each(|text, starts, _, _| {
+        let clashes = match spelling.scheme {
+            Scheme::End => text.contains(spelling.mark.as_str()),
+            Scheme::Continuation => !keeps_word_start && starts && text.starts_with(spelling.mark.as_str()),
             _ => false,
         };
-        if clash {
-            return Err(Error::Input(format!(
-                "the word {:?} holds the {} mark {:?}; its pieces would be indistinguishable from marked pieces \
-                 and decoding could not restore it. Train with pre_split=\"bert\" (punctuation stands alone; CLI: --pre-split bert) \
-                 or with another mark= (CLI: --mark)",
-                u.text,
-                if spelling.scheme == Scheme::End { "end-of-word" } else { "continuation" },
-                spelling.mark
-            )));
+        if clashes {
+            clash = Some(text.to_string());
         }
+        !clashes
+    });
+    match clash {
+        Some(text) => Err(Error::Input(format!(
+            "the word {:?} holds the {} mark {:?}; its pieces would be indistinguishable from marked pieces \
+             and decoding could not restore it. Train with pre_split=\"bert\" (punctuation stands alone; CLI: --pre-split bert) \
+             or with another mark= (CLI: --mark)",
+            text,
+            if spelling.scheme == Scheme::End { "end-of-word" } else { "continuation" },
+            spelling.mark
+        ))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The units spelled into provisional symbol ids (numbered in order of first appearance; the
@@ -228,7 +297,7 @@ struct Spelled {
     counts: Vec<u64>,
 }
 
-fn spell_units(spelling: &Spelling, units: &[&UnitCount]) -> Spelled {
+fn spell_units(spelling: &Spelling, units: &Learnable) -> Spelled {
     let mut provisional: Map<Box<[u8]>, u32> = Map::default();
     let mut sym_texts: Vec<Box<[u8]>> = Vec::new();
     let mut sym_counts: Vec<u64> = Vec::new();
@@ -242,18 +311,22 @@ fn spell_units(spelling: &Spelling, units: &[&UnitCount]) -> Spelled {
     // a unit spells one symbol per byte (bytes) or at most one per character (the marks join a
     // character's symbol): reserve that once, instead of letting the arrays double (a doubling
     // copies the whole table and can leave room for twice its size)
-    let bound: usize = units.iter().map(|u| if spelling.scheme == Scheme::Bytes { u.text.len() } else { u.text.chars().count() }).sum();
+    let mut bound = 0usize;
+    units.each(|text, _, _, _| {
+        bound += if spelling.scheme == Scheme::Bytes { text.len() } else { text.chars().count() };
+        true
+    });
     let mut spelled = Flat::with_capacity(units.len(), bound);
     let mut syms: Vec<u32> = Vec::new();
-    for u in units {
+    units.each(|text, starts, ends, count| {
         syms.clear();
         if spelling.scheme == Scheme::Bytes {
-            for b in u.text.bytes() {
+            for b in text.bytes() {
                 syms.push(b as u32);
-                sym_counts[b as usize] += u.count;
+                sym_counts[b as usize] += count;
             }
         } else {
-            spelling.for_each_symbol(&u.text, u.starts, u.ends, |t| {
+            spelling.for_each_symbol(text, starts, ends, |t| {
                 let id = match provisional.get(t) {
                     Some(&id) => id,
                     None => {
@@ -264,12 +337,13 @@ fn spell_units(spelling: &Spelling, units: &[&UnitCount]) -> Spelled {
                         id
                     }
                 };
-                sym_counts[id as usize] += u.count;
+                sym_counts[id as usize] += count;
                 syms.push(id);
             });
         }
-        spelled.push(&syms, u.count);
-    }
+        spelled.push(&syms, count);
+        true
+    });
     Spelled { flat: spelled, texts: sym_texts, counts: sym_counts }
 }
 
