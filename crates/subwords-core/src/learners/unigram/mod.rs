@@ -100,6 +100,19 @@
 //!   below half an ulp of the larger (see `segmenters::unigram::lattice::logaddexp`).
 //! * The E-step terms are produced and folded one batch of runs at a time, so memory is the
 //!   table, the runs, the arcs and one batch of terms.
+//! * Issue 15 (7 MB English, 32k, `perf` self time before: `log1p` 13%, `exp` 10%, building
+//!   the seed's trie through a hash map of edges 7%, copying stored arcs into a lattice 7% +
+//!   `finish` 2%, Viterbi 5%, forward 4%, backward 3%, the seed's suffix sort 3–5%). Taken, all
+//!   exact (model files byte-identical): the trie is laid out from the pieces in symbol order
+//!   (`PieceTrie::from_sorted`, no hash map); the E-step runs forward and backward on the
+//!   stored arcs (`em::forward_backward`), without a lattice. Tried and reverted: sorting the
+//!   seed's suffixes with their first four symbols packed beside them (16 more bytes per suffix
+//!   while sorting): 4% fewer instructions with `em="sentencepiece"` on 1 MB, none with the
+//!   plain step, and the plain run's peak rose from 171 to 173–177 MB, above sentencepiece's
+//!   165 MB. Not taken: fewer `exp`/`log1p` (per-position scaled
+//!   probabilities, or a vectorised `exp`) change the doubles the reference pins, so they need
+//!   docs/API.md and the reference to follow; the folds stay sequential by specification, which
+//!   leaves the transcendental calls (about a quarter of the CPU) as the floor of plain EM.
 
 use rayon::prelude::*;
 use crate::hash::Map;

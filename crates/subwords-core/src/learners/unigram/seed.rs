@@ -71,44 +71,6 @@ pub(super) fn walk(runs: &Runs, sufs: &[(u32, u32)], max_len: usize, mut emit: i
     }
 }
 
-/// Sorts the suffixes `(position, run)` by their symbols, each cut at its run's end and at
-/// `max_len`. Over an alphabet below 2^16 symbols the first four symbols are packed into one
-/// integer beside each suffix (16 bits each, symbol + 1, 0 past the end), so that most
-/// comparisons read that integer instead of following the position into the runs; suffixes
-/// whose first four symbols agree are compared on the rest. The order is the same total order
-/// on the symbols (only suffixes with equal symbols, which the walk cannot tell apart, may
-/// come in another order), at 8 more bytes per suffix while it sorts.
-pub(super) fn sort_suffixes(runs: &Runs, sufs: &mut [(u32, u32)], max_len: usize, alphabet: usize) {
-    let syms = &runs.syms;
-    let start = &runs.start;
-    let key = |p: u32, r: u32| -> &[u32] {
-        let end = (start[r as usize + 1] as usize).min((p as usize).saturating_add(max_len));
-        &syms[p as usize..end]
-    };
-    if alphabet >= u16::MAX as usize {
-        sufs.par_sort_unstable_by(|x, y| key(x.0, x.1).cmp(key(y.0, y.1)));
-        return;
-    }
-    let mut packed: Vec<(u64, u32, u32)> = sufs
-        .par_iter()
-        .map(|&(p, r)| {
-            let k = key(p, r);
-            let mut v = 0u64;
-            for (x, &sym) in k.iter().take(4).enumerate() {
-                v |= (sym as u64 + 1) << (48 - 16 * x);
-            }
-            (v, p, r)
-        })
-        .collect();
-    packed.par_sort_unstable_by(|x, y| {
-        x.0.cmp(&y.0).then_with(|| {
-            let (kx, ky) = (key(x.1, x.2), key(y.1, y.2));
-            kx[kx.len().min(4)..].cmp(&ky[ky.len().min(4)..])
-        })
-    });
-    sufs.par_iter_mut().zip(packed.par_iter()).for_each(|(s, &(_, p, r))| *s = (p, r));
-}
-
 /// Cuts the sorted suffixes into about eight stretches per thread, each cut where the first
 /// two symbols change, so that no substring of two or more symbols spans two stretches and each
 /// can be walked on its own.
@@ -177,7 +139,15 @@ pub(super) fn seed(
             sufs.push((p, r as u32));
         }
     }
-    sort_suffixes(&runs, &mut sufs, max_len, a);
+    {
+        let syms = &runs.syms;
+        let start = &runs.start;
+        let key = |&(p, r): &(u32, u32)| -> &[u32] {
+            let end = (start[r as usize + 1] as usize).min((p as usize).saturating_add(max_len));
+            &syms[p as usize..end]
+        };
+        sufs.par_sort_unstable_by(|x, y| key(x).cmp(key(y)));
+    }
     let cap_multi = seed_size.map(|s| s - a);
     let mut kept: Vec<(u32, u32, u64)> = Vec::new();
     let mut buf = Vec::new();
