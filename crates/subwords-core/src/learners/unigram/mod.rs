@@ -108,8 +108,8 @@
 //!   stored arcs (`em::forward_backward`), without a lattice. Tried and reverted: sorting the
 //!   seed's suffixes with their first four symbols packed beside them (16 more bytes per suffix
 //!   while sorting): 4% fewer instructions with `em="sentencepiece"` on 1 MB, none with the
-//!   plain step, and the plain run's peak rose from 171 to 173–177 MB, above sentencepiece's
-//!   165 MB. Not taken: fewer `exp`/`log1p` (per-position scaled
+//!   plain step, and the plain run's peak rose from 167 to 169–173 MB (MiB), above
+//!   sentencepiece's 165. Not taken: fewer `exp`/`log1p` (per-position scaled
 //!   probabilities, or a vectorised `exp`) change the doubles the reference pins, so they need
 //!   docs/API.md and the reference to follow; the folds stay sequential by specification, which
 //!   leaves the transcendental calls (about a quarter of the CPU) as the floor of plain EM.
