@@ -10,8 +10,9 @@ Per corpus (a name under benchmarks/corpora, built by ``python benchmarks/corpor
   (``bench_bpe.py --skip-encode``): time, peak memory, ratios;
 * WordPiece training against tokenizers (``bench_wordpiece.py --train-only``);
 * Unigram training time and quality against sentencepiece, 90/10 split, at each
-  ``--quality-vocab`` (``bench_unigram_quality.py --em bayes``): time, peak memory, held-out
-  pieces, held-out log-likelihood.
+  ``--quality-vocab`` (``bench_unigram_quality.py --em plain,sentencepiece``: the default method
+  and the one the ``sentencepiece`` preset uses): time, CPU time, peak memory, held-out pieces,
+  held-out log-likelihood.
 Once: encoding modes, load times and batch scaling against sentencepiece, tokenizers and
 tiktoken (``bench_encode_load.py``).
 
@@ -42,7 +43,7 @@ def parts(corpora: list[str], vocab: int, quality_vocab: str) -> list[tuple[str,
                                       "--only", "ours-front,sentencepiece,ours-bytes,tokenizers"]),
             (f"WordPiece training on {c}", ["bench_wordpiece.py", "--corpus", c, "--vocab", str(vocab), "--train-only"]),
             (f"Unigram training and quality on {c}", ["bench_unigram_quality.py", str(path), "--vocab", quality_vocab,
-                                                      "--em", "bayes"]),
+                                                      "--em", "plain,sentencepiece"]),
         ]
     out.append(("Encoding, load time and batch scaling", ["bench_encode_load.py", "--vocab", str(vocab)]))
     return out

@@ -5,7 +5,7 @@
 
 For every corpus (given by path) the lines are split 90/10 by position (every tenth line is
 held out). Each trainer learns on the 90% at each vocabulary size, in a child process of its
-own (its wall time and peak memory), and then Viterbi-encodes the held-out 10%:
+own (its wall time, CPU time of all its threads, and peak memory), and then Viterbi-encodes the held-out 10%:
 * subwords: `front` spelling (sentencepiece's `▁`), 2 threads, once per `--em` method;
 * sentencepiece: Unigram with identity normalization, no splitting by script or number, full
   character coverage and every sentence (so both learn from the same text), 2 threads.
@@ -36,9 +36,15 @@ import time
 from pathlib import Path
 
 
+def cpu_seconds() -> float:
+    """User + system CPU time of this process so far, every thread included."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def child(kind: str, train: str, held: str, vocab: int, out: str) -> None:
     lines = [l for l in Path(held).read_text(encoding="utf-8").splitlines() if l.strip()]
-    start = time.perf_counter()
+    start, cpu0 = time.perf_counter(), cpu_seconds()
     if kind.startswith("subwords"):
         import subwords
 
@@ -48,7 +54,7 @@ def child(kind: str, train: str, held: str, vocab: int, out: str) -> None:
         else:
             tok = subwords.train(Path(train), model="unigram", spelling="front", vocab_size=vocab, threads=2,
                                  em=em)
-        secs = time.perf_counter() - start
+        secs, cpu = time.perf_counter() - start, cpu_seconds() - cpu0
         lps = [lp for lp in tok.log_probs]
         z = math.log(sum(math.exp(lp) for lp in lps if lp is not None))
         encoded = tok.encode_batch(lines, threads=2)
@@ -68,7 +74,7 @@ def child(kind: str, train: str, held: str, vocab: int, out: str) -> None:
                 normalization_rule_name="identity", split_by_unicode_script=False, split_by_number=False,
                 num_threads=2, input_sentence_size=0, max_sentence_length=1 << 20,
                 train_extremely_large_corpus=True, minloglevel=2)
-        secs = time.perf_counter() - start
+        secs, cpu = time.perf_counter() - start, cpu_seconds() - cpu0
         sp = spm.SentencePieceProcessor(model_file=out + ".model")
         n = sp.get_piece_size()
         ordinary = [i for i in range(n) if not (sp.is_unknown(i) or sp.is_control(i) or sp.is_unused(i))]
@@ -79,7 +85,7 @@ def child(kind: str, train: str, held: str, vocab: int, out: str) -> None:
         unscored = sum(1 for ids in encoded for i in ids if sp.is_unknown(i))
         rows = n
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"seconds": secs, "peak_mb": peak, "rows": rows, "pieces": pieces, "ll": ll,
+    print(json.dumps({"seconds": secs, "cpu": cpu, "peak_mb": peak, "rows": rows, "pieces": pieces, "ll": ll,
                       "unscored": unscored}))
 
 
@@ -119,9 +125,9 @@ def main() -> None:
         kinds += ["subwords:preset", "sentencepiece:defaults"]
     print(f"# Unigram quality: subwords vs sentencepiece — {time.strftime('%Y-%m-%d %H:%M')}, "
           f"{os.cpu_count()} cpus, load {os.getloadavg()}")
-    print("\n| corpus | vocab | trainer | train s | × sp time | peak MB | held-out pieces | × sp pieces "
-          "| held-out log-lik | Δ vs sp | unscored |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n| corpus | vocab | trainer | train s | × sp time | CPU s | × sp CPU | peak MB | held-out pieces "
+          "| × sp pieces | held-out log-lik | Δ vs sp | unscored |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         for corpus in a.corpora:
@@ -142,10 +148,11 @@ def main() -> None:
                     sp = results.get("sentencepiece:defaults" if kind.endswith((":preset", ":defaults"))
                                      else "sentencepiece")
                     xt = f"{sp['seconds'] / r['seconds']:.2f}×" if sp else ""
+                    xc = f"{sp['cpu'] / r['cpu']:.2f}×" if sp else ""
                     xp = f"{r['pieces'] / sp['pieces']:.3f}" if sp else ""
                     dl = f"{r['ll'] - sp['ll']:+.0f}" if sp else ""
                     print(f"| {corpus.stem} ({mb:.1f} MB) | {vocab} | {kind} | {r['seconds']:.2f} | {xt} | "
-                          f"{r['peak_mb']:.0f} | {r['pieces']} | {xp} | {r['ll']:.0f} | {dl} | {r['unscored']} |",
+                          f"{r['cpu']:.2f} | {xc} | {r['peak_mb']:.0f} | {r['pieces']} | {xp} | {r['ll']:.0f} | {dl} | {r['unscored']} |",
                           flush=True)
     print(f"\nload at end: {os.getloadavg()}")
 

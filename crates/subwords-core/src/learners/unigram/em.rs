@@ -28,6 +28,55 @@ pub fn digamma(mut x: f64) -> f64 {
     result + x.ln() + (1.0 / 24.0) * xx2 - (7.0 / 960.0) * xx4 + (31.0 / 8064.0) * xx4 * xx2 - (127.0 / 30720.0) * xx4 * xx4
 }
 
+/// Forward and backward over one run's stored arcs (start ascending, then end ascending), into
+/// `s.alpha` and `s.beta`, with each arc's end and log-probability in `s.ends` and `s.lps`;
+/// returns `log Z = alpha[n]`, or `None` when no spelling has a probability. The same
+/// recurrences as [`crate::segmenters::unigram::lattice::Lattice::forward`] (scale 1) and
+/// `backward`, the same terms folded in the same order, without copying the arcs into a
+/// [`crate::segmenters::unigram::lattice::Lattice`] first: forward in push form visits the arcs in
+/// their stored order (an arc's start is final once every arc before it is added, since those
+/// are the only ones that can end there), and backward folds each start's arcs in stored order,
+/// starts descending.
+#[inline]
+fn forward_backward(arcs: &[[u32; 2]], n: usize, table: &Table, s: &mut Scratch) -> Option<f64> {
+    s.ends.clear();
+    s.lps.clear();
+    for &[i, p] in arcs {
+        s.ends.push(i + table.len[p as usize]);
+        s.lps.push(table.lp[p as usize]);
+    }
+    let (alpha, beta, ends, lps) = (&mut s.alpha, &mut s.beta, &s.ends, &s.lps);
+    alpha.clear();
+    alpha.resize(n + 1, NEG_INF);
+    alpha[0] = 0.0;
+    for (x, &[i, _]) in arcs.iter().enumerate() {
+        let j = ends[x] as usize;
+        alpha[j] = logaddexp(alpha[j], alpha[i as usize] + lps[x]);
+    }
+    let log_z = alpha[n];
+    if log_z == NEG_INF {
+        return None;
+    }
+    beta.clear();
+    beta.resize(n + 1, NEG_INF);
+    beta[n] = 0.0;
+    let mut hi = arcs.len();
+    while hi > 0 {
+        let i = arcs[hi - 1][0];
+        let mut lo = hi - 1;
+        while lo > 0 && arcs[lo - 1][0] == i {
+            lo -= 1;
+        }
+        let mut b = NEG_INF;
+        for x in lo..hi {
+            b = logaddexp(b, lps[x] + beta[ends[x] as usize]);
+        }
+        beta[i as usize] = b;
+        hi = lo;
+    }
+    Some(log_z)
+}
+
 /// One EM round, in place; returns how many pieces the M-step dropped (only
 /// `em="sentencepiece"` drops any).
 pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: EmMethod) -> usize {
@@ -41,20 +90,17 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
             .map_init(Scratch::default, |s, chunk| {
                 let mut out = Vec::with_capacity(chunk.arcs.len());
                 for (k, r) in chunk.runs.clone().enumerate() {
-                    Stored::lattice(chunk, k, runs.run(r).len(), table, &mut s.lattice);
-                    s.lattice.forward(1.0, &mut s.alpha);
-                    s.lattice.backward(&mut s.beta);
-                    let n = s.lattice.len();
-                    let log_z = s.alpha[n];
-                    if log_z == NEG_INF {
+                    let arcs = &chunk.arcs[chunk.off[k] as usize..chunk.off[k + 1] as usize];
+                    let n = runs.run(r).len();
+                    let Some(log_z) = forward_backward(arcs, n, table, s) else {
                         // every spelling holds a piece at -inf (the Bayesian step reaches it in
                         // a few rounds): the run adds nothing, as in the reference
                         continue;
-                    }
+                    };
                     let log_c = (runs.count[r] as f64).ln();
-                    for arc in s.lattice.arcs() {
-                        let post = ((s.alpha[arc.start as usize] + arc.log_prob) + s.beta[arc.end as usize]) - log_z;
-                        out.push((arc.piece, log_c + post));
+                    for (x, &[i, p]) in arcs.iter().enumerate() {
+                        let post = ((s.alpha[i as usize] + s.lps[x]) + s.beta[s.ends[x] as usize]) - log_z;
+                        out.push((p, log_c + post));
                     }
                 }
                 out

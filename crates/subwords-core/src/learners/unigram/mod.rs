@@ -100,6 +100,19 @@
 //!   below half an ulp of the larger (see `segmenters::unigram::lattice::logaddexp`).
 //! * The E-step terms are produced and folded one batch of runs at a time, so memory is the
 //!   table, the runs, the arcs and one batch of terms.
+//! * Issue 15 (7 MB English, 32k, `perf` self time before: `log1p` 13%, `exp` 10%, building
+//!   the seed's trie through a hash map of edges 7%, copying stored arcs into a lattice 7% +
+//!   `finish` 2%, Viterbi 5%, forward 4%, backward 3%, the seed's suffix sort 3–5%). Taken, all
+//!   exact (model files byte-identical): the trie is laid out from the pieces in symbol order
+//!   (`PieceTrie::from_sorted`, no hash map); the E-step runs forward and backward on the
+//!   stored arcs (`em::forward_backward`), without a lattice. Tried and reverted: sorting the
+//!   seed's suffixes with their first four symbols packed beside them (16 more bytes per suffix
+//!   while sorting): 4% fewer instructions with `em="sentencepiece"` on 1 MB, none with the
+//!   plain step, and the plain run's peak rose from 167 to 169–173 MB (MiB), above
+//!   sentencepiece's 165. Not taken: fewer `exp`/`log1p` (per-position scaled
+//!   probabilities, or a vectorised `exp`) change the doubles the reference pins, so they need
+//!   docs/API.md and the reference to follow; the folds stay sequential by specification, which
+//!   leaves the transcendental calls (about a quarter of the CPU) as the floor of plain EM.
 
 use rayon::prelude::*;
 use crate::hash::Map;
@@ -109,7 +122,7 @@ use crate::error::{Error, Result};
 pub use crate::options::EmMethod;
 use crate::progress::{Phase, Progress};
 use crate::segmenters::unigram::lattice::{Lattice, ViterbiScratch, NEG_INF};
-use crate::segmenters::unigram::trie::{PieceTrie, TrieBuilder};
+use crate::segmenters::unigram::trie::PieceTrie;
 
 mod em;
 mod prune;
@@ -207,17 +220,16 @@ struct Table {
 }
 
 /// The trie over symbol ranks of the live pieces with a probability (the one Unigram trie,
-/// holding table indices; the log-probabilities change every round and are looked up).
+/// holding table indices; the log-probabilities change every round and are looked up). Built
+/// from the pieces sorted by their symbols ([`PieceTrie::from_sorted`]): table order is text
+/// order, which for most spellings is already symbol order, so the sort is one pass.
 fn build_trie(table: &Table, syms: &[u32], alphabet: usize) -> PieceTrie<()> {
-    let mut t = TrieBuilder::new(alphabet);
-    for p in 0..table.at.len() {
-        if !table.alive[p] || !table.has_prob[p] {
-            continue;
-        }
-        let s = &syms[table.at[p] as usize..(table.at[p] + table.len[p]) as usize];
-        t.insert(s, p as u32, ());
+    let piece = |p: u32| &syms[table.at[p as usize] as usize..(table.at[p as usize] + table.len[p as usize]) as usize];
+    let mut live: Vec<u32> = (0..table.at.len() as u32).filter(|&p| table.alive[p as usize] && table.has_prob[p as usize]).collect();
+    if !live.windows(2).all(|w| piece(w[0]) <= piece(w[1])) {
+        live.par_sort_by(|&x, &y| piece(x).cmp(piece(y)));
     }
-    t.finish()
+    PieceTrie::from_sorted(alphabet, live.iter().map(|&p| (piece(p), p, ())))
 }
 
 /// The lattice of a run: arcs start ascending, end ascending.
@@ -301,6 +313,9 @@ struct Scratch {
     beta: Vec<f64>,
     viterbi: ViterbiScratch,
     without: ViterbiScratch,
+    /// the E-step's per-arc ends and log-probabilities of one run
+    ends: Vec<u32>,
+    lps: Vec<f64>,
 }
 
 /// The text of a piece: its first symbol's text, then each later symbol's with `strip_right`

@@ -102,22 +102,84 @@ impl<V: Copy + Default> TrieBuilder<V> {
         let mut all: Vec<(u64, u32)> = self.edges.into_iter().collect();
         // by parent, then symbol: `pack` puts the parent in the high half
         all.sort_unstable();
-        let mut first = vec![0u32; self.piece.len() + 1];
-        for &(k, _) in &all {
-            first[(k >> 32) as usize + 1] += 1;
+        let kids: Vec<(u32, u32)> = all.iter().map(|&(k, c)| (k as u32, c)).collect();
+        let parents = all.iter().map(|&(k, _)| (k >> 32) as u32);
+        PieceTrie::layout(self.symbols, self.root, self.piece, parents, kids)
+    }
+}
+
+impl<V: Copy + Default> PieceTrie<V> {
+    /// The trie of `items` (symbols, piece, payload), which must come in ascending order of their
+    /// symbols (each non-empty, each symbol below `symbols`); a repeated path keeps its first
+    /// piece, as [`TrieBuilder::insert`] does. The same trie as inserting them one by one (every
+    /// lookup gives the same pieces in the same order; only the node numbers differ), built
+    /// without the hash map of edges: a sorted list shares its prefixes with its neighbour, so
+    /// one stack of the current path makes every node, and a node's children come in symbol
+    /// order. The Unigram learner's seed (a million pieces) is built this way.
+    pub fn from_sorted<'a>(symbols: usize, items: impl IntoIterator<Item = (&'a [u32], u32, V)>) -> PieceTrie<V> {
+        let mut root = vec![NONE; symbols];
+        let mut piece: Vec<(u32, V)> = Vec::new();
+        // (parent, symbol, child), each parent's in symbol order
+        let mut edges: Vec<(u32, u32, u32)> = Vec::new();
+        let mut path: Vec<u32> = Vec::new();
+        let mut prev: &[u32] = &[];
+        for (syms, p, value) in items {
+            debug_assert!(!syms.is_empty() && prev <= syms, "from_sorted needs ascending, non-empty paths");
+            let m = prev.len().min(syms.len());
+            let l = (0..m).find(|&k| prev[k] != syms[k]).unwrap_or(m);
+            path.truncate(l);
+            for d in l..syms.len() {
+                let c = piece.len() as u32;
+                piece.push((NONE, V::default()));
+                if d == 0 {
+                    root[syms[0] as usize] = c;
+                } else {
+                    edges.push((path[d - 1], syms[d], c));
+                }
+                path.push(c);
+            }
+            let slot = &mut piece[path[syms.len() - 1] as usize];
+            if slot.0 == NONE {
+                *slot = (p, value);
+            }
+            prev = syms;
+        }
+        // group the edges by parent, keeping each parent's symbol order (a counting sort)
+        let mut at = vec![0u32; piece.len() + 1];
+        for &(u, _, _) in &edges {
+            at[u as usize + 1] += 1;
+        }
+        for i in 1..at.len() {
+            at[i] += at[i - 1];
+        }
+        let mut kids = vec![(0u32, 0u32); edges.len()];
+        let mut parents = vec![0u32; edges.len()];
+        for &(u, x, c) in &edges {
+            let k = &mut at[u as usize];
+            kids[*k as usize] = (x, c);
+            parents[*k as usize] = u;
+            *k += 1;
+        }
+        drop(edges);
+        PieceTrie::layout(symbols, root, piece, parents.into_iter(), kids)
+    }
+
+    /// The arrays from the edges sorted by parent, then symbol (`parents` beside `kids`).
+    fn layout(symbols: usize, root: Vec<u32>, piece: Vec<(u32, V)>, parents: impl Iterator<Item = u32>, kids: Vec<(u32, u32)>) -> PieceTrie<V> {
+        let mut first = vec![0u32; piece.len() + 1];
+        for u in parents {
+            first[u as usize + 1] += 1;
         }
         for i in 1..first.len() {
             first[i] += first[i - 1];
         }
-        let kids: Vec<(u32, u32)> = all.into_iter().map(|(k, c)| (k as u32, c)).collect();
         let mut dense = Vec::new();
-        let mut nodes: Vec<Node<V>> = self
-            .piece
+        let mut nodes: Vec<Node<V>> = piece
             .iter()
             .enumerate()
             .map(|(u, &(piece, value))| Node { piece, value, from: first[u], span: first[u + 1] - first[u] })
             .collect();
-        if self.symbols <= WIDE_SYMBOLS {
+        if symbols <= WIDE_SYMBOLS {
             for (u, node) in nodes.iter_mut().enumerate() {
                 let span = &kids[first[u] as usize..first[u + 1] as usize];
                 if span.len() > WIDE {
@@ -130,7 +192,7 @@ impl<V: Copy + Default> TrieBuilder<V> {
                 }
             }
         }
-        PieceTrie { root: self.root, nodes, kids, dense }
+        PieceTrie { root, nodes, kids, dense }
     }
 }
 
@@ -195,6 +257,49 @@ mod tests {
         got.clear();
         t.pieces_from(&[0u32, 1, 0], 3, |end, p, v| got.push((end, p, v)));
         assert!(got.is_empty());
+    }
+
+    /// Every lookup of a trie built from sorted paths against the one built by insertion, on
+    /// all paths over 3 symbols up to length 3 (some left out, so that nodes without a piece
+    /// occur), over a narrow alphabet and a wide one (dense child tables past `WIDE` children).
+    #[test]
+    fn from_sorted_finds_what_insertion_finds() {
+        for symbols in [3usize, 40] {
+            let mut paths: Vec<Vec<u32>> = Vec::new();
+            for a in 0..symbols as u32 {
+                paths.push(vec![a]);
+                for b in 0..symbols as u32 {
+                    paths.push(vec![a, b]);
+                    for c in 0..3u32 {
+                        paths.push(vec![a, b, c]);
+                    }
+                }
+            }
+            // drop every fifth path (its node stays, without a piece), then sort
+            let kept: Vec<(Vec<u32>, u32)> = paths.into_iter().enumerate().filter(|(k, _)| k % 5 != 2).map(|(k, p)| (p, k as u32)).collect();
+            let mut sorted = kept.clone();
+            sorted.sort();
+            let mut b = TrieBuilder::<()>::new(symbols);
+            for (p, id) in &kept {
+                b.insert(p, *id, ());
+            }
+            let by_insert = b.finish();
+            let by_sort = PieceTrie::from_sorted(symbols, sorted.iter().map(|(p, id)| (&p[..], *id, ())));
+            let mut n = 0;
+            for x in 0..symbols as u32 {
+                for y in 0..symbols as u32 {
+                    let run = [x, y, 1, 0];
+                    for i in 0..run.len() {
+                        let (mut u, mut v) = (Vec::new(), Vec::new());
+                        by_insert.pieces_from(&run, i, |e, p, ()| u.push((e, p)));
+                        by_sort.pieces_from(&run, i, |e, p, ()| v.push((e, p)));
+                        assert_eq!(u, v, "run {run:?} from {i}");
+                        n += u.len();
+                    }
+                }
+            }
+            assert!(n > symbols * symbols * 4, "the runs found pieces ({n})");
+        }
     }
 
     #[test]
