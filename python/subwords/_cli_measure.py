@@ -217,8 +217,9 @@ def cmd_trace(a: argparse.Namespace) -> int:
                       for s in t.steps]))
     else:
         print(f"unigram: seed of {t.seed_size:,} pieces")
-        print(_table(["round", "size", "log-likelihood", "candidates", "zero losses", "pruned"],
-                     [(r.round, r.size, r.log_likelihood, r.candidates, r.zero_losses, len(r.pruned)) for r in t.rounds]))
+        print(_table(["round", "size", "M-step drops", "log-likelihood", "candidates", "zero losses", "pruned"],
+                     [(r.round, r.size, r.em_dropped, r.log_likelihood, r.candidates, r.zero_losses, len(r.pruned))
+                      for r in t.rounds]))
     if a.plot:
         from .measure.plot import plot_trace
 

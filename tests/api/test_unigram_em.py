@@ -129,3 +129,26 @@ def test_sentencepiece_pruning_loss_by_hand():
     # with f_a = f_b = 0: 5 (ln 5 - ln 5) - 5 (2 (ln 5 - ln 10)) = 10 ln 2
     t = measure.trace({"ab": 5}, model="unigram", spelling="end", vocab_size=3, em="sentencepiece")
     assert t.rounds[0].losses[0][1] == pytest.approx(10 * math.log(2), rel=1e-12)
+
+
+def test_sentencepiece_m_step_drops_are_traced():
+    # {"abc": 2}, end spelling, em="sentencepiece": the seed keeps a, b, c</w> (count 2 each),
+    # bc</w> and abc</w> (they only end the run, count 2: kept) scored count x length, 4 and 6;
+    # "ab" has one follower (c</w>) and is left out. Probabilities x/16. The run's spellings:
+    # [abc</w>] 6/16 = 0.375, [a, bc</w>] 2/16 * 4/16 = 0.03125, [a, b, c</w>] (2/16)^3 = 0.00195;
+    # Z = 0.40820. bc</w>'s expected count is 2 * 0.03125 / 0.40820 = 0.153, under 0.5: the
+    # first M-step drops it. 4 pieces left, under the stop (1.1 x 99): one round, no pruning.
+    from subwords import measure
+
+    t = measure.trace({"abc": 2}, model="unigram", spelling="end", vocab_size=100, em="sentencepiece")
+    assert [(r.size, r.em_dropped, r.pruned) for r in t.rounds] == [(5, 1, [])]
+    assert t.tokenizer.rows == ["[UNK]", "a", "b", "c</w>", "abc</w>"]
+    # the page's method drops nothing in its M-step
+    plain = measure.trace({"abc": 2}, model="unigram", spelling="end", vocab_size=100)
+    assert all(r.em_dropped == 0 for r in plain.rounds)
+    # sizes add up: each round starts where the last one's drops and pruning left it
+    four = measure.trace({"low": 5, "lower": 2, "newest": 6, "widest": 3}, model="unigram", spelling="end",
+                         vocab_size=12, em="sentencepiece")
+    assert len(four.rounds) >= 2 and four.rounds[0].em_dropped > 0  # (27, 12 dropped, 3 pruned), then 12
+    for a, b in zip(four.rounds, four.rounds[1:]):
+        assert b.size == a.size - a.em_dropped - len(a.pruned)

@@ -60,6 +60,7 @@ fn unigram_json(t: &UnigramTrace) -> Value {
         .map(|r| {
             json!({
                 "size": r.size,
+                "em_dropped": r.em_dropped,
                 "log_likelihood": float(r.log_likelihood),
                 "candidates": r.candidates,
                 "zero_losses": r.zero_losses,

@@ -98,7 +98,11 @@ class UnigramRound:
 
     round: int
     size: int
-    """Pieces in the table (single symbols included; [UNK] and byte rows not)."""
+    """Pieces in the table when the round's EM steps began (single symbols included; [UNK] and
+    byte rows not)."""
+    em_dropped: int
+    """Pieces the round's M-steps dropped before its size check: ``em="sentencepiece"`` drops
+    pieces of two or more symbols under an expected count of 0.5 (0 for the other methods)."""
     log_likelihood: float
     candidates: int
     """Pieces pruning could remove (two or more symbols); 0 on the last round."""
@@ -255,7 +259,7 @@ def _merge_trace(tok: Any, raw: dict[str, Any]) -> MergeTrace:
 
 
 def _unigram_trace(tok: Any, raw: dict[str, Any]) -> UnigramTrace:
-    rounds = [UnigramRound(round=n, size=r["size"], log_likelihood=_float(r["log_likelihood"]), candidates=r["candidates"],
+    rounds = [UnigramRound(round=n, size=r["size"], em_dropped=r["em_dropped"], log_likelihood=_float(r["log_likelihood"]), candidates=r["candidates"],
                            zero_losses=r["zero_losses"], losses=[(_piece(p), _float(x)) for p, x in r["losses"]],
                            pruned=[(_piece(p), _float(x)) for p, x in r["pruned"]])
               for n, r in enumerate(raw["rounds"])]

@@ -410,10 +410,12 @@ pub fn train_traced(
     // em="sentencepiece" stops at 1.1 × the target and picks the target by score
     let stop_at = if sp { params.target.max((params.target as f64 * 1.1).floor() as usize) } else { params.target };
     loop {
+        let mut em_dropped = 0usize;
         for k in 0..params.em_rounds {
             let dropped = em_round(&runs, &mut table, &stored, params.em);
             if dropped > 0 {
                 size -= dropped;
+                em_dropped += dropped;
                 stored.retain(&table.alive);
             }
             if let Some(t) = tracer.as_mut() {
@@ -423,7 +425,7 @@ pub fn train_traced(
         if sp {
             if size <= stop_at {
                 if let Some(t) = tracer.as_mut() {
-                    t.round(&runs, &table, &stored, size, None, &texts, strip_right);
+                    t.round(&runs, &table, &stored, size + em_dropped, em_dropped, None, &texts, strip_right);
                 }
                 break;
             }
@@ -433,7 +435,7 @@ pub fn train_traced(
             size = prune::sp_prune(&mut table, &found, size, stop_at, params.shrink);
             if let (Some(t), Some(before)) = (tracer.as_mut(), alive_before) {
                 let mut alive_now = std::mem::replace(&mut table.alive, before);
-                t.round(&runs, &table, &stored, rounds[rounds.len() - 1], Some((&found.loss, &alive_now)), &texts, strip_right);
+                t.round(&runs, &table, &stored, rounds[rounds.len() - 1], em_dropped, Some((&found.loss, &alive_now)), &texts, strip_right);
                 std::mem::swap(&mut table.alive, &mut alive_now);
             }
             rounds.push(size);
@@ -445,7 +447,7 @@ pub fn train_traced(
         }
         if size <= params.target {
             if let Some(t) = tracer.as_mut() {
-                t.round(&runs, &table, &stored, size, None, &texts, strip_right);
+                t.round(&runs, &table, &stored, size + em_dropped, em_dropped, None, &texts, strip_right);
             }
             break;
         }
@@ -455,7 +457,7 @@ pub fn train_traced(
         if let (Some(t), Some(before)) = (tracer.as_mut(), alive_before) {
             // the table's log-probabilities are those the losses were computed on
             let mut alive_now = std::mem::replace(&mut table.alive, before);
-            t.round(&runs, &table, &stored, rounds[rounds.len() - 1], Some((&loss, &alive_now)), &texts, strip_right);
+            t.round(&runs, &table, &stored, rounds[rounds.len() - 1], em_dropped, Some((&loss, &alive_now)), &texts, strip_right);
             std::mem::swap(&mut table.alive, &mut alive_now);
         }
         rounds.push(size);
@@ -613,8 +615,11 @@ pub struct UnigramTraceRequest {
 /// One size check: the table after its EM rounds, and what pruning removed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnigramRound {
-    /// Pieces in the table (single symbols included) during this round.
+    /// Pieces in the table (single symbols included) when this round's EM steps began.
     pub size: usize,
+    /// Pieces the round's M-steps dropped before the size check (`em="sentencepiece"` drops
+    /// pieces of two or more symbols under an expected count of 0.5; 0 for the other methods).
+    pub em_dropped: usize,
     /// Σ over runs of `count · log P(run)` after the round's EM steps.
     pub log_likelihood: f64,
     /// Pieces pruning could remove (two or more symbols): 0 on the last round, which does not prune.
@@ -688,12 +693,13 @@ impl UnigramTracer {
         table: &Table,
         stored: &Stored,
         size: usize,
+        em_dropped: usize,
         pruning: Option<(&[f64], &[bool])>,
         texts: &[Vec<u8>],
         strip_right: &[u8],
     ) {
         let (log_likelihood, _) = final_pass(runs, table, stored);
-        let mut round = UnigramRound { size, log_likelihood, candidates: 0, zero_losses: 0, losses: Vec::new(), pruned: Vec::new() };
+        let mut round = UnigramRound { size, em_dropped, log_likelihood, candidates: 0, zero_losses: 0, losses: Vec::new(), pruned: Vec::new() };
         if let Some((loss, after)) = pruning {
             let mut ranked: Vec<usize> = (0..table.at.len()).filter(|&p| table.alive[p] && table.len[p] >= 2).collect();
             ranked.sort_by(|&x, &y| loss[y].partial_cmp(&loss[x]).unwrap().then(x.cmp(&y)));
