@@ -171,6 +171,10 @@ class HfPipeline:
     @staticmethod
     def normalize_with(normalizers: str, text: str) -> str: ...
     def normalize(self, text: str) -> str: ...
+    def encode_offsets(self, text: str, allowed: Sequence[bool], trim: Optional[bool] = None) -> list[tuple[int, int, int]]:
+        """(id, start, end) per token in code points of ``text``, as tokenizers gives its offsets."""
+    def normalize_aligned(self, text: str) -> tuple[str, list[tuple[int, int]]]:
+        """The normalized text and, per byte of it, the byte span of ``text`` it came from."""
 
 def check_train_options(options_json: str) -> str:
     """The options as the core reads them (JSON), or an OptionError naming the one at fault."""

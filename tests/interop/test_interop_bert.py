@@ -103,3 +103,38 @@ def test_bert_preset_trains_a_wordpiece_model_that_round_trips_its_file(tmp_path
     assert all(back.encode(t) == tok.encode(t) for t in held[:200])
     # "Dr." is cut at the full stop and lower-cased; decoding gives the normalized text
     assert tok.normalize("Dr. Alvarez didn't") == "dr . alvarez didn ' t"
+
+
+
+def test_exported_bert_cleans_text_as_tokenizers_on_every_code_point(tmp_path: Path):
+    """Our BERT spelling's clean_text drops what tokenizers' BertNormalizer drops (NUL, U+FFFD,
+    control, format and private-use characters by its own older tables) and keeps the rest,
+    unassigned code points included. For "a" + each code point + "a" (surrogates aside), our
+    tokenizer and tokenizers reading its export must agree on what became of the code point:
+    dropped ("a" "##a"), a space ("a" "a"), or kept (anything else). (Kept code points can
+    still get other ids: tokenizers' punctuation, CJK and combining-mark tables are older
+    than ours, which the pre-split and strip_accents read; clean_text is what this checks.)"""
+    from subwords.formats import export
+
+    (tmp_path / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "##a"]) + "\n",
+                                        encoding="utf-8")
+    ours = subwords.bert(tmp_path / "vocab.txt", lowercase=False)
+    export(ours, tmp_path / "tokenizer.json", "hf")
+    theirs = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    dropped, space = [2, 5, 6, 3], [2, 5, 5, 3]
+
+    def fate(ids: list[int]) -> str:
+        return "dropped" if ids == dropped else "space" if ids == space else "kept"
+
+    differ, fates = [], {}
+    for lo in range(0, 0x110000, 8192):
+        texts = ["a" + chr(c) + "a" for c in range(lo, min(lo + 8192, 0x110000)) if not 0xD800 <= c < 0xE000]
+        want = [fate(e.ids) for e in theirs.encode_batch(texts)]
+        got = [fate(ids) for ids in ours.encode_batch(texts, add_special_tokens=True)]
+        differ += [f"U+{ord(t[1]):04X}" for t, w, g in zip(texts, want, got) if w != g]
+        fates.update((t[1], g) for t, g in zip(texts, got) if t[1] in "\x00\ufffd\x07\u200b\ue000\u0378\U000e0000\u3000\t")
+    assert differ == [], (differ[:20], len(differ))
+    # by hand from tokenizers' bert.rs: NUL, U+FFFD, a control (BEL), a format character (ZWSP)
+    # and a private-use one go; unassigned U+0378 and U+E0000 stay; U+3000 and tab are spaces
+    assert fates == {"\x00": "dropped", "\ufffd": "dropped", "\x07": "dropped", "\u200b": "dropped",
+                     "\ue000": "dropped", "\u0378": "kept", "\U000e0000": "kept", "\u3000": "space", "\t": "space"}

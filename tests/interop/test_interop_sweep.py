@@ -5,8 +5,11 @@ library's own token strings), the same decoded text from the ids and from the pi
 where the library reports them, the same offsets.
 
 The files are made here by the libraries themselves (nothing committed): tokenizer.json with a
-byte-level BPE, a BPE with ``unk_token`` and byte fallback, a BPE with ``unk_token`` alone, a
-WordPiece and a Unigram (with and without byte fallback); sentencepiece ``.model`` files
+byte-level BPE (an lstrip token; a ByteLevel post-processor with and without ``trim_offsets``),
+a BPE with ``unk_token`` and byte fallback (Prepend, Replace), a BPE with ``unk_token`` alone
+(Metaspace, an rstrip token), a WordPiece behind BertNormalizer (and with a normalized lstrip
+token), a Unigram behind NFKC, with byte fallback behind Replace, and behind Precompiled (a
+converted SentencePiece model); every tokenizer.json case compares offsets too; sentencepiece ``.model`` files
 (Unigram and BPE, with and without byte fallback); tiktoken's cl100k_base rank file.
 """
 
@@ -14,13 +17,15 @@ from __future__ import annotations
 
 import gzip
 import io
+from pathlib import Path
 
 import pytest
 
 import sentencepiece as spm
 from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers  # noqa: E402
+from tokenizers import (AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers,  # noqa: E402
+                        processors, trainers)
 
 import subwords.formats as formats  # noqa: E402
 
@@ -111,8 +116,45 @@ def _hf_unigram_bytes() -> Tokenizer:
     return tok
 
 
+def _hf_bytelevel_trim() -> Tokenizer:
+    """GPT-2's post-processor: ByteLevel with trim_offsets (offsets lose their spaces)."""
+    tok = _hf_bytelevel()
+    tok.post_processor = processors.ByteLevel(trim_offsets=True)
+    return tok
+
+
+def _hf_bytelevel_untrimmed() -> Tokenizer:
+    """No prefix space, a ByteLevel post-processor that keeps the spaces in the offsets."""
+    tok = hf_files.bytelevel_bpe(_train(), 1000, ["<s>"], add_prefix_space=False)
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    tok.add_special_tokens([AddedToken("<mask>", lstrip=True, rstrip=True, special=True)])
+    return tok
+
+
+def _hf_precompiled() -> Tokenizer:
+    """A converted SentencePiece model: Precompiled (nmt_nfkc) then runs of spaces to one."""
+    base = _hf_unigram()
+    vocab = [("<unk>", 0.0)] + [(t, -5.0 - k / 100) for k, t in enumerate(sorted(base.get_vocab())) if t != "<unk>"]
+    tok = Tokenizer(models.Unigram(vocab, unk_id=0))
+    charsmap = (Path(spm.__file__).parent / "package_data" / "nmt_nfkc.bin").read_bytes()
+    tok.normalizer = normalizers.Sequence([normalizers.Precompiled(charsmap), normalizers.Replace(Regex(" {2,}"), " ")])
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
+    tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
+    return tok
+
+
+def _hf_bert_added() -> Tokenizer:
+    """BERT (lower-casing, accents stripped) with a normalized added token that takes the
+    whitespace before it."""
+    tok = _hf_wordpiece()
+    tok.add_tokens([AddedToken("The", normalized=True, lstrip=True)])
+    tok.add_special_tokens([AddedToken("[MASK]", lstrip=True, rstrip=True, special=True, normalized=False)])
+    return tok
+
+
 HF = {"bytelevel": _hf_bytelevel, "byte_fallback": _hf_byte_fallback, "unk": _hf_unk, "wordpiece": _hf_wordpiece,
-      "unigram": _hf_unigram, "unigram_bytes": _hf_unigram_bytes}
+      "unigram": _hf_unigram, "unigram_bytes": _hf_unigram_bytes, "bytelevel_trim": _hf_bytelevel_trim,
+      "bytelevel_untrimmed": _hf_bytelevel_untrimmed, "precompiled": _hf_precompiled, "bert_added": _hf_bert_added}
 
 
 @pytest.fixture(scope="module", params=sorted(HF))
@@ -134,6 +176,9 @@ def test_tokenizer_json_sweep(hf_pair, text):
     assert ours.decode(e.ids) == ref.decode(e.ids), name
     assert ours.decode(e.ids, skip_special_tokens=False) == ref.decode(e.ids, skip_special_tokens=False), name
     assert ours.decode_pieces(pieces, skip_special_tokens=False) == ref.decoder.decode(e.tokens), name
+    # tokenizers' offsets (code points in Python), every token of every case
+    assert [(i, s, t) for i, s, t in ours.encode_with_offsets(text, allowed_special="all")] == \
+        [(i, s, t) for i, (s, t) in zip(e.ids, e.offsets)], name
 
 
 # -- sentencepiece .model ----------------------------------------------------------------------

@@ -91,6 +91,22 @@ impl PyHfPipeline {
         Ok((self.list(py, &ids)?, notes))
     }
 
+    /// `(id, start, end)` per token in code points of `text`, as tokenizers gives its
+    /// offsets (see `HfPipeline::encode_offsets`); `trim`: the post-processor's `trim_offsets`
+    /// is on, with this `add_prefix_space`.
+    #[pyo3(signature = (text, allowed, trim=None))]
+    fn encode_offsets(&self, py: Python<'_>, text: &str, allowed: Vec<bool>, trim: Option<bool>) -> Vec<(u32, u32, u32)> {
+        py.detach(|| self.inner.encode_offsets(text, &allowed, trim))
+    }
+
+    /// The normalized text and, per byte of it, the byte span of `text` it came from.
+    fn normalize_aligned(&self, py: Python<'_>, text: &str) -> (String, Vec<(u32, u32)>) {
+        py.detach(|| {
+            let a = self.inner.normalize_aligned(text, 0);
+            (a.text, a.spans)
+        })
+    }
+
     fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<PyBackedStr>, allowed: Vec<bool>, threads: usize) -> PyResult<Bound<'py, PyList>> {
         let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
         if threads <= 1 {

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Iterable, Optional, Sequence, Union
 from .._checks import batch_arg, text_arg
 from .._specials import AllowedSpecial
 from .._specials import allowed_set, split_specials
-from ..errors import InputError, OptionError
+from ..errors import OptionError
 
 if TYPE_CHECKING:
     from .._arrays import IdArray
@@ -22,10 +22,10 @@ class Foreign:
     Subclasses give the original library's exact behaviour; ids are the file's own ids.
 
     A subclass implements ``_encode(text, allowed)`` (ids of one text, ``allowed`` the special
-    surfaces it may match), ``decode``, ``id_to_piece``, ``piece_to_id`` and ``vocab_size``, and
-    may override the rest: ``_around`` (what ``add_special_tokens`` puts around the ids;
-    nothing here), ``encode_batch``, ``encode_pieces``, ``decode_pieces``,
-    ``encode_with_offsets`` and ``special_tokens``.
+    surfaces it may match), ``decode``, ``id_to_piece``, ``piece_to_id``, ``vocab_size`` and
+    ``encode_with_offsets``, and may override the rest: ``_around`` (what
+    ``add_special_tokens`` puts around the ids; nothing here), ``encode_batch``,
+    ``encode_pieces``, ``decode_pieces`` and ``special_tokens``.
     """
 
     format: str = ""
@@ -92,25 +92,10 @@ class Foreign:
         return self.decode([self.piece_to_id(p) for p in pieces])
 
     def encode_with_offsets(self, text: str) -> list[tuple[int, int, int]]:
-        """``(id, start, end)`` in code points of ``text``, found by decoding: the ``k``-th id's
-        end is the length of ``decode(ids[:k+1])``. Exact when decoding gives the text back
-        (the file's normalizer and decoder lose nothing on it); otherwise an InputError says so
-        (``decode`` would not say where each id came from)."""
-        text = text_arg(text)
-        ids = self._encode(text, frozenset())
-        if self.decode(ids) != text:
-            raise InputError(f"this {self.format} file's pipeline changes the text (its decoded ids are not the "
-                             "text), so the ids have no offsets in it; encode_with_offsets needs text that "
-                             "decodes back unchanged")
-        out: list[tuple[int, int, int]] = []
-        start = 0
-        for k, i in enumerate(ids):
-            end = len(self.decode(ids[:k + 1]))
-            if not text.startswith(self.decode(ids[:k + 1])):
-                end = start  # a prefix that decodes differently (a joined byte sequence): no span yet
-            out.append((i, min(start, end), end))
-            start = max(start, end)
-        return out
+        """``(id, start, end)`` for each id of ``encode(text)``, in code points of ``text``, as the
+        original library reports where each token came from. Every loaded family implements
+        it."""
+        raise NotImplementedError
 
     def id_to_piece(self, id: int) -> str:
         raise NotImplementedError

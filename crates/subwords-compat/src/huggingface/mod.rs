@@ -28,7 +28,10 @@
 //!
 //! Words are cached per worker; the cache only saves time.
 
+pub mod offsets;
 pub mod unigram;
+
+use offsets::Aligned;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -42,7 +45,7 @@ use subwords_core::batch::Slots;
 use subwords_core::error::{Error, Result};
 use subwords_core::hash::pack;
 use subwords_core::segmenters::longest_match::{LongestMatch, Match};
-use subwords_core::spelling::{byte_to_char_table, gpt2, is_bert_punctuation, is_cjk_ideograph};
+use subwords_core::spelling::{bert_cleans_away, byte_to_char_table, gpt2, is_bert_punctuation, is_cjk_ideograph};
 
 #[derive(Deserialize, Clone, Debug)]
 #[serde(tag = "type", deny_unknown_fields)]
@@ -253,6 +256,10 @@ const CACHE_LIMIT: usize = 1 << 17;
 const CACHED_WORD: usize = 256;
 
 type Cache = Map<Box<[u8]>, Box<[u32]>>;
+/// The original spans of a word buffer's bytes, and of the next buffer being written.
+type SpanBufs = (Vec<Span>, Vec<Span>);
+/// A byte span of the original text.
+type Span = (u32, u32);
 
 struct Bpe {
     vocab: Map<Box<str>, u32>,
@@ -273,12 +280,13 @@ struct Bpe {
     fallback: [u32; 256],
 }
 
-// under `randomized-hash` each map carries its hasher's keys, which makes the WordPiece variant
-// large enough for clippy to notice; the default build's hasher takes no room
-#[cfg_attr(feature = "randomized-hash", allow(clippy::large_enum_variant))]
+// the WordPiece variant (its matcher inline, and the token lengths for offsets) is the large
+// one; a pipeline holds one engine, so its size does not matter
+#[allow(clippy::large_enum_variant)]
 enum Engine {
     Bpe(Box<Bpe>),
-    WordPiece { lm: LongestMatch, unk: u32, max_chars: usize },
+    /// `lens`: each id's token length in bytes, for offsets (a continuation's less the prefix)
+    WordPiece { lm: LongestMatch, unk: u32, max_chars: usize, lens: Map<u32, u32>, prefix_len: u32 },
     Unigram(Box<crate::huggingface::unigram::HfUnigram>),
 }
 
@@ -395,7 +403,9 @@ impl HfPipeline {
                 }
                 let pieces: Vec<(&[u8], u32)> = vocab.iter().map(|(t, id)| (t.as_bytes(), *id)).collect();
                 let lm = LongestMatch::new(&pieces, Some(continuing_subword_prefix.as_bytes()), None);
-                Engine::WordPiece { lm, unk, max_chars: max_input_chars_per_word }
+                let lens = vocab.iter().map(|(t, id)| (*id, t.len() as u32)).collect();
+                let prefix_len = continuing_subword_prefix.len() as u32;
+                Engine::WordPiece { lm, unk, max_chars: max_input_chars_per_word, lens, prefix_len }
             }
             ModelPlan::Unigram { pieces, unk, byte_fallback } => {
                 if byte_level {
@@ -575,6 +585,207 @@ impl HfPipeline {
         out
     }
 
+    // -- offsets --------------------------------------------------------------------------
+
+    /// `(id, start, end)` for each token of `text`, in code points of `text`, as tokenizers'
+    /// `Tokenizer.encode(text).offsets` gives them in Python (no template). An added token spans
+    /// its match with the whitespace `lstrip`/`rstrip` took; a token of normalized text spans
+    /// the original characters its bytes came from (see [`offsets`]). `trim`: the
+    /// post-processor's `trim_offsets` is on, with this `add_prefix_space`.
+    pub fn encode_offsets(&self, text: &str, allowed: &[bool], trim: Option<bool>) -> Vec<(u32, u32, u32)> {
+        let mut ids: Vec<u32> = Vec::new();
+        let mut offs: Vec<(u32, u32)> = Vec::new();
+        // per token, the `Ġ`/whitespace characters it begins and ends with (for `trim`)
+        let mut ends: Vec<(u32, u32)> = Vec::new();
+        let mut segments = Vec::new();
+        self.split_added(text, false, allowed, &mut segments);
+        for s in segments {
+            match s {
+                Segment::Token(id, a, b) => {
+                    ids.push(id);
+                    offs.push((a as u32, b as u32));
+                    ends.push(space_ends(&text[a..b]));
+                }
+                Segment::Text(a, b) => self.text_offsets(&text[a..b], a, allowed, &mut ids, &mut offs, &mut ends),
+            }
+        }
+        // tokenizers' Python binding turns the spans into code points as it encodes, before
+        // the post-processor trims them: the trimming counts code points
+        offsets::char_offsets(text, &mut offs);
+        if let Some(add_prefix_space) = trim {
+            offsets::trim_offsets(&ends, &mut offs, add_prefix_space);
+        }
+        ids.into_iter().zip(offs).map(|(i, (a, b))| (i, a, b)).collect()
+    }
+
+    /// The text as the normalizers leave it, with each byte's original span (`base` is where
+    /// `seg` starts in the text).
+    pub fn normalize_aligned(&self, seg: &str, base: usize) -> Aligned {
+        let mut al = Aligned::new(seg, base);
+        for n in &self.normalizers {
+            align_normalizer(n, &mut al);
+        }
+        al
+    }
+
+    fn text_offsets(&self, seg: &str, base: usize, allowed: &[bool], ids: &mut Vec<u32>, offs: &mut Vec<(u32, u32)>,
+                    ends: &mut Vec<(u32, u32)>) {
+        let al = self.normalize_aligned(seg, base);
+        let norm = al.text.as_str();
+        let span_of = |spans: &[(u32, u32)], a: usize, b: usize| -> (u32, u32) {
+            if spans.is_empty() {
+                return (al.base, al.base);
+            }
+            if a >= b {
+                let s = spans[a.min(spans.len() - 1)].0;
+                return (s, s);
+            }
+            (spans[a].0, spans[b.min(spans.len()) - 1].1)
+        };
+        let mut norm_segments = Vec::new();
+        self.split_added(norm, true, allowed, &mut norm_segments);
+        let mut words: Vec<(usize, usize)> = Vec::new();
+        let mut bufs = (String::new(), String::new());
+        let mut wspans: SpanBufs = (Vec::new(), Vec::new());
+        let mut wsp: Vec<(u32, u32)> = Vec::new();
+        for s in norm_segments {
+            match s {
+                Segment::Token(id, a, b) => {
+                    ids.push(id);
+                    offs.push(span_of(&al.spans, a, b));
+                    ends.push(space_ends(&norm[a..b]));
+                }
+                Segment::Text(a, b) => {
+                    let piece = &norm[a..b];
+                    let first = base == 0 && a == 0;
+                    self.pre_tokenize_spans(piece, first, &al.spans[a..b], &mut words, &mut bufs, &mut wspans);
+                    let src: &str = if self.pre.is_empty() { piece } else { &bufs.0 };
+                    let sp: &[(u32, u32)] = if self.pre.is_empty() { &al.spans[a..b] } else { &wspans.0 };
+                    for &(x, y) in &words {
+                        let word = &src.as_bytes()[x..y];
+                        let start = ids.len();
+                        wsp.clear();
+                        wsp.resize(start, (0, 0));
+                        self.encode_word_spans(word, ids, &mut wsp);
+                        for &(p, q) in &wsp[start..] {
+                            let (lo, hi) = ((x + p as usize).min(y), (x + q as usize).min(y));
+                            offs.push(span_of(sp, lo, hi));
+                            ends.push(if self.byte_level {
+                                let t = &src.as_bytes()[lo..hi];
+                                let lead = t.iter().take_while(|&&b| b == b' ').count() as u32;
+                                let trail = t.iter().rev().take_while(|&&b| b == b' ').count() as u32;
+                                (lead, trail)
+                            } else {
+                                src.get(lo..hi).map_or((0, 0), space_ends)
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`HfPipeline::pre_tokenize`] carrying each byte's span (`spans` for `piece`; the words'
+    /// in `out.0`, parallel to `bufs.0`).
+    fn pre_tokenize_spans(&self, piece: &str, at_start: bool, spans: &[(u32, u32)], words: &mut Vec<(usize, usize)>,
+                          bufs: &mut (String, String), out: &mut SpanBufs) {
+        words.clear();
+        if self.pre.is_empty() {
+            if !piece.is_empty() {
+                words.push((0, piece.len()));
+            }
+            return;
+        }
+        bufs.0.clear();
+        bufs.0.push_str(piece);
+        out.0.clear();
+        out.0.extend_from_slice(spans);
+        words.push((0, piece.len()));
+        let mut next: Vec<(usize, usize)> = Vec::new();
+        for step in &self.pre {
+            next.clear();
+            bufs.1.clear();
+            out.1.clear();
+            let (src, dst) = (&bufs.0, &mut bufs.1);
+            for (k, &(a, b)) in words.iter().enumerate() {
+                pre_step(step, &src[a..b], at_start && k == 0 && a == 0, dst, &mut next, Some((&out.0[a..b], &mut out.1)));
+            }
+            std::mem::swap(&mut bufs.0, &mut bufs.1);
+            std::mem::swap(&mut out.0, &mut out.1);
+            std::mem::swap(words, &mut next);
+        }
+    }
+
+    /// The model on one word, pushing each id's byte range in the word to `spans` (which holds
+    /// one entry per id of `out` on entry). tokenizers' BPE and WordPiece place each token
+    /// after the one before by its length; its Unigram gives each piece its own range.
+    fn encode_word_spans(&self, word: &[u8], out: &mut Vec<u32>, spans: &mut Vec<(u32, u32)>) {
+        if word.is_empty() {
+            return;
+        }
+        let mut lens: Vec<u32> = Vec::new();
+        let lens = &mut lens;
+        let start = out.len();
+        match &self.engine {
+            Engine::Bpe(bpe) => {
+                if bpe.ignore_merges {
+                    let hit = if self.byte_level {
+                        bpe.raw_vocab.get(word).copied()
+                    } else {
+                        std::str::from_utf8(word).ok().and_then(|s| bpe.vocab.get(s).copied())
+                    };
+                    if let Some(id) = hit {
+                        out.push(id);
+                        spans.push((0, word.len() as u32));
+                        return;
+                    }
+                }
+                let mut syms: Vec<u32> = Vec::with_capacity(word.len());
+                let mut l: Vec<u32> = Vec::with_capacity(word.len());
+                self.bpe_symbols_lens(bpe, word, &mut syms, Some(&mut l));
+                if !l.is_empty() {
+                    merge_word_lens(&mut syms, &bpe.merges, &mut l);
+                }
+                out.extend_from_slice(&syms);
+                lens.extend_from_slice(&l);
+            }
+            Engine::Unigram(u) => {
+                let s = std::str::from_utf8(word).unwrap_or("");
+                let _ = u.tokenize_spans(s, out, None, Some(spans));
+                spans.resize(out.len(), (0, 0));
+                return;
+            }
+            Engine::WordPiece { lm, unk, max_chars, lens: piece_lens, prefix_len } => {
+                let s = std::str::from_utf8(word).unwrap_or("");
+                let whole = |out: &mut Vec<u32>, lens: &mut Vec<u32>| {
+                    out.push(*unk);
+                    lens.push(word.len() as u32);
+                };
+                if s.chars().count() > *max_chars {
+                    whole(out, lens);
+                } else {
+                    match lm.cut(word) {
+                        Match::Pieces(p) => {
+                            for (k, &id) in p.iter().enumerate() {
+                                let n = piece_lens.get(&id).copied().unwrap_or(0);
+                                lens.push(if k == 0 { n } else { n.saturating_sub(*prefix_len) });
+                            }
+                            out.extend_from_slice(&p);
+                        }
+                        Match::Failed { .. } => whole(out, lens),
+                    }
+                }
+            }
+        }
+        // each token after the one before, by its length
+        let mut pos = 0u32;
+        for k in 0..out.len() - start {
+            let len = lens.get(k).copied().unwrap_or(0);
+            spans.push((pos, pos + len));
+            pos += len;
+        }
+    }
+
     // -- added tokens ---------------------------------------------------------------------
 
     /// Cuts `text` into text segments and added tokens, as `tokenizers` does: matches are found
@@ -669,7 +880,7 @@ impl HfPipeline {
             bufs.1.clear();
             let (src, dst) = (&bufs.0, &mut bufs.1);
             for (k, &(a, b)) in words.iter().enumerate() {
-                pre_step(step, &src[a..b], at_start && k == 0 && a == 0, dst, &mut next);
+                pre_step(step, &src[a..b], at_start && k == 0 && a == 0, dst, &mut next, None);
             }
             std::mem::swap(&mut bufs.0, &mut bufs.1);
             std::mem::swap(words, &mut next);
@@ -697,7 +908,7 @@ impl HfPipeline {
                 let s = std::str::from_utf8(word).unwrap_or("");
                 let _ = u.tokenize_noting(s, out, notes);
             }
-            Engine::WordPiece { lm, unk, max_chars } => {
+            Engine::WordPiece { lm, unk, max_chars, .. } => {
                 // words come from &str slices cut at character boundaries
                 let s = std::str::from_utf8(word).unwrap_or("");
                 if s.chars().count() > *max_chars {
@@ -740,33 +951,48 @@ impl HfPipeline {
 
     /// The word's starting symbols (see the module header).
     fn bpe_symbols(&self, bpe: &Bpe, word: &[u8], syms: &mut Vec<u32>) {
+        self.bpe_symbols_lens(bpe, word, syms, None)
+    }
+
+    /// [`HfPipeline::bpe_symbols`], pushing to `lens` each symbol's byte length in the word as
+    /// tokenizers counts it: a byte row 1, a fused unknown the sum of its characters, and a
+    /// character dropped (unknown with no unk token) nothing, so the spans after it shift.
+    fn bpe_symbols_lens(&self, bpe: &Bpe, word: &[u8], syms: &mut Vec<u32>, mut lens: Option<&mut Vec<u32>>) {
         let plain = bpe.prefix.is_none() && bpe.suffix.is_none();
-        let mut unk: Option<u32> = None;
+        let mut unk: Option<(u32, u32)> = None;
         let mut key = String::new();
-        let push_known = |syms: &mut Vec<u32>, unk: &mut Option<u32>, id: u32| {
-            if let Some(u) = unk.take() {
-                syms.push(u);
-            }
+        let push = |syms: &mut Vec<u32>, lens: &mut Option<&mut Vec<u32>>, id: u32, len: u32| {
             syms.push(id);
+            if let Some(l) = lens.as_deref_mut() {
+                l.push(len);
+            }
         };
-        let on_unknown = |syms: &mut Vec<u32>, unk: &mut Option<u32>, key: &str| {
+        let push_known = |syms: &mut Vec<u32>, lens: &mut Option<&mut Vec<u32>>, unk: &mut Option<(u32, u32)>, id: u32, len: u32| {
+            if let Some((u, ul)) = unk.take() {
+                push(syms, lens, u, ul);
+            }
+            push(syms, lens, id, len);
+        };
+        let on_unknown = |syms: &mut Vec<u32>, lens: &mut Option<&mut Vec<u32>>, unk: &mut Option<(u32, u32)>, key: &str, len: u32| {
             if bpe.byte_fallback {
                 let ids: Option<Vec<u32>> =
                     key.bytes().map(|b| Some(bpe.fallback[b as usize]).filter(|&i| i != NO_ID)).collect();
                 if let Some(ids) = ids {
                     // tokenizers adds the byte rows without flushing a pending unknown
-                    syms.extend_from_slice(&ids);
+                    for id in ids {
+                        push(syms, lens, id, 1);
+                    }
                     return;
                 }
             }
             if let Some(u) = bpe.unk {
                 match (unk.take(), bpe.fuse_unk) {
-                    (Some(prev), true) => *unk = Some(prev),
-                    (Some(prev), false) => {
-                        syms.push(prev);
-                        *unk = Some(u);
+                    (Some((prev, pl)), true) => *unk = Some((prev, pl + len)),
+                    (Some((prev, pl)), false) => {
+                        push(syms, lens, prev, pl);
+                        *unk = Some((u, len));
                     }
-                    (None, _) => *unk = Some(u),
+                    (None, _) => *unk = Some((u, len)),
                 }
             }
         };
@@ -775,35 +1001,36 @@ impl HfPipeline {
             for (i, &b) in word.iter().enumerate() {
                 let id = if plain { bpe.byte_char[b as usize] } else { NO_ID };
                 if id != NO_ID {
-                    push_known(syms, &mut unk, id);
+                    push_known(syms, &mut lens, &mut unk, id, 1);
                     continue;
                 }
                 symbol_key(&mut key, bpe, i == 0, i + 1 == n, self.byte_chars[b as usize]);
                 match bpe.vocab.get(key.as_str()) {
-                    Some(&id) => push_known(syms, &mut unk, id),
-                    None => on_unknown(syms, &mut unk, &key),
+                    Some(&id) => push_known(syms, &mut lens, &mut unk, id, 1),
+                    None => on_unknown(syms, &mut lens, &mut unk, &key, 1),
                 }
             }
         } else {
             let s = std::str::from_utf8(word).unwrap_or("");
             let n = s.len();
             for (i, c) in s.char_indices() {
+                let len = c.len_utf8() as u32;
                 if plain && c.is_ascii() {
                     let id = bpe.ascii[c as usize];
                     if id != NO_ID {
-                        push_known(syms, &mut unk, id);
+                        push_known(syms, &mut lens, &mut unk, id, len);
                         continue;
                     }
                 }
                 symbol_key(&mut key, bpe, i == 0, i + c.len_utf8() == n, c);
                 match bpe.vocab.get(key.as_str()) {
-                    Some(&id) => push_known(syms, &mut unk, id),
-                    None => on_unknown(syms, &mut unk, &key),
+                    Some(&id) => push_known(syms, &mut lens, &mut unk, id, len),
+                    None => on_unknown(syms, &mut lens, &mut unk, &key, len),
                 }
             }
         }
-        if let Some(u) = unk {
-            syms.push(u);
+        if let Some((u, ul)) = unk {
+            push(syms, &mut lens, u, ul);
         }
     }
 }
@@ -823,6 +1050,101 @@ fn symbol_key(key: &mut String, bpe: &Bpe, first: bool, last: bool, c: char) {
             key.push_str(s);
         }
     }
+}
+
+/// How many `Ġ` or whitespace characters `t` begins and ends with (what `trim_offsets` takes).
+fn space_ends(t: &str) -> (u32, u32) {
+    let space = |c: &char| *c == '\u{120}' || c.is_whitespace();
+    (t.chars().take_while(space).count() as u32, t.chars().rev().take_while(space).count() as u32)
+}
+
+/// One normalizer on aligned text, writing tokenizers' changes (see [`offsets`]); the text it
+/// leaves is [`apply_normalizer`]'s.
+fn align_normalizer(n: &Normalizer, al: &mut Aligned) {
+    match n {
+        Normalizer::Bert { clean_text, handle_chinese_chars, strip_accents, lowercase } => {
+            if *clean_text {
+                al.filter(|c| !bert_cleans_away(c));
+                al.map_chars(|c, o| o.push(if c.is_whitespace() { ' ' } else { c }));
+            }
+            if *handle_chinese_chars {
+                al.map_chars(|c, o| if is_cjk_ideograph(c) { o.extend([' ', c, ' ']) } else { o.push(c) });
+            }
+            if *strip_accents {
+                al.unicode(false, false);
+                al.filter(|c| get_general_category(c) != G::NonspacingMark);
+            }
+            if *lowercase {
+                al.map_chars(|c, o| o.extend(c.to_lowercase()));
+            }
+        }
+        Normalizer::Lowercase => al.map_chars(|c, o| o.extend(c.to_lowercase())),
+        Normalizer::Prepend { prepend } => al.prepend(prepend),
+        Normalizer::Replace { pattern, content } => {
+            if !pattern.is_empty() {
+                let m: Vec<(usize, usize)> = al.text.match_indices(pattern.as_str()).map(|(i, p)| (i, i + p.len())).collect();
+                al.replace_ranges(&m, content);
+            }
+        }
+        Normalizer::ReplaceSpaceRuns { content } => {
+            let m = runs(&al.text, |c| c == ' ', 2);
+            al.replace_ranges(&m, content);
+        }
+        Normalizer::ReplaceWhitespaceRuns { content } => {
+            let m = runs(&al.text, char::is_whitespace, 1);
+            al.replace_ranges(&m, content);
+        }
+        Normalizer::Precompiled { charsmap } => {
+            if let Ok(dest) = charsmap.0.transformations(&al.text) {
+                al.transform(&dest, 0);
+            }
+        }
+        Normalizer::Nfc if is_nfc_quick(al.text.chars()) == IsNormalized::Yes => {}
+        Normalizer::Nfd if is_nfd_quick(al.text.chars()) == IsNormalized::Yes => {}
+        Normalizer::Nfkc if is_nfkc_quick(al.text.chars()) == IsNormalized::Yes => {}
+        Normalizer::Nfkd if is_nfkd_quick(al.text.chars()) == IsNormalized::Yes => {}
+        Normalizer::Nfc => al.unicode(false, true),
+        Normalizer::Nfd => al.unicode(false, false),
+        Normalizer::Nfkc => al.unicode(true, true),
+        Normalizer::Nfkd => al.unicode(true, false),
+        Normalizer::Strip { left, right } => {
+            let count = al.text.chars().count();
+            let lead = if *left { al.text.chars().take_while(|c| c.is_whitespace()).count() } else { 0 };
+            let trail = if *right { al.text.chars().rev().take_while(|c| c.is_whitespace()).count() } else { 0 };
+            if lead > 0 || trail > 0 {
+                let keep = count.saturating_sub(trail);
+                let mut dest: Vec<(char, isize)> =
+                    al.text.chars().enumerate().filter(|&(i, _)| i >= lead && i < keep).map(|(_, c)| (c, 0)).collect();
+                if let Some(last) = dest.last_mut() {
+                    last.1 = -(trail as isize);
+                }
+                al.transform(&dest, lead.min(count));
+            }
+        }
+        Normalizer::StripAccents => al.filter(|c| !unicode_normalization::char::is_combining_mark(c)),
+    }
+}
+
+/// The byte ranges of the runs of at least `min` characters that `pred` matches.
+fn runs(text: &str, pred: impl Fn(char) -> bool, min: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut run: Option<(usize, usize)> = None;
+    for (i, c) in text.char_indices() {
+        if pred(c) {
+            let r = run.get_or_insert((i, 0));
+            r.1 += 1;
+        } else if let Some((s, n)) = run.take() {
+            if n >= min {
+                out.push((s, i));
+            }
+        }
+    }
+    if let Some((s, n)) = run {
+        if n >= min {
+            out.push((s, text.len()));
+        }
+    }
+    out
 }
 
 /// `text` through `normalizers`, in order.
@@ -852,13 +1174,9 @@ fn apply_normalizer(n: &Normalizer, s: &str) -> String {
                     continue;
                 }
                 if *clean_text {
-                    // tokenizers' `is_other`: Cc, Cf, Co and Cs by its own (Unicode 8) table, so
-                    // an unassigned character stays, and so do the format characters assigned
-                    // since (Unicode 9-15: U+0890-0891, U+08E2, U+110CD, U+13430-1343F)
-                    let control = !matches!(c, '\t' | '\n' | '\r')
-                        && !matches!(c, '\u{0890}'..='\u{0891}' | '\u{08E2}' | '\u{110CD}' | '\u{13430}'..='\u{1343F}')
-                        && matches!(get_general_category(c), G::Control | G::Format | G::Surrogate | G::PrivateUse);
-                    if c == '\0' || c == '\u{FFFD}' || control {
+                    // tokenizers' `is_other` by its own (Unicode 8) tables: core's rule, shared
+                    // with our own `bert` spelling
+                    if bert_cleans_away(c) {
                         continue;
                     }
                     if c.is_whitespace() {
@@ -973,14 +1291,30 @@ fn lower(s: &str) -> String {
 }
 
 /// One pre-tokenizer on one piece: the words are appended to `dst` and their ranges to `words`.
-fn pre_step(step: &PreTokenizer, piece: &str, at_start: bool, dst: &mut String, words: &mut Vec<(usize, usize)>) {
+///
+/// With `spans` (the original span of each byte of `piece`, and the list for `dst`), each byte
+/// written gets its span: a character kept its own, a `▁` for a space the space's, and an added
+/// prefix space or `▁` the first character's (tokenizers' `prepend`).
+fn pre_step(step: &PreTokenizer, piece: &str, at_start: bool, dst: &mut String, words: &mut Vec<(usize, usize)>,
+            mut spans: Option<(&[Span], &mut Vec<Span>)>) {
     let base = dst.len();
+    if let Some((src, out)) = spans.as_mut() {
+        if !matches!(step, PreTokenizer::ByteLevel { .. } | PreTokenizer::Metaspace { .. }) {
+            out.extend_from_slice(src);
+        }
+    }
     match step {
         PreTokenizer::ByteLevel { add_prefix_space, use_regex } => {
             if *add_prefix_space && !piece.is_empty() && !piece.starts_with(' ') {
                 dst.push(' ');
+                if let Some((src, out)) = spans.as_mut() {
+                    out.push(src[0]);
+                }
             }
             dst.push_str(piece);
+            if let Some((src, out)) = spans.as_mut() {
+                out.extend_from_slice(src);
+            }
             let text = &dst[base..];
             if *use_regex {
                 gpt2::split(text, |a, b| words.push((base + a, base + b)));
@@ -997,9 +1331,16 @@ fn pre_step(step: &PreTokenizer, piece: &str, at_start: bool, dst: &mut String, 
             };
             if prepend && !piece.is_empty() && !piece.replace(' ', rep.encode_utf8(&mut [0; 4])).starts_with(rep) {
                 dst.push(rep);
+                if let Some((src, out)) = spans.as_mut() {
+                    out.extend(std::iter::repeat_n(src[0], rep.len_utf8()));
+                }
             }
-            for c in piece.chars() {
-                dst.push(if c == ' ' { rep } else { c });
+            for (i, c) in piece.char_indices() {
+                let w = if c == ' ' { rep } else { c };
+                dst.push(w);
+                if let Some((src, out)) = spans.as_mut() {
+                    out.extend(std::iter::repeat_n(src[i], w.len_utf8()));
+                }
             }
             let text = &dst[base..];
             if *split {
@@ -1112,13 +1453,26 @@ pub fn merge_word(syms: &mut Vec<u32>, merges: &Map<u64, (u32, u32)>) {
         return;
     }
     if syms.len() <= SHORT {
-        merge_short(syms, merges);
+        merge_short(syms, merges, &mut Vec::new());
     } else {
-        merge_long(syms, merges);
+        merge_long(syms, merges, &mut Vec::new());
     }
 }
 
-fn merge_short(syms: &mut Vec<u32>, merges: &Map<u64, (u32, u32)>) {
+/// [`merge_word`] keeping `lens` (each symbol's byte length, or empty) in step: a merged
+/// symbol's length is the sum of its two.
+fn merge_word_lens(syms: &mut Vec<u32>, merges: &Map<u64, (u32, u32)>, lens: &mut Vec<u32>) {
+    if syms.len() < 2 || merges.is_empty() {
+        return;
+    }
+    if syms.len() <= SHORT {
+        merge_short(syms, merges, lens);
+    } else {
+        merge_long(syms, merges, lens);
+    }
+}
+
+fn merge_short(syms: &mut Vec<u32>, merges: &Map<u64, (u32, u32)>, lens: &mut Vec<u32>) {
     let rank_of = |a: u32, b: u32| merges.get(&pack(a, b)).map_or((u32::MAX, 0), |&(r, c)| (r, c));
     let mut ranks: Vec<(u32, u32)> = syms.windows(2).map(|w| rank_of(w[0], w[1])).collect();
     loop {
@@ -1135,6 +1489,10 @@ fn merge_short(syms: &mut Vec<u32>, merges: &Map<u64, (u32, u32)>) {
         }
         syms[at] = ranks[at].1;
         syms.remove(at + 1);
+        if !lens.is_empty() {
+            lens[at] += lens[at + 1];
+            lens.remove(at + 1);
+        }
         ranks.remove(at);
         if at < ranks.len() {
             ranks[at] = rank_of(syms[at], syms[at + 1]);
@@ -1145,7 +1503,7 @@ fn merge_short(syms: &mut Vec<u32>, merges: &Map<u64, (u32, u32)>) {
     }
 }
 
-fn merge_long(syms: &mut Vec<u32>, merges: &Map<u64, (u32, u32)>) {
+fn merge_long(syms: &mut Vec<u32>, merges: &Map<u64, (u32, u32)>, lens: &mut Vec<u32>) {
     const NONE: usize = usize::MAX;
     let n = syms.len();
     let mut next: Vec<usize> = (1..=n).map(|i| if i == n { NONE } else { i }).collect();
@@ -1168,6 +1526,9 @@ fn merge_long(syms: &mut Vec<u32>, merges: &Map<u64, (u32, u32)>) {
             _ => continue,
         }
         syms[p] = c;
+        if !lens.is_empty() {
+            lens[p] += lens[q];
+        }
         alive[q] = false;
         let r = next[q];
         next[p] = r;
@@ -1190,10 +1551,14 @@ fn merge_long(syms: &mut Vec<u32>, merges: &Map<u64, (u32, u32)>) {
     let mut i = 0;
     while i != NONE {
         syms[w] = syms[i];
+        if !lens.is_empty() {
+            lens[w] = lens[i];
+        }
         w += 1;
         i = next[i];
     }
     syms.truncate(w);
+    lens.truncate(w);
 }
 
 #[cfg(test)]
@@ -1216,9 +1581,9 @@ mod tests {
                 })
                 .collect();
             let mut a = v.clone();
-            merge_short(&mut a, &m);
+            merge_short(&mut a, &m, &mut Vec::new());
             let mut b = v.clone();
-            merge_long(&mut b, &m);
+            merge_long(&mut b, &m, &mut Vec::new());
             assert_eq!(a, b, "len {len}");
         }
     }

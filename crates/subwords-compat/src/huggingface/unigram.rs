@@ -83,7 +83,15 @@ impl HfUnigram {
 
     /// [`HfUnigram::tokenize`], noting in `notes` (position in `out`, characters) each unknown
     /// id with the characters it stands for: tokenizers' token string for it.
-    pub fn tokenize_noting(&self, word: &str, out: &mut Vec<u32>, mut notes: Option<&mut Vec<(usize, String)>>) -> Result<()> {
+    pub fn tokenize_noting(&self, word: &str, out: &mut Vec<u32>, notes: Option<&mut Vec<(usize, String)>>) -> Result<()> {
+        self.tokenize_spans(word, out, notes, None)
+    }
+
+    /// [`HfUnigram::tokenize_noting`], pushing to `spans` the byte range of each id's piece in
+    /// the word (each `<0xNN>` row of a fallen-back piece the whole piece's, as tokenizers gives
+    /// them); `spans` holds one entry per id of `out` on entry.
+    pub fn tokenize_spans(&self, word: &str, out: &mut Vec<u32>, mut notes: Option<&mut Vec<(usize, String)>>,
+                          mut spans: Option<&mut Vec<(u32, u32)>>) -> Result<()> {
         let text = word.as_bytes();
         let n = text.len();
         if n == 0 {
@@ -145,6 +153,9 @@ impl HfUnigram {
                     if let Some(bytes) = &self.bytes {
                         if piece.bytes().all(|b| bytes[b as usize] != u32::MAX) {
                             out.extend(piece.bytes().map(|b| bytes[b as usize]));
+                            if let Some(l) = spans.as_deref_mut() {
+                                l.resize(out.len(), (s as u32, e as u32));
+                            }
                             continue;
                         }
                     }
@@ -153,6 +164,9 @@ impl HfUnigram {
                     }
                     out.push(self.unk.ok_or_else(|| Error::Input("an unknown piece, and the model has no unk_id".into()))?);
                 }
+            }
+            if let Some(l) = spans.as_deref_mut() {
+                l.resize(out.len(), (s as u32, e as u32));
             }
         }
         Ok(())
@@ -167,6 +181,44 @@ pub struct Precompiled {
 impl Precompiled {
     pub fn new(blob: &[u8]) -> Result<Self> {
         Ok(Precompiled { map: Charsmap::parse(blob)? })
+    }
+
+    /// The `(char, change)` list tokenizers' `Precompiled` writes for `text` (see
+    /// `huggingface::offsets`): each replacement's characters change 0, then the last of them
+    /// `+1` for each character gained, or the last character written so far counting those lost.
+    /// (A replacement by nothing at the very start is counted nowhere, as in tokenizers.)
+    pub fn transformations(&self, text: &str) -> Result<Vec<(char, isize)>> {
+        let mut dest: Vec<(char, isize)> = Vec::with_capacity(text.len());
+        let replace = |dest: &mut Vec<(char, isize)>, old: &str, new: &str| {
+            let diff = new.chars().count() as isize - old.chars().count() as isize;
+            dest.extend(new.chars().map(|c| (c, 0)));
+            if diff > 0 {
+                let n = dest.len();
+                for d in &mut dest[n - diff as usize..] {
+                    d.1 = 1;
+                }
+            } else if diff < 0 {
+                if let Some(last) = dest.last_mut() {
+                    last.1 += diff;
+                }
+            }
+        };
+        for g in text.graphemes(true) {
+            if g.len() < 6 {
+                if let Some(rep) = self.map.shortest(g.as_bytes())? {
+                    replace(&mut dest, g, rep);
+                    continue;
+                }
+            }
+            for (i, c) in g.char_indices() {
+                let part = &g[i..i + c.len_utf8()];
+                match self.map.shortest(part.as_bytes())? {
+                    Some(rep) => replace(&mut dest, part, rep),
+                    None => dest.push((c, 0)),
+                }
+            }
+        }
+        Ok(dest)
     }
 
     pub fn normalize(&self, text: &str, out: &mut String) -> Result<()> {

@@ -78,6 +78,21 @@ pub struct Spelling {
     pub split_digits: Option<u8>,
 }
 
+/// Whether BERT's `clean_text` drops `c`: NUL, U+FFFD, and what tokenizers' `BertNormalizer`
+/// calls control (its `is_control`: categories Cc, Cf, Co and Cs, tab, newline and carriage
+/// return excepted). Its tables are older (Unicode 8) than ours, so the format characters
+/// assigned since (Unicode 9-15: U+0890-0891, U+08E2, U+110CD, U+13430-1343F) stay, and so does
+/// every unassigned code point. Whitespace is not dropped (it becomes a space).
+pub fn bert_cleans_away(c: char) -> bool {
+    use unicode_general_category::{get_general_category, GeneralCategory as G};
+    if c == '\0' || c == '\u{FFFD}' {
+        return true;
+    }
+    !matches!(c, '\t' | '\n' | '\r')
+        && !matches!(c, '\u{0890}'..='\u{0891}' | '\u{08E2}' | '\u{110CD}' | '\u{13430}'..='\u{1343F}')
+        && matches!(get_general_category(c), G::Control | G::Format | G::Surrogate | G::PrivateUse)
+}
+
 impl Spelling {
     pub fn new(scheme: Scheme, mark: Option<&str>, split_at_marks: bool, pre_split: Option<PreSplit>, byte_fallback: bool) -> Result<Self> {
         let mark = match (scheme, mark) {
@@ -209,12 +224,7 @@ impl Spelling {
             }
             tmp.clear();
             if self.clean_text {
-                let other = !matches!(c, '\t' | '\n' | '\r')
-                    && matches!(
-                        get_general_category(c),
-                        G::Control | G::Format | G::Surrogate | G::PrivateUse | G::Unassigned
-                    );
-                if c == '\0' || c == '\u{FFFD}' || other {
+                if bert_cleans_away(c) {
                     continue;
                 }
                 tmp.push(if c.is_whitespace() { ' ' } else { c });

@@ -457,6 +457,24 @@ def _post_processor(obj: Any, tokens: dict[str, int]) -> Optional[tuple[Template
     raise _refuse(w, "this post_processor is not supported")
 
 
+def _trim_offsets(obj: Any) -> Optional[bool]:
+    """The post-processor's ``trim_offsets`` (ByteLevel, RobertaProcessing, or the first of
+    them in a Sequence): None when it is off, else its ``add_prefix_space`` (both default to
+    true in tokenizers). It changes offsets only."""
+    if not isinstance(obj, dict):
+        return None
+    kind = obj.get("type")
+    if kind in ("ByteLevel", "RobertaProcessing"):
+        if not obj.get("trim_offsets", True):
+            return None
+        return bool(obj.get("add_prefix_space", True))
+    if kind == "Sequence":
+        for p in obj.get("processors") or ():
+            if isinstance(p, dict) and p.get("type") in ("ByteLevel", "RobertaProcessing"):
+                return _trim_offsets(p)
+    return None
+
+
 def _decoders(obj: Any, where: str) -> list[JsonObject]:
     return _steps(obj, where, "decoders", _decoder)
 
@@ -637,6 +655,7 @@ class HuggingFace(Foreign):
         # the index of each special added token in the plan, for `allowed`
         self._added_index = [(t["content"], t["special"]) for t in added]
         self._template = _post_processor(s.get("post_processor", (dict, type(None))), self._token_to_id)
+        self._trim = _trim_offsets(s.get("post_processor", (dict, type(None))))
         self._decoders = _decoders(s.get("decoder", (dict, type(None))), "decoder")
         limit = max(self._id_to_token) + 1
         for tmpl in self._template or ():
@@ -736,6 +755,16 @@ class HuggingFace(Foreign):
             elif isinstance(x, int):
                 out.append(self.id_to_piece(x))
         return out
+
+    def encode_with_offsets(self, text: str, *,
+                            allowed_special: Union[str, Iterable[str]] = ()) -> list[tuple[int, int, int]]:
+        """``(id, start, end)`` for each id of :meth:`encode` (``allowed_special`` as there; no
+        template), in code points of ``text``: tokenizers' ``Encoding.offsets`` as its Python
+        binding gives them. A token of normalized text spans the original characters it came
+        from (``ﬁ`` under NFKC gives ``f`` and ``i`` both the ligature); an added token spans
+        its match and the whitespace ``lstrip``/``rstrip`` took; the post-processor's
+        ``trim_offsets`` takes a token's leading and trailing spaces off its span."""
+        return self._pipe.encode_offsets(_text(text), self._allowed(allowed_special), self._trim)
 
     # -- decoding ---------------------------------------------------------------------------
     def decode_pieces(self, pieces: Iterable[str], *, skip_special_tokens: bool = True) -> str:

@@ -289,14 +289,7 @@ impl Lattice {
     /// Viterbi into reusable buffers; false if the unit has no spelling.
     pub fn viterbi_with(&self, s: &mut ViterbiScratch) -> bool {
         let n = self.n;
-        s.score.clear();
-        s.score.resize(n + 1, NEG_INF);
-        s.count.clear();
-        s.count.resize(n + 1, NONE);
-        s.arc.clear();
-        s.arc.resize(n + 1, NONE);
-        s.key.clear();
-        s.key.resize(n + 1, i128::MIN);
+        s.reset(n);
         s.score[n] = 0.0;
         s.count[n] = 0;
         s.key[n] = 0;
@@ -350,14 +343,7 @@ impl Lattice {
                 Some(k) => top = self.arcs[k].start as usize + 1,
             }
         }
-        s.score.clear();
-        s.score.resize(n + 1, NEG_INF);
-        s.count.clear();
-        s.count.resize(n + 1, NONE);
-        s.key.clear();
-        s.key.resize(n + 1, i128::MIN);
-        s.arc.clear();
-        s.arc.resize(n + 1, NONE);
+        s.reset(n);
         match viterbi {
             Some(v) => {
                 s.score[top..].copy_from_slice(&v.score[top..]);
@@ -565,6 +551,19 @@ pub struct ViterbiScratch {
 }
 
 impl ViterbiScratch {
+    /// Empties the four buffers and sizes them for a lattice of `n` positions (`n + 1`
+    /// entries), every position unreached: score `-inf`, key the least, no count, no arc.
+    pub fn reset(&mut self, n: usize) {
+        self.score.clear();
+        self.score.resize(n + 1, NEG_INF);
+        self.key.clear();
+        self.key.resize(n + 1, i128::MIN);
+        self.count.clear();
+        self.count.resize(n + 1, NONE);
+        self.arc.clear();
+        self.arc.resize(n + 1, NONE);
+    }
+
     /// The arcs of the spelling found, first piece first.
     pub fn walk(&self, l: &Lattice) -> Vec<u32> {
         let mut out = Vec::new();
