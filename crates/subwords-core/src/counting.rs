@@ -511,3 +511,36 @@ mod cut_tests {
         assert_eq!(v, [("x".to_string(), Some(1)), ("y".to_string(), Some(0)), (String::new(), None)]);
     }
 }
+
+#[cfg(test)]
+mod tally_tests {
+    use super::UnitCounter;
+    use crate::options::TrainOptions;
+
+    #[test]
+    fn units_either_side_of_the_inline_key_length_add_up() {
+        // 14 and 15 bytes are counted under the inline key, 16 under the text; add_count counts
+        // into the text table whatever the length. Expected counts are by hand: 40 texts of each
+        // kind below, then the add_count amounts.
+        let (w14, w15, w16) = ("abcdefghijklmn", "abcdefghijklmno", "abcdefghijklmnop");
+        let m15 = "éééééééa"; // 7 two-byte letters and one: 15 bytes
+        let opts = TrainOptions::from_json(r#"{"model":"bpe","spelling":"end","vocab_size":300}"#).unwrap();
+        for threads in [1, 2] {
+            let mut c = UnitCounter::new(opts.spelling().unwrap(), threads, false);
+            let mut texts = Vec::new();
+            for _ in 0..40 {
+                texts.push(format!("{w15} {w16} {w14}"));
+                texts.push(format!("{w15} {w15} {m15}"));
+            }
+            c.feed_texts(&texts);
+            c.add_count(w15, 10);
+            c.add_count(w16, 5);
+            let (counts, ..) = c.finish().unwrap();
+            assert_eq!(counts.get(w15), Some(&130), "{threads} threads");
+            assert_eq!(counts.get(w16), Some(&45), "{threads} threads");
+            assert_eq!(counts.get(w14), Some(&40), "{threads} threads");
+            assert_eq!(counts.get(m15), Some(&40), "{threads} threads");
+            assert_eq!(counts.len(), 4, "{threads} threads");
+        }
+    }
+}
