@@ -672,6 +672,12 @@ struct Engine<'a> {
 /// whitespace-split English (6.9 MB, 32k) it took the process from 2.05 to 1.15 CPU seconds, and
 /// the bound without a pass went lower again (benchmarks/README.md). Expanding down to half the
 /// top's score, to visit a list less often, pushed more and lost (65% more `perf` samples).
+/// Also lost: keeping the pairs an expansion leaves below the top in a max-heap by their scores
+/// then, so that the next expansion of that bound takes out only those at least the new top
+/// instead of passing over the whole list again. Same merges, but 9% more instructions (callgrind,
+/// whitespace-split English, 6.9 MB, 32k, one thread: 5.47 G against 5.03 G). The passes it saves
+/// were about a fifth of the passes' instructions (most passes follow a merge, under a fresh
+/// `1 / count(s)`), and building and ordering the heap cost more than that.
 ///
 /// The invariant of [`Engine::best`] becomes: every live pair has a heap entry at least its true
 /// score, or a symbol of it holds a bound at least its true score. A pair entry that is exact and
