@@ -301,10 +301,12 @@ impl PyModel {
     }
 
     fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        let ints = self.ints.get_or_init(|| {
-            (0..self.inner.rows.len() as u32).map(|i| i.into_pyobject(py).unwrap().into_any().unbind()).collect()
-        });
+        let ints = self.ints(py);
         PyList::new(py, ids.iter().map(|&i| ints[i as usize].bind(py)))
+    }
+
+    fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
+        self.ints.get_or_init(|| int_objects(py, self.inner.rows.len() as u32))
     }
 }
 
@@ -345,6 +347,91 @@ pub(crate) fn flat_ids(all: &[Vec<u32>], width: usize, prefix: &[u32], suffix: &
     Ok((ids_out, ends))
 }
 
+/// One Python int per id below `n`, for [`IdLists`]: a list then costs a reference count per id
+/// instead of an allocation per id (most ids are above CPython's small-int cache).
+pub(crate) fn int_objects(py: Python<'_>, n: u32) -> Vec<Py<PyAny>> {
+    (0..n).map(|i| i.into_pyobject(py).unwrap().into_any().unbind()).collect()
+}
+
+/// A batch's result, a list of `n` lists of ints, filled text by text as parts of the batch are
+/// encoded (see `batch::ids_streamed`). The raw C API is used here and only here: the outer list
+/// is made at its final size and each inner list is put in its place, with no Vec of lists in
+/// between. Until it is full its unfilled items are NULL, which the collector and `list_dealloc`
+/// skip; it reaches Python code only through [`IdLists::finish`], once every item is set.
+pub(crate) struct IdLists {
+    list: Py<PyList>,
+    filled: usize,
+    len: usize,
+    failed: Option<PyErr>,
+}
+
+impl IdLists {
+    pub(crate) fn new(py: Python<'_>, len: usize) -> PyResult<Self> {
+        let n = pyo3::ffi::Py_ssize_t::try_from(len).map_err(|_| pyo3::exceptions::PyOverflowError::new_err("batch too large"))?;
+        // SAFETY: PyList_New returns a new reference or NULL with an exception set
+        let list = unsafe { Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(n))? };
+        Ok(IdLists { list: list.cast_into::<PyList>()?.unbind(), filled: 0, len, failed: None })
+    }
+
+    /// Appends every text of `flat`, each id as `ints[id]` (or a new int past its end). An error
+    /// is kept for [`IdLists::finish`]; later calls then do nothing.
+    pub(crate) fn extend(&mut self, py: Python<'_>, flat: &subwords_core::batch::Flat, ints: &[Py<PyAny>]) {
+        if self.failed.is_some() {
+            return;
+        }
+        for ids in flat.iter() {
+            if let Err(e) = self.push(py, ids, ints) {
+                self.failed = Some(e);
+                return;
+            }
+        }
+    }
+
+    fn push(&mut self, py: Python<'_>, ids: &[u32], ints: &[Py<PyAny>]) -> PyResult<()> {
+        use pyo3::ffi;
+        if self.filled >= self.len {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err("more results than texts in the batch"));
+        }
+        // SAFETY: `inner` is a new list of `ids.len()` NULL items; each is set once, to a new
+        // reference (PyList_SetItem steals it), before the list is put in `self.list` (which
+        // steals `inner`); both indices are in range.
+        unsafe {
+            let inner = ffi::PyList_New(ids.len() as ffi::Py_ssize_t);
+            if inner.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            for (j, &id) in ids.iter().enumerate() {
+                let item = match ints.get(id as usize) {
+                    Some(o) => {
+                        ffi::Py_IncRef(o.as_ptr());
+                        o.as_ptr()
+                    }
+                    None => ffi::PyLong_FromUnsignedLong(id as std::os::raw::c_ulong),
+                };
+                if item.is_null() {
+                    ffi::Py_DecRef(inner);
+                    return Err(PyErr::fetch(py));
+                }
+                ffi::PyList_SetItem(inner, j as ffi::Py_ssize_t, item);
+            }
+            ffi::PyList_SetItem(self.list.as_ptr(), self.filled as ffi::Py_ssize_t, inner);
+        }
+        self.filled += 1;
+        Ok(())
+    }
+
+    /// The full list, or the first error met while filling it.
+    pub(crate) fn finish(self, py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        if self.filled != self.len {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(format!("{} results for {} texts", self.filled, self.len)));
+        }
+        Ok(self.list.into_bound(py))
+    }
+}
+
 /// Byte offsets into code-point offsets.
 fn char_offsets(text: &str) -> Vec<u32> {
     let mut map = vec![0u32; text.len() + 1];
@@ -378,14 +465,14 @@ impl PyModel {
 
     fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<PyBackedStr>, threads: usize) -> PyResult<Bound<'py, PyList>> {
         // PyBackedStr borrows the UTF-8 the str objects already hold: no copy of the batch
-        let all = py
-            .detach(|| {
-                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-                self.inner.encode_batch(&refs, threads)
-            })
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+        let ints = self.ints(py);
+        let mut lists = IdLists::new(py, texts.len())?;
+        // without the GIL but while making the lists of finished parts, which the calling
+        // thread does between encoding parts of its own (issue 15)
+        py.detach(|| self.inner.encode_batch_streamed(&refs, threads, |flat| Python::attach(|py| lists.extend(py, flat, ints))))
             .map_err(|e| to_py(py, e))?;
-        let lists = all.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, lists)
+        lists.finish(py)
     }
 
     /// The batch's ids as one flat buffer (see `flat_ids`): no Python object per id.
