@@ -119,7 +119,9 @@ impl PyHfPipeline {
         let (ids, ends) = py
             .detach(|| {
                 let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-                super::flat_ids(&self.inner.encode_batch(&refs, &allowed, threads), width, &prefix, &suffix)
+                let mut out = super::FlatIds::new(width, &prefix, &suffix)?;
+                self.inner.encode_batch_parts(&refs, &allowed, threads, |flat| out.extend(flat));
+                out.finish()
             })
             .map_err(|e| super::to_py(py, e))?;
         Ok((pyo3::types::PyBytes::new(py, &ids), pyo3::types::PyBytes::new(py, &ends)))

@@ -315,36 +315,63 @@ impl PyModel {
 /// little-endian u64 per text), for `numpy.frombuffer`. An id too wide for `width` is refused
 /// (nothing is returned), so a uint16 array never holds a wrapped id.
 pub(crate) fn flat_ids(all: &[Vec<u32>], width: usize, prefix: &[u32], suffix: &[u32]) -> subwords_core::Result<(Vec<u8>, Vec<u8>)> {
-    let extra = prefix.len() + suffix.len();
-    let total: usize = all.iter().map(|ids| ids.len() + extra).sum();
-    let mut ids_out = Vec::with_capacity(total * width);
-    let mut ends = Vec::with_capacity(all.len() * 8);
-    let mut end = 0u64;
-    let mut widest = 0u32;
+    let mut out = FlatIds::new(width, prefix, suffix)?;
     for ids in all {
-        for part in [prefix, ids.as_slice(), suffix] {
-            match width {
-                2 => {
-                    for &i in part {
-                        widest = widest.max(i);
-                        ids_out.extend_from_slice(&(i as u16).to_le_bytes());
-                    }
+        out.push(ids);
+    }
+    out.finish()
+}
+
+/// [`flat_ids`] filled part by part as a batch is encoded (`batch::ids_streamed`), so the copy
+/// into the buffer overlaps the encoding instead of following it on one thread.
+pub(crate) struct FlatIds<'a> {
+    width: usize,
+    prefix: &'a [u32],
+    suffix: &'a [u32],
+    ids: Vec<u8>,
+    ends: Vec<u8>,
+    end: u64,
+    widest: u32,
+}
+
+impl<'a> FlatIds<'a> {
+    pub(crate) fn new(width: usize, prefix: &'a [u32], suffix: &'a [u32]) -> subwords_core::Result<Self> {
+        if width != 2 && width != 4 {
+            return Err(Error::Option(format!("an id array is 2 or 4 bytes wide (uint16, uint32), not {width}")));
+        }
+        Ok(FlatIds { width, prefix, suffix, ids: Vec::new(), ends: Vec::new(), end: 0, widest: 0 })
+    }
+
+    pub(crate) fn extend(&mut self, flat: &subwords_core::batch::Flat) {
+        for ids in flat.iter() {
+            self.push(ids);
+        }
+    }
+
+    fn push(&mut self, ids: &[u32]) {
+        for part in [self.prefix, ids, self.suffix] {
+            if self.width == 2 {
+                for &i in part {
+                    self.widest = self.widest.max(i);
+                    self.ids.extend_from_slice(&(i as u16).to_le_bytes());
                 }
-                4 => {
-                    for &i in part {
-                        ids_out.extend_from_slice(&i.to_le_bytes());
-                    }
+            } else {
+                for &i in part {
+                    self.ids.extend_from_slice(&i.to_le_bytes());
                 }
-                _ => return Err(Error::Option(format!("an id array is 2 or 4 bytes wide (uint16, uint32), not {width}"))),
             }
         }
-        end += (ids.len() + extra) as u64;
-        ends.extend_from_slice(&end.to_le_bytes());
+        self.end += (ids.len() + self.prefix.len() + self.suffix.len()) as u64;
+        self.ends.extend_from_slice(&self.end.to_le_bytes());
     }
-    if width == 2 && widest > u16::MAX as u32 {
-        return Err(Error::Option(format!("id {widest} does not fit in uint16 (ids up to 65535); use uint32")));
+
+    /// The two buffers; an id too wide for uint16 is refused (nothing is returned).
+    pub(crate) fn finish(self) -> subwords_core::Result<(Vec<u8>, Vec<u8>)> {
+        if self.width == 2 && self.widest > u16::MAX as u32 {
+            return Err(Error::Option(format!("id {} does not fit in uint16 (ids up to 65535); use uint32", self.widest)));
+        }
+        Ok((self.ids, self.ends))
     }
-    Ok((ids_out, ends))
 }
 
 /// One Python int per id below `n`, for [`IdLists`]: a list then costs a reference count per id
@@ -488,8 +515,9 @@ impl PyModel {
         let (ids, ends) = py
             .detach(|| {
                 let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-                let all = self.inner.encode_batch(&refs, threads)?;
-                flat_ids(&all, width, &prefix, &suffix)
+                let mut out = FlatIds::new(width, &prefix, &suffix)?;
+                self.inner.encode_batch_streamed(&refs, threads, |flat| out.extend(flat))?;
+                out.finish()
             })
             .map_err(|e| to_py(py, e))?;
         Ok((PyBytes::new(py, &ids), PyBytes::new(py, &ends)))

@@ -73,7 +73,11 @@ impl PyRankBpe {
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
         let inner = &self.inner;
         let (ids, ends) = py
-            .detach(|| super::flat_ids(&inner.encode_batch(&texts, &allowed, threads), width, &prefix, &suffix))
+            .detach(|| {
+                let mut out = super::FlatIds::new(width, &prefix, &suffix)?;
+                inner.encode_batch_parts(&texts, &allowed, threads, |flat| out.extend(flat));
+                out.finish()
+            })
             .map_err(|e| to_py(py, e))?;
         Ok((PyBytes::new(py, &ids), PyBytes::new(py, &ends)))
     }
