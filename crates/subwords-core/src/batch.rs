@@ -47,8 +47,10 @@ impl<S: Default + Send> Slots<S> {
     /// [`Slots::map`] whose results reach `sink(index, result)` on the calling thread, in item
     /// order, while the workers go on: the caller can turn finished results into something
     /// else (Python lists under the GIL) at the same time as the rest is encoded. The items are
-    /// cut into parts that `threads` workers claim one after another (worker `k` with slot `k`'s
-    /// state); with one thread everything runs on the caller's thread, result by result.
+    /// cut into parts that the caller and `threads - 1` workers claim one after another (thread
+    /// `k` with slot `k`'s state, the caller's slot 0); with one thread everything runs on the
+    /// caller's thread, result by result. [`ids_streamed`] is the same for ids, in one buffer per
+    /// part.
     pub fn map_streamed<'a, T: Sync, R: Send>(
         &self,
         items: &'a [T],
@@ -69,7 +71,11 @@ impl<S: Default + Send> Slots<S> {
         let (tx, rx) = std::sync::mpsc::channel::<(usize, Vec<R>)>();
         let (f, parts, next) = (&f, &parts, &next);
         std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..threads)
+            // the caller is one of the `threads`: it hands finished parts on as they fall due and
+            // encodes unclaimed ones itself when none is, so no core waits on the one that does
+            // the handing on (issue 15: with `threads` workers besides it, they shared two cores
+            // three ways while it waited on the GIL)
+            let workers: Vec<_> = (1..threads)
                 .map(|k| {
                     let tx = tx.clone();
                     scope.spawn(move || {
@@ -88,15 +94,36 @@ impl<S: Default + Send> Slots<S> {
             // parts arrive in any order; they are handed on in order
             let mut waiting: Vec<Option<Vec<R>>> = (0..parts.len()).map(|_| None).collect();
             let mut due = 0usize;
-            while let Ok((p, out)) = rx.recv() {
-                waiting[p] = Some(out);
-                while let Some(out) = waiting.get_mut(due).and_then(Option::take) {
-                    for (j, r) in out.into_iter().enumerate() {
-                        sink(due * per + j, r);
+            self.with(0, |s| {
+                while due < parts.len() {
+                    while let Some(out) = waiting.get_mut(due).and_then(Option::take) {
+                        for (j, r) in out.into_iter().enumerate() {
+                            sink(due * per + j, r);
+                        }
+                        due += 1;
                     }
-                    due += 1;
+                    if due == parts.len() {
+                        break;
+                    }
+                    let mut got = false;
+                    while let Ok((p, out)) = rx.try_recv() {
+                        waiting[p] = Some(out);
+                        got = true;
+                    }
+                    if got {
+                        continue;
+                    }
+                    let p = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if let Some(part) = parts.get(p) {
+                        waiting[p] = Some(part.iter().map(|t| f(t, s)).collect());
+                    } else {
+                        match rx.recv() {
+                            Ok((p, out)) => waiting[p] = Some(out),
+                            Err(_) => break, // a worker panicked; its panic is resumed below
+                        }
+                    }
                 }
-            }
+            });
             for w in workers {
                 if let Err(panic) = w.join() {
                     std::panic::resume_unwind(panic);
@@ -104,6 +131,190 @@ impl<S: Default + Send> Slots<S> {
             }
         });
     }
+}
+
+/// The ids of consecutive texts in one buffer: text `i`'s are `ids[ends[i - 1]..ends[i]]`.
+/// One allocation per part of a batch instead of one per text, reused across the parts: the
+/// thread that turns them into Python lists then frees nothing that a worker allocated (a free
+/// into another thread's malloc arena takes that arena's lock, which the worker holds while it
+/// allocates; many short texts made the two wait on each other).
+#[derive(Default, Debug)]
+pub struct Flat {
+    ids: Vec<u32>,
+    ends: Vec<usize>,
+}
+
+impl Flat {
+    /// Number of texts.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Text `i`'s ids.
+    pub fn get(&self, i: usize) -> &[u32] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.ids[start..self.ends[i]]
+    }
+
+    /// Every text's ids, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u32]> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// `other`'s texts after this one's.
+    pub fn append(&mut self, other: &Flat) {
+        let base = self.ids.len();
+        self.ids.extend_from_slice(&other.ids);
+        self.ends.extend(other.ends.iter().map(|e| e + base));
+    }
+
+    fn clear(&mut self) {
+        self.ids.clear();
+        self.ends.clear();
+    }
+
+    /// `f(ids)` appends one text's ids; an error leaves no partial text behind.
+    fn push_with<E>(&mut self, f: impl FnOnce(&mut Vec<u32>) -> Result<(), E>) -> Result<(), E> {
+        let before = self.ids.len();
+        match f(&mut self.ids) {
+            Ok(()) => {
+                self.ends.push(self.ids.len());
+                Ok(())
+            }
+            Err(e) => {
+                self.ids.truncate(before);
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Ids of every item, handed to `sink` on the calling thread part by part, in item order, while
+/// the other threads go on encoding: the pipeline for batches whose results become Python
+/// objects (made by one thread at a time, under the GIL).
+///
+/// `f(item, state, out)` appends one item's ids to `out`. `with_state(k, body)` runs `body` with
+/// thread `k`'s state (thread 0 is the caller's). The caller's thread is one of the `threads`:
+/// it starts `threads - 1` workers, then turns every finished part over to `sink` as soon as it
+/// is due and encodes unclaimed parts itself when none is, so `threads` threads are busy until
+/// the end and none waits for the one that makes the objects. On one thread everything runs on
+/// the caller's, part by part. The first error in item order is returned; `sink` has then seen
+/// the parts before it, and the workers stop claiming.
+pub fn ids_streamed<'a, T: Sync, S, E: Send>(
+    items: &'a [T],
+    threads: usize,
+    with_state: impl Fn(usize, &mut dyn FnMut(&mut S)) + Sync,
+    f: impl Fn(&'a T, &mut S, &mut Vec<u32>) -> Result<(), E> + Sync,
+    mut sink: impl FnMut(&Flat),
+) -> Result<(), E> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let threads = threads.max(1).min(items.len().max(1));
+    let encode = |part: &'a [T], s: &mut S, flat: &mut Flat| -> Result<(), E> {
+        flat.clear();
+        part.iter().try_for_each(|t| flat.push_with(|out| f(t, s, out)))
+    };
+    // parts small enough that the objects of finished ones are made while the rest is encoded,
+    // large enough that claiming one costs nothing next to encoding it
+    let per = items.len().div_ceil(threads * 16).max(1);
+    let parts: Vec<&'a [T]> = items.chunks(per).collect();
+    let mut result = Ok(());
+    if threads == 1 {
+        let mut flat = Flat::default();
+        with_state(0, &mut |s| {
+            for part in &parts {
+                if let Err(e) = encode(part, s, &mut flat) {
+                    result = Err(e);
+                    return;
+                }
+                sink(&flat);
+            }
+        });
+        return result;
+    }
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    // finished buffers go back to the workers, so a part costs no allocation once they are warm
+    let spare: Mutex<Vec<Flat>> = Mutex::new(Vec::new());
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Flat, E>)>();
+    let (encode, parts, next, stop, spare, with_state) = (&encode, &parts, &next, &stop, &spare, &with_state);
+    let take = || spare.lock().ok().and_then(|mut v| v.pop()).unwrap_or_default();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (1..threads)
+            .map(|k| {
+                let tx = tx.clone();
+                scope.spawn(move || {
+                    with_state(k, &mut |s| {
+                        while !stop.load(Ordering::Relaxed) {
+                            let p = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(part) = parts.get(p) else { break };
+                            let mut flat = take();
+                            let r = encode(part, s, &mut flat).map(|()| flat);
+                            if tx.send((p, r)).is_err() {
+                                break;
+                            }
+                        }
+                    })
+                })
+            })
+            .collect();
+        drop(tx);
+        let mut waiting: Vec<Option<Result<Flat, E>>> = (0..parts.len()).map(|_| None).collect();
+        let mut due = 0usize;
+        with_state(0, &mut |s| {
+            while due < parts.len() {
+                // hand on every part that is due
+                while let Some(r) = waiting[due].take() {
+                    match r {
+                        Ok(flat) => {
+                            sink(&flat);
+                            if let Ok(mut v) = spare.lock() {
+                                v.push(flat);
+                            }
+                        }
+                        Err(e) => {
+                            stop.store(true, Ordering::Relaxed);
+                            result = Err(e);
+                            return;
+                        }
+                    }
+                    due += 1;
+                    if due == parts.len() {
+                        return;
+                    }
+                }
+                // take what the workers have finished; with nothing due, encode a part here
+                let mut got = false;
+                while let Ok((p, r)) = rx.try_recv() {
+                    waiting[p] = Some(r);
+                    got = true;
+                }
+                if got {
+                    continue;
+                }
+                let p = next.fetch_add(1, Ordering::Relaxed);
+                if let Some(part) = parts.get(p) {
+                    let mut flat = take();
+                    waiting[p] = Some(encode(part, s, &mut flat).map(|()| flat));
+                } else {
+                    // every part is claimed: wait for the workers' ones
+                    match rx.recv() {
+                        Ok((p, r)) => waiting[p] = Some(r),
+                        Err(_) => return, // a worker panicked; its panic is resumed below
+                    }
+                }
+            }
+        });
+        for w in workers {
+            if let Err(panic) = w.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    });
+    result
 }
 
 /// `f` on every item on up to `threads` threads, each thread with a state of its own made by
@@ -190,6 +401,51 @@ mod tests {
         let mut none = 0;
         slots.map_streamed(&[] as &[u32], 4, |&x, _| x, |_, _| none += 1);
         assert_eq!(none, 0);
+    }
+
+    #[test]
+    fn streamed_ids_come_in_item_order_whatever_the_thread_count() {
+        // item x's ids: x copies of x (so empty texts occur, and parts of uneven size)
+        let items: Vec<u32> = (0..500).map(|x| x % 7).collect();
+        let want: Vec<Vec<u32>> = items.iter().map(|&x| vec![x; x as usize]).collect();
+        let slots: Slots<u32> = Slots::default();
+        for threads in [1, 2, 3, 16, 5000] {
+            let mut got: Vec<Vec<u32>> = Vec::new();
+            let r: Result<(), ()> = ids_streamed(
+                &items,
+                threads,
+                |k, body| slots.with(k, |s| body(s)),
+                |&x, seen, out| {
+                    *seen += 1;
+                    out.extend(std::iter::repeat_n(x, x as usize));
+                    Ok(())
+                },
+                |flat| got.extend(flat.iter().map(|ids| ids.to_vec())),
+            );
+            assert_eq!(r, Ok(()));
+            assert_eq!(got, want, "{threads} threads");
+        }
+        let mut none = 0;
+        let r: Result<(), ()> = ids_streamed(&[] as &[u32], 4, |_, body| body(&mut ()), |_, _, _| Ok(()), |f| none += f.len());
+        assert_eq!((r, none), (Ok(()), 0));
+    }
+
+    #[test]
+    fn a_streamed_error_is_the_first_in_item_order() {
+        let items: Vec<u32> = (0..1000).collect();
+        for threads in [1, 2, 4] {
+            let mut seen = 0usize;
+            // items 700 and 300 fail: 300 comes first whichever thread reaches its part first
+            let r = ids_streamed(
+                &items,
+                threads,
+                |_, body| body(&mut ()),
+                |&x, _, out| if x == 700 || x == 300 { Err(x) } else { out.push(x); Ok(()) },
+                |flat| seen += flat.len(),
+            );
+            assert_eq!(r, Err(300), "{threads} threads");
+            assert!(seen <= 300, "{threads} threads: {seen} texts handed on before the error");
+        }
     }
 
     #[test]

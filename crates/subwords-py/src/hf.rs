@@ -23,7 +23,7 @@ pub struct PyHfPipeline {
 
 impl PyHfPipeline {
     fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        let ints = self.ints.get_or_init(|| (0..self.ints_len).map(|i| i.into_pyobject(py).unwrap().into_any().unbind()).collect());
+        let ints = self.ints(py);
         PyList::new(
             py,
             ids.iter().map(|&i| match ints.get(i as usize) {
@@ -31,6 +31,10 @@ impl PyHfPipeline {
                 None => i.into_pyobject(py).unwrap().into_any(),
             }),
         )
+    }
+
+    fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
+        self.ints.get_or_init(|| super::int_objects(py, self.ints_len))
     }
 }
 
@@ -109,27 +113,12 @@ impl PyHfPipeline {
 
     fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<PyBackedStr>, allowed: Vec<bool>, threads: usize) -> PyResult<Bound<'py, PyList>> {
         let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-        if threads <= 1 {
-            let all = py.detach(|| self.inner.encode_batch(&refs, &allowed, threads));
-            let lists = all.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
-            return PyList::new(py, lists);
-        }
-        // on several threads the lists are made here, under the GIL, as the workers finish
-        // parts of the batch, so making them overlaps the encoding
-        let mut lists = Vec::with_capacity(texts.len());
-        let mut failed: Option<PyErr> = None;
-        self.inner.encode_batch_streamed(&refs, &allowed, threads, |_, ids| {
-            if failed.is_none() {
-                match self.list(py, &ids) {
-                    Ok(l) => lists.push(l),
-                    Err(e) => failed = Some(e),
-                }
-            }
-        });
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        PyList::new(py, lists)
+        let ints = self.ints(py);
+        let mut lists = super::IdLists::new(py, texts.len())?;
+        // the lists of finished parts are made under the GIL by the calling thread, between
+        // parts it encodes itself (see `batch::ids_streamed`)
+        py.detach(|| self.inner.encode_batch_parts(&refs, &allowed, threads, |flat| Python::attach(|py| lists.extend(py, flat, ints))));
+        lists.finish(py)
     }
 
     /// The batch's ids as one flat buffer (see `flat_ids` in lib.rs).
@@ -146,7 +135,9 @@ impl PyHfPipeline {
         let (ids, ends) = py
             .detach(|| {
                 let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-                super::flat_ids(&self.inner.encode_batch(&refs, &allowed, threads), width, &prefix, &suffix)
+                let mut out = super::FlatIds::new(width, &prefix, &suffix)?;
+                self.inner.encode_batch_parts(&refs, &allowed, threads, |flat| out.extend(flat));
+                out.finish()
             })
             .map_err(|e| super::to_py(py, e))?;
         Ok((pyo3::types::PyBytes::new(py, &ids), pyo3::types::PyBytes::new(py, &ends)))

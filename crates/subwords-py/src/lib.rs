@@ -315,10 +315,12 @@ impl PyModel {
     }
 
     fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        let ints = self.ints.get_or_init(|| {
-            (0..self.inner.rows.len() as u32).map(|i| i.into_pyobject(py).unwrap().into_any().unbind()).collect()
-        });
+        let ints = self.ints(py);
         PyList::new(py, ids.iter().map(|&i| ints[i as usize].bind(py)))
+    }
+
+    fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
+        self.ints.get_or_init(|| int_objects(py, self.inner.rows.len() as u32))
     }
 }
 
@@ -327,36 +329,148 @@ impl PyModel {
 /// little-endian u64 per text), for `numpy.frombuffer`. An id too wide for `width` is refused
 /// (nothing is returned), so a uint16 array never holds a wrapped id.
 pub(crate) fn flat_ids(all: &[Vec<u32>], width: usize, prefix: &[u32], suffix: &[u32]) -> subwords_core::Result<(Vec<u8>, Vec<u8>)> {
-    let extra = prefix.len() + suffix.len();
-    let total: usize = all.iter().map(|ids| ids.len() + extra).sum();
-    let mut ids_out = Vec::with_capacity(total * width);
-    let mut ends = Vec::with_capacity(all.len() * 8);
-    let mut end = 0u64;
-    let mut widest = 0u32;
+    let mut out = FlatIds::new(width, prefix, suffix)?;
     for ids in all {
-        for part in [prefix, ids.as_slice(), suffix] {
-            match width {
-                2 => {
-                    for &i in part {
-                        widest = widest.max(i);
-                        ids_out.extend_from_slice(&(i as u16).to_le_bytes());
-                    }
+        out.push(ids);
+    }
+    out.finish()
+}
+
+/// [`flat_ids`] filled part by part as a batch is encoded (`batch::ids_streamed`), so the copy
+/// into the buffer overlaps the encoding instead of following it on one thread.
+pub(crate) struct FlatIds<'a> {
+    width: usize,
+    prefix: &'a [u32],
+    suffix: &'a [u32],
+    ids: Vec<u8>,
+    ends: Vec<u8>,
+    end: u64,
+    widest: u32,
+}
+
+impl<'a> FlatIds<'a> {
+    pub(crate) fn new(width: usize, prefix: &'a [u32], suffix: &'a [u32]) -> subwords_core::Result<Self> {
+        if width != 2 && width != 4 {
+            return Err(Error::Option(format!("an id array is 2 or 4 bytes wide (uint16, uint32), not {width}")));
+        }
+        Ok(FlatIds { width, prefix, suffix, ids: Vec::new(), ends: Vec::new(), end: 0, widest: 0 })
+    }
+
+    pub(crate) fn extend(&mut self, flat: &subwords_core::batch::Flat) {
+        for ids in flat.iter() {
+            self.push(ids);
+        }
+    }
+
+    fn push(&mut self, ids: &[u32]) {
+        for part in [self.prefix, ids, self.suffix] {
+            if self.width == 2 {
+                for &i in part {
+                    self.widest = self.widest.max(i);
+                    self.ids.extend_from_slice(&(i as u16).to_le_bytes());
                 }
-                4 => {
-                    for &i in part {
-                        ids_out.extend_from_slice(&i.to_le_bytes());
-                    }
+            } else {
+                for &i in part {
+                    self.ids.extend_from_slice(&i.to_le_bytes());
                 }
-                _ => return Err(Error::Option(format!("an id array is 2 or 4 bytes wide (uint16, uint32), not {width}"))),
             }
         }
-        end += (ids.len() + extra) as u64;
-        ends.extend_from_slice(&end.to_le_bytes());
+        self.end += (ids.len() + self.prefix.len() + self.suffix.len()) as u64;
+        self.ends.extend_from_slice(&self.end.to_le_bytes());
     }
-    if width == 2 && widest > u16::MAX as u32 {
-        return Err(Error::Option(format!("id {widest} does not fit in uint16 (ids up to 65535); use uint32")));
+
+    /// The two buffers; an id too wide for uint16 is refused (nothing is returned).
+    pub(crate) fn finish(self) -> subwords_core::Result<(Vec<u8>, Vec<u8>)> {
+        if self.width == 2 && self.widest > u16::MAX as u32 {
+            return Err(Error::Option(format!("id {} does not fit in uint16 (ids up to 65535); use uint32", self.widest)));
+        }
+        Ok((self.ids, self.ends))
     }
-    Ok((ids_out, ends))
+}
+
+/// One Python int per id below `n`, for [`IdLists`]: a list then costs a reference count per id
+/// instead of an allocation per id (most ids are above CPython's small-int cache).
+pub(crate) fn int_objects(py: Python<'_>, n: u32) -> Vec<Py<PyAny>> {
+    (0..n).map(|i| i.into_pyobject(py).unwrap().into_any().unbind()).collect()
+}
+
+/// A batch's result, a list of `n` lists of ints, filled text by text as parts of the batch are
+/// encoded (see `batch::ids_streamed`). The raw C API is used here and only here: the outer list
+/// is made at its final size and each inner list is put in its place, with no Vec of lists in
+/// between. Until it is full its unfilled items are NULL, which the collector and `list_dealloc`
+/// skip; it reaches Python code only through [`IdLists::finish`], once every item is set.
+pub(crate) struct IdLists {
+    list: Py<PyList>,
+    filled: usize,
+    len: usize,
+    failed: Option<PyErr>,
+}
+
+impl IdLists {
+    pub(crate) fn new(py: Python<'_>, len: usize) -> PyResult<Self> {
+        let n = pyo3::ffi::Py_ssize_t::try_from(len).map_err(|_| pyo3::exceptions::PyOverflowError::new_err("batch too large"))?;
+        // SAFETY: PyList_New returns a new reference or NULL with an exception set
+        let list = unsafe { Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(n))? };
+        Ok(IdLists { list: list.cast_into::<PyList>()?.unbind(), filled: 0, len, failed: None })
+    }
+
+    /// Appends every text of `flat`, each id as `ints[id]` (or a new int past its end). An error
+    /// is kept for [`IdLists::finish`]; later calls then do nothing.
+    pub(crate) fn extend(&mut self, py: Python<'_>, flat: &subwords_core::batch::Flat, ints: &[Py<PyAny>]) {
+        if self.failed.is_some() {
+            return;
+        }
+        for ids in flat.iter() {
+            if let Err(e) = self.push(py, ids, ints) {
+                self.failed = Some(e);
+                return;
+            }
+        }
+    }
+
+    fn push(&mut self, py: Python<'_>, ids: &[u32], ints: &[Py<PyAny>]) -> PyResult<()> {
+        use pyo3::ffi;
+        if self.filled >= self.len {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err("more results than texts in the batch"));
+        }
+        // SAFETY: `inner` is a new list of `ids.len()` NULL items; each is set once, to a new
+        // reference (PyList_SetItem steals it), before the list is put in `self.list` (which
+        // steals `inner`); both indices are in range.
+        unsafe {
+            let inner = ffi::PyList_New(ids.len() as ffi::Py_ssize_t);
+            if inner.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            for (j, &id) in ids.iter().enumerate() {
+                let item = match ints.get(id as usize) {
+                    Some(o) => {
+                        ffi::Py_IncRef(o.as_ptr());
+                        o.as_ptr()
+                    }
+                    None => ffi::PyLong_FromUnsignedLong(id as std::os::raw::c_ulong),
+                };
+                if item.is_null() {
+                    ffi::Py_DecRef(inner);
+                    return Err(PyErr::fetch(py));
+                }
+                ffi::PyList_SetItem(inner, j as ffi::Py_ssize_t, item);
+            }
+            ffi::PyList_SetItem(self.list.as_ptr(), self.filled as ffi::Py_ssize_t, inner);
+        }
+        self.filled += 1;
+        Ok(())
+    }
+
+    /// The full list, or the first error met while filling it.
+    pub(crate) fn finish(self, py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        if self.filled != self.len {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(format!("{} results for {} texts", self.filled, self.len)));
+        }
+        Ok(self.list.into_bound(py))
+    }
 }
 
 /// Byte offsets into code-point offsets.
@@ -392,14 +506,14 @@ impl PyModel {
 
     fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<PyBackedStr>, threads: usize) -> PyResult<Bound<'py, PyList>> {
         // PyBackedStr borrows the UTF-8 the str objects already hold: no copy of the batch
-        let all = py
-            .detach(|| {
-                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-                self.inner.encode_batch(&refs, threads)
-            })
+        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+        let ints = self.ints(py);
+        let mut lists = IdLists::new(py, texts.len())?;
+        // without the GIL but while making the lists of finished parts, which the calling
+        // thread does between encoding parts of its own (issue 15)
+        py.detach(|| self.inner.encode_batch_streamed(&refs, threads, |flat| Python::attach(|py| lists.extend(py, flat, ints))))
             .map_err(|e| to_py(py, e))?;
-        let lists = all.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, lists)
+        lists.finish(py)
     }
 
     /// The batch's ids as one flat buffer (see `flat_ids`): no Python object per id.
@@ -415,8 +529,9 @@ impl PyModel {
         let (ids, ends) = py
             .detach(|| {
                 let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-                let all = self.inner.encode_batch(&refs, threads)?;
-                flat_ids(&all, width, &prefix, &suffix)
+                let mut out = FlatIds::new(width, &prefix, &suffix)?;
+                self.inner.encode_batch_streamed(&refs, threads, |flat| out.extend(flat))?;
+                out.finish()
             })
             .map_err(|e| to_py(py, e))?;
         Ok((PyBytes::new(py, &ids), PyBytes::new(py, &ends)))

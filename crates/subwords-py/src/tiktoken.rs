@@ -6,7 +6,7 @@ use std::sync::Arc;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList};
 
 use subwords_compat::tiktoken::{Pattern, RankBpe};
 
@@ -15,6 +15,8 @@ use crate::to_py;
 #[pyclass(module = "subwords._core", name = "RankBpe", frozen)]
 pub struct PyRankBpe {
     inner: Arc<RankBpe>,
+    /// One Python int per id, made on the first batch (see `IdLists` in lib.rs).
+    ints: std::sync::OnceLock<Vec<Py<PyAny>>>,
 }
 
 fn pattern(name: &str) -> PyResult<Pattern> {
@@ -28,7 +30,7 @@ impl PyRankBpe {
     fn from_rank_file(py: Python<'_>, data: &[u8], pattern_name: &str, specials: Vec<(String, u32)>) -> PyResult<Self> {
         let p = pattern(pattern_name)?;
         let inner = py.detach(|| RankBpe::from_rank_file(data, specials, p)).map_err(|e| to_py(py, e))?;
-        Ok(PyRankBpe { inner: Arc::new(inner) })
+        Ok(PyRankBpe { inner: Arc::new(inner), ints: std::sync::OnceLock::new() })
     }
 
     /// From `(token bytes, rank)` pairs.
@@ -36,7 +38,7 @@ impl PyRankBpe {
     fn from_ranks(py: Python<'_>, tokens: Vec<(Vec<u8>, u32)>, pattern_name: &str, specials: Vec<(String, u32)>) -> PyResult<Self> {
         let p = pattern(pattern_name)?;
         let inner = py.detach(|| RankBpe::new(tokens, specials, p)).map_err(|e| to_py(py, e))?;
-        Ok(PyRankBpe { inner: Arc::new(inner) })
+        Ok(PyRankBpe { inner: Arc::new(inner), ints: std::sync::OnceLock::new() })
     }
 
     /// Ids of `text`; `allowed` are indices into `specials()`.
@@ -47,9 +49,15 @@ impl PyRankBpe {
 
     /// Ids of every text, on `threads` scoped threads of its own (never rayon's global pool,
     /// DESIGN §3); the same result for any count.
-    fn encode_batch(&self, py: Python<'_>, texts: Vec<PyBackedStr>, allowed: Vec<usize>, threads: usize) -> PyResult<Vec<Vec<u32>>> {
+    /// The lists of finished parts are made by the calling thread between parts it encodes itself
+    /// (see `batch::ids_streamed`), with one shared int object per id.
+    fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<PyBackedStr>, allowed: Vec<usize>, threads: usize) -> PyResult<Bound<'py, PyList>> {
         let inner = &self.inner;
-        Ok(py.detach(|| inner.encode_batch(&texts, &allowed, threads)))
+        // capped: a sparse rank file may name ids far past its count; those are made one by one
+        let ints = self.ints.get_or_init(|| crate::int_objects(py, inner.vocab_size().min(1 << 18) as u32));
+        let mut lists = crate::IdLists::new(py, texts.len())?;
+        py.detach(|| inner.encode_batch_parts(&texts, &allowed, threads, |flat| Python::attach(|py| lists.extend(py, flat, ints))));
+        lists.finish(py)
     }
 
     /// The batch's ids as one flat buffer (see `flat_ids` in lib.rs).
@@ -65,7 +73,11 @@ impl PyRankBpe {
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
         let inner = &self.inner;
         let (ids, ends) = py
-            .detach(|| super::flat_ids(&inner.encode_batch(&texts, &allowed, threads), width, &prefix, &suffix))
+            .detach(|| {
+                let mut out = super::FlatIds::new(width, &prefix, &suffix)?;
+                inner.encode_batch_parts(&texts, &allowed, threads, |flat| out.extend(flat));
+                out.finish()
+            })
             .map_err(|e| to_py(py, e))?;
         Ok((PyBytes::new(py, &ids), PyBytes::new(py, &ends)))
     }

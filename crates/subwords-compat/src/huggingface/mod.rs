@@ -522,6 +522,22 @@ impl HfPipeline {
         self.caches.map_streamed(texts, threads, |t, cache| self.encode_with(t, allowed, Some(cache), None), sink)
     }
 
+    /// [`HfPipeline::encode_batch`] handing the ids to `sink` part by part, in order, on the
+    /// calling thread, which encodes too when no part is due (`batch::ids_streamed`).
+    pub fn encode_batch_parts(&self, texts: &[&str], allowed: &[bool], threads: usize, sink: impl FnMut(&subwords_core::batch::Flat)) {
+        let r: std::result::Result<(), std::convert::Infallible> = subwords_core::batch::ids_streamed(
+            texts,
+            threads,
+            |k, body| self.caches.with(k, |c| body(c)),
+            |t, cache, out| {
+                out.extend_from_slice(&self.encode_with(t, allowed, Some(cache), None));
+                Ok(())
+            },
+            sink,
+        );
+        let Ok(()) = r;
+    }
+
     /// The ids of `text` and the tokens whose string is not their id's vocabulary entry, as
     /// `(position in the ids, string)`: tokenizers' `Encoding.tokens` holds the matched text
     /// for an added token (with the whitespace `lstrip`/`rstrip` swallowed, in normalized form

@@ -255,6 +255,22 @@ impl RankBpe {
         batch::map_with(texts, threads, Scratch::default, |t, scratch| self.encode_with(t.as_ref(), allowed, scratch))
     }
 
+    /// [`RankBpe::encode_batch`] handing the ids to `sink` part by part, in order, on the
+    /// calling thread, which encodes too when no part is due (`batch::ids_streamed`).
+    pub fn encode_batch_parts<S: AsRef<str> + Sync>(&self, texts: &[S], allowed: &[usize], threads: usize, sink: impl FnMut(&batch::Flat)) {
+        let r: std::result::Result<(), std::convert::Infallible> = batch::ids_streamed(
+            texts,
+            threads,
+            |_, body| body(&mut Scratch::default()),
+            |t, scratch, out| {
+                out.extend_from_slice(&self.encode_with(t.as_ref(), allowed, scratch));
+                Ok(())
+            },
+            sink,
+        );
+        let Ok(()) = r;
+    }
+
     fn encode_ordinary_into<'t>(&self, text: &'t str, out: &mut Vec<u32>, scratch: &mut Scratch<'t>) {
         let bytes = text.as_bytes();
         self.pattern.split(text, |a, b| {

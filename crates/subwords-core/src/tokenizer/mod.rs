@@ -408,6 +408,18 @@ impl Tokenizer {
         self.scratch.map(texts, threads, |t, s| self.encode_with(t, s)).into_iter().collect()
     }
 
+    /// [`Tokenizer::encode_batch`] handing the ids to `sink` part by part, in order, on the
+    /// calling thread while the other threads encode the rest ([`crate::batch::ids_streamed`]).
+    pub fn encode_batch_streamed(&self, texts: &[&str], threads: usize, sink: impl FnMut(&crate::batch::Flat)) -> Result<()> {
+        crate::batch::ids_streamed(
+            texts,
+            threads,
+            |k, body| self.scratch.with(k, |s| body(s)),
+            |t, s, out| self.encode_with(t, s).map(|ids| out.extend_from_slice(&ids)),
+            sink,
+        )
+    }
+
     /// [`Tokenizer::encode_batch`] with special rows matched in the text: `allowed` holds each
     /// (surface, id) a call allows. Each text is cut at them (leftmost, the longest at one place);
     /// a surface is its id, the stretches around it are encoded as texts of their own.

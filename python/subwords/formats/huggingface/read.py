@@ -713,9 +713,15 @@ class HuggingFace(Foreign):
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
                      allowed_special: Union[str, Iterable[str]] = (),
                      add_special_tokens: bool = False) -> list[list[int]]:
-        texts = [_text(t) for t in batch_arg(texts)]
+        texts = _texts(texts)
         threads = _threads(threads)
-        out = self._pipe.encode_batch(texts, self._allowed(allowed_special), threads)
+        allowed = self._allowed(allowed_special)
+        try:
+            with gc_paused():
+                out = self._pipe.encode_batch(texts, allowed, threads)
+        except UnicodeEncodeError:
+            _no_lone_surrogates(texts)
+            raise
         if add_special_tokens and self._template is not None:
             out = [self._apply(ids, None) for ids in out]
         return out
@@ -730,9 +736,13 @@ class HuggingFace(Foreign):
                                           add_special_tokens=add_special_tokens)
         if eos is not None:
             self.id_to_piece(eos)
-        texts = [_text(t) for t in batch_arg(batch)]
-        return self._pipe.encode_batch_flat(texts, self._allowed(allowed_special), _threads(threads), width, [],
-                                            [] if eos is None else [eos])
+        texts = _texts(batch)
+        try:
+            return self._pipe.encode_batch_flat(texts, self._allowed(allowed_special), _threads(threads), width, [],
+                                                [] if eos is None else [eos])
+        except UnicodeEncodeError:
+            _no_lone_surrogates(texts)
+            raise
 
     def encode_pieces(self, text: str, *, allowed_special: Union[str, Iterable[str]] = (),
                       add_special_tokens: bool = False) -> list[str]:
@@ -815,6 +825,18 @@ class HuggingFace(Foreign):
 
     def normalize(self, text: str) -> str:
         return self._pipe.normalize(_text(text))
+
+
+def _texts(texts: Iterable[str]) -> list[str]:
+    """A batch's texts, checked as ``batch_arg`` does; a lone surrogate is found by the core (which
+    refuses it) and named by :func:`_no_lone_surrogates`, so no text is encoded twice (issue 15)."""
+    return batch_arg(texts)
+
+
+def _no_lone_surrogates(texts: list[str]) -> None:
+    """:func:`_text`'s error for the first text with a lone surrogate."""
+    for t in texts:
+        _text(t)
 
 
 def _text(t: object) -> str:

@@ -30,7 +30,7 @@ import zlib
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from ... import _core
-from ..._api import _threads
+from ..._api import _threads, gc_paused
 from ...errors import InputError, ModelFileError, UnknownPieceError
 from ..._checks import text_arg
 from ..._io import read_limited
@@ -153,10 +153,11 @@ class TiktokenTokenizer(Foreign):
         batch = batch_arg(texts)
         n = _threads(threads)
         allowed = self._allowed(allowed_set(allowed_special, self._specials) if allowed_special else frozenset())
-        try:
-            return self._core.encode_batch(batch, allowed, n)
-        except UnicodeEncodeError:
-            return self._core.encode_batch([_no_surrogates(t) for t in batch], allowed, n)
+        with gc_paused():  # a collection per 700 new lists would walk all made so far
+            try:
+                return self._core.encode_batch(batch, allowed, n)
+            except UnicodeEncodeError:
+                return self._core.encode_batch([_no_surrogates(t) for t in batch], allowed, n)
 
     def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
                        allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> tuple[bytes, bytes]:
