@@ -576,7 +576,7 @@ impl HfPipeline {
                     Segment::Text(a, b) => {
                         let piece = &seg[a..b];
                         let first = at_start && a == 0;
-                        self.pre_tokenize(piece, first, &mut words, &mut bufs);
+                        self.pre_tokenize(piece, first, &mut words, &mut bufs, None);
                         let src: &str = if self.pre.is_empty() { piece } else { &bufs.0 };
                         for &(x, y) in &words {
                             self.encode_word(&src.as_bytes()[x..y], out, cache.as_deref_mut(), notes.as_deref_mut());
@@ -674,7 +674,7 @@ impl HfPipeline {
                 Segment::Text(a, b) => {
                     let piece = &norm[a..b];
                     let first = base == 0 && a == 0;
-                    self.pre_tokenize_spans(piece, first, &al.spans[a..b], &mut words, &mut bufs, &mut wspans);
+                    self.pre_tokenize(piece, first, &mut words, &mut bufs, Some((&al.spans[a..b], &mut wspans)));
                     let src: &str = if self.pre.is_empty() { piece } else { &bufs.0 };
                     let sp: &[(u32, u32)] = if self.pre.is_empty() { &al.spans[a..b] } else { &wspans.0 };
                     for &(x, y) in &words {
@@ -698,37 +698,6 @@ impl HfPipeline {
                     }
                 }
             }
-        }
-    }
-
-    /// [`HfPipeline::pre_tokenize`] carrying each byte's span (`spans` for `piece`; the words'
-    /// in `out.0`, parallel to `bufs.0`).
-    fn pre_tokenize_spans(&self, piece: &str, at_start: bool, spans: &[(u32, u32)], words: &mut Vec<(usize, usize)>,
-                          bufs: &mut (String, String), out: &mut SpanBufs) {
-        words.clear();
-        if self.pre.is_empty() {
-            if !piece.is_empty() {
-                words.push((0, piece.len()));
-            }
-            return;
-        }
-        bufs.0.clear();
-        bufs.0.push_str(piece);
-        out.0.clear();
-        out.0.extend_from_slice(spans);
-        words.push((0, piece.len()));
-        let mut next: Vec<(usize, usize)> = Vec::new();
-        for step in &self.pre {
-            next.clear();
-            bufs.1.clear();
-            out.1.clear();
-            let (src, dst) = (&bufs.0, &mut bufs.1);
-            for (k, &(a, b)) in words.iter().enumerate() {
-                pre_step(step, &src[a..b], at_start && k == 0 && a == 0, dst, &mut next, Some((&out.0[a..b], &mut out.1)));
-            }
-            std::mem::swap(&mut bufs.0, &mut bufs.1);
-            std::mem::swap(&mut out.0, &mut out.1);
-            std::mem::swap(words, &mut next);
         }
     }
 
@@ -878,8 +847,10 @@ impl HfPipeline {
     // -- pre-tokenizers -------------------------------------------------------------------
 
     /// Words of `piece` as byte ranges of `bufs.0` (or of `piece` itself when there is no
-    /// pre-tokenizer: the whole piece is one word).
-    fn pre_tokenize(&self, piece: &str, at_start: bool, words: &mut Vec<(usize, usize)>, bufs: &mut (String, String)) {
+    /// pre-tokenizer: the whole piece is one word). With `spans` (each byte's span in `piece`),
+    /// the words' spans go to `out.0`, parallel to `bufs.0`.
+    fn pre_tokenize(&self, piece: &str, at_start: bool, words: &mut Vec<(usize, usize)>, bufs: &mut (String, String),
+                    mut spans: Option<(&[Span], &mut SpanBufs)>) {
         words.clear();
         if self.pre.is_empty() {
             if !piece.is_empty() {
@@ -889,16 +860,31 @@ impl HfPipeline {
         }
         bufs.0.clear();
         bufs.0.push_str(piece);
+        if let Some((first, out)) = spans.as_mut() {
+            out.0.clear();
+            out.0.extend_from_slice(first);
+        }
         words.push((0, piece.len()));
         let mut next: Vec<(usize, usize)> = Vec::new();
         for step in &self.pre {
             next.clear();
             bufs.1.clear();
+            if let Some((_, out)) = spans.as_mut() {
+                out.1.clear();
+            }
             let (src, dst) = (&bufs.0, &mut bufs.1);
             for (k, &(a, b)) in words.iter().enumerate() {
-                pre_step(step, &src[a..b], at_start && k == 0 && a == 0, dst, &mut next, None);
+                let word_spans = spans.as_mut().map(|(_, out)| {
+                    let out: &mut SpanBufs = out;
+                    (&out.0[a..b], &mut out.1)
+                });
+                pre_step(step, &src[a..b], at_start && k == 0 && a == 0, dst, &mut next, word_spans);
             }
             std::mem::swap(&mut bufs.0, &mut bufs.1);
+            if let Some((_, out)) = spans.as_mut() {
+                let out: &mut SpanBufs = out;
+                std::mem::swap(&mut out.0, &mut out.1);
+            }
             std::mem::swap(words, &mut next);
         }
     }
