@@ -713,17 +713,10 @@ impl HfPipeline {
         let start = out.len();
         match &self.engine {
             Engine::Bpe(bpe) => {
-                if bpe.ignore_merges {
-                    let hit = if self.byte_level {
-                        bpe.raw_vocab.get(word).copied()
-                    } else {
-                        std::str::from_utf8(word).ok().and_then(|s| bpe.vocab.get(s).copied())
-                    };
-                    if let Some(id) = hit {
-                        out.push(id);
-                        spans.push((0, word.len() as u32));
-                        return;
-                    }
+                if let Some(id) = self.whole_word(bpe, word) {
+                    out.push(id);
+                    spans.push((0, word.len() as u32));
+                    return;
                 }
                 let mut syms: Vec<u32> = Vec::with_capacity(word.len());
                 let mut l: Vec<u32> = Vec::with_capacity(word.len());
@@ -933,17 +926,22 @@ impl HfPipeline {
         }
     }
 
+    /// `ignore_merges`: a word that is itself in the vocabulary is that one id.
+    fn whole_word(&self, bpe: &Bpe, word: &[u8]) -> Option<u32> {
+        if !bpe.ignore_merges {
+            return None;
+        }
+        if self.byte_level {
+            bpe.raw_vocab.get(word).copied()
+        } else {
+            std::str::from_utf8(word).ok().and_then(|s| bpe.vocab.get(s).copied())
+        }
+    }
+
     fn bpe_word(&self, bpe: &Bpe, word: &[u8], out: &mut Vec<u32>) {
-        if bpe.ignore_merges {
-            let hit = if self.byte_level {
-                bpe.raw_vocab.get(word).copied()
-            } else {
-                std::str::from_utf8(word).ok().and_then(|s| bpe.vocab.get(s).copied())
-            };
-            if let Some(id) = hit {
-                out.push(id);
-                return;
-            }
+        if let Some(id) = self.whole_word(bpe, word) {
+            out.push(id);
+            return;
         }
         let mut syms: Vec<u32> = Vec::with_capacity(word.len());
         self.bpe_symbols(bpe, word, &mut syms);
