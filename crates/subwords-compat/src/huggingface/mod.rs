@@ -39,13 +39,14 @@ use std::collections::BinaryHeap;
 use subwords_core::hash::Map;
 use serde::Deserialize;
 use unicode_general_category::{get_general_category, GeneralCategory as G};
-use unicode_normalization::{is_nfc_quick, is_nfd_quick, is_nfkc_quick, is_nfkd_quick, IsNormalized, UnicodeNormalization};
+use unicode_categories::UnicodeCategories;
+use unicode_normalization_alignments::{is_nfc_quick, is_nfd_quick, is_nfkc_quick, is_nfkd_quick, IsNormalized, UnicodeNormalization};
 
 use subwords_core::batch::Slots;
 use subwords_core::error::{Error, Result};
 use subwords_core::hash::pack;
 use subwords_core::segmenters::longest_match::{LongestMatch, Match};
-use subwords_core::spelling::{bert_cleans_away, byte_to_char_table, gpt2, is_bert_punctuation, is_cjk_ideograph};
+use subwords_core::spelling::{bert_cleans_away, byte_to_char_table, gpt2};
 
 #[derive(Deserialize, Clone, Debug)]
 #[serde(tag = "type", deny_unknown_fields)]
@@ -312,6 +313,22 @@ pub struct HfPipeline {
 
 fn bad(m: impl Into<String>) -> Error {
     Error::ModelFile(m.into())
+}
+
+/// BERT's punctuation as tokenizers' BertPreTokenizer and Punctuation read it: ASCII symbols
+/// and the Unicode punctuation categories by its own Unicode 9 tables (so U+166D, a symbol since
+/// Unicode 12, still counts, and the punctuation added since does not).
+fn is_hf_punctuation(c: char) -> bool {
+    c.is_ascii_punctuation() || (!c.is_ascii() && c.is_punctuation())
+}
+
+/// The blocks tokenizers' BertNormalizer pads with spaces. Its fifth extension range starts at
+/// U+2B920 where BERT's own list starts it at U+2B820, so U+2B820..U+2B91F are not padded here
+/// either (subwords' own `bert` spelling pads them, as BERT does).
+fn is_hf_chinese_char(c: char) -> bool {
+    matches!(c as u32,
+        0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0x20000..=0x2A6DF | 0x2A700..=0x2B73F
+        | 0x2B740..=0x2B81F | 0x2B920..=0x2CEAF | 0xF900..=0xFAFF | 0x2F800..=0x2FA1F)
 }
 
 /// `\w` as the `regex` crate reads it: Alphabetic, marks, decimal digits, connector punctuation,
@@ -1068,11 +1085,11 @@ fn align_normalizer(n: &Normalizer, al: &mut Aligned) {
                 al.map_chars(|c, o| o.push(if c.is_whitespace() { ' ' } else { c }));
             }
             if *handle_chinese_chars {
-                al.map_chars(|c, o| if is_cjk_ideograph(c) { o.extend([' ', c, ' ']) } else { o.push(c) });
+                al.map_chars(|c, o| if is_hf_chinese_char(c) { o.extend([' ', c, ' ']) } else { o.push(c) });
             }
             if *strip_accents {
                 al.unicode(false, false);
-                al.filter(|c| get_general_category(c) != G::NonspacingMark);
+                al.filter(|c| !c.is_mark_nonspacing());
             }
             if *lowercase {
                 al.map_chars(|c, o| o.extend(c.to_lowercase()));
@@ -1121,7 +1138,7 @@ fn align_normalizer(n: &Normalizer, al: &mut Aligned) {
                 al.transform(&dest, lead.min(count));
             }
         }
-        Normalizer::StripAccents => al.filter(|c| !unicode_normalization::char::is_combining_mark(c)),
+        Normalizer::StripAccents => al.filter(|c| !unicode_normalization_alignments::char::is_combining_mark(c)),
     }
 }
 
@@ -1184,7 +1201,7 @@ fn apply_normalizer(n: &Normalizer, s: &str) -> String {
                         continue;
                     }
                 }
-                if *handle_chinese_chars && is_cjk_ideograph(c) {
+                if *handle_chinese_chars && is_hf_chinese_char(c) {
                     t.push(' ');
                     t.push(c);
                     t.push(' ');
@@ -1196,7 +1213,7 @@ fn apply_normalizer(n: &Normalizer, s: &str) -> String {
             // stripping can leave ASCII that still needs lower-casing: "Ü" -> "U")
             if !t.is_ascii() {
                 if *strip_accents {
-                    t = t.nfd().filter(|&c| get_general_category(c) != G::NonspacingMark).collect();
+                    t = t.nfd().map(|(c, _)| c).filter(|c| !c.is_mark_nonspacing()).collect();
                 }
                 if *lowercase {
                     t = lower(&t);
@@ -1258,10 +1275,10 @@ fn apply_normalizer(n: &Normalizer, s: &str) -> String {
         Normalizer::Nfd if is_nfd_quick(s.chars()) == IsNormalized::Yes => s.to_string(),
         Normalizer::Nfkc if is_nfkc_quick(s.chars()) == IsNormalized::Yes => s.to_string(),
         Normalizer::Nfkd if is_nfkd_quick(s.chars()) == IsNormalized::Yes => s.to_string(),
-        Normalizer::Nfc => s.nfc().collect(),
-        Normalizer::Nfd => s.nfd().collect(),
-        Normalizer::Nfkc => s.nfkc().collect(),
-        Normalizer::Nfkd => s.nfkd().collect(),
+        Normalizer::Nfc => s.nfc().map(|(c, _)| c).collect(),
+        Normalizer::Nfd => s.nfd().map(|(c, _)| c).collect(),
+        Normalizer::Nfkc => s.nfkc().map(|(c, _)| c).collect(),
+        Normalizer::Nfkd => s.nfkd().map(|(c, _)| c).collect(),
         Normalizer::Strip { left, right } => {
             let mut t = s;
             if *left {
@@ -1273,7 +1290,7 @@ fn apply_normalizer(n: &Normalizer, s: &str) -> String {
             t.to_string()
         }
         Normalizer::StripAccents => {
-            s.chars().filter(|&c| !unicode_normalization::char::is_combining_mark(c)).collect()
+            s.chars().filter(|&c| !unicode_normalization_alignments::char::is_combining_mark(c)).collect()
         }
     }
 }
@@ -1361,7 +1378,7 @@ fn pre_step(step: &PreTokenizer, piece: &str, at_start: bool, dst: &mut String, 
         }
         PreTokenizer::Bert => {
             dst.push_str(piece);
-            split_whitespace(&dst[base..], base, is_bert_punctuation, words);
+            split_whitespace(&dst[base..], base, is_hf_punctuation, words);
         }
         PreTokenizer::Whitespace => {
             // `\w+|[^\w\s]+`
@@ -1389,7 +1406,7 @@ fn pre_step(step: &PreTokenizer, piece: &str, at_start: bool, dst: &mut String, 
         }
         PreTokenizer::Punctuation { contiguous } => {
             dst.push_str(piece);
-            split_where(&dst[base..], base, is_bert_punctuation, *contiguous, words);
+            split_where(&dst[base..], base, is_hf_punctuation, *contiguous, words);
         }
         PreTokenizer::WhitespaceSplit => {
             dst.push_str(piece);

@@ -18,7 +18,7 @@
 //! The byte spans are turned into code points as tokenizers' Python binding does
 //! ([`char_offsets`]).
 
-use unicode_normalization::char::{canonical_combining_class, compose, decompose_canonical, decompose_compatible};
+use unicode_normalization_alignments::char::{canonical_combining_class, compose, decompose_canonical, decompose_compatible};
 
 /// Text with, for each of its bytes, the byte span of the original text it came from.
 #[derive(Clone, Debug)]
