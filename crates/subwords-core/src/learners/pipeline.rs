@@ -709,17 +709,29 @@ fn merge_model(
     })
 }
 
-/// Σ count × pieces of the units as the model's own segmenter cuts them.
+/// Σ count × pieces of the units as the model's own segmenter cuts them, on every thread of the
+/// pool (issue 15: after WordPiece's merge loop this was one core's work while the other idled).
+/// A sum does not depend on how the units are shared out; the first error, in unit order, wins.
 fn encoded_length(model: &Tokenizer, kept: &[(String, u64)]) -> Result<u64> {
-    let mut out = Vec::new();
-    let mut total = 0u64;
-    let mut work = Work::default();
-    for (text, count) in kept {
-        out.clear();
-        model.encode_unit(text, &mut out, None, &mut work)?;
-        total += out.len() as u64 * count;
+    use rayon::prelude::*;
+    let one = |part: &[(String, u64)]| -> Result<u64> {
+        let mut out = Vec::new();
+        let mut total = 0u64;
+        let mut work = Work::default();
+        for (text, count) in part {
+            out.clear();
+            model.encode_unit(text, &mut out, None, &mut work)?;
+            total += out.len() as u64 * count;
+        }
+        Ok(total)
+    };
+    let threads = rayon::current_num_threads().max(1);
+    if threads == 1 || kept.len() < 4096 {
+        return one(kept);
     }
-    Ok(total)
+    let per = kept.len().div_ceil(threads);
+    let parts: Vec<Result<u64>> = kept.par_chunks(per).map(one).collect();
+    parts.into_iter().sum()
 }
 
 /// What the pipeline knows about the corpus by the time the Unigram learner starts.
