@@ -279,14 +279,37 @@ struct Cand {
 /// smaller pair id (only equal entries of one pair get that far).
 struct Order<'k> {
     keys: &'k [Box<[u8]>],
+    /// Each key's first 8 bytes (see [`key_head`]), by symbol id.
+    heads: &'k [u64],
     base: u32,
     joined_first: bool,
+}
+
+/// A tie key's first 8 bytes as a big-endian number, zero-padded. Two heads that differ order
+/// as their keys do (at the first byte where the padded heads differ, either both keys have a
+/// byte, or the shorter key has ended and is a prefix of the longer); only equal heads need the
+/// keys themselves. Most of the heap's tie-breaks end at the heads: no pointer to follow, no
+/// `memcmp` call (issue 15: the tie keys' `memcmp` was in the heap's 19% at 7 MB).
+fn key_head(key: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = key.len().min(8);
+    b[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(b)
 }
 
 impl Order<'_> {
     #[inline]
     fn key(&self, s: u32) -> &[u8] {
         &self.keys[(s - self.base) as usize]
+    }
+    /// The keys of `x` and `y` compared, through their heads first.
+    #[inline]
+    fn cmp_keys(&self, x: u32, y: u32) -> Ordering {
+        let (hx, hy) = (self.heads[(x - self.base) as usize], self.heads[(y - self.base) as usize]);
+        if hx != hy {
+            return hx.cmp(&hy);
+        }
+        self.key(x).cmp(self.key(y))
     }
     fn cmp(&self, x: &Cand, y: &Cand) -> Ordering {
         cmp_fraction(x.num, x.den, y.num, y.den).then_with(|| {
@@ -295,10 +318,9 @@ impl Order<'_> {
             }
             let (xa, xb) = unpack(x.pair);
             let (ya, yb) = unpack(y.pair);
-            let (xl, xr, yl, yr) = (self.key(xa), self.key(xb), self.key(ya), self.key(yb));
-            (if self.joined_first { cmp_joined(yl, yr, xl, xr) } else { Ordering::Equal })
-                .then_with(|| yl.cmp(xl))
-                .then_with(|| yr.cmp(xr))
+            (if self.joined_first { cmp_joined(self.key(ya), self.key(yb), self.key(xa), self.key(xb)) } else { Ordering::Equal })
+                .then_with(|| self.cmp_keys(ya, xa))
+                .then_with(|| self.cmp_keys(yb, xb))
                 .then_with(|| y.pair.cmp(&x.pair))
         })
     }
@@ -716,6 +738,8 @@ struct Engine<'a> {
     floor: u64,
     /// Tie keys by symbol (WordPiece: the front-marked spelling; BPE: the texts themselves).
     keys: Vec<Box<[u8]>>,
+    /// Their heads ([`key_head`]).
+    heads: Vec<u64>,
     tie: TieSpelling,
     /// WordPiece: each symbol's count, everywhere (inside pairs included), and the pairs it is in.
     sym_count: Vec<i64>,
@@ -749,6 +773,12 @@ struct Engine<'a> {
 /// whitespace-split English, 6.9 MB, 32k, one thread: 5.47 G against 5.03 G). The passes it saves
 /// were about a fifth of the passes' instructions (most passes follow a merge, under a fresh
 /// `1 / count(s)`), and building and ordering the heap cost more than that.
+/// Also lost (issue 15, `train7`): listing each pair of a symbol with an upper bound on its count
+/// (its count when listed, tightened at each lookup), so that an expansion looks up only the pairs
+/// whose bound reaches the top and covers the rest with the bounds. Same merges; a visit cost 105
+/// instructions instead of 148, but the looser leftover bounds were expanded sooner: 8.6 M visits
+/// instead of 6.7 M, and the run 1.5% more instructions (callgrind, BERT pre-split English,
+/// 6.9 MB, 32k, one thread: 3.29 G against 3.24 G).
 ///
 /// The invariant of [`Engine::best`] becomes: every live pair has a heap entry at least its true
 /// score, or a symbol of it holds a bound at least its true score. A pair entry that is exact and
@@ -1009,7 +1039,8 @@ impl<'a> Engine<'a> {
             (Score::WordPiece, MinCountRule::Filter) => params.min_count,
             _ => 0,
         };
-        let keys = symbols.texts.iter().map(|t| params.tie.key(t)).collect();
+        let keys: Vec<Box<[u8]>> = symbols.texts.iter().map(|t| params.tie.key(t)).collect();
+        let heads = keys.iter().map(|k| key_head(k)).collect();
         let mut sym_count = Vec::new();
         let mut pairs_of = Vec::new();
         if params.score == Score::WordPiece {
@@ -1044,6 +1075,7 @@ impl<'a> Engine<'a> {
             score: params.score,
             floor,
             keys,
+            heads,
             tie: params.tie.clone(),
             sym_count,
             pairs_of,
@@ -1056,7 +1088,7 @@ impl<'a> Engine<'a> {
     }
 
     fn order(&self) -> Order<'_> {
-        Order { keys: &self.keys, base: self.symbols.base, joined_first: self.score == Score::WordPiece }
+        Order { keys: &self.keys, heads: &self.heads, base: self.symbols.base, joined_first: self.score == Score::WordPiece }
     }
 
     /// The heap from the live pairs only (dropping every stale entry).
@@ -1393,6 +1425,7 @@ pub fn learn_traced(
                 let len = engine.symbols.len(a) + engine.symbols.len(b);
                 new_rows += 1;
                 let key = engine.tie.key(&text);
+                engine.heads.push(key_head(&key));
                 engine.keys.push(key);
                 (engine.symbols.push(text, len), true)
             }
