@@ -29,6 +29,13 @@
 //!   of pairs: 0.58 GB.
 //! * Rewriting the units of a merge on both cores pays from a few thousand units up; per-thread
 //!   delta tables are added in a fixed order afterwards, so the result is thread-count free.
+//! * At 7 MB (issue 15; callgrind, `english.txt`, 32k, one thread, the whole process): the serial
+//!   rewrite's [`Delta`] is kept from merge to merge and holds one row per changed pair (count
+//!   change and new places, one map lookup instead of two), where each merge built, grew and
+//!   freed two maps and a `Vec` per new pair; place and pair lists are sorted with the stable
+//!   sort, which merges their sorted runs; the heap breaks ties on 8-byte heads of the keys
+//!   ([`key_head`]) before the keys. BPE `front` 3.05 G -> 2.72 G instructions (with the spelling
+//!   and counting changes of this issue), WordPiece with BERT's pre-split 3.67 G -> 3.24 G.
 //!
 //! Memory notes (issue 14; `benchmarks/bench_scale.py`, numbers in benchmarks/README.md):
 //! * The heap was a `BinaryHeap` of 80-byte entries (count, a `u128` denominator, the pair and
