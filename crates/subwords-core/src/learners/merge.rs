@@ -1646,6 +1646,45 @@ mod cmp_joined_tests {
 }
 
 #[cfg(test)]
+mod key_head_tests {
+    use super::key_head;
+    use std::cmp::Ordering;
+
+    /// Heads that differ order as the keys do; the pairs listed with equal heads are the ones the
+    /// order must settle on the keys themselves.
+    #[test]
+    fn differing_heads_order_as_the_keys_do() {
+        let keys: [&[u8]; 12] = [
+            b"", b"\0", b"a", b"a\0", b"ab", b"abcdefgh", b"abcdefgha", b"abcdefgz", b"b", b"\xe2\x96\x81", b"\xe2\x96\x81a", b"~",
+        ];
+        let mut equal = Vec::new();
+        for x in keys {
+            for y in keys {
+                let (hx, hy) = (key_head(x), key_head(y));
+                if hx == hy {
+                    if x != y {
+                        equal.push((x, y));
+                    }
+                } else {
+                    assert_eq!(hx.cmp(&hy), x.cmp(y), "{x:?} vs {y:?}");
+                }
+            }
+        }
+        // "" and "\0" pad alike, as do "a" and "a\0", and two keys that agree on 8 bytes
+        let e: &[(&[u8], &[u8])] = &[
+            (b"", b"\0"),
+            (b"\0", b""),
+            (b"a", b"a\0"),
+            (b"a\0", b"a"),
+            (b"abcdefgh", b"abcdefgha"),
+            (b"abcdefgha", b"abcdefgh"),
+        ];
+        assert_eq!(equal, e);
+        assert_eq!(key_head(b"ab").cmp(&key_head(b"b")), Ordering::Less);
+    }
+}
+
+#[cfg(test)]
 mod arena_tests {
     use super::*;
 

@@ -898,3 +898,31 @@ fn replay_known(syms: &mut Vec<u32>, map: &MergeMap) {
     out.append(&mut run);
     *syms = out;
 }
+
+#[cfg(test)]
+mod spell_tests {
+    use super::*;
+    use crate::options::TrainOptions;
+
+    fn unit(text: &str, count: u64) -> UnitCount {
+        UnitCount { text: text.to_string(), starts: true, ends: true, count }
+    }
+
+    /// The halves are spelled apart and the second renumbered as one pass numbers symbols, by
+    /// hand under `end`: ab = a b</w>, ba = b a</w>, ca = c a</w>; first met: a 0, b</w> 1, b 2,
+    /// a</w> 3, c 4.
+    #[test]
+    fn the_second_half_is_numbered_as_one_pass_numbers_it() {
+        let opts = TrainOptions::from_json(r#"{"model":"bpe","spelling":"end","vocab_size":300}"#).unwrap();
+        let spelling = opts.spelling().unwrap();
+        let units = [unit("ab", 2), unit("ba", 3), unit("ca", 5)];
+        let refs: Vec<&UnitCount> = units.iter().collect();
+        let s = spell_halves(&spelling, &refs);
+        let texts: Vec<&[u8]> = s.texts.iter().map(|t| &t[..]).collect();
+        let want: [&[u8]; 5] = [b"a", b"b</w>", b"b", b"a</w>", b"c"];
+        assert_eq!(texts, want);
+        assert_eq!(s.counts, [2, 2, 3, 8, 5]);
+        let spelled: Vec<(Vec<u32>, u64)> = (0..s.flat.units()).map(|i| (s.flat.unit(i).to_vec(), s.flat.meta[i].count)).collect();
+        assert_eq!(spelled, [(vec![0, 1], 2), (vec![2, 3], 3), (vec![4, 3], 5)]);
+    }
+}
