@@ -29,6 +29,13 @@
 //!   of pairs: 0.58 GB.
 //! * Rewriting the units of a merge on both cores pays from a few thousand units up; per-thread
 //!   delta tables are added in a fixed order afterwards, so the result is thread-count free.
+//! * At 7 MB (issue 15; callgrind, `english.txt`, 32k, one thread, the whole process): the serial
+//!   rewrite's [`Delta`] is kept from merge to merge and holds one row per changed pair (count
+//!   change and new places, one map lookup instead of two), where each merge built, grew and
+//!   freed two maps and a `Vec` per new pair; place and pair lists are sorted with the stable
+//!   sort, which merges their sorted runs; the heap breaks ties on 8-byte heads of the keys
+//!   ([`key_head`]) before the keys. BPE `front` 3.05 G -> 2.72 G instructions (with the spelling
+//!   and counting changes of this issue), WordPiece with BERT's pre-split 3.67 G -> 3.24 G.
 //!
 //! Memory notes (issue 14; `benchmarks/bench_scale.py`, numbers in benchmarks/README.md):
 //! * The heap was a `BinaryHeap` of 80-byte entries (count, a `u128` denominator, the pair and
@@ -279,14 +286,37 @@ struct Cand {
 /// smaller pair id (only equal entries of one pair get that far).
 struct Order<'k> {
     keys: &'k [Box<[u8]>],
+    /// Each key's first 8 bytes (see [`key_head`]), by symbol id.
+    heads: &'k [u64],
     base: u32,
     joined_first: bool,
+}
+
+/// A tie key's first 8 bytes as a big-endian number, zero-padded. Two heads that differ order
+/// as their keys do (at the first byte where the padded heads differ, either both keys have a
+/// byte, or the shorter key has ended and is a prefix of the longer); only equal heads need the
+/// keys themselves. Most of the heap's tie-breaks end at the heads: no pointer to follow, no
+/// `memcmp` call (issue 15: the tie keys' `memcmp` was in the heap's 19% at 7 MB).
+fn key_head(key: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = key.len().min(8);
+    b[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(b)
 }
 
 impl Order<'_> {
     #[inline]
     fn key(&self, s: u32) -> &[u8] {
         &self.keys[(s - self.base) as usize]
+    }
+    /// The keys of `x` and `y` compared, through their heads first.
+    #[inline]
+    fn cmp_keys(&self, x: u32, y: u32) -> Ordering {
+        let (hx, hy) = (self.heads[(x - self.base) as usize], self.heads[(y - self.base) as usize]);
+        if hx != hy {
+            return hx.cmp(&hy);
+        }
+        self.key(x).cmp(self.key(y))
     }
     fn cmp(&self, x: &Cand, y: &Cand) -> Ordering {
         cmp_fraction(x.num, x.den, y.num, y.den).then_with(|| {
@@ -295,10 +325,9 @@ impl Order<'_> {
             }
             let (xa, xb) = unpack(x.pair);
             let (ya, yb) = unpack(y.pair);
-            let (xl, xr, yl, yr) = (self.key(xa), self.key(xb), self.key(ya), self.key(yb));
-            (if self.joined_first { cmp_joined(yl, yr, xl, xr) } else { Ordering::Equal })
-                .then_with(|| yl.cmp(xl))
-                .then_with(|| yr.cmp(xr))
+            (if self.joined_first { cmp_joined(self.key(ya), self.key(yb), self.key(xa), self.key(xb)) } else { Ordering::Equal })
+                .then_with(|| self.cmp_keys(ya, xa))
+                .then_with(|| self.cmp_keys(yb, xb))
                 .then_with(|| y.pair.cmp(&x.pair))
         })
     }
@@ -587,6 +616,11 @@ fn cmp_fraction(a1: u64, b1: u128, a2: u64, b2: u128) -> Ordering {
     if b1 == b2 {
         return a1.cmp(&a2);
     }
+    // both denominators in 64 bits (two counts below 2^32 each, as on any corpus short of
+    // billions of symbols): each product is one 64 x 64 -> 128-bit multiplication, exact
+    if (b1 | b2) >> 64 == 0 {
+        return (a1 as u128 * b2 as u64 as u128).cmp(&(a2 as u128 * b1 as u64 as u128));
+    }
     mul_wide(a1, b2).cmp(&mul_wide(a2, b1))
 }
 
@@ -618,14 +652,78 @@ fn cmp_joined(a1: &[u8], a2: &[u8], b1: &[u8], b2: &[u8]) -> Ordering {
     }
 }
 
-/// What one thread found while rewriting its share of a merge's units.
+/// What one thread found while rewriting its share of a merge's units: for each pair whose count
+/// changed (in the order first met), the change and the units that now hold it (new places).
+///
+/// The engine keeps one from merge to merge and clears it instead of dropping it (issue 15): a
+/// fresh pair of maps per merge (counts, and places with a `Vec` per pair) was allocated, grown
+/// and freed 32k times a run, about a third of `rewrite`'s instructions at 7 MB. One map now
+/// leads to a row holding both, so a new pair is also looked up once, not twice.
 #[derive(Default)]
 pub(crate) struct Delta {
-    pub(crate) counts: Map<u64, i64>,
-    pub(crate) places: Map<u64, Vec<u32>>,
+    /// pair -> its row in `changes`
+    slots: Map<u64, u32>,
+    /// (pair, count change, units that gained it); rows from `used` on are spare (their lists
+    /// empty, their allocations kept for the next merge)
+    changes: Vec<(u64, i64, Vec<u32>)>,
+    used: usize,
     pub(crate) lens: Vec<(u32, u32)>,
     /// Σ count over the merge sites (how many a's and b's became c's).
     pub(crate) sites: i64,
+    // `rewrite`'s scratch for one unit
+    old_pos: Vec<usize>,
+    new_pos: Vec<usize>,
+    out: Vec<u32>,
+}
+
+/// Past these sizes a kept [`Delta`] lets its allocations go: clearing a map costs its capacity,
+/// and a large merge's lists should not outlive it.
+const DELTA_KEEP_ROWS: usize = 1 << 12;
+const DELTA_KEEP_LIST: usize = 1 << 8;
+
+impl Delta {
+    #[inline]
+    fn change(&mut self, q: u64) -> &mut (u64, i64, Vec<u32>) {
+        let (changes, used) = (&mut self.changes, &mut self.used);
+        let k = *self.slots.entry(q).or_insert_with(|| {
+            if *used == changes.len() {
+                changes.push((q, 0, Vec::new()));
+            } else {
+                let row = &mut changes[*used];
+                row.0 = q;
+                row.1 = 0;
+            }
+            *used += 1;
+            (*used - 1) as u32
+        });
+        &mut changes[k as usize]
+    }
+
+    /// The changed pairs, in the order first met.
+    fn changes(&self) -> &[(u64, i64, Vec<u32>)] {
+        &self.changes[..self.used]
+    }
+
+    /// Empties it for the next merge.
+    fn clear(&mut self) {
+        if self.slots.capacity() > DELTA_KEEP_ROWS {
+            self.slots = Map::default();
+        } else {
+            self.slots.clear();
+        }
+        self.changes.truncate(DELTA_KEEP_ROWS);
+        let n = self.used.min(self.changes.len());
+        for row in &mut self.changes[..n] {
+            if row.2.capacity() > DELTA_KEEP_LIST {
+                row.2 = Vec::new();
+            } else {
+                row.2.clear();
+            }
+        }
+        self.used = 0;
+        self.lens.clear();
+        self.sites = 0;
+    }
 }
 
 struct Engine<'a> {
@@ -647,6 +745,8 @@ struct Engine<'a> {
     floor: u64,
     /// Tie keys by symbol (WordPiece: the front-marked spelling; BPE: the texts themselves).
     keys: Vec<Box<[u8]>>,
+    /// Their heads ([`key_head`]).
+    heads: Vec<u64>,
     tie: TieSpelling,
     /// WordPiece: each symbol's count, everywhere (inside pairs included), and the pairs it is in.
     sym_count: Vec<i64>,
@@ -656,6 +756,8 @@ struct Engine<'a> {
     /// longer its symbol's is stale and dropped).
     group_of: Vec<Option<(u64, u128)>>,
     groups: std::collections::BinaryHeap<WordPieceGroup>,
+    /// The serial rewrite's [`Delta`], kept from merge to merge.
+    delta: Delta,
 }
 
 /// WordPiece's deferred re-push (issue 15). When a merge lowers `count(s)`, every pair holding
@@ -678,6 +780,12 @@ struct Engine<'a> {
 /// whitespace-split English, 6.9 MB, 32k, one thread: 5.47 G against 5.03 G). The passes it saves
 /// were about a fifth of the passes' instructions (most passes follow a merge, under a fresh
 /// `1 / count(s)`), and building and ordering the heap cost more than that.
+/// Also lost (issue 15, `train7`): listing each pair of a symbol with an upper bound on its count
+/// (its count when listed, tightened at each lookup), so that an expansion looks up only the pairs
+/// whose bound reaches the top and covers the rest with the bounds. Same merges; a visit cost 105
+/// instructions instead of 148, but the looser leftover bounds were expanded sooner: 8.6 M visits
+/// instead of 6.7 M, and the run 1.5% more instructions (callgrind, BERT pre-split English,
+/// 6.9 MB, 32k, one thread: 3.29 G against 3.24 G).
 ///
 /// The invariant of [`Engine::best`] becomes: every live pair has a heap entry at least its true
 /// score, or a symbol of it holds a bound at least its true score. A pair entry that is exact and
@@ -726,14 +834,14 @@ impl SharedSyms {
     }
 }
 
-/// Rewrites the units of `list` (distinct ids), joining `(a, b)` into `c`; returns the count
-/// changes, the new places and the new lengths.
+/// Rewrites the units of `list` (distinct ids), joining `(a, b)` into `c`; adds the count
+/// changes, the new places and the new lengths to `d` (empty, or kept from an earlier merge and
+/// cleared).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn rewrite(syms: SharedSyms, meta: &[Meta], list: &[u32], a: u32, b: u32, c: u32) -> Delta {
-    let mut d = Delta::default();
-    let mut old_pos: Vec<usize> = Vec::new();
-    let mut new_pos: Vec<usize> = Vec::new();
-    let mut out: Vec<u32> = Vec::new();
+pub(crate) fn rewrite(syms: SharedSyms, meta: &[Meta], list: &[u32], a: u32, b: u32, c: u32, d: &mut Delta) {
+    let mut old_pos = std::mem::take(&mut d.old_pos);
+    let mut new_pos = std::mem::take(&mut d.new_pos);
+    let mut out = std::mem::take(&mut d.out);
     const AHEAD: usize = 8;
     for (k, &wi) in list.iter().enumerate() {
         if let Some(&next) = list.get(k + AHEAD) {
@@ -786,7 +894,7 @@ pub(crate) fn rewrite(syms: SharedSyms, meta: &[Meta], list: &[u32], a: u32, b: 
         for &p in &old_pos {
             let (x, y) = (s[p], s[p + 1]);
             if x != NO_SYMBOL && y != NO_SYMBOL {
-                *d.counts.entry(pack(x, y)).or_insert(0) -= w;
+                d.change(pack(x, y)).1 -= w;
             }
         }
         let m = out.len();
@@ -796,18 +904,17 @@ pub(crate) fn rewrite(syms: SharedSyms, meta: &[Meta], list: &[u32], a: u32, b: 
             }
             let (x, y) = (out[p], out[p + 1]);
             if x != NO_SYMBOL && y != NO_SYMBOL {
-                let q = pack(x, y);
-                *d.counts.entry(q).or_insert(0) += w;
-                let v = d.places.entry(q).or_default();
-                if v.last() != Some(&wi) {
-                    v.push(wi);
+                let row = d.change(pack(x, y));
+                row.1 += w;
+                if row.2.last() != Some(&wi) {
+                    row.2.push(wi);
                 }
             }
         }
         s[..m].copy_from_slice(&out);
         d.lens.push((wi, m as u32));
     }
-    d
+    (d.old_pos, d.new_pos, d.out) = (old_pos, new_pos, out);
 }
 
 /// Pair counts, and how many units hold each pair (in `len`), over a range of units (one
@@ -939,7 +1046,8 @@ impl<'a> Engine<'a> {
             (Score::WordPiece, MinCountRule::Filter) => params.min_count,
             _ => 0,
         };
-        let keys = symbols.texts.iter().map(|t| params.tie.key(t)).collect();
+        let keys: Vec<Box<[u8]>> = symbols.texts.iter().map(|t| params.tie.key(t)).collect();
+        let heads = keys.iter().map(|k| key_head(k)).collect();
         let mut sym_count = Vec::new();
         let mut pairs_of = Vec::new();
         if params.score == Score::WordPiece {
@@ -974,18 +1082,20 @@ impl<'a> Engine<'a> {
             score: params.score,
             floor,
             keys,
+            heads,
             tie: params.tie.clone(),
             sym_count,
             pairs_of,
             group_of: Vec::new(),
             groups: std::collections::BinaryHeap::new(),
+            delta: Delta::default(),
         };
         e.rebuild_heap();
         e
     }
 
     fn order(&self) -> Order<'_> {
-        Order { keys: &self.keys, base: self.symbols.base, joined_first: self.score == Score::WordPiece }
+        Order { keys: &self.keys, heads: &self.heads, base: self.symbols.base, joined_first: self.score == Score::WordPiece }
     }
 
     /// The heap from the live pairs only (dropping every stale entry).
@@ -1038,7 +1148,8 @@ impl<'a> Engine<'a> {
             Score::Count => 1,
             Score::WordPiece => {
                 let base = self.symbols.base;
-                self.sym_count[(a - base) as usize] as u128 * self.sym_count[(b - base) as usize] as u128
+                // counts are never negative: through `u64`, the product is one 64-bit multiply
+                self.sym_count[(a - base) as usize] as u64 as u128 * self.sym_count[(b - base) as usize] as u64 as u128
             }
         };
         Some((c as u64, den))
@@ -1111,7 +1222,10 @@ impl<'a> Engine<'a> {
             self.group_of[si] = None;
             let top = if found.is_some() { self.heap.peek().map(|t| (t.num, t.den)) } else { None };
             let mut list = std::mem::take(&mut self.pairs_of[si]);
-            list.sort_unstable();
+            // sorted and deduped at its last expansion, then runs of raised pairs appended (each
+            // merge's sorted): the stable sort merges those runs, where `sort_unstable` sorted
+            // the whole list again at every expansion (9% of the run's instructions)
+            list.sort();
             list.dedup();
             let mut heap = std::mem::take(&mut self.heap);
             let mut rest: Option<(u64, u128)> = None;
@@ -1143,41 +1257,54 @@ impl<'a> Engine<'a> {
             Some(v) => self.arena.take(v),
             None => Vec::new(),
         };
-        // the list is runs of increasing ids (one run per merge that added to it): sorting is
-        // cheap and makes the walk over the units go forward through memory
-        list.sort_unstable();
+        // the list is runs of increasing ids (one run per merge that added to it): the stable
+        // sort merges the runs, and the walk over the units goes forward through memory
+        list.sort();
         list.dedup();
         let ptr = SharedSyms(self.flat.syms.as_mut_ptr());
         let meta = &self.flat.meta;
-        let results: Vec<Delta> = if list.len() < PARALLEL_UNITS || self.threads == 1 {
-            vec![rewrite(ptr, meta, &list, a, b, c)]
+        let mut results: Vec<Delta> = if list.len() < PARALLEL_UNITS || self.threads == 1 {
+            let mut d = std::mem::take(&mut self.delta);
+            rewrite(ptr, meta, &list, a, b, c, &mut d);
+            vec![d]
         } else {
             let per = list.len().div_ceil(self.threads);
-            list.par_chunks(per).map(|part| rewrite(ptr, meta, part, a, b, c)).collect()
+            list.par_chunks(per)
+                .map(|part| {
+                    let mut d = Delta::default();
+                    rewrite(ptr, meta, part, a, b, c, &mut d);
+                    d
+                })
+                .collect()
         };
         let mut raised: Vec<u64> = Vec::new();
         let mut sites = 0i64;
-        for d in results {
+        for d in &results {
             sites += d.sites;
-            for (wi, m) in d.lens {
+            for &(wi, m) in &d.lens {
                 self.flat.meta[wi as usize].len = m;
             }
-            for (q, v) in d.counts {
+            for (q, v, places) in d.changes() {
+                let (q, v) = (*q, *v);
                 let e = self.index.entry(q).or_default();
                 e.count += v;
                 if e.count <= 0 {
-                    // gone from every unit: forget it (its place list only holds stale entries)
+                    // gone from every unit: forget it (its place list only holds stale entries;
+                    // a pair with new places has a positive count, so `places` is empty here)
                     self.index.remove(&q);
-                } else if v > 0 {
+                    continue;
+                }
+                if v > 0 {
                     raised.push(q);
                 }
-            }
-            for (q, v) in d.places {
-                let e = self.index.entry(q).or_default();
-                for id in v {
+                for &id in places {
                     self.arena.push(e, id);
                 }
             }
+        }
+        if let Some(mut d) = results.pop() {
+            d.clear();
+            self.delta = d;
         }
         self.index.remove(&pair);
         raised.sort_unstable();
@@ -1305,6 +1432,7 @@ pub fn learn_traced(
                 let len = engine.symbols.len(a) + engine.symbols.len(b);
                 new_rows += 1;
                 let key = engine.tie.key(&text);
+                engine.heads.push(key_head(&key));
                 engine.keys.push(key);
                 (engine.symbols.push(text, len), true)
             }
@@ -1514,6 +1642,45 @@ mod cmp_joined_tests {
             }
         }
         assert!(checked > 500);
+    }
+}
+
+#[cfg(test)]
+mod key_head_tests {
+    use super::key_head;
+    use std::cmp::Ordering;
+
+    /// Heads that differ order as the keys do; the pairs listed with equal heads are the ones the
+    /// order must settle on the keys themselves.
+    #[test]
+    fn differing_heads_order_as_the_keys_do() {
+        let keys: [&[u8]; 12] = [
+            b"", b"\0", b"a", b"a\0", b"ab", b"abcdefgh", b"abcdefgha", b"abcdefgz", b"b", b"\xe2\x96\x81", b"\xe2\x96\x81a", b"~",
+        ];
+        let mut equal = Vec::new();
+        for x in keys {
+            for y in keys {
+                let (hx, hy) = (key_head(x), key_head(y));
+                if hx == hy {
+                    if x != y {
+                        equal.push((x, y));
+                    }
+                } else {
+                    assert_eq!(hx.cmp(&hy), x.cmp(y), "{x:?} vs {y:?}");
+                }
+            }
+        }
+        // "" and "\0" pad alike, as do "a" and "a\0", and two keys that agree on 8 bytes
+        let e: &[(&[u8], &[u8])] = &[
+            (b"", b"\0"),
+            (b"\0", b""),
+            (b"a", b"a\0"),
+            (b"a\0", b"a"),
+            (b"abcdefgh", b"abcdefgha"),
+            (b"abcdefgha", b"abcdefgh"),
+        ];
+        assert_eq!(equal, e);
+        assert_eq!(key_head(b"ab").cmp(&key_head(b"b")), Ordering::Less);
     }
 }
 
