@@ -5,6 +5,7 @@
 //! two-stage BPE: within units, then across them on each text as one stream) or the Unigram
 //! learner, and builds the [`Tokenizer`].
 
+use rayon::prelude::*;
 use crate::hash::Map;
 
 use crate::count_table::TableBytes;
@@ -711,15 +712,23 @@ fn merge_model(
 
 /// Σ count × pieces of the units as the model's own segmenter cuts them.
 fn encoded_length(model: &Tokenizer, kept: &[(String, u64)]) -> Result<u64> {
-    let mut out = Vec::new();
-    let mut total = 0u64;
-    let mut work = Work::default();
-    for (text, count) in kept {
-        out.clear();
-        model.encode_unit(text, &mut out, None, &mut work)?;
-        total += out.len() as u64 * count;
-    }
-    Ok(total)
+    // blocks of units on every thread; the total is a sum of integers, whatever the order
+    let parts: Vec<Result<u64>> = kept
+        .par_chunks(1024)
+        .map_init(
+            || (Vec::new(), Work::default()),
+            |(out, work), block| {
+                let mut total = 0u64;
+                for (text, count) in block {
+                    out.clear();
+                    model.encode_unit(text, out, None, work)?;
+                    total += out.len() as u64 * count;
+                }
+                Ok(total)
+            },
+        )
+        .collect();
+    parts.into_iter().sum()
 }
 
 /// What the pipeline knows about the corpus by the time the Unigram learner starts.

@@ -115,7 +115,6 @@
 //!   leaves the transcendental calls (about a quarter of the CPU) as the floor of plain EM.
 
 use rayon::prelude::*;
-use crate::hash::Map;
 
 use super::merge::Flat;
 use crate::error::{Error, Result};
@@ -131,6 +130,7 @@ mod seed;
 use em::{em_round, final_pass};
 use prune::{losses, prune};
 use seed::seed;
+
 
 const NONE: u32 = u32::MAX;
 /// Runs per parallel task, and tasks per batch (a batch's terms are folded before the next).
@@ -564,36 +564,76 @@ fn ranks(symbol_texts: &[Vec<u8>]) -> (Vec<u32>, Vec<u32>) {
 }
 
 /// Cuts units at unknown symbols (no rank, or rank `NONE`), adds equal runs, sorts them.
+/// Without hashing, and on every thread: each block of units is cut into ranked runs on its own,
+/// the runs are sorted by their symbols, and equal neighbours add their counts (integers, so the
+/// order they add in does not matter).
 fn collect_runs(units: &Flat, rank: &[u32]) -> Result<Runs> {
-    let mut counts: Map<Vec<u32>, u64> = Map::default();
-    let mut cur: Vec<u32> = Vec::new();
-    for u in 0..units.units() {
-        let c = units.meta[u].count;
-        if c == 0 {
-            continue;
-        }
-        for &s in units.unit(u).iter().chain(std::iter::once(&NONE)) {
-            if (s as usize) < rank.len() && rank[s as usize] != NONE {
-                cur.push(rank[s as usize]);
-            } else if !cur.is_empty() {
-                let slot = counts.entry(std::mem::take(&mut cur)).or_insert(0);
+    const BLOCK: usize = 4096;
+    let n = units.units();
+    // per block: its runs' ranked symbols, and (start, length, count) of each run
+    let blocks: Vec<(Vec<u32>, Vec<(usize, u32, u64)>)> = (0..n.div_ceil(BLOCK))
+        .into_par_iter()
+        .map(|b| {
+            let (mut syms, mut cut) = (Vec::new(), Vec::new());
+            for u in b * BLOCK..((b + 1) * BLOCK).min(n) {
+                let c = units.meta[u].count;
+                if c == 0 {
+                    continue;
+                }
+                let mut from = syms.len();
+                for &s in units.unit(u) {
+                    if (s as usize) < rank.len() && rank[s as usize] != NONE {
+                        syms.push(rank[s as usize]);
+                    } else {
+                        if syms.len() > from {
+                            cut.push((from, (syms.len() - from) as u32, c));
+                        }
+                        from = syms.len();
+                    }
+                }
+                if syms.len() > from {
+                    cut.push((from, (syms.len() - from) as u32, c));
+                }
+            }
+            (syms, cut)
+        })
+        .collect();
+    // every run as (block, index in block), sorted by its symbols
+    let run_of = |&(b, k): &(u32, u32)| -> &[u32] {
+        let (syms, cut) = &blocks[b as usize];
+        let (at, len, _) = cut[k as usize];
+        &syms[at..at + len as usize]
+    };
+    let mut order: Vec<(u32, u32)> =
+        blocks.iter().enumerate().flat_map(|(b, (_, cut))| (0..cut.len() as u32).map(move |k| (b as u32, k))).collect();
+    order.par_sort_unstable_by(|x, y| run_of(x).cmp(run_of(y)));
+    // equal runs are neighbours now: add their counts
+    let mut distinct: Vec<(u32, u32)> = Vec::new();
+    let mut counts: Vec<u64> = Vec::new();
+    for x in &order {
+        let c = blocks[x.0 as usize].1[x.1 as usize].2;
+        match distinct.last() {
+            Some(last) if run_of(last) == run_of(x) => {
+                let slot = counts.last_mut().expect("a count per distinct run");
                 *slot = slot.checked_add(c).ok_or_else(|| Error::Input("a unit's count overflows 2^64".into()))?;
+            }
+            _ => {
+                distinct.push(*x);
+                counts.push(c);
             }
         }
     }
-    let mut list: Vec<(Vec<u32>, u64)> = counts.into_iter().collect();
-    list.par_sort_unstable_by(|x, y| x.0.cmp(&y.0));
-    let total: usize = list.iter().map(|r| r.0.len()).sum::<usize>() + rank.len();
+    drop(order);
+    let total: usize = distinct.iter().map(|x| run_of(x).len()).sum::<usize>() + rank.len();
     if total >= u32::MAX as usize {
         return Err(Error::Input(format!(
             "the distinct runs hold {total} symbols, more than the Unigram learner indexes (2^32); cap the corpus"
         )));
     }
-    let mut runs = Runs { syms: Vec::with_capacity(total), start: Vec::with_capacity(list.len() + 1), count: Vec::with_capacity(list.len()) };
-    for (s, c) in list {
+    let mut runs = Runs { syms: Vec::with_capacity(total), start: Vec::with_capacity(distinct.len() + 1), count: counts };
+    for x in &distinct {
         runs.start.push(runs.syms.len() as u32);
-        runs.syms.extend_from_slice(&s);
-        runs.count.push(c);
+        runs.syms.extend_from_slice(run_of(x));
     }
     runs.start.push(runs.syms.len() as u32);
     Ok(runs)
