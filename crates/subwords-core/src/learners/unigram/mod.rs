@@ -113,6 +113,32 @@
 //!   probabilities, or a vectorised `exp`) change the doubles the reference pins, so they need
 //!   docs/API.md and the reference to follow; the folds stay sequential by specification, which
 //!   leaves the transcendental calls (about a quarter of the CPU) as the floor of plain EM.
+//! * Issue 15, wall time on 2 threads (7 MB English, 32k, `em="sentencepiece"`). Profile by
+//!   phase, each thread's CPU time read from the kernel's per-thread counters before and after
+//!   (load average about 10, so the seconds are CPU, not wall): the sum over phases of the
+//!   busiest thread's time was 1.93 s against 2.98 s of CPU in all, the gap being what ran on
+//!   one core. By phase (all threads / busiest thread): 8 EM rounds 1.38 / 0.81 (4.0 M arcs at
+//!   the first, 2.2 M at the last; 267k seed pieces); `sp_losses` 0.41 / 0.24; seed 0.41 / 0.24
+//!   (of it the suffix sort 0.24 / 0.12); the stored arcs 0.20 / 0.13; the runs 0.15 / 0.13
+//!   (one thread); the pipeline's final corpus piece count 0.14 / 0.14 (one thread); spelling
+//!   the units before the learner 0.09 (one thread); building the model 0.03 (one thread). The
+//!   M-steps were 0.005 s a round. Taken, all exact (model files hash the same: English 7 MB
+//!   at 8k and 32k, 3 MB of multilingual and of code at 8k, each with `em="plain"` and
+//!   `"sentencepiece"`, and the `sentencepiece` preset on one thread):
+//!   the runs are cut per block of units on every thread and summed after a sort instead of
+//!   through a hash map (0.13 → 0.04–0.06 busiest thread); the corpus piece count encodes
+//!   blocks of units on every thread (0.14 → 0.07–0.08); each E-step chunk files its terms by
+//!   piece range (a counting sort), so a fold task reads only its own range's terms instead of
+//!   every task scanning every term, and the ranges are about eight per thread, scheduled as
+//!   they free up, instead of one fixed half of the pieces per thread; the M-step's `exp` and
+//!   `ψ` run per piece on every thread (only the sum is a fold); the seed's piece texts are
+//!   joined on every thread. Busiest-thread sum after: 1.66–1.79 s (CPU 2.80–3.03 s).
+//!   Counted and not taken: widening `logaddexp`'s exact shortcut to every binade (the
+//!   rounded sum is `a` when `log1p(exp(d)) < 2^(e-54)`, `e` the exponent of `a`) would skip
+//!   0.46 M of the 40.9 M full `exp` + `log1p` pairs of a whole run (1.1%): 60.4 M calls in
+//!   all, 17.6 M with a `-inf` side, 1.9 M already short-cut. Left on one core: spelling the
+//!   units and building the model (pipeline and tokenizer code, shared with the other
+//!   learners and the encoder).
 
 use rayon::prelude::*;
 
