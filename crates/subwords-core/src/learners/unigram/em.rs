@@ -80,6 +80,10 @@ fn forward_backward(arcs: &[[u32; 2]], n: usize, table: &Table, s: &mut Scratch)
 /// `terms` grouped by the range of their piece (`piece >> shift`), each range's terms in their
 /// order (a counting sort), with the offsets of the `n_ranges` groups.
 fn by_range(terms: Vec<(u32, f64)>, shift: u32, n_ranges: usize) -> (Vec<(u32, f64)>, Vec<u32>) {
+    if n_ranges == 1 {
+        let n = terms.len() as u32;
+        return (terms, vec![0, n]);
+    }
     let mut off = vec![0u32; n_ranges + 1];
     for &(p, _) in &terms {
         off[(p >> shift) as usize + 1] += 1;
@@ -104,8 +108,10 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
     let mut expected = vec![NEG_INF; np];
     // pieces in ranges of `1 << shift` ids, about eight per thread: the E-step files each term
     // under its piece's range, and one task folds one range, reading only the terms filed there
+    // (on one thread, one range: nothing to file)
     let threads = rayon::current_num_threads().max(1);
-    let shift = np.div_ceil(8 * threads).max(1).next_power_of_two().trailing_zeros();
+    let per = if threads == 1 { np } else { np.div_ceil(8 * threads) };
+    let shift = per.max(1).next_power_of_two().trailing_zeros();
     let n_ranges = np.div_ceil(1 << shift);
     for batch in stored.chunks.chunks(BATCH_CHUNKS) {
         let terms: Vec<(Vec<(u32, f64)>, Vec<u32>)> = batch
