@@ -5,6 +5,7 @@
 //! two-stage BPE: within units, then across them on each text as one stream) or the Unigram
 //! learner, and builds the [`Tokenizer`].
 
+use rayon::prelude::*;
 use crate::hash::Map;
 
 use crate::count_table::TableBytes;
@@ -770,24 +771,22 @@ fn merge_model(
 /// pool (issue 15: after WordPiece's merge loop this was one core's work while the other idled).
 /// A sum does not depend on how the units are shared out; the first error, in unit order, wins.
 fn encoded_length(model: &Tokenizer, kept: &[(String, u64)]) -> Result<u64> {
-    use rayon::prelude::*;
-    let one = |part: &[(String, u64)]| -> Result<u64> {
-        let mut out = Vec::new();
-        let mut total = 0u64;
-        let mut work = Work::default();
-        for (text, count) in part {
-            out.clear();
-            model.encode_unit(text, &mut out, None, &mut work)?;
-            total += out.len() as u64 * count;
-        }
-        Ok(total)
-    };
-    let threads = rayon::current_num_threads().max(1);
-    if threads == 1 || kept.len() < 4096 {
-        return one(kept);
-    }
-    let per = kept.len().div_ceil(threads);
-    let parts: Vec<Result<u64>> = kept.par_chunks(per).map(one).collect();
+    // blocks of units on every thread; the total is a sum of integers, whatever the order
+    let parts: Vec<Result<u64>> = kept
+        .par_chunks(1024)
+        .map_init(
+            || (Vec::new(), Work::default()),
+            |(out, work), block| {
+                let mut total = 0u64;
+                for (text, count) in block {
+                    out.clear();
+                    model.encode_unit(text, out, None, work)?;
+                    total += out.len() as u64 * count;
+                }
+                Ok(total)
+            },
+        )
+        .collect();
     parts.into_iter().sum()
 }
 

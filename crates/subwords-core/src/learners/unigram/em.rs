@@ -77,15 +77,44 @@ fn forward_backward(arcs: &[[u32; 2]], n: usize, table: &Table, s: &mut Scratch)
     Some(log_z)
 }
 
+/// `terms` grouped by the range of their piece (`piece >> shift`), each range's terms in their
+/// order (a counting sort), with the offsets of the `n_ranges` groups.
+fn by_range(terms: Vec<(u32, f64)>, shift: u32, n_ranges: usize) -> (Vec<(u32, f64)>, Vec<u32>) {
+    if n_ranges == 1 {
+        let n = terms.len() as u32;
+        return (terms, vec![0, n]);
+    }
+    let mut off = vec![0u32; n_ranges + 1];
+    for &(p, _) in &terms {
+        off[(p >> shift) as usize + 1] += 1;
+    }
+    for k in 0..n_ranges {
+        off[k + 1] += off[k];
+    }
+    let mut at = off.clone();
+    let mut out = vec![(0u32, 0.0f64); terms.len()];
+    for t in terms {
+        let slot = &mut at[(t.0 >> shift) as usize];
+        out[*slot as usize] = t;
+        *slot += 1;
+    }
+    (out, off)
+}
+
 /// One EM round, in place; returns how many pieces the M-step dropped (only
 /// `em="sentencepiece"` drops any).
 pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: EmMethod) -> usize {
     let np = table.at.len();
     let mut expected = vec![NEG_INF; np];
+    // pieces in ranges of `1 << shift` ids, about eight per thread: the E-step files each term
+    // under its piece's range, and one task folds one range, reading only the terms filed there
+    // (on one thread, one range: nothing to file)
     let threads = rayon::current_num_threads().max(1);
-    let per = np.div_ceil(threads).max(1);
+    let per = if threads == 1 { np } else { np.div_ceil(8 * threads) };
+    let shift = per.max(1).next_power_of_two().trailing_zeros();
+    let n_ranges = np.div_ceil(1 << shift);
     for batch in stored.chunks.chunks(BATCH_CHUNKS) {
-        let terms: Vec<Vec<(u32, f64)>> = batch
+        let terms: Vec<(Vec<(u32, f64)>, Vec<u32>)> = batch
             .par_iter()
             .map_init(Scratch::default, |s, chunk| {
                 let mut out = Vec::with_capacity(chunk.arcs.len());
@@ -103,19 +132,16 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
                         out.push((p, log_c + post));
                     }
                 }
-                out
+                by_range(out, shift, n_ranges)
             })
             .collect();
-        // each worker folds the terms of its own pieces, in run order
-        expected.par_chunks_mut(per).enumerate().for_each(|(k, slot)| {
-            let lo = (k * per) as u32;
-            let hi = lo + slot.len() as u32;
+        // each task folds the terms of its own range of pieces, in run order
+        expected.par_chunks_mut(1 << shift).enumerate().for_each(|(k, slot)| {
+            let lo = (k << shift) as u32;
             for chunk in &terms {
-                for &(p, t) in chunk {
-                    if p >= lo && p < hi {
-                        let e = &mut slot[(p - lo) as usize];
-                        *e = logaddexp(*e, t);
-                    }
+                for &(p, t) in &chunk.0[chunk.1[k] as usize..chunk.1[k + 1] as usize] {
+                    let e = &mut slot[(p - lo) as usize];
+                    *e = logaddexp(*e, t);
                 }
             }
         });
@@ -192,35 +218,37 @@ fn bayes_m_step(table: &mut Table, expected: &[f64]) {
 /// must stay, see [`bayes_m_step`]). A table no run reaches (`S = 0`) is kept as it is.
 /// Returns the number of pieces dropped.
 fn sp_m_step(table: &mut Table, expected: &[f64]) -> usize {
-    let np = expected.len();
+    // the exponentials and digammas are per piece (on every thread); only the sum is a fold
+    let e: Vec<f64> = expected.par_iter().map(|x| x.exp()).collect();
     let mut s = 0.0f64;
-    for p in 0..np {
-        if table.alive[p] && table.has_prob[p] {
-            let e = expected[p].exp();
-            if table.len[p] == 1 || e >= SINGLE_FLOOR {
-                s += e;
-            }
+    for p in 0..e.len() {
+        if table.alive[p] && table.has_prob[p] && (table.len[p] == 1 || e[p] >= SINGLE_FLOOR) {
+            s += e[p];
         }
     }
     if s == 0.0 {
         return 0;
     }
     let ds = digamma(s);
-    let mut dropped = 0;
-    for p in 0..np {
-        if table.alive[p] && table.has_prob[p] {
-            let e = expected[p].exp();
-            if table.len[p] == 1 {
-                table.lp[p] = (digamma(e.max(SINGLE_FLOOR)) - ds).min(0.0);
+    let Table { lp, alive, len, has_prob, .. } = table;
+    lp.par_iter_mut()
+        .zip(alive.par_iter_mut())
+        .zip(e.par_iter().zip(len.par_iter().zip(has_prob.par_iter())))
+        .map(|((lp, alive), (&e, (&len, &has_prob)))| {
+            if !*alive || !has_prob {
+                0
+            } else if len == 1 {
+                *lp = (digamma(e.max(SINGLE_FLOOR)) - ds).min(0.0);
+                0
             } else if e >= SINGLE_FLOOR {
-                table.lp[p] = (digamma(e) - ds).min(0.0);
+                *lp = (digamma(e) - ds).min(0.0);
+                0
             } else {
-                table.alive[p] = false;
-                dropped += 1;
+                *alive = false;
+                1
             }
-        }
-    }
-    dropped
+        })
+        .sum()
 }
 
 /// Log-likelihood (Σ in run order of `c · log P(run)`) and the runs' Viterbi piece count.

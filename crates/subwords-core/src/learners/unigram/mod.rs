@@ -113,9 +113,37 @@
 //!   probabilities, or a vectorised `exp`) change the doubles the reference pins, so they need
 //!   docs/API.md and the reference to follow; the folds stay sequential by specification, which
 //!   leaves the transcendental calls (about a quarter of the CPU) as the floor of plain EM.
+//! * Issue 15, wall time on 2 threads (7 MB English, 32k, `em="sentencepiece"`). Profile by
+//!   phase, each thread's CPU time read from the kernel's per-thread counters before and after
+//!   (load average about 10, so the seconds are CPU, not wall): the sum over phases of the
+//!   busiest thread's time was 1.93 s against 2.98 s of CPU in all, the gap being what ran on
+//!   one core. By phase (all threads / busiest thread): 8 EM rounds 1.38 / 0.81 (4.0 M arcs at
+//!   the first, 2.2 M at the last; 267k seed pieces); `sp_losses` 0.41 / 0.24; seed 0.41 / 0.24
+//!   (of it the suffix sort 0.24 / 0.12); the stored arcs 0.20 / 0.13; the runs 0.15 / 0.13
+//!   (one thread); the pipeline's final corpus piece count 0.14 / 0.14 (one thread); spelling
+//!   the units before the learner 0.09 (one thread); building the model 0.03 (one thread). The
+//!   M-steps were 0.005 s a round. Taken, all exact (model files hash the same: English 7 MB
+//!   at 8k and 32k, 3 MB of multilingual and of code at 8k, each with `em="plain"` and
+//!   `"sentencepiece"`, and the `sentencepiece` preset on one thread):
+//!   the runs are cut per block of units on every thread and summed after a sort instead of
+//!   through a hash map (0.13 → 0.04–0.06 busiest thread); the corpus piece count encodes
+//!   blocks of units on every thread (0.14 → 0.07–0.08); each E-step chunk files its terms by
+//!   piece range (a counting sort), so a fold task reads only its own range's terms instead of
+//!   every task scanning every term, and the ranges are about eight per thread, scheduled as
+//!   they free up, instead of one fixed half of the pieces per thread; the M-step's `exp` and
+//!   `ψ` run per piece on every thread (only the sum is a fold); the seed's piece texts are
+//!   joined on every thread. Busiest-thread sum after: 1.66–1.79 s (CPU 2.80–3.03 s).
+//!   callgrind, one thread, first 1 MB of English at 8k, whole process: plain 4,199.9 M →
+//!   4,168.3 M, sentencepiece 1,778.7 M → 1,760.1 M (filing the terms by range on one thread
+//!   too, a first version, was 4,458.0 M and 1,815.1 M: on one thread there is one range).
+//!   Counted and not taken: widening `logaddexp`'s exact shortcut to every binade (the
+//!   rounded sum is `a` when `log1p(exp(d)) < 2^(e-54)`, `e` the exponent of `a`) would skip
+//!   0.46 M of the 40.9 M full `exp` + `log1p` pairs of a whole run (1.1%): 60.4 M calls in
+//!   all, 17.6 M with a `-inf` side, 1.9 M already short-cut. Left on one core: spelling the
+//!   units and building the model (pipeline and tokenizer code, shared with the other
+//!   learners and the encoder).
 
 use rayon::prelude::*;
-use crate::hash::Map;
 
 use super::merge::Flat;
 use crate::error::{Error, Result};
@@ -131,6 +159,7 @@ mod seed;
 use em::{em_round, final_pass};
 use prune::{losses, prune};
 use seed::seed;
+
 
 const NONE: u32 = u32::MAX;
 /// Runs per parallel task, and tasks per batch (a batch's terms are folded before the next).
@@ -564,36 +593,76 @@ fn ranks(symbol_texts: &[Vec<u8>]) -> (Vec<u32>, Vec<u32>) {
 }
 
 /// Cuts units at unknown symbols (no rank, or rank `NONE`), adds equal runs, sorts them.
+/// Without hashing, and on every thread: each block of units is cut into ranked runs on its own,
+/// the runs are sorted by their symbols, and equal neighbours add their counts (integers, so the
+/// order they add in does not matter).
 fn collect_runs(units: &Flat, rank: &[u32]) -> Result<Runs> {
-    let mut counts: Map<Vec<u32>, u64> = Map::default();
-    let mut cur: Vec<u32> = Vec::new();
-    for u in 0..units.units() {
-        let c = units.meta[u].count;
-        if c == 0 {
-            continue;
-        }
-        for &s in units.unit(u).iter().chain(std::iter::once(&NONE)) {
-            if (s as usize) < rank.len() && rank[s as usize] != NONE {
-                cur.push(rank[s as usize]);
-            } else if !cur.is_empty() {
-                let slot = counts.entry(std::mem::take(&mut cur)).or_insert(0);
+    const BLOCK: usize = 4096;
+    let n = units.units();
+    // per block: its runs' ranked symbols, and (start, length, count) of each run
+    let blocks: Vec<(Vec<u32>, Vec<(usize, u32, u64)>)> = (0..n.div_ceil(BLOCK))
+        .into_par_iter()
+        .map(|b| {
+            let (mut syms, mut cut) = (Vec::new(), Vec::new());
+            for u in b * BLOCK..((b + 1) * BLOCK).min(n) {
+                let c = units.meta[u].count;
+                if c == 0 {
+                    continue;
+                }
+                let mut from = syms.len();
+                for &s in units.unit(u) {
+                    if (s as usize) < rank.len() && rank[s as usize] != NONE {
+                        syms.push(rank[s as usize]);
+                    } else {
+                        if syms.len() > from {
+                            cut.push((from, (syms.len() - from) as u32, c));
+                        }
+                        from = syms.len();
+                    }
+                }
+                if syms.len() > from {
+                    cut.push((from, (syms.len() - from) as u32, c));
+                }
+            }
+            (syms, cut)
+        })
+        .collect();
+    // every run as (block, index in block), sorted by its symbols
+    let run_of = |&(b, k): &(u32, u32)| -> &[u32] {
+        let (syms, cut) = &blocks[b as usize];
+        let (at, len, _) = cut[k as usize];
+        &syms[at..at + len as usize]
+    };
+    let mut order: Vec<(u32, u32)> =
+        blocks.iter().enumerate().flat_map(|(b, (_, cut))| (0..cut.len() as u32).map(move |k| (b as u32, k))).collect();
+    order.par_sort_unstable_by(|x, y| run_of(x).cmp(run_of(y)));
+    // equal runs are neighbours now: add their counts
+    let mut distinct: Vec<(u32, u32)> = Vec::new();
+    let mut counts: Vec<u64> = Vec::new();
+    for x in &order {
+        let c = blocks[x.0 as usize].1[x.1 as usize].2;
+        match distinct.last() {
+            Some(last) if run_of(last) == run_of(x) => {
+                let slot = counts.last_mut().expect("a count per distinct run");
                 *slot = slot.checked_add(c).ok_or_else(|| Error::Input("a unit's count overflows 2^64".into()))?;
+            }
+            _ => {
+                distinct.push(*x);
+                counts.push(c);
             }
         }
     }
-    let mut list: Vec<(Vec<u32>, u64)> = counts.into_iter().collect();
-    list.par_sort_unstable_by(|x, y| x.0.cmp(&y.0));
-    let total: usize = list.iter().map(|r| r.0.len()).sum::<usize>() + rank.len();
+    drop(order);
+    let total: usize = distinct.iter().map(|x| run_of(x).len()).sum::<usize>() + rank.len();
     if total >= u32::MAX as usize {
         return Err(Error::Input(format!(
             "the distinct runs hold {total} symbols, more than the Unigram learner indexes (2^32); cap the corpus"
         )));
     }
-    let mut runs = Runs { syms: Vec::with_capacity(total), start: Vec::with_capacity(list.len() + 1), count: Vec::with_capacity(list.len()) };
-    for (s, c) in list {
+    let mut runs = Runs { syms: Vec::with_capacity(total), start: Vec::with_capacity(distinct.len() + 1), count: counts };
+    for x in &distinct {
         runs.start.push(runs.syms.len() as u32);
-        runs.syms.extend_from_slice(&s);
-        runs.count.push(c);
+        runs.syms.extend_from_slice(run_of(x));
     }
     runs.start.push(runs.syms.len() as u32);
     Ok(runs)

@@ -227,10 +227,11 @@ pub(super) fn seed(
     // all pieces in text order
     let mut pieces: Vec<(u32, u32, u64)> = (0..a as u32).map(|r| (alpha_at + r, 1, single_count[r as usize])).collect();
     pieces.extend(kept);
+    let syms = &runs.syms;
     let mut keyed: Vec<(Vec<u8>, (u32, u32, u64))> = pieces
-        .into_iter()
-        .map(|t| {
-            join(texts, &runs.syms[t.0 as usize..(t.0 + t.1) as usize], strip_right, &mut buf);
+        .into_par_iter()
+        .map_init(Vec::new, |buf, t| {
+            join(texts, &syms[t.0 as usize..(t.0 + t.1) as usize], strip_right, buf);
             (buf.clone(), t)
         })
         .collect();
