@@ -66,6 +66,31 @@
 //!   the first compaction brings it back to 1.95 GB, and the peak, 3.04 GB, when the index map
 //!   doubles near the end (its old and new slots at once; 90 MB of the 3 M table's peak too).
 //!   Not done: a pair index in shards, so that a doubling copies one shard; compacting earlier.
+//! * Then (measured on the 1 M and 3 M Zipf tables with the index's sizes logged at each
+//!   compaction; peak RSS, BPE `front` at 32k): the heap held an entry for every live pair
+//!   (4.18 M entries, 67 MB, at the end of the 3 M table, more than the 3.96 M pairs) although
+//!   a pair in one unit of a large table never comes near the top. Under counts, once the heap
+//!   passes 2 x 128k entries, only pairs counted at least a floor keep entries (the largest
+//!   power of two that 128k of them reach; raised at rebuilds, lowered when the heap runs out,
+//!   see [`Engine::best`]): 181 k entries at the end. Inputs whose heap stays under 256k
+//!   entries (7 MB of English at 32k: 159 k) never get a floor. 3 M table 661 -> 591 MB, with:
+//! * the arena compacted once it has grown by half, not doubled, from 32 MB (8 M words) up:
+//!   below that the old rule stands, so small inputs compact as before.
+//! * The index in 64 shards ([`PairIndex`], one shard below 128k units): a shard that doubles
+//!   copies 1/64 of the map. 3 M table 591 -> 531 MB; 1 M table 218 -> 179 MB with all of it.
+//!   With equal shares the shards filled at the same rate and doubled within a few merges of
+//!   each other: the 20 M table's run ended just after they had (2.58 GB, 128 B per unit over
+//!   the baseline, the peak in its last seconds), and the 3 M table's too. Shares spread over
+//!   one doubling (`2^(i/64)`) make them double one at a time: 3 M table 515 -> 456 MB, but the
+//!   1 M table 179 -> 205 MB, whose equal shards had happened to end just before doubling. The
+//!   spread is kept for its bound (about 1.65 slots a pair at any size, against 1.14 to 2.29).
+//! * Unit records of 16 bytes ([`Meta`]: the start and length packed in one `u64`), 3 M table
+//!   531 -> 515 MB (equal shards). With everything, 3 M table 661 -> 456 MB: 146 B per unit over
+//!   the import-only baseline (19.1 MB), from 214. What is left: the map (3.96 M pairs at the end
+//!   of the 3 M table, about 1.65 slots of 25 bytes each: most pairs of the last merges are in
+//!   one unit), the symbols (41 B per unit), the lists (about 33 B).
+//! * 7 MB of English at 32k, one thread (callgrind, the whole process): 3,297.6 M instructions
+//!   before, 3,303.3 M with equal shards (+0.17%: the shard lookup and the packed record).
 
 use std::cmp::Ordering;
 use std::rc::Rc;
@@ -446,10 +471,16 @@ pub(crate) struct PairInfo {
 /// A hash map grows by moving into a table twice its size, with both alive at once: at the end
 /// of a 20 M-unit table that move was the run's peak (about 750 MB). In shards, one move copies
 /// one shard.
+///
+/// The shards do not get equal shares of the pairs: shard `i` of `n` gets a share in proportion
+/// to `2^(i/n)`, so their sizes span one doubling and they grow into their next tables one at a
+/// time as the index grows. With equal shares they all doubled within a few merges of each other,
+/// and a run that ended just after held every table at twice its pairs (1/0.4375 = 2.29 slots a
+/// pair; spread, about 1.65 at any size).
 pub(crate) struct PairIndex {
     shards: Vec<Map<u64, PairInfo>>,
-    /// shards - 1 (a power of two)
-    mask: usize,
+    /// The shard of each of 1024 hash ranges.
+    route: Box<[u8; 1024]>,
 }
 
 impl PairIndex {
@@ -459,12 +490,26 @@ impl PairIndex {
         let n = (units >> 16).next_power_of_two().clamp(1, 64);
         #[cfg(test)]
         let n = SHARDS.with(|s| s.get()).unwrap_or(n);
-        PairIndex { shards: (0..n).map(|_| Map::default()).collect(), mask: n - 1 }
+        // shard i takes the hash ranges up to 1024 * W(i + 1) / W(n), W(i) = Σ_{j<i} 2^(j/n)
+        let weight = |i: usize| (i as f64 / n as f64).exp2();
+        let total: f64 = (0..n).map(weight).sum();
+        let mut route = Box::new([0u8; 1024]);
+        let mut upto = 0.0;
+        let mut r = 0usize;
+        for i in 0..n {
+            upto += weight(i);
+            let end = if i + 1 == n { 1024 } else { (1024.0 * upto / total).round() as usize };
+            while r < end {
+                route[r] = i as u8;
+                r += 1;
+            }
+        }
+        PairIndex { shards: (0..n).map(|_| Map::default()).collect(), route }
     }
     #[inline]
     fn shard(&self, k: u64) -> usize {
         // the top bits of another multiplicative hash than the maps' (theirs pick the buckets)
-        (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize & self.mask
+        self.route[(k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize] as usize
     }
     #[inline]
     pub(crate) fn get(&self, k: &u64) -> Option<&PairInfo> {
