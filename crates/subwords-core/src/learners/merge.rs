@@ -79,14 +79,16 @@
 //! * The index in 64 shards ([`PairIndex`], one shard below 128k units): a shard that doubles
 //!   copies 1/64 of the map. 3 M table 591 -> 531 MB; 1 M table 218 -> 179 MB with all of it.
 //!   With equal shares the shards filled at the same rate and doubled within a few merges of
-//!   each other: the 20 M table's run ended just after they had (2.58 GB, 128 B per unit over
+//!   each other: the 20 M table's run ended just after they had (2.58 GB, 134 B per unit over
 //!   the baseline, the peak in its last seconds), and the 3 M table's too. Shares spread over
 //!   one doubling (`2^(i/64)`) make them double one at a time: 3 M table 515 -> 456 MB, but the
 //!   1 M table 179 -> 205 MB, whose equal shards had happened to end just before doubling. The
 //!   spread is kept for its bound (about 1.65 slots a pair at any size, against 1.14 to 2.29).
 //! * Unit records of 16 bytes ([`Meta`]: the start and length packed in one `u64`), 3 M table
-//!   531 -> 515 MB (equal shards). With everything, 3 M table 661 -> 456 MB: 146 B per unit over
-//!   the import-only baseline (19.1 MB), from 214. What is left: the map (3.96 M pairs at the end
+//!   531 -> 515 MB (equal shards). With everything, 3 M table 661 -> 456 MB: 153 B per unit over
+//!   the import-only baseline (19.1 MB), from 225; 20 M table 3039 -> 2345 MB, 158 -> 122 B per
+//!   unit (the peak now at the end of the merges: the map's last growth and the lists grown
+//!   since their last compaction). Not tried for time: compacting at 1.25x. What is left: the map (3.96 M pairs at the end
 //!   of the 3 M table, about 1.65 slots of 25 bytes each: most pairs of the last merges are in
 //!   one unit), the symbols (41 B per unit), the lists (about 33 B).
 //! * 7 MB of English at 32k, one thread (callgrind, the whole process): 3,297.6 M instructions
