@@ -88,11 +88,13 @@
 //!   531 -> 515 MB (equal shards). With everything, 3 M table 661 -> 456 MB: 153 B per unit over
 //!   the import-only baseline (19.1 MB), from 225; 20 M table 3039 -> 2345 MB, 158 -> 122 B per
 //!   unit (the peak now at the end of the merges: the map's last growth and the lists grown
-//!   since their last compaction). Not tried for time: compacting at 1.25x. What is left: the map (3.96 M pairs at the end
-//!   of the 3 M table, about 1.65 slots of 25 bytes each: most pairs of the last merges are in
-//!   one unit), the symbols (41 B per unit), the lists (about 33 B).
+//!   since their last compaction). Not tried for time: compacting at 1.25x. What is left: the
+//!   map (3.96 M pairs at the end of the 3 M table, about 1.65 slots of 25 bytes each: most
+//!   pairs of the last merges are in one unit), the symbols (41 B per unit), the lists (about
+//!   33 B).
 //! * 7 MB of English at 32k, one thread (callgrind, the whole process): 3,297.6 M instructions
-//!   before, 3,303.3 M with equal shards (+0.17%: the shard lookup and the packed record).
+//!   before, 3,303.3 M with equal shards (+0.17%), 3,308.1 M with spread ones (+0.32%: the
+//!   shard lookup, a 1 KB routing table read even with one shard, and the packed record).
 
 use std::cmp::Ordering;
 use std::rc::Rc;
