@@ -73,6 +73,35 @@
 //!   the first compaction brings it back to 1.95 GB, and the peak, 3.04 GB, when the index map
 //!   doubles near the end (its old and new slots at once; 90 MB of the 3 M table's peak too).
 //!   Not done: a pair index in shards, so that a doubling copies one shard; compacting earlier.
+//! * Then (measured on the 1 M and 3 M Zipf tables with the index's sizes logged at each
+//!   compaction; peak RSS, BPE `front` at 32k): the heap held an entry for every live pair
+//!   (4.18 M entries, 67 MB, at the end of the 3 M table, more than the 3.96 M pairs) although
+//!   a pair in one unit of a large table never comes near the top. Under counts, once the heap
+//!   passes 2 x 128k entries, only pairs counted at least a floor keep entries (the largest
+//!   power of two that 128k of them reach; raised at rebuilds, lowered when the heap runs out,
+//!   see [`Engine::best`]): 181 k entries at the end. Inputs whose heap stays under 256k
+//!   entries (7 MB of English at 32k: 159 k) never get a floor. 3 M table 661 -> 591 MB, with:
+//! * the arena compacted once it has grown by half, not doubled, from 32 MB (8 M words) up:
+//!   below that the old rule stands, so small inputs compact as before.
+//! * The index in 64 shards ([`PairIndex`], one shard below 128k units): a shard that doubles
+//!   copies 1/64 of the map. 3 M table 591 -> 531 MB; 1 M table 218 -> 179 MB with all of it.
+//!   With equal shares the shards filled at the same rate and doubled within a few merges of
+//!   each other: the 20 M table's run ended just after they had (2.58 GB, 134 B per unit over
+//!   the baseline, the peak in its last seconds), and the 3 M table's too. Shares spread over
+//!   one doubling (`2^(i/64)`) make them double one at a time: 3 M table 515 -> 456 MB, but the
+//!   1 M table 179 -> 205 MB, whose equal shards had happened to end just before doubling. The
+//!   spread is kept for its bound (about 1.65 slots a pair at any size, against 1.14 to 2.29).
+//! * Unit records of 16 bytes ([`Meta`]: the start and length packed in one `u64`), 3 M table
+//!   531 -> 515 MB (equal shards). With everything, 3 M table 661 -> 456 MB: 153 B per unit over
+//!   the import-only baseline (19.1 MB), from 225; 20 M table 3039 -> 2345 MB, 158 -> 122 B per
+//!   unit (the peak now at the end of the merges: the map's last growth and the lists grown
+//!   since their last compaction). Not tried for time: compacting at 1.25x. What is left: the
+//!   map (3.96 M pairs at the end of the 3 M table, about 1.65 slots of 25 bytes each: most
+//!   pairs of the last merges are in one unit), the symbols (41 B per unit), the lists (about
+//!   33 B).
+//! * 7 MB of English at 32k, one thread (callgrind, the whole process): 3,297.6 M instructions
+//!   before, 3,303.3 M with equal shards (+0.17%), 3,308.1 M with spread ones (+0.32%: the
+//!   shard lookup, a 1 KB routing table read even with one shard, and the packed record).
 
 use std::cmp::Ordering;
 use std::rc::Rc;
@@ -100,11 +129,36 @@ pub struct Flat {
     pub meta: Vec<Meta>,
 }
 
+/// A unit's record: 16 bytes, its count and, in one `u64`, its start (34 bits: 16 G symbols,
+/// a 64 GB array) and its length (30 bits: a billion symbols). The record was 24 bytes (a
+/// `u64` start, the count and a `u32` length, padded): 160 MB of a 20 M-unit table.
 #[derive(Clone, Copy, Default)]
 pub struct Meta {
-    pub start: u64,
     pub count: u64,
-    pub len: u32,
+    at: u64,
+}
+
+const LEN_BITS: u32 = 30;
+
+impl Meta {
+    #[inline]
+    pub fn start(&self) -> usize {
+        (self.at >> LEN_BITS) as usize
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        (self.at & ((1 << LEN_BITS) - 1)) as usize
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// A unit only shrinks: `len` is at most its length when it was pushed.
+    #[inline]
+    pub fn set_len(&mut self, len: u32) {
+        debug_assert!(len as usize <= self.len());
+        self.at = (self.at & !((1 << LEN_BITS) - 1)) | len as u64;
+    }
 }
 
 impl Flat {
@@ -114,7 +168,13 @@ impl Flat {
         Flat { syms: Vec::with_capacity(symbols), meta: Vec::with_capacity(units) }
     }
     pub fn push(&mut self, symbols: &[u32], count: u64) {
-        self.meta.push(Meta { start: self.syms.len() as u64, count, len: symbols.len() as u32 });
+        let (start, len) = (self.syms.len() as u64, symbols.len() as u64);
+        assert!(
+            len < 1 << LEN_BITS && start + len < 1 << (64 - LEN_BITS),
+            "the merge engine holds units of up to 2^30 symbols and 2^34 symbols in all; pre-split the \
+             text or train from a pruned table (--min-unit-count)"
+        );
+        self.meta.push(Meta { count, at: start << LEN_BITS | len });
         self.syms.extend_from_slice(symbols);
     }
     pub fn units(&self) -> usize {
@@ -122,11 +182,11 @@ impl Flat {
     }
     pub fn unit(&self, i: usize) -> &[u32] {
         let m = self.meta[i];
-        &self.syms[m.start as usize..m.start as usize + m.len as usize]
+        &self.syms[m.start()..m.start() + m.len()]
     }
     /// Σ count × length.
     pub fn pieces(&self) -> u64 {
-        self.meta.iter().map(|m| m.len as u64 * m.count).sum()
+        self.meta.iter().map(|m| m.len() as u64 * m.count).sum()
     }
 }
 
@@ -440,6 +500,103 @@ pub(crate) struct PairInfo {
     pub(crate) at: u32,
 }
 
+/// The pair index, `pair -> PairInfo`, in shards by the pair's hash (one shard for small inputs).
+/// A hash map grows by moving into a table twice its size, with both alive at once: at the end
+/// of a 20 M-unit table that move was the run's peak (about 750 MB). In shards, one move copies
+/// one shard.
+///
+/// The shards do not get equal shares of the pairs: shard `i` of `n` gets a share in proportion
+/// to `2^(i/n)`, so their sizes span one doubling and they grow into their next tables one at a
+/// time as the index grows. With equal shares they all doubled within a few merges of each other,
+/// and a run that ended just after held every table at twice its pairs (1/0.4375 = 2.29 slots a
+/// pair; spread, about 1.65 at any size).
+pub(crate) struct PairIndex {
+    shards: Vec<Map<u64, PairInfo>>,
+    /// The shard of each of 1024 hash ranges.
+    route: Box<[u8; 1024]>,
+}
+
+impl PairIndex {
+    /// An empty index in shards for about `units` units: one shard up to 128k units, then one
+    /// per 64k units, at most 64.
+    pub(crate) fn new(units: usize) -> Self {
+        let n = (units >> 16).next_power_of_two().clamp(1, 64);
+        #[cfg(test)]
+        let n = SHARDS.with(|s| s.get()).unwrap_or(n);
+        // shard i takes the hash ranges up to 1024 * W(i + 1) / W(n), W(i) = Σ_{j<i} 2^(j/n)
+        let weight = |i: usize| (i as f64 / n as f64).exp2();
+        let total: f64 = (0..n).map(weight).sum();
+        let mut route = Box::new([0u8; 1024]);
+        let mut upto = 0.0;
+        let mut r = 0usize;
+        for i in 0..n {
+            upto += weight(i);
+            let end = if i + 1 == n { 1024 } else { (1024.0 * upto / total).round() as usize };
+            while r < end {
+                route[r] = i as u8;
+                r += 1;
+            }
+        }
+        PairIndex { shards: (0..n).map(|_| Map::default()).collect(), route }
+    }
+    #[inline]
+    fn shard(&self, k: u64) -> usize {
+        // the top bits of another multiplicative hash than the maps' (theirs pick the buckets)
+        self.route[(k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize] as usize
+    }
+    #[inline]
+    pub(crate) fn get(&self, k: &u64) -> Option<&PairInfo> {
+        self.shards[self.shard(*k)].get(k)
+    }
+    #[inline]
+    pub(crate) fn get_mut(&mut self, k: &u64) -> Option<&mut PairInfo> {
+        let s = self.shard(*k);
+        self.shards[s].get_mut(k)
+    }
+    #[inline]
+    pub(crate) fn entry(&mut self, k: u64) -> std::collections::hash_map::Entry<'_, u64, PairInfo> {
+        let s = self.shard(k);
+        self.shards[s].entry(k)
+    }
+    #[inline]
+    pub(crate) fn remove(&mut self, k: &u64) -> Option<PairInfo> {
+        let s = self.shard(*k);
+        self.shards[s].remove(k)
+    }
+    #[cfg(test)]
+    pub(crate) fn contains_key(&self, k: &u64) -> bool {
+        self.get(k).is_some()
+    }
+    pub(crate) fn len(&self) -> usize {
+        self.shards.iter().map(|m| m.len()).sum()
+    }
+    pub(crate) fn retain(&mut self, mut f: impl FnMut(&u64, &mut PairInfo) -> bool) {
+        for m in &mut self.shards {
+            m.retain(&mut f);
+        }
+    }
+    /// Every pair, in an order that depends on the hash (callers sort what must not).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&u64, &PairInfo)> {
+        self.shards.iter().flat_map(|m| m.iter())
+    }
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &u64> {
+        self.shards.iter().flat_map(|m| m.keys())
+    }
+    pub(crate) fn values(&self) -> impl Iterator<Item = &PairInfo> {
+        self.shards.iter().flat_map(|m| m.values())
+    }
+    pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut PairInfo> {
+        self.shards.iter_mut().flat_map(|m| m.values_mut())
+    }
+}
+
+impl std::ops::Index<&u64> for PairIndex {
+    type Output = PairInfo;
+    fn index(&self, k: &u64) -> &PairInfo {
+        self.get(k).expect("the pair is in the index")
+    }
+}
+
 /// The place lists longer than one id, in blocks of one `u32` array. A block is a multiple of 4
 /// words, the first holding its capacity (the ids it has room for), and is addressed by its
 /// start / 4, so a `u32` addresses 64 GB of lists. A list that outgrows its block moves to a new
@@ -526,7 +683,7 @@ impl Arena {
     /// Drops the pairs no unit holds any more, and every stale id (a unit listed under a pair it no
     /// longer holds), and packs the remaining blocks tightly in place, in their current order.
     /// Only the layout changes: each list still holds every unit that holds its pair.
-    fn compact(&mut self, index: &mut Map<u64, PairInfo>, flat: &Flat) {
+    fn compact(&mut self, index: &mut PairIndex, flat: &Flat) {
         #[cfg(test)]
         COMPACTIONS.with(|c| c.set(c.get() + 1));
         index.retain(|_, v| v.count > 0);
@@ -586,7 +743,7 @@ fn live_ids(ids: &mut [u32], pair: u64, flat: &Flat) -> usize {
         if k + AHEAD < n {
             prefetch(flat.meta.as_ptr().wrapping_add(ids[k + AHEAD] as usize) as *const u8);
             let near = flat.meta[ids[k + AHEAD / 2] as usize];
-            prefetch(flat.syms.as_ptr().wrapping_add(near.start as usize) as *const u8);
+            prefetch(flat.syms.as_ptr().wrapping_add(near.start()) as *const u8);
         }
         let id = ids[k];
         if id == last {
@@ -731,13 +888,18 @@ struct Engine<'a> {
     symbols: &'a mut Symbols,
     /// The pair index: `pair -> (count, units holding it)`, one map (one lookup per change).
     /// A pair whose count fell to 0 may stay with stale places only; it is not a candidate.
-    index: Map<u64, PairInfo>,
+    index: PairIndex,
     /// The index's place lists longer than one id.
     arena: Arena,
     /// The arena's size after it was last built or compacted: it is compacted again once it
     /// has doubled (new places, moved blocks, stale ids).
     arena_mark: usize,
     heap: PairHeap,
+    /// Under counts, on a large index: only pairs counted at least this often have heap entries
+    /// (0: every pair has one). See [`Engine::best`].
+    heap_floor: u64,
+    /// The heap's size after it was last rebuilt.
+    heap_mark: usize,
     max_len: Option<u32>,
     threads: usize,
     score: Score,
@@ -848,12 +1010,12 @@ pub(crate) fn rewrite(syms: SharedSyms, meta: &[Meta], list: &[u32], a: u32, b: 
             prefetch(meta.as_ptr().wrapping_add(next as usize) as *const u8);
             if let Some(&near) = list.get(k + AHEAD / 2) {
                 let m = meta[near as usize];
-                prefetch(syms.0.wrapping_add(m.start as usize) as *const u8);
+                prefetch(syms.0.wrapping_add(m.start()) as *const u8);
             }
         }
         let m = meta[wi as usize];
-        let st = m.start as usize;
-        let n = m.len as usize;
+        let st = m.start();
+        let n = m.len();
         // SAFETY: units are disjoint ranges of the array and `list` holds each unit once across
         // all threads of this merge (see `SharedSyms`).
         let s: &mut [u32] = unsafe { std::slice::from_raw_parts_mut(syms.0.add(st), n) };
@@ -944,7 +1106,7 @@ pub(crate) fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> Map<u64
 /// Fills the place lists of `index`, whose entries hold each pair's count and the number of
 /// units holding it (from [`count_pairs`]): a block of exactly that size for each pair in more
 /// than one unit, then one pass over the units.
-pub(crate) fn place_pairs(flat: &Flat, index: &mut Map<u64, PairInfo>) -> Arena {
+pub(crate) fn place_pairs(flat: &Flat, index: &mut PairIndex) -> Arena {
     let total: usize = index.values().filter(|v| v.len >= 2).map(|v| block_words(v.len as usize)).sum();
     let mut arena = Arena { words: Vec::with_capacity(total) };
     for v in index.values_mut() {
@@ -996,11 +1158,18 @@ fn prefetch(p: *const u8) {
 }
 
 /// Whether the arena, `len` words now and `mark` after it was last built or compacted, is due
-/// for compaction: once it has doubled (and grown by 64k words).
+/// for compaction: once it has doubled (and grown by 64k words), or, from 32 MB, grown by half
+/// (its garbage is then a large part of a run's peak, and a compaction is cheap beside the
+/// merges that fill it).
+#[inline]
+fn compaction_growth(len: usize, mark: usize) -> bool {
+    let growth = if mark >= 1 << 23 { mark / 2 } else { mark };
+    len > mark + growth + (1 << 16)
+}
 #[cfg(not(test))]
 #[inline]
 fn compaction_due(len: usize, mark: usize) -> bool {
-    len > 2 * mark + (1 << 16)
+    compaction_growth(len, mark)
 }
 // Tests can compact at every growth (`Some(true)`) or never (`Some(false)`): the results must
 // not change.
@@ -1008,13 +1177,52 @@ fn compaction_due(len: usize, mark: usize) -> bool {
 thread_local! {
     static COMPACT: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
     static COMPACTIONS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// The pair index's shards, when set (a power of two).
+    static SHARDS: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    /// (times the heap floor was raised, times it was lowered)
+    static FLOORS: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
 }
 #[cfg(test)]
 fn compaction_due(len: usize, mark: usize) -> bool {
     match COMPACT.with(|c| c.get()) {
-        None => len > 2 * mark + (1 << 16),
+        None => compaction_growth(len, mark),
         Some(always) => always && len > mark,
     }
+}
+
+/// Under counts, the heap keeps entries for about this many pairs once the index is larger
+/// (see [`Engine::best`]): the pairs counted at least a floor, raised as the heap is rebuilt.
+#[cfg(not(test))]
+#[inline]
+fn heap_keep() -> usize {
+    1 << 17
+}
+// Tests can set it low, so that small corpora run under a floor: the merges must not change.
+#[cfg(test)]
+thread_local! {
+    static HEAP_KEEP: std::cell::Cell<usize> = const { std::cell::Cell::new(1 << 17) };
+}
+#[cfg(test)]
+fn heap_keep() -> usize {
+    HEAP_KEEP.with(|k| k.get())
+}
+
+/// The largest power of two that at least `heap_keep()` of `counts` reach (0 when fewer than
+/// that many are given): a heap floor keeping at least that many pairs.
+fn floor_keeping(counts: impl Iterator<Item = u64>) -> u64 {
+    let mut at_least = [0usize; 64];
+    for c in counts {
+        at_least[63 - c.max(1).leading_zeros() as usize] += 1;
+    }
+    let keep = heap_keep();
+    let mut kept = 0;
+    for j in (0..64).rev() {
+        kept += at_least[j];
+        if kept >= keep {
+            return 1 << j;
+        }
+    }
+    0
 }
 
 /// Below this many units a merge is rewritten on the calling thread.
@@ -1028,12 +1236,8 @@ impl<'a> Engine<'a> {
         let chunk = n.div_ceil(threads).max(1024);
         let ranges: Vec<std::ops::Range<usize>> = (0..n).step_by(chunk).map(|s| s..(s + chunk).min(n)).collect();
         let parts: Vec<_> = ranges.into_par_iter().map(|r| count_pairs(&flat, r)).collect();
-        let mut index: Map<u64, PairInfo> = Map::default();
+        let mut index = PairIndex::new(n);
         for c in parts {
-            if index.is_empty() {
-                index = c;
-                continue;
-            }
             for (k, v) in c {
                 let e = index.entry(k).or_default();
                 e.count += v.count;
@@ -1053,7 +1257,7 @@ impl<'a> Engine<'a> {
         if params.score == Score::WordPiece {
             sym_count = vec![0i64; symbols.texts.len()];
             for m in &flat.meta {
-                for &x in &flat.syms[m.start as usize..m.start as usize + m.len as usize] {
+                for &x in &flat.syms[m.start()..m.start() + m.len()] {
                     if x != NO_SYMBOL {
                         sym_count[(x - symbols.base) as usize] += m.count as i64;
                     }
@@ -1077,6 +1281,8 @@ impl<'a> Engine<'a> {
             arena,
             arena_mark,
             heap: PairHeap::new(params.score == Score::WordPiece),
+            heap_floor: 0,
+            heap_mark: 0,
             max_len,
             threads,
             score: params.score,
@@ -1116,24 +1322,39 @@ impl<'a> Engine<'a> {
                 }
                 None => false,
             });
+            // every live pair counted at least the floor is here, so the HEAP_KEEP-th largest
+            // count of the heap is that of the index: raise the floor to it (never lower)
+            if nums.len() > 2 * heap_keep() {
+                let floor = floor_keeping(nums.iter().map(|e| e.0));
+                #[cfg(test)]
+                if floor > self.heap_floor {
+                    FLOORS.with(|c| c.set((c.get().0 + 1, c.get().1)));
+                }
+                self.heap_floor = self.heap_floor.max(floor);
+                let floor = self.heap_floor;
+                nums.retain(|e| e.0 >= floor);
+            }
             nums.shrink_to_fit();
             let mut heap = PairHeap { nums, dens: Vec::new(), wide: false };
             let order = self.order();
             for i in (0..heap.len() / 2).rev() {
                 heap.sift_down(i, &order);
             }
+            self.heap_mark = heap.len();
             self.heap = heap;
             return;
         }
         // every live pair gets an exact entry: no symbol's re-push stays deferred (WordPiece)
         self.groups.clear();
         self.group_of.iter_mut().for_each(|g| *g = None);
-        let mut live: Vec<u64> = self.index.iter().filter(|(_, v)| v.count > 0).map(|(&k, _)| k).collect();
+        let floor = self.heap_floor.max(1) as i64;
+        let mut live: Vec<u64> = self.index.iter().filter(|(_, v)| v.count >= floor).map(|(&k, _)| k).collect();
         // hash order must not leak: the heap's layout (not its top) would depend on it
         live.sort_unstable();
         let live: Vec<Cand> = live.into_iter().filter_map(|p| self.entry(p)).collect();
         let mut heap = std::mem::take(&mut self.heap);
         heap.rebuild(live, &self.order());
+        self.heap_mark = heap.len();
         self.heap = heap;
     }
 
@@ -1175,23 +1396,42 @@ impl<'a> Engine<'a> {
     ///
     /// WordPiece scores also rise when a symbol's count falls; there `best_wordpiece` calls this
     /// and also weighs the bounds that cover those pairs (see [`WordPieceGroup`]).
+    ///
+    /// Under a heap floor (BPE on a large index: most pairs are in one or two units and never
+    /// come near the top) the invariant holds for the pairs counted at least the floor, and the
+    /// others have no entry. An exact top at least the floor still beats every pair below it;
+    /// when no entry is left, the floor is lowered and the pairs from there up are taken from
+    /// the index.
     fn best(&mut self) -> Option<(u64, u64)> {
-        let mut heap = std::mem::take(&mut self.heap);
-        let mut found = None;
-        while let Some(top) = heap.peek() {
-            let live = self.score_of(top.pair);
-            if live == Some((top.num, top.den)) {
-                found = Some((top.pair, top.num));
-                break;
+        loop {
+            let mut heap = std::mem::take(&mut self.heap);
+            let mut found = None;
+            while let Some(top) = heap.peek() {
+                let live = self.score_of(top.pair);
+                if live == Some((top.num, top.den)) {
+                    found = Some((top.pair, top.num));
+                    break;
+                }
+                let order = self.order();
+                heap.pop(&order);
+                if let Some((num, den)) = live {
+                    if num >= self.heap_floor {
+                        heap.push(Cand { num, den, pair: top.pair }, &order);
+                    }
+                }
             }
-            let order = self.order();
-            heap.pop(&order);
-            if let Some((num, den)) = live {
-                heap.push(Cand { num, den, pair: top.pair }, &order);
+            self.heap = heap;
+            if found.is_some() || self.heap_floor == 0 {
+                return found;
             }
+            // every live pair is below the floor (a floor that keeps nothing, under
+            // max_piece_length, goes to 0)
+            let next = floor_keeping(self.index.values().filter(|v| v.count > 0).map(|v| v.count as u64));
+            self.heap_floor = if next < self.heap_floor { next } else { 0 };
+            #[cfg(test)]
+            FLOORS.with(|c| c.set((c.get().0, c.get().1 + 1)));
+            self.rebuild_heap();
         }
-        self.heap = heap;
-        found
     }
 
     /// WordPiece's [`Engine::best`]: the best pair once no deferred bound (see [`WordPieceGroup`])
@@ -1282,7 +1522,7 @@ impl<'a> Engine<'a> {
         for d in &results {
             sites += d.sites;
             for &(wi, m) in &d.lens {
-                self.flat.meta[wi as usize].len = m;
+                self.flat.meta[wi as usize].set_len(m);
             }
             for (q, v, places) in d.changes() {
                 let (q, v) = (*q, *v);
@@ -1351,7 +1591,9 @@ impl<'a> Engine<'a> {
             let order = self.order();
             for q in raised {
                 if let Some(en) = self.entry(q) {
-                    heap.push(en, &order);
+                    if en.num >= self.heap_floor {
+                        heap.push(en, &order);
+                    }
                 }
             }
             self.heap = heap;
@@ -1359,7 +1601,9 @@ impl<'a> Engine<'a> {
         // stale entries pile up (a pair whose count rose several times has one entry per rise;
         // WordPiece re-pushes every pair of the merged symbols): rebuild from the live pairs
         // once the stale ones match them in number (the index's size bounds the live pairs)
-        if self.heap.len() > 2 * self.index.len() + (1 << 12) {
+        if self.heap.len() > 2 * self.index.len() + (1 << 12)
+            || (!self.heap.wide && self.heap.len() > 2 * self.heap_mark.max(heap_keep()))
+        {
             self.rebuild_heap();
         }
         // the place lists grow with the merges (each rewritten unit lists its new pairs, and
@@ -1728,8 +1972,8 @@ mod arena_tests {
             flat.push(u, 1);
         }
         let mut arena = Arena::default();
-        let mut index: Map<u64, PairInfo> = Map::default();
-        let mut add = |index: &mut Map<u64, PairInfo>, a: u32, b: u32, count: i64, list: &[u32]| {
+        let mut index = PairIndex::new(0);
+        let mut add = |index: &mut PairIndex, a: u32, b: u32, count: i64, list: &[u32]| {
             let e = index.entry(pack(a, b)).or_default();
             e.count = count;
             for &id in list {
@@ -1782,6 +2026,41 @@ mod arena_tests {
         let out = learn(flat, &mut symbols, params, None);
         COMPACT.with(|c| c.set(None));
         (out.merges, out.pieces_after, symbols.texts.iter().map(|t| t.to_vec()).collect())
+    }
+
+    #[test]
+    fn a_heap_floor_changes_no_merge() {
+        // with room for 16 pairs the heap runs under a floor from its first rebuild, raises
+        // it, and runs out of entries (the floor lowered, the pairs taken from the index)
+        let params = MergeParams::bpe(600, 1, None);
+        let all = run(false, &params);
+        HEAP_KEEP.with(|k| k.set(16));
+        FLOORS.with(|c| c.set((0, 0)));
+        let floored = run(false, &params);
+        let (raised, lowered) = FLOORS.with(|c| c.get());
+        HEAP_KEEP.with(|k| k.set(1 << 17));
+        assert!(raised >= 1 && lowered >= 2, "floors raised {raised}, lowered {lowered}");
+        assert!(all.0.len() > 100, "the corpus gives room for many merges: {}", all.0.len());
+        assert_eq!(all, floored);
+        // and under max_piece_length, where some pairs are never candidates
+        let params = MergeParams::bpe(600, 1, Some(3));
+        let all = run(false, &params);
+        HEAP_KEEP.with(|k| k.set(16));
+        let floored = run(false, &params);
+        HEAP_KEEP.with(|k| k.set(1 << 17));
+        assert_eq!(all, floored);
+    }
+
+    #[test]
+    fn an_index_in_shards_changes_no_merge() {
+        for params in [MergeParams::bpe(600, 1, None), MergeParams { score: Score::WordPiece, ..MergeParams::bpe(400, 1, None) }] {
+            let one = run(true, &params);
+            SHARDS.with(|s| s.set(Some(16)));
+            let sixteen = run(true, &params);
+            SHARDS.with(|s| s.set(None));
+            assert!(one.0.len() > 100, "the corpus gives room for many merges: {}", one.0.len());
+            assert_eq!(one, sixteen);
+        }
     }
 
     #[test]

@@ -408,7 +408,7 @@ fn spell_serial(spelling: &Spelling, units: &Learnable) -> (Spelled, Map<Box<[u8
 /// Σ count × length of the spelled units. Pair counts are kept in i64: a corpus whose length
 /// could overflow them is refused.
 fn corpus_length(flat: &Flat) -> Result<u64> {
-    let total: u128 = flat.meta.iter().map(|m| m.len as u128 * m.count as u128).sum();
+    let total: u128 = flat.meta.iter().map(|m| m.len() as u128 * m.count as u128).sum();
     if total > (i64::MAX / 4) as u128 {
         return Err(Error::Input(format!(
             "the corpus is {total} symbols long counted with its counts, more than subwords can count exactly \
