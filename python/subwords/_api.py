@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Optional, Union, cast, overload
 
 from . import _core
 from . import counts as _counts
-from ._checks import batch_arg, text_arg
+from ._checks import batch_list, text_arg
 from ._io import read_limited, write_atomic
 from ._options import CORE_PRE_SPLITS, Joints, Model, Normalize, TrainOptions, from_keywords, from_saved, resolved
 from ._progress import ProgressLine
@@ -652,7 +652,7 @@ class SubwordsTokenizer:
         if as_numpy:
             return self.encode_array(texts, threads=threads, allowed_special=allowed_special,
                                      add_special_tokens=add_special_tokens)
-        batch = batch_arg(texts)
+        batch = batch_list(texts)  # the core checks every text's type as it reads them
         allowed = allowed_set(allowed_special, self.special_tokens) if allowed_special else frozenset()
         allowed = allowed | self._always
         try:
@@ -688,7 +688,7 @@ class SubwordsTokenizer:
                        allowed_special: AllowedSpecial = (), add_special_tokens: bool = True) -> tuple[bytes, bytes]:
         """``encode_array``'s two buffers (little-endian ids ``width`` bytes wide; each text's end,
         u64), for writers that need no numpy (``subwords encode --output``)."""
-        batch = batch_arg(batch)
+        batch = batch_list(batch)
         if eos is not None:
             self.id_to_piece(eos)  # an id of this vocabulary, or UnknownPieceError
         suffix = [] if eos is None else [eos]

@@ -17,19 +17,26 @@ pub const SLOTS: usize = 16;
 
 /// Per-worker states kept across calls.
 pub struct Slots<S> {
-    slots: Vec<Mutex<S>>,
+    slots: Vec<Padded<Mutex<S>>>,
 }
+
+/// A slot on cache lines of its own. The states sit side by side and hold the headers of their
+/// caches and buffers (lengths written at every push), so unpadded, two threads writing their
+/// own slots would pass the line they share back and forth between the cores (128: the
+/// adjacent-line prefetcher pairs 64-byte lines).
+#[repr(align(128))]
+struct Padded<T>(T);
 
 impl<S: Default> Default for Slots<S> {
     fn default() -> Self {
-        Slots { slots: (0..SLOTS).map(|_| Mutex::new(S::default())).collect() }
+        Slots { slots: (0..SLOTS).map(|_| Padded(Mutex::new(S::default()))).collect() }
     }
 }
 
 impl<S: Default + Send> Slots<S> {
     /// `f` with slot `k`'s state, or a fresh one when another call holds it.
     pub fn with<R>(&self, k: usize, f: impl FnOnce(&mut S) -> R) -> R {
-        match self.slots[k % SLOTS].try_lock() {
+        match self.slots[k % SLOTS].0.try_lock() {
             Ok(mut s) => f(&mut s),
             // a panic in an earlier call leaves the state as valid as any other
             Err(std::sync::TryLockError::Poisoned(p)) => f(&mut p.into_inner()),
@@ -158,6 +165,11 @@ impl Flat {
     pub fn get(&self, i: usize) -> &[u32] {
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
         &self.ids[start..self.ends[i]]
+    }
+
+    /// Every text's ids, one after the other.
+    pub fn ids(&self) -> &[u32] {
+        &self.ids
     }
 
     /// Every text's ids, in order.

@@ -487,6 +487,19 @@ impl SpModel {
         )
     }
 
+    /// [`SpModel::encode_batch`] handing the ids to `sink` part by part, in order, on the calling
+    /// thread, which encodes too when no part is due (`batch::ids_streamed`). The first error in
+    /// text order is returned; `sink` has seen the parts before it.
+    pub fn encode_batch_parts<S: AsRef<str> + Sync>(&self, texts: &[S], threads: usize, sink: impl FnMut(&subwords_core::batch::Flat)) -> Result<()> {
+        subwords_core::batch::ids_streamed(
+            texts,
+            threads,
+            |k, body| self.slots.with(k, |s| body(s)),
+            |t, s, out| self.encode_with(t.as_ref(), out, s),
+            sink,
+        )
+    }
+
     /// Ids with the byte span of `text` each covers (byte-fallback pieces of one character share
     /// its span; the ones before the last are empty, as in SentencePiece).
     pub fn encode_with_offsets(&self, text: &str) -> Result<(Vec<u32>, Vec<(u32, u32)>)> {
