@@ -534,21 +534,6 @@ impl HfPipeline {
         })
     }
 
-    /// [`HfPipeline::encode_batch`] handing each text's ids to `sink(index, ids)` on the calling
-    /// thread, in order, while the rest is still being encoded (`Slots::map_streamed`).
-    pub fn encode_batch_streamed(&self, texts: &[&str], allowed: &[bool], threads: usize, sink: impl FnMut(usize, Vec<u32>)) {
-        self.caches.map_streamed(
-            texts,
-            threads,
-            |t, (cache, scratch)| {
-                let mut out = Vec::with_capacity(t.len() / 3 + 1);
-                self.encode_into(t, allowed, Some(cache), None, scratch, &mut out);
-                out
-            },
-            sink,
-        )
-    }
-
     /// [`HfPipeline::encode_batch`] handing the ids to `sink` part by part, in order, on the
     /// calling thread, which encodes too when no part is due (`batch::ids_streamed`).
     pub fn encode_batch_parts(&self, texts: &[&str], allowed: &[bool], threads: usize, sink: impl FnMut(&subwords_core::batch::Flat)) {
