@@ -402,9 +402,9 @@ pub(crate) fn int_objects(py: Python<'_>, n: u32) -> Vec<Py<PyAny>> {
 }
 
 /// A batch's result, a list of `n` lists of ints, filled text by text as parts of the batch are
-/// encoded (see `batch::ids_streamed`). The raw C API is used here and only here: the outer list
-/// is made at its final size and each inner list is put in its place, with no Vec of lists in
-/// between. Until it is full its unfilled items are NULL, which the collector and `list_dealloc`
+/// encoded (see `batch::ids_streamed`). The raw C API is used here and in [`Texts`] only: the
+/// outer list is made at its final size and each inner list is put in its place, with no Vec of
+/// lists in between. Until it is full its unfilled items are NULL, which the collector and `list_dealloc`
 /// skip; it reaches Python code only through [`IdLists::finish`], once every item is set.
 pub(crate) struct IdLists {
     list: Py<PyList>,
