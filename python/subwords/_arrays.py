@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, Sequence
 
-from ._checks import batch_arg
+from ._checks import batch_list
 from ._io import PathLike
 from ._specials import AllowedSpecial
 from .errors import FileError, OptionError, SubwordsError
@@ -101,7 +101,7 @@ def encode_array(tok: _Buffers, texts: Iterable[str], *, threads: Optional[int],
                  allowed_special: AllowedSpecial, add_special_tokens: bool) -> IdArray:
     """``encode_array`` of every tokenizer family: the dtype checked against the vocabulary (and
     ``eos``), the ids filled by the tokenizer's ``encode_buffers``, wrapped as an :class:`IdArray`."""
-    batch = batch_arg(texts)
+    batch = batch_list(texts)  # each tokenizer's encode_buffers checks the texts (in the core, or batch_arg)
     width = width_of(dtype, tok.vocab_size, () if eos is None else (eos,))
     ids, ends = tok.encode_buffers(batch, threads=threads, width=width, eos=eos, allowed_special=allowed_special,
                                    add_special_tokens=add_special_tokens)

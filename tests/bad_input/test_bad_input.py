@@ -608,6 +608,26 @@ def test_a_text_that_is_not_a_str_is_an_input_error_in_every_tokenizer(every_fam
             assert isinstance(info.value, InputError) and isinstance(info.value, TypeError), name
 
 
+def test_a_batch_is_read_the_same_from_any_iterable_and_its_bad_text_is_named(every_family):
+    # the core families read the batch in the binding (issue 15), the others in Python: the
+    # same ids for a list, a tuple and a generator, str subclasses accepted, the same errors
+    class Text(str):
+        pass
+
+    texts = ["low lower", "", "newest widest"]
+    for name, tok in every_family.items():
+        want = [tok.encode(t) for t in texts]
+        for batch in (texts, tuple(texts), (t for t in texts), [Text(t) for t in texts]):
+            assert tok.encode_batch(batch, threads=2) == want, name
+        assert tok.encode_array(iter(texts), threads=2).tolist() == want, name
+        for call in (lambda b: tok.encode_batch(b, threads=2), lambda b: tok.encode_array(b, threads=2)):
+            # the type is found before the lone surrogate that comes earlier
+            with pytest.raises(subwords.TextTypeError, match="text 2 of the batch is int, not str"):
+                call(["low", "a\ud800b", 7])
+            with pytest.raises(InputError, match="not one str"):
+                call("low lower")
+
+
 @pytest.mark.parametrize("kw", [{"vocab_size": -1}, {"vocab_size": 22, "model": "gpt"}, {"vocab_size": 22, "em_rounds": 2},
                                 {"vocab_size": 22, "threads": 0}])
 def test_a_bad_option_is_an_option_error(kw):

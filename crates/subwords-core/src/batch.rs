@@ -9,6 +9,23 @@
 //! [`Slots`] keeps the state between calls: slot 0 serves single calls, slot `k` the `k`-th
 //! thread of a batch, so every thread finds a warm cache without sharing one. A slot another
 //! call holds is not waited for: that thread works with a fresh state instead.
+//!
+//! Performance notes (issue 15: 1 -> 2 threads at 1.8x for every model and input shape). The
+//! speed-up a batch can reach is bounded by the work only the calling thread can do: reading
+//! the texts before the threads start, making Python lists, freeing the result. Measured with
+//! callgrind on 2 MB of multilingual lines (42,388 texts) through a byte-level tokenizer.json,
+//! instructions per call, 2 threads: of 345 M, 75 M were the caller's alone (a Python loop
+//! checking each text's type, run twice on the array path; a `bytes` copy of every text made by
+//! `PyBackedStr` under the 3.9 stable ABI), and 80 M of all were `malloc`/`free`/`realloc` (a
+//! dozen allocations per text in the encoder; on 2 threads more, a new worker thread's allocator
+//! cache starts empty at every call). Now the texts are read by the binding in one pass
+//! (`Texts`: the type check there, the UTF-8 borrowed from the `str` on 3.10+), the encoders
+//! append into the part's buffer with their buffers kept in the slot, and the slots are padded
+//! to 128 bytes so two threads' states never share a cache line: 254 M on 1 thread, 280 M on 2,
+//! 11 M of it the caller's alone. With lists, a collection of every new list ran inside the call
+//! (the Python side's generator-based `gc_paused`): 30 M more, now gone. What is left on the
+//! caller with lists is CPython's: making the lists (under the GIL, overlapped with the
+//! encoding) and freeing them (14 M, serial, in the caller's code).
 
 use std::sync::Mutex;
 
@@ -17,19 +34,26 @@ pub const SLOTS: usize = 16;
 
 /// Per-worker states kept across calls.
 pub struct Slots<S> {
-    slots: Vec<Mutex<S>>,
+    slots: Vec<Padded<Mutex<S>>>,
 }
+
+/// A slot on cache lines of its own. The states sit side by side and hold the headers of their
+/// caches and buffers (lengths written at every push), so unpadded, two threads writing their
+/// own slots would pass the line they share back and forth between the cores (128: the
+/// adjacent-line prefetcher pairs 64-byte lines).
+#[repr(align(128))]
+struct Padded<T>(T);
 
 impl<S: Default> Default for Slots<S> {
     fn default() -> Self {
-        Slots { slots: (0..SLOTS).map(|_| Mutex::new(S::default())).collect() }
+        Slots { slots: (0..SLOTS).map(|_| Padded(Mutex::new(S::default()))).collect() }
     }
 }
 
 impl<S: Default + Send> Slots<S> {
     /// `f` with slot `k`'s state, or a fresh one when another call holds it.
     pub fn with<R>(&self, k: usize, f: impl FnOnce(&mut S) -> R) -> R {
-        match self.slots[k % SLOTS].try_lock() {
+        match self.slots[k % SLOTS].0.try_lock() {
             Ok(mut s) => f(&mut s),
             // a panic in an earlier call leaves the state as valid as any other
             Err(std::sync::TryLockError::Poisoned(p)) => f(&mut p.into_inner()),
@@ -40,96 +64,6 @@ impl<S: Default + Send> Slots<S> {
     /// `f` on every item on up to `threads` threads, chunk `k` with slot `k`'s state.
     pub fn map<'a, T: Sync, R: Send>(&self, items: &'a [T], threads: usize, f: impl Fn(&'a T, &mut S) -> R + Sync) -> Vec<R> {
         map_chunks(items, threads, |k, chunk, out| self.with(k, |s| out.extend(chunk.iter().map(|t| f(t, s)))))
-    }
-}
-
-impl<S: Default + Send> Slots<S> {
-    /// [`Slots::map`] whose results reach `sink(index, result)` on the calling thread, in item
-    /// order, while the workers go on: the caller can turn finished results into something
-    /// else (Python lists under the GIL) at the same time as the rest is encoded. The items are
-    /// cut into parts that the caller and `threads - 1` workers claim one after another (thread
-    /// `k` with slot `k`'s state, the caller's slot 0); with one thread everything runs on the
-    /// caller's thread, result by result. [`ids_streamed`] is the same for ids, in one buffer per
-    /// part.
-    pub fn map_streamed<'a, T: Sync, R: Send>(
-        &self,
-        items: &'a [T],
-        threads: usize,
-        f: impl Fn(&'a T, &mut S) -> R + Sync,
-        mut sink: impl FnMut(usize, R),
-    ) {
-        let threads = threads.max(1).min(items.len().max(1));
-        if threads == 1 {
-            self.with(0, |s| items.iter().enumerate().for_each(|(i, t)| sink(i, f(t, s))));
-            return;
-        }
-        // parts small enough that the caller's work on finished ones overlaps the encoding,
-        // large enough that claiming one costs nothing next to it
-        let per = items.len().div_ceil(threads * 16).max(1);
-        let parts: Vec<&'a [T]> = items.chunks(per).collect();
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let (tx, rx) = std::sync::mpsc::channel::<(usize, Vec<R>)>();
-        let (f, parts, next) = (&f, &parts, &next);
-        std::thread::scope(|scope| {
-            // the caller is one of the `threads`: it hands finished parts on as they fall due and
-            // encodes unclaimed ones itself when none is, so no core waits on the one that does
-            // the handing on (issue 15: with `threads` workers besides it, they shared two cores
-            // three ways while it waited on the GIL)
-            let workers: Vec<_> = (1..threads)
-                .map(|k| {
-                    let tx = tx.clone();
-                    scope.spawn(move || {
-                        self.with(k, |s| loop {
-                            let p = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some(part) = parts.get(p) else { break };
-                            let out: Vec<R> = part.iter().map(|t| f(t, s)).collect();
-                            if tx.send((p, out)).is_err() {
-                                break;
-                            }
-                        })
-                    })
-                })
-                .collect();
-            drop(tx);
-            // parts arrive in any order; they are handed on in order
-            let mut waiting: Vec<Option<Vec<R>>> = (0..parts.len()).map(|_| None).collect();
-            let mut due = 0usize;
-            self.with(0, |s| {
-                while due < parts.len() {
-                    while let Some(out) = waiting.get_mut(due).and_then(Option::take) {
-                        for (j, r) in out.into_iter().enumerate() {
-                            sink(due * per + j, r);
-                        }
-                        due += 1;
-                    }
-                    if due == parts.len() {
-                        break;
-                    }
-                    let mut got = false;
-                    while let Ok((p, out)) = rx.try_recv() {
-                        waiting[p] = Some(out);
-                        got = true;
-                    }
-                    if got {
-                        continue;
-                    }
-                    let p = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if let Some(part) = parts.get(p) {
-                        waiting[p] = Some(part.iter().map(|t| f(t, s)).collect());
-                    } else {
-                        match rx.recv() {
-                            Ok((p, out)) => waiting[p] = Some(out),
-                            Err(_) => break, // a worker panicked; its panic is resumed below
-                        }
-                    }
-                }
-            });
-            for w in workers {
-                if let Err(panic) = w.join() {
-                    std::panic::resume_unwind(panic);
-                }
-            }
-        });
     }
 }
 
@@ -158,6 +92,11 @@ impl Flat {
     pub fn get(&self, i: usize) -> &[u32] {
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
         &self.ids[start..self.ends[i]]
+    }
+
+    /// Every text's ids, one after the other.
+    pub fn ids(&self) -> &[u32] {
+        &self.ids
     }
 
     /// Every text's ids, in order.
@@ -386,21 +325,6 @@ mod tests {
             assert_eq!(got, items, "{threads} threads");
         }
         assert!(slots.map(&[] as &[u32], 4, |&x, _| x).is_empty());
-    }
-
-    #[test]
-    fn streamed_results_come_in_item_order_whatever_the_thread_count() {
-        let items: Vec<u32> = (0..1000).collect();
-        let slots: Slots<Vec<u32>> = Slots::default();
-        for threads in [1, 2, 3, 16, 5000] {
-            let mut got = Vec::new();
-            slots.map_streamed(&items, threads, |&x, _| x * 3, |i, r| got.push((i, r)));
-            let want: Vec<(usize, u32)> = items.iter().map(|&x| (x as usize, x * 3)).collect();
-            assert_eq!(got, want, "{threads} threads");
-        }
-        let mut none = 0;
-        slots.map_streamed(&[] as &[u32], 4, |&x, _| x, |_, _| none += 1);
-        assert_eq!(none, 0);
     }
 
     #[test]

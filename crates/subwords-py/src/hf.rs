@@ -3,7 +3,6 @@
 //! builds the pipeline from its plan and encodes with the GIL released.
 
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyDict, PyList};
 
 use subwords_compat::huggingface::HfPipeline;
@@ -111,13 +110,14 @@ impl PyHfPipeline {
         })
     }
 
-    fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<PyBackedStr>, allowed: Vec<bool>, threads: usize) -> PyResult<Bound<'py, PyList>> {
-        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+    fn encode_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, allowed: Vec<bool>, threads: usize) -> PyResult<Bound<'py, PyList>> {
+        let texts = super::Texts::new(py, texts)?;
+        let refs = texts.get();
         let ints = self.ints(py);
         let mut lists = super::IdLists::new(py, texts.len())?;
         // the lists of finished parts are made under the GIL by the calling thread, between
         // parts it encodes itself (see `batch::ids_streamed`)
-        py.detach(|| self.inner.encode_batch_parts(&refs, &allowed, threads, |flat| Python::attach(|py| lists.extend(py, flat, ints))));
+        py.detach(|| self.inner.encode_batch_parts(refs, &allowed, threads, |flat| Python::attach(|py| lists.extend(py, flat, ints))));
         lists.finish(py)
     }
 
@@ -125,18 +125,18 @@ impl PyHfPipeline {
     fn encode_batch_flat<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: &Bound<'py, PyAny>,
         allowed: Vec<bool>,
         threads: usize,
         width: usize,
         prefix: Vec<u32>,
         suffix: Vec<u32>,
     ) -> PyResult<(Bound<'py, pyo3::types::PyBytes>, Bound<'py, pyo3::types::PyBytes>)> {
+        let texts = super::Texts::new(py, texts)?;
         let (ids, ends) = py
             .detach(|| {
-                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
                 let mut out = super::FlatIds::new(width, &prefix, &suffix)?;
-                self.inner.encode_batch_parts(&refs, &allowed, threads, |flat| out.extend(flat));
+                self.inner.encode_batch_parts(texts.get(), &allowed, threads, |flat| out.extend(flat));
                 out.finish()
             })
             .map_err(|e| super::to_py(py, e))?;

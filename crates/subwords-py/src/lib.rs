@@ -14,7 +14,6 @@ mod hf;
 
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyList};
 
 use subwords_core::counting::UnitCounter;
@@ -327,17 +326,9 @@ impl PyModel {
 /// Every text's ids, each text's between `prefix` and `suffix`, as one buffer of little-endian
 /// ids `width` bytes wide (2: uint16, 4: uint32), and the end of each text in that array (one
 /// little-endian u64 per text), for `numpy.frombuffer`. An id too wide for `width` is refused
-/// (nothing is returned), so a uint16 array never holds a wrapped id.
-pub(crate) fn flat_ids(all: &[Vec<u32>], width: usize, prefix: &[u32], suffix: &[u32]) -> subwords_core::Result<(Vec<u8>, Vec<u8>)> {
-    let mut out = FlatIds::new(width, prefix, suffix)?;
-    for ids in all {
-        out.push(ids);
-    }
-    out.finish()
-}
-
-/// [`flat_ids`] filled part by part as a batch is encoded (`batch::ids_streamed`), so the copy
-/// into the buffer overlaps the encoding instead of following it on one thread.
+/// (nothing is returned), so a uint16 array never holds a wrapped id. Filled part by part as a
+/// batch is encoded (`batch::ids_streamed`), so the copy overlaps the encoding instead of
+/// following it on one thread.
 pub(crate) struct FlatIds<'a> {
     width: usize,
     prefix: &'a [u32],
@@ -356,27 +347,43 @@ impl<'a> FlatIds<'a> {
         Ok(FlatIds { width, prefix, suffix, ids: Vec::new(), ends: Vec::new(), end: 0, widest: 0 })
     }
 
+    /// Appends every text of `flat`. This runs on the calling thread, so it is one pass of
+    /// plain stores per part (an `extend_from_slice` per id was 4% of a 2-thread batch of
+    /// lines, all of it on the caller).
     pub(crate) fn extend(&mut self, flat: &subwords_core::batch::Flat) {
+        let around = self.prefix.len() + self.suffix.len();
+        let more = flat.ids().len() + around * flat.len();
+        self.ids.reserve(more * self.width);
+        self.ends.reserve(flat.len() * 8);
+        if around == 0 {
+            // nothing between the texts: the part's ids in one run
+            self.put(flat.ids());
+        }
         for ids in flat.iter() {
-            self.push(ids);
+            if around != 0 {
+                self.put(self.prefix);
+                self.put(ids);
+                self.put(self.suffix);
+            }
+            self.end += (ids.len() + around) as u64;
+            self.ends.extend_from_slice(&self.end.to_le_bytes());
         }
     }
 
-    fn push(&mut self, ids: &[u32]) {
-        for part in [self.prefix, ids, self.suffix] {
-            if self.width == 2 {
-                for &i in part {
-                    self.widest = self.widest.max(i);
-                    self.ids.extend_from_slice(&(i as u16).to_le_bytes());
-                }
-            } else {
-                for &i in part {
-                    self.ids.extend_from_slice(&i.to_le_bytes());
-                }
+    fn put(&mut self, part: &[u32]) {
+        let at = self.ids.len();
+        self.ids.resize(at + part.len() * self.width, 0);
+        let room = &mut self.ids[at..];
+        if self.width == 2 {
+            self.widest = part.iter().fold(self.widest, |w, &i| w.max(i));
+            for (b, &i) in room.chunks_exact_mut(2).zip(part) {
+                b.copy_from_slice(&(i as u16).to_le_bytes());
+            }
+        } else {
+            for (b, &i) in room.chunks_exact_mut(4).zip(part) {
+                b.copy_from_slice(&i.to_le_bytes());
             }
         }
-        self.end += (ids.len() + self.prefix.len() + self.suffix.len()) as u64;
-        self.ends.extend_from_slice(&self.end.to_le_bytes());
     }
 
     /// The two buffers; an id too wide for uint16 is refused (nothing is returned).
@@ -395,9 +402,9 @@ pub(crate) fn int_objects(py: Python<'_>, n: u32) -> Vec<Py<PyAny>> {
 }
 
 /// A batch's result, a list of `n` lists of ints, filled text by text as parts of the batch are
-/// encoded (see `batch::ids_streamed`). The raw C API is used here and only here: the outer list
-/// is made at its final size and each inner list is put in its place, with no Vec of lists in
-/// between. Until it is full its unfilled items are NULL, which the collector and `list_dealloc`
+/// encoded (see `batch::ids_streamed`). The raw C API is used here and in [`Texts`] only: the
+/// outer list is made at its final size and each inner list is put in its place, with no Vec of
+/// lists in between. Until it is full its unfilled items are NULL, which the collector and `list_dealloc`
 /// skip; it reaches Python code only through [`IdLists::finish`], once every item is set.
 pub(crate) struct IdLists {
     list: Py<PyList>,
@@ -473,6 +480,100 @@ impl IdLists {
     }
 }
 
+/// A batch's texts as UTF-8 the workers read without the GIL, taken from any iterable of `str`
+/// in one pass on the calling thread (issue 15: this pass is serial, so it is kept short).
+///
+/// The items are held by a tuple made of the argument (`PySequence_Tuple`), so a list changed
+/// by another Python thread while the GIL is released cannot free a text being encoded. On
+/// Python 3.10 and later each text's UTF-8 is borrowed from the `str` itself
+/// (`PyUnicode_AsUTF8AndSize`, which keeps it with the string): no copy, no object per text.
+/// `pyo3`'s `PyBackedStr` cannot do that under the 3.9 stable ABI this module is built for, and
+/// made a `bytes` copy of every text (a 2 MB batch of lines: 42,388 objects made and freed on the
+/// calling thread while the other core waited). On 3.9 that copy is still what is done here. A
+/// text that is not a `str` is a `TextTypeError` naming its place, the message of the Python
+/// side's `batch_arg`, so the Python wrappers need not walk the batch first.
+pub(crate) struct Texts {
+    _items: Py<pyo3::types::PyTuple>,
+    /// 3.9 only: the UTF-8 copies the texts point into.
+    _copies: Vec<Py<PyBytes>>,
+    texts: Vec<&'static str>,
+}
+
+// `PyUnicode_AsUTF8AndSize` is in the stable ABI from 3.10 and exported, with this signature, by
+// every CPython 3; it is called only when the running interpreter is 3.10 or later.
+extern "C" {
+    fn PyUnicode_AsUTF8AndSize(unicode: *mut pyo3::ffi::PyObject, size: *mut pyo3::ffi::Py_ssize_t) -> *const std::os::raw::c_char;
+}
+
+impl Texts {
+    pub(crate) fn new(py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<Self> {
+        use pyo3::ffi;
+        if batch.is_instance_of::<pyo3::types::PyString>() {
+            return Err(error(py, "InputError", "encode_batch takes a list of texts, not one str; use encode() for one text".into()));
+        }
+        // SAFETY: PySequence_Tuple returns a new reference or NULL with an exception set
+        let items = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PySequence_Tuple(batch.as_ptr()))? }.cast_into::<pyo3::types::PyTuple>()?;
+        // every type first, so a batch with a non-str and a lone surrogate gets batch_arg's error
+        for (n, item) in items.iter().enumerate() {
+            // SAFETY: `item` is a live object; PyUnicode_Check reads its type's flags
+            if unsafe { ffi::PyUnicode_Check(item.as_ptr()) } == 0 {
+                let kind = item.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an object".into());
+                return Err(error(py, "TextTypeError", format!("text {n} of the batch is {kind}, not str (expected text)")));
+            }
+        }
+        let borrow = py.version_info() >= (3, 10);
+        let mut texts = Vec::with_capacity(items.len());
+        let mut copies = Vec::new();
+        for item in items.iter() {
+            let (ptr, len) = if borrow {
+                let mut len: ffi::Py_ssize_t = 0;
+                // SAFETY: `item` is a str; the result is NULL with an exception set (a lone
+                // surrogate: UnicodeEncodeError) or UTF-8 that lives as long as the str
+                let ptr = unsafe { PyUnicode_AsUTF8AndSize(item.as_ptr(), &mut len) };
+                if ptr.is_null() {
+                    return Err(PyErr::fetch(py));
+                }
+                (ptr as *const u8, len as usize)
+            } else {
+                // SAFETY: as above; the bytes object is a new reference, kept in `copies`
+                let bytes = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_AsUTF8String(item.as_ptr()))? }.cast_into::<PyBytes>()?;
+                let b = bytes.as_bytes();
+                let at = (b.as_ptr(), b.len());
+                copies.push(bytes.unbind());
+                at
+            };
+            // SAFETY: valid UTF-8 (Python made it), alive while `items` (and `copies`) are,
+            // which `self` owns; it is only lent out for as long as `self` is borrowed
+            texts.push(unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(ptr, len)) });
+        }
+        Ok(Texts { _items: items.unbind(), _copies: copies, texts })
+    }
+
+    pub(crate) fn get(&self) -> &[&str] {
+        &self.texts
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.texts.len()
+    }
+}
+
+// SAFETY: the texts are immutable bytes owned by Python objects that `Texts` keeps alive; the
+// workers only read them, and the objects are released (with the GIL) when `Texts` is dropped
+unsafe impl Send for Texts {}
+unsafe impl Sync for Texts {}
+
+/// An error of `subwords.errors`' class `class` (see [`to_py`]).
+fn error(py: Python<'_>, class: &str, message: String) -> PyErr {
+    match py.import("subwords.errors").and_then(|m| m.getattr(class)) {
+        Ok(cls) => match cls.cast_into() {
+            Ok(cls) => PyErr::from_type(cls, message),
+            Err(e) => e.into(),
+        },
+        Err(err) => err,
+    }
+}
+
 /// Byte offsets into code-point offsets.
 fn char_offsets(text: &str) -> Vec<u32> {
     let mut map = vec![0u32; text.len() + 1];
@@ -504,14 +605,14 @@ impl PyModel {
         self.list(py, &ids)
     }
 
-    fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<PyBackedStr>, threads: usize) -> PyResult<Bound<'py, PyList>> {
-        // PyBackedStr borrows the UTF-8 the str objects already hold: no copy of the batch
-        let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
+    fn encode_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, threads: usize) -> PyResult<Bound<'py, PyList>> {
+        let texts = Texts::new(py, texts)?;
+        let refs = texts.get();
         let ints = self.ints(py);
         let mut lists = IdLists::new(py, texts.len())?;
         // without the GIL but while making the lists of finished parts, which the calling
         // thread does between encoding parts of its own (issue 15)
-        py.detach(|| self.inner.encode_batch_streamed(&refs, threads, |flat| Python::attach(|py| lists.extend(py, flat, ints))))
+        py.detach(|| self.inner.encode_batch_streamed(refs, threads, |flat| Python::attach(|py| lists.extend(py, flat, ints))))
             .map_err(|e| to_py(py, e))?;
         lists.finish(py)
     }
@@ -520,17 +621,17 @@ impl PyModel {
     fn encode_batch_flat<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: &Bound<'py, PyAny>,
         threads: usize,
         width: usize,
         prefix: Vec<u32>,
         suffix: Vec<u32>,
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let texts = Texts::new(py, texts)?;
         let (ids, ends) = py
             .detach(|| {
-                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
                 let mut out = FlatIds::new(width, &prefix, &suffix)?;
-                self.inner.encode_batch_streamed(&refs, threads, |flat| out.extend(flat))?;
+                self.inner.encode_batch_streamed(texts.get(), threads, |flat| out.extend(flat))?;
                 out.finish()
             })
             .map_err(|e| to_py(py, e))?;
@@ -541,15 +642,13 @@ impl PyModel {
     fn encode_batch_specials<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: &Bound<'py, PyAny>,
         threads: usize,
         allowed: Vec<(String, u32)>,
     ) -> PyResult<Bound<'py, PyList>> {
+        let texts = Texts::new(py, texts)?;
         let all = py
-            .detach(|| {
-                let refs: Vec<&str> = texts.iter().map(|t| &**t).collect();
-                self.inner.encode_batch_specials(&refs, &allowed, threads)
-            })
+            .detach(|| self.inner.encode_batch_specials(texts.get(), &allowed, threads))
             .map_err(|e| to_py(py, e))?;
         let lists = all.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, lists)

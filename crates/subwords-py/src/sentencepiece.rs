@@ -19,10 +19,12 @@ pub struct SpModel {
 
 impl SpModel {
     fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        let ints = self.ints.get_or_init(|| {
-            (0..self.inner.pieces.len() as u32).map(|i| i.into_pyobject(py).unwrap().into_any().unbind()).collect()
-        });
+        let ints = self.ints(py);
         PyList::new(py, ids.iter().map(|&i| ints[i as usize].bind(py)))
+    }
+
+    fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
+        self.ints.get_or_init(|| crate::int_objects(py, self.inner.pieces.len() as u32))
     }
 }
 
@@ -44,30 +46,16 @@ impl SpModel {
         self.list(py, &ids)
     }
 
-    fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<PyBackedStr>, threads: usize) -> PyResult<Bound<'py, PyList>> {
-        if threads <= 1 {
-            let all: Vec<Vec<u32>> = py.detach(|| self.inner.encode_batch(&texts, threads)).map_err(|e| to_py(py, e))?;
-            let lists = all.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
-            return PyList::new(py, lists);
-        }
-        // on several threads the lists are made here, under the GIL, as the workers finish
-        // parts of the batch, so making them overlaps the encoding (the workers never touch
-        // Python objects: `PyBackedStr` is plain UTF-8)
-        let mut lists = Vec::with_capacity(texts.len());
-        let mut failed: Option<PyErr> = None;
-        self.inner.encode_batch_streamed(&texts, threads, |_, r| {
-            if failed.is_some() {
-                return;
-            }
-            match r.map_err(|e| to_py(py, e)).and_then(|ids| self.list(py, &ids)) {
-                Ok(l) => lists.push(l),
-                Err(e) => failed = Some(e),
-            }
-        });
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        PyList::new(py, lists)
+    /// The lists of finished parts are made by the calling thread under the GIL, between parts it
+    /// encodes itself without it (see `batch::ids_streamed`); the workers never hold it. (This
+    /// call used to hold the GIL throughout, making each text's list as it came.)
+    fn encode_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, threads: usize) -> PyResult<Bound<'py, PyList>> {
+        let texts = crate::Texts::new(py, texts)?;
+        let ints = self.ints(py);
+        let mut lists = crate::IdLists::new(py, texts.len())?;
+        py.detach(|| self.inner.encode_batch_parts(texts.get(), threads, |flat| Python::attach(|py| lists.extend(py, flat, ints))))
+            .map_err(|e| to_py(py, e))?;
+        lists.finish(py)
     }
 
     /// The batch's ids as one flat buffer, `prefix` and `suffix` around each text's (see
@@ -75,14 +63,21 @@ impl SpModel {
     fn encode_batch_flat<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: &Bound<'py, PyAny>,
         threads: usize,
         width: usize,
         prefix: Vec<u32>,
         suffix: Vec<u32>,
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let texts = crate::Texts::new(py, texts)?;
         let (ids, ends) = py
-            .detach(|| crate::flat_ids(&self.inner.encode_batch(&texts, threads)?, width, &prefix, &suffix))
+            .detach(|| {
+                // filled part by part as the batch is encoded, the caller encoding too (where all
+                // ids were copied on one thread after two workers finished their halves)
+                let mut out = crate::FlatIds::new(width, &prefix, &suffix)?;
+                self.inner.encode_batch_parts(texts.get(), threads, |flat| out.extend(flat))?;
+                out.finish()
+            })
             .map_err(|e| to_py(py, e))?;
         Ok((PyBytes::new(py, &ids), PyBytes::new(py, &ends)))
     }

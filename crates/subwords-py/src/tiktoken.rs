@@ -51,12 +51,13 @@ impl PyRankBpe {
     /// DESIGN §3); the same result for any count.
     /// The lists of finished parts are made by the calling thread between parts it encodes itself
     /// (see `batch::ids_streamed`), with one shared int object per id.
-    fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<PyBackedStr>, allowed: Vec<usize>, threads: usize) -> PyResult<Bound<'py, PyList>> {
+    fn encode_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, allowed: Vec<usize>, threads: usize) -> PyResult<Bound<'py, PyList>> {
+        let texts = crate::Texts::new(py, texts)?;
         let inner = &self.inner;
         // capped: a sparse rank file may name ids far past its count; those are made one by one
         let ints = self.ints.get_or_init(|| crate::int_objects(py, inner.vocab_size().min(1 << 18) as u32));
         let mut lists = crate::IdLists::new(py, texts.len())?;
-        py.detach(|| inner.encode_batch_parts(&texts, &allowed, threads, |flat| Python::attach(|py| lists.extend(py, flat, ints))));
+        py.detach(|| inner.encode_batch_parts(texts.get(), &allowed, threads, |flat| Python::attach(|py| lists.extend(py, flat, ints))));
         lists.finish(py)
     }
 
@@ -64,18 +65,19 @@ impl PyRankBpe {
     fn encode_batch_flat<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: &Bound<'py, PyAny>,
         allowed: Vec<usize>,
         threads: usize,
         width: usize,
         prefix: Vec<u32>,
         suffix: Vec<u32>,
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let texts = crate::Texts::new(py, texts)?;
         let inner = &self.inner;
         let (ids, ends) = py
             .detach(|| {
                 let mut out = super::FlatIds::new(width, &prefix, &suffix)?;
-                inner.encode_batch_parts(&texts, &allowed, threads, |flat| out.extend(flat));
+                inner.encode_batch_parts(texts.get(), &allowed, threads, |flat| out.extend(flat));
                 out.finish()
             })
             .map_err(|e| to_py(py, e))?;

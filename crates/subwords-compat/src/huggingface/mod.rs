@@ -257,6 +257,16 @@ const CACHE_LIMIT: usize = 1 << 17;
 const CACHED_WORD: usize = 256;
 
 type Cache = Map<Box<[u8]>, Box<[u32]>>;
+
+/// Buffers of [`HfPipeline::encode_into`], kept with a worker's cache.
+#[derive(Default)]
+struct Scratch {
+    words: Vec<(usize, usize)>,
+    next: Vec<(usize, usize)>,
+    bufs: (String, String),
+    segments: Vec<Segment>,
+    norm_segments: Vec<Segment>,
+}
 /// The original spans of a word buffer's bytes, and of the next buffer being written.
 type SpanBufs = (Vec<Span>, Vec<Span>);
 /// A byte span of the original text.
@@ -306,8 +316,8 @@ pub struct HfPipeline {
     engine: Engine,
     added: Added,
     byte_chars: [char; 256],
-    /// word caches, one per worker (slot 0: single calls)
-    caches: Slots<Cache>,
+    /// word caches and buffers, one per worker (slot 0: single calls)
+    caches: Slots<(Cache, Scratch)>,
 }
 
 
@@ -524,19 +534,21 @@ impl HfPipeline {
     /// Ids of `text`. `allowed[i]` says whether the i-th added token may match (non-special ones
     /// always may; the caller decides for special ones).
     pub fn encode(&self, text: &str, allowed: &[bool]) -> Vec<u32> {
-        self.caches.with(0, |cache| self.encode_with(text, allowed, Some(cache), None))
+        self.caches.with(0, |(cache, scratch)| {
+            let mut out = Vec::with_capacity(text.len() / 3 + 1);
+            self.encode_into(text, allowed, Some(cache), None, scratch, &mut out);
+            out
+        })
     }
 
     /// [`HfPipeline::encode`] on every text, on `threads` scoped threads (the core's batch
     /// runner), each keeping its word cache across calls.
     pub fn encode_batch(&self, texts: &[&str], allowed: &[bool], threads: usize) -> Vec<Vec<u32>> {
-        self.caches.map(texts, threads, |t, cache| self.encode_with(t, allowed, Some(cache), None))
-    }
-
-    /// [`HfPipeline::encode_batch`] handing each text's ids to `sink(index, ids)` on the calling
-    /// thread, in order, while the rest is still being encoded (`Slots::map_streamed`).
-    pub fn encode_batch_streamed(&self, texts: &[&str], allowed: &[bool], threads: usize, sink: impl FnMut(usize, Vec<u32>)) {
-        self.caches.map_streamed(texts, threads, |t, cache| self.encode_with(t, allowed, Some(cache), None), sink)
+        self.caches.map(texts, threads, |t, (cache, scratch)| {
+            let mut out = Vec::with_capacity(t.len() / 3 + 1);
+            self.encode_into(t, allowed, Some(cache), None, scratch, &mut out);
+            out
+        })
     }
 
     /// [`HfPipeline::encode_batch`] handing the ids to `sink` part by part, in order, on the
@@ -546,8 +558,8 @@ impl HfPipeline {
             texts,
             threads,
             |k, body| self.caches.with(k, |c| body(c)),
-            |t, cache, out| {
-                out.extend_from_slice(&self.encode_with(t, allowed, Some(cache), None));
+            |t, (cache, scratch), out| {
+                self.encode_into(t, allowed, Some(cache), None, scratch, out);
                 Ok(())
             },
             sink,
@@ -566,23 +578,47 @@ impl HfPipeline {
         (ids, notes)
     }
 
-    fn encode_with(&self, text: &str, allowed: &[bool], mut cache: Option<&mut Cache>,
-                   mut notes: Option<&mut Vec<(usize, String)>>) -> Vec<u32> {
+    fn encode_with(&self, text: &str, allowed: &[bool], cache: Option<&mut Cache>,
+                   notes: Option<&mut Vec<(usize, String)>>) -> Vec<u32> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
-        let mut words: Vec<(usize, usize)> = Vec::new();
-        let mut bufs = (String::new(), String::new());
-        let mut on_text = |seg: &str, at_start: bool, out: &mut Vec<u32>, notes: &mut Option<&mut Vec<(usize, String)>>| {
+        self.encode_into(text, allowed, cache, notes, &mut Scratch::default(), &mut out);
+        out
+    }
+
+    /// [`HfPipeline::encode_with`] appending to `out`, with buffers kept across texts (a batch
+    /// made a dozen allocations per text here, a third of its instructions in `malloc`, `free`
+    /// and `realloc` on a batch of lines; on 2 threads more, each new worker's allocator cache
+    /// starting empty).
+    /// `notes` (positions in `out`) only with an empty `out`.
+    fn encode_into(&self, text: &str, allowed: &[bool], mut cache: Option<&mut Cache>,
+                   mut notes: Option<&mut Vec<(usize, String)>>, scratch: &mut Scratch, out: &mut Vec<u32>) {
+        debug_assert!(notes.is_none() || out.is_empty());
+        let Scratch { words, next, bufs, segments, norm_segments } = scratch;
+        segments.clear();
+        self.split_added(text, false, allowed, segments);
+        for &s in segments.iter() {
+            let (a, b) = match s {
+                Segment::Token(id, a, b) => {
+                    if let Some(n) = notes.as_deref_mut() {
+                        n.push((out.len(), text[a..b].to_string()));
+                    }
+                    out.push(id);
+                    continue;
+                }
+                Segment::Text(a, b) => (a, b),
+            };
+            let at_start = a == 0;
             // step 2: normalize, then cut normalized added tokens out
             let normalized;
             let seg = if self.normalizers.is_empty() {
-                seg
+                &text[a..b]
             } else {
-                normalized = self.normalize(seg);
+                normalized = self.normalize(&text[a..b]);
                 &normalized[..]
             };
-            let mut norm_segments = Vec::new();
-            self.split_added(seg, true, allowed, &mut norm_segments);
-            for s in norm_segments {
+            norm_segments.clear();
+            self.split_added(seg, true, allowed, norm_segments);
+            for &s in norm_segments.iter() {
                 match s {
                     Segment::Token(id, a, b) => {
                         if let Some(n) = notes.as_deref_mut() {
@@ -593,29 +629,15 @@ impl HfPipeline {
                     Segment::Text(a, b) => {
                         let piece = &seg[a..b];
                         let first = at_start && a == 0;
-                        self.pre_tokenize(piece, first, &mut words, &mut bufs, None);
+                        self.pre_tokenize(piece, first, words, next, bufs, None);
                         let src: &str = if self.pre.is_empty() { piece } else { &bufs.0 };
-                        for &(x, y) in &words {
+                        for &(x, y) in words.iter() {
                             self.encode_word(&src.as_bytes()[x..y], out, cache.as_deref_mut(), notes.as_deref_mut());
                         }
                     }
                 }
             }
-        };
-        let mut segments = Vec::new();
-        self.split_added(text, false, allowed, &mut segments);
-        for s in segments {
-            match s {
-                Segment::Token(id, a, b) => {
-                    if let Some(n) = notes.as_deref_mut() {
-                        n.push((out.len(), text[a..b].to_string()));
-                    }
-                    out.push(id)
-                }
-                Segment::Text(a, b) => on_text(&text[a..b], a == 0, &mut out, &mut notes),
-            }
         }
-        out
     }
 
     // -- offsets --------------------------------------------------------------------------
@@ -691,7 +713,7 @@ impl HfPipeline {
                 Segment::Text(a, b) => {
                     let piece = &norm[a..b];
                     let first = base == 0 && a == 0;
-                    self.pre_tokenize(piece, first, &mut words, &mut bufs, Some((&al.spans[a..b], &mut wspans)));
+                    self.pre_tokenize(piece, first, &mut words, &mut Vec::new(), &mut bufs, Some((&al.spans[a..b], &mut wspans)));
                     let src: &str = if self.pre.is_empty() { piece } else { &bufs.0 };
                     let sp: &[(u32, u32)] = if self.pre.is_empty() { &al.spans[a..b] } else { &wspans.0 };
                     for &(x, y) in &words {
@@ -859,8 +881,8 @@ impl HfPipeline {
     /// Words of `piece` as byte ranges of `bufs.0` (or of `piece` itself when there is no
     /// pre-tokenizer: the whole piece is one word). With `spans` (each byte's span in `piece`),
     /// the words' spans go to `out.0`, parallel to `bufs.0`.
-    fn pre_tokenize(&self, piece: &str, at_start: bool, words: &mut Vec<(usize, usize)>, bufs: &mut (String, String),
-                    mut spans: Option<(&[Span], &mut SpanBufs)>) {
+    fn pre_tokenize(&self, piece: &str, at_start: bool, words: &mut Vec<(usize, usize)>, next: &mut Vec<(usize, usize)>,
+                    bufs: &mut (String, String), mut spans: Option<(&[Span], &mut SpanBufs)>) {
         words.clear();
         if self.pre.is_empty() {
             if !piece.is_empty() {
@@ -875,7 +897,6 @@ impl HfPipeline {
             out.0.extend_from_slice(first);
         }
         words.push((0, piece.len()));
-        let mut next: Vec<(usize, usize)> = Vec::new();
         for step in &self.pre {
             next.clear();
             bufs.1.clear();
@@ -888,14 +909,14 @@ impl HfPipeline {
                     let out: &mut SpanBufs = out;
                     (&out.0[a..b], &mut out.1)
                 });
-                pre_step(step, &src[a..b], at_start && k == 0 && a == 0, dst, &mut next, word_spans);
+                pre_step(step, &src[a..b], at_start && k == 0 && a == 0, dst, next, word_spans);
             }
             std::mem::swap(&mut bufs.0, &mut bufs.1);
             if let Some((_, out)) = spans.as_mut() {
                 let out: &mut SpanBufs = out;
                 std::mem::swap(&mut out.0, &mut out.1);
             }
-            std::mem::swap(words, &mut next);
+            std::mem::swap(words, next);
         }
     }
 
@@ -1173,6 +1194,7 @@ pub fn normalize_with(normalizers: &[Normalizer], text: &str) -> String {
     s
 }
 
+#[derive(Clone, Copy)]
 enum Segment {
     Text(usize, usize),
     /// An added token's id and the byte range it took (the whitespace it strips included).

@@ -472,17 +472,15 @@ impl SpModel {
             .collect()
     }
 
-    /// [`SpModel::encode_batch`] handing each text's ids (or error) to `sink(index, ids)` on the
-    /// calling thread, in order, while the rest is still being encoded (see
-    /// [`Slots::map_streamed`]).
-    pub fn encode_batch_streamed<S: AsRef<str> + Sync>(&self, texts: &[S], threads: usize, sink: impl FnMut(usize, Result<Vec<u32>>)) {
-        self.slots.map_streamed(
+    /// [`SpModel::encode_batch`] handing the ids to `sink` part by part, in order, on the calling
+    /// thread, which encodes too when no part is due (`batch::ids_streamed`). The first error in
+    /// text order is returned; `sink` has seen the parts before it.
+    pub fn encode_batch_parts<S: AsRef<str> + Sync>(&self, texts: &[S], threads: usize, sink: impl FnMut(&subwords_core::batch::Flat)) -> Result<()> {
+        subwords_core::batch::ids_streamed(
             texts,
             threads,
-            |t, s| {
-                let mut out = Vec::with_capacity(t.as_ref().len() / 3 + 1);
-                self.encode_with(t.as_ref(), &mut out, s).map(|_| out)
-            },
+            |k, body| self.slots.with(k, |s| body(s)),
+            |t, s, out| self.encode_with(t.as_ref(), out, s),
             sink,
         )
     }

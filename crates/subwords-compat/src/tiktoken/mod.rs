@@ -233,19 +233,24 @@ impl RankBpe {
 
     fn encode_with<'t>(&self, text: &'t str, allowed: &[usize], scratch: &mut Scratch<'t>) -> Vec<u32> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        self.encode_into(text, allowed, scratch, &mut out);
+        out
+    }
+
+    /// [`RankBpe::encode_with`] appending to `out` (a batch's buffer of many texts).
+    fn encode_into<'t>(&self, text: &'t str, allowed: &[usize], scratch: &mut Scratch<'t>, out: &mut Vec<u32>) {
         if allowed.is_empty() {
-            self.encode_ordinary_into(text, &mut out, scratch);
-            return out;
+            self.encode_ordinary_into(text, out, scratch);
+            return;
         }
         let mut pos = 0;
         let mut finder = SpecialFinder::new(self, allowed, text);
         while let Some((start, end, id)) = finder.next_from(pos) {
-            self.encode_ordinary_into(&text[pos..start], &mut out, scratch);
+            self.encode_ordinary_into(&text[pos..start], out, scratch);
             out.push(id);
             pos = end;
         }
-        self.encode_ordinary_into(&text[pos..], &mut out, scratch);
-        out
+        self.encode_ordinary_into(&text[pos..], out, scratch);
     }
 
     /// [`RankBpe::encode`] on many texts, on `threads` scoped threads (the core's batch runner,
@@ -263,7 +268,7 @@ impl RankBpe {
             threads,
             |_, body| body(&mut Scratch::default()),
             |t, scratch, out| {
-                out.extend_from_slice(&self.encode_with(t.as_ref(), allowed, scratch));
+                self.encode_into(t.as_ref(), allowed, scratch, out);
                 Ok(())
             },
             sink,

@@ -388,6 +388,28 @@ impl Tokenizer {
         Ok(out)
     }
 
+    /// [`Tokenizer::encode_with`] appending to `out` (a batch's buffer of many texts), with no
+    /// vector per text; an error may leave a part of the text's ids behind.
+    pub fn encode_into(&self, text: &str, scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<()> {
+        if self.stream_from.is_some() {
+            // the stream merges run over this text's ids alone
+            let ids = self.encode_with(text, scratch)?;
+            out.extend_from_slice(&ids);
+            return Ok(());
+        }
+        let Scratch { cache, work } = scratch;
+        work.start_text();
+        let mut err = None;
+        self.spelling.for_each_unit(text, |unit, _| {
+            if err.is_none() {
+                if let Err(e) = self.encode_unit(unit, out, Some(&mut *cache), &mut *work) {
+                    err = Some(e);
+                }
+            }
+        });
+        err.map_or(Ok(()), Err)
+    }
+
     /// Two-stage models: the stream merges over the whole text, around the opaque pieces the
     /// unit merges left alone (collected in `work` while the units were encoded).
     fn replay_stream(&self, out: &mut Vec<u32>, spans: Option<&mut Vec<(u32, u32)>>, dropout: Option<(f64, &mut SmallRng)>, work: &mut Work) {
@@ -415,7 +437,7 @@ impl Tokenizer {
             texts,
             threads,
             |k, body| self.scratch.with(k, |s| body(s)),
-            |t, s, out| self.encode_with(t, s).map(|ids| out.extend_from_slice(&ids)),
+            |t, s, out| self.encode_into(t, s, out),
             sink,
         )
     }

@@ -50,7 +50,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 from ... import _core
 from ...errors import InputError, ModelFileError, UnknownPieceError
 from ..._api import _threads, gc_paused
-from ..._checks import batch_arg, text_arg
+from ..._checks import batch_list, text_arg
 from ..._io import read_limited
 from .._foreign import Foreign, allowed_set
 
@@ -828,9 +828,10 @@ class HuggingFace(Foreign):
 
 
 def _texts(texts: Iterable[str]) -> list[str]:
-    """A batch's texts, checked as ``batch_arg`` does; a lone surrogate is found by the core (which
-    refuses it) and named by :func:`_no_lone_surrogates`, so no text is encoded twice (issue 15)."""
-    return batch_arg(texts)
+    """A batch's texts, checked by the core as ``batch_arg`` does, as it reads them; a lone
+    surrogate is found by the core (which refuses it) and named by :func:`_no_lone_surrogates`,
+    so no text is encoded twice (issue 15)."""
+    return batch_list(texts)
 
 
 def _no_lone_surrogates(texts: list[str]) -> None:

@@ -21,7 +21,7 @@ from ..._api import _threads, gc_paused
 from ...errors import InputError, ModelFileError, UnknownPieceError
 from ..._checks import text_arg
 from ..._io import read_limited, write_atomic
-from ..._checks import batch_arg
+from ..._checks import batch_arg, batch_list
 from ..._specials import AllowedSpecial
 from .._foreign import Foreign, allowed_set, split_specials
 
@@ -92,8 +92,9 @@ class SentencePieceTokenizer(Foreign):
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
                      allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
                      add_bos: bool = False, add_eos: bool = False) -> list[list[int]]:
-        batch = batch_arg(texts)
+        batch = batch_list(texts)  # the core checks every text's type as it reads them
         if allowed_special or add_bos or add_eos or add_special_tokens:
+            batch = batch_arg(batch)
             return [self.encode(t, allowed_special=allowed_special, add_special_tokens=add_special_tokens,
                                 add_bos=add_bos, add_eos=add_eos) for t in batch]
         with gc_paused():
@@ -112,7 +113,7 @@ class SentencePieceTokenizer(Foreign):
         bos, end = self._sides(add_special_tokens, False, False)
         prefix = [self._control("<s>")] if bos else []
         suffix = ([self._control("</s>")] if end else []) + ([] if eos is None else [eos])
-        return self._m.encode_batch_flat(batch_arg(batch), _threads(threads), width, prefix, suffix)
+        return self._m.encode_batch_flat(batch_list(batch), _threads(threads), width, prefix, suffix)
 
     def encode_pieces(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
                       add_bos: bool = False, add_eos: bool = False) -> list[str]:

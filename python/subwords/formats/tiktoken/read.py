@@ -34,7 +34,7 @@ from ..._api import _threads, gc_paused
 from ...errors import InputError, ModelFileError, UnknownPieceError
 from ..._checks import text_arg
 from ..._io import read_limited
-from ..._checks import batch_arg
+from ..._checks import batch_list
 from ..._specials import AllowedSpecial
 from .._foreign import Foreign, PathLike, allowed_set
 
@@ -150,7 +150,7 @@ class TiktokenTokenizer(Foreign):
         """Ids of every text, on ``threads`` threads (default: all cores); the result does not
         depend on the thread count. A rank file has no template: ``add_special_tokens`` changes
         nothing."""
-        batch = batch_arg(texts)
+        batch = batch_list(texts)  # the core checks every text's type as it reads them
         n = _threads(threads)
         allowed = self._allowed(allowed_set(allowed_special, self._specials) if allowed_special else frozenset())
         with gc_paused():  # a collection per 700 new lists would walk all made so far
@@ -164,7 +164,7 @@ class TiktokenTokenizer(Foreign):
         """The ids as one flat buffer filled in the core (see ``Foreign.encode_buffers``)."""
         if eos is not None:
             self.id_to_piece(eos)
-        batch = batch_arg(batch)
+        batch = batch_list(batch)
         n = _threads(threads)
         allowed = self._allowed(allowed_set(allowed_special, self._specials) if allowed_special else frozenset())
         suffix = [] if eos is None else [eos]
