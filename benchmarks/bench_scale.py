@@ -323,6 +323,8 @@ def main() -> None:
     m.add_argument("--fast", action="store_true", help="draw the words with numpy (other words, same distribution)")
     a = ap.parse_args()
     if a.what == "make-table":
+        if not Path(a.out).is_dir():  # say so before drawing millions of words, not after
+            raise SystemExit(f"--out {a.out}: no such folder (make it first)")
         (zipf_table_fast if a.fast else zipf_table)(a.units, a.seed, Path(a.out))
         return
     {"count": bench_count, "table": bench_table, "text": bench_text}[a.what](a)
