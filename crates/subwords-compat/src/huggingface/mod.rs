@@ -534,21 +534,13 @@ impl HfPipeline {
     /// Ids of `text`. `allowed[i]` says whether the i-th added token may match (non-special ones
     /// always may; the caller decides for special ones).
     pub fn encode(&self, text: &str, allowed: &[bool]) -> Vec<u32> {
-        self.caches.with(0, |(cache, scratch)| {
-            let mut out = Vec::with_capacity(text.len() / 3 + 1);
-            self.encode_into(text, allowed, Some(cache), None, scratch, &mut out);
-            out
-        })
+        self.caches.with(0, |(cache, scratch)| self.encode_with(text, allowed, Some(cache), None, scratch))
     }
 
     /// [`HfPipeline::encode`] on every text, on `threads` scoped threads (the core's batch
     /// runner), each keeping its word cache across calls.
     pub fn encode_batch(&self, texts: &[&str], allowed: &[bool], threads: usize) -> Vec<Vec<u32>> {
-        self.caches.map(texts, threads, |t, (cache, scratch)| {
-            let mut out = Vec::with_capacity(t.len() / 3 + 1);
-            self.encode_into(t, allowed, Some(cache), None, scratch, &mut out);
-            out
-        })
+        self.caches.map(texts, threads, |t, (cache, scratch)| self.encode_with(t, allowed, Some(cache), None, scratch))
     }
 
     /// [`HfPipeline::encode_batch`] handing the ids to `sink` part by part, in order, on the
@@ -574,14 +566,14 @@ impl HfPipeline {
     /// the unknown id. (No cache: the cached words keep no strings.)
     pub fn encode_surfaces(&self, text: &str, allowed: &[bool]) -> (Vec<u32>, Vec<(usize, String)>) {
         let mut notes = Vec::new();
-        let ids = self.encode_with(text, allowed, None, Some(&mut notes));
+        let ids = self.encode_with(text, allowed, None, Some(&mut notes), &mut Scratch::default());
         (ids, notes)
     }
 
     fn encode_with(&self, text: &str, allowed: &[bool], cache: Option<&mut Cache>,
-                   notes: Option<&mut Vec<(usize, String)>>) -> Vec<u32> {
+                   notes: Option<&mut Vec<(usize, String)>>, scratch: &mut Scratch) -> Vec<u32> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
-        self.encode_into(text, allowed, cache, notes, &mut Scratch::default(), &mut out);
+        self.encode_into(text, allowed, cache, notes, scratch, &mut out);
         out
     }
 
