@@ -52,8 +52,9 @@ def corpus_path(name: str) -> Path:
     return p if p.suffix == ".txt" and p.exists() else CORPORA / f"{name}.txt"
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
-    # os.wait4 on a child we start ourselves, so ru_maxrss is that child's own peak
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str, float]:
+    # os.wait4 on a child we start ourselves, so ru_maxrss is that child's own peak, and its CPU
+    # seconds (user + system) are its own: the ratio that holds when the machine is loaded
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -62,7 +63,7 @@ def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, flo
     err = proc.stderr.read().decode() if proc.stderr else ""
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(cmd[:5])} ...: failed: {err.strip()[-800:]}")
-    return secs, usage.ru_maxrss / 1024, out
+    return secs, usage.ru_maxrss / 1024, out, usage.ru_utime + usage.ru_stime
 
 
 DASK_CHILD = """
@@ -93,7 +94,7 @@ def bench_count(a: argparse.Namespace) -> None:
         base = None
         for threads in (1, 2):
             out = Path(tmp, f"local{threads}.counts")
-            secs, rss, _ = timed([sys.executable, "-m", "subwords", "count", str(corpus), "--spelling", "front",
+            secs, rss, _, _ = timed([sys.executable, "-m", "subwords", "count", str(corpus), "--spelling", "front",
                                   "--threads", str(threads), "-o", str(out), "--quiet"])
             base = base or secs
             rows.append((f"subwords count, {threads} thread(s)", secs, None, mb / secs, base / secs / threads, rss))
@@ -101,7 +102,7 @@ def bench_count(a: argparse.Namespace) -> None:
         script.write_text(DASK_CHILD)
         dbase = None
         for workers in (1, 2):
-            secs, rss, out = timed([sys.executable, str(script), str(corpus), str(workers)])
+            secs, rss, out, _ = timed([sys.executable, str(script), str(corpus), str(workers)])
             r = json.loads(out.strip().splitlines()[-1])
             dbase = dbase or r["seconds"]
             rows.append((f"subwords.dask.count, {workers} worker(s)", r["seconds"], r["startup"], mb / r["seconds"],
@@ -220,7 +221,7 @@ def bench_text(a: argparse.Namespace) -> None:
         for k, (name, env) in enumerate(builds(a)):
             out = Path(tmp, f"m{k}.json")
             base = baseline(env)
-            secs, rss, _ = timed([sys.executable, "-m", "subwords", "train", str(path), "--spelling", "front",
+            secs, rss, _, _ = timed([sys.executable, "-m", "subwords", "train", str(path), "--spelling", "front",
                                   "--vocab-size", str(a.vocab), "--threads", "2", "-o", str(out), "--quiet",
                                   *(["--superword-at", str(a.superword_at)] if a.superword_at else [])], env)
             units = json.loads(out.read_text(encoding="utf-8"))["report"]["distinct_units"]
@@ -277,18 +278,20 @@ def bench_table(a: argparse.Namespace) -> None:
             base[name] = baseline(env)
         results = []
         for name, cmd, env in runs:
-            secs, rss, _ = timed(cmd, env)
+            secs, rss, _, cpu = timed(cmd, env)
             b = base.get(next((n for n, e in extra if e is env), None)) if env is not None else base[None]
-            results.append((name, secs, rss, b if name.startswith("subwords") else None))
+            results.append((name, secs, cpu, rss, b if name.startswith("subwords") else None))
         first = Path(tmp, "a.json").read_bytes()
         others = [Path(tmp, f).read_bytes() for f in ["b.json"] * (not a.no_tsv) + [f"x{k}.json" for k in range(len(extra))]]
         same = all(o == first for o in others)
     ours = results[0]
-    print("\n| trainer | wall s | time ÷ subwords (binary) | peak MB | bytes per distinct unit | over baseline |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, secs, rss, b in results:
+    print("\n| trainer | wall s | time ÷ subwords (binary) | CPU s | CPU ÷ subwords (binary) | peak MB "
+          "| bytes per distinct unit | over baseline |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, secs, cpu, rss, b in results:
         over = "" if b is None else f"{(rss - b) * 2**20 / a.units:.0f}"
-        print(f"| {name} | {secs:.1f} | {secs / ours[1]:.2f}× | {rss:.0f} | {rss * 2**20 / a.units:.0f} | {over} |")
+        print(f"| {name} | {secs:.1f} | {secs / ours[1]:.2f}× | {cpu:.1f} | {cpu / ours[2]:.2f}× | {rss:.0f} "
+              f"| {rss * 2**20 / a.units:.0f} | {over} |")
     print(f"\nbaseline (import only) MB: {base}")
     print(f"\nevery subwords run wrote the same model bytes: {same}; load at end {os.getloadavg()}")
 

@@ -13,7 +13,6 @@ import gc
 import json
 import math
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Optional, Union, cast, overload
 
@@ -99,35 +98,15 @@ def _check_count(word: object, count: object, where: str) -> tuple[str, int]:
 
 
 def parse_count_line(line: str, where: str) -> Optional[tuple[str, int]]:
-    """One ``word<TAB>count`` line (without its newline): the row, or None for a blank line.
-
-    The count is ASCII digits only: ``str.isdigit`` would let through ``²`` (which ``int`` then
-    rejects with a bare ValueError) and other scripts' digits (which ``int`` silently reads)."""
-    if not line.strip():
-        return None
-    parts = line.split("\t")
-    if len(parts) != 2 or re.fullmatch(r"[0-9]+", parts[1].strip(" ")) is None:
-        raise InputError(f"{where}: expected 'word<TAB>positive integer', got {line!r}")
-    return _check_count(parts[0], int(parts[1]), where)
-
-
-def read_count_table(path: Union[str, os.PathLike[str]], errors: str = "strict") -> list[tuple[str, int]]:
-    """Reads a ``word<TAB>count`` file; a bad line is refused naming the file and line."""
-    rows: list[tuple[str, int]] = []
-    with open(path, "rb") as f:
-        for n, raw in enumerate(f, 1):
-            where = f"{os.fspath(path)}: line {n}"
-            try:
-                line = raw.decode("utf-8", errors=errors).rstrip("\r\n")
-            except UnicodeDecodeError as e:
-                raise InputError(
-                    f"{where}: invalid UTF-8 (byte 0x{raw[e.start]:02X}); convert the file to UTF-8, "
-                    "or pass input_errors='replace'"
-                ) from None
-            row = parse_count_line(line, where)
-            if row is not None:
-                rows.append(row)
-    return rows
+    """One ``word<TAB>count`` line (without its newline): the row, or None for a blank line; a bad
+    line is an :class:`InputError` starting with ``where``. The rules are the core's
+    (``counting::parse_count_line``), the same that table files are read by: the count is ASCII
+    digits only (``str.isdigit`` would let ``²`` through, and ``int`` reads other scripts' digits),
+    1 to 2**64 - 1, and the word is non-empty with no whitespace (as ``str.isspace`` has it)."""
+    try:
+        return _core.parse_count_line(line)
+    except ValueError as e:
+        raise InputError(f"{where}: {e}") from None
 
 
 def _apply_joints(units: list[tuple[str, int]], joints: Joints) -> tuple[list[tuple[str, bool, bool, int]], dict[str, list[str]]]:
@@ -366,7 +345,7 @@ def _feed(trainer: _Feedable, data: TrainData, *, counts: bool, input_errors: st
         paths = [data] if isinstance(data, os.PathLike) else list(data)
         for p in paths:
             if counts:
-                _add_counts(trainer, read_count_table(p, errors=input_errors))
+                trainer.feed_count_file(os.fspath(p))  # parsed in the core, by parse_count_line's rules
             else:
                 trainer.feed_file(os.fspath(p))
         return

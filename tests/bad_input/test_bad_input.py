@@ -159,6 +159,8 @@ BAD_COUNT_LINES = {
     "empty-word": "\t2",
     "word-with-space": "low er\t2",
     "too-big": f"lower\t{2**64}",
+    "file-separator-in-word": "low\x1cer\t2",  # str.isspace() says yes; Rust's is_whitespace says no
+    "no-break-space-after-count": "lower\t2\xa0",  # only spaces may pad the count
 }
 
 
@@ -189,6 +191,19 @@ def test_a_bad_count_mapping_is_refused(table):
 def test_count_lines_tolerate_crlf_and_blank_lines(tmp_path: Path):
     (tmp_path / "t.tsv").write_bytes(FOUR_TABLE.replace("\n", "\r\n\r\n").encode())
     assert subwords.train(tmp_path / "t.tsv", counts=True, vocab_size=22) == subwords.train(FOUR, vocab_size=22)
+
+
+def test_count_files_stdin_and_mappings_read_the_same_rows(tmp_path: Path):
+    # The four words, written the untidy ways a table may come: CRLF, padded and zero-led counts,
+    # blank and whitespace-only lines (U+3000, U+001C), a word given twice (5 = 3 + 2), no final
+    # newline. By hand, these rows are FOUR exactly.
+    text = "low\t 3\r\n\r\n \u3000\x1c\nlower\t002 \nnewest\t6\nlow\t2\n\t\nwidest\t3"
+    (tmp_path / "t.tsv").write_text(text, encoding="utf-8")
+    want = subwords.train(FOUR, vocab_size=22)
+    assert subwords.train(tmp_path / "t.tsv", counts=True, vocab_size=22) == want
+    assert list(subwords.count(tmp_path / "t.tsv", counts=True).items()) == list(subwords.count(FOUR).items())
+    cli("train", "--counts", "--vocab-size", "22", "-o", "m.json", "-", input=text.encode(), cwd=tmp_path, status=0)
+    assert subwords.load(tmp_path / "m.json") == want
 
 
 @pytest.mark.parametrize("rows", [[("aaaa", 2**64 - 1)], [("ab", 2**63), ("ab", 2**63)]], ids=["pair-count", "repeated-word"])

@@ -399,6 +399,53 @@ impl UnitCounter {
         Ok(())
     }
 
+    /// Reads a `word<TAB>count` text file (one row a line, blank lines skipped) into the counter
+    /// with [`add_count`](Self::add_count), streaming: memory is the distinct units, not the file.
+    /// The rules are [`parse_count_line`]'s; a bad line is refused naming the file and line.
+    pub fn feed_count_file(&mut self, path: &str, errors: InputErrors, progress: Option<&crate::progress::Progress>) -> Result<()> {
+        use std::io::BufRead;
+        let file = File::open(path).map_err(|e| Error::io(format!("cannot open count table {path:?}"), e))?;
+        if let Some(p) = progress {
+            p.start(crate::progress::Phase::Reading, file.metadata().map(|m| m.len()).unwrap_or(0));
+        }
+        let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+        let mut raw: Vec<u8> = Vec::new();
+        let mut lossy = String::new();
+        let mut line_no: u64 = 0;
+        loop {
+            raw.clear();
+            let k = reader.read_until(b'\n', &mut raw).map_err(|e| Error::io(format!("cannot read count table {path:?}"), e))?;
+            if k == 0 {
+                return Ok(());
+            }
+            line_no += 1;
+            if let Some(p) = progress {
+                p.add(k as u64);
+            }
+            let line = match std::str::from_utf8(&raw) {
+                Ok(s) => s,
+                Err(e) => match errors {
+                    InputErrors::Strict => {
+                        return Err(Error::Input(format!(
+                            "{path}: line {line_no}: invalid UTF-8 (byte 0x{:02X}); convert the file to UTF-8, \
+                             or pass input_errors=\"replace\" (CLI: --input-errors replace) to read it with U+FFFD",
+                            raw[e.valid_up_to()]
+                        )));
+                    }
+                    InputErrors::Replace => {
+                        lossy = String::from_utf8_lossy(&raw).into_owned();
+                        &lossy
+                    }
+                },
+            };
+            match parse_count_line(line.trim_end_matches(['\r', '\n'])) {
+                Ok(Some((word, count))) => self.add_count(word, count),
+                Ok(None) => {}
+                Err(why) => return Err(Error::Input(format!("{path}: line {line_no}: {why}"))),
+            }
+        }
+    }
+
     /// Adds a `unit -> count` entry directly (count tables).
     /// The key is spelled like any text (`low` becomes `▁low` under `front`).
     pub fn add_count(&mut self, key: &str, count: u64) {
@@ -480,6 +527,47 @@ impl UnitCounter {
     }
 }
 
+/// Whitespace as Python's `str.isspace` has it: Unicode's White_Space and the four ASCII
+/// separators U+001C..U+001F (bidi class B or S), which Python counts and Unicode does not. The
+/// count tables written by people and by other tools are read by this rule, as the Python side
+/// reads stdin's.
+pub fn is_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// One `word<TAB>count` line, without its newline: the row, `None` for a blank line, or why it
+/// is refused. The count is ASCII digits, with spaces around it allowed; it must be 1 to
+/// `u64::MAX`. The word must be non-empty and hold no whitespace ([`is_space`]).
+pub fn parse_count_line(line: &str) -> std::result::Result<Option<(&str, u64)>, String> {
+    if line.chars().all(is_space) {
+        return Ok(None);
+    }
+    let mut parts = line.split('\t');
+    let (word, count) = match (parts.next(), parts.next(), parts.next()) {
+        (Some(w), Some(c), None) => (w, c),
+        _ => return Err(format!("expected 'word<TAB>positive integer', got {line:?}")),
+    };
+    let digits = count.trim_matches(' ');
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("expected 'word<TAB>positive integer', got {line:?}"));
+    }
+    if word.is_empty() {
+        return Err("the word must be non-empty, got ''".into());
+    }
+    if word.chars().any(is_space) {
+        return Err(format!("{word:?} contains whitespace; a count table holds one whitespace-free word per row"));
+    }
+    let value = digits.bytes().try_fold(0u64, |v, b| v.checked_mul(10)?.checked_add(u64::from(b - b'0')));
+    match value {
+        Some(0) => Err(format!("the count of {word:?} must be a positive whole number, got 0")),
+        Some(v) => Ok(Some((word, v))),
+        None => {
+            let shown = digits.trim_start_matches('0');
+            Err(format!("the count of {word:?} is {shown}, above the largest count subwords takes ({})", u64::MAX))
+        }
+    }
+}
+
 #[cfg(test)]
 mod cut_tests {
     use super::cut_at;
@@ -542,5 +630,31 @@ mod tally_tests {
             assert_eq!(counts.get(m15), Some(&40), "{threads} threads");
             assert_eq!(counts.len(), 4, "{threads} threads");
         }
+    }
+}
+
+#[cfg(test)]
+mod count_line_tests {
+    use super::parse_count_line as parse;
+
+    #[test]
+    fn rows_blank_lines_and_refusals() {
+        // every expected value below is written out by hand from the rules in the doc comment
+        assert_eq!(parse("low\t5"), Ok(Some(("low", 5))));
+        assert_eq!(parse("low\t  007 "), Ok(Some(("low", 7))));
+        assert_eq!(parse("low\t18446744073709551615"), Ok(Some(("low", u64::MAX))));
+        assert_eq!(parse(""), Ok(None));
+        assert_eq!(parse(" \t \u{3000}\u{1c}"), Ok(None));
+        for bad in ["low 5", "low", "low\t", "low\t5\t6", "low\t+5", "low\t-5", "low\t2.5", "low\t\u{b2}", "low\t\u{663}", "low\t 5\u{a0}"] {
+            let why = parse(bad).unwrap_err();
+            assert!(why.starts_with("expected 'word<TAB>positive integer'"), "{bad:?}: {why}");
+        }
+        assert!(parse("\t5").unwrap_err().contains("non-empty"));
+        for spaced in ["lo w\t5", "lo\u{1c}w\t5", "lo\u{3000}w\t5", "lo\u{b}w\t5"] {
+            assert!(parse(spaced).unwrap_err().contains("contains whitespace"), "{spaced:?}");
+        }
+        assert!(parse("low\t000").unwrap_err().contains("positive whole number, got 0"));
+        let big = parse("low\t0018446744073709551616").unwrap_err();
+        assert!(big.contains("is 18446744073709551616, above the largest count"), "{big}");
     }
 }

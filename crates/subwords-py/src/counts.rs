@@ -104,6 +104,10 @@ impl Counter {
         crate::add_counts(self.counter.as_mut(), counts)
     }
 
+    fn feed_count_file(&mut self, py: Python<'_>, path: String) -> PyResult<()> {
+        crate::feed_count_file(py, self.counter.as_mut(), &path, self.input_errors, None)
+    }
+
     fn finish(&mut self, py: Python<'_>) -> PyResult<PyCountTable> {
         let counter = self.counter.take().ok_or_else(spent)?;
         let spelling = counter.spelling().clone();

@@ -71,6 +71,18 @@ fn feed_file(
     py.detach(|| pool.install(|| counter.feed_file(path, errors, progress))).map_err(|e| to_py(py, e))
 }
 
+/// Reads a `word<TAB>count` file into a trainer's or a `Counter`'s counter, without the GIL.
+fn feed_count_file(
+    py: Python<'_>,
+    counter: Option<&mut UnitCounter>,
+    path: &str,
+    errors: subwords_core::options::InputErrors,
+    progress: Option<&subwords_core::progress::Progress>,
+) -> PyResult<()> {
+    let counter = counter.ok_or_else(spent)?;
+    py.detach(|| counter.feed_count_file(path, errors, progress)).map_err(|e| to_py(py, e))
+}
+
 fn add_counts(counter: Option<&mut UnitCounter>, counts: Vec<(String, u64)>) -> PyResult<()> {
     let counter = counter.ok_or_else(spent)?;
     for (w, c) in counts {
@@ -200,6 +212,10 @@ impl Trainer {
 
     fn add_counts(&mut self, counts: Vec<(String, u64)>) -> PyResult<()> {
         add_counts(self.counter.as_mut(), counts)
+    }
+
+    fn feed_count_file(&mut self, py: Python<'_>, path: String) -> PyResult<()> {
+        feed_count_file(py, self.counter.as_mut(), &path, self.options.input_errors, Some(&*self.progress))
     }
 
     /// Two-stage BPE: do not keep the texts for stage two; it calls `again()` for the input
@@ -803,6 +819,13 @@ fn unicode_versions() -> std::collections::BTreeMap<&'static str, String> {
 }
 
 /// GPT-2's byte-to-character table (`table[b]` prints byte `b`), the one the core uses.
+/// One `word<TAB>count` line by the core's rules (the ones table files are read by): the row,
+/// None for a blank line, or a ValueError saying why it is refused.
+#[pyfunction]
+fn parse_count_line(line: &str) -> PyResult<Option<(&str, u64)>> {
+    subwords_core::counting::parse_count_line(line).map_err(pyo3::exceptions::PyValueError::new_err)
+}
+
 #[pyfunction]
 fn gpt2_byte_chars() -> Vec<String> {
     subwords_core::spelling::byte_to_char_table().iter().map(|c| c.to_string()).collect()
@@ -863,6 +886,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<hf::PyHfPipeline>()?;
     m.add_function(wrap_pyfunction!(unicode_versions, m)?)?;
     m.add_function(wrap_pyfunction!(gpt2_byte_chars, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_count_line, m)?)?;
     m.add_class::<counts::PyCountTable>()?;
     m.add_class::<counts::Counter>()?;
     m.add_function(wrap_pyfunction!(counts::trainer_use_table, m)?)?;
