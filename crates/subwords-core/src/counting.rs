@@ -154,17 +154,36 @@ fn count_text(spelling: &Spelling, cut: &[String], text: &str, table: &mut Tally
 /// `cut` texts, empty pieces skipped: two-stage BPE's stage two reads a file this way instead of
 /// keeping its texts. Holds one line at a time. Returns the number of texts (non-empty lines).
 pub fn each_file_text(path: &str, errors: InputErrors, cut: &[String], f: &mut dyn FnMut(&str)) -> Result<u64> {
+    let mut texts = 0u64;
+    each_line(path, "training file", errors, |_, text| {
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        if !text.is_empty() {
+            texts += 1;
+            cut_at(text, cut, |p| {
+                if !p.is_empty() {
+                    f(p)
+                }
+            });
+        }
+        Ok(())
+    })?;
+    Ok(texts)
+}
+
+/// Calls `f(bytes read, line)` with each line of the file at `path` (a `what`, for messages),
+/// without its `\n`, holding one line at a time. Invalid UTF-8 is refused naming the line, or
+/// replaced by U+FFFD under [`InputErrors::Replace`].
+fn each_line(path: &str, what: &str, errors: InputErrors, mut f: impl FnMut(usize, &str) -> Result<()>) -> Result<()> {
     use std::io::BufRead;
-    let file = File::open(path).map_err(|e| Error::io(format!("cannot open training file {path:?}"), e))?;
+    let file = File::open(path).map_err(|e| Error::io(format!("cannot open {what} {path:?}"), e))?;
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let mut line: Vec<u8> = Vec::new();
     let mut line_no: u64 = 0;
-    let mut texts = 0u64;
     loop {
         line.clear();
-        let k = reader.read_until(b'\n', &mut line).map_err(|e| Error::io(format!("cannot read training file {path:?}"), e))?;
+        let k = reader.read_until(b'\n', &mut line).map_err(|e| Error::io(format!("cannot read {what} {path:?}"), e))?;
         if k == 0 {
-            return Ok(texts);
+            return Ok(());
         }
         line_no += 1;
         if line.last() == Some(&b'\n') {
@@ -174,30 +193,25 @@ pub fn each_file_text(path: &str, errors: InputErrors, cut: &[String], f: &mut d
         let text: &str = match std::str::from_utf8(&line) {
             Ok(t) => t,
             Err(e) => match errors {
-                InputErrors::Strict => {
-                    return Err(Error::Input(format!(
-                        "{path}: line {line_no}: invalid UTF-8 (byte 0x{:02X}); convert the file to UTF-8, \
-                         or pass input_errors=\"replace\" (CLI: --input-errors replace) to read it with U+FFFD",
-                        line[e.valid_up_to()]
-                    )))
-                }
+                InputErrors::Strict => return Err(bad_utf8(path, line_no, line[e.valid_up_to()])),
                 InputErrors::Replace => {
                     replaced = String::from_utf8_lossy(&line).into_owned();
                     &replaced
                 }
             },
         };
-        let text = text.strip_suffix('\r').unwrap_or(text);
-        if text.is_empty() {
-            continue;
-        }
-        texts += 1;
-        cut_at(text, cut, |p| {
-            if !p.is_empty() {
-                f(p)
-            }
-        });
+        f(k, text).map_err(|e| match e {
+            Error::Input(why) => Error::Input(format!("{path}: line {line_no}: {why}")),
+            e => e,
+        })?;
     }
+}
+
+fn bad_utf8(path: &str, line: u64, byte: u8) -> Error {
+    Error::Input(format!(
+        "{path}: line {line}: invalid UTF-8 (byte 0x{byte:02X}); convert the file to UTF-8, \
+         or pass input_errors=\"replace\" (CLI: --input-errors replace) to read it with U+FFFD"
+    ))
 }
 
 /// Calls `f` with the pieces of `texts` a two-stage counter would keep for stage two (empty
@@ -382,11 +396,7 @@ impl UnitCounter {
                     InputErrors::Strict => {
                         let at = e.valid_up_to();
                         let line = line_no + buf[..at].iter().filter(|&&b| b == b'\n').count() as u64;
-                        return Err(Error::Input(format!(
-                            "{path}: line {line}: invalid UTF-8 (byte 0x{:02X}); convert the file to UTF-8, \
-                             or pass input_errors=\"replace\" (CLI: --input-errors replace) to read it with U+FFFD",
-                            buf[at]
-                        )));
+                        return Err(bad_utf8(path, line, buf[at]));
                     }
                     InputErrors::Replace => {
                         let s = String::from_utf8_lossy(&buf).into_owned();
@@ -403,47 +413,18 @@ impl UnitCounter {
     /// with [`add_count`](Self::add_count), streaming: memory is the distinct units, not the file.
     /// The rules are [`parse_count_line`]'s; a bad line is refused naming the file and line.
     pub fn feed_count_file(&mut self, path: &str, errors: InputErrors, progress: Option<&crate::progress::Progress>) -> Result<()> {
-        use std::io::BufRead;
-        let file = File::open(path).map_err(|e| Error::io(format!("cannot open count table {path:?}"), e))?;
         if let Some(p) = progress {
-            p.start(crate::progress::Phase::Reading, file.metadata().map(|m| m.len()).unwrap_or(0));
+            p.start(crate::progress::Phase::Reading, std::fs::metadata(path).map(|m| m.len()).unwrap_or(0));
         }
-        let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
-        let mut raw: Vec<u8> = Vec::new();
-        let mut lossy = String::new();
-        let mut line_no: u64 = 0;
-        loop {
-            raw.clear();
-            let k = reader.read_until(b'\n', &mut raw).map_err(|e| Error::io(format!("cannot read count table {path:?}"), e))?;
-            if k == 0 {
-                return Ok(());
-            }
-            line_no += 1;
+        each_line(path, "count table", errors, |k, line| {
             if let Some(p) = progress {
                 p.add(k as u64);
             }
-            let line = match std::str::from_utf8(&raw) {
-                Ok(s) => s,
-                Err(e) => match errors {
-                    InputErrors::Strict => {
-                        return Err(Error::Input(format!(
-                            "{path}: line {line_no}: invalid UTF-8 (byte 0x{:02X}); convert the file to UTF-8, \
-                             or pass input_errors=\"replace\" (CLI: --input-errors replace) to read it with U+FFFD",
-                            raw[e.valid_up_to()]
-                        )));
-                    }
-                    InputErrors::Replace => {
-                        lossy = String::from_utf8_lossy(&raw).into_owned();
-                        &lossy
-                    }
-                },
-            };
-            match parse_count_line(line.trim_end_matches(['\r', '\n'])) {
-                Ok(Some((word, count))) => self.add_count(word, count),
-                Ok(None) => {}
-                Err(why) => return Err(Error::Input(format!("{path}: line {line_no}: {why}"))),
+            if let Some((word, count)) = parse_count_line(line.trim_end_matches('\r')).map_err(Error::Input)? {
+                self.add_count(word, count);
             }
-        }
+            Ok(())
+        })
     }
 
     /// Adds a `unit -> count` entry directly (count tables).
