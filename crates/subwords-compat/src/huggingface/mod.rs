@@ -1480,14 +1480,7 @@ fn split_where(text: &str, base: usize, pred: impl Fn(char) -> bool, contiguous:
 
 /// `tokenizers`' merge loop: the pair of lowest rank, leftmost on ties, one merge at a time.
 pub fn merge_word(syms: &mut Vec<u32>, merges: &Map<u64, (u32, u32)>) {
-    if syms.len() < 2 || merges.is_empty() {
-        return;
-    }
-    if syms.len() <= SHORT {
-        merge_short(syms, merges, &mut Vec::new());
-    } else {
-        merge_long(syms, merges, &mut Vec::new());
-    }
+    merge_word_lens(syms, merges, &mut Vec::new());
 }
 
 /// [`merge_word`] keeping `lens` (each symbol's byte length, or empty) in step: a merged
