@@ -36,6 +36,22 @@
 //!   sort, which merges their sorted runs; the heap breaks ties on 8-byte heads of the keys
 //!   ([`key_head`]) before the keys. BPE `front` 3.05 G -> 2.72 G instructions (with the spelling
 //!   and counting changes of this issue), WordPiece with BERT's pre-split 3.67 G -> 3.24 G.
+//! * Then (issue 15, the same measure, BPE `front` 32k, one thread, the whole process; 7 MB of
+//!   English / 15 MB of multilingual text): 2,830 M / 7,664 M instructions before, 2,420 M /
+//!   6,464 M after, same models. The heap's pop takes the moved entry down to a leaf along the
+//!   better children and back up (one comparison a level, as `std`'s `BinaryHeap::pop`), and a
+//!   popped entry that over-states its pair is replaced at the top in one pass down, not popped
+//!   and pushed: `Engine::best` 238 M -> 186 M on English. [`rewrite`] joins a unit in place
+//!   from its first site on, reading the lost pairs as it goes, where it copied every symbol
+//!   to a scratch unit and back: 477 M -> 382 M on English, 1,704 M -> 1,316 M on multilingual,
+//!   whose Chinese and Japanese lines are units of a hundred characters and more (a merge
+//!   scans each unit it touches whole; that stays). [`count_pairs`] counted a pair's units by
+//!   searching the unit's pairs so far, quadratic in a long unit: -100 M on multilingual.
+//!   What is left on multilingual: `rewrite` (1.3 G), counting (1.4 G, on both threads), the
+//!   compaction's work on each list (sort and stale check, about 0.5 G, in parallel; a long
+//!   unit is scanned once per list it is in), and the main thread: interpreter, import and
+//!   writing the file (0.64 G, of which 0.14 G compiles the package's sources when no
+//!   bytecode cache is written).
 //!
 //! Memory notes (issue 14; `benchmarks/bench_scale.py`, numbers in benchmarks/README.md):
 //! * The heap was a `BinaryHeap` of 80-byte entries (count, a `u128` denominator, the pair and
