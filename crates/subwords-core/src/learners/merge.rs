@@ -36,6 +36,22 @@
 //!   sort, which merges their sorted runs; the heap breaks ties on 8-byte heads of the keys
 //!   ([`key_head`]) before the keys. BPE `front` 3.05 G -> 2.72 G instructions (with the spelling
 //!   and counting changes of this issue), WordPiece with BERT's pre-split 3.67 G -> 3.24 G.
+//! * Then (issue 15, the same measure, BPE `front` 32k, one thread, the whole process; 7 MB of
+//!   English / 15 MB of multilingual text): 2,830 M / 7,664 M instructions before, 2,420 M /
+//!   6,464 M after, same models. The heap's pop takes the moved entry down to a leaf along the
+//!   better children and back up (one comparison a level, as `std`'s `BinaryHeap::pop`), and a
+//!   popped entry that over-states its pair is replaced at the top in one pass down, not popped
+//!   and pushed: `Engine::best` 238 M -> 186 M on English. [`rewrite`] joins a unit in place
+//!   from its first site on, reading the lost pairs as it goes, where it copied every symbol
+//!   to a scratch unit and back: 477 M -> 382 M on English, 1,704 M -> 1,316 M on multilingual,
+//!   whose Chinese and Japanese lines are units of a hundred characters and more (a merge
+//!   scans each unit it touches whole; that stays). [`count_pairs`] counted a pair's units by
+//!   searching the unit's pairs so far, quadratic in a long unit: -100 M on multilingual.
+//!   What is left on multilingual: `rewrite` (1.3 G), counting (1.4 G, on both threads), the
+//!   compaction's work on each list (sort and stale check, about 0.5 G, in parallel; a long
+//!   unit is scanned once per list it is in), and the main thread: interpreter, import and
+//!   writing the file (0.64 G, of which 0.14 G compiles the package's sources when no
+//!   bytecode cache is written).
 //!
 //! Memory notes (issue 14; `benchmarks/bench_scale.py`, numbers in benchmarks/README.md):
 //! * The heap was a `BinaryHeap` of 80-byte entries (count, a `u128` denominator, the pair and
@@ -454,8 +470,49 @@ impl PairHeap {
         if self.wide {
             self.dens.pop();
         }
-        self.sift_down(0, order);
+        self.sift_down_to_bottom(order);
         Some(top)
+    }
+    /// Replaces the top entry with `c` (a popped entry's re-push in one pass down, instead of a
+    /// pass down for the pop and one up for the push).
+    fn replace_top(&mut self, c: Cand, order: &Order<'_>) {
+        self.nums[0] = (c.num, c.pair);
+        if self.wide {
+            self.dens[0] = c.den;
+        }
+        self.sift_down(0, order);
+    }
+    /// The root's entry (the last one, moved there by `pop`) taken down to a leaf along the
+    /// better children, one comparison a level, then up to its place: it came from the bottom
+    /// and mostly belongs near it, so this takes about half the comparisons of [`Self::sift_down`]
+    /// (the way `std`'s `BinaryHeap::pop` does it).
+    fn sift_down_to_bottom(&mut self, order: &Order<'_>) {
+        let n = self.nums.len();
+        if n <= 1 {
+            return;
+        }
+        let moved = self.get(0);
+        let mut i = 0;
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let mut best = l;
+            if l + 1 < n && order.cmp(&self.get(l + 1), &self.get(l)) == Ordering::Greater {
+                best = l + 1;
+            }
+            self.swap(i, best);
+            i = best;
+        }
+        while i > 0 {
+            let up = (i - 1) / 2;
+            if order.cmp(&moved, &self.get(up)) != Ordering::Greater {
+                break;
+            }
+            self.swap(i, up);
+            i = up;
+        }
     }
     fn sift_down(&mut self, mut i: usize, order: &Order<'_>) {
         let n = self.nums.len();
@@ -750,13 +807,30 @@ fn live_ids(ids: &mut [u32], pair: u64, flat: &Flat) -> usize {
             continue;
         }
         last = id;
-        if flat.unit(id as usize).windows(2).any(|x| x[0] == a && x[1] == b) {
+        if first_site(flat.unit(id as usize), a, b).is_some() {
             // kept <= k: never past what is still to be read
             ids[kept] = id;
             kept += 1;
         }
     }
     kept
+}
+
+/// Where `(a, b)` first occurs in `s`: the stale check of [`live_ids`] and the first site of
+/// [`rewrite`]. A plain loop: `windows(2).any(..)` left its closure a call per position (issue
+/// 15; multilingual text, 15 MB, 32k, one thread: 6,505 M -> 6,464 M instructions; its long
+/// Chinese and Japanese units are each listed under many pairs, and the compaction's check
+/// scans each of them once per list).
+#[inline]
+fn first_site(s: &[u32], a: u32, b: u32) -> Option<usize> {
+    let mut i = 0;
+    while i + 1 < s.len() {
+        if s[i] == a && s[i + 1] == b {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
 }
 
 /// `a · b` as a 256-bit number (hi, lo).
@@ -827,10 +901,9 @@ pub(crate) struct Delta {
     pub(crate) lens: Vec<(u32, u32)>,
     /// Σ count over the merge sites (how many a's and b's became c's).
     pub(crate) sites: i64,
-    // `rewrite`'s scratch for one unit
-    old_pos: Vec<usize>,
+    // `rewrite`'s scratch for one unit: the pairs it loses, where its new pairs start
+    old_pairs: Vec<(u32, u32)>,
     new_pos: Vec<usize>,
-    out: Vec<u32>,
 }
 
 /// Past these sizes a kept [`Delta`] lets its allocations go: clearing a map costs its capacity,
@@ -1001,9 +1074,8 @@ impl SharedSyms {
 /// cleared).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn rewrite(syms: SharedSyms, meta: &[Meta], list: &[u32], a: u32, b: u32, c: u32, d: &mut Delta) {
-    let mut old_pos = std::mem::take(&mut d.old_pos);
+    let mut old_pairs = std::mem::take(&mut d.old_pairs);
     let mut new_pos = std::mem::take(&mut d.new_pos);
-    let mut out = std::mem::take(&mut d.out);
     const AHEAD: usize = 8;
     for (k, &wi) in list.iter().enumerate() {
         if let Some(&next) = list.get(k + AHEAD) {
@@ -1019,52 +1091,54 @@ pub(crate) fn rewrite(syms: SharedSyms, meta: &[Meta], list: &[u32], a: u32, b: 
         // SAFETY: units are disjoint ranges of the array and `list` holds each unit once across
         // all threads of this merge (see `SharedSyms`).
         let s: &mut [u32] = unsafe { std::slice::from_raw_parts_mut(syms.0.add(st), n) };
-        old_pos.clear();
+        // the first site; a unit without one (listed under a pair it has since lost) is left be,
+        // and the symbols before it stay where they are
+        let Some(mut i) = first_site(s, a, b) else { continue };
+        // joined in place: `j` (where the next symbol goes) trails `i` from the first site on,
+        // so the old symbols at `i - 1` and after are still there to read the lost pairs from
+        old_pairs.clear();
         new_pos.clear();
-        out.clear();
-        let mut i = 0;
-        let mut found = false;
+        let mut j = i;
+        let mut last_old = usize::MAX; // where the last lost pair listed starts
         while i < n {
             if i + 1 < n && s[i] == a && s[i + 1] == b {
-                found = true;
-                if i > 0 && old_pos.last() != Some(&(i - 1)) {
-                    old_pos.push(i - 1);
+                if i > 0 && last_old != i - 1 {
+                    old_pairs.push((s[i - 1], s[i]));
                 }
-                if old_pos.last() != Some(&i) {
-                    old_pos.push(i);
+                if last_old != i {
+                    old_pairs.push((s[i], s[i + 1]));
+                    last_old = i;
                 }
                 if i + 2 < n {
-                    old_pos.push(i + 1);
+                    old_pairs.push((s[i + 1], s[i + 2]));
+                    last_old = i + 1;
                 }
-                let k = out.len();
                 d.sites += m.count as i64;
-                if k > 0 && new_pos.last() != Some(&(k - 1)) {
-                    new_pos.push(k - 1);
+                if j > 0 && new_pos.last() != Some(&(j - 1)) {
+                    new_pos.push(j - 1);
                 }
-                new_pos.push(k);
-                out.push(c);
+                new_pos.push(j);
+                s[j] = c;
+                j += 1;
                 i += 2;
             } else {
-                out.push(s[i]);
+                s[j] = s[i];
+                j += 1;
                 i += 1;
             }
         }
-        if !found {
-            continue;
-        }
         let w = m.count as i64;
-        for &p in &old_pos {
-            let (x, y) = (s[p], s[p + 1]);
+        for &(x, y) in &old_pairs {
             if x != NO_SYMBOL && y != NO_SYMBOL {
                 d.change(pack(x, y)).1 -= w;
             }
         }
-        let m = out.len();
+        let m = j;
         for &p in &new_pos {
             if p + 1 >= m {
                 continue;
             }
-            let (x, y) = (out[p], out[p + 1]);
+            let (x, y) = (s[p], s[p + 1]);
             if x != NO_SYMBOL && y != NO_SYMBOL {
                 let row = d.change(pack(x, y));
                 row.1 += w;
@@ -1073,20 +1147,24 @@ pub(crate) fn rewrite(syms: SharedSyms, meta: &[Meta], list: &[u32], a: u32, b: 
                 }
             }
         }
-        s[..m].copy_from_slice(&out);
         d.lens.push((wi, m as u32));
     }
-    (d.old_pos, d.new_pos, d.out) = (old_pos, new_pos, out);
+    (d.old_pairs, d.new_pos) = (old_pairs, new_pos);
 }
 
 /// Pair counts, and how many units hold each pair (in `len`), over a range of units (one
 /// thread's share).
+///
+/// A pair's `at` (unused until [`place_pairs`]) holds the last unit that counted it, plus one,
+/// so a unit adds to `len` once per pair. (A list of the unit's pairs searched at each pair was
+/// quadratic in the unit's length: 5.5% of a run on multilingual text, whose Chinese and
+/// Japanese lines are units of a hundred characters and more; issue 15.) The entries'
+/// `at` are not read from these maps.
 pub(crate) fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> Map<u64, PairInfo> {
     let mut counts: Map<u64, PairInfo> = Map::default();
-    let mut seen: Vec<u64> = Vec::new();
     for wi in range {
         let s = flat.unit(wi);
-        seen.clear();
+        let stamp = wi as u32 + 1;
         for w in s.windows(2) {
             if w[0] == NO_SYMBOL || w[1] == NO_SYMBOL {
                 continue;
@@ -1094,8 +1172,8 @@ pub(crate) fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> Map<u64
             let p = pack(w[0], w[1]);
             let e = counts.entry(p).or_default();
             e.count += flat.meta[wi].count as i64;
-            if !seen.contains(&p) {
-                seen.push(p);
+            if e.at != stamp {
+                e.at = stamp;
                 e.len += 1;
             }
         }
@@ -1413,10 +1491,10 @@ impl<'a> Engine<'a> {
                     break;
                 }
                 let order = self.order();
-                heap.pop(&order);
-                if let Some((num, den)) = live {
-                    if num >= self.heap_floor {
-                        heap.push(Cand { num, den, pair: top.pair }, &order);
+                match live {
+                    Some((num, den)) if num >= self.heap_floor => heap.replace_top(Cand { num, den, pair: top.pair }, &order),
+                    _ => {
+                        heap.pop(&order);
                     }
                 }
             }

@@ -376,12 +376,45 @@ fn spell_serial(spelling: &Spelling, units: &Learnable) -> (Spelled, Map<Box<[u8
     });
     let mut spelled = Flat::with_capacity(units.len(), bound);
     let mut syms: Vec<u32> = Vec::new();
+    // `front` spells a character as itself: its id is looked up by the character (an array for
+    // ASCII, a map of `char`s for the rest) before the text map, which is only filled (issue 15:
+    // hashing each character's bytes was most of spelling, 9% of a run on multilingual text)
+    let mut ascii = [u32::MAX; 128];
+    let mut by_char: Map<char, u32> = Map::default();
     units.each(|text, starts, ends, count| {
         syms.clear();
         if spelling.scheme == Scheme::Bytes {
             for b in text.bytes() {
                 syms.push(b as u32);
                 sym_counts[b as usize] += count;
+            }
+        } else if spelling.scheme == Scheme::Front {
+            for ch in text.chars() {
+                let known = if ch.is_ascii() { ascii[ch as usize] } else { by_char.get(&ch).copied().unwrap_or(u32::MAX) };
+                let id = if known != u32::MAX {
+                    known
+                } else {
+                    let mut t = [0u8; 4];
+                    let t: &[u8] = ch.encode_utf8(&mut t).as_bytes();
+                    let id = match provisional.get(t) {
+                        Some(&id) => id,
+                        None => {
+                            let id = sym_texts.len() as u32;
+                            provisional.insert(t.into(), id);
+                            sym_texts.push(t.into());
+                            sym_counts.push(0);
+                            id
+                        }
+                    };
+                    if ch.is_ascii() {
+                        ascii[ch as usize] = id;
+                    } else {
+                        by_char.insert(ch, id);
+                    }
+                    id
+                };
+                sym_counts[id as usize] += count;
+                syms.push(id);
             }
         } else {
             spelling.for_each_symbol(text, starts, ends, |t| {

@@ -313,6 +313,19 @@ impl Spelling {
                         buf.clear();
                         buf.push(mark);
                         let digits = self.split_digits.map_or(0, usize::from);
+                        // a word with no mark in it (and no digit, when digits are split) is one
+                        // unit: copied whole, not a character at a time (issue 15: the walk was
+                        // most of counting's instructions)
+                        let whole = if word.is_ascii() {
+                            (mark as u32) >= 0x80 && (digits == 0 || !word.bytes().any(|c| c.is_ascii_digit()))
+                        } else {
+                            digits == 0 && !word.contains(mark)
+                        };
+                        if whole {
+                            buf.push_str(word);
+                            f(&buf, (a, b));
+                            return;
+                        }
                         let mut run = 0usize; // digits in the current unit (0: not a digit unit)
                         for (k, c) in word.char_indices() {
                             let cut = if c == mark {
