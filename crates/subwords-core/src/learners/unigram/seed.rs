@@ -298,7 +298,8 @@ fn seed_arcs(
         let mut cursor: Vec<usize> = (0..=top)
             .map(|l| if l < 2 { 0 } else { len_at[l] + by_stretch[len_at[l]..len_at[l + 1]].partition_point(|x| (x.1 as usize) < part.start) })
             .collect();
-        let mut from = vec![0usize; top + 1];
+        // per length, the kept piece of the current stretch (NONE: none is kept)
+        let mut piece = vec![NONE; top + 1];
         let mut prev: Option<(u32, usize)> = None;
         for k in part.clone() {
             let (p, r) = sufs[k];
@@ -312,17 +313,18 @@ fn seed_arcs(
                 }
                 None => 0,
             };
+            // a stretch that goes on keeps its piece; one that starts here looks it up
             for len in (l + 1).max(2)..=lim {
-                from[len] = k;
-            }
-            for len in 2..=lim {
                 let end = len_at[len + 1];
                 let c = &mut cursor[len];
-                while *c < end && (by_stretch[*c].1 as usize) < from[len] {
+                while *c < end && (by_stretch[*c].1 as usize) < k {
                     *c += 1;
                 }
-                if *c < end && by_stretch[*c].1 as usize == from[len] {
-                    f(p, r, by_stretch[*c].2);
+                piece[len] = if *c < end && by_stretch[*c].1 as usize == k { by_stretch[*c].2 } else { NONE };
+            }
+            for &x in &piece[2.min(lim + 1)..=lim] {
+                if x != NONE {
+                    f(p, r, x);
                 }
             }
             prev = Some((p, lim));
