@@ -158,10 +158,13 @@
 //!   the E-step files each term in its range's slot as it is made (the slots counted from the
 //!   chunk's arcs; a run with no spelling fills its slots with `-inf`, which the fold leaves as
 //!   it is); `sp_losses` finds the frequencies first, then each piece's replacement and its
-//!   loss at once, with the trie built only then. Peak 256–282 → 183–188 MB (MiB, whole
-//!   process), CPU 10.4–10.8 → 9.8 s (numbers under load; benchmarks/README.md has the
-//!   side-by-side runs). Not done: the seed's own peak (its walks and the table's texts, about
-//!   190 MB now) and its suffix sort, the largest serial-looking cost left besides the E-step.
+//!   loss at once, with the trie built only then. Peak (MiB, whole process, under load): 10 MB
+//!   of code 271 → 182–190 (sentencepiece 185), all 31 MB at 32k 601 → 436 (sentencepiece
+//!   533). CPU unchanged within the load's noise; callgrind on 1 MB of code: +2.2% on one
+//!   thread (the seed's two walks over the suffixes, about 300 M instructions, cost more than
+//!   the trie did), −0.6% in all and −5.2% on the busier worker with two (the E-step's copy
+//!   saved). Not done: the seed's own peak (its walks and the table's texts, about 188 MB at
+//!   10 MB now), its suffix sort, and filing the E-step's terms by pushing on one thread.
 
 use rayon::prelude::*;
 
