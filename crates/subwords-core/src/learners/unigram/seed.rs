@@ -289,10 +289,7 @@ fn seed_arcs(
     let longest = (0..runs.len()).map(|r| runs.start[r + 1] - runs.start[r]).max().unwrap_or(0) as usize;
     let top = longest.min(max_len);
     // where each length's pieces begin in `by_stretch`
-    let mut len_at = vec![0usize; top + 2];
-    for l in 0..=top + 1 {
-        len_at[l] = by_stretch.partition_point(|x| (x.0 as usize) < l);
-    }
+    let len_at: Vec<usize> = (0..=top + 1).map(|l| by_stretch.partition_point(|x| (x.0 as usize) < l)).collect();
     // per part, the pieces met in suffix order: f(position, run, piece)
     let visit = |part: &std::ops::Range<usize>, f: &mut dyn FnMut(u32, u32, u32)| {
         let mut cursor: Vec<usize> = (0..=top)
