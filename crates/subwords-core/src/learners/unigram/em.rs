@@ -38,20 +38,26 @@ pub fn digamma(mut x: f64) -> f64 {
 /// are the only ones that can end there), and backward folds each start's arcs in stored order,
 /// starts descending.
 #[inline]
-fn forward_backward(arcs: &[[u32; 2]], n: usize, table: &Table, s: &mut Scratch) -> Option<f64> {
+fn forward_backward(arcs: &[u32], n: usize, table: &Table, s: &mut Scratch) -> Option<f64> {
+    s.starts.clear();
     s.ends.clear();
     s.lps.clear();
-    for &[i, p] in arcs {
-        s.ends.push(i + table.len[p as usize]);
+    // a position's arcs begin with its single symbol (see [`super::Stored`])
+    let mut i = u32::MAX;
+    for &p in arcs {
+        let len = table.len[p as usize];
+        i = i.wrapping_add((len == 1) as u32);
+        s.starts.push(i);
+        s.ends.push(i + len);
         s.lps.push(table.lp[p as usize]);
     }
-    let (alpha, beta, ends, lps) = (&mut s.alpha, &mut s.beta, &s.ends, &s.lps);
+    let (alpha, beta, starts, ends, lps) = (&mut s.alpha, &mut s.beta, &s.starts, &s.ends, &s.lps);
     alpha.clear();
     alpha.resize(n + 1, NEG_INF);
     alpha[0] = 0.0;
-    for (x, &[i, _]) in arcs.iter().enumerate() {
+    for x in 0..arcs.len() {
         let j = ends[x] as usize;
-        alpha[j] = logaddexp(alpha[j], alpha[i as usize] + lps[x]);
+        alpha[j] = logaddexp(alpha[j], alpha[starts[x] as usize] + lps[x]);
     }
     let log_z = alpha[n];
     if log_z == NEG_INF {
@@ -62,9 +68,9 @@ fn forward_backward(arcs: &[[u32; 2]], n: usize, table: &Table, s: &mut Scratch)
     beta[n] = 0.0;
     let mut hi = arcs.len();
     while hi > 0 {
-        let i = arcs[hi - 1][0];
+        let i = starts[hi - 1];
         let mut lo = hi - 1;
-        while lo > 0 && arcs[lo - 1][0] == i {
+        while lo > 0 && starts[lo - 1] == i {
             lo -= 1;
         }
         let mut b = NEG_INF;
@@ -77,28 +83,21 @@ fn forward_backward(arcs: &[[u32; 2]], n: usize, table: &Table, s: &mut Scratch)
     Some(log_z)
 }
 
-/// `terms` grouped by the range of their piece (`piece >> shift`), each range's terms in their
-/// order (a counting sort), with the offsets of the `n_ranges` groups.
-fn by_range(terms: Vec<(u32, f64)>, shift: u32, n_ranges: usize) -> (Vec<(u32, f64)>, Vec<u32>) {
-    if n_ranges == 1 {
-        let n = terms.len() as u32;
-        return (terms, vec![0, n]);
-    }
+/// Where each range of pieces (`piece >> shift`) begins among a chunk's terms, one term per
+/// arc: a counting sort on the arcs' pieces, so each term is filed in place as it is made.
+fn range_offsets(arcs: &[u32], shift: u32, n_ranges: usize) -> Vec<u32> {
     let mut off = vec![0u32; n_ranges + 1];
-    for &(p, _) in &terms {
+    if n_ranges == 1 {
+        off[1] = arcs.len() as u32;
+        return off;
+    }
+    for &p in arcs {
         off[(p >> shift) as usize + 1] += 1;
     }
     for k in 0..n_ranges {
         off[k + 1] += off[k];
     }
-    let mut at = off.clone();
-    let mut out = vec![(0u32, 0.0f64); terms.len()];
-    for t in terms {
-        let slot = &mut at[(t.0 >> shift) as usize];
-        out[*slot as usize] = t;
-        *slot += 1;
-    }
-    (out, off)
+    off
 }
 
 /// One EM round, in place; returns how many pieces the M-step dropped (only
@@ -117,22 +116,33 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
         let terms: Vec<(Vec<(u32, f64)>, Vec<u32>)> = batch
             .par_iter()
             .map_init(Scratch::default, |s, chunk| {
-                let mut out = Vec::with_capacity(chunk.arcs.len());
+                // each term filed under its piece's range as it is made, in run order
+                let off = range_offsets(&chunk.arcs, shift, n_ranges);
+                let mut at = off.clone();
+                let mut out = vec![(0u32, NEG_INF); chunk.arcs.len()];
                 for (k, r) in chunk.runs.clone().enumerate() {
                     let arcs = &chunk.arcs[chunk.off[k] as usize..chunk.off[k + 1] as usize];
                     let n = runs.run(r).len();
                     let Some(log_z) = forward_backward(arcs, n, table, s) else {
                         // every spelling holds a piece at -inf (the Bayesian step reaches it in
-                        // a few rounds): the run adds nothing, as in the reference
+                        // a few rounds): the run adds nothing, as in the reference; its slots
+                        // hold -inf, which the fold leaves as it is (`logaddexp(e, -inf) = e`)
+                        for &p in arcs {
+                            let slot = &mut at[(p >> shift) as usize];
+                            out[*slot as usize].0 = p;
+                            *slot += 1;
+                        }
                         continue;
                     };
                     let log_c = (runs.count[r] as f64).ln();
-                    for (x, &[i, p]) in arcs.iter().enumerate() {
-                        let post = ((s.alpha[i as usize] + s.lps[x]) + s.beta[s.ends[x] as usize]) - log_z;
-                        out.push((p, log_c + post));
+                    for (x, &p) in arcs.iter().enumerate() {
+                        let post = ((s.alpha[s.starts[x] as usize] + s.lps[x]) + s.beta[s.ends[x] as usize]) - log_z;
+                        let slot = &mut at[(p >> shift) as usize];
+                        out[*slot as usize] = (p, log_c + post);
+                        *slot += 1;
                     }
                 }
-                by_range(out, shift, n_ranges)
+                (out, off)
             })
             .collect();
         // each task folds the terms of its own range of pieces, in run order

@@ -142,6 +142,29 @@
 //!   all, 17.6 M with a `-inf` side, 1.9 M already short-cut. Left on one core: spelling the
 //!   units and building the model (pipeline and tokenizer code, shared with the other
 //!   learners and the encoder).
+//! * Issue 15, the code corpus (10 MB of it, 16k, `em="sentencepiece"`, 2 threads; per phase,
+//!   the process's CPU and RSS read from the kernel between phases). 158k distinct units but
+//!   2.4 M positions in them (English 7 MB: 116k, 1.0 M), so the million-piece seed makes long
+//!   lattices: 17 M stored arcs. The peak (260–290 MB, sentencepiece 185) was the seed's trie,
+//!   150 MB: a million pieces of up to 16 symbols share few prefixes (millions of nodes), and it
+//!   lived beside the table and the arcs being found; then the E-step's terms (a chunk's terms
+//!   made, then copied into their ranges: two copies, 30 MB a batch) and `sp_losses` (each
+//!   piece's replacement kept as a `Vec` until the frequencies were known). Taken, all exact:
+//!   the seed's arcs come from the sorted suffixes the seed already has (`seed::seed_arcs`): a
+//!   kept piece of length `L` is the stretch of sorted suffixes sharing its first `L` symbols,
+//!   known by the stretch's first suffix, so one walk with one cursor per length finds every
+//!   position's pieces, no trie (a debug build checks them against the trie's); an arc is its
+//!   piece alone, 4 bytes, the start implicit (a position's arcs begin with its single symbol);
+//!   the E-step files each term in its range's slot as it is made (the slots counted from the
+//!   chunk's arcs; a run with no spelling fills its slots with `-inf`, which the fold leaves as
+//!   it is); `sp_losses` finds the frequencies first, then each piece's replacement and its
+//!   loss at once, with the trie built only then. Peak (MiB, whole process, under load): 10 MB
+//!   of code 271 → 182–190 (sentencepiece 185), all 31 MB at 32k 601 → 436 (sentencepiece
+//!   533). CPU unchanged within the load's noise; callgrind on 1 MB of code: +2.2% on one
+//!   thread (the seed's two walks over the suffixes, about 300 M instructions, cost more than
+//!   the trie did), −0.6% in all and −5.2% on the busier worker with two (the E-step's copy
+//!   saved). Not done: the seed's own peak (its walks and the table's texts, about 188 MB at
+//!   10 MB now), its suffix sort, and filing the E-step's terms by pushing on one thread.
 
 use rayon::prelude::*;
 
@@ -278,8 +301,11 @@ struct Stored {
 
 struct ChunkArcs {
     runs: std::ops::Range<usize>,
-    /// (start, piece): the end is `start + len[piece]`, so an arc costs 8 bytes
-    arcs: Vec<[u32; 2]>,
+    /// the arcs' pieces, in arc order; the start is implicit: every position's arcs begin with
+    /// its single symbol (every symbol of a run is a live piece with a probability, shortest
+    /// first), so an arc's start is the number of single-symbol arcs up to it, minus one, and
+    /// its end is `start + len[piece]`: an arc costs 4 bytes
+    arcs: Vec<u32>,
     /// run `runs.start + k` owns `arcs[off[k]..off[k + 1]]`
     off: Vec<u32>,
 }
@@ -293,7 +319,15 @@ impl Stored {
                 let mut c = ChunkArcs { runs: range.clone(), arcs: Vec::new(), off: vec![0] };
                 for r in range {
                     trie_lattice(trie, runs.run(r), lp, l);
-                    c.arcs.extend(l.arcs().iter().map(|a| [a.start, a.piece]));
+                    c.arcs.extend(l.arcs().iter().map(|a| a.piece));
+                    // the implicit starts hold: one single-symbol arc per position, each first
+                    let mut at = u32::MAX;
+                    for a in l.arcs() {
+                        if a.end - a.start == 1 {
+                            at = at.wrapping_add(1);
+                        }
+                        assert_eq!(at, a.start, "a lattice position without its single symbol");
+                    }
                     c.off.push(c.arcs.len() as u32);
                 }
                 c.arcs.shrink_to_fit();
@@ -311,7 +345,7 @@ impl Stored {
             for k in 0..c.off.len() - 1 {
                 let hi = c.off[k + 1] as usize;
                 for x in lo..hi {
-                    if alive[c.arcs[x][1] as usize] {
+                    if alive[c.arcs[x] as usize] {
                         c.arcs[w] = c.arcs[x];
                         w += 1;
                     }
@@ -328,8 +362,11 @@ impl Stored {
     #[inline]
     fn lattice(c: &ChunkArcs, k: usize, n: usize, table: &Table, l: &mut Lattice) {
         l.reset(n);
-        for &[i, p] in &c.arcs[c.off[k] as usize..c.off[k + 1] as usize] {
-            l.push(i, i + table.len[p as usize], p, table.lp[p as usize]);
+        let mut i = u32::MAX;
+        for &p in &c.arcs[c.off[k] as usize..c.off[k + 1] as usize] {
+            let len = table.len[p as usize];
+            i = i.wrapping_add((len == 1) as u32);
+            l.push(i, i + len, p, table.lp[p as usize]);
         }
         l.finish();
     }
@@ -342,7 +379,8 @@ struct Scratch {
     beta: Vec<f64>,
     viterbi: ViterbiScratch,
     without: ViterbiScratch,
-    /// the E-step's per-arc ends and log-probabilities of one run
+    /// the E-step's per-arc starts, ends and log-probabilities of one run
+    starts: Vec<u32>,
     ends: Vec<u32>,
     lps: Vec<f64>,
 }
@@ -414,7 +452,7 @@ pub fn train_traced(
     }
     let max_len = params.max_piece_length.unwrap_or(usize::MAX);
     // the runs come back owning the alphabet's stretch at the end of `syms`
-    let (mut table, runs) = seed(runs, &texts, strip_right, max_len, params.seed_size, params.em == EmMethod::Sentencepiece);
+    let (mut table, runs, seed_arcs) = seed(runs, &texts, strip_right, max_len, params.seed_size, params.em == EmMethod::Sentencepiece);
     let seed_size = table.at.len();
     let mut size = seed_size;
     let mut rounds = vec![size];
@@ -430,7 +468,16 @@ pub fn train_traced(
     if let Some(p) = progress {
         p.start(Phase::Merging, total_rounds);
     }
-    let mut stored = Stored::build(&runs, &build_trie(&table, &runs.syms, a), &table.lp);
+    let mut stored = Stored { chunks: seed_arcs };
+    #[cfg(debug_assertions)]
+    {
+        // the seed's arcs are those the trie finds
+        let by_trie = Stored::build(&runs, &build_trie(&table, &runs.syms, a), &table.lp);
+        assert_eq!(by_trie.chunks.len(), stored.chunks.len());
+        for (x, y) in by_trie.chunks.iter().zip(&stored.chunks) {
+            assert!(x.runs == y.runs && x.off == y.off && x.arcs == y.arcs, "the seed's arcs differ from the trie's");
+        }
+    }
     let mut tracer = UnigramTracer::take(seed_size, trace);
     if let Some(t) = tracer.as_mut() {
         t.em_step(&runs, &table, &texts, strip_right, 0, 0);
@@ -458,8 +505,7 @@ pub fn train_traced(
                 }
                 break;
             }
-            let trie = build_trie(&table, &runs.syms, a);
-            let found = prune::sp_losses(&runs, &table, &stored, &trie);
+            let found = prune::sp_losses(&runs, &table, &stored, a);
             let alive_before = tracer.as_ref().map(|_| table.alive.clone());
             size = prune::sp_prune(&mut table, &found, size, stop_at, params.shrink);
             if let (Some(t), Some(before)) = (tracer.as_mut(), alive_before) {

@@ -81,32 +81,9 @@ pub(super) struct SpLosses {
 ///   replacement's order: what the corpus's unigram likelihood loses if every use of `p` were
 ///   spelled with its replacement. (sentencepiece also divides by the runs' total count, a
 ///   constant that does not change the order.)
-pub(super) fn sp_losses(runs: &Runs, table: &Table, stored: &Stored, trie: &PieceTrie<()>) -> SpLosses {
+pub(super) fn sp_losses(runs: &Runs, table: &Table, stored: &Stored, alphabet: usize) -> SpLosses {
     let np = table.at.len();
-    // 1. each piece's replacement (empty: keep it, no replacement; None: drop it)
-    let replacement: Vec<Option<Vec<u32>>> = (0..np)
-        .into_par_iter()
-        .map_init(Scratch::default, |s, p| {
-            if !table.alive[p] || table.len[p] < 2 || !table.has_prob[p] {
-                return Some(Vec::new());
-            }
-            let syms = &runs.syms[table.at[p] as usize..(table.at[p] + table.len[p]) as usize];
-            trie_lattice_without(trie, syms, &table.lp, None, &mut s.lattice);
-            if !s.lattice.viterbi_with(&mut s.viterbi) {
-                return Some(Vec::new());
-            }
-            let walk = s.viterbi.walk(&s.lattice);
-            if walk.len() != 1 || s.lattice.arcs()[walk[0] as usize].piece != p as u32 {
-                return None;
-            }
-            trie_lattice_without(trie, syms, &table.lp, Some(p as u32), &mut s.lattice);
-            if !s.lattice.viterbi_with(&mut s.viterbi) {
-                return Some(Vec::new());
-            }
-            Some(s.viterbi.walk(&s.lattice).into_iter().map(|k| s.lattice.arcs()[k as usize].piece).collect())
-        })
-        .collect();
-    // 2. Viterbi frequencies over the runs
+    // 1. Viterbi frequencies over the runs
     let mut freq = vec![0u64; np];
     for batch in stored.chunks.chunks(BATCH_CHUNKS) {
         let parts: Vec<Vec<(u32, u64)>> = batch
@@ -135,40 +112,55 @@ pub(super) fn sp_losses(runs: &Runs, table: &Table, stored: &Stored, trie: &Piec
         }
     }
     let total: u64 = freq.iter().sum();
-    let mut loss = vec![0.0f64; np];
-    let mut drop = vec![false; np];
     if total == 0 {
-        return SpLosses { loss, drop };
+        return SpLosses { loss: vec![0.0f64; np], drop: vec![false; np] };
     }
     let log_total = (total as f64).ln();
-    for p in 0..np {
-        if !table.alive[p] || table.len[p] < 2 {
-            continue;
-        }
-        let alt = match &replacement[p] {
-            None => {
-                drop[p] = true;
-                continue;
-            }
-            Some(a) => a,
-        };
-        if freq[p] == 0 {
-            drop[p] = true;
-            continue;
-        }
-        if alt.is_empty() {
-            loss[p] = f64::INFINITY; // no replacement: kept, as sentencepiece keeps it
-            continue;
-        }
-        let f = freq[p];
-        let log_alt_total = ((total + f * (alt.len() as u64 - 1)) as f64).ln();
-        let with = (f as f64).ln() - log_total;
-        let mut without = 0.0f64;
-        for &n in alt {
-            without += ((freq[n as usize] + f) as f64).ln() - log_alt_total;
-        }
-        loss[p] = f as f64 * (with - without);
-    }
+    // 2. per piece, its replacement (its own best spelling without it) and at once its loss,
+    // so no replacement is kept (the trie is built only now, after the frequencies)
+    let trie = super::build_trie(table, &runs.syms, alphabet);
+    let (loss, drop): (Vec<f64>, Vec<bool>) = (0..np)
+        .into_par_iter()
+        .map_init(
+            || (Scratch::default(), Vec::new()),
+            |(s, alt), p| -> (f64, bool) {
+                if !table.alive[p] || table.len[p] < 2 {
+                    return (0.0, false);
+                }
+                // (sentencepiece keeps a piece with no replacement, and one whose own
+                // spelling cannot be found: loss infinite, never dropped)
+                alt.clear();
+                if table.has_prob[p] {
+                    let syms = &runs.syms[table.at[p] as usize..(table.at[p] + table.len[p]) as usize];
+                    trie_lattice_without(&trie, syms, &table.lp, None, &mut s.lattice);
+                    if s.lattice.viterbi_with(&mut s.viterbi) {
+                        let walk = s.viterbi.walk(&s.lattice);
+                        if walk.len() != 1 || s.lattice.arcs()[walk[0] as usize].piece != p as u32 {
+                            return (0.0, true); // its own best spelling is split
+                        }
+                        trie_lattice_without(&trie, syms, &table.lp, Some(p as u32), &mut s.lattice);
+                        if s.lattice.viterbi_with(&mut s.viterbi) {
+                            alt.extend(s.viterbi.walk(&s.lattice).into_iter().map(|k| s.lattice.arcs()[k as usize].piece));
+                        }
+                    }
+                }
+                if freq[p] == 0 {
+                    return (0.0, true);
+                }
+                if alt.is_empty() {
+                    return (f64::INFINITY, false); // no replacement: kept, as sentencepiece keeps it
+                }
+                let f = freq[p];
+                let log_alt_total = ((total + f * (alt.len() as u64 - 1)) as f64).ln();
+                let with = (f as f64).ln() - log_total;
+                let mut without = 0.0f64;
+                for &n in alt.iter() {
+                    without += ((freq[n as usize] + f) as f64).ln() - log_alt_total;
+                }
+                (f as f64 * (with - without), false)
+            },
+        )
+        .unzip();
     SpLosses { loss, drop }
 }
 

@@ -1,10 +1,12 @@
 //! The Unigram seed (the Unigram page, "seed"): every substring of every run up to the length
 //! bound, counted at every position times the run's count, found with one suffix sort and one
-//! walk over the sorted suffixes (see the module header of [`super`] for the algorithm).
+//! walk over the sorted suffixes (see the module header of [`super`] for the algorithm). The
+//! seed's lattices (every position's arcs) come from the same sorted suffixes ([`seed_arcs`]),
+//! not from a trie of the seed.
 
 use rayon::prelude::*;
 
-use super::{join, Runs, Table, NONE};
+use super::{join, Runs, Table, CHUNK, NONE};
 use crate::hash::Map;
 use crate::segmenters::unigram::lattice::NEG_INF;
 
@@ -16,7 +18,7 @@ use crate::segmenters::unigram::lattice::NEG_INF;
 /// mark and by the line's end); a substring of `max_len` symbols always is. In the walk: no occurrence continues when no suffix of the stretch restarted the
 /// accumulator of length `L + 1`; one symbol follows them all when the stretch of `L + 1`
 /// started at the same suffix and adds up to the same count.
-pub(super) fn walk(runs: &Runs, sufs: &[(u32, u32)], max_len: usize, mut emit: impl FnMut(u32, u32, u64, bool)) {
+pub(super) fn walk(runs: &Runs, sufs: &[(u32, u32)], base: usize, max_len: usize, mut emit: impl FnMut(u32, u32, u64, bool, u32)) {
     let longest = (0..runs.len()).map(|r| runs.start[r + 1] - runs.start[r]).max().unwrap_or(0) as usize;
     let top = longest.min(max_len);
     let mut acc = vec![0u64; top + 1];
@@ -49,7 +51,7 @@ pub(super) fn walk(runs: &Runs, sufs: &[(u32, u32)], max_len: usize, mut emit: i
         };
         if let Some((_, pl)) = prev {
             for len in (l + 1).max(2)..=pl {
-                emit(first[len], len as u32, acc[len], branching(&acc, &from, len));
+                emit(first[len], len as u32, acc[len], branching(&acc, &from, len), (base + from[len] - 1) as u32);
             }
         }
         for len in (l + 1).max(2)..=lim {
@@ -66,7 +68,7 @@ pub(super) fn walk(runs: &Runs, sufs: &[(u32, u32)], max_len: usize, mut emit: i
     }
     if let Some((_, pl)) = prev {
         for len in 2..=pl {
-            emit(first[len], len as u32, acc[len], branching(&acc, &from, len));
+            emit(first[len], len as u32, acc[len], branching(&acc, &from, len), (base + from[len] - 1) as u32);
         }
     }
 }
@@ -113,7 +115,7 @@ pub(super) fn seed(
     max_len: usize,
     seed_size: Option<usize>,
     sentencepiece: bool,
-) -> (Table, Runs) {
+) -> (Table, Runs, Vec<super::ChunkArcs>) {
     // a substring's seed score, or None when it is not a candidate
     let score = move |l: u32, c: u64, branching: bool| -> Option<u64> {
         if !sentencepiece {
@@ -149,19 +151,20 @@ pub(super) fn seed(
         sufs.par_sort_unstable_by(|x, y| key(x).cmp(key(y)));
     }
     let cap_multi = seed_size.map(|s| s - a);
-    let mut kept: Vec<(u32, u32, u64)> = Vec::new();
+    // (a position, length, score, the first sorted suffix it begins)
+    let mut kept: Vec<(u32, u32, u64, u32)> = Vec::new();
     let mut buf = Vec::new();
     let parts = parts(&runs, &sufs);
     // every distinct substring, in no particular order (the table is sorted by text below)
-    let all = |keep: &(dyn Fn(u64) -> bool + Sync)| -> Vec<(u32, u32, u64)> {
-        let lists: Vec<Vec<(u32, u32, u64)>> = parts
+    let all = |keep: &(dyn Fn(u64) -> bool + Sync)| -> Vec<(u32, u32, u64, u32)> {
+        let lists: Vec<Vec<(u32, u32, u64, u32)>> = parts
             .par_iter()
             .map(|r| {
                 let mut v = Vec::new();
-                walk(&runs, &sufs[r.clone()], max_len, |p, l, c, b| {
+                walk(&runs, &sufs[r.clone()], r.start, max_len, |p, l, c, b, k0| {
                     if let Some(c) = score(l, c, b) {
                         if keep(c) {
-                            v.push((p, l, c))
+                            v.push((p, l, c, k0))
                         }
                     }
                 });
@@ -177,7 +180,7 @@ pub(super) fn seed(
                 .par_iter()
                 .map(|r| {
                     let mut h: Map<u64, u64> = Map::default();
-                    walk(&runs, &sufs[r.clone()], max_len, |_, l, c, b| {
+                    walk(&runs, &sufs[r.clone()], r.start, max_len, |_, l, c, b, _| {
                         if let Some(c) = score(l, c, b) {
                             *h.entry(c).or_insert(0) += 1
                         }
@@ -206,7 +209,7 @@ pub(super) fn seed(
                     above += k as usize;
                 }
                 let found = all(&|c| c >= thr);
-                let mut ties: Vec<(Vec<u8>, (u32, u32, u64))> = Vec::new();
+                let mut ties: Vec<(Vec<u8>, (u32, u32, u64, u32))> = Vec::new();
                 for t in found {
                     if t.2 > thr {
                         kept.push(t);
@@ -220,15 +223,14 @@ pub(super) fn seed(
             }
         }
     }
-    drop(sufs);
     // the alphabet's stretch
     let alpha_at = runs.syms.len() as u32;
     runs.syms.extend(0..a as u32);
     // all pieces in text order
-    let mut pieces: Vec<(u32, u32, u64)> = (0..a as u32).map(|r| (alpha_at + r, 1, single_count[r as usize])).collect();
+    let mut pieces: Vec<(u32, u32, u64, u32)> = (0..a as u32).map(|r| (alpha_at + r, 1, single_count[r as usize], NONE)).collect();
     pieces.extend(kept);
     let syms = &runs.syms;
-    let mut keyed: Vec<(Vec<u8>, (u32, u32, u64))> = pieces
+    let mut keyed: Vec<(Vec<u8>, (u32, u32, u64, u32))> = pieces
         .into_par_iter()
         .map_init(Vec::new, |buf, t| {
             join(texts, &syms[t.0 as usize..(t.0 + t.1) as usize], strip_right, buf);
@@ -247,14 +249,131 @@ pub(super) fn seed(
         alive: vec![true; n],
         single: vec![NONE; a],
     };
-    for (id, (_, (at, len, c))) in keyed.into_iter().enumerate() {
+    // the pieces of two or more symbols by (length, first sorted suffix): where the arcs are
+    let mut by_stretch: Vec<(u32, u32, u32)> = Vec::with_capacity(n - a);
+    for (id, (_, (at, len, c, k0))) in keyed.into_iter().enumerate() {
         if len == 1 {
             t.single[runs.syms[at as usize] as usize] = id as u32;
+        } else {
+            by_stretch.push((len, k0, id as u32));
         }
         t.at.push(at);
         t.len.push(len);
         t.lp.push(if c > 0 { (c as f64 / total).ln() } else { NEG_INF });
         t.has_prob.push(c > 0);
     }
-    (t, runs)
+    by_stretch.par_sort_unstable();
+    let arcs = seed_arcs(&runs, &sufs, &parts, max_len, &t, &by_stretch);
+    (t, runs, arcs)
+}
+
+/// The seed's lattices, every run's arcs in arc order (see [`super::ChunkArcs`]), found from the
+/// sorted suffixes instead of a trie (a trie of a million pieces of up to 16 symbols has
+/// millions of nodes: 150 MB on 10 MB of code, the training's peak). The pieces starting at a
+/// position are the kept substrings that begin its suffix; the suffix lies in one stretch per
+/// length `L` (the suffixes sharing its first `L` symbols), and a kept piece of length `L` is
+/// known by the first suffix of its stretch (`by_stretch`, sorted by length, then that suffix).
+/// One walk per part, with one cursor per length, finds them in order; a position's arcs are
+/// its single symbol, then its pieces by length. A walk counts them per position, the chunks
+/// are laid out, a second walk files them.
+fn seed_arcs(
+    runs: &Runs,
+    sufs: &[(u32, u32)],
+    parts: &[std::ops::Range<usize>],
+    max_len: usize,
+    t: &Table,
+    by_stretch: &[(u32, u32, u32)],
+) -> Vec<super::ChunkArcs> {
+    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    let positions = runs.start[runs.len()] as usize;
+    let longest = (0..runs.len()).map(|r| runs.start[r + 1] - runs.start[r]).max().unwrap_or(0) as usize;
+    let top = longest.min(max_len);
+    // where each length's pieces begin in `by_stretch`
+    let len_at: Vec<usize> = (0..=top + 1).map(|l| by_stretch.partition_point(|x| (x.0 as usize) < l)).collect();
+    // per part, the pieces met in suffix order: f(position, run, piece)
+    let visit = |part: &std::ops::Range<usize>, f: &mut dyn FnMut(u32, u32, u32)| {
+        let mut cursor: Vec<usize> = (0..=top)
+            .map(|l| if l < 2 { 0 } else { len_at[l] + by_stretch[len_at[l]..len_at[l + 1]].partition_point(|x| (x.1 as usize) < part.start) })
+            .collect();
+        // per length, the kept piece of the current stretch (NONE: none is kept)
+        let mut piece = vec![NONE; top + 1];
+        let mut prev: Option<(u32, usize)> = None;
+        for k in part.clone() {
+            let (p, r) = sufs[k];
+            let lim = ((runs.start[r as usize + 1] - p) as usize).min(max_len);
+            let cur = &runs.syms[p as usize..p as usize + lim];
+            let l = match prev {
+                Some((pp, pl)) => {
+                    let before = &runs.syms[pp as usize..pp as usize + pl];
+                    let m = pl.min(lim);
+                    (0..m).find(|&i| before[i] != cur[i]).unwrap_or(m)
+                }
+                None => 0,
+            };
+            // a stretch that goes on keeps its piece; one that starts here looks it up
+            for len in (l + 1).max(2)..=lim {
+                let end = len_at[len + 1];
+                let c = &mut cursor[len];
+                while *c < end && (by_stretch[*c].1 as usize) < k {
+                    *c += 1;
+                }
+                piece[len] = if *c < end && by_stretch[*c].1 as usize == k { by_stretch[*c].2 } else { NONE };
+            }
+            for &x in &piece[2.min(lim + 1)..=lim] {
+                if x != NONE {
+                    f(p, r, x);
+                }
+            }
+            prev = Some((p, lim));
+        }
+    };
+    // 1. arcs per position (its single symbol, then its pieces)
+    let count: Vec<AtomicU32> = (0..positions).map(|_| AtomicU32::new(1)).collect();
+    parts.par_iter().for_each(|part| visit(part, &mut |p, _, _| {
+        count[p as usize].fetch_add(1, Relaxed);
+    }));
+    // 2. the chunks, each position's count turned into its first slot in its chunk
+    let ranges: Vec<std::ops::Range<usize>> = (0..runs.len()).step_by(CHUNK).map(|s| s..(s + CHUNK).min(runs.len())).collect();
+    let mut chunks: Vec<(std::ops::Range<usize>, Vec<AtomicU32>, Vec<u32>)> = ranges
+        .into_par_iter()
+        .map(|range| {
+            let mut off = vec![0u32];
+            let mut total = 0u32;
+            let mut singles = Vec::new();
+            for r in range.clone() {
+                for p in runs.start[r]..runs.start[r + 1] {
+                    let c = count[p as usize].load(Relaxed);
+                    count[p as usize].store(total, Relaxed);
+                    singles.push((total, t.single[runs.syms[p as usize] as usize]));
+                    total += c;
+                }
+                off.push(total);
+            }
+            let arcs: Vec<AtomicU32> = (0..total).map(|_| AtomicU32::new(0)).collect();
+            for (at, s) in singles {
+                arcs[at as usize].store(s, Relaxed);
+            }
+            (range, arcs, off)
+        })
+        .collect();
+    // 3. each position's pieces after its single symbol, by length
+    {
+        let chunks = &chunks;
+        parts.par_iter().for_each(|part| {
+            let mut last = u32::MAX;
+            let mut next = 0u32;
+            visit(part, &mut |p, r, piece| {
+                if p != last {
+                    last = p;
+                    next = count[p as usize].load(Relaxed) + 1;
+                }
+                chunks[r as usize / CHUNK].1[next as usize].store(piece, Relaxed);
+                next += 1;
+            })
+        });
+    }
+    chunks
+        .drain(..)
+        .map(|(runs, arcs, off)| super::ChunkArcs { runs, arcs: arcs.into_iter().map(AtomicU32::into_inner).collect(), off })
+        .collect()
 }
