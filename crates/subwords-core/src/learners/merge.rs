@@ -113,19 +113,24 @@
 //!   otherwise the index is counted again from the units ([`Engine::restore`]; not once on the
 //!   3 M table, logged). On the 3 M table the index then stays near 600 k pairs, and the peak
 //!   moves to the first merges: the symbols and the first place lists with their garbage
-//!   (3 M table 461 -> 351 MB, same model bytes). The first version compacted the lists at
-//!   each of the index's doublings too: on the 20 M table that took 138 CPU seconds before it
-//!   was stopped, against 82 for a whole run before (each compaction reads every listed unit).
+//!   (3 M table 461 -> 351 MB, same model bytes). A first version compacted the lists at each
+//!   of the index's doublings too (and packed them, below): on the 20 M table that took 138
+//!   CPU seconds before it was stopped, against 82 for a whole run before (each compaction
+//!   reads every listed unit).
 //! * The early garbage: a new pair's list grew through blocks of 2, 4, 8, ... ids ([`Arena::push`]),
 //!   so a list of a large merge left as much garbage as itself and up to as much room again;
 //!   it now takes one block of the merge's places ([`Arena::extend`]): fewer compactions,
-//!   the same peak (the arena is compacted at the same growth). Tried and not kept: compacting
-//!   from 32 MB at a quarter's growth, not half (3 M table 351 -> 326 MB, 20% more CPU), and
-//!   packing the arena (its garbage blocks dropped, no unit read) at a quarter's growth
-//!   between compactions (351 -> 347 MB: most of the early growth is stale ids, not garbage
-//!   blocks; and more CPU). What is left at the peak: the symbols and unit records (about
-//!   58 B per unit; `u16` symbols while the vocabulary fits would take 2 bytes of every 4) and
-//!   the first place lists (about 32 B per unit, 1.5x that before the first compaction).
+//!   the same peak (the arena is compacted at the same growth). With the index small, the
+//!   compactions are cheap enough to run from 32 MB at a quarter's growth, not half (measured
+//!   under load, same model bytes): 3 M table 351 -> 325 MB (116 -> 107 B per unit) for 8.7 ->
+//!   10.0 CPU s, 20 M table 2284 -> 2106 MB (119 -> 109 B per unit) for 52 -> 80 CPU s, about
+//!   the 82 of the engine before this change (`mark / 2` in [`compaction_growth`] is the
+//!   faster choice). Tried and not kept: packing the arena (its garbage blocks dropped, no unit
+//!   read) at a quarter's growth between compactions at half (351 -> 347 MB: most of the early
+//!   growth is stale ids, not garbage blocks; and more CPU). What is left at the peak: the
+//!   symbols and unit records (about 58 B per unit; `u16` symbols while the vocabulary fits
+//!   would take 2 bytes of every 4) and the first place lists (about 32 B per unit, up to
+//!   1.25x that before a compaction).
 
 use std::cmp::Ordering;
 use std::rc::Rc;
@@ -1266,12 +1271,12 @@ fn prefetch(p: *const u8) {
 }
 
 /// Whether the arena, `len` words now and `mark` after it was last built or compacted, is due
-/// for compaction: once it has doubled (and grown by 64k words), or, from 32 MB, grown by half
-/// (its garbage is then a large part of a run's peak, and a compaction is cheap beside the
-/// merges that fill it).
+/// for compaction: once it has doubled (and grown by 64k words), or, from 32 MB, grown by a
+/// quarter (its garbage is then a large part of a run's peak, and a compaction is cheap beside
+/// the merges that fill it).
 #[inline]
 fn compaction_growth(len: usize, mark: usize) -> bool {
-    let growth = if mark >= 1 << 23 { mark / 2 } else { mark };
+    let growth = if mark >= 1 << 23 { mark / 4 } else { mark };
     len > mark + growth + (1 << 16)
 }
 #[cfg(not(test))]
