@@ -118,6 +118,35 @@
 //! * 7 MB of English at 32k, one thread (callgrind, the whole process): 3,297.6 M instructions
 //!   before, 3,303.3 M with equal shards (+0.17%), 3,308.1 M with spread ones (+0.32%: the
 //!   shard lookup, a 1 KB routing table read even with one shard, and the packed record).
+//! * Then (issue 14 again; logged at each compaction on the 3 M table): the index held 3.96 M
+//!   pairs at the end, nearly all in one or two rare units and far below any count a merge
+//!   would take, and their slots and lists were the end's peak. Under a heap floor, compaction
+//!   now drops the pairs counted below the floor or a quarter of the last merge's count (as
+//!   does the index, without compacting the lists, once it has doubled), and keeps a bound on
+//!   what any dropped pair could count ([`Engine::untracked`]; a merge's new pairs hold its new
+//!   piece, so a dropped pair only loses count, except through an interned piece, whose missing
+//!   pairs stay out and raise the bound). A best pair above the bound is the best of all;
+//!   otherwise the index is counted again from the units ([`Engine::restore`]; not once on the
+//!   3 M table, logged). On the 3 M table the index then stays near 600 k pairs, and the peak
+//!   moves to the first merges: the symbols and the first place lists with their garbage
+//!   (3 M table 461 -> 351 MB, same model bytes). A first version compacted the lists at each
+//!   of the index's doublings too (and packed them, below): on the 20 M table that took 138
+//!   CPU seconds before it was stopped, against 82 for a whole run before (each compaction
+//!   reads every listed unit).
+//! * The early garbage: a new pair's list grew through blocks of 2, 4, 8, ... ids ([`Arena::push`]),
+//!   so a list of a large merge left as much garbage as itself and up to as much room again;
+//!   it now takes one block of the merge's places ([`Arena::extend`]): fewer compactions,
+//!   the same peak (the arena is compacted at the same growth). With the index small, the
+//!   compactions are cheap enough to run from 32 MB at a quarter's growth, not half (measured
+//!   under load, same model bytes): 3 M table 351 -> 325 MB (116 -> 107 B per unit) for 8.7 ->
+//!   10.0 CPU s, 20 M table 2284 -> 2106 MB (119 -> 109 B per unit) for 52 -> 80 CPU s, about
+//!   the 82 of the engine before this change (`mark / 2` in [`compaction_growth`] is the
+//!   faster choice). Tried and not kept: packing the arena (its garbage blocks dropped, no unit
+//!   read) at a quarter's growth between compactions at half (351 -> 347 MB: most of the early
+//!   growth is stale ids, not garbage blocks; and more CPU). What is left at the peak: the
+//!   symbols and unit records (about 58 B per unit; `u16` symbols while the vocabulary fits
+//!   would take 2 bytes of every 4) and the first place lists (about 32 B per unit, up to
+//!   1.25x that before a compaction).
 
 use std::cmp::Ordering;
 use std::rc::Rc;
@@ -632,6 +661,12 @@ impl PairIndex {
             m.retain(&mut f);
         }
     }
+    /// Each shard's table down to the size its pairs need (one shard's copy at a time).
+    pub(crate) fn shrink(&mut self) {
+        for m in &mut self.shards {
+            m.shrink_to_fit();
+        }
+    }
     /// Every pair, in an order that depends on the hash (callers sort what must not).
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&u64, &PairInfo)> {
         self.shards.iter().flat_map(|m| m.iter())
@@ -723,6 +758,48 @@ impl Arena {
         }
     }
 
+    /// Adds `ids` (in order, none twice in a row) to the list of `info`, as [`Arena::push`] does
+    /// one by one, with room for `more` ids after them when the list moves to a new block. One
+    /// by one, a new pair's list of a large merge grew through blocks of 2, 4, 8, ... ids, which
+    /// left as much garbage as the list and up to as much again of room at its end; sized from
+    /// the merge's places, it takes one block of their size.
+    fn extend(&mut self, info: &mut PairInfo, ids: &[u32], more: usize) {
+        let ids = match (info.len, ids) {
+            (_, []) => return,
+            // a list of one id lives in the slot
+            (0, [id]) => return self.push(info, *id),
+            (1, &[id, ..]) if info.at == id => &ids[1..],
+            (n, &[id, ..]) if n >= 2 && self.words[info.at as usize * 4 + n as usize] == id => &ids[1..],
+            _ => ids,
+        };
+        if ids.is_empty() {
+            return;
+        }
+        let n = info.len as usize;
+        let need = n + ids.len();
+        let mut s;
+        if n <= 1 {
+            let b = self.alloc((need + more).max(2));
+            s = b as usize * 4;
+            if n == 1 {
+                self.words[s + 1] = info.at;
+            }
+            info.at = b;
+        } else {
+            s = info.at as usize * 4;
+            let cap = self.words[s] as usize;
+            if need > cap {
+                let b = self.alloc((2 * (cap + 1) - 1).max(need + more));
+                let t = b as usize * 4;
+                self.words.copy_within(s + 1..s + 1 + n, t + 1);
+                info.at = b;
+                s = t;
+            }
+        }
+        self.words[s + 1 + n..s + 1 + need].copy_from_slice(ids);
+        info.len = need as u32;
+    }
+
     /// The ids of `info`'s list, which is left empty (its block becomes garbage).
     fn take(&mut self, info: &mut PairInfo) -> Vec<u32> {
         let out = match info.len {
@@ -740,10 +817,13 @@ impl Arena {
     /// Drops the pairs no unit holds any more, and every stale id (a unit listed under a pair it no
     /// longer holds), and packs the remaining blocks tightly in place, in their current order.
     /// Only the layout changes: each list still holds every unit that holds its pair.
-    fn compact(&mut self, index: &mut PairIndex, flat: &Flat) {
+    ///
+    /// With `below` past 1 it also drops the live pairs counted below it (see [`Engine::untracked`])
+    /// and returns the largest count dropped (0: none).
+    fn compact(&mut self, index: &mut PairIndex, flat: &Flat, below: i64) -> u64 {
         #[cfg(test)]
         COMPACTIONS.with(|c| c.set(c.get() + 1));
-        index.retain(|_, v| v.count > 0);
+        let dropped = drop_pairs(index, below);
         let mut blocks: Vec<(u32, u64)> = index.iter().filter(|(_, v)| v.len >= 2).map(|(&k, v)| (v.at, k)).collect();
         blocks.sort_unstable();
         // 1. each list, in its own block: sort, drop repeats and stale ids (in parallel: the
@@ -783,7 +863,26 @@ impl Arena {
         }
         w.truncate(dst);
         w.shrink_to_fit();
+        dropped
     }
+}
+
+/// Drops the pairs counted below `below` (at least 1: the pairs no unit holds go too) and
+/// returns the largest count dropped (0: no live pair). Their blocks become garbage.
+fn drop_pairs(index: &mut PairIndex, below: i64) -> u64 {
+    let mut dropped = 0i64;
+    index.retain(|_, v| {
+        if v.count >= below {
+            return true;
+        }
+        dropped = dropped.max(v.count);
+        false
+    });
+    if dropped > 0 {
+        // a map keeps its table when emptied: give the dropped pairs' slots back
+        index.shrink();
+    }
+    dropped.max(0) as u64
 }
 
 /// Sorts `ids`, keeps each unit once and only the units that still hold `pair`, at the front;
@@ -994,6 +1093,20 @@ struct Engine<'a> {
     groups: std::collections::BinaryHeap<WordPieceGroup>,
     /// The serial rewrite's [`Delta`], kept from merge to merge.
     delta: Delta,
+    /// Whether compaction may drop rarely counted pairs from the index (BPE counts, untraced).
+    may_drop: bool,
+    /// An upper bound on the count of every pair some unit holds and the index does not (0: the
+    /// index holds them all). Under a heap floor, compaction drops the pairs counted below
+    /// [`Engine::drop_below`] (most pairs of a large table: they are in one or two rare units),
+    /// with their place lists. Their counts only fall from then on (a merge's new pairs hold
+    /// its new piece; an interned piece's pairs that the index lacks are left out, and this
+    /// bound rises by what they gain), so a best pair counted above the bound is still the best
+    /// of every pair; when it is not, [`Engine::restore`] counts the index again from the units.
+    untracked: u64,
+    /// The count of the last merge.
+    last_count: u64,
+    /// The index's size after it was last built or compacted.
+    index_mark: usize,
 }
 
 /// WordPiece's deferred re-push (issue 15). When a merge lowers `count(s)`, every pair holding
@@ -1250,12 +1363,12 @@ fn prefetch(p: *const u8) {
 }
 
 /// Whether the arena, `len` words now and `mark` after it was last built or compacted, is due
-/// for compaction: once it has doubled (and grown by 64k words), or, from 32 MB, grown by half
-/// (its garbage is then a large part of a run's peak, and a compaction is cheap beside the
-/// merges that fill it).
+/// for compaction: once it has doubled (and grown by 64k words), or, from 32 MB, grown by a
+/// quarter (its garbage is then a large part of a run's peak, and a compaction is cheap beside
+/// the merges that fill it).
 #[inline]
 fn compaction_growth(len: usize, mark: usize) -> bool {
-    let growth = if mark >= 1 << 23 { mark / 2 } else { mark };
+    let growth = if mark >= 1 << 23 { mark / 4 } else { mark };
     len > mark + growth + (1 << 16)
 }
 #[cfg(not(test))]
@@ -1273,6 +1386,12 @@ thread_local! {
     static SHARDS: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
     /// (times the heap floor was raised, times it was lowered)
     static FLOORS: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+    /// The count below which compaction drops pairs, when set (see `Engine::drop_below`).
+    static DROP_BELOW: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
+    /// Times the index was counted again (`Engine::restore`).
+    static RESTORES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Merges that left an interned piece's pairs out of the index (see `Engine::untracked`).
+    static LEFT_OUT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 #[cfg(test)]
 fn compaction_due(len: usize, mark: usize) -> bool {
@@ -1320,24 +1439,31 @@ fn floor_keeping(counts: impl Iterator<Item = u64>) -> u64 {
 /// Below this many units a merge is rewritten on the calling thread.
 pub(crate) const PARALLEL_UNITS: usize = 4096;
 
+/// The pair index of `flat` and its place lists, counted on `threads` threads.
+fn build_index(flat: &Flat, threads: usize) -> (PairIndex, Arena) {
+    let n = flat.units();
+    let chunk = n.div_ceil(threads).max(1024);
+    let ranges: Vec<std::ops::Range<usize>> = (0..n).step_by(chunk).map(|s| s..(s + chunk).min(n)).collect();
+    let parts: Vec<_> = ranges.into_par_iter().map(|r| count_pairs(flat, r)).collect();
+    let mut index = PairIndex::new(n);
+    for c in parts {
+        for (k, v) in c {
+            let e = index.entry(k).or_default();
+            e.count += v.count;
+            e.len += v.len;
+        }
+    }
+    let arena = place_pairs(flat, &mut index);
+    (index, arena)
+}
+
 impl<'a> Engine<'a> {
     fn new(flat: Flat, symbols: &'a mut Symbols, params: &MergeParams) -> Self {
         let max_len = params.max_piece_length;
-        let n = flat.units();
         let threads = rayon::current_num_threads().max(1);
-        let chunk = n.div_ceil(threads).max(1024);
-        let ranges: Vec<std::ops::Range<usize>> = (0..n).step_by(chunk).map(|s| s..(s + chunk).min(n)).collect();
-        let parts: Vec<_> = ranges.into_par_iter().map(|r| count_pairs(&flat, r)).collect();
-        let mut index = PairIndex::new(n);
-        for c in parts {
-            for (k, v) in c {
-                let e = index.entry(k).or_default();
-                e.count += v.count;
-                e.len += v.len;
-            }
-        }
-        let arena = place_pairs(&flat, &mut index);
+        let (index, arena) = build_index(&flat, threads);
         let arena_mark = arena.words.len();
+        let index_mark = index.len();
         let floor = match (params.score, params.min_count_rule) {
             (Score::WordPiece, MinCountRule::Filter) => params.min_count,
             _ => 0,
@@ -1387,9 +1513,55 @@ impl<'a> Engine<'a> {
             group_of: Vec::new(),
             groups: std::collections::BinaryHeap::new(),
             delta: Delta::default(),
+            may_drop: params.score == Score::Count,
+            untracked: 0,
+            last_count: 0,
+            index_mark,
         };
         e.rebuild_heap();
         e
+    }
+
+    /// The count below which compaction drops a pair from the index (1: none is dropped): under
+    /// a heap floor, the floor or a quarter of the last merge's count, whichever is lower, so
+    /// that the best count must fall to a quarter before a dropped pair could matter.
+    fn drop_below(&self) -> i64 {
+        if !self.may_drop || self.heap_floor == 0 {
+            return 1;
+        }
+        #[cfg(test)]
+        if let Some(t) = DROP_BELOW.with(|d| d.get()) {
+            return t;
+        }
+        self.heap_floor.min(self.last_count / 4).clamp(1, i64::MAX as u64) as i64
+    }
+
+    /// Compacts the place lists (and drops the rarely counted pairs, see [`Engine::untracked`]).
+    fn compact(&mut self) {
+        let below = self.drop_below();
+        let dropped = self.arena.compact(&mut self.index, &self.flat, below);
+        self.untracked = self.untracked.max(dropped);
+        self.arena_mark = self.arena.words.len();
+        self.index_mark = self.index.len();
+    }
+
+    /// The index counted again from the units, holding every pair (see [`Engine::untracked`]),
+    /// and the heap rebuilt from it.
+    fn restore(&mut self) {
+        #[cfg(test)]
+        RESTORES.with(|c| c.set(c.get() + 1));
+        // the old index and lists go first: only one index is alive at a time
+        self.index = PairIndex::new(0);
+        self.arena = Arena::default();
+        let (index, arena) = build_index(&self.flat, self.threads);
+        (self.index, self.arena) = (index, arena);
+        self.arena_mark = self.arena.words.len();
+        self.index_mark = self.index.len();
+        self.untracked = 0;
+        // the pairs back in the index have no heap entries: a fresh heap from the index
+        self.heap.nums.clear();
+        self.heap.dens.clear();
+        self.rebuild_heap();
     }
 
     fn order(&self) -> Order<'_> {
@@ -1513,6 +1685,11 @@ impl<'a> Engine<'a> {
                 }
             }
             self.heap = heap;
+            // a pair the index dropped could be counted as much as the best it holds
+            if self.untracked > 0 && found.map_or(true, |(_, n)| n <= self.untracked) {
+                self.restore();
+                continue;
+            }
             if found.is_some() || self.heap_floor == 0 {
                 return found;
             }
@@ -1619,8 +1796,9 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Joins `pair` into `c` in every unit that holds it and updates the index.
-    fn apply(&mut self, pair: u64, c: u32) -> i64 {
+    /// Joins `pair` into `c` (a new piece unless `interned`) in every unit that holds it and
+    /// updates the index.
+    fn apply(&mut self, pair: u64, c: u32, interned: bool) -> i64 {
         let (a, b) = unpack(pair);
         let mut list: Vec<u32> = match self.index.get_mut(&pair) {
             Some(v) => self.arena.take(v),
@@ -1648,13 +1826,21 @@ impl<'a> Engine<'a> {
         };
         let mut raised: Vec<u64> = Vec::new();
         let mut sites = 0i64;
-        for d in &results {
+        // gains of pairs left out of the index (see `untracked`)
+        let mut left_out: Vec<(u64, i64)> = Vec::new();
+        for (k, d) in results.iter().enumerate() {
             sites += d.sites;
             for &(wi, m) in &d.lens {
                 self.flat.meta[wi as usize].set_len(m);
             }
             for (q, v, places) in d.changes() {
                 let (q, v) = (*q, *v);
+                if interned && v > 0 && self.untracked > 0 && self.index.get(&q).is_none() {
+                    // a pair of an interned piece the index may have dropped: its count is not
+                    // known, and it stays out (a new piece's pairs are new, and counted exactly)
+                    left_out.push((q, v));
+                    continue;
+                }
                 let e = self.index.entry(q).or_default();
                 e.count += v;
                 if e.count <= 0 {
@@ -1666,14 +1852,36 @@ impl<'a> Engine<'a> {
                 if v > 0 {
                     raised.push(q);
                 }
-                for &id in places {
-                    self.arena.push(e, id);
-                }
+                // the places the other threads' deltas add to this pair after these
+                let more: usize = if places.is_empty() {
+                    0
+                } else {
+                    results[k + 1..].iter().filter_map(|o| o.slots.get(&q).map(|&r| o.changes[r as usize].2.len())).sum()
+                };
+                self.arena.extend(e, places, more);
             }
         }
         if let Some(mut d) = results.pop() {
             d.clear();
             self.delta = d;
+        }
+        if !left_out.is_empty() {
+            #[cfg(test)]
+            LEFT_OUT.with(|c| c.set(c.get() + 1));
+            // a pair left out gains at most its largest total gain here
+            left_out.sort_unstable();
+            let mut most = 0i64;
+            let mut i = 0;
+            while i < left_out.len() {
+                let q = left_out[i].0;
+                let mut sum = 0i64;
+                while i < left_out.len() && left_out[i].0 == q {
+                    sum += left_out[i].1;
+                    i += 1;
+                }
+                most = most.max(sum);
+            }
+            self.untracked += most as u64;
         }
         self.index.remove(&pair);
         raised.sort_unstable();
@@ -1741,8 +1949,14 @@ impl<'a> Engine<'a> {
         // the place lists grow with the merges (each rewritten unit lists its new pairs, and
         // stays listed under the pairs it lost): pack them once they have doubled
         if compaction_due(self.arena.words.len(), self.arena_mark) {
-            self.arena.compact(&mut self.index, &self.flat);
-            self.arena_mark = self.arena.words.len();
+            self.compact();
+        } else if self.index.len() > 2 * self.index_mark + (1 << 16) && self.drop_below() > 1 {
+            // the rarely counted pairs, once the index has doubled (see `untracked`); their
+            // lists wait for the next compaction
+            let below = self.drop_below();
+            let dropped = drop_pairs(&mut self.index, below);
+            self.untracked = self.untracked.max(dropped);
+            self.index_mark = self.index.len();
         }
         sites
     }
@@ -1774,6 +1988,8 @@ pub fn learn_traced(
     }
     let mut engine = Engine::new(units, symbols, params);
     let mut tracer = Tracer::take(&engine, trace);
+    // a trace lists ties and forced pairs from the index: it keeps every pair
+    engine.may_drop &= tracer.is_none();
     let mut merges = Vec::new();
     let mut new_rows = 0u64;
     let stop = loop {
@@ -1815,7 +2031,8 @@ pub fn learn_traced(
         };
         merges.push([a, b, c]);
         let score = engine.score_of(pair).map(|(_, d)| d).unwrap_or(1);
-        let sites = engine.apply(pair, c);
+        engine.last_count = count;
+        let sites = engine.apply(pair, c, !is_new);
         if let Some(t) = tracer.as_mut() {
             t.record(&engine, [a, b, c], count, score, ties.unwrap_or_default(), forced.is_some(), is_new, sites, new_rows);
         }
@@ -2120,7 +2337,7 @@ mod arena_tests {
         add(&mut index, 9, 9, 0, &[0, 1]);
         add(&mut index, 3, 1, 1, &[3]);
         let mut arena = arena;
-        arena.compact(&mut index, &flat);
+        arena.compact(&mut index, &flat, 1);
         assert!(!index.contains_key(&pack(9, 9)));
         assert_eq!(ids(&arena, &index[&pack(1, 2)]), vec![0, 1, 3]);
         assert_eq!(ids(&arena, &index[&pack(2, 3)]), vec![0, 2]);
@@ -2152,9 +2369,35 @@ mod arena_tests {
     }
 
     fn run(always: bool, params: &MergeParams) -> (Vec<[u32; 3]>, u64, Vec<Vec<u8>>) {
+        run_on(corpus(3000), always, params)
+    }
+
+    /// `corpus(3000)` and units that also hold the pieces `ab`, `ba` and `cd` as letters of
+    /// their own, so that merging `(a, b)` makes a piece that exists (an interned merge) whose
+    /// pairs some units already hold.
+    fn corpus_with_joined() -> (Flat, Symbols) {
+        let (mut flat, mut symbols) = corpus(3000);
+        for t in [&b"ab"[..], b"ba", b"cd"] {
+            symbols.push(t.to_vec(), 2);
+        }
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for k in 0..1500u64 {
+            let n = 2 + (next() % 8) as usize;
+            let u: Vec<u32> = (0..n).map(|_| (next() % 8) as u32).collect();
+            flat.push(&u, 1 + 300 / (k + 1));
+        }
+        (flat, symbols)
+    }
+
+    fn run_on((flat, mut symbols): (Flat, Symbols), always: bool, params: &MergeParams) -> (Vec<[u32; 3]>, u64, Vec<Vec<u8>>) {
         COMPACT.with(|c| c.set(Some(always)));
         COMPACTIONS.with(|c| c.set(0));
-        let (flat, mut symbols) = corpus(3000);
         let out = learn(flat, &mut symbols, params, None);
         COMPACT.with(|c| c.set(None));
         (out.merges, out.pieces_after, symbols.texts.iter().map(|t| t.to_vec()).collect())
@@ -2181,6 +2424,39 @@ mod arena_tests {
         let floored = run(false, &params);
         HEAP_KEEP.with(|k| k.set(1 << 17));
         assert_eq!(all, floored);
+    }
+
+    #[test]
+    fn dropping_rare_pairs_from_the_index_changes_no_merge() {
+        // under a floor (room for 16 pairs) and compacting at every chance, the index drops the
+        // pairs below the rule's count or below 8 (interned pieces' pairs left out, the index
+        // counted again when a dropped pair could be the best), or below every count (counted
+        // again before nearly every merge)
+        for max_len in [None, Some(3)] {
+            let params = MergeParams::bpe(600, 1, max_len);
+            let all = run_on(corpus_with_joined(), false, &params);
+            assert!(all.0.len() > 100, "the corpus gives room for many merges: {}", all.0.len());
+            // (8 letters, then a row per new piece)
+            assert!(all.2.len() - 8 < all.0.len(), "some merges are interned");
+            HEAP_KEEP.with(|k| k.set(16));
+            for below in [None, Some(8), Some(i64::MAX)] {
+                DROP_BELOW.with(|d| d.set(below));
+                RESTORES.with(|c| c.set(0));
+                LEFT_OUT.with(|c| c.set(0));
+                let dropped = run_on(corpus_with_joined(), true, &params);
+                let (restores, left_out) = (RESTORES.with(|c| c.get()), LEFT_OUT.with(|c| c.get()));
+                DROP_BELOW.with(|d| d.set(None));
+                eprintln!("max_len {max_len:?} below {below:?}: {restores} restores, {left_out} merges left pairs out");
+                assert_eq!(all, dropped, "max_len {max_len:?}, below {below:?}");
+                if below == Some(i64::MAX) {
+                    assert!(restores > 20, "restores: {restores}");
+                }
+                if below == Some(8) && max_len.is_none() {
+                    assert!(left_out > 0, "an interned piece's pairs were left out");
+                }
+            }
+            HEAP_KEEP.with(|k| k.set(1 << 17));
+        }
     }
 
     #[test]
