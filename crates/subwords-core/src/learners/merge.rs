@@ -527,10 +527,7 @@ impl PairHeap {
             if l >= n {
                 break;
             }
-            let mut best = l;
-            if l + 1 < n && order.cmp(&self.get(l + 1), &self.get(l)) == Ordering::Greater {
-                best = l + 1;
-            }
+            let best = self.better_child(l, n, order);
             self.swap(i, best);
             i = best;
         }
@@ -543,6 +540,15 @@ impl PairHeap {
             i = up;
         }
     }
+    /// Of the children `l` and `l + 1` (if there is one below `n`), the one that comes first.
+    #[inline]
+    fn better_child(&self, l: usize, n: usize, order: &Order<'_>) -> usize {
+        if l + 1 < n && order.cmp(&self.get(l + 1), &self.get(l)) == Ordering::Greater {
+            l + 1
+        } else {
+            l
+        }
+    }
     fn sift_down(&mut self, mut i: usize, order: &Order<'_>) {
         let n = self.nums.len();
         loop {
@@ -550,10 +556,7 @@ impl PairHeap {
             if l >= n {
                 break;
             }
-            let mut best = l;
-            if l + 1 < n && order.cmp(&self.get(l + 1), &self.get(l)) == Ordering::Greater {
-                best = l + 1;
-            }
+            let best = self.better_child(l, n, order);
             if order.cmp(&self.get(best), &self.get(i)) != Ordering::Greater {
                 break;
             }
@@ -2346,6 +2349,16 @@ mod arena_tests {
         assert_eq!(arena.words.len(), 8);
     }
 
+    /// A seeded xorshift64 stream.
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
     /// Units of 2 to 9 letters from a 5-letter alphabet (seeded), Zipf-like counts.
     fn corpus(units: usize) -> (Flat, Symbols) {
         let mut symbols = Symbols::new(0, b"");
@@ -2353,13 +2366,7 @@ mod arena_tests {
             symbols.push(vec![*c], 1);
         }
         let mut flat = Flat::default();
-        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x2545_F491_4F6C_DD1D);
         for k in 0..units {
             let n = 2 + (next() % 8) as usize;
             let u: Vec<u32> = (0..n).map(|_| (next() % 5) as u32).collect();
@@ -2380,13 +2387,7 @@ mod arena_tests {
         for t in [&b"ab"[..], b"ba", b"cd"] {
             symbols.push(t.to_vec(), 2);
         }
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         for k in 0..1500u64 {
             let n = 2 + (next() % 8) as usize;
             let u: Vec<u32> = (0..n).map(|_| (next() % 8) as u32).collect();

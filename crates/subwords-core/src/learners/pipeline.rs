@@ -395,17 +395,7 @@ fn spell_serial(spelling: &Spelling, units: &Learnable) -> (Spelled, Map<Box<[u8
                     known
                 } else {
                     let mut t = [0u8; 4];
-                    let t: &[u8] = ch.encode_utf8(&mut t).as_bytes();
-                    let id = match provisional.get(t) {
-                        Some(&id) => id,
-                        None => {
-                            let id = sym_texts.len() as u32;
-                            provisional.insert(t.into(), id);
-                            sym_texts.push(t.into());
-                            sym_counts.push(0);
-                            id
-                        }
-                    };
+                    let id = intern(&mut provisional, &mut sym_texts, &mut sym_counts, ch.encode_utf8(&mut t).as_bytes());
                     if ch.is_ascii() {
                         ascii[ch as usize] = id;
                     } else {
@@ -418,16 +408,7 @@ fn spell_serial(spelling: &Spelling, units: &Learnable) -> (Spelled, Map<Box<[u8
             }
         } else {
             spelling.for_each_symbol(text, starts, ends, |t| {
-                let id = match provisional.get(t) {
-                    Some(&id) => id,
-                    None => {
-                        let id = sym_texts.len() as u32;
-                        provisional.insert(t.into(), id);
-                        sym_texts.push(t.into());
-                        sym_counts.push(0);
-                        id
-                    }
-                };
+                let id = intern(&mut provisional, &mut sym_texts, &mut sym_counts, t);
                 sym_counts[id as usize] += count;
                 syms.push(id);
             });
@@ -436,6 +417,20 @@ fn spell_serial(spelling: &Spelling, units: &Learnable) -> (Spelled, Map<Box<[u8
         true
     });
     (Spelled { flat: spelled, texts: sym_texts, counts: sym_counts }, provisional)
+}
+
+/// The id of symbol text `t`, numbered as first met: a new one gets the next id, a row in
+/// `texts` and a count of 0.
+#[inline]
+fn intern(ids: &mut Map<Box<[u8]>, u32>, texts: &mut Vec<Box<[u8]>>, counts: &mut Vec<u64>, t: &[u8]) -> u32 {
+    if let Some(&id) = ids.get(t) {
+        return id;
+    }
+    let id = texts.len() as u32;
+    ids.insert(t.into(), id);
+    texts.push(t.into());
+    counts.push(0);
+    id
 }
 
 /// Σ count × length of the spelled units. Pair counts are kept in i64: a corpus whose length

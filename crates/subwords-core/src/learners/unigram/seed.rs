@@ -41,14 +41,7 @@ pub(super) fn walk(runs: &Runs, sufs: &[(u32, u32)], base: usize, max_len: usize
         let lim = lim_of(p, r);
         let c = runs.count[r as usize];
         let cur = &runs.syms[p as usize..p as usize + lim];
-        let l = match prev {
-            Some((pp, pl)) => {
-                let before = &runs.syms[pp as usize..pp as usize + pl];
-                let m = pl.min(lim);
-                (0..m).find(|&k| before[k] != cur[k]).unwrap_or(m)
-            }
-            None => 0,
-        };
+        let l = prev.map_or(0, |(pp, pl)| common_prefix(&runs.syms[pp as usize..pp as usize + pl], cur));
         if let Some((_, pl)) = prev {
             for len in (l + 1).max(2)..=pl {
                 emit(first[len], len as u32, acc[len], branching(&acc, &from, len), (base + from[len] - 1) as u32);
@@ -302,14 +295,7 @@ fn seed_arcs(
             let (p, r) = sufs[k];
             let lim = ((runs.start[r as usize + 1] - p) as usize).min(max_len);
             let cur = &runs.syms[p as usize..p as usize + lim];
-            let l = match prev {
-                Some((pp, pl)) => {
-                    let before = &runs.syms[pp as usize..pp as usize + pl];
-                    let m = pl.min(lim);
-                    (0..m).find(|&i| before[i] != cur[i]).unwrap_or(m)
-                }
-                None => 0,
-            };
+            let l = prev.map_or(0, |(pp, pl)| common_prefix(&runs.syms[pp as usize..pp as usize + pl], cur));
             // a stretch that goes on keeps its piece; one that starts here looks it up
             for len in (l + 1).max(2)..=lim {
                 let end = len_at[len + 1];
@@ -376,4 +362,11 @@ fn seed_arcs(
         .drain(..)
         .map(|(runs, arcs, off)| super::ChunkArcs { runs, arcs: arcs.into_iter().map(AtomicU32::into_inner).collect(), off })
         .collect()
+}
+
+/// How many symbols `a` and `b` share at their start.
+#[inline]
+fn common_prefix(a: &[u32], b: &[u32]) -> usize {
+    let m = a.len().min(b.len());
+    (0..m).find(|&k| a[k] != b[k]).unwrap_or(m)
 }
