@@ -52,6 +52,13 @@
 //!   unit is scanned once per list it is in), and the main thread: interpreter, import and
 //!   writing the file (0.64 G, of which 0.14 G compiles the package's sources when no
 //!   bytecode cache is written).
+//! * Then (issue 15, WordPiece with BERT's pre-split, 7 MB of English at 32k, two threads;
+//!   callgrind, the training thread): 2,095 M -> 1,886 M instructions (whole process 2,928 M ->
+//!   2,720 M), same models. The expansion of a deferred bound ([`Engine::best_wordpiece`])
+//!   walked its list with `retain_mut`, whose bookkeeping cost as much as the skip test (about
+//!   15 instructions an entry): a plain loop with a write index, and the pair's other symbol as
+//!   `x ^ y ^ s`; a list nothing was appended to since its last expansion (the same bound
+//!   expanded again under a new top) is not sorted and deduped again (`sorted_of`).
 //!
 //! Memory notes (issue 14; `benchmarks/bench_scale.py`, numbers in benchmarks/README.md):
 //! * The heap was a `BinaryHeap` of 80-byte entries (count, a `u128` denominator, the pair and
@@ -1089,6 +1096,9 @@ struct Engine<'a> {
     /// each with an upper bound on its count (see [`WordPieceGroup`]).
     sym_count: Vec<i64>,
     pairs_of: Vec<Vec<(u64, u64)>>,
+    /// How much of each list in `pairs_of` is sorted and deduped (its length at its last
+    /// expansion, or at the start): a list nothing was appended to since is not sorted again.
+    sorted_of: Vec<usize>,
     /// WordPiece: the symbols whose pairs' re-push is deferred (see [`WordPieceGroup`]): a bound
     /// per symbol (`None`: none deferred) and a max-heap of them (an entry whose bound is no
     /// longer its symbol's is stale and dropped).
@@ -1475,6 +1485,7 @@ impl<'a> Engine<'a> {
         let heads = keys.iter().map(|k| key_head(k)).collect();
         let mut sym_count = Vec::new();
         let mut pairs_of = Vec::new();
+        let mut sorted_of = Vec::new();
         if params.score == Score::WordPiece {
             sym_count = vec![0i64; symbols.texts.len()];
             for m in &flat.meta {
@@ -1494,6 +1505,8 @@ impl<'a> Engine<'a> {
                     pairs_of[(b - symbols.base) as usize].push((p, n));
                 }
             }
+            // each list was filled in pair order, one entry a pair
+            sorted_of = pairs_of.iter().map(|l: &Vec<(u64, u64)>| l.len()).collect();
         }
         let mut e = Engine {
             flat,
@@ -1513,6 +1526,7 @@ impl<'a> Engine<'a> {
             tie: params.tie.clone(),
             sym_count,
             pairs_of,
+            sorted_of,
             group_of: Vec::new(),
             groups: std::collections::BinaryHeap::new(),
             delta: Delta::default(),
@@ -1738,15 +1752,17 @@ impl<'a> Engine<'a> {
             // merge's sorted): the stable sort merges those runs, where `sort_unstable` sorted
             // the whole list again at every expansion (9% of the run's instructions). A pair
             // listed twice keeps the larger bound (the later one: its count rose).
-            list.sort_by_key(|e| e.0);
-            list.dedup_by(|later, kept| {
-                if later.0 == kept.0 {
-                    kept.1 = kept.1.max(later.1);
-                    true
-                } else {
-                    false
-                }
-            });
+            if self.sorted_of[si] < list.len() {
+                list.sort_by_key(|e| e.0);
+                list.dedup_by(|later, kept| {
+                    if later.0 == kept.0 {
+                        kept.1 = kept.1.max(later.1);
+                        true
+                    } else {
+                        false
+                    }
+                });
+            }
             let mut heap = std::mem::take(&mut self.heap);
             let mut rest: Option<(u64, u128)> = None;
             {
@@ -1763,33 +1779,45 @@ impl<'a> Engine<'a> {
                     }
                 };
                 let mut lim = lim_of(top, rest);
-                list.retain_mut(|e| {
+                // a plain loop with a write index, where `retain_mut` (whose bookkeeping stays in
+                // memory for its drop guard) cost as much as the test itself; entries keep their order
+                let mut kept = 0;
+                for r in 0..list.len() {
+                    let mut e = list[r];
+                    list[kept] = e;
+                    kept += 1;
                     // the pair's score is at most `bound / den`: when that is below the top and
                     // not above the highest score of the rest so far, the pair can neither be
                     // pushed nor raise `rest`, and its count need not be looked up
                     let (x, y) = unpack(e.0);
-                    let other = if x == g.sym { y } else { x };
+                    // one of the two is `g.sym`
+                    let other = x ^ y ^ g.sym;
                     // (through `i64`: one instruction each way, where `u64 -> f64` takes several)
                     if (e.1 as i64 as f64) < lim * sym_count[(other - base) as usize] as f64 {
-                        return true;
+                        continue;
                     }
                     let den = sym_count[(x - base) as usize] as u64 as u128 * sym_count[(y - base) as usize] as u64 as u128;
                     if let (Some((tn, td)), Some((rn, rd))) = (top, rest) {
                         if cmp_fraction(e.1, den, tn, td) == Ordering::Less && cmp_fraction(e.1, den, rn, rd) != Ordering::Greater {
-                            return true;
+                            continue;
                         }
                     }
-                    let Some(en) = self.entry(e.0) else { return false };
+                    let Some(en) = self.entry(e.0) else {
+                        kept -= 1;
+                        continue;
+                    };
                     e.1 = en.num;
+                    list[kept - 1] = e;
                     if top.map_or(true, |(n, d)| cmp_fraction(en.num, en.den, n, d) != Ordering::Less) {
                         heap.push(en, &order);
                     } else if rest.map_or(true, |(n, d)| cmp_fraction(en.num, en.den, n, d) == Ordering::Greater) {
                         rest = Some((en.num, en.den));
                         lim = lim_of(top, rest);
                     }
-                    true
-                });
+                }
+                list.truncate(kept);
             }
+            self.sorted_of[si] = list.len();
             self.heap = heap;
             self.pairs_of[si] = list;
             if let Some((num, den)) = rest {
@@ -1899,6 +1927,7 @@ impl<'a> Engine<'a> {
             if ci >= self.sym_count.len() {
                 self.sym_count.resize(ci + 1, 0);
                 self.pairs_of.resize(ci + 1, Vec::new());
+                self.sorted_of.resize(ci + 1, 0);
             }
             self.sym_count[ci] += sites;
             for &q in &raised {
