@@ -58,7 +58,10 @@
 //!   walked its list with `retain_mut`, whose bookkeeping cost as much as the skip test (about
 //!   15 instructions an entry): a plain loop with a write index, and the pair's other symbol as
 //!   `x ^ y ^ s`; a list nothing was appended to since its last expansion (the same bound
-//!   expanded again under a new top) is not sorted and deduped again (`sorted_of`).
+//!   expanded again under a new top) is not sorted and deduped again (`sorted_of`). Then a
+//!   list's new tail alone is sorted and merged into its sorted part from the back, through a
+//!   buffer kept in the engine, where the stable sort scanned the whole list for runs and took
+//!   a scratch allocation each time: 1,886 M -> 1,828 M (whole process 2,662 M).
 //!
 //! Memory notes (issue 14; `benchmarks/bench_scale.py`, numbers in benchmarks/README.md):
 //! * The heap was a `BinaryHeap` of 80-byte entries (count, a `u128` denominator, the pair and
@@ -1099,6 +1102,8 @@ struct Engine<'a> {
     /// How much of each list in `pairs_of` is sorted and deduped (its length at its last
     /// expansion, or at the start): a list nothing was appended to since is not sorted again.
     sorted_of: Vec<usize>,
+    /// The unsorted tail of a list in `pairs_of` while it is merged into the sorted part.
+    tail: Vec<(u64, u64)>,
     /// WordPiece: the symbols whose pairs' re-push is deferred (see [`WordPieceGroup`]): a bound
     /// per symbol (`None`: none deferred) and a max-heap of them (an entry whose bound is no
     /// longer its symbol's is stale and dropped).
@@ -1527,6 +1532,7 @@ impl<'a> Engine<'a> {
             sym_count,
             pairs_of,
             sorted_of,
+            tail: Vec::new(),
             group_of: Vec::new(),
             groups: std::collections::BinaryHeap::new(),
             delta: Delta::default(),
@@ -1752,8 +1758,26 @@ impl<'a> Engine<'a> {
             // merge's sorted): the stable sort merges those runs, where `sort_unstable` sorted
             // the whole list again at every expansion (9% of the run's instructions). A pair
             // listed twice keeps the larger bound (the later one: its count rose).
-            if self.sorted_of[si] < list.len() {
-                list.sort_by_key(|e| e.0);
+            let done = self.sorted_of[si].min(list.len());
+            if done < list.len() {
+                // the tail alone is sorted (the order of a pair's entries does not matter: the
+                // dedup keeps the largest bound), then merged into the sorted part from the back
+                let mut tail = std::mem::take(&mut self.tail);
+                tail.clear();
+                tail.extend_from_slice(&list[done..]);
+                tail.sort_unstable_by_key(|e| e.0);
+                let (mut i, mut j) = (done, tail.len());
+                while j > 0 {
+                    let w = i + j - 1;
+                    if i > 0 && list[i - 1].0 > tail[j - 1].0 {
+                        list[w] = list[i - 1];
+                        i -= 1;
+                    } else {
+                        list[w] = tail[j - 1];
+                        j -= 1;
+                    }
+                }
+                self.tail = tail;
                 list.dedup_by(|later, kept| {
                     if later.0 == kept.0 {
                         kept.1 = kept.1.max(later.1);
