@@ -28,7 +28,8 @@
 //!   Everything else (seed, losses, pruning) is the page's.
 //! * **`em="sentencepiece"`** (issue 15; docs/API.md): sentencepiece's whole loop on our runs.
 //!   Seed (`seed.rs`): right-branching substrings only, a run's end one follower, a substring
-//!   that only ends its run kept from count 2; score count × length. M-step (`em.rs`): the
+//!   that only ends its run kept from count 2; score count × length. E-step (`em.rs`): the
+//!   expected counts folded in linear space (`c · exp(post)` added with `+`, from 0.0). M-step: the
 //!   Bayesian step, pieces of two or more symbols under an expected count of 0.5 dropped.
 //!   Pruning (`prune.rs`, `sp_losses`): each piece's replacement is its own best spelling
 //!   without it; Viterbi frequencies over the runs (integers); pieces no best spelling uses,
