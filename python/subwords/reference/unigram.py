@@ -267,8 +267,11 @@ def backward(lattice: list[Arc], n: int) -> list[float]:
     return beta
 
 
-def expected_counts(runs: Runs, table: Table, join: Join) -> dict[Piece, float]:
-    """The E-step: each piece's log expected count (pieces on no arc are left out)."""
+def expected_counts(runs: Runs, table: Table, join: Join, linear: bool = False) -> dict[Piece, float]:
+    """The E-step: each piece's log expected count (pieces on no arc are left out). ``linear``
+    (``em="sentencepiece"``, as sentencepiece): the expected count itself, each arc adding
+    ``c * exp(post)`` to it with ``+`` from 0.0 instead of ``log(c) + post`` with
+    :func:`logaddexp` -- one ``exp`` per arc in place of an ``exp`` and a ``log1p``."""
     expected: dict[Piece, float] = {}
     for run, c in runs:
         n = len(run)
@@ -280,7 +283,10 @@ def expected_counts(runs: Runs, table: Table, join: Join) -> dict[Piece, float]:
         log_c = math.log(float(c))
         for i, j, piece, lp in lattice:
             post = alpha[i] + lp + beta[j] - log_z
-            expected[piece] = logaddexp(expected.get(piece, NEG_INF), log_c + post)
+            if linear:
+                expected[piece] = expected.get(piece, 0.0) + float(c) * math.exp(post)
+            else:
+                expected[piece] = logaddexp(expected.get(piece, NEG_INF), log_c + post)
     return expected
 
 
@@ -359,17 +365,18 @@ def em_round_bayes(runs: Runs, table: Table, join: Join) -> Table:
 
 def em_round_sentencepiece(runs: Runs, table: Table, join: Join) -> Table:
     """One EM round of ``em="sentencepiece"`` (sentencepiece's ``RunMStep`` whole): the expected
-    counts as :func:`em_round` folds them; a piece of two or more symbols whose expected count
-    ``e = exp(E[p])`` is below 0.5 leaves the table; ``S`` is the plain sum of ``e`` over the
+    counts ``e`` folded in linear space (:func:`expected_counts` with ``linear``, as
+    sentencepiece folds them); a piece of two or more symbols whose expected count ``e`` is
+    below 0.5 leaves the table; ``S`` is the plain sum of ``e`` over the
     pieces that stay, in text order (single symbols with their own ``e``); then ``lp'(p) =
     min(psi(e) - psi(S), 0)``, a single symbol scoring as if ``e`` were at least 0.5 (it must
     stay: see :func:`em_round_bayes`). A table no run reaches (``S = 0``) is kept."""
-    expected = expected_counts(runs, table, join)
+    expected = expected_counts(runs, table, join, linear=True)
     with_prob = sorted(p for p, v in table.log_probs.items() if v is not None)
     total = 0.0
     count: dict[Piece, float] = {}
     for piece in with_prob:
-        e = math.exp(expected.get(piece, NEG_INF))
+        e = expected.get(piece, 0.0)
         if table.lengths[piece] == 1:
             total += e
             count[piece] = max(e, 0.5)

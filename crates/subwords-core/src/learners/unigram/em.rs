@@ -104,7 +104,11 @@ fn range_offsets(arcs: &[u32], shift: u32, n_ranges: usize) -> Vec<u32> {
 /// `em="sentencepiece"` drops any).
 pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: EmMethod) -> usize {
     let np = table.at.len();
-    let mut expected = vec![NEG_INF; np];
+    // `em="sentencepiece"` folds the expected counts themselves (from 0.0, `+`), as
+    // sentencepiece does; the other methods fold their logarithms (from -inf, `logaddexp`)
+    let linear = method == EmMethod::Sentencepiece;
+    let empty = if linear { 0.0 } else { NEG_INF };
+    let mut expected = vec![empty; np];
     // pieces in ranges of `1 << shift` ids, about eight per thread: the E-step files each term
     // under its piece's range, and one task folds one range, reading only the terms filed there
     // (on one thread, one range: nothing to file)
@@ -119,14 +123,15 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
                 // each term filed under its piece's range as it is made, in run order
                 let off = range_offsets(&chunk.arcs, shift, n_ranges);
                 let mut at = off.clone();
-                let mut out = vec![(0u32, NEG_INF); chunk.arcs.len()];
+                let mut out = vec![(0u32, empty); chunk.arcs.len()];
                 for (k, r) in chunk.runs.clone().enumerate() {
                     let arcs = &chunk.arcs[chunk.off[k] as usize..chunk.off[k + 1] as usize];
                     let n = runs.run(r).len();
                     let Some(log_z) = forward_backward(arcs, n, table, s) else {
                         // every spelling holds a piece at -inf (the Bayesian step reaches it in
                         // a few rounds): the run adds nothing, as in the reference; its slots
-                        // hold -inf, which the fold leaves as it is (`logaddexp(e, -inf) = e`)
+                        // hold -inf (or 0.0 when linear), which the fold leaves as it is
+                        // (`logaddexp(e, -inf) = e`; `e + 0.0 = e`, every `e` being >= +0.0)
                         for &p in arcs {
                             let slot = &mut at[(p >> shift) as usize];
                             out[*slot as usize].0 = p;
@@ -134,11 +139,12 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
                         }
                         continue;
                     };
-                    let log_c = (runs.count[r] as f64).ln();
+                    // the term: `ln c + post`, or when linear `c · exp(post)`
+                    let (c, log_c) = (runs.count[r] as f64, (runs.count[r] as f64).ln());
                     for (x, &p) in arcs.iter().enumerate() {
                         let post = ((s.alpha[s.starts[x] as usize] + s.lps[x]) + s.beta[s.ends[x] as usize]) - log_z;
                         let slot = &mut at[(p >> shift) as usize];
-                        out[*slot as usize] = (p, log_c + post);
+                        out[*slot as usize] = (p, if linear { c * post.exp() } else { log_c + post });
                         *slot += 1;
                     }
                 }
@@ -149,9 +155,16 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
         expected.par_chunks_mut(1 << shift).enumerate().for_each(|(k, slot)| {
             let lo = (k << shift) as u32;
             for chunk in &terms {
-                for &(p, t) in &chunk.0[chunk.1[k] as usize..chunk.1[k + 1] as usize] {
-                    let e = &mut slot[(p - lo) as usize];
-                    *e = logaddexp(*e, t);
+                let filed = &chunk.0[chunk.1[k] as usize..chunk.1[k + 1] as usize];
+                if linear {
+                    for &(p, t) in filed {
+                        slot[(p - lo) as usize] += t;
+                    }
+                } else {
+                    for &(p, t) in filed {
+                        let e = &mut slot[(p - lo) as usize];
+                        *e = logaddexp(*e, t);
+                    }
                 }
             }
         });
@@ -221,15 +234,15 @@ fn bayes_m_step(table: &mut Table, expected: &[f64]) {
     }
 }
 
-/// `em="sentencepiece"`'s M-step: sentencepiece's `RunMStep` whole. A piece of two or more
+/// `em="sentencepiece"`'s M-step: sentencepiece's `RunMStep` whole, on the expected counts
+/// `e` themselves (the E-step folded them in linear space). A piece of two or more
 /// symbols whose expected count `e` is below 0.5 is dropped (marked dead); `S` is the plain
 /// sum of `e` over the pieces kept, in piece (text) order, single symbols with their own `e`;
 /// then `lp = min(ψ(e) - ψ(S), 0)`, a single symbol scoring as if `e` were at least 0.5 (it
 /// must stay, see [`bayes_m_step`]). A table no run reaches (`S = 0`) is kept as it is.
 /// Returns the number of pieces dropped.
-fn sp_m_step(table: &mut Table, expected: &[f64]) -> usize {
-    // the exponentials and digammas are per piece (on every thread); only the sum is a fold
-    let e: Vec<f64> = expected.par_iter().map(|x| x.exp()).collect();
+fn sp_m_step(table: &mut Table, e: &[f64]) -> usize {
+    // the digammas are per piece (on every thread); only the sum is a fold
     let mut s = 0.0f64;
     for p in 0..e.len() {
         if table.alive[p] && table.has_prob[p] && (table.len[p] == 1 || e[p] >= SINGLE_FLOOR) {

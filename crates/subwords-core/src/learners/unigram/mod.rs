@@ -28,7 +28,8 @@
 //!   Everything else (seed, losses, pruning) is the page's.
 //! * **`em="sentencepiece"`** (issue 15; docs/API.md): sentencepiece's whole loop on our runs.
 //!   Seed (`seed.rs`): right-branching substrings only, a run's end one follower, a substring
-//!   that only ends its run kept from count 2; score count × length. M-step (`em.rs`): the
+//!   that only ends its run kept from count 2; score count × length. E-step (`em.rs`): the
+//!   expected counts folded in linear space (`c · exp(post)` added with `+`, from 0.0). M-step: the
 //!   Bayesian step, pieces of two or more symbols under an expected count of 0.5 dropped.
 //!   Pruning (`prune.rs`, `sp_losses`): each piece's replacement is its own best spelling
 //!   without it; Viterbi frequencies over the runs (integers); pieces no best spelling uses,
@@ -165,6 +166,25 @@
 //!   the trie did), −0.6% in all and −5.2% on the busier worker with two (the E-step's copy
 //!   saved). Not done: the seed's own peak (its walks and the table's texts, about 188 MB at
 //!   10 MB now), its suffix sort, and filing the E-step's terms by pushing on one thread.
+//! * Issue 15, task "uni" (the code corpus, 10 MB of it, 32k, `em="sentencepiece"`, 2 threads;
+//!   per phase the process's CPU and the busiest thread's, from the kernel's counters, load
+//!   8–10): nothing large runs on one core any more. CPU / busiest thread (s): 10 EM rounds
+//!   7.87 / 4.18; `sp_losses` 3.90 / 2.33 (of it the trie, one thread, 0.21); the suffix sort
+//!   1.91 / 0.97; the seed's arcs 1.85 / 0.94; the seed's walks 0.77 / 0.45; its table 0.65 /
+//!   0.37; the runs 0.33 / 0.20; the retains 0.41 / 0.31; the final pass 0.31 / 0.15; in all
+//!   18.1 / 10.0 of the process's 19.7 (the rest reading and spelling, before the learner). So
+//!   the wall time is work, not a serial phase. Taken: `em="sentencepiece"` folds expected
+//!   counts in linear space (`c · exp(post)` added with `+`, as sentencepiece; output changes,
+//!   the reference follows, docs/API.md says so; English held-out quality unchanged to the
+//!   piece), and its pruning spells each piece without it on the lattice already built
+//!   (`best_score_without_from`) instead of a second trie walk (exact). callgrind, first 1 MB
+//!   of code at 8k, 2 threads, whole process: 5,606.3 M → 5,514.3 M after the linear fold
+//!   (`log1p` 392 M → 262 M, the fold 459 M → 274 M, `exp` +26 M), then 5,247.7 M with the
+//!   replacement found on the built lattice (trie walks 231 M → 106 M; `viterbi_down` 548 M →
+//!   447 M: the walk without it starts at its last arc, not at the end); the busier
+//!   worker 2,882.2 M → 2,779.6 M. Model files hash the same as before for `em="plain"` and
+//!   `"bayes"`, on one thread and two. Not done: a parallel suffix sort that beats rayon's (it is already
+//!   on both threads), fewer `exp`/`log1p` in forward and backward (they stay in log space).
 
 use rayon::prelude::*;
 

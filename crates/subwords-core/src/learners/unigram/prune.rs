@@ -4,9 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::{Runs, Scratch, Stored, Table, BATCH_CHUNKS};
-use crate::segmenters::unigram::lattice::Lattice;
-use crate::segmenters::unigram::trie::PieceTrie;
+use super::{trie_lattice, Runs, Scratch, Stored, Table, BATCH_CHUNKS};
 
 /// Each live piece's pruning loss (0.0 for single symbols and unused pieces).
 pub(super) fn losses(runs: &Runs, table: &Table, stored: &Stored) -> Vec<f64> {
@@ -132,15 +130,17 @@ pub(super) fn sp_losses(runs: &Runs, table: &Table, stored: &Stored, alphabet: u
                 alt.clear();
                 if table.has_prob[p] {
                     let syms = &runs.syms[table.at[p] as usize..(table.at[p] + table.len[p]) as usize];
-                    trie_lattice_without(&trie, syms, &table.lp, None, &mut s.lattice);
+                    trie_lattice(&trie, syms, &table.lp, &mut s.lattice);
                     if s.lattice.viterbi_with(&mut s.viterbi) {
                         let walk = s.viterbi.walk(&s.lattice);
                         if walk.len() != 1 || s.lattice.arcs()[walk[0] as usize].piece != p as u32 {
                             return (0.0, true); // its own best spelling is split
                         }
-                        trie_lattice_without(&trie, syms, &table.lp, Some(p as u32), &mut s.lattice);
-                        if s.lattice.viterbi_with(&mut s.viterbi) {
-                            alt.extend(s.viterbi.walk(&s.lattice).into_iter().map(|k| s.lattice.arcs()[k as usize].piece));
+                        // the best spelling without it, on the same lattice: Viterbi skipping
+                        // its arcs (the arcs it picks are those of a lattice built without them)
+                        s.lattice.best_score_without_from(p as u32, Some(&s.viterbi), &mut s.without);
+                        if s.without.count[0] != u32::MAX {
+                            alt.extend(s.without.walk(&s.lattice).into_iter().map(|k| s.lattice.arcs()[k as usize].piece));
                         }
                     }
                 }
@@ -162,19 +162,6 @@ pub(super) fn sp_losses(runs: &Runs, table: &Table, stored: &Stored, alphabet: u
         )
         .unzip();
     SpLosses { loss, drop }
-}
-
-/// The lattice of a short run (a piece's own symbols) from the trie, leaving out `without`.
-fn trie_lattice_without(trie: &PieceTrie<()>, run: &[u32], lp: &[f64], without: Option<u32>, l: &mut Lattice) {
-    l.reset(run.len());
-    for i in 0..run.len() {
-        trie.pieces_from(run, i, |end, p, ()| {
-            if Some(p) != without {
-                l.push(i as u32, end as u32, p, lp[p as usize]);
-            }
-        });
-    }
-    l.finish();
 }
 
 /// One sentencepiece pruning round: drops what [`sp_losses`] drops, then keeps
