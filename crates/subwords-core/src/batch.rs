@@ -26,6 +26,20 @@
 //! (the Python side's generator-based `gc_paused`): 30 M more, now gone. What is left on the
 //! caller with lists is CPython's: making the lists (under the GIL, overlapped with the
 //! encoding) and freeing them (14 M, serial, in the caller's code).
+//!
+//! Later (issue 15, 2026-12-02; callgrind, 1 MB of multilingual lines, 21k texts, the 32k Unigram
+//! `.model`, lists, instructions per call without Python's dict-lookup noise): making the lists
+//! cost the caller 25.2 M, half of it a `PyList_SetItem` call per id; the binding now stores the
+//! items through the list's item array (its layout checked once at run time): 12.7 M, and the
+//! whole call 238.9 M -> 226.5 M on 1 thread, 239.3 M -> 227.1 M on 2. Parts went from 16 to 64
+//! per thread ([`PARTS_PER_THREAD`]): the end of a batch, which one thread finishes alone while
+//! the caller makes the last lists, was up to a 32nd of it; callgrind cannot show that (it runs
+//! one thread at a time) and the machine was too loaded for wall times to. Left, serial on the
+//! caller: reading the texts (~2.5 M a MB of lines) and CPython freeing the lists (~9 M a MB).
+//! Not tried: one word cache shared by the threads (each thread's cache of a 4 MB multilingual
+//! batch holds ~107k words, two of them ~20 MB against a 32 MB L3, a likely part of the 2-thread
+//! run's 1.1-1.3x CPU time at equal instructions); inline reference counts (3.12's immortal
+//! objects make the increment depend on the version; `Py_IncRef` is 2.2 M a MB).
 
 use std::sync::Mutex;
 
