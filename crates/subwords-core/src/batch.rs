@@ -31,7 +31,7 @@
 //! `.model`, lists, instructions per call without Python's dict-lookup noise): making the lists
 //! cost the caller 25.2 M, half of it a `PyList_SetItem` call per id; the binding now stores the
 //! items through the list's item array (its layout checked once at run time): 12.7 M, and the
-//! whole call 238.9 M -> 226.5 M on 1 thread, 239.3 M -> 227.1 M on 2. Parts went from 16 to 64
+//! whole call 238.9 M -> 226.3 M on 1 thread, 239.3 M -> 227.1 M on 2. Parts went from 16 to 64
 //! per thread ([`PARTS_PER_THREAD`]): the end of a batch, which one thread finishes alone while
 //! the caller makes the last lists, was up to a 32nd of it; callgrind cannot show that (it runs
 //! one thread at a time) and the machine was too loaded for wall times to. Left, serial on the
