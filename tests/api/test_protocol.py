@@ -127,3 +127,27 @@ def test_the_old_class_name_still_reads_model_files(every_format):
     assert isinstance(own, subwords.SubwordsTokenizer)
     assert subwords.Tokenizer.from_json(own.to_json()) == own  # the name before the protocol took it
     assert subwords.load is formats.load
+
+
+@pytest.mark.parametrize("name", ["hf", "tiktoken"])
+def test_batch_lists_hold_one_reference_per_id(every_format, name):
+    """The result lists of a batch are filled by stores into CPython's item arrays, each id the
+    model's one int object for that id: every place that holds it holds one reference, and
+    freeing the lists gives every reference back (a byte-level vocabulary of 270: ids from 256
+    on are above CPython's small ints, whose counts are not kept on 3.12 and later)."""
+    import sys
+
+    tok = every_format[name]
+    texts = [SAMPLE, "low lower", "", "newest widest"] * 500  # many parts on 2 threads
+    first = tok.encode_batch(texts[:1], threads=1, add_special_tokens=False)[0]
+    big = [i for i in first if i >= 256]
+    assert big, first
+    obj = big[0]
+    base = sys.getrefcount(obj)
+    got = tok.encode_batch(texts, threads=2, add_special_tokens=False)
+    same_object = sum(x is obj for ids in got for x in ids)
+    # the first text alone has it once: 500 copies of it in the batch, and maybe other texts
+    assert same_object == sum(x == obj for ids in got for x in ids) >= 500 * first.count(obj) > 0
+    assert sys.getrefcount(obj) - base == same_object
+    del got
+    assert sys.getrefcount(obj) == base

@@ -26,6 +26,20 @@
 //! (the Python side's generator-based `gc_paused`): 30 M more, now gone. What is left on the
 //! caller with lists is CPython's: making the lists (under the GIL, overlapped with the
 //! encoding) and freeing them (14 M, serial, in the caller's code).
+//!
+//! Later (issue 15, 2026-12-02; callgrind, 1 MB of multilingual lines, 21k texts, the 32k Unigram
+//! `.model`, lists, instructions per call without Python's dict-lookup noise): making the lists
+//! cost the caller 25.2 M, half of it a `PyList_SetItem` call per id; the binding now stores the
+//! items through the list's item array (its layout checked once at run time): 12.7 M, and the
+//! whole call 238.9 M -> 226.3 M on 1 thread, 239.3 M -> 227.1 M on 2. Parts went from 16 to 64
+//! per thread ([`PARTS_PER_THREAD`]): the end of a batch, which one thread finishes alone while
+//! the caller makes the last lists, was up to a 32nd of it; callgrind cannot show that (it runs
+//! one thread at a time) and the machine was too loaded for wall times to. Left, serial on the
+//! caller: reading the texts (~2.5 M a MB of lines) and CPython freeing the lists (~9 M a MB).
+//! Not tried: one word cache shared by the threads (each thread's cache of a 4 MB multilingual
+//! batch holds ~107k words, two of them ~20 MB against a 32 MB L3, a likely part of the 2-thread
+//! run's 1.1-1.3x CPU time at equal instructions); inline reference counts (3.12's immortal
+//! objects make the increment depend on the version; `Py_IncRef` is 2.2 M a MB).
 
 use std::sync::Mutex;
 
@@ -132,6 +146,12 @@ impl Flat {
     }
 }
 
+/// How many parts [`ids_streamed`] cuts a batch into per thread. 16 left the end of a 2-thread
+/// batch to one thread for up to a part (a 32nd of the batch, with the lists of the last parts
+/// still to make on the caller); 64 cuts that to a 128th, and a part of a 4 MB batch of lines
+/// (670 texts) still costs ~100 times more to encode than to claim and hand on.
+const PARTS_PER_THREAD: usize = 64;
+
 /// Ids of every item, handed to `sink` on the calling thread part by part, in item order, while
 /// the other threads go on encoding: the pipeline for batches whose results become Python
 /// objects (made by one thread at a time, under the GIL).
@@ -156,9 +176,10 @@ pub fn ids_streamed<'a, T: Sync, S, E: Send>(
         flat.clear();
         part.iter().try_for_each(|t| flat.push_with(|out| f(t, s, out)))
     };
-    // parts small enough that the objects of finished ones are made while the rest is encoded,
-    // large enough that claiming one costs nothing next to encoding it
-    let per = items.len().div_ceil(threads * 16).max(1);
+    // parts small enough that the objects of finished ones are made while the rest is encoded
+    // and that the last one, which the other threads cannot share, is short; large enough that
+    // claiming one costs nothing next to encoding it (a few microseconds a part)
+    let per = items.len().div_ceil(threads * PARTS_PER_THREAD).max(1);
     let parts: Vec<&'a [T]> = items.chunks(per).collect();
     let mut result = Ok(());
     if threads == 1 {

@@ -417,6 +417,48 @@ pub(crate) fn int_objects(py: Python<'_>, n: u32) -> Vec<Py<PyAny>> {
     (0..n).map(|i| i.into_pyobject(py).unwrap().into_any().unbind()).collect()
 }
 
+/// The head of CPython's list object (`PyListObject`: the variable-size object header, then the
+/// item array), which the 3.9 stable ABI this module is built for does not declare. Stores
+/// through `ob_item` are what `PyList_SET_ITEM` does in CPython's own code; `PyList_SetItem`
+/// checks the type, the index and the old item at each call, a call per id that was a tenth of
+/// the calling thread's work on a batch of lines (issue 15).
+#[repr(C)]
+struct ListHead {
+    head: pyo3::ffi::PyVarObject,
+    ob_item: *mut *mut pyo3::ffi::PyObject,
+}
+
+/// Whether this interpreter's lists have [`ListHead`]'s layout, tried once on a list of two items
+/// set through the API: every GIL build of CPython 3 so far; where not, `IdLists` keeps to
+/// `PyList_SetItem`.
+fn list_layout_known(py: Python<'_>) -> bool {
+    static KNOWN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KNOWN.get_or_init(|| {
+        use pyo3::ffi;
+        let (a, b) = (py.None(), pyo3::types::PyBool::new(py, true).to_owned().into_any().unbind());
+        // SAFETY: a new list of two NULL items, each set once to a new reference, read back
+        // through the assumed layout (the list's object is at least a `ListHead` long on every
+        // CPython 3: the header, then the item pointer), then released
+        unsafe {
+            let list = ffi::PyList_New(2);
+            if list.is_null() {
+                ffi::PyErr_Clear();
+                return false;
+            }
+            ffi::PyList_SetItem(list, 0, a.clone_ref(py).into_ptr());
+            ffi::PyList_SetItem(list, 1, b.clone_ref(py).into_ptr());
+            let head = &*list.cast::<ListHead>();
+            let known = head.head.ob_size == 2
+                && !head.ob_item.is_null()
+                && *head.ob_item == a.as_ptr()
+                && *head.ob_item.add(1) == b.as_ptr()
+                && ffi::PyList_GetItem(list, 1) == b.as_ptr();
+            ffi::Py_DecRef(list);
+            known
+        }
+    })
+}
+
 /// A batch's result, a list of `n` lists of ints, filled text by text as parts of the batch are
 /// encoded (see `batch::ids_streamed`). The raw C API is used here and in [`Texts`] only: the
 /// outer list is made at its final size and each inner list is put in its place, with no Vec of
@@ -456,14 +498,17 @@ impl IdLists {
         if self.filled >= self.len {
             return Err(pyo3::exceptions::PyRuntimeError::new_err("more results than texts in the batch"));
         }
+        let direct = list_layout_known(py);
         // SAFETY: `inner` is a new list of `ids.len()` NULL items; each is set once, to a new
-        // reference (PyList_SetItem steals it), before the list is put in `self.list` (which
-        // steals `inner`); both indices are in range.
+        // reference (PyList_SetItem steals it; a direct store hands it over the same way), before
+        // the list is put in `self.list` (which takes `inner` over); both indices are in range.
+        // Direct stores only where `list_layout_known` saw `ob_item` where CPython puts it.
         unsafe {
             let inner = ffi::PyList_New(ids.len() as ffi::Py_ssize_t);
             if inner.is_null() {
                 return Err(PyErr::fetch(py));
             }
+            let slots = if direct && !ids.is_empty() { (*inner.cast::<ListHead>()).ob_item } else { std::ptr::null_mut() };
             for (j, &id) in ids.iter().enumerate() {
                 let item = match ints.get(id as usize) {
                     Some(o) => {
@@ -476,9 +521,17 @@ impl IdLists {
                     ffi::Py_DecRef(inner);
                     return Err(PyErr::fetch(py));
                 }
-                ffi::PyList_SetItem(inner, j as ffi::Py_ssize_t, item);
+                if slots.is_null() {
+                    ffi::PyList_SetItem(inner, j as ffi::Py_ssize_t, item);
+                } else {
+                    *slots.add(j) = item;
+                }
             }
-            ffi::PyList_SetItem(self.list.as_ptr(), self.filled as ffi::Py_ssize_t, inner);
+            if direct {
+                *(*self.list.as_ptr().cast::<ListHead>()).ob_item.add(self.filled) = inner;
+            } else {
+                ffi::PyList_SetItem(self.list.as_ptr(), self.filled as ffi::Py_ssize_t, inner);
+            }
         }
         self.filled += 1;
         Ok(())
