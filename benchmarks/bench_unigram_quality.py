@@ -113,11 +113,12 @@ def main() -> None:
     ap.add_argument("--em", default="plain,bayes,sentencepiece")
     ap.add_argument("--limit-mb", type=float, default=None, help="use only the first N MB of each corpus")
     ap.add_argument("--settings", default="matched", help="matched (both on the same text, the default), "
-                    "defaults (subwords' sentencepiece preset against sentencepiece's own defaults), or both")
+                    "defaults (subwords' sentencepiece preset against sentencepiece's own defaults), or both "
+                    "as matched,defaults")
     a = ap.parse_args()
     settings = [x for x in a.settings.split(",") if x]
     if not settings or set(settings) - {"matched", "defaults"}:
-        sys.exit(f"--settings takes matched, defaults or both, not {a.settings!r}")
+        sys.exit(f"--settings takes matched, defaults or matched,defaults (both), not {a.settings!r}")
     kinds = []
     if "matched" in settings:
         kinds += [f"subwords:{e}" for e in a.em.split(",") if e] + ["sentencepiece"]
