@@ -139,12 +139,13 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
                         }
                         continue;
                     };
-                    // the term: `ln c + post`, or when linear `c · exp(post)`
-                    let (c, log_c) = (runs.count[r] as f64, (runs.count[r] as f64).ln());
+                    // the term: `ln c + post`, or when linear `c · exp(post)` (no `ln c` then)
+                    let c = runs.count[r] as f64;
+                    let c = if linear { c } else { c.ln() };
                     for (x, &p) in arcs.iter().enumerate() {
                         let post = ((s.alpha[s.starts[x] as usize] + s.lps[x]) + s.beta[s.ends[x] as usize]) - log_z;
                         let slot = &mut at[(p >> shift) as usize];
-                        out[*slot as usize] = (p, if linear { c * post.exp() } else { log_c + post });
+                        out[*slot as usize] = (p, if linear { c * post.exp() } else { c + post });
                         *slot += 1;
                     }
                 }

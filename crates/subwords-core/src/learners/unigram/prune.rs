@@ -139,7 +139,7 @@ pub(super) fn sp_losses(runs: &Runs, table: &Table, stored: &Stored, alphabet: u
                         // the best spelling without it, on the same lattice: Viterbi skipping
                         // its arcs (the arcs it picks are those of a lattice built without them)
                         s.lattice.best_score_without_from(p as u32, Some(&s.viterbi), &mut s.without);
-                        if s.without.count[0] != u32::MAX {
+                        if s.without.found() {
                             alt.extend(s.without.walk(&s.lattice).into_iter().map(|k| s.lattice.arcs()[k as usize].piece));
                         }
                     }

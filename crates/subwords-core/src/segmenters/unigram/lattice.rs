@@ -294,7 +294,7 @@ impl Lattice {
         s.count[n] = 0;
         s.key[n] = 0;
         self.viterbi_down(n, None, s);
-        s.count[0] != NONE
+        s.found()
     }
 
     /// The Viterbi recurrence for positions `top - 1` down to 0 (`s` already holds positions
@@ -562,6 +562,11 @@ impl ViterbiScratch {
         self.count.resize(n + 1, NONE);
         self.arc.clear();
         self.arc.resize(n + 1, NONE);
+    }
+
+    /// Whether the last pass found a spelling of the whole unit (position 0 reached).
+    pub fn found(&self) -> bool {
+        self.count.first().is_some_and(|&c| c != NONE)
     }
 
     /// The arcs of the spelling found, first piece first.
