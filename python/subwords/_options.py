@@ -134,6 +134,12 @@ class TrainOptions:
     normalize: Optional[Normalize] = None
     #: cut runs of digits into single digits (1) or runs of up to three (3)
     split_digits: Optional[int] = None
+    #: Unigram: sentencepiece's ``split_by_unicode_script``: no seed piece mixes two scripts
+    #: (``abc1`` and ``foo(`` are out, ``1.5`` is in; docs/API.md has the rule)
+    split_by_script: bool = False
+    #: with ``split_by_script``: digits are a script of their own (sentencepiece's
+    #: ``split_by_number``); False lets a digit join any script
+    split_by_number: bool = True
 
     def replace(self, **changes: Any) -> TrainOptions:
         """A copy with some options changed (unknown names are an OptionError)."""

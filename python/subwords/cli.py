@@ -104,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--em", choices=["plain", "bayes", "sentencepiece"], default=None,
                    help="unigram: the M-step: the page's (plain, default), sentencepiece's digamma step (bayes), "
                         "or sentencepiece's whole loop: digamma step, its pruning and final pick (sentencepiece)")
+    t.add_argument("--split-by-script", action="store_true",
+                   help="unigram: sentencepiece's script rule, no seed piece mixes two scripts (abc1 and foo( are out)")
+    t.add_argument("--no-split-by-number", action="store_true",
+                   help="with --split-by-script: a digit joins any script (sentencepiece's split_by_number=false)")
     t.add_argument("--input-errors", choices=["strict", "replace"], default="strict",
                    help="invalid UTF-8: refuse naming file and line (strict), or read it as U+FFFD (replace)")
     t.add_argument("--min-unit-count", type=_positive("--min-unit-count"), default=None,
@@ -381,6 +385,7 @@ def cmd_train(a: argparse.Namespace) -> int:
         character_coverage=a.character_coverage, threads=a.threads, input_errors=a.input_errors,
         min_count_rule=a.min_count_rule, unknown=a.unknown, preset=a.preset,
         normalize=a.normalize, lowercase=a.lowercase, split_digits=a.split_digits,
+        split_by_script=a.split_by_script, split_by_number=not a.no_split_by_number,
         **{k: v for k, v in (("seed_size", a.seed_size), ("shrink", a.shrink), ("em_rounds", a.em_rounds)) if v is not None},
         **({} if a.max_word_length is None else {"max_word_length": a.max_word_length}),
         **({} if a.em is None else {"em": a.em}),

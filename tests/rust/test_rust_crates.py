@@ -1,7 +1,8 @@
 """The Rust crates' own tests (`cargo test`), run by the README's one test command.
 
-They build the core and compat crates in release mode with the versions in Cargo.lock (`--locked`), so the
-first run compiles for a minute or two; later runs reuse `target/`.
+They build the core and compat crates in the `rust-tests` profile (Cargo.toml: release code without
+link-time optimisation) with the versions in Cargo.lock (`--locked`), so the first run compiles for a
+minute or two; later runs reuse `target/`.
 """
 
 from __future__ import annotations
@@ -34,16 +35,16 @@ def cargo_test(*args: str) -> int:
 
 
 def test_core_crate():
-    assert cargo_test("-p", "subwords-core", "--release") >= 30  # 33 when this was written
+    assert cargo_test("-p", "subwords-core", "--profile", "rust-tests") >= 30  # 33 when this was written
 
 
 def test_compat_crate():
-    assert cargo_test("-p", "subwords-compat", "--release") >= 10  # 13 when this was written
+    assert cargo_test("-p", "subwords-compat", "--profile", "rust-tests") >= 10  # 13 when this was written
 
 
 def test_model_files_do_not_depend_on_hash_order():
     """DESIGN §4: no hash-map iteration order reaches ids, ties or output. With randomized-hash
     every map of the core gets its own random seed; determinism.rs trains every learner on every
     spelling from shuffled, re-batched and re-threaded input and demands identical files."""
-    assert cargo_test("-p", "subwords-core", "--release", "--features", "randomized-hash",
+    assert cargo_test("-p", "subwords-core", "--profile", "rust-tests", "--features", "randomized-hash",
                       "--test", "determinism") >= 2

@@ -156,6 +156,26 @@ pub struct TrainOptions {
     /// Digit splitting: 1 (single digits) or 3 (runs of up to three).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split_digits: Option<u8>,
+    /// Unigram only: sentencepiece's `split_by_unicode_script`, no seed piece mixes two scripts
+    /// (`learners/unigram/valid.rs`). Left out of the saved options when off.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub split_by_script: bool,
+    /// With `split_by_script`: digits are a script of their own (sentencepiece's
+    /// `split_by_number`, on by default there and here). Saved only when off.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub split_by_number: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -299,6 +319,23 @@ impl TrainOptions {
         }
         if self.em.is_some() && self.model != ModelKind::Unigram {
             return Err(Error::Option("em applies only to model='unigram'".into()));
+        }
+        if self.split_by_script && self.model != ModelKind::Unigram {
+            return Err(Error::Option("split_by_script applies only to model='unigram' (its seed)".into()));
+        }
+        if self.split_by_script && self.spelling == Scheme::Bytes {
+            return Err(Error::Option(
+                "split_by_script reads each symbol's character, and spelling='bytes' has bytes: use spelling='front' \
+                 (with byte_fallback=True for unseen characters)"
+                    .into(),
+            ));
+        }
+        if !self.split_by_number && !self.split_by_script {
+            return Err(Error::Option(
+                "split_by_number=False only changes split_by_script's rule (digits then join any script): \
+                 add split_by_script=True, or leave split_by_number alone"
+                    .into(),
+            ));
         }
         if self.joints && !matches!(self.spelling, Scheme::End | Scheme::Continuation) {
             return Err(Error::Option("joints apply to the end and continuation spellings".into()));

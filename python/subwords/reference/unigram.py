@@ -190,6 +190,72 @@ class Table:
         )
 
 
+# ------------------------------------------------------------------------------------------------
+# split_by_script: sentencepiece's rule for which substrings may be pieces
+
+
+def _script_pattern() -> tuple[Any, dict[str, int]]:
+    """One pattern with a group per Unicode script (``s<code>``), read from the ``regex``
+    package's tables (the Python standard library has no script property), and the codes by
+    name."""
+    try:
+        import regex
+        from regex import _regex_core
+    except ImportError:  # pragma: no cover - the test extra has it
+        raise SubwordsError("split_by_script in the reference reads scripts through the regex package: pip install regex") from None
+    codes: dict[str, int] = dict(_regex_core.PROPERTIES["SCRIPT"][1])
+    names = {code: name for name, code in sorted(codes.items())}
+    return regex.compile("|".join(f"(?P<s{c}>\\p{{Script={n}}})" for c, n in sorted(names.items()))), codes
+
+
+_SCRIPTS: list[tuple[Any, dict[str, int]]] = []
+
+
+def script_class(symbol: Piece, mark: str | None, split_by_number: bool) -> Optional[str]:
+    """A symbol's part in the rule: ``"mark"`` (only the spelling's mark: skipped), None (a
+    digit without ``split_by_number``: goes with anything, and so does the symbol after it),
+    ``"inherited"`` (a combining mark: the script before it), else its script (``s<code>``),
+    with Hiragana, Katakana and U+30FC as Han and any character no script lists as Common."""
+    t = str(symbol)
+    if mark:
+        t = t[len(mark):] if t.startswith(mark) else t
+        t = t[: -len(mark)] if t.endswith(mark) else t
+    if not t:
+        return "mark"
+    if not _SCRIPTS:
+        _SCRIPTS.append(_script_pattern())
+    pattern, codes = _SCRIPTS[0]
+    c = t[0]
+    if "0" <= c <= "9" or "\uff10" <= c <= "\uff19":
+        return f"s{codes['COMMON']}" if split_by_number else None
+    m = pattern.match(c)
+    code = int(m.lastgroup[1:]) if m else codes["UNKNOWN"]
+    if code in (codes["HIRAGANA"], codes["KATAKANA"]) or c == "\u30fc":
+        code = codes["HAN"]
+    elif code == codes["UNKNOWN"]:
+        code = codes["COMMON"]
+    return "inherited" if code == codes["INHERITED"] else f"s{code}"
+
+
+def valid_piece(classes: Iterable[Optional[str]]) -> bool:
+    """sentencepiece's ``IsValidSentencePiece`` on script (``split_by_unicode_script``): walking
+    the symbols' classes (:func:`script_class`) in order, marks skipped, no symbol's script
+    differs from the one before it, a missing one (None) matching anything."""
+    prev: Optional[str] = None
+    for c in classes:
+        if c == "mark":
+            continue
+        cur = prev if c == "inherited" else c
+        if cur is not None and prev is not None and cur != prev:
+            return False
+        prev = cur
+    return True
+
+
+#: a run's symbols -> whether the piece they make may be a seed candidate
+Rule = Optional[Callable[[Unit], bool]]
+
+
 def substrings(run: Unit, join: Join, max_length: int | None) -> Iterator[tuple[int, int, Piece]]:
     """Every ``(start, end, piece)`` of a run of symbols, start then end ascending."""
     n = len(run)
@@ -203,7 +269,8 @@ def substrings(run: Unit, join: Join, max_length: int | None) -> Iterator[tuple[
 
 
 def seed(
-    runs: Runs, join: Join, alphabet: list[Piece], max_piece_length: int | None, seed_size: int | None
+    runs: Runs, join: Join, alphabet: list[Piece], max_piece_length: int | None, seed_size: int | None,
+    rule: Rule = None,
 ) -> Table:
     """The starting table: every substring of every run, counted at every position it occurs
     (overlapping) times the run's count; probability = count / total.
@@ -211,12 +278,15 @@ def seed(
     ``seed_size`` caps the table: every alphabet symbol stays, and the other candidates are
     kept by count descending, then piece text ascending -- the one place a piece is dropped on
     frequency alone. ``total`` sums the counts of the pieces kept. An alphabet symbol the
-    corpus never holds (bytes spelling) has no probability.
+    corpus never holds (bytes spelling) has no probability. ``rule`` (``split_by_script``): a
+    substring of two or more symbols it refuses is no candidate.
     """
     counts: dict[Piece, int] = {s: 0 for s in alphabet}
     lengths: dict[Piece, int] = {s: 1 for s in alphabet}
     for run, c in runs:
         for i, j, piece in substrings(run, join, max_piece_length):
+            if j - i > 1 and rule is not None and not rule(run[i:j]):
+                continue
             counts[piece] = counts.get(piece, 0) + c
             lengths[piece] = j - i
     if seed_size is not None:
@@ -597,7 +667,8 @@ def prune(runs: Runs, table: Table, join: Join, target: int, shrink: float) -> T
 
 
 def seed_sentencepiece(
-    runs: Runs, join: Join, alphabet: list[Piece], max_piece_length: int | None, seed_size: int | None
+    runs: Runs, join: Join, alphabet: list[Piece], max_piece_length: int | None, seed_size: int | None,
+    rule: Rule = None,
 ) -> Table:
     """``em="sentencepiece"``'s seed (sentencepiece's ``MakeSeedSentencePieces``): as
     :func:`seed`, but a substring of two or more symbols is a candidate only if it is
@@ -606,12 +677,14 @@ def seed_sentencepiece(
     when it occurs at least twice (sentencepiece sees it followed by the next word's mark and
     by the line's end); one of ``max_piece_length`` symbols always is -- and it is scored
     by count x length; single symbols by their count. The cap keeps the highest scores (ties by
-    text); probability = score / total score."""
+    text); probability = score / total score. ``rule`` as in :func:`seed`."""
     counts: dict[Piece, int] = {s: 0 for s in alphabet}
     lengths: dict[Piece, int] = {s: 1 for s in alphabet}
     followers: dict[Piece, set[Optional[Piece]]] = {}
     for run, c in runs:
         for i, j, piece in substrings(run, join, max_piece_length):
+            if j - i > 1 and rule is not None and not rule(run[i:j]):
+                continue
             counts[piece] = counts.get(piece, 0) + c
             lengths[piece] = j - i
             if j - i > 1:
@@ -716,7 +789,7 @@ def final_pick(table: Table, target: int) -> Table:
 
 def learn(
     runs: Runs, join: Join, alphabet: list[Piece], target: int, *, max_piece_length: int | None,
-    seed_size: int | None, shrink: float, em_rounds: int, em: str = "plain",
+    seed_size: int | None, shrink: float, em_rounds: int, em: str = "plain", rule: Rule = None,
 ) -> tuple[Table, list[int]]:
     """Seed, then ``em_rounds`` EM rounds before every size check, pruning until ``target``.
 
@@ -728,9 +801,9 @@ def learn(
     pruning round (and after the final pick, when it removes anything).
     """
     if em == "sentencepiece":
-        table = seed_sentencepiece(runs, join, alphabet, max_piece_length, seed_size)
+        table = seed_sentencepiece(runs, join, alphabet, max_piece_length, seed_size, rule)
     else:
-        table = seed(runs, join, alphabet, max_piece_length, seed_size)
+        table = seed(runs, join, alphabet, max_piece_length, seed_size, rule)
     rounds = [len(table)]
     if em == "sentencepiece":
         symbols: dict[Piece, Unit] = {}
@@ -976,6 +1049,8 @@ def train_unigram(
     shrink: float = 0.75,
     em_rounds: int = 2,
     em: str | None = None,
+    split_by_script: bool = False,
+    split_by_number: bool = True,
     byte_fallback: bool = False,
     byte_fallback_in_budget: bool = False,
     alphabet_size: int | None = None,
@@ -1041,6 +1116,16 @@ def train_unigram(
                 f"(sentencepiece's whole loop), got {em!r}"
             )
         opts["em"] = em
+    if not isinstance(split_by_script, bool) or not isinstance(split_by_number, bool):
+        raise SubwordsError("split_by_script and split_by_number are True or False")
+    if split_by_script and spelling == "bytes":
+        raise SubwordsError("split_by_script reads each symbol's character, and spelling='bytes' has bytes")
+    if not split_by_number and not split_by_script:
+        raise SubwordsError("split_by_number=False only changes split_by_script's rule: add split_by_script=True")
+    if split_by_script:
+        opts["split_by_script"] = True
+    if not split_by_number:
+        opts["split_by_number"] = False
 
     sp: Spelling[Any] = make_spelling(
         spelling, mark=opts["mark"], split_at_marks=split_at_marks, pre_split=pre_split,
@@ -1075,9 +1160,12 @@ def train_unigram(
                 run_counts[what] = run_counts.get(what, 0) + c
     runs = sorted(run_counts.items())
     target = vocab_size - outside
+    classes = {s: script_class(s, sp.mark, split_by_number) for s in alphabet} if split_by_script else {}
+    rule: Rule = (lambda piece: valid_piece(classes[s] for s in piece)) if split_by_script else None
+
     table, rounds = learn(
         runs, sp.join, alphabet, target, max_piece_length=max_piece_length,
-        seed_size=seed_size, shrink=float(shrink), em_rounds=em_rounds, em=em or "plain",
+        seed_size=seed_size, shrink=float(shrink), em_rounds=em_rounds, em=em or "plain", rule=rule,
     )
 
     learned = [p for p in table.log_probs if table.lengths[p] > 1]

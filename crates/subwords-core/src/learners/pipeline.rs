@@ -856,6 +856,17 @@ fn train_unigram(
     params.shrink = opts.shrink.unwrap_or(0.75);
     params.em_rounds = opts.em_rounds.unwrap_or(2) as usize;
     params.em = opts.em.unwrap_or(crate::options::EmMethod::Plain);
+    if opts.split_by_script {
+        // options.rs refuses bytes; every other spelling's symbol is one character and its mark
+        let classes = alphabet_texts
+            .iter()
+            .map(|t| {
+                let t = std::str::from_utf8(t).map_err(|_| Error::Option("split_by_script needs symbols of text".into()))?;
+                Ok(unigram::SymbolClass::of(t, &spelling.mark, opts.split_by_number))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        params.classes = Some(classes);
+    }
     if let Some(s) = params.seed_size {
         if s < alphabet_texts.len() {
             return Err(Error::Option(format!(

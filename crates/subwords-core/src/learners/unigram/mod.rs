@@ -198,10 +198,12 @@ use crate::segmenters::unigram::trie::PieceTrie;
 mod em;
 mod prune;
 mod seed;
+mod valid;
 
 use em::{em_round, final_pass};
 use prune::{losses, prune};
 use seed::seed;
+pub use valid::SymbolClass;
 
 
 const NONE: u32 = u32::MAX;
@@ -225,11 +227,14 @@ pub struct UnigramParams {
     pub em_rounds: usize,
     /// The M-step (the page's plain one, or sentencepiece's Bayesian one).
     pub em: EmMethod,
+    /// `split_by_script`: each symbol's class (by the caller's symbol ids), for sentencepiece's
+    /// rule on which substrings may be seed pieces (the `valid` module); `None`: every one may.
+    pub classes: Option<Vec<SymbolClass>>,
 }
 
 impl UnigramParams {
     pub fn new(target: usize) -> Self {
-        UnigramParams { target, max_piece_length: None, seed_size: None, shrink: 0.75, em_rounds: 2, em: EmMethod::Plain }
+        UnigramParams { target, max_piece_length: None, seed_size: None, shrink: 0.75, em_rounds: 2, em: EmMethod::Plain, classes: None }
     }
 }
 
@@ -472,7 +477,15 @@ pub fn train_traced(
     }
     let max_len = params.max_piece_length.unwrap_or(usize::MAX);
     // the runs come back owning the alphabet's stretch at the end of `syms`
-    let (mut table, runs, seed_arcs) = seed(runs, &texts, strip_right, max_len, params.seed_size, params.em == EmMethod::Sentencepiece);
+    let classes: Option<Vec<SymbolClass>> = match &params.classes {
+        None => None,
+        Some(c) if c.len() != a => {
+            return Err(Error::Option(format!("{} symbol classes for an alphabet of {a} symbols", c.len())));
+        }
+        Some(c) => Some(by_text.iter().map(|&id| c[id as usize]).collect()),
+    };
+    let sentencepiece = params.em == EmMethod::Sentencepiece;
+    let (mut table, runs, seed_arcs) = seed(runs, &texts, strip_right, max_len, params.seed_size, sentencepiece, classes.as_deref());
     let seed_size = table.at.len();
     let mut size = seed_size;
     let mut rounds = vec![size];

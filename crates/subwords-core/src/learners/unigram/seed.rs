@@ -6,6 +6,7 @@
 
 use rayon::prelude::*;
 
+use super::valid::{self, SymbolClass};
 use super::{join, Runs, Table, CHUNK, NONE};
 use crate::hash::Map;
 use crate::segmenters::unigram::lattice::NEG_INF;
@@ -101,6 +102,9 @@ pub(super) fn parts(runs: &Runs, sufs: &[(u32, u32)]) -> Vec<std::ops::Range<usi
 /// only right-branching substrings (the internal nodes of its suffix tree), each scored by
 /// weighted count × length in symbols; single symbols by their count; the cap keeps the
 /// highest scores (ties by text) and `lp = ln(score / Σ score)`.
+///
+/// `classes` (`split_by_script`, by the runs' symbol numbers): only the substrings
+/// sentencepiece's script rule allows are candidates (the `valid` module).
 pub(super) fn seed(
     mut runs: Runs,
     texts: &[Vec<u8>],
@@ -108,10 +112,16 @@ pub(super) fn seed(
     max_len: usize,
     seed_size: Option<usize>,
     sentencepiece: bool,
+    classes: Option<&[SymbolClass]>,
 ) -> (Table, Runs, Vec<super::ChunkArcs>) {
+    // `split_by_script`: the longest valid piece at each position (the `valid` module)
+    let ext: Option<Vec<u32>> = classes.map(|c| valid::extents(&runs, c, max_len));
+    let ext = ext.as_deref();
     // a substring's seed score, or None when it is not a candidate
-    let score = move |l: u32, c: u64, branching: bool| -> Option<u64> {
-        if !sentencepiece {
+    let score = move |p: u32, l: u32, c: u64, branching: bool| -> Option<u64> {
+        if ext.is_some_and(|e| l > e[p as usize]) {
+            None
+        } else if !sentencepiece {
             Some(c)
         } else if branching {
             Some(c * l as u64)
@@ -155,7 +165,7 @@ pub(super) fn seed(
             .map(|r| {
                 let mut v = Vec::new();
                 walk(&runs, &sufs[r.clone()], r.start, max_len, |p, l, c, b, k0| {
-                    if let Some(c) = score(l, c, b) {
+                    if let Some(c) = score(p, l, c, b) {
                         if keep(c) {
                             v.push((p, l, c, k0))
                         }
@@ -173,8 +183,8 @@ pub(super) fn seed(
                 .par_iter()
                 .map(|r| {
                     let mut h: Map<u64, u64> = Map::default();
-                    walk(&runs, &sufs[r.clone()], r.start, max_len, |_, l, c, b, _| {
-                        if let Some(c) = score(l, c, b) {
+                    walk(&runs, &sufs[r.clone()], r.start, max_len, |p, l, c, b, _| {
+                        if let Some(c) = score(p, l, c, b) {
                             *h.entry(c).or_insert(0) += 1
                         }
                     });
