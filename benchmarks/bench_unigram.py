@@ -1,17 +1,19 @@
 """Unigram side by side: subwords against sentencepiece and tokenizers, in one run, as ratios.
 
     python benchmarks/bench_unigram.py [--corpus large] [--vocab 32000]
-        [--only subwords:plain,subwords:sentencepiece,sentencepiece,sentencepiece:splits,tokenizers]
+        [--only subwords:plain,subwords:sentencepiece,subwords:sentencepiece:splits,sentencepiece,
+                sentencepiece:splits,tokenizers]
 
 Each trainer runs in a child process (its own peak memory) on the same file, `▁` spelling, the
 same size. ``sentencepiece`` runs on matched settings, as in ``bench_bpe.py`` and
 ``bench_unigram_quality.py``: identity normalization, full character coverage, and no cuts at
 script or digit boundaries (``split_by_unicode_script=False``, ``split_by_number=False``), so all
 three learn from the same text. ``sentencepiece:splits`` keeps sentencepiece's own cuts (its
-defaults): no piece may then cross a change of Unicode script or a digit boundary, which subwords
-has no option for yet. That is a smaller problem (on code, where ``self.x(`` mixes Latin and
-Common characters, far fewer candidate pieces), so that row is a different task, shown for what
-the cuts save. Time is wall and CPU (user + system, every thread) of the training
+defaults): no piece may then cross a change of Unicode script or a digit boundary. That is a
+smaller problem (on code, where ``self.x(`` mixes Latin and Common characters, far fewer
+candidate pieces), so that row is a different task; ``subwords:METHOD:splits`` is subwords on
+the same task (``split_by_script=True``, sentencepiece's rule), and
+``--only subwords:sentencepiece:splits,sentencepiece:splits`` compares the two. Time is wall and CPU (user + system, every thread) of the training
 call alone, after reading the held-out file; ratios are against the first subwords row. Speed is not allowed to hide quality, so each model is also measured
 on held-out text: the log-likelihood of its Viterbi segmentation per word (higher is better)
 and pieces per word (lower is shorter). Encoding: each model Viterbi-encodes the held-out text
@@ -53,8 +55,13 @@ def child(kind: str, corpus: str, vocab: int, out: str, held: str) -> None:
     if kind.startswith("subwords"):
         import subwords
 
-        em = kind.split(":", 1)[1] if ":" in kind else "plain"
-        tok = subwords.train(Path(corpus), model="unigram", spelling="front", vocab_size=vocab, threads=2, em=em)
+        parts = kind.split(":")
+        em = parts[1] if len(parts) > 1 else "plain"
+        if parts[2:] not in ([], ["splits"]):
+            raise SystemExit(f"unknown trainer {kind!r}: subwords[:plain|bayes|sentencepiece[:splits]]")
+        splits = parts[2:] == ["splits"]
+        tok = subwords.train(Path(corpus), model="unigram", spelling="front", vocab_size=vocab, threads=2, em=em,
+                             split_by_script=splits)
         secs, cpu = time.perf_counter() - start, cpu_seconds() - cpu0
         lp = tok.log_probs
         t = time.perf_counter()
@@ -98,7 +105,7 @@ def child(kind: str, corpus: str, vocab: int, out: str, held: str) -> None:
         pieces = sum(len(toks) for toks in encoded)
         rows = tok.get_vocab_size()
     else:
-        raise SystemExit(f"unknown trainer {kind!r}: subwords[:plain|bayes|sentencepiece], sentencepiece, "
+        raise SystemExit(f"unknown trainer {kind!r}: subwords[:plain|bayes|sentencepiece[:splits]], sentencepiece, "
                          "sentencepiece:splits or tokenizers")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     mb = sum(len(l.encode()) for l in lines) / 1e6

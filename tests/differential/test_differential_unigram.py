@@ -237,3 +237,23 @@ def test_sentencepiece_threads_do_not_change_the_model(rust, table, spelling):
     two = rust.train(table, threads=2, **kw)
     assert one.rows == two.rows and one.log_probs == two.log_probs
     assert one.report == two.report
+
+
+# split_by_script (sentencepiece's script rule for seed pieces): mixed scripts, digits,
+# punctuation, a combining accent, Katakana with its prolonged sound mark and a Han character,
+# so that pieces are refused at every kind of boundary the rule has.
+mixed_corpora = st.lists(
+    st.lists(st.text(alphabet="ab1(αβe\u0301カー研5", min_size=1, max_size=6), min_size=1, max_size=6).map(" ".join),
+    min_size=1, max_size=4)
+
+
+@pytest.mark.parametrize("em", ["plain", "sentencepiece"])
+@settings(SETTINGS, max_examples=60)
+@given(data=st.data(), corpus=mixed_corpora, spelling=st.sampled_from(["end", "continuation", "front"]),
+       texts=probes)
+def test_split_by_script(reference, rust, em, data, corpus, spelling, texts):
+    opts = {**_options(data.draw, spelling), "em": em, "split_by_script": True,
+            "split_by_number": data.draw(st.booleans())}
+    floor, seed = _floor_and_seed(reference, corpus, opts)
+    opts["vocab_size"] = floor + data.draw(st.integers(0, max(0, seed - floor + 3)))
+    assert_same(reference, rust, corpus, texts + corpus, **opts)

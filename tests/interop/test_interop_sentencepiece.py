@@ -314,3 +314,30 @@ def test_vocab_side_file_matches_spm_train(tmp_path, texts, model_type):
     own = subwords.train(texts[::5], model="unigram", spelling="front", vocab_size=2000)
     S.write_vocab(own, tmp_path / "own.vocab")
     assert [p for p, _ in S.read_vocab(tmp_path / "own.vocab")] == own.rows
+
+
+def test_script_rule_reads_pieces_as_sentencepiece_does(texts):
+    # split_by_script is sentencepiece's rule (split_by_unicode_script and split_by_number, on
+    # by default there). Every piece its trainer keeps with them on passes our reading of the
+    # rule; with them off some do not, so the check can fail; and every piece our trainer keeps
+    # with split_by_script passes it too, on this corpus of many scripts.
+    from subwords.reference.unigram import script_class, valid_piece
+
+    def valid(piece: str) -> bool:
+        return valid_piece(script_class(c, "\u2581", True) for c in piece)
+
+    def pieces(data: bytes) -> list[str]:
+        sp = spm.SentencePieceProcessor(model_proto=data)
+        return [sp.id_to_piece(i) for i in range(sp.get_piece_size()) if not sp.is_control(i) and not sp.is_unknown(i)]
+
+    split = pieces(train_sp(texts, normalization_rule_name="identity"))
+    assert [p for p in split if not valid(p)] == []
+    whole = pieces(train_sp(texts, normalization_rule_name="identity", split_by_unicode_script=False,
+                            split_by_number=False))
+    assert len([p for p in whole if not valid(p)]) >= 20
+    ours = subwords.train(texts[:6000], model="unigram", spelling="front", vocab_size=2000, em="sentencepiece",
+                          split_by_script=True)
+    mine = [ours.id_to_piece(i) for i in range(ours.vocab_size) if ours.id_to_piece(i) != "[UNK]"]
+    assert [p for p in mine if not valid(p)] == []
+    unsplit = subwords.train(texts[:6000], model="unigram", spelling="front", vocab_size=2000, em="sentencepiece")
+    assert len([p for p in (unsplit.id_to_piece(i) for i in range(unsplit.vocab_size)) if not valid(p)]) >= 20

@@ -1119,7 +1119,7 @@ def train_unigram(
     if not isinstance(split_by_script, bool) or not isinstance(split_by_number, bool):
         raise SubwordsError("split_by_script and split_by_number are True or False")
     if split_by_script and spelling == "bytes":
-        raise SubwordsError("split_by_script reads each symbol's character, and spelling='bytes' has bytes")
+        raise SubwordsError("split_by_script reads each symbol's character, and spelling='bytes' has bytes: use spelling='front'")
     if not split_by_number and not split_by_script:
         raise SubwordsError("split_by_number=False only changes split_by_script's rule: add split_by_script=True")
     if split_by_script:
