@@ -10,9 +10,11 @@ own (its wall time, CPU time of all its threads, and peak memory), and then Vite
 * sentencepiece: Unigram with identity normalization, no splitting by script or number, full
   character coverage and every sentence (so both learn from the same text), 2 threads.
 With ``--settings defaults`` each trainer runs on its own defaults instead: subwords' ``sentencepiece``
-preset (``nmt_nfkc``, coverage 0.9995, ``em="sentencepiece"``) against sentencepiece with nothing
-set but the model type, the size and the threads; each then encodes the raw held-out lines,
-normalizing them its own way. ``matched,defaults`` runs both groups.
+preset (``nmt_nfkc``, coverage 0.9995, ``em="sentencepiece"``), once with sentencepiece's script
+rule (``split_by_script=True``, row ``preset:splits``) and once without (``preset:nosplits``),
+against sentencepiece with nothing set but the model type, the size and the threads (its
+defaults split by script and number); each then encodes the raw held-out lines, normalizing
+them its own way. ``matched,defaults`` runs both groups.
 Reported per model: held-out pieces (lower is better) and held-out log-likelihood (higher is
 better): the sum over held-out lines of the Viterbi spelling's log-probability, each model's
 piece scores first renormalised to sum to 1 over its ordinary pieces (the Bayesian step's
@@ -49,8 +51,10 @@ def child(kind: str, train: str, held: str, vocab: int, out: str) -> None:
         import subwords
 
         em = kind.split(":", 1)[1]
-        if em == "preset":  # subwords' own defaults for this job: the sentencepiece preset
-            tok = subwords.train(Path(train), preset="sentencepiece", vocab_size=vocab, threads=2)
+        if em.startswith("preset"):  # subwords' own defaults for this job: the sentencepiece preset,
+            # with sentencepiece's script rule on (preset:splits) or off (preset:nosplits)
+            tok = subwords.train(Path(train), preset="sentencepiece", vocab_size=vocab, threads=2,
+                                 split_by_script=em == "preset:splits")
         else:
             tok = subwords.train(Path(train), model="unigram", spelling="front", vocab_size=vocab, threads=2,
                                  em=em)
@@ -123,7 +127,7 @@ def main() -> None:
     if "matched" in settings:
         kinds += [f"subwords:{e}" for e in a.em.split(",") if e] + ["sentencepiece"]
     if "defaults" in settings:
-        kinds += ["subwords:preset", "sentencepiece:defaults"]
+        kinds += ["subwords:preset:splits", "subwords:preset:nosplits", "sentencepiece:defaults"]
     print(f"# Unigram quality: subwords vs sentencepiece — {time.strftime('%Y-%m-%d %H:%M')}, "
           f"{os.cpu_count()} cpus, load {os.getloadavg()}")
     print("\n| corpus | vocab | trainer | train s | × sp time | CPU s | × sp CPU | peak MB | held-out pieces "
@@ -146,7 +150,7 @@ def main() -> None:
                         continue
                     results[kind] = json.loads(r.stdout.strip().splitlines()[-1])
                 for kind, r in results.items():
-                    sp = results.get("sentencepiece:defaults" if kind.endswith((":preset", ":defaults"))
+                    sp = results.get("sentencepiece:defaults" if kind.endswith((":splits", ":nosplits", ":defaults"))
                                      else "sentencepiece")
                     xt = f"{sp['seconds'] / r['seconds']:.2f}×" if sp else ""
                     xc = f"{sp['cpu'] / r['cpu']:.2f}×" if sp else ""

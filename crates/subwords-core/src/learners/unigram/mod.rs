@@ -36,6 +36,12 @@
 //!   and pieces whose own best spelling is split, dropped first; the others ranked by the
 //!   unigram likelihood lost if every use took the replacement. Stop at `max(target,
 //!   floor(1.1 · target))`, then keep the target by log-probability (`final_pick`).
+//! * **`split_by_script`** (`valid.rs`): sentencepiece's rule on which substrings may be
+//!   pieces (no mix of two Unicode scripts, digits a script of their own unless
+//!   `split_by_number` is off), for any `em`. The rule rejects a piece by a prefix, so each
+//!   position gets the length of the longest valid piece starting there once, and the seed's
+//!   score closure refuses longer substrings in both of its walks; nothing after the seed
+//!   changes, since EM and pruning only remove pieces.
 //!
 //! Quality against sentencepiece (`benchmarks/bench_unigram_quality.py`, English 6.2 MB train,
 //! held-out 10%; see benchmarks/README.md): held-out pieces ×1.21 (8k) and ×1.21 (32k) with
