@@ -19,7 +19,14 @@ use crate::segmenters::unigram::lattice::NEG_INF;
 /// mark and by the line's end); a substring of `max_len` symbols always is. In the walk: no occurrence continues when no suffix of the stretch restarted the
 /// accumulator of length `L + 1`; one symbol follows them all when the stretch of `L + 1`
 /// started at the same suffix and adds up to the same count.
-pub(super) fn walk(runs: &Runs, sufs: &[(u32, u32)], base: usize, max_len: usize, mut emit: impl FnMut(u32, u32, u64, bool, u32)) {
+pub(super) fn walk(
+    runs: &Runs,
+    sufs: &[(u32, u32)],
+    base: usize,
+    max_len: usize,
+    ext: Option<&[u32]>,
+    mut emit: impl FnMut(u32, u32, u64, bool, u32),
+) {
     let longest = (0..runs.len()).map(|r| runs.start[r + 1] - runs.start[r]).max().unwrap_or(0) as usize;
     let top = longest.min(max_len);
     let mut acc = vec![0u64; top + 1];
@@ -36,7 +43,7 @@ pub(super) fn walk(runs: &Runs, sufs: &[(u32, u32)], base: usize, max_len: usize
         }
         !(from[len + 1] == from[len] && acc[len + 1] == acc[len])
     };
-    let lim_of = |p: u32, r: u32| -> usize { ((runs.start[r as usize + 1] - p) as usize).min(max_len) };
+    let lim_of = |p: u32, r: u32| -> usize { reach(runs, p, r, max_len, ext) };
     let mut prev: Option<(u32, usize)> = None;
     for (k, &(p, r)) in sufs.iter().enumerate() {
         let lim = lim_of(p, r);
@@ -64,6 +71,21 @@ pub(super) fn walk(runs: &Runs, sufs: &[(u32, u32)], base: usize, max_len: usize
         for len in 2..=pl {
             emit(first[len], len as u32, acc[len], branching(&acc, &from, len), (base + from[len] - 1) as u32);
         }
+    }
+}
+
+/// How many symbols of the suffix at `p` (in run `r`) the seed reads: to the run's end, at most
+/// `max_len`, and with `split_by_script` (`ext`, the longest valid piece at each position) at
+/// most one past the longest valid piece there. A longer substring has an invalid prefix, so it
+/// is never a piece (validity depends only on a substring's symbols, and is prefix-closed); the
+/// one symbol past tells whether the longest valid ones are right-branching. On code this cuts
+/// the suffix sort's keys, and the walks, to a few symbols at every bracket and operator.
+#[inline]
+fn reach(runs: &Runs, p: u32, r: u32, max_len: usize, ext: Option<&[u32]>) -> usize {
+    let lim = ((runs.start[r as usize + 1] - p) as usize).min(max_len);
+    match ext {
+        Some(e) => lim.min(e[p as usize] as usize + 1),
+        None => lim,
     }
 }
 
@@ -145,13 +167,13 @@ pub(super) fn seed(
         }
     }
     {
+        // sorted as (position, symbols read), so that a comparison reads only the symbols; each
+        // suffix's run is found again after
         let syms = &runs.syms;
+        sufs.par_iter_mut().for_each(|x| x.1 = reach(&runs, x.0, x.1, max_len, ext) as u32);
+        sufs.par_sort_unstable_by(|&(p, l), &(q, m)| syms[p as usize..(p + l) as usize].cmp(&syms[q as usize..(q + m) as usize]));
         let start = &runs.start;
-        let key = |&(p, r): &(u32, u32)| -> &[u32] {
-            let end = (start[r as usize + 1] as usize).min((p as usize).saturating_add(max_len));
-            &syms[p as usize..end]
-        };
-        sufs.par_sort_unstable_by(|x, y| key(x).cmp(key(y)));
+        sufs.par_iter_mut().for_each(|x| x.1 = (start.partition_point(|&s| s <= x.0) - 1) as u32);
     }
     let cap_multi = seed_size.map(|s| s - a);
     // (a position, length, score, the first sorted suffix it begins)
@@ -164,7 +186,7 @@ pub(super) fn seed(
             .par_iter()
             .map(|r| {
                 let mut v = Vec::new();
-                walk(&runs, &sufs[r.clone()], r.start, max_len, |p, l, c, b, k0| {
+                walk(&runs, &sufs[r.clone()], r.start, max_len, ext, |p, l, c, b, k0| {
                     if let Some(c) = score(p, l, c, b) {
                         if keep(c) {
                             v.push((p, l, c, k0))
@@ -183,7 +205,7 @@ pub(super) fn seed(
                 .par_iter()
                 .map(|r| {
                     let mut h: Map<u64, u64> = Map::default();
-                    walk(&runs, &sufs[r.clone()], r.start, max_len, |p, l, c, b, _| {
+                    walk(&runs, &sufs[r.clone()], r.start, max_len, ext, |p, l, c, b, _| {
                         if let Some(c) = score(p, l, c, b) {
                             *h.entry(c).or_insert(0) += 1
                         }
@@ -266,7 +288,7 @@ pub(super) fn seed(
         t.has_prob.push(c > 0);
     }
     by_stretch.par_sort_unstable();
-    let arcs = seed_arcs(&runs, &sufs, &parts, max_len, &t, &by_stretch);
+    let arcs = seed_arcs(&runs, &sufs, &parts, max_len, ext, &t, &by_stretch);
     (t, runs, arcs)
 }
 
@@ -284,6 +306,7 @@ fn seed_arcs(
     sufs: &[(u32, u32)],
     parts: &[std::ops::Range<usize>],
     max_len: usize,
+    ext: Option<&[u32]>,
     t: &Table,
     by_stretch: &[(u32, u32, u32)],
 ) -> Vec<super::ChunkArcs> {
@@ -303,7 +326,7 @@ fn seed_arcs(
         let mut prev: Option<(u32, usize)> = None;
         for k in part.clone() {
             let (p, r) = sufs[k];
-            let lim = ((runs.start[r as usize + 1] - p) as usize).min(max_len);
+            let lim = reach(runs, p, r, max_len, ext);
             let cur = &runs.syms[p as usize..p as usize + lim];
             let l = prev.map_or(0, |(pp, pl)| common_prefix(&runs.syms[pp as usize..pp as usize + pl], cur));
             // a stretch that goes on keeps its piece; one that starts here looks it up
