@@ -43,10 +43,9 @@ pub(super) fn walk(
         }
         !(from[len + 1] == from[len] && acc[len + 1] == acc[len])
     };
-    let lim_of = |p: u32, r: u32| -> usize { reach(runs, p, r, max_len, ext) };
     let mut prev: Option<(u32, usize)> = None;
     for (k, &(p, r)) in sufs.iter().enumerate() {
-        let lim = lim_of(p, r);
+        let lim = reach(runs, p, r, max_len, ext);
         let c = runs.count[r as usize];
         let cur = &runs.syms[p as usize..p as usize + lim];
         let l = prev.map_or(0, |(pp, pl)| common_prefix(&runs.syms[pp as usize..pp as usize + pl], cur));
@@ -159,18 +158,17 @@ pub(super) fn seed(
             single_count[s as usize] += c;
         }
     }
-    // suffixes with at least two symbols, sorted by their symbols (cut at run end and max_len)
+    // suffixes with at least two symbols, sorted by the symbols the seed reads of each
+    // ([`reach`]); sorted as (position, symbols read), so that a comparison reads only the
+    // symbols, and each suffix's run found again after
     let mut sufs: Vec<(u32, u32)> = Vec::new();
     for r in 0..runs.len() {
         for p in runs.start[r]..runs.start[r + 1].saturating_sub(1) {
-            sufs.push((p, r as u32));
+            sufs.push((p, reach(&runs, p, r as u32, max_len, ext) as u32));
         }
     }
     {
-        // sorted as (position, symbols read), so that a comparison reads only the symbols; each
-        // suffix's run is found again after
         let syms = &runs.syms;
-        sufs.par_iter_mut().for_each(|x| x.1 = reach(&runs, x.0, x.1, max_len, ext) as u32);
         sufs.par_sort_unstable_by(|&(p, l), &(q, m)| syms[p as usize..(p + l) as usize].cmp(&syms[q as usize..(q + m) as usize]));
         let start = &runs.start;
         sufs.par_iter_mut().for_each(|x| x.1 = (start.partition_point(|&s| s <= x.0) - 1) as u32);
