@@ -337,15 +337,57 @@ def backward(lattice: list[Arc], n: int) -> list[float]:
     return beta
 
 
+def forward_backward_linear(lattice: list[Arc], n: int, q: dict[Piece, float]) -> tuple[list[float], list[float], list[int]]:
+    """``em="sentencepiece"``'s forward and backward in linear space, on ``q[p] = exp(lp)``:
+    each position's forward value kept as a mantissa ``a[j]`` in ``[0.5, 1)`` and a binary
+    exponent ``E[j]``, so that nothing under- or overflows however long the run. ``a[0] = 1``,
+    ``E[0] = 0``; for ``j = 1..n``, over the arcs ending at ``j`` in start order, ``raw`` sums
+    ``ldexp(a[i] * q, E[i] - E[j-1])`` from 0.0, then ``a[j], e = frexp(raw)`` and ``E[j] =
+    E[j-1] + e``. Backward in the same exponents: ``b[n] = 1``; for starts descending, over the
+    start's arcs in end order, ``b[i]`` sums ``ldexp(q * b[j], E[i] - E[j])``. Powers of two
+    scale exactly, so these are the plain linear sums with their plain roundings."""
+    a, e = [0.0] * (n + 1), [0] * (n + 1)
+    a[0] = 1.0
+    by_end = sorted(lattice, key=lambda arc: (arc[1], arc[0]))
+    k = 0
+    for j in range(1, n + 1):
+        raw = 0.0
+        while k < len(by_end) and by_end[k][1] == j:
+            i, _, piece, _ = by_end[k]
+            raw += math.ldexp(a[i] * q[piece], e[i] - e[j - 1])
+            k += 1
+        a[j], shift = math.frexp(raw)
+        e[j] = e[j - 1] + shift
+    b = [0.0] * (n + 1)
+    b[n] = 1.0
+    for i, j, piece, _ in sorted(lattice, key=lambda arc: (-arc[0], arc[1])):
+        b[i] += math.ldexp(q[piece] * b[j], e[i] - e[j])
+    return a, b, e
+
+
 def expected_counts(runs: Runs, table: Table, join: Join, linear: bool = False) -> dict[Piece, float]:
     """The E-step: each piece's log expected count (pieces on no arc are left out). ``linear``
-    (``em="sentencepiece"``, as sentencepiece): the expected count itself, each arc adding
-    ``c * exp(post)`` to it with ``+`` from 0.0 instead of ``log(c) + post`` with
-    :func:`logaddexp` -- one ``exp`` per arc in place of an ``exp`` and a ``log1p``."""
+    (``em="sentencepiece"``, as sentencepiece): the expected count itself, each arc adding its
+    ``c * alpha[i] * q * beta[j] / Z`` with ``+`` from 0.0 instead of ``log(c) + post`` with
+    :func:`logaddexp`, forward and backward in linear space (:func:`forward_backward_linear`):
+    the term is ``ldexp(((a[i] * q) * b[j]) * (c / a[n]), E[i] - E[j])``, and no arc calls
+    ``exp`` or ``log1p`` (one ``exp`` per piece a round makes ``q``)."""
     expected: dict[Piece, float] = {}
+    q: dict[Piece, float] = {}
+    if linear:
+        q = {p: math.exp(lp) for p, lp in table.log_probs.items() if lp is not None}
     for run, c in runs:
         n = len(run)
         lattice = arcs(run, table, join)
+        if linear:
+            a, b, e = forward_backward_linear(lattice, n, q)
+            if a[n] == 0.0:
+                continue
+            w = float(c) / a[n]
+            for i, j, piece, _ in lattice:
+                t = math.ldexp(((a[i] * q[piece]) * b[j]) * w, e[i] - e[j])
+                expected[piece] = expected.get(piece, 0.0) + t
+            continue
         alpha, beta = forward(lattice, n), backward(lattice, n)
         log_z = alpha[n]
         if log_z == NEG_INF:
@@ -353,10 +395,7 @@ def expected_counts(runs: Runs, table: Table, join: Join, linear: bool = False) 
         log_c = math.log(float(c))
         for i, j, piece, lp in lattice:
             post = alpha[i] + lp + beta[j] - log_z
-            if linear:
-                expected[piece] = expected.get(piece, 0.0) + float(c) * math.exp(post)
-            else:
-                expected[piece] = logaddexp(expected.get(piece, NEG_INF), log_c + post)
+            expected[piece] = logaddexp(expected.get(piece, NEG_INF), log_c + post)
     return expected
 
 

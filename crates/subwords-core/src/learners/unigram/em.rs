@@ -83,6 +83,117 @@ fn forward_backward(arcs: &[u32], n: usize, table: &Table, s: &mut Scratch) -> O
     Some(log_z)
 }
 
+/// `x · 2^k`, correctly rounded (C's `ldexp`, Python's `math.ldexp`): one multiplication by
+/// the power of two when `2^k` is a normal double (a single rounding, so the same result),
+/// `libm::scalbn` beyond.
+#[inline]
+fn ldexp(x: f64, k: i32) -> f64 {
+    if (-1022..=1023).contains(&k) {
+        x * f64::from_bits(((k + 1023) as u64) << 52)
+    } else {
+        libm::scalbn(x, k)
+    }
+}
+
+/// `(m, e)` with `x = m · 2^e` and `0.5 <= m < 1` (C's `frexp`, Python's `math.frexp`);
+/// `(0.0, 0)` for 0. For the non-negative finite sums of the linear E-step: bit arithmetic
+/// for a normal `x`, `libm::frexp` for the rest.
+#[inline]
+fn frexp(x: f64) -> (f64, i32) {
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    if biased == 0 || biased == 0x7ff {
+        return libm::frexp(x);
+    }
+    (f64::from_bits((bits & !(0x7ffu64 << 52)) | (1022u64 << 52)), biased - 1022)
+}
+
+/// `em="sentencepiece"`'s forward and backward, in linear space (docs/API.md, "em"): the same
+/// recurrences as [`forward_backward`] on probabilities `q = exp(lp)` (`s.lps` holds each
+/// arc's `q`), each position's forward value kept as a mantissa `a[j]` in `[0.5, 1)` and a
+/// binary exponent `E[j]` (`frexp` of its sum), so no value leaves the range of a double
+/// however long the run. `a[0] = 1`, `E[0] = 0`; for `j = 1..=n`, the arcs ending at `j` in
+/// start order: `raw = Σ ldexp(a[i] · q, E[i] - E[j - 1])` from 0.0 with `+`, then `(a[j],
+/// e) = frexp(raw)`, `E[j] = E[j - 1] + e`. Backward in the forward's exponents: `b[n] = 1`;
+/// for starts descending, the start's arcs in stored order (end ascending): `b[i] = Σ
+/// ldexp(q · b[j], E[i] - E[j])`. Scaling by powers of two is exact, so these are the
+/// textbook linear sums, rounded as they would be with an unbounded exponent. Into `s.alpha`
+/// (`a`), `s.beta` (`b`) and `s.exps` (`E`); returns `a[n]`, or `None` when it is 0 (no
+/// spelling has a probability).
+#[inline]
+fn forward_backward_linear(arcs: &[u32], n: usize, table: &Table, q: &[f64], s: &mut Scratch) -> Option<f64> {
+    s.starts.clear();
+    s.ends.clear();
+    s.lps.clear();
+    s.head.clear();
+    s.head.resize(n + 1, 0);
+    let mut i = u32::MAX;
+    for &p in arcs {
+        let len = table.len[p as usize];
+        i = i.wrapping_add((len == 1) as u32);
+        s.starts.push(i);
+        s.ends.push(i + len);
+        s.lps.push(q[p as usize]);
+        s.head[(i + len) as usize] += 1;
+    }
+    // the arcs by end (a counting sort; stored order keeps each end's starts ascending):
+    // afterwards `head[j]` is where the arcs ending after `j` begin
+    let mut at = 0u32;
+    for h in s.head.iter_mut() {
+        let c = *h;
+        *h = at;
+        at += c;
+    }
+    s.by_end.clear();
+    s.by_end.resize(arcs.len(), 0);
+    for x in 0..arcs.len() {
+        let j = s.ends[x] as usize;
+        s.by_end[s.head[j] as usize] = x as u32;
+        s.head[j] += 1;
+    }
+    let (a, b, e, starts, ends, qs) = (&mut s.alpha, &mut s.beta, &mut s.exps, &s.starts, &s.ends, &s.lps);
+    a.clear();
+    a.resize(n + 1, 0.0);
+    e.clear();
+    e.resize(n + 1, 0);
+    a[0] = 1.0;
+    for j in 1..=n {
+        let before = e[j - 1];
+        let mut raw = 0.0f64;
+        for &x in &s.by_end[s.head[j - 1] as usize..s.head[j] as usize] {
+            let i = starts[x as usize] as usize;
+            raw += ldexp(a[i] * qs[x as usize], e[i] - before);
+        }
+        let (m, k) = frexp(raw);
+        a[j] = m;
+        e[j] = before + k;
+    }
+    let z = a[n];
+    if z == 0.0 {
+        return None;
+    }
+    b.clear();
+    b.resize(n + 1, 0.0);
+    b[n] = 1.0;
+    let mut hi = arcs.len();
+    while hi > 0 {
+        let i = starts[hi - 1];
+        let mut lo = hi - 1;
+        while lo > 0 && starts[lo - 1] == i {
+            lo -= 1;
+        }
+        let ei = e[i as usize];
+        let mut sum = 0.0f64;
+        for x in lo..hi {
+            let j = ends[x] as usize;
+            sum += ldexp(qs[x] * b[j], ei - e[j]);
+        }
+        b[i as usize] = sum;
+        hi = lo;
+    }
+    Some(z)
+}
+
 /// Where each range of pieces (`piece >> shift`) begins among a chunk's terms, one term per
 /// arc: a counting sort on the arcs' pieces, so each term is filed in place as it is made.
 fn range_offsets(arcs: &[u32], shift: u32, n_ranges: usize) -> Vec<u32> {
@@ -109,6 +220,8 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
     let linear = method == EmMethod::Sentencepiece;
     let empty = if linear { 0.0 } else { NEG_INF };
     let mut expected = vec![empty; np];
+    // the linear E-step's probabilities, one `exp` per piece a round (dead pieces have no arcs)
+    let q: Vec<f64> = if linear { table.lp.par_iter().map(|lp| lp.exp()).collect() } else { Vec::new() };
     // pieces in ranges of `1 << shift` ids, about eight per thread: the E-step files each term
     // under its piece's range, and one task folds one range, reading only the terms filed there
     // (on one thread, one range: nothing to file)
@@ -127,11 +240,33 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
                 for (k, r) in chunk.runs.clone().enumerate() {
                     let arcs = &chunk.arcs[chunk.off[k] as usize..chunk.off[k + 1] as usize];
                     let n = runs.run(r).len();
+                    if linear {
+                        let Some(z) = forward_backward_linear(arcs, n, table, &q, s) else {
+                            // no spelling: the run adds nothing; its slots hold 0.0, which the
+                            // fold leaves as it is (`e + 0.0 = e`, every `e` being >= +0.0)
+                            for &p in arcs {
+                                let slot = &mut at[(p >> shift) as usize];
+                                out[*slot as usize].0 = p;
+                                *slot += 1;
+                            }
+                            continue;
+                        };
+                        // the term: `ldexp(((a[i] · q) · b[j]) · (c / a[n]), E[i] - E[j])`, the
+                        // arc's expected count `c · α(i) q β(j) / Z` with the exponents put back
+                        let w = runs.count[r] as f64 / z;
+                        for (x, &p) in arcs.iter().enumerate() {
+                            let (i, j) = (s.starts[x] as usize, s.ends[x] as usize);
+                            let t = ldexp(((s.alpha[i] * s.lps[x]) * s.beta[j]) * w, s.exps[i] - s.exps[j]);
+                            let slot = &mut at[(p >> shift) as usize];
+                            out[*slot as usize] = (p, t);
+                            *slot += 1;
+                        }
+                        continue;
+                    }
                     let Some(log_z) = forward_backward(arcs, n, table, s) else {
                         // every spelling holds a piece at -inf (the Bayesian step reaches it in
                         // a few rounds): the run adds nothing, as in the reference; its slots
-                        // hold -inf (or 0.0 when linear), which the fold leaves as it is
-                        // (`logaddexp(e, -inf) = e`; `e + 0.0 = e`, every `e` being >= +0.0)
+                        // hold -inf, which the fold leaves as it is (`logaddexp(e, -inf) = e`)
                         for &p in arcs {
                             let slot = &mut at[(p >> shift) as usize];
                             out[*slot as usize].0 = p;
@@ -139,13 +274,12 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
                         }
                         continue;
                     };
-                    // the term: `ln c + post`, or when linear `c · exp(post)` (no `ln c` then)
-                    let c = runs.count[r] as f64;
-                    let c = if linear { c } else { c.ln() };
+                    // the term: `ln c + post`
+                    let c = (runs.count[r] as f64).ln();
                     for (x, &p) in arcs.iter().enumerate() {
                         let post = ((s.alpha[s.starts[x] as usize] + s.lps[x]) + s.beta[s.ends[x] as usize]) - log_z;
                         let slot = &mut at[(p >> shift) as usize];
-                        out[*slot as usize] = (p, if linear { c * post.exp() } else { c + post });
+                        out[*slot as usize] = (p, c + post);
                         *slot += 1;
                     }
                 }
@@ -304,4 +438,66 @@ pub(super) fn final_pass(runs: &Runs, table: &Table, stored: &Stored) -> (f64, u
         }
     }
     (ll, pieces)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ldexp_and_frexp_are_cs() {
+        // the fast paths against libm's own `scalbn` and `frexp` (C's), at the edges of the
+        // normal range, on subnormals and on zero
+        let xs = [1.0, 0.75, 1.5e-300, 3.7e300, f64::MIN_POSITIVE, 4.9e-324, 2.2e-310, 0.0, 0.999_999_999_999_999_9];
+        for &x in &xs {
+            for k in [-1100, -1074, -1023, -1022, -1021, -700, -1, 0, 1, 700, 1022, 1023, 1024] {
+                assert_eq!(ldexp(x, k).to_bits(), libm::scalbn(x, k).to_bits(), "ldexp({x:e}, {k})");
+            }
+            let (m, e) = frexp(x);
+            let (lm, le) = libm::frexp(x);
+            assert_eq!((m.to_bits(), e), (lm.to_bits(), le), "frexp({x:e})");
+        }
+    }
+
+    #[test]
+    fn linear_e_step_matches_the_log_space_one_on_a_run_too_long_for_plain_products() {
+        // table: a, b (0.3 each) and ab (0.4); the run is "ab" 3000 times. Its probability is
+        // (0.4 + 0.3 · 0.3)^3000 = e^-2140.05, far under the smallest double (about e^-745),
+        // so unscaled linear sums would be 0;
+        // each arc's posterior from the scaled linear pass must match the log-space pass's
+        let q = [0.3f64, 0.3, 0.4];
+        let table = Table {
+            at: vec![0, 1, 0],
+            len: vec![1, 1, 2],
+            lp: q.iter().map(|p| p.ln()).collect(),
+            has_prob: vec![true; 3],
+            alive: vec![true; 3],
+            single: vec![0, 1],
+        };
+        let mut arcs = Vec::new();
+        for _ in 0..3000 {
+            arcs.extend([0u32, 2, 1]); // at an a: a, then ab; at a b: b
+        }
+        let n = 6000;
+        let mut s = Scratch::default();
+        let log_z = forward_backward(&arcs, n, &table, &mut s).expect("a spelling");
+        assert!((log_z - 3000.0 * 0.49f64.ln()).abs() < 1e-6, "log Z = {log_z}");
+        let (alpha, beta, starts, ends) = (s.alpha.clone(), s.beta.clone(), s.starts.clone(), s.ends.clone());
+        let z = forward_backward_linear(&arcs, n, &table, &q, &mut s).expect("a spelling");
+        assert!((0.5..1.0).contains(&z));
+        assert_eq!((&s.starts, &s.ends), (&starts, &ends));
+        let mut worst = 0.0f64;
+        for (x, &p) in arcs.iter().enumerate() {
+            let (i, j) = (starts[x] as usize, ends[x] as usize);
+            let by_logs = (((alpha[i] + table.lp[p as usize]) + beta[j]) - log_z).exp();
+            let linear = ldexp(((s.alpha[i] * q[p as usize]) * s.beta[j]) / z, s.exps[i] - s.exps[j]);
+            assert!(linear > 0.0 && linear <= 1.0 + 1e-12, "arc {x}: {linear}");
+            worst = worst.max((linear - by_logs).abs() / by_logs);
+        }
+        // the log-space sums lose about |log Z| ulps of relative precision; the linear ones none
+        assert!(worst < 1e-9, "largest relative difference {worst:e}");
+        // and the two give the same log Z: ln a[n] + E[n] ln 2
+        let from_linear = z.ln() + s.exps[n] as f64 * std::f64::consts::LN_2;
+        assert!((from_linear - log_z).abs() < 1e-9 * log_z.abs(), "{from_linear} against {log_z}");
+    }
 }
