@@ -85,23 +85,51 @@ impl Form {
     pub fn apply(self, text: &str) -> (String, Vec<(u32, u32)>) {
         let mut out = String::with_capacity(text.len());
         let mut src: Vec<(u32, u32)> = Vec::with_capacity(text.len() + 1);
-        let mut start = 0usize;
+        // an ASCII character, which every form keeps (`nmt_nfkc` may drop it or make it a space)
+        let ascii = |b: u8, at: usize, out: &mut String, src: &mut Vec<(u32, u32)>| {
+            let c = if self == Form::NmtNfkc { nmt_rule(b as char) } else { Some(b as char) };
+            if let Some(c) = c {
+                out.push(c);
+                src.push((at as u32, at as u32 + 1));
+            }
+        };
         let flush = |a: usize, b: usize, out: &mut String, src: &mut Vec<(u32, u32)>| {
             let before = out.len();
             let seg = &text[a..b];
-            if seg.is_ascii() && self != Form::NmtNfkc {
-                out.push_str(seg); // ASCII is fixed by every form: one span per byte
-                src.extend((a..b).map(|i| (i as u32, i as u32 + 1)));
+            if seg.is_ascii() {
+                // one span per byte (an ASCII character is a boundary, so this is one byte)
+                for (k, &x) in seg.as_bytes().iter().enumerate() {
+                    ascii(x, a + k, out, src);
+                }
                 return;
             }
             self.push_segment(seg, out);
             src.extend(std::iter::repeat_n((a as u32, b as u32), out.len() - before));
         };
-        for (i, c) in text.char_indices() {
+        let bytes = text.as_bytes();
+        let mut start = 0usize;
+        let mut i = 0usize;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b < 0x80 {
+                // a boundary; followed by ASCII or the end, it is a segment of its own
+                if i > start {
+                    flush(start, i, &mut out, &mut src);
+                }
+                start = i;
+                i += 1;
+                if i == bytes.len() || bytes[i] < 0x80 {
+                    ascii(b, start, &mut out, &mut src);
+                    start = i;
+                }
+                continue;
+            }
+            let c = text[i..].chars().next().expect("a character starts here");
             if i > start && self.boundary_before(c) {
                 flush(start, i, &mut out, &mut src);
                 start = i;
             }
+            i += c.len_utf8();
         }
         if start < text.len() {
             flush(start, text.len(), &mut out, &mut src);
@@ -133,14 +161,19 @@ mod tests {
         let texts = [
             "e\u{301}cole ﬁne Ｈｅｌｌｏ ² ① 가\u{11A8} \u{1100}\u{1161}\u{11A8} a\u{323}\u{302} \u{F73}",
             "Å Ω ẛ\u{323} \u{0CC6}\u{0CC2}\u{0CD5} 東京",
+            // ASCII runs, controls nmt_nfkc drops or makes a space, ASCII before a combining mark
+            // and at the end
+            "a\tb\u{0}c\r\nd\u{7F}e \u{200B}x\u{301}y\u{1F}z",
+            "\u{8F}q\u{FEFF}é\u{301}",
         ];
-        for form in [Form::Nfc, Form::Nfkc, Form::Nfd, Form::Nfkd] {
+        for form in [Form::Nfc, Form::Nfkc, Form::Nfd, Form::Nfkd, Form::NmtNfkc] {
             for t in texts {
                 let whole: String = match form {
                     Form::Nfc => t.nfc().collect(),
                     Form::Nfkc => t.nfkc().collect(),
                     Form::Nfd => t.nfd().collect(),
-                    _ => t.nfkd().collect(),
+                    Form::Nfkd => t.nfkd().collect(),
+                    Form::NmtNfkc => t.nfkc().filter_map(nmt_rule).collect(),
                 };
                 let (seg, src) = form.apply(t);
                 assert_eq!(seg, whole, "{form:?} {t:?}");
@@ -155,5 +188,15 @@ mod tests {
         let (n, src) = Form::Nfkc.apply("aﬁb");
         assert_eq!(n, "afib");
         assert_eq!(&src[..4], &[(0, 1), (1, 4), (1, 4), (4, 5)]);
+    }
+
+    #[test]
+    fn nmt_nfkc_spans_by_hand() {
+        // a tab becomes a space, NUL is dropped, and each ASCII character spans its own byte;
+        // "x" and the combining acute after it (no precomposed form) are one segment, whose
+        // three output bytes all span its three input bytes; U+FEFF (3 bytes) becomes a space
+        let (n, src) = Form::NmtNfkc.apply("a\tb\u{0}x\u{301}y\u{FEFF}");
+        assert_eq!(n, "a bx\u{301}y ");
+        assert_eq!(src, [(0, 1), (1, 2), (2, 3), (4, 7), (4, 7), (4, 7), (7, 8), (8, 11), (11, 11)]);
     }
 }
