@@ -121,7 +121,7 @@ fn frexp(x: f64) -> (f64, i32) {
 /// (`a`), `s.beta` (`b`) and `s.exps` (`E`); returns `a[n]`, or `None` when it is 0 (no
 /// spelling has a probability).
 #[inline]
-fn forward_backward_linear(arcs: &[u32], n: usize, table: &Table, q: &[f64], s: &mut Scratch) -> Option<f64> {
+fn forward_backward_linear(arcs: &[u32], n: usize, q: &[(f64, u32)], s: &mut Scratch) -> Option<f64> {
     s.starts.clear();
     s.ends.clear();
     s.lps.clear();
@@ -129,11 +129,11 @@ fn forward_backward_linear(arcs: &[u32], n: usize, table: &Table, q: &[f64], s: 
     s.head.resize(n + 1, 0);
     let mut i = u32::MAX;
     for &p in arcs {
-        let len = table.len[p as usize];
+        let (prob, len) = q[p as usize];
         i = i.wrapping_add((len == 1) as u32);
         s.starts.push(i);
         s.ends.push(i + len);
-        s.lps.push(q[p as usize]);
+        s.lps.push(prob);
         s.head[(i + len) as usize] += 1;
     }
     // the arcs by end (a counting sort; stored order keeps each end's starts ascending):
@@ -220,8 +220,13 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
     let linear = method == EmMethod::Sentencepiece;
     let empty = if linear { 0.0 } else { NEG_INF };
     let mut expected = vec![empty; np];
-    // the linear E-step's probabilities, one `exp` per piece a round (dead pieces have no arcs)
-    let q: Vec<f64> = if linear { table.lp.par_iter().map(|lp| lp.exp()).collect() } else { Vec::new() };
+    // the linear E-step's probabilities, one `exp` per piece a round (dead pieces have no
+    // arcs), each beside its piece's length: an arc reads one slot, not two tables
+    let q: Vec<(f64, u32)> = if linear {
+        table.lp.par_iter().zip(table.len.par_iter()).map(|(lp, &len)| (lp.exp(), len)).collect()
+    } else {
+        Vec::new()
+    };
     // pieces in ranges of `1 << shift` ids, about eight per thread: the E-step files each term
     // under its piece's range, and one task folds one range, reading only the terms filed there
     // (on one thread, one range: nothing to file)
@@ -241,7 +246,7 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
                     let arcs = &chunk.arcs[chunk.off[k] as usize..chunk.off[k + 1] as usize];
                     let n = runs.run(r).len();
                     if linear {
-                        let Some(z) = forward_backward_linear(arcs, n, table, &q, s) else {
+                        let Some(z) = forward_backward_linear(arcs, n, &q, s) else {
                             // no spelling: the run adds nothing; its slots hold 0.0, which the
                             // fold leaves as it is (`e + 0.0 = e`, every `e` being >= +0.0)
                             for &p in arcs {
@@ -483,7 +488,8 @@ mod tests {
         let log_z = forward_backward(&arcs, n, &table, &mut s).expect("a spelling");
         assert!((log_z - 3000.0 * 0.49f64.ln()).abs() < 1e-6, "log Z = {log_z}");
         let (alpha, beta, starts, ends) = (s.alpha.clone(), s.beta.clone(), s.starts.clone(), s.ends.clone());
-        let z = forward_backward_linear(&arcs, n, &table, &q, &mut s).expect("a spelling");
+        let with_len: Vec<(f64, u32)> = q.iter().zip(&table.len).map(|(&p, &len)| (p, len)).collect();
+        let z = forward_backward_linear(&arcs, n, &with_len, &mut s).expect("a spelling");
         assert!((0.5..1.0).contains(&z));
         assert_eq!((&s.starts, &s.ends), (&starts, &ends));
         let mut worst = 0.0f64;
