@@ -66,21 +66,30 @@ fn forward_backward(arcs: &[u32], n: usize, table: &Table, s: &mut Scratch) -> O
     beta.clear();
     beta.resize(n + 1, NEG_INF);
     beta[n] = 0.0;
-    let mut hi = arcs.len();
+    starts_descending(starts, |i, at| {
+        let mut b = NEG_INF;
+        for x in at {
+            b = logaddexp(b, lps[x] + beta[ends[x] as usize]);
+        }
+        beta[i] = b;
+    });
+    Some(log_z)
+}
+
+/// Calls `f(i, arcs)` for each start `i` of a run's arcs (`starts` ascending), the last start
+/// first, with the range of the arcs that start there: backward's order.
+#[inline]
+fn starts_descending(starts: &[u32], mut f: impl FnMut(usize, std::ops::Range<usize>)) {
+    let mut hi = starts.len();
     while hi > 0 {
         let i = starts[hi - 1];
         let mut lo = hi - 1;
         while lo > 0 && starts[lo - 1] == i {
             lo -= 1;
         }
-        let mut b = NEG_INF;
-        for x in lo..hi {
-            b = logaddexp(b, lps[x] + beta[ends[x] as usize]);
-        }
-        beta[i as usize] = b;
+        f(i as usize, lo..hi);
         hi = lo;
     }
-    Some(log_z)
 }
 
 /// `x · 2^k`, correctly rounded (C's `ldexp`, Python's `math.ldexp`): one multiplication by
@@ -175,22 +184,14 @@ fn forward_backward_linear(arcs: &[u32], n: usize, q: &[(f64, u32)], s: &mut Scr
     b.clear();
     b.resize(n + 1, 0.0);
     b[n] = 1.0;
-    let mut hi = arcs.len();
-    while hi > 0 {
-        let i = starts[hi - 1];
-        let mut lo = hi - 1;
-        while lo > 0 && starts[lo - 1] == i {
-            lo -= 1;
-        }
-        let ei = e[i as usize];
+    starts_descending(starts, |i, at| {
         let mut sum = 0.0f64;
-        for x in lo..hi {
+        for x in at {
             let j = ends[x] as usize;
-            sum += ldexp(qs[x] * b[j], ei - e[j]);
+            sum += ldexp(qs[x] * b[j], e[i] - e[j]);
         }
-        b[i as usize] = sum;
-        hi = lo;
-    }
+        b[i] = sum;
+    });
     Some(z)
 }
 
