@@ -36,10 +36,12 @@
 //! the caller makes the last lists, was up to a 32nd of it; callgrind cannot show that (it runs
 //! one thread at a time) and the machine was too loaded for wall times to. Left, serial on the
 //! caller: reading the texts (~2.5 M a MB of lines) and CPython freeing the lists (~9 M a MB).
-//! Not tried: one word cache shared by the threads (each thread's cache of a 4 MB multilingual
-//! batch holds ~107k words, two of them ~20 MB against a 32 MB L3, a likely part of the 2-thread
-//! run's 1.1-1.3x CPU time at equal instructions); inline reference counts (3.12's immortal
-//! objects make the increment depend on the version; `Py_IncRef` is 2.2 M a MB).
+//! Each thread's word cache of a 4 MB multilingual batch holds ~107k words: as a map with two
+//! heap blocks per word, two of them took ~20 MB against a 32 MB L3, a likely part of the
+//! 2-thread run's 1.1-1.3x CPU time at equal instructions. Since 2026-12-04 they are
+//! [`crate::word_cache::WordCache`]s, with no block per word (see its notes). Not tried: one
+//! cache shared by the threads; inline reference counts (3.12's immortal objects make the
+//! increment depend on the version; `Py_IncRef` is 2.2 M a MB).
 
 use std::sync::Mutex;
 

@@ -21,6 +21,7 @@ pub mod segmenters;
 pub mod spelling;
 pub mod tokenizer;
 pub mod vocab;
+pub mod word_cache;
 
 pub use error::{Error, Result};
 

@@ -582,30 +582,46 @@ impl Texts {
         }
         // SAFETY: PySequence_Tuple returns a new reference or NULL with an exception set
         let items = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PySequence_Tuple(batch.as_ptr()))? }.cast_into::<pyo3::types::PyTuple>()?;
-        // every type first, so a batch with a non-str and a lone surrogate gets batch_arg's error
-        for (n, item) in items.iter().enumerate() {
-            // SAFETY: `item` is a live object; PyUnicode_Check reads its type's flags
-            if unsafe { ffi::PyUnicode_Check(item.as_ptr()) } == 0 {
-                let kind = item.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an object".into());
-                return Err(error(py, "TextTypeError", format!("text {n} of the batch is {kind}, not str (expected text)")));
-            }
-        }
         let borrow = py.version_info() >= (3, 10);
         let mut texts = Vec::with_capacity(items.len());
         let mut copies = Vec::new();
-        for item in items.iter() {
+        // One pass, each item touched once: a batch of many short texts is mostly cache misses
+        // on the str objects, and the pass is serial (issue 15). A type error wins over an
+        // earlier text's encoding error, so a batch with a non-str and a lone surrogate gets
+        // batch_arg's error: after the first encoding error only the types are checked.
+        let mut unencodable: Option<PyErr> = None;
+        for n in 0..items.len() {
+            // SAFETY: `n` is within the tuple, which holds the item: a borrowed reference
+            let item = unsafe { ffi::PyTuple_GetItem(items.as_ptr(), n as ffi::Py_ssize_t) };
+            // SAFETY: `item` is a live object; PyUnicode_Check reads its type's flags
+            if unsafe { ffi::PyUnicode_Check(item) } == 0 {
+                // SAFETY: a borrowed reference to a live object, made owned for the message
+                let item = unsafe { Bound::from_borrowed_ptr(py, item) };
+                let kind = item.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an object".into());
+                return Err(error(py, "TextTypeError", format!("text {n} of the batch is {kind}, not str (expected text)")));
+            }
+            if unencodable.is_some() {
+                continue;
+            }
             let (ptr, len) = if borrow {
                 let mut len: ffi::Py_ssize_t = 0;
                 // SAFETY: `item` is a str; the result is NULL with an exception set (a lone
                 // surrogate: UnicodeEncodeError) or UTF-8 that lives as long as the str
-                let ptr = unsafe { PyUnicode_AsUTF8AndSize(item.as_ptr(), &mut len) };
+                let ptr = unsafe { PyUnicode_AsUTF8AndSize(item, &mut len) };
                 if ptr.is_null() {
-                    return Err(PyErr::fetch(py));
+                    unencodable = Some(PyErr::fetch(py));
+                    continue;
                 }
                 (ptr as *const u8, len as usize)
             } else {
                 // SAFETY: as above; the bytes object is a new reference, kept in `copies`
-                let bytes = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_AsUTF8String(item.as_ptr()))? }.cast_into::<PyBytes>()?;
+                let bytes = match unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_AsUTF8String(item)) } {
+                    Ok(b) => b.cast_into::<PyBytes>()?,
+                    Err(e) => {
+                        unencodable = Some(e);
+                        continue;
+                    }
+                };
                 let b = bytes.as_bytes();
                 let at = (b.as_ptr(), b.len());
                 copies.push(bytes.unbind());
@@ -614,6 +630,9 @@ impl Texts {
             // SAFETY: valid UTF-8 (Python made it), alive while `items` (and `copies`) are,
             // which `self` owns; it is only lent out for as long as `self` is borrowed
             texts.push(unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(ptr, len)) });
+        }
+        if let Some(e) = unencodable {
+            return Err(e);
         }
         Ok(Texts { _items: items.unbind(), _copies: copies, texts })
     }

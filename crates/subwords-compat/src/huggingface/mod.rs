@@ -46,6 +46,7 @@ use subwords_core::batch::Slots;
 use subwords_core::error::{Error, Result};
 use subwords_core::hash::pack;
 use subwords_core::segmenters::longest_match::{LongestMatch, Match};
+use subwords_core::word_cache::WordCache;
 use subwords_core::spelling::{bert_cleans_away, byte_to_char_table, gpt2};
 
 #[derive(Deserialize, Clone, Debug)]
@@ -253,10 +254,9 @@ const NO_ID: u32 = u32::MAX;
 /// Ids at or above this are refused (the Python side keeps an id -> token table).
 pub const MAX_ID: u32 = 1 << 24;
 const SHORT: usize = 48;
-const CACHE_LIMIT: usize = 1 << 17;
 const CACHED_WORD: usize = 256;
 
-type Cache = Map<Box<[u8]>, Box<[u32]>>;
+type Cache = WordCache<u32>;
 
 /// Buffers of [`HfPipeline::encode_into`], kept with a worker's cache.
 #[derive(Default)]
@@ -919,8 +919,7 @@ impl HfPipeline {
             return;
         }
         if let Some(c) = cache.as_deref() {
-            if let Some(ids) = c.get(word) {
-                out.extend_from_slice(ids);
+            if c.extend_into(word, out) {
                 return;
             }
         }
@@ -948,10 +947,7 @@ impl HfPipeline {
         }
         if let Some(c) = cache {
             if word.len() <= CACHED_WORD {
-                if c.len() >= CACHE_LIMIT {
-                    c.clear();
-                }
-                c.insert(word.into(), out[start..].into());
+                c.insert(word, &out[start..]);
             }
         }
     }

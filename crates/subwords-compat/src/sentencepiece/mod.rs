@@ -41,9 +41,8 @@ const SPACE: &str = "\u{2581}";
 const UNK_PENALTY: f32 = 10.0;
 /// sentencepiece 0.2.3's `kScoreResetThreshold`.
 const RESET: f32 = 100_000.0;
-/// Words kept per worker slot by the BPE word cache before it starts afresh.
-const WORD_CACHE: usize = 1 << 16;
-type WordCache = Map<Box<[u8]>, Box<[Cut]>>;
+/// The BPE word cache: a word's cuts, each from the word's start.
+type WordCache = subwords_core::word_cache::WordCache<Cut>;
 /// BPE: unused piece text -> (left start, left length, right start, right length).
 type Rev = Map<Box<[u8]>, (u32, u32, u32, u32)>;
 /// The largest model file accepted (the biggest public models are a few MB).
@@ -550,10 +549,7 @@ impl SpModel {
                 } else {
                     let local = self.bpe(word);
                     cuts.extend(local.iter().map(|&(a, b, id)| (a + base, b + base, id)));
-                    if cache.len() >= WORD_CACHE {
-                        cache.clear();
-                    }
-                    cache.insert(word.into(), local.into_boxed_slice());
+                    cache.insert(word, &local);
                 }
                 start = end;
             }

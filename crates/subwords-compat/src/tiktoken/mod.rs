@@ -36,6 +36,7 @@ use std::collections::BinaryHeap;
 
 use subwords_core::batch;
 use subwords_core::hash::Map;
+use subwords_core::word_cache::{pack, SHORT};
 
 pub use split::Pattern;
 
@@ -460,37 +461,6 @@ impl Scratch<'_> {
     }
 }
 
-/// Chunks and tokens up to this many bytes are looked up by an integer key.
-const SHORT: usize = 15;
-
-/// The bytes of a short string in the low 15 bytes, its length in the top byte: distinct strings
-/// of at most [`SHORT`] bytes get distinct keys. Built from two overlapping word loads rather
-/// than a variable-length copy, which showed up in profiles as a `memmove` call per lookup.
-#[inline(always)]
-fn pack(b: &[u8]) -> u128 {
-    fn word8(b: &[u8]) -> u64 {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(&b[..8]);
-        u64::from_le_bytes(a)
-    }
-    fn word4(b: &[u8]) -> u64 {
-        let mut a = [0u8; 4];
-        a.copy_from_slice(&b[..4]);
-        u32::from_le_bytes(a) as u64
-    }
-    let n = b.len().min(SHORT);
-    let (lo, hi) = if n >= 8 {
-        // the last 8 bytes, shifted so that only those past the first 8 remain
-        let hi = if n > 8 { word8(&b[n - 8..n]) >> ((16 - n) * 8) } else { 0 };
-        (word8(b), hi)
-    } else if n >= 4 {
-        (word4(b) | (word4(&b[n - 4..n]) >> ((8 - n) * 8)) << 32, 0)
-    } else {
-        (b[..n].iter().enumerate().fold(0u64, |v, (i, &x)| v | (x as u64) << (8 * i)), 0)
-    };
-    lo as u128 | (hi as u128) << 64 | (n as u128) << 120
-}
-
 /// Merge state of one part of a chunk: where it starts, the rank of it joined with the next part
 /// (`NONE` if that is not a token), and its own token id.
 #[derive(Clone, Copy, Debug)]
@@ -655,29 +625,6 @@ mod tests {
             t.merge_scan(&s, &mut a, &mut parts);
             t.merge_heap(&s, &mut b);
             assert_eq!(a, b, "{:?}", String::from_utf8_lossy(&s));
-        }
-    }
-
-    #[test]
-    fn pack_is_injective_on_short_strings() {
-        let mut seen = std::collections::HashMap::new();
-        let alphabet = [0u8, 1, 0x80, 0xff];
-        for n in 0..=SHORT {
-            for seed in 0..64u32 {
-                let s: Vec<u8> = (0..n).map(|i| alphabet[((seed >> (i % 6)) as usize + i) % 4]).collect();
-                if let Some(old) = seen.insert(pack(&s), s.clone()) {
-                    assert_eq!(old, s);
-                }
-            }
-        }
-        let s: Vec<u8> = (1..=15).collect();
-        let key = pack(&s).to_le_bytes();
-        assert_eq!(&key[..15], &s[..]);
-        assert_eq!(key[15], 15);
-        for n in 0..=15 {
-            let k = pack(&s[..n]).to_le_bytes();
-            assert_eq!(&k[..n], &s[..n]);
-            assert!(k[n..15].iter().all(|&x| x == 0));
         }
     }
 

@@ -53,11 +53,10 @@ pub enum Mode {
     Sample { alpha: f64, nbest: Option<usize>, rng: SplitMix64 },
 }
 
-const CACHE_LIMIT: usize = 1 << 17;
 /// Units longer than this (bytes) are not cached.
 const CACHED_UNIT: usize = 64;
 /// Encoded units by text.
-pub type Cache = Map<Box<str>, Box<[u32]>>;
+pub type Cache = crate::word_cache::WordCache<u32>;
 
 /// What one worker needs to encode: the unit cache and the buffers.
 #[derive(Default)]
@@ -329,22 +328,18 @@ impl Tokenizer {
     pub fn encode_unit(&self, unit: &str, out: &mut Vec<u32>, cache: Option<&mut Cache>, work: &mut Work) -> Result<()> {
         // a cached unit would lose where its opaque pieces are, which stream merges need
         let cache = if self.stream_from.is_some() { None } else { cache };
-        // a long unit (a line of CJK, a URL) seldom comes again: caching it costs two
-        // allocations and a clear of the whole cache sooner
+        // a long unit (a line of CJK, a URL) seldom comes again: caching it costs a copy of
+        // its bytes and a clear of the whole cache sooner
         let cache = cache.filter(|_| unit.len() <= CACHED_UNIT);
         match cache {
             Some(cache) => {
-                if let Some(ids) = cache.get(unit) {
-                    out.extend_from_slice(ids);
+                if cache.extend_into(unit.as_bytes(), out) {
                     return Ok(());
                 }
                 self.spelling.check_unit(unit)?;
                 let start = out.len();
                 self.encode_unit_into(unit, out, None, &mut Mode::Plain, work);
-                if cache.len() >= CACHE_LIMIT {
-                    cache.clear();
-                }
-                cache.insert(unit.into(), out[start..].into());
+                cache.insert(unit.as_bytes(), &out[start..]);
             }
             None => {
                 self.spelling.check_unit(unit)?;
