@@ -34,7 +34,11 @@ Three tables, each measured side by side (the libraries alternate, best of ``--r
    caller's, as a 2-thread batch has one worker); and the **bound** on the speed-up, the
    1-thread run's CPU time over the busier thread's (best of ``--repeat`` each): the wall-time
    speed-up of an idle machine cannot pass it, as neither thread can finish before its own
-   CPU time has run. Only an idle machine shows the wall-time speed-up itself.
+   CPU time has run. Only an idle machine shows the wall-time speed-up itself. Last, **2
+   procs**: the same 1-thread batch run in one process forked from this one, then at once in
+   two (nothing shared, no serial part), 2 x the one's time over the pair's: the speed-up this
+   machine gives to this work at that moment. On two idle cores it is about 2; where it is lower, the
+   2-thread column cannot be expected to reach it either.
 
 ``--only`` runs some of the three tables (``--only 2`` for load times alone).
 """
@@ -43,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import multiprocessing
 import sys
 import tempfile
 import time
@@ -84,6 +89,37 @@ def thread_cpu(f) -> tuple[float, float]:
     f()
     caller = time.thread_time() - m
     return caller, max(time.process_time() - c - caller, 0.0)
+
+
+def _forked_child(f, repeat: int, barrier, conn) -> None:
+    f()  # the forked copy's first run writes the pages it shares with the parent
+    times = []
+    for _ in range(repeat):
+        barrier.wait()
+        t = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t)
+    conn.send(times)
+    conn.close()
+
+
+def forked(f, repeat: int, n: int) -> float:
+    """The best wall time, over ``repeat`` rounds started together, of ``f()`` run at once in
+    ``n`` processes forked from this one (the slowest of them in each round)."""
+    ctx = multiprocessing.get_context("fork")
+    barrier = ctx.Barrier(n)
+    procs, conns = [], []
+    for _ in range(n):
+        r, w = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_forked_child, args=(f, repeat, barrier, w))
+        p.start()
+        w.close()
+        procs.append(p)
+        conns.append(r)
+    times = [c.recv() for c in conns]
+    for p in procs:
+        p.join()
+    return min(max(round_) for round_ in zip(*times))
 
 
 def chunks(text: str, size: int = 16_000) -> list[str]:
@@ -237,8 +273,10 @@ def main() -> int:
           "    second thread adds no work, so a speed-up short of 2x is waiting, not extra work)")
     print("   (caller, worker: CPU ms of each thread on 2 threads; bound: 1-thread CPU over the busier\n"
           "    thread's, a ceiling on the 2-thread speed-up that holds on an idle machine)")
+    print("   (2 procs: the 1-thread batch in one forked process, then in two at once: 2 x the one's time\n"
+          "    over the pair's, what this machine gives two copies of the same work with nothing shared, now)")
     print(f"{'model':24} {'input':13} {'output':6} {'1 thread':>9} {'2 threads':>10} {'speed-up':>9} {'ids':5} {'CPU 2t/1t':>9} "
-          f"{'caller ms':>9} {'worker ms':>9} {'bound':>6}")
+          f"{'caller ms':>9} {'worker ms':>9} {'bound':>6} {'2 procs':>7}")
     for mname, model in models.items():
         if 3 not in only:
             break
@@ -252,9 +290,10 @@ def main() -> int:
                 t1, t2 = pair(lambda: run(1), lambda: run(2), args.repeat, time.perf_counter)
                 c1, c2 = pair(lambda: run(1), lambda: run(2), args.repeat, cpu)
                 caller, worker = min((thread_cpu(lambda: run(2)) for _ in range(args.repeat)), key=max)
+                procs = 2 * forked(lambda: run(1), args.repeat, 1) / forked(lambda: run(1), args.repeat, 2)
                 print(f"{mname:24} {sname:13} {oname:6} {size / 1e6 / t1:9.1f} {size / 1e6 / t2:10.1f} {t1 / t2:8.2f}x "
                       f"{'same' if same else 'DIFF':5} {c2 / c1:8.2f} {caller * 1e3:9.1f} {worker * 1e3:9.1f} "
-                      f"{c1 / max(caller, worker, 1e-9):5.2f}x")
+                      f"{c1 / max(caller, worker, 1e-9):5.2f}x {procs:6.2f}x")
     if not ok:
         print("\nsome ids differ (see DIFF above)", file=sys.stderr)
     return 0 if ok else 1

@@ -39,11 +39,15 @@
 //! Each thread's word cache of a 4 MB multilingual batch holds ~107k words: as a map with two
 //! heap blocks per word, two of them took ~20 MB against a 32 MB L3, a likely part of the
 //! 2-thread run's 1.1-1.3x CPU time at equal instructions. Since 2026-12-04 they are
-//! [`crate::word_cache::WordCache`]s, with no block per word (see its notes). Not tried: one
-//! cache shared by the threads; inline reference counts (3.12's immortal objects make the
+//! [`crate::word_cache::WordCache`]s, with no block per word (see its notes), and the threads of
+//! a batch read one table of the words met before ([`Slots::streamed`]): with a table each,
+//! both held every word of the batch. Tried and lost (2026-12-04): the values of a one-value
+//! word kept in the table's bucket instead of the shared array (no change beyond the noise).
+//! Not tried: inline reference counts (3.12's immortal objects make the
 //! increment depend on the version; `Py_IncRef` is 2.2 M a MB).
 
-use std::sync::Mutex;
+use crate::word_cache::WordCache;
+use std::sync::{Arc, Mutex};
 
 /// How many states a [`Slots`] keeps.
 pub const SLOTS: usize = 16;
@@ -74,6 +78,29 @@ impl<S: Default + Send> Slots<S> {
             // a panic in an earlier call leaves the state as valid as any other
             Err(std::sync::TryLockError::Poisoned(p)) => f(&mut p.into_inner()),
             Err(std::sync::TryLockError::WouldBlock) => f(&mut S::default()),
+        }
+    }
+
+    /// [`ids_streamed`]'s `with_state` for states that hold a word cache (`cache` finds it):
+    /// slot `k`'s state, and on more than one thread every thread reads slot 0's words first
+    /// ([`WordCache::share`]), so that a batch's threads keep one table of the words met
+    /// before instead of one each. Each thread stores the words it meets new in its own
+    /// state's cache, as on one thread.
+    pub fn streamed<'a, V: Copy + Send + Sync + 'a>(
+        &'a self,
+        threads: usize,
+        cache: fn(&mut S) -> &mut WordCache<V>,
+    ) -> impl Fn(usize, &mut dyn FnMut(&mut S)) + Sync + 'a {
+        let base = (threads > 1).then(|| self.with(0, |s| cache(s).share()));
+        move |k, body| {
+            self.with(k, |s| match (&base, k) {
+                (Some(base), 1..) => {
+                    cache(s).attach(Arc::clone(base));
+                    body(s);
+                    cache(s).detach();
+                }
+                _ => body(s),
+            })
         }
     }
 

@@ -19,8 +19,22 @@
 //!
 //! The cache starts afresh when it holds [`ENTRIES`] words or [`VALUES`] values, as the maps it
 //! replaced did at their entry limit.
+//!
+//! Two levels. A cache reads a shared [`Table`] first (its `base`, read only), then its own
+//! words, and stores what it meets new among its own. On one thread nothing is shared. A batch
+//! on more than one thread ([`crate::batch::Slots::streamed`]) shares slot 0's words with the
+//! other threads ([`WordCache::share`]), so the threads keep one table of the words met before
+//! instead of one each. Issue 15: with a table per thread, each thread's cache of a 4 MB
+//! multilingual batch held every word of it (the threads take the parts in turn), two such
+//! tables were read at once, and a 2-thread batch cost 1.05-1.3x the CPU time of a 1-thread one
+//! where the engines with no word cache cost 1.0x; two forked processes with one table, shared
+//! read only by copy-on-write, ran the same work at 2.0-2.3x (`bench_encode_load.py`'s "2
+//! procs"). With the shared table the 2-thread CPU time came to 0.9-1.2x and the speed-up of
+//! our own Unigram from 1.68x to 1.93x on average (benchmarks/README.md, "One word table for
+//! a batch's threads").
 
 use crate::hash::Map;
+use std::sync::Arc;
 
 /// Words of at most this many bytes are keyed by [`pack`].
 pub const SHORT: usize = 15;
@@ -59,14 +73,15 @@ pub fn pack(b: &[u8]) -> u128 {
 
 /// Encoded words: see the module header.
 pub struct WordCache<V> {
-    short: Map<u128, (u32, u32)>,
-    long: Map<Box<[u8]>, (u32, u32)>,
-    values: Vec<V>,
+    /// Words shared by the threads of a batch (read only while shared): see [`WordCache::share`].
+    base: Option<Arc<Table<V>>>,
+    /// Words this cache's thread stored itself.
+    own: Table<V>,
 }
 
 impl<V> Default for WordCache<V> {
     fn default() -> Self {
-        WordCache { short: Map::default(), long: Map::default(), values: Vec::new() }
+        WordCache { base: None, own: Table::default() }
     }
 }
 
@@ -74,8 +89,12 @@ impl<V: Copy> WordCache<V> {
     /// The values stored for `word`, if any.
     #[inline]
     pub fn get(&self, word: &[u8]) -> Option<&[V]> {
-        let span = if word.len() <= SHORT { self.short.get(&pack(word)) } else { self.long.get(word) };
-        span.map(|&(a, b)| &self.values[a as usize..b as usize])
+        if let Some(base) = &self.base {
+            if let Some(v) = base.get(word) {
+                return Some(v);
+            }
+        }
+        self.own.get(word)
     }
 
     /// Appends `word`'s values to `out` and says whether it had any stored. One value, the
@@ -90,17 +109,89 @@ impl<V: Copy> WordCache<V> {
         true
     }
 
-    /// Stores `values` for `word`, a word not stored yet, starting afresh first when full.
+    /// Stores `values` for `word`, a word not stored yet, among this cache's own words (starting
+    /// them afresh first when full).
     pub fn insert(&mut self, word: &[u8], values: &[V]) {
+        self.own.insert(word, values);
+    }
+
+    /// How many words are stored, shared and own (a word can be in both).
+    pub fn len(&self) -> usize {
+        self.base.as_ref().map_or(0, |b| b.len()) + self.own.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Forgets every word.
+    pub fn clear(&mut self) {
+        self.base = None;
+        self.own.clear();
+    }
+
+    /// The words of this cache as a table other threads can read: its own words join its shared
+    /// ones (which then start afresh if the two together are over the limits), and a handle on
+    /// them is returned for [`WordCache::attach`]. The join moves the own words as a whole when
+    /// nothing is shared yet, and copies them otherwise (the words stored since the last batch);
+    /// while another handle is still out, the shared words cannot change and the own ones stay.
+    pub fn share(&mut self) -> Arc<Table<V>> {
+        let base = self.base.get_or_insert_with(Default::default);
+        if !self.own.is_empty() {
+            if let Some(b) = Arc::get_mut(base) {
+                if b.is_empty() {
+                    std::mem::swap(b, &mut self.own);
+                } else {
+                    if b.len() + self.own.len() > ENTRIES || b.values.len() + self.own.values.len() > VALUES {
+                        b.clear();
+                    }
+                    b.absorb(&self.own);
+                    self.own.clear();
+                }
+            }
+        }
+        Arc::clone(base)
+    }
+
+    /// Reads `base`'s words before this cache's own ones, until [`WordCache::detach`].
+    pub fn attach(&mut self, base: Arc<Table<V>>) {
+        self.base = Some(base);
+    }
+
+    /// Lets go of the words attached.
+    pub fn detach(&mut self) {
+        self.base = None;
+    }
+}
+
+/// A table of encoded words: the module header's layout.
+pub struct Table<V> {
+    short: Map<u128, (u32, u32)>,
+    long: Map<Box<[u8]>, (u32, u32)>,
+    values: Vec<V>,
+}
+
+impl<V> Default for Table<V> {
+    fn default() -> Self {
+        Table { short: Map::default(), long: Map::default(), values: Vec::new() }
+    }
+}
+
+impl<V: Copy> Table<V> {
+    #[inline]
+    fn get(&self, word: &[u8]) -> Option<&[V]> {
+        let span = if word.len() <= SHORT { self.short.get(&pack(word)) } else { self.long.get(word) };
+        span.map(|&(a, b)| &self.values[a as usize..b as usize])
+    }
+
+    fn insert(&mut self, word: &[u8], values: &[V]) {
         if values.len() > VALUES {
             return;
         }
         if self.len() >= ENTRIES || self.values.len() + values.len() > VALUES {
             self.clear();
         }
-        let start = self.values.len() as u32;
-        self.values.extend_from_slice(values);
-        let span = (start, self.values.len() as u32);
+        let span = self.push(values);
         if word.len() <= SHORT {
             self.short.insert(pack(word), span);
         } else {
@@ -108,17 +199,33 @@ impl<V: Copy> WordCache<V> {
         }
     }
 
-    /// How many words are stored.
-    pub fn len(&self) -> usize {
+    fn push(&mut self, values: &[V]) -> (u32, u32) {
+        let start = self.values.len() as u32;
+        self.values.extend_from_slice(values);
+        (start, self.values.len() as u32)
+    }
+
+    /// Every word of `other`, its values copied (a word stored in both keeps `other`'s).
+    fn absorb(&mut self, other: &Table<V>) {
+        for (&key, &(a, b)) in &other.short {
+            let span = self.push(&other.values[a as usize..b as usize]);
+            self.short.insert(key, span);
+        }
+        for (key, &(a, b)) in &other.long {
+            let span = self.push(&other.values[a as usize..b as usize]);
+            self.long.insert(key.clone(), span);
+        }
+    }
+
+    fn len(&self) -> usize {
         self.short.len() + self.long.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// Forgets every word (the memory is kept for the next ones).
-    pub fn clear(&mut self) {
+    fn clear(&mut self) {
         self.short.clear();
         self.long.clear();
         self.values.clear();
@@ -194,5 +301,41 @@ mod tests {
         c.insert(b"too long", &vec![6; VALUES + 1]);
         assert_eq!(c.get(b"too long"), None);
         assert_eq!(c.get(b"long run").map(<[u32]>::len), Some(VALUES - 1));
+    }
+
+    #[test]
+    fn shared_words_are_read_first_and_joined_at_the_next_share() {
+        let mut main: WordCache<u32> = WordCache::default();
+        main.insert(b"a", &[1]);
+        main.insert(b"longer than fifteen bytes", &[2, 3]);
+        // nothing shared yet: the own words move over whole
+        let base = main.share();
+        assert_eq!(base.len(), 2);
+        assert_eq!(main.len(), 2, "the words are now the shared ones, not in both");
+        let mut worker: WordCache<u32> = WordCache::default();
+        worker.attach(Arc::clone(&base));
+        assert_eq!(worker.get(b"a"), Some(&[1][..]));
+        assert_eq!(worker.get(b"longer than fifteen bytes"), Some(&[2, 3][..]));
+        // a word either thread meets new goes to its own words only
+        worker.insert(b"b", &[4]);
+        main.insert(b"c", &[5, 6]);
+        assert_eq!(main.get(b"b"), None);
+        assert_eq!(worker.get(b"c"), None);
+        assert_eq!(main.get(b"c"), Some(&[5, 6][..]));
+        // while a handle is out, share cannot join the own words into the shared ones
+        drop(main.share());
+        assert_eq!(base.get(b"c"), None);
+        worker.detach();
+        assert_eq!(worker.get(b"a"), None);
+        assert_eq!(worker.get(b"b"), Some(&[4][..]));
+        drop(base);
+        // every handle back: the own words join the shared ones, values copied
+        let base = main.share();
+        assert_eq!(base.get(b"c"), Some(&[5, 6][..]));
+        assert_eq!(base.get(b"longer than fifteen bytes"), Some(&[2, 3][..]));
+        assert_eq!(main.len(), 3);
+        drop(base);
+        main.clear();
+        assert!(main.is_empty() && main.get(b"a").is_none());
     }
 }

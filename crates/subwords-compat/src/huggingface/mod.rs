@@ -549,7 +549,7 @@ impl HfPipeline {
         let r: std::result::Result<(), std::convert::Infallible> = subwords_core::batch::ids_streamed(
             texts,
             threads,
-            |k, body| self.caches.with(k, |c| body(c)),
+            self.caches.streamed(threads, |c| &mut c.0),
             |t, (cache, scratch), out| {
                 self.encode_into(t, allowed, Some(cache), None, scratch, out);
                 Ok(())

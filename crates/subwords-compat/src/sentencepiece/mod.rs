@@ -478,7 +478,7 @@ impl SpModel {
         subwords_core::batch::ids_streamed(
             texts,
             threads,
-            |k, body| self.slots.with(k, |s| body(s)),
+            self.slots.streamed(threads, |s| &mut s.words),
             |t, s, out| self.encode_with(t.as_ref(), out, s),
             sink,
         )

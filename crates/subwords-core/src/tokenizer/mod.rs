@@ -431,7 +431,7 @@ impl Tokenizer {
         crate::batch::ids_streamed(
             texts,
             threads,
-            |k, body| self.scratch.with(k, |s| body(s)),
+            self.scratch.streamed(threads, |s| &mut s.cache),
             |t, s, out| self.encode_into(t, s, out),
             sink,
         )
