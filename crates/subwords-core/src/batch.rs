@@ -83,11 +83,11 @@ impl<S: Default + Send> Slots<S> {
         }
     }
 
-    /// [`ids_streamed`]'s `with_state` for states that hold a word cache (`cache` finds it):
-    /// slot `k`'s state, and on more than one thread every thread reads slot 0's words first
-    /// ([`WordCache::share`]), so that a batch's threads keep one table of the words met
-    /// before instead of one each. Each thread stores the words it meets new in its own
-    /// state's cache, as on one thread.
+    /// The `with_state` of a batch ([`ids_streamed`], [`Slots::map`]) for states that hold a
+    /// word cache (`cache` finds it): slot `k`'s state, and on more than one thread every
+    /// thread reads slot 0's words first ([`WordCache::share`]), so that a batch's threads keep
+    /// one table of the words met before instead of one each. Each thread stores the words it
+    /// meets new in its own state's cache, as on one thread.
     pub fn streamed<'a, V: Copy + Send + Sync + 'a>(
         &'a self,
         threads: usize,
@@ -106,9 +106,17 @@ impl<S: Default + Send> Slots<S> {
         }
     }
 
-    /// `f` on every item on up to `threads` threads, chunk `k` with slot `k`'s state.
-    pub fn map<'a, T: Sync, R: Send>(&self, items: &'a [T], threads: usize, f: impl Fn(&'a T, &mut S) -> R + Sync) -> Vec<R> {
-        map_chunks(items, threads, |k, chunk, out| self.with(k, |s| out.extend(chunk.iter().map(|t| f(t, s)))))
+    /// `f` on every item on up to `threads` threads, chunk `k` with slot `k`'s state, the
+    /// threads sharing slot 0's words as in [`Slots::streamed`].
+    pub fn map<'a, T: Sync, R: Send, V: Copy + Send + Sync>(
+        &self,
+        items: &'a [T],
+        threads: usize,
+        cache: fn(&mut S) -> &mut WordCache<V>,
+        f: impl Fn(&'a T, &mut S) -> R + Sync,
+    ) -> Vec<R> {
+        let with_state = self.streamed(threads.min(items.len()), cache);
+        map_chunks(items, threads, |k, chunk, out| with_state(k, &mut |s| out.extend(chunk.iter().map(|t| f(t, s)))))
     }
 }
 
@@ -363,9 +371,9 @@ mod tests {
     #[test]
     fn the_output_is_in_item_order_whatever_the_thread_count() {
         let items: Vec<u32> = (0..1000).collect();
-        let slots: Slots<Vec<u32>> = Slots::default();
+        let slots: Slots<(Vec<u32>, WordCache<u32>)> = Slots::default();
         for threads in [1, 2, 3, 7, 16, 40, 5000] {
-            let got = slots.map(&items, threads, |&x, seen| {
+            let got = slots.map(&items, threads, |s| &mut s.1, |&x, (seen, _)| {
                 seen.push(x);
                 x * 2
             });
@@ -376,7 +384,7 @@ mod tests {
             });
             assert_eq!(got, items, "{threads} threads");
         }
-        assert!(slots.map(&[] as &[u32], 4, |&x, _| x).is_empty());
+        assert!(slots.map(&[] as &[u32], 4, |s| &mut s.1, |&x, _| x).is_empty());
     }
 
     #[test]

@@ -42,6 +42,8 @@ pub const SHORT: usize = 15;
 pub const ENTRIES: usize = 1 << 17;
 /// Values kept before the cache starts afresh (16 per word on average at the entry limit).
 pub const VALUES: usize = 1 << 21;
+/// Own words that [`WordCache::share`] copies into the shared ones; more replace them.
+pub const JOIN: usize = 1 << 14;
 
 /// The bytes of a short string in the low 15 bytes, its length in the top byte: distinct strings
 /// of at most [`SHORT`] bytes get distinct keys. Built from two overlapping word loads rather
@@ -131,23 +133,24 @@ impl<V: Copy> WordCache<V> {
     }
 
     /// The words of this cache as a table other threads can read: its own words join its shared
-    /// ones (which then start afresh if the two together are over the limits), and a handle on
-    /// them is returned for [`WordCache::attach`]. The join moves the own words as a whole when
-    /// nothing is shared yet, and copies them otherwise (the words stored since the last batch);
-    /// while another handle is still out, the shared words cannot change and the own ones stay.
+    /// ones, and a handle on them is returned for [`WordCache::attach`]. Up to [`JOIN`] own
+    /// words are copied in (the shared ones starting afresh first if the two together are over
+    /// the limits); more replace the shared ones, moved as a whole, since the copy runs on the
+    /// calling thread before a batch's other threads start. While another handle is still out,
+    /// the shared words cannot change and the own ones stay.
     pub fn share(&mut self) -> Arc<Table<V>> {
         let base = self.base.get_or_insert_with(Default::default);
         if !self.own.is_empty() {
             if let Some(b) = Arc::get_mut(base) {
-                if b.is_empty() {
+                if b.is_empty() || self.own.len() > JOIN {
                     std::mem::swap(b, &mut self.own);
                 } else {
                     if b.len() + self.own.len() > ENTRIES || b.values.len() + self.own.values.len() > VALUES {
                         b.clear();
                     }
                     b.absorb(&self.own);
-                    self.own.clear();
                 }
+                self.own.clear();
             }
         }
         Arc::clone(base)
@@ -337,5 +340,20 @@ mod tests {
         drop(base);
         main.clear();
         assert!(main.is_empty() && main.get(b"a").is_none());
+    }
+
+    #[test]
+    fn many_own_words_replace_the_shared_ones() {
+        let mut main: WordCache<u32> = WordCache::default();
+        main.insert(b"old", &[1]);
+        drop(main.share());
+        for i in 0..=JOIN as u32 {
+            main.insert(&i.to_le_bytes(), &[i, i]);
+        }
+        let base = main.share();
+        assert_eq!(base.len(), JOIN + 1);
+        assert_eq!(base.get(&7u32.to_le_bytes()), Some(&[7, 7][..]));
+        assert_eq!(main.get(b"old"), None, "the old shared words were let go, not copied");
+        assert_eq!(main.len(), JOIN + 1);
     }
 }

@@ -540,7 +540,7 @@ impl HfPipeline {
     /// [`HfPipeline::encode`] on every text, on `threads` scoped threads (the core's batch
     /// runner), each keeping its word cache across calls.
     pub fn encode_batch(&self, texts: &[&str], allowed: &[bool], threads: usize) -> Vec<Vec<u32>> {
-        self.caches.map(texts, threads, |t, (cache, scratch)| self.encode_with(t, allowed, Some(cache), None, scratch))
+        self.caches.map(texts, threads, |c| &mut c.0, |t, (cache, scratch)| self.encode_with(t, allowed, Some(cache), None, scratch))
     }
 
     /// [`HfPipeline::encode_batch`] handing the ids to `sink` part by part, in order, on the

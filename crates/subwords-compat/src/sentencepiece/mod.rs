@@ -463,7 +463,7 @@ impl SpModel {
     /// each thread with its own warm scratch); the ids do not depend on the thread count.
     pub fn encode_batch<S: AsRef<str> + Sync>(&self, texts: &[S], threads: usize) -> Result<Vec<Vec<u32>>> {
         self.slots
-            .map(texts, threads, |t, s| {
+            .map(texts, threads, |s| &mut s.words, |t, s| {
                 let mut out = Vec::with_capacity(t.as_ref().len() / 3 + 1);
                 self.encode_with(t.as_ref(), &mut out, s).map(|_| out)
             })

@@ -422,7 +422,7 @@ impl Tokenizer {
 
     /// Encodes each text on `threads` threads; the result does not depend on the thread count.
     pub fn encode_batch(&self, texts: &[&str], threads: usize) -> Result<Vec<Vec<u32>>> {
-        self.scratch.map(texts, threads, |t, s| self.encode_with(t, s)).into_iter().collect()
+        self.scratch.map(texts, threads, |s| &mut s.cache, |t, s| self.encode_with(t, s)).into_iter().collect()
     }
 
     /// [`Tokenizer::encode_batch`] handing the ids to `sink` part by part, in order, on the
@@ -443,7 +443,7 @@ impl Tokenizer {
     pub fn encode_batch_specials(&self, texts: &[&str], allowed: &[(String, u32)], threads: usize) -> Result<Vec<Vec<u32>>> {
         let needles: Vec<String> = allowed.iter().map(|a| a.0.clone()).collect();
         self.scratch
-            .map(texts, threads, |t, s| {
+            .map(texts, threads, |s| &mut s.cache, |t, s| {
                 let mut out = Vec::new();
                 let mut err = None;
                 crate::counting::split_at(t, &needles, |part, hit| {
