@@ -288,8 +288,8 @@ impl Trainer {
     fn take_corpus(&mut self, py: Python<'_>) -> PyResult<Corpus> {
         match (self.counter.take(), self.units.take()) {
             (Some(counter), _) => {
-                let (counts, norm, texts, streams) = counter.finish().map_err(|e| to_py(py, e))?;
-                let mut corpus = Corpus::from_counts(counts, norm, texts, streams);
+                let (table, streams) = counter.finish_units().map_err(|e| to_py(py, e))?;
+                let mut corpus = Corpus::from_table(table, streams);
                 self.reread_streams(&mut corpus);
                 Ok(corpus)
             }

@@ -71,5 +71,12 @@ impl Corpus {
         let streams = streams.map(|s| Box::new(s) as Box<dyn StageTwoTexts>);
         Corpus { units, table: None, joints: None, normalizations, texts, streams }
     }
+
+    /// A counter's units in one buffer ([`UnitCounter::finish_units`](crate::counting::UnitCounter::finish_units)).
+    pub fn from_table(table: crate::count_table::TableBytes, streams: Option<Vec<String>>) -> Self {
+        let (normalizations, texts) = (table.normalizations, table.texts);
+        let streams = streams.map(|s| Box::new(s) as Box<dyn StageTwoTexts>);
+        Corpus { units: Vec::new(), table: Some(table), joints: None, normalizations, texts, streams }
+    }
 }
 

@@ -8,7 +8,7 @@
 use rayon::prelude::*;
 use crate::hash::Map;
 
-use crate::count_table::TableBytes;
+use crate::count_table::{TableBytes, TableView};
 use crate::error::{Error, Result};
 use crate::tokenizer::{Tokenizer, Parts, Report, Work};
 use crate::options::{ModelKind, TrainOptions};
@@ -126,19 +126,25 @@ fn train_unpadded(
     }
     let spelled = spell_units(&spelling, &learnable);
     let n_units = learnable.len() as u64;
-    // WordPiece reports the corpus as its segmenter cuts it, which needs the units again
-    let mut kept: Vec<(String, u64)> = Vec::new();
-    if matches!(opts.model, ModelKind::Wordpiece | ModelKind::Unigram) {
-        kept.reserve_exact(learnable.len());
-        learnable.each(|text, _, _, count| {
-            kept.push((text.to_string(), count));
-            true
-        });
-    }
+    // WordPiece and Unigram report the corpus as their segmenters cut it, which needs the units
+    // again: a table's buffer is kept as it is, owned units are written into one (not a
+    // `String` each)
+    let keep = matches!(opts.model, ModelKind::Wordpiece | ModelKind::Unigram);
+    let written = match (&learnable, keep) {
+        (Learnable::Owned(_), true) => {
+            let mut records = crate::count_table::Records::default();
+            learnable.each(|text, _, _, count| {
+                records.push(text, count);
+                true
+            });
+            Some(records.into_table(spelling.clone(), Default::default(), texts))
+        }
+        _ => None,
+    };
     // what the engines read from here on is `spelled`: the units' texts go before the merges
     drop(learnable);
     drop(units);
-    drop(table);
+    let kept = if keep { written.or(table) } else { None };
     let length = corpus_length(&spelled.flat)?;
 
     let alphabet = choose_alphabet(opts, &spelling, &spelled);
@@ -151,7 +157,7 @@ fn train_unpadded(
         let target = (opts.vocab_size - budget.unk_rows - budget.lead_rows - budget.fallback_in_budget()) as usize;
         let facts = UnigramFacts { before, dropped_extra: alphabet.dropped_extra, dropped: alphabet.dropped, n_units, texts, normalizations };
         let Numbered { rows, flat, base, alphabet_texts, .. } = numbered;
-        return train_unigram(opts, spelling, rows, flat, base, &alphabet_texts, target, facts, &kept, progress, &mut traces.unigram);
+        return train_unigram(opts, spelling, rows, flat, base, &alphabet_texts, target, facts, kept.as_ref(), progress, &mut traces.unigram);
     }
 
     let Numbered { rows, flat, base, alphabet_texts, mut symbols } = numbered;
@@ -169,7 +175,7 @@ fn train_unpadded(
     let facts = MergeFacts { before, dropped: alphabet.dropped, n_units, texts, normalizations };
     let mut model = merge_model(opts, spelling, rows, base, alphabet_texts.len() as u64, &symbols, learned, joints, budget, facts)?;
     if opts.model == ModelKind::Wordpiece {
-        let total = encoded_length(&model, &kept)?;
+        let total = encoded_length(&model, kept.as_ref())?;
         if let Some(r) = model.report.as_mut() {
             r.corpus_pieces_encoded = Some(total);
         }
@@ -217,16 +223,35 @@ fn learnable_units(units: &[UnitCount]) -> Result<Vec<&UnitCount>> {
 /// table's units read from its bytes (its non-empty ones; a table holds no count of 0).
 enum Learnable<'a> {
     Owned(Vec<&'a UnitCount>),
-    Table(&'a TableBytes, usize),
+    Table(TableView<'a>, usize),
 }
 
 impl<'a> Learnable<'a> {
     fn table(t: &'a TableBytes) -> Result<Self> {
-        let n = t.iter().filter(|(u, c)| *c > 0 && !u.is_empty()).count();
-        if n == 0 {
+        let l = Self::view(t.view());
+        if l.len() == 0 {
             return Err(Error::Input(EMPTY_CORPUS.into()));
         }
-        Ok(Learnable::Table(t, n))
+        Ok(l)
+    }
+
+    fn view(v: TableView<'a>) -> Self {
+        let n = v.iter().filter(|(u, c)| *c > 0 && !u.is_empty()).count();
+        Learnable::Table(v, n)
+    }
+
+    /// The first half of the units (by count of records) and the rest.
+    fn halves(&self) -> (Learnable<'a>, Learnable<'a>) {
+        match self {
+            Learnable::Owned(v) => {
+                let mid = v.len() / 2;
+                (Learnable::Owned(v[..mid].to_vec()), Learnable::Owned(v[mid..].to_vec()))
+            }
+            Learnable::Table(t, _) => {
+                let (a, b) = t.split_at(t.len() / 2);
+                (Self::view(a), Self::view(b))
+            }
+        }
     }
 
     fn len(&self) -> usize {
@@ -299,10 +324,8 @@ struct Spelled {
 }
 
 fn spell_units(spelling: &Spelling, units: &Learnable) -> Spelled {
-    if let Learnable::Owned(v) = units {
-        if spelling.scheme != Scheme::Bytes && v.len() >= SPELL_PARALLEL_UNITS && rayon::current_num_threads() > 1 {
-            return spell_halves(spelling, v);
-        }
+    if spelling.scheme != Scheme::Bytes && units.len() >= SPELL_PARALLEL_UNITS && rayon::current_num_threads() > 1 {
+        return spell_halves(spelling, units);
     }
     spell_serial(spelling, units).0
 }
@@ -314,12 +337,9 @@ const SPELL_PARALLEL_UNITS: usize = 1 << 14;
 /// as one pass would have numbered them: ids go to symbols in the order first met, so the first
 /// half's ids stand, and the second half's new symbols follow in the order that half met them
 /// (issue 15: spelling was one core's work while the other idled, 5-7% of a run at 7 MB).
-fn spell_halves(spelling: &Spelling, units: &[&UnitCount]) -> Spelled {
-    let mid = units.len() / 2;
-    let (first, second) = rayon::join(
-        || spell_serial(spelling, &Learnable::Owned(units[..mid].to_vec())),
-        || spell_serial(spelling, &Learnable::Owned(units[mid..].to_vec())),
-    );
+fn spell_halves(spelling: &Spelling, units: &Learnable) -> Spelled {
+    let (a, b) = units.halves();
+    let (first, second) = rayon::join(|| spell_serial(spelling, &a), || spell_serial(spelling, &b));
     let (mut one, mut ids) = first;
     let (two, _) = second;
     let renumber: Vec<u32> = two
@@ -798,8 +818,10 @@ fn merge_model(
 /// Σ count × pieces of the units as the model's own segmenter cuts them, on every thread of the
 /// pool (issue 15: after WordPiece's merge loop this was one core's work while the other idled).
 /// A sum does not depend on how the units are shared out; the first error, in unit order, wins.
-fn encoded_length(model: &Tokenizer, kept: &[(String, u64)]) -> Result<u64> {
-    // blocks of units on every thread; the total is a sum of integers, whatever the order
+fn encoded_length(model: &Tokenizer, kept: Option<&TableBytes>) -> Result<u64> {
+    // blocks of units on every thread; the total is a sum of integers, whatever the order (a
+    // unit of count 0 or no text, which training skipped, adds 0)
+    let kept: Vec<(&str, u64)> = kept.map(|t| t.iter().collect()).unwrap_or_default();
     let parts: Vec<Result<u64>> = kept
         .par_chunks(1024)
         .map_init(
@@ -840,7 +862,7 @@ fn train_unigram(
     alphabet_texts: &[Vec<u8>],
     target: usize,
     facts: UnigramFacts,
-    kept: &[(String, u64)],
+    kept: Option<&TableBytes>,
     progress: Option<&crate::progress::Progress>,
     trace: &mut Option<(unigram::UnigramTraceRequest, unigram::UnigramTrace)>,
 ) -> Result<Tokenizer> {
@@ -955,7 +977,19 @@ mod spell_tests {
         let spelling = opts.spelling().unwrap();
         let units = [unit("ab", 2), unit("ba", 3), unit("ca", 5)];
         let refs: Vec<&UnitCount> = units.iter().collect();
-        let s = spell_halves(&spelling, &refs);
+        check_hand_numbering(spell_halves(&spelling, &Learnable::Owned(refs)));
+        // the same units in one buffer, as the counter hands them over: cut in two by records
+        let mut records = crate::count_table::Records::default();
+        for u in &units {
+            records.push(&u.text, u.count);
+        }
+        let table = records.into_table(spelling.clone(), Default::default(), 3);
+        let (a, b) = Learnable::table(&table).unwrap().halves();
+        assert_eq!((a.len(), b.len()), (1, 2));
+        check_hand_numbering(spell_halves(&spelling, &Learnable::table(&table).unwrap()));
+    }
+
+    fn check_hand_numbering(s: Spelled) {
         let texts: Vec<&[u8]> = s.texts.iter().map(|t| &t[..]).collect();
         let want: [&[u8]; 5] = [b"a", b"b</w>", b"b", b"a</w>", b"c"];
         assert_eq!(texts, want);
