@@ -77,6 +77,10 @@ impl LongestMatch {
             }
             u
         };
+        // a node a byte at most (plus the marks' and the start's): sized once, not by doubling
+        let bytes: usize = pieces.iter().map(|(t, _)| t.len() + 1).sum::<usize>() + 8;
+        t.edges.reserve(bytes);
+        t.lengths.reserve(pieces.len());
         let mut keyed: Vec<u8> = Vec::new();
         for &(text, id) in pieces {
             let key: &[u8] = match continuation_mark {
@@ -107,18 +111,31 @@ impl LongestMatch {
         t
     }
 
-    /// Failure links and pops, breadth first (Fast WordPiece, algorithm 2).
+    /// Failure links and pops, breadth first (Fast WordPiece, algorithm 2). Each node's children
+    /// are a sorted stretch of one array, and one buffer gathers the pops: a `Vec` a node made
+    /// this 60% of building a 32k WordPiece model (issue 15).
     fn precompute(&mut self) {
-        let mut children: Vec<Vec<(u8, u32)>> = vec![Vec::new(); self.piece.len()];
+        let n = self.piece.len();
+        let mut first = vec![0u32; n + 1];
+        for &(u, _) in self.edges.keys() {
+            first[u as usize + 1] += 1;
+        }
+        for i in 0..n {
+            first[i + 1] += first[i];
+        }
+        let mut fill: Vec<u32> = first[..n].to_vec();
+        let mut children: Vec<(u8, u32)> = vec![(0, 0); self.edges.len()];
         for (&(u, b), &v) in &self.edges {
-            children[u as usize].push((b, v));
+            children[fill[u as usize] as usize] = (b, v);
+            fill[u as usize] += 1;
         }
-        for c in children.iter_mut() {
-            c.sort_unstable();
+        for u in 0..n {
+            children[first[u] as usize..first[u + 1] as usize].sort_unstable();
         }
+        let mut pops: Vec<u32> = Vec::new();
         let mut queue = std::collections::VecDeque::from([0u32, self.sharp]);
         while let Some(u) = queue.pop_front() {
-            for &(b, v) in &children[u as usize] {
+            for &(b, v) in &children[first[u as usize] as usize..first[u as usize + 1] as usize] {
                 if v == self.sharp {
                     continue;
                 }
@@ -129,7 +146,8 @@ impl LongestMatch {
                     self.pops_at[v as usize] = (at, 1);
                 } else {
                     let mut z = self.fail[u as usize];
-                    let mut pops: Vec<u32> = self.pop_slice(u).to_vec();
+                    pops.clear();
+                    pops.extend_from_slice(self.pop_slice(u));
                     while z != NONE && !self.edges.contains_key(&(z, b)) {
                         pops.extend_from_slice(self.pop_slice(z));
                         z = self.fail[z as usize];
