@@ -27,8 +27,9 @@ pub struct UnitCount {
 
 pub struct Corpus {
     pub units: Vec<UnitCount>,
-    /// A count table file's units, left in its bytes (every unit starts and ends a word), read
-    /// in place of `units` when present: a large table is then never held as one `String` per unit.
+    /// A count table file's units, left in its bytes, or a counter's units written the same way
+    /// ([`Corpus::from_table`]); every unit starts and ends a word. Read in place of `units` when
+    /// present: the units are then never held as one `String` each.
     pub table: Option<crate::count_table::TableBytes>,
     /// Pre-split joints used to make `units` (saved in the model, applied when encoding).
     pub joints: Option<std::collections::BTreeMap<String, Vec<String>>>,

@@ -144,7 +144,13 @@ fn train_unpadded(
     // what the engines read from here on is `spelled`: the units' texts go before the merges
     drop(learnable);
     drop(units);
-    let kept = if keep { written.or(table) } else { None };
+    let kept = match keep {
+        true => written.or(table),
+        false => {
+            drop(table);
+            None
+        }
+    };
     let length = corpus_length(&spelled.flat)?;
 
     let alphabet = choose_alphabet(opts, &spelling, &spelled);
