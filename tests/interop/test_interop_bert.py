@@ -81,6 +81,11 @@ def test_offsets_point_into_the_original_text(tmp_path: Path):
     ("[UNK]\n[CLS]\n[SEP]\nhas space\n", "line 4"),
     ("[UNK]\n[CLS]\n[SEP]\n\nx\n", "line 4"),
     ("[UNK]\n[CLS]\n[SEP]\nx\nx\n", "twice"),
+    # whitespace that str.isspace knows and a plain split does not cut at, and an empty last line
+    ("[UNK]\n[CLS]\n[SEP]\nx\u2028y\n", "line 4"),
+    ("[UNK]\n[CLS]\n[SEP]\nx\x1fy\n", "line 4"),
+    ("[UNK]\n[CLS]\n[SEP]\nx\n\n", "line 5"),
+    ("\n", "line 1"),
 ])
 def test_bad_vocab_files_are_refused(tmp_path: Path, content: str, message: str):
     (tmp_path / "vocab.txt").write_text(content, encoding="utf-8")
