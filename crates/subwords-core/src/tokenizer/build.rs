@@ -144,6 +144,7 @@ fn check_size(rows: &[Row]) -> Result<()> {
 /// row's text checked for its kind.
 fn index_rows(spelling: &Spelling, rows: &[Row], imported: bool) -> Result<Specials> {
     let mut index: Map<Box<[u8]>, u32> = Map::default();
+    index.reserve(rows.len());
     let mut unk = None;
     let mut byte_base = None;
     let mut marker = None;
