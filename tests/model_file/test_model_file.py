@@ -553,3 +553,26 @@ def test_every_format_is_written_with_an_ordinary_file_mode(tmp_path: Path):
         assert not [p.name for p in tmp_path.rglob(".subwords-*")]  # no temporary file left behind
     finally:
         os.umask(old)
+
+
+def test_rows_without_merges_build_the_model_their_file_would():
+    """``from_parts`` hands rows with no merges to the core as they are (``Model.from_rows``),
+    not as a JSON document: the model is the one a file of the same rows gives, and bad rows are
+    refused as a file of them is. Rows by hand: a BERT-style vocabulary of six rows."""
+    from subwords._api import from_parts
+
+    spelling = {"scheme": "continuation", "mark": "##", "pre_split": "bert", "lowercase": True}
+    rows = [("[UNK]", "special"), ("[CLS]", "special"), ("[SEP]", "special"), ("un", "piece"),
+            ("##aff", "piece"), ("##able", "piece")]
+    tok = from_parts("wordpiece", spelling, rows, template=("[CLS]", "[SEP]"))
+    again = subwords.SubwordsTokenizer.from_json(tok.to_json())
+    assert again == tok
+    # ids by hand: [CLS] un ##aff ##able [SEP], and [UNK] for a word no piece starts
+    assert tok.encode("Unaffable", add_special_tokens=True) == [1, 3, 4, 5, 2]
+    assert tok.encode("zz", add_special_tokens=False) == [0]
+    with pytest.raises(ModelFileError, match="appears twice"):
+        from_parts("wordpiece", spelling, rows + [("un", "piece")])
+    with pytest.raises(ModelFileError, match="template"):
+        from_parts("wordpiece", spelling, rows, template=("[CLS]", "[END]"))
+    with pytest.raises(ModelFileError, match="unknown row kind"):
+        from_parts("wordpiece", spelling, [("[UNK]", "special"), ("un", "token")])

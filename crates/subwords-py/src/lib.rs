@@ -684,6 +684,28 @@ impl PyModel {
         Ok(PyModel::wrap(inner))
     }
 
+    /// A model of (piece, kind) rows and nothing learned, checked as a model file of them is
+    /// (`Tokenizer::from_rows`); `spelling` is the file's spelling object as JSON.
+    #[staticmethod]
+    #[pyo3(signature = (model, spelling, rows, template=None))]
+    fn from_rows(py: Python<'_>, model: &str, spelling: &str, rows: Vec<(String, String)>, template: Option<(String, String)>) -> PyResult<Self> {
+        let bad = |e: String| to_py(py, Error::ModelFile(e));
+        let model: subwords_core::options::ModelKind = serde_json::from_value(serde_json::Value::String(model.to_string())).map_err(|e| bad(format!("model: {e}")))?;
+        let spelling: subwords_core::spelling::Spelling =
+            serde_json::from_str(spelling).map_err(|e| bad(format!("not a valid subwords model file: spelling: {e}")))?;
+        let rows = rows
+            .into_iter()
+            .enumerate()
+            .map(|(i, (piece, kind))| match subwords_core::vocab::RowKind::from_name(&kind) {
+                Some(k) => Ok((piece, k)),
+                None => Err(bad(format!("row {i}: unknown row kind {kind:?}"))),
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let template = template.as_ref().map(|(c, s)| (c.as_str(), s.as_str()));
+        let inner = py.detach(|| Tokenizer::from_rows(model, spelling, rows, template)).map_err(|e| to_py(py, e))?;
+        Ok(PyModel::wrap(inner))
+    }
+
     fn to_json(&self, py: Python<'_>) -> String {
         py.detach(|| self.inner.to_json())
     }
