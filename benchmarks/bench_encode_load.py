@@ -20,8 +20,10 @@ Three tables, each measured side by side (the libraries alternate, best of ``--r
 2. **Load time** against the original library, wall time and process CPU time (each the best
    of ``--repeat``, the two libraries alternating) to a ready tokenizer from the bytes on disk: the 32k `.model` (sentencepiece), byte-level BPE tokenizer.json files of 8k and 32k
    trained by ``tokenizers`` on english (tokenizers), OpenAI's cl100k_base rank file
-   (tiktoken, from the ``bpe-openai`` crate as ``tests/support/peers.py`` caches it), and
-   subwords' own model file of the 32k Unigram (no peer: its time is printed alone).
+   (tiktoken, from the ``bpe-openai`` crate as ``tests/support/peers.py`` caches it), a 30,522
+   BERT WordPiece vocabulary trained by ``tokenizers`` on english, as vocab.txt
+   (``BertWordPieceTokenizer``) and as tokenizer.json, and subwords' own model file of the 32k
+   Unigram (no peer: its time is printed alone).
 3. **Batch scaling** from 1 to 2 threads (issue 15's "batch encoding that uses both cores"):
    byte-level 32k tokenizer.json, the 32k Unigram `.model`, and cl100k, on the first ``--mb``
    MB of multilingual cut into ~16 KB chunks and into lines; wall time; ids must not change.
@@ -217,6 +219,14 @@ def main() -> int:
         tok.train_from_iterator(english, trainer=trainer)
         hf_paths[size] = tmp / f"bytelevel-{size}.json"
         tok.save(str(hf_paths[size]))
+    # a BERT WordPiece vocabulary (issue 15: load time for every format), as vocab.txt and as
+    # tokenizer.json, trained by tokenizers itself
+    bert = tokenizers.BertWordPieceTokenizer(lowercase=True)
+    bert.train_from_iterator(english, vocab_size=30522, show_progress=False)
+    bert_dir = tmp / "bert"
+    bert_dir.mkdir(exist_ok=True)
+    bert.save_model(str(bert_dir))
+    bert.save(str(tmp / "bert-tokenizer.json"))
     tt_path = tmp / "cl100k_base.tiktoken"
     tt_path.write_bytes(gzip.decompress(peers.crate_member("bpe-openai", "0.2.1", "data/cl100k_base.tiktoken.gz")))
     spec = None
@@ -239,6 +249,10 @@ def main() -> int:
         (f"{args.vocab} byte-level tokenizer.json", lambda: subwords.load(hf_paths[args.vocab]),
          lambda: tokenizers.Tokenizer.from_file(str(hf_paths[args.vocab]))),
         ("cl100k_base.tiktoken", lambda: subwords.load(tt_path), tiktoken_load),
+        ("BERT vocab.txt (30522)", lambda: subwords.bert(bert_dir / "vocab.txt"),
+         lambda: tokenizers.BertWordPieceTokenizer(str(bert_dir / "vocab.txt"), lowercase=True)),
+        ("BERT tokenizer.json (30522)", lambda: subwords.load(tmp / "bert-tokenizer.json"),
+         lambda: tokenizers.Tokenizer.from_file(str(tmp / "bert-tokenizer.json"))),
         (f"subwords model file ({args.vocab} Unigram)", lambda: subwords.load(own_path), None),
     ]
     for label, f_ours, f_peer in loads:
