@@ -451,6 +451,12 @@ def load_model_file(path: Union[str, os.PathLike[str]]) -> SubwordsTokenizer:
         raise ModelFileError(f"{p}: {e}") from None
 
 
+def spelling_object(spelling: Mapping[str, Any]) -> dict[str, Any]:
+    """A model file's spelling object: ``spelling``'s fields over the defaults of the rest."""
+    return {"scheme": "end", "mark": None, "split_at_marks": True, "pre_split": None, "byte_fallback": False,
+            "clean_text": False, "strip_accents": False, "lowercase": False, **spelling}
+
+
 def from_parts(model: Model, spelling: Mapping[str, Any], rows: Sequence[tuple[str, str]],
                merges: Sequence[tuple[str, str]] = (), template: Optional[tuple[str, str]] = None) -> SubwordsTokenizer:
     """A model from its parts, for the readers of other formats (a BERT ``vocab.txt``, subword-nmt
@@ -458,8 +464,7 @@ def from_parts(model: Model, spelling: Mapping[str, Any], rows: Sequence[tuple[s
     then checks as it checks any model file. ``spelling``: the file's spelling object (scheme,
     mark, ...; the rest take their defaults); ``rows``: (piece, kind) in id order;
     ``template``: the (cls, sep) pieces put around every text."""
-    full = {"scheme": "end", "mark": None, "split_at_marks": True, "pre_split": None, "byte_fallback": False,
-            "clean_text": False, "strip_accents": False, "lowercase": False, **spelling}
+    full = spelling_object(spelling)
     if not merges:
         # nothing to find rows for: the rows go to the core as they are, checked as a file of
         # them is, without a JSON document of every row (issue 15: 11 ms of a 30k vocab.txt)

@@ -143,3 +143,25 @@ def test_exported_bert_cleans_text_as_tokenizers_on_every_code_point(tmp_path: P
     # and a private-use one go; unassigned U+0378 and U+E0000 stay; U+3000 and tab are spaces
     assert fates == {"\x00": "dropped", "\ufffd": "dropped", "\x07": "dropped", "\u200b": "dropped",
                      "\ue000": "dropped", "\u0378": "kept", "\U000e0000": "kept", "\u3000": "space", "\t": "space"}
+
+
+@pytest.mark.parametrize("content", [
+    "[UNK]\n[CLS]\n[SEP]\n[X]\n[a-b]\n[]\n[_]\nfoo\n##bar\n",
+    "[PAD]\r\n[UNK]\r\n[CLS]\r\n[SEP]\r\nx\r\r\n##y\r\n",
+])
+def test_the_core_reads_a_good_vocab_as_the_python_reader_does(tmp_path: Path, content: str):
+    """A vocab.txt with nothing wrong is read in the core (``Model.from_vocab_txt``); the model
+    is the one the Python reader's rows give (``from_parts``): rows, kinds (``[X]`` and ``[_]``
+    special, ``[a-b]`` and ``[]`` pieces, by the rule in read.py) and template alike."""
+    from subwords._api import from_parts
+    from subwords.formats.vocab_txt.read import _SPECIAL
+
+    (tmp_path / "vocab.txt").write_bytes(content.encode())
+    pieces = [line.rstrip("\r") for line in content.split("\n")[:-1]]
+    rows = [(p, "special" if _SPECIAL.fullmatch(p) else "piece") for p in pieces]
+    spelling = {"scheme": "continuation", "mark": "##", "pre_split": "bert", "clean_text": True,
+                "strip_accents": True, "lowercase": True}
+    want = from_parts("wordpiece", spelling, rows, template=("[CLS]", "[SEP]"))
+    got = subwords.bert(tmp_path / "vocab.txt")
+    assert got.to_json() == want.to_json()
+    assert [r for r, _ in rows if _ == "special"] == [p for p in pieces if p in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[X]", "[_]")]

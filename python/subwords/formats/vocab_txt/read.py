@@ -4,12 +4,14 @@ its docstring says what the two conventions (cased, uncased) are."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import TYPE_CHECKING, Any, Optional, Union
 
+from ... import _core
 from ..._io import read_limited
-from ...errors import InputError, ModelFileError
+from ...errors import InputError, ModelFileError, SubwordsError
 
 if TYPE_CHECKING:
     from ..._api import SubwordsTokenizer
@@ -26,7 +28,7 @@ def bert(vocab: Union[str, os.PathLike[str]], *, lowercase: bool = True, strip_a
     ``lowercase=False`` for cased vocabularies), longest match first with ``##`` continuations,
     words over 100 characters as ``[UNK]``, and ``[CLS]``/``[SEP]`` around every text.
     """
-    from ..._api import from_parts
+    from ..._api import _wrap, from_parts, spelling_object
 
     p = os.fspath(vocab)
     raw = read_limited(p, MAX_VOCAB_TXT_BYTES, "vocabulary (vocab.txt)")
@@ -35,6 +37,18 @@ def bert(vocab: Union[str, os.PathLike[str]], *, lowercase: bool = True, strip_a
     except UnicodeDecodeError:
         raise ModelFileError(f"{p}: not UTF-8 text; a BERT vocab.txt is one UTF-8 piece per line") from None
     text = text[:-1] if text.endswith("\n") else text
+    strip = lowercase if strip_accents is None else strip_accents
+    spelling = {"scheme": "continuation", "mark": "##", "pre_split": "bert", "clean_text": bool(clean_text),
+                "strip_accents": bool(strip), "lowercase": bool(lowercase)}
+    # a file with nothing wrong is read in the core; any other is checked below, line by line
+    try:
+        fast = _core.Model.from_vocab_txt(text, json.dumps(spelling_object(spelling)))
+    except ModelFileError as e:
+        raise ModelFileError(f"{p}: {e}") from None
+    except SubwordsError as e:
+        raise ModelFileError(f"{p}: the model file's settings are invalid: {e}") from None
+    if fast is not None:
+        return _wrap(fast)
     lines = text.split("\n") if raw else []
     pieces = [line.rstrip("\r") for line in lines] if "\r" in text else lines
     if not pieces:
@@ -51,9 +65,6 @@ def bert(vocab: Union[str, os.PathLike[str]], *, lowercase: bool = True, strip_a
         if name not in pieces:
             raise ModelFileError(f"{p}: has no {name} row; a BERT vocabulary needs [UNK], [CLS] and [SEP]")
     rows = [(piece, "special" if piece[:1] == "[" and _SPECIAL.fullmatch(piece) else "piece") for piece in pieces]
-    strip = lowercase if strip_accents is None else strip_accents
-    spelling = {"scheme": "continuation", "mark": "##", "pre_split": "bert", "clean_text": bool(clean_text),
-                "strip_accents": bool(strip), "lowercase": bool(lowercase)}
     try:
         return from_parts("wordpiece", spelling, rows, template=("[CLS]", "[SEP]"))
     except ModelFileError as e:
