@@ -182,9 +182,7 @@ impl CountTable {
         out.extend_from_slice(&header);
         for (text, count) in &self.units {
             let n = u32::try_from(text.len()).map_err(|_| Error::Input("a unit longer than 4 GiB cannot be stored".into()))?;
-            out.extend_from_slice(&n.to_le_bytes());
-            out.extend_from_slice(text.as_bytes());
-            out.extend_from_slice(&count.to_le_bytes());
+            put_record(&mut out, n, text, *count);
         }
         let crc = crc32fast::hash(&out);
         out.extend_from_slice(&crc.to_le_bytes());
@@ -369,15 +367,20 @@ impl Records {
 
     pub(crate) fn push(&mut self, text: &str, count: u64) {
         let n = u32::try_from(text.len()).expect("a unit shorter than 4 GiB (a text is cut into 8 MB blocks)");
-        self.data.extend_from_slice(&n.to_le_bytes());
-        self.data.extend_from_slice(text.as_bytes());
-        self.data.extend_from_slice(&count.to_le_bytes());
+        put_record(&mut self.data, n, text, count);
         self.units += 1;
     }
 
     pub(crate) fn into_table(self, spelling: Spelling, normalizations: Normalizations, texts: u64) -> TableBytes {
         TableBytes::from_counter(spelling, normalizations, texts, self.data, self.units)
     }
+}
+
+/// One unit as a table's body holds it: `n` (its length), its text, its count.
+fn put_record(out: &mut Vec<u8>, n: u32, text: &str, count: u64) {
+    out.extend_from_slice(&n.to_le_bytes());
+    out.extend_from_slice(text.as_bytes());
+    out.extend_from_slice(&count.to_le_bytes());
 }
 
 /// Some consecutive units of a [`TableBytes`].
@@ -416,11 +419,12 @@ impl<'a> TableView<'a> {
     /// The first `k` units and the rest (`k` at most the length).
     pub fn split_at(&self, k: usize) -> (TableView<'a>, TableView<'a>) {
         let k = k.min(self.units);
-        let mut at = 0usize;
+        let mut r = Reader { data: self.data };
         for _ in 0..k {
-            let n = u32::from_le_bytes(self.data[at..at + 4].try_into().expect("a checked table")) as usize;
-            at += 12 + n;
+            let n = r.u32().expect("a checked table") as usize;
+            r.take(n + 8).expect("a checked table");
         }
+        let at = self.data.len() - r.data.len();
         (TableView { data: &self.data[..at], units: k }, TableView { data: &self.data[at..], units: self.units - k })
     }
 }

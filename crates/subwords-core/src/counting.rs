@@ -21,7 +21,7 @@ pub type Counts = Map<Box<str>, u64>;
 const BLOCK: usize = 8 << 20;
 
 /// A unit of at most 15 bytes, held in the table slot itself: its bytes, zero-padded, and its
-/// length in the last byte. Looking a unit up in a `Map<Box<str>, u64>` reads the key through a
+/// length in the last byte (the word caches' key, [`crate::word_cache::pack`]). Looking a unit up in a `Map<Box<str>, u64>` reads the key through a
 /// pointer (a cache miss for most of the table) to compare it; at 7 MB that lookup and its
 /// `memcmp` were about half of the counting's `perf` samples (issue 15). Most units are short, so
 /// they are counted under this key, the rest under their text, and the two tables become one
@@ -33,17 +33,15 @@ impl ShortUnit {
     #[inline]
     fn new(unit: &str) -> Option<Self> {
         let b = unit.as_bytes();
-        if b.len() > 15 {
-            return None;
-        }
-        let mut k = [0u8; 16];
-        k[..b.len()].copy_from_slice(b);
-        k[15] = b.len() as u8;
-        Some(ShortUnit(k))
+        (b.len() <= crate::word_cache::SHORT).then(|| ShortUnit(crate::word_cache::pack(b).to_le_bytes()))
+    }
+
+    fn len(&self) -> usize {
+        self.0[15] as usize
     }
 
     fn text(&self) -> &str {
-        std::str::from_utf8(&self.0[..self.0[15] as usize]).expect("a short unit holds the bytes of a str")
+        std::str::from_utf8(&self.0[..self.len()]).expect("a short unit holds the bytes of a str")
     }
 }
 
@@ -492,18 +490,18 @@ impl UnitCounter {
     /// 15: at 7 MB of English (116k distinct units) making those strings cost about 20 ms and
     /// freeing them 5 ms, serial, of a 290 ms BPE run.
     pub fn finish_units(mut self) -> Result<(TableBytes, Option<Vec<String>>)> {
-        let (mut short, long) = self.merged()?;
+        let (mut short, mut long) = self.merged()?;
         // a text table holds short units only from `add_count`: those join the short table
-        let mut rest: Vec<(Box<str>, u64)> = Vec::new();
-        for (k, v) in long {
-            match ShortUnit::new(&k) {
-                Some(u) => *short.entry(u).or_insert(0) += v,
-                None => rest.push((k, v)),
+        long.retain(|k, v| match ShortUnit::new(k) {
+            Some(u) => {
+                *short.entry(u).or_insert(0) += *v;
+                false
             }
-        }
-        let bytes: usize = short.keys().map(|k| 12 + k.0[15] as usize).sum::<usize>() + rest.iter().map(|(k, _)| 12 + k.len()).sum::<usize>();
+            None => true,
+        });
+        let bytes: usize = short.keys().map(|k| 12 + k.len()).sum::<usize>() + long.keys().map(|k| 12 + k.len()).sum::<usize>();
         let mut records = Records::with_capacity(bytes);
-        for (text, count) in short.iter().map(|(k, &v)| (k.text(), v)).chain(rest.iter().map(|(k, v)| (&**k, *v))) {
+        for (text, count) in short.iter().map(|(k, &v)| (k.text(), v)).chain(long.iter().map(|(k, &v)| (&**k, v))) {
             if count > 0 {
                 records.push(text, count);
             }
