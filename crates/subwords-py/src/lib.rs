@@ -684,39 +684,42 @@ impl PyModel {
         Ok(PyModel::wrap(inner))
     }
 
-    /// A BERT vocab.txt's text (its trailing newline removed) as `formats/vocab_txt/read.py`
-    /// reads it, when every line is a piece and [UNK], [CLS] and [SEP] are rows; None sends the
-    /// text to that reader's own checks, which name what is wrong. Issue 15: the reader's
-    /// Python passes over 30k lines (split, checks, kinds, the tuples) were 7 of a 22 ms load.
+    /// A BERT vocab.txt's text read into a model (`formats/vocab_txt/read.py` says what for): one
+    /// piece a line, its line number its id, a line's trailing `\r`s dropped, `[NAME]` lines
+    /// (letters, digits, `_`) special rows. A file that is not one comes back as what is wrong,
+    /// for the reader's message: `(line, piece)` for the first line that is empty or holds
+    /// whitespace (str.isspace's set: Unicode White_Space and `\x1c`..`\x1f`), `(0, name)` for
+    /// the first of [UNK], [CLS], [SEP] missing, `(0, "")` for no text at all. Issue 15: the
+    /// reader's Python passes over 30k lines (split, checks, kinds, the tuples) were 7 of a 22 ms
+    /// load.
     #[staticmethod]
-    fn from_vocab_txt(py: Python<'_>, text: &str, spelling: &str) -> PyResult<Option<Self>> {
+    fn from_vocab_txt<'py>(py: Python<'py>, text: &str, spelling: &str) -> PyResult<Bound<'py, PyAny>> {
+        use subwords_core::vocab::RowKind;
         let spelling: subwords_core::spelling::Spelling =
             serde_json::from_str(spelling).map_err(|e| to_py(py, Error::ModelFile(format!("spelling: {e}"))))?;
-        // str.isspace's characters: Unicode White_Space and the four separators \x1c..\x1f
+        let wrong = |line: usize, what: &str| Ok((line, what.to_string()).into_pyobject(py)?.into_any());
+        if text.is_empty() {
+            return wrong(0, "");
+        }
         let space = |c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c);
         let special = |p: &str| {
             p.len() >= 3 && p.starts_with('[') && p.ends_with(']') && p[1..p.len() - 1].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         };
-        let mut rows: Vec<(String, subwords_core::vocab::RowKind)> = Vec::new();
-        let mut needed = [false; 3];
-        for line in text.split('\n') {
+        let mut rows: Vec<(String, RowKind)> = Vec::new();
+        for (n, line) in text.strip_suffix('\n').unwrap_or(text).split('\n').enumerate() {
             let piece = line.trim_end_matches('\r');
             if piece.is_empty() || piece.chars().any(space) {
-                return Ok(None);
+                return wrong(n + 1, piece);
             }
-            for (k, name) in ["[UNK]", "[CLS]", "[SEP]"].iter().enumerate() {
-                needed[k] |= piece == *name;
-            }
-            let kind = if special(piece) { subwords_core::vocab::RowKind::Special } else { subwords_core::vocab::RowKind::Piece };
-            rows.push((piece.to_string(), kind));
+            rows.push((piece.to_string(), if special(piece) { RowKind::Special } else { RowKind::Piece }));
         }
-        if text.is_empty() || needed.contains(&false) {
-            return Ok(None);
+        if let Some(name) = ["[UNK]", "[CLS]", "[SEP]"].into_iter().find(|name| !rows.iter().any(|(p, _)| p == name)) {
+            return wrong(0, name);
         }
         let inner = py
             .detach(|| Tokenizer::from_rows(subwords_core::options::ModelKind::Wordpiece, spelling, rows, Some(("[CLS]", "[SEP]"))))
             .map_err(|e| to_py(py, e))?;
-        Ok(Some(PyModel::wrap(inner)))
+        Ok(Bound::new(py, PyModel::wrap(inner))?.into_any())
     }
 
     /// A model of (piece, kind) rows and nothing learned, checked as a model file of them is
