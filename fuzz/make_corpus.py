@@ -87,7 +87,7 @@ def main() -> None:
     from subwords.formats import export
 
     if os.path.isdir(CORPUS):
-        for name in ("model_json", "sentencepiece_model", "tiktoken_ranks", "hf_pipeline", "tokenizer_json",
+        for name in ("model_json", "sentencepiece_model", "tiktoken_ranks", "hf_pipeline", "hf_tables", "tokenizer_json",
                      "vocab_merges", "subword_nmt", "vocab_txt"):
             shutil.rmtree(os.path.join(CORPUS, name), ignore_errors=True)
     tmp = tempfile.mkdtemp()
@@ -219,6 +219,10 @@ def main() -> None:
                     whole["model"]["merges"] = [[ids[a], ids[b], ids[a + b.removeprefix("##")]] for a, b in
                                                 (line.split(" ") for line in lines)]
                 write("hf_pipeline", f"{name}_whole.json", json.dumps(whole, ensure_ascii=False).encode())
+
+        # hf_tables: the tokenizer.json seeds themselves, which load reads the tables of first
+        for name in sorted(os.listdir(os.path.join(CORPUS, "tokenizer_json"))):
+            write("hf_tables", name, read(os.path.join(CORPUS, "tokenizer_json", name)))
 
         # subword-nmt codes
         if "bpe_end" in toks:
@@ -415,9 +419,10 @@ def capture_plans(*folders: str) -> dict:
     class Spy:
         normalize_with = staticmethod(real.normalize_with)
 
-        def __new__(cls, plan, vocab, merges, limit):
-            seen["last"] = (plan, dict(vocab), list(merges))
-            return real(plan, vocab, merges, limit)
+        def __new__(cls, plan, tables, limit):
+            pairs = tables.pairs()
+            seen["last"] = (plan, dict(pairs), [list(m) for m in tables.merges()])
+            return real(plan, tables, limit)
 
     out = {}
     _core.HfPipeline = Spy

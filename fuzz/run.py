@@ -1,6 +1,6 @@
 """Builds and runs the fuzz targets without the cargo-fuzz binary (see README.md).
 
-    python fuzz/run.py build [--smoke]          # nightly, sanitizer coverage + ASan, all 4 Rust targets
+    python fuzz/run.py build [--smoke]          # nightly, sanitizer coverage + ASan, all 5 Rust targets
     python fuzz/run.py rust TARGET SECONDS      # fuzz one Rust target
     python fuzz/run.py python TARGET SECONDS    # fuzz one Python loader with atheris
     python fuzz/run.py list
@@ -29,7 +29,7 @@ ROOT = os.path.dirname(FUZZ)
 TARGET_DIR = os.path.join(ROOT, "target", "fuzz")
 TRIPLE = "x86_64-unknown-linux-gnu"
 
-RUST_TARGETS = ("model_json", "sentencepiece_model", "tiktoken_ranks", "hf_pipeline")
+RUST_TARGETS = ("model_json", "sentencepiece_model", "tiktoken_ranks", "hf_pipeline", "hf_tables")
 PYTHON_TARGETS = ("tokenizer_json", "vocab_merges", "subword_nmt", "vocab_txt")
 #: the Rust-parsed formats read through their Python wrappers (atheris too; not in the smoke run)
 PYTHON_WRAPPED = ("model_json", "sentencepiece_model", "tiktoken_ranks")

@@ -15,6 +15,7 @@
 
 use std::collections::BTreeMap;
 
+use subwords_compat::huggingface::tables::split;
 use subwords_compat::huggingface::{HfPipeline, ModelPlan, Plan};
 use subwords_core::tokenizer::Tokenizer;
 use subwords_core::options::ModelKind;
@@ -27,6 +28,7 @@ pub const TARGETS: &[(&str, fn(&[u8]) -> bool)] = &[
     ("sentencepiece_model", sentencepiece_model),
     ("tiktoken_ranks", tiktoken_ranks),
     ("hf_pipeline", hf_pipeline),
+    ("hf_tables", hf_tables),
 ];
 
 /// What every loaded model encodes: ASCII with punctuation, runs of whitespace, scripts without
@@ -200,7 +202,7 @@ pub fn hf_pipeline(data: &[u8]) -> bool {
                 _ => return false,
             }
         }
-        let Ok(pipe) = HfPipeline::with_tables(plan_text, vocab.clone(), merges) else { return false };
+        let Ok(pipe) = HfPipeline::with_tables(plan_text, &vocab, &merges) else { return false };
         (pipe, vocab)
     };
     // the plan parsed a second time (it loaded, so it parses) for the ids the binding may see
@@ -229,5 +231,59 @@ pub fn hf_pipeline(data: &[u8]) -> bool {
         }
         let _ = pipe.normalize(t);
     }
+    true
+}
+
+/// A tokenizer.json's vocab and merges read from its bytes (`huggingface::tables::split`, what
+/// `subwords.load` runs on every tokenizer.json before any other reading). Input: the file.
+/// What it accepts must be JSON as serde_json reads it whole (but for what Python's reader takes
+/// and serde_json's Value does not, outside the tables: then the rest is refused alike), with the same vocab entries and
+/// merges, and a rest that is the same document with `{}` and `[]` in their places; every token
+/// must be found with its id.
+pub fn hf_tables(data: &[u8]) -> bool {
+    if data.len() > HF_MAX_BYTES {
+        return false;
+    }
+    let Ok(text) = std::str::from_utf8(data) else { return false };
+    let Some((rest, tables)) = split(text) else { return false };
+    let mut whole: serde_json::Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            // JSON to Python (whose reader takes it, then names what is wrong) that serde_json's
+            // Value refuses: a lone surrogate escape, a number past f64 (1e400). It lies outside
+            // the tables, kept in the rest as written, which must be refused the same way.
+            let what = |e: &serde_json::Error| e.to_string().split(" at line ").next().unwrap_or_default().to_string();
+            let again = serde_json::from_str::<serde_json::Value>(&rest).expect_err("the rest lost what serde_json refuses");
+            assert_eq!(what(&again), what(&e), "the rest is refused otherwise than the file");
+            return true;
+        }
+    };
+    let rest: serde_json::Value = serde_json::from_str(&rest).expect("the rest is JSON");
+    let model = whole["model"].as_object_mut().expect("split accepted a model that is not an object");
+    let vocab = model.insert("vocab".into(), serde_json::json!({})).expect("a vocab");
+    let vocab = vocab.as_object().expect("an object vocab");
+    assert_eq!(vocab.len(), tables.vocab.len(), "a token twice, or one lost");
+    for (t, id) in &tables.vocab {
+        assert_eq!(vocab.get(t).and_then(|v| v.as_u64()), Some(*id as u64), "token {t:?}");
+        assert_eq!(tables.get(t), Some(*id), "lookup of {t:?}");
+    }
+    let merges = if model.contains_key("merges") { model.insert("merges".into(), serde_json::json!([])) } else { None };
+    match merges {
+        None => assert!(tables.merges.is_empty()),
+        Some(m) => {
+            let m = m.as_array().expect("a list of merges");
+            assert_eq!(m.len(), tables.merges.len());
+            for (v, (a, b)) in m.iter().zip(&tables.merges) {
+                let got = match v {
+                    serde_json::Value::String(s) => s.split_once(' ').map(|(x, y)| (x.to_string(), y.to_string())),
+                    serde_json::Value::Array(p) => Some((p[0].as_str().unwrap().to_string(), p[1].as_str().unwrap().to_string())),
+                    _ => None,
+                };
+                assert_eq!(got.as_ref(), Some(&(a.clone(), b.clone())));
+                assert!(!a.is_empty() && !b.is_empty(), "a merge with an empty token");
+            }
+        }
+    }
+    assert_eq!(whole, rest, "the rest is not the document without its tables");
     true
 }

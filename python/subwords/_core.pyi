@@ -165,9 +165,26 @@ class RankBpe:
 def split_pattern(pattern_name: str, text: str) -> list[str]: ...
 
 @final
+class HfTables:
+    """A tokenizer.json model's vocabulary and merges."""
+    @staticmethod
+    def split(raw: bytes) -> Optional[tuple[str, HfTables]]:
+        """The file's text without the model's vocab and merges ({} and [] in their places) and
+        those tables; None when the file is not plainly well formed there."""
+    @staticmethod
+    def from_objects(vocab: dict[str, int], merges: list[list[str] | str]) -> HfTables:
+        """The tables of a document's objects; ``merges``: each "a b" or [a, b]."""
+    def get(self, token: str) -> Optional[int]: ...
+    def max_id(self) -> Optional[int]: ...
+    def __len__(self) -> int: ...
+    def pairs(self) -> list[tuple[str, int]]:
+        """(token, id) in the file's order."""
+    def merges(self) -> list[tuple[str, str]]:
+        """(left, right) in rank order."""
+
 class HfPipeline:
-    def __new__(cls, plan: str, vocab: dict[str, int], merges: list[list[str] | str], id_limit: int) -> HfPipeline:
-        """``plan``: the JSON plan without the model's tables; ``merges``: each "a b" or [a, b]."""
+    def __new__(cls, plan: str, tables: HfTables, id_limit: int) -> HfPipeline:
+        """``plan``: the JSON plan without the model's tables."""
     def encode(self, text: str, allowed: Sequence[bool]) -> list[int]: ...
     def encode_batch(self, texts: Sequence[str], allowed: Sequence[bool], threads: int) -> list[list[int]]: ...
     def encode_batch_flat(self, texts: Sequence[str], allowed: Sequence[bool], threads: int, width: int,

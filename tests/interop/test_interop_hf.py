@@ -15,8 +15,10 @@ import re
 import pytest
 
 import subwords
+from subwords import _core
 from subwords.formats import export, load
 from subwords.formats import huggingface as hf
+from subwords.formats.huggingface import read as hf_read
 
 import peers
 
@@ -243,6 +245,35 @@ def test_trained_files_encode_identically(trained, texts):
     for token, i in list(ref.get_vocab().items())[:500]:
         assert ours.piece_to_id(token) == ref.token_to_id(token) == i
         assert ours.id_to_piece(i) == ref.id_to_token(i)
+
+
+def test_the_tables_are_read_from_the_files_bytes(trained, texts):
+    """Issue 15 (load time): a tokenizer.json's vocab and merges are read from its bytes by the
+    core (``HfTables.split``) and the rest by json. Every file tokenizers writes takes that path;
+    its tables are what Python's json reads, and the tokenizer it gives is the one the document
+    reader (json, then the dict and the list) gives."""
+    name, path = trained
+    with open(path, "rb") as f:
+        raw = f.read()
+    got = _core.HfTables.split(raw)
+    assert got is not None, f"{name}: a file tokenizers wrote was not read by the core"
+    rest, tables = got
+    doc = json.loads(raw)
+    rest_doc = json.loads(rest)
+    assert rest_doc["model"]["vocab"] == {} and rest_doc["model"].get("merges", []) == []
+    assert {k: v for k, v in rest_doc.items() if k != "model"} == {k: v for k, v in doc.items() if k != "model"}
+    assert tables.pairs() == list(doc["model"]["vocab"].items())
+    want_merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in doc["model"].get("merges", [])]
+    assert tables.merges() == want_merges
+    assert all(tables.get(t) == i for t, i in doc["model"]["vocab"].items())
+    assert tables.get("not a token \u2603") is None
+    fast, whole = load(path), hf_read.HuggingFace(doc, name)
+    sample = texts[::40] + EDGE
+    assert fast.encode_batch(sample, allowed_special="all") == whole.encode_batch(sample, allowed_special="all")
+    assert fast.vocab_size == whole.vocab_size
+    ids = range(fast.vocab_size)
+    assert [fast.id_to_piece(i) for i in ids] == [whole.id_to_piece(i) for i in ids]
+    assert [fast.piece_to_id(fast.id_to_piece(i)) for i in ids] == [whole.piece_to_id(whole.id_to_piece(i)) for i in ids]
 
 
 def test_pairs_follow_the_template(train_texts, tmp_path):

@@ -68,7 +68,7 @@ fn run(name: &str) {
 #[test]
 fn every_target_has_a_test() {
     let names: Vec<&str> = targets::TARGETS.iter().map(|(n, _)| *n).collect();
-    assert_eq!(names, ["model_json", "sentencepiece_model", "tiktoken_ranks", "hf_pipeline"]);
+    assert_eq!(names, ["model_json", "sentencepiece_model", "tiktoken_ranks", "hf_pipeline", "hf_tables"]);
     for n in &names {
         assert!(fuzz_dir().join("fuzz_targets").join(format!("{n}.rs")).is_file(), "no fuzz_targets/{n}.rs");
     }
@@ -92,4 +92,9 @@ fn replay_tiktoken_ranks() {
 #[test]
 fn replay_hf_pipeline() {
     run("hf_pipeline");
+}
+
+#[test]
+fn replay_hf_tables() {
+    run("hf_tables");
 }

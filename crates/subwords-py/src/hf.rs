@@ -5,6 +5,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+use subwords_compat::huggingface::tables::{split, Tables};
 use subwords_compat::huggingface::HfPipeline;
 
 fn bad(py: Python<'_>, m: String) -> PyErr {
@@ -39,42 +40,13 @@ impl PyHfPipeline {
 
 #[pymethods]
 impl PyHfPipeline {
-    /// `plan`: the JSON plan without the model's tables; `vocab`: token -> id as the file has
-    /// it; `merges`: each "a b" or [a, b]; `id_limit`: one more than the largest id produced.
+    /// `plan`: the JSON plan without the model's tables; `tables`: its vocabulary and merges
+    /// as the file has them; `id_limit`: one more than the largest id produced.
     #[new]
-    fn new(py: Python<'_>, plan: &str, vocab: &Bound<'_, PyDict>, merges: &Bound<'_, PyList>, id_limit: u32) -> PyResult<Self> {
-        // read straight from the dict and the list (no std HashMap on the way, no Vec per
-        // merge): at 32k tokens the conversions were most of the load (issue 15)
-        let mut tokens: Vec<(String, u32)> = Vec::with_capacity(vocab.len());
-        for (t, id) in vocab.iter() {
-            tokens.push((t.extract()?, id.extract()?));
-        }
-        let mut pairs = Vec::with_capacity(merges.len());
-        for (k, m) in merges.iter().enumerate() {
-            let pair = if let Ok(v) = m.cast::<PyList>() {
-                // the list form first: files written by tokenizers >= 0.20 use it
-                let two = if v.len() == 2 { Some((v.get_item(0)?.extract::<String>()?, v.get_item(1)?.extract::<String>()?)) } else { None };
-                match two {
-                    Some((a, b)) if !a.is_empty() && !b.is_empty() => (a, b),
-                    Some((a, b)) => return Err(bad(py, format!("model BPE merges: merge {k} ({a:?}, {b:?}) has an empty token"))),
-                    None => {
-                        let v: Vec<String> = v.extract()?;
-                        return Err(bad(py, format!("model BPE merges: merge {k} ({v:?}) is not a pair")));
-                    }
-                }
-            } else {
-                let s: String = m.extract()?;
-                let mut it = s.split(' ');
-                match (it.next(), it.next(), it.next()) {
-                    (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => (a.to_string(), b.to_string()),
-                    _ => return Err(bad(py, format!("model BPE merges: merge {k} ({s:?}) is not two tokens separated by one space"))),
-                }
-            };
-            pairs.push(pair);
-        }
-        let vocab = tokens;
-        let size = vocab.len() as u32;
-        let inner = py.detach(|| HfPipeline::with_tables(plan, vocab, pairs)).map_err(|e| super::to_py(py, e))?;
+    fn new(py: Python<'_>, plan: &str, tables: PyRef<'_, PyHfTables>, id_limit: u32) -> PyResult<Self> {
+        let t = &tables.inner;
+        let size = t.vocab.len() as u32;
+        let inner = py.detach(|| HfPipeline::with_tables(plan, &t.vocab, &t.merges)).map_err(|e| super::to_py(py, e))?;
         // the table follows the vocabulary's size, not its largest id: a file naming one token at
         // id 16 777 215 would otherwise make 16 M ints (600 MB, seconds) on its first encode
         let ints_len = id_limit.min(size.saturating_mul(2).saturating_add(1024));
@@ -155,5 +127,88 @@ impl PyHfPipeline {
     /// The text as the normalizers leave it.
     fn normalize(&self, py: Python<'_>, text: &str) -> String {
         py.detach(|| self.inner.normalize(text))
+    }
+}
+
+/// `subwords._core.HfTables`: a tokenizer.json model's vocabulary and merges, read from the file's
+/// bytes (`split`) or from the Python objects of a document made in Python (`from_objects`).
+#[pyclass(module = "subwords._core", name = "HfTables", frozen)]
+pub struct PyHfTables {
+    inner: Tables,
+}
+
+#[pymethods]
+impl PyHfTables {
+    /// The file's text without the model's vocab object and merges list (`{}` and `[]` in their
+    /// places) and those tables; `None` when the file is not plainly well formed there, for the
+    /// full reader to read and name what is wrong (`subwords_compat::huggingface::tables`).
+    #[staticmethod]
+    fn split(py: Python<'_>, raw: &[u8]) -> Option<(String, PyHfTables)> {
+        py.detach(|| {
+            let text = std::str::from_utf8(raw).ok()?;
+            split(text).map(|(rest, inner)| (rest, PyHfTables { inner }))
+        })
+    }
+
+    /// The tables of a document's objects: `vocab` token -> id (ids already checked whole numbers
+    /// in range), `merges` each "a b" or [a, b].
+    #[staticmethod]
+    fn from_objects(py: Python<'_>, vocab: &Bound<'_, PyDict>, merges: &Bound<'_, PyList>) -> PyResult<Self> {
+        // read straight from the dict and the list (no std HashMap on the way, no Vec per
+        // merge): at 32k tokens the conversions were most of the load (issue 15)
+        let mut tokens: Vec<(String, u32)> = Vec::with_capacity(vocab.len());
+        for (t, id) in vocab.iter() {
+            tokens.push((t.extract()?, id.extract()?));
+        }
+        let mut pairs = Vec::with_capacity(merges.len());
+        for (k, m) in merges.iter().enumerate() {
+            let pair = if let Ok(v) = m.cast::<PyList>() {
+                // the list form first: files written by tokenizers >= 0.20 use it
+                let two = if v.len() == 2 { Some((v.get_item(0)?.extract::<String>()?, v.get_item(1)?.extract::<String>()?)) } else { None };
+                match two {
+                    Some((a, b)) if !a.is_empty() && !b.is_empty() => (a, b),
+                    Some((a, b)) => return Err(bad(py, format!("model BPE merges: merge {k} ({a:?}, {b:?}) has an empty token"))),
+                    None => {
+                        let v: Vec<String> = v.extract()?;
+                        return Err(bad(py, format!("model BPE merges: merge {k} ({v:?}) is not a pair")));
+                    }
+                }
+            } else {
+                let s: String = m.extract()?;
+                let mut it = s.split(' ');
+                match (it.next(), it.next(), it.next()) {
+                    (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => (a.to_string(), b.to_string()),
+                    _ => return Err(bad(py, format!("model BPE merges: merge {k} ({s:?}) is not two tokens separated by one space"))),
+                }
+            };
+            pairs.push(pair);
+        }
+        // a dict has each token once, so the index always builds
+        let inner = Tables::new(tokens, pairs).expect("a dict's keys are distinct");
+        Ok(PyHfTables { inner })
+    }
+
+    /// The id of `token`, or None.
+    fn get(&self, token: &str) -> Option<u32> {
+        self.inner.get(token)
+    }
+
+    /// The largest id, or None for an empty vocabulary.
+    fn max_id(&self) -> Option<u32> {
+        self.inner.max_id()
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.vocab.len()
+    }
+
+    /// (token, id) in the file's order.
+    fn pairs(&self) -> Vec<(String, u32)> {
+        self.inner.vocab.clone()
+    }
+
+    /// (left, right) in rank order.
+    fn merges(&self) -> Vec<(String, String)> {
+        self.inner.merges.clone()
     }
 }

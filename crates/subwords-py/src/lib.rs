@@ -1016,6 +1016,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tiktoken::PyRankBpe>()?;
     m.add_function(wrap_pyfunction!(tiktoken::split_pattern, m)?)?;
     m.add_class::<hf::PyHfPipeline>()?;
+    m.add_class::<hf::PyHfTables>()?;
     m.add_function(wrap_pyfunction!(unicode_versions, m)?)?;
     m.add_function(wrap_pyfunction!(gpt2_byte_chars, m)?)?;
     m.add_function(wrap_pyfunction!(parse_count_line, m)?)?;

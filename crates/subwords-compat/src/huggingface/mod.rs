@@ -29,6 +29,7 @@
 //! Words are cached per worker; the cache only saves time.
 
 pub mod offsets;
+pub mod tables;
 pub mod unigram;
 
 use offsets::Aligned;
@@ -357,7 +358,18 @@ fn is_word_char(c: char) -> bool {
 }
 
 impl HfPipeline {
-    pub fn new(plan: Plan) -> Result<Self> {
+    /// A pipeline from its plan, the model's vocabulary in it.
+    pub fn new(mut plan: Plan) -> Result<Self> {
+        let vocab = match &mut plan.model {
+            ModelPlan::Bpe { vocab, .. } | ModelPlan::WordPiece { vocab, .. } => std::mem::take(vocab),
+            ModelPlan::Unigram { .. } => Vec::new(),
+        };
+        Self::build(plan, &vocab)
+    }
+
+    /// A pipeline from its plan and the BPE or WordPiece model's vocabulary, given apart (the
+    /// plan's own is not read).
+    fn build(plan: Plan, vocab: &[(String, u32)]) -> Result<Self> {
         let byte_level = plan.pre_tokenizers.iter().any(|p| matches!(p, PreTokenizer::ByteLevel { .. }));
         if let Some(k) = plan.pre_tokenizers.iter().position(|p| matches!(p, PreTokenizer::ByteLevel { .. })) {
             if k + 1 != plan.pre_tokenizers.len() {
@@ -366,11 +378,11 @@ impl HfPipeline {
         }
         let byte_chars = byte_to_char_table();
         let engine = match plan.model {
-            ModelPlan::Bpe { vocab, merges, unk, continuing_subword_prefix, end_of_word_suffix, fuse_unk, byte_fallback, ignore_merges } => {
+            ModelPlan::Bpe { merges, unk, continuing_subword_prefix, end_of_word_suffix, fuse_unk, byte_fallback, ignore_merges, .. } => {
                 let size = vocab.len();
                 let mut map: Map<Box<str>, u32> = Map::with_capacity_and_hasher(size, Default::default());
                 for (t, id) in vocab {
-                    map.insert(t.into_boxed_str(), id);
+                    map.insert(t.as_str().into(), *id);
                 }
                 if map.len() != size {
                     return Err(bad("model.vocab: a token appears twice"));
@@ -421,7 +433,7 @@ impl HfPipeline {
                     fallback,
                 }))
             }
-            ModelPlan::WordPiece { vocab, unk, continuing_subword_prefix, max_input_chars_per_word } => {
+            ModelPlan::WordPiece { unk, continuing_subword_prefix, max_input_chars_per_word, .. } => {
                 if byte_level {
                     return Err(bad("pre_tokenizer ByteLevel with a WordPiece model is not supported"));
                 }
@@ -476,7 +488,7 @@ impl HfPipeline {
     /// The plan with the model's vocabulary and merges given apart (as the file has them): ids
     /// are checked (below `MAX_ID`, each once) and merges resolved to ids, refusing a merge that
     /// names a token the vocabulary lacks or makes one it lacks.
-    pub fn with_tables(text: &str, vocab: Vec<(String, u32)>, merges: Vec<(String, String)>) -> Result<Self> {
+    pub fn with_tables(text: &str, vocab: &[(String, u32)], merges: &[(String, String)]) -> Result<Self> {
         let mut plan: Plan = serde_json::from_str(text).map_err(|e| bad(format!("internal plan: {e}")))?;
         let mut seen: Map<u32, usize> = Map::with_capacity_and_hasher(vocab.len(), Default::default());
         for (k, (t, id)) in vocab.iter().enumerate() {
@@ -489,7 +501,7 @@ impl HfPipeline {
             seen.insert(*id, k);
         }
         match &mut plan.model {
-            ModelPlan::Bpe { vocab: v, merges: m, continuing_subword_prefix, .. } => {
+            ModelPlan::Bpe { merges: m, continuing_subword_prefix, .. } => {
                 let mut index: Map<&str, u32> = Map::with_capacity_and_hasher(vocab.len(), Default::default());
                 index.extend(vocab.iter().map(|(t, i)| (t.as_str(), *i)));
                 let prefix = continuing_subword_prefix.as_deref().filter(|p| !p.is_empty());
@@ -517,12 +529,10 @@ impl HfPipeline {
                     out.push((ia, ib, ic));
                 }
                 *m = out;
-                *v = vocab;
             }
-            ModelPlan::WordPiece { vocab: v, .. } => *v = vocab,
-            ModelPlan::Unigram { .. } => {}
+            ModelPlan::WordPiece { .. } | ModelPlan::Unigram { .. } => {}
         }
-        Self::new(plan)
+        Self::build(plan, vocab)
     }
 
     /// A pipeline from the JSON of its plan, tables included (the fuzz target's entry point).
