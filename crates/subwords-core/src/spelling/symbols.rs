@@ -8,6 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::hash::Map;
+use crate::vocab::index::RowIndex;
 use crate::vocab::{piece_text, Row, RowKind, WORD_START};
 
 use super::{Scheme, Spelling};
@@ -33,12 +34,14 @@ pub struct SymbolIds {
 
 impl SymbolIds {
     /// From the model's piece index (text -> row) and its special rows.
-    pub fn new(spelling: &Spelling, index: &Map<Box<[u8]>, u32>, unk: Option<u32>, byte_base: Option<u32>, marker: Option<u32>) -> Self {
+    /// `index`: the indexed rows of `rows` (alphabet, learned, unit, piece) by their text.
+    pub fn new(spelling: &Spelling, rows: &[Row], index: &RowIndex, unk: Option<u32>, byte_base: Option<u32>, marker: Option<u32>) -> Self {
         let mut plain = Map::default();
         let mut marked = Map::default();
         if spelling.scheme != Scheme::Bytes {
             let mark = spelling.mark.as_str();
-            for (text, &id) in index {
+            let indexed = rows.iter().enumerate().filter(|(_, r)| r.kind.is_indexed());
+            for (id, text) in indexed.map(|(id, r)| (id as u32, r.text.as_slice())) {
                 // a word-first piece that begins with the mark is still a plain one
                 let Ok(s) = std::str::from_utf8(piece_text(text)) else { continue };
                 let mut cs = s.chars();
@@ -68,7 +71,7 @@ impl SymbolIds {
             ascii_plain[c as usize] = plain.get(&(c as char)).copied().unwrap_or(NO_ID);
             ascii_marked[c as usize] = marked.get(&(c as char)).copied().unwrap_or(NO_ID);
         }
-        let bytes_at = if spelling.scheme == Scheme::Bytes { index.get(&[0u8][..]).copied().unwrap_or(0) } else { 0 };
+        let bytes_at = if spelling.scheme == Scheme::Bytes { index.get(rows, &[0u8]).unwrap_or(0) } else { 0 };
         SymbolIds { scheme: spelling.scheme, mark: spelling.mark.clone(), plain, marked, ascii_plain, ascii_marked, unk, byte_base, marker, bytes_at }
     }
 

@@ -15,6 +15,7 @@ use crate::segmenters::unigram::trie::TrieBuilder;
 use crate::spelling::symbols::SymbolIds;
 use crate::spelling::{byte_to_char_table, Scheme, Spelling};
 use crate::vocab::order::{check_imported, check_learned_order, check_row_kinds, check_row_order};
+use crate::vocab::index::RowIndex;
 use crate::vocab::{Row, RowKind, UNK};
 
 use super::parts::Parts;
@@ -26,7 +27,7 @@ fn bad(m: String) -> Error {
 
 /// The rows' special places, found by [`index_rows`].
 struct Specials {
-    index: Map<Box<[u8]>, u32>,
+    index: RowIndex,
     unk: Option<u32>,
     byte_base: Option<u32>,
     marker: Option<u32>,
@@ -54,9 +55,11 @@ impl Tokenizer {
         check_joints(kind, &spelling, joints.as_ref())?;
         check_learned_order(kind, &rows, &merges)?;
         let Specials { index, unk, byte_base, marker } = specials;
-        let symbols = SymbolIds::new(&spelling, &index, unk, byte_base, marker);
+        let symbols = SymbolIds::new(&spelling, &rows, &index, unk, byte_base, marker);
         let longest = (kind == ModelKind::Wordpiece).then(|| {
-            let pieces: Vec<(&[u8], u32)> = index.iter().map(|(t, &id)| (&**t, id)).collect();
+            // the indexed rows, in id order
+            let pieces: Vec<(&[u8], u32)> =
+                rows.iter().enumerate().filter(|(_, r)| r.kind.is_indexed()).map(|(id, r)| (r.text.as_slice(), id as u32)).collect();
             match spelling.scheme {
                 Scheme::Continuation => LongestMatch::new(&pieces, Some(spelling.mark.as_bytes()), None),
                 _ => LongestMatch::new(&pieces, None, Some(spelling.mark.as_bytes())),
@@ -143,8 +146,7 @@ fn check_size(rows: &[Row]) -> Result<()> {
 /// The piece index (text -> row) and where `[UNK]`, the byte rows and the marker are; each
 /// row's text checked for its kind.
 fn index_rows(spelling: &Spelling, rows: &[Row], imported: bool) -> Result<Specials> {
-    let mut index: Map<Box<[u8]>, u32> = Map::default();
-    index.reserve(rows.len());
+    let mut index = RowIndex::with_capacity(rows.len());
     let mut unk = None;
     let mut byte_base = None;
     let mut marker = None;
@@ -198,7 +200,7 @@ fn index_rows(spelling: &Spelling, rows: &[Row], imported: bool) -> Result<Speci
                 if spelling.scheme != Scheme::Bytes && std::str::from_utf8(crate::vocab::piece_text(&row.text)).is_err() {
                     return Err(bad(format!("row {id}: piece is not valid UTF-8")));
                 }
-                if index.insert(row.text.clone().into_boxed_slice(), id).is_some() {
+                if index.insert(rows, id).is_some() {
                     return Err(bad(format!("row {id}: piece {:?} appears twice", String::from_utf8_lossy(&row.text))));
                 }
             }

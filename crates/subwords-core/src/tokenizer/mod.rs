@@ -26,7 +26,6 @@ use rand::SeedableRng;
 
 use crate::batch::Slots;
 use crate::error::Result;
-use crate::hash::Map;
 use crate::options::{ModelKind, TrainOptions, Unknown};
 use crate::segmenters::longest_match::{LongestMatch, Match};
 use crate::segmenters::merge_replay::{replay, replay_around, MergeMap};
@@ -36,6 +35,7 @@ use crate::segmenters::unigram::viterbi::Viterbi;
 use crate::spelling::decode::unit_to_text_positions;
 use crate::spelling::symbols::{SymbolIds, NO_ID};
 use crate::spelling::{char_to_byte, parse_byte_piece, Scheme, Spelling};
+use crate::vocab::index::RowIndex;
 use crate::vocab::{display_row, Row, RowKind, UNK};
 
 pub use file::{FORMAT, VERSION};
@@ -94,7 +94,7 @@ pub struct Tokenizer {
     pub joints: Option<BTreeMap<String, Vec<String>>>,
     pub options: Option<TrainOptions>,
     pub report: Option<Report>,
-    index: Map<Box<[u8]>, u32>,
+    index: RowIndex,
     merge_map: MergeMap,
     stream_map: MergeMap,
     /// unit -> symbol ids (and `[UNK]`, byte-fallback and marker rows)
@@ -143,9 +143,9 @@ impl Tokenizer {
         }
         if self.spelling.scheme == Scheme::Bytes {
             let bytes = self.pieces_text_to_bytes(piece)?;
-            return self.index.get(bytes.as_slice()).copied();
+            return self.index.get(&self.rows, bytes.as_slice());
         }
-        self.index.get(piece.as_bytes()).copied()
+        self.index.get(&self.rows, piece.as_bytes())
     }
 
     fn pieces_text_to_bytes(&self, piece: &str) -> Option<Vec<u8>> {
@@ -358,7 +358,7 @@ impl Tokenizer {
             }
             _ => key.extend_from_slice(unit.as_bytes()),
         }
-        self.index.get(key.as_slice()).copied().unwrap_or_else(|| self.symbols.unk.unwrap_or(0))
+        self.index.get(&self.rows, key.as_slice()).unwrap_or_else(|| self.symbols.unk.unwrap_or(0))
     }
 
     /// Ids of `text` with a worker's cache and buffers.

@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod display;
+pub mod index;
 pub mod order;
 
 pub use display::display_row;
