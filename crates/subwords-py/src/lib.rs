@@ -705,16 +705,28 @@ impl PyModel {
         let special = |p: &str| {
             p.len() >= 3 && p.starts_with('[') && p.ends_with(']') && p[1..p.len() - 1].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         };
-        let mut rows: Vec<(String, RowKind)> = Vec::new();
-        for (n, line) in text.strip_suffix('\n').unwrap_or(text).split('\n').enumerate() {
+        let body = text.strip_suffix('\n').unwrap_or(text);
+        let mut rows: Vec<(String, RowKind)> = Vec::with_capacity(body.bytes().filter(|&b| b == b'\n').count() + 1);
+        let mut found = [false; 3];
+        for (n, line) in body.split('\n').enumerate() {
             let piece = line.trim_end_matches('\r');
-            if piece.is_empty() || piece.chars().any(space) {
+            // printable ASCII holds no whitespace: the character test only for the rest
+            let plain = piece.bytes().all(|b| (b'!'..=b'~').contains(&b));
+            if piece.is_empty() || (!plain && piece.chars().any(space)) {
                 return wrong(n + 1, piece);
             }
-            rows.push((piece.to_string(), if special(piece) { RowKind::Special } else { RowKind::Piece }));
+            let kind = if special(piece) {
+                if let Some(k) = ["[UNK]", "[CLS]", "[SEP]"].iter().position(|name| *name == piece) {
+                    found[k] = true;
+                }
+                RowKind::Special
+            } else {
+                RowKind::Piece
+            };
+            rows.push((piece.to_string(), kind));
         }
-        if let Some(name) = ["[UNK]", "[CLS]", "[SEP]"].into_iter().find(|name| !rows.iter().any(|(p, _)| p == name)) {
-            return wrong(0, name);
+        if let Some(k) = found.iter().position(|f| !f) {
+            return wrong(0, ["[UNK]", "[CLS]", "[SEP]"][k]);
         }
         let inner = py
             .detach(|| Tokenizer::from_rows(subwords_core::options::ModelKind::Wordpiece, spelling, rows, Some(("[CLS]", "[SEP]"))))

@@ -33,14 +33,17 @@ pub struct SymbolIds {
 }
 
 impl SymbolIds {
-    /// From the model's piece index (text -> row) and its special rows.
-    /// `index`: the indexed rows of `rows` (alphabet, learned, unit, piece) by their text.
+    /// From the model's rows, its piece index (`index`: the indexed rows of `rows`, alphabet,
+    /// learned, unit and piece, by their text) and its special rows.
     pub fn new(spelling: &Spelling, rows: &[Row], index: &RowIndex, unk: Option<u32>, byte_base: Option<u32>, marker: Option<u32>) -> Self {
         let mut plain = Map::default();
         let mut marked = Map::default();
         if spelling.scheme != Scheme::Bytes {
             let mark = spelling.mark.as_str();
-            let indexed = rows.iter().enumerate().filter(|(_, r)| r.kind.is_indexed());
+            // a symbol's row is one character, with the mark or the word-start byte: at most
+            // this long (longer rows, most of a vocabulary, are skipped before their UTF-8 check)
+            let longest = 1 + mark.len() + 4;
+            let indexed = rows.iter().enumerate().filter(|(_, r)| r.kind.is_indexed() && r.text.len() <= longest);
             for (id, text) in indexed.map(|(id, r)| (id as u32, r.text.as_slice())) {
                 // a word-first piece that begins with the mark is still a plain one
                 let Ok(s) = std::str::from_utf8(piece_text(text)) else { continue };
