@@ -37,8 +37,9 @@ a template), and ``pair=`` encodes a pair the same way. ``decode`` skips special
 Reading (issue 15, load time): the model's vocab object and merges list, nearly all of a file,
 are read from its bytes by the core (``_core.HfTables.split``) and only the rest by ``json``; a
 file that is not plainly well formed there is read whole by ``json``, and the checks below name
-what is wrong. The id <-> token dicts are made on first use. A 30,522-token BERT file loaded in
-23 ms this way's 10, against ``tokenizers``' 16 (``benchmarks/README.md``).
+what is wrong. The id <-> token dicts are made on first use. A 30,522-token BERT file took 23 ms
+to load before this, and 9-10 ms after, against ``tokenizers``' 17-21 ms in the same runs
+(``benchmarks/README.md``).
 
 ``export(tok, path, "hf")`` writes a subwords model as ``tokenizer.json``; ``"vocab-merges"``
 writes ``vocab.json`` and ``merges.txt`` into the folder ``path`` (created if needed). See
