@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use subwords_compat::huggingface::tables::split;
+use subwords_compat::huggingface::tables::{split, Tables};
 use subwords_compat::huggingface::{HfPipeline, ModelPlan, Plan};
 use subwords_core::tokenizer::Tokenizer;
 use subwords_core::options::ModelKind;
@@ -202,7 +202,9 @@ pub fn hf_pipeline(data: &[u8]) -> bool {
                 _ => return false,
             }
         }
-        let Ok(pipe) = HfPipeline::with_tables(plan_text, &vocab, &merges) else { return false };
+        // a token twice cannot come from the dict the binding reads
+        let Some(tables) = Tables::new(vocab.clone(), merges) else { return false };
+        let Ok(pipe) = HfPipeline::with_tables(plan_text, &tables) else { return false };
         (pipe, vocab)
     };
     // the plan parsed a second time (it loaded, so it parses) for the ids the binding may see
@@ -260,12 +262,24 @@ pub fn hf_tables(data: &[u8]) -> bool {
     };
     let rest: serde_json::Value = serde_json::from_str(&rest).expect("the rest is JSON");
     let model = whole["model"].as_object_mut().expect("split accepted a model that is not an object");
-    let vocab = model.insert("vocab".into(), serde_json::json!({})).expect("a vocab");
-    let vocab = vocab.as_object().expect("an object vocab");
-    assert_eq!(vocab.len(), tables.vocab.len(), "a token twice, or one lost");
-    for (t, id) in &tables.vocab {
-        assert_eq!(vocab.get(t).and_then(|v| v.as_u64()), Some(*id as u64), "token {t:?}");
-        assert_eq!(tables.get(t), Some(*id), "lookup of {t:?}");
+    let vocab = model.remove("vocab").expect("a vocab");
+    if let Some(list) = vocab.as_array() {
+        // a Unigram model's [piece, score] pairs: ids are the places
+        model.insert("vocab".into(), serde_json::json!([]));
+        assert_eq!((list.len(), list.len()), (tables.vocab.len(), tables.scores.len()), "a piece lost");
+        for (k, ((t, id), score)) in tables.vocab.iter().zip(&tables.scores).enumerate() {
+            assert_eq!((list[k][0].as_str(), list[k][1].as_f64(), *id as usize), (Some(t.as_str()), Some(*score), k));
+            assert_eq!(tables.get(t), Some(*id), "lookup of {t:?}");
+        }
+    } else {
+        model.insert("vocab".into(), serde_json::json!({}));
+        let vocab = vocab.as_object().expect("an object vocab");
+        assert_eq!(vocab.len(), tables.vocab.len(), "a token twice, or one lost");
+        assert!(tables.scores.is_empty());
+        for (t, id) in &tables.vocab {
+            assert_eq!(vocab.get(t).and_then(|v| v.as_u64()), Some(*id as u64), "token {t:?}");
+            assert_eq!(tables.get(t), Some(*id), "lookup of {t:?}");
+        }
     }
     let merges = if model.contains_key("merges") { model.insert("merges".into(), serde_json::json!([])) } else { None };
     match merges {

@@ -172,6 +172,9 @@ class HfTables:
         """The file's text without the model's vocab and merges ({} and [] in their places) and
         those tables; None when the file is not plainly well formed there."""
     @staticmethod
+    def vocab_merges(vocab_json: bytes, merges_txt: bytes) -> Optional[HfTables]:
+        """GPT-2's vocab.json and merges.txt read; None when either is not plainly well formed."""
+    @staticmethod
     def from_objects(vocab: dict[str, int], merges: list[list[str] | str]) -> HfTables:
         """The tables of a document's objects; ``merges``: each "a b" or [a, b]."""
     def get(self, token: str) -> Optional[int]: ...

@@ -339,6 +339,13 @@ def test_vocab_merges(train_texts, texts, tmp_path):
     ref.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     ref.decoder = decoders.ByteLevel()
     ref.add_special_tokens(["<|endoftext|>"])
+    # issue 15 (load time): both files are read by the core, with the tables json and the
+    # lines of merges.txt give
+    tables = _core.HfTables.vocab_merges((folder / "vocab.json").read_bytes(), (folder / "merges.txt").read_bytes())
+    assert tables is not None, "files tokenizers wrote were not read by the core"
+    assert tables.pairs() == list(json.loads((folder / "vocab.json").read_text(encoding="utf-8")).items())
+    lines = (folder / "merges.txt").read_text(encoding="utf-8").splitlines()
+    assert tables.merges() == [tuple(line.split(" ")) for line in lines if line and not line.startswith("#version")]
     for where in (folder, folder / "vocab.json", folder / "merges.txt"):
         ours = load(where, format="vocab-merges")
         assert ours.format == "vocab-merges"

@@ -11,11 +11,13 @@ and without byte fallback.
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
 
 import subwords.formats as formats
+from subwords import _core
 
 import peers
 
@@ -41,6 +43,15 @@ def nmt_nfkc() -> bytes:
 def check(tok: Tokenizer, tmp_path: Path, texts: list[str]) -> None:
     path = tmp_path / "tokenizer.json"
     tok.save(str(path))
+    # issue 15 (load time): the [piece, score] list is read from the file's bytes by the core,
+    # as Python's json reads it (ids are the places)
+    raw = path.read_bytes()
+    got = _core.HfTables.split(raw)
+    assert got is not None, "a Unigram file tokenizers wrote was not read by the core"
+    rest, tables = got
+    doc = json.loads(raw)
+    assert json.loads(rest)["model"]["vocab"] == []
+    assert tables.pairs() == [(p, i) for i, (p, _) in enumerate(doc["model"]["vocab"])]
     ours = formats.load(path)
     want = [e.ids for e in tok.encode_batch(texts, add_special_tokens=False)]
     got = ours.encode_batch(texts, allowed_special="all")
@@ -106,6 +117,9 @@ def test_unigram_files_we_cannot_reproduce_are_refused(tmp_path):
         (lambda d: d["model"].update(unk_id=7), "outside the vocab"),
         (lambda d: d["model"]["vocab"].append(["a", -3.0]), "appears twice"),
         (lambda d: d["model"]["vocab"].append(["c", "x"]), "finite score"),
+        # an integer past a float's range (json reads it, float() cannot: it was an OverflowError)
+        (lambda d: d["model"]["vocab"].append(["c", 10 ** 400]), "finite score"),
+        (lambda d: d["model"]["vocab"].append(["c", True]), "finite score"),
         (lambda d: d.update(normalizer={"type": "Precompiled", "precompiled_charsmap": "not base64!"}), "base64"),
         (lambda d: d.update(normalizer={"type": "Precompiled", "precompiled_charsmap": "AAAA"}), "precompiled_charsmap"),
         (lambda d: d.update(normalizer={"type": "Replace", "pattern": {"Regex": "a+"}, "content": "b"}), "Regex"),

@@ -5,7 +5,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use subwords_compat::huggingface::tables::{split, Tables};
+use subwords_compat::huggingface::tables::{split, vocab_merges, Tables};
 use subwords_compat::huggingface::HfPipeline;
 
 fn bad(py: Python<'_>, m: String) -> PyErr {
@@ -46,7 +46,7 @@ impl PyHfPipeline {
     fn new(py: Python<'_>, plan: &str, tables: PyRef<'_, PyHfTables>, id_limit: u32) -> PyResult<Self> {
         let t = &tables.inner;
         let size = t.vocab.len() as u32;
-        let inner = py.detach(|| HfPipeline::with_tables(plan, &t.vocab, &t.merges)).map_err(|e| super::to_py(py, e))?;
+        let inner = py.detach(|| HfPipeline::with_tables(plan, t)).map_err(|e| super::to_py(py, e))?;
         // the table follows the vocabulary's size, not its largest id: a file naming one token at
         // id 16 777 215 would otherwise make 16 M ints (600 MB, seconds) on its first encode
         let ints_len = id_limit.min(size.saturating_mul(2).saturating_add(1024));
@@ -148,6 +148,13 @@ impl PyHfTables {
             let text = std::str::from_utf8(raw).ok()?;
             split(text).map(|(rest, inner)| (rest, PyHfTables { inner }))
         })
+    }
+
+    /// GPT-2's `vocab.json` and `merges.txt`, read; `None` when either is not plainly well
+    /// formed, for the full reader to read and name what is wrong.
+    #[staticmethod]
+    fn vocab_merges(py: Python<'_>, vocab_json: &[u8], merges_txt: &[u8]) -> Option<PyHfTables> {
+        py.detach(|| vocab_merges(vocab_json, merges_txt).map(|inner| PyHfTables { inner }))
     }
 
     /// The tables of a document's objects: `vocab` token -> id (ids already checked whole numbers

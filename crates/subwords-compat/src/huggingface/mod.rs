@@ -238,8 +238,14 @@ pub enum ModelPlan {
         continuing_subword_prefix: String,
         max_input_chars_per_word: usize,
     },
-    /// (piece, score) in id order.
-    Unigram { pieces: Vec<(String, f64)>, unk: u32, byte_fallback: bool },
+    /// (piece, score) in id order; filled by [`HfPipeline::with_tables`] when the plan leaves
+    /// them out.
+    Unigram {
+        #[serde(default)]
+        pieces: Vec<(String, f64)>,
+        unk: u32,
+        byte_fallback: bool,
+    },
 }
 
 #[derive(Deserialize, Debug)]
@@ -488,7 +494,9 @@ impl HfPipeline {
     /// The plan with the model's vocabulary and merges given apart (as the file has them): ids
     /// are checked (below `MAX_ID`, each once) and merges resolved to ids, refusing a merge that
     /// names a token the vocabulary lacks or makes one it lacks.
-    pub fn with_tables(text: &str, vocab: &[(String, u32)], merges: &[(String, String)]) -> Result<Self> {
+    /// A Unigram model's pieces come from the tables' scores when the plan has none.
+    pub fn with_tables(text: &str, tables: &tables::Tables) -> Result<Self> {
+        let (vocab, merges) = (tables.vocab.as_slice(), tables.merges.as_slice());
         let mut plan: Plan = serde_json::from_str(text).map_err(|e| bad(format!("internal plan: {e}")))?;
         let mut seen: Map<u32, usize> = Map::with_capacity_and_hasher(vocab.len(), Default::default());
         for (k, (t, id)) in vocab.iter().enumerate() {
@@ -529,6 +537,12 @@ impl HfPipeline {
                     out.push((ia, ib, ic));
                 }
                 *m = out;
+            }
+            ModelPlan::Unigram { pieces, .. } if pieces.is_empty() => {
+                if tables.scores.len() != vocab.len() {
+                    return Err(bad("model Unigram: no pieces with scores"));
+                }
+                *pieces = vocab.iter().zip(&tables.scores).map(|((t, _), &score)| (t.clone(), score)).collect();
             }
             ModelPlan::WordPiece { .. } | ModelPlan::Unigram { .. } => {}
         }

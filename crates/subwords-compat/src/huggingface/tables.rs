@@ -34,6 +34,9 @@ pub struct Tables {
     pub vocab: Vec<(String, u32)>,
     /// (left, right) in rank order
     pub merges: Vec<(String, String)>,
+    /// A Unigram model's scores, by id (its vocab is a list of `[piece, score]`, ids the
+    /// places); empty for an object vocab
+    pub scores: Vec<f64>,
     /// token hash -> position in `vocab`; positions whose hash an earlier token took are in
     /// `collided` (a lookup reads them in turn)
     index: Map<u64, u32>,
@@ -44,6 +47,11 @@ pub struct Tables {
 impl Tables {
     /// The tables, indexed by token; `None` when a token appears twice.
     pub fn new(vocab: Vec<(String, u32)>, merges: Vec<(String, String)>) -> Option<Self> {
+        Self::scored(vocab, merges, Vec::new())
+    }
+
+    /// [`Tables::new`] with a Unigram model's scores (one per token, by id).
+    pub fn scored(vocab: Vec<(String, u32)>, merges: Vec<(String, String)>, scores: Vec<f64>) -> Option<Self> {
         let hasher = BuildHasher::default();
         let mut index: Map<u64, u32> = Map::with_capacity_and_hasher(vocab.len(), Default::default());
         let mut collided = Vec::new();
@@ -60,7 +68,7 @@ impl Tables {
                 }
             }
         }
-        Some(Tables { vocab, merges, index, collided, hasher })
+        Some(Tables { vocab, merges, scores, index, collided, hasher })
     }
 
     /// The id of `token`, if the vocabulary has it.
@@ -79,13 +87,40 @@ impl Tables {
     }
 }
 
-/// A tokenizer.json's text without the model's vocab object and merges list, and those tables;
-/// `None` when the file is not plainly well formed there (see the module's notes).
+/// A tokenizer.json's text without the model's vocab and merges, and those tables; `None` when
+/// the file is not plainly well formed there (see the module's notes).
 pub fn split(text: &str) -> Option<(String, Tables)> {
     let mut de = serde_json::Deserializer::from_str(text);
     let (rest, vocab, merges) = de.deserialize_map(Top).ok()?;
     de.end().ok()?;
-    Some((rest, Tables::new(vocab?, merges.unwrap_or_default())?))
+    let (vocab, scores) = vocab?;
+    Some((rest, Tables::scored(vocab, merges.unwrap_or_default(), scores)?))
+}
+
+/// GPT-2's `vocab.json` (an object token -> id) and `merges.txt` (a `#version` line may open
+/// it; then one `a b` a line, `\r\n` or `\n`, blank lines skipped) read into tables; `None`
+/// when either is not plainly well formed, for the full reader to name what is wrong.
+pub fn vocab_merges(vocab_json: &[u8], merges_txt: &[u8]) -> Option<Tables> {
+    let mut de = serde_json::Deserializer::from_str(std::str::from_utf8(vocab_json).ok()?);
+    let vocab = de.deserialize_map(VocabSeed).ok()?.0;
+    de.end().ok()?;
+    let text = std::str::from_utf8(merges_txt).ok()?;
+    let mut merges = Vec::new();
+    for (k, line) in text.split('\n').enumerate() {
+        if k == 0 && line.starts_with("#version") {
+            continue;
+        }
+        let line = line.trim_end_matches('\r');
+        if line.is_empty() {
+            continue;
+        }
+        let mut it = line.split(' ');
+        match (it.next(), it.next(), it.next()) {
+            (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => merges.push((a.to_string(), b.to_string())),
+            _ => return None,
+        }
+    }
+    Tables::new(vocab, merges)
 }
 
 /// A JSON string of `s`, appended to `out`.
@@ -105,7 +140,10 @@ fn once<E: de::Error>(seen: &mut Vec<String>, key: &str) -> Result<(), E> {
 /// The document: its entries copied as they are, the model's through [`Model`].
 struct Top;
 
-type Parts = (String, Option<Vec<(String, u32)>>, Option<Vec<(String, String)>>);
+/// A vocab as read: (token, id) and, for a Unigram list, the scores by id.
+type Vocab = (Vec<(String, u32)>, Vec<f64>);
+
+type Parts = (String, Option<Vocab>, Option<Vec<(String, String)>>);
 
 impl<'de> Visitor<'de> for Top {
     type Value = Parts;
@@ -173,8 +211,10 @@ impl<'de> Visitor<'de> for Model {
             out.push(':');
             match key.as_str() {
                 "vocab" => {
-                    vocab = Some(map.next_value_seed(VocabSeed)?);
-                    out.push_str("{}");
+                    let v: Vocab = map.next_value_seed(VocabSeed)?;
+                    // the same kind of JSON value, empty, for the Python reader's type checks
+                    out.push_str(if v.1.is_empty() { "{}" } else { "[]" });
+                    vocab = Some(v);
                 }
                 "merges" => {
                     merges = Some(map.next_value_seed(MergesSeed)?);
@@ -191,22 +231,24 @@ impl<'de> Visitor<'de> for Model {
     }
 }
 
-/// `{"token": id, ...}`: ids whole numbers below `MAX_ID`.
+/// `{"token": id, ...}`, ids whole numbers below `MAX_ID`; or a Unigram model's
+/// `[["piece", score], ...]`, pieces non-empty, scores numbers (JSON has no infinity), ids the
+/// places, fewer than `MAX_ID`. Not empty.
 struct VocabSeed;
 
 impl<'de> DeserializeSeed<'de> for VocabSeed {
-    type Value = Vec<(String, u32)>;
+    type Value = Vocab;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
+        d.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for VocabSeed {
-    type Value = Vec<(String, u32)>;
+    type Value = Vocab;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object token -> id")
+        f.write_str("an object token -> id, or a list of [piece, score]")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
@@ -220,7 +262,50 @@ impl<'de> Visitor<'de> for VocabSeed {
         if out.is_empty() {
             return Err(de::Error::custom("an empty vocab"));
         }
-        Ok(out)
+        Ok((out, Vec::new()))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let (mut out, mut scores) = (Vec::new(), Vec::new());
+        while let Some((piece, score)) = seq.next_element_seed(Scored)? {
+            if out.len() as u64 >= MAX_ID as u64 {
+                return Err(de::Error::custom("too many pieces"));
+            }
+            out.push((piece, out.len() as u32));
+            scores.push(score);
+        }
+        if out.is_empty() {
+            return Err(de::Error::custom("an empty vocab"));
+        }
+        Ok((out, scores))
+    }
+}
+
+/// One Unigram piece: `["piece", score]`.
+struct Scored;
+
+impl<'de> DeserializeSeed<'de> for Scored {
+    type Value = (String, f64);
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Scored {
+    type Value = (String, f64);
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("[piece, score]")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let piece: String = seq.next_element()?.ok_or_else(|| de::Error::custom("not a pair"))?;
+        let score: f64 = seq.next_element()?.ok_or_else(|| de::Error::custom("not a pair"))?;
+        if seq.next_element::<de::IgnoredAny>()?.is_some() || piece.is_empty() || !score.is_finite() {
+            return Err(de::Error::custom("not a [piece, finite score] pair"));
+        }
+        Ok((piece, score))
     }
 }
 
@@ -336,6 +421,43 @@ mod tests {
     }
 
     #[test]
+    fn a_unigram_list_is_read_with_its_scores() {
+        // hand-written: ids are the places, an integer score is a number too, the rest keeps []
+        let (rest, t) = split(r#"{"model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["▁a", -1.5], ["b", -3]]}}"#).unwrap();
+        assert_eq!(t.vocab, owned(&[("<unk>", 0), ("▁a", 1), ("b", 2)]));
+        assert_eq!(t.scores, [0.0, -1.5, -3.0]);
+        assert_eq!((t.get("▁a"), t.get("a")), (Some(1), None));
+        let doc: serde_json::Value = serde_json::from_str(&rest).unwrap();
+        assert_eq!(doc, serde_json::json!({"model": {"type": "Unigram", "unk_id": 0, "vocab": []}}));
+    }
+
+    #[test]
+    fn vocab_json_and_merges_txt_are_read_as_gpt2_writes_them() {
+        // hand-written: a #version line, \r\n, a blank line; the merges in order
+        let t = vocab_merges(br#"{"a": 0, "b": 1, "ab": 2}"#, b"#version: 0.2\r\na b\r\n\nab b\n").unwrap();
+        assert_eq!(t.vocab, owned(&[("a", 0), ("b", 1), ("ab", 2)]));
+        assert_eq!(t.merges, vec![("a".to_string(), "b".to_string()), ("ab".to_string(), "b".to_string())]);
+        assert!(t.scores.is_empty());
+        // no #version line; one anywhere else is a merge line as the Python reader has it (its
+        // tokens then are not in the vocab, which the pipeline refuses)
+        assert_eq!(vocab_merges(br#"{"a": 0}"#, b"a b").unwrap().merges.len(), 1);
+        let late = vocab_merges(br#"{"a": 0}"#, b"a b\n#version: 0.2\n").unwrap();
+        assert_eq!(late.merges[1], ("#version:".to_string(), "0.2".to_string()));
+        for (v, m) in [
+            (&br#"{"a": 0}"#[..], &b"a  b\n"[..]),
+            (br#"{"a": 0}"#, b"a\n"),
+            (br#"{"a": 0}"#, b"a b c\n"),
+            (br#"{"a": 0}"#, b"\xff b\n"),
+            (br#"{"a": 0, "a": 1}"#, b""),
+            (br#"["a"]"#, b""),
+            (br#"{"a": 0} x"#, b""),
+            (br#"[["a", 0.0]]"#, b""),
+        ] {
+            assert!(vocab_merges(v, m).is_none(), "{:?} / {:?}", String::from_utf8_lossy(v), String::from_utf8_lossy(m));
+        }
+    }
+
+    #[test]
     fn declines_what_is_not_plainly_well_formed() {
         for bad in [
             "",
@@ -349,7 +471,15 @@ mod tests {
             r#"{"model": {"vocab": {"a": true}}}"#,
             r#"{"model": {"vocab": {"a": 16777216}}}"#,
             r#"{"model": {"vocab": {}}}"#,
-            r#"{"model": {"vocab": [["a", 0.0]]}}"#,
+            r#"{"model": {"vocab": []}}"#,
+            r#"{"model": {"vocab": [["a"]]}}"#,
+            r#"{"model": {"vocab": [["a", 0.0, 1]]}}"#,
+            r#"{"model": {"vocab": [["", 0.0]]}}"#,
+            r#"{"model": {"vocab": [["a", true]]}}"#,
+            r#"{"model": {"vocab": [["a", "0"]]}}"#,
+            r#"{"model": {"vocab": [["a", 1e400]]}}"#,
+            r#"{"model": {"vocab": [["a", -1.5], ["a", 0]]}}"#,
+            r#"{"model": {"vocab": ["a"]}}"#,
             r#"{"model": []}"#,
             r#"{"model": {"merges": ["a b"]}}"#,
             r#"{"model": {"vocab": {"a": 0}, "merges": ["a  b"]}}"#,

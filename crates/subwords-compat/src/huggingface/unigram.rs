@@ -15,7 +15,8 @@
 
 use subwords_core::hash::Map;
 use unicode_segmentation::UnicodeSegmentation;
-use yada::DoubleArray;
+
+use crate::sentencepiece::darray::{DoubleArray, Key};
 
 use subwords_core::error::{Error, Result};
 use crate::sentencepiece::charsmap::Charsmap;
@@ -25,7 +26,10 @@ const UNK_PENALTY: f64 = 10.0;
 pub struct HfUnigram {
     scores: Vec<f64>,
     index: Map<Box<str>, u32>,
-    trie: Option<DoubleArray<Vec<u8>>>,
+    /// every piece by its bytes (the `.model` reader's double array: yada's builder was over a
+    /// quarter of loading a 32k Unigram tokenizer.json, issue 15); scores are read from `scores`,
+    /// in double precision
+    trie: DoubleArray,
     unk: Option<u32>,
     min_score: f64,
     bytes: Option<Box<[u32; 256]>>,
@@ -57,10 +61,9 @@ impl HfUnigram {
             min_score = min_score.min(*score);
             scores.push(*score);
         }
-        let mut keys: Vec<(&[u8], u32)> = index.iter().map(|(k, &v)| (k.as_bytes(), v)).collect();
-        keys.sort_unstable();
-        let blob = yada::builder::DoubleArrayBuilder::build(&keys).map_err(|e| bad(format!("cannot index the vocabulary: {e}")))?;
-        let trie = Some(DoubleArray::new(blob).map_err(|e| bad(format!("cannot index the vocabulary: {e}")))?);
+        let keys: Vec<Key<'_>> = index.iter().map(|(k, &id)| Key { bytes: k.as_bytes(), id, score: 0.0, scores: true }).collect();
+        // the index holds each piece once, so the build has no two keys alike
+        let trie = DoubleArray::build(keys).map_err(|id| bad(format!("cannot index the vocabulary (entry {id})")))?;
         let bytes = if byte_fallback {
             let mut ids = Box::new([u32::MAX; 256]);
             for b in 0..256usize {
@@ -111,16 +114,14 @@ impl HfUnigram {
             let here = best[start].score;
             let mblen = word[start..].chars().next().map_or(1, char::len_utf8);
             let mut single = false;
-            if let Some(trie) = &self.trie {
-                for (id, len) in crate::sentencepiece::charsmap::prefixes(trie, &text[start..]) {
-                    let target = &mut best[start + len];
-                    let cand = self.scores[id as usize] + here;
-                    if target.start == NONE || cand > target.score {
-                        *target = Best { id, score: cand, start };
-                    }
-                    single |= len == mblen;
+            self.trie.pieces_from(text, start, |end, id, _| {
+                let target = &mut best[end];
+                let cand = self.scores[id as usize] + here;
+                if target.start == NONE || cand > target.score {
+                    *target = Best { id, score: cand, start };
                 }
-            }
+                single |= end - start == mblen;
+            });
             if !single {
                 let unk = self.unk.ok_or_else(|| Error::Input("an unknown character, and the model has no unk_id".into()))?;
                 let target = &mut best[start + mblen];

@@ -51,6 +51,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import math
 import os
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
@@ -91,10 +92,6 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
                 raise ModelFileError(f"JSON object has the key {k!r} twice (a duplicate token?); fix the file")
             seen.add(k)
     return d
-
-
-def _read_json(path: str) -> Any:
-    return _parse_json(read_limited(path, MAX_FILE_BYTES, "tokenizer.json"), path)
 
 
 def _parse_json(raw: bytes, path: str) -> Any:
@@ -342,6 +339,19 @@ class _Lifted:
 Vocab = Union[dict[str, int], _Lifted]
 
 
+def _finite_score(entry: object) -> Optional[float]:
+    """The score of a Unigram vocab entry ``[piece, score]`` (a non-empty piece, a number that is
+    a finite float; not a bool, and not an integer too large for a float), or None."""
+    if not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], str) or not entry[0] \
+            or type(entry[1]) not in (int, float):
+        return None
+    try:
+        score = float(entry[1])
+    except OverflowError:
+        return None
+    return score if math.isfinite(score) else None
+
+
 def _model(obj: Any, tables: Optional[_core.HfTables] = None) -> tuple[JsonObject, Vocab, list[Any]]:
     """The model's plan, vocabulary and merges. ``tables``: the vocab and merges read from the
     file's bytes (``_core.HfTables.split``), which the document then holds as ``{}`` and ``[]``."""
@@ -391,26 +401,35 @@ def _model(obj: Any, tables: Optional[_core.HfTables] = None) -> tuple[JsonObjec
     if kind == "Unigram":
         s.only(["unk_id", "vocab", "byte_fallback"])
         pieces = s.get("vocab", (list,), required=True)
-        if not pieces:
-            raise _refuse(w, "vocab is empty")
-        if len(pieces) > MAX_ID:
-            raise _refuse(w, f"{len(pieces)} pieces is more than subwords accepts ({MAX_ID})")
-        vocab = {}
-        clean = []
-        for i, entry in enumerate(pieces):
-            if (not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], str) or not entry[0]
-                    or type(entry[1]) not in (int, float) or entry[1] != entry[1] or entry[1] in (float("inf"), float("-inf"))):
-                raise _refuse(w, f"vocab[{i}] is not a [piece, finite score] pair")
-            if entry[0] in vocab:
-                raise _refuse(w, f"vocab: piece {entry[0]!r} appears twice (ids {vocab[entry[0]]} and {i})")
-            vocab[entry[0]] = i
-            clean.append((entry[0], float(entry[1])))
+        plan = {"type": "Unigram", "byte_fallback": s.flag("byte_fallback", False)}
+        if tables is not None:
+            # the [piece, score] pairs were read from the file's bytes with the checks below
+            # (ids are the places); the core takes the pieces from the tables
+            vocab = _Lifted(tables)
+            size = len(tables)
+        else:
+            if not pieces:
+                raise _refuse(w, "vocab is empty")
+            if len(pieces) > MAX_ID:
+                raise _refuse(w, f"{len(pieces)} pieces is more than subwords accepts ({MAX_ID})")
+            vocab = {}
+            clean = []
+            for i, entry in enumerate(pieces):
+                score = _finite_score(entry)
+                if score is None:
+                    raise _refuse(w, f"vocab[{i}] is not a [piece, finite score] pair")
+                if entry[0] in vocab:
+                    raise _refuse(w, f"vocab: piece {entry[0]!r} appears twice (ids {vocab[entry[0]]} and {i})")
+                vocab[entry[0]] = i
+                clean.append((entry[0], score))
+            plan["pieces"] = clean
+            size = len(pieces)
         unk = s.get("unk_id", (int, type(None)))
         if unk is None:
             raise _refuse(w, "a Unigram model without unk_id is not supported (tokenizers fails on unknown characters)")
-        if not 0 <= unk < len(pieces):
+        if not 0 <= unk < size:
             raise _refuse(w, f"unk_id {unk} is outside the vocab")
-        plan = {"type": "Unigram", "pieces": clean, "unk": unk, "byte_fallback": s.flag("byte_fallback", False)}
+        plan["unk"] = unk
         return plan, vocab, []
     raise _refuse(w, "this model type is not supported (BPE and WordPiece are)")
 
@@ -935,8 +954,7 @@ def _vocab_merges_paths(p: str) -> tuple[str, str]:
     return p + "vocab.json", p + "merges.txt"
 
 
-def _read_merges_txt(path: str) -> list[str]:
-    raw = read_limited(path, MAX_FILE_BYTES, "merges.txt")
+def _parse_merges_txt(raw: bytes, path: str) -> list[str]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -998,10 +1016,21 @@ def _load(path: PathLike, format: str, add_prefix_space: bool, special_tokens: O
     if format != "vocab-merges":
         raise InputError(f"format={format!r}: this module reads 'hf' and 'vocab-merges'")
     vpath, mpath = _vocab_merges_paths(p)
-    vocab = _read_json(vpath)
-    merges = _read_merges_txt(mpath)
-    if not isinstance(vocab, dict):
-        raise ModelFileError(f"{vpath}: a vocab.json is a JSON object token -> id")
+    vraw = read_limited(vpath, MAX_FILE_BYTES, "tokenizer.json")
+    mraw = read_limited(mpath, MAX_FILE_BYTES, "merges.txt")
+    # both read in the core when they are plainly well formed, else here, where the checks
+    # name what is wrong
+    lifted = _core.HfTables.vocab_merges(vraw, mraw)
+    vocab: Any
+    vocab_obj: Any
+    merges: list[str]
+    if lifted is not None:
+        vocab, vocab_obj, merges = _Lifted(lifted), {}, []
+    else:
+        vocab_obj = vocab = _parse_json(vraw, vpath)
+        merges = _parse_merges_txt(mraw, mpath)
+        if not isinstance(vocab, dict):
+            raise ModelFileError(f"{vpath}: a vocab.json is a JSON object token -> id")
     if special_tokens is None:
         specials = [t for t in ("<|endoftext|>",) if t in vocab]
     else:
@@ -1019,10 +1048,10 @@ def _load(path: PathLike, format: str, add_prefix_space: bool, special_tokens: O
         "post_processor": None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
         "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "vocab": vocab,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "vocab": vocab_obj,
                   "merges": merges},
     }
     try:
-        return HuggingFace(doc, os.path.basename(vpath), "vocab-merges")
+        return HuggingFace(doc, os.path.basename(vpath), "vocab-merges", lifted)
     except ModelFileError as e:
         raise ModelFileError(f"{vpath} + {os.path.basename(mpath)}: {e}") from None
