@@ -22,8 +22,10 @@ Three tables, each measured side by side (the libraries alternate, best of ``--r
    trained by ``tokenizers`` on english (tokenizers), OpenAI's cl100k_base rank file
    (tiktoken, from the ``bpe-openai`` crate as ``tests/support/peers.py`` caches it), a 30,522
    BERT WordPiece vocabulary trained by ``tokenizers`` on english, as vocab.txt
-   (``BertWordPieceTokenizer``) and as tokenizer.json, and subwords' own model file of the 32k
-   Unigram (no peer: its time is printed alone).
+   (``BertWordPieceTokenizer``) and as tokenizer.json, a 32k Unigram tokenizer.json trained by
+   ``tokenizers`` (``Tokenizer.from_file``), the 32k byte-level BPE as GPT-2's vocab.json +
+   merges.txt (``ByteLevelBPETokenizer(vocab, merges)``), and subwords' own model file of the
+   32k Unigram (no peer: its time is printed alone).
 3. **Batch scaling** from 1 to 2 threads (issue 15's "batch encoding that uses both cores"):
    byte-level 32k tokenizer.json, the 32k Unigram `.model`, and cl100k, on the first ``--mb``
    MB of multilingual cut into ~16 KB chunks and into lines; wall time; ids must not change.
@@ -152,6 +154,7 @@ def main() -> int:
     from tiktoken.load import load_tiktoken_bpe
 
     import subwords
+    import subwords.formats
     from subwords.formats._sp_export import model_bytes
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-encode-load-"))
@@ -227,6 +230,17 @@ def main() -> int:
     bert_dir.mkdir(exist_ok=True)
     bert.save_model(str(bert_dir))
     bert.save(str(tmp / "bert-tokenizer.json"))
+    # a Unigram tokenizer.json trained by tokenizers (its [piece, score] list), and the 32k
+    # byte-level BPE as GPT-2's vocab.json + merges.txt
+    hf_uni = tokenizers.Tokenizer(tokenizers.models.Unigram())
+    hf_uni.pre_tokenizer = tokenizers.pre_tokenizers.Metaspace()
+    hf_uni.decoder = tokenizers.decoders.Metaspace()
+    hf_uni.train_from_iterator(english, trainer=tokenizers.trainers.UnigramTrainer(
+        vocab_size=args.vocab, show_progress=False, unk_token="<unk>", special_tokens=["<unk>"]))
+    hf_uni.save(str(tmp / "unigram-tokenizer.json"))
+    gpt2_dir = tmp / "gpt2"
+    gpt2_dir.mkdir(exist_ok=True)
+    tokenizers.Tokenizer.from_file(str(hf_paths[args.vocab])).model.save(str(gpt2_dir))
     tt_path = tmp / "cl100k_base.tiktoken"
     tt_path.write_bytes(gzip.decompress(peers.crate_member("bpe-openai", "0.2.1", "data/cl100k_base.tiktoken.gz")))
     spec = None
@@ -253,6 +267,10 @@ def main() -> int:
          lambda: tokenizers.BertWordPieceTokenizer(str(bert_dir / "vocab.txt"), lowercase=True)),
         ("BERT tokenizer.json (30522)", lambda: subwords.load(tmp / "bert-tokenizer.json"),
          lambda: tokenizers.Tokenizer.from_file(str(tmp / "bert-tokenizer.json"))),
+        (f"{args.vocab} Unigram tokenizer.json", lambda: subwords.load(tmp / "unigram-tokenizer.json"),
+         lambda: tokenizers.Tokenizer.from_file(str(tmp / "unigram-tokenizer.json"))),
+        (f"{args.vocab} vocab.json + merges.txt", lambda: subwords.formats.load(gpt2_dir, format="vocab-merges"),
+         lambda: tokenizers.ByteLevelBPETokenizer(str(gpt2_dir / "vocab.json"), str(gpt2_dir / "merges.txt"))),
         (f"subwords model file ({args.vocab} Unigram)", lambda: subwords.load(own_path), None),
     ]
     for label, f_ours, f_peer in loads:

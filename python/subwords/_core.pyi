@@ -9,7 +9,7 @@ Argument types follow PyO3's conversions: a Rust ``Vec<T>`` takes any sequence e
 from collections.abc import Callable, Iterator, Sequence
 from typing import Optional, Union, final
 
-__all__ = ["Trainer", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline",
+__all__ = ["Trainer", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline", "HfTables",
            "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table",
            "train_traced", "measure_batch", "check_train_options",
            "extend_merges", "model_extended", "check_specials_normalization", "spelling_units", "parse_count_line"]
@@ -185,6 +185,7 @@ class HfTables:
     def merges(self) -> list[tuple[str, str]]:
         """(left, right) in rank order."""
 
+@final
 class HfPipeline:
     def __new__(cls, plan: str, tables: HfTables, id_limit: int) -> HfPipeline:
         """``plan``: the JSON plan without the model's tables."""

@@ -34,10 +34,12 @@ matched text, a Unigram model's unknown characters), which ``decode_pieces`` dec
 ``add_special_tokens=True`` applies the file's post-processor (``[CLS] … [SEP]``, ``<s> … </s>``,
 a template), and ``pair=`` encodes a pair the same way. ``decode`` skips special tokens by default, as ``tokenizers`` does.
 
-Reading (issue 15, load time): the model's vocab object and merges list, nearly all of a file,
-are read from its bytes by the core (``_core.HfTables.split``) and only the rest by ``json``; a
-file that is not plainly well formed there is read whole by ``json``, and the checks below name
-what is wrong. The id <-> token dicts are made on first use. A 30,522-token BERT file took 23 ms
+Reading (issue 15, load time): the model's vocab (an object, or a Unigram model's list of
+``[piece, score]``) and merges, nearly all of a file, are read from its bytes by the core
+(``_core.HfTables.split``) and only the rest by ``json``; a file that is not plainly well formed
+there is read whole by ``json``, and the checks below name what is wrong. ``vocab.json`` and
+``merges.txt`` are read the same way (``_core.HfTables.vocab_merges``). The id <-> token dicts
+are made on first use. A 30,522-token BERT file took 23 ms
 to load before this, and 9-10 ms after, against ``tokenizers``' 17-21 ms in the same runs
 (``benchmarks/README.md``).
 
