@@ -21,7 +21,7 @@
 use std::fmt;
 use std::hash::BuildHasher as _;
 
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 use subwords_core::hash::{BuildHasher, Map};
@@ -91,7 +91,7 @@ impl Tables {
 /// the file is not plainly well formed there (see the module's notes).
 pub fn split(text: &str) -> Option<(String, Tables)> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let (rest, vocab, merges) = de.deserialize_map(Top).ok()?;
+    let (rest, vocab, merges) = de.deserialize_map(Level::Document).ok()?;
     de.end().ok()?;
     let (vocab, scores) = vocab?;
     Some((rest, Tables::scored(vocab, merges.unwrap_or_default(), scores)?))
@@ -137,15 +137,29 @@ fn once<E: de::Error>(seen: &mut Vec<String>, key: &str) -> Result<(), E> {
     Ok(())
 }
 
-/// The document: its entries copied as they are, the model's through [`Model`].
-struct Top;
-
 /// A vocab as read: (token, id) and, for a Unigram list, the scores by id.
 type Vocab = (Vec<(String, u32)>, Vec<f64>);
 
 type Parts = (String, Option<Vocab>, Option<Vec<(String, String)>>);
 
-impl<'de> Visitor<'de> for Top {
+/// An object whose entries are copied as written but for those read here: the document's
+/// `model`, and the model's `vocab` and `merges` (read into tables, an empty value of the same
+/// kind left in their places).
+#[derive(Clone, Copy)]
+enum Level {
+    Document,
+    Model,
+}
+
+impl<'de> DeserializeSeed<'de> for Level {
+    type Value = Parts;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Parts, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Level {
     type Value = Parts;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -163,61 +177,21 @@ impl<'de> Visitor<'de> for Top {
             }
             push_key(&mut out, &key);
             out.push(':');
-            if key == "model" {
-                let (text, v, m) = map.next_value_seed(ModelSeed)?;
-                out.push_str(&text);
-                (vocab, merges) = (v, m);
-            } else {
-                let raw: &RawValue = map.next_value()?;
-                out.push_str(raw.get());
-            }
-        }
-        out.push('}');
-        Ok((out, vocab, merges))
-    }
-}
-
-/// The model object: its vocab object and merges list read into tables, `{}` and `[]` left in
-/// their places, every other entry copied.
-struct ModelSeed;
-
-impl<'de> DeserializeSeed<'de> for ModelSeed {
-    type Value = Parts;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Parts, D::Error> {
-        d.deserialize_map(Model)
-    }
-}
-
-struct Model;
-
-impl<'de> Visitor<'de> for Model {
-    type Value = Parts;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("the model object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parts, A::Error> {
-        let mut out = String::from("{");
-        let (mut vocab, mut merges) = (None, None);
-        let mut seen = Vec::new();
-        while let Some(key) = map.next_key::<String>()? {
-            once(&mut seen, &key)?;
-            if seen.len() > 1 {
-                out.push(',');
-            }
-            push_key(&mut out, &key);
-            out.push(':');
-            match key.as_str() {
-                "vocab" => {
+            match (self, key.as_str()) {
+                (Level::Document, "model") => {
+                    let (text, v, m) = map.next_value_seed(Level::Model)?;
+                    out.push_str(&text);
+                    (vocab, merges) = (v, m);
+                }
+                (Level::Model, "vocab") => {
                     let v: Vocab = map.next_value_seed(VocabSeed)?;
                     // the same kind of JSON value, empty, for the Python reader's type checks
                     out.push_str(if v.1.is_empty() { "{}" } else { "[]" });
                     vocab = Some(v);
                 }
-                "merges" => {
-                    merges = Some(map.next_value_seed(MergesSeed)?);
+                (Level::Model, "merges") => {
+                    let list: Vec<MergePair> = map.next_value()?;
+                    merges = Some(list.into_iter().map(|MergePair(a, b)| (a, b)).collect());
                     out.push_str("[]");
                 }
                 _ => {
@@ -267,7 +241,7 @@ impl<'de> Visitor<'de> for VocabSeed {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let (mut out, mut scores) = (Vec::new(), Vec::new());
-        while let Some((piece, score)) = seq.next_element_seed(Scored)? {
+        while let Some(ScoredPiece(piece, score)) = seq.next_element()? {
             if out.len() as u64 >= MAX_ID as u64 {
                 return Err(de::Error::custom("too many pieces"));
             }
@@ -284,11 +258,12 @@ impl<'de> Visitor<'de> for VocabSeed {
 /// One Unigram piece: `["piece", score]`.
 struct Scored;
 
-impl<'de> DeserializeSeed<'de> for Scored {
-    type Value = (String, f64);
+/// What [`Scored`] reads.
+struct ScoredPiece(String, f64);
 
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_seq(self)
+impl<'de> Deserialize<'de> for ScoredPiece {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_seq(Scored).map(|(p, s)| ScoredPiece(p, s))
     }
 }
 
@@ -309,41 +284,15 @@ impl<'de> Visitor<'de> for Scored {
     }
 }
 
-/// `["a b", ...]` or `[["a", "b"], ...]` (either form per entry), tokens non-empty.
-struct MergesSeed;
-
-impl<'de> DeserializeSeed<'de> for MergesSeed {
-    type Value = Vec<(String, String)>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for MergesSeed {
-    type Value = Vec<(String, String)>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a list of merges")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        while let Some(pair) = seq.next_element_seed(Merge)? {
-            out.push(pair);
-        }
-        Ok(out)
-    }
-}
-
-/// One merge: `"a b"` (exactly one space) or `["a", "b"]`.
+/// One merge: `"a b"` (exactly one space) or `["a", "b"]`, tokens non-empty.
 struct Merge;
 
-impl<'de> DeserializeSeed<'de> for Merge {
-    type Value = (String, String);
+/// What [`Merge`] reads.
+struct MergePair(String, String);
 
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
+impl<'de> Deserialize<'de> for MergePair {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(Merge).map(|(a, b)| MergePair(a, b))
     }
 }
 
