@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use subwords_compat::huggingface::tables::{split, Tables};
+use subwords_compat::huggingface::tables::{merge_pair, split, Tables};
 use subwords_compat::huggingface::{HfPipeline, ModelPlan, Plan};
 use subwords_core::tokenizer::Tokenizer;
 use subwords_core::options::ModelKind;
@@ -196,11 +196,8 @@ pub fn hf_pipeline(data: &[u8]) -> bool {
         // as the binding reads a merge "a b": exactly two non-empty tokens
         let mut merges = Vec::new();
         for line in merges_text.split('\n').filter(|l| !l.is_empty()) {
-            let mut it = line.split(' ');
-            match (it.next(), it.next(), it.next()) {
-                (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => merges.push((a.to_string(), b.to_string())),
-                _ => return false,
-            }
+            let Some(pair) = merge_pair(line) else { return false };
+            merges.push(pair);
         }
         // a token twice cannot come from the dict the binding reads
         let Some(tables) = Tables::new(vocab.clone(), merges) else { return false };

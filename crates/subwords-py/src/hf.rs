@@ -5,7 +5,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use subwords_compat::huggingface::tables::{split, vocab_merges, Tables};
+use subwords_compat::huggingface::tables::{merge_pair, split, vocab_merges, Tables};
 use subwords_compat::huggingface::HfPipeline;
 
 fn bad(py: Python<'_>, m: String) -> PyErr {
@@ -182,11 +182,7 @@ impl PyHfTables {
                 }
             } else {
                 let s: String = m.extract()?;
-                let mut it = s.split(' ');
-                match (it.next(), it.next(), it.next()) {
-                    (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => (a.to_string(), b.to_string()),
-                    _ => return Err(bad(py, format!("model BPE merges: merge {k} ({s:?}) is not two tokens separated by one space"))),
-                }
+                merge_pair(&s).ok_or_else(|| bad(py, format!("model BPE merges: merge {k} ({s:?}) is not two tokens separated by one space")))?
             };
             pairs.push(pair);
         }

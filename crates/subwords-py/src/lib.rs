@@ -705,6 +705,8 @@ impl PyModel {
         let special = |p: &str| {
             p.len() >= 3 && p.starts_with('[') && p.ends_with(']') && p[1..p.len() - 1].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         };
+        // the special rows every BERT vocabulary has
+        const NEEDED: [&str; 3] = ["[UNK]", "[CLS]", "[SEP]"];
         let body = text.strip_suffix('\n').unwrap_or(text);
         let mut rows: Vec<(String, RowKind)> = Vec::with_capacity(body.bytes().filter(|&b| b == b'\n').count() + 1);
         let mut found = [false; 3];
@@ -716,7 +718,7 @@ impl PyModel {
                 return wrong(n + 1, piece);
             }
             let kind = if special(piece) {
-                if let Some(k) = ["[UNK]", "[CLS]", "[SEP]"].iter().position(|name| *name == piece) {
+                if let Some(k) = NEEDED.iter().position(|name| *name == piece) {
                     found[k] = true;
                 }
                 RowKind::Special
@@ -726,7 +728,7 @@ impl PyModel {
             rows.push((piece.to_string(), kind));
         }
         if let Some(k) = found.iter().position(|f| !f) {
-            return wrong(0, ["[UNK]", "[CLS]", "[SEP]"][k]);
+            return wrong(0, NEEDED[k]);
         }
         let inner = py
             .detach(|| Tokenizer::from_rows(subwords_core::options::ModelKind::Wordpiece, spelling, rows, Some(("[CLS]", "[SEP]"))))

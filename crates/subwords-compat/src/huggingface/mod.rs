@@ -510,14 +510,12 @@ impl HfPipeline {
         }
         match &mut plan.model {
             ModelPlan::Bpe { merges: m, continuing_subword_prefix, .. } => {
-                let mut index: Map<&str, u32> = Map::with_capacity_and_hasher(vocab.len(), Default::default());
-                index.extend(vocab.iter().map(|(t, i)| (t.as_str(), *i)));
                 let prefix = continuing_subword_prefix.as_deref().filter(|p| !p.is_empty());
                 let mut out = Vec::with_capacity(merges.len());
                 let mut joined = String::new();
                 for (k, (a, b)) in merges.iter().enumerate() {
                     let get = |t: &str| {
-                        index.get(t).copied().ok_or_else(|| {
+                        tables.get(t).ok_or_else(|| {
                             bad(format!("model BPE merges: merge {k} ({a:?}, {b:?}) names {t:?}, which is not in the vocab"))
                         })
                     };
@@ -531,7 +529,7 @@ impl HfPipeline {
                     joined.clear();
                     joined.push_str(a);
                     joined.push_str(rest);
-                    let ic = index.get(joined.as_str()).copied().ok_or_else(|| {
+                    let ic = tables.get(joined.as_str()).ok_or_else(|| {
                         bad(format!("model BPE merges: merge {k} ({a:?}, {b:?}) makes {joined:?}, which is not in the vocab"))
                     })?;
                     out.push((ia, ib, ic));

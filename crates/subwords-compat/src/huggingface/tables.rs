@@ -114,13 +114,19 @@ pub fn vocab_merges(vocab_json: &[u8], merges_txt: &[u8]) -> Option<Tables> {
         if line.is_empty() {
             continue;
         }
-        let mut it = line.split(' ');
-        match (it.next(), it.next(), it.next()) {
-            (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => merges.push((a.to_string(), b.to_string())),
-            _ => return None,
-        }
+        merges.push(merge_pair(line)?);
     }
     Tables::new(vocab, merges)
+}
+
+/// A merge written `"a b"`: exactly two tokens, both non-empty, and one space (the rule of
+/// tokenizers' string form and of GPT-2's merges.txt lines).
+pub fn merge_pair(s: &str) -> Option<(String, String)> {
+    let mut it = s.split(' ');
+    match (it.next(), it.next(), it.next()) {
+        (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => Some((a.to_string(), b.to_string())),
+        _ => None,
+    }
 }
 
 /// A JSON string of `s`, appended to `out`.
@@ -241,7 +247,11 @@ impl<'de> Visitor<'de> for VocabSeed {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let (mut out, mut scores) = (Vec::new(), Vec::new());
-        while let Some(ScoredPiece(piece, score)) = seq.next_element()? {
+        // serde reads a tuple as a list of exactly two
+        while let Some((piece, score)) = seq.next_element::<(String, f64)>()? {
+            if piece.is_empty() || !score.is_finite() {
+                return Err(de::Error::custom("not a [piece, finite score] pair"));
+            }
             if out.len() as u64 >= MAX_ID as u64 {
                 return Err(de::Error::custom("too many pieces"));
             }
@@ -252,35 +262,6 @@ impl<'de> Visitor<'de> for VocabSeed {
             return Err(de::Error::custom("an empty vocab"));
         }
         Ok((out, scores))
-    }
-}
-
-/// One Unigram piece: `["piece", score]`.
-struct Scored;
-
-/// What [`Scored`] reads.
-struct ScoredPiece(String, f64);
-
-impl<'de> Deserialize<'de> for ScoredPiece {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_seq(Scored).map(|(p, s)| ScoredPiece(p, s))
-    }
-}
-
-impl<'de> Visitor<'de> for Scored {
-    type Value = (String, f64);
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("[piece, score]")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let piece: String = seq.next_element()?.ok_or_else(|| de::Error::custom("not a pair"))?;
-        let score: f64 = seq.next_element()?.ok_or_else(|| de::Error::custom("not a pair"))?;
-        if seq.next_element::<de::IgnoredAny>()?.is_some() || piece.is_empty() || !score.is_finite() {
-            return Err(de::Error::custom("not a [piece, finite score] pair"));
-        }
-        Ok((piece, score))
     }
 }
 
@@ -304,11 +285,7 @@ impl<'de> Visitor<'de> for Merge {
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
-        let mut it = s.split(' ');
-        match (it.next(), it.next(), it.next()) {
-            (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => Ok((a.to_string(), b.to_string())),
-            _ => Err(E::custom("not two tokens and one space")),
-        }
+        merge_pair(s).ok_or_else(|| E::custom("not two tokens and one space"))
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {

@@ -96,9 +96,9 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return d
 
 
-def _parse_json(raw: bytes, path: str) -> Any:
+def _parse_json(raw: Union[bytes, str], path: str) -> Any:
     try:
-        return json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
+        return json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw, object_pairs_hook=_no_duplicates)
     except UnicodeDecodeError as e:
         raise ModelFileError(f"{path}: not UTF-8 ({e.reason} at byte {e.start}); is it a tokenizer.json?") from None
     except RecursionError:
@@ -1005,7 +1005,7 @@ def _load(path: PathLike, format: str, add_prefix_space: bool, special_tokens: O
         got = _core.HfTables.split(raw)
         if got is not None:
             rest, tables = got
-            return HuggingFace(_parse_json(rest.encode("utf-8"), p), os.path.basename(p), "hf", tables)
+            return HuggingFace(_parse_json(rest, p), os.path.basename(p), "hf", tables)
         doc = _parse_json(raw, p)
         if isinstance(doc, dict) and "model" not in doc and "version" not in doc:
             vpath, mpath = _vocab_merges_paths(p)
