@@ -100,3 +100,54 @@ fn same_model_on_one_and_two_threads() {
     };
     assert_eq!(run(1), run(2));
 }
+
+/// A BERT-like imported vocabulary of 5,003 rows: [UNK], [CLS], [SEP], `a`..`z`, `##a`..`##z`
+/// and words `w0000`, `w0001`, … up to 5,003 rows. Large enough that its WordPiece trie is built
+/// on a thread of its own while the rows are checked (`tokenizer/build.rs`, `trie_beside`).
+fn large_vocabulary() -> Vec<(String, subwords_core::vocab::RowKind)> {
+    use subwords_core::vocab::RowKind;
+    let mut rows: Vec<(String, RowKind)> = ["[UNK]", "[CLS]", "[SEP]"].iter().map(|s| (s.to_string(), RowKind::Special)).collect();
+    for c in 'a'..='z' {
+        rows.push((c.to_string(), RowKind::Piece));
+    }
+    for c in 'a'..='z' {
+        rows.push((format!("##{c}"), RowKind::Piece));
+    }
+    let mut n = 0;
+    while rows.len() < 5003 {
+        rows.push((format!("w{n:04}"), RowKind::Piece));
+        n += 1;
+    }
+    rows
+}
+
+fn bert_spelling() -> subwords_core::spelling::Spelling {
+    serde_json::from_str(r###"{"scheme":"continuation","mark":"##","split_at_marks":true,"pre_split":"bert","byte_fallback":false,"clean_text":true,"strip_accents":true,"lowercase":true}"###).unwrap()
+}
+
+#[test]
+fn large_wordpiece_vocabulary_trie_built_beside_the_checks() {
+    use subwords_core::options::ModelKind;
+    let m = Tokenizer::from_rows(ModelKind::Wordpiece, bert_spelling(), large_vocabulary(), Some(("[CLS]", "[SEP]"))).unwrap();
+    // (`encode` gives the word's pieces; the template is put around them elsewhere)
+    // by construction: [UNK] 0, [CLS] 1, [SEP] 2, `a` 3 .. `z` 28, `##a` 29 .. `##z` 54, then
+    // `w0000` at 55, so `w1234` is 55 + 1234 = 1289 and the last row, `w4947`, is 5002
+    assert_eq!(m.encode("w1234").unwrap(), [1289]);
+    assert_eq!(m.encode("w4947").unwrap(), [5002]);
+    // longest match first: `w1234`, then no `##5` row, so the whole word is [UNK]
+    assert_eq!(m.encode("w12345").unwrap(), [0]);
+    // `bad`: `b` (4), `##a` (29), `##d` (32)
+    assert_eq!(m.encode("bad").unwrap(), [4, 29, 32]);
+}
+
+#[test]
+fn large_wordpiece_vocabulary_error_while_the_trie_builds() {
+    use subwords_core::options::ModelKind;
+    use subwords_core::vocab::RowKind;
+    // the last row repeats `w0100`: the index finds it, on this thread, while the trie is built
+    // on the other
+    let mut rows = large_vocabulary();
+    rows[5002] = ("w0100".to_string(), RowKind::Piece);
+    let e = Tokenizer::from_rows(ModelKind::Wordpiece, bert_spelling(), rows, Some(("[CLS]", "[SEP]"))).err().expect("a row twice is refused");
+    assert!(e.to_string().contains("row 5002: piece \"w0100\" appears twice"), "{e}");
+}

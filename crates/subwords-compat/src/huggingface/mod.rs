@@ -446,8 +446,7 @@ impl HfPipeline {
                 if continuing_subword_prefix.is_empty() {
                     return Err(bad("model WordPiece with an empty continuing_subword_prefix is not supported"));
                 }
-                let pieces: Vec<(&[u8], u32)> = vocab.iter().map(|(t, id)| (t.as_bytes(), *id)).collect();
-                let lm = LongestMatch::new(&pieces, Some(continuing_subword_prefix.as_bytes()), None);
+                let lm = LongestMatch::new(vocab.iter().map(|(t, id)| (t.as_bytes(), *id)), Some(continuing_subword_prefix.as_bytes()), None);
                 let lens = vocab.iter().map(|(t, id)| (*id, t.len() as u32)).collect();
                 let prefix_len = continuing_subword_prefix.len() as u32;
                 Engine::WordPiece { lm, unk, max_chars: max_input_chars_per_word, lens, prefix_len }
