@@ -651,3 +651,20 @@ def test_a_bad_option_is_an_option_error(kw):
     with pytest.raises(OptionError) as info:
         subwords.train(FOUR, **kw)
     assert isinstance(info.value, ValueError) and isinstance(info.value, subwords.SubwordsError)
+
+
+@pytest.mark.parametrize("version", [True, False])
+def test_merges_txt_names_the_line_an_editor_shows(tmp_path: Path, version: bool):
+    """A bad line of a GPT-2 merges.txt is named by its line number counted from 1, whether or
+    not the file opens with a ``#version`` line (it was one too many without one)."""
+    import json
+
+    from subwords.formats import load
+
+    (tmp_path / "vocab.json").write_text(json.dumps({"a": 0, "b": 1, "ab": 2, "c": 3, "abc": 4}), encoding="utf-8")
+    head = "#version: 0.2\n" if version else ""
+    # hand-counted: the bad line is the header (if any), then "a b", then this one
+    (tmp_path / "merges.txt").write_text(head + "a b\nab c extra\n", encoding="utf-8")
+    bad = 3 if version else 2
+    with pytest.raises(SubwordsError, match=rf"merges\.txt: line {bad}: 'ab c extra' is not two tokens"):
+        load(tmp_path, format="vocab-merges")

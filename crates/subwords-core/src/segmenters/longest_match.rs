@@ -30,10 +30,10 @@
 //! a row and only their next byte is looked up elsewhere; a node of one key (41,617 of the 60,145
 //! nodes) skips the sort; the node arrays get their room at once. Tried and dropped: a build a
 //! depth at a time with counting into place (4.7 ms), one sort of all the keys before a single
-//! pass (4.07 against 3.61 ms in the same minutes), a table by byte for every node (more pages to
-//! fault than searches saved), and a table for `##`'s children in `precompute` (3.63 against
-//! 3.56 ms). What did help the load: `Tokenizer::new` builds the trie on a thread of its own
-//! while it checks and indexes the rows (`tokenizer/build.rs`).
+//! pass (4.07 against 3.61 ms in the same minutes), a table by byte for every node, and a table
+//! for `##`'s children in `precompute` (3.63 against 3.56 ms). What did help the load:
+//! `Tokenizer::new` builds the trie on a thread of its own while it checks and indexes the rows
+//! (`tokenizer/build.rs`).
 
 use crate::vocab::WORD_START;
 

@@ -962,10 +962,13 @@ def _parse_merges_txt(raw: bytes, path: str) -> list[str]:
     except UnicodeDecodeError as e:
         raise ModelFileError(f"{path}: not UTF-8 ({e.reason} at byte {e.start})") from None
     lines = text.split("\n")
+    # line numbers as an editor shows them: the #version line, when there is one, is line 1
+    first = 1
     if lines and lines[0].startswith("#version"):
         lines = lines[1:]
+        first = 2
     out = []
-    for n, line in enumerate(lines, 2):
+    for n, line in enumerate(lines, first):
         line = line.rstrip("\r")
         if not line:
             continue
