@@ -18,14 +18,16 @@ Three tables, each measured side by side (the libraries alternate, best of ``--r
    once and then found in the cache, as when a tokenizer meets new text. One-thread modes are timed in process CPU time (the machine
    is shared: CPU time is what the encoder costs); the 2-thread mode in wall time.
 2. **Load time** against the original library, wall time and process CPU time (each the best
-   of ``--repeat`` or 15, whichever is more, the two libraries alternating) to a ready tokenizer from the bytes on disk: the 32k `.model` (sentencepiece), byte-level BPE tokenizer.json files of 8k and 32k
-   trained by ``tokenizers`` on english (tokenizers), OpenAI's cl100k_base rank file
+   of ``--repeat`` or 15, whichever is more, the two libraries alternating) to a ready tokenizer
+   from the bytes on disk: the 32k `.model` (sentencepiece), byte-level BPE tokenizer.json files
+   of 8k and 32k trained by ``tokenizers`` on english (tokenizers), OpenAI's cl100k_base rank file
    (tiktoken, from the ``bpe-openai`` crate as ``tests/support/peers.py`` caches it), a 30,522
    BERT WordPiece vocabulary trained by ``tokenizers`` on english, as vocab.txt
    (``BertWordPieceTokenizer``) and as tokenizer.json, a 32k Unigram tokenizer.json trained by
    ``tokenizers`` (``Tokenizer.from_file``), the 32k byte-level BPE as GPT-2's vocab.json +
-   merges.txt (``ByteLevelBPETokenizer(vocab, merges)``), and subwords' own model file of the
-   32k Unigram (no peer: its time is printed alone).
+   merges.txt (``ByteLevelBPETokenizer(vocab, merges)``), subword-nmt codes of a 32k BPE of the
+   end spelling that subwords trained on english and exported (``apply_bpe.BPE``), and subwords'
+   own model file of the 32k Unigram (no peer: its time is printed alone).
 3. **Batch scaling** from 1 to 2 threads (issue 15's "batch encoding that uses both cores"):
    byte-level 32k tokenizer.json, the 32k Unigram `.model`, and cl100k, on the first ``--mb``
    MB of multilingual cut into ~16 KB chunks and into lines; wall time; ids must not change.
@@ -155,6 +157,7 @@ def main() -> int:
     import tiktoken
     import tiktoken_ext.openai_public as public
     import tokenizers
+    from subword_nmt import apply_bpe
     from tiktoken.load import load_tiktoken_bpe
 
     import subwords
@@ -245,6 +248,16 @@ def main() -> int:
     gpt2_dir = tmp / "gpt2"
     gpt2_dir.mkdir(exist_ok=True)
     tokenizers.Tokenizer.from_file(str(hf_paths[args.vocab])).model.save(str(gpt2_dir))
+    # subword-nmt codes: a BPE of the end spelling trained by subwords on english and exported
+    # (subword-nmt's own learn_bpe is pure Python, minutes at this size); loaded by apply_bpe
+    snmt_path = tmp / "codes.bpe"
+    subwords.formats.export(subwords.train(english, model="bpe", spelling="end", vocab_size=args.vocab, threads=2),
+                            snmt_path, "subword-nmt")
+
+    def snmt_load():
+        with open(snmt_path, encoding="utf-8") as f:
+            return apply_bpe.BPE(f)
+
     tt_path = tmp / "cl100k_base.tiktoken"
     tt_path.write_bytes(gzip.decompress(peers.crate_member("bpe-openai", "0.2.1", "data/cl100k_base.tiktoken.gz")))
     spec = None
@@ -275,6 +288,7 @@ def main() -> int:
          lambda: tokenizers.Tokenizer.from_file(str(tmp / "unigram-tokenizer.json"))),
         (f"{args.vocab} vocab.json + merges.txt", lambda: subwords.formats.load(gpt2_dir, format="vocab-merges"),
          lambda: tokenizers.ByteLevelBPETokenizer(str(gpt2_dir / "vocab.json"), str(gpt2_dir / "merges.txt"))),
+        (f"subword-nmt codes ({args.vocab} BPE)", lambda: subwords.load(snmt_path), snmt_load),
         (f"subwords model file ({args.vocab} Unigram)", lambda: subwords.load(own_path), None),
     ]
     # a load is 5 to 125 ms, where one busy moment of this shared machine is as long as the whole

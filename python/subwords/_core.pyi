@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Optional, Union, final
 
 __all__ = ["Trainer", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline", "HfTables",
+           "SnmtCodes",
            "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table",
            "train_traced", "measure_batch", "check_train_options",
            "extend_merges", "model_extended", "check_specials_normalization", "spelling_units", "parse_count_line"]
@@ -184,6 +185,19 @@ class HfTables:
         """(token, id) in the file's order."""
     def merges(self) -> list[tuple[str, str]]:
         """(left, right) in rank order."""
+
+@final
+class SnmtCodes:
+    """A subword-nmt codes file's version and merges, read in the core."""
+    @staticmethod
+    def read(raw: bytes, merges: int, spelling: str) -> Optional[tuple[SnmtCodes, Optional[Model]]]:
+        """The codes and, when they are the merges of an end-spelling BPE, that model; None when
+        the file is not plainly well formed (the Python reader then names what is wrong)."""
+    @property
+    def version(self) -> tuple[int, int]: ...
+    def pairs(self) -> list[tuple[str, str]]:
+        """The merges in file order."""
+    def __len__(self) -> int: ...
 
 @final
 class HfPipeline:

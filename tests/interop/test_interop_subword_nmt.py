@@ -357,3 +357,90 @@ def test_export_refuses_what_codes_cannot_say(tmp_path: Path, kw: dict, feature:
     with pytest.raises(InputError, match=feature):
         export(tok, tmp_path / "codes", "subword-nmt")
     assert not (tmp_path / "codes").exists()
+
+
+# -- the core's reader against the Python reader -----------------------------------------------
+# A plainly well-formed codes file is read in the core (crates/subwords-compat/src/subword_nmt.rs,
+# issue 15: load time); every other file, and the same files here with the core's reader turned
+# off, go through the Python reader. Both must give the same object, or the same error.
+
+def _python_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    import subwords.formats.subword_nmt.read as snmt_read
+
+    monkeypatch.setattr(snmt_read, "_core", types.SimpleNamespace(SnmtCodes=types.SimpleNamespace(read=lambda *a: None)))
+
+
+def _loaded(path: Path, **kw):
+    try:
+        return SubwordNmt(path, **kw)
+    except ModelFileError as e:
+        return ("error", str(e))
+
+
+def _same(core, python, texts) -> None:
+    if isinstance(python, tuple) or isinstance(core, tuple):
+        assert core == python
+        return
+    assert (core.version, core.codes, core.rows, core.vocab_size) == (python.version, python.codes, python.rows, python.vocab_size)
+    assert (core.tokenizer is None) == (python.tokenizer is None)
+    if core.tokenizer is not None:
+        assert core.tokenizer.to_json() == python.tokenizer.to_json()
+    for t in texts:
+        assert core.segment(t) == python.segment(t)
+        assert _ids(core, t) == _ids(python, t)
+
+
+def _ids(codes: SubwordNmt, text: str):
+    try:
+        return codes.encode(text)
+    except InputError as e:  # a word holding </w> has no ids, on either path
+        return ("error", str(e))
+
+
+def _variants(learned: Path) -> dict[str, str]:
+    body = learned.read_text(encoding="utf-8")
+    lines = body.split("\n")
+    return {
+        "learned": body,
+        "crlf": body.replace("\n", "\r\n"),
+        "version 0.2.0": "#version: 0.2.0\n" + "\n".join(lines[1:]),
+        "version 0.1": "#version: 0.1\n" + "\n".join(lines[1:]),
+        "no header": "\n".join(lines[1:]),
+        "a pair twice": "\n".join(lines[:50] + lines[1:3] + lines[50:]),
+        "spaces around": "\n".join(["  " + l + " " if 0 < i < 40 and l else l for i, l in enumerate(lines)]),
+        "a part no earlier line made": "#version: 0.2\nes t</w>\ne s\n",
+        "[UNK] made": "#version: 0.2\n[ U\n[U N\n[UN K\n[UNK ]\n",
+        "one merge": "#version: 0.2\ne s\n",
+        "unicode": "#version: 0.2\nн е\nне т</w>\n日 本</w>\nö l\n",
+        "a bad line": "#version: 0.2\ne s\nes t u\n",
+        "a bad header": "#version: 0.3\ne s\n",
+        "a header of other whitespace": "#version:\x0b0.2\ne s\n",
+        "no merges": "#version: 0.2\n\n\n",
+        "an empty line inside": "#version: 0.2\ne s\n\nl o\n",
+        "a carriage return inside": "#version: 0.2\ne\rs\n",
+    }
+
+
+@pytest.mark.parametrize("name", [
+    "learned", "crlf", "version 0.2.0", "version 0.1", "no header", "a pair twice", "spaces around",
+    "a part no earlier line made", "[UNK] made", "one merge", "unicode", "a bad line", "a bad header",
+    "a header of other whitespace", "no merges", "an empty line inside", "a carriage return inside"])
+def test_core_reader_equals_the_python_reader(learned: Path, texts, tmp_path: Path, monkeypatch, name: str):
+    path = tmp_path / "codes"
+    path.write_bytes(_variants(learned)[name].encode("utf-8"))
+    sample = [*texts[::200], *EDGE_TEXTS]
+    for kw in ({}, {"merges": 3}):
+        core = _loaded(path, **kw)
+        with monkeypatch.context() as m:
+            _python_only(m)
+            python = _loaded(path, **kw)
+        _same(core, python, sample)
+
+
+def test_core_reader_reads_the_learned_codes(learned: Path):
+    """The learned codes take the core's path (its model built there), not the Python reader's."""
+    ours = SubwordNmt(learned)
+    assert ours._core_codes is not None and ours.tokenizer is not None
+    assert len(ours._core_codes) == len(learned.read_text(encoding="utf-8").rstrip("\n").split("\n")) - 1

@@ -41,10 +41,13 @@ silently would segment differently.
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import re
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
+from ... import _core
 from ...errors import InputError, ModelFileError
 from ..._checks import text_arg
 from ..._io import read_limited, write_atomic
@@ -61,6 +64,7 @@ if TYPE_CHECKING:
 _OTHER_WHITESPACE = re.compile("[\t\n\x0b\x0c\r\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_CODES_FILE_BYTES = 1 << 30
+_END_SPELLING = {"scheme": "end", "mark": END}
 _UNSUPPORTED = {
     "vocab": "--vocabulary (reverting merges that make pieces outside a vocabulary)",
     "vocabulary_threshold": "--vocabulary-threshold",
@@ -69,10 +73,8 @@ _UNSUPPORTED = {
 }
 
 
-def _read_codes(path: PathLike, merges: int) -> tuple[tuple[int, int], list[tuple[str, str]], list[int]]:
-    """Version, merge pairs (duplicates kept, file order) and their file line numbers."""
-    p = os.fspath(path)
-    raw = read_limited(p, MAX_CODES_FILE_BYTES, "codes file")
+def _read_codes(p: str, raw: bytes, merges: int) -> tuple[tuple[int, int], list[tuple[str, str]]]:
+    """Version and merge pairs (duplicates kept, file order); the error that names the line."""
     if raw.startswith(b"\xef\xbb\xbf"):
         raise ModelFileError(f"{p}: starts with a UTF-8 byte-order mark, which subword-nmt reads as part of "
                              "the first line (the '#version' header then becomes a merge); remove the BOM")
@@ -105,7 +107,6 @@ def _read_codes(path: PathLike, merges: int) -> tuple[tuple[int, int], list[tupl
     # as apply_bpe: trailing newlines go, every other line is a merge
     items = body.rstrip("\n").split("\n") if body.strip("\r\n ") else []
     pairs: list[tuple[str, str]] = []
-    numbers: list[int] = []
     for k, item in enumerate(items):
         if merges != -1 and k >= merges:
             break
@@ -115,11 +116,10 @@ def _read_codes(path: PathLike, merges: int) -> tuple[tuple[int, int], list[tupl
             raise ModelFileError(f"{p}: line {k + start}: {what} is not a merge; each line after the "
                                  "'#version' header is two symbols separated by one space, e.g. 'e s</w>'")
         pairs.append((parts[0], parts[1]))
-        numbers.append(k + start)
     if not pairs:
         raise ModelFileError(f"{p}: no merges (subword-nmt refuses a codes file without merges); "
                              "was it truncated, or learned with too few symbols?")
-    return version, pairs, numbers
+    return version, pairs
 
 
 def _is_end_spelling_model(pairs: list[tuple[str, str]]) -> bool:
@@ -164,21 +164,54 @@ class SubwordNmt(Foreign):
         if not isinstance(separator, str):
             raise InputError(f"separator must be a string, got {separator!r}")
         self.path = os.fspath(path)
-        self.version, pairs, self._lines = _read_codes(path, merges)
         self.separator = separator
-        self.codes = list(pairs)
-        self._rank: dict[tuple[str, str], int] = {}
-        for rank, pair in enumerate(pairs):
-            self._rank.setdefault(pair, rank)
         self._cache: dict[str, tuple[str, ...]] = {}
-        self._rows = self._build_rows()
-        self._ids: dict[str, int] = {}
-        for i, piece in enumerate(self._rows):
-            if i > 0:
-                self._ids.setdefault(piece, i)
+        raw = read_limited(self.path, MAX_CODES_FILE_BYTES, "codes file")
+        # the core reads a plainly well-formed file, and builds its model (issue 15: this reader
+        # in Python was 172 ms for 32k merges, subword-nmt's own 32 ms); for any other file it
+        # answers None, and the Python reader below reads it and names what is wrong
+        from ..._api import _wrap, spelling_object
+
+        fast = _core.SnmtCodes.read(raw, merges, json.dumps(spelling_object(_END_SPELLING)))
+        self._tokenizer: Optional[SubwordsTokenizer]
+        if fast is not None:
+            self._core_codes: Optional[_core.SnmtCodes] = fast[0]
+            self.version = fast[0].version
+            self._tokenizer = None if fast[1] is None else _wrap(fast[1])
+            return
+        self._core_codes = None
+        self.version, pairs = _read_codes(self.path, raw, merges)
+        self.codes = pairs
         self._tokenizer = self._build_tokenizer() if self.version == (0, 2) and _is_end_spelling_model(pairs) else None
 
     # -- the vocabulary ------------------------------------------------------------------------
+    # made on first use: a file read by the core has its model already, and needs these only
+    # for the texts its model does not segment (see ``_fast``), ids and ``save_codes``
+    @functools.cached_property
+    def codes(self) -> list[tuple[str, str]]:
+        """The merges in file order (``merges=`` applied), a pair listed twice kept twice."""
+        assert self._core_codes is not None  # the Python reader sets the attribute itself
+        return self._core_codes.pairs()
+
+    @functools.cached_property
+    def _rank(self) -> dict[tuple[str, str], int]:
+        rank: dict[tuple[str, str], int] = {}
+        for r, pair in enumerate(self.codes):
+            rank.setdefault(pair, r)
+        return rank
+
+    @functools.cached_property
+    def _rows(self) -> list[str]:
+        return self._build_rows()
+
+    @functools.cached_property
+    def _ids(self) -> dict[str, int]:
+        ids: dict[str, int] = {}
+        for i, piece in enumerate(self._rows):
+            if i > 0:
+                ids.setdefault(piece, i)
+        return ids
+
     def _build_rows(self) -> list[str]:
         chars: set[str] = set()
         for a, b in self.codes:
@@ -200,13 +233,14 @@ class SubwordNmt(Foreign):
         """The same rows and merges as a subwords model on the end spelling (encodes in Rust)."""
         from ..._api import from_parts
 
+        rows_text = self._rows
         alphabet_end = self._alphabet_end
         rows = [("[UNK]", "special")]
-        rows += [(r, "alphabet") for r in self._rows[1:alphabet_end]]
-        rows += [(r, "learned") for r in self._rows[alphabet_end:]]
+        rows += [(r, "alphabet") for r in rows_text[1:alphabet_end]]
+        rows += [(r, "learned") for r in rows_text[alphabet_end:]]
         merges = [pair for pair, rank in sorted(self._rank.items(), key=lambda kv: kv[1])]
         try:
-            return from_parts("bpe", {"scheme": "end", "mark": END}, rows, merges)
+            return from_parts("bpe", _END_SPELLING, rows, merges)
         except ModelFileError as e:
             raise ModelFileError(f"{self.path}: {e}") from None
 

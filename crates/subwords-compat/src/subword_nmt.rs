@@ -1,0 +1,246 @@
+//! subword-nmt codes files read in the core (issue 15: load time for every format). The Python
+//! reader (`formats/subword_nmt/read.py`) holds the semantics and every error message; this is
+//! its fast path for a file that is plainly well formed. A 32k codes file took 172 ms in
+//! Python (its line checks, the rows, the end-spelling test and a JSON model document) against
+//! subword-nmt's own 32 ms.
+//!
+//! [`read`] accepts what the Python reader accepts and gives the same version, merges and model;
+//! anything else (a byte-order mark, bytes that are not UTF-8, a carriage return inside a line,
+//! a header it does not know, a line that is not a merge, no merges, a model the core refuses)
+//! is `None`, and the Python reader then reads the file itself and words the error.
+
+use subwords_core::hash::{Map, Set};
+use subwords_core::options::ModelKind;
+use subwords_core::spelling::Spelling;
+use subwords_core::tokenizer::{Parts, Tokenizer};
+use subwords_core::vocab::{Row, RowKind};
+
+/// The end mark subword-nmt puts on a word's last symbol.
+pub const END: &str = "</w>";
+
+/// A codes file as subword-nmt reads it.
+pub struct Codes {
+    /// (0, 1) or (0, 2)
+    pub version: (u32, u32),
+    /// The merges in file order, a pair listed twice kept twice.
+    pub pairs: Vec<(String, String)>,
+    /// The merges as a subwords BPE model of the end spelling, when the codes are one (version
+    /// 0.2, each part a symbol or an earlier line's piece: see `is_end_spelling_model`).
+    pub model: Option<Tokenizer>,
+}
+
+/// Python's `str.split()` whitespace among ASCII, and `\x0b`, `\x1c`..`\x1f` that Rust's
+/// `is_ascii_whitespace` leaves out.
+fn python_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c | 0x1c..=0x1f)
+}
+
+/// The version a `#version:` header names, read as the Python reader reads it: its last word,
+/// trailing `.0` groups dropped. `None` for any other version, and for a header that is not
+/// ASCII (whose words Python's `split()` and Rust's could cut differently).
+fn header_version(first: &str) -> Option<(u32, u32)> {
+    if !first.is_ascii() {
+        return None;
+    }
+    let mut word = first.split(|c: char| python_space(c as u8)).filter(|w| !w.is_empty()).last()?;
+    // `re.sub(r"(\.0+)*$", "", word)`
+    while let Some(dot) = word.rfind('.') {
+        let tail = &word[dot + 1..];
+        if tail.is_empty() || !tail.bytes().all(|b| b == b'0') {
+            break;
+        }
+        word = &word[..dot];
+    }
+    match word {
+        "0.2" => Some((0, 2)),
+        "0.1" => Some((0, 1)),
+        _ => None,
+    }
+}
+
+/// The version and merges of a codes file; `merges`: the first N lines, or every line when
+/// negative. `None` when the Python reader would refuse the file (or might word it otherwise).
+fn codes(raw: &[u8], merges: i64) -> Option<((u32, u32), Vec<(String, String)>)> {
+    if raw.starts_with(b"\xef\xbb\xbf") {
+        return None;
+    }
+    let text = std::str::from_utf8(raw).ok()?;
+    // a carriage return anywhere but at a line's end
+    if raw.contains(&b'\r') && text.split('\n').any(|line| line.trim_end_matches('\r').contains('\r')) {
+        return None;
+    }
+    let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
+    let (version, body) = if first.starts_with("#version:") { (header_version(first)?, rest) } else { ((0, 1), text) };
+    let edge = |c: char| c == '\r' || c == '\n' || c == ' ';
+    if body.trim_matches(edge).is_empty() {
+        return None;
+    }
+    let mut pairs = Vec::new();
+    for (k, item) in body.trim_end_matches('\n').split('\n').enumerate() {
+        if merges >= 0 && k as i64 >= merges {
+            break;
+        }
+        let mut parts = item.trim_matches(edge).split(' ');
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => pairs.push((a.to_string(), b.to_string())),
+            _ => return None,
+        }
+    }
+    if pairs.is_empty() {
+        return None;
+    }
+    Some((version, pairs))
+}
+
+/// Whether the codes are the merges of a subwords `end` model: every `</w>` is the end mark of
+/// a right part with a body, and each part is one symbol or the piece of an earlier line.
+/// `joined`: each line's two parts joined.
+fn is_end_spelling_model(pairs: &[(String, String)], joined: &[String]) -> bool {
+    let mut made: Set<&str> = Set::with_capacity_and_hasher(pairs.len(), Default::default());
+    for ((a, b), ab) in pairs.iter().zip(joined) {
+        if a.contains(END) {
+            return false;
+        }
+        let body = b.strip_suffix(END).unwrap_or(b);
+        if body.is_empty() || body.contains(END) {
+            return false;
+        }
+        let one = |s: &str| s.chars().nth(1).is_none();
+        if (!one(a) && !made.contains(a.as_str())) || (!one(body) && !made.contains(b.as_str())) {
+            return false;
+        }
+        made.insert(ab);
+    }
+    true
+}
+
+/// The model of the rows the Python reader numbers (`SubwordNmt._build_rows`): `[UNK]`, every
+/// character of the codes plain and with `</w>` in code-point order, then each merge's joined
+/// piece in file order (a piece made twice keeps its first row). Version 0.2 only: no bare
+/// `</w>` row. `None` where the Python reader's model would differ or fail (it then builds it).
+fn model(spelling: Spelling, pairs: &[(String, String)], joined: Vec<String>) -> Option<Tokenizer> {
+    // the characters, in code-point order: ASCII in a table, the rest in a set sorted after
+    let mut ascii = [false; 128];
+    let mut other: Set<char> = Set::default();
+    for (a, b) in pairs {
+        for part in [a, b] {
+            for c in part.strip_suffix(END).unwrap_or(part).chars() {
+                if c.is_ascii() {
+                    ascii[c as usize] = true;
+                } else {
+                    other.insert(c);
+                }
+            }
+        }
+    }
+    let mut chars: Vec<char> = (0..128u8).filter(|&b| ascii[b as usize]).map(char::from).collect();
+    let mut rest: Vec<char> = other.into_iter().collect();
+    rest.sort_unstable();
+    chars.extend(rest);
+    let alphabet: Vec<String> = chars.iter().flat_map(|c| [c.to_string(), format!("{c}{END}")]).collect();
+    // row ids by text, borrowing the texts; rows 1.. are the alphabet, then the pieces made
+    let mut id: Map<&str, u32> = Map::with_capacity_and_hasher(alphabet.len() + pairs.len(), Default::default());
+    for (i, t) in alphabet.iter().enumerate() {
+        id.insert(t, i as u32 + 1);
+    }
+    let mut next = alphabet.len() as u32 + 1;
+    // which lines make a new row, in order
+    let mut new_row = vec![false; pairs.len()];
+    let mut merges: Vec<[u32; 3]> = Vec::with_capacity(pairs.len());
+    let mut seen: Set<(&str, &str)> = Set::with_capacity_and_hasher(pairs.len(), Default::default());
+    for (k, ((a, b), ab)) in pairs.iter().zip(&joined).enumerate() {
+        if !seen.insert((a.as_str(), b.as_str())) {
+            continue; // a pair listed twice counts at its first line
+        }
+        if ab == "[UNK]" {
+            return None; // the Python reader's row 0, where its merge finds no row
+        }
+        let c = *id.entry(ab).or_insert_with(|| {
+            new_row[k] = true;
+            next += 1;
+            next - 1
+        });
+        merges.push([*id.get(a.as_str())?, *id.get(b.as_str())?, c]);
+    }
+    drop((id, seen));
+    let mut rows: Vec<Row> = Vec::with_capacity(next as usize);
+    rows.push(Row { text: b"[UNK]".to_vec(), kind: RowKind::Special });
+    rows.extend(alphabet.into_iter().map(|t| Row { text: t.into_bytes(), kind: RowKind::Alphabet }));
+    rows.extend(joined.into_iter().zip(new_row).filter(|(_, new)| *new).map(|(t, _)| Row { text: t.into_bytes(), kind: RowKind::Learned }));
+    Tokenizer::new(Parts { merges, ..Parts::new(ModelKind::Bpe, spelling, rows) }).ok()
+}
+
+/// A codes file read as subword-nmt reads it, its model built when the codes are one (see
+/// [`Codes::model`]); `spelling`: the end spelling's model-file object. `None` when the Python
+/// reader is to read it (see the module's header).
+pub fn read(raw: &[u8], merges: i64, spelling: Spelling) -> Option<Codes> {
+    let (version, pairs) = codes(raw, merges)?;
+    if version != (0, 2) {
+        return Some(Codes { version, pairs, model: None });
+    }
+    let joined: Vec<String> = pairs.iter().map(|(a, b)| [a.as_str(), b.as_str()].concat()).collect();
+    let model = if is_end_spelling_model(&pairs, &joined) { Some(model(spelling, &pairs, joined)?) } else { None };
+    Some(Codes { version, pairs, model })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn end() -> Spelling {
+        serde_json::from_str(r#"{"scheme":"end","mark":"</w>","split_at_marks":true,"pre_split":null,"byte_fallback":false,"clean_text":false,"strip_accents":false,"lowercase":false}"#).unwrap()
+    }
+
+    #[test]
+    fn headers() {
+        assert_eq!(header_version("#version: 0.2"), Some((0, 2)));
+        assert_eq!(header_version("#version: 0.2.0.00\r"), Some((0, 2)));
+        assert_eq!(header_version("#version: 0.1"), Some((0, 1)));
+        assert_eq!(header_version("#version: 0.3"), None);
+        assert_eq!(header_version("#version: 0.20"), None);
+        assert_eq!(header_version("#version:"), None);
+        assert_eq!(header_version("#version: 0.2\u{a0}"), None);
+    }
+
+    #[test]
+    fn the_page_codes() {
+        // the BPE page's first merges as learn_bpe writes them
+        let raw = b"#version: 0.2\ne s\nes t</w>\nl o\nlo w</w>\n";
+        let c = read(raw, -1, end()).unwrap();
+        assert_eq!(c.version, (0, 2));
+        assert_eq!(c.pairs.len(), 4);
+        let m = c.model.unwrap();
+        // [UNK], then e e</w> l l</w> o o</w> s s</w> t t</w> w w</w> (rows 1..12), then
+        // es (13), est</w> (14), lo (15), low</w> (16)
+        assert_eq!(m.rows.len(), 17);
+        assert_eq!(m.encode("lowest low").unwrap(), [15, 11, 14, 16]);
+        // the first 2 merges only
+        assert_eq!(read(raw, 2, end()).unwrap().pairs, [("e".to_string(), "s".to_string()), ("es".to_string(), "t</w>".to_string())]);
+    }
+
+    #[test]
+    fn declined() {
+        for raw in [
+            &b"\xef\xbb\xbf#version: 0.2\ne s\n"[..],
+            b"#version: 0.2\ne \xff\n",
+            b"#version: 0.2\ne\rs\n",
+            b"#version: 0.9\ne s\n",
+            b"#version: 0.2\ne s t\n",
+            b"#version: 0.2\ne s\n\nl o\n",
+            b"#version: 0.2\n\n",
+            b"",
+        ] {
+            assert!(read(raw, -1, end()).is_none(), "{:?}", String::from_utf8_lossy(raw));
+        }
+        // a merge past the limit is not read, so not checked
+        assert!(read(b"#version: 0.2\ne s\nbad line here\n", 1, end()).is_some());
+    }
+
+    #[test]
+    fn other_codes_have_no_model() {
+        // version 0.1, and a part that no earlier line made
+        assert!(read(b"#version: 0.1\ne s\n", -1, end()).unwrap().model.is_none());
+        assert!(read(b"e s\n", -1, end()).unwrap().model.is_none());
+        assert!(read(b"#version: 0.2\nes t</w>\n", -1, end()).unwrap().model.is_none());
+    }
+}
