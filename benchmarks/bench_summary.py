@@ -13,8 +13,8 @@ Per corpus (a name under benchmarks/corpora, built by ``python benchmarks/corpor
   ``--quality-vocab`` (``bench_unigram_quality.py --em plain,sentencepiece``: the default method
   and the one the ``sentencepiece`` preset uses): time, CPU time, peak memory, held-out pieces,
   held-out log-likelihood.
-Once: encoding modes, load times and batch scaling against sentencepiece, tokenizers and
-tiktoken (``bench_encode_load.py``).
+Once: encoding modes, load times and batch scaling against sentencepiece, tokenizers,
+tiktoken and subword-nmt (``bench_encode_load.py``).
 
 Each part runs as its own process (so one part's memory does not weigh on the next); its output
 is printed as it comes and also written to ``--log``. A part that fails is reported with its exit
