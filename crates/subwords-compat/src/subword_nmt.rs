@@ -22,11 +22,30 @@ pub const END: &str = "</w>";
 pub struct Codes {
     /// (0, 1) or (0, 2)
     pub version: (u32, u32),
-    /// The merges in file order, a pair listed twice kept twice.
-    pub pairs: Vec<(String, String)>,
+    /// The file's text, which `spans` point into: two strings a merge were 64k allocations of a
+    /// 32k file (a tenth of the load).
+    text: String,
+    /// Each merge's two parts as byte ranges of `text`, in file order, a pair listed twice kept
+    /// twice.
+    spans: Vec<[u32; 4]>,
     /// The merges as a subwords BPE model of the end spelling, when the codes are one (version
     /// 0.2, each part a symbol or an earlier line's piece: see `is_end_spelling_model`).
     pub model: Option<Tokenizer>,
+}
+
+impl Codes {
+    /// The merges in file order, as (left, right).
+    pub fn pairs(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + Clone + '_ {
+        self.spans.iter().map(|&[a, b, c, d]| (&self.text[a as usize..b as usize], &self.text[c as usize..d as usize]))
+    }
+
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
 }
 
 /// Python's `str.split()` whitespace among ASCII, and `\x0b`, `\x1c`..`\x1f` that Rust's
@@ -58,15 +77,15 @@ fn header_version(first: &str) -> Option<(u32, u32)> {
     }
 }
 
-/// The version and merges of a codes file; `merges`: the first N lines, or every line when
-/// negative. `None` when the Python reader would refuse the file (or might word it otherwise).
-fn codes(raw: &[u8], merges: i64) -> Option<((u32, u32), Vec<(String, String)>)> {
-    if raw.starts_with(b"\xef\xbb\xbf") {
+/// The version and merges (byte ranges of `text`, see [`Codes::spans`]) of a codes file;
+/// `merges`: the first N lines, or every line when negative. `None` when the Python reader would
+/// refuse the file (or might word it otherwise).
+fn codes(text: &str, merges: i64) -> Option<((u32, u32), Vec<[u32; 4]>)> {
+    if text.starts_with('\u{feff}') || text.len() >= u32::MAX as usize {
         return None;
     }
-    let text = std::str::from_utf8(raw).ok()?;
     // a carriage return anywhere but at a line's end
-    if raw.contains(&b'\r') && text.split('\n').any(|line| line.trim_end_matches('\r').contains('\r')) {
+    if text.as_bytes().contains(&b'\r') && text.split('\n').any(|line| line.trim_end_matches('\r').contains('\r')) {
         return None;
     }
     let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
@@ -75,29 +94,32 @@ fn codes(raw: &[u8], merges: i64) -> Option<((u32, u32), Vec<(String, String)>)>
     if body.trim_matches(edge).is_empty() {
         return None;
     }
-    let mut pairs = Vec::new();
+    let at = |part: &str| (part.as_ptr() as usize - text.as_ptr() as usize) as u32;
+    let mut spans = Vec::new();
     for (k, item) in body.trim_end_matches('\n').split('\n').enumerate() {
         if merges >= 0 && k as i64 >= merges {
             break;
         }
         let mut parts = item.trim_matches(edge).split(' ');
         match (parts.next(), parts.next(), parts.next()) {
-            (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => pairs.push((a.to_string(), b.to_string())),
+            (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => {
+                spans.push([at(a), at(a) + a.len() as u32, at(b), at(b) + b.len() as u32]);
+            }
             _ => return None,
         }
     }
-    if pairs.is_empty() {
+    if spans.is_empty() {
         return None;
     }
-    Some((version, pairs))
+    Some((version, spans))
 }
 
 /// Whether the codes are the merges of a subwords `end` model: every `</w>` is the end mark of
 /// a right part with a body, and each part is one symbol or the piece of an earlier line.
 /// `joined`: each line's two parts joined.
-fn is_end_spelling_model(pairs: &[(String, String)], joined: &[String]) -> bool {
+fn is_end_spelling_model<'a>(pairs: impl ExactSizeIterator<Item = (&'a str, &'a str)>, joined: &[String]) -> bool {
     let mut made: Set<&str> = Set::with_capacity_and_hasher(pairs.len(), Default::default());
-    for ((a, b), ab) in pairs.iter().zip(joined) {
+    for ((a, b), ab) in pairs.zip(joined) {
         if a.contains(END) {
             return false;
         }
@@ -106,7 +128,7 @@ fn is_end_spelling_model(pairs: &[(String, String)], joined: &[String]) -> bool 
             return false;
         }
         let one = |s: &str| s.chars().nth(1).is_none();
-        if (!one(a) && !made.contains(a.as_str())) || (!one(body) && !made.contains(b.as_str())) {
+        if (!one(a) && !made.contains(a)) || (!one(body) && !made.contains(b)) {
             return false;
         }
         made.insert(ab);
@@ -118,11 +140,11 @@ fn is_end_spelling_model(pairs: &[(String, String)], joined: &[String]) -> bool 
 /// character of the codes plain and with `</w>` in code-point order, then each merge's joined
 /// piece in file order (a piece made twice keeps its first row). Version 0.2 only: no bare
 /// `</w>` row. `None` where the Python reader's model would differ or fail (it then builds it).
-fn model(spelling: Spelling, pairs: &[(String, String)], joined: Vec<String>) -> Option<Tokenizer> {
+fn model<'a>(spelling: Spelling, pairs: impl ExactSizeIterator<Item = (&'a str, &'a str)> + Clone, joined: Vec<String>) -> Option<Tokenizer> {
     // the characters, in code-point order: ASCII in a table, the rest in a set sorted after
     let mut ascii = [false; 128];
     let mut other: Set<char> = Set::default();
-    for (a, b) in pairs {
+    for (a, b) in pairs.clone() {
         for part in [a, b] {
             for c in part.strip_suffix(END).unwrap_or(part).chars() {
                 if c.is_ascii() {
@@ -148,8 +170,8 @@ fn model(spelling: Spelling, pairs: &[(String, String)], joined: Vec<String>) ->
     let mut new_row = vec![false; pairs.len()];
     let mut merges: Vec<[u32; 3]> = Vec::with_capacity(pairs.len());
     let mut seen: Set<(&str, &str)> = Set::with_capacity_and_hasher(pairs.len(), Default::default());
-    for (k, ((a, b), ab)) in pairs.iter().zip(&joined).enumerate() {
-        if !seen.insert((a.as_str(), b.as_str())) {
+    for (k, ((a, b), ab)) in pairs.zip(&joined).enumerate() {
+        if !seen.insert((a, b)) {
             continue; // a pair listed twice counts at its first line
         }
         if ab == "[UNK]" {
@@ -160,7 +182,7 @@ fn model(spelling: Spelling, pairs: &[(String, String)], joined: Vec<String>) ->
             next += 1;
             next - 1
         });
-        merges.push([*id.get(a.as_str())?, *id.get(b.as_str())?, c]);
+        merges.push([*id.get(a)?, *id.get(b)?, c]);
     }
     drop((id, seen));
     let mut rows: Vec<Row> = Vec::with_capacity(next as usize);
@@ -174,13 +196,16 @@ fn model(spelling: Spelling, pairs: &[(String, String)], joined: Vec<String>) ->
 /// [`Codes::model`]); `spelling`: the end spelling's model-file object. `None` when the Python
 /// reader is to read it (see the module's header).
 pub fn read(raw: &[u8], merges: i64, spelling: Spelling) -> Option<Codes> {
-    let (version, pairs) = codes(raw, merges)?;
-    if version != (0, 2) {
-        return Some(Codes { version, pairs, model: None });
+    let text = std::str::from_utf8(raw).ok()?;
+    let (version, spans) = codes(text, merges)?;
+    let mut out = Codes { version, text: text.to_string(), spans, model: None };
+    if version == (0, 2) {
+        let joined: Vec<String> = out.pairs().map(|(a, b)| [a, b].concat()).collect();
+        if is_end_spelling_model(out.pairs(), &joined) {
+            out.model = Some(model(spelling, out.pairs(), joined)?);
+        }
     }
-    let joined: Vec<String> = pairs.iter().map(|(a, b)| [a.as_str(), b.as_str()].concat()).collect();
-    let model = if is_end_spelling_model(&pairs, &joined) { Some(model(spelling, &pairs, joined)?) } else { None };
-    Some(Codes { version, pairs, model })
+    Some(out)
 }
 
 #[cfg(test)]
@@ -208,14 +233,14 @@ mod tests {
         let raw = b"#version: 0.2\ne s\nes t</w>\nl o\nlo w</w>\n";
         let c = read(raw, -1, end()).unwrap();
         assert_eq!(c.version, (0, 2));
-        assert_eq!(c.pairs.len(), 4);
+        assert_eq!(c.len(), 4);
         let m = c.model.unwrap();
         // [UNK], then e e</w> l l</w> o o</w> s s</w> t t</w> w w</w> (rows 1..12), then
         // es (13), est</w> (14), lo (15), low</w> (16)
         assert_eq!(m.rows.len(), 17);
         assert_eq!(m.encode("lowest low").unwrap(), [15, 11, 14, 16]);
         // the first 2 merges only
-        assert_eq!(read(raw, 2, end()).unwrap().pairs, [("e".to_string(), "s".to_string()), ("es".to_string(), "t</w>".to_string())]);
+        assert_eq!(read(raw, 2, end()).unwrap().pairs().collect::<Vec<_>>(), [("e", "s"), ("es", "t</w>")]);
     }
 
     #[test]

@@ -10,8 +10,7 @@ use crate::PyModel;
 /// of other texts, `save_codes`): at 32k merges, making their tuples was a tenth of the load.
 #[pyclass(module = "subwords._core", name = "SnmtCodes", frozen)]
 pub struct PySnmtCodes {
-    version: (u32, u32),
-    pairs: Vec<(String, String)>,
+    inner: subwords_compat::subword_nmt::Codes,
 }
 
 #[pymethods]
@@ -26,22 +25,23 @@ impl PySnmtCodes {
             Ok(s) => s,
             Err(e) => return Err(pyo3::exceptions::PyValueError::new_err(format!("spelling: {e}"))),
         };
-        Ok(py.detach(|| subwords_compat::subword_nmt::read(raw, merges, spelling)).map(|c| {
-            (PySnmtCodes { version: c.version, pairs: c.pairs }, c.model.map(PyModel::wrap))
+        Ok(py.detach(|| subwords_compat::subword_nmt::read(raw, merges, spelling)).map(|mut inner| {
+            let model = inner.model.take().map(PyModel::wrap);
+            (PySnmtCodes { inner }, model)
         }))
     }
 
     #[getter]
     fn version(&self) -> (u32, u32) {
-        self.version
+        self.inner.version
     }
 
     /// The merges in file order, as (left, right) tuples.
     fn pairs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(py, self.pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())))
+        PyList::new(py, self.inner.pairs())
     }
 
     fn __len__(&self) -> usize {
-        self.pairs.len()
+        self.inner.len()
     }
 }
