@@ -413,6 +413,12 @@ def _variants(learned: Path) -> dict[str, str]:
         "a part no earlier line made": "#version: 0.2\nes t</w>\ne s\n",
         "[UNK] made": "#version: 0.2\n[ U\n[U N\n[UN K\n[UNK ]\n",
         "one merge": "#version: 0.2\ne s\n",
+        "a piece made twice": "#version: 0.2\na b\nb c\nab c\na bc\n",
+        "not a model on a late line": "#version: 0.2\ne s\nes t</w>\nxy z\n",
+        "[UNK] made, then not a model": "#version: 0.2\n[ U\n[U N\n[UN K\n[UNK ]\nxy z\n",
+        "the end mark inside a part": "#version: 0.2\ne s</w>t\n",
+        "the end mark on a left part": "#version: 0.2\ne</w> s\n",
+        "a bare end mark": "#version: 0.2\ne </w>\n",
         "unicode": "#version: 0.2\nн е\nне т</w>\n日 本</w>\nö l\n",
         "a bad line": "#version: 0.2\ne s\nes t u\n",
         "a bad header": "#version: 0.3\ne s\n",
@@ -425,7 +431,8 @@ def _variants(learned: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("name", [
     "learned", "crlf", "version 0.2.0", "version 0.1", "no header", "a pair twice", "spaces around",
-    "a part no earlier line made", "[UNK] made", "one merge", "unicode", "a bad line", "a bad header",
+    "a part no earlier line made", "[UNK] made", "one merge", "a piece made twice", "not a model on a late line",
+    "[UNK] made, then not a model", "the end mark inside a part", "the end mark on a left part", "a bare end mark", "unicode", "a bad line", "a bad header",
     "a header of other whitespace", "no merges", "an empty line inside", "a carriage return inside"])
 def test_core_reader_equals_the_python_reader(learned: Path, texts, tmp_path: Path, monkeypatch, name: str):
     path = tmp_path / "codes"

@@ -9,10 +9,11 @@
 //! a header it does not know, a line that is not a merge, no merges, a model the core refuses)
 //! is `None`, and the Python reader then reads the file itself and words the error.
 
-use subwords_core::hash::{Map, Set};
+use subwords_core::hash::Set;
 use subwords_core::options::ModelKind;
 use subwords_core::spelling::Spelling;
 use subwords_core::tokenizer::{Parts, Tokenizer};
+use subwords_core::vocab::index::RowIndex;
 use subwords_core::vocab::{Row, RowKind};
 
 /// The end mark subword-nmt puts on a word's last symbol.
@@ -90,23 +91,29 @@ fn codes(text: &str, merges: i64) -> Option<((u32, u32), Vec<[u32; 4]>)> {
     }
     let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
     let (version, body) = if first.starts_with("#version:") { (header_version(first)?, rest) } else { ((0, 1), text) };
-    let edge = |c: char| c == '\r' || c == '\n' || c == ' ';
-    if body.trim_matches(edge).is_empty() {
+    if body.trim_matches(['\r', '\n', ' ']).is_empty() {
         return None;
     }
-    let at = |part: &str| (part.as_ptr() as usize - text.as_ptr() as usize) as u32;
+    // each line stripped of '\r', '\n' and ' ' at both ends must be two parts around one
+    // space (the Python reader's `item.strip("\r\n ").split(" ")`), read a byte at a time: the
+    // lines are a few bytes, where `str`'s searchers cost more to start than to run
+    let edge = |b: &u8| matches!(b, b'\r' | b'\n' | b' ');
+    let mut at = (body.as_ptr() as usize - text.as_ptr() as usize) as u32;
     let mut spans = Vec::new();
-    for (k, item) in body.trim_end_matches('\n').split('\n').enumerate() {
+    for (k, line) in body.trim_end_matches('\n').as_bytes().split(|&b| b == b'\n').enumerate() {
         if merges >= 0 && k as i64 >= merges {
             break;
         }
-        let mut parts = item.trim_matches(edge).split(' ');
-        match (parts.next(), parts.next(), parts.next()) {
-            (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => {
-                spans.push([at(a), at(a) + a.len() as u32, at(b), at(b) + b.len() as u32]);
-            }
-            _ => return None,
+        let start = line.iter().position(|b| !edge(b))?;
+        let end = line.iter().rposition(|b| !edge(b))? + 1;
+        let item = &line[start..end];
+        let space = item.iter().position(|&b| b == b' ')?;
+        if space + 1 == item.len() || item[space + 1..].contains(&b' ') {
+            return None;
         }
+        let a = at + start as u32;
+        spans.push([a, a + space as u32, a + space as u32 + 1, at + end as u32]);
+        at += line.len() as u32 + 1;
     }
     if spans.is_empty() {
         return None;
@@ -114,33 +121,18 @@ fn codes(text: &str, merges: i64) -> Option<((u32, u32), Vec<[u32; 4]>)> {
     Some((version, spans))
 }
 
-/// Whether the codes are the merges of a subwords `end` model: every `</w>` is the end mark of
-/// a right part with a body, and each part is one symbol or the piece of an earlier line.
-/// `joined`: each line's two parts joined.
-fn is_end_spelling_model<'a>(pairs: impl ExactSizeIterator<Item = (&'a str, &'a str)>, joined: &[String]) -> bool {
-    let mut made: Set<&str> = Set::with_capacity_and_hasher(pairs.len(), Default::default());
-    for ((a, b), ab) in pairs.zip(joined) {
-        if a.contains(END) {
-            return false;
-        }
-        let body = b.strip_suffix(END).unwrap_or(b);
-        if body.is_empty() || body.contains(END) {
-            return false;
-        }
-        let one = |s: &str| s.chars().nth(1).is_none();
-        if (!one(a) && !made.contains(a)) || (!one(body) && !made.contains(b)) {
-            return false;
-        }
-        made.insert(ab);
-    }
-    true
-}
-
 /// The model of the rows the Python reader numbers (`SubwordNmt._build_rows`): `[UNK]`, every
 /// character of the codes plain and with `</w>` in code-point order, then each merge's joined
 /// piece in file order (a piece made twice keeps its first row). Version 0.2 only: no bare
-/// `</w>` row. `None` where the Python reader's model would differ or fail (it then builds it).
-fn model<'a>(spelling: Spelling, pairs: impl ExactSizeIterator<Item = (&'a str, &'a str)> + Clone, joined: Vec<String>) -> Option<Tokenizer> {
+/// `</w>` row.
+///
+/// `Ok(None)` when the codes are not the merges of a subwords `end` model (the Python reader's
+/// `_is_end_spelling_model`): every `</w>` must be the end mark of a right part with a body, and
+/// each part one symbol or the piece of an earlier line; that is, with no `</w>` inside, a row
+/// already (the alphabet holds every symbol, the pieces of earlier lines follow), so one pass
+/// tests it and numbers the rows. `Err(())` where the Python reader's model would differ or
+/// fail, for it to build.
+fn model<'a>(spelling: Spelling, pairs: impl ExactSizeIterator<Item = (&'a str, &'a str)> + Clone) -> Result<Option<Tokenizer>, ()> {
     // the characters, in code-point order: ASCII in a table, the rest in a set sorted after
     let mut ascii = [false; 128];
     let mut other: Set<char> = Set::default();
@@ -159,37 +151,48 @@ fn model<'a>(spelling: Spelling, pairs: impl ExactSizeIterator<Item = (&'a str, 
     let mut rest: Vec<char> = other.into_iter().collect();
     rest.sort_unstable();
     chars.extend(rest);
-    let alphabet: Vec<String> = chars.iter().flat_map(|c| [c.to_string(), format!("{c}{END}")]).collect();
-    // row ids by text, borrowing the texts; rows 1.. are the alphabet, then the pieces made
-    let mut id: Map<&str, u32> = Map::with_capacity_and_hasher(alphabet.len() + pairs.len(), Default::default());
-    for (i, t) in alphabet.iter().enumerate() {
-        id.insert(t, i as u32 + 1);
+    let mut rows: Vec<Row> = Vec::with_capacity(1 + 2 * chars.len() + pairs.len());
+    rows.push(Row { text: b"[UNK]".to_vec(), kind: RowKind::Special });
+    for c in chars {
+        rows.push(Row { text: c.to_string().into_bytes(), kind: RowKind::Alphabet });
+        rows.push(Row { text: format!("{c}{END}").into_bytes(), kind: RowKind::Alphabet });
     }
-    let mut next = alphabet.len() as u32 + 1;
-    // which lines make a new row, in order
-    let mut new_row = vec![false; pairs.len()];
+    // row ids by text (rows 1..), as rows are added
+    let mut id = RowIndex::with_capacity(rows.len() + pairs.len());
+    for i in 1..rows.len() {
+        id.insert(&rows, i as u32);
+    }
     let mut merges: Vec<[u32; 3]> = Vec::with_capacity(pairs.len());
-    let mut seen: Set<(&str, &str)> = Set::with_capacity_and_hasher(pairs.len(), Default::default());
-    for (k, ((a, b), ab)) in pairs.zip(&joined).enumerate() {
-        if !seen.insert((a, b)) {
-            continue; // a pair listed twice counts at its first line
+    // (left, right) rows of the merges so far: a pair listed twice counts at its first line
+    let mut seen: Set<u64> = Set::with_capacity_and_hasher(pairs.len(), Default::default());
+    for (a, b) in pairs {
+        let body = b.strip_suffix(END).unwrap_or(b);
+        if a.contains(END) || body.is_empty() || body.contains(END) {
+            return Ok(None);
         }
-        if ab == "[UNK]" {
-            return None; // the Python reader's row 0, where its merge finds no row
+        let (Some(left), Some(right)) = (id.get(&rows, a.as_bytes()), id.get(&rows, b.as_bytes())) else {
+            return Ok(None);
+        };
+        if !seen.insert(subwords_core::hash::pack(left, right)) {
+            continue;
         }
-        let c = *id.entry(ab).or_insert_with(|| {
-            new_row[k] = true;
-            next += 1;
-            next - 1
-        });
-        merges.push([*id.get(a)?, *id.get(b)?, c]);
+        let joined = [a, b].concat();
+        if joined == "[UNK]" {
+            return Err(()); // the Python reader's row 0, where its merge finds no row
+        }
+        let next = rows.len() as u32;
+        rows.push(Row { text: joined.into_bytes(), kind: RowKind::Learned });
+        let made = match id.insert(&rows, next) {
+            Some(earlier) => {
+                rows.pop(); // a piece made twice keeps its first row
+                earlier
+            }
+            None => next,
+        };
+        merges.push([left, right, made]);
     }
     drop((id, seen));
-    let mut rows: Vec<Row> = Vec::with_capacity(next as usize);
-    rows.push(Row { text: b"[UNK]".to_vec(), kind: RowKind::Special });
-    rows.extend(alphabet.into_iter().map(|t| Row { text: t.into_bytes(), kind: RowKind::Alphabet }));
-    rows.extend(joined.into_iter().zip(new_row).filter(|(_, new)| *new).map(|(t, _)| Row { text: t.into_bytes(), kind: RowKind::Learned }));
-    Tokenizer::new(Parts { merges, ..Parts::new(ModelKind::Bpe, spelling, rows) }).ok()
+    Tokenizer::new(Parts { merges, ..Parts::new(ModelKind::Bpe, spelling, rows) }).map(Some).map_err(|_| ())
 }
 
 /// A codes file read as subword-nmt reads it, its model built when the codes are one (see
@@ -200,10 +203,7 @@ pub fn read(raw: &[u8], merges: i64, spelling: Spelling) -> Option<Codes> {
     let (version, spans) = codes(text, merges)?;
     let mut out = Codes { version, text: text.to_string(), spans, model: None };
     if version == (0, 2) {
-        let joined: Vec<String> = out.pairs().map(|(a, b)| [a, b].concat()).collect();
-        if is_end_spelling_model(out.pairs(), &joined) {
-            out.model = Some(model(spelling, out.pairs(), joined)?);
-        }
+        out.model = model(spelling, out.pairs()).ok()?;
     }
     Some(out)
 }
