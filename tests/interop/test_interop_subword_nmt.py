@@ -387,6 +387,7 @@ def _same(core, python, texts) -> None:
     assert (core.tokenizer is None) == (python.tokenizer is None)
     if core.tokenizer is not None:
         assert core.tokenizer.to_json() == python.tokenizer.to_json()
+        assert core.vocab_size == len(core.rows) == core.tokenizer.vocab_size
     for t in texts:
         assert core.segment(t) == python.segment(t)
         assert _ids(core, t) == _ids(python, t)

@@ -30,7 +30,7 @@ pub struct Codes {
     /// twice.
     spans: Vec<[u32; 4]>,
     /// The merges as a subwords BPE model of the end spelling, when the codes are one (version
-    /// 0.2, each part a symbol or an earlier line's piece: see `is_end_spelling_model`).
+    /// 0.2, each part a symbol or an earlier line's piece: see `model`).
     pub model: Option<Tokenizer>,
 }
 

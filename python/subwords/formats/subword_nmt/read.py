@@ -251,7 +251,8 @@ class SubwordNmt(Foreign):
 
     @property
     def vocab_size(self) -> int:
-        return len(self._rows)
+        # the model has the same rows, and its size without making the Python rows
+        return self._tokenizer.vocab_size if self._tokenizer is not None else len(self._rows)
 
     @property
     def rows(self) -> list[str]:
