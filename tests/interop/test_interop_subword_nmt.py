@@ -452,3 +452,10 @@ def test_core_reader_reads_the_learned_codes(learned: Path):
     ours = SubwordNmt(learned)
     assert ours._core_codes is not None and ours.tokenizer is not None
     assert len(ours._core_codes) == len(learned.read_text(encoding="utf-8").rstrip("\n").split("\n")) - 1
+
+
+def test_more_merges_than_any_file_reads_them_all(learned: Path):
+    """merges= beyond the core's 64-bit integer is every line, as a smaller excess is."""
+    every = SubwordNmt(learned)
+    for n in (10**6, 10**30):
+        assert SubwordNmt(learned, merges=n).codes == every.codes

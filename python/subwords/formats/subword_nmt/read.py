@@ -172,7 +172,8 @@ class SubwordNmt(Foreign):
         # answers None, and the Python reader below reads it and names what is wrong
         from ..._api import _wrap, spelling_object
 
-        fast = _core.SnmtCodes.read(raw, merges, json.dumps(spelling_object(_END_SPELLING)))
+        # more merges than a file could hold is all of them (and fits the core's integer)
+        fast = _core.SnmtCodes.read(raw, merges if merges < 1 << 62 else -1, json.dumps(spelling_object(_END_SPELLING)))
         self._tokenizer: Optional[SubwordsTokenizer]
         if fast is not None:
             self._core_codes: Optional[_core.SnmtCodes] = fast[0]
