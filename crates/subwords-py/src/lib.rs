@@ -695,6 +695,8 @@ impl PyModel {
     /// load.
     #[staticmethod]
     fn from_vocab_txt<'py>(py: Python<'py>, text: &str, spelling: &str) -> PyResult<Bound<'py, PyAny>> {
+        use subwords_core::segmenters::longest_match::LongestMatch;
+        use subwords_core::spelling::Scheme;
         use subwords_core::vocab::RowKind;
         let spelling: subwords_core::spelling::Spelling =
             serde_json::from_str(spelling).map_err(|e| to_py(py, Error::ModelFile(format!("spelling: {e}"))))?;
@@ -703,38 +705,68 @@ impl PyModel {
             return wrong(0, "");
         }
         let space = |c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c);
-        let special = |p: &str| {
-            p.len() >= 3 && p.starts_with('[') && p.ends_with(']') && p[1..p.len() - 1].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        };
         // the special rows every BERT vocabulary has
         const NEEDED: [&str; 3] = ["[UNK]", "[CLS]", "[SEP]"];
         let body = text.strip_suffix('\n').unwrap_or(text);
-        let mut rows: Vec<(String, RowKind)> = Vec::with_capacity(body.bytes().filter(|&b| b == b'\n').count() + 1);
-        let mut found = [false; 3];
-        for (n, line) in body.split('\n').enumerate() {
-            let piece = line.trim_end_matches('\r');
-            // printable ASCII holds no whitespace: the character test only for the rest
-            let plain = piece.bytes().all(|b| (b'!'..=b'~').contains(&b));
-            if piece.is_empty() || (!plain && piece.chars().any(space)) {
-                return wrong(n + 1, piece);
-            }
-            let kind = if special(piece) {
-                if let Some(k) = NEEDED.iter().position(|name| *name == piece) {
-                    found[k] = true;
+        let lines = body.bytes().filter(|&b| b == b'\n').count() + 1;
+        let mark = spelling.mark.clone();
+        std::thread::scope(|scope| {
+            // The Fast WordPiece trie, most of the load, is built from the lines on a thread of
+            // its own while this one reads the rows, checks and indexes them (issue 15): from the
+            // same `vocab_txt_line` as the rows, so it is the trie of their pieces. A file the
+            // rows refuse discards it.
+            let beside = (spelling.scheme == Scheme::Continuation && lines >= 4096 && text.len() < u32::MAX as usize / 2)
+                .then(|| {
+                    std::thread::Builder::new()
+                        .name("subwords-trie".into())
+                        .spawn_scoped(scope, || {
+                            // a byte split: `str`'s, at a few bytes a line, was a quarter of the thread
+                            let pieces = body.as_bytes().split(|&b| b == b'\n').enumerate().filter_map(|(n, line)| match vocab_txt_line(line) {
+                                (piece, RowKind::Piece) => Some((piece, n as u32)),
+                                _ => None,
+                            });
+                            LongestMatch::new(pieces, Some(mark.as_bytes()), None)
+                        })
+                        .ok()
+                })
+                .flatten();
+            let mut rows: Vec<(String, RowKind)> = Vec::with_capacity(lines);
+            let mut found = [false; 3];
+            for (n, line) in body.split('\n').enumerate() {
+                let (piece, kind) = vocab_txt_line(line.as_bytes());
+                // the line without its trailing '\r's (ASCII, so a character boundary)
+                let piece = &line[..piece.len()];
+                // printable ASCII holds no whitespace: the character test only for the rest
+                let plain = piece.bytes().all(|b| (b'!'..=b'~').contains(&b));
+                if piece.is_empty() || (!plain && piece.chars().any(space)) {
+                    return wrong(n + 1, piece);
                 }
-                RowKind::Special
-            } else {
-                RowKind::Piece
-            };
-            rows.push((piece.to_string(), kind));
-        }
-        if let Some(k) = found.iter().position(|f| !f) {
-            return wrong(0, NEEDED[k]);
-        }
-        let inner = py
-            .detach(|| Tokenizer::from_rows(subwords_core::options::ModelKind::Wordpiece, spelling, rows, Some(("[CLS]", "[SEP]"))))
-            .map_err(|e| to_py(py, e))?;
-        Ok(Bound::new(py, PyModel::wrap(inner))?.into_any())
+                if kind == RowKind::Special {
+                    if let Some(k) = NEEDED.iter().position(|name| *name == piece) {
+                        found[k] = true;
+                    }
+                }
+                rows.push((piece.to_string(), kind));
+            }
+            if let Some(k) = found.iter().position(|f| !f) {
+                return wrong(0, NEEDED[k]);
+            }
+            let kind = subwords_core::options::ModelKind::Wordpiece;
+            let template = Some(("[CLS]", "[SEP]"));
+            let inner = py
+                .detach(|| match beside {
+                    Some(handle) => Tokenizer::from_rows_with_trie(
+                        kind,
+                        spelling,
+                        rows,
+                        template,
+                        Box::new(move || handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))),
+                    ),
+                    None => Tokenizer::from_rows(kind, spelling, rows, template),
+                })
+                .map_err(|e| to_py(py, e))?;
+            Ok(Bound::new(py, PyModel::wrap(inner))?.into_any())
+        })
     }
 
     /// A model of (piece, kind) rows and nothing learned, checked as a model file of them is
@@ -1019,6 +1051,20 @@ fn check_train_options(py: Python<'_>, options_json: &str) -> PyResult<String> {
         }
     }
     Err(to_py(py, err))
+}
+
+/// One line of a BERT vocab.txt: its piece (the line without trailing `\r`s) and its kind, a
+/// `[NAME]` line (letters, digits, `_`) being a special row. The rows and the trie built beside
+/// them (`Model.from_vocab_txt`) both read the lines through this, so they agree.
+fn vocab_txt_line(line: &[u8]) -> (&[u8], subwords_core::vocab::RowKind) {
+    use subwords_core::vocab::RowKind;
+    let end = line.iter().rposition(|&b| b != b'\r').map_or(0, |i| i + 1);
+    let piece = &line[..end];
+    let special = piece.len() >= 3
+        && piece[0] == b'['
+        && piece[piece.len() - 1] == b']'
+        && piece[1..piece.len() - 1].iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_');
+    (piece, if special { RowKind::Special } else { RowKind::Piece })
 }
 
 #[pymodule]

@@ -33,9 +33,24 @@ struct Specials {
     marker: Option<u32>,
 }
 
+/// A WordPiece trie being built while the rows were read, to wait for: it must be
+/// `LongestMatch::new` of the rows' indexed pieces (kinds for which `RowKind::is_indexed`) in id
+/// order, with the spelling's mark. A BERT `vocab.txt` reader starts it from the file's lines
+/// (`_core.Model.from_vocab_txt`), before its rows exist.
+pub type TrieBeside<'a> = Box<dyn FnOnce() -> LongestMatch + 'a>;
+
 impl Tokenizer {
     /// Checks that the parts fit together and builds the derived tables.
     pub fn new(parts: Parts) -> Result<Self> {
+        Tokenizer::build(parts, None)
+    }
+
+    /// [`Tokenizer::new`] with a WordPiece model's trie given (see [`TrieBeside`]).
+    pub fn with_trie(parts: Parts, trie: TrieBeside<'_>) -> Result<Self> {
+        Tokenizer::build(parts, Some(trie))
+    }
+
+    fn build(parts: Parts, trie: Option<TrieBeside<'_>>) -> Result<Self> {
         let Parts { kind, spelling, rows, merges, stream_from, joints, options, report } = parts;
         spelling.validate()?;
         check_size(&rows)?;
@@ -56,9 +71,13 @@ impl Tokenizer {
         // (issue 15: a BERT vocab.txt at 0.90-1.11x tokenizers' load): it is built on a second
         // thread while this one checks the rows and builds the index (see `trie_beside`).
         let (checked, longest) = std::thread::scope(|scope| {
-            let beside = (wordpiece && trie_beside(&rows))
-                .then(|| std::thread::Builder::new().name("subwords-trie".into()).spawn_scoped(scope, || longest_match(&spelling, &rows)).ok())
-                .flatten();
+            let beside: Option<TrieBeside<'_>> = match trie {
+                Some(t) if wordpiece => Some(t),
+                _ => (wordpiece && trie_beside(&rows))
+                    .then(|| std::thread::Builder::new().name("subwords-trie".into()).spawn_scoped(scope, || longest_match(&spelling, &rows)).ok())
+                    .flatten()
+                    .map(|handle| -> TrieBeside<'_> { Box::new(move || handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))) }),
+            };
             let checked = (|| {
                 let specials = index_rows(&spelling, &rows, imported)?;
                 check_special_rows(&spelling, &rows, &specials)?;
@@ -71,7 +90,7 @@ impl Tokenizer {
                 Ok((index, maps, symbols))
             })();
             let longest = match beside {
-                Some(handle) => Some(handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))),
+                Some(wait) => Some(wait()),
                 // a failed check builds nothing
                 None if wordpiece && checked.is_ok() => Some(longest_match(&spelling, &rows)),
                 None => None,

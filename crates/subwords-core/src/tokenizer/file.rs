@@ -22,6 +22,7 @@ use crate::segmenters::unigram::lattice::NEG_INF;
 use crate::spelling::{byte_to_char_table, char_to_byte, parse_byte_piece, Scheme, Spelling};
 use crate::vocab::{display_row, join_continuation, Row, RowKind, WORD_START};
 
+use super::build::TrieBeside;
 use super::parts::{Parts, Report};
 use super::Tokenizer;
 
@@ -184,6 +185,27 @@ impl Tokenizer {
     /// and parsing a JSON document of every row (issue 15: at 30k rows that was 11 of a 35 ms
     /// load).
     pub fn from_rows(model: ModelKind, spelling: Spelling, rows: Vec<(String, RowKind)>, template: Option<(&str, &str)>) -> Result<Self> {
+        Tokenizer::rows_model(model, spelling, rows, template, None)
+    }
+
+    /// [`Tokenizer::from_rows`] with a WordPiece model's trie given (see [`TrieBeside`]).
+    pub fn from_rows_with_trie(
+        model: ModelKind,
+        spelling: Spelling,
+        rows: Vec<(String, RowKind)>,
+        template: Option<(&str, &str)>,
+        trie: TrieBeside<'_>,
+    ) -> Result<Self> {
+        Tokenizer::rows_model(model, spelling, rows, template, Some(trie))
+    }
+
+    fn rows_model(
+        model: ModelKind,
+        spelling: Spelling,
+        rows: Vec<(String, RowKind)>,
+        template: Option<(&str, &str)>,
+        trie: Option<TrieBeside<'_>>,
+    ) -> Result<Self> {
         let rows = rows
             .into_iter()
             .enumerate()
@@ -192,7 +214,11 @@ impl Tokenizer {
         if model == ModelKind::Unigram {
             return Err(Error::ModelFile("a unigram model needs log_probs".into()));
         }
-        let mut out = Tokenizer::new(Parts::new(model, spelling, rows))?;
+        let parts = Parts::new(model, spelling, rows);
+        let mut out = match trie {
+            Some(t) => Tokenizer::with_trie(parts, t)?,
+            None => Tokenizer::new(parts)?,
+        };
         if let Some((cls, sep)) = template {
             out.set_template(cls, sep)?;
         }

@@ -39,6 +39,7 @@ use crate::vocab::index::RowIndex;
 use crate::vocab::{display_row, Row, RowKind, UNK};
 
 pub use file::{FORMAT, VERSION};
+pub use build::TrieBeside;
 pub use parts::{Parts, Report};
 
 /// How a unit is cut: the model's own segmenter, or one of the alternatives some models offer.
