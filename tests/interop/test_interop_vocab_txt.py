@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import subwords
-from subwords import InputError
+from subwords import InputError, ModelFileError
 from subwords.formats import export, load
 
 import peers
@@ -94,3 +94,33 @@ def test_vocab_txt_refuses_a_row_that_starts_a_word_with_the_mark(tmp_path: Path
     back = subwords.bert(tmp_path / "vocab.txt", lowercase=True)
     for text in ["##word a##b ## ##word", "x ## y ##word"]:
         assert back.encode(text, add_special_tokens=False) == bert.encode(text)
+
+
+def _large_vocab_txt(path: Path, last: str = "w4946") -> None:
+    """5,003 lines, enough for the trie to be built from the lines on a second thread while the
+    rows are read (crates/subwords-py/src/lib.rs, ``from_vocab_txt``): [PAD] [UNK] [CLS] [SEP], a..z,
+    ##a..##z, then w0000, w0001, ..., w4946, the last line replaced by ``last``."""
+    lines = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"] + [chr(c) for c in range(97, 123)] + ["##" + chr(c) for c in range(97, 123)]
+    lines += [f"w{n:04}" for n in range(5003 - len(lines))]
+    lines[-1] = last
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_a_large_vocab_txt_on_the_trie_thread(tmp_path: Path):
+    path = tmp_path / "vocab.txt"
+    _large_vocab_txt(path)
+    tok = subwords.bert(path)
+    # by construction: [PAD] 0, [UNK] 1, [CLS] 2, [SEP] 3, a 4 .. z 29, ##a 30 .. ##z 55, then
+    # w0000 at 56, so w1234 is 1290 and the last line, w4946, 5002
+    assert tok.encode("w1234 bad w4946") == [2, 1290, 5, 30, 33, 5002, 3]
+
+
+@pytest.mark.parametrize("last, message", [
+    ("w 1", "line 5003: 'w 1' is not a piece"),
+    ("", "line 5003: '' is not a piece"),
+])
+def test_a_large_vocab_txt_refused_while_the_trie_builds(tmp_path: Path, last: str, message: str):
+    path = tmp_path / "vocab.txt"
+    _large_vocab_txt(path, last)
+    with pytest.raises(ModelFileError, match=re.escape(message)):
+        subwords.bert(path)
