@@ -710,6 +710,10 @@ impl PyModel {
         let body = text.strip_suffix('\n').unwrap_or(text);
         let lines = body.bytes().filter(|&b| b == b'\n').count() + 1;
         let mark = spelling.mark.clone();
+        // set when the rows are refused: the trie thread then reads no more lines, so a large
+        // bad file is not built into a trie before its error is told
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let refused = || stop.store(true, std::sync::atomic::Ordering::Relaxed);
         std::thread::scope(|scope| {
             // The Fast WordPiece trie, most of the load, is built from the lines on a thread of
             // its own while this one reads the rows, checks and indexes them (issue 15): from the
@@ -721,10 +725,15 @@ impl PyModel {
                         .name("subwords-trie".into())
                         .spawn_scoped(scope, || {
                             // a byte split: `str`'s, at a few bytes a line, was a quarter of the thread
-                            let pieces = body.as_bytes().split(|&b| b == b'\n').enumerate().filter_map(|(n, line)| match vocab_txt_line(line) {
-                                (piece, RowKind::Piece) => Some((piece, n as u32)),
-                                _ => None,
-                            });
+                            let pieces = body
+                                .as_bytes()
+                                .split(|&b| b == b'\n')
+                                .take_while(|_| !stop.load(std::sync::atomic::Ordering::Relaxed))
+                                .enumerate()
+                                .filter_map(|(n, line)| match vocab_txt_line(line) {
+                                    (piece, RowKind::Piece) => Some((piece, n as u32)),
+                                    _ => None,
+                                });
                             LongestMatch::new(pieces, Some(mark.as_bytes()), None)
                         })
                         .ok()
@@ -739,6 +748,7 @@ impl PyModel {
                 // printable ASCII holds no whitespace: the character test only for the rest
                 let plain = piece.bytes().all(|b| (b'!'..=b'~').contains(&b));
                 if piece.is_empty() || (!plain && piece.chars().any(space)) {
+                    refused();
                     return wrong(n + 1, piece);
                 }
                 if kind == RowKind::Special {
@@ -749,6 +759,7 @@ impl PyModel {
                 rows.push((piece.to_string(), kind));
             }
             if let Some(k) = found.iter().position(|f| !f) {
+                refused();
                 return wrong(0, NEEDED[k]);
             }
             let kind = subwords_core::options::ModelKind::Wordpiece;
@@ -764,7 +775,10 @@ impl PyModel {
                     ),
                     None => Tokenizer::from_rows(kind, spelling, rows, template),
                 })
-                .map_err(|e| to_py(py, e))?;
+                .map_err(|e| {
+                    refused();
+                    to_py(py, e)
+                })?;
             Ok(Bound::new(py, PyModel::wrap(inner))?.into_any())
         })
     }

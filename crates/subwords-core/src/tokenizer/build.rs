@@ -90,7 +90,9 @@ impl Tokenizer {
                 Ok((index, maps, symbols))
             })();
             let longest = match beside {
-                Some(wait) => Some(wait()),
+                Some(wait) if checked.is_ok() => Some(wait()),
+                // a failed check waits for no trie (a scoped thread is joined by its scope)
+                Some(_) => None,
                 // a failed check builds nothing
                 None if wordpiece && checked.is_ok() => Some(longest_match(&spelling, &rows)),
                 None => None,
