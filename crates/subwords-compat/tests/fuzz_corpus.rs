@@ -98,3 +98,15 @@ fn replay_hf_pipeline() {
 fn replay_hf_tables() {
     run("hf_tables");
 }
+
+/// `regressions/hf_pipeline/wordpiece-id-4294967295.json`: a WordPiece plan whose vocabulary
+/// gives `l` the id 4294967295. `HfPipeline::from_json` did not check ids as `with_tables` does,
+/// and the trie's table of lengths, sized by the largest id, made the CI smoke run run out of
+/// memory (2026-12-04). It is refused now, naming the id.
+#[test]
+fn an_id_past_max_id_is_refused_by_the_whole_plan_reader() {
+    let path = fuzz_dir().join("regressions/hf_pipeline/wordpiece-id-4294967295.json");
+    let text = std::fs::read_to_string(&path).expect("the regression file");
+    let err = subwords_compat::huggingface::HfPipeline::from_json(&text).err().expect("refused");
+    assert!(err.to_string().contains("has id 4294967295, above the 16777216"), "{err}");
+}

@@ -115,6 +115,21 @@ pub enum PreTokenizer {
     Split(SplitStep),
 }
 
+/// A BPE or WordPiece vocabulary's ids: each below [`MAX_ID`] and given once.
+fn check_ids(vocab: &[(String, u32)]) -> Result<()> {
+    let mut seen: Map<u32, usize> = Map::with_capacity_and_hasher(vocab.len(), Default::default());
+    for (k, (t, id)) in vocab.iter().enumerate() {
+        if *id >= MAX_ID {
+            return Err(bad(format!("model vocab: token {t:?} has id {id}, above the {MAX_ID} subwords accepts")));
+        }
+        if let Some(&j) = seen.get(id) {
+            return Err(bad(format!("model vocab: tokens {:?} and {t:?} both have id {id}", vocab[j].0)));
+        }
+        seen.insert(*id, k);
+    }
+    Ok(())
+}
+
 /// What `Split` does with the matches (tokenizers' `SplitDelimiterBehavior`).
 #[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Behavior {
@@ -370,6 +385,9 @@ impl HfPipeline {
             ModelPlan::Bpe { vocab, .. } | ModelPlan::WordPiece { vocab, .. } => std::mem::take(vocab),
             ModelPlan::Unigram { .. } => Vec::new(),
         };
+        // as `with_tables` checks them: an id past MAX_ID sized the WordPiece trie's table by it
+        // (`hf_pipeline`'s smoke run, an id of 4294967295: an out-of-memory)
+        check_ids(&vocab)?;
         Self::build(plan, &vocab)
     }
 
@@ -497,16 +515,7 @@ impl HfPipeline {
     pub fn with_tables(text: &str, tables: &tables::Tables) -> Result<Self> {
         let (vocab, merges) = (tables.vocab.as_slice(), tables.merges.as_slice());
         let mut plan: Plan = serde_json::from_str(text).map_err(|e| bad(format!("internal plan: {e}")))?;
-        let mut seen: Map<u32, usize> = Map::with_capacity_and_hasher(vocab.len(), Default::default());
-        for (k, (t, id)) in vocab.iter().enumerate() {
-            if *id >= MAX_ID {
-                return Err(bad(format!("model vocab: token {t:?} has id {id}, above the {MAX_ID} subwords accepts")));
-            }
-            if let Some(&j) = seen.get(id) {
-                return Err(bad(format!("model vocab: tokens {:?} and {t:?} both have id {id}", vocab[j].0)));
-            }
-            seen.insert(*id, k);
-        }
+        check_ids(vocab)?;
         match &mut plan.model {
             ModelPlan::Bpe { merges: m, continuing_subword_prefix, .. } => {
                 let prefix = continuing_subword_prefix.as_deref().filter(|p| !p.is_empty());
