@@ -19,10 +19,12 @@ use subwords_core::vocab::{Row, RowKind};
 /// The end mark subword-nmt puts on a word's last symbol.
 pub const END: &str = "</w>";
 
+/// A codes file's version: (0, 1) or (0, 2).
+pub type Version = (u32, u32);
+
 /// A codes file as subword-nmt reads it.
 pub struct Codes {
-    /// (0, 1) or (0, 2)
-    pub version: (u32, u32),
+    pub version: Version,
     /// The file's text, which `spans` point into: two strings a merge were 64k allocations of a
     /// 32k file (a tenth of the load).
     text: String,
@@ -58,11 +60,11 @@ fn python_space(b: u8) -> bool {
 /// The version a `#version:` header names, read as the Python reader reads it: its last word,
 /// trailing `.0` groups dropped. `None` for any other version, and for a header that is not
 /// ASCII (whose words Python's `split()` and Rust's could cut differently).
-fn header_version(first: &str) -> Option<(u32, u32)> {
+fn header_version(first: &str) -> Option<Version> {
     if !first.is_ascii() {
         return None;
     }
-    let mut word = first.split(|c: char| python_space(c as u8)).filter(|w| !w.is_empty()).last()?;
+    let mut word = first.split(|c: char| python_space(c as u8)).rfind(|w| !w.is_empty())?;
     // `re.sub(r"(\.0+)*$", "", word)`
     while let Some(dot) = word.rfind('.') {
         let tail = &word[dot + 1..];
@@ -81,7 +83,7 @@ fn header_version(first: &str) -> Option<(u32, u32)> {
 /// The version and merges (byte ranges of `text`, see [`Codes::spans`]) of a codes file;
 /// `merges`: the first N lines, or every line when negative. `None` when the Python reader would
 /// refuse the file (or might word it otherwise).
-fn codes(text: &str, merges: i64) -> Option<((u32, u32), Vec<[u32; 4]>)> {
+fn codes(text: &str, merges: i64) -> Option<(Version, Vec<[u32; 4]>)> {
     if text.starts_with('\u{feff}') || text.len() >= u32::MAX as usize {
         return None;
     }
