@@ -103,7 +103,7 @@ fn same_model_on_one_and_two_threads() {
 
 /// A BERT-like imported vocabulary of 5,003 rows: [UNK], [CLS], [SEP], `a`..`z`, `##a`..`##z`
 /// and words `w0000`, `w0001`, … up to 5,003 rows. Large enough that its WordPiece trie is built
-/// on a thread of its own while the rows are checked (`tokenizer/build.rs`, `trie_beside`).
+/// on a thread of its own while the rows are checked (`tokenizer/build.rs`, `spawn_trie`).
 fn large_vocabulary() -> Vec<(String, subwords_core::vocab::RowKind)> {
     use subwords_core::vocab::RowKind;
     let mut rows: Vec<(String, RowKind)> = ["[UNK]", "[CLS]", "[SEP]"].iter().map(|s| (s.to_string(), RowKind::Special)).collect();

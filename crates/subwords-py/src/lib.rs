@@ -697,6 +697,7 @@ impl PyModel {
     fn from_vocab_txt<'py>(py: Python<'py>, text: &str, spelling: &str) -> PyResult<Bound<'py, PyAny>> {
         use subwords_core::segmenters::longest_match::LongestMatch;
         use subwords_core::spelling::Scheme;
+        use subwords_core::tokenizer::build::spawn_trie;
         use subwords_core::vocab::RowKind;
         let spelling: subwords_core::spelling::Spelling =
             serde_json::from_str(spelling).map_err(|e| to_py(py, Error::ModelFile(format!("spelling: {e}"))))?;
@@ -721,22 +722,19 @@ impl PyModel {
             // rows refuse discards it.
             let beside = (spelling.scheme == Scheme::Continuation && lines >= 4096 && text.len() < u32::MAX as usize / 2)
                 .then(|| {
-                    std::thread::Builder::new()
-                        .name("subwords-trie".into())
-                        .spawn_scoped(scope, || {
-                            // a byte split: `str`'s, at a few bytes a line, was a quarter of the thread
-                            let pieces = body
-                                .as_bytes()
-                                .split(|&b| b == b'\n')
-                                .take_while(|_| !stop.load(std::sync::atomic::Ordering::Relaxed))
-                                .enumerate()
-                                .filter_map(|(n, line)| match vocab_txt_line(line) {
-                                    (piece, RowKind::Piece) => Some((piece, n as u32)),
-                                    _ => None,
-                                });
-                            LongestMatch::new(pieces, Some(mark.as_bytes()), None)
-                        })
-                        .ok()
+                    spawn_trie(scope, || {
+                        // a byte split: `str`'s, at a few bytes a line, was a quarter of the thread
+                        let pieces = body
+                            .as_bytes()
+                            .split(|&b| b == b'\n')
+                            .take_while(|_| !stop.load(std::sync::atomic::Ordering::Relaxed))
+                            .enumerate()
+                            .filter_map(|(n, line)| match vocab_txt_line(line) {
+                                (piece, RowKind::Piece) => Some((piece, n as u32)),
+                                _ => None,
+                            });
+                        LongestMatch::new(pieces, Some(mark.as_bytes()), None)
+                    })
                 })
                 .flatten();
             let mut rows: Vec<(String, RowKind)> = Vec::with_capacity(lines);
@@ -766,13 +764,7 @@ impl PyModel {
             let template = Some(("[CLS]", "[SEP]"));
             let inner = py
                 .detach(|| match beside {
-                    Some(handle) => Tokenizer::from_rows_with_trie(
-                        kind,
-                        spelling,
-                        rows,
-                        template,
-                        Box::new(move || handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))),
-                    ),
+                    Some(wait) => Tokenizer::from_rows_with_trie(kind, spelling, rows, template, wait),
                     None => Tokenizer::from_rows(kind, spelling, rows, template),
                 })
                 .map_err(|e| {

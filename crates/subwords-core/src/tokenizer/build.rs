@@ -37,7 +37,7 @@ struct Specials {
 /// `LongestMatch::new` of the rows' indexed pieces (kinds for which `RowKind::is_indexed`) in id
 /// order, with the spelling's mark. A BERT `vocab.txt` reader starts it from the file's lines
 /// (`_core.Model.from_vocab_txt`), before its rows exist.
-pub type TrieBeside<'a> = Box<dyn FnOnce() -> LongestMatch + 'a>;
+pub type TrieBeside<'a> = Box<dyn FnOnce() -> LongestMatch + Send + 'a>;
 
 impl Tokenizer {
     /// Checks that the parts fit together and builds the derived tables.
@@ -69,14 +69,12 @@ impl Tokenizer {
         }
         // The WordPiece trie needs only the rows, and was most of loading a 30k vocabulary
         // (issue 15: a BERT vocab.txt at 0.90-1.11x tokenizers' load): it is built on a second
-        // thread while this one checks the rows and builds the index (see `trie_beside`).
+        // thread while this one checks the rows and builds the index (see `spawn_trie`).
         let (checked, longest) = std::thread::scope(|scope| {
             let beside: Option<TrieBeside<'_>> = match trie {
                 Some(t) if wordpiece => Some(t),
-                _ => (wordpiece && trie_beside(&rows))
-                    .then(|| std::thread::Builder::new().name("subwords-trie".into()).spawn_scoped(scope, || longest_match(&spelling, &rows)).ok())
-                    .flatten()
-                    .map(|handle| -> TrieBeside<'_> { Box::new(move || handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))) }),
+                _ if wordpiece && rows_worth_a_thread(&rows) => spawn_trie(scope, || longest_match(&spelling, &rows)),
+                _ => None,
             };
             let checked = (|| {
                 let specials = index_rows(&spelling, &rows, imported)?;
@@ -174,14 +172,26 @@ fn longest_match(spelling: &Spelling, rows: &[Row]) -> LongestMatch {
     }
 }
 
-/// Whether to build the trie on a thread of its own: for a vocabulary large enough to repay the
-/// thread (a 30k BERT vocabulary: the trie 3.5-4.9 ms, a thread about 0.05), on a machine with
-/// a second core, and only for rows the trie's `u32` offsets can hold, as its rows are not yet
-/// checked when it starts.
-fn trie_beside(rows: &[Row]) -> bool {
-    rows.len() >= 4096
-        && rows.iter().map(|r| r.text.len() as u64 + 1).sum::<u64>() < u32::MAX as u64 / 2
-        && *CORES.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
+/// Whether the trie of these rows repays a thread of its own (see [`spawn_trie`]): a vocabulary
+/// large enough (a 30k BERT vocabulary: the trie 3.5-4.9 ms, a thread about 0.05), and rows the
+/// trie's `u32` offsets can hold, as its rows are not yet checked when it starts.
+fn rows_worth_a_thread(rows: &[Row]) -> bool {
+    rows.len() >= 4096 && rows.iter().map(|r| r.text.len() as u64 + 1).sum::<u64>() < u32::MAX as u64 / 2
+}
+
+/// `build` on a thread of its own in `scope`, as a [`TrieBeside`] to wait for (a panic in it
+/// goes on in the waiter); `None` on a machine without a second core or when the thread cannot
+/// start, for the caller to build the trie in line. The one place a trie thread is started:
+/// `Tokenizer::build` and the `vocab.txt` reader both come here.
+pub fn spawn_trie<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    build: impl FnOnce() -> LongestMatch + Send + 'scope,
+) -> Option<TrieBeside<'scope>> {
+    if !*CORES.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)) {
+        return None;
+    }
+    let handle = std::thread::Builder::new().name("subwords-trie".into()).spawn_scoped(scope, build).ok()?;
+    Some(Box::new(move || handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
 }
 
 /// Whether this machine has a second core (asked once: on Linux the answer reads cgroup files).
