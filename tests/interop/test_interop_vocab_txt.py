@@ -124,3 +124,18 @@ def test_a_large_vocab_txt_refused_while_the_trie_builds(tmp_path: Path, last: s
     _large_vocab_txt(path, last)
     with pytest.raises(ModelFileError, match=re.escape(message)):
         subwords.bert(path)
+
+
+
+@pytest.mark.parametrize("lines, where", [(5003, 3), (5003, 5000), (10, 3)])
+def test_a_vocab_txt_that_is_not_utf8_names_its_line(tmp_path: Path, lines: int, where: int):
+    """The core reads the file's bytes (its trie starts on them at once, for 4,096 lines or
+    more) and checks their UTF-8 beside it: a byte 0xE9 alone (Latin-1's é) on line ``where`` of
+    the first ``lines`` lines of ``_large_vocab_txt`` is refused with that line's number."""
+    path = tmp_path / "vocab.txt"
+    _large_vocab_txt(path)
+    rows = path.read_bytes().split(b"\n")[:lines]
+    rows[where - 1] = b"caf\xe9"
+    path.write_bytes(b"\n".join(rows) + b"\n")
+    with pytest.raises(ModelFileError, match=re.escape(f"line {where} is not UTF-8 text")):
+        subwords.bert(path)

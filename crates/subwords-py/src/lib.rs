@@ -685,31 +685,35 @@ impl PyModel {
         Ok(PyModel::wrap(inner))
     }
 
-    /// A BERT vocab.txt's text read into a model (`formats/vocab_txt/read.py` says what for): one
-    /// piece a line, its line number its id, a line's trailing `\r`s dropped, `[NAME]` lines
+    /// A BERT vocab.txt's bytes read into a model (`formats/vocab_txt/read.py` says what for):
+    /// one piece a line, its line number its id, a line's trailing `\r`s dropped, `[NAME]` lines
     /// (letters, digits, `_`) special rows. A file that is not one comes back as what is wrong,
-    /// for the reader's message: `(line, piece)` for the first line that is empty or holds
-    /// whitespace (str.isspace's set: Unicode White_Space and `\x1c`..`\x1f`), `(0, name)` for
-    /// the first of [UNK], [CLS], [SEP] missing, `(0, "")` for no text at all. Issue 15: the
-    /// reader's Python passes over 30k lines (split, checks, kinds, the tuples) were 7 of a 22 ms
-    /// load.
+    /// for the reader's message: `("utf-8", line, "")` for the first line that is not UTF-8,
+    /// `("line", line, piece)` for the first line that is empty or holds whitespace
+    /// (str.isspace's set: Unicode White_Space and `\x1c`..`\x1f`), `("missing", 0, name)` for
+    /// the first of [UNK], [CLS], [SEP] missing, `("empty", 0, "")` for no text at all. Issue 15:
+    /// the reader's Python passes over 30k lines (split, checks, kinds, the tuples) were 7 of a
+    /// 22 ms load. It takes the file's bytes, not a `str`: Python's decode and the binding's
+    /// copy of the `str` back to UTF-8 (2.45 M instructions of a 30k vocabulary, callgrind) ran
+    /// before the trie thread could start; the trie reads bytes, and the check of UTF-8 now runs
+    /// beside it.
     #[staticmethod]
-    fn from_vocab_txt<'py>(py: Python<'py>, text: &str, spelling: &str) -> PyResult<Bound<'py, PyAny>> {
+    fn from_vocab_txt<'py>(py: Python<'py>, raw: &[u8], spelling: &str) -> PyResult<Bound<'py, PyAny>> {
         use subwords_core::segmenters::longest_match::LongestMatch;
         use subwords_core::spelling::Scheme;
         use subwords_core::tokenizer::build::spawn_trie;
         use subwords_core::vocab::RowKind;
         let spelling: subwords_core::spelling::Spelling =
             serde_json::from_str(spelling).map_err(|e| to_py(py, Error::ModelFile(format!("spelling: {e}"))))?;
-        let wrong = |line: usize, what: &str| Ok((line, what.to_string()).into_pyobject(py)?.into_any());
-        if text.is_empty() {
-            return wrong(0, "");
+        let wrong = |problem: &str, line: usize, what: &str| Ok((problem, line, what.to_string()).into_pyobject(py)?.into_any());
+        if raw.is_empty() {
+            return wrong("empty", 0, "");
         }
         let space = |c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c);
         // the special rows every BERT vocabulary has
         const NEEDED: [&str; 3] = ["[UNK]", "[CLS]", "[SEP]"];
-        let body = text.strip_suffix('\n').unwrap_or(text);
-        let lines = body.bytes().filter(|&b| b == b'\n').count() + 1;
+        let body = raw.strip_suffix(b"\n").unwrap_or(raw);
+        let lines = body.iter().filter(|&&b| b == b'\n').count() + 1;
         let mark = spelling.mark.clone();
         // set when the rows are refused: the trie thread then reads no more lines, so a large
         // bad file is not built into a trie before its error is told
@@ -717,15 +721,14 @@ impl PyModel {
         let refused = || stop.store(true, std::sync::atomic::Ordering::Relaxed);
         std::thread::scope(|scope| {
             // The Fast WordPiece trie, most of the load, is built from the lines on a thread of
-            // its own while this one reads the rows, checks and indexes them (issue 15): from the
-            // same `vocab_txt_line` as the rows, so it is the trie of their pieces. A file the
-            // rows refuse discards it.
-            let beside = (spelling.scheme == Scheme::Continuation && lines >= 4096 && text.len() < u32::MAX as usize / 2)
+            // its own while this one checks the text is UTF-8, reads the rows, checks and indexes
+            // them (issue 15): from the same `vocab_txt_line` as the rows, so it is the trie of
+            // their pieces. A file the rows refuse discards it.
+            let beside = (spelling.scheme == Scheme::Continuation && lines >= 4096 && raw.len() < u32::MAX as usize / 2)
                 .then(|| {
                     spawn_trie(scope, || {
                         // a byte split: `str`'s, at a few bytes a line, was a quarter of the thread
                         let pieces = body
-                            .as_bytes()
                             .split(|&b| b == b'\n')
                             .take_while(|_| !stop.load(std::sync::atomic::Ordering::Relaxed))
                             .enumerate()
@@ -737,6 +740,14 @@ impl PyModel {
                     })
                 })
                 .flatten();
+            let body = match std::str::from_utf8(body) {
+                Ok(text) => text,
+                Err(e) => {
+                    refused();
+                    let line = body[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+                    return wrong("utf-8", line, "");
+                }
+            };
             let mut rows: Vec<(String, RowKind)> = Vec::with_capacity(lines);
             let mut found = [false; 3];
             for (n, line) in body.split('\n').enumerate() {
@@ -747,7 +758,7 @@ impl PyModel {
                 let plain = piece.bytes().all(|b| (b'!'..=b'~').contains(&b));
                 if piece.is_empty() || (!plain && piece.chars().any(space)) {
                     refused();
-                    return wrong(n + 1, piece);
+                    return wrong("line", n + 1, piece);
                 }
                 if kind == RowKind::Special {
                     if let Some(k) = NEEDED.iter().position(|name| *name == piece) {
@@ -758,7 +769,7 @@ impl PyModel {
             }
             if let Some(k) = found.iter().position(|f| !f) {
                 refused();
-                return wrong(0, NEEDED[k]);
+                return wrong("missing", 0, NEEDED[k]);
             }
             let kind = subwords_core::options::ModelKind::Wordpiece;
             let template = Some(("[CLS]", "[SEP]"));

@@ -32,26 +32,24 @@ def bert(vocab: Union[str, os.PathLike[str]], *, lowercase: bool = True, strip_a
 
     p = os.fspath(vocab)
     raw = read_limited(p, MAX_VOCAB_TXT_BYTES, "vocabulary (vocab.txt)")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ModelFileError(f"{p}: not UTF-8 text; a BERT vocab.txt is one UTF-8 piece per line") from None
     strip = lowercase if strip_accents is None else strip_accents
     spelling = {"scheme": "continuation", "mark": "##", "pre_split": "bert", "clean_text": bool(clean_text),
                 "strip_accents": bool(strip), "lowercase": bool(lowercase)}
-    # the lines, their checks and the special rows ([NAME]) are read in the core, which hands
-    # back what is wrong with a file that is not a vocabulary
+    # the bytes, their UTF-8, the lines, their checks and the special rows ([NAME]) are read in
+    # the core, which hands back what is wrong with a file that is not a vocabulary
     try:
-        got = _core.Model.from_vocab_txt(text, json.dumps(spelling_object(spelling)))
+        got = _core.Model.from_vocab_txt(raw, json.dumps(spelling_object(spelling)))
     except ModelFileError as e:
         raise ModelFileError(f"{p}: {e}") from None
     except SubwordsError as e:
         raise ModelFileError(f"{p}: the model file's settings are invalid: {e}") from None
     if isinstance(got, tuple):
-        line, what = got
-        if line:
+        problem, line, what = got
+        if problem == "utf-8":
+            raise ModelFileError(f"{p}: line {line} is not UTF-8 text; a BERT vocab.txt is one UTF-8 piece per line")
+        if problem == "line":
             raise ModelFileError(f"{p}: line {line}: {what!r} is not a piece (empty or with whitespace)")
-        if what:
+        if problem == "missing":
             raise ModelFileError(f"{p}: has no {what} row; a BERT vocabulary needs [UNK], [CLS] and [SEP]")
         raise ModelFileError(f"{p}: empty vocabulary")
     return _wrap(got)
