@@ -47,6 +47,13 @@
 //! and 2-thread arrays slower with `MIMALLOC_PURGE_DELAY=0`).
 //! Not tried: inline reference counts (3.12's immortal objects make the
 //! increment depend on the version; `Py_IncRef` is 2.2 M a MB).
+//! Where the rest goes (2026-12-04, callgrind, 1 MB of multilingual text, every model and shape
+//! of `bench_encode_load.py` table 3): 2 threads run the instructions of 1 (0.92-1.07x a call),
+//! so a run whose second thread costs a fifth more CPU time is the machine. Lines into lists
+//! keep a serial part on the caller: reading the texts (3 M a MB) and freeing the result's lists
+//! (8 M a MB, CPython's, timed by the benchmark for every library), about 11 M of 103 M, which
+//! bounds them near 1.8x. Not done: handing out parts as far as the texts are read (3 M), and
+//! lists kept off the collector's books (a list the user fills with itself would leak).
 
 use crate::word_cache::WordCache;
 use std::sync::{Arc, Mutex};
