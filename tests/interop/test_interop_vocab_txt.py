@@ -126,7 +126,6 @@ def test_a_large_vocab_txt_refused_while_the_trie_builds(tmp_path: Path, last: s
         subwords.bert(path)
 
 
-
 @pytest.mark.parametrize("lines, where", [(5003, 3), (5003, 5000), (10, 3)])
 def test_a_vocab_txt_that_is_not_utf8_names_its_line(tmp_path: Path, lines: int, where: int):
     """The core reads the file's bytes (its trie starts on them at once, for 4,096 lines or
