@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -19,7 +20,13 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
-
+# The suite's own SIGINT handling, whatever started it. A suite started as a background job of a
+# shell without job control (`cmd &` in a script, under `nohup`) inherits SIGINT ignored; the
+# programs the tests start then inherit it too, and Python keeps an ignored SIGINT ignored, so a
+# test that interrupts a training (tests/bad_input) saw it run to its end, and the explorer's
+# server tests waited 30 s each for a server that ignored its stop (a CI run launched that way,
+# 2026-12-04). Python's own handler here is reset to the default action in every child at exec.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _module(name: str):
