@@ -701,7 +701,7 @@ impl PyModel {
     fn from_vocab_txt<'py>(py: Python<'py>, raw: &[u8], spelling: &str) -> PyResult<Bound<'py, PyAny>> {
         use subwords_core::segmenters::longest_match::LongestMatch;
         use subwords_core::spelling::Scheme;
-        use subwords_core::tokenizer::build::spawn_trie;
+        use subwords_core::tokenizer::build::{spawn_trie, worth_a_trie_thread};
         use subwords_core::vocab::RowKind;
         let spelling: subwords_core::spelling::Spelling =
             serde_json::from_str(spelling).map_err(|e| to_py(py, Error::ModelFile(format!("spelling: {e}"))))?;
@@ -724,7 +724,8 @@ impl PyModel {
             // its own while this one checks the text is UTF-8, reads the rows, checks and indexes
             // them (issue 15): from the same `vocab_txt_line` as the rows, so it is the trie of
             // their pieces. A file the rows refuse discards it.
-            let beside = (spelling.scheme == Scheme::Continuation && lines >= 4096 && raw.len() < u32::MAX as usize / 2)
+            // each line's bytes and its '\n' (the last one's counted in too): the keys' bytes at most
+            let beside = (spelling.scheme == Scheme::Continuation && worth_a_trie_thread(lines, || raw.len() as u64 + 1))
                 .then(|| {
                     spawn_trie(scope, || {
                         // a byte split: `str`'s, at a few bytes a line, was a quarter of the thread

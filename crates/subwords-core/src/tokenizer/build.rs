@@ -172,11 +172,17 @@ fn longest_match(spelling: &Spelling, rows: &[Row]) -> LongestMatch {
     }
 }
 
-/// Whether the trie of these rows repays a thread of its own (see [`spawn_trie`]): a vocabulary
-/// large enough (a 30k BERT vocabulary: the trie 3.5-4.9 ms, a thread about 0.05), and rows the
-/// trie's `u32` offsets can hold, as its rows are not yet checked when it starts.
+/// Whether the trie of `pieces` pieces whose `bytes()` come to so many bytes in all (a byte more
+/// each counted in; asked only for a vocabulary large enough) repays a thread of its own (see
+/// [`spawn_trie`]): a vocabulary large enough (a 30k BERT vocabulary: the trie 3.5-4.9 ms, a
+/// thread about 0.05), and keys the trie's `u32` offsets can hold, as its pieces are not yet
+/// checked when it starts. `Tokenizer::build` and the `vocab.txt` reader both ask here.
+pub fn worth_a_trie_thread(pieces: usize, bytes: impl FnOnce() -> u64) -> bool {
+    pieces >= 4096 && bytes() < u32::MAX as u64 / 2
+}
+
 fn rows_worth_a_thread(rows: &[Row]) -> bool {
-    rows.len() >= 4096 && rows.iter().map(|r| r.text.len() as u64 + 1).sum::<u64>() < u32::MAX as u64 / 2
+    worth_a_trie_thread(rows.len(), || rows.iter().map(|r| r.text.len() as u64 + 1).sum())
 }
 
 /// `build` on a thread of its own in `scope`, as a [`TrieBeside`] to wait for (a panic in it
