@@ -687,7 +687,8 @@ class SubwordsTokenizer:
                                     add_special_tokens=add_special_tokens)
 
     def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
-                       allowed_special: AllowedSpecial = (), add_special_tokens: bool = True) -> tuple[bytes, bytes]:
+                       allowed_special: AllowedSpecial = (),
+                       add_special_tokens: bool = True) -> tuple[bytearray, bytearray]:
         """``encode_array``'s two buffers (little-endian ids ``width`` bytes wide; each text's end,
         u64), for writers that need no numpy (``subwords encode --output``)."""
         batch = batch_list(batch)

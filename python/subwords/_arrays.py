@@ -94,7 +94,8 @@ class _Buffers(Protocol):
     def vocab_size(self) -> int: ...
 
     def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
-                       allowed_special: AllowedSpecial = (), add_special_tokens: bool = ...) -> tuple[bytes, bytes]: ...
+                       allowed_special: AllowedSpecial = (),
+                       add_special_tokens: bool = ...) -> tuple[bytearray, bytearray]: ...
 
 
 def encode_array(tok: _Buffers, texts: Iterable[str], *, threads: Optional[int], dtype: str, eos: Optional[int],
@@ -108,7 +109,7 @@ def encode_array(tok: _Buffers, texts: Iterable[str], *, threads: Optional[int],
     return from_buffers(ids, ends, width)
 
 
-def from_buffers(ids: bytes, ends: bytes, width: int) -> IdArray:
+def from_buffers(ids: bytearray, ends: bytearray, width: int) -> IdArray:
     """The arrays over the core's buffers (ids little-endian, ``width`` bytes; ends u64)."""
     np = _numpy()
     offsets = np.zeros(len(ends) // 8 + 1, dtype="<u8")
@@ -116,7 +117,7 @@ def from_buffers(ids: bytes, ends: bytes, width: int) -> IdArray:
     return IdArray(np.frombuffer(ids, dtype=_DESCR[width]), offsets)
 
 
-def flatten(lists: Iterable[list[int]], width: int) -> tuple[bytes, bytes]:
+def flatten(lists: Iterable[list[int]], width: int) -> tuple[bytearray, bytearray]:
     """The core's buffer layout made in Python, for tokenizers without a flat encoder."""
     code = "H" if width == 2 else "I"
     ids = bytearray()
@@ -126,7 +127,7 @@ def flatten(lists: Iterable[list[int]], width: int) -> tuple[bytes, bytes]:
         ids += struct.pack(f"<{len(one)}{code}", *one)
         end += len(one)
         ends += struct.pack("<Q", end)
-    return bytes(ids), bytes(ends)
+    return ids, ends
 
 
 def _npy_header(descr: str, length: int) -> bytes:
@@ -173,7 +174,7 @@ def offsets_path(output: PathLike) -> str:
     return root + ".offsets.npy"
 
 
-def write_dataset(output: PathLike, batches: Iterator[tuple[bytes, bytes]], width: int,
+def write_dataset(output: PathLike, batches: Iterator[tuple[bytearray, bytearray]], width: int,
                   progress: Optional[Callable[[int], None]] = None) -> tuple[int, int]:
     """Writes the dataset files from ``(ids, ends)`` buffers, one pair per batch (``ends``
     relative to the batch); returns ``(documents, ids)``. Both files appear only once every

@@ -518,7 +518,7 @@ def _encode_dataset(tok: Any, a: argparse.Namespace) -> int:
     show = _progress(sys.stderr, "encode")
     lines = inputs_cli.encode_lines(a)
 
-    def batches() -> Iterator[tuple[bytes, bytes]]:
+    def batches() -> Iterator[tuple[bytearray, bytearray]]:
         batch: list[str] = []
         for line in _stdin_lines() if lines is None else lines:
             batch.append(line)

@@ -103,16 +103,11 @@ impl PyHfPipeline {
         width: usize,
         prefix: Vec<u32>,
         suffix: Vec<u32>,
-    ) -> PyResult<(Bound<'py, pyo3::types::PyBytes>, Bound<'py, pyo3::types::PyBytes>)> {
+    ) -> PyResult<(Bound<'py, pyo3::types::PyByteArray>, Bound<'py, pyo3::types::PyByteArray>)> {
         let texts = super::Texts::new(py, texts)?;
-        let (ids, ends) = py
-            .detach(|| {
-                let mut out = super::FlatIds::new(width, &prefix, &suffix)?;
-                self.inner.encode_batch_parts(texts.get(), &allowed, threads, |flat| out.extend(flat));
-                out.finish()
-            })
-            .map_err(|e| super::to_py(py, e))?;
-        Ok((pyo3::types::PyBytes::new(py, &ids), pyo3::types::PyBytes::new(py, &ends)))
+        let mut out = super::FlatIds::new(py, width, &prefix, &suffix)?;
+        py.detach(|| self.inner.encode_batch_parts(texts.get(), &allowed, threads, |flat| out.extend(flat)));
+        out.finish(py)
     }
 
     /// `text` through a JSON list of plan normalizers (to normalize added tokens' contents

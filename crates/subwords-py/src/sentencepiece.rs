@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyByteArray, PyBytes, PyList};
 
 use subwords_compat::sentencepiece::{Kind, SpModel as Core};
 
@@ -68,18 +68,13 @@ impl SpModel {
         width: usize,
         prefix: Vec<u32>,
         suffix: Vec<u32>,
-    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
         let texts = crate::Texts::new(py, texts)?;
-        let (ids, ends) = py
-            .detach(|| {
-                // filled part by part as the batch is encoded, the caller encoding too (where all
-                // ids were copied on one thread after two workers finished their halves)
-                let mut out = crate::FlatIds::new(width, &prefix, &suffix)?;
-                self.inner.encode_batch_parts(texts.get(), threads, |flat| out.extend(flat))?;
-                out.finish()
-            })
-            .map_err(|e| to_py(py, e))?;
-        Ok((PyBytes::new(py, &ids), PyBytes::new(py, &ends)))
+        // filled part by part as the batch is encoded, the caller encoding too (where all ids
+        // were copied on one thread after two workers finished their halves)
+        let mut out = crate::FlatIds::new(py, width, &prefix, &suffix)?;
+        py.detach(|| self.inner.encode_batch_parts(texts.get(), threads, |flat| out.extend(flat))).map_err(|e| to_py(py, e))?;
+        out.finish(py)
     }
 
     /// (ids, starts, ends), offsets in code points of `text`.

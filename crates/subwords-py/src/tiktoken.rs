@@ -6,7 +6,7 @@ use std::sync::Arc;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyByteArray, PyBytes, PyList};
 
 use subwords_compat::tiktoken::{Pattern, RankBpe};
 
@@ -71,17 +71,12 @@ impl PyRankBpe {
         width: usize,
         prefix: Vec<u32>,
         suffix: Vec<u32>,
-    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
         let texts = crate::Texts::new(py, texts)?;
         let inner = &self.inner;
-        let (ids, ends) = py
-            .detach(|| {
-                let mut out = super::FlatIds::new(width, &prefix, &suffix)?;
-                inner.encode_batch_parts(texts.get(), &allowed, threads, |flat| out.extend(flat));
-                out.finish()
-            })
-            .map_err(|e| to_py(py, e))?;
-        Ok((PyBytes::new(py, &ids), PyBytes::new(py, &ends)))
+        let mut out = super::FlatIds::new(py, width, &prefix, &suffix)?;
+        py.detach(|| inner.encode_batch_parts(texts.get(), &allowed, threads, |flat| out.extend(flat)));
+        out.finish(py)
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {

@@ -67,7 +67,8 @@ class Foreign:
                                     add_special_tokens=add_special_tokens)
 
     def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
-                       allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> tuple[bytes, bytes]:
+                       allowed_special: AllowedSpecial = (),
+                       add_special_tokens: bool = False) -> tuple[bytearray, bytearray]:
         """``encode_array``'s buffers (little-endian ids, ``width`` bytes; each text's end as
         u64). Here from ``encode_batch``'s lists; a family with a flat encoder in the core
         overrides it."""

@@ -821,7 +821,7 @@ class HuggingFace(Foreign):
 
     def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
                        allowed_special: Union[str, Iterable[str]] = (),
-                       add_special_tokens: bool = False) -> tuple[bytes, bytes]:
+                       add_special_tokens: bool = False) -> tuple[bytearray, bytearray]:
         """The ids as one flat buffer filled in the core (see ``Foreign.encode_buffers``); with
         the template, through ``encode_batch``'s lists."""
         if add_special_tokens and self._template is not None:

@@ -101,7 +101,8 @@ class SentencePieceTokenizer(Foreign):
             return self._m.encode_batch(batch, _threads(threads))
 
     def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
-                       allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> tuple[bytes, bytes]:
+                       allowed_special: AllowedSpecial = (),
+                       add_special_tokens: bool = False) -> tuple[bytearray, bytearray]:
         """``encode_array``'s buffers filled in the core (no Python list per text, so both
         threads encode while nothing waits for the GIL); with ``allowed_special``, through
         ``encode_batch``'s lists."""

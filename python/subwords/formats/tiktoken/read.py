@@ -160,7 +160,8 @@ class TiktokenTokenizer(Foreign):
                 return self._core.encode_batch([_no_surrogates(t) for t in batch], allowed, n)
 
     def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
-                       allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> tuple[bytes, bytes]:
+                       allowed_special: AllowedSpecial = (),
+                       add_special_tokens: bool = False) -> tuple[bytearray, bytearray]:
         """The ids as one flat buffer filled in the core (see ``Foreign.encode_buffers``)."""
         if eos is not None:
             self.id_to_piece(eos)
