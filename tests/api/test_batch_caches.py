@@ -1,7 +1,7 @@
 """The word caches only save time: ids do not depend on which calls came before.
 
 Each engine with a cache of encoded words (our BPE and Unigram models, a Hugging Face
-tokenizer.json, a SentencePiece BPE ``.model``) keeps one per worker, and a batch on two threads
+tokenizer.json, a SentencePiece BPE ``.model``, a tiktoken rank file) keeps one per worker, and a batch on two threads
 shares the caller's words with the other thread (``WordCache::share`` in the core): the words
 of one-thread calls move into a shared table, later ones are copied into it, and each thread
 stores what it meets new in its own. This test walks one engine through every one of those
@@ -36,15 +36,21 @@ def files(tmp_path_factory):
     subwords.train(TEXT, model="unigram", vocab_size=30).save(d / "unigram.json")
     formats.export(subwords.train(TEXT, spelling="bytes", pre_split="gpt2", vocab_size=270), d / "tokenizer.json", "hf")
     formats.export(subwords.train(TEXT, spelling="front", vocab_size=30), d / "m.model", "sentencepiece")
-    return {"bpe": d / "bpe.json", "unigram": d / "unigram.json", "hf": d / "tokenizer.json", "sentencepiece": d / "m.model"}
+    formats.export(subwords.train(TEXT, spelling="bytes", pre_split="gpt2", vocab_size=270), d / "t.tiktoken", "tiktoken")
+    return {"bpe": d / "bpe.json", "unigram": d / "unigram.json", "hf": d / "tokenizer.json", "sentencepiece": d / "m.model",
+            "tiktoken": d / "t.tiktoken"}
 
 
-@pytest.mark.parametrize("name", ["bpe", "unigram", "hf", "sentencepiece"])
+def load(path):
+    return formats.load(path, pattern="gpt2") if path.suffix == ".tiktoken" else subwords.load(path)
+
+
+@pytest.mark.parametrize("name", ["bpe", "unigram", "hf", "sentencepiece", "tiktoken"])
 def test_ids_do_not_depend_on_the_calls_before(files, name):
-    single = subwords.load(files[name])
+    single = load(files[name])
     expect = lambda batch: [single.encode(t) for t in batch]
     a, b, c, d = texts(1, 300), texts(2, 300), texts(3, 50), texts(4, 300)
-    m = subwords.load(files[name])
+    m = load(files[name])
     assert m.encode_batch(a, threads=1) == expect(a)  # the caller's own words
     assert m.encode_batch(b, threads=2) == expect(b)  # shared as a whole; the worker stores b's new words
     assert [m.encode(t) for t in c] == expect(c)  # new own words beside the shared ones

@@ -21,8 +21,9 @@
 //! * Chunks and concatenations of at most 15 bytes are looked up by a 128-bit integer key built
 //!   from two word loads. Hashing the byte slice instead cost a `memcmp` per hit; building the
 //!   key with a variable-length copy cost a `memmove` per lookup (the top entry in `perf`).
-//! * A chunk that needs merges is merged once per text (per worker in a batch); repeats are
-//!   copied from an arena. Multilingual text (Cyrillic, CJK) is where this pays.
+//! * A chunk that needs merges is merged once; repeats are copied from the word cache kept per
+//!   worker across calls, which a batch's threads share ([`Scratch`]). Multilingual text
+//!   (Cyrillic, CJK) is where this pays.
 //! * Tried and dropped: a table (left id, right id) -> rank of every two-token split of every
 //!   token, so merges need no byte keys: merges got ~15% faster but building it tripled the load
 //!   time (1.4 M lookups for o200k), and the integer byte keys got most of the gain without it.
@@ -34,9 +35,9 @@ pub use subwords_core::spelling::openai as split;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use subwords_core::batch;
+use subwords_core::batch::{self, Slots};
 use subwords_core::hash::Map;
-use subwords_core::word_cache::{pack, SHORT};
+use subwords_core::word_cache::{pack, WordCache, SHORT};
 
 pub use split::Pattern;
 
@@ -44,10 +45,6 @@ use crate::{Error, Result};
 
 /// Chunks longer than this (in bytes) merge with a heap instead of a scan.
 pub const LONG_CHUNK: usize = 256;
-/// How many merged chunks one text remembers.
-const CACHE_ENTRIES: usize = 1 << 16;
-/// How many ids the merge cache holds at most.
-const CACHE_IDS: usize = 1 << 20;
 /// The longest token a rank file may hold, in bytes.
 pub const MAX_TOKEN_BYTES: usize = 1 << 16;
 
@@ -66,6 +63,8 @@ pub struct RankBpe {
     token_bytes: Vec<u8>,
     specials: Vec<(String, u32)>,
     pattern: Pattern,
+    /// Per-worker scratch kept warm across calls (the core's batch runner).
+    slots: Slots<Scratch>,
 }
 
 impl RankBpe {
@@ -169,7 +168,7 @@ impl RankBpe {
         if flat.len() > (u32::MAX - 1) as usize {
             return Err(Error::ModelFile("the tokens add up to more than 4 GiB".into()));
         }
-        Ok(RankBpe { short, long, byte_rank, spans, token_bytes: flat, specials, pattern })
+        Ok(RankBpe { short, long, byte_rank, spans, token_bytes: flat, specials, pattern, slots: Slots::default() })
     }
 
     pub fn pattern(&self) -> Pattern {
@@ -229,17 +228,17 @@ impl RankBpe {
     /// Ids of `text` with the specials at `allowed` (indices into [`RankBpe::specials`])
     /// recognised; every other special surface is spelled as ordinary text.
     pub fn encode(&self, text: &str, allowed: &[usize]) -> Vec<u32> {
-        self.encode_with(text, allowed, &mut Scratch::default())
+        self.slots.with(0, |s| self.encode_with(text, allowed, s))
     }
 
-    fn encode_with<'t>(&self, text: &'t str, allowed: &[usize], scratch: &mut Scratch<'t>) -> Vec<u32> {
+    fn encode_with(&self, text: &str, allowed: &[usize], scratch: &mut Scratch) -> Vec<u32> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
         self.encode_into(text, allowed, scratch, &mut out);
         out
     }
 
     /// [`RankBpe::encode_with`] appending to `out` (a batch's buffer of many texts).
-    fn encode_into<'t>(&self, text: &'t str, allowed: &[usize], scratch: &mut Scratch<'t>, out: &mut Vec<u32>) {
+    fn encode_into(&self, text: &str, allowed: &[usize], scratch: &mut Scratch, out: &mut Vec<u32>) {
         if allowed.is_empty() {
             self.encode_ordinary_into(text, out, scratch);
             return;
@@ -255,10 +254,10 @@ impl RankBpe {
     }
 
     /// [`RankBpe::encode`] on many texts, on `threads` scoped threads (the core's batch runner,
-    /// never a global pool: DESIGN §3), each keeping its merge cache across its texts; the result
-    /// does not depend on the number of threads.
+    /// never a global pool: DESIGN §3), each with its warm scratch; the result does not depend on
+    /// the number of threads.
     pub fn encode_batch<S: AsRef<str> + Sync>(&self, texts: &[S], allowed: &[usize], threads: usize) -> Vec<Vec<u32>> {
-        batch::map_with(texts, threads, Scratch::default, |t, scratch| self.encode_with(t.as_ref(), allowed, scratch))
+        self.slots.map(texts, threads, |s| &mut s.words, |t, scratch| self.encode_with(t.as_ref(), allowed, scratch))
     }
 
     /// [`RankBpe::encode_batch`] handing the ids to `sink` part by part, in order, on the
@@ -267,7 +266,7 @@ impl RankBpe {
         let r: std::result::Result<(), std::convert::Infallible> = batch::ids_streamed(
             texts,
             threads,
-            |_, body| body(&mut Scratch::default()),
+            self.slots.streamed(threads, |s| &mut s.words),
             |t, scratch, out| {
                 self.encode_into(t.as_ref(), allowed, scratch, out);
                 Ok(())
@@ -277,7 +276,7 @@ impl RankBpe {
         let Ok(()) = r;
     }
 
-    fn encode_ordinary_into<'t>(&self, text: &'t str, out: &mut Vec<u32>, scratch: &mut Scratch<'t>) {
+    fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>, scratch: &mut Scratch) {
         let bytes = text.as_bytes();
         self.pattern.split(text, |a, b| {
             let chunk = &bytes[a..b];
@@ -287,29 +286,20 @@ impl RankBpe {
                 let key = pack(chunk);
                 if let Some(&r) = self.short.get(&key) {
                     out.push(r);
-                } else if let Some(&(start, end)) = scratch.short.get(&key) {
-                    out.extend_from_slice(&scratch.arena[start as usize..end as usize]);
-                } else {
+                } else if !scratch.words.extend_into(chunk, out) {
                     let start = out.len();
                     self.merge_scan(chunk, out, &mut scratch.parts);
-                    if let Some(span) = scratch.remember(&out[start..]) {
-                        scratch.short.insert(key, span);
-                    }
+                    scratch.words.insert(chunk, &out[start..]);
                 }
             } else if let Some(&r) = self.long.get(chunk) {
                 out.push(r);
-            } else if let Some(&(start, end)) = scratch.long.get(chunk) {
-                out.extend_from_slice(&scratch.arena[start as usize..end as usize]);
-            } else {
+            } else if chunk.len() > LONG_CHUNK {
+                // rare, and not kept: a hostile megabyte of one letter would be a megabyte key
+                self.merge_heap(chunk, out);
+            } else if !scratch.words.extend_into(chunk, out) {
                 let start = out.len();
-                if chunk.len() <= LONG_CHUNK {
-                    self.merge_scan(chunk, out, &mut scratch.parts);
-                } else {
-                    self.merge_heap(chunk, out);
-                }
-                if let Some(span) = scratch.remember(&out[start..]) {
-                    scratch.long.insert(chunk, span);
-                }
+                self.merge_scan(chunk, out, &mut scratch.parts);
+                scratch.words.insert(chunk, &out[start..]);
             }
         });
     }
@@ -437,28 +427,20 @@ impl RankBpe {
     }
 }
 
-/// Working memory of one text (or one worker's run of texts): the merge buffer, reused across
-/// chunks, and the ids already worked out for chunks that needed merges (kept in `arena`), so
-/// a repeated word is merged once. Results never depend on it.
+/// What one worker keeps from text to text and from call to call ([`Slots`]): the merge buffer,
+/// reused across chunks, and the ids of the chunks that needed merges, so a repeated word is
+/// merged once. Results never depend on it.
+///
+/// Issue 15: this was made afresh for each call and each thread of a batch, with a map of its
+/// own, so on two threads both merged the words the other had met, and table 3 of
+/// `bench_encode_load.py` (cl100k, 4 MB of multilingual lines into an array) ran 7% more
+/// instructions on 2 threads than on 1 (callgrind) and reached 1.62-1.76x. It is now the word
+/// cache of the other engines, kept per slot, its words shared by a batch's threads
+/// ([`Slots::streamed`]).
 #[derive(Default)]
-struct Scratch<'t> {
+struct Scratch {
     parts: Vec<Part>,
-    arena: Vec<u32>,
-    short: Map<u128, (u32, u32)>,
-    long: Map<&'t [u8], (u32, u32)>,
-}
-
-impl Scratch<'_> {
-    /// Stores a chunk's ids, unless the cache is full.
-    #[inline]
-    fn remember(&mut self, ids: &[u32]) -> Option<(u32, u32)> {
-        if self.short.len() + self.long.len() >= CACHE_ENTRIES || self.arena.len() + ids.len() > CACHE_IDS {
-            return None;
-        }
-        let start = self.arena.len() as u32;
-        self.arena.extend_from_slice(ids);
-        Some((start, self.arena.len() as u32))
-    }
+    words: WordCache<u32>,
 }
 
 /// Merge state of one part of a chunk: where it starts, the rank of it joined with the next part
