@@ -23,14 +23,7 @@ pub struct PyHfPipeline {
 
 impl PyHfPipeline {
     fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        let ints = self.ints(py);
-        PyList::new(
-            py,
-            ids.iter().map(|&i| match ints.get(i as usize) {
-                Some(o) => o.bind(py).clone(),
-                None => i.into_pyobject(py).unwrap().into_any(),
-            }),
-        )
+        super::id_list(py, self.ints(py), ids)
     }
 
     fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {

@@ -331,8 +331,7 @@ impl PyModel {
     }
 
     fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        let ints = self.ints(py);
-        PyList::new(py, ids.iter().map(|&i| ints[i as usize].bind(py)))
+        id_list(py, self.ints(py), ids)
     }
 
     fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
@@ -487,6 +486,18 @@ impl Grown {
 /// instead of an allocation per id (most ids are above CPython's small-int cache).
 pub(crate) fn int_objects(py: Python<'_>, n: u32) -> Vec<Py<PyAny>> {
     (0..n).map(|i| i.into_pyobject(py).unwrap().into_any().unbind()).collect()
+}
+
+/// One text's ids as a list of the shared `ints` ([`int_objects`]); an id past them (a sparse
+/// rank file's) gets an int of its own.
+pub(crate) fn id_list<'py>(py: Python<'py>, ints: &[Py<PyAny>], ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+    PyList::new(
+        py,
+        ids.iter().map(|&i| match ints.get(i as usize) {
+            Some(o) => o.bind(py).clone(),
+            None => i.into_pyobject(py).unwrap().into_any(),
+        }),
+    )
 }
 
 /// The head of CPython's list object (`PyListObject`: the variable-size object header, then the
