@@ -19,8 +19,7 @@ pub struct SpModel {
 
 impl SpModel {
     fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        let ints = self.ints(py);
-        PyList::new(py, ids.iter().map(|&i| ints[i as usize].bind(py)))
+        crate::id_list(py, self.ints(py), ids)
     }
 
     fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
