@@ -52,8 +52,11 @@
 //! so a run whose second thread costs a fifth more CPU time is the machine. Lines into lists
 //! keep a serial part on the caller: reading the texts (3 M a MB) and freeing the result's lists
 //! (8 M a MB, CPython's, timed by the benchmark for every library), about 11 M of 103 M, which
-//! bounds them near 1.8x. Not done: handing out parts as far as the texts are read (3 M), and
-//! lists kept off the collector's books (a list the user fills with itself would leak).
+//! bounds them near 1.8x. Not done: lists kept off the collector's books (a list the user fills
+//! with itself would leak). Tried (branch `feed`, not merged): handing a worker a part once the
+//! calling thread has read its texts, the reading overlapped with the encoding; on new
+//! multilingual strings, whose UTF-8 CPython makes on first use, the 2-thread time did not move
+//! in eight alternating process pairs (benchmarks/README.md).
 //! Then (2026-12-04, later): id arrays are filled in the `bytearray`s the binding returns, not
 //! copied into `bytes` after the batch (0.75 ms serial of a 30 ms 2-thread batch of 4 MB of
 //! lines); and the tiktoken engine, the one engine whose scratch was made afresh per call and per

@@ -76,14 +76,10 @@ impl PyHfPipeline {
     }
 
     fn encode_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, allowed: Vec<bool>, threads: usize) -> PyResult<Bound<'py, PyList>> {
-        let texts = super::Texts::new(py, texts)?;
-        let refs = texts.get();
-        let ints = self.ints(py);
-        let mut lists = super::IdLists::new(py, texts.len())?;
-        // the lists of finished parts are made under the GIL by the calling thread, between
-        // parts it encodes itself (see `batch::ids_streamed`)
-        py.detach(|| self.inner.encode_batch_parts(refs, &allowed, threads, |flat| Python::attach(|py| lists.extend(py, flat, ints))));
-        lists.finish(py)
+        super::list_batch(py, texts, self.ints(py), |texts, sink| {
+            self.inner.encode_batch_parts(texts, &allowed, threads, sink);
+            Ok(())
+        })
     }
 
     /// The batch's ids as one flat buffer (see `flat_ids` in lib.rs).
@@ -97,10 +93,10 @@ impl PyHfPipeline {
         prefix: Vec<u32>,
         suffix: Vec<u32>,
     ) -> PyResult<(Bound<'py, pyo3::types::PyByteArray>, Bound<'py, pyo3::types::PyByteArray>)> {
-        let texts = super::Texts::new(py, texts)?;
-        let mut out = super::FlatIds::new(py, width, &prefix, &suffix)?;
-        py.detach(|| self.inner.encode_batch_parts(texts.get(), &allowed, threads, |flat| out.extend(flat)));
-        out.finish(py)
+        super::flat_batch(py, texts, width, &prefix, &suffix, |texts, sink| {
+            self.inner.encode_batch_parts(texts, &allowed, threads, sink);
+            Ok(())
+        })
     }
 
     /// `text` through a JSON list of plan normalizers (to normalize added tokens' contents

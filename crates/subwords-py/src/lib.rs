@@ -632,6 +632,38 @@ impl IdLists {
     }
 }
 
+/// The ids of a batch, streamed from an engine (`encode` runs its batch without the GIL, handing
+/// each finished part to the sink on the calling thread, `batch::ids_streamed`), as one list of
+/// lists of the shared `ints` ([`IdLists`]): `encode_batch` of every engine.
+pub(crate) fn list_batch<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyAny>,
+    ints: &[Py<PyAny>],
+    encode: impl FnOnce(&[&str], &mut dyn FnMut(&subwords_core::batch::Flat)) -> subwords_core::Result<()> + Send,
+) -> PyResult<Bound<'py, PyList>> {
+    let texts = Texts::new(py, texts)?;
+    let mut lists = IdLists::new(py, texts.len())?;
+    // the lists of finished parts are made under the GIL by the calling thread, between parts it
+    // encodes itself without it (issue 15)
+    py.detach(|| encode(texts.get(), &mut |flat| Python::attach(|py| lists.extend(py, flat, ints)))).map_err(|e| to_py(py, e))?;
+    lists.finish(py)
+}
+
+/// [`list_batch`] into the two bytearrays of [`FlatIds`]: `encode_batch_flat` of every engine.
+pub(crate) fn flat_batch<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyAny>,
+    width: usize,
+    prefix: &[u32],
+    suffix: &[u32],
+    encode: impl FnOnce(&[&str], &mut dyn FnMut(&subwords_core::batch::Flat)) -> subwords_core::Result<()> + Send,
+) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+    let texts = Texts::new(py, texts)?;
+    let mut out = FlatIds::new(py, width, prefix, suffix)?;
+    py.detach(|| encode(texts.get(), &mut |flat| out.extend(flat))).map_err(|e| to_py(py, e))?;
+    out.finish(py)
+}
+
 /// A batch's texts as UTF-8 the workers read without the GIL, taken from any iterable of `str`
 /// in one pass on the calling thread (issue 15: this pass is serial, so it is kept short).
 ///
@@ -901,15 +933,7 @@ impl PyModel {
     }
 
     fn encode_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, threads: usize) -> PyResult<Bound<'py, PyList>> {
-        let texts = Texts::new(py, texts)?;
-        let refs = texts.get();
-        let ints = self.ints(py);
-        let mut lists = IdLists::new(py, texts.len())?;
-        // without the GIL but while making the lists of finished parts, which the calling
-        // thread does between encoding parts of its own (issue 15)
-        py.detach(|| self.inner.encode_batch_streamed(refs, threads, |flat| Python::attach(|py| lists.extend(py, flat, ints))))
-            .map_err(|e| to_py(py, e))?;
-        lists.finish(py)
+        list_batch(py, texts, self.ints(py), |texts, sink| self.inner.encode_batch_streamed(texts, threads, sink))
     }
 
     /// The batch's ids as one flat buffer (see `flat_ids`): no Python object per id.
@@ -922,10 +946,7 @@ impl PyModel {
         prefix: Vec<u32>,
         suffix: Vec<u32>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-        let texts = Texts::new(py, texts)?;
-        let mut out = FlatIds::new(py, width, &prefix, &suffix)?;
-        py.detach(|| self.inner.encode_batch_streamed(texts.get(), threads, |flat| out.extend(flat))).map_err(|e| to_py(py, e))?;
-        out.finish(py)
+        flat_batch(py, texts, width, &prefix, &suffix, |texts, sink| self.inner.encode_batch_streamed(texts, threads, sink))
     }
 
     /// `encode_batch` with the allowed special rows (surface, id) matched in the texts.

@@ -49,12 +49,7 @@ impl SpModel {
     /// encodes itself without it (see `batch::ids_streamed`); the workers never hold it. (This
     /// call used to hold the GIL throughout, making each text's list as it came.)
     fn encode_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, threads: usize) -> PyResult<Bound<'py, PyList>> {
-        let texts = crate::Texts::new(py, texts)?;
-        let ints = self.ints(py);
-        let mut lists = crate::IdLists::new(py, texts.len())?;
-        py.detach(|| self.inner.encode_batch_parts(texts.get(), threads, |flat| Python::attach(|py| lists.extend(py, flat, ints))))
-            .map_err(|e| to_py(py, e))?;
-        lists.finish(py)
+        crate::list_batch(py, texts, self.ints(py), |texts, sink| self.inner.encode_batch_parts(texts, threads, sink))
     }
 
     /// The batch's ids as one flat buffer, `prefix` and `suffix` around each text's (see
@@ -68,12 +63,9 @@ impl SpModel {
         prefix: Vec<u32>,
         suffix: Vec<u32>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-        let texts = crate::Texts::new(py, texts)?;
         // filled part by part as the batch is encoded, the caller encoding too (where all ids
         // were copied on one thread after two workers finished their halves)
-        let mut out = crate::FlatIds::new(py, width, &prefix, &suffix)?;
-        py.detach(|| self.inner.encode_batch_parts(texts.get(), threads, |flat| out.extend(flat))).map_err(|e| to_py(py, e))?;
-        out.finish(py)
+        crate::flat_batch(py, texts, width, &prefix, &suffix, |texts, sink| self.inner.encode_batch_parts(texts, threads, sink))
     }
 
     /// (ids, starts, ends), offsets in code points of `text`.

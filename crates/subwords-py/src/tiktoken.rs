@@ -62,12 +62,10 @@ impl PyRankBpe {
     /// The lists of finished parts are made by the calling thread between parts it encodes itself
     /// (see `batch::ids_streamed`), with one shared int object per id.
     fn encode_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, allowed: Vec<usize>, threads: usize) -> PyResult<Bound<'py, PyList>> {
-        let texts = crate::Texts::new(py, texts)?;
-        let inner = &self.inner;
-        let ints = self.ints(py);
-        let mut lists = crate::IdLists::new(py, texts.len())?;
-        py.detach(|| inner.encode_batch_parts(texts.get(), &allowed, threads, |flat| Python::attach(|py| lists.extend(py, flat, ints))));
-        lists.finish(py)
+        crate::list_batch(py, texts, self.ints(py), |texts, sink| {
+            self.inner.encode_batch_parts(texts, &allowed, threads, sink);
+            Ok(())
+        })
     }
 
     /// The batch's ids as one flat buffer (see `flat_ids` in lib.rs).
@@ -81,11 +79,10 @@ impl PyRankBpe {
         prefix: Vec<u32>,
         suffix: Vec<u32>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-        let texts = crate::Texts::new(py, texts)?;
-        let inner = &self.inner;
-        let mut out = super::FlatIds::new(py, width, &prefix, &suffix)?;
-        py.detach(|| inner.encode_batch_parts(texts.get(), &allowed, threads, |flat| out.extend(flat)));
-        out.finish(py)
+        crate::flat_batch(py, texts, width, &prefix, &suffix, |texts, sink| {
+            self.inner.encode_batch_parts(texts, &allowed, threads, sink);
+            Ok(())
+        })
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
