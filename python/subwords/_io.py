@@ -52,7 +52,11 @@ def read_limited(path: PathLike, limit: int, what: str) -> bytes:
         if size > limit:
             raise ModelFileError(f"{p}: {size} bytes is larger than any {what} subwords reads ({limit} bytes); refusing it")
         with open(p, "rb") as f:
-            data = f.read(limit + 1)  # the file may have grown since its size was taken
+            # the size read, and a byte more to see growth since it was taken: asking for the
+            # limit made a buffer of the limit (64 MB for a vocab.txt) to shrink again
+            data = f.read(size + 1)
+            if len(data) > size:
+                data += f.read(limit + 1 - len(data))
         if len(data) > limit:
             raise ModelFileError(f"{p}: larger than any {what} subwords reads ({limit} bytes); refusing it")
         return data

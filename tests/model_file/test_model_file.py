@@ -213,6 +213,21 @@ def test_an_oversized_file_is_refused_before_it_is_read(four, tmp_path: Path, mo
         subwords.load(tmp_path / "m.json")
 
 
+def test_a_file_that_grew_after_its_size_was_taken_is_read_whole_or_refused(four, tmp_path: Path, monkeypatch):
+    # read_limited reads the size it was told and a byte more; a file that grew in between is
+    # read to its end when still under the limit, and refused when the growth passes the limit
+    import subwords._io as io
+
+    text = four.to_json()
+    (tmp_path / "m.json").write_text(text, encoding="utf-8")
+    real = len(text.encode("utf-8"))
+    monkeypatch.setattr(io.os.path, "getsize", lambda p: 10)
+    assert subwords.load(tmp_path / "m.json").to_json() == text
+    monkeypatch.setattr(api, "MAX_MODEL_FILE_BYTES", real - 1)
+    with pytest.raises(ModelFileError, match="larger"):
+        subwords.load(tmp_path / "m.json")
+
+
 def test_from_json_wants_text():
     for bad in (b"{}", None, 5, {"format": "subwords"}):
         with pytest.raises(ModelFileError):

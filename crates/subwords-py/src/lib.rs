@@ -813,7 +813,7 @@ impl PyModel {
     /// beside it.
     #[staticmethod]
     fn from_vocab_txt<'py>(py: Python<'py>, raw: &[u8], spelling: &str) -> PyResult<Bound<'py, PyAny>> {
-        use subwords_core::segmenters::longest_match::LongestMatch;
+        use subwords_core::segmenters::longest_match::{LongestMatch, Room};
         use subwords_core::spelling::Scheme;
         use subwords_core::tokenizer::build::{spawn_trie, worth_a_trie_thread};
         use subwords_core::vocab::RowKind;
@@ -851,7 +851,10 @@ impl PyModel {
                                 (piece, RowKind::Piece) => Some((piece, n as u32)),
                                 _ => None,
                             });
-                        LongestMatch::new(pieces, Some(mark.as_bytes()), None)
+                        // at most a piece a line, ids below the lines, and the keys no more
+                        // than the bytes with a '\n' a line
+                        let room = Room { pieces: lines, bytes: body.len() + 1, ids: lines };
+                        LongestMatch::with_room(pieces, room, Some(mark.as_bytes()), None)
                     })
                 })
                 .flatten();

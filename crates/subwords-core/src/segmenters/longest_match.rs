@@ -79,6 +79,48 @@ pub enum Match {
     Failed { pieces: Vec<u32>, at: usize },
 }
 
+/// A queue of at most a fixed number of entries, in a power of two of slots reused in turn
+/// (`VecDeque`'s checks for growth and wrapping were 2 M instructions of a 30k vocabulary's
+/// build).
+struct Ring<T> {
+    slots: Vec<T>,
+    head: usize,
+    tail: usize,
+}
+
+impl<T: Copy + Default> Ring<T> {
+    fn new(most: usize) -> Self {
+        Ring { slots: vec![T::default(); most.next_power_of_two()], head: 0, tail: 0 }
+    }
+
+    #[inline]
+    fn push_back(&mut self, x: T) {
+        let mask = self.slots.len() - 1;
+        debug_assert!(self.tail - self.head < self.slots.len(), "a ring holds its fixed number at most");
+        self.slots[self.tail & mask] = x;
+        self.tail += 1;
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Option<T> {
+        if self.head == self.tail {
+            return None;
+        }
+        let x = self.slots[self.head & (self.slots.len() - 1)];
+        self.head += 1;
+        Some(x)
+    }
+}
+
+/// The room [`LongestMatch::with_room`] makes at once: how many pieces, their bytes (each
+/// piece's text and one byte more), and the ids (the largest id and one).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Room {
+    pub pieces: usize,
+    pub bytes: usize,
+    pub ids: usize,
+}
+
 /// A key of the trie: `len` bytes from `at` of the keys' buffer, for piece `id` (NONE: a path
 /// only, the marks').
 #[derive(Clone, Copy)]
@@ -99,10 +141,24 @@ impl LongestMatch {
         I: Iterator<Item = (&'a [u8], u32)> + Clone,
     {
         let (count, size, top) = pieces.clone().fold((0usize, 0usize, 0usize), |(n, b, top), (t, id)| (n + 1, b + t.len() + 1, top.max(id as usize + 1)));
-        let mut bytes: Vec<u8> = Vec::with_capacity(size + 8);
-        let mut keys: Vec<Key> = Vec::with_capacity(count + 2);
-        let mut lengths = vec![0u32; top];
+        LongestMatch::with_room(pieces, Room { pieces: count, bytes: size, ids: top }, continuation_mark, end_mark)
+    }
+
+    /// [`LongestMatch::new`] read once, from a caller that knows the room its pieces need (at
+    /// least: more is grown into): a `vocab.txt` reader knows it from the file's lines and size
+    /// before it splits them, and the pass over the pieces that `new` spends to learn it was a
+    /// twentieth of the load (issue 15: splitting a 30k file's lines again).
+    pub fn with_room<'a, I>(pieces: I, room: Room, continuation_mark: Option<&[u8]>, end_mark: Option<&[u8]>) -> Self
+    where
+        I: Iterator<Item = (&'a [u8], u32)>,
+    {
+        let mut bytes: Vec<u8> = Vec::with_capacity(room.bytes + 8);
+        let mut keys: Vec<Key> = Vec::with_capacity(room.pieces + 2);
+        let mut lengths = vec![0u32; room.ids];
         for (text, id) in pieces {
+            if id as usize >= lengths.len() {
+                lengths.resize(id as usize + 1, 0);
+            }
             let at = bytes.len();
             match continuation_mark {
                 // a word-first piece: under the start node (its key may already open with it)
@@ -149,11 +205,12 @@ impl LongestMatch {
         let mut piece: Vec<u32> = Vec::with_capacity(most);
         label.push(0);
         piece.push(NONE);
-        // (depth, stretch of `keys`) of each node, in node order: nodes are numbered as they are
-        // made, and processed in the order they are made (`done` of them so far)
-        let mut groups: Vec<(u32, u32, u32)> = Vec::with_capacity(most);
-        groups.push((0, 0, keys.len() as u32));
-        let mut done = 0usize;
+        // (depth, stretch of `keys`) of each node made and not yet done, in node order: nodes
+        // are numbered as they are made, and done in that order. The stretches waiting are
+        // disjoint, so never more of them than keys: a ring of that size, not a slot a node
+        // (issue 15: 12 bytes a node, 720 KB of a 30k BERT vocabulary, each page faulted in)
+        let mut groups = Ring::new(keys.len() + 1);
+        groups.push_back((0, 0, keys.len() as u32));
         let next = |key: &Key, d: u32| -> u16 {
             if key.len == d {
                 0
@@ -162,16 +219,14 @@ impl LongestMatch {
             }
         };
         let mut u = 0u32;
-        // each key of the group as its next byte + 1 (0: the key ends here) and its place in the
-        // group, sorted by that byte, keys in input order within a byte: one integer each,
-        // sorted as one, or, for a large group, counted into 257 buckets (the root's group holds
-        // every key); then the group's keys are put in that order
+        // each key of the group sorted by its next byte + 1 (0: the key ends here), keys in
+        // input order within a byte: a small group as one integer a key (that byte, its place
+        // in the group) sorted as one; a large one (the root's group holds every key) counted
+        // into 257 buckets and its keys put straight into place. Then the group's keys are put
+        // in that order.
         let mut packed: Vec<u64> = Vec::new();
-        let mut sorted: Vec<u64> = Vec::new();
         let mut moved: Vec<Key> = Vec::new();
-        while done < groups.len() {
-            let (d, lo, hi) = groups[done];
-            done += 1;
+        while let Some((d, lo, hi)) = groups.pop_front() {
             first.push(label.len() as u32);
             if hi - lo == 1 {
                 // one key, so no sorting: the node ends it or has one child (most nodes, the
@@ -184,55 +239,55 @@ impl LongestMatch {
                 } else {
                     label.push(bytes[(key.at + d) as usize]);
                     piece.push(NONE);
-                    groups.push((d + 1, lo, hi));
+                    groups.push_back((d + 1, lo, hi));
                 }
                 u += 1;
                 continue;
             }
             let group = &mut keys[lo as usize..hi as usize];
-            packed.clear();
-            packed.extend(group.iter().enumerate().map(|(i, k)| (next(k, d) as u64) << 32 | i as u64));
-            if packed.len() >= COUNTING_SORT {
+            moved.clear();
+            let counted = group.len() >= COUNTING_SORT;
+            if counted {
                 let mut at = [0u32; 258];
-                for &p in &packed {
-                    at[(p >> 32) as usize + 1] += 1;
+                for k in group.iter() {
+                    at[next(k, d) as usize + 1] += 1;
                 }
                 for b in 0..257 {
                     at[b + 1] += at[b];
                 }
-                sorted.clear();
-                sorted.resize(packed.len(), 0);
-                for &p in &packed {
-                    let b = (p >> 32) as usize;
-                    sorted[at[b] as usize] = p;
+                moved.resize(group.len(), Key { at: 0, len: 0, id: NONE });
+                for k in group.iter() {
+                    let b = next(k, d) as usize;
+                    moved[at[b] as usize] = *k;
                     at[b] += 1;
                 }
-                std::mem::swap(&mut packed, &mut sorted);
             } else {
+                packed.clear();
+                packed.extend(group.iter().enumerate().map(|(i, k)| (next(k, d) as u64) << 32 | i as u64));
                 packed.sort_unstable();
+                moved.extend(packed.iter().map(|&p| group[p as u32 as usize]));
             }
-            moved.clear();
-            moved.extend(packed.iter().map(|&p| group[p as u32 as usize]));
             group.copy_from_slice(&moved);
-            let byte = |i: usize| (packed[i] >> 32) as u16;
+            // a sorted small group's bytes are in `packed`; a counted one's read again
+            let byte = |i: usize| if counted { next(&moved[i], d) } else { (packed[i] >> 32) as u16 };
             let mut i = 0usize;
             // keys that end here, in input order: the last piece's id stands
-            while i < packed.len() && byte(i) == 0 {
-                let id = group[i].id;
+            while i < moved.len() && byte(i) == 0 {
+                let id = moved[i].id;
                 if id != NONE {
                     piece[u as usize] = id;
                 }
                 i += 1;
             }
-            while i < packed.len() {
+            while i < moved.len() {
                 let b = byte(i);
                 let mut j = i + 1;
-                while j < packed.len() && byte(j) == b {
+                while j < moved.len() && byte(j) == b {
                     j += 1;
                 }
                 label.push((b - 1) as u8);
                 piece.push(NONE);
-                groups.push((d + 1, lo + i as u32, lo + j as u32));
+                groups.push_back((d + 1, lo + i as u32, lo + j as u32));
                 i = j;
             }
             u += 1;
