@@ -866,7 +866,8 @@ impl PyModel {
                     return wrong("utf-8", line, "");
                 }
             };
-            let mut rows: Vec<(String, RowKind)> = Vec::with_capacity(lines);
+            // the engine's rows themselves, their texts inline (no allocation a row)
+            let mut rows: Vec<subwords_core::vocab::Row> = Vec::with_capacity(lines);
             let mut found = [false; 3];
             for (n, line) in body.split('\n').enumerate() {
                 let (piece, kind) = vocab_txt_line(line.as_bytes());
@@ -883,7 +884,7 @@ impl PyModel {
                         found[k] = true;
                     }
                 }
-                rows.push((piece.to_string(), kind));
+                rows.push(subwords_core::vocab::Row { text: piece.as_bytes().into(), kind });
             }
             if let Some(k) = found.iter().position(|f| !f) {
                 refused();
@@ -892,10 +893,7 @@ impl PyModel {
             let kind = subwords_core::options::ModelKind::Wordpiece;
             let template = Some(("[CLS]", "[SEP]"));
             let inner = py
-                .detach(|| match beside {
-                    Some(wait) => Tokenizer::from_rows_with_trie(kind, spelling, rows, template, wait),
-                    None => Tokenizer::from_rows(kind, spelling, rows, template),
-                })
+                .detach(|| Tokenizer::from_piece_rows(kind, spelling, rows, template, beside))
                 .map_err(|e| {
                     refused();
                     to_py(py, e)

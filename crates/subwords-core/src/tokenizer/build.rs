@@ -227,14 +227,14 @@ fn index_rows(spelling: &Spelling, rows: &[Row], imported: bool) -> Result<Speci
         let id = id as u32;
         match row.kind {
             RowKind::Special => {
-                if row.text == UNK.as_bytes() {
+                if row.text.as_slice() == UNK.as_bytes() {
                     if unk.is_some() {
                         return Err(bad(format!("row {id}: {UNK} appears twice")));
                     }
                     unk = Some(id);
                 } else if row.text.is_empty() || row.text.len() > 256 || std::str::from_utf8(&row.text).is_err() {
                     return Err(bad(format!("row {id}: a special row is 1 to 256 bytes of UTF-8")));
-                } else if !seen_special.insert(row.text.clone()) {
+                } else if !seen_special.insert(row.text.to_vec()) {
                     return Err(bad(format!("row {id}: the special row {:?} appears twice", String::from_utf8_lossy(&row.text))));
                 }
             }
@@ -245,7 +245,7 @@ fn index_rows(spelling: &Spelling, rows: &[Row], imported: bool) -> Result<Speci
                 }
             }
             RowKind::Marker => {
-                if row.text != spelling.mark.as_bytes() || marker.is_some() {
+                if row.text.as_slice() != spelling.mark.as_bytes() || marker.is_some() {
                     return Err(bad(format!("row {id}: the marker row must be the bare mark {:?}, once", spelling.mark)));
                 }
                 marker = Some(id);
@@ -306,7 +306,7 @@ fn check_special_rows(spelling: &Spelling, rows: &[Row], s: &Specials) -> Result
         let lead = rows.iter().take_while(|r| r.kind == RowKind::Special).count();
         for b in 0..256usize {
             match rows.get(lead + b) {
-                Some(r) if r.kind == RowKind::Alphabet && r.text == [b as u8] => {}
+                Some(r) if r.kind == RowKind::Alphabet && r.text[..] == [b as u8] => {}
                 _ => return Err(bad(format!("bytes spelling: row {} must be the byte {b}", lead + b))),
             }
         }
@@ -344,7 +344,7 @@ fn merge_maps(spelling: &Spelling, rows: &[Row], merges: &[[u32; 3]], stream_fro
         let l = &rows[a as usize].text;
         let r = &rows[b as usize].text;
         let joined = if strip.is_empty() {
-            let mut j = l.clone();
+            let mut j = l.to_vec();
             j.extend_from_slice(r);
             j
         } else {
@@ -353,7 +353,7 @@ fn merge_maps(spelling: &Spelling, rows: &[Row], merges: &[[u32; 3]], stream_fro
             }
             crate::vocab::join_continuation(l, r, strip)
         };
-        if rows[c as usize].text != joined {
+        if rows[c as usize].text[..] != joined[..] {
             return Err(bad(format!("merge {rank}: the joined piece is not the row it names")));
         }
         let map = if stream_from.is_some_and(|k| rank >= k) { &mut stream_map } else { &mut merge_map };

@@ -79,12 +79,12 @@ impl Tokenizer {
         let texts: Vec<Vec<u8>> = self
             .rows
             .iter()
-            .map(|r| if matches!(r.kind, RowKind::Alphabet | RowKind::Learned) { r.text.clone() } else { Vec::new() })
+            .map(|r| if matches!(r.kind, RowKind::Alphabet | RowKind::Learned) { r.text.to_vec() } else { Vec::new() })
             .collect();
         let strip: &[u8] = if self.spelling.scheme == Scheme::Continuation { self.spelling.mark.as_bytes() } else { b"" };
         let ext = extend(&texts, &self.merges, units, new_rows, min_count, strip)?;
         let mut rows: Vec<Row> = self.rows.clone();
-        rows.extend(ext.new_texts.iter().map(|t| Row { text: t.clone(), kind: RowKind::Learned }));
+        rows.extend(ext.new_texts.iter().map(|t| Row { text: t.as_slice().into(), kind: RowKind::Learned }));
         let mut merges = self.merges.clone();
         merges.extend_from_slice(&ext.merges);
         let mut model = Tokenizer::new(Parts {
@@ -126,8 +126,8 @@ mod tests {
         assert_eq!(e.merges, vec![[5, 4, 6], [1, 3, 7]]);
         assert_eq!(ext.rows.len(), 8);
         assert_eq!(&ext.rows[..6], &m.rows[..]);
-        assert_eq!(ext.rows[6].text, b"abc</w>".to_vec());
-        assert_eq!(ext.rows[7].text, b"ab</w>".to_vec());
+        assert_eq!(ext.rows[6].text.as_slice(), b"abc</w>");
+        assert_eq!(ext.rows[7].text.as_slice(), b"ab</w>");
         assert_eq!(ext.merges[0], m.merges[0]);
         assert_eq!(ext.encode("abc").unwrap(), vec![6]);
         assert_eq!(m.encode("abc").unwrap(), vec![5, 4]);

@@ -138,7 +138,7 @@ impl Tokenizer {
             let lt = &rows[a as usize].text;
             let rt = &rows[b as usize].text;
             let joined = if strip.is_empty() {
-                let mut j = lt.clone();
+                let mut j = lt.to_vec();
                 j.extend_from_slice(rt);
                 j
             } else {
@@ -185,32 +185,41 @@ impl Tokenizer {
     /// and parsing a JSON document of every row (issue 15: at 30k rows that was 11 of a 35 ms
     /// load).
     pub fn from_rows(model: ModelKind, spelling: Spelling, rows: Vec<(String, RowKind)>, template: Option<(&str, &str)>) -> Result<Self> {
-        Tokenizer::rows_model(model, spelling, rows, template, None)
-    }
-
-    /// [`Tokenizer::from_rows`] with a WordPiece model's trie given (see [`TrieBeside`]).
-    pub fn from_rows_with_trie(
-        model: ModelKind,
-        spelling: Spelling,
-        rows: Vec<(String, RowKind)>,
-        template: Option<(&str, &str)>,
-        trie: TrieBeside<'_>,
-    ) -> Result<Self> {
-        Tokenizer::rows_model(model, spelling, rows, template, Some(trie))
-    }
-
-    fn rows_model(
-        model: ModelKind,
-        spelling: Spelling,
-        rows: Vec<(String, RowKind)>,
-        template: Option<(&str, &str)>,
-        trie: Option<TrieBeside<'_>>,
-    ) -> Result<Self> {
         let rows = rows
             .into_iter()
             .enumerate()
             .map(|(i, (piece, kind))| file_row(&spelling, i, piece, kind, false))
             .collect::<Result<Vec<Row>>>()?;
+        Tokenizer::rows_model(model, spelling, rows, template, None)
+    }
+
+    /// [`Tokenizer::from_rows`] of a file's pieces and special rows only (a BERT `vocab.txt`),
+    /// whose texts a spelling other than bytes holds as the file writes them, so they come as
+    /// the engine's rows with no `String` each; a WordPiece model's trie may be given (see
+    /// [`TrieBeside`]). Any other kind of row, or the bytes spelling, is refused.
+    pub fn from_piece_rows(
+        model: ModelKind,
+        spelling: Spelling,
+        rows: Vec<Row>,
+        template: Option<(&str, &str)>,
+        trie: Option<TrieBeside<'_>>,
+    ) -> Result<Self> {
+        if spelling.scheme == Scheme::Bytes {
+            return Err(Error::ModelFile("the bytes spelling's pieces are written in its byte alphabet: read them with from_rows".into()));
+        }
+        if let Some(i) = rows.iter().position(|r| !matches!(r.kind, RowKind::Piece | RowKind::Special)) {
+            return Err(Error::ModelFile(format!("row {i}: a {} row is not a piece or a special row", rows[i].kind.name())));
+        }
+        Tokenizer::rows_model(model, spelling, rows, template, trie)
+    }
+
+    fn rows_model(
+        model: ModelKind,
+        spelling: Spelling,
+        rows: Vec<Row>,
+        template: Option<(&str, &str)>,
+        trie: Option<TrieBeside<'_>>,
+    ) -> Result<Self> {
         if model == ModelKind::Unigram {
             return Err(Error::ModelFile("a unigram model needs log_probs".into()));
         }
@@ -228,7 +237,7 @@ impl Tokenizer {
     /// The special rows put around every text.
     fn set_template(&mut self, cls: &str, sep: &str) -> Result<()> {
         let find = |p: &str| {
-            self.rows.iter().position(|r| r.kind == RowKind::Special && r.text == p.as_bytes()).map(|i| i as u32).ok_or_else(|| {
+            self.rows.iter().position(|r| r.kind == RowKind::Special && r.text.as_slice() == p.as_bytes()).map(|i| i as u32).ok_or_else(|| {
                 Error::ModelFile(format!("template: {p:?} is not a special row"))
             })
         };
@@ -250,7 +259,7 @@ fn file_row(spelling: &Spelling, i: usize, piece: String, kind: RowKind, word_st
         }
         let mut key = vec![WORD_START];
         key.extend_from_slice(piece.as_bytes());
-        return Ok(Row { text: key, kind });
+        return Ok(Row { text: key.into(), kind });
     }
     let text = match kind {
         RowKind::Byte => {
@@ -265,7 +274,7 @@ fn file_row(spelling: &Spelling, i: usize, piece: String, kind: RowKind, word_st
             .ok_or_else(|| Error::ModelFile(format!("row {i}: {piece:?} is not written in the byte alphabet")))?,
         _ => piece.into_bytes(),
     };
-    Ok(Row { text, kind })
+    Ok(Row { text: text.into(), kind })
 }
 
 #[derive(Deserialize)]

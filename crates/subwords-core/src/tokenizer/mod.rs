@@ -129,7 +129,7 @@ impl Tokenizer {
         if piece == UNK && self.symbols.unk.is_some() {
             return self.symbols.unk;
         }
-        if let Some(id) = self.rows.iter().position(|r| r.kind == RowKind::Special && r.text == piece.as_bytes()) {
+        if let Some(id) = self.rows.iter().position(|r| r.kind == RowKind::Special && r.text.as_slice() == piece.as_bytes()) {
             return Some(id as u32);
         }
         if let Some(base) = self.symbols.byte_base {

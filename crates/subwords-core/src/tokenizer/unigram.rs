@@ -176,7 +176,7 @@ impl Tokenizer {
                 .collect();
             flat.push(&local, counts[k]);
         }
-        let texts: Vec<Vec<u8>> = (base..alphabet_end).map(|i| self.rows[i as usize].text.clone()).collect();
+        let texts: Vec<Vec<u8>> = (base..alphabet_end).map(|i| self.rows[i as usize].text.to_vec()).collect();
         let alphabet: Vec<Option<f64>> = (base..alphabet_end).map(|i| self.log_probs[i as usize]).collect();
         let mut pieces = Vec::new();
         for (id, row) in self.rows.iter().enumerate() {

@@ -34,7 +34,7 @@ impl RowIndex {
         let text = rows[id as usize].text.as_slice();
         let h = self.hash(text);
         let hasher = &self.hasher;
-        match self.table.entry(h, |&j| rows[j as usize].text == text, |&j| hasher.hash_one(rows[j as usize].text.as_slice())) {
+        match self.table.entry(h, |&j| rows[j as usize].text.as_slice() == text, |&j| hasher.hash_one(rows[j as usize].text.as_slice())) {
             Entry::Occupied(e) => Some(*e.get()),
             Entry::Vacant(e) => {
                 e.insert(id);
@@ -45,7 +45,7 @@ impl RowIndex {
 
     /// The row whose text is `text`, of the `rows` the index was made of.
     pub fn get(&self, rows: &[Row], text: &[u8]) -> Option<u32> {
-        self.table.find(self.hash(text), |&j| rows[j as usize].text == text).copied()
+        self.table.find(self.hash(text), |&j| rows[j as usize].text.as_slice() == text).copied()
     }
 
     pub fn len(&self) -> usize {
@@ -63,7 +63,7 @@ mod tests {
     use crate::vocab::RowKind;
 
     fn rows(texts: &[&[u8]]) -> Vec<Row> {
-        texts.iter().map(|t| Row { text: t.to_vec(), kind: RowKind::Learned }).collect()
+        texts.iter().map(|t| Row { text: (*t).into(), kind: RowKind::Learned }).collect()
     }
 
     #[test]
@@ -82,7 +82,7 @@ mod tests {
     fn grows_past_its_first_capacity() {
         // 5000 texts into room for 1: every resize rehashes from the rows' texts
         let texts: Vec<Vec<u8>> = (0..5000u32).map(|i| i.to_string().into_bytes()).collect();
-        let rows: Vec<Row> = texts.iter().map(|t| Row { text: t.clone(), kind: RowKind::Piece }).collect();
+        let rows: Vec<Row> = texts.iter().map(|t| Row { text: t.as_slice().into(), kind: RowKind::Piece }).collect();
         let mut index = RowIndex::with_capacity(1);
         for i in 0..5000 {
             assert_eq!(index.insert(&rows, i), None);
