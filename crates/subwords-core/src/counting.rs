@@ -114,7 +114,7 @@ pub fn split_at<'a>(text: &'a str, needles: &[String], mut f: impl FnMut(&'a str
                 next[j] = find(pos, c);
             }
             if let Some(i) = next[j] {
-                if best.map_or(true, |(bi, bl, _)| i < bi || (i == bi && c.len() > bl)) {
+                if best.is_none_or(|(bi, bl, _)| i < bi || (i == bi && c.len() > bl)) {
                     best = Some((i, c.len(), j));
                 }
             }

@@ -278,12 +278,10 @@ impl TrainOptions {
         if self.spelling == Scheme::Bytes && (self.alphabet_size.is_some() || self.character_coverage.is_some()) {
             return Err(Error::Option("the bytes spelling always has all 256 byte symbols; alphabet limits do not apply".into()));
         }
-        if self.model == ModelKind::Word {
-            if self.byte_fallback || self.superword_at.is_some() || self.joints || self.max_piece_length.is_some() {
-                return Err(Error::Option(
-                    "model='word' takes only the spelling, vocab_size and min_count: one row per distinct unit".into(),
-                ));
-            }
+        if self.model == ModelKind::Word
+            && (self.byte_fallback || self.superword_at.is_some() || self.joints || self.max_piece_length.is_some())
+        {
+            return Err(Error::Option("model='word' takes only the spelling, vocab_size and min_count: one row per distinct unit".into()));
         }
         if self.model == ModelKind::Wordpiece {
             if !matches!(self.spelling, Scheme::Continuation | Scheme::End) {

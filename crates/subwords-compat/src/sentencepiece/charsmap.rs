@@ -22,7 +22,7 @@ impl Charsmap {
             return Err(bad("shorter than its header"));
         }
         let size = u32::from_le_bytes([blob[0], blob[1], blob[2], blob[3]]) as usize;
-        if size >= blob.len() - 4 + 1 || size == 0 {
+        if size > blob.len() - 4 || size == 0 {
             return Err(bad("its trie is larger than the blob"));
         }
         let trie = blob[4..4 + size].to_vec();

@@ -539,7 +539,7 @@ impl SpModel {
             while start < text.len() {
                 // the word runs to the next `▁` that follows something other than `▁`
                 let mut end = start + 1;
-                while end < text.len() && !(text[end..].starts_with(space) && !text[..end].ends_with(space)) {
+                while end < text.len() && (!text[end..].starts_with(space) || text[..end].ends_with(space)) {
                     end += 1;
                 }
                 let word = &text[start..end];

@@ -1709,7 +1709,7 @@ impl<'a> Engine<'a> {
             }
             self.heap = heap;
             // a pair the index dropped could be counted as much as the best it holds
-            if self.untracked > 0 && found.map_or(true, |(_, n)| n <= self.untracked) {
+            if self.untracked > 0 && found.is_none_or(|(_, n)| n <= self.untracked) {
                 self.restore();
                 continue;
             }
@@ -1832,9 +1832,9 @@ impl<'a> Engine<'a> {
                     };
                     e.1 = en.num;
                     list[kept - 1] = e;
-                    if top.map_or(true, |(n, d)| cmp_fraction(en.num, en.den, n, d) != Ordering::Less) {
+                    if top.is_none_or(|(n, d)| cmp_fraction(en.num, en.den, n, d) != Ordering::Less) {
                         heap.push(en, &order);
-                    } else if rest.map_or(true, |(n, d)| cmp_fraction(en.num, en.den, n, d) == Ordering::Greater) {
+                    } else if rest.is_none_or(|(n, d)| cmp_fraction(en.num, en.den, n, d) == Ordering::Greater) {
                         rest = Some((en.num, en.den));
                         lim = lim_of(top, rest);
                     }

@@ -73,7 +73,7 @@ fn pad_to_multiple(model: Tokenizer, opts: &TrainOptions, m: u64) -> Result<Toke
     let unigram = model.kind == ModelKind::Unigram;
     let mut log_probs = model.log_probs.clone();
     if unigram {
-        log_probs.splice(at as usize..at as usize, std::iter::repeat(None).take(pad as usize));
+        log_probs.splice(at as usize..at as usize, std::iter::repeat_n(None, pad as usize));
     }
     let mut padded = Tokenizer::new(Parts {
         merges,

@@ -76,15 +76,11 @@ impl Spelling {
             prev_kind = Some(row.kind);
         }
         match self.scheme {
-            Scheme::End => {
-                if out.last() == Some(&b' ') {
-                    out.pop();
-                }
+            Scheme::End if out.last() == Some(&b' ') => {
+                out.pop();
             }
-            Scheme::Front => {
-                if out.first() == Some(&b' ') {
-                    out.remove(0);
-                }
+            Scheme::Front if out.first() == Some(&b' ') => {
+                out.remove(0);
             }
             _ => {}
         }

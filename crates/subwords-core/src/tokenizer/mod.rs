@@ -165,7 +165,7 @@ impl Tokenizer {
         starts: bool,
         ends: bool,
         out: &mut Vec<u32>,
-        mut spans: Option<&mut Vec<(u32, u32)>>,
+        spans: Option<&mut Vec<(u32, u32)>>,
         mode: &mut Mode,
         work: &mut Work,
     ) {
@@ -197,7 +197,7 @@ impl Tokenizer {
             }
         }
         out.extend_from_slice(&syms);
-        if let Some(sp) = spans.as_deref_mut() {
+        if let Some(sp) = spans {
             sp.extend(local);
         }
     }

@@ -60,6 +60,7 @@
 //! * plus a run's end as one follower, substrings only ever at a run's end kept from count 2
 //!   (sentencepiece sees them followed by the next word's mark or by the line's end): ×0.984,
 //!   ×0.969.
+//!
 //! Tried and lost:
 //! * Bayesian step with nothing floored: rare single symbols reach -inf in a few rounds, the
 //!   runs holding them lose every spelling and add nothing, and the losses cascade (×3.97

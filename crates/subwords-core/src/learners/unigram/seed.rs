@@ -222,7 +222,7 @@ pub(super) fn seed(
                 kept = all(&|_| true);
             } else if cap > 0 {
                 let mut values: Vec<(u64, u64)> = hist.into_iter().collect();
-                values.sort_unstable_by(|x, y| y.0.cmp(&x.0));
+                values.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
                 let (mut above, mut thr) = (0usize, 0u64);
                 for &(c, k) in &values {
                     if above + k as usize >= cap {
