@@ -77,7 +77,7 @@ impl Tokenizer {
                 _ => None,
             };
             let checked = (|| {
-                let specials = index_rows(&spelling, &rows, imported)?;
+                let specials = index_rows(&spelling, &rows)?;
                 check_special_rows(&spelling, &rows, &specials)?;
                 check_stream(kind, &spelling, &merges, stream_from)?;
                 let maps = merge_maps(&spelling, &rows, &merges, stream_from)?;
@@ -215,14 +215,13 @@ fn check_size(rows: &[Row]) -> Result<()> {
 
 /// The piece index (text -> row) and where `[UNK]`, the byte rows and the marker are; each
 /// row's text checked for its kind.
-fn index_rows(spelling: &Spelling, rows: &[Row], imported: bool) -> Result<Specials> {
+fn index_rows(spelling: &Spelling, rows: &[Row]) -> Result<Specials> {
     let mut index = RowIndex::with_capacity(rows.len());
     let mut unk = None;
     let mut byte_base = None;
     let mut marker = None;
     // special rows besides [UNK] (a model trained with special_tokens, an imported vocabulary)
     let mut seen_special: std::collections::BTreeSet<Vec<u8>> = std::collections::BTreeSet::new();
-    let _ = imported;
     for (id, row) in rows.iter().enumerate() {
         let id = id as u32;
         match row.kind {
