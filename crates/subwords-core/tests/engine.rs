@@ -151,3 +151,34 @@ fn large_wordpiece_vocabulary_error_while_the_trie_builds() {
     let e = Tokenizer::from_rows(ModelKind::Wordpiece, bert_spelling(), rows, Some(("[CLS]", "[SEP]"))).err().expect("a row twice is refused");
     assert!(e.to_string().contains("row 5002: piece \"w0100\" appears twice"), "{e}");
 }
+
+/// `Tokenizer::from_piece_rows` (the `vocab.txt` reader's way in: the engine's rows as they
+/// are, no `String` each) builds the model `from_rows` builds of the same rows, and refuses what
+/// it cannot take as it is: a row of another kind, or the bytes spelling, whose file texts are
+/// spelled in its byte alphabet.
+#[test]
+fn piece_rows_make_the_model_from_rows_makes_and_refuse_other_rows() {
+    use subwords_core::options::ModelKind;
+    use subwords_core::vocab::{Row, RowKind};
+    let as_rows = |rows: &[(String, RowKind)]| -> Vec<Row> { rows.iter().map(|(t, k)| Row { text: t.as_bytes().into(), kind: *k }).collect() };
+    let template = Some(("[CLS]", "[SEP]"));
+    let strings = large_vocabulary();
+    let a = Tokenizer::from_rows(ModelKind::Wordpiece, bert_spelling(), strings.clone(), template).unwrap();
+    let b = Tokenizer::from_piece_rows(ModelKind::Wordpiece, bert_spelling(), as_rows(&strings), template, None).unwrap();
+    assert_eq!(a.to_json(), b.to_json());
+    for word in ["w1234", "w12345", "bad", "zzz"] {
+        assert_eq!(a.encode(word).unwrap(), b.encode(word).unwrap(), "{word}");
+    }
+    // (same ids as the test above, by construction: `bad` is `b` 4, `##a` 29, `##d` 32)
+    assert_eq!(b.encode("bad").unwrap(), [4, 29, 32]);
+
+    let mut learned = as_rows(&strings);
+    learned[40].kind = RowKind::Learned;
+    let e = Tokenizer::from_piece_rows(ModelKind::Wordpiece, bert_spelling(), learned, template, None).err().expect("a learned row is refused");
+    assert!(e.to_string().contains("row 40: a learned row is not a piece or a special row"), "{e}");
+
+    let mut bytes = bert_spelling();
+    bytes.scheme = subwords_core::spelling::Scheme::Bytes;
+    let e = Tokenizer::from_piece_rows(ModelKind::Wordpiece, bytes, as_rows(&strings), template, None).err().expect("the bytes spelling is refused");
+    assert!(e.to_string().contains("byte alphabet"), "{e}");
+}
