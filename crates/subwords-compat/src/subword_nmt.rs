@@ -154,10 +154,10 @@ fn model<'a>(spelling: Spelling, pairs: impl ExactSizeIterator<Item = (&'a str, 
     rest.sort_unstable();
     chars.extend(rest);
     let mut rows: Vec<Row> = Vec::with_capacity(1 + 2 * chars.len() + pairs.len());
-    rows.push(Row { text: b"[UNK]"[..].into(), kind: RowKind::Special });
+    rows.push(Row::new(b"[UNK]", RowKind::Special));
     for c in chars {
-        rows.push(Row { text: c.to_string().as_bytes().into(), kind: RowKind::Alphabet });
-        rows.push(Row { text: format!("{c}{END}").as_bytes().into(), kind: RowKind::Alphabet });
+        rows.push(Row::new(c.to_string().as_bytes(), RowKind::Alphabet));
+        rows.push(Row::new(format!("{c}{END}").as_bytes(), RowKind::Alphabet));
     }
     // row ids by text (rows 1..), as rows are added
     let mut id = RowIndex::with_capacity(rows.len() + pairs.len());
@@ -183,7 +183,7 @@ fn model<'a>(spelling: Spelling, pairs: impl ExactSizeIterator<Item = (&'a str, 
             return Err(()); // the Python reader's row 0, where its merge finds no row
         }
         let next = rows.len() as u32;
-        rows.push(Row { text: joined.as_bytes().into(), kind: RowKind::Learned });
+        rows.push(Row::new(joined.as_bytes(), RowKind::Learned));
         let made = match id.insert(&rows, next) {
             Some(earlier) => {
                 rows.pop(); // a piece made twice keeps its first row

@@ -160,7 +160,7 @@ fn large_wordpiece_vocabulary_error_while_the_trie_builds() {
 fn piece_rows_make_the_model_from_rows_makes_and_refuse_other_rows() {
     use subwords_core::options::ModelKind;
     use subwords_core::vocab::{Row, RowKind};
-    let as_rows = |rows: &[(String, RowKind)]| -> Vec<Row> { rows.iter().map(|(t, k)| Row { text: t.as_bytes().into(), kind: *k }).collect() };
+    let as_rows = |rows: &[(String, RowKind)]| -> Vec<Row> { rows.iter().map(|(t, k)| Row::new(t.as_bytes(), *k)).collect() };
     let template = Some(("[CLS]", "[SEP]"));
     let strings = large_vocabulary();
     let a = Tokenizer::from_rows(ModelKind::Wordpiece, bert_spelling(), strings.clone(), template).unwrap();

@@ -884,7 +884,7 @@ impl PyModel {
                         found[k] = true;
                     }
                 }
-                rows.push(subwords_core::vocab::Row { text: piece.as_bytes().into(), kind });
+                rows.push(subwords_core::vocab::Row::new(piece.as_bytes(), kind));
             }
             if let Some(k) = found.iter().position(|f| !f) {
                 refused();

@@ -68,7 +68,7 @@ fn pad_to_multiple(model: Tokenizer, opts: &TrainOptions, m: u64) -> Result<Toke
     }
     let shift = |id: u32| if id >= at { id + pad as u32 } else { id };
     let mut rows = model.rows.clone();
-    rows.splice(at as usize..at as usize, names.iter().map(|t| Row { text: t.as_bytes().into(), kind: RowKind::Special }));
+    rows.splice(at as usize..at as usize, names.iter().map(|t| Row::new(t.as_bytes(), RowKind::Special)));
     let merges: Vec<[u32; 3]> = model.merges.iter().map(|m| [shift(m[0]), shift(m[1]), shift(m[2])]).collect();
     let unigram = model.kind == ModelKind::Unigram;
     let mut log_probs = model.log_probs.clone();
@@ -565,9 +565,9 @@ fn choose_alphabet(opts: &TrainOptions, spelling: &Spelling, spelled: &Spelled) 
 fn leading_rows(opts: &TrainOptions, spelling: &Spelling, alphabet: &Alphabet, spelled: &Spelled) -> Result<Vec<Row>> {
     let leading = opts.leading_rows();
     let unk_listed = leading.iter().any(|t| t == UNK);
-    let mut rows: Vec<Row> = leading.iter().map(|t| Row { text: t.as_bytes().into(), kind: RowKind::Special }).collect();
+    let mut rows: Vec<Row> = leading.iter().map(|t| Row::new(t.as_bytes(), RowKind::Special)).collect();
     if spelling.scheme != Scheme::Bytes && !unk_listed {
-        rows.push(Row { text: UNK.as_bytes().into(), kind: RowKind::Special });
+        rows.push(Row::new(UNK.as_bytes(), RowKind::Special));
     }
     for t in &leading {
         if alphabet.order.iter().any(|&s| &*spelled.texts[s as usize] == t.as_bytes()) {
@@ -585,10 +585,10 @@ fn push_byte_fallback_rows(spelling: &Spelling, rows: &mut Vec<Row>) -> u64 {
     }
     let before = rows.len() as u64;
     for b in 0..=255u8 {
-        rows.push(Row { text: [b][..].into(), kind: RowKind::Byte });
+        rows.push(Row::new(&[b], RowKind::Byte));
     }
     if matches!(spelling.scheme, Scheme::End | Scheme::Continuation) {
-        rows.push(Row { text: spelling.mark.as_bytes().into(), kind: RowKind::Marker });
+        rows.push(Row::new(spelling.mark.as_bytes(), RowKind::Marker));
     }
     rows.len() as u64 - before
 }
@@ -668,7 +668,7 @@ fn number_alphabet(spelling: &Spelling, spelled: Spelled, alphabet: &Alphabet, m
     let mut symbols = Symbols::new(base, strip);
     for &s in &alphabet.order {
         remap[s as usize] = symbols.push(sym_texts[s as usize].to_vec(), 1);
-        rows.push(Row { text: sym_texts[s as usize][..].into(), kind: RowKind::Alphabet });
+        rows.push(Row::new(&sym_texts[s as usize][..], RowKind::Alphabet));
     }
     for x in flat.syms.iter_mut() {
         *x = remap[*x as usize];
@@ -787,7 +787,7 @@ fn merge_model(
     facts: MergeFacts,
 ) -> Result<Tokenizer> {
     for i in (base as usize + alphabet as usize)..(base as usize + symbols.texts.len()) {
-        rows.push(Row { text: symbols.texts[i - base as usize][..].into(), kind: RowKind::Learned });
+        rows.push(Row::new(&symbols.texts[i - base as usize][..], RowKind::Learned));
     }
     let rows_learned = rows.len() as u64 - base as u64 - alphabet;
     let report = Report {
@@ -909,7 +909,7 @@ fn train_unigram(
     let mut log_probs: Vec<Option<f64>> = vec![None; base as usize];
     log_probs.extend(trained.alphabet.iter().copied());
     for p in &trained.learned {
-        rows.push(Row { text: p.text.as_slice().into(), kind: RowKind::Learned });
+        rows.push(Row::new(p.text.as_slice(), RowKind::Learned));
         log_probs.push(Some(p.log_prob));
     }
     let report = Report {

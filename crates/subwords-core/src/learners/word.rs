@@ -48,10 +48,10 @@ pub(super) fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&Uni
         "all_units"
     };
     list.truncate(room);
-    let mut rows = vec![Row { text: UNK.as_bytes().into(), kind: RowKind::Special }];
+    let mut rows = vec![Row::new(UNK.as_bytes(), RowKind::Special)];
     let occurrences: u64 = units.iter().map(|u| u.count).sum();
     for (t, _) in &list {
-        rows.push(Row { text: t.as_slice().into(), kind: RowKind::Unit });
+        rows.push(Row::new(t.as_slice(), RowKind::Unit));
     }
     let report = Report {
         alphabet_size: symbols.len() as u64,

@@ -84,7 +84,7 @@ impl Tokenizer {
         let strip: &[u8] = if self.spelling.scheme == Scheme::Continuation { self.spelling.mark.as_bytes() } else { b"" };
         let ext = extend(&texts, &self.merges, units, new_rows, min_count, strip)?;
         let mut rows: Vec<Row> = self.rows.clone();
-        rows.extend(ext.new_texts.iter().map(|t| Row { text: t.as_slice().into(), kind: RowKind::Learned }));
+        rows.extend(ext.new_texts.iter().map(|t| Row::new(t.as_slice(), RowKind::Learned)));
         let mut merges = self.merges.clone();
         merges.extend_from_slice(&ext.merges);
         let mut model = Tokenizer::new(Parts {

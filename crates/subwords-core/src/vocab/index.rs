@@ -63,7 +63,7 @@ mod tests {
     use crate::vocab::RowKind;
 
     fn rows(texts: &[&[u8]]) -> Vec<Row> {
-        texts.iter().map(|t| Row { text: (*t).into(), kind: RowKind::Learned }).collect()
+        texts.iter().map(|t| Row::new(t, RowKind::Learned)).collect()
     }
 
     #[test]
@@ -82,7 +82,7 @@ mod tests {
     fn grows_past_its_first_capacity() {
         // 5000 texts into room for 1: every resize rehashes from the rows' texts
         let texts: Vec<Vec<u8>> = (0..5000u32).map(|i| i.to_string().into_bytes()).collect();
-        let rows: Vec<Row> = texts.iter().map(|t| Row { text: t.as_slice().into(), kind: RowKind::Piece }).collect();
+        let rows: Vec<Row> = texts.iter().map(|t| Row::new(t.as_slice(), RowKind::Piece)).collect();
         let mut index = RowIndex::with_capacity(1);
         for i in 0..5000 {
             assert_eq!(index.insert(&rows, i), None);

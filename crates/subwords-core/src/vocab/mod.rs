@@ -69,6 +69,13 @@ pub struct Row {
 pub const UNK: &str = "[UNK]";
 
 impl Row {
+    /// A row of `text`, inline when it is 16 bytes or less, copied in one go (`From<&[u8]>`
+    /// would push it a byte at a time).
+    #[inline]
+    pub fn new(text: &[u8], kind: RowKind) -> Row {
+        Row { text: Text::from_slice(text), kind }
+    }
+
     /// A word-first piece whose text begins with the continuation mark ([`WORD_START`]). Only
     /// the continuation spelling has them: a byte row `<0xFF>`, or a piece of the bytes
     /// spelling, is the byte itself.
