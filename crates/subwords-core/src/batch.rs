@@ -62,6 +62,14 @@
 //! lines); and the tiktoken engine, the one engine whose scratch was made afresh per call and per
 //! thread (so two threads each merged the words both met: 7% more instructions on 2 threads for
 //! cl100k lines into an array), keeps a word cache per slot like the others.
+//! Then (2026-12-05): the two threads of a batch waited on malloc's arena locks. A 2-thread
+//! `encode_array` of 4 MB of multilingual lines through our 32k Unigram made 21-40 voluntary
+//! context switches a call (getrusage), and `strace -f -k` put nearly all of its futex calls in
+//! `realloc` under `finish_grow`: the `front` spelling made a new unit `String` for every text
+//! (callgrind: a `malloc`, a `realloc` and a `free` a line, about 8 M of 100 M instructions a
+//! call), and a part's buffers went back to a shared pool, so one thread grew blocks of the
+//! other's arena. The unit buffer is now kept per thread (`spelling::UNIT`) and a part's
+//! buffers go back to the thread that made them: 0.5-2.8 switches a call, 83 M instructions.
 
 use crate::word_cache::WordCache;
 use std::sync::{Arc, Mutex};
@@ -251,11 +259,13 @@ pub fn ids_streamed<'a, T: Sync, S, E: Send>(
     }
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    // finished buffers go back to the workers, so a part costs no allocation once they are warm
-    let spare: Mutex<Vec<Flat>> = Mutex::new(Vec::new());
-    let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Flat, E>)>();
+    // finished buffers go back to the thread that made them, so a part costs no allocation once
+    // they are warm, and no thread grows or frees a buffer from another thread's malloc arena
+    // (which takes that arena's lock while its own thread allocates in it: a futex wait)
+    let spare: Vec<Mutex<Vec<Flat>>> = (0..threads).map(|_| Mutex::new(Vec::new())).collect();
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, usize, Result<Flat, E>)>();
     let (encode, parts, next, stop, spare, with_state) = (&encode, &parts, &next, &stop, &spare, &with_state);
-    let take = || spare.lock().ok().and_then(|mut v| v.pop()).unwrap_or_default();
+    let take = |k: usize| spare[k].lock().ok().and_then(|mut v| v.pop()).unwrap_or_default();
     std::thread::scope(|scope| {
         let workers: Vec<_> = (1..threads)
             .map(|k| {
@@ -265,9 +275,9 @@ pub fn ids_streamed<'a, T: Sync, S, E: Send>(
                         while !stop.load(Ordering::Relaxed) {
                             let p = next.fetch_add(1, Ordering::Relaxed);
                             let Some(part) = parts.get(p) else { break };
-                            let mut flat = take();
+                            let mut flat = take(k);
                             let r = encode(part, s, &mut flat).map(|()| flat);
-                            if tx.send((p, r)).is_err() {
+                            if tx.send((p, k, r)).is_err() {
                                 break;
                             }
                         }
@@ -276,16 +286,16 @@ pub fn ids_streamed<'a, T: Sync, S, E: Send>(
             })
             .collect();
         drop(tx);
-        let mut waiting: Vec<Option<Result<Flat, E>>> = (0..parts.len()).map(|_| None).collect();
+        let mut waiting: Vec<Option<(usize, Result<Flat, E>)>> = (0..parts.len()).map(|_| None).collect();
         let mut due = 0usize;
         with_state(0, &mut |s| {
             while due < parts.len() {
                 // hand on every part that is due
-                while let Some(r) = waiting[due].take() {
+                while let Some((k, r)) = waiting[due].take() {
                     match r {
                         Ok(flat) => {
                             sink(&flat);
-                            if let Ok(mut v) = spare.lock() {
+                            if let Ok(mut v) = spare[k].lock() {
                                 v.push(flat);
                             }
                         }
@@ -302,8 +312,8 @@ pub fn ids_streamed<'a, T: Sync, S, E: Send>(
                 }
                 // take what the workers have finished; with nothing due, encode a part here
                 let mut got = false;
-                while let Ok((p, r)) = rx.try_recv() {
-                    waiting[p] = Some(r);
+                while let Ok((p, k, r)) = rx.try_recv() {
+                    waiting[p] = Some((k, r));
                     got = true;
                 }
                 if got {
@@ -311,12 +321,12 @@ pub fn ids_streamed<'a, T: Sync, S, E: Send>(
                 }
                 let p = next.fetch_add(1, Ordering::Relaxed);
                 if let Some(part) = parts.get(p) {
-                    let mut flat = take();
-                    waiting[p] = Some(encode(part, s, &mut flat).map(|()| flat));
+                    let mut flat = take(0);
+                    waiting[p] = Some((0, encode(part, s, &mut flat).map(|()| flat)));
                 } else {
                     // every part is claimed: wait for the workers' ones
                     match rx.recv() {
-                        Ok((p, r)) => waiting[p] = Some(r),
+                        Ok((p, k, r)) => waiting[p] = Some((k, r)),
                         Err(_) => return, // a worker panicked; its panic is resumed below
                     }
                 }
