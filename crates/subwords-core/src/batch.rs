@@ -63,7 +63,7 @@
 //! thread (so two threads each merged the words both met: 7% more instructions on 2 threads for
 //! cl100k lines into an array), keeps a word cache per slot like the others.
 //! Then (2026-12-05): the two threads of a batch waited on malloc's arena locks. A 2-thread
-//! `encode_array` of 4 MB of multilingual lines through our 32k Unigram made 21-40 voluntary
+//! `encode_array` of 4 MB of multilingual lines through our 32k Unigram made 21-38 voluntary
 //! context switches a call (getrusage), and `strace -f -k` put nearly all of its futex calls in
 //! `realloc` under `finish_grow`: the `front` spelling made a new unit `String` for every text
 //! (callgrind: a `malloc`, a `realloc` and a `free` a line, about 8 M of 100 M instructions a
