@@ -643,6 +643,39 @@ def test_a_batch_is_read_the_same_from_any_iterable_and_its_bad_text_is_named(ev
                 call("low lower")
 
 
+def test_a_long_batch_lets_go_of_every_text_it_read_and_names_a_late_bad_one(every_family):
+    # issue 15: the binding reads a list's texts part by part while other threads encode, holding
+    # a reference to each text it has read and letting go of a part's texts once the part is
+    # done. Every text's reference count must come back to what it was, on success and when a
+    # late text stops the batch (the parts read before it were being encoded).
+    import gc
+
+    texts = [f"low{i} lower{i % 7} newest" for i in range(3000)]  # made here: no other owner
+
+    def run(tok, threads):  # its lists, and the frames the errors' tracebacks hold, go with it
+        want = tok.encode_batch(texts, threads=1)
+        assert tok.encode_batch(texts, threads=threads) == want
+        assert tok.encode_array(texts, threads=threads).tolist() == want
+        for bad in (texts[:2900] + [7] + texts[2900:], texts[:100] + ["a\ud800b"] + texts[101:2900] + [None]):
+            for call in (tok.encode_batch, tok.encode_array):
+                with pytest.raises(subwords.TextTypeError, match=r"text 2900 of the batch is (int|NoneType), not str"):
+                    call(bad, threads=threads)
+        # refused where the text must become UTF-8 (an InputError; the .model family's is still
+        # Python's UnicodeEncodeError); tiktoken's family replaces it as tiktoken does, and
+        # subword-nmt's works on Python strings, as subword-nmt does
+        if name not in ("tiktoken", "subword-nmt"):
+            with pytest.raises(ValueError, match="surrogate"):
+                tok.encode_batch(texts[:2500] + ["a\ud800b"] + texts[2500:], threads=threads)
+
+    gc.collect()
+    before = [sys.getrefcount(t) for t in texts]
+    for name, tok in every_family.items():
+        for threads in (1, 2):
+            run(tok, threads)
+            gc.collect()
+            assert [sys.getrefcount(t) for t in texts] == before, f"{name}, {threads} threads"
+
+
 @pytest.mark.parametrize("kw", [{"vocab_size": -1}, {"vocab_size": 22, "model": "gpt"}, {"vocab_size": 22, "em_rounds": 2},
                                 {"vocab_size": 22, "threads": 0}])
 def test_a_bad_option_is_an_option_error(kw):

@@ -53,10 +53,10 @@
 //! keep a serial part on the caller: reading the texts (3 M a MB) and freeing the result's lists
 //! (8 M a MB, CPython's, timed by the benchmark for every library), about 11 M of 103 M, which
 //! bounds them near 1.8x. Not done: lists kept off the collector's books (a list the user fills
-//! with itself would leak). Tried (branch `feed`, not merged): handing a worker a part once the
-//! calling thread has read its texts, the reading overlapped with the encoding; on new
-//! multilingual strings, whose UTF-8 CPython makes on first use, the 2-thread time did not move
-//! in eight alternating process pairs (benchmarks/README.md).
+//! with itself would leak). Tried then (branch `feed`, not merged; merged later, see below):
+//! handing a worker a part once the calling thread has read its texts, the reading overlapped
+//! with the encoding; on new multilingual strings, whose UTF-8 CPython makes on first use, the
+//! 2-thread time did not move in eight alternating process pairs (benchmarks/README.md).
 //! Then (2026-12-04, later): id arrays are filled in the `bytearray`s the binding returns, not
 //! copied into `bytes` after the batch (0.75 ms serial of a 30 ms 2-thread batch of 4 MB of
 //! lines); and the tiktoken engine, the one engine whose scratch was made afresh per call and per
@@ -70,6 +70,18 @@
 //! call), and a part's buffers went back to a shared pool, so one thread grew blocks of the
 //! other's arena. The unit buffer is now kept per thread (`spelling::UNIT`) and a part's
 //! buffers go back to the thread that made them: 0.5-2.8 switches a call, 83 M instructions.
+//! Then (2026-12-05, later): the `feed` idea again, now merged ([`Items::Fed`]). The calling
+//! thread starts the workers first and reads the texts a part at a time, publishing each part
+//! as it is read (a `OnceLock` per part, which a worker waits on), so the first worker starts
+//! after one part of 128 instead of after the whole batch. A timeline of one 2-thread call (4
+//! MB of multilingual lines into an array through a byte-level tokenizer.json; temporary
+//! timestamps) showed the reading took 2.4-3.4 ms while the worker encoded, the worker and the
+//! caller ending their parts within 0.1-0.3 ms of each other, and one more serial millisecond
+//! after the batch: letting go of the ~85k texts' references, objects the encoding had pushed
+//! out of the cache. The binding now lets go of a part's texts as the part reaches the sink
+//! (`TextReader::release`). Before the word-cache fix of the same day (see `word_cache`) and
+//! the release, the overlap alone had not moved the 2-thread time out of this machine's noise,
+//! which is why the first try stayed off main.
 
 use crate::word_cache::WordCache;
 use std::sync::{Arc, Mutex};
@@ -214,6 +226,41 @@ impl Flat {
 /// (670 texts) still costs ~100 times more to encode than to claim and hand on.
 const PARTS_PER_THREAD: usize = 64;
 
+/// The items of a batch for [`ids_streamed`]: all at hand, or read by the calling thread part
+/// by part while the other threads already encode the parts read before.
+pub enum Items<'a, T> {
+    Ready(&'a [T]),
+    /// `len` items, which `read(range, out)` appends to `out` on the calling thread, the
+    /// ranges in order. It returns false to stop the batch (it keeps the reason itself): the
+    /// threads then stop claiming, and [`ids_streamed`] returns `Ok` with nothing more handed on.
+    Fed { len: usize, read: &'a mut (dyn FnMut(std::ops::Range<usize>, &mut Vec<T>) -> bool + Send) },
+}
+
+impl<'a, T> From<&'a [T]> for Items<'a, T> {
+    fn from(items: &'a [T]) -> Self {
+        Items::Ready(items)
+    }
+}
+
+impl<'a, T> From<&'a Vec<T>> for Items<'a, T> {
+    fn from(items: &'a Vec<T>) -> Self {
+        Items::Ready(items)
+    }
+}
+
+impl<T> Items<'_, T> {
+    pub fn len(&self) -> usize {
+        match self {
+            Items::Ready(items) => items.len(),
+            Items::Fed { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// Ids of every item, handed to `sink` on the calling thread part by part, in item order, while
 /// the other threads go on encoding: the pipeline for batches whose results become Python
 /// objects (made by one thread at a time, under the GIL).
@@ -225,30 +272,52 @@ const PARTS_PER_THREAD: usize = 64;
 /// the end and none waits for the one that makes the objects. On one thread everything runs on
 /// the caller's, part by part. The first error in item order is returned; `sink` has then seen
 /// the parts before it, and the workers stop claiming.
-pub fn ids_streamed<'a, T: Sync, S, E: Send>(
-    items: &'a [T],
+///
+/// [`Items::Fed`] items are read by the caller after it has started the workers, a part at a
+/// time, each part published as soon as it is read: a worker starts on the first part while the
+/// caller reads the second, so reading the texts (serial, under the GIL) is no longer a stretch
+/// in which the other threads wait (issue 15).
+pub fn ids_streamed<'a, T: Sync + Send + 'a, S, E: Send>(
+    items: impl Into<Items<'a, T>>,
     threads: usize,
     with_state: impl Fn(usize, &mut dyn FnMut(&mut S)) + Sync,
-    f: impl Fn(&'a T, &mut S, &mut Vec<u32>) -> Result<(), E> + Sync,
+    f: impl Fn(&T, &mut S, &mut Vec<u32>) -> Result<(), E> + Sync,
     mut sink: impl FnMut(&Flat),
 ) -> Result<(), E> {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    let threads = threads.max(1).min(items.len().max(1));
-    let encode = |part: &'a [T], s: &mut S, flat: &mut Flat| -> Result<(), E> {
+    use std::sync::OnceLock;
+    let items = items.into();
+    let len = items.len();
+    let threads = threads.max(1).min(len.max(1));
+    let encode = |part: &[T], s: &mut S, flat: &mut Flat| -> Result<(), E> {
         flat.clear();
         part.iter().try_for_each(|t| flat.push_with(|out| f(t, s, out)))
     };
     // parts small enough that the objects of finished ones are made while the rest is encoded
     // and that the last one, which the other threads cannot share, is short; large enough that
     // claiming one costs nothing next to encoding it (a few microseconds a part)
-    let per = items.len().div_ceil(threads * PARTS_PER_THREAD).max(1);
-    let parts: Vec<&'a [T]> = items.chunks(per).collect();
-    let mut result = Ok(());
+    let per = len.div_ceil(threads * PARTS_PER_THREAD).max(1);
+    let count = len.div_ceil(per);
+    let range = |p: usize| p * per..((p + 1) * per).min(len);
     if threads == 1 {
+        // fed items are read whole first: there is no other thread to overlap with
+        let all;
+        let items: &[T] = match items {
+            Items::Ready(items) => items,
+            Items::Fed { read, .. } => {
+                let mut got = Vec::with_capacity(len);
+                if !read(0..len, &mut got) {
+                    return Ok(());
+                }
+                all = got;
+                &all
+            }
+        };
+        let mut result = Ok(());
         let mut flat = Flat::default();
         with_state(0, &mut |s| {
-            for part in &parts {
-                if let Err(e) = encode(part, s, &mut flat) {
+            for p in 0..count {
+                if let Err(e) = encode(&items[range(p)], s, &mut flat) {
                     result = Err(e);
                     return;
                 }
@@ -257,14 +326,31 @@ pub fn ids_streamed<'a, T: Sync, S, E: Send>(
         });
         return result;
     }
+    let mut result = Ok(());
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    // the parts of fed items, each set once by the caller (empty once the batch has stopped)
+    let fed: Vec<OnceLock<Box<[T]>>> = match &items {
+        Items::Ready(_) => Vec::new(),
+        Items::Fed { .. } => (0..count).map(|_| OnceLock::new()).collect(),
+    };
+    let (ready, mut read) = match items {
+        Items::Ready(items) => (Some(items), None),
+        Items::Fed { read, .. } => (None, Some(read)),
+    };
+    // part `p`, waiting for the caller to read it if need be
+    let part = |p: usize| -> &[T] {
+        match ready {
+            Some(items) => &items[range(p)],
+            None => fed[p].wait(),
+        }
+    };
     // finished buffers go back to the thread that made them, so a part costs no allocation once
     // they are warm, and no thread grows or frees a buffer from another thread's malloc arena
     // (which takes that arena's lock while its own thread allocates in it: a futex wait)
     let spare: Vec<Mutex<Vec<Flat>>> = (0..threads).map(|_| Mutex::new(Vec::new())).collect();
     let (tx, rx) = std::sync::mpsc::channel::<(usize, usize, Result<Flat, E>)>();
-    let (encode, parts, next, stop, spare, with_state) = (&encode, &parts, &next, &stop, &spare, &with_state);
+    let (encode, part, next, stop, spare, with_state, fed) = (&encode, &part, &next, &stop, &spare, &with_state, &fed);
     let take = |k: usize| spare[k].lock().ok().and_then(|mut v| v.pop()).unwrap_or_default();
     std::thread::scope(|scope| {
         let workers: Vec<_> = (1..threads)
@@ -274,9 +360,15 @@ pub fn ids_streamed<'a, T: Sync, S, E: Send>(
                     with_state(k, &mut |s| {
                         while !stop.load(Ordering::Relaxed) {
                             let p = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(part) = parts.get(p) else { break };
+                            if p >= count {
+                                break;
+                            }
+                            let items = part(p);
+                            if stop.load(Ordering::Relaxed) {
+                                break;
+                            }
                             let mut flat = take(k);
-                            let r = encode(part, s, &mut flat).map(|()| flat);
+                            let r = encode(items, s, &mut flat).map(|()| flat);
                             if tx.send((p, k, r)).is_err() {
                                 break;
                             }
@@ -286,10 +378,35 @@ pub fn ids_streamed<'a, T: Sync, S, E: Send>(
             })
             .collect();
         drop(tx);
-        let mut waiting: Vec<Option<(usize, Result<Flat, E>)>> = (0..parts.len()).map(|_| None).collect();
+        // fed items: read every part now, each published at once; a part left unset (the
+        // reader stopped the batch, or panicked) is set empty on the way out, so that no worker
+        // waits for it
+        if let Some(read) = read.as_mut() {
+            struct Unblock<'x, T>(&'x [OnceLock<Box<[T]>>], &'x AtomicBool);
+            impl<T> Drop for Unblock<'_, T> {
+                fn drop(&mut self) {
+                    for cell in self.0 {
+                        if cell.get().is_none() {
+                            self.1.store(true, Ordering::Relaxed);
+                            let _ = cell.set(Box::new([]));
+                        }
+                    }
+                }
+            }
+            let unblock = Unblock(fed, stop);
+            for (p, cell) in fed.iter().enumerate() {
+                let mut got = Vec::with_capacity(range(p).len());
+                if !read(range(p), &mut got) {
+                    break;
+                }
+                let _ = cell.set(got.into_boxed_slice());
+            }
+            drop(unblock);
+        }
+        let mut waiting: Vec<Option<(usize, Result<Flat, E>)>> = (0..count).map(|_| None).collect();
         let mut due = 0usize;
         with_state(0, &mut |s| {
-            while due < parts.len() {
+            while due < count && !stop.load(Ordering::Relaxed) {
                 // hand on every part that is due
                 while let Some((k, r)) = waiting[due].take() {
                     match r {
@@ -306,7 +423,7 @@ pub fn ids_streamed<'a, T: Sync, S, E: Send>(
                         }
                     }
                     due += 1;
-                    if due == parts.len() {
+                    if due == count {
                         return;
                     }
                 }
@@ -320,9 +437,9 @@ pub fn ids_streamed<'a, T: Sync, S, E: Send>(
                     continue;
                 }
                 let p = next.fetch_add(1, Ordering::Relaxed);
-                if let Some(part) = parts.get(p) {
+                if p < count {
                     let mut flat = take(0);
-                    waiting[p] = Some((0, encode(part, s, &mut flat).map(|()| flat)));
+                    waiting[p] = Some((0, encode(part(p), s, &mut flat).map(|()| flat)));
                 } else {
                     // every part is claimed: wait for the workers' ones
                     match rx.recv() {
@@ -435,6 +552,91 @@ mod tests {
             );
             assert_eq!(r, Err(300), "{threads} threads");
             assert!(seen <= 300, "{threads} threads: {seen} texts handed on before the error");
+        }
+    }
+
+    #[test]
+    fn fed_items_give_what_ready_ones_give() {
+        let items: Vec<u32> = (0..3000).map(|x| x % 11).collect();
+        let want: Vec<Vec<u32>> = items.iter().map(|&x| vec![x; x as usize]).collect();
+        for threads in [1, 2, 3, 16] {
+            let mut asked: Vec<std::ops::Range<usize>> = Vec::new();
+            let mut read = |r: std::ops::Range<usize>, out: &mut Vec<u32>| {
+                asked.push(r.clone());
+                out.extend_from_slice(&items[r]);
+                true
+            };
+            let mut got: Vec<Vec<u32>> = Vec::new();
+            let r: Result<(), ()> = ids_streamed(
+                Items::Fed { len: items.len(), read: &mut read },
+                threads,
+                |_, body| body(&mut ()),
+                |&x, _, out| {
+                    out.extend(std::iter::repeat_n(x, x as usize));
+                    Ok(())
+                },
+                |flat| got.extend(flat.iter().map(|ids| ids.to_vec())),
+            );
+            assert_eq!(r, Ok(()));
+            assert_eq!(got, want, "{threads} threads");
+            // every item read once, in order
+            assert_eq!(asked.first().map(|r| r.start), Some(0));
+            assert!(asked.windows(2).all(|w| w[0].end == w[1].start), "{threads} threads: {asked:?}");
+            assert_eq!(asked.last().map(|r| r.end), Some(items.len()));
+        }
+    }
+
+    #[test]
+    fn a_reader_that_stops_ends_the_batch_without_a_wait() {
+        let items: Vec<u32> = (0..5000).collect();
+        for threads in [1, 2, 4] {
+            for stop_at in [0, 1, 2500] {
+                let mut read = |r: std::ops::Range<usize>, out: &mut Vec<u32>| {
+                    if r.contains(&stop_at) {
+                        return false;
+                    }
+                    out.extend_from_slice(&items[r]);
+                    true
+                };
+                let mut seen = 0usize;
+                let r: Result<(), ()> = ids_streamed(
+                    Items::Fed { len: items.len(), read: &mut read },
+                    threads,
+                    |_, body| body(&mut ()),
+                    |&x, _, out| {
+                        out.push(x);
+                        Ok(())
+                    },
+                    |flat| seen += flat.len(),
+                );
+                assert_eq!(r, Ok(()), "{threads} threads, stop at {stop_at}");
+                assert!(seen <= stop_at, "{threads} threads: {seen} texts handed on past a stop at {stop_at}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_reader_that_panics_leaves_no_thread_waiting() {
+        let items: Vec<u32> = (0..5000).collect();
+        for threads in [2, 4] {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let mut read = |r: std::ops::Range<usize>, out: &mut Vec<u32>| {
+                    assert!(r.start < 1000, "reader fails");
+                    out.extend_from_slice(&items[r]);
+                    true
+                };
+                let _: Result<(), ()> = ids_streamed(
+                    Items::Fed { len: items.len(), read: &mut read },
+                    threads,
+                    |_, body| body(&mut ()),
+                    |&x, _, out| {
+                        out.push(x);
+                        Ok(())
+                    },
+                    |_| {},
+                );
+            }));
+            assert!(r.is_err(), "{threads} threads: the reader's panic reaches the caller");
         }
     }
 

@@ -21,6 +21,7 @@ use subwords_core::counting::UnitCounter;
 use subwords_core::learners::{self, Corpus, StageTwoTexts, UnitCount};
 use subwords_core::tokenizer::Tokenizer;
 use subwords_core::options::TrainOptions;
+use subwords_core::batch::Items;
 use subwords_core::Error;
 
 fn to_py(py: Python<'_>, e: Error) -> PyErr {
@@ -543,7 +544,7 @@ fn list_layout_known(py: Python<'_>) -> bool {
 }
 
 /// A batch's result, a list of `n` lists of ints, filled text by text as parts of the batch are
-/// encoded (see `batch::ids_streamed`). The raw C API is used here and in [`Texts`] only: the
+/// encoded (see `batch::ids_streamed`). The raw C API is used here and in [`TextReader`] only: the
 /// outer list is made at its final size and each inner list is put in its place, with no Vec of
 /// lists in between. Until it is full its unfilled items are NULL, which the collector and `list_dealloc`
 /// skip; it reaches Python code only through [`IdLists::finish`], once every item is set.
@@ -634,18 +635,32 @@ impl IdLists {
 
 /// The ids of a batch, streamed from an engine (`encode` runs its batch without the GIL, handing
 /// each finished part to the sink on the calling thread, `batch::ids_streamed`), as one list of
-/// lists of the shared `ints` ([`IdLists`]): `encode_batch` of every engine.
+/// lists of the shared `ints` ([`IdLists`]): `encode_batch` of every engine. The texts are read
+/// by the calling thread while the engine's other threads encode the parts read before
+/// ([`TextReader`], `batch::Items::Fed`).
 pub(crate) fn list_batch<'py>(
     py: Python<'py>,
     texts: &Bound<'py, PyAny>,
     ints: &[Py<PyAny>],
-    encode: impl FnOnce(&[&str], &mut dyn FnMut(&subwords_core::batch::Flat)) -> subwords_core::Result<()> + Send,
+    encode: impl FnOnce(Items<'_, &'static str>, &mut dyn FnMut(&subwords_core::batch::Flat)) -> subwords_core::Result<()> + Send,
 ) -> PyResult<Bound<'py, PyList>> {
-    let texts = Texts::new(py, texts)?;
-    let mut lists = IdLists::new(py, texts.len())?;
+    let reader = std::sync::Mutex::new(TextReader::new(py, texts)?);
+    let len = TextReader::of(&reader).len();
+    let mut lists = IdLists::new(py, len)?;
     // the lists of finished parts are made under the GIL by the calling thread, between parts it
-    // encodes itself without it (issue 15)
-    py.detach(|| encode(texts.get(), &mut |flat| Python::attach(|py| lists.extend(py, flat, ints)))).map_err(|e| to_py(py, e))?;
+    // encodes itself without it (issue 15); the part's texts are let go there too
+    let r = py.detach(|| {
+        let mut read = |range: std::ops::Range<usize>, out: &mut Vec<&'static str>| TextReader::of(&reader).read(range, out);
+        encode(Items::Fed { len, read: &mut read }, &mut |flat| {
+            Python::attach(|py| {
+                lists.extend(py, flat, ints);
+                TextReader::of(&reader).release(py, flat.len());
+            })
+        })
+    });
+    // a text that could not be read wins over an engine's error
+    reader.into_inner().unwrap_or_else(|p| p.into_inner()).finish(py)?;
+    r.map_err(|e| to_py(py, e))?;
     lists.finish(py)
 }
 
@@ -656,31 +671,58 @@ pub(crate) fn flat_batch<'py>(
     width: usize,
     prefix: &[u32],
     suffix: &[u32],
-    encode: impl FnOnce(&[&str], &mut dyn FnMut(&subwords_core::batch::Flat)) -> subwords_core::Result<()> + Send,
+    encode: impl FnOnce(Items<'_, &'static str>, &mut dyn FnMut(&subwords_core::batch::Flat)) -> subwords_core::Result<()> + Send,
 ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-    let texts = Texts::new(py, texts)?;
+    let reader = std::sync::Mutex::new(TextReader::new(py, texts)?);
+    let len = TextReader::of(&reader).len();
     let mut out = FlatIds::new(py, width, prefix, suffix)?;
-    py.detach(|| encode(texts.get(), &mut |flat| out.extend(flat))).map_err(|e| to_py(py, e))?;
+    let r = py.detach(|| {
+        let mut read = |range: std::ops::Range<usize>, got: &mut Vec<&'static str>| TextReader::of(&reader).read(range, got);
+        encode(Items::Fed { len, read: &mut read }, &mut |flat| {
+            out.extend(flat);
+            TextReader::of(&reader).release_attached(flat.len());
+        })
+    });
+    reader.into_inner().unwrap_or_else(|p| p.into_inner()).finish(py)?;
+    r.map_err(|e| to_py(py, e))?;
     out.finish(py)
 }
 
-/// A batch's texts as UTF-8 the workers read without the GIL, taken from any iterable of `str`
-/// in one pass on the calling thread (issue 15: this pass is serial, so it is kept short).
+/// A batch's texts as UTF-8 the workers read without the GIL, read from a list, a tuple or any
+/// other iterable of `str` on the calling thread, a range at a time ([`TextReader::read`]).
 ///
-/// The items are held by a tuple made of the argument (`PySequence_Tuple`), so a list changed
-/// by another Python thread while the GIL is released cannot free a text being encoded. On
-/// Python 3.10 and later each text's UTF-8 is borrowed from the `str` itself
-/// (`PyUnicode_AsUTF8AndSize`, which keeps it with the string): no copy, no object per text.
-/// `pyo3`'s `PyBackedStr` cannot do that under the 3.9 stable ABI this module is built for, and
-/// made a `bytes` copy of every text (a 2 MB batch of lines: 42,388 objects made and freed on the
-/// calling thread while the other core waited). On 3.9 that copy is still what is done here. A
-/// text that is not a `str` is a `TextTypeError` naming its place, the message of the Python
-/// side's `batch_arg`, so the Python wrappers need not walk the batch first.
-pub(crate) struct Texts {
-    _items: Py<pyo3::types::PyTuple>,
+/// Issue 15: reading is serial (under the GIL), so it is kept short and, in a streamed batch,
+/// done while the other threads encode what was read before. On Python 3.10 and later each
+/// text's UTF-8 is borrowed from the `str` itself (`PyUnicode_AsUTF8AndSize`, which keeps it
+/// with the string): no copy, no object per text. `pyo3`'s `PyBackedStr` cannot do that under
+/// the 3.9 stable ABI this module is built for, and made a `bytes` copy of every text (a 2 MB
+/// batch of lines: 42,388 objects made and freed on the calling thread while the other core
+/// waited). On 3.9 that copy is still what is done here.
+///
+/// The texts stay alive while borrowed: a tuple holds its items and cannot change; a list can,
+/// by another Python thread while the GIL is released, so each text read from a list is held
+/// by a reference of its own (the list was copied into a tuple first, a serial pass over every
+/// text before any thread could start); any other iterable is made a tuple first. A list that
+/// shrinks while it is read is an error; items added to it are not read.
+///
+/// A text that is not a `str` is a `TextTypeError` naming its place, the message of the Python
+/// side's `batch_arg`, so the Python wrappers need not walk the batch first. It wins over a
+/// text that cannot be encoded (a lone surrogate) anywhere in the batch, as there: after that
+/// one, the rest are checked for their type only.
+pub(crate) struct TextReader {
+    items: Py<PyAny>,
+    is_list: bool,
+    len: usize,
+    borrow: bool,
+    /// List items read: a reference each (see above), let go by `release` once their part of
+    /// the batch is done, the rest in `drop`. Raw: `Py`'s drop asks whether this thread holds
+    /// the GIL at every item.
+    held: Vec<*mut pyo3::ffi::PyObject>,
+    /// How many of `held` were let go.
+    released: usize,
     /// 3.9 only: the UTF-8 copies the texts point into.
-    _copies: Vec<Py<PyBytes>>,
-    texts: Vec<&'static str>,
+    copies: Vec<Py<PyBytes>>,
+    failed: Option<PyErr>,
 }
 
 // `PyUnicode_AsUTF8AndSize` is in the stable ABI from 3.10 and exported, with this signature, by
@@ -689,82 +731,222 @@ extern "C" {
     fn PyUnicode_AsUTF8AndSize(unicode: *mut pyo3::ffi::PyObject, size: *mut pyo3::ffi::Py_ssize_t) -> *const std::os::raw::c_char;
 }
 
-impl Texts {
+impl TextReader {
     pub(crate) fn new(py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<Self> {
-        use pyo3::ffi;
+        use pyo3::types::{PyTuple, PyTupleMethods};
         if batch.is_instance_of::<pyo3::types::PyString>() {
             return Err(error(py, "InputError", "encode_batch takes a list of texts, not one str; use encode() for one text".into()));
         }
-        // SAFETY: PySequence_Tuple returns a new reference or NULL with an exception set
-        let items = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PySequence_Tuple(batch.as_ptr()))? }.cast_into::<pyo3::types::PyTuple>()?;
         let borrow = py.version_info() >= (3, 10);
-        let mut texts = Vec::with_capacity(items.len());
-        let mut copies = Vec::new();
-        // One pass, each item touched once: a batch of many short texts is mostly cache misses
-        // on the str objects, and the pass is serial (issue 15). A type error wins over an
-        // earlier text's encoding error, so a batch with a non-str and a lone surrogate gets
-        // batch_arg's error: after the first encoding error only the types are checked.
-        let mut unencodable: Option<PyErr> = None;
-        for n in 0..items.len() {
-            // SAFETY: `n` is within the tuple, which holds the item: a borrowed reference
-            let item = unsafe { ffi::PyTuple_GetItem(items.as_ptr(), n as ffi::Py_ssize_t) };
-            // SAFETY: `item` is a live object; PyUnicode_Check reads its type's flags
-            if unsafe { ffi::PyUnicode_Check(item) } == 0 {
-                // SAFETY: a borrowed reference to a live object, made owned for the message
-                let item = unsafe { Bound::from_borrowed_ptr(py, item) };
-                let kind = item.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an object".into());
-                return Err(error(py, "TextTypeError", format!("text {n} of the batch is {kind}, not str (expected text)")));
-            }
-            if unencodable.is_some() {
-                continue;
-            }
-            let (ptr, len) = if borrow {
+        let (items, is_list, len) = if let Ok(list) = batch.cast_exact::<PyList>() {
+            (list.clone().into_any().unbind(), true, list.len())
+        } else if let Ok(tuple) = batch.cast_exact::<PyTuple>() {
+            (tuple.clone().into_any().unbind(), false, tuple.len())
+        } else {
+            // SAFETY: PySequence_Tuple returns a new reference or NULL with an exception set
+            let tuple = unsafe { Bound::from_owned_ptr_or_err(py, pyo3::ffi::PySequence_Tuple(batch.as_ptr()))? }.cast_into::<PyTuple>()?;
+            let len = tuple.len();
+            (tuple.into_any().unbind(), false, len)
+        };
+        Ok(TextReader { items, is_list, len, borrow, held: Vec::new(), released: 0, copies: Vec::new(), failed: None })
+    }
+
+    /// The reader a batch's `read` and sink share (both on the calling thread, one at a time).
+    fn of(reader: &std::sync::Mutex<TextReader>) -> std::sync::MutexGuard<'_, TextReader> {
+        reader.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Lets go of the next `n` texts read, whose part of the batch is done (handed to the sink):
+    /// done while the other threads encode, since at the end of a batch of short lines the
+    /// ~85k objects of 4 MB are out of the cache and letting go of them took a millisecond,
+    /// serial (issue 15).
+    fn release(&mut self, _py: Python<'_>, n: usize) {
+        let end = (self.released + n).min(self.held.len());
+        for &item in &self.held[self.released..end] {
+            // SAFETY: a reference taken in `read_with`, given back once (`released` moves past
+            // it), with the GIL
+            unsafe { pyo3::ffi::Py_DecRef(item) };
+        }
+        self.released = end;
+    }
+
+    /// [`TextReader::release`], taking the GIL (only when there is something to let go).
+    fn release_attached(&mut self, n: usize) {
+        if self.released < self.held.len() {
+            Python::attach(|py| self.release(py, n));
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Appends the texts of `range` to `out`, taking the GIL; false, with the error kept for
+    /// [`TextReader::finish`], when one cannot be read (then nothing more is read).
+    pub(crate) fn read(&mut self, range: std::ops::Range<usize>, out: &mut Vec<&'static str>) -> bool {
+        Python::attach(|py| self.read_with(py, range, out))
+    }
+
+    fn read_with(&mut self, py: Python<'_>, range: std::ops::Range<usize>, out: &mut Vec<&'static str>) -> bool {
+        use pyo3::ffi;
+        if self.failed.is_some() {
+            return false;
+        }
+        if self.is_list {
+            self.held.reserve(range.len());
+        }
+        for n in range {
+            let Some(item) = self.text_at(n) else {
+                self.failed = Some(self.item_error(py, n));
+                return false;
+            };
+            let (ptr, len) = if self.borrow {
                 let mut len: ffi::Py_ssize_t = 0;
                 // SAFETY: `item` is a str; the result is NULL with an exception set (a lone
                 // surrogate: UnicodeEncodeError) or UTF-8 that lives as long as the str
                 let ptr = unsafe { PyUnicode_AsUTF8AndSize(item, &mut len) };
                 if ptr.is_null() {
-                    unencodable = Some(PyErr::fetch(py));
-                    continue;
+                    self.failed = Some(PyErr::fetch(py));
+                    self.check_types_after(py, n);
+                    return false;
                 }
                 (ptr as *const u8, len as usize)
             } else {
                 // SAFETY: as above; the bytes object is a new reference, kept in `copies`
                 let bytes = match unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_AsUTF8String(item)) } {
-                    Ok(b) => b.cast_into::<PyBytes>()?,
+                    Ok(b) => b.cast_into::<PyBytes>().map_err(PyErr::from),
+                    Err(e) => Err(e),
+                };
+                let bytes = match bytes {
+                    Ok(b) => b,
                     Err(e) => {
-                        unencodable = Some(e);
-                        continue;
+                        self.failed = Some(e);
+                        self.check_types_after(py, n);
+                        return false;
                     }
                 };
                 let b = bytes.as_bytes();
                 let at = (b.as_ptr(), b.len());
-                copies.push(bytes.unbind());
+                self.copies.push(bytes.unbind());
                 at
             };
-            // SAFETY: valid UTF-8 (Python made it), alive while `items` (and `copies`) are,
-            // which `self` owns; it is only lent out for as long as `self` is borrowed
-            texts.push(unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(ptr, len)) });
+            if self.is_list {
+                // SAFETY: a live object; the reference taken is given back in `drop`
+                unsafe { ffi::Py_IncRef(item) };
+                self.held.push(item);
+            }
+            // SAFETY: valid UTF-8 (Python made it), alive while `self.items`, `self.held` and
+            // `self.copies` are, which `self` owns until `finish`, and the batch that borrows
+            // the text ends before that
+            out.push(unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(ptr, len)) });
         }
-        if let Some(e) = unencodable {
-            return Err(e);
+        true
+    }
+
+    /// Item `n` (a borrowed reference), checked to be a `str`.
+    fn item(&self, py: Python<'_>, n: usize) -> PyResult<*mut pyo3::ffi::PyObject> {
+        match self.text_at(n) {
+            Some(item) => Ok(item),
+            None => Err(self.item_error(py, n)),
         }
-        Ok(Texts { _items: items.unbind(), _copies: copies, texts })
+    }
+
+    /// Item `n` when it is a `str` (a borrowed reference), else None: the per-text path.
+    #[inline(always)]
+    fn text_at(&self, n: usize) -> Option<*mut pyo3::ffi::PyObject> {
+        use pyo3::ffi;
+        // SAFETY: `self.items` is the list or tuple `is_list` says; GetItem checks the index and
+        // returns a borrowed reference or NULL with IndexError set (cleared in `item_error`);
+        // PyUnicode_Check reads a live object's type's flags
+        unsafe {
+            let item = if self.is_list {
+                ffi::PyList_GetItem(self.items.as_ptr(), n as ffi::Py_ssize_t)
+            } else {
+                ffi::PyTuple_GetItem(self.items.as_ptr(), n as ffi::Py_ssize_t)
+            };
+            (!item.is_null() && ffi::PyUnicode_Check(item) != 0).then_some(item)
+        }
+    }
+
+    /// Why item `n` is not a text.
+    #[cold]
+    fn item_error(&self, py: Python<'_>, n: usize) -> PyErr {
+        use pyo3::ffi;
+        // SAFETY: as in `text_at`
+        let item = unsafe {
+            if self.is_list {
+                ffi::PyList_GetItem(self.items.as_ptr(), n as ffi::Py_ssize_t)
+            } else {
+                ffi::PyTuple_GetItem(self.items.as_ptr(), n as ffi::Py_ssize_t)
+            }
+        };
+        if item.is_null() {
+            // SAFETY: GetItem set the exception it returned NULL for
+            unsafe { ffi::PyErr_Clear() };
+            return error(
+                py,
+                "InputError",
+                format!("the list of texts lost item {n} while it was being read (changed by another thread?); pass a list no other thread changes, or a tuple"),
+            );
+        }
+        // SAFETY: a borrowed reference to a live object, made owned for the message
+        let item = unsafe { Bound::from_borrowed_ptr(py, item) };
+        let kind = item.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an object".into());
+        error(py, "TextTypeError", format!("text {n} of the batch is {kind}, not str (expected text)"))
+    }
+
+    /// After text `n` could not be encoded: a text after it that is not a `str` is the error.
+    fn check_types_after(&mut self, py: Python<'_>, n: usize) {
+        for k in n + 1..self.len {
+            if let Err(e) = self.item(py, k) {
+                self.failed = Some(e);
+                return;
+            }
+        }
+    }
+
+    /// The error met while reading, if any; the texts are let go here, with the GIL.
+    pub(crate) fn finish(mut self, _py: Python<'_>) -> PyResult<()> {
+        match self.failed.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for TextReader {
+    fn drop(&mut self) {
+        let n = self.held.len() - self.released;
+        self.release_attached(n);
+    }
+}
+
+// SAFETY: `held` holds references to Python objects, touched only with the GIL (in `read_with`
+// and `drop`); the texts lent out are immutable bytes those objects keep alive
+unsafe impl Send for TextReader {}
+// SAFETY: through a shared reference only `len` is read; the objects are touched through `&mut`
+unsafe impl Sync for TextReader {}
+
+/// Every text of a batch read at once, for the paths that are not streamed.
+pub(crate) struct Texts {
+    _reader: TextReader,
+    texts: Vec<&'static str>,
+}
+
+impl Texts {
+    pub(crate) fn new(py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let mut reader = TextReader::new(py, batch)?;
+        let mut texts = Vec::with_capacity(reader.len());
+        if !reader.read_with(py, 0..reader.len(), &mut texts) {
+            return Err(reader.failed.take().expect("read_with keeps its error"));
+        }
+        Ok(Texts { _reader: reader, texts })
     }
 
     pub(crate) fn get(&self) -> &[&str] {
         &self.texts
     }
-
-    pub(crate) fn len(&self) -> usize {
-        self.texts.len()
-    }
 }
-
-// SAFETY: the texts are immutable bytes owned by Python objects that `Texts` keeps alive; the
-// workers only read them, and the objects are released (with the GIL) when `Texts` is dropped
-unsafe impl Send for Texts {}
-unsafe impl Sync for Texts {}
 
 /// An error of `subwords.errors`' class `class` (see [`to_py`]).
 fn error(py: Python<'_>, class: &str, message: String) -> PyErr {

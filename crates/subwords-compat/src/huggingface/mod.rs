@@ -575,13 +575,19 @@ impl HfPipeline {
 
     /// [`HfPipeline::encode_batch`] handing the ids to `sink` part by part, in order, on the
     /// calling thread, which encodes too when no part is due (`batch::ids_streamed`).
-    pub fn encode_batch_parts(&self, texts: &[&str], allowed: &[bool], threads: usize, sink: impl FnMut(&subwords_core::batch::Flat)) {
+    pub fn encode_batch_parts<'a, S: AsRef<str> + Sync + Send + 'a>(
+        &self,
+        texts: impl Into<subwords_core::batch::Items<'a, S>>,
+        allowed: &[bool],
+        threads: usize,
+        sink: impl FnMut(&subwords_core::batch::Flat),
+    ) {
         let r: std::result::Result<(), std::convert::Infallible> = subwords_core::batch::ids_streamed(
             texts,
             threads,
             self.caches.streamed(threads, |c| &mut c.0),
             |t, (cache, scratch), out| {
-                self.encode_into(t, allowed, Some(cache), None, scratch, out);
+                self.encode_into(t.as_ref(), allowed, Some(cache), None, scratch, out);
                 Ok(())
             },
             sink,

@@ -474,7 +474,12 @@ impl SpModel {
     /// [`SpModel::encode_batch`] handing the ids to `sink` part by part, in order, on the calling
     /// thread, which encodes too when no part is due (`batch::ids_streamed`). The first error in
     /// text order is returned; `sink` has seen the parts before it.
-    pub fn encode_batch_parts<S: AsRef<str> + Sync>(&self, texts: &[S], threads: usize, sink: impl FnMut(&subwords_core::batch::Flat)) -> Result<()> {
+    pub fn encode_batch_parts<'a, S: AsRef<str> + Sync + Send + 'a>(
+        &self,
+        texts: impl Into<subwords_core::batch::Items<'a, S>>,
+        threads: usize,
+        sink: impl FnMut(&subwords_core::batch::Flat),
+    ) -> Result<()> {
         subwords_core::batch::ids_streamed(
             texts,
             threads,

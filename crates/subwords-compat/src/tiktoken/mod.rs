@@ -262,7 +262,13 @@ impl RankBpe {
 
     /// [`RankBpe::encode_batch`] handing the ids to `sink` part by part, in order, on the
     /// calling thread, which encodes too when no part is due (`batch::ids_streamed`).
-    pub fn encode_batch_parts<S: AsRef<str> + Sync>(&self, texts: &[S], allowed: &[usize], threads: usize, sink: impl FnMut(&batch::Flat)) {
+    pub fn encode_batch_parts<'a, S: AsRef<str> + Sync + Send + 'a>(
+        &self,
+        texts: impl Into<batch::Items<'a, S>>,
+        allowed: &[usize],
+        threads: usize,
+        sink: impl FnMut(&batch::Flat),
+    ) {
         let r: std::result::Result<(), std::convert::Infallible> = batch::ids_streamed(
             texts,
             threads,

@@ -428,12 +428,17 @@ impl Tokenizer {
 
     /// [`Tokenizer::encode_batch`] handing the ids to `sink` part by part, in order, on the
     /// calling thread while the other threads encode the rest ([`crate::batch::ids_streamed`]).
-    pub fn encode_batch_streamed(&self, texts: &[&str], threads: usize, sink: impl FnMut(&crate::batch::Flat)) -> Result<()> {
+    pub fn encode_batch_streamed<'a, S: AsRef<str> + Sync + Send + 'a>(
+        &self,
+        texts: impl Into<crate::batch::Items<'a, S>>,
+        threads: usize,
+        sink: impl FnMut(&crate::batch::Flat),
+    ) -> Result<()> {
         crate::batch::ids_streamed(
             texts,
             threads,
             self.scratch.streamed(threads, |s| &mut s.cache),
-            |t, s, out| self.encode_into(t, s, out),
+            |t, s, out| self.encode_into(t.as_ref(), s, out),
             sink,
         )
     }
