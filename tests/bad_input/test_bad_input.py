@@ -660,11 +660,10 @@ def test_a_long_batch_lets_go_of_every_text_it_read_and_names_a_late_bad_one(eve
             for call in (tok.encode_batch, tok.encode_array):
                 with pytest.raises(subwords.TextTypeError, match=r"text 2900 of the batch is (int|NoneType), not str"):
                     call(bad, threads=threads)
-        # refused where the text must become UTF-8 (an InputError; the .model family's is still
-        # Python's UnicodeEncodeError); tiktoken's family replaces it as tiktoken does, and
-        # subword-nmt's works on Python strings, as subword-nmt does
+        # refused where the text must become UTF-8; tiktoken's family replaces it as tiktoken
+        # does, and subword-nmt's works on Python strings, as subword-nmt does
         if name not in ("tiktoken", "subword-nmt"):
-            with pytest.raises(ValueError, match="surrogate"):
+            with pytest.raises(InputError, match="lone surrogate"):
                 tok.encode_batch(texts[:2500] + ["a\ud800b"] + texts[2500:], threads=threads)
 
     gc.collect()
@@ -674,6 +673,21 @@ def test_a_long_batch_lets_go_of_every_text_it_read_and_names_a_late_bad_one(eve
             run(tok, threads)
             gc.collect()
             assert [sys.getrefcount(t) for t in texts] == before, f"{name}, {threads} threads"
+
+
+def test_a_lone_surrogate_is_an_input_error_in_every_family_that_needs_utf8(every_family):
+    # the .model family let Python's UnicodeEncodeError through, naming neither the text nor a
+    # way out (issue 15's closing note, 2026-12-05); tiktoken's family replaces a lone surrogate
+    # as tiktoken does, and subword-nmt's works on Python strings as subword-nmt does
+    bad = "a\ud800b"
+    for name, tok in every_family.items():
+        if name in ("tiktoken", "subword-nmt"):
+            continue
+        for call in (lambda: tok.encode(bad), lambda: tok.encode_batch(["low", bad], threads=2),
+                     lambda: tok.encode_array(["low", bad]), lambda: tok.encode_pieces(bad),
+                     lambda: tok.encode_with_offsets(bad)):
+            with pytest.raises(InputError, match="lone surrogate"):
+                call()
 
 
 @pytest.mark.parametrize("kw", [{"vocab_size": -1}, {"vocab_size": 22, "model": "gpt"}, {"vocab_size": 22, "em_rounds": 2},

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable, Optional, Sequence, Union
 
-from ..._api import _threads, gc_paused
+from ..._api import _first_unencodable, _surrogate_error, _threads, gc_paused
 from ...errors import InputError, ModelFileError, UnknownPieceError
 from ..._checks import text_arg
 from ..._io import read_limited, write_atomic
@@ -53,10 +53,13 @@ class SentencePieceTokenizer(Foreign):
         ``add_special_tokens`` puts the model's ``<s>`` before and ``</s>`` after the ids (those
         of the two it has); ``add_bos``/``add_eos`` (sentencepiece's own names) ask for one side
         each."""
-        if type(text) is str and not (allowed_special or add_special_tokens or pair is not None or add_bos or add_eos):
-            # the plain call straight to the core: one call per line is mostly this path
-            return self._m.encode(text)
-        ids = super().encode(text, allowed_special=allowed_special, pair=pair)
+        try:
+            if type(text) is str and not (allowed_special or add_special_tokens or pair is not None or add_bos or add_eos):
+                # the plain call straight to the core: one call per line is mostly this path
+                return self._m.encode(text)
+            ids = super().encode(text, allowed_special=allowed_special, pair=pair)
+        except UnicodeEncodeError as e:
+            raise _surrogate_error(e, "the text") from None
         bos, eos = self._sides(add_special_tokens, add_bos, add_eos)
         return self._wrap(ids, bos, eos)
 
@@ -97,8 +100,11 @@ class SentencePieceTokenizer(Foreign):
             batch = batch_arg(batch)
             return [self.encode(t, allowed_special=allowed_special, add_special_tokens=add_special_tokens,
                                 add_bos=add_bos, add_eos=add_eos) for t in batch]
-        with gc_paused():
-            return self._m.encode_batch(batch, _threads(threads))
+        try:
+            with gc_paused():
+                return self._m.encode_batch(batch, _threads(threads))
+        except UnicodeEncodeError as e:
+            raise _surrogate_error(e, f"text {_first_unencodable(batch)} of the batch") from None
 
     def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
                        allowed_special: AllowedSpecial = (),
@@ -114,7 +120,11 @@ class SentencePieceTokenizer(Foreign):
         bos, end = self._sides(add_special_tokens, False, False)
         prefix = [self._control("<s>")] if bos else []
         suffix = ([self._control("</s>")] if end else []) + ([] if eos is None else [eos])
-        return self._m.encode_batch_flat(batch_list(batch), _threads(threads), width, prefix, suffix)
+        batch = batch_list(batch)
+        try:
+            return self._m.encode_batch_flat(batch, _threads(threads), width, prefix, suffix)
+        except UnicodeEncodeError as e:
+            raise _surrogate_error(e, f"text {_first_unencodable(batch)} of the batch") from None
 
     def encode_pieces(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
                       add_bos: bool = False, add_eos: bool = False) -> list[str]:
@@ -128,7 +138,10 @@ class SentencePieceTokenizer(Foreign):
             if special:
                 pieces.append(part)
             elif part or not allowed:
-                pieces.extend(self._m.encode_pieces(part)[1])
+                try:
+                    pieces.extend(self._m.encode_pieces(part)[1])
+                except UnicodeEncodeError as e:
+                    raise _surrogate_error(e, "the text") from None
         bos, eos = self._sides(add_special_tokens, add_bos, add_eos)
         if bos:
             pieces.insert(0, self.id_to_piece(self._control("<s>")))
@@ -140,13 +153,19 @@ class SentencePieceTokenizer(Foreign):
         """(id, start, end) with offsets in code points of ``text``; the byte pieces of one
         character share its span, all but the last one empty (as SentencePiece)."""
         _check_text(text)
-        ids, starts, ends = self._m.encode_with_offsets(text)
+        try:
+            ids, starts, ends = self._m.encode_with_offsets(text)
+        except UnicodeEncodeError as e:
+            raise _surrogate_error(e, "the text") from None
         return list(zip(ids, starts, ends))
 
     def normalize(self, text: str) -> str:
         """The text SentencePiece segments: normalized, with ``▁`` for spaces."""
         _check_text(text)
-        return self._m.normalize(text)
+        try:
+            return self._m.normalize(text)
+        except UnicodeEncodeError as e:
+            raise _surrogate_error(e, "the text") from None
 
     # -- decoding -----------------------------------------------------------------------------
     def decode(self, ids: Iterable[int]) -> str:
