@@ -512,25 +512,42 @@ mod tests {
 
     #[test]
     fn streamed_ids_come_in_item_order_whatever_the_thread_count() {
-        // item x's ids: x copies of x (so empty texts occur, and parts of uneven size)
-        let items: Vec<u32> = (0..500).map(|x| x % 7).collect();
+        // item x's ids: x copies of x (so empty texts occur, and parts of uneven size); the items
+        // at hand, or fed by a reader (which must be asked for every item once, in order)
+        let items: Vec<u32> = (0..3000).map(|x| x % 7).collect();
         let want: Vec<Vec<u32>> = items.iter().map(|&x| vec![x; x as usize]).collect();
         let slots: Slots<u32> = Slots::default();
-        for threads in [1, 2, 3, 16, 5000] {
-            let mut got: Vec<Vec<u32>> = Vec::new();
-            let r: Result<(), ()> = ids_streamed(
-                &items,
-                threads,
-                |k, body| slots.with(k, |s| body(s)),
-                |&x, seen, out| {
-                    *seen += 1;
-                    out.extend(std::iter::repeat_n(x, x as usize));
-                    Ok(())
-                },
-                |flat| got.extend(flat.iter().map(|ids| ids.to_vec())),
-            );
-            assert_eq!(r, Ok(()));
-            assert_eq!(got, want, "{threads} threads");
+        for fed in [false, true] {
+            for threads in [1, 2, 3, 16, 5000] {
+                let mut asked: Vec<std::ops::Range<usize>> = Vec::new();
+                let mut read = |r: std::ops::Range<usize>, out: &mut Vec<u32>| {
+                    asked.push(r.clone());
+                    out.extend_from_slice(&items[r]);
+                    true
+                };
+                let source = if fed { Items::Fed { len: items.len(), read: &mut read } } else { Items::Ready(&items) };
+                let mut got: Vec<Vec<u32>> = Vec::new();
+                let r: Result<(), ()> = ids_streamed(
+                    source,
+                    threads,
+                    |k, body| slots.with(k, |s| body(s)),
+                    |&x, seen, out| {
+                        *seen += 1;
+                        out.extend(std::iter::repeat_n(x, x as usize));
+                        Ok(())
+                    },
+                    |flat| got.extend(flat.iter().map(|ids| ids.to_vec())),
+                );
+                assert_eq!(r, Ok(()));
+                assert_eq!(got, want, "{threads} threads, fed: {fed}");
+                if fed {
+                    assert_eq!(asked.first().map(|r| r.start), Some(0));
+                    assert!(asked.windows(2).all(|w| w[0].end == w[1].start), "{threads} threads: {asked:?}");
+                    assert_eq!(asked.last().map(|r| r.end), Some(items.len()));
+                } else {
+                    assert!(asked.is_empty());
+                }
+            }
         }
         let mut none = 0;
         let r: Result<(), ()> = ids_streamed(&[] as &[u32], 4, |_, body| body(&mut ()), |_, _, _| Ok(()), |f| none += f.len());
@@ -556,87 +573,38 @@ mod tests {
     }
 
     #[test]
-    fn fed_items_give_what_ready_ones_give() {
-        let items: Vec<u32> = (0..3000).map(|x| x % 11).collect();
-        let want: Vec<Vec<u32>> = items.iter().map(|&x| vec![x; x as usize]).collect();
-        for threads in [1, 2, 3, 16] {
-            let mut asked: Vec<std::ops::Range<usize>> = Vec::new();
-            let mut read = |r: std::ops::Range<usize>, out: &mut Vec<u32>| {
-                asked.push(r.clone());
-                out.extend_from_slice(&items[r]);
-                true
-            };
-            let mut got: Vec<Vec<u32>> = Vec::new();
-            let r: Result<(), ()> = ids_streamed(
-                Items::Fed { len: items.len(), read: &mut read },
-                threads,
-                |_, body| body(&mut ()),
-                |&x, _, out| {
-                    out.extend(std::iter::repeat_n(x, x as usize));
-                    Ok(())
-                },
-                |flat| got.extend(flat.iter().map(|ids| ids.to_vec())),
-            );
-            assert_eq!(r, Ok(()));
-            assert_eq!(got, want, "{threads} threads");
-            // every item read once, in order
-            assert_eq!(asked.first().map(|r| r.start), Some(0));
-            assert!(asked.windows(2).all(|w| w[0].end == w[1].start), "{threads} threads: {asked:?}");
-            assert_eq!(asked.last().map(|r| r.end), Some(items.len()));
-        }
-    }
-
-    #[test]
-    fn a_reader_that_stops_ends_the_batch_without_a_wait() {
+    fn a_reader_that_stops_or_panics_leaves_no_thread_waiting() {
         let items: Vec<u32> = (0..5000).collect();
         for threads in [1, 2, 4] {
-            for stop_at in [0, 1, 2500] {
-                let mut read = |r: std::ops::Range<usize>, out: &mut Vec<u32>| {
-                    if r.contains(&stop_at) {
-                        return false;
-                    }
-                    out.extend_from_slice(&items[r]);
-                    true
-                };
+            for (stop_at, panics) in [(0, false), (1, false), (2500, false), (1000, true)] {
                 let mut seen = 0usize;
-                let r: Result<(), ()> = ids_streamed(
-                    Items::Fed { len: items.len(), read: &mut read },
-                    threads,
-                    |_, body| body(&mut ()),
-                    |&x, _, out| {
-                        out.push(x);
-                        Ok(())
-                    },
-                    |flat| seen += flat.len(),
-                );
-                assert_eq!(r, Ok(()), "{threads} threads, stop at {stop_at}");
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let mut read = |r: std::ops::Range<usize>, out: &mut Vec<u32>| {
+                        if r.end > stop_at {
+                            assert!(!panics, "the reader fails");
+                            return false;
+                        }
+                        out.extend_from_slice(&items[r]);
+                        true
+                    };
+                    let r: Result<(), ()> = ids_streamed(
+                        Items::Fed { len: items.len(), read: &mut read },
+                        threads,
+                        |_, body| body(&mut ()),
+                        |&x, _, out| {
+                            out.push(x);
+                            Ok(())
+                        },
+                        |flat| seen += flat.len(),
+                    );
+                    r
+                }));
+                match r {
+                    Ok(r) => assert!(!panics && r == Ok(()), "{threads} threads, stop at {stop_at}"),
+                    Err(_) => assert!(panics, "{threads} threads: only the reader's panic reaches the caller"),
+                }
                 assert!(seen <= stop_at, "{threads} threads: {seen} texts handed on past a stop at {stop_at}");
             }
-        }
-    }
-
-    #[test]
-    fn a_reader_that_panics_leaves_no_thread_waiting() {
-        let items: Vec<u32> = (0..5000).collect();
-        for threads in [2, 4] {
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let mut read = |r: std::ops::Range<usize>, out: &mut Vec<u32>| {
-                    assert!(r.start < 1000, "reader fails");
-                    out.extend_from_slice(&items[r]);
-                    true
-                };
-                let _: Result<(), ()> = ids_streamed(
-                    Items::Fed { len: items.len(), read: &mut read },
-                    threads,
-                    |_, body| body(&mut ()),
-                    |&x, _, out| {
-                        out.push(x);
-                        Ok(())
-                    },
-                    |_| {},
-                );
-            }));
-            assert!(r.is_err(), "{threads} threads: the reader's panic reaches the caller");
         }
     }
 
