@@ -644,23 +644,11 @@ pub(crate) fn list_batch<'py>(
     ints: &[Py<PyAny>],
     encode: impl FnOnce(Items<'_, &'static str>, &mut dyn FnMut(&subwords_core::batch::Flat)) -> subwords_core::Result<()> + Send,
 ) -> PyResult<Bound<'py, PyList>> {
-    let reader = std::sync::Mutex::new(TextReader::new(py, texts)?);
-    let len = TextReader::of(&reader).len();
-    let mut lists = IdLists::new(py, len)?;
+    let reader = TextReader::new(py, texts)?;
+    let mut lists = IdLists::new(py, reader.len())?;
     // the lists of finished parts are made under the GIL by the calling thread, between parts it
-    // encodes itself without it (issue 15); the part's texts are let go there too
-    let r = py.detach(|| {
-        let mut read = |range: std::ops::Range<usize>, out: &mut Vec<&'static str>| TextReader::of(&reader).read(range, out);
-        encode(Items::Fed { len, read: &mut read }, &mut |flat| {
-            Python::attach(|py| {
-                lists.extend(py, flat, ints);
-                TextReader::of(&reader).release(py, flat.len());
-            })
-        })
-    });
-    // a text that could not be read wins over an engine's error
-    reader.into_inner().unwrap_or_else(|p| p.into_inner()).finish(py)?;
-    r.map_err(|e| to_py(py, e))?;
+    // encodes itself without it (issue 15)
+    fed_batch(py, reader, encode, |flat| Python::attach(|py| lists.extend(py, flat, ints)))?;
     lists.finish(py)
 }
 
@@ -673,19 +661,37 @@ pub(crate) fn flat_batch<'py>(
     suffix: &[u32],
     encode: impl FnOnce(Items<'_, &'static str>, &mut dyn FnMut(&subwords_core::batch::Flat)) -> subwords_core::Result<()> + Send,
 ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-    let reader = std::sync::Mutex::new(TextReader::new(py, texts)?);
-    let len = TextReader::of(&reader).len();
+    let reader = TextReader::new(py, texts)?;
     let mut out = FlatIds::new(py, width, prefix, suffix)?;
+    fed_batch(py, reader, encode, |flat| out.extend(flat))?;
+    out.finish(py)
+}
+
+/// Runs `encode` without the GIL on texts `reader` reads as the batch goes
+/// (`batch::Items::Fed`), each finished part handed to `sink`, then its texts let go. A text
+/// that could not be read wins over an engine's error.
+fn fed_batch(
+    py: Python<'_>,
+    reader: TextReader,
+    encode: impl FnOnce(Items<'_, &'static str>, &mut dyn FnMut(&subwords_core::batch::Flat)) -> subwords_core::Result<()> + Send,
+    mut sink: impl FnMut(&subwords_core::batch::Flat) + Send,
+) -> PyResult<()> {
+    let len = reader.len();
+    // the read and the sink run on the calling thread, one at a time
+    let reader = std::sync::Mutex::new(reader);
     let r = py.detach(|| {
-        let mut read = |range: std::ops::Range<usize>, got: &mut Vec<&'static str>| TextReader::of(&reader).read(range, got);
+        let mut read = |range: std::ops::Range<usize>, got: &mut Vec<&'static str>| lock(&reader).read(range, got);
         encode(Items::Fed { len, read: &mut read }, &mut |flat| {
-            out.extend(flat);
-            TextReader::of(&reader).release_attached(flat.len());
+            sink(flat);
+            lock(&reader).release(flat.len());
         })
     });
     reader.into_inner().unwrap_or_else(|p| p.into_inner()).finish(py)?;
-    r.map_err(|e| to_py(py, e))?;
-    out.finish(py)
+    r.map_err(|e| to_py(py, e))
+}
+
+fn lock(reader: &std::sync::Mutex<TextReader>) -> std::sync::MutexGuard<'_, TextReader> {
+    reader.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A batch's texts as UTF-8 the workers read without the GIL, read from a list, a tuple or any
@@ -751,30 +757,24 @@ impl TextReader {
         Ok(TextReader { items, is_list, len, borrow, held: Vec::new(), released: 0, copies: Vec::new(), failed: None })
     }
 
-    /// The reader a batch's `read` and sink share (both on the calling thread, one at a time).
-    fn of(reader: &std::sync::Mutex<TextReader>) -> std::sync::MutexGuard<'_, TextReader> {
-        reader.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// Lets go of the next `n` texts read, whose part of the batch is done (handed to the sink):
     /// done while the other threads encode, since at the end of a batch of short lines the
     /// ~85k objects of 4 MB are out of the cache and letting go of them took a millisecond,
     /// serial (issue 15).
-    fn release(&mut self, _py: Python<'_>, n: usize) {
+    /// Takes the GIL only when there is something to let go.
+    fn release(&mut self, n: usize) {
         let end = (self.released + n).min(self.held.len());
-        for &item in &self.held[self.released..end] {
-            // SAFETY: a reference taken in `read_with`, given back once (`released` moves past
-            // it), with the GIL
-            unsafe { pyo3::ffi::Py_DecRef(item) };
+        if end == self.released {
+            return;
         }
+        Python::attach(|_| {
+            for &item in &self.held[self.released..end] {
+                // SAFETY: a reference taken in `read_with`, given back once (`released` moves
+                // past it), with the GIL
+                unsafe { pyo3::ffi::Py_DecRef(item) };
+            }
+        });
         self.released = end;
-    }
-
-    /// [`TextReader::release`], taking the GIL (only when there is something to let go).
-    fn release_attached(&mut self, n: usize) {
-        if self.released < self.held.len() {
-            Python::attach(|py| self.release(py, n));
-        }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -843,28 +843,25 @@ impl TextReader {
         true
     }
 
-    /// Item `n` (a borrowed reference), checked to be a `str`.
-    fn item(&self, py: Python<'_>, n: usize) -> PyResult<*mut pyo3::ffi::PyObject> {
-        match self.text_at(n) {
-            Some(item) => Ok(item),
-            None => Err(self.item_error(py, n)),
-        }
-    }
-
     /// Item `n` when it is a `str` (a borrowed reference), else None: the per-text path.
     #[inline(always)]
     fn text_at(&self, n: usize) -> Option<*mut pyo3::ffi::PyObject> {
+        let item = self.get(n);
+        // SAFETY: a live object when not NULL; PyUnicode_Check reads its type's flags
+        (!item.is_null() && unsafe { pyo3::ffi::PyUnicode_Check(item) } != 0).then_some(item)
+    }
+
+    /// Item `n`, a borrowed reference, or NULL with IndexError set (cleared in `item_error`).
+    #[inline(always)]
+    fn get(&self, n: usize) -> *mut pyo3::ffi::PyObject {
         use pyo3::ffi;
-        // SAFETY: `self.items` is the list or tuple `is_list` says; GetItem checks the index and
-        // returns a borrowed reference or NULL with IndexError set (cleared in `item_error`);
-        // PyUnicode_Check reads a live object's type's flags
+        // SAFETY: `self.items` is the list or tuple `is_list` says; GetItem checks the index
         unsafe {
-            let item = if self.is_list {
+            if self.is_list {
                 ffi::PyList_GetItem(self.items.as_ptr(), n as ffi::Py_ssize_t)
             } else {
                 ffi::PyTuple_GetItem(self.items.as_ptr(), n as ffi::Py_ssize_t)
-            };
-            (!item.is_null() && ffi::PyUnicode_Check(item) != 0).then_some(item)
+            }
         }
     }
 
@@ -872,14 +869,7 @@ impl TextReader {
     #[cold]
     fn item_error(&self, py: Python<'_>, n: usize) -> PyErr {
         use pyo3::ffi;
-        // SAFETY: as in `text_at`
-        let item = unsafe {
-            if self.is_list {
-                ffi::PyList_GetItem(self.items.as_ptr(), n as ffi::Py_ssize_t)
-            } else {
-                ffi::PyTuple_GetItem(self.items.as_ptr(), n as ffi::Py_ssize_t)
-            }
-        };
+        let item = self.get(n);
         if item.is_null() {
             // SAFETY: GetItem set the exception it returned NULL for
             unsafe { ffi::PyErr_Clear() };
@@ -897,11 +887,8 @@ impl TextReader {
 
     /// After text `n` could not be encoded: a text after it that is not a `str` is the error.
     fn check_types_after(&mut self, py: Python<'_>, n: usize) {
-        for k in n + 1..self.len {
-            if let Err(e) = self.item(py, k) {
-                self.failed = Some(e);
-                return;
-            }
+        if let Some(k) = (n + 1..self.len).find(|&k| self.text_at(k).is_none()) {
+            self.failed = Some(self.item_error(py, k));
         }
     }
 
@@ -916,8 +903,7 @@ impl TextReader {
 
 impl Drop for TextReader {
     fn drop(&mut self) {
-        let n = self.held.len() - self.released;
-        self.release_attached(n);
+        self.release(self.held.len() - self.released);
     }
 }
 
