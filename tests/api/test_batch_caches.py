@@ -60,3 +60,21 @@ def test_ids_do_not_depend_on_the_calls_before(files, name):
     assert [array[i].tolist() for i in range(len(array))] == expect(every[::-1])
     assert m.encode_batch(every, threads=1) == expect(every)
     assert [m.encode(t) for t in d] == expect(d)
+
+
+@pytest.mark.parametrize("name", ["bpe", "unigram", "hf", "sentencepiece", "tiktoken"])
+def test_id_arrays_are_exact_whatever_the_first_part_says_about_the_rest(files, name):
+    # the binding sizes an array's buffers from the first part of the batch (issue 15: a
+    # doubling late in a batch was a serial copy); a first part of empty texts says nothing,
+    # one of long texts says too much, and neither may show in the ids or the array's length
+    m = load(files[name])
+    eos = m.vocab_size - 1
+    long = texts(5, 300)
+    for batch in ([""] * 300 + long, long + [""] * 300, ["low"] * 2 + long[:3] + [""] * 600):
+        want = [m.encode(t) for t in batch]
+        for threads in (1, 2):
+            for dtype, end in (("uint32", None), ("uint16", eos)):
+                array = m.encode_array(batch, threads=threads, dtype=dtype, eos=end)
+                tail = [] if end is None else [end]
+                assert array.tolist() == [w + tail for w in want], (threads, dtype)
+                assert len(array.ids) == array.offsets[-1] == sum(len(w) + len(tail) for w in want)

@@ -360,25 +360,36 @@ pub(crate) struct FlatIds<'a> {
     ends: Grown,
     end: u64,
     widest: u32,
+    /// Texts in the batch.
+    texts: usize,
+    /// Texts appended so far.
+    done: usize,
 }
 
 impl<'a> FlatIds<'a> {
-    pub(crate) fn new(py: Python<'_>, width: usize, prefix: &'a [u32], suffix: &'a [u32]) -> PyResult<Self> {
+    /// For a batch of `texts` texts.
+    pub(crate) fn new(py: Python<'_>, width: usize, prefix: &'a [u32], suffix: &'a [u32], texts: usize) -> PyResult<Self> {
         if width != 2 && width != 4 {
             return Err(to_py(py, Error::Option(format!("an id array is 2 or 4 bytes wide (uint16, uint32), not {width}"))));
         }
-        Ok(FlatIds { width, prefix, suffix, ids: Grown::new(py), ends: Grown::new(py), end: 0, widest: 0 })
+        Ok(FlatIds { width, prefix, suffix, ids: Grown::new(py), ends: Grown::new(py), end: 0, widest: 0, texts, done: 0 })
     }
 
     /// Appends every text of `flat`. This runs on the calling thread, so it is one pass of
     /// plain stores per part (an `extend_from_slice` per id was 4% of a 2-thread batch of
-    /// lines, all of it on the caller).
-    pub(crate) fn extend(&mut self, flat: &subwords_core::batch::Flat) {
+    /// lines, all of it on the caller). `bytes` is the UTF-8 length of the batch's texts read
+    /// so far, all of them by the time the first part comes (`batch::ids_streamed` reads every
+    /// part before it hands one on).
+    pub(crate) fn extend(&mut self, flat: &subwords_core::batch::Flat, bytes: usize) {
         let around = self.prefix.len() + self.suffix.len();
         let more = flat.ids().len() + around * flat.len();
+        if self.done == 0 && !self.size_for(flat, around, bytes) {
+            return;
+        }
         if !self.ids.reserve(more * self.width) || !self.ends.reserve(flat.len() * 8) {
             return;
         }
+        self.done += flat.len();
         if around == 0 {
             // nothing between the texts: the part's ids in one run
             self.put(flat.ids());
@@ -392,6 +403,23 @@ impl<'a> FlatIds<'a> {
             self.end += (ids.len() + around) as u64;
             self.ends.room(8).copy_from_slice(&self.end.to_le_bytes());
         }
+    }
+
+    /// Sizes both buffers at the first part, so that they need not grow by doubling: a doubling
+    /// copies everything written, serial on the calling thread, and the last one comes late in
+    /// the batch, when the other threads may have nothing left to do. Issue 15: our 32k Unigram
+    /// on 4 MB of multilingual text writes 2.7 M ids, 10.9 MB, and growing from 8 to 16 MB
+    /// near the end was 2 ms of `memmove` on the caller while the other thread waited (a
+    /// `perf` timeline of 16 KB chunks into an array, 2 threads). `ends` holds 8 bytes a
+    /// text, known exactly. The ids are estimated from the first part's ids a text, with a
+    /// quarter more for luck, but no more than one id a byte of the texts (beyond that the
+    /// doubling still works, only with copies); the unused room is given back in
+    /// [`FlatIds::finish`]. False when a buffer could not be made that large.
+    fn size_for(&mut self, first: &subwords_core::batch::Flat, around: usize, bytes: usize) -> bool {
+        let per = first.ids().len().div_ceil(first.len().max(1));
+        let guess = (per.saturating_mul(self.texts) / 4).saturating_mul(5).min(bytes);
+        let ids = guess.saturating_add(around.saturating_mul(self.texts));
+        self.ids.reserve(ids.saturating_mul(self.width)) && self.ends.reserve(self.texts.saturating_mul(8))
     }
 
     fn put(&mut self, part: &[u32]) {
@@ -648,7 +676,7 @@ pub(crate) fn list_batch<'py>(
     let mut lists = IdLists::new(py, reader.len())?;
     // the lists of finished parts are made under the GIL by the calling thread, between parts it
     // encodes itself without it (issue 15)
-    fed_batch(py, reader, encode, |flat| Python::attach(|py| lists.extend(py, flat, ints)))?;
+    fed_batch(py, reader, encode, |flat, _| Python::attach(|py| lists.extend(py, flat, ints)))?;
     lists.finish(py)
 }
 
@@ -662,19 +690,20 @@ pub(crate) fn flat_batch<'py>(
     encode: impl FnOnce(Items<'_, &'static str>, &mut dyn FnMut(&subwords_core::batch::Flat)) -> subwords_core::Result<()> + Send,
 ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
     let reader = TextReader::new(py, texts)?;
-    let mut out = FlatIds::new(py, width, prefix, suffix)?;
-    fed_batch(py, reader, encode, |flat| out.extend(flat))?;
+    let mut out = FlatIds::new(py, width, prefix, suffix, reader.len())?;
+    fed_batch(py, reader, encode, |flat, bytes| out.extend(flat, bytes))?;
     out.finish(py)
 }
 
 /// Runs `encode` without the GIL on texts `reader` reads as the batch goes
-/// (`batch::Items::Fed`), each finished part handed to `sink`, then its texts let go. A text
-/// that could not be read wins over an engine's error.
+/// (`batch::Items::Fed`), each finished part handed to `sink` with the UTF-8 length of the
+/// texts read so far, then its texts let go. A text that could not be read wins over an
+/// engine's error.
 fn fed_batch(
     py: Python<'_>,
     reader: TextReader,
     encode: impl FnOnce(Items<'_, &'static str>, &mut dyn FnMut(&subwords_core::batch::Flat)) -> subwords_core::Result<()> + Send,
-    mut sink: impl FnMut(&subwords_core::batch::Flat) + Send,
+    mut sink: impl FnMut(&subwords_core::batch::Flat, usize) + Send,
 ) -> PyResult<()> {
     let len = reader.len();
     // the read and the sink run on the calling thread, one at a time
@@ -682,8 +711,9 @@ fn fed_batch(
     let r = py.detach(|| {
         let mut read = |range: std::ops::Range<usize>, got: &mut Vec<&'static str>| lock(&reader).read(range, got);
         encode(Items::Fed { len, read: &mut read }, &mut |flat| {
-            sink(flat);
-            lock(&reader).release(flat.len());
+            let mut reader = lock(&reader);
+            sink(flat, reader.bytes);
+            reader.release(flat.len());
         })
     });
     reader.into_inner().unwrap_or_else(|p| p.into_inner()).finish(py)?;
@@ -726,6 +756,8 @@ pub(crate) struct TextReader {
     held: Vec<*mut pyo3::ffi::PyObject>,
     /// How many of `held` were let go.
     released: usize,
+    /// The UTF-8 length of the texts read.
+    bytes: usize,
     /// 3.9 only: the UTF-8 copies the texts point into.
     copies: Vec<Py<PyBytes>>,
     failed: Option<PyErr>,
@@ -754,7 +786,7 @@ impl TextReader {
             let len = tuple.len();
             (tuple.into_any().unbind(), false, len)
         };
-        Ok(TextReader { items, is_list, len, borrow, held: Vec::new(), released: 0, copies: Vec::new(), failed: None })
+        Ok(TextReader { items, is_list, len, borrow, held: Vec::new(), released: 0, bytes: 0, copies: Vec::new(), failed: None })
     }
 
     /// Lets go of the next `n` texts read, whose part of the batch is done (handed to the sink):
@@ -830,6 +862,7 @@ impl TextReader {
                 self.copies.push(bytes.unbind());
                 at
             };
+            self.bytes += len;
             if self.is_list {
                 // SAFETY: a live object; the reference taken is given back in `drop`
                 unsafe { ffi::Py_IncRef(item) };
