@@ -47,10 +47,13 @@ Three tables, each measured side by side (the libraries alternate, best of ``--r
    two (nothing shared, no serial part; best of ``--repeat``, after the rounds), 2 x the one's
    time over the pair's: the speed-up this
    machine gives to this work at that moment. On two idle cores it is about 2; where it is lower, the
-   2-thread column cannot be expected to reach it either. Then the peer in the same run:
+   2-thread column cannot be expected to reach it either. **free ms**: how long dropping the
+   result of a 2-thread run takes (best of ``--repeat``), which every timed run includes: for
+   lists, CPython freeing a list per text on the calling thread, the same serial work on 1 and
+   2 threads. Then the peer in the same run:
    tiktoken's ``encode_ordinary_batch(num_threads=)`` on cl100k, lists only (it has no arrays),
    with the same ids as ours; its own pool runs the texts, so the caller, worker and bound
-   columns do not apply to it. Last, how many of our rows reached 1.8x.
+   columns do not apply to it. Last, how many of our rows reached 1.8x, all and by output.
 
 ``--only`` runs some of the three tables (``--only 2`` for load times alone).
 """
@@ -334,8 +337,10 @@ def main() -> int:
           "    thread's, a ceiling on the 2-thread speed-up that holds on an idle machine)")
     print("   (2 procs: the 1-thread batch in one forked process, then in two at once: 2 x the one's time\n"
           "    over the pair's, what this machine gives two copies of the same work with nothing shared, now)")
+    print("   (free ms: dropping a 2-thread run's result, inside every timed run; for lists, CPython freeing\n"
+          "    them on the calling thread, serial on 1 and 2 threads alike)")
     print(f"{'model':24} {'input':13} {'output':6} {'1 thread':>9} {'2 threads':>10} {'speed-up':>9} {'ids':5} {'CPU 2t/1t':>9} "
-          f"{'caller ms':>9} {'worker ms':>9} {'bound':>6} {'2 procs':>7}")
+          f"{'caller ms':>9} {'worker ms':>9} {'bound':>6} {'2 procs':>7} {'free ms':>7}")
     # Every row first, then the timings in rounds: each round runs every row's batch once on 1
     # thread and once on 2 (after an untimed call that warms the row's engine again after the
     # other rows), and a row keeps its best of the rounds. A row's runs are so spread over the
@@ -380,21 +385,31 @@ def main() -> int:
                 if n == 2:
                     split[i] = min(split[i], (m, max(c - m, 0.0)), key=max)
     rows = reached = 0
+    by_output = {"lists": [0, 0], "array": [0, 0]}  # rows reaching 1.8x, rows
     for i, (mname, sname, oname, run, same, ours) in enumerate(table):
         ok &= same
         (t1, t2), (c1, c2) = wall[i], cpus[i]
         procs = 2 * forked(lambda: run(1), args.repeat, 1) / forked(lambda: run(1), args.repeat, 2)
+        free = inf
+        for _ in range(args.repeat):
+            result = run(2)
+            t = time.perf_counter()
+            del result
+            free = min(free, time.perf_counter() - t)
         if ours:
             caller, worker = split[i]
             rows += 1
             reached += t1 / t2 >= 1.8
+            by_output[oname][0] += t1 / t2 >= 1.8
+            by_output[oname][1] += 1
             threads = f"{caller * 1e3:9.1f} {worker * 1e3:9.1f} {c1 / max(caller, worker, 1e-9):5.2f}x"
         else:
             threads = f"{'-':>9} {'-':>9} {'-':>6}"
         print(f"{mname:24} {sname:13} {oname:6} {size / 1e6 / t1:9.1f} {size / 1e6 / t2:10.1f} {t1 / t2:8.2f}x "
-              f"{'same' if same else 'DIFF':5} {c2 / c1:8.2f} {threads} {procs:6.2f}x")
+              f"{'same' if same else 'DIFF':5} {c2 / c1:8.2f} {threads} {procs:6.2f}x {free * 1e3:7.1f}")
     if 3 in only:
-        print(f"ours at 1.8x or more: {reached} of {rows} rows")
+        print(f"ours at 1.8x or more: {reached} of {rows} rows (into lists: {by_output['lists'][0]} of {by_output['lists'][1]}; "
+              f"into arrays: {by_output['array'][0]} of {by_output['array'][1]})")
     if not ok:
         print("\nsome ids differ (see DIFF above)", file=sys.stderr)
     return 0 if ok else 1
