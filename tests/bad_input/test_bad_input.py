@@ -679,14 +679,17 @@ def test_a_lone_surrogate_is_an_input_error_in_every_family_that_needs_utf8(ever
     # the .model family let Python's UnicodeEncodeError through, naming neither the text nor a
     # way out (issue 15's closing note, 2026-12-05); tiktoken's family replaces a lone surrogate
     # as tiktoken does, and subword-nmt's works on Python strings as subword-nmt does
+    # (the hf family's message named neither the text of a batch nor a way out, 2026-12-05)
     bad = "a\ud800b"
     for name, tok in every_family.items():
         if name in ("tiktoken", "subword-nmt"):
             continue
-        for call in (lambda: tok.encode(bad), lambda: tok.encode_batch(["low", bad], threads=2),
-                     lambda: tok.encode_array(["low", bad]), lambda: tok.encode_pieces(bad),
-                     lambda: tok.encode_with_offsets(bad)):
-            with pytest.raises(InputError, match="lone surrogate"):
+        for call, where in ((lambda: tok.encode(bad), "the text"),
+                            (lambda: tok.encode_batch(["low", "lower", bad], threads=2), "text 2 of the batch"),
+                            (lambda: tok.encode_array(["low", bad]), "text 1 of the batch"),
+                            (lambda: tok.encode_pieces(bad), "the text"),
+                            (lambda: tok.encode_with_offsets(bad), "the text")):
+            with pytest.raises(InputError, match=rf"^{where} contains a lone surrogate \(at code point 1\).*clean the string"):
                 call()
 
 

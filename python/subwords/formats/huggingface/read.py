@@ -59,7 +59,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from ... import _core
 from ...errors import InputError, ModelFileError, UnknownPieceError
-from ..._api import _threads, gc_paused
+from ..._api import _surrogate_error, _threads, gc_paused
 from ..._checks import batch_list, text_arg
 from ..._io import read_limited
 from .._foreign import Foreign, allowed_set
@@ -928,9 +928,13 @@ def _texts(texts: Iterable[str]) -> list[str]:
 
 
 def _no_lone_surrogates(texts: list[str]) -> None:
-    """:func:`_text`'s error for the first text with a lone surrogate."""
-    for t in texts:
-        _text(t)
+    """The error for a batch's first text with a lone surrogate, naming it as the other families
+    do; nothing when there is none."""
+    for n, t in enumerate(texts):
+        try:
+            t.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise _surrogate_error(e, f"text {n} of the batch") from None
 
 
 def _text(t: object) -> str:
@@ -938,7 +942,7 @@ def _text(t: object) -> str:
     try:
         t.encode("utf-8")
     except UnicodeEncodeError as e:
-        raise InputError(f"text has a lone surrogate at position {e.start}; it is not valid Unicode") from None
+        raise _surrogate_error(e, "the text") from None
     return t
 
 
