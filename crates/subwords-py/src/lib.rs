@@ -362,8 +362,8 @@ pub(crate) struct FlatIds<'a> {
     widest: u32,
     /// Texts in the batch.
     texts: usize,
-    /// Texts appended so far.
-    done: usize,
+    /// Whether the buffers were sized ([`FlatIds::size_for`], at the first part).
+    sized: bool,
 }
 
 impl<'a> FlatIds<'a> {
@@ -372,7 +372,7 @@ impl<'a> FlatIds<'a> {
         if width != 2 && width != 4 {
             return Err(to_py(py, Error::Option(format!("an id array is 2 or 4 bytes wide (uint16, uint32), not {width}"))));
         }
-        Ok(FlatIds { width, prefix, suffix, ids: Grown::new(py), ends: Grown::new(py), end: 0, widest: 0, texts, done: 0 })
+        Ok(FlatIds { width, prefix, suffix, ids: Grown::new(py), ends: Grown::new(py), end: 0, widest: 0, texts, sized: false })
     }
 
     /// Appends every text of `flat`. This runs on the calling thread, so it is one pass of
@@ -383,13 +383,12 @@ impl<'a> FlatIds<'a> {
     pub(crate) fn extend(&mut self, flat: &subwords_core::batch::Flat, bytes: usize) {
         let around = self.prefix.len() + self.suffix.len();
         let more = flat.ids().len() + around * flat.len();
-        if self.done == 0 && !self.size_for(flat, around, bytes) {
+        if !self.sized && !self.size_for(flat, around, bytes) {
             return;
         }
         if !self.ids.reserve(more * self.width) || !self.ends.reserve(flat.len() * 8) {
             return;
         }
-        self.done += flat.len();
         if around == 0 {
             // nothing between the texts: the part's ids in one run
             self.put(flat.ids());
@@ -416,6 +415,7 @@ impl<'a> FlatIds<'a> {
     /// doubling still works, only with copies); the unused room is given back in
     /// [`FlatIds::finish`]. False when a buffer could not be made that large.
     fn size_for(&mut self, first: &subwords_core::batch::Flat, around: usize, bytes: usize) -> bool {
+        self.sized = true;
         let per = first.ids().len().div_ceil(first.len().max(1));
         let guess = (per.saturating_mul(self.texts) / 4).saturating_mul(5).min(bytes);
         let ids = guess.saturating_add(around.saturating_mul(self.texts));

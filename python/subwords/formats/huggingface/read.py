@@ -59,7 +59,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from ... import _core
 from ...errors import InputError, ModelFileError, UnknownPieceError
-from ..._api import _surrogate_error, _threads, gc_paused
+from ..._api import _first_unencodable, _surrogate_error, _threads, gc_paused
 from ..._checks import batch_list, text_arg
 from ..._io import read_limited
 from .._foreign import Foreign, allowed_set
@@ -812,9 +812,8 @@ class HuggingFace(Foreign):
         try:
             with gc_paused():
                 out = self._pipe.encode_batch(texts, allowed, threads)
-        except UnicodeEncodeError:
-            _no_lone_surrogates(texts)
-            raise
+        except UnicodeEncodeError as e:
+            raise _surrogate_error(e, f"text {_first_unencodable(texts)} of the batch") from None
         if add_special_tokens and self._template is not None:
             out = [self._apply(ids, None) for ids in out]
         return out
@@ -833,9 +832,8 @@ class HuggingFace(Foreign):
         try:
             return self._pipe.encode_batch_flat(texts, self._allowed(allowed_special), _threads(threads), width, [],
                                                 [] if eos is None else [eos])
-        except UnicodeEncodeError:
-            _no_lone_surrogates(texts)
-            raise
+        except UnicodeEncodeError as e:
+            raise _surrogate_error(e, f"text {_first_unencodable(texts)} of the batch") from None
 
     def encode_pieces(self, text: str, *, allowed_special: Union[str, Iterable[str]] = (),
                       add_special_tokens: bool = False) -> list[str]:
@@ -922,19 +920,9 @@ class HuggingFace(Foreign):
 
 def _texts(texts: Iterable[str]) -> list[str]:
     """A batch's texts, checked by the core as ``batch_arg`` does, as it reads them; a lone
-    surrogate is found by the core (which refuses it) and named by :func:`_no_lone_surrogates`,
+    surrogate is found by the core (which refuses it) and then named (``_first_unencodable``),
     so no text is encoded twice (issue 15)."""
     return batch_list(texts)
-
-
-def _no_lone_surrogates(texts: list[str]) -> None:
-    """The error for a batch's first text with a lone surrogate, naming it as the other families
-    do; nothing when there is none."""
-    for n, t in enumerate(texts):
-        try:
-            t.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise _surrogate_error(e, f"text {n} of the batch") from None
 
 
 def _text(t: object) -> str:
