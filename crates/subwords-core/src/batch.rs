@@ -130,7 +130,7 @@ impl<S: Default + Send> Slots<S> {
     /// thread reads slot 0's words first ([`WordCache::share`]), so that a batch's threads keep
     /// one table of the words met before instead of one each. Each thread stores the words it
     /// meets new in its own state's cache, as on one thread.
-    pub fn streamed<'a, V: Copy + Send + Sync + 'a>(
+    pub fn streamed<'a, V: crate::word_cache::Value + Send + Sync + 'a>(
         &'a self,
         threads: usize,
         cache: fn(&mut S) -> &mut WordCache<V>,
@@ -150,7 +150,7 @@ impl<S: Default + Send> Slots<S> {
 
     /// `f` on every item on up to `threads` threads, chunk `k` with slot `k`'s state, the
     /// threads sharing slot 0's words as in [`Slots::streamed`].
-    pub fn map<'a, T: Sync, R: Send, V: Copy + Send + Sync>(
+    pub fn map<'a, T: Sync, R: Send, V: crate::word_cache::Value + Send + Sync>(
         &self,
         items: &'a [T],
         threads: usize,
