@@ -325,8 +325,8 @@ impl Spelling {
                         };
                         if whole {
                             // a short word: one fixed-size copy into a stack buffer, where a
-                            // `push_str` called `memmove`, whose branches on the length were 11%
-                            // of an encode's samples (issue 15)
+                            // `push_str` called `memmove` for every word (issue 15: with the
+                            // word cache's copies, 12-14% of an encode's samples)
                             let m = mark.len_utf8();
                             if b - a <= SHORT_COPY && a + SHORT_COPY <= text.len() {
                                 let mut unit = [0u8; 4 + SHORT_COPY];
@@ -400,6 +400,8 @@ thread_local! {
 /// Larger buffers are freed, not kept: a text of one long unit does not pin its size.
 const UNIT_KEEP: usize = 1 << 16;
 
+/// Words of at most this many bytes become a `front` unit by one fixed-size copy of this many
+/// bytes of the text (when the text has them), not through the thread's buffer.
 const SHORT_COPY: usize = 16;
 
 /// BERT's punctuation: ASCII symbols (which BERT counts as punctuation, `$` and `^` included)
