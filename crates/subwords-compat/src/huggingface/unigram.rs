@@ -61,9 +61,9 @@ impl HfUnigram {
             min_score = min_score.min(*score);
             scores.push(*score);
         }
-        let keys: Vec<Key<'_>> = index.iter().map(|(k, &id)| Key { bytes: k.as_bytes(), id, score: 0.0, scores: true }).collect();
+        let keys: Vec<Key<'_>> = index.iter().map(|(k, &id)| Key { labels: k.as_bytes(), id, value: 0.0, scores: true }).collect();
         // the index holds each piece once, so the build has no two keys alike
-        let trie = DoubleArray::build(keys).map_err(|id| bad(format!("cannot index the vocabulary (entry {id})")))?;
+        let trie = DoubleArray::build(keys, 256).map_err(|id| bad(format!("cannot index the vocabulary (entry {id})")))?;
         let bytes = if byte_fallback {
             let mut ids = Box::new([u32::MAX; 256]);
             for b in 0..256usize {

@@ -22,7 +22,8 @@
 //! rare inputs.
 
 pub mod charsmap;
-pub mod darray;
+/// The double array of the pieces (moved to the core, which our own Unigram model shares).
+pub use subwords_core::segmenters::unigram::darray;
 pub mod proto;
 
 use std::cmp::Ordering;
@@ -227,9 +228,10 @@ impl SpModel {
                     let bytes = pieces[id as usize].as_bytes();
                     // a user-defined symbol scores 0.1·(bytes − 1), computed in double, kept as float
                     let score = if ty == proto::USER_DEFINED { (0.1 * (bytes.len() as f64 - 1.0)) as f32 } else { score };
-                    darray::Key { bytes, id, score, scores: ty != proto::UNUSED }
+                    darray::Key { labels: bytes, id, value: score, scores: ty != proto::UNUSED }
                 })
                 .collect(),
+            256,
         )
         .map_err(|id| bad(format!("piece {:?} is defined twice", pieces[id as usize])))?;
         for (id, ty) in types.iter().enumerate() {

@@ -11,7 +11,7 @@ use crate::options::{ModelKind, Unknown, MAX_VOCAB};
 use crate::segmenters::longest_match::LongestMatch;
 use crate::segmenters::merge_replay::MergeMap;
 use crate::segmenters::unigram::lattice::fixed;
-use crate::segmenters::unigram::trie::TrieBuilder;
+use crate::segmenters::unigram::codes::CodedTrie;
 use crate::spelling::symbols::SymbolIds;
 use crate::spelling::{byte_to_char_table, Scheme, Spelling};
 use crate::vocab::order::{check_imported, check_learned_order, check_row_kinds, check_row_order};
@@ -136,7 +136,7 @@ impl Tokenizer {
         if log_probs.len() != self.rows.len() {
             return Err(bad(format!("{} log-probabilities for {} rows", log_probs.len(), self.rows.len())));
         }
-        let mut trie = TrieBuilder::new(self.rows.len());
+        let mut pieces = Vec::new();
         for (id, (row, lp)) in self.rows.iter().zip(&log_probs).enumerate() {
             let piece = matches!(row.kind, RowKind::Alphabet | RowKind::Learned);
             match (piece, lp) {
@@ -151,14 +151,13 @@ impl Tokenizer {
                 }
                 (true, Some(v)) => {
                     let syms = self.symbols.symbols_of_row(&self.rows, id as u32)?;
-                    if let Some(other) = trie.insert(&syms, id as u32, fixed(*v)) {
-                        return Err(bad(format!("row {id}: the same symbols as row {other}")));
-                    }
+                    pieces.push((syms, id as u32, fixed(*v)));
                 }
             }
         }
+        let trie = CodedTrie::build(self.rows.len(), &pieces).map_err(|(other, id)| bad(format!("row {id}: the same symbols as row {other}")))?;
         self.log_probs = log_probs;
-        self.unigram = Some(trie.finish());
+        self.unigram = Some(trie);
         Ok(())
     }
 }

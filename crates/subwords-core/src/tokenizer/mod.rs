@@ -30,7 +30,7 @@ use crate::options::{ModelKind, TrainOptions, Unknown};
 use crate::segmenters::longest_match::{LongestMatch, Match};
 use crate::segmenters::merge_replay::{replay, replay_around, MergeMap};
 use crate::segmenters::unigram::lattice::{Lattice, SplitMix64};
-use crate::segmenters::unigram::trie::PieceTrie;
+use crate::segmenters::unigram::codes::CodedTrie;
 use crate::segmenters::unigram::viterbi::Viterbi;
 use crate::spelling::decode::unit_to_text_positions;
 use crate::spelling::symbols::{SymbolIds, NO_ID};
@@ -74,6 +74,10 @@ pub struct Work {
     /// Two-stage models: where, in the text's pieces so far, the pieces standing for unknown
     /// symbols are, so that the stream merges leave them alone as the unit merges do.
     stream_opaque: Vec<usize>,
+    /// A unit's symbols and its opaque positions ([`Tokenizer::spell_replay`]), kept between
+    /// units: a heap block each per unit met new was 4-5% of a first pass (issue 15).
+    syms: Vec<u32>,
+    opaque: Vec<usize>,
 }
 
 impl Work {
@@ -109,7 +113,7 @@ pub struct Tokenizer {
     /// over symbol ids the lattice is built from, holding each piece's exact comparison key
     /// (`segmenters::unigram::lattice::fixed` of its log-probability).
     pub log_probs: Vec<Option<f64>>,
-    unigram: Option<PieceTrie<i128>>,
+    unigram: Option<CodedTrie>,
     /// WordPiece: the longest-match segmenter and what an unfinishable word becomes.
     longest: Option<LongestMatch>,
     unknown: Unknown,
@@ -169,8 +173,10 @@ impl Tokenizer {
         mode: &mut Mode,
         work: &mut Work,
     ) {
-        let mut syms = Vec::with_capacity(unit.len() + 1);
-        let mut opaque = Vec::new();
+        let mut syms = std::mem::take(&mut work.syms);
+        let mut opaque = std::mem::take(&mut work.opaque);
+        syms.clear();
+        opaque.clear();
         // spans of this unit alone (the caller's vector may hold earlier parts)
         let mut local: Vec<(u32, u32)> = Vec::new();
         let want = spans.is_some();
@@ -181,6 +187,7 @@ impl Tokenizer {
             if let Some(sp) = spans {
                 sp.extend(piece_spans);
             }
+            (work.syms, work.opaque) = (syms, opaque);
             return;
         }
         let dropout = match mode {
@@ -200,6 +207,7 @@ impl Tokenizer {
         if let Some(sp) = spans {
             sp.extend(local);
         }
+        (work.syms, work.opaque) = (syms, opaque);
     }
 
     /// The pieces of one unit (a word cut at its joints, if it has any), merges replayed.

@@ -17,10 +17,12 @@ impl Tokenizer {
     /// The lattice of a run of symbols (every one with a probability), arcs in arc order.
     fn run_lattice(&self, run: &[u32], lat: &mut Lattice) {
         let trie = self.unigram.as_ref().unwrap();
+        let mut codes = Vec::with_capacity(run.len());
+        trie.codes_into(run, &mut codes);
         lat.reset(run.len());
         for i in 0..run.len() {
             // the trie holds comparison keys; the lattice carries the log-probability itself
-            trie.pieces_from(run, i, |end, piece, _| {
+            trie.pieces_from(&codes, i, |end, piece, _| {
                 let lp = self.log_probs[piece as usize].unwrap_or(NEG_INF);
                 lat.push(i as u32, end as u32, piece, lp)
             });

@@ -3,6 +3,8 @@
 //! ([`lattice`]), and Viterbi read straight from the trie without storing a lattice
 //! ([`viterbi`], what encoding runs).
 
+pub mod codes;
+pub mod darray;
 pub mod lattice;
 pub mod trie;
 pub mod viterbi;

@@ -1,4 +1,5 @@
-//! Viterbi read straight from the trie: what encoding a unit runs, without storing a lattice.
+//! Viterbi read straight from the pieces' double array ([`CodedTrie`]): what encoding a unit
+//! runs, without storing a lattice.
 //!
 //! It is [`super::lattice::Lattice::viterbi_with`]'s recurrence (backward: the best spelling of
 //! each suffix, ties to fewer pieces, then the longer first piece) with the arcs taken from the
@@ -15,23 +16,28 @@
 //! allocates nothing once they have grown.
 
 use super::lattice::fixed_add;
-use super::trie::PieceTrie;
+use super::codes::CodedTrie;
 
 const NONE: u32 = u32::MAX;
 
-/// Per position: the best suffix's exact key, its piece count, and its first piece (row, end).
+/// Per position: the best suffix's exact key, its piece count, and its first piece (row, end);
+/// and the run's symbols as the trie's codes.
 #[derive(Default)]
 pub struct Viterbi {
     score: Vec<i128>,
     count: Vec<u32>,
     best: Vec<(u32, u32)>,
+    codes: Vec<u32>,
 }
 
 impl Viterbi {
     /// Runs the recurrence on `run` over a trie of [`super::lattice::fixed`] keys; false if the
     /// run has no spelling.
-    pub fn run(&mut self, trie: &PieceTrie<i128>, run: &[u32]) -> bool {
+    pub fn run(&mut self, trie: &CodedTrie, run: &[u32]) -> bool {
         let n = run.len();
+        self.codes.clear();
+        trie.codes_into(run, &mut self.codes);
+        let codes = &self.codes;
         self.score.clear();
         self.score.resize(n + 1, i128::MIN);
         self.count.clear();
@@ -43,7 +49,7 @@ impl Viterbi {
         for i in (0..n).rev() {
             let (mut bs, mut bc, mut bp, mut be) = (i128::MIN, NONE, NONE, 0u32);
             let (score, count) = (&self.score, &self.count);
-            trie.pieces_from(run, i, |end, piece, key| {
+            trie.pieces_from(codes, i, |end, piece, key| {
                 if count[end] == NONE {
                     return;
                 }
