@@ -142,6 +142,41 @@ impl<V: Value> WordCache<V> {
         self.own.get(word)
     }
 
+    /// Asks the processor to fetch the slots a word of at most [`SHORT`] bytes, packed as
+    /// `key` ([`pack`]), will be looked up in: the caller looks it up a few words later.
+    #[inline]
+    pub fn prefetch(&self, key: u128) {
+        match &self.base {
+            Some(base) => base.short.prefetch(key),
+            None => self.own.short.prefetch(key),
+        }
+    }
+
+    /// [`WordCache::prefetch`] for a word given as its bytes (nothing for a word longer than
+    /// [`SHORT`] bytes).
+    #[inline]
+    pub fn prefetch_word(&self, word: &[u8]) {
+        if word.len() <= SHORT {
+            self.prefetch(pack(word));
+        }
+    }
+
+    /// [`WordCache::extend_into`] for a word of at most [`SHORT`] bytes given as its packed
+    /// key ([`pack`]).
+    #[inline]
+    pub fn extend_packed(&self, key: u128, out: &mut Vec<V>) -> bool {
+        let found = match &self.base {
+            Some(base) => base.get_short(key).or_else(|| self.own.get_short(key)),
+            None => self.own.get_short(key),
+        };
+        match found {
+            Some(&[v]) => out.push(v),
+            Some(values) => out.extend_from_slice(values),
+            None => return false,
+        }
+        true
+    }
+
     /// Appends `word`'s values to `out` and says whether it had any stored. One value, the
     /// commonest case, is pushed without a copy call.
     #[inline]
@@ -215,9 +250,147 @@ impl<V: Value> WordCache<V> {
     }
 }
 
+/// The key no packed word has (its top byte, a length, would be 255): a free slot of [`Short`].
+const FREE: u128 = u128::MAX;
+
+/// The words of at most [`SHORT`] bytes: open addressing on their packed keys, probed linearly
+/// from the slot the key's hash names. A slot is the key and its entry, 32
+/// bytes, so a hit reads one cache line, and the slot a word will be looked up in is known
+/// before it is looked up ([`Short::prefetch`]). At most three quarters full: at half, a
+/// batch's 85k words took 8 MB of slots where hashbrown's table took 4 MB, and a batch of byte-level
+/// lines ran 3-6% slower for it. Issue 15: the table of a large batch outgrows
+/// the core's cache, and the load of a word's slot was most of a lookup's time; hashbrown's
+/// table, which this replaced, does not say where a key's bucket is.
+struct Short<F> {
+    slots: Vec<(u128, Entry<F>)>,
+    len: usize,
+    /// 64 less log2 of the slot count: a hash's top bits pick the slot
+    shift: u32,
+}
+
+impl<F: Copy> Default for Short<F> {
+    fn default() -> Self {
+        Short { slots: Vec::new(), len: 0, shift: 64 }
+    }
+}
+
+/// The first slot probed for `key`: a multiplicative hash of both halves, its top bits.
+#[inline(always)]
+fn home(key: u128, shift: u32) -> usize {
+    let (lo, hi) = (key as u64, (key >> 64) as u64);
+    // a folded multiply of the two halves (each mixed with a constant first), as wyhash does
+    let m = ((lo ^ 0x9E37_79B9_7F4A_7C15) as u128) * ((hi ^ 0xD6E8_FEB8_6659_FD93) as u128);
+    let h = (m as u64) ^ ((m >> 64) as u64);
+    // a shift of 64 (no slots) would overflow: `get` and `prefetch` look only when there are slots
+    (h >> shift) as usize
+}
+
+impl<F: Copy> Short<F> {
+    #[inline]
+    fn get(&self, key: u128) -> Option<&Entry<F>> {
+        if self.len == 0 {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = home(key, self.shift);
+        loop {
+            let slot = &self.slots[i];
+            if slot.0 == key {
+                return Some(&slot.1);
+            }
+            if slot.0 == FREE {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Asks the processor to fetch the slot `key` is looked up in first, so that a lookup a
+    /// few words later finds it in the cache. Only a hint: nothing is read here.
+    #[inline]
+    fn prefetch(&self, key: u128) {
+        if self.len == 0 {
+            return;
+        }
+        let at = self.slots.as_ptr().wrapping_add(home(key, self.shift));
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch never faults and reads nothing the program sees; `at` is a slot
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at.cast());
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = at;
+    }
+
+    /// Stores `entry` for `key`, replacing the key's entry if it has one.
+    fn insert(&mut self, key: u128, entry: Entry<F>) {
+        debug_assert!(key != FREE);
+        if 4 * (self.len + 1) > 3 * self.slots.len() {
+            self.grow();
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = home(key, self.shift);
+        loop {
+            let slot = &mut self.slots[i];
+            if slot.0 == FREE {
+                *slot = (key, entry);
+                self.len += 1;
+                return;
+            }
+            if slot.0 == key {
+                slot.1 = entry;
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Twice the slots (1024 at first), every key placed again.
+    #[cold]
+    fn grow(&mut self) {
+        let n = (2 * self.slots.len()).max(1024);
+        let old = std::mem::replace(&mut self.slots, vec![(FREE, Entry::Run(0, 0)); n]);
+        self.shift = 64 - n.trailing_zeros();
+        self.len = 0;
+        for (key, entry) in old {
+            if key != FREE {
+                self.insert(key, entry);
+            }
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (u128, &Entry<F>)> {
+        self.slots.iter().filter(|s| s.0 != FREE).map(|s| (s.0, &s.1))
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Forgets every word. Every slot is written free, so the slots kept are only as many as
+    /// the words held needed: a clear of a sparse table starts a smaller one. A 2-thread
+    /// batch's [`WordCache::share`] clears the calling thread's own words at every call (a few
+    /// thousand, after its table had held a whole batch's words once), and writing all of
+    /// 2^18 slots free (8 MB, where hashbrown wrote 256 KB of control bytes) was serial work
+    /// before the other threads started.
+    fn clear(&mut self) {
+        if self.len == 0 {
+            return;
+        }
+        let want = (self.len + self.len / 3 + 1).next_power_of_two().max(1024);
+        if want >= self.slots.len() {
+            self.slots.fill((FREE, Entry::Run(0, 0)));
+        } else {
+            self.slots = vec![(FREE, Entry::Run(0, 0)); want];
+            self.shift = 64 - want.trailing_zeros();
+        }
+        self.len = 0;
+    }
+}
+
 /// A table of encoded words: the module header's layout.
 pub struct Table<V: Value> {
-    short: Map<u128, Entry<V::Few>>,
+    short: Short<V::Few>,
     long: Map<Box<[u8]>, Entry<V::Few>>,
     /// The values of the words with more than [`Value::Few`] holds.
     values: Vec<V>,
@@ -225,18 +398,29 @@ pub struct Table<V: Value> {
 
 impl<V: Value> Default for Table<V> {
     fn default() -> Self {
-        Table { short: Map::default(), long: Map::default(), values: Vec::new() }
+        Table { short: Short::default(), long: Map::default(), values: Vec::new() }
     }
 }
 
 impl<V: Value> Table<V> {
     #[inline]
     fn get(&self, word: &[u8]) -> Option<&[V]> {
-        let entry = if word.len() <= SHORT { self.short.get(&pack(word)) } else { self.long.get(word) };
-        entry.map(|e| match e {
+        let entry = if word.len() <= SHORT { self.short.get(pack(word)) } else { self.long.get(word) };
+        entry.map(|e| self.values_of(e))
+    }
+
+    /// The values of the short word packed as `key`.
+    #[inline]
+    fn get_short(&self, key: u128) -> Option<&[V]> {
+        self.short.get(key).map(|e| self.values_of(e))
+    }
+
+    #[inline]
+    fn values_of<'a>(&'a self, e: &'a Entry<V::Few>) -> &'a [V] {
+        match e {
             Entry::Few(n, few) => &few.as_ref()[..*n as usize],
             &Entry::Run(a, b) => &self.values[a as usize..b as usize],
-        })
+        }
     }
 
     fn insert(&mut self, word: &[u8], values: &[V]) {
@@ -268,7 +452,7 @@ impl<V: Value> Table<V> {
 
     /// Every word of `other`, its values copied (a word stored in both keeps `other`'s).
     fn absorb(&mut self, other: &Table<V>) {
-        for (&key, e) in &other.short {
+        for (key, e) in other.short.iter() {
             let entry = other.moved(e, self);
             self.short.insert(key, entry);
         }
@@ -349,6 +533,59 @@ mod tests {
         assert!(!c.extend_into(b"b", &mut out) && out.is_empty());
         c.clear();
         assert!(c.is_empty() && c.get(b"a").is_none() && c.get(b"sixteen bytes!!!").is_none());
+    }
+
+    /// The open-addressing table of short words: keys whose home slot is the same (found by
+    /// trying) probe on, past the last slot to the first; a key stored twice keeps the later
+    /// entry; a clear of a sparse table starts a smaller one that works as before.
+    #[test]
+    fn short_words_probe_on_past_the_end_and_a_sparse_clear_shrinks() {
+        let mut t: Short<[u32; 3]> = Short::default();
+        assert!(t.get(pack(b"a")).is_none());
+        t.prefetch(pack(b"a")); // nothing to fetch: no slots yet
+        t.insert(pack(b"a"), Entry::Run(0, 1));
+        assert_eq!(t.slots.len(), 1024);
+        // three more keys with the last slot as their home, and one with the first
+        let (last, shift) = (t.slots.len() - 1, t.shift);
+        let mut at_last = (0u32..).map(|i| pack(&i.to_le_bytes())).filter(|&k| home(k, shift) == last);
+        let keys: Vec<u128> = at_last.by_ref().take(3).collect();
+        let first = (0u32..).map(|i| pack(&(i | 1 << 31).to_le_bytes())).find(|&k| home(k, shift) == 0).unwrap();
+        for (n, &k) in keys.iter().enumerate() {
+            t.insert(k, Entry::Run(n as u32, 9));
+        }
+        t.insert(first, Entry::Run(7, 7));
+        // the second and third wrapped to slots 0 and 1; `first` went on to slot 2
+        assert_eq!(t.slots[0].0, keys[1]);
+        assert_eq!(t.slots[2].0, first);
+        for (n, &k) in keys.iter().enumerate() {
+            assert!(matches!(t.get(k), Some(&Entry::Run(a, 9)) if a == n as u32));
+        }
+        assert!(matches!(t.get(first), Some(&Entry::Run(7, 7))));
+        t.insert(keys[2], Entry::Run(5, 6));
+        assert!(matches!(t.get(keys[2]), Some(&Entry::Run(5, 6))));
+        assert_eq!(t.len(), 5);
+        // a key never stored, whose probe passes the wrapped ones, is not found
+        let absent = at_last.next().unwrap();
+        assert!(t.get(absent).is_none());
+        // grow, then clear: 3000 keys and the 5 above need 4096 slots (at most three quarters
+        // full), and a clear of them keeps the slots; 5 keys need the smallest table
+        for i in 0..3000u32 {
+            t.insert(pack(format!("w{i}").as_bytes()), Entry::Run(i, i));
+        }
+        assert_eq!(t.slots.len(), 4096);
+        assert!(matches!(t.get(pack(b"w2999")), Some(&Entry::Run(2999, 2999))));
+        t.clear();
+        assert_eq!((t.len(), t.slots.len()), (0, 4096), "as many slots as the words held need");
+        assert!(t.get(pack(b"w7")).is_none());
+        for i in 0..5u32 {
+            t.insert(pack(format!("v{i}").as_bytes()), Entry::Run(i, i));
+        }
+        t.clear();
+        assert_eq!((t.len(), t.slots.len()), (0, 1024), "a sparse table starts small");
+        t.insert(pack(b"v3"), Entry::Run(3, 4));
+        assert!(matches!(t.get(pack(b"v3")), Some(&Entry::Run(3, 4))));
+        assert!(t.get(pack(b"v4")).is_none());
+        assert_eq!(t.iter().count(), 1);
     }
 
     #[test]

@@ -182,3 +182,32 @@ fn piece_rows_make_the_model_from_rows_makes_and_refuse_other_rows() {
     let e = Tokenizer::from_piece_rows(ModelKind::Wordpiece, bytes, as_rows(&strings), template, None).err().expect("the bytes spelling is refused");
     assert!(e.to_string().contains("byte alphabet"), "{e}");
 }
+
+/// Issue 15: a short unit waits for its cache slots to be fetched (`Tokenizer::encode_units`,
+/// eight units behind) before it is looked up. The ids must be each unit's own, in the text's
+/// order, with units of 16 bytes and more (looked up at once) and of more than 64 (not cached)
+/// among them, on a first pass and on a cached one; and the first unit that cannot be encoded
+/// is the one named, however many were waiting.
+#[test]
+fn units_that_wait_for_their_cache_slots_keep_their_order_and_the_first_error() {
+    let m = four_words(&options(r#"{"model":"bpe","spelling":"end","vocab_size":22}"#), 1);
+    let longer = "w".repeat(70);
+    let words = [
+        "low", "lower", "newest", "widest", "lowestlowestlowest", "low", "lowest", "new", "wide", "lo", "we", &longer, "st",
+        "newer", "lowest", "wider", "west", "owe",
+    ];
+    let text = words.join(" ");
+    let mut want = Vec::new();
+    for w in words {
+        want.extend(pieces(&m, w));
+    }
+    // two of them from the page's table (000_…), as in four_words_end_spelling
+    assert_eq!(pieces(&m, "lowest"), ["lo", "w", "est</w>"]);
+    assert_eq!(pieces(&m, "lower"), ["lo", "w", "e", "r</w>"]);
+    assert_eq!(pieces(&m, &text), want, "first pass");
+    assert_eq!(pieces(&m, &text), want, "every word cached");
+    // the mark inside a word is refused; the first such word is the one named
+    let bad = format!("{} a</w>b lo c</w>d low", words[..10].join(" "));
+    let e = m.encode(&bad).unwrap_err().to_string();
+    assert!(e.contains("\"a</w>b\""), "{e}");
+}
