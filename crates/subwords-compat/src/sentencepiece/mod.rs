@@ -69,8 +69,8 @@ pub struct SpModel {
     pub scores: Vec<f32>,
     pub types: Vec<i32>,
     /// NORMAL, USER_DEFINED and UNUSED pieces (SentencePiece's `pieces_`), Unigram only (empty
-    /// for BPE): a double array over bytes (the core's `segmenters/unigram/darray.rs`), each piece with the score the Viterbi
-    /// gives it (a user symbol's `0.1·(bytes − 1)` worked out at load), UNUSED pieces kept for
+    /// for BPE): a double array over bytes (the core's `segmenters/unigram/darray.rs`), each
+    /// piece with the score the Viterbi gives it (a user symbol's `0.1·(bytes − 1)` worked out at load), UNUSED pieces kept for
     /// `piece_to_id` but never handed to the Viterbi.
     trie: PieceArray,
     /// BPE only (empty for Unigram): the same pieces by text, for looking up joined pairs.
