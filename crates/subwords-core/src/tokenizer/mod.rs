@@ -385,19 +385,24 @@ impl Tokenizer {
         let cache = cache.filter(|_| unit.len() <= CACHED_UNIT);
         match cache {
             Some(cache) => {
-                if cache.extend_into(unit.as_bytes(), out) {
-                    return Ok(());
+                if !cache.extend_into(unit.as_bytes(), out) {
+                    self.encode_missed(unit, out, cache, work)?;
                 }
-                self.spelling.check_unit(unit)?;
-                let start = out.len();
-                self.encode_unit_into(unit, out, None, &mut Mode::Plain, work);
-                cache.insert(unit.as_bytes(), &out[start..]);
             }
             None => {
                 self.spelling.check_unit(unit)?;
                 self.encode_unit_into(unit, out, None, &mut Mode::Plain, work);
             }
         }
+        Ok(())
+    }
+
+    /// A cacheable unit the cache did not hold: encoded, then stored.
+    fn encode_missed(&self, unit: &str, out: &mut Vec<u32>, cache: &mut Cache, work: &mut Work) -> Result<()> {
+        self.spelling.check_unit(unit)?;
+        let start = out.len();
+        self.encode_unit_into(unit, out, None, &mut Mode::Plain, work);
+        cache.insert(unit.as_bytes(), &out[start..]);
         Ok(())
     }
 
@@ -459,10 +464,11 @@ impl Tokenizer {
                 *err = self.encode_unit(unit, out, Some(cache), work);
             }
         };
-        // a waiting unit: its slots were fetched, so it is looked up by its key first
+        // a waiting unit: its slots were fetched, so it is looked up by its key (a short unit is
+        // always cacheable: this model has no stream merges)
         let encode_short = |key: u128, cache: &mut Cache, work: &mut Work, out: &mut Vec<u32>, err: &mut Result<()>| {
             if err.is_ok() && !cache.extend_packed(key, out) {
-                *err = self.encode_unit(Waiting::unit(&key.to_le_bytes()), out, Some(cache), work);
+                *err = self.encode_missed(Waiting::unit(&key.to_le_bytes()), out, cache, work);
             }
         };
         self.spelling.for_each_unit(text, |unit, _| {
