@@ -166,15 +166,6 @@ impl<V: Value> WordCache<V> {
         }
     }
 
-    /// [`WordCache::prefetch`] for a word given as its bytes (nothing for a word longer than
-    /// [`SHORT`] bytes).
-    #[inline]
-    pub fn prefetch_word(&self, word: &[u8]) {
-        if word.len() <= SHORT {
-            self.prefetch(pack(word));
-        }
-    }
-
     /// [`WordCache::extend_into`] for a word of at most [`SHORT`] bytes given as its packed
     /// key ([`pack`]).
     #[inline]

@@ -3,8 +3,8 @@
 //!
 //! Algorithm. Positions `0..=n` lie between a unit's `n` symbols; a piece spanning symbols
 //! `i..j` is an arc `(i, j)` carrying the piece's log-probability, and a spelling is a walk from
-//! 0 to `n`. The arcs come from the one trie over symbol ids ([`super::trie::PieceTrie`]),
-//! pushed start ascending, then end ascending. The recurrences are exactly those of docs/API.md ("Unigram"), step for step, so the
+//! 0 to `n`. The arcs come from the pieces' trie (the learner's [`super::trie::PieceTrie`],
+//! a model's [`super::codes::CodedTrie`]), pushed start ascending, then end ascending. The recurrences are exactly those of docs/API.md ("Unigram"), step for step, so the
 //! doubles agree with the Python reference bit for bit:
 //! * forward: `alpha[0] = 0`, `alpha[j]` = the `logaddexp` fold over arcs ending at `j`, start
 //!   ascending, of `alpha[i] + lp` (run in "push" form, start ascending: each `alpha[j]` sees the

@@ -1,16 +1,17 @@
-//! The trie over symbol ids that a Unigram table's lattices are read from.
+//! The trie over symbol ids that the Unigram learner's lattices are read from (a model's encoder
+//! reads a double array instead: [`super::codes`]).
 //!
 //! A piece is a path of symbol ids from the root; the node it ends at carries the piece (an id
-//! the caller chooses: a row for the model, a table index for the learner) and a payload (the
-//! model keeps the log-probability there; the learner, whose probabilities change every EM
-//! round, keeps nothing and looks them up by piece).
+//! the caller chooses: the learner's table index) and a payload (the learner, whose
+//! probabilities change every EM round, keeps nothing and looks them up by piece).
 //!
 //! Layout: the root's children are an array indexed by symbol (every lattice position starts
 //! there); node `u`'s other children are `kids[from..from + n]` (kept in the node beside its piece),
 //! `(symbol, child)` sorted by symbol, scanned when short and binary-searched when long, so a
 //! step is a few compares instead of a hash lookup; in a trie over bytes a node with many
-//! children has a dense table of them instead. Building goes through a hash map of edges
-//! ([`TrieBuilder`]), dropped once the arrays are made. Nodes keep the order they were made in:
+//! children has a dense table of them instead. The learner builds it from sorted paths
+//! ([`PieceTrie::from_sorted`]); [`TrieBuilder`], through a hash map of edges, is kept for the
+//! tests, as the reference that build is checked against. Nodes keep the order they were made in:
 //! numbering them breadth first (tried for issue 15) made the SentencePiece reader's walk
 //! slower, since pieces come in score order and insertion order already keeps the frequent
 //! paths together.
@@ -18,6 +19,7 @@
 //! Complexity: [`PieceTrie::pieces_from`] is O(longest piece) steps per start position; the
 //! pieces come shortest first, so a lattice built from them is in arc order.
 
+#[cfg(test)]
 use crate::hash::{pack, Map};
 
 const NONE: u32 = u32::MAX;
@@ -53,7 +55,9 @@ struct Node<V> {
 /// Marks a [`Node::span`] that names a dense block.
 const WIDE_BIT: u32 = 1 << 31;
 
-/// Collects pieces, then [`TrieBuilder::finish`] lays the trie out.
+/// Collects pieces, then [`TrieBuilder::finish`] lays the trie out (tests only: the reference
+/// [`PieceTrie::from_sorted`] is checked against).
+#[cfg(test)]
 pub struct TrieBuilder<V> {
     symbols: usize,
     root: Vec<u32>,
@@ -61,6 +65,7 @@ pub struct TrieBuilder<V> {
     piece: Vec<(u32, V)>,
 }
 
+#[cfg(test)]
 impl<V: Copy + Default> TrieBuilder<V> {
     /// A trie over symbols `0..symbols`.
     pub fn new(symbols: usize) -> Self {
