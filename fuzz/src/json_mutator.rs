@@ -11,37 +11,162 @@
 use serde_json::{json, Map, Value};
 
 const KEYS: &[&str] = &[
-    "format", "version", "model", "spelling", "scheme", "mark", "split_at_marks", "pre_split", "byte_fallback",
-    "clean_text", "strip_accents", "lowercase", "stream_merges_from", "joints", "template", "cls", "sep", "options",
-    "report", "rows", "merges", "log_probs", "vocab_size", "max_piece_length", "max_word_length", "unknown",
-    "normalizers", "pre_tokenizers", "added", "type", "prepend", "pattern", "content", "charsmap", "left", "right",
-    "add_prefix_space", "use_regex", "replacement", "prepend_scheme", "split", "individual_digits", "contiguous",
-    "vocab", "unk", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk", "ignore_merges",
-    "max_input_chars_per_word", "pieces", "normalized_content", "id", "special", "single_word", "lstrip", "rstrip",
-    "normalized", "handle_chinese_chars",
+    "format",
+    "version",
+    "model",
+    "spelling",
+    "scheme",
+    "mark",
+    "split_at_marks",
+    "pre_split",
+    "byte_fallback",
+    "clean_text",
+    "strip_accents",
+    "lowercase",
+    "stream_merges_from",
+    "joints",
+    "template",
+    "cls",
+    "sep",
+    "options",
+    "report",
+    "rows",
+    "merges",
+    "log_probs",
+    "vocab_size",
+    "max_piece_length",
+    "max_word_length",
+    "unknown",
+    "normalizers",
+    "pre_tokenizers",
+    "added",
+    "type",
+    "prepend",
+    "pattern",
+    "content",
+    "charsmap",
+    "left",
+    "right",
+    "add_prefix_space",
+    "use_regex",
+    "replacement",
+    "prepend_scheme",
+    "split",
+    "individual_digits",
+    "contiguous",
+    "vocab",
+    "unk",
+    "continuing_subword_prefix",
+    "end_of_word_suffix",
+    "fuse_unk",
+    "ignore_merges",
+    "max_input_chars_per_word",
+    "pieces",
+    "normalized_content",
+    "id",
+    "special",
+    "single_word",
+    "lstrip",
+    "rstrip",
+    "normalized",
+    "handle_chinese_chars",
 ];
 
 const WORDS: &[&str] = &[
-    "", " ", "a", "ab", "\u{2581}", "##", "</w>", "<0x41>", "<0xZZ>", "[UNK]", "<unk>", "\u{0120}", "\u{0}", "-inf",
-    "subwords", "bpe", "wordpiece", "unigram", "word", "end", "continuation", "front", "bytes", "gpt2", "bert",
-    "special", "alphabet", "learned", "byte", "unknown", "rest", "Bert", "Lowercase", "Prepend", "Replace",
-    "ReplaceWhitespaceRuns", "ReplaceSpaceRuns", "Precompiled", "Nfc", "Nfd", "Nfkc", "Nfkd", "Strip",
-    "StripAccents", "ByteLevel", "Metaspace", "Whitespace", "WhitespaceSplit", "Digits", "Punctuation", "Bpe",
-    "WordPiece", "Unigram", "always", "first", "never", "e\u{301}", "\u{1f468}\u{200d}\u{1f469}",
+    "",
+    " ",
+    "a",
+    "ab",
+    "\u{2581}",
+    "##",
+    "</w>",
+    "<0x41>",
+    "<0xZZ>",
+    "[UNK]",
+    "<unk>",
+    "\u{0120}",
+    "\u{0}",
+    "-inf",
+    "subwords",
+    "bpe",
+    "wordpiece",
+    "unigram",
+    "word",
+    "end",
+    "continuation",
+    "front",
+    "bytes",
+    "gpt2",
+    "bert",
+    "special",
+    "alphabet",
+    "learned",
+    "byte",
+    "unknown",
+    "rest",
+    "Bert",
+    "Lowercase",
+    "Prepend",
+    "Replace",
+    "ReplaceWhitespaceRuns",
+    "ReplaceSpaceRuns",
+    "Precompiled",
+    "Nfc",
+    "Nfd",
+    "Nfkc",
+    "Nfkd",
+    "Strip",
+    "StripAccents",
+    "ByteLevel",
+    "Metaspace",
+    "Whitespace",
+    "WhitespaceSplit",
+    "Digits",
+    "Punctuation",
+    "Bpe",
+    "WordPiece",
+    "Unigram",
+    "always",
+    "first",
+    "never",
+    "e\u{301}",
+    "\u{1f468}\u{200d}\u{1f469}",
 ];
 
 fn pool(rng: &mut Rng) -> Value {
     match rng.below(5) {
         0 => json!(WORDS[rng.below(WORDS.len())]),
         1 => {
-            let n: &[i128] = &[0, 1, -1, 2, 255, 256, 65535, 65536, 16777215, 16777216, 4294967295, 4294967296, i64::MAX as i128, u64::MAX as i128];
+            let n: &[i128] = &[
+                0,
+                1,
+                -1,
+                2,
+                255,
+                256,
+                65535,
+                65536,
+                16777215,
+                16777216,
+                4294967295,
+                4294967296,
+                i64::MAX as i128,
+                u64::MAX as i128,
+            ];
             let v = n[rng.below(n.len())];
             serde_json::from_str(&v.to_string()).unwrap_or(Value::Null)
         }
-        2 => [json!(0.5), json!(-1e300), json!(1e300), json!(-0.0), json!(1e-320)][rng.below(5)].clone(),
+        2 => [json!(0.5), json!(-1e300), json!(1e300), json!(-0.0), json!(1e-320)][rng.below(5)]
+            .clone(),
         3 => [Value::Null, json!(true), json!(false)][rng.below(3)].clone(),
-        _ => [json!([]), json!({}), json!(["a", "b"]), json!(["a", "learned"]), json!([0, 1, 2]), json!({"type": "Bpe"})]
-            [rng.below(6)]
+        _ => [
+            json!([]),
+            json!({}),
+            json!(["a", "b"]),
+            json!(["a", "learned"]),
+            json!([0, 1, 2]),
+            json!({"type": "Bpe"}),
+        ][rng.below(6)]
         .clone(),
     }
 }
@@ -159,7 +284,13 @@ fn mutate_value(doc: &mut Value, rng: &mut Rng) {
 }
 
 /// Mutates `data[..size]` in place, returning the new size; `bytes` is libFuzzer's own mutator.
-pub fn mutate(data: &mut [u8], size: usize, max_size: usize, seed: u32, bytes: impl Fn(&mut [u8], usize, usize) -> usize) -> usize {
+pub fn mutate(
+    data: &mut [u8],
+    size: usize,
+    max_size: usize,
+    seed: u32,
+    bytes: impl Fn(&mut [u8], usize, usize) -> usize,
+) -> usize {
     let mut rng = Rng::new(seed);
     if rng.below(2) == 0 {
         return bytes(data, size, max_size);
@@ -167,7 +298,9 @@ pub fn mutate(data: &mut [u8], size: usize, max_size: usize, seed: u32, bytes: i
     let input = &data[..size];
     let parts: Vec<&[u8]> = input.split(|&b| b == 0xFF).collect();
     let k = rng.below(parts.len().min(2));
-    let Ok(mut doc) = serde_json::from_slice::<Value>(parts[k]) else { return bytes(data, size, max_size) };
+    let Ok(mut doc) = serde_json::from_slice::<Value>(parts[k]) else {
+        return bytes(data, size, max_size);
+    };
     for _ in 0..1 + rng.below(2) {
         mutate_value(&mut doc, &mut rng);
     }

@@ -17,10 +17,10 @@ use std::collections::BTreeMap;
 
 use subwords_compat::huggingface::tables::{merge_pair, split, Tables};
 use subwords_compat::huggingface::{HfPipeline, ModelPlan, Plan};
-use subwords_core::tokenizer::Tokenizer;
-use subwords_core::options::ModelKind;
 use subwords_compat::sentencepiece::SpModel;
 use subwords_compat::tiktoken::{parse_rank_file, Pattern, RankBpe};
+use subwords_core::options::ModelKind;
+use subwords_core::tokenizer::Tokenizer;
 
 /// The targets, by name (the names of `fuzz_targets/*.rs` and of the corpus folders).
 pub const TARGETS: &[(&str, fn(&[u8]) -> bool)] = &[
@@ -59,7 +59,10 @@ pub fn model_json(data: &[u8]) -> bool {
     let Ok(model) = Tokenizer::from_json(text) else { return false };
     let rows = model.rows.len();
     let check = |ids: &[u32], what: &str| {
-        assert!(ids.iter().all(|&i| (i as usize) < rows), "{what}: an id is not below the {rows} rows");
+        assert!(
+            ids.iter().all(|&i| (i as usize) < rows),
+            "{what}: an id is not below the {rows} rows"
+        );
     };
     for t in TEXTS {
         if let Ok(ids) = model.encode(t) {
@@ -70,7 +73,10 @@ pub fn model_json(data: &[u8]) -> bool {
         if let Ok((ids, spans)) = model.encode_with_spans(t) {
             check(&ids, "encode_with_spans");
             assert_eq!(ids.len(), spans.len(), "encode_with_spans: one span per id");
-            assert!(spans.iter().all(|&(a, b)| a <= b && b <= t.len()), "encode_with_spans: a span outside the text");
+            assert!(
+                spans.iter().all(|&(a, b)| a <= b && b <= t.len()),
+                "encode_with_spans: a span outside the text"
+            );
         }
         let _ = model.normalize(t);
         if model.kind == ModelKind::Bpe {
@@ -98,7 +104,8 @@ pub fn model_json(data: &[u8]) -> bool {
     }
     // a model that loaded writes a file that loads again, to the same file
     let saved = model.to_json();
-    let again = Tokenizer::from_json(&saved).unwrap_or_else(|e| panic!("a loaded model's own file does not load again: {e}"));
+    let again = Tokenizer::from_json(&saved)
+        .unwrap_or_else(|e| panic!("a loaded model's own file does not load again: {e}"));
     assert_eq!(again.to_json(), saved, "a loaded model's own file reads back differently");
     true
 }
@@ -151,7 +158,9 @@ pub fn tiktoken_ranks(data: &[u8]) -> bool {
         for allowed in [&[][..], &[0, 1][..]] {
             let ids = bpe.encode(t, allowed);
             // every id has bytes, and they are the text's: rank BPE loses nothing
-            let back = bpe.decode_bytes(&ids).unwrap_or_else(|e| panic!("an encoded id does not decode: {e}"));
+            let back = bpe
+                .decode_bytes(&ids)
+                .unwrap_or_else(|e| panic!("an encoded id does not decode: {e}"));
             assert_eq!(back, t.as_bytes(), "decode(encode(text)) is not the text");
         }
     }
@@ -184,7 +193,9 @@ pub fn hf_pipeline(data: &[u8]) -> bool {
     } else {
         let Ok(vocab_text) = std::str::from_utf8(parts[1]) else { return false };
         // the Python side hands over a dict; a BTreeMap keeps the fuzzer's runs repeatable
-        let Ok(vocab) = serde_json::from_str::<BTreeMap<String, u32>>(vocab_text) else { return false };
+        let Ok(vocab) = serde_json::from_str::<BTreeMap<String, u32>>(vocab_text) else {
+            return false;
+        };
         let vocab: Vec<(String, u32)> = vocab.into_iter().collect();
         let merges_text = match parts.get(2) {
             Some(m) => match std::str::from_utf8(m) {
@@ -226,7 +237,10 @@ pub fn hf_pipeline(data: &[u8]) -> bool {
     for t in TEXTS {
         for allowed in [&none, &all] {
             let ids = pipe.encode(t, allowed);
-            assert!(ids.iter().all(|&i| (i as u64) < limit), "encode: an id is not below {limit}, the ids the file names");
+            assert!(
+                ids.iter().all(|&i| (i as u64) < limit),
+                "encode: an id is not below {limit}, the ids the file names"
+            );
         }
         let _ = pipe.normalize(t);
     }
@@ -251,21 +265,32 @@ pub fn hf_tables(data: &[u8]) -> bool {
             // JSON to Python (whose reader takes it, then names what is wrong) that serde_json's
             // Value refuses: a lone surrogate escape, a number past f64 (1e400). It lies outside
             // the tables, kept in the rest as written, which must be refused the same way.
-            let what = |e: &serde_json::Error| e.to_string().split(" at line ").next().unwrap_or_default().to_string();
-            let again = serde_json::from_str::<serde_json::Value>(&rest).expect_err("the rest lost what serde_json refuses");
+            let what = |e: &serde_json::Error| {
+                e.to_string().split(" at line ").next().unwrap_or_default().to_string()
+            };
+            let again = serde_json::from_str::<serde_json::Value>(&rest)
+                .expect_err("the rest lost what serde_json refuses");
             assert_eq!(what(&again), what(&e), "the rest is refused otherwise than the file");
             return true;
         }
     };
     let rest: serde_json::Value = serde_json::from_str(&rest).expect("the rest is JSON");
-    let model = whole["model"].as_object_mut().expect("split accepted a model that is not an object");
+    let model =
+        whole["model"].as_object_mut().expect("split accepted a model that is not an object");
     let vocab = model.remove("vocab").expect("a vocab");
     if let Some(list) = vocab.as_array() {
         // a Unigram model's [piece, score] pairs: ids are the places
         model.insert("vocab".into(), serde_json::json!([]));
-        assert_eq!((list.len(), list.len()), (tables.vocab.len(), tables.scores.len()), "a piece lost");
+        assert_eq!(
+            (list.len(), list.len()),
+            (tables.vocab.len(), tables.scores.len()),
+            "a piece lost"
+        );
         for (k, ((t, id), score)) in tables.vocab.iter().zip(&tables.scores).enumerate() {
-            assert_eq!((list[k][0].as_str(), list[k][1].as_f64(), *id as usize), (Some(t.as_str()), Some(*score), k));
+            assert_eq!(
+                (list[k][0].as_str(), list[k][1].as_f64(), *id as usize),
+                (Some(t.as_str()), Some(*score), k)
+            );
             assert_eq!(tables.get(t), Some(*id), "lookup of {t:?}");
         }
     } else {
@@ -278,7 +303,11 @@ pub fn hf_tables(data: &[u8]) -> bool {
             assert_eq!(tables.get(t), Some(*id), "lookup of {t:?}");
         }
     }
-    let merges = if model.contains_key("merges") { model.insert("merges".into(), serde_json::json!([])) } else { None };
+    let merges = if model.contains_key("merges") {
+        model.insert("merges".into(), serde_json::json!([]))
+    } else {
+        None
+    };
     match merges {
         None => assert!(tables.merges.is_empty()),
         Some(m) => {
@@ -286,8 +315,13 @@ pub fn hf_tables(data: &[u8]) -> bool {
             assert_eq!(m.len(), tables.merges.len());
             for (v, (a, b)) in m.iter().zip(&tables.merges) {
                 let got = match v {
-                    serde_json::Value::String(s) => s.split_once(' ').map(|(x, y)| (x.to_string(), y.to_string())),
-                    serde_json::Value::Array(p) => Some((p[0].as_str().unwrap().to_string(), p[1].as_str().unwrap().to_string())),
+                    serde_json::Value::String(s) => {
+                        s.split_once(' ').map(|(x, y)| (x.to_string(), y.to_string()))
+                    }
+                    serde_json::Value::Array(p) => Some((
+                        p[0].as_str().unwrap().to_string(),
+                        p[1].as_str().unwrap().to_string(),
+                    )),
                     _ => None,
                 };
                 assert_eq!(got.as_ref(), Some(&(a.clone(), b.clone())));

@@ -39,7 +39,9 @@ pub struct Codes {
 impl Codes {
     /// The merges in file order, as (left, right).
     pub fn pairs(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + Clone + '_ {
-        self.spans.iter().map(|&[a, b, c, d]| (&self.text[a as usize..b as usize], &self.text[c as usize..d as usize]))
+        self.spans.iter().map(|&[a, b, c, d]| {
+            (&self.text[a as usize..b as usize], &self.text[c as usize..d as usize])
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -88,11 +90,17 @@ fn codes(text: &str, merges: i64) -> Option<(Version, Vec<[u32; 4]>)> {
         return None;
     }
     // a carriage return anywhere but at a line's end
-    if text.as_bytes().contains(&b'\r') && text.split('\n').any(|line| line.trim_end_matches('\r').contains('\r')) {
+    if text.as_bytes().contains(&b'\r')
+        && text.split('\n').any(|line| line.trim_end_matches('\r').contains('\r'))
+    {
         return None;
     }
     let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
-    let (version, body) = if first.starts_with("#version:") { (header_version(first)?, rest) } else { ((0, 1), text) };
+    let (version, body) = if first.starts_with("#version:") {
+        (header_version(first)?, rest)
+    } else {
+        ((0, 1), text)
+    };
     if body.trim_matches(['\r', '\n', ' ']).is_empty() {
         return None;
     }
@@ -134,7 +142,10 @@ fn codes(text: &str, merges: i64) -> Option<(Version, Vec<[u32; 4]>)> {
 /// already (the alphabet holds every symbol, the pieces of earlier lines follow), so one pass
 /// tests it and numbers the rows. `Err(())` where the Python reader's model would differ or
 /// fail, for it to build.
-fn model<'a>(spelling: Spelling, pairs: impl ExactSizeIterator<Item = (&'a str, &'a str)> + Clone) -> Result<Option<Tokenizer>, ()> {
+fn model<'a>(
+    spelling: Spelling,
+    pairs: impl ExactSizeIterator<Item = (&'a str, &'a str)> + Clone,
+) -> Result<Option<Tokenizer>, ()> {
     // the characters, in code-point order: ASCII in a table, the rest in a set sorted after
     let mut ascii = [false; 128];
     let mut other: Set<char> = Set::default();
@@ -172,7 +183,8 @@ fn model<'a>(spelling: Spelling, pairs: impl ExactSizeIterator<Item = (&'a str, 
         if a.contains(END) || body.is_empty() || body.contains(END) {
             return Ok(None);
         }
-        let (Some(left), Some(right)) = (id.get(&rows, a.as_bytes()), id.get(&rows, b.as_bytes())) else {
+        let (Some(left), Some(right)) = (id.get(&rows, a.as_bytes()), id.get(&rows, b.as_bytes()))
+        else {
             return Ok(None);
         };
         if !seen.insert(subwords_core::hash::pack(left, right)) {
@@ -194,7 +206,9 @@ fn model<'a>(spelling: Spelling, pairs: impl ExactSizeIterator<Item = (&'a str, 
         merges.push([left, right, made]);
     }
     drop((id, seen));
-    Tokenizer::new(Parts { merges, ..Parts::new(ModelKind::Bpe, spelling, rows) }).map(Some).map_err(|_| ())
+    Tokenizer::new(Parts { merges, ..Parts::new(ModelKind::Bpe, spelling, rows) })
+        .map(Some)
+        .map_err(|_| ())
 }
 
 /// A codes file read as subword-nmt reads it, its model built when the codes are one (see
@@ -242,7 +256,10 @@ mod tests {
         assert_eq!(m.rows.len(), 17);
         assert_eq!(m.encode("lowest low").unwrap(), [15, 11, 14, 16]);
         // the first 2 merges only
-        assert_eq!(read(raw, 2, end()).unwrap().pairs().collect::<Vec<_>>(), [("e", "s"), ("es", "t</w>")]);
+        assert_eq!(
+            read(raw, 2, end()).unwrap().pairs().collect::<Vec<_>>(),
+            [("e", "s"), ("es", "t</w>")]
+        );
     }
 
     #[test]

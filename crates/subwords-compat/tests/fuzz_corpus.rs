@@ -21,7 +21,9 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut v: Vec<PathBuf> = rd
         .map(|e| e.expect("a readable folder entry").path())
-        .filter(|p| p.is_file() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+        .filter(|p| {
+            p.is_file() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
         .collect();
     v.sort();
     v
@@ -62,15 +64,24 @@ fn run(name: &str) {
         corpus.len(),
         regressions.len()
     );
-    assert!(loaded >= MIN_LOADED, "{name}: only {loaded} corpus inputs load; the seeds no longer reach past the loader");
+    assert!(
+        loaded >= MIN_LOADED,
+        "{name}: only {loaded} corpus inputs load; the seeds no longer reach past the loader"
+    );
 }
 
 #[test]
 fn every_target_has_a_test() {
     let names: Vec<&str> = targets::TARGETS.iter().map(|(n, _)| *n).collect();
-    assert_eq!(names, ["model_json", "sentencepiece_model", "tiktoken_ranks", "hf_pipeline", "hf_tables"]);
+    assert_eq!(
+        names,
+        ["model_json", "sentencepiece_model", "tiktoken_ranks", "hf_pipeline", "hf_tables"]
+    );
     for n in &names {
-        assert!(fuzz_dir().join("fuzz_targets").join(format!("{n}.rs")).is_file(), "no fuzz_targets/{n}.rs");
+        assert!(
+            fuzz_dir().join("fuzz_targets").join(format!("{n}.rs")).is_file(),
+            "no fuzz_targets/{n}.rs"
+        );
     }
 }
 

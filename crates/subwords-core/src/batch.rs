@@ -158,7 +158,9 @@ impl<S: Default + Send> Slots<S> {
         f: impl Fn(&'a T, &mut S) -> R + Sync,
     ) -> Vec<R> {
         let with_state = self.streamed(threads.min(items.len()), cache);
-        map_chunks(items, threads, |k, chunk, out| with_state(k, &mut |s| out.extend(chunk.iter().map(|t| f(t, s)))))
+        map_chunks(items, threads, |k, chunk, out| {
+            with_state(k, &mut |s| out.extend(chunk.iter().map(|t| f(t, s))))
+        })
     }
 }
 
@@ -240,7 +242,10 @@ pub enum Items<'a, T> {
     /// `len` items, which `read(range, out)` appends to `out` on the calling thread, the
     /// ranges in order. It returns false to stop the batch (it keeps the reason itself): the
     /// threads then stop claiming, and [`ids_streamed`] returns `Ok` with nothing more handed on.
-    Fed { len: usize, read: &'a mut (dyn FnMut(std::ops::Range<usize>, &mut Vec<T>) -> bool + Send) },
+    Fed {
+        len: usize,
+        read: &'a mut (dyn FnMut(std::ops::Range<usize>, &mut Vec<T>) -> bool + Send),
+    },
 }
 
 impl<'a, T> From<&'a [T]> for Items<'a, T> {
@@ -357,7 +362,8 @@ pub fn ids_streamed<'a, T: Sync + Send + 'a, S, E: Send>(
     // (which takes that arena's lock while its own thread allocates in it: a futex wait)
     let spare: Vec<Mutex<Vec<Flat>>> = (0..threads).map(|_| Mutex::new(Vec::new())).collect();
     let (tx, rx) = std::sync::mpsc::channel::<(usize, usize, Result<Flat, E>)>();
-    let (encode, part, next, stop, spare, with_state, fed) = (&encode, &part, &next, &stop, &spare, &with_state, &fed);
+    let (encode, part, next, stop, spare, with_state, fed) =
+        (&encode, &part, &next, &stop, &spare, &with_state, &fed);
     let take = |k: usize| spare[k].lock().ok().and_then(|mut v| v.pop()).unwrap_or_default();
     std::thread::scope(|scope| {
         let workers: Vec<_> = (1..threads)
@@ -468,7 +474,11 @@ pub fn ids_streamed<'a, T: Sync + Send + 'a, S, E: Send>(
 /// Cuts `items` into up to `threads` consecutive chunks and runs `run(k, chunk, out)` for the
 /// `k`-th on a thread of its own (the caller's thread when there is one chunk); the outputs are
 /// joined in chunk order. A panic in a worker is resumed on the caller's thread.
-fn map_chunks<'a, T: Sync, R: Send>(items: &'a [T], threads: usize, run: impl Fn(usize, &'a [T], &mut Vec<R>) + Sync) -> Vec<R> {
+fn map_chunks<'a, T: Sync, R: Send>(
+    items: &'a [T],
+    threads: usize,
+    run: impl Fn(usize, &'a [T], &mut Vec<R>) + Sync,
+) -> Vec<R> {
     let threads = threads.max(1).min(items.len().max(1));
     let mut out = Vec::with_capacity(items.len());
     if threads == 1 {
@@ -508,10 +518,15 @@ mod tests {
         let items: Vec<u32> = (0..1000).collect();
         let slots: Slots<(Vec<u32>, WordCache<u32>)> = Slots::default();
         for threads in [1, 2, 3, 7, 16, 40, 5000] {
-            let got = slots.map(&items, threads, |s| &mut s.1, |&x, (seen, _)| {
-                seen.push(x);
-                x * 2
-            });
+            let got = slots.map(
+                &items,
+                threads,
+                |s| &mut s.1,
+                |&x, (seen, _)| {
+                    seen.push(x);
+                    x * 2
+                },
+            );
             assert_eq!(got, items.iter().map(|x| x * 2).collect::<Vec<_>>(), "{threads} threads");
         }
         assert!(slots.map(&[] as &[u32], 4, |s| &mut s.1, |&x, _| x).is_empty());
@@ -532,7 +547,11 @@ mod tests {
                     out.extend_from_slice(&items[r]);
                     true
                 };
-                let source = if fed { Items::Fed { len: items.len(), read: &mut read } } else { Items::Ready(&items) };
+                let source = if fed {
+                    Items::Fed { len: items.len(), read: &mut read }
+                } else {
+                    Items::Ready(&items)
+                };
                 let mut got: Vec<Vec<u32>> = Vec::new();
                 let r: Result<(), ()> = ids_streamed(
                     source,
@@ -549,7 +568,10 @@ mod tests {
                 assert_eq!(got, want, "{threads} threads, fed: {fed}");
                 if fed {
                     assert_eq!(asked.first().map(|r| r.start), Some(0));
-                    assert!(asked.windows(2).all(|w| w[0].end == w[1].start), "{threads} threads: {asked:?}");
+                    assert!(
+                        asked.windows(2).all(|w| w[0].end == w[1].start),
+                        "{threads} threads: {asked:?}"
+                    );
                     assert_eq!(asked.last().map(|r| r.end), Some(items.len()));
                 } else {
                     assert!(asked.is_empty());
@@ -557,7 +579,13 @@ mod tests {
             }
         }
         let mut none = 0;
-        let r: Result<(), ()> = ids_streamed(&[] as &[u32], 4, |_, body| body(&mut ()), |_, _, _| Ok(()), |f| none += f.len());
+        let r: Result<(), ()> = ids_streamed(
+            &[] as &[u32],
+            4,
+            |_, body| body(&mut ()),
+            |_, _, _| Ok(()),
+            |f| none += f.len(),
+        );
         assert_eq!((r, none), (Ok(()), 0));
     }
 
@@ -571,7 +599,14 @@ mod tests {
                 &items,
                 threads,
                 |_, body| body(&mut ()),
-                |&x, _, out| if x == 700 || x == 300 { Err(x) } else { out.push(x); Ok(()) },
+                |&x, _, out| {
+                    if x == 700 || x == 300 {
+                        Err(x)
+                    } else {
+                        out.push(x);
+                        Ok(())
+                    }
+                },
                 |flat| seen += flat.len(),
             );
             assert_eq!(r, Err(300), "{threads} threads");
@@ -607,10 +642,18 @@ mod tests {
                     r
                 }));
                 match r {
-                    Ok(r) => assert!(!panics && r == Ok(()), "{threads} threads, stop at {stop_at}"),
-                    Err(_) => assert!(panics, "{threads} threads: only the reader's panic reaches the caller"),
+                    Ok(r) => {
+                        assert!(!panics && r == Ok(()), "{threads} threads, stop at {stop_at}")
+                    }
+                    Err(_) => assert!(
+                        panics,
+                        "{threads} threads: only the reader's panic reaches the caller"
+                    ),
                 }
-                assert!(seen <= stop_at, "{threads} threads: {seen} texts handed on past a stop at {stop_at}");
+                assert!(
+                    seen <= stop_at,
+                    "{threads} threads: {seen} texts handed on past a stop at {stop_at}"
+                );
             }
         }
     }

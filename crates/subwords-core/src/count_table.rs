@@ -76,7 +76,9 @@ fn normalizations_from(names: &[String]) -> Result<Normalizations> {
             "whitespace_runs" => n.whitespace_runs = true,
             "stripped_ends" => n.stripped_ends = true,
             "mark_in_text" => n.mark_in_text = true,
-            other => return Err(corrupt(&format!("unknown normalization {other:?} in the header"))),
+            other => {
+                return Err(corrupt(&format!("unknown normalization {other:?} in the header")))
+            }
         }
     }
     Ok(n)
@@ -91,7 +93,12 @@ pub fn table_spelling(spelling: &Spelling) -> Spelling {
 
 impl CountTable {
     /// A table from counted units.
-    pub fn from_counts(spelling: &Spelling, counts: Counts, normalizations: Normalizations, texts: u64) -> Self {
+    pub fn from_counts(
+        spelling: &Spelling,
+        counts: Counts,
+        normalizations: Normalizations,
+        texts: u64,
+    ) -> Self {
         let mut units: Vec<(Box<str>, u64)> = counts.into_iter().filter(|&(_, c)| c > 0).collect();
         units.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
         CountTable { spelling: table_spelling(spelling), normalizations, texts, units }
@@ -112,12 +119,13 @@ impl CountTable {
     /// The sum of two tables counted with the same spelling.
     pub fn merge(&self, other: &CountTable) -> Result<CountTable> {
         if let Some(why) = self.mismatch(&other.spelling) {
-            return Err(Error::Option(format!("cannot merge count tables made with different spellings ({why})")));
+            return Err(Error::Option(format!(
+                "cannot merge count tables made with different spellings ({why})"
+            )));
         }
-        let texts = self
-            .texts
-            .checked_add(other.texts)
-            .ok_or_else(|| Error::Input("the merged table's text count does not fit in 64 bits".into()))?;
+        let texts = self.texts.checked_add(other.texts).ok_or_else(|| {
+            Error::Input("the merged table's text count does not fit in 64 bits".into())
+        })?;
         let mut units = Vec::with_capacity(self.units.len().max(other.units.len()));
         let (mut i, mut j) = (0, 0);
         let (a, b) = (&self.units, &other.units);
@@ -133,7 +141,10 @@ impl CountTable {
                 }
                 std::cmp::Ordering::Equal => {
                     let c = a[i].1.checked_add(b[j].1).ok_or_else(|| {
-                        Error::Input(format!("the count of unit {:?} does not fit in 64 bits after merging", a[i].0))
+                        Error::Input(format!(
+                            "the count of unit {:?} does not fit in 64 bits after merging",
+                            a[i].0
+                        ))
                     })?;
                     units.push((a[i].0.clone(), c));
                     i += 1;
@@ -162,7 +173,15 @@ impl CountTable {
             })
             .cloned()
             .collect();
-        (CountTable { spelling: self.spelling.clone(), normalizations: self.normalizations, texts: self.texts, units }, dropped)
+        (
+            CountTable {
+                spelling: self.spelling.clone(),
+                normalizations: self.normalizations,
+                texts: self.texts,
+                units,
+            },
+            dropped,
+        )
     }
 
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
@@ -181,7 +200,8 @@ impl CountTable {
         out.extend_from_slice(&(header.len() as u32).to_le_bytes());
         out.extend_from_slice(&header);
         for (text, count) in &self.units {
-            let n = u32::try_from(text.len()).map_err(|_| Error::Input("a unit longer than 4 GiB cannot be stored".into()))?;
+            let n = u32::try_from(text.len())
+                .map_err(|_| Error::Input("a unit longer than 4 GiB cannot be stored".into()))?;
             put_record(&mut out, n, text, *count);
         }
         let crc = crc32fast::hash(&out);
@@ -197,7 +217,12 @@ impl CountTable {
             }
             units.push((text.into(), count));
         })?;
-        Ok(CountTable { spelling: checked.spelling, normalizations: checked.normalizations, texts: checked.texts, units })
+        Ok(CountTable {
+            spelling: checked.spelling,
+            normalizations: checked.normalizations,
+            texts: checked.texts,
+            units,
+        })
     }
 }
 
@@ -261,19 +286,23 @@ fn check<'a>(data: &'a [u8], mut each: impl FnMut(usize, &'a str, u64)) -> Resul
     if header_len > MAX_HEADER {
         return Err(corrupt("the header is larger than any table writes"));
     }
-    let header: Header =
-        serde_json::from_slice(r.take(header_len as usize)?).map_err(|e| corrupt(&format!("bad header ({e})")))?;
+    let header: Header = serde_json::from_slice(r.take(header_len as usize)?)
+        .map_err(|e| corrupt(&format!("bad header ({e})")))?;
     header.spelling.validate().map_err(|e| corrupt(&format!("its spelling is invalid ({e})")))?;
     // every unit takes at least 12 bytes: a count larger than the bytes left is a lie
     if header.units > (r.data.len() / 12) as u64 {
-        return Err(corrupt(&format!("the header promises {} units but the file is too short for them (truncated?)", header.units)));
+        return Err(corrupt(&format!(
+            "the header promises {} units but the file is too short for them (truncated?)",
+            header.units
+        )));
     }
     let first = body.len() - r.data.len();
     let mut total = 0u64;
     let mut prev: Option<&[u8]> = None;
     for k in 0..header.units {
         let n = r.u32()? as usize;
-        let text = std::str::from_utf8(r.take(n)?).map_err(|_| corrupt(&format!("unit {k} is not UTF-8")))?;
+        let text = std::str::from_utf8(r.take(n)?)
+            .map_err(|_| corrupt(&format!("unit {k} is not UTF-8")))?;
         let count = r.u64()?;
         if count == 0 {
             return Err(corrupt(&format!("unit {k} has count 0")));
@@ -318,7 +347,14 @@ pub struct TableBytes {
 impl TableBytes {
     pub fn from_bytes(data: Vec<u8>) -> Result<TableBytes> {
         let c = check(&data, |_, _, _| {})?;
-        Ok(TableBytes { spelling: c.spelling, normalizations: c.normalizations, texts: c.texts, data, body: c.body, units: c.units })
+        Ok(TableBytes {
+            spelling: c.spelling,
+            normalizations: c.normalizations,
+            texts: c.texts,
+            data,
+            body: c.body,
+            units: c.units,
+        })
     }
 
     /// Why `spelling` cannot train on this table: the fields that differ, by name.
@@ -336,7 +372,13 @@ impl TableBytes {
 
     /// Units written by [`Records`] (the counter's, in its order, not sorted); never written out
     /// as a file.
-    pub(crate) fn from_counter(spelling: Spelling, normalizations: Normalizations, texts: u64, data: Vec<u8>, units: usize) -> TableBytes {
+    pub(crate) fn from_counter(
+        spelling: Spelling,
+        normalizations: Normalizations,
+        texts: u64,
+        data: Vec<u8>,
+        units: usize,
+    ) -> TableBytes {
         TableBytes { spelling, normalizations, texts, data, body: 0, units }
     }
 
@@ -366,12 +408,18 @@ impl Records {
     }
 
     pub(crate) fn push(&mut self, text: &str, count: u64) {
-        let n = u32::try_from(text.len()).expect("a unit shorter than 4 GiB (a text is cut into 8 MB blocks)");
+        let n = u32::try_from(text.len())
+            .expect("a unit shorter than 4 GiB (a text is cut into 8 MB blocks)");
         put_record(&mut self.data, n, text, count);
         self.units += 1;
     }
 
-    pub(crate) fn into_table(self, spelling: Spelling, normalizations: Normalizations, texts: u64) -> TableBytes {
+    pub(crate) fn into_table(
+        self,
+        spelling: Spelling,
+        normalizations: Normalizations,
+        texts: u64,
+    ) -> TableBytes {
         TableBytes::from_counter(spelling, normalizations, texts, self.data, self.units)
     }
 }
@@ -425,7 +473,10 @@ impl<'a> TableView<'a> {
             r.take(n + 8).expect("a checked table");
         }
         let at = self.data.len() - r.data.len();
-        (TableView { data: &self.data[..at], units: k }, TableView { data: &self.data[at..], units: self.units - k })
+        (
+            TableView { data: &self.data[..at], units: k },
+            TableView { data: &self.data[at..], units: self.units - k },
+        )
     }
 }
 
@@ -496,7 +547,10 @@ mod tests {
         let b = TableBytes::from_bytes(bytes.clone()).unwrap();
         let got: Vec<(Box<str>, u64)> = b.iter().map(|(u, c)| (u.into(), c)).collect();
         assert_eq!(got, t.units);
-        assert_eq!((b.len(), b.texts, b.normalizations, &b.spelling), (3, 8, t.normalizations, &t.spelling));
+        assert_eq!(
+            (b.len(), b.texts, b.normalizations, &b.spelling),
+            (3, 8, t.normalizations, &t.spelling)
+        );
         for cut in [0, 7, 19, bytes.len() - 1] {
             assert!(TableBytes::from_bytes(bytes[..cut].to_vec()).is_err(), "truncated at {cut}");
         }
@@ -519,7 +573,10 @@ mod tests {
         // and the other way round
         let counted = CountTable { spelling: nfkc.clone(), ..t.clone() };
         let plain = Spelling::new(Scheme::End, None, true, None, false).unwrap();
-        assert!(counted.mismatch(&plain).unwrap().contains("normalize: table has \"nfkc\", training asks for null"));
+        assert!(counted
+            .mismatch(&plain)
+            .unwrap()
+            .contains("normalize: table has \"nfkc\", training asks for null"));
         assert_eq!(counted.mismatch(&nfkc), None);
     }
 

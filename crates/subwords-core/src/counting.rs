@@ -33,7 +33,8 @@ impl ShortUnit {
     #[inline]
     fn new(unit: &str) -> Option<Self> {
         let b = unit.as_bytes();
-        (b.len() <= crate::word_cache::SHORT).then(|| ShortUnit(crate::word_cache::pack(b).to_le_bytes()))
+        (b.len() <= crate::word_cache::SHORT)
+            .then(|| ShortUnit(crate::word_cache::pack(b).to_le_bytes()))
     }
 
     fn len(&self) -> usize {
@@ -132,7 +133,13 @@ pub fn split_at<'a>(text: &'a str, needles: &[String], mut f: impl FnMut(&'a str
     }
 }
 
-fn count_text(spelling: &Spelling, cut: &[String], text: &str, table: &mut Tally, norm: &mut Normalizations) {
+fn count_text(
+    spelling: &Spelling,
+    cut: &[String],
+    text: &str,
+    table: &mut Tally,
+    norm: &mut Normalizations,
+) {
     if !cut.is_empty() {
         // special tokens are never learned from: each stretch between them is a text of its own
         cut_at(text, cut, |part| {
@@ -152,7 +159,12 @@ fn count_text(spelling: &Spelling, cut: &[String], text: &str, table: &mut Tally
 /// `\r\n` or `\n` a separator, empty lines skipped), and calls `f` with each piece between the
 /// `cut` texts, empty pieces skipped: two-stage BPE's stage two reads a file this way instead of
 /// keeping its texts. Holds one line at a time. Returns the number of texts (non-empty lines).
-pub fn each_file_text(path: &str, errors: InputErrors, cut: &[String], f: &mut dyn FnMut(&str)) -> Result<u64> {
+pub fn each_file_text(
+    path: &str,
+    errors: InputErrors,
+    cut: &[String],
+    f: &mut dyn FnMut(&str),
+) -> Result<u64> {
     let mut texts = 0u64;
     each_line(path, "training file", errors, |_, text| {
         let text = text.strip_suffix('\r').unwrap_or(text);
@@ -172,15 +184,23 @@ pub fn each_file_text(path: &str, errors: InputErrors, cut: &[String], f: &mut d
 /// Calls `f(bytes read, line)` with each line of the file at `path` (a `what`, for messages),
 /// without its `\n`, holding one line at a time. Invalid UTF-8 is refused naming the line, or
 /// replaced by U+FFFD under [`InputErrors::Replace`].
-fn each_line(path: &str, what: &str, errors: InputErrors, mut f: impl FnMut(usize, &str) -> Result<()>) -> Result<()> {
+fn each_line(
+    path: &str,
+    what: &str,
+    errors: InputErrors,
+    mut f: impl FnMut(usize, &str) -> Result<()>,
+) -> Result<()> {
     use std::io::BufRead;
-    let file = File::open(path).map_err(|e| Error::io(format!("cannot open {what} {path:?}"), e))?;
+    let file =
+        File::open(path).map_err(|e| Error::io(format!("cannot open {what} {path:?}"), e))?;
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let mut line: Vec<u8> = Vec::new();
     let mut line_no: u64 = 0;
     loop {
         line.clear();
-        let k = reader.read_until(b'\n', &mut line).map_err(|e| Error::io(format!("cannot read {what} {path:?}"), e))?;
+        let k = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| Error::io(format!("cannot read {what} {path:?}"), e))?;
         if k == 0 {
             return Ok(());
         }
@@ -278,7 +298,9 @@ impl UnitCounter {
         } else {
             let mut out = vec![Normalizations::default(); n];
             rayon::scope(|s| {
-                for ((table, chunk), norm) in self.tables.iter_mut().zip(texts.chunks(per)).zip(out.iter_mut()) {
+                for ((table, chunk), norm) in
+                    self.tables.iter_mut().zip(texts.chunks(per)).zip(out.iter_mut())
+                {
                     s.spawn(move |_| {
                         for t in chunk {
                             count_text(spelling, cut, t, table, norm);
@@ -306,16 +328,23 @@ impl UnitCounter {
             }
             let target = rest.len() / k;
             // search bytes: `target` need not be a char boundary, but the byte after a newline is
-            let cut = rest.as_bytes()[target..].iter().position(|&b| b == b'\n').map(|i| target + i + 1).unwrap_or(rest.len());
+            let cut = rest.as_bytes()[target..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map(|i| target + i + 1)
+                .unwrap_or(rest.len());
             parts.push(&rest[..cut]);
             rest = &rest[cut..];
         }
         let spelling = &self.spelling;
         let cut = &self.cut;
         let keep = self.streams.is_some();
-        let mut outs: Vec<(Normalizations, u64, Vec<String>, u64)> = vec![Default::default(); parts.len()];
+        let mut outs: Vec<(Normalizations, u64, Vec<String>, u64)> =
+            vec![Default::default(); parts.len()];
         rayon::scope(|s| {
-            for ((table, part), out) in self.tables.iter_mut().zip(parts.iter()).zip(outs.iter_mut()) {
+            for ((table, part), out) in
+                self.tables.iter_mut().zip(parts.iter()).zip(outs.iter_mut())
+            {
                 s.spawn(move |_| {
                     // a part's pieces are its newlines plus one
                     let mut pieces = 0u64;
@@ -358,8 +387,14 @@ impl UnitCounter {
     /// it was 12 ms of a 47 ms count): the block is read into the buffer's spare room, not zeroed
     /// first; the UTF-8 check is `simdutf8`'s; the newlines (for the line numbers of a later
     /// block's error) are counted by the threads as they cut the lines.
-    pub fn feed_file(&mut self, path: &str, errors: InputErrors, progress: Option<&crate::progress::Progress>) -> Result<()> {
-        let mut file = File::open(path).map_err(|e| Error::io(format!("cannot open training file {path:?}"), e))?;
+    pub fn feed_file(
+        &mut self,
+        path: &str,
+        errors: InputErrors,
+        progress: Option<&crate::progress::Progress>,
+    ) -> Result<()> {
+        let mut file = File::open(path)
+            .map_err(|e| Error::io(format!("cannot open training file {path:?}"), e))?;
         if let Some(p) = progress {
             p.start(crate::progress::Phase::Reading, file.metadata().map(|m| m.len()).unwrap_or(0));
         }
@@ -398,7 +433,8 @@ impl UnitCounter {
                 Err(e) => match errors {
                     InputErrors::Strict => {
                         let at = e.valid_up_to();
-                        let line = line_no + buf[..at].iter().filter(|&&b| b == b'\n').count() as u64;
+                        let line =
+                            line_no + buf[..at].iter().filter(|&&b| b == b'\n').count() as u64;
                         return Err(bad_utf8(path, line, buf[at]));
                     }
                     InputErrors::Replace => {
@@ -415,15 +451,25 @@ impl UnitCounter {
     /// Reads a `word<TAB>count` text file (one row a line, blank lines skipped) into the counter
     /// with [`add_count`](Self::add_count), streaming: memory is the distinct units, not the file.
     /// The rules are [`parse_count_line`]'s; a bad line is refused naming the file and line.
-    pub fn feed_count_file(&mut self, path: &str, errors: InputErrors, progress: Option<&crate::progress::Progress>) -> Result<()> {
+    pub fn feed_count_file(
+        &mut self,
+        path: &str,
+        errors: InputErrors,
+        progress: Option<&crate::progress::Progress>,
+    ) -> Result<()> {
         if let Some(p) = progress {
-            p.start(crate::progress::Phase::Reading, std::fs::metadata(path).map(|m| m.len()).unwrap_or(0));
+            p.start(
+                crate::progress::Phase::Reading,
+                std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+            );
         }
         each_line(path, "count table", errors, |k, line| {
             if let Some(p) = progress {
                 p.add(k as u64);
             }
-            if let Some((word, count)) = parse_count_line(line.trim_end_matches('\r')).map_err(Error::Input)? {
+            if let Some((word, count)) =
+                parse_count_line(line.trim_end_matches('\r')).map_err(Error::Input)?
+            {
                 self.add_count(word, count);
             }
             Ok(())
@@ -499,14 +545,20 @@ impl UnitCounter {
             }
             None => true,
         });
-        let bytes: usize = short.keys().map(|k| 12 + k.len()).sum::<usize>() + long.keys().map(|k| 12 + k.len()).sum::<usize>();
+        let bytes: usize = short.keys().map(|k| 12 + k.len()).sum::<usize>()
+            + long.keys().map(|k| 12 + k.len()).sum::<usize>();
         let mut records = Records::with_capacity(bytes);
-        for (text, count) in short.iter().map(|(k, &v)| (k.text(), v)).chain(long.iter().map(|(k, &v)| (&**k, v))) {
+        for (text, count) in
+            short.iter().map(|(k, &v)| (k.text(), v)).chain(long.iter().map(|(k, &v)| (&**k, v)))
+        {
             if count > 0 {
                 records.push(text, count);
             }
         }
-        Ok((records.into_table(table_spelling(&self.spelling), self.normalizations, self.texts), self.streams))
+        Ok((
+            records.into_table(table_spelling(&self.spelling), self.normalizations, self.texts),
+            self.streams,
+        ))
     }
 
     /// The per-thread tables added up: the short units' table and the text table.
@@ -570,15 +622,21 @@ pub fn parse_count_line(line: &str) -> std::result::Result<Option<(&str, u64)>, 
         return Err("the word must be non-empty, got ''".into());
     }
     if word.chars().any(is_space) {
-        return Err(format!("{word:?} contains whitespace; a count table holds one whitespace-free word per row"));
+        return Err(format!(
+            "{word:?} contains whitespace; a count table holds one whitespace-free word per row"
+        ));
     }
-    let value = digits.bytes().try_fold(0u64, |v, b| v.checked_mul(10)?.checked_add(u64::from(b - b'0')));
+    let value =
+        digits.bytes().try_fold(0u64, |v, b| v.checked_mul(10)?.checked_add(u64::from(b - b'0')));
     match value {
         Some(0) => Err(format!("the count of {word:?} must be a positive whole number, got 0")),
         Some(v) => Ok(Some((word, v))),
         None => {
             let shown = digits.trim_start_matches('0');
-            Err(format!("the count of {word:?} is {shown}, above the largest count subwords takes ({})", u64::MAX))
+            Err(format!(
+                "the count of {word:?} is {shown}, above the largest count subwords takes ({})",
+                u64::MAX
+            ))
         }
     }
 }
@@ -611,7 +669,10 @@ mod cut_tests {
         let needles: Vec<String> = ["<a>", "<a>b"].iter().map(|s| s.to_string()).collect();
         let mut v = Vec::new();
         super::split_at("x<a>by<a>", &needles, |p, hit| v.push((p.to_string(), hit)));
-        assert_eq!(v, [("x".to_string(), Some(1)), ("y".to_string(), Some(0)), (String::new(), None)]);
+        assert_eq!(
+            v,
+            [("x".to_string(), Some(1)), ("y".to_string(), Some(0)), (String::new(), None)]
+        );
     }
 }
 
@@ -627,7 +688,8 @@ mod tally_tests {
         // kind below, then the add_count amounts.
         let (w14, w15, w16) = ("abcdefghijklmn", "abcdefghijklmno", "abcdefghijklmnop");
         let m15 = "éééééééa"; // 7 two-byte letters and one: 15 bytes
-        let opts = TrainOptions::from_json(r#"{"model":"bpe","spelling":"end","vocab_size":300}"#).unwrap();
+        let opts = TrainOptions::from_json(r#"{"model":"bpe","spelling":"end","vocab_size":300}"#)
+            .unwrap();
         for threads in [1, 2] {
             let mut c = UnitCounter::new(opts.spelling().unwrap(), threads, false);
             let mut texts = Vec::new();
@@ -638,7 +700,10 @@ mod tally_tests {
             c.feed_texts(&texts);
             c.add_count(w15, 10);
             c.add_count(w16, 5);
-            let again = UnitCounter { tables: c.tables.clone(), ..UnitCounter::new(opts.spelling().unwrap(), threads, false) };
+            let again = UnitCounter {
+                tables: c.tables.clone(),
+                ..UnitCounter::new(opts.spelling().unwrap(), threads, false)
+            };
             let (counts, ..) = c.finish().unwrap();
             assert_eq!(counts.get(w15), Some(&130), "{threads} threads");
             assert_eq!(counts.get(w16), Some(&45), "{threads} threads");
@@ -660,7 +725,8 @@ mod tally_tests {
     #[test]
     fn a_bad_byte_in_a_later_block_names_its_line() {
         use std::io::Write;
-        let opts = TrainOptions::from_json(r#"{"model":"bpe","spelling":"end","vocab_size":300}"#).unwrap();
+        let opts = TrainOptions::from_json(r#"{"model":"bpe","spelling":"end","vocab_size":300}"#)
+            .unwrap();
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(&b"a\n".repeat(4_500_000)).unwrap();
         f.write_all(b"b\xFF\nc\n").unwrap();
@@ -668,8 +734,14 @@ mod tally_tests {
         let path = f.path().to_str().unwrap();
         for threads in [1, 2] {
             let mut c = UnitCounter::new(opts.spelling().unwrap(), threads, false);
-            let why = c.feed_file(path, crate::options::InputErrors::Strict, None).unwrap_err().to_string();
-            assert!(why.contains("line 4500001: invalid UTF-8 (byte 0xFF)"), "{threads} threads: {why}");
+            let why = c
+                .feed_file(path, crate::options::InputErrors::Strict, None)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                why.contains("line 4500001: invalid UTF-8 (byte 0xFF)"),
+                "{threads} threads: {why}"
+            );
             let mut c = UnitCounter::new(opts.spelling().unwrap(), threads, false);
             c.feed_file(path, crate::options::InputErrors::Replace, None).unwrap();
             let (counts, _, texts, _) = c.finish().unwrap();
@@ -692,7 +764,18 @@ mod count_line_tests {
         assert_eq!(parse("low\t18446744073709551615"), Ok(Some(("low", u64::MAX))));
         assert_eq!(parse(""), Ok(None));
         assert_eq!(parse(" \t \u{3000}\u{1c}"), Ok(None));
-        for bad in ["low 5", "low", "low\t", "low\t5\t6", "low\t+5", "low\t-5", "low\t2.5", "low\t\u{b2}", "low\t\u{663}", "low\t 5\u{a0}"] {
+        for bad in [
+            "low 5",
+            "low",
+            "low\t",
+            "low\t5\t6",
+            "low\t+5",
+            "low\t-5",
+            "low\t2.5",
+            "low\t\u{b2}",
+            "low\t\u{663}",
+            "low\t 5\u{a0}",
+        ] {
             let why = parse(bad).unwrap_err();
             assert!(why.starts_with("expected 'word<TAB>positive integer'"), "{bad:?}: {why}");
         }

@@ -198,7 +198,8 @@ pub const MAX_VOCAB: u64 = 1 << 26;
 
 impl TrainOptions {
     pub fn from_json(s: &str) -> Result<Self> {
-        let o: TrainOptions = serde_json::from_str(s).map_err(|e| Error::Option(format!("bad training options: {e}")))?;
+        let o: TrainOptions = serde_json::from_str(s)
+            .map_err(|e| Error::Option(format!("bad training options: {e}")))?;
         o.validate()?;
         Ok(o)
     }
@@ -266,20 +267,32 @@ impl TrainOptions {
         }
         if let Some(c) = self.character_coverage {
             if !(c > 0.0 && c <= 1.0) {
-                return Err(Error::Option(format!("character_coverage must be in (0, 1], got {c}")));
+                return Err(Error::Option(format!(
+                    "character_coverage must be in (0, 1], got {c}"
+                )));
             }
             if self.alphabet_size.is_some() {
-                return Err(Error::Option("give alphabet_size or character_coverage, not both".into()));
+                return Err(Error::Option(
+                    "give alphabet_size or character_coverage, not both".into(),
+                ));
             }
         }
         if self.alphabet_size == Some(0) {
             return Err(Error::Option("alphabet_size must be at least 1".into()));
         }
-        if self.spelling == Scheme::Bytes && (self.alphabet_size.is_some() || self.character_coverage.is_some()) {
-            return Err(Error::Option("the bytes spelling always has all 256 byte symbols; alphabet limits do not apply".into()));
+        if self.spelling == Scheme::Bytes
+            && (self.alphabet_size.is_some() || self.character_coverage.is_some())
+        {
+            return Err(Error::Option(
+                "the bytes spelling always has all 256 byte symbols; alphabet limits do not apply"
+                    .into(),
+            ));
         }
         if self.model == ModelKind::Word
-            && (self.byte_fallback || self.superword_at.is_some() || self.joints || self.max_piece_length.is_some())
+            && (self.byte_fallback
+                || self.superword_at.is_some()
+                || self.joints
+                || self.max_piece_length.is_some())
         {
             return Err(Error::Option("model='word' takes only the spelling, vocab_size and min_count: one row per distinct unit".into()));
         }
@@ -289,7 +302,11 @@ impl TrainOptions {
                     "model='wordpiece' runs on the continuation spelling (its own) or the end spelling".into(),
                 ));
             }
-            if self.superword_at.is_some() || self.joints || self.max_piece_length.is_some() || self.byte_fallback_in_budget {
+            if self.superword_at.is_some()
+                || self.joints
+                || self.max_piece_length.is_some()
+                || self.byte_fallback_in_budget
+            {
                 return Err(Error::Option(
                     "model='wordpiece' takes no superword_at, joints, max_piece_length or byte_fallback_in_budget".into(),
                 ));
@@ -297,29 +314,43 @@ impl TrainOptions {
             if self.max_word_length == Some(0) {
                 return Err(Error::Option("max_word_length must be at least 1".into()));
             }
-        } else if self.min_count_rule.is_some() || self.unknown.is_some() || self.max_word_length.is_some() {
-            return Err(Error::Option("min_count_rule, unknown and max_word_length apply only to model='wordpiece'".into()));
+        } else if self.min_count_rule.is_some()
+            || self.unknown.is_some()
+            || self.max_word_length.is_some()
+        {
+            return Err(Error::Option(
+                "min_count_rule, unknown and max_word_length apply only to model='wordpiece'"
+                    .into(),
+            ));
         }
         if self.model == ModelKind::Unigram {
             if self.superword_at.is_some() || self.joints {
-                return Err(Error::Option("model='unigram' takes no superword_at or joints".into()));
+                return Err(Error::Option(
+                    "model='unigram' takes no superword_at or joints".into(),
+                ));
             }
             if let Some(s) = self.shrink {
                 if !(s > 0.0 && s < 1.0) {
-                    return Err(Error::Option(format!("shrink must be strictly between 0 and 1, got {s}")));
+                    return Err(Error::Option(format!(
+                        "shrink must be strictly between 0 and 1, got {s}"
+                    )));
                 }
             }
             if self.seed_size == Some(0) {
                 return Err(Error::Option("seed_size must be at least 1".into()));
             }
         } else if self.seed_size.is_some() || self.shrink.is_some() || self.em_rounds.is_some() {
-            return Err(Error::Option("seed_size, shrink and em_rounds apply only to model='unigram'".into()));
+            return Err(Error::Option(
+                "seed_size, shrink and em_rounds apply only to model='unigram'".into(),
+            ));
         }
         if self.em.is_some() && self.model != ModelKind::Unigram {
             return Err(Error::Option("em applies only to model='unigram'".into()));
         }
         if self.split_by_script && self.model != ModelKind::Unigram {
-            return Err(Error::Option("split_by_script applies only to model='unigram' (its seed)".into()));
+            return Err(Error::Option(
+                "split_by_script applies only to model='unigram' (its seed)".into(),
+            ));
         }
         if self.split_by_script && self.spelling == Scheme::Bytes {
             return Err(Error::Option(
@@ -344,12 +375,16 @@ impl TrainOptions {
 
     /// Whether any special row is asked for (specials, user symbols, reserved, padding).
     pub fn has_specials(&self) -> bool {
-        !self.special_tokens.is_empty() || !self.user_symbols.is_empty() || self.reserved_tokens > 0 || self.pad_to_multiple.is_some()
+        !self.special_tokens.is_empty()
+            || !self.user_symbols.is_empty()
+            || self.reserved_tokens > 0
+            || self.pad_to_multiple.is_some()
     }
 
     /// The rows put first, in id order: the specials, the user symbols, the reserved rows.
     pub fn leading_rows(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.special_tokens.iter().chain(&self.user_symbols).cloned().collect();
+        let mut v: Vec<String> =
+            self.special_tokens.iter().chain(&self.user_symbols).cloned().collect();
         v.extend((0..self.reserved_tokens).map(reserved_name));
         v
     }
@@ -360,7 +395,12 @@ impl TrainOptions {
     }
 
     fn validate_specials(&self) -> Result<()> {
-        if !self.has_specials() && self.unk_token.is_none() && self.bos_token.is_none() && self.eos_token.is_none() && self.pad_token.is_none() {
+        if !self.has_specials()
+            && self.unk_token.is_none()
+            && self.bos_token.is_none()
+            && self.eos_token.is_none()
+            && self.pad_token.is_none()
+        {
             return Ok(());
         }
         if self.model == ModelKind::Word && self.has_specials() {
@@ -369,11 +409,16 @@ impl TrainOptions {
             ));
         }
         if self.reserved_tokens > MAX_RESERVED {
-            return Err(Error::Option(format!("reserved_tokens must be at most {MAX_RESERVED}, got {}", self.reserved_tokens)));
+            return Err(Error::Option(format!(
+                "reserved_tokens must be at most {MAX_RESERVED}, got {}",
+                self.reserved_tokens
+            )));
         }
         if let Some(m) = self.pad_to_multiple {
             if m == 0 || m > MAX_VOCAB {
-                return Err(Error::Option(format!("pad_to_multiple must be between 1 and {MAX_VOCAB}, got {m}")));
+                return Err(Error::Option(format!(
+                    "pad_to_multiple must be between 1 and {MAX_VOCAB}, got {m}"
+                )));
             }
         }
         let mark = self.spelling()?.mark;
@@ -390,19 +435,31 @@ impl TrainOptions {
                 return Err(Error::Option(format!("an empty {what}: every special token and user symbol needs at least one character")));
             }
             if s.len() > MAX_SPECIAL_BYTES {
-                return Err(Error::Option(format!("the {what} {:?}... is {} bytes long; the limit is {MAX_SPECIAL_BYTES}", &s[..s.char_indices().nth(16).map_or(s.len(), |x| x.0)], s.len())));
+                return Err(Error::Option(format!(
+                    "the {what} {:?}... is {} bytes long; the limit is {MAX_SPECIAL_BYTES}",
+                    &s[..s.char_indices().nth(16).map_or(s.len(), |x| x.0)],
+                    s.len()
+                )));
             }
             if s.chars().all(char::is_whitespace) {
                 return Err(Error::Option(format!("the {what} {s:?} is only whitespace, which the spelling never keeps; give it a visible character")));
             }
             if s.contains('\n') {
-                return Err(Error::Option(format!("the {what} {s:?} holds a newline, which ends a training text; remove it")));
+                return Err(Error::Option(format!(
+                    "the {what} {s:?} holds a newline, which ends a training text; remove it"
+                )));
             }
             if s == crate::vocab::UNK && what != "special token" {
-                return Err(Error::Option(format!("{:?} is the unknown row; list it in special_tokens to place it", crate::vocab::UNK)));
+                return Err(Error::Option(format!(
+                    "{:?} is the unknown row; list it in special_tokens to place it",
+                    crate::vocab::UNK
+                )));
             }
             if s == crate::vocab::UNK && self.spelling == Scheme::Bytes {
-                return Err(Error::Option(format!("the bytes spelling has no {:?} row (every text is spelled in bytes)", crate::vocab::UNK)));
+                return Err(Error::Option(format!(
+                    "the bytes spelling has no {:?} row (every text is spelled in bytes)",
+                    crate::vocab::UNK
+                )));
             }
             if s.chars().count() == 1 {
                 return Err(Error::Option(format!(
@@ -411,13 +468,19 @@ impl TrainOptions {
                 )));
             }
             if *s == mark {
-                return Err(Error::Option(format!("the {what} {s:?} is the spelling's mark; pick another text")));
+                return Err(Error::Option(format!(
+                    "the {what} {s:?} is the spelling's mark; pick another text"
+                )));
             }
             if let Some(prev) = seen.insert(s.as_str(), what) {
                 return Err(Error::Option(format!("{s:?} is given twice (as a {prev} and as a {what}); each special row is one text")));
             }
         }
-        for (role, value) in [("bos_token", &self.bos_token), ("eos_token", &self.eos_token), ("pad_token", &self.pad_token)] {
+        for (role, value) in [
+            ("bos_token", &self.bos_token),
+            ("eos_token", &self.eos_token),
+            ("pad_token", &self.pad_token),
+        ] {
             if let Some(v) = value {
                 if !self.special_tokens.contains(v) {
                     return Err(Error::Option(format!(
@@ -470,16 +533,22 @@ pub struct CountOptions {
     pub split_digits: Option<u8>,
 }
 
-
 impl CountOptions {
     pub fn from_json(s: &str) -> Result<Self> {
-        let o: CountOptions = serde_json::from_str(s).map_err(|e| Error::Option(format!("bad counting options: {e}")))?;
+        let o: CountOptions = serde_json::from_str(s)
+            .map_err(|e| Error::Option(format!("bad counting options: {e}")))?;
         o.spelling()?;
         Ok(o)
     }
 
     pub fn spelling(&self) -> Result<Spelling> {
-        let mut s = Spelling::new(self.spelling, self.mark.as_deref(), self.split_at_marks, self.pre_split, false)?;
+        let mut s = Spelling::new(
+            self.spelling,
+            self.mark.as_deref(),
+            self.split_at_marks,
+            self.pre_split,
+            false,
+        )?;
         s.lowercase = self.lowercase;
         s.strip_accents = self.strip_accents;
         s.clean_text = self.clean_text;
@@ -497,7 +566,8 @@ pub fn compile_pattern(p: &str) -> Result<Pattern> {
     if let Some(expr) = pattern_mod::named(p) {
         return Pattern::new(expr);
     }
-    if !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+    if !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    {
         return Err(Error::Option(format!(
             "unknown pre-split pattern {p:?}; the named patterns are: bert, {}; \
              anything else is read as a regular expression (write a literal word as (?:{p}))",
@@ -532,7 +602,10 @@ mod special_tests {
     use super::*;
 
     fn opts(extra: &str) -> TrainOptions {
-        TrainOptions::from_json(&format!(r#"{{"model": "bpe", "spelling": "end", "vocab_size": 10{extra}}}"#)).unwrap()
+        TrainOptions::from_json(&format!(
+            r#"{{"model": "bpe", "spelling": "end", "vocab_size": 10{extra}}}"#
+        ))
+        .unwrap()
     }
 
     #[test]
@@ -541,7 +614,8 @@ mod special_tests {
         // NFKC turns the full-width "＜" (U+FF1C) into "<"; lowercase turns "S" into "s"
         let nfkc = opts(r#", "normalize": "nfkc""#);
         assert!(check_specials_unchanged(&nfkc, &s(&["<s>", "<|endoftext|>"])).is_ok());
-        let e = check_specials_unchanged(&nfkc, &s(&["<s>", "\u{FF1C}pad>"])).unwrap_err().to_string();
+        let e =
+            check_specials_unchanged(&nfkc, &s(&["<s>", "\u{FF1C}pad>"])).unwrap_err().to_string();
         assert!(e.contains("would be normalized to \"<pad>\""), "{e}");
         let lower = opts(r#", "lowercase": true"#);
         assert!(check_specials_unchanged(&lower, &s(&["<S>"])).is_err());

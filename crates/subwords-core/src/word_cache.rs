@@ -410,7 +410,8 @@ impl<V: Value> Default for Table<V> {
 impl<V: Value> Table<V> {
     #[inline]
     fn get(&self, word: &[u8]) -> Option<&[V]> {
-        let entry = if word.len() <= SHORT { self.short.get(pack(word)) } else { self.long.get(word) };
+        let entry =
+            if word.len() <= SHORT { self.short.get(pack(word)) } else { self.long.get(word) };
         entry.map(|e| self.values_of(e))
     }
 
@@ -500,7 +501,8 @@ mod tests {
         let alphabet = [0u8, 1, 0x80, 0xff];
         for n in 0..=SHORT {
             for seed in 0..64u32 {
-                let s: Vec<u8> = (0..n).map(|i| alphabet[((seed >> (i % 6)) as usize + i) % 4]).collect();
+                let s: Vec<u8> =
+                    (0..n).map(|i| alphabet[((seed >> (i % 6)) as usize + i) % 4]).collect();
                 if let Some(old) = seen.insert(pack(&s), s.clone()) {
                     assert_eq!(old, s);
                 }
@@ -522,7 +524,8 @@ mod tests {
         let mut c: WordCache<u32> = WordCache::default();
         // 15 and 16 bytes: one on each side of the packed keys; "" and a word that is a prefix
         // of another with a zero byte after it (the packed key pads with zeros)
-        let words: [&[u8]; 6] = [b"", b"a", b"a\0", b"fifteen bytes!!", b"sixteen bytes!!!", b"sixteen bytes!!?"];
+        let words: [&[u8]; 6] =
+            [b"", b"a", b"a\0", b"fifteen bytes!!", b"sixteen bytes!!!", b"sixteen bytes!!?"];
         for (i, w) in words.iter().enumerate() {
             assert_eq!(c.get(w), None);
             c.insert(w, &vec![i as u32; i]);
@@ -552,9 +555,13 @@ mod tests {
         assert_eq!(t.slots.len(), 1024);
         // three more keys with the last slot as their home, and one with the first
         let (last, shift) = (t.slots.len() - 1, t.shift);
-        let mut at_last = (0u32..).map(|i| pack(&i.to_le_bytes())).filter(|&k| home(k, shift) == last);
+        let mut at_last =
+            (0u32..).map(|i| pack(&i.to_le_bytes())).filter(|&k| home(k, shift) == last);
         let keys: Vec<u128> = at_last.by_ref().take(3).collect();
-        let first = (0u32..).map(|i| pack(&(i | 1 << 31).to_le_bytes())).find(|&k| home(k, shift) == 0).unwrap();
+        let first = (0u32..)
+            .map(|i| pack(&(i | 1 << 31).to_le_bytes()))
+            .find(|&k| home(k, shift) == 0)
+            .unwrap();
         for (n, &k) in keys.iter().enumerate() {
             t.insert(k, Entry::Run(n as u32, 9));
         }

@@ -22,9 +22,9 @@ use std::collections::BTreeMap;
 use subwords_core::counting::UnitCounter;
 use subwords_core::hash::RANDOMIZED;
 use subwords_core::learners::{train, Corpus, UnitCount};
-use subwords_core::tokenizer::{Mode, Tokenizer};
 use subwords_core::options::{ModelKind, TrainOptions};
 use subwords_core::segmenters::unigram::lattice::SplitMix64;
+use subwords_core::tokenizer::{Mode, Tokenizer};
 
 /// Every word over `letters` of one to `max` letters, in a fixed order.
 fn all_words(letters: &[&str], max: usize) -> Vec<String> {
@@ -46,10 +46,21 @@ fn tie_rich_texts() -> Vec<String> {
         words.extend(all_words(&["é", "ß", "ж"], 3));
         // underscores (code point 95, below the letters), capitals, digits, punctuation: what
         // the gpt2 and bert pre-splits cut, and the mark of the `front` case with mark "_"
-        words.extend(["a_b", "b_a", "_ab", "ab_", "X1", "1X", "12", "21", "a,b", "b.a", "c!", "!c"].map(String::from));
+        words.extend(
+            ["a_b", "b_a", "_ab", "ab_", "X1", "1X", "12", "21", "a,b", "b.a", "c!", "!c"]
+                .map(String::from),
+        );
     }
     // the pages' words with their counts (000_…, 002_…), and equal-count rivals
-    for (w, c) in [("low", 5), ("lower", 2), ("newest", 6), ("widest", 3), ("report", 4), ("taste", 4), ("state", 4)] {
+    for (w, c) in [
+        ("low", 5),
+        ("lower", 2),
+        ("newest", 6),
+        ("widest", 3),
+        ("report", 4),
+        ("taste", 4),
+        ("state", 4),
+    ] {
         for _ in 0..c * 4 {
             words.push(w.to_string());
         }
@@ -95,24 +106,70 @@ struct Feed {
 }
 
 const FEEDS: &[Feed] = &[
-    Feed { name: "as given, one batch, one thread", shuffle: None, batch: None, via_file: false, counter_threads: 1, pool_threads: 1 },
-    Feed { name: "shuffled, batches of 1-5, two threads", shuffle: Some(1), batch: Some((1, 5)), via_file: false, counter_threads: 2, pool_threads: 2 },
-    Feed { name: "shuffled, batches of 64-400, three threads", shuffle: Some(2), batch: Some((64, 400)), via_file: false, counter_threads: 3, pool_threads: 3 },
-    Feed { name: "shuffled, from a file, two threads", shuffle: Some(3), batch: None, via_file: true, counter_threads: 2, pool_threads: 2 },
-    Feed { name: "shuffled, one batch, four counting tables on one thread", shuffle: Some(4), batch: None, via_file: false, counter_threads: 4, pool_threads: 1 },
+    Feed {
+        name: "as given, one batch, one thread",
+        shuffle: None,
+        batch: None,
+        via_file: false,
+        counter_threads: 1,
+        pool_threads: 1,
+    },
+    Feed {
+        name: "shuffled, batches of 1-5, two threads",
+        shuffle: Some(1),
+        batch: Some((1, 5)),
+        via_file: false,
+        counter_threads: 2,
+        pool_threads: 2,
+    },
+    Feed {
+        name: "shuffled, batches of 64-400, three threads",
+        shuffle: Some(2),
+        batch: Some((64, 400)),
+        via_file: false,
+        counter_threads: 3,
+        pool_threads: 3,
+    },
+    Feed {
+        name: "shuffled, from a file, two threads",
+        shuffle: Some(3),
+        batch: None,
+        via_file: true,
+        counter_threads: 2,
+        pool_threads: 2,
+    },
+    Feed {
+        name: "shuffled, one batch, four counting tables on one thread",
+        shuffle: Some(4),
+        batch: None,
+        via_file: false,
+        counter_threads: 4,
+        pool_threads: 1,
+    },
 ];
 
 /// Joints for the pre-split case: these words are cut before spelling, as undo = un|do.
-const JOINTS: &[(&str, &[&str])] = &[("lower", &["low", "er"]), ("newest", &["new", "est"]), ("abca", &["ab", "ca"])];
+const JOINTS: &[(&str, &[&str])] =
+    &[("lower", &["low", "er"]), ("newest", &["new", "est"]), ("abca", &["ab", "ca"])];
 
-fn train_once(opts: &TrainOptions, joints: bool, texts: &[String], feed: &Feed, dir: &std::path::Path) -> Tokenizer {
+fn train_once(
+    opts: &TrainOptions,
+    joints: bool,
+    texts: &[String],
+    feed: &Feed,
+    dir: &std::path::Path,
+) -> Tokenizer {
     let mut texts = texts.to_vec();
     if let Some(seed) = feed.shuffle {
         shuffle(&mut texts, &mut SplitMix64::new(seed));
     }
     let pool = rayon::ThreadPoolBuilder::new().num_threads(feed.pool_threads).build().unwrap();
     pool.install(|| {
-        let mut counter = UnitCounter::new(opts.spelling().unwrap(), feed.counter_threads, opts.superword_at.is_some());
+        let mut counter = UnitCounter::new(
+            opts.spelling().unwrap(),
+            feed.counter_threads,
+            opts.superword_at.is_some(),
+        );
         if feed.via_file {
             let path = dir.join(format!("texts-{}.txt", feed.shuffle.unwrap_or(0)));
             std::fs::write(&path, texts.join("\n")).unwrap();
@@ -148,7 +205,12 @@ fn cut_at_joints(corpus: &mut Corpus) {
             Some(parts) => {
                 let last = parts.len() - 1;
                 for (k, p) in parts.iter().enumerate() {
-                    units.push(UnitCount { text: p.to_string(), starts: k == 0, ends: k == last, count: u.count });
+                    units.push(UnitCount {
+                        text: p.to_string(),
+                        starts: k == 0,
+                        ends: k == last,
+                        count: u.count,
+                    });
                 }
                 cuts.insert(u.text.clone(), parts.iter().map(|p| p.to_string()).collect());
             }
@@ -184,10 +246,15 @@ fn fingerprint(m: &Tokenizer) -> (String, Vec<String>) {
 
 /// Where two files first differ: the line, and 60 characters either side in each.
 fn first_difference(a: &str, b: &str) -> String {
-    let at = a.char_indices().zip(b.chars()).find(|((_, x), y)| x != y).map_or(a.len().min(b.len()), |((k, _), _)| k);
+    let at = a
+        .char_indices()
+        .zip(b.chars())
+        .find(|((_, x), y)| x != y)
+        .map_or(a.len().min(b.len()), |((k, _), _)| k);
     let line = a[..at].matches('\n').count() + 1;
     let show = |s: &str| {
-        let before: String = s[..at].chars().rev().take(60).collect::<Vec<_>>().into_iter().rev().collect();
+        let before: String =
+            s[..at].chars().rev().take(60).collect::<Vec<_>>().into_iter().rev().collect();
         let after: String = s[at..].chars().take(60).collect();
         format!("{before}|{after}").escape_debug().to_string()
     };
@@ -216,7 +283,13 @@ fn cases() -> Vec<(String, TrainOptions, bool)> {
             let variants: Vec<(&str, String)> = vec![
                 ("plain", String::new()),
                 ("byte_fallback", r#","byte_fallback":true"#.into()),
-                ("byte_fallback_in_budget", format!(r#","byte_fallback":true,"byte_fallback_in_budget":true,"vocab_size":{}"#, size + 257)),
+                (
+                    "byte_fallback_in_budget",
+                    format!(
+                        r#","byte_fallback":true,"byte_fallback_in_budget":true,"vocab_size":{}"#,
+                        size + 257
+                    ),
+                ),
                 ("two-stage", format!(r#","superword_at":{}"#, size - 60)),
                 ("pre_split gpt2", r#","pre_split":"gpt2""#.into()),
                 ("pre_split bert", r#","pre_split":"bert""#.into()),
@@ -230,9 +303,13 @@ fn cases() -> Vec<(String, TrainOptions, bool)> {
             ];
             for (variant, extra) in variants {
                 // a later "vocab_size" key would be a duplicate: build the object in two steps
-                let mut v: serde_json::Value =
-                    serde_json::from_str(&format!(r#"{{"model":"{model}","spelling":"{spelling}","vocab_size":{size}}}"#)).unwrap();
-                let more: serde_json::Value = serde_json::from_str(&format!("{{{}}}", extra.trim_start_matches(','))).unwrap();
+                let mut v: serde_json::Value = serde_json::from_str(&format!(
+                    r#"{{"model":"{model}","spelling":"{spelling}","vocab_size":{size}}}"#
+                ))
+                .unwrap();
+                let more: serde_json::Value =
+                    serde_json::from_str(&format!("{{{}}}", extra.trim_start_matches(',')))
+                        .unwrap();
                 for (k, x) in more.as_object().unwrap() {
                     v[k] = x.clone();
                 }
@@ -285,7 +362,11 @@ fn same_model_file_whatever_the_input_order_chunking_threads_and_hash_seeds() {
                     first_difference(&want.0, &got.0)
                 );
                 for (a, b) in want.1.iter().zip(&got.1) {
-                    assert_eq!(a, b, "{name}: the same file encodes the probe differently ({}, run {again})", feed.name);
+                    assert_eq!(
+                        a, b,
+                        "{name}: the same file encodes the probe differently ({}, run {again})",
+                        feed.name
+                    );
                 }
             }
         }
@@ -301,7 +382,8 @@ fn the_core_maps_really_are_seeded_at_random() {
     // Without this the test above could pass for the wrong reason. The same texts counted twice
     // give the same table, its keys iterated in different orders.
     let texts = tie_rich_texts();
-    let opts = TrainOptions::from_json(r#"{"model":"bpe","spelling":"end","vocab_size":300}"#).unwrap();
+    let opts =
+        TrainOptions::from_json(r#"{"model":"bpe","spelling":"end","vocab_size":300}"#).unwrap();
     let order = || {
         let mut c = UnitCounter::new(opts.spelling().unwrap(), 1, false);
         c.feed_texts(&texts);
@@ -310,7 +392,10 @@ fn the_core_maps_really_are_seeded_at_random() {
     };
     let (a, b) = (order(), order());
     assert!(a.len() > 150, "{} units", a.len());
-    assert_ne!(a, b, "two tables of the same units iterate in the same order: the maps are not seeded");
+    assert_ne!(
+        a, b,
+        "two tables of the same units iterate in the same order: the maps are not seeded"
+    );
     let (mut a, mut b) = (a, b);
     a.sort();
     b.sort();

@@ -3,8 +3,8 @@
 
 use subwords_core::counting::UnitCounter;
 use subwords_core::learners::{train, Corpus};
-use subwords_core::tokenizer::Tokenizer;
 use subwords_core::options::TrainOptions;
+use subwords_core::tokenizer::Tokenizer;
 
 fn options(json: &str) -> TrainOptions {
     TrainOptions::from_json(json).unwrap()
@@ -14,7 +14,8 @@ fn options(json: &str) -> TrainOptions {
 fn four_words(opts: &TrainOptions, threads: usize) -> Tokenizer {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     pool.install(|| {
-        let mut counter = UnitCounter::new(opts.spelling().unwrap(), threads, opts.superword_at.is_some());
+        let mut counter =
+            UnitCounter::new(opts.spelling().unwrap(), threads, opts.superword_at.is_some());
         for (w, c) in [("low", 5), ("lower", 2), ("newest", 6), ("widest", 3)] {
             counter.add_count(w, c);
         }
@@ -35,8 +36,12 @@ fn four_words_end_spelling() {
     let r = m.report.as_ref().unwrap();
     assert_eq!((r.alphabet_size, r.corpus_pieces_before, r.corpus_pieces_after), (11, 79, 22));
     // first merge e+s at 9 (tie with s+t</w> at 9, broken by code point: e < s), then es+t</w>
-    let first: Vec<(String, String)> =
-        m.merges.iter().take(2).map(|x| (m.display(x[0]).unwrap(), m.display(x[1]).unwrap())).collect();
+    let first: Vec<(String, String)> = m
+        .merges
+        .iter()
+        .take(2)
+        .map(|x| (m.display(x[0]).unwrap(), m.display(x[1]).unwrap()))
+        .collect();
     assert_eq!(first, [("e".into(), "s".into()), ("es".into(), "t</w>".into())]);
     assert_eq!(pieces(&m, "lowest"), ["lo", "w", "est</w>"]);
     // the known slip of the page: `lower` is still four pieces after ten merges
@@ -106,7 +111,8 @@ fn same_model_on_one_and_two_threads() {
 /// on a thread of its own while the rows are checked (`tokenizer/build.rs`, `spawn_trie`).
 fn large_vocabulary() -> Vec<(String, subwords_core::vocab::RowKind)> {
     use subwords_core::vocab::RowKind;
-    let mut rows: Vec<(String, RowKind)> = ["[UNK]", "[CLS]", "[SEP]"].iter().map(|s| (s.to_string(), RowKind::Special)).collect();
+    let mut rows: Vec<(String, RowKind)> =
+        ["[UNK]", "[CLS]", "[SEP]"].iter().map(|s| (s.to_string(), RowKind::Special)).collect();
     for c in 'a'..='z' {
         rows.push((c.to_string(), RowKind::Piece));
     }
@@ -128,7 +134,13 @@ fn bert_spelling() -> subwords_core::spelling::Spelling {
 #[test]
 fn large_wordpiece_vocabulary_trie_built_beside_the_checks() {
     use subwords_core::options::ModelKind;
-    let m = Tokenizer::from_rows(ModelKind::Wordpiece, bert_spelling(), large_vocabulary(), Some(("[CLS]", "[SEP]"))).unwrap();
+    let m = Tokenizer::from_rows(
+        ModelKind::Wordpiece,
+        bert_spelling(),
+        large_vocabulary(),
+        Some(("[CLS]", "[SEP]")),
+    )
+    .unwrap();
     // (`encode` gives the word's pieces; the template is put around them elsewhere)
     // by construction: [UNK] 0, [CLS] 1, [SEP] 2, `a` 3 .. `z` 28, `##a` 29 .. `##z` 54, then
     // `w0000` at 55, so `w1234` is 55 + 1234 = 1289 and the last row, `w4947`, is 5002
@@ -148,7 +160,10 @@ fn large_wordpiece_vocabulary_error_while_the_trie_builds() {
     // on the other
     let mut rows = large_vocabulary();
     rows[5002] = ("w0100".to_string(), RowKind::Piece);
-    let e = Tokenizer::from_rows(ModelKind::Wordpiece, bert_spelling(), rows, Some(("[CLS]", "[SEP]"))).err().expect("a row twice is refused");
+    let e =
+        Tokenizer::from_rows(ModelKind::Wordpiece, bert_spelling(), rows, Some(("[CLS]", "[SEP]")))
+            .err()
+            .expect("a row twice is refused");
     assert!(e.to_string().contains("row 5002: piece \"w0100\" appears twice"), "{e}");
 }
 
@@ -160,11 +175,21 @@ fn large_wordpiece_vocabulary_error_while_the_trie_builds() {
 fn piece_rows_make_the_model_from_rows_makes_and_refuse_other_rows() {
     use subwords_core::options::ModelKind;
     use subwords_core::vocab::{Row, RowKind};
-    let as_rows = |rows: &[(String, RowKind)]| -> Vec<Row> { rows.iter().map(|(t, k)| Row::new(t.as_bytes(), *k)).collect() };
+    let as_rows = |rows: &[(String, RowKind)]| -> Vec<Row> {
+        rows.iter().map(|(t, k)| Row::new(t.as_bytes(), *k)).collect()
+    };
     let template = Some(("[CLS]", "[SEP]"));
     let strings = large_vocabulary();
-    let a = Tokenizer::from_rows(ModelKind::Wordpiece, bert_spelling(), strings.clone(), template).unwrap();
-    let b = Tokenizer::from_piece_rows(ModelKind::Wordpiece, bert_spelling(), as_rows(&strings), template, None).unwrap();
+    let a = Tokenizer::from_rows(ModelKind::Wordpiece, bert_spelling(), strings.clone(), template)
+        .unwrap();
+    let b = Tokenizer::from_piece_rows(
+        ModelKind::Wordpiece,
+        bert_spelling(),
+        as_rows(&strings),
+        template,
+        None,
+    )
+    .unwrap();
     assert_eq!(a.to_json(), b.to_json());
     for word in ["w1234", "w12345", "bad", "zzz"] {
         assert_eq!(a.encode(word).unwrap(), b.encode(word).unwrap(), "{word}");
@@ -174,12 +199,18 @@ fn piece_rows_make_the_model_from_rows_makes_and_refuse_other_rows() {
 
     let mut learned = as_rows(&strings);
     learned[40].kind = RowKind::Learned;
-    let e = Tokenizer::from_piece_rows(ModelKind::Wordpiece, bert_spelling(), learned, template, None).err().expect("a learned row is refused");
+    let e =
+        Tokenizer::from_piece_rows(ModelKind::Wordpiece, bert_spelling(), learned, template, None)
+            .err()
+            .expect("a learned row is refused");
     assert!(e.to_string().contains("row 40: a learned row is not a piece or a special row"), "{e}");
 
     let mut bytes = bert_spelling();
     bytes.scheme = subwords_core::spelling::Scheme::Bytes;
-    let e = Tokenizer::from_piece_rows(ModelKind::Wordpiece, bytes, as_rows(&strings), template, None).err().expect("the bytes spelling is refused");
+    let e =
+        Tokenizer::from_piece_rows(ModelKind::Wordpiece, bytes, as_rows(&strings), template, None)
+            .err()
+            .expect("the bytes spelling is refused");
     assert!(e.to_string().contains("byte alphabet"), "{e}");
 }
 
@@ -193,8 +224,24 @@ fn units_that_wait_for_their_cache_slots_keep_their_order_and_the_first_error() 
     let m = four_words(&options(r#"{"model":"bpe","spelling":"end","vocab_size":22}"#), 1);
     let longer = "w".repeat(70);
     let words = [
-        "low", "lower", "newest", "widest", "lowestlowestlowest", "low", "lowest", "new", "wide", "lo", "we", &longer, "st",
-        "newer", "lowest", "wider", "west", "owe",
+        "low",
+        "lower",
+        "newest",
+        "widest",
+        "lowestlowestlowest",
+        "low",
+        "lowest",
+        "new",
+        "wide",
+        "lo",
+        "we",
+        &longer,
+        "st",
+        "newer",
+        "lowest",
+        "wider",
+        "west",
+        "owe",
     ];
     let text = words.join(" ");
     let mut want = Vec::new();

@@ -4,8 +4,8 @@
 
 use subwords_core::counting::UnitCounter;
 use subwords_core::learners::{self, merge, unigram};
-use subwords_core::tokenizer::Tokenizer;
 use subwords_core::options::TrainOptions;
+use subwords_core::tokenizer::Tokenizer;
 
 // BPE page: "The word low occurs five times, lower twice, newest six times and widest three."
 const FOUR: &[(&str, u64)] = &[("low", 5), ("lower", 2), ("newest", 6), ("widest", 3)];
@@ -17,20 +17,34 @@ fn train_with(options: &str, words: &[(&str, u64)], traces: &mut learners::Trace
         counter.add_count(w, c);
     }
     let (counts, norm, texts, streams) = counter.finish().unwrap();
-    learners::train_traced(&opts, learners::Corpus::from_counts(counts, norm, texts, streams), None, traces).unwrap()
+    learners::train_traced(
+        &opts,
+        learners::Corpus::from_counts(counts, norm, texts, streams),
+        None,
+        traces,
+    )
+    .unwrap()
 }
 
 fn train(options: &str, words: &[(&str, u64)]) -> Tokenizer {
     train_with(options, words, &mut learners::Traces::default())
 }
 
-fn merge_traced(request: merge::TraceRequest, options: &str, words: &[(&str, u64)]) -> (Tokenizer, merge::MergeTrace) {
+fn merge_traced(
+    request: merge::TraceRequest,
+    options: &str,
+    words: &[(&str, u64)],
+) -> (Tokenizer, merge::MergeTrace) {
     let mut traces = learners::Traces { merge: Some((request, Default::default())), unigram: None };
     let model = train_with(options, words, &mut traces);
     (model, traces.merge.unwrap().1)
 }
 
-fn unigram_traced(request: unigram::UnigramTraceRequest, options: &str, words: &[(&str, u64)]) -> (Tokenizer, unigram::UnigramTrace) {
+fn unigram_traced(
+    request: unigram::UnigramTraceRequest,
+    options: &str,
+    words: &[(&str, u64)],
+) -> (Tokenizer, unigram::UnigramTrace) {
     let mut traces = learners::Traces { merge: None, unigram: Some((request, Default::default())) };
     let model = train_with(options, words, &mut traces);
     (model, traces.unigram.unwrap().1)
@@ -66,7 +80,11 @@ fn four_words_steps_ties_and_lengths() {
 #[test]
 fn forced_choice_takes_the_other_branch() {
     // BPE page: branch s + t</w> first: st</w> (9), then e + st</w> (9) -> est</w>; 22 pieces.
-    let request = merge::TraceRequest { ties: false, max_ties: 1, forced: vec![(1, b"s".to_vec(), b"t</w>".to_vec())] };
+    let request = merge::TraceRequest {
+        ties: false,
+        max_ties: 1,
+        forced: vec![(1, b"s".to_vec(), b"t</w>".to_vec())],
+    };
     let (_, trace) = merge_traced(request, BPE22, FOUR);
     assert!(trace.error.is_none());
     assert!(trace.steps[0].forced);
@@ -76,7 +94,11 @@ fn forced_choice_takes_the_other_branch() {
 
 #[test]
 fn forced_choice_that_is_no_candidate_is_an_error() {
-    let request = merge::TraceRequest { ties: false, max_ties: 1, forced: vec![(1, b"z".to_vec(), b"q".to_vec())] };
+    let request = merge::TraceRequest {
+        ties: false,
+        max_ties: 1,
+        forced: vec![(1, b"z".to_vec(), b"q".to_vec())],
+    };
     let (_, trace) = merge_traced(request, BPE22, FOUR);
     let e = trace.error.expect("an error");
     assert!(e.contains("step 1") && e.contains("not a candidate"), "{e}");
@@ -89,7 +111,10 @@ fn untraced_runs_record_nothing() {
     let mut traces = learners::Traces::default();
     let model = train_with(BPE22, FOUR, &mut traces);
     assert!(traces.merge.is_none() && traces.unigram.is_none());
-    assert_eq!(model.to_json(), merge_traced(merge::TraceRequest::default(), BPE22, FOUR).0.to_json());
+    assert_eq!(
+        model.to_json(),
+        merge_traced(merge::TraceRequest::default(), BPE22, FOUR).0.to_json()
+    );
 }
 
 #[test]

@@ -14,9 +14,9 @@ use subwords_core::counting::UnitCounter;
 use subwords_core::learners;
 use subwords_core::learners::merge::{Flat, NO_SYMBOL};
 use subwords_core::learners::unigram::{losses_on, train, UnigramParams, UnigramTrained};
-use subwords_core::tokenizer::{Mode, Tokenizer};
 use subwords_core::options::TrainOptions;
 use subwords_core::segmenters::unigram::lattice::SplitMix64;
+use subwords_core::tokenizer::{Mode, Tokenizer};
 
 /// Units spelled under `end` (the last symbol carries `</w>`), with symbol ids in order of
 /// first appearance (deliberately not text order, so the engine's own ordering is exercised).
@@ -41,7 +41,10 @@ fn spell_front(word: &str) -> Vec<String> {
 
 /// `continuation`: the first character plain, every other with `##` (WordPiece).
 fn spell_continuation(word: &str) -> Vec<String> {
-    word.chars().enumerate().map(|(k, c)| if k == 0 { c.to_string() } else { format!("##{c}") }).collect()
+    word.chars()
+        .enumerate()
+        .map(|(k, c)| if k == 0 { c.to_string() } else { format!("##{c}") })
+        .collect()
 }
 
 fn corpus(words: &[(&str, u64)]) -> Corpus {
@@ -103,7 +106,8 @@ fn trained(spelling: &str, vocab_size: u64, em_rounds: u32, words: &[(&str, u64)
         counter.add_count(w, c);
     }
     let (counts, norm, texts, streams) = counter.finish().unwrap();
-    let m = learners::train(&opts, learners::Corpus::from_counts(counts, norm, texts, streams)).unwrap();
+    let m = learners::train(&opts, learners::Corpus::from_counts(counts, norm, texts, streams))
+        .unwrap();
     let file = m.to_json();
     let back = Tokenizer::from_json(&file).unwrap();
     assert_eq!(back.to_json(), file);
@@ -132,10 +136,18 @@ fn model_from_table(scheme: &str, rows: &[(String, f64)]) -> Tokenizer {
     let mut alphabet: Vec<&(String, f64)> = rows.iter().filter(|r| single(&r.0)).collect();
     alphabet.sort_by(|a, b| a.0.cmp(&b.0));
     let learned = rows.iter().filter(|r| !single(&r.0));
-    let lp = |x: f64| if x == f64::NEG_INFINITY { serde_json::json!("-inf") } else { serde_json::json!(x) };
+    let lp = |x: f64| {
+        if x == f64::NEG_INFINITY {
+            serde_json::json!("-inf")
+        } else {
+            serde_json::json!(x)
+        }
+    };
     let mut file_rows = vec![serde_json::json!(["[UNK]", "special"])];
     let mut log_probs = vec![serde_json::Value::Null];
-    for (r, kind) in alphabet.into_iter().map(|r| (r, "alphabet")).chain(learned.map(|r| (r, "learned"))) {
+    for (r, kind) in
+        alphabet.into_iter().map(|r| (r, "alphabet")).chain(learned.map(|r| (r, "learned")))
+    {
         file_rows.push(serde_json::json!([r.0, kind]));
         log_probs.push(lp(r.1));
     }
@@ -168,7 +180,9 @@ fn lp(m: &Tokenizer, piece: &str) -> f64 {
 
 /// Every piece of a model with its log-probability, as [`table`] gives the learner's.
 fn model_table(m: &Tokenizer) -> BTreeMap<String, f64> {
-    (0..m.rows.len() as u32).filter_map(|i| m.log_probs[i as usize].map(|v| (m.display(i).unwrap(), v))).collect()
+    (0..m.rows.len() as u32)
+        .filter_map(|i| m.log_probs[i as usize].map(|v| (m.display(i).unwrap(), v)))
+        .collect()
 }
 
 /// Viterbi as `encode` runs it, with the sum of its pieces' log-probabilities (`-inf` with an
@@ -215,15 +229,24 @@ fn lowest_on_the_seed_table() {
     let z = l.log_probability();
     let all = m.nbest_of("lowest", usize::MAX).unwrap();
     assert_eq!(all.len(), 28);
-    let top: Vec<(String, String)> = all.iter().take(4).map(|(ids, s)| (show(&m, ids), pct((s - z).exp()))).collect();
-    let want = [("lo west</w>", "46.81"), ("lowe st</w>", "20.06"), ("low est</w>", "20.06"), ("lo w est</w>", "3.10")];
+    let top: Vec<(String, String)> =
+        all.iter().take(4).map(|(ids, s)| (show(&m, ids), pct((s - z).exp()))).collect();
+    let want = [
+        ("lo west</w>", "46.81"),
+        ("lowe st</w>", "20.06"),
+        ("low est</w>", "20.06"),
+        ("lo w est</w>", "3.10"),
+    ];
     assert_eq!(top, want.map(|(a, b)| (a.to_string(), b.to_string())));
     assert_eq!(all[1].1, all[2].1, "an exact tie, not a near one");
     let total: f64 = all.iter().map(|s| (s.1 - z).exp()).sum();
     assert!((total - 1.0).abs() < 1e-12);
     // the shares as `spellings` reports them: the same list, the same numbers
     let shares = m.spellings_of("lowest").unwrap();
-    assert_eq!(shares.iter().map(|s| &s.0).collect::<Vec<_>>(), all.iter().map(|s| &s.0).collect::<Vec<_>>());
+    assert_eq!(
+        shares.iter().map(|s| &s.0).collect::<Vec<_>>(),
+        all.iter().map(|s| &s.0).collect::<Vec<_>>()
+    );
     for ((_, share), (_, s)) in shares.iter().zip(&all) {
         assert!((share - (s - z).exp()).abs() < 1e-12);
     }
@@ -251,11 +274,15 @@ fn viterbi_ties_go_to_the_longer_piece_first() {
     // low est</w> at 20.06% each, 2/249 · 9/249 both) becomes the best one when west</w> is
     // taken out of the seed table, and encode must take lowe st</w>.
     let m = trained("end", 1000, 0, FOUR);
-    let rows: Vec<(String, f64)> = model_table(&m).into_iter().filter(|r| r.0 != "west</w>").collect();
+    let rows: Vec<(String, f64)> =
+        model_table(&m).into_iter().filter(|r| r.0 != "west</w>").collect();
     let m = model_from_table("end", &rows);
     let all = m.nbest_of("lowest", 3).unwrap();
     let z = m.unit_lattice("lowest").unwrap().log_probability();
-    assert_eq!((show(&m, &all[0].0), show(&m, &all[1].0)), ("lowe st</w>".into(), "low est</w>".into()));
+    assert_eq!(
+        (show(&m, &all[0].0), show(&m, &all[1].0)),
+        ("lowe st</w>".into(), "low est</w>".into())
+    );
     assert_eq!(all[0].1, all[1].1, "an exact tie");
     assert!((all[0].1 - (2.0f64 / 249.0).ln() - (9.0f64 / 249.0).ln()).abs() < 1e-12);
     assert!(all[2].1 < all[1].1);
@@ -267,7 +294,10 @@ fn viterbi_ties_go_to_the_longer_piece_first() {
 /// The pieces of `aaaaab` spelled `end` (a a a a a b</w>) over `aa` -0.1, `aaa` -0.2, `b</w>`
 /// -0.3, and `a` at -50 so that every spelling holding a lone `a` loses.
 fn aaaaab_rows() -> Vec<(String, f64)> {
-    [("a", -50.0), ("b</w>", -0.3), ("aa", -0.1), ("aaa", -0.2)].iter().map(|&(p, l)| (p.to_string(), l)).collect()
+    [("a", -50.0), ("b</w>", -0.3), ("aa", -0.1), ("aaa", -0.2)]
+        .iter()
+        .map(|&(p, l)| (p.to_string(), l))
+        .collect()
 }
 
 #[test]
@@ -292,7 +322,12 @@ fn permuted_pieces_tie_whatever_the_float_sums() {
     let l = m.unit_lattice("aaaaab").unwrap();
     let v = l.viterbi().unwrap();
     assert_eq!(v.score, -0.6000000000000001);
-    let pieces = |arcs: &[u32]| arcs.iter().map(|&k| m.display(l.arcs()[k as usize].piece).unwrap()).collect::<Vec<_>>().join(" ");
+    let pieces = |arcs: &[u32]| {
+        arcs.iter()
+            .map(|&k| m.display(l.arcs()[k as usize].piece).unwrap())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     assert_eq!(pieces(&v.arcs), "aaa aa b</w>");
     let two = m.nbest_of("aaaaab", 3).unwrap();
     assert_eq!((show(&m, &two[0].0), two[0].1), ("aaa aa b</w>".to_string(), -0.6000000000000001));
@@ -321,7 +356,8 @@ fn permutations_of_equal_pieces_come_longest_first() {
     let mut rng = SplitMix64::new(2026);
     let mut rounding = 0;
     for _ in 0..300 {
-        let mut rows = vec![("a".to_string(), -50.0), ("b</w>".to_string(), -0.1 - 3.0 * rng.uniform())];
+        let mut rows =
+            vec![("a".to_string(), -50.0), ("b</w>".to_string(), -0.1 - 3.0 * rng.uniform())];
         let mut lps = std::collections::HashMap::new();
         for len in 2..=4 {
             let lp = -0.01 - 4.0 * rng.uniform();
@@ -331,7 +367,11 @@ fn permutations_of_equal_pieces_come_longest_first() {
         let m = model_from_table("end", &rows);
         let n = 4 + (rng.uniform() * 12.0) as usize;
         let text = format!("{}b", "a".repeat(n));
-        let lens = |ids: &[u32]| ids.iter().map(|&i| m.display(i).unwrap().trim_end_matches("</w>").len()).collect::<Vec<_>>();
+        let lens = |ids: &[u32]| {
+            ids.iter()
+                .map(|&i| m.display(i).unwrap().trim_end_matches("</w>").len())
+                .collect::<Vec<_>>()
+        };
         let best = lens(&m.encode(&text).unwrap());
         let a_run = &best[..best.len() - 1];
         assert!(a_run.windows(2).all(|w| w[0] >= w[1]), "{text}: {best:?}");
@@ -344,13 +384,18 @@ fn permutations_of_equal_pieces_come_longest_first() {
             multiset.sort_unstable();
             if seen.insert(multiset) {
                 let run = &l[..l.len() - 1];
-                assert!(run.windows(2).all(|w| w[0] >= w[1]), "{text}: {l:?} came before its rearrangements");
+                assert!(
+                    run.windows(2).all(|w| w[0] >= w[1]),
+                    "{text}: {l:?} came before its rearrangements"
+                );
             }
         }
         // the float scores (the recurrence: lp(x1) + (... + (lp(b</w>) + 0.0))) of the winner and
         // of its reverse arrangement
         let b = rows[1].1;
-        let score = |run: &[usize]| run.iter().rev().fold(b + 0.0, |acc, &k| (if k == 1 { -50.0 } else { lps[&k] }) + acc);
+        let score = |run: &[usize]| {
+            run.iter().rev().fold(b + 0.0, |acc, &k| (if k == 1 { -50.0 } else { lps[&k] }) + acc)
+        };
         let mut rev: Vec<usize> = a_run.to_vec();
         rev.reverse();
         if score(a_run) != score(&rev) {
@@ -401,7 +446,8 @@ fn em_trajectories_on_the_four_words() {
     // 002_…, section 12: low</w> 0.020 -> 0.265 -> 0.312 -> 5/16; lo 0.028 -> 0.011 -> 0.000134;
     // the best spelling of lowest scores -7.30 -> -9.45 -> -18.39 -> -36.75 -> -73.50.
     let c = corpus(FOUR);
-    let tabs: Vec<BTreeMap<String, f64>> = (0..5).map(|k| table(&c, &run(&c, params(1000, k)))).collect();
+    let tabs: Vec<BTreeMap<String, f64>> =
+        (0..5).map(|k| table(&c, &run(&c, params(1000, k)))).collect();
     let low: Vec<String> = tabs[..3].iter().map(|t| format!("{:.3}", t["low</w>"].exp())).collect();
     assert_eq!(low, ["0.020", "0.265", "0.312"]);
     // "and then stops, at exactly five sixteenths": 0.31249998 after three rounds, 5/16 to
@@ -420,7 +466,10 @@ fn em_trajectories_on_the_four_words() {
             let (pieces, score) = best(&m, "lowest");
             assert_eq!(pieces, "lo west</w>", "the likeliest spelling never changes");
             let one = &m.nbest_of("lowest", 1).unwrap()[0];
-            assert!((one.1 - score).abs() < 1e-9, "round {k}: the 1-best scores what encode's pieces add up to");
+            assert!(
+                (one.1 - score).abs() < 1e-9,
+                "round {k}: the 1-best scores what encode's pieces add up to"
+            );
             format!("{score:.2}")
         })
         .collect();
@@ -434,14 +483,25 @@ fn pruning_losses_after_two_em_rounds() {
     let c = corpus(FOUR);
     let t = run(&c, params(49, 2));
     assert_eq!(t.rounds, vec![49]);
-    let pieces: Vec<(Vec<u32>, f64)> = t.learned.iter().map(|p| (p.symbols.clone(), p.log_prob)).collect();
+    let pieces: Vec<(Vec<u32>, f64)> =
+        t.learned.iter().map(|p| (p.symbols.clone(), p.log_prob)).collect();
     let loss = losses_on(&c.flat, &c.texts, &t.alphabet, &pieces).unwrap();
     assert_eq!(loss.len(), 38);
-    let mut named: Vec<(String, f64)> =
-        t.learned.iter().zip(&loss).map(|(p, &l)| (String::from_utf8(p.text.clone()).unwrap(), l)).collect();
+    let mut named: Vec<(String, f64)> = t
+        .learned
+        .iter()
+        .zip(&loss)
+        .map(|(p, &l)| (String::from_utf8(p.text.clone()).unwrap(), l))
+        .collect();
     named.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap().then(a.0.cmp(&b.0)));
-    let top: Vec<(String, String)> = named.iter().take(4).map(|(n, l)| (n.clone(), format!("{l:.2}"))).collect();
-    let want = [("newest</w>", "91.26"), ("low</w>", "85.04"), ("widest</w>", "45.63"), ("lower</w>", "34.02")];
+    let top: Vec<(String, String)> =
+        named.iter().take(4).map(|(n, l)| (n.clone(), format!("{l:.2}"))).collect();
+    let want = [
+        ("newest</w>", "91.26"),
+        ("low</w>", "85.04"),
+        ("widest</w>", "45.63"),
+        ("lower</w>", "34.02"),
+    ];
     assert_eq!(top, want.map(|(a, b)| (a.to_string(), b.to_string())));
     assert_eq!(named.iter().filter(|x| x.1 == 0.0).count(), 34);
 }
@@ -454,14 +514,16 @@ fn rounds_to_15_and_22() {
     let t = run(&c, params(15, 2));
     assert_eq!(t.rounds, vec![49, 36, 27, 20, 15]);
     assert!(t.reached_target);
-    let learned: Vec<String> = t.learned.iter().map(|p| String::from_utf8(p.text.clone()).unwrap()).collect();
+    let learned: Vec<String> =
+        t.learned.iter().map(|p| String::from_utf8(p.text.clone()).unwrap()).collect();
     assert_eq!(learned, ["newest</w>", "low</w>", "widest</w>", "lower</w>"]);
     assert_eq!(t.run_pieces, 16, "every word one piece: 5 + 2 + 6 + 3");
     // section 15: asking 22 rows (21 pieces) keeps de des dest</w> er</w> es est</w> above the
     // four words, the first six by text of the 34 at loss zero.
     let t = run(&c, params(21, 2));
     assert_eq!(t.rounds, vec![49, 36, 27, 21]);
-    let mut learned: Vec<String> = t.learned.iter().map(|p| String::from_utf8(p.text.clone()).unwrap()).collect();
+    let mut learned: Vec<String> =
+        t.learned.iter().map(|p| String::from_utf8(p.text.clone()).unwrap()).collect();
     assert_eq!(learned[..4], ["newest</w>", "low</w>", "widest</w>", "lower</w>"]);
     learned.drain(..4);
     learned.sort();
@@ -475,7 +537,8 @@ fn front_spelling_at_30_rows() {
     let c = corpus_with(FOUR, spell_front);
     let t = run(&c, params(29, 2));
     assert_eq!(t.rounds, vec![64, 48, 36, 29]);
-    let mut learned: Vec<String> = t.learned.iter().map(|p| String::from_utf8(p.text.clone()).unwrap()).collect();
+    let mut learned: Vec<String> =
+        t.learned.iter().map(|p| String::from_utf8(p.text.clone()).unwrap()).collect();
     assert_eq!(learned[..4], ["\u{2581}newest", "\u{2581}low", "\u{2581}widest", "\u{2581}lower"]);
     learned.drain(..4);
     learned.sort();
@@ -494,7 +557,8 @@ fn continuation_spelling_joins_without_the_mark() {
     let c = corpus_with(FOUR, spell_continuation);
     let t = train(&c.flat, &c.texts, b"##", &params(29, 2), None).unwrap();
     assert_eq!(t.rounds, vec![47, 35, 29]);
-    let learned: Vec<String> = t.learned.iter().map(|p| String::from_utf8(p.text.clone()).unwrap()).collect();
+    let learned: Vec<String> =
+        t.learned.iter().map(|p| String::from_utf8(p.text.clone()).unwrap()).collect();
     assert_eq!(learned[..4], ["newest", "low", "widest", "lower"]);
     assert!(learned.contains(&"##est".to_string()));
     let m = trained("continuation", 30, 2, FOUR);
@@ -534,7 +598,8 @@ fn random_words(seed: u64, n: usize) -> Vec<(String, u64)> {
     (0..n)
         .map(|_| {
             let len = 1 + (g.next_u64() % 9) as usize;
-            let w: String = (0..len).map(|_| letters[(g.next_u64() % letters.len() as u64) as usize]).collect();
+            let w: String =
+                (0..len).map(|_| letters[(g.next_u64() % letters.len() as u64) as usize]).collect();
             (w, 1 + g.next_u64() % 50)
         })
         .collect()
@@ -545,7 +610,11 @@ fn identical_across_thread_counts() {
     let words = random_words(7, 3000);
     let refs: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
     let c = corpus(&refs);
-    let p = UnigramParams { max_piece_length: Some(6), seed_size: Some(3000), ..UnigramParams::new(200) };
+    let p = UnigramParams {
+        max_piece_length: Some(6),
+        seed_size: Some(3000),
+        ..UnigramParams::new(200)
+    };
     let go = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| run(&c, p.clone()))
@@ -575,7 +644,10 @@ fn sampling_follows_the_shares() {
     for k in 0..draws {
         *seen.entry(draw(1.0, None, k)).or_default() += 1;
     }
-    assert!(seen.keys().all(|d| all.iter().any(|s| &s.0 == d)), "only spellings of lowest are drawn");
+    assert!(
+        seen.keys().all(|d| all.iter().any(|s| &s.0 == d)),
+        "only spellings of lowest are drawn"
+    );
     for (ids, s) in &all {
         let share = (s - z).exp();
         let got = *seen.get(ids).unwrap_or(&0) as f64 / draws as f64;
@@ -590,7 +662,9 @@ fn sampling_follows_the_shares() {
     assert_eq!(seen.len(), 28);
     for &k in seen.values() {
         let got = k as f64 / draws as f64;
-        assert!((got - 1.0 / 28.0).abs() < 5.0 * (1.0f64 / 28.0 * 27.0 / 28.0 / draws as f64).sqrt());
+        assert!(
+            (got - 1.0 / 28.0).abs() < 5.0 * (1.0f64 / 28.0 * 27.0 / 28.0 / draws as f64).sqrt()
+        );
     }
     // the same seed draws the same spelling, by either door
     let a: Vec<Vec<u32>> = (0..10).map(|_| draw(1.0, None, 42)).collect();
@@ -635,7 +709,9 @@ fn a_table_from_elsewhere_cuts_as_the_trained_model() {
         for w in ["lowest", "lower", "newest", "widest", "low", "west", "nest", "lot"] {
             assert_eq!(best(&from_file, w).0, best(&m, w).0, "{scheme} {w}");
             let (a, b) = (from_file.nbest_of(w, 5).unwrap(), m.nbest_of(w, 5).unwrap());
-            let names = |mm: &Tokenizer, v: &[(Vec<u32>, f64)]| v.iter().map(|s| (show(mm, &s.0), s.1)).collect::<Vec<_>>();
+            let names = |mm: &Tokenizer, v: &[(Vec<u32>, f64)]| {
+                v.iter().map(|s| (show(mm, &s.0), s.1)).collect::<Vec<_>>()
+            };
             assert_eq!(names(&from_file, &a), names(&m, &b), "{scheme} {w}");
         }
     }

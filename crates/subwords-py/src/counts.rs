@@ -5,9 +5,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use subwords_core::count_table::{CountTable, TableBytes};
-use subwords_core::options::CountOptions;
 use subwords_core::counting::UnitCounter;
 use subwords_core::learners::UnitCount;
+use subwords_core::options::CountOptions;
 use subwords_core::options::InputErrors;
 
 use crate::{pool, spent, to_py, Trainer};
@@ -60,10 +60,14 @@ impl PyCountTable {
 
     fn normalizations(&self) -> Vec<&'static str> {
         let n = &self.inner.normalizations;
-        [("whitespace_runs", n.whitespace_runs), ("stripped_ends", n.stripped_ends), ("mark_in_text", n.mark_in_text)]
-            .into_iter()
-            .filter_map(|(name, on)| on.then_some(name))
-            .collect()
+        [
+            ("whitespace_runs", n.whitespace_runs),
+            ("stripped_ends", n.stripped_ends),
+            ("mark_in_text", n.mark_in_text),
+        ]
+        .into_iter()
+        .filter_map(|(name, on)| on.then_some(name))
+        .collect()
     }
 
     /// (unit, count) pairs in the table's order, from `start`, at most `limit` of them.
@@ -89,7 +93,11 @@ impl Counter {
     fn new(py: Python<'_>, options_json: &str, threads: usize) -> PyResult<Self> {
         let options = CountOptions::from_json(options_json).map_err(|e| to_py(py, e))?;
         let spelling = options.spelling().map_err(|e| to_py(py, e))?;
-        Ok(Counter { counter: Some(UnitCounter::new(spelling, threads, false)), input_errors: options.input_errors, pool: pool(threads)? })
+        Ok(Counter {
+            counter: Some(UnitCounter::new(spelling, threads, false)),
+            input_errors: options.input_errors,
+            pool: pool(threads)?,
+        })
     }
 
     fn feed_texts(&mut self, py: Python<'_>, texts: Vec<String>) -> PyResult<()> {
@@ -117,7 +125,11 @@ impl Counter {
     }
 }
 
-fn check_table_fits(py: Python<'_>, trainer: &Trainer, mismatch: impl FnOnce(&subwords_core::spelling::Spelling) -> Option<String>) -> PyResult<()> {
+fn check_table_fits(
+    py: Python<'_>,
+    trainer: &Trainer,
+    mismatch: impl FnOnce(&subwords_core::spelling::Spelling) -> Option<String>,
+) -> PyResult<()> {
     if trainer.counter.is_none() {
         return Err(spent());
     }
@@ -139,7 +151,12 @@ fn check_table_fits(py: Python<'_>, trainer: &Trainer, mismatch: impl FnOnce(&su
 /// Reads a binary table file straight into `trainer`, its units left in the file's bytes (the
 /// memory a large table costs is then the file's size; no string per unit is made).
 #[pyfunction]
-pub fn trainer_load_table(py: Python<'_>, trainer: &mut Trainer, path: &str, limit: u64) -> PyResult<()> {
+pub fn trainer_load_table(
+    py: Python<'_>,
+    trainer: &mut Trainer,
+    path: &str,
+    limit: u64,
+) -> PyResult<()> {
     let table = py
         .detach(|| -> subwords_core::Result<TableBytes> {
             let io = |e| subwords_core::Error::io(format!("cannot read count table {path:?}"), e);
@@ -165,12 +182,21 @@ pub fn trainer_load_table(py: Python<'_>, trainer: &mut Trainer, path: &str, lim
 /// Gives `trainer` the table's units in place of text. The table must have been counted with the
 /// spelling the trainer's options ask for; two-stage BPE needs the texts themselves.
 #[pyfunction]
-pub fn trainer_use_table(py: Python<'_>, trainer: &mut Trainer, table: &PyCountTable) -> PyResult<()> {
+pub fn trainer_use_table(
+    py: Python<'_>,
+    trainer: &mut Trainer,
+    table: &PyCountTable,
+) -> PyResult<()> {
     check_table_fits(py, trainer, |s| table.inner.mismatch(s))?;
     trainer.counter = None;
     trainer.table = None;
     trainer.units = Some(
-        table.inner.units.iter().map(|(t, c)| UnitCount { text: t.to_string(), starts: true, ends: true, count: *c }).collect(),
+        table
+            .inner
+            .units
+            .iter()
+            .map(|(t, c)| UnitCount { text: t.to_string(), starts: true, ends: true, count: *c })
+            .collect(),
     );
     trainer.normalizations = Some(table.inner.normalizations);
     trainer.texts = table.inner.texts;

@@ -41,7 +41,13 @@ pub fn extend_merges(
 /// `model` with up to `new_rows` rows learned on `texts` under its own spelling, and
 /// (stop, merges learned, pieces before, pieces after).
 #[pyfunction]
-pub fn model_extended(py: Python<'_>, model: &PyModel, texts: Vec<String>, new_rows: u64, min_count: u64) -> PyResult<(PyModel, Stats)> {
+pub fn model_extended(
+    py: Python<'_>,
+    model: &PyModel,
+    texts: Vec<String>,
+    new_rows: u64,
+    min_count: u64,
+) -> PyResult<(PyModel, Stats)> {
     let (m, e) = py
         .detach(|| {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();

@@ -36,10 +36,16 @@ impl PyHfPipeline {
     /// `plan`: the JSON plan without the model's tables; `tables`: its vocabulary and merges
     /// as the file has them; `id_limit`: one more than the largest id produced.
     #[new]
-    fn new(py: Python<'_>, plan: &str, tables: PyRef<'_, PyHfTables>, id_limit: u32) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        plan: &str,
+        tables: PyRef<'_, PyHfTables>,
+        id_limit: u32,
+    ) -> PyResult<Self> {
         let t = &tables.inner;
         let size = t.vocab.len() as u32;
-        let inner = py.detach(|| HfPipeline::with_tables(plan, t)).map_err(|e| super::to_py(py, e))?;
+        let inner =
+            py.detach(|| HfPipeline::with_tables(plan, t)).map_err(|e| super::to_py(py, e))?;
         // the table follows the vocabulary's size, not its largest id: a file naming one token at
         // id 16 777 215 would otherwise make 16 M ints (600 MB, seconds) on its first encode
         let ints_len = id_limit.min(size.saturating_mul(2).saturating_add(1024));
@@ -47,14 +53,24 @@ impl PyHfPipeline {
     }
 
     /// `allowed[i]`: whether the i-th added token of the plan may match.
-    fn encode<'py>(&self, py: Python<'py>, text: &str, allowed: Vec<bool>) -> PyResult<Bound<'py, PyList>> {
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: Vec<bool>,
+    ) -> PyResult<Bound<'py, PyList>> {
         let ids = py.detach(|| self.inner.encode(text, &allowed));
         self.list(py, &ids)
     }
 
     /// The ids and `(position, string)` for each token whose string is not its id's entry
     /// (see `HfPipeline::encode_surfaces`).
-    fn encode_surfaces<'py>(&self, py: Python<'py>, text: &str, allowed: Vec<bool>) -> PyResult<(Bound<'py, PyList>, Vec<(usize, String)>)> {
+    fn encode_surfaces<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: Vec<bool>,
+    ) -> PyResult<(Bound<'py, PyList>, Vec<(usize, String)>)> {
         let (ids, notes) = py.detach(|| self.inner.encode_surfaces(text, &allowed));
         Ok((self.list(py, &ids)?, notes))
     }
@@ -63,7 +79,13 @@ impl PyHfPipeline {
     /// offsets (see `HfPipeline::encode_offsets`); `trim`: the post-processor's `trim_offsets`
     /// is on, with this `add_prefix_space`.
     #[pyo3(signature = (text, allowed, trim=None))]
-    fn encode_offsets(&self, py: Python<'_>, text: &str, allowed: Vec<bool>, trim: Option<bool>) -> Vec<(u32, u32, u32)> {
+    fn encode_offsets(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: Vec<bool>,
+        trim: Option<bool>,
+    ) -> Vec<(u32, u32, u32)> {
         py.detach(|| self.inner.encode_offsets(text, &allowed, trim))
     }
 
@@ -75,7 +97,13 @@ impl PyHfPipeline {
         })
     }
 
-    fn encode_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, allowed: Vec<bool>, threads: usize) -> PyResult<Bound<'py, PyList>> {
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
+        allowed: Vec<bool>,
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
         super::list_batch(py, texts, self.ints(py), |texts, sink| {
             self.inner.encode_batch_parts(texts, &allowed, threads, sink);
             Ok(())
@@ -92,7 +120,8 @@ impl PyHfPipeline {
         width: usize,
         prefix: Vec<u32>,
         suffix: Vec<u32>,
-    ) -> PyResult<(Bound<'py, pyo3::types::PyByteArray>, Bound<'py, pyo3::types::PyByteArray>)> {
+    ) -> PyResult<(Bound<'py, pyo3::types::PyByteArray>, Bound<'py, pyo3::types::PyByteArray>)>
+    {
         super::flat_batch(py, texts, width, &prefix, &suffix, |texts, sink| {
             self.inner.encode_batch_parts(texts, &allowed, threads, sink);
             Ok(())
@@ -104,7 +133,9 @@ impl PyHfPipeline {
     #[staticmethod]
     fn normalize_with(py: Python<'_>, normalizers: &str, text: &str) -> PyResult<String> {
         let ns: Vec<subwords_compat::huggingface::Normalizer> = serde_json::from_str(normalizers)
-            .map_err(|e| super::to_py(py, subwords_core::Error::ModelFile(format!("internal plan: {e}"))))?;
+            .map_err(|e| {
+            super::to_py(py, subwords_core::Error::ModelFile(format!("internal plan: {e}")))
+        })?;
         Ok(subwords_compat::huggingface::normalize_with(&ns, text))
     }
 
@@ -144,7 +175,11 @@ impl PyHfTables {
     /// The tables of a document's objects: `vocab` token -> id (ids already checked whole numbers
     /// in range), `merges` each "a b" or [a, b].
     #[staticmethod]
-    fn from_objects(py: Python<'_>, vocab: &Bound<'_, PyDict>, merges: &Bound<'_, PyList>) -> PyResult<Self> {
+    fn from_objects(
+        py: Python<'_>,
+        vocab: &Bound<'_, PyDict>,
+        merges: &Bound<'_, PyList>,
+    ) -> PyResult<Self> {
         // read straight from the dict and the list (no std HashMap on the way, no Vec per
         // merge): at 32k tokens the conversions were most of the load (issue 15)
         let mut tokens: Vec<(String, u32)> = Vec::with_capacity(vocab.len());
@@ -155,13 +190,27 @@ impl PyHfTables {
         for (k, m) in merges.iter().enumerate() {
             let pair = if let Ok(v) = m.cast::<PyList>() {
                 // the list form first: files written by tokenizers >= 0.20 use it
-                let two = if v.len() == 2 { Some((v.get_item(0)?.extract::<String>()?, v.get_item(1)?.extract::<String>()?)) } else { None };
+                let two = if v.len() == 2 {
+                    Some((v.get_item(0)?.extract::<String>()?, v.get_item(1)?.extract::<String>()?))
+                } else {
+                    None
+                };
                 match two {
                     Some((a, b)) if !a.is_empty() && !b.is_empty() => (a, b),
-                    Some((a, b)) => return Err(bad(py, format!("model BPE merges: merge {k} ({a:?}, {b:?}) has an empty token"))),
+                    Some((a, b)) => {
+                        return Err(bad(
+                            py,
+                            format!(
+                                "model BPE merges: merge {k} ({a:?}, {b:?}) has an empty token"
+                            ),
+                        ))
+                    }
                     None => {
                         let v: Vec<String> = v.extract()?;
-                        return Err(bad(py, format!("model BPE merges: merge {k} ({v:?}) is not a pair")));
+                        return Err(bad(
+                            py,
+                            format!("model BPE merges: merge {k} ({v:?}) is not a pair"),
+                        ));
                     }
                 }
             } else {

@@ -9,7 +9,6 @@ mod sentencepiece;
 mod tiktoken;
 mod trace;
 
-
 mod hf;
 mod snmt;
 
@@ -17,11 +16,11 @@ use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList};
 
+use subwords_core::batch::Items;
 use subwords_core::counting::UnitCounter;
 use subwords_core::learners::{self, Corpus, StageTwoTexts, UnitCount};
-use subwords_core::tokenizer::Tokenizer;
 use subwords_core::options::TrainOptions;
-use subwords_core::batch::Items;
+use subwords_core::tokenizer::Tokenizer;
 use subwords_core::Error;
 
 fn to_py(py: Python<'_>, e: Error) -> PyErr {
@@ -42,7 +41,10 @@ fn to_py(py: Python<'_>, e: Error) -> PyErr {
 /// caller's, not an I/O failure.
 fn spent() -> PyErr {
     Python::attach(|py| match py.import("subwords.errors").and_then(|m| m.getattr("StateError")) {
-        Ok(cls) => PyErr::from_type(cls.cast_into().unwrap(), "this trainer has already trained its model; make a new one"),
+        Ok(cls) => PyErr::from_type(
+            cls.cast_into().unwrap(),
+            "this trainer has already trained its model; make a new one",
+        ),
         Err(err) => err,
     })
 }
@@ -55,7 +57,12 @@ fn pool(threads: usize) -> PyResult<rayon::ThreadPool> {
 }
 
 /// Counts texts into a trainer's or a `Counter`'s counter (`None`: it has already finished).
-fn feed_texts(py: Python<'_>, counter: Option<&mut UnitCounter>, pool: &rayon::ThreadPool, texts: Vec<String>) -> PyResult<()> {
+fn feed_texts(
+    py: Python<'_>,
+    counter: Option<&mut UnitCounter>,
+    pool: &rayon::ThreadPool,
+    texts: Vec<String>,
+) -> PyResult<()> {
     let counter = counter.ok_or_else(spent)?;
     py.detach(|| pool.install(|| counter.feed_texts(&texts)));
     Ok(())
@@ -70,7 +77,8 @@ fn feed_file(
     progress: Option<&subwords_core::progress::Progress>,
 ) -> PyResult<()> {
     let counter = counter.ok_or_else(spent)?;
-    py.detach(|| pool.install(|| counter.feed_file(path, errors, progress))).map_err(|e| to_py(py, e))
+    py.detach(|| pool.install(|| counter.feed_file(path, errors, progress)))
+        .map_err(|e| to_py(py, e))
 }
 
 /// Reads a `word<TAB>count` file into a trainer's or a `Counter`'s counter, without the GIL.
@@ -146,7 +154,11 @@ enum Item {
 
 impl StageTwoTexts for Reread {
     fn each_text(&mut self, f: &mut dyn FnMut(&str)) -> subwords_core::Result<()> {
-        let lost = |e: PyErr| Error::Input(format!("reading the training input again for two-stage BPE's stage two failed: {e}"));
+        let lost = |e: PyErr| {
+            Error::Input(format!(
+                "reading the training input again for two-stage BPE's stage two failed: {e}"
+            ))
+        };
         let iter: Py<PyAny> = Python::attach(|py| -> PyResult<Py<PyAny>> {
             Ok(self.again.bind(py).call0()?.try_iter()?.into_any().unbind())
         })
@@ -170,8 +182,13 @@ impl StageTwoTexts for Reread {
             .map_err(lost)?;
             match item {
                 None => break,
-                Some(Item::File(path)) => seen += subwords_core::counting::each_file_text(&path, self.errors, &self.cut, f)?,
-                Some(Item::Texts(texts)) => seen += subwords_core::counting::each_stream_text(&texts, &self.cut, f),
+                Some(Item::File(path)) => {
+                    seen +=
+                        subwords_core::counting::each_file_text(&path, self.errors, &self.cut, f)?
+                }
+                Some(Item::Texts(texts)) => {
+                    seen += subwords_core::counting::each_stream_text(&texts, &self.cut, f)
+                }
             }
         }
         if seen != self.expected {
@@ -197,7 +214,19 @@ impl Trainer {
         let spelling = options.spelling().map_err(|e| to_py(py, e))?;
         let mut counter = UnitCounter::new(spelling, threads, options.superword_at.is_some());
         counter.cut = options.cut_texts();
-        Ok(Trainer { options, counter: Some(counter), units: None, table: None, progress: Default::default(), joints: None, normalizations: None, texts: 0, streams: None, again: None, pool: pool(threads)? })
+        Ok(Trainer {
+            options,
+            counter: Some(counter),
+            units: None,
+            table: None,
+            progress: Default::default(),
+            joints: None,
+            normalizations: None,
+            texts: 0,
+            streams: None,
+            again: None,
+            pool: pool(threads)?,
+        })
     }
 
     fn progress_view(&self) -> ProgressView {
@@ -209,7 +238,14 @@ impl Trainer {
     }
 
     fn feed_file(&mut self, py: Python<'_>, path: String) -> PyResult<()> {
-        feed_file(py, self.counter.as_mut(), &self.pool, &path, self.options.input_errors, Some(&*self.progress))
+        feed_file(
+            py,
+            self.counter.as_mut(),
+            &self.pool,
+            &path,
+            self.options.input_errors,
+            Some(&*self.progress),
+        )
     }
 
     fn add_counts(&mut self, counts: Vec<(String, u64)>) -> PyResult<()> {
@@ -217,7 +253,13 @@ impl Trainer {
     }
 
     fn feed_count_file(&mut self, py: Python<'_>, path: String) -> PyResult<()> {
-        feed_count_file(py, self.counter.as_mut(), &path, self.options.input_errors, Some(&*self.progress))
+        feed_count_file(
+            py,
+            self.counter.as_mut(),
+            &path,
+            self.options.input_errors,
+            Some(&*self.progress),
+        )
     }
 
     /// Two-stage BPE: do not keep the texts for stage two; it calls `again()` for the input
@@ -258,8 +300,17 @@ impl Trainer {
 
     /// Replaces the units (text, starts_word, ends_word, count) and records the joints that
     /// cut them (saved in the model, applied when encoding).
-    fn set_units(&mut self, units: Vec<(String, bool, bool, u64)>, joints: std::collections::BTreeMap<String, Vec<String>>) {
-        self.units = Some(units.into_iter().map(|(text, starts, ends, count)| UnitCount { text, starts, ends, count }).collect());
+    fn set_units(
+        &mut self,
+        units: Vec<(String, bool, bool, u64)>,
+        joints: std::collections::BTreeMap<String, Vec<String>>,
+    ) {
+        self.units = Some(
+            units
+                .into_iter()
+                .map(|(text, starts, ends, count)| UnitCount { text, starts, ends, count })
+                .collect(),
+        );
         self.table = None;
         self.joints = Some(joints);
     }
@@ -270,7 +321,9 @@ impl Trainer {
         let pool = &self.pool;
         let progress = &*self.progress;
         let model = py
-            .detach(|| pool.install(|| learners::train_with_progress(&options, corpus, Some(progress))))
+            .detach(|| {
+                pool.install(|| learners::train_with_progress(&options, corpus, Some(progress)))
+            })
             .map_err(|e| to_py(py, e))?;
         Ok(PyModel::wrap(model))
     }
@@ -280,7 +333,12 @@ impl Trainer {
     /// With `stream_again`, stage two's texts come from reading the input again.
     fn reread_streams(&mut self, corpus: &mut Corpus) {
         if let Some(again) = self.again.take() {
-            let reread = Reread { again, cut: self.options.cut_texts(), errors: self.options.input_errors, expected: corpus.texts };
+            let reread = Reread {
+                again,
+                cut: self.options.cut_texts(),
+                errors: self.options.input_errors,
+                expected: corpus.texts,
+            };
             corpus.streams = Some(Box::new(reread));
         }
     }
@@ -368,11 +426,32 @@ pub(crate) struct FlatIds<'a> {
 
 impl<'a> FlatIds<'a> {
     /// For a batch of `texts` texts.
-    pub(crate) fn new(py: Python<'_>, width: usize, prefix: &'a [u32], suffix: &'a [u32], texts: usize) -> PyResult<Self> {
+    pub(crate) fn new(
+        py: Python<'_>,
+        width: usize,
+        prefix: &'a [u32],
+        suffix: &'a [u32],
+        texts: usize,
+    ) -> PyResult<Self> {
         if width != 2 && width != 4 {
-            return Err(to_py(py, Error::Option(format!("an id array is 2 or 4 bytes wide (uint16, uint32), not {width}"))));
+            return Err(to_py(
+                py,
+                Error::Option(format!(
+                    "an id array is 2 or 4 bytes wide (uint16, uint32), not {width}"
+                )),
+            ));
         }
-        Ok(FlatIds { width, prefix, suffix, ids: Grown::new(py), ends: Grown::new(py), end: 0, widest: 0, texts, sized: false })
+        Ok(FlatIds {
+            width,
+            prefix,
+            suffix,
+            ids: Grown::new(py),
+            ends: Grown::new(py),
+            end: 0,
+            widest: 0,
+            texts,
+            sized: false,
+        })
     }
 
     /// Appends every text of `flat`. This runs on the calling thread, so it is one pass of
@@ -414,12 +493,18 @@ impl<'a> FlatIds<'a> {
     /// quarter more for luck, but no more than one id a byte of the texts (beyond that the
     /// doubling still works, only with copies); the unused room is given back in
     /// [`FlatIds::finish`]. False when a buffer could not be made that large.
-    fn size_for(&mut self, first: &subwords_core::batch::Flat, around: usize, bytes: usize) -> bool {
+    fn size_for(
+        &mut self,
+        first: &subwords_core::batch::Flat,
+        around: usize,
+        bytes: usize,
+    ) -> bool {
         self.sized = true;
         let per = first.ids().len().div_ceil(first.len().max(1));
         let guess = (per.saturating_mul(self.texts) / 4).saturating_mul(5).min(bytes);
         let ids = guess.saturating_add(around.saturating_mul(self.texts));
-        self.ids.reserve(ids.saturating_mul(self.width)) && self.ends.reserve(self.texts.saturating_mul(8))
+        self.ids.reserve(ids.saturating_mul(self.width))
+            && self.ends.reserve(self.texts.saturating_mul(8))
     }
 
     fn put(&mut self, part: &[u32]) {
@@ -438,9 +523,18 @@ impl<'a> FlatIds<'a> {
 
     /// The two buffers (ids, ends); an id too wide for uint16 is refused, and so is a batch
     /// whose buffers could not grow (the `MemoryError`).
-    pub(crate) fn finish<'py>(self, py: Python<'py>) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+    pub(crate) fn finish<'py>(
+        self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
         if self.width == 2 && self.widest > u16::MAX as u32 {
-            return Err(to_py(py, Error::Option(format!("id {} does not fit in uint16 (ids up to 65535); use uint32", self.widest))));
+            return Err(to_py(
+                py,
+                Error::Option(format!(
+                    "id {} does not fit in uint16 (ids up to 65535); use uint32",
+                    self.widest
+                )),
+            ));
         }
         Ok((self.ids.finish(py)?, self.ends.finish(py)?))
     }
@@ -519,7 +613,11 @@ pub(crate) fn int_objects(py: Python<'_>, n: u32) -> Vec<Py<PyAny>> {
 
 /// One text's ids as a list of the shared `ints` ([`int_objects`]); an id past them (a sparse
 /// rank file's) gets an int of its own.
-pub(crate) fn id_list<'py>(py: Python<'py>, ints: &[Py<PyAny>], ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+pub(crate) fn id_list<'py>(
+    py: Python<'py>,
+    ints: &[Py<PyAny>],
+    ids: &[u32],
+) -> PyResult<Bound<'py, PyList>> {
     PyList::new(
         py,
         ids.iter().map(|&i| match ints.get(i as usize) {
@@ -585,7 +683,8 @@ pub(crate) struct IdLists {
 
 impl IdLists {
     pub(crate) fn new(py: Python<'_>, len: usize) -> PyResult<Self> {
-        let n = pyo3::ffi::Py_ssize_t::try_from(len).map_err(|_| pyo3::exceptions::PyOverflowError::new_err("batch too large"))?;
+        let n = pyo3::ffi::Py_ssize_t::try_from(len)
+            .map_err(|_| pyo3::exceptions::PyOverflowError::new_err("batch too large"))?;
         // SAFETY: PyList_New returns a new reference or NULL with an exception set
         let list = unsafe { Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(n))? };
         Ok(IdLists { list: list.cast_into::<PyList>()?.unbind(), filled: 0, len, failed: None })
@@ -593,7 +692,12 @@ impl IdLists {
 
     /// Appends every text of `flat`, each id as `ints[id]` (or a new int past its end). An error
     /// is kept for [`IdLists::finish`]; later calls then do nothing.
-    pub(crate) fn extend(&mut self, py: Python<'_>, flat: &subwords_core::batch::Flat, ints: &[Py<PyAny>]) {
+    pub(crate) fn extend(
+        &mut self,
+        py: Python<'_>,
+        flat: &subwords_core::batch::Flat,
+        ints: &[Py<PyAny>],
+    ) {
         if self.failed.is_some() {
             return;
         }
@@ -608,7 +712,9 @@ impl IdLists {
     fn push(&mut self, py: Python<'_>, ids: &[u32], ints: &[Py<PyAny>]) -> PyResult<()> {
         use pyo3::ffi;
         if self.filled >= self.len {
-            return Err(pyo3::exceptions::PyRuntimeError::new_err("more results than texts in the batch"));
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "more results than texts in the batch",
+            ));
         }
         let direct = list_layout_known(py);
         // SAFETY: `inner` is a new list of `ids.len()` NULL items; each is set once, to a new
@@ -620,7 +726,11 @@ impl IdLists {
             if inner.is_null() {
                 return Err(PyErr::fetch(py));
             }
-            let slots = if direct && !ids.is_empty() { (*inner.cast::<ListHead>()).ob_item } else { std::ptr::null_mut() };
+            let slots = if direct && !ids.is_empty() {
+                (*inner.cast::<ListHead>()).ob_item
+            } else {
+                std::ptr::null_mut()
+            };
             for (j, &id) in ids.iter().enumerate() {
                 let item = match ints.get(id as usize) {
                     Some(o) => {
@@ -655,7 +765,10 @@ impl IdLists {
             return Err(e);
         }
         if self.filled != self.len {
-            return Err(pyo3::exceptions::PyRuntimeError::new_err(format!("{} results for {} texts", self.filled, self.len)));
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+                "{} results for {} texts",
+                self.filled, self.len
+            )));
         }
         Ok(self.list.into_bound(py))
     }
@@ -670,7 +783,11 @@ pub(crate) fn list_batch<'py>(
     py: Python<'py>,
     texts: &Bound<'py, PyAny>,
     ints: &[Py<PyAny>],
-    encode: impl FnOnce(Items<'_, &'static str>, &mut dyn FnMut(&subwords_core::batch::Flat)) -> subwords_core::Result<()> + Send,
+    encode: impl FnOnce(
+            Items<'_, &'static str>,
+            &mut dyn FnMut(&subwords_core::batch::Flat),
+        ) -> subwords_core::Result<()>
+        + Send,
 ) -> PyResult<Bound<'py, PyList>> {
     let reader = TextReader::new(py, texts)?;
     let mut lists = IdLists::new(py, reader.len())?;
@@ -687,7 +804,11 @@ pub(crate) fn flat_batch<'py>(
     width: usize,
     prefix: &[u32],
     suffix: &[u32],
-    encode: impl FnOnce(Items<'_, &'static str>, &mut dyn FnMut(&subwords_core::batch::Flat)) -> subwords_core::Result<()> + Send,
+    encode: impl FnOnce(
+            Items<'_, &'static str>,
+            &mut dyn FnMut(&subwords_core::batch::Flat),
+        ) -> subwords_core::Result<()>
+        + Send,
 ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
     let reader = TextReader::new(py, texts)?;
     let mut out = FlatIds::new(py, width, prefix, suffix, reader.len())?;
@@ -702,14 +823,20 @@ pub(crate) fn flat_batch<'py>(
 fn fed_batch(
     py: Python<'_>,
     reader: TextReader,
-    encode: impl FnOnce(Items<'_, &'static str>, &mut dyn FnMut(&subwords_core::batch::Flat)) -> subwords_core::Result<()> + Send,
+    encode: impl FnOnce(
+            Items<'_, &'static str>,
+            &mut dyn FnMut(&subwords_core::batch::Flat),
+        ) -> subwords_core::Result<()>
+        + Send,
     mut sink: impl FnMut(&subwords_core::batch::Flat, usize) + Send,
 ) -> PyResult<()> {
     let len = reader.len();
     // the read and the sink run on the calling thread, one at a time
     let reader = std::sync::Mutex::new(reader);
     let r = py.detach(|| {
-        let mut read = |range: std::ops::Range<usize>, got: &mut Vec<&'static str>| lock(&reader).read(range, got);
+        let mut read = |range: std::ops::Range<usize>, got: &mut Vec<&'static str>| {
+            lock(&reader).read(range, got)
+        };
         encode(Items::Fed { len, read: &mut read }, &mut |flat| {
             let mut reader = lock(&reader);
             sink(flat, reader.bytes);
@@ -766,14 +893,21 @@ pub(crate) struct TextReader {
 // `PyUnicode_AsUTF8AndSize` is in the stable ABI from 3.10 and exported, with this signature, by
 // every CPython 3; it is called only when the running interpreter is 3.10 or later.
 extern "C" {
-    fn PyUnicode_AsUTF8AndSize(unicode: *mut pyo3::ffi::PyObject, size: *mut pyo3::ffi::Py_ssize_t) -> *const std::os::raw::c_char;
+    fn PyUnicode_AsUTF8AndSize(
+        unicode: *mut pyo3::ffi::PyObject,
+        size: *mut pyo3::ffi::Py_ssize_t,
+    ) -> *const std::os::raw::c_char;
 }
 
 impl TextReader {
     pub(crate) fn new(py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<Self> {
         use pyo3::types::{PyTuple, PyTupleMethods};
         if batch.is_instance_of::<pyo3::types::PyString>() {
-            return Err(error(py, "InputError", "encode_batch takes a list of texts, not one str; use encode() for one text".into()));
+            return Err(error(
+                py,
+                "InputError",
+                "encode_batch takes a list of texts, not one str; use encode() for one text".into(),
+            ));
         }
         let borrow = py.version_info() >= (3, 10);
         let (items, is_list, len) = if let Ok(list) = batch.cast_exact::<PyList>() {
@@ -782,11 +916,24 @@ impl TextReader {
             (tuple.clone().into_any().unbind(), false, tuple.len())
         } else {
             // SAFETY: PySequence_Tuple returns a new reference or NULL with an exception set
-            let tuple = unsafe { Bound::from_owned_ptr_or_err(py, pyo3::ffi::PySequence_Tuple(batch.as_ptr()))? }.cast_into::<PyTuple>()?;
+            let tuple = unsafe {
+                Bound::from_owned_ptr_or_err(py, pyo3::ffi::PySequence_Tuple(batch.as_ptr()))?
+            }
+            .cast_into::<PyTuple>()?;
             let len = tuple.len();
             (tuple.into_any().unbind(), false, len)
         };
-        Ok(TextReader { items, is_list, len, borrow, held: Vec::new(), released: 0, bytes: 0, copies: Vec::new(), failed: None })
+        Ok(TextReader {
+            items,
+            is_list,
+            len,
+            borrow,
+            held: Vec::new(),
+            released: 0,
+            bytes: 0,
+            copies: Vec::new(),
+            failed: None,
+        })
     }
 
     /// Lets go of the next `n` texts read, whose part of the batch is done (handed to the sink):
@@ -815,11 +962,20 @@ impl TextReader {
 
     /// Appends the texts of `range` to `out`, taking the GIL; false, with the error kept for
     /// [`TextReader::finish`], when one cannot be read (then nothing more is read).
-    pub(crate) fn read(&mut self, range: std::ops::Range<usize>, out: &mut Vec<&'static str>) -> bool {
+    pub(crate) fn read(
+        &mut self,
+        range: std::ops::Range<usize>,
+        out: &mut Vec<&'static str>,
+    ) -> bool {
         Python::attach(|py| self.read_with(py, range, out))
     }
 
-    fn read_with(&mut self, py: Python<'_>, range: std::ops::Range<usize>, out: &mut Vec<&'static str>) -> bool {
+    fn read_with(
+        &mut self,
+        py: Python<'_>,
+        range: std::ops::Range<usize>,
+        out: &mut Vec<&'static str>,
+    ) -> bool {
         use pyo3::ffi;
         if self.failed.is_some() {
             return false;
@@ -845,7 +1001,9 @@ impl TextReader {
                 (ptr as *const u8, len as usize)
             } else {
                 // SAFETY: as above; the bytes object is a new reference, kept in `copies`
-                let bytes = match unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_AsUTF8String(item)) } {
+                let bytes = match unsafe {
+                    Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_AsUTF8String(item))
+                } {
                     Ok(b) => b.cast_into::<PyBytes>().map_err(PyErr::from),
                     Err(e) => Err(e),
                 };
@@ -871,7 +1029,9 @@ impl TextReader {
             // SAFETY: valid UTF-8 (Python made it), alive while `self.items`, `self.held` and
             // `self.copies` are, which `self` owns until `finish`, and the batch that borrows
             // the text ends before that
-            out.push(unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(ptr, len)) });
+            out.push(unsafe {
+                std::str::from_utf8_unchecked(std::slice::from_raw_parts(ptr, len))
+            });
         }
         true
     }
@@ -914,8 +1074,13 @@ impl TextReader {
         }
         // SAFETY: a borrowed reference to a live object, made owned for the message
         let item = unsafe { Bound::from_borrowed_ptr(py, item) };
-        let kind = item.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an object".into());
-        error(py, "TextTypeError", format!("text {n} of the batch is {kind}, not str (expected text)"))
+        let kind =
+            item.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an object".into());
+        error(
+            py,
+            "TextTypeError",
+            format!("text {n} of the batch is {kind}, not str (expected text)"),
+        )
     }
 
     /// After text `n` could not be encoded: a text after it that is not a `str` is the error.
@@ -1013,14 +1178,20 @@ impl PyModel {
     /// before the trie thread could start; the trie reads bytes, and the check of UTF-8 now runs
     /// beside it.
     #[staticmethod]
-    fn from_vocab_txt<'py>(py: Python<'py>, raw: &[u8], spelling: &str) -> PyResult<Bound<'py, PyAny>> {
+    fn from_vocab_txt<'py>(
+        py: Python<'py>,
+        raw: &[u8],
+        spelling: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
         use subwords_core::segmenters::longest_match::{LongestMatch, Room};
         use subwords_core::spelling::Scheme;
         use subwords_core::tokenizer::build::{spawn_trie, worth_a_trie_thread};
         use subwords_core::vocab::RowKind;
-        let spelling: subwords_core::spelling::Spelling =
-            serde_json::from_str(spelling).map_err(|e| to_py(py, Error::ModelFile(format!("spelling: {e}"))))?;
-        let wrong = |problem: &str, line: usize, what: &str| Ok((problem, line, what.to_string()).into_pyobject(py)?.into_any());
+        let spelling: subwords_core::spelling::Spelling = serde_json::from_str(spelling)
+            .map_err(|e| to_py(py, Error::ModelFile(format!("spelling: {e}"))))?;
+        let wrong = |problem: &str, line: usize, what: &str| {
+            Ok((problem, line, what.to_string()).into_pyobject(py)?.into_any())
+        };
         if raw.is_empty() {
             return wrong("empty", 0, "");
         }
@@ -1040,25 +1211,26 @@ impl PyModel {
             // them (issue 15): from the same `vocab_txt_line` as the rows, so it is the trie of
             // their pieces. A file the rows refuse discards it.
             // each line's bytes and its '\n' (the last one's counted in too): the keys' bytes at most
-            let beside = (spelling.scheme == Scheme::Continuation && worth_a_trie_thread(lines, || raw.len() as u64 + 1))
-                .then(|| {
-                    spawn_trie(scope, || {
-                        // a byte split: `str`'s, at a few bytes a line, was a quarter of the thread
-                        let pieces = body
-                            .split(|&b| b == b'\n')
-                            .take_while(|_| !stop.load(std::sync::atomic::Ordering::Relaxed))
-                            .enumerate()
-                            .filter_map(|(n, line)| match vocab_txt_line(line) {
-                                (piece, RowKind::Piece) => Some((piece, n as u32)),
-                                _ => None,
-                            });
-                        // at most a piece a line, ids below the lines, and the keys no more
-                        // than the bytes with a '\n' a line
-                        let room = Room { pieces: lines, bytes: body.len() + 1, ids: lines };
-                        LongestMatch::with_room(pieces, room, Some(mark.as_bytes()), None)
-                    })
+            let beside = (spelling.scheme == Scheme::Continuation
+                && worth_a_trie_thread(lines, || raw.len() as u64 + 1))
+            .then(|| {
+                spawn_trie(scope, || {
+                    // a byte split: `str`'s, at a few bytes a line, was a quarter of the thread
+                    let pieces = body
+                        .split(|&b| b == b'\n')
+                        .take_while(|_| !stop.load(std::sync::atomic::Ordering::Relaxed))
+                        .enumerate()
+                        .filter_map(|(n, line)| match vocab_txt_line(line) {
+                            (piece, RowKind::Piece) => Some((piece, n as u32)),
+                            _ => None,
+                        });
+                    // at most a piece a line, ids below the lines, and the keys no more
+                    // than the bytes with a '\n' a line
+                    let room = Room { pieces: lines, bytes: body.len() + 1, ids: lines };
+                    LongestMatch::with_room(pieces, room, Some(mark.as_bytes()), None)
                 })
-                .flatten();
+            })
+            .flatten();
             let body = match std::str::from_utf8(body) {
                 Ok(text) => text,
                 Err(e) => {
@@ -1107,11 +1279,19 @@ impl PyModel {
     /// (`Tokenizer::from_rows`); `spelling` is the file's spelling object as JSON.
     #[staticmethod]
     #[pyo3(signature = (model, spelling, rows, template=None))]
-    fn from_rows(py: Python<'_>, model: &str, spelling: &str, rows: Vec<(String, String)>, template: Option<(String, String)>) -> PyResult<Self> {
+    fn from_rows(
+        py: Python<'_>,
+        model: &str,
+        spelling: &str,
+        rows: Vec<(String, String)>,
+        template: Option<(String, String)>,
+    ) -> PyResult<Self> {
         let bad = |e: String| to_py(py, Error::ModelFile(e));
-        let model: subwords_core::options::ModelKind = serde_json::from_value(serde_json::Value::String(model.to_string())).map_err(|e| bad(format!("model: {e}")))?;
-        let spelling: subwords_core::spelling::Spelling =
-            serde_json::from_str(spelling).map_err(|e| bad(format!("not a valid subwords model file: spelling: {e}")))?;
+        let model: subwords_core::options::ModelKind =
+            serde_json::from_value(serde_json::Value::String(model.to_string()))
+                .map_err(|e| bad(format!("model: {e}")))?;
+        let spelling: subwords_core::spelling::Spelling = serde_json::from_str(spelling)
+            .map_err(|e| bad(format!("not a valid subwords model file: spelling: {e}")))?;
         let rows = rows
             .into_iter()
             .enumerate()
@@ -1121,7 +1301,9 @@ impl PyModel {
             })
             .collect::<PyResult<Vec<_>>>()?;
         let template = template.as_ref().map(|(c, s)| (c.as_str(), s.as_str()));
-        let inner = py.detach(|| Tokenizer::from_rows(model, spelling, rows, template)).map_err(|e| to_py(py, e))?;
+        let inner = py
+            .detach(|| Tokenizer::from_rows(model, spelling, rows, template))
+            .map_err(|e| to_py(py, e))?;
         Ok(PyModel::wrap(inner))
     }
 
@@ -1134,8 +1316,15 @@ impl PyModel {
         self.list(py, &ids)
     }
 
-    fn encode_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, threads: usize) -> PyResult<Bound<'py, PyList>> {
-        list_batch(py, texts, self.ints(py), |texts, sink| self.inner.encode_batch_streamed(texts, threads, sink))
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        list_batch(py, texts, self.ints(py), |texts, sink| {
+            self.inner.encode_batch_streamed(texts, threads, sink)
+        })
     }
 
     /// The batch's ids as one flat buffer (see `flat_ids`): no Python object per id.
@@ -1148,7 +1337,9 @@ impl PyModel {
         prefix: Vec<u32>,
         suffix: Vec<u32>,
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-        flat_batch(py, texts, width, &prefix, &suffix, |texts, sink| self.inner.encode_batch_streamed(texts, threads, sink))
+        flat_batch(py, texts, width, &prefix, &suffix, |texts, sink| {
+            self.inner.encode_batch_streamed(texts, threads, sink)
+        })
     }
 
     /// `encode_batch` with the allowed special rows (surface, id) matched in the texts.
@@ -1172,7 +1363,11 @@ impl PyModel {
     }
 
     /// (ids, starts, ends) with offsets in code points.
-    fn encode_with_offsets(&self, py: Python<'_>, text: &str) -> PyResult<(Vec<u32>, Vec<u32>, Vec<u32>)> {
+    fn encode_with_offsets(
+        &self,
+        py: Python<'_>,
+        text: &str,
+    ) -> PyResult<(Vec<u32>, Vec<u32>, Vec<u32>)> {
         py.detach(|| {
             let (ids, spans) = self.inner.encode_with_spans(text)?;
             let map = char_offsets(text);
@@ -1213,7 +1408,11 @@ impl PyModel {
     }
 
     fn merges(&self) -> Vec<(String, String)> {
-        self.inner.merges.iter().map(|m| (self.inner.display(m[0]).unwrap(), self.inner.display(m[1]).unwrap())).collect()
+        self.inner
+            .merges
+            .iter()
+            .map(|m| (self.inner.display(m[0]).unwrap(), self.inner.display(m[1]).unwrap()))
+            .collect()
     }
 
     #[getter]
@@ -1247,7 +1446,11 @@ impl PyModel {
         use subwords_core::tokenizer::Mode;
         let mode = match segmenter {
             "fewest" => Mode::Fewest,
-            "sample" => Mode::Sample { alpha, nbest, rng: subwords_core::segmenters::unigram::lattice::SplitMix64::new(seed) },
+            "sample" => Mode::Sample {
+                alpha,
+                nbest,
+                rng: subwords_core::segmenters::unigram::lattice::SplitMix64::new(seed),
+            },
             _ => Mode::Plain,
         };
         let ids = py.detach(|| self.inner.encode_mode(text, mode)).map_err(|e| to_py(py, e))?;
@@ -1265,7 +1468,11 @@ impl PyModel {
     /// (start, end, piece, log-prob) per arc, in arc order.
     fn lattice(&self, py: Python<'_>, text: &str) -> PyResult<Vec<(u32, u32, String, f64)>> {
         let lat = self.inner.unit_lattice(text).map_err(|e| to_py(py, e))?;
-        Ok(lat.arcs().iter().map(|a| (a.start, a.end, self.inner.display(a.piece).unwrap(), a.log_prob)).collect())
+        Ok(lat
+            .arcs()
+            .iter()
+            .map(|a| (a.start, a.end, self.inner.display(a.piece).unwrap(), a.log_prob))
+            .collect())
     }
 
     fn unit_log_probability(&self, py: Python<'_>, text: &str) -> PyResult<f64> {
@@ -1274,16 +1481,29 @@ impl PyModel {
 
     fn nbest(&self, py: Python<'_>, text: &str, k: usize) -> PyResult<Vec<(Vec<String>, f64)>> {
         let all = self.inner.nbest_of(text, k).map_err(|e| to_py(py, e))?;
-        Ok(all.into_iter().map(|(p, s)| (p.iter().map(|&i| self.inner.display(i).unwrap()).collect(), s)).collect())
+        Ok(all
+            .into_iter()
+            .map(|(p, s)| (p.iter().map(|&i| self.inner.display(i).unwrap()).collect(), s))
+            .collect())
     }
 
     fn spellings(&self, py: Python<'_>, text: &str) -> PyResult<Vec<(Vec<String>, f64)>> {
         let all = self.inner.spellings_of(text).map_err(|e| to_py(py, e))?;
-        Ok(all.into_iter().map(|(p, s)| (p.iter().map(|&i| self.inner.display(i).unwrap()).collect(), s)).collect())
+        Ok(all
+            .into_iter()
+            .map(|(p, s)| (p.iter().map(|&i| self.inner.display(i).unwrap()).collect(), s))
+            .collect())
     }
 
     #[pyo3(signature = (text, seed, alpha, nbest))]
-    fn sample(&self, py: Python<'_>, text: &str, seed: u64, alpha: f64, nbest: Option<usize>) -> PyResult<Vec<String>> {
+    fn sample(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        seed: u64,
+        alpha: f64,
+        nbest: Option<usize>,
+    ) -> PyResult<Vec<String>> {
         let p = self.inner.sample_of(text, seed, alpha, nbest).map_err(|e| to_py(py, e))?;
         Ok(p.iter().map(|&i| self.inner.display(i).unwrap()).collect())
     }
@@ -1291,7 +1511,10 @@ impl PyModel {
     fn fewest(&self, py: Python<'_>, text: &str) -> PyResult<Vec<String>> {
         let lat = self.inner.unit_lattice(text).map_err(|e| to_py(py, e))?;
         let arcs = lat.fewest().unwrap_or_default();
-        Ok(arcs.iter().map(|&a| self.inner.display(lat.arcs()[a as usize].piece).unwrap()).collect())
+        Ok(arcs
+            .iter()
+            .map(|&a| self.inner.display(lat.arcs()[a as usize].piece).unwrap())
+            .collect())
     }
 
     /// Pruning losses of the learned rows (row order) on a corpus of (text, count).
@@ -1312,7 +1535,10 @@ impl PyModel {
 /// `{"general_category": "16.0.0", ...}`: the Unicode versions of the core's character tables.
 #[pyfunction]
 fn unicode_versions() -> std::collections::BTreeMap<&'static str, String> {
-    subwords_core::unicode_versions().into_iter().map(|(k, (a, b, c))| (k, format!("{a}.{b}.{c}"))).collect()
+    subwords_core::unicode_versions()
+        .into_iter()
+        .map(|(k, (a, b, c))| (k, format!("{a}.{b}.{c}")))
+        .collect()
 }
 
 /// GPT-2's byte-to-character table (`table[b]` prints byte `b`), the one the core uses.
@@ -1336,7 +1562,11 @@ fn gpt2_byte_chars() -> Vec<String> {
 /// The units a training with these options cuts `text` into, each as (unit, start, end): the
 /// unit's text (normalized, with the front mark) and the byte span of `text` it stands for.
 #[pyfunction]
-fn spelling_units(py: Python<'_>, options_json: &str, text: &str) -> PyResult<Vec<(String, usize, usize)>> {
+fn spelling_units(
+    py: Python<'_>,
+    options_json: &str,
+    text: &str,
+) -> PyResult<Vec<(String, usize, usize)>> {
     let o = TrainOptions::from_json(options_json).map_err(|e| to_py(py, e))?;
     let s = o.spelling().map_err(|e| to_py(py, e))?;
     let mut out = Vec::new();
@@ -1347,7 +1577,11 @@ fn spelling_units(py: Python<'_>, options_json: &str, text: &str) -> PyResult<Ve
 /// Refuses special tokens the training options' normalization would change (an OptionError
 /// naming the token and what it would become).
 #[pyfunction]
-fn check_specials_normalization(py: Python<'_>, options_json: &str, specials: Vec<String>) -> PyResult<()> {
+fn check_specials_normalization(
+    py: Python<'_>,
+    options_json: &str,
+    specials: Vec<String>,
+) -> PyResult<()> {
     let o = TrainOptions::from_json(options_json).map_err(|e| to_py(py, e))?;
     subwords_core::options::check_specials_unchanged(&o, &specials).map_err(|e| to_py(py, e))
 }
@@ -1358,10 +1592,13 @@ fn check_train_options(py: Python<'_>, options_json: &str) -> PyResult<String> {
         Ok(o) => return Ok(serde_json::to_string(&o).unwrap()),
         Err(e) => e,
     };
-    if let Ok(serde_json::Value::Object(given)) = serde_json::from_str::<serde_json::Value>(options_json) {
+    if let Ok(serde_json::Value::Object(given)) =
+        serde_json::from_str::<serde_json::Value>(options_json)
+    {
         for (key, value) in &given {
             let mut one: serde_json::Map<String, serde_json::Value> =
-                serde_json::from_str(r#"{"model": "bpe", "spelling": "end", "vocab_size": 1}"#).unwrap();
+                serde_json::from_str(r#"{"model": "bpe", "spelling": "end", "vocab_size": 1}"#)
+                    .unwrap();
             one.insert(key.clone(), value.clone());
             if let Err(e) = serde_json::from_value::<TrainOptions>(serde_json::Value::Object(one)) {
                 return Err(to_py(py, Error::Option(format!("{key}={value}: {e}"))));

@@ -48,8 +48,15 @@ impl SpModel {
     /// The lists of finished parts are made by the calling thread under the GIL, between parts it
     /// encodes itself without it (see `batch::ids_streamed`); the workers never hold it. (This
     /// call used to hold the GIL throughout, making each text's list as it came.)
-    fn encode_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, threads: usize) -> PyResult<Bound<'py, PyList>> {
-        crate::list_batch(py, texts, self.ints(py), |texts, sink| self.inner.encode_batch_parts(texts, threads, sink))
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        crate::list_batch(py, texts, self.ints(py), |texts, sink| {
+            self.inner.encode_batch_parts(texts, threads, sink)
+        })
     }
 
     /// The batch's ids as one flat buffer, `prefix` and `suffix` around each text's (see
@@ -65,15 +72,25 @@ impl SpModel {
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
         // filled part by part as the batch is encoded, the caller encoding too (where all ids
         // were copied on one thread after two workers finished their halves)
-        crate::flat_batch(py, texts, width, &prefix, &suffix, |texts, sink| self.inner.encode_batch_parts(texts, threads, sink))
+        crate::flat_batch(py, texts, width, &prefix, &suffix, |texts, sink| {
+            self.inner.encode_batch_parts(texts, threads, sink)
+        })
     }
 
     /// (ids, starts, ends), offsets in code points of `text`.
-    fn encode_with_offsets(&self, py: Python<'_>, text: &str) -> PyResult<(Vec<u32>, Vec<u32>, Vec<u32>)> {
+    fn encode_with_offsets(
+        &self,
+        py: Python<'_>,
+        text: &str,
+    ) -> PyResult<(Vec<u32>, Vec<u32>, Vec<u32>)> {
         py.detach(|| {
             let (ids, spans) = self.inner.encode_with_offsets(text)?;
             let map = char_offsets(text);
-            Ok((ids, spans.iter().map(|s| map[s.0 as usize]).collect(), spans.iter().map(|s| map[s.1 as usize]).collect()))
+            Ok((
+                ids,
+                spans.iter().map(|s| map[s.0 as usize]).collect(),
+                spans.iter().map(|s| map[s.1 as usize]).collect(),
+            ))
         })
         .map_err(|e| to_py(py, e))
     }
@@ -107,7 +124,9 @@ impl SpModel {
 
     /// The piece of `id` (the caller checks the range).
     fn piece(&self, id: usize) -> PyResult<&str> {
-        self.inner.pieces.get(id).map(|p| p.as_str()).ok_or_else(|| pyo3::exceptions::PyIndexError::new_err(format!("id {id} is out of range")))
+        self.inner.pieces.get(id).map(|p| p.as_str()).ok_or_else(|| {
+            pyo3::exceptions::PyIndexError::new_err(format!("id {id} is out of range"))
+        })
     }
 
     #[getter]
@@ -118,7 +137,13 @@ impl SpModel {
     /// (piece, id) of every CONTROL piece (`<s>`, `</s>`, ...).
     fn controls(&self) -> Vec<(String, u32)> {
         let control = subwords_compat::sentencepiece::proto::CONTROL;
-        self.inner.types.iter().enumerate().filter(|(_, &t)| t == control).map(|(i, _)| (self.inner.pieces[i].clone(), i as u32)).collect()
+        self.inner
+            .types
+            .iter()
+            .enumerate()
+            .filter(|(_, &t)| t == control)
+            .map(|(i, _)| (self.inner.pieces[i].clone(), i as u32))
+            .collect()
     }
 
     #[getter]
@@ -179,7 +204,11 @@ pub fn sp_model_bytes<'py>(
     let kind = match kind {
         "unigram" => Kind::Unigram,
         "bpe" => Kind::Bpe,
-        other => return Err(pyo3::exceptions::PyValueError::new_err(format!("kind {other:?}: unigram or bpe"))),
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "kind {other:?}: unigram or bpe"
+            )))
+        }
     };
     let build = subwords_compat::sentencepiece::Build {
         kind,

@@ -20,15 +20,24 @@ impl PySnmtCodes {
     /// the first N lines, -1 for all; `spelling`: the end spelling's object as JSON. `None` when
     /// the file is not plainly well formed, for the Python reader to read and name what is wrong.
     #[staticmethod]
-    fn read(py: Python<'_>, raw: &[u8], merges: i64, spelling: &str) -> PyResult<Option<(PySnmtCodes, Option<PyModel>)>> {
+    fn read(
+        py: Python<'_>,
+        raw: &[u8],
+        merges: i64,
+        spelling: &str,
+    ) -> PyResult<Option<(PySnmtCodes, Option<PyModel>)>> {
         let spelling: subwords_core::spelling::Spelling = match serde_json::from_str(spelling) {
             Ok(s) => s,
-            Err(e) => return Err(pyo3::exceptions::PyValueError::new_err(format!("spelling: {e}"))),
+            Err(e) => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!("spelling: {e}")))
+            }
         };
-        Ok(py.detach(|| subwords_compat::subword_nmt::read(raw, merges, spelling)).map(|mut inner| {
-            let model = inner.model.take().map(PyModel::wrap);
-            (PySnmtCodes { inner }, model)
-        }))
+        Ok(py.detach(|| subwords_compat::subword_nmt::read(raw, merges, spelling)).map(
+            |mut inner| {
+                let model = inner.model.take().map(PyModel::wrap);
+                (PySnmtCodes { inner }, model)
+            },
+        ))
     }
 
     #[getter]

@@ -20,13 +20,15 @@ pub struct PyRankBpe {
 }
 
 fn pattern(name: &str) -> PyResult<Pattern> {
-    Pattern::from_name(name).ok_or_else(|| PyValueError::new_err(format!("unknown pattern {name:?}")))
+    Pattern::from_name(name)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown pattern {name:?}")))
 }
 
 impl PyRankBpe {
     fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
         // capped: a sparse rank file may name ids far past its count; those are made one by one
-        self.ints.get_or_init(|| crate::int_objects(py, self.inner.vocab_size().min(1 << 18) as u32))
+        self.ints
+            .get_or_init(|| crate::int_objects(py, self.inner.vocab_size().min(1 << 18) as u32))
     }
 }
 
@@ -34,15 +36,26 @@ impl PyRankBpe {
 impl PyRankBpe {
     /// Parses a `.tiktoken` file's bytes.
     #[staticmethod]
-    fn from_rank_file(py: Python<'_>, data: &[u8], pattern_name: &str, specials: Vec<(String, u32)>) -> PyResult<Self> {
+    fn from_rank_file(
+        py: Python<'_>,
+        data: &[u8],
+        pattern_name: &str,
+        specials: Vec<(String, u32)>,
+    ) -> PyResult<Self> {
         let p = pattern(pattern_name)?;
-        let inner = py.detach(|| RankBpe::from_rank_file(data, specials, p)).map_err(|e| to_py(py, e))?;
+        let inner =
+            py.detach(|| RankBpe::from_rank_file(data, specials, p)).map_err(|e| to_py(py, e))?;
         Ok(PyRankBpe { inner: Arc::new(inner), ints: std::sync::OnceLock::new() })
     }
 
     /// From `(token bytes, rank)` pairs.
     #[staticmethod]
-    fn from_ranks(py: Python<'_>, tokens: Vec<(Vec<u8>, u32)>, pattern_name: &str, specials: Vec<(String, u32)>) -> PyResult<Self> {
+    fn from_ranks(
+        py: Python<'_>,
+        tokens: Vec<(Vec<u8>, u32)>,
+        pattern_name: &str,
+        specials: Vec<(String, u32)>,
+    ) -> PyResult<Self> {
         let p = pattern(pattern_name)?;
         let inner = py.detach(|| RankBpe::new(tokens, specials, p)).map_err(|e| to_py(py, e))?;
         Ok(PyRankBpe { inner: Arc::new(inner), ints: std::sync::OnceLock::new() })
@@ -51,7 +64,12 @@ impl PyRankBpe {
     /// Ids of `text`; `allowed` are indices into `specials()`.
     /// The list is made of the shared int objects of `encode_batch` (issue 15: a new int per id
     /// was a third of `encode` of a 4 MB text).
-    fn encode<'py>(&self, py: Python<'py>, text: &str, allowed: Vec<usize>) -> PyResult<Bound<'py, PyList>> {
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: Vec<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
         let inner = &self.inner;
         let ids = py.detach(|| inner.encode(text, &allowed));
         crate::id_list(py, self.ints(py), &ids)
@@ -61,7 +79,13 @@ impl PyRankBpe {
     /// DESIGN §3); the same result for any count.
     /// The lists of finished parts are made by the calling thread between parts it encodes itself
     /// (see `batch::ids_streamed`), with one shared int object per id.
-    fn encode_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, allowed: Vec<usize>, threads: usize) -> PyResult<Bound<'py, PyList>> {
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
+        allowed: Vec<usize>,
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
         crate::list_batch(py, texts, self.ints(py), |texts, sink| {
             self.inner.encode_batch_parts(texts, &allowed, threads, sink);
             Ok(())
@@ -136,7 +160,11 @@ impl PyRankBpe {
 
 /// The chunks of `text` under a named pattern (no rank file needed).
 #[pyfunction]
-pub fn split_pattern(py: Python<'_>, pattern_name: &str, text: PyBackedStr) -> PyResult<Vec<String>> {
+pub fn split_pattern(
+    py: Python<'_>,
+    pattern_name: &str,
+    text: PyBackedStr,
+) -> PyResult<Vec<String>> {
     let p = pattern(pattern_name)?;
     let mut spans = Vec::new();
     py.detach(|| p.split(&text, |a, b| spans.push((a, b))));

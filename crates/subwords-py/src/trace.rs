@@ -6,9 +6,9 @@
 use pyo3::prelude::*;
 use serde_json::{json, Value};
 
+use subwords_core::learners;
 use subwords_core::learners::merge::{MergeTrace, TraceRequest};
 use subwords_core::learners::unigram::{UnigramTrace, UnigramTraceRequest};
-use subwords_core::learners;
 
 use crate::{to_py, PyModel, Trainer};
 
@@ -46,7 +46,17 @@ fn merge_json(t: &MergeTrace) -> Value {
 
 fn float(x: f64) -> Value {
     // JSON has no infinities: write them as text, as Python's json module reads them back
-    if x.is_finite() { json!(x) } else { Value::String(if x > 0.0 { "inf".into() } else if x < 0.0 { "-inf".into() } else { "nan".into() }) }
+    if x.is_finite() {
+        json!(x)
+    } else {
+        Value::String(if x > 0.0 {
+            "inf".into()
+        } else if x < 0.0 {
+            "-inf".into()
+        } else {
+            "nan".into()
+        })
+    }
 }
 
 fn pieces_json(v: &[(Vec<u8>, f64)]) -> Value {
@@ -69,7 +79,10 @@ fn unigram_json(t: &UnigramTrace) -> Value {
             })
         })
         .collect();
-    let em: Vec<Value> = t.em.iter().map(|e| json!({ "round": e.round, "step": e.step, "pieces": pieces_json(&e.pieces) })).collect();
+    let em: Vec<Value> =
+        t.em.iter()
+            .map(|e| json!({ "round": e.round, "step": e.step, "pieces": pieces_json(&e.pieces) }))
+            .collect();
     json!({ "seed_size": t.seed_size, "rounds": rounds, "em": em })
 }
 
@@ -78,15 +91,30 @@ fn unigram_json(t: &UnigramTrace) -> Value {
 /// `lengths_only` returns the merge steps as two lists, `pieces_after` and `new_rows_after`). Returns the model and
 /// `{"merge": ..., "unigram": ...}` as JSON text (the learner that did not run gives null).
 #[pyfunction]
-pub fn train_traced(py: Python<'_>, trainer: &Bound<'_, Trainer>, request_json: &str) -> PyResult<(PyModel, String)> {
+pub fn train_traced(
+    py: Python<'_>,
+    trainer: &Bound<'_, Trainer>,
+    request_json: &str,
+) -> PyResult<(PyModel, String)> {
     let bad = |m: String| to_py(py, subwords_core::Error::Option(m));
-    let req: Value = serde_json::from_str(request_json).map_err(|e| bad(format!("trace request is not JSON: {e}")))?;
-    let mut merge_req = TraceRequest { ties: req["ties"].as_bool().unwrap_or(false), max_ties: req["max_ties"].as_u64().unwrap_or(64) as usize, forced: Vec::new() };
+    let req: Value = serde_json::from_str(request_json)
+        .map_err(|e| bad(format!("trace request is not JSON: {e}")))?;
+    let mut merge_req = TraceRequest {
+        ties: req["ties"].as_bool().unwrap_or(false),
+        max_ties: req["max_ties"].as_u64().unwrap_or(64) as usize,
+        forced: Vec::new(),
+    };
     if let Some(list) = req["forced"].as_array() {
         for f in list {
             match (f[0].as_u64(), f[1].as_str(), f[2].as_str()) {
-                (Some(step), Some(l), Some(r)) if step >= 1 => merge_req.forced.push((step, l.as_bytes().to_vec(), r.as_bytes().to_vec())),
-                _ => return Err(bad(format!("a forced choice is [step from 1, left piece, right piece], got {f}"))),
+                (Some(step), Some(l), Some(r)) if step >= 1 => {
+                    merge_req.forced.push((step, l.as_bytes().to_vec(), r.as_bytes().to_vec()))
+                }
+                _ => {
+                    return Err(bad(format!(
+                        "a forced choice is [step from 1, left piece, right piece], got {f}"
+                    )))
+                }
             }
         }
     }
@@ -97,8 +125,13 @@ pub fn train_traced(py: Python<'_>, trainer: &Bound<'_, Trainer>, request_json: 
     let options = t.options.clone();
     let pool = &t.pool;
     let progress = &*t.progress;
-    let mut traces = learners::Traces { merge: Some((merge_req, Default::default())), unigram: Some((uni_req, Default::default())) };
-    let model = py.detach(|| pool.install(|| learners::train_traced(&options, corpus, Some(progress), &mut traces)));
+    let mut traces = learners::Traces {
+        merge: Some((merge_req, Default::default())),
+        unigram: Some((uni_req, Default::default())),
+    };
+    let model = py.detach(|| {
+        pool.install(|| learners::train_traced(&options, corpus, Some(progress), &mut traces))
+    });
     let mt = traces.merge.map(|t| t.1).unwrap_or_default();
     let ut = traces.unigram.map(|t| t.1).unwrap_or_default();
     let model = model.map_err(|e| to_py(py, e))?;
@@ -155,7 +188,12 @@ type Measured = (Vec<u64>, Vec<u64>, Vec<u64>, u64, u64, Vec<u32>);
 /// per text; UTF-8 bytes in all; characters in all; the indices of the texts that do not decode
 /// back to themselves).
 #[pyfunction]
-pub fn measure_batch(py: Python<'_>, model: &Bound<'_, PyModel>, texts: Vec<pyo3::pybacked::PyBackedStr>, threads: usize) -> PyResult<Measured> {
+pub fn measure_batch(
+    py: Python<'_>,
+    model: &Bound<'_, PyModel>,
+    texts: Vec<pyo3::pybacked::PyBackedStr>,
+    threads: usize,
+) -> PyResult<Measured> {
     use rayon::prelude::*;
     let m = &model.get().inner;
     let pool = crate::pool(threads)?;

@@ -37,38 +37,59 @@ use offsets::Aligned;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use subwords_core::hash::Map;
 use serde::Deserialize;
-use unicode_general_category::{get_general_category, GeneralCategory as G};
+use subwords_core::hash::Map;
 use unicode_categories::UnicodeCategories;
-use unicode_normalization_alignments::{is_nfc_quick, is_nfd_quick, is_nfkc_quick, is_nfkd_quick, IsNormalized, UnicodeNormalization};
+use unicode_general_category::{get_general_category, GeneralCategory as G};
+use unicode_normalization_alignments::{
+    is_nfc_quick, is_nfd_quick, is_nfkc_quick, is_nfkd_quick, IsNormalized, UnicodeNormalization,
+};
 
 use subwords_core::batch::Slots;
 use subwords_core::error::{Error, Result};
 use subwords_core::hash::pack;
 use subwords_core::segmenters::longest_match::{LongestMatch, Match};
-use subwords_core::word_cache::WordCache;
 use subwords_core::spelling::{bert_cleans_away, byte_to_char_table, gpt2};
+use subwords_core::word_cache::WordCache;
 
 #[derive(Deserialize, Clone, Debug)]
 #[serde(tag = "type", deny_unknown_fields)]
 pub enum Normalizer {
-    Bert { clean_text: bool, handle_chinese_chars: bool, strip_accents: bool, lowercase: bool },
+    Bert {
+        clean_text: bool,
+        handle_chinese_chars: bool,
+        strip_accents: bool,
+        lowercase: bool,
+    },
     Lowercase,
-    Prepend { prepend: String },
-    Replace { pattern: String, content: String },
+    Prepend {
+        prepend: String,
+    },
+    Replace {
+        pattern: String,
+        content: String,
+    },
     /// `Replace` with the regex `\s+`: every run of White_Space characters becomes `content`.
-    ReplaceWhitespaceRuns { content: String },
+    ReplaceWhitespaceRuns {
+        content: String,
+    },
     /// `Replace` with the regex ` {2,}` (converted SentencePiece models): every run of two or
     /// more spaces becomes `content`.
-    ReplaceSpaceRuns { content: String },
+    ReplaceSpaceRuns {
+        content: String,
+    },
     /// SentencePiece's precompiled character map, applied as tokenizers does (by grapheme).
-    Precompiled { charsmap: PrecompiledMap },
+    Precompiled {
+        charsmap: PrecompiledMap,
+    },
     Nfc,
     Nfd,
     Nfkc,
     Nfkd,
-    Strip { left: bool, right: bool },
+    Strip {
+        left: bool,
+        right: bool,
+    },
     StripAccents,
 }
 
@@ -85,7 +106,9 @@ impl std::fmt::Debug for PrecompiledMap {
 impl<'de> Deserialize<'de> for PrecompiledMap {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         let bytes: Vec<u8> = Vec::deserialize(d)?;
-        crate::huggingface::unigram::Precompiled::new(&bytes).map(|p| PrecompiledMap(std::sync::Arc::new(p))).map_err(serde::de::Error::custom)
+        crate::huggingface::unigram::Precompiled::new(&bytes)
+            .map(|p| PrecompiledMap(std::sync::Arc::new(p)))
+            .map_err(serde::de::Error::custom)
     }
 }
 
@@ -102,15 +125,26 @@ pub enum Prepend {
 pub enum PreTokenizer {
     /// Must be the last step: it leaves words as raw bytes, which the BPE model reads through the
     /// GPT-2 byte-to-character table.
-    ByteLevel { add_prefix_space: bool, use_regex: bool },
-    Metaspace { replacement: char, prepend_scheme: Prepend, split: bool },
+    ByteLevel {
+        add_prefix_space: bool,
+        use_regex: bool,
+    },
+    Metaspace {
+        replacement: char,
+        prepend_scheme: Prepend,
+        split: bool,
+    },
     Bert,
     Whitespace,
     WhitespaceSplit,
     /// Numeric characters (`char::is_numeric`) cut out: each alone, or runs together.
-    Digits { individual_digits: bool },
+    Digits {
+        individual_digits: bool,
+    },
     /// BERT's punctuation cut out: each alone (`Isolated`), or runs together (`Contiguous`).
-    Punctuation { contiguous: bool },
+    Punctuation {
+        contiguous: bool,
+    },
     /// A regex (or literal string) split with one of tokenizers' five behaviours.
     Split(SplitStep),
 }
@@ -120,10 +154,15 @@ fn check_ids(vocab: &[(String, u32)]) -> Result<()> {
     let mut seen: Map<u32, usize> = Map::with_capacity_and_hasher(vocab.len(), Default::default());
     for (k, (t, id)) in vocab.iter().enumerate() {
         if *id >= MAX_ID {
-            return Err(bad(format!("model vocab: token {t:?} has id {id}, above the {MAX_ID} subwords accepts")));
+            return Err(bad(format!(
+                "model vocab: token {t:?} has id {id}, above the {MAX_ID} subwords accepts"
+            )));
         }
         if let Some(&j) = seen.get(id) {
-            return Err(bad(format!("model vocab: tokens {:?} and {t:?} both have id {id}", vocab[j].0)));
+            return Err(bad(format!(
+                "model vocab: tokens {:?} and {t:?} both have id {id}",
+                vocab[j].0
+            )));
         }
         seen.insert(*id, k);
     }
@@ -162,8 +201,13 @@ impl TryFrom<SplitSpec> for SplitStep {
     type Error = String;
     fn try_from(s: SplitSpec) -> std::result::Result<Self, String> {
         use subwords_core::spelling::pattern::Pattern;
-        let pattern = if s.literal { Pattern::literal(&s.pattern) } else { Pattern::new(&s.pattern) };
-        Ok(SplitStep { pattern: pattern.map_err(|e| format!("pre_tokenizer Split: {e}"))?, behavior: s.behavior, invert: s.invert })
+        let pattern =
+            if s.literal { Pattern::literal(&s.pattern) } else { Pattern::new(&s.pattern) };
+        Ok(SplitStep {
+            pattern: pattern.map_err(|e| format!("pre_tokenizer Split: {e}"))?,
+            behavior: s.behavior,
+            invert: s.invert,
+        })
     }
 }
 
@@ -319,7 +363,13 @@ struct Bpe {
 enum Engine {
     Bpe(Box<Bpe>),
     /// `lens`: each id's token length in bytes, for offsets (a continuation's less the prefix)
-    WordPiece { lm: LongestMatch, unk: u32, max_chars: usize, lens: Map<u32, u32>, prefix_len: u32 },
+    WordPiece {
+        lm: LongestMatch,
+        unk: u32,
+        max_chars: usize,
+        lens: Map<u32, u32>,
+        prefix_len: u32,
+    },
     Unigram(Box<crate::huggingface::unigram::HfUnigram>),
 }
 
@@ -341,7 +391,6 @@ pub struct HfPipeline {
     /// word caches and buffers, one per worker (slot 0: single calls)
     caches: Slots<(Cache, Scratch)>,
 }
-
 
 fn bad(m: impl Into<String>) -> Error {
     Error::ModelFile(m.into())
@@ -372,7 +421,11 @@ fn is_word_char(c: char) -> bool {
     c.is_alphabetic()
         || matches!(
             get_general_category(c),
-            G::NonspacingMark | G::SpacingMark | G::EnclosingMark | G::DecimalNumber | G::ConnectorPunctuation
+            G::NonspacingMark
+                | G::SpacingMark
+                | G::EnclosingMark
+                | G::DecimalNumber
+                | G::ConnectorPunctuation
         )
         || c == '\u{200C}'
         || c == '\u{200D}'
@@ -382,7 +435,9 @@ impl HfPipeline {
     /// A pipeline from its plan, the model's vocabulary in it.
     pub fn new(mut plan: Plan) -> Result<Self> {
         let vocab = match &mut plan.model {
-            ModelPlan::Bpe { vocab, .. } | ModelPlan::WordPiece { vocab, .. } => std::mem::take(vocab),
+            ModelPlan::Bpe { vocab, .. } | ModelPlan::WordPiece { vocab, .. } => {
+                std::mem::take(vocab)
+            }
             ModelPlan::Unigram { .. } => Vec::new(),
         };
         // as `with_tables` checks them: an id past MAX_ID sized the WordPiece trie's table by it
@@ -394,24 +449,38 @@ impl HfPipeline {
     /// A pipeline from its plan and the BPE or WordPiece model's vocabulary, given apart (the
     /// plan's own is not read).
     fn build(plan: Plan, vocab: &[(String, u32)]) -> Result<Self> {
-        let byte_level = plan.pre_tokenizers.iter().any(|p| matches!(p, PreTokenizer::ByteLevel { .. }));
-        if let Some(k) = plan.pre_tokenizers.iter().position(|p| matches!(p, PreTokenizer::ByteLevel { .. })) {
+        let byte_level =
+            plan.pre_tokenizers.iter().any(|p| matches!(p, PreTokenizer::ByteLevel { .. }));
+        if let Some(k) =
+            plan.pre_tokenizers.iter().position(|p| matches!(p, PreTokenizer::ByteLevel { .. }))
+        {
             if k + 1 != plan.pre_tokenizers.len() {
                 return Err(bad("pre_tokenizer: a step after ByteLevel is not supported"));
             }
         }
         let byte_chars = byte_to_char_table();
         let engine = match plan.model {
-            ModelPlan::Bpe { merges, unk, continuing_subword_prefix, end_of_word_suffix, fuse_unk, byte_fallback, ignore_merges, .. } => {
+            ModelPlan::Bpe {
+                merges,
+                unk,
+                continuing_subword_prefix,
+                end_of_word_suffix,
+                fuse_unk,
+                byte_fallback,
+                ignore_merges,
+                ..
+            } => {
                 let size = vocab.len();
-                let mut map: Map<Box<str>, u32> = Map::with_capacity_and_hasher(size, Default::default());
+                let mut map: Map<Box<str>, u32> =
+                    Map::with_capacity_and_hasher(size, Default::default());
                 for (t, id) in vocab {
                     map.insert(t.as_str().into(), *id);
                 }
                 if map.len() != size {
                     return Err(bad("model.vocab: a token appears twice"));
                 }
-                let mut merge_map: Map<u64, (u32, u32)> = Map::with_capacity_and_hasher(merges.len(), Default::default());
+                let mut merge_map: Map<u64, (u32, u32)> =
+                    Map::with_capacity_and_hasher(merges.len(), Default::default());
                 for (rank, (a, b, c)) in merges.into_iter().enumerate() {
                     // tokenizers keeps the last rank of a pair listed twice
                     merge_map.insert(pack(a, b), (rank as u32, c));
@@ -426,8 +495,10 @@ impl HfPipeline {
                 let mut byte_char = [NO_ID; 256];
                 let mut fallback = [NO_ID; 256];
                 for b in 0..256usize {
-                    byte_char[b] = map.get(byte_chars[b].to_string().as_str()).copied().unwrap_or(NO_ID);
-                    fallback[b] = map.get(format!("<0x{b:02X}>").as_str()).copied().unwrap_or(NO_ID);
+                    byte_char[b] =
+                        map.get(byte_chars[b].to_string().as_str()).copied().unwrap_or(NO_ID);
+                    fallback[b] =
+                        map.get(format!("<0x{b:02X}>").as_str()).copied().unwrap_or(NO_ID);
                 }
                 let mut raw_vocab = Map::default();
                 if byte_level && ignore_merges {
@@ -436,7 +507,8 @@ impl HfPipeline {
                         back.insert(c, b as u8);
                     }
                     for (t, &id) in &map {
-                        let raw: Option<Vec<u8>> = t.chars().map(|c| back.get(&c).copied()).collect();
+                        let raw: Option<Vec<u8>> =
+                            t.chars().map(|c| back.get(&c).copied()).collect();
                         if let Some(raw) = raw {
                             raw_vocab.insert(raw.into_boxed_slice(), id);
                         }
@@ -457,26 +529,46 @@ impl HfPipeline {
                     fallback,
                 }))
             }
-            ModelPlan::WordPiece { unk, continuing_subword_prefix, max_input_chars_per_word, .. } => {
+            ModelPlan::WordPiece {
+                unk,
+                continuing_subword_prefix,
+                max_input_chars_per_word,
+                ..
+            } => {
                 if byte_level {
-                    return Err(bad("pre_tokenizer ByteLevel with a WordPiece model is not supported"));
+                    return Err(bad(
+                        "pre_tokenizer ByteLevel with a WordPiece model is not supported",
+                    ));
                 }
                 if continuing_subword_prefix.is_empty() {
-                    return Err(bad("model WordPiece with an empty continuing_subword_prefix is not supported"));
+                    return Err(bad(
+                        "model WordPiece with an empty continuing_subword_prefix is not supported",
+                    ));
                 }
-                let lm = LongestMatch::new(vocab.iter().map(|(t, id)| (t.as_bytes(), *id)), Some(continuing_subword_prefix.as_bytes()), None);
+                let lm = LongestMatch::new(
+                    vocab.iter().map(|(t, id)| (t.as_bytes(), *id)),
+                    Some(continuing_subword_prefix.as_bytes()),
+                    None,
+                );
                 let lens = vocab.iter().map(|(t, id)| (*id, t.len() as u32)).collect();
                 let prefix_len = continuing_subword_prefix.len() as u32;
                 Engine::WordPiece { lm, unk, max_chars: max_input_chars_per_word, lens, prefix_len }
             }
             ModelPlan::Unigram { pieces, unk, byte_fallback } => {
                 if byte_level {
-                    return Err(bad("pre_tokenizer ByteLevel with a Unigram model is not supported"));
+                    return Err(bad(
+                        "pre_tokenizer ByteLevel with a Unigram model is not supported",
+                    ));
                 }
-                Engine::Unigram(Box::new(crate::huggingface::unigram::HfUnigram::new(pieces, Some(unk), byte_fallback)?))
+                Engine::Unigram(Box::new(crate::huggingface::unigram::HfUnigram::new(
+                    pieces,
+                    Some(unk),
+                    byte_fallback,
+                )?))
             }
         };
-        let mut added = Added { tokens: plan.added, raw_by_byte: Map::default(), norm_by_byte: Map::default() };
+        let mut added =
+            Added { tokens: plan.added, raw_by_byte: Map::default(), norm_by_byte: Map::default() };
         for (i, t) in added.tokens.iter().enumerate() {
             let (content, map) = if t.normalized {
                 (t.normalized_content.as_deref().unwrap_or(&t.content), &mut added.norm_by_byte)
@@ -489,7 +581,11 @@ impl HfPipeline {
         }
         let toks = &added.tokens;
         let len = |i: usize, norm: bool| -> usize {
-            if norm { toks[i].normalized_content.as_deref().unwrap_or(&toks[i].content).len() } else { toks[i].content.len() }
+            if norm {
+                toks[i].normalized_content.as_deref().unwrap_or(&toks[i].content).len()
+            } else {
+                toks[i].content.len()
+            }
         };
         for v in added.raw_by_byte.values_mut() {
             v.sort_by_key(|&i| (Reverse(len(i, false)), i));
@@ -514,7 +610,8 @@ impl HfPipeline {
     /// A Unigram model's pieces come from the tables' scores when the plan has none.
     pub fn with_tables(text: &str, tables: &tables::Tables) -> Result<Self> {
         let (vocab, merges) = (tables.vocab.as_slice(), tables.merges.as_slice());
-        let mut plan: Plan = serde_json::from_str(text).map_err(|e| bad(format!("internal plan: {e}")))?;
+        let mut plan: Plan =
+            serde_json::from_str(text).map_err(|e| bad(format!("internal plan: {e}")))?;
         check_ids(vocab)?;
         match &mut plan.model {
             ModelPlan::Bpe { merges: m, continuing_subword_prefix, .. } => {
@@ -548,7 +645,11 @@ impl HfPipeline {
                 if tables.scores.len() != vocab.len() {
                     return Err(bad("model Unigram: no pieces with scores"));
                 }
-                *pieces = vocab.iter().zip(&tables.scores).map(|((t, _), &score)| (t.clone(), score)).collect();
+                *pieces = vocab
+                    .iter()
+                    .zip(&tables.scores)
+                    .map(|((t, _), &score)| (t.clone(), score))
+                    .collect();
             }
             ModelPlan::WordPiece { .. } | ModelPlan::Unigram { .. } => {}
         }
@@ -557,20 +658,27 @@ impl HfPipeline {
 
     /// A pipeline from the JSON of its plan, tables included (the fuzz target's entry point).
     pub fn from_json(text: &str) -> Result<Self> {
-        let plan: Plan = serde_json::from_str(text).map_err(|e| bad(format!("internal plan: {e}")))?;
+        let plan: Plan =
+            serde_json::from_str(text).map_err(|e| bad(format!("internal plan: {e}")))?;
         Self::new(plan)
     }
 
     /// Ids of `text`. `allowed[i]` says whether the i-th added token may match (non-special ones
     /// always may; the caller decides for special ones).
     pub fn encode(&self, text: &str, allowed: &[bool]) -> Vec<u32> {
-        self.caches.with(0, |(cache, scratch)| self.encode_with(text, allowed, Some(cache), None, scratch))
+        self.caches
+            .with(0, |(cache, scratch)| self.encode_with(text, allowed, Some(cache), None, scratch))
     }
 
     /// [`HfPipeline::encode`] on every text, on `threads` scoped threads (the core's batch
     /// runner), each keeping its word cache across calls.
     pub fn encode_batch(&self, texts: &[&str], allowed: &[bool], threads: usize) -> Vec<Vec<u32>> {
-        self.caches.map(texts, threads, |c| &mut c.0, |t, (cache, scratch)| self.encode_with(t, allowed, Some(cache), None, scratch))
+        self.caches.map(
+            texts,
+            threads,
+            |c| &mut c.0,
+            |t, (cache, scratch)| self.encode_with(t, allowed, Some(cache), None, scratch),
+        )
     }
 
     /// [`HfPipeline::encode_batch`] handing the ids to `sink` part by part, in order, on the
@@ -582,16 +690,17 @@ impl HfPipeline {
         threads: usize,
         sink: impl FnMut(&subwords_core::batch::Flat),
     ) {
-        let r: std::result::Result<(), std::convert::Infallible> = subwords_core::batch::ids_streamed(
-            texts,
-            threads,
-            self.caches.streamed(threads, |c| &mut c.0),
-            |t, (cache, scratch), out| {
-                self.encode_into(t.as_ref(), allowed, Some(cache), None, scratch, out);
-                Ok(())
-            },
-            sink,
-        );
+        let r: std::result::Result<(), std::convert::Infallible> =
+            subwords_core::batch::ids_streamed(
+                texts,
+                threads,
+                self.caches.streamed(threads, |c| &mut c.0),
+                |t, (cache, scratch), out| {
+                    self.encode_into(t.as_ref(), allowed, Some(cache), None, scratch, out);
+                    Ok(())
+                },
+                sink,
+            );
         let Ok(()) = r;
     }
 
@@ -600,14 +709,24 @@ impl HfPipeline {
     /// for an added token (with the whitespace `lstrip`/`rstrip` swallowed, in normalized form
     /// for a `normalized` one) and, under a Unigram model, the unknown characters themselves for
     /// the unknown id. (No cache: the cached words keep no strings.)
-    pub fn encode_surfaces(&self, text: &str, allowed: &[bool]) -> (Vec<u32>, Vec<(usize, String)>) {
+    pub fn encode_surfaces(
+        &self,
+        text: &str,
+        allowed: &[bool],
+    ) -> (Vec<u32>, Vec<(usize, String)>) {
         let mut notes = Vec::new();
         let ids = self.encode_with(text, allowed, None, Some(&mut notes), &mut Scratch::default());
         (ids, notes)
     }
 
-    fn encode_with(&self, text: &str, allowed: &[bool], cache: Option<&mut Cache>,
-                   notes: Option<&mut Vec<(usize, String)>>, scratch: &mut Scratch) -> Vec<u32> {
+    fn encode_with(
+        &self,
+        text: &str,
+        allowed: &[bool],
+        cache: Option<&mut Cache>,
+        notes: Option<&mut Vec<(usize, String)>>,
+        scratch: &mut Scratch,
+    ) -> Vec<u32> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
         self.encode_into(text, allowed, cache, notes, scratch, &mut out);
         out
@@ -618,8 +737,15 @@ impl HfPipeline {
     /// and `realloc` on a batch of lines; on 2 threads more, each new worker's allocator cache
     /// starting empty).
     /// `notes` (positions in `out`) only with an empty `out`.
-    fn encode_into(&self, text: &str, allowed: &[bool], mut cache: Option<&mut Cache>,
-                   mut notes: Option<&mut Vec<(usize, String)>>, scratch: &mut Scratch, out: &mut Vec<u32>) {
+    fn encode_into(
+        &self,
+        text: &str,
+        allowed: &[bool],
+        mut cache: Option<&mut Cache>,
+        mut notes: Option<&mut Vec<(usize, String)>>,
+        scratch: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) {
         debug_assert!(notes.is_none() || out.is_empty());
         let Scratch { words, next, bufs, segments, norm_segments } = scratch;
         segments.clear();
@@ -660,7 +786,12 @@ impl HfPipeline {
                         self.pre_tokenize(piece, first, words, next, bufs, None);
                         let src: &str = if self.pre.is_empty() { piece } else { &bufs.0 };
                         for &(x, y) in words.iter() {
-                            self.encode_word(&src.as_bytes()[x..y], out, cache.as_deref_mut(), notes.as_deref_mut());
+                            self.encode_word(
+                                &src.as_bytes()[x..y],
+                                out,
+                                cache.as_deref_mut(),
+                                notes.as_deref_mut(),
+                            );
                         }
                     }
                 }
@@ -675,7 +806,12 @@ impl HfPipeline {
     /// its match with the whitespace `lstrip`/`rstrip` took; a token of normalized text spans
     /// the original characters its bytes came from (see [`offsets`]). `trim`: the
     /// post-processor's `trim_offsets` is on, with this `add_prefix_space`.
-    pub fn encode_offsets(&self, text: &str, allowed: &[bool], trim: Option<bool>) -> Vec<(u32, u32, u32)> {
+    pub fn encode_offsets(
+        &self,
+        text: &str,
+        allowed: &[bool],
+        trim: Option<bool>,
+    ) -> Vec<(u32, u32, u32)> {
         let mut ids: Vec<u32> = Vec::new();
         let mut offs: Vec<(u32, u32)> = Vec::new();
         // per token, the `Ġ`/whitespace characters it begins and ends with (for `trim`)
@@ -689,7 +825,9 @@ impl HfPipeline {
                     offs.push((a as u32, b as u32));
                     ends.push(space_ends(&text[a..b]));
                 }
-                Segment::Text(a, b) => self.text_offsets(&text[a..b], a, allowed, &mut ids, &mut offs, &mut ends),
+                Segment::Text(a, b) => {
+                    self.text_offsets(&text[a..b], a, allowed, &mut ids, &mut offs, &mut ends)
+                }
             }
         }
         // tokenizers' Python binding turns the spans into code points as it encodes, before
@@ -711,8 +849,15 @@ impl HfPipeline {
         al
     }
 
-    fn text_offsets(&self, seg: &str, base: usize, allowed: &[bool], ids: &mut Vec<u32>, offs: &mut Vec<(u32, u32)>,
-                    ends: &mut Vec<(u32, u32)>) {
+    fn text_offsets(
+        &self,
+        seg: &str,
+        base: usize,
+        allowed: &[bool],
+        ids: &mut Vec<u32>,
+        offs: &mut Vec<(u32, u32)>,
+        ends: &mut Vec<(u32, u32)>,
+    ) {
         let al = self.normalize_aligned(seg, base);
         let norm = al.text.as_str();
         let span_of = |spans: &[(u32, u32)], a: usize, b: usize| -> (u32, u32) {
@@ -741,9 +886,17 @@ impl HfPipeline {
                 Segment::Text(a, b) => {
                     let piece = &norm[a..b];
                     let first = base == 0 && a == 0;
-                    self.pre_tokenize(piece, first, &mut words, &mut Vec::new(), &mut bufs, Some((&al.spans[a..b], &mut wspans)));
+                    self.pre_tokenize(
+                        piece,
+                        first,
+                        &mut words,
+                        &mut Vec::new(),
+                        &mut bufs,
+                        Some((&al.spans[a..b], &mut wspans)),
+                    );
                     let src: &str = if self.pre.is_empty() { piece } else { &bufs.0 };
-                    let sp: &[(u32, u32)] = if self.pre.is_empty() { &al.spans[a..b] } else { &wspans.0 };
+                    let sp: &[(u32, u32)] =
+                        if self.pre.is_empty() { &al.spans[a..b] } else { &wspans.0 };
                     for &(x, y) in &words {
                         let word = &src.as_bytes()[x..y];
                         let start = ids.len();
@@ -756,7 +909,8 @@ impl HfPipeline {
                             ends.push(if self.byte_level {
                                 let t = &src.as_bytes()[lo..hi];
                                 let lead = t.iter().take_while(|&&b| b == b' ').count() as u32;
-                                let trail = t.iter().rev().take_while(|&&b| b == b' ').count() as u32;
+                                let trail =
+                                    t.iter().rev().take_while(|&&b| b == b' ').count() as u32;
                                 (lead, trail)
                             } else {
                                 src.get(lo..hi).map_or((0, 0), space_ends)
@@ -854,7 +1008,11 @@ impl HfPipeline {
                     if t.special && !allowed.get(k).copied().unwrap_or(false) {
                         continue;
                     }
-                    let content = if normalized { t.normalized_content.as_deref().unwrap_or(&t.content) } else { &t.content };
+                    let content = if normalized {
+                        t.normalized_content.as_deref().unwrap_or(&t.content)
+                    } else {
+                        &t.content
+                    };
                     if bytes[i..].starts_with(content.as_bytes()) {
                         found = Some((k, content.len()));
                         break;
@@ -874,8 +1032,10 @@ impl HfPipeline {
         for (k, mut start, mut stop) in matches {
             let t = &self.added.tokens[k];
             if t.single_word {
-                let left_ok = start == 0 || !text[..start].chars().next_back().is_some_and(is_word_char);
-                let right_ok = stop == text.len() || !text[stop..].chars().next().is_some_and(is_word_char);
+                let left_ok =
+                    start == 0 || !text[..start].chars().next_back().is_some_and(is_word_char);
+                let right_ok =
+                    stop == text.len() || !text[stop..].chars().next().is_some_and(is_word_char);
                 if !left_ok || !right_ok {
                     continue;
                 }
@@ -909,8 +1069,15 @@ impl HfPipeline {
     /// Words of `piece` as byte ranges of `bufs.0` (or of `piece` itself when there is no
     /// pre-tokenizer: the whole piece is one word). With `spans` (each byte's span in `piece`),
     /// the words' spans go to `out.0`, parallel to `bufs.0`.
-    fn pre_tokenize(&self, piece: &str, at_start: bool, words: &mut Vec<(usize, usize)>, next: &mut Vec<(usize, usize)>,
-                    bufs: &mut (String, String), mut spans: Option<(&[Span], &mut SpanBufs)>) {
+    fn pre_tokenize(
+        &self,
+        piece: &str,
+        at_start: bool,
+        words: &mut Vec<(usize, usize)>,
+        next: &mut Vec<(usize, usize)>,
+        bufs: &mut (String, String),
+        mut spans: Option<(&[Span], &mut SpanBufs)>,
+    ) {
         words.clear();
         if self.pre.is_empty() {
             if !piece.is_empty() {
@@ -950,7 +1117,13 @@ impl HfPipeline {
 
     // -- models ---------------------------------------------------------------------------
 
-    fn encode_word(&self, word: &[u8], out: &mut Vec<u32>, cache: Option<&mut Cache>, notes: Option<&mut Vec<(usize, String)>>) {
+    fn encode_word(
+        &self,
+        word: &[u8],
+        out: &mut Vec<u32>,
+        cache: Option<&mut Cache>,
+        notes: Option<&mut Vec<(usize, String)>>,
+    ) {
         if word.is_empty() {
             return;
         }
@@ -1019,7 +1192,13 @@ impl HfPipeline {
     /// [`HfPipeline::bpe_symbols`], pushing to `lens` each symbol's byte length in the word as
     /// tokenizers counts it: a byte row 1, a fused unknown the sum of its characters, and a
     /// character dropped (unknown with no unk token) nothing, so the spans after it shift.
-    fn bpe_symbols_lens(&self, bpe: &Bpe, word: &[u8], syms: &mut Vec<u32>, mut lens: Option<&mut Vec<u32>>) {
+    fn bpe_symbols_lens(
+        &self,
+        bpe: &Bpe,
+        word: &[u8],
+        syms: &mut Vec<u32>,
+        mut lens: Option<&mut Vec<u32>>,
+    ) {
         let plain = bpe.prefix.is_none() && bpe.suffix.is_none();
         let mut unk: Option<(u32, u32)> = None;
         let mut key = String::new();
@@ -1029,16 +1208,26 @@ impl HfPipeline {
                 l.push(len);
             }
         };
-        let push_known = |syms: &mut Vec<u32>, lens: &mut Option<&mut Vec<u32>>, unk: &mut Option<(u32, u32)>, id: u32, len: u32| {
+        let push_known = |syms: &mut Vec<u32>,
+                          lens: &mut Option<&mut Vec<u32>>,
+                          unk: &mut Option<(u32, u32)>,
+                          id: u32,
+                          len: u32| {
             if let Some((u, ul)) = unk.take() {
                 push(syms, lens, u, ul);
             }
             push(syms, lens, id, len);
         };
-        let on_unknown = |syms: &mut Vec<u32>, lens: &mut Option<&mut Vec<u32>>, unk: &mut Option<(u32, u32)>, key: &str, len: u32| {
+        let on_unknown = |syms: &mut Vec<u32>,
+                          lens: &mut Option<&mut Vec<u32>>,
+                          unk: &mut Option<(u32, u32)>,
+                          key: &str,
+                          len: u32| {
             if bpe.byte_fallback {
-                let ids: Option<Vec<u32>> =
-                    key.bytes().map(|b| Some(bpe.fallback[b as usize]).filter(|&i| i != NO_ID)).collect();
+                let ids: Option<Vec<u32>> = key
+                    .bytes()
+                    .map(|b| Some(bpe.fallback[b as usize]).filter(|&i| i != NO_ID))
+                    .collect();
                 if let Some(ids) = ids {
                     // tokenizers adds the byte rows without flushing a pending unknown
                     for id in ids {
@@ -1130,7 +1319,13 @@ fn align_normalizer(n: &Normalizer, al: &mut Aligned) {
                 al.map_chars(|c, o| o.push(if c.is_whitespace() { ' ' } else { c }));
             }
             if *handle_chinese_chars {
-                al.map_chars(|c, o| if is_hf_chinese_char(c) { o.extend([' ', c, ' ']) } else { o.push(c) });
+                al.map_chars(|c, o| {
+                    if is_hf_chinese_char(c) {
+                        o.extend([' ', c, ' '])
+                    } else {
+                        o.push(c)
+                    }
+                });
             }
             if *strip_accents {
                 al.unicode(false, false);
@@ -1144,7 +1339,11 @@ fn align_normalizer(n: &Normalizer, al: &mut Aligned) {
         Normalizer::Prepend { prepend } => al.prepend(prepend),
         Normalizer::Replace { pattern, content } => {
             if !pattern.is_empty() {
-                let m: Vec<(usize, usize)> = al.text.match_indices(pattern.as_str()).map(|(i, p)| (i, i + p.len())).collect();
+                let m: Vec<(usize, usize)> = al
+                    .text
+                    .match_indices(pattern.as_str())
+                    .map(|(i, p)| (i, i + p.len()))
+                    .collect();
                 al.replace_ranges(&m, content);
             }
         }
@@ -1171,19 +1370,31 @@ fn align_normalizer(n: &Normalizer, al: &mut Aligned) {
         Normalizer::Nfkd => al.unicode(true, false),
         Normalizer::Strip { left, right } => {
             let count = al.text.chars().count();
-            let lead = if *left { al.text.chars().take_while(|c| c.is_whitespace()).count() } else { 0 };
-            let trail = if *right { al.text.chars().rev().take_while(|c| c.is_whitespace()).count() } else { 0 };
+            let lead =
+                if *left { al.text.chars().take_while(|c| c.is_whitespace()).count() } else { 0 };
+            let trail = if *right {
+                al.text.chars().rev().take_while(|c| c.is_whitespace()).count()
+            } else {
+                0
+            };
             if lead > 0 || trail > 0 {
                 let keep = count.saturating_sub(trail);
-                let mut dest: Vec<(char, isize)> =
-                    al.text.chars().enumerate().filter(|&(i, _)| i >= lead && i < keep).map(|(_, c)| (c, 0)).collect();
+                let mut dest: Vec<(char, isize)> = al
+                    .text
+                    .chars()
+                    .enumerate()
+                    .filter(|&(i, _)| i >= lead && i < keep)
+                    .map(|(_, c)| (c, 0))
+                    .collect();
                 if let Some(last) = dest.last_mut() {
                     last.1 = -(trail as isize);
                 }
                 al.transform(&dest, lead.min(count));
             }
         }
-        Normalizer::StripAccents => al.filter(|c| !unicode_normalization_alignments::char::is_combining_mark(c)),
+        Normalizer::StripAccents => {
+            al.filter(|c| !unicode_normalization_alignments::char::is_combining_mark(c))
+        }
     }
 }
 
@@ -1335,9 +1546,10 @@ fn apply_normalizer(n: &Normalizer, s: &str) -> String {
             }
             t.to_string()
         }
-        Normalizer::StripAccents => {
-            s.chars().filter(|&c| !unicode_normalization_alignments::char::is_combining_mark(c)).collect()
-        }
+        Normalizer::StripAccents => s
+            .chars()
+            .filter(|&c| !unicode_normalization_alignments::char::is_combining_mark(c))
+            .collect(),
     }
 }
 
@@ -1358,8 +1570,14 @@ fn lower(s: &str) -> String {
 /// With `spans` (the original span of each byte of `piece`, and the list for `dst`), each byte
 /// written gets its span: a character kept its own, a `▁` for a space the space's, and an added
 /// prefix space or `▁` the first character's (tokenizers' `prepend`).
-fn pre_step(step: &PreTokenizer, piece: &str, at_start: bool, dst: &mut String, words: &mut Vec<(usize, usize)>,
-            mut spans: Option<(&[Span], &mut Vec<Span>)>) {
+fn pre_step(
+    step: &PreTokenizer,
+    piece: &str,
+    at_start: bool,
+    dst: &mut String,
+    words: &mut Vec<(usize, usize)>,
+    mut spans: Option<(&[Span], &mut Vec<Span>)>,
+) {
     let base = dst.len();
     if let Some((src, out)) = spans.as_mut() {
         if !matches!(step, PreTokenizer::ByteLevel { .. } | PreTokenizer::Metaspace { .. }) {
@@ -1392,7 +1610,10 @@ fn pre_step(step: &PreTokenizer, piece: &str, at_start: bool, dst: &mut String, 
                 Prepend::First => at_start,
                 Prepend::Never => false,
             };
-            if prepend && !piece.is_empty() && !piece.replace(' ', rep.encode_utf8(&mut [0; 4])).starts_with(rep) {
+            if prepend
+                && !piece.is_empty()
+                && !piece.replace(' ', rep.encode_utf8(&mut [0; 4])).starts_with(rep)
+            {
                 dst.push(rep);
                 if let Some((src, out)) = spans.as_mut() {
                     out.extend(std::iter::repeat_n(src[0], rep.len_utf8()));
@@ -1467,7 +1688,12 @@ fn pre_step(step: &PreTokenizer, piece: &str, at_start: bool, dst: &mut String, 
 
 /// Words between whitespace (`WhitespaceSplit`), each character `alone` matches also a word of
 /// its own (`BertPreTokenizer`'s punctuation); spans offset by `base`.
-fn split_whitespace(text: &str, base: usize, alone: impl Fn(char) -> bool, words: &mut Vec<(usize, usize)>) {
+fn split_whitespace(
+    text: &str,
+    base: usize,
+    alone: impl Fn(char) -> bool,
+    words: &mut Vec<(usize, usize)>,
+) {
     let mut start: Option<usize> = None;
     for (i, c) in text.char_indices() {
         if c.is_whitespace() {
@@ -1490,7 +1716,13 @@ fn split_whitespace(text: &str, base: usize, alone: impl Fn(char) -> bool, words
 
 /// Cuts out the characters `pred` matches, each alone or (`contiguous`) runs of them together;
 /// the text between them stays whole.
-fn split_where(text: &str, base: usize, pred: impl Fn(char) -> bool, contiguous: bool, words: &mut Vec<(usize, usize)>) {
+fn split_where(
+    text: &str,
+    base: usize,
+    pred: impl Fn(char) -> bool,
+    contiguous: bool,
+    words: &mut Vec<(usize, usize)>,
+) {
     let mut start = 0;
     let mut prev: Option<bool> = None;
     for (i, c) in text.char_indices() {
@@ -1625,14 +1857,17 @@ mod tests {
     fn short_and_long_merges_agree() {
         // a created pair can rank below the merge that made it: (0,1)->4 rank 1, (4,0)->5 rank 0
         let mut m: Map<u64, (u32, u32)> = Map::default();
-        for (r, &(a, b, c)) in [(4, 0, 5), (0, 1, 4), (1, 1, 6), (6, 6, 7), (2, 4, 8)].iter().enumerate() {
+        for (r, &(a, b, c)) in
+            [(4, 0, 5), (0, 1, 4), (1, 1, 6), (6, 6, 7), (2, 4, 8)].iter().enumerate()
+        {
             m.insert(pack(a, b), (r as u32, c));
         }
         let mut state = 7u64;
         for len in 2..300 {
             let v: Vec<u32> = (0..len)
                 .map(|_| {
-                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    state =
+                        state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                     ((state >> 33) % 3) as u32
                 })
                 .collect();

@@ -18,7 +18,9 @@
 //! The byte spans are turned into code points as tokenizers' Python binding does
 //! ([`char_offsets`]).
 
-use unicode_normalization_alignments::char::{canonical_combining_class, compose, decompose_canonical, decompose_compatible};
+use unicode_normalization_alignments::char::{
+    canonical_combining_class, compose, decompose_canonical, decompose_compatible,
+};
 
 /// Text with, for each of its bytes, the byte span of the original text it came from.
 #[derive(Clone, Debug)]
@@ -52,7 +54,11 @@ impl Aligned {
         let start = (self.base, self.base);
         for &(c, change) in dest {
             let span = if change > 0 {
-                if offset == 0 { start } else { old_spans[offset - 1] }
+                if offset == 0 {
+                    start
+                } else {
+                    old_spans[offset - 1]
+                }
             } else {
                 old_spans.get(offset).or(old_spans.last()).copied().unwrap_or(start)
             };

@@ -51,9 +51,14 @@ impl Tables {
     }
 
     /// [`Tables::new`] with a Unigram model's scores (one per token, by id).
-    pub fn scored(vocab: Vec<(String, u32)>, merges: Vec<(String, String)>, scores: Vec<f64>) -> Option<Self> {
+    pub fn scored(
+        vocab: Vec<(String, u32)>,
+        merges: Vec<(String, String)>,
+        scores: Vec<f64>,
+    ) -> Option<Self> {
         let hasher = BuildHasher::default();
-        let mut index: Map<u64, u32> = Map::with_capacity_and_hasher(vocab.len(), Default::default());
+        let mut index: Map<u64, u32> =
+            Map::with_capacity_and_hasher(vocab.len(), Default::default());
         let mut collided = Vec::new();
         for (k, (t, _)) in vocab.iter().enumerate() {
             match index.entry(hasher.hash_one(t.as_str())) {
@@ -61,7 +66,9 @@ impl Tables {
                     e.insert(k as u32);
                 }
                 std::collections::hash_map::Entry::Occupied(e) => {
-                    if vocab[*e.get() as usize].0 == *t || collided.iter().any(|&j: &u32| vocab[j as usize].0 == *t) {
+                    if vocab[*e.get() as usize].0 == *t
+                        || collided.iter().any(|&j: &u32| vocab[j as usize].0 == *t)
+                    {
                         return None;
                     }
                     collided.push(k as u32);
@@ -78,7 +85,11 @@ impl Tables {
         if t == token {
             return Some(*id);
         }
-        self.collided.iter().map(|&j| &self.vocab[j as usize]).find(|(t, _)| t == token).map(|(_, id)| *id)
+        self.collided
+            .iter()
+            .map(|&j| &self.vocab[j as usize])
+            .find(|(t, _)| t == token)
+            .map(|(_, id)| *id)
     }
 
     /// The largest id, if there is a token.
@@ -124,7 +135,9 @@ pub fn vocab_merges(vocab_json: &[u8], merges_txt: &[u8]) -> Option<Tables> {
 pub fn merge_pair(s: &str) -> Option<(String, String)> {
     let mut it = s.split(' ');
     match (it.next(), it.next(), it.next()) {
-        (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => Some((a.to_string(), b.to_string())),
+        (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => {
+            Some((a.to_string(), b.to_string()))
+        }
         _ => None,
     }
 }
@@ -317,7 +330,10 @@ mod tests {
             "merges": ["a b", ["ab", "b"]], "unk_token": null}, "decoder": {"type": "Fuse"}}"#;
         let (rest, vocab, merges) = tables(text).expect("a well-formed file");
         assert_eq!(vocab, owned(&[("a", 0), ("b", 1), ("ab", 2), ("\"qé", 3)]));
-        assert_eq!(merges, vec![("a".to_string(), "b".to_string()), ("ab".to_string(), "b".to_string())]);
+        assert_eq!(
+            merges,
+            vec![("a".to_string(), "b".to_string()), ("ab".to_string(), "b".to_string())]
+        );
         let doc: serde_json::Value = serde_json::from_str(&rest).unwrap();
         let want: serde_json::Value = serde_json::from_str(
             r#"{"version": "1.0", "model": {"type": "BPE", "vocab": {}, "merges": [], "unk_token": null}, "decoder": {"type": "Fuse"}}"#,
@@ -329,7 +345,10 @@ mod tests {
     #[test]
     fn lookups_find_every_token_and_no_other() {
         let (_, t) = split(r###"{"model": {"vocab": {"[UNK]": 7, "x": 0, "##x": 3}}}"###).unwrap();
-        assert_eq!((t.get("[UNK]"), t.get("x"), t.get("##x"), t.get("y"), t.get("")), (Some(7), Some(0), Some(3), None, None));
+        assert_eq!(
+            (t.get("[UNK]"), t.get("x"), t.get("##x"), t.get("y"), t.get("")),
+            (Some(7), Some(0), Some(3), None, None)
+        );
         assert_eq!(t.max_id(), Some(7));
     }
 
@@ -354,15 +373,22 @@ mod tests {
         assert_eq!(t.scores, [0.0, -1.5, -3.0]);
         assert_eq!((t.get("▁a"), t.get("a")), (Some(1), None));
         let doc: serde_json::Value = serde_json::from_str(&rest).unwrap();
-        assert_eq!(doc, serde_json::json!({"model": {"type": "Unigram", "unk_id": 0, "vocab": []}}));
+        assert_eq!(
+            doc,
+            serde_json::json!({"model": {"type": "Unigram", "unk_id": 0, "vocab": []}})
+        );
     }
 
     #[test]
     fn vocab_json_and_merges_txt_are_read_as_gpt2_writes_them() {
         // hand-written: a #version line, \r\n, a blank line; the merges in order
-        let t = vocab_merges(br#"{"a": 0, "b": 1, "ab": 2}"#, b"#version: 0.2\r\na b\r\n\nab b\n").unwrap();
+        let t = vocab_merges(br#"{"a": 0, "b": 1, "ab": 2}"#, b"#version: 0.2\r\na b\r\n\nab b\n")
+            .unwrap();
         assert_eq!(t.vocab, owned(&[("a", 0), ("b", 1), ("ab", 2)]));
-        assert_eq!(t.merges, vec![("a".to_string(), "b".to_string()), ("ab".to_string(), "b".to_string())]);
+        assert_eq!(
+            t.merges,
+            vec![("a".to_string(), "b".to_string()), ("ab".to_string(), "b".to_string())]
+        );
         assert!(t.scores.is_empty());
         // no #version line; one anywhere else is a merge line as the Python reader has it (its
         // tokens then are not in the vocab, which the pipeline refuses)
@@ -379,7 +405,12 @@ mod tests {
             (br#"{"a": 0} x"#, b""),
             (br#"[["a", 0.0]]"#, b""),
         ] {
-            assert!(vocab_merges(v, m).is_none(), "{:?} / {:?}", String::from_utf8_lossy(v), String::from_utf8_lossy(m));
+            assert!(
+                vocab_merges(v, m).is_none(),
+                "{:?} / {:?}",
+                String::from_utf8_lossy(v),
+                String::from_utf8_lossy(m)
+            );
         }
     }
 

@@ -18,8 +18,8 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use crate::sentencepiece::darray::{DoubleArray, Key};
 
-use subwords_core::error::{Error, Result};
 use crate::sentencepiece::charsmap::Charsmap;
+use subwords_core::error::{Error, Result};
 
 const UNK_PENALTY: f64 = 10.0;
 
@@ -43,7 +43,10 @@ impl HfUnigram {
         }
         if let Some(u) = unk {
             if u as usize >= vocab.len() {
-                return Err(bad(format!("unk_id {u} is outside the vocabulary ({} entries)", vocab.len())));
+                return Err(bad(format!(
+                    "unk_id {u} is outside the vocabulary ({} entries)",
+                    vocab.len()
+                )));
             }
         }
         let mut index: Map<Box<str>, u32> = Map::default();
@@ -61,9 +64,13 @@ impl HfUnigram {
             min_score = min_score.min(*score);
             scores.push(*score);
         }
-        let keys: Vec<Key<'_>> = index.iter().map(|(k, &id)| Key { labels: k.as_bytes(), id, value: 0.0, scores: true }).collect();
+        let keys: Vec<Key<'_>> = index
+            .iter()
+            .map(|(k, &id)| Key { labels: k.as_bytes(), id, value: 0.0, scores: true })
+            .collect();
         // the index holds each piece once, so the build has no two keys alike
-        let trie = DoubleArray::build(keys, 256).map_err(|id| bad(format!("cannot index the vocabulary (entry {id})")))?;
+        let trie = DoubleArray::build(keys, 256)
+            .map_err(|id| bad(format!("cannot index the vocabulary (entry {id})")))?;
         let bytes = if byte_fallback {
             let mut ids = Box::new([u32::MAX; 256]);
             for b in 0..256usize {
@@ -86,15 +93,25 @@ impl HfUnigram {
 
     /// [`HfUnigram::tokenize`], noting in `notes` (position in `out`, characters) each unknown
     /// id with the characters it stands for: tokenizers' token string for it.
-    pub fn tokenize_noting(&self, word: &str, out: &mut Vec<u32>, notes: Option<&mut Vec<(usize, String)>>) -> Result<()> {
+    pub fn tokenize_noting(
+        &self,
+        word: &str,
+        out: &mut Vec<u32>,
+        notes: Option<&mut Vec<(usize, String)>>,
+    ) -> Result<()> {
         self.tokenize_spans(word, out, notes, None)
     }
 
     /// [`HfUnigram::tokenize_noting`], pushing to `spans` the byte range of each id's piece in
     /// the word (each `<0xNN>` row of a fallen-back piece the whole piece's, as tokenizers gives
     /// them); `spans` holds one entry per id of `out` on entry.
-    pub fn tokenize_spans(&self, word: &str, out: &mut Vec<u32>, mut notes: Option<&mut Vec<(usize, String)>>,
-                          mut spans: Option<&mut Vec<(u32, u32)>>) -> Result<()> {
+    pub fn tokenize_spans(
+        &self,
+        word: &str,
+        out: &mut Vec<u32>,
+        mut notes: Option<&mut Vec<(usize, String)>>,
+        mut spans: Option<&mut Vec<(u32, u32)>>,
+    ) -> Result<()> {
         let text = word.as_bytes();
         let n = text.len();
         if n == 0 {
@@ -123,7 +140,9 @@ impl HfUnigram {
                 single |= end - start == mblen;
             });
             if !single {
-                let unk = self.unk.ok_or_else(|| Error::Input("an unknown character, and the model has no unk_id".into()))?;
+                let unk = self.unk.ok_or_else(|| {
+                    Error::Input("an unknown character, and the model has no unk_id".into())
+                })?;
                 let target = &mut best[start + mblen];
                 let cand = unk_score + here;
                 if target.start == NONE || cand > target.score {
@@ -163,7 +182,9 @@ impl HfUnigram {
                     if let Some(n) = notes.as_deref_mut() {
                         n.push((out.len(), piece.to_string()));
                     }
-                    out.push(self.unk.ok_or_else(|| Error::Input("an unknown piece, and the model has no unk_id".into()))?);
+                    out.push(self.unk.ok_or_else(|| {
+                        Error::Input("an unknown piece, and the model has no unk_id".into())
+                    })?);
                 }
             }
             if let Some(l) = spans.as_deref_mut() {

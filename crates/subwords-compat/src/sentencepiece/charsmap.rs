@@ -17,7 +17,9 @@ pub struct Charsmap {
 
 impl Charsmap {
     pub fn parse(blob: &[u8]) -> Result<Self> {
-        let bad = |m: &str| Error::ModelFile(format!("precompiled_charsmap: {m}; the model file is damaged"));
+        let bad = |m: &str| {
+            Error::ModelFile(format!("precompiled_charsmap: {m}; the model file is damaged"))
+        };
         if blob.len() <= 4 {
             return Err(bad("shorter than its header"));
         }
@@ -27,8 +29,10 @@ impl Charsmap {
         }
         let trie = blob[4..4 + size].to_vec();
         let normalized = blob[4 + size..].to_vec();
-        let trie = DoubleArray::new(trie).map_err(|e| bad(&format!("the trie is not a valid double array ({e})")))?;
-        let normalized = String::from_utf8(normalized).map_err(|_| bad("a replacement string is not UTF-8"))?;
+        let trie = DoubleArray::new(trie)
+            .map_err(|e| bad(&format!("the trie is not a valid double array ({e})")))?;
+        let normalized =
+            String::from_utf8(normalized).map_err(|_| bad("a replacement string is not UTF-8"))?;
         // every leaf's value must point at the start of a replacement string's character, so a
         // lookup can never land outside the strings or inside a character
         for chunk in trie.0.chunks_exact(4) {
@@ -62,7 +66,9 @@ impl Charsmap {
         }
         let Some((value, len)) = best else { return Ok(None) };
         let start = value as usize;
-        let bad = || Error::ModelFile("precompiled_charsmap: a rule points outside its replacement strings; the model file is damaged".into());
+        let bad = || {
+            Error::ModelFile("precompiled_charsmap: a rule points outside its replacement strings; the model file is damaged".into())
+        };
         let tail = self.normalized.get(start..).ok_or_else(bad)?;
         let end = tail.as_bytes().iter().position(|&b| b == 0).unwrap_or(tail.len());
         Ok(Some((&tail[..end], len)))
@@ -75,7 +81,9 @@ impl Charsmap {
             return Ok(None);
         }
         let Some((value, _)) = prefixes(&self.trie, input).next() else { return Ok(None) };
-        let bad = || Error::ModelFile("precompiled_charsmap: a rule points outside its replacement strings; the file is damaged".into());
+        let bad = || {
+            Error::ModelFile("precompiled_charsmap: a rule points outside its replacement strings; the file is damaged".into())
+        };
         let tail = self.normalized.get(value as usize..).ok_or_else(bad)?;
         let end = tail.as_bytes().iter().position(|&b| b == 0).unwrap_or(tail.len());
         Ok(Some(&tail[..end]))
@@ -91,7 +99,9 @@ impl Charsmap {
         let mut keys: Vec<(&[u8], u32)> = Vec::new();
         for (from, to) in &rules {
             if from.is_empty() || from.contains('\0') || to.contains('\0') {
-                return Err(Error::Option("a normalization rule maps a non-empty string without NUL".into()));
+                return Err(Error::Option(
+                    "a normalization rule maps a non-empty string without NUL".into(),
+                ));
             }
             keys.push((from.as_bytes(), normalized.len() as u32));
             normalized.extend_from_slice(to.as_bytes());
@@ -188,8 +198,10 @@ mod tests {
 
     #[test]
     fn prefixes_stop_at_a_nul_and_agree_with_yada_elsewhere() {
-        let keys: Vec<(&[u8], u32)> = vec![(b"<mask>", 7), (b"a", 1), (b"ab", 2), (b"abc", 3), (b"b", 4)];
-        let trie = DoubleArray::new(yada::builder::DoubleArrayBuilder::build(&keys).unwrap()).unwrap();
+        let keys: Vec<(&[u8], u32)> =
+            vec![(b"<mask>", 7), (b"a", 1), (b"ab", 2), (b"abc", 3), (b"b", 4)];
+        let trie =
+            DoubleArray::new(yada::builder::DoubleArrayBuilder::build(&keys).unwrap()).unwrap();
         for text in [&b"abcd"[..], b"ab", b"b<mask>", b"<mask>x", b"zz", b""] {
             let ours: Vec<_> = prefixes(&trie, text).collect();
             let yada: Vec<_> = trie.common_prefix_search(text).collect();

@@ -32,11 +32,11 @@ use std::collections::BinaryHeap;
 use subwords_core::hash::Map;
 use yada::DoubleArray;
 
-use subwords_core::batch::Slots;
-use subwords_core::error::{Error, Result};
 use charsmap::Charsmap;
 use darray::DoubleArray as PieceArray;
 use proto::ModelProto;
+use subwords_core::batch::Slots;
+use subwords_core::error::{Error, Result};
 
 const SPACE: &str = "\u{2581}";
 const UNK_PENALTY: f32 = 10.0;
@@ -120,16 +120,24 @@ impl SpModel {
     pub fn from_bytes(bytes: Vec<u8>) -> Result<Self> {
         let bad = |m: String| Error::ModelFile(m);
         if bytes.len() > MAX_FILE_BYTES {
-            return Err(bad(format!("{} bytes is larger than any SentencePiece model ({MAX_FILE_BYTES})", bytes.len())));
+            return Err(bad(format!(
+                "{} bytes is larger than any SentencePiece model ({MAX_FILE_BYTES})",
+                bytes.len()
+            )));
         }
-        let mut proto = proto::decode(&bytes)
-            .map_err(|e| bad(format!("not a SentencePiece model (the protobuf does not parse: {e})")))?;
+        let mut proto = proto::decode(&bytes).map_err(|e| {
+            bad(format!("not a SentencePiece model (the protobuf does not parse: {e})"))
+        })?;
         let trainer = proto.trainer_spec.clone().unwrap_or_default();
         let kind = match trainer.model_type.unwrap_or(proto::UNIGRAM) {
             proto::UNIGRAM => Kind::Unigram,
             proto::BPE => Kind::Bpe,
-            proto::WORD => return Err(bad("model_type WORD is not supported (only UNIGRAM and BPE)".into())),
-            proto::CHAR => return Err(bad("model_type CHAR is not supported (only UNIGRAM and BPE)".into())),
+            proto::WORD => {
+                return Err(bad("model_type WORD is not supported (only UNIGRAM and BPE)".into()))
+            }
+            proto::CHAR => {
+                return Err(bad("model_type CHAR is not supported (only UNIGRAM and BPE)".into()))
+            }
             t => return Err(bad(format!("unknown model_type {t}"))),
         };
         if trainer.treat_whitespace_as_suffix.unwrap_or(false) {
@@ -137,7 +145,10 @@ impl SpModel {
         }
         if let Some(d) = &proto.denormalizer_spec {
             if d.precompiled_charsmap.as_ref().is_some_and(|c| !c.is_empty()) {
-                return Err(bad("a denormalizer (denormalizer_spec with a character map) is not supported".into()));
+                return Err(bad(
+                    "a denormalizer (denormalizer_spec with a character map) is not supported"
+                        .into(),
+                ));
             }
         }
         let spec = proto.normalizer_spec.clone().unwrap_or_default();
@@ -145,7 +156,9 @@ impl SpModel {
             Some(blob) if !blob.is_empty() => Some(Charsmap::parse(blob)?),
             _ => None,
         };
-        if charsmap.is_none() && spec.name.as_deref().is_some_and(|n| n != "identity" && !n.is_empty()) {
+        if charsmap.is_none()
+            && spec.name.as_deref().is_some_and(|n| n != "identity" && !n.is_empty())
+        {
             return Err(bad(format!(
                 "normalization rule {:?} comes without its precompiled character map",
                 spec.name.as_deref().unwrap_or_default()
@@ -193,7 +206,9 @@ impl SpModel {
             };
             let twice = if normal {
                 if text.as_bytes().contains(&0) {
-                    return Err(bad("a piece contains a NUL character, which SentencePiece cannot match".into()));
+                    return Err(bad(
+                        "a piece contains a NUL character, which SentencePiece cannot match".into(),
+                    ));
                 }
                 if kind == Kind::Bpe {
                     // BPE looks pieces up by text only: no trie to build
@@ -227,7 +242,11 @@ impl SpModel {
                 .map(|&(id, score, ty)| {
                     let bytes = pieces[id as usize].as_bytes();
                     // a user-defined symbol scores 0.1·(bytes − 1), computed in double, kept as float
-                    let score = if ty == proto::USER_DEFINED { (0.1 * (bytes.len() as f64 - 1.0)) as f32 } else { score };
+                    let score = if ty == proto::USER_DEFINED {
+                        (0.1 * (bytes.len() as f64 - 1.0)) as f32
+                    } else {
+                        score
+                    };
                     darray::Key { labels: bytes, id, value: score, scores: ty != proto::UNUSED }
                 })
                 .collect(),
@@ -246,7 +265,11 @@ impl SpModel {
                 let name = format!("<0x{b:02X}>");
                 match reserved.get(name.as_bytes()) {
                     Some(&id) if types[id as usize] == proto::BYTE => ids[b] = id,
-                    _ => return Err(bad(format!("byte_fallback is on but the byte piece {name} is missing"))),
+                    _ => {
+                        return Err(bad(format!(
+                            "byte_fallback is on but the byte piece {name} is missing"
+                        )))
+                    }
                 }
             }
             Some(ids)
@@ -275,7 +298,9 @@ impl SpModel {
         };
         let words_apart = kind == Kind::Bpe
             && norm.escape_whitespaces
-            && pieces.iter().zip(&types).all(|(p, &t)| matches!(t, proto::CONTROL | proto::UNKNOWN | proto::BYTE) || !inner_space(p));
+            && pieces.iter().zip(&types).all(|(p, &t)| {
+                matches!(t, proto::CONTROL | proto::UNKNOWN | proto::BYTE) || !inner_space(p)
+            });
         Ok(SpModel {
             slots: Slots::default(),
             words_apart,
@@ -326,11 +351,18 @@ impl SpModel {
         let mut map = Vec::new();
         self.normalize_into(input, offsets, &mut out, &mut map)?;
         // every step copies whole UTF-8 characters or whole replacement strings
-        let text = String::from_utf8(out).map_err(|_| Error::ModelFile("normalization produced invalid UTF-8".into()))?;
+        let text = String::from_utf8(out)
+            .map_err(|_| Error::ModelFile("normalization produced invalid UTF-8".into()))?;
         Ok((text, map))
     }
 
-    fn normalize_into(&self, input: &str, offsets: bool, out: &mut Vec<u8>, map: &mut Vec<u32>) -> Result<()> {
+    fn normalize_into(
+        &self,
+        input: &str,
+        offsets: bool,
+        out: &mut Vec<u8>,
+        map: &mut Vec<u32>,
+    ) -> Result<()> {
         let n = &self.norm;
         out.clear();
         map.clear();
@@ -367,7 +399,10 @@ impl SpModel {
         while !rest.is_empty() {
             // fast path: an ASCII byte other than space that no rule or user symbol starts with
             // (the whole run of such bytes is copied at once)
-            let plain = rest.iter().take_while(|&&b| b < 0x80 && b != b' ' && !self.plain_stop[b as usize]).count();
+            let plain = rest
+                .iter()
+                .take_while(|&&b| b < 0x80 && b != b' ' && !self.plain_stop[b as usize])
+                .count();
             if plain > 0 {
                 out.extend_from_slice(&rest[..plain]);
                 if offsets {
@@ -463,12 +498,21 @@ impl SpModel {
 
     /// [`SpModel::encode`] on every text, on `threads` scoped threads (the core's batch runner,
     /// each thread with its own warm scratch); the ids do not depend on the thread count.
-    pub fn encode_batch<S: AsRef<str> + Sync>(&self, texts: &[S], threads: usize) -> Result<Vec<Vec<u32>>> {
+    pub fn encode_batch<S: AsRef<str> + Sync>(
+        &self,
+        texts: &[S],
+        threads: usize,
+    ) -> Result<Vec<Vec<u32>>> {
         self.slots
-            .map(texts, threads, |s| &mut s.words, |t, s| {
-                let mut out = Vec::with_capacity(t.as_ref().len() / 3 + 1);
-                self.encode_with(t.as_ref(), &mut out, s).map(|_| out)
-            })
+            .map(
+                texts,
+                threads,
+                |s| &mut s.words,
+                |t, s| {
+                    let mut out = Vec::with_capacity(t.as_ref().len() / 3 + 1);
+                    self.encode_with(t.as_ref(), &mut out, s).map(|_| out)
+                },
+            )
             .into_iter()
             .collect()
     }
@@ -522,7 +566,13 @@ impl SpModel {
 
     /// The cuts of `normalized` into `cuts` (cleared first), with the caller's Viterbi table and
     /// BPE word cache.
-    fn segment_into(&self, normalized: &[u8], best: &mut Vec<Best>, words: &mut WordCache, cuts: &mut Vec<Cut>) {
+    fn segment_into(
+        &self,
+        normalized: &[u8],
+        best: &mut Vec<Best>,
+        words: &mut WordCache,
+        cuts: &mut Vec<Cut>,
+    ) {
         cuts.clear();
         if normalized.is_empty() {
             return;
@@ -546,7 +596,9 @@ impl SpModel {
             while start < text.len() {
                 // the word runs to the next `▁` that follows something other than `▁`
                 let mut end = start + 1;
-                while end < text.len() && (!text[end..].starts_with(space) || text[..end].ends_with(space)) {
+                while end < text.len()
+                    && (!text[end..].starts_with(space) || text[..end].ends_with(space))
+                {
                     end += 1;
                 }
                 let word = &text[start..end];
@@ -612,7 +664,11 @@ impl SpModel {
                 s.push((ob, oe));
             }
             if let Some(p) = pieces.as_deref_mut() {
-                p.push(if is_unk { String::from_utf8_lossy(surface).into_owned() } else { self.pieces[id as usize].clone() });
+                p.push(if is_unk {
+                    String::from_utf8_lossy(surface).into_owned()
+                } else {
+                    self.pieces[id as usize].clone()
+                });
             }
             prev_unk = is_unk;
         }
@@ -634,7 +690,8 @@ impl SpModel {
             let mut here = best[start].score;
             if !(-RESET..=RESET).contains(&here) {
                 let offset = here;
-                for (i, b) in best.iter_mut().enumerate().take(frontier.max(start) + 1).skip(start) {
+                for (i, b) in best.iter_mut().enumerate().take(frontier.max(start) + 1).skip(start)
+                {
                     if i == start || b.start != -1 {
                         b.score -= offset;
                     }
@@ -715,7 +772,11 @@ impl SpModel {
         let mut syms: Vec<Sym> = Vec::with_capacity(text.len());
         let mut pos = 0usize;
         while pos < text.len() {
-            let (len, freeze) = match self.user.as_ref().and_then(|u| charsmap::prefixes(u, &text[pos..]).map(|(_, l)| l).max()) {
+            let (len, freeze) = match self
+                .user
+                .as_ref()
+                .and_then(|u| charsmap::prefixes(u, &text[pos..]).map(|(_, l)| l).max())
+            {
                 Some(l) => (l, true),
                 None => (char_len(text[pos]).min(text.len() - pos), false),
             };
@@ -739,7 +800,12 @@ impl SpModel {
             }
             let piece = &text[a.start as usize..(a.start + a.len + b.len) as usize];
             if let Some(&id) = self.index.get(piece) {
-                heap.push(Pair { score: self.scores[id as usize], left: l, right: r, size: a.len + b.len });
+                heap.push(Pair {
+                    score: self.scores[id as usize],
+                    left: l,
+                    right: r,
+                    size: a.len + b.len,
+                });
                 if self.types[id as usize] == proto::UNUSED {
                     rev.insert(piece.into(), (a.start, a.len, b.start, b.len));
                 }
@@ -777,7 +843,15 @@ impl SpModel {
 
     /// sentencepiece 0.2.3's `resegment`: an UNUSED piece is split back into the two texts that
     /// last made it, up to depth 100 (then kept as it is); a piece that is not a piece is `<unk>`.
-    fn resegment(&self, text: &[u8], start: u32, len: u32, rev: &Rev, out: &mut Vec<Cut>, depth: usize) {
+    fn resegment(
+        &self,
+        text: &[u8],
+        start: u32,
+        len: u32,
+        rev: &Rev,
+        out: &mut Vec<Cut>,
+        depth: usize,
+    ) {
         let w = &text[start as usize..(start + len) as usize];
         let Some(&id) = self.index.get(w) else {
             out.push((start, start + len, self.unk));
@@ -802,7 +876,9 @@ impl SpModel {
     pub fn decode(&self, ids: &[u32]) -> Result<String> {
         let n = self.pieces.len();
         if let Some(&bad) = ids.iter().find(|&&i| i as usize >= n) {
-            return Err(Error::UnknownPiece(format!("id {bad} is out of range (the model has {n} pieces)")));
+            return Err(Error::UnknownPiece(format!(
+                "id {bad} is out of range (the model has {n} pieces)"
+            )));
         }
         Ok(self.decode_items(ids.iter().map(|&id| (id, None))))
     }
@@ -857,18 +933,24 @@ impl SpModel {
 }
 
 /// A trie over the given keys (values are ids); `None` when there are no keys.
-fn build_trie<'a>(keys: impl Iterator<Item = (&'a [u8], u32)>) -> Result<Option<DoubleArray<Vec<u8>>>> {
+fn build_trie<'a>(
+    keys: impl Iterator<Item = (&'a [u8], u32)>,
+) -> Result<Option<DoubleArray<Vec<u8>>>> {
     let mut keys: Vec<(&[u8], u32)> = keys.collect();
     if keys.is_empty() {
         return Ok(None);
     }
     if keys.iter().any(|(k, _)| k.contains(&0)) {
-        return Err(Error::ModelFile("a piece contains a NUL character, which SentencePiece cannot match".into()));
+        return Err(Error::ModelFile(
+            "a piece contains a NUL character, which SentencePiece cannot match".into(),
+        ));
     }
     keys.sort_unstable();
     let blob = yada::builder::DoubleArrayBuilder::build(&keys)
         .map_err(|e| Error::ModelFile(format!("cannot index the pieces: {e}")))?;
-    DoubleArray::new(blob).map(Some).map_err(|e| Error::ModelFile(format!("cannot index the pieces: {e}")))
+    DoubleArray::new(blob)
+        .map(Some)
+        .map_err(|e| Error::ModelFile(format!("cannot index the pieces: {e}")))
 }
 
 /// Length of the UTF-8 character starting with `b` (1 for a stray continuation byte), as
@@ -935,14 +1017,21 @@ impl Build<'_> {
     /// (role, piece id); a role not given is -1, as before.
     pub fn to_bytes_with_roles(&self, roles: &[(&str, i32)]) -> Result<Vec<u8>> {
         let role = |name: &str| roles.iter().find(|r| r.0 == name).map(|r| r.1);
-        let piece_of = |name: &str| role(name).and_then(|i| self.pieces.get(i as usize)).map(|p| p.0.to_string());
+        let piece_of = |name: &str| {
+            role(name).and_then(|i| self.pieces.get(i as usize)).map(|p| p.0.to_string())
+        };
         let unk_id = self.pieces.iter().position(|p| p.2 == proto::UNKNOWN).map(|i| i as i32);
-        let charsmap = if self.rules.is_empty() { None } else { Some(Charsmap::build(&self.rules)?) };
+        let charsmap =
+            if self.rules.is_empty() { None } else { Some(Charsmap::build(&self.rules)?) };
         let model = ModelProto {
             pieces: self
                 .pieces
                 .iter()
-                .map(|&(p, s, t)| proto::Piece { piece: Some(p.to_string()), score: Some(s), r#type: Some(t) })
+                .map(|&(p, s, t)| proto::Piece {
+                    piece: Some(p.to_string()),
+                    score: Some(s),
+                    r#type: Some(t),
+                })
                 .collect(),
             trainer_spec: Some(proto::TrainerSpec {
                 model_type: Some(match self.kind {
@@ -964,7 +1053,11 @@ impl Build<'_> {
                 ..Default::default()
             }),
             normalizer_spec: Some(proto::NormalizerSpec {
-                name: Some(if charsmap.is_some() { "subwords_whitespace".into() } else { "identity".into() }),
+                name: Some(if charsmap.is_some() {
+                    "subwords_whitespace".into()
+                } else {
+                    "identity".into()
+                }),
                 precompiled_charsmap: charsmap,
                 add_dummy_prefix: Some(self.add_dummy_prefix),
                 remove_extra_whitespaces: Some(self.remove_extra_whitespaces),
@@ -983,7 +1076,12 @@ impl Build<'_> {
 mod tests {
     use super::*;
 
-    fn model(kind: Kind, pieces: &[(&str, f32, i32)], rules: &[(&str, &str)], byte_fallback: bool) -> SpModel {
+    fn model(
+        kind: Kind,
+        pieces: &[(&str, f32, i32)],
+        rules: &[(&str, &str)],
+        byte_fallback: bool,
+    ) -> SpModel {
         let build = Build {
             kind,
             pieces: pieces.to_vec(),
@@ -1000,7 +1098,12 @@ mod tests {
     #[test]
     fn charsmap_rules_and_whitespace() {
         // tab -> space by the map, then runs collapse, ends go, a ▁ in front, spaces become ▁
-        let m = model(Kind::Unigram, &[("<unk>", 0.0, proto::UNKNOWN), ("a", -1.0, proto::NORMAL)], &[("\t", " "), ("Ａ", "a")], false);
+        let m = model(
+            Kind::Unigram,
+            &[("<unk>", 0.0, proto::UNKNOWN), ("a", -1.0, proto::NORMAL)],
+            &[("\t", " "), ("Ａ", "a")],
+            false,
+        );
         assert_eq!(m.normalize("  Ａ\t\t b ", false).unwrap().0, "\u{2581}a\u{2581}b");
         let (text, map) = m.normalize(" Ａb", true).unwrap();
         assert_eq!(text, "\u{2581}ab");
@@ -1012,8 +1115,13 @@ mod tests {
     fn viterbi_tie_keeps_the_longest_last_piece() {
         // "▁aa": ▁a·a and ▁·aa both score -3; SentencePiece keeps the path whose last piece
         // starts earliest at the final position: ▁ + aa
-        let pieces = [("<unk>", 0.0, proto::UNKNOWN), ("\u{2581}", -1.0, proto::NORMAL), ("a", -1.5, proto::NORMAL),
-                      ("\u{2581}a", -1.5, proto::NORMAL), ("aa", -2.0, proto::NORMAL)];
+        let pieces = [
+            ("<unk>", 0.0, proto::UNKNOWN),
+            ("\u{2581}", -1.0, proto::NORMAL),
+            ("a", -1.5, proto::NORMAL),
+            ("\u{2581}a", -1.5, proto::NORMAL),
+            ("aa", -2.0, proto::NORMAL),
+        ];
         let m = model(Kind::Unigram, &pieces, &[], false);
         let mut ids = Vec::new();
         m.encode("aa", &mut ids).unwrap();
@@ -1022,8 +1130,14 @@ mod tests {
 
     #[test]
     fn bpe_joins_by_piece_score_and_unknown_runs_fold() {
-        let pieces = [("<unk>", 0.0, proto::UNKNOWN), ("\u{2581}", -10.0, proto::NORMAL), ("a", -10.0, proto::NORMAL),
-                      ("b", -10.0, proto::NORMAL), ("ab", -1.0, proto::NORMAL), ("\u{2581}a", -2.0, proto::NORMAL)];
+        let pieces = [
+            ("<unk>", 0.0, proto::UNKNOWN),
+            ("\u{2581}", -10.0, proto::NORMAL),
+            ("a", -10.0, proto::NORMAL),
+            ("b", -10.0, proto::NORMAL),
+            ("ab", -1.0, proto::NORMAL),
+            ("\u{2581}a", -2.0, proto::NORMAL),
+        ];
         let m = model(Kind::Bpe, &pieces, &[], false);
         let mut ids = Vec::new();
         // ▁ a b: "ab" (-1) beats "▁a" (-2); then ▁ + ab is no piece
@@ -1041,8 +1155,12 @@ mod tests {
         // "axyb" normalizes to "▁axyb"; x and y have no piece, so the run xy is one <unk> id
         // whose piece is the text "xy" (as sentencepiece's out_type=str), and decoding the
         // pieces gives the text back where decoding the ids gives the unknown surface "?"
-        let pieces = [("<unk>", 0.0, proto::UNKNOWN), ("\u{2581}", -1.0, proto::NORMAL), ("a", -1.0, proto::NORMAL),
-                      ("b", -1.0, proto::NORMAL)];
+        let pieces = [
+            ("<unk>", 0.0, proto::UNKNOWN),
+            ("\u{2581}", -1.0, proto::NORMAL),
+            ("a", -1.0, proto::NORMAL),
+            ("b", -1.0, proto::NORMAL),
+        ];
         let m = model(Kind::Unigram, &pieces, &[], false);
         let (ids, got) = m.encode_pieces("axyb").unwrap();
         assert_eq!(ids, vec![1, 2, 0, 3]);

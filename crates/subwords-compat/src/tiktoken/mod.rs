@@ -72,7 +72,11 @@ impl RankBpe {
     ///
     /// Refuses duplicate tokens or ranks, a missing single byte (every text must be encodable),
     /// special ids that collide with ranks, and ids so sparse the id table would be wasteful.
-    pub fn new(tokens: Vec<(Vec<u8>, u32)>, specials: Vec<(String, u32)>, pattern: Pattern) -> Result<Self> {
+    pub fn new(
+        tokens: Vec<(Vec<u8>, u32)>,
+        specials: Vec<(String, u32)>,
+        pattern: Pattern,
+    ) -> Result<Self> {
         let mut flat = Vec::new();
         let mut entries = Vec::with_capacity(tokens.len());
         for (bytes, rank) in tokens {
@@ -83,7 +87,11 @@ impl RankBpe {
     }
 
     /// Parses a `.tiktoken` rank file: one `base64(token) rank` line per token.
-    pub fn from_rank_file(data: &[u8], specials: Vec<(String, u32)>, pattern: Pattern) -> Result<Self> {
+    pub fn from_rank_file(
+        data: &[u8],
+        specials: Vec<(String, u32)>,
+        pattern: Pattern,
+    ) -> Result<Self> {
         let (flat, entries) = parse_rank_file(data)?;
         RankBpe::from_flat(flat, entries, specials, pattern)
     }
@@ -107,10 +115,16 @@ impl RankBpe {
                 )));
             }
             if rank == NONE {
-                return Err(Error::ModelFile(format!("rank {rank} is out of range (ranks are below {NONE})")));
+                return Err(Error::ModelFile(format!(
+                    "rank {rank} is out of range (ranks are below {NONE})"
+                )));
             }
             max_id = max_id.max(rank);
-            let old = if len <= SHORT { short.insert(pack(bytes), rank) } else { long.insert(bytes.into(), rank) };
+            let old = if len <= SHORT {
+                short.insert(pack(bytes), rank)
+            } else {
+                long.insert(bytes.into(), rank)
+            };
             if let Some(old) = old {
                 return Err(Error::ModelFile(format!(
                     "token {:?} appears twice (ranks {old} and {rank}); each token must have one rank",
@@ -135,7 +149,9 @@ impl RankBpe {
                 return Err(Error::ModelFile("a special token's surface is empty".into()));
             }
             if *id == NONE {
-                return Err(Error::ModelFile(format!("special token {surface:?}: id {id} is out of range")));
+                return Err(Error::ModelFile(format!(
+                    "special token {surface:?}: id {id} is out of range"
+                )));
             }
             if surfaces.contains(&surface.as_str()) {
                 return Err(Error::ModelFile(format!("special token {surface:?} is listed twice")));
@@ -153,7 +169,9 @@ impl RankBpe {
         let mut place = |id: u32, offset: usize, len: usize, what: &str| -> Result<()> {
             let slot = &mut spans[id as usize];
             if slot.0 != NONE {
-                return Err(Error::ModelFile(format!("id {id} is used twice ({what}); each id must name one token")));
+                return Err(Error::ModelFile(format!(
+                    "id {id} is used twice ({what}); each id must name one token"
+                )));
             }
             *slot = (offset as u32, len as u32);
             Ok(())
@@ -162,13 +180,27 @@ impl RankBpe {
             place(rank, offset, len, "rank")?;
         }
         for (surface, id) in &specials {
-            place(*id, flat.len(), surface.len(), "a special token's id equals a rank or another special token's")?;
+            place(
+                *id,
+                flat.len(),
+                surface.len(),
+                "a special token's id equals a rank or another special token's",
+            )?;
             flat.extend_from_slice(surface.as_bytes());
         }
         if flat.len() > (u32::MAX - 1) as usize {
             return Err(Error::ModelFile("the tokens add up to more than 4 GiB".into()));
         }
-        Ok(RankBpe { short, long, byte_rank, spans, token_bytes: flat, specials, pattern, slots: Slots::default() })
+        Ok(RankBpe {
+            short,
+            long,
+            byte_rank,
+            spans,
+            token_bytes: flat,
+            specials,
+            pattern,
+            slots: Slots::default(),
+        })
     }
 
     pub fn pattern(&self) -> Pattern {
@@ -238,7 +270,13 @@ impl RankBpe {
     }
 
     /// [`RankBpe::encode_with`] appending to `out` (a batch's buffer of many texts).
-    fn encode_into(&self, text: &str, allowed: &[usize], scratch: &mut Scratch, out: &mut Vec<u32>) {
+    fn encode_into(
+        &self,
+        text: &str,
+        allowed: &[usize],
+        scratch: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) {
         if allowed.is_empty() {
             self.encode_ordinary_into(text, out, scratch);
             return;
@@ -256,8 +294,18 @@ impl RankBpe {
     /// [`RankBpe::encode`] on many texts, on `threads` scoped threads (the core's batch runner,
     /// never a global pool: DESIGN §3), each with its warm scratch; the result does not depend on
     /// the number of threads.
-    pub fn encode_batch<S: AsRef<str> + Sync>(&self, texts: &[S], allowed: &[usize], threads: usize) -> Vec<Vec<u32>> {
-        self.slots.map(texts, threads, |s| &mut s.words, |t, scratch| self.encode_with(t.as_ref(), allowed, scratch))
+    pub fn encode_batch<S: AsRef<str> + Sync>(
+        &self,
+        texts: &[S],
+        allowed: &[usize],
+        threads: usize,
+    ) -> Vec<Vec<u32>> {
+        self.slots.map(
+            texts,
+            threads,
+            |s| &mut s.words,
+            |t, scratch| self.encode_with(t.as_ref(), allowed, scratch),
+        )
     }
 
     /// [`RankBpe::encode_batch`] handing the ids to `sink` part by part, in order, on the
@@ -347,11 +395,14 @@ impl RankBpe {
             // parts k and k+1 become one token; the pairs touching it change
             parts[k].token = best;
             parts[k].pair = match parts.get(k + 3) {
-                Some(after) => self.concat_rank(&piece[parts[k].start as usize..after.start as usize]),
+                Some(after) => {
+                    self.concat_rank(&piece[parts[k].start as usize..after.start as usize])
+                }
                 None => NONE,
             };
             if k > 0 {
-                parts[k - 1].pair = self.concat_rank(&piece[parts[k - 1].start as usize..parts[k + 2].start as usize]);
+                parts[k - 1].pair = self
+                    .concat_rank(&piece[parts[k - 1].start as usize..parts[k + 2].start as usize]);
             }
             parts.remove(k + 1);
         }
@@ -380,7 +431,13 @@ impl RankBpe {
                 heap.push(Reverse((r, i as u32, i as u32 + 2)));
             }
         }
-        let end_of = |next: &[u32], s: u32| -> u32 { if (s as usize) < n { next[s as usize] } else { n as u32 } };
+        let end_of = |next: &[u32], s: u32| -> u32 {
+            if (s as usize) < n {
+                next[s as usize]
+            } else {
+                n as u32
+            }
+        };
         while let Some(Reverse((rank, a, end))) = heap.pop() {
             let b = next[a as usize];
             if !alive[a as usize] || b as usize >= n || end_of(&next, b) != end {
@@ -521,7 +578,10 @@ pub fn parse_rank_file(data: &[u8]) -> Result<(Vec<u8>, Vec<Entry>)> {
                 String::from_utf8_lossy(&line[..line.len().min(80)])
             ))
         };
-        let space = line.iter().position(|&b| b == b' ').ok_or_else(|| bad("no space between token and rank"))?;
+        let space = line
+            .iter()
+            .position(|&b| b == b' ')
+            .ok_or_else(|| bad("no space between token and rank"))?;
         let (tok, rank) = (&line[..space], &line[space + 1..]);
         if rank.is_empty() || rank.len() > 10 || !rank.iter().all(u8::is_ascii_digit) {
             return Err(bad("the rank is not a decimal number"));

@@ -39,7 +39,10 @@ pub fn extend(
 ) -> Result<Extension> {
     let n = texts.len() as u32;
     if n == 0 || n == NO_SYMBOL {
-        return Err(Error::Input(format!("extend needs an existing vocabulary of 1 to {} rows, got {n}", NO_SYMBOL - 1)));
+        return Err(Error::Input(format!(
+            "extend needs an existing vocabulary of 1 to {} rows, got {n}",
+            NO_SYMBOL - 1
+        )));
     }
     let mut symbols = Symbols::new(0, strip_right);
     for t in texts {
@@ -83,7 +86,13 @@ pub fn extend(
     let params = MergeParams::bpe(new_rows, min_count.max(1), None);
     let learned = merge::learn(flat, &mut symbols, &params, None);
     let new_texts = (n..symbols.next_id()).map(|id| symbols.text(id).to_vec()).collect();
-    Ok(Extension { merges: learned.merges, new_texts, stop: learned.stop, pieces_before, pieces_after: learned.pieces_after })
+    Ok(Extension {
+        merges: learned.merges,
+        new_texts,
+        stop: learned.stop,
+        pieces_before,
+        pieces_after: learned.pieces_after,
+    })
 }
 
 #[cfg(test)]
@@ -111,7 +120,8 @@ mod tests {
     fn unknown_symbols_are_barriers_and_empty_corpora_refused() {
         let texts = vec![t("a"), t("b")];
         // (a, ?) and (?, b) are no pairs; (a, b) occurs twice in "ab" x2
-        let e = extend(&texts, &[], vec![(vec![0, NO_SYMBOL, 1], 5), (vec![0, 1], 2)], 5, 2, b"").unwrap();
+        let e = extend(&texts, &[], vec![(vec![0, NO_SYMBOL, 1], 5), (vec![0, 1], 2)], 5, 2, b"")
+            .unwrap();
         assert_eq!(e.merges, vec![[0, 1, 2]]);
         assert!(extend(&texts, &[], vec![], 5, 2, b"").is_err());
         assert!(extend(&texts, &[], vec![(vec![7], 1)], 5, 2, b"").is_err());

@@ -161,8 +161,8 @@
 use std::cmp::Ordering;
 use std::rc::Rc;
 
-use rayon::prelude::*;
 use crate::hash::Map;
+use rayon::prelude::*;
 
 /// Symbol id used for symbols outside the alphabet (alphabet limits): never part of a pair.
 pub const NO_SYMBOL: u32 = u32::MAX;
@@ -288,7 +288,13 @@ impl Symbols {
 // `base` lets symbol ids coincide with row ids ([UNK] and byte rows come first).
 impl Symbols {
     pub fn new(base: u32, strip_right: &[u8]) -> Self {
-        Symbols { texts: vec![], lengths: vec![], index: Map::default(), strip_right: strip_right.to_vec(), base }
+        Symbols {
+            texts: vec![],
+            lengths: vec![],
+            index: Map::default(),
+            strip_right: strip_right.to_vec(),
+            base,
+        }
     }
     pub fn text(&self, id: u32) -> &[u8] {
         &self.texts[(id - self.base) as usize]
@@ -348,14 +354,16 @@ impl TieSpelling {
     fn key(&self, text: &[u8]) -> Box<[u8]> {
         match self {
             TieSpelling::AsSpelled => Box::from(text),
-            TieSpelling::FrontMarked { continuation_mark } => match text.strip_prefix(continuation_mark.as_slice()) {
-                Some(rest) => Box::from(rest),
-                None => {
-                    let mut v = "\u{2581}".as_bytes().to_vec();
-                    v.extend_from_slice(crate::vocab::piece_text(text));
-                    v.into_boxed_slice()
+            TieSpelling::FrontMarked { continuation_mark } => {
+                match text.strip_prefix(continuation_mark.as_slice()) {
+                    Some(rest) => Box::from(rest),
+                    None => {
+                        let mut v = "\u{2581}".as_bytes().to_vec();
+                        v.extend_from_slice(crate::vocab::piece_text(text));
+                        v.into_boxed_slice()
+                    }
                 }
-            },
+            }
         }
     }
 }
@@ -372,7 +380,14 @@ pub struct MergeParams {
 
 impl MergeParams {
     pub fn bpe(new_rows: u64, min_count: u64, max_piece_length: Option<u32>) -> Self {
-        MergeParams { new_rows, min_count, max_piece_length, score: Score::Count, min_count_rule: MinCountRule::Filter, tie: TieSpelling::AsSpelled }
+        MergeParams {
+            new_rows,
+            min_count,
+            max_piece_length,
+            score: Score::Count,
+            min_count_rule: MinCountRule::Filter,
+            tie: TieSpelling::AsSpelled,
+        }
     }
 }
 
@@ -440,10 +455,14 @@ impl Order<'_> {
             }
             let (xa, xb) = unpack(x.pair);
             let (ya, yb) = unpack(y.pair);
-            (if self.joined_first { cmp_joined(self.key(ya), self.key(yb), self.key(xa), self.key(xb)) } else { Ordering::Equal })
-                .then_with(|| self.cmp_keys(ya, xa))
-                .then_with(|| self.cmp_keys(yb, xb))
-                .then_with(|| y.pair.cmp(&x.pair))
+            (if self.joined_first {
+                cmp_joined(self.key(ya), self.key(yb), self.key(xa), self.key(xb))
+            } else {
+                Ordering::Equal
+            })
+            .then_with(|| self.cmp_keys(ya, xa))
+            .then_with(|| self.cmp_keys(yb, xb))
+            .then_with(|| y.pair.cmp(&x.pair))
         })
     }
 }
@@ -782,7 +801,9 @@ impl Arena {
             // a list of one id lives in the slot
             (0, [id]) => return self.push(info, *id),
             (1, &[id, ..]) if info.at == id => &ids[1..],
-            (n, &[id, ..]) if n >= 2 && self.words[info.at as usize * 4 + n as usize] == id => &ids[1..],
+            (n, &[id, ..]) if n >= 2 && self.words[info.at as usize * 4 + n as usize] == id => {
+                &ids[1..]
+            }
             _ => ids,
         };
         if ids.is_empty() {
@@ -837,7 +858,8 @@ impl Arena {
         #[cfg(test)]
         COMPACTIONS.with(|c| c.set(c.get() + 1));
         let dropped = drop_pairs(index, below);
-        let mut blocks: Vec<(u32, u64)> = index.iter().filter(|(_, v)| v.len >= 2).map(|(&k, v)| (v.at, k)).collect();
+        let mut blocks: Vec<(u32, u64)> =
+            index.iter().filter(|(_, v)| v.len >= 2).map(|(&k, v)| (v.at, k)).collect();
         blocks.sort_unstable();
         // 1. each list, in its own block: sort, drop repeats and stale ids (in parallel: the
         //    blocks are disjoint); 2. pack the blocks down in their order and update the slots
@@ -850,7 +872,8 @@ impl Arena {
                 .map(|&(at, key)| {
                     let n = index[&key].len as usize;
                     // SAFETY: every block belongs to one pair, and each pair is in `blocks` once
-                    let ids: &mut [u32] = unsafe { std::slice::from_raw_parts_mut(words.at(at as usize * 4 + 1), n) };
+                    let ids: &mut [u32] =
+                        unsafe { std::slice::from_raw_parts_mut(words.at(at as usize * 4 + 1), n) };
                     live_ids(ids, key, flat) as u32
                 })
                 .collect()
@@ -975,7 +998,11 @@ fn cmp_joined(a1: &[u8], a2: &[u8], b1: &[u8], b2: &[u8]) -> Ordering {
     loop {
         if x.is_empty() {
             if x_next.is_empty() {
-                return if y.is_empty() && y_next.is_empty() { Ordering::Equal } else { Ordering::Less };
+                return if y.is_empty() && y_next.is_empty() {
+                    Ordering::Equal
+                } else {
+                    Ordering::Less
+                };
             }
             (x, x_next) = (x_next, &[]);
             continue;
@@ -1194,7 +1221,8 @@ impl PartialOrd for WordPieceGroup {
 }
 impl Ord for WordPieceGroup {
     fn cmp(&self, other: &Self) -> Ordering {
-        cmp_fraction(self.num, self.den, other.num, other.den).then_with(|| other.sym.cmp(&self.sym))
+        cmp_fraction(self.num, self.den, other.num, other.den)
+            .then_with(|| other.sym.cmp(&self.sym))
     }
 }
 
@@ -1218,7 +1246,15 @@ impl SharedSyms {
 /// changes, the new places and the new lengths to `d` (empty, or kept from an earlier merge and
 /// cleared).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn rewrite(syms: SharedSyms, meta: &[Meta], list: &[u32], a: u32, b: u32, c: u32, d: &mut Delta) {
+pub(crate) fn rewrite(
+    syms: SharedSyms,
+    meta: &[Meta],
+    list: &[u32],
+    a: u32,
+    b: u32,
+    c: u32,
+    d: &mut Delta,
+) {
     let mut old_pairs = std::mem::take(&mut d.old_pairs);
     let mut new_pos = std::mem::take(&mut d.new_pos);
     const AHEAD: usize = 8;
@@ -1330,7 +1366,8 @@ pub(crate) fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> Map<u64
 /// units holding it (from [`count_pairs`]): a block of exactly that size for each pair in more
 /// than one unit, then one pass over the units.
 pub(crate) fn place_pairs(flat: &Flat, index: &mut PairIndex) -> Arena {
-    let total: usize = index.values().filter(|v| v.len >= 2).map(|v| block_words(v.len as usize)).sum();
+    let total: usize =
+        index.values().filter(|v| v.len >= 2).map(|v| block_words(v.len as usize)).sum();
     let mut arena = Arena { words: Vec::with_capacity(total) };
     for v in index.values_mut() {
         if v.len >= 2 {
@@ -1461,7 +1498,8 @@ pub(crate) const PARALLEL_UNITS: usize = 4096;
 fn build_index(flat: &Flat, threads: usize) -> (PairIndex, Arena) {
     let n = flat.units();
     let chunk = n.div_ceil(threads).max(1024);
-    let ranges: Vec<std::ops::Range<usize>> = (0..n).step_by(chunk).map(|s| s..(s + chunk).min(n)).collect();
+    let ranges: Vec<std::ops::Range<usize>> =
+        (0..n).step_by(chunk).map(|s| s..(s + chunk).min(n)).collect();
     let parts: Vec<_> = ranges.into_par_iter().map(|r| count_pairs(flat, r)).collect();
     let mut index = PairIndex::new(n);
     for c in parts {
@@ -1501,7 +1539,8 @@ impl<'a> Engine<'a> {
                 }
             }
             pairs_of = vec![Vec::new(); symbols.texts.len()];
-            let mut ps: Vec<(u64, u64)> = index.iter().map(|(&k, v)| (k, v.count.max(0) as u64)).collect();
+            let mut ps: Vec<(u64, u64)> =
+                index.iter().map(|(&k, v)| (k, v.count.max(0) as u64)).collect();
             ps.sort_unstable();
             for (p, n) in ps {
                 let (a, b) = unpack(p);
@@ -1588,7 +1627,12 @@ impl<'a> Engine<'a> {
     }
 
     fn order(&self) -> Order<'_> {
-        Order { keys: &self.keys, heads: &self.heads, base: self.symbols.base, joined_first: self.score == Score::WordPiece }
+        Order {
+            keys: &self.keys,
+            heads: &self.heads,
+            base: self.symbols.base,
+            joined_first: self.score == Score::WordPiece,
+        }
     }
 
     /// The heap from the live pairs only (dropping every stale entry).
@@ -1635,7 +1679,8 @@ impl<'a> Engine<'a> {
         self.groups.clear();
         self.group_of.iter_mut().for_each(|g| *g = None);
         let floor = self.heap_floor.max(1) as i64;
-        let mut live: Vec<u64> = self.index.iter().filter(|(_, v)| v.count >= floor).map(|(&k, _)| k).collect();
+        let mut live: Vec<u64> =
+            self.index.iter().filter(|(_, v)| v.count >= floor).map(|(&k, _)| k).collect();
         // hash order must not leak: the heap's layout (not its top) would depend on it
         live.sort_unstable();
         let live: Vec<Cand> = live.into_iter().filter_map(|p| self.entry(p)).collect();
@@ -1657,7 +1702,8 @@ impl<'a> Engine<'a> {
             Score::WordPiece => {
                 let base = self.symbols.base;
                 // counts are never negative: through `u64`, the product is one 64-bit multiply
-                self.sym_count[(a - base) as usize] as u64 as u128 * self.sym_count[(b - base) as usize] as u64 as u128
+                self.sym_count[(a - base) as usize] as u64 as u128
+                    * self.sym_count[(b - base) as usize] as u64 as u128
             }
         };
         Some((c as u64, den))
@@ -1701,7 +1747,9 @@ impl<'a> Engine<'a> {
                 }
                 let order = self.order();
                 match live {
-                    Some((num, den)) if num >= self.heap_floor => heap.replace_top(Cand { num, den, pair: top.pair }, &order),
+                    Some((num, den)) if num >= self.heap_floor => {
+                        heap.replace_top(Cand { num, den, pair: top.pair }, &order)
+                    }
                     _ => {
                         heap.pop(&order);
                     }
@@ -1718,7 +1766,8 @@ impl<'a> Engine<'a> {
             }
             // every live pair is below the floor (a floor that keeps nothing, under
             // max_piece_length, goes to 0)
-            let next = floor_keeping(self.index.values().filter(|v| v.count > 0).map(|v| v.count as u64));
+            let next =
+                floor_keeping(self.index.values().filter(|v| v.count > 0).map(|v| v.count as u64));
             self.heap_floor = if next < self.heap_floor { next } else { 0 };
             #[cfg(test)]
             FLOORS.with(|c| c.set((c.get().0, c.get().1 + 1)));
@@ -1734,7 +1783,9 @@ impl<'a> Engine<'a> {
         loop {
             let found = self.best();
             while let Some(g) = self.groups.peek() {
-                if self.group_of.get((g.sym - base) as usize).copied().flatten() == Some((g.num, g.den)) {
+                if self.group_of.get((g.sym - base) as usize).copied().flatten()
+                    == Some((g.num, g.den))
+                {
                     break;
                 }
                 self.groups.pop();
@@ -1798,7 +1849,9 @@ impl<'a> Engine<'a> {
                 // with `bound < lim · count(x)` scores below both; the exact test decides the rest
                 let lim_of = |top: Option<(u64, u128)>, rest: Option<(u64, u128)>| -> f64 {
                     match (top, rest) {
-                        (Some((tn, td)), Some((rn, rd))) => (tn as f64 / td as f64).min(rn as f64 / rd as f64) * cs * (1.0 - 1e-9),
+                        (Some((tn, td)), Some((rn, rd))) => {
+                            (tn as f64 / td as f64).min(rn as f64 / rd as f64) * cs * (1.0 - 1e-9)
+                        }
                         _ => 0.0,
                     }
                 };
@@ -1820,9 +1873,12 @@ impl<'a> Engine<'a> {
                     if (e.1 as i64 as f64) < lim * sym_count[(other - base) as usize] as f64 {
                         continue;
                     }
-                    let den = sym_count[(x - base) as usize] as u64 as u128 * sym_count[(y - base) as usize] as u64 as u128;
+                    let den = sym_count[(x - base) as usize] as u64 as u128
+                        * sym_count[(y - base) as usize] as u64 as u128;
                     if let (Some((tn, td)), Some((rn, rd))) = (top, rest) {
-                        if cmp_fraction(e.1, den, tn, td) == Ordering::Less && cmp_fraction(e.1, den, rn, rd) != Ordering::Greater {
+                        if cmp_fraction(e.1, den, tn, td) == Ordering::Less
+                            && cmp_fraction(e.1, den, rn, rd) != Ordering::Greater
+                        {
                             continue;
                         }
                     }
@@ -1832,9 +1888,12 @@ impl<'a> Engine<'a> {
                     };
                     e.1 = en.num;
                     list[kept - 1] = e;
-                    if top.is_none_or(|(n, d)| cmp_fraction(en.num, en.den, n, d) != Ordering::Less) {
+                    if top.is_none_or(|(n, d)| cmp_fraction(en.num, en.den, n, d) != Ordering::Less)
+                    {
                         heap.push(en, &order);
-                    } else if rest.is_none_or(|(n, d)| cmp_fraction(en.num, en.den, n, d) == Ordering::Greater) {
+                    } else if rest.is_none_or(|(n, d)| {
+                        cmp_fraction(en.num, en.den, n, d) == Ordering::Greater
+                    }) {
                         rest = Some((en.num, en.den));
                         lim = lim_of(top, rest);
                     }
@@ -1911,7 +1970,10 @@ impl<'a> Engine<'a> {
                 let more: usize = if places.is_empty() {
                     0
                 } else {
-                    results[k + 1..].iter().filter_map(|o| o.slots.get(&q).map(|&r| o.changes[r as usize].2.len())).sum()
+                    results[k + 1..]
+                        .iter()
+                        .filter_map(|o| o.slots.get(&q).map(|&r| o.changes[r as usize].2.len()))
+                        .sum()
                 };
                 self.arena.extend(e, places, more);
             }
@@ -2026,7 +2088,12 @@ impl<'a> Engine<'a> {
 ///
 /// Given a request in `trace`, it also records every step (and takes the forced choices asked for); the
 /// check is made once per call, so an untraced run does no extra work per merge.
-pub fn learn(units: Flat, symbols: &mut Symbols, params: &MergeParams, progress: Option<&crate::progress::Progress>) -> Merged {
+pub fn learn(
+    units: Flat,
+    symbols: &mut Symbols,
+    params: &MergeParams,
+    progress: Option<&crate::progress::Progress>,
+) -> Merged {
     learn_traced(units, symbols, params, progress, &mut None)
 }
 
@@ -2059,10 +2126,20 @@ pub fn learn_traced(
             },
             None => None,
         };
-        let Some((pair, count)) = forced.or_else(|| if params.score == Score::WordPiece { engine.best_wordpiece() } else { engine.best() }) else {
+        let Some((pair, count)) = forced.or_else(|| {
+            if params.score == Score::WordPiece {
+                engine.best_wordpiece()
+            } else {
+                engine.best()
+            }
+        }) else {
             // WordPiece's filter: pairs may remain that are all below min_count
             let floor = engine.floor as i64;
-            break if engine.index.values().any(|v| v.count > 0 && v.count < floor) { Stop::MinCount } else { Stop::NoPairs };
+            break if engine.index.values().any(|v| v.count > 0 && v.count < floor) {
+                Stop::MinCount
+            } else {
+                Stop::NoPairs
+            };
         };
         if count < params.min_count {
             if params.score == Score::WordPiece {
@@ -2090,7 +2167,17 @@ pub fn learn_traced(
         engine.last_count = count;
         let sites = engine.apply(pair, c, !is_new);
         if let Some(t) = tracer.as_mut() {
-            t.record(&engine, [a, b, c], count, score, ties.unwrap_or_default(), forced.is_some(), is_new, sites, new_rows);
+            t.record(
+                &engine,
+                [a, b, c],
+                count,
+                score,
+                ties.unwrap_or_default(),
+                forced.is_some(),
+                is_new,
+                sites,
+                new_rows,
+            );
         }
         if let Some(p) = progress {
             p.set(new_rows);
@@ -2276,7 +2363,8 @@ mod cmp_joined_tests {
     /// strings in two (empty halves, prefixes of each other, equal texts cut differently).
     #[test]
     fn cmp_joined_orders_as_the_joined_texts_do() {
-        let texts: [&[u8]; 9] = [b"", b"a", b"ab", b"abc", b"abd", b"b", b"##ab", b"\xe2\x96\x81a", b"aab"];
+        let texts: [&[u8]; 9] =
+            [b"", b"a", b"ab", b"abc", b"abd", b"b", b"##ab", b"\xe2\x96\x81a", b"aab"];
         let mut checked = 0;
         for x in texts {
             for y in texts {
@@ -2284,7 +2372,11 @@ mod cmp_joined_tests {
                     for j in 0..=y.len() {
                         let (a1, a2) = x.split_at(i);
                         let (b1, b2) = y.split_at(j);
-                        assert_eq!(cmp_joined(a1, a2, b1, b2), x.cmp(y), "{a1:?}+{a2:?} vs {b1:?}+{b2:?}");
+                        assert_eq!(
+                            cmp_joined(a1, a2, b1, b2),
+                            x.cmp(y),
+                            "{a1:?}+{a2:?} vs {b1:?}+{b2:?}"
+                        );
                         checked += 1;
                     }
                 }
@@ -2304,7 +2396,18 @@ mod key_head_tests {
     #[test]
     fn differing_heads_order_as_the_keys_do() {
         let keys: [&[u8]; 12] = [
-            b"", b"\0", b"a", b"a\0", b"ab", b"abcdefgh", b"abcdefgha", b"abcdefgz", b"b", b"\xe2\x96\x81", b"\xe2\x96\x81a", b"~",
+            b"",
+            b"\0",
+            b"a",
+            b"a\0",
+            b"ab",
+            b"abcdefgh",
+            b"abcdefgha",
+            b"abcdefgz",
+            b"b",
+            b"\xe2\x96\x81",
+            b"\xe2\x96\x81a",
+            b"~",
         ];
         let mut equal = Vec::new();
         for x in keys {
@@ -2449,7 +2552,11 @@ mod arena_tests {
         (flat, symbols)
     }
 
-    fn run_on((flat, mut symbols): (Flat, Symbols), always: bool, params: &MergeParams) -> (Vec<[u32; 3]>, u64, Vec<Vec<u8>>) {
+    fn run_on(
+        (flat, mut symbols): (Flat, Symbols),
+        always: bool,
+        params: &MergeParams,
+    ) -> (Vec<[u32; 3]>, u64, Vec<Vec<u8>>) {
         COMPACT.with(|c| c.set(Some(always)));
         COMPACTIONS.with(|c| c.set(0));
         let out = learn(flat, &mut symbols, params, None);
@@ -2515,7 +2622,10 @@ mod arena_tests {
 
     #[test]
     fn an_index_in_shards_changes_no_merge() {
-        for params in [MergeParams::bpe(600, 1, None), MergeParams { score: Score::WordPiece, ..MergeParams::bpe(400, 1, None) }] {
+        for params in [
+            MergeParams::bpe(600, 1, None),
+            MergeParams { score: Score::WordPiece, ..MergeParams::bpe(400, 1, None) },
+        ] {
             let one = run(true, &params);
             SHARDS.with(|s| s.set(Some(16)));
             let sixteen = run(true, &params);
@@ -2534,8 +2644,16 @@ mod arena_tests {
             let never = run(false, params);
             assert_eq!(COMPACTIONS.with(|c| c.get()), 0);
             let always = run(true, params);
-            assert!(COMPACTIONS.with(|c| c.get()) >= 3, "compactions: {}", COMPACTIONS.with(|c| c.get()));
-            assert!(never.0.len() > 100, "the corpus gives room for many merges: {}", never.0.len());
+            assert!(
+                COMPACTIONS.with(|c| c.get()) >= 3,
+                "compactions: {}",
+                COMPACTIONS.with(|c| c.get())
+            );
+            assert!(
+                never.0.len() > 100,
+                "the corpus gives room for many merges: {}",
+                never.0.len()
+            );
             assert_eq!(never, always);
         }
     }

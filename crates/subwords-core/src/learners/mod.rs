@@ -64,7 +64,12 @@ impl StageTwoTexts for Vec<String> {
 }
 
 impl Corpus {
-    pub fn from_counts(counts: Counts, normalizations: Normalizations, texts: u64, streams: Option<Vec<String>>) -> Self {
+    pub fn from_counts(
+        counts: Counts,
+        normalizations: Normalizations,
+        texts: u64,
+        streams: Option<Vec<String>>,
+    ) -> Self {
         let units = counts
             .into_iter()
             .map(|(t, c)| UnitCount { text: t.into_string(), starts: true, ends: true, count: c })
@@ -77,7 +82,13 @@ impl Corpus {
     pub fn from_table(table: crate::count_table::TableBytes, streams: Option<Vec<String>>) -> Self {
         let (normalizations, texts) = (table.normalizations, table.texts);
         let streams = streams.map(|s| Box::new(s) as Box<dyn StageTwoTexts>);
-        Corpus { units: Vec::new(), table: Some(table), joints: None, normalizations, texts, streams }
+        Corpus {
+            units: Vec::new(),
+            table: Some(table),
+            joints: None,
+            normalizations,
+            texts,
+            streams,
+        }
     }
 }
-

@@ -5,15 +5,15 @@
 //! two-stage BPE: within units, then across them on each text as one stream) or the Unigram
 //! learner, and builds the [`Tokenizer`].
 
-use rayon::prelude::*;
 use crate::hash::Map;
+use rayon::prelude::*;
 
 use crate::count_table::{TableBytes, TableView};
 use crate::error::{Error, Result};
-use crate::tokenizer::{Tokenizer, Parts, Report, Work};
 use crate::options::{ModelKind, TrainOptions};
 use crate::segmenters::merge_replay::{replay, MergeMap};
 use crate::spelling::{Scheme, Spelling};
+use crate::tokenizer::{Parts, Report, Tokenizer, Work};
 use crate::vocab::{Row, RowKind, UNK};
 
 use super::merge::{self, Flat, MergeParams, Score, Symbols, TieSpelling, NO_SYMBOL};
@@ -24,7 +24,11 @@ pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Tokenizer> {
 }
 
 /// [`train`], updating `progress` as it goes.
-pub fn train_with_progress(opts: &TrainOptions, corpus: Corpus, progress: Option<&crate::progress::Progress>) -> Result<Tokenizer> {
+pub fn train_with_progress(
+    opts: &TrainOptions,
+    corpus: Corpus,
+    progress: Option<&crate::progress::Progress>,
+) -> Result<Tokenizer> {
     train_traced(opts, corpus, progress, &mut Traces::default())
 }
 
@@ -59,17 +63,28 @@ fn pad_to_multiple(model: Tokenizer, opts: &TrainOptions, m: u64) -> Result<Toke
         return Ok(model);
     }
     if n + pad > crate::options::MAX_VOCAB {
-        return Err(Error::Option(format!("pad_to_multiple={m} would make {} rows, more than subwords accepts", n + pad)));
+        return Err(Error::Option(format!(
+            "pad_to_multiple={m} would make {} rows, more than subwords accepts",
+            n + pad
+        )));
     }
     let at = opts.leading_rows().len() as u32;
-    let names: Vec<String> = (opts.reserved_tokens..opts.reserved_tokens + pad).map(crate::options::reserved_name).collect();
-    if let Some(clash) = names.iter().find(|t| opts.special_tokens.contains(t) || opts.user_symbols.contains(t)) {
+    let names: Vec<String> = (opts.reserved_tokens..opts.reserved_tokens + pad)
+        .map(crate::options::reserved_name)
+        .collect();
+    if let Some(clash) =
+        names.iter().find(|t| opts.special_tokens.contains(t) || opts.user_symbols.contains(t))
+    {
         return Err(Error::Option(format!("pad_to_multiple's reserved row {clash:?} is also a special token or user symbol; rename it")));
     }
     let shift = |id: u32| if id >= at { id + pad as u32 } else { id };
     let mut rows = model.rows.clone();
-    rows.splice(at as usize..at as usize, names.iter().map(|t| Row::new(t.as_bytes(), RowKind::Special)));
-    let merges: Vec<[u32; 3]> = model.merges.iter().map(|m| [shift(m[0]), shift(m[1]), shift(m[2])]).collect();
+    rows.splice(
+        at as usize..at as usize,
+        names.iter().map(|t| Row::new(t.as_bytes(), RowKind::Special)),
+    );
+    let merges: Vec<[u32; 3]> =
+        model.merges.iter().map(|m| [shift(m[0]), shift(m[1]), shift(m[2])]).collect();
     let unigram = model.kind == ModelKind::Unigram;
     let mut log_probs = model.log_probs.clone();
     if unigram {
@@ -104,8 +119,21 @@ fn train_unpadded(
     // a table's units stay in its bytes, unless the word model reads them or a unit holds a
     // special token or user symbol (then they become units like the counter's, in table order)
     let (units, table) = match table {
-        Some(t) if opts.model == ModelKind::Word || t.iter().any(|(u, _)| cut.iter().any(|c| u.contains(c.as_str()))) => {
-            (t.iter().map(|(u, c)| UnitCount { text: u.to_string(), starts: true, ends: true, count: c }).collect(), None)
+        Some(t)
+            if opts.model == ModelKind::Word
+                || t.iter().any(|(u, _)| cut.iter().any(|c| u.contains(c.as_str()))) =>
+        {
+            (
+                t.iter()
+                    .map(|(u, c)| UnitCount {
+                        text: u.to_string(),
+                        starts: true,
+                        ends: true,
+                        count: c,
+                    })
+                    .collect(),
+                None,
+            )
         }
         t => (units, t),
     };
@@ -160,26 +188,65 @@ fn train_unpadded(
     let budget = size_accounting(opts, &spelling, &alphabet, fallback_rows)?;
     let numbered = number_alphabet(&spelling, spelled, &alphabet, rows);
     if opts.model == ModelKind::Unigram {
-        let target = (opts.vocab_size - budget.unk_rows - budget.lead_rows - budget.fallback_in_budget()) as usize;
-        let facts = UnigramFacts { before, dropped_extra: alphabet.dropped_extra, dropped: alphabet.dropped, n_units, texts, normalizations };
+        let target =
+            (opts.vocab_size - budget.unk_rows - budget.lead_rows - budget.fallback_in_budget())
+                as usize;
+        let facts = UnigramFacts {
+            before,
+            dropped_extra: alphabet.dropped_extra,
+            dropped: alphabet.dropped,
+            n_units,
+            texts,
+            normalizations,
+        };
         let Numbered { rows, flat, base, alphabet_texts, .. } = numbered;
-        return train_unigram(opts, spelling, rows, flat, base, &alphabet_texts, target, facts, kept.as_ref(), progress, &mut traces.unigram);
+        return train_unigram(
+            opts,
+            spelling,
+            rows,
+            flat,
+            base,
+            &alphabet_texts,
+            target,
+            facts,
+            kept.as_ref(),
+            progress,
+            &mut traces.unigram,
+        );
     }
 
     let Numbered { rows, flat, base, alphabet_texts, mut symbols } = numbered;
     let stage_one_target = opts.superword_at.unwrap_or(opts.vocab_size);
-    let params = stage_one_params(opts, &spelling, budget.room(stage_one_target, rows.len() as u64));
+    let params =
+        stage_one_params(opts, &spelling, budget.room(stage_one_target, rows.len() as u64));
     let first = merge::learn_traced(flat, &mut symbols, &params, progress, &mut traces.merge);
     let mut learned = Learned::from_stage_one(first, &symbols, alphabet.dropped_extra);
     if opts.superword_at.is_some() {
-        let streams = stage_two_streams(&spelling, &symbols, &learned.merges, streams, joints.as_ref())?;
+        let streams =
+            stage_two_streams(&spelling, &symbols, &learned.merges, streams, joints.as_ref())?;
         let rows_now = base as u64 + symbols.texts.len() as u64;
-        let params = MergeParams::bpe(budget.room(opts.vocab_size, rows_now), opts.min_count, opts.max_piece_length);
-        let second = merge::learn_traced(streams, &mut symbols, &params, progress, &mut traces.merge);
+        let params = MergeParams::bpe(
+            budget.room(opts.vocab_size, rows_now),
+            opts.min_count,
+            opts.max_piece_length,
+        );
+        let second =
+            merge::learn_traced(streams, &mut symbols, &params, progress, &mut traces.merge);
         learned.add_stage_two(second, alphabet.dropped_extra);
     }
     let facts = MergeFacts { before, dropped: alphabet.dropped, n_units, texts, normalizations };
-    let mut model = merge_model(opts, spelling, rows, base, alphabet_texts.len() as u64, &symbols, learned, joints, budget, facts)?;
+    let mut model = merge_model(
+        opts,
+        spelling,
+        rows,
+        base,
+        alphabet_texts.len() as u64,
+        &symbols,
+        learned,
+        joints,
+        budget,
+        facts,
+    )?;
     if opts.model == ModelKind::Wordpiece {
         let total = encoded_length(&model, kept.as_ref())?;
         if let Some(r) = model.report.as_mut() {
@@ -218,7 +285,8 @@ const EMPTY_CORPUS: &str =
 
 /// The units to learn from (a positive count, not empty); an empty corpus is refused.
 fn learnable_units(units: &[UnitCount]) -> Result<Vec<&UnitCount>> {
-    let units: Vec<&UnitCount> = units.iter().filter(|u| u.count > 0 && !u.text.is_empty()).collect();
+    let units: Vec<&UnitCount> =
+        units.iter().filter(|u| u.count > 0 && !u.text.is_empty()).collect();
     if units.is_empty() {
         return Err(Error::Input(EMPTY_CORPUS.into()));
     }
@@ -298,7 +366,9 @@ fn check_marks(opts: &TrainOptions, spelling: &Spelling, units: &Learnable) -> R
     units.each(|text, starts, _, _| {
         let clashes = match spelling.scheme {
             Scheme::End => text.contains(spelling.mark.as_str()),
-            Scheme::Continuation => !keeps_word_start && starts && text.starts_with(spelling.mark.as_str()),
+            Scheme::Continuation => {
+                !keeps_word_start && starts && text.starts_with(spelling.mark.as_str())
+            }
             _ => false,
         };
         if clashes {
@@ -330,7 +400,10 @@ struct Spelled {
 }
 
 fn spell_units(spelling: &Spelling, units: &Learnable) -> Spelled {
-    if spelling.scheme != Scheme::Bytes && units.len() >= SPELL_PARALLEL_UNITS && rayon::current_num_threads() > 1 {
+    if spelling.scheme != Scheme::Bytes
+        && units.len() >= SPELL_PARALLEL_UNITS
+        && rayon::current_num_threads() > 1
+    {
         return spell_halves(spelling, units);
     }
     spell_serial(spelling, units).0
@@ -416,12 +489,21 @@ fn spell_serial(spelling: &Spelling, units: &Learnable) -> (Spelled, Map<Box<[u8
             }
         } else if spelling.scheme == Scheme::Front {
             for ch in text.chars() {
-                let known = if ch.is_ascii() { ascii[ch as usize] } else { by_char.get(&ch).copied().unwrap_or(u32::MAX) };
+                let known = if ch.is_ascii() {
+                    ascii[ch as usize]
+                } else {
+                    by_char.get(&ch).copied().unwrap_or(u32::MAX)
+                };
                 let id = if known != u32::MAX {
                     known
                 } else {
                     let mut t = [0u8; 4];
-                    let id = intern(&mut provisional, &mut sym_texts, &mut sym_counts, ch.encode_utf8(&mut t).as_bytes());
+                    let id = intern(
+                        &mut provisional,
+                        &mut sym_texts,
+                        &mut sym_counts,
+                        ch.encode_utf8(&mut t).as_bytes(),
+                    );
                     if ch.is_ascii() {
                         ascii[ch as usize] = id;
                     } else {
@@ -448,7 +530,12 @@ fn spell_serial(spelling: &Spelling, units: &Learnable) -> (Spelled, Map<Box<[u8
 /// The id of symbol text `t`, numbered as first met: a new one gets the next id, a row in
 /// `texts` and a count of 0.
 #[inline]
-fn intern(ids: &mut Map<Box<[u8]>, u32>, texts: &mut Vec<Box<[u8]>>, counts: &mut Vec<u64>, t: &[u8]) -> u32 {
+fn intern(
+    ids: &mut Map<Box<[u8]>, u32>,
+    texts: &mut Vec<Box<[u8]>>,
+    counts: &mut Vec<u64>,
+    t: &[u8],
+) -> u32 {
     if let Some(&id) = ids.get(t) {
         return id;
     }
@@ -493,7 +580,8 @@ fn choose_alphabet(opts: &TrainOptions, spelling: &Spelling, spelled: &Spelled) 
     if spelling.scheme != Scheme::Bytes {
         let mut by_freq: Vec<u32> = (0..sym_texts.len() as u32).collect();
         // the front mark ranks first: it is kept whatever its count
-        let mark: &[u8] = if spelling.scheme == Scheme::Front { spelling.mark.as_bytes() } else { b"" };
+        let mark: &[u8] =
+            if spelling.scheme == Scheme::Front { spelling.mark.as_bytes() } else { b"" };
         let is_mark = |s: u32| !mark.is_empty() && &*sym_texts[s as usize] == mark;
         by_freq.sort_by(|&a, &b| {
             is_mark(b)
@@ -540,8 +628,15 @@ fn choose_alphabet(opts: &TrainOptions, spelling: &Spelling, spelled: &Spelled) 
                 Scheme::Continuation if word_start => t.len() as u64,
                 Scheme::End => match t.strip_suffix(spelling.mark.as_str()) {
                     Some(c) => {
-                        let plain_kept = sym_texts.iter().enumerate().any(|(k, x)| keep[k] && &**x == c.as_bytes());
-                        if plain_kept { 2 } else { c.len() as u64 + 1 }
+                        let plain_kept = sym_texts
+                            .iter()
+                            .enumerate()
+                            .any(|(k, x)| keep[k] && &**x == c.as_bytes());
+                        if plain_kept {
+                            2
+                        } else {
+                            c.len() as u64 + 1
+                        }
                     }
                     None => t.len() as u64,
                 },
@@ -562,10 +657,16 @@ fn choose_alphabet(opts: &TrainOptions, spelling: &Spelling, spelled: &Spelled) 
 /// The rows before the alphabet: special tokens, user symbols and reserved rows first (ids
 /// 0..k-1), then `[UNK]` unless the specials place it (the bytes spelling has none). A leading
 /// row that is also an alphabet symbol is refused.
-fn leading_rows(opts: &TrainOptions, spelling: &Spelling, alphabet: &Alphabet, spelled: &Spelled) -> Result<Vec<Row>> {
+fn leading_rows(
+    opts: &TrainOptions,
+    spelling: &Spelling,
+    alphabet: &Alphabet,
+    spelled: &Spelled,
+) -> Result<Vec<Row>> {
     let leading = opts.leading_rows();
     let unk_listed = leading.iter().any(|t| t == UNK);
-    let mut rows: Vec<Row> = leading.iter().map(|t| Row::new(t.as_bytes(), RowKind::Special)).collect();
+    let mut rows: Vec<Row> =
+        leading.iter().map(|t| Row::new(t.as_bytes(), RowKind::Special)).collect();
     if spelling.scheme != Scheme::Bytes && !unk_listed {
         rows.push(Row::new(UNK.as_bytes(), RowKind::Special));
     }
@@ -607,7 +708,11 @@ struct Budget {
 
 impl Budget {
     fn fallback_in_budget(&self) -> u64 {
-        if self.fallback_counts { self.fallback_rows } else { 0 }
+        if self.fallback_counts {
+            self.fallback_rows
+        } else {
+            0
+        }
     }
     /// The rows of a vocabulary of `rows_now` rows that count against the budget.
     fn rows(&self, rows_now: u64) -> u64 {
@@ -621,11 +726,21 @@ impl Budget {
 
 /// Refuses a `vocab_size` (or `superword_at`) below the smallest vocabulary the corpus allows:
 /// the alphabet, `[UNK]`, the leading rows and, when they count, the byte-fallback rows.
-fn size_accounting(opts: &TrainOptions, spelling: &Spelling, alphabet: &Alphabet, fallback_rows: u64) -> Result<Budget> {
+fn size_accounting(
+    opts: &TrainOptions,
+    spelling: &Spelling,
+    alphabet: &Alphabet,
+    fallback_rows: u64,
+) -> Result<Budget> {
     let leading = opts.leading_rows();
     let lead_rows = leading.len() as u64 - leading.iter().any(|t| t == UNK) as u64;
     let unk_rows = if spelling.scheme == Scheme::Bytes { 0 } else { 1 };
-    let budget = Budget { lead_rows, unk_rows, fallback_rows, fallback_counts: opts.byte_fallback_in_budget };
+    let budget = Budget {
+        lead_rows,
+        unk_rows,
+        fallback_rows,
+        fallback_counts: opts.byte_fallback_in_budget,
+    };
     let symbols = alphabet.order.len() as u64;
     let floor = symbols + unk_rows + lead_rows + budget.fallback_in_budget();
     if opts.vocab_size < floor {
@@ -660,11 +775,17 @@ struct Numbered {
     symbols: Symbols,
 }
 
-fn number_alphabet(spelling: &Spelling, spelled: Spelled, alphabet: &Alphabet, mut rows: Vec<Row>) -> Numbered {
+fn number_alphabet(
+    spelling: &Spelling,
+    spelled: Spelled,
+    alphabet: &Alphabet,
+    mut rows: Vec<Row>,
+) -> Numbered {
     let Spelled { mut flat, texts: sym_texts, .. } = spelled;
     let base = rows.len() as u32;
     let mut remap: Vec<u32> = vec![NO_SYMBOL; sym_texts.len()];
-    let strip: &[u8] = if spelling.scheme == Scheme::Continuation { spelling.mark.as_bytes() } else { b"" };
+    let strip: &[u8] =
+        if spelling.scheme == Scheme::Continuation { spelling.mark.as_bytes() } else { b"" };
     let mut symbols = Symbols::new(base, strip);
     for &s in &alphabet.order {
         remap[s as usize] = symbols.push(sym_texts[s as usize].to_vec(), 1);
@@ -673,7 +794,8 @@ fn number_alphabet(spelling: &Spelling, spelled: Spelled, alphabet: &Alphabet, m
     for x in flat.syms.iter_mut() {
         *x = remap[*x as usize];
     }
-    let alphabet_texts: Vec<Vec<u8>> = alphabet.order.iter().map(|&s| sym_texts[s as usize].to_vec()).collect();
+    let alphabet_texts: Vec<Vec<u8>> =
+        alphabet.order.iter().map(|&s| sym_texts[s as usize].to_vec()).collect();
     Numbered { rows, flat, base, alphabet_texts, symbols }
 }
 
@@ -688,7 +810,8 @@ fn stage_one_params(opts: &TrainOptions, spelling: &Spelling, room: u64) -> Merg
             _ => merge::MinCountRule::Filter,
         };
         if spelling.scheme == Scheme::Continuation {
-            params.tie = TieSpelling::FrontMarked { continuation_mark: spelling.mark.as_bytes().to_vec() };
+            params.tie =
+                TieSpelling::FrontMarked { continuation_mark: spelling.mark.as_bytes().to_vec() };
         }
     }
     params
@@ -708,10 +831,18 @@ struct Learned {
 impl Learned {
     fn from_stage_one(first: merge::Merged, symbols: &Symbols, dropped_extra: u64) -> Self {
         let winner_failed = first.winner_failed.map(|(a, b, n)| {
-            let show = |x: u32| String::from_utf8_lossy(crate::vocab::piece_text(symbols.text(x))).into_owned();
+            let show = |x: u32| {
+                String::from_utf8_lossy(crate::vocab::piece_text(symbols.text(x))).into_owned()
+            };
             (show(a), show(b), n)
         });
-        Learned { merges: first.merges, stop: first.stop, stage_one_merges: None, after: first.pieces_after + dropped_extra, winner_failed }
+        Learned {
+            merges: first.merges,
+            stop: first.stop,
+            stage_one_merges: None,
+            after: first.pieces_after + dropped_extra,
+            winner_failed,
+        }
     }
 
     fn add_stage_two(&mut self, second: merge::Merged, dropped_extra: u64) {
@@ -889,7 +1020,8 @@ fn train_unigram(
         let classes = alphabet_texts
             .iter()
             .map(|t| {
-                let t = std::str::from_utf8(t).map_err(|_| Error::Option("split_by_script needs symbols of text".into()))?;
+                let t = std::str::from_utf8(t)
+                    .map_err(|_| Error::Option("split_by_script needs symbols of text".into()))?;
                 Ok(unigram::SymbolClass::of(t, &spelling.mark, opts.split_by_number))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -903,7 +1035,8 @@ fn train_unigram(
             )));
         }
     }
-    let strip: &[u8] = if spelling.scheme == Scheme::Continuation { spelling.mark.as_bytes() } else { b"" };
+    let strip: &[u8] =
+        if spelling.scheme == Scheme::Continuation { spelling.mark.as_bytes() } else { b"" };
     let trained = unigram::train_traced(&spelled, alphabet_texts, strip, &params, progress, trace)?;
     drop(spelled);
     let mut log_probs: Vec<Option<f64>> = vec![None; base as usize];
@@ -933,7 +1066,11 @@ fn train_unigram(
         normalize: spelling.normalize.map(|f| f.name().to_string()),
     };
     let _ = facts.dropped_extra;
-    let mut model = Tokenizer::new(Parts { options: Some(opts.clone()), report: Some(report), ..Parts::new(ModelKind::Unigram, spelling, rows) })?;
+    let mut model = Tokenizer::new(Parts {
+        options: Some(opts.clone()),
+        report: Some(report),
+        ..Parts::new(ModelKind::Unigram, spelling, rows)
+    })?;
     model.set_log_probs(log_probs)?;
     // the corpus as the Viterbi segmenter cuts it
     let total = encoded_length(&model, kept)?;
@@ -979,7 +1116,8 @@ mod spell_tests {
     /// a</w> 3, c 4.
     #[test]
     fn the_second_half_is_numbered_as_one_pass_numbers_it() {
-        let opts = TrainOptions::from_json(r#"{"model":"bpe","spelling":"end","vocab_size":300}"#).unwrap();
+        let opts = TrainOptions::from_json(r#"{"model":"bpe","spelling":"end","vocab_size":300}"#)
+            .unwrap();
         let spelling = opts.spelling().unwrap();
         let units = [unit("ab", 2), unit("ba", 3), unit("ca", 5)];
         let refs: Vec<&UnitCount> = units.iter().collect();
@@ -1000,7 +1138,8 @@ mod spell_tests {
         let want: [&[u8]; 5] = [b"a", b"b</w>", b"b", b"a</w>", b"c"];
         assert_eq!(texts, want);
         assert_eq!(s.counts, [2, 2, 3, 8, 5]);
-        let spelled: Vec<(Vec<u32>, u64)> = (0..s.flat.units()).map(|i| (s.flat.unit(i).to_vec(), s.flat.meta[i].count)).collect();
+        let spelled: Vec<(Vec<u32>, u64)> =
+            (0..s.flat.units()).map(|i| (s.flat.unit(i).to_vec(), s.flat.meta[i].count)).collect();
         assert_eq!(spelled, [(vec![0, 1], 2), (vec![2, 3], 3), (vec![4, 3], 5)]);
     }
 }

@@ -4,17 +4,25 @@
 use crate::hash::Map;
 
 use crate::error::{Error, Result};
-use crate::tokenizer::{Tokenizer, Parts, Report};
 use crate::options::{ModelKind, TrainOptions};
 use crate::spelling::{Scheme, Spelling};
+use crate::tokenizer::{Parts, Report, Tokenizer};
 use crate::vocab::{Row, RowKind, UNK};
 
 use super::UnitCount;
 
 /// The word baseline: one row per distinct unit, the most frequent first, `[UNK]` for the rest.
-pub(super) fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&UnitCount], normalizations: Option<Vec<String>>, texts: u64) -> Result<Tokenizer> {
+pub(super) fn train_words(
+    opts: &TrainOptions,
+    spelling: Spelling,
+    units: &[&UnitCount],
+    normalizations: Option<Vec<String>>,
+    texts: u64,
+) -> Result<Tokenizer> {
     if spelling.scheme == Scheme::Bytes {
-        return Err(Error::Option("model='word' needs a spelling with an [UNK] row (end, continuation or front)".into()));
+        return Err(Error::Option(
+            "model='word' needs a spelling with an [UNK] row (end, continuation or front)".into(),
+        ));
     }
     let mut spelled: Map<Vec<u8>, u64> = Map::default();
     let mut symbols: crate::hash::Set<Vec<u8>> = Default::default();
@@ -34,10 +42,13 @@ pub(super) fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&Uni
         *spelled.entry(t).or_insert(0) += u.count;
     }
     if opts.vocab_size < 2 {
-        return Err(Error::Option("vocab_size must be at least 2 for a word model ([UNK] and one unit)".into()));
+        return Err(Error::Option(
+            "vocab_size must be at least 2 for a word model ([UNK] and one unit)".into(),
+        ));
     }
     let distinct = spelled.len();
-    let mut list: Vec<(Vec<u8>, u64)> = spelled.into_iter().filter(|(_, c)| *c >= opts.min_count).collect();
+    let mut list: Vec<(Vec<u8>, u64)> =
+        spelled.into_iter().filter(|(_, c)| *c >= opts.min_count).collect();
     list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let room = (opts.vocab_size - 1) as usize;
     let stop = if list.len() > room {
@@ -73,5 +84,9 @@ pub(super) fn train_words(opts: &TrainOptions, spelling: Spelling, units: &[&Uni
         log_likelihood: None,
         normalize: spelling.normalize.map(|f| f.name().to_string()),
     };
-    Tokenizer::new(Parts { options: Some(opts.clone()), report: Some(report), ..Parts::new(ModelKind::Word, spelling, rows) })
+    Tokenizer::new(Parts {
+        options: Some(opts.clone()),
+        report: Some(report),
+        ..Parts::new(ModelKind::Word, spelling, rows)
+    })
 }

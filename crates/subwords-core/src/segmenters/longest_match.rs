@@ -81,7 +81,10 @@ pub struct LongestMatch {
 pub enum Match {
     Pieces(Vec<u32>),
     /// The pieces matched before the first position no piece fits, and that position (bytes).
-    Failed { pieces: Vec<u32>, at: usize },
+    Failed {
+        pieces: Vec<u32>,
+        at: usize,
+    },
 }
 
 /// A queue of at most a fixed number of entries, in a power of two of slots reused in turn
@@ -101,7 +104,10 @@ impl<T: Copy + Default> Ring<T> {
     #[inline]
     fn push_back(&mut self, x: T) {
         let mask = self.slots.len() - 1;
-        debug_assert!(self.tail - self.head < self.slots.len(), "a ring holds its fixed number at most");
+        debug_assert!(
+            self.tail - self.head < self.slots.len(),
+            "a ring holds its fixed number at most"
+        );
         self.slots[self.tail & mask] = x;
         self.tail += 1;
     }
@@ -145,15 +151,28 @@ impl LongestMatch {
     where
         I: Iterator<Item = (&'a [u8], u32)> + Clone,
     {
-        let (count, size, top) = pieces.clone().fold((0usize, 0usize, 0usize), |(n, b, top), (t, id)| (n + 1, b + t.len() + 1, top.max(id as usize + 1)));
-        LongestMatch::with_room(pieces, Room { pieces: count, bytes: size, ids: top }, continuation_mark, end_mark)
+        let (count, size, top) =
+            pieces.clone().fold((0usize, 0usize, 0usize), |(n, b, top), (t, id)| {
+                (n + 1, b + t.len() + 1, top.max(id as usize + 1))
+            });
+        LongestMatch::with_room(
+            pieces,
+            Room { pieces: count, bytes: size, ids: top },
+            continuation_mark,
+            end_mark,
+        )
     }
 
     /// [`LongestMatch::new`] read once, from a caller that knows the room its pieces need (at
     /// least: more is grown into): a `vocab.txt` reader knows it from the file's lines and size
     /// before it splits them, and the pass over the pieces that `new` spends to learn it was a
     /// twentieth of the load (issue 15: splitting a 30k file's lines again).
-    pub fn with_room<'a, I>(pieces: I, room: Room, continuation_mark: Option<&[u8]>, end_mark: Option<&[u8]>) -> Self
+    pub fn with_room<'a, I>(
+        pieces: I,
+        room: Room,
+        continuation_mark: Option<&[u8]>,
+        end_mark: Option<&[u8]>,
+    ) -> Self
     where
         I: Iterator<Item = (&'a [u8], u32)>,
     {
@@ -167,7 +186,9 @@ impl LongestMatch {
             let at = bytes.len();
             match continuation_mark {
                 // a word-first piece: under the start node (its key may already open with it)
-                Some(m) if !text.starts_with(m) && text.first() != Some(&WORD_START) => bytes.push(WORD_START),
+                Some(m) if !text.starts_with(m) && text.first() != Some(&WORD_START) => {
+                    bytes.push(WORD_START)
+                }
                 _ => {}
             }
             bytes.extend_from_slice(text);
@@ -176,7 +197,9 @@ impl LongestMatch {
                 Some(_) => key.strip_prefix(&[WORD_START]).unwrap_or(key),
                 None => text,
             };
-            let bare = continuation_mark.and_then(|m| if key[0] == WORD_START { None } else { text.strip_prefix(m) }).unwrap_or(text);
+            let bare = continuation_mark
+                .and_then(|m| if key[0] == WORD_START { None } else { text.strip_prefix(m) })
+                .unwrap_or(text);
             let bare = end_mark.and_then(|m| bare.strip_suffix(m)).unwrap_or(bare);
             lengths[id as usize] = bare.len() as u32;
             keys.push(Key { at: at as u32, len: (bytes.len() - at) as u32, id });
@@ -268,13 +291,16 @@ impl LongestMatch {
                 }
             } else {
                 packed.clear();
-                packed.extend(group.iter().enumerate().map(|(i, k)| (next(k, d) as u64) << 32 | i as u64));
+                packed.extend(
+                    group.iter().enumerate().map(|(i, k)| (next(k, d) as u64) << 32 | i as u64),
+                );
                 packed.sort_unstable();
                 moved.extend(packed.iter().map(|&p| group[p as u32 as usize]));
             }
             group.copy_from_slice(&moved);
             // a sorted small group's bytes are in `packed`; a counted one's read again
-            let byte = |i: usize| if counted { next(&moved[i], d) } else { (packed[i] >> 32) as u16 };
+            let byte =
+                |i: usize| if counted { next(&moved[i], d) } else { (packed[i] >> 32) as u16 };
             let mut i = 0usize;
             // keys that end here, in input order: the last piece's id stands
             while i < moved.len() && byte(i) == 0 {
@@ -299,7 +325,9 @@ impl LongestMatch {
         }
         first.push(label.len() as u32);
         let n = label.len();
-        let big: Vec<u32> = (0..n as u32).filter(|&u| first[u as usize + 1] - first[u as usize] > DENSE as u32).collect();
+        let big: Vec<u32> = (0..n as u32)
+            .filter(|&u| first[u as usize + 1] - first[u as usize] > DENSE as u32)
+            .collect();
         let mut dense = vec![NONE; big.len() * 256];
         for (i, &u) in big.iter().enumerate() {
             for v in first[u as usize]..first[u as usize + 1] {
@@ -548,12 +576,18 @@ mod tests {
                 let n = vocab.len() as u32;
                 vocab.entry(t).or_insert(n);
             }
-            let pieces: Vec<(&[u8], u32)> = vocab.iter().map(|(t, &id)| (t.as_slice(), id)).collect();
+            let pieces: Vec<(&[u8], u32)> =
+                vocab.iter().map(|(t, &id)| (t.as_slice(), id)).collect();
             // every other trie from `with_room` told no room at all, so its buffers grow from
             // nothing, the ids' lengths among them
             let lm = match round % 2 {
                 0 => LongestMatch::new(pieces.iter().copied(), Some(b"##"), None),
-                _ => LongestMatch::with_room(pieces.iter().copied(), Room::default(), Some(b"##"), None),
+                _ => LongestMatch::with_room(
+                    pieces.iter().copied(),
+                    Room::default(),
+                    Some(b"##"),
+                    None,
+                ),
             };
             wide += lm.big.len();
             for _ in 0..40 {

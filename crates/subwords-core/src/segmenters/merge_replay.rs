@@ -16,13 +16,12 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use crate::hash::{pack, Map};
 use rand::rngs::SmallRng;
 use rand::Rng;
-use crate::hash::{pack, Map};
 
 /// `(left, right) -> (rank, result)`, the pair packed as `left << 32 | right`.
 pub type MergeMap = Map<u64, (u32, u32)>;
-
 
 const SHORT: usize = 48;
 
@@ -98,8 +97,12 @@ fn replay_short(syms: &mut Vec<u32>, mut spans: Option<&mut Vec<(u32, u32)>>, me
         if best == u32::MAX {
             break;
         }
-        let (a, b) = (syms[0..n].windows(2).zip(&ranks[..n - 1]).find(|(_, &r)| r == best).map(|(w, _)| (w[0], w[1])))
-            .unwrap();
+        let (a, b) = (syms[0..n]
+            .windows(2)
+            .zip(&ranks[..n - 1])
+            .find(|(_, &r)| r == best)
+            .map(|(w, _)| (w[0], w[1])))
+        .unwrap();
         let c = merges[&pack(a, b)].1;
         // rewrite in place, left to right without overlap
         let mut w = 0;
@@ -245,7 +248,8 @@ mod tests {
         for len in 2..200 {
             let mut v: Vec<u32> = (0..len)
                 .map(|_| {
-                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    state =
+                        state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                     ((state >> 33) % 3) as u32
                 })
                 .collect();
@@ -265,9 +269,14 @@ mod tests {
     fn naive(s: &[u32], m: &MergeMap) -> Vec<u32> {
         let mut s = s.to_vec();
         loop {
-            let best = s.windows(2).filter_map(|w| m.get(&pack(w[0], w[1]))).min_by_key(|x| x.0).copied();
+            let best =
+                s.windows(2).filter_map(|w| m.get(&pack(w[0], w[1]))).min_by_key(|x| x.0).copied();
             let Some((r, c)) = best else { return s };
-            let (a, b) = s.windows(2).find(|w| m.get(&pack(w[0], w[1])).map(|x| x.0) == Some(r)).map(|w| (w[0], w[1])).unwrap();
+            let (a, b) = s
+                .windows(2)
+                .find(|w| m.get(&pack(w[0], w[1])).map(|x| x.0) == Some(r))
+                .map(|w| (w[0], w[1]))
+                .unwrap();
             let mut out = vec![];
             let mut i = 0;
             while i < s.len() {

@@ -34,9 +34,12 @@ impl Spelling {
         let mark = self.mark.as_bytes();
         let mut prev_kind: Option<RowKind> = None;
         for &id in ids {
-            let row = rows
-                .get(id as usize)
-                .ok_or_else(|| Error::UnknownPiece(format!("id {id} is not a row (this vocabulary has {} rows)", rows.len())))?;
+            let row = rows.get(id as usize).ok_or_else(|| {
+                Error::UnknownPiece(format!(
+                    "id {id} is not a row (this vocabulary has {} rows)",
+                    rows.len()
+                ))
+            })?;
             match self.scheme {
                 Scheme::Bytes => out.extend_from_slice(&row.text),
                 Scheme::End => match row.kind {
@@ -63,7 +66,9 @@ impl Spelling {
                     RowKind::Marker => {}
                     // a unit row is a whole word, whatever letters it begins with
                     _ => match row.text.strip_prefix(mark) {
-                        Some(rest) if !matches!(row.kind, RowKind::Special | RowKind::Unit) => out.extend_from_slice(rest),
+                        Some(rest) if !matches!(row.kind, RowKind::Special | RowKind::Unit) => {
+                            out.extend_from_slice(rest)
+                        }
                         _ => {
                             if !out.is_empty() {
                                 out.push(b' ');
@@ -99,7 +104,10 @@ impl Spelling {
             err?;
         }
         let normalized;
-        let text = if self.normalizes() && self.scheme != Scheme::End && self.scheme != Scheme::Continuation {
+        let text = if self.normalizes()
+            && self.scheme != Scheme::End
+            && self.scheme != Scheme::Continuation
+        {
             // end and continuation normalize in `for_each_unit`; the others here
             normalized = self.normalize_text(text).0;
             normalized.as_str()
@@ -156,7 +164,13 @@ fn replace_all(text: &[u8], from: &[u8], to: &[u8], out: &mut Vec<u8>) {
 /// For each byte position of `unit` (0..=len), the byte position of `text` it corresponds to.
 /// For every spelling but `front` the unit is a slice of the text at `start`. For `front` the
 /// unit's marks stand for whitespace runs (or nothing, at the very front) and literal marks.
-pub fn unit_to_text_positions(scheme: Scheme, unit: &str, text: &str, start: usize, mark: char) -> Vec<usize> {
+pub fn unit_to_text_positions(
+    scheme: Scheme,
+    unit: &str,
+    text: &str,
+    start: usize,
+    mark: char,
+) -> Vec<usize> {
     if scheme != Scheme::Front {
         return (0..=unit.len()).map(|i| start + i).collect();
     }

@@ -94,10 +94,18 @@ pub fn bert_cleans_away(c: char) -> bool {
 }
 
 impl Spelling {
-    pub fn new(scheme: Scheme, mark: Option<&str>, split_at_marks: bool, pre_split: Option<PreSplit>, byte_fallback: bool) -> Result<Self> {
+    pub fn new(
+        scheme: Scheme,
+        mark: Option<&str>,
+        split_at_marks: bool,
+        pre_split: Option<PreSplit>,
+        byte_fallback: bool,
+    ) -> Result<Self> {
         let mark = match (scheme, mark) {
             (Scheme::Bytes, Some(m)) if !m.is_empty() => {
-                return Err(Error::Option("the bytes spelling has no mark; leave `mark` unset".into()))
+                return Err(Error::Option(
+                    "the bytes spelling has no mark; leave `mark` unset".into(),
+                ))
             }
             (Scheme::Bytes, _) => String::new(),
             (_, Some(m)) => m.to_string(),
@@ -105,7 +113,19 @@ impl Spelling {
             (Scheme::Continuation, None) => "##".into(),
             (Scheme::Front, None) => "\u{2581}".into(),
         };
-        let s = Spelling { scheme, mark, split_at_marks, pre_split, byte_fallback, clean_text: false, strip_accents: false, lowercase: false, normalize: None, pattern: None, split_digits: None };
+        let s = Spelling {
+            scheme,
+            mark,
+            split_at_marks,
+            pre_split,
+            byte_fallback,
+            clean_text: false,
+            strip_accents: false,
+            lowercase: false,
+            normalize: None,
+            pattern: None,
+            split_digits: None,
+        };
         s.validate()?;
         Ok(s)
     }
@@ -135,7 +155,10 @@ impl Spelling {
                 }
             }
             Scheme::End | Scheme::Continuation => {
-                if self.mark.is_empty() || self.mark.chars().any(char::is_whitespace) || self.mark.len() > 16 {
+                if self.mark.is_empty()
+                    || self.mark.chars().any(char::is_whitespace)
+                    || self.mark.len() > 16
+                {
                     return Err(Error::Option(format!(
                         "the mark must be 1 to 16 bytes with no whitespace, got {:?}",
                         self.mark
@@ -144,21 +167,36 @@ impl Spelling {
             }
         }
         match (self.pre_split, self.scheme) {
-            (None, _) | (Some(PreSplit::Gpt2), Scheme::Bytes) | (Some(PreSplit::Bert), Scheme::End | Scheme::Continuation) => {}
-            (Some(PreSplit::Gpt2), _) => return Err(Error::Option("pre_split='gpt2' applies to the bytes spelling".into())),
+            (None, _)
+            | (Some(PreSplit::Gpt2), Scheme::Bytes)
+            | (Some(PreSplit::Bert), Scheme::End | Scheme::Continuation) => {}
+            (Some(PreSplit::Gpt2), _) => {
+                return Err(Error::Option("pre_split='gpt2' applies to the bytes spelling".into()))
+            }
             (Some(PreSplit::Bert), _) => {
-                return Err(Error::Option("pre_split='bert' applies to the end and continuation spellings".into()))
+                return Err(Error::Option(
+                    "pre_split='bert' applies to the end and continuation spellings".into(),
+                ))
             }
         }
-        if (self.clean_text || self.strip_accents) && !matches!(self.scheme, Scheme::End | Scheme::Continuation) {
-            return Err(Error::Option("strip_accents and clean_text apply to the end and continuation spellings".into()));
+        if (self.clean_text || self.strip_accents)
+            && !matches!(self.scheme, Scheme::End | Scheme::Continuation)
+        {
+            return Err(Error::Option(
+                "strip_accents and clean_text apply to the end and continuation spellings".into(),
+            ));
         }
         if self.lowercase && self.scheme == Scheme::Front && self.mark.to_lowercase() != self.mark {
-            return Err(Error::Option("lowercase would change the front mark; choose a mark with no lower-case form".into()));
+            return Err(Error::Option(
+                "lowercase would change the front mark; choose a mark with no lower-case form"
+                    .into(),
+            ));
         }
         if self.pattern.is_some() {
             if self.pre_split.is_some() {
-                return Err(Error::Option("give one pre-split: a named one or a pattern, not both".into()));
+                return Err(Error::Option(
+                    "give one pre-split: a named one or a pattern, not both".into(),
+                ));
             }
             if self.scheme == Scheme::Front {
                 return Err(Error::Option(
@@ -169,11 +207,15 @@ impl Spelling {
         if let Some(n) = self.split_digits {
             pattern::check_split_digits(n)?;
             if self.scheme == Scheme::Front && !self.split_at_marks {
-                return Err(Error::Option("split_digits needs split_at_marks=True under the front spelling".into()));
+                return Err(Error::Option(
+                    "split_digits needs split_at_marks=True under the front spelling".into(),
+                ));
             }
         }
         if !self.split_at_marks && self.scheme != Scheme::Front {
-            return Err(Error::Option("split_at_marks=False applies only to the front spelling".into()));
+            return Err(Error::Option(
+                "split_at_marks=False applies only to the front spelling".into(),
+            ));
         }
         Ok(())
     }
@@ -283,7 +325,9 @@ impl Spelling {
             // units of these spellings are slices of the text: cut each one around its digits
             Some(n) if self.scheme != Scheme::Front => {
                 let n = n as usize;
-                self.for_each_unit_cut(text, |_, (a, b)| pattern::split_digits(text, a, b, n, |x, y| f(&text[x..y], (x, y))))
+                self.for_each_unit_cut(text, |_, (a, b)| {
+                    pattern::split_digits(text, a, b, n, |x, y| f(&text[x..y], (x, y)))
+                })
             }
             _ => self.for_each_unit_cut(text, f),
         }
@@ -293,8 +337,12 @@ impl Spelling {
     fn for_each_unit_cut(&self, text: &str, mut f: impl FnMut(&str, (usize, usize))) {
         match self.scheme {
             Scheme::End | Scheme::Continuation => match (&self.pattern, self.pre_split) {
-                (Some(p), _) => for_each_word(text, |a, b| p.split(&text[a..b], |x, y| f(&text[a + x..a + y], (a + x, a + y)))),
-                (None, Some(PreSplit::Bert)) => for_each_word(text, |a, b| bert_split(text, a, b, &mut f)),
+                (Some(p), _) => for_each_word(text, |a, b| {
+                    p.split(&text[a..b], |x, y| f(&text[a + x..a + y], (a + x, a + y)))
+                }),
+                (None, Some(PreSplit::Bert)) => {
+                    for_each_word(text, |a, b| bert_split(text, a, b, &mut f))
+                }
                 _ => for_each_word(text, |a, b| f(&text[a..b], (a, b))),
             },
             Scheme::Bytes => match (&self.pattern, self.pre_split) {
@@ -319,7 +367,8 @@ impl Spelling {
                         // unit: copied whole, not a character at a time (issue 15: the walk was
                         // most of counting's instructions)
                         let whole = if word.is_ascii() {
-                            (mark as u32) >= 0x80 && (digits == 0 || !word.bytes().any(|c| c.is_ascii_digit()))
+                            (mark as u32) >= 0x80
+                                && (digits == 0 || !word.bytes().any(|c| c.is_ascii_digit()))
                         } else {
                             digits == 0 && !word.contains(mark)
                         };
@@ -331,9 +380,13 @@ impl Spelling {
                             if b - a <= SHORT_COPY && a + SHORT_COPY <= text.len() {
                                 let mut unit = [0u8; 4 + SHORT_COPY];
                                 mark.encode_utf8(&mut unit[..4]);
-                                unit[m..m + SHORT_COPY].copy_from_slice(&text.as_bytes()[a..a + SHORT_COPY]);
+                                unit[m..m + SHORT_COPY]
+                                    .copy_from_slice(&text.as_bytes()[a..a + SHORT_COPY]);
                                 // SAFETY: the mark's UTF-8 followed by the word's, both whole
-                                f(unsafe { std::str::from_utf8_unchecked(&unit[..m + b - a]) }, (a, b));
+                                f(
+                                    unsafe { std::str::from_utf8_unchecked(&unit[..m + b - a]) },
+                                    (a, b),
+                                );
                                 return;
                             }
                             buf.push_str(word);
@@ -570,10 +623,12 @@ pub fn parse_byte_piece(piece: &str) -> Option<u8> {
 /// table's three runs of shifted bytes instead of searched for.
 pub fn char_to_byte(c: char) -> Option<u8> {
     let c = c as u32;
-    let printable = |b: u32| (0x21..=0x7e).contains(&b) || (0xa1..=0xac).contains(&b) || (0xae..=0xff).contains(&b);
+    let printable = |b: u32| {
+        (0x21..=0x7e).contains(&b) || (0xa1..=0xac).contains(&b) || (0xae..=0xff).contains(&b)
+    };
     match c {
         0..=0xff if printable(c) => Some(c as u8),
-        0x100..=0x120 => Some((c - 0x100) as u8),        // 0x00..=0x20
+        0x100..=0x120 => Some((c - 0x100) as u8), // 0x00..=0x20
         0x121..=0x142 => Some((c - 0x121 + 0x7f) as u8), // 0x7f..=0xa0
         0x143 => Some(0xad),
         _ => None,
@@ -586,7 +641,8 @@ pub fn byte_to_char_table() -> [char; 256] {
     let mut table = ['\0'; 256];
     let mut n = 0u32;
     for b in 0..256u32 {
-        let printable = (0x21..=0x7e).contains(&b) || (0xa1..=0xac).contains(&b) || (0xae..=0xff).contains(&b);
+        let printable =
+            (0x21..=0x7e).contains(&b) || (0xa1..=0xac).contains(&b) || (0xae..=0xff).contains(&b);
         table[b as usize] = if printable {
             char::from_u32(b).unwrap()
         } else {
@@ -648,17 +704,30 @@ mod tests {
         for n in 1..=20 {
             let word: String = "abcdefghijklmnopqrstuvwxyz".chars().take(n).collect();
             let text = format!("{word} {} {word}", "z".repeat(40));
-            assert_eq!(units(&s, &text), [format!("▁{word}"), format!("▁{}", "z".repeat(40)), format!("▁{word}")]);
+            assert_eq!(
+                units(&s, &text),
+                [format!("▁{word}"), format!("▁{}", "z".repeat(40)), format!("▁{word}")]
+            );
             let wide: String = "éü".chars().cycle().take(n).collect();
-            assert_eq!(units(&s, &format!("{wide}xyzxyzxyzxyzxyzxyz")), [format!("▁{wide}xyzxyzxyzxyzxyzxyz")]);
-            assert_eq!(units(&s, &format!("{wide}\txyz")), [format!("▁{wide}"), "▁xyz".to_string()]);
+            assert_eq!(
+                units(&s, &format!("{wide}xyzxyzxyzxyzxyzxyz")),
+                [format!("▁{wide}xyzxyzxyzxyzxyzxyz")]
+            );
+            assert_eq!(
+                units(&s, &format!("{wide}\txyz")),
+                [format!("▁{wide}"), "▁xyz".to_string()]
+            );
         }
     }
 
     #[test]
     fn bert_units() {
-        let s = Spelling::new(Scheme::Continuation, None, true, Some(PreSplit::Bert), false).unwrap();
-        assert_eq!(units(&s, "Dr. didn't ## 研究生"), ["Dr", ".", "didn", "'", "t", "#", "#", "研", "究", "生"]);
+        let s =
+            Spelling::new(Scheme::Continuation, None, true, Some(PreSplit::Bert), false).unwrap();
+        assert_eq!(
+            units(&s, "Dr. didn't ## 研究生"),
+            ["Dr", ".", "didn", "'", "t", "#", "#", "研", "究", "生"]
+        );
     }
 
     #[test]
@@ -683,7 +752,8 @@ mod tests {
         for b in 0..=255u8 {
             assert_eq!(char_to_byte(t[b as usize]), Some(b));
         }
-        let inverse = (0..0x400u32).filter_map(char::from_u32).filter(|&c| char_to_byte(c).is_some()).count();
+        let inverse =
+            (0..0x400u32).filter_map(char::from_u32).filter(|&c| char_to_byte(c).is_some()).count();
         assert_eq!(inverse, 256);
     }
 

@@ -22,7 +22,9 @@
 //! run them too (`pattern.rs`, whose tests check them against the expressions); the tiktoken
 //! engine in `subwords-compat` reaches them as `tiktoken::split`.
 
-use super::gpt2::{is_other, is_prefix, r50k_next, scan, Text, LETTER, LOWER, NEWLINE, NUMBER, UPPER};
+use super::gpt2::{
+    is_other, is_prefix, r50k_next, scan, Text, LETTER, LOWER, NEWLINE, NUMBER, UPPER,
+};
 
 /// Which OpenAI pattern a rank file is used with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

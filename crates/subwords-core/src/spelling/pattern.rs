@@ -70,7 +70,9 @@ fn compile(source: &str) -> Result<fancy_regex::Regex> {
             fancy_regex::Error::ParseError(pos, _) => format!(" at byte {pos}"),
             _ => String::new(),
         };
-        Error::Option(format!("the pre-split pattern {source:?} is not a valid regular expression{at}: {e}"))
+        Error::Option(format!(
+            "the pre-split pattern {source:?} is not a valid regular expression{at}: {e}"
+        ))
     })
 }
 
@@ -78,7 +80,11 @@ impl Pattern {
     /// Compiles `source`; an invalid expression is an option error naming the position.
     pub fn new(source: &str) -> Result<Self> {
         if source.is_empty() {
-            return Err(Error::Option("the pre-split pattern is empty; give a regular expression or one of the names: ".to_string() + &names()));
+            return Err(Error::Option(
+                "the pre-split pattern is empty; give a regular expression or one of the names: "
+                    .to_string()
+                    + &names(),
+            ));
         }
         if source.len() > MAX_PATTERN_LEN {
             return Err(Error::Option(format!(
@@ -209,7 +215,9 @@ pub fn check_split_digits(n: u8) -> Result<()> {
     if n == 1 || n == 3 {
         Ok(())
     } else {
-        Err(Error::Option(format!("split_digits must be 1 (single digits) or 3 (runs of up to three), got {n}")))
+        Err(Error::Option(format!(
+            "split_digits must be 1 (single digits) or 3 (runs of up to three), got {n}"
+        )))
     }
 }
 

@@ -53,7 +53,14 @@ fn one_char(text: &[u8]) -> Option<char> {
 impl SymbolIds {
     /// From the model's rows, its piece index (`index`: the indexed rows of `rows`, alphabet,
     /// learned, unit and piece, by their text) and its special rows.
-    pub fn new(spelling: &Spelling, rows: &[Row], index: &RowIndex, unk: Option<u32>, byte_base: Option<u32>, marker: Option<u32>) -> Self {
+    pub fn new(
+        spelling: &Spelling,
+        rows: &[Row],
+        index: &RowIndex,
+        unk: Option<u32>,
+        byte_base: Option<u32>,
+        marker: Option<u32>,
+    ) -> Self {
         let mut plain = Map::default();
         let mut marked = Map::default();
         if spelling.scheme != Scheme::Bytes {
@@ -61,7 +68,10 @@ impl SymbolIds {
             // a symbol's row is one character, with the mark or the word-start byte: at most
             // this long (longer rows, most of a vocabulary, are skipped before their UTF-8 check)
             let longest = 1 + mark.len() + 4;
-            let indexed = rows.iter().enumerate().filter(|(_, r)| r.kind.is_indexed() && r.text.len() <= longest);
+            let indexed = rows
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.kind.is_indexed() && r.text.len() <= longest);
             for (id, text) in indexed.map(|(id, r)| (id as u32, r.text.as_slice())) {
                 // a word-first piece that begins with the mark is still a plain one
                 let t = piece_text(text);
@@ -89,8 +99,20 @@ impl SymbolIds {
             ascii_plain[c as usize] = plain.get(&(c as char)).copied().unwrap_or(NO_ID);
             ascii_marked[c as usize] = marked.get(&(c as char)).copied().unwrap_or(NO_ID);
         }
-        let bytes_at = if spelling.scheme == Scheme::Bytes { index.get(rows, &[0u8]).unwrap_or(0) } else { 0 };
-        SymbolIds { scheme: spelling.scheme, mark: spelling.mark.clone(), plain, marked, ascii_plain, ascii_marked, unk, byte_base, marker, bytes_at }
+        let bytes_at =
+            if spelling.scheme == Scheme::Bytes { index.get(rows, &[0u8]).unwrap_or(0) } else { 0 };
+        SymbolIds {
+            scheme: spelling.scheme,
+            mark: spelling.mark.clone(),
+            plain,
+            marked,
+            ascii_plain,
+            ascii_marked,
+            unk,
+            byte_base,
+            marker,
+            bytes_at,
+        }
     }
 
     #[inline]
@@ -235,7 +257,8 @@ impl SymbolIds {
         if self.scheme == Scheme::Bytes {
             return Ok(row.text.iter().map(|&b| self.bytes_at + b as u32).collect());
         }
-        let text = std::str::from_utf8(piece_text(&row.text)).map_err(|_| Error::ModelFile(format!("row {id}: not UTF-8")))?;
+        let text = std::str::from_utf8(piece_text(&row.text))
+            .map_err(|_| Error::ModelFile(format!("row {id}: not UTF-8")))?;
         let mark = self.mark.as_str();
         let word_start = row.text.first() == Some(&WORD_START);
         let (body, marked_first, marked_rest, marked_last) = match self.scheme {
@@ -253,10 +276,13 @@ impl SymbolIds {
         let n = body.chars().count();
         let mut out = Vec::with_capacity(n);
         for (k, c) in body.chars().enumerate() {
-            let marked = if k == 0 { marked_first } else { marked_rest } || (marked_last && k + 1 == n);
+            let marked =
+                if k == 0 { marked_first } else { marked_rest } || (marked_last && k + 1 == n);
             let x = self.char_id(c, marked);
             if x == NO_ID || rows[x as usize].kind != RowKind::Alphabet {
-                return Err(Error::ModelFile(format!("row {id}: {text:?} is not made of the alphabet's symbols")));
+                return Err(Error::ModelFile(format!(
+                    "row {id}: {text:?} is not made of the alphabet's symbols"
+                )));
             }
             out.push(x);
         }

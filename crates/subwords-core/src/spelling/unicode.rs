@@ -146,7 +146,15 @@ impl Form {
 fn nmt_rule(c: char) -> Option<char> {
     match c {
         '\u{0}'..='\u{8}' | '\u{B}' | '\u{E}'..='\u{1F}' | '\u{7F}' | '\u{8F}' | '\u{9F}' => None,
-        '\t' | '\n' | '\u{C}' | '\r' | '\u{1680}' | '\u{200B}'..='\u{200F}' | '\u{2028}' | '\u{2029}' | '\u{FEFF}'
+        '\t'
+        | '\n'
+        | '\u{C}'
+        | '\r'
+        | '\u{1680}'
+        | '\u{200B}'..='\u{200F}'
+        | '\u{2028}'
+        | '\u{2029}'
+        | '\u{FEFF}'
         | '\u{FFFD}' => Some(' '),
         c => Some(c),
     }
@@ -197,6 +205,9 @@ mod tests {
         // three output bytes all span its three input bytes; U+FEFF (3 bytes) becomes a space
         let (n, src) = Form::NmtNfkc.apply("a\tb\u{0}x\u{301}y\u{FEFF}");
         assert_eq!(n, "a bx\u{301}y ");
-        assert_eq!(src, [(0, 1), (1, 2), (2, 3), (4, 7), (4, 7), (4, 7), (7, 8), (8, 11), (11, 11)]);
+        assert_eq!(
+            src,
+            [(0, 1), (1, 2), (2, 3), (4, 7), (4, 7), (4, 7), (7, 8), (8, 11), (11, 11)]
+        );
     }
 }

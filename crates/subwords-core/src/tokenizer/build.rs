@@ -10,12 +10,12 @@ use crate::hash::Map;
 use crate::options::{ModelKind, Unknown, MAX_VOCAB};
 use crate::segmenters::longest_match::LongestMatch;
 use crate::segmenters::merge_replay::MergeMap;
-use crate::segmenters::unigram::lattice::fixed;
 use crate::segmenters::unigram::codes::CodedTrie;
+use crate::segmenters::unigram::lattice::fixed;
 use crate::spelling::symbols::SymbolIds;
 use crate::spelling::{byte_to_char_table, Scheme, Spelling};
-use crate::vocab::order::{check_imported, check_learned_order, check_row_kinds, check_row_order};
 use crate::vocab::index::RowIndex;
+use crate::vocab::order::{check_imported, check_learned_order, check_row_kinds, check_row_order};
 use crate::vocab::{Row, RowKind, UNK};
 
 use super::parts::Parts;
@@ -73,7 +73,9 @@ impl Tokenizer {
         let (checked, longest) = std::thread::scope(|scope| {
             let beside: Option<TrieBeside<'_>> = match trie {
                 Some(t) if wordpiece => Some(t),
-                _ if wordpiece && rows_worth_a_thread(&rows) => spawn_trie(scope, || longest_match(&spelling, &rows)),
+                _ if wordpiece && rows_worth_a_thread(&rows) => {
+                    spawn_trie(scope, || longest_match(&spelling, &rows))
+                }
                 _ => None,
             };
             let checked = (|| {
@@ -134,20 +136,33 @@ impl Tokenizer {
             return Err(bad("only a unigram model has log-probabilities".into()));
         }
         if log_probs.len() != self.rows.len() {
-            return Err(bad(format!("{} log-probabilities for {} rows", log_probs.len(), self.rows.len())));
+            return Err(bad(format!(
+                "{} log-probabilities for {} rows",
+                log_probs.len(),
+                self.rows.len()
+            )));
         }
         let mut pieces = Vec::new();
         for (id, (row, lp)) in self.rows.iter().zip(&log_probs).enumerate() {
             let piece = matches!(row.kind, RowKind::Alphabet | RowKind::Learned);
             match (piece, lp) {
                 (false, None) => continue,
-                (false, Some(_)) => return Err(bad(format!("row {id}: a {} row has no log-probability", row.kind.name()))),
-                (true, None) if row.kind == RowKind::Learned || self.spelling.scheme != Scheme::Bytes => {
+                (false, Some(_)) => {
+                    return Err(bad(format!(
+                        "row {id}: a {} row has no log-probability",
+                        row.kind.name()
+                    )))
+                }
+                (true, None)
+                    if row.kind == RowKind::Learned || self.spelling.scheme != Scheme::Bytes =>
+                {
                     return Err(bad(format!("row {id}: a piece needs a log-probability")))
                 }
                 (true, None) => continue, // a byte the corpus never held
                 (true, Some(v)) if v.is_nan() || *v > 0.0 => {
-                    return Err(bad(format!("row {id}: log-probability {v} is not a number at most 0")))
+                    return Err(bad(format!(
+                        "row {id}: log-probability {v} is not a number at most 0"
+                    )))
                 }
                 (true, Some(v)) => {
                     let syms = self.symbols.symbols_of_row(&self.rows, id as u32)?;
@@ -155,7 +170,8 @@ impl Tokenizer {
                 }
             }
         }
-        let trie = CodedTrie::build(self.rows.len(), &pieces).map_err(|(other, id)| bad(format!("row {id}: the same symbols as row {other}")))?;
+        let trie = CodedTrie::build(self.rows.len(), &pieces)
+            .map_err(|(other, id)| bad(format!("row {id}: the same symbols as row {other}")))?;
         self.log_probs = log_probs;
         self.unigram = Some(trie);
         Ok(())
@@ -164,7 +180,11 @@ impl Tokenizer {
 
 /// The Fast WordPiece trie of the indexed rows, in id order.
 fn longest_match(spelling: &Spelling, rows: &[Row]) -> LongestMatch {
-    let pieces = rows.iter().enumerate().filter(|(_, r)| r.kind.is_indexed()).map(|(id, r)| (r.text.as_slice(), id as u32));
+    let pieces = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.kind.is_indexed())
+        .map(|(id, r)| (r.text.as_slice(), id as u32));
     match spelling.scheme {
         Scheme::Continuation => LongestMatch::new(pieces, Some(spelling.mark.as_bytes()), None),
         _ => LongestMatch::new(pieces, None, Some(spelling.mark.as_bytes())),
@@ -195,7 +215,8 @@ pub fn spawn_trie<'scope, 'env>(
     if !*CORES.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)) {
         return None;
     }
-    let handle = std::thread::Builder::new().name("subwords-trie".into()).spawn_scoped(scope, build).ok()?;
+    let handle =
+        std::thread::Builder::new().name("subwords-trie".into()).spawn_scoped(scope, build).ok()?;
     Some(Box::new(move || handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
 }
 
@@ -204,13 +225,13 @@ static CORES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
 
 fn check_size(rows: &[Row]) -> Result<()> {
     if rows.len() as u64 > MAX_VOCAB {
-        return Err(bad(format!("{} rows is more than the {MAX_VOCAB} subwords accepts", rows.len())));
+        return Err(bad(format!(
+            "{} rows is more than the {MAX_VOCAB} subwords accepts",
+            rows.len()
+        )));
     }
     Ok(())
 }
-
-
-
 
 /// The piece index (text -> row) and where `[UNK]`, the byte rows and the marker are; each
 /// row's text checked for its kind.
@@ -230,21 +251,32 @@ fn index_rows(spelling: &Spelling, rows: &[Row]) -> Result<Specials> {
                         return Err(bad(format!("row {id}: {UNK} appears twice")));
                     }
                     unk = Some(id);
-                } else if row.text.is_empty() || row.text.len() > 256 || std::str::from_utf8(&row.text).is_err() {
+                } else if row.text.is_empty()
+                    || row.text.len() > 256
+                    || std::str::from_utf8(&row.text).is_err()
+                {
                     return Err(bad(format!("row {id}: a special row is 1 to 256 bytes of UTF-8")));
                 } else if !seen_special.insert(row.text.to_vec()) {
-                    return Err(bad(format!("row {id}: the special row {:?} appears twice", String::from_utf8_lossy(&row.text))));
+                    return Err(bad(format!(
+                        "row {id}: the special row {:?} appears twice",
+                        String::from_utf8_lossy(&row.text)
+                    )));
                 }
             }
             RowKind::Byte => {
                 let b = id - *byte_base.get_or_insert(id);
                 if row.text.len() != 1 || row.text[0] as u32 != b || b > 255 {
-                    return Err(bad(format!("row {id}: byte rows must be <0x00>…<0xFF>, consecutive and in order")));
+                    return Err(bad(format!(
+                        "row {id}: byte rows must be <0x00>…<0xFF>, consecutive and in order"
+                    )));
                 }
             }
             RowKind::Marker => {
                 if row.text.as_slice() != spelling.mark.as_bytes() || marker.is_some() {
-                    return Err(bad(format!("row {id}: the marker row must be the bare mark {:?}, once", spelling.mark)));
+                    return Err(bad(format!(
+                        "row {id}: the marker row must be the bare mark {:?}, once",
+                        spelling.mark
+                    )));
                 }
                 marker = Some(id);
             }
@@ -268,11 +300,17 @@ fn index_rows(spelling: &Spelling, rows: &[Row]) -> Result<Specials> {
                 // ASCII, most pieces, is UTF-8 without a call (issue 15: `from_utf8` on each row
                 // was 3% of loading a 30k BERT vocab.txt)
                 let text = crate::vocab::piece_text(&row.text);
-                if spelling.scheme != Scheme::Bytes && !text.is_ascii() && std::str::from_utf8(text).is_err() {
+                if spelling.scheme != Scheme::Bytes
+                    && !text.is_ascii()
+                    && std::str::from_utf8(text).is_err()
+                {
                     return Err(bad(format!("row {id}: piece is not valid UTF-8")));
                 }
                 if index.insert(rows, id).is_some() {
-                    return Err(bad(format!("row {id}: piece {:?} appears twice", String::from_utf8_lossy(&row.text))));
+                    return Err(bad(format!(
+                        "row {id}: piece {:?} appears twice",
+                        String::from_utf8_lossy(&row.text)
+                    )));
                 }
             }
         }
@@ -285,19 +323,27 @@ fn check_special_rows(spelling: &Spelling, rows: &[Row], s: &Specials) -> Result
     let (unk, byte_base, marker) = (s.unk, s.byte_base, s.marker);
     let has_bytes = byte_base.is_some();
     if has_bytes != spelling.byte_fallback {
-        return Err(bad("byte-fallback rows and the spelling's byte_fallback setting disagree".into()));
+        return Err(bad(
+            "byte-fallback rows and the spelling's byte_fallback setting disagree".into()
+        ));
     }
     if let Some(b) = byte_base {
         if rows.len() < b as usize + 256 || rows[b as usize + 255].kind != RowKind::Byte {
             return Err(bad("byte fallback needs all 256 byte rows".into()));
         }
     }
-    let wants_marker = spelling.byte_fallback && matches!(spelling.scheme, Scheme::End | Scheme::Continuation);
+    let wants_marker =
+        spelling.byte_fallback && matches!(spelling.scheme, Scheme::End | Scheme::Continuation);
     if wants_marker != marker.is_some() {
-        return Err(bad("the bare marker row must be present exactly when end/continuation use byte fallback".into()));
+        return Err(bad(
+            "the bare marker row must be present exactly when end/continuation use byte fallback"
+                .into(),
+        ));
     }
     if (spelling.scheme == Scheme::Bytes) == unk.is_some() {
-        return Err(bad(format!("the bytes spelling has no {UNK} row; every other spelling has exactly one")));
+        return Err(bad(format!(
+            "the bytes spelling has no {UNK} row; every other spelling has exactly one"
+        )));
     }
     if spelling.scheme == Scheme::Bytes {
         // the 256 bytes come right after the special rows (none, unless trained with specials)
@@ -305,7 +351,12 @@ fn check_special_rows(spelling: &Spelling, rows: &[Row], s: &Specials) -> Result
         for b in 0..256usize {
             match rows.get(lead + b) {
                 Some(r) if r.kind == RowKind::Alphabet && r.text[..] == [b as u8] => {}
-                _ => return Err(bad(format!("bytes spelling: row {} must be the byte {b}", lead + b))),
+                _ => {
+                    return Err(bad(format!(
+                        "bytes spelling: row {} must be the byte {b}",
+                        lead + b
+                    )))
+                }
             }
         }
     }
@@ -313,7 +364,12 @@ fn check_special_rows(spelling: &Spelling, rows: &[Row], s: &Specials) -> Result
 }
 
 /// Which models may have merges, and stream merges.
-fn check_stream(kind: ModelKind, spelling: &Spelling, merges: &[[u32; 3]], stream_from: Option<usize>) -> Result<()> {
+fn check_stream(
+    kind: ModelKind,
+    spelling: &Spelling,
+    merges: &[[u32; 3]],
+    stream_from: Option<usize>,
+) -> Result<()> {
     if kind != ModelKind::Bpe && stream_from.is_some() {
         return Err(bad("only BPE models have stream merges".into()));
     }
@@ -330,12 +386,21 @@ fn check_stream(kind: ModelKind, spelling: &Spelling, merges: &[[u32; 3]], strea
 
 /// The merge maps (within units, and across them for stream merges); every merge joins two
 /// pieces into the row it names, and no pair is merged twice.
-fn merge_maps(spelling: &Spelling, rows: &[Row], merges: &[[u32; 3]], stream_from: Option<usize>) -> Result<(MergeMap, MergeMap)> {
+fn merge_maps(
+    spelling: &Spelling,
+    rows: &[Row],
+    merges: &[[u32; 3]],
+    stream_from: Option<usize>,
+) -> Result<(MergeMap, MergeMap)> {
     let mut merge_map: MergeMap = Map::default();
     let mut stream_map: MergeMap = Map::default();
-    let strip: &[u8] = if spelling.scheme == Scheme::Continuation { spelling.mark.as_bytes() } else { b"" };
+    let strip: &[u8] =
+        if spelling.scheme == Scheme::Continuation { spelling.mark.as_bytes() } else { b"" };
     for (rank, &[a, b, c]) in merges.iter().enumerate() {
-        let ok = |x: u32| rows.get(x as usize).is_some_and(|r| matches!(r.kind, RowKind::Alphabet | RowKind::Learned));
+        let ok = |x: u32| {
+            rows.get(x as usize)
+                .is_some_and(|r| matches!(r.kind, RowKind::Alphabet | RowKind::Learned))
+        };
         if !(ok(a) && ok(b) && ok(c)) {
             return Err(bad(format!("merge {rank}: refers to a row that is not a piece")));
         }
@@ -354,7 +419,8 @@ fn merge_maps(spelling: &Spelling, rows: &[Row], merges: &[[u32; 3]], stream_fro
         if rows[c as usize].text[..] != joined[..] {
             return Err(bad(format!("merge {rank}: the joined piece is not the row it names")));
         }
-        let map = if stream_from.is_some_and(|k| rank >= k) { &mut stream_map } else { &mut merge_map };
+        let map =
+            if stream_from.is_some_and(|k| rank >= k) { &mut stream_map } else { &mut merge_map };
         if map.insert(crate::hash::pack(a, b), (rank as u32, c)).is_some() {
             return Err(bad(format!("merge {rank}: the same pair is merged twice")));
         }
@@ -362,17 +428,27 @@ fn merge_maps(spelling: &Spelling, rows: &[Row], merges: &[[u32; 3]], stream_fro
     Ok((merge_map, stream_map))
 }
 
-fn check_joints(kind: ModelKind, spelling: &Spelling, joints: Option<&BTreeMap<String, Vec<String>>>) -> Result<()> {
+fn check_joints(
+    kind: ModelKind,
+    spelling: &Spelling,
+    joints: Option<&BTreeMap<String, Vec<String>>>,
+) -> Result<()> {
     if let Some(j) = joints {
-        if !matches!(spelling.scheme, Scheme::End | Scheme::Continuation) || kind != ModelKind::Bpe {
-            return Err(bad("joints apply to BPE models on the end and continuation spellings".into()));
+        if !matches!(spelling.scheme, Scheme::End | Scheme::Continuation) || kind != ModelKind::Bpe
+        {
+            return Err(bad(
+                "joints apply to BPE models on the end and continuation spellings".into()
+            ));
         }
         for (word, parts) in j {
-            if parts.len() < 2 || parts.iter().any(String::is_empty) || parts.concat() != *word || word.chars().any(char::is_whitespace) {
+            if parts.len() < 2
+                || parts.iter().any(String::is_empty)
+                || parts.concat() != *word
+                || word.chars().any(char::is_whitespace)
+            {
                 return Err(bad(format!("joints: {parts:?} is not a cut of the word {word:?}")));
             }
         }
     }
     Ok(())
 }
-

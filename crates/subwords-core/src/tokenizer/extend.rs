@@ -14,7 +14,7 @@ use crate::options::ModelKind;
 use crate::spelling::Scheme;
 use crate::vocab::{Row, RowKind};
 
-use super::{Tokenizer, Parts};
+use super::{Parts, Tokenizer};
 
 impl Tokenizer {
     /// The counted units of `texts` under this model's spelling, each spelled in row ids before
@@ -54,7 +54,12 @@ impl Tokenizer {
     /// This model with up to `new_rows` more rows learned on `texts` (see the module's text),
     /// and what the extension learned. The new model has no training report (the old one
     /// described fewer rows); its options are the original training's.
-    pub fn extended(&self, texts: &[&str], new_rows: u64, min_count: u64) -> Result<(Tokenizer, Extension)> {
+    pub fn extended(
+        &self,
+        texts: &[&str],
+        new_rows: u64,
+        min_count: u64,
+    ) -> Result<(Tokenizer, Extension)> {
         if self.kind != ModelKind::Bpe {
             return Err(Error::Option(format!(
                 "extend continues BPE training; this is a {} model, which has no merges to continue",
@@ -67,10 +72,14 @@ impl Tokenizer {
             )));
         }
         if self.stream_from.is_some() {
-            return Err(Error::Option("extend does not continue a two-stage (superword) BPE model".into()));
+            return Err(Error::Option(
+                "extend does not continue a two-stage (superword) BPE model".into(),
+            ));
         }
         if self.joints.is_some() {
-            return Err(Error::Option("extend does not continue a model trained with pre-split joints".into()));
+            return Err(Error::Option(
+                "extend does not continue a model trained with pre-split joints".into(),
+            ));
         }
         let units = self.spelled_units(texts)?;
         // only alphabet and learned rows are symbols a merge can make or use: the others (the
@@ -79,9 +88,19 @@ impl Tokenizer {
         let texts: Vec<Vec<u8>> = self
             .rows
             .iter()
-            .map(|r| if matches!(r.kind, RowKind::Alphabet | RowKind::Learned) { r.text.to_vec() } else { Vec::new() })
+            .map(|r| {
+                if matches!(r.kind, RowKind::Alphabet | RowKind::Learned) {
+                    r.text.to_vec()
+                } else {
+                    Vec::new()
+                }
+            })
             .collect();
-        let strip: &[u8] = if self.spelling.scheme == Scheme::Continuation { self.spelling.mark.as_bytes() } else { b"" };
+        let strip: &[u8] = if self.spelling.scheme == Scheme::Continuation {
+            self.spelling.mark.as_bytes()
+        } else {
+            b""
+        };
         let ext = extend(&texts, &self.merges, units, new_rows, min_count, strip)?;
         let mut rows: Vec<Row> = self.rows.clone();
         rows.extend(ext.new_texts.iter().map(|t| Row::new(t.as_slice(), RowKind::Learned)));

@@ -44,15 +44,31 @@ impl Tokenizer {
             "report": self.report,
         });
         s.push_str("{\n");
-        for key in ["format", "version", "model", "spelling", "stream_merges_from", "joints", "template", "options", "report"] {
-            s.push_str(&format!("  {}: {},\n", serde_json::to_string(key).unwrap(), serde_json::to_string(&head[key]).unwrap()));
+        for key in [
+            "format",
+            "version",
+            "model",
+            "spelling",
+            "stream_merges_from",
+            "joints",
+            "template",
+            "options",
+            "report",
+        ] {
+            s.push_str(&format!(
+                "  {}: {},\n",
+                serde_json::to_string(key).unwrap(),
+                serde_json::to_string(&head[key]).unwrap()
+            ));
         }
         s.push_str("  \"rows\": [");
         for (i, _) in self.rows.iter().enumerate() {
             let p = self.display(i as u32).unwrap();
             s.push_str(if i == 0 { "\n    " } else { ",\n    " });
             if self.rows[i].is_word_start(self.spelling.scheme) {
-                s.push_str(&serde_json::to_string(&(p, self.rows[i].kind, WordStart::WordStart)).unwrap());
+                s.push_str(
+                    &serde_json::to_string(&(p, self.rows[i].kind, WordStart::WordStart)).unwrap(),
+                );
             } else {
                 s.push_str(&serde_json::to_string(&(p, self.rows[i].kind)).unwrap());
             }
@@ -62,7 +78,9 @@ impl Tokenizer {
             s.push_str(if i == 0 { "\n    " } else { ",\n    " });
             let pair = (self.display(m[0]).unwrap(), self.display(m[1]).unwrap());
             if self.rows[m[0] as usize].is_word_start(self.spelling.scheme) {
-                s.push_str(&serde_json::to_string(&(pair.0, pair.1, WordStart::WordStart)).unwrap());
+                s.push_str(
+                    &serde_json::to_string(&(pair.0, pair.1, WordStart::WordStart)).unwrap(),
+                );
             } else {
                 s.push_str(&serde_json::to_string(&pair).unwrap());
             }
@@ -88,13 +106,18 @@ impl Tokenizer {
 
     pub fn from_json(text: &str) -> Result<Self> {
         if !text.trim_start().starts_with('{') {
-            return Err(Error::ModelFile("not a subwords model file: it is not a JSON object".into()));
+            return Err(Error::ModelFile(
+                "not a subwords model file: it is not a JSON object".into(),
+            ));
         }
         let file: ModelFile = serde_json::from_str(text).map_err(|e| {
             Error::ModelFile(format!("not a valid subwords model file: {e}; was it truncated or written by another tool? (foreign formats: see `subwords export`/`--format`)"))
         })?;
         if file.format != FORMAT {
-            return Err(Error::ModelFile(format!("not a subwords model file (format {:?})", file.format)));
+            return Err(Error::ModelFile(format!(
+                "not a subwords model file (format {:?})",
+                file.format
+            )));
         }
         if file.version != VERSION {
             return Err(Error::ModelFile(format!(
@@ -103,7 +126,8 @@ impl Tokenizer {
             )));
         }
         if let Some(o) = &file.options {
-            o.validate().map_err(|e| Error::ModelFile(format!("options in the model file: {e}")))?;
+            o.validate()
+                .map_err(|e| Error::ModelFile(format!("options in the model file: {e}")))?;
         }
         let mut rows = Vec::with_capacity(file.rows.len());
         for (i, entry) in file.rows.into_iter().enumerate() {
@@ -120,11 +144,21 @@ impl Tokenizer {
         let mut by_text: Map<&[u8], u32> = Map::default();
         for (id, row) in rows.iter().enumerate() {
             if matches!(row.kind, RowKind::Alphabet | RowKind::Learned) {
-                by_display.insert((display_row(file.spelling.scheme, row, &table), row.is_word_start(file.spelling.scheme)), id as u32);
+                by_display.insert(
+                    (
+                        display_row(file.spelling.scheme, row, &table),
+                        row.is_word_start(file.spelling.scheme),
+                    ),
+                    id as u32,
+                );
                 by_text.insert(&row.text, id as u32);
             }
         }
-        let strip: &[u8] = if file.spelling.scheme == Scheme::Continuation { file.spelling.mark.as_bytes() } else { b"" };
+        let strip: &[u8] = if file.spelling.scheme == Scheme::Continuation {
+            file.spelling.mark.as_bytes()
+        } else {
+            b""
+        };
         let mut merges = Vec::with_capacity(file.merges.len());
         for (rank, entry) in file.merges.iter().enumerate() {
             let (l, r, word_start) = match entry {
@@ -132,9 +166,14 @@ impl Tokenizer {
                 MergeEntry::Marked(l, r, WordStart::WordStart) => (l, r, true),
             };
             let a = *by_display.get(&(l.clone(), word_start)).ok_or_else(|| {
-                Error::ModelFile(format!("merge {rank}: {l:?}{} is not a row", if word_start { " (word_start)" } else { "" }))
+                Error::ModelFile(format!(
+                    "merge {rank}: {l:?}{} is not a row",
+                    if word_start { " (word_start)" } else { "" }
+                ))
             })?;
-            let b = *by_display.get(&(r.clone(), false)).ok_or_else(|| Error::ModelFile(format!("merge {rank}: {r:?} is not a row")))?;
+            let b = *by_display
+                .get(&(r.clone(), false))
+                .ok_or_else(|| Error::ModelFile(format!("merge {rank}: {r:?} is not a row")))?;
             let lt = &rows[a as usize].text;
             let rt = &rows[b as usize].text;
             let joined = if strip.is_empty() {
@@ -144,9 +183,11 @@ impl Tokenizer {
             } else {
                 join_continuation(lt, rt, strip)
             };
-            let c = *by_text
-                .get(joined.as_slice())
-                .ok_or_else(|| Error::ModelFile(format!("merge {rank}: {l:?} + {r:?} joins to a piece with no row")))?;
+            let c = *by_text.get(joined.as_slice()).ok_or_else(|| {
+                Error::ModelFile(format!(
+                    "merge {rank}: {l:?} + {r:?} joins to a piece with no row"
+                ))
+            })?;
             merges.push([a, b, c]);
         }
         let mut model = Tokenizer::new(Parts {
@@ -158,16 +199,23 @@ impl Tokenizer {
             ..Parts::new(file.model, file.spelling, rows)
         })?;
         if model.kind == ModelKind::Unigram {
-            let lps = file.log_probs.ok_or_else(|| Error::ModelFile("a unigram model file needs log_probs".into()))?;
+            let lps = file
+                .log_probs
+                .ok_or_else(|| Error::ModelFile("a unigram model file needs log_probs".into()))?;
             let parsed = lps
                 .iter()
                 .enumerate()
-                .map(|(i, v)| match v {
-                    serde_json::Value::Null => Ok(None),
-                    serde_json::Value::String(s) if s == "-inf" => Ok(Some(NEG_INF)),
-                    serde_json::Value::Number(n) => n.as_f64().map(Some).ok_or(()),
-                    _ => Err(()),
-                }.map_err(|_| Error::ModelFile(format!("log_probs[{i}]: {v} is not a log-probability"))))
+                .map(|(i, v)| {
+                    match v {
+                        serde_json::Value::Null => Ok(None),
+                        serde_json::Value::String(s) if s == "-inf" => Ok(Some(NEG_INF)),
+                        serde_json::Value::Number(n) => n.as_f64().map(Some).ok_or(()),
+                        _ => Err(()),
+                    }
+                    .map_err(|_| {
+                        Error::ModelFile(format!("log_probs[{i}]: {v} is not a log-probability"))
+                    })
+                })
                 .collect::<Result<Vec<_>>>()?;
             model.set_log_probs(parsed)?;
         } else if file.log_probs.is_some() {
@@ -184,7 +232,12 @@ impl Tokenizer {
     /// the readers of other formats with no merges (a BERT `vocab.txt`) build, without writing
     /// and parsing a JSON document of every row (issue 15: at 30k rows that was 11 of a 35 ms
     /// load).
-    pub fn from_rows(model: ModelKind, spelling: Spelling, rows: Vec<(String, RowKind)>, template: Option<(&str, &str)>) -> Result<Self> {
+    pub fn from_rows(
+        model: ModelKind,
+        spelling: Spelling,
+        rows: Vec<(String, RowKind)>,
+        template: Option<(&str, &str)>,
+    ) -> Result<Self> {
         let rows = rows
             .into_iter()
             .enumerate()
@@ -207,8 +260,13 @@ impl Tokenizer {
         if spelling.scheme == Scheme::Bytes {
             return Err(Error::ModelFile("the bytes spelling's pieces are written in its byte alphabet: read them with from_rows".into()));
         }
-        if let Some(i) = rows.iter().position(|r| !matches!(r.kind, RowKind::Piece | RowKind::Special)) {
-            return Err(Error::ModelFile(format!("row {i}: a {} row is not a piece or a special row", rows[i].kind.name())));
+        if let Some(i) =
+            rows.iter().position(|r| !matches!(r.kind, RowKind::Piece | RowKind::Special))
+        {
+            return Err(Error::ModelFile(format!(
+                "row {i}: a {} row is not a piece or a special row",
+                rows[i].kind.name()
+            )));
         }
         Tokenizer::rows_model(model, spelling, rows, template, trie)
     }
@@ -237,9 +295,11 @@ impl Tokenizer {
     /// The special rows put around every text.
     fn set_template(&mut self, cls: &str, sep: &str) -> Result<()> {
         let find = |p: &str| {
-            self.rows.iter().position(|r| r.kind == RowKind::Special && r.text.as_slice() == p.as_bytes()).map(|i| i as u32).ok_or_else(|| {
-                Error::ModelFile(format!("template: {p:?} is not a special row"))
-            })
+            self.rows
+                .iter()
+                .position(|r| r.kind == RowKind::Special && r.text.as_slice() == p.as_bytes())
+                .map(|i| i as u32)
+                .ok_or_else(|| Error::ModelFile(format!("template: {p:?} is not a special row")))
         };
         self.template = Some((find(cls)?, find(sep)?));
         Ok(())
@@ -248,11 +308,20 @@ impl Tokenizer {
 
 /// Row `i` of a model file as the engine holds it: a byte row's byte, a piece of the bytes
 /// spelling in bytes, a word_start piece under its key byte.
-fn file_row(spelling: &Spelling, i: usize, piece: String, kind: RowKind, word_start: bool) -> Result<Row> {
+fn file_row(
+    spelling: &Spelling,
+    i: usize,
+    piece: String,
+    kind: RowKind,
+    word_start: bool,
+) -> Result<Row> {
     if word_start {
         // the property is written only where the text alone would say "continuation"
         let mark = &spelling.mark;
-        if spelling.scheme != Scheme::Continuation || !matches!(kind, RowKind::Alphabet | RowKind::Learned) || !piece.starts_with(mark.as_str()) {
+        if spelling.scheme != Scheme::Continuation
+            || !matches!(kind, RowKind::Alphabet | RowKind::Learned)
+            || !piece.starts_with(mark.as_str())
+        {
             return Err(Error::ModelFile(format!(
                 "row {i}: word_start belongs only on an alphabet or learned row of the continuation spelling whose piece begins with the mark {mark:?}"
             )));
@@ -263,15 +332,17 @@ fn file_row(spelling: &Spelling, i: usize, piece: String, kind: RowKind, word_st
     }
     let text = match kind {
         RowKind::Byte => {
-            let b = parse_byte_piece(&piece).ok_or_else(|| Error::ModelFile(format!("row {i}: {piece:?} is not a byte row <0xNN>")))?;
+            let b = parse_byte_piece(&piece).ok_or_else(|| {
+                Error::ModelFile(format!("row {i}: {piece:?} is not a byte row <0xNN>"))
+            })?;
             vec![b]
         }
         RowKind::Special => piece.into_bytes(),
-        _ if spelling.scheme == Scheme::Bytes => piece
-            .chars()
-            .map(char_to_byte)
-            .collect::<Option<Vec<u8>>>()
-            .ok_or_else(|| Error::ModelFile(format!("row {i}: {piece:?} is not written in the byte alphabet")))?,
+        _ if spelling.scheme == Scheme::Bytes => {
+            piece.chars().map(char_to_byte).collect::<Option<Vec<u8>>>().ok_or_else(|| {
+                Error::ModelFile(format!("row {i}: {piece:?} is not written in the byte alphabet"))
+            })?
+        }
         _ => piece.into_bytes(),
     };
     Ok(Row { text: text.into(), kind })

@@ -29,8 +29,8 @@ use crate::error::Result;
 use crate::options::{ModelKind, TrainOptions, Unknown};
 use crate::segmenters::longest_match::{LongestMatch, Match};
 use crate::segmenters::merge_replay::{replay, replay_around, MergeMap};
-use crate::segmenters::unigram::lattice::{Lattice, SplitMix64};
 use crate::segmenters::unigram::codes::CodedTrie;
+use crate::segmenters::unigram::lattice::{Lattice, SplitMix64};
 use crate::segmenters::unigram::viterbi::Viterbi;
 use crate::spelling::decode::unit_to_text_positions;
 use crate::spelling::symbols::{SymbolIds, NO_ID};
@@ -38,8 +38,8 @@ use crate::spelling::{char_to_byte, parse_byte_piece, Scheme, Spelling};
 use crate::vocab::index::RowIndex;
 use crate::vocab::{display_row, Row, RowKind, UNK};
 
-pub use file::{FORMAT, VERSION};
 pub use build::TrieBeside;
+pub use file::{FORMAT, VERSION};
 pub use parts::{Parts, Report};
 
 /// How a unit is cut: the model's own segmenter, or one of the alternatives some models offer.
@@ -163,7 +163,6 @@ pub struct Tokenizer {
     max_word_length: usize,
 }
 
-
 impl Tokenizer {
     // ---------------------------------------------------------------- pieces and ids
 
@@ -176,7 +175,11 @@ impl Tokenizer {
         if piece == UNK && self.symbols.unk.is_some() {
             return self.symbols.unk;
         }
-        if let Some(id) = self.rows.iter().position(|r| r.kind == RowKind::Special && r.text.as_slice() == piece.as_bytes()) {
+        if let Some(id) = self
+            .rows
+            .iter()
+            .position(|r| r.kind == RowKind::Special && r.text.as_slice() == piece.as_bytes())
+        {
             return Some(id as u32);
         }
         if let Some(base) = self.symbols.byte_base {
@@ -197,10 +200,7 @@ impl Tokenizer {
     }
 
     fn pieces_text_to_bytes(&self, piece: &str) -> Option<Vec<u8>> {
-        piece
-            .chars()
-            .map(char_to_byte)
-            .collect()
+        piece.chars().map(char_to_byte).collect()
     }
 
     // ---------------------------------------------------------------- encoding
@@ -226,7 +226,15 @@ impl Tokenizer {
         self.symbols.spell(unit, starts, ends, &mut syms, want.then_some(&mut local), &mut opaque);
         if self.unigram.is_some() {
             let mut piece_spans = Vec::new();
-            self.cut_lattice(&syms, want.then_some(&local), &mut piece_spans, &opaque, out, mode, work);
+            self.cut_lattice(
+                &syms,
+                want.then_some(&local),
+                &mut piece_spans,
+                &opaque,
+                out,
+                mode,
+                work,
+            );
             if let Some(sp) = spans {
                 sp.extend(piece_spans);
             }
@@ -240,7 +248,13 @@ impl Tokenizer {
         if opaque.is_empty() {
             replay(&mut syms, want.then_some(&mut local), &self.merge_map, dropout);
         } else {
-            let kept = replay_around(&mut syms, want.then_some(&mut local), &opaque, &self.merge_map, dropout);
+            let kept = replay_around(
+                &mut syms,
+                want.then_some(&mut local),
+                &opaque,
+                &self.merge_map,
+                dropout,
+            );
             if self.stream_from.is_some() {
                 let at = out.len();
                 work.stream_opaque.extend(kept.iter().map(|k| at + k));
@@ -278,7 +292,15 @@ impl Tokenizer {
             let mut offset = 0u32;
             for (k, part) in parts.iter().enumerate() {
                 let from = spans.as_deref().map_or(0, |sp| sp.len());
-                self.spell_replay(part, k == 0, k == last, out, spans.as_deref_mut(), &mut *mode, &mut *work);
+                self.spell_replay(
+                    part,
+                    k == 0,
+                    k == last,
+                    out,
+                    spans.as_deref_mut(),
+                    &mut *mode,
+                    &mut *work,
+                );
                 if let Some(sp) = spans.as_deref_mut() {
                     for x in &mut sp[from..] {
                         *x = (x.0 + offset, x.1 + offset);
@@ -293,7 +315,13 @@ impl Tokenizer {
 
     /// WordPiece: longest match first; `[UNK]` for a word that cannot be finished (or for its
     /// rest) and for a word longer than `max_word_length` characters.
-    fn longest_match(&self, lm: &LongestMatch, unit: &str, out: &mut Vec<u32>, mut spans: Option<&mut Vec<(u32, u32)>>) {
+    fn longest_match(
+        &self,
+        lm: &LongestMatch,
+        unit: &str,
+        out: &mut Vec<u32>,
+        mut spans: Option<&mut Vec<(u32, u32)>>,
+    ) {
         let unk = self.symbols.unk.unwrap_or(0);
         let len = unit.len() as u32;
         if unit.chars().nth(self.max_word_length).is_some() {
@@ -318,7 +346,11 @@ impl Tokenizer {
             for &p in &pieces {
                 out.push(p);
                 let t = &self.rows[p as usize].text;
-                let t = if scheme == Scheme::Continuation { crate::vocab::piece_text(t.strip_prefix(mark).unwrap_or(t)) } else { t };
+                let t = if scheme == Scheme::Continuation {
+                    crate::vocab::piece_text(t.strip_prefix(mark).unwrap_or(t))
+                } else {
+                    t
+                };
                 let t = if scheme == Scheme::End { t.strip_suffix(mark).unwrap_or(t) } else { t };
                 if let Some(sp) = spans.as_deref_mut() {
                     sp.push((at, at + t.len() as u32));
@@ -377,7 +409,13 @@ impl Tokenizer {
     }
 
     /// The pieces of one unit, merges replayed, through `cache` when one is given.
-    pub fn encode_unit(&self, unit: &str, out: &mut Vec<u32>, cache: Option<&mut Cache>, work: &mut Work) -> Result<()> {
+    pub fn encode_unit(
+        &self,
+        unit: &str,
+        out: &mut Vec<u32>,
+        cache: Option<&mut Cache>,
+        work: &mut Work,
+    ) -> Result<()> {
         // a cached unit would lose where its opaque pieces are, which stream merges need
         let cache = if self.stream_from.is_some() { None } else { cache };
         // a long unit (a line of CJK, a URL) seldom comes again: caching it costs a copy of
@@ -398,7 +436,13 @@ impl Tokenizer {
     }
 
     /// A cacheable unit the cache did not hold: encoded, then stored.
-    fn encode_missed(&self, unit: &str, out: &mut Vec<u32>, cache: &mut Cache, work: &mut Work) -> Result<()> {
+    fn encode_missed(
+        &self,
+        unit: &str,
+        out: &mut Vec<u32>,
+        cache: &mut Cache,
+        work: &mut Work,
+    ) -> Result<()> {
         self.spelling.check_unit(unit)?;
         let start = out.len();
         self.encode_unit_into(unit, out, None, &mut Mode::Plain, work);
@@ -459,14 +503,22 @@ impl Tokenizer {
         let mut err: Result<()> = Ok(());
         let mut waiting = Waiting::default();
         // a unit, encoded unless an earlier one failed
-        let encode = |unit: &str, cache: &mut Cache, work: &mut Work, out: &mut Vec<u32>, err: &mut Result<()>| {
+        let encode = |unit: &str,
+                      cache: &mut Cache,
+                      work: &mut Work,
+                      out: &mut Vec<u32>,
+                      err: &mut Result<()>| {
             if err.is_ok() {
                 *err = self.encode_unit(unit, out, Some(cache), work);
             }
         };
         // a waiting unit: its slots were fetched, so it is looked up by its key (a short unit is
         // always cacheable: this model has no stream merges)
-        let encode_short = |key: u128, cache: &mut Cache, work: &mut Work, out: &mut Vec<u32>, err: &mut Result<()>| {
+        let encode_short = |key: u128,
+                            cache: &mut Cache,
+                            work: &mut Work,
+                            out: &mut Vec<u32>,
+                            err: &mut Result<()>| {
             if err.is_ok() && !cache.extend_packed(key, out) {
                 *err = self.encode_missed(Waiting::unit(&key.to_le_bytes()), out, cache, work);
             }
@@ -508,7 +560,13 @@ impl Tokenizer {
 
     /// Two-stage models: the stream merges over the whole text, around the opaque pieces the
     /// unit merges left alone (collected in `work` while the units were encoded).
-    fn replay_stream(&self, out: &mut Vec<u32>, spans: Option<&mut Vec<(u32, u32)>>, dropout: Option<(f64, &mut SmallRng)>, work: &mut Work) {
+    fn replay_stream(
+        &self,
+        out: &mut Vec<u32>,
+        spans: Option<&mut Vec<(u32, u32)>>,
+        dropout: Option<(f64, &mut SmallRng)>,
+        work: &mut Work,
+    ) {
         if work.stream_opaque.is_empty() {
             replay(out, spans, &self.stream_map, dropout);
         } else {
@@ -523,7 +581,10 @@ impl Tokenizer {
 
     /// Encodes each text on `threads` threads; the result does not depend on the thread count.
     pub fn encode_batch(&self, texts: &[&str], threads: usize) -> Result<Vec<Vec<u32>>> {
-        self.scratch.map(texts, threads, |s| &mut s.cache, |t, s| self.encode_with(t, s)).into_iter().collect()
+        self.scratch
+            .map(texts, threads, |s| &mut s.cache, |t, s| self.encode_with(t, s))
+            .into_iter()
+            .collect()
     }
 
     /// [`Tokenizer::encode_batch`] handing the ids to `sink` part by part, in order, on the
@@ -546,28 +607,38 @@ impl Tokenizer {
     /// [`Tokenizer::encode_batch`] with special rows matched in the text: `allowed` holds each
     /// (surface, id) a call allows. Each text is cut at them (leftmost, the longest at one place);
     /// a surface is its id, the stretches around it are encoded as texts of their own.
-    pub fn encode_batch_specials(&self, texts: &[&str], allowed: &[(String, u32)], threads: usize) -> Result<Vec<Vec<u32>>> {
+    pub fn encode_batch_specials(
+        &self,
+        texts: &[&str],
+        allowed: &[(String, u32)],
+        threads: usize,
+    ) -> Result<Vec<Vec<u32>>> {
         let needles: Vec<String> = allowed.iter().map(|a| a.0.clone()).collect();
         self.scratch
-            .map(texts, threads, |s| &mut s.cache, |t, s| {
-                let mut out = Vec::new();
-                let mut err = None;
-                crate::counting::split_at(t, &needles, |part, hit| {
-                    if err.is_some() {
-                        return;
-                    }
-                    if !part.is_empty() {
-                        match self.encode_with(part, s) {
-                            Ok(ids) => out.extend(ids),
-                            Err(e) => err = Some(e),
+            .map(
+                texts,
+                threads,
+                |s| &mut s.cache,
+                |t, s| {
+                    let mut out = Vec::new();
+                    let mut err = None;
+                    crate::counting::split_at(t, &needles, |part, hit| {
+                        if err.is_some() {
+                            return;
                         }
-                    }
-                    if let Some(j) = hit {
-                        out.push(allowed[j].1);
-                    }
-                });
-                err.map_or(Ok(out), Err)
-            })
+                        if !part.is_empty() {
+                            match self.encode_with(part, s) {
+                                Ok(ids) => out.extend(ids),
+                                Err(e) => err = Some(e),
+                            }
+                        }
+                        if let Some(j) = hit {
+                            out.push(allowed[j].1);
+                        }
+                    });
+                    err.map_or(Ok(out), Err)
+                },
+            )
             .into_iter()
             .collect()
     }
@@ -629,7 +700,11 @@ impl Tokenizer {
         self.scratch.with(0, |s| self.encode_with_spans_in(text, &mut s.work))
     }
 
-    fn encode_with_spans_in(&self, text: &str, work: &mut Work) -> Result<(Vec<u32>, Vec<(usize, usize)>)> {
+    fn encode_with_spans_in(
+        &self,
+        text: &str,
+        work: &mut Work,
+    ) -> Result<(Vec<u32>, Vec<(usize, usize)>)> {
         work.start_text();
         let mut ids = Vec::new();
         let mut spans_out: Vec<(u32, u32)> = Vec::new();
@@ -647,7 +722,8 @@ impl Tokenizer {
             self.encode_unit_into(unit, &mut ids, Some(&mut sp), &mut Mode::Plain, &mut *work);
             // spans are relative to the unit text; map them onto the original text
             let map = unit_to_text_positions(self.spelling.scheme, unit, text, a, mark);
-            spans_out.extend(sp.iter().map(|s| (map[s.0 as usize] as u32, map[s.1 as usize] as u32)));
+            spans_out
+                .extend(sp.iter().map(|s| (map[s.0 as usize] as u32, map[s.1 as usize] as u32)));
         });
         if let Some(e) = err {
             return Err(e);

@@ -28,7 +28,16 @@ pub struct Parts {
 
 impl Parts {
     pub fn new(kind: ModelKind, spelling: Spelling, rows: Vec<Row>) -> Self {
-        Parts { kind, spelling, rows, merges: Vec::new(), stream_from: None, joints: None, options: None, report: None }
+        Parts {
+            kind,
+            spelling,
+            rows,
+            merges: Vec::new(),
+            stream_from: None,
+            joints: None,
+            options: None,
+            report: None,
+        }
     }
 }
 

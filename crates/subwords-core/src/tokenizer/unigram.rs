@@ -83,15 +83,20 @@ impl Tokenizer {
             self.run_lattice(run, lat);
             let arcs: Vec<u32> = match mode {
                 Mode::Fewest => lat.fewest().unwrap_or_default(),
-                Mode::Sample { alpha, nbest: None, rng } => lat.sample(*alpha, rng).unwrap_or_default(),
-                Mode::Sample { alpha, nbest: Some(n), rng } => lat.sample_nbest(*alpha, *n, rng).map(|s| s.arcs).unwrap_or_default(),
+                Mode::Sample { alpha, nbest: None, rng } => {
+                    lat.sample(*alpha, rng).unwrap_or_default()
+                }
+                Mode::Sample { alpha, nbest: Some(n), rng } => {
+                    lat.sample_nbest(*alpha, *n, rng).map(|s| s.arcs).unwrap_or_default()
+                }
                 _ => lat.viterbi().map(|s| s.arcs).unwrap_or_default(),
             };
             for &a in &arcs {
                 let arc = lat.arcs()[a as usize];
                 out.push(arc.piece);
                 if let Some(sp) = sym_spans {
-                    piece_spans.push((sp[i + arc.start as usize].0, sp[i + arc.end as usize - 1].1));
+                    piece_spans
+                        .push((sp[i + arc.start as usize].0, sp[i + arc.end as usize - 1].1));
                 }
             }
             i = j;
@@ -107,13 +112,18 @@ impl Tokenizer {
         let mut units: Vec<String> = Vec::new();
         self.spelling.for_each_unit(text, |u, _| units.push(u.to_string()));
         if units.len() != 1 {
-            return Err(Error::Option(format!("{text:?} spells to {} units; give the text of exactly one unit", units.len())));
+            return Err(Error::Option(format!(
+                "{text:?} spells to {} units; give the text of exactly one unit",
+                units.len()
+            )));
         }
         self.spelling.check_unit(&units[0])?;
         let (mut syms, mut opaque) = (Vec::new(), Vec::new());
         self.symbols.spell(&units[0], true, true, &mut syms, None, &mut opaque);
         if !opaque.is_empty() || syms.iter().any(|&x| !self.has_prob(x)) {
-            return Err(Error::Option(format!("{text:?} holds a symbol with no probability in this model")));
+            return Err(Error::Option(format!(
+                "{text:?} holds a symbol with no probability in this model"
+            )));
         }
         let mut lat = Lattice::default();
         self.run_lattice(&syms, &mut lat);
@@ -123,7 +133,11 @@ impl Tokenizer {
     /// Every spelling of the `k` best (`usize::MAX`: all) with its score.
     pub fn nbest_of(&self, text: &str, k: usize) -> Result<Vec<(Vec<u32>, f64)>> {
         let lat = self.unit_lattice(text)?;
-        Ok(lat.nbest(k).into_iter().map(|s| (s.arcs.iter().map(|&a| lat.arcs()[a as usize].piece).collect(), s.score)).collect())
+        Ok(lat
+            .nbest(k)
+            .into_iter()
+            .map(|s| (s.arcs.iter().map(|&a| lat.arcs()[a as usize].piece).collect(), s.score))
+            .collect())
     }
 
     /// Every spelling with its share of the unit's probability (docs/API.md: the fold of the
@@ -131,11 +145,20 @@ impl Tokenizer {
     pub fn spellings_of(&self, text: &str) -> Result<Vec<(Vec<u32>, f64)>> {
         let all = self.nbest_of(text, usize::MAX)?;
         let z = all.iter().fold(NEG_INF, |z, (_, s)| logaddexp(z, *s));
-        Ok(all.into_iter().map(|(p, s)| (p, if s == NEG_INF { 0.0 } else { (s - z).exp() })).collect())
+        Ok(all
+            .into_iter()
+            .map(|(p, s)| (p, if s == NEG_INF { 0.0 } else { (s - z).exp() }))
+            .collect())
     }
 
     /// One spelling of a unit drawn with a fresh generator seeded with `seed`.
-    pub fn sample_of(&self, text: &str, seed: u64, alpha: f64, nbest: Option<usize>) -> Result<Vec<u32>> {
+    pub fn sample_of(
+        &self,
+        text: &str,
+        seed: u64,
+        alpha: f64,
+        nbest: Option<usize>,
+    ) -> Result<Vec<u32>> {
         let lat = self.unit_lattice(text)?;
         let mut rng = SplitMix64::new(seed);
         let arcs = match nbest {
@@ -151,7 +174,8 @@ impl Tokenizer {
             return Err(Error::Option("losses belong to unigram models".into()));
         }
         let base = self.rows.iter().position(|r| r.kind == RowKind::Alphabet).unwrap_or(0) as u32;
-        let alphabet_end = base + self.rows.iter().filter(|r| r.kind == RowKind::Alphabet).count() as u32;
+        let alphabet_end =
+            base + self.rows.iter().filter(|r| r.kind == RowKind::Alphabet).count() as u32;
         let mut counts: Map<String, u64> = Map::default();
         for (text, c) in corpus {
             let mut err = Ok(());
@@ -174,16 +198,29 @@ impl Tokenizer {
             let local: Vec<u32> = syms
                 .iter()
                 .enumerate()
-                .map(|(i, &x)| if opaque.contains(&i) || x < base || x >= alphabet_end { u32::MAX } else { x - base })
+                .map(|(i, &x)| {
+                    if opaque.contains(&i) || x < base || x >= alphabet_end {
+                        u32::MAX
+                    } else {
+                        x - base
+                    }
+                })
                 .collect();
             flat.push(&local, counts[k]);
         }
-        let texts: Vec<Vec<u8>> = (base..alphabet_end).map(|i| self.rows[i as usize].text.to_vec()).collect();
-        let alphabet: Vec<Option<f64>> = (base..alphabet_end).map(|i| self.log_probs[i as usize]).collect();
+        let texts: Vec<Vec<u8>> =
+            (base..alphabet_end).map(|i| self.rows[i as usize].text.to_vec()).collect();
+        let alphabet: Vec<Option<f64>> =
+            (base..alphabet_end).map(|i| self.log_probs[i as usize]).collect();
         let mut pieces = Vec::new();
         for (id, row) in self.rows.iter().enumerate() {
             if row.kind == RowKind::Learned {
-                let s: Vec<u32> = self.symbols.symbols_of_row(&self.rows, id as u32)?.into_iter().map(|x| x - base).collect();
+                let s: Vec<u32> = self
+                    .symbols
+                    .symbols_of_row(&self.rows, id as u32)?
+                    .into_iter()
+                    .map(|x| x - base)
+                    .collect();
                 pieces.push((s, self.log_probs[id].unwrap_or(NEG_INF)));
             }
         }

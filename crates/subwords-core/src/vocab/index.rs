@@ -34,7 +34,11 @@ impl RowIndex {
         let text = rows[id as usize].text.as_slice();
         let h = self.hash(text);
         let hasher = &self.hasher;
-        match self.table.entry(h, |&j| rows[j as usize].text.as_slice() == text, |&j| hasher.hash_one(rows[j as usize].text.as_slice())) {
+        match self.table.entry(
+            h,
+            |&j| rows[j as usize].text.as_slice() == text,
+            |&j| hasher.hash_one(rows[j as usize].text.as_slice()),
+        ) {
             Entry::Occupied(e) => Some(*e.get()),
             Entry::Vacant(e) => {
                 e.insert(id);
@@ -74,7 +78,10 @@ mod tests {
         // row 4 repeats row 1's text: reported, and the index keeps row 1
         assert_eq!(index.insert(&rows, 4), Some(1));
         assert_eq!(index.len(), 4);
-        let found: Vec<Option<u32>> = [&b"a"[..], b"ab", b"", b"\xffab", b"b", b"abc"].iter().map(|t| index.get(&rows, t)).collect();
+        let found: Vec<Option<u32>> = [&b"a"[..], b"ab", b"", b"\xffab", b"b", b"abc"]
+            .iter()
+            .map(|t| index.get(&rows, t))
+            .collect();
         assert_eq!(found, [Some(0), Some(1), Some(2), Some(3), None, None]);
     }
 

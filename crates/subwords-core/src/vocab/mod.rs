@@ -34,9 +34,17 @@ pub enum RowKind {
 impl RowKind {
     /// The kind a model file names `name` (see [`RowKind::name`]).
     pub fn from_name(name: &str) -> Option<RowKind> {
-        [RowKind::Special, RowKind::Byte, RowKind::Marker, RowKind::Alphabet, RowKind::Learned, RowKind::Unit, RowKind::Piece]
-            .into_iter()
-            .find(|k| k.name() == name)
+        [
+            RowKind::Special,
+            RowKind::Byte,
+            RowKind::Marker,
+            RowKind::Alphabet,
+            RowKind::Learned,
+            RowKind::Unit,
+            RowKind::Piece,
+        ]
+        .into_iter()
+        .find(|k| k.name() == name)
     }
 
     pub fn name(self) -> &'static str {

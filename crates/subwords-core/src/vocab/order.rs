@@ -19,12 +19,15 @@ fn bad(m: String) -> Error {
 pub fn check_imported(kind: ModelKind, rows: &[Row], merges: &[[u32; 3]]) -> Result<()> {
     // A vocabulary made elsewhere (kind `piece`): its own order and special rows, no merges,
     // encoded by longest match.
-        if kind != ModelKind::Wordpiece || !merges.is_empty() {
-            return Err(bad("`piece` rows belong to a WordPiece vocabulary without merges".into()));
-        }
-        if let Some(id) = rows.iter().position(|r| !matches!(r.kind, RowKind::Piece | RowKind::Special)) {
-            return Err(bad(format!("row {id}: an imported vocabulary holds only piece and special rows")));
-        }
+    if kind != ModelKind::Wordpiece || !merges.is_empty() {
+        return Err(bad("`piece` rows belong to a WordPiece vocabulary without merges".into()));
+    }
+    if let Some(id) = rows.iter().position(|r| !matches!(r.kind, RowKind::Piece | RowKind::Special))
+    {
+        return Err(bad(format!(
+            "row {id}: an imported vocabulary holds only piece and special rows"
+        )));
+    }
     Ok(())
 }
 
@@ -57,7 +60,11 @@ pub fn check_row_kinds(kind: ModelKind, rows: &[Row]) -> Result<()> {
         ModelKind::Word => !matches!(r.kind, RowKind::Special | RowKind::Unit),
     });
     if let Some(id) = wrong_kind {
-        return Err(bad(format!("row {id}: a {} row does not belong in a {:?} model", rows[id].kind.name(), kind)));
+        return Err(bad(format!(
+            "row {id}: a {} row does not belong in a {:?} model",
+            rows[id].kind.name(),
+            kind
+        )));
     }
     Ok(())
 }
@@ -79,10 +86,14 @@ pub fn check_learned_order(kind: ModelKind, rows: &[Row], merges: &[[u32; 3]]) -
         // them, and a merge only joins rows that exist by then
         let alphabet: Vec<&Row> = rows.iter().filter(|r| r.kind == RowKind::Alphabet).collect();
         if let Some(k) = alphabet.windows(2).position(|w| w[0].text >= w[1].text) {
-            return Err(bad(format!("alphabet rows are not in code-point order (at the {}th)", k + 1)));
+            return Err(bad(format!(
+                "alphabet rows are not in code-point order (at the {}th)",
+                k + 1
+            )));
         }
         let mut made: Vec<bool> = rows.iter().map(|r| r.kind == RowKind::Alphabet).collect();
-        let mut next_learned = rows.iter().position(|r| r.kind == RowKind::Learned).unwrap_or(rows.len());
+        let mut next_learned =
+            rows.iter().position(|r| r.kind == RowKind::Learned).unwrap_or(rows.len());
         for (rank, &[a, b, c]) in merges.iter().enumerate() {
             let ok = |x: u32| made.get(x as usize).copied().unwrap_or(false);
             if !ok(a) || !ok(b) {
@@ -90,13 +101,17 @@ pub fn check_learned_order(kind: ModelKind, rows: &[Row], merges: &[[u32; 3]]) -
             }
             if !ok(c) {
                 if c as usize != next_learned {
-                    return Err(bad(format!("merge {rank} makes row {c}, but the next learned row is {next_learned}")));
+                    return Err(bad(format!(
+                        "merge {rank} makes row {c}, but the next learned row is {next_learned}"
+                    )));
                 }
                 made[c as usize] = true;
                 next_learned += 1;
             }
         }
-        if let Some(id) = rows.iter().enumerate().position(|(i, r)| r.kind == RowKind::Learned && !made[i]) {
+        if let Some(id) =
+            rows.iter().enumerate().position(|(i, r)| r.kind == RowKind::Learned && !made[i])
+        {
             return Err(bad(format!("row {id}: a learned row that no merge makes")));
         }
     }

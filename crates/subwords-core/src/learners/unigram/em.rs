@@ -25,7 +25,8 @@ pub fn digamma(mut x: f64) -> f64 {
     let xx = 1.0 / x;
     let xx2 = xx * xx;
     let xx4 = xx2 * xx2;
-    result + x.ln() + (1.0 / 24.0) * xx2 - (7.0 / 960.0) * xx4 + (31.0 / 8064.0) * xx4 * xx2 - (127.0 / 30720.0) * xx4 * xx4
+    result + x.ln() + (1.0 / 24.0) * xx2 - (7.0 / 960.0) * xx4 + (31.0 / 8064.0) * xx4 * xx2
+        - (127.0 / 30720.0) * xx4 * xx4
 }
 
 /// Forward and backward over one run's stored arcs (start ascending, then end ascending), into
@@ -130,7 +131,12 @@ fn frexp(x: f64) -> (f64, i32) {
 /// (`a`), `s.beta` (`b`) and `s.exps` (`E`); returns `a[n]`, or `None` when it is 0 (no
 /// spelling has a probability).
 #[inline]
-fn forward_backward_linear(arcs: &[u32], n: usize, q: &[(f64, u32)], s: &mut Scratch) -> Option<f64> {
+fn forward_backward_linear(
+    arcs: &[u32],
+    n: usize,
+    q: &[(f64, u32)],
+    s: &mut Scratch,
+) -> Option<f64> {
     s.starts.clear();
     s.ends.clear();
     s.lps.clear();
@@ -160,7 +166,8 @@ fn forward_backward_linear(arcs: &[u32], n: usize, q: &[(f64, u32)], s: &mut Scr
         s.by_end[s.head[j] as usize] = x as u32;
         s.head[j] += 1;
     }
-    let (a, b, e, starts, ends, qs) = (&mut s.alpha, &mut s.beta, &mut s.exps, &s.starts, &s.ends, &s.lps);
+    let (a, b, e, starts, ends, qs) =
+        (&mut s.alpha, &mut s.beta, &mut s.exps, &s.starts, &s.ends, &s.lps);
     a.clear();
     a.resize(n + 1, 0.0);
     e.clear();
@@ -262,7 +269,10 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
                         let w = runs.count[r] as f64 / z;
                         for (x, &p) in arcs.iter().enumerate() {
                             let (i, j) = (s.starts[x] as usize, s.ends[x] as usize);
-                            let t = ldexp(((s.alpha[i] * s.lps[x]) * s.beta[j]) * w, s.exps[i] - s.exps[j]);
+                            let t = ldexp(
+                                ((s.alpha[i] * s.lps[x]) * s.beta[j]) * w,
+                                s.exps[i] - s.exps[j],
+                            );
                             let slot = &mut at[(p >> shift) as usize];
                             out[*slot as usize] = (p, t);
                             *slot += 1;
@@ -283,7 +293,9 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
                     // the term: `ln c + post`
                     let c = (runs.count[r] as f64).ln();
                     for (x, &p) in arcs.iter().enumerate() {
-                        let post = ((s.alpha[s.starts[x] as usize] + s.lps[x]) + s.beta[s.ends[x] as usize]) - log_z;
+                        let post = ((s.alpha[s.starts[x] as usize] + s.lps[x])
+                            + s.beta[s.ends[x] as usize])
+                            - log_z;
                         let slot = &mut at[(p >> shift) as usize];
                         out[*slot as usize] = (p, c + post);
                         *slot += 1;
@@ -454,10 +466,24 @@ mod tests {
     fn ldexp_and_frexp_are_cs() {
         // the fast paths against libm's own `scalbn` and `frexp` (C's), at the edges of the
         // normal range, on subnormals and on zero
-        let xs = [1.0, 0.75, 1.5e-300, 3.7e300, f64::MIN_POSITIVE, 4.9e-324, 2.2e-310, 0.0, 0.999_999_999_999_999_9];
+        let xs = [
+            1.0,
+            0.75,
+            1.5e-300,
+            3.7e300,
+            f64::MIN_POSITIVE,
+            4.9e-324,
+            2.2e-310,
+            0.0,
+            0.999_999_999_999_999_9,
+        ];
         for &x in &xs {
             for k in [-1100, -1074, -1023, -1022, -1021, -700, -1, 0, 1, 700, 1022, 1023, 1024] {
-                assert_eq!(ldexp(x, k).to_bits(), libm::scalbn(x, k).to_bits(), "ldexp({x:e}, {k})");
+                assert_eq!(
+                    ldexp(x, k).to_bits(),
+                    libm::scalbn(x, k).to_bits(),
+                    "ldexp({x:e}, {k})"
+                );
             }
             let (m, e) = frexp(x);
             let (lm, le) = libm::frexp(x);
@@ -488,8 +514,10 @@ mod tests {
         let mut s = Scratch::default();
         let log_z = forward_backward(&arcs, n, &table, &mut s).expect("a spelling");
         assert!((log_z - 3000.0 * 0.49f64.ln()).abs() < 1e-6, "log Z = {log_z}");
-        let (alpha, beta, starts, ends) = (s.alpha.clone(), s.beta.clone(), s.starts.clone(), s.ends.clone());
-        let with_len: Vec<(f64, u32)> = q.iter().zip(&table.len).map(|(&p, &len)| (p, len)).collect();
+        let (alpha, beta, starts, ends) =
+            (s.alpha.clone(), s.beta.clone(), s.starts.clone(), s.ends.clone());
+        let with_len: Vec<(f64, u32)> =
+            q.iter().zip(&table.len).map(|(&p, &len)| (p, len)).collect();
         let z = forward_backward_linear(&arcs, n, &with_len, &mut s).expect("a spelling");
         assert!((0.5..1.0).contains(&z));
         assert_eq!((&s.starts, &s.ends), (&starts, &ends));
@@ -497,7 +525,8 @@ mod tests {
         for (x, &p) in arcs.iter().enumerate() {
             let (i, j) = (starts[x] as usize, ends[x] as usize);
             let by_logs = (((alpha[i] + table.lp[p as usize]) + beta[j]) - log_z).exp();
-            let linear = ldexp(((s.alpha[i] * q[p as usize]) * s.beta[j]) / z, s.exps[i] - s.exps[j]);
+            let linear =
+                ldexp(((s.alpha[i] * q[p as usize]) * s.beta[j]) / z, s.exps[i] - s.exps[j]);
             assert!(linear > 0.0 && linear <= 1.0 + 1e-12, "arc {x}: {linear}");
             worst = worst.max((linear - by_logs).abs() / by_logs);
         }

@@ -226,7 +226,6 @@ use prune::{losses, prune};
 use seed::seed;
 pub use valid::SymbolClass;
 
-
 const NONE: u32 = u32::MAX;
 /// Runs per parallel task, and tasks per batch (a batch's terms are folded before the next).
 const CHUNK: usize = 256;
@@ -255,7 +254,15 @@ pub struct UnigramParams {
 
 impl UnigramParams {
     pub fn new(target: usize) -> Self {
-        UnigramParams { target, max_piece_length: None, seed_size: None, shrink: 0.75, em_rounds: 2, em: EmMethod::Plain, classes: None }
+        UnigramParams {
+            target,
+            max_piece_length: None,
+            seed_size: None,
+            shrink: 0.75,
+            em_rounds: 2,
+            em: EmMethod::Plain,
+            classes: None,
+        }
     }
 }
 
@@ -322,8 +329,13 @@ struct Table {
 /// from the pieces sorted by their symbols ([`PieceTrie::from_sorted`]): table order is text
 /// order, which for most spellings is already symbol order, so the sort is one pass.
 fn build_trie(table: &Table, syms: &[u32], alphabet: usize) -> PieceTrie<()> {
-    let piece = |p: u32| &syms[table.at[p as usize] as usize..(table.at[p as usize] + table.len[p as usize]) as usize];
-    let mut live: Vec<u32> = (0..table.at.len() as u32).filter(|&p| table.alive[p as usize] && table.has_prob[p as usize]).collect();
+    let piece = |p: u32| {
+        &syms
+            [table.at[p as usize] as usize..(table.at[p as usize] + table.len[p as usize]) as usize]
+    };
+    let mut live: Vec<u32> = (0..table.at.len() as u32)
+        .filter(|&p| table.alive[p as usize] && table.has_prob[p as usize])
+        .collect();
     if !live.windows(2).all(|w| piece(w[0]) <= piece(w[1])) {
         live.par_sort_by(|&x, &y| piece(x).cmp(piece(y)));
     }
@@ -358,7 +370,8 @@ struct ChunkArcs {
 
 impl Stored {
     fn build(runs: &Runs, trie: &PieceTrie<()>, lp: &[f64]) -> Stored {
-        let ranges: Vec<std::ops::Range<usize>> = (0..runs.len()).step_by(CHUNK).map(|s| s..(s + CHUNK).min(runs.len())).collect();
+        let ranges: Vec<std::ops::Range<usize>> =
+            (0..runs.len()).step_by(CHUNK).map(|s| s..(s + CHUNK).min(runs.len())).collect();
         let chunks = ranges
             .into_par_iter()
             .map_init(Lattice::default, |l, range| {
@@ -475,10 +488,15 @@ pub fn train_traced(
 ) -> Result<UnigramTrained> {
     let a = symbol_texts.len();
     if !(params.shrink > 0.0 && params.shrink < 1.0) {
-        return Err(Error::Option(format!("shrink must be strictly between 0 and 1, got {}", params.shrink)));
+        return Err(Error::Option(format!(
+            "shrink must be strictly between 0 and 1, got {}",
+            params.shrink
+        )));
     }
     if params.max_piece_length == Some(0) {
-        return Err(Error::Option("max_piece_length must be at least 1 (or None for no bound)".into()));
+        return Err(Error::Option(
+            "max_piece_length must be at least 1 (or None for no bound)".into(),
+        ));
     }
     if params.target < a {
         return Err(Error::Option(format!(
@@ -499,19 +517,32 @@ pub fn train_traced(
 
     let runs = collect_runs(units, &rank)?;
     if runs.len() == 0 {
-        return Err(Error::Input("the corpus holds no symbol of the alphabet: nothing to learn from".into()));
+        return Err(Error::Input(
+            "the corpus holds no symbol of the alphabet: nothing to learn from".into(),
+        ));
     }
     let max_len = params.max_piece_length.unwrap_or(usize::MAX);
     // the runs come back owning the alphabet's stretch at the end of `syms`
     let classes: Option<Vec<SymbolClass>> = match &params.classes {
         None => None,
         Some(c) if c.len() != a => {
-            return Err(Error::Option(format!("{} symbol classes for an alphabet of {a} symbols", c.len())));
+            return Err(Error::Option(format!(
+                "{} symbol classes for an alphabet of {a} symbols",
+                c.len()
+            )));
         }
         Some(c) => Some(by_text.iter().map(|&id| c[id as usize]).collect()),
     };
     let sentencepiece = params.em == EmMethod::Sentencepiece;
-    let (mut table, runs, seed_arcs) = seed(runs, &texts, strip_right, max_len, params.seed_size, sentencepiece, classes.as_deref());
+    let (mut table, runs, seed_arcs) = seed(
+        runs,
+        &texts,
+        strip_right,
+        max_len,
+        params.seed_size,
+        sentencepiece,
+        classes.as_deref(),
+    );
     let seed_size = table.at.len();
     let mut size = seed_size;
     let mut rounds = vec![size];
@@ -534,7 +565,10 @@ pub fn train_traced(
         let by_trie = Stored::build(&runs, &build_trie(&table, &runs.syms, a), &table.lp);
         assert_eq!(by_trie.chunks.len(), stored.chunks.len());
         for (x, y) in by_trie.chunks.iter().zip(&stored.chunks) {
-            assert!(x.runs == y.runs && x.off == y.off && x.arcs == y.arcs, "the seed's arcs differ from the trie's");
+            assert!(
+                x.runs == y.runs && x.off == y.off && x.arcs == y.arcs,
+                "the seed's arcs differ from the trie's"
+            );
         }
     }
     let mut tracer = UnigramTracer::take(seed_size, trace);
@@ -543,7 +577,11 @@ pub fn train_traced(
     }
     let sp = params.em == EmMethod::Sentencepiece;
     // em="sentencepiece" stops at 1.1 × the target and picks the target by score
-    let stop_at = if sp { params.target.max((params.target as f64 * 1.1).floor() as usize) } else { params.target };
+    let stop_at = if sp {
+        params.target.max((params.target as f64 * 1.1).floor() as usize)
+    } else {
+        params.target
+    };
     loop {
         let mut em_dropped = 0usize;
         for k in 0..params.em_rounds {
@@ -560,7 +598,16 @@ pub fn train_traced(
         if sp {
             if size <= stop_at {
                 if let Some(t) = tracer.as_mut() {
-                    t.round(&runs, &table, &stored, size + em_dropped, em_dropped, None, &texts, strip_right);
+                    t.round(
+                        &runs,
+                        &table,
+                        &stored,
+                        size + em_dropped,
+                        em_dropped,
+                        None,
+                        &texts,
+                        strip_right,
+                    );
                 }
                 break;
             }
@@ -569,7 +616,16 @@ pub fn train_traced(
             size = prune::sp_prune(&mut table, &found, size, stop_at, params.shrink);
             if let (Some(t), Some(before)) = (tracer.as_mut(), alive_before) {
                 let mut alive_now = std::mem::replace(&mut table.alive, before);
-                t.round(&runs, &table, &stored, rounds[rounds.len() - 1], em_dropped, Some((&found.loss, &alive_now)), &texts, strip_right);
+                t.round(
+                    &runs,
+                    &table,
+                    &stored,
+                    rounds[rounds.len() - 1],
+                    em_dropped,
+                    Some((&found.loss, &alive_now)),
+                    &texts,
+                    strip_right,
+                );
                 std::mem::swap(&mut table.alive, &mut alive_now);
             }
             rounds.push(size);
@@ -581,7 +637,16 @@ pub fn train_traced(
         }
         if size <= params.target {
             if let Some(t) = tracer.as_mut() {
-                t.round(&runs, &table, &stored, size + em_dropped, em_dropped, None, &texts, strip_right);
+                t.round(
+                    &runs,
+                    &table,
+                    &stored,
+                    size + em_dropped,
+                    em_dropped,
+                    None,
+                    &texts,
+                    strip_right,
+                );
             }
             break;
         }
@@ -591,7 +656,16 @@ pub fn train_traced(
         if let (Some(t), Some(before)) = (tracer.as_mut(), alive_before) {
             // the table's log-probabilities are those the losses were computed on
             let mut alive_now = std::mem::replace(&mut table.alive, before);
-            t.round(&runs, &table, &stored, rounds[rounds.len() - 1], em_dropped, Some((&loss, &alive_now)), &texts, strip_right);
+            t.round(
+                &runs,
+                &table,
+                &stored,
+                rounds[rounds.len() - 1],
+                em_dropped,
+                Some((&loss, &alive_now)),
+                &texts,
+                strip_right,
+            );
             std::mem::swap(&mut table.alive, &mut alive_now);
         }
         rounds.push(size);
@@ -620,9 +694,15 @@ pub fn train_traced(
         }
         let s = &runs.syms[table.at[p] as usize..(table.at[p] + table.len[p]) as usize];
         join(&texts, s, strip_right, &mut buf);
-        learned.push(UnigramPiece { symbols: s.iter().map(|&r| by_text[r as usize]).collect(), text: buf.clone(), log_prob: table.lp[p] });
+        learned.push(UnigramPiece {
+            symbols: s.iter().map(|&r| by_text[r as usize]).collect(),
+            text: buf.clone(),
+            log_prob: table.lp[p],
+        });
     }
-    learned.sort_by(|x, y| y.log_prob.partial_cmp(&x.log_prob).unwrap().then_with(|| x.text.cmp(&y.text)));
+    learned.sort_by(|x, y| {
+        y.log_prob.partial_cmp(&x.log_prob).unwrap().then_with(|| x.text.cmp(&y.text))
+    });
     if let Some(p) = progress {
         p.set(total_rounds);
     }
@@ -644,14 +724,23 @@ pub fn train_traced(
 /// `units` and `symbol_texts` as for [`train`]; `alphabet`: each symbol's log-probability
 /// (`None`: it cuts runs, as an unknown symbol does); `pieces`: the other pieces (symbol ids, at
 /// least two, and log-probability). Returns each piece's loss, in the order given.
-pub fn losses_on(units: &Flat, symbol_texts: &[Vec<u8>], alphabet: &[Option<f64>], pieces: &[(Vec<u32>, f64)]) -> Result<Vec<f64>> {
+pub fn losses_on(
+    units: &Flat,
+    symbol_texts: &[Vec<u8>],
+    alphabet: &[Option<f64>],
+    pieces: &[(Vec<u32>, f64)],
+) -> Result<Vec<f64>> {
     let a = symbol_texts.len();
     if alphabet.len() != a {
-        return Err(Error::Option(format!("{} log-probabilities for an alphabet of {a} symbols", alphabet.len())));
+        return Err(Error::Option(format!(
+            "{} log-probabilities for an alphabet of {a} symbols",
+            alphabet.len()
+        )));
     }
     let (rank, _) = ranks(symbol_texts);
     // a symbol without a probability cuts runs: give it no rank
-    let cut_rank: Vec<u32> = (0..a).map(|id| if alphabet[id].is_some() { rank[id] } else { NONE }).collect();
+    let cut_rank: Vec<u32> =
+        (0..a).map(|id| if alphabet[id].is_some() { rank[id] } else { NONE }).collect();
     let mut runs = collect_runs(units, &cut_rank)?;
     let np = a + pieces.len();
     let mut t = Table {
@@ -672,7 +761,9 @@ pub fn losses_on(units: &Flat, symbol_texts: &[Vec<u8>], alphabet: &[Option<f64>
     }
     for (syms, lp) in pieces {
         if syms.len() < 2 || syms.iter().any(|&s| s as usize >= a) {
-            return Err(Error::Option("a learned piece has two or more symbols of the alphabet".into()));
+            return Err(Error::Option(
+                "a learned piece has two or more symbols of the alphabet".into(),
+            ));
         }
         t.at.push(runs.syms.len() as u32);
         runs.syms.extend(syms.iter().map(|&s| rank[s as usize]));
@@ -738,8 +829,11 @@ fn collect_runs(units: &Flat, rank: &[u32]) -> Result<Runs> {
         let (at, len, _) = cut[k as usize];
         &syms[at..at + len as usize]
     };
-    let mut order: Vec<(u32, u32)> =
-        blocks.iter().enumerate().flat_map(|(b, (_, cut))| (0..cut.len() as u32).map(move |k| (b as u32, k))).collect();
+    let mut order: Vec<(u32, u32)> = blocks
+        .iter()
+        .enumerate()
+        .flat_map(|(b, (_, cut))| (0..cut.len() as u32).map(move |k| (b as u32, k)))
+        .collect();
     order.par_sort_unstable_by(|x, y| run_of(x).cmp(run_of(y)));
     // equal runs are neighbours now: add their counts
     let mut distinct: Vec<(u32, u32)> = Vec::new();
@@ -749,7 +843,9 @@ fn collect_runs(units: &Flat, rank: &[u32]) -> Result<Runs> {
         match distinct.last() {
             Some(last) if run_of(last) == run_of(x) => {
                 let slot = counts.last_mut().expect("a count per distinct run");
-                *slot = slot.checked_add(c).ok_or_else(|| Error::Input("a unit's count overflows 2^64".into()))?;
+                *slot = slot
+                    .checked_add(c)
+                    .ok_or_else(|| Error::Input("a unit's count overflows 2^64".into()))?;
             }
             _ => {
                 distinct.push(*x);
@@ -764,7 +860,11 @@ fn collect_runs(units: &Flat, rank: &[u32]) -> Result<Runs> {
             "the distinct runs hold {total} symbols, more than the Unigram learner indexes (2^32); cap the corpus"
         )));
     }
-    let mut runs = Runs { syms: Vec::with_capacity(total), start: Vec::with_capacity(distinct.len() + 1), count: counts };
+    let mut runs = Runs {
+        syms: Vec::with_capacity(total),
+        start: Vec::with_capacity(distinct.len() + 1),
+        count: counts,
+    };
     for x in &distinct {
         runs.start.push(runs.syms.len() as u32);
         runs.syms.extend_from_slice(run_of(x));
@@ -829,7 +929,10 @@ struct UnigramTracer {
 }
 
 impl UnigramTracer {
-    fn take(seed_size: usize, slot: &mut Option<(UnigramTraceRequest, UnigramTrace)>) -> Option<Self> {
+    fn take(
+        seed_size: usize,
+        slot: &mut Option<(UnigramTraceRequest, UnigramTrace)>,
+    ) -> Option<Self> {
         let (request, mut trace) = slot.take()?;
         trace.seed_size = seed_size;
         Some(UnigramTracer { request, trace })
@@ -839,14 +942,28 @@ impl UnigramTracer {
         *slot = Some((self.request, self.trace));
     }
 
-    fn text(runs: &Runs, table: &Table, texts: &[Vec<u8>], strip_right: &[u8], p: usize) -> Vec<u8> {
+    fn text(
+        runs: &Runs,
+        table: &Table,
+        texts: &[Vec<u8>],
+        strip_right: &[u8],
+        p: usize,
+    ) -> Vec<u8> {
         let s = &runs.syms[table.at[p] as usize..(table.at[p] + table.len[p]) as usize];
         let mut buf = Vec::new();
         join(texts, s, strip_right, &mut buf);
         buf
     }
 
-    fn em_step(&mut self, runs: &Runs, table: &Table, texts: &[Vec<u8>], strip_right: &[u8], round: usize, step: usize) {
+    fn em_step(
+        &mut self,
+        runs: &Runs,
+        table: &Table,
+        texts: &[Vec<u8>],
+        strip_right: &[u8],
+        round: usize,
+        step: usize,
+    ) {
         if !self.request.em {
             return;
         }
@@ -873,9 +990,18 @@ impl UnigramTracer {
         strip_right: &[u8],
     ) {
         let (log_likelihood, _) = final_pass(runs, table, stored);
-        let mut round = UnigramRound { size, em_dropped, log_likelihood, candidates: 0, zero_losses: 0, losses: Vec::new(), pruned: Vec::new() };
+        let mut round = UnigramRound {
+            size,
+            em_dropped,
+            log_likelihood,
+            candidates: 0,
+            zero_losses: 0,
+            losses: Vec::new(),
+            pruned: Vec::new(),
+        };
         if let Some((loss, after)) = pruning {
-            let mut ranked: Vec<usize> = (0..table.at.len()).filter(|&p| table.alive[p] && table.len[p] >= 2).collect();
+            let mut ranked: Vec<usize> =
+                (0..table.at.len()).filter(|&p| table.alive[p] && table.len[p] >= 2).collect();
             ranked.sort_by(|&x, &y| loss[y].partial_cmp(&loss[x]).unwrap().then(x.cmp(&y)));
             round.candidates = ranked.len();
             round.zero_losses = ranked.iter().filter(|&&p| loss[p] == 0.0).count();

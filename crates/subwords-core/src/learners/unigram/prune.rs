@@ -29,7 +29,11 @@ pub(super) fn losses(runs: &Runs, table: &Table, stored: &Stored) -> Vec<f64> {
                             continue;
                         }
                         used.push(arc.piece);
-                        let without = s.lattice.best_score_without_from(arc.piece, Some(&s.viterbi), &mut s.without);
+                        let without = s.lattice.best_score_without_from(
+                            arc.piece,
+                            Some(&s.viterbi),
+                            &mut s.without,
+                        );
                         if without != with {
                             out.push((arc.piece, c * (with - without)));
                         }
@@ -48,10 +52,19 @@ pub(super) fn losses(runs: &Runs, table: &Table, stored: &Stored) -> Vec<f64> {
 }
 
 /// One pruning round; returns the new size.
-pub(super) fn prune(table: &mut Table, loss: &[f64], size: usize, target: usize, shrink: f64) -> usize {
+pub(super) fn prune(
+    table: &mut Table,
+    loss: &[f64],
+    size: usize,
+    target: usize,
+    shrink: f64,
+) -> usize {
     let keep = target.max((shrink * size as f64).floor() as usize);
-    let mut ranked: Vec<u32> = (0..table.at.len() as u32).filter(|&p| table.alive[p as usize] && table.len[p as usize] >= 2).collect();
-    ranked.sort_by(|&x, &y| loss[y as usize].partial_cmp(&loss[x as usize]).unwrap().then(x.cmp(&y)));
+    let mut ranked: Vec<u32> = (0..table.at.len() as u32)
+        .filter(|&p| table.alive[p as usize] && table.len[p as usize] >= 2)
+        .collect();
+    ranked
+        .sort_by(|&x, &y| loss[y as usize].partial_cmp(&loss[x as usize]).unwrap().then(x.cmp(&y)));
     let singles = size - ranked.len();
     let from = keep.saturating_sub(singles).min(ranked.len());
     for &p in &ranked[from..] {
@@ -129,7 +142,8 @@ pub(super) fn sp_losses(runs: &Runs, table: &Table, stored: &Stored, alphabet: u
                 // spelling cannot be found: loss infinite, never dropped)
                 alt.clear();
                 if table.has_prob[p] {
-                    let syms = &runs.syms[table.at[p] as usize..(table.at[p] + table.len[p]) as usize];
+                    let syms =
+                        &runs.syms[table.at[p] as usize..(table.at[p] + table.len[p]) as usize];
                     trie_lattice(&trie, syms, &table.lp, &mut s.lattice);
                     if s.lattice.viterbi_with(&mut s.viterbi) {
                         let walk = s.viterbi.walk(&s.lattice);
@@ -138,9 +152,18 @@ pub(super) fn sp_losses(runs: &Runs, table: &Table, stored: &Stored, alphabet: u
                         }
                         // the best spelling without it, on the same lattice: Viterbi skipping
                         // its arcs (the arcs it picks are those of a lattice built without them)
-                        s.lattice.best_score_without_from(p as u32, Some(&s.viterbi), &mut s.without);
+                        s.lattice.best_score_without_from(
+                            p as u32,
+                            Some(&s.viterbi),
+                            &mut s.without,
+                        );
                         if s.without.found() {
-                            alt.extend(s.without.walk(&s.lattice).into_iter().map(|k| s.lattice.arcs()[k as usize].piece));
+                            alt.extend(
+                                s.without
+                                    .walk(&s.lattice)
+                                    .into_iter()
+                                    .map(|k| s.lattice.arcs()[k as usize].piece),
+                            );
                         }
                     }
                 }
@@ -167,7 +190,13 @@ pub(super) fn sp_losses(runs: &Runs, table: &Table, stored: &Stored, alphabet: u
 /// One sentencepiece pruning round: drops what [`sp_losses`] drops, then keeps
 /// `max(keep_floor, floor(shrink · size))` pieces, every single symbol first, then by loss
 /// descending, piece id (text) ascending. Returns the new size.
-pub(super) fn sp_prune(table: &mut Table, sp: &SpLosses, size: usize, keep_floor: usize, shrink: f64) -> usize {
+pub(super) fn sp_prune(
+    table: &mut Table,
+    sp: &SpLosses,
+    size: usize,
+    keep_floor: usize,
+    shrink: f64,
+) -> usize {
     let keep = keep_floor.max((shrink * size as f64).floor() as usize);
     let mut singles = 0usize;
     let mut ranked: Vec<u32> = Vec::new();
@@ -184,7 +213,8 @@ pub(super) fn sp_prune(table: &mut Table, sp: &SpLosses, size: usize, keep_floor
         }
     }
     let loss = &sp.loss;
-    ranked.sort_by(|&x, &y| loss[y as usize].partial_cmp(&loss[x as usize]).unwrap().then(x.cmp(&y)));
+    ranked
+        .sort_by(|&x, &y| loss[y as usize].partial_cmp(&loss[x as usize]).unwrap().then(x.cmp(&y)));
     let from = keep.saturating_sub(singles).min(ranked.len());
     for &p in &ranked[from..] {
         table.alive[p as usize] = false;

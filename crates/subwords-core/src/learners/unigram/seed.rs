@@ -27,7 +27,8 @@ pub(super) fn walk(
     ext: Option<&[u32]>,
     mut emit: impl FnMut(u32, u32, u64, bool, u32),
 ) {
-    let longest = (0..runs.len()).map(|r| runs.start[r + 1] - runs.start[r]).max().unwrap_or(0) as usize;
+    let longest =
+        (0..runs.len()).map(|r| runs.start[r + 1] - runs.start[r]).max().unwrap_or(0) as usize;
     let top = longest.min(max_len);
     let mut acc = vec![0u64; top + 1];
     let mut first = vec![0u32; top + 1];
@@ -48,10 +49,17 @@ pub(super) fn walk(
         let lim = reach(runs, p, r, max_len, ext);
         let c = runs.count[r as usize];
         let cur = &runs.syms[p as usize..p as usize + lim];
-        let l = prev.map_or(0, |(pp, pl)| common_prefix(&runs.syms[pp as usize..pp as usize + pl], cur));
+        let l = prev
+            .map_or(0, |(pp, pl)| common_prefix(&runs.syms[pp as usize..pp as usize + pl], cur));
         if let Some((_, pl)) = prev {
             for len in (l + 1).max(2)..=pl {
-                emit(first[len], len as u32, acc[len], branching(&acc, &from, len), (base + from[len] - 1) as u32);
+                emit(
+                    first[len],
+                    len as u32,
+                    acc[len],
+                    branching(&acc, &from, len),
+                    (base + from[len] - 1) as u32,
+                );
             }
         }
         for len in (l + 1).max(2)..=lim {
@@ -68,7 +76,13 @@ pub(super) fn walk(
     }
     if let Some((_, pl)) = prev {
         for len in 2..=pl {
-            emit(first[len], len as u32, acc[len], branching(&acc, &from, len), (base + from[len] - 1) as u32);
+            emit(
+                first[len],
+                len as u32,
+                acc[len],
+                branching(&acc, &from, len),
+                (base + from[len] - 1) as u32,
+            );
         }
     }
 }
@@ -169,7 +183,9 @@ pub(super) fn seed(
     }
     {
         let syms = &runs.syms;
-        sufs.par_sort_unstable_by(|&(p, l), &(q, m)| syms[p as usize..(p + l) as usize].cmp(&syms[q as usize..(q + m) as usize]));
+        sufs.par_sort_unstable_by(|&(p, l), &(q, m)| {
+            syms[p as usize..(p + l) as usize].cmp(&syms[q as usize..(q + m) as usize])
+        });
         let start = &runs.start;
         sufs.par_iter_mut().for_each(|x| x.1 = (start.partition_point(|&s| s <= x.0) - 1) as u32);
     }
@@ -237,7 +253,12 @@ pub(super) fn seed(
                     if t.2 > thr {
                         kept.push(t);
                     } else {
-                        join(texts, &runs.syms[t.0 as usize..(t.0 + t.1) as usize], strip_right, &mut buf);
+                        join(
+                            texts,
+                            &runs.syms[t.0 as usize..(t.0 + t.1) as usize],
+                            strip_right,
+                            &mut buf,
+                        );
                         ties.push((buf.clone(), t));
                     }
                 }
@@ -250,7 +271,8 @@ pub(super) fn seed(
     let alpha_at = runs.syms.len() as u32;
     runs.syms.extend(0..a as u32);
     // all pieces in text order
-    let mut pieces: Vec<(u32, u32, u64, u32)> = (0..a as u32).map(|r| (alpha_at + r, 1, single_count[r as usize], NONE)).collect();
+    let mut pieces: Vec<(u32, u32, u64, u32)> =
+        (0..a as u32).map(|r| (alpha_at + r, 1, single_count[r as usize], NONE)).collect();
     pieces.extend(kept);
     let syms = &runs.syms;
     let mut keyed: Vec<(Vec<u8>, (u32, u32, u64, u32))> = pieces
@@ -310,14 +332,24 @@ fn seed_arcs(
 ) -> Vec<super::ChunkArcs> {
     use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
     let positions = runs.start[runs.len()] as usize;
-    let longest = (0..runs.len()).map(|r| runs.start[r + 1] - runs.start[r]).max().unwrap_or(0) as usize;
+    let longest =
+        (0..runs.len()).map(|r| runs.start[r + 1] - runs.start[r]).max().unwrap_or(0) as usize;
     let top = longest.min(max_len);
     // where each length's pieces begin in `by_stretch`
-    let len_at: Vec<usize> = (0..=top + 1).map(|l| by_stretch.partition_point(|x| (x.0 as usize) < l)).collect();
+    let len_at: Vec<usize> =
+        (0..=top + 1).map(|l| by_stretch.partition_point(|x| (x.0 as usize) < l)).collect();
     // per part, the pieces met in suffix order: f(position, run, piece)
     let visit = |part: &std::ops::Range<usize>, f: &mut dyn FnMut(u32, u32, u32)| {
         let mut cursor: Vec<usize> = (0..=top)
-            .map(|l| if l < 2 { 0 } else { len_at[l] + by_stretch[len_at[l]..len_at[l + 1]].partition_point(|x| (x.1 as usize) < part.start) })
+            .map(|l| {
+                if l < 2 {
+                    0
+                } else {
+                    len_at[l]
+                        + by_stretch[len_at[l]..len_at[l + 1]]
+                            .partition_point(|x| (x.1 as usize) < part.start)
+                }
+            })
             .collect();
         // per length, the kept piece of the current stretch (NONE: none is kept)
         let mut piece = vec![NONE; top + 1];
@@ -326,7 +358,9 @@ fn seed_arcs(
             let (p, r) = sufs[k];
             let lim = reach(runs, p, r, max_len, ext);
             let cur = &runs.syms[p as usize..p as usize + lim];
-            let l = prev.map_or(0, |(pp, pl)| common_prefix(&runs.syms[pp as usize..pp as usize + pl], cur));
+            let l = prev.map_or(0, |(pp, pl)| {
+                common_prefix(&runs.syms[pp as usize..pp as usize + pl], cur)
+            });
             // a stretch that goes on keeps its piece; one that starts here looks it up
             for len in (l + 1).max(2)..=lim {
                 let end = len_at[len + 1];
@@ -334,7 +368,11 @@ fn seed_arcs(
                 while *c < end && (by_stretch[*c].1 as usize) < k {
                     *c += 1;
                 }
-                piece[len] = if *c < end && by_stretch[*c].1 as usize == k { by_stretch[*c].2 } else { NONE };
+                piece[len] = if *c < end && by_stretch[*c].1 as usize == k {
+                    by_stretch[*c].2
+                } else {
+                    NONE
+                };
             }
             for &x in &piece[2.min(lim + 1)..=lim] {
                 if x != NONE {
@@ -346,11 +384,14 @@ fn seed_arcs(
     };
     // 1. arcs per position (its single symbol, then its pieces)
     let count: Vec<AtomicU32> = (0..positions).map(|_| AtomicU32::new(1)).collect();
-    parts.par_iter().for_each(|part| visit(part, &mut |p, _, _| {
-        count[p as usize].fetch_add(1, Relaxed);
-    }));
+    parts.par_iter().for_each(|part| {
+        visit(part, &mut |p, _, _| {
+            count[p as usize].fetch_add(1, Relaxed);
+        })
+    });
     // 2. the chunks, each position's count turned into its first slot in its chunk
-    let ranges: Vec<std::ops::Range<usize>> = (0..runs.len()).step_by(CHUNK).map(|s| s..(s + CHUNK).min(runs.len())).collect();
+    let ranges: Vec<std::ops::Range<usize>> =
+        (0..runs.len()).step_by(CHUNK).map(|s| s..(s + CHUNK).min(runs.len())).collect();
     let mut chunks: Vec<(std::ops::Range<usize>, Vec<AtomicU32>, Vec<u32>)> = ranges
         .into_par_iter()
         .map(|range| {
@@ -391,7 +432,11 @@ fn seed_arcs(
     }
     chunks
         .drain(..)
-        .map(|(runs, arcs, off)| super::ChunkArcs { runs, arcs: arcs.into_iter().map(AtomicU32::into_inner).collect(), off })
+        .map(|(runs, arcs, off)| super::ChunkArcs {
+            runs,
+            arcs: arcs.into_iter().map(AtomicU32::into_inner).collect(),
+            off,
+        })
         .collect()
 }
 

@@ -111,10 +111,8 @@ mod tests {
     use super::*;
 
     fn ext_of(text: &str, split_by_number: bool) -> u32 {
-        let class: Vec<SymbolClass> = text
-            .chars()
-            .map(|c| SymbolClass::of(&c.to_string(), "▁", split_by_number))
-            .collect();
+        let class: Vec<SymbolClass> =
+            text.chars().map(|c| SymbolClass::of(&c.to_string(), "▁", split_by_number)).collect();
         let syms: Vec<u32> = (0..class.len() as u32).collect();
         extent(&syms, &class, usize::MAX)
     }
@@ -140,19 +138,10 @@ mod tests {
 
     #[test]
     fn marks_are_stripped_before_the_script_is_read() {
-        assert_eq!(
-            SymbolClass::of("##a", "##", true),
-            SymbolClass::of("a", "", true)
-        );
-        assert_eq!(
-            SymbolClass::of("a</w>", "</w>", true),
-            SymbolClass::of("a", "", true)
-        );
+        assert_eq!(SymbolClass::of("##a", "##", true), SymbolClass::of("a", "", true));
+        assert_eq!(SymbolClass::of("a</w>", "</w>", true), SymbolClass::of("a", "", true));
         assert_eq!(SymbolClass::of("▁", "▁", true), SymbolClass::Mark);
         assert_eq!(SymbolClass::of("7", "▁", false), SymbolClass::Any);
-        assert_eq!(
-            SymbolClass::of("１", "", true),
-            SymbolClass::of("(", "", true)
-        );
+        assert_eq!(SymbolClass::of("１", "", true), SymbolClass::of("(", "", true));
     }
 }

@@ -50,13 +50,22 @@ impl CodedTrie {
                 code[s] = unknown;
             }
         }
-        let coded: Vec<Vec<u32>> = pieces.iter().map(|(syms, _, _)| syms.iter().map(|&s| code[s as usize]).collect()).collect();
+        let coded: Vec<Vec<u32>> = pieces
+            .iter()
+            .map(|(syms, _, _)| syms.iter().map(|&s| code[s as usize]).collect())
+            .collect();
         // the array names a duplicate by its larger id; the pieces' own order decides which is
         // the second here, whatever their ids
-        let keys = coded.iter().zip(pieces).enumerate().map(|(k, (c, p))| Key { labels: &c[..], id: k as u32, value: p.2, scores: true }).collect();
+        let keys = coded
+            .iter()
+            .zip(pieces)
+            .enumerate()
+            .map(|(k, (c, p))| Key { labels: &c[..], id: k as u32, value: p.2, scores: true })
+            .collect();
         let array = DoubleArray::build(keys, unknown as usize + 1).map_err(|k| {
             let k = k as usize;
-            let first = (0..k).find(|&j| coded[j] == coded[k]).expect("a duplicate has an earlier twin");
+            let first =
+                (0..k).find(|&j| coded[j] == coded[k]).expect("a duplicate has an earlier twin");
             (pieces[first].1, pieces[k].1)
         })?;
         // the array's ids are places in `pieces`; give each slot its piece

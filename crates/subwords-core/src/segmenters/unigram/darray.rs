@@ -83,8 +83,11 @@ impl<V: Copy + Default> DoubleArray<V> {
     /// Two keys with the same labels: `Err` with the larger id of the two (the caller names
     /// it).
     pub fn build<L: Label>(mut keys: Vec<Key<'_, L, V>>, width: usize) -> Result<Self, u32> {
-        let mut keys: Vec<(u64, Key<'_, L, V>)> = keys.drain(..).map(|k| (L::head(k.labels), k)).collect();
-        keys.sort_unstable_by(|(ha, a), (hb, b)| ha.cmp(hb).then_with(|| a.labels.cmp(b.labels)).then(a.id.cmp(&b.id)));
+        let mut keys: Vec<(u64, Key<'_, L, V>)> =
+            keys.drain(..).map(|k| (L::head(k.labels), k)).collect();
+        keys.sort_unstable_by(|(ha, a), (hb, b)| {
+            ha.cmp(hb).then_with(|| a.labels.cmp(b.labels)).then(a.id.cmp(&b.id))
+        });
         let keys: Vec<Key<'_, L, V>> = keys.into_iter().map(|(_, k)| k).collect();
         if let Some(w) = keys.windows(2).find(|w| w[0].labels == w[1].labels) {
             return Err(w[1].id);
@@ -145,7 +148,12 @@ impl<V: Copy + Default> DoubleArray<V> {
     /// Every scoring piece that starts `text` at `start`, shortest first: `f(end, id, payload)`.
     /// Every label of `text` must be below the width the array was built with.
     #[inline]
-    pub fn pieces_from<L: Label>(&self, text: &[L], start: usize, mut f: impl FnMut(usize, u32, V)) {
+    pub fn pieces_from<L: Label>(
+        &self,
+        text: &[L],
+        start: usize,
+        mut f: impl FnMut(usize, u32, V),
+    ) {
         let units = &self.units[..];
         let mut s = 0usize;
         let mut base = units[0].base;
@@ -281,7 +289,10 @@ impl<V: Copy + Default> Builder<V> {
             if at >= first {
                 let base = at - first;
                 self.grow(base as usize + pad);
-                if labels[1..].iter().all(|&(c, _, _)| self.units[(base + c) as usize].check == FREE) {
+                if labels[1..]
+                    .iter()
+                    .all(|&(c, _, _)| self.units[(base + c) as usize].check == FREE)
+                {
                     return base;
                 }
             }
@@ -308,7 +319,12 @@ mod tests {
     fn walks_find_every_scoring_prefix_shortest_first() {
         // pieces a, ab, abc (unused: found by get, skipped by the walk), b, and a wide node
         // under x (40 children), hand-listed
-        let mut keys = vec![key(b"a", 1, true), key(b"ab", 2, true), key(b"abc", 3, false), key(b"b", 4, true)];
+        let mut keys = vec![
+            key(b"a", 1, true),
+            key(b"ab", 2, true),
+            key(b"abc", 3, false),
+            key(b"b", 4, true),
+        ];
         let wide: Vec<[u8; 2]> = (0..40u8).map(|k| [b'x', b'A' + k]).collect();
         for (k, w) in wide.iter().enumerate() {
             keys.push(key(w, 10 + k as u32, true));
@@ -349,7 +365,8 @@ mod tests {
         // the end of the array
         let ones: Vec<[u8; 1]> = (1..=255u8).map(|b| [b]).collect();
         let twos: Vec<[u8; 2]> = (1..=255u8).map(|b| [0xFF, b]).collect();
-        let mut keys: Vec<Key> = ones.iter().enumerate().map(|(i, k)| key(k, i as u32, true)).collect();
+        let mut keys: Vec<Key> =
+            ones.iter().enumerate().map(|(i, k)| key(k, i as u32, true)).collect();
         keys.extend(twos.iter().enumerate().map(|(i, k)| key(k, 1000 + i as u32, true)));
         let da = DoubleArray::build(keys, 256).unwrap();
         for b in 1..=255u8 {

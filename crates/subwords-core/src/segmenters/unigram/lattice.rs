@@ -312,7 +312,8 @@ impl Lattice {
                 let key = fixed_add(fixed(a.log_prob), s.key[j]);
                 let cnt = s.count[j] + 1;
                 let len = a.end - a.start;
-                let better = bc == NONE || key > bk || (key == bk && (cnt < bc || (cnt == bc && len > bl)));
+                let better =
+                    bc == NONE || key > bk || (key == bk && (cnt < bc || (cnt == bc && len > bl)));
                 if better {
                     (bk, bs, bc, ba, bl) = (key, a.log_prob + s.score[j], cnt, k as u32, len);
                 }
@@ -334,7 +335,12 @@ impl Lattice {
     /// [`Lattice::best_score_without`] reusing `viterbi` (the full lattice's Viterbi, as
     /// [`Lattice::viterbi_with`] leaves it): positions after the last arc of `piece` keep their
     /// best spelling (no arc from there is `piece`'s), the rest are recomputed.
-    pub fn best_score_without_from(&self, piece: u32, viterbi: Option<&ViterbiScratch>, s: &mut ViterbiScratch) -> f64 {
+    pub fn best_score_without_from(
+        &self,
+        piece: u32,
+        viterbi: Option<&ViterbiScratch>,
+        s: &mut ViterbiScratch,
+    ) -> f64 {
         let n = self.n;
         let mut top = n;
         if let Some(v) = viterbi {
@@ -381,7 +387,13 @@ impl Lattice {
                 let a = &self.arcs[k_arc];
                 for (m, e) in best[a.end as usize].iter().enumerate() {
                     let key = fixed_add(fixed(a.log_prob), e.key);
-                    cands.push(Entry { key, score: a.log_prob + e.score, count: e.count + 1, arc: k_arc as u32, next: m as u32 });
+                    cands.push(Entry {
+                        key,
+                        score: a.log_prob + e.score,
+                        count: e.count + 1,
+                        arc: k_arc as u32,
+                        next: m as u32,
+                    });
                 }
             }
             cands.sort_by(|x, y| self.cmp_entries(&best, x, y));
@@ -516,7 +528,15 @@ impl Lattice {
         let top = cands[0].score;
         let weights: Vec<f64> = cands
             .iter()
-            .map(|c| if alpha == 0.0 { 1.0 } else if c.score == NEG_INF { 0.0 } else { (alpha * (c.score - top)).exp() })
+            .map(|c| {
+                if alpha == 0.0 {
+                    1.0
+                } else if c.score == NEG_INF {
+                    0.0
+                } else {
+                    (alpha * (c.score - top)).exp()
+                }
+            })
             .collect();
         let mut total = 0.0;
         for &w in &weights {
@@ -596,13 +616,29 @@ mod tests {
         // against the standard library's own rounding and saturating cast, on doubles of every
         // size a log-probability takes (and a few no table holds)
         let mut rng = SplitMix64::new(15);
-        let mut samples = vec![0.0, -0.0, -1e-300, -2f64.powi(-12), -2f64.powi(-13) * 3.0, -0.5, -1.0, -2f64.powi(63), -2f64.powi(64), -1e300, NEG_INF];
+        let mut samples = vec![
+            0.0,
+            -0.0,
+            -1e-300,
+            -2f64.powi(-12),
+            -2f64.powi(-13) * 3.0,
+            -0.5,
+            -1.0,
+            -2f64.powi(63),
+            -2f64.powi(64),
+            -1e300,
+            NEG_INF,
+        ];
         for _ in 0..20_000 {
             let e = (rng.uniform() * 90.0) as i32 - 70;
             samples.push(-rng.uniform() * 2f64.powi(e));
         }
         for lp in samples {
-            assert_eq!(fixed(lp), (lp * 18_446_744_073_709_551_616.0).round_ties_even() as i128, "{lp:e}");
+            assert_eq!(
+                fixed(lp),
+                (lp * 18_446_744_073_709_551_616.0).round_ties_even() as i128,
+                "{lp:e}"
+            );
         }
         assert_eq!(fixed(-1.0), -(1i128 << 64));
         assert_eq!(fixed(NEG_INF), i128::MIN);
@@ -625,7 +661,10 @@ mod tests {
         let best = l.viterbi().unwrap();
         let share = (best.score - l.log_probability()).exp();
         assert!((share - 0.75).abs() < 1e-15);
-        assert_eq!(best.arcs.iter().map(|&k| l.arcs()[k as usize].piece).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(
+            best.arcs.iter().map(|&k| l.arcs()[k as usize].piece).collect::<Vec<_>>(),
+            vec![2]
+        );
         assert_eq!(l.nbest(5).len(), 2);
     }
 }

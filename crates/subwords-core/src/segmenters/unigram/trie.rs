@@ -121,7 +121,10 @@ impl<V: Copy + Default> PieceTrie<V> {
     /// without the hash map of edges: a sorted list shares its prefixes with its neighbour, so
     /// one stack of the current path makes every node, and a node's children come in symbol
     /// order. The Unigram learner's seed (a million pieces) is built this way.
-    pub fn from_sorted<'a>(symbols: usize, items: impl IntoIterator<Item = (&'a [u32], u32, V)>) -> PieceTrie<V> {
+    pub fn from_sorted<'a>(
+        symbols: usize,
+        items: impl IntoIterator<Item = (&'a [u32], u32, V)>,
+    ) -> PieceTrie<V> {
         let mut root = vec![NONE; symbols];
         let mut piece: Vec<(u32, V)> = Vec::new();
         // (parent, symbol, child), each parent's in symbol order
@@ -129,7 +132,10 @@ impl<V: Copy + Default> PieceTrie<V> {
         let mut path: Vec<u32> = Vec::new();
         let mut prev: &[u32] = &[];
         for (syms, p, value) in items {
-            debug_assert!(!syms.is_empty() && prev <= syms, "from_sorted needs ascending, non-empty paths");
+            debug_assert!(
+                !syms.is_empty() && prev <= syms,
+                "from_sorted needs ascending, non-empty paths"
+            );
             let m = prev.len().min(syms.len());
             let l = (0..m).find(|&k| prev[k] != syms[k]).unwrap_or(m);
             path.truncate(l);
@@ -170,7 +176,13 @@ impl<V: Copy + Default> PieceTrie<V> {
     }
 
     /// The arrays from the edges sorted by parent, then symbol (`parents` beside `kids`).
-    fn layout(symbols: usize, root: Vec<u32>, piece: Vec<(u32, V)>, parents: impl Iterator<Item = u32>, kids: Vec<(u32, u32)>) -> PieceTrie<V> {
+    fn layout(
+        symbols: usize,
+        root: Vec<u32>,
+        piece: Vec<(u32, V)>,
+        parents: impl Iterator<Item = u32>,
+        kids: Vec<(u32, u32)>,
+    ) -> PieceTrie<V> {
         let mut first = vec![0u32; piece.len() + 1];
         for u in parents {
             first[u as usize + 1] += 1;
@@ -182,7 +194,12 @@ impl<V: Copy + Default> PieceTrie<V> {
         let mut nodes: Vec<Node<V>> = piece
             .iter()
             .enumerate()
-            .map(|(u, &(piece, value))| Node { piece, value, from: first[u], span: first[u + 1] - first[u] })
+            .map(|(u, &(piece, value))| Node {
+                piece,
+                value,
+                from: first[u],
+                span: first[u + 1] - first[u],
+            })
             .collect();
         if symbols <= WIDE_SYMBOLS {
             for (u, node) in nodes.iter_mut().enumerate() {
@@ -205,7 +222,12 @@ impl<V: Copy> PieceTrie<V> {
     /// Every piece that starts `run` at `i`, shortest first: `f(end, piece, payload)`. The
     /// symbols are ids, or bytes for a trie over the 256 byte values.
     #[inline]
-    pub fn pieces_from<S: Copy + Into<u32>>(&self, run: &[S], i: usize, mut f: impl FnMut(usize, u32, V)) {
+    pub fn pieces_from<S: Copy + Into<u32>>(
+        &self,
+        run: &[S],
+        i: usize,
+        mut f: impl FnMut(usize, u32, V),
+    ) {
         let Some(rest) = run.get(i..) else { return };
         let mut rest = rest.iter();
         let Some(&start) = rest.next() else { return };
@@ -281,7 +303,12 @@ mod tests {
                 }
             }
             // drop every fifth path (its node stays, without a piece), then sort
-            let kept: Vec<(Vec<u32>, u32)> = paths.into_iter().enumerate().filter(|(k, _)| k % 5 != 2).map(|(k, p)| (p, k as u32)).collect();
+            let kept: Vec<(Vec<u32>, u32)> = paths
+                .into_iter()
+                .enumerate()
+                .filter(|(k, _)| k % 5 != 2)
+                .map(|(k, p)| (p, k as u32))
+                .collect();
             let mut sorted = kept.clone();
             sorted.sort();
             let mut b = TrieBuilder::<()>::new(symbols);
@@ -289,7 +316,8 @@ mod tests {
                 b.insert(p, *id, ());
             }
             let by_insert = b.finish();
-            let by_sort = PieceTrie::from_sorted(symbols, sorted.iter().map(|(p, id)| (&p[..], *id, ())));
+            let by_sort =
+                PieceTrie::from_sorted(symbols, sorted.iter().map(|(p, id)| (&p[..], *id, ())));
             let mut n = 0;
             for x in 0..symbols as u32 {
                 for y in 0..symbols as u32 {

@@ -15,8 +15,8 @@
 //! The buffers live in a [`Viterbi`] the caller owns (one per thread of a batch), so a call
 //! allocates nothing once they have grown.
 
-use super::lattice::fixed_add;
 use super::codes::CodedTrie;
+use super::lattice::fixed_add;
 
 const NONE: u32 = u32::MAX;
 
