@@ -610,12 +610,15 @@ class SubwordsTokenizer:
         # every id encode() gives has a row, so no piece is None
         return cast("list[str]", [self._model.id_to_piece(i) for i in self.encode(text, **kw)])
 
-    def encode_with_offsets(self, text: str) -> list[tuple[int, int, int]]:
+    def encode_with_offsets(self, text: str, *, allowed_special: AllowedSpecial = ()) -> list[tuple[int, int, int]]:
         """``(id, start, end)`` triples; ``text[start:end]`` is what the piece stands for
-        (empty for a mark that stands for the start of the text). No template is added."""
+        (empty for a mark that stands for the start of the text). No template is added; the
+        special surfaces ``allowed_special`` names are matched as in :meth:`encode`."""
         _check_text(text)
-        if self._always:
-            return self._offsets_around(text, self._always)
+        allowed = allowed_set(allowed_special, self.special_tokens) if allowed_special else frozenset()
+        allowed = allowed | self._always
+        if allowed:
+            return self._offsets_around(text, allowed)
         return self._offsets_plain(text)
 
     def _offsets_plain(self, text: str) -> list[tuple[int, int, int]]:

@@ -445,9 +445,7 @@ def cmd_encode(a: argparse.Namespace) -> int:
         return _encode_dataset(tok, a)
     if not _is_own(tok):
         return _encode_foreign(tok, a)
-    if a.allow_special is not None:
-        raise SubwordsError(f"--allow-special: {a.model} is a subwords model, whose encoding matches no special-token "
-                            "surfaces in text (they are always text)")
+    allowed = _allowed(a.allow_special)
     sampling = a.segmenter == "sample"
     if (a.dropout is not None or sampling) and a.seed is None:
         raise SubwordsError("--dropout and --segmenter sample need --seed, so that runs repeat")
@@ -470,20 +468,21 @@ def cmd_encode(a: argparse.Namespace) -> int:
             return
         if a.jsonl:
             for line in batch:
-                trip = tok.encode_with_offsets(line)
+                trip = tok.encode_with_offsets(line, allowed_special=allowed)
                 obj = {"pieces": [tok.id_to_piece(i) for i, _, _ in trip], "ids": [i for i, _, _ in trip],
                        "offsets": [[s, e] for _, s, e in trip]}
                 out.write(json.dumps(obj, ensure_ascii=False) + "\n")
         else:
             if a.dropout is not None:
-                results = [tok.encode(line, dropout=a.dropout, seed=a.seed + done + k) for k, line in enumerate(batch)]
-            elif sampling:
-                results = [tok.encode(line, segmenter="sample", seed=(a.seed + done + k) % 2**64, alpha=a.alpha, nbest=a.nbest)
+                results = [tok.encode(line, dropout=a.dropout, seed=a.seed + done + k, allowed_special=allowed)
                            for k, line in enumerate(batch)]
+            elif sampling:
+                results = [tok.encode(line, segmenter="sample", seed=(a.seed + done + k) % 2**64, alpha=a.alpha,
+                                      nbest=a.nbest, allowed_special=allowed) for k, line in enumerate(batch)]
             elif a.segmenter == "fewest":
-                results = [tok.encode(line, segmenter="fewest") for line in batch]
+                results = [tok.encode(line, segmenter="fewest", allowed_special=allowed) for line in batch]
             else:
-                results = tok.encode_batch(batch, threads=a.threads)
+                results = tok.encode_batch(batch, threads=a.threads, allowed_special=allowed)
             for ids in results:
                 out.write((" ".join(map(str, ids)) if a.ids else " ".join(tok.id_to_piece(i) for i in ids)) + "\n")
         done += len(batch)
@@ -511,10 +510,7 @@ def _encode_dataset(tok: Any, a: argparse.Namespace) -> int:
         raise SubwordsError(f"--output {a.output!r}: the dataset file is NAME.npy (numpy) or NAME.bin (raw ids)")
     eos = None if a.eos is None else tok.piece_to_id(a.eos)
     width = _arrays.width_of(a.dtype or "uint32", tok.vocab_size, () if eos is None else (eos,))
-    allowed = _allowed(a.allow_special) if not _is_own(tok) else ()
-    if _is_own(tok) and a.allow_special is not None:
-        raise SubwordsError(f"--allow-special: {a.model} is a subwords model, whose encoding matches no special-token "
-                            "surfaces in text (they are always text)")
+    allowed = _allowed(a.allow_special)
     show = _progress(sys.stderr, "encode")
     lines = inputs_cli.encode_lines(a)
 

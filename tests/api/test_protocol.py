@@ -64,6 +64,9 @@ def test_every_protocol_method(every_format, name):
     assert tok.encode_batch([SAMPLE, "low"], threads=2, add_special_tokens=False) == \
         [ids, tok.encode("low", add_special_tokens=False)]
     assert tok.encode_batch([SAMPLE], threads=1, add_special_tokens=True) == [tok.encode(SAMPLE, add_special_tokens=True)]
+    # as_numpy: the same ids as one flat array and each text's offsets, in every family
+    array = tok.encode_batch([SAMPLE, "low"], threads=2, add_special_tokens=False, as_numpy=True)
+    assert [array[k].tolist() for k in range(len(array))] == [ids, tok.encode("low", add_special_tokens=False)]
     # pair appends the second text's ids when no template goes around them
     assert tok.encode(SAMPLE, pair="low", add_special_tokens=False) == ids + tok.encode("low", add_special_tokens=False)
     # every id has a piece that maps back to it

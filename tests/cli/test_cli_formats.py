@@ -141,6 +141,29 @@ def test_cased_vocab_needs_the_load_option(tmp_path: Path):
     assert out == "[CLS] Cafe ##s [SEP]\n"
 
 
+def test_allow_special_matches_an_own_models_special_tokens_on_every_encode_path(tmp_path: Path):
+    # docs/SPECIALS.md: special tokens take ids 0..k-1 in the order given and are text unless a
+    # call allows them; the CLI's --allow-special is encode(..., allowed_special=...) for every
+    # model, ours included.
+    tok = subwords.train({"low": 5, "lower": 2, "newest": 6, "widest": 3}, vocab_size=30,
+                         special_tokens=["<|end|>"])
+    tok.save(tmp_path / "m.json")
+    text = "low<|end|>newest\n"
+    plain = run("encode", "-m", "m.json", "--ids", input=text, cwd=tmp_path).stdout.split()
+    assert "0" not in plain                       # not allowed: the surface is spelled as text
+    allowed = run("encode", "-m", "m.json", "--ids", "--allow-special", "all", input=text, cwd=tmp_path).stdout
+    assert allowed.split() == [str(i) for i in tok.encode("low<|end|>newest", allowed_special="all")]
+    assert "0" in allowed.split()
+    pieces = run("encode", "-m", "m.json", "--allow-special", "<|end|>", input=text, cwd=tmp_path).stdout.split()
+    assert pieces[pieces.index("<|end|>") - 1:pieces.index("<|end|>") + 1] == ["low</w>", "<|end|>"]
+    line = json.loads(run("encode", "-m", "m.json", "--jsonl", "--allow-special", "all", input=text, cwd=tmp_path).stdout)
+    at = line["ids"].index(0)
+    assert line["pieces"][at] == "<|end|>" and line["offsets"][at] == [3, 10]   # "<|end|>" is text[3:10]
+    run("encode", "-m", "m.json", "--allow-special", "all", "--output", "d.npy", input=text, cwd=tmp_path)
+    import numpy
+    assert numpy.load(tmp_path / "d.npy").tolist() == [int(i) for i in allowed.split()]
+
+
 # -- mistakes ------------------------------------------------------------------------------------
 
 MISTAKES = [
@@ -151,7 +174,7 @@ MISTAKES = [
     ["export", "m.json", "nowhere/out.bpe", "--format", "subword-nmt"],
     ["export", "m.json", "m.json", "--format", "subwords"],
     ["export", "codes", "out.json", "--from", "subwords", "--format", "subword-nmt"],
-    ["encode", "-m", "m.json", "--allow-special", "all"],
+    ["encode", "-m", "m.json", "--allow-special", "<|nope|>"],        # not a special token of the model
     ["encode", "-m", "codes", "--allow-special", "<s>"],
     ["encode", "-m", "codes", "--allow-special", ","],
     ["encode", "-m", "codes", "--dropout", "0.1", "--seed", "1"],

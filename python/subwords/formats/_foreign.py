@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Optional, Sequence, Union, overload
 
 from .._checks import batch_arg, text_arg
 from .._specials import AllowedSpecial
@@ -24,11 +24,14 @@ class Foreign:
     A subclass implements ``_encode(text, allowed)`` (ids of one text, ``allowed`` the special
     surfaces it may match), ``decode``, ``id_to_piece``, ``piece_to_id``, ``vocab_size`` and
     ``encode_with_offsets``, and may override the rest: ``_around`` (what
-    ``add_special_tokens`` puts around the ids; nothing here), ``encode_batch``,
+    ``add_special_tokens`` puts around the ids; nothing here), ``_encode_batch`` (the lists
+    of ``encode_batch``; ``as_numpy`` is handled here, for every family),
     ``encode_pieces``, ``decode_pieces`` and ``special_tokens``.
     """
 
     format: str = ""
+    #: the family's own keyword arguments of ``encode_batch`` (SentencePiece's add_bos/add_eos)
+    _family_options: frozenset[str] = frozenset()
 
     def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
         raise NotImplementedError
@@ -48,8 +51,37 @@ class Foreign:
             return self._around(ids, second)
         return ids if second is None else ids + second
 
+    @overload
+    def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = ..., allowed_special: AllowedSpecial = ...,
+                     add_special_tokens: bool = ..., as_numpy: Literal[False] = ..., **family: Any) -> list[list[int]]: ...
+
+    @overload
+    def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = ..., allowed_special: AllowedSpecial = ...,
+                     add_special_tokens: bool = ..., as_numpy: Literal[True], **family: Any) -> "IdArray": ...
+
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
-                     allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> list[list[int]]:
+                     allowed_special: AllowedSpecial = (), add_special_tokens: bool = False, as_numpy: bool = False,
+                     **family: Any) -> Union[list[list[int]], "IdArray"]:
+        """The ids of every text (``threads``: None for every core), the same as ``encode`` on
+        each whatever the thread count. ``as_numpy=True``: an :class:`subwords.IdArray` instead,
+        as :meth:`encode_array` makes it. ``family``: a family's own switches (SentencePiece's
+        ``add_bos``/``add_eos``), with lists only."""
+        unknown = sorted(set(family) - self._family_options)
+        if unknown:
+            raise OptionError(f"encode_batch: unknown argument {unknown[0]!r} for a {self.format} tokenizer")
+        if as_numpy:
+            if family:
+                raise OptionError(f"as_numpy=True takes threads, allowed_special and add_special_tokens; "
+                                  f"{sorted(family)[0]} works with lists only (leave as_numpy out)")
+            return self.encode_array(texts, threads=threads, allowed_special=allowed_special,
+                                     add_special_tokens=add_special_tokens)
+        return self._encode_batch(texts, threads=threads, allowed_special=allowed_special,
+                                  add_special_tokens=add_special_tokens, **family)
+
+    def _encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
+                      allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> list[list[int]]:
+        """``encode_batch``'s lists: here one ``encode`` per text; a family with a batch encoder
+        in the core overrides it."""
         batch = batch_arg(texts)
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise OptionError(f"threads must be a whole number from 1 (or None for every core), got {threads!r}")

@@ -803,9 +803,9 @@ class HuggingFace(Foreign):
     def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
         return self._pipe.encode(_text(text), self._allowed(allowed) if allowed else self._none)
 
-    def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
-                     allowed_special: Union[str, Iterable[str]] = (),
-                     add_special_tokens: bool = False) -> list[list[int]]:
+    def _encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
+                      allowed_special: Union[str, Iterable[str]] = (),
+                      add_special_tokens: bool = False) -> list[list[int]]:
         texts = _texts(texts)
         threads = _threads(threads)
         allowed = self._allowed(allowed_special)

@@ -35,6 +35,7 @@ class SentencePieceTokenizer(Foreign):
     """A SentencePiece model read from its ``.model`` file."""
 
     format = "sentencepiece"
+    _family_options = frozenset({"add_bos", "add_eos"})
     __slots__ = ("_m", "_specials", "_size")
 
     def __init__(self, data: bytes) -> None:
@@ -92,9 +93,9 @@ class SentencePieceTokenizer(Foreign):
             raise InputError(f"this model has no {name} control symbol")
         return self._specials[name]
 
-    def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
-                     allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
-                     add_bos: bool = False, add_eos: bool = False) -> list[list[int]]:
+    def _encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
+                      allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
+                      add_bos: bool = False, add_eos: bool = False) -> list[list[int]]:
         batch = batch_list(texts)  # the core checks every text's type as it reads them
         if allowed_special or add_bos or add_eos or add_special_tokens:
             batch = batch_arg(batch)

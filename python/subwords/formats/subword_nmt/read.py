@@ -394,8 +394,8 @@ class SubwordNmt(Foreign):
             return self._tokenizer.encode(text)
         return self._encode_slow(text)
 
-    def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
-                     allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> list[list[int]]:
+    def _encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
+                      allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> list[list[int]]:
         batch = batch_arg(texts)
         allowed_set(allowed_special, ())
         if self._tokenizer is not None and all(self._fast(t) for t in batch):

@@ -145,8 +145,8 @@ class TiktokenTokenizer(Foreign):
         except UnicodeEncodeError:
             return self._core.encode(_no_surrogates(text), chosen)
 
-    def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
-                     allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> list[list[int]]:
+    def _encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
+                      allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> list[list[int]]:
         """Ids of every text, on ``threads`` threads (default: all cores); the result does not
         depend on the thread count. A rank file has no template: ``add_special_tokens`` changes
         nothing."""
