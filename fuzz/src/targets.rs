@@ -22,8 +22,11 @@ use subwords_compat::tiktoken::{parse_rank_file, Pattern, RankBpe};
 use subwords_core::options::ModelKind;
 use subwords_core::tokenizer::Tokenizer;
 
+/// A target: whether the input loaded (a refusal is false; a panic is a bug).
+pub type Target = fn(&[u8]) -> bool;
+
 /// The targets, by name (the names of `fuzz_targets/*.rs` and of the corpus folders).
-pub const TARGETS: &[(&str, fn(&[u8]) -> bool)] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("model_json", model_json),
     ("sentencepiece_model", sentencepiece_model),
     ("tiktoken_ranks", tiktoken_ranks),

@@ -23,7 +23,7 @@ from ._io import read_limited, write_atomic
 from ._options import CORE_PRE_SPLITS, Joints, Model, Normalize, TrainOptions, from_keywords, from_saved, resolved
 from ._progress import ProgressLine
 from ._specials import AllowedSpecial
-from ._specials import allowed_set, split_specials
+from ._specials import allowed_ids, allowed_set, split_specials
 from .errors import InputError, ModelFileError, OptionError, SubwordsError, UnknownPieceError
 
 if TYPE_CHECKING:
@@ -503,14 +503,16 @@ class SubwordsTokenizer:
     'lowest newer'
     """
 
-    __slots__ = ("_model", "_always", "_specials")
+    __slots__ = ("_model", "_enc", "_always", "_specials")
     format = "subwords"
 
     def __init__(self, model: _core.Model) -> None:
         if not isinstance(model, _core.Model):
             raise TypeError("a SubwordsTokenizer is made by subwords.train, subwords.load or SubwordsTokenizer.from_json")
         self._model = model
-        # user-defined symbols match in text whatever a call allows (docs/SPECIALS.md)
+        # the core's encoder: specials, the template and batches (the user-defined symbols
+        # match in text whatever a call allows, docs/SPECIALS.md)
+        self._enc = model.encoder()
         options = json.loads(model.options_json()) or {}
         self._always: frozenset[str] = frozenset(options.get("user_symbols", ()))
         self._specials: Optional[dict[str, int]] = None  # made on first use: it reads every row
@@ -528,22 +530,20 @@ class SubwordsTokenizer:
         Special rows (``[UNK]``, ``[CLS]``, ...) in the text are text unless ``allowed_special``
         names them (see :class:`subwords.Tokenizer`)."""
         text = _check_text(text)
-        if (not allowed_special and pair is None and dropout is None and seed is None and segmenter is None
-                and alpha is None and nbest is None and not self._always):
-            # the common call, kept as short as before the protocol's arguments
+        if dropout is None and seed is None and segmenter is None and alpha is None and nbest is None:
+            allowed = allowed_ids(allowed_special, self.special_tokens) if allowed_special else []
             try:
-                plain = self._model.encode(text)
+                return self._enc.encode(text, None if pair is None else _check_text(pair), allowed,
+                                        add_special_tokens)
             except UnicodeError as e:
                 raise _surrogate_error(e, "the text") from None
-            template = self._model.template() if add_special_tokens else None
-            return plain if template is None else [template[0], *plain, template[1]]
         return self._encode_full(text, allowed_special, add_special_tokens, pair, dropout, seed, segmenter, alpha, nbest)
 
     def _encode_full(self, text: str, allowed_special: AllowedSpecial, add_special_tokens: bool, pair: Optional[str],
                      dropout: Optional[float], seed: Optional[int], segmenter: Optional[str], alpha: Optional[float],
                      nbest: Optional[int]) -> list[int]:
-        """``encode`` with specials allowed, a pair, dropout or a Unigram segmenter (a method of
-        its own: the closure below would cost the plain call its cells)."""
+        """``encode`` with dropout or a Unigram segmenter: the stretches between allowed special
+        surfaces each encoded in that mode."""
         allowed = allowed_set(allowed_special, self.special_tokens) if allowed_special else frozenset()
         allowed = allowed | self._always
 
@@ -575,7 +575,7 @@ class SubwordsTokenizer:
             if dropout is None:
                 if seed is not None:
                     raise OptionError("seed is only used with dropout")
-                return self._model.encode(text)
+                return self._enc.encode(text)
             if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
                 raise OptionError(f"dropout must be a probability in [0, 1], got {dropout!r}")
             if seed is None or isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
@@ -598,7 +598,7 @@ class SubwordsTokenizer:
             if alpha is not None or nbest is not None or seed is not None:
                 raise OptionError("alpha, nbest and seed go with segmenter='sample'")
             if segmenter == "viterbi":
-                return self._model.encode(text)
+                return self._enc.encode(text)
             return self._model.encode_segmenter(text, "fewest", 1.0, None, 0)
         alpha, nbest, seed = _sampling(alpha, nbest, seed)
         try:
@@ -658,24 +658,12 @@ class SubwordsTokenizer:
             return self.encode_array(texts, threads=threads, allowed_special=allowed_special,
                                      add_special_tokens=add_special_tokens)
         batch = batch_list(texts)  # the core checks every text's type as it reads them
-        allowed = allowed_set(allowed_special, self.special_tokens) if allowed_special else frozenset()
-        allowed = allowed | self._always
+        allowed = allowed_ids(allowed_special, self.special_tokens) if allowed_special else []
         try:
             with gc_paused():
-                if allowed:
-                    # cut at the allowed specials in the engine, on every thread
-                    specials = self.special_tokens
-                    out = self._model.encode_batch_specials(batch, _threads(threads),
-                                                            sorted((s, specials[s]) for s in allowed))
-                else:
-                    out = self._model.encode_batch(batch, _threads(threads))
+                return self._enc.encode_batch(batch, _threads(threads), allowed, add_special_tokens)
         except UnicodeError as e:
             raise _surrogate_error(e, f"text {_first_unencodable(batch)} of the batch") from None
-        template = self._model.template() if add_special_tokens else None
-        if template is not None:
-            cls, sep = template
-            out = [[cls, *ids, sep] for ids in out]
-        return out
 
     def encode_array(self, texts: Iterable[str], *, threads: Optional[int] = None, dtype: str = "uint32",
                      eos: Optional[int] = None, allowed_special: AllowedSpecial = (),
@@ -698,18 +686,9 @@ class SubwordsTokenizer:
         if eos is not None:
             self.id_to_piece(eos)  # an id of this vocabulary, or UnknownPieceError
         suffix = [] if eos is None else [eos]
-        if allowed_special or self._always:  # user symbols always match: cut at them in encode_batch
-            from . import _arrays
-
-            lists = self.encode_batch(batch, threads=threads, allowed_special=allowed_special,
-                                      add_special_tokens=add_special_tokens)
-            return _arrays.flatten((ids + suffix for ids in lists), width)
-        template = self._model.template() if add_special_tokens else None
-        prefix = [] if template is None else [template[0]]
-        if template is not None:
-            suffix = [template[1], *suffix]
+        allowed = allowed_ids(allowed_special, self.special_tokens) if allowed_special else []
         try:
-            return self._model.encode_batch_flat(batch, _threads(threads), width, prefix, suffix)
+            return self._enc.encode_batch_flat(batch, _threads(threads), width, allowed, add_special_tokens, suffix)
         except UnicodeError as e:
             raise _surrogate_error(e, f"text {_first_unencodable(batch)} of the batch") from None
 
@@ -745,8 +724,8 @@ class SubwordsTokenizer:
             rows = [_check_count(w, c, "count table") for w, c in data.items()]
             if self.options.get("superword_at") is not None:
                 # a two-stage model reads a count table as one stream, as training did
-                return len(self._model.encode(" ".join(w for w, c in rows for _ in range(c))))
-            return sum(c * len(self._model.encode(w)) for w, c in rows)
+                return len(self._enc.encode(" ".join(w for w, c in rows for _ in range(c))))
+            return sum(c * len(self._enc.encode(w)) for w, c in rows)
         if isinstance(data, str):
             raise InputError("count_pieces() takes a mapping or an iterable of texts, not one string")
         return sum(len(self.encode(t)) for t in data)

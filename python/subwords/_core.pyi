@@ -9,7 +9,7 @@ Argument types follow PyO3's conversions: a Rust ``Vec<T>`` takes any sequence e
 from collections.abc import Callable, Iterator, Sequence
 from typing import Optional, Union, final
 
-__all__ = ["Trainer", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline", "HfTables",
+__all__ = ["Trainer", "Encoder", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline", "HfTables",
            "SnmtCodes",
            "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table",
            "train_traced", "measure_batch", "check_train_options",
@@ -42,6 +42,24 @@ class Trainer:
     def train(self) -> Model: ...
 
 @final
+class Encoder:
+    """The core's encoder contract over one format object: specials allowed by id, the
+    template applied when asked, single calls and batches into lists or id buffers."""
+    def with_template(self, single: Sequence[int], pair: Sequence[int]) -> Encoder:
+        """The same engine with a template: ids, -1 where the text goes, -2 for a pair's second."""
+    @property
+    def has_template(self) -> bool: ...
+    def specials(self) -> list[tuple[str, int]]: ...
+    def encode(self, text: str, pair: Optional[str] = None, allowed: Sequence[int] = ...,
+               template: bool = False) -> list[int]: ...
+    def encode_batch(self, texts: Sequence[str], threads: int, allowed: Sequence[int] = ...,
+                     template: bool = False) -> list[list[int]]: ...
+    def encode_batch_flat(self, texts: Sequence[str], threads: int, width: int, allowed: Sequence[int] = ...,
+                          template: bool = False, suffix: Sequence[int] = ...) -> tuple[bytearray, bytearray]:
+        """(ids, ends): little-endian ids ``width`` bytes wide, each text inside the template when
+        asked and followed by ``suffix``; u64 ends. Two new bytearrays, filled without a copy."""
+
+@final
 class Model:
     @staticmethod
     def from_json(text: str) -> Model: ...
@@ -51,14 +69,8 @@ class Model:
     def from_rows(model: str, spelling: str, rows: Sequence[tuple[str, str]],
                   template: Optional[tuple[str, str]] = None) -> Model: ...
     def to_json(self) -> str: ...
-    def encode(self, text: str) -> list[int]: ...
-    def encode_batch(self, texts: Sequence[str], threads: int) -> list[list[int]]: ...
-    def encode_batch_flat(self, texts: Sequence[str], threads: int, width: int, prefix: Sequence[int],
-                          suffix: Sequence[int]) -> tuple[bytearray, bytearray]:
-        """(ids, ends): little-endian ids ``width`` bytes wide, each text between prefix and suffix; u64 ends.
-        Two new bytearrays, which the core fills without a copy at the end."""
-    def encode_batch_specials(self, texts: Sequence[str], threads: int,
-                              allowed: Sequence[tuple[str, int]]) -> list[list[int]]: ...
+    def encoder(self) -> Encoder:
+        """The encoder over this model, with its template (a BERT vocabulary's)."""
     def encode_dropout(self, text: str, p: float, seed: int) -> list[int]: ...
     def encode_with_offsets(self, text: str) -> tuple[list[int], list[int], list[int]]:
         """(ids, starts, ends), offsets in code points."""
@@ -95,10 +107,7 @@ class Model:
 class SpModel:
     def __new__(cls, data: bytes) -> SpModel:
         """A SentencePiece ``.model`` file's bytes (any sequence of ints is taken)."""
-    def encode(self, text: str) -> list[int]: ...
-    def encode_batch_flat(self, texts: Sequence[str], threads: int, width: int, prefix: Sequence[int],
-                          suffix: Sequence[int]) -> tuple[bytearray, bytearray]: ...
-    def encode_batch(self, texts: Sequence[str], threads: int) -> list[list[int]]: ...
+    def encoder(self) -> Encoder: ...
     def encode_with_offsets(self, text: str) -> tuple[list[int], list[int], list[int]]:
         """(ids, starts, ends), offsets in code points."""
     def encode_pieces(self, text: str) -> tuple[list[int], list[str]]:
@@ -149,11 +158,7 @@ class RankBpe:
     def from_ranks(tokens: Sequence[tuple[Sequence[int], int]], pattern_name: str,
                    specials: Sequence[tuple[str, int]]) -> RankBpe:
         """From (token bytes, rank) pairs."""
-    def encode(self, text: str, allowed: Sequence[int]) -> list[int]:
-        """Ids of ``text``; ``allowed`` are indices into ``specials()``."""
-    def encode_batch(self, texts: Sequence[str], allowed: Sequence[int], threads: int) -> list[list[int]]: ...
-    def encode_batch_flat(self, texts: Sequence[str], allowed: Sequence[int], threads: int, width: int,
-                          prefix: Sequence[int], suffix: Sequence[int]) -> tuple[bytearray, bytearray]: ...
+    def encoder(self) -> Encoder: ...
     def decode_bytes(self, ids: Sequence[int]) -> bytes: ...
     def token(self, id: int) -> bytes | None: ...
     def tokens(self) -> list[tuple[bytes, int]]: ...
@@ -204,16 +209,13 @@ class SnmtCodes:
 class HfPipeline:
     def __new__(cls, plan: str, tables: HfTables, id_limit: int) -> HfPipeline:
         """``plan``: the JSON plan without the model's tables."""
-    def encode(self, text: str, allowed: Sequence[bool]) -> list[int]: ...
-    def encode_batch(self, texts: Sequence[str], allowed: Sequence[bool], threads: int) -> list[list[int]]: ...
-    def encode_batch_flat(self, texts: Sequence[str], allowed: Sequence[bool], threads: int, width: int,
-                          prefix: Sequence[int], suffix: Sequence[int]) -> tuple[bytearray, bytearray]: ...
-    def encode_surfaces(self, text: str, allowed: Sequence[bool]) -> tuple[list[int], list[tuple[int, str]]]:
+    def encoder(self) -> Encoder: ...
+    def encode_surfaces(self, text: str, allowed: Sequence[int]) -> tuple[list[int], list[tuple[int, str]]]:
         """The ids and (position, string) of each token whose string is not its id's entry."""
     @staticmethod
     def normalize_with(normalizers: str, text: str) -> str: ...
     def normalize(self, text: str) -> str: ...
-    def encode_offsets(self, text: str, allowed: Sequence[bool], trim: Optional[bool] = None) -> list[tuple[int, int, int]]:
+    def encode_offsets(self, text: str, allowed: Sequence[int], trim: Optional[bool] = None) -> list[tuple[int, int, int]]:
         """(id, start, end) per token in code points of ``text``, as tokenizers gives its offsets."""
     def normalize_aligned(self, text: str) -> tuple[str, list[tuple[int, int]]]:
         """The normalized text and, per byte of it, the byte span of ``text`` it came from."""

@@ -31,6 +31,14 @@ def allowed_set(allowed: Union[str, Iterable[str]], specials: Iterable[str]) -> 
     return chosen
 
 
+def allowed_ids(allowed: Union[str, Iterable[str]], specials: dict[str, int]) -> list[int]:
+    """The ids of the special surfaces a call allows (see :func:`allowed_set`), for the core's
+    encoder, which matches them in the text."""
+    if not allowed:
+        return []
+    return sorted({specials[s] for s in allowed_set(allowed, specials)})
+
+
 def split_specials(text: str, allowed: frozenset[str]) -> list[tuple[str, bool]]:
     """``text`` cut at every allowed special surface, longest match first, left to right:
     [(part, is_special), ...]. Ordinary parts may be empty."""
@@ -47,4 +55,4 @@ def split_specials(text: str, allowed: frozenset[str]) -> list[tuple[str, bool]]
     return out
 
 
-__all__ = ["AllowedSpecial", "allowed_set", "split_specials"]
+__all__ = ["AllowedSpecial", "allowed_ids", "allowed_set", "split_specials"]

@@ -48,3 +48,23 @@ def test_model_files_do_not_depend_on_hash_order():
     spelling from shuffled, re-batched and re-threaded input and demands identical files."""
     assert cargo_test("-p", "subwords-core", "--profile", "rust-tests", "--features", "randomized-hash",
                       "--test", "determinism") >= 2
+
+
+def _cargo(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        pytest.fail("cargo is not on PATH: the README's set-up needs Rust (cargo) to build the core")
+    return subprocess.run([cargo, *args], cwd=cwd, capture_output=True, text=True, timeout=1800)
+
+
+@pytest.mark.parametrize("where", [".", "fuzz"])
+def test_rust_sources_are_formatted(where: str):
+    """Every crate, and the fuzz targets, in the layout of rustfmt.toml (`cargo fmt` applies it)."""
+    r = _cargo("fmt", "--all", "--check", cwd=ROOT / where)
+    assert r.returncode == 0, f"cargo fmt --check in {where} (run `cargo fmt --all` there):\n{(r.stdout + r.stderr)[-4000:]}"
+
+
+def test_clippy_has_no_warnings():
+    """The workspace's lints (Cargo.toml's [workspace.lints]) and clippy's defaults, as errors."""
+    r = _cargo("clippy", "--locked", "--workspace", "--all-targets", "--", "-D", "warnings")
+    assert r.returncode == 0, f"cargo clippy --all-targets -- -D warnings:\n{(r.stdout + r.stderr)[-6000:]}"

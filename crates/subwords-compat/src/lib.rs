@@ -12,5 +12,6 @@ pub mod huggingface;
 pub mod sentencepiece;
 pub mod subword_nmt;
 pub mod tiktoken;
+pub mod vocab_txt;
 
 pub use subwords_core::{Error, Result};

@@ -12,6 +12,7 @@
 pub mod batch;
 pub mod count_table;
 pub mod counting;
+pub mod encoder;
 pub mod error;
 pub mod hash;
 pub mod learners;

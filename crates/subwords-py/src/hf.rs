@@ -7,6 +7,10 @@ use pyo3::types::{PyDict, PyList};
 
 use subwords_compat::huggingface::tables::{merge_pair, split, vocab_merges, Tables};
 use subwords_compat::huggingface::HfPipeline;
+use subwords_core::encoder::Encoder;
+
+/// (position in the ids, string) of each token whose string is not its id's entry.
+type Notes = Vec<(usize, String)>;
 
 fn bad(py: Python<'_>, m: String) -> PyErr {
     super::to_py(py, subwords_core::Error::ModelFile(m))
@@ -19,6 +23,16 @@ pub struct PyHfPipeline {
     /// above it (a sparse file's) are made one by one.
     ints: std::sync::OnceLock<Vec<Py<PyAny>>>,
     ints_len: u32,
+}
+
+impl crate::encoder::Holds for PyHfPipeline {
+    type Engine = HfPipeline;
+    fn engine(&self) -> &HfPipeline {
+        &self.inner
+    }
+    fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
+        PyHfPipeline::ints(self, py)
+    }
 }
 
 impl PyHfPipeline {
@@ -52,15 +66,9 @@ impl PyHfPipeline {
         Ok(PyHfPipeline { inner, ints: std::sync::OnceLock::new(), ints_len })
     }
 
-    /// `allowed[i]`: whether the i-th added token of the plan may match.
-    fn encode<'py>(
-        &self,
-        py: Python<'py>,
-        text: &str,
-        allowed: Vec<bool>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let ids = py.detach(|| self.inner.encode(text, &allowed));
-        self.list(py, &ids)
+    /// The encoder over this pipeline (`subwords._core.Encoder`), with no template.
+    fn encoder(slf: &Bound<'_, Self>) -> crate::encoder::PyEncoder {
+        crate::encoder::PyEncoder::hf(slf.clone().unbind())
     }
 
     /// The ids and `(position, string)` for each token whose string is not its id's entry
@@ -69,9 +77,10 @@ impl PyHfPipeline {
         &self,
         py: Python<'py>,
         text: &str,
-        allowed: Vec<bool>,
-    ) -> PyResult<(Bound<'py, PyList>, Vec<(usize, String)>)> {
-        let (ids, notes) = py.detach(|| self.inner.encode_surfaces(text, &allowed));
+        allowed: Vec<u32>,
+    ) -> PyResult<(Bound<'py, PyList>, Notes)> {
+        let allowed = self.inner.allowed(&allowed).map_err(|e| super::to_py(py, e))?;
+        let (ids, notes) = py.detach(|| self.inner.encode_surfaces(text, allowed.mask()));
         Ok((self.list(py, &ids)?, notes))
     }
 
@@ -83,10 +92,11 @@ impl PyHfPipeline {
         &self,
         py: Python<'_>,
         text: &str,
-        allowed: Vec<bool>,
+        allowed: Vec<u32>,
         trim: Option<bool>,
-    ) -> Vec<(u32, u32, u32)> {
-        py.detach(|| self.inner.encode_offsets(text, &allowed, trim))
+    ) -> PyResult<Vec<(u32, u32, u32)>> {
+        let allowed = self.inner.allowed(&allowed).map_err(|e| super::to_py(py, e))?;
+        Ok(py.detach(|| self.inner.encode_offsets(text, allowed.mask(), trim)))
     }
 
     /// The normalized text and, per byte of it, the byte span of `text` it came from.
@@ -94,37 +104,6 @@ impl PyHfPipeline {
         py.detach(|| {
             let a = self.inner.normalize_aligned(text, 0);
             (a.text, a.spans)
-        })
-    }
-
-    fn encode_batch<'py>(
-        &self,
-        py: Python<'py>,
-        texts: &Bound<'py, PyAny>,
-        allowed: Vec<bool>,
-        threads: usize,
-    ) -> PyResult<Bound<'py, PyList>> {
-        super::list_batch(py, texts, self.ints(py), |texts, sink| {
-            self.inner.encode_batch_parts(texts, &allowed, threads, sink);
-            Ok(())
-        })
-    }
-
-    /// The batch's ids as one flat buffer (see `flat_ids` in lib.rs).
-    fn encode_batch_flat<'py>(
-        &self,
-        py: Python<'py>,
-        texts: &Bound<'py, PyAny>,
-        allowed: Vec<bool>,
-        threads: usize,
-        width: usize,
-        prefix: Vec<u32>,
-        suffix: Vec<u32>,
-    ) -> PyResult<(Bound<'py, pyo3::types::PyByteArray>, Bound<'py, pyo3::types::PyByteArray>)>
-    {
-        super::flat_batch(py, texts, width, &prefix, &suffix, |texts, sink| {
-            self.inner.encode_batch_parts(texts, &allowed, threads, sink);
-            Ok(())
         })
     }
 

@@ -4,6 +4,7 @@
 //! `subwords.errors`, never a bare `Exception`.
 
 mod counts;
+mod encoder;
 mod extend;
 mod sentencepiece;
 mod tiktoken;
@@ -384,6 +385,16 @@ struct PyModel {
     ints: std::sync::OnceLock<Vec<Py<PyAny>>>,
 }
 
+impl encoder::Holds for PyModel {
+    type Engine = Tokenizer;
+    fn engine(&self) -> &Tokenizer {
+        &self.inner
+    }
+    fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
+        PyModel::ints(self, py)
+    }
+}
+
 impl PyModel {
     fn wrap(inner: Tokenizer) -> Self {
         PyModel { inner, ints: std::sync::OnceLock::new() }
@@ -398,22 +409,20 @@ impl PyModel {
     }
 }
 
-/// Every text's ids, each text's between `prefix` and `suffix`, as one buffer of little-endian
-/// ids `width` bytes wide (2: uint16, 4: uint32), and the end of each text in that array (one
-/// little-endian u64 per text), for `numpy.frombuffer`. An id too wide for `width` is refused
-/// (nothing is returned), so a uint16 array never holds a wrapped id. Filled part by part as a
-/// batch is encoded (`batch::ids_streamed`), so the copy overlaps the encoding instead of
-/// following it on one thread.
+/// Every text's ids as one buffer of little-endian ids `width` bytes wide (2: uint16, 4:
+/// uint32), and the end of each text in that array (one little-endian u64 per text), for
+/// `numpy.frombuffer`. An id too wide for `width` is refused (nothing is returned), so a uint16
+/// array never holds a wrapped id. Filled part by part as a batch is encoded
+/// (`batch::ids_streamed`), so the copy overlaps the encoding instead of following it on one
+/// thread. A template and an end-of-document id are already in the engine's ids
+/// (`encoder::encode_batch`).
 ///
-/// The buffers are the `bytearray`s returned (issue 15): they were `Vec`s, copied into `bytes`
-/// once the batch was done, which was serial work on the calling thread after the workers had
-/// finished (0.75 ms of a 30 ms 2-thread batch of 4 MB of lines into a 32k Unigram's ids, a
-/// 4.8 MB copy). Only growing one needs the GIL; the writes do not, as no Python code can see
-/// the objects before [`FlatIds::finish`] returns them.
-pub(crate) struct FlatIds<'a> {
+/// The buffers are the `bytearray`s returned: copying finished `Vec`s into `bytes` after the
+/// batch was serial work on the calling thread (0.75 ms of a 30 ms 2-thread batch of 4 MB of
+/// lines). Only growing one needs the GIL; the writes do not, as no Python code can see the
+/// objects before [`FlatIds::finish`] returns them.
+pub(crate) struct FlatIds {
     width: usize,
-    prefix: &'a [u32],
-    suffix: &'a [u32],
     ids: Grown,
     ends: Grown,
     end: u64,
@@ -424,15 +433,9 @@ pub(crate) struct FlatIds<'a> {
     sized: bool,
 }
 
-impl<'a> FlatIds<'a> {
+impl FlatIds {
     /// For a batch of `texts` texts.
-    pub(crate) fn new(
-        py: Python<'_>,
-        width: usize,
-        prefix: &'a [u32],
-        suffix: &'a [u32],
-        texts: usize,
-    ) -> PyResult<Self> {
+    pub(crate) fn new(py: Python<'_>, width: usize, texts: usize) -> PyResult<Self> {
         if width != 2 && width != 4 {
             return Err(to_py(
                 py,
@@ -443,8 +446,6 @@ impl<'a> FlatIds<'a> {
         }
         Ok(FlatIds {
             width,
-            prefix,
-            suffix,
             ids: Grown::new(py),
             ends: Grown::new(py),
             end: 0,
@@ -460,49 +461,32 @@ impl<'a> FlatIds<'a> {
     /// so far, all of them by the time the first part comes (`batch::ids_streamed` reads every
     /// part before it hands one on).
     pub(crate) fn extend(&mut self, flat: &subwords_core::batch::Flat, bytes: usize) {
-        let around = self.prefix.len() + self.suffix.len();
-        let more = flat.ids().len() + around * flat.len();
-        if !self.sized && !self.size_for(flat, around, bytes) {
+        if !self.sized && !self.size_for(flat, bytes) {
             return;
         }
-        if !self.ids.reserve(more * self.width) || !self.ends.reserve(flat.len() * 8) {
+        if !self.ids.reserve(flat.ids().len() * self.width) || !self.ends.reserve(flat.len() * 8) {
             return;
         }
-        if around == 0 {
-            // nothing between the texts: the part's ids in one run
-            self.put(flat.ids());
-        }
+        self.put(flat.ids());
         for ids in flat.iter() {
-            if around != 0 {
-                self.put(self.prefix);
-                self.put(ids);
-                self.put(self.suffix);
-            }
-            self.end += (ids.len() + around) as u64;
+            self.end += ids.len() as u64;
             self.ends.room(8).copy_from_slice(&self.end.to_le_bytes());
         }
     }
 
     /// Sizes both buffers at the first part, so that they need not grow by doubling: a doubling
     /// copies everything written, serial on the calling thread, and the last one comes late in
-    /// the batch, when the other threads may have nothing left to do. Issue 15: our 32k Unigram
-    /// on 4 MB of multilingual text writes 2.7 M ids, 10.9 MB, and growing from 8 to 16 MB
-    /// near the end was 2 ms of `memmove` on the caller while the other thread waited (a
-    /// `perf` timeline of 16 KB chunks into an array, 2 threads). `ends` holds 8 bytes a
-    /// text, known exactly. The ids are estimated from the first part's ids a text, with a
-    /// quarter more for luck, but no more than one id a byte of the texts (beyond that the
-    /// doubling still works, only with copies); the unused room is given back in
-    /// [`FlatIds::finish`]. False when a buffer could not be made that large.
-    fn size_for(
-        &mut self,
-        first: &subwords_core::batch::Flat,
-        around: usize,
-        bytes: usize,
-    ) -> bool {
+    /// the batch, when the other threads may have nothing left to do (our 32k Unigram on 4 MB of
+    /// multilingual text writes 10.9 MB of ids, and the last doubling was 2 ms of `memmove` on
+    /// the caller while the other thread waited). `ends` holds 8 bytes a text, known exactly.
+    /// The ids are estimated from the first part's ids a text, with a quarter more for luck, but
+    /// no more than one id a byte of the texts (beyond that the doubling still works, only with
+    /// copies); the unused room is given back in [`FlatIds::finish`]. False when a buffer could
+    /// not be made that large.
+    fn size_for(&mut self, first: &subwords_core::batch::Flat, bytes: usize) -> bool {
         self.sized = true;
         let per = first.ids().len().div_ceil(first.len().max(1));
-        let guess = (per.saturating_mul(self.texts) / 4).saturating_mul(5).min(bytes);
-        let ids = guess.saturating_add(around.saturating_mul(self.texts));
+        let ids = (per.saturating_mul(self.texts) / 4).saturating_mul(5).min(bytes);
         self.ids.reserve(ids.saturating_mul(self.width))
             && self.ends.reserve(self.texts.saturating_mul(8))
     }
@@ -802,8 +786,6 @@ pub(crate) fn flat_batch<'py>(
     py: Python<'py>,
     texts: &Bound<'py, PyAny>,
     width: usize,
-    prefix: &[u32],
-    suffix: &[u32],
     encode: impl FnOnce(
             Items<'_, &'static str>,
             &mut dyn FnMut(&subwords_core::batch::Flat),
@@ -811,7 +793,7 @@ pub(crate) fn flat_batch<'py>(
         + Send,
 ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
     let reader = TextReader::new(py, texts)?;
-    let mut out = FlatIds::new(py, width, prefix, suffix, reader.len())?;
+    let mut out = FlatIds::new(py, width, reader.len())?;
     fed_batch(py, reader, encode, |flat, bytes| out.extend(flat, bytes))?;
     out.finish(py)
 }
@@ -1111,27 +1093,6 @@ unsafe impl Send for TextReader {}
 // SAFETY: through a shared reference only `len` is read; the objects are touched through `&mut`
 unsafe impl Sync for TextReader {}
 
-/// Every text of a batch read at once, for the paths that are not streamed.
-pub(crate) struct Texts {
-    _reader: TextReader,
-    texts: Vec<&'static str>,
-}
-
-impl Texts {
-    pub(crate) fn new(py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let mut reader = TextReader::new(py, batch)?;
-        let mut texts = Vec::with_capacity(reader.len());
-        if !reader.read_with(py, 0..reader.len(), &mut texts) {
-            return Err(reader.failed.take().expect("read_with keeps its error"));
-        }
-        Ok(Texts { _reader: reader, texts })
-    }
-
-    pub(crate) fn get(&self) -> &[&str] {
-        &self.texts
-    }
-}
-
 /// An error of `subwords.errors`' class `class` (see [`to_py`]).
 fn error(py: Python<'_>, class: &str, message: String) -> PyErr {
     match py.import("subwords.errors").and_then(|m| m.getattr(class)) {
@@ -1165,114 +1126,29 @@ impl PyModel {
         Ok(PyModel::wrap(inner))
     }
 
-    /// A BERT vocab.txt's bytes read into a model (`formats/vocab_txt/read.py` says what for):
-    /// one piece a line, its line number its id, a line's trailing `\r`s dropped, `[NAME]` lines
-    /// (letters, digits, `_`) special rows. A file that is not one comes back as what is wrong,
-    /// for the reader's message: `("utf-8", line, "")` for the first line that is not UTF-8,
-    /// `("line", line, piece)` for the first line that is empty or holds whitespace
-    /// (str.isspace's set: Unicode White_Space and `\x1c`..`\x1f`), `("missing", 0, name)` for
-    /// the first of [UNK], [CLS], [SEP] missing, `("empty", 0, "")` for no text at all. Issue 15:
-    /// the reader's Python passes over 30k lines (split, checks, kinds, the tuples) were 7 of a
-    /// 22 ms load. It takes the file's bytes, not a `str`: Python's decode and the binding's
-    /// copy of the `str` back to UTF-8 (2.45 M instructions of a 30k vocabulary, callgrind) ran
-    /// before the trie thread could start; the trie reads bytes, and the check of UTF-8 now runs
-    /// beside it.
+    /// A BERT vocab.txt's bytes read into a model (`subwords_compat::vocab_txt`), or what is
+    /// wrong with the file, for the reader's message: `("utf-8", line, "")`, `("line", line,
+    /// piece)`, `("missing", 0, name)` or `("empty", 0, "")`.
     #[staticmethod]
     fn from_vocab_txt<'py>(
         py: Python<'py>,
         raw: &[u8],
         spelling: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
-        use subwords_core::segmenters::longest_match::{LongestMatch, Room};
-        use subwords_core::spelling::Scheme;
-        use subwords_core::tokenizer::build::{spawn_trie, worth_a_trie_thread};
-        use subwords_core::vocab::RowKind;
+        use subwords_compat::vocab_txt::{read, Refused};
         let spelling: subwords_core::spelling::Spelling = serde_json::from_str(spelling)
             .map_err(|e| to_py(py, Error::ModelFile(format!("spelling: {e}"))))?;
-        let wrong = |problem: &str, line: usize, what: &str| {
-            Ok((problem, line, what.to_string()).into_pyobject(py)?.into_any())
+        let got = py.detach(|| read(raw, spelling)).map_err(|e| to_py(py, e))?;
+        let wrong = |problem: &str, line: usize, what: String| {
+            Ok((problem, line, what).into_pyobject(py)?.into_any())
         };
-        if raw.is_empty() {
-            return wrong("empty", 0, "");
+        match got {
+            Ok(model) => Ok(Bound::new(py, PyModel::wrap(model))?.into_any()),
+            Err(Refused::Empty) => wrong("empty", 0, String::new()),
+            Err(Refused::Utf8 { line }) => wrong("utf-8", line, String::new()),
+            Err(Refused::Line { line, text }) => wrong("line", line, text),
+            Err(Refused::Missing { name }) => wrong("missing", 0, name.to_string()),
         }
-        let space = |c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c);
-        // the special rows every BERT vocabulary has
-        const NEEDED: [&str; 3] = ["[UNK]", "[CLS]", "[SEP]"];
-        let body = raw.strip_suffix(b"\n").unwrap_or(raw);
-        let lines = body.iter().filter(|&&b| b == b'\n').count() + 1;
-        let mark = spelling.mark.clone();
-        // set when the rows are refused: the trie thread then reads no more lines, so a large
-        // bad file is not built into a trie before its error is told
-        let stop = std::sync::atomic::AtomicBool::new(false);
-        let refused = || stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        std::thread::scope(|scope| {
-            // The Fast WordPiece trie, most of the load, is built from the lines on a thread of
-            // its own while this one checks the text is UTF-8, reads the rows, checks and indexes
-            // them (issue 15): from the same `vocab_txt_line` as the rows, so it is the trie of
-            // their pieces. A file the rows refuse discards it.
-            // each line's bytes and its '\n' (the last one's counted in too): the keys' bytes at most
-            let beside = (spelling.scheme == Scheme::Continuation
-                && worth_a_trie_thread(lines, || raw.len() as u64 + 1))
-            .then(|| {
-                spawn_trie(scope, || {
-                    // a byte split: `str`'s, at a few bytes a line, was a quarter of the thread
-                    let pieces = body
-                        .split(|&b| b == b'\n')
-                        .take_while(|_| !stop.load(std::sync::atomic::Ordering::Relaxed))
-                        .enumerate()
-                        .filter_map(|(n, line)| match vocab_txt_line(line) {
-                            (piece, RowKind::Piece) => Some((piece, n as u32)),
-                            _ => None,
-                        });
-                    // at most a piece a line, ids below the lines, and the keys no more
-                    // than the bytes with a '\n' a line
-                    let room = Room { pieces: lines, bytes: body.len() + 1, ids: lines };
-                    LongestMatch::with_room(pieces, room, Some(mark.as_bytes()), None)
-                })
-            })
-            .flatten();
-            let body = match std::str::from_utf8(body) {
-                Ok(text) => text,
-                Err(e) => {
-                    refused();
-                    let line = body[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
-                    return wrong("utf-8", line, "");
-                }
-            };
-            // the engine's rows themselves, their texts inline (no allocation a row)
-            let mut rows: Vec<subwords_core::vocab::Row> = Vec::with_capacity(lines);
-            let mut found = [false; 3];
-            for (n, line) in body.split('\n').enumerate() {
-                let (piece, kind) = vocab_txt_line(line.as_bytes());
-                // the line without its trailing '\r's (ASCII, so a character boundary)
-                let piece = &line[..piece.len()];
-                // printable ASCII holds no whitespace: the character test only for the rest
-                let plain = piece.bytes().all(|b| (b'!'..=b'~').contains(&b));
-                if piece.is_empty() || (!plain && piece.chars().any(space)) {
-                    refused();
-                    return wrong("line", n + 1, piece);
-                }
-                if kind == RowKind::Special {
-                    if let Some(k) = NEEDED.iter().position(|name| *name == piece) {
-                        found[k] = true;
-                    }
-                }
-                rows.push(subwords_core::vocab::Row::new(piece.as_bytes(), kind));
-            }
-            if let Some(k) = found.iter().position(|f| !f) {
-                refused();
-                return wrong("missing", 0, NEEDED[k]);
-            }
-            let kind = subwords_core::options::ModelKind::Wordpiece;
-            let template = Some(("[CLS]", "[SEP]"));
-            let inner = py
-                .detach(|| Tokenizer::from_piece_rows(kind, spelling, rows, template, beside))
-                .map_err(|e| {
-                    refused();
-                    to_py(py, e)
-                })?;
-            Ok(Bound::new(py, PyModel::wrap(inner))?.into_any())
-        })
     }
 
     /// A model of (piece, kind) rows and nothing learned, checked as a model file of them is
@@ -1311,51 +1187,11 @@ impl PyModel {
         py.detach(|| self.inner.to_json())
     }
 
-    fn encode<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
-        let ids = py.detach(|| self.inner.encode(text)).map_err(|e| to_py(py, e))?;
-        self.list(py, &ids)
-    }
-
-    fn encode_batch<'py>(
-        &self,
-        py: Python<'py>,
-        texts: &Bound<'py, PyAny>,
-        threads: usize,
-    ) -> PyResult<Bound<'py, PyList>> {
-        list_batch(py, texts, self.ints(py), |texts, sink| {
-            self.inner.encode_batch_streamed(texts, threads, sink)
-        })
-    }
-
-    /// The batch's ids as one flat buffer (see `flat_ids`): no Python object per id.
-    fn encode_batch_flat<'py>(
-        &self,
-        py: Python<'py>,
-        texts: &Bound<'py, PyAny>,
-        threads: usize,
-        width: usize,
-        prefix: Vec<u32>,
-        suffix: Vec<u32>,
-    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-        flat_batch(py, texts, width, &prefix, &suffix, |texts, sink| {
-            self.inner.encode_batch_streamed(texts, threads, sink)
-        })
-    }
-
-    /// `encode_batch` with the allowed special rows (surface, id) matched in the texts.
-    fn encode_batch_specials<'py>(
-        &self,
-        py: Python<'py>,
-        texts: &Bound<'py, PyAny>,
-        threads: usize,
-        allowed: Vec<(String, u32)>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let texts = Texts::new(py, texts)?;
-        let all = py
-            .detach(|| self.inner.encode_batch_specials(texts.get(), &allowed, threads))
-            .map_err(|e| to_py(py, e))?;
-        let lists = all.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, lists)
+    /// The encoder over this model (`subwords._core.Encoder`), with its template (a BERT
+    /// vocabulary's `[CLS]`/`[SEP]`) for calls that ask for it.
+    fn encoder(slf: &Bound<'_, Self>) -> encoder::PyEncoder {
+        let template = slf.get().inner.template_of();
+        encoder::PyEncoder::own(slf.clone().unbind(), template)
     }
 
     fn encode_dropout(&self, py: Python<'_>, text: &str, p: f64, seed: u64) -> PyResult<Vec<u32>> {
@@ -1608,24 +1444,11 @@ fn check_train_options(py: Python<'_>, options_json: &str) -> PyResult<String> {
     Err(to_py(py, err))
 }
 
-/// One line of a BERT vocab.txt: its piece (the line without trailing `\r`s) and its kind, a
-/// `[NAME]` line (letters, digits, `_`) being a special row. The rows and the trie built beside
-/// them (`Model.from_vocab_txt`) both read the lines through this, so they agree.
-fn vocab_txt_line(line: &[u8]) -> (&[u8], subwords_core::vocab::RowKind) {
-    use subwords_core::vocab::RowKind;
-    let end = line.iter().rposition(|&b| b != b'\r').map_or(0, |i| i + 1);
-    let piece = &line[..end];
-    let special = piece.len() >= 3
-        && piece[0] == b'['
-        && piece[piece.len() - 1] == b']'
-        && piece[1..piece.len() - 1].iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_');
-    (piece, if special { RowKind::Special } else { RowKind::Piece })
-}
-
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Trainer>()?;
     m.add_class::<PyModel>()?;
+    m.add_class::<encoder::PyEncoder>()?;
     m.add_class::<ProgressView>()?;
     m.add_class::<sentencepiece::SpModel>()?;
     m.add_function(wrap_pyfunction!(sentencepiece::sp_model_bytes, m)?)?;

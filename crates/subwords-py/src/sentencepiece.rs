@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyByteArray, PyBytes, PyList};
+use pyo3::types::PyBytes;
 
 use subwords_compat::sentencepiece::{Kind, SpModel as Core};
 
@@ -17,11 +17,17 @@ pub struct SpModel {
     ints: OnceLock<Vec<Py<PyAny>>>,
 }
 
-impl SpModel {
-    fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        crate::id_list(py, self.ints(py), ids)
+impl crate::encoder::Holds for SpModel {
+    type Engine = Core;
+    fn engine(&self) -> &Core {
+        &self.inner
     }
+    fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
+        SpModel::ints(self, py)
+    }
+}
 
+impl SpModel {
     fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
         self.ints.get_or_init(|| crate::int_objects(py, self.inner.pieces.len() as u32))
     }
@@ -35,46 +41,9 @@ impl SpModel {
         Ok(SpModel { inner, ints: OnceLock::new() })
     }
 
-    fn encode<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
-        let ids = py
-            .detach(|| {
-                let mut out = Vec::new();
-                self.inner.encode(text, &mut out).map(|_| out)
-            })
-            .map_err(|e| to_py(py, e))?;
-        self.list(py, &ids)
-    }
-
-    /// The lists of finished parts are made by the calling thread under the GIL, between parts it
-    /// encodes itself without it (see `batch::ids_streamed`); the workers never hold it. (This
-    /// call used to hold the GIL throughout, making each text's list as it came.)
-    fn encode_batch<'py>(
-        &self,
-        py: Python<'py>,
-        texts: &Bound<'py, PyAny>,
-        threads: usize,
-    ) -> PyResult<Bound<'py, PyList>> {
-        crate::list_batch(py, texts, self.ints(py), |texts, sink| {
-            self.inner.encode_batch_parts(texts, threads, sink)
-        })
-    }
-
-    /// The batch's ids as one flat buffer, `prefix` and `suffix` around each text's (see
-    /// `flat_ids` in lib.rs): no Python object per text, so the workers never wait on the GIL.
-    fn encode_batch_flat<'py>(
-        &self,
-        py: Python<'py>,
-        texts: &Bound<'py, PyAny>,
-        threads: usize,
-        width: usize,
-        prefix: Vec<u32>,
-        suffix: Vec<u32>,
-    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-        // filled part by part as the batch is encoded, the caller encoding too (where all ids
-        // were copied on one thread after two workers finished their halves)
-        crate::flat_batch(py, texts, width, &prefix, &suffix, |texts, sink| {
-            self.inner.encode_batch_parts(texts, threads, sink)
-        })
+    /// The encoder over this model (`subwords._core.Encoder`), with no template.
+    fn encoder(slf: &Bound<'_, Self>) -> crate::encoder::PyEncoder {
+        crate::encoder::PyEncoder::sp(slf.clone().unbind())
     }
 
     /// (ids, starts, ends), offsets in code points of `text`.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyByteArray, PyBytes, PyList};
+use pyo3::types::PyBytes;
 
 use subwords_compat::tiktoken::{Pattern, RankBpe};
 
@@ -22,6 +22,16 @@ pub struct PyRankBpe {
 fn pattern(name: &str) -> PyResult<Pattern> {
     Pattern::from_name(name)
         .ok_or_else(|| PyValueError::new_err(format!("unknown pattern {name:?}")))
+}
+
+impl crate::encoder::Holds for PyRankBpe {
+    type Engine = RankBpe;
+    fn engine(&self) -> &RankBpe {
+        &self.inner
+    }
+    fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
+        PyRankBpe::ints(self, py)
+    }
 }
 
 impl PyRankBpe {
@@ -61,52 +71,9 @@ impl PyRankBpe {
         Ok(PyRankBpe { inner: Arc::new(inner), ints: std::sync::OnceLock::new() })
     }
 
-    /// Ids of `text`; `allowed` are indices into `specials()`.
-    /// The list is made of the shared int objects of `encode_batch` (issue 15: a new int per id
-    /// was a third of `encode` of a 4 MB text).
-    fn encode<'py>(
-        &self,
-        py: Python<'py>,
-        text: &str,
-        allowed: Vec<usize>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let inner = &self.inner;
-        let ids = py.detach(|| inner.encode(text, &allowed));
-        crate::id_list(py, self.ints(py), &ids)
-    }
-
-    /// Ids of every text, on `threads` scoped threads of its own (never rayon's global pool,
-    /// DESIGN §3); the same result for any count.
-    /// The lists of finished parts are made by the calling thread between parts it encodes itself
-    /// (see `batch::ids_streamed`), with one shared int object per id.
-    fn encode_batch<'py>(
-        &self,
-        py: Python<'py>,
-        texts: &Bound<'py, PyAny>,
-        allowed: Vec<usize>,
-        threads: usize,
-    ) -> PyResult<Bound<'py, PyList>> {
-        crate::list_batch(py, texts, self.ints(py), |texts, sink| {
-            self.inner.encode_batch_parts(texts, &allowed, threads, sink);
-            Ok(())
-        })
-    }
-
-    /// The batch's ids as one flat buffer (see `flat_ids` in lib.rs).
-    fn encode_batch_flat<'py>(
-        &self,
-        py: Python<'py>,
-        texts: &Bound<'py, PyAny>,
-        allowed: Vec<usize>,
-        threads: usize,
-        width: usize,
-        prefix: Vec<u32>,
-        suffix: Vec<u32>,
-    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
-        crate::flat_batch(py, texts, width, &prefix, &suffix, |texts, sink| {
-            self.inner.encode_batch_parts(texts, &allowed, threads, sink);
-            Ok(())
-        })
+    /// The encoder over this rank file (`subwords._core.Encoder`).
+    fn encoder(slf: &Bound<'_, Self>) -> crate::encoder::PyEncoder {
+        crate::encoder::PyEncoder::rank(slf.clone().unbind())
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {

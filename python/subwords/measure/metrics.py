@@ -106,10 +106,8 @@ def _encode_all(tok: Any, texts: list[str], threads: Optional[int]) -> list[list
     from .. import _api
 
     if isinstance(tok, _api.SubwordsTokenizer):
-        out = tok.encode_batch(texts, threads=threads)
-        if tok._model.template() is not None:
-            out = [ids[1:-1] for ids in out]  # raw pieces: a template's [CLS]/[SEP] are not the text's
-        return out
+        # raw pieces: a template's [CLS]/[SEP] are not the text's
+        return tok.encode_batch(texts, threads=threads, add_special_tokens=False)
     batch = getattr(tok, "encode_batch", None)
     if batch is not None:
         try:

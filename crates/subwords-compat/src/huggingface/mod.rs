@@ -46,6 +46,7 @@ use unicode_normalization_alignments::{
 };
 
 use subwords_core::batch::Slots;
+use subwords_core::encoder::{Allowed, Encoder};
 use subwords_core::error::{Error, Result};
 use subwords_core::hash::pack;
 use subwords_core::segmenters::longest_match::{LongestMatch, Match};
@@ -322,11 +323,11 @@ pub const MAX_ID: u32 = 1 << 24;
 const SHORT: usize = 48;
 const CACHED_WORD: usize = 256;
 
-type Cache = WordCache<u32>;
+pub type Cache = WordCache<u32>;
 
 /// Buffers of [`HfPipeline::encode_into`], kept with a worker's cache.
 #[derive(Default)]
-struct Scratch {
+pub struct Scratch {
     words: Vec<(usize, usize)>,
     next: Vec<(usize, usize)>,
     bufs: (String, String),
@@ -390,6 +391,9 @@ pub struct HfPipeline {
     byte_chars: [char; 256],
     /// word caches and buffers, one per worker (slot 0: single calls)
     caches: Slots<(Cache, Scratch)>,
+    /// Every added token as (content, id), in the plan's order: the specials a call may allow
+    /// (a non-special added token matches whatever the call allows, as in tokenizers).
+    specials: Vec<(String, u32)>,
 }
 
 fn bad(m: impl Into<String>) -> Error {
@@ -593,6 +597,7 @@ impl HfPipeline {
         for v in added.norm_by_byte.values_mut() {
             v.sort_by_key(|&i| (Reverse(len(i, true)), i));
         }
+        let specials = added.tokens.iter().map(|t| (t.content.clone(), t.id)).collect();
         Ok(HfPipeline {
             normalizers: plan.normalizers,
             pre: plan.pre_tokenizers,
@@ -601,6 +606,7 @@ impl HfPipeline {
             added,
             byte_chars,
             caches: Slots::default(),
+            specials,
         })
     }
 
@@ -668,40 +674,6 @@ impl HfPipeline {
     pub fn encode(&self, text: &str, allowed: &[bool]) -> Vec<u32> {
         self.caches
             .with(0, |(cache, scratch)| self.encode_with(text, allowed, Some(cache), None, scratch))
-    }
-
-    /// [`HfPipeline::encode`] on every text, on `threads` scoped threads (the core's batch
-    /// runner), each keeping its word cache across calls.
-    pub fn encode_batch(&self, texts: &[&str], allowed: &[bool], threads: usize) -> Vec<Vec<u32>> {
-        self.caches.map(
-            texts,
-            threads,
-            |c| &mut c.0,
-            |t, (cache, scratch)| self.encode_with(t, allowed, Some(cache), None, scratch),
-        )
-    }
-
-    /// [`HfPipeline::encode_batch`] handing the ids to `sink` part by part, in order, on the
-    /// calling thread, which encodes too when no part is due (`batch::ids_streamed`).
-    pub fn encode_batch_parts<'a, S: AsRef<str> + Sync + Send + 'a>(
-        &self,
-        texts: impl Into<subwords_core::batch::Items<'a, S>>,
-        allowed: &[bool],
-        threads: usize,
-        sink: impl FnMut(&subwords_core::batch::Flat),
-    ) {
-        let r: std::result::Result<(), std::convert::Infallible> =
-            subwords_core::batch::ids_streamed(
-                texts,
-                threads,
-                self.caches.streamed(threads, |c| &mut c.0),
-                |t, (cache, scratch), out| {
-                    self.encode_into(t.as_ref(), allowed, Some(cache), None, scratch, out);
-                    Ok(())
-                },
-                sink,
-            );
-        let Ok(()) = r;
     }
 
     /// The ids of `text` and the tokens whose string is not their id's vocabulary entry, as
@@ -1847,6 +1819,38 @@ fn merge_long(syms: &mut Vec<u32>, merges: &Map<u64, (u32, u32)>, lens: &mut Vec
     }
     syms.truncate(w);
     lens.truncate(w);
+}
+
+/// `tokenizer.json` pipelines under the encoder contract: the specials are the added tokens,
+/// split out of the text as tokenizers splits them (`lstrip`, `rstrip`, `single_word`,
+/// `normalized`), a special one only where the call allows it.
+impl Encoder for HfPipeline {
+    type State = (Cache, Scratch);
+    type Cached = u32;
+
+    fn states(&self) -> &Slots<(Cache, Scratch)> {
+        &self.caches
+    }
+
+    fn cache(state: &mut (Cache, Scratch)) -> &mut Cache {
+        &mut state.0
+    }
+
+    fn specials(&self) -> &[(String, u32)] {
+        &self.specials
+    }
+
+    fn encode_into(
+        &self,
+        text: &str,
+        allowed: &Allowed,
+        state: &mut (Cache, Scratch),
+        out: &mut Vec<u32>,
+    ) -> Result<()> {
+        let (cache, scratch) = state;
+        HfPipeline::encode_into(self, text, allowed.mask(), Some(cache), None, scratch, out);
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -315,7 +315,9 @@ impl<'de> Visitor<'de> for Merge {
 mod tests {
     use super::*;
 
-    fn tables(text: &str) -> Option<(String, Vec<(String, u32)>, Vec<(String, String)>)> {
+    type Split = (String, Vec<(String, u32)>, Vec<(String, String)>);
+
+    fn tables(text: &str) -> Option<Split> {
         split(text).map(|(rest, t)| (rest, t.vocab, t.merges))
     }
 

@@ -86,13 +86,8 @@ impl HfUnigram {
     }
 
     /// Ids of one pre-token. `Err` only when an unknown character meets a model without `unk_id`
-    /// (tokenizers fails the same way).
-    pub fn tokenize(&self, word: &str, out: &mut Vec<u32>) -> Result<()> {
-        self.tokenize_noting(word, out, None)
-    }
-
-    /// [`HfUnigram::tokenize`], noting in `notes` (position in `out`, characters) each unknown
-    /// id with the characters it stands for: tokenizers' token string for it.
+    /// (tokenizers fails the same way). `notes` gets (position in `out`, characters) for each
+    /// unknown id with the characters it stands for: tokenizers' token string for it.
     pub fn tokenize_noting(
         &self,
         word: &str,

@@ -36,6 +36,7 @@ use charsmap::Charsmap;
 use darray::DoubleArray as PieceArray;
 use proto::ModelProto;
 use subwords_core::batch::Slots;
+use subwords_core::encoder::{Allowed, Encoder};
 use subwords_core::error::{Error, Result};
 
 const SPACE: &str = "\u{2581}";
@@ -91,6 +92,8 @@ pub struct SpModel {
     words_apart: bool,
     /// Per-worker scratch kept warm across calls (the core's batch runner).
     slots: Slots<Scratch>,
+    /// The CONTROL pieces (`<s>`, `</s>`, ...) as (piece, id): the specials a call may allow.
+    controls: Vec<(String, u32)>,
 }
 
 /// What one worker reuses from text to text: the normalized text, the Viterbi table, the cuts
@@ -113,6 +116,9 @@ struct Best {
 
 /// One piece of a segmentation: bytes `start..end` of the normalized text and its id.
 type Cut = (u32, u32, u32);
+
+/// The byte span of the text each id covers.
+pub type Spans = Vec<(u32, u32)>;
 
 impl SpModel {
     /// Reads a serialized `ModelProto`, refusing what `sentencepiece` would refuse and what this
@@ -301,7 +307,15 @@ impl SpModel {
             && pieces.iter().zip(&types).all(|(p, &t)| {
                 matches!(t, proto::CONTROL | proto::UNKNOWN | proto::BYTE) || !inner_space(p)
             });
+        let controls = pieces
+            .iter()
+            .zip(&types)
+            .enumerate()
+            .filter(|(_, (_, &t))| t == proto::CONTROL)
+            .map(|(i, (p, _))| (p.clone(), i as u32))
+            .collect();
         Ok(SpModel {
+            controls,
             slots: Slots::default(),
             words_apart,
             plain_stop,
@@ -496,48 +510,9 @@ impl SpModel {
         Ok(())
     }
 
-    /// [`SpModel::encode`] on every text, on `threads` scoped threads (the core's batch runner,
-    /// each thread with its own warm scratch); the ids do not depend on the thread count.
-    pub fn encode_batch<S: AsRef<str> + Sync>(
-        &self,
-        texts: &[S],
-        threads: usize,
-    ) -> Result<Vec<Vec<u32>>> {
-        self.slots
-            .map(
-                texts,
-                threads,
-                |s| &mut s.words,
-                |t, s| {
-                    let mut out = Vec::with_capacity(t.as_ref().len() / 3 + 1);
-                    self.encode_with(t.as_ref(), &mut out, s).map(|_| out)
-                },
-            )
-            .into_iter()
-            .collect()
-    }
-
-    /// [`SpModel::encode_batch`] handing the ids to `sink` part by part, in order, on the calling
-    /// thread, which encodes too when no part is due (`batch::ids_streamed`). The first error in
-    /// text order is returned; `sink` has seen the parts before it.
-    pub fn encode_batch_parts<'a, S: AsRef<str> + Sync + Send + 'a>(
-        &self,
-        texts: impl Into<subwords_core::batch::Items<'a, S>>,
-        threads: usize,
-        sink: impl FnMut(&subwords_core::batch::Flat),
-    ) -> Result<()> {
-        subwords_core::batch::ids_streamed(
-            texts,
-            threads,
-            self.slots.streamed(threads, |s| &mut s.words),
-            |t, s, out| self.encode_with(t.as_ref(), out, s),
-            sink,
-        )
-    }
-
     /// Ids with the byte span of `text` each covers (byte-fallback pieces of one character share
     /// its span; the ones before the last are empty, as in SentencePiece).
-    pub fn encode_with_offsets(&self, text: &str) -> Result<(Vec<u32>, Vec<(u32, u32)>)> {
+    pub fn encode_with_offsets(&self, text: &str) -> Result<(Vec<u32>, Spans)> {
         let (normalized, map) = self.normalize(text, true)?;
         let cuts = self.segment(normalized.as_bytes());
         let mut ids = Vec::new();
@@ -1069,6 +1044,36 @@ impl Build<'_> {
         let bytes = model.to_bytes();
         SpModel::from_bytes(bytes.clone())?;
         Ok(bytes)
+    }
+}
+
+/// SentencePiece models under the encoder contract: the specials are the CONTROL pieces, and a
+/// stretch of text between allowed ones is encoded as a text of its own (user-defined symbols
+/// match inside the normalizer, as in sentencepiece, whatever a call allows).
+impl Encoder for SpModel {
+    type State = Scratch;
+    type Cached = Cut;
+
+    fn states(&self) -> &Slots<Scratch> {
+        &self.slots
+    }
+
+    fn cache(state: &mut Scratch) -> &mut WordCache {
+        &mut state.words
+    }
+
+    fn specials(&self) -> &[(String, u32)] {
+        &self.controls
+    }
+
+    fn encode_into(
+        &self,
+        text: &str,
+        allowed: &Allowed,
+        state: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) -> Result<()> {
+        allowed.split(text, out, |part, out| self.encode_with(part, out, state))
     }
 }
 

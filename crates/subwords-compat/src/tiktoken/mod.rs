@@ -35,7 +35,8 @@ pub use subwords_core::spelling::openai as split;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use subwords_core::batch::{self, Slots};
+use subwords_core::batch::Slots;
+use subwords_core::encoder::{Allowed, Encoder};
 use subwords_core::hash::Map;
 use subwords_core::word_cache::{pack, WordCache, SHORT};
 
@@ -221,11 +222,6 @@ impl RankBpe {
         &self.specials
     }
 
-    /// The index in [`RankBpe::specials`] of a surface.
-    pub fn special_index(&self, surface: &str) -> Option<usize> {
-        self.specials.iter().position(|(s, _)| s == surface)
-    }
-
     /// The rank of a byte string, if it is a token.
     #[inline]
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
@@ -291,45 +287,6 @@ impl RankBpe {
         self.encode_ordinary_into(&text[pos..], out, scratch);
     }
 
-    /// [`RankBpe::encode`] on many texts, on `threads` scoped threads (the core's batch runner,
-    /// never a global pool: DESIGN §3), each with its warm scratch; the result does not depend on
-    /// the number of threads.
-    pub fn encode_batch<S: AsRef<str> + Sync>(
-        &self,
-        texts: &[S],
-        allowed: &[usize],
-        threads: usize,
-    ) -> Vec<Vec<u32>> {
-        self.slots.map(
-            texts,
-            threads,
-            |s| &mut s.words,
-            |t, scratch| self.encode_with(t.as_ref(), allowed, scratch),
-        )
-    }
-
-    /// [`RankBpe::encode_batch`] handing the ids to `sink` part by part, in order, on the
-    /// calling thread, which encodes too when no part is due (`batch::ids_streamed`).
-    pub fn encode_batch_parts<'a, S: AsRef<str> + Sync + Send + 'a>(
-        &self,
-        texts: impl Into<batch::Items<'a, S>>,
-        allowed: &[usize],
-        threads: usize,
-        sink: impl FnMut(&batch::Flat),
-    ) {
-        let r: std::result::Result<(), std::convert::Infallible> = batch::ids_streamed(
-            texts,
-            threads,
-            self.slots.streamed(threads, |s| &mut s.words),
-            |t, scratch, out| {
-                self.encode_into(t.as_ref(), allowed, scratch, out);
-                Ok(())
-            },
-            sink,
-        );
-        let Ok(()) = r;
-    }
-
     fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>, scratch: &mut Scratch) {
         let bytes = text.as_bytes();
         self.pattern.split(text, |a, b| {
@@ -356,20 +313,6 @@ impl RankBpe {
                 scratch.words.insert(chunk, &out[start..]);
             }
         });
-    }
-
-    /// The ids of one chunk, appended to `out`.
-    #[inline]
-    pub fn encode_chunk(&self, chunk: &[u8], out: &mut Vec<u32>, parts: &mut Vec<Part>) {
-        if chunk.len() == 1 {
-            out.push(self.byte_rank[chunk[0] as usize]);
-        } else if let Some(r) = self.rank(chunk) {
-            out.push(r);
-        } else if chunk.len() <= LONG_CHUNK {
-            self.merge_scan(chunk, out, parts);
-        } else {
-            self.merge_heap(chunk, out);
-        }
     }
 
     /// The merge loop with a linear scan for the lowest pair: the fastest for short chunks.
@@ -501,7 +444,7 @@ impl RankBpe {
 /// cache of the other engines, kept per slot, its words shared by a batch's threads
 /// ([`Slots::streamed`]).
 #[derive(Default)]
-struct Scratch {
+pub struct Scratch {
     parts: Vec<Part>,
     words: WordCache<u32>,
 }
@@ -633,6 +576,36 @@ fn base64_decode_into(s: &[u8], out: &mut Vec<u8>) -> bool {
     }
     // leftover bits must be zero (canonical encoding)
     acc == 0
+}
+
+/// tiktoken's rank engine under the encoder contract: the specials are the encoding's, matched
+/// as tiktoken matches the allowed ones.
+impl Encoder for RankBpe {
+    type State = Scratch;
+    type Cached = u32;
+
+    fn states(&self) -> &Slots<Scratch> {
+        &self.slots
+    }
+
+    fn cache(state: &mut Scratch) -> &mut WordCache<u32> {
+        &mut state.words
+    }
+
+    fn specials(&self) -> &[(String, u32)] {
+        &self.specials
+    }
+
+    fn encode_into(
+        &self,
+        text: &str,
+        allowed: &Allowed,
+        state: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) -> Result<()> {
+        RankBpe::encode_into(self, text, allowed.indices(), state, out);
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -125,6 +125,7 @@ impl Tokenizer {
             unknown,
             max_word_length,
             template: None,
+            specials: Default::default(),
             log_probs: Vec::new(),
             unigram: None,
         })

@@ -25,6 +25,7 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
 use crate::batch::Slots;
+use crate::encoder::{Allowed, Call, Encoder, Template};
 use crate::error::Result;
 use crate::options::{ModelKind, TrainOptions, Unknown};
 use crate::segmenters::longest_match::{LongestMatch, Match};
@@ -99,6 +100,12 @@ impl Waiting {
     }
 }
 
+/// The byte span of `text` each id stands for.
+pub type Spans = Vec<(usize, usize)>;
+
+/// The special rows as (text, id), and the ids of the user-defined symbols among them.
+type SpecialRows = (Vec<(String, u32)>, Vec<u32>);
+
 /// Encoded units by text.
 pub type Cache = crate::word_cache::WordCache<u32>;
 
@@ -152,6 +159,9 @@ pub struct Tokenizer {
     scratch: Slots<Scratch>,
     /// `[CLS]`/`[SEP]` rows put around every text (a BERT vocabulary's template).
     pub template: Option<(u32, u32)>,
+    /// The special rows as (text, id), and the user-defined symbols among them, which match in
+    /// text whatever a call allows; made on first use (the rows can still change before).
+    specials: std::sync::OnceLock<SpecialRows>,
     /// Unigram: each row's log-probability (`None` for rows that are not pieces), and the trie
     /// over symbol ids the lattice is built from, holding each piece's exact comparison key
     /// (`segmenters::unigram::lattice::fixed` of its log-probability).
@@ -206,6 +216,9 @@ impl Tokenizer {
     // ---------------------------------------------------------------- encoding
 
     /// Spells one unit (or joint part) and replays the merges, keeping opaque pieces apart.
+    /// (Eight arguments: the unit with its two boundary flags, and the four buffers and modes of
+    /// the one caller that threads them through a text; a struct of them would live one call.)
+    #[allow(clippy::too_many_arguments)]
     fn spell_replay(
         &self,
         unit: &str,
@@ -547,8 +560,14 @@ impl Tokenizer {
     }
 
     /// [`Tokenizer::encode_with`] appending to `out` (a batch's buffer of many texts), with no
-    /// vector per text; an error may leave a part of the text's ids behind.
-    pub fn encode_into(&self, text: &str, scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<()> {
+    /// vector per text and no special surface matched; an error may leave a part of the text's
+    /// ids behind.
+    fn encode_plain_into(
+        &self,
+        text: &str,
+        scratch: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) -> Result<()> {
         if self.stream_from.is_some() {
             // the stream merges run over this text's ids alone
             let ids = self.encode_with(text, scratch)?;
@@ -575,72 +594,40 @@ impl Tokenizer {
         work.stream_opaque.clear();
     }
 
+    /// Ids of `text`, no special surface matched but the user-defined symbols, no template.
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
-        self.scratch.with(0, |s| self.encode_with(text, s))
+        crate::encoder::encode(self, text, None, Call::plain(&self.allowed(&[])?))
     }
 
-    /// Encodes each text on `threads` threads; the result does not depend on the thread count.
-    pub fn encode_batch(&self, texts: &[&str], threads: usize) -> Result<Vec<Vec<u32>>> {
-        self.scratch
-            .map(texts, threads, |s| &mut s.cache, |t, s| self.encode_with(t, s))
-            .into_iter()
-            .collect()
-    }
-
-    /// [`Tokenizer::encode_batch`] handing the ids to `sink` part by part, in order, on the
-    /// calling thread while the other threads encode the rest ([`crate::batch::ids_streamed`]).
-    pub fn encode_batch_streamed<'a, S: AsRef<str> + Sync + Send + 'a>(
+    /// [`Tokenizer::encode`] on each text, on `threads` threads; the result does not depend on
+    /// the thread count.
+    pub fn encode_batch<S: AsRef<str> + Sync + Send>(
         &self,
-        texts: impl Into<crate::batch::Items<'a, S>>,
-        threads: usize,
-        sink: impl FnMut(&crate::batch::Flat),
-    ) -> Result<()> {
-        crate::batch::ids_streamed(
-            texts,
-            threads,
-            self.scratch.streamed(threads, |s| &mut s.cache),
-            |t, s, out| self.encode_into(t.as_ref(), s, out),
-            sink,
-        )
-    }
-
-    /// [`Tokenizer::encode_batch`] with special rows matched in the text: `allowed` holds each
-    /// (surface, id) a call allows. Each text is cut at them (leftmost, the longest at one place);
-    /// a surface is its id, the stretches around it are encoded as texts of their own.
-    pub fn encode_batch_specials(
-        &self,
-        texts: &[&str],
-        allowed: &[(String, u32)],
+        texts: &[S],
         threads: usize,
     ) -> Result<Vec<Vec<u32>>> {
-        let needles: Vec<String> = allowed.iter().map(|a| a.0.clone()).collect();
-        self.scratch
-            .map(
-                texts,
-                threads,
-                |s| &mut s.cache,
-                |t, s| {
-                    let mut out = Vec::new();
-                    let mut err = None;
-                    crate::counting::split_at(t, &needles, |part, hit| {
-                        if err.is_some() {
-                            return;
-                        }
-                        if !part.is_empty() {
-                            match self.encode_with(part, s) {
-                                Ok(ids) => out.extend(ids),
-                                Err(e) => err = Some(e),
-                            }
-                        }
-                        if let Some(j) = hit {
-                            out.push(allowed[j].1);
-                        }
-                    });
-                    err.map_or(Ok(out), Err)
-                },
-            )
-            .into_iter()
-            .collect()
+        crate::encoder::encode_batch_vec(self, texts, Call::plain(&self.allowed(&[])?), threads)
+    }
+
+    /// The model's template ([`Tokenizer::template`]) in the encoder contract's form.
+    pub fn template_of(&self) -> Option<Template> {
+        self.template.map(|(cls, sep)| Template::bert(cls, sep))
+    }
+
+    fn specials_and_always(&self) -> &SpecialRows {
+        self.specials.get_or_init(|| {
+            let specials: Vec<(String, u32)> = self
+                .rows
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.kind == RowKind::Special)
+                .map(|(i, r)| (String::from_utf8_lossy(&r.text).into_owned(), i as u32))
+                .collect();
+            let users = self.options.as_ref().map(|o| o.user_symbols.as_slice()).unwrap_or(&[]);
+            let always =
+                specials.iter().filter(|(t, _)| users.contains(t)).map(|&(_, i)| i).collect();
+            (specials, always)
+        })
     }
 
     /// Encodes with BPE-dropout: each merge candidate is skipped with probability `p`.
@@ -679,7 +666,7 @@ impl Tokenizer {
     }
 
     /// Ids with the byte span of `text` each one stands for.
-    pub fn encode_with_spans(&self, text: &str) -> Result<(Vec<u32>, Vec<(usize, usize)>)> {
+    pub fn encode_with_spans(&self, text: &str) -> Result<(Vec<u32>, Spans)> {
         if self.spelling.normalizes() {
             // cut the normalized text, then carry every span back to the original characters
             let (norm, src) = self.spelling.normalize_text(text);
@@ -696,15 +683,11 @@ impl Tokenizer {
         self.encode_with_spans_raw(text)
     }
 
-    fn encode_with_spans_raw(&self, text: &str) -> Result<(Vec<u32>, Vec<(usize, usize)>)> {
+    fn encode_with_spans_raw(&self, text: &str) -> Result<(Vec<u32>, Spans)> {
         self.scratch.with(0, |s| self.encode_with_spans_in(text, &mut s.work))
     }
 
-    fn encode_with_spans_in(
-        &self,
-        text: &str,
-        work: &mut Work,
-    ) -> Result<(Vec<u32>, Vec<(usize, usize)>)> {
+    fn encode_with_spans_in(&self, text: &str, work: &mut Work) -> Result<(Vec<u32>, Spans)> {
         work.start_text();
         let mut ids = Vec::new();
         let mut spans_out: Vec<(u32, u32)> = Vec::new();
@@ -747,5 +730,44 @@ impl Tokenizer {
     /// What `decode(encode(text))` gives when every symbol is spellable.
     pub fn normalize(&self, text: &str) -> Result<String> {
         self.spelling.normalize(text)
+    }
+}
+
+/// Our own models under the encoder contract: the special rows are the specials; a stretch of
+/// text between allowed surfaces is encoded as a text of its own.
+impl Encoder for Tokenizer {
+    type State = Scratch;
+    type Cached = u32;
+
+    fn states(&self) -> &Slots<Scratch> {
+        &self.scratch
+    }
+
+    fn cache(state: &mut Scratch) -> &mut Cache {
+        &mut state.cache
+    }
+
+    fn specials(&self) -> &[(String, u32)] {
+        &self.specials_and_always().0
+    }
+
+    /// The rows `ids` names, and the user-defined symbols, which always match.
+    fn allowed(&self, ids: &[u32]) -> Result<Allowed> {
+        let (specials, always) = self.specials_and_always();
+        if always.is_empty() {
+            return Allowed::new(specials, ids);
+        }
+        let both: Vec<u32> = ids.iter().chain(always).copied().collect();
+        Allowed::new(specials, &both)
+    }
+
+    fn encode_into(
+        &self,
+        text: &str,
+        allowed: &Allowed,
+        state: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) -> Result<()> {
+        allowed.split(text, out, |part, out| self.encode_plain_into(part, state, out))
     }
 }

@@ -63,12 +63,20 @@ from ..._api import _first_unencodable, _surrogate_error, _threads, gc_paused
 from ..._checks import batch_list, text_arg
 from ..._io import read_limited
 from .._foreign import Foreign, allowed_set
+from ..._specials import allowed_ids
 
 PathLike = Union[str, "os.PathLike[str]"]
 #: One JSON object of the file, or of the plan the core reads.
 JsonObject = dict[str, Any]
 #: A post-processor template: ids and the markers "A" and "B" (where the texts go).
 Template = list[Union[int, str]]
+
+
+def _slots(template: Template) -> list[int]:
+    """A template in the core encoder's form: ids, -1 for the text ("A"), -2 for the pair's
+    second text ("B")."""
+    return [-1 if x == "A" else -2 if x == "B" else int(x) for x in template]
+
 
 #: Ids at or above this are refused: the id -> token table is a list.
 MAX_ID = 1 << 24
@@ -717,8 +725,6 @@ class HuggingFace(Foreign):
         # tokenizers skips an id in decode when its token (normalized, for a normalized added
         # token) is a special token's content: a normalized special whose form changes is kept
         self._special_ids = frozenset(i for i in self._specials.values() if added_form[i] in self._specials)
-        # the index of each special added token in the plan, for `allowed`
-        self._added_index = [(t["content"], t["special"]) for t in added]
         self._template = _post_processor(s.get("post_processor", (dict, type(None))))
         self._trim = _trim_offsets(s.get("post_processor", (dict, type(None))))
         self._decoders = _decoders(s.get("decoder", (dict, type(None))), "decoder")
@@ -737,8 +743,10 @@ class HuggingFace(Foreign):
             raise _lone_surrogate(source, e) from None
         except (TypeError, OverflowError) as e:
             raise _refuse("model merges", f"each merge is 'a b' or ['a', 'b'] ({e})") from None
-        self._none = [False] * len(added)
-        self._all = [True] * len(added)
+        self._enc = self._pipe.encoder()
+        # the post-processor, applied by the core's encoder: ids, -1 for the text, -2 for the pair's
+        self._enc_t = self._enc if self._template is None else self._enc.with_template(
+            *(_slots(t) for t in self._template))
 
     # -- the id <-> token tables, made on first use (a load that only encodes never needs them)
     @functools.cached_property
@@ -766,72 +774,43 @@ class HuggingFace(Foreign):
         return out
 
     # -- encoding ---------------------------------------------------------------------------
-    def _allowed(self, allowed_special: Union[str, Iterable[str]]) -> list[bool]:
-        if isinstance(allowed_special, (tuple, list)) and not allowed_special:
-            return self._none
-        chosen = allowed_set(allowed_special, self._specials)
-        if chosen == frozenset(self._specials):
-            return self._all
-        return [special and content in chosen for content, special in self._added_index]
-
-    def _apply(self, ids: list[int], pair: Optional[list[int]]) -> list[int]:
-        if self._template is None:
-            return ids if pair is None else ids + pair
-        tmpl = self._template[0] if pair is None else self._template[1]
-        out: list[int] = []
-        for x in tmpl:
-            if x == "A":
-                out += ids
-            elif x == "B":
-                out += pair or []
-            elif isinstance(x, int):  # a template holds only ids and the markers
-                out.append(x)
-        return out
+    def _allowed(self, allowed_special: Union[str, Iterable[str]]) -> list[int]:
+        """The ids of the special added tokens a call allows (the others always match)."""
+        return allowed_ids(allowed_special, self._specials)
 
     def encode(self, text: str, *, allowed_special: Union[str, Iterable[str]] = (),
                add_special_tokens: bool = False, pair: Optional[str] = None) -> list[int]:
         """Ids of ``text`` (and ``pair``), the post-processor applied when ``add_special_tokens``."""
-        allowed = self._allowed(allowed_special)
-        ids = self._pipe.encode(_text(text), allowed)
-        if pair is None and not add_special_tokens:
-            return ids
-        second = None if pair is None else self._pipe.encode(_text(pair), allowed)
-        if not add_special_tokens:
-            return ids + (second or [])
-        return self._apply(ids, second)
+        enc = self._enc_t if add_special_tokens else self._enc
+        return enc.encode(_text(text), None if pair is None else _text(pair), self._allowed(allowed_special),
+                          add_special_tokens)
 
     def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
-        return self._pipe.encode(_text(text), self._allowed(allowed) if allowed else self._none)
+        return self._enc.encode(_text(text), None, self._allowed(allowed))
 
     def _encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
                       allowed_special: Union[str, Iterable[str]] = (),
                       add_special_tokens: bool = False) -> list[list[int]]:
         texts = _texts(texts)
         threads = _threads(threads)
-        allowed = self._allowed(allowed_special)
+        enc = self._enc_t if add_special_tokens else self._enc
         try:
             with gc_paused():
-                out = self._pipe.encode_batch(texts, allowed, threads)
+                return enc.encode_batch(texts, threads, self._allowed(allowed_special), add_special_tokens)
         except UnicodeEncodeError as e:
             raise _surrogate_error(e, f"text {_first_unencodable(texts)} of the batch") from None
-        if add_special_tokens and self._template is not None:
-            out = [self._apply(ids, None) for ids in out]
-        return out
 
     def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
                        allowed_special: Union[str, Iterable[str]] = (),
                        add_special_tokens: bool = False) -> tuple[bytearray, bytearray]:
-        """The ids as one flat buffer filled in the core (see ``Foreign.encode_buffers``); with
-        the template, through ``encode_batch``'s lists."""
-        if add_special_tokens and self._template is not None:
-            return super().encode_buffers(batch, threads=threads, width=width, eos=eos, allowed_special=allowed_special,
-                                          add_special_tokens=add_special_tokens)
+        """The ids as one flat buffer filled in the core (see ``Foreign.encode_buffers``)."""
         if eos is not None:
             self.id_to_piece(eos)
         texts = _texts(batch)
+        enc = self._enc_t if add_special_tokens else self._enc
         try:
-            return self._pipe.encode_batch_flat(texts, self._allowed(allowed_special), _threads(threads), width, [],
-                                                [] if eos is None else [eos])
+            return enc.encode_batch_flat(texts, _threads(threads), width, self._allowed(allowed_special),
+                                         add_special_tokens, [] if eos is None else [eos])
         except UnicodeEncodeError as e:
             raise _surrogate_error(e, f"text {_first_unencodable(texts)} of the batch") from None
 

@@ -22,7 +22,7 @@ from ...errors import InputError, ModelFileError, UnknownPieceError
 from ..._checks import text_arg
 from ..._io import read_limited, write_atomic
 from ..._checks import batch_arg, batch_list
-from ..._specials import AllowedSpecial
+from ..._specials import AllowedSpecial, allowed_ids
 from .._foreign import Foreign, allowed_set, split_specials
 
 #: piece types of ``ModelProto.SentencePiece.Type``
@@ -36,7 +36,7 @@ class SentencePieceTokenizer(Foreign):
 
     format = "sentencepiece"
     _family_options = frozenset({"add_bos", "add_eos"})
-    __slots__ = ("_m", "_specials", "_size")
+    __slots__ = ("_m", "_enc", "_enc_t", "_specials", "_size")
 
     def __init__(self, data: bytes) -> None:
         from ... import _core
@@ -45,6 +45,12 @@ class SentencePieceTokenizer(Foreign):
         # the piece list stays in Rust (copying 32k strings here was a sixth of the load time)
         self._size: int = self._m.vocab_size
         self._specials: dict[str, int] = dict(self._m.controls())
+        self._enc = self._m.encoder()
+        # add_special_tokens: the model's <s> before and </s> after (those of the two it has),
+        # around a pair's two texts together; applied by the core's encoder
+        bos = [self._specials["<s>"]] if "<s>" in self._specials else []
+        eos = [self._specials["</s>"]] if "</s>" in self._specials else []
+        self._enc_t = self._enc.with_template([*bos, -1, *eos], [*bos, -1, -2, *eos])
 
     # -- encoding -----------------------------------------------------------------------------
     def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
@@ -54,11 +60,13 @@ class SentencePieceTokenizer(Foreign):
         ``add_special_tokens`` puts the model's ``<s>`` before and ``</s>`` after the ids (those
         of the two it has); ``add_bos``/``add_eos`` (sentencepiece's own names) ask for one side
         each."""
+        allowed = allowed_ids(allowed_special, self._specials)
+        second = None if pair is None else _check_text(pair)
         try:
-            if type(text) is str and not (allowed_special or add_special_tokens or pair is not None or add_bos or add_eos):
-                # the plain call straight to the core: one call per line is mostly this path
-                return self._m.encode(text)
-            ids = super().encode(text, allowed_special=allowed_special, pair=pair)
+            if not (add_bos or add_eos):
+                enc = self._enc_t if add_special_tokens else self._enc
+                return enc.encode(_check_text(text), second, allowed, add_special_tokens)
+            ids = self._enc.encode(_check_text(text), second, allowed)
         except UnicodeEncodeError as e:
             raise _surrogate_error(e, "the text") from None
         bos, eos = self._sides(add_special_tokens, add_bos, add_eos)
@@ -71,15 +79,7 @@ class SentencePieceTokenizer(Foreign):
         return bos, eos
 
     def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
-        if not allowed:
-            return self._m.encode(text)
-        out: list[int] = []
-        for part, special in split_specials(text, allowed):
-            if special:
-                out.append(self._specials[part])
-            elif part:
-                out.extend(self._m.encode(part))
-        return out
+        return self._enc.encode(text, None, allowed_ids(allowed, self._specials))
 
     def _wrap(self, ids: list[int], bos: bool, eos: bool) -> list[int]:
         if bos:
@@ -97,13 +97,15 @@ class SentencePieceTokenizer(Foreign):
                       allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
                       add_bos: bool = False, add_eos: bool = False) -> list[list[int]]:
         batch = batch_list(texts)  # the core checks every text's type as it reads them
-        if allowed_special or add_bos or add_eos or add_special_tokens:
+        if add_bos or add_eos:
             batch = batch_arg(batch)
             return [self.encode(t, allowed_special=allowed_special, add_special_tokens=add_special_tokens,
                                 add_bos=add_bos, add_eos=add_eos) for t in batch]
+        enc = self._enc_t if add_special_tokens else self._enc
+        allowed = allowed_ids(allowed_special, self._specials)
         try:
             with gc_paused():
-                return self._m.encode_batch(batch, _threads(threads))
+                return enc.encode_batch(batch, _threads(threads), allowed, add_special_tokens)
         except UnicodeEncodeError as e:
             raise _surrogate_error(e, f"text {_first_unencodable(batch)} of the batch") from None
 
@@ -111,19 +113,15 @@ class SentencePieceTokenizer(Foreign):
                        allowed_special: AllowedSpecial = (),
                        add_special_tokens: bool = False) -> tuple[bytearray, bytearray]:
         """``encode_array``'s buffers filled in the core (no Python list per text, so both
-        threads encode while nothing waits for the GIL); with ``allowed_special``, through
-        ``encode_batch``'s lists."""
-        if allowed_special:
-            return super().encode_buffers(batch, threads=threads, width=width, eos=eos,
-                                          allowed_special=allowed_special, add_special_tokens=add_special_tokens)
+        threads encode while nothing waits for the GIL)."""
         if eos is not None:
             self.id_to_piece(eos)  # an id of this vocabulary, or UnknownPieceError
-        bos, end = self._sides(add_special_tokens, False, False)
-        prefix = [self._control("<s>")] if bos else []
-        suffix = ([self._control("</s>")] if end else []) + ([] if eos is None else [eos])
+        enc = self._enc_t if add_special_tokens else self._enc
+        allowed = allowed_ids(allowed_special, self._specials)
         batch = batch_list(batch)
         try:
-            return self._m.encode_batch_flat(batch, _threads(threads), width, prefix, suffix)
+            return enc.encode_batch_flat(batch, _threads(threads), width, allowed, add_special_tokens,
+                                         [] if eos is None else [eos])
         except UnicodeEncodeError as e:
             raise _surrogate_error(e, f"text {_first_unencodable(batch)} of the batch") from None
 

@@ -35,8 +35,8 @@ from ...errors import InputError, ModelFileError, UnknownPieceError
 from ..._checks import text_arg
 from ..._io import read_limited
 from ..._checks import batch_list
-from ..._specials import AllowedSpecial
-from .._foreign import Foreign, PathLike, allowed_set
+from ..._specials import AllowedSpecial, allowed_ids
+from .._foreign import Foreign, PathLike
 
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"
@@ -130,20 +130,20 @@ class TiktokenTokenizer(Foreign):
         self._core = core
         self.name = name
         self.pattern = pattern
+        self._enc = core.encoder()
         self._specials = dict(core.specials())
-        self._special_index = {s: k for k, (s, _) in enumerate(core.specials())}
         self._special_by_id = {i: s for s, i in self._specials.items()}
 
-    def _allowed(self, allowed: frozenset[str]) -> list[int]:
-        return sorted(self._special_index[s] for s in allowed)
+    def _allowed(self, allowed: AllowedSpecial) -> list[int]:
+        return allowed_ids(allowed, self._specials)
 
     def _encode(self, text: str, allowed: frozenset[str]) -> list[int]:
         """Ids of ``text``. Special surfaces are plain text unless allowed (``"all"`` or a set)."""
         chosen = self._allowed(allowed)
         try:
-            return self._core.encode(text, chosen)
+            return self._enc.encode(text, None, chosen)
         except UnicodeEncodeError:
-            return self._core.encode(_no_surrogates(text), chosen)
+            return self._enc.encode(_no_surrogates(text), None, chosen)
 
     def _encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
                       allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> list[list[int]]:
@@ -152,12 +152,12 @@ class TiktokenTokenizer(Foreign):
         nothing."""
         batch = batch_list(texts)  # the core checks every text's type as it reads them
         n = _threads(threads)
-        allowed = self._allowed(allowed_set(allowed_special, self._specials) if allowed_special else frozenset())
+        allowed = self._allowed(allowed_special)
         with gc_paused():  # a collection per 700 new lists would walk all made so far
             try:
-                return self._core.encode_batch(batch, allowed, n)
+                return self._enc.encode_batch(batch, n, allowed)
             except UnicodeEncodeError:
-                return self._core.encode_batch([_no_surrogates(t) for t in batch], allowed, n)
+                return self._enc.encode_batch([_no_surrogates(t) for t in batch], n, allowed)
 
     def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
                        allowed_special: AllowedSpecial = (),
@@ -167,12 +167,12 @@ class TiktokenTokenizer(Foreign):
             self.id_to_piece(eos)
         batch = batch_list(batch)
         n = _threads(threads)
-        allowed = self._allowed(allowed_set(allowed_special, self._specials) if allowed_special else frozenset())
+        allowed = self._allowed(allowed_special)
         suffix = [] if eos is None else [eos]
         try:
-            return self._core.encode_batch_flat(batch, allowed, n, width, [], suffix)
+            return self._enc.encode_batch_flat(batch, n, width, allowed, False, suffix)
         except UnicodeEncodeError:
-            return self._core.encode_batch_flat([_no_surrogates(t) for t in batch], allowed, n, width, [], suffix)
+            return self._enc.encode_batch_flat([_no_surrogates(t) for t in batch], n, width, allowed, False, suffix)
 
     def encode_with_offsets(self, text: str) -> list[tuple[int, int, int]]:
         """``(id, start, end)`` in code points, from each token's bytes: a token spans the

@@ -202,6 +202,10 @@ fn forward_backward_linear(
     Some(z)
 }
 
+/// A chunk's terms as (piece, expected-count term), filed by the piece's range, and where each
+/// range's terms start.
+type ChunkTerms = (Vec<(u32, f64)>, Vec<u32>);
+
 /// Where each range of pieces (`piece >> shift`) begins among a chunk's terms, one term per
 /// arc: a counting sort on the arcs' pieces, so each term is filed in place as it is made.
 fn range_offsets(arcs: &[u32], shift: u32, n_ranges: usize) -> Vec<u32> {
@@ -243,7 +247,7 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
     let shift = per.max(1).next_power_of_two().trailing_zeros();
     let n_ranges = np.div_ceil(1 << shift);
     for batch in stored.chunks.chunks(BATCH_CHUNKS) {
-        let terms: Vec<(Vec<(u32, f64)>, Vec<u32>)> = batch
+        let terms: Vec<ChunkTerms> = batch
             .par_iter()
             .map_init(Scratch::default, |s, chunk| {
                 // each term filed under its piece's range as it is made, in run order

@@ -788,6 +788,9 @@ fn ranks(symbol_texts: &[Vec<u8>]) -> (Vec<u32>, Vec<u32>) {
     (rank, by_text)
 }
 
+/// A run's (start, length, count).
+type RunAt = (usize, u32, u64);
+
 /// Cuts units at unknown symbols (no rank, or rank `NONE`), adds equal runs, sorts them.
 /// Without hashing, and on every thread: each block of units is cut into ranked runs on its own,
 /// the runs are sorted by their symbols, and equal neighbours add their counts (integers, so the
@@ -796,7 +799,7 @@ fn collect_runs(units: &Flat, rank: &[u32]) -> Result<Runs> {
     const BLOCK: usize = 4096;
     let n = units.units();
     // per block: its runs' ranked symbols, and (start, length, count) of each run
-    let blocks: Vec<(Vec<u32>, Vec<(usize, u32, u64)>)> = (0..n.div_ceil(BLOCK))
+    let blocks: Vec<(Vec<u32>, Vec<RunAt>)> = (0..n.div_ceil(BLOCK))
         .into_par_iter()
         .map(|b| {
             let (mut syms, mut cut) = (Vec::new(), Vec::new());

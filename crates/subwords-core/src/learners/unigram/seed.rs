@@ -87,6 +87,9 @@ pub(super) fn walk(
     }
 }
 
+/// A candidate piece under its sort key.
+type Keyed = (Vec<u8>, (u32, u32, u64, u32));
+
 /// How many symbols of the suffix at `p` (in run `r`) the seed reads: to the run's end, at most
 /// `max_len`, and with `split_by_script` (`ext`, the longest valid piece at each position) at
 /// most one past the longest valid piece there. A longer substring has an invalid prefix, so it
@@ -248,7 +251,7 @@ pub(super) fn seed(
                     above += k as usize;
                 }
                 let found = all(&|c| c >= thr);
-                let mut ties: Vec<(Vec<u8>, (u32, u32, u64, u32))> = Vec::new();
+                let mut ties: Vec<Keyed> = Vec::new();
                 for t in found {
                     if t.2 > thr {
                         kept.push(t);
@@ -275,7 +278,7 @@ pub(super) fn seed(
         (0..a as u32).map(|r| (alpha_at + r, 1, single_count[r as usize], NONE)).collect();
     pieces.extend(kept);
     let syms = &runs.syms;
-    let mut keyed: Vec<(Vec<u8>, (u32, u32, u64, u32))> = pieces
+    let mut keyed: Vec<Keyed> = pieces
         .into_par_iter()
         .map_init(Vec::new, |buf, t| {
             join(texts, &syms[t.0 as usize..(t.0 + t.1) as usize], strip_right, buf);

@@ -1,0 +1,192 @@
+//! `subwords._core.Encoder`: the one binding of the core's encoder contract
+//! (`subwords_core::encoder`). Every format class (our `Model`, `SpModel`, `HfPipeline`,
+//! `RankBpe`) hands out an `Encoder` over itself; single calls, batches into lists, batches
+//! into id arrays, the specials a call allows and the template are all here, once, for the four
+//! engines. The Python families call nothing else to encode.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyList};
+
+use subwords_core::encoder::{self, Allowed, Call, Encoder, Slot, Template};
+
+use crate::to_py;
+
+/// A format class that holds an engine: the engine, and the shared int objects its result lists
+/// are made of.
+pub(crate) trait Holds: Sync + Send + 'static {
+    type Engine: Encoder;
+    fn engine(&self) -> &Self::Engine;
+    fn ints(&self, py: Python<'_>) -> &[Py<PyAny>];
+}
+
+/// The format object an `Encoder` encodes with.
+enum Held {
+    Own(Py<crate::PyModel>),
+    Sp(Py<crate::sentencepiece::SpModel>),
+    Hf(Py<crate::hf::PyHfPipeline>),
+    Rank(Py<crate::tiktoken::PyRankBpe>),
+}
+
+/// Runs `$body` with `$h` bound to the held format object (`&impl Holds`).
+macro_rules! with_held {
+    ($held:expr, $h:ident => $body:expr) => {
+        match $held {
+            Held::Own(p) => {
+                let $h = p.get();
+                $body
+            }
+            Held::Sp(p) => {
+                let $h = p.get();
+                $body
+            }
+            Held::Hf(p) => {
+                let $h = p.get();
+                $body
+            }
+            Held::Rank(p) => {
+                let $h = p.get();
+                $body
+            }
+        }
+    };
+}
+
+#[pyclass(module = "subwords._core", name = "Encoder", frozen)]
+pub struct PyEncoder {
+    held: Held,
+    template: Option<Template>,
+}
+
+impl PyEncoder {
+    pub(crate) fn own(model: Py<crate::PyModel>, template: Option<Template>) -> Self {
+        PyEncoder { held: Held::Own(model), template }
+    }
+
+    pub(crate) fn sp(model: Py<crate::sentencepiece::SpModel>) -> Self {
+        PyEncoder { held: Held::Sp(model), template: None }
+    }
+
+    pub(crate) fn hf(model: Py<crate::hf::PyHfPipeline>) -> Self {
+        PyEncoder { held: Held::Hf(model), template: None }
+    }
+
+    pub(crate) fn rank(model: Py<crate::tiktoken::PyRankBpe>) -> Self {
+        PyEncoder { held: Held::Rank(model), template: None }
+    }
+}
+
+fn allowed_of<H: Holds>(py: Python<'_>, h: &H, ids: &[u32]) -> PyResult<Allowed> {
+    h.engine().allowed(ids).map_err(|e| to_py(py, e))
+}
+
+/// A template from the Python side's form: ids, with -1 where the text goes and -2 where the
+/// second text of a pair goes.
+fn slots(py: Python<'_>, items: &[i64]) -> PyResult<Vec<Slot>> {
+    items
+        .iter()
+        .map(|&i| match i {
+            -1 => Ok(Slot::First),
+            -2 => Ok(Slot::Second),
+            0..=0xFFFF_FFFF => Ok(Slot::Id(i as u32)),
+            _ => Err(to_py(
+                py,
+                subwords_core::Error::Input(format!(
+                    "template item {i}: an id, or -1/-2 for the texts"
+                )),
+            )),
+        })
+        .collect()
+}
+
+#[pymethods]
+impl PyEncoder {
+    /// This encoder with a template (`single`, `pair`: ids, -1 for the text, -2 for the pair's
+    /// second text), sharing the engine.
+    fn with_template(&self, py: Python<'_>, single: Vec<i64>, pair: Vec<i64>) -> PyResult<Self> {
+        let template =
+            Template::new(slots(py, &single)?, slots(py, &pair)?).map_err(|e| to_py(py, e))?;
+        let held = match &self.held {
+            Held::Own(p) => Held::Own(p.clone_ref(py)),
+            Held::Sp(p) => Held::Sp(p.clone_ref(py)),
+            Held::Hf(p) => Held::Hf(p.clone_ref(py)),
+            Held::Rank(p) => Held::Rank(p.clone_ref(py)),
+        };
+        Ok(PyEncoder { held, template: Some(template) })
+    }
+
+    /// Whether `template=True` puts anything around the ids.
+    #[getter]
+    fn has_template(&self) -> bool {
+        self.template.is_some()
+    }
+
+    /// The specials a call may allow, as (surface, id).
+    fn specials(&self) -> Vec<(String, u32)> {
+        with_held!(&self.held, h => h.engine().specials().to_vec())
+    }
+
+    /// Ids of `text` (and of `pair` after it), the specials `allowed` (ids) matched, inside the
+    /// template when `template`.
+    #[pyo3(signature = (text, pair=None, allowed=Vec::new(), template=false))]
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        pair: Option<&str>,
+        allowed: Vec<u32>,
+        template: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let template = self.template.as_ref().filter(|_| template);
+        with_held!(&self.held, h => {
+            let allowed = allowed_of(py, h, &allowed)?;
+            let ids = py
+                .detach(|| encoder::encode(h.engine(), text, pair, Call { allowed: &allowed, template }))
+                .map_err(|e| to_py(py, e))?;
+            crate::id_list(py, h.ints(py), &ids)
+        })
+    }
+
+    /// The ids of every text as a list of lists, on `threads` threads.
+    #[pyo3(signature = (texts, threads, allowed=Vec::new(), template=false))]
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
+        threads: usize,
+        allowed: Vec<u32>,
+        template: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let template = self.template.as_ref().filter(|_| template);
+        with_held!(&self.held, h => {
+            let allowed = allowed_of(py, h, &allowed)?;
+            let call = Call { allowed: &allowed, template };
+            crate::list_batch(py, texts, h.ints(py), |texts, sink| {
+                encoder::encode_batch(h.engine(), texts, call, &[], threads, sink)
+            })
+        })
+    }
+
+    /// The ids of every text as two bytearrays: the ids (little-endian, `width` bytes each)
+    /// and each text's end (u64), `suffix` after every text.
+    #[pyo3(signature = (texts, threads, width, allowed=Vec::new(), template=false, suffix=Vec::new()))]
+    #[allow(clippy::too_many_arguments)]
+    fn encode_batch_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
+        threads: usize,
+        width: usize,
+        allowed: Vec<u32>,
+        template: bool,
+        suffix: Vec<u32>,
+    ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+        let template = self.template.as_ref().filter(|_| template);
+        with_held!(&self.held, h => {
+            let allowed = allowed_of(py, h, &allowed)?;
+            let call = Call { allowed: &allowed, template };
+            crate::flat_batch(py, texts, width, |texts, sink| {
+                encoder::encode_batch(h.engine(), texts, call, &suffix, threads, sink)
+            })
+        })
+    }
+}
