@@ -1,0 +1,102 @@
+"""The documentation site builds in strict mode and reads as a person sees it.
+
+``mkdocs build --strict`` (mkdocs.yml) fails on a broken link, a missing anchor, a page left out
+of the navigation, a docstring cross-reference that does not resolve, or a relative link that
+leaves docs/ for a file that does not exist (scripts/docs_site.py). The built pages are then
+opened in Debian's headless chromium (as tests/explore does) and their screenshots kept in
+.pytest_cache/site-screenshots/ for a person to look at.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / ".pytest_cache" / "site-screenshots"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=900, env={**__import__("os").environ,
+                                                                         "NO_MKDOCS_2_WARNING": "1"})
+    assert r.returncode == 0, f"mkdocs build --strict failed:\n{r.stderr[-6000:]}"
+    return out
+
+
+def test_strict_build_has_every_page(site: Path):
+    for page in ["index.html", "start/ship/index.html", "start/compare/index.html", "start/learn/index.html",
+                 "API/index.html", "FORMATS/index.html", "PRESETS/index.html", "SPECIALS/index.html",
+                 "HANDOFF/index.html", "EXTEND/index.html", "SCALE/index.html", "MEASURE/index.html",
+                 "EXPLORE/index.html", "ARCHITECTURE/index.html", "reference/subwords/index.html",
+                 "reference/tokenizers/index.html", "reference/core/index.html", "benchmarks/index.html",
+                 "about/index.html"]:
+        assert (site / page).is_file(), page
+    # the API reference is generated: signatures from the sources, types from the stubs
+    ref = (site / "reference" / "subwords" / "index.html").read_text(encoding="utf-8")
+    assert 'id="subwords.train"' in ref and "vocab_size" not in ref.split('id="subwords.train"')[0]
+    core = (site / "reference" / "core" / "index.html").read_text(encoding="utf-8")
+    assert 'id="subwords._core.Trainer"' in core and "feed_texts" in core
+    # the home page is README.md, its links into docs/ made site links
+    home = (site / "index.html").read_text(encoding="utf-8")
+    assert 'href="API/' in home and 'href="docs/API.md"' not in home
+
+
+def test_a_broken_link_fails_the_build(tmp_path: Path):
+    """The strict build is what catches drift: a page linking to a missing guide fails it."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text("# Home\n\nSee [the guide](NOPE.md).\n", encoding="utf-8")
+    (tmp_path / "mkdocs.yml").write_text("site_name: t\nstrict: true\n", encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode != 0 and "NOPE.md" in r.stderr
+
+
+def _find(*names: str) -> str:
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.fail(f"none of {', '.join(names)} is installed: the site's browser test needs Debian's chromium "
+                "and chromium-driver (.ci/run installs them)", pytrace=False)
+
+
+def test_pages_as_a_reader_sees_them(site: Path):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = _find("chromium", "chromium-browser")
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000",
+                "--disable-gpu", "--allow-file-access-from-files"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(_find("chromedriver")), options=options)
+    driver.set_page_load_timeout(60)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        for name, page, heading, text in [
+            ("home", "index.html", "subwords", "Set-up"),
+            ("guide-ship", "start/ship/index.html", "Train a tokenizer to ship", "to_transformers"),
+            ("api-reference", "reference/subwords/index.html", "subwords", "vocab_size"),
+        ]:
+            driver.get((site / page).as_uri())
+            h1 = driver.find_element(By.CSS_SELECTOR, "article h1")
+            assert h1.is_displayed() and heading in h1.text, (page, h1.text)
+            body = driver.find_element(By.CSS_SELECTOR, "article").text
+            assert text in body, (page, body[:500])
+            nav = driver.find_element(By.CSS_SELECTOR, "nav.md-nav--primary").text
+            assert "Getting started" in nav and "API reference" in nav, nav[:300]
+            # the theme's stylesheet applied: the header bar is drawn, not unstyled HTML
+            header = driver.find_element(By.CSS_SELECTOR, "header.md-header")
+            assert header.is_displayed() and header.size["height"] > 30
+            assert driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
+    finally:
+        driver.quit()
