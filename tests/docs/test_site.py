@@ -32,7 +32,7 @@ def site(tmp_path_factory) -> Path:
 
 def test_strict_build_has_every_page(site: Path):
     for page in ["index.html", "start/ship/index.html", "start/compare/index.html", "start/learn/index.html",
-                 "API/index.html", "FORMATS/index.html", "PRESETS/index.html", "SPECIALS/index.html",
+                 "API/index.html", "CLI/index.html", "DEVELOP/index.html", "changelog/index.html", "FORMATS/index.html", "PRESETS/index.html", "SPECIALS/index.html",
                  "HANDOFF/index.html", "EXTEND/index.html", "SCALE/index.html", "MEASURE/index.html",
                  "EXPLORE/index.html", "ARCHITECTURE/index.html", "reference/subwords/index.html",
                  "reference/tokenizers/index.html", "reference/core/index.html", "benchmarks/index.html",
