@@ -9,6 +9,8 @@ opened in Debian's headless chromium (as tests/explore does) and their screensho
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,8 +26,7 @@ SCREENSHOTS = ROOT / ".pytest_cache" / "site-screenshots"
 def site(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("site")
     r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=900, env={**__import__("os").environ,
-                                                                         "NO_MKDOCS_2_WARNING": "1"})
+                       capture_output=True, text=True, timeout=900, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert r.returncode == 0, f"mkdocs build --strict failed:\n{r.stderr[-6000:]}"
     return out
 
@@ -40,7 +41,10 @@ def test_strict_build_has_every_page(site: Path):
         assert (site / page).is_file(), page
     # the API reference is generated: signatures from the sources, types from the stubs
     ref = (site / "reference" / "subwords" / "index.html").read_text(encoding="utf-8")
-    assert 'id="subwords.train"' in ref and "vocab_size" not in ref.split('id="subwords.train"')[0]
+    train = ref[ref.index('id="subwords.train"'):ref.index('id="subwords.load"')]
+    assert "Learns a vocabulary" in train and "doc-signature" in train
+    # its doctest is a code block (scripts/docs_griffe.py), not prose with a [list] read as a link
+    assert re.search(r'<div class="highlight"><pre>.*?&gt;&gt;&gt;.*?tok.*?merges', train, re.S)
     core = (site / "reference" / "core" / "index.html").read_text(encoding="utf-8")
     assert 'id="subwords._core.Trainer"' in core and "feed_texts" in core
     # the home page is README.md, its links into docs/ made site links
@@ -100,3 +104,25 @@ def test_pages_as_a_reader_sees_them(site: Path):
             assert driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
     finally:
         driver.quit()
+
+
+def test_links_that_leave_docs_are_checked_and_rewritten():
+    """scripts/docs_site.py: README.md's and the guides' links to repository files resolve or fail."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import docs_site
+        from mkdocs.exceptions import PluginError
+    finally:
+        sys.path.pop(0)
+    docs = ROOT / "docs"
+    readme = ROOT / "README.md"
+    out = docs_site._rewrite("[the API](docs/API.md#errors) and [bench](benchmarks/README.md)", readme, docs, docs,
+                             "index.md")
+    assert out == "[the API](API.md#errors) and bench (`benchmarks/README.md`)"
+    guide = docs / "start" / "ship.md"
+    assert docs_site._rewrite("[x](../API.md)", guide, guide.parent, docs, "start/ship.md") == "[x](../API.md)"
+    assert docs_site._rewrite("`[x](gone.md)`", readme, docs, docs, "index.md") == "`[x](gone.md)`"  # code is text
+    with pytest.raises(PluginError, match="docs/GONE.md, which does not exist"):
+        docs_site._rewrite("[x](docs/GONE.md)", readme, docs, docs, "index.md")
+    with pytest.raises(PluginError, match="does not exist"):
+        docs_site._rewrite("[x](../crates/nothing.rs)", guide.parent / "x.md", guide.parent, docs, "start/x.md")
