@@ -9,13 +9,18 @@ they sit in, and some point outside docs/ (to benchmarks/, to the sources). Here
 * every relative link is resolved against the file the text came from. A link to a file that
   does not exist stops the build (mkdocs' own check cannot see links that leave docs/). A link
   into docs/ is rewritten relative to the page; a link to anything else in the repository becomes
-  its path in code type, since the site is read without the repository beside it.
+  its path in code type, since the site is read without the repository beside it;
+* after the build, the explorer's self-contained page (``subwords explore --html``: every
+  widget's states precomputed, no server, no network) is written to ``explorer.html`` at the
+  site's root, which the page docs/explorer.md shows in a frame. It takes the built package.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path, PurePosixPath
 
 from mkdocs.exceptions import PluginError
@@ -68,3 +73,11 @@ def on_page_markdown(markdown, page, config, files):  # noqa: ANN001, ANN201 (mk
             raise PluginError(f"{page.file.src_path}: the included file {m[1]} does not exist")
         markdown = source.read_text(encoding="utf-8")
     return _rewrite(markdown, source, page_file.parent, docs, page.file.src_path)
+
+
+def on_post_build(config):  # noqa: ANN001, ANN201 (mkdocs' hook signature)
+    out = Path(config["site_dir"]) / "explorer.html"
+    r = subprocess.run([sys.executable, "-m", "subwords", "explore", "--html", str(out)], capture_output=True,
+                       text=True, timeout=900)
+    if r.returncode != 0 or not out.is_file():
+        raise PluginError(f"subwords explore --html failed (exit {r.returncode}):\n{r.stderr[-3000:]}")

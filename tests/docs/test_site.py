@@ -3,8 +3,9 @@
 ``mkdocs build --strict`` (mkdocs.yml) fails on a broken link, a missing anchor, a page left out
 of the navigation, a docstring cross-reference that does not resolve, or a relative link that
 leaves docs/ for a file that does not exist (scripts/docs_site.py). The built pages are then
-opened in Debian's headless chromium (as tests/explore does) and their screenshots kept in
-.pytest_cache/site-screenshots/ for a person to look at.
+opened in Debian's headless chromium (as tests/explore does), the explorer's static page too,
+embedded in its page, and their screenshots kept in .pytest_cache/site-screenshots/ for a person
+to look at.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def test_strict_build_has_every_page(site: Path):
                  "HANDOFF/index.html", "EXTEND/index.html", "SCALE/index.html", "MEASURE/index.html",
                  "EXPLORE/index.html", "ARCHITECTURE/index.html", "reference/subwords/index.html",
                  "reference/tokenizers/index.html", "reference/core/index.html", "benchmarks/index.html",
-                 "about/index.html"]:
+                 "about/index.html", "explorer/index.html", "explorer.html"]:
         assert (site / page).is_file(), page
     # the API reference is generated: signatures from the sources, types from the stubs
     ref = (site / "reference" / "subwords" / "index.html").read_text(encoding="utf-8")
@@ -66,6 +67,13 @@ def test_a_broken_link_fails_the_build(tmp_path: Path):
     assert r.returncode != 0 and "NOPE.md" in r.stderr
 
 
+ALL_READY = """
+return document.body.dataset.built === "1" &&
+  [...document.querySelectorAll(".widget")].length === 30 &&
+  [...document.querySelectorAll(".widget")].every(w => w.dataset.ready === "1");
+"""
+
+
 def _find(*names: str) -> str:
     for name in names:
         found = shutil.which(name)
@@ -79,6 +87,7 @@ def test_pages_as_a_reader_sees_them(site: Path):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     options = webdriver.ChromeOptions()
     options.binary_location = _find("chromium", "chromium-browser")
@@ -105,6 +114,20 @@ def test_pages_as_a_reader_sees_them(site: Path):
             header = driver.find_element(By.CSS_SELECTOR, "header.md-header")
             assert header.is_displayed() and header.size["height"] > 30
             assert driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
+        # the explorer's static page, embedded: its 30 widgets come up inside the frame with the
+        # BPE page's first merge ("The first merge joins e and s at 9", as tests/explore checks)
+        driver.get((site / "explorer" / "index.html").as_uri())
+        frame = driver.find_element(By.CSS_SELECTOR, "article iframe")
+        assert frame.is_displayed() and frame.size["height"] > 400
+        driver.switch_to.frame(frame)
+        WebDriverWait(driver, 120, poll_frequency=0.1).until(lambda d: d.execute_script(ALL_READY))
+        walk = driver.find_element(By.ID, "w-bpe-walk")
+        assert walk.is_displayed() and "w + idest</w> at 3" in walk.text  # the page's state: ten merges
+        driver.execute_script('document.getElementById("c-bpe-walk-merges").value = "1";'
+                              'document.getElementById("c-bpe-walk-merges").dispatchEvent(new Event("input"));')
+        WebDriverWait(driver, 60).until(lambda d: "e + s at 9" in d.find_element(By.ID, "w-bpe-walk").text)
+        driver.switch_to.default_content()
+        assert driver.save_screenshot(str(SCREENSHOTS / "explorer-embedded.png"))
     finally:
         driver.quit()
 
