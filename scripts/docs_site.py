@@ -10,6 +10,8 @@ they sit in, and some point outside docs/ (to benchmarks/, to the sources). Here
   does not exist stops the build (mkdocs' own check cannot see links that leave docs/). A link
   into docs/ is rewritten relative to the page; a link to anything else in the repository becomes
   its path in code type, since the site is read without the repository beside it;
+* on the benchmarks page, every table with two or more columns of ratios (``2.52× (65 / 111)``)
+  gets a bar chart beneath it, drawn from the table's own cells as inline SVG;
 * after the build, the explorer's self-contained page (``subwords explore --html``: every
   widget's states precomputed, no server, no network) is written to ``explorer.html`` at the
   site's root, which the page docs/explorer.md shows in a frame. It takes the built package.
@@ -62,6 +64,77 @@ def _rewrite(text: str, source: Path, page_dir: Path, docs: Path, where: str) ->
     return "".join(out)
 
 
+RATIO = re.compile(r"^(\d+(?:\.\d+)?)×")
+COLOURS = ["#3f51b5", "#e67e22", "#2e7d32", "#8e24aa", "#c62828", "#00838f"]
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("`", "")
+
+
+def ratio_plot(header: list[str], rows: list[list[str]]) -> str | None:
+    """Horizontal grouped bars of a table's ratio columns: one group per row, one bar per column,
+    and a line at 1× (level with the peer). None when fewer than two columns hold ratios."""
+    columns = [j for j in range(1, len(header))
+               if all(j < len(r) and RATIO.match(r[j]) for r in rows)]
+    if len(columns) < 2 or not rows:
+        return None
+    shown = [[RATIO.match(r[j])[1] for j in columns] for r in rows]  # the table's own digits
+    values = [[float(t) for t in r] for r in shown]
+    top = max(max(v) for v in values)
+    label_w, plot_w, bar_h, gap = 150, 430, 11, 10
+    group_h = bar_h * len(columns) + gap
+    legend_h = 18 * len(columns)
+    height = 20 + group_h * len(rows) + legend_h + 10
+    x = lambda v: label_w + plot_w * v / top  # noqa: E731
+    parts = [f'<svg class="bench-plot" role="img" viewBox="0 0 640 {height}" width="640" height="{height}" '
+             'xmlns="http://www.w3.org/2000/svg" style="max-width: 100%; font: 12px sans-serif">']
+    for i, (row, vals, texts) in enumerate(zip(rows, values, shown)):
+        y0 = 10 + i * group_h
+        parts.append(f'<text x="{label_w - 6}" y="{y0 + group_h / 2}" text-anchor="end">{_esc(row[0])}</text>')
+        for k, (v, t) in enumerate(zip(vals, texts)):
+            y = y0 + k * bar_h
+            parts.append(f'<rect class="bar" x="{label_w}" y="{y}" width="{x(v) - label_w:.1f}" height="{bar_h - 2}" '
+                         f'fill="{COLOURS[k % len(COLOURS)]}"><title>{_esc(header[columns[k]])}: {t}×</title></rect>')
+            parts.append(f'<text x="{x(v) + 3:.1f}" y="{y + bar_h - 3}">{t}×</text>')
+    one = x(1.0)
+    bottom = 10 + group_h * len(rows)
+    parts.append(f'<line x1="{one:.1f}" x2="{one:.1f}" y1="6" y2="{bottom}" stroke="#000" stroke-dasharray="3 3"/>')
+    parts.append(f'<text x="{one + 3:.1f}" y="{bottom + 2}">1× (level)</text>')
+    for k, j in enumerate(columns):
+        y = bottom + 12 + 18 * k
+        parts.append(f'<rect x="{label_w}" y="{y}" width="12" height="12" fill="{COLOURS[k % len(COLOURS)]}"/>')
+        parts.append(f'<text x="{label_w + 18}" y="{y + 10}">{_esc(header[j])}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def add_plots(markdown: str) -> str:
+    """A chart under every table of ratios (see ratio_plot)."""
+    lines = markdown.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("|") and i + 1 < len(lines) and re.match(r"^\|[\s:|-]+\|$", lines[i + 1]):
+            j = i + 2
+            while j < len(lines) and lines[j].startswith("|"):
+                j += 1
+            out += lines[i:j]
+            svg = ratio_plot(_cells(lines[i]), [_cells(line) for line in lines[i + 2:j]])
+            if svg:
+                out += ["", f'<figure class="bench-plot">{svg}<figcaption>The ratios of the table above as bars: '
+                        "beyond 1×, subwords is ahead.</figcaption></figure>"]
+            i = j
+            continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out)
+
+
 def on_page_markdown(markdown, page, config, files):  # noqa: ANN001, ANN201 (mkdocs' hook signature)
     docs = Path(config["docs_dir"]).resolve()
     page_file = docs / page.file.src_path
@@ -72,6 +145,8 @@ def on_page_markdown(markdown, page, config, files):  # noqa: ANN001, ANN201 (mk
         if not source.is_file():
             raise PluginError(f"{page.file.src_path}: the included file {m[1]} does not exist")
         markdown = source.read_text(encoding="utf-8")
+        if m[1] == "benchmarks/README.md":
+            markdown = add_plots(markdown)
     return _rewrite(markdown, source, page_file.parent, docs, page.file.src_path)
 
 

@@ -51,6 +51,12 @@ def test_strict_build_has_every_page(site: Path):
     # the compiled module has no annotations: these come from _core.pyi
     feed = core[core.index('id="subwords._core.Trainer.feed_texts"'):][:3000]
     assert re.search(r"texts.*?Sequence.*?str", re.sub(r"<[^>]+>", "", feed), re.S)
+    # the benchmarks page is benchmarks/README.md with a chart under each table of ratios, drawn
+    # from the table's cells: the headline table's 3 corpora x 5 ratios, 2.52× its first bar
+    bench = (site / "benchmarks" / "index.html").read_text(encoding="utf-8")
+    first = bench[bench.index('<svg class="bench-plot"'):]
+    first = first[:first.index("</svg>")]
+    assert first.count('class="bar"') == 15 and ">2.52×</text>" in first and ">16.16×</text>" in first
     # the home page is README.md, its links into docs/ made site links
     home = (site / "index.html").read_text(encoding="utf-8")
     assert 'href="API/' in home and 'href="docs/API.md"' not in home
