@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # loaded lazily at run time, by __getattr__
     from ._extend import extend as extend
     from ._trim import trim as trim
 
-__version__ = "0.1.0"
+    __version__: str  # the installed distribution's version: Cargo's workspace version (Cargo.toml)
 
 _API = ("train", "SubwordsTokenizer", "UnigramTokenizer", "count")
 
@@ -70,4 +70,8 @@ def __getattr__(name: str) -> object:
         from ._trim import trim
 
         return trim
+    if name == "__version__":  # one source: maturin writes Cargo's workspace version into the metadata
+        from importlib.metadata import version
+
+        return version("subwords")
     raise AttributeError(f"module 'subwords' has no attribute {name!r}")
