@@ -41,6 +41,33 @@ use subwords_core::word_cache::{pack, WordCache, SHORT};
 
 pub use split::Pattern;
 
+/// How a rank encoder cuts text into chunks.
+#[derive(Clone, Debug)]
+pub enum Splitter {
+    /// The hand-written scanner of one of OpenAI's patterns.
+    Named(Pattern),
+    /// Any other regular expression, run by fancy-regex as tiktoken runs it: only the matches
+    /// are chunks, and text between matches is dropped, as tiktoken drops it.
+    Regex(subwords_core::spelling::pattern::Pattern),
+}
+
+impl From<Pattern> for Splitter {
+    fn from(p: Pattern) -> Self {
+        Splitter::Named(p)
+    }
+}
+
+impl Splitter {
+    /// Calls `f(start, end)` with the byte span of every chunk of `text`, in order.
+    #[inline]
+    pub fn split(&self, text: &str, f: impl FnMut(usize, usize)) {
+        match self {
+            Splitter::Named(p) => p.split(text, f),
+            Splitter::Regex(p) => p.matches(text, f),
+        }
+    }
+}
+
 use crate::{Error, Result};
 
 /// Chunks longer than this (in bytes) merge with a heap instead of a scan.
@@ -62,7 +89,7 @@ pub struct RankBpe {
     spans: Vec<(u32, u32)>,
     token_bytes: Vec<u8>,
     specials: Vec<(String, u32)>,
-    pattern: Pattern,
+    splitter: Splitter,
     /// Per-worker scratch kept warm across calls (the core's batch runner).
     slots: Slots<Scratch>,
 }
@@ -75,7 +102,7 @@ impl RankBpe {
     pub fn new(
         tokens: Vec<(Vec<u8>, u32)>,
         specials: Vec<(String, u32)>,
-        pattern: Pattern,
+        pattern: impl Into<Splitter>,
     ) -> Result<Self> {
         let mut flat = Vec::new();
         let mut entries = Vec::with_capacity(tokens.len());
@@ -90,7 +117,7 @@ impl RankBpe {
     pub fn from_rank_file(
         data: &[u8],
         specials: Vec<(String, u32)>,
-        pattern: Pattern,
+        pattern: impl Into<Splitter>,
     ) -> Result<Self> {
         let (flat, entries) = parse_rank_file(data)?;
         RankBpe::from_flat(flat, entries, specials, pattern)
@@ -101,7 +128,7 @@ impl RankBpe {
         mut flat: Vec<u8>,
         entries: Vec<Entry>,
         specials: Vec<(String, u32)>,
-        pattern: Pattern,
+        pattern: impl Into<Splitter>,
     ) -> Result<Self> {
         let mut short: Map<u128, u32> = Map::default();
         short.reserve(entries.len());
@@ -198,13 +225,21 @@ impl RankBpe {
             spans,
             token_bytes: flat,
             specials,
-            pattern,
+            splitter: pattern.into(),
             slots: Slots::default(),
         })
     }
 
-    pub fn pattern(&self) -> Pattern {
-        self.pattern
+    /// The named pattern, or None for a regular expression's splitter.
+    pub fn pattern(&self) -> Option<Pattern> {
+        match &self.splitter {
+            Splitter::Named(p) => Some(*p),
+            Splitter::Regex(_) => None,
+        }
+    }
+
+    pub fn splitter(&self) -> &Splitter {
+        &self.splitter
     }
 
     /// One more than the largest id (tiktoken's `n_vocab`).
@@ -253,7 +288,7 @@ impl RankBpe {
     /// The chunks of `text` under this encoding's pattern, as byte spans.
     pub fn split(&self, text: &str) -> Vec<(usize, usize)> {
         let mut v = Vec::new();
-        self.pattern.split(text, |a, b| v.push((a, b)));
+        self.splitter.split(text, |a, b| v.push((a, b)));
         v
     }
 
@@ -332,7 +367,7 @@ impl RankBpe {
 
     fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>, scratch: &mut Scratch) {
         let bytes = text.as_bytes();
-        self.pattern.split(text, |a, b| {
+        self.splitter.split(text, |a, b| {
             let chunk = &bytes[a..b];
             if chunk.len() == 1 {
                 out.push(self.byte_rank[chunk[0] as usize]);
