@@ -144,10 +144,13 @@ def sp_model_bytes(
 @final
 class RankBpe:
     @staticmethod
-    def from_rank_file(data: bytes, pattern_name: str, specials: Sequence[tuple[str, int]]) -> RankBpe: ...
+    def from_rank_file(data: bytes, pattern_name: str, specials: Sequence[tuple[str, int]],
+                       regex: Optional[str] = None) -> RankBpe:
+        """``pattern_name``: "r50k", "cl100k", "o200k", or "regex" with ``regex`` (fancy-regex;
+        only its matches are chunks, as tiktoken reads a pattern)."""
     @staticmethod
     def from_ranks(tokens: Sequence[tuple[Sequence[int], int]], pattern_name: str,
-                   specials: Sequence[tuple[str, int]]) -> RankBpe:
+                   specials: Sequence[tuple[str, int]], regex: Optional[str] = None) -> RankBpe:
         """From (token bytes, rank) pairs."""
     def encode(self, text: str, allowed: Sequence[int]) -> list[int]:
         """Ids of ``text``; ``allowed`` are indices into ``specials()``."""
@@ -162,6 +165,9 @@ class RankBpe:
     def vocab_size(self) -> int: ...
     def rank_count(self) -> int: ...
     def pattern(self) -> str: ...
+    def regex(self) -> Optional[str]: ...
+    def encode_piece(self, piece: bytes) -> list[int]:
+        """Ids of one chunk with no split (tiktoken's ``encode_single_piece``)."""
     def specials(self) -> list[tuple[str, int]]: ...
 
 def split_pattern(pattern_name: str, text: str) -> list[str]: ...

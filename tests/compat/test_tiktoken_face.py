@@ -242,3 +242,10 @@ def test_a_bad_pattern_is_a_value_error(pair):
 def test_registered_encodings_pickle_by_name(pair):
     ours, _ = pair
     assert pickle.loads(pickle.dumps(ours)).encode("hello world") == ours.encode("hello world")
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    result = doctest.testmod(face, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

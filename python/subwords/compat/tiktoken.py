@@ -338,7 +338,7 @@ class Encoding:
         self._setup(name, pat_str, special_tokens, core, explicit_n_vocab)
         self.__dict__["_mergeable_ranks"] = mergeable_ranks
 
-    def _setup(self, name: str, pat_str: str, special_tokens: dict[str, int], core: Any,
+    def _setup(self, name: str, pat_str: str, special_tokens: dict[str, int], core: _core.RankBpe,
                explicit_n_vocab: Optional[int]) -> None:
         self.name = name
         self._pat_str = pat_str
@@ -353,9 +353,10 @@ class Encoding:
         self._special_token_values = set(special_tokens.values())
         self._special_index = {s: k for k, (s, _) in enumerate(core.specials())}
         self._all_specials = frozenset(special_tokens)
+        self._guard = _special_search(self._all_specials) if special_tokens else None
 
     @classmethod
-    def _from_core(cls, name: str, pat_str: str, special_tokens: dict[str, int], core: Any,
+    def _from_core(cls, name: str, pat_str: str, special_tokens: dict[str, int], core: _core.RankBpe,
                    explicit_n_vocab: Optional[int]) -> Encoding:
         self = cls.__new__(cls)
         self._setup(name, pat_str, special_tokens, core, explicit_n_vocab)
@@ -402,9 +403,15 @@ class Encoding:
         not allowed) it raises tiktoken's ``ValueError``; ``disallowed_special=()`` reads it as
         ordinary text."""
         if not allowed_special and disallowed_special == "all":
-            disallowed = self._all_specials
-            if disallowed:
-                _check_disallowed(text, disallowed)
+            # the default call: every special disallowed, found by a precomputed search
+            guard = self._guard
+            if guard is not None:
+                if not isinstance(text, str):
+                    raise TextTypeError(f"text must be str, got {type(text).__name__}")
+                if not guard[0] or guard[0] in text:
+                    m = guard[1].search(text)
+                    if m:
+                        raise_disallowed_special_token(m.group())
             allowed: list[int] = []
         else:
             allowed_set, disallowed = self._resolve(allowed_special, disallowed_special)
@@ -509,10 +516,10 @@ class Encoding:
         if not unstable:
             return tokens, []
         sorted_bytes = self._sorted_token_bytes
-        rank = self._core.rank
+        ranks = self._mergeable_ranks
         at = bisect_left(sorted_bytes, unstable)
         while at < len(sorted_bytes) and sorted_bytes[at].startswith(unstable):
-            completions.add((rank(sorted_bytes[at]),))
+            completions.add((ranks[sorted_bytes[at]],))
             at += 1
         for i in range(1, len(unstable)):
             prefix, suffix = unstable[:i], unstable[i:]
@@ -523,10 +530,11 @@ class Encoding:
                     encoded = self.encode_ordinary(possibility.decode("utf-8"))
                 except UnicodeDecodeError:
                     encoded = self._core.encode_piece(possibility)
-                seq, length = [], 0
+                seq: list[int] = []
+                length = 0
                 for t in encoded:
                     seq.append(t)
-                    length += len(self._core.token(t))
+                    length += len(self.decode_single_token_bytes(t))
                     if length >= len(unstable):
                         break
                 completions.add(tuple(seq))
