@@ -249,3 +249,38 @@ def test_docstring_examples_run():
 
     result = doctest.testmod(face, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+BYTES = {bytes([b]): b for b in range(256)}
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"mergeable_ranks": [1]}, "must be a dict"),
+    ({"mergeable_ranks": {"a": 1}}, "must map bytes -> int"),
+    ({"mergeable_ranks": {5: 1}}, "must map bytes -> int"),
+    ({"mergeable_ranks": {b"a": -1}}, "must map bytes -> int"),
+    ({"mergeable_ranks": {b"a": 1}}, "0x00 has no rank"),
+    ({"special_tokens": {"<|x|>": 3}}, "used twice"),
+    ({"pat_str": None}, "pat_str must be a str"),
+    ({"explicit_n_vocab": 300}, "explicit_n_vocab=300"),
+])
+def test_a_bad_encoding_is_a_value_error_naming_the_problem(kw, match):
+    args = {"pat_str": r"\S+|\s+", "mergeable_ranks": BYTES, "special_tokens": {}, **kw}
+    with pytest.raises(ValueError, match=match):
+        face.Encoding("bad", **args)
+
+
+def test_bad_calls_raise_the_builtin_a_caller_catches():
+    enc = face.Encoding("toy", pat_str=r"\S+|\s+", mergeable_ranks=BYTES, special_tokens={"<|x|>": 256})
+    with pytest.raises(TypeError):
+        enc.encode(123)
+    with pytest.raises(TypeError):
+        enc.encode_ordinary(b"bytes")
+    with pytest.raises(ValueError, match="not one str"):
+        enc.encode_ordinary_batch("one text")
+    with pytest.raises(TypeError):
+        enc.decode_bytes(["a"])
+    with pytest.raises(OverflowError):
+        enc.decode_bytes([-1])
+    with pytest.raises(ValueError, match="int id"):  # tiktoken fails an assert here
+        enc.is_special_token("256")

@@ -322,10 +322,9 @@ class Encoding:
             raise InputError(f"pat_str must be a str (a regular expression), got {type(pat_str).__name__}")
         if not isinstance(special_tokens, dict):
             raise InputError(f"special_tokens must be a dict of str -> int, got {type(special_tokens).__name__}")
-        try:
-            tokens = [(bytes(t), r) for t, r in mergeable_ranks.items()]
-        except (AttributeError, TypeError):
-            raise InputError("mergeable_ranks must be a dict of bytes -> int") from None
+        if not isinstance(mergeable_ranks, dict):
+            raise InputError(f"mergeable_ranks must be a dict of bytes -> int, got {type(mergeable_ranks).__name__}")
+        tokens = list(mergeable_ranks.items())
         if not tokens:
             raise InputError("mergeable_ranks is empty; a rank file ranks at least the 256 single bytes")
         pattern_name, regex = _splitter(pat_str)
