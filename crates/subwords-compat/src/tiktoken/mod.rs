@@ -695,6 +695,17 @@ mod tests {
     }
 
     #[test]
+    fn a_regex_splitter_keeps_only_the_matches() {
+        // tiktoken's reading of a pattern: ", " and "!" match nothing and are dropped
+        let mut tokens: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        tokens.push((b"ab".to_vec(), 256));
+        let re = subwords_core::spelling::pattern::Pattern::new(r"[a-z]+").unwrap();
+        let t = RankBpe::new(tokens, vec![], Splitter::Regex(re)).unwrap();
+        assert_eq!(t.encode("ab, ba!", &[]), vec![256, 98, 97]);
+        assert!(t.pattern().is_none());
+    }
+
+    #[test]
     fn heap_equals_scan() {
         let t = toy();
         let mut state = 12345u64;
