@@ -2,7 +2,9 @@
 //!
 //! A rank file lists byte strings with their ranks; a token's id is its rank. Encoding:
 //! 1. the text is cut at the allowed special-token surfaces (each becomes its id);
-//! 2. each stretch in between is cut into chunks by the encoding's pattern ([`split`]);
+//! 2. each stretch in between is cut into chunks by the encoding's pattern ([`Splitter`]: the
+//!    hand-written scanner of an OpenAI pattern ([`split`]), or any other regex, of which only
+//!    the matches are chunks, as tiktoken reads a pattern);
 //! 3. a chunk that is itself a token becomes that one id; otherwise it starts as single bytes
 //!    and, repeatedly, the adjacent pair whose concatenation has the lowest rank is merged
 //!    (leftmost on ties), until no adjacent concatenation is a token.
