@@ -284,3 +284,13 @@ def test_bad_calls_raise_the_builtin_a_caller_catches():
         enc.decode_bytes([-1])
     with pytest.raises(ValueError, match="int id"):  # tiktoken fails an assert here
         enc.is_special_token("256")
+
+
+def test_o200k_harmony_has_tiktokens_special_tokens_but_one_alias(fresh_registry, files):
+    fresh_registry.setenv("SUBWORDS_TIKTOKEN_DIR", str(files))
+    ours = face.get_encoding("o200k_harmony")
+    theirs = peers.tiktoken_spec("o200k_harmony", {})["special_tokens"]
+    # tiktoken names id 200018 twice; the face keeps the name o200k_base gives it (docs/COMPAT.md)
+    assert theirs["<|endofprompt|>"] == theirs["<|reserved_200018|>"] == 200018
+    assert ours._special_tokens == {s: i for s, i in theirs.items() if s != "<|reserved_200018|>"}
+    assert ours.n_vocab == 201088
