@@ -595,10 +595,11 @@ class Encoding:
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
         """The tokens' bytes joined (special tokens as their text)."""
+        ids = tokens if type(tokens) is list else list(tokens)
         try:
-            return self._core.decode_bytes(tokens if type(tokens) is list else list(tokens))
+            return self._core.decode_bytes(ids)
         except UnknownPieceError:
-            bad = next(t for t in tokens if self._core.token(t) is None)
+            bad = next(t for t in ids if self._core.token(t) is None)
             raise UnknownPieceError(f"Invalid token for decoding: {bad}") from None
 
     def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
