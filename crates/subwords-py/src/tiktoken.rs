@@ -6,9 +6,9 @@ use std::sync::Arc;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList};
 
-use subwords_compat::tiktoken::{Pattern, RankBpe};
+use subwords_compat::tiktoken::{Pattern, RankBpe, Splitter};
 
 use crate::to_py;
 
@@ -34,6 +34,19 @@ impl crate::encoder::Holds for PyRankBpe {
     }
 }
 
+/// The splitter of `pattern_name` (`"r50k"`, `"cl100k"`, `"o200k"`), or of `regex` when
+/// `pattern_name` is `"regex"`.
+fn splitter(py: Python<'_>, pattern_name: &str, regex: Option<&str>) -> PyResult<Splitter> {
+    match (pattern_name, regex) {
+        ("regex", Some(source)) => subwords_core::spelling::pattern::Pattern::new(source)
+            .map(Splitter::Regex)
+            .map_err(|e| to_py(py, e)),
+        ("regex", None) => Err(PyValueError::new_err("pattern_name 'regex' needs regex=")),
+        (name, None) => pattern(name).map(Splitter::Named),
+        (_, Some(_)) => Err(PyValueError::new_err("regex= goes with pattern_name 'regex'")),
+    }
+}
+
 impl PyRankBpe {
     fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
         // capped: a sparse rank file may name ids far past its count; those are made one by one
@@ -46,13 +59,15 @@ impl PyRankBpe {
 impl PyRankBpe {
     /// Parses a `.tiktoken` file's bytes.
     #[staticmethod]
+    #[pyo3(signature = (data, pattern_name, specials, regex=None))]
     fn from_rank_file(
         py: Python<'_>,
         data: &[u8],
         pattern_name: &str,
         specials: Vec<(String, u32)>,
+        regex: Option<&str>,
     ) -> PyResult<Self> {
-        let p = pattern(pattern_name)?;
+        let p = splitter(py, pattern_name, regex)?;
         let inner =
             py.detach(|| RankBpe::from_rank_file(data, specials, p)).map_err(|e| to_py(py, e))?;
         Ok(PyRankBpe { inner: Arc::new(inner), ints: std::sync::OnceLock::new() })
@@ -60,13 +75,15 @@ impl PyRankBpe {
 
     /// From `(token bytes, rank)` pairs.
     #[staticmethod]
+    #[pyo3(signature = (tokens, pattern_name, specials, regex=None))]
     fn from_ranks(
         py: Python<'_>,
         tokens: Vec<(Vec<u8>, u32)>,
         pattern_name: &str,
         specials: Vec<(String, u32)>,
+        regex: Option<&str>,
     ) -> PyResult<Self> {
-        let p = pattern(pattern_name)?;
+        let p = splitter(py, pattern_name, regex)?;
         let inner = py.detach(|| RankBpe::new(tokens, specials, p)).map_err(|e| to_py(py, e))?;
         Ok(PyRankBpe { inner: Arc::new(inner), ints: std::sync::OnceLock::new() })
     }
@@ -116,8 +133,32 @@ impl PyRankBpe {
         self.inner.rank_count()
     }
 
+    /// The named pattern (`"r50k"`, `"cl100k"`, `"o200k"`), or `"regex"` for a regular
+    /// expression's splitter (see `regex()`).
     fn pattern(&self) -> &'static str {
-        self.inner.pattern().name()
+        self.inner.pattern().map_or("regex", |p| p.name())
+    }
+
+    /// The regular expression of a `"regex"` splitter, else None.
+    fn regex(&self) -> Option<String> {
+        match self.inner.splitter() {
+            Splitter::Regex(p) => Some(p.source().to_string()),
+            Splitter::Named(_) => None,
+        }
+    }
+
+    /// The ids of one chunk, with no split: the chunk's rank if it is a token, else its bytes
+    /// merged (tiktoken's `encode_single_piece`).
+    fn encode_piece<'py>(&self, py: Python<'py>, piece: &[u8]) -> PyResult<Bound<'py, PyList>> {
+        let inner = &self.inner;
+        let ids = py.detach(|| {
+            let mut out = Vec::new();
+            if !piece.is_empty() {
+                inner.encode_chunk(piece, &mut out, &mut Vec::new());
+            }
+            out
+        });
+        crate::id_list(py, self.ints(py), &ids)
     }
 
     fn specials(&self) -> Vec<(String, u32)> {

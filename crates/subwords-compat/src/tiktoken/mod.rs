@@ -2,7 +2,9 @@
 //!
 //! A rank file lists byte strings with their ranks; a token's id is its rank. Encoding:
 //! 1. the text is cut at the allowed special-token surfaces (each becomes its id);
-//! 2. each stretch in between is cut into chunks by the encoding's pattern ([`split`]);
+//! 2. each stretch in between is cut into chunks by the encoding's pattern ([`Splitter`]: the
+//!    hand-written scanner of an OpenAI pattern ([`split`]), or any other regex, of which only
+//!    the matches are chunks, as tiktoken reads a pattern);
 //! 3. a chunk that is itself a token becomes that one id; otherwise it starts as single bytes
 //!    and, repeatedly, the adjacent pair whose concatenation has the lowest rank is merged
 //!    (leftmost on ties), until no adjacent concatenation is a token.
@@ -42,6 +44,33 @@ use subwords_core::word_cache::{pack, WordCache, SHORT};
 
 pub use split::Pattern;
 
+/// How a rank encoder cuts text into chunks.
+#[derive(Clone, Debug)]
+pub enum Splitter {
+    /// The hand-written scanner of one of OpenAI's patterns.
+    Named(Pattern),
+    /// Any other regular expression, run by fancy-regex as tiktoken runs it: only the matches
+    /// are chunks, and text between matches is dropped, as tiktoken drops it.
+    Regex(subwords_core::spelling::pattern::Pattern),
+}
+
+impl From<Pattern> for Splitter {
+    fn from(p: Pattern) -> Self {
+        Splitter::Named(p)
+    }
+}
+
+impl Splitter {
+    /// Calls `f(start, end)` with the byte span of every chunk of `text`, in order.
+    #[inline]
+    pub fn split(&self, text: &str, f: impl FnMut(usize, usize)) {
+        match self {
+            Splitter::Named(p) => p.split(text, f),
+            Splitter::Regex(p) => p.matches(text, f),
+        }
+    }
+}
+
 use crate::{Error, Result};
 
 /// Chunks longer than this (in bytes) merge with a heap instead of a scan.
@@ -63,7 +92,7 @@ pub struct RankBpe {
     spans: Vec<(u32, u32)>,
     token_bytes: Vec<u8>,
     specials: Vec<(String, u32)>,
-    pattern: Pattern,
+    splitter: Splitter,
     /// Per-worker scratch kept warm across calls (the core's batch runner).
     slots: Slots<Scratch>,
 }
@@ -76,7 +105,7 @@ impl RankBpe {
     pub fn new(
         tokens: Vec<(Vec<u8>, u32)>,
         specials: Vec<(String, u32)>,
-        pattern: Pattern,
+        pattern: impl Into<Splitter>,
     ) -> Result<Self> {
         let mut flat = Vec::new();
         let mut entries = Vec::with_capacity(tokens.len());
@@ -91,7 +120,7 @@ impl RankBpe {
     pub fn from_rank_file(
         data: &[u8],
         specials: Vec<(String, u32)>,
-        pattern: Pattern,
+        pattern: impl Into<Splitter>,
     ) -> Result<Self> {
         let (flat, entries) = parse_rank_file(data)?;
         RankBpe::from_flat(flat, entries, specials, pattern)
@@ -102,7 +131,7 @@ impl RankBpe {
         mut flat: Vec<u8>,
         entries: Vec<Entry>,
         specials: Vec<(String, u32)>,
-        pattern: Pattern,
+        pattern: impl Into<Splitter>,
     ) -> Result<Self> {
         let mut short: Map<u128, u32> = Map::default();
         short.reserve(entries.len());
@@ -199,13 +228,21 @@ impl RankBpe {
             spans,
             token_bytes: flat,
             specials,
-            pattern,
+            splitter: pattern.into(),
             slots: Slots::default(),
         })
     }
 
-    pub fn pattern(&self) -> Pattern {
-        self.pattern
+    /// The named pattern, or None for a regular expression's splitter.
+    pub fn pattern(&self) -> Option<Pattern> {
+        match &self.splitter {
+            Splitter::Named(p) => Some(*p),
+            Splitter::Regex(_) => None,
+        }
+    }
+
+    pub fn splitter(&self) -> &Splitter {
+        &self.splitter
     }
 
     /// One more than the largest id (tiktoken's `n_vocab`).
@@ -249,7 +286,7 @@ impl RankBpe {
     /// The chunks of `text` under this encoding's pattern, as byte spans.
     pub fn split(&self, text: &str) -> Vec<(usize, usize)> {
         let mut v = Vec::new();
-        self.pattern.split(text, |a, b| v.push((a, b)));
+        self.splitter.split(text, |a, b| v.push((a, b)));
         v
     }
 
@@ -289,7 +326,7 @@ impl RankBpe {
 
     fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>, scratch: &mut Scratch) {
         let bytes = text.as_bytes();
-        self.pattern.split(text, |a, b| {
+        self.splitter.split(text, |a, b| {
             let chunk = &bytes[a..b];
             if chunk.len() == 1 {
                 out.push(self.byte_rank[chunk[0] as usize]);
@@ -313,6 +350,21 @@ impl RankBpe {
                 scratch.words.insert(chunk, &out[start..]);
             }
         });
+    }
+
+    /// The ids of one chunk's bytes, appended to `out`, without the pre-split: tiktoken's
+    /// `encode_single_piece` and the unstable-token search of `encode_with_unstable`.
+    #[inline]
+    pub fn encode_chunk(&self, chunk: &[u8], out: &mut Vec<u32>, parts: &mut Vec<Part>) {
+        if chunk.len() == 1 {
+            out.push(self.byte_rank[chunk[0] as usize]);
+        } else if let Some(r) = self.rank(chunk) {
+            out.push(r);
+        } else if chunk.len() <= LONG_CHUNK {
+            self.merge_scan(chunk, out, parts);
+        } else {
+            self.merge_heap(chunk, out);
+        }
     }
 
     /// The merge loop with a linear scan for the lowest pair: the fastest for short chunks.
@@ -630,6 +682,17 @@ mod tests {
         assert_eq!(t.encode("aaaaa", &[]), vec![260, 97]);
         assert_eq!(t.encode("a<|x|>b", &[]).len(), 7);
         assert_eq!(t.encode("a<|x|>b", &[0]), vec![97, 300, 98]);
+    }
+
+    #[test]
+    fn a_regex_splitter_keeps_only_the_matches() {
+        // tiktoken's reading of a pattern: ", " and "!" match nothing and are dropped
+        let mut tokens: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        tokens.push((b"ab".to_vec(), 256));
+        let re = subwords_core::spelling::pattern::Pattern::new(r"[a-z]+").unwrap();
+        let t = RankBpe::new(tokens, vec![], Splitter::Regex(re)).unwrap();
+        assert_eq!(t.encode("ab, ba!", &[]), vec![256, 98, 97]);
+        assert!(t.pattern().is_none());
     }
 
     #[test]

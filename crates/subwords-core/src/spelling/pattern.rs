@@ -164,6 +164,28 @@ impl Pattern {
         self.split_regex(text, f)
     }
 
+    /// Calls `f(start, end)` for every non-empty match of the pattern in `text`, in order; the
+    /// text between matches is skipped (tiktoken's reading of a pattern). If the engine gives up
+    /// (its backtracking limit), the rest of the text from where the last match ended is one piece.
+    pub fn matches(&self, text: &str, mut f: impl FnMut(usize, usize)) {
+        if let Some(fast) = self.fast {
+            return fast.split(text, f);
+        }
+        let mut last = 0;
+        for m in self.re.find_iter(text) {
+            let Ok(m) = m else {
+                if last < text.len() {
+                    f(last, text.len());
+                }
+                return;
+            };
+            if m.start() < m.end() {
+                f(m.start(), m.end());
+                last = m.end();
+            }
+        }
+    }
+
     /// [`Pattern::split`] by the regex engine alone.
     pub fn split_regex(&self, text: &str, mut f: impl FnMut(usize, usize)) {
         let mut last = 0;
@@ -261,6 +283,15 @@ mod tests {
         // `\d+` matches "12" and "345"; "ab" and "c" are the gaps
         let p = Pattern::new(r"\d+").unwrap();
         assert_eq!(pieces(&p, "ab12c345"), ["ab", "12", "c", "345"]);
+    }
+
+    #[test]
+    fn matches_skip_the_gaps_and_empty_matches() {
+        // `\d*` matches "12" and "345" and the empty string at every other position
+        let p = Pattern::new(r"\d*").unwrap();
+        let mut v = Vec::new();
+        p.matches("ab12c345", |a, b| v.push((a, b)));
+        assert_eq!(v, [(2, 4), (5, 8)]);
     }
 
     #[test]

@@ -1,0 +1,14 @@
+"""Drop-in faces of other tokenizer libraries, backed by subwords' engines.
+
+Each module offers a peer library's public API under the peer's own names, so code written
+against the peer runs unchanged after one changed import:
+
+* ``subwords.compat.tiktoken``: tiktoken's ``Encoding``, ``get_encoding``,
+  ``encoding_for_model`` and the rest (``import subwords.compat.tiktoken as tiktoken``).
+* ``subwords.compat.sentencepiece``: sentencepiece's ``SentencePieceProcessor`` and
+  ``SentencePieceTrainer``.
+
+Ids, texts and the errors the peers' own tests expect are the peers'; docs/COMPAT.md lists every
+public name, how it is offered, and the speed against the original. The modules are imported on
+demand: importing this package loads neither.
+"""
