@@ -11,6 +11,7 @@ mod trace;
 
 mod hf;
 mod snmt;
+mod stochastok;
 
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
@@ -1634,6 +1635,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<hf::PyHfPipeline>()?;
     m.add_class::<hf::PyHfTables>()?;
     m.add_class::<snmt::PySnmtCodes>()?;
+    m.add_class::<stochastok::PyStochasTok>()?;
     m.add_function(wrap_pyfunction!(unicode_versions, m)?)?;
     m.add_function(wrap_pyfunction!(gpt2_byte_chars, m)?)?;
     m.add_function(wrap_pyfunction!(parse_count_line, m)?)?;
