@@ -124,6 +124,7 @@ def _cmd_litetoken(a: argparse.Namespace) -> int:
         model = load(a.model, pattern=a.pattern)
     r = trim(model, _inputs(a), litetoken=True, threshold=a.threshold, output=a.output, id_map_output=a.id_map)
     rep = r.litetoken
+    assert rep is not None
     where = a.id_map if a.id_map is not None else a.output + ".ids.json"
     print(f"litetoken {a.model} ({rep.format}): {r.old_size} -> {r.new_size} ids; {len(rep.residues)} residues "
           f"removed (F1/(F1+F2) < {rep.threshold:g}), {len(rep.protected)} kept because a row needs them, "

@@ -167,6 +167,19 @@ class RankBpe:
 def split_pattern(pattern_name: str, text: str) -> list[str]: ...
 
 @final
+class StochasTok:
+    """Every split of every row into two rows whose keys join to its key (StochasTok; LiteToken)."""
+    def __new__(cls, keys: Sequence[Optional[bytes]]) -> StochasTok: ...
+    def splits(self, id: int) -> list[tuple[int, int]]: ...
+    def splittable(self) -> int: ...
+    def stranded(self, order: Sequence[int], gone: Sequence[bool]) -> tuple[list[int], list[bool]]:
+        """The rows of ``order`` no split into two rows outside ``gone`` builds, and ``gone`` updated."""
+    def rank_last_splits(self) -> list[Optional[tuple[int, int]]]:
+        """Each id's last merge made alone by the rank rule (None: not made so)."""
+    def expand(self, ids: Sequence[int], p: float, seed: int, index: int = 0) -> list[int]: ...
+    def expand_batch(self, batch: Sequence[Sequence[int]], p: float, seed: int, threads: int) -> list[list[int]]: ...
+
+@final
 class HfTables:
     """A tokenizer.json model's vocabulary and merges."""
     @staticmethod

@@ -50,6 +50,9 @@ MAX_JSON_BYTES = 512 << 20
 DEFAULT_THRESHOLD = 0.1
 
 
+Writer = Callable[[PathLike], None]
+
+
 class LiteTokenReport(NamedTuple):
     """What LiteToken found and did."""
 
@@ -87,17 +90,20 @@ def formations(n: int, derivation: Sequence[Optional[tuple[int, int]]], size: Se
     that makes ``c`` (None for a base row); ``size[c]`` its length in base symbols."""
     made = [0] * n
     f1 = [0] * n
+    # parents are longer than their parts: visit the rows made, longest first, pushing counts down
+    by_size: dict[int, set[int]] = {}
     for i, c in final.items():
         f1[i] = c
         made[i] = c
-    # parents are longer than their parts: visit longest first, pushing counts down
-    order = sorted((i for i in range(n) if derivation[i] is not None), key=lambda i: -size[i])
-    for c in order:
-        m = made[c]
-        if m:
+        if derivation[i] is not None:
+            by_size.setdefault(size[i], set()).add(i)
+    while by_size:
+        for c in by_size.pop(max(by_size)):
             a, b = derivation[c]  # type: ignore[misc]
-            made[a] += m
-            made[b] += m
+            for x in (a, b):
+                made[x] += made[c]
+                if derivation[x] is not None:
+                    by_size.setdefault(size[x], set()).add(x)
     f2 = [made[i] - f1[i] for i in range(n)]
     return f1, f2
 
@@ -106,40 +112,36 @@ def residues_of(learned: Sequence[bool], f1: Sequence[int], f2: Sequence[int], t
     return [i for i in range(len(f1)) if learned[i] and f1[i] + f2[i] > 0 and f1[i] < threshold * (f1[i] + f2[i])]
 
 
-def choose(order: Sequence[int], residues: Sequence[int], splits: Callable[[int], Sequence[tuple[int, int]]],
+def choose(n: int, order: Sequence[int], residues: Sequence[int], table: Any,
            derivation: Callable[[int], Optional[tuple[int, int]]]) -> tuple[set[int], list[int]]:
     """(removed, protected): the residues removed once every row of ``order`` (learned rows,
-    shortest first) that some split could build before can still be built from kept rows."""
-    def stranded(gone: set[int]) -> list[int]:
-        out = []
-        for c in order:
-            if c in gone:
-                continue
-            if not any(a not in gone and b not in gone for a, b in splits(c)):
-                gone.add(c)
-                out.append(c)
-        return out
-
-    never = set(stranded(set()))  # rows no split builds even now stay as they are
+    shortest first) that some split could build before can still be built from kept rows.
+    ``table`` is the core's split table (``_core.StochasTok``): a row's splits are every pair
+    of rows whose keys join to its key, which holds its own merges too."""
+    never, _ = table.stranded(list(order), [False] * n)  # rows no split builds even now stay as they are
+    never = set(never)
     order = [c for c in order if c not in never]
     removed = set(residues) - never
     protected: list[int] = []
     while True:
-        lost = stranded(removed | never)
+        gone = [False] * n
+        for i in removed | never:
+            gone[i] = True
+        lost, _ = table.stranded(order, gone)
         if not lost:
             return removed, protected
+        lost_set = set(lost)
         back = set()
         for c in lost:
             d = derivation(c)
-            tries = [d] if d is not None else []
-            tries += list(splits(c))
+            tries = ([d] if d is not None else []) + list(table.splits(c))
             for a, b in tries:
                 hit = [x for x in (a, b) if x in removed]
-                if hit or (a not in removed and b not in removed and a not in lost and b not in lost):
+                if hit or (a not in lost_set and b not in lost_set):
                     back.update(hit)
                     break
         if not back:  # each stranded row waits on another stranded row: keep every residue among their splits
-            back = {x for c in lost for a, b in splits(c) for x in (a, b) if x in removed}
+            back = {x for c in lost for a, b in table.splits(c) for x in (a, b) if x in removed}
         if not back:
             raise AssertionError("LiteToken: a stranded row has no removed part")
         removed -= back
@@ -189,25 +191,10 @@ def _changed(old: list[list[int]], new: list[list[int]], id_map: list[Optional[i
 
 # -- tiktoken (rank rule) --------------------------------------------------------------------
 
-def rank_derivation(token: bytes, rank: dict[bytes, int]) -> list[tuple[bytes, bytes, bytes]]:
-    """The merges that make ``token`` alone under the rank rule, in order: (left, right, joined)."""
-    parts = [token[i:i + 1] for i in range(len(token))]
-    out = []
-    while len(parts) > 1:
-        best, at = None, -1
-        for k in range(len(parts) - 1):
-            r = rank.get(parts[k] + parts[k + 1])
-            if r is not None and (best is None or r < best):
-                best, at = r, k
-        if best is None:
-            break
-        j = parts[at] + parts[at + 1]
-        out.append((parts[at], parts[at + 1], j))
-        parts[at:at + 2] = [j]
-    return out
+Outcome = tuple[Any, list[Optional[int]], int, int, "LiteTokenReport", Writer]
 
 
-def _litetoken_tiktoken(tok: Any, texts: list[str], threshold: float, threads: Optional[int]):
+def _litetoken_tiktoken(tok: Any, texts: list[str], threshold: float, threads: Optional[int]) -> Outcome:
     from .formats.tiktoken.read import TiktokenTokenizer
 
     core = tok._core
@@ -215,45 +202,30 @@ def _litetoken_tiktoken(tok: Any, texts: list[str], threshold: float, threads: O
     specials = dict(core.specials())
     n = max([r for _, r in tokens] + list(specials.values())) + 1
     text_of: list[Optional[bytes]] = [None] * n
-    rank: dict[bytes, int] = {}
     for t, r in tokens:
         text_of[r] = t
-        rank[t] = r
     final, encoded = _count(lambda xs: tok.encode_batch(xs, threads=threads), texts)
-    # the derivation of every row the encoding holds (and of each inner node on the way)
-    derivation: list[Optional[tuple[int, int]]] = [None] * n
-    done = set()
-    for c in list(final):
-        t = text_of[c] if c < n else None
-        if t is None or len(t) < 2 or c in done:
-            continue
-        for a, b, j in rank_derivation(t, rank):
-            rj = rank[j]
-            if rj not in done:
-                derivation[rj] = (rank[a], rank[b])
-                done.add(rj)
+    table = _core.StochasTok(text_of)  # every split of every row into two rows
+    # each row's last merge made alone, by the rank rule (None: the merges do not make it alone)
+    derivation: list[Optional[tuple[int, int]]] = table.rank_last_splits()
     size = [len(t) if t is not None else 1 for t in text_of]
     f1, f2 = formations(n, derivation, size, final)
     learned = [t is not None and len(t) > 1 for t in text_of]
     res = residues_of(learned, f1, f2, threshold)
-    table = _core.StochasTok(text_of)  # every split of every row into two rows
-    order = sorted((r for _, r in tokens if learned[r]), key=lambda r: (size[r], r))
-
-    def derive(c: int) -> Optional[tuple[int, int]]:
-        if derivation[c] is None:
-            steps = rank_derivation(text_of[c] or b"", rank)
-            if steps and steps[-1][2] == text_of[c]:
-                derivation[c] = (rank[steps[-1][0]], rank[steps[-1][1]])
-        return derivation[c]
-    removed, protected = choose(order, res, table.splits, derive)
+    by_len: dict[int, list[int]] = {}
+    for r in range(n):
+        if learned[r]:
+            by_len.setdefault(size[r], []).append(r)
+    order = [r for k in sorted(by_len) for r in by_len[k]]  # shortest first, then by rank
+    removed, protected = choose(n, order, res, table, lambda c: derivation[c])
     res = [r for r in res if r in removed]
-    kept_ranks = sorted(r for _, r in tokens if r not in removed)
+    kept_ranks = [r for r in range(n) if text_of[r] is not None and r not in removed]
     id_map: list[Optional[int]] = [None] * n
     for j, r in enumerate(kept_ranks):
         id_map[r] = j
     for _, i in specials.items():
         id_map[i] = i
-    new_tokens = [(text_of[r], id_map[r]) for r in kept_ranks]
+    new_tokens = [(text_of[r] or b"", j) for j, r in enumerate(kept_ranks)]
     new_core = _core.RankBpe.from_ranks(new_tokens, core.pattern(), sorted(specials.items(), key=lambda kv: kv[1]))
     new = TiktokenTokenizer(new_core, tok.name, tok.pattern)
     new_encoded = new.encode_batch(texts, threads=threads)
@@ -263,9 +235,8 @@ def _litetoken_tiktoken(tok: Any, texts: list[str], threshold: float, threads: O
 
     report = LiteTokenReport([(r, show(r), f1[r], f2[r]) for r in res], [(r, show(r), f1[r], f2[r]) for r in protected], 0,
                              len(texts), _changed(encoded, new_encoded, id_map), threshold, "tiktoken")
-    lines = [base64.b64encode(t).decode("ascii") + f" {r}\n" for t, r in new_tokens]  # type: ignore[arg-type]
-
     def write(path: PathLike) -> None:
+        lines = [base64.b64encode(t).decode("ascii") + f" {r}\n" for t, r in new_tokens]
         write_atomic(path, "".join(lines).encode("ascii"), "rank file")
     # sizes count rows (ranks and specials): the specials keep their ids, above every rank
     return new, id_map, len(tokens) + len(specials), len(kept_ranks) + len(specials), report, write
@@ -274,7 +245,8 @@ def _litetoken_tiktoken(tok: Any, texts: list[str], threshold: float, threads: O
 # -- merge lists (ours, tokenizer.json) -------------------------------------------------------
 
 def _merge_list(n: int, merges: list[tuple[int, int, int]], learned: Sequence[bool], final: Counter[int],
-                threshold: float, keys: list[Optional[bytes]]):
+                threshold: float, keys: list[Optional[bytes]]
+                ) -> tuple[list[int], list[int], list[tuple[int, int, int]], int, list[int], list[int], set[int]]:
     """The LiteToken cut of a merge-list model, on ids: (residues removed, protected, new merges
     (a, b, c) in rank order, re-ranked rows, F1, F2, removed)."""
     derivation: list[Optional[tuple[int, int]]] = [None] * n
@@ -288,15 +260,9 @@ def _merge_list(n: int, merges: list[tuple[int, int, int]], learned: Sequence[bo
     size = _sizes(n, derivation, lambda i: 1)
     f1, f2 = formations(n, derivation, size, final)
     res = residues_of(learned, f1, f2, threshold)
-    table = _core.StochasTok(keys)
-    cuts: dict[int, list[tuple[int, int]]] = {}
-
-    def splits(c: int) -> list[tuple[int, int]]:
-        if c not in cuts:
-            cuts[c] = by_c.get(c, []) + [m for m in table.splits(c) if m not in by_c.get(c, ())]
-        return cuts[c]
+    table = _core.StochasTok(keys)  # every split into two rows; a row's own merges are among them
     order = sorted((c for c in by_c if learned[c]), key=lambda i: (size[i], i))
-    removed, protected = choose(order, res, splits, lambda c: derivation[c])
+    removed, protected = choose(n, order, res, table, lambda c: derivation[c])
     res = [r for r in res if r in removed]
     added: dict[int, list[tuple[int, int, int]]] = {}
     for c in order:
@@ -336,7 +302,7 @@ def _merge_list(n: int, merges: list[tuple[int, int, int]], learned: Sequence[bo
     return res, protected, out, len(added), f1, f2, removed
 
 
-def _litetoken_ours(tok: Any, texts: list[str], threshold: float, threads: Optional[int]):
+def _litetoken_ours(tok: Any, texts: list[str], threshold: float, threads: Optional[int]) -> Outcome:
     from ._api import SubwordsTokenizer
     from ._trim import _ALWAYS
 
@@ -399,7 +365,7 @@ def _litetoken_ours(tok: Any, texts: list[str], threshold: float, threads: Optio
     return new, id_map, n, len(order), report, write
 
 
-def _litetoken_hf(path: str, texts: list[str], threshold: float, threads: Optional[int]):
+def _litetoken_hf(path: str, texts: list[str], threshold: float, threads: Optional[int]) -> Outcome:
     from .formats.huggingface import read as hf_read
     from .formats.tiktoken import BYTE_TO_CHAR, CHAR_TO_BYTE
 
@@ -484,7 +450,7 @@ def _remap_post(doc: dict[str, Any], id_map: list[Optional[int]]) -> None:
         fix(doc["post_processor"])
 
 
-def litetoken(model: Any, texts: list[str], threshold: float, threads: Optional[int] = None):
+def litetoken(model: Any, texts: list[str], threshold: float, threads: Optional[int] = None) -> Outcome:
     """(new tokenizer, id map, old size, new size, report, write(path)) for ``model``: one of
     our BPE models, a tiktoken tokenizer, or a path to either or to a BPE tokenizer.json."""
     from ._api import SubwordsTokenizer
@@ -536,13 +502,7 @@ def residue_share(tok: Any, final: Counter[int], threshold: float = DEFAULT_THRE
         for t, r in tokens:
             text_of[r] = t
             rank[t] = r
-        derivation: list[Optional[tuple[int, int]]] = [None] * n
-        for c in final:
-            t = text_of[c] if c < n else None
-            if t is None or len(t) < 2 or derivation[c] is not None:
-                continue
-            for a, b, j in rank_derivation(t, rank):
-                derivation[rank[j]] = (rank[a], rank[b])
+        derivation: list[Optional[tuple[int, int]]] = _core.StochasTok(text_of).rank_last_splits()
         learned = [t is not None and len(t) > 1 for t in text_of]
         size = [len(t) if t is not None else 1 for t in text_of]
     else:

@@ -351,3 +351,30 @@ def test_cli(tmp_path):
     empty.write_text("\n\n", encoding="utf-8")
     r = run("trim", "--litetoken", str(model), str(empty), "-o", str(tmp_path / "e.json"))
     assert r.returncode != 0 and "empty" in r.stderr and not (tmp_path / "e.json").exists()
+
+
+def test_tokenizer_json(tmp_path):
+    """A byte-level BPE tokenizer.json (our model exported) cut by LiteToken: written back as a
+    tokenizer.json that the real tokenizers library reads and encodes as we do."""
+    from subwords.formats import export
+    from tokenizers import Tokenizer
+
+    texts = list(peers.multilingual_texts())[:3000]
+    tok = subwords.train(texts[:2000], vocab_size=1500, spelling="bytes", pre_split="gpt2")
+    src = tmp_path / "tokenizer.json"
+    export(tok, src, "hf")
+    out = tmp_path / "cut" / "tokenizer.json"
+    out.parent.mkdir()
+    t = trim(src, texts[2000:], litetoken=True, threshold=0.3, output=out)
+    rep = t.litetoken
+    assert rep.format == "hf" and len(rep.residues) > 0 and rep.reranked > 0
+    assert t.new_size == t.old_size - len(rep.residues)
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert len(doc["model"]["vocab"]) == len(json.loads(src.read_text(encoding="utf-8"))["model"]["vocab"]) - len(rep.residues)
+    peer = Tokenizer.from_file(str(out))
+    held = texts[2000:]
+    ours = t.tokenizer.encode_batch(held)
+    assert [peer.encode(x, add_special_tokens=False).ids for x in held] == ours
+    assert [t.tokenizer.decode(ids) for ids in ours] == held
+    old_ids = subwords.load(src).encode_batch(held)
+    assert rep.lines_changed == sum(1 for a, b in zip(old_ids, ours) if [t.id_map[i] for i in a] != b)

@@ -32,6 +32,20 @@ impl PyStochasTok {
         self.inner.splittable()
     }
 
+    /// LiteToken: the rows of `order` (shortest first) that no split into two rows outside
+    /// `gone` builds; `gone` as updated is returned too.
+    fn stranded(&self, py: Python<'_>, order: Vec<u32>, mut gone: Vec<bool>) -> (Vec<u32>, Vec<bool>) {
+        py.detach(|| {
+            let lost = self.inner.stranded(&order, &mut gone);
+            (lost, gone)
+        })
+    }
+
+    /// LiteToken: each id's last merge under the rank rule, made alone (None: not made so).
+    fn rank_last_splits(&self, py: Python<'_>) -> Vec<Option<(u32, u32)>> {
+        py.detach(|| self.inner.rank_last_splits())
+    }
+
     /// `ids` expanded with `p`; the draw is that of text `index` under `seed`.
     #[pyo3(signature = (ids, p, seed, index=0))]
     fn expand(&self, py: Python<'_>, ids: Vec<u32>, p: f64, seed: u64, index: u64) -> PyResult<Vec<u32>> {

@@ -85,9 +85,9 @@ def residues(learned: Sequence[Hashable], made: dict[Hashable, int], final: dict
 
 def cut(learned_by_size: Sequence[Hashable], found: Sequence[Hashable],
         splits: Callable[[Hashable], Sequence[tuple[Hashable, Hashable]]],
-        derivation: Callable[[Hashable], Optional[tuple[Hashable, Hashable]]]) -> tuple[set, set]:
+        derivation: Callable[[Hashable], Optional[tuple[Hashable, Hashable]]]) -> tuple[set[Hashable], set[Hashable]]:
     """(removed, protected) from the residues ``found``."""
-    def stranded(removed: set) -> list:
+    def stranded(removed: set[Hashable]) -> list[Hashable]:
         gone = set(removed)
         out = []
         for c in learned_by_size:
@@ -100,13 +100,13 @@ def cut(learned_by_size: Sequence[Hashable], found: Sequence[Hashable],
 
     never = set(stranded(set()))
     removed = set(found) - never
-    protected: set = set()
+    protected: set[Hashable] = set()
     while True:
         lost = stranded(removed)
         lost = [c for c in lost if c not in never]
         if not lost:
             return removed, protected
-        back = set()
+        back: set[Hashable] = set()
         for c in lost:
             d = derivation(c)
             for a, b in ([d] if d is not None else []) + list(splits(c)):

@@ -27,17 +27,19 @@ use crate::hash::Map;
 pub struct Expansions {
     starts: Vec<u32>,
     pairs: Vec<(u32, u32)>,
+    keys: Vec<Option<Vec<u8>>>,
+    by_key: Map<Vec<u8>, u32>,
 }
 
 impl Expansions {
     /// The splits of every id; an id whose key repeats an earlier id's is never a part (the
     /// lowest id with a key stands for it).
     pub fn new(keys: &[Option<Vec<u8>>]) -> Self {
-        let mut by_key: Map<&[u8], u32> = Map::default();
+        let mut by_key: Map<Vec<u8>, u32> = Map::default();
         for (i, k) in keys.iter().enumerate() {
             if let Some(k) = k {
                 if !k.is_empty() {
-                    by_key.entry(k.as_slice()).or_insert(i as u32);
+                    by_key.entry(k.clone()).or_insert(i as u32);
                 }
             }
         }
@@ -47,14 +49,103 @@ impl Expansions {
         for k in keys {
             if let Some(k) = k {
                 for cut in 1..k.len() {
-                    if let (Some(&a), Some(&b)) = (by_key.get(&k[..cut]), by_key.get(&k[cut..])) {
+                    if let (Some(&a), Some(&b)) = (by_key.get(&k[..cut]), by_key.get(&k[cut..]))
+                    {
                         pairs.push((a, b));
                     }
                 }
             }
             starts.push(pairs.len() as u32);
         }
-        Expansions { starts, pairs }
+        Expansions { starts, pairs, keys: keys.to_vec(), by_key }
+    }
+
+    /// The rows of `order` that no split into two rows outside `gone` builds, taken in that
+    /// order (shortest first, so a row's parts are settled before it); each is marked in `gone`
+    /// as it is found.
+    pub fn stranded(&self, order: &[u32], gone: &mut [bool]) -> Vec<u32> {
+        let mut out = Vec::new();
+        for &c in order {
+            let ci = c as usize;
+            if ci >= gone.len() || gone[ci] {
+                continue;
+            }
+            let built = self.splits(c).iter().any(|&(a, b)| {
+                !gone.get(a as usize).copied().unwrap_or(true)
+                    && !gone.get(b as usize).copied().unwrap_or(true)
+            });
+            if !built {
+                gone[ci] = true;
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    /// For every id: the last merge `(left, right)` that makes its key alone under the rank
+    /// rule (tiktoken's: the adjacent pair whose join is the row with the lowest id merges
+    /// first, the leftmost on a tie), when those merges end in the id itself; None otherwise
+    /// (a single byte, a row the merges do not make, an id with no key).
+    pub fn rank_last_splits(&self) -> Vec<Option<(u32, u32)>> {
+        let mut out = vec![None; self.keys.len()];
+        let mut parts: Vec<u32> = Vec::new();
+        // ranks[k]: the row the pair (parts[k], parts[k + 1]) joins to, u32::MAX for none
+        let mut ranks: Vec<u32> = Vec::new();
+        let mut joined: Vec<u8> = Vec::new();
+        for (id, key) in self.keys.iter().enumerate() {
+            let Some(key) = key else { continue };
+            if key.len() < 2 {
+                continue;
+            }
+            parts.clear();
+            if !key.iter().all(|&x| match self.by_key.get(&[x][..]) {
+                Some(&i) => {
+                    parts.push(i);
+                    true
+                }
+                None => false,
+            }) {
+                continue;
+            }
+            ranks.clear();
+            for k in 0..parts.len() - 1 {
+                ranks.push(self.join(parts[k], parts[k + 1], &mut joined));
+            }
+            let mut last = None;
+            while parts.len() > 1 {
+                // the lowest row, the leftmost on a tie
+                let (k, &j) = ranks.iter().enumerate().min_by_key(|&(k, &r)| (r, k)).expect("a pair");
+                if j == u32::MAX {
+                    break;
+                }
+                last = Some((parts[k], parts[k + 1]));
+                parts[k] = j;
+                parts.remove(k + 1);
+                ranks.remove(k);
+                if k > 0 {
+                    ranks[k - 1] = self.join(parts[k - 1], parts[k], &mut joined);
+                }
+                if k < ranks.len() {
+                    ranks[k] = self.join(parts[k], parts[k + 1], &mut joined);
+                }
+            }
+            if parts.len() == 1 && parts[0] == id as u32 {
+                out[id] = last;
+            }
+        }
+        out
+    }
+
+    /// The row whose key is `key(a) ++ key(b)`, or `u32::MAX`.
+    fn join(&self, a: u32, b: u32, buf: &mut Vec<u8>) -> u32 {
+        buf.clear();
+        buf.extend_from_slice(self.key(a));
+        buf.extend_from_slice(self.key(b));
+        self.by_key.get(buf.as_slice()).copied().unwrap_or(u32::MAX)
+    }
+
+    fn key(&self, id: u32) -> &[u8] {
+        self.keys.get(id as usize).and_then(|k| k.as_deref()).unwrap_or(&[])
     }
 
     /// The splits of `id` (empty for an id out of range).
@@ -157,6 +248,22 @@ mod tests {
         assert_eq!(e.splits(3), &[(0, 1)]);
         assert!(e.splits(0).is_empty());
         assert_eq!(e.splittable(), 3);
+    }
+
+    #[test]
+    fn rank_rule_derivations_and_stranded_rows() {
+        // ids: a b c ab bc abc. abc alone: ab (id 3) merges before bc (id 4), then ab + c.
+        let e = Expansions::new(&keys(&["a", "b", "c", "ab", "bc", "abc"]));
+        let last = e.rank_last_splits();
+        assert_eq!(last[5], Some((3, 2)));
+        assert_eq!(last[3], Some((0, 1)));
+        assert_eq!(last[0], None);
+        // without ab, abc is still built as a + bc; without ab and bc it is stranded
+        let mut gone = vec![false, false, false, true, false, false];
+        assert!(e.stranded(&[3, 4, 5], &mut gone).is_empty());
+        let mut gone = vec![false, false, false, true, true, false];
+        assert_eq!(e.stranded(&[3, 4, 5], &mut gone), vec![5]);
+        assert!(gone[5]);
     }
 
     #[test]
