@@ -174,8 +174,9 @@ class StochasTok:
     def splittable(self) -> int: ...
     def stranded(self, order: Sequence[int], gone: Sequence[bool]) -> tuple[list[int], list[bool]]:
         """The rows of ``order`` no split into two rows outside ``gone`` builds, and ``gone`` updated."""
-    def rank_last_splits(self) -> list[Optional[tuple[int, int]]]:
-        """Each id's last merge made alone by the rank rule (None: not made so)."""
+    def rank_last_splits(self, ids: Sequence[int]) -> list[Optional[tuple[int, int]]]:
+        """The last merge made alone by the rank rule of each of ``ids`` and of those merges'
+        parts, indexed by id (None: not made so, or not asked)."""
     def expand(self, ids: Sequence[int], p: float, seed: int, index: int = 0) -> list[int]: ...
     def expand_batch(self, batch: Sequence[Sequence[int]], p: float, seed: int, threads: int) -> list[list[int]]: ...
 

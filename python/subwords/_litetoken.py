@@ -39,7 +39,7 @@ import json
 import math
 import os
 from collections import Counter
-from typing import Any, Callable, NamedTuple, Optional, Sequence, Union
+from typing import Any, Callable, NamedTuple, Optional, Sequence, Union, cast
 
 from . import _core
 from ._io import read_limited, write_atomic
@@ -113,11 +113,13 @@ def residues_of(learned: Sequence[bool], f1: Sequence[int], f2: Sequence[int], t
 
 
 def choose(n: int, order: Sequence[int], residues: Sequence[int], table: Any,
-           derivation: Callable[[int], Optional[tuple[int, int]]]) -> tuple[set[int], list[int]]:
+           derivation: Callable[[int], Optional[tuple[int, int]]],
+           prepare: Optional[Callable[[list[int]], None]] = None) -> tuple[set[int], list[int]]:
     """(removed, protected): the residues removed once every row of ``order`` (learned rows,
     shortest first) that some split could build before can still be built from kept rows.
     ``table`` is the core's split table (``_core.StochasTok``): a row's splits are every pair
-    of rows whose keys join to its key, which holds its own merges too."""
+    of rows whose keys join to its key, which holds its own merges too. ``prepare(rows)``, when
+    given, is called before ``derivation`` is asked about those rows."""
     never, _ = table.stranded(list(order), [False] * n)  # rows no split builds even now stay as they are
     never = set(never)
     order = [c for c in order if c not in never]
@@ -131,6 +133,8 @@ def choose(n: int, order: Sequence[int], residues: Sequence[int], table: Any,
         if not lost:
             return removed, protected
         lost_set = set(lost)
+        if prepare is not None:
+            prepare(lost)
         back = set()
         for c in lost:
             d = derivation(c)
@@ -206,18 +210,21 @@ def _litetoken_tiktoken(tok: Any, texts: list[str], threshold: float, threads: O
         text_of[r] = t
     final, encoded = _count(lambda xs: tok.encode_batch(xs, threads=threads), texts)
     table = _core.StochasTok(text_of)  # every split of every row into two rows
-    # each row's last merge made alone, by the rank rule (None: the merges do not make it alone)
-    derivation: list[Optional[tuple[int, int]]] = table.rank_last_splits()
+    # the last merge that makes each emitted row alone by the rank rule, and so on down (None:
+    # the merges do not make it alone); other rows' are found when asked
+    derivation: list[Optional[tuple[int, int]]] = table.rank_last_splits(list(final))
     size = [len(t) if t is not None else 1 for t in text_of]
     f1, f2 = formations(n, derivation, size, final)
     learned = [t is not None and len(t) > 1 for t in text_of]
     res = residues_of(learned, f1, f2, threshold)
-    by_len: dict[int, list[int]] = {}
-    for r in range(n):
-        if learned[r]:
-            by_len.setdefault(size[r], []).append(r)
-    order = [r for k in sorted(by_len) for r in by_len[k]]  # shortest first, then by rank
-    removed, protected = choose(n, order, res, table, lambda c: derivation[c])
+    order = sorted([r for r in range(n) if learned[r]], key=size.__getitem__)  # shortest first, then by rank
+
+    def prepare(rows: list[int]) -> None:
+        found = table.rank_last_splits(rows)
+        for r in rows:
+            if found[r] is not None:
+                derivation[r] = found[r]
+    removed, protected = choose(n, order, res, table, derivation.__getitem__, prepare)
     res = [r for r in res if r in removed]
     kept_ranks = [r for r in range(n) if text_of[r] is not None and r not in removed]
     id_map: list[Optional[int]] = [None] * n
@@ -225,7 +232,8 @@ def _litetoken_tiktoken(tok: Any, texts: list[str], threshold: float, threads: O
         id_map[r] = j
     for _, i in specials.items():
         id_map[i] = i
-    new_tokens = [(text_of[r] or b"", j) for j, r in enumerate(kept_ranks)]
+    # every kept rank has its bytes
+    new_tokens = cast("list[tuple[bytes, int]]", list(zip(map(text_of.__getitem__, kept_ranks), range(len(kept_ranks)))))
     new_core = _core.RankBpe.from_ranks(new_tokens, core.pattern(), sorted(specials.items(), key=lambda kv: kv[1]))
     new = TiktokenTokenizer(new_core, tok.name, tok.pattern)
     new_encoded = new.encode_batch(texts, threads=threads)
@@ -502,7 +510,7 @@ def residue_share(tok: Any, final: Counter[int], threshold: float = DEFAULT_THRE
         for t, r in tokens:
             text_of[r] = t
             rank[t] = r
-        derivation: list[Optional[tuple[int, int]]] = _core.StochasTok(text_of).rank_last_splits()
+        derivation: list[Optional[tuple[int, int]]] = _core.StochasTok(text_of).rank_last_splits(list(final))
         learned = [t is not None and len(t) > 1 for t in text_of]
         size = [len(t) if t is not None else 1 for t in text_of]
     else:

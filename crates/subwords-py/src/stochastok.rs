@@ -41,9 +41,10 @@ impl PyStochasTok {
         })
     }
 
-    /// LiteToken: each id's last merge under the rank rule, made alone (None: not made so).
-    fn rank_last_splits(&self, py: Python<'_>) -> Vec<Option<(u32, u32)>> {
-        py.detach(|| self.inner.rank_last_splits())
+    /// LiteToken: the last merge under the rank rule, made alone, of each of `ids` and of the
+    /// parts of those merges, indexed by id (None: not made so, or not asked).
+    fn rank_last_splits(&self, py: Python<'_>, ids: Vec<u32>) -> Vec<Option<(u32, u32)>> {
+        py.detach(|| self.inner.rank_last_splits(&ids))
     }
 
     /// `ids` expanded with `p`; the draw is that of text `index` under `seed`.

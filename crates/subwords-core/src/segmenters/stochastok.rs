@@ -19,6 +19,7 @@
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::hash::Map;
@@ -43,18 +44,28 @@ impl Expansions {
                 }
             }
         }
-        let mut starts = Vec::with_capacity(keys.len() + 1);
-        let mut pairs = Vec::new();
-        starts.push(0);
-        for k in keys {
-            if let Some(k) = k {
-                for cut in 1..k.len() {
-                    if let (Some(&a), Some(&b)) = (by_key.get(&k[..cut]), by_key.get(&k[cut..]))
-                    {
-                        pairs.push((a, b));
+        // each row's cuts into two rows, the rows shared out over rayon's threads
+        let per_row: Vec<Vec<(u32, u32)>> = keys
+            .par_iter()
+            .map(|k| {
+                let mut out = Vec::new();
+                if let Some(k) = k {
+                    for cut in 1..k.len() {
+                        if let Some(&a) = by_key.get(&k[..cut]) {
+                            if let Some(&b) = by_key.get(&k[cut..]) {
+                                out.push((a, b));
+                            }
+                        }
                     }
                 }
-            }
+                out
+            })
+            .collect();
+        let mut starts = Vec::with_capacity(keys.len() + 1);
+        let mut pairs = Vec::with_capacity(per_row.iter().map(Vec::len).sum());
+        starts.push(0);
+        for row in per_row {
+            pairs.extend(row);
             starts.push(pairs.len() as u32);
         }
         Expansions { starts, pairs, keys: keys.to_vec(), by_key }
@@ -82,18 +93,26 @@ impl Expansions {
         out
     }
 
-    /// For every id: the last merge `(left, right)` that makes its key alone under the rank
-    /// rule (tiktoken's: the adjacent pair whose join is the row with the lowest id merges
-    /// first, the leftmost on a tie), when those merges end in the id itself; None otherwise
-    /// (a single byte, a row the merges do not make, an id with no key).
-    pub fn rank_last_splits(&self) -> Vec<Option<(u32, u32)>> {
+    /// For each id of `ids` and, recursively, for the parts of its last merge: the last merge
+    /// `(left, right)` that makes its key alone under the rank rule (tiktoken's: the adjacent
+    /// pair whose join is the row with the lowest id merges first, the leftmost on a tie), when
+    /// those merges end in the id itself; None otherwise (a single byte, a row the merges do
+    /// not make, an id with no key, an id not reached). Indexed by id.
+    pub fn rank_last_splits(&self, ids: &[u32]) -> Vec<Option<(u32, u32)>> {
         let mut out = vec![None; self.keys.len()];
+        let mut seen = vec![false; self.keys.len()];
+        let mut todo: Vec<u32> = ids.iter().copied().filter(|&i| (i as usize) < self.keys.len()).collect();
         let mut parts: Vec<u32> = Vec::new();
         // ranks[k]: the row the pair (parts[k], parts[k + 1]) joins to, u32::MAX for none
         let mut ranks: Vec<u32> = Vec::new();
         let mut joined: Vec<u8> = Vec::new();
-        for (id, key) in self.keys.iter().enumerate() {
-            let Some(key) = key else { continue };
+        while let Some(id) = todo.pop() {
+            let idu = id as usize;
+            if seen[idu] {
+                continue;
+            }
+            seen[idu] = true;
+            let Some(key) = &self.keys[idu] else { continue };
             if key.len() < 2 {
                 continue;
             }
@@ -114,7 +133,8 @@ impl Expansions {
             let mut last = None;
             while parts.len() > 1 {
                 // the lowest row, the leftmost on a tie
-                let (k, &j) = ranks.iter().enumerate().min_by_key(|&(k, &r)| (r, k)).expect("a pair");
+                let (k, &j) =
+                    ranks.iter().enumerate().min_by_key(|&(k, &r)| (r, k)).expect("a pair");
                 if j == u32::MAX {
                     break;
                 }
@@ -129,8 +149,12 @@ impl Expansions {
                     ranks[k] = self.join(parts[k], parts[k + 1], &mut joined);
                 }
             }
-            if parts.len() == 1 && parts[0] == id as u32 {
-                out[id] = last;
+            if parts.len() == 1 && parts[0] == id {
+                out[idu] = last;
+                if let Some((a, b)) = last {
+                    todo.push(a);
+                    todo.push(b);
+                }
             }
         }
         out
@@ -254,7 +278,7 @@ mod tests {
     fn rank_rule_derivations_and_stranded_rows() {
         // ids: a b c ab bc abc. abc alone: ab (id 3) merges before bc (id 4), then ab + c.
         let e = Expansions::new(&keys(&["a", "b", "c", "ab", "bc", "abc"]));
-        let last = e.rank_last_splits();
+        let last = e.rank_last_splits(&[5]);
         assert_eq!(last[5], Some((3, 2)));
         assert_eq!(last[3], Some((0, 1)));
         assert_eq!(last[0], None);
