@@ -34,7 +34,12 @@ impl PyStochasTok {
 
     /// LiteToken: the rows of `order` (shortest first) that no split into two rows outside
     /// `gone` builds; `gone` as updated is returned too.
-    fn stranded(&self, py: Python<'_>, order: Vec<u32>, mut gone: Vec<bool>) -> (Vec<u32>, Vec<bool>) {
+    fn stranded(
+        &self,
+        py: Python<'_>,
+        order: Vec<u32>,
+        mut gone: Vec<bool>,
+    ) -> (Vec<u32>, Vec<bool>) {
         py.detach(|| {
             let lost = self.inner.stranded(&order, &mut gone);
             (lost, gone)
@@ -49,7 +54,14 @@ impl PyStochasTok {
 
     /// `ids` expanded with `p`; the draw is that of text `index` under `seed`.
     #[pyo3(signature = (ids, p, seed, index=0))]
-    fn expand(&self, py: Python<'_>, ids: Vec<u32>, p: f64, seed: u64, index: u64) -> PyResult<Vec<u32>> {
+    fn expand(
+        &self,
+        py: Python<'_>,
+        ids: Vec<u32>,
+        p: f64,
+        seed: u64,
+        index: u64,
+    ) -> PyResult<Vec<u32>> {
         py.detach(|| self.inner.expand(&ids, p, text_seed(seed, index))).map_err(|e| to_py(py, e))
     }
 

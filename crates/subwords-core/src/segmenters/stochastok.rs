@@ -101,7 +101,8 @@ impl Expansions {
     pub fn rank_last_splits(&self, ids: &[u32]) -> Vec<Option<(u32, u32)>> {
         let mut out = vec![None; self.keys.len()];
         let mut seen = vec![false; self.keys.len()];
-        let mut todo: Vec<u32> = ids.iter().copied().filter(|&i| (i as usize) < self.keys.len()).collect();
+        let mut todo: Vec<u32> =
+            ids.iter().copied().filter(|&i| (i as usize) < self.keys.len()).collect();
         let mut parts: Vec<u32> = Vec::new();
         // ranks[k]: the row the pair (parts[k], parts[k + 1]) joins to, u32::MAX for none
         let mut ranks: Vec<u32> = Vec::new();
@@ -189,7 +190,9 @@ impl Expansions {
     /// `ids` after the paper's `floor(p * len)` attempts, drawn from `seed`.
     pub fn expand(&self, ids: &[u32], p: f64, seed: u64) -> Result<Vec<u32>> {
         if !(0.0..=1.0).contains(&p) {
-            return Err(Error::Option(format!("stochastok must be a probability in [0, 1], got {p}")));
+            return Err(Error::Option(format!(
+                "stochastok must be a probability in [0, 1], got {p}"
+            )));
         }
         let attempts = (p * ids.len() as f64).floor() as usize;
         if attempts == 0 {
