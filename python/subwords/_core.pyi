@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Optional, Union, final
 
 __all__ = ["Trainer", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline", "HfTables",
-           "SnmtCodes",
+           "SnmtCodes", "StochasTok",
            "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table",
            "train_traced", "measure_batch", "check_train_options",
            "extend_merges", "model_extended", "check_specials_normalization", "spelling_units", "parse_count_line"]
