@@ -99,3 +99,20 @@ def test_compare_cli(tmp_path, page):
     r = subprocess.run([sys.executable, "-m", "subwords", "compare", "-m", str(model), str(text), "--rare-below", "0"],
                        capture_output=True, text=True, encoding="utf-8")
     assert r.returncode != 0 and "--rare-below" in r.stderr
+
+
+def test_intermediate_share_of_a_tokenizer_json(tmp_path):
+    # the same byte-level model as our file and as a tokenizer.json: the same rows and merges,
+    # so the same residues (R < 0.1) on the same text
+    import peers
+    from subwords.formats import export
+
+    texts = list(peers.multilingual_texts())[:1500]
+    tok = subwords.train(texts[:1000], vocab_size=800, spelling="bytes", pre_split="gpt2")
+    held = texts[1000:]
+    ours = measure.metrics(tok, held)
+    export(tok, tmp_path / "tokenizer.json", "hf")
+    hf = measure.metrics(subwords.load(tmp_path / "tokenizer.json"), held)
+    assert ours.intermediate_share is not None and ours.intermediate_share > 0
+    assert hf.intermediate_share == pytest.approx(ours.intermediate_share)
+    assert hf.tokens_per_byte == pytest.approx(ours.tokens_per_byte)
