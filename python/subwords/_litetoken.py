@@ -312,7 +312,6 @@ def _merge_list(n: int, merges: list[tuple[int, int, int]], learned: Sequence[bo
 
 def _litetoken_ours(tok: Any, texts: list[str], threshold: float, threads: Optional[int]) -> Outcome:
     from ._api import SubwordsTokenizer
-    from ._trim import _ALWAYS
 
     if tok.model != "bpe":
         raise OptionError(f"LiteToken removes residues of BPE merges; this is a {tok.model} model, which has none")
@@ -349,8 +348,6 @@ def _litetoken_ours(tok: Any, texts: list[str], threshold: float, threads: Optio
             keys[i] = p.encode("utf-8")
     final, encoded = _count(lambda xs: tok.encode_batch(xs, threads=threads), texts)
     res, protected, new_merges, reranked, f1, f2, removed = _merge_list(n, merges, learned, final, threshold, keys)
-    for i, (_, kind) in enumerate(rows):
-        assert not (i in removed and kind in _ALWAYS + ("alphabet",))
     # our model file lists learned rows in the order the merges make them: the kept learned rows
     # take the learned places in that order (a re-ranked row may move); the others keep theirs
     made_order = list(dict.fromkeys(c for _, _, c in new_merges if learned[c]))

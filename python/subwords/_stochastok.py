@@ -43,13 +43,13 @@ def keys(tok: Any) -> list[Optional[bytes]]:
     scheme = spelling.get("scheme")
     mark = spelling.get("mark") or ""
     out: list[Optional[bytes]] = []
-    if scheme == "bytes":
-        from .formats.tiktoken import CHAR_TO_BYTE
+    # a byte-level row is printed one character a byte (GPT-2's table, from the core)
+    char_to_byte = {c: b for b, c in enumerate(_core.gpt2_byte_chars())} if scheme == "bytes" else {}
     for piece, kind in zip(tok.rows, tok.kinds):
         if kind not in ("alphabet", "learned") or not piece:
             out.append(None)
         elif scheme == "bytes":
-            out.append(bytes(CHAR_TO_BYTE[c] for c in piece))
+            out.append(bytes(char_to_byte[c] for c in piece))
         elif scheme == "continuation":
             out.append(piece[len(mark):].encode("utf-8") if mark and piece.startswith(mark)
                        else b"\0" + piece.encode("utf-8"))

@@ -164,7 +164,7 @@ def _trim_litetoken(tokenizer: Any, data: object, min_count: int, keep: Iterable
     from ._extend import _texts
     from ._litetoken import DEFAULT_THRESHOLD, check_threshold, litetoken
 
-    if min_count != 1 or (not isinstance(keep, str) and list(keep)) or isinstance(keep, str):
+    if min_count != 1 or isinstance(keep, str) or list(keep):
         raise OptionError("litetoken=True removes residues only; min_count and keep belong to the usage trim")
     threshold = check_threshold(DEFAULT_THRESHOLD if threshold is None else threshold)
     texts = _texts(data, "trim")
