@@ -503,7 +503,7 @@ class SubwordsTokenizer:
     'lowest newer'
     """
 
-    __slots__ = ("_model", "_enc", "_always", "_specials")
+    __slots__ = ("_model", "_enc", "_always", "_specials", "_stochastok")
     format = "subwords"
 
     def __init__(self, model: _core.Model) -> None:
@@ -516,19 +516,28 @@ class SubwordsTokenizer:
         options = json.loads(model.options_json()) or {}
         self._always: frozenset[str] = frozenset(options.get("user_symbols", ()))
         self._specials: Optional[dict[str, int]] = None  # made on first use: it reads every row
+        self._stochastok: Any = None  # StochasTok's split table, made on first use (_stochastok.py)
 
     # -- encoding ---------------------------------------------------------------------------
     def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = True,
                pair: Optional[str] = None, dropout: Optional[float] = None, seed: Optional[int] = None,
                segmenter: Optional[Literal["viterbi", "fewest", "sample"]] = None, alpha: Optional[float] = None,
-               nbest: Optional[int] = None) -> list[int]:
+               nbest: Optional[int] = None, stochastok: Optional[float] = None) -> list[int]:
         """Ids of ``text``. With ``dropout=p`` (BPE-dropout), each merge is skipped with
-        probability ``p``; a ``seed`` is then required, so runs are repeatable.
+        probability ``p``; a ``seed`` is then required, so runs are repeatable. With
+        ``stochastok=p`` (StochasTok), ``floor(p * len)`` tries split a random id of the encoding
+        into two ids whose pieces join to it (with a ``seed``; docs/METHODS.md).
 
         A model with a template (a BERT vocabulary) puts ``[CLS]`` before the text and ``[SEP]``
         after it, and after ``pair`` if one is given, unless ``add_special_tokens=False``.
         Special rows (``[UNK]``, ``[CLS]``, ...) in the text are text unless ``allowed_special``
         names them (see :class:`subwords.Tokenizer`)."""
+        if stochastok is not None:
+            from . import _stochastok
+
+            return _stochastok.encode_one(self, text, stochastok, seed, allowed_special=allowed_special,
+                                          add_special_tokens=add_special_tokens, pair=pair, dropout=dropout,
+                                          segmenter=segmenter, alpha=alpha, nbest=nbest)
         text = _check_text(text)
         if dropout is None and seed is None and segmenter is None and alpha is None and nbest is None:
             allowed = allowed_ids(allowed_special, self.special_tokens) if allowed_special else []
@@ -643,17 +652,33 @@ class SubwordsTokenizer:
 
     @overload
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = ..., allowed_special: AllowedSpecial = ...,
-                     add_special_tokens: bool = ..., as_numpy: Literal[False] = ...) -> list[list[int]]: ...
+                     add_special_tokens: bool = ..., as_numpy: Literal[False] = ..., stochastok: Optional[float] = ...,
+                     seed: Optional[int] = ...) -> list[list[int]]: ...
 
     @overload
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = ..., allowed_special: AllowedSpecial = ...,
-                     add_special_tokens: bool = ..., as_numpy: Literal[True]) -> IdArray: ...
+                     add_special_tokens: bool = ..., as_numpy: Literal[True], stochastok: None = ...,
+                     seed: None = ...) -> IdArray: ...
 
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None, allowed_special: AllowedSpecial = (),
-                     add_special_tokens: bool = True, as_numpy: bool = False) -> Union[list[list[int]], IdArray]:
+                     add_special_tokens: bool = True, as_numpy: bool = False, stochastok: Optional[float] = None,
+                     seed: Optional[int] = None) -> Union[list[list[int]], IdArray]:
         """The ids of every text. ``as_numpy=True``: an :class:`subwords.IdArray` instead (one
         flat ``uint32`` array and the texts' offsets, made without a Python object per id; needs
-        numpy); :meth:`encode_array` also takes the dtype and an end-of-document id."""
+        numpy); :meth:`encode_array` also takes the dtype and an end-of-document id.
+        ``stochastok=p, seed=s``: each text's ids split as :meth:`encode` splits them, text ``k``
+        drawn from ``(s, k)`` whatever the threads."""
+        if stochastok is not None or seed is not None:
+            from . import _stochastok
+
+            if stochastok is None:
+                raise OptionError("seed is only used with stochastok in encode_batch")
+            if as_numpy:
+                raise OptionError("stochastok gives lists: leave as_numpy out")
+            p, s = _stochastok.check(stochastok, seed)
+            lists = self.encode_batch(texts, threads=threads, allowed_special=allowed_special,
+                                      add_special_tokens=add_special_tokens)
+            return _stochastok.encode_batch(self, lists, p, s, _threads(threads))
         if as_numpy:
             return self.encode_array(texts, threads=threads, allowed_special=allowed_special,
                                      add_special_tokens=add_special_tokens)

@@ -98,6 +98,8 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     m.add_argument("text", metavar="TEXTFILE", help="UTF-8 text, one text per line")
     m.add_argument("--labelled", action="store_true", help="each line is LANGUAGE<TAB>TEXT: adds per-language parity")
     m.add_argument("--threads", type=_positive("--threads"), default=None)
+    m.add_argument("--rare-below", type=_positive("--rare-below"), default=5, metavar="K",
+                   help="a row the text uses fewer than K times counts as under-trained (default 5)")
     _output_options(m)
     return {"trace": cmd_trace, "curve": cmd_curve, "compare": cmd_compare}
 
@@ -273,6 +275,10 @@ def cmd_curve(a: argparse.Namespace) -> int:
     return 0
 
 
+def _fmt(x: Optional[float]) -> str:
+    return "-" if x is None else f"{x:.4f}"
+
+
 def cmd_compare(a: argparse.Namespace) -> int:
     from . import measure
     from ._cli_args import load_model
@@ -307,21 +313,27 @@ def cmd_compare(a: argparse.Namespace) -> int:
         if not os.path.exists(path):
             raise SubwordsError(f"-m {path}: no such model file")
         models[path] = load_model(path)
-    results = measure.compare_models(models, texts, languages=languages, threads=a.threads)
+    results = measure.compare_models(models, texts, languages=languages, threads=a.threads, rare_below=a.rare_below)
     if a.json:
         _print_json([r.to_dict() for r in results])
     else:
-        print(_table(["model", "pieces", "per word", "bytes/piece", "unknown", "byte pieces", "Rényi 2.5", "used",
-                      "round trip"],
-                     [(r.model, r.pieces, r.pieces_per_word, r.bytes_per_piece, r.unknown, r.byte_fallback,
-                       r.renyi_efficiency, f"{r.vocab_share:.1%}", "exact" if r.roundtrip_exact else f"{r.roundtrip_failures} differ")
+        def share(x: Optional[float]) -> str:
+            return "-" if x is None else f"{x:.1%}"
+        print(_table(["model", "pieces", "per word", "bytes/piece", "tokens/byte", "unknown", "byte pieces", "Rényi 2.5",
+                      "used", f"under {a.rare_below} uses", "intermediate", "round trip"],
+                     [(r.model, r.pieces, r.pieces_per_word, r.bytes_per_piece, r.tokens_per_byte, r.unknown,
+                       r.byte_fallback, r.renyi_efficiency, f"{r.vocab_share:.1%}", share(r.under_trained),
+                       share(r.intermediate_share),
+                       "exact" if r.roundtrip_exact else f"{r.roundtrip_failures} differ")
                       for r in results]))
         if languages is not None:
             for r in results:
                 assert r.languages is not None
-                print(f"\n{r.model}")
-                print(_table(["language", "texts", "pieces", "per word", "parity"],
-                             [(k, v.texts, v.pieces, v.pieces_per_word, v.parity) for k, v in r.languages.items()]))
+                print(f"\n{r.model}: parity ratio {_fmt(r.language_parity_ratio)}, Gini {_fmt(r.language_gini)} "
+                      "(of the languages' tokens per byte)")
+                print(_table(["language", "texts", "pieces", "per word", "parity", "tokens/byte"],
+                             [(k, v.texts, v.pieces, v.pieces_per_word, v.parity, v.tokens_per_byte)
+                              for k, v in r.languages.items()]))
     if a.plot:
         from .measure.plot import plot_metrics
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Optional, Union, final
 
 __all__ = ["Trainer", "Encoder", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline", "HfTables",
-           "SnmtCodes",
+           "SnmtCodes", "StochasTok",
            "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table",
            "train_traced", "measure_batch", "check_train_options",
            "extend_merges", "model_extended", "check_specials_normalization", "spelling_units", "parse_count_line"]
@@ -176,6 +176,20 @@ class RankBpe:
     def specials(self) -> list[tuple[str, int]]: ...
 
 def split_pattern(pattern_name: str, text: str) -> list[str]: ...
+
+@final
+class StochasTok:
+    """Every split of every row into two rows whose keys join to its key (StochasTok; LiteToken)."""
+    def __new__(cls, keys: Sequence[Optional[bytes]]) -> StochasTok: ...
+    def splits(self, id: int) -> list[tuple[int, int]]: ...
+    def splittable(self) -> int: ...
+    def stranded(self, order: Sequence[int], gone: Sequence[bool]) -> tuple[list[int], list[bool]]:
+        """The rows of ``order`` no split into two rows outside ``gone`` builds, and ``gone`` updated."""
+    def rank_last_splits(self, ids: Sequence[int]) -> list[Optional[tuple[int, int]]]:
+        """The last merge made alone by the rank rule of each of ``ids`` and of those merges'
+        parts, indexed by id (None: not made so, or not asked)."""
+    def expand(self, ids: Sequence[int], p: float, seed: int, index: int = 0) -> list[int]: ...
+    def expand_batch(self, batch: Sequence[Sequence[int]], p: float, seed: int, threads: int) -> list[list[int]]: ...
 
 @final
 class HfTables:

@@ -44,6 +44,8 @@ class Trim(NamedTuple):
     id_map: list[Optional[int]]
     old_size: int
     new_size: int
+    #: with ``litetoken=True``: what LiteToken removed, and how many corpus lines changed ids
+    litetoken: Optional[Any] = None
 
     def id_map_json(self) -> str:
         """The id map as written beside the model: ``{"old_size", "new_size", "old_to_new"}``."""
@@ -71,8 +73,9 @@ def by_piece_join(by_piece: dict[str, int], join: Any, left: str, right: str) ->
     return by_piece[join(left, right)]
 
 
-def trim(tokenizer: SubwordsTokenizer, data: object, *, min_count: int = 1, keep: Iterable[str] = (),
-         output: Optional[PathLike] = None, id_map_output: Optional[PathLike] = None) -> Trim:
+def trim(tokenizer: Any, data: object, *, min_count: int = 1, keep: Iterable[str] = (),
+         output: Optional[PathLike] = None, id_map_output: Optional[PathLike] = None, litetoken: bool = False,
+         threshold: Optional[float] = None, threads: Optional[int] = None) -> Trim:
     """Keeps the rows of ``tokenizer`` (one of our models: BPE, WordPiece or Unigram) that
     encoding ``data`` uses at least ``min_count`` times, plus ``keep`` (pieces as
     :meth:`~SubwordsTokenizer.id_to_piece` writes them) and what they need (see the module's
@@ -84,8 +87,22 @@ def trim(tokenizer: SubwordsTokenizer, data: object, *, min_count: int = 1, keep
     >>> t = trim(tok, ["low low lower"])
     >>> t.tokenizer.encode_pieces("low lower") == tok.encode_pieces("low lower")
     True
+
+    With ``litetoken=True`` it removes LiteToken's intermediate merge residues instead (rows
+    whose ``F1 / (F1 + F2)`` on ``data`` is below ``threshold``, default 0.1; see
+    :mod:`subwords._litetoken` and docs/METHODS.md). ``tokenizer`` may then be any BPE model
+    ``subwords.load`` reads (ours, a tiktoken tokenizer, or a path to ours, a ``tokenizer.json``
+    or a ``.tiktoken`` file); the output is written in its format, and
+    :attr:`Trim.litetoken` reports the rows removed and the corpus lines whose ids changed.
     """
     from ._extend import _texts
+
+    if litetoken is not True and litetoken is not False:
+        raise OptionError(f"litetoken is True or False, got {litetoken!r}")
+    if litetoken:
+        return _trim_litetoken(tokenizer, data, min_count, keep, output, id_map_output, threshold, threads)
+    if threshold is not None:
+        raise OptionError("threshold is LiteToken's: pass litetoken=True with it")
 
     if not isinstance(tokenizer, SubwordsTokenizer):
         raise InputError(f"trim() cuts subwords' own models (load other formats with subwords.load and export "
@@ -139,4 +156,22 @@ def trim(tokenizer: SubwordsTokenizer, data: object, *, min_count: int = 1, keep
         map_path = id_map_output if id_map_output is not None else os.fspath(output) + ".ids.json"
         write_atomic(map_path, result.id_map_json(), "id map")
         write_atomic(output, new.to_json(), "model file")
+    return result
+
+
+def _trim_litetoken(tokenizer: Any, data: object, min_count: int, keep: Iterable[str], output: Optional[PathLike],
+                    id_map_output: Optional[PathLike], threshold: Optional[float], threads: Optional[int]) -> Trim:
+    from ._extend import _texts
+    from ._litetoken import DEFAULT_THRESHOLD, check_threshold, litetoken
+
+    if min_count != 1 or isinstance(keep, str) or list(keep):
+        raise OptionError("litetoken=True removes residues only; min_count and keep belong to the usage trim")
+    threshold = check_threshold(DEFAULT_THRESHOLD if threshold is None else threshold)
+    texts = _texts(data, "trim")
+    new, id_map, old_size, new_size, report, write = litetoken(tokenizer, texts, threshold, threads)
+    result = Trim(new, id_map, old_size, new_size, report)
+    if output is not None:
+        map_path = id_map_output if id_map_output is not None else os.fspath(output) + ".ids.json"
+        write_atomic(map_path, result.id_map_json(), "id map")
+        write(output)
     return result

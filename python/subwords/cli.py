@@ -134,8 +134,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--ids", action="store_true", help="write ids instead of pieces")
     g.add_argument("--jsonl", action="store_true", help="write one JSON object per line: pieces, ids, offsets (offsets: subwords models only)")
     e.add_argument("--dropout", type=_probability, default=None, help="BPE-dropout probability (needs --seed)")
+    e.add_argument("--stochastok", type=_probability, default=None, metavar="P",
+                   help="StochasTok: after encoding a line of n ids, floor(P*n) tries each split a random id into two "
+                        "rows that join to it (needs --seed; docs/METHODS.md)")
     e.add_argument("--seed", type=_count("--seed"), default=None,
-                   help="the seed of --dropout or of --segmenter sample (each line uses seed + line index)")
+                   help="the seed of --dropout, --stochastok or --segmenter sample (each line uses seed + line index; "
+                        "--stochastok: line i is drawn from (seed, i))")
     e.add_argument("--segmenter", choices=["viterbi", "fewest", "sample"], default=None,
                    help="unigram: the likeliest spelling (default), the fewest pieces, or a sampled spelling")
     e.add_argument("--nbest", type=_positive("--nbest"), default=None, help="unigram sampling: draw among the n best")
@@ -447,10 +451,12 @@ def cmd_encode(a: argparse.Namespace) -> int:
         return _encode_foreign(tok, a)
     allowed = _allowed(a.allow_special)
     sampling = a.segmenter == "sample"
-    if (a.dropout is not None or sampling) and a.seed is None:
-        raise SubwordsError("--dropout and --segmenter sample need --seed, so that runs repeat")
-    if a.seed is not None and a.dropout is None and not sampling:
-        raise SubwordsError("--seed is only used with --dropout or --segmenter sample")
+    if (a.dropout is not None or sampling or a.stochastok is not None) and a.seed is None:
+        raise SubwordsError("--dropout, --stochastok and --segmenter sample need --seed, so that runs repeat")
+    if a.seed is not None and a.dropout is None and not sampling and a.stochastok is None:
+        raise SubwordsError("--seed is only used with --dropout, --stochastok or --segmenter sample")
+    if a.stochastok is not None and (a.dropout is not None or a.segmenter is not None or a.jsonl):
+        raise SubwordsError("--stochastok splits the exact encoding: leave --dropout, --segmenter and --jsonl out")
     if (a.nbest is not None or a.alpha is not None) and not sampling:
         raise SubwordsError("--nbest and --alpha go with --segmenter sample")
     if a.segmenter is not None and a.jsonl:
@@ -473,7 +479,13 @@ def cmd_encode(a: argparse.Namespace) -> int:
                        "offsets": [[s, e] for _, s, e in trip]}
                 out.write(json.dumps(obj, ensure_ascii=False) + "\n")
         else:
-            if a.dropout is not None:
+            if a.stochastok is not None:
+                from . import _stochastok
+
+                exact = tok.encode_batch(batch, threads=a.threads, allowed_special=allowed)
+                split = _stochastok.table(tok)
+                results = [split.expand(ids, a.stochastok, a.seed, done + k) for k, ids in enumerate(exact)]
+            elif a.dropout is not None:
                 results = [tok.encode(line, dropout=a.dropout, seed=a.seed + done + k, allowed_special=allowed)
                            for k, line in enumerate(batch)]
             elif sampling:
@@ -503,7 +515,7 @@ def _encode_dataset(tok: Any, a: argparse.Namespace) -> int:
     from . import _arrays
 
     for flag, value in (("--ids", a.ids), ("--jsonl", a.jsonl), ("--dropout", a.dropout), ("--segmenter", a.segmenter),
-                        ("--seed", a.seed), ("--nbest", a.nbest), ("--alpha", a.alpha)):
+                        ("--seed", a.seed), ("--nbest", a.nbest), ("--alpha", a.alpha), ("--stochastok", a.stochastok)):
         if value not in (None, False):
             raise SubwordsError(f"{flag} shapes the lines written to stdout; --output writes the default encoding's ids")
     if os.path.splitext(a.output)[1] not in (".npy", ".bin"):
@@ -545,7 +557,7 @@ def _encode_foreign(tok: Any, a: argparse.Namespace) -> int:
     """encode for a tokenizer read from another library's file: ids, pieces (the format's own
     text form when it has one, e.g. subword-nmt's ``lo@@ west``) or JSON lines without offsets."""
     for flag, value in (("--dropout", a.dropout), ("--segmenter", a.segmenter), ("--seed", a.seed),
-                        ("--nbest", a.nbest), ("--alpha", a.alpha)):
+                        ("--nbest", a.nbest), ("--alpha", a.alpha), ("--stochastok", a.stochastok)):
         if value is not None:
             raise SubwordsError(f"{flag}: {_describe(tok, a.model)}, encoded exactly as its library does; "
                                 f"{flag} needs a subwords model (convert it, or train one)")

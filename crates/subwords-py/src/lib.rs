@@ -12,6 +12,7 @@ mod trace;
 
 mod hf;
 mod snmt;
+mod stochastok;
 
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
@@ -1457,6 +1458,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<hf::PyHfPipeline>()?;
     m.add_class::<hf::PyHfTables>()?;
     m.add_class::<snmt::PySnmtCodes>()?;
+    m.add_class::<stochastok::PyStochasTok>()?;
     m.add_function(wrap_pyfunction!(unicode_versions, m)?)?;
     m.add_function(wrap_pyfunction!(gpt2_byte_chars, m)?)?;
     m.add_function(wrap_pyfunction!(parse_count_line, m)?)?;

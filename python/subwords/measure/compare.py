@@ -155,8 +155,9 @@ def matched(data: Any, sizes: Sequence[int], comparison: Optional[str] = None, *
 
 
 def compare_models(models: Mapping[str, Any], texts: Sequence[str], *, languages: Optional[Sequence[str]] = None,
-                   threads: Optional[int] = None) -> list[Metrics]:
+                   threads: Optional[int] = None, rare_below: int = 5) -> list[Metrics]:
     """:func:`metrics` for each named tokenizer on the same texts, in the order given."""
     if not models:
         raise OptionError("compare needs at least one model")
-    return [metrics(tok, texts, name=name, languages=languages, threads=threads) for name, tok in models.items()]
+    return [metrics(tok, texts, name=name, languages=languages, threads=threads, rare_below=rare_below)
+            for name, tok in models.items()]

@@ -10,6 +10,22 @@ definition of the PyPI package ``tokenization-scorer`` (its ``metrics._renyi_eff
 the observed piece distribution ``p`` (relative frequency of each distinct piece in the
 encoding), ``H_α(p) / log2(V)`` with ``H_α = log2(Σ p_i^α) / (1 - α)`` and ``V`` the number of
 distinct pieces observed. It is undefined (None here) when fewer than two distinct pieces occur.
+
+The measures the tokenizer-method papers report (docs/METHODS.md):
+
+* tokens per byte: pieces over UTF-8 bytes of the texts (lower is better compression);
+* under-trained rows (as Picky BPE and Scaffold-BPE count them): the share of the vocabulary's
+  text rows (special rows left out) that the encoding of the texts uses fewer than ``k`` times
+  (``k`` = ``rare_below``, default 5);
+* per language (``languages=``): each language's tokens per byte; the parity ratio, the largest
+  over the smallest; and the Gini coefficient of the languages' tokens per byte,
+  ``G = Σ_i Σ_j |c_i - c_j| / (2 n² mean(c))`` (0 = every language costs the same). Parity-aware
+  BPE reports it on parallel text; on text that is not parallel, tokens per byte is the cost
+  that does not depend on how much text each language has;
+* intermediate-token share (LiteToken, arXiv 2602.04706): the share of a BPE vocabulary's
+  learned rows that are intermediate merge residues on the texts, ``F1 / (F1 + F2) < 0.1``
+  (``F1``: times the row is in the encoding; ``F2``: times it is made and merged again);
+  None for a model with no merges.
 """
 
 from __future__ import annotations
@@ -26,6 +42,29 @@ from ..errors import InputError, OptionError
 
 UNKNOWN_PIECES = frozenset({"[UNK]", "<unk>", "<UNK>"})
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
+
+
+def gini(values: Sequence[float]) -> Optional[float]:
+    """The Gini coefficient ``Σ_i Σ_j |x_i - x_j| / (2 n² mean)``; None for no values or mean 0.
+
+    >>> gini([1.0, 1.0, 1.0]), gini([0.0, 0.0, 3.0])
+    (0.0, 0.6666666666666666)
+    """
+    xs = [float(x) for x in values]
+    n = len(xs)
+    if n == 0:
+        return None
+    mean = math.fsum(xs) / n
+    if mean <= 0:
+        return None
+    return math.fsum(abs(a - b) for a in xs for b in xs) / (2 * n * n * mean)
+
+
+def under_trained_share(freq: Mapping[int, int], rows: Sequence[int], k: int) -> Optional[float]:
+    """The share of ``rows`` (ids) that ``freq`` (id -> uses) holds fewer than ``k`` times."""
+    if not rows:
+        return None
+    return sum(1 for i in rows if freq.get(i, 0) < k) / len(rows)
 
 
 def renyi_efficiency(counts: Iterable[int], alpha: float) -> Optional[float]:
@@ -52,6 +91,9 @@ class LanguageMetrics:
     pieces_per_word: Optional[float]
     parity: Optional[float]
     """This language's pieces per word over the first language's (1.0 = parity)."""
+    bytes: int = 0
+    tokens_per_byte: Optional[float] = None
+    """This language's compression: pieces over UTF-8 bytes."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -89,6 +131,17 @@ class Metrics:
     """The measuring pass's wall time: one batch encoding (and, for our models, the decoding for
     the round trip, which runs in the same parallel pass)."""
     bytes_per_second: Optional[float]
+    tokens_per_byte: Optional[float] = None
+    """Pieces over UTF-8 bytes."""
+    rare_below: int = 5
+    under_trained: Optional[float] = None
+    """The share of text rows (specials left out) used fewer than ``rare_below`` times."""
+    intermediate_share: Optional[float] = None
+    """BPE: the share of learned rows that are LiteToken residues on these texts (R < 0.1)."""
+    language_parity_ratio: Optional[float] = None
+    """The largest language tokens per byte over the smallest."""
+    language_gini: Optional[float] = None
+    """The Gini coefficient of the languages' tokens per byte."""
     heldout_log_likelihood: Optional[float] = None
     """Unigram models of ours: Σ over the texts' whitespace words of their log-probability."""
     languages: Optional[dict[str, LanguageMetrics]] = None
@@ -174,7 +227,7 @@ def _special_ids(tok: Any, size: int) -> tuple[set[int], set[int]]:
 
 
 def metrics(tok: Any, texts: Sequence[str], *, name: Optional[str] = None, languages: Optional[Sequence[str]] = None,
-            threads: Optional[int] = None) -> Metrics:
+            threads: Optional[int] = None, rare_below: int = 5) -> Metrics:
     """Measures ``tok`` on ``texts`` (see :class:`Metrics` for each number). ``languages``: one
     label per text, for per-language pieces per word and parity (relative to the first label).
 
@@ -184,6 +237,9 @@ def metrics(tok: Any, texts: Sequence[str], *, name: Optional[str] = None, langu
     >>> (m.pieces, m.words, m.unknown, m.roundtrip_exact)
     (8, 3, 0, True)
     """
+    if isinstance(rare_below, bool) or not isinstance(rare_below, int) or rare_below < 1:
+        raise OptionError(f"rare_below must be a whole number >= 1 (rows used fewer times are under-trained), "
+                          f"got {rare_below!r}")
     for attr in ("encode", "id_to_piece", "vocab_size"):
         if not hasattr(tok, attr):
             raise OptionError(f"metrics needs a tokenizer with encode, id_to_piece and vocab_size; "
@@ -221,10 +277,16 @@ def metrics(tok: Any, texts: Sequence[str], *, name: Optional[str] = None, langu
             sel = [i for i, l in enumerate(languages) if l == lang]
             p = sum(lengths[i] for i in sel)
             w = sum(run.words[i] for i in sel)
-            langs[lang] = LanguageMetrics(texts=len(sel), pieces=p, words=w, pieces_per_word=p / w if w else None, parity=None)
+            b = sum(len(texts[i].encode("utf-8")) for i in sel)
+            langs[lang] = LanguageMetrics(texts=len(sel), pieces=p, words=w, pieces_per_word=p / w if w else None,
+                                          parity=None, bytes=b, tokens_per_byte=p / b if b else None)
         first = next(iter(langs.values())).pieces_per_word
         for v in langs.values():
             v.parity = v.pieces_per_word / first if first and v.pieces_per_word is not None else None
+    costs = [v.tokens_per_byte for v in langs.values() if v.tokens_per_byte is not None] if langs else []
+    from .._litetoken import residue_share
+
+    share = residue_share(tok, freq)
     return Metrics(
         model=str(name or getattr(tok, "format", None) or getattr(tok, "model", type(tok).__name__)),
         texts=len(texts), pieces=pieces, words=words, pieces_per_word=pieces / words if words else None,
@@ -235,7 +297,30 @@ def metrics(tok: Any, texts: Sequence[str], *, name: Optional[str] = None, langu
         vocab_share=len(freq) / size if size else 0.0,
         renyi_efficiency=renyi_efficiency(freq.values(), 2.5), renyi_efficiency_3=renyi_efficiency(freq.values(), 3.0),
         encode_seconds=seconds, bytes_per_second=nbytes / seconds if seconds > 0 else None,
+        tokens_per_byte=pieces / nbytes if nbytes else None, rare_below=rare_below,
+        under_trained=under_trained_share(freq, _text_rows(tok, size), rare_below),
+        intermediate_share=share[0] / share[1] if share and share[1] else None,
+        language_parity_ratio=max(costs) / min(costs) if len(costs) > 1 and min(costs) > 0 else None,
+        language_gini=gini(costs) if len(costs) > 1 else None,
         heldout_log_likelihood=_unigram_ll(tok, texts), languages=langs, examples=examples)
+
+
+def _text_rows(tok: Any, size: int) -> list[int]:
+    """The ids of the rows that stand for text: every id but the special rows."""
+    from .. import _api
+
+    if isinstance(tok, _api.SubwordsTokenizer):
+        return [i for i, k in enumerate(tok.kinds) if k != "special"]
+    from ..formats.tiktoken.read import TiktokenTokenizer
+
+    if isinstance(tok, TiktokenTokenizer):
+        return sorted(r for _, r in tok._core.tokens())
+    specials = set()
+    try:
+        specials = {int(i) for i in dict(tok.special_tokens).values()}
+    except Exception:  # noqa: BLE001 - a format without the mapping
+        pass
+    return [i for i in range(size) if i not in specials]
 
 
 def _piece_name(tok: Any, i: int) -> Optional[str]:

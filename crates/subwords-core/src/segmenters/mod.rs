@@ -2,4 +2,5 @@
 //! and the Unigram lattice on one trie.
 pub mod longest_match;
 pub mod merge_replay;
+pub mod stochastok;
 pub mod unigram;
