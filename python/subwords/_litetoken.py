@@ -234,7 +234,8 @@ def _litetoken_tiktoken(tok: Any, texts: list[str], threshold: float, threads: O
         id_map[i] = i
     # every kept rank has its bytes
     new_tokens = cast("list[tuple[bytes, int]]", list(zip(map(text_of.__getitem__, kept_ranks), range(len(kept_ranks)))))
-    new_core = _core.RankBpe.from_ranks(new_tokens, core.pattern(), sorted(specials.items(), key=lambda kv: kv[1]))
+    new_core = _core.RankBpe.from_ranks(new_tokens, core.pattern(), sorted(specials.items(), key=lambda kv: kv[1]),
+                                        regex=core.regex())
     new = TiktokenTokenizer(new_core, tok.name, tok.pattern)
     new_encoded = new.encode_batch(texts, threads=threads)
 
