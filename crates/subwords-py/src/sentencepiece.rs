@@ -114,6 +114,12 @@ impl SpModel {
         py.detach(|| self.inner.normalize(text, false).map(|(s, _)| s)).map_err(|e| to_py(py, e))
     }
 
+    /// (normalized text, for each of its bytes and one past the end the byte offset in `text`
+    /// it came from): the offsets `sentencepiece`'s `Normalize(with_offsets=True)` reports.
+    fn normalize_with_offsets(&self, py: Python<'_>, text: &str) -> PyResult<(String, Vec<u32>)> {
+        py.detach(|| self.inner.normalize(text, true)).map_err(|e| to_py(py, e))
+    }
+
     fn decode(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<String> {
         py.detach(|| self.inner.decode(&ids)).map_err(|e| to_py(py, e))
     }
