@@ -1543,7 +1543,7 @@ _RULES: dict[str, list[tuple[str, str]]] = {}
 def _rules(name: str) -> list[tuple[str, str]]:
     """Character rules for a named normalization: each code point that the form changes, with
     what it becomes. (Per character: sentencepiece's own maps also hold some multi-character
-    compositions, which these do not.)"""
+    compositions, and drop control characters, which these do not.)"""
     if name in _RULES:
         return _RULES[name]
     import unicodedata
@@ -1563,7 +1563,9 @@ def _rules(name: str) -> list[tuple[str, str]]:
                 out = unicodedata.normalize("NFKC", out.casefold())
             if nmt:
                 out = "".join(filter(None, (_nmt_extra(x) for x in out)))
-            if out != ch and "\0" not in out:
+            # a deletion rule (a control character to nothing) is left out: sentencepiece refuses
+            # the map the engine compiles with one, so those characters pass through unchanged
+            if out != ch and out and "\0" not in out:
                 rules.append((ch, out))
     else:
         raise OptionError(f"normalization rule {name!r} is not offered; use identity, nfkc, nmt_nfkc, nfkc_cf "
