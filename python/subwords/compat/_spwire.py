@@ -75,15 +75,15 @@ def serialize(fields: list[Field]) -> bytes:
     for field, wt, v in fields:
         _put_varint(out, (field << 3) | wt)
         if wt == 0:
-            _put_varint(out, int(v))  # type: ignore[arg-type]
+            _put_varint(out, int(v))
         elif wt == 2:
             assert isinstance(v, bytes)
             _put_varint(out, len(v))
             out += v
         elif wt == 5:
-            out += int(v).to_bytes(4, "little")  # type: ignore[arg-type]
+            out += int(v).to_bytes(4, "little")
         else:
-            out += int(v).to_bytes(8, "little")  # type: ignore[arg-type]
+            out += int(v).to_bytes(8, "little")
     return bytes(out)
 
 

@@ -29,7 +29,6 @@ import os
 import random
 import struct
 import threading
-import time
 from typing import Any, Iterable, Optional, Sequence, Union
 
 from ..errors import FileError, InputError, ModelFileError, OptionError, SubwordsError, UnknownPieceError
@@ -124,7 +123,7 @@ def _pb_classes() -> dict[str, Any]:
     built from descriptors written here (the field numbers of sentencepiece's .proto files)."""
     if _PB:
         return _PB
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # type: ignore[import-untyped,unused-ignore]
 
     F = descriptor_pb2.FieldDescriptorProto
     pool = descriptor_pool.DescriptorPool()
@@ -195,8 +194,25 @@ def _pb_classes() -> dict[str, Any]:
     return _PB
 
 
+def __getattr__(name: str) -> Any:
+    """``sentencepiece_pb2`` and ``sentencepiece_model_pb2``, as sentencepiece ships them (built
+    on first use; they need the protobuf package)."""
+    if name in ("sentencepiece_pb2", "sentencepiece_model_pb2"):
+        import types
+
+        c = _pb_classes()
+        mod = types.ModuleType(f"{__name__}.{name}")
+        names = (("SentencePieceText", "NBestSentencePieceText") if name == "sentencepiece_pb2"
+                 else ("ModelProto", "TrainerSpec", "NormalizerSpec"))
+        for n in names:
+            setattr(mod, n, c[n])
+        globals()[name] = mod
+        return mod
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _f32(x: float) -> float:
-    return struct.unpack("f", struct.pack("f", x))[0]
+    return float(struct.unpack("f", struct.pack("f", x))[0])
 
 
 # -- the model -----------------------------------------------------------------------------------
@@ -294,38 +310,19 @@ class _Model:
         return ends
 
     def nbest(self, norm: str, k: int) -> list[tuple[list[tuple[int, int, int]], float]]:
-        """The ``k`` best segmentations of ``norm`` (cuts ``(start, end, id)``, score), best first;
-        sums in single precision as sentencepiece's; the earlier start wins a tie."""
+        """The ``k`` best segmentations of ``norm`` (cuts ``(start, end, id)`` in characters,
+        score), best first: the engine's k-best search (``SpModel.nbest``), its sums in single
+        precision as sentencepiece's; the earlier start wins a tie."""
         if not norm:
             return [([], 0.0)]
-        ends = self.arcs(norm)
-        n = len(norm)
-        deadline = time.monotonic() + _nbest_timeout_ms / 1000 if _nbest_timeout_ms else None
-        best: list[list[tuple[float, Any]]] = [[] for _ in range(n + 1)]
-        best[0] = [(0.0, None)]
-        for j in range(1, n + 1):
-            cands: list[tuple[float, Any]] = []
-            for (i, id, s) in ends[j]:
-                for (score, path) in best[i]:
-                    cands.append((_f32(score + s), ((i, j, id), path)))
-            cands.sort(key=lambda c: -c[0])
-            best[j] = cands[:k]
-            if deadline is not None and k > 1 and time.monotonic() > deadline:
-                # out of time: finish with the single best path
-                return self.nbest_rest(norm, ends, best, j, n)
-        return [(_unroll(p), sc) for sc, p in best[n]]
-
-    def nbest_rest(self, norm: str, ends: Any, best: Any, j0: int, n: int) -> list[tuple[list[tuple[int, int, int]], float]]:
-        for j in range(j0 + 1, n + 1):
-            top: Optional[tuple[float, Any]] = None
-            for (i, id, s) in ends[j]:
-                if best[i]:
-                    score, path = best[i][0]
-                    c = _f32(score + s)
-                    if top is None or c > top[0]:
-                        top = (c, ((i, j, id), path))
-            best[j] = [top] if top is not None else []
-        return [(_unroll(p), sc) for sc, p in best[n][:1]]
+        pos = {}
+        b = 0
+        for c, ch in enumerate(norm):
+            pos[b] = c
+            b += len(ch.encode("utf-8"))
+        pos[b] = len(norm)
+        return [([(pos[s], pos[e], id) for s, e, id in cuts], score)
+                for cuts, score in self.m.nbest(norm, k, _nbest_timeout_ms)]
 
     def forward(self, norm: str, theta: float) -> tuple[list[list[tuple[int, int, float]]], list[float]]:
         ends = self.arcs(norm)
@@ -641,16 +638,7 @@ def _int_id(x: Any) -> int:
         return int(x)
     if isinstance(x, bool) or not isinstance(x, int):
         raise PieceTypeError(f"an id is an int, got {type(x).__name__}")
-    return x
-
-
-def _as_list(x: Any) -> Optional[list[Any]]:
-    """``x`` as a list when it is a sequence of ids/pieces (a list, tuple or 1-d array)."""
-    if isinstance(x, (list, tuple)):
-        return list(x)
-    if hasattr(x, "ndim") and hasattr(x, "tolist"):
-        return None
-    return None
+    return int(x)
 
 
 class VectorBuffer(bytearray):
@@ -738,6 +726,11 @@ class SentencePieceProcessor:
             raise PieceTypeError(f"a serialized model is bytes, got {type(serialized).__name__}")
         self._set_model(bytes(serialized))
         return True
+
+    load = Load
+    load_from_file = LoadFromFile
+    load_from_serialized_proto = LoadFromSerializedProto
+    init = Init
 
     def _set_model(self, data: bytes) -> None:
         self._model = _Model(data)
@@ -852,7 +845,7 @@ class SentencePieceProcessor:
         return self._m.size
 
     def __getitem__(self, piece: str) -> int:
-        return self.PieceToId(piece)
+        return int(self.PieceToId(piece))
 
     def _id_arg(self, id: Any, fn: Any) -> Any:
         m = self._m
@@ -1261,8 +1254,8 @@ class SentencePieceProcessor:
                 limit = min(n, m.count_paths(norm)) if norm else 1
             _, F = m.forward(norm, a) if norm else (None, [0.0])
             if include_best:
-                cuts = m.nbest(norm, 1)[0][0]
-                lp = a * sum(m.table().get(norm[s:e], (0, m.min_score - _UNK_PENALTY))[1] for s, e, _ in cuts) - F[-1]
+                cuts, best_score = m.nbest(norm, 1)[0]
+                lp = a * best_score - F[-1]
                 picked.append((cuts, lp))
                 seen.add(tuple(cuts))
             while len(picked) < limit:
@@ -1492,7 +1485,7 @@ def _seq_list(x: Any) -> list[Any]:
     if hasattr(x, "ndim"):
         if x.dtype.kind not in "iu":
             raise PieceTypeError(f"decode takes integer ids; the array holds {x.dtype}")
-        return x.tolist()
+        return list(x.tolist())
     return list(x)
 
 
@@ -1764,7 +1757,7 @@ def _as_bool(name: str, v: Any) -> bool:
     raise OptionError(f"--{name} takes true or false, got {v!r}")
 
 
-def _as_list(name: str, v: Any) -> list[str]:
+def _flag_list(name: str, v: Any) -> list[str]:
     if v is None:
         return []
     if isinstance(v, str):
@@ -1787,7 +1780,7 @@ def _lines(flags: dict[str, Any]) -> list[str]:
     if it is not None:
         for line in it:
             add(line)
-    for path in _as_list("input", flags["input"]):
+    for path in _flag_list("input", flags["input"]):
         if flags["input_format"] not in ("text", ""):
             raise OptionError(f"--input_format={flags['input_format']} is not offered (text only)")
         try:
@@ -1855,8 +1848,8 @@ def _train(f: dict[str, Any], normalizer: Optional[SentencePieceNormalizer]) -> 
     if (prefix is None) == (writer is None):
         raise OptionError("give --model_prefix (files <prefix>.model and <prefix>.vocab) or model_writer=, one of them")
     byte_fallback = _as_bool("byte_fallback", f["byte_fallback"])
-    user = _as_list("user_defined_symbols", f["user_defined_symbols"])
-    control = _as_list("control_symbols", f["control_symbols"])
+    user = _flag_list("user_defined_symbols", f["user_defined_symbols"])
+    control = _flag_list("control_symbols", f["control_symbols"])
     # the normalizer: a given one, else the named rule set with the flags
     if normalizer is not None:
         norm_data = normalizer._data
@@ -1931,7 +1924,7 @@ def _train(f: dict[str, Any], normalizer: Optional[SentencePieceNormalizer]) -> 
     tok = subwords.train(lines, **options)
     learned: list[tuple[str, float, int]] = []
     if model_type == "unigram":
-        for row, kind, lp in zip(tok.rows, tok.kinds, tok.log_probs):
+        for row, kind, lp in zip(tok.rows, tok.kinds, getattr(tok, "log_probs")):
             if kind in ("alphabet", "learned"):
                 learned.append((row, float(lp), NORMAL))
         learned.sort(key=lambda r: -r[1])
@@ -1964,7 +1957,7 @@ def _train(f: dict[str, Any], normalizer: Optional[SentencePieceNormalizer]) -> 
                         remove_extra, escape, _as_bool("split_by_whitespace", f["split_by_whitespace"]), role_ids,
                         rules_name, extra)
     if spec is not None:
-        data = wire.serialize(wire.put(wire.parse(data), 3, 2, spec))  # type: ignore[arg-type]
+        data = wire.serialize(wire.put(wire.parse(data), 3, 2, bytes(spec)))
     _Model(data)  # reads back, or refuses
     if writer is not None:
         writer.write(data)
