@@ -254,6 +254,15 @@ class _Model:
         self._users: list[str] = [p for p, t in zip(self.pieces, self.types) if t == USER_DEFINED]
         self.byte_ids = {int(p[3:5], 16): i for i, (p, t) in enumerate(zip(self.pieces, self.types)) if t == BYTE}
 
+    def pieces_of(self, text: str) -> list[str]:
+        """``encode(text, out_type=str)``: each id's piece, except that a run of unknown
+        characters is its own text (the engine's ``encode_pieces`` then)."""
+        ids = self.m.encode(text)
+        if self.unk in ids:
+            pieces: list[str] = self.m.encode_pieces(text)[1]
+            return pieces
+        return list(map(self.pieces.__getitem__, ids))
+
     def role_id(self, role: str) -> int:
         i = self.index.get(self.role_pieces[role])
         want = UNKNOWN if role == "unk" else CONTROL
@@ -675,6 +684,7 @@ class SentencePieceProcessor:
         self._encode_extra: tuple[bool, bool, bool, bool] = (False, False, False, False)
         self._decode_extra_reverse = False
         self._vocab_source: Optional[bytes] = None
+        self._plain = False
         self.Init(model_file=model_file, model_proto=model_proto, out_type=out_type, add_bos=add_bos, add_eos=add_eos,
                   reverse=reverse, emit_unk_piece=emit_unk_piece, enable_sampling=enable_sampling,
                   nbest_size=nbest_size, alpha=alpha, num_threads=num_threads, return_type=return_type)
@@ -688,6 +698,14 @@ class SentencePieceProcessor:
                           enable_sampling=enable_sampling, nbest_size=nbest_size, alpha=alpha, num_threads=num_threads)
         if model_file is not None or model_proto is not None:
             self.Load(model_file=model_file, model_proto=model_proto)
+        self._refresh()
+
+    def _refresh(self) -> None:
+        """Whether a call without options may go straight to the engine."""
+        o = self._opts
+        self._plain = (self._model is not None and not any(self._encode_extra)
+                       and not (o["add_bos"] or o["add_eos"] or o["reverse"] or o["emit_unk_piece"]
+                                or o["enable_sampling"]))
 
     @classmethod
     def from_file(cls, model_file: Any, return_type: Any = None, **kwargs: Any) -> "SentencePieceProcessor":
@@ -735,6 +753,7 @@ class SentencePieceProcessor:
     def _set_model(self, data: bytes) -> None:
         self._model = _Model(data)
         self._vocab_source = None
+        self._refresh()
 
     @property
     def _m(self) -> _Model:
@@ -762,6 +781,7 @@ class SentencePieceProcessor:
         if source is not None:
             self._model = _Model(restricted if restricted is not None else source)
             self._vocab_source = source if restricted is not None else None
+        self._refresh()
 
     def serialized_model_proto(self) -> bytes:
         return self._m.data
@@ -777,7 +797,7 @@ class SentencePieceProcessor:
                 raise InputError(f"this model has no {part} control symbol")
             flags[part] = True
         self._encode_extra = (flags["bos"], flags["eos"], flags["reverse"], flags["unk"])
-        return None
+        self._refresh()
 
     def SetDecodeExtraOptions(self, extra_option: str) -> None:
         """``reverse`` (decode the pieces in reverse order)."""
@@ -918,6 +938,30 @@ class SentencePieceProcessor:
                enable_sampling: Optional[bool] = None, nbest_size: Optional[int] = None, alpha: Optional[float] = None,
                num_threads: Optional[int] = None, thread_pool: Optional[ThreadPool] = None, return_type: Any = None,
                return_bytes: Optional[bool] = None) -> Any:
+        # the plain calls (ids or pieces, no per-call option, defaults that add nothing) go
+        # straight to the engine
+        if (self._plain and add_bos is None and add_eos is None and reverse is None and emit_unk_piece is None
+                and enable_sampling is None and return_type is None and return_bytes is None):
+            t = self._opts["out_type"] if out_type is None else out_type
+            ti = type(input)
+            if t is int:
+                if ti is str:
+                    return self._model.m.encode(input)  # type: ignore[union-attr]
+                if ti is list and thread_pool is None:
+                    n = self._opts["num_threads"] if num_threads is None else num_threads
+                    try:
+                        return self._model.m.encode_batch(input, _threads(n, None))  # type: ignore[union-attr]
+                    except TypeError:
+                        pass  # bytes among the texts: the general path below
+            elif t is str and ti is str:
+                return self._model.pieces_of(input)  # type: ignore[union-attr]
+        return self._encode(input, out_type, add_bos, add_eos, reverse, emit_unk_piece, enable_sampling, nbest_size,
+                            alpha, num_threads, thread_pool, return_type, return_bytes)
+
+    def _encode(self, input: Any, out_type: Any, add_bos: Optional[bool], add_eos: Optional[bool],
+                reverse: Optional[bool], emit_unk_piece: Optional[bool], enable_sampling: Optional[bool],
+                nbest_size: Optional[int], alpha: Optional[float], num_threads: Optional[int],
+                thread_pool: Optional[ThreadPool], return_type: Any, return_bytes: Optional[bool]) -> Any:
         o = self._opts
         t = _out_type(return_type, out_type, o["out_type"])
         _check_return_bytes(t, return_bytes)
@@ -945,14 +989,14 @@ class SentencePieceProcessor:
             if t is int and plain and all(type(x) is str for x in input):
                 return m.m.encode_batch(list(input), _threads(num_threads, thread_pool))
             if t is str and plain and all(type(x) is str for x in input):
-                return [m.m.encode_pieces(x)[1] for x in input]
+                return [m.pieces_of(x) for x in input]
             return [self._encode_one(x, t, add_bos, add_eos, reverse, emit_unk_piece, sample, return_bytes)
                     for x in input]
         if plain and type(input) is str:
             if t is int:
                 return m.m.encode(input)
             if t is str:
-                return m.m.encode_pieces(input)[1]
+                return m.pieces_of(input)
         return self._encode_one(input, t, add_bos, add_eos, reverse, emit_unk_piece, sample, return_bytes)
 
     def _sample_args(self, nbest_size: int, alpha: float) -> tuple[int, float]:
