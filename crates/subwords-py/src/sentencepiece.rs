@@ -131,9 +131,8 @@ impl SpModel {
         timeout_ms: u64,
     ) -> Vec<(Vec<(u32, u32, u32)>, f32)> {
         py.detach(|| {
-            let deadline = (timeout_ms > 0).then(|| {
-                std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms)
-            });
+            let deadline = (timeout_ms > 0)
+                .then(|| std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms));
             self.inner.nbest_cuts(normalized.as_bytes(), k, deadline)
         })
     }
