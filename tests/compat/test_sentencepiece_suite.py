@@ -220,3 +220,28 @@ def test_the_suite_cannot_reach_the_real_library(tmp_path: Path) -> None:
     run = _run(tmp_path, shim, ["-q", "probe_test.py"])
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 passed" in run.stdout
+
+
+def test_models_the_face_trains_load_in_sentencepiece(tmp_path: Path) -> None:
+    """What SentencePieceTrainer writes is a model sentencepiece itself reads, with the same ids
+    as the face on every line of sentencepiece's own test corpus (the peer here is the real
+    library, in this process)."""
+    import sentencepiece as real
+
+    from subwords.compat import sentencepiece as face
+
+    corpus = _unpack(_archive(), tmp_path) / "botchan.txt"
+    lines = corpus.read_text(encoding="utf-8").splitlines()
+    for name, flags in (("uni", dict(user_defined_symbols=["foo", "<sep>"], control_symbols=["<cls>"])),
+                        ("bpe", dict(model_type="bpe", byte_fallback=True, pad_id=3))):
+        prefix = tmp_path / name
+        face.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(prefix), vocab_size=1000, **flags)
+        theirs = real.SentencePieceProcessor(model_file=f"{prefix}.model")
+        ours = face.SentencePieceProcessor(model_file=f"{prefix}.model")
+        assert theirs.vocab_size() == ours.vocab_size() == 1000
+        assert [theirs.id_to_piece(i) for i in range(1000)] == [ours.id_to_piece(i) for i in range(1000)]
+        assert (theirs.unk_id(), theirs.bos_id(), theirs.eos_id(), theirs.pad_id()) == \
+            (ours.unk_id(), ours.bos_id(), ours.eos_id(), ours.pad_id())
+        extra = ["I saw a girl with a telescope. foo<sep><cls> ＡＢＣ 藤 ①"]
+        assert theirs.encode(lines + extra) == ours.encode(lines + extra)
+        assert theirs.encode(extra, out_type=str) == ours.encode(extra, out_type=str)
