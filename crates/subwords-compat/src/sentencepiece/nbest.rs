@@ -92,3 +92,48 @@ impl SpModel {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{proto, Build, Kind, SpModel};
+    use std::time::Instant;
+
+    /// `ab` has two segmentations, [ab] scoring -1.5 and [a, b] scoring -1 + -1 = -2; `c` is no
+    /// piece, so it is an unknown node scoring min_score - 10 = -1.5 - 10 = -11.5.
+    fn model() -> SpModel {
+        let build = Build {
+            kind: Kind::Unigram,
+            pieces: vec![
+                ("<unk>", 0.0, proto::UNKNOWN),
+                ("a", -1.0, proto::NORMAL),
+                ("b", -1.0, proto::NORMAL),
+                ("ab", -1.5, proto::NORMAL),
+            ],
+            byte_fallback: false,
+            unk_surface: "?",
+            rules: Vec::new(),
+            add_dummy_prefix: false,
+            remove_extra_whitespaces: true,
+            split_by_whitespace: true,
+        };
+        SpModel::from_bytes(build.to_bytes().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn every_segmentation_best_first_worked_by_hand() {
+        let m = model();
+        assert_eq!(
+            m.nbest_cuts(b"ab", 5, None),
+            vec![(vec![(0, 2, 3)], -1.5), (vec![(0, 1, 1), (1, 2, 2)], -2.0)]
+        );
+        assert_eq!(m.nbest_cuts(b"ab", 1, None), vec![(vec![(0, 2, 3)], -1.5)]);
+        assert_eq!(m.nbest_cuts(b"ac", 3, None), vec![(vec![(0, 1, 1), (1, 2, 0)], -12.5)]);
+        assert_eq!(m.nbest_cuts(b"", 3, None), vec![(Vec::new(), 0.0)]);
+    }
+
+    #[test]
+    fn past_the_deadline_one_segmentation_is_left() {
+        assert_eq!(model().nbest_cuts(b"abab", 10, Some(Instant::now())).len(), 1);
+        assert_eq!(model().nbest_cuts(b"abab", 10, None).len(), 4);
+    }
+}
