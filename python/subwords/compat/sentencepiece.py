@@ -263,6 +263,12 @@ class _Model:
             return pieces
         return list(map(self.pieces.__getitem__, ids))
 
+    def pieces_of_batch(self, texts: list[str], threads: int) -> list[list[str]]:
+        """:meth:`pieces_of` of every text, the ids found on the engine's batch workers."""
+        P, unk = self.pieces, self.unk
+        return [self.m.encode_pieces(t)[1] if unk in ids else list(map(P.__getitem__, ids))
+                for t, ids in zip(texts, self.m.encode_batch(texts, threads))]
+
     def role_id(self, role: str) -> int:
         i = self.index.get(self.role_pieces[role])
         want = UNKNOWN if role == "unk" else CONTROL
@@ -953,8 +959,15 @@ class SentencePieceProcessor:
                         return self._model.m.encode_batch(input, _threads(n, None))  # type: ignore[union-attr]
                     except TypeError:
                         pass  # bytes among the texts: the general path below
-            elif t is str and ti is str:
-                return self._model.pieces_of(input)  # type: ignore[union-attr]
+            elif t is str:
+                if ti is str:
+                    return self._model.pieces_of(input)  # type: ignore[union-attr]
+                if ti is list and thread_pool is None:
+                    n = self._opts["num_threads"] if num_threads is None else num_threads
+                    try:
+                        return self._model.pieces_of_batch(input, _threads(n, None))  # type: ignore[union-attr]
+                    except TypeError:
+                        pass
         return self._encode(input, out_type, add_bos, add_eos, reverse, emit_unk_piece, enable_sampling, nbest_size,
                             alpha, num_threads, thread_pool, return_type, return_bytes)
 
