@@ -1,6 +1,6 @@
 """``SentencePieceProcessor.Encode`` through subwords' face against sentencepiece itself.
 
-    python benchmarks/bench_compat_sp.py [--corpus english] [--model m.model] [--vocab 8000] [--repeat 3]
+    python benchmarks/bench_compat_sp.py [--corpus english] [--model m.model] [--vocab 8000] [--repeat 5]
 
 The same ``.model`` file and the same lines go to both, each library in its own process (the
 face's process never imports sentencepiece). Without ``--model``, sentencepiece trains a Unigram
@@ -75,7 +75,7 @@ def main() -> None:
     ap.add_argument("--corpus", default="english")
     ap.add_argument("--model", default=None)
     ap.add_argument("--vocab", type=int, default=8000)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--worker", choices=["face", "sentencepiece"], default=None)
     args = ap.parse_args()
     if args.worker:
