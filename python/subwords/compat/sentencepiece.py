@@ -5,12 +5,14 @@
 Unigram and BPE models). The plain calls (``encode`` to ids or pieces, one text or a batch,
 ``decode``) go straight to the Rust engine; the rest is built on it here:
 
-* sampling (``enable_sampling``, ``SampleEncodeAs*``, ``SampleEncodeAndScoreAs*``), n-best and
-  ``CalculateEntropy`` on the Unigram lattice as sentencepiece defines it (the pieces matching at
-  each character, an unknown node where no one-character piece does, user-defined symbols scored
-  ``0.1·(bytes − 1)``): forward-filtering backward-sampling for ``nbest_size < 0``, a draw among
-  the n best otherwise; BPE sampling is BPE-dropout with ``alpha`` as the drop rate. The random
-  draws are seeded (``SetRandomGeneratorSeed``) but are not sentencepiece's own stream;
+* n-best (``NBestEncode*``) by the engine's k-best search over the Unigram lattice as
+  sentencepiece defines it (the pieces matching at each character, an unknown node where no
+  one-character piece does, user-defined symbols scored ``0.1·(bytes − 1)``);
+* sampling (``enable_sampling``, ``SampleEncodeAs*``, ``SampleEncodeAndScoreAs*``) and
+  ``CalculateEntropy`` on that lattice here: forward-filtering backward-sampling for
+  ``nbest_size < 0``, a draw among the n best otherwise; BPE sampling is BPE-dropout with
+  ``alpha`` as the drop rate. The draws are seeded (``SetRandomGeneratorSeed``) but are not
+  sentencepiece's own random stream;
 * ``out_type`` ``int``, ``str``, ``bytes``, ``'serialized_proto'``, ``'proto'`` (needs the
   ``protobuf`` package), ``'offset_mapping'`` and ``'numpy'``;
 * ``SentencePieceTrainer.train`` on subwords' trainer, with spm_train's flag names (those it does
@@ -22,7 +24,6 @@ Python pre-tokenizer for training, ``ConvertToFlatbuffer``...). docs/COMPAT.md h
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
 import os
