@@ -83,6 +83,29 @@ impl SpModel {
         py.detach(|| self.inner.normalize(text, false).map(|(s, _)| s)).map_err(|e| to_py(py, e))
     }
 
+    /// (normalized text, for each of its bytes and one past the end the byte offset in `text`
+    /// it came from): the offsets `sentencepiece`'s `Normalize(with_offsets=True)` reports.
+    fn normalize_with_offsets(&self, py: Python<'_>, text: &str) -> PyResult<(String, Vec<u32>)> {
+        py.detach(|| self.inner.normalize(text, true)).map_err(|e| to_py(py, e))
+    }
+
+    /// The `k` best segmentations of the normalized text `normalized` (Unigram; empty for BPE):
+    /// (cuts as (start, end, id) byte offsets of it, score), best first. `timeout_ms` > 0: past
+    /// it the search narrows to one segmentation.
+    fn nbest(
+        &self,
+        py: Python<'_>,
+        normalized: &str,
+        k: usize,
+        timeout_ms: u64,
+    ) -> Vec<(Vec<(u32, u32, u32)>, f32)> {
+        py.detach(|| {
+            let deadline = (timeout_ms > 0)
+                .then(|| std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms));
+            self.inner.nbest_cuts(normalized.as_bytes(), k, deadline)
+        })
+    }
+
     fn decode(&self, py: Python<'_>, ids: Vec<u32>) -> PyResult<String> {
         py.detach(|| self.inner.decode(&ids)).map_err(|e| to_py(py, e))
     }

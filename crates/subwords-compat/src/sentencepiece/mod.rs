@@ -22,6 +22,7 @@
 //! rare inputs.
 
 pub mod charsmap;
+mod nbest;
 /// The double array of the pieces (moved to the core, which our own Unigram model shares).
 pub use subwords_core::segmenters::unigram::darray;
 pub mod proto;

@@ -1,0 +1,113 @@
+"""``SentencePieceProcessor.Encode`` through subwords' face against sentencepiece itself.
+
+    python benchmarks/bench_compat_sp.py [--corpus english] [--model m.model] [--vocab 8000] [--repeat 5]
+
+The same ``.model`` file and the same lines go to both, each library in its own process (the
+face's process never imports sentencepiece). Without ``--model``, sentencepiece trains a Unigram
+model of ``--vocab`` pieces on the corpus (its defaults) and both read that file. Timed calls:
+
+* ``per_call``: ``sp.Encode(line)`` for every line (ids);
+* ``per_call_pieces``: ``sp.Encode(line, out_type=str)`` for every line;
+* ``batch``: one ``sp.Encode(lines)`` call (a list: sentencepiece's own thread pool, every core);
+* ``batch_1_thread``: the same with ``num_threads=1``.
+
+Each figure is the best of ``--repeat`` rounds, a round being one process of each library in turn
+(so a busy machine slows both alike); the ids of both are checked identical. Printed: MB/s of each
+and the ratio (sentencepiece's time / the face's; above 1 the face is faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _best(f, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def worker(which: str, model: str, corpus: str, repeat: int) -> None:
+    """Runs in its own process: times the calls and prints one JSON line."""
+    sys.path.insert(0, str(HERE))
+    from corpora import corpus_lines
+
+    if which == "face":
+        from subwords.compat import sentencepiece as spm
+        assert "sentencepiece" not in sys.modules
+    else:
+        import sentencepiece as spm  # type: ignore[no-redef]
+    lines = corpus_lines(corpus)
+    sp = spm.SentencePieceProcessor(model_file=model)
+    ids = sp.Encode(lines)
+    digest = hashlib.sha256(json.dumps(ids).encode()).hexdigest()
+    out = {
+        "per_call": _best(lambda: [sp.Encode(l) for l in lines], repeat),
+        "per_call_pieces": _best(lambda: [sp.Encode(l, out_type=str) for l in lines], repeat),
+        "batch": _best(lambda: sp.Encode(lines), repeat),
+        "batch_1_thread": _best(lambda: sp.Encode(lines, num_threads=1), repeat),
+    }
+    print(json.dumps({"times": out, "ids": digest}))
+
+
+def _run(which: str, model: str, corpus: str, repeat: int) -> dict:
+    r = subprocess.run([sys.executable, __file__, "--worker", which, "--model", model, "--corpus", corpus,
+                        "--repeat", str(repeat)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"the {which} worker failed:\n{r.stderr[-3000:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpus", default="english")
+    ap.add_argument("--model", default=None)
+    ap.add_argument("--vocab", type=int, default=8000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--worker", choices=["face", "sentencepiece"], default=None)
+    args = ap.parse_args()
+    if args.worker:
+        worker(args.worker, args.model, args.corpus, args.repeat)
+        return
+    sys.path.insert(0, str(HERE))
+    from corpora import corpus_lines
+
+    lines = corpus_lines(args.corpus)
+    mb = sum(len(l.encode("utf-8")) for l in lines) / 1e6
+    with tempfile.TemporaryDirectory() as tmp:
+        model = args.model
+        if model is None:
+            model = str(Path(tmp) / "m.model")
+            code = ("import sentencepiece as spm, sys\n"
+                    "lines = [l for l in open(sys.argv[1], encoding='utf-8').read().split('\\n') if l.strip()]\n"
+                    "spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_prefix=sys.argv[2][:-6],"
+                    " vocab_size=int(sys.argv[3]), minloglevel=2, num_threads=2, max_sentence_length=1 << 16)\n")
+            corpus = args.corpus if args.corpus.endswith(".txt") else str(HERE / "corpora" / f"{args.corpus}.txt")
+            subprocess.run([sys.executable, "-c", code, corpus, model, str(args.vocab)], check=True)
+        rounds = [(_run("sentencepiece", model, args.corpus, 1), _run("face", model, args.corpus, 1))
+                  for _ in range(args.repeat)]
+        sp = {"ids": rounds[0][0]["ids"], "times": {k: min(r[0]["times"][k] for r in rounds) for k in rounds[0][0]["times"]}}
+        face = {"ids": rounds[0][1]["ids"], "times": {k: min(r[1]["times"][k] for r in rounds) for k in rounds[0][1]["times"]}}
+    if sp["ids"] != face["ids"]:
+        raise SystemExit("the face's ids differ from sentencepiece's on this corpus")
+    print(f"corpus {args.corpus}: {len(lines)} lines, {mb:.1f} MB; ids identical")
+    print(f"{'call':18} {'face MB/s':>10} {'sentencepiece MB/s':>19} {'ratio':>6}")
+    for k, t_sp in sp["times"].items():
+        t_face = face["times"][k]
+        print(f"{k:18} {mb / t_face:10.1f} {mb / t_sp:19.1f} {t_sp / t_face:6.2f}")
+
+
+if __name__ == "__main__":
+    main()
