@@ -228,6 +228,7 @@ class _Model:
             self.m = _core.SpModel(self.data)
         except ModelFileError:
             raise
+        self.e = self.m.encoder()  # the core's encoder contract: single calls and batches
         self.pieces: list[str] = self.m.pieces
         self.scores: list[float] = self.m.scores
         self.types: list[int] = self.m.types
@@ -258,7 +259,7 @@ class _Model:
     def pieces_of(self, text: str) -> list[str]:
         """``encode(text, out_type=str)``: each id's piece, except that a run of unknown
         characters is its own text (the engine's ``encode_pieces`` then)."""
-        ids = self.m.encode(text)
+        ids = self.e.encode(text)
         if self.unk in ids:
             pieces: list[str] = self.m.encode_pieces(text)[1]
             return pieces
@@ -268,7 +269,7 @@ class _Model:
         """:meth:`pieces_of` of every text, the ids found on the engine's batch workers."""
         P, unk = self.pieces, self.unk
         return [self.m.encode_pieces(t)[1] if unk in ids else list(map(P.__getitem__, ids))
-                for t, ids in zip(texts, self.m.encode_batch(texts, threads))]
+                for t, ids in zip(texts, self.e.encode_batch(texts, threads))]
 
     def role_id(self, role: str) -> int:
         i = self.index.get(self.role_pieces[role])
@@ -953,11 +954,11 @@ class SentencePieceProcessor:
             ti = type(input)
             if t is int:
                 if ti is str:
-                    return self._model.m.encode(input)  # type: ignore[union-attr]
+                    return self._model.e.encode(input)  # type: ignore[union-attr]
                 if ti is list and thread_pool is None:
                     n = self._opts["num_threads"] if num_threads is None else num_threads
                     try:
-                        return self._model.m.encode_batch(input, _threads(n, None))  # type: ignore[union-attr]
+                        return self._model.e.encode_batch(input, _threads(n, None))  # type: ignore[union-attr]
                     except TypeError:
                         pass  # bytes among the texts: the general path below
             elif t is str:
@@ -1001,14 +1002,14 @@ class SentencePieceProcessor:
         plain = not (add_bos or add_eos or reverse or emit_unk_piece) and sample is None
         if _is_batch(input):
             if t is int and plain and all(type(x) is str for x in input):
-                return m.m.encode_batch(list(input), _threads(num_threads, thread_pool))
+                return m.e.encode_batch(list(input), _threads(num_threads, thread_pool))
             if t is str and plain and all(type(x) is str for x in input):
                 return [m.pieces_of(x) for x in input]
             return [self._encode_one(x, t, add_bos, add_eos, reverse, emit_unk_piece, sample, return_bytes)
                     for x in input]
         if plain and type(input) is str:
             if t is int:
-                return m.m.encode(input)
+                return m.e.encode(input)
             if t is str:
                 return m.pieces_of(input)
         return self._encode_one(input, t, add_bos, add_eos, reverse, emit_unk_piece, sample, return_bytes)
@@ -1062,7 +1063,7 @@ class SentencePieceProcessor:
         text, was_bytes = _text(x)
         if seg is None and sample is None and t in (int, str, bytes, "numpy"):
             if t is int or t == "numpy":
-                ids = m.m.encode(text)
+                ids = m.e.encode(text)
                 pieces = None
             else:
                 ids, pieces = m.m.encode_pieces(text)
