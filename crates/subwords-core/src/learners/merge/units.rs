@@ -100,6 +100,7 @@ pub(super) fn block_words(ids: usize) -> usize {
 
 impl Arena {
     /// A new block at the end with room for at least `ids` ids; its capacity word is set.
+    #[inline]
     pub(super) fn alloc(&mut self, ids: usize) -> u32 {
         let size = block_words(ids);
         let start = self.words.len();
@@ -156,6 +157,7 @@ impl Arena {
     /// by one, a new pair's list of a large merge grew through blocks of 2, 4, 8, ... ids, which
     /// left as much garbage as the list and up to as much again of room at its end; sized from
     /// the merge's places, it takes one block of their size.
+    #[inline]
     pub(super) fn extend(&mut self, info: &mut PairInfo, ids: &[u32], more: usize) {
         let ids = match (info.len, ids) {
             (_, []) => return,
@@ -196,6 +198,7 @@ impl Arena {
     }
 
     /// The ids of `info`'s list, which is left empty (its block becomes garbage).
+    #[inline]
     pub(super) fn take(&mut self, info: &mut PairInfo) -> Vec<u32> {
         let out = match info.len {
             0 => Vec::new(),
@@ -352,11 +355,13 @@ impl Delta {
     }
 
     /// The changed pairs, in the order first met.
+    #[inline]
     pub(super) fn changes(&self) -> &[(u64, i64, Vec<u32>)] {
         &self.changes[..self.used]
     }
 
     /// Empties it for the next merge.
+    #[inline]
     pub(super) fn clear(&mut self) {
         if self.slots.capacity() > DELTA_KEEP_ROWS {
             self.slots = Map::default();
