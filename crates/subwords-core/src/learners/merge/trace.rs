@@ -59,6 +59,9 @@ pub struct MergeTrace {
     pub error: Option<String>,
 }
 
+/// A step's tied candidates as `(left, right)` texts (capped), and how many tied.
+type Ties = (Vec<(Vec<u8>, Vec<u8>)>, usize);
+
 pub(super) struct Tracer {
     request: TraceRequest,
     trace: MergeTrace,
@@ -118,11 +121,7 @@ impl Tracer {
     }
 
     /// Every live candidate with `pair`'s exact score, in the tie rule's order.
-    pub(super) fn ties_of(
-        &self,
-        engine: &Engine<'_>,
-        pair: u64,
-    ) -> (Vec<(Vec<u8>, Vec<u8>)>, usize) {
+    pub(super) fn ties_of(&self, engine: &Engine<'_>, pair: u64) -> Ties {
         if !self.request.ties {
             return (Vec::new(), 0);
         }
@@ -154,7 +153,7 @@ impl Tracer {
         abc: [u32; 3],
         num: u64,
         den: u128,
-        ties: (Vec<(Vec<u8>, Vec<u8>)>, usize),
+        ties: Ties,
         forced: bool,
         new_row: bool,
         sites: i64,

@@ -562,7 +562,6 @@ mod tests {
         // (9, 9) is gone from every unit (count 0): it leaves the index
         add(&mut index, 9, 9, 0, &[0, 1]);
         add(&mut index, 3, 1, 1, &[3]);
-        let mut arena = arena;
         arena.compact(&mut index, &flat, 1);
         assert!(index.get(&pack(9, 9)).is_none());
         assert_eq!(ids(&arena, &index[&pack(1, 2)]), vec![0, 1, 3]);
