@@ -10,6 +10,11 @@
 //! any pair the batch created is considered — so a created pair of lower rank (possible when a
 //! joined piece already existed) waits, exactly as the definition says.
 //!
+//! The loaded formats' merge loops keep copies of this scan-short, heap-long shape because their
+//! rules differ: `tokenizers` merges one occurrence at a time (a created pair of lower rank goes
+//! first), and tiktoken ranks byte concatenations, with no pair table; one function would take the
+//! rule and the symbol state as parameters in the innermost loop.
+//!
 //! BPE-dropout (Provilkov et al.): each candidate is skipped with probability p; skipped
 //! candidates return after the next merge that happens, so p = 1 leaves the unit in symbols.
 

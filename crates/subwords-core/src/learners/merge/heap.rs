@@ -1,0 +1,344 @@
+//! The candidate heap: a max-heap of 16-byte `(count, pair)` entries with lazy deletion
+//! ([`PairHeap`]), ordered by the tie rule ([`Order`]: the score, compared exactly as a fraction,
+//! then the tie keys by symbol id, through their 8-byte heads first).
+
+use std::cmp::Ordering;
+
+use super::unpack;
+
+/// A candidate pair with its score `num / den` (`den` is 1 for counts, `count(a) · count(b)` for
+/// WordPiece).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Cand {
+    pub(super) num: u64,
+    pub(super) den: u128,
+    pub(super) pair: u64,
+}
+
+/// The tie rule's order on candidates: `Greater` ranks first. The larger score first, then
+/// (WordPiece) the smaller joined text, then the smaller `(left, right)` by tie keys, then the
+/// smaller pair id (only equal entries of one pair get that far).
+pub(super) struct Order<'k> {
+    pub(super) keys: &'k [Box<[u8]>],
+    /// Each key's first 8 bytes (see [`key_head`]), by symbol id.
+    pub(super) heads: &'k [u64],
+    pub(super) base: u32,
+    pub(super) joined_first: bool,
+}
+
+/// A tie key's first 8 bytes as a big-endian number, zero-padded. Two heads that differ order
+/// as their keys do (at the first byte where the padded heads differ, either both keys have a
+/// byte, or the shorter key has ended and is a prefix of the longer); only equal heads need the
+/// keys themselves. Most of the heap's tie-breaks end at the heads: no pointer to follow, no
+/// `memcmp` call.
+pub(super) fn key_head(key: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = key.len().min(8);
+    b[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(b)
+}
+
+impl Order<'_> {
+    #[inline]
+    fn key(&self, s: u32) -> &[u8] {
+        &self.keys[(s - self.base) as usize]
+    }
+    /// The keys of `x` and `y` compared, through their heads first.
+    #[inline]
+    fn cmp_keys(&self, x: u32, y: u32) -> Ordering {
+        let (hx, hy) = (self.heads[(x - self.base) as usize], self.heads[(y - self.base) as usize]);
+        if hx != hy {
+            return hx.cmp(&hy);
+        }
+        self.key(x).cmp(self.key(y))
+    }
+    pub(super) fn cmp(&self, x: &Cand, y: &Cand) -> Ordering {
+        cmp_fraction(x.num, x.den, y.num, y.den).then_with(|| {
+            if x.pair == y.pair {
+                return Ordering::Equal;
+            }
+            let (xa, xb) = unpack(x.pair);
+            let (ya, yb) = unpack(y.pair);
+            (if self.joined_first {
+                cmp_joined(self.key(ya), self.key(yb), self.key(xa), self.key(xb))
+            } else {
+                Ordering::Equal
+            })
+            .then_with(|| self.cmp_keys(ya, xa))
+            .then_with(|| self.cmp_keys(yb, xb))
+            .then_with(|| y.pair.cmp(&x.pair))
+        })
+    }
+}
+
+/// A max-heap of candidates in the tie rule's order, with lazy deletion (see `Engine::best`).
+///
+/// An entry is 16 bytes: the count and the pair; WordPiece's denominators sit in a parallel
+/// array that BPE leaves empty (its denominator is always 1). The tie keys are not in the
+/// entries: the order looks them up by symbol id in the engine's key table, so an entry holds no
+/// pointers (a `BinaryHeap` of entries carrying two `Rc` keys and a `u128` took 80 bytes each).
+#[derive(Default)]
+pub(super) struct PairHeap {
+    pub(super) nums: Vec<(u64, u64)>,
+    pub(super) dens: Vec<u128>,
+    pub(super) wide: bool,
+}
+
+impl PairHeap {
+    pub(super) fn new(wide: bool) -> Self {
+        PairHeap { nums: Vec::new(), dens: Vec::new(), wide }
+    }
+    pub(super) fn len(&self) -> usize {
+        self.nums.len()
+    }
+    #[inline]
+    fn get(&self, i: usize) -> Cand {
+        let (num, pair) = self.nums[i];
+        Cand { num, den: if self.wide { self.dens[i] } else { 1 }, pair }
+    }
+    #[inline]
+    fn swap(&mut self, i: usize, j: usize) {
+        self.nums.swap(i, j);
+        if self.wide {
+            self.dens.swap(i, j);
+        }
+    }
+    pub(super) fn peek(&self) -> Option<Cand> {
+        (!self.nums.is_empty()).then(|| self.get(0))
+    }
+    pub(super) fn push(&mut self, c: Cand, order: &Order<'_>) {
+        self.nums.push((c.num, c.pair));
+        if self.wide {
+            self.dens.push(c.den);
+        }
+        let mut i = self.nums.len() - 1;
+        while i > 0 {
+            let up = (i - 1) / 2;
+            if order.cmp(&c, &self.get(up)) != Ordering::Greater {
+                break;
+            }
+            self.swap(i, up);
+            i = up;
+        }
+    }
+    pub(super) fn pop(&mut self, order: &Order<'_>) -> Option<Cand> {
+        let n = self.nums.len();
+        if n == 0 {
+            return None;
+        }
+        let top = self.get(0);
+        self.swap(0, n - 1);
+        self.nums.pop();
+        if self.wide {
+            self.dens.pop();
+        }
+        self.sift_down_to_bottom(order);
+        Some(top)
+    }
+    /// Replaces the top entry with `c` (a popped entry's re-push in one pass down, instead of a
+    /// pass down for the pop and one up for the push).
+    pub(super) fn replace_top(&mut self, c: Cand, order: &Order<'_>) {
+        self.nums[0] = (c.num, c.pair);
+        if self.wide {
+            self.dens[0] = c.den;
+        }
+        self.sift_down(0, order);
+    }
+    /// The root's entry (the last one, moved there by `pop`) taken down to a leaf along the
+    /// better children, one comparison a level, then up to its place: it came from the bottom
+    /// and mostly belongs near it, so this takes about half the comparisons of [`Self::sift_down`]
+    /// (the way `std`'s `BinaryHeap::pop` does it).
+    fn sift_down_to_bottom(&mut self, order: &Order<'_>) {
+        let n = self.nums.len();
+        if n <= 1 {
+            return;
+        }
+        let moved = self.get(0);
+        let mut i = 0;
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let best = self.better_child(l, n, order);
+            self.swap(i, best);
+            i = best;
+        }
+        while i > 0 {
+            let up = (i - 1) / 2;
+            if order.cmp(&moved, &self.get(up)) != Ordering::Greater {
+                break;
+            }
+            self.swap(i, up);
+            i = up;
+        }
+    }
+    /// Of the children `l` and `l + 1` (if there is one below `n`), the one that comes first.
+    #[inline]
+    fn better_child(&self, l: usize, n: usize, order: &Order<'_>) -> usize {
+        if l + 1 < n && order.cmp(&self.get(l + 1), &self.get(l)) == Ordering::Greater {
+            l + 1
+        } else {
+            l
+        }
+    }
+    pub(super) fn sift_down(&mut self, mut i: usize, order: &Order<'_>) {
+        let n = self.nums.len();
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let best = self.better_child(l, n, order);
+            if order.cmp(&self.get(best), &self.get(i)) != Ordering::Greater {
+                break;
+            }
+            self.swap(i, best);
+            i = best;
+        }
+    }
+    /// Replaces the contents with `items` and restores the heap order (O(n)).
+    pub(super) fn rebuild(&mut self, items: Vec<Cand>, order: &Order<'_>) {
+        self.nums = items.iter().map(|c| (c.num, c.pair)).collect();
+        self.dens = if self.wide { items.iter().map(|c| c.den).collect() } else { Vec::new() };
+        drop(items);
+        for i in (0..self.nums.len() / 2).rev() {
+            self.sift_down(i, order);
+        }
+    }
+}
+
+/// `a · b` as a 256-bit number (hi, lo).
+fn mul_wide(a: u64, b: u128) -> (u128, u128) {
+    let (bh, bl) = (b >> 64, b & u64::MAX as u128);
+    let lo = a as u128 * bl;
+    let mid = a as u128 * bh;
+    let (low, carry) = lo.overflowing_add(mid << 64);
+    ((mid >> 64) + carry as u128, low)
+}
+
+/// Compares `a1 / b1` with `a2 / b2` exactly.
+pub(super) fn cmp_fraction(a1: u64, b1: u128, a2: u64, b2: u128) -> Ordering {
+    if b1 == b2 {
+        return a1.cmp(&a2);
+    }
+    // both denominators in 64 bits (two counts below 2^32 each, as on any corpus short of
+    // billions of symbols): each product is one 64 x 64 -> 128-bit multiplication, exact
+    if (b1 | b2) >> 64 == 0 {
+        return (a1 as u128 * b2 as u64 as u128).cmp(&(a2 as u128 * b1 as u64 as u128));
+    }
+    mul_wide(a1, b2).cmp(&mul_wide(a2, b1))
+}
+
+/// Compares `a1 ++ a2` with `b1 ++ b2` without building them: slice by slice (a `memcmp` each,
+/// at most three), not byte by byte through chained iterators.
+pub(super) fn cmp_joined(a1: &[u8], a2: &[u8], b1: &[u8], b2: &[u8]) -> Ordering {
+    let (mut x, mut x_next) = (a1, a2);
+    let (mut y, mut y_next) = (b1, b2);
+    loop {
+        if x.is_empty() {
+            if x_next.is_empty() {
+                return if y.is_empty() && y_next.is_empty() {
+                    Ordering::Equal
+                } else {
+                    Ordering::Less
+                };
+            }
+            (x, x_next) = (x_next, &[]);
+            continue;
+        }
+        if y.is_empty() {
+            if y_next.is_empty() {
+                return Ordering::Greater;
+            }
+            (y, y_next) = (y_next, &[]);
+            continue;
+        }
+        let n = x.len().min(y.len());
+        match x[..n].cmp(&y[..n]) {
+            Ordering::Equal => (x, y) = (&x[n..], &y[n..]),
+            o => return o,
+        }
+    }
+}
+
+#[cfg(test)]
+mod cmp_joined_tests {
+    use super::cmp_joined;
+
+    /// `cmp_joined` against the joined byte strings themselves, on every way of cutting a few
+    /// strings in two (empty halves, prefixes of each other, equal texts cut differently).
+    #[test]
+    fn cmp_joined_orders_as_the_joined_texts_do() {
+        let texts: [&[u8]; 9] =
+            [b"", b"a", b"ab", b"abc", b"abd", b"b", b"##ab", b"\xe2\x96\x81a", b"aab"];
+        let mut checked = 0;
+        for x in texts {
+            for y in texts {
+                for i in 0..=x.len() {
+                    for j in 0..=y.len() {
+                        let (a1, a2) = x.split_at(i);
+                        let (b1, b2) = y.split_at(j);
+                        assert_eq!(
+                            cmp_joined(a1, a2, b1, b2),
+                            x.cmp(y),
+                            "{a1:?}+{a2:?} vs {b1:?}+{b2:?}"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 500);
+    }
+}
+
+#[cfg(test)]
+mod key_head_tests {
+    use super::key_head;
+    use std::cmp::Ordering;
+
+    /// Heads that differ order as the keys do; the pairs listed with equal heads are the ones the
+    /// order must settle on the keys themselves.
+    #[test]
+    fn differing_heads_order_as_the_keys_do() {
+        let keys: [&[u8]; 12] = [
+            b"",
+            b"\0",
+            b"a",
+            b"a\0",
+            b"ab",
+            b"abcdefgh",
+            b"abcdefgha",
+            b"abcdefgz",
+            b"b",
+            b"\xe2\x96\x81",
+            b"\xe2\x96\x81a",
+            b"~",
+        ];
+        let mut equal = Vec::new();
+        for x in keys {
+            for y in keys {
+                let (hx, hy) = (key_head(x), key_head(y));
+                if hx == hy {
+                    if x != y {
+                        equal.push((x, y));
+                    }
+                } else {
+                    assert_eq!(hx.cmp(&hy), x.cmp(y), "{x:?} vs {y:?}");
+                }
+            }
+        }
+        // "" and "\0" pad alike, as do "a" and "a\0", and two keys that agree on 8 bytes
+        let e: &[(&[u8], &[u8])] = &[
+            (b"", b"\0"),
+            (b"\0", b""),
+            (b"a", b"a\0"),
+            (b"a\0", b"a"),
+            (b"abcdefgh", b"abcdefgha"),
+            (b"abcdefgha", b"abcdefgh"),
+        ];
+        assert_eq!(equal, e);
+        assert_eq!(key_head(b"ab").cmp(&key_head(b"b")), Ordering::Less);
+    }
+}

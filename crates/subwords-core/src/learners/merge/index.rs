@@ -1,0 +1,239 @@
+//! The pair index: `pair -> (count, units holding it)` in one hash map slot per pair
+//! ([`PairInfo`]: a list of one unit lives in the slot, a longer one in the [`Arena`]), in shards
+//! by the pair's hash so that a growing table copies one shard at a time ([`PairIndex`]); and its
+//! building from the units, counted on the threads' shares and merged in a fixed order.
+
+use rayon::prelude::*;
+
+use super::units::{block_words, Arena, Flat};
+use super::{pack, NO_SYMBOL};
+use crate::hash::Map;
+
+/// One pair of the index: its count over the corpus and the units that hold it (each listed at
+/// least once; stale ids of units that lost the pair are skipped when the pair is merged, and
+/// dropped when the arena is compacted). With its `u64` key a map slot is 24 bytes: a list of
+/// one id (most pairs of a large table are in one unit) lives in the slot, a longer one in a
+/// block of the engine's [`Arena`].
+#[derive(Clone, Copy, Default)]
+pub(super) struct PairInfo {
+    pub(super) count: i64,
+    /// How many ids the list holds.
+    pub(super) len: u32,
+    /// `len == 1`: the id itself; `len > 1`: the list's block in the arena.
+    pub(super) at: u32,
+}
+
+/// The pair index, `pair -> PairInfo`, in shards by the pair's hash (one shard for small inputs).
+/// A hash map grows by moving into a table twice its size, with both alive at once: at the end
+/// of a 20 M-unit table that move was the run's peak (about 750 MB). In shards, one move copies
+/// one shard.
+///
+/// The shards do not get equal shares of the pairs: shard `i` of `n` gets a share in proportion
+/// to `2^(i/n)`, so their sizes span one doubling and they grow into their next tables one at a
+/// time as the index grows. With equal shares they all doubled within a few merges of each other,
+/// and a run that ended just after held every table at twice its pairs (1/0.4375 = 2.29 slots a
+/// pair; spread, about 1.65 at any size).
+pub(super) struct PairIndex {
+    shards: Vec<Map<u64, PairInfo>>,
+    /// The shard of each of 1024 hash ranges.
+    route: Box<[u8; 1024]>,
+}
+
+impl PairIndex {
+    /// The shards for about `units` units: one up to 128k units, then one per 64k units, at
+    /// most 64.
+    pub(super) fn shards_for(units: usize) -> usize {
+        (units >> 16).next_power_of_two().clamp(1, 64)
+    }
+
+    /// An empty index in `n` shards (1 to 256).
+    pub(super) fn new(n: usize) -> Self {
+        assert!((1..=256).contains(&n), "the pair index takes 1 to 256 shards, not {n}");
+        // shard i takes the hash ranges up to 1024 * W(i + 1) / W(n), W(i) = Σ_{j<i} 2^(j/n)
+        let weight = |i: usize| (i as f64 / n as f64).exp2();
+        let total: f64 = (0..n).map(weight).sum();
+        let mut route = Box::new([0u8; 1024]);
+        let mut upto = 0.0;
+        let mut r = 0usize;
+        for i in 0..n {
+            upto += weight(i);
+            let end = if i + 1 == n { 1024 } else { (1024.0 * upto / total).round() as usize };
+            while r < end {
+                route[r] = i as u8;
+                r += 1;
+            }
+        }
+        PairIndex { shards: (0..n).map(|_| Map::default()).collect(), route }
+    }
+    #[inline]
+    fn shard(&self, k: u64) -> usize {
+        // the top bits of another multiplicative hash than the maps' (theirs pick the buckets)
+        self.route[(k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize] as usize
+    }
+    #[inline]
+    pub(super) fn get(&self, k: &u64) -> Option<&PairInfo> {
+        self.shards[self.shard(*k)].get(k)
+    }
+    #[inline]
+    pub(super) fn get_mut(&mut self, k: &u64) -> Option<&mut PairInfo> {
+        let s = self.shard(*k);
+        self.shards[s].get_mut(k)
+    }
+    #[inline]
+    pub(super) fn entry(&mut self, k: u64) -> std::collections::hash_map::Entry<'_, u64, PairInfo> {
+        let s = self.shard(k);
+        self.shards[s].entry(k)
+    }
+    #[inline]
+    pub(super) fn remove(&mut self, k: &u64) -> Option<PairInfo> {
+        let s = self.shard(*k);
+        self.shards[s].remove(k)
+    }
+    pub(super) fn len(&self) -> usize {
+        self.shards.iter().map(|m| m.len()).sum()
+    }
+    pub(super) fn retain(&mut self, mut f: impl FnMut(&u64, &mut PairInfo) -> bool) {
+        for m in &mut self.shards {
+            m.retain(&mut f);
+        }
+    }
+    /// Each shard's table down to the size its pairs need (one shard's copy at a time).
+    pub(super) fn shrink(&mut self) {
+        for m in &mut self.shards {
+            m.shrink_to_fit();
+        }
+    }
+    /// Every pair, in an order that depends on the hash (callers sort what must not).
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&u64, &PairInfo)> {
+        self.shards.iter().flat_map(|m| m.iter())
+    }
+    pub(super) fn keys(&self) -> impl Iterator<Item = &u64> {
+        self.shards.iter().flat_map(|m| m.keys())
+    }
+    pub(super) fn values(&self) -> impl Iterator<Item = &PairInfo> {
+        self.shards.iter().flat_map(|m| m.values())
+    }
+    pub(super) fn values_mut(&mut self) -> impl Iterator<Item = &mut PairInfo> {
+        self.shards.iter_mut().flat_map(|m| m.values_mut())
+    }
+}
+
+impl std::ops::Index<&u64> for PairIndex {
+    type Output = PairInfo;
+    fn index(&self, k: &u64) -> &PairInfo {
+        self.get(k).expect("the pair is in the index")
+    }
+}
+
+/// Drops the pairs counted below `below` (at least 1: the pairs no unit holds go too) and
+/// returns the largest count dropped (0: no live pair). Their blocks become garbage.
+pub(super) fn drop_pairs(index: &mut PairIndex, below: i64) -> u64 {
+    let mut dropped = 0i64;
+    index.retain(|_, v| {
+        if v.count >= below {
+            return true;
+        }
+        dropped = dropped.max(v.count);
+        false
+    });
+    if dropped > 0 {
+        // a map keeps its table when emptied: give the dropped pairs' slots back
+        index.shrink();
+    }
+    dropped.max(0) as u64
+}
+
+/// Pair counts, and how many units hold each pair (in `len`), over a range of units (one
+/// thread's share).
+///
+/// A pair's `at` (unused until [`place_pairs`]) holds the last unit that counted it, plus one,
+/// so a unit adds to `len` once per pair (a list of the unit's pairs, searched at each pair, is
+/// quadratic in a long unit). The entries' `at` are not read from these maps.
+fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> Map<u64, PairInfo> {
+    let mut counts: Map<u64, PairInfo> = Map::default();
+    for wi in range {
+        let s = flat.unit(wi);
+        let stamp = wi as u32 + 1;
+        for w in s.windows(2) {
+            if w[0] == NO_SYMBOL || w[1] == NO_SYMBOL {
+                continue;
+            }
+            let p = pack(w[0], w[1]);
+            let e = counts.entry(p).or_default();
+            e.count += flat.meta[wi].count as i64;
+            if e.at != stamp {
+                e.at = stamp;
+                e.len += 1;
+            }
+        }
+    }
+    counts
+}
+
+/// Fills the place lists of `index`, whose entries hold each pair's count and the number of
+/// units holding it (from [`count_pairs`]): a block of exactly that size for each pair in more
+/// than one unit, then one pass over the units.
+fn place_pairs(flat: &Flat, index: &mut PairIndex) -> Arena {
+    let total: usize =
+        index.values().filter(|v| v.len >= 2).map(|v| block_words(v.len as usize)).sum();
+    let mut arena = Arena { words: Vec::with_capacity(total) };
+    for v in index.values_mut() {
+        if v.len >= 2 {
+            v.at = arena.alloc(v.len as usize);
+            // the capacity word counts the ids written until the pass is over
+            arena.words[v.at as usize * 4] = 0;
+        }
+    }
+    let w = &mut arena.words;
+    for wi in 0..flat.units() {
+        let id = wi as u32;
+        for x in flat.unit(wi).windows(2) {
+            if x[0] == NO_SYMBOL || x[1] == NO_SYMBOL {
+                continue;
+            }
+            let v = index.get_mut(&pack(x[0], x[1])).expect("count_pairs saw every pair");
+            if v.len == 1 {
+                v.at = id;
+                continue;
+            }
+            let s = v.at as usize * 4;
+            let fill = w[s] as usize;
+            if fill == 0 || w[s + fill] != id {
+                w[s + 1 + fill] = id;
+                w[s] = fill as u32 + 1;
+            }
+        }
+    }
+    for v in index.values() {
+        if v.len >= 2 {
+            let s = v.at as usize * 4;
+            debug_assert_eq!(w[s], v.len);
+            w[s] = (block_words(v.len as usize) - 1) as u32;
+        }
+    }
+    arena
+}
+
+/// The pair index of `flat` in `shards` shards (`None`: [`PairIndex::shards_for`] its units) and
+/// its place lists, counted on `threads` threads.
+pub(super) fn build_index(
+    flat: &Flat,
+    threads: usize,
+    shards: Option<usize>,
+) -> (PairIndex, Arena) {
+    let n = flat.units();
+    let chunk = n.div_ceil(threads).max(1024);
+    let ranges: Vec<std::ops::Range<usize>> =
+        (0..n).step_by(chunk).map(|s| s..(s + chunk).min(n)).collect();
+    let parts: Vec<_> = ranges.into_par_iter().map(|r| count_pairs(flat, r)).collect();
+    let mut index = PairIndex::new(shards.unwrap_or_else(|| PairIndex::shards_for(n)));
+    for c in parts {
+        for (k, v) in c {
+            let e = index.entry(k).or_default();
+            e.count += v.count;
+            e.len += v.len;
+        }
+    }
+    let arena = place_pairs(flat, &mut index);
+    (index, arena)
+}

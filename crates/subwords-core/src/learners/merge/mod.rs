@@ -1,0 +1,324 @@
+//! The merge engine shared by BPE (score: the pair's count) and WordPiece (score:
+//! `count(a, b) / (count(a) · count(b))`).
+//!
+//! Input: units spelled as symbol ids with counts ([`Flat`]) and the symbol table ([`Symbols`]).
+//! Each round takes the best pair, joins it into one symbol in every unit that holds it (left to
+//! right, without overlap), and adds the joined piece as a row. A joined piece that already exists
+//! (two merge paths to one string) reuses its row: the merge gets a rank, no row is added.
+//!
+//! Files, one job each: `units.rs` stores the units, the place lists' arena and the rewrite of a
+//! merge; `index.rs` the pair index; `heap.rs` the candidate heap and the tie rule's order;
+//! `engine.rs` the engine's state and the merge loop ([`learn`]); `trace.rs` the optional trace.
+//!
+//! What the engine owns: the units (rewritten in place), the pair index (`pair -> count, units
+//! holding it`), the heap of candidates, WordPiece's symbol counts with a bound per symbol over
+//! its pairs' scores, and the rows it adds to [`Symbols`].
+//!
+//! Counting (DESIGN §2): `count(a, b)` = Σ count(unit) × adjacent occurrences, overlapping
+//! positions included.
+//!
+//! Tie rule: the larger score wins, compared exactly as a fraction; then (WordPiece) the smaller
+//! joined text; then the smaller `(left, right)` by the pieces' bytes in the tie spelling
+//! ([`TieSpelling`]; UTF-8 byte order is code-point order, so `▁` loses every tie to a letter).
+//! Nothing depends on hash-map order, the thread count, or the order the units arrive in.
+//!
+//! Invariants:
+//! * A pair's count in the index is its count over the units; its place list holds every unit
+//!   that holds it, and maybe stale ids (skipped when it is merged, dropped by a compaction).
+//! * Every live pair has a heap entry scoring at least its true score (entries are pushed only
+//!   when a count rises; a popped entry that over-states its pair goes back with the true score),
+//!   so an exact top entry is the best pair, ties included. Under WordPiece a pair may instead be
+//!   covered by a bound of one of its symbols; under a heap floor this holds for the pairs
+//!   counted at least the floor, and when no entry is left the floor is lowered.
+//! * A pair the index dropped counts at most `untracked`: a best pair counted above it is the best
+//!   of all; otherwise the index is counted again from the units.
+//! * Compaction, shards, the heap floor and dropped pairs change the memory, never a merge; tests
+//!   run each at its extreme through [`Tuning`] and demand the same merges.
+//!
+//! Complexity: building the index is one pass over the symbols, split over the threads. A merge
+//! scans each unit on its pair's place list whole, and costs O(log h) per changed pair pushed on
+//! a heap of h entries (a stale entry, popped later, O(log h) too). Memory at the peak: 4 bytes a
+//! symbol, 16 a unit, about 1.65 map slots of 24 bytes a pair, 4 bytes a listed place.
+//!
+//! Measured choices. "English": 7 MB of English, BPE `front` at 32k, callgrind instructions of
+//! the whole process on one thread; "N M table": a Zipf count table of N M distinct units, BPE
+//! `front` at 32k, peak RSS. Every change kept the model bytes.
+//! * One flat symbol array and one record per unit, visited in sorted order with a prefetch, not
+//!   a `Vec` per unit: 26 s -> 9 s (145 MB of mixed text, 2 M units, 32k, 2 cores).
+//! * Place lists counted first, then filled at their exact sizes by each thread for its share of
+//!   the pairs, not built per thread and appended: peak 1.1 GB -> 0.58 GB (the same 145 MB).
+//! * Heap pop down to a leaf along the better children, and an over-stated top replaced in one
+//!   pass down: the heap's search 238 M -> 186 M instructions (English).
+//! * A unit joined in place from its first site, reading the lost pairs as it goes, not copied
+//!   out and back: the rewrite 477 M -> 382 M instructions (English), 1,704 M -> 1,316 M on 15 MB
+//!   of multilingual text, whose CJK lines are units of a hundred characters and more.
+//! * One kept `Delta` row per changed pair, not two maps and a `Vec` per pair
+//!   built and freed at each merge: those were a third of the rewrite's instructions (English).
+//! * A pair's units counted with a stamp, not by searching the unit's pairs so far: -100 M
+//!   instructions, 5.5% of a run, on the multilingual text.
+//! * Tie keys compared through their first 8 bytes as one integer: the keys' `memcmp` had been
+//!   in the heap's 19% of a run (English).
+//! * Heap entries of 16 bytes (WordPiece's denominators in a parallel array), slots of 24 bytes
+//!   with a one-unit list inline, longer lists in one arena: 327 -> 255 B per unit (3 M table).
+//! * Under counts, past 2 x 128k heap entries only the pairs counted at least a floor keep
+//!   entries: the heap 4.18 M -> 181 k entries at the end, 661 -> 591 MB (3 M table, with
+//!   compaction at half growth from 32 MB). A heap under 256k entries (English: 159 k) has none.
+//! * From 32 MB of place lists, compaction at a quarter's growth, not half (below 32 MB, at
+//!   doubling): 3 M table 351 -> 325 MB for 8.7 -> 10.0 CPU s; `mark / 2` is the faster choice.
+//! * The index in 64 shards: 591 -> 531 MB (3 M table); with shares spread over one doubling
+//!   (`2^(i/64)`), so the shards double one at a time, 515 -> 456 MB; +0.32% instructions
+//!   (English). The spread keeps about 1.65 slots a pair at any size, against 1.14 to 2.29.
+//! * Unit records of 16 bytes (start and length packed in one `u64`): 531 -> 515 MB (3 M table).
+//! * Under a heap floor, compaction drops the pairs counted below the floor or a quarter of the
+//!   last merge's count, whichever is lower, with a bound on them: 461 -> 351 MB (3 M table;
+//!   the index counted again not once). Also compacting the lists at each of the index's
+//!   doublings took 138 CPU s on the 20 M table before it was stopped, against 82 for a run.
+//! * A new pair's list takes one block sized from the merge's places, not blocks of 2, 4, 8...
+//!   ids: fewer compactions, the same peak.
+//! * The compaction's stale check visits each list's units in sorted order with a prefetch:
+//!   unsorted and without it, compaction took a third of a run.
+//! * `first_site` a plain loop, not `windows(2).any(..)`: 6,505 M -> 6,464 M instructions on the
+//!   multilingual text (its long units are checked once per list they are in).
+//! * WordPiece defers the re-push of a merged symbol's pairs behind one bound per symbol (see
+//!   `WordPieceGroup` in `engine.rs`): 2.05 -> 1.15 CPU s (whitespace-split English, 6.9 MB, 32k).
+//!   The bounds' expansion and its measured variants are listed there.
+//! * Not done: `u16` symbols while the vocabulary fits (2 bytes of every 4 of the symbols).
+
+mod engine;
+mod heap;
+mod index;
+mod trace;
+mod units;
+
+use std::rc::Rc;
+
+use crate::hash::Map;
+
+pub use engine::{learn, learn_traced};
+pub use trace::{MergeTrace, TraceRequest, TraceStep};
+pub use units::{Flat, Meta};
+
+/// Symbol id used for symbols outside the alphabet (alphabet limits): never part of a pair.
+pub const NO_SYMBOL: u32 = u32::MAX;
+
+pub(crate) use crate::hash::pack;
+#[inline]
+pub(crate) fn unpack(p: u64) -> (u32, u32) {
+    ((p >> 32) as u32, p as u32)
+}
+
+/// The symbol table the engine extends: texts by id, their lengths in alphabet symbols, and the
+/// text -> id index used for interning.
+pub struct Symbols {
+    pub texts: Vec<Rc<[u8]>>,
+    pub lengths: Vec<u32>,
+    pub index: Map<Box<[u8]>, u32>,
+    /// How two pieces are written together (`##` is stripped from the right under continuation).
+    pub strip_right: Vec<u8>,
+    /// Id of the first symbol: symbol ids coincide with row ids.
+    pub base: u32,
+}
+
+impl Symbols {
+    pub fn join(&self, a: u32, b: u32) -> Vec<u8> {
+        let l = self.text(a);
+        let r = self.text(b);
+        if !self.strip_right.is_empty() {
+            return crate::vocab::join_continuation(l, r, &self.strip_right);
+        }
+        let mut v = Vec::with_capacity(l.len() + r.len());
+        v.extend_from_slice(l);
+        v.extend_from_slice(r);
+        v
+    }
+
+    /// Registers a symbol text at a given id (ids must be contiguous from `first_id`).
+    pub fn push(&mut self, text: Vec<u8>, length: u32) -> u32 {
+        let id = self.base + self.texts.len() as u32;
+        self.index.insert(text.clone().into_boxed_slice(), id);
+        self.texts.push(Rc::from(text.into_boxed_slice()));
+        self.lengths.push(length);
+        id
+    }
+}
+
+// `base` lets symbol ids coincide with row ids ([UNK] and byte rows come first).
+impl Symbols {
+    pub fn new(base: u32, strip_right: &[u8]) -> Self {
+        Symbols {
+            texts: vec![],
+            lengths: vec![],
+            index: Map::default(),
+            strip_right: strip_right.to_vec(),
+            base,
+        }
+    }
+    pub fn text(&self, id: u32) -> &[u8] {
+        &self.texts[(id - self.base) as usize]
+    }
+    pub fn len(&self, id: u32) -> u32 {
+        self.lengths[(id - self.base) as usize]
+    }
+    pub fn next_id(&self) -> u32 {
+        self.base + self.texts.len() as u32
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    Size,
+    MinCount,
+    NoPairs,
+}
+
+impl Stop {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stop::Size => "size",
+            Stop::MinCount => "min_count",
+            Stop::NoPairs => "no_pairs",
+        }
+    }
+}
+
+/// Which pair a round takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Score {
+    /// BPE: the largest `count(a, b)`; ties by `(left, right)` as spelled.
+    Count,
+    /// WordPiece: the largest `count(a, b) / (count(a) · count(b))`, compared exactly; ties by
+    /// the joined text, then `(left, right)`, both in the tie spelling (see [`TieSpelling`]).
+    WordPiece,
+}
+
+/// WordPiece's `min_count`: filter the candidates before choosing (the default), or test the
+/// winner and stop when it fails.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MinCountRule {
+    Filter,
+    Stop,
+}
+
+/// How WordPiece writes pieces for its tie rule: under `continuation`, a word-first piece carries
+/// the front mark `▁` and continuation pieces are bare (`##id` is `id`, `wi` is `▁wi`).
+#[derive(Clone, Debug)]
+pub enum TieSpelling {
+    AsSpelled,
+    FrontMarked { continuation_mark: Vec<u8> },
+}
+
+impl TieSpelling {
+    pub(super) fn key(&self, text: &[u8]) -> Box<[u8]> {
+        match self {
+            TieSpelling::AsSpelled => Box::from(text),
+            TieSpelling::FrontMarked { continuation_mark } => {
+                match text.strip_prefix(continuation_mark.as_slice()) {
+                    Some(rest) => Box::from(rest),
+                    None => {
+                        let mut v = "\u{2581}".as_bytes().to_vec();
+                        v.extend_from_slice(crate::vocab::piece_text(text));
+                        v.into_boxed_slice()
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct MergeParams {
+    /// How many new rows may still be added.
+    pub new_rows: u64,
+    pub min_count: u64,
+    pub max_piece_length: Option<u32>,
+    pub score: Score,
+    pub min_count_rule: MinCountRule,
+    pub tie: TieSpelling,
+    /// The memory policy's settings ([`Tuning::default`] in every trained model).
+    pub tuning: Tuning,
+}
+
+/// The settings of the engine's memory policy. None of them changes a merge: they decide when
+/// the place lists are packed, how many pairs keep heap entries, how the index is sharded and
+/// which rarely counted pairs it may drop. Training uses [`Tuning::default`]; tests set them to
+/// their extremes on small corpora, through the same code, and demand the same merges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tuning {
+    /// When the place lists are compacted.
+    pub compaction: Compaction,
+    /// Under counts, past twice this many heap entries only the pairs counted at least a floor
+    /// keep entries: the largest power of two that this many pairs reach.
+    pub heap_keep: usize,
+    /// The pair index's shards (1 to 256); `None`: one up to 128k units, then one per 64k units,
+    /// at most 64.
+    pub shards: Option<usize>,
+    /// Under a heap floor, the count below which compaction drops pairs from the index; `None`:
+    /// the floor or a quarter of the last merge's count, whichever is lower.
+    pub drop_below: Option<i64>,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            compaction: Compaction::Growth,
+            heap_keep: 1 << 17,
+            shards: None,
+            drop_below: None,
+        }
+    }
+}
+
+/// When the arena of place lists is compacted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compaction {
+    /// Once it has doubled since it was last packed (and grown by 64k words), or, from 32 MB,
+    /// grown by a quarter.
+    Growth,
+    /// After every merge that grew it.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl MergeParams {
+    pub fn bpe(new_rows: u64, min_count: u64, max_piece_length: Option<u32>) -> Self {
+        MergeParams {
+            new_rows,
+            min_count,
+            max_piece_length,
+            score: Score::Count,
+            min_count_rule: MinCountRule::Filter,
+            tie: TieSpelling::AsSpelled,
+            tuning: Tuning::default(),
+        }
+    }
+}
+
+pub struct Merged {
+    /// (left, right, result) in rank order.
+    pub merges: Vec<[u32; 3]>,
+    pub new_rows: u64,
+    pub stop: Stop,
+    /// Σ count × length of the units after the last merge.
+    pub pieces_after: u64,
+    /// Under the winner test: the pair that failed `min_count`, and its count.
+    pub winner_failed: Option<(u32, u32, u64)>,
+    /// How often the run took the engine's rare paths.
+    pub events: Events,
+}
+
+/// How often a run took the engine's rare paths (for tests and measurement; no effect on the
+/// merges).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Events {
+    /// The place lists were compacted.
+    pub compactions: u64,
+    /// The heap floor was raised.
+    pub floor_raised: u64,
+    /// The heap floor was lowered (the heap ran out of entries).
+    pub floor_lowered: u64,
+    /// The index was counted again from the units.
+    pub restores: u64,
+    /// A merge left an interned piece's pairs out of the index.
+    pub left_out: u64,
+}

@@ -1,0 +1,573 @@
+//! Unit storage: every unit's symbols in one flat array with a 16-byte record per unit
+//! ([`Flat`], [`Meta`]); the pair index's place lists longer than one id in one `u32` arena
+//! ([`Arena`]); and the rewrite of a merge's units in place ([`rewrite`]), each thread on its own
+//! units of the shared array ([`SharedSyms`]), reporting the count changes and new places in a
+//! [`Delta`].
+
+use rayon::prelude::*;
+
+use super::index::{drop_pairs, PairIndex, PairInfo};
+use super::{pack, unpack, NO_SYMBOL};
+use crate::hash::Map;
+
+/// All units' symbols in one flat array (unit `i` lives at `start[i]..start[i] + len[i]` and
+/// shrinks in place), so a merge walks memory instead of chasing one allocation per unit.
+///
+/// A unit's start, length and count sit together in one record: a merge visits units in no
+/// useful order, and one cache miss per unit is better than three.
+#[derive(Default)]
+pub struct Flat {
+    pub syms: Vec<u32>,
+    pub meta: Vec<Meta>,
+}
+
+/// A unit's record: 16 bytes, its count and, in one `u64`, its start (34 bits: 16 G symbols,
+/// a 64 GB array) and its length (30 bits: a billion symbols). Unpacked (a `u64` start, the count
+/// and a `u32` length, padded) it takes 24 bytes: 160 MB more on a 20 M-unit table.
+#[derive(Clone, Copy, Default)]
+pub struct Meta {
+    pub count: u64,
+    at: u64,
+}
+
+const LEN_BITS: u32 = 30;
+
+impl Meta {
+    #[inline]
+    pub fn start(&self) -> usize {
+        (self.at >> LEN_BITS) as usize
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        (self.at & ((1 << LEN_BITS) - 1)) as usize
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// A unit only shrinks: `len` is at most its length when it was pushed.
+    #[inline]
+    pub fn set_len(&mut self, len: u32) {
+        debug_assert!(len as usize <= self.len());
+        self.at = (self.at & !((1 << LEN_BITS) - 1)) | len as u64;
+    }
+}
+
+impl Flat {
+    /// An empty array with room for `units` units of `symbols` symbols in all (reserved once,
+    /// so a large table is not copied as the arrays double).
+    pub fn with_capacity(units: usize, symbols: usize) -> Self {
+        Flat { syms: Vec::with_capacity(symbols), meta: Vec::with_capacity(units) }
+    }
+    pub fn push(&mut self, symbols: &[u32], count: u64) {
+        let (start, len) = (self.syms.len() as u64, symbols.len() as u64);
+        assert!(
+            len < 1 << LEN_BITS && start + len < 1 << (64 - LEN_BITS),
+            "the merge engine holds units of up to 2^30 symbols and 2^34 symbols in all; pre-split the \
+             text or train from a pruned table (--min-unit-count)"
+        );
+        self.meta.push(Meta { count, at: start << LEN_BITS | len });
+        self.syms.extend_from_slice(symbols);
+    }
+    pub fn units(&self) -> usize {
+        self.meta.len()
+    }
+    pub fn unit(&self, i: usize) -> &[u32] {
+        let m = self.meta[i];
+        &self.syms[m.start()..m.start() + m.len()]
+    }
+    /// Σ count × length.
+    pub fn pieces(&self) -> u64 {
+        self.meta.iter().map(|m| m.len() as u64 * m.count).sum()
+    }
+}
+
+/// The place lists longer than one id, in blocks of one `u32` array. A block is a multiple of 4
+/// words, the first holding its capacity (the ids it has room for), and is addressed by its
+/// start / 4, so a `u32` addresses 64 GB of lists. A list that outgrows its block moves to a new
+/// block twice the size at the end; the old block, and the blocks of pairs merged or gone, are
+/// garbage until [`Arena::compact`], which also drops the stale ids and packs the blocks in place.
+#[derive(Default)]
+pub(super) struct Arena {
+    pub(super) words: Vec<u32>,
+}
+
+/// Words of a block with room for `ids` ids (the capacity word included).
+#[inline]
+pub(super) fn block_words(ids: usize) -> usize {
+    (ids + 1).div_ceil(4) * 4
+}
+
+impl Arena {
+    /// A new block at the end with room for at least `ids` ids; its capacity word is set.
+    #[inline]
+    pub(super) fn alloc(&mut self, ids: usize) -> u32 {
+        let size = block_words(ids);
+        let start = self.words.len();
+        assert!(
+            (start / 4) < u32::MAX as usize,
+            "the merge engine's place lists passed 64 GB; train from a pruned table (--min-unit-count)"
+        );
+        self.words.resize(start + size, 0);
+        self.words[start] = (size - 1) as u32;
+        (start / 4) as u32
+    }
+
+    /// Adds `id` to the list of `info` (unless it is already the list's last id).
+    #[inline]
+    pub(super) fn push(&mut self, info: &mut PairInfo, id: u32) {
+        match info.len {
+            0 => {
+                info.at = id;
+                info.len = 1;
+            }
+            1 => {
+                if info.at == id {
+                    return;
+                }
+                let b = self.alloc(2);
+                let s = b as usize * 4;
+                self.words[s + 1] = info.at;
+                self.words[s + 2] = id;
+                info.at = b;
+                info.len = 2;
+            }
+            n => {
+                let n = n as usize;
+                let mut s = info.at as usize * 4;
+                if self.words[s + n] == id {
+                    return;
+                }
+                let cap = self.words[s] as usize;
+                if n == cap {
+                    let b = self.alloc(2 * (cap + 1) - 1);
+                    let t = b as usize * 4;
+                    self.words.copy_within(s + 1..s + 1 + n, t + 1);
+                    info.at = b;
+                    s = t;
+                }
+                self.words[s + 1 + n] = id;
+                info.len += 1;
+            }
+        }
+    }
+
+    /// Adds `ids` (in order, none twice in a row) to the list of `info`, as [`Arena::push`] does
+    /// one by one, with room for `more` ids after them when the list moves to a new block. One
+    /// by one, a new pair's list of a large merge grew through blocks of 2, 4, 8, ... ids, which
+    /// left as much garbage as the list and up to as much again of room at its end; sized from
+    /// the merge's places, it takes one block of their size.
+    #[inline]
+    pub(super) fn extend(&mut self, info: &mut PairInfo, ids: &[u32], more: usize) {
+        let ids = match (info.len, ids) {
+            (_, []) => return,
+            // a list of one id lives in the slot
+            (0, [id]) => return self.push(info, *id),
+            (1, &[id, ..]) if info.at == id => &ids[1..],
+            (n, &[id, ..]) if n >= 2 && self.words[info.at as usize * 4 + n as usize] == id => {
+                &ids[1..]
+            }
+            _ => ids,
+        };
+        if ids.is_empty() {
+            return;
+        }
+        let n = info.len as usize;
+        let need = n + ids.len();
+        let mut s;
+        if n <= 1 {
+            let b = self.alloc((need + more).max(2));
+            s = b as usize * 4;
+            if n == 1 {
+                self.words[s + 1] = info.at;
+            }
+            info.at = b;
+        } else {
+            s = info.at as usize * 4;
+            let cap = self.words[s] as usize;
+            if need > cap {
+                let b = self.alloc((2 * (cap + 1) - 1).max(need + more));
+                let t = b as usize * 4;
+                self.words.copy_within(s + 1..s + 1 + n, t + 1);
+                info.at = b;
+                s = t;
+            }
+        }
+        self.words[s + 1 + n..s + 1 + need].copy_from_slice(ids);
+        info.len = need as u32;
+    }
+
+    /// The ids of `info`'s list, which is left empty (its block becomes garbage).
+    #[inline]
+    pub(super) fn take(&mut self, info: &mut PairInfo) -> Vec<u32> {
+        let out = match info.len {
+            0 => Vec::new(),
+            1 => vec![info.at],
+            n => {
+                let s = info.at as usize * 4 + 1;
+                self.words[s..s + n as usize].to_vec()
+            }
+        };
+        info.len = 0;
+        out
+    }
+
+    /// Drops the pairs no unit holds any more, and every stale id (a unit listed under a pair it no
+    /// longer holds), and packs the remaining blocks tightly in place, in their current order.
+    /// Only the layout changes: each list still holds every unit that holds its pair.
+    ///
+    /// With `below` past 1 it also drops the live pairs counted below it (see `Engine::untracked`)
+    /// and returns the largest count dropped (0: none).
+    pub(super) fn compact(&mut self, index: &mut PairIndex, flat: &Flat, below: i64) -> u64 {
+        let dropped = drop_pairs(index, below);
+        let mut blocks: Vec<(u32, u64)> =
+            index.iter().filter(|(_, v)| v.len >= 2).map(|(&k, v)| (v.at, k)).collect();
+        blocks.sort_unstable();
+        // 1. each list, in its own block: sort, drop repeats and stale ids (in parallel: the
+        //    blocks are disjoint); 2. pack the blocks down in their order and update the slots
+        let lens: Vec<u32> = {
+            let words = SharedSyms(self.words.as_mut_ptr());
+            let index = &*index;
+            blocks
+                .par_iter()
+                .with_min_len(256)
+                .map(|&(at, key)| {
+                    let n = index[&key].len as usize;
+                    // SAFETY: every block belongs to one pair, and each pair is in `blocks` once
+                    let ids: &mut [u32] =
+                        unsafe { std::slice::from_raw_parts_mut(words.at(at as usize * 4 + 1), n) };
+                    live_ids(ids, key, flat) as u32
+                })
+                .collect()
+        };
+        let w = &mut self.words;
+        let mut dst = 0usize;
+        for (&(at, key), &m) in blocks.iter().zip(&lens) {
+            let info = index.get_mut(&key).expect("a listed pair is in the index");
+            let src = at as usize * 4;
+            let m = m as usize;
+            info.len = m as u32;
+            if m <= 1 {
+                // a live pair is in at least one unit, which its list holds
+                info.at = if m == 1 { w[src + 1] } else { 0 };
+                continue;
+            }
+            // dst <= src: the copy never runs past what is still to be moved
+            w.copy_within(src + 1..src + 1 + m, dst + 1);
+            let size = block_words(m);
+            w[dst] = (size - 1) as u32;
+            info.at = (dst / 4) as u32;
+            dst += size;
+        }
+        w.truncate(dst);
+        w.shrink_to_fit();
+        dropped
+    }
+}
+
+/// Sorts `ids`, keeps each unit once and only the units that still hold `pair`, at the front;
+/// returns how many are kept. The units are visited forward through memory, with a unit's
+/// record and symbols prefetched a few ids ahead (one cache miss per id otherwise).
+pub(super) fn live_ids(ids: &mut [u32], pair: u64, flat: &Flat) -> usize {
+    let (a, b) = unpack(pair);
+    ids.sort_unstable();
+    let n = ids.len();
+    const AHEAD: usize = 8;
+    let mut kept = 0usize;
+    let mut last = u32::MAX;
+    for k in 0..n {
+        if k + AHEAD < n {
+            prefetch(flat.meta.as_ptr().wrapping_add(ids[k + AHEAD] as usize) as *const u8);
+            let near = flat.meta[ids[k + AHEAD / 2] as usize];
+            prefetch(flat.syms.as_ptr().wrapping_add(near.start()) as *const u8);
+        }
+        let id = ids[k];
+        if id == last {
+            continue;
+        }
+        last = id;
+        if first_site(flat.unit(id as usize), a, b).is_some() {
+            // kept <= k: never past what is still to be read
+            ids[kept] = id;
+            kept += 1;
+        }
+    }
+    kept
+}
+
+/// Where `(a, b)` first occurs in `s`: the stale check of [`live_ids`] and the first site of
+/// [`rewrite`]. A plain loop: `windows(2).any(..)` left its closure a call per position.
+#[inline]
+fn first_site(s: &[u32], a: u32, b: u32) -> Option<usize> {
+    let mut i = 0;
+    while i + 1 < s.len() {
+        if s[i] == a && s[i + 1] == b {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// What one thread found while rewriting its share of a merge's units: for each pair whose count
+/// changed (in the order first met), the change and the units that now hold it (new places).
+///
+/// The engine keeps one from merge to merge and clears it instead of dropping it, and one map
+/// leads to a row holding both the count change and the new places, so a new pair is looked up
+/// once.
+#[derive(Default)]
+pub(super) struct Delta {
+    /// pair -> its row in `changes`
+    pub(super) slots: Map<u64, u32>,
+    /// (pair, count change, units that gained it); rows from `used` on are spare (their lists
+    /// empty, their allocations kept for the next merge)
+    pub(super) changes: Vec<(u64, i64, Vec<u32>)>,
+    used: usize,
+    pub(super) lens: Vec<(u32, u32)>,
+    /// Σ count over the merge sites (how many a's and b's became c's).
+    pub(super) sites: i64,
+    // `rewrite`'s scratch for one unit: the pairs it loses, where its new pairs start
+    old_pairs: Vec<(u32, u32)>,
+    new_pos: Vec<usize>,
+}
+
+/// Past these sizes a kept [`Delta`] lets its allocations go: clearing a map costs its capacity,
+/// and a large merge's lists should not outlive it.
+const DELTA_KEEP_ROWS: usize = 1 << 12;
+const DELTA_KEEP_LIST: usize = 1 << 8;
+
+impl Delta {
+    #[inline]
+    fn change(&mut self, q: u64) -> &mut (u64, i64, Vec<u32>) {
+        let (changes, used) = (&mut self.changes, &mut self.used);
+        let k = *self.slots.entry(q).or_insert_with(|| {
+            if *used == changes.len() {
+                changes.push((q, 0, Vec::new()));
+            } else {
+                let row = &mut changes[*used];
+                row.0 = q;
+                row.1 = 0;
+            }
+            *used += 1;
+            (*used - 1) as u32
+        });
+        &mut changes[k as usize]
+    }
+
+    /// The changed pairs, in the order first met.
+    #[inline]
+    pub(super) fn changes(&self) -> &[(u64, i64, Vec<u32>)] {
+        &self.changes[..self.used]
+    }
+
+    /// Empties it for the next merge.
+    #[inline]
+    pub(super) fn clear(&mut self) {
+        if self.slots.capacity() > DELTA_KEEP_ROWS {
+            self.slots = Map::default();
+        } else {
+            self.slots.clear();
+        }
+        self.changes.truncate(DELTA_KEEP_ROWS);
+        let n = self.used.min(self.changes.len());
+        for row in &mut self.changes[..n] {
+            if row.2.capacity() > DELTA_KEEP_LIST {
+                row.2 = Vec::new();
+            } else {
+                row.2.clear();
+            }
+        }
+        self.used = 0;
+        self.lens.clear();
+        self.sites = 0;
+    }
+}
+
+/// The flat symbol array shared by the threads of one merge. Each thread writes only the units
+/// of its own share, and a unit appears in one share only (the list is deduped first), so no two
+/// threads touch the same memory.
+#[derive(Clone, Copy)]
+pub(super) struct SharedSyms(pub(super) *mut u32);
+unsafe impl Send for SharedSyms {}
+unsafe impl Sync for SharedSyms {}
+
+impl SharedSyms {
+    /// The address `i` words in (a method, so a closure captures the whole `SharedSyms`).
+    #[inline]
+    fn at(&self, i: usize) -> *mut u32 {
+        self.0.wrapping_add(i)
+    }
+}
+
+/// Rewrites the units of `list` (distinct ids), joining `(a, b)` into `c`; adds the count
+/// changes, the new places and the new lengths to `d` (empty, or kept from an earlier merge and
+/// cleared).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn rewrite(
+    syms: SharedSyms,
+    meta: &[Meta],
+    list: &[u32],
+    a: u32,
+    b: u32,
+    c: u32,
+    d: &mut Delta,
+) {
+    let mut old_pairs = std::mem::take(&mut d.old_pairs);
+    let mut new_pos = std::mem::take(&mut d.new_pos);
+    const AHEAD: usize = 8;
+    for (k, &wi) in list.iter().enumerate() {
+        if let Some(&next) = list.get(k + AHEAD) {
+            prefetch(meta.as_ptr().wrapping_add(next as usize) as *const u8);
+            if let Some(&near) = list.get(k + AHEAD / 2) {
+                let m = meta[near as usize];
+                prefetch(syms.0.wrapping_add(m.start()) as *const u8);
+            }
+        }
+        let m = meta[wi as usize];
+        let st = m.start();
+        let n = m.len();
+        // SAFETY: units are disjoint ranges of the array and `list` holds each unit once across
+        // all threads of this merge (see `SharedSyms`).
+        let s: &mut [u32] = unsafe { std::slice::from_raw_parts_mut(syms.0.add(st), n) };
+        // the first site; a unit without one (listed under a pair it has since lost) is left be,
+        // and the symbols before it stay where they are
+        let Some(mut i) = first_site(s, a, b) else { continue };
+        // joined in place: `j` (where the next symbol goes) trails `i` from the first site on,
+        // so the old symbols at `i - 1` and after are still there to read the lost pairs from
+        old_pairs.clear();
+        new_pos.clear();
+        let mut j = i;
+        let mut last_old = usize::MAX; // where the last lost pair listed starts
+        while i < n {
+            if i + 1 < n && s[i] == a && s[i + 1] == b {
+                if i > 0 && last_old != i - 1 {
+                    old_pairs.push((s[i - 1], s[i]));
+                }
+                if last_old != i {
+                    old_pairs.push((s[i], s[i + 1]));
+                    last_old = i;
+                }
+                if i + 2 < n {
+                    old_pairs.push((s[i + 1], s[i + 2]));
+                    last_old = i + 1;
+                }
+                d.sites += m.count as i64;
+                if j > 0 && new_pos.last() != Some(&(j - 1)) {
+                    new_pos.push(j - 1);
+                }
+                new_pos.push(j);
+                s[j] = c;
+                j += 1;
+                i += 2;
+            } else {
+                s[j] = s[i];
+                j += 1;
+                i += 1;
+            }
+        }
+        let w = m.count as i64;
+        for &(x, y) in &old_pairs {
+            if x != NO_SYMBOL && y != NO_SYMBOL {
+                d.change(pack(x, y)).1 -= w;
+            }
+        }
+        let m = j;
+        for &p in &new_pos {
+            if p + 1 >= m {
+                continue;
+            }
+            let (x, y) = (s[p], s[p + 1]);
+            if x != NO_SYMBOL && y != NO_SYMBOL {
+                let row = d.change(pack(x, y));
+                row.1 += w;
+                if row.2.last() != Some(&wi) {
+                    row.2.push(wi);
+                }
+            }
+        }
+        d.lens.push((wi, m as u32));
+    }
+    (d.old_pairs, d.new_pos) = (old_pairs, new_pos);
+}
+
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::index::{PairIndex, PairInfo};
+    use super::super::pack;
+    use super::*;
+
+    fn ids(arena: &Arena, info: &PairInfo) -> Vec<u32> {
+        match info.len {
+            0 => vec![],
+            1 => vec![info.at],
+            n => {
+                let s = info.at as usize * 4 + 1;
+                arena.words[s..s + n as usize].to_vec()
+            }
+        }
+    }
+
+    #[test]
+    fn lists_grow_out_of_the_slot_and_their_blocks() {
+        let mut arena = Arena::default();
+        let mut p = PairInfo::default();
+        let mut q = PairInfo::default();
+        for id in 0..20u32 {
+            arena.push(&mut p, id);
+            arena.push(&mut p, id); // the list's last id again: not listed twice
+            if id % 3 == 0 {
+                arena.push(&mut q, 100 + id);
+            }
+        }
+        assert_eq!(ids(&arena, &p), (0..20).collect::<Vec<u32>>());
+        assert_eq!(ids(&arena, &q), vec![100, 103, 106, 109, 112, 115, 118]);
+        // p moved through blocks of 4, 8, 16 and 32 words (3, 7, 15, 31 ids) and q through 4
+        // and 8, each block at the end: 4 + 4 + 8 + 8 + 16 + 32 = 72 words
+        assert_eq!(arena.words.len(), 72);
+        assert_eq!(arena.take(&mut q), vec![100, 103, 106, 109, 112, 115, 118]);
+        assert_eq!(q.len, 0);
+    }
+
+    #[test]
+    fn compaction_drops_stale_ids_and_dead_pairs_and_packs_the_blocks() {
+        // units: 0 = [1 2 3], 1 = [1 2], 2 = [2 3], 3 = [3 1 2]
+        let mut flat = Flat::default();
+        for u in [&[1u32, 2, 3][..], &[1, 2], &[2, 3], &[3, 1, 2]] {
+            flat.push(u, 1);
+        }
+        let mut arena = Arena::default();
+        let mut index = PairIndex::new(1);
+        let mut add = |index: &mut PairIndex, a: u32, b: u32, count: i64, list: &[u32]| {
+            let e = index.entry(pack(a, b)).or_default();
+            e.count = count;
+            for &id in list {
+                arena.push(e, id);
+            }
+        };
+        // (1, 2) lists unit 2, which does not hold it, and unit 3 twice
+        add(&mut index, 1, 2, 3, &[3, 0, 2, 1, 3]);
+        // (2, 3) lists units 1 and 3 (stale) around its two real units: one id is left
+        add(&mut index, 2, 3, 2, &[1, 0, 3, 2]);
+        // (9, 9) is gone from every unit (count 0): it leaves the index
+        add(&mut index, 9, 9, 0, &[0, 1]);
+        add(&mut index, 3, 1, 1, &[3]);
+        arena.compact(&mut index, &flat, 1);
+        assert!(index.get(&pack(9, 9)).is_none());
+        assert_eq!(ids(&arena, &index[&pack(1, 2)]), vec![0, 1, 3]);
+        assert_eq!(ids(&arena, &index[&pack(2, 3)]), vec![0, 2]);
+        assert_eq!(ids(&arena, &index[&pack(3, 1)]), vec![3]);
+        // two lists of 3 and 2 ids: one 4-word block each
+        assert_eq!(arena.words.len(), 8);
+    }
+}
