@@ -1,7 +1,7 @@
 """Training traces, tie branches and greedy against optimal.
 
 A trace is what the engine did at every step of one training, recorded by the Rust engine itself
-(``crates/subwords-core/src/learners/merge.rs`` and ``unigram.rs``), not re-computed here:
+(``crates/subwords-core/src/learners/merge/trace.rs`` and ``learners/unigram/``), not re-computed here:
 
 * BPE and WordPiece: each merge's pair, its count (or exact score ``num / den``), the candidates
   tied with it, the corpus length after it and the rows after it;
