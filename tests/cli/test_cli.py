@@ -328,7 +328,7 @@ def test_model_word(tmp_path: Path):
 @pytest.mark.parametrize("spelling", ["front", "continuation"])
 def test_quickstart_runs_on_the_standard_library(tmp_path: Path, spelling: str):
     # continuation: Python sources hold words beginning with ## ("####" comment rules); they train
-    # under the usual ## mark (issue 15: the continuation is a property of the row).
+    # under the usual ## mark (the continuation is a property of the row).
     p = run("quickstart", "--vocab-size", "500", "--spelling", spelling, "-o", "q.json", cwd=tmp_path)
     lines = p.stdout.splitlines()
     sentence = "Dr. Alvarez didn't expect the low-cost re-analysis."
