@@ -80,7 +80,7 @@ LOAD_REPEAT = 15
 #: and once on 2, and a row's wall and CPU times are its best of the rounds. A batch there takes
 #: 15-100 ms: when a row's runs came one after the other, all of them fitted inside one of the
 #: spells, seconds long, in which this virtual machine's two cores run slow together (the "2
-#: procs" column; 2026-12-05, 40 alternating pairs of our Unigram's 2-thread speed-up against two
+#: procs" column; 40 alternating pairs of our Unigram's 2-thread speed-up against two
 #: threads hashing at once: a correlation of 0.66, with 16 pairs in a row at 1.38-1.56x while
 #: the hashing pair fell from 1.8x to 1.65x), and such a spell decided the row.
 SCALE_REPEAT = 9

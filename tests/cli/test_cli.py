@@ -357,7 +357,7 @@ def test_module_and_entry_point_are_the_same_program(four: Path):
 
 def test_train_reports_front_normalizations_and_writes_ordinary_files(tmp_path: Path):
     # A whitespace run and a tab are normalized by the front spelling; the report names it
-    # (it used to crash: the report lists names, not a mapping). Files get the umask's
+    # (the report lists names, not a mapping). Files get the umask's
     # permissions, not a temporary file's 0600.
     (tmp_path / "ws.txt").write_text("a  b\tc\nab c\n", encoding="utf-8")
     r = run("train", "ws.txt", "--spelling", "front", "--vocab-size", "12", "-o", "m.json", cwd=tmp_path)
