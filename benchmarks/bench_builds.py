@@ -6,8 +6,8 @@
 
 Each ``--build`` names an interpreter (a virtualenv's ``bin/python``) whose ``import subwords``
 is the build to measure. The peers (sentencepiece, tokenizers, tiktoken: the ``test`` extra) run
-in the interpreter that runs this script. Issue 10's reshape was measured this
-way, ``before`` being the last commit before it.
+in the interpreter that runs this script. To measure a change, ``before`` is the last commit
+before it.
 
 Every measurement is a fresh child process (``PYTHON bench_builds.py _task ...``) that loads its
 input, then times one section with both the wall clock and the process CPU clock (every

@@ -4,8 +4,8 @@
 
 Three tables, each measured side by side (the libraries alternate, best of ``--repeat``):
 
-1. **Both of our Unigram engines against sentencepiece** (issue 15's "Unigram encoding at least
-   1.5x"): a 32k Unigram vocabulary trained by subwords on english (``front``, byte fallback),
+1. **Both of our Unigram engines against sentencepiece** (the goal: Unigram encoding at least
+   1.5x): a 32k Unigram vocabulary trained by subwords on english (``front``, byte fallback),
    exported to ``.model``; the `.model` reader and sentencepiece read the same bytes and must
    give the same ids, and our own Tokenizer (the model the file came from, rows "(own)") is
    timed on the same lines, its exact ties broken by DESIGN's rule (the lines that differ are
@@ -28,7 +28,7 @@ Three tables, each measured side by side (the libraries alternate, best of ``--r
    merges.txt (``ByteLevelBPETokenizer(vocab, merges)``), subword-nmt codes of a 32k BPE of the
    end spelling that subwords trained on english and exported (``apply_bpe.BPE``), and subwords'
    own model file of the 32k Unigram (no peer: its time is printed alone).
-3. **Batch scaling** from 1 to 2 threads (issue 15's "batch encoding that uses both cores"):
+3. **Batch scaling** from 1 to 2 threads (the goal: batch encoding that uses both cores):
    byte-level 32k tokenizer.json, the 32k Unigram `.model`, and cl100k, on the first ``--mb``
    MB of multilingual cut into ~16 KB chunks and into lines; wall time, best of at least 9
    rounds (``SCALE_REPEAT``), each of which runs every row once on 1 thread and once on 2, so
@@ -80,7 +80,7 @@ LOAD_REPEAT = 15
 #: and once on 2, and a row's wall and CPU times are its best of the rounds. A batch there takes
 #: 15-100 ms: when a row's runs came one after the other, all of them fitted inside one of the
 #: spells, seconds long, in which this virtual machine's two cores run slow together (the "2
-#: procs" column; 2026-12-05, 40 alternating pairs of our Unigram's 2-thread speed-up against two
+#: procs" column; 40 alternating pairs of our Unigram's 2-thread speed-up against two
 #: threads hashing at once: a correlation of 0.66, with 16 pairs in a row at 1.38-1.56x while
 #: the hashing pair fell from 1.8x to 1.65x), and such a spell decided the row.
 SCALE_REPEAT = 9
@@ -237,7 +237,7 @@ def main() -> int:
         tok.train_from_iterator(english, trainer=trainer)
         hf_paths[size] = tmp / f"bytelevel-{size}.json"
         tok.save(str(hf_paths[size]))
-    # a BERT WordPiece vocabulary (issue 15: load time for every format), as vocab.txt and as
+    # a BERT WordPiece vocabulary (load time is measured for every format), as vocab.txt and as
     # tokenizer.json, trained by tokenizers itself
     bert = tokenizers.BertWordPieceTokenizer(lowercase=True)
     bert.train_from_iterator(english, vocab_size=30522, show_progress=False)

@@ -1,4 +1,4 @@
-"""subwords.extend and subwords.trim (issue 13): time and what they buy, one run.
+"""subwords.extend and subwords.trim: time and what they buy, one run.
 
 * cl100k_base (from the ``bpe-openai`` crate, fetched and cached by ``tests/support/peers.py``)
   extended by ``--new`` tokens on the first ``--mb`` MB of a corpus: seconds, the corpus's

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_fixed_costs.py --corpus PATH/english.txt [--repeat 5] [--only bpe,wordpiece]
 
-Issue 15: at 7 MB a process's fixed costs count. Every measurement is a fresh child process, and
+At 7 MB a process's fixed costs count. Every measurement is a fresh child process, and
 its CPU time (user + system, from `os.wait4`) is reported next to its wall time: on a machine
 shared with other work the wall seconds swing with the load, the CPU seconds much less. The runs
 of one table are interleaved (one of each, then again), and each cell is the median.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""subwords.measure's two performance goals (issue 11).
+"""subwords.measure's two performance goals.
 
     python benchmarks/bench_measure.py                 # english.txt, 15 sizes 1000..15000, 3 repeats
     python benchmarks/bench_measure.py --corpus-dir DIR --repeat 5

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Every ratio issue 15 asks for, in one run: the benchmarks below, one after another, on the
+"""Every ratio against the peers, in one run: the benchmarks below, one after another, on the
 same machine, each printing its own table with the peers measured beside subwords.
 
     python benchmarks/bench_summary.py [--corpora english,multilingual,code,large] [--vocab 32000]

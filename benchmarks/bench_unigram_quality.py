@@ -1,4 +1,4 @@
-"""Unigram quality and training time against sentencepiece (issue 15), in one run.
+"""Unigram quality and training time against sentencepiece, in one run.
 
     python benchmarks/bench_unigram_quality.py CORPUS.txt [CORPUS.txt ...] [--vocab 8000,32000]
         [--em plain,bayes,sentencepiece] [--limit-mb N] [--settings matched,defaults]

@@ -3,7 +3,7 @@
     python benchmarks/bench_wordpiece.py [--corpus large] [--encode-corpus english] [--whitespace]
 
 `--whitespace` trains both on whitespace-split words only (no BERT pre-split): every word is a
-unit, words that begin with `##` included (issue 15: "WordPiece on any text").
+unit, words that begin with `##` included (WordPiece on any text).
 
 Training: ours (`model="wordpiece"`, the score-driven learner, BERT's pre-split) against
 tokenizers' WordPieceTrainer (which is BPE with a `##` prefix) at the same size. Each trainer

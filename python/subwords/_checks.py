@@ -21,7 +21,7 @@ def text_arg(text: object) -> str:
 def batch_list(texts: Iterable[str]) -> list[str]:
     """A batch as a list for a core batch call, which checks every text itself (with
     :func:`batch_arg`'s errors) while it reads them: the loop here over every text was serial
-    work on the calling thread, a sixth of a 2-thread batch of short lines (issue 15). One
+    work on the calling thread, a sixth of a 2-thread batch of short lines. One
     ``str`` is refused here, as by :func:`batch_arg`."""
     if isinstance(texts, str):
         raise InputError("encode_batch takes a list of texts, not one str; use encode() for one text")

@@ -1,4 +1,4 @@
-"""Extending an existing BPE tokenizer on new text (issue 13): :func:`extend`.
+"""Extending an existing BPE tokenizer on new text: :func:`extend`.
 
 The new corpus's units are spelled in the tokenizer's own alphabet, the tokenizer's merges are
 replayed on them (so each unit starts from the pieces encoding gives it today), and the one merge

@@ -256,7 +256,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "llama": {"model": "bpe", "spelling": "front", "byte_fallback": True, "split_digits": 1},
     # sentencepiece's defaults: Unigram on the front mark, nmt_nfkc, character coverage 0.9995.
     # Byte fallback stays off unless given (byte_fallback=True); sentencepiece's training loop
-    # (em="sentencepiece": its seed, M-step, pruning and final pick; issue 15).
+    # (em="sentencepiece": its seed, M-step, pruning and final pick).
     "sentencepiece": {"model": "unigram", "spelling": "front", "normalize": "nmt_nfkc",
                       "character_coverage": 0.9995, "em": "sentencepiece"},
     # Sennrich et al.'s BPE (subword-nmt): the end mark </w>, pairs seen at least twice

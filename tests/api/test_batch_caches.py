@@ -64,7 +64,7 @@ def test_ids_do_not_depend_on_the_calls_before(files, name):
 
 @pytest.mark.parametrize("name", ["bpe", "unigram", "hf", "sentencepiece", "tiktoken"])
 def test_id_arrays_are_exact_whatever_the_first_part_says_about_the_rest(files, name):
-    # the binding sizes an array's buffers from the first part of the batch (issue 15: a
+    # the binding sizes an array's buffers from the first part of the batch (a
     # doubling late in a batch was a serial copy); a first part of empty texts says nothing,
     # one of long texts says too much, and neither may show in the ids or the array's length
     m = load(files[name])

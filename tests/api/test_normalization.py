@@ -118,7 +118,7 @@ def test_an_explicit_option_overrides_the_preset():
     assert o["split_digits"] == 3 and o["byte_fallback"] is True
     o = resolved(TrainOptions(vocab_size=300, preset="sentencepiece", character_coverage=1.0, byte_fallback=True))
     assert o["character_coverage"] == 1.0 and o["byte_fallback"] is True and o["normalize"] == "nmt_nfkc"
-    assert o["em"] == "sentencepiece"  # issue 15: the sentencepiece preset uses sentencepiece's loop
+    assert o["em"] == "sentencepiece"  # the sentencepiece preset uses sentencepiece's loop
 
 
 @pytest.mark.parametrize(("options", "words"), [

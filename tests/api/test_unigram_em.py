@@ -1,4 +1,4 @@
-"""The Unigram ``em`` option (issue 15): the page's plain M-step stays the default; ``"bayes"``
+"""The Unigram ``em`` option: the page's plain M-step stays the default; ``"bayes"``
 is sentencepiece's digamma M-step. Golden values are hand calculations (shown below)."""
 
 from __future__ import annotations

@@ -624,7 +624,7 @@ def test_a_text_that_is_not_a_str_is_an_input_error_in_every_tokenizer(every_fam
 
 
 def test_a_batch_is_read_the_same_from_any_iterable_and_its_bad_text_is_named(every_family):
-    # the core families read the batch in the binding (issue 15), the others in Python: the
+    # the core families read the batch in the binding, the others in Python: the
     # same ids for a list, a tuple and a generator, str subclasses accepted, the same errors
     class Text(str):
         pass
@@ -644,7 +644,7 @@ def test_a_batch_is_read_the_same_from_any_iterable_and_its_bad_text_is_named(ev
 
 
 def test_a_long_batch_lets_go_of_every_text_it_read_and_names_a_late_bad_one(every_family):
-    # issue 15: the binding reads a list's texts part by part while other threads encode, holding
+    # the binding reads a list's texts part by part while other threads encode, holding
     # a reference to each text it has read and letting go of a part's texts once the part is
     # done. Every text's reference count must come back to what it was, on success and when a
     # late text stops the batch (the parts read before it were being encoded).
@@ -676,10 +676,9 @@ def test_a_long_batch_lets_go_of_every_text_it_read_and_names_a_late_bad_one(eve
 
 
 def test_a_lone_surrogate_is_an_input_error_in_every_family_that_needs_utf8(every_family):
-    # the .model family let Python's UnicodeEncodeError through, naming neither the text nor a
-    # way out (issue 15's closing note, 2026-12-05); tiktoken's family replaces a lone surrogate
+    # every family that needs UTF-8 (the .model and hf families included) names the text and a
+    # way out, not Python's bare UnicodeEncodeError; tiktoken's family replaces a lone surrogate
     # as tiktoken does, and subword-nmt's works on Python strings as subword-nmt does
-    # (the hf family's message named neither the text of a batch nor a way out, 2026-12-05)
     bad = "a\ud800b"
     for name, tok in every_family.items():
         if name in ("tiktoken", "subword-nmt"):

@@ -328,7 +328,7 @@ def test_model_word(tmp_path: Path):
 @pytest.mark.parametrize("spelling", ["front", "continuation"])
 def test_quickstart_runs_on_the_standard_library(tmp_path: Path, spelling: str):
     # continuation: Python sources hold words beginning with ## ("####" comment rules); they train
-    # under the usual ## mark (issue 15: the continuation is a property of the row).
+    # under the usual ## mark (the continuation is a property of the row).
     p = run("quickstart", "--vocab-size", "500", "--spelling", spelling, "-o", "q.json", cwd=tmp_path)
     lines = p.stdout.splitlines()
     sentence = "Dr. Alvarez didn't expect the low-cost re-analysis."
@@ -357,7 +357,7 @@ def test_module_and_entry_point_are_the_same_program(four: Path):
 
 def test_train_reports_front_normalizations_and_writes_ordinary_files(tmp_path: Path):
     # A whitespace run and a tab are normalized by the front spelling; the report names it
-    # (it used to crash: the report lists names, not a mapping). Files get the umask's
+    # (the report lists names, not a mapping). Files get the umask's
     # permissions, not a temporary file's 0600.
     (tmp_path / "ws.txt").write_text("a  b\tc\nab c\n", encoding="utf-8")
     r = run("train", "ws.txt", "--spelling", "front", "--vocab-size", "12", "-o", "m.json", cwd=tmp_path)

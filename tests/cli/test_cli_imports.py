@@ -33,7 +33,7 @@ def test_the_cli_lists_the_formats_the_dispatcher_knows():
 
 
 def test_train_on_plain_text_imports_no_sampling_compression_or_array_modules(tmp_path):
-    # Issue 15: the sampler's hash (hashlib), the gzip reader, the id-array writer and the
+    # the sampler's hash (hashlib), the gzip reader, the id-array writer and the
     # explorer's browser launcher (webbrowser, which brings subprocess) are imported when used,
     # not by every `subwords train`.
     corpus = tmp_path / "c.txt"

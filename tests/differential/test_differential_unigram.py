@@ -192,7 +192,7 @@ def test_threads_do_not_change_the_model(rust, table, spelling):
     assert one.report == two.report
 
 
-# The quality methods of issue 15, each in both engines bit for bit:
+# The quality methods, each in both engines bit for bit:
 # * em="bayes": sentencepiece's digamma M-step. Its sparse prior drives unused pieces to -inf
 #   within a few rounds, so these corpora also exercise runs whose every spelling holds a -inf
 #   piece (the E-step skips them in both engines).

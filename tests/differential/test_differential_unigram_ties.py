@@ -1,4 +1,4 @@
-"""Unigram ties that are ties (issue 15): two spellings made of the same pieces in another order
+"""Unigram ties that are ties: two spellings made of the same pieces in another order
 are tied in arithmetic, whatever order a float sum adds them in, so the tie rule (fewer pieces,
 then the longer piece at the first difference) decides, in the Rust engine and in the reference.
 

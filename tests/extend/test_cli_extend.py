@@ -1,4 +1,4 @@
-"""``subwords extend`` and ``subwords trim`` on the command line (issue 13)."""
+"""``subwords extend`` and ``subwords trim`` on the command line."""
 
 from __future__ import annotations
 

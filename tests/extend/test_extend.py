@@ -1,4 +1,4 @@
-"""subwords.extend (issue 13): continuing BPE from our models, a tokenizer.json made by the
+"""subwords.extend: continuing BPE from our models, a tokenizer.json made by the
 ``tokenizers`` library and a tiktoken rank file, keeping every old id and merge.
 
 Expected merges come from the BPE page or from the hand calculations written next to them."""

@@ -1,4 +1,4 @@
-"""subwords.trim (issue 13): the trimmed vocabulary cuts the text it covers exactly as before,
+"""subwords.trim: the trimmed vocabulary cuts the text it covers exactly as before,
 and the id map says where every kept row went."""
 
 from __future__ import annotations

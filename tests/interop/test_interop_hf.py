@@ -248,7 +248,7 @@ def test_trained_files_encode_identically(trained, texts):
 
 
 def test_the_tables_are_read_from_the_files_bytes(trained, texts):
-    """Issue 15 (load time): a tokenizer.json's vocab and merges are read from its bytes by the
+    """Load time: a tokenizer.json's vocab and merges are read from its bytes by the
     core (``HfTables.split``) and the rest by json. Every file tokenizers writes takes that path;
     its tables are what Python's json reads, and the tokenizer it gives is the one the document
     reader (json, then the dict and the list) gives."""
@@ -339,7 +339,7 @@ def test_vocab_merges(train_texts, texts, tmp_path):
     ref.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     ref.decoder = decoders.ByteLevel()
     ref.add_special_tokens(["<|endoftext|>"])
-    # issue 15 (load time): both files are read by the core, with the tables json and the
+    # load time: both files are read by the core, with the tables json and the
     # lines of merges.txt give
     tables = _core.HfTables.vocab_merges((folder / "vocab.json").read_bytes(), (folder / "merges.txt").read_bytes())
     assert tables is not None, "files tokenizers wrote were not read by the core"

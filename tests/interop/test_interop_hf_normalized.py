@@ -1,4 +1,4 @@
-"""Models trained with ``normalize=`` or a pattern pre-split (issue 13) export to tokenizer.json
+"""Models trained with ``normalize=`` or a pattern pre-split export to tokenizer.json
 with that normalization and that pattern in the file, so tokenizers cuts the multilingual corpus
 into our ids; what tokenizer.json (or another format) cannot carry is refused, nothing written."""
 
@@ -58,8 +58,8 @@ def test_normalized_and_patterned_exports_give_our_ids(name, texts, tmp_path):
     rounding: list[tuple[list[int], list[int]]] = []
     ties = assert_same_ids(name, tok, ours, got, rounding)
     assert ties < len(texts) // 100
-    # exact ties our rule should have won but float rounding decided (seen before issue 15: a run
-    # of box-drawing pieces of 14 and 10 characters); scores now compare as exact sums, so none
+    # exact ties our rule should have won but float rounding decided (under float sums: a run
+    # of box-drawing pieces of 14 and 10 characters); scores compare as exact sums, so none
     assert rounding == []
     if FAMILIES[name].get("normalize") in ("nfkc", "nfkd"):
         # the compatibility forms of the probes are really folded, so the normalizer is at work

@@ -43,7 +43,7 @@ def nmt_nfkc() -> bytes:
 def check(tok: Tokenizer, tmp_path: Path, texts: list[str]) -> None:
     path = tmp_path / "tokenizer.json"
     tok.save(str(path))
-    # issue 15 (load time): the [piece, score] list is read from the file's bytes by the core,
+    # load time: the [piece, score] list is read from the file's bytes by the core,
     # as Python's json reads it (ids are the places)
     raw = path.read_bytes()
     got = _core.HfTables.split(raw)

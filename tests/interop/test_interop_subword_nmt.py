@@ -361,7 +361,7 @@ def test_export_refuses_what_codes_cannot_say(tmp_path: Path, kw: dict, feature:
 
 # -- the core's reader against the Python reader -----------------------------------------------
 # A plainly well-formed codes file is read in the core (crates/subwords-compat/src/subword_nmt.rs,
-# issue 15: load time); every other file, and the same files here with the core's reader turned
+# for load time); every other file, and the same files here with the core's reader turned
 # off, go through the Python reader. Both must give the same object, or the same error.
 
 def _python_only(monkeypatch: pytest.MonkeyPatch) -> None:

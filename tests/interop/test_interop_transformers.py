@@ -148,7 +148,7 @@ SPECIALS = dict(special_tokens=["<s>", "</s>", "<pad>", "[UNK]"], bos_token="<s>
 
 @pytest.mark.parametrize("name", ["bpe_front", "byte_level", "wordpiece", "unigram"])
 def test_specials_reach_transformers_with_their_ids_and_roles(name, texts, tmp_path):
-    # Issue 13: "ids identical to ours on the multilingual corpus, for BPE, byte-level, WordPiece
+    # the goal: "ids identical to ours on the multilingual corpus, for BPE, byte-level, WordPiece
     # and Unigram exports, with specials". The specials are rows 0..3 in the order given; in
     # transformers a special token always matches, so ours are compared with every special allowed.
     specials = dict(SPECIALS)

@@ -169,7 +169,7 @@ def test_bad_counting_options_and_empty_input():
         subwords.count("low lower")
 
 
-# issue 13's spelling options: a table counted with them is the text as training reads it
+# the spelling options: a table counted with them is the text as training reads it
 NEWER = [
     ("bpe", "end", {"normalize": "nfkc", "pre_split": r"\p{L}+|\p{N}+|[^\s\p{L}\p{N}]+"}),
     ("bpe", "front", {"normalize": "nmt_nfkc", "split_digits": 1, "byte_fallback": True}),

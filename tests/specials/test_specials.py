@@ -1,4 +1,4 @@
-"""Special tokens in training (issue 13, docs/SPECIALS.md): ids 0..k-1 in the order given,
+"""Special tokens in training (docs/SPECIALS.md): ids 0..k-1 in the order given,
 inside the budget, never split and never learned from, matched in text only when allowed (user
 symbols always), kept through save/load and through every export that can hold them, read back
 by the original libraries."""

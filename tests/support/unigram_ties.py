@@ -23,7 +23,7 @@ def assert_same_ids(name: str, tok: subwords.SubwordsTokenizer, want: list[list[
     the spellings differ) and tokenizers' (the first best path into each position) choose
     differently. Returns how many texts were such ties. With ``rounding`` (a list), a tie our
     rule should have won the other way is put there instead of failing: the float sums of the
-    two orders differed in the last bit, and rounding chose (issue 15's "ties that are ties")."""
+    two orders differed in the last bit, and rounding chose (a tie that is a tie, decided by rounding)."""
     assert len(got) == len(want)
     ties = 0
     for ours, theirs in zip(want, got):

@@ -10,85 +10,56 @@
 //! thread of a batch, so every thread finds a warm cache without sharing one. A slot another
 //! call holds is not waited for: that thread works with a fresh state instead.
 //!
-//! Performance notes (issue 15: 1 -> 2 threads at 1.8x for every model and input shape). The
-//! speed-up a batch can reach is bounded by the work only the calling thread can do: reading
-//! the texts before the threads start, making Python lists, freeing the result. Measured with
-//! callgrind on 2 MB of multilingual lines (42,388 texts) through a byte-level tokenizer.json,
-//! instructions per call, 2 threads: of 345 M, 75 M were the caller's alone (a Python loop
-//! checking each text's type, run twice on the array path; a `bytes` copy of every text made by
-//! `PyBackedStr` under the 3.9 stable ABI), and 80 M of all were `malloc`/`free`/`realloc` (a
-//! dozen allocations per text in the encoder; on 2 threads more, a new worker thread's allocator
-//! cache starts empty at every call). Now the texts are read by the binding in one pass
-//! (`Texts`: the type check there, the UTF-8 borrowed from the `str` on 3.10+), the encoders
-//! append into the part's buffer with their buffers kept in the slot, and the slots are padded
-//! to 128 bytes so two threads' states never share a cache line: 254 M on 1 thread, 280 M on 2,
-//! 11 M of it the caller's alone. With lists, a collection of every new list ran inside the call
-//! (the Python side's generator-based `gc_paused`): 30 M more, now gone. What is left on the
-//! caller with lists is CPython's: making the lists (under the GIL, overlapped with the
-//! encoding) and freeing them (14 M, serial, in the caller's code).
+//! The goal is 1 -> 2 threads at 1.8x for every model and input shape, and the bound is the
+//! work only the calling thread can do: reading the texts, making Python lists, freeing the
+//! result. So the design keeps the caller's serial share small:
+//! * the binding reads the texts in one pass (`Texts`: the type check there, the UTF-8 borrowed
+//!   from the `str` on 3.10+), and with [`Items::Fed`] a part at a time after the workers have
+//!   started, each part published as it is read (a `OnceLock` per part), so the first worker
+//!   starts after one part instead of after the whole batch; a part's texts are let go of as
+//!   the part reaches the sink (`TextReader::release`);
+//! * the encoders append into the part's buffer, their buffers kept in the slot; a part's
+//!   buffers go back to the thread that made them, and the `front` spelling's unit buffer is
+//!   per thread (`spelling::UNIT`), so two threads never grow blocks of each other's malloc
+//!   arena;
+//! * slots are padded to 128 bytes so two threads' states never share a cache line;
+//! * each slot's word cache is a [`crate::word_cache::WordCache`], and the threads of a batch
+//!   read one table of the words met before ([`Slots::streamed`]);
+//! * lists are filled through the list's item array (its layout checked once at run time), id
+//!   arrays in the `bytearray`s the binding returns, sized from the first part (the binding's
+//!   `FlatIds::size_for`);
+//! * [`PARTS_PER_THREAD`] is 64, so the end of a batch that one thread finishes alone while the
+//!   caller makes the last lists is at most a 128th of it (with 16 parts, up to a 32nd).
 //!
-//! Later (issue 15, 2026-12-02; callgrind, 1 MB of multilingual lines, 21k texts, the 32k Unigram
-//! `.model`, lists, instructions per call without Python's dict-lookup noise): making the lists
-//! cost the caller 25.2 M, half of it a `PyList_SetItem` call per id; the binding now stores the
-//! items through the list's item array (its layout checked once at run time): 12.7 M, and the
-//! whole call 238.9 M -> 226.3 M on 1 thread, 239.3 M -> 227.1 M on 2. Parts went from 16 to 64
-//! per thread ([`PARTS_PER_THREAD`]): the end of a batch, which one thread finishes alone while
-//! the caller makes the last lists, was up to a 32nd of it; callgrind cannot show that (it runs
-//! one thread at a time) and the machine was too loaded for wall times to. Left, serial on the
-//! caller: reading the texts (~2.5 M a MB of lines) and CPython freeing the lists (~9 M a MB).
-//! Each thread's word cache of a 4 MB multilingual batch holds ~107k words: as a map with two
-//! heap blocks per word, two of them took ~20 MB against a 32 MB L3, a likely part of the
-//! 2-thread run's 1.1-1.3x CPU time at equal instructions. Since 2026-12-04 they are
-//! [`crate::word_cache::WordCache`]s, with no block per word (see its notes), and the threads of
-//! a batch read one table of the words met before ([`Slots::streamed`]): with a table each,
-//! both held every word of the batch. Tried and lost (2026-12-04): the values of a one-value
-//! word kept in the table's bucket instead of the shared array (no change beyond the noise);
-//! mimalloc as the allocator (about 3% less wall time, peak RSS 98-118 MB against glibc's 62 MB,
-//! and 2-thread arrays slower with `MIMALLOC_PURGE_DELAY=0`).
-//! Not tried: inline reference counts (3.12's immortal objects make the
-//! increment depend on the version; `Py_IncRef` is 2.2 M a MB).
-//! Where the rest goes (2026-12-04, callgrind, 1 MB of multilingual text, every model and shape
-//! of `bench_encode_load.py` table 3): 2 threads run the instructions of 1 (0.92-1.07x a call),
-//! so a run whose second thread costs a fifth more CPU time is the machine. Lines into lists
-//! keep a serial part on the caller: reading the texts (3 M a MB) and freeing the result's lists
-//! (8 M a MB, CPython's, timed by the benchmark for every library), about 11 M of 103 M, which
-//! bounds them near 1.8x. Not done: lists kept off the collector's books (a list the user fills
-//! with itself would leak). Tried then (branch `feed`, not merged; merged later, see below):
-//! handing a worker a part once the calling thread has read its texts, the reading overlapped
-//! with the encoding; on new multilingual strings, whose UTF-8 CPython makes on first use, the
-//! 2-thread time did not move in eight alternating process pairs (benchmarks/README.md).
-//! Then (2026-12-04, later): id arrays are filled in the `bytearray`s the binding returns, not
-//! copied into `bytes` after the batch (0.75 ms serial of a 30 ms 2-thread batch of 4 MB of
-//! lines); and the tiktoken engine, the one engine whose scratch was made afresh per call and per
-//! thread (so two threads each merged the words both met: 7% more instructions on 2 threads for
-//! cl100k lines into an array), keeps a word cache per slot like the others.
-//! Then (2026-12-05): the two threads of a batch waited on malloc's arena locks. A 2-thread
-//! `encode_array` of 4 MB of multilingual lines through our 32k Unigram made 21-38 voluntary
-//! context switches a call (getrusage), and `strace -f -k` put nearly all of its futex calls in
-//! `realloc` under `finish_grow`: the `front` spelling made a new unit `String` for every text
-//! (callgrind: a `malloc`, a `realloc` and a `free` a line, about 8 M of 100 M instructions a
-//! call), and a part's buffers went back to a shared pool, so one thread grew blocks of the
-//! other's arena. The unit buffer is now kept per thread (`spelling::UNIT`) and a part's
-//! buffers go back to the thread that made them: 0.5-2.8 switches a call, 83 M instructions.
-//! Then (2026-12-05, later): the `feed` idea again, now merged ([`Items::Fed`]). The calling
-//! thread starts the workers first and reads the texts a part at a time, publishing each part
-//! as it is read (a `OnceLock` per part, which a worker waits on), so the first worker starts
-//! after one part of 128 instead of after the whole batch. A timeline of one 2-thread call (4
-//! MB of multilingual lines into an array through a byte-level tokenizer.json; temporary
-//! timestamps) showed the reading took 2.4-3.4 ms while the worker encoded, the worker and the
-//! caller ending their parts within 0.1-0.3 ms of each other, and one more serial millisecond
-//! after the batch: letting go of the ~85k texts' references, objects the encoding had pushed
-//! out of the cache. The binding now lets go of a part's texts as the part reaches the sink
-//! (`TextReader::release`). Before the word-cache fix of the same day (see `word_cache`) and
-//! the release, the overlap alone had not moved the 2-thread time out of this machine's noise,
-//! which is why the first try stayed off main.
-//! Then (2026-12-05, later): a `perf` timeline of our 32k Unigram's 2-thread `encode_array` of 4
-//! MB in 16 KB chunks showed the other thread idle for ~2 ms near the end of every call while
-//! the caller ran one long `memmove`: the id array (2.7 M ids, 10.9 MB) grew by doubling, and the
-//! last doubling copied 8 MB on the caller. The binding now sizes the array from the first part
-//! (the binding's `FlatIds::size_for`); medians of 4-6 alternating process pairs, 2 threads:
-//! that case 28.8 -> 26.9 ms (1.80x -> 1.85x), the `.model`'s chunks 40.4 -> 37.5 ms (1.86x ->
-//! 1.95x), byte-level lines 28.4 -> 26.0 ms.
+//! Measured (callgrind instructions per call unless said; 2 threads run the instructions of 1,
+//! 0.92-1.07x, so a second thread's extra CPU time is the machine):
+//! * byte-level tokenizer.json, 2 MB of multilingual lines: a Python loop checking each text, a
+//!   `bytes` copy per text under the 3.9 stable ABI and a dozen allocations per text left 75 M of
+//!   345 M on the caller alone; with one-pass reading, buffers in slots and padded slots: 254 M on
+//!   1 thread, 280 M on 2, 11 M of it the caller's; a collection of every new list inside the
+//!   call (`gc_paused` as a generator) cost 30 M more;
+//! * the 32k Unigram `.model`, 1 MB of lines into lists: a `PyList_SetItem` per id cost the
+//!   caller 25.2 M, storing through the item array 12.7 M (whole call 238.9 -> 226.3 M);
+//! * lines into lists keep a serial part on the caller, reading the texts (~3 M a MB) and
+//!   CPython freeing the lists (~8 M a MB), about 11 M of 103 M: it bounds them near 1.8x;
+//! * the id array copied into `bytes` after the batch was 0.75 ms serial of a 30 ms 2-thread
+//!   batch of 4 MB of lines;
+//! * malloc arena locks: a 2-thread `encode_array` of 4 MB of lines through our 32k Unigram made
+//!   21-38 voluntary context switches a call (`realloc` under `finish_grow`); with per-thread
+//!   buffers 0.5-2.8;
+//! * fed items: the reading (2.4-3.4 ms of 4 MB of lines) overlaps the worker's encoding, the two
+//!   ending within 0.1-0.3 ms; letting go of ~85k texts' references after the batch was one more
+//!   serial millisecond, hence the release per part;
+//! * an id array grown by doubling (2.7 M ids, 10.9 MB) left the other thread idle ~2 ms while
+//!   the caller copied 8 MB; sized from the first part (medians of 4-6 alternating process pairs):
+//!   our Unigram's 16 KB chunks 28.8 -> 26.9 ms (1.80x -> 1.85x), the `.model`'s 40.4 -> 37.5 ms
+//!   (1.86x -> 1.95x), byte-level lines 28.4 -> 26.0 ms;
+//! * lost: a one-value word's value kept in the table's bucket (no change beyond the noise);
+//!   mimalloc (about 3% less wall time, peak RSS 98-118 MB against glibc's 62 MB, 2-thread arrays
+//!   slower with `MIMALLOC_PURGE_DELAY=0`);
+//! * not done: inline reference counts (3.12's immortal objects make the increment depend on the
+//!   version; `Py_IncRef` is 2.2 M a MB); lists kept off the collector's books (a list the user
+//!   fills with itself would leak).
 
 use crate::word_cache::WordCache;
 use std::sync::{Arc, Mutex};
@@ -287,8 +258,8 @@ impl<T> Items<'_, T> {
 ///
 /// [`Items::Fed`] items are read by the caller after it has started the workers, a part at a
 /// time, each part published as soon as it is read: a worker starts on the first part while the
-/// caller reads the second, so reading the texts (serial, under the GIL) is no longer a stretch
-/// in which the other threads wait (issue 15).
+/// caller reads the second, so reading the texts (serial, under the GIL) is not a stretch
+/// in which the other threads wait.
 pub fn ids_streamed<'a, T: Sync + Send + 'a, S, E: Send>(
     items: impl Into<Items<'a, T>>,
     threads: usize,

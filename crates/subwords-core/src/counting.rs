@@ -23,7 +23,7 @@ const BLOCK: usize = 8 << 20;
 /// A unit of at most 15 bytes, held in the table slot itself: its bytes, zero-padded, and its
 /// length in the last byte (the word caches' key, [`crate::word_cache::pack`]). Looking a unit up in a `Map<Box<str>, u64>` reads the key through a
 /// pointer (a cache miss for most of the table) to compare it; at 7 MB that lookup and its
-/// `memcmp` were about half of the counting's `perf` samples (issue 15). Most units are short, so
+/// `memcmp` were about half of the counting's `perf` samples. Most units are short, so
 /// they are counted under this key, the rest under their text, and the two tables become one
 /// [`Counts`] at the end.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -383,7 +383,7 @@ impl UnitCounter {
     /// Reads a file block by block. Invalid UTF-8 is refused naming the file and line, unless
     /// `errors` is `Replace`.
     ///
-    /// What runs before a block is shared out is serial (issue 15, 7 MB of English, 2 threads:
+    /// What runs before a block is shared out is serial (7 MB of English, 2 threads:
     /// it was 12 ms of a 47 ms count): the block is read into the buffer's spare room, not zeroed
     /// first; the UTF-8 check is `simdutf8`'s; the newlines (for the line numbers of a later
     /// block's error) are counted by the threads as they cut the lines.

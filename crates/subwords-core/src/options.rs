@@ -38,7 +38,7 @@ pub enum Unknown {
     Rest,
 }
 
-/// Unigram: the M-step of an EM round (issue 15). `Plain` is the Unigram page's (each expected
+/// Unigram: the M-step of an EM round. `Plain` is the Unigram page's (each expected
 /// count over their sum, the default); `Bayes` is sentencepiece's sparse-prior variant
 /// (`digamma(E) - digamma(ΣE)`), which starves pieces no spelling needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,7 +46,7 @@ pub enum Unknown {
 pub enum EmMethod {
     Plain,
     Bayes,
-    /// sentencepiece's whole loop (issue 15): the Bayesian step that also drops pieces under an
+    /// sentencepiece's whole loop: the Bayesian step that also drops pieces under an
     /// expected count of 0.5, its pruning criterion, its stop at 1.1 × the target and its
     /// final pick by score (learners/unigram/mod.rs).
     Sentencepiece,
@@ -121,7 +121,7 @@ pub struct TrainOptions {
     pub shrink: Option<f64>,
     #[serde(default)]
     pub em_rounds: Option<u32>,
-    /// Special tokens (issue 13, docs/SPECIALS.md): rows 0..k-1 in this order, inside the
+    /// Special tokens (docs/SPECIALS.md): rows 0..k-1 in this order, inside the
     /// budget, never learned from and matched in text only when a call allows them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub special_tokens: Vec<String>,
@@ -501,7 +501,7 @@ impl TrainOptions {
                 )));
             }
         }
-        // a special the model's normalization would change is refused (issue 13's bad input)
+        // a special the model's normalization would change is refused as bad input
         check_specials_unchanged(self, &self.cut_texts())
     }
 }

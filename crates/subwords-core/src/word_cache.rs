@@ -8,36 +8,15 @@
 //! allocated per entry, and an entry of a short word is the bucket alone (32 bytes) plus its
 //! values.
 //!
-//! Performance notes (issue 15). Each encoder used to keep a `Map<Box<[u8]>, Box<[u32]>>`: two
-//! heap blocks per entry besides the bucket, so a hit read the bucket, then the key's block to
-//! compare it (`memcmp`), then the values' block (`memcpy`), three cache misses on a cache of
-//! 100k+ words, which outgrows the core's share of L3 and more so on two threads, each with its
-//! own. In a perf profile of a byte-level tokenizer.json encoding 4 MB of multilingual lines on one
-//! thread, the lookup was 28% of the process's samples, 20% of them the key comparison. Words of
-//! at most 15 bytes are 96-100% of the words met in the benchmark corpora (byte-level spelling,
-//! where a non-ASCII byte takes two).
-//!
 //! Few values in the bucket. A word of at most [`Value::Few`]'s length in values (three ids,
 //! or one SentencePiece cut) keeps them in its bucket, in the room the span of the shared array
-//! takes for longer runs, so its bucket is still 32 bytes. Issue 15: a hit on a short word then
-//! costs one cache miss, the bucket's, where it cost two. In a perf profile of our own 32k
-//! Unigram encoding 4 MB of multilingual lines into an array on one thread, the copy of a hit's
-//! values out of the shared array (a `memmove` whose first load missed) was 12% of the samples,
-//! beside the lookup's 34%.
+//! takes for longer runs, so its bucket is still 32 bytes and a hit on it costs one cache miss.
 //!
-//! A table of our own for the short words (2026-12-05, session 40). The short words were in
-//! a hashbrown map, whose lookup reads a group of control bytes and then the bucket: two cache
-//! lines, each a miss once a batch's table outgrows the cache (the bucket's load was 56% of the
-//! lookup's samples, and the lookup 37% of our own Unigram's 1-thread encode of 4 MB of lines
-//! into an array). [`Short`] keeps a word's key and entry in one 32-byte slot, probed linearly
-//! from a slot its hash names, so a hit reads one line, and the slot is known before the lookup:
-//! [`WordCache::prefetch`] lets an encoder fetch it a few words early (our own models do,
-//! `Tokenizer::encode_units`). Its iteration order (used only to copy words between tables)
-//! is a function of the keys and the insertion history, and reaches no id. Alternating pairs,
-//! 4 MB of multilingual lines on one thread: our own 32k Unigram 56.7 -> 45.4 ms into an array
-//! and 92.8 -> 76.1 ms into lists; the byte-level `tokenizer.json`, cl100k and `.model` engines,
-//! which use the table without the prefetch, level or faster. Prefetching in the
-//! `tokenizer.json` engine too made it slower, and was dropped.
+//! A table of our own for the short words. [`Short`] keeps a word's key and entry in one
+//! 32-byte slot, probed linearly from a slot its hash names, so a hit reads one line, and the
+//! slot is known before the lookup: [`WordCache::prefetch`] lets an encoder fetch it a few words
+//! early (our own models do, `Tokenizer::encode_units`). Its iteration order (used only to copy
+//! words between tables) is a function of the keys and the insertion history, and reaches no id.
 //!
 //! The cache starts afresh when it holds [`ENTRIES`] words or [`VALUES`] values, as the maps it
 //! replaced did at their entry limit.
@@ -46,24 +25,28 @@
 //! words, and stores what it meets new among its own. On one thread nothing is shared. A batch
 //! on more than one thread ([`crate::batch::Slots::streamed`]) shares slot 0's words with the
 //! other threads ([`WordCache::share`]), so the threads keep one table of the words met before
-//! instead of one each. Issue 15: with a table per thread, each thread's cache of a 4 MB
-//! multilingual batch held every word of it (the threads take the parts in turn), two such
-//! tables were read at once, and a 2-thread batch cost 1.05-1.3x the CPU time of a 1-thread one
-//! where the engines with no word cache cost 1.0x; two forked processes with one table, shared
-//! read only by copy-on-write, ran the same work at 2.0-2.3x (`bench_encode_load.py`'s "2
-//! procs"). With the shared table the 2-thread CPU time came to 0.9-1.2x and the speed-up of
-//! our own Unigram from 1.68x to 1.93x on average (benchmarks/README.md, "One word table for
-//! a batch's threads").
+//! instead of one each. `share` copies the caller's own words into the shared ones when they are
+//! at most [`JOIN`] (and fit), replaces the shared words by them when they outnumber those, and
+//! otherwise leaves both to be read, so none are stored once every word has been met.
 //!
-//! Later (2026-12-05): [`WordCache::share`] replaced the shared words by the caller's own ones
-//! whenever those were more than [`JOIN`]. In a 2-thread batch the caller meets new about half
-//! the words the other thread met in the call before, so that was every call, and each
-//! replacement dropped the other half: a 4 MB multilingual batch through a byte-level
-//! tokenizer.json, alternating 1 and 2 threads as `bench_encode_load.py` does, stored 37-47k of
-//! its ~85k words afresh on the calling thread at every call. Own words that are many but fewer
-//! than the shared ones now stay own (both are read), and none are stored once every word has
-//! been met; callgrind, 4 MB of lines, three calls (2, 1, 2 threads): 804 M -> 780 M
-//! instructions.
+//! Measured (4 MB of multilingual lines unless said; words of at most 15 bytes are 96-100% of
+//! the words met in the benchmark corpora, byte-level spelling):
+//! * a `Map<Box<[u8]>, Box<[u32]>>` (two heap blocks per entry: three cache misses a hit on a
+//!   cache of 100k+ words) made the lookup 28% of a byte-level tokenizer.json's encode on one
+//!   thread, 20% of it the key comparison (`perf`);
+//! * copying a hit's values out of the shared array was 12% of our 32k Unigram's encode into an
+//!   array, beside the lookup's 34%: hence few values in the bucket;
+//! * hashbrown's control bytes then bucket (two lines, the bucket's load 56% of the lookup's
+//!   samples) against [`Short`] with the prefetch: our 32k Unigram on one thread 56.7 -> 45.4 ms
+//!   into an array, 92.8 -> 76.1 ms into lists; the engines without the prefetch level or faster;
+//!   prefetching in the `tokenizer.json` engine made it slower;
+//! * one table per thread: each held every word of the batch, and a 2-thread batch cost
+//!   1.05-1.3x the CPU time of a 1-thread one (engines with no word cache 1.0x); the shared
+//!   table: 0.9-1.2x, our Unigram's speed-up 1.68x -> 1.93x on average (benchmarks/README.md,
+//!   "One word table for a batch's threads");
+//! * replacing the shared words whenever the caller's own passed [`JOIN`] re-stored 37-47k of
+//!   the ~85k words of a byte-level batch at every call; keeping both: three calls (2, 1, 2
+//!   threads) 804 M -> 780 M instructions (callgrind).
 
 use crate::hash::Map;
 use std::sync::Arc;
@@ -74,7 +57,8 @@ pub const SHORT: usize = 15;
 pub const ENTRIES: usize = 1 << 17;
 /// Values kept before the cache starts afresh (16 per word on average at the entry limit).
 pub const VALUES: usize = 1 << 21;
-/// Own words that [`WordCache::share`] copies into the shared ones; more replace them.
+/// Own words that [`WordCache::share`] copies into the shared ones; more stay own, or replace
+/// the shared ones when they outnumber them.
 pub const JOIN: usize = 1 << 14;
 
 /// The bytes of a short string in the low 15 bytes, its length in the top byte: distinct strings
@@ -263,7 +247,7 @@ const FREE: u128 = u128::MAX;
 /// bytes, so a hit reads one cache line, and the slot a word will be looked up in is known
 /// before it is looked up ([`Short::prefetch`]). At most three quarters full: at half, a
 /// batch's 85k words took 8 MB of slots where hashbrown's table took 4 MB, and a batch of byte-level
-/// lines ran 3-6% slower for it. Issue 15: the table of a large batch outgrows
+/// lines ran 3-6% slower for it. The table of a large batch outgrows
 /// the core's cache, and the load of a word's slot was most of a lookup's time; hashbrown's
 /// table, which this replaced, does not say where a key's bucket is.
 struct Short<F> {
@@ -678,11 +662,11 @@ mod tests {
         assert_eq!(main.len(), JOIN + 1);
     }
 
-    /// Issue 15. A 2-thread batch's caller met about half of the batch's words new at every call
-    /// (the other thread had met them before): more than `JOIN`, which then replaced the shared
-    /// words, so the next call met the other half new again, and the calling thread encoded
-    /// 37-47k of the ~85k words of a 4 MB batch afresh at every call. Own words too many to copy
-    /// and fewer than the shared ones now stay own, and both are read.
+    /// A 2-thread batch's caller meets about half of the batch's words new at every call (the
+    /// other thread met them before): more than `JOIN`. Replacing the shared words by them would
+    /// make the next call meet the other half new again (37-47k of the ~85k words of a 4 MB
+    /// batch encoded afresh at every call). Own words too many to copy and fewer than the shared
+    /// ones stay own, and both are read.
     #[test]
     fn many_own_words_beside_more_shared_ones_are_all_kept() {
         let mut main: WordCache<u32> = WordCache::default();

@@ -214,7 +214,7 @@ fn piece_rows_make_the_model_from_rows_makes_and_refuse_other_rows() {
     assert!(e.to_string().contains("byte alphabet"), "{e}");
 }
 
-/// Issue 15: a short unit waits for its cache slots to be fetched (`Tokenizer::encode_units`,
+/// A short unit waits for its cache slots to be fetched (`Tokenizer::encode_units`,
 /// eight units behind) before it is looked up. The ids must be each unit's own, in the text's
 /// order, with units of 16 bytes and more (looked up at once) and of more than 64 (not cached)
 /// among them, on a first pass and on a cached one; and the first unit that cannot be encoded

@@ -1,4 +1,4 @@
-//! The engines' traces (issue 11): what `learners::train_traced` records, checked
+//! The engines' traces: what `learners::train_traced` records, checked
 //! against the BPE and Unigram pages' numbers (worked by hand in tests/pages), and that tracing
 //! changes nothing in the trained model.
 

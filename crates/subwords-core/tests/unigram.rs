@@ -302,7 +302,7 @@ fn aaaaab_rows() -> Vec<(String, f64)> {
 
 #[test]
 fn permuted_pieces_tie_whatever_the_float_sums() {
-    // Issue 15, "ties that are ties". The two best spellings of `aaaaab` are aa aaa b</w> and
+    // Ties that are ties. The two best spellings of `aaaaab` are aa aaa b</w> and
     // aaa aa b</w>: the same three pieces in another order, tied in arithmetic. The float
     // recurrence adds from the last piece, and for these doubles the order shows in the last
     // bit: -0.1 + (-0.2 + -0.3) = -0.6, but -0.2 + (-0.1 + -0.3) = -0.6000000000000001

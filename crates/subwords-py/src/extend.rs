@@ -1,4 +1,4 @@
-//! The engine half of `subwords.extend` (issue 13). `extend_merges` serves the other formats
+//! The engine half of `subwords.extend`. `extend_merges` serves the other formats
 //! (Python spells the new corpus's units in the file's alphabet); `model_extended` serves our
 //! own models, whose spelling lives in the core (`Tokenizer::extended`).
 

@@ -160,7 +160,7 @@ impl PyHfTables {
         merges: &Bound<'_, PyList>,
     ) -> PyResult<Self> {
         // read straight from the dict and the list (no std HashMap on the way, no Vec per
-        // merge): at 32k tokens the conversions were most of the load (issue 15)
+        // merge): at 32k tokens the conversions were most of the load
         let mut tokens: Vec<(String, u32)> = Vec::with_capacity(vocab.len());
         for (t, id) in vocab.iter() {
             tokens.push((t.extract()?, id.extract()?));

@@ -39,8 +39,8 @@ fn to_py(py: Python<'_>, e: Error) -> PyErr {
     }
 }
 
-/// A `Trainer` trains once: its counts are consumed by `train`. Using it again is a mistake of the
-/// caller's, not an I/O failure.
+/// The `StateError` for a `Trainer` used again: it trains once, its counts consumed by `train`;
+/// a second use is a mistake of the caller's, not an I/O failure.
 fn spent() -> PyErr {
     Python::attach(|py| match py.import("subwords.errors").and_then(|m| m.getattr("StateError")) {
         Ok(cls) => PyErr::from_type(
@@ -616,7 +616,7 @@ pub(crate) fn id_list<'py>(
 /// item array), which the 3.9 stable ABI this module is built for does not declare. Stores
 /// through `ob_item` are what `PyList_SET_ITEM` does in CPython's own code; `PyList_SetItem`
 /// checks the type, the index and the old item at each call, a call per id that was a tenth of
-/// the calling thread's work on a batch of lines (issue 15).
+/// the calling thread's work on a batch of lines.
 #[repr(C)]
 struct ListHead {
     head: pyo3::ffi::PyVarObject,
@@ -777,7 +777,7 @@ pub(crate) fn list_batch<'py>(
     let reader = TextReader::new(py, texts)?;
     let mut lists = IdLists::new(py, reader.len())?;
     // the lists of finished parts are made under the GIL by the calling thread, between parts it
-    // encodes itself without it (issue 15)
+    // encodes itself without it
     fed_batch(py, reader, encode, |flat, _| Python::attach(|py| lists.extend(py, flat, ints)))?;
     lists.finish(py)
 }
@@ -837,18 +837,17 @@ fn lock(reader: &std::sync::Mutex<TextReader>) -> std::sync::MutexGuard<'_, Text
 /// A batch's texts as UTF-8 the workers read without the GIL, read from a list, a tuple or any
 /// other iterable of `str` on the calling thread, a range at a time ([`TextReader::read`]).
 ///
-/// Issue 15: reading is serial (under the GIL), so it is kept short and, in a streamed batch,
-/// done while the other threads encode what was read before. On Python 3.10 and later each
-/// text's UTF-8 is borrowed from the `str` itself (`PyUnicode_AsUTF8AndSize`, which keeps it
-/// with the string): no copy, no object per text. `pyo3`'s `PyBackedStr` cannot do that under
-/// the 3.9 stable ABI this module is built for, and made a `bytes` copy of every text (a 2 MB
-/// batch of lines: 42,388 objects made and freed on the calling thread while the other core
-/// waited). On 3.9 that copy is still what is done here.
+/// Reading is serial (under the GIL), so it is kept short and, in a streamed batch, done while
+/// the other threads encode what was read before. On Python 3.10 and later each text's UTF-8 is
+/// borrowed from the `str` itself (`PyUnicode_AsUTF8AndSize`, which keeps it with the string):
+/// no copy, no object per text. On 3.9 (the stable ABI this module is built for, where `pyo3`'s
+/// `PyBackedStr` cannot borrow) each text is copied into a `bytes`: for a 2 MB batch of lines,
+/// 42,388 objects made and freed on the calling thread while the other core waits.
 ///
 /// The texts stay alive while borrowed: a tuple holds its items and cannot change; a list can,
 /// by another Python thread while the GIL is released, so each text read from a list is held
-/// by a reference of its own (the list was copied into a tuple first, a serial pass over every
-/// text before any thread could start); any other iterable is made a tuple first. A list that
+/// by a reference of its own (copying the list into a tuple first would be a serial pass over
+/// every text before any thread could start); any other iterable is made a tuple first. A list that
 /// shrinks while it is read is an error; items added to it are not read.
 ///
 /// A text that is not a `str` is a `TextTypeError` naming its place, the message of the Python
@@ -921,8 +920,8 @@ impl TextReader {
 
     /// Lets go of the next `n` texts read, whose part of the batch is done (handed to the sink):
     /// done while the other threads encode, since at the end of a batch of short lines the
-    /// ~85k objects of 4 MB are out of the cache and letting go of them took a millisecond,
-    /// serial (issue 15).
+    /// ~85k objects of 4 MB are out of the cache and letting go of them at the end took a
+    /// millisecond, serial.
     /// Takes the GIL only when there is something to let go.
     fn release(&mut self, n: usize) {
         let end = (self.released + n).min(self.held.len());
@@ -1378,7 +1377,6 @@ fn unicode_versions() -> std::collections::BTreeMap<&'static str, String> {
         .collect()
 }
 
-/// GPT-2's byte-to-character table (`table[b]` prints byte `b`), the one the core uses.
 /// One `word<TAB>count` line by the core's rules (the ones table files are read by): the row,
 /// None for a blank line, or a ValueError saying why it is refused.
 #[pyfunction]
@@ -1386,6 +1384,7 @@ fn parse_count_line(line: &str) -> PyResult<Option<(&str, u64)>> {
     subwords_core::counting::parse_count_line(line).map_err(pyo3::exceptions::PyValueError::new_err)
 }
 
+/// GPT-2's byte-to-character table (`table[b]` prints byte `b`), the one the core uses.
 #[pyfunction]
 fn gpt2_byte_chars() -> Vec<String> {
     subwords_core::spelling::byte_to_char_table().iter().map(|c| c.to_string()).collect()
@@ -1393,9 +1392,6 @@ fn gpt2_byte_chars() -> Vec<String> {
 
 // -- training options, checked by the core's rules (subwords.TrainOptions) ----------------------
 
-/// Checks training options (the JSON `TrainOptions` reads) with the core's own rules and returns
-/// them as the core reads them. serde names no field for a value of the wrong type or range, so
-/// on such an error each option is tried alone on a minimal base to name the one at fault.
 /// The units a training with these options cuts `text` into, each as (unit, start, end): the
 /// unit's text (normalized, with the front mark) and the byte span of `text` it stands for.
 #[pyfunction]
@@ -1423,6 +1419,9 @@ fn check_specials_normalization(
     subwords_core::options::check_specials_unchanged(&o, &specials).map_err(|e| to_py(py, e))
 }
 
+/// Checks training options (the JSON `TrainOptions` reads) with the core's own rules and returns
+/// them as the core reads them. serde names no field for a value of the wrong type or range, so
+/// on such an error each option is tried alone on a minimal base to name the one at fault.
 #[pyfunction]
 fn check_train_options(py: Python<'_>, options_json: &str) -> PyResult<String> {
     let err = match TrainOptions::from_json(options_json) {

@@ -1,5 +1,5 @@
 //! `subwords._core.train_traced`: a training with the merge engine's or the Unigram learner's
-//! trace switched on (issue 11, `subwords.measure`). The trace comes back as JSON text; pieces
+//! trace switched on (`subwords.measure`). The trace comes back as JSON text; pieces
 //! are written as UTF-8 where they are valid and as lists of byte values where they are not
 //! (byte-level pieces can split a character).
 

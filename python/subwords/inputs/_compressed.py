@@ -76,7 +76,7 @@ def blocks(path: str, compression: Optional[str]) -> Iterator[bytes]:
             return
         stream: Any = raw
         if compression is not None:
-            import gzip  # on use: plain text needs none of it (issue 15)
+            import gzip  # on use: plain text needs none of it
 
             stream = gzip.GzipFile(fileobj=raw, mode="rb")
         with stream:

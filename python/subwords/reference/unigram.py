@@ -85,7 +85,7 @@ recurrences exactly as written in docs/API.md, and those doubles are what every 
 but "higher" and "equal" are decided on the exact sum of the pieces' log-probabilities, each
 taken once as the whole number ``round(lp * 2**64)`` (:func:`fixed`). A float sum depends on the
 order it adds in, so two spellings of the same pieces in another order, tied in arithmetic, could
-differ in the last bit and rounding, not the tie rule, would pick (issue 15). ``aaaaab`` over
+differ in the last bit and rounding, not the tie rule, would pick. ``aaaaab`` over
 ``aa`` (-0.1), ``aaa`` (-0.2) and ``b`` (-0.3), ``a`` far less likely: ``aa aaa b`` and
 ``aaa aa b`` are tied, and the longer piece first wins, although the float recurrence
 (``lp + score(rest)``, from the last piece) scores ``aa aaa b`` -0.1 + (-0.2 + -0.3) = -0.6 and

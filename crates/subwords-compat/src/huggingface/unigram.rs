@@ -27,7 +27,7 @@ pub struct HfUnigram {
     scores: Vec<f64>,
     index: Map<Box<str>, u32>,
     /// every piece by its bytes (the `.model` reader's double array: yada's builder was over a
-    /// quarter of loading a 32k Unigram tokenizer.json, issue 15); scores are read from `scores`,
+    /// quarter of loading a 32k Unigram tokenizer.json); scores are read from `scores`,
     /// in double precision
     trie: DoubleArray,
     unk: Option<u32>,

@@ -489,12 +489,10 @@ impl RankBpe {
 /// reused across chunks, and the ids of the chunks that needed merges, so a repeated word is
 /// merged once. Results never depend on it.
 ///
-/// Issue 15: this was made afresh for each call and each thread of a batch, with a map of its
-/// own, so on two threads both merged the words the other had met, and table 3 of
-/// `bench_encode_load.py` (cl100k, 4 MB of multilingual lines into an array) ran 7% more
-/// instructions on 2 threads than on 1 (callgrind) and reached 1.62-1.76x. It is now the word
-/// cache of the other engines, kept per slot, its words shared by a batch's threads
-/// ([`Slots::streamed`]).
+/// It is the word cache of the other engines, kept per slot, its words shared by a batch's
+/// threads ([`Slots::streamed`]). Made afresh per call and per thread, each thread merged the
+/// words the other had met: table 3 of `bench_encode_load.py` (cl100k, 4 MB of multilingual
+/// lines into an array) ran 7% more instructions on 2 threads than on 1 (callgrind), 1.62-1.76x.
 #[derive(Default)]
 pub struct Scratch {
     parts: Vec<Part>,

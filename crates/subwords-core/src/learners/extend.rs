@@ -1,4 +1,4 @@
-//! Continuing BPE from an existing vocabulary (issue 13, `subwords.extend`).
+//! Continuing BPE from an existing vocabulary (`subwords.extend`).
 //!
 //! The caller hands the existing rows' texts (by id), the existing merges as `[left, right,
 //! result]` ids in rank order, and the new corpus's units already spelled in the existing

@@ -415,7 +415,7 @@ const SPELL_PARALLEL_UNITS: usize = 1 << 14;
 /// [`spell_serial`] on each half of `units` at once, then the second half's symbols renumbered
 /// as one pass would have numbered them: ids go to symbols in the order first met, so the first
 /// half's ids stand, and the second half's new symbols follow in the order that half met them
-/// (issue 15: spelling was one core's work while the other idled, 5-7% of a run at 7 MB).
+/// (spelling on one core while the other idled was 5-7% of a run at 7 MB).
 fn spell_halves(spelling: &Spelling, units: &Learnable) -> Spelled {
     let (a, b) = units.halves();
     let (first, second) = rayon::join(|| spell_serial(spelling, &a), || spell_serial(spelling, &b));
@@ -476,8 +476,8 @@ fn spell_serial(spelling: &Spelling, units: &Learnable) -> (Spelled, Map<Box<[u8
     let mut spelled = Flat::with_capacity(units.len(), bound);
     let mut syms: Vec<u32> = Vec::new();
     // `front` spells a character as itself: its id is looked up by the character (an array for
-    // ASCII, a map of `char`s for the rest) before the text map, which is only filled (issue 15:
-    // hashing each character's bytes was most of spelling, 9% of a run on multilingual text)
+    // ASCII, a map of `char`s for the rest) before the text map, which is only filled
+    // (hashing each character's bytes was most of spelling, 9% of a run on multilingual text)
     let mut ascii = [u32::MAX; 128];
     let mut by_char: Map<char, u32> = Map::default();
     units.each(|text, starts, ends, count| {
@@ -953,7 +953,7 @@ fn merge_model(
 }
 
 /// Σ count × pieces of the units as the model's own segmenter cuts them, on every thread of the
-/// pool (issue 15: after WordPiece's merge loop this was one core's work while the other idled).
+/// pool (after WordPiece's merge loop, on one core it left the other idle).
 /// A sum does not depend on how the units are shared out; the first error, in unit order, wins.
 fn encoded_length(model: &Tokenizer, kept: Option<&TableBytes>) -> Result<u64> {
     // blocks of units on every thread; the total is a sum of integers, whatever the order (a

@@ -15,32 +15,30 @@
 //! `end` (the piece that finishes a word carries `</w>`) walks the trie from each position:
 //! O(n · longest piece).
 //!
-//! Layout (issue 15): the trie was a `(node, byte) -> child` hash map filled one byte of one
-//! piece at a time, and its failure links read each node's children from a `Vec` of their own:
-//! building it was 40% of loading a 30k WordPiece model (`perf`, the core's `from_json` of a
-//! BERT vocabulary). It is now built breadth first by sorting the keys on their next byte, a node
-//! at a time, so the nodes are numbered breadth first and each node's children are consecutive
-//! nodes in byte order (`first`, `label`); a node with many children also has a table by byte
-//! (`big`, `dense`), which the start of every word reads. The core's `from_json` of a 30k BERT
-//! vocabulary went from 18 to 13 ms; 40k lines of English through a BERT vocabulary, one thread,
-//! 24.9-27.6 MB/s before and 27.6-29.6 after (alternating runs, this machine). Sorting the large
-//! groups near the root by counting, not by comparison: a 30k `vocab.txt` load 13 -> 11.3 ms.
-//! Then (the build of a 30,522-piece BERT vocabulary alone, best of 300 in a loop, 5.4 -> 3.55
-//! ms): the keys themselves are reordered, not indices into them, so a node's keys are read in
-//! a row and only their next byte is looked up elsewhere; a node of one key (41,617 of the 60,145
-//! nodes) skips the sort; the node arrays get their room at once. Tried and dropped: a build a
-//! depth at a time with counting into place (4.7 ms), one sort of all the keys before a single
-//! pass (4.07 against 3.61 ms in the same minutes), a table by byte for every node, and a table
-//! for `##`'s children in `precompute` (3.63 against 3.56 ms). What did help the load:
-//! `Tokenizer::new` builds the trie on a thread of its own while it checks and indexes the rows
-//! (`tokenizer/build.rs`). Then `precompute` without its queue and its scratch buffer (see
-//! there): the whole `new` of that vocabulary 40.4 -> 37.8 M instructions (callgrind, which
-//! counts the same whatever else the machine runs). Then fewer pages touched, as each one a load
-//! touches is faulted in again after a model is freed (720-776 faults a `vocab.txt` load): the
-//! queue of nodes is a ring of at most a slot a key (`Ring`), not a slot a node, and a group
-//! counted by byte is put in place with no sorted copy of its integers; and `with_room` reads
-//! the pieces once, where `new` reads them twice. With the rows' texts inline
-//! (`vocab::Text`), a 30k `vocab.txt` load went from 71.2 to 57.0 M instructions.
+//! Layout: the trie is built breadth first by sorting the keys on their next byte, a node at a
+//! time, so the nodes are numbered breadth first and each node's children are consecutive nodes
+//! in byte order (`first`, `label`); a node with many children also has a table by byte (`big`,
+//! `dense`), which the start of every word reads. Large groups near the root are sorted by
+//! counting; the keys themselves are reordered (not indices into them), so a node's keys are
+//! read in a row; a node of one key skips the sort; the node arrays get their room at once; the
+//! queue of nodes is a ring of at most a slot a key (`Ring`). `Tokenizer::new` builds the trie
+//! on a thread of its own while it checks and indexes the rows (`tokenizer/build.rs`).
+//!
+//! Measured (a 30k BERT vocabulary unless said; callgrind instructions are load-independent):
+//! * a `(node, byte) -> child` hash map filled a byte at a time was 40% of the load; the
+//!   breadth-first layout took the core's `from_json` 18 -> 13 ms, and 40k lines of English on
+//!   one thread 24.9-27.6 -> 27.6-29.6 MB/s;
+//! * counting sort for the large groups: a `vocab.txt` load 13 -> 11.3 ms;
+//! * reordering the keys, skipping one-key nodes (41,617 of 60,145) and sizing the arrays at
+//!   once: the build of 30,522 pieces alone 5.4 -> 3.55 ms (best of 300);
+//! * lost: a depth-at-a-time build counting into place (4.7 ms), one sort of all the keys
+//!   before a single pass (4.07 against 3.61 ms), a table by byte for every node, a table for
+//!   `##`'s children in `precompute` (3.63 against 3.56 ms);
+//! * `precompute` without its queue and scratch buffer: the whole `new` 40.4 -> 37.8 M
+//!   instructions;
+//! * every page a load touches is faulted in again after a model is freed (720-776 faults a
+//!   load), hence the ring of a slot a key and `with_room` reading the pieces once; with the
+//!   rows' texts inline (`vocab::Text`) a `vocab.txt` load went 71.2 -> 57.0 M instructions.
 
 use crate::vocab::WORD_START;
 
@@ -53,7 +51,7 @@ const COUNTING_SORT: usize = 256;
 pub struct LongestMatch {
     /// The trie, its nodes numbered breadth first with each node's children in byte order, so
     /// node `u`'s children are the nodes `first[u]..first[u + 1]` and `label[v]` is the byte that
-    /// leads to `v` (issue 15: a `(node, byte) -> child` hash map, filled a byte at a time, was
+    /// leads to `v` (a `(node, byte) -> child` hash map, filled a byte at a time, was
     /// 40% of loading a 30k WordPiece vocabulary)
     first: Vec<u32>,
     label: Vec<u8>,
@@ -166,7 +164,7 @@ impl LongestMatch {
     /// [`LongestMatch::new`] read once, from a caller that knows the room its pieces need (at
     /// least: more is grown into): a `vocab.txt` reader knows it from the file's lines and size
     /// before it splits them, and the pass over the pieces that `new` spends to learn it was a
-    /// twentieth of the load (issue 15: splitting a 30k file's lines again).
+    /// twentieth of the load (splitting a 30k file's lines again).
     pub fn with_room<'a, I>(
         pieces: I,
         room: Room,
@@ -236,7 +234,7 @@ impl LongestMatch {
         // (depth, stretch of `keys`) of each node made and not yet done, in node order: nodes
         // are numbered as they are made, and done in that order. The stretches waiting are
         // disjoint, so never more of them than keys: a ring of that size, not a slot a node
-        // (issue 15: 12 bytes a node, 720 KB of a 30k BERT vocabulary, each page faulted in)
+        // (12 bytes a node, 720 KB of a 30k BERT vocabulary, each page faulted in)
         let mut groups = Ring::new(keys.len() + 1);
         groups.push_back((0, 0, keys.len() as u32));
         let next = |key: &Key, d: u32| -> u16 {
@@ -367,14 +365,14 @@ impl LongestMatch {
     }
 
     /// Failure links and pops, breadth first (Fast WordPiece, algorithm 2); one buffer gathers
-    /// the pops (a `Vec` a node was 60% of building a 32k WordPiece model, issue 15).
+    /// the pops (a `Vec` a node was 60% of building a 32k WordPiece model).
     ///
     /// The nodes are numbered breadth first (`build`), so taking them in number order is a
     /// breadth-first walk: a node's failure target and every node on its chain are no deeper
     /// than it, so their links are set before it is reached (the root's and `##`'s are none).
     /// A node's pops are gathered at the end of `pops` itself and dropped again when it has no
-    /// failure link. Before (2026-12-04): a queue of nodes and a scratch buffer of pops copied
-    /// into `pops`, 10.2 M instructions of a 30k BERT vocabulary's 40.4 M (callgrind).
+    /// failure link. A queue of nodes and a scratch buffer of pops copied into `pops` cost 10.2 M
+    /// instructions of a 30k BERT vocabulary's 40.4 M (callgrind).
     fn precompute(&mut self) {
         let n = self.label.len() as u32;
         let range = |at: (u32, u32)| at.0 as usize..(at.0 + at.1) as usize;

@@ -364,7 +364,7 @@ impl Spelling {
                         buf.push(mark);
                         let digits = self.split_digits.map_or(0, usize::from);
                         // a word with no mark in it (and no digit, when digits are split) is one
-                        // unit: copied whole, not a character at a time (issue 15: the walk was
+                        // unit: copied whole, not a character at a time (the walk was
                         // most of counting's instructions)
                         let whole = if word.is_ascii() {
                             (mark as u32) >= 0x80
@@ -374,7 +374,7 @@ impl Spelling {
                         };
                         if whole {
                             // a short word: one fixed-size copy into a stack buffer, where a
-                            // `push_str` called `memmove` for every word (issue 15: with the
+                            // `push_str` called `memmove` for every word (with the
                             // word cache's copies, 12-14% of an encode's samples)
                             let m = mark.len_utf8();
                             if b - a <= SHORT_COPY && a + SHORT_COPY <= text.len() {
@@ -444,7 +444,7 @@ impl Spelling {
 
 thread_local! {
     /// The buffer in which the `front` spelling builds its units, kept by each thread from one
-    /// text to the next. Issue 15: a new `String` per text cost a `malloc`, a `realloc` and a
+    /// text to the next: a new `String` per text cost a `malloc`, a `realloc` and a
     /// `free` for every line of a batch (callgrind, our 32k Unigram on 1 MB of multilingual
     /// lines: about 8 M of 100 M instructions a call), on every thread at once.
     static UNIT: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
@@ -559,7 +559,7 @@ impl Normalizations {
             self.stripped_ends = true;
         }
         if self.whitespace_runs {
-            // nothing left to learn from the runs (issue 15: this pass was 5% of counting's
+            // nothing left to learn from the runs (this pass was 5% of counting's
             // instructions at 7 MB): only whether the mark occurs, which a substring search
             // answers faster than the walk below
             if !self.mark_in_text && core.contains(mark) {

@@ -34,7 +34,7 @@ pub struct SymbolIds {
 
 /// The one character `text` is, if it is UTF-8 of exactly one. Asked of every short row of a
 /// model as it loads: most are ASCII words, told apart by their length before any UTF-8 check
-/// (issue 15: `from_utf8` on each was 2% of loading a 30k BERT `vocab.txt`).
+/// (`from_utf8` on each was 2% of loading a 30k BERT `vocab.txt`).
 fn one_char(text: &[u8]) -> Option<char> {
     match text {
         [b] if b.is_ascii() => Some(*b as char),

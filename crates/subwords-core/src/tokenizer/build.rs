@@ -68,7 +68,7 @@ impl Tokenizer {
             return Err(bad("a wordpiece model uses the continuation or end spelling".into()));
         }
         // The WordPiece trie needs only the rows, and was most of loading a 30k vocabulary
-        // (issue 15: a BERT vocab.txt at 0.90-1.11x tokenizers' load): it is built on a second
+        // (a BERT vocab.txt loaded at 0.90-1.11x tokenizers' load): it is built on a second
         // thread while this one checks the rows and builds the index (see `spawn_trie`).
         let (checked, longest) = std::thread::scope(|scope| {
             let beside: Option<TrieBeside<'_>> = match trie {
@@ -298,7 +298,7 @@ fn index_rows(spelling: &Spelling, rows: &[Row]) -> Result<Specials> {
                         )));
                     }
                 }
-                // ASCII, most pieces, is UTF-8 without a call (issue 15: `from_utf8` on each row
+                // ASCII, most pieces, is UTF-8 without a call (`from_utf8` on each row
                 // was 3% of loading a 30k BERT vocab.txt)
                 let text = crate::vocab::piece_text(&row.text);
                 if spelling.scheme != Scheme::Bytes

@@ -1,4 +1,4 @@
-//! Extending one of our BPE models on new text (issue 13, `subwords.extend`): the new text's
+//! Extending one of our BPE models on new text (`subwords.extend`): the new text's
 //! units are counted and spelled under the model's own spelling, then
 //! [`learners::extend`](crate::learners::extend) replays the model's merges on them and learns
 //! new ones. The new model keeps every row, id and merge of the old one; the new rows are

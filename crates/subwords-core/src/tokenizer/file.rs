@@ -230,7 +230,7 @@ impl Tokenizer {
     /// A model of `rows` (piece as a model file writes it, kind) and nothing learned: no merges,
     /// no report, no options; checked as [`Tokenizer::from_json`] checks a file of them. What
     /// the readers of other formats with no merges (a BERT `vocab.txt`) build, without writing
-    /// and parsing a JSON document of every row (issue 15: at 30k rows that was 11 of a 35 ms
+    /// and parsing a JSON document of every row (at 30k rows that was 11 of a 35 ms
     /// load).
     pub fn from_rows(
         model: ModelKind,

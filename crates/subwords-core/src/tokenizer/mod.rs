@@ -125,7 +125,7 @@ pub struct Work {
     /// symbols are, so that the stream merges leave them alone as the unit merges do.
     stream_opaque: Vec<usize>,
     /// A unit's symbols and its opaque positions ([`Tokenizer::spell_replay`]), kept between
-    /// units rather than allocated for each unit met new (issue 15: about 1% of a first pass).
+    /// units rather than allocated for each unit met new (that was about 1% of a first pass).
     syms: Vec<u32>,
     opaque: Vec<usize>,
 }
@@ -506,8 +506,8 @@ impl Tokenizer {
     /// one go. The units are encoded in their order, so the ids and the first error are those
     /// of a lookup at once.
     ///
-    /// Issue 15: in a perf profile of our own 32k Unigram encoding 4 MB of multilingual lines
-    /// into an array on one thread, the cache lookup was 37% of the samples, most of it the load
+    /// Why: in a perf profile of our own 32k Unigram encoding 4 MB of multilingual lines into
+    /// an array on one thread, the cache lookup was 37% of the samples, most of it the load
     /// of the word's slot, which missed: the table of a large batch's words outgrows the cache.
     fn encode_units(&self, text: &str, scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<()> {
         use crate::word_cache::{pack, SHORT};

@@ -1,9 +1,9 @@
 //! A model's piece index: row text -> row id, holding only the ids.
 //!
-//! It was a `Map<Box<[u8]>, u32>`, a copy of every piece's text beside the rows that already
-//! hold it: a memory allocation, a copy and a free per row, which with the map's own inserts was
-//! about a fifth of loading a 30k BERT `vocab.txt` (issue 15, `perf`). This table keeps the
-//! ids and hashes the rows' texts where they are; a lookup is given the rows.
+//! This table keeps the ids and hashes the rows' texts where they are; a lookup is given the
+//! rows. A `Map<Box<[u8]>, u32>` copies every piece's text beside the rows that hold it: an
+//! allocation, a copy and a free per row, with the map's inserts about a fifth of loading a 30k
+//! BERT `vocab.txt` (`perf`).
 
 use std::hash::BuildHasher as _;
 

@@ -64,7 +64,7 @@ impl RowKind {
     }
 }
 
-/// A row's text: inline up to 16 bytes, which nearly every piece is (issue 15: 30k allocations
+/// A row's text: inline up to 16 bytes, which nearly every piece is (30k allocations
 /// and frees, a tenth of loading a 30k BERT vocab.txt and every page they touched).
 pub type Text = smallvec::SmallVec<[u8; 16]>;
 

@@ -34,7 +34,7 @@ matched text, a Unigram model's unknown characters), which ``decode_pieces`` dec
 ``add_special_tokens=True`` applies the file's post-processor (``[CLS] … [SEP]``, ``<s> … </s>``,
 a template), and ``pair=`` encodes a pair the same way. ``decode`` skips special tokens by default, as ``tokenizers`` does.
 
-Reading (issue 15, load time): the model's vocab (an object, or a Unigram model's list of
+Reading (load time): the model's vocab (an object, or a Unigram model's list of
 ``[piece, score]``) and merges, nearly all of a file, are read from its bytes by the core
 (``_core.HfTables.split``) and only the rest by ``json``; a file that is not plainly well formed
 there is read whole by ``json``, and the checks below name what is wrong. ``vocab.json`` and
@@ -900,7 +900,7 @@ class HuggingFace(Foreign):
 def _texts(texts: Iterable[str]) -> list[str]:
     """A batch's texts, checked by the core as ``batch_arg`` does, as it reads them; a lone
     surrogate is found by the core (which refuses it) and then named (``_first_unencodable``),
-    so no text is encoded twice (issue 15)."""
+    so no text is encoded twice."""
     return batch_list(texts)
 
 

@@ -167,8 +167,8 @@ class SubwordNmt(Foreign):
         self.separator = separator
         self._cache: dict[str, tuple[str, ...]] = {}
         raw = read_limited(self.path, MAX_CODES_FILE_BYTES, "codes file")
-        # the core reads a plainly well-formed file, and builds its model (issue 15: this reader
-        # in Python was 172 ms for 32k merges, subword-nmt's own 32 ms); for any other file it
+        # the core reads a plainly well-formed file, and builds its model (a reader
+        # in Python took 172 ms for 32k merges, subword-nmt's own 32 ms); for any other file it
         # answers None, and the Python reader below reads it and names what is wrong
         from ..._api import _wrap, spelling_object
 

@@ -23,10 +23,10 @@
 //!   Keep `max(target, floor(shrink · size))`: every single symbol, then by loss descending,
 //!   text ascending. The loop: seed; repeat { `em_rounds` EM rounds; stop if size <= target;
 //!   prune }.
-//! * **`em="bayes"`** (issue 15; `em.rs`): sentencepiece's M-step, `lp = ψ(E) - ψ(ΣE)` on the
+//! * **`em="bayes"`** (`em.rs`): sentencepiece's M-step, `lp = ψ(E) - ψ(ΣE)` on the
 //!   same expected counts, single symbols floored at an expected count of 0.5, `lp <= 0`.
 //!   Everything else (seed, losses, pruning) is the page's.
-//! * **`em="sentencepiece"`** (issue 15; docs/API.md): sentencepiece's whole loop on our runs.
+//! * **`em="sentencepiece"`** (docs/API.md): sentencepiece's whole loop on our runs.
 //!   Seed (`seed.rs`): right-branching substrings only, a run's end one follower, a substring
 //!   that only ends its run kept from count 2; score count × length. E-step (`em.rs`): forward,
 //!   backward and the expected counts in linear space, on `q = exp(lp)`, each position's
@@ -51,25 +51,23 @@
 //! whose held-out log-likelihood is also above sentencepiece's (+16,264 at 8k, +23,465 at 32k).
 //! Multilingual 13.5 MB: ×0.992 at 8k and 32k (log-likelihood +67,936, +46,012), where `bayes`
 //! does better still (×0.994 / ×0.973, +149,529 / +93,592) but it misses on English.
-//! Steps on the way (8k, then 32k; each kept):
-//! * sentencepiece's M-step drops, pruning criterion, 1.1× stop and final pick on the page's
-//!   seed: ×1.075 at 8k (from ×1.093 with `bayes`); training 3.3× faster than sentencepiece's
-//!   on the loaded machine (the drops shrink the table from the first round).
-//! * plus the right-branching seed with a run's end as a follower of its own (501,541 seed
-//!   pieces; sentencepiece 175,341): ×1.008 (8k), ×1.026 (32k), log-likelihood already above.
+//! What each part of `em="sentencepiece"` buys (held-out pieces against sentencepiece, 8k / 32k):
+//! * its M-step drops, pruning criterion, 1.1× stop and final pick on the page's seed: ×1.075
+//!   at 8k (×1.093 with `bayes`), and training 3.3× faster than sentencepiece's (the drops
+//!   shrink the table from the first round);
+//! * plus the right-branching seed with a run's end a follower of its own (501,541 seed pieces;
+//!   sentencepiece 175,341): ×1.008 / ×1.026, log-likelihood already above;
 //! * plus a run's end as one follower, substrings only ever at a run's end kept from count 2
-//!   (sentencepiece sees them followed by the next word's mark or by the line's end): ×0.984,
+//!   (sentencepiece sees them followed by the next word's mark or the line's end): ×0.984 /
 //!   ×0.969.
 //!
-//! Tried and lost:
-//! * Bayesian step with nothing floored: rare single symbols reach -inf in a few rounds, the
-//!   runs holding them lose every spelling and add nothing, and the losses cascade (×3.97
-//!   held-out pieces at 8k, 23k pieces at -inf).
-//! * With `bayes`, seeding with sentencepiece's seed score (count × length) instead of the
-//!   count: ×1.119 held-out pieces at 8k against ×1.093 (log-likelihood -1,205,618 against
-//!   -1,198,496): worse, reverted.
-//! * (Measured later: the count × length score *with* sentencepiece's right-branching filter
-//!   and its pruning wins, above; the score alone, on every substring, loses.)
+//! Measured and lost:
+//! * the Bayesian step with nothing floored: rare single symbols reach -inf in a few rounds, the
+//!   runs holding them lose every spelling and the losses cascade (×3.97 held-out pieces at 8k,
+//!   23k pieces at -inf);
+//! * with `bayes`, seeding by count × length on every substring instead of the count: ×1.119
+//!   against ×1.093 at 8k (log-likelihood -1,205,618 against -1,198,496); that score wins only
+//!   with sentencepiece's right-branching filter and pruning, above.
 //! * Not done: sentencepiece drops single symbols under 0.5 expected count too and re-adds them
 //!   at the end below every score; here they stay, floored (they must).
 //!
@@ -93,119 +91,62 @@
 //! walk, L the length bound; an EM round O(A) for A arcs over the distinct runs (≈ P · pieces per
 //! position); pruning O(A) plus one Viterbi per (run, piece of its best spelling).
 //!
-//! Performance notes (2 cores; `front` spelling, vocabulary 32k, `max_piece_length` 16,
-//! `seed_size` 1M, as sentencepiece's defaults; measured with the `bench_english` test; the
-//! machine is shared, so only same-hour ratios count):
-//! * English 6.9 MB (116k distinct units): building each run's lattice from a hash trie on
-//!   every pass was 45% of the time (9.0 s). The arcs are now found once, stored as
-//!   (start, piece) — 8 bytes, the end is `start + len[piece]` — and filtered after each
-//!   pruning round; with the parallel suffix walk and the exact `logaddexp` shortcut: 2.9–3.0 s
-//!   (sentencepiece 10.4 s; both ~150 MB peak).
-//! * 145 MB mixed text (2.0 M distinct units): 98 s wall, 1.59 GB peak including the test's own
-//!   copy of the corpus and its word table (sentencepiece 432 s wall / 521 s CPU, 2.71 GB).
-//!   Profile: `log1p` + `exp` 42%, building lattices from the stored arcs 11%, the suffix sort
-//!   5%, forward + backward 8%, losses (Viterbi + scores without a piece) 5%.
-//! * What is left is mostly `exp` and `log1p`: the folds are sequential by specification, so
-//!   the only saving taken is exact — `logaddexp` skips both calls when the smaller term is
-//!   below half an ulp of the larger (see `segmenters::unigram::lattice::logaddexp`).
+//! Performance (2 cores; `front`, vocabulary 32k, `max_piece_length` 16, `seed_size` 1M as
+//! sentencepiece's defaults; `bench_english` and the per-phase kernel counters; the machine is
+//! shared, so only same-hour ratios count). The design:
+//! * The arcs of each run are found once, stored and filtered after each pruning round; the
+//!   E-step runs forward and backward on the stored arcs (`em::forward_backward`), no lattice.
+//!   The seed's arcs come from its sorted suffixes (`seed::seed_arcs`: a kept piece of length
+//!   `L` is the stretch of suffixes sharing its first `L` symbols, so one walk with a cursor per
+//!   length finds every position's pieces; a debug build checks them against the trie's); an
+//!   arc is its piece alone, 4 bytes, the start implicit.
+//! * The trie is laid out from the pieces in symbol order (`PieceTrie::from_sorted`, no hash map).
+//! * Nothing large runs on one core: the runs are cut per block of units on every thread and
+//!   summed after a sort; the corpus piece count encodes blocks on every thread; each E-step
+//!   chunk files its terms by piece range as it makes them (slots counted from the chunk's arcs;
+//!   a run with no spelling fills its slots with `-inf`), ranges about eight per thread,
+//!   scheduled as they free up; the M-step's `exp` and `ψ` run per piece on every thread; the
+//!   seed's piece texts are joined on every thread. Spelling the units and building the model
+//!   stay on one core (code shared with the other learners and the encoder).
+//! * `sp_losses` finds the frequencies first, then each piece's replacement and its loss at once
+//!   on the lattice already built (`best_score_without_from`), the trie built only then.
+//! * `em="sentencepiece"` runs forward and backward on probabilities, each position's forward
+//!   value renormalised by a power of two (`frexp`), backward in the same exponents, the term
+//!   rescaled with one `ldexp`; the forward pulls each position's arcs grouped by end (a counting
+//!   sort per run). One `exp` per piece a round remains. Its output differs from log space in
+//!   the last bits (docs/API.md; the reference follows); `em="plain"` and `"bayes"` keep the
+//!   log-space E-step, where `logaddexp` skips both calls, exactly, when the smaller term is
+//!   below half an ulp of the larger. The folds are sequential by specification.
 //! * The E-step terms are produced and folded one batch of runs at a time, so memory is the
 //!   table, the runs, the arcs and one batch of terms.
-//! * Issue 15 (7 MB English, 32k, `perf` self time before: `log1p` 13%, `exp` 10%, building
-//!   the seed's trie through a hash map of edges 7%, copying stored arcs into a lattice 7% +
-//!   `finish` 2%, Viterbi 5%, forward 4%, backward 3%, the seed's suffix sort 3–5%). Taken, all
-//!   exact (model files byte-identical): the trie is laid out from the pieces in symbol order
-//!   (`PieceTrie::from_sorted`, no hash map); the E-step runs forward and backward on the
-//!   stored arcs (`em::forward_backward`), without a lattice. Tried and reverted: sorting the
-//!   seed's suffixes with their first four symbols packed beside them (16 more bytes per suffix
-//!   while sorting): 4% fewer instructions with `em="sentencepiece"` on 1 MB, none with the
-//!   plain step, and the plain run's peak rose from 167 to 169–173 MB (MiB), above
-//!   sentencepiece's 165. Not taken: fewer `exp`/`log1p` (per-position scaled
-//!   probabilities, or a vectorised `exp`) change the doubles the reference pins, so they need
-//!   docs/API.md and the reference to follow; the folds stay sequential by specification, which
-//!   leaves the transcendental calls (about a quarter of the CPU) as the floor of plain EM.
-//! * Issue 15, wall time on 2 threads (7 MB English, 32k, `em="sentencepiece"`). Profile by
-//!   phase, each thread's CPU time read from the kernel's per-thread counters before and after
-//!   (load average about 10, so the seconds are CPU, not wall): the sum over phases of the
-//!   busiest thread's time was 1.93 s against 2.98 s of CPU in all, the gap being what ran on
-//!   one core. By phase (all threads / busiest thread): 8 EM rounds 1.38 / 0.81 (4.0 M arcs at
-//!   the first, 2.2 M at the last; 267k seed pieces); `sp_losses` 0.41 / 0.24; seed 0.41 / 0.24
-//!   (of it the suffix sort 0.24 / 0.12); the stored arcs 0.20 / 0.13; the runs 0.15 / 0.13
-//!   (one thread); the pipeline's final corpus piece count 0.14 / 0.14 (one thread); spelling
-//!   the units before the learner 0.09 (one thread); building the model 0.03 (one thread). The
-//!   M-steps were 0.005 s a round. Taken, all exact (model files hash the same: English 7 MB
-//!   at 8k and 32k, 3 MB of multilingual and of code at 8k, each with `em="plain"` and
-//!   `"sentencepiece"`, and the `sentencepiece` preset on one thread):
-//!   the runs are cut per block of units on every thread and summed after a sort instead of
-//!   through a hash map (0.13 → 0.04–0.06 busiest thread); the corpus piece count encodes
-//!   blocks of units on every thread (0.14 → 0.07–0.08); each E-step chunk files its terms by
-//!   piece range (a counting sort), so a fold task reads only its own range's terms instead of
-//!   every task scanning every term, and the ranges are about eight per thread, scheduled as
-//!   they free up, instead of one fixed half of the pieces per thread; the M-step's `exp` and
-//!   `ψ` run per piece on every thread (only the sum is a fold); the seed's piece texts are
-//!   joined on every thread. Busiest-thread sum after: 1.66–1.79 s (CPU 2.80–3.03 s).
-//!   callgrind, one thread, first 1 MB of English at 8k, whole process: plain 4,199.9 M →
-//!   4,168.3 M, sentencepiece 1,778.7 M → 1,760.1 M (filing the terms by range on one thread
-//!   too, a first version, was 4,458.0 M and 1,815.1 M: on one thread there is one range).
-//!   Counted and not taken: widening `logaddexp`'s exact shortcut to every binade (the
-//!   rounded sum is `a` when `log1p(exp(d)) < 2^(e-54)`, `e` the exponent of `a`) would skip
-//!   0.46 M of the 40.9 M full `exp` + `log1p` pairs of a whole run (1.1%): 60.4 M calls in
-//!   all, 17.6 M with a `-inf` side, 1.9 M already short-cut. Left on one core: spelling the
-//!   units and building the model (pipeline and tokenizer code, shared with the other
-//!   learners and the encoder).
-//! * Issue 15, the code corpus (10 MB of it, 16k, `em="sentencepiece"`, 2 threads; per phase,
-//!   the process's CPU and RSS read from the kernel between phases). 158k distinct units but
-//!   2.4 M positions in them (English 7 MB: 116k, 1.0 M), so the million-piece seed makes long
-//!   lattices: 17 M stored arcs. The peak (260–290 MB, sentencepiece 185) was the seed's trie,
-//!   150 MB: a million pieces of up to 16 symbols share few prefixes (millions of nodes), and it
-//!   lived beside the table and the arcs being found; then the E-step's terms (a chunk's terms
-//!   made, then copied into their ranges: two copies, 30 MB a batch) and `sp_losses` (each
-//!   piece's replacement kept as a `Vec` until the frequencies were known). Taken, all exact:
-//!   the seed's arcs come from the sorted suffixes the seed already has (`seed::seed_arcs`): a
-//!   kept piece of length `L` is the stretch of sorted suffixes sharing its first `L` symbols,
-//!   known by the stretch's first suffix, so one walk with one cursor per length finds every
-//!   position's pieces, no trie (a debug build checks them against the trie's); an arc is its
-//!   piece alone, 4 bytes, the start implicit (a position's arcs begin with its single symbol);
-//!   the E-step files each term in its range's slot as it is made (the slots counted from the
-//!   chunk's arcs; a run with no spelling fills its slots with `-inf`, which the fold leaves as
-//!   it is); `sp_losses` finds the frequencies first, then each piece's replacement and its
-//!   loss at once, with the trie built only then. Peak (MiB, whole process, under load): 10 MB
-//!   of code 271 → 182–190 (sentencepiece 185), all 31 MB at 32k 601 → 436 (sentencepiece
-//!   533). CPU unchanged within the load's noise; callgrind on 1 MB of code: +2.2% on one
-//!   thread (the seed's two walks over the suffixes, about 300 M instructions, cost more than
-//!   the trie did), −0.6% in all and −5.2% on the busier worker with two (the E-step's copy
-//!   saved). Not done: the seed's own peak (its walks and the table's texts, about 188 MB at
-//!   10 MB now), its suffix sort, and filing the E-step's terms by pushing on one thread.
-//! * Issue 15, task "uni" (the code corpus, 10 MB of it, 32k, `em="sentencepiece"`, 2 threads;
-//!   per phase the process's CPU and the busiest thread's, from the kernel's counters, load
-//!   8–10): nothing large runs on one core any more. CPU / busiest thread (s): 10 EM rounds
-//!   7.87 / 4.18; `sp_losses` 3.90 / 2.33 (of it the trie, one thread, 0.21); the suffix sort
-//!   1.91 / 0.97; the seed's arcs 1.85 / 0.94; the seed's walks 0.77 / 0.45; its table 0.65 /
-//!   0.37; the runs 0.33 / 0.20; the retains 0.41 / 0.31; the final pass 0.31 / 0.15; in all
-//!   18.1 / 10.0 of the process's 19.7 (the rest reading and spelling, before the learner). So
-//!   the wall time is work, not a serial phase. Taken: `em="sentencepiece"` folds expected
-//!   counts in linear space (`c · exp(post)` added with `+`, as sentencepiece; output changes,
-//!   the reference follows, docs/API.md says so; English held-out quality unchanged to the
-//!   piece), and its pruning spells each piece without it on the lattice already built
-//!   (`best_score_without_from`) instead of a second trie walk (exact). callgrind, first 1 MB
-//!   of code at 8k, 2 threads, whole process: 5,606.3 M → 5,514.3 M after the linear fold
-//!   (`log1p` 392 M → 262 M, the fold 459 M → 274 M, `exp` +26 M), then 5,247.7 M with the
-//!   replacement found on the built lattice (trie walks 231 M → 106 M; `viterbi_down` 548 M →
-//!   447 M: the walk without it starts at its last arc, not at the end); the busier
-//!   worker 2,882.2 M → 2,779.6 M. Model files hash the same as before for `em="plain"` and
-//!   `"bayes"`, on one thread and two. Not done: a parallel suffix sort that beats rayon's (it is already
-//!   on both threads), fewer `exp`/`log1p` in forward and backward
-//!   (they stayed in log space; taken below).
-//! * Issue 15, the linear E-step (the code corpus's 90% split, 28 MB, 32k, the `sentencepiece`
-//!   preset with `split_by_script`, 2 threads, `perf` over the whole process). `log1p` and `exp`
-//!   were 26% of the CPU (12.6% and 13.1%), nearly all of it forward and backward in log space
-//!   (`logaddexp` per arc, twice) and one `exp` per arc for the term. `em="sentencepiece"` now
-//!   runs forward and backward on probabilities, each position's forward value renormalised by
-//!   a power of two (`frexp`), backward in the same exponents, the term rescaled with one
-//!   `ldexp`; the forward pulls each position's arcs, grouped by end with a counting sort per
-//!   run (the exponent of `j - 1` must be known when an arc into `j` is added). One `exp` per
-//!   piece a round remains. The output changes in the last bits (docs/API.md says how; the
-//!   reference follows); `em="plain"` and `"bayes"` keep the log-space E-step and their bytes.
-//!   Wall 17.4–19.2 s → 14.3–15.4 s, CPU 34.3 → 26.1–27.5 s; `log1p` + `exp` are under 1%.
+//!
+//! Measured:
+//! * English 6.9 MB (116k distinct units): lattices rebuilt from a hash trie every pass were
+//!   45% of the time (9.0 s); stored arcs with the parallel suffix walk: 2.9–3.0 s
+//!   (sentencepiece 10.4 s; both ~150 MB peak).
+//! * 145 MB mixed text (2.0 M distinct units): 98 s wall, 1.59 GB peak with the test's own copy
+//!   of the corpus (sentencepiece 432 s wall / 521 s CPU, 2.71 GB).
+//! * English 7 MB, 2 threads, `em="sentencepiece"`: the busiest thread's sum over phases 1.93 →
+//!   1.66–1.79 s (CPU 2.80–3.03 s) from cutting the runs (0.13 → 0.04–0.06 s), the piece count
+//!   (0.14 → 0.07–0.08 s), the term filing, the M-step and the seed's texts on both threads;
+//!   callgrind, 1 MB at 8k, one thread: plain 4,199.9 → 4,168.3 M, sentencepiece 1,778.7 →
+//!   1,760.1 M instructions.
+//! * 10 MB of code at 16k (158k units but 2.4 M positions: 17 M stored arcs): the seed's trie
+//!   (150 MB) made the peak; seed arcs from the suffixes, filing terms in place and `sp_losses`'
+//!   late trie: peak 271 → 182–190 MiB (sentencepiece 185), all 31 MB at 32k 601 → 436 MiB
+//!   (sentencepiece 533); callgrind +2.2% on one thread, −0.6% on two.
+//! * 1 MB of code at 8k, 2 threads (callgrind): the linear fold 5,606.3 → 5,514.3 M, the
+//!   replacement found on the built lattice → 5,247.7 M (trie walks 231 → 106 M).
+//! * 28 MB of code, 32k, `sentencepiece` preset with `split_by_script`: `log1p` + `exp` were 26%
+//!   of the CPU in log space; the probability-space E-step took wall 17.4–19.2 → 14.3–15.4 s,
+//!   CPU 34.3 → 26.1–27.5 s, those calls under 1%.
+//! * lost: the seed's suffixes sorted with their first four symbols packed beside them: 4% fewer
+//!   instructions with `em="sentencepiece"` on 1 MB, none with the plain step, and the plain
+//!   peak 167 → 169–173 MiB, above sentencepiece's 165.
+//! * not taken: widening `logaddexp`'s exact shortcut to every binade would skip 0.46 M of
+//!   40.9 M `exp` + `log1p` pairs (1.1%); fewer `exp`/`log1p` in plain EM change the doubles the
+//!   reference pins. Not done: the seed's own peak (about 188 MB at 10 MB of code), its suffix
+//!   sort (rayon's, already on both threads).
 
 use rayon::prelude::*;
 
@@ -877,7 +818,7 @@ fn collect_runs(units: &Flat, rank: &[u32]) -> Result<Runs> {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Tracing (issue 11: `subwords.measure`). Off unless the caller hands `train` a request (the
+// Tracing (`subwords.measure`). Off unless the caller hands `train` a request (the
 // pipeline's `Traces`); the trace comes back in the same slot. A traced
 // round costs one extra likelihood pass (the one `final_pass` makes at the end); EM trajectories
 // copy the live table after every EM step, which is for small corpora.

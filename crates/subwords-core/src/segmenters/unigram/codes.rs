@@ -7,12 +7,11 @@
 //! walk that meets it stops there, as it stopped at a symbol with no child in the trie. The
 //! array's width is so the number of codes plus one, not the vocabulary's size.
 //!
-//! Why (issue 15): the encoder used to walk [`super::trie::PieceTrie`] (32-byte nodes with their
-//! keys, children in a side array, scanned when few and binary-searched when many: the `▁`
-//! node of a 32k model has thousands). In a perf profile of a first pass of our own 32k Unigram
-//! over 60k lines of multilingual (every word met new is encoded, then cached), the Viterbi
-//! was a third of the batch, about 380 ns per word met new, where the SentencePiece reader's
-//! double array encoded every word, cached or not, in less than half that.
+//! Why a double array: walking [`super::trie::PieceTrie`] (32-byte nodes, children in a side
+//! array, scanned when few and binary-searched when many: the `▁` node of a 32k model has
+//! thousands) made the Viterbi a third of a first pass of our 32k Unigram over 60k lines of
+//! multilingual, about 380 ns per word met new (`perf`); the SentencePiece reader's double array
+//! encoded every word, cached or not, in less than half that.
 
 use super::darray::{DoubleArray, Key};
 

@@ -18,11 +18,10 @@
 //! node with one child takes the first free slot). For a 32k vocabulary this takes a few
 //! milliseconds, like the hashed trie it replaced.
 //!
-//! Why (issue 15): [`super::trie::PieceTrie`] (16- or 32-byte nodes, children in a side array,
-//! scanned or binary-searched) costs two or three dependent loads per symbol, and the walk was
-//! most of the English batch time of the SentencePiece reader; a darts-like array costs one.
-//! Our own model's encoder moved to it later (2026-12-05): in a first pass over 60k lines of
-//! multilingual, where every word is met new and encoded, its Viterbi was a third of the time.
+//! Why: [`super::trie::PieceTrie`] (16- or 32-byte nodes, children in a side array, scanned or
+//! binary-searched) costs two or three dependent loads per symbol, and its walk was most of the
+//! SentencePiece reader's English batch time; a darts-like array costs one. On the trie our own
+//! model's Viterbi was a third of a first pass over 60k lines of multilingual.
 
 const FREE: u32 = u32::MAX;
 /// The root's `check`: used, and nobody's child.

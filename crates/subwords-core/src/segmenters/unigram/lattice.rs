@@ -23,11 +23,11 @@
 //! follows. Fewest pieces: every arc costs 1; ties go to the longer piece at the earliest
 //! difference (arcs tried longest first, a later one taken only if strictly shorter).
 //!
-//! Exact scores (issue 15, "ties that are ties"). A spelling's score is a sum of doubles, and a
+//! Exact scores (ties that are ties). A spelling's score is a sum of doubles, and a
 //! float sum depends on the order it adds in: with `x = -0.1`, `y = -0.2`, `z = -0.3`
 //! (see `tests/unigram.rs`), `x + (y + z)` and `y + (x + z)` differ in the last bit, so two
-//! spellings made of the same pieces in another order, tied in arithmetic, were decided by
-//! rounding and the tie rule never had its say. Comparisons therefore use a fixed-point key:
+//! spellings made of the same pieces in another order, tied in arithmetic, would be decided by
+//! rounding and the tie rule would never have its say. Comparisons therefore use a fixed-point key:
 //! each log-probability once as the integer `round(lp · 2^64)` (half to even; `-inf` and
 //! anything below `-2^63` saturate to `i128::MIN`), and a spelling's key is the saturating
 //! `i128` sum of its pieces' keys. Log-probabilities are at most 0, so the saturating sum is
@@ -36,11 +36,11 @@
 //! `lp · 2^64` exactly (the double's last bit is worth at least `2^-64`), so the comparison is
 //! the exact arithmetic of the stored doubles, not an approximation of it; a piece likelier
 //! than that is rounded to a multiple of `2^-64` (5.4e-20), once, the same in every spelling.
-//! The scores callers see are still the float recurrence's doubles (`lp + score(rest)`, from the
-//! last piece), so every reported number is what it was; only which spelling wins can change,
-//! and only where rounding used to decide (an 8k `front` model trained on the english corpus:
-//! 4 of its first 60,000 lines change, each to a rearrangement of the same pieces, `...` `.`
-//! where rounding had `.` `...`; the trained model file is byte-identical). Considered and
+//! The scores callers see are the float recurrence's doubles (`lp + score(rest)`, from the last
+//! piece); the keys decide only which spelling wins, and differ from a float comparison only
+//! where rounding would decide (an 8k `front` model trained on the english corpus: 4 of its
+//! first 60,000 lines, each a rearrangement of the same pieces, `...` `.` where rounding gives
+//! `.` `...`; the trained model file is the same either way). Considered and
 //! rejected (reasoned, not built): (b) compensated (two-sum) or sorted
 //! sums are still rounded, so permutations can still differ in the last bit of the error term
 //! and need a tolerance on top, and a sorted sum does not fit a left-to-right recurrence; (c) a

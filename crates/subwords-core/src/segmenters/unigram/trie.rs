@@ -12,7 +12,7 @@
 //! children has a dense table of them instead. The learner builds it from sorted paths
 //! ([`PieceTrie::from_sorted`]); [`TrieBuilder`], through a hash map of edges, is kept for the
 //! tests, as the reference that build is checked against. Nodes keep the order they were made in:
-//! numbering them breadth first (tried for issue 15) made the SentencePiece reader's walk
+//! numbering them breadth first made the SentencePiece reader's walk
 //! slower, since pieces come in score order and insertion order already keeps the frequent
 //! paths together.
 //!

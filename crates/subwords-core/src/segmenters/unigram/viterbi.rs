@@ -6,7 +6,7 @@
 //! trie as they are needed. Arcs from one start come end ascending, as the lattice holds them,
 //! so every tie resolves the same way and the two give the same pieces.
 //!
-//! Scores are compared as exact fixed-point keys ([`super::lattice::fixed`], issue 15): the trie
+//! Scores are compared as exact fixed-point keys ([`super::lattice::fixed`]): the trie
 //! holds each piece's key, computed once when the model is built, and a spelling's key is the
 //! exact sum of its pieces' keys, so two spellings of the same pieces in another order tie and
 //! the tie rules decide, never the order a float sum adds in. Encoding reports no scores, so no
