@@ -28,7 +28,7 @@ from .errors import InputError, ModelFileError, OptionError, SubwordsError, Unkn
 
 if TYPE_CHECKING:
     from typing_extensions import TypeGuard  # typing's own from Python 3.10
-    from ._arrays import IdArray  # imported on use at run time (issue 15: `subwords train` needs none of it)
+    from ._arrays import IdArray  # imported on use at run time: `subwords train` needs none of it
 
 # what train() learns from: a word -> count table, texts, or UTF-8 files (one text per line)
 TrainData = Union[Mapping[str, int], Iterable[str], "os.PathLike[str]", Sequence["os.PathLike[str]"]]
@@ -50,7 +50,7 @@ class gc_paused:
     A class, not a ``contextlib.contextmanager``: leaving a generator-based one raises and
     catches a ``StopIteration`` with its traceback, and those are the first new objects the
     collector counts once it is back on, so a collection of every list of the batch ran right
-    there, inside the call, on the calling thread (issue 15: 30 M instructions for a 2 MB batch
+    there, inside the call, on the calling thread (30 M instructions for a 2 MB batch
     of lines, 13% of the whole batch). Now a collection runs only if the caller allocates
     containers while it still holds the lists, as it would for lists made any other way."""
 
@@ -467,7 +467,7 @@ def from_parts(model: Model, spelling: Mapping[str, Any], rows: Sequence[tuple[s
     full = spelling_object(spelling)
     if not merges:
         # nothing to find rows for: the rows go to the core as they are, checked as a file of
-        # them is, without a JSON document of every row (issue 15: 11 ms of a 30k vocab.txt)
+        # them is, without a JSON document of every row (11 ms of a 30k vocab.txt)
         try:
             return _wrap(_core.Model.from_rows(model, json.dumps(full), rows, template))
         except ModelFileError:
@@ -697,7 +697,7 @@ class SubwordsTokenizer:
         or ``"uint32"``; a dtype too small for the vocabulary is refused) and ``offsets``, text
         ``i`` being ``ids[offsets[i]:offsets[i+1]]``; ``eos``, an id, follows every text. The
         same ids as :meth:`encode_batch`, filled in the core without a Python object per id."""
-        from . import _arrays  # imported on use: `subwords train` has no need of it (issue 15)
+        from . import _arrays  # imported on use: `subwords train` has no need of it
 
         return _arrays.encode_array(self, texts, threads=threads, dtype=dtype, eos=eos, allowed_special=allowed_special,
                                     add_special_tokens=add_special_tokens)

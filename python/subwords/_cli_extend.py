@@ -1,4 +1,4 @@
-"""``subwords extend`` and ``subwords trim`` (issue 13): python/subwords/_extend.py and _trim.py
+"""``subwords extend`` and ``subwords trim``: python/subwords/_extend.py and _trim.py
 on the command line. Both write their output atomically and print one summary line."""
 
 from __future__ import annotations

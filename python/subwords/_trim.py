@@ -1,4 +1,4 @@
-"""Cutting one of our vocabularies down to the rows a corpus uses (issue 13): :func:`trim`.
+"""Cutting one of our vocabularies down to the rows a corpus uses: :func:`trim`.
 
 The rule (docs/EXTEND.md): a row is *used* when encoding the corpus gives it at least
 ``min_count`` times. Kept are the used rows, the rows named by ``keep``, every special, byte and

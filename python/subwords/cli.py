@@ -191,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     # subwords.measure's verbs (trace, curve, compare): python/subwords/_cli_measure.py
     from . import _cli_measure
     COMMANDS.update(_cli_measure.add_parsers(sub))
-    # extend and trim (issue 13): python/subwords/_cli_extend.py
+    # extend and trim: python/subwords/_cli_extend.py
     from . import _cli_extend
     COMMANDS.update(_cli_extend.add_parsers(sub))
     return p
