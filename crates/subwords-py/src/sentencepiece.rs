@@ -11,6 +11,10 @@ use subwords_compat::sentencepiece::{Kind, SpModel as Core};
 
 use crate::{char_offsets, to_py};
 
+/// One segmentation: its cuts as (start, end, id) byte offsets of the normalized text, and its
+/// score.
+type Segmentation = (Vec<(u32, u32, u32)>, f32);
+
 #[pyclass(module = "subwords._core", frozen)]
 pub struct SpModel {
     inner: Core,
@@ -98,7 +102,7 @@ impl SpModel {
         normalized: &str,
         k: usize,
         timeout_ms: u64,
-    ) -> Vec<(Vec<(u32, u32, u32)>, f32)> {
+    ) -> Vec<Segmentation> {
         py.detach(|| {
             let deadline = (timeout_ms > 0)
                 .then(|| std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms));
