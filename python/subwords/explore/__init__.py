@@ -96,6 +96,7 @@ def cmd_explore(a: argparse.Namespace) -> int:
     corpora, models = load_inputs(a.inputs)
     W.USER_CORPORA.update(corpora)
     W.USER_MODELS.update(models)
+    W.OPENING_CORPUS = next(iter(corpora), None)  # the first corpus named opens every large-corpus widget
     from .server import _loopback
 
     if not _loopback(a.host):

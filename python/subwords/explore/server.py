@@ -430,9 +430,10 @@ class ExplorerServer(ThreadingHTTPServer):
 
     def compute(self, widget_id: Any, state: Any) -> Any:
         w = W.get(widget_id)
-        if w.large and isinstance(state, dict) and state.get("corpus") in W.USER_CORPORA:
-            W.validate(w, state)  # refuse a bad state here, before the worker sees it
-            return self.worker.compute(w.id, state, W.USER_CORPORA)
+        if w.large:
+            full = W.validate(w, state)  # refuse a bad state here, before the worker sees it
+            if full["corpus"] in W.USER_CORPORA:  # asked for, or the opening corpus given on the command line
+                return self.worker.compute(w.id, full, W.USER_CORPORA)
         return W.compute(widget_id, state)
 
     def add_corpus(self, name: str, lines: list[str]) -> dict[str, Any]:
