@@ -41,6 +41,7 @@ from subwords.reference import bpe as ref_bpe
 from subwords.reference.spelling import make_spelling
 
 from . import corpora as C
+from .lessons import NORMALIZATIONS
 
 MARK = "\u2581"
 BIG = 2**26  # the largest vocab_size the library takes: "as many rows as it can learn"
@@ -117,7 +118,11 @@ class Widget:
     text: bool = False  # cuts the page's text box (state key ``text``, the running sentence unless typed)
 
     def spec(self) -> dict[str, Any]:
+        from .lessons import lesson
+
+        taught = lesson(self.id, self.page, self.number, sum(w.page == self.page for w in WIDGETS.values()))
         return {"id": self.id, "page": self.page, "number": self.number, "title": self.title,
+                "where": taught.pop("where"), "lesson": taught,
                 "text": self.text, "large": self.large, "controls": [c.spec() for c in self.live_controls()]}
 
     def live_controls(self) -> tuple[Control, ...]:
@@ -811,7 +816,7 @@ def uni_pieces(s: State) -> Result:
     size = {"floor": lo, "middle": (lo + hi) // 2, "ceiling": hi}[s["at"]]
     b = fit(corpus, vocab_size=size)
     u = fit(corpus, model="unigram", vocab_size=size)
-    bs, us = cut_strip("BPE", b, text_of(s)), cut_strip("Unigram", u, text_of(s))
+    bs, us = cut_strip(f"{text_name(s)}, BPE", b, text_of(s)), cut_strip(f"{text_name(s)}, Unigram", u, text_of(s))
     bp, up = bs["pieces"], us["pieces"]
     words_b = sum(1 for r, k in zip(b.rows, b.kinds) if k == "learned" and r.endswith("</w>"))
     words_u = sum(1 for r, k in zip(u.rows, u.kinds) if k == "learned" and r.endswith("</w>"))
@@ -1157,7 +1162,8 @@ def sp_normalize(s: State) -> Result:
         tok = fit({"hello": 2, "world": 2}, spelling="front", vocab_size=20)
         trained = subwords.train([text], spelling="front", vocab_size=20)
         back = tok.decode(tok.encode(text))
-        rows.append([repr(text), repr(tok.normalize(text)), repr(back), ", ".join(trained.report["normalizations"]) or "none"])
+        said = [NORMALIZATIONS.get(n, n) for n in trained.report["normalizations"]]
+        rows.append([repr(text), repr(tok.normalize(text)), repr(back), ", ".join(said) or "none"])
     chosen = rows[s["row"]]
     return {"numbers": [["input", chosen[0]], ["output", chosen[2]], ["reported", chosen[3]]],
             "tables": [{"caption": "input and output side by side",

@@ -14,6 +14,8 @@
   let typed = null;        // what the text box holds when it differs from the sentence
   const states = {};       // widget id -> current state
   const requestIds = {};   // widget id -> last request number (late answers are dropped)
+  let pinned = null;       // the widget an address named, kept in view while the page fills
+  for (const ev of ["wheel", "keydown", "mousedown", "touchstart"]) window.addEventListener(ev, () => { pinned = null; }, true);
 
   // ---- helpers ------------------------------------------------------------------------------
   function el(tag, attrs, ...children) {
@@ -140,6 +142,7 @@
         out.classList.remove("stale");
         out.removeAttribute("aria-busy");
         box.dataset.ready = "1";
+        if (pinned) show(pinned, false);
       }
     }
   }
@@ -478,12 +481,11 @@
     }
     const all = catalogue.widgets.map((w) => refresh(w.id));
     if (fromHash.named.length) {
-      const target = fromHash.named[0];
-      show(target, false);
-      // the answers above it change the page's height: scroll again once they are drawn,
-      // unless the reader has moved on
-      const y = window.scrollY;
-      Promise.all(all).then(() => { if (Math.abs(window.scrollY - y) < 4) show(target, false); });
+      // the answers above the widget change the page's height as they arrive: it is kept in view
+      // until they are all drawn, or until the reader scrolls, types or clicks
+      pinned = fromHash.named[0];
+      show(pinned, false);
+      Promise.all(all).then(() => { if (pinned) show(pinned, false); pinned = null; });
     }
     return Promise.all(all);
   }
