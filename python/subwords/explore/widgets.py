@@ -279,6 +279,9 @@ def strip(label: str, pieces: Sequence[str], tok: Any = None, kinds: Optional[Se
 #: The longest text the page's text box may send (characters): 10 KB of pasted text fits, and
 #: the request stays under the server's 64 KB bound in any script.
 MAX_TEXT = 16_000
+#: The pieces of a typed text drawn per strip (the counts are of all of them): 10 KB of prose is
+#: about 2,500 pieces a strip and 19 widgets draw 33 strips, more than a browser lays out at typing speed.
+DRAWN = 1_000
 
 
 def text_of(s: State) -> str:
@@ -305,7 +308,8 @@ def _row_memo(tok: Any) -> dict[int, tuple[str, str]]:
         return entry[1]
 
 
-def cut_strip(label: str, tok: Any, text: str, kind: Optional[Callable[[str], str]] = None) -> dict[str, Any]:
+def cut_strip(label: str, tok: Any, text: str, kind: Optional[Callable[[str], str]] = None,
+              yours: bool = True) -> dict[str, Any]:
     """A strip of ``text`` as ``tok`` cuts it, every piece with its id, the bytes it decodes to
     (``decode_bytes``) and the characters of the text it came from (``encode_with_offsets``)."""
     try:
@@ -331,7 +335,10 @@ def cut_strip(label: str, tok: Any, text: str, kind: Optional[Callable[[str], st
         counts += f" · {unk} [UNK]"
     if byte:
         counts += f" · {byte} byte pieces"
-    return {"label": f"{label} ({len(pieces)} pieces)", "text": True, "counts": counts, "pieces": pieces}
+    if len(pieces) > DRAWN:
+        counts += f" · the first {DRAWN:,} drawn"
+    return {"label": f"{label} ({len(pieces)} pieces)", "text": yours, "counts": counts, "pieces": pieces[:DRAWN],
+            "total": len(pieces)}
 
 
 def pair_text(pair: Sequence[str]) -> str:
@@ -967,7 +974,7 @@ def wp_sizes(s: State) -> Result:
     strips, rows = [], []
     for size in sizes:
         tok = fit(corpus, model="wordpiece", vocab_size=size)
-        shown = cut_strip(f"{tok.vocab_size} rows", tok, text_of(s),
+        shown = cut_strip(f"{text_name(s)} at {tok.vocab_size} rows", tok, text_of(s),
                           _marked_kind if s["marks"] else (lambda p, tok=tok: kind_of(p, tok)))
         strips.append(shown)
         pieces = [p[0] for p in shown["pieces"]]
@@ -1076,7 +1083,8 @@ def sp_stream(s: State) -> Result:
         units[-1].append(p)
     return {"numbers": [["characters", len(text)], ["spaces", text.count(" ")], ["symbols", len(symbols)],
                         ["marks", symbols.count(MARK)], ["units", len(units)]],
-            "pieces": [cut_strip("the ▁ stream", tok, text, lambda p: "mark" if p == MARK else kind_of(p, tok))],
+            "pieces": [cut_strip(f"{text_name(s) if s['example'] == 'sentence' else 'the example'} as a ▁ stream", tok, text,
+                                 lambda p: "mark" if p == MARK else kind_of(p, tok), yours=s["example"] == "sentence")],
             "tables": [{"caption": "cut before every mark", "columns": ["unit", "symbols"],
                         "rows": [["".join(u), len(u)] for u in units]}],
             "note": "No merge learned: each symbol is one piece."}
@@ -1142,7 +1150,7 @@ def sp_roundtrip(s: State) -> Result:
     end = fit(corpus, vocab_size=BIG if extra < 0 else floor(corpus) + extra)
     rows, strips = [], []
     for name, tok in (("front ▁", front), ("end </w>", end)):
-        shown = cut_strip(name, tok, text_of(s))
+        shown = cut_strip(f"{text_name(s)}, {name}", tok, text_of(s))
         back = tok.decode(tok.encode(text_of(s)))
         rows.append([name, tok.vocab_size, len(shown["pieces"]), back, "yes" if back == text_of(s) else "no"])
         strips.append(shown)
