@@ -289,7 +289,9 @@ def test_a_corpus_named_on_the_command_line_opens_every_large_corpus_widget(brow
 SHOT_DIR = os.environ.get("EXPLORE_SHOTS")  # where to keep the screenshots (a temporary folder otherwise)
 
 
-@pytest.mark.parametrize("size", [(1400, 1000), (1280, 720)], ids=["1400", "1280x720"])
+# 1400 px wide and tall enough for a whole widget in one picture; 1280×720 as a laptop shows it
+# (a widget taller than the window is pictured down to the window's foot)
+@pytest.mark.parametrize("size", [(1400, 2400), (1280, 720)], ids=["1400", "1280x720"])
 def test_screenshots_of_every_widget_at_two_sizes(browser, server, tmp_path_factory, size):
     from pathlib import Path
 

@@ -672,6 +672,7 @@ def uni_spellings(s: State) -> Result:
             "tables": [{"caption": "spellings under the starting table, by share", "columns": ["rank", "spelling", "share"],
                         "rows": rows, "highlight": [rank] if rank is not None else []}],
             "charts": [{"kind": "bar", "title": "share of each spelling", "x": "rank", "y": "share (%)",
+                        "selected": [[rank + 1, f"BPE's cut ({100 * spellings[rank][1]:.2f}%)"]] if rank is not None else [],
                         "series": [{"name": "share", "points": [[i + 1, round(100 * sh, 4), " ".join(p)]
                                                                  for i, (p, sh) in enumerate(spellings)]}]}],
             "note": "The starting table of the four words: every substring, counted (49 candidates)."}
@@ -769,6 +770,7 @@ def uni_rounds(s: State) -> Result:
                         ["rows", tok.vocab_size], ["corpus pieces", tok.report["corpus_pieces_after"]]],
             "pieces": [cut_strip(text_name(s), tok, text_of(s))],
             "charts": [{"kind": "bar", "title": "pieces kept after each round (without [UNK])", "x": "round", "y": "pieces",
+                        "selected": [[len(rounds) - 1, f"last round: {rounds[-1]}"]],
                         "series": [{"name": "pieces", "points": [[i, n, str(n)] for i, n in enumerate(rounds)]}]}],
             "tables": [{"caption": "the rows kept", "columns": ["row", "log p"],
                         "rows": [[r, f"{lp:.4g}"] for r, lp in zip(tok.rows, tok.log_probs) if lp is not None]}],

@@ -273,7 +273,11 @@
     let xt;
     if (bars) xt = { lo: Math.min(...xs) - 0.5, hi: Math.max(...xs) + 0.5, ticks: [] };
     else if (logx) xt = logTicks(Math.min(...xs), Math.max(...xs));
-    else xt = linearTicks(Math.min(...xs), Math.max(...xs), Math.max(3, Math.floor((W - L - R) / 90)), xs.every(Number.isInteger));
+    else {  // across: the data's own range fills the width; the round ticks are those inside it
+      const x0 = Math.min(...xs), x1 = Math.max(...xs) > x0 ? Math.max(...xs) : x0 + 1;
+      const t = linearTicks(x0, x1, Math.max(3, Math.floor((W - L - R) / 90)), xs.every(Number.isInteger));
+      xt = { lo: x0, hi: x1, step: t.step, ticks: t.ticks.filter((v) => v >= x0 - 1e-9 && v <= x1 + 1e-9) };
+    }
     const tx = (x) => logx ? Math.log10(x) : x, ty = (y) => logy ? Math.log10(y) : y;
     const X = (x) => L + (tx(x) - tx(xt.lo)) / ((tx(xt.hi) - tx(xt.lo)) || 1) * (W - L - R);
     const Y = (y) => H - B - (ty(y) - ty(yt.lo)) / ((ty(yt.hi) - ty(yt.lo)) || 1) * (H - T - B);
@@ -303,6 +307,7 @@
                                           "text-anchor": right ? "end" : "start", class: selected ? "sel" : "" }, text));
     }
     const slot = (W - L - R) / Math.max(1, (xt.hi - xt.lo));
+    const chosen = new Map((c.selected || []).map(([x, label]) => [x, label]));  // a bar the readouts name
     c.series.forEach((s, i) => {
       const color = COLORS[i % COLORS.length];
       if (c.kind === "line") {
@@ -313,8 +318,14 @@
       const every = labelled ? Math.max(1, Math.ceil(s.points.length * 12 / (W - L - R))) : 1;
       s.points.forEach((p, k) => {
         let mark;
-        if (bars) mark = svg("rect", { x: X(p[0]) - barW / 2, y: Y(Math.max(p[1], 0)), width: barW,
-                                       height: Math.abs(Y(0) - Y(p[1])) || 1, fill: color });
+        if (bars) {
+          const picked = chosen.has(p[0]);
+          mark = svg("rect", { x: X(p[0]) - barW / 2, y: Y(Math.max(p[1], 0)), width: barW,
+                               height: Math.abs(Y(0) - Y(p[1])) || 1, fill: picked ? "#b3261e" : color,
+                               class: picked ? "selected" : "" });
+          if (picked) root.append(svg("text", { x: X(p[0]), y: Y(Math.max(p[1], 0)) - 6, "text-anchor": "middle", class: "sel" },
+                                      chosen.get(p[0])));
+        }
         else mark = svg("circle", { cx: X(p[0]), cy: Y(p[1]), r: c.kind === "scatter" ? 4 : 3, fill: color, "fill-opacity": 0.75 });
         mark.append(svg("title", {}, `${p[2] !== undefined ? p[2] + ": " : ""}${c.x} ${fmt(p[0])}, ${c.y} ${fmt(p[1])}`));
         root.append(mark);
