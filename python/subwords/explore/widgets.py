@@ -933,7 +933,7 @@ def _symbol_counts() -> dict[str, int]:
 
 @widget("wp-runs", "wordpiece", 3, "The count run and the score run, step by step",
         rng("step", "merges", 1, 0, 12),
-        sel("minimum", "minimum count", "2-filter", ("2-filter", "2, filtering the candidates"),
+        sel("minimum", "minimum pair count", "2-filter", ("2-filter", "2, filtering the candidates"),
             ("3-filter", "3, filtering the candidates"), ("3-stop", "3, testing the winner and stopping")), text=True)
 def wp_runs(s: State) -> Result:
     k = s["step"]
