@@ -190,8 +190,8 @@ def corpus_note(name: str) -> str:
     if name == C.DOCSTRINGS:
         n = sum(len(s.split()) for s in C.docstring_sentences())
         return (f"Corpus: {len(C.docstring_sentences())} sentences ({n} words) of this Python's standard-library "
-                "docstrings, a stand-in for the page's eighteen sentences (not printed): the shape is the "
-                "page's, the numbers are this corpus's.")
+                "docstrings, a stand-in for the page's eighteen sentences (not printed): the numbers are this "
+                "corpus's, not the page's.")
     return f"Corpus: your {name} ({len(USER_CORPORA.get(name, []))} lines)."
 
 
@@ -771,8 +771,10 @@ def uni_rounds(s: State) -> Result:
             "pieces": [cut_strip(text_name(s), tok, text_of(s))],
             "charts": [{"kind": "bar", "title": "pieces kept after each round (without [UNK])", "x": "round", "y": "pieces",
                         "selected": [[len(rounds) - 1, f"last round: {rounds[-1]}"]],
-                        "series": [{"name": "pieces", "points": [[i, n, str(n)] for i, n in enumerate(rounds)]}]}],
-            "tables": [{"caption": "the rows kept", "columns": ["row", "log p"],
+                        "series": [{"name": "pieces", "points": [[i, n, f"round {i}: {n}"] for i, n in enumerate(rounds)]}]}],
+            "tables": [{"caption": "the rows kept, with their log probability (single characters stay so that any word "
+                                   "can be spelled; a log p far below zero means the model all but never uses one)",
+                        "columns": ["row", "log p"],
                         "rows": [[r, f"{lp:.4g}"] for r, lp in zip(tok.rows, tok.log_probs) if lp is not None]}],
             "note": "The four words."}
 
@@ -781,6 +783,15 @@ def matched_curves(corpus: str, sizes: Sequence[int]) -> dict[str, list[dict[str
     """BPE and Unigram at the same sizes on one corpus: :func:`subwords.measure.matched`."""
     points = measure.matched(_data(corpus), sizes, "bpe-unigram", heldout=[C.SENTENCE])
     return {"bpe": [_curve_row(p.a) for p in points], "unigram": [_curve_row(p.b) for p in points]}
+
+
+def _verdict(a: Sequence[dict[str, int]], b: Sequence[dict[str, int]], what: str, a_name: str, b_name: str,
+             page: str) -> str:
+    """Where the page's conclusion (``a`` shorter than ``b``) holds on this corpus, counted."""
+    shorter = sum(x[what] < y[what] for x, y in zip(a, b))
+    where = "the corpus" if what == "corpus" else "the held-out sentence"
+    said = f"{a_name} is shorter than {b_name} on {where} at {shorter} of {len(a)} sizes here"
+    return said + (f" (on the page's corpus: {page})." if what == "corpus" else ".")
 
 
 def _matched_sizes(corpus: str, upto: int = 100) -> list[int]:
@@ -811,7 +822,7 @@ def uni_vs_bpe(s: State) -> Result:
                                                                       "BPE sentence", "Unigram sentence"],
                         "rows": [[b["asked"], b["corpus"], u["corpus"], b["held_out"], u["held_out"]]
                                  for b, u in zip(curves["bpe"], curves["unigram"])]}],
-            "note": corpus_note(corpus)}
+            "note": corpus_note(corpus) + " " + _verdict(curves["unigram"], curves["bpe"], what, "Unigram", "BPE", "at every size")}
 
 
 @widget("uni-pieces", "unigram", 7, "The two vocabularies' pieces side by side",
@@ -1206,7 +1217,7 @@ def sp_lengths(s: State) -> Result:
                                                                       "front sentence", "end sentence"],
                         "rows": [[f["asked"], f["corpus"], e["corpus"], f["held_out"], e["held_out"]]
                                  for f, e in zip(curves["front"], curves["end"])]}],
-            "note": corpus_note(corpus)}
+            "note": corpus_note(corpus) + " " + _verdict(curves["front"], curves["end"], what, "The front mark", "the end mark", "at every size from 52 rows up")}
 
 
 @widget("sp-cjk", "sentencepiece", 7, "Text without spaces under both schemes",
