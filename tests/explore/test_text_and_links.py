@@ -315,3 +315,25 @@ def test_screenshots_of_every_widget_at_two_sizes(browser, server, tmp_path_fact
             assert right <= inner, (wid, right, inner)
     finally:
         browser.set_window_size(1280, 1000)
+
+
+def test_old_output_is_greyed_while_new_work_runs(browser, server):
+    open_page(browser, server.url)
+    # in one script: change a control, then look before the answer can have come back
+    during = browser.execute_script("""
+      const out = document.querySelector("#w-bpe-walk .output");
+      const slider = document.getElementById("c-bpe-walk-merges");
+      slider.value = "3"; slider.dispatchEvent(new Event("input"));
+      return [out.classList.contains("stale"), out.getAttribute("aria-busy"), getComputedStyle(out).transitionDelay];""")
+    assert during[0] and during[1] == "true", during
+    WebDriverWait(browser, 30, poll_frequency=0.05).until(
+        lambda d: d.execute_script('return document.getElementById("w-bpe-walk").dataset.ready === "1"'))
+    after = browser.execute_script('const o = document.querySelector("#w-bpe-walk .output");'
+                                   'return [o.classList.contains("stale"), o.getAttribute("aria-busy")]')
+    assert after == [False, None], after
+    # the style greys a stale output (after a short delay, so a quick answer does not flicker)
+    css = browser.execute_script('const o = document.querySelector("#w-bpe-walk .output"); o.classList.add("stale");'
+                                 'o.style.transition = "none"; const v = getComputedStyle(o).opacity;'
+                                 'o.classList.remove("stale"); o.style.transition = ""; return v')
+    assert float(css) < 0.6, css
+    assert numbers(browser, "bpe-walk")["corpus pieces"] == "79 → 54"  # BPE page hand table: 79 − 9 − 9 − 7

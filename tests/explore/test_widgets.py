@@ -186,3 +186,44 @@ def test_wp_lengths_takes_words_that_begin_with_the_mark(user_corpora):
     rows = W.compute("wp-lengths", {"corpus": "code"})["tables"][0]["rows"]
     assert rows[0][:3] == [0, 102, 102]
     assert rows[-1][1:3] == [27, 27]
+
+
+@pytest.mark.parametrize("at", [3, 8, 12])
+def test_wp_lengths_readouts_follow_the_budget_shown_on_a_large_corpus(at):
+    # On a large corpus the count rule can run out of pairs before the score rule's top budget;
+    # the readout, the marked line and the highlighted row must all name the budget shown (not the
+    # merges the count run happened to learn).
+    r = W.compute("wp-lengths", {"corpus": C.DOCSTRINGS, "at": at})
+    table = r["tables"][0]
+    [row] = [table["rows"][i] for i in table["highlight"]]
+    budget = row[0]
+    assert readout(r, "merge budget") == str(budget)
+    [line] = [v for v in r["charts"][0]["vlines"] if len(v) > 2 and v[2]]
+    assert line[0] == budget
+    assert readout(r, "count rule: pieces") == str(row[1]) and readout(r, "score rule: pieces") == str(row[2])
+    # every series is drawn against the budget, so the marked line meets both curves
+    for series in r["charts"][0]["series"]:
+        assert budget in [p[0] for p in series["points"]]
+
+
+def test_uni_vs_bpe_has_a_size_control_that_lowers_the_largest_size():
+    full = W.compute("uni-vs-bpe", {})
+    fifth = W.compute("uni-vs-bpe", {"upto": 20})
+    top_full, top_fifth = int(readout(full, "largest size")), int(readout(fifth, "largest size"))
+    floor = full["tables"][0]["rows"][0][0]
+    assert fifth["tables"][0]["rows"][0][0] == floor and len(fifth["tables"][0]["rows"]) == 14
+    # a fifth of the way from the floor to the ceiling, in whole rows
+    assert top_fifth == floor + (top_full - floor) * 20 // 100
+
+
+def test_typed_text_is_cut_with_ids_and_bytes_from_the_library():
+    r = W.compute("bpe-bytes", {"text": "café"})
+    [chars, bytes_] = [s for s in r["pieces"] if s["text"]]
+    # byte-level pieces: café is 5 UTF-8 bytes, 63 61 66 C3 A9 (é = U+00E9 = C3 A9)
+    assert bytes.fromhex(" ".join(p[3] for p in bytes_["pieces"])) == "café".encode("utf-8")
+    for s in (chars, bytes_):
+        assert s["counts"].startswith(f"{len(s['pieces'])} pieces · 4 characters · 5 bytes")
+        for piece, kind, i, hex_, source in s["pieces"]:
+            assert isinstance(i, int) and source in "café"
+    # the opening state is unchanged by a text equal to the sentence
+    assert W.compute("bpe-fit", {"text": C.SENTENCE}) == W.compute("bpe-fit", {})
