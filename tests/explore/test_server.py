@@ -415,3 +415,15 @@ def test_connections_are_bounded():
     alive(srv)
     srv.shutdown()
     srv.server_close()
+
+
+def test_progress_of_an_unbounded_fit_has_no_false_denominator():
+    from subwords.explore.server import true_denominator
+
+    # a fit asked for "as many rows as it can learn" asks the library for 2**26 rows: the line the
+    # page shows must not read as 92,761 done of 67 million
+    shown = true_denominator("training: merging [#                       ] 92,761/67,108,669 rows  45.0s")
+    assert shown == "training: merging 92,761 rows so far (asked: as many as the corpus gives)  45.0s"
+    # a size really asked for keeps its bar and its denominator
+    line = "training: merging [#####                   ] 92/400 rows   1.0s"
+    assert true_denominator(line) == line

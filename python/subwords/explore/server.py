@@ -69,7 +69,7 @@ class _ProgressSink:
         # before anybody could read it)
         line = text.rsplit("\r", 1)[-1].strip()
         if line.startswith("training:"):
-            self.set(line)
+            self.set(true_denominator(line))
         return len(text)
 
     def set(self, line: str) -> None:
@@ -82,6 +82,15 @@ class _ProgressSink:
 
     def isatty(self) -> bool:
         return False
+
+
+def true_denominator(line: str) -> str:
+    """A fit asked for "as many rows as it can learn" asks the library for ``W.BIG`` rows; its
+    progress line would read 92,761/67,108,669 rows. Say what the bound is instead, without a bar."""
+    m = re.search(r"/([\d,]+) rows", line)
+    if not m or int(m.group(1).replace(",", "")) < W.BIG // 2:  # a size really asked for: a true denominator
+        return line
+    return re.sub(r"\[[# ]*\] ", "", line).replace(m.group(0), " rows so far (asked: as many as the corpus gives)")
 
 
 def _worker_main(conn: Any, shared: Any) -> None:  # pragma: no cover - runs in the child process

@@ -434,7 +434,7 @@ def bpe_fit(s: State) -> Result:
     corpus = s["corpus"]
     if corpus in USER_MODELS:
         tok = USER_MODELS[corpus]
-        note = f"Model: your {corpus}."
+        note = f"Model: your {corpus} (a model is used as it is: the rows-asked control applies to fits only)."
     else:
         tok = fit(corpus, vocab_size=floor(corpus) + s["size"] if s["size"] else BIG)
         note = corpus_note(corpus)
