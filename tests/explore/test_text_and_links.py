@@ -337,3 +337,53 @@ def test_old_output_is_greyed_while_new_work_runs(browser, server):
                                  'o.classList.remove("stale"); o.style.transition = ""; return v')
     assert float(css) < 0.6, css
     assert numbers(browser, "bpe-walk")["corpus pieces"] == "79 → 54"  # BPE page hand table: 79 − 9 − 9 − 7
+
+
+def test_a_model_on_the_command_line_is_compared_on_the_typed_text_with_its_own_ids(browser, tmp_path):
+    import tokenizers
+
+    import subwords
+    from subwords import formats
+
+    # a byte-level model of ours, written as a Hugging Face tokenizer.json: the ids the page shows
+    # must be the ones the tokenizers library itself gives for the typed text
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(CORPUS_LINES * 8) + "\n", encoding="utf-8")
+    model = subwords.train(CORPUS_LINES * 8, vocab_size=320, spelling="bytes", pre_split="gpt2")
+    path = tmp_path / "tokenizer.json"
+    formats.export(model, path, "hf")
+    proc, url = _serve_cli(tmp_path, str(corpus), str(path))
+    try:
+        open_page(browser, url)
+        WebDriverWait(browser, 60).until(lambda d: d.execute_script(
+            'const b = document.getElementById("compare"); return b && b.dataset.ready === "1"'))
+        text = "café costs less"
+        box = browser.find_element(By.ID, "text")
+        browser.execute_script('document.getElementById("compare").dataset.ready = "pending"')
+        box.clear()
+        box.send_keys(text)
+        WebDriverWait(browser, 60).until(lambda d: d.execute_script(
+            'return document.getElementById("compare").dataset.ready === "1"'))
+        strips = browser.execute_script("""
+          return [...document.querySelectorAll("#compare .strip")].map(s => ({
+            label: s.querySelector(".label").firstChild.textContent,
+            ids: [...s.querySelectorAll(".piece .id")].map(i => Number(i.textContent)),
+            pieces: [...s.querySelectorAll(".piece")].map(p => p.dataset.piece)}))""")
+        labels = [s["label"] for s in strips]
+        assert labels[0].startswith("ours: BPE fitted to corpus.txt"), labels
+        theirs = next(s for s in strips if s["label"].startswith("model: tokenizer.json"))
+        assert theirs["ids"] == tokenizers.Tokenizer.from_file(str(path)).encode(text).ids
+        assert theirs["pieces"] == tokenizers.Tokenizer.from_file(str(path)).encode(text).tokens
+        # the side-by-side table: pieces and bytes per piece for each model
+        rows = browser.execute_script('return [...document.querySelectorAll("#compare tbody tr")].map('
+                                      'r => [...r.cells].map(c => c.textContent))')
+        mine = next(r for r in rows if r[0] == "model: tokenizer.json")
+        n = len(theirs["ids"])
+        assert mine[1] == str(n) and mine[3] == f"{len(text.encode('utf-8')) / n:.2f}"
+        # and the model is a choice of the fitted-vocabulary widget
+        options = [o.get_attribute("value") for o in browser.find_elements(By.CSS_SELECTOR, "#c-bpe-fit-corpus option")]
+        assert "tokenizer.json" in options
+        assert severe(browser) == []
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)

@@ -16,7 +16,7 @@ from ..errors import InputError, OptionError
 
 __all__ = ["register", "serve", "write_html", "load_inputs"]
 
-MODEL_SUFFIXES = (".json", ".model")
+MODEL_SUFFIXES = (".json", ".model", ".tiktoken")
 
 
 def write_html(path: str, progress: Optional[Callable[[str, int], None]] = None) -> int:
@@ -30,7 +30,7 @@ def write_html(path: str, progress: Optional[Callable[[str, int], None]] = None)
 
 
 def load_inputs(paths: list[str]) -> tuple[dict[str, list[str]], dict[str, Any]]:
-    """Split the command line's files into models (``.json`` or ``.model``: anything
+    """Split the command line's files into models (``.json``, ``.model`` or ``.tiktoken``: anything
     ``subwords.formats.load`` reads) and corpora (any other file: UTF-8 text, one text per line),
     each named by its file name."""
     from .. import formats

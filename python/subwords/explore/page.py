@@ -19,7 +19,7 @@ def static_text(name: str) -> str:
 def catalogue() -> dict[str, Any]:
     """What the page lists: the widgets, the pages they belong to, and the user corpora."""
     return {"widgets": W.specs(), "pages": W.PAGES, "corpora": sorted(W.USER_CORPORA),
-            "sentence": W.C.SENTENCE, "max_text": W.MAX_TEXT}
+            "models": sorted(W.USER_MODELS), "sentence": W.C.SENTENCE, "max_text": W.MAX_TEXT}
 
 
 def state_key(state: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ Routes:
 * ``GET /api/widgets`` the widget declarations;
 * ``GET /api/progress`` what the worker is doing on a user's corpus (the library's progress line);
 * ``POST /api/compute`` ``{"widget": id, "state": {...}}`` -> the widget's result;
+* ``POST /api/compare`` ``{"text": "..."}`` -> the text under every model given on the command line;
 * ``POST /api/corpus?name=NAME`` a UTF-8 text body (one text per line) -> registers a corpus.
 
 POSTs must carry ``X-Subwords: 1`` (a cross-site page cannot send that header without a CORS
@@ -331,6 +332,15 @@ class Handler(BaseHTTPRequestHandler):
             if not isinstance(req, dict) or set(req) - {"widget", "state"}:
                 raise _Refusal(400, 'send {"widget": "<id>", "state": {...}}')
             self._json(200, self.server.compute(req.get("widget"), req.get("state")))
+        elif url.path == "/api/compare":
+            data = self._body(MAX_BODY)
+            try:
+                req = json.loads(data.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError) as e:
+                raise _Refusal(400, f"the body is not JSON: {str(e)[:200]}") from None
+            if not isinstance(req, dict) or set(req) != {"text"}:
+                raise _Refusal(400, 'send {"text": "..."}')
+            self._json(200, self.server.compare(req["text"]))
         elif url.path == "/api/corpus":
             names = parse_qs(url.query).get("name", [""])
             name = names[0]
@@ -444,6 +454,16 @@ class ExplorerServer(ThreadingHTTPServer):
             if full["corpus"] in W.USER_CORPORA:  # asked for, or the opening corpus given on the command line
                 return self.worker.compute(w.id, full, W.USER_CORPORA)
         return W.compute(widget_id, state)
+
+    def compare(self, text: Any) -> Any:
+        """The text under every model given, after our own fit on the opening corpus (the
+        fitted-vocabulary widget's cut, through the worker on a user's corpus)."""
+        text = W.check_text(text)
+        fitted = self.compute("bpe-fit", {"text": text})
+        ours = next(s for s in fitted["pieces"] if s.get("text"))
+        ours = dict(ours, label=f"ours: BPE fitted to {W.validate(W.get('bpe-fit'), {})['corpus']}"
+                                f" ({ours['total']} pieces)")
+        return W.compare(text, ours)
 
     def add_corpus(self, name: str, lines: list[str]) -> dict[str, Any]:
         if name not in W.USER_CORPORA and len(W.USER_CORPORA) >= MAX_CORPORA:

@@ -323,10 +323,10 @@ def cut_strip(label: str, tok: Any, text: str, kind: Optional[Callable[[str], st
         if row is None:
             piece = tok.id_to_piece(i)
             try:
-                raw = tok.decode_bytes([i])
-            except (AttributeError, NotImplementedError):
-                raw = tok.decode([i]).encode("utf-8")
-            row = rows[i] = (piece, raw.hex(" ").upper())
+                hex_ = tok.decode_bytes([i]).hex(" ").upper()
+            except (AttributeError, NotImplementedError):  # another library's model: its bytes are not given
+                hex_ = "?"
+            row = rows[i] = (piece, hex_)
         pieces.append([row[0], kind(row[0]) if kind else kind_of(row[0], tok), i, row[1], text[a:b]])
     unk = sum(p[1] == "unk" for p in pieces)
     byte = sum(p[1] == "byte" for p in pieces)
@@ -338,7 +338,7 @@ def cut_strip(label: str, tok: Any, text: str, kind: Optional[Callable[[str], st
     if len(pieces) > DRAWN:
         counts += f" · the first {DRAWN:,} drawn"
     return {"label": f"{label} ({len(pieces)} pieces)", "text": yours, "counts": counts, "pieces": pieces[:DRAWN],
-            "total": len(pieces)}
+            "total": len(pieces), "unk": unk}
 
 
 def pair_text(pair: Sequence[str]) -> str:
@@ -1321,14 +1321,38 @@ def validate(w: Widget, raw: Any) -> State:
         raise ExploreError(f"{w.id} has no control {unknown[0][:80]!r}; its controls are: {', '.join(sorted(names)) or 'none'}")
     state = {c.name: c.check(raw[c.name]) if c.name in raw else c.default for c in controls}
     if w.text and "text" in raw:
-        text = raw["text"]
-        if not isinstance(text, str):
-            raise ExploreError("text must be a string (what is typed in the page's text box)")
-        if len(text) > MAX_TEXT:
-            raise ExploreError(f"the text is {len(text):,} characters; the text box takes up to {MAX_TEXT:,}: shorten it")
+        text = check_text(raw["text"])
         if text != C.SENTENCE:
             state["text"] = text
     return state
+
+
+def check_text(text: Any) -> str:
+    if not isinstance(text, str):
+        raise ExploreError("text must be a string (what is typed in the page's text box)")
+    if len(text) > MAX_TEXT:
+        raise ExploreError(f"the text is {len(text):,} characters; the text box takes up to {MAX_TEXT:,}: shorten it")
+    return text
+
+
+def compare(text: Any, ours: Optional[dict[str, Any]] = None) -> Result:
+    """The text box's text under every model named on the command line, side by side, each cut
+    by the model's own loader (ids as its library gives them), with ``ours`` -- a strip of the
+    fitted-vocabulary widget on the opening corpus -- first."""
+    text = check_text(text)
+    strips = [ours] if ours else []
+    for name in sorted(USER_MODELS):
+        try:
+            strips.append(cut_strip(f"model: {name}", USER_MODELS[name], text))
+        except subwords.SubwordsError as e:
+            strips.append({"label": f"model: {name}: refuses this text: {e}", "text": True, "pieces": [], "total": 0,
+                           "unk": 0, "counts": ""})
+    n_bytes = len(text.encode("utf-8"))
+    rows = [[s["label"].rsplit(" (", 1)[0], s["total"], f"{len(text) / s['total']:.2f}" if s["total"] else "–",
+             f"{n_bytes / s['total']:.2f}" if s["total"] else "–", s["unk"]] for s in strips]
+    return {"tables": [{"caption": "the text box's text under each model", "columns":
+                        ["model", "pieces", "characters per piece", "bytes per piece", "[UNK]"], "rows": rows}],
+            "pieces": strips}
 
 
 def compute(widget_id: Any, raw_state: Any) -> Result:

@@ -477,10 +477,45 @@
     if (focus) box.querySelector("h3").focus({ preventScroll: true });
   }
 
+  // The models named on the command line, side by side on the text box's text (server only).
+  function compareBox() {
+    const box = el("section", { id: "compare", class: "panel", "aria-labelledby": "h-compare" },
+                   el("h2", { id: "h-compare", text: "Your models on your text" }),
+                   el("p", { class: "where", text: "Each model given on the command line cuts the text box's text with its own " +
+                             "loader (the ids are the ones its library gives), after our BPE fitted to the opening corpus." }),
+                   el("p", { class: "error", role: "alert", hidden: "" }), el("div", { class: "output" }));
+    return box;
+  }
+  async function refreshCompare() {
+    const box = document.getElementById("compare");
+    if (!box) return;
+    const out = box.querySelector(".output"), err = box.querySelector(".error");
+    const n = (requestIds.compare = (requestIds.compare || 0) + 1);
+    box.dataset.ready = "0";
+    out.classList.add("stale");
+    try {
+      const result = await api("/api/compare", JSON.stringify({ text: typed === null ? sentence : typed }),
+                               { "Content-Type": "application/json" });
+      if (requestIds.compare !== n) return;
+      err.hidden = true;
+      out.replaceChildren(...render(result, out));
+    } catch (e) {
+      if (requestIds.compare !== n) return;
+      err.hidden = false;
+      err.textContent = "Could not show this: " + e.message;
+    } finally {
+      if (requestIds.compare === n) { out.classList.remove("stale"); box.dataset.ready = "1"; }
+    }
+  }
+
   function build(fromHash) {
     const main = document.getElementById("main");
     main.replaceChildren();
     buildIndex();
+    if (!STATIC && (catalogue.models || []).length) {
+      main.append(compareBox());
+      refreshCompare();
+    }
     for (const [page, title] of Object.entries(catalogue.pages)) {
       const section = el("section", { id: "page-" + page, "aria-labelledby": "h-" + page },
                          el("h2", { id: "h-" + page, text: title }));
@@ -537,6 +572,7 @@
           typed = box.value === sentence ? null : box.value;
           document.body.dataset.typed = typed === null ? "" : "1";
           for (const w of catalogue.widgets) if (w.text) refresh(w.id);
+          refreshCompare();
         }, TYPING_MS);
       });
     }
