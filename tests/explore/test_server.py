@@ -427,3 +427,21 @@ def test_progress_of_an_unbounded_fit_has_no_false_denominator():
     # a size really asked for keeps its bar and its denominator
     line = "training: merging [#####                   ] 92/400 rows   1.0s"
     assert true_denominator(line) == line
+
+
+@pytest.mark.parametrize("body, status, message", [
+    (b"{not json", 400, "not JSON"),
+    (json.dumps({"text": 5}).encode(), 400, "text must be a string"),
+    (json.dumps({"text": "x", "model": "../../etc/passwd"}).encode(), 400, '{"text"'),
+    (json.dumps(["x"]).encode(), 400, '{"text"'),
+    (json.dumps({"text": "x" * (W.MAX_TEXT + 1)}).encode(), 400, "up to 16,000"),
+    (json.dumps({"text": "学" * W.MAX_TEXT}, ensure_ascii=False).encode(), 200, ""),  # the longest text fits the bound
+])
+def test_compare_requests(server, body, status, message):
+    assert len(body) <= MAX_BODY
+    got, ctype, data = request(server, "POST", "/api/compare", body, {"Content-Type": "application/json"})
+    answer = json.loads(data)
+    assert got == status and (message in answer.get("error", "")), answer
+    if status == 200:  # no model given: our own fit alone
+        assert [s["label"].split(" (")[0] for s in answer["pieces"]] == ["ours: BPE fitted to docstrings"]
+    alive(server)
