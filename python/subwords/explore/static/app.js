@@ -152,7 +152,7 @@
     const parts = [];
     if (result.numbers) {
       const dl = el("dl", { class: "numbers" });
-      for (const [label, value] of result.numbers) dl.append(el("div", {}, el("dt", { text: label }), el("dd", { text: String(value) })));
+      for (const [label, value] of result.numbers) dl.append(el("div", {}, el("dt", {}, marked(label)), el("dd", {}, marked(String(value)))));
       parts.push(dl);
     }
     for (const s of result.pieces || []) parts.push(strip(s));
@@ -179,6 +179,17 @@
     return text.replace(/ /g, "␣").replace(/\t/g, "⇥").replace(/\r?\n/g, "↵");
   }
 
+  // Text with every ▁ (U+2581) drawn in the marker colour, so it cannot pass for an underscore.
+  function marked(text) {
+    if (!text.includes("\u2581")) return document.createTextNode(text);
+    const frag = document.createDocumentFragment();
+    text.split("\u2581").forEach((part, i) => {
+      if (i) frag.append(el("span", { class: "mk", title: "▁ U+2581, the space mark", text: "\u2581" }));
+      if (part) frag.append(part);
+    });
+    return frag;
+  }
+
   function strip(s) {
     const head = el("div", { class: "label" }, s.label);
     if (s.counts) head.append(el("span", { class: "counts", text: s.counts }));
@@ -187,7 +198,7 @@
       const [text, kind, id, hex, source] = p;
       const piece = el("span", { class: `piece c${i % 6}` + (kind ? " " + kind : "") });
       if (hex !== undefined) piece.append(el("span", { class: "hex", text: hex || "(none)" }));
-      piece.append(el("span", { class: "t" + (hex !== undefined ? " has-hex" : ""), text: visible(text) }));
+      piece.append(el("span", { class: "t" + (hex !== undefined ? " has-hex" : "") }, marked(visible(text))));
       if (id !== undefined) piece.append(el("span", { class: "id", text: String(id) }));
       const tip = [kind || "piece", JSON.stringify(text)];
       if (id !== undefined) tip.push(`id ${id}`);
@@ -209,7 +220,7 @@
     const body = el("tbody", {});
     t.rows.forEach((row, i) => {
       const tr = el("tr", hl.has(i) ? { class: "hl" } : {});
-      for (const cell of row) tr.append(el("td", { text: String(cell) }));
+      for (const cell of row) tr.append(el("td", {}, marked(String(cell))));
       body.append(tr);
     });
     tb.append(body);
