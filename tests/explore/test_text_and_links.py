@@ -34,7 +34,7 @@ PASTED = (PARAGRAPH * (10_240 // len(PARAGRAPH) + 1))[:10_240]
 
 YOURS = """
 return [...document.querySelectorAll("#w-" + arguments[0] + " .strip.yours")].map(s => ({
-  label: s.querySelector(".label").firstChild.textContent,
+  label: s.querySelector(".label .name").textContent,
   counts: (s.querySelector(".counts") || {}).textContent,
   pieces: [...s.querySelectorAll(".piece")].map(p => p.dataset.piece),
   hex: [...s.querySelectorAll(".piece .hex")].map(h => h.textContent)}));
@@ -366,7 +366,7 @@ def test_a_model_on_the_command_line_is_compared_on_the_typed_text_with_its_own_
             'return document.getElementById("compare").dataset.ready === "1"'))
         strips = browser.execute_script("""
           return [...document.querySelectorAll("#compare .strip")].map(s => ({
-            label: s.querySelector(".label").firstChild.textContent,
+            label: s.querySelector(".label .name").textContent,
             ids: [...s.querySelectorAll(".piece .id")].map(i => Number(i.textContent)),
             pieces: [...s.querySelectorAll(".piece")].map(p => p.dataset.piece)}))""")
         labels = [s["label"] for s in strips]

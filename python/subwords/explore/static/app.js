@@ -191,7 +191,7 @@
   }
 
   function strip(s) {
-    const head = el("div", { class: "label" }, s.label);
+    const head = el("div", { class: "label" }, el("span", { class: "name" }, marked(s.label)));
     if (s.counts) head.append(el("span", { class: "counts", text: s.counts }));
     const row = el("div", { class: "row" });
     s.pieces.forEach((p, i) => {
@@ -435,7 +435,7 @@
 
   function widgetBox(w) {
     const box = el("section", { class: "widget", id: "w-" + w.id, "data-widget": w.id, "aria-labelledby": "t-" + w.id });
-    box.append(el("h3", { id: "t-" + w.id, tabindex: "-1", text: `${w.number}. ${w.title}` }));
+    box.append(el("h3", { id: "t-" + w.id, tabindex: "-1" }, marked(`${w.number}. ${w.title}`)));
     if (w.where) box.append(el("p", { class: "where", text: w.where }));
     const les = lesson(w);
     if (les) box.append(les);
@@ -466,7 +466,7 @@
       nav.append(el("h2", {}, head));
       const list = el("ol", {});
       for (const w of catalogue.widgets.filter((x) => x.page === page)) {
-        const a = el("a", { href: "#w-" + w.id, "data-index": w.id, text: w.title });
+        const a = el("a", { href: "#w-" + w.id, "data-index": w.id }, marked(w.title));
         a.addEventListener("click", (ev) => { ev.preventDefault(); show(w.id, true); });
         list.append(el("li", {}, a));
       }
