@@ -227,3 +227,23 @@ def test_typed_text_is_cut_with_ids_and_bytes_from_the_library():
             assert isinstance(i, int) and source in "café"
     # the opening state is unchanged by a text equal to the sentence
     assert W.compute("bpe-fit", {"text": C.SENTENCE}) == W.compute("bpe-fit", {})
+
+
+def test_stand_in_keeps_the_score_rule_longer_at_every_budget():
+    # WordPiece page: "The score-driven line is above the count-driven one at every budget on both
+    # corpora". On the stand-in, every budget above zero (at zero both are the spelled corpus).
+    r = W.compute("wp-lengths", {"corpus": C.DOCSTRINGS})
+    rows = r["tables"][0]["rows"]
+    assert rows[0][1] == rows[0][2]
+    assert all(score > count for _, count, score, _ in rows[1:]), rows
+    assert "longer at 12 of 12 budgets above zero here" in r["note"]
+
+
+def test_widgets_say_where_the_stand_in_differs_from_the_page():
+    # Unigram page: Unigram's corpus is shorter "at every size"; SentencePiece page: the front mark
+    # "is shorter at every size from 52 rows up". Where the stand-in disagrees the widget counts it.
+    for wid, a, b in (("uni-vs-bpe", 2, 1), ("sp-lengths", 1, 2)):
+        r = W.compute(wid, {})
+        rows = r["tables"][0]["rows"]
+        shorter = sum(row[a] < row[b] for row in rows)
+        assert f"at {shorter} of {len(rows)} sizes here (on the page's corpus:" in r["note"], (wid, r["note"])

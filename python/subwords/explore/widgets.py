@@ -1032,6 +1032,14 @@ def wp_open_end(s: State) -> Result:
                     if s["corpus"] == "marking" else corpus_note(s["corpus"])}
 
 
+def _longer(curves: dict[str, list[list[int]]], budgets: Sequence[int]) -> str:
+    """Where the page's conclusion (the score rule's corpus longer than the count rule's) holds."""
+    pairs = [(c[1], w[1]) for b, c, w in zip(budgets, curves["count"], curves["score"]) if b > 0]
+    longer, equal = sum(w > c for c, w in pairs), sum(w == c for c, w in pairs)
+    return (f"The score rule's corpus is longer at {longer} of {len(pairs)} budgets above zero here, equal at {equal} "
+            "(on the page's corpus: longer at every budget).")
+
+
 def budget_curve(corpus: Union[str, Mapping[str, int]], budgets: Sequence[int]) -> dict[str, list[list[int]]]:
     """Merges learned and corpus pieces per merge budget under the count rule (BPE, continuation
     marks) and the score rule (WordPiece): :func:`subwords.measure.curve`, one training each."""
@@ -1072,7 +1080,8 @@ def wp_lengths(s: State) -> Result:
                         "columns": ["budget", "count rule", "score rule", "learned: count / score"],
                         "rows": [[b, c[1], w[1], f"{c[0]} / {w[0]}"] for b, c, w in zip(budgets, curves["count"], curves["score"])],
                         "highlight": [i]}],
-            "note": "The four words, continuation spelling." if name == "four" else corpus_note(name)}
+            "note": "The four words, continuation spelling." if name == "four" else
+                    corpus_note(name) + " " + _longer(curves, budgets)}
 
 
 # ================================================================================================
