@@ -247,3 +247,15 @@ def test_widgets_say_where_the_stand_in_differs_from_the_page():
         rows = r["tables"][0]["rows"]
         shorter = sum(row[a] < row[b] for row in rows)
         assert f"at {shorter} of {len(rows)} sizes here (on the page's corpus:" in r["note"], (wid, r["note"])
+
+
+def test_a_long_text_is_counted_in_full_though_drawn_in_part():
+    text = " ".join(["The lower cost of the new analysis was not expected by the committee."] * 150)  # 10,649 characters
+    r = W.compute("bpe-fit", {"text": text})
+    [strip] = [s for s in r["pieces"] if s["text"]]
+    assert len(strip["pieces"]) == W.DRAWN < strip["total"]
+    assert readout(r, "text pieces") == str(strip["total"])
+    assert readout(r, "text words") == str(13 * 150)  # 13 words a sentence, counted by hand
+    assert readout(r, "glued back exactly") == "yes"
+    sizes = W.compute("wp-sizes", {"text": text})
+    assert sizes["tables"][0]["rows"][-1][1] == sizes["pieces"][-1]["total"]

@@ -462,7 +462,7 @@ class ExplorerServer(ThreadingHTTPServer):
         fitted = self.compute("bpe-fit", {"text": text})
         ours = next(s for s in fitted["pieces"] if s.get("text"))
         ours = dict(ours, label=f"ours: BPE fitted to {W.validate(W.get('bpe-fit'), {})['corpus']}"
-                                f" ({ours['total']} pieces)")
+                                f" ({ours['total']} pieces)", exact=dict(fitted["numbers"]).get("glued back exactly", ""))
         return W.compare(text, ours)
 
     def add_corpus(self, name: str, lines: list[str]) -> dict[str, Any]:

@@ -445,7 +445,8 @@ def bpe_fit(s: State) -> Result:
         a, b = list(tok.encode_pieces(word)), list(tok.encode_pieces(unit))
         readings.append([word, " ".join(a), len(a), unit, " ".join(b), len(b)])
     return {"numbers": [["rows", tok.vocab_size], ["learned", len(getattr(tok, "merges", []) or [])],
-                        [f"{what.split()[-1]} pieces", len(shown["pieces"])], [f"{what.split()[-1]} words", len(text.split())]],
+                        [f"{what.split()[-1]} pieces", shown["total"]], [f"{what.split()[-1]} words", len(text.split())],
+                        ["glued back exactly", "yes" if tok.decode(tok.encode(text)) == text else "no"]],
             "pieces": [shown],
             "tables": [{"caption": "the six readings: a word of the corpus alone, against the sentence's word",
                         "columns": ["word", "pieces", "n", "the sentence's", "pieces", "n"], "rows": readings}],
@@ -837,7 +838,7 @@ def uni_pieces(s: State) -> Result:
     b = fit(corpus, vocab_size=size)
     u = fit(corpus, model="unigram", vocab_size=size)
     bs, us = cut_strip(f"{text_name(s)}, BPE", b, text_of(s)), cut_strip(f"{text_name(s)}, Unigram", u, text_of(s))
-    bp, up = bs["pieces"], us["pieces"]
+    bp, up = range(bs["total"]), range(us["total"])
     words_b = sum(1 for r, k in zip(b.rows, b.kinds) if k == "learned" and r.endswith("</w>"))
     words_u = sum(1 for r, k in zip(u.rows, u.kinds) if k == "learned" and r.endswith("</w>"))
     learned_b = [r for r, k in zip(b.rows, b.kinds) if k == "learned"]
@@ -990,7 +991,7 @@ def wp_sizes(s: State) -> Result:
         shown = cut_strip(f"{text_name(s)} at {tok.vocab_size} rows", tok, text_of(s),
                           _marked_kind if s["marks"] else (lambda p, tok=tok: kind_of(p, tok)))
         strips.append(shown)
-        pieces = [p[0] for p in shown["pieces"]]
+        pieces = list(tok.encode_pieces(text_of(s))) if shown["total"] > DRAWN else [p[0] for p in shown["pieces"]]
         unmarked = sum(not p.startswith("##") for p in pieces)
         rows.append([tok.vocab_size, len(pieces), unmarked])
     return {"numbers": [["sizes", ", ".join(map(str, sizes))], ["pieces at the largest", rows[-1][1]],
@@ -1174,7 +1175,7 @@ def sp_roundtrip(s: State) -> Result:
     for name, tok in (("front ▁", front), ("end </w>", end)):
         shown = cut_strip(f"{text_name(s)}, {name}", tok, text_of(s))
         back = tok.decode(tok.encode(text_of(s)))
-        rows.append([name, tok.vocab_size, len(shown["pieces"]), back, "yes" if back == text_of(s) else "no"])
+        rows.append([name, tok.vocab_size, shown["total"], back, "yes" if back == text_of(s) else "no"])
         strips.append(shown)
     return {"numbers": [["front: exact", rows[0][4]], ["end: exact", rows[1][4]], ["end gives", rows[1][3]]],
             "tables": [{"caption": f"{text_name(s)} glued back", "columns": ["marks", "rows", "pieces", "glued back", "exact"],
@@ -1350,17 +1351,22 @@ def compare(text: Any, ours: Optional[dict[str, Any]] = None) -> Result:
     fitted-vocabulary widget on the opening corpus -- first."""
     text = check_text(text)
     strips = [ours] if ours else []
+    exact = [ours.get("exact", "") if ours else ""]
     for name in sorted(USER_MODELS):
+        tok = USER_MODELS[name]
         try:
-            strips.append(cut_strip(f"model: {name}", USER_MODELS[name], text))
+            strips.append(cut_strip(f"model: {name}", tok, text))
+            exact.append("yes" if tok.decode(tok.encode(text)) == text else "no")
         except subwords.SubwordsError as e:
             strips.append({"label": f"model: {name}: refuses this text: {e}", "text": True, "pieces": [], "total": 0,
                            "unk": 0, "counts": ""})
+            exact.append("")
     n_bytes = len(text.encode("utf-8"))
     rows = [[s["label"].rsplit(" (", 1)[0], s["total"], f"{len(text) / s['total']:.2f}" if s["total"] else "–",
-             f"{n_bytes / s['total']:.2f}" if s["total"] else "–", s["unk"]] for s in strips]
+             f"{n_bytes / s['total']:.2f}" if s["total"] else "–", s["unk"], ex] for s, ex in zip(strips, exact)]
     return {"tables": [{"caption": "the text box's text under each model", "columns":
-                        ["model", "pieces", "characters per piece", "bytes per piece", "[UNK]"], "rows": rows}],
+                        ["model", "pieces", "characters per piece", "bytes per piece", "[UNK]", "glued back exactly"],
+                        "rows": rows}],
             "pieces": strips}
 
 
