@@ -117,7 +117,8 @@ def register(sub: Any, commands: dict[str, Any]) -> None:
     """Add the ``explore`` verb to the CLI's sub-parsers and command table."""
     x = sub.add_parser("explore", help="the pages' widgets, live, in a browser (a local server), or --html FILE")
     x.add_argument("inputs", nargs="*", metavar="CORPUS|MODEL",
-                   help="corpora (UTF-8, one text per line) to explore in place of the built-in stand-in, or model files")
+                   help="corpora (UTF-8, one text per line; the first opens every large-corpus widget) or model files "
+                        "(.json, .model, .tiktoken: compared on the typed text)")
     x.add_argument("--port", type=int, default=8765, help="the port (default 8765; 0 picks a free one)")
     x.add_argument("--host", default="127.0.0.1",
                    help="the address to bind (default 127.0.0.1; any other prints a warning)")
