@@ -461,8 +461,9 @@ class ExplorerServer(ThreadingHTTPServer):
         text = W.check_text(text)
         fitted = self.compute("bpe-fit", {"text": text})
         ours = next(s for s in fitted["pieces"] if s.get("text"))
-        ours = dict(ours, label=f"ours: BPE fitted to {W.validate(W.get('bpe-fit'), {})['corpus']}"
-                                f" ({ours['total']} pieces)", exact=dict(fitted["numbers"]).get("glued back exactly", ""))
+        corpus = W.validate(W.get("bpe-fit"), {})["corpus"]
+        corpus = "the docstring stand-in" if corpus == W.C.DOCSTRINGS else corpus
+        ours = dict(ours, label=f"ours: BPE fitted to {corpus} ({ours['total']} pieces)", exact=dict(fitted["numbers"]).get("glued back exactly", ""))
         return W.compare(text, ours)
 
     def add_corpus(self, name: str, lines: list[str]) -> dict[str, Any]:
