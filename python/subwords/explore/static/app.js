@@ -460,6 +460,11 @@
   function buildIndex() {
     const nav = document.getElementById("index");
     nav.replaceChildren();
+    if (!STATIC && (catalogue.models || []).length) {
+      const a = el("a", { href: "#compare", text: "Your models on your text" });
+      a.addEventListener("click", (ev) => { ev.preventDefault(); document.getElementById("compare").scrollIntoView(); });
+      nav.append(el("h2", {}, a));
+    }
     for (const [page, title] of Object.entries(catalogue.pages)) {
       const head = el("a", { href: "#page-" + page, text: title });
       head.addEventListener("click", (ev) => { ev.preventDefault(); document.getElementById("page-" + page).scrollIntoView(); });
