@@ -94,7 +94,7 @@ def test_curve_has_floor_ceiling_and_falls():
     corpus = [row[1] for row in rows]
     assert all(a > b for a, b in zip(corpus, corpus[1:]))
     # asking past the ceiling gives the ceiling
-    assert W.fit(C.DOCSTRINGS, vocab_size=ceiling + 500).vocab_size == ceiling
+    assert W.fit(C.OURS, vocab_size=ceiling + 500).vocab_size == ceiling
 
 
 def test_byte_rows_are_256_plus_merges():
@@ -259,3 +259,54 @@ def test_a_long_text_is_counted_in_full_though_drawn_in_part():
     assert readout(r, "glued back exactly") == "yes"
     sizes = W.compute("wp-sizes", {"text": text})
     assert sizes["tables"][0]["rows"][-1][1] == sizes["pieces"][-1]["total"]
+
+
+def test_our_eighteen_sentences_have_the_properties_the_page_states():
+    # BPE page: "eighteen short sentences", "72 distinct words across 133 occurrences", "The corpus uses
+    # 36 distinct characters, and the table comes to 51 rows", "the corpus goes from 133 words to 648
+    # pieces"; "Five of the seven are absent ... The corpus does have expected, and lower, and cost, and
+    # analysis"; "The corpus does contain the letter z ... What it does not contain is any word ending in z".
+    # Counted here with plain Python over the text, not by the library.
+    words = [w for line in C.EIGHTEEN for w in line.split()]
+    assert len(C.EIGHTEEN) == 18 and len(words) == 133 and len(set(words)) == 72
+    assert len(set("".join(words))) == 36
+    symbols = {c + ("</w>" if i == len(w) - 1 else "") for w in words for i, c in enumerate(w)}
+    assert len(symbols) == 51 and sum(map(len, words)) == 648
+    sentence = C.SENTENCE.split()
+    assert [w for w in sentence if w in set(words)] == ["Dr.", "the"]
+    assert {"expected", "lower", "cost", "analysis"} <= set(words)
+    assert set(C.SENTENCE.replace(" ", "")) <= set("".join(words))
+    assert any("z" in w for w in words) and not any(w.endswith("z") for w in words)
+
+
+def test_our_eighteen_sentences_reproduce_the_pages_numbers_that_follow_from_them():
+    ours = {"corpus": C.OURS}
+    curve = W.compute("bpe-curve", ours)
+    # "the table comes to 51 rows" + the stand-in row; "the sentence encodes to 45 pieces ... the
+    # corpus goes from 133 words to 648 pieces"
+    assert readout(curve, "floor (alphabet + [UNK])") == "52"
+    assert curve["tables"][0]["rows"][0] == [52, 648, 45]
+    fit = W.compute("bpe-fit", ours)
+    cut = [p[0] for p in fit["pieces"][0]["pieces"]]
+    # "low-cost comes apart as lo, w, the hyphen on its own, and cost with its marker"
+    assert cut[cut.index("lo"):cut.index("lo") + 4] == ["lo", "w", "-", "cost</w>"]
+    readings = {row[0]: (row[2], row[5]) for row in fit["tables"][0]["rows"]}
+    # "cost, which is one piece alone and the last of four inside low-cost"; "expected is one piece
+    # and its own stem is three"; "handed the word on its own it answers one piece" (analysis)
+    assert readings["cost"] == (1, 4) and readings["expected"] == (1, 3) and readings["analysis"][0] == 1
+    # SentencePiece page: "The front-marked fit returns the sentence exactly"; the other gives
+    # "Dr. Alvare[UNK]didn't expect the low-cost re-analysis."
+    trip = W.compute("sp-roundtrip", {"corpus": C.OURS, "size": -1})
+    assert readout(trip, "front: exact") == "yes"
+    assert readout(trip, "end gives") == "Dr. Alvare[UNK]didn't expect the low-cost re-analysis."
+    # SentencePiece page: "the very first merge of all joins the letter e to the space that follows it"
+    assert readout(W.compute("sp-no-cut", ours), "first merge") == "e + \u2581"
+    # WordPiece page: "The pair highest up the chart is o followed by f, which occurs three times";
+    # "eighteen never end one"
+    best = readout(W.compute("wp-scatter", ours), "best score")
+    assert best.startswith("o ##f") and ", 3 times," in best
+    assert readout(W.compute("wp-open-end", ours), "never end one") == "18"
+    # Unigram page: at the ceiling "it reads it in 133 ... And 133 is the floor, since the corpus
+    # [has 133 words]": one piece per word
+    rows = W.compute("uni-vs-bpe", ours)["tables"][0]["rows"]
+    assert rows[-1][2] == 133

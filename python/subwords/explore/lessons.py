@@ -95,8 +95,8 @@ LESSONS: dict[str, tuple[str, str, str, str]] = {
         "merging against shrinking at matched sizes",
         "At the same vocabulary size, which method reads the corpus and a new sentence in fewer pieces?",
         "Switch between the corpus and the held-out sentence; on a large corpus of yours lower the largest size.",
-        "On its own corpus the page finds Unigram far shorter at every size. Here the numbers are the "
-        "stand-in corpus's: compare the shape, and where the stand-in disagrees, say so."),
+        "On its own corpus the page finds Unigram far shorter at every size, down to one piece per word at "
+        "the top. The note under the chart counts the sizes where that holds on the corpus shown."),
     "uni-pieces": (
         "the two vocabularies' pieces side by side",
         "What kinds of mistake does each method make on a sentence it never saw?",
@@ -170,7 +170,8 @@ LESSONS: dict[str, tuple[str, str, str, str]] = {
         "front against end marks at fourteen sizes",
         "What does the exact round trip cost in pieces?",
         "Switch between the corpus and the held-out sentence.",
-        "The page finds the front mark shorter at almost every size. The numbers here are the stand-in's."),
+        "The page finds the front mark shorter at every size from 52 rows up. The note under the chart counts "
+        "the sizes where that holds on the corpus shown."),
     "sp-cjk": (
         "text without spaces: the case the front mark is for",
         "How do the two schemes fare when a line is one long 'word'?",

@@ -360,7 +360,7 @@ class Handler(BaseHTTPRequestHandler):
             raise _Refusal(404, f"no such route: {url.path[:200]!r}")
 
 
-_RESERVED = {"four", "marking", "stand_in", "ab", "docstrings"}
+_RESERVED = {"four", "marking", "stand_in", "ab", "docstrings", "eighteen"}
 
 
 def _loopback(host: str) -> bool:

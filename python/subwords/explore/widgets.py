@@ -181,6 +181,8 @@ OPENING_CORPUS: Optional[str] = None
 def large_corpus(name: str) -> list[str]:
     if name == C.DOCSTRINGS:
         return list(C.docstring_sentences())
+    if name == C.OURS:
+        return list(C.EIGHTEEN)
     if name in USER_CORPORA:
         return USER_CORPORA[name]
     raise ExploreError(f"no corpus named {name!r}: name one given on the command line or uploaded")
@@ -192,6 +194,10 @@ def corpus_note(name: str) -> str:
         return (f"Corpus: {len(C.docstring_sentences())} sentences ({n} words) of this Python's standard-library "
                 "docstrings, a stand-in for the page's eighteen sentences (not printed): the numbers are this "
                 "corpus's, not the page's.")
+    if name == C.OURS:
+        return ("Corpus: eighteen sentences written for this project with the properties the BPE page states for its "
+                "own (72 distinct words over 133, 36 characters, 51 symbols; not the page's text): numbers the page "
+                "derives from those properties match, the others are this corpus's.")
     return f"Corpus: your {name} ({len(USER_CORPORA.get(name, []))} lines)."
 
 
@@ -426,7 +432,7 @@ SIX_READINGS = [("analysis", "re-analysis."), ("cost", "low-cost"), ("expected",
 
 
 @widget("bpe-fit", "bpe", 2, "The fitted vocabulary: the sentence's cut and six readings",
-        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("corpus", "corpus", C.OURS, *C.BUILT_IN_LARGE.items()),
         sel("size", "rows asked", 0, (0, "until no pair occurs twice"), (50, "the floor + 50"), (200, "the floor + 200"),
             (800, "the floor + 800")),
         large=True, text=True)
@@ -482,7 +488,7 @@ def bpe_fallback(s: State) -> Result:
 
 
 @widget("bpe-curve", "bpe", 4, "The vocabulary-size curve",
-        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("corpus", "corpus", C.OURS, *C.BUILT_IN_LARGE.items()),
         rng("at", "size shown (of 15)", 15, 1, 15), large=True)
 def bpe_curve(s: State) -> Result:
     corpus = s["corpus"]
@@ -505,7 +511,7 @@ def bpe_curve(s: State) -> Result:
 
 
 @widget("bpe-bytes", "bpe", 5, "Character alphabet against bytes on three texts",
-        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("corpus", "corpus", C.OURS, *C.BUILT_IN_LARGE.items()),
         sel("merges", "merges", 85, (0, "0"), (20, "20"), (85, "85"), (200, "200")), large=True, text=True)
 def bpe_bytes(s: State) -> Result:
     corpus, m = s["corpus"], s["merges"]
@@ -804,7 +810,7 @@ def _matched_sizes(corpus: str, upto: int = 100) -> list[int]:
 
 
 @widget("uni-vs-bpe", "unigram", 6, "BPE against Unigram at matched sizes",
-        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("corpus", "corpus", C.OURS, *C.BUILT_IN_LARGE.items()),
         sel("measure", "measured on", "corpus", ("corpus", "the corpus"), ("held_out", "the held-out sentence")),
         sel("upto", "largest size", 100, (100, "BPE's ceiling"), (50, "half way to it"), (20, "a fifth of the way")),
         large=True)
@@ -827,7 +833,7 @@ def uni_vs_bpe(s: State) -> Result:
 
 
 @widget("uni-pieces", "unigram", 7, "The two vocabularies' pieces side by side",
-        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("corpus", "corpus", C.OURS, *C.BUILT_IN_LARGE.items()),
         sel("at", "size", "middle", ("floor", "the smallest"), ("middle", "a middle size"), ("ceiling", "the largest")),
         large=True, text=True)
 def uni_pieces(s: State) -> Result:
@@ -979,7 +985,7 @@ def _marked_kind(piece: str) -> str:
 
 
 @widget("wp-sizes", "wordpiece", 4, "The sentence cut at four sizes",
-        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("corpus", "corpus", C.OURS, *C.BUILT_IN_LARGE.items()),
         box("marks", "highlight the ## marks", True), large=True, text=True)
 def wp_sizes(s: State) -> Result:
     corpus = s["corpus"]
@@ -1141,7 +1147,7 @@ def sp_walk(s: State) -> Result:
 
 
 @widget("sp-extends", "sentencepiece", 3, "Merges that extend a piece beginning with ▁",
-        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("corpus", "corpus", C.OURS, *C.BUILT_IN_LARGE.items()),
         sel("size", "rows asked", 0, (0, "until no pair occurs twice"), (50, "the floor + 50"), (200, "the floor + 200")),
         large=True, text=True)
 def sp_extends(s: State) -> Result:
@@ -1204,7 +1210,7 @@ def sp_normalize(s: State) -> Result:
 
 
 @widget("sp-lengths", "sentencepiece", 6, "Front against end lengths at 14 sizes",
-        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("corpus", "corpus", C.OURS, *C.BUILT_IN_LARGE.items()),
         sel("measure", "measured on", "corpus", ("corpus", "the corpus"), ("held_out", "the held-out sentence")),
         large=True)
 def sp_lengths(s: State) -> Result:
@@ -1268,7 +1274,7 @@ def subwords_fit_lines(name: str, lines: Sequence[str], **options: Any) -> Any:
 
 
 @widget("sp-no-cut", "sentencepiece", 8, "No cut at marks: pieces with inner spaces",
-        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("corpus", "corpus", C.OURS, *C.BUILT_IN_LARGE.items()),
         rng("merges", "merges", 40, 10, 60, 10), large=True, text=True)
 def sp_no_cut(s: State) -> Result:
     corpus = s["corpus"]
