@@ -443,5 +443,5 @@ def test_compare_requests(server, body, status, message):
     answer = json.loads(data)
     assert got == status and (message in answer.get("error", "")), answer
     if status == 200:  # no model given: our own fit alone
-        assert [s["label"].split(" (")[0] for s in answer["pieces"]] == ["ours: BPE fitted to the docstring stand-in"]
+        assert [s["label"].split(" (")[0] for s in answer["pieces"]] == ["ours: BPE fitted to our eighteen sentences"]
     alive(server)

@@ -462,7 +462,7 @@ class ExplorerServer(ThreadingHTTPServer):
         fitted = self.compute("bpe-fit", {"text": text})
         ours = next(s for s in fitted["pieces"] if s.get("text"))
         corpus = W.validate(W.get("bpe-fit"), {})["corpus"]
-        corpus = "the docstring stand-in" if corpus == W.C.DOCSTRINGS else corpus
+        corpus = {W.C.DOCSTRINGS: "the docstrings", W.C.OURS: "our eighteen sentences"}.get(corpus, corpus)
         ours = dict(ours, label=f"ours: BPE fitted to {corpus} ({ours['total']} pieces)", exact=dict(fitted["numbers"]).get("glued back exactly", ""))
         return W.compare(text, ours)
 
