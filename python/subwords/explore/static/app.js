@@ -283,7 +283,10 @@
                     : linearTicks(Math.min(0, ...ys), Math.max(0, ...ys), 5, ys.every(Number.isInteger));
     let xt;
     if (bars) xt = { lo: Math.min(...xs) - 0.5, hi: Math.max(...xs) + 0.5, ticks: [] };
-    else if (logx) xt = logTicks(Math.min(...xs), Math.max(...xs));
+    else if (logx) {  // across: the data's own range, with the round ticks inside it
+      const x0 = Math.min(...xs), x1 = Math.max(...xs) > x0 ? Math.max(...xs) : x0 * 10;
+      xt = { lo: x0, hi: x1, ticks: logTicks(x0, x1).ticks.filter((v) => v >= x0 * (1 - 1e-9) && v <= x1 * (1 + 1e-9)) };
+    }
     else {  // across: the data's own range fills the width; the round ticks are those inside it
       const x0 = Math.min(...xs), x1 = Math.max(...xs) > x0 ? Math.max(...xs) : x0 + 1;
       const t = linearTicks(x0, x1, Math.max(3, Math.floor((W - L - R) / 90)), xs.every(Number.isInteger));
