@@ -431,7 +431,7 @@
     if (!w.lesson) return null;
     const box = el("div", { class: "lesson" });
     for (const [label, key] of [["The page asks", "asks"], ["Try", "try"], ["Notice", "notice"]]) {
-      if (w.lesson[key]) box.append(el("p", {}, el("b", { text: label + ": " }), w.lesson[key]));
+      if (w.lesson[key]) box.append(el("p", {}, el("b", { text: label + ": " }), marked(w.lesson[key])));
     }
     return box;
   }
@@ -439,7 +439,7 @@
   function widgetBox(w) {
     const box = el("section", { class: "widget", id: "w-" + w.id, "data-widget": w.id, "aria-labelledby": "t-" + w.id });
     box.append(el("h3", { id: "t-" + w.id, tabindex: "-1" }, marked(`${w.number}. ${w.title}`)));
-    if (w.where) box.append(el("p", { class: "where", text: w.where }));
+    if (w.where) box.append(el("p", { class: "where" }, marked(w.where)));
     const les = lesson(w);
     if (les) box.append(les);
     const controls = el("div", { class: "controls" });
