@@ -39,6 +39,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Optional
 from urllib.parse import parse_qs, urlsplit
 
+from . import corpora as C
 from . import widgets as W
 from .page import catalogue, render, static_text
 
@@ -462,8 +463,9 @@ class ExplorerServer(ThreadingHTTPServer):
         fitted = self.compute("bpe-fit", {"text": text})
         ours = next(s for s in fitted["pieces"] if s.get("text"))
         corpus = W.validate(W.get("bpe-fit"), {})["corpus"]
-        corpus = {W.C.DOCSTRINGS: "the docstrings", W.C.OURS: "our eighteen sentences"}.get(corpus, corpus)
-        ours = dict(ours, label=f"ours: BPE fitted to {corpus} ({ours['total']} pieces)", exact=dict(fitted["numbers"]).get("glued back exactly", ""))
+        corpus = {C.DOCSTRINGS: "the docstrings", C.OURS: "our eighteen sentences"}.get(corpus, corpus)
+        ours = dict(ours, label=f"ours: BPE fitted to {corpus} ({ours['total']} pieces)",
+                    exact=dict(fitted["numbers"]).get("glued back exactly", ""))
         return W.compare(text, ours)
 
     def add_corpus(self, name: str, lines: list[str]) -> dict[str, Any]:

@@ -133,9 +133,9 @@ class Widget:
         extra = tuple((name, f"yours: {name}") for name in sorted(USER_CORPORA))
         if self.id == "bpe-fit":
             extra += tuple((name, f"model: {name}") for name in sorted(USER_MODELS))
-        default = lambda c: OPENING_CORPUS if OPENING_CORPUS in USER_CORPORA else c.default  # noqa: E731
-        return tuple(Control(c.name, c.label, c.kind, default(c), options=c.options + extra) if c.name == "corpus" else c
-                     for c in self.controls)
+        opening = OPENING_CORPUS if OPENING_CORPUS in USER_CORPORA else None
+        return tuple(Control(c.name, c.label, c.kind, opening or c.default, options=c.options + extra)
+                     if c.name == "corpus" else c for c in self.controls)
 
 
 WIDGETS: "OrderedDict[str, Widget]" = OrderedDict()
@@ -446,10 +446,14 @@ def bpe_fit(s: State) -> Result:
         note = corpus_note(corpus)
     text, what = text_of(s), text_name(s)
     shown = cut_strip(what, tok, text)
-    readings = []
-    for word, unit in SIX_READINGS:
-        a, b = list(tok.encode_pieces(word)), list(tok.encode_pieces(unit))
-        readings.append([word, " ".join(a), len(a), unit, " ".join(b), len(b)])
+
+    def derive() -> list[list[Any]]:  # once per fit: typing asks again at every pause
+        readings = []
+        for word, unit in SIX_READINGS:
+            a, b = list(tok.encode_pieces(word)), list(tok.encode_pieces(unit))
+            readings.append([word, " ".join(a), len(a), unit, " ".join(b), len(b)])
+        return readings
+    readings = cached(("bpe-fit", token(corpus), s["size"], id(tok) if corpus in USER_MODELS else 0), derive)
     return {"numbers": [["rows", tok.vocab_size], ["learned", len(getattr(tok, "merges", []) or [])],
                         [f"{what.split()[-1]} pieces", shown["total"]], [f"{what.split()[-1]} words", len(text.split())],
                         ["glued back exactly", "yes" if tok.decode(tok.encode(text)) == text else "no"]],
@@ -845,10 +849,13 @@ def uni_pieces(s: State) -> Result:
     u = fit(corpus, model="unigram", vocab_size=size)
     bs, us = cut_strip(f"{text_name(s)}, BPE", b, text_of(s)), cut_strip(f"{text_name(s)}, Unigram", u, text_of(s))
     bp, up = range(bs["total"]), range(us["total"])
-    words_b = sum(1 for r, k in zip(b.rows, b.kinds) if k == "learned" and r.endswith("</w>"))
-    words_u = sum(1 for r, k in zip(u.rows, u.kinds) if k == "learned" and r.endswith("</w>"))
-    learned_b = [r for r, k in zip(b.rows, b.kinds) if k == "learned"]
-    learned_u = [r for r, k in zip(u.rows, u.kinds) if k == "learned"]
+
+    def derive() -> tuple[int, int, list[str], list[str]]:  # once per fit: typing asks again at every pause
+        learned_b = [r for r, k in zip(b.rows, b.kinds) if k == "learned"]
+        learned_u = [r for r, k in zip(u.rows, u.kinds) if k == "learned"]
+        return (sum(r.endswith("</w>") for r in learned_b), sum(r.endswith("</w>") for r in learned_u),
+                learned_b[:40], learned_u[:40])
+    words_b, words_u, learned_b, learned_u = cached(("uni-pieces", token(corpus), size), derive)
     what = text_name(s).split()[-1]
     return {"numbers": [["rows asked", size], [f"BPE {what} pieces", len(bp)], [f"Unigram {what} pieces", len(up)],
                         ["BPE learned rows ending a word", words_b], ["Unigram learned rows ending a word", words_u]],
@@ -980,6 +987,10 @@ def _marked(pieces: Sequence[str]) -> list[str]:
     return ["" if not p.startswith("##") else "marker" for p in pieces]
 
 
+def _plain_kind(piece: str) -> str:
+    return kind_of(piece, None)
+
+
 def _marked_kind(piece: str) -> str:
     return "unk" if piece == "[UNK]" else "marker" if piece.startswith("##") else ""
 
@@ -995,7 +1006,7 @@ def wp_sizes(s: State) -> Result:
     for size in sizes:
         tok = fit(corpus, model="wordpiece", vocab_size=size)
         shown = cut_strip(f"{text_name(s)} at {tok.vocab_size} rows", tok, text_of(s),
-                          _marked_kind if s["marks"] else (lambda p, tok=tok: kind_of(p, tok)))
+                          _marked_kind if s["marks"] else _plain_kind)
         strips.append(shown)
         pieces = list(tok.encode_pieces(text_of(s))) if shown["total"] > DRAWN else [p[0] for p in shown["pieces"]]
         unmarked = sum(not p.startswith("##") for p in pieces)
@@ -1154,9 +1165,12 @@ def sp_extends(s: State) -> Result:
     lo = floor(s["corpus"], spelling="front")
     tok = fit(s["corpus"], spelling="front", vocab_size=lo + s["size"] if s["size"] else BIG)
     merges = tok.merges
-    ext = [i for i, (a, _) in enumerate(merges) if a.startswith(MARK)]
-    rows = set(tok.rows)
-    twins = sorted(r for r in rows if r.startswith(MARK) and len(r) > 1 and r[1:] in rows)
+
+    def derive() -> tuple[list[int], list[str]]:  # once per fit: typing asks again at every pause
+        rows = set(tok.rows)
+        return ([i for i, (a, _) in enumerate(merges) if a.startswith(MARK)],
+                sorted(r for r in rows if r.startswith(MARK) and len(r) > 1 and r[1:] in rows))
+    ext, twins = cached(("sp-extends", token(s["corpus"]), s["size"]), derive)
     return {"numbers": [["merges", len(merges)], ["extend a ▁ piece", f"{len(ext)} of {len(merges)}"],
                         ["rows that are another row with ▁ in front", len(twins)], ["rows", tok.vocab_size]],
             "pieces": [cut_strip(text_name(s), tok, text_of(s))],
