@@ -6,6 +6,10 @@ interaction answers in under 100 ms").
     python benchmarks/bench_explore.py            # after the server's warm-up (the page's case)
     python benchmarks/bench_explore.py --cold     # without waiting for the warm-up
     python benchmarks/bench_explore.py --corpus FILE [--head BYTES] [--limit SECONDS]
+    python benchmarks/bench_explore.py --typing   # the text box: every widget that cuts it, key by key
+    python benchmarks/bench_explore.py --typing --corpus FILE [--head BYTES]   # ... with FILE opening the
+                                                  # large-corpus widgets (their fits made first, not timed)
+    python benchmarks/bench_explore.py --typing --model FILE   # the model comparison with FILE loaded
 
 With ``--corpus`` it times instead the widgets whose readouts are curves over many sizes
 (bpe-curve, sp-lengths, uni-vs-bpe, wp-lengths) in their opening state on that file as a user's
@@ -60,7 +64,7 @@ def ask_json(port: int, widget: str, state: dict) -> tuple[float, int, str]:
     return took, reply.status, text
 
 
-def user_corpus(path: str, head: int, limit: float) -> None:
+def read_corpus(path: str, head: int) -> list[str]:
     from pathlib import Path
 
     from subwords.explore.server import split_lines
@@ -69,7 +73,12 @@ def user_corpus(path: str, head: int, limit: float) -> None:
     if head:
         raw = raw[:head]
         raw = raw[: raw.rfind(b"\n") + 1] or raw
-    lines = split_lines(raw.decode("utf-8"))
+    return split_lines(raw.decode("utf-8"))
+
+
+def user_corpus(path: str, head: int, limit: float) -> None:
+    lines = read_corpus(path, head)
+    raw = "\n".join(lines).encode("utf-8")
     srv = ExplorerServer("127.0.0.1", 0, timeout=limit)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     port = srv.server_address[1]
@@ -86,13 +95,98 @@ def user_corpus(path: str, head: int, limit: float) -> None:
     srv.server_close()
 
 
+# What --typing types: a sentence of our own, one key at a time (every prefix is one request per
+# widget, as the page asks after each pause), then café and a CJK line of our own.
+TYPED = "The lower cost of the new analysis was not expected."
+OTHER_TEXTS = ("café", "学生研究生命的起源")
+
+
+def typing(corpus: str = "", head: int = 0, limit: float = 60.0) -> None:
+    srv = ExplorerServer("127.0.0.1", 0, timeout=limit)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    port = srv.server_address[1]
+    srv.warm.join()
+    texts = [TYPED[:k] for k in range(1, len(TYPED) + 1)] + list(OTHER_TEXTS)
+    widgets = [w for w in W.WIDGETS.values() if w.text]
+    where = "built-in corpora"
+    if corpus:  # the corpus opens every large-corpus widget, as `subwords explore FILE` does
+        lines = read_corpus(corpus, head)
+        srv.add_corpus("yours", lines)
+        W.OPENING_CORPUS = "yours"
+        where = f"the large-corpus widgets on {corpus} ({sum(len(l) + 1 for l in lines):,} characters, {len(lines):,} lines)"
+        for w in widgets:  # the fits, made once (not what typing waits for)
+            took, status, text = ask_json(port, w.id, {})
+            print(f"  fit for {w.id}: {took:.1f} s, {'ok' if status == 200 else text[:120]}")
+    print(f"{len(widgets)} widgets cut the text box; {len(texts)} texts each (every prefix of a typed sentence, "
+          f"café, a CJK line), opening states, {where}")
+    print(f"{'widget':16} {'median ms':>10} {'worst ms':>9} {'>=50 ms':>8}")
+    everything: list[float] = []
+    for w in widgets:
+        times = [ask(port, w.id, {"text": t}) for t in texts]
+        everything += times
+        print(f"{w.id:16} {1000 * statistics.median(times):10.1f} {1000 * max(times):9.1f} {sum(t >= 0.05 for t in times):8}")
+    # the page asks every widget at once after a pause in typing: the slowest of one round is what is seen
+    rounds = []
+    for t in texts:
+        started = time.perf_counter()
+        threads = [threading.Thread(target=ask, args=(port, w.id, {"text": t + " "})) for w in widgets]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        rounds.append(time.perf_counter() - started)
+    print(f"one request: median {1000 * statistics.median(everything):.1f} ms, worst {1000 * max(everything):.1f} ms, "
+          f"{sum(t >= 0.05 for t in everything)} of {len(everything)} at 50 ms or more")
+    print(f"all {len(widgets)} widgets at once (what one pause in typing asks): median {1000 * statistics.median(rounds):.1f} ms, "
+          f"worst {1000 * max(rounds):.1f} ms")
+    srv.shutdown()
+    srv.server_close()
+
+
+def typing_model(path: str) -> None:
+    """The text box's text under a model of the command line's (``POST /api/compare``), key by key."""
+    from subwords import formats
+
+    W.USER_MODELS["model"] = formats.load(path)
+    srv = ExplorerServer("127.0.0.1", 0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    port = srv.server_address[1]
+    srv.warm.join()
+    texts = [TYPED[:k] for k in range(1, len(TYPED) + 1)] + list(OTHER_TEXTS)
+    times = []
+    for t in texts:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+        start = time.perf_counter()
+        conn.request("POST", "/api/compare", json.dumps({"text": t}), {"X-Subwords": "1", "Content-Type": "application/json"})
+        reply = conn.getresponse()
+        reply.read()
+        times.append(time.perf_counter() - start)
+        conn.close()
+        if reply.status != 200:
+            raise SystemExit(f"{t!r}: HTTP {reply.status}")
+    rows = W.USER_MODELS["model"].vocab_size
+    print(f"model {path} ({rows:,} rows): {len(texts)} texts through POST /api/compare (the model and our fit on "
+          f"the opening corpus): median {1000 * statistics.median(times):.1f} ms, worst {1000 * max(times):.1f} ms, "
+          f"{sum(t >= 0.2 for t in times)} at 200 ms or more")
+    srv.shutdown()
+    srv.server_close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cold", action="store_true", help="do not wait for the server's warm-up")
     ap.add_argument("--corpus", help="time the curve widgets on this file as a user's corpus")
     ap.add_argument("--head", type=int, default=0, help="with --corpus: keep the first BYTES bytes (whole lines)")
     ap.add_argument("--limit", type=float, default=60.0, help="with --corpus: the worker's time limit in seconds")
+    ap.add_argument("--typing", action="store_true", help="time the widgets that cut the text box, key by key")
+    ap.add_argument("--model", help="with --typing: time the model comparison with this model file loaded")
     a = ap.parse_args()
+    if a.typing and a.model:
+        typing_model(a.model)
+        return
+    if a.typing:
+        typing(a.corpus or "", a.head, a.limit)
+        return
     if a.corpus:
         user_corpus(a.corpus, a.head, a.limit)
         return

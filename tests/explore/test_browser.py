@@ -71,6 +71,7 @@ def set_control(browser, wid, name, value):
     on a box. Waits for the widget's answer."""
     control = next(c for c in W.WIDGETS[wid].controls if c.name == name)
     element = browser.find_element(By.ID, f"c-{wid}-{name}")
+    middle(browser, element)
     browser.execute_script(f'document.getElementById("w-{wid}").dataset.ready = "pending"')
     if control.kind == "range":
         element.send_keys(Keys.HOME)
@@ -86,8 +87,23 @@ def set_control(browser, wid, name, value):
         lambda d: d.execute_script(f'return document.getElementById("w-{wid}").dataset.ready === "1"'))
 
 
+def middle(browser, element):
+    """Scroll an element to the middle of the window, clear of the sticky text bar, as a person
+    would before using it (selenium scrolls only far enough to have it under the bar)."""
+    browser.execute_script('arguments[0].scrollIntoView({block: "center"})', element)
+
+
+def unstick(browser):
+    """For pictures of single widgets: the text bar and the index scroll away with the page instead
+    of lying over the widget's top (they are pictured on their own)."""
+    browser.execute_script('document.getElementById("bar").style.position = "static";'
+                           'document.getElementById("index").style.position = "static"')
+
+
 def reset(browser, wid):
-    browser.find_element(By.CSS_SELECTOR, f"#w-{wid} .controls button").click()
+    button = browser.find_element(By.CSS_SELECTOR, f"#w-{wid} .controls button")
+    middle(browser, button)
+    button.click()
     wait_widget(browser, wid)
 
 
@@ -147,7 +163,7 @@ def test_keyboard_reaches_and_moves_a_control(browser, server):
     open_page(browser, server.url)
     target = browser.find_element(By.ID, "c-bpe-walk-merges")
     browser.execute_script("document.activeElement.blur(); window.scrollTo(0, 0)")
-    for _ in range(40):  # Tab from the top of the page, past the links and the upload form
+    for _ in range(80):  # Tab from the top of the page, past the upload form, the text bar and the index
         ActionChains(browser).send_keys(Keys.TAB).perform()
         if browser.switch_to.active_element == target:
             break
@@ -236,6 +252,7 @@ def _png_variety(png: bytes) -> tuple[int, int, int]:
 
 def test_screenshots_of_every_widget_none_blank(browser, server, screenshots):
     open_page(browser, server.url)
+    unstick(browser)
     for page in W.PAGES:
         browser.execute_script(f'document.getElementById("page-{page}").scrollIntoView()')
     # the measure can fail: a blank box of a widget's size scores almost no variety

@@ -389,7 +389,7 @@ def test_a_model_named_on_the_command_line_is_read(tmp_path):
     try:
         result = W.compute("bpe-fit", {"corpus": "four.json"})
         # BPE page: "the twenty-two-row table" of the four words
-        assert ["rows", 22] in result["numbers"] and result["note"] == "Model: your four.json."
+        assert ["rows", 22] in result["numbers"] and result["note"].startswith("Model: your four.json")
     finally:
         W.USER_MODELS.clear()
 
@@ -415,3 +415,33 @@ def test_connections_are_bounded():
     alive(srv)
     srv.shutdown()
     srv.server_close()
+
+
+def test_progress_of_an_unbounded_fit_has_no_false_denominator():
+    from subwords.explore.server import true_denominator
+
+    # a fit asked for "as many rows as it can learn" asks the library for 2**26 rows: the line the
+    # page shows must not read as 92,761 done of 67 million
+    shown = true_denominator("training: merging [#                       ] 92,761/67,108,669 rows  45.0s")
+    assert shown == "training: merging 92,761 rows so far (asked: as many as the corpus gives)  45.0s"
+    # a size really asked for keeps its bar and its denominator
+    line = "training: merging [#####                   ] 92/400 rows   1.0s"
+    assert true_denominator(line) == line
+
+
+@pytest.mark.parametrize("body, status, message", [
+    (b"{not json", 400, "not JSON"),
+    (json.dumps({"text": 5}).encode(), 400, "text must be a string"),
+    (json.dumps({"text": "x", "model": "../../etc/passwd"}).encode(), 400, '{"text"'),
+    (json.dumps(["x"]).encode(), 400, '{"text"'),
+    (json.dumps({"text": "x" * (W.MAX_TEXT + 1)}).encode(), 400, "up to 16,000"),
+    (json.dumps({"text": "学" * W.MAX_TEXT}, ensure_ascii=False).encode(), 200, ""),  # the longest text fits the bound
+])
+def test_compare_requests(server, body, status, message):
+    assert len(body) <= MAX_BODY
+    got, ctype, data = request(server, "POST", "/api/compare", body, {"Content-Type": "application/json"})
+    answer = json.loads(data)
+    assert got == status and (message in answer.get("error", "")), answer
+    if status == 200:  # no model given: our own fit alone
+        assert [s["label"].split(" (")[0] for s in answer["pieces"]] == ["ours: BPE fitted to our eighteen sentences"]
+    alive(server)

@@ -94,7 +94,7 @@ def test_curve_has_floor_ceiling_and_falls():
     corpus = [row[1] for row in rows]
     assert all(a > b for a, b in zip(corpus, corpus[1:]))
     # asking past the ceiling gives the ceiling
-    assert W.fit(C.DOCSTRINGS, vocab_size=ceiling + 500).vocab_size == ceiling
+    assert W.fit(C.OURS, vocab_size=ceiling + 500).vocab_size == ceiling
 
 
 def test_byte_rows_are_256_plus_merges():
@@ -131,7 +131,7 @@ def test_wordpiece_sizes_one_unmarked_piece_per_word():
     # WordPiece page: "Exactly one piece per word carries no mark, and it is always the first".
     r = W.compute("wp-sizes", {})
     for strip in r["pieces"]:
-        pieces = [p for p, _ in strip["pieces"]]
+        pieces = [p[0] for p in strip["pieces"]]
         assert sum(not p.startswith("##") for p in pieces) == 7
 
 
@@ -150,7 +150,7 @@ def test_cjk_front_reads_the_new_sentence_in_whole_words():
     # words of the lines ("student, then research and life together, then origin").
     r = W.compute("sp-cjk", {})
     front = next(s for s in r["pieces"] if s["label"].startswith("front"))
-    pieces = [p.lstrip("\u2581") for p, _ in front["pieces"]]
+    pieces = [p[0].lstrip("\u2581") for p in front["pieces"]]
     assert "".join(pieces) == C.CJK_HELD_OUT
     assert all(p in "".join(C.CJK_LINES) for p in pieces)
 
@@ -184,5 +184,129 @@ def test_wp_lengths_takes_words_that_begin_with_the_mark(user_corpora):
     # three. At the top budget every word is one piece: 3 + 2 + 4 = 9 words a copy, 27.
     user_corpora["code"] = ["x ## y", "##include a##b", "## ##word the ##word"] * 3
     rows = W.compute("wp-lengths", {"corpus": "code"})["tables"][0]["rows"]
-    assert rows[0] == [0, 102, 102]
-    assert rows[-1][1:] == [27, 27]
+    assert rows[0][:3] == [0, 102, 102]
+    assert rows[-1][1:3] == [27, 27]
+
+
+@pytest.mark.parametrize("at", [3, 8, 12])
+def test_wp_lengths_readouts_follow_the_budget_shown_on_a_large_corpus(at):
+    # On a large corpus the count rule can run out of pairs before the score rule's top budget;
+    # the readout, the marked line and the highlighted row must all name the budget shown (not the
+    # merges the count run happened to learn).
+    r = W.compute("wp-lengths", {"corpus": C.DOCSTRINGS, "at": at})
+    table = r["tables"][0]
+    [row] = [table["rows"][i] for i in table["highlight"]]
+    budget = row[0]
+    assert readout(r, "merge budget") == str(budget)
+    [line] = [v for v in r["charts"][0]["vlines"] if len(v) > 2 and v[2]]
+    assert line[0] == budget
+    assert readout(r, "count rule: pieces") == str(row[1]) and readout(r, "score rule: pieces") == str(row[2])
+    # every series is drawn against the budget, so the marked line meets both curves
+    for series in r["charts"][0]["series"]:
+        assert budget in [p[0] for p in series["points"]]
+
+
+def test_uni_vs_bpe_has_a_size_control_that_lowers_the_largest_size():
+    full = W.compute("uni-vs-bpe", {})
+    fifth = W.compute("uni-vs-bpe", {"upto": 20})
+    top_full, top_fifth = int(readout(full, "largest size")), int(readout(fifth, "largest size"))
+    floor = full["tables"][0]["rows"][0][0]
+    assert fifth["tables"][0]["rows"][0][0] == floor and len(fifth["tables"][0]["rows"]) == 14
+    # a fifth of the way from the floor to the ceiling, in whole rows
+    assert top_fifth == floor + (top_full - floor) * 20 // 100
+
+
+def test_typed_text_is_cut_with_ids_and_bytes_from_the_library():
+    r = W.compute("bpe-bytes", {"text": "café"})
+    [chars, bytes_] = [s for s in r["pieces"] if s["text"]]
+    # byte-level pieces: café is 5 UTF-8 bytes, 63 61 66 C3 A9 (é = U+00E9 = C3 A9)
+    assert bytes.fromhex(" ".join(p[3] for p in bytes_["pieces"])) == "café".encode("utf-8")
+    for s in (chars, bytes_):
+        assert s["counts"].startswith(f"{len(s['pieces'])} pieces · 4 characters · 5 bytes")
+        for piece, kind, i, hex_, source in s["pieces"]:
+            assert isinstance(i, int) and source in "café"
+    # the opening state is unchanged by a text equal to the sentence
+    assert W.compute("bpe-fit", {"text": C.SENTENCE}) == W.compute("bpe-fit", {})
+
+
+def test_stand_in_keeps_the_score_rule_longer_at_every_budget():
+    # WordPiece page: "The score-driven line is above the count-driven one at every budget on both
+    # corpora". On the stand-in, every budget above zero (at zero both are the spelled corpus).
+    r = W.compute("wp-lengths", {"corpus": C.DOCSTRINGS})
+    rows = r["tables"][0]["rows"]
+    assert rows[0][1] == rows[0][2]
+    assert all(score > count for _, count, score, _ in rows[1:]), rows
+    assert "longer at 12 of 12 budgets above zero here" in r["note"]
+
+
+def test_widgets_say_where_the_stand_in_differs_from_the_page():
+    # Unigram page: Unigram's corpus is shorter "at every size"; SentencePiece page: the front mark
+    # "is shorter at every size from 52 rows up". Where the stand-in disagrees the widget counts it.
+    for wid, a, b in (("uni-vs-bpe", 2, 1), ("sp-lengths", 1, 2)):
+        r = W.compute(wid, {})
+        rows = r["tables"][0]["rows"]
+        shorter = sum(row[a] < row[b] for row in rows)
+        assert f"at {shorter} of {len(rows)} sizes here (on the page's corpus:" in r["note"], (wid, r["note"])
+
+
+def test_a_long_text_is_counted_in_full_though_drawn_in_part():
+    text = " ".join(["The lower cost of the new analysis was not expected by the committee."] * 150)  # 10,649 characters
+    r = W.compute("bpe-fit", {"text": text})
+    [strip] = [s for s in r["pieces"] if s["text"]]
+    assert len(strip["pieces"]) == W.DRAWN < strip["total"]
+    assert readout(r, "text pieces") == str(strip["total"])
+    assert readout(r, "text words") == str(13 * 150)  # 13 words a sentence, counted by hand
+    assert readout(r, "glued back exactly") == "yes"
+    sizes = W.compute("wp-sizes", {"text": text})
+    assert sizes["tables"][0]["rows"][-1][1] == sizes["pieces"][-1]["total"]
+
+
+def test_our_eighteen_sentences_have_the_properties_the_page_states():
+    # BPE page: "eighteen short sentences", "72 distinct words across 133 occurrences", "The corpus uses
+    # 36 distinct characters, and the table comes to 51 rows", "the corpus goes from 133 words to 648
+    # pieces"; "Five of the seven are absent ... The corpus does have expected, and lower, and cost, and
+    # analysis"; "The corpus does contain the letter z ... What it does not contain is any word ending in z".
+    # Counted here with plain Python over the text, not by the library.
+    words = [w for line in C.EIGHTEEN for w in line.split()]
+    assert len(C.EIGHTEEN) == 18 and len(words) == 133 and len(set(words)) == 72
+    assert len(set("".join(words))) == 36
+    symbols = {c + ("</w>" if i == len(w) - 1 else "") for w in words for i, c in enumerate(w)}
+    assert len(symbols) == 51 and sum(map(len, words)) == 648
+    sentence = C.SENTENCE.split()
+    assert [w for w in sentence if w in set(words)] == ["Dr.", "the"]
+    assert {"expected", "lower", "cost", "analysis"} <= set(words)
+    assert set(C.SENTENCE.replace(" ", "")) <= set("".join(words))
+    assert any("z" in w for w in words) and not any(w.endswith("z") for w in words)
+
+
+def test_our_eighteen_sentences_reproduce_the_pages_numbers_that_follow_from_them():
+    ours = {"corpus": C.OURS}
+    curve = W.compute("bpe-curve", ours)
+    # "the table comes to 51 rows" + the stand-in row; "the sentence encodes to 45 pieces ... the
+    # corpus goes from 133 words to 648 pieces"
+    assert readout(curve, "floor (alphabet + [UNK])") == "52"
+    assert curve["tables"][0]["rows"][0] == [52, 648, 45]
+    fit = W.compute("bpe-fit", ours)
+    cut = [p[0] for p in fit["pieces"][0]["pieces"]]
+    # "low-cost comes apart as lo, w, the hyphen on its own, and cost with its marker"
+    assert cut[cut.index("lo"):cut.index("lo") + 4] == ["lo", "w", "-", "cost</w>"]
+    readings = {row[0]: (row[2], row[5]) for row in fit["tables"][0]["rows"]}
+    # "cost, which is one piece alone and the last of four inside low-cost"; "expected is one piece
+    # and its own stem is three"; "handed the word on its own it answers one piece" (analysis)
+    assert readings["cost"] == (1, 4) and readings["expected"] == (1, 3) and readings["analysis"][0] == 1
+    # SentencePiece page: "The front-marked fit returns the sentence exactly"; the other gives
+    # "Dr. Alvare[UNK]didn't expect the low-cost re-analysis."
+    trip = W.compute("sp-roundtrip", {"corpus": C.OURS, "size": -1})
+    assert readout(trip, "front: exact") == "yes"
+    assert readout(trip, "end gives") == "Dr. Alvare[UNK]didn't expect the low-cost re-analysis."
+    # SentencePiece page: "the very first merge of all joins the letter e to the space that follows it"
+    assert readout(W.compute("sp-no-cut", ours), "first merge") == "e + \u2581"
+    # WordPiece page: "The pair highest up the chart is o followed by f, which occurs three times";
+    # "eighteen never end one"
+    best = readout(W.compute("wp-scatter", ours), "best score")
+    assert best.startswith("o ##f") and ", 3 times," in best
+    assert readout(W.compute("wp-open-end", ours), "never end one") == "18"
+    # Unigram page: at the ceiling "it reads it in 133 ... And 133 is the floor, since the corpus
+    # [has 133 words]": one piece per word
+    rows = W.compute("uni-vs-bpe", ours)["tables"][0]["rows"]
+    assert rows[-1][2] == 133

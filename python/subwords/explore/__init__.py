@@ -16,7 +16,7 @@ from ..errors import InputError, OptionError
 
 __all__ = ["register", "serve", "write_html", "load_inputs"]
 
-MODEL_SUFFIXES = (".json", ".model")
+MODEL_SUFFIXES = (".json", ".model", ".tiktoken")
 
 
 def write_html(path: str, progress: Optional[Callable[[str, int], None]] = None) -> int:
@@ -30,7 +30,7 @@ def write_html(path: str, progress: Optional[Callable[[str, int], None]] = None)
 
 
 def load_inputs(paths: list[str]) -> tuple[dict[str, list[str]], dict[str, Any]]:
-    """Split the command line's files into models (``.json`` or ``.model``: anything
+    """Split the command line's files into models (``.json``, ``.model`` or ``.tiktoken``: anything
     ``subwords.formats.load`` reads) and corpora (any other file: UTF-8 text, one text per line),
     each named by its file name."""
     from .. import formats
@@ -96,6 +96,7 @@ def cmd_explore(a: argparse.Namespace) -> int:
     corpora, models = load_inputs(a.inputs)
     W.USER_CORPORA.update(corpora)
     W.USER_MODELS.update(models)
+    W.OPENING_CORPUS = next(iter(corpora), None)  # the first corpus named opens every large-corpus widget
     from .server import _loopback
 
     if not _loopback(a.host):
@@ -116,7 +117,8 @@ def register(sub: Any, commands: dict[str, Any]) -> None:
     """Add the ``explore`` verb to the CLI's sub-parsers and command table."""
     x = sub.add_parser("explore", help="the pages' widgets, live, in a browser (a local server), or --html FILE")
     x.add_argument("inputs", nargs="*", metavar="CORPUS|MODEL",
-                   help="corpora (UTF-8, one text per line) to explore in place of the built-in stand-in, or model files")
+                   help="corpora (UTF-8, one text per line; the first opens every large-corpus widget) or model files "
+                        "(.json, .model, .tiktoken: compared on the typed text)")
     x.add_argument("--port", type=int, default=8765, help="the port (default 8765; 0 picks a free one)")
     x.add_argument("--host", default="127.0.0.1",
                    help="the address to bind (default 127.0.0.1; any other prints a warning)")

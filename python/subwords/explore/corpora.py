@@ -4,10 +4,12 @@ they do not.
 Printed in full by the pages (their numbers are exact here): the four words, report/taste/state,
 undo/untie/redo/retie, ``ab``, ``café`` and the running sentence. The eighteen sentences are not
 printed, so widgets that need "a larger corpus" read, in this order: a corpus given on the command
-line or uploaded in the page, else a stand-in built from text every Python install carries (the
-docstrings of a fixed list of standard-library modules, the way ``subwords quickstart`` and the
-benchmarks build corpora from installed packages). Nothing third-party is committed. Its numbers
-depend on the Python version and are not the page's; the widgets say so in their captions.
+line or uploaded in the page, else eighteen sentences written for this project with the properties
+the page states for its own (``EIGHTEEN``), or, as a larger choice, text every Python install
+carries (the docstrings of a fixed list of standard-library modules, the way ``subwords
+quickstart`` and the benchmarks build corpora from installed packages). Nothing third-party is
+committed. Neither is the page's text, so only the page's numbers that follow from the stated
+properties are reproduced; the widgets say which corpus they show in their captions.
 
 The five Chinese lines of the SentencePiece page are not printed either; the stand-in below is
 written for this project out of the seven words the page names (research 研究, life 生命, origin
@@ -91,5 +93,34 @@ def docstring_sentences() -> tuple[str, ...]:
     return tuple(out)
 
 
+# Eighteen sentences of our own with the properties the BPE page states for its corpus (which it
+# does not print): ordinary English about reports, costs and analyses; 133 words, 72 distinct; 36
+# characters, 51 symbols under end marks (648 of them in all); every character of the running
+# sentence, z inside a word and never at its end; of the sentence's seven words only Dr. and the,
+# with expected, lower, cost and analysis present. docs/EXPLORE.md lists the page's numbers it
+# reproduces.
+EIGHTEEN = (
+    'Dr. Dean reviewed the quarterly report.',
+    'The report was shorter; costs were lower.',
+    'Another careful analysis of the costs took a week.',
+    'The analysis was expected to show why costs rose.',
+    'Our team rechecked the quarterly report twice.',
+    'The lower estimate was right; nobody expected it.',
+    'Costs rose in the north.',
+    'The second analysis changed the size of the estimate.',
+    'The board asked Dr. Dean to review the analysis again.',
+    'The cost model was sound.',
+    'The quarterly report lists the cost.',
+    'The board expected a report with fewer tables.',
+    'We reduced the cost of the follow-up.',
+    'The analysis showed that travel was the largest cost.',
+    'The board doubted the analysis, not the estimate.',
+    'The shorter report saved a week.',
+    'The final analysis reached the board.',
+    "The lower costs mean the report can't wait.",
+)
+
 DOCSTRINGS = "docstrings"
-BUILT_IN_LARGE = {DOCSTRINGS: "standard-library docstrings (a stand-in for the eighteen sentences)"}
+OURS = "eighteen"
+BUILT_IN_LARGE = {OURS: "eighteen sentences of our own with the page's stated properties",
+                  DOCSTRINGS: "standard-library docstrings (about 6,000 words)"}

@@ -8,6 +8,7 @@ import json
 from importlib import resources
 from typing import Any, Callable, Optional
 
+from . import corpora as C
 from . import widgets as W
 
 
@@ -18,7 +19,8 @@ def static_text(name: str) -> str:
 
 def catalogue() -> dict[str, Any]:
     """What the page lists: the widgets, the pages they belong to, and the user corpora."""
-    return {"widgets": W.specs(), "pages": W.PAGES, "corpora": sorted(W.USER_CORPORA)}
+    return {"widgets": W.specs(), "pages": W.PAGES, "corpora": sorted(W.USER_CORPORA),
+            "models": sorted(W.USER_MODELS), "sentence": C.SENTENCE, "max_text": W.MAX_TEXT}
 
 
 def state_key(state: dict[str, Any]) -> str:

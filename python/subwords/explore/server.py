@@ -15,6 +15,7 @@ Routes:
 * ``GET /api/widgets`` the widget declarations;
 * ``GET /api/progress`` what the worker is doing on a user's corpus (the library's progress line);
 * ``POST /api/compute`` ``{"widget": id, "state": {...}}`` -> the widget's result;
+* ``POST /api/compare`` ``{"text": "..."}`` -> the text under every model given on the command line;
 * ``POST /api/corpus?name=NAME`` a UTF-8 text body (one text per line) -> registers a corpus.
 
 POSTs must carry ``X-Subwords: 1`` (a cross-site page cannot send that header without a CORS
@@ -38,6 +39,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Optional
 from urllib.parse import parse_qs, urlsplit
 
+from . import corpora as C
 from . import widgets as W
 from .page import catalogue, render, static_text
 
@@ -69,7 +71,7 @@ class _ProgressSink:
         # before anybody could read it)
         line = text.rsplit("\r", 1)[-1].strip()
         if line.startswith("training:"):
-            self.set(line)
+            self.set(true_denominator(line))
         return len(text)
 
     def set(self, line: str) -> None:
@@ -82,6 +84,15 @@ class _ProgressSink:
 
     def isatty(self) -> bool:
         return False
+
+
+def true_denominator(line: str) -> str:
+    """A fit asked for "as many rows as it can learn" asks the library for ``W.BIG`` rows; its
+    progress line would read 92,761/67,108,669 rows. Say what the bound is instead, without a bar."""
+    m = re.search(r"/([\d,]+) rows", line)
+    if not m or int(m.group(1).replace(",", "")) < W.BIG // 2:  # a size really asked for: a true denominator
+        return line
+    return re.sub(r"\[[# ]*\] ", "", line).replace(m.group(0), " rows so far (asked: as many as the corpus gives)")
 
 
 def _worker_main(conn: Any, shared: Any) -> None:  # pragma: no cover - runs in the child process
@@ -322,6 +333,15 @@ class Handler(BaseHTTPRequestHandler):
             if not isinstance(req, dict) or set(req) - {"widget", "state"}:
                 raise _Refusal(400, 'send {"widget": "<id>", "state": {...}}')
             self._json(200, self.server.compute(req.get("widget"), req.get("state")))
+        elif url.path == "/api/compare":
+            data = self._body(MAX_BODY)
+            try:
+                req = json.loads(data.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError) as e:
+                raise _Refusal(400, f"the body is not JSON: {str(e)[:200]}") from None
+            if not isinstance(req, dict) or set(req) != {"text"}:
+                raise _Refusal(400, 'send {"text": "..."}')
+            self._json(200, self.server.compare(req["text"]))
         elif url.path == "/api/corpus":
             names = parse_qs(url.query).get("name", [""])
             name = names[0]
@@ -341,7 +361,7 @@ class Handler(BaseHTTPRequestHandler):
             raise _Refusal(404, f"no such route: {url.path[:200]!r}")
 
 
-_RESERVED = {"four", "marking", "stand_in", "ab", "docstrings"}
+_RESERVED = {"four", "marking", "stand_in", "ab", "docstrings", "eighteen"}
 
 
 def _loopback(host: str) -> bool:
@@ -430,10 +450,23 @@ class ExplorerServer(ThreadingHTTPServer):
 
     def compute(self, widget_id: Any, state: Any) -> Any:
         w = W.get(widget_id)
-        if w.large and isinstance(state, dict) and state.get("corpus") in W.USER_CORPORA:
-            W.validate(w, state)  # refuse a bad state here, before the worker sees it
-            return self.worker.compute(w.id, state, W.USER_CORPORA)
+        if w.large:
+            full = W.validate(w, state)  # refuse a bad state here, before the worker sees it
+            if full["corpus"] in W.USER_CORPORA:  # asked for, or the opening corpus given on the command line
+                return self.worker.compute(w.id, full, W.USER_CORPORA)
         return W.compute(widget_id, state)
+
+    def compare(self, text: Any) -> Any:
+        """The text under every model given, after our own fit on the opening corpus (the
+        fitted-vocabulary widget's cut, through the worker on a user's corpus)."""
+        text = W.check_text(text)
+        fitted = self.compute("bpe-fit", {"text": text})
+        ours = next(s for s in fitted["pieces"] if s.get("text"))
+        corpus = W.validate(W.get("bpe-fit"), {})["corpus"]
+        corpus = {C.DOCSTRINGS: "the docstrings", C.OURS: "our eighteen sentences"}.get(corpus, corpus)
+        ours = dict(ours, label=f"ours: BPE fitted to {corpus} ({ours['total']} pieces)",
+                    exact=dict(fitted["numbers"]).get("glued back exactly", ""))
+        return W.compare(text, ours)
 
     def add_corpus(self, name: str, lines: list[str]) -> dict[str, Any]:
         if name not in W.USER_CORPORA and len(W.USER_CORPORA) >= MAX_CORPORA:

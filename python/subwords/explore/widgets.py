@@ -41,6 +41,7 @@ from subwords.reference import bpe as ref_bpe
 from subwords.reference.spelling import make_spelling
 
 from . import corpora as C
+from .lessons import NORMALIZATIONS
 
 MARK = "\u2581"
 BIG = 2**26  # the largest vocab_size the library takes: "as many rows as it can learn"
@@ -114,10 +115,15 @@ class Widget:
     compute: Callable[[State], Result]
     controls: tuple[Control, ...]
     large: bool = False  # has a "corpus" control that can name a user corpus
+    text: bool = False  # cuts the page's text box (state key ``text``, the running sentence unless typed)
 
     def spec(self) -> dict[str, Any]:
+        from .lessons import lesson
+
+        taught = lesson(self.id, self.page, self.number, sum(w.page == self.page for w in WIDGETS.values()))
         return {"id": self.id, "page": self.page, "number": self.number, "title": self.title,
-                "controls": [c.spec() for c in self.live_controls()]}
+                "where": taught.pop("where"), "lesson": taught,
+                "text": self.text, "large": self.large, "controls": [c.spec() for c in self.live_controls()]}
 
     def live_controls(self) -> tuple[Control, ...]:
         """The controls, the corpus control extended with the user's corpora (and, for the
@@ -127,8 +133,9 @@ class Widget:
         extra = tuple((name, f"yours: {name}") for name in sorted(USER_CORPORA))
         if self.id == "bpe-fit":
             extra += tuple((name, f"model: {name}") for name in sorted(USER_MODELS))
-        return tuple(Control(c.name, c.label, c.kind, c.default, options=c.options + extra) if c.name == "corpus" else c
-                     for c in self.controls)
+        opening = OPENING_CORPUS if OPENING_CORPUS in USER_CORPORA else None
+        return tuple(Control(c.name, c.label, c.kind, opening or c.default, options=c.options + extra)
+                     if c.name == "corpus" else c for c in self.controls)
 
 
 WIDGETS: "OrderedDict[str, Widget]" = OrderedDict()
@@ -140,9 +147,9 @@ Compute = Callable[[State], Result]
 
 
 def widget(id: str, page: str, number: int, title: str, *controls: Control,
-           large: bool = False) -> Callable[[Compute], Compute]:
+           large: bool = False, text: bool = False) -> Callable[[Compute], Compute]:
     def register(fn: Callable[[State], Result]) -> Callable[[State], Result]:
-        WIDGETS[id] = Widget(id, page, number, title, fn, tuple(controls), large)
+        WIDGETS[id] = Widget(id, page, number, title, fn, tuple(controls), large, text)
         return fn
     return register
 
@@ -166,11 +173,16 @@ def box(name: str, label: str, default: bool) -> Control:
 USER_CORPORA: dict[str, list[str]] = {}
 #: name -> a loaded tokenizer (``subwords explore MODEL``)
 USER_MODELS: dict[str, Any] = {}
+#: The corpus every large-corpus widget opens on: the first given on the command line (else each
+#: widget's own built-in corpus).
+OPENING_CORPUS: Optional[str] = None
 
 
 def large_corpus(name: str) -> list[str]:
     if name == C.DOCSTRINGS:
         return list(C.docstring_sentences())
+    if name == C.OURS:
+        return list(C.EIGHTEEN)
     if name in USER_CORPORA:
         return USER_CORPORA[name]
     raise ExploreError(f"no corpus named {name!r}: name one given on the command line or uploaded")
@@ -180,8 +192,12 @@ def corpus_note(name: str) -> str:
     if name == C.DOCSTRINGS:
         n = sum(len(s.split()) for s in C.docstring_sentences())
         return (f"Corpus: {len(C.docstring_sentences())} sentences ({n} words) of this Python's standard-library "
-                "docstrings, a stand-in for the page's eighteen sentences (not printed): the shape is the "
-                "page's, the numbers are this corpus's.")
+                "docstrings, a stand-in for the page's eighteen sentences (not printed): the numbers are this "
+                "corpus's, not the page's.")
+    if name == C.OURS:
+        return ("Corpus: eighteen sentences written for this project with the properties the BPE page states for its "
+                "own (72 distinct words over 133, 36 characters, 51 symbols; not the page's text): numbers the page "
+                "derives from those properties match, the others are this corpus's.")
     return f"Corpus: your {name} ({len(USER_CORPORA.get(name, []))} lines)."
 
 
@@ -266,6 +282,71 @@ def strip(label: str, pieces: Sequence[str], tok: Any = None, kinds: Optional[Se
     return {"label": f"{label} ({len(pieces)} pieces)", "pieces": [[p, k] for p, k in zip(pieces, ks)]}
 
 
+#: The longest text the page's text box may send (characters): 10 KB of pasted text fits, and
+#: the request stays under the server's 64 KB bound in any script.
+MAX_TEXT = 16_000
+#: The pieces of a typed text drawn per strip (the counts are of all of them): 10 KB of prose is
+#: about 2,500 pieces a strip and 19 widgets draw 33 strips, more than a browser lays out at typing speed.
+DRAWN = 1_000
+
+
+def text_of(s: State) -> str:
+    """The text a widget cuts: the page's text box, the running sentence until something is typed."""
+    return cast(str, s.get("text", C.SENTENCE))
+
+
+def text_name(s: State) -> str:
+    return "the sentence" if text_of(s) == C.SENTENCE else "your text"
+
+
+_ROWS: "OrderedDict[int, tuple[Any, dict[int, tuple[str, str]]]]" = OrderedDict()
+
+
+def _row_memo(tok: Any) -> dict[int, tuple[str, str]]:
+    """id -> (piece, its bytes in hex) for one tokenizer, filled as pieces are met (a typed text
+    asks for the same rows again at every key)."""
+    with _CACHE_LOCK:
+        entry = _ROWS.get(id(tok))
+        if entry is None or entry[0] is not tok:  # the tokenizer is held in the entry: its id stays its own
+            entry = _ROWS[id(tok)] = (tok, {})
+            while len(_ROWS) > 256:
+                _ROWS.popitem(last=False)
+        return entry[1]
+
+
+def cut_strip(label: str, tok: Any, text: str, kind: Optional[Callable[[str], str]] = None,
+              yours: bool = True) -> dict[str, Any]:
+    """A strip of ``text`` as ``tok`` cuts it, every piece with its id, the bytes it decodes to
+    (``decode_bytes``) and the characters of the text it came from (``encode_with_offsets``)."""
+    try:
+        spans = tok.encode_with_offsets(text)
+    except (AttributeError, NotImplementedError):  # a model of another library: no offsets
+        spans = [(i, 0, 0) for i in tok.encode(text)]
+    rows = _row_memo(tok)
+    pieces = []
+    for i, a, b in spans:
+        row = rows.get(i)
+        if row is None:
+            piece = tok.id_to_piece(i)
+            try:
+                hex_ = tok.decode_bytes([i]).hex(" ").upper()
+            except (AttributeError, NotImplementedError):  # another library's model: its bytes are not given
+                hex_ = "?"
+            row = rows[i] = (piece, hex_)
+        pieces.append([row[0], kind(row[0]) if kind else kind_of(row[0], tok), i, row[1], text[a:b]])
+    unk = sum(p[1] == "unk" for p in pieces)
+    byte = sum(p[1] == "byte" for p in pieces)
+    counts = f"{len(pieces)} pieces · {len(text)} characters · {len(text.encode('utf-8'))} bytes"
+    if unk:
+        counts += f" · {unk} [UNK]"
+    if byte:
+        counts += f" · {byte} byte pieces"
+    if len(pieces) > DRAWN:
+        counts += f" · the first {DRAWN:,} drawn"
+    return {"label": f"{label} ({len(pieces)} pieces)", "text": yours, "counts": counts, "pieces": pieces[:DRAWN],
+            "total": len(pieces), "unk": unk}
+
+
 def pair_text(pair: Sequence[str]) -> str:
     return f"{pair[0]} + {pair[1]}"
 
@@ -306,7 +387,7 @@ FOUR_WORDS = list(C.FOUR)
 
 
 @widget("bpe-walk", "bpe", 1, "The merge walk on the four words",
-        rng("merges", "merges", 10, 0, 10))
+        rng("merges", "merges", 10, 0, 10), text=True)
 def bpe_walk(s: State) -> Result:
     k = s["merges"]
     full = fit(C.FOUR, vocab_size=22)
@@ -322,6 +403,7 @@ def bpe_walk(s: State) -> Result:
     pairs = cached(("pairs", k), lambda: _pairs_after(k))
     numbers.append(["largest pair count now", pairs[0][1] if pairs else "none"])
     return {"numbers": numbers,
+            "pieces": [cut_strip(f"{text_name(s)} after {k} merges", tok, text_of(s))],
             "tables": [{"caption": "each word's spelling", "columns": ["word", "count", "spelling", "pieces"], "rows": rows},
                        {"caption": "pairs now, by count (the next merge takes the first)", "columns": ["pair", "count"],
                         "rows": [[pair_text(p), c] for p, c in pairs[:8]]},
@@ -329,7 +411,7 @@ def bpe_walk(s: State) -> Result:
                         "rows": learned, "highlight": [k - 1] if k else []}],
             "charts": [{"kind": "line", "title": "corpus pieces after each merge", "x": "merges", "y": "pieces",
                         "series": [{"name": "corpus", "points": [[i, n] for i, n in enumerate(lengths)]}],
-                        "vlines": [[k, f"{k} merges"]]}],
+                        "vlines": [[k, "merges", True]]}],
             "note": "The four words: low 5, lower 2, newest 6, widest 3 (end spelling, l o w</w>)."}
 
 
@@ -350,26 +432,32 @@ SIX_READINGS = [("analysis", "re-analysis."), ("cost", "low-cost"), ("expected",
 
 
 @widget("bpe-fit", "bpe", 2, "The fitted vocabulary: the sentence's cut and six readings",
-        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("corpus", "corpus", C.OURS, *C.BUILT_IN_LARGE.items()),
         sel("size", "rows asked", 0, (0, "until no pair occurs twice"), (50, "the floor + 50"), (200, "the floor + 200"),
             (800, "the floor + 800")),
-        large=True)
+        large=True, text=True)
 def bpe_fit(s: State) -> Result:
     corpus = s["corpus"]
     if corpus in USER_MODELS:
         tok = USER_MODELS[corpus]
-        note = f"Model: your {corpus}."
+        note = f"Model: your {corpus} (a model is used as it is: the rows-asked control applies to fits only)."
     else:
         tok = fit(corpus, vocab_size=floor(corpus) + s["size"] if s["size"] else BIG)
         note = corpus_note(corpus)
-    pieces = list(tok.encode_pieces(C.SENTENCE))
-    readings = []
-    for word, unit in SIX_READINGS:
-        a, b = list(tok.encode_pieces(word)), list(tok.encode_pieces(unit))
-        readings.append([word, " ".join(a), len(a), unit, " ".join(b), len(b)])
+    text, what = text_of(s), text_name(s)
+    shown = cut_strip(what, tok, text)
+
+    def derive() -> list[list[Any]]:  # once per fit: typing asks again at every pause
+        readings = []
+        for word, unit in SIX_READINGS:
+            a, b = list(tok.encode_pieces(word)), list(tok.encode_pieces(unit))
+            readings.append([word, " ".join(a), len(a), unit, " ".join(b), len(b)])
+        return readings
+    readings = cached(("bpe-fit", token(corpus), s["size"], id(tok) if corpus in USER_MODELS else 0), derive)
     return {"numbers": [["rows", tok.vocab_size], ["learned", len(getattr(tok, "merges", []) or [])],
-                        ["sentence pieces", len(pieces)], ["sentence words", len(C.SENTENCE.split())]],
-            "pieces": [strip("the sentence", pieces, tok)],
+                        [f"{what.split()[-1]} pieces", shown["total"]], [f"{what.split()[-1]} words", len(text.split())],
+                        ["glued back exactly", "yes" if tok.decode(tok.encode(text)) == text else "no"]],
+            "pieces": [shown],
             "tables": [{"caption": "the six readings: a word of the corpus alone, against the sentence's word",
                         "columns": ["word", "pieces", "n", "the sentence's", "pieces", "n"], "rows": readings}],
             "note": note}
@@ -379,17 +467,17 @@ FIFTY_ONE = {"abcdefghijklmnopqrstuvwxyzABCDEFGH.": 2, **{"A" + c: 1 for c in "a
 
 
 @widget("bpe-fallback", "bpe", 3, "Byte fallback: rows asked against rows held",
-        rng("size", "rows asked", 54, 52, 80), box("fallback", "byte fallback", True))
+        rng("size", "rows asked", 54, 52, 80), box("fallback", "byte fallback", True), text=True)
 def bpe_fallback(s: State) -> Result:
     fb = s["fallback"]
     asked = fit(FIFTY_ONE, vocab_size=s["size"], byte_fallback=fb)
     sentence_tok = fit(C.STAND_IN, vocab_size=60, byte_fallback=fb)
     cafe_tok = fit({"face": 3, "fact": 2}, vocab_size=20, byte_fallback=fb)
     strips, rows = [], []
-    for label, tok, text in (("the sentence", sentence_tok, C.SENTENCE), ("café", cafe_tok, C.CAFE),
+    for label, tok, text in ((text_name(s), sentence_tok, text_of(s)), ("café", cafe_tok, C.CAFE),
                              ("Greek", sentence_tok, C.GREEK)):
         pieces = list(tok.encode_pieces(text))
-        strips.append(strip(label, pieces, tok))
+        strips.append(cut_strip(label, tok, text) if label == text_name(s) else strip(label, pieces, tok))
         back = tok.decode(tok.encode(text))
         rows.append([label, len(pieces), sum(p.startswith("<0x") for p in pieces), pieces.count("[UNK]"), back,
                      "yes" if back == text else "no"])
@@ -404,7 +492,7 @@ def bpe_fallback(s: State) -> Result:
 
 
 @widget("bpe-curve", "bpe", 4, "The vocabulary-size curve",
-        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("corpus", "corpus", C.OURS, *C.BUILT_IN_LARGE.items()),
         rng("at", "size shown (of 15)", 15, 1, 15), large=True)
 def bpe_curve(s: State) -> Result:
     corpus = s["corpus"]
@@ -416,10 +504,10 @@ def bpe_curve(s: State) -> Result:
                         ["rows", point["rows"]], ["corpus pieces", point["corpus"]], ["sentence pieces", point["held_out"]]],
             "charts": [{"kind": "line", "title": "corpus pieces against rows", "x": "rows", "y": "pieces",
                         "series": [{"name": "corpus", "points": [[p["rows"], p["corpus"]] for p in curve]}],
-                        "vlines": [[lo, "floor"], [hi, "ceiling"], [point["rows"], ""]]},
+                        "vlines": [[lo, "floor"], [hi, "ceiling"], [point["rows"], "shown", True]]},
                        {"kind": "line", "title": "held-out sentence pieces against rows", "x": "rows", "y": "pieces",
                         "series": [{"name": "held-out sentence", "points": [[p["rows"], p["held_out"]] for p in curve]}],
-                        "vlines": [[lo, "floor"], [hi, "ceiling"], [point["rows"], ""]]}],
+                        "vlines": [[lo, "floor"], [hi, "ceiling"], [point["rows"], "shown", True]]}],
             "tables": [{"caption": f"{len(curve)} sizes", "columns": ["rows", "corpus pieces", "sentence pieces"],
                         "rows": [[p["rows"], p["corpus"], p["held_out"]] for p in curve],
                         "highlight": [curve.index(point)]}],
@@ -427,15 +515,15 @@ def bpe_curve(s: State) -> Result:
 
 
 @widget("bpe-bytes", "bpe", 5, "Character alphabet against bytes on three texts",
-        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
-        sel("merges", "merges", 85, (0, "0"), (20, "20"), (85, "85"), (200, "200")), large=True)
+        sel("corpus", "corpus", C.OURS, *C.BUILT_IN_LARGE.items()),
+        sel("merges", "merges", 85, (0, "0"), (20, "20"), (85, "85"), (200, "200")), large=True, text=True)
 def bpe_bytes(s: State) -> Result:
     corpus, m = s["corpus"], s["merges"]
     chars = fit(corpus, vocab_size=floor(corpus) + m, byte_fallback=True)
     m = chars.report["merges_learned"]
     bytes_ = fit(corpus, spelling="bytes", vocab_size=256 + m)
     rows = []
-    for label, text in (("the sentence", C.SENTENCE), ("accented", C.ACCENTED), ("Greek", C.GREEK), ("café", C.CAFE)):
+    for label, text in ((text_name(s), text_of(s)), ("accented", C.ACCENTED), ("Greek", C.GREEK), ("café", C.CAFE)):
         a, b = chars.encode(text), bytes_.encode(text)
         rows.append([label, len(a), len(b), "yes" if chars.decode(a) == text else "no",
                      "yes" if bytes_.decode(b) == text else "no"])
@@ -445,8 +533,8 @@ def bpe_bytes(s: State) -> Result:
             "tables": [{"caption": "pieces per text, same number of merges",
                         "columns": ["text", "characters + byte fallback", "bytes", "exact (chars)", "exact (bytes)"],
                         "rows": rows}],
-            "pieces": [strip("sentence, characters", chars.encode_pieces(C.SENTENCE), chars),
-                       strip("sentence, bytes", bytes_.encode_pieces(C.SENTENCE), bytes_, [""] * len(bytes_.encode(C.SENTENCE)))],
+            "pieces": [cut_strip(f"{text_name(s)}, characters + byte fallback", chars, text_of(s)),
+                       cut_strip(f"{text_name(s)}, bytes", bytes_, text_of(s), lambda p: "")],
             "note": corpus_note(corpus)}
 
 
@@ -455,7 +543,7 @@ def _spans_space(tok: Any, row: str) -> bool:
 
 
 @widget("bpe-two-stage", "bpe", 6, "Two-stage (superword) BPE on the four words",
-        rng("stage_one", "stage-one size", 22, 12, 24), rng("room", "rows left for stage two", 3, 1, 8))
+        rng("stage_one", "stage-one size", 22, 12, 24), rng("room", "rows left for stage two", 3, 1, 8), text=True)
 def bpe_two_stage(s: State) -> Result:
     size = s["stage_one"] + s["room"]
     tok = fit(C.FOUR, vocab_size=size, superword_at=s["stage_one"])
@@ -470,12 +558,13 @@ def bpe_two_stage(s: State) -> Result:
                         ["corpus pieces", tok.report["corpus_pieces_after"]]],
             "tables": [{"caption": "rows learned after the boundary is lifted", "columns": ["merge", "row", "spans a space"],
                         "rows": rows, "highlight": [i for i, r in enumerate(stage_two) if r in spanning]}],
-            "pieces": [strip(text, pieces, tok, ["span" if p in spanning else "" for p in pieces])],
+            "pieces": [strip(text, pieces, tok, ["span" if p in spanning else "" for p in pieces]),
+                       cut_strip(text_name(s), tok, text_of(s), lambda p: "span" if p in spanning else kind_of(p, tok))],
             "note": "The four words, stage two reading the table as one stream."}
 
 
 @widget("bpe-joints", "bpe", 7, "Joints: undo / untie / redo / retie",
-        rng("size", "rows asked", 30, 10, 40), sel("word", "word", "undo", *[(w, w) for w in C.UNDO]))
+        rng("size", "rows asked", 30, 10, 40), sel("word", "word", "undo", *[(w, w) for w in C.UNDO]), text=True)
 def bpe_joints(s: State) -> Result:
     free = fit(C.UNDO, vocab_size=s["size"])
     cut = fit(C.UNDO, vocab_size=s["size"], joints=C.JOINTS)
@@ -483,7 +572,9 @@ def bpe_joints(s: State) -> Result:
     return {"numbers": [["rows without joints", free.vocab_size], ["pieces without joints", free.count_pieces(C.UNDO)],
                         ["rows with joints", cut.vocab_size], ["pieces with joints", cut.count_pieces(C.UNDO)]],
             "pieces": [strip(f"{w} without joints", free.encode_pieces(w), free),
-                       strip(f"{w} with joints", cut.encode_pieces(w), cut)],
+                       strip(f"{w} with joints", cut.encode_pieces(w), cut),
+                       cut_strip(f"{text_name(s)} without joints", free, text_of(s)),
+                       cut_strip(f"{text_name(s)} with joints", cut, text_of(s))],
             "tables": [{"caption": "merges", "columns": ["#", "without joints", "with joints"],
                         "rows": [[i + 1, pair_text(a) if a else "", pair_text(b) if b else ""]
                                  for i, (a, b) in enumerate(itertools.zip_longest(free.merges, cut.merges))]}],
@@ -528,7 +619,7 @@ def _learned(tok: Any) -> list[str]:
         sel("first", "branch at merge 1", 1, (0, "e + s (the tie rule)"), (1, "s + t</w>")),
         sel("fourth", "branch at merge 4", 0, (0, "first candidate (the tie rule)"), (1, "second candidate"),
             (2, "third candidate")),
-        rng("rts", "merges on report/taste/state", 2, 1, 4))
+        rng("rts", "merges on report/taste/state", 2, 1, 4), text=True)
 def bpe_ties(s: State) -> Result:
     default = tie_branch({})
     branch = tie_branch({1: s["first"], 4: s["fourth"]})
@@ -545,6 +636,7 @@ def bpe_ties(s: State) -> Result:
                         ["lowest", " ".join(tok.encode_pieces("lowest"))],
                         ["report/taste/state greedy", " → ".join(str(n) for n in greedy_lengths)],
                         ["optimal", best]],
+            "pieces": [cut_strip(f"{text_name(s)} on this branch", tok, text_of(s))],
             "tables": [{"caption": "the ties met on this branch", "columns": ["merge", "count", "tied candidates", "taken"],
                         "rows": ties},
                        {"caption": f"optimal sequences of {k} merges on report/taste/state",
@@ -591,6 +683,7 @@ def uni_spellings(s: State) -> Result:
             "tables": [{"caption": "spellings under the starting table, by share", "columns": ["rank", "spelling", "share"],
                         "rows": rows, "highlight": [rank] if rank is not None else []}],
             "charts": [{"kind": "bar", "title": "share of each spelling", "x": "rank", "y": "share (%)",
+                        "selected": [[rank + 1, f"BPE's cut ({100 * spellings[rank][1]:.2f}%)"]] if rank is not None else [],
                         "series": [{"name": "share", "points": [[i + 1, round(100 * sh, 4), " ".join(p)]
                                                                  for i, (p, sh) in enumerate(spellings)]}]}],
             "note": "The starting table of the four words: every substring, counted (49 candidates)."}
@@ -680,15 +773,19 @@ def uni_losses(s: State) -> Result:
 
 @widget("uni-rounds", "unigram", 5, "The pruning rounds",
         rng("size", "rows asked", 16, 12, 49),
-        sel("shrink", "share kept per round", 0.75, (0.5, "1/2"), (0.75, "3/4"), (0.9, "9/10")))
+        sel("shrink", "share kept per round", 0.75, (0.5, "1/2"), (0.75, "3/4"), (0.9, "9/10")), text=True)
 def uni_rounds(s: State) -> Result:
     tok = fit(C.FOUR, model="unigram", vocab_size=s["size"], shrink=s["shrink"])
     rounds = tok.report["rounds"]
     return {"numbers": [["rows asked", s["size"]], ["rounds", " → ".join(map(str, rounds))],
                         ["rows", tok.vocab_size], ["corpus pieces", tok.report["corpus_pieces_after"]]],
+            "pieces": [cut_strip(text_name(s), tok, text_of(s))],
             "charts": [{"kind": "bar", "title": "pieces kept after each round (without [UNK])", "x": "round", "y": "pieces",
-                        "series": [{"name": "pieces", "points": [[i, n, str(n)] for i, n in enumerate(rounds)]}]}],
-            "tables": [{"caption": "the rows kept", "columns": ["row", "log p"],
+                        "selected": [[len(rounds) - 1, f"last round: {rounds[-1]}"]],
+                        "series": [{"name": "pieces", "points": [[i, n, f"round {i}: {n}"] for i, n in enumerate(rounds)]}]}],
+            "tables": [{"caption": "the rows kept, with their log probability (single characters stay so that any word "
+                                   "can be spelled; a log p far below zero means the model all but never uses one)",
+                        "columns": ["row", "log p"],
                         "rows": [[r, f"{lp:.4g}"] for r, lp in zip(tok.rows, tok.log_probs) if lp is not None]}],
             "note": "The four words."}
 
@@ -699,18 +796,31 @@ def matched_curves(corpus: str, sizes: Sequence[int]) -> dict[str, list[dict[str
     return {"bpe": [_curve_row(p.a) for p in points], "unigram": [_curve_row(p.b) for p in points]}
 
 
-def _matched_sizes(corpus: str) -> list[int]:
+def _verdict(a: Sequence[dict[str, int]], b: Sequence[dict[str, int]], what: str, a_name: str, b_name: str,
+             page: str) -> str:
+    """Where the page's conclusion (``a`` shorter than ``b``) holds on this corpus, counted."""
+    shorter = sum(x[what] < y[what] for x, y in zip(a, b))
+    where = "the corpus" if what == "corpus" else "the held-out sentence"
+    said = f"{a_name} is shorter than {b_name} on {where} at {shorter} of {len(a)} sizes here"
+    return said + (f" (on the page's corpus: {page})." if what == "corpus" else ".")
+
+
+def _matched_sizes(corpus: str, upto: int = 100) -> list[int]:
+    """Fourteen sizes from the floor both learners can fit to ``upto`` percent of the way to
+    BPE's ceiling (a large corpus's Unigram curve is one training per size: a lower top is faster)."""
     lo = max(floor(corpus), floor(corpus, model="unigram"))  # both learners must be able to fit the smallest
-    return sizes_between(lo, max(lo, ceiling(corpus)), 14)
+    hi = max(lo, ceiling(corpus))
+    return sizes_between(lo, lo + (hi - lo) * upto // 100, 14)
 
 
 @widget("uni-vs-bpe", "unigram", 6, "BPE against Unigram at matched sizes",
-        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("corpus", "corpus", C.OURS, *C.BUILT_IN_LARGE.items()),
         sel("measure", "measured on", "corpus", ("corpus", "the corpus"), ("held_out", "the held-out sentence")),
+        sel("upto", "largest size", 100, (100, "BPE's ceiling"), (50, "half way to it"), (20, "a fifth of the way")),
         large=True)
 def uni_vs_bpe(s: State) -> Result:
     corpus, what = s["corpus"], s["measure"]
-    sizes = _matched_sizes(corpus)
+    sizes = _matched_sizes(corpus, s["upto"])
     curves = cached(("matched", token(corpus), tuple(sizes)), lambda: matched_curves(corpus, sizes))
     last_b, last_u = curves["bpe"][-1], curves["unigram"][-1]
     return {"numbers": [["sizes", len(sizes)], ["largest size", sizes[-1]],
@@ -723,13 +833,13 @@ def uni_vs_bpe(s: State) -> Result:
                                                                       "BPE sentence", "Unigram sentence"],
                         "rows": [[b["asked"], b["corpus"], u["corpus"], b["held_out"], u["held_out"]]
                                  for b, u in zip(curves["bpe"], curves["unigram"])]}],
-            "note": corpus_note(corpus)}
+            "note": corpus_note(corpus) + " " + _verdict(curves["unigram"], curves["bpe"], what, "Unigram", "BPE", "at every size")}
 
 
 @widget("uni-pieces", "unigram", 7, "The two vocabularies' pieces side by side",
-        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("corpus", "corpus", C.OURS, *C.BUILT_IN_LARGE.items()),
         sel("at", "size", "middle", ("floor", "the smallest"), ("middle", "a middle size"), ("ceiling", "the largest")),
-        large=True)
+        large=True, text=True)
 def uni_pieces(s: State) -> Result:
     corpus = s["corpus"]
     lo = max(floor(corpus), floor(corpus, model="unigram"))  # both learners must be able to fit it
@@ -737,14 +847,19 @@ def uni_pieces(s: State) -> Result:
     size = {"floor": lo, "middle": (lo + hi) // 2, "ceiling": hi}[s["at"]]
     b = fit(corpus, vocab_size=size)
     u = fit(corpus, model="unigram", vocab_size=size)
-    bp, up = list(b.encode_pieces(C.SENTENCE)), list(u.encode_pieces(C.SENTENCE))
-    words_b = sum(1 for r, k in zip(b.rows, b.kinds) if k == "learned" and r.endswith("</w>"))
-    words_u = sum(1 for r, k in zip(u.rows, u.kinds) if k == "learned" and r.endswith("</w>"))
-    learned_b = [r for r, k in zip(b.rows, b.kinds) if k == "learned"]
-    learned_u = [r for r, k in zip(u.rows, u.kinds) if k == "learned"]
-    return {"numbers": [["rows asked", size], ["BPE sentence pieces", len(bp)], ["Unigram sentence pieces", len(up)],
+    bs, us = cut_strip(f"{text_name(s)}, BPE", b, text_of(s)), cut_strip(f"{text_name(s)}, Unigram", u, text_of(s))
+    bp, up = range(bs["total"]), range(us["total"])
+
+    def derive() -> tuple[int, int, list[str], list[str]]:  # once per fit: typing asks again at every pause
+        learned_b = [r for r, k in zip(b.rows, b.kinds) if k == "learned"]
+        learned_u = [r for r, k in zip(u.rows, u.kinds) if k == "learned"]
+        return (sum(r.endswith("</w>") for r in learned_b), sum(r.endswith("</w>") for r in learned_u),
+                learned_b[:40], learned_u[:40])
+    words_b, words_u, learned_b, learned_u = cached(("uni-pieces", token(corpus), size), derive)
+    what = text_name(s).split()[-1]
+    return {"numbers": [["rows asked", size], [f"BPE {what} pieces", len(bp)], [f"Unigram {what} pieces", len(up)],
                         ["BPE learned rows ending a word", words_b], ["Unigram learned rows ending a word", words_u]],
-            "pieces": [strip("BPE", bp, b), strip("Unigram", up, u)],
+            "pieces": [bs, us],
             "tables": [{"caption": "the first 40 learned rows of each (BPE in merge order, Unigram by probability)",
                         "columns": ["#", "BPE", "Unigram"],
                         "rows": [[i + 1, x or "", y or ""]
@@ -796,6 +911,7 @@ def wp_scatter(s: State) -> Result:
                         ["best score", f"{top_score.left} {top_score.right} = {top_score.score}, "
                                        f"{top_score.count} times, count rank {count_rank}"]],
             "charts": [{"kind": "scatter", "title": "count (across) against score (up)", "x": "count", "y": "score",
+                        "logx": s["corpus"] != "four", "logy": s["corpus"] != "four",
                         "series": [{"name": "pairs", "points": [[r.count, float(r.score), f"{r.left} {r.right}"] for r in rows]}]}],
             "tables": [{"caption": f"candidates by {s['table']}", "columns": ["pair", "count", "score"],
                         "rows": [[f"{r.left} {r.right}", r.count, str(r.score)]
@@ -842,8 +958,8 @@ def _symbol_counts() -> dict[str, int]:
 
 @widget("wp-runs", "wordpiece", 3, "The count run and the score run, step by step",
         rng("step", "merges", 1, 0, 12),
-        sel("minimum", "minimum count", "2-filter", ("2-filter", "2, filtering the candidates"),
-            ("3-filter", "3, filtering the candidates"), ("3-stop", "3, testing the winner and stopping")))
+        sel("minimum", "minimum pair count", "2-filter", ("2-filter", "2, filtering the candidates"),
+            ("3-filter", "3, filtering the candidates"), ("3-stop", "3, testing the winner and stopping")), text=True)
 def wp_runs(s: State) -> Result:
     k = s["step"]
     least, rule = int(s["minimum"][0]), s["minimum"][2:]
@@ -861,7 +977,9 @@ def wp_runs(s: State) -> Result:
                         ["score run: stop", score.report["stop"]]],
             "tables": [{"caption": "both runs", "columns": ["#", "count", "score"], "rows": rows,
                         "highlight": [k - 1] if k else []}],
-            "pieces": [strip(f"{w}, score run", score.encode_pieces(w), score) for w in ("lowest", "widest")],
+            "pieces": [strip(f"{w}, score run", score.encode_pieces(w), score) for w in ("lowest", "widest")] +
+                      [cut_strip(f"{text_name(s)}, count run", count, text_of(s), _marked_kind),
+                       cut_strip(f"{text_name(s)}, score run", score, text_of(s), _marked_kind)],
             "note": "The four words, continuation spelling, the same number of merges asked of both."}
 
 
@@ -869,9 +987,17 @@ def _marked(pieces: Sequence[str]) -> list[str]:
     return ["" if not p.startswith("##") else "marker" for p in pieces]
 
 
+def _plain_kind(piece: str) -> str:
+    return kind_of(piece, None)
+
+
+def _marked_kind(piece: str) -> str:
+    return "unk" if piece == "[UNK]" else "marker" if piece.startswith("##") else ""
+
+
 @widget("wp-sizes", "wordpiece", 4, "The sentence cut at four sizes",
-        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
-        box("marks", "highlight the ## marks", True), large=True)
+        sel("corpus", "corpus", C.OURS, *C.BUILT_IN_LARGE.items()),
+        box("marks", "highlight the ## marks", True), large=True, text=True)
 def wp_sizes(s: State) -> Result:
     corpus = s["corpus"]
     lo, hi = floor(corpus, model="wordpiece"), ceiling(corpus, model="wordpiece")
@@ -879,15 +1005,17 @@ def wp_sizes(s: State) -> Result:
     strips, rows = [], []
     for size in sizes:
         tok = fit(corpus, model="wordpiece", vocab_size=size)
-        pieces = list(tok.encode_pieces(C.SENTENCE))
-        strips.append(strip(f"{tok.vocab_size} rows", pieces, tok,
-                            _marked(pieces) if s["marks"] else [kind_of(p, tok) for p in pieces]))
+        shown = cut_strip(f"{text_name(s)} at {tok.vocab_size} rows", tok, text_of(s),
+                          _marked_kind if s["marks"] else _plain_kind)
+        strips.append(shown)
+        pieces = list(tok.encode_pieces(text_of(s))) if shown["total"] > DRAWN else [p[0] for p in shown["pieces"]]
         unmarked = sum(not p.startswith("##") for p in pieces)
         rows.append([tok.vocab_size, len(pieces), unmarked])
     return {"numbers": [["sizes", ", ".join(map(str, sizes))], ["pieces at the largest", rows[-1][1]],
-                        ["words", len(C.SENTENCE.split())], ["unmarked pieces at the largest", rows[-1][2]]],
+                        ["words", len(text_of(s).split())], ["unmarked pieces at the largest", rows[-1][2]]],
             "pieces": strips,
-            "tables": [{"caption": "one unmarked piece per word, always the first", "columns": ["rows", "pieces", "unmarked"],
+            "tables": [{"caption": "one unmarked piece per word, always the first" if text_of(s) == C.SENTENCE
+                        else "unmarked pieces: one per word unless a character is [UNK]", "columns": ["rows", "pieces", "unmarked"],
                         "rows": rows}],
             "note": corpus_note(corpus)}
 
@@ -895,7 +1023,7 @@ def wp_sizes(s: State) -> Result:
 @widget("wp-open-end", "wordpiece", 5, "Characters that never open a word, and never end one",
         sel("corpus", "corpus", "marking", ("marking", "the running sentence's words + hazard, herb, ..."),
             *C.BUILT_IN_LARGE.items()),
-        sel("word", "word", "Alvarez", ("Alvarez", "Alvarez"), ("zebra", "zebra"), ("you", "you")), large=True)
+        sel("word", "word", "Alvarez", ("Alvarez", "Alvarez"), ("zebra", "zebra"), ("you", "you")), large=True, text=True)
 def wp_open_end(s: State) -> Result:
     corpus: Union[str, Mapping[str, int]] = MARKING if s["corpus"] == "marking" else s["corpus"]
     cont = fit(corpus, model="wordpiece", vocab_size=floor(corpus, model="wordpiece"))
@@ -915,9 +1043,19 @@ def wp_open_end(s: State) -> Result:
                         [f"{w}, end marks", "refused ([UNK])" if "[UNK]" in pe else f"{len(pe)} pieces"]],
             "tables": [{"caption": "the characters", "columns": ["character", "opens a word", "ends a word"],
                         "rows": [[c, "yes" if c in opens else "never", "yes" if c in ends else "never"] for c in chars]}],
-            "pieces": [strip(f"{w} under continuation marks", pc, cont), strip(f"{w} under end marks", pe, end)],
+            "pieces": [strip(f"{w} under continuation marks", pc, cont), strip(f"{w} under end marks", pe, end),
+                       cut_strip(f"{text_name(s)} under continuation marks", cont, text_of(s)),
+                       cut_strip(f"{text_name(s)} under end marks", end, text_of(s))],
             "note": "A corpus built with the page's properties (no word starts or ends in z, y, u)"
                     if s["corpus"] == "marking" else corpus_note(s["corpus"])}
+
+
+def _longer(curves: dict[str, list[list[int]]], budgets: Sequence[int]) -> str:
+    """Where the page's conclusion (the score rule's corpus longer than the count rule's) holds."""
+    pairs = [(c[1], w[1]) for b, c, w in zip(budgets, curves["count"], curves["score"]) if b > 0]
+    longer, equal = sum(w > c for c, w in pairs), sum(w == c for c, w in pairs)
+    return (f"The score rule's corpus is longer at {longer} of {len(pairs)} budgets above zero here, equal at {equal} "
+            "(on the page's corpus: longer at every budget).")
 
 
 def budget_curve(corpus: Union[str, Mapping[str, int]], budgets: Sequence[int]) -> dict[str, list[list[int]]]:
@@ -945,16 +1083,23 @@ def wp_lengths(s: State) -> Result:
         budgets = sorted({round(top * k / 12) for k in range(13)})
     curves = cached(("budget", token(name), tuple(budgets)), lambda: budget_curve(corpus, budgets))
     i = min(s["at"], len(budgets) - 1)
-    return {"numbers": [["merges", curves["count"][i][0]], ["count rule: pieces", curves["count"][i][1]],
-                        ["score rule: pieces", curves["score"][i][1]]],
-            "charts": [{"kind": "line", "title": "corpus pieces per merge budget", "x": "merges", "y": "pieces",
-                        "series": [{"name": "count rule", "points": curves["count"]},
-                                   {"name": "score rule", "points": curves["score"]}],
-                        "vlines": [[curves["count"][i][0], "shown"]]}],
-            "tables": [{"caption": "corpus pieces", "columns": ["budget", "count rule", "score rule"],
-                        "rows": [[b, c[1], w[1]] for b, c, w in zip(budgets, curves["count"], curves["score"])],
+    # x is the budget asked: a rule that runs out of pairs before the budget learns fewer merges
+    # (its own count is in the readouts), and its curve stays flat from there
+    learned = {rule: curves[rule][i][0] for rule in ("count", "score")}
+    return {"numbers": [["merge budget", budgets[i]], ["count rule: pieces", curves["count"][i][1]],
+                        ["score rule: pieces", curves["score"][i][1]],
+                        ["merges learned (count / score rule)", f"{learned['count']} / {learned['score']}"]],
+            "charts": [{"kind": "line", "title": "corpus pieces per merge budget", "x": "merge budget", "y": "corpus pieces",
+                        "series": [{"name": "count rule", "points": [[b, c[1]] for b, c in zip(budgets, curves["count"])]},
+                                   {"name": "score rule", "points": [[b, w[1]] for b, w in zip(budgets, curves["score"])]}],
+                        "vlines": [[budgets[i], "shown", True]]}],
+            "tables": [{"caption": "corpus pieces, and the merges each rule learned (fewer than the budget once it runs "
+                                   "out of pairs)",
+                        "columns": ["budget", "count rule", "score rule", "learned: count / score"],
+                        "rows": [[b, c[1], w[1], f"{c[0]} / {w[0]}"] for b, c, w in zip(budgets, curves["count"], curves["score"])],
                         "highlight": [i]}],
-            "note": "The four words, continuation spelling." if name == "four" else corpus_note(name)}
+            "note": "The four words, continuation spelling." if name == "four" else
+                    corpus_note(name) + " " + _longer(curves, budgets)}
 
 
 # ================================================================================================
@@ -964,9 +1109,10 @@ NORMALIZATION_ROWS = ["hello  world", " hello world ", "hello\tworld", "hello \u
 
 
 @widget("sp-stream", "sentencepiece", 1, "Text → ▁ stream → units",
-        sel("text", "text", "sentence", ("sentence", C.SENTENCE), ("spaces", "hello  world"), ("greek", C.GREEK)))
+        sel("example", "text", "sentence", ("sentence", "the text box (the sentence until you type)"),
+            ("spaces", "hello  world"), ("greek", C.GREEK)), text=True)
 def sp_stream(s: State) -> Result:
-    text = {"sentence": C.SENTENCE, "spaces": "hello  world", "greek": C.GREEK}[s["text"]]
+    text = {"sentence": text_of(s), "spaces": "hello  world", "greek": C.GREEK}[s["example"]]
     corpus = {**C.STAND_IN, "hello": 1, "world": 1, **{w: 1 for w in C.GREEK.split()}}
     tok = fit(corpus, spelling="front", vocab_size=floor(corpus, spelling="front"))
     symbols = list(tok.encode_pieces(text))
@@ -977,14 +1123,15 @@ def sp_stream(s: State) -> Result:
         units[-1].append(p)
     return {"numbers": [["characters", len(text)], ["spaces", text.count(" ")], ["symbols", len(symbols)],
                         ["marks", symbols.count(MARK)], ["units", len(units)]],
-            "pieces": [strip("the ▁ stream", symbols, tok, ["mark" if p == MARK else "" for p in symbols])],
+            "pieces": [cut_strip(f"{text_name(s) if s['example'] == 'sentence' else 'the example'} as a ▁ stream", tok, text,
+                                 lambda p: "mark" if p == MARK else kind_of(p, tok), yours=s["example"] == "sentence")],
             "tables": [{"caption": "cut before every mark", "columns": ["unit", "symbols"],
                         "rows": [["".join(u), len(u)] for u in units]}],
             "note": "No merge learned: each symbol is one piece."}
 
 
 @widget("sp-walk", "sentencepiece", 2, "The merge walk with ▁: the mark waits",
-        rng("merges", "merges", 15, 0, 15))
+        rng("merges", "merges", 15, 0, 15), text=True)
 def sp_walk(s: State) -> Result:
     k = s["merges"]
     walked = tie_branch({}, vocab_size=27, spelling="front")
@@ -999,6 +1146,7 @@ def sp_walk(s: State) -> Result:
     taken_mark = sum(1 for r in rows if r[4] and r[3].startswith(MARK + " "))
     return {"numbers": [["merges", k], ["corpus pieces", f"95 → {tok.report['corpus_pieces_after']}"],
                         ["rows", tok.vocab_size], ["a ▁ pair among the tied", among], ["a ▁ pair taken", taken_mark]],
+            "pieces": [cut_strip(f"{text_name(s)} after {k} merges", tok, text_of(s))],
             "tables": [{"caption": "each merge, with the candidates tied at its count",
                         "columns": ["#", "count", "tied candidates", "taken", "▁ pair tied"], "rows": rows,
                         "highlight": [i for i, r in enumerate(rows) if r[3].startswith(MARK + " ")]},
@@ -1010,18 +1158,22 @@ def sp_walk(s: State) -> Result:
 
 
 @widget("sp-extends", "sentencepiece", 3, "Merges that extend a piece beginning with ▁",
-        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("corpus", "corpus", C.OURS, *C.BUILT_IN_LARGE.items()),
         sel("size", "rows asked", 0, (0, "until no pair occurs twice"), (50, "the floor + 50"), (200, "the floor + 200")),
-        large=True)
+        large=True, text=True)
 def sp_extends(s: State) -> Result:
     lo = floor(s["corpus"], spelling="front")
     tok = fit(s["corpus"], spelling="front", vocab_size=lo + s["size"] if s["size"] else BIG)
     merges = tok.merges
-    ext = [i for i, (a, _) in enumerate(merges) if a.startswith(MARK)]
-    rows = set(tok.rows)
-    twins = sorted(r for r in rows if r.startswith(MARK) and len(r) > 1 and r[1:] in rows)
+
+    def derive() -> tuple[list[int], list[str]]:  # once per fit: typing asks again at every pause
+        rows = set(tok.rows)
+        return ([i for i, (a, _) in enumerate(merges) if a.startswith(MARK)],
+                sorted(r for r in rows if r.startswith(MARK) and len(r) > 1 and r[1:] in rows))
+    ext, twins = cached(("sp-extends", token(s["corpus"]), s["size"]), derive)
     return {"numbers": [["merges", len(merges)], ["extend a ▁ piece", f"{len(ext)} of {len(merges)}"],
                         ["rows that are another row with ▁ in front", len(twins)], ["rows", tok.vocab_size]],
+            "pieces": [cut_strip(text_name(s), tok, text_of(s))],
             "tables": [{"caption": "the first 40 merges", "columns": ["#", "merge", "extends ▁"],
                         "rows": [[i + 1, pair_text(m), "yes" if i in ext else ""] for i, m in enumerate(merges[:40])],
                         "highlight": [i for i in ext if i < 40]},
@@ -1033,7 +1185,7 @@ def sp_extends(s: State) -> Result:
         sel("corpus", "corpus", "stand_in", ("stand_in", "no word ends in z (the page's property)"),
             *C.BUILT_IN_LARGE.items()),
         sel("size", "rows", 20, (0, "no merge (the floor)"), (20, "the floor + 20"), (-1, "until no pair occurs twice")),
-        large=True)
+        large=True, text=True)
 def sp_roundtrip(s: State) -> Result:
     corpus: Union[str, Mapping[str, int]] = C.STAND_IN if s["corpus"] == "stand_in" else s["corpus"]
     extra = s["size"]
@@ -1041,12 +1193,12 @@ def sp_roundtrip(s: State) -> Result:
     end = fit(corpus, vocab_size=BIG if extra < 0 else floor(corpus) + extra)
     rows, strips = [], []
     for name, tok in (("front ▁", front), ("end </w>", end)):
-        pieces = list(tok.encode_pieces(C.SENTENCE))
-        back = tok.decode(tok.encode(C.SENTENCE))
-        rows.append([name, tok.vocab_size, len(pieces), back, "yes" if back == C.SENTENCE else "no"])
-        strips.append(strip(name, pieces, tok))
+        shown = cut_strip(f"{text_name(s)}, {name}", tok, text_of(s))
+        back = tok.decode(tok.encode(text_of(s)))
+        rows.append([name, tok.vocab_size, shown["total"], back, "yes" if back == text_of(s) else "no"])
+        strips.append(shown)
     return {"numbers": [["front: exact", rows[0][4]], ["end: exact", rows[1][4]], ["end gives", rows[1][3]]],
-            "tables": [{"caption": "the sentence glued back", "columns": ["marks", "rows", "pieces", "glued back", "exact"],
+            "tables": [{"caption": f"{text_name(s)} glued back", "columns": ["marks", "rows", "pieces", "glued back", "exact"],
                         "rows": rows}],
             "pieces": strips,
             "note": "A corpus where z occurs inside a word and no word ends in z (as the page's)."
@@ -1061,7 +1213,8 @@ def sp_normalize(s: State) -> Result:
         tok = fit({"hello": 2, "world": 2}, spelling="front", vocab_size=20)
         trained = subwords.train([text], spelling="front", vocab_size=20)
         back = tok.decode(tok.encode(text))
-        rows.append([repr(text), repr(tok.normalize(text)), repr(back), ", ".join(trained.report["normalizations"]) or "none"])
+        said = [NORMALIZATIONS.get(n, n) for n in trained.report["normalizations"]]
+        rows.append([repr(text), repr(tok.normalize(text)), repr(back), ", ".join(said) or "none"])
     chosen = rows[s["row"]]
     return {"numbers": [["input", chosen[0]], ["output", chosen[2]], ["reported", chosen[3]]],
             "tables": [{"caption": "input and output side by side",
@@ -1071,7 +1224,7 @@ def sp_normalize(s: State) -> Result:
 
 
 @widget("sp-lengths", "sentencepiece", 6, "Front against end lengths at 14 sizes",
-        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
+        sel("corpus", "corpus", C.OURS, *C.BUILT_IN_LARGE.items()),
         sel("measure", "measured on", "corpus", ("corpus", "the corpus"), ("held_out", "the held-out sentence")),
         large=True)
 def sp_lengths(s: State) -> Result:
@@ -1094,11 +1247,11 @@ def sp_lengths(s: State) -> Result:
                                                                       "front sentence", "end sentence"],
                         "rows": [[f["asked"], f["corpus"], e["corpus"], f["held_out"], e["held_out"]]
                                  for f, e in zip(curves["front"], curves["end"])]}],
-            "note": corpus_note(corpus)}
+            "note": corpus_note(corpus) + " " + _verdict(curves["front"], curves["end"], what, "The front mark", "the end mark", "at every size from 52 rows up")}
 
 
 @widget("sp-cjk", "sentencepiece", 7, "Text without spaces under both schemes",
-        rng("size", "rows asked", 40, 12, 40))
+        rng("size", "rows asked", 40, 12, 40), text=True)
 def sp_cjk(s: State) -> Result:
     lines = C.CJK_LINES
     end = subwords_fit_lines("cjk", lines, vocab_size=max(s["size"], 0))
@@ -1109,6 +1262,7 @@ def sp_cjk(s: State) -> Result:
         line_pieces = sum(len(tok.encode(line)) for line in lines)
         rows.append([name, len(tok.merges), tok.vocab_size, line_pieces, len(pieces)])
         strips.append(strip(name, pieces, tok))
+    strips += [cut_strip(f"{text_name(s)}, {name}", tok, text_of(s)) for name, tok in (("end </w>", end), ("front ▁", front))]
     held = set(end.rows)
     marked = [r for r in end.rows if r.endswith("</w>") and len(r) == 5 and r[0] in held]
     return {"numbers": [["end: merges / rows", f"{rows[0][1]} / {rows[0][2]}"], ["front: merges / rows", f"{rows[1][1]} / {rows[1][2]}"],
@@ -1134,8 +1288,8 @@ def subwords_fit_lines(name: str, lines: Sequence[str], **options: Any) -> Any:
 
 
 @widget("sp-no-cut", "sentencepiece", 8, "No cut at marks: pieces with inner spaces",
-        sel("corpus", "corpus", C.DOCSTRINGS, *C.BUILT_IN_LARGE.items()),
-        rng("merges", "merges", 40, 10, 60, 10), large=True)
+        sel("corpus", "corpus", C.OURS, *C.BUILT_IN_LARGE.items()),
+        rng("merges", "merges", 40, 10, 60, 10), large=True, text=True)
 def sp_no_cut(s: State) -> Result:
     corpus = s["corpus"]
     base = floor(corpus, spelling="front", split_at_marks=False)
@@ -1144,6 +1298,7 @@ def sp_no_cut(s: State) -> Result:
     inner = [i for i, r in enumerate(learned) if MARK in r[1:]]
     return {"numbers": [["merges", len(tok.merges)], ["pieces with a space not at the front", len(inner)],
                         ["first merge", pair_text(tok.merges[0]) if tok.merges else "none"]],
+            "pieces": [cut_strip(text_name(s), tok, text_of(s), lambda p: "span" if MARK in p[1:] else kind_of(p, tok))],
             "tables": [{"caption": "merges in order", "columns": ["#", "merge", "row", "inner space"],
                         "rows": [[i + 1, pair_text(m), r, "yes" if i in inner else ""]
                                  for i, (m, r) in enumerate(zip(tok.merges, learned))], "highlight": inner}],
@@ -1152,7 +1307,7 @@ def sp_no_cut(s: State) -> Result:
 
 @widget("sp-mark", "sentencepiece", 9, "▁ against _ (or another mark)",
         sel("mark", "the other mark", "_", ("_", "_ (95, before the lowercase letters)"),
-            ("~", "~ (126, after them)"), ("|", "| (124, after them)")))
+            ("~", "~ (126, after them)"), ("|", "| (124, after them)")), text=True)
 def sp_mark(s: State) -> Result:
     usual = fit(C.FOUR, spelling="front", vocab_size=30)
     other = fit(C.FOUR, spelling="front", mark=s["mark"], vocab_size=30)
@@ -1164,6 +1319,8 @@ def sp_mark(s: State) -> Result:
                         ["shared (the mark written the same)", shared],
                         ["lowest under ▁", " ".join(usual.encode_pieces("lowest"))],
                         [f"lowest under {s['mark']}", " ".join(other.encode_pieces("lowest"))]],
+            "pieces": [cut_strip(f"{text_name(s)} under ▁", usual, text_of(s)),
+                       cut_strip(f"{text_name(s)} under {s['mark']}", other, text_of(s))],
             "tables": [{"caption": "the merges", "columns": ["#", "▁ (9601)", f"{s['mark']} ({ord(s['mark'])})"],
                         "rows": rows, "highlight": [2, 3, 4]}],
             "note": "The four words, front spelling."}
@@ -1187,10 +1344,50 @@ def validate(w: Widget, raw: Any) -> State:
         raise ExploreError("the state must be a JSON object of control name -> value")
     controls = w.live_controls()
     names = {c.name for c in controls}
-    unknown = sorted(str(k) for k in raw if k not in names)
+    unknown = sorted(str(k) for k in raw if k not in names and not (w.text and k == "text"))
     if unknown:
+        if unknown[0] == "text":
+            raise ExploreError(f"{w.id} cuts no text of yours (it shows only its page's words); leave out 'text'")
         raise ExploreError(f"{w.id} has no control {unknown[0][:80]!r}; its controls are: {', '.join(sorted(names)) or 'none'}")
-    return {c.name: c.check(raw[c.name]) if c.name in raw else c.default for c in controls}
+    state = {c.name: c.check(raw[c.name]) if c.name in raw else c.default for c in controls}
+    if w.text and "text" in raw:
+        text = check_text(raw["text"])
+        if text != C.SENTENCE:
+            state["text"] = text
+    return state
+
+
+def check_text(text: Any) -> str:
+    if not isinstance(text, str):
+        raise ExploreError("text must be a string (what is typed in the page's text box)")
+    if len(text) > MAX_TEXT:
+        raise ExploreError(f"the text is {len(text):,} characters; the text box takes up to {MAX_TEXT:,}: shorten it")
+    return text
+
+
+def compare(text: Any, ours: Optional[dict[str, Any]] = None) -> Result:
+    """The text box's text under every model named on the command line, side by side, each cut
+    by the model's own loader (ids as its library gives them), with ``ours`` -- a strip of the
+    fitted-vocabulary widget on the opening corpus -- first."""
+    text = check_text(text)
+    strips = [ours] if ours else []
+    exact = [ours.get("exact", "") if ours else ""]
+    for name in sorted(USER_MODELS):
+        tok = USER_MODELS[name]
+        try:
+            strips.append(cut_strip(f"model: {name}", tok, text))
+            exact.append("yes" if tok.decode(tok.encode(text)) == text else "no")
+        except subwords.SubwordsError as e:
+            strips.append({"label": f"model: {name}: refuses this text: {e}", "text": True, "pieces": [], "total": 0,
+                           "unk": 0, "counts": ""})
+            exact.append("")
+    n_bytes = len(text.encode("utf-8"))
+    rows = [[s["label"].rsplit(" (", 1)[0], s["total"], f"{len(text) / s['total']:.2f}" if s["total"] else "–",
+             f"{n_bytes / s['total']:.2f}" if s["total"] else "–", s["unk"], ex] for s, ex in zip(strips, exact)]
+    return {"tables": [{"caption": "the text box's text under each model", "columns":
+                        ["model", "pieces", "characters per piece", "bytes per piece", "[UNK]", "glued back exactly"],
+                        "rows": rows}],
+            "pieces": strips}
 
 
 def compute(widget_id: Any, raw_state: Any) -> Result:
@@ -1198,6 +1395,8 @@ def compute(widget_id: Any, raw_state: Any) -> Result:
     state = validate(w, raw_state)
     key = ("result", w.id, tuple(sorted((k, repr(token(v) if k == "corpus" else v)) for k, v in state.items())))
     try:
+        if "text" in state:  # typed text: the fits are cached, the cut is not (it changes at every key)
+            return w.compute(state)
         return cast(Result, cached(key, lambda: w.compute(state)))
     except subwords.SubwordsError as e:
         raise ExploreError(str(e)) from None

@@ -1,5 +1,6 @@
 // subwords explore: written for this project. It draws what the library computed (JSON from
-// the server, or precomputed into the static page) and sends control changes. No algorithm here.
+// the server, or precomputed into the static page) and sends control changes and the typed
+// text. No algorithm here: every piece, id, byte and count comes from the library.
 "use strict";
 
 (function () {
@@ -7,9 +8,14 @@
   const STATIC = DATA.mode === "static";
   const SVGNS = "http://www.w3.org/2000/svg";
   const COLORS = ["#1f5fbf", "#c2410c", "#0d7a5f", "#6a3fb5", "#b3261e", "#5b6270"];
+  const TYPING_MS = 120;   // the pause after a key before the widgets are asked again
   let catalogue = null;
+  let sentence = "";       // the text box's opening text (the pages' running sentence)
+  let typed = null;        // what the text box holds when it differs from the sentence
   const states = {};       // widget id -> current state
   const requestIds = {};   // widget id -> last request number (late answers are dropped)
+  let pinned = null;       // the widget an address named, kept in view while the page fills
+  for (const ev of ["wheel", "keydown", "mousedown", "touchstart"]) window.addEventListener(ev, () => { pinned = null; }, true);
 
   // ---- helpers ------------------------------------------------------------------------------
   function el(tag, attrs, ...children) {
@@ -32,18 +38,25 @@
     for (const k of Object.keys(state).sort()) out[k] = state[k];
     return JSON.stringify(out);
   }
+  function spec(id) { return catalogue.widgets.find((w) => w.id === id); }
 
   // ---- state in the address ------------------------------------------------------------------
+  // "#bpe-walk.merges=3&uni-em.rounds=4" holds states; "#w-uni-lattice" names a widget to show.
   function readHash() {
     const params = new URLSearchParams(location.hash.replace(/^#/, ""));
-    const out = {};
+    const out = {}, named = [];
     for (const [k, v] of params) {
       const dot = k.indexOf(".");
-      if (dot < 1) continue;
+      if (dot < 1) {
+        const id = k.replace(/^w-/, "");
+        if (catalogue.widgets.some((w) => w.id === id)) named.push(id);
+        continue;
+      }
       const id = k.slice(0, dot), name = k.slice(dot + 1);
       (out[id] = out[id] || {})[name] = v;
+      if (!named.includes(id)) named.push(id);
     }
-    return out;
+    return { states: out, named };
   }
   function writeHash() {
     const params = new URLSearchParams();
@@ -61,6 +74,12 @@
     if (control.kind === "checkbox") return raw === "true" ? true : raw === "false" ? false : raw;
     for (const [v] of control.options) if (String(v) === raw) return v;
     return raw;  // not an option: the server (or the static lookup) says so
+  }
+  function stateFrom(w, given) {
+    const st = {};
+    for (const c of w.controls) st[c.name] = c.name in given ? parseValue(c, given[c.name]) : c.default;
+    for (const name of Object.keys(given)) if (!w.controls.some((c) => c.name === name)) st[name] = given[name];
+    return st;
   }
 
   // ---- computing --------------------------------------------------------------------------------
@@ -81,9 +100,9 @@
       if (found.error) throw new Error(found.error);
       return found;
     }
-    const result = await api("/api/compute", JSON.stringify({ widget: id, state }),
-                             { "Content-Type": "application/json" });
-    return result;
+    const sent = Object.assign({}, state);
+    if (typed !== null && spec(id).text) sent.text = typed;
+    return api("/api/compute", JSON.stringify({ widget: id, state: sent }), { "Content-Type": "application/json" });
   }
 
   async function refresh(id) {
@@ -92,21 +111,23 @@
     const n = (requestIds[id] = (requestIds[id] || 0) + 1);
     const started = performance.now();
     box.dataset.ready = "0";
+    out.classList.add("stale");  // greyed (after a short delay, in the style) until the answer is drawn
+    out.setAttribute("aria-busy", "true");
     const timer = setInterval(async () => {
-      let text = `computing… ${((performance.now() - started) / 1000).toFixed(0)} s`;
+      let text = `computing… ${((performance.now() - started) / 1000).toFixed(0)} s (the greyed output is the previous answer)`;
       if (!STATIC) {
         try {  // the library's own progress line for a fit on a user's corpus
           const p = await (await fetch("/api/progress")).json();
           if (p.running && p.line) text += " — " + p.line;
         } catch (e) { /* the answer itself will say what went wrong */ }
       }
-      if (requestIds[id] === n) busy.textContent = text;
+      if (requestIds[id] === n && box.dataset.ready !== "1") busy.textContent = text;  // not after the answer
     }, 700);
     try {
       const result = await compute(id, states[id]);
       if (requestIds[id] !== n) return;
       err.hidden = true; err.textContent = "";
-      out.replaceChildren(...render(result));
+      out.replaceChildren(...render(result, out));
       box.dataset.state = stateKey(states[id]);
       box.dataset.error = "";
     } catch (e) {
@@ -116,26 +137,32 @@
       box.dataset.error = e.message;
     } finally {
       clearInterval(timer);
-      if (requestIds[id] === n) { busy.textContent = ""; box.dataset.ready = "1"; }
+      if (requestIds[id] === n) {
+        busy.textContent = "";
+        out.classList.remove("stale");
+        out.removeAttribute("aria-busy");
+        box.dataset.ready = "1";
+        if (pinned) show(pinned, false);
+      }
     }
   }
 
   // ---- rendering ------------------------------------------------------------------------------
-  function render(result) {
+  function render(result, out) {
     const parts = [];
     if (result.numbers) {
       const dl = el("dl", { class: "numbers" });
-      for (const [label, value] of result.numbers) dl.append(el("div", {}, el("dt", { text: label }), el("dd", { text: String(value) })));
+      for (const [label, value] of result.numbers) dl.append(el("div", {}, el("dt", {}, marked(label)), el("dd", {}, marked(String(value)))));
       parts.push(dl);
     }
-    for (const s of result.pieces || []) {
-      const line = el("div", { class: "strip" }, el("div", { class: "label", text: s.label }));
-      for (const [text, kind] of s.pieces) line.append(el("span", { class: "piece" + (kind ? " " + kind : ""), text, title: kind || "piece" }));
-      parts.push(line);
-    }
+    for (const s of result.pieces || []) parts.push(strip(s));
     if (result.charts) {
       const wrap = el("div", { class: "charts" });
-      for (const c of result.charts) wrap.append(chart(c));
+      // charts use the width they are given: one a row, or two side by side on a wide widget
+      const avail = Math.max(360, (out.clientWidth || 900) - 4);
+      const perRow = result.charts.length > 1 && avail >= 960 ? 2 : 1;
+      const width = Math.floor((avail - (perRow - 1) * 12) / perRow);
+      for (const c of result.charts) wrap.append(chart(c, width));
       parts.push(wrap);
     }
     if (result.tables) {
@@ -147,6 +174,43 @@
     return parts;
   }
 
+  // Whitespace made visible: the characters stand in for the space, the tab and the line end.
+  function visible(text) {
+    return text.replace(/ /g, "␣").replace(/\t/g, "⇥").replace(/\r?\n/g, "↵");
+  }
+
+  // Text with every ▁ (U+2581) drawn in the marker colour, so it cannot pass for an underscore.
+  function marked(text) {
+    if (!text.includes("\u2581")) return document.createTextNode(text);
+    const frag = document.createDocumentFragment();
+    text.split("\u2581").forEach((part, i) => {
+      if (i) frag.append(el("span", { class: "mk", title: "▁ U+2581, the space mark", text: "\u2581" }));
+      if (part) frag.append(part);
+    });
+    return frag;
+  }
+
+  function strip(s) {
+    const head = el("div", { class: "label" }, el("span", { class: "name" }, marked(s.label)));
+    if (s.counts) head.append(el("span", { class: "counts", text: s.counts }));
+    const row = el("div", { class: "row" });
+    s.pieces.forEach((p, i) => {
+      const [text, kind, id, hex, source] = p;
+      const piece = el("span", { class: `piece c${i % 6}` + (kind ? " " + kind : "") });
+      if (hex !== undefined) piece.append(el("span", { class: "hex", text: hex || "(none)" }));
+      piece.append(el("span", { class: "t" + (hex !== undefined ? " has-hex" : "") }, marked(visible(text))));
+      if (id !== undefined) piece.append(el("span", { class: "id", text: String(id) }));
+      const tip = [kind || "piece", JSON.stringify(text)];
+      if (id !== undefined) tip.push(`id ${id}`);
+      if (hex !== undefined) tip.push(`bytes ${hex || "none"}`);
+      if (source !== undefined) tip.push(`from the text: ${JSON.stringify(source)}`);
+      piece.title = tip.join(" · ");
+      piece.dataset.piece = text;
+      row.append(piece);
+    });
+    return el("div", { class: "strip" + (s.text ? " yours" : "") }, head, row);
+  }
+
   function table(t) {
     const hl = new Set(t.highlight || []);
     const tb = el("table", {}, el("caption", { text: t.caption || "" }));
@@ -156,78 +220,148 @@
     const body = el("tbody", {});
     t.rows.forEach((row, i) => {
       const tr = el("tr", hl.has(i) ? { class: "hl" } : {});
-      for (const cell of row) tr.append(el("td", { text: String(cell) }));
+      for (const cell of row) tr.append(el("td", {}, marked(String(cell))));
       body.append(tr);
     });
     tb.append(body);
     return el("div", { class: "tablebox" }, tb);
   }
 
-  function chart(c) {
-    const W = 600, H = 290, L = 56, R = 16, T = 40, B = 40;
-    const root = svg("svg", { class: "chart", width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img",
-                              "aria-label": c.title });
-    root.append(svg("text", { x: 12, y: 16, "font-weight": "600" }, c.title));
+  // ---- charts: ticks at round values (1, 2 or 5 times a power of ten) ---------------------------
+  function niceStep(span, count) {
+    const raw = span / Math.max(1, count);
+    const p = Math.pow(10, Math.floor(Math.log10(raw)));
+    for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
+    return 10 * p;
+  }
+  function linearTicks(lo, hi, count, whole) {
+    if (hi === lo) hi = lo + 1;
+    let step = niceStep(hi - lo, count);
+    if (whole && step < 1) step = 1;
+    const a = Math.floor(lo / step + 1e-9), b = Math.ceil(hi / step - 1e-9);
+    const ticks = [];
+    for (let k = a; k <= b; k++) ticks.push(Number((k * step).toPrecision(12)));
+    return { ticks, lo: ticks[0], hi: ticks[ticks.length - 1], step };
+  }
+  function logTicks(lo, hi) {
+    const a = Math.floor(Math.log10(lo)), b = Math.ceil(Math.log10(hi));
+    const ms = b - a > 3 ? [1] : b - a > 1 ? [1, 2, 5] : [1, 2, 3, 5];
+    const ticks = [];
+    for (let e = a; e <= b; e++) for (const m of ms) {
+      const v = Number((m * Math.pow(10, e)).toPrecision(12));
+      if (v >= Math.pow(10, a) && v <= Math.pow(10, b)) ticks.push(v);
+    }
+    return { ticks, lo: Math.pow(10, a), hi: Math.pow(10, b) };
+  }
+  function fmtTick(v, step) {
+    const decimals = step ? Math.max(0, -Math.floor(Math.log10(step) + 1e-9)) : Math.max(0, -Math.floor(Math.log10(Math.abs(v) || 1)));
+    return v.toLocaleString("en-US", { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+  }
+  function fmt(v) {
+    if (typeof v !== "number") return String(v);
+    if (Number.isInteger(v)) return v.toLocaleString("en-US");
+    return Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(2);
+  }
+
+  function chart(c, width) {
+    const W = Math.max(360, width), bars = c.kind === "bar";
+    const pts = c.kind === "lattice" ? [] : c.series.flatMap((s) => s.points);
+    const labelled = bars && pts.some((p) => p[2] !== undefined);
+    const longest = labelled ? Math.max(...pts.map((p) => String(p[2]).length)) : 0;
+    const slanted = labelled && pts.length * 7 * Math.min(longest, 14) > W - 80;
+    const B = 44 + (labelled ? (slanted ? Math.min(longest, 14) * 5.5 : 12) : 0);
+    const legend = c.kind !== "lattice" && c.series.length > 1;
+    const L = 64, R = 18, T = legend ? 50 : 34, H = 300 + (B - 44);
+    const root = svg("svg", { class: "chart", width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": c.title });
+    root.append(svg("text", { x: 12, y: 18, class: "title" }, c.title));
     if (c.kind === "lattice") { lattice(root, c, W, H); return root; }
-    const pts = c.series.flatMap((s) => s.points);
     if (!pts.length) { root.append(svg("text", { x: L, y: H / 2 }, "nothing to draw")); return root; }
     const xs = pts.map((p) => p[0]).concat((c.vlines || []).map((v) => v[0]));
-    const ys = pts.map((p) => p[1]).concat([0]);
-    let x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
-    if (c.kind === "bar") { x0 -= 0.5; x1 += 0.5; }
-    if (x1 === x0) x1 = x0 + 1;
-    if (y1 === y0) y1 = y0 + 1;
-    const X = (x) => L + (x - x0) / (x1 - x0) * (W - L - R);
-    const Y = (y) => H - B - (y - y0) / (y1 - y0) * (H - T - B);
+    const ys = pts.map((p) => p[1]);
+    const logx = c.logx && xs.every((x) => x > 0), logy = c.logy && ys.every((y) => y > 0);
+    const yt = logy ? logTicks(Math.min(...ys), Math.max(...ys))
+                    : linearTicks(Math.min(0, ...ys), Math.max(0, ...ys), 5, ys.every(Number.isInteger));
+    let xt;
+    if (bars) xt = { lo: Math.min(...xs) - 0.5, hi: Math.max(...xs) + 0.5, ticks: [] };
+    else if (logx) {  // across: the data's own range, with the round ticks inside it
+      const x0 = Math.min(...xs), x1 = Math.max(...xs) > x0 ? Math.max(...xs) : x0 * 10;
+      xt = { lo: x0, hi: x1, ticks: logTicks(x0, x1).ticks.filter((v) => v >= x0 * (1 - 1e-9) && v <= x1 * (1 + 1e-9)) };
+    }
+    else {  // across: the data's own range fills the width; the round ticks are those inside it
+      const x0 = Math.min(...xs), x1 = Math.max(...xs) > x0 ? Math.max(...xs) : x0 + 1;
+      const t = linearTicks(x0, x1, Math.max(3, Math.floor((W - L - R) / 90)), xs.every(Number.isInteger));
+      xt = { lo: x0, hi: x1, step: t.step, ticks: t.ticks.filter((v) => v >= x0 - 1e-9 && v <= x1 + 1e-9) };
+    }
+    const tx = (x) => logx ? Math.log10(x) : x, ty = (y) => logy ? Math.log10(y) : y;
+    const X = (x) => L + (tx(x) - tx(xt.lo)) / ((tx(xt.hi) - tx(xt.lo)) || 1) * (W - L - R);
+    const Y = (y) => H - B - (ty(y) - ty(yt.lo)) / ((ty(yt.hi) - ty(yt.lo)) || 1) * (H - T - B);
+    for (const v of yt.ticks) {
+      root.append(svg("line", { x1: L, y1: Y(v), x2: W - R, y2: Y(v), stroke: "#eef0f3" }));
+      root.append(svg("text", { x: L - 6, y: Y(v) + 4, "text-anchor": "end", class: "tick", "data-axis": "y",
+                                "data-scale": logy ? "log" : "linear", "data-value": String(v) }, fmtTick(v, logy ? 0 : yt.step)));
+    }
+    for (const v of xt.ticks) {
+      root.append(svg("line", { x1: X(v), y1: H - B, x2: X(v), y2: H - B + 4, stroke: "#888" }));
+      root.append(svg("text", { x: X(v), y: H - B + 16, "text-anchor": "middle", class: "tick", "data-axis": "x",
+                                "data-scale": logx ? "log" : "linear", "data-value": String(v) }, fmtTick(v, logx ? 0 : xt.step)));
+    }
     root.append(svg("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: "#888" }));
     root.append(svg("line", { x1: L, y1: T, x2: L, y2: H - B, stroke: "#888" }));
-    // an axis whose values are all whole numbers (rounds, merges, sizes) gets whole-number ticks
-    const wholeX = xs.every((x) => Number.isInteger(x));
-    const xTicks = new Set();
-    for (let k = 0; k <= 4; k++) {
-      const yv = y0 + (y1 - y0) * k / 4;
-      let xv = x0 + (x1 - x0) * k / 4;
-      root.append(svg("text", { x: L - 6, y: Y(yv) + 4, "text-anchor": "end" }, fmt(yv)));
-      if (wholeX) xv = Math.round(xv);
-      if (c.kind !== "bar" && !xTicks.has(xv)) {
-        xTicks.add(xv);
-        root.append(svg("text", { x: X(xv), y: H - B + 14, "text-anchor": "middle" }, fmt(xv)));
-      }
+    root.append(svg("text", { x: (W + L) / 2, y: H - 6, "text-anchor": "middle", class: "axis" },
+                    c.x + (logx ? " (log scale)" : "")));
+    const yl = svg("text", { x: 14, y: (T + H - B) / 2, "text-anchor": "middle", class: "axis",
+                             transform: `rotate(-90 14 ${(T + H - B) / 2})` }, c.y + (logy ? " (log scale)" : ""));
+    root.append(yl);
+    for (const [x, label, selected] of c.vlines || []) {
+      const attrs = selected ? { stroke: "#b3261e", "stroke-width": 2 } : { stroke: "#aaa", "stroke-dasharray": "4 3" };
+      root.append(svg("line", Object.assign({ x1: X(x), y1: T, x2: X(x), y2: H - B, class: selected ? "selected" : "" }, attrs)));
+      const right = X(x) > W - 110;  // keep the label inside the frame
+      const text = selected ? `${label || "shown"}: ${fmt(x)}` : label;
+      if (text) root.append(svg("text", { x: X(x) + (right ? -4 : 4), y: selected ? T + 10 : H - B - 4,
+                                          "text-anchor": right ? "end" : "start", class: selected ? "sel" : "" }, text));
     }
-    root.append(svg("text", { x: (W + L) / 2, y: H - 6, "text-anchor": "middle" }, c.x));
-    root.append(svg("text", { x: 12, y: T - 12 }, c.y));
-    for (const [x, label] of c.vlines || []) {
-      root.append(svg("line", { x1: X(x), y1: T, x2: X(x), y2: H - B, stroke: "#aaa", "stroke-dasharray": "4 3" }));
-      const right = X(x) > W - 90;  // keep the label inside the frame
-      // at the foot of the line, clear of the legend in the top corner
-      root.append(svg("text", { x: X(x) + (right ? -3 : 3), y: H - B - 4, "text-anchor": right ? "end" : "start" }, label));
-    }
+    const slot = (W - L - R) / Math.max(1, (xt.hi - xt.lo));
+    const chosen = new Map((c.selected || []).map(([x, label]) => [x, label]));  // a bar the readouts name
     c.series.forEach((s, i) => {
       const color = COLORS[i % COLORS.length];
       if (c.kind === "line") {
         root.append(svg("polyline", { points: s.points.map((p) => `${X(p[0])},${Y(p[1])}`).join(" "), fill: "none",
                                       stroke: color, "stroke-width": 2 }));
       }
-      const barW = Math.max(2, (W - L - R) / Math.max(1, s.points.length) * 0.8);
-      for (const p of s.points) {
+      const barW = Math.max(2, slot * 0.8);
+      const every = labelled ? Math.max(1, Math.ceil(s.points.length * 12 / (W - L - R))) : 1;
+      s.points.forEach((p, k) => {
         let mark;
-        if (c.kind === "bar") mark = svg("rect", { x: X(p[0]) - barW / 2, y: Y(Math.max(p[1], 0)), width: barW,
-                                                   height: Math.abs(Y(0) - Y(p[1])) || 1, fill: color });
-        else mark = svg("circle", { cx: X(p[0]), cy: Y(p[1]), r: c.kind === "scatter" ? 4 : 3, fill: color, "fill-opacity": 0.8 });
+        if (bars) {
+          const picked = chosen.has(p[0]);
+          mark = svg("rect", { x: X(p[0]) - barW / 2, y: Y(Math.max(p[1], 0)), width: barW,
+                               height: Math.abs(Y(0) - Y(p[1])) || 1, fill: picked ? "#b3261e" : color,
+                               class: picked ? "selected" : "" });
+          if (picked) root.append(svg("text", { x: X(p[0]), y: Y(Math.max(p[1], 0)) - 6, "text-anchor": "middle", class: "sel" },
+                                      chosen.get(p[0])));
+        }
+        else mark = svg("circle", { cx: X(p[0]), cy: Y(p[1]), r: c.kind === "scatter" ? 4 : 3, fill: color, "fill-opacity": 0.75 });
         mark.append(svg("title", {}, `${p[2] !== undefined ? p[2] + ": " : ""}${c.x} ${fmt(p[0])}, ${c.y} ${fmt(p[1])}`));
         root.append(mark);
+        if (labelled && k % every === 0) {  // each bar named under the axis
+          const lx = X(p[0]), ly = H - B + 12;
+          const label = String(p[2]).length > 14 ? String(p[2]).slice(0, 13) + "…" : String(p[2]);
+          root.append(svg("text", slanted ? { x: lx, y: ly, "text-anchor": "end", transform: `rotate(-50 ${lx} ${ly})`, class: "barlabel" }
+                                          : { x: lx, y: ly + 2, "text-anchor": "middle", class: "barlabel" }, label));
+        }
         if (c.kind === "scatter" && s.points.length <= 20 && p[2] !== undefined) {  // few points: name them
           const same = s.points.filter((q) => q[0] === p[0] && q[1] === p[1]);
           if (same[0] === p) {  // one label for points that coincide
-            const right = X(p[0]) > W - 90;
+            const right = X(p[0]) > W - 110;
             root.append(svg("text", { x: X(p[0]) + (right ? -6 : 6), y: Y(p[1]) - 5, "text-anchor": right ? "end" : "start" },
                             same.map((q) => q[2]).join(", ")));
           }
         }
-      }
-      if (c.series.length > 1) {
-        root.append(svg("rect", { x: W - R - 150, y: T + 4 + i * 16, width: 10, height: 10, fill: color }));
-        root.append(svg("text", { x: W - R - 134, y: T + 13 + i * 16 }, s.name));
+      });
+      if (legend) {  // in the top margin, clear of the data
+        const lx = L + i * Math.min(170, (W - L - R) / c.series.length);
+        root.append(svg("rect", { x: lx, y: 28, width: 12, height: 10, fill: color }));
+        root.append(svg("text", { x: lx + 16, y: 37, class: "legend" }, s.name));
       }
     });
     return root;
@@ -254,12 +388,7 @@
       root.append(svg("circle", { cx: X(i), cy: base, r: 5, fill: "#1d1f23" }));
       root.append(svg("text", { x: X(i), y: base + 18, "text-anchor": "middle" }, String(i)));
     }
-  }
-
-  function fmt(v) {
-    if (typeof v !== "number") return String(v);
-    if (Number.isInteger(v)) return String(v);
-    return Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(2);
+    root.append(svg("text", { x: W - R, y: 18, "text-anchor": "end", fill: "#c2410c" }, "thick: the best walk"));
   }
 
   // ---- building the page ----------------------------------------------------------------------
@@ -298,9 +427,21 @@
     refresh(w.id);
   }
 
+  function lesson(w) {
+    if (!w.lesson) return null;
+    const box = el("div", { class: "lesson" });
+    for (const [label, key] of [["The page asks", "asks"], ["Try", "try"], ["Notice", "notice"]]) {
+      if (w.lesson[key]) box.append(el("p", {}, el("b", { text: label + ": " }), marked(w.lesson[key])));
+    }
+    return box;
+  }
+
   function widgetBox(w) {
     const box = el("section", { class: "widget", id: "w-" + w.id, "data-widget": w.id, "aria-labelledby": "t-" + w.id });
-    box.append(el("h3", { id: "t-" + w.id, text: `${w.number}. ${w.title}` }));
+    box.append(el("h3", { id: "t-" + w.id, tabindex: "-1" }, marked(`${w.number}. ${w.title}`)));
+    if (w.where) box.append(el("p", { class: "where" }, marked(w.where)));
+    const les = lesson(w);
+    if (les) box.append(les);
     const controls = el("div", { class: "controls" });
     for (const c of w.controls) controls.append(controlElement(w, c));
     const reset = el("button", { type: "button", text: "reset", "aria-label": `reset ${w.title}` });
@@ -311,7 +452,7 @@
       const fresh = widgetBox(w);
       box.replaceWith(fresh);
       refresh(w.id);
-      fresh.querySelector("button").focus();
+      fresh.querySelector(".controls button").focus();
     });
     controls.append(reset);
     box.append(controls, el("p", { class: "error", role: "alert", hidden: "" }), el("p", { class: "busy", "aria-live": "polite" }),
@@ -319,35 +460,173 @@
     return box;
   }
 
+  function buildIndex() {
+    const nav = document.getElementById("index");
+    nav.replaceChildren();
+    if (!STATIC && (catalogue.models || []).length) {
+      const a = el("a", { href: "#compare", text: "Your models on your text" });
+      a.addEventListener("click", (ev) => { ev.preventDefault(); document.getElementById("compare").scrollIntoView(); });
+      nav.append(el("h2", {}, a));
+    }
+    for (const [page, title] of Object.entries(catalogue.pages)) {
+      const head = el("a", { href: "#page-" + page, text: title });
+      head.addEventListener("click", (ev) => { ev.preventDefault(); document.getElementById("page-" + page).scrollIntoView(); });
+      nav.append(el("h2", {}, head));
+      const list = el("ol", {});
+      for (const w of catalogue.widgets.filter((x) => x.page === page)) {
+        const a = el("a", { href: "#w-" + w.id, "data-index": w.id }, marked(w.title));
+        a.addEventListener("click", (ev) => { ev.preventDefault(); show(w.id, true); });
+        list.append(el("li", {}, a));
+      }
+      nav.append(list);
+    }
+  }
+
+  // Scroll to a widget (below the sticky bar) and mark it in the index.
+  function show(id, focus) {
+    const box = document.getElementById("w-" + id);
+    if (!box) return;
+    box.scrollIntoView({ block: "start" });
+    for (const a of document.querySelectorAll("#index a.current")) a.classList.remove("current");
+    const link = document.querySelector(`#index a[data-index="${id}"]`);
+    if (link) link.classList.add("current");
+    for (const b of document.querySelectorAll(".widget.targeted")) b.classList.remove("targeted");
+    box.classList.add("targeted");
+    document.body.dataset.shown = id;
+    if (focus) box.querySelector("h3").focus({ preventScroll: true });
+  }
+
+  // The models named on the command line, side by side on the text box's text (server only).
+  function compareBox() {
+    const box = el("section", { id: "compare", class: "panel", "aria-labelledby": "h-compare" },
+                   el("h2", { id: "h-compare", text: "Your models on your text" }),
+                   el("p", { class: "where", text: "Each model given on the command line cuts the text box's text with its own " +
+                             "loader (the ids are the ones its library gives), after our BPE fitted to the opening corpus." }),
+                   el("p", { class: "error", role: "alert", hidden: "" }), el("div", { class: "output" }));
+    return box;
+  }
+  async function refreshCompare() {
+    const box = document.getElementById("compare");
+    if (!box) return;
+    const out = box.querySelector(".output"), err = box.querySelector(".error");
+    const n = (requestIds.compare = (requestIds.compare || 0) + 1);
+    box.dataset.ready = "0";
+    out.classList.add("stale");
+    try {
+      const result = await api("/api/compare", JSON.stringify({ text: typed === null ? sentence : typed }),
+                               { "Content-Type": "application/json" });
+      if (requestIds.compare !== n) return;
+      err.hidden = true;
+      out.replaceChildren(...render(result, out));
+    } catch (e) {
+      if (requestIds.compare !== n) return;
+      err.hidden = false;
+      err.textContent = "Could not show this: " + e.message;
+    } finally {
+      if (requestIds.compare === n) { out.classList.remove("stale"); box.dataset.ready = "1"; }
+    }
+  }
+
   function build(fromHash) {
     const main = document.getElementById("main");
     main.replaceChildren();
-    const nav = document.getElementById("pages");
-    nav.replaceChildren();
+    buildIndex();
+    if (!STATIC && (catalogue.models || []).length) {
+      main.append(compareBox());
+      refreshCompare();
+    }
     for (const [page, title] of Object.entries(catalogue.pages)) {
-      nav.append(el("a", { href: "#", "data-page": page, text: title }));
-      nav.lastChild.addEventListener("click", (ev) => {
-        ev.preventDefault();
-        document.getElementById("page-" + page).scrollIntoView();
-      });
       const section = el("section", { id: "page-" + page, "aria-labelledby": "h-" + page },
                          el("h2", { id: "h-" + page, text: title }));
       for (const w of catalogue.widgets.filter((x) => x.page === page)) {
-        const given = fromHash[w.id] || {};
-        states[w.id] = {};
-        for (const c of w.controls) states[w.id][c.name] = c.name in given ? parseValue(c, given[c.name]) : c.default;
-        for (const name of Object.keys(given)) if (!w.controls.some((c) => c.name === name)) states[w.id][name] = given[name];
+        states[w.id] = stateFrom(w, fromHash.states[w.id] || {});
         section.append(widgetBox(w));
       }
       main.append(section);
     }
-    for (const w of catalogue.widgets) refresh(w.id);
+    const all = catalogue.widgets.map((w) => refresh(w.id));
+    if (fromHash.named.length) {
+      // the answers above the widget change the page's height as they arrive: it is kept in view
+      // until they are all drawn, or until the reader scrolls, types or clicks
+      pinned = fromHash.named[0];
+      show(pinned, false);
+      Promise.all(all).then(() => { if (pinned) show(pinned, false); pinned = null; });
+    }
+    return Promise.all(all);
+  }
+
+  // Editing the address applies the new states (no reload) and scrolls to the widget named first.
+  function hashChanged() {
+    const h = readHash();
+    for (const w of catalogue.widgets) {
+      const next = stateFrom(w, h.states[w.id] || {});
+      if (stateKey(next) === stateKey(states[w.id])) continue;
+      states[w.id] = next;
+      document.getElementById("w-" + w.id).replaceWith(widgetBox(w));
+      refresh(w.id);
+    }
+    if (h.named.length) show(h.named[0], false);
   }
 
   function showGlobalError(message) {
     const p = document.getElementById("global-error");
     p.hidden = false;
     p.textContent = message;
+  }
+
+  // ---- the text box, the display toggles, the page's corpus -----------------------------------
+  function setUpBar() {
+    const box = document.getElementById("text"), note = document.getElementById("text-note");
+    box.value = sentence;
+    if (STATIC) {
+      box.readOnly = true;
+      note.textContent = "This page holds the running sentence only; typing needs the server: run subwords explore.";
+    } else {
+      box.maxLength = catalogue.max_text;
+      note.textContent = `Cut by every widget marked “your text” as you type (up to ${catalogue.max_text.toLocaleString("en-US")} characters).`;
+      let timer = null;
+      box.addEventListener("input", () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          typed = box.value === sentence ? null : box.value;
+          document.body.dataset.typed = typed === null ? "" : "1";
+          for (const w of catalogue.widgets) if (w.text) refresh(w.id);
+          refreshCompare();
+        }, TYPING_MS);
+      });
+    }
+    for (const [id, cls] of [["show-ids", "show-ids"], ["show-hex", "show-hex"]]) {
+      const c = document.getElementById(id);
+      c.addEventListener("change", () => document.body.classList.toggle(cls, c.checked));
+    }
+    const bar = document.getElementById("bar");
+    const measure = () => document.documentElement.style.setProperty("--bar", bar.offsetHeight + "px");
+    measure();
+    if (window.ResizeObserver) new ResizeObserver(measure).observe(bar);
+    setUpCorpus();
+  }
+
+  // One choice for every widget that reads a large corpus: each one whose list holds it takes it.
+  function setUpCorpus() {
+    const pick = document.getElementById("page-corpus"), wrap = document.getElementById("corpus-pick");
+    const large = catalogue.widgets.filter((w) => w.large);
+    const choices = new Map();
+    for (const w of large) for (const [v, label] of w.controls.find((c) => c.name === "corpus").options) {
+      if (large.every((x) => x.controls.find((c) => c.name === "corpus").options.some((o) => o[0] === v))) choices.set(v, label);
+    }
+    if (choices.size < 2) { wrap.hidden = true; return; }
+    wrap.hidden = false;
+    pick.replaceChildren(el("option", { value: "", text: "each widget's own" }));
+    for (const [v, label] of choices) pick.append(el("option", { value: String(v), text: label }));
+    pick.onchange = () => {
+      if (!pick.value) return;
+      for (const w of large) {
+        states[w.id].corpus = pick.value;
+        document.getElementById("w-" + w.id).replaceWith(widgetBox(w));
+        refresh(w.id);
+      }
+      writeHash();
+    };
   }
 
   function setUpUpload() {
@@ -365,7 +644,8 @@
         const r = await api("/api/corpus?name=" + encodeURIComponent(name), file, { "Content-Type": "text/plain; charset=utf-8" });
         catalogue = await (await fetch("/api/widgets")).json();
         build(readHash());
-        status.textContent = `Loaded ${r.name}: ${r.lines} lines, ${r.words} words. Choose it in a widget's corpus list.`;
+        setUpCorpus();
+        status.textContent = `Loaded ${r.name}: ${r.lines} lines, ${r.words} words. Choose it in the corpus list above or in a widget's.`;
       } catch (e) {
         status.textContent = "Could not load it: " + e.message;
       } finally {
@@ -384,8 +664,12 @@
         catalogue = await r.json();
         setUpUpload();
       }
-      build(readHash());
+      sentence = catalogue.sentence;
+      setUpBar();
+      const ready = build(readHash());
+      window.addEventListener("hashchange", hashChanged);
       document.body.dataset.built = "1";
+      await ready;
     } catch (e) {
       showGlobalError("The explorer could not start: " + e.message);
     }
