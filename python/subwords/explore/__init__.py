@@ -71,7 +71,7 @@ def serve(host: str = "127.0.0.1", port: int = 0, *, open_browser: bool = True, 
     if ready:
         ready(server)
     if open_browser:
-        import webbrowser  # on use: every other command (train first) needs none of it (issue 15)
+        import webbrowser  # on use: every other command (train first) needs none of it
 
         webbrowser.open(server.url)
     try:
