@@ -1,6 +1,6 @@
 """Ids as arrays, for training sets: ``encode_batch(..., as_numpy=True)`` and the dataset files
 ``subwords encode --output`` writes. No Python object is made per id: the core fills one
-little-endian buffer (``_core.Model.encode_batch_flat``), which numpy wraps without a copy.
+little-endian buffer (``_core.Encoder.encode_batch_flat``), which numpy wraps without a copy.
 
 The dataset layout (docs/HANDOFF.md):
 
