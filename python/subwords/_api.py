@@ -538,6 +538,14 @@ class SubwordsTokenizer:
             return _stochastok.encode_one(self, text, stochastok, seed, allowed_special=allowed_special,
                                           add_special_tokens=add_special_tokens, pair=pair, dropout=dropout,
                                           segmenter=segmenter, alpha=alpha, nbest=nbest)
+        if type(text) is str and not allowed_special and pair is None and dropout is None and seed is None \
+                and segmenter is None and alpha is None and nbest is None \
+                and not (add_special_tokens and self._enc.has_template):
+            # the plain call, one argument across: one call per line is mostly this path
+            try:
+                return self._enc.encode(text)
+            except UnicodeError as e:
+                raise _surrogate_error(e, "the text") from None
         text = _check_text(text)
         if dropout is None and seed is None and segmenter is None and alpha is None and nbest is None:
             allowed = allowed_ids(allowed_special, self.special_tokens) if allowed_special else []

@@ -93,8 +93,9 @@ pub struct SpModel {
     words_apart: bool,
     /// Per-worker scratch kept warm across calls (the core's batch runner).
     slots: Slots<Scratch>,
-    /// The CONTROL pieces (`<s>`, `</s>`, ...) as (piece, id): the specials a call may allow.
-    controls: Vec<(String, u32)>,
+    /// The CONTROL pieces (`<s>`, `</s>`, ...) as (piece, id): the specials a call may allow;
+    /// made on first use (a load that never allows one reads no piece for it).
+    controls: std::sync::OnceLock<Vec<(String, u32)>>,
 }
 
 /// What one worker reuses from text to text: the normalized text, the Viterbi table, the cuts
@@ -308,15 +309,8 @@ impl SpModel {
             && pieces.iter().zip(&types).all(|(p, &t)| {
                 matches!(t, proto::CONTROL | proto::UNKNOWN | proto::BYTE) || !inner_space(p)
             });
-        let controls = pieces
-            .iter()
-            .zip(&types)
-            .enumerate()
-            .filter(|(_, (_, &t))| t == proto::CONTROL)
-            .map(|(i, (p, _))| (p.clone(), i as u32))
-            .collect();
         Ok(SpModel {
-            controls,
+            controls: Default::default(),
             slots: Slots::default(),
             words_apart,
             plain_stop,
@@ -1064,7 +1058,15 @@ impl Encoder for SpModel {
     }
 
     fn specials(&self) -> &[(String, u32)] {
-        &self.controls
+        self.controls.get_or_init(|| {
+            let control = |(_, t): &(usize, &i32)| **t == proto::CONTROL;
+            self.types
+                .iter()
+                .enumerate()
+                .filter(control)
+                .map(|(i, _)| (self.pieces[i].clone(), i as u32))
+                .collect()
+        })
     }
 
     fn encode_into(

@@ -15,7 +15,7 @@ denormalizer) are refused with the feature named.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
 from ..._api import _first_unencodable, _surrogate_error, _threads, gc_paused
 from ...errors import InputError, ModelFileError, UnknownPieceError
@@ -24,6 +24,9 @@ from ..._io import read_limited, write_atomic
 from ..._checks import batch_arg, batch_list
 from ..._specials import AllowedSpecial, allowed_ids
 from .._foreign import Foreign, allowed_set, split_specials
+
+if TYPE_CHECKING:
+    from ... import _core
 
 #: piece types of ``ModelProto.SentencePiece.Type``
 TYPES = {1: "normal", 2: "unknown", 3: "control", 4: "user_defined", 5: "unused", 6: "byte"}
@@ -36,7 +39,7 @@ class SentencePieceTokenizer(Foreign):
 
     format = "sentencepiece"
     _family_options = frozenset({"add_bos", "add_eos"})
-    __slots__ = ("_m", "_enc", "_enc_t", "_specials", "_size")
+    __slots__ = ("_m", "_enc", "_enc_around", "_specials", "_size")
 
     def __init__(self, data: bytes) -> None:
         from ... import _core
@@ -46,11 +49,7 @@ class SentencePieceTokenizer(Foreign):
         self._size: int = self._m.vocab_size
         self._specials: dict[str, int] = dict(self._m.controls())
         self._enc = self._m.encoder()
-        # add_special_tokens: the model's <s> before and </s> after (those of the two it has),
-        # around a pair's two texts together; applied by the core's encoder
-        bos = [self._specials["<s>"]] if "<s>" in self._specials else []
-        eos = [self._specials["</s>"]] if "</s>" in self._specials else []
-        self._enc_t = self._enc.with_template([*bos, -1, *eos], [*bos, -1, -2, *eos])
+        self._enc_around: Optional[_core.Encoder] = None  # made on first use (_enc_t)
 
     # -- encoding -----------------------------------------------------------------------------
     def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
@@ -60,17 +59,32 @@ class SentencePieceTokenizer(Foreign):
         ``add_special_tokens`` puts the model's ``<s>`` before and ``</s>`` after the ids (those
         of the two it has); ``add_bos``/``add_eos`` (sentencepiece's own names) ask for one side
         each."""
+        if type(text) is str and not (allowed_special or add_special_tokens or pair is not None or add_bos or add_eos):
+            # the plain call, one argument across: one call per line is mostly this path
+            try:
+                return self._enc.encode(text)
+            except UnicodeEncodeError as e:
+                raise _surrogate_error(e, "the text") from None
         allowed = allowed_ids(allowed_special, self._specials)
         second = None if pair is None else _check_text(pair)
         try:
             if not (add_bos or add_eos):
-                enc = self._enc_t if add_special_tokens else self._enc
+                enc = self._enc_t() if add_special_tokens else self._enc
                 return enc.encode(_check_text(text), second, allowed, add_special_tokens)
             ids = self._enc.encode(_check_text(text), second, allowed)
         except UnicodeEncodeError as e:
             raise _surrogate_error(e, "the text") from None
         bos, eos = self._sides(add_special_tokens, add_bos, add_eos)
         return self._wrap(ids, bos, eos)
+
+    def _enc_t(self) -> "_core.Encoder":
+        """The encoder with ``add_special_tokens``' template: the model's ``<s>`` before and
+        ``</s>`` after (those of the two it has), around a pair's two texts together."""
+        if self._enc_around is None:
+            bos = [self._specials["<s>"]] if "<s>" in self._specials else []
+            eos = [self._specials["</s>"]] if "</s>" in self._specials else []
+            self._enc_around = self._enc.with_template([*bos, -1, *eos], [*bos, -1, -2, *eos])
+        return self._enc_around
 
     def _sides(self, template: bool, bos: bool, eos: bool) -> tuple[bool, bool]:
         """Which of ``<s>``/``</s>`` to add: the template adds those the model has."""
@@ -101,7 +115,7 @@ class SentencePieceTokenizer(Foreign):
             batch = batch_arg(batch)
             return [self.encode(t, allowed_special=allowed_special, add_special_tokens=add_special_tokens,
                                 add_bos=add_bos, add_eos=add_eos) for t in batch]
-        enc = self._enc_t if add_special_tokens else self._enc
+        enc = self._enc_t() if add_special_tokens else self._enc
         allowed = allowed_ids(allowed_special, self._specials)
         try:
             with gc_paused():
@@ -116,7 +130,7 @@ class SentencePieceTokenizer(Foreign):
         threads encode while nothing waits for the GIL)."""
         if eos is not None:
             self.id_to_piece(eos)  # an id of this vocabulary, or UnknownPieceError
-        enc = self._enc_t if add_special_tokens else self._enc
+        enc = self._enc_t() if add_special_tokens else self._enc
         allowed = allowed_ids(allowed_special, self._specials)
         batch = batch_list(batch)
         try:
