@@ -15,7 +15,7 @@ def test_no_file_cites_a_session_or_an_issue_number():
     files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
     hits = []
     for name in files:
-        if name.endswith(".lock"):
+        if name.endswith(".lock") or name == "tests/docs/test_no_history.py":  # this file spells the pattern
             continue
         try:
             text = (ROOT / name).read_text(encoding="utf-8")
