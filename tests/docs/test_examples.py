@@ -3,14 +3,15 @@
 The convention (docs/about.md, "Docs that match the code"):
 
 * every ```` ```python ```` block runs, in order with the other blocks of its page, in one
-  namespace per page, in a fresh folder;
+  namespace per page, in a fresh folder that holds the files the guides name (``corpus.txt``,
+  ``tokenizer.json``, ``cl100k_base.tiktoken`` ...: the ``guide_files`` fixture in conftest.py);
 * a top-level expression whose line ends with a comment that begins with a Python value
   (``tok.merges[:3]    # [('e', 's'), ('es', 't</w>'), ('l', 'o')]: the first three``) must
   equal that value; ``0.4681...`` matches any number whose text begins ``0.4681``; a comment
   that begins with words states nothing and is not checked;
 * a block whose lines start with ``>>>`` runs as a doctest (ELLIPSIS);
-* a block that needs what the page does not make (a corpus file, a cluster, a download) has the
-  line ``<!-- not run: the reason -->`` just above its fence, and is not run.
+* a block that needs what that folder cannot hold (a cluster, a bucket), or that is not a
+  program (a list of signatures), has the line ``<!-- not run: the reason -->`` just above its fence, and is not run.
 
 docs/MEASURE.md's doctests are run by tests/measure/test_docs_measure.py, with its console
 examples, so they are not run twice here.
@@ -22,6 +23,7 @@ import ast
 import doctest
 import io
 import re
+import shutil
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,8 +139,10 @@ def run_doctest(block: Block, namespace: dict) -> int:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
-def test_page_examples_run_and_print_what_they_say(page: Path, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+def test_page_examples_run_and_print_what_they_say(page: Path, guide_files: Path, tmp_path, monkeypatch):
+    work = tmp_path / "work"
+    shutil.copytree(guide_files, work)
+    monkeypatch.chdir(work)
     namespace: dict = {"__name__": "__docs__"}
     ran = checked = 0
     for block in blocks(page):
@@ -154,9 +158,10 @@ def test_page_examples_run_and_print_what_they_say(page: Path, tmp_path, monkeyp
     print(f"{page.relative_to(ROOT)}: {ran} blocks run, {checked} results checked")
 
 
-def test_the_readme_tour_states_results_that_are_checked(tmp_path, monkeypatch):
+def test_the_readme_tour_states_results_that_are_checked(guide_files: Path, tmp_path, monkeypatch):
     """The README's examples are run with their results checked (not only run)."""
-    monkeypatch.chdir(tmp_path)
+    shutil.copytree(guide_files, tmp_path / "work")
+    monkeypatch.chdir(tmp_path / "work")
     namespace: dict = {"__name__": "__docs__"}
     readme = [b for b in blocks(ROOT / "README.md") if not b.not_run]
     assert readme, "README.md has no runnable Python example"
