@@ -74,6 +74,10 @@ def test_wheel_is_abi3_and_holds_the_compiled_core_and_the_stubs(built):
     assert {"subwords/__init__.py", "subwords/_core.pyi", "subwords/py.typed", "subwords/cli.py"} <= names
     assert not any(n.startswith("tests/") or n.startswith("benchmarks/") for n in names)
     assert f"\nVersion: {version}\n" in meta and "\nRequires-Python: >=3.9\n" in meta
+    # the licences the metadata names travel with the wheel
+    assert "\nLicense-Expression: MIT OR Apache-2.0\n" in meta, meta[:800]
+    assert {f"subwords-{version}.dist-info/licenses/LICENSE-MIT",
+            f"subwords-{version}.dist-info/licenses/LICENSE-APACHE"} <= names, sorted(n for n in names if "dist-info" in n)
 
 
 def test_sdist_holds_what_a_build_needs_and_no_binary(built):
@@ -84,7 +88,7 @@ def test_sdist_holds_what_a_build_needs_and_no_binary(built):
         names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
     assert {"pyproject.toml", "Cargo.toml", "Cargo.lock", "crates/subwords-core/Cargo.toml",
             "crates/subwords-compat/Cargo.toml", "crates/subwords-py/src/lib.rs", "python/subwords/__init__.py",
-            "python/subwords/_core.pyi", "README.md"} <= names, sorted(names)[:40]
+            "python/subwords/_core.pyi", "README.md", "LICENSE-MIT", "LICENSE-APACHE"} <= names, sorted(names)[:40]
     assert not any(n.endswith((".so", ".pyd")) for n in names), [n for n in names if n.endswith((".so", ".pyd"))]
 
 
