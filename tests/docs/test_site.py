@@ -120,6 +120,15 @@ def test_pages_as_a_reader_sees_them(site: Path):
             header = driver.find_element(By.CSS_SELECTOR, "header.md-header")
             assert header.is_displayed() and header.size["height"] > 30
             assert driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
+        # long signatures are wrapped one parameter a line (ruff formats them), so none scrolls sideways
+        for page in sorted(site.glob("reference/*/index.html")):
+            driver.get(page.as_uri())
+            wide = driver.execute_script(
+                "return [...document.querySelectorAll('.doc-signature code, .doc-signature pre')]"
+                ".filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.slice(0, 80));")
+            shown = driver.execute_script("return document.querySelectorAll('.doc-signature').length;")
+            assert wide == [], (page.parent.name, wide)
+            assert shown > 0 or page.parent.name == "errors", (page.parent.name, "no signature found")
         # the explorer's static page, embedded: its 30 widgets come up inside the frame with the
         # BPE page's first merge ("The first merge joins e and s at 9", as tests/explore checks)
         driver.get((site / "explorer" / "index.html").as_uri())
