@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from doc_fences import fences
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs").glob("*/*.md"))]
 RUN_ELSEWHERE = {"docs/MEASURE.md": "tests/measure/test_docs_measure.py"}
-NOT_RUN = re.compile(r"^<!-- not run: (.+\S) -->$")
 
 
 @dataclass
@@ -45,27 +45,8 @@ class Block:
 
 
 def blocks(page: Path) -> list[Block]:
-    lines = page.read_text(encoding="utf-8").splitlines()
-    out: list[Block] = []
-    i = 0
-    while i < len(lines):
-        fence = re.match(r"^(\s*)(```+|~~~+)\s*(\w*)", lines[i])
-        if not fence:
-            i += 1
-            continue
-        indent, marker, lang = fence[1], fence[2], fence[3]
-        j = i + 1
-        while j < len(lines) and not lines[j].strip().startswith(marker):
-            j += 1
-        if lang == "python":
-            above = lines[i - 1].strip() if i else ""
-            m = NOT_RUN.match(above)
-            if above.startswith("<!-- not run") and not m:
-                pytest.fail(f"{page.name}:{i}: a not-run mark says why: <!-- not run: the reason -->")
-            code = "\n".join(l[len(indent):] if l.startswith(indent) else l for l in lines[i + 1:j])
-            out.append(Block(page.relative_to(ROOT).as_posix(), i + 1, code, m[1] if m else None))
-        i = j + 1
-    return out
+    rel = page.relative_to(ROOT).as_posix()
+    return [Block(rel, f.line, "\n".join(f.body), f.not_run) for f in fences(page) if f.lang == "python"]
 
 
 class Prefix:

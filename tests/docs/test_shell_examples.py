@@ -26,12 +26,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from doc_fences import fences
 
 from subwords.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs").glob("*/*.md"))]
-NOT_RUN = re.compile(r"^<!-- not run: (.+\S) -->$")
 SHELL = {"sh", "bash", "shell"}  # docs/MEASURE.md's ```console sessions: tests/measure/test_docs_measure.py
 # Lines the folder cannot run, and where the suite runs them instead.
 OWN_RUN = {
@@ -46,25 +46,11 @@ OWN_RUN = {
 
 def shell_blocks(page: Path) -> list[tuple[int, list[str], str | None]]:
     """(fence line, logical lines, not-run reason) for each shell block of a page."""
-    lines = page.read_text(encoding="utf-8").splitlines()
     out = []
-    i = 0
-    while i < len(lines):
-        fence = re.match(r"^(\s*)(```+|~~~+)\s*(\w*)", lines[i])
-        if not fence:
-            i += 1
-            continue
-        marker, lang = fence[2], fence[3]
-        j = i + 1
-        while j < len(lines) and not lines[j].strip().startswith(marker):
-            j += 1
-        if lang in SHELL:
-            above = lines[i - 1].strip() if i else ""
-            m = NOT_RUN.match(above)
-            joined = "\n".join(l.strip() for l in lines[i + 1:j]).replace("\\\n", " ")
-            logical = [l for l in joined.splitlines() if l and not l.startswith("#")]
-            out.append((i + 1, logical, m[1] if m else None))
-        i = j + 1
+    for f in fences(page):
+        if f.lang in SHELL:
+            joined = "\n".join(l.strip() for l in f.body).replace("\\\n", " ")
+            out.append((f.line, [l for l in joined.splitlines() if l and not l.startswith("#")], f.not_run))
     return out
 
 
