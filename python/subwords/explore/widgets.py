@@ -117,13 +117,19 @@ class Widget:
     large: bool = False  # has a "corpus" control that can name a user corpus
     text: bool = False  # cuts the page's text box (state key ``text``, the running sentence unless typed)
 
+    @property
+    def fitted(self) -> bool:
+        """Cuts the text box's text with a vocabulary fitted to a large corpus: a model file can
+        take the fitted vocabulary's place."""
+        return self.large and self.text
+
     def spec(self) -> dict[str, Any]:
         from .lessons import lesson
 
         taught = lesson(self.id, self.page, self.number, sum(w.page == self.page for w in WIDGETS.values()))
         return {"id": self.id, "page": self.page, "number": self.number, "title": self.title,
                 "where": taught.pop("where"), "lesson": taught,
-                "text": self.text, "large": self.large, "controls": [c.spec() for c in self.live_controls()]}
+                "text": self.text, "large": self.large, "fitted": self.fitted, "controls": [c.spec() for c in self.live_controls()]}
 
     def live_controls(self) -> tuple[Control, ...]:
         """The controls, the corpus control extended with the user's corpora (and, for the
@@ -131,9 +137,11 @@ class Widget:
         if not self.large:
             return self.controls
         extra = tuple((name, f"yours: {name}") for name in sorted(USER_CORPORA))
-        if self.id == "bpe-fit":
+        if self.fitted:
             extra += tuple((name, f"model: {name}") for name in sorted(USER_MODELS))
         opening = OPENING_CORPUS if OPENING_CORPUS in USER_CORPORA else None
+        if self.fitted and OPENING_MODEL in USER_MODELS:
+            opening = OPENING_MODEL
         return tuple(Control(c.name, c.label, c.kind, opening or c.default, options=c.options + extra)
                      if c.name == "corpus" else c for c in self.controls)
 
@@ -176,6 +184,8 @@ USER_MODELS: dict[str, Any] = {}
 #: The corpus every large-corpus widget opens on: the first given on the command line (else each
 #: widget's own built-in corpus).
 OPENING_CORPUS: Optional[str] = None
+#: The model every fitted-vocabulary widget opens on: the first given on the command line.
+OPENING_MODEL: Optional[str] = None
 
 
 def large_corpus(name: str) -> list[str]:
@@ -438,29 +448,25 @@ SIX_READINGS = [("analysis", "re-analysis."), ("cost", "low-cost"), ("expected",
         large=True, text=True)
 def bpe_fit(s: State) -> Result:
     corpus = s["corpus"]
-    if corpus in USER_MODELS:
-        tok = USER_MODELS[corpus]
-        note = f"Model: your {corpus} (a model is used as it is: the rows-asked control applies to fits only)."
-    else:
-        tok = fit(corpus, vocab_size=floor(corpus) + s["size"] if s["size"] else BIG)
-        note = corpus_note(corpus)
+    tok = fit(corpus, vocab_size=floor(corpus) + s["size"] if s["size"] else BIG)
     text, what = text_of(s), text_name(s)
     shown = cut_strip(what, tok, text)
-
-    def derive() -> list[list[Any]]:  # once per fit: typing asks again at every pause
-        readings = []
-        for word, unit in SIX_READINGS:
-            a, b = list(tok.encode_pieces(word)), list(tok.encode_pieces(unit))
-            readings.append([word, " ".join(a), len(a), unit, " ".join(b), len(b)])
-        return readings
-    readings = cached(("bpe-fit", token(corpus), s["size"], id(tok) if corpus in USER_MODELS else 0), derive)
+    readings = cached(("bpe-fit", token(corpus), s["size"]), lambda: six_readings(tok))
     return {"numbers": [["rows", tok.vocab_size], ["learned", len(getattr(tok, "merges", []) or [])],
                         [f"{what.split()[-1]} pieces", shown["total"]], [f"{what.split()[-1]} words", len(text.split())],
                         ["glued back exactly", "yes" if tok.decode(tok.encode(text)) == text else "no"]],
             "pieces": [shown],
             "tables": [{"caption": "the six readings: a word of the corpus alone, against the sentence's word",
                         "columns": ["word", "pieces", "n", "the sentence's", "pieces", "n"], "rows": readings}],
-            "note": note}
+            "note": corpus_note(corpus)}
+
+
+def six_readings(tok: Any) -> list[list[Any]]:
+    readings = []
+    for word, unit in SIX_READINGS:
+        a, b = list(tok.encode_pieces(word)), list(tok.encode_pieces(unit))
+        readings.append([word, " ".join(a), len(a), unit, " ".join(b), len(b)])
+    return readings
 
 
 FIFTY_ONE = {"abcdefghijklmnopqrstuvwxyzABCDEFGH.": 2, **{"A" + c: 1 for c in "abcdefghijklmnop"}}
@@ -1390,9 +1396,108 @@ def compare(text: Any, ours: Optional[dict[str, Any]] = None) -> Result:
             "pieces": strips}
 
 
+# ------------------------------------------------------------------------------------------------
+# A model file in a fitted-vocabulary widget
+
+
+def model_rows(tok: Any) -> list[str]:
+    """Every row of a loaded model, by id (a row a format leaves empty is skipped)."""
+    def make() -> list[str]:
+        out = []
+        for i in range(tok.vocab_size):
+            try:
+                out.append(tok.id_to_piece(i))
+            except (KeyError, IndexError, ValueError, subwords.SubwordsError):
+                continue
+        return out
+    return cast("list[str]", cached(("model-rows", id(tok)), make))
+
+
+#: The space marks models use at a word's front: SentencePiece's ▁ and GPT-2's byte stand-in Ġ.
+SPACE_MARKS = (MARK, "\u0120")
+
+# What each fitted-vocabulary widget shows of a model (the size and spelling controls apply to fits only).
+_MODEL_NOTES = {
+    "bpe-fit": "the six readings are the model's",
+    "bpe-bytes": "the table is the model's cut of the page's three texts (accented, Greek, café)",
+    "sp-roundtrip": "the table says whether the model glues your text back exactly",
+    "sp-extends": "the readouts count the model's rows that begin with a space mark and their twins without it",
+    "sp-no-cut": "the readouts count the model's rows with a space mark inside",
+    "uni-pieces": "the table lists the model's first 40 rows that are not single characters",
+    "wp-sizes": "the readouts count the pieces that open a word (no ## in front)",
+    "wp-open-end": "the table lists the model's single characters and whether they open a word (##c rows continue one)",
+}
+
+
+def model_view(w: Widget, s: State) -> Result:
+    """A fitted-vocabulary widget with a model file in its fit's place: the model's cut of the text
+    box (ids as the model's own library gives them) and the widget's readouts that apply to any
+    vocabulary."""
+    name = s["corpus"]
+    tok = USER_MODELS[name]
+    text, what = text_of(s), text_name(s)
+    shown = cut_strip(f"{what}, model {name}", tok, text)
+    back = tok.decode(tok.encode(text))
+    numbers: list[list[Any]] = [["rows", tok.vocab_size], [f"{what.split()[-1]} pieces", shown["total"]],
+                                [f"{what.split()[-1]} words", len(text.split())],
+                                ["glued back exactly", "yes" if back == text else "no"]]
+    tables: list[dict[str, Any]] = []
+    rows = model_rows(tok)
+    if w.id == "bpe-fit":
+        tables.append({"caption": "the six readings: a word alone, against the sentence's word",
+                       "columns": ["word", "pieces", "n", "the sentence's", "pieces", "n"],
+                       "rows": cached(("model-six", id(tok)), lambda: six_readings(tok))})
+    elif w.id == "bpe-bytes":
+        trs = []
+        for label, t in ((what, text), ("accented", C.ACCENTED), ("Greek", C.GREEK), ("café", C.CAFE)):
+            ps = list(tok.encode_pieces(t))
+            trs.append([label, len(ps), sum(p.startswith("<0x") for p in ps), ps.count("[UNK]"),
+                        "yes" if tok.decode(tok.encode(t)) == t else "no"])
+        tables.append({"caption": "pieces per text under the model", "columns": ["text", "pieces", "byte rows", "[UNK]", "exact"],
+                       "rows": trs})
+    elif w.id == "sp-roundtrip":
+        tables.append({"caption": f"{what} glued back", "columns": ["model", "rows", "pieces", "glued back", "exact"],
+                       "rows": [[name, tok.vocab_size, shown["total"], back, "yes" if back == text else "no"]]})
+    elif w.id in ("sp-extends", "sp-no-cut"):
+        held = set(rows)
+        front = [r for r in rows if len(r) > 1 and r[0] in SPACE_MARKS]
+        twins = [r for r in front if r[1:] in held]
+        inner = [r for r in rows if any(m in r[1:] for m in SPACE_MARKS)]
+        if w.id == "sp-extends":
+            numbers += [["rows that begin with a space mark (▁ or Ġ)", len(front)],
+                        ["rows that are another row with the mark in front", len(twins)]]
+            tables.append({"caption": "twins (the first 40)", "columns": ["row", "without the mark"],
+                           "rows": [[t, t[1:]] for t in twins[:40]]})
+        else:
+            numbers.append(["rows with a space mark not at the front", len(inner)])
+            tables.append({"caption": "rows with a space mark inside (the first 40)", "columns": ["row"],
+                           "rows": [[r] for r in inner[:40]]})
+    elif w.id == "uni-pieces":
+        longer = [r for r in rows if len(r) > 1 and not (r.startswith("<") and r.endswith(">"))]
+        tables.append({"caption": "the model's first 40 rows longer than one character, by id", "columns": ["#", "row"],
+                       "rows": [[i + 1, r] for i, r in enumerate(longer[:40])]})
+    elif w.id == "wp-sizes":
+        pieces = list(tok.encode_pieces(text))
+        numbers.append(["pieces without ## in front", sum(not p.startswith("##") for p in pieces)])
+    elif w.id == "wp-open-end":
+        single = sorted({r for r in rows if len(r) == 1} | {r[2:] for r in rows if r.startswith("##") and len(r) == 3})
+        held = set(rows)
+        tables.append({"caption": "the model's single characters", "columns": ["character", "opens a word", "continues one"],
+                       "rows": [[c, "yes" if c in held else "never", "yes" if "##" + c in held else "no"]
+                                for c in single[:200]]})
+    return {"numbers": numbers, "pieces": [shown], "tables": tables,
+            "note": f"Model: your {name}, used as it is ({_MODEL_NOTES[w.id]}; the size and spelling controls "
+                    "apply to fits only). Its ids are the ones its own library gives."}
+
+
 def compute(widget_id: Any, raw_state: Any) -> Result:
     w = get(widget_id)
     state = validate(w, raw_state)
+    if w.fitted and state.get("corpus") in USER_MODELS:
+        try:
+            return model_view(w, state)
+        except subwords.SubwordsError as e:
+            raise ExploreError(str(e)) from None
     key = ("result", w.id, tuple(sorted((k, repr(token(v) if k == "corpus" else v)) for k, v in state.items())))
     try:
         if "text" in state:  # typed text: the fits are cached, the cut is not (it changes at every key)

@@ -606,21 +606,32 @@
     setUpCorpus();
   }
 
-  // One choice for every widget that reads a large corpus: each one whose list holds it takes it.
+  // One choice for every widget that reads a large corpus: each one whose list holds it takes it
+  // (a model goes into the widgets that show a fitted vocabulary, the others keep their corpus).
   function setUpCorpus() {
     const pick = document.getElementById("page-corpus"), wrap = document.getElementById("corpus-pick");
     const large = catalogue.widgets.filter((w) => w.large);
+    const options = (w) => w.controls.find((c) => c.name === "corpus").options;
+    const models = new Set(catalogue.models || []);
     const choices = new Map();
-    for (const w of large) for (const [v, label] of w.controls.find((c) => c.name === "corpus").options) {
-      if (large.every((x) => x.controls.find((c) => c.name === "corpus").options.some((o) => o[0] === v))) choices.set(v, label);
+    for (const w of large) for (const [v, label] of options(w)) {
+      if (models.has(v)) choices.set(v, `${label} (the ${large.filter((x) => x.fitted).length} widgets with a fitted vocabulary)`);
+      else if (large.every((x) => options(x).some((o) => o[0] === v))) choices.set(v, label);
     }
-    if (choices.size < 2) { wrap.hidden = true; return; }
     wrap.hidden = false;
     pick.replaceChildren(el("option", { value: "", text: "each widget's own" }));
     for (const [v, label] of choices) pick.append(el("option", { value: String(v), text: label }));
+    if (!STATIC) pick.append(el("option", { value: "(upload)", text: "upload a corpus or a model…" }));
     pick.onchange = () => {
+      if (pick.value === "(upload)") {  // the upload form, at the top of the page
+        pick.value = "";
+        document.getElementById("top").scrollIntoView();
+        document.getElementById("upload-file").focus();
+        return;
+      }
       if (!pick.value) return;
       for (const w of large) {
+        if (!options(w).some((o) => o[0] === pick.value)) continue;
         states[w.id].corpus = pick.value;
         document.getElementById("w-" + w.id).replaceWith(widgetBox(w));
         refresh(w.id);
@@ -629,23 +640,31 @@
     };
   }
 
+  const MODEL_SUFFIXES = [".json", ".model", ".tiktoken"];
   function setUpUpload() {
     document.getElementById("upload").hidden = false;
     const form = document.getElementById("upload-form"), status = document.getElementById("upload-status");
     form.addEventListener("submit", async (ev) => {
       ev.preventDefault();
       const file = document.getElementById("upload-file").files[0];
-      const name = document.getElementById("upload-name").value;
+      let name = document.getElementById("upload-name").value;
       if (!file) { status.textContent = "Choose a file first."; return; }
       if (file.size > 10 * 1024 * 1024) { status.textContent = `That file is ${file.size} bytes; the limit is 10 MB.`; return; }
+      // a model keeps its file name's ending (a .tiktoken file's name says its pattern: gpt2.tiktoken)
+      const suffix = MODEL_SUFFIXES.find((x) => file.name.endsWith(x));
+      if (suffix) name = file.name.replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "");
       const started = performance.now();
       const timer = setInterval(() => { status.textContent = `loading ${file.name}… ${((performance.now() - started) / 1000).toFixed(0)} s`; }, 500);
       try {
-        const r = await api("/api/corpus?name=" + encodeURIComponent(name), file, { "Content-Type": "text/plain; charset=utf-8" });
+        const route = suffix ? "/api/model?name=" : "/api/corpus?name=";
+        const r = await api(route + encodeURIComponent(name), file,
+                            { "Content-Type": suffix ? "application/octet-stream" : "text/plain; charset=utf-8" });
         catalogue = await (await fetch("/api/widgets")).json();
         build(readHash());
         setUpCorpus();
-        status.textContent = `Loaded ${r.name}: ${r.lines} lines, ${r.words} words. Choose it in the corpus list above or in a widget's.`;
+        status.textContent = suffix
+          ? `Loaded the model ${r.name} (${r.rows.toLocaleString("en-US")} rows). Choose it in the corpus list of the text bar or of a fitted-vocabulary widget; it is compared on your text at the top of the page.`
+          : `Loaded ${r.name}: ${r.lines} lines, ${r.words} words. Choose it in the corpus list of the text bar or in a widget's.`;
       } catch (e) {
         status.textContent = "Could not load it: " + e.message;
       } finally {
