@@ -155,6 +155,13 @@
       for (const [label, value] of result.numbers) dl.append(el("div", {}, el("dt", {}, marked(label)), el("dd", {}, marked(String(value)))));
       parts.push(dl);
     }
+    if (result.conclusion) {  // the page's conclusion, checked by the library on the corpus shown
+      const c = result.conclusion, holds = !c.differs.length;
+      const p = el("p", { class: "conclusion " + (holds ? "holds" : "differs") },
+                   el("b", { text: "The page's conclusion: " }), marked(c.text + ". "),
+                   el("span", { class: "verdict", text: holds ? "It holds here." : "Here it differs: " + c.differs.join("; ") + "." }));
+      parts.push(p);
+    }
     for (const s of result.pieces || []) parts.push(strip(s));
     if (result.charts) {
       const wrap = el("div", { class: "charts" });
