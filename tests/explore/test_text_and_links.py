@@ -217,7 +217,9 @@ return [...document.querySelectorAll("svg.chart")].map(svg => ({
 """
 
 
-@pytest.mark.parametrize("hash_", ["", "#wp-scatter.corpus=docstrings&uni-vs-bpe.upto=20&bpe-curve.at=7&uni-em.corpus=ab"])
+@pytest.mark.parametrize("hash_", ["", "#wp-scatter.corpus=docstrings&uni-vs-bpe.upto=20&bpe-curve.at=7&uni-em.corpus=ab",
+                                   "#bpe-curve.corpus=docstrings&sp-lengths.corpus=docstrings&wp-lengths.corpus=docstrings"
+                                   "&uni-vs-bpe.corpus=docstrings&uni-rounds.size=40&uni-spellings.word=newest"])
 def test_chart_ticks_are_round_numbers(browser, server, hash_):
     open_page(browser, server.url + hash_)
     charts = browser.execute_script(TICKS)
@@ -509,3 +511,27 @@ def test_a_model_uploaded_through_the_pages_one_selector(browser, server, tmp_pa
     finally:
         W.USER_MODELS.clear()
         W.USER_MODELS.update(before)
+
+
+CONCLUSION = """
+const p = document.querySelector("#w-" + arguments[0] + " .output .conclusion");
+return p && {text: p.textContent, holds: p.classList.contains("holds"), shown: p.getBoundingClientRect().height > 0};
+"""
+
+
+def test_every_stand_in_widget_states_its_pages_conclusion_and_whether_it_holds(browser, server):
+    from test_widgets import PAGE_CONCLUSIONS
+
+    hash_ = "&".join(f"{wid}.corpus=eighteen" for wid in PAGE_CONCLUSIONS
+                     if W.WIDGETS[wid].large and W.validate(W.WIDGETS[wid], {})["corpus"] != "eighteen")
+    open_page(browser, server.url + "#" + hash_ + "&sp-roundtrip.size=-1")
+    for wid, (named, _, differs) in PAGE_CONCLUSIONS.items():
+        shown = browser.execute_script(CONCLUSION, wid)
+        assert shown and shown["shown"], f"{wid} does not show the page's conclusion ({named})"
+        assert shown["text"].startswith("The page's conclusion: " + W.CONCLUSIONS[wid]), (wid, shown["text"])
+        if differs is None:
+            assert shown["holds"] and shown["text"].endswith("It holds here."), f"{named}: {shown['text']}"
+        else:  # where our sentences lose it, the widget says where, in words
+            assert not shown["holds"] and "Here it differs: " in shown["text"] and differs in shown["text"], \
+                f"{named}: {shown['text']}"
+    assert severe(browser) == []

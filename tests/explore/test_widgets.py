@@ -459,3 +459,26 @@ def test_the_cjk_lines_give_the_pages_numbers():
     text = "".join(C.CJK_LINES)
     assert len(C.CJK_LINES) == 5 and all(w in text for w in ("研究", "生命", "起源", "学生", "很", "多", "好"))
     assert not any(C.CJK_HELD_OUT in line for line in C.CJK_LINES)
+
+
+def test_a_corpus_too_large_for_a_widgets_work_is_sampled_evenly_and_labelled(user_corpora, monkeypatch):
+    lines = [f"line {i} of the corpus: the lower cost of analysis number {i * 7 % 13}" for i in range(200)]
+    size = sum(len(line.encode("utf-8")) + 1 for line in lines)
+    user_corpora["big"] = lines
+    user_corpora["every4"] = lines[::4]  # the sample by hand: every 4th line from the first
+    monkeypatch.setitem(W.SAMPLE_BYTES, "bpe-curve", size // 4 + 1)  # 4 is the smallest k under it
+    r = W.compute("bpe-curve", {"corpus": "big"})
+    assert "Corpus: every 4th line of your big (50 of 200 lines" in r["note"] and "60 s bound" in r["note"]
+    monkeypatch.setitem(W.SAMPLE_BYTES, "bpe-curve", size)  # the by-hand sample itself is not sampled again
+    by_hand = W.compute("bpe-curve", {"corpus": "every4"})
+    assert r["tables"] == by_hand["tables"] and r["numbers"] == by_hand["numbers"]
+    # under the cap, all of it; a widget that fits once always takes all of it
+    assert "Corpus: your big (200 lines)" in W.compute("bpe-curve", {"corpus": "big"})["note"]
+    assert "bpe-fit" not in W.SAMPLE_BYTES
+    # a corpus uploaded again under the same name is sampled afresh
+    monkeypatch.setitem(W.SAMPLE_BYTES, "bpe-curve", size // 4 + 1)
+    user_corpora["big"] = list(reversed(lines))
+    again = W.compute("bpe-curve", {"corpus": "big"})
+    user_corpora["every4"] = list(reversed(lines))[::4]
+    monkeypatch.setitem(W.SAMPLE_BYTES, "bpe-curve", size)
+    assert again["tables"] == W.compute("bpe-curve", {"corpus": "every4"})["tables"]

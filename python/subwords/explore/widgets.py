@@ -30,6 +30,7 @@ import hashlib
 import itertools
 import math
 import threading
+import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence, Union, cast
@@ -195,10 +196,84 @@ def large_corpus(name: str) -> list[str]:
         return list(C.EIGHTEEN)
     if name in USER_CORPORA:
         return USER_CORPORA[name]
+    if name in _SAMPLES:
+        return _sample_lines(name)
     raise ExploreError(f"no corpus named {name!r}: name one given on the command line or uploaded")
 
 
+def is_users(corpus: Any) -> bool:
+    """A corpus of the user's (given, uploaded, or a sample of one): its work runs in the worker."""
+    return isinstance(corpus, str) and (corpus in USER_CORPORA or corpus in _SAMPLES)
+
+
+# ------------------------------------------------------------------------------------------------
+# Samples of a large corpus for the widgets whose work would pass the time bound on all of it
+
+#: sample name -> (the corpus it samples, every k-th line)
+_SAMPLES: dict[str, tuple[str, int]] = {}
+_SAMPLE_LINES: dict[str, tuple[list[str], list[str]]] = {}  # sample name -> (the corpus's lines, the sample's)
+_SIZES: dict[int, tuple[list[str], int]] = {}
+
+#: The most text a widget that fits many times works on (bytes of UTF-8): a larger corpus of the
+#: user's is sampled evenly (every k-th line) and the widget says so. Measured on 10 MB of Python
+#: source on two shared cores: see docs/EXPLORE.md.
+SAMPLE_BYTES = {
+    "bpe-curve": 4_000_000,  # 15 sizes, one training: 46 s on all 10 MB
+    "sp-lengths": 2_000_000,  # 14 sizes under two spellings
+    "uni-vs-bpe": 60_000,  # 14 Unigram trainings: 124 s on 340 KB, 24 s on 68 KB
+    "uni-pieces": 400_000,  # two Unigram trainings: 19.6 s on 400 KB
+    "wp-scatter": 4_000_000,  # every candidate pair scored: 26 s on 10 MB
+    "wp-sizes": 200_000,  # WordPiece to exhaustion and at four sizes: 110 s on 1 MB
+    "wp-lengths": 300_000,  # both rules to exhaustion: 55.6 s on 0.93 MB
+}
+
+
+def corpus_bytes(lines: list[str]) -> int:
+    entry = _SIZES.get(id(lines))
+    if entry is None or entry[0] is not lines:
+        entry = _SIZES[id(lines)] = (lines, sum(len(line.encode("utf-8", "surrogatepass")) + 1 for line in lines))
+    return entry[1]
+
+
+def capped(name: str, widget_id: str) -> str:
+    """``name``, or the name of an evenly spaced sample of it (every k-th line, the smallest k that
+    brings it under the widget's ``SAMPLE_BYTES``) when it is a user's corpus larger than that."""
+    cap = SAMPLE_BYTES.get(widget_id)
+    lines = USER_CORPORA.get(name)
+    if cap is None or lines is None:
+        return name
+    size = corpus_bytes(lines)
+    if size <= cap:
+        return name
+    k = -(-size // cap)
+    sample = f"{name} (every {ordinal(k)} line)"
+    _SAMPLES[sample] = (name, k)
+    return sample
+
+
+def ordinal(k: int) -> str:
+    return f"{k}{'th' if 10 <= k % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
+
+
+def _sample_lines(sample: str) -> list[str]:
+    name, k = _SAMPLES[sample]
+    lines = USER_CORPORA.get(name)
+    if lines is None:
+        raise ExploreError(f"no corpus named {name!r}: name one given on the command line or uploaded")
+    entry = _SAMPLE_LINES.get(sample)
+    if entry is None or entry[0] is not lines:  # made again when the corpus is uploaded again
+        entry = _SAMPLE_LINES[sample] = (lines, lines[::k])
+    return entry[1]
+
+
 def corpus_note(name: str) -> str:
+    if name in _SAMPLES:
+        parent, k = _SAMPLES[name]
+        lines, part = USER_CORPORA.get(parent, []), _sample_lines(name)
+        return (f"Corpus: every {ordinal(k)} line of your {parent} ({len(part):,} of {len(lines):,} lines, "
+                f"{corpus_bytes(part) / 1e6:.2f} of {corpus_bytes(lines) / 1e6:.1f} MB): this widget's work on all of it "
+                "(many fits, or every pair scored) would pass the explorer's 60 s bound on a request. The widgets "
+                "that fit once use the whole corpus.")
     if name == C.DOCSTRINGS:
         n = sum(len(s.split()) for s in C.docstring_sentences())
         return (f"Corpus: {len(C.docstring_sentences())} sentences ({n} words) of this Python's standard-library "
@@ -241,6 +316,8 @@ _TOKENS: dict[int, tuple[list[str], str]] = {}
 def token(name: str) -> Any:
     """A cache key for a named corpus that changes when its text does: a user's corpus is keyed
     by a digest of its lines (a corpus uploaded again under the same name is a new corpus)."""
+    if name in _SAMPLES:
+        return (token(_SAMPLES[name][0]), "every", _SAMPLES[name][1])
     lines = USER_CORPORA.get(name)
     if lines is None:
         return name
@@ -263,12 +340,30 @@ SHOW_PROGRESS = False
 def fit(corpus: Union[str, Mapping[str, int]], **options: Any) -> Any:
     """``subwords.train`` on a built-in table or a named large corpus, cached per options."""
     key = ("fit", _key(corpus), tuple(sorted((k, repr(v)) for k, v in options.items())))
-    progress = SHOW_PROGRESS and isinstance(corpus, str) and corpus in USER_CORPORA
+    progress = SHOW_PROGRESS and is_users(corpus)
     return cached(key, lambda: subwords.train(_data(corpus), progress=progress, **options))
 
 
 def floor(corpus: Union[str, Mapping[str, int]], **options: Any) -> int:
-    """The smallest size that can be asked: alphabet + the [UNK] row."""
+    """The smallest size that can be asked: alphabet + the [UNK] row, from the report of a fit
+    (the alphabet does not depend on the size asked). For a merge learner on a user's corpus the
+    fit is a short one, asked for a size just above any alphabet the corpus's characters can
+    make (each character at most twice, marked and unmarked): training WordPiece to exhaustion on
+    1 MB of source takes over a minute, only to read the alphabet. Unigram (whose small sizes
+    cost more pruning rounds, not fewer) and the built-in corpora read the full fit's."""
+    full = ("fit", _key(corpus), tuple(sorted((k, repr(v)) for k, v in dict(options, vocab_size=BIG).items())))
+    with _CACHE_LOCK:
+        known = _CACHE.get(full)
+    if known is None and is_users(corpus) and options.get("model", "bpe") != "unigram":
+        def bound() -> int:
+            lines = large_corpus(cast(str, corpus))
+            chars = set().union(*map(set, lines)) if lines else set()
+            chars |= set(unicodedata.normalize("NFKC", "".join(chars)))
+            return 2 * len(chars) + 8
+        try:
+            return int(fit(corpus, vocab_size=cached(("bound", _key(corpus)), bound), **options).report["alphabet_size"]) + 1
+        except subwords.OptionError:  # an alphabet above the bound: the full fit says
+            pass
     return int(fit(corpus, vocab_size=BIG, **options).report["alphabet_size"]) + 1
 
 
@@ -324,6 +419,23 @@ def _row_memo(tok: Any) -> dict[int, tuple[str, str]]:
         return entry[1]
 
 
+_TABLES: "OrderedDict[int, tuple[Any, Any]]" = OrderedDict()
+
+
+def table_of(tok: Any) -> Any:
+    """A fit's merges, rows and row kinds, read from the library once per fit (each read copies
+    them out of the model: 60 ms for a fit of 10 MB, which typing would pay at every pause)."""
+    with _CACHE_LOCK:
+        entry = _TABLES.get(id(tok))
+    if entry is None or entry[0] is not tok:
+        entry = (tok, (list(getattr(tok, "merges", None) or []), list(tok.rows), list(tok.kinds)))
+        with _CACHE_LOCK:
+            _TABLES[id(tok)] = entry
+            while len(_TABLES) > 256:
+                _TABLES.popitem(last=False)
+    return entry[1]
+
+
 def cut_strip(label: str, tok: Any, text: str, kind: Optional[Callable[[str], str]] = None,
               yours: bool = True) -> dict[str, Any]:
     """A strip of ``text`` as ``tok`` cuts it, every piece with its id, the bytes it decodes to
@@ -371,7 +483,7 @@ def sizes_between(lo: int, hi: int, n: int) -> list[int]:
 
 def _curve_progress(corpus: Union[str, Mapping[str, int]]) -> Any:
     """On a user's corpus in the server's worker, a progress line the server shows on the page."""
-    if SHOW_PROGRESS and isinstance(corpus, str) and corpus in USER_CORPORA:
+    if SHOW_PROGRESS and is_users(corpus):
         from subwords.measure.curve import stderr_progress
 
         return stderr_progress("training: sizes")
@@ -497,7 +609,7 @@ def bpe_fit(s: State) -> Result:
     differs = [f"{w} is {n} pieces alone" if n != 1 else f"{w} is one piece inside {u} too"
                for w, _, n, u, _, m in readings if n != 1 or m < 2]
     return {"conclusion": conclusion("bpe-fit", differs),
-            "numbers": [["rows", tok.vocab_size], ["learned", len(getattr(tok, "merges", []) or [])],
+            "numbers": [["rows", tok.vocab_size], ["learned", len(table_of(tok)[0])],
                         [f"{what.split()[-1]} pieces", shown["total"]], [f"{what.split()[-1]} words", len(text.split())],
                         ["glued back exactly", "yes" if tok.decode(tok.encode(text)) == text else "no"]],
             "pieces": [shown],
@@ -1108,8 +1220,8 @@ def wp_open_end(s: State) -> Result:
     corpus: Union[str, Mapping[str, int]] = MARKING if s["corpus"] == "marking" else s["corpus"]
     cont = fit(corpus, model="wordpiece", vocab_size=floor(corpus, model="wordpiece"))
     end = fit(corpus, model="wordpiece", spelling="end", vocab_size=floor(corpus, model="wordpiece", spelling="end"))
-    alpha_c = [r for r, k in zip(cont.rows, cont.kinds) if k == "alphabet"]
-    alpha_e = [r for r, k in zip(end.rows, end.kinds) if k == "alphabet"]
+    alpha_c = [r for r, k in zip(*table_of(cont)[1:]) if k == "alphabet"]
+    alpha_e = [r for r, k in zip(*table_of(end)[1:]) if k == "alphabet"]
     chars = sorted({r[2:] if r.startswith("##") else r for r in alpha_c})
     opens = {r for r in alpha_c if not r.startswith("##")}
     ends = {r[:-4] for r in alpha_e if r.endswith("</w>")}
@@ -1253,10 +1365,10 @@ def sp_walk(s: State) -> Result:
 def sp_extends(s: State) -> Result:
     lo = floor(s["corpus"], spelling="front")
     tok = fit(s["corpus"], spelling="front", vocab_size=lo + s["size"] if s["size"] else BIG)
-    merges = tok.merges
+    merges = table_of(tok)[0]
 
     def derive() -> tuple[list[int], list[str]]:  # once per fit: typing asks again at every pause
-        rows = set(tok.rows)
+        rows = set(table_of(tok)[1])
         return ([i for i, (a, _) in enumerate(merges) if a.startswith(MARK)],
                 sorted(r for r in rows if r.startswith(MARK) and len(r) > 1 and r[1:] in rows))
     ext, twins = cached(("sp-extends", token(s["corpus"]), s["size"]), derive)
@@ -1402,18 +1514,19 @@ def sp_no_cut(s: State) -> Result:
     corpus = s["corpus"]
     base = floor(corpus, spelling="front", split_at_marks=False)
     tok = fit(corpus, spelling="front", split_at_marks=False, vocab_size=base + s["merges"])
-    learned = tok.rows[len(tok.rows) - len(tok.merges):]
+    merges, all_rows, _ = table_of(tok)
+    learned = all_rows[len(all_rows) - len(merges):]
     inner = [i for i, r in enumerate(learned) if MARK in r[1:]]
-    differs = ([] if inner else [f"no piece holds a space inside after {len(tok.merges)} merges"]) + (
-        [] if tok.merges and tok.merges[0] == ("e", MARK) else
-        [f"the first merge is {pair_text(tok.merges[0]) if tok.merges else 'none'}"])
+    differs = ([] if inner else [f"no piece holds a space inside after {len(merges)} merges"]) + (
+        [] if merges and tuple(merges[0]) == ("e", MARK) else
+        [f"the first merge is {pair_text(merges[0]) if merges else 'none'}"])
     return {"conclusion": conclusion("sp-no-cut", differs),
-            "numbers": [["merges", len(tok.merges)], ["pieces with a space not at the front", len(inner)],
-                        ["first merge", pair_text(tok.merges[0]) if tok.merges else "none"]],
+            "numbers": [["merges", len(merges)], ["pieces with a space not at the front", len(inner)],
+                        ["first merge", pair_text(merges[0]) if merges else "none"]],
             "pieces": [cut_strip(text_name(s), tok, text_of(s), lambda p: "span" if MARK in p[1:] else kind_of(p, tok))],
             "tables": [{"caption": "merges in order", "columns": ["#", "merge", "row", "inner space"],
                         "rows": [[i + 1, pair_text(m), r, "yes" if i in inner else ""]
-                                 for i, (m, r) in enumerate(zip(tok.merges, learned))], "highlight": inner}],
+                                 for i, (m, r) in enumerate(zip(merges, learned))], "highlight": inner}],
             "note": corpus_note(corpus)}
 
 
@@ -1604,6 +1717,8 @@ def compute(widget_id: Any, raw_state: Any) -> Result:
             return model_view(w, state)
         except subwords.SubwordsError as e:
             raise ExploreError(str(e)) from None
+    if w.large:  # a user's corpus too large for this widget's work: an evenly spaced sample, labelled
+        state = dict(state, corpus=capped(state["corpus"], w.id))
     key = ("result", w.id, tuple(sorted((k, repr(token(v) if k == "corpus" else v)) for k, v in state.items())))
     try:
         if "text" in state:  # typed text: the fits are cached, the cut is not (it changes at every key)
