@@ -351,6 +351,11 @@ def floor(corpus: Union[str, Mapping[str, int]], **options: Any) -> int:
     make (each character at most twice, marked and unmarked): training WordPiece to exhaustion on
     1 MB of source takes over a minute, only to read the alphabet. Unigram (whose small sizes
     cost more pruning rounds, not fewer) and the built-in corpora read the full fit's."""
+    return cast(int, cached(("floor", _key(corpus), tuple(sorted((k, repr(v)) for k, v in options.items()))),
+                            lambda: _floor(corpus, **options)))
+
+
+def _floor(corpus: Union[str, Mapping[str, int]], **options: Any) -> int:
     full = ("fit", _key(corpus), tuple(sorted((k, repr(v)) for k, v in dict(options, vocab_size=BIG).items())))
     with _CACHE_LOCK:
         known = _CACHE.get(full)
@@ -369,7 +374,8 @@ def floor(corpus: Union[str, Mapping[str, int]], **options: Any) -> int:
 
 def ceiling(corpus: Union[str, Mapping[str, int]], **options: Any) -> int:
     """The size the learner stops at when asked for more than it can learn."""
-    return int(fit(corpus, vocab_size=BIG, **options).vocab_size)
+    return cast(int, cached(("ceiling", _key(corpus), tuple(sorted((k, repr(v)) for k, v in options.items()))),
+                            lambda: int(fit(corpus, vocab_size=BIG, **options).vocab_size)))
 
 
 def kind_of(piece: str, tok: Any) -> str:
@@ -1372,6 +1378,7 @@ def sp_extends(s: State) -> Result:
         return ([i for i, (a, _) in enumerate(merges) if a.startswith(MARK)],
                 sorted(r for r in rows if r.startswith(MARK) and len(r) > 1 and r[1:] in rows))
     ext, twins = cached(("sp-extends", token(s["corpus"]), s["size"]), derive)
+    first = {i for i in ext[:40] if i < 40}  # ext ascends: the first 40 merges' are among its first 40
     share = len(ext) / len(merges) if merges else 0.0
     differs = ([] if 1 / 3 <= share <= 1 / 2 else [f"{len(ext)} of {len(merges)} merges extend a ▁ piece ({share:.0%})"]) + (
         [] if twins else ["no row is held twice"])
@@ -1380,8 +1387,8 @@ def sp_extends(s: State) -> Result:
                         ["rows that are another row with ▁ in front", len(twins)], ["rows", tok.vocab_size]],
             "pieces": [cut_strip(text_name(s), tok, text_of(s))],
             "tables": [{"caption": "the first 40 merges", "columns": ["#", "merge", "extends ▁"],
-                        "rows": [[i + 1, pair_text(m), "yes" if i in ext else ""] for i, m in enumerate(merges[:40])],
-                        "highlight": [i for i in ext if i < 40]},
+                        "rows": [[i + 1, pair_text(m), "yes" if i in first else ""] for i, m in enumerate(merges[:40])],
+                        "highlight": sorted(first)},
                        {"caption": "twins", "columns": ["row", "without ▁"], "rows": [[t, t[1:]] for t in twins[:40]]}],
             "note": corpus_note(s["corpus"])}
 
@@ -1619,6 +1626,22 @@ def compare(text: Any, ours: Optional[dict[str, Any]] = None) -> Result:
 # A model file in a fitted-vocabulary widget
 
 
+_PER_MODEL: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+
+def per_model(tok: Any, key: str, make: Callable[[], Any]) -> Any:
+    """What a widget derives from a loaded model alone (not from the typed text), made once per
+    model: on a model of 127,086 rows a pass over the rows takes tens of milliseconds, which typing
+    would pay at every pause."""
+    with _CACHE_LOCK:
+        entry = _PER_MODEL.get(id(tok))
+        if entry is None or entry[0] is not tok:  # the model is held in the entry: its id stays its own
+            entry = _PER_MODEL[id(tok)] = (tok, {})
+    if key not in entry[1]:
+        entry[1][key] = make()
+    return entry[1][key]
+
+
 def model_rows(tok: Any) -> list[str]:
     """Every row of a loaded model, by id (a row a format leaves empty is skipped)."""
     def make() -> list[str]:
@@ -1629,7 +1652,7 @@ def model_rows(tok: Any) -> list[str]:
             except (KeyError, IndexError, ValueError, subwords.SubwordsError):
                 continue
         return out
-    return cast("list[str]", cached(("model-rows", id(tok)), make))
+    return cast("list[str]", per_model(tok, "rows", make))
 
 
 #: The space marks models use at a word's front: SentencePiece's ▁ and GPT-2's byte stand-in Ġ.
@@ -1660,53 +1683,65 @@ def model_view(w: Widget, s: State) -> Result:
     numbers: list[list[Any]] = [["rows", tok.vocab_size], [f"{what.split()[-1]} pieces", shown["total"]],
                                 [f"{what.split()[-1]} words", len(text.split())],
                                 ["glued back exactly", "yes" if back == text else "no"]]
-    tables: list[dict[str, Any]] = []
-    rows = model_rows(tok)
-    if w.id == "bpe-fit":
-        tables.append({"caption": "the six readings: a word alone, against the sentence's word",
-                       "columns": ["word", "pieces", "n", "the sentence's", "pieces", "n"],
-                       "rows": cached(("model-six", id(tok)), lambda: six_readings(tok))})
-    elif w.id == "bpe-bytes":
-        trs = []
-        for label, t in ((what, text), ("accented", C.ACCENTED), ("Greek", C.GREEK), ("café", C.CAFE)):
-            ps = list(tok.encode_pieces(t))
-            trs.append([label, len(ps), sum(p.startswith("<0x") for p in ps), ps.count("[UNK]"),
-                        "yes" if tok.decode(tok.encode(t)) == t else "no"])
-        tables.append({"caption": "pieces per text under the model", "columns": ["text", "pieces", "byte rows", "[UNK]", "exact"],
-                       "rows": trs})
+    extra, tables = per_model(tok, w.id, lambda: _model_fixed(w.id, tok))
+    numbers, tables = numbers + extra, list(tables)
+    if w.id == "bpe-bytes":
+        ps = [p[0] for p in shown["pieces"]] if shown["total"] <= DRAWN else list(tok.encode_pieces(text))
+        tables.insert(0, {"caption": "pieces per text under the model",
+                          "columns": ["text", "pieces", "byte rows", "[UNK]", "exact"],
+                          "rows": [[what, len(ps), sum(p.startswith("<0x") for p in ps), ps.count("[UNK]"),
+                                    "yes" if back == text else "no"]] + tables.pop(0)["rows"]})
     elif w.id == "sp-roundtrip":
         tables.append({"caption": f"{what} glued back", "columns": ["model", "rows", "pieces", "glued back", "exact"],
                        "rows": [[name, tok.vocab_size, shown["total"], back, "yes" if back == text else "no"]]})
-    elif w.id in ("sp-extends", "sp-no-cut"):
+    elif w.id == "wp-sizes":
+        pieces = [p[0] for p in shown["pieces"]] if shown["total"] <= DRAWN else list(tok.encode_pieces(text))
+        numbers.append(["pieces without ## in front", sum(not p.startswith("##") for p in pieces)])
+    return {"numbers": numbers, "pieces": [shown], "tables": tables,
+            "note": f"Model: your {name}, used as it is ({_MODEL_NOTES[w.id]}; the size and spelling controls "
+                    "apply to fits only). Its ids are the ones its own library gives."}
+
+
+def _model_fixed(widget_id: str, tok: Any) -> tuple[list[list[Any]], list[dict[str, Any]]]:
+    """The readouts and tables of a fitted-vocabulary widget that depend on the model alone."""
+    numbers: list[list[Any]] = []
+    tables: list[dict[str, Any]] = []
+    rows = model_rows(tok)
+    if widget_id == "bpe-fit":
+        tables.append({"caption": "the six readings: a word alone, against the sentence's word",
+                       "columns": ["word", "pieces", "n", "the sentence's", "pieces", "n"], "rows": six_readings(tok)})
+    elif widget_id == "bpe-bytes":
+        trs = []
+        for label, t in (("accented", C.ACCENTED), ("Greek", C.GREEK), ("café", C.CAFE)):
+            ps = list(tok.encode_pieces(t))
+            trs.append([label, len(ps), sum(p.startswith("<0x") for p in ps), ps.count("[UNK]"),
+                        "yes" if tok.decode(tok.encode(t)) == t else "no"])
+        tables.append({"rows": trs})  # the typed text's row goes first (model_view)
+    elif widget_id in ("sp-extends", "sp-no-cut"):
         held = set(rows)
         front = [r for r in rows if len(r) > 1 and r[0] in SPACE_MARKS]
-        twins = [r for r in front if r[1:] in held]
-        inner = [r for r in rows if any(m in r[1:] for m in SPACE_MARKS)]
-        if w.id == "sp-extends":
+        if widget_id == "sp-extends":
+            twins = [r for r in front if r[1:] in held]
             numbers += [["rows that begin with a space mark (▁ or Ġ)", len(front)],
                         ["rows that are another row with the mark in front", len(twins)]]
             tables.append({"caption": "twins (the first 40)", "columns": ["row", "without the mark"],
                            "rows": [[t, t[1:]] for t in twins[:40]]})
         else:
+            inner = [r for r in rows if any(m in r[1:] for m in SPACE_MARKS)]
             numbers.append(["rows with a space mark not at the front", len(inner)])
             tables.append({"caption": "rows with a space mark inside (the first 40)", "columns": ["row"],
                            "rows": [[r] for r in inner[:40]]})
-    elif w.id == "uni-pieces":
+    elif widget_id == "uni-pieces":
         longer = [r for r in rows if len(r) > 1 and not (r.startswith("<") and r.endswith(">"))]
         tables.append({"caption": "the model's first 40 rows longer than one character, by id", "columns": ["#", "row"],
                        "rows": [[i + 1, r] for i, r in enumerate(longer[:40])]})
-    elif w.id == "wp-sizes":
-        pieces = list(tok.encode_pieces(text))
-        numbers.append(["pieces without ## in front", sum(not p.startswith("##") for p in pieces)])
-    elif w.id == "wp-open-end":
+    elif widget_id == "wp-open-end":
         single = sorted({r for r in rows if len(r) == 1} | {r[2:] for r in rows if r.startswith("##") and len(r) == 3})
         held = set(rows)
         tables.append({"caption": "the model's single characters", "columns": ["character", "opens a word", "continues one"],
                        "rows": [[c, "yes" if c in held else "never", "yes" if "##" + c in held else "no"]
                                 for c in single[:200]]})
-    return {"numbers": numbers, "pieces": [shown], "tables": tables,
-            "note": f"Model: your {name}, used as it is ({_MODEL_NOTES[w.id]}; the size and spelling controls "
-                    "apply to fits only). Its ids are the ones its own library gives."}
+    return numbers, tables
 
 
 def compute(widget_id: Any, raw_state: Any) -> Result:
