@@ -978,15 +978,6 @@ def matched_curves(corpus: str, sizes: Sequence[int]) -> dict[str, list[dict[str
     return {"bpe": [_curve_row(p.a) for p in points], "unigram": [_curve_row(p.b) for p in points]}
 
 
-def _verdict(a: Sequence[dict[str, int]], b: Sequence[dict[str, int]], what: str, a_name: str, b_name: str,
-             page: str) -> str:
-    """Where the page's conclusion (``a`` shorter than ``b``) holds on this corpus, counted."""
-    shorter = sum(x[what] < y[what] for x, y in zip(a, b))
-    where = "the corpus" if what == "corpus" else "the held-out sentence"
-    said = f"{a_name} is shorter than {b_name} on {where} at {shorter} of {len(a)} sizes here"
-    return said + (f" (on the page's corpus: {page})." if what == "corpus" else ".")
-
-
 def _matched_sizes(corpus: str, upto: int = 100) -> list[int]:
     """Fourteen sizes from the floor both learners can fit to ``upto`` percent of the way to
     BPE's ceiling (a large corpus's Unigram curve is one training per size: a lower top is faster)."""
@@ -1021,7 +1012,7 @@ def uni_vs_bpe(s: State) -> Result:
                                                                       "BPE sentence", "Unigram sentence"],
                         "rows": [[b["asked"], b["corpus"], u["corpus"], b["held_out"], u["held_out"]]
                                  for b, u in zip(curves["bpe"], curves["unigram"])]}],
-            "note": corpus_note(corpus) + " " + _verdict(curves["unigram"], curves["bpe"], what, "Unigram", "BPE", "at every size")}
+            "note": corpus_note(corpus)}
 
 
 @widget("uni-pieces", "unigram", 7, "The two vocabularies' pieces side by side",
@@ -1255,14 +1246,6 @@ def wp_open_end(s: State) -> Result:
                     if s["corpus"] == "marking" else corpus_note(s["corpus"])}
 
 
-def _longer(curves: dict[str, list[list[int]]], budgets: Sequence[int]) -> str:
-    """Where the page's conclusion (the score rule's corpus longer than the count rule's) holds."""
-    pairs = [(c[1], w[1]) for b, c, w in zip(budgets, curves["count"], curves["score"]) if b > 0]
-    longer, equal = sum(w > c for c, w in pairs), sum(w == c for c, w in pairs)
-    return (f"The score rule's corpus is longer at {longer} of {len(pairs)} budgets above zero here, equal at {equal} "
-            "(on the page's corpus: longer at every budget).")
-
-
 def budget_curve(corpus: Union[str, Mapping[str, int]], budgets: Sequence[int]) -> dict[str, list[list[int]]]:
     """Merges learned and corpus pieces per merge budget under the count rule (BPE, continuation
     marks) and the score rule (WordPiece): :func:`subwords.measure.curve`, one training each."""
@@ -1305,8 +1288,7 @@ def wp_lengths(s: State) -> Result:
                         "columns": ["budget", "count rule", "score rule", "learned: count / score"],
                         "rows": [[b, c[1], w[1], f"{c[0]} / {w[0]}"] for b, c, w in zip(budgets, curves["count"], curves["score"])],
                         "highlight": [i]}],
-            "note": "The four words, continuation spelling." if name == "four" else
-                    corpus_note(name) + " " + _longer(curves, budgets)}
+            "note": "The four words, continuation spelling." if name == "four" else corpus_note(name)}
 
 
 # ================================================================================================
@@ -1466,7 +1448,7 @@ def sp_lengths(s: State) -> Result:
                                                                       "front sentence", "end sentence"],
                         "rows": [[f["asked"], f["corpus"], e["corpus"], f["held_out"], e["held_out"]]
                                  for f, e in zip(curves["front"], curves["end"])]}],
-            "note": corpus_note(corpus) + " " + _verdict(curves["front"], curves["end"], what, "The front mark", "the end mark", "at every size from 52 rows up")}
+            "note": corpus_note(corpus)}
 
 
 @widget("sp-cjk", "sentencepiece", 7, "Text without spaces under both schemes",
