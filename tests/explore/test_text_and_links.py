@@ -470,6 +470,16 @@ def test_a_model_on_the_command_line_is_in_every_fitted_vocabulary_widget_with_i
                 assert [s["ids"] for s in strips] == [theirs], (wid, name)
                 assert strips[0]["label"].startswith(f"your text, model {name}"), strips[0]["label"]
                 assert f"Model: your {name}" in browser.find_element(By.CSS_SELECTOR, f"#w-{wid} .output").text
+            if SHOT_DIR:  # pictures of the model in each fitted-vocabulary widget, to look at
+                from pathlib import Path
+
+                out = Path(SHOT_DIR) / "models"
+                out.mkdir(parents=True, exist_ok=True)
+                unstick(browser)
+                for wid in fitted:
+                    element = browser.find_element(By.ID, f"w-{wid}")
+                    browser.execute_script("arguments[0].scrollIntoView()", element)
+                    (out / f"{wid}-{name}.png").write_bytes(element.screenshot_as_png)
             # the side-by-side comparison: each model with the ids its own library gives
             compared = {s["label"].split(" (")[0]: s["ids"] for s in browser.execute_script(STRIP_IDS, "#compare")}
             assert compared[f"model: {name}"] == theirs, name
