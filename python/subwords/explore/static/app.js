@@ -278,7 +278,7 @@
     const slanted = labelled && pts.length * 7 * Math.min(longest, 14) > W - 80;
     const B = 44 + (labelled ? (slanted ? Math.min(longest, 14) * 5.5 : 12) : 0);
     const legend = c.kind !== "lattice" && c.series.length > 1;
-    const L = 64, R = 18, T = legend ? 50 : 34, H = 300 + (B - 44);
+    const L = 64, R = 18, T = legend || (c.selected || []).length ? 50 : 34, H = 300 + (B - 44);
     const root = svg("svg", { class: "chart", width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": c.title });
     root.append(svg("text", { x: 12, y: 18, class: "title" }, c.title));
     if (c.kind === "lattice") { lattice(root, c, W, H); return root; }
@@ -344,8 +344,13 @@
           mark = svg("rect", { x: X(p[0]) - barW / 2, y: Y(Math.max(p[1], 0)), width: barW,
                                height: Math.abs(Y(0) - Y(p[1])) || 1, fill: picked ? "#b3261e" : color,
                                class: picked ? "selected" : "" });
-          if (picked) root.append(svg("text", { x: X(p[0]), y: Y(Math.max(p[1], 0)) - 6, "text-anchor": "middle", class: "sel" },
-                                      chosen.get(p[0])));
+          if (picked) {  // named above the plot, clear of the other bars, with a line down to the bar
+            const right = X(p[0]) > (L + W - R) / 2;
+            root.append(svg("line", { x1: X(p[0]), y1: T - 2, x2: X(p[0]), y2: Y(Math.max(p[1], 0)) - 2, stroke: "#b3261e",
+                                      "stroke-dasharray": "3 3", class: "selected-lead" }));
+            root.append(svg("text", { x: X(p[0]) + (right ? 4 : -4), y: T - 6, "text-anchor": right ? "end" : "start",
+                                      class: "sel" }, chosen.get(p[0])));
+          }
         }
         else mark = svg("circle", { cx: X(p[0]), cy: Y(p[1]), r: c.kind === "scatter" ? 4 : 3, fill: color, "fill-opacity": 0.75 });
         mark.append(svg("title", {}, `${p[2] !== undefined ? p[2] + ": " : ""}${c.x} ${fmt(p[0])}, ${c.y} ${fmt(p[1])}`));
