@@ -98,7 +98,8 @@ def test_typing_recuts_every_widget_that_shows_a_cut(browser, server, text, type
         for s in shown:  # the counts are of the typed text (Python's own len, not the page's)
             assert s["label"].startswith("your text"), (wid, s["label"])
             total = int(s["label"].rsplit("(", 1)[1].split()[0])
-            assert f"{total} pieces · {len(text)} characters · {n_bytes} bytes" in s["counts"], (wid, s["counts"])
+            said = f"{total} piece" if total == 1 else f"{total} pieces"
+            assert f"{said} · {len(text)} characters · {n_bytes} bytes" in s["counts"], (wid, s["counts"])
             # a long text is drawn up to W.DRAWN pieces a strip, and says so
             assert len(s["pieces"]) == min(total, W.DRAWN), (wid, total)
             assert (total > W.DRAWN) == (f"the first {W.DRAWN:,} drawn" in s["counts"]), (wid, s["counts"])

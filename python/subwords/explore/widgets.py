@@ -390,7 +390,11 @@ def kind_of(piece: str, tok: Any) -> str:
 
 def strip(label: str, pieces: Sequence[str], tok: Any = None, kinds: Optional[Sequence[str]] = None) -> dict[str, Any]:
     ks = kinds if kinds is not None else [kind_of(p, tok) for p in pieces]
-    return {"label": f"{label} ({len(pieces)} pieces)", "pieces": [[p, k] for p, k in zip(pieces, ks)]}
+    return {"label": f"{label} ({n_pieces(len(pieces))})", "pieces": [[p, k] for p, k in zip(pieces, ks)]}
+
+
+def n_pieces(n: int) -> str:
+    return f"{n} piece" if n == 1 else f"{n} pieces"
 
 
 #: The longest text the page's text box may send (characters): 10 KB of pasted text fits, and
@@ -464,14 +468,14 @@ def cut_strip(label: str, tok: Any, text: str, kind: Optional[Callable[[str], st
         pieces.append([row[0], kind(row[0]) if kind else kind_of(row[0], tok), i, row[1], text[a:b]])
     unk = sum(p[1] == "unk" for p in pieces)
     byte = sum(p[1] == "byte" for p in pieces)
-    counts = f"{len(pieces)} pieces · {len(text)} characters · {len(text.encode('utf-8'))} bytes"
+    counts = f"{n_pieces(len(pieces))} · {len(text)} characters · {len(text.encode('utf-8'))} bytes"
     if unk:
         counts += f" · {unk} [UNK]"
     if byte:
         counts += f" · {byte} byte pieces"
     if len(pieces) > DRAWN:
         counts += f" · the first {DRAWN:,} drawn"
-    return {"label": f"{label} ({len(pieces)} pieces)", "text": yours, "counts": counts, "pieces": pieces[:DRAWN],
+    return {"label": f"{label} ({n_pieces(len(pieces))})", "text": yours, "counts": counts, "pieces": pieces[:DRAWN],
             "total": len(pieces), "unk": unk}
 
 
@@ -1235,8 +1239,8 @@ def wp_open_end(s: State) -> Result:
     return {"conclusion": conclusion("wp-open-end", differs),
             "numbers": [["characters", len(chars)], ["never open a word", len(never_open)],
                         ["never end one", len(never_end)],
-                        [f"{w}, continuation marks", "refused ([UNK])" if pc == ["[UNK]"] else f"{len(pc)} pieces"],
-                        [f"{w}, end marks", "refused ([UNK])" if "[UNK]" in pe else f"{len(pe)} pieces"]],
+                        [f"{w}, continuation marks", "refused ([UNK])" if pc == ["[UNK]"] else n_pieces(len(pc))],
+                        [f"{w}, end marks", "refused ([UNK])" if "[UNK]" in pe else n_pieces(len(pe))]],
             "tables": [{"caption": "the characters", "columns": ["character", "opens a word", "ends a word"],
                         "rows": [[c, "yes" if c in opens else "never", "yes" if c in ends else "never"] for c in chars]}],
             "pieces": [strip(f"{w} under continuation marks", pc, cont), strip(f"{w} under end marks", pe, end),
