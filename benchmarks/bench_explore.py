@@ -9,13 +9,14 @@ interaction answers in under 100 ms, and typing in under 50 ms).
     python benchmarks/bench_explore.py --typing   # the text box: every widget that cuts it, key by key
     python benchmarks/bench_explore.py --typing --corpus FILE [--head BYTES]   # ... with FILE opening the
                                                   # large-corpus widgets (their fits made first, not timed)
-    python benchmarks/bench_explore.py --typing --model FILE   # the model comparison with FILE loaded
+    python benchmarks/bench_explore.py --typing --model FILE   # FILE in every fitted-vocabulary widget and
+                                                  # in the model comparison, key by key
 
-With ``--corpus`` it times instead the widgets whose readouts are curves over many sizes
-(bpe-curve, sp-lengths, uni-vs-bpe, wp-lengths) in their opening state on that file as a user's
-corpus, through the server's worker and its time limit (60 s unless ``--limit``); ``--head``
-keeps the file's first BYTES bytes (whole lines). Each widget's first answer is timed, then the
-cached one.
+With ``--corpus`` it times instead the 13 large-corpus widgets in their opening state on that
+file as a user's corpus, through the server's worker and its time limit (60 s unless
+``--limit``), and says which corpus each worked on (all of it, or the evenly spaced sample a
+widget that fits many times takes of a large one); ``--head`` keeps the file's first BYTES bytes
+(whole lines). Each widget's first answer is timed, then the cached one.
 
 Each state is asked twice: the first answer may compute (the fits a state needs are cached by
 the widgets), the second is the cache. Prints, per widget, the states, the median and the worst
@@ -47,9 +48,6 @@ def ask(port: int, widget: str, state: dict) -> float:
     if reply.status not in (200, 400):
         raise SystemExit(f"{widget} {state}: HTTP {reply.status}")
     return took
-
-
-CURVE_WIDGETS = ("bpe-curve", "sp-lengths", "uni-vs-bpe", "wp-lengths")
 
 
 def ask_json(port: int, widget: str, state: dict) -> tuple[float, int, str]:
@@ -86,10 +84,14 @@ def user_corpus(path: str, head: int, limit: float) -> None:
     srv.add_corpus("yours", lines)
     print(f"corpus: {len(raw)} bytes, {len(lines)} lines; worker limit {limit:.0f} s")
     print(f"{'widget':12} {'first s':>8} {'status':>6} {'cached s':>9}  answer")
-    for wid in CURVE_WIDGETS:
+    for wid in (w.id for w in W.WIDGETS.values() if w.large):
         took, status, text = ask_json(port, wid, {"corpus": "yours"})
         again, _, _ = ask_json(port, wid, {"corpus": "yours"}) if status == 200 else (float("nan"), 0, "")
-        answer = "ok" if status == 200 else json.loads(text).get("error", text)[:90]
+        if status == 200:  # the corpus the widget worked on: all of it, or a sample it names
+            note = json.loads(text).get("note", "")
+            answer = "ok, " + (note.split(":", 1)[1].split(")", 1)[0].strip() + ")" if "every" in note else "all of it")
+        else:
+            answer = json.loads(text).get("error", text)[:90]
         print(f"{wid:12} {took:8.2f} {status:6} {again:9.3f}  {answer}")
     srv.shutdown()
     srv.server_close()
@@ -144,15 +146,31 @@ def typing(corpus: str = "", head: int = 0, limit: float = 60.0) -> None:
 
 
 def typing_model(path: str) -> None:
-    """The text box's text under a model of the command line's (``POST /api/compare``), key by key."""
+    """The text box's text under a model of the command line's, key by key: in every
+    fitted-vocabulary widget (the model opens them, as ``subwords explore MODEL`` does) and in the
+    side-by-side comparison (``POST /api/compare``)."""
     from subwords import formats
 
+    started = time.perf_counter()
     W.USER_MODELS["model"] = formats.load(path)
+    W.OPENING_MODEL = "model"
+    print(f"model loaded in {time.perf_counter() - started:.1f} s")
     srv = ExplorerServer("127.0.0.1", 0)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     port = srv.server_address[1]
     srv.warm.join()
     texts = [TYPED[:k] for k in range(1, len(TYPED) + 1)] + list(OTHER_TEXTS)
+    fitted = [w for w in W.WIDGETS.values() if w.fitted]
+    print(f"{'widget':16} {'first ms':>9} {'median ms':>10} {'worst ms':>9} {'>=200 ms':>9}")
+    everything: list[float] = []
+    for w in fitted:
+        first = ask(port, w.id, {})  # the model's rows read once per model (the widgets that list rows)
+        times = [ask(port, w.id, {"text": t}) for t in texts]
+        everything += times
+        print(f"{w.id:16} {1000 * first:9.1f} {1000 * statistics.median(times):10.1f} {1000 * max(times):9.1f} "
+              f"{sum(t >= 0.2 for t in times):9}")
+    print(f"{len(fitted)} fitted-vocabulary widgets on the model: median {1000 * statistics.median(everything):.1f} ms, "
+          f"worst {1000 * max(everything):.1f} ms, {sum(t >= 0.2 for t in everything)} of {len(everything)} at 200 ms or more")
     times = []
     for t in texts:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)

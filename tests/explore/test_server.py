@@ -445,3 +445,42 @@ def test_compare_requests(server, body, status, message):
     if status == 200:  # no model given: our own fit alone
         assert [s["label"].split(" (")[0] for s in answer["pieces"]] == ["ours: BPE fitted to our eighteen sentences"]
     alive(server)
+
+
+def test_a_model_uploaded_in_the_page_goes_into_every_fitted_vocabulary_widget(server, tmp_path):
+    import sentencepiece
+
+    import subwords
+    from subwords import formats
+
+    model = subwords.train(["the low cost of the lower analysis", "newest and widest reports"] * 10,
+                           vocab_size=60, spelling="front")
+    path = tmp_path / "mine.model"
+    formats.export(model, path, "sentencepiece")
+    before = dict(W.USER_MODELS)
+    try:
+        status, _, data = request(server, "POST", "/api/model?name=mine.model", path.read_bytes(),
+                                  {"Content-Type": "application/octet-stream"})
+        assert status == 200 and json.loads(data) == {"name": "mine.model", "rows": model.vocab_size}
+        catalogue = json.loads(request(server, "GET", "/api/widgets")[2])
+        assert "mine.model" in catalogue["models"]
+        text = "the lowest costs"
+        theirs = sentencepiece.SentencePieceProcessor(model_file=str(path)).encode(text)
+        for w in catalogue["widgets"]:
+            options = [v for c in w["controls"] if c["name"] == "corpus" for v, _ in c["options"]]
+            assert ("mine.model" in options) == w["fitted"], w["id"]
+            if w["fitted"]:
+                status, result = post_json(server, {"widget": w["id"], "state": {"corpus": "mine.model", "text": text}})
+                assert status == 200, result
+                assert [p[2] for p in result["pieces"][0]["pieces"]] == theirs, w["id"]
+        # a file no format reads, and a name without a model's ending, are refused with what to do
+        status, _, data = request(server, "POST", "/api/model?name=junk.model", b"\x00not a model",
+                                  {"Content-Type": "application/octet-stream"})
+        assert status == 400 and "cannot read junk.model as a model" in json.loads(data)["error"]
+        assert "junk.model" not in W.USER_MODELS
+        status, _, data = request(server, "POST", "/api/model?name=mine.txt", b"x", {})
+        assert status == 400 and "ending in .json, .model or .tiktoken" in json.loads(data)["error"]
+        alive(server)
+    finally:
+        W.USER_MODELS.clear()
+        W.USER_MODELS.update(before)

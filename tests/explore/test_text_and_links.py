@@ -98,7 +98,8 @@ def test_typing_recuts_every_widget_that_shows_a_cut(browser, server, text, type
         for s in shown:  # the counts are of the typed text (Python's own len, not the page's)
             assert s["label"].startswith("your text"), (wid, s["label"])
             total = int(s["label"].rsplit("(", 1)[1].split()[0])
-            assert f"{total} pieces · {len(text)} characters · {n_bytes} bytes" in s["counts"], (wid, s["counts"])
+            said = f"{total} piece" if total == 1 else f"{total} pieces"
+            assert f"{said} · {len(text)} characters · {n_bytes} bytes" in s["counts"], (wid, s["counts"])
             # a long text is drawn up to W.DRAWN pieces a strip, and says so
             assert len(s["pieces"]) == min(total, W.DRAWN), (wid, total)
             assert (total > W.DRAWN) == (f"the first {W.DRAWN:,} drawn" in s["counts"]), (wid, s["counts"])
@@ -217,7 +218,9 @@ return [...document.querySelectorAll("svg.chart")].map(svg => ({
 """
 
 
-@pytest.mark.parametrize("hash_", ["", "#wp-scatter.corpus=docstrings&uni-vs-bpe.upto=20&bpe-curve.at=7&uni-em.corpus=ab"])
+@pytest.mark.parametrize("hash_", ["", "#wp-scatter.corpus=docstrings&uni-vs-bpe.upto=20&bpe-curve.at=7&uni-em.corpus=ab",
+                                   "#bpe-curve.corpus=docstrings&sp-lengths.corpus=docstrings&wp-lengths.corpus=docstrings"
+                                   "&uni-vs-bpe.corpus=docstrings&uni-rounds.size=40&uni-spellings.word=newest"])
 def test_chart_ticks_are_round_numbers(browser, server, hash_):
     open_page(browser, server.url + hash_)
     charts = browser.execute_script(TICKS)
@@ -387,3 +390,159 @@ def test_a_model_on_the_command_line_is_compared_on_the_typed_text_with_its_own_
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
+
+
+def _three_models(tmp_path):
+    """A model of ours in each of the three other libraries' formats, fitted to CORPUS_LINES: a
+    byte-level one as a Hugging Face tokenizer.json and as a tiktoken rank file (named for the
+    GPT-2 pattern it was fitted under), a front-marked one as a SentencePiece .model."""
+    import subwords
+    from subwords import formats
+
+    byte_level = subwords.train(CORPUS_LINES * 8, vocab_size=320, spelling="bytes", pre_split="gpt2")
+    front = subwords.train(CORPUS_LINES * 8, vocab_size=90, spelling="front")
+    paths = {"tokenizer.json": tmp_path / "tokenizer.json", "sp.model": tmp_path / "sp.model",
+             "gpt2.tiktoken": tmp_path / "gpt2.tiktoken"}
+    formats.export(byte_level, paths["tokenizer.json"], "hf")
+    formats.export(front, paths["sp.model"], "sentencepiece")
+    formats.export(byte_level, paths["gpt2.tiktoken"], "tiktoken")
+    return paths
+
+
+def _their_ids(name, path, text):
+    """The ids the library that reads the format gives for ``text`` (not subwords)."""
+    if name.endswith(".json"):
+        import tokenizers
+
+        return tokenizers.Tokenizer.from_file(str(path)).encode(text).ids
+    if name.endswith(".model"):
+        import sentencepiece
+
+        return sentencepiece.SentencePieceProcessor(model_file=str(path)).encode(text)
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+    from tiktoken_ext.openai_public import r50k_pat_str  # GPT-2's pattern, as tiktoken spells it
+
+    enc = tiktoken.Encoding("gpt2-of-ours", pat_str=r50k_pat_str, mergeable_ranks=load_tiktoken_bpe(str(path)),
+                            special_tokens={})
+    return enc.encode(text)
+
+
+STRIP_IDS = """
+return [...document.querySelectorAll(arguments[0] + " .strip.yours")].map(s => ({
+  label: s.querySelector(".label .name").textContent,
+  ids: [...s.querySelectorAll(".piece .id")].map(i => Number(i.textContent))}));
+"""
+
+
+def test_a_model_on_the_command_line_is_in_every_fitted_vocabulary_widget_with_its_own_ids(browser, tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(CORPUS_LINES * 8) + "\n", encoding="utf-8")
+    models = _three_models(tmp_path)
+    proc, url = _serve_cli(tmp_path, str(corpus), *(str(p) for p in models.values()))
+    fitted = [w.id for w in W.WIDGETS.values() if w.fitted]
+    # every widget that cuts the text box with a vocabulary fitted to a large corpus
+    assert set(fitted) == {"bpe-fit", "bpe-bytes", "uni-pieces", "wp-sizes", "wp-open-end", "sp-extends",
+                           "sp-no-cut", "sp-roundtrip"}
+    text = "café costs less than the lower analysis"
+    try:
+        open_page(browser, url)
+        browser.execute_script('document.getElementById("compare").dataset.ready = "pending"')
+        put_text(browser, text, True)
+        WebDriverWait(browser, 60).until(lambda d: d.execute_script(
+            'return document.getElementById("compare").dataset.ready === "1"'))
+        # the first model named opens every fitted-vocabulary widget; the others keep the corpus
+        for wid in W.WIDGETS:
+            if W.WIDGETS[wid].large:
+                value = browser.find_element(By.ID, f"c-{wid}-corpus").get_attribute("value")
+                assert value == ("tokenizer.json" if wid in fitted else "corpus.txt"), (wid, value)
+        pick = browser.find_element(By.ID, "page-corpus")
+        for name, path in models.items():
+            if name != "tokenizer.json":  # the page's one selector puts the model in every fitted widget
+                browser.execute_script("for (const id of arguments[0]) document.getElementById('w-' + id).dataset.ready = 'x'",
+                                       fitted)
+                browser.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('change'))",
+                                       pick, name)
+                wait_ready(browser)
+            theirs = _their_ids(name, path, text)
+            for wid in fitted:
+                assert browser.find_element(By.ID, f"c-{wid}-corpus").get_attribute("value") == name, wid
+                strips = browser.execute_script(STRIP_IDS, f"#w-{wid}")
+                assert [s["ids"] for s in strips] == [theirs], (wid, name)
+                assert strips[0]["label"].startswith(f"your text, model {name}"), strips[0]["label"]
+                assert f"Model: your {name}" in browser.find_element(By.CSS_SELECTOR, f"#w-{wid} .output").text
+            if SHOT_DIR:  # pictures of the model in each fitted-vocabulary widget, to look at
+                from pathlib import Path
+
+                out = Path(SHOT_DIR) / "models"
+                out.mkdir(parents=True, exist_ok=True)
+                unstick(browser)
+                for wid in fitted:
+                    element = browser.find_element(By.ID, f"w-{wid}")
+                    browser.execute_script("arguments[0].scrollIntoView()", element)
+                    (out / f"{wid}-{name}.png").write_bytes(element.screenshot_as_png)
+            # the side-by-side comparison: each model with the ids its own library gives
+            compared = {s["label"].split(" (")[0]: s["ids"] for s in browser.execute_script(STRIP_IDS, "#compare")}
+            assert compared[f"model: {name}"] == theirs, name
+        assert any(label.startswith("ours: BPE fitted to corpus.txt") for label in compared)
+        assert severe(browser) == []
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+
+
+def test_a_model_uploaded_through_the_pages_one_selector(browser, server, tmp_path):
+    models = _three_models(tmp_path)
+    before = dict(W.USER_MODELS)
+    try:
+        open_page(browser, server.url)
+        pick = browser.find_element(By.ID, "page-corpus")
+        # the selector's last choice leads to the upload form
+        assert pick.find_elements(By.TAG_NAME, "option")[-1].text == "upload a corpus or a model…"
+        browser.execute_script("arguments[0].value = '(upload)'; arguments[0].dispatchEvent(new Event('change'))", pick)
+        assert browser.execute_script("return document.activeElement.id") == "upload-file"
+        browser.find_element(By.ID, "upload-file").send_keys(str(models["sp.model"]))
+        browser.find_element(By.CSS_SELECTOR, "#upload-form button").click()
+        WebDriverWait(browser, 60).until(lambda d: "Loaded the model sp.model" in d.find_element(By.ID, "upload-status").text)
+        wait_ready(browser)
+        pick = browser.find_element(By.ID, "page-corpus")
+        values = [o.get_attribute("value") for o in pick.find_elements(By.TAG_NAME, "option")]
+        assert "sp.model" in values
+        fitted = [w.id for w in W.WIDGETS.values() if w.fitted]
+        browser.execute_script("for (const id of arguments[0]) document.getElementById('w-' + id).dataset.ready = 'x';"
+                               "arguments[1].value = 'sp.model'; arguments[1].dispatchEvent(new Event('change'))", fitted, pick)
+        wait_ready(browser)
+        theirs = _their_ids("sp.model", models["sp.model"], SENTENCE)
+        for wid in fitted:
+            assert [s["ids"] for s in browser.execute_script(STRIP_IDS, f"#w-{wid}")] == [theirs], wid
+        # the curves keep their corpus: a model is no corpus to fit at fifteen sizes
+        assert browser.find_element(By.ID, "c-bpe-curve-corpus").get_attribute("value") == "eighteen"
+        assert browser.find_element(By.ID, "compare").is_displayed()
+        assert severe(browser) == []
+    finally:
+        W.USER_MODELS.clear()
+        W.USER_MODELS.update(before)
+
+
+CONCLUSION = """
+const p = document.querySelector("#w-" + arguments[0] + " .output .conclusion");
+return p && {text: p.textContent, holds: p.classList.contains("holds"), shown: p.getBoundingClientRect().height > 0};
+"""
+
+
+def test_every_stand_in_widget_states_its_pages_conclusion_and_whether_it_holds(browser, server):
+    from test_widgets import PAGE_CONCLUSIONS
+
+    hash_ = "&".join(f"{wid}.corpus=eighteen" for wid in PAGE_CONCLUSIONS
+                     if W.WIDGETS[wid].large and W.validate(W.WIDGETS[wid], {})["corpus"] != "eighteen")
+    open_page(browser, server.url + "#" + hash_ + "&sp-roundtrip.size=-1")
+    for wid, (named, _, differs) in PAGE_CONCLUSIONS.items():
+        shown = browser.execute_script(CONCLUSION, wid)
+        assert shown and shown["shown"], f"{wid} does not show the page's conclusion ({named})"
+        assert shown["text"].startswith("The page's conclusion: " + W.CONCLUSIONS[wid]), (wid, shown["text"])
+        if differs is None:
+            assert shown["holds"] and shown["text"].endswith("It holds here."), f"{named}: {shown['text']}"
+        else:  # where our sentences lose it, the widget says where, in words
+            assert not shown["holds"] and "Here it differs: " in shown["text"] and differs in shown["text"], \
+                f"{named}: {shown['text']}"
+    assert severe(browser) == []

@@ -97,6 +97,7 @@ def cmd_explore(a: argparse.Namespace) -> int:
     W.USER_CORPORA.update(corpora)
     W.USER_MODELS.update(models)
     W.OPENING_CORPUS = next(iter(corpora), None)  # the first corpus named opens every large-corpus widget
+    W.OPENING_MODEL = next(iter(models), None)  # the first model named opens every fitted-vocabulary widget
     from .server import _loopback
 
     if not _loopback(a.host):

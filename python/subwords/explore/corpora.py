@@ -14,7 +14,9 @@ properties are reproduced; the widgets say which corpus they show in their capti
 The five Chinese lines of the SentencePiece page are not printed either; the stand-in below is
 written for this project out of the seven words the page names (research 研究, life 生命, origin
 起源, student 学生, very 很, many 多, good 好), with the same property the page relies on: the
-words recur across lines with nothing between them.
+words recur across lines with nothing between them. It was chosen among five-line sets of short
+phrases of those words as the one that gives every number the page states for its lines (see
+``CJK_LINES``).
 """
 
 from __future__ import annotations
@@ -42,12 +44,18 @@ GREEK = "Ο μικρός σκύλος κοιμάται κάτω από το τρ
 ACCENTED = "Le café de la gare a été fermé."
 # The seven words of the SentencePiece page, run together: student, research, life, origin.
 CJK_HELD_OUT = "学生研究生命起源"
+# "the students are very good", "research the origin of life", "students research life", "the
+# origins are many", "life research". Both schemes asked for 40 rows give the page's numbers: the
+# end-marked one learns three merges, stops at 17 rows, reads the lines in 18 pieces and the new
+# sentence in five, three of its rows a character held again with the line-end mark; the
+# front-marked one learns six, reaches 18 rows, reads the lines in 15 and the new sentence in
+# three, student, research and life together, origin.
 CJK_LINES = [
     "学生很好",
     "研究生命起源",
-    "很多学生研究生命",
-    "生命起源很好",
-    "学生研究很多",
+    "学生研究生命",
+    "起源很多",
+    "生命研究",
 ]
 # A stand-in for the eighteen sentences' alphabet property the BPE page relies on (z occurs inside
 # a word, no word ends in z): the same corpus tests/pages uses.

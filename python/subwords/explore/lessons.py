@@ -96,7 +96,8 @@ LESSONS: dict[str, tuple[str, str, str, str]] = {
         "At the same vocabulary size, which method reads the corpus and a new sentence in fewer pieces?",
         "Switch between the corpus and the held-out sentence; on a large corpus of yours lower the largest size.",
         "On its own corpus the page finds Unigram far shorter at every size, down to one piece per word at "
-        "the top. The note under the chart counts the sizes where that holds on the corpus shown."),
+        "the top, and longer on the held-out sentence. The box above the chart says whether that holds on the "
+        "corpus shown, and at which sizes it does not."),
     "uni-pieces": (
         "the two vocabularies' pieces side by side",
         "What kinds of mistake does each method make on a sentence it never saw?",
@@ -170,8 +171,8 @@ LESSONS: dict[str, tuple[str, str, str, str]] = {
         "front against end marks at fourteen sizes",
         "What does the exact round trip cost in pieces?",
         "Switch between the corpus and the held-out sentence.",
-        "The page finds the front mark shorter at every size from 52 rows up. The note under the chart counts "
-        "the sizes where that holds on the corpus shown."),
+        "The page finds the front mark shorter at every size from 52 rows up. The box above the chart says "
+        "whether that holds on the corpus shown, and at which sizes it does not."),
     "sp-cjk": (
         "text without spaces: the case the front mark is for",
         "How do the two schemes fare when a line is one long 'word'?",

@@ -16,7 +16,8 @@ Routes:
 * ``GET /api/progress`` what the worker is doing on a user's corpus (the library's progress line);
 * ``POST /api/compute`` ``{"widget": id, "state": {...}}`` -> the widget's result;
 * ``POST /api/compare`` ``{"text": "..."}`` -> the text under every model given on the command line;
-* ``POST /api/corpus?name=NAME`` a UTF-8 text body (one text per line) -> registers a corpus.
+* ``POST /api/corpus?name=NAME`` a UTF-8 text body (one text per line) -> registers a corpus;
+* ``POST /api/model?name=NAME.json|.model|.tiktoken`` a model file's bytes -> registers a model.
 
 POSTs must carry ``X-Subwords: 1`` (a cross-site page cannot send that header without a CORS
 preflight, which this server never grants), and the ``Host`` header must name the address the
@@ -46,6 +47,8 @@ from .page import catalogue, render, static_text
 MAX_BODY = 64 * 1024  # a widget request: a few control values
 MAX_UPLOAD = 10 * 1024 * 1024  # a user corpus
 MAX_CORPORA = 8
+MAX_MODELS = 8
+MODEL_SUFFIXES = (".json", ".model", ".tiktoken")
 WORK_SECONDS = 60.0  # the longest a computation on a user corpus may run
 SOCKET_SECONDS = 30.0
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -357,6 +360,16 @@ class Handler(BaseHTTPRequestHandler):
             if not lines:
                 raise _Refusal(400, "the corpus is empty: give one text per line")
             self._json(200, self.server.add_corpus(name, lines))
+        elif url.path == "/api/model":
+            name = parse_qs(url.query).get("name", [""])[0]
+            if not _NAME.match(name) or not name.endswith(MODEL_SUFFIXES) or name in W.USER_CORPORA or name in _RESERVED:
+                raise _Refusal(400, "name the model with ?name=NAME ending in .json, .model or .tiktoken (a .tiktoken "
+                                    "file's name says its pattern, as gpt2.tiktoken or cl100k_base.tiktoken): letters, "
+                                    "digits, '.', '_' or '-', up to 64 characters, not a corpus's name")
+            data = self._body(MAX_UPLOAD)
+            if not data:
+                raise _Refusal(400, "the model file is empty")
+            self._json(200, self.server.add_model(name, data))
         else:
             raise _Refusal(404, f"no such route: {url.path[:200]!r}")
 
@@ -460,9 +473,9 @@ class ExplorerServer(ThreadingHTTPServer):
         """The text under every model given, after our own fit on the opening corpus (the
         fitted-vocabulary widget's cut, through the worker on a user's corpus)."""
         text = W.check_text(text)
-        fitted = self.compute("bpe-fit", {"text": text})
+        corpus = W.OPENING_CORPUS if W.OPENING_CORPUS in W.USER_CORPORA else C.OURS
+        fitted = self.compute("bpe-fit", {"text": text, "corpus": corpus})
         ours = next(s for s in fitted["pieces"] if s.get("text"))
-        corpus = W.validate(W.get("bpe-fit"), {})["corpus"]
         corpus = {C.DOCSTRINGS: "the docstrings", C.OURS: "our eighteen sentences"}.get(corpus, corpus)
         ours = dict(ours, label=f"ours: BPE fitted to {corpus} ({ours['total']} pieces)",
                     exact=dict(fitted["numbers"]).get("glued back exactly", ""))
@@ -476,6 +489,27 @@ class ExplorerServer(ThreadingHTTPServer):
         self.worker.add_corpus(name, lines)
         return {"name": name, "lines": len(lines), "words": sum(len(l.split()) for l in lines),
                 "seconds": round(time.monotonic() - started, 3)}
+
+    def add_model(self, name: str, data: bytes) -> dict[str, Any]:
+        """A model file uploaded in the page, read by ``subwords.formats.load`` (the format found
+        from the file itself) from a private temporary folder, which is removed at once."""
+        import tempfile
+        from pathlib import Path
+
+        from .. import formats
+        from ..errors import SubwordsError
+
+        if name not in W.USER_MODELS and len(W.USER_MODELS) >= MAX_MODELS:
+            raise _Refusal(400, f"at most {MAX_MODELS} models can be loaded; restart the explorer for more")
+        with tempfile.TemporaryDirectory(prefix="subwords-explore-") as folder:
+            path = Path(folder) / name
+            path.write_bytes(data)
+            try:
+                model = formats.load(path)
+            except SubwordsError as e:
+                raise _Refusal(400, f"subwords cannot read {name} as a model: {str(e).replace(folder + '/', '')}") from None
+        W.USER_MODELS[name] = model
+        return {"name": name, "rows": model.vocab_size}
 
     def server_close(self) -> None:
         self._stopping.set()

@@ -30,6 +30,7 @@ import hashlib
 import itertools
 import math
 import threading
+import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence, Union, cast
@@ -117,13 +118,19 @@ class Widget:
     large: bool = False  # has a "corpus" control that can name a user corpus
     text: bool = False  # cuts the page's text box (state key ``text``, the running sentence unless typed)
 
+    @property
+    def fitted(self) -> bool:
+        """Cuts the text box's text with a vocabulary fitted to a large corpus: a model file can
+        take the fitted vocabulary's place."""
+        return self.large and self.text
+
     def spec(self) -> dict[str, Any]:
         from .lessons import lesson
 
         taught = lesson(self.id, self.page, self.number, sum(w.page == self.page for w in WIDGETS.values()))
         return {"id": self.id, "page": self.page, "number": self.number, "title": self.title,
                 "where": taught.pop("where"), "lesson": taught,
-                "text": self.text, "large": self.large, "controls": [c.spec() for c in self.live_controls()]}
+                "text": self.text, "large": self.large, "fitted": self.fitted, "controls": [c.spec() for c in self.live_controls()]}
 
     def live_controls(self) -> tuple[Control, ...]:
         """The controls, the corpus control extended with the user's corpora (and, for the
@@ -131,9 +138,11 @@ class Widget:
         if not self.large:
             return self.controls
         extra = tuple((name, f"yours: {name}") for name in sorted(USER_CORPORA))
-        if self.id == "bpe-fit":
+        if self.fitted:
             extra += tuple((name, f"model: {name}") for name in sorted(USER_MODELS))
         opening = OPENING_CORPUS if OPENING_CORPUS in USER_CORPORA else None
+        if self.fitted and OPENING_MODEL in USER_MODELS:
+            opening = OPENING_MODEL
         return tuple(Control(c.name, c.label, c.kind, opening or c.default, options=c.options + extra)
                      if c.name == "corpus" else c for c in self.controls)
 
@@ -176,6 +185,8 @@ USER_MODELS: dict[str, Any] = {}
 #: The corpus every large-corpus widget opens on: the first given on the command line (else each
 #: widget's own built-in corpus).
 OPENING_CORPUS: Optional[str] = None
+#: The model every fitted-vocabulary widget opens on: the first given on the command line.
+OPENING_MODEL: Optional[str] = None
 
 
 def large_corpus(name: str) -> list[str]:
@@ -185,10 +196,84 @@ def large_corpus(name: str) -> list[str]:
         return list(C.EIGHTEEN)
     if name in USER_CORPORA:
         return USER_CORPORA[name]
+    if name in _SAMPLES:
+        return _sample_lines(name)
     raise ExploreError(f"no corpus named {name!r}: name one given on the command line or uploaded")
 
 
+def is_users(corpus: Any) -> bool:
+    """A corpus of the user's (given, uploaded, or a sample of one): its work runs in the worker."""
+    return isinstance(corpus, str) and (corpus in USER_CORPORA or corpus in _SAMPLES)
+
+
+# ------------------------------------------------------------------------------------------------
+# Samples of a large corpus for the widgets whose work would pass the time bound on all of it
+
+#: sample name -> (the corpus it samples, every k-th line)
+_SAMPLES: dict[str, tuple[str, int]] = {}
+_SAMPLE_LINES: dict[str, tuple[list[str], list[str]]] = {}  # sample name -> (the corpus's lines, the sample's)
+_SIZES: dict[int, tuple[list[str], int]] = {}
+
+#: The most text a widget that fits many times works on (bytes of UTF-8): a larger corpus of the
+#: user's is sampled evenly (every k-th line) and the widget says so. Measured on 10 MB of Python
+#: source on two shared cores: see docs/EXPLORE.md.
+SAMPLE_BYTES = {
+    "bpe-curve": 4_000_000,  # 15 sizes, one training: 46 s on all 10 MB
+    "sp-lengths": 2_000_000,  # 14 sizes under two spellings
+    "uni-vs-bpe": 60_000,  # 14 Unigram trainings: 124 s on 340 KB, 24 s on 68 KB
+    "uni-pieces": 400_000,  # two Unigram trainings: 19.6 s on 400 KB
+    "wp-scatter": 4_000_000,  # every candidate pair scored: 26 s on 10 MB
+    "wp-sizes": 500_000,  # WordPiece to exhaustion and at four sizes: 15.5 s on 500 KB
+    "wp-lengths": 600_000,  # both rules to exhaustion: 20.3 s on 600 KB, 55.6 s on 0.93 MB
+}
+
+
+def corpus_bytes(lines: list[str]) -> int:
+    entry = _SIZES.get(id(lines))
+    if entry is None or entry[0] is not lines:
+        entry = _SIZES[id(lines)] = (lines, sum(len(line.encode("utf-8", "surrogatepass")) + 1 for line in lines))
+    return entry[1]
+
+
+def capped(name: str, widget_id: str) -> str:
+    """``name``, or the name of an evenly spaced sample of it (every k-th line, the smallest k that
+    brings it under the widget's ``SAMPLE_BYTES``) when it is a user's corpus larger than that."""
+    cap = SAMPLE_BYTES.get(widget_id)
+    lines = USER_CORPORA.get(name)
+    if cap is None or lines is None:
+        return name
+    size = corpus_bytes(lines)
+    if size <= cap:
+        return name
+    k = -(-size // cap)
+    sample = f"{name} (every {ordinal(k)} line)"
+    _SAMPLES[sample] = (name, k)
+    return sample
+
+
+def ordinal(k: int) -> str:
+    return f"{k}{'th' if 10 <= k % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
+
+
+def _sample_lines(sample: str) -> list[str]:
+    name, k = _SAMPLES[sample]
+    lines = USER_CORPORA.get(name)
+    if lines is None:
+        raise ExploreError(f"no corpus named {name!r}: name one given on the command line or uploaded")
+    entry = _SAMPLE_LINES.get(sample)
+    if entry is None or entry[0] is not lines:  # made again when the corpus is uploaded again
+        entry = _SAMPLE_LINES[sample] = (lines, lines[::k])
+    return entry[1]
+
+
 def corpus_note(name: str) -> str:
+    if name in _SAMPLES:
+        parent, k = _SAMPLES[name]
+        lines, part = USER_CORPORA.get(parent, []), _sample_lines(name)
+        return (f"Corpus: every {ordinal(k)} line of your {parent} ({len(part):,} of {len(lines):,} lines, "
+                f"{corpus_bytes(part) / 1e6:.2f} of {corpus_bytes(lines) / 1e6:.1f} MB): this widget's work on all of it "
+                "(many fits, or every pair scored) would pass the explorer's 60 s bound on a request. The widgets "
+                "that fit once use the whole corpus.")
     if name == C.DOCSTRINGS:
         n = sum(len(s.split()) for s in C.docstring_sentences())
         return (f"Corpus: {len(C.docstring_sentences())} sentences ({n} words) of this Python's standard-library "
@@ -231,6 +316,8 @@ _TOKENS: dict[int, tuple[list[str], str]] = {}
 def token(name: str) -> Any:
     """A cache key for a named corpus that changes when its text does: a user's corpus is keyed
     by a digest of its lines (a corpus uploaded again under the same name is a new corpus)."""
+    if name in _SAMPLES:
+        return (token(_SAMPLES[name][0]), "every", _SAMPLES[name][1])
     lines = USER_CORPORA.get(name)
     if lines is None:
         return name
@@ -253,18 +340,42 @@ SHOW_PROGRESS = False
 def fit(corpus: Union[str, Mapping[str, int]], **options: Any) -> Any:
     """``subwords.train`` on a built-in table or a named large corpus, cached per options."""
     key = ("fit", _key(corpus), tuple(sorted((k, repr(v)) for k, v in options.items())))
-    progress = SHOW_PROGRESS and isinstance(corpus, str) and corpus in USER_CORPORA
+    progress = SHOW_PROGRESS and is_users(corpus)
     return cached(key, lambda: subwords.train(_data(corpus), progress=progress, **options))
 
 
 def floor(corpus: Union[str, Mapping[str, int]], **options: Any) -> int:
-    """The smallest size that can be asked: alphabet + the [UNK] row."""
+    """The smallest size that can be asked: alphabet + the [UNK] row, from the report of a fit
+    (the alphabet does not depend on the size asked). For a merge learner on a user's corpus the
+    fit is a short one, asked for a size just above any alphabet the corpus's characters can
+    make (each character at most twice, marked and unmarked): training WordPiece to exhaustion on
+    1 MB of source takes over a minute, only to read the alphabet. Unigram (whose small sizes
+    cost more pruning rounds, not fewer) and the built-in corpora read the full fit's."""
+    return cast(int, cached(("floor", _key(corpus), tuple(sorted((k, repr(v)) for k, v in options.items()))),
+                            lambda: _floor(corpus, **options)))
+
+
+def _floor(corpus: Union[str, Mapping[str, int]], **options: Any) -> int:
+    full = ("fit", _key(corpus), tuple(sorted((k, repr(v)) for k, v in dict(options, vocab_size=BIG).items())))
+    with _CACHE_LOCK:
+        known = _CACHE.get(full)
+    if known is None and is_users(corpus) and options.get("model", "bpe") != "unigram":
+        def bound() -> int:
+            lines = large_corpus(cast(str, corpus))
+            chars = set().union(*map(set, lines)) if lines else set()
+            chars |= set(unicodedata.normalize("NFKC", "".join(chars)))
+            return 2 * len(chars) + 8
+        try:
+            return int(fit(corpus, vocab_size=cached(("bound", _key(corpus)), bound), **options).report["alphabet_size"]) + 1
+        except subwords.OptionError:  # an alphabet above the bound: the full fit says
+            pass
     return int(fit(corpus, vocab_size=BIG, **options).report["alphabet_size"]) + 1
 
 
 def ceiling(corpus: Union[str, Mapping[str, int]], **options: Any) -> int:
     """The size the learner stops at when asked for more than it can learn."""
-    return int(fit(corpus, vocab_size=BIG, **options).vocab_size)
+    return cast(int, cached(("ceiling", _key(corpus), tuple(sorted((k, repr(v)) for k, v in options.items()))),
+                            lambda: int(fit(corpus, vocab_size=BIG, **options).vocab_size)))
 
 
 def kind_of(piece: str, tok: Any) -> str:
@@ -279,7 +390,11 @@ def kind_of(piece: str, tok: Any) -> str:
 
 def strip(label: str, pieces: Sequence[str], tok: Any = None, kinds: Optional[Sequence[str]] = None) -> dict[str, Any]:
     ks = kinds if kinds is not None else [kind_of(p, tok) for p in pieces]
-    return {"label": f"{label} ({len(pieces)} pieces)", "pieces": [[p, k] for p, k in zip(pieces, ks)]}
+    return {"label": f"{label} ({n_pieces(len(pieces))})", "pieces": [[p, k] for p, k in zip(pieces, ks)]}
+
+
+def n_pieces(n: int) -> str:
+    return f"{n} piece" if n == 1 else f"{n} pieces"
 
 
 #: The longest text the page's text box may send (characters): 10 KB of pasted text fits, and
@@ -314,6 +429,23 @@ def _row_memo(tok: Any) -> dict[int, tuple[str, str]]:
         return entry[1]
 
 
+_TABLES: "OrderedDict[int, tuple[Any, Any]]" = OrderedDict()
+
+
+def table_of(tok: Any) -> Any:
+    """A fit's merges, rows and row kinds, read from the library once per fit (each read copies
+    them out of the model: 60 ms for a fit of 10 MB, which typing would pay at every pause)."""
+    with _CACHE_LOCK:
+        entry = _TABLES.get(id(tok))
+    if entry is None or entry[0] is not tok:
+        entry = (tok, (list(getattr(tok, "merges", None) or []), list(tok.rows), list(tok.kinds)))
+        with _CACHE_LOCK:
+            _TABLES[id(tok)] = entry
+            while len(_TABLES) > 256:
+                _TABLES.popitem(last=False)
+    return entry[1]
+
+
 def cut_strip(label: str, tok: Any, text: str, kind: Optional[Callable[[str], str]] = None,
               yours: bool = True) -> dict[str, Any]:
     """A strip of ``text`` as ``tok`` cuts it, every piece with its id, the bytes it decodes to
@@ -336,14 +468,14 @@ def cut_strip(label: str, tok: Any, text: str, kind: Optional[Callable[[str], st
         pieces.append([row[0], kind(row[0]) if kind else kind_of(row[0], tok), i, row[1], text[a:b]])
     unk = sum(p[1] == "unk" for p in pieces)
     byte = sum(p[1] == "byte" for p in pieces)
-    counts = f"{len(pieces)} pieces · {len(text)} characters · {len(text.encode('utf-8'))} bytes"
+    counts = f"{n_pieces(len(pieces))} · {len(text)} characters · {len(text.encode('utf-8'))} bytes"
     if unk:
         counts += f" · {unk} [UNK]"
     if byte:
         counts += f" · {byte} byte pieces"
     if len(pieces) > DRAWN:
         counts += f" · the first {DRAWN:,} drawn"
-    return {"label": f"{label} ({len(pieces)} pieces)", "text": yours, "counts": counts, "pieces": pieces[:DRAWN],
+    return {"label": f"{label} ({n_pieces(len(pieces))})", "text": yours, "counts": counts, "pieces": pieces[:DRAWN],
             "total": len(pieces), "unk": unk}
 
 
@@ -361,7 +493,7 @@ def sizes_between(lo: int, hi: int, n: int) -> list[int]:
 
 def _curve_progress(corpus: Union[str, Mapping[str, int]]) -> Any:
     """On a user's corpus in the server's worker, a progress line the server shows on the page."""
-    if SHOW_PROGRESS and isinstance(corpus, str) and corpus in USER_CORPORA:
+    if SHOW_PROGRESS and is_users(corpus):
         from subwords.measure.curve import stderr_progress
 
         return stderr_progress("training: sizes")
@@ -378,6 +510,48 @@ def size_curve(corpus: Union[str, Mapping[str, int]], sizes: Sequence[int], held
 
 def _curve_row(p: Any) -> dict[str, int]:
     return {"asked": p.size, "rows": p.rows, "corpus": p.corpus_pieces, "held_out": p.heldout_pieces}
+
+
+# ------------------------------------------------------------------------------------------------
+# The pages' conclusions, for the widgets that run on a corpus the page does not print
+
+#: widget id -> the conclusion its page draws, in our words. Each such widget checks it on the
+#: corpus it shows and says where it does not hold (``"conclusion"`` in its result).
+CONCLUSIONS = {
+    "bpe-fit": "a word the corpus holds is one piece alone and more than one inside the sentence, where a "
+               "full stop or a hyphen stops its row from applying (analysis, cost, expected)",
+    "bpe-curve": "both curves fall as the table grows, and the held-out sentence gains far less than the corpus",
+    "bpe-bytes": "for the same merges the byte fit is longer on the corpus than the character fit, and both glue "
+                 "every text back exactly",
+    "uni-vs-bpe": "above the floor (where both spell letter by letter) Unigram's corpus is shorter than BPE's at every "
+                  "size, and its held-out sentence is longer",
+    "uni-pieces": "above the smallest size Unigram keeps more whole words (rows that end a word) than BPE",
+    "wp-scatter": "count and score disagree: the commonest pair is not the best by score, and the best score "
+                  "goes to a rarer pair",
+    "wp-sizes": "exactly one piece per word has no ## mark, and it is always the first",
+    "wp-open-end": "Alvarez is spelled under continuation marks and refused under end marks; zebra the reverse; "
+                   "you is refused under both",
+    "wp-lengths": "the score rule's corpus is longer than the count rule's at every budget above zero",
+    "sp-extends": "a large share of the merges extend a piece that begins with ▁ (the page: 42 of 99, nearly "
+                  "half), and some rows are held twice, with and without ▁ (the page: 17)",
+    "sp-roundtrip": "the front mark glues the sentence back exactly; the end mark does not (it loses the space "
+                    "after Alvarez with the [UNK] that replaced its last letter)",
+    "sp-lengths": "the front mark's corpus is shorter than the end mark's at every size from 52 rows up",
+    "sp-no-cut": "with nothing cut at the marks some pieces hold a space inside, and the very first merge joins "
+                 "e to the space after it",
+    "sp-cjk": "the front scheme finds the words shared across lines: it learns more merges than the end scheme, "
+              "reads the lines and the new sentence in fewer pieces, and three of the end scheme's rows are a "
+              "character held again with a line-end mark",
+}
+
+
+def conclusion(widget_id: str, differs: Sequence[str]) -> dict[str, Any]:
+    """The page's conclusion for a widget and the places it does not hold on the corpus shown."""
+    return {"text": CONCLUSIONS[widget_id], "differs": list(differs)}
+
+
+def _sizes(xs: Sequence[Any]) -> str:
+    return ", ".join(str(x) for x in xs)
 
 
 # ================================================================================================
@@ -438,29 +612,28 @@ SIX_READINGS = [("analysis", "re-analysis."), ("cost", "low-cost"), ("expected",
         large=True, text=True)
 def bpe_fit(s: State) -> Result:
     corpus = s["corpus"]
-    if corpus in USER_MODELS:
-        tok = USER_MODELS[corpus]
-        note = f"Model: your {corpus} (a model is used as it is: the rows-asked control applies to fits only)."
-    else:
-        tok = fit(corpus, vocab_size=floor(corpus) + s["size"] if s["size"] else BIG)
-        note = corpus_note(corpus)
+    tok = fit(corpus, vocab_size=floor(corpus) + s["size"] if s["size"] else BIG)
     text, what = text_of(s), text_name(s)
     shown = cut_strip(what, tok, text)
-
-    def derive() -> list[list[Any]]:  # once per fit: typing asks again at every pause
-        readings = []
-        for word, unit in SIX_READINGS:
-            a, b = list(tok.encode_pieces(word)), list(tok.encode_pieces(unit))
-            readings.append([word, " ".join(a), len(a), unit, " ".join(b), len(b)])
-        return readings
-    readings = cached(("bpe-fit", token(corpus), s["size"], id(tok) if corpus in USER_MODELS else 0), derive)
-    return {"numbers": [["rows", tok.vocab_size], ["learned", len(getattr(tok, "merges", []) or [])],
+    readings = cached(("bpe-fit", token(corpus), s["size"]), lambda: six_readings(tok))
+    differs = [f"{w} is {n} pieces alone" if n != 1 else f"{w} is one piece inside {u} too"
+               for w, _, n, u, _, m in readings if n != 1 or m < 2]
+    return {"conclusion": conclusion("bpe-fit", differs),
+            "numbers": [["rows", tok.vocab_size], ["learned", len(table_of(tok)[0])],
                         [f"{what.split()[-1]} pieces", shown["total"]], [f"{what.split()[-1]} words", len(text.split())],
                         ["glued back exactly", "yes" if tok.decode(tok.encode(text)) == text else "no"]],
             "pieces": [shown],
             "tables": [{"caption": "the six readings: a word of the corpus alone, against the sentence's word",
                         "columns": ["word", "pieces", "n", "the sentence's", "pieces", "n"], "rows": readings}],
-            "note": note}
+            "note": corpus_note(corpus)}
+
+
+def six_readings(tok: Any) -> list[list[Any]]:
+    readings = []
+    for word, unit in SIX_READINGS:
+        a, b = list(tok.encode_pieces(word)), list(tok.encode_pieces(unit))
+        readings.append([word, " ".join(a), len(a), unit, " ".join(b), len(b)])
+    return readings
 
 
 FIFTY_ONE = {"abcdefghijklmnopqrstuvwxyzABCDEFGH.": 2, **{"A" + c: 1 for c in "abcdefghijklmnop"}}
@@ -500,7 +673,15 @@ def bpe_curve(s: State) -> Result:
     sizes = sizes_between(lo, hi, 15)
     curve = cached(("curve", token(corpus), tuple(sizes)), lambda: size_curve(corpus, sizes, C.SENTENCE))
     point = curve[min(s["at"], len(curve)) - 1]
-    return {"numbers": [["floor (alphabet + [UNK])", lo], ["ceiling (no pair twice)", hi],
+    differs = [f"the corpus does not fall from {a['rows']} to {b['rows']} rows" for a, b in zip(curve, curve[1:])
+               if b["corpus"] >= a["corpus"] and b["rows"] > a["rows"]]
+    differs += [f"the sentence grows from {a['rows']} to {b['rows']} rows" for a, b in zip(curve, curve[1:])
+                if b["held_out"] > a["held_out"]]
+    gain = {key: 1 - curve[-1][key] / curve[0][key] for key in ("held_out", "corpus")}  # the share of pieces saved
+    if len(curve) > 1 and gain["held_out"] >= gain["corpus"]:
+        differs.append(f"the sentence saves {gain['held_out']:.0%} of its pieces, the corpus {gain['corpus']:.0%}")
+    return {"conclusion": conclusion("bpe-curve", differs),
+            "numbers": [["floor (alphabet + [UNK])", lo], ["ceiling (no pair twice)", hi],
                         ["rows", point["rows"]], ["corpus pieces", point["corpus"]], ["sentence pieces", point["held_out"]]],
             "charts": [{"kind": "line", "title": "corpus pieces against rows", "x": "rows", "y": "pieces",
                         "series": [{"name": "corpus", "points": [[p["rows"], p["corpus"]] for p in curve]}],
@@ -527,7 +708,12 @@ def bpe_bytes(s: State) -> Result:
         a, b = chars.encode(text), bytes_.encode(text)
         rows.append([label, len(a), len(b), "yes" if chars.decode(a) == text else "no",
                      "yes" if bytes_.decode(b) == text else "no"])
-    return {"numbers": [["merges", m], ["character rows", chars.vocab_size], ["byte rows", bytes_.vocab_size],
+    c_pieces, b_pieces = chars.report["corpus_pieces_after"], bytes_.report["corpus_pieces_after"]
+    differs = [] if b_pieces > c_pieces else [f"the byte fit's corpus is {b_pieces} pieces, the character fit's {c_pieces}"]
+    differs += [f"{row[0]} is not glued back exactly by the {'character' if row[3] == 'no' else 'byte'} fit"
+                for row in rows if "no" in row[3:]]
+    return {"conclusion": conclusion("bpe-bytes", differs),
+            "numbers": [["merges", m], ["character rows", chars.vocab_size], ["byte rows", bytes_.vocab_size],
                         ["corpus pieces (characters)", chars.report["corpus_pieces_after"]],
                         ["corpus pieces (bytes)", bytes_.report["corpus_pieces_after"]]],
             "tables": [{"caption": "pieces per text, same number of merges",
@@ -796,15 +982,6 @@ def matched_curves(corpus: str, sizes: Sequence[int]) -> dict[str, list[dict[str
     return {"bpe": [_curve_row(p.a) for p in points], "unigram": [_curve_row(p.b) for p in points]}
 
 
-def _verdict(a: Sequence[dict[str, int]], b: Sequence[dict[str, int]], what: str, a_name: str, b_name: str,
-             page: str) -> str:
-    """Where the page's conclusion (``a`` shorter than ``b``) holds on this corpus, counted."""
-    shorter = sum(x[what] < y[what] for x, y in zip(a, b))
-    where = "the corpus" if what == "corpus" else "the held-out sentence"
-    said = f"{a_name} is shorter than {b_name} on {where} at {shorter} of {len(a)} sizes here"
-    return said + (f" (on the page's corpus: {page})." if what == "corpus" else ".")
-
-
 def _matched_sizes(corpus: str, upto: int = 100) -> list[int]:
     """Fourteen sizes from the floor both learners can fit to ``upto`` percent of the way to
     BPE's ceiling (a large corpus's Unigram curve is one training per size: a lower top is faster)."""
@@ -823,7 +1000,13 @@ def uni_vs_bpe(s: State) -> Result:
     sizes = _matched_sizes(corpus, s["upto"])
     curves = cached(("matched", token(corpus), tuple(sizes)), lambda: matched_curves(corpus, sizes))
     last_b, last_u = curves["bpe"][-1], curves["unigram"][-1]
-    return {"numbers": [["sizes", len(sizes)], ["largest size", sizes[-1]],
+    above = [(b, u) for b, u in zip(curves["bpe"], curves["unigram"]) if b["asked"] > sizes[0]]
+    not_shorter = [b["asked"] for b, u in above if u["corpus"] >= b["corpus"]]
+    not_longer = [b["asked"] for b, u in above if u["held_out"] <= b["held_out"]]
+    differs = ([f"Unigram's corpus not shorter at {_sizes(not_shorter)} rows"] if not_shorter else []) + (
+        [f"Unigram's sentence not longer at {_sizes(not_longer)} rows"] if not_longer else [])
+    return {"conclusion": conclusion("uni-vs-bpe", differs),
+            "numbers": [["sizes", len(sizes)], ["largest size", sizes[-1]],
                         [f"BPE at {sizes[-1]}", last_b[what]], [f"Unigram at {sizes[-1]}", last_u[what]]],
             "charts": [{"kind": "line", "title": f"pieces on {'the corpus' if what == 'corpus' else 'the held-out sentence'}",
                         "x": "rows asked", "y": "pieces",
@@ -833,7 +1016,7 @@ def uni_vs_bpe(s: State) -> Result:
                                                                       "BPE sentence", "Unigram sentence"],
                         "rows": [[b["asked"], b["corpus"], u["corpus"], b["held_out"], u["held_out"]]
                                  for b, u in zip(curves["bpe"], curves["unigram"])]}],
-            "note": corpus_note(corpus) + " " + _verdict(curves["unigram"], curves["bpe"], what, "Unigram", "BPE", "at every size")}
+            "note": corpus_note(corpus)}
 
 
 @widget("uni-pieces", "unigram", 7, "The two vocabularies' pieces side by side",
@@ -857,7 +1040,10 @@ def uni_pieces(s: State) -> Result:
                 learned_b[:40], learned_u[:40])
     words_b, words_u, learned_b, learned_u = cached(("uni-pieces", token(corpus), size), derive)
     what = text_name(s).split()[-1]
-    return {"numbers": [["rows asked", size], [f"BPE {what} pieces", len(bp)], [f"Unigram {what} pieces", len(up)],
+    differs = [] if words_u > words_b or (words_u == words_b == 0 and size == lo) else [
+        f"at {size} rows Unigram holds {words_u} rows that end a word, BPE {words_b}"]
+    return {"conclusion": conclusion("uni-pieces", differs),
+            "numbers": [["rows asked", size], [f"BPE {what} pieces", len(bp)], [f"Unigram {what} pieces", len(up)],
                         ["BPE learned rows ending a word", words_b], ["Unigram learned rows ending a word", words_u]],
             "pieces": [bs, us],
             "tables": [{"caption": "the first 40 learned rows of each (BPE in merge order, Unigram by probability)",
@@ -906,7 +1092,10 @@ def wp_scatter(s: State) -> Result:
     by_count = sorted(rows, key=lambda r: (-r.count, r.left, r.right))
     top_score = by_score[0]
     count_rank = 1 + sum(r.count > top_score.count for r in rows)
-    return {"numbers": [["candidates", len(rows)],
+    differs = ([f"the commonest pair ranks first by score too"] if rank == 1 else []) + (
+        [f"the best score goes to a pair of the highest count"] if count_rank == 1 else [])
+    return {"conclusion": conclusion("wp-scatter", differs),
+            "numbers": [["candidates", len(rows)],
                         ["commonest", f"{top_count.left} {top_count.right} at {top_count.count}, score rank {rank}"],
                         ["best score", f"{top_score.left} {top_score.right} = {top_score.score}, "
                                        f"{top_score.count} times, count rank {count_rank}"]],
@@ -1002,7 +1191,7 @@ def wp_sizes(s: State) -> Result:
     corpus = s["corpus"]
     lo, hi = floor(corpus, model="wordpiece"), ceiling(corpus, model="wordpiece")
     sizes = sizes_between(lo, hi, 4)
-    strips, rows = [], []
+    strips, rows, differs = [], [], []
     for size in sizes:
         tok = fit(corpus, model="wordpiece", vocab_size=size)
         shown = cut_strip(f"{text_name(s)} at {tok.vocab_size} rows", tok, text_of(s),
@@ -1011,7 +1200,11 @@ def wp_sizes(s: State) -> Result:
         pieces = list(tok.encode_pieces(text_of(s))) if shown["total"] > DRAWN else [p[0] for p in shown["pieces"]]
         unmarked = sum(not p.startswith("##") for p in pieces)
         rows.append([tok.vocab_size, len(pieces), unmarked])
-    return {"numbers": [["sizes", ", ".join(map(str, sizes))], ["pieces at the largest", rows[-1][1]],
+        starts = [i for i, p in enumerate(pieces) if not p.startswith("##")]
+        if unmarked != len(text_of(s).split()) or (pieces and starts[:1] != [0]):
+            differs.append(f"at {tok.vocab_size} rows {unmarked} unmarked pieces for {len(text_of(s).split())} words")
+    return {"conclusion": conclusion("wp-sizes", differs),
+            "numbers": [["sizes", ", ".join(map(str, sizes))], ["pieces at the largest", rows[-1][1]],
                         ["words", len(text_of(s).split())], ["unmarked pieces at the largest", rows[-1][2]]],
             "pieces": strips,
             "tables": [{"caption": "one unmarked piece per word, always the first" if text_of(s) == C.SENTENCE
@@ -1028,8 +1221,8 @@ def wp_open_end(s: State) -> Result:
     corpus: Union[str, Mapping[str, int]] = MARKING if s["corpus"] == "marking" else s["corpus"]
     cont = fit(corpus, model="wordpiece", vocab_size=floor(corpus, model="wordpiece"))
     end = fit(corpus, model="wordpiece", spelling="end", vocab_size=floor(corpus, model="wordpiece", spelling="end"))
-    alpha_c = [r for r, k in zip(cont.rows, cont.kinds) if k == "alphabet"]
-    alpha_e = [r for r, k in zip(end.rows, end.kinds) if k == "alphabet"]
+    alpha_c = [r for r, k in zip(*table_of(cont)[1:]) if k == "alphabet"]
+    alpha_e = [r for r, k in zip(*table_of(end)[1:]) if k == "alphabet"]
     chars = sorted({r[2:] if r.startswith("##") else r for r in alpha_c})
     opens = {r for r in alpha_c if not r.startswith("##")}
     ends = {r[:-4] for r in alpha_e if r.endswith("</w>")}
@@ -1037,10 +1230,17 @@ def wp_open_end(s: State) -> Result:
     never_end = [c for c in chars if c not in ends]
     w = s["word"]
     pc, pe = list(cont.encode_pieces(w)), list(end.encode_pieces(w))
-    return {"numbers": [["characters", len(chars)], ["never open a word", len(never_open)],
+    differs = []
+    for word, spelled in (("Alvarez", (True, False)), ("zebra", (False, True)), ("you", (False, False))):
+        got = ("[UNK]" not in cont.encode_pieces(word), "[UNK]" not in end.encode_pieces(word))
+        if got != spelled:
+            differs.append(f"{word} is {'spelled' if got[0] else 'refused'} under continuation marks and "
+                           f"{'spelled' if got[1] else 'refused'} under end marks")
+    return {"conclusion": conclusion("wp-open-end", differs),
+            "numbers": [["characters", len(chars)], ["never open a word", len(never_open)],
                         ["never end one", len(never_end)],
-                        [f"{w}, continuation marks", "refused ([UNK])" if pc == ["[UNK]"] else f"{len(pc)} pieces"],
-                        [f"{w}, end marks", "refused ([UNK])" if "[UNK]" in pe else f"{len(pe)} pieces"]],
+                        [f"{w}, continuation marks", "refused ([UNK])" if pc == ["[UNK]"] else n_pieces(len(pc))],
+                        [f"{w}, end marks", "refused ([UNK])" if "[UNK]" in pe else n_pieces(len(pe))]],
             "tables": [{"caption": "the characters", "columns": ["character", "opens a word", "ends a word"],
                         "rows": [[c, "yes" if c in opens else "never", "yes" if c in ends else "never"] for c in chars]}],
             "pieces": [strip(f"{w} under continuation marks", pc, cont), strip(f"{w} under end marks", pe, end),
@@ -1048,14 +1248,6 @@ def wp_open_end(s: State) -> Result:
                        cut_strip(f"{text_name(s)} under end marks", end, text_of(s))],
             "note": "A corpus built with the page's properties (no word starts or ends in z, y, u)"
                     if s["corpus"] == "marking" else corpus_note(s["corpus"])}
-
-
-def _longer(curves: dict[str, list[list[int]]], budgets: Sequence[int]) -> str:
-    """Where the page's conclusion (the score rule's corpus longer than the count rule's) holds."""
-    pairs = [(c[1], w[1]) for b, c, w in zip(budgets, curves["count"], curves["score"]) if b > 0]
-    longer, equal = sum(w > c for c, w in pairs), sum(w == c for c, w in pairs)
-    return (f"The score rule's corpus is longer at {longer} of {len(pairs)} budgets above zero here, equal at {equal} "
-            "(on the page's corpus: longer at every budget).")
 
 
 def budget_curve(corpus: Union[str, Mapping[str, int]], budgets: Sequence[int]) -> dict[str, list[list[int]]]:
@@ -1086,7 +1278,9 @@ def wp_lengths(s: State) -> Result:
     # x is the budget asked: a rule that runs out of pairs before the budget learns fewer merges
     # (its own count is in the readouts), and its curve stays flat from there
     learned = {rule: curves[rule][i][0] for rule in ("count", "score")}
-    return {"numbers": [["merge budget", budgets[i]], ["count rule: pieces", curves["count"][i][1]],
+    not_longer = [b for b, c, w in zip(budgets, curves["count"], curves["score"]) if b > 0 and w[1] <= c[1]]
+    return {"conclusion": conclusion("wp-lengths", [f"not longer at budgets {_sizes(not_longer)}"] if not_longer else []),
+            "numbers": [["merge budget", budgets[i]], ["count rule: pieces", curves["count"][i][1]],
                         ["score rule: pieces", curves["score"][i][1]],
                         ["merges learned (count / score rule)", f"{learned['count']} / {learned['score']}"]],
             "charts": [{"kind": "line", "title": "corpus pieces per merge budget", "x": "merge budget", "y": "corpus pieces",
@@ -1098,8 +1292,7 @@ def wp_lengths(s: State) -> Result:
                         "columns": ["budget", "count rule", "score rule", "learned: count / score"],
                         "rows": [[b, c[1], w[1], f"{c[0]} / {w[0]}"] for b, c, w in zip(budgets, curves["count"], curves["score"])],
                         "highlight": [i]}],
-            "note": "The four words, continuation spelling." if name == "four" else
-                    corpus_note(name) + " " + _longer(curves, budgets)}
+            "note": "The four words, continuation spelling." if name == "four" else corpus_note(name)}
 
 
 # ================================================================================================
@@ -1164,19 +1357,24 @@ def sp_walk(s: State) -> Result:
 def sp_extends(s: State) -> Result:
     lo = floor(s["corpus"], spelling="front")
     tok = fit(s["corpus"], spelling="front", vocab_size=lo + s["size"] if s["size"] else BIG)
-    merges = tok.merges
+    merges = table_of(tok)[0]
 
     def derive() -> tuple[list[int], list[str]]:  # once per fit: typing asks again at every pause
-        rows = set(tok.rows)
+        rows = set(table_of(tok)[1])
         return ([i for i, (a, _) in enumerate(merges) if a.startswith(MARK)],
                 sorted(r for r in rows if r.startswith(MARK) and len(r) > 1 and r[1:] in rows))
     ext, twins = cached(("sp-extends", token(s["corpus"]), s["size"]), derive)
-    return {"numbers": [["merges", len(merges)], ["extend a ▁ piece", f"{len(ext)} of {len(merges)}"],
+    first = {i for i in ext[:40] if i < 40}  # ext ascends: the first 40 merges' are among its first 40
+    share = len(ext) / len(merges) if merges else 0.0
+    differs = ([] if 1 / 3 <= share <= 1 / 2 else [f"{len(ext)} of {len(merges)} merges extend a ▁ piece ({share:.0%})"]) + (
+        [] if twins else ["no row is held twice"])
+    return {"conclusion": conclusion("sp-extends", differs),
+            "numbers": [["merges", len(merges)], ["extend a ▁ piece", f"{len(ext)} of {len(merges)}"],
                         ["rows that are another row with ▁ in front", len(twins)], ["rows", tok.vocab_size]],
             "pieces": [cut_strip(text_name(s), tok, text_of(s))],
             "tables": [{"caption": "the first 40 merges", "columns": ["#", "merge", "extends ▁"],
-                        "rows": [[i + 1, pair_text(m), "yes" if i in ext else ""] for i, m in enumerate(merges[:40])],
-                        "highlight": [i for i in ext if i < 40]},
+                        "rows": [[i + 1, pair_text(m), "yes" if i in first else ""] for i, m in enumerate(merges[:40])],
+                        "highlight": sorted(first)},
                        {"caption": "twins", "columns": ["row", "without ▁"], "rows": [[t, t[1:]] for t in twins[:40]]}],
             "note": corpus_note(s["corpus"])}
 
@@ -1197,7 +1395,11 @@ def sp_roundtrip(s: State) -> Result:
         back = tok.decode(tok.encode(text_of(s)))
         rows.append([name, tok.vocab_size, shown["total"], back, "yes" if back == text_of(s) else "no"])
         strips.append(shown)
-    return {"numbers": [["front: exact", rows[0][4]], ["end: exact", rows[1][4]], ["end gives", rows[1][3]]],
+    differs = [] if (rows[0][4], rows[1][4]) == ("yes", "no") else [
+        f"the front mark {'glues' if rows[0][4] == 'yes' else 'does not glue'} {text_name(s)} back exactly, the end mark "
+        f"{'does' if rows[1][4] == 'yes' else 'does not'}"]
+    return {"conclusion": conclusion("sp-roundtrip", differs),
+            "numbers": [["front: exact", rows[0][4]], ["end: exact", rows[1][4]], ["end gives", rows[1][3]]],
             "tables": [{"caption": f"{text_name(s)} glued back", "columns": ["marks", "rows", "pieces", "glued back", "exact"],
                         "rows": rows}],
             "pieces": strips,
@@ -1236,7 +1438,10 @@ def sp_lengths(s: State) -> Result:
         "front": size_curve(corpus, sizes, C.SENTENCE, spelling="front"),
         "end": size_curve(corpus, sizes, C.SENTENCE)})
     f0, e0 = curves["front"][0], curves["end"][0]
-    return {"numbers": [["floor (front)", floor(corpus, spelling="front")], ["floor (end)", lo],
+    not_shorter = [f"{f['asked']} rows ({f['corpus']} against {e['corpus']})" for f, e in zip(curves["front"], curves["end"])
+                   if f["corpus"] >= e["corpus"]]
+    return {"conclusion": conclusion("sp-lengths", [f"not shorter at {_sizes(not_shorter)}"] if not_shorter else []),
+            "numbers": [["floor (front)", floor(corpus, spelling="front")], ["floor (end)", lo],
                         [f"at {sizes[0]}: front / end", f"{f0[what]} / {e0[what]}"],
                         [f"at {sizes[-1]}: front / end", f"{curves['front'][-1][what]} / {curves['end'][-1][what]}"]],
             "charts": [{"kind": "line", "title": f"pieces on {'the corpus' if what == 'corpus' else 'the held-out sentence'}",
@@ -1247,7 +1452,7 @@ def sp_lengths(s: State) -> Result:
                                                                       "front sentence", "end sentence"],
                         "rows": [[f["asked"], f["corpus"], e["corpus"], f["held_out"], e["held_out"]]
                                  for f, e in zip(curves["front"], curves["end"])]}],
-            "note": corpus_note(corpus) + " " + _verdict(curves["front"], curves["end"], what, "The front mark", "the end mark", "at every size from 52 rows up")}
+            "note": corpus_note(corpus)}
 
 
 @widget("sp-cjk", "sentencepiece", 7, "Text without spaces under both schemes",
@@ -1265,15 +1470,23 @@ def sp_cjk(s: State) -> Result:
     strips += [cut_strip(f"{text_name(s)}, {name}", tok, text_of(s)) for name, tok in (("end </w>", end), ("front ▁", front))]
     held = set(end.rows)
     marked = [r for r in end.rows if r.endswith("</w>") and len(r) == 5 and r[0] in held]
-    return {"numbers": [["end: merges / rows", f"{rows[0][1]} / {rows[0][2]}"], ["front: merges / rows", f"{rows[1][1]} / {rows[1][2]}"],
+    e, f = rows
+    differs = ([] if f[1] > e[1] else [f"the front scheme learns {f[1]} merges, the end scheme {e[1]}"]) + (
+        [] if f[3] < e[3] else [f"the lines are {f[3]} pieces under the front scheme, {e[3]} under the end scheme"]) + (
+        [] if f[4] < e[4] else [f"the new sentence is {f[4]} pieces under the front scheme, {e[4]} under the end scheme"]) + (
+        [] if len(marked) == 3 else [f"{len(marked)} of the end scheme's rows are a character held again with the mark"])
+    return {"conclusion": conclusion("sp-cjk", differs),
+            "numbers": [["end: merges / rows", f"{rows[0][1]} / {rows[0][2]}"], ["front: merges / rows", f"{rows[1][1]} / {rows[1][2]}"],
                         ["end: lines / sentence pieces", f"{rows[0][3]} / {rows[0][4]}"],
                         ["front: lines / sentence pieces", f"{rows[1][3]} / {rows[1][4]}"],
                         ["end: characters held again with a line-end mark", len(marked)]],
             "tables": [{"caption": "both schemes", "columns": ["marks", "merges", "rows", "pieces (5 lines)", "pieces (new sentence)"],
                         "rows": rows}],
             "pieces": strips,
-            "note": "Five short lines of our own made of the page's seven words (its lines are not printed); "
-                    "the new sentence is student, research, life, origin run together."}
+            "note": "Five short lines of our own made of the page's seven words (its lines are not printed), "
+                    "chosen so that both schemes asked for 40 rows give the page's numbers (3 merges, 17 rows, "
+                    "18 and 5 pieces; 6 merges, 18 rows, 15 and 3 pieces); the new sentence is student, "
+                    "research, life, origin run together."}
 
 
 def subwords_fit_lines(name: str, lines: Sequence[str], **options: Any) -> Any:
@@ -1294,14 +1507,19 @@ def sp_no_cut(s: State) -> Result:
     corpus = s["corpus"]
     base = floor(corpus, spelling="front", split_at_marks=False)
     tok = fit(corpus, spelling="front", split_at_marks=False, vocab_size=base + s["merges"])
-    learned = tok.rows[len(tok.rows) - len(tok.merges):]
+    merges, all_rows, _ = table_of(tok)
+    learned = all_rows[len(all_rows) - len(merges):]
     inner = [i for i, r in enumerate(learned) if MARK in r[1:]]
-    return {"numbers": [["merges", len(tok.merges)], ["pieces with a space not at the front", len(inner)],
-                        ["first merge", pair_text(tok.merges[0]) if tok.merges else "none"]],
+    differs = ([] if inner else [f"no piece holds a space inside after {len(merges)} merges"]) + (
+        [] if merges and tuple(merges[0]) == ("e", MARK) else
+        [f"the first merge is {pair_text(merges[0]) if merges else 'none'}"])
+    return {"conclusion": conclusion("sp-no-cut", differs),
+            "numbers": [["merges", len(merges)], ["pieces with a space not at the front", len(inner)],
+                        ["first merge", pair_text(merges[0]) if merges else "none"]],
             "pieces": [cut_strip(text_name(s), tok, text_of(s), lambda p: "span" if MARK in p[1:] else kind_of(p, tok))],
             "tables": [{"caption": "merges in order", "columns": ["#", "merge", "row", "inner space"],
                         "rows": [[i + 1, pair_text(m), r, "yes" if i in inner else ""]
-                                 for i, (m, r) in enumerate(zip(tok.merges, learned))], "highlight": inner}],
+                                 for i, (m, r) in enumerate(zip(merges, learned))], "highlight": inner}],
             "note": corpus_note(corpus)}
 
 
@@ -1390,9 +1608,138 @@ def compare(text: Any, ours: Optional[dict[str, Any]] = None) -> Result:
             "pieces": strips}
 
 
+# ------------------------------------------------------------------------------------------------
+# A model file in a fitted-vocabulary widget
+
+
+_PER_MODEL: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+
+def per_model(tok: Any, key: str, make: Callable[[], Any]) -> Any:
+    """What a widget derives from a loaded model alone (not from the typed text), made once per
+    model: on a model of 127,086 rows a pass over the rows takes tens of milliseconds, which typing
+    would pay at every pause."""
+    with _CACHE_LOCK:
+        entry = _PER_MODEL.get(id(tok))
+        if entry is None or entry[0] is not tok:  # the model is held in the entry: its id stays its own
+            entry = _PER_MODEL[id(tok)] = (tok, {})
+    if key not in entry[1]:
+        entry[1][key] = make()
+    return entry[1][key]
+
+
+def model_rows(tok: Any) -> list[str]:
+    """Every row of a loaded model, by id (a row a format leaves empty is skipped)."""
+    def make() -> list[str]:
+        out = []
+        for i in range(tok.vocab_size):
+            try:
+                out.append(tok.id_to_piece(i))
+            except (KeyError, IndexError, ValueError, subwords.SubwordsError):
+                continue
+        return out
+    return cast("list[str]", per_model(tok, "rows", make))
+
+
+#: The space marks models use at a word's front: SentencePiece's ▁ and GPT-2's byte stand-in Ġ.
+SPACE_MARKS = (MARK, "\u0120")
+
+# What each fitted-vocabulary widget shows of a model (the size and spelling controls apply to fits only).
+_MODEL_NOTES = {
+    "bpe-fit": "the six readings are the model's",
+    "bpe-bytes": "the table is the model's cut of the page's three texts (accented, Greek, café)",
+    "sp-roundtrip": "the table says whether the model glues your text back exactly",
+    "sp-extends": "the readouts count the model's rows that begin with a space mark and their twins without it",
+    "sp-no-cut": "the readouts count the model's rows with a space mark inside",
+    "uni-pieces": "the table lists the model's first 40 rows that are not single characters",
+    "wp-sizes": "the readouts count the pieces that open a word (no ## in front)",
+    "wp-open-end": "the table lists the model's single characters and whether they open a word (##c rows continue one)",
+}
+
+
+def model_view(w: Widget, s: State) -> Result:
+    """A fitted-vocabulary widget with a model file in its fit's place: the model's cut of the text
+    box (ids as the model's own library gives them) and the widget's readouts that apply to any
+    vocabulary."""
+    name = s["corpus"]
+    tok = USER_MODELS[name]
+    text, what = text_of(s), text_name(s)
+    shown = cut_strip(f"{what}, model {name}", tok, text)
+    back = tok.decode(tok.encode(text))
+    numbers: list[list[Any]] = [["rows", tok.vocab_size], [f"{what.split()[-1]} pieces", shown["total"]],
+                                [f"{what.split()[-1]} words", len(text.split())],
+                                ["glued back exactly", "yes" if back == text else "no"]]
+    extra, tables = per_model(tok, w.id, lambda: _model_fixed(w.id, tok))
+    numbers, tables = numbers + extra, list(tables)
+    if w.id == "bpe-bytes":
+        ps = [p[0] for p in shown["pieces"]] if shown["total"] <= DRAWN else list(tok.encode_pieces(text))
+        tables.insert(0, {"caption": "pieces per text under the model",
+                          "columns": ["text", "pieces", "byte rows", "[UNK]", "exact"],
+                          "rows": [[what, len(ps), sum(p.startswith("<0x") for p in ps), ps.count("[UNK]"),
+                                    "yes" if back == text else "no"]] + tables.pop(0)["rows"]})
+    elif w.id == "sp-roundtrip":
+        tables.append({"caption": f"{what} glued back", "columns": ["model", "rows", "pieces", "glued back", "exact"],
+                       "rows": [[name, tok.vocab_size, shown["total"], back, "yes" if back == text else "no"]]})
+    elif w.id == "wp-sizes":
+        pieces = [p[0] for p in shown["pieces"]] if shown["total"] <= DRAWN else list(tok.encode_pieces(text))
+        numbers.append(["pieces without ## in front", sum(not p.startswith("##") for p in pieces)])
+    return {"numbers": numbers, "pieces": [shown], "tables": tables,
+            "note": f"Model: your {name}, used as it is ({_MODEL_NOTES[w.id]}; the size and spelling controls "
+                    "apply to fits only). Its ids are the ones its own library gives."}
+
+
+def _model_fixed(widget_id: str, tok: Any) -> tuple[list[list[Any]], list[dict[str, Any]]]:
+    """The readouts and tables of a fitted-vocabulary widget that depend on the model alone."""
+    numbers: list[list[Any]] = []
+    tables: list[dict[str, Any]] = []
+    rows = model_rows(tok)
+    if widget_id == "bpe-fit":
+        tables.append({"caption": "the six readings: a word alone, against the sentence's word",
+                       "columns": ["word", "pieces", "n", "the sentence's", "pieces", "n"], "rows": six_readings(tok)})
+    elif widget_id == "bpe-bytes":
+        trs = []
+        for label, t in (("accented", C.ACCENTED), ("Greek", C.GREEK), ("café", C.CAFE)):
+            ps = list(tok.encode_pieces(t))
+            trs.append([label, len(ps), sum(p.startswith("<0x") for p in ps), ps.count("[UNK]"),
+                        "yes" if tok.decode(tok.encode(t)) == t else "no"])
+        tables.append({"rows": trs})  # the typed text's row goes first (model_view)
+    elif widget_id in ("sp-extends", "sp-no-cut"):
+        held = set(rows)
+        front = [r for r in rows if len(r) > 1 and r[0] in SPACE_MARKS]
+        if widget_id == "sp-extends":
+            twins = [r for r in front if r[1:] in held]
+            numbers += [["rows that begin with a space mark (▁ or Ġ)", len(front)],
+                        ["rows that are another row with the mark in front", len(twins)]]
+            tables.append({"caption": "twins (the first 40)", "columns": ["row", "without the mark"],
+                           "rows": [[t, t[1:]] for t in twins[:40]]})
+        else:
+            inner = [r for r in rows if any(m in r[1:] for m in SPACE_MARKS)]
+            numbers.append(["rows with a space mark not at the front", len(inner)])
+            tables.append({"caption": "rows with a space mark inside (the first 40)", "columns": ["row"],
+                           "rows": [[r] for r in inner[:40]]})
+    elif widget_id == "uni-pieces":
+        longer = [r for r in rows if len(r) > 1 and not (r.startswith("<") and r.endswith(">"))]
+        tables.append({"caption": "the model's first 40 rows longer than one character, by id", "columns": ["#", "row"],
+                       "rows": [[i + 1, r] for i, r in enumerate(longer[:40])]})
+    elif widget_id == "wp-open-end":
+        single = sorted({r for r in rows if len(r) == 1} | {r[2:] for r in rows if r.startswith("##") and len(r) == 3})
+        held = set(rows)
+        tables.append({"caption": "the model's single characters", "columns": ["character", "opens a word", "continues one"],
+                       "rows": [[c, "yes" if c in held else "never", "yes" if "##" + c in held else "no"]
+                                for c in single[:200]]})
+    return numbers, tables
+
+
 def compute(widget_id: Any, raw_state: Any) -> Result:
     w = get(widget_id)
     state = validate(w, raw_state)
+    if w.fitted and state.get("corpus") in USER_MODELS:
+        try:
+            return model_view(w, state)
+        except subwords.SubwordsError as e:
+            raise ExploreError(str(e)) from None
+    if w.large:  # a user's corpus too large for this widget's work: an evenly spaced sample, labelled
+        state = dict(state, corpus=capped(state["corpus"], w.id))
     key = ("result", w.id, tuple(sorted((k, repr(token(v) if k == "corpus" else v)) for k, v in state.items())))
     try:
         if "text" in state:  # typed text: the fits are cached, the cut is not (it changes at every key)

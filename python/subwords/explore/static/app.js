@@ -155,6 +155,13 @@
       for (const [label, value] of result.numbers) dl.append(el("div", {}, el("dt", {}, marked(label)), el("dd", {}, marked(String(value)))));
       parts.push(dl);
     }
+    if (result.conclusion) {  // the page's conclusion, checked by the library on the corpus shown
+      const c = result.conclusion, holds = !c.differs.length;
+      const p = el("p", { class: "conclusion " + (holds ? "holds" : "differs") },
+                   el("b", { text: "The page's conclusion: " }), marked(c.text + ". "),
+                   el("span", { class: "verdict", text: holds ? "It holds here." : "Here it differs: " + c.differs.join("; ") + "." }));
+      parts.push(p);
+    }
     for (const s of result.pieces || []) parts.push(strip(s));
     if (result.charts) {
       const wrap = el("div", { class: "charts" });
@@ -271,7 +278,7 @@
     const slanted = labelled && pts.length * 7 * Math.min(longest, 14) > W - 80;
     const B = 44 + (labelled ? (slanted ? Math.min(longest, 14) * 5.5 : 12) : 0);
     const legend = c.kind !== "lattice" && c.series.length > 1;
-    const L = 64, R = 18, T = legend ? 50 : 34, H = 300 + (B - 44);
+    const L = 64, R = 18, T = legend || (c.selected || []).length ? 50 : 34, H = 300 + (B - 44);
     const root = svg("svg", { class: "chart", width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": c.title });
     root.append(svg("text", { x: 12, y: 18, class: "title" }, c.title));
     if (c.kind === "lattice") { lattice(root, c, W, H); return root; }
@@ -337,8 +344,13 @@
           mark = svg("rect", { x: X(p[0]) - barW / 2, y: Y(Math.max(p[1], 0)), width: barW,
                                height: Math.abs(Y(0) - Y(p[1])) || 1, fill: picked ? "#b3261e" : color,
                                class: picked ? "selected" : "" });
-          if (picked) root.append(svg("text", { x: X(p[0]), y: Y(Math.max(p[1], 0)) - 6, "text-anchor": "middle", class: "sel" },
-                                      chosen.get(p[0])));
+          if (picked) {  // named above the plot, clear of the other bars, with a line down to the bar
+            const right = X(p[0]) > (L + W - R) / 2;
+            root.append(svg("line", { x1: X(p[0]), y1: T - 2, x2: X(p[0]), y2: Y(Math.max(p[1], 0)) - 2, stroke: "#b3261e",
+                                      "stroke-dasharray": "3 3", class: "selected-lead" }));
+            root.append(svg("text", { x: X(p[0]) + (right ? 4 : -4), y: T - 6, "text-anchor": right ? "end" : "start",
+                                      class: "sel" }, chosen.get(p[0])));
+          }
         }
         else mark = svg("circle", { cx: X(p[0]), cy: Y(p[1]), r: c.kind === "scatter" ? 4 : 3, fill: color, "fill-opacity": 0.75 });
         mark.append(svg("title", {}, `${p[2] !== undefined ? p[2] + ": " : ""}${c.x} ${fmt(p[0])}, ${c.y} ${fmt(p[1])}`));
@@ -606,21 +618,32 @@
     setUpCorpus();
   }
 
-  // One choice for every widget that reads a large corpus: each one whose list holds it takes it.
+  // One choice for every widget that reads a large corpus: each one whose list holds it takes it
+  // (a model goes into the widgets that show a fitted vocabulary, the others keep their corpus).
   function setUpCorpus() {
     const pick = document.getElementById("page-corpus"), wrap = document.getElementById("corpus-pick");
     const large = catalogue.widgets.filter((w) => w.large);
+    const options = (w) => w.controls.find((c) => c.name === "corpus").options;
+    const models = new Set(catalogue.models || []);
     const choices = new Map();
-    for (const w of large) for (const [v, label] of w.controls.find((c) => c.name === "corpus").options) {
-      if (large.every((x) => x.controls.find((c) => c.name === "corpus").options.some((o) => o[0] === v))) choices.set(v, label);
+    for (const w of large) for (const [v, label] of options(w)) {
+      if (models.has(v)) choices.set(v, `${label} (the ${large.filter((x) => x.fitted).length} widgets with a fitted vocabulary)`);
+      else if (large.every((x) => options(x).some((o) => o[0] === v))) choices.set(v, label);
     }
-    if (choices.size < 2) { wrap.hidden = true; return; }
     wrap.hidden = false;
     pick.replaceChildren(el("option", { value: "", text: "each widget's own" }));
     for (const [v, label] of choices) pick.append(el("option", { value: String(v), text: label }));
+    if (!STATIC) pick.append(el("option", { value: "(upload)", text: "upload a corpus or a model…" }));
     pick.onchange = () => {
+      if (pick.value === "(upload)") {  // the upload form, at the top of the page
+        pick.value = "";
+        document.getElementById("top").scrollIntoView();
+        document.getElementById("upload-file").focus();
+        return;
+      }
       if (!pick.value) return;
       for (const w of large) {
+        if (!options(w).some((o) => o[0] === pick.value)) continue;
         states[w.id].corpus = pick.value;
         document.getElementById("w-" + w.id).replaceWith(widgetBox(w));
         refresh(w.id);
@@ -629,23 +652,31 @@
     };
   }
 
+  const MODEL_SUFFIXES = [".json", ".model", ".tiktoken"];
   function setUpUpload() {
     document.getElementById("upload").hidden = false;
     const form = document.getElementById("upload-form"), status = document.getElementById("upload-status");
     form.addEventListener("submit", async (ev) => {
       ev.preventDefault();
       const file = document.getElementById("upload-file").files[0];
-      const name = document.getElementById("upload-name").value;
+      let name = document.getElementById("upload-name").value;
       if (!file) { status.textContent = "Choose a file first."; return; }
       if (file.size > 10 * 1024 * 1024) { status.textContent = `That file is ${file.size} bytes; the limit is 10 MB.`; return; }
+      // a model keeps its file name's ending (a .tiktoken file's name says its pattern: gpt2.tiktoken)
+      const suffix = MODEL_SUFFIXES.find((x) => file.name.endsWith(x));
+      if (suffix) name = file.name.replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "");
       const started = performance.now();
       const timer = setInterval(() => { status.textContent = `loading ${file.name}… ${((performance.now() - started) / 1000).toFixed(0)} s`; }, 500);
       try {
-        const r = await api("/api/corpus?name=" + encodeURIComponent(name), file, { "Content-Type": "text/plain; charset=utf-8" });
+        const route = suffix ? "/api/model?name=" : "/api/corpus?name=";
+        const r = await api(route + encodeURIComponent(name), file,
+                            { "Content-Type": suffix ? "application/octet-stream" : "text/plain; charset=utf-8" });
         catalogue = await (await fetch("/api/widgets")).json();
         build(readHash());
         setUpCorpus();
-        status.textContent = `Loaded ${r.name}: ${r.lines} lines, ${r.words} words. Choose it in the corpus list above or in a widget's.`;
+        status.textContent = suffix
+          ? `Loaded the model ${r.name} (${r.rows.toLocaleString("en-US")} rows). Choose it in the corpus list of the text bar or of a fitted-vocabulary widget; it is compared on your text at the top of the page.`
+          : `Loaded ${r.name}: ${r.lines} lines, ${r.words} words. Choose it in the corpus list of the text bar or in a widget's.`;
       } catch (e) {
         status.textContent = "Could not load it: " + e.message;
       } finally {
