@@ -92,6 +92,13 @@ pub struct TrainOptions {
     pub joints: bool,
     #[serde(default)]
     pub superword_at: Option<u64>,
+    /// SuperBPE: the span pre-split of stage two (`superbpe`: the paper's expression; anything
+    /// else a pattern), and the most words a superword may span ([`crate::learners::superword`]).
+    /// Left out of the saved options when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superword_pattern: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superword_words: Option<u32>,
     #[serde(default)]
     pub max_piece_length: Option<u32>,
     #[serde(default)]
@@ -242,7 +249,9 @@ impl TrainOptions {
         if self.byte_fallback_in_budget && !self.byte_fallback {
             return Err(Error::Option("byte_fallback_in_budget needs byte_fallback=True".into()));
         }
-        if let Some(s) = self.superword_at {
+        // SuperBPE's own checks (its transition size may reach vocab_size)
+        crate::learners::superword::validate(self)?;
+        if let Some(s) = self.superword_at.filter(|_| self.superword_pattern.is_none()) {
             if self.model != ModelKind::Bpe {
                 return Err(Error::Option("superword_at applies only to model='bpe'".into()));
             }
