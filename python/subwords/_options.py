@@ -207,7 +207,9 @@ def resolved(options: TrainOptions) -> dict[str, Any]:
     for name in PYTHON_ONLY:
         del o[name]
     if o["superword_pattern"] is not None and o["superword_at"] is None and isinstance(o["vocab_size"], int):
-        o["superword_at"] = o["vocab_size"] * 4 // 5  # SuperBPE's transition at 80% unless given
+        # SuperBPE's transition: 80% of the size unless given, at least one row past the bytes
+        lead = len(o["special_tokens"]) + len(o["user_symbols"]) + (o["reserved_tokens"] or 0)
+        o["superword_at"] = max(o["vocab_size"] * 4 // 5, min(o["vocab_size"], 257 + lead))
     for name in ("normalize", "pattern", "split_digits", "superword_pattern", "superword_words"):
         if o[name] is None:
             del o[name]  # unset: absent, so files without them stay as they were

@@ -236,6 +236,8 @@ impl TrainOptions {
     }
 
     pub fn validate(&self) -> Result<()> {
+        // SuperBPE's own checks first (a spelling that cannot carry its pieces is named as such)
+        crate::learners::superword::validate(self)?;
         self.spelling()?;
         if self.vocab_size == 0 || self.vocab_size > MAX_VOCAB {
             return Err(Error::Option(format!(
@@ -249,8 +251,6 @@ impl TrainOptions {
         if self.byte_fallback_in_budget && !self.byte_fallback {
             return Err(Error::Option("byte_fallback_in_budget needs byte_fallback=True".into()));
         }
-        // SuperBPE's own checks (its transition size may reach vocab_size)
-        crate::learners::superword::validate(self)?;
         if let Some(s) = self.superword_at.filter(|_| self.superword_pattern.is_none()) {
             if self.model != ModelKind::Bpe {
                 return Err(Error::Option("superword_at applies only to model='bpe'".into()));
