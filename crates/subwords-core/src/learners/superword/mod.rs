@@ -15,6 +15,8 @@
 //! span expression: every merge applies inside a span, in rank order, which `tokenizers`' BPE
 //! does too, so the model exports to `tokenizer.json` as it is.
 
+pub mod spans;
+
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
@@ -229,6 +231,12 @@ impl StageTwoTexts for SpanTable {
 
 /// Stage two's input: each distinct span spelled in bytes, the stage-one merges applied to the
 /// whole span in rank order (as the finished model encodes it), with the span's count.
+///
+/// A span is replayed in chunks, each looked up in a cache: it is cut between two bytes that no
+/// stage-one row holds side by side. No merge can join across such a cut (its result would be a
+/// row holding those two bytes), and rank-order replay on pieces that never join gives what it
+/// gives on the whole, so the result is exact. With o200k's units every space after a letter is
+/// a cut, so the chunks are about the units and the cache about the distinct units.
 pub fn stage_two_spans(
     symbols: &Symbols,
     stage_one: &[[u32; 3]],
@@ -237,8 +245,8 @@ pub fn stage_two_spans(
 ) -> Result<Flat> {
     let Some(mut spans) = spans else {
         return Err(Error::Input(
-            "SuperBPE's stage two has no span table: count the input with the training's options \
-             (subwords count with the same --preset/--superword-pattern) or train from the text"
+            "SuperBPE's stage two has no span table: train it from the text (the spans are \
+             counted in the same pass as the units)"
                 .into(),
         ));
     };
@@ -246,17 +254,42 @@ pub fn stage_two_spans(
     for (r, m) in stage_one.iter().enumerate() {
         map.insert(crate::hash::pack(m[0], m[1]), (r as u32, m[2]));
     }
+    let mut joined = vec![false; 1 << 16];
+    for t in &symbols.texts {
+        for w in t.windows(2) {
+            joined[(w[0] as usize) << 8 | w[1] as usize] = true;
+        }
+    }
+    let byte: Vec<u32> =
+        (0..=255u8).map(|b| symbols.index.get(&[b][..]).copied().unwrap_or(NO_SYMBOL)).collect();
+    let mut cache: Map<Box<[u8]>, Box<[u32]>> = Map::default();
     let mut out = Flat::default();
     let mut syms: Vec<u32> = Vec::new();
+    let mut chunk: Vec<u32> = Vec::new();
     spans.each_span(&mut |span, count| {
         if span.is_empty() || count == 0 {
             return;
         }
+        let s = span.as_bytes();
         syms.clear();
-        syms.extend(
-            span.bytes().map(|b| symbols.index.get(&[b][..]).copied().unwrap_or(NO_SYMBOL)),
-        );
-        replay(&mut syms, &map);
+        let mut start = 0;
+        for p in 1..=s.len() {
+            if p < s.len() && joined[(s[p - 1] as usize) << 8 | s[p] as usize] {
+                continue;
+            }
+            let piece = &s[start..p];
+            match cache.get(piece) {
+                Some(done) => syms.extend_from_slice(done),
+                None => {
+                    chunk.clear();
+                    chunk.extend(piece.iter().map(|&b| byte[b as usize]));
+                    replay(&mut chunk, &map);
+                    syms.extend_from_slice(&chunk);
+                    cache.insert(piece.into(), chunk.as_slice().into());
+                }
+            }
+            start = p;
+        }
         out.push(&syms, count);
     })?;
     Ok(out)
