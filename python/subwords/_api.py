@@ -215,7 +215,7 @@ def _train(data: TrainInput, options: Optional[TrainOptions], keywords: dict[str
             if joints is not None:
                 trainer.set_units(*_apply_joints(list(_counts.CountTable.load(tables[0]).items()), joints))
         else:
-            if core_options.get("superword_at") is not None:
+            if core_options.get("superword_at") is not None and core_options.get("superword_pattern") is None:
                 again = _input_again(data, counts=options.counts, input_errors=options.input_errors)
                 if again is not None:
                     trainer.stream_again(again)  # stage two reads the input again, keeping no text

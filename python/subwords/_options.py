@@ -25,7 +25,7 @@ SpellingName = Literal["end", "continuation", "front", "bytes"]
 #: a named pre-split (``gpt2``, ``bert``, ``cl100k``, ``o200k``, ``llama3``) or any regular expression
 PreSplit = str
 Normalize = Literal["nfc", "nfkc", "nfd", "nfkd", "nmt_nfkc", "none"]
-PresetName = Literal["gpt2", "cl100k", "o200k", "llama", "sentencepiece", "sennrich", "bert"]
+PresetName = Literal["gpt2", "cl100k", "o200k", "llama", "sentencepiece", "sennrich", "bert", "superbpe"]
 MinCountRule = Literal["filter", "stop"]
 Unknown = Literal["word", "rest"]
 InputErrors = Literal["strict", "replace"]
@@ -140,6 +140,11 @@ class TrainOptions:
     #: with ``split_by_script``: digits are a script of their own (sentencepiece's
     #: ``split_by_number``); False lets a digit join any script
     split_by_number: bool = True
+    #: SuperBPE: stage two's span pre-split (``"superbpe"``: the paper's expression; anything else
+    #: a regular expression); with it, ``superword_at`` is the transition size t
+    superword_pattern: Optional[str] = None
+    #: SuperBPE: the most words a superword may span (None: 4, the paper's)
+    superword_words: Optional[int] = None
 
     def replace(self, **changes: Any) -> TrainOptions:
         """A copy with some options changed (unknown names are an OptionError)."""
@@ -201,7 +206,11 @@ def resolved(options: TrainOptions) -> dict[str, Any]:
             o[name] = float(o[name])
     for name in PYTHON_ONLY:
         del o[name]
-    for name in ("normalize", "pattern", "split_digits"):
+    if o["superword_pattern"] is not None and o["superword_at"] is None and isinstance(o["vocab_size"], int):
+        # SuperBPE's transition: 80% of the size unless given, at least one row past the bytes
+        lead = len(o["special_tokens"]) + len(o["user_symbols"]) + (o["reserved_tokens"] or 0)
+        o["superword_at"] = max(o["vocab_size"] * 4 // 5, min(o["vocab_size"], 257 + lead))
+    for name in ("normalize", "pattern", "split_digits", "superword_pattern", "superword_words"):
         if o[name] is None:
             del o[name]  # unset: absent, so files without them stay as they were
     if o["min_count"] is None:
@@ -265,6 +274,10 @@ PRESETS: dict[str, dict[str, Any]] = {
     # lower-cased and stripped of accents (as bert-base-uncased)
     "bert": {"model": "wordpiece", "spelling": "continuation", "pre_split": "bert", "lowercase": True,
              "strip_accents": True, "clean_text": True},
+    # SuperBPE (Liu et al. 2025): byte-level BPE on o200k's pre-split up to superword_at (80% of
+    # vocab_size unless given), then merges across spaces inside the paper's spans, at most four
+    # words a piece (docs/METHODS.md)
+    "superbpe": {"model": "bpe", "spelling": "bytes", "pre_split": "o200k", "superword_pattern": "superbpe"},
 }
 
 PathLike = Union[str, "os.PathLike[str]"]

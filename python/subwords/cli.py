@@ -72,7 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="count the byte rows inside --vocab-size (SentencePiece's convention)")
     t.add_argument("--counts", action="store_true", help="each INPUT is a word<TAB>count table")
     t.add_argument("--superword-at", type=_positive("--superword-at"), default=None,
-                   help="two-stage BPE: stage one stops at this many rows, stage two merges across words")
+                   help="two-stage BPE: stage one stops at this many rows, stage two merges across words "
+                        "(with --preset superbpe: the transition size t, default 80%% of --vocab-size)")
+    t.add_argument("--superword-pattern", default=None,
+                   help="SuperBPE: stage two's span pre-split (superbpe: the paper's; or a regular expression)")
+    t.add_argument("--superword-words", type=_positive("--superword-words"), default=None,
+                   help="SuperBPE: the most words a superword may span (default 4)")
     t.add_argument("--max-piece-length", type=_positive("--max-piece-length"), default=None)
     t.add_argument("--alphabet-size", type=_positive("--alphabet-size"), default=None)
     t.add_argument("--character-coverage", type=_coverage, default=None)
@@ -113,7 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--min-unit-count", type=_positive("--min-unit-count"), default=None,
                    help="count first and drop units counted fewer times before training (reports the share dropped)")
     t.add_argument("--quiet", action="store_true")
-    t.add_argument("--preset", choices=["gpt2", "cl100k", "o200k", "llama", "sentencepiece", "sennrich", "bert"], default=None,
+    t.add_argument("--preset", choices=["gpt2", "cl100k", "o200k", "llama", "sentencepiece", "sennrich", "bert", "superbpe"],
+                   default=None,
                    help="a usual recipe (docs/presets.md lists every option each sets; an option given explicitly "
                         "overrides it). bert: BERT's WordPiece (continuation '##', punctuation and CJK split off, "
                         "text cleaned, lower-cased, accents stripped), the model a BERT vocab.txt (--format vocab-txt) holds")
@@ -385,7 +391,8 @@ def cmd_train(a: argparse.Namespace) -> int:
         model=a.model, spelling=a.spelling, vocab_size=a.vocab_size, min_count=a.min_count,
         byte_fallback=a.byte_fallback, byte_fallback_in_budget=a.byte_fallback_in_budget,
         mark=a.mark, split_at_marks=not a.no_split_at_marks, pre_split=a.pre_split,
-        superword_at=a.superword_at, max_piece_length=a.max_piece_length, alphabet_size=a.alphabet_size,
+        superword_at=a.superword_at, superword_pattern=a.superword_pattern, superword_words=a.superword_words,
+        max_piece_length=a.max_piece_length, alphabet_size=a.alphabet_size,
         character_coverage=a.character_coverage, threads=a.threads, input_errors=a.input_errors,
         min_count_rule=a.min_count_rule, unknown=a.unknown, preset=a.preset,
         normalize=a.normalize, lowercase=a.lowercase, split_digits=a.split_digits,

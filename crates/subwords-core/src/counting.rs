@@ -60,6 +60,8 @@ impl std::hash::Hash for ShortUnit {
 struct Tally {
     short: Map<ShortUnit, u64>,
     long: Counts,
+    /// SuperBPE's spans ([`UnitCounter::spans`]), counted beside the units.
+    spans: Counts,
 }
 
 impl Tally {
@@ -87,6 +89,9 @@ pub struct UnitCounter {
     pub overflow: bool,
     /// Special tokens and user symbols: cut out of every text before counting ([`cut_at`]).
     pub cut: Vec<String>,
+    /// SuperBPE: the spelling that cuts texts into spans, counted in the same pass as the units
+    /// ([`take_spans`](Self::take_spans)); None for every other training.
+    pub spans: Option<Spelling>,
 }
 
 /// Calls `part` with the pieces of `text` between occurrences of any of `cut`, the occurrences
@@ -139,12 +144,13 @@ fn count_text(
     text: &str,
     table: &mut Tally,
     norm: &mut Normalizations,
+    spans: Option<&Spelling>,
 ) {
     if !cut.is_empty() {
         // special tokens are never learned from: each stretch between them is a text of its own
         cut_at(text, cut, |part| {
             if !part.is_empty() {
-                count_text(spelling, &[], part, table, norm)
+                count_text(spelling, &[], part, table, norm, spans)
             }
         });
         return;
@@ -153,6 +159,9 @@ fn count_text(
         norm.observe(text, spelling.front_mark());
     }
     spelling.for_each_unit(text, |unit, _| table.add(unit));
+    if let Some(sp) = spans {
+        crate::learners::superword::count_spans(sp, text, &mut table.spans);
+    }
 }
 
 /// Reads a file's texts again, as [`UnitCounter::feed_file`] counts them (a line is a text, its
@@ -260,6 +269,7 @@ impl UnitCounter {
             table_stream: None,
             overflow: false,
             cut: Vec::new(),
+            spans: None,
         }
     }
 
@@ -289,10 +299,11 @@ impl UnitCounter {
         let per = texts.len().div_ceil(n).max(1);
         let spelling = &self.spelling;
         let cut = &self.cut;
+        let spans = self.spans.as_ref();
         let norms: Vec<Normalizations> = if n == 1 || texts.len() < 64 {
             let mut norm = Normalizations::default();
             for t in texts {
-                count_text(spelling, cut, t, &mut self.tables[0], &mut norm);
+                count_text(spelling, cut, t, &mut self.tables[0], &mut norm, spans);
             }
             vec![norm]
         } else {
@@ -303,7 +314,7 @@ impl UnitCounter {
                 {
                     s.spawn(move |_| {
                         for t in chunk {
-                            count_text(spelling, cut, t, table, norm);
+                            count_text(spelling, cut, t, table, norm, spans);
                         }
                     });
                 }
@@ -338,6 +349,7 @@ impl UnitCounter {
         }
         let spelling = &self.spelling;
         let cut = &self.cut;
+        let spans = self.spans.as_ref();
         let keep = self.streams.is_some();
         let mut outs: Vec<(Normalizations, u64, Vec<String>, u64)> =
             vec![Default::default(); parts.len()];
@@ -362,7 +374,7 @@ impl UnitCounter {
                                 }
                             });
                         }
-                        count_text(spelling, cut, line, table, &mut out.0);
+                        count_text(spelling, cut, line, table, &mut out.0, spans);
                     }
                     out.3 = pieces - 1;
                 });
@@ -510,8 +522,37 @@ impl UnitCounter {
                 }
             })
         });
+        if let Some(sp) = &self.spans {
+            let spans = &mut self.tables[0].spans;
+            cut_at(key, &self.cut, |part| {
+                let mut one = Counts::default();
+                crate::learners::superword::count_spans(sp, part, &mut one);
+                for (k, v) in one {
+                    let e = spans.entry(k).or_insert(0);
+                    match e.checked_add(v.saturating_mul(count)) {
+                        Some(x) => *e = x,
+                        None => overflow = true,
+                    }
+                }
+            });
+        }
         self.overflow |= overflow;
         self.texts = self.texts.saturating_add(count);
+    }
+
+    /// SuperBPE's span table: the spans of every text fed so far, summed over the threads
+    /// (None unless [`spans`](Self::spans) is set). Call it before `finish`.
+    pub fn take_spans(&mut self) -> Option<crate::learners::superword::SpanTable> {
+        self.spans.as_ref()?;
+        let mut total = Counts::default();
+        for t in self.tables.iter_mut() {
+            for (k, v) in std::mem::take(&mut t.spans) {
+                *total.entry(k).or_insert(0) += v;
+            }
+        }
+        Some(crate::learners::superword::SpanTable {
+            spans: total.into_iter().map(|(k, v)| (k.into_string(), v)).collect(),
+        })
     }
 
     pub fn finish(mut self) -> Result<(Counts, Normalizations, u64, Option<Vec<String>>)> {

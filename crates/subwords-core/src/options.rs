@@ -92,6 +92,13 @@ pub struct TrainOptions {
     pub joints: bool,
     #[serde(default)]
     pub superword_at: Option<u64>,
+    /// SuperBPE: the span pre-split of stage two (`superbpe`: the paper's expression; anything
+    /// else a pattern), and the most words a superword may span ([`crate::learners::superword`]).
+    /// Left out of the saved options when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superword_pattern: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superword_words: Option<u32>,
     #[serde(default)]
     pub max_piece_length: Option<u32>,
     #[serde(default)]
@@ -229,6 +236,8 @@ impl TrainOptions {
     }
 
     pub fn validate(&self) -> Result<()> {
+        // SuperBPE's own checks first (a spelling that cannot carry its pieces is named as such)
+        crate::learners::superword::validate(self)?;
         self.spelling()?;
         if self.vocab_size == 0 || self.vocab_size > MAX_VOCAB {
             return Err(Error::Option(format!(
@@ -242,7 +251,7 @@ impl TrainOptions {
         if self.byte_fallback_in_budget && !self.byte_fallback {
             return Err(Error::Option("byte_fallback_in_budget needs byte_fallback=True".into()));
         }
-        if let Some(s) = self.superword_at {
+        if let Some(s) = self.superword_at.filter(|_| self.superword_pattern.is_none()) {
             if self.model != ModelKind::Bpe {
                 return Err(Error::Option("superword_at applies only to model='bpe'".into()));
             }

@@ -134,6 +134,11 @@ fn check_table_fits(
         return Err(spent());
     }
     let err = |m: String| to_py(py, subwords_core::Error::Option(m));
+    if trainer.options.superword_pattern.is_some() {
+        return Err(err(
+            "SuperBPE (superword_pattern, preset='superbpe') learns its stage two from spans, which this count table does not carry; train it from the text (subwords train --preset superbpe FILES), which counts the spans in the same pass as the units".into(),
+        ));
+    }
     if trainer.options.superword_at.is_some() {
         return Err(err(
             "two-stage BPE (superword_at) learns its second stage from whole texts, which a count table does not hold; train it from the text".into(),

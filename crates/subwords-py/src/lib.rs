@@ -214,8 +214,12 @@ impl Trainer {
     fn new(py: Python<'_>, options_json: &str, threads: usize) -> PyResult<Self> {
         let options = TrainOptions::from_json(options_json).map_err(|e| to_py(py, e))?;
         let spelling = options.spelling().map_err(|e| to_py(py, e))?;
-        let mut counter = UnitCounter::new(spelling, threads, options.superword_at.is_some());
+        // SuperBPE counts spans beside the units instead of keeping the texts
+        let spans = learners::superword::span_spelling(&options).map_err(|e| to_py(py, e))?;
+        let keep = options.superword_at.is_some() && spans.is_none();
+        let mut counter = UnitCounter::new(spelling, threads, keep);
         counter.cut = options.cut_texts();
+        counter.spans = spans;
         Ok(Trainer {
             options,
             counter: Some(counter),
@@ -269,7 +273,7 @@ impl Trainer {
     /// before, in their order). Call it before feeding; a no-op for one-stage trainings.
     fn stream_again(&mut self, again: Py<PyAny>) -> PyResult<()> {
         let counter = self.counter.as_mut().ok_or_else(spent)?;
-        if self.options.superword_at.is_some() {
+        if self.options.superword_at.is_some() && counter.spans.is_none() {
             counter.stop_keeping_streams();
             self.again = Some(again);
         }
@@ -349,10 +353,14 @@ impl Trainer {
     /// the units set in their place (joints, a count table).
     fn take_corpus(&mut self, py: Python<'_>) -> PyResult<Corpus> {
         match (self.counter.take(), self.units.take()) {
-            (Some(counter), _) => {
+            (Some(mut counter), _) => {
+                let spans = counter.take_spans();
                 let (table, streams) = counter.finish_units().map_err(|e| to_py(py, e))?;
                 let mut corpus = Corpus::from_table(table, streams);
                 self.reread_streams(&mut corpus);
+                if let Some(spans) = spans {
+                    corpus.streams = Some(Box::new(spans));
+                }
                 Ok(corpus)
             }
             (None, Some(units)) => Ok(Corpus {

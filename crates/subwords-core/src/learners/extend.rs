@@ -37,6 +37,19 @@ pub fn extend(
     min_count: u64,
     strip_right: &[u8],
 ) -> Result<Extension> {
+    extend_with(texts, merges, units, new_rows, min_count, strip_right, None)
+}
+
+/// [`extend`] with a rule a pair must pass (a SuperBPE model's limit on the words of a piece).
+pub fn extend_with(
+    texts: &[Vec<u8>],
+    merges: &[[u32; 3]],
+    units: Vec<(Vec<u32>, u64)>,
+    new_rows: u64,
+    min_count: u64,
+    strip_right: &[u8],
+    allow: Option<merge::PairRule>,
+) -> Result<Extension> {
     let n = texts.len() as u32;
     if n == 0 || n == NO_SYMBOL {
         return Err(Error::Input(format!(
@@ -83,7 +96,7 @@ pub fn extend(
         return Err(Error::Input("the new corpus holds no units: give it some text".into()));
     }
     let pieces_before = flat.pieces();
-    let params = MergeParams::bpe(new_rows, min_count.max(1), None);
+    let params = MergeParams { allow, ..MergeParams::bpe(new_rows, min_count.max(1), None) };
     let learned = merge::learn(flat, &mut symbols, &params, None);
     let new_texts = (n..symbols.next_id()).map(|id| symbols.text(id).to_vec()).collect();
     Ok(Extension {

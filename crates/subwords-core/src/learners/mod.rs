@@ -8,6 +8,7 @@
 pub mod extend;
 pub mod merge;
 pub mod pipeline;
+pub mod superword;
 pub mod unigram;
 pub mod word;
 
@@ -48,6 +49,11 @@ pub trait StageTwoTexts: Send + Sync {
     fn each_text(&mut self, f: &mut dyn FnMut(&str)) -> crate::Result<()>;
     /// Bytes of text the source holds in memory (0 for one that reads its input again).
     fn held_bytes(&self) -> u64;
+    /// Calls `f` with each distinct text and how often it occurs (SuperBPE's span table,
+    /// [`superword::SpanTable`]); a source of whole texts gives each once.
+    fn each_span(&mut self, f: &mut dyn FnMut(&str, u64)) -> crate::Result<()> {
+        self.each_text(&mut |t| f(t, 1))
+    }
 }
 
 /// Texts held in memory (the counter kept them: a one-pass input, or a count mapping).

@@ -17,7 +17,7 @@ use crate::tokenizer::{Parts, Report, Tokenizer, Work};
 use crate::vocab::{Row, RowKind, UNK};
 
 use super::merge::{self, Flat, MergeParams, Score, Symbols, TieSpelling, NO_SYMBOL};
-use super::{unigram, word, Corpus, StageTwoTexts, UnitCount};
+use super::{superword, unigram, word, Corpus, StageTwoTexts, UnitCount};
 
 pub fn train(opts: &TrainOptions, corpus: Corpus) -> Result<Tokenizer> {
     train_with_progress(opts, corpus, None)
@@ -221,20 +221,34 @@ fn train_unpadded(
         stage_one_params(opts, &spelling, budget.room(stage_one_target, rows.len() as u64));
     let first = merge::learn_traced(flat, &mut symbols, &params, progress, &mut traces.merge);
     let mut learned = Learned::from_stage_one(first, &symbols, alphabet.dropped_extra);
+    let superbpe = superword::is_superbpe(opts);
     if opts.superword_at.is_some() {
-        let streams =
-            stage_two_streams(&spelling, &symbols, &learned.merges, streams, joints.as_ref())?;
+        let streams = match superbpe {
+            // SuperBPE: the span table counted with the units, stage one replayed on each span
+            true => superword::stage_two_spans(&symbols, &learned.merges, streams, replay_known)?,
+            false => {
+                stage_two_streams(&spelling, &symbols, &learned.merges, streams, joints.as_ref())?
+            }
+        };
         let rows_now = base as u64 + symbols.texts.len() as u64;
-        let params = MergeParams::bpe(
+        let mut params = MergeParams::bpe(
             budget.room(opts.vocab_size, rows_now),
             opts.min_count,
             opts.max_piece_length,
         );
+        if superbpe {
+            params.allow = Some(superword::WordLimit::rule(superword::words_limit(opts)));
+        }
         let second =
             merge::learn_traced(streams, &mut symbols, &params, progress, &mut traces.merge);
         learned.add_stage_two(second, alphabet.dropped_extra);
     }
     let facts = MergeFacts { before, dropped: alphabet.dropped, n_units, texts, normalizations };
+    // a SuperBPE model encodes span by span: its pre-split is the span expression
+    let spelling = match superbpe {
+        true => superword::span_spelling(opts)?.unwrap_or(spelling),
+        false => spelling,
+    };
     let mut model = merge_model(
         opts,
         spelling,
@@ -941,7 +955,8 @@ fn merge_model(
         log_likelihood: None,
         normalize: spelling.normalize.map(|f| f.name().to_string()),
     };
-    let stream_from = learned.stage_one_merges.map(|k| k as usize);
+    let stream_from = learned.stage_one_merges.filter(|_| !superword::is_superbpe(opts));
+    let stream_from = stream_from.map(|k| k as usize);
     Tokenizer::new(Parts {
         merges: learned.merges,
         stream_from,

@@ -59,6 +59,8 @@ pub struct Pattern {
     /// The hand-written scanner of a named expression (cl100k, o200k, llama3), proven equal to
     /// the regex by the tests below.
     fast: Option<super::openai::Pattern>,
+    /// SuperBPE's span expression, run by its hand-written scanner (`learners/superword/spans.rs`).
+    spans: bool,
 }
 
 /// Patterns longer than this are refused (a model file is untrusted input).
@@ -115,7 +117,8 @@ impl Pattern {
             Some("o200k") => Some(super::openai::Pattern::O200k),
             _ => None,
         };
-        Ok(Pattern { source: source.to_string(), re, fast })
+        let spans = source == crate::learners::superword::SUPERBPE_SPANS;
+        Ok(Pattern { source: source.to_string(), re, fast, spans })
     }
 
     /// A pattern matching `text` literally (tokenizers' `Split` with a `String` pattern).
@@ -130,6 +133,10 @@ impl Pattern {
         if let Some(fast) = self.fast {
             // these expressions match every character: every chunk is a match
             fast.split(text, |a, b| out.push(((a, b), true)));
+            return out;
+        }
+        if self.spans {
+            crate::learners::superword::spans::split(text, |a, b, m| out.push(((a, b), m)));
             return out;
         }
         let mut last = 0;
@@ -161,6 +168,10 @@ impl Pattern {
         if let Some(fast) = self.fast {
             return fast.split(text, f);
         }
+        if self.spans {
+            let mut f = f;
+            return crate::learners::superword::spans::split(text, |a, b, _| f(a, b));
+        }
         self.split_regex(text, f)
     }
 
@@ -170,6 +181,13 @@ impl Pattern {
     pub fn matches(&self, text: &str, mut f: impl FnMut(usize, usize)) {
         if let Some(fast) = self.fast {
             return fast.split(text, f);
+        }
+        if self.spans {
+            return crate::learners::superword::spans::split(text, |a, b, m| {
+                if m {
+                    f(a, b)
+                }
+            });
         }
         let mut last = 0;
         for m in self.re.find_iter(text) {

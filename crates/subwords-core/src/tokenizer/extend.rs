@@ -8,7 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::hash::Map;
-use crate::learners::extend::{extend, Extension};
+use crate::learners::extend::{extend_with, Extension};
 use crate::learners::merge::NO_SYMBOL;
 use crate::options::ModelKind;
 use crate::spelling::Scheme;
@@ -101,7 +101,11 @@ impl Tokenizer {
         } else {
             b""
         };
-        let ext = extend(&texts, &self.merges, units, new_rows, min_count, strip)?;
+        // a SuperBPE model keeps its limit on the words a piece spans
+        let allow = self.options.as_ref().filter(|o| o.superword_pattern.is_some()).map(|o| {
+            crate::learners::superword::WordLimit::rule(crate::learners::superword::words_limit(o))
+        });
+        let ext = extend_with(&texts, &self.merges, units, new_rows, min_count, strip, allow)?;
         let mut rows: Vec<Row> = self.rows.clone();
         rows.extend(ext.new_texts.iter().map(|t| Row::new(t.as_slice(), RowKind::Learned)));
         let mut merges = self.merges.clone();

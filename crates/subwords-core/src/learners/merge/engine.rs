@@ -35,6 +35,7 @@ pub(super) struct Engine<'a> {
     /// The heap's size after it was last rebuilt.
     heap_mark: usize,
     max_len: Option<u32>,
+    allow: Option<super::PairRule>,
     threads: usize,
     score: Score,
     /// Pairs below this count are not candidates (0: every pair is).
@@ -217,6 +218,7 @@ impl<'a> Engine<'a> {
             heap_floor: 0,
             heap_mark: 0,
             max_len,
+            allow: params.allow.clone(),
             threads,
             score: params.score,
             floor,
@@ -379,6 +381,11 @@ impl<'a> Engine<'a> {
         let (a, b) = unpack(p);
         if let Some(m) = self.max_len {
             if self.symbols.len(a) + self.symbols.len(b) > m {
+                return None;
+            }
+        }
+        if let Some(allow) = &self.allow {
+            if !allow(self.symbols.text(a), self.symbols.text(b)) {
                 return None;
             }
         }

@@ -225,12 +225,18 @@ impl TieSpelling {
     }
 }
 
+/// Whether two symbols' texts may be joined ([`MergeParams::allow`]).
+pub type PairRule = std::sync::Arc<dyn Fn(&[u8], &[u8]) -> bool + Send + Sync>;
+
 #[derive(Clone)]
 pub struct MergeParams {
     /// How many new rows may still be added.
     pub new_rows: u64,
     pub min_count: u64,
     pub max_piece_length: Option<u32>,
+    /// A rule a pair must pass to be a candidate (superword BPE's limit on the words a piece
+    /// spans, [`crate::learners::superword::WordLimit`]); None: every pair may merge.
+    pub allow: Option<PairRule>,
     pub score: Score,
     pub min_count_rule: MinCountRule,
     pub tie: TieSpelling,
@@ -286,6 +292,7 @@ impl MergeParams {
             new_rows,
             min_count,
             max_piece_length,
+            allow: None,
             score: Score::Count,
             min_count_rule: MinCountRule::Filter,
             tie: TieSpelling::AsSpelled,
