@@ -48,6 +48,7 @@ import json
 import threading
 from typing import Any, Iterator, Optional
 
+from .._api import gc_paused
 from ..errors import ModelFileError, SubwordsError
 
 __all__ = ["install", "uninstall", "installed", "is_installed", "Backend", "Encoding"]
@@ -300,12 +301,23 @@ class _Batch:
     def offsets_of(self, i: int) -> list:
         with self._lock:
             if self.offsets is None:
-                pipe, allowed, trim = self.engine.pipe, self.allowed, self.engine.trim
-                offs = []
+                # every text's offsets in one call of the engine, on its threads
+                flat: list[str] = []
                 for a, b in self.pairs:
-                    oa = [(s, e) for _, s, e in pipe.encode_offsets(a, allowed, trim)]
-                    ob = None if b is None else [(s, e) for _, s, e in pipe.encode_offsets(b, allowed, trim)]
-                    offs.append((oa, ob))
+                    flat.append(a)
+                    if b is not None:
+                        flat.append(b)
+                with gc_paused():
+                    got = self.engine.pipe.encode_offsets_batch(flat, self.allowed, self.engine.trim, _threads())
+                offs = []
+                k = 0
+                for _, b in self.pairs:
+                    if b is None:
+                        offs.append((got[k], None))
+                        k += 1
+                    else:
+                        offs.append((got[k], got[k + 1]))
+                        k += 2
                 self.offsets = offs
         return self.offsets[i]
 
@@ -507,7 +519,8 @@ class Backend:
             return raw.encode_batch(input, is_pretokenized=is_pretokenized, add_special_tokens=add_special_tokens)
         trunc, pad, split = raw.truncation, raw.padding, raw.encode_special_tokens
         try:
-            return self._serve(engine, list(input), pairs, bool(add_special_tokens), trunc, pad, split)
+            with gc_paused():
+                return self._serve(engine, list(input), pairs, bool(add_special_tokens), trunc, pad, split)
         except _Refused:
             return raw.encode_batch(input, is_pretokenized=False, add_special_tokens=add_special_tokens)
 
