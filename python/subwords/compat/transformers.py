@@ -57,10 +57,10 @@ _lock = threading.Lock()
 #: held while the real tokenizer's state is switched for a call it answers
 _real_lock = threading.Lock()
 #: (the class patched, its own ``_tokenizer`` attribute before) while installed
-_state: Optional[tuple[type, Any]] = None
+_state: Optional[tuple[Any, Any]] = None
 
 
-def _backend_class() -> type:
+def _backend_class() -> Any:
     try:
         from transformers.tokenization_utils_tokenizers import TokenizersBackend
     except ImportError:
@@ -146,11 +146,12 @@ class _Refused(Exception):
     """A part of the tokenizer this face does not serve (the real tokenizer does)."""
 
 
+_Dict = dict[str, Any]
 #: one item of a template: ("A"|"B", type_id) for a sequence, (ids, tokens, type_id) for specials
-_Item = tuple
+_Item = tuple[Any, ...]
 
 
-def _template_items(items: list, specials: dict) -> list[_Item]:
+def _template_items(items: list[Any], specials: dict[str, Any]) -> list[_Item]:
     out: list[_Item] = []
     for it in items:
         if "Sequence" in it:
@@ -166,7 +167,7 @@ def _template_items(items: list, specials: dict) -> list[_Item]:
     return out
 
 
-def _post(obj: Optional[dict]) -> Optional[tuple[list[_Item], list[_Item]]]:
+def _post(obj: Optional[_Dict]) -> Optional[tuple[list[_Item], list[_Item]]]:
     """(single, pair) templates of the post-processor, None when it adds nothing."""
     if obj is None:
         return None
@@ -200,7 +201,7 @@ def _added_count(template: list[_Item]) -> int:
     return sum(len(it[0]) for it in template if len(it) == 3)
 
 
-def _kept(na: int, nb: Optional[int], trunc: dict) -> tuple[int, Optional[int]]:
+def _kept(na: int, nb: Optional[int], trunc: dict[str, Any]) -> tuple[int, Optional[int]]:
     """How many tokens of each sequence tokenizers' truncation keeps (its ``truncate_encodings``);
     ``trunc['max_length']`` is already less the tokens the template adds."""
     limit = trunc["max_length"]
@@ -235,7 +236,7 @@ def _kept(na: int, nb: Optional[int], trunc: dict) -> tuple[int, Optional[int]]:
     raise _Refused(f"truncation strategy {strategy!r}")
 
 
-def _cut(xs: list, k: int, left: bool) -> list:
+def _cut(xs: list[Any], k: int, left: bool) -> list[Any]:
     if k >= len(xs):
         return xs
     return xs[len(xs) - k:] if left else xs[:k]
@@ -282,8 +283,8 @@ class _Batch:
     __slots__ = ("backend", "engine", "inputs", "pairs", "allowed", "add_special", "trunc", "pad",
                  "split", "offsets", "real", "layouts", "_lock")
 
-    def __init__(self, backend: "Backend", engine: _Engine, inputs: list, pairs: list, allowed: list[int],
-                 add_special: bool, trunc: Optional[dict], pad: Optional[dict], split: bool) -> None:
+    def __init__(self, backend: "Backend", engine: _Engine, inputs: list[Any], pairs: list[Any], allowed: list[int],
+                 add_special: bool, trunc: Optional[_Dict], pad: Optional[_Dict], split: bool) -> None:
         self.backend = backend
         self.engine = engine
         self.inputs = inputs
@@ -293,12 +294,12 @@ class _Batch:
         self.trunc = trunc
         self.pad = pad
         self.split = split
-        self.offsets: Optional[list] = None
-        self.real: Optional[list] = None
-        self.layouts: list = []
+        self.offsets: Optional[list[Any]] = None
+        self.real: Optional[list[Any]] = None
+        self.layouts: list[Any] = []
         self._lock = threading.Lock()
 
-    def offsets_of(self, i: int) -> list:
+    def offsets_of(self, i: int) -> tuple[Any, Any]:
         with self._lock:
             if self.offsets is None:
                 # every text's offsets in one call of the engine, on its threads
@@ -309,7 +310,7 @@ class _Batch:
                         flat.append(b)
                 with gc_paused():
                     got = self.engine.pipe.encode_offsets_batch(flat, self.allowed, self.engine.trim, _threads())
-                offs = []
+                offs: list[tuple[Any, Any]] = []
                 k = 0
                 for _, b in self.pairs:
                     if b is None:
@@ -337,15 +338,15 @@ class Encoding:
     __slots__ = ("_batch", "_i", "_layout", "ids", "type_ids", "attention_mask", "special_tokens_mask",
                  "_cut", "_offsets", "_tokens", "_sequence_ids")
 
-    def __init__(self, batch: _Batch, i: int, layout: list, ids: list[int], cut: bool) -> None:
+    def __init__(self, batch: _Batch, i: int, layout: list[Any], ids: list[int], cut: bool) -> None:
         self._batch = batch
         self._i = i
         self._layout = layout
         self.ids = ids
         self._cut = cut
-        self._offsets = None
-        self._tokens = None
-        self._sequence_ids = None
+        self._offsets: Optional[list[tuple[int, int]]] = None
+        self._tokens: Optional[list[str]] = None
+        self._sequence_ids: Optional[list[Optional[int]]] = None
         types: list[int] = []
         attn: list[int] = []
         special: list[int] = []
@@ -357,10 +358,10 @@ class Encoding:
         self.attention_mask = attn
         self.special_tokens_mask = special
 
-    def _fill(self, a: list, b: Optional[list], special: Any, pad: Any) -> list:
+    def _fill(self, a: list[Any], b: Optional[list[Any]], special: Any, pad: Any) -> list[Any]:
         """A per-token list laid out as the ids are: the sequences' own values, ``special`` for
         the template's tokens (a callable of the special item), ``pad`` for padding."""
-        out: list = []
+        out: list[Any] = []
         for kind, n, item in self._layout_items():
             if kind == "A":
                 out += a[item[0]:item[1]]
@@ -372,8 +373,9 @@ class Encoding:
                 out += [pad] * n
         return out
 
-    def _layout_items(self) -> list:
-        return self._batch.layouts[self._i]
+    def _layout_items(self) -> list[Any]:
+        items: list[Any] = self._batch.layouts[self._i]
+        return items
 
     @property
     def offsets(self) -> list[tuple[int, int]]:
@@ -407,10 +409,11 @@ class Encoding:
         return 1 if self._batch.pairs[self._i][1] is None else 2
 
     @property
-    def overflowing(self) -> list:
+    def overflowing(self) -> list[Any]:
         if not self._cut:
             return []
-        return self._batch.real_of(self._i).overflowing
+        over: list[Any] = self._batch.real_of(self._i).overflowing
+        return over
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -455,10 +458,10 @@ class Backend:
     def __repr__(self) -> str:
         return f"Backend({self._raw!r})"
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Any, ...]:
         return (Backend, (self._raw,))
 
-    def __deepcopy__(self, memo: dict) -> "Backend":
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Backend":
         return Backend(copy.deepcopy(self._raw, memo))
 
     def __copy__(self) -> "Backend":
@@ -491,7 +494,7 @@ class Backend:
     def subwords_refusal(self) -> Optional[str]:
         """None when subwords encodes for this tokenizer, else why the real tokenizer does."""
         self._engine()
-        got = self._engine_cache[1]  # type: ignore[index]  # set by _engine()
+        got = self._engine_cache[1]
         return None if isinstance(got, _Engine) else got
 
     @property
@@ -508,24 +511,28 @@ class Backend:
         return self.encode_batch([(sequence, pair)], is_pretokenized=is_pretokenized,
                                  add_special_tokens=add_special_tokens)[0]
 
-    def encode_batch_fast(self, input: Any, is_pretokenized: bool = False, add_special_tokens: bool = True) -> list:
+    def encode_batch_fast(self, input: Any, is_pretokenized: bool = False,
+                          add_special_tokens: bool = True) -> list[Any]:
         return self.encode_batch(input, is_pretokenized=is_pretokenized, add_special_tokens=add_special_tokens)
 
-    def encode_batch(self, input: Any, is_pretokenized: bool = False, add_special_tokens: bool = True) -> list:
+    def encode_batch(self, input: Any, is_pretokenized: bool = False, add_special_tokens: bool = True) -> list[Any]:
         raw = self._raw
         engine = None if is_pretokenized else self._engine()
         pairs = None if engine is None else _pairs(input)
         if engine is None or pairs is None:
-            return raw.encode_batch(input, is_pretokenized=is_pretokenized, add_special_tokens=add_special_tokens)
+            got: list[Any] = raw.encode_batch(input, is_pretokenized=is_pretokenized,
+                                              add_special_tokens=add_special_tokens)
+            return got
         trunc, pad, split = raw.truncation, raw.padding, raw.encode_special_tokens
         try:
             with gc_paused():
                 return self._serve(engine, list(input), pairs, bool(add_special_tokens), trunc, pad, split)
         except _Refused:
-            return raw.encode_batch(input, is_pretokenized=False, add_special_tokens=add_special_tokens)
+            real: list[Any] = raw.encode_batch(input, is_pretokenized=False, add_special_tokens=add_special_tokens)
+            return real
 
-    def _serve(self, engine: _Engine, inputs: list, pairs: list, add_special: bool, trunc: Optional[dict],
-               pad: Optional[dict], split: bool) -> list:
+    def _serve(self, engine: _Engine, inputs: list[Any], pairs: list[Any], add_special: bool, trunc: Optional[_Dict],
+               pad: Optional[_Dict], split: bool) -> list[Any]:
         allowed = [] if split else engine.all_specials
         # the ids of every text, on the engine's threads (no template: it is applied below)
         flat: list[str] = []
@@ -567,9 +574,9 @@ class Backend:
             # the layout: (kind, count, type_id) and, for the fills, (kind, count, item)
             # where item is (start, stop) of the sequence or the template's special item
             sa = (na - ka, na) if (trunc is not None and left_cut) else (0, ka)
-            sb = None if nb is None else ((nb - kb, nb) if (trunc is not None and left_cut) else (0, kb))
-            layout: list = []
-            items: list = []
+            sb = None if nb is None or kb is None else ((nb - kb, nb) if (trunc is not None and left_cut) else (0, kb))
+            layout: list[Any] = []
+            items: list[Any] = []
             ids: list[int] = []
             if templates is None:
                 layout.append(("A", ka, 0))
@@ -618,8 +625,8 @@ class Backend:
         batch.layouts = [r[2] for r in rows]
         return [Encoding(batch, i, layout, ids, cut) for i, (ids, layout, _, cut) in enumerate(rows)]
 
-    def _real_batch(self, inputs: list, add_special: bool, trunc: Optional[dict], pad: Optional[dict],
-                    split: bool) -> list:
+    def _real_batch(self, inputs: list[Any], add_special: bool, trunc: Optional[_Dict], pad: Optional[_Dict],
+                    split: bool) -> list[Any]:
         """The real tokenizer's encodings of ``inputs`` under the given state (its own state is
         put back after)."""
         raw = self._raw
@@ -627,12 +634,13 @@ class Backend:
             before = (raw.truncation, raw.padding, raw.encode_special_tokens)
             try:
                 _set_state(raw, trunc, pad, split)
-                return raw.encode_batch(inputs, add_special_tokens=add_special)
+                out: list[Any] = raw.encode_batch(inputs, add_special_tokens=add_special)
+                return out
             finally:
                 _set_state(raw, *before)
 
 
-def _set_state(raw: Any, trunc: Optional[dict], pad: Optional[dict], split: bool) -> None:
+def _set_state(raw: Any, trunc: Optional[_Dict], pad: Optional[_Dict], split: bool) -> None:
     if trunc is None:
         raw.no_truncation()
     else:
