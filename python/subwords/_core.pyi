@@ -239,6 +239,9 @@ class HfPipeline:
     def normalize(self, text: str) -> str: ...
     def encode_offsets(self, text: str, allowed: Sequence[int], trim: Optional[bool] = None) -> list[tuple[int, int, int]]:
         """(id, start, end) per token in code points of ``text``, as tokenizers gives its offsets."""
+    def encode_offsets_batch(self, texts: Sequence[str], allowed: Sequence[int], trim: Optional[bool] = None,
+                             threads: int = 1) -> list[list[tuple[int, int]]]:
+        """Per text, the (start, end) of ``encode_offsets``, on ``threads`` threads."""
     def normalize_aligned(self, text: str) -> tuple[str, list[tuple[int, int]]]:
         """The normalized text and, per byte of it, the byte span of ``text`` it came from."""
 
