@@ -140,6 +140,9 @@ class TrainOptions:
     #: with ``split_by_script``: digits are a script of their own (sentencepiece's
     #: ``split_by_number``); False lets a digit join any script
     split_by_number: bool = True
+    #: Picky BPE (arXiv 2409.04599; docs/METHODS.md): during training, remove a merged token
+    #: whose intersection over self reaches this threshold, in (0, 1]. BPE only
+    picky: Optional[float] = None
 
     def replace(self, **changes: Any) -> TrainOptions:
         """A copy with some options changed (unknown names are an OptionError)."""
@@ -201,7 +204,11 @@ def resolved(options: TrainOptions) -> dict[str, Any]:
             o[name] = float(o[name])
     for name in PYTHON_ONLY:
         del o[name]
-    for name in ("normalize", "pattern", "split_digits"):
+    if isinstance(o["picky"], bool) or not (o["picky"] is None or isinstance(o["picky"], (int, float))):
+        raise OptionError(f"picky must be a number in (0, 1], the IoS threshold (e.g. picky=0.9), got {o['picky']!r}")
+    if isinstance(o["picky"], int):
+        o["picky"] = float(o["picky"])
+    for name in ("normalize", "pattern", "split_digits", "picky"):
         if o[name] is None:
             del o[name]  # unset: absent, so files without them stay as they were
     if o["min_count"] is None:

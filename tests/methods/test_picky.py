@@ -130,3 +130,141 @@ def test_threshold_outside_range_is_refused():
             assert "(0, 1]" in str(e)
         else:
             raise AssertionError(f"threshold {bad} was accepted")
+
+
+# -- the option through subwords.train, the model file, the CLI ----------------------------------
+
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+import pytest  # noqa: E402
+
+import subwords  # noqa: E402
+from subwords.errors import InputError, OptionError, SubwordsError  # noqa: E402
+from subwords.formats._dispatch import export  # noqa: E402
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "subwords", *args], capture_output=True, text=True, encoding="utf-8")
+
+
+def byte_model(table: dict[str, int], learned: int, threshold: float, min_count: int = 1):
+    """Byte-level BPE (no marks: a unit's symbols are its bytes) with Picky BPE: 256 byte rows."""
+    return subwords.train(table, vocab_size=256 + learned, spelling="bytes", min_count=min_count, picky=threshold)
+
+
+def test_train_worked_case():
+    tok = byte_model({"abc": 5, "ab": 1, "bd": 2}, 2, 0.8)
+    assert [tok.id_to_piece(i) for i in range(256, tok.vocab_size)] == ["abc", "bd"]
+    assert tok.vocab_size == 258
+    assert tok.encode_pieces("abd") == ["a", "bd"]
+    assert tok.encode_pieces("abc") == ["abc"]
+    assert tok.decode(tok.encode("abd abc")) == "abd abc"
+    assert tok.options["picky"] == 0.8
+    assert tok.report["merges_learned"] == 3
+    # at 0.9, plain BPE's rows
+    plain = byte_model({"abc": 5, "ab": 1, "bd": 2}, 2, 0.9)
+    assert [plain.id_to_piece(i) for i in range(256, plain.vocab_size)] == ["ab", "abc"]
+    assert plain.encode_pieces("abd") == ["ab", "d"]
+
+
+def test_model_file_round_trip(tmp_path):
+    tok = byte_model({"abcd": 4, "abc": 1, "ab": 3, "bd": 2}, 4, 0.7)
+    path = tmp_path / "picky.json"
+    tok.save(path)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert doc["merges"] == [] and doc["options"]["picky"] == 0.7
+    assert any(e[0] == "-" for e in doc["picky_events"])
+    back = subwords.load(path)
+    texts = ["abcd ab bd abd dcba", "a b c d abcdabcd"]
+    assert [back.encode(t) for t in texts] == [tok.encode(t) for t in texts]
+    assert back.to_json() == tok.to_json()
+    # offsets: a token split back by a removal gets the span of its own bytes
+    offsets = back.encode_with_offsets("abd abc")
+    assert [tok.decode([i]) for i, _, _ in offsets] == ["abd abc"[a:b] for _, a, b in offsets]
+    assert [i for i, _, _ in offsets] == tok.encode("abd abc")
+
+
+def test_model_file_events_checked(tmp_path):
+    tok = byte_model({"abc": 5, "ab": 1, "bd": 2}, 2, 0.8)
+    doc = json.loads(tok.to_json())
+    bad = dict(doc, picky_events=[e for e in doc["picky_events"] if e[0] != "-"])
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    with pytest.raises(SubwordsError, match="picky events"):
+        subwords.load(path)
+    del bad["picky_events"]
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    with pytest.raises(SubwordsError, match="picky_events go with the option picky"):
+        subwords.load(path)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    units=st.dictionaries(st.text("abcde", min_size=1, max_size=7), st.integers(1, 9), min_size=1, max_size=10),
+    learned=st.integers(min_value=1, max_value=12),
+    threshold=st.sampled_from([0.5, 0.75, 0.9, 1.0]),
+)
+def test_trained_model_matches_reference(units, learned, threshold):
+    tok = byte_model(units, learned, threshold)
+    want = ref.learn({tuple(u): c for u, c in units.items()}, new_rows=learned, threshold=threshold, min_count=1)
+    # rows: the tokens present at the end, in the order each was first made
+    first = {}
+    for e in want.events:
+        if isinstance(e, ref.Merge):
+            first.setdefault(e.result, len(first))
+    assert [tok.id_to_piece(i) for i in range(256, tok.vocab_size)] == sorted(want.vocabulary, key=first.get)
+    for u in units:
+        assert tok.encode_pieces(u) == ref.encode(u, want.events)
+        assert tok.encode_pieces(u + "e" + u) == ref.encode(u + "e" + u, want.events)
+
+
+@pytest.mark.parametrize("options, why", [
+    (dict(picky=0.0), r"\(0, 1\]"),
+    (dict(picky=1.5), r"\(0, 1\]"),
+    (dict(picky=float("nan")), "picky must be a finite number"),
+    (dict(picky="0.9"), "picky must be a number"),
+    (dict(picky=True), "picky must be a number"),
+    (dict(picky=0.9, model="unigram"), "only to model='bpe'"),
+    (dict(picky=0.9, model="wordpiece", spelling="end"), "only to model='bpe'"),
+    (dict(picky=0.9, superword_at=300), "superword_at"),
+    (dict(picky=0.9, spelling="continuation"), "continuation"),
+    (dict(picky=0.9, max_piece_length=4), "max_piece_length"),
+    (dict(picky=0.9, pad_to_multiple=64), "pad_to_multiple"),
+])
+def test_bad_options(options, why):
+    with pytest.raises(OptionError, match=why):
+        subwords.train({"abc": 5, "ab": 2}, vocab_size=400, **{"spelling": "bytes", **options})
+
+
+def test_refused_uses(tmp_path):
+    tok = byte_model({"abc": 5, "ab": 1, "bd": 2}, 2, 0.8)
+    with pytest.raises(OptionError, match="dropout"):
+        tok.encode("abd", dropout=0.1, seed=1)
+    for fmt in ("hf", "tiktoken"):
+        with pytest.raises(InputError, match="Picky BPE"):
+            export(tok, tmp_path / f"out.{fmt}", fmt)
+        assert not (tmp_path / f"out.{fmt}").exists()
+    with pytest.raises(OptionError, match="Picky BPE"):
+        subwords.trim(tok, ["abd"])
+    with pytest.raises(OptionError, match="Picky BPE"):
+        subwords.trim(tok, ["abd"], litetoken=True)
+    with pytest.raises(OptionError, match="Picky BPE"):
+        subwords.extend(tok, ["abd abd"], vocab_size=270)
+
+
+def test_cli(tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("abc abc abc abc abc ab bd bd\n", encoding="utf-8")
+    out = tmp_path / "m.json"
+    for bad in ("1.5", "0", "x"):
+        r = run("train", str(corpus), "--spelling", "bytes", "--vocab-size", "300", "--min-count", "1",
+                "--picky", bad, "-o", str(out))
+        assert r.returncode != 0 and "picky" in r.stderr and not out.exists(), r.stderr
+    r = run("train", str(corpus), "--spelling", "bytes", "--vocab-size", "258", "--min-count", "1",
+            "--picky", "0.8", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text(encoding="utf-8"))["options"]["picky"] == 0.8
+    r = run("export", str(out), str(tmp_path / "t.json"), "--format", "hf")
+    assert r.returncode != 0 and "Picky BPE" in r.stderr and not (tmp_path / "t.json").exists()

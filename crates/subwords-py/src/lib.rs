@@ -11,9 +11,9 @@ mod tiktoken;
 mod trace;
 
 mod hf;
+mod picky;
 mod snmt;
 mod stochastok;
-mod picky;
 
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;

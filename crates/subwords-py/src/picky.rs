@@ -16,7 +16,6 @@ type Event = (String, Vec<String>);
 #[pyo3(signature = (units, new_rows, threshold, min_count))]
 #[allow(clippy::type_complexity)]
 pub fn picky_learn(
-
     units: Vec<(Vec<String>, u64)>,
     new_rows: u64,
     threshold: f64,
@@ -45,7 +44,9 @@ pub fn picky_learn(
         .events
         .iter()
         .map(|e| match e {
-            PickyEvent::Merge([a, b, c]) => ("merge".to_string(), vec![name(*a), name(*b), name(*c)]),
+            PickyEvent::Merge([a, b, c]) => {
+                ("merge".to_string(), vec![name(*a), name(*b), name(*c)])
+            }
             PickyEvent::Remove { token, parts } => {
                 let mut v = vec![name(*token)];
                 v.extend(parts.iter().map(|&p| name(p)));

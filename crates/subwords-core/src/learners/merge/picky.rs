@@ -253,7 +253,11 @@ impl State<'_> {
 /// Picky BPE on `units` (symbol ids of `symbols`, with counts; ids below `symbols.next_id()` at
 /// the start are the alphabet and never removed). New tokens are added to `symbols`, removed ones
 /// included (a removed token keeps its symbol id: a restore reuses it).
-pub fn learn_picky(units: Vec<(Vec<u32>, u64)>, symbols: &mut Symbols, params: &PickyParams) -> Picky {
+pub fn learn_picky(
+    units: Vec<(Vec<u32>, u64)>,
+    symbols: &mut Symbols,
+    params: &PickyParams,
+) -> Picky {
     let first_learned = symbols.next_id();
     let n = units.len();
     let (units, counts): (Vec<Vec<u32>>, Vec<u64>) = units.into_iter().unzip();
@@ -350,12 +354,7 @@ pub fn learn_picky(units: Vec<(Vec<u32>, u64)>, symbols: &mut Symbols, params: &
         }
         st.push_touched();
     };
-    Picky {
-        events,
-        present: order,
-        stop,
-        units: st.units,
-    }
+    Picky { events, present: order, stop, units: st.units }
 }
 
 /// The tokens a removed `x` splits into: its parts, a removed part split in turn.
@@ -419,9 +418,7 @@ mod tests {
     }
 
     fn spell(s: &Symbols, word: &str) -> Vec<u32> {
-        word.chars()
-            .map(|c| s.index[c.to_string().as_bytes()])
-            .collect()
+        word.chars().map(|c| s.index[c.to_string().as_bytes()]).collect()
     }
 
     fn text(s: &Symbols, t: u32) -> String {
@@ -438,11 +435,7 @@ mod tests {
             (0.9, vec!["ab", "abc"], "+ab +abc"),
         ] {
             let mut s = symbols(&["a", "b", "c", "d"]);
-            let units = vec![
-                (spell(&s, "abc"), 5),
-                (spell(&s, "ab"), 1),
-                (spell(&s, "bd"), 2),
-            ];
+            let units = vec![(spell(&s, "abc"), 5), (spell(&s, "ab"), 1), (spell(&s, "bd"), 2)];
             let params = PickyParams { new_rows: 2, min_count: 1, threshold };
             let out = learn_picky(units, &mut s, &params);
             let got: Vec<String> = out.present.iter().map(|&t| text(&s, t)).collect();
@@ -467,10 +460,354 @@ mod tests {
         let units = vec![(spell(&s, "abc"), 5), (spell(&s, "ab"), 1), (spell(&s, "bd"), 2)];
         let params = PickyParams { new_rows: 2, min_count: 1, threshold: 0.8 };
         let out = learn_picky(units, &mut s, &params);
-        let enc: Vec<String> = replay_events(&spell(&s, "abd"), &out.events)
-            .iter()
-            .map(|&t| text(&s, t))
-            .collect();
+        let enc: Vec<String> =
+            replay_events(&spell(&s, "abd"), &out.events).iter().map(|&t| text(&s, t)).collect();
         assert_eq!(enc, ["a", "bd"]);
     }
+}
+
+// ------------------------------------------------------------------ options, model, encoding
+
+/// Checks `picky=` against the rest of the options (called from [`TrainOptions::validate`]).
+pub fn validate(opts: &crate::options::TrainOptions) -> crate::error::Result<()> {
+    use crate::error::Error;
+    use crate::options::ModelKind;
+    use crate::spelling::Scheme;
+    let Some(t) = opts.picky else { return Ok(()) };
+    if !(t > 0.0 && t <= 1.0) {
+        return Err(Error::Option(format!(
+            "picky={t}: the IoS threshold is a share of a token's uses, in (0, 1] (the paper uses 0.6 to 0.9)"
+        )));
+    }
+    if opts.model != ModelKind::Bpe {
+        return Err(Error::Option(
+            "picky applies only to model='bpe': it removes tokens a BPE merge left behind".into(),
+        ));
+    }
+    if opts.superword_at.is_some() {
+        return Err(Error::Option(
+            "picky does not take superword_at: the paper's removals are defined for one merge stage within units".into(),
+        ));
+    }
+    if opts.spelling == Scheme::Continuation {
+        return Err(Error::Option(
+            "picky does not take spelling='continuation' yet: its model file cannot mark removed word-start pieces; use end, front or bytes".into(),
+        ));
+    }
+    if opts.max_piece_length.is_some() {
+        return Err(Error::Option(
+            "picky does not take max_piece_length yet: its learner has no length limit".into(),
+        ));
+    }
+    if opts.pad_to_multiple.is_some() {
+        return Err(Error::Option(
+            "picky does not take pad_to_multiple yet: the removed tokens' ids follow the rows"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Picky BPE on the engine's flat units: each unit is cut at symbols outside the alphabet (they
+/// take part in no pair), then [`learn_picky`].
+/// Also returns Σ count × pieces of the units afterwards.
+pub fn learn_flat(flat: &super::Flat, symbols: &mut Symbols, params: &PickyParams) -> (Picky, u64) {
+    let mut units = Vec::new();
+    let mut total = 0u64;
+    for m in &flat.meta {
+        let syms = &flat.syms[m.start()..m.start() + m.len()];
+        total += m.count * m.len() as u64;
+        for run in syms.split(|&s| s == super::NO_SYMBOL) {
+            if run.len() > 1 && m.count > 0 {
+                units.push((run.to_vec(), m.count));
+            }
+        }
+    }
+    let before: Vec<(u64, u64)> = units.iter().map(|(u, c)| (u.len() as u64, *c)).collect();
+    let out = learn_picky(units, symbols, params);
+    for ((len, c), u) in before.iter().zip(&out.units) {
+        total -= c * (len - u.len() as u64);
+    }
+    (out, total)
+}
+
+/// A trained Picky model's events as an encoder replays them. Ids below `rows` are the model's
+/// rows; ids from `rows` on are removed tokens (`hidden`), which exist only inside a replay.
+#[derive(Clone, Debug)]
+pub struct PickyReplay {
+    pub events: Vec<PickyEvent>,
+    pub rows: u32,
+    /// The texts of the removed tokens, id `rows + k`.
+    pub hidden: Vec<Vec<u8>>,
+    merge_at: Map<u64, Vec<(u32, u32)>>,
+    remove_at: Map<u32, Vec<u32>>,
+    /// Each id's length in alphabet symbols (1 for ids no merge makes).
+    lengths: Map<u32, u32>,
+}
+
+/// One step as a model file or the pipeline states it: a merge `(left, right, result)` or a
+/// removal of a token (its parts follow from the steps before).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Merge(u32, u32, u32),
+    Remove(u32),
+}
+
+impl PickyReplay {
+    /// Checks the steps and derives each removal's parts: a merge joins tokens present at that
+    /// point; a removal removes a present learned token; at the end every learned row is
+    /// present and every hidden id is not. `learned(id)`: whether a row is a learned row.
+    pub fn new(
+        steps: &[Step],
+        rows: u32,
+        hidden: Vec<Vec<u8>>,
+        learned: impl Fn(u32) -> bool,
+    ) -> std::result::Result<Self, String> {
+        let total = rows as usize + hidden.len();
+        let is_learned = |x: u32| (x as usize) < total && (x >= rows || learned(x));
+        let mut present = vec![false; total];
+        for (x, p) in present.iter_mut().enumerate() {
+            *p = !is_learned(x as u32);
+        }
+        let mut made: Map<u32, [u32; 2]> = Map::default();
+        let mut lengths: Map<u32, u32> = Map::default();
+        let len_of = |l: &Map<u32, u32>, x: u32| l.get(&x).copied().unwrap_or(1);
+        let mut events = Vec::with_capacity(steps.len());
+        let mut merge_at: Map<u64, Vec<(u32, u32)>> = Map::default();
+        let mut remove_at: Map<u32, Vec<u32>> = Map::default();
+        for (i, &s) in steps.iter().enumerate() {
+            match s {
+                Step::Merge(a, b, c) => {
+                    for x in [a, b] {
+                        if x as usize >= total || !present[x as usize] {
+                            return Err(format!("event {i}: merge of a token not present then"));
+                        }
+                    }
+                    if !is_learned(c) {
+                        return Err(format!(
+                            "event {i}: a merge must make a learned or removed token"
+                        ));
+                    }
+                    let joined = len_of(&lengths, a) + len_of(&lengths, b);
+                    match made.get(&c) {
+                        Some(_) if lengths[&c] != joined => {
+                            return Err(format!(
+                                "event {i}: the merge does not make its token's length"
+                            ));
+                        }
+                        Some(_) => {}
+                        None => {
+                            made.insert(c, [a, b]);
+                            lengths.insert(c, joined);
+                        }
+                    }
+                    present[c as usize] = true;
+                    merge_at.entry(pack(a, b)).or_default().push((i as u32, c));
+                    events.push(PickyEvent::Merge([a, b, c]));
+                }
+                Step::Remove(x) => {
+                    if !is_learned(x) || !present[x as usize] || !made.contains_key(&x) {
+                        return Err(format!("event {i}: removal of a token not present then"));
+                    }
+                    present[x as usize] = false;
+                    let parts = walk_ids(x, &made, &present);
+                    remove_at.entry(x).or_default().push(i as u32);
+                    events.push(PickyEvent::Remove { token: x, parts });
+                }
+            }
+        }
+        for x in 0..total as u32 {
+            if is_learned(x) && present[x as usize] != (x < rows) {
+                return Err(if x < rows {
+                    format!("learned row {x} is not present after the events")
+                } else {
+                    format!("removed token {} is still present after the events", x - rows)
+                });
+            }
+        }
+        Ok(PickyReplay { events, rows, hidden, merge_at, remove_at, lengths })
+    }
+
+    /// The steps back (for the model file).
+    pub fn steps(&self) -> Vec<Step> {
+        self.events
+            .iter()
+            .map(|e| match e {
+                PickyEvent::Merge([a, b, c]) => Step::Merge(*a, *b, *c),
+                PickyEvent::Remove { token, .. } => Step::Remove(*token),
+            })
+            .collect()
+    }
+
+    /// How many merge events there are.
+    pub fn merges(&self) -> usize {
+        self.events.iter().filter(|e| matches!(e, PickyEvent::Merge(_))).count()
+    }
+
+    fn next_at(list: &[u32], cur: u32) -> Option<u32> {
+        list.get(list.partition_point(|&e| e < cur)).copied()
+    }
+
+    /// Replays the events on one run of symbols (`spans`, if given, are merged alongside).
+    /// O(n² log e) for a run of n symbols: each applied event rescans the run.
+    pub fn replay(&self, syms: &mut Vec<u32>, mut spans: Option<&mut Vec<(u32, u32)>>) {
+        // each token's count of alphabet symbols, to cut a split token's span
+        let mut cover: Vec<u32> = vec![1; syms.len()];
+        let base: Option<Vec<(u32, u32)>> = spans.as_deref().cloned();
+        let mut cur = 0u32;
+        loop {
+            let mut best = u32::MAX;
+            for w in syms.windows(2) {
+                if let Some(list) = self.merge_at.get(&pack(w[0], w[1])) {
+                    let at = list.partition_point(|&(e, _)| e < cur);
+                    if let Some(&(e, _)) = list.get(at) {
+                        best = best.min(e);
+                    }
+                }
+            }
+            for &t in syms.iter() {
+                if let Some(e) = self.remove_at.get(&t).and_then(|l| Self::next_at(l, cur)) {
+                    best = best.min(e);
+                }
+            }
+            if best == u32::MAX {
+                break;
+            }
+            match &self.events[best as usize] {
+                PickyEvent::Merge([a, b, c]) => {
+                    let (mut w, mut i) = (0, 0);
+                    while i < syms.len() {
+                        if i + 1 < syms.len() && syms[i] == *a && syms[i + 1] == *b {
+                            syms[w] = *c;
+                            cover[w] = cover[i] + cover[i + 1];
+                            i += 2;
+                        } else {
+                            syms[w] = syms[i];
+                            cover[w] = cover[i];
+                            i += 1;
+                        }
+                        w += 1;
+                    }
+                    syms.truncate(w);
+                    cover.truncate(w);
+                }
+                PickyEvent::Remove { token, parts } => {
+                    let mut out = Vec::with_capacity(syms.len() + parts.len());
+                    let mut out_cover = Vec::with_capacity(out.capacity());
+                    for (k, &t) in syms.iter().enumerate() {
+                        if t == *token {
+                            out.extend_from_slice(parts);
+                            out_cover.extend(parts.iter().map(|p| self.length(*p)));
+                        } else {
+                            out.push(t);
+                            out_cover.push(cover[k]);
+                        }
+                    }
+                    *syms = out;
+                    cover = out_cover;
+                }
+            }
+            cur = best + 1;
+        }
+        if let (Some(sp), Some(base)) = (spans.as_deref_mut(), base) {
+            sp.clear();
+            let mut at = 0usize;
+            for &c in &cover {
+                sp.push((base[at].0, base[at + c as usize - 1].1));
+                at += c as usize;
+            }
+        }
+    }
+
+    /// An id's length in alphabet symbols.
+    pub fn length(&self, x: u32) -> u32 {
+        self.lengths.get(&x).copied().unwrap_or(1)
+    }
+
+    /// [`PickyReplay::replay`] on the runs between opaque pieces (which stay as they are);
+    /// returns where the opaque pieces are afterwards.
+    pub fn replay_around(
+        &self,
+        syms: &mut Vec<u32>,
+        spans: Option<&mut Vec<(u32, u32)>>,
+        opaque: &[usize],
+    ) -> Vec<usize> {
+        let mut out = Vec::with_capacity(syms.len());
+        let mut out_spans = Vec::new();
+        let mut kept = Vec::with_capacity(opaque.len());
+        let (mut k, mut i) = (0, 0);
+        while i <= syms.len() {
+            let end = if k < opaque.len() { opaque[k] } else { syms.len() };
+            let mut run = syms[i..end].to_vec();
+            let mut run_sp = spans.as_deref().map(|sp| sp[i..end].to_vec());
+            self.replay(&mut run, run_sp.as_mut());
+            out.extend_from_slice(&run);
+            if let Some(rs) = run_sp {
+                out_spans.extend(rs);
+            }
+            if end < syms.len() {
+                kept.push(out.len());
+                out.push(syms[end]);
+                if let Some(sp) = spans.as_deref() {
+                    out_spans.push(sp[end]);
+                }
+            }
+            i = end + 1;
+            k += 1;
+        }
+        *syms = out;
+        if let Some(sp) = spans {
+            *sp = out_spans;
+        }
+        kept
+    }
+}
+
+fn walk_ids(x: u32, made: &Map<u32, [u32; 2]>, present: &[bool]) -> Vec<u32> {
+    let mut out = Vec::new();
+    for &p in &made[&x] {
+        if present[p as usize] {
+            out.push(p);
+        } else {
+            out.extend(walk_ids(p, made, present));
+        }
+    }
+    out
+}
+
+/// A run's events in the model's id space: the alphabet's ids (below `first_learned`) stay, the
+/// learned tokens present at the end become the rows that follow the alphabet, in the order
+/// they were made, and the removed ones the hidden ids after all rows (`rows_after`: the row
+/// count). Returns the present tokens' texts in row order, the steps, and the hidden texts.
+#[allow(clippy::type_complexity)]
+pub fn settle(
+    out: &Picky,
+    symbols: &Symbols,
+    first_learned: u32,
+    rows_after: u32,
+) -> (Vec<u32>, Vec<Step>, Vec<Vec<u8>>) {
+    let n = symbols.next_id();
+    let mut present: Vec<u32> = out.present.clone();
+    present.sort_unstable();
+    let mut map: Map<u32, u32> = Map::default();
+    for (k, &t) in present.iter().enumerate() {
+        map.insert(t, first_learned + k as u32);
+    }
+    let mut hidden = Vec::new();
+    for t in first_learned..n {
+        if let std::collections::hash_map::Entry::Vacant(e) = map.entry(t) {
+            e.insert(rows_after + hidden.len() as u32);
+            hidden.push(symbols.text(t).to_vec());
+        }
+    }
+    let id = |x: u32| if x < first_learned { x } else { map[&x] };
+    let steps = out
+        .events
+        .iter()
+        .map(|e| match e {
+            PickyEvent::Merge([a, b, c]) => Step::Merge(id(*a), id(*b), id(*c)),
+            PickyEvent::Remove { token, .. } => Step::Remove(id(*token)),
+        })
+        .collect();
+    (present, steps, hidden)
 }
