@@ -46,7 +46,6 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|")
     for name in a.corpora.split(","):
         train, held = split(lines_of(name), a.mb)
-        held = held[: len(held) // 3]
         for size in (int(s) for s in a.sizes.split(",")):
             best = {}
             models = {}

@@ -92,8 +92,9 @@ struct State<'a> {
     tok_units: Vec<Vec<u32>>,
     freq: Vec<u64>,
     heap: BinaryHeap<Entry>,
-    /// Pairs whose count changed since their last heap push.
-    touched: Vec<u64>,
+    /// Each pair's net change of count since the last heap push (a unit counted out and back in
+    /// changes most of its pairs by nothing: they get no new entry).
+    delta: Map<u64, i64>,
     /// A stamp per unit, to visit each listed unit once.
     stamp: Vec<u32>,
     round: u32,
@@ -117,12 +118,14 @@ impl State<'_> {
         for w in toks.windows(2) {
             let p = pack(w[0], w[1]);
             let e = self.pairs.entry(p).or_insert(0);
+            let d = self.delta.entry(p).or_insert(0);
             if add {
                 *e += c;
+                *d += c as i64;
             } else {
                 *e -= c;
+                *d -= c as i64;
             }
-            self.touched.push(p);
         }
         for &t in &toks {
             let i = self.ix(t);
@@ -216,12 +219,14 @@ impl State<'_> {
         }
     }
 
-    /// Pushes a heap entry for every pair whose count changed.
+    /// Pushes a heap entry for every pair whose count changed (the heap's order is total, so
+    /// the order of the pushes does not matter).
     fn push_touched(&mut self) {
-        let mut touched = std::mem::take(&mut self.touched);
-        touched.sort_unstable();
-        touched.dedup();
-        for &p in &touched {
+        let mut delta = std::mem::take(&mut self.delta);
+        for (&p, &d) in &delta {
+            if d == 0 {
+                continue;
+            }
             match self.pairs.get(&p) {
                 Some(&0) => {
                     self.pairs.remove(&p);
@@ -235,8 +240,8 @@ impl State<'_> {
                 None => {}
             }
         }
-        touched.clear();
-        self.touched = touched;
+        delta.clear();
+        self.delta = delta;
     }
 
     /// The best pair: the largest count, ties to the smallest `(left, right)`.
@@ -270,7 +275,7 @@ pub fn learn_picky(
         tok_units: Vec::new(),
         freq: Vec::new(),
         heap: BinaryHeap::new(),
-        touched: Vec::new(),
+        delta: Map::default(),
         stamp: vec![0; n],
         round: 0,
     };
@@ -650,7 +655,7 @@ impl PickyReplay {
 
     /// Replays the events on one run of symbols (`spans`, if given, are merged alongside).
     /// O(n² log e) for a run of n symbols: each applied event rescans the run.
-    pub fn replay(&self, syms: &mut Vec<u32>, mut spans: Option<&mut Vec<(u32, u32)>>) {
+    pub fn replay(&self, syms: &mut Vec<u32>, spans: Option<&mut Vec<(u32, u32)>>) {
         // each token's count of alphabet symbols, to cut a split token's span
         let mut cover: Vec<u32> = vec![1; syms.len()];
         let base: Option<Vec<(u32, u32)>> = spans.as_deref().cloned();
@@ -709,7 +714,7 @@ impl PickyReplay {
             }
             cur = best + 1;
         }
-        if let (Some(sp), Some(base)) = (spans.as_deref_mut(), base) {
+        if let (Some(sp), Some(base)) = (spans, base) {
             sp.clear();
             let mut at = 0usize;
             for &c in &cover {
