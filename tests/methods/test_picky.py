@@ -268,3 +268,19 @@ def test_cli(tmp_path):
     assert json.loads(out.read_text(encoding="utf-8"))["options"]["picky"] == 0.8
     r = run("export", str(out), str(tmp_path / "t.json"), "--format", "hf")
     assert r.returncode != 0 and "Picky BPE" in r.stderr and not (tmp_path / "t.json").exists()
+
+
+def test_curve(tmp_path):
+    # the worked case at 257 rows: one merge (ab) fills the one learned row; pieces ab c x5,
+    # ab x1, b d x2 = 10 + 1 + 4 = 15. At 258: ab, abc (ab removed), bd; pieces abc x5, a b x1,
+    # bd x2 = 5 + 2 + 2 = 9 (a one-run curve cut at 257 would say 15 too, but only by chance:
+    # the rows would be ab, and the cut at 258 keeps abc, not bd)
+    from subwords import measure
+
+    points = measure.curve({"abc": 5, "ab": 1, "bd": 2}, [257, 258], spelling="bytes", min_count=1, picky=0.8)
+    assert [(p.rows, p.rows_learned, p.merges, p.corpus_pieces) for p in points] == [(257, 1, 1, 15), (258, 2, 3, 9)]
+    table = tmp_path / "c.tsv"
+    table.write_text("abc\t5\nab\t1\nbd\t2\n", encoding="utf-8")
+    r = run("curve", str(table), "--counts", "--spelling", "bytes", "--min-count", "1", "--picky", "0.8", "--sizes", "257,258", "--json")
+    assert r.returncode == 0, r.stderr
+    assert [p["corpus_pieces"] for p in json.loads(r.stdout)] == [15, 9]
