@@ -284,3 +284,10 @@ def test_curve(tmp_path):
     r = run("curve", str(table), "--counts", "--spelling", "bytes", "--min-count", "1", "--picky", "0.8", "--sizes", "257,258", "--json")
     assert r.returncode == 0, r.stderr
     assert [p["corpus_pieces"] for p in json.loads(r.stdout)] == [15, 9]
+
+
+def test_trace_refused():
+    from subwords import measure
+
+    with pytest.raises(OptionError, match="Picky BPE"):
+        measure.trace({"abc": 5, "ab": 1}, vocab_size=258, spelling="bytes", picky=0.8)
