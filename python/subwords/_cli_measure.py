@@ -44,6 +44,7 @@ def _train_options(p: argparse.ArgumentParser, vocab_size: bool) -> None:
     p.add_argument("--byte-fallback-in-budget", action="store_true")
     p.add_argument("--superword-at", type=_positive("--superword-at"), default=None)
     p.add_argument("--max-piece-length", type=_positive("--max-piece-length"), default=None)
+    p.add_argument("--picky", type=float, default=None, metavar="THRESHOLD", help="Picky BPE's IoS threshold")
     p.add_argument("--alphabet-size", type=_positive("--alphabet-size"), default=None)
     p.add_argument("--character-coverage", type=_coverage, default=None)
     p.add_argument("--mark", default=None)
@@ -112,7 +113,7 @@ def _kw(a: argparse.Namespace) -> dict[str, Any]:
         alphabet_size=a.alphabet_size, character_coverage=a.character_coverage, threads=a.threads,
         input_errors=a.input_errors, min_count_rule=a.min_count_rule, unknown=a.unknown,
     )
-    for k in ("seed_size", "shrink", "em_rounds", "em", "max_word_length"):
+    for k in ("seed_size", "shrink", "em_rounds", "em", "max_word_length", "picky"):
         v = getattr(a, k)
         if v is not None:
             kw[k] = v

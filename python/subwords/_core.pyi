@@ -13,7 +13,7 @@ __all__ = ["Trainer", "Encoder", "Model", "ProgressView", "SpModel", "sp_model_b
            "SnmtCodes", "StochasTok",
            "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table",
            "train_traced", "measure_batch", "check_train_options",
-           "extend_merges", "model_extended", "check_specials_normalization", "spelling_units", "parse_count_line"]
+           "extend_merges", "picky_learn", "model_extended", "check_specials_normalization", "spelling_units", "parse_count_line"]
 
 @final
 class ProgressView:
@@ -300,6 +300,13 @@ def measure_batch(model: Model, texts: Sequence[str], threads: int) -> tuple[lis
     """Encodes and decodes every text in parallel: (occurrences of each id, by id; pieces per
     text; whitespace words per text; UTF-8 bytes; characters; indices of the texts that do not
     decode back to themselves)."""
+
+def picky_learn(units: Sequence[tuple[Sequence[str], int]], new_rows: int, threshold: float, min_count: int
+                ) -> tuple[list[tuple[str, list[str]]], list[str], str, list[list[str]]]:
+    """Picky BPE on units spelled in symbols: (events, learned tokens present, stop, each unit's
+    final tokens); an event is ``("merge", [left, right, result])`` or ``("remove", [token, *parts])``."""
+    ...
+
 
 def extend_merges(texts: Sequence[bytes], merges: Sequence[Sequence[int]], units: Sequence[tuple[Sequence[int], int]],
                   new_rows: int, min_count: int, strip_right: bytes

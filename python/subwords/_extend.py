@@ -144,6 +144,9 @@ def _extend_ours(tok: SubwordsTokenizer, data: object, vocab_size: int, min_coun
     if tok.model != "bpe":
         raise OptionError(f"extend() continues BPE training; this is a {tok.model} model, which has no merges "
                           "to continue (train a new one, or use subwords.trim to cut it)")
+    if (tok.options or {}).get("picky") is not None:
+        raise OptionError("extend() does not continue a Picky BPE model: its removals would have to be "
+                          "judged again over the old merges; train a new one with picky=")
     old = tok.vocab_size
     vocab_size = _check_size(vocab_size, old)
     texts = _texts(data)

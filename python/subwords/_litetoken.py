@@ -316,6 +316,9 @@ def _litetoken_ours(tok: Any, texts: list[str], threshold: float, threads: Optio
 
     if tok.model != "bpe":
         raise OptionError(f"LiteToken removes residues of BPE merges; this is a {tok.model} model, which has none")
+    if (tok.options or {}).get("picky") is not None:
+        raise OptionError("LiteToken does not cut a Picky BPE model: Picky BPE already removed its intermediate "
+                          "tokens during training, and its removals are not merges LiteToken can re-rank")
     doc = json.loads(tok.to_json())
     if doc.get("stream_merges_from") is not None or doc.get("joints") is not None:
         raise OptionError("LiteToken does not cut two-stage (superword) models or models with pre-split joints")

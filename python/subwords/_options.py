@@ -145,6 +145,9 @@ class TrainOptions:
     superword_pattern: Optional[str] = None
     #: SuperBPE: the most words a superword may span (None: 4, the paper's)
     superword_words: Optional[int] = None
+    #: Picky BPE (arXiv 2409.04599; docs/METHODS.md): during training, remove a merged token
+    #: whose intersection over self reaches this threshold, in (0, 1]. BPE only
+    picky: Optional[float] = None
 
     def replace(self, **changes: Any) -> TrainOptions:
         """A copy with some options changed (unknown names are an OptionError)."""
@@ -210,7 +213,11 @@ def resolved(options: TrainOptions) -> dict[str, Any]:
         # SuperBPE's transition: 80% of the size unless given, at least one row past the bytes
         lead = len(o["special_tokens"]) + len(o["user_symbols"]) + (o["reserved_tokens"] or 0)
         o["superword_at"] = max(o["vocab_size"] * 4 // 5, min(o["vocab_size"], 257 + lead))
-    for name in ("normalize", "pattern", "split_digits", "superword_pattern", "superword_words"):
+    if isinstance(o["picky"], bool) or not (o["picky"] is None or isinstance(o["picky"], (int, float))):
+        raise OptionError(f"picky must be a number in (0, 1], the IoS threshold (e.g. picky=0.9), got {o['picky']!r}")
+    if isinstance(o["picky"], int):
+        o["picky"] = float(o["picky"])
+    for name in ("normalize", "pattern", "split_digits", "superword_pattern", "superword_words", "picky"):
         if o[name] is None:
             del o[name]  # unset: absent, so files without them stay as they were
     if o["min_count"] is None:

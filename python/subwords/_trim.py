@@ -104,6 +104,9 @@ def trim(tokenizer: Any, data: object, *, min_count: int = 1, keep: Iterable[str
     if threshold is not None:
         raise OptionError("threshold is LiteToken's: pass litetoken=True with it")
 
+    if isinstance(tokenizer, SubwordsTokenizer) and (tokenizer.options or {}).get("picky") is not None:
+        raise OptionError("trim() does not cut a Picky BPE model: a row it drops would leave its merges "
+                          "and removals without their tokens; train a smaller one")
     if not isinstance(tokenizer, SubwordsTokenizer):
         raise InputError(f"trim() cuts subwords' own models (load other formats with subwords.load and export "
                          f"them first); got {type(tokenizer).__name__}")

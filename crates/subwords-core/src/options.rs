@@ -171,6 +171,10 @@ pub struct TrainOptions {
     /// `split_by_number`, on by default there and here). Saved only when off.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub split_by_number: bool,
+    /// Picky BPE's IoS threshold, in (0, 1] (`learners/merge/picky.rs`); BPE only. Left out of
+    /// the saved options when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub picky: Option<f64>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -379,6 +383,7 @@ impl TrainOptions {
             return Err(Error::Option("joints apply to the end and continuation spellings".into()));
         }
         self.validate_specials()?;
+        crate::learners::merge::picky::validate(self)?;
         Ok(())
     }
 

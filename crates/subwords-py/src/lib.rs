@@ -11,6 +11,7 @@ mod tiktoken;
 mod trace;
 
 mod hf;
+mod picky;
 mod snmt;
 mod stochastok;
 
@@ -1477,6 +1478,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace::measure_batch, m)?)?;
     m.add_function(wrap_pyfunction!(check_train_options, m)?)?;
     m.add_function(wrap_pyfunction!(extend::extend_merges, m)?)?;
+    m.add_function(wrap_pyfunction!(picky::picky_learn, m)?)?;
     m.add_function(wrap_pyfunction!(extend::model_extended, m)?)?;
     m.add_function(wrap_pyfunction!(check_specials_normalization, m)?)?;
     m.add_function(wrap_pyfunction!(spelling_units, m)?)?;

@@ -93,6 +93,9 @@ def export(tokenizer: Any, path: PathLike, format: str) -> None:
     if format == "subwords":
         tokenizer.save(path)
         return
+    if (getattr(tokenizer, "options", None) or {}).get("picky") is not None:
+        raise InputError(f"a {format!r} file cannot express a Picky BPE model: its encoding replays removals "
+                         "between the merges, which no merge list holds. Keep subwords' own file")
     if format != "hf":
         _refuse_new_spelling_options(tokenizer, format)
     _MODULES[format].export(tokenizer, path, format=format)

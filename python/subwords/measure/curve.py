@@ -176,12 +176,15 @@ def _points(data: Any, sizes: Sequence[int], *, progress: Progress = None,
     model = options.get("model", "bpe")
     if model not in ("bpe", "wordpiece", "unigram"):
         raise OptionError(f"curves are for model='bpe', 'wordpiece' or 'unigram', got {model!r}")
-    if model == "unigram":
+    if model == "unigram" or options.get("picky") is not None:
+        # one training per size: Unigram prunes from the top, and Picky BPE's removals make a
+        # smaller model no prefix of a larger one
         for n, s in enumerate(sizes):
             tok = _api.train(data, vocab_size=s, **options)
             r = tok.report
+            merges = None if model == "unigram" else r["merges_learned"]
             yield s, functools.partial(_same, tok), CurvePoint(size=s, rows=tok.vocab_size, rows_learned=r["rows_learned"],
-                                                               merges=None, corpus_pieces=r["corpus_pieces_after"])
+                                                               merges=merges, corpus_pieces=r["corpus_pieces_after"])
             if progress:
                 progress(n + 1, len(sizes))
         return

@@ -200,6 +200,9 @@ def trace(data: Any, *, ties: bool = True, max_ties: int = 64, forced: Optional[
     model = options.get("model", "bpe")
     if model == "word":
         raise OptionError("model='word' learns no merges and prunes nothing: there is nothing to trace")
+    if options.get("picky") is not None:
+        raise OptionError("trace does not follow Picky BPE yet: its removals are not steps of the merge engine "
+                          "it records; train with picky= and read the model file's picky_events")
     if forced and model == "unigram":
         raise OptionError("forced choices apply to the merge learners (bpe, wordpiece), not to unigram")
     if em_steps and model != "unigram":

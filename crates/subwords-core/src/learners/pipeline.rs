@@ -219,6 +219,48 @@ fn train_unpadded(
     let stage_one_target = opts.superword_at.unwrap_or(opts.vocab_size);
     let params =
         stage_one_params(opts, &spelling, budget.room(stage_one_target, rows.len() as u64));
+    if let Some(threshold) = opts.picky {
+        // Picky BPE (learners/merge/picky.rs): rows for the tokens present at the end, the
+        // removed ones only inside its replay
+        let first_learned = symbols.next_id();
+        let pp = merge::picky::PickyParams {
+            new_rows: params.new_rows,
+            min_count: opts.min_count,
+            threshold,
+        };
+        let (out, after) = merge::picky::learn_flat(&flat, &mut symbols, &pp);
+        let rows_after = first_learned + out.present.len() as u32;
+        let (present, steps, hidden) =
+            merge::picky::settle(&out, &symbols, first_learned, rows_after);
+        let mut kept = Symbols::new(symbols.base, &symbols.strip_right);
+        for id in (symbols.base..first_learned).chain(present.iter().copied()) {
+            kept.push(symbols.text(id).to_vec(), symbols.len(id));
+        }
+        let learned = Learned {
+            merges: Vec::new(),
+            stop: out.stop,
+            stage_one_merges: None,
+            after: after + alphabet.dropped_extra,
+            winner_failed: None,
+        };
+        let facts =
+            MergeFacts { before, dropped: alphabet.dropped, n_units, texts, normalizations };
+        let alphabet_len = alphabet_texts.len() as u64;
+        let mut model = merge_model(
+            opts,
+            spelling,
+            rows,
+            base,
+            alphabet_len,
+            &kept,
+            learned,
+            joints,
+            budget,
+            facts,
+        )?;
+        model.set_picky(&steps, hidden)?;
+        return Ok(model);
+    }
     let first = merge::learn_traced(flat, &mut symbols, &params, progress, &mut traces.merge);
     let mut learned = Learned::from_stage_one(first, &symbols, alphabet.dropped_extra);
     let superbpe = superword::is_superbpe(opts);

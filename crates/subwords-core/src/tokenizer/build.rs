@@ -84,7 +84,10 @@ impl Tokenizer {
                 check_stream(kind, &spelling, &merges, stream_from)?;
                 let maps = merge_maps(&spelling, &rows, &merges, stream_from)?;
                 check_joints(kind, &spelling, joints.as_ref())?;
-                check_learned_order(kind, &rows, &merges)?;
+                // a Picky BPE model's learned rows are made by its events (`set_picky`)
+                if options.as_ref().is_none_or(|o| o.picky.is_none()) {
+                    check_learned_order(kind, &rows, &merges)?;
+                }
                 let Specials { index, unk, byte_base, marker } = specials;
                 let symbols = SymbolIds::new(&spelling, &rows, &index, unk, byte_base, marker);
                 Ok((index, maps, symbols))
@@ -128,7 +131,31 @@ impl Tokenizer {
             specials: Default::default(),
             log_probs: Vec::new(),
             unigram: None,
+            picky: None,
         })
+    }
+
+    /// Gives a Picky BPE model its events (merges and removals, in order; ids from the row count
+    /// on are the removed tokens, whose texts `hidden` holds) and checks them.
+    pub fn set_picky(
+        &mut self,
+        steps: &[crate::learners::merge::picky::Step],
+        hidden: Vec<Vec<u8>>,
+    ) -> Result<()> {
+        use crate::learners::merge::picky::PickyReplay;
+        if self.kind != ModelKind::Bpe || !self.merges.is_empty() {
+            return Err(bad("only a BPE model without merges takes Picky BPE events".into()));
+        }
+        let rows = &self.rows;
+        let replay = PickyReplay::new(steps, rows.len() as u32, hidden, |x| {
+            rows[x as usize].kind == RowKind::Learned
+        })
+        .map_err(|e| bad(format!("picky events: {e}")))?;
+        if let Some(r) = self.report.as_mut() {
+            r.merges_learned = replay.merges() as u64;
+        }
+        self.picky = Some(replay);
+        Ok(())
     }
 
     /// Gives a Unigram model its log-probabilities (one per row) and builds its lattice trie.

@@ -86,6 +86,29 @@ impl Tokenizer {
             }
         }
         s.push_str(if self.merges.is_empty() { "]" } else { "\n  ]" });
+        if let Some(p) = &self.picky {
+            // Picky BPE: its merges and removals in order, ["+", left, right] and ["-", piece];
+            // a piece that is no row is a removed token, made by an earlier merge
+            use crate::learners::merge::picky::Step;
+            let show = |x: u32| match self.display(x) {
+                Some(d) if (x as usize) < self.rows.len() => d,
+                _ => display_row(
+                    self.spelling.scheme,
+                    &Row::new(&p.hidden[(x - p.rows) as usize][..], RowKind::Learned),
+                    &self.byte_chars,
+                ),
+            };
+            s.push_str(",\n  \"picky_events\": [");
+            for (i, step) in p.steps().iter().enumerate() {
+                s.push_str(if i == 0 { "\n    " } else { ",\n    " });
+                let v = match *step {
+                    Step::Merge(a, b, _) => serde_json::json!(["+", show(a), show(b)]),
+                    Step::Remove(x) => serde_json::json!(["-", show(x)]),
+                };
+                s.push_str(&serde_json::to_string(&v).unwrap());
+            }
+            s.push_str(if p.events.is_empty() { "]" } else { "\n  ]" });
+        }
         if self.kind == ModelKind::Unigram {
             // one per row; -inf, which JSON numbers cannot carry, is the string "-inf"
             let lps: Vec<serde_json::Value> = self
@@ -190,6 +213,19 @@ impl Tokenizer {
             })?;
             merges.push([a, b, c]);
         }
+        let picky_is_set = file.options.as_ref().is_some_and(|o| o.picky.is_some());
+        if picky_is_set != file.picky_events.is_some() {
+            return Err(Error::ModelFile(
+                "picky_events go with the option picky, and only with it".into(),
+            ));
+        }
+        let picky = match &file.picky_events {
+            Some(events) => {
+                Some(picky_steps(events, &rows, &by_display, &by_text, &file.spelling, strip)?)
+            }
+            None => None,
+        };
+        drop((by_display, by_text));
         let mut model = Tokenizer::new(Parts {
             merges,
             stream_from: file.stream_merges_from,
@@ -223,6 +259,9 @@ impl Tokenizer {
         }
         if let Some(t) = file.template {
             model.set_template(&t.cls, &t.sep)?;
+        }
+        if let Some((steps, hidden)) = picky {
+            model.set_picky(&steps, hidden)?;
         }
         Ok(model)
     }
@@ -372,6 +411,90 @@ struct ModelFile {
     merges: Vec<MergeEntry>,
     #[serde(default)]
     log_probs: Option<Vec<serde_json::Value>>,
+    #[serde(default)]
+    picky_events: Option<Vec<PickyEntry>>,
+}
+
+/// A Picky BPE event: `["+", left, right]` or `["-", piece]`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum PickyEntry {
+    Merge(String, String, String),
+    Remove(String, String),
+}
+
+/// Picky BPE's events read back: rows by their displayed piece, a removed token (no row) by the
+/// merge that first made it (its id from the row count on, in that order).
+#[allow(clippy::type_complexity)]
+fn picky_steps(
+    events: &[PickyEntry],
+    rows: &[Row],
+    by_display: &Map<(String, bool), u32>,
+    by_text: &Map<&[u8], u32>,
+    spelling: &Spelling,
+    strip: &[u8],
+) -> Result<(Vec<crate::learners::merge::picky::Step>, Vec<Vec<u8>>)> {
+    use crate::learners::merge::picky::Step;
+    let table = byte_to_char_table();
+    let mut hidden: Vec<Vec<u8>> = Vec::new();
+    let mut hidden_display: Map<String, u32> = Map::default();
+    let mut hidden_text: Map<Vec<u8>, u32> = Map::default();
+    let n = rows.len() as u32;
+    let mut steps = Vec::with_capacity(events.len());
+    for (i, e) in events.iter().enumerate() {
+        let find = |p: &String| -> Result<u32> {
+            by_display
+                .get(&(p.clone(), false))
+                .or_else(|| hidden_display.get(p))
+                .copied()
+                .ok_or_else(|| {
+                    Error::ModelFile(format!(
+                        "picky_events[{i}]: {p:?} is not a row or a token an earlier merge made"
+                    ))
+                })
+        };
+        match e {
+            PickyEntry::Merge(tag, l, r) if tag == "+" => {
+                let (a, b) = (find(l)?, find(r)?);
+                let text = |x: u32| {
+                    if x < n {
+                        rows[x as usize].text.to_vec()
+                    } else {
+                        hidden[(x - n) as usize].clone()
+                    }
+                };
+                let (lt, rt) = (text(a), text(b));
+                let joined = if strip.is_empty() {
+                    [lt, rt].concat()
+                } else {
+                    join_continuation(&lt, &rt, strip)
+                };
+                let c = match by_text.get(joined.as_slice()).or_else(|| hidden_text.get(&joined)) {
+                    Some(&c) => c,
+                    None => {
+                        let c = n + hidden.len() as u32;
+                        let shown = display_row(
+                            spelling.scheme,
+                            &Row::new(&joined[..], RowKind::Learned),
+                            &table,
+                        );
+                        hidden_display.insert(shown, c);
+                        hidden_text.insert(joined.clone(), c);
+                        hidden.push(joined);
+                        c
+                    }
+                };
+                steps.push(Step::Merge(a, b, c));
+            }
+            PickyEntry::Remove(tag, x) if tag == "-" => steps.push(Step::Remove(find(x)?)),
+            _ => {
+                return Err(Error::ModelFile(format!(
+                    "picky_events[{i}] is neither [\"+\", left, right] nor [\"-\", piece]"
+                )))
+            }
+        }
+    }
+    Ok((steps, hidden))
 }
 
 /// The third field of a row or merge whose (left) piece starts a word although it begins with

@@ -26,7 +26,7 @@ use rand::SeedableRng;
 
 use crate::batch::Slots;
 use crate::encoder::{Allowed, Call, Encoder, Template};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::options::{ModelKind, TrainOptions, Unknown};
 use crate::segmenters::longest_match::{LongestMatch, Match};
 use crate::segmenters::merge_replay::{replay, replay_around, MergeMap};
@@ -171,6 +171,8 @@ pub struct Tokenizer {
     longest: Option<LongestMatch>,
     unknown: Unknown,
     max_word_length: usize,
+    /// Picky BPE: the merges and removals, replayed in order in place of `merges`.
+    pub picky: Option<crate::learners::merge::picky::PickyReplay>,
 }
 
 impl Tokenizer {
@@ -258,7 +260,13 @@ impl Tokenizer {
             Mode::Dropout(p, rng) => Some((*p, rng)),
             _ => None,
         };
-        if opaque.is_empty() {
+        if let Some(picky) = &self.picky {
+            if opaque.is_empty() {
+                picky.replay(&mut syms, want.then_some(&mut local));
+            } else {
+                picky.replay_around(&mut syms, want.then_some(&mut local), &opaque);
+            }
+        } else if opaque.is_empty() {
             replay(&mut syms, want.then_some(&mut local), &self.merge_map, dropout);
         } else {
             let kept = replay_around(
@@ -641,6 +649,11 @@ impl Tokenizer {
     }
 
     fn encode_mode_with(&self, text: &str, mut mode: Mode, work: &mut Work) -> Result<Vec<u32>> {
+        if self.picky.is_some() && matches!(mode, Mode::Dropout(..)) {
+            return Err(Error::Option(
+                "dropout does not apply to a Picky BPE model: its removals are not merges to skip; use stochastok".into(),
+            ));
+        }
         work.start_text();
         let mut out = Vec::new();
         let mut err = None;
