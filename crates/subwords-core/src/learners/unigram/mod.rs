@@ -358,6 +358,35 @@ impl Stored {
         });
     }
 
+    /// The lattice of a live piece's own symbols, from the stored arcs of the occurrence its
+    /// `at` names (a position in a run: every piece of two or more symbols points at one): the
+    /// arcs starting inside it that end by its end, in stored order. Stored arcs are every live
+    /// piece at every position, so these are the arcs [`trie_lattice`] finds on the piece's
+    /// symbols, in the same order, without a trie.
+    fn piece_lattice(&self, runs: &Runs, table: &Table, p: usize, l: &mut Lattice) {
+        let (at, len) = (table.at[p], table.len[p]);
+        let r = runs.start.partition_point(|&s| s <= at) - 1;
+        let c = &self.chunks[r / CHUNK];
+        let k = r - c.runs.start;
+        let (from, to) = (at - runs.start[r], at - runs.start[r] + len);
+        l.reset(len as usize);
+        let mut i = u32::MAX;
+        for &q in &c.arcs[c.off[k] as usize..c.off[k + 1] as usize] {
+            let ql = table.len[q as usize];
+            i = i.wrapping_add((ql == 1) as u32);
+            if i < from {
+                continue;
+            }
+            if i >= to {
+                break;
+            }
+            if i + ql <= to {
+                l.push(i - from, i - from + ql, q, table.lp[q as usize]);
+            }
+        }
+        l.finish();
+    }
+
     /// The lattice of the `k`-th run of a chunk, with the current log-probabilities.
     #[inline]
     fn lattice(c: &ChunkArcs, k: usize, n: usize, table: &Table, l: &mut Lattice) {
@@ -552,7 +581,7 @@ pub fn train_traced(
                 }
                 break;
             }
-            let found = prune::sp_losses(&runs, &table, &stored, a);
+            let found = prune::sp_losses(&runs, &table, &stored);
             let alive_before = tracer.as_ref().map(|_| table.alive.clone());
             size = prune::sp_prune(&mut table, &found, size, stop_at, params.shrink);
             if let (Some(t), Some(before)) = (tracer.as_mut(), alive_before) {
