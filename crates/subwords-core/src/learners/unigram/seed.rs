@@ -87,8 +87,8 @@ pub(super) fn walk(
     }
 }
 
-/// Seed scores below this are counted in an array, not a hash map (on 5 MB of code the
-/// histogram's walk met tens of millions of candidates, nearly all with small scores).
+/// Seed scores below this are counted in an array, the rest in a hash map (most candidate
+/// substrings occur only a few times, so most scores are small).
 const SMALL_SCORES: usize = 1 << 12;
 
 /// A candidate piece under its sort key.
