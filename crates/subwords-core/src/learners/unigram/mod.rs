@@ -144,7 +144,8 @@
 //!   CPU 34.3 → 26.1–27.5 s, those calls under 1%.
 //! * 1 MB of code at 8k, one thread, `em="sentencepiece"` (callgrind): each piece's lattice cut
 //!   from the stored arcs instead of a trie rebuilt every pruning round: `sp_losses` 792.5 →
-//!   683.4 M, the learner 3,907.2 → 3,873.2 M; 31 MB of code at 32k, 2 threads: CPU 37.8 → 35.7 s.
+//!   683.4 M, the learner 3,907.2 → 3,873.2 M; 31 MB of code at 32k, 2 threads: CPU level
+//!   within the noise (37.8 and 30.6 s before, 35.7 and 31.0 s after).
 //! * the page's EM on 5 MB of code at 16k: `exp` and `log1p` are 30% of `perf` samples and the
 //!   EM rounds 68% of the wall time; its fold order is the specification's, so that share stays.
 //! * lost: the seed's suffixes sorted with their first four symbols packed beside them: 4% fewer
