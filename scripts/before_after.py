@@ -83,6 +83,16 @@ def configs() -> list[tuple[str, str, dict]]:
         out.append((f"{corpus}-unigram-front-fallback-shrink", corpus,
                     dict(model="unigram", spelling="front", vocab_size=20 if small else 1000, byte_fallback=True,
                          shrink=0.5, em_rounds=3)))
+        # the other EM methods, sentencepiece's script rule, and a seed cap that cuts the seed
+        for em in ("bayes", "sentencepiece"):
+            out.append((f"{corpus}-unigram-front-{em}", corpus,
+                        dict(model="unigram", spelling="front", vocab_size=20 if small else 1000, em=em)))
+            out.append((f"{corpus}-unigram-front-{em}-seed-cap", corpus,
+                        dict(model="unigram", spelling="front", vocab_size=20 if small else 1000, em=em,
+                             seed_size=40 if small else 3000)))
+        out.append((f"{corpus}-unigram-front-sentencepiece-scripts", corpus,
+                    dict(model="unigram", spelling="front", vocab_size=20 if small else 1000, em="sentencepiece",
+                         split_by_script=True)))
     return out
 
 

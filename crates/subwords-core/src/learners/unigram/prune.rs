@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::{trie_lattice, Runs, Scratch, Stored, Table, BATCH_CHUNKS};
+use super::{Runs, Scratch, Stored, Table, BATCH_CHUNKS};
 
 /// Each live piece's pruning loss (0.0 for single symbols and unused pieces).
 pub(super) fn losses(runs: &Runs, table: &Table, stored: &Stored) -> Vec<f64> {
@@ -92,7 +92,7 @@ pub(super) struct SpLosses {
 ///   replacement's order: what the corpus's unigram likelihood loses if every use of `p` were
 ///   spelled with its replacement. (sentencepiece also divides by the runs' total count, a
 ///   constant that does not change the order.)
-pub(super) fn sp_losses(runs: &Runs, table: &Table, stored: &Stored, alphabet: usize) -> SpLosses {
+pub(super) fn sp_losses(runs: &Runs, table: &Table, stored: &Stored) -> SpLosses {
     let np = table.at.len();
     // 1. Viterbi frequencies over the runs
     let mut freq = vec![0u64; np];
@@ -128,8 +128,7 @@ pub(super) fn sp_losses(runs: &Runs, table: &Table, stored: &Stored, alphabet: u
     }
     let log_total = (total as f64).ln();
     // 2. per piece, its replacement (its own best spelling without it) and at once its loss,
-    // so no replacement is kept (the trie is built only now, after the frequencies)
-    let trie = super::build_trie(table, &runs.syms, alphabet);
+    // so no replacement is kept; its lattice is cut from the stored arcs of one occurrence
     let (loss, drop): (Vec<f64>, Vec<bool>) = (0..np)
         .into_par_iter()
         .map_init(
@@ -142,9 +141,7 @@ pub(super) fn sp_losses(runs: &Runs, table: &Table, stored: &Stored, alphabet: u
                 // spelling cannot be found: loss infinite, never dropped)
                 alt.clear();
                 if table.has_prob[p] {
-                    let syms =
-                        &runs.syms[table.at[p] as usize..(table.at[p] + table.len[p]) as usize];
-                    trie_lattice(&trie, syms, &table.lp, &mut s.lattice);
+                    stored.piece_lattice(runs, table, p, &mut s.lattice);
                     if s.lattice.viterbi_with(&mut s.viterbi) {
                         let walk = s.viterbi.walk(&s.lattice);
                         if walk.len() != 1 || s.lattice.arcs()[walk[0] as usize].piece != p as u32 {

@@ -87,6 +87,10 @@ pub(super) fn walk(
     }
 }
 
+/// Seed scores below this are counted in an array, the rest in a hash map (most candidate
+/// substrings occur only a few times, so most scores are small).
+const SMALL_SCORES: usize = 1 << 12;
+
 /// A candidate piece under its sort key.
 type Keyed = (Vec<u8>, (u32, u32, u64, u32));
 
@@ -218,22 +222,36 @@ pub(super) fn seed(
     match cap_multi {
         None => kept = all(&|_| true),
         Some(cap) => {
-            let hists: Vec<Map<u64, u64>> = parts
+            // the histogram of scores: small scores (most of them) in an array, the rest hashed
+            let hists: Vec<(Vec<u64>, Map<u64, u64>)> = parts
                 .par_iter()
                 .map(|r| {
+                    let mut small = vec![0u64; SMALL_SCORES];
                     let mut h: Map<u64, u64> = Map::default();
                     walk(&runs, &sufs[r.clone()], r.start, max_len, ext, |p, l, c, b, _| {
                         if let Some(c) = score(p, l, c, b) {
-                            *h.entry(c).or_insert(0) += 1
+                            match small.get_mut(c as usize) {
+                                Some(k) => *k += 1,
+                                None => *h.entry(c).or_insert(0) += 1,
+                            }
                         }
                     });
-                    h
+                    (small, h)
                 })
                 .collect();
             let mut hist: Map<u64, u64> = Map::default();
-            for h in hists {
+            let mut small = vec![0u64; SMALL_SCORES];
+            for (s, h) in hists {
+                for (c, k) in s.into_iter().enumerate() {
+                    small[c] += k;
+                }
                 for (c, k) in h {
                     *hist.entry(c).or_insert(0) += k;
+                }
+            }
+            for (c, k) in small.into_iter().enumerate() {
+                if k > 0 {
+                    hist.insert(c as u64, k);
                 }
             }
             let n_multi: u64 = hist.values().sum();
