@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal, Optional, Sequence, Un
 
 from .._checks import batch_arg, text_arg
 from .._specials import AllowedSpecial
-from .._specials import allowed_set, split_specials
+from .._specials import allowed_set
 from ..errors import OptionError
 
 if TYPE_CHECKING:
@@ -148,4 +148,4 @@ class Foreign:
         return f"<subwords {self.format} tokenizer: {self.vocab_size} ids>"
 
 
-__all__ = ["Foreign", "PathLike", "allowed_set", "split_specials"]
+__all__ = ["Foreign", "PathLike", "allowed_set"]

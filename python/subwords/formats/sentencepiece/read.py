@@ -23,7 +23,7 @@ from ..._checks import text_arg
 from ..._io import read_limited, write_atomic
 from ..._checks import batch_arg, batch_list
 from ..._specials import AllowedSpecial, allowed_ids
-from .._foreign import Foreign, allowed_set, split_specials
+from .._foreign import Foreign
 
 if TYPE_CHECKING:
     from ... import _core
@@ -145,16 +145,11 @@ class SentencePieceTokenizer(Foreign):
         characters is one ``<unk>`` id whose piece is the characters themselves (normalized), so
         ``decode_pieces`` gives them back where ``decode`` of the ids gives the unknown surface."""
         text = _check_text(text)
-        allowed = allowed_set(allowed_special, self._specials) if allowed_special else frozenset()
-        pieces: list[str] = []
-        for part, special in split_specials(text, allowed):
-            if special:
-                pieces.append(part)
-            elif part or not allowed:
-                try:
-                    pieces.extend(self._m.encode_pieces(part)[1])
-                except UnicodeEncodeError as e:
-                    raise _surrogate_error(e, "the text") from None
+        allowed = allowed_ids(allowed_special, self._specials) if allowed_special else []
+        try:
+            pieces: list[str] = self._m.encode_pieces(text, allowed)[1]  # the specials cut in the core
+        except UnicodeEncodeError as e:
+            raise _surrogate_error(e, "the text") from None
         bos, eos = self._sides(add_special_tokens, add_bos, add_eos)
         if bos:
             pieces.insert(0, self.id_to_piece(self._control("<s>")))

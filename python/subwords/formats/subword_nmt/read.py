@@ -42,7 +42,6 @@ silently would segment differently.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 from typing import TYPE_CHECKING, Any, Iterable, Optional
@@ -170,10 +169,10 @@ class SubwordNmt(Foreign):
         # the core reads a plainly well-formed file, and builds its model (a reader
         # in Python took 172 ms for 32k merges, subword-nmt's own 32 ms); for any other file it
         # answers None, and the Python reader below reads it and names what is wrong
-        from ..._api import _wrap, spelling_object
+        from ..._api import _wrap
 
         # more merges than a file could hold is all of them (and fits the core's integer)
-        fast = _core.SnmtCodes.read(raw, merges if merges < 1 << 62 else -1, json.dumps(spelling_object(_END_SPELLING)))
+        fast = _core.SnmtCodes.read(raw, merges if merges < 1 << 62 else -1, _END_SPELLING)
         self._tokenizer: Optional[SubwordsTokenizer]
         if fast is not None:
             self._core_codes: Optional[_core.SnmtCodes] = fast[0]
