@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Optional, Union, cast, overload
 
 from . import _core
 from . import counts as _counts
-from ._checks import batch_list, text_arg
+from ._checks import batch_list, template_arg, text_arg
 from ._io import read_limited, write_atomic
 from ._options import CORE_PRE_SPLITS, Joints, Model, Normalize, TrainOptions, from_keywords, from_saved, resolved
 from ._progress import ProgressLine
@@ -512,7 +512,7 @@ class SubwordsTokenizer:
         self._stochastok: Any = None  # StochasTok's split table, made on first use (_stochastok.py)
 
     # -- encoding ---------------------------------------------------------------------------
-    def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = True,
+    def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: Optional[bool] = None,
                pair: Optional[str] = None, dropout: Optional[float] = None, seed: Optional[int] = None,
                segmenter: Optional[Literal["viterbi", "fewest", "sample"]] = None, alpha: Optional[float] = None,
                nbest: Optional[int] = None, stochastok: Optional[float] = None) -> list[int]:
@@ -522,7 +522,8 @@ class SubwordsTokenizer:
         into two ids whose pieces join to it (with a ``seed``; docs/METHODS.md).
 
         A model with a template (a BERT vocabulary) puts ``[CLS]`` before the text and ``[SEP]``
-        after it, and after ``pair`` if one is given, unless ``add_special_tokens=False``.
+        after it, and after ``pair`` if one is given, unless ``add_special_tokens=False`` (its
+        default, None, is True for our models, as transformers' for a BERT vocabulary).
         Special rows (``[UNK]``, ``[CLS]``, ...) in the text are text unless ``allowed_special``
         names them (see :class:`subwords.Tokenizer`)."""
         if stochastok is not None:
@@ -533,13 +534,15 @@ class SubwordsTokenizer:
                                           segmenter=segmenter, alpha=alpha, nbest=nbest)
         if type(text) is str and not allowed_special and pair is None and dropout is None and seed is None \
                 and segmenter is None and alpha is None and nbest is None \
-                and not (add_special_tokens and self._enc.has_template):
+                and (add_special_tokens is False
+                     or (not self._enc.has_template and (add_special_tokens is None or add_special_tokens is True))):
             # the plain call, one argument across: one call per line is mostly this path
             try:
                 return self._enc.encode(text)
             except UnicodeError as e:
                 raise _surrogate_error(e, "the text") from None
         text = _check_text(text)
+        add_special_tokens = template_arg(add_special_tokens, True)
         if dropout is None and seed is None and segmenter is None and alpha is None and nbest is None:
             allowed = allowed_ids(allowed_special, self.special_tokens) if allowed_special else []
             try:
@@ -611,16 +614,16 @@ class SubwordsTokenizer:
 
     @overload
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = ..., allowed_special: AllowedSpecial = ...,
-                     add_special_tokens: bool = ..., as_numpy: Literal[False] = ..., stochastok: Optional[float] = ...,
+                     add_special_tokens: Optional[bool] = ..., as_numpy: Literal[False] = ..., stochastok: Optional[float] = ...,
                      seed: Optional[int] = ...) -> list[list[int]]: ...
 
     @overload
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = ..., allowed_special: AllowedSpecial = ...,
-                     add_special_tokens: bool = ..., as_numpy: Literal[True], stochastok: None = ...,
+                     add_special_tokens: Optional[bool] = ..., as_numpy: Literal[True], stochastok: None = ...,
                      seed: None = ...) -> IdArray: ...
 
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None, allowed_special: AllowedSpecial = (),
-                     add_special_tokens: bool = True, as_numpy: bool = False, stochastok: Optional[float] = None,
+                     add_special_tokens: Optional[bool] = None, as_numpy: bool = False, stochastok: Optional[float] = None,
                      seed: Optional[int] = None) -> Union[list[list[int]], IdArray]:
         """The ids of every text. ``as_numpy=True``: an :class:`subwords.IdArray` instead (one
         flat ``uint32`` array and the texts' offsets, made without a Python object per id; needs
@@ -643,6 +646,7 @@ class SubwordsTokenizer:
                                      add_special_tokens=add_special_tokens)
         batch = batch_list(texts)  # the core checks every text's type as it reads them
         allowed = allowed_ids(allowed_special, self.special_tokens) if allowed_special else []
+        add_special_tokens = template_arg(add_special_tokens, True)
         try:
             with gc_paused():
                 return self._enc.encode_batch(batch, _threads(threads), allowed, add_special_tokens)
@@ -651,7 +655,7 @@ class SubwordsTokenizer:
 
     def encode_array(self, texts: Iterable[str], *, threads: Optional[int] = None, dtype: str = "uint32",
                      eos: Optional[int] = None, allowed_special: AllowedSpecial = (),
-                     add_special_tokens: bool = True) -> IdArray:
+                     add_special_tokens: Optional[bool] = None) -> IdArray:
         """The ids of every text as an :class:`subwords.IdArray`: ``ids`` (``dtype`` ``"uint16"``
         or ``"uint32"``; a dtype too small for the vocabulary is refused) and ``offsets``, text
         ``i`` being ``ids[offsets[i]:offsets[i+1]]``; ``eos``, an id, follows every text. The
@@ -663,7 +667,7 @@ class SubwordsTokenizer:
 
     def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
                        allowed_special: AllowedSpecial = (),
-                       add_special_tokens: bool = True) -> tuple[bytearray, bytearray]:
+                       add_special_tokens: Optional[bool] = None) -> tuple[bytearray, bytearray]:
         """``encode_array``'s two buffers (little-endian ids ``width`` bytes wide; each text's end,
         u64), for writers that need no numpy (``subwords encode --output``)."""
         batch = batch_list(batch)
@@ -672,7 +676,8 @@ class SubwordsTokenizer:
         suffix = [] if eos is None else [eos]
         allowed = allowed_ids(allowed_special, self.special_tokens) if allowed_special else []
         try:
-            return self._enc.encode_batch_flat(batch, _threads(threads), width, allowed, add_special_tokens, suffix)
+            return self._enc.encode_batch_flat(batch, _threads(threads), width, allowed,
+                                               template_arg(add_special_tokens, True), suffix)
         except UnicodeError as e:
             raise _surrogate_error(e, f"text {_first_unencodable(batch)} of the batch") from None
 

@@ -394,7 +394,7 @@ class SubwordNmt(Foreign):
         return self._encode_slow(text)
 
     def _encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
-                      allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> list[list[int]]:
+                      allowed_special: AllowedSpecial = (), add_special_tokens: Optional[bool] = None) -> list[list[int]]:
         batch = batch_arg(texts)
         allowed_set(allowed_special, ())
         if self._tokenizer is not None and all(self._fast(t) for t in batch):
@@ -402,7 +402,7 @@ class SubwordNmt(Foreign):
         return [self.encode(t) for t in batch]
 
     def encode_pieces(self, text: str, *, allowed_special: AllowedSpecial = (),
-                      add_special_tokens: bool = False) -> list[str]:
+                      add_special_tokens: Optional[bool] = None) -> list[str]:
         """subword-nmt's pieces, as ``segment(text)`` prints them: every piece of a word but the
         last carries the separator (``lo@@ w@@ est``); ``decode_pieces`` reads them back. (The
         rows, ``id_to_piece``, spell the word end with ``</w>`` instead.)"""
