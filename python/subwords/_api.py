@@ -9,7 +9,6 @@ by the core (``_options.py`` only carries them).
 from __future__ import annotations
 
 import contextlib
-import copy
 import gc
 import json
 import math
@@ -756,20 +755,20 @@ class SubwordsTokenizer:
     @property
     def spelling(self) -> dict[str, Any]:
         """The spelling as the model file saves it (a copy: changing it changes nothing)."""
-        return copy.deepcopy(self._spelling)
+        return _fresh(self._spelling)
 
     @property
     def report(self) -> dict[str, Any]:
         """What training found (``{}`` for a model read from another format; a copy)."""
         if self._report is None:
             self._report = self._model.report() or {}
-        return copy.deepcopy(self._report)
+        return _fresh(self._report)
 
     @property
     def options(self) -> dict[str, Any]:
         """The training options as the model file saved them (``{}`` for a model read from
         another format; a copy); :attr:`train_options` gives them as a :class:`TrainOptions`."""
-        return copy.deepcopy(self._options)
+        return _fresh(self._options)
 
     @property
     def train_options(self) -> Optional[TrainOptions]:
@@ -889,6 +888,16 @@ Tokenizer = SubwordsTokenizer
 
 
 _text = text_arg
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a value the core handed over (dicts, lists and scalars), so the caller may
+    change it: the saved options, spelling and report stay the model's own."""
+    if type(value) is dict:
+        return {k: _fresh(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_fresh(v) for v in value]
+    return value
 
 
 def _sampling(alpha: object, nbest: object, seed: object) -> tuple[float, Optional[int], int]:
