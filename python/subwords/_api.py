@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any, Literal, Optional, Union, cast, overload
 
 from . import _core
 from . import counts as _counts
-from ._checks import batch_list, text_arg
+from ._checks import batch_list, template_arg, text_arg
 from ._io import read_limited, write_atomic
 from ._options import CORE_PRE_SPLITS, Joints, Model, Normalize, TrainOptions, from_keywords, from_saved, resolved
 from ._progress import ProgressLine
 from ._specials import AllowedSpecial
-from ._specials import allowed_ids, allowed_set, split_specials
+from ._specials import allowed_ids
 from .errors import InputError, ModelFileError, OptionError, SubwordsError, UnknownPieceError
 
 if TYPE_CHECKING:
@@ -186,17 +186,8 @@ def _train(data: TrainInput, options: Optional[TrainOptions], keywords: dict[str
     for name in ("counts", "progress"):
         if not isinstance(getattr(options, name), bool):
             raise OptionError(f"{name} must be True or False, got {getattr(options, name)!r}")
-    try:
-        text = json.dumps(core_options, allow_nan=False)
-    except ValueError:
-        bad = next(k for k, v in core_options.items() if isinstance(v, float) and not math.isfinite(v))
-        raise OptionError(f"{bad} must be a finite number, got {core_options[bad]!r}") from None
-    except TypeError:
-        bad = next(k for k, v in core_options.items() if not _plain(v))
-        raise OptionError(f"{bad}={core_options[bad]!r}: not a value this option takes "
-                          f"({type(core_options[bad]).__name__})") from None
-    _core.check_train_options(text)
-    trainer = _core.Trainer(text, _threads(options.threads))
+    # read into the core's options and checked there, once; a bad value names its key
+    trainer = _core.Trainer(core_options, _threads(options.threads))
     with ProgressLine(trainer.progress_view()) if options.progress else contextlib.nullcontext():
         tables = _counts.table_paths(data, counts=options.counts)
         if isinstance(data, _counts.CountTable) or (tables is not None and len(tables) > 1):
@@ -240,25 +231,25 @@ def check_specials_normalization(options: TrainOptions, specials: Sequence[str])
     for t in specials:
         if not isinstance(t, str):
             raise OptionError(f"a special token is a str, got {type(t).__name__}")
-    _core.check_specials_normalization(json.dumps(resolved(options)), list(specials))
+    _core.check_specials_normalization(resolved(options), list(specials))
 
 
 def spelling_units(options: TrainOptions, text: str) -> list[tuple[str, int, int]]:
     """The units training with ``options`` cuts ``text`` into, after normalization and the
     pre-split: ``(unit, start, end)`` with the byte span of ``text`` each stands for."""
-    return _core.spelling_units(json.dumps(resolved(options)), text_arg(text))
+    return _core.spelling_units(resolved(options), text_arg(text))
 
 
 def _train_model(trainer: _core.Trainer, ask: Optional[dict[str, Any]]) -> tuple[SubwordsTokenizer, Optional[dict[str, Any]]]:
     if ask is None:
         return _wrap(trainer.train()), None
-    model, trace = _core.train_traced(trainer, json.dumps(ask))
-    return _wrap(model), json.loads(trace)
+    model, trace = _core.train_traced(trainer, ask)
+    return _wrap(model), trace
 
 
 def _count_options(spelling: str, mark: Optional[str], split_at_marks: bool, pre_split: Optional[str], lowercase: bool,
              strip_accents: bool, clean_text: bool, input_errors: str, normalize: Optional[str] = None,
-             split_digits: Optional[int] = None) -> str:
+             split_digits: Optional[int] = None) -> dict[str, Any]:
     if spelling not in _counts._SPELLINGS:
         raise OptionError(f"spelling must be one of {', '.join(_counts._SPELLINGS)}; got {spelling!r}")
     for name, value in (("split_at_marks", split_at_marks), ("lowercase", lowercase),
@@ -280,7 +271,7 @@ def _count_options(spelling: str, mark: Optional[str], split_at_marks: bool, pre
         if isinstance(split_digits, bool):
             raise OptionError(f"split_digits must be 1 or 3, got {split_digits!r}")
         options["split_digits"] = split_digits
-    return json.dumps(options)
+    return options
 
 
 def _counter(*, spelling: str = "end", mark: Optional[str] = None, split_at_marks: bool = True,
@@ -314,10 +305,6 @@ def count(data: TrainData, *,
     if len(table) == 0:
         raise InputError("the input holds no units to count (empty texts, or nothing but whitespace)")
     return table
-
-
-def _plain(v: object) -> bool:
-    return v is None or isinstance(v, (str, int, float, bool))
 
 
 def _is_paths(data: object) -> TypeGuard[Union[os.PathLike[str], Sequence[os.PathLike[str]]]]:
@@ -452,9 +439,10 @@ def load_model_file(path: Union[str, os.PathLike[str]]) -> SubwordsTokenizer:
 
 
 def spelling_object(spelling: Mapping[str, Any]) -> dict[str, Any]:
-    """A model file's spelling object: ``spelling``'s fields over the defaults of the rest."""
-    return {"scheme": "end", "mark": None, "split_at_marks": True, "pre_split": None, "byte_fallback": False,
-            "clean_text": False, "strip_accents": False, "lowercase": False, **spelling}
+    """A model file's spelling object: ``spelling``'s fields over the core's defaults of the rest
+    (``_core.spelling_object``, which checks it as a model file's)."""
+    full: dict[str, Any] = _core.spelling_object(dict(spelling))
+    return full
 
 
 def from_parts(model: Model, spelling: Mapping[str, Any], rows: Sequence[tuple[str, str]],
@@ -469,7 +457,7 @@ def from_parts(model: Model, spelling: Mapping[str, Any], rows: Sequence[tuple[s
         # nothing to find rows for: the rows go to the core as they are, checked as a file of
         # them is, without a JSON document of every row (11 ms of a 30k vocab.txt)
         try:
-            return _wrap(_core.Model.from_rows(model, json.dumps(full), rows, template))
+            return _wrap(_core.Model.from_rows(model, full, rows, template))
         except ModelFileError:
             raise
         except SubwordsError as e:
@@ -503,7 +491,7 @@ class SubwordsTokenizer:
     'lowest newer'
     """
 
-    __slots__ = ("_model", "_enc", "_always", "_specials", "_stochastok")
+    __slots__ = ("_model", "_enc", "_always", "_specials", "_stochastok", "_options", "_spelling", "_report")
     format = "subwords"
 
     def __init__(self, model: _core.Model) -> None:
@@ -513,13 +501,17 @@ class SubwordsTokenizer:
         # the core's encoder: specials, the template and batches (the user-defined symbols
         # match in text whatever a call allows, docs/SPECIALS.md)
         self._enc = model.encoder()
-        options = json.loads(model.options_json()) or {}
-        self._always: frozenset[str] = frozenset(options.get("user_symbols", ()))
+        # the saved options, spelling and report, converted from the core's once (the first two
+        # here, the report on first use); the properties hand out copies
+        self._options: dict[str, Any] = model.options() or {}
+        self._spelling: dict[str, Any] = model.spelling()
+        self._report: Optional[dict[str, Any]] = None
+        self._always: frozenset[str] = frozenset(self._options.get("user_symbols", ()))
         self._specials: Optional[dict[str, int]] = None  # made on first use: it reads every row
         self._stochastok: Any = None  # StochasTok's split table, made on first use (_stochastok.py)
 
     # -- encoding ---------------------------------------------------------------------------
-    def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = True,
+    def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: Optional[bool] = None,
                pair: Optional[str] = None, dropout: Optional[float] = None, seed: Optional[int] = None,
                segmenter: Optional[Literal["viterbi", "fewest", "sample"]] = None, alpha: Optional[float] = None,
                nbest: Optional[int] = None, stochastok: Optional[float] = None) -> list[int]:
@@ -529,7 +521,8 @@ class SubwordsTokenizer:
         into two ids whose pieces join to it (with a ``seed``; docs/METHODS.md).
 
         A model with a template (a BERT vocabulary) puts ``[CLS]`` before the text and ``[SEP]``
-        after it, and after ``pair`` if one is given, unless ``add_special_tokens=False``.
+        after it, and after ``pair`` if one is given, unless ``add_special_tokens=False`` (its
+        default, None, is True for our models, as transformers' for a BERT vocabulary).
         Special rows (``[UNK]``, ``[CLS]``, ...) in the text are text unless ``allowed_special``
         names them (see :class:`subwords.Tokenizer`)."""
         if stochastok is not None:
@@ -540,13 +533,15 @@ class SubwordsTokenizer:
                                           segmenter=segmenter, alpha=alpha, nbest=nbest)
         if type(text) is str and not allowed_special and pair is None and dropout is None and seed is None \
                 and segmenter is None and alpha is None and nbest is None \
-                and not (add_special_tokens and self._enc.has_template):
+                and (add_special_tokens is False
+                     or (not self._enc.has_template and (add_special_tokens is None or add_special_tokens is True))):
             # the plain call, one argument across: one call per line is mostly this path
             try:
                 return self._enc.encode(text)
             except UnicodeError as e:
                 raise _surrogate_error(e, "the text") from None
         text = _check_text(text)
+        add_special_tokens = template_arg(add_special_tokens, True)
         if dropout is None and seed is None and segmenter is None and alpha is None and nbest is None:
             allowed = allowed_ids(allowed_special, self.special_tokens) if allowed_special else []
             try:
@@ -559,69 +554,46 @@ class SubwordsTokenizer:
     def _encode_full(self, text: str, allowed_special: AllowedSpecial, add_special_tokens: bool, pair: Optional[str],
                      dropout: Optional[float], seed: Optional[int], segmenter: Optional[str], alpha: Optional[float],
                      nbest: Optional[int]) -> list[int]:
-        """``encode`` with dropout or a Unigram segmenter: the stretches between allowed special
-        surfaces each encoded in that mode."""
-        allowed = allowed_set(allowed_special, self.special_tokens) if allowed_special else frozenset()
-        allowed = allowed | self._always
+        """``encode`` with dropout or a Unigram segmenter: the arguments checked here, the text
+        encoded in the core, which cuts it at the allowed specials and puts the template around
+        it as for every other call (``Model.encode_in_mode``)."""
+        mode, how = self._mode(dropout, seed, segmenter, alpha, nbest)
+        allowed = allowed_ids(allowed_special, self.special_tokens) if allowed_special else []
+        second = None if pair is None else _check_text(pair)
+        try:
+            if mode is None:  # Viterbi, the model's own
+                return self._enc.encode(text, second, allowed, add_special_tokens)
+            return self._model.encode_in_mode(text, second, allowed, add_special_tokens, mode, **how)
+        except UnicodeError as e:
+            raise _surrogate_error(e, "the text") from None
 
-        def one(t: str) -> list[int]:
-            if not allowed:
-                return self._encode_plain(t, dropout, seed, segmenter, alpha, nbest)
-            out: list[int] = []
-            specials = self._specials if self._specials is not None else self.special_tokens
-            for part, special in split_specials(t, allowed):
-                if special:
-                    out.append(specials[part])
-                elif part:
-                    out.extend(self._encode_plain(part, dropout, seed, segmenter, alpha, nbest))
-            return out
-
-        first = one(text)
-        second = None if pair is None else one(_check_text(pair))
-        template = self._model.template() if add_special_tokens else None
-        if template is None:
-            return first if second is None else first + second
-        cls, sep = template
-        return [cls, *first, sep] if second is None else [cls, *first, sep, *second, sep]
-
-    def _encode_plain(self, text: str, dropout: Optional[float], seed: Optional[int], segmenter: Optional[str],
-                      alpha: Optional[float], nbest: Optional[int]) -> list[int]:
+    def _mode(self, dropout: Optional[float], seed: Optional[int], segmenter: Optional[str], alpha: Optional[float],
+              nbest: Optional[int]) -> tuple[Optional[str], dict[str, Any]]:
+        """The core's mode for these arguments, checked: ``"dropout"`` (BPE-dropout), Unigram's
+        ``"fewest"`` or ``"sample"``, or None for the model's own segmenter."""
         if segmenter is not None or alpha is not None or nbest is not None:
-            return self._encode_segmenter(text, segmenter, alpha, nbest, seed, dropout)
-        try:
-            if dropout is None:
-                if seed is not None:
-                    raise OptionError("seed is only used with dropout")
-                return self._enc.encode(text)
-            if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
-                raise OptionError(f"dropout must be a probability in [0, 1], got {dropout!r}")
-            if seed is None or isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-                raise OptionError("dropout needs an explicit seed (a whole number from 0 to 2**64-1), so runs repeat")
-            return self._model.encode_dropout(text, float(dropout), seed)
-        except UnicodeError as e:
-            raise _surrogate_error(e, "the text") from None
-
-    def _encode_segmenter(self, text: str, segmenter: Optional[str], alpha: Optional[float], nbest: Optional[int],
-                          seed: Optional[int], dropout: Optional[float]) -> list[int]:
-        """Unigram's segmenters: "viterbi" (the default), "fewest", "sample" (seed, alpha, nbest)."""
-        segmenter = segmenter or "viterbi"
-        if self.model != "unigram":
-            raise OptionError(f"segmenter= belongs to unigram models; this is a {self.model} model")
-        if segmenter not in ("viterbi", "fewest", "sample"):
-            raise OptionError(f"segmenter must be 'viterbi', 'fewest' or 'sample', got {segmenter!r}")
-        if dropout is not None:
-            raise OptionError("dropout is BPE's; a unigram model samples with segmenter='sample'")
-        if segmenter != "sample":
-            if alpha is not None or nbest is not None or seed is not None:
-                raise OptionError("alpha, nbest and seed go with segmenter='sample'")
-            if segmenter == "viterbi":
-                return self._enc.encode(text)
-            return self._model.encode_segmenter(text, "fewest", 1.0, None, 0)
-        alpha, nbest, seed = _sampling(alpha, nbest, seed)
-        try:
-            return self._model.encode_segmenter(text, "sample", alpha, nbest, seed)
-        except UnicodeError as e:
-            raise _surrogate_error(e, "the text") from None
+            segmenter = segmenter or "viterbi"
+            if self.model != "unigram":
+                raise OptionError(f"segmenter= belongs to unigram models; this is a {self.model} model")
+            if segmenter not in ("viterbi", "fewest", "sample"):
+                raise OptionError(f"segmenter must be 'viterbi', 'fewest' or 'sample', got {segmenter!r}")
+            if dropout is not None:
+                raise OptionError("dropout is BPE's; a unigram model samples with segmenter='sample'")
+            if segmenter != "sample":
+                if alpha is not None or nbest is not None or seed is not None:
+                    raise OptionError("alpha, nbest and seed go with segmenter='sample'")
+                return (None, {}) if segmenter == "viterbi" else ("fewest", {})
+            alpha, nbest, seed = _sampling(alpha, nbest, seed)
+            return "sample", {"alpha": alpha, "nbest": nbest, "seed": seed}
+        if dropout is None:
+            if seed is not None:
+                raise OptionError("seed is only used with dropout")
+            return None, {}
+        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
+            raise OptionError(f"dropout must be a probability in [0, 1], got {dropout!r}")
+        if seed is None or isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+            raise OptionError("dropout needs an explicit seed (a whole number from 0 to 2**64-1), so runs repeat")
+        return "dropout", {"p": float(dropout), "seed": seed}
 
     def encode_pieces(self, text: str, **kw: Any) -> list[str]:
         # every id encode() gives has a row, so no piece is None
@@ -632,44 +604,25 @@ class SubwordsTokenizer:
         (empty for a mark that stands for the start of the text). No template is added; the
         special surfaces ``allowed_special`` names are matched as in :meth:`encode`."""
         _check_text(text)
-        allowed = allowed_set(allowed_special, self.special_tokens) if allowed_special else frozenset()
-        allowed = allowed | self._always
-        if allowed:
-            return self._offsets_around(text, allowed)
-        return self._offsets_plain(text)
-
-    def _offsets_plain(self, text: str) -> list[tuple[int, int, int]]:
+        allowed = allowed_ids(allowed_special, self.special_tokens) if allowed_special else []
         try:
-            ids, starts, ends = self._model.encode_with_offsets(text)
+            ids, starts, ends = self._model.encode_with_offsets(text, allowed)
         except UnicodeError as e:
             raise _surrogate_error(e, "the text") from None
         return list(zip(ids, starts, ends))
 
-    def _offsets_around(self, text: str, allowed: frozenset[str]) -> list[tuple[int, int, int]]:
-        """Offsets of a text cut at ``allowed`` specials: each stretch between them encoded on
-        its own, its offsets moved to where it starts."""
-        out: list[tuple[int, int, int]] = []
-        at = 0
-        for part, special in split_specials(text, allowed):
-            if special:
-                out.append((self.piece_to_id(part), at, at + len(part)))
-            elif part:
-                out.extend((i, s + at, e + at) for i, s, e in self._offsets_plain(part))
-            at += len(part)
-        return out
-
     @overload
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = ..., allowed_special: AllowedSpecial = ...,
-                     add_special_tokens: bool = ..., as_numpy: Literal[False] = ..., stochastok: Optional[float] = ...,
+                     add_special_tokens: Optional[bool] = ..., as_numpy: Literal[False] = ..., stochastok: Optional[float] = ...,
                      seed: Optional[int] = ...) -> list[list[int]]: ...
 
     @overload
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = ..., allowed_special: AllowedSpecial = ...,
-                     add_special_tokens: bool = ..., as_numpy: Literal[True], stochastok: None = ...,
+                     add_special_tokens: Optional[bool] = ..., as_numpy: Literal[True], stochastok: None = ...,
                      seed: None = ...) -> IdArray: ...
 
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None, allowed_special: AllowedSpecial = (),
-                     add_special_tokens: bool = True, as_numpy: bool = False, stochastok: Optional[float] = None,
+                     add_special_tokens: Optional[bool] = None, as_numpy: bool = False, stochastok: Optional[float] = None,
                      seed: Optional[int] = None) -> Union[list[list[int]], IdArray]:
         """The ids of every text. ``as_numpy=True``: an :class:`subwords.IdArray` instead (one
         flat ``uint32`` array and the texts' offsets, made without a Python object per id; needs
@@ -692,6 +645,7 @@ class SubwordsTokenizer:
                                      add_special_tokens=add_special_tokens)
         batch = batch_list(texts)  # the core checks every text's type as it reads them
         allowed = allowed_ids(allowed_special, self.special_tokens) if allowed_special else []
+        add_special_tokens = template_arg(add_special_tokens, True)
         try:
             with gc_paused():
                 return self._enc.encode_batch(batch, _threads(threads), allowed, add_special_tokens)
@@ -700,7 +654,7 @@ class SubwordsTokenizer:
 
     def encode_array(self, texts: Iterable[str], *, threads: Optional[int] = None, dtype: str = "uint32",
                      eos: Optional[int] = None, allowed_special: AllowedSpecial = (),
-                     add_special_tokens: bool = True) -> IdArray:
+                     add_special_tokens: Optional[bool] = None) -> IdArray:
         """The ids of every text as an :class:`subwords.IdArray`: ``ids`` (``dtype`` ``"uint16"``
         or ``"uint32"``; a dtype too small for the vocabulary is refused) and ``offsets``, text
         ``i`` being ``ids[offsets[i]:offsets[i+1]]``; ``eos``, an id, follows every text. The
@@ -712,7 +666,7 @@ class SubwordsTokenizer:
 
     def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
                        allowed_special: AllowedSpecial = (),
-                       add_special_tokens: bool = True) -> tuple[bytearray, bytearray]:
+                       add_special_tokens: Optional[bool] = None) -> tuple[bytearray, bytearray]:
         """``encode_array``'s two buffers (little-endian ids ``width`` bytes wide; each text's end,
         u64), for writers that need no numpy (``subwords encode --output``)."""
         batch = batch_list(batch)
@@ -721,7 +675,8 @@ class SubwordsTokenizer:
         suffix = [] if eos is None else [eos]
         allowed = allowed_ids(allowed_special, self.special_tokens) if allowed_special else []
         try:
-            return self._enc.encode_batch_flat(batch, _threads(threads), width, allowed, add_special_tokens, suffix)
+            return self._enc.encode_batch_flat(batch, _threads(threads), width, allowed,
+                                               template_arg(add_special_tokens, True), suffix)
         except UnicodeError as e:
             raise _surrogate_error(e, f"text {_first_unencodable(batch)} of the batch") from None
 
@@ -755,7 +710,7 @@ class SubwordsTokenizer:
         """Total pieces of a corpus: a ``word -> count`` mapping or an iterable of texts."""
         if isinstance(data, Mapping):
             rows = [_check_count(w, c, "count table") for w, c in data.items()]
-            if self.options.get("superword_at") is not None:
+            if self._options.get("superword_at") is not None:
                 # a two-stage model reads a count table as one stream, as training did
                 return len(self._enc.encode(" ".join(w for w, c in rows for _ in range(c))))
             return sum(c * len(self._enc.encode(w)) for w, c in rows)
@@ -799,24 +754,27 @@ class SubwordsTokenizer:
 
     @property
     def spelling(self) -> dict[str, Any]:
-        spelling: dict[str, Any] = json.loads(self._model.spelling_json())
-        return spelling
+        """The spelling as the model file saves it (a copy: changing it changes nothing)."""
+        return _fresh(self._spelling)
 
     @property
     def report(self) -> dict[str, Any]:
-        return json.loads(self._model.report_json()) or {}
+        """What training found (``{}`` for a model read from another format; a copy)."""
+        if self._report is None:
+            self._report = self._model.report() or {}
+        return _fresh(self._report)
 
     @property
     def options(self) -> dict[str, Any]:
         """The training options as the model file saved them (``{}`` for a model read from
-        another format); :attr:`train_options` gives them as a :class:`TrainOptions`."""
-        return json.loads(self._model.options_json()) or {}
+        another format; a copy); :attr:`train_options` gives them as a :class:`TrainOptions`."""
+        return _fresh(self._options)
 
     @property
     def train_options(self) -> Optional[TrainOptions]:
         """The training options as a :class:`TrainOptions` (None for a model that was not
         trained by subwords, e.g. read from a BERT ``vocab.txt``)."""
-        return from_saved(self.options)
+        return from_saved(self._options)
 
     def piece_to_id(self, piece: str) -> int:
         if not isinstance(piece, str):
@@ -863,7 +821,7 @@ class SubwordsTokenizer:
     __hash__ = None  # type: ignore[assignment]  # unhashable (equal by content); typeshed types __hash__ as a method
 
     def __repr__(self) -> str:
-        s = self.spelling
+        s = self._spelling
         return f"<subwords.Tokenizer {self.model} spelling={s['scheme']} rows={self.vocab_size} merges={len(self.merges)}>"
 
 
@@ -930,6 +888,16 @@ Tokenizer = SubwordsTokenizer
 
 
 _text = text_arg
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a value the core handed over (dicts, lists and scalars), so the caller may
+    change it: the saved options, spelling and report stay the model's own."""
+    if type(value) is dict:
+        return {k: _fresh(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_fresh(v) for v in value]
+    return value
 
 
 def _sampling(alpha: object, nbest: object, seed: object) -> tuple[float, Optional[int], int]:

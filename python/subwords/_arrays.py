@@ -95,11 +95,11 @@ class _Buffers(Protocol):
 
     def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
                        allowed_special: AllowedSpecial = (),
-                       add_special_tokens: bool = ...) -> tuple[bytearray, bytearray]: ...
+                       add_special_tokens: Optional[bool] = ...) -> tuple[bytearray, bytearray]: ...
 
 
 def encode_array(tok: _Buffers, texts: Iterable[str], *, threads: Optional[int], dtype: str, eos: Optional[int],
-                 allowed_special: AllowedSpecial, add_special_tokens: bool) -> IdArray:
+                 allowed_special: AllowedSpecial, add_special_tokens: Optional[bool]) -> IdArray:
     """``encode_array`` of every tokenizer family: the dtype checked against the vocabulary (and
     ``eos``), the ids filled by the tokenizer's ``encode_buffers``, wrapped as an :class:`IdArray`."""
     batch = batch_list(texts)  # each tokenizer's encode_buffers checks the texts (in the core, or batch_arg)

@@ -18,6 +18,18 @@ def text_arg(text: object) -> str:
     raise TextTypeError(f"expected text (str), got {type(text).__name__}")
 
 
+def template_arg(add_special_tokens: object, default: bool) -> bool:
+    """``add_special_tokens`` as the core reads it: None is ``default``, the family's own (its
+    library's default, :class:`subwords.Tokenizer`); True, False (or 1, 0) as given; anything
+    else an :class:`InputError`."""
+    if add_special_tokens is None:
+        return default
+    if isinstance(add_special_tokens, int):  # bool is an int
+        return bool(add_special_tokens)
+    raise InputError(f"add_special_tokens must be True, False or None (the file's own library's default), "
+                     f"got {add_special_tokens!r}")
+
+
 def batch_list(texts: Iterable[str]) -> list[str]:
     """A batch as a list for a core batch call, which checks every text itself (with
     :func:`batch_arg`'s errors) while it reads them: the loop here over every text was serial

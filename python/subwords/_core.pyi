@@ -6,13 +6,13 @@ Argument types follow PyO3's conversions: a Rust ``Vec<T>`` takes any sequence e
 ``bytes``. Errors are the classes of ``subwords.errors`` (``FileError``, an ``OSError``, for files).
 """
 
-from collections.abc import Callable, Iterator, Sequence
-from typing import Optional, Union, final
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Optional, Union, final
 
 __all__ = ["Trainer", "Encoder", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline", "HfTables",
            "SnmtCodes", "StochasTok",
            "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table",
-           "train_traced", "measure_batch", "check_train_options",
+           "train_traced", "measure_batch", "default_options", "spelling_object",
            "extend_merges", "picky_learn", "model_extended", "check_specials_normalization", "spelling_units", "parse_count_line"]
 
 @final
@@ -24,7 +24,9 @@ class ProgressView:
 
 @final
 class Trainer:
-    def __new__(cls, options_json: str, threads: int) -> Trainer: ...
+    def __new__(cls, options: Mapping[str, Any], threads: int) -> Trainer:
+        """``options``: ``TrainOptions``' fields as the core reads them, checked there (OptionError
+        naming the key at fault)."""
     def progress_view(self) -> ProgressView: ...
     def feed_texts(self, texts: Sequence[str]) -> None: ...
     def feed_file(self, path: str) -> None: ...
@@ -64,16 +66,19 @@ class Model:
     @staticmethod
     def from_json(text: str) -> Model: ...
     @staticmethod
-    def from_vocab_txt(raw: bytes, spelling: str) -> Union[Model, tuple[str, int, str]]: ...
+    def from_vocab_txt(raw: bytes, spelling: Mapping[str, Any]) -> Union[Model, tuple[str, int, str]]: ...
     @staticmethod
-    def from_rows(model: str, spelling: str, rows: Sequence[tuple[str, str]],
+    def from_rows(model: str, spelling: Mapping[str, Any], rows: Sequence[tuple[str, str]],
                   template: Optional[tuple[str, str]] = None) -> Model: ...
     def to_json(self) -> str: ...
     def encoder(self) -> Encoder:
         """The encoder over this model, with its template (a BERT vocabulary's)."""
-    def encode_dropout(self, text: str, p: float, seed: int) -> list[int]: ...
-    def encode_with_offsets(self, text: str) -> tuple[list[int], list[int], list[int]]:
-        """(ids, starts, ends), offsets in code points."""
+    def encode_in_mode(self, text: str, pair: Optional[str], allowed: Sequence[int], template: bool, mode: str,
+                       p: float = 0.0, alpha: float = 1.0, nbest: Optional[int] = None, seed: int = 0) -> list[int]:
+        """Ids in ``mode`` ("dropout" with ``p``; Unigram's "fewest", "sample" with ``alpha``,
+        ``nbest``), each stretch between the ``allowed`` specials drawn from ``seed`` afresh."""
+    def encode_with_offsets(self, text: str, allowed: Sequence[int] = ...) -> tuple[list[int], list[int], list[int]]:
+        """(ids, starts, ends), offsets in code points; the ``allowed`` specials cut out first."""
     def decode(self, ids: Sequence[int]) -> str: ...
     def decode_bytes(self, ids: Sequence[int]) -> bytes: ...
     def normalize(self, text: str) -> str: ...
@@ -84,11 +89,9 @@ class Model:
     def merges(self) -> list[tuple[str, str]]: ...
     @property
     def vocab_size(self) -> int: ...
-    def report_json(self) -> str: ...
-    def options_json(self) -> str: ...
-    def spelling_json(self) -> str: ...
-    def encode_segmenter(self, text: str, segmenter: str, alpha: float, nbest: int | None, seed: int) -> list[int]:
-        """Unigram: "fewest" or "sample" (alpha, nbest, seed); any other name is the default."""
+    def report(self) -> Optional[dict[str, Any]]: ...
+    def options(self) -> Optional[dict[str, Any]]: ...
+    def spelling(self) -> dict[str, Any]: ...
     def log_probs(self) -> list[float | None]: ...
     def lattice(self, text: str) -> list[tuple[int, int, str, float]]:
         """(start, end, piece, log-prob) per arc, in arc order."""
@@ -110,8 +113,9 @@ class SpModel:
     def encoder(self) -> Encoder: ...
     def encode_with_offsets(self, text: str) -> tuple[list[int], list[int], list[int]]:
         """(ids, starts, ends), offsets in code points."""
-    def encode_pieces(self, text: str) -> tuple[list[int], list[str]]:
-        """(ids, pieces); an unknown run's piece is its own normalized text."""
+    def encode_pieces(self, text: str, allowed: Sequence[int] = ...) -> tuple[list[int], list[str]]:
+        """(ids, pieces); an unknown run's piece is its own normalized text; the ``allowed``
+        specials cut out first, each its own piece."""
     def decode_pieces(self, pieces: Sequence[str]) -> str: ...
     def normalize(self, text: str) -> str: ...
     def normalize_with_offsets(self, text: str) -> tuple[str, list[int]]: ...
@@ -218,7 +222,7 @@ class HfTables:
 class SnmtCodes:
     """A subword-nmt codes file's version and merges, read in the core."""
     @staticmethod
-    def read(raw: bytes, merges: int, spelling: str) -> Optional[tuple[SnmtCodes, Optional[Model]]]:
+    def read(raw: bytes, merges: int, spelling: Mapping[str, Any]) -> Optional[tuple[SnmtCodes, Optional[Model]]]:
         """The codes and, when they are the merges of an end-spelling BPE, that model; None when
         the file is not plainly well formed (the Python reader then names what is wrong)."""
     @property
@@ -245,13 +249,16 @@ class HfPipeline:
     def normalize_aligned(self, text: str) -> tuple[str, list[tuple[int, int]]]:
         """The normalized text and, per byte of it, the byte span of ``text`` it came from."""
 
-def check_train_options(options_json: str) -> str:
-    """The options as the core reads them (JSON), or an OptionError naming the one at fault."""
+def default_options() -> dict[str, dict[str, Any]]:
+    """{model: {option: value}}: what a training with only the model and ``vocab_size`` reads."""
 
-def check_specials_normalization(options_json: str, specials: list[str]) -> None:
+def spelling_object(spelling: Mapping[str, Any]) -> dict[str, Any]:
+    """A model file's whole spelling object from the fields given, the rest at their defaults."""
+
+def check_specials_normalization(options: Mapping[str, Any], specials: list[str]) -> None:
     """An OptionError if the options' normalization would change one of ``specials``."""
 
-def spelling_units(options_json: str, text: str) -> list[tuple[str, int, int]]:
+def spelling_units(options: Mapping[str, Any], text: str) -> list[tuple[str, int, int]]:
     """The units training with these options cuts ``text`` into: (unit, start byte, end byte)."""
 
 def unicode_versions() -> dict[str, str]:
@@ -272,13 +279,13 @@ class CountTable:
     @property
     def texts(self) -> int: ...
     def total(self) -> int: ...
-    def spelling_json(self) -> str: ...
+    def spelling(self) -> dict[str, Any]: ...
     def normalizations(self) -> list[str]: ...
     def items(self, start: int, limit: int) -> list[tuple[str, int]]: ...
 
 @final
 class Counter:
-    def __new__(cls, options_json: str, threads: int) -> Counter: ...
+    def __new__(cls, options: Mapping[str, Any], threads: int) -> Counter: ...
     def feed_texts(self, texts: Sequence[str]) -> None: ...
     def feed_file(self, path: str) -> None: ...
     def add_counts(self, counts: Sequence[tuple[str, int]]) -> None: ...
@@ -292,10 +299,10 @@ def trainer_load_table(trainer: Trainer, path: str, limit: int) -> None:
     """Reads a binary table file (at most ``limit`` bytes) straight into ``trainer``."""
 
 # subwords.measure (crates/subwords-py/src/trace.rs)
-def train_traced(trainer: Trainer, request_json: str) -> tuple[Model, str]:
-    """Trains as ``Trainer.train`` with the engine's trace on. ``request_json``: ``{"ties": bool,
-    "max_ties": int, "forced": [[step, left, right], ...], "em": bool}``. Returns the model and
-    ``{"merge": {...} | null, "unigram": {...} | null}`` as JSON text."""
+def train_traced(trainer: Trainer, request: Mapping[str, Any]) -> tuple[Model, dict[str, Any]]:
+    """Trains as ``Trainer.train`` with the engine's trace on. ``request``: ``{"ties": bool,
+    "max_ties": int, "forced": [(step, left, right), ...], "em": bool, "lengths_only": bool}``.
+    Returns the model and ``{"merge": {...} | None, "unigram": {...} | None}``."""
 def measure_batch(model: Model, texts: Sequence[str], threads: int) -> tuple[list[int], list[int], list[int], int, int, list[int]]:
     """Encodes and decodes every text in parallel: (occurrences of each id, by id; pieces per
     text; whitespace words per text; UTF-8 bytes; characters; indices of the texts that do not

@@ -1,13 +1,16 @@
 """``subwords.TrainOptions``: every training option as one frozen value.
 
-The dataclass only carries values and their types. Whether a value is in range and goes with
-the others is decided in one place, the core (``crates/subwords-core/src/options.rs``), reached
-through ``_core.check_train_options`` when ``train`` starts; an option that does not exist is an
-:class:`~subwords.errors.OptionError` naming it and listing the ones that do.
+The dataclass only carries values and their types. Whether a value has the right type, is in
+range and goes with the others is decided in one place, the core
+(``crates/subwords-core/src/options.rs``): :func:`resolved`'s dict is read straight into the
+core's options when the ``_core.Trainer`` is made, and a bad value is an
+:class:`~subwords.errors.OptionError` naming its key. An option that does not exist is one
+naming it and listing the ones that do.
 
-A few options have a default that depends on the model (``DEFAULT``, below); :func:`resolved`
-is the one place that fills them in. This module is pure Python (no ``_core`` import), so the
-pure-Python reference can read the same defaults.
+The defaults are the core's (``_core.default_options()``, one table): the dataclass's field
+defaults and the model-dependent ones (``DEFAULT``, below) are read from it, and
+:func:`resolved` is the one place that fills the model-dependent ones in. The pure-Python
+reference reads the same table through this module.
 """
 
 from __future__ import annotations
@@ -18,7 +21,13 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Optional, Union
 
+from . import _core
 from .errors import OptionError
+
+#: every option a training with only the model and ``vocab_size`` reads, by model (the core's
+#: table; an option missing from it defaults to off, empty or none)
+CORE_DEFAULTS: dict[str, dict[str, Any]] = _core.default_options()
+_ANY = CORE_DEFAULTS["bpe"]  # the options whose default is the same for every model
 
 Model = Literal["bpe", "word", "wordpiece", "unigram"]
 SpellingName = Literal["end", "continuation", "front", "bytes"]
@@ -45,19 +54,16 @@ class Default(enum.Enum):
 DEFAULT = Default.DEFAULT
 
 #: each model's own spelling, used when ``spelling`` is None
-DEFAULT_SPELLING: dict[str, SpellingName] = {"bpe": "end", "word": "end", "wordpiece": "continuation",
-                                              "unigram": "end"}
+DEFAULT_SPELLING: dict[str, SpellingName] = {m: d["spelling"] for m, d in CORE_DEFAULTS.items()}
 #: ``min_count`` when None: the word model keeps every unit seen once; the merge models need two
-DEFAULT_MIN_COUNT: dict[str, int] = {"bpe": 2, "word": 1, "wordpiece": 2}
+#: (Unigram takes none: pruning decides)
+DEFAULT_MIN_COUNT: dict[str, int] = {m: d["min_count"] for m, d in CORE_DEFAULTS.items() if m != "unigram"}
 #: the options whose ``DEFAULT`` depends on the model: {option: {model: value}}; every other
 #: model gets None. Unigram's two are sentencepiece's defaults for real corpora (neither bites on
 #: the pages' corpora); WordPiece's is BERT's.
 MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
-    "max_piece_length": {"unigram": 16},
-    "seed_size": {"unigram": 1_000_000},
-    "max_word_length": {"wordpiece": 100},
-    "min_count_rule": {"wordpiece": "filter"},
-    "unknown": {"wordpiece": "word"},
+    name: {m: d[name] for m, d in CORE_DEFAULTS.items() if d.get(name) is not None}
+    for name in ("max_piece_length", "seed_size", "max_word_length", "min_count_rule", "unknown")
 }
 
 
@@ -79,10 +85,10 @@ class TrainOptions:
     spelling: Optional[SpellingName] = None
     #: None: 1 for ``word``, 2 for the merge models; Unigram takes none (pruning decides)
     min_count: Optional[int] = None
-    byte_fallback: bool = False
-    byte_fallback_in_budget: bool = False
+    byte_fallback: bool = _ANY["byte_fallback"]
+    byte_fallback_in_budget: bool = _ANY["byte_fallback_in_budget"]
     mark: Optional[str] = None
-    split_at_marks: bool = True
+    split_at_marks: bool = _ANY["split_at_marks"]
     pre_split: Optional[PreSplit] = None
     joints: Optional[Joints] = None
     superword_at: Optional[int] = None
@@ -91,16 +97,16 @@ class TrainOptions:
     alphabet_size: Optional[int] = None
     character_coverage: Optional[float] = None
     counts: bool = False
-    input_errors: InputErrors = "strict"
+    input_errors: InputErrors = _ANY["input_errors"]
     #: WordPiece (None: ``filter``)
     min_count_rule: Optional[MinCountRule] = None
     #: WordPiece (None: ``word``)
     unknown: Optional[Unknown] = None
     #: WordPiece: DEFAULT is 100 (BERT's); None: no limit
     max_word_length: Union[int, None, Default] = DEFAULT
-    lowercase: bool = False
-    strip_accents: bool = False
-    clean_text: bool = False
+    lowercase: bool = _ANY["lowercase"]
+    strip_accents: bool = _ANY["strip_accents"]
+    clean_text: bool = _ANY["clean_text"]
     #: a named recipe (:data:`PRESETS`); an option given explicitly (not left at its default)
     #: overrides the preset's value
     preset: Optional[PresetName] = None
@@ -139,7 +145,7 @@ class TrainOptions:
     split_by_script: bool = False
     #: with ``split_by_script``: digits are a script of their own (sentencepiece's
     #: ``split_by_number``); False lets a digit join any script
-    split_by_number: bool = True
+    split_by_number: bool = _ANY["split_by_number"]
     #: SuperBPE: stage two's span pre-split (``"superbpe"``: the paper's expression; anything else
     #: a regular expression); with it, ``superword_at`` is the transition size t
     superword_pattern: Optional[str] = None
@@ -199,14 +205,6 @@ def resolved(options: TrainOptions) -> dict[str, Any]:
         if o[name] is DEFAULT or (o[name] is None and name in ("min_count_rule", "unknown")):
             o[name] = by_model.get(model)
     o["joints"] = o["joints"] is not None
-    for name in SPECIAL_LISTS:
-        o[name] = _text_list(name, o[name])
-    for name in ("reserved_tokens", "pad_to_multiple"):
-        if isinstance(o[name], bool):
-            raise OptionError(f"{name} must be a whole number, got {o[name]!r}")
-    for name in ("character_coverage", "shrink"):
-        if isinstance(o[name], int) and not isinstance(o[name], bool):
-            o[name] = float(o[name])
     for name in PYTHON_ONLY:
         del o[name]
     if o["superword_pattern"] is not None and o["superword_at"] is None and isinstance(o["vocab_size"], int):
@@ -242,16 +240,6 @@ def from_saved(saved: Mapping[str, Any]) -> Optional[TrainOptions]:
 
 #: the options that are lists of texts (special rows)
 SPECIAL_LISTS = ("special_tokens", "user_symbols")
-
-
-def _text_list(name: str, value: object) -> list[str]:
-    """A list-of-texts option as a list, refused unless it is a collection of strings."""
-    if isinstance(value, str) or not isinstance(value, Sequence):
-        raise OptionError(f"{name} must be a list of strings, e.g. {name}=['<|endoftext|>'], got {value!r}")
-    bad = next((v for v in value if not isinstance(v, str)), None)
-    if bad is not None:
-        raise OptionError(f"{name}: every entry must be a string, got {bad!r}")
-    return list(value)
 
 #: the pre-splits the core has as names of their own; every other value is a pattern
 CORE_PRE_SPLITS = ("gpt2", "bert")

@@ -41,9 +41,12 @@ class Tokenizer(Protocol, metaclass=_Face):
     ``add_special_tokens``
         Whether the tokenizer's template goes around the ids: a BERT vocabulary's ``[CLS] ...
         [SEP]``, a ``tokenizer.json``'s post-processor, a SentencePiece model's ``<s> ...
-        </s>``. A tokenizer without a template ignores it. The default is each family's as it
-        was before this protocol, so no call changes its ids: ``True`` for subwords' own models
-        (only a BERT vocabulary has a template), ``False`` for the files of other libraries.
+        </s>``. A tokenizer without a template ignores it. The default, ``None``, is what the
+        file's own library does when not told: ``True`` for subwords' own models and a BERT
+        ``vocab.txt`` (transformers' ``BertTokenizer``) and for a ``tokenizer.json`` (tokenizers'
+        and transformers' ``encode``); ``False`` for a SentencePiece ``.model`` (sentencepiece's
+        ``encode`` adds neither ``<s>`` nor ``</s>`` unless asked). tiktoken and subword-nmt files
+        have no template. The command line follows the same rule.
     ``pair``
         A second text, encoded after the first (inside the pair template when
         ``add_special_tokens`` and the tokenizer has one; plainly appended otherwise).
@@ -62,19 +65,19 @@ class Tokenizer(Protocol, metaclass=_Face):
     empty) in every loaded format; each class's method says how it finds the spans.
     """
 
-    def encode(self, text: str, *, allowed_special: AllowedSpecial = ..., add_special_tokens: bool = ...,
+    def encode(self, text: str, *, allowed_special: AllowedSpecial = ..., add_special_tokens: Optional[bool] = ...,
                pair: Optional[str] = ...) -> list[int]:
         """The ids of ``text``."""
         ...
 
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = ...,
-                     allowed_special: AllowedSpecial = ..., add_special_tokens: bool = ...) -> list[list[int]]:
+                     allowed_special: AllowedSpecial = ..., add_special_tokens: Optional[bool] = ...) -> list[list[int]]:
         """The ids of every text (``threads``: None for every core); the same as ``encode`` on
         each, whatever the thread count."""
         ...
 
     def encode_pieces(self, text: str, *, allowed_special: AllowedSpecial = ...,
-                      add_special_tokens: bool = ...) -> list[str]:
+                      add_special_tokens: Optional[bool] = ...) -> list[str]:
         """The pieces the original library prints for ``text``."""
         ...
 

@@ -1,9 +1,9 @@
-"""Special tokens in text: which surfaces a call allows, and cutting text at them. Shared by
-every tokenizer family (``subwords.Tokenizer``'s ``allowed_special``)."""
+"""Which special tokens a call allows (``subwords.Tokenizer``'s ``allowed_special``), for every
+tokenizer family. The text is cut at them in the core, by the encoder contract's one rule
+(``crates/subwords-core/src/encoder.rs``, ``Allowed``), for every call and mode."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Union
 
@@ -39,20 +39,4 @@ def allowed_ids(allowed: Union[str, Iterable[str]], specials: dict[str, int]) ->
     return sorted({specials[s] for s in allowed_set(allowed, specials)})
 
 
-def split_specials(text: str, allowed: frozenset[str]) -> list[tuple[str, bool]]:
-    """``text`` cut at every allowed special surface, longest match first, left to right:
-    [(part, is_special), ...]. Ordinary parts may be empty."""
-    if not allowed:
-        return [(text, False)]
-    pattern = re.compile("|".join(re.escape(s) for s in sorted(allowed, key=lambda s: (-len(s), s))))
-    out: list[tuple[str, bool]] = []
-    pos = 0
-    for m in pattern.finditer(text):
-        out.append((text[pos:m.start()], False))
-        out.append((m.group(), True))
-        pos = m.end()
-    out.append((text[pos:], False))
-    return out
-
-
-__all__ = ["AllowedSpecial", "allowed_ids", "allowed_set", "split_specials"]
+__all__ = ["AllowedSpecial", "allowed_ids", "allowed_set"]

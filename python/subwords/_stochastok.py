@@ -20,7 +20,6 @@ a batch gives the same ids on any number of threads, and ``encode(t, stochastok=
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any, Optional
 
@@ -39,7 +38,7 @@ def check(p: object, seed: object) -> tuple[float, int]:
 
 def keys(tok: Any) -> list[Optional[bytes]]:
     """The core's key of each row (see the module's text)."""
-    spelling = json.loads(tok._model.spelling_json())
+    spelling = tok._spelling
     scheme = spelling.get("scheme")
     mark = spelling.get("mark") or ""
     out: list[Optional[bytes]] = []

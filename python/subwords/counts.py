@@ -33,7 +33,6 @@ unless the spelling is ``end``/``continuation``/``bytes``.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Literal, Optional, Union
@@ -117,7 +116,7 @@ class CountTable:
     @property
     def spelling(self) -> dict[str, Any]:
         """The spelling options that made the units (byte fallback does not change units)."""
-        out: dict[str, Any] = json.loads(self._core.spelling_json())
+        out: dict[str, Any] = self._core.spelling()
         return out
 
     @property

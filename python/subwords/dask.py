@@ -67,7 +67,7 @@ def _line_text(line: str) -> str:
 
 
 def _count_partition(lines: Iterable[str], options: dict[str, Any]) -> list[bytes]:
-    c = _core.Counter(options["json"], 1)
+    c = _core.Counter(options["count"], 1)
     batch: list[str] = []
     size = 0
     for line in lines:
@@ -119,7 +119,7 @@ def _count_files(paths: Iterable[str], options: dict[str, Any]) -> list[bytes]:
     # the same feeding as subwords.count on these paths: the same texts, the same text count
     from . import _api, inputs
 
-    c = _core.Counter(options["json"], 1)
+    c = _core.Counter(options["count"], 1)
     for path in paths:
         inputs.texts(path, text_field=options["text_field"], text_column=options["text_column"]).feed(
             c, "strict", _api._feed_batch)
@@ -191,9 +191,9 @@ def count(inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLik
     if isinstance(blocksize, bool) or not isinstance(blocksize, int) or blocksize < 1 << 12:
         raise OptionError(f"blocksize must be a number of bytes from 4096, got {blocksize!r}")
     # checked here, before any worker starts, so a bad option fails fast and plainly
-    options_json = _api._count_options(spelling, mark, split_at_marks, pre_split, lowercase, strip_accents, clean_text,
+    count_options = _api._count_options(spelling, mark, split_at_marks, pre_split, lowercase, strip_accents, clean_text,
                                        "strict", normalize, split_digits)
-    _core.Counter(options_json, 1)
+    _core.Counter(count_options, 1)
     files = _record_files(inputs)
     if files is not None:
         from . import inputs as inputs_mod
@@ -205,11 +205,11 @@ def count(inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLik
     c, cluster = _client(distributed, scheduler, workers, client)
     try:
         if files is not None:
-            options: dict[str, Any] = {"json": options_json, "text_field": text_field, "text_column": text_column}
+            options: dict[str, Any] = {"count": count_options, "text_field": text_field, "text_column": text_column}
             partial = bag_mod.from_sequence(files, npartitions=len(files)).map_partitions(_count_files, options)
         else:
             bag, lines = _bag(bag_mod, inputs, blocksize)
-            options = {"json": options_json, "lines": lines}
+            options = {"count": count_options, "lines": lines}
             partial = bag.map_partitions(_count_partition, options)
         total = partial.reduction(_merge_bytes, _merge_bytes, split_every=split_every)
         try:

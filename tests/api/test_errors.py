@@ -70,7 +70,7 @@ def test_a_save_into_a_missing_folder_is_a_file_error(tmp_path):
 def test_a_spent_trainer_is_a_state_error_not_an_os_error():
     from subwords import _core
 
-    trainer = _core.Trainer('{"model": "bpe", "spelling": "end", "vocab_size": 22}', 1)
+    trainer = _core.Trainer({"model": "bpe", "spelling": "end", "vocab_size": 22}, 1)
     trainer.add_counts(list(FOUR.items()))
     trainer.train()
     with pytest.raises(subwords.StateError, match="already trained") as info:

@@ -206,14 +206,18 @@ def trained(request, train_texts, tmp_path_factory) -> tuple[str, str]:
 
 def assert_same(ref: Tokenizer, ours: hf.HuggingFace, texts: list[str], name: str) -> None:
     want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
-    got = ours.encode_batch(texts, allowed_special="all", threads=2)
+    got = ours.encode_batch(texts, allowed_special="all", threads=2, add_special_tokens=False)
     bad = [i for i, (a, b) in enumerate(zip(want, got)) if a != b]
     assert not bad, f"{name}: {len(bad)} texts differ, first {texts[bad[0]][:80]!r}: {want[bad[0]][:20]} vs {got[bad[0]][:20]}"
     some = sorted(set(range(0, len(texts), 10)) | set(range(max(0, len(texts) - 60), len(texts))))
     for i in some:
-        assert ours.encode(texts[i], allowed_special="all") == want[i], f"{name}: {texts[i][:80]!r}"
+        assert ours.encode(texts[i], allowed_special="all", add_special_tokens=False) == want[i], f"{name}: {texts[i][:80]!r}"
     with_special = [e.ids for e in ref.encode_batch(texts[:2000], add_special_tokens=True)]
     assert [ours.encode(t, allowed_special="all", add_special_tokens=True) for t in texts[:2000]] == with_special
+    # left unsaid, add_special_tokens is tokenizers' own default: the post-processor applied
+    assert [e.ids for e in ref.encode_batch(texts[:200])] == with_special[:200]
+    assert ours.encode_batch(texts[:200], allowed_special="all") == with_special[:200]
+    assert [ours.encode(t, allowed_special="all") for t in texts[:200]] == with_special[:200]
     for i in some:
         assert ours.decode(want[i]) == ref.decode(want[i]), f"{name}: decode of {want[i][:20]}"
         assert ours.decode(want[i], skip_special_tokens=False) == ref.decode(want[i], skip_special_tokens=False)
@@ -222,7 +226,8 @@ def assert_same(ref: Tokenizer, ours: hf.HuggingFace, texts: list[str], name: st
     # decodes them
     encodings = ref.encode_batch([texts[i] for i in some], add_special_tokens=False)
     for i, e in zip(some, encodings):
-        assert ours.encode_pieces(texts[i], allowed_special="all") == e.tokens, f"{name}: pieces of {texts[i][:80]!r}"
+        assert ours.encode_pieces(texts[i], allowed_special="all", add_special_tokens=False) == e.tokens, \
+            f"{name}: pieces of {texts[i][:80]!r}"
         want = " ".join(e.tokens) if ref.decoder is None else ref.decoder.decode(e.tokens)
         assert ours.decode_pieces(e.tokens, skip_special_tokens=False) == want, f"{name}: decode_pieces of {texts[i][:80]!r}"
 
@@ -284,7 +289,8 @@ def test_pairs_follow_the_template(train_texts, tmp_path):
         ours = load(path)
         for a, b in [("Hello there", "General Kenobi"), ("", "x"), ("中文", "")]:
             assert ours.encode(a, pair=b, add_special_tokens=True) == ref.encode(a, b).ids
-            assert ours.encode(a, pair=b) == ref.encode(a, b, add_special_tokens=False).ids
+            assert ours.encode(a, pair=b, add_special_tokens=False) == ref.encode(a, b, add_special_tokens=False).ids
+            assert ours.encode(a, pair=b) == ref.encode(a, b).ids  # both libraries' default: the template
 
 
 def test_special_tokens_are_text_by_default(train_texts, tmp_path):
@@ -293,13 +299,14 @@ def test_special_tokens_are_text_by_default(train_texts, tmp_path):
     ref = Tokenizer.from_file(str(path))
     ours = load(path)
     text = "hi <mask> there</s>"
-    plain = ours.encode(text)
+    plain = ours.encode(text, add_special_tokens=False)
     assert 4 not in plain and 2 not in plain  # neither <mask> nor </s>
     # the default spells the surfaces like any text: the pieces decode back to it (with the
     # space add_prefix_space put in front)
     assert ours.decode(plain) == " " + text
-    assert ours.encode(text, allowed_special="all") == ref.encode(text, add_special_tokens=False).ids
-    only_mask = ours.encode(text, allowed_special={"<mask>"})
+    assert ours.encode(text, allowed_special="all", add_special_tokens=False) == \
+        ref.encode(text, add_special_tokens=False).ids
+    only_mask = ours.encode(text, allowed_special={"<mask>"}, add_special_tokens=False)
     assert 4 in only_mask and 2 not in only_mask
     assert ours.special_tokens == {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, "<mask>": 4}
     with pytest.raises(subwords.InputError):

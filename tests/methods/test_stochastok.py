@@ -95,9 +95,7 @@ def test_split_table_matches_brute_force():
 
 def _join(tok, a, b):
     """Pieces a, b joined in the model's spelling (None when they cannot be neighbours in a word)."""
-    import json
-
-    sp = json.loads(tok._model.spelling_json())
+    sp = tok.spelling
     if sp["scheme"] == "continuation":
         m = sp["mark"]
         return a + b[len(m):] if b.startswith(m) else None

@@ -84,7 +84,7 @@ def test_json_lines_are_read_again_through_their_reader(tmp_path):
 
 
 def trainer(options: dict) -> _core.Trainer:
-    return _core.Trainer(json.dumps(resolved(from_keywords(options))), 1)
+    return _core.Trainer(resolved(from_keywords(options)), 1)
 
 
 def test_stage_two_holds_no_text_when_it_reads_the_input_again(tmp_path):

@@ -126,8 +126,8 @@ def test_only_the_allowed_specials_match():
 
 
 def test_the_engine_batch_cuts_at_specials_as_the_single_call_does():
-    # encode_batch cuts in Rust, encode in Python (_specials.split_specials): leftmost, and the
-    # longest of specials starting at one place ("<|end|>" before its prefix "<|end")
+    # encode_batch and encode cut by one rule in the core (encoder.rs, Allowed::split): leftmost,
+    # and the longest of specials starting at one place ("<|end|>" before its prefix "<|end")
     tok = train(special_tokens=[EOT, "<|end", "<|end|>", "<pad>"], user_symbols=["<sep>"])
     texts = [f"{EOT}{EOT}", "<|end|><|end", "a<|end|>b<|endoftext|>c<pad>", "x<sep><|endo", "", "plain text",
              f"<pad><sep>{EOT}<|end|>"] + [f"{s} {EOT} {s}<sep>" for s in SENTENCES]
@@ -226,8 +226,8 @@ def test_a_model_without_specials_writes_none_of_their_keys():
     (dict(special_tokens=["</w>"]), "mark"),
     (dict(special_tokens=["   "]), "only whitespace"),
     (dict(special_tokens=["<" + "x" * 300 + ">"]), "limit is 256"),
-    (dict(special_tokens="<s>"), "list of strings"),
-    (dict(special_tokens=[3]), "must be a string"),
+    (dict(special_tokens="<s>"), r"special_tokens='<s>': expected a list"),
+    (dict(special_tokens=[3]), r"special_tokens=\[3\]: item 0: expected a str"),
     (dict(special_tokens=["<s>"], bos_token="<bos>"), "not one of special_tokens"),
     (dict(unk_token="<unk>"), "always"),
     (dict(user_symbols=["[UNK]"]), "unknown row"),

@@ -96,7 +96,7 @@ pub struct UnitCounter {
 
 /// Calls `part` with the pieces of `text` between occurrences of any of `cut`, the occurrences
 /// dropped: leftmost first, and the longest of those starting at one place (as
-/// `_specials.split_specials` cuts an encoded text).
+/// `encoder::Allowed::split` cuts a text being encoded).
 pub fn cut_at<'a>(text: &'a str, cut: &[String], mut part: impl FnMut(&'a str)) {
     split_at(text, cut, |p, _| part(p));
 }

@@ -611,6 +611,34 @@ pub fn check_specials_unchanged(options: &TrainOptions, specials: &[String]) -> 
     Ok(())
 }
 
+/// The options a training with only `model` and `vocab_size` given reads: the one table of
+/// defaults, the serde defaults above with the model's own on top (`subwords.TrainOptions` and
+/// the CLI read it through `subwords._core.default_options()`). A model's own: WordPiece runs
+/// on the continuation spelling with BERT's `max_word_length` 100; Unigram has sentencepiece's
+/// `max_piece_length` 16 and a seed of at most 1,000,000 pieces; the word model keeps every
+/// unit seen once.
+pub fn default_options(model: ModelKind, vocab_size: u64) -> TrainOptions {
+    let minimal =
+        serde_json::json!({"model": model, "spelling": Scheme::End, "vocab_size": vocab_size});
+    let mut o: TrainOptions =
+        serde_json::from_value(minimal).expect("the minimal options read with serde's defaults");
+    match model {
+        ModelKind::Bpe => {}
+        ModelKind::Word => o.min_count = 1,
+        ModelKind::Wordpiece => {
+            o.spelling = Scheme::Continuation;
+            o.max_word_length = Some(100);
+            o.min_count_rule = Some(MinCountRule::Filter);
+            o.unknown = Some(Unknown::Word);
+        }
+        ModelKind::Unigram => {
+            o.max_piece_length = Some(16);
+            o.seed_size = Some(1_000_000);
+        }
+    }
+    o
+}
+
 #[cfg(test)]
 mod special_tests {
     use super::*;

@@ -54,8 +54,9 @@ impl PyCountTable {
         self.inner.total().map_err(|e| to_py(py, e))
     }
 
-    fn spelling_json(&self) -> String {
-        serde_json::to_string(&self.inner.spelling).expect("a spelling always serializes")
+    /// The table's spelling (the fields its units were counted under), a dict.
+    fn spelling<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        crate::values::to_py(py, &self.inner.spelling)
     }
 
     fn normalizations(&self) -> Vec<&'static str> {
@@ -90,8 +91,10 @@ pub struct Counter {
 #[pymethods]
 impl Counter {
     #[new]
-    fn new(py: Python<'_>, options_json: &str, threads: usize) -> PyResult<Self> {
-        let options = CountOptions::from_json(options_json).map_err(|e| to_py(py, e))?;
+    fn new(py: Python<'_>, options: &Bound<'_, PyAny>, threads: usize) -> PyResult<Self> {
+        let options: CountOptions = crate::values::from_py(options)
+            .map_err(|e| to_py(py, subwords_core::Error::Option(e.to_string())))?;
+        // the spelling's own checks are the counting options' (`CountOptions::from_json`)
         let spelling = options.spelling().map_err(|e| to_py(py, e))?;
         Ok(Counter {
             counter: Some(UnitCounter::new(spelling, threads, false)),

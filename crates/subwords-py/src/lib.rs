@@ -9,6 +9,7 @@ mod extend;
 mod sentencepiece;
 mod tiktoken;
 mod trace;
+mod values;
 
 mod hf;
 mod picky;
@@ -17,7 +18,7 @@ mod stochastok;
 
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyList};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
 
 use subwords_core::batch::Items;
 use subwords_core::counting::UnitCounter;
@@ -212,8 +213,8 @@ impl StageTwoTexts for Reread {
 #[pymethods]
 impl Trainer {
     #[new]
-    fn new(py: Python<'_>, options_json: &str, threads: usize) -> PyResult<Self> {
-        let options = TrainOptions::from_json(options_json).map_err(|e| to_py(py, e))?;
+    fn new(py: Python<'_>, options: &Bound<'_, PyAny>, threads: usize) -> PyResult<Self> {
+        let options = train_options(py, options)?;
         let spelling = options.spelling().map_err(|e| to_py(py, e))?;
         // SuperBPE counts spans beside the units instead of keeping the texts
         let spans = learners::superword::span_spelling(&options).map_err(|e| to_py(py, e))?;
@@ -1142,11 +1143,10 @@ impl PyModel {
     fn from_vocab_txt<'py>(
         py: Python<'py>,
         raw: &[u8],
-        spelling: &str,
+        spelling: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         use subwords_compat::vocab_txt::{read, Refused};
-        let spelling: subwords_core::spelling::Spelling = serde_json::from_str(spelling)
-            .map_err(|e| to_py(py, Error::ModelFile(format!("spelling: {e}"))))?;
+        let spelling = spelling_of(py, spelling, "spelling")?;
         let got = py.detach(|| read(raw, spelling)).map_err(|e| to_py(py, e))?;
         let wrong = |problem: &str, line: usize, what: String| {
             Ok((problem, line, what).into_pyobject(py)?.into_any())
@@ -1161,13 +1161,14 @@ impl PyModel {
     }
 
     /// A model of (piece, kind) rows and nothing learned, checked as a model file of them is
-    /// (`Tokenizer::from_rows`); `spelling` is the file's spelling object as JSON.
+    /// (`Tokenizer::from_rows`); `spelling` is the file's spelling object, a dict (the fields it
+    /// leaves out take their defaults).
     #[staticmethod]
     #[pyo3(signature = (model, spelling, rows, template=None))]
     fn from_rows(
         py: Python<'_>,
         model: &str,
-        spelling: &str,
+        spelling: &Bound<'_, PyAny>,
         rows: Vec<(String, String)>,
         template: Option<(String, String)>,
     ) -> PyResult<Self> {
@@ -1175,8 +1176,7 @@ impl PyModel {
         let model: subwords_core::options::ModelKind =
             serde_json::from_value(serde_json::Value::String(model.to_string()))
                 .map_err(|e| bad(format!("model: {e}")))?;
-        let spelling: subwords_core::spelling::Spelling = serde_json::from_str(spelling)
-            .map_err(|e| bad(format!("not a valid subwords model file: spelling: {e}")))?;
+        let spelling = spelling_of(py, spelling, "not a valid subwords model file: spelling")?;
         let rows = rows
             .into_iter()
             .enumerate()
@@ -1203,22 +1203,99 @@ impl PyModel {
         encoder::PyEncoder::own(slf.clone().unbind(), template)
     }
 
-    fn encode_dropout(&self, py: Python<'_>, text: &str, p: f64, seed: u64) -> PyResult<Vec<u32>> {
-        py.detach(|| self.inner.encode_dropout(text, p, seed)).map_err(|e| to_py(py, e))
+    /// Ids of `text` (and `pair`) in a mode other than the plain one: `"dropout"` (BPE-dropout
+    /// with probability `p`), `"fewest"` or `"sample"` (Unigram: `alpha`, `nbest`), each stretch
+    /// between the allowed specials (`allowed`: ids; the user symbols always) drawn from `seed`
+    /// afresh, inside the template when `template` (`subwords_core::tokenizer::InMode`).
+    #[pyo3(signature = (text, pair, allowed, template, mode, p=0.0, alpha=1.0, nbest=None, seed=0))]
+    #[allow(clippy::too_many_arguments)]
+    fn encode_in_mode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        pair: Option<&str>,
+        allowed: Vec<u32>,
+        template: bool,
+        mode: &str,
+        p: f64,
+        alpha: f64,
+        nbest: Option<usize>,
+        seed: u64,
+    ) -> PyResult<Bound<'py, PyList>> {
+        use subwords_core::encoder::{Call, Encoder};
+        use subwords_core::segmenters::unigram::lattice::SplitMix64;
+        use subwords_core::tokenizer::{InMode, Mode};
+        let make: fn(f64, f64, Option<usize>, u64) -> Mode = match mode {
+            "dropout" => |p: f64, _: f64, _: Option<usize>, seed: u64| Mode::dropout(p, seed),
+            "fewest" => |_: f64, _: f64, _: Option<usize>, _: u64| Mode::Fewest,
+            "sample" => |_: f64, alpha: f64, nbest: Option<usize>, seed: u64| Mode::Sample {
+                alpha,
+                nbest,
+                rng: SplitMix64::new(seed),
+            },
+            other => {
+                return Err(to_py(
+                    py,
+                    Error::Option(format!(
+                        "mode must be 'dropout', 'fewest' or 'sample', got {other:?}"
+                    )),
+                ))
+            }
+        };
+        let engine = InMode { tokenizer: &self.inner, mode: move || make(p, alpha, nbest, seed) };
+        let allowed = engine.allowed(&allowed).map_err(|e| to_py(py, e))?;
+        let template = if template { self.inner.template_of() } else { None };
+        let call = Call { allowed: &allowed, template: template.as_ref() };
+        let ids = py
+            .detach(|| subwords_core::encoder::encode(&engine, text, pair, call))
+            .map_err(|e| to_py(py, e))?;
+        self.list(py, &ids)
     }
 
     /// (ids, starts, ends) with offsets in code points.
+    /// (ids, starts, ends), the character span of `text` each id stands for; the specials
+    /// `allowed` names (ids; the user symbols always) are cut out first, each its own span.
+    #[pyo3(signature = (text, allowed=Vec::new()))]
     fn encode_with_offsets(
         &self,
         py: Python<'_>,
         text: &str,
+        allowed: Vec<u32>,
     ) -> PyResult<(Vec<u32>, Vec<u32>, Vec<u32>)> {
+        use subwords_core::encoder::Encoder;
+        let allowed = self.inner.allowed(&allowed).map_err(|e| to_py(py, e))?;
         py.detach(|| {
-            let (ids, spans) = self.inner.encode_with_spans(text)?;
             let map = char_offsets(text);
-            let starts = spans.iter().map(|s| map[s.0]).collect();
-            let ends = spans.iter().map(|s| map[s.1]).collect();
-            Ok((ids, starts, ends))
+            let (mut ids, mut starts, mut ends) = (Vec::new(), Vec::new(), Vec::new());
+            let mut err = None;
+            let mut at = 0usize;
+            subwords_core::counting::split_at(text, allowed.surfaces(), |part, hit| {
+                if err.is_some() {
+                    return;
+                }
+                if !part.is_empty() {
+                    match self.inner.encode_with_spans(part) {
+                        Ok((got, spans)) => {
+                            ids.extend(got);
+                            starts.extend(spans.iter().map(|s| map[at + s.0]));
+                            ends.extend(spans.iter().map(|s| map[at + s.1]));
+                        }
+                        Err(e) => err = Some(e),
+                    }
+                }
+                at += part.len();
+                if let Some(j) = hit {
+                    let len = allowed.surfaces()[j].len();
+                    ids.push(allowed.ids()[j]);
+                    starts.push(map[at]);
+                    ends.push(map[at + len]);
+                    at += len;
+                }
+            });
+            match err {
+                Some(e) => Err(e),
+                None => Ok((ids, starts, ends)),
+            }
         })
         .map_err(|e| to_py(py, e))
     }
@@ -1265,43 +1342,22 @@ impl PyModel {
         self.inner.rows.len()
     }
 
-    fn report_json(&self) -> String {
-        serde_json::to_string(&self.inner.report).unwrap()
+    /// The training report as a dict (None for a model read from another format).
+    fn report<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        values::to_py(py, &self.inner.report)
     }
 
-    fn options_json(&self) -> String {
-        serde_json::to_string(&self.inner.options).unwrap()
+    /// The training options as the model file saves them, a dict (None when it has none).
+    fn options<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        values::to_py(py, &self.inner.options)
     }
 
-    fn spelling_json(&self) -> String {
-        serde_json::to_string(&self.inner.spelling).unwrap()
+    /// The spelling as the model file saves it, a dict.
+    fn spelling<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        values::to_py(py, &self.inner.spelling)
     }
 
     /// Unigram: encode with "fewest" or "sample" (alpha, nbest, seed: one generator per call).
-    #[pyo3(signature = (text, segmenter, alpha, nbest, seed))]
-    fn encode_segmenter<'py>(
-        &self,
-        py: Python<'py>,
-        text: &str,
-        segmenter: &str,
-        alpha: f64,
-        nbest: Option<usize>,
-        seed: u64,
-    ) -> PyResult<Bound<'py, PyList>> {
-        use subwords_core::tokenizer::Mode;
-        let mode = match segmenter {
-            "fewest" => Mode::Fewest,
-            "sample" => Mode::Sample {
-                alpha,
-                nbest,
-                rng: subwords_core::segmenters::unigram::lattice::SplitMix64::new(seed),
-            },
-            _ => Mode::Plain,
-        };
-        let ids = py.detach(|| self.inner.encode_mode(text, mode)).map_err(|e| to_py(py, e))?;
-        self.list(py, &ids)
-    }
-
     fn log_probs(&self) -> Vec<Option<f64>> {
         if self.inner.log_probs.is_empty() {
             vec![None; self.inner.rows.len()]
@@ -1401,15 +1457,58 @@ fn gpt2_byte_chars() -> Vec<String> {
 
 // -- training options, checked by the core's rules (subwords.TrainOptions) ----------------------
 
+/// Training options (a dict of `TrainOptions`' fields) read into the core's struct and checked
+/// by its rules, once: a value of the wrong type or range is an OptionError naming the key.
+pub(crate) fn train_options(py: Python<'_>, options: &Bound<'_, PyAny>) -> PyResult<TrainOptions> {
+    let o: TrainOptions =
+        values::from_py(options).map_err(|e| to_py(py, Error::Option(e.to_string())))?;
+    o.validate().map_err(|e| to_py(py, e))?;
+    Ok(o)
+}
+
+/// A model file's spelling object (a dict) read into the core's `Spelling`, the fields it leaves
+/// out at their defaults ([`SPELLING_DEFAULTS`]); errors are `ModelFileError`s led by `what`.
+pub(crate) fn spelling_of(
+    py: Python<'_>,
+    spelling: &Bound<'_, PyAny>,
+    what: &str,
+) -> PyResult<subwords_core::spelling::Spelling> {
+    let bad = |e: String| to_py(py, Error::ModelFile(format!("{what}: {e}")));
+    let full = PyDict::new(py);
+    for (k, v) in SPELLING_DEFAULTS {
+        full.set_item(k, v.into_pyobject(py)?)?;
+    }
+    if let Ok(given) = spelling.cast::<PyDict>() {
+        full.update(given.as_mapping())?;
+    } else {
+        return Err(bad(format!("expected a dict, got {}", spelling.get_type().name()?)));
+    }
+    if full.get_item("scheme")?.is_none() {
+        full.set_item("scheme", "end")?;
+    }
+    values::from_py(full.as_any()).map_err(|e| bad(e.to_string()))
+}
+
+/// The spelling fields a reader of another format may leave out, and what they then are (the
+/// scheme defaults to `end`; the mark is always given).
+const SPELLING_DEFAULTS: [(&str, Option<bool>); 6] = [
+    ("split_at_marks", Some(true)),
+    ("pre_split", None),
+    ("byte_fallback", Some(false)),
+    ("clean_text", Some(false)),
+    ("strip_accents", Some(false)),
+    ("lowercase", Some(false)),
+];
+
 /// The units a training with these options cuts `text` into, each as (unit, start, end): the
 /// unit's text (normalized, with the front mark) and the byte span of `text` it stands for.
 #[pyfunction]
 fn spelling_units(
     py: Python<'_>,
-    options_json: &str,
+    options: &Bound<'_, PyAny>,
     text: &str,
 ) -> PyResult<Vec<(String, usize, usize)>> {
-    let o = TrainOptions::from_json(options_json).map_err(|e| to_py(py, e))?;
+    let o = train_options(py, options)?;
     let s = o.spelling().map_err(|e| to_py(py, e))?;
     let mut out = Vec::new();
     s.for_each_unit(text, |u, (a, b)| out.push((u.to_string(), a, b)));
@@ -1421,36 +1520,39 @@ fn spelling_units(
 #[pyfunction]
 fn check_specials_normalization(
     py: Python<'_>,
-    options_json: &str,
+    options: &Bound<'_, PyAny>,
     specials: Vec<String>,
 ) -> PyResult<()> {
-    let o = TrainOptions::from_json(options_json).map_err(|e| to_py(py, e))?;
+    let o = train_options(py, options)?;
     subwords_core::options::check_specials_unchanged(&o, &specials).map_err(|e| to_py(py, e))
 }
 
-/// Checks training options (the JSON `TrainOptions` reads) with the core's own rules and returns
-/// them as the core reads them. serde names no field for a value of the wrong type or range, so
-/// on such an error each option is tried alone on a minimal base to name the one at fault.
+/// A model file's whole spelling object from the fields a reader gives (the rest at
+/// [`SPELLING_DEFAULTS`]), checked as a model file's is.
 #[pyfunction]
-fn check_train_options(py: Python<'_>, options_json: &str) -> PyResult<String> {
-    let err = match TrainOptions::from_json(options_json) {
-        Ok(o) => return Ok(serde_json::to_string(&o).unwrap()),
-        Err(e) => e,
-    };
-    if let Ok(serde_json::Value::Object(given)) =
-        serde_json::from_str::<serde_json::Value>(options_json)
-    {
-        for (key, value) in &given {
-            let mut one: serde_json::Map<String, serde_json::Value> =
-                serde_json::from_str(r#"{"model": "bpe", "spelling": "end", "vocab_size": 1}"#)
-                    .unwrap();
-            one.insert(key.clone(), value.clone());
-            if let Err(e) = serde_json::from_value::<TrainOptions>(serde_json::Value::Object(one)) {
-                return Err(to_py(py, Error::Option(format!("{key}={value}: {e}"))));
-            }
-        }
+fn spelling_object<'py>(
+    py: Python<'py>,
+    spelling: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    values::to_py(py, &spelling_of(py, spelling, "spelling")?)
+}
+
+/// `{model: {option: value}}`: what a training with only the model and `vocab_size` reads
+/// (`subwords_core::options::default_options`), the one table of training defaults. An option
+/// absent from a model's dict defaults to off, empty or none.
+#[pyfunction]
+fn default_options(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    use subwords_core::options::ModelKind;
+    let out = PyDict::new(py);
+    for model in [ModelKind::Bpe, ModelKind::Word, ModelKind::Wordpiece, ModelKind::Unigram] {
+        let o = subwords_core::options::default_options(model, 1);
+        let d = values::to_py(py, &o)?.cast_into::<PyDict>()?;
+        d.del_item("vocab_size")?;
+        // saved only when off, so serialization leaves its default out
+        d.set_item("split_by_number", o.split_by_number)?;
+        out.set_item(d.get_item("model")?.unwrap(), d)?;
     }
-    Err(to_py(py, err))
+    Ok(out)
 }
 
 #[pymodule]
@@ -1476,7 +1578,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(counts::trainer_load_table, m)?)?;
     m.add_function(wrap_pyfunction!(trace::train_traced, m)?)?;
     m.add_function(wrap_pyfunction!(trace::measure_batch, m)?)?;
-    m.add_function(wrap_pyfunction!(check_train_options, m)?)?;
+    m.add_function(wrap_pyfunction!(default_options, m)?)?;
+    m.add_function(wrap_pyfunction!(spelling_object, m)?)?;
     m.add_function(wrap_pyfunction!(extend::extend_merges, m)?)?;
     m.add_function(wrap_pyfunction!(picky::picky_learn, m)?)?;
     m.add_function(wrap_pyfunction!(extend::model_extended, m)?)?;

@@ -69,9 +69,47 @@ impl SpModel {
     }
 
     /// (ids, pieces) as `sentencepiece`'s `encode(text, out_type=str)`: an unknown run's piece is
-    /// its own normalized text, not `<unk>`.
-    fn encode_pieces(&self, py: Python<'_>, text: &str) -> PyResult<(Vec<u32>, Vec<String>)> {
-        py.detach(|| self.inner.encode_pieces(text)).map_err(|e| to_py(py, e))
+    /// its own normalized text, not `<unk>`. The specials `allowed` names (ids) are cut out
+    /// first by the encoder contract's rule, each its own piece.
+    #[pyo3(signature = (text, allowed=Vec::new()))]
+    fn encode_pieces(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: Vec<u32>,
+    ) -> PyResult<(Vec<u32>, Vec<String>)> {
+        use subwords_core::encoder::Encoder;
+        let allowed = self.inner.allowed(&allowed).map_err(|e| to_py(py, e))?;
+        if allowed.is_empty() {
+            return py.detach(|| self.inner.encode_pieces(text)).map_err(|e| to_py(py, e));
+        }
+        py.detach(|| {
+            let (mut ids, mut pieces) = (Vec::new(), Vec::new());
+            let mut err = None;
+            subwords_core::counting::split_at(text, allowed.surfaces(), |part, hit| {
+                if err.is_some() {
+                    return;
+                }
+                if !part.is_empty() {
+                    match self.inner.encode_pieces(part) {
+                        Ok((i, p)) => {
+                            ids.extend(i);
+                            pieces.extend(p);
+                        }
+                        Err(e) => err = Some(e),
+                    }
+                }
+                if let Some(j) = hit {
+                    ids.push(allowed.ids()[j]);
+                    pieces.push(allowed.surfaces()[j].clone());
+                }
+            });
+            match err {
+                Some(e) => Err(e),
+                None => Ok((ids, pieces)),
+            }
+        })
+        .map_err(|e| to_py(py, e))
     }
 
     /// Text of pieces as `sentencepiece`'s `decode_pieces`: a piece outside the vocabulary

@@ -17,21 +17,16 @@ pub struct PySnmtCodes {
 impl PySnmtCodes {
     /// The codes of `raw` (the file's bytes) and, when they are the merges of an end-spelling
     /// BPE (version 0.2, each part a symbol or an earlier line's piece), that model; `merges`:
-    /// the first N lines, -1 for all; `spelling`: the end spelling's object as JSON. `None` when
+    /// the first N lines, -1 for all; `spelling`: the end spelling's object (a dict). `None` when
     /// the file is not plainly well formed, for the Python reader to read and name what is wrong.
     #[staticmethod]
     fn read(
         py: Python<'_>,
         raw: &[u8],
         merges: i64,
-        spelling: &str,
+        spelling: &Bound<'_, PyAny>,
     ) -> PyResult<Option<(PySnmtCodes, Option<PyModel>)>> {
-        let spelling: subwords_core::spelling::Spelling = match serde_json::from_str(spelling) {
-            Ok(s) => s,
-            Err(e) => {
-                return Err(pyo3::exceptions::PyValueError::new_err(format!("spelling: {e}")))
-            }
-        };
+        let spelling = crate::spelling_of(py, spelling, "spelling")?;
         Ok(py.detach(|| subwords_compat::subword_nmt::read(raw, merges, spelling)).map(
             |mut inner| {
                 let model = inner.model.take().map(PyModel::wrap);

@@ -1,7 +1,8 @@
 //! `subwords._core.train_traced`: a training with the merge engine's or the Unigram learner's
-//! trace switched on (`subwords.measure`). The trace comes back as JSON text; pieces
-//! are written as UTF-8 where they are valid and as lists of byte values where they are not
-//! (byte-level pieces can split a character).
+//! trace switched on (`subwords.measure`). The request comes in as a dict read into
+//! [`TraceAsk`]; the trace goes back as dicts and lists built once. Pieces are written as UTF-8
+//! where they are valid and as lists of byte values where they are not (byte-level pieces can
+//! split a character).
 
 use pyo3::prelude::*;
 use serde_json::{json, Value};
@@ -10,7 +11,31 @@ use subwords_core::learners;
 use subwords_core::learners::merge::{MergeTrace, TraceRequest};
 use subwords_core::learners::unigram::{UnigramTrace, UnigramTraceRequest};
 
-use crate::{to_py, PyModel, Trainer};
+use crate::{to_py, values, PyModel, Trainer};
+
+/// What a traced training records, as `subwords.measure` asks for it.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TraceAsk {
+    /// record each step's tied pairs (at most `max_ties` of them)
+    #[serde(default)]
+    ties: bool,
+    #[serde(default = "sixty_four")]
+    max_ties: u64,
+    /// (step from 1, left piece, right piece): the pair step `step` must merge
+    #[serde(default)]
+    forced: Vec<(u64, String, String)>,
+    /// record the Unigram learner's EM steps
+    #[serde(default)]
+    em: bool,
+    /// only each merge step's corpus length and rows (what a size curve needs)
+    #[serde(default)]
+    lengths_only: bool,
+}
+
+fn sixty_four() -> u64 {
+    64
+}
 
 fn text(b: &[u8]) -> Value {
     match std::str::from_utf8(b) {
@@ -45,7 +70,7 @@ fn merge_json(t: &MergeTrace) -> Value {
 }
 
 fn float(x: f64) -> Value {
-    // JSON has no infinities: write them as text, as Python's json module reads them back
+    // a serde_json value holds no infinities: they go as text, which Python's float() reads
     if x.is_finite() {
         json!(x)
     } else {
@@ -86,39 +111,29 @@ fn unigram_json(t: &UnigramTrace) -> Value {
     json!({ "seed_size": t.seed_size, "rounds": rounds, "em": em })
 }
 
-/// Trains as `Trainer.train` does, with tracing on. `request_json`: `{"ties": bool, "max_ties":
-/// int, "forced": [[step, left, right], ...], "em": bool, "lengths_only": bool}` (all optional;
-/// `lengths_only` returns the merge steps as two lists, `pieces_after` and `new_rows_after`). Returns the model and
-/// `{"merge": ..., "unigram": ...}` as JSON text (the learner that did not run gives null).
+/// Trains as `Trainer.train` does, with tracing on. `request`: a dict of [`TraceAsk`]'s fields
+/// (all optional; `lengths_only` returns the merge steps as two lists, `pieces_after` and
+/// `new_rows_after`). Returns the model and `{"merge": ..., "unigram": ...}` (the learner that
+/// did not run gives None).
 #[pyfunction]
-pub fn train_traced(
-    py: Python<'_>,
-    trainer: &Bound<'_, Trainer>,
-    request_json: &str,
-) -> PyResult<(PyModel, String)> {
+pub fn train_traced<'py>(
+    py: Python<'py>,
+    trainer: &Bound<'py, Trainer>,
+    request: &Bound<'py, PyAny>,
+) -> PyResult<(PyModel, Bound<'py, PyAny>)> {
     let bad = |m: String| to_py(py, subwords_core::Error::Option(m));
-    let req: Value = serde_json::from_str(request_json)
-        .map_err(|e| bad(format!("trace request is not JSON: {e}")))?;
-    let mut merge_req = TraceRequest {
-        ties: req["ties"].as_bool().unwrap_or(false),
-        max_ties: req["max_ties"].as_u64().unwrap_or(64) as usize,
-        forced: Vec::new(),
-    };
-    if let Some(list) = req["forced"].as_array() {
-        for f in list {
-            match (f[0].as_u64(), f[1].as_str(), f[2].as_str()) {
-                (Some(step), Some(l), Some(r)) if step >= 1 => {
-                    merge_req.forced.push((step, l.as_bytes().to_vec(), r.as_bytes().to_vec()))
-                }
-                _ => {
-                    return Err(bad(format!(
-                        "a forced choice is [step from 1, left piece, right piece], got {f}"
-                    )))
-                }
-            }
+    let req: TraceAsk = values::from_py(request).map_err(|e| bad(format!("trace request: {e}")))?;
+    let mut merge_req =
+        TraceRequest { ties: req.ties, max_ties: req.max_ties as usize, forced: Vec::new() };
+    for (step, l, r) in req.forced {
+        if step < 1 {
+            return Err(bad(format!(
+                "a forced choice is (step from 1, left piece, right piece), got step {step}"
+            )));
         }
+        merge_req.forced.push((step, l.into_bytes(), r.into_bytes()));
     }
-    let uni_req = UnigramTraceRequest { em: req["em"].as_bool().unwrap_or(false) };
+    let uni_req = UnigramTraceRequest { em: req.em };
 
     let mut t = trainer.borrow_mut();
     let corpus = t.take_corpus(py)?;
@@ -140,7 +155,7 @@ pub fn train_traced(
     }
     let is_unigram = !ut.rounds.is_empty();
     // "lengths": only each step's corpus length and rows (what a size curve needs)
-    let lengths_only = req["lengths_only"].as_bool().unwrap_or(false);
+    let lengths_only = req.lengths_only;
     let merge = if is_unigram {
         Value::Null
     } else if lengths_only {
@@ -156,7 +171,7 @@ pub fn train_traced(
         "merge": merge,
         "unigram": if is_unigram { unigram_json(&ut) } else { Value::Null },
     });
-    Ok((PyModel::wrap(model), out.to_string()))
+    Ok((PyModel::wrap(model), values::to_py(py, &out)?))
 }
 
 /// Python's `str.split()` whitespace: Unicode White_Space plus the four separators

@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Optional, Sequence, Union, overload
 
-from .._checks import batch_arg, text_arg
+from .._checks import batch_arg, template_arg, text_arg
 from .._specials import AllowedSpecial
-from .._specials import allowed_set, split_specials
+from .._specials import allowed_set
 from ..errors import OptionError
 
 if TYPE_CHECKING:
@@ -30,6 +30,8 @@ class Foreign:
     """
 
     format: str = ""
+    #: ``add_special_tokens=None``: the file's own library's default (:class:`subwords.Tokenizer`)
+    _template_default: bool = False
     #: the family's own keyword arguments of ``encode_batch`` (SentencePiece's add_bos/add_eos)
     _family_options: frozenset[str] = frozenset()
 
@@ -39,7 +41,7 @@ class Foreign:
     def _around(self, ids: list[int], pair: Optional[list[int]]) -> list[int]:
         return ids if pair is None else ids + pair
 
-    def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
+    def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: Optional[bool] = None,
                pair: Optional[str] = None) -> list[int]:
         """Ids of ``text`` (then ``pair``'s), the template around them when
         ``add_special_tokens`` (see :class:`subwords.Tokenizer`)."""
@@ -47,20 +49,20 @@ class Foreign:
         allowed = allowed_set(allowed_special, self.special_tokens) if allowed_special else frozenset()
         ids = self._encode(text, allowed)
         second = None if pair is None else self._encode(text_arg(pair), allowed)
-        if add_special_tokens:
+        if template_arg(add_special_tokens, self._template_default):
             return self._around(ids, second)
         return ids if second is None else ids + second
 
     @overload
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = ..., allowed_special: AllowedSpecial = ...,
-                     add_special_tokens: bool = ..., as_numpy: Literal[False] = ..., **family: Any) -> list[list[int]]: ...
+                     add_special_tokens: Optional[bool] = ..., as_numpy: Literal[False] = ..., **family: Any) -> list[list[int]]: ...
 
     @overload
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = ..., allowed_special: AllowedSpecial = ...,
-                     add_special_tokens: bool = ..., as_numpy: Literal[True], **family: Any) -> "IdArray": ...
+                     add_special_tokens: Optional[bool] = ..., as_numpy: Literal[True], **family: Any) -> "IdArray": ...
 
     def encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
-                     allowed_special: AllowedSpecial = (), add_special_tokens: bool = False, as_numpy: bool = False,
+                     allowed_special: AllowedSpecial = (), add_special_tokens: Optional[bool] = None, as_numpy: bool = False,
                      **family: Any) -> Union[list[list[int]], "IdArray"]:
         """The ids of every text (``threads``: None for every core), the same as ``encode`` on
         each whatever the thread count. ``as_numpy=True``: an :class:`subwords.IdArray` instead,
@@ -79,7 +81,7 @@ class Foreign:
                                   add_special_tokens=add_special_tokens, **family)
 
     def _encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
-                      allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> list[list[int]]:
+                      allowed_special: AllowedSpecial = (), add_special_tokens: Optional[bool] = None) -> list[list[int]]:
         """``encode_batch``'s lists: here one ``encode`` per text; a family with a batch encoder
         in the core overrides it."""
         batch = batch_arg(texts)
@@ -89,7 +91,7 @@ class Foreign:
 
     def encode_array(self, texts: Iterable[str], *, threads: Optional[int] = None, dtype: str = "uint32",
                      eos: Optional[int] = None, allowed_special: AllowedSpecial = (),
-                     add_special_tokens: bool = False) -> "IdArray":
+                     add_special_tokens: Optional[bool] = None) -> "IdArray":
         """The ids of every text as an :class:`subwords.IdArray` (see
         :meth:`subwords.SubwordsTokenizer.encode_array`): ``ids`` of ``dtype`` and the texts'
         ``offsets``, ``eos`` (an id) after every text."""
@@ -100,7 +102,7 @@ class Foreign:
 
     def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
                        allowed_special: AllowedSpecial = (),
-                       add_special_tokens: bool = False) -> tuple[bytearray, bytearray]:
+                       add_special_tokens: Optional[bool] = None) -> tuple[bytearray, bytearray]:
         """``encode_array``'s buffers (little-endian ids, ``width`` bytes; each text's end as
         u64). Here from ``encode_batch``'s lists; a family with a flat encoder in the core
         overrides it."""
@@ -114,7 +116,7 @@ class Foreign:
         return _arrays.flatten((ids + suffix for ids in lists), width)
 
     def encode_pieces(self, text: str, *, allowed_special: AllowedSpecial = (),
-                      add_special_tokens: bool = False) -> list[str]:
+                      add_special_tokens: Optional[bool] = None) -> list[str]:
         return [self.id_to_piece(i) for i in self.encode(text, allowed_special=allowed_special,
                                                           add_special_tokens=add_special_tokens)]
 
@@ -148,4 +150,4 @@ class Foreign:
         return f"<subwords {self.format} tokenizer: {self.vocab_size} ids>"
 
 
-__all__ = ["Foreign", "PathLike", "allowed_set", "split_specials"]
+__all__ = ["Foreign", "PathLike", "allowed_set"]

@@ -784,3 +784,53 @@ impl Encoder for Tokenizer {
         allowed.split(text, out, |part, out| self.encode_plain_into(part, state, out))
     }
 }
+
+impl Mode {
+    /// BPE-dropout with probability `p`, its draws from `seed`.
+    pub fn dropout(p: f64, seed: u64) -> Self {
+        Mode::Dropout(p, SmallRng::seed_from_u64(seed))
+    }
+}
+
+/// Our model encoding in a mode other than its plain one (BPE-dropout, Unigram's fewest or
+/// sampled spellings) under the encoder contract, so the specials a call allows and the
+/// template are applied as for every other call: each stretch of text between allowed special
+/// surfaces is encoded afresh with `mode()` (a dropout or sampling stream starts from its seed).
+pub struct InMode<'a, F: Fn() -> Mode + Sync> {
+    pub tokenizer: &'a Tokenizer,
+    pub mode: F,
+}
+
+impl<F: Fn() -> Mode + Sync> Encoder for InMode<'_, F> {
+    type State = Scratch;
+    type Cached = u32;
+
+    fn states(&self) -> &Slots<Scratch> {
+        &self.tokenizer.scratch
+    }
+
+    fn cache(state: &mut Scratch) -> &mut Cache {
+        &mut state.cache
+    }
+
+    fn specials(&self) -> &[(String, u32)] {
+        Encoder::specials(self.tokenizer)
+    }
+
+    fn allowed(&self, ids: &[u32]) -> Result<Allowed> {
+        Encoder::allowed(self.tokenizer, ids)
+    }
+
+    fn encode_into(
+        &self,
+        text: &str,
+        allowed: &Allowed,
+        state: &mut Scratch,
+        out: &mut Vec<u32>,
+    ) -> Result<()> {
+        allowed.split(text, out, |part, out| {
+            out.extend(self.tokenizer.encode_mode_with(part, (self.mode)(), &mut state.work)?);
+            Ok(())
+        })
+    }
+}

@@ -60,7 +60,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 from ... import _core
 from ...errors import InputError, ModelFileError, UnknownPieceError
 from ..._api import _first_unencodable, _surrogate_error, _threads, gc_paused
-from ..._checks import batch_list, text_arg
+from ..._checks import batch_list, template_arg, text_arg
 from ..._io import read_limited
 from .._foreign import Foreign, allowed_set
 from ..._specials import allowed_ids
@@ -686,6 +686,7 @@ class HuggingFace(Foreign):
     the post-processor."""
 
     format = "hf"
+    _template_default = True  # tokenizers' and transformers' encode apply the post-processor
 
     def __init__(self, doc: Any, source: str, format: str = "hf", tables: Optional[_core.HfTables] = None) -> None:
         """``doc``: the file's JSON document; ``tables``: its model's vocab and merges when they
@@ -779,8 +780,10 @@ class HuggingFace(Foreign):
         return allowed_ids(allowed_special, self._specials)
 
     def encode(self, text: str, *, allowed_special: Union[str, Iterable[str]] = (),
-               add_special_tokens: bool = False, pair: Optional[str] = None) -> list[int]:
-        """Ids of ``text`` (and ``pair``), the post-processor applied when ``add_special_tokens``."""
+               add_special_tokens: Optional[bool] = None, pair: Optional[str] = None) -> list[int]:
+        """Ids of ``text`` (and ``pair``), the post-processor applied when ``add_special_tokens``
+        (by default, as tokenizers' and transformers' ``encode``)."""
+        add_special_tokens = template_arg(add_special_tokens, True)
         enc = self._enc_t if add_special_tokens else self._enc
         return enc.encode(_text(text), None if pair is None else _text(pair), self._allowed(allowed_special),
                           add_special_tokens)
@@ -790,9 +793,10 @@ class HuggingFace(Foreign):
 
     def _encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
                       allowed_special: Union[str, Iterable[str]] = (),
-                      add_special_tokens: bool = False) -> list[list[int]]:
+                      add_special_tokens: Optional[bool] = None) -> list[list[int]]:
         texts = _texts(texts)
         threads = _threads(threads)
+        add_special_tokens = template_arg(add_special_tokens, True)
         enc = self._enc_t if add_special_tokens else self._enc
         try:
             with gc_paused():
@@ -802,11 +806,12 @@ class HuggingFace(Foreign):
 
     def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
                        allowed_special: Union[str, Iterable[str]] = (),
-                       add_special_tokens: bool = False) -> tuple[bytearray, bytearray]:
+                       add_special_tokens: Optional[bool] = None) -> tuple[bytearray, bytearray]:
         """The ids as one flat buffer filled in the core (see ``Foreign.encode_buffers``)."""
         if eos is not None:
             self.id_to_piece(eos)
         texts = _texts(batch)
+        add_special_tokens = template_arg(add_special_tokens, True)
         enc = self._enc_t if add_special_tokens else self._enc
         try:
             return enc.encode_batch_flat(texts, _threads(threads), width, self._allowed(allowed_special),
@@ -815,7 +820,7 @@ class HuggingFace(Foreign):
             raise _surrogate_error(e, f"text {_first_unencodable(texts)} of the batch") from None
 
     def encode_pieces(self, text: str, *, allowed_special: Union[str, Iterable[str]] = (),
-                      add_special_tokens: bool = False) -> list[str]:
+                      add_special_tokens: Optional[bool] = None) -> list[str]:
         """tokenizers' tokens of ``text`` (``Encoding.tokens``): each id's vocabulary entry, except
         an added token, which is the text it matched (with the whitespace ``lstrip``/``rstrip``
         took, normalized for a ``normalized`` one), and under a Unigram model an unknown id, which
@@ -825,7 +830,7 @@ class HuggingFace(Foreign):
         pieces = [model[i] if i in model else self.id_to_piece(i) for i in ids]
         for k, surface in surfaces:
             pieces[k] = surface
-        if not add_special_tokens or self._template is None:
+        if not template_arg(add_special_tokens, True) or self._template is None:
             return pieces
         # the template's ids around the text's pieces (no pair here, as encode_pieces has none)
         out: list[str] = []

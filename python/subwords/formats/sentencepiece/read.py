@@ -21,9 +21,9 @@ from ..._api import _first_unencodable, _surrogate_error, _threads, gc_paused
 from ...errors import InputError, ModelFileError, UnknownPieceError
 from ..._checks import text_arg
 from ..._io import read_limited, write_atomic
-from ..._checks import batch_arg, batch_list
+from ..._checks import batch_arg, batch_list, template_arg
 from ..._specials import AllowedSpecial, allowed_ids
-from .._foreign import Foreign, allowed_set, split_specials
+from .._foreign import Foreign
 
 if TYPE_CHECKING:
     from ... import _core
@@ -52,7 +52,7 @@ class SentencePieceTokenizer(Foreign):
         self._enc_around: Optional[_core.Encoder] = None  # made on first use (_enc_t)
 
     # -- encoding -----------------------------------------------------------------------------
-    def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
+    def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: Optional[bool] = None,
                pair: Optional[str] = None, add_bos: bool = False, add_eos: bool = False) -> list[int]:
         """Ids of ``text``. Control symbols (``<s>``, ``</s>``, ...) in the text are spelled as
         text, as SentencePiece does, unless ``allowed_special`` names them.
@@ -65,6 +65,7 @@ class SentencePieceTokenizer(Foreign):
                 return self._enc.encode(text)
             except UnicodeEncodeError as e:
                 raise _surrogate_error(e, "the text") from None
+        add_special_tokens = template_arg(add_special_tokens, False)
         allowed = allowed_ids(allowed_special, self._specials)
         second = None if pair is None else _check_text(pair)
         try:
@@ -108,13 +109,14 @@ class SentencePieceTokenizer(Foreign):
         return self._specials[name]
 
     def _encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
-                      allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
+                      allowed_special: AllowedSpecial = (), add_special_tokens: Optional[bool] = None,
                       add_bos: bool = False, add_eos: bool = False) -> list[list[int]]:
         batch = batch_list(texts)  # the core checks every text's type as it reads them
         if add_bos or add_eos:
             batch = batch_arg(batch)
             return [self.encode(t, allowed_special=allowed_special, add_special_tokens=add_special_tokens,
                                 add_bos=add_bos, add_eos=add_eos) for t in batch]
+        add_special_tokens = template_arg(add_special_tokens, False)
         enc = self._enc_t() if add_special_tokens else self._enc
         allowed = allowed_ids(allowed_special, self._specials)
         try:
@@ -125,11 +127,12 @@ class SentencePieceTokenizer(Foreign):
 
     def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
                        allowed_special: AllowedSpecial = (),
-                       add_special_tokens: bool = False) -> tuple[bytearray, bytearray]:
+                       add_special_tokens: Optional[bool] = None) -> tuple[bytearray, bytearray]:
         """``encode_array``'s buffers filled in the core (no Python list per text, so both
         threads encode while nothing waits for the GIL)."""
         if eos is not None:
             self.id_to_piece(eos)  # an id of this vocabulary, or UnknownPieceError
+        add_special_tokens = template_arg(add_special_tokens, False)
         enc = self._enc_t() if add_special_tokens else self._enc
         allowed = allowed_ids(allowed_special, self._specials)
         batch = batch_list(batch)
@@ -139,23 +142,18 @@ class SentencePieceTokenizer(Foreign):
         except UnicodeEncodeError as e:
             raise _surrogate_error(e, f"text {_first_unencodable(batch)} of the batch") from None
 
-    def encode_pieces(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
+    def encode_pieces(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: Optional[bool] = None,
                       add_bos: bool = False, add_eos: bool = False) -> list[str]:
         """The pieces as sentencepiece's ``encode(text, out_type=str)``: a run of unknown
         characters is one ``<unk>`` id whose piece is the characters themselves (normalized), so
         ``decode_pieces`` gives them back where ``decode`` of the ids gives the unknown surface."""
         text = _check_text(text)
-        allowed = allowed_set(allowed_special, self._specials) if allowed_special else frozenset()
-        pieces: list[str] = []
-        for part, special in split_specials(text, allowed):
-            if special:
-                pieces.append(part)
-            elif part or not allowed:
-                try:
-                    pieces.extend(self._m.encode_pieces(part)[1])
-                except UnicodeEncodeError as e:
-                    raise _surrogate_error(e, "the text") from None
-        bos, eos = self._sides(add_special_tokens, add_bos, add_eos)
+        allowed = allowed_ids(allowed_special, self._specials) if allowed_special else []
+        try:
+            pieces: list[str] = self._m.encode_pieces(text, allowed)[1]  # the specials cut in the core
+        except UnicodeEncodeError as e:
+            raise _surrogate_error(e, "the text") from None
+        bos, eos = self._sides(template_arg(add_special_tokens, False), add_bos, add_eos)
         if bos:
             pieces.insert(0, self.id_to_piece(self._control("<s>")))
         if eos:

@@ -42,7 +42,6 @@ silently would segment differently.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 from typing import TYPE_CHECKING, Any, Iterable, Optional
@@ -170,10 +169,10 @@ class SubwordNmt(Foreign):
         # the core reads a plainly well-formed file, and builds its model (a reader
         # in Python took 172 ms for 32k merges, subword-nmt's own 32 ms); for any other file it
         # answers None, and the Python reader below reads it and names what is wrong
-        from ..._api import _wrap, spelling_object
+        from ..._api import _wrap
 
         # more merges than a file could hold is all of them (and fits the core's integer)
-        fast = _core.SnmtCodes.read(raw, merges if merges < 1 << 62 else -1, json.dumps(spelling_object(_END_SPELLING)))
+        fast = _core.SnmtCodes.read(raw, merges if merges < 1 << 62 else -1, _END_SPELLING)
         self._tokenizer: Optional[SubwordsTokenizer]
         if fast is not None:
             self._core_codes: Optional[_core.SnmtCodes] = fast[0]
@@ -395,7 +394,7 @@ class SubwordNmt(Foreign):
         return self._encode_slow(text)
 
     def _encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
-                      allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> list[list[int]]:
+                      allowed_special: AllowedSpecial = (), add_special_tokens: Optional[bool] = None) -> list[list[int]]:
         batch = batch_arg(texts)
         allowed_set(allowed_special, ())
         if self._tokenizer is not None and all(self._fast(t) for t in batch):
@@ -403,7 +402,7 @@ class SubwordNmt(Foreign):
         return [self.encode(t) for t in batch]
 
     def encode_pieces(self, text: str, *, allowed_special: AllowedSpecial = (),
-                      add_special_tokens: bool = False) -> list[str]:
+                      add_special_tokens: Optional[bool] = None) -> list[str]:
         """subword-nmt's pieces, as ``segment(text)`` prints them: every piece of a word but the
         last carries the separator (``lo@@ w@@ est``); ``decode_pieces`` reads them back. (The
         rows, ``id_to_piece``, spell the word end with ``</w>`` instead.)"""

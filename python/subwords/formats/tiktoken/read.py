@@ -146,7 +146,7 @@ class TiktokenTokenizer(Foreign):
             return self._enc.encode(_no_surrogates(text), None, chosen)
 
     def _encode_batch(self, texts: Iterable[str], *, threads: Optional[int] = None,
-                      allowed_special: AllowedSpecial = (), add_special_tokens: bool = False) -> list[list[int]]:
+                      allowed_special: AllowedSpecial = (), add_special_tokens: Optional[bool] = None) -> list[list[int]]:
         """Ids of every text, on ``threads`` threads (default: all cores); the result does not
         depend on the thread count. A rank file has no template: ``add_special_tokens`` changes
         nothing."""
@@ -161,7 +161,7 @@ class TiktokenTokenizer(Foreign):
 
     def encode_buffers(self, batch: Sequence[str], *, threads: Optional[int], width: int, eos: Optional[int] = None,
                        allowed_special: AllowedSpecial = (),
-                       add_special_tokens: bool = False) -> tuple[bytearray, bytearray]:
+                       add_special_tokens: Optional[bool] = None) -> tuple[bytearray, bytearray]:
         """The ids as one flat buffer filled in the core (see ``Foreign.encode_buffers``)."""
         if eos is not None:
             self.id_to_piece(eos)

@@ -4,7 +4,6 @@ its docstring says what the two conventions (cased, uncased) are."""
 
 from __future__ import annotations
 
-import json
 import os
 from typing import TYPE_CHECKING, Any, Optional, Union
 
@@ -28,7 +27,7 @@ def bert(vocab: Union[str, os.PathLike[str]], *, lowercase: bool = True, strip_a
     ``[NAME]`` (ASCII letters, digits and ``_``) is a special row, the rule ``write.py`` writes
     by; a line's trailing ``\r``s are dropped.
     """
-    from ..._api import _wrap, spelling_object
+    from ..._api import _wrap
 
     p = os.fspath(vocab)
     raw = read_limited(p, MAX_VOCAB_TXT_BYTES, "vocabulary (vocab.txt)")
@@ -38,7 +37,7 @@ def bert(vocab: Union[str, os.PathLike[str]], *, lowercase: bool = True, strip_a
     # the bytes, their UTF-8, the lines, their checks and the special rows ([NAME]) are read in
     # the core, which hands back what is wrong with a file that is not a vocabulary
     try:
-        got = _core.Model.from_vocab_txt(raw, json.dumps(spelling_object(spelling)))
+        got = _core.Model.from_vocab_txt(raw, spelling)
     except ModelFileError as e:
         raise ModelFileError(f"{p}: {e}") from None
     except SubwordsError as e:
