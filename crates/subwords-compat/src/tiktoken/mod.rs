@@ -30,6 +30,10 @@
 //!   token, so merges need no byte keys: merges got ~15% faster but building it tripled the load
 //!   time (1.4 M lookups for o200k), and the integer byte keys got most of the gain without it.
 //!   Moving the scan/heap threshold between 24 and 256 bytes made no measurable difference.
+//! * Two-byte tokens are read from a 64 Ki-entry table (`pair_rank`, 256 KB), not hashed: the
+//!   first round of every merge and every two-byte chunk.
+//! * Against the fastest installable peers (`benchmarks/bench_encode_peers.py`): ahead on cl100k
+//!   lines and prompts, behind fastokens on o200k chunks (benchmarks/README.md has the table).
 
 /// The scanners moved to the core (trained models use them too); the old path still works.
 pub use subwords_core::spelling::openai as split;
