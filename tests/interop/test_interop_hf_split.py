@@ -59,3 +59,32 @@ def test_an_invalid_split_regex_refuses_the_file(tmp_path, texts):
     path.write_text(json.dumps(doc))
     with pytest.raises(ModelFileError, match="Sideways"):
         load(path)
+
+
+# The OpenAI expressions as tokenizer.json files carry them: Llama 3's form of cl100k, and
+# tiktoken's cl100k with the interval written for Oniguruma (`\p{N}{1,3}`); with a byte-level
+# step after the split, the files tiktoken vocabularies are converted to. Both reach our
+# hand-written scanners and the direct word path, which tokenizers checks here.
+OPENAI_SPLITS = {
+    "llama3": r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    "cl100k_oniguruma": r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s",
+}
+WHITESPACE_ENDS = ["a\n  ", "a\n", "a  ", "a \n \n ", "x\r\n\r\n", "it's 12345 I'M\n\n  ", " \u2003\n", "\n"]
+
+
+@pytest.mark.parametrize("name", sorted(OPENAI_SPLITS))
+def test_openai_splits_with_byte_level_encode_as_tokenizers(name, texts, tmp_path):
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(OPENAI_SPLITS[name]), "isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.train_from_iterator(texts[::5], trainers.BpeTrainer(
+        vocab_size=600, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    path = tmp_path / "tokenizer.json"
+    tok.save(str(path))
+    ours = load(path)
+    sample = texts + WHITESPACE_ENDS
+    want = [e.ids for e in tok.encode_batch(sample, add_special_tokens=False)]
+    got = [ours.encode(t) for t in sample]
+    bad = [k for k, (a, b) in enumerate(zip(want, got)) if a != b]
+    assert not bad, f"{len(bad)} differ, first {sample[bad[0]][:60]!r}: {want[bad[0]][:12]} vs {got[bad[0]][:12]}"

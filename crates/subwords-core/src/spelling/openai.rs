@@ -66,8 +66,30 @@ impl Pattern {
     }
 }
 
+/// Calls `f(start, end)` with the byte span of every chunk of `text` under Llama 3's form of
+/// cl100k (`pattern::named("llama3")`, the expression tokenizer.json files of cl100k carry):
+/// cl100k's chunks, except that a whitespace run reaching the end of the text after a line break
+/// ends at its last line break (`\s*[\r\n]+` comes before `\s+(?!\S)`), the rest one chunk.
+#[inline]
+pub fn llama3_split(text: &str, f: impl FnMut(usize, usize)) {
+    scan(text, llama3_next, f)
+}
+
 /// `'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s`
 fn cl100k_next(t: &Text<'_>, i: usize) -> usize {
+    cl100k_like(t, i, true)
+}
+
+/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`:
+/// the possessive and greedy forms give the same chunks, as nothing follows them in their
+/// alternative; only the order of the whitespace alternatives differs from cl100k.
+fn llama3_next(t: &Text<'_>, i: usize) -> usize {
+    cl100k_like(t, i, false)
+}
+
+/// cl100k's scanner; `end_first`: `\s++$` is tried before the line-break alternative.
+#[inline(always)]
+fn cl100k_like(t: &Text<'_>, i: usize, end_first: bool) -> usize {
     let s = t.s;
     if s[i] == b'\'' {
         let k = t.contraction_ci(i + 1);
@@ -90,8 +112,8 @@ fn cl100k_next(t: &Text<'_>, i: usize) -> usize {
         return t.run(j, |g| g & NEWLINE != 0);
     }
     let (end, last, newline_end, count) = t.space_run(i);
-    if end == s.len() {
-        end // `\s++$`
+    if end == s.len() && (end_first || newline_end.is_none()) {
+        end // `\s++$` (llama3: `\s+(?!\S)` at the end)
     } else if let Some(e) = newline_end {
         e // `\s*[\r\n]`: up to the last line break of the run
     } else if count >= 2 {

@@ -58,10 +58,43 @@ pub struct Pattern {
     re: Arc<fancy_regex::Regex>,
     /// The hand-written scanner of a named expression (cl100k, o200k, llama3), proven equal to
     /// the regex by the tests below.
-    fast: Option<super::openai::Pattern>,
+    fast: Option<Fast>,
     /// SuperBPE's span expression, run by its hand-written scanner (`learners/superword/spans.rs`).
     spans: bool,
 }
+
+/// A hand-written scanner standing in for the regex.
+#[derive(Clone, Copy, Debug)]
+enum Fast {
+    OpenAi(super::openai::Pattern),
+    Llama3,
+}
+
+impl Fast {
+    #[inline]
+    fn split(self, text: &str, f: impl FnMut(usize, usize)) {
+        match self {
+            Fast::OpenAi(p) => p.split(text, f),
+            Fast::Llama3 => super::openai::llama3_split(text, f),
+        }
+    }
+
+    /// The scanner of `source`, if it is a named expression with one or an equivalent spelling.
+    fn of(source: &str) -> Option<Fast> {
+        match NAMED.iter().find(|(_, p)| *p == source).map(|(n, _)| *n) {
+            Some("cl100k") => Some(Fast::OpenAi(super::openai::Pattern::Cl100k)),
+            Some("o200k") => Some(Fast::OpenAi(super::openai::Pattern::O200k)),
+            Some("llama3") => Some(Fast::Llama3),
+            _ if source == CL100K_ONIG => Some(Fast::OpenAi(super::openai::Pattern::Cl100k)),
+            _ => None,
+        }
+    }
+}
+
+/// cl100k's expression as tokenizer.json files written for Oniguruma carry it (`\p{N}{1,3}`:
+/// there a possessive interval reads as "repeat the interval"); the same chunks, as nothing
+/// follows the interval in its alternative.
+const CL100K_ONIG: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
 
 /// Patterns longer than this are refused (a model file is untrusted input).
 pub const MAX_PATTERN_LEN: usize = 4096;
@@ -112,11 +145,7 @@ impl Pattern {
             }
             None => Arc::new(compile(source)?),
         };
-        let fast = match NAMED.iter().find(|(_, p)| *p == source).map(|(n, _)| *n) {
-            Some("cl100k") => Some(super::openai::Pattern::Cl100k),
-            Some("o200k") => Some(super::openai::Pattern::O200k),
-            _ => None,
-        };
+        let fast = Fast::of(source);
         let spans = source == crate::learners::superword::SUPERBPE_SPANS;
         Ok(Pattern { source: source.to_string(), re, fast, spans })
     }
@@ -338,12 +367,14 @@ mod tests {
     }
 
     #[test]
-    fn the_cl100k_and_o200k_scanners_equal_their_expressions() {
+    fn the_cl100k_o200k_and_llama3_scanners_equal_their_expressions() {
         // every string of up to 5 characters over an alphabet that reaches each alternative
         // (case, contractions, digits, newlines, slashes, marks, other), and some real text
         let alphabet = ['a', 'B', ' ', '1', '\'', 's', '\n', '/', '.', '\u{301}', '\u{2003}'];
         let mut texts: Vec<String> = vec![
             "Hello world, it's 2024!  CamelCase HTTPServer I'M\r\n\r\n x/y//\n tabs\t\t 東京 naïve 12345".into(),
+            "end of text after a line break \n  ".into(),
+            "a\r\n\r\n".into(),
         ];
         let mut stack = vec![String::new()];
         while let Some(s) = stack.pop() {
@@ -357,8 +388,13 @@ mod tests {
                 stack.push(t);
             }
         }
-        for name in ["cl100k", "o200k"] {
-            let p = Pattern::new(named(name).unwrap()).unwrap();
+        for (name, source) in [
+            ("cl100k", named("cl100k").unwrap()),
+            ("o200k", named("o200k").unwrap()),
+            ("llama3", named("llama3").unwrap()),
+            ("cl100k for Oniguruma", CL100K_ONIG),
+        ] {
+            let p = Pattern::new(source).unwrap();
             assert!(p.fast.is_some(), "{name}");
             for t in &texts {
                 let mut fast = Vec::new();

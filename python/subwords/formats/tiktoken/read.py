@@ -134,6 +134,18 @@ class TiktokenTokenizer(Foreign):
         self._specials = dict(core.specials())
         self._special_by_id = {i: s for s, i in self._specials.items()}
 
+    def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
+               pair: Optional[str] = None) -> list[int]:
+        """Ids of ``text`` (see ``Foreign.encode``). A plain call (a ``str``, no specials, no
+        pair) goes to the core directly: the shared path's checks were 8% of a call per line."""
+        if pair is None and not allowed_special and type(text) is str:
+            try:
+                return self._enc.encode(text, None, [])
+            except UnicodeEncodeError:
+                return self._enc.encode(_no_surrogates(text), None, [])
+        return super().encode(text, allowed_special=allowed_special, add_special_tokens=add_special_tokens,
+                              pair=pair)
+
     def _allowed(self, allowed: AllowedSpecial) -> list[int]:
         return allowed_ids(allowed, self._specials)
 

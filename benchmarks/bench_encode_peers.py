@@ -1,0 +1,418 @@
+"""Encoding OpenAI's cl100k_base and o200k_base: subwords against every installable encoder.
+
+Peers (each one that imports; one that does not is reported as not installed): tiktoken,
+fastokens, tokie, riptoken, wordchipper, kitoken, rs-bpe, bpe-openai, tokenizers. Rank files come
+from the ``bpe-openai`` crate (``tests/support/peers.py`` fetches and caches it, as
+``bench_tiktoken.py`` does). tokie and tokenizers read a ``tokenizer.json``, written here from the
+rank file (:func:`tokenizer_json`); ``subwords-json`` is our own engine on that same file.
+
+Modes (the text: about ``--mb`` MB of whole lines taken at an even stride over each corpus of
+``benchmarks/corpora``; see ``corpora.py``):
+
+* ``lines``: one ``encode`` call per line, on one CPU;
+* ``16k``: one call per ~16 KB chunk of lines, on one CPU;
+* ``batch``: every 16 KB chunk in one batch call on ``--threads`` threads (wall time);
+* ``prompt``: single-call latency on ~100-token prompts (``--prompts`` texts of about 400 bytes
+  cut at line ends), in microseconds per call, on one CPU.
+
+Each library runs in its own process (``--worker``), pinned to one CPU for the one-thread modes
+(``os.sched_setaffinity``). Each timed pass gets a freshly made encoder (made, then one warm-up
+call on a short unrelated string, untimed), so a word cache carries nothing from one pass into
+the next. One-thread modes are timed in process CPU time, the batch in wall time; best of
+``--repeat``. Each worker returns a digest of every id it gave; a library whose digest differs
+from tiktoken's on a cell is marked ``≠`` there and left out of the best.
+
+    python benchmarks/bench_encode_peers.py [--mb 4] [--repeat 3] [--threads 2]
+        [--encodings cl100k_base,o200k_base] [--corpora english,multilingual,code]
+        [--modes lines,16k,batch,prompt] [--libs subwords,tiktoken,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from array import array
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+
+LIBS = ["subwords", "subwords-json", "tiktoken", "fastokens", "tokie", "riptoken", "wordchipper", "kitoken",
+        "rs-bpe", "bpe-openai", "tokenizers"]
+MODULES = {"subwords": "subwords", "subwords-json": "subwords", "tiktoken": "tiktoken", "fastokens": "fastokens",
+           "tokie": "tokie", "riptoken": "riptoken", "wordchipper": "wordchipper", "kitoken": "kitoken",
+           "rs-bpe": "rs_bpe", "bpe-openai": "bpe_openai", "tokenizers": "tokenizers"}
+DISTS = {"subwords-json": "subwords", "rs-bpe": "rs-bpe", "bpe-openai": "bpe-openai"}
+MODES = ["lines", "16k", "batch", "prompt"]
+OURS = ("subwords", "subwords-json")
+
+
+# ---------------------------------------------------------------------------------------------
+# inputs
+
+
+def rank_file(work: Path, enc: str) -> Path:
+    import peers
+
+    p = work / f"{enc}.tiktoken"
+    if not p.exists():
+        p.write_bytes(gzip.decompress(peers.crate_member("bpe-openai", "0.2.1", f"data/{enc}.tiktoken.gz")))
+    return p
+
+
+def spec(enc: str, ranks: dict[bytes, int]) -> dict:
+    """tiktoken's own pattern and special tokens for ``enc`` (nothing fetched)."""
+    import peers
+
+    return peers.tiktoken_spec(enc, ranks)
+
+
+def byte_chars() -> list[str]:
+    """The printable character GPT-2's byte-level alphabet gives each byte: printable Latin-1
+    bytes stand for themselves, the rest take code points from 256 up, in byte order."""
+    keep = [b for b in range(256) if 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF]
+    out, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            out[b] = chr(b)
+        else:
+            out[b] = chr(256 + extra)
+            extra += 1
+    return [out[b] for b in range(256)]
+
+
+def tokenizer_json(ranks: dict[bytes, int], pattern: str, specials: dict[str, int]) -> dict:
+    """A byte-level BPE ``tokenizer.json`` encoding as the rank file does: the rank of a token is
+    its id, and every split of a token into two lower-ranked tokens is a merge, ranked by the
+    token it makes (a concatenation's rank is then the merge's rank, as tiktoken ranks pairs);
+    ``ignore_merges`` takes a chunk that is a token whole, as tiktoken does. Ids are checked
+    against tiktoken's like every other library's."""
+    chars = byte_chars()
+
+    def show(b: bytes) -> str:
+        return "".join(chars[x] for x in b)
+
+    vocab = {show(t): r for t, r in ranks.items()}
+    merges: list[list[str]] = []
+    for t, r in sorted(ranks.items(), key=lambda kv: kv[1]):
+        for k in range(1, len(t)):
+            a, b = ranks.get(t[:k]), ranks.get(t[k:])
+            if a is not None and b is not None and a < r and b < r:
+                merges.append([show(t[:k]), show(t[k:])])
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [{"id": i, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
+                          "normalized": False, "special": True} for s, i in sorted(specials.items(), key=lambda x: x[1])],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]},
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": True,
+                  "vocab": vocab, "merges": merges},
+    }
+
+
+def onig_pattern(pattern: str) -> str:
+    """tiktoken's patterns for the regex engines of tokenizers (Oniguruma): a possessive interval
+    ``{1,3}+`` reads there as "repeat the interval", so it is written without the ``+``."""
+    return pattern.replace("{1,3}+", "{1,3}")
+
+
+def texts(corpus: str, mb: float, prompts: int) -> dict[str, list[str]]:
+    """Lines spread over the corpus (``mb`` MB of them), its 16 KB chunks, and prompts."""
+    from corpora import corpus_lines, line_chunks
+
+    lines = corpus_lines(corpus)
+    total = sum(len(l.encode("utf-8")) + 1 for l in lines)
+    stride = max(1, int(total / (mb * 1e6)))
+    picked = lines[::stride]
+    chunks = line_chunks("".join(l + "\n" for l in picked), 16_000)
+    prompt_texts, cur = [], ""
+    for l in picked:
+        cur += l + "\n"
+        if len(cur.encode("utf-8")) >= 400:
+            prompt_texts.append(cur)
+            cur = ""
+            if len(prompt_texts) == prompts:
+                break
+    return {"lines": picked, "16k": chunks, "batch": chunks, "prompt": prompt_texts}
+
+
+# ---------------------------------------------------------------------------------------------
+# one library in its own process
+
+
+def maker(lib: str, enc: str, work: Path, threads: int):
+    """(make, encode one text -> ids, encode a batch -> list of ids) for ``lib``."""
+    path = rank_file(work, enc)
+    if lib == "subwords":
+        from subwords.formats import tiktoken as tk
+
+        def make():
+            return tk.load(path)
+
+        return make, lambda e: e.encode, lambda e, b: e.encode_batch(b, threads=threads)
+    if lib == "subwords-json":
+        import subwords
+
+        def make():
+            return subwords.load(work / f"{enc}.json")
+
+        return make, lambda e: e.encode, lambda e, b: e.encode_batch(b, threads=threads)
+    import peers
+
+    ranks = peers.tiktoken_ranks(path.read_bytes())
+    sp = spec(enc, ranks)
+    if lib == "tiktoken":
+        import tiktoken
+
+        def make():
+            return tiktoken.Encoding(enc, pat_str=sp["pat_str"], mergeable_ranks=ranks,
+                                     special_tokens=sp["special_tokens"])
+
+        return make, lambda e: e.encode_ordinary, lambda e, b: e.encode_ordinary_batch(b, num_threads=threads)
+    if lib == "fastokens":
+        import fastokens
+
+        def make():
+            return fastokens.Tokenizer.from_tiktoken(str(path), pattern=sp["pat_str"],
+                                                     special_tokens=sp["special_tokens"])
+
+        def one(e):
+            f = e.encode_ordinary
+            return lambda t: f(t).ids
+
+        return make, one, lambda e, b: [x.ids for x in e.encode_batch(b)]
+    if lib == "tokie":
+        import tokie
+
+        def make():
+            return tokie.Tokenizer.from_json(str(work / f"{enc}.json"))
+
+        def one(e):
+            f = e.encode
+            return lambda t: f(t, False).ids
+
+        return make, one, lambda e, b: [x.ids for x in e.encode_batch(b, False)]
+    if lib == "tokenizers":
+        import tokenizers
+
+        def make():
+            return tokenizers.Tokenizer.from_file(str(work / f"{enc}.json"))
+
+        def one(e):
+            f = e.encode
+            return lambda t: f(t, add_special_tokens=False).ids
+
+        return make, one, lambda e, b: [x.ids for x in e.encode_batch(b, add_special_tokens=False)]
+    if lib == "riptoken":
+        import riptoken
+
+        def make():
+            return riptoken.CoreBPE(ranks, sp["special_tokens"], sp["pat_str"])
+
+        return make, lambda e: e.encode_ordinary, lambda e, b: e.encode_ordinary_batch(b)
+    if lib == "wordchipper":
+        import wordchipper
+
+        def make():
+            return wordchipper.Tokenizer.from_pretrained(enc)
+
+        return make, lambda e: e.encode, lambda e, b: e.encode_batch(b)
+    if lib == "kitoken":
+        import kitoken
+
+        def make():
+            return kitoken.Kitoken.from_tiktoken_file(str(path))
+
+        return make, lambda e: e.encode, lambda e, b: e.encode_all(b)
+    if lib == "rs-bpe":
+        from rs_bpe.bpe import openai as rs
+
+        def make():
+            return getattr(rs, enc)()
+
+        return make, lambda e: e.encode, lambda e, b: e.encode_batch_parallel(b, None)[0]
+    if lib == "bpe-openai":
+        import bpe_openai
+
+        def make():
+            return bpe_openai.get_encoding(enc)
+
+        return make, lambda e: e.encode_ordinary, lambda e, b: e.encode_ordinary_batch(b, num_threads=threads)
+    raise SystemExit(f"unknown library {lib!r}")
+
+
+def digest(results) -> str:
+    h = hashlib.sha256()
+    for ids in results:
+        a = array("I", list(ids))
+        h.update(len(a).to_bytes(8, "little"))
+        h.update(a.tobytes())
+    return h.hexdigest()[:16]
+
+
+def worker(args) -> int:
+    work = Path(args.work)
+    data = json.loads((work / f"{args.corpus}.json").read_text(encoding="utf-8"))
+    batch = data[args.mode]
+    if args.mode != "batch":
+        os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
+    make, one, many = maker(args.worker, args.encoding, work, args.threads)
+    nbytes = sum(len(t.encode("utf-8")) for t in batch)
+    clock = time.perf_counter if args.mode == "batch" else time.process_time
+    best, out = float("inf"), None
+    for _ in range(args.repeat):
+        e = make()
+        f = one(e)
+        f("warm up, 123")
+        if args.mode == "batch":
+            t0 = clock()
+            out = many(e, batch)
+            dt = clock() - t0
+        else:
+            t0 = clock()
+            out = [f(t) for t in batch]
+            dt = clock() - t0
+        best = min(best, dt)
+    value = best / len(batch) * 1e6 if args.mode == "prompt" else nbytes / 1e6 / best
+    print(json.dumps({"value": value, "digest": digest(out), "tokens": sum(len(x) for x in out)}))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# the driver
+
+
+def version(lib: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        __import__(MODULES[lib])
+    except ImportError:
+        return None
+    try:
+        return metadata.version(DISTS.get(lib, lib))
+    except metadata.PackageNotFoundError:
+        return "?"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mb", type=float, default=4.0)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--prompts", type=int, default=2000)
+    ap.add_argument("--encodings", default="cl100k_base,o200k_base")
+    ap.add_argument("--corpora", default="english,multilingual,code")
+    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--libs", default=",".join(LIBS))
+    ap.add_argument("--work", help="a folder for the rank files and texts (default: a new temporary one)")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--encoding", help=argparse.SUPPRESS)
+    ap.add_argument("--corpus", help=argparse.SUPPRESS)
+    ap.add_argument("--mode", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args)
+
+    os.environ["RAYON_NUM_THREADS"] = os.environ["RAYON_RS_NUM_THREADS"] = str(args.threads)
+    os.environ["TOKENIZERS_PARALLELISM"] = "true"
+    work = Path(args.work or tempfile.mkdtemp(prefix="bench-encode-peers-"))
+    work.mkdir(parents=True, exist_ok=True)
+    libs, modes = args.libs.split(","), args.modes.split(",")
+    versions = {}
+    for lib in libs:
+        v = version(lib)
+        if v is None:
+            print(f"{lib}: not installed (pip install -c constraints.txt -r benchmarks/requirements.txt)")
+        else:
+            versions[lib] = v
+    libs = [l for l in libs if l in versions]
+    if "tiktoken" not in libs:
+        raise SystemExit("tiktoken is the reference for the ids: install it")
+    # wordchipper reads OpenAI's files from its cache folder only: give it these
+    os.environ["WORDCHIPPER_CACHE_DIR"] = str(work / "wordchipper")
+
+    corpora = args.corpora.split(",")
+    for c in corpora:
+        (work / f"{c}.json").write_text(json.dumps(texts(c, args.mb, args.prompts)), encoding="utf-8")
+    import peers
+
+    results: dict[tuple, dict] = {}
+    for enc in args.encodings.split(","):
+        path = rank_file(work, enc)
+        ranks = peers.tiktoken_ranks(path.read_bytes())
+        sp = spec(enc, ranks)
+        (work / f"{enc}.json").write_text(json.dumps(tokenizer_json(ranks, onig_pattern(sp["pat_str"]),
+                                                                    sp["special_tokens"])), encoding="utf-8")
+        d = work / "wordchipper" / "openai" / enc
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"{enc}.tiktoken").write_bytes(path.read_bytes())
+        for c in corpora:
+            for m in modes:
+                for lib in ["tiktoken"] + [l for l in libs if l != "tiktoken"]:
+                    cmd = [sys.executable, __file__, "--worker", lib, "--encoding", enc, "--corpus", c, "--mode", m,
+                           "--work", str(work), "--repeat", str(args.repeat), "--threads", str(args.threads)]
+                    r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+                    if r.returncode != 0:
+                        err = (r.stderr.strip().splitlines() or ["?"])[-1]
+                        print(f"  {enc} {c} {m} {lib}: failed: {err[:200]}", flush=True)
+                        continue
+                    res = json.loads(r.stdout.strip().splitlines()[-1])
+                    res["same"] = res["digest"] == results.get((enc, c, m, "tiktoken"), res)["digest"]
+                    results[(enc, c, m, lib)] = res
+                    unit = "us/call" if m == "prompt" else "MB/s"
+                    print(f"  {enc} {c:12s} {m:6s} {lib:13s} {res['value']:8.2f} {unit}"
+                          f"{'' if res['same'] else '  ids differ from tiktoken'}", flush=True)
+        table(results, enc, corpora, modes, libs, versions)
+    return 0
+
+
+def table(results, enc, corpora, modes, libs, versions) -> None:
+    cols = [(m, c) for m in modes for c in corpora]
+    print(f"\n**{enc}**: MB/s (prompt: µs per call, lower is better); ≠: ids differ from tiktoken's\n")
+    print("| | " + " | ".join(f"{m} {c[:5]}" for m, c in cols) + " |")
+    print("|---|" + "---:|" * len(cols))
+    for lib in libs:
+        name = lib if lib in OURS else f"{lib} {versions[lib]}"
+        cells = []
+        for m, c in cols:
+            r = results.get((enc, c, m, lib))
+            cells.append("—" if r is None else f"{r['value']:.1f}{'' if r['same'] else ' ≠'}")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    for ours in OURS:
+        if ours not in libs:
+            continue
+        cells = []
+        for m, c in cols:
+            mine = results.get((enc, c, m, ours))
+            peers_ = [r["value"] for (e, cc, mm, l), r in results.items()
+                      if (e, cc, mm) == (enc, c, m) and l not in OURS and r["same"]]
+            if mine is None or not peers_:
+                cells.append("—")
+                continue
+            if m == "prompt":
+                cells.append(f"{min(peers_) / mine['value']:.2f}×")
+            else:
+                cells.append(f"{mine['value'] / max(peers_):.2f}×")
+        print(f"| **{ours} ÷ best** | " + " | ".join(cells) + " |")
+    print()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
