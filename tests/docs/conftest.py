@@ -87,6 +87,10 @@ def guide_files(tmp_path_factory) -> Path:
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
         special_tokens=[("[CLS]", hf.token_to_id("[CLS]")), ("[SEP]", hf.token_to_id("[SEP]"))])
     hf.save(str(d / "tokenizer.json"))
+    from transformers import PreTrainedTokenizerFast
+
+    PreTrainedTokenizerFast(tokenizer_file=str(d / "tokenizer.json"), cls_token="[CLS]", sep_token="[SEP]",
+                            pad_token="[SEP]").save_pretrained(str(d / "model"))
     (d / "gpt2-folder").mkdir()
     hf.model.save(str(d / "gpt2-folder"))
     # the id arrays `subwords encode --output` writes (docs/HANDOFF.md)
