@@ -1,0 +1,109 @@
+"""BoundlessBPE on tiny corpora, worked by hand (the rules: docs/METHODS.md, BoundlessBPE).
+
+Byte-level: the 256 bytes are rows 0..255, so ``vocab_size=259`` leaves room for three more rows.
+The pre-split is o200k: a word takes the space before it (``"abc abc"`` -> ``abc``, `` abc``).
+Ties go to the smaller ``(left, right)`` by bytes; the space 0x20 sorts before every letter.
+The expected values below are the hand calculations in the comments, not the code's output.
+"""
+
+from __future__ import annotations
+
+import string
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from subwords.reference import boundless
+
+
+def test_a_supermerge_and_a_deletion() -> None:
+    # "abc abc" three times.  Units: abc x3, " abc" x3.  Spans: (abc, " abc") x3.
+    # Step 1.  Merges: (a,b) 3+3 = 6, (b,c) 6, (" ",a) 3.  Supermerges: none (no pretoken is
+    #   one token yet).  (a,b) and (b,c) tie at 6; a < b: merge a+b.  a and b are bytes: kept.
+    #   Rows 257.
+    # Step 2.  Units ab c, " " ab c.  Merges (ab,c) 6, (" ",ab) 3: merge ab+c.  Rows 258.
+    #   Deletion: f(ab) = 3 + 3 = 6 before the merge, f(ab, c) = 6, IoS = 6/6 = 1 >= 0.9:
+    #   ab is deleted (rows 257).  No unit is spelled with ab any more, so nothing splits.
+    # Step 3.  Units abc, " " abc.  Merges (" ",abc) 3.  Supermerges: (abc, " abc") needs
+    #   " abc" in one token, it is two: no candidate.  Merge " "+abc (3), rows 258.
+    #   IoS(abc) = f(" ",abc) / f(abc) = 3 / 6 = 0.5 < 0.9: abc stays; " " is a byte.
+    # Step 4.  No merge is left inside a unit.  Supermerge (abc, " abc"): both one token,
+    #   count 3 >= min_count 2: the superword "abc abc", rows 259 = vocab_size: stop "size".
+    model = boundless.train(["abc abc"] * 3, 259)
+    assert model["events"] == [
+        ("merge", b"a", b"b"),
+        ("merge", b"ab", b"c"),
+        ("delete", b"ab", b""),
+        ("merge", b" ", b"abc"),
+        ("super", b"abc", b" abc"),
+    ]
+    assert model["rows"][256:] == [b"abc", b" abc", b"abc abc"]
+    assert model["superwords"] == [(b"abc", b" abc")]
+    assert model["stop"] == "size"
+    # encoding: the whole text is one superword; "ab" alone replays a+b, then the deletion of
+    # ab spells it a b again; " abc" stays a row.
+    assert boundless.encode("abc abc", model) == [b"abc abc"]
+    assert boundless.encode("ab abc", model) == [b"a", b"b", b" abc"]
+
+
+def test_without_deletions_the_step_stays_and_no_room_is_left_for_the_superword() -> None:
+    # The same corpus with deletion_threshold=None: steps 1-3 as above but ab stays, so after
+    # step 3 the rows are 256 + ab, abc, " abc" = 259 = vocab_size: no superword.
+    model = boundless.train(["abc abc"] * 3, 259, deletion_threshold=None)
+    assert model["events"] == [("merge", b"a", b"b"), ("merge", b"ab", b"c"), ("merge", b" ", b"abc")]
+    assert model["rows"][256:] == [b"ab", b"abc", b" abc"]
+    assert boundless.encode("abc abc", model) == [b"abc", b" abc"]
+
+
+def test_a_supermerge_between_merges() -> None:
+    # "a b" four times and "cd" three times.  Units: a x4, " b" x4, cd x3; spans (a, " b") x4.
+    # Step 1.  Merges (" ",b) 4, (c,d) 3.  Supermerge (a, " b"): " b" is two tokens, none.
+    #   Merge " "+b (4).
+    # Step 2.  Merges (c,d) 3.  Supermerge (a, " b") 4: a and " b" are each one token.
+    #   4 > 3: the superword "a b" comes before cd.
+    # Step 3.  Merges (c,d) 3, nothing else: cd.  Rows 259.
+    model = boundless.train(["a b"] * 4 + ["cd"] * 3, 259)
+    assert model["events"] == [("merge", b" ", b"b"), ("super", b"a", b" b"), ("merge", b"c", b"d")]
+    assert model["stop"] == "size"
+
+
+def test_supermerges_only_join_eligible_pretokens() -> None:
+    # "a 12" three times: units a x3, " " x3, 12 x3 (o200k puts the space before digits on its
+    # own); spans (a, " ") x3, (" ", 12) x3.  Merge (1,2) 3 first.  Then with the default
+    # superword_pieces="letters" neither " " nor 12 is a word: no candidate ("no_pairs").
+    # With "any": (" ", 12) 3 and (a, " ") 3 tie; " " < a: the superword " 12" first.
+    letters = boundless.train(["a 12"] * 3, 260)
+    assert letters["events"] == [("merge", b"1", b"2")]
+    assert letters["stop"] == "no_pairs"
+    anything = boundless.train(["a 12"] * 3, 260, superword_pieces="any")
+    assert anything["events"] == [("merge", b"1", b"2"), ("super", b" ", b"12"), ("super", b"a", b" ")]
+
+
+words = st.text(alphabet="abc", min_size=1, max_size=4)
+corpora = st.lists(st.lists(words, min_size=1, max_size=4).map(" ".join), min_size=1, max_size=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(corpora, st.integers(min_value=257, max_value=275), st.sampled_from([None, 0.5, 0.9]))
+def test_encoding_the_training_texts_gives_rows_that_spell_them(texts: list[str], size: int,
+                                                                  threshold: float | None) -> None:
+    model = boundless.train(texts, size, deletion_threshold=threshold, min_count=1)
+    rows = set(model["rows"])
+    assert len(rows) <= size
+    assert len(model["rows"]) == len(rows)
+    deleted = {a for kind, a, _ in model["events"] if kind == "delete"}
+    if threshold is None:
+        assert not deleted
+    for text in texts:
+        tokens = boundless.encode(text, model)
+        assert b"".join(tokens) == text.encode()
+        assert set(tokens) <= rows, (text, tokens)
+
+
+def test_letters_only_corpus_alphabet() -> None:
+    # the eligibility pattern: a word after at most one space, nothing else
+    import regex
+
+    pattern = regex.compile(boundless.ELIGIBLE["letters"])
+    assert pattern.search(" word") and pattern.search("mot") and pattern.search(" él")
+    assert not pattern.search("  two") and not pattern.search(" 12") and not pattern.search(string.punctuation)
