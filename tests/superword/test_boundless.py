@@ -94,13 +94,16 @@ def test_encoding_the_training_texts_gives_rows_that_spell_them(texts: list[str]
     deleted = {a for kind, a, _ in model["events"] if kind == "delete"}
     if threshold is None:
         assert not deleted
+    cache: dict[str, list[bytes]] = {}
     for text in texts:
         tokens = boundless.encode(text, model)
         assert b"".join(tokens) == text.encode()
         assert set(tokens) <= rows, (text, tokens)
+        assert boundless.encode(text, model, cache=cache) == tokens
+        assert boundless.encode(text, model, cache=cache) == tokens  # now from the cache
 
 
-def test_letters_only_corpus_alphabet() -> None:
+def test_the_letters_eligibility_pattern() -> None:
     # the eligibility pattern: a word after at most one space, nothing else
     import regex
 

@@ -176,14 +176,19 @@ def train(texts: Sequence[str], vocab_size: int, *, pre_split: str = "o200k", **
     return learn(units, spans, vocab_size, **options)  # type: ignore[arg-type]
 
 
-def encode(text: str, model: dict[str, object], pre_split: str = "o200k") -> list[bytes]:
+def encode(text: str, model: dict[str, object], pre_split: str = "o200k",
+           cache: Optional[dict[str, list[bytes]]] = None) -> list[bytes]:
     """``text`` in tokens: each pretoken replays the merges and deletions in order, then adjacent
-    one-token pretokens join into superwords, the earliest supermerge first, left to right."""
+    one-token pretokens join into superwords, the earliest supermerge first, left to right.
+    ``cache`` (a dict kept by the caller for one model) remembers each pretoken's tokens."""
     events: list[Event] = model["events"]  # type: ignore[assignment]
     rank = {(a, b): k for k, (kind, a, b) in enumerate(events) if kind == "super"}
     expression = STAGE_ONE.get(pre_split, pre_split)
     items: list[list[bytes]] = []
     for p in pieces(text, expression):
+        if cache is not None and p in cache:
+            items.append(list(cache[p]))
+            continue
         s = [bytes([c]) for c in p.encode()]
         alive = {bytes([i]) for i in range(256)}
         made: dict[bytes, Pair] = {}
@@ -198,6 +203,8 @@ def encode(text: str, model: dict[str, object], pre_split: str = "o200k") -> lis
                 s = _split(s, a, made, alive)
             elif a + b not in alive:
                 alive.add(a + b)
+        if cache is not None:
+            cache[p] = list(s)
         items.append(s)
     joined = [False] * len(items)
     while True:
