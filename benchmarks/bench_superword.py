@@ -65,7 +65,7 @@ def worker(args: list[str]) -> None:
         model = boundless.train(texts, vocab)
         dt = time.perf_counter() - t0
         cache: dict = {}
-        count = lambda lines: sum(len(boundless.encode(l, model, cache=cache)) for l in lines)  # noqa: E731
+        count = lambda lines: sum(len(boundless.encode(l, model, cache=cache)) for l in lines)
         events = model["events"]
         extra = {"rows": len(model["rows"]), "stop": model["stop"],
                  "supermerges": sum(e[0] == "super" for e in events),
@@ -75,7 +75,7 @@ def worker(args: list[str]) -> None:
         t0 = time.perf_counter()
         tok = subwords.train(Path(path), vocab_size=vocab, threads=2, **kw)
         dt = time.perf_counter() - t0
-        count = lambda lines: sum(len(ids) for ids in tok.encode_batch(lines))  # noqa: E731
+        count = lambda lines: sum(len(ids) for ids in tok.encode_batch(lines))
         extra = {"rows": tok.vocab_size, "stage_one": (tok.report or {}).get("stage_one_merges")}
     tpb = {}
     for k, lines in kinds.items():

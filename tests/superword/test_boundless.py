@@ -9,6 +9,7 @@ The expected values below are the hand calculations in the comments, not the cod
 from __future__ import annotations
 
 import string
+from typing import Optional
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -86,7 +87,7 @@ corpora = st.lists(st.lists(words, min_size=1, max_size=4).map(" ".join), min_si
 @settings(max_examples=60, deadline=None)
 @given(corpora, st.integers(min_value=257, max_value=275), st.sampled_from([None, 0.5, 0.9]))
 def test_encoding_the_training_texts_gives_rows_that_spell_them(texts: list[str], size: int,
-                                                                  threshold: float | None) -> None:
+                                                                  threshold: Optional[float]) -> None:
     model = boundless.train(texts, size, deletion_threshold=threshold, min_count=1)
     rows = set(model["rows"])
     assert len(rows) <= size
