@@ -80,6 +80,30 @@ def test_supermerges_only_join_eligible_pretokens() -> None:
     assert anything["events"] == [("merge", b"1", b"2"), ("super", b" ", b"12"), ("super", b"a", b" ")]
 
 
+
+def test_a_pretoken_inside_a_superword_is_not_deleted() -> None:
+    # "ab cd" three times and "abe" twice, deletion_threshold=0.3.
+    # Units: ab x3, " cd" x3, abe x2.  Spans: (ab, " cd") x3.
+    # Step 1.  Merges (a,b) 3+2 = 5, (" ",c) 3, (c,d) 3, (b,e) 2: a+b (bytes are never deleted).
+    # Step 2.  Merges (" ",c) 3, (c,d) 3, (ab,e) 2; supermerge (ab, " cd") needs " cd" in one
+    #   token: none.  (" ",c) and (c,d) tie; " " < c: " c".
+    # Step 3.  Merges (" c",d) 3, (ab,e) 2: " cd".  IoS(" c") = 3/3 = 1 >= 0.3: " c" deleted.
+    # Step 4.  Merges (ab,e) 2; supermerge (ab, " cd") 3: the superword "ab cd".
+    # Step 5.  Merges (ab,e) 2: abe.  IoS(ab) = f(ab,e) / f(ab) = 2 / (3 + 2) = 0.4 >= 0.3, but ab
+    #   is a pretoken of the superword "ab cd": kept.  Rows 256 + ab, " cd", "ab cd", abe = 260.
+    model = boundless.train(["ab cd"] * 3 + ["abe"] * 2, 260, deletion_threshold=0.3)
+    assert model["events"] == [
+        ("merge", b"a", b"b"),
+        ("merge", b" ", b"c"),
+        ("merge", b" c", b"d"),
+        ("delete", b" c", b""),
+        ("super", b"ab", b" cd"),
+        ("merge", b"ab", b"e"),
+    ]
+    assert model["rows"][256:] == [b"ab", b" cd", b"ab cd", b"abe"]
+    assert boundless.encode("ab cd abe", model) == [b"ab cd", b" ", b"abe"]
+
+
 words = st.text(alphabet="abc", min_size=1, max_size=4)
 corpora = st.lists(st.lists(words, min_size=1, max_size=4).map(" ".join), min_size=1, max_size=6)
 
