@@ -70,15 +70,33 @@ def test_a_supermerge_between_merges() -> None:
 
 def test_supermerges_only_join_eligible_pretokens() -> None:
     # "a 12" three times: units a x3, " " x3, 12 x3 (o200k puts the space before digits on its
-    # own); spans (a, " ") x3, (" ", 12) x3.  Merge (1,2) 3 first.  Then with the default
-    # superword_pieces="letters" neither " " nor 12 is a word: no candidate ("no_pairs").
-    # With "any": (" ", 12) 3 and (a, " ") 3 tie; " " < a: the superword " 12" first.
+    # own).  Merge (1,2) 3 first.  With the default superword_pieces="letters" neither " " nor 12
+    # is a word, so the text holds no span: nothing is left ("no_pairs").
     letters = boundless.train(["a 12"] * 3, 260)
     assert letters["events"] == [("merge", b"1", b"2")]
     assert letters["stop"] == "no_pairs"
+    # With "any" every pretoken may join: the span (a, " ", 12) x3.  After 1+2, supermerges
+    # (a, " ") 3 and (" ", 12) 3 tie; " " < a: the superword " 12" first, joined in the span,
+    # which is now (a, " 12"): " " is inside a superword there, so (a, " ") is no candidate
+    # any more: "no_pairs" at 258 rows.
     anything = boundless.train(["a 12"] * 3, 260, superword_pieces="any")
-    assert anything["events"] == [("merge", b"1", b"2"), ("super", b" ", b"12"), ("super", b"a", b" ")]
+    assert anything["events"] == [("merge", b"1", b"2"), ("super", b" ", b"12")]
+    assert anything["stop"] == "no_pairs"
+    # Counted on pairs, the spans are (a, " ") x3 and (" ", 12) x3 on their own: joining " 12"
+    # leaves (a, " ") whole, and it is the next supermerge.
+    pairs = boundless.train(["a 12"] * 3, 260, superword_pieces="any", count_on="pairs")
+    assert pairs["events"] == [("merge", b"1", b"2"), ("super", b" ", b"12"), ("super", b"a", b" ")]
 
+
+def test_the_span_tables() -> None:
+    # "x y, z w v" : pretokens x, " y", ",", " z", " w", " v"; the comma is no word, so the
+    # runs of words are (x, " y") and (" z", " w", " v"); as pairs, (x, " y"), (" z", " w"),
+    # (" w", " v").
+    units, runs = boundless.tables(["x y, z w v"])
+    assert units == {b"x": 1, b" y": 1, b",": 1, b" z": 1, b" w": 1, b" v": 1}
+    assert runs == {(b"x", b" y"): 1, (b" z", b" w", b" v"): 1}
+    _, pairs = boundless.tables(["x y, z w v"], count_on="pairs")
+    assert pairs == {(b"x", b" y"): 1, (b" z", b" w"): 1, (b" w", b" v"): 1}
 
 
 def test_a_pretoken_inside_a_superword_is_not_deleted() -> None:
@@ -109,10 +127,11 @@ corpora = st.lists(st.lists(words, min_size=1, max_size=4).map(" ".join), min_si
 
 
 @settings(max_examples=60, deadline=None)
-@given(corpora, st.integers(min_value=257, max_value=275), st.sampled_from([None, 0.5, 0.9]))
+@given(corpora, st.integers(min_value=257, max_value=275), st.sampled_from([None, 0.5, 0.9]),
+       st.sampled_from(["runs", "pairs"]))
 def test_encoding_the_training_texts_gives_rows_that_spell_them(texts: list[str], size: int,
-                                                                  threshold: Optional[float]) -> None:
-    model = boundless.train(texts, size, deletion_threshold=threshold, min_count=1)
+                                                                  threshold: Optional[float], count_on: str) -> None:
+    model = boundless.train(texts, size, deletion_threshold=threshold, min_count=1, count_on=count_on)
     rows = set(model["rows"])
     assert len(rows) <= size
     assert len(model["rows"]) == len(rows)

@@ -6,15 +6,18 @@ Byte-level throughout. A text is cut by a pre-split expression (``o200k`` by def
 *pretokens*; nothing is dropped. The learner sees two tables and never the texts themselves:
 
 - the *units*: each distinct pretoken and how often it occurs;
-- the *spans*: each distinct pair of adjacent pretokens (same text) and how often it occurs.
+- the *spans*: each distinct stretch of two or more adjacent pretokens of one text that may
+  all take part in superwords (``superword_pieces``), and how often it occurs; with
+  ``count_on="runs"`` (default) each maximal such stretch, with ``"pairs"`` each adjacent pair.
 
 Each step takes the candidate with the largest count, of two kinds:
 
 - a *merge*: two adjacent tokens inside a pretoken, counted over the units as in plain BPE
   (overlaps included);
-- a *supermerge*: an adjacent pair of pretokens ``(P, Q)`` from the span table, when each of them
-  is at that moment spelled by one token, both are *eligible* (``superword_pieces``), and the
-  superword ``P + Q`` is not a row yet; its count is the pair's count in the span table.
+- a *supermerge*: two adjacent pretokens ``(P, Q)`` of a span, neither of them already inside
+  a superword there, when each is at that moment spelled by one token and the superword
+  ``P + Q`` is not a row yet; counted over the spans times their counts, overlaps included. It
+  joins every such occurrence in every span, left to right without overlap.
 
 A tie goes to the smaller ``(left, right)`` by bytes, a merge before a supermerge. A merge joins
 every occurrence in every unit, left to right without overlap. After a merge ``(a, b)`` each
@@ -49,6 +52,7 @@ ELIGIBLE = {
 }
 
 Pair = tuple[bytes, bytes]
+Span = tuple[bytes, ...]
 #: ("merge", a, b) | ("super", P, Q) | ("delete", x, b"")
 Event = tuple[str, bytes, bytes]
 
@@ -82,28 +86,58 @@ def _split(seq: list[bytes], x: bytes, parents: dict[bytes, Pair], alive: set[by
     return out
 
 
-def tables(texts: Iterable[str], pre_split: str = "o200k") -> tuple[Counter[bytes], Counter[Pair]]:
-    """The unit table and the span table (adjacent pretoken pairs) of ``texts``."""
+def _join(its: list[tuple[bytes, bool]], p: bytes, q: bytes) -> list[tuple[bytes, bool]]:
+    """The superword ``p q`` joined in a span, left to right without overlap."""
+    out: list[tuple[bytes, bool]] = []
+    i = 0
+    while i < len(its):
+        if i + 1 < len(its) and its[i] == (p, False) and its[i + 1] == (q, False):
+            out.append((p + q, True))
+            i += 2
+        else:
+            out.append(its[i])
+            i += 1
+    return out
+
+
+def tables(texts: Iterable[str], pre_split: str = "o200k", *, superword_pieces: str = "letters",
+           count_on: str = "runs") -> tuple[Counter[bytes], Counter[Span]]:
+    """The unit table and the span table of ``texts``.
+
+    A span is a stretch of adjacent eligible pretokens of one text (``superword_pieces``):
+    with ``count_on="runs"`` each maximal such stretch of two or more, with ``"pairs"`` each
+    adjacent eligible pair on its own."""
+    if count_on not in ("runs", "pairs"):
+        raise ValueError(f"count_on={count_on!r}: give 'runs' or 'pairs'")
     expression = STAGE_ONE.get(pre_split, pre_split)
+    eligible = regex.compile(ELIGIBLE.get(superword_pieces, superword_pieces))
     units: Counter[bytes] = Counter()
-    spans: Counter[Pair] = Counter()
+    spans: Counter[Span] = Counter()
     for text in texts:
-        ps = [p.encode() for p in pieces(text, expression) if p]
-        units.update(ps)
-        spans.update(zip(ps, ps[1:]))
+        ps = [p for p in pieces(text, expression) if p]
+        units.update(p.encode() for p in ps)
+        run: list[bytes] = []
+        for p in [*ps, None]:
+            if p is not None and eligible.search(p):
+                run.append(p.encode())
+                continue
+            if count_on == "pairs":
+                spans.update(zip(run, run[1:]))
+            elif len(run) > 1:
+                spans[tuple(run)] += 1
+            run = []
     return units, spans
 
 
-def learn(units: Counter[bytes], spans: Counter[Pair], vocab_size: int, *, min_count: int = 2,
-          deletion_threshold: Optional[float] = 0.9, superword_pieces: str = "letters",
-          event_limit: Optional[int] = None) -> dict[str, object]:
+def learn(units: Counter[bytes], spans: Counter[Span], vocab_size: int, *, min_count: int = 2,
+          deletion_threshold: Optional[float] = 0.9, event_limit: Optional[int] = None) -> dict[str, object]:
     """BoundlessBPE on the two tables.
 
     Returns ``{"events": [...], "rows": [token bytes in the order they were made, bytes first],
     "superwords": [(P, Q)], "stop": why}``; ``rows`` holds only the tokens that are rows at the end.
     """
-    eligible = regex.compile(ELIGIBLE.get(superword_pieces, superword_pieces))
-    ok = {p for p in set(units) | {q for pq in spans for q in pq} if eligible.search(p.decode("utf-8", "replace"))}
+    # each span's items: a pretoken (False) or a superword already joined there (True)
+    items: dict[Span, list[tuple[bytes, bool]]] = {sp: [(p, False) for p in sp] for sp in sorted(spans)}
     seg: dict[bytes, list[bytes]] = {u: [bytes([b]) for b in u] for u in sorted(units)}
     order: list[bytes] = [bytes([i]) for i in range(256)]
     alive: set[bytes] = set(order)
@@ -123,10 +157,10 @@ def learn(units: Counter[bytes], spans: Counter[Pair], vocab_size: int, *, min_c
             for pair in zip(s, s[1:]):
                 regular[pair] += units[u]
         supers: Counter[Pair] = Counter()
-        for (p, q), n in spans.items():
-            if p in ok and q in ok and seg.get(p) == [p] and seg.get(q) == [q] and (p, q) not in done \
-                    and p + q not in alive:
-                supers[(p, q)] += n
+        for sp, its in items.items():
+            for (p, joined_p), (q, joined_q) in zip(its, its[1:]):
+                if not joined_p and not joined_q and seg[p] == [p] and seg[q] == [q] and p + q not in alive:
+                    supers[(p, q)] += spans[sp]
         candidates = [(-n, a, b, 0) for (a, b), n in regular.items()] + \
                      [(-n, a, b, 1) for (a, b), n in supers.items()]
         if not candidates:
@@ -139,6 +173,8 @@ def learn(units: Counter[bytes], spans: Counter[Pair], vocab_size: int, *, min_c
         made += 1
         ab = a + b
         if kind == 1:
+            for sp, its in items.items():
+                items[sp] = _join(its, a, b)
             done.add((a, b))
             protected.update((a, b))
             events.append(("super", a, b))
@@ -170,9 +206,10 @@ def learn(units: Counter[bytes], spans: Counter[Pair], vocab_size: int, *, min_c
     return {"events": events, "rows": order, "superwords": sorted(done), "stop": stop}
 
 
-def train(texts: Sequence[str], vocab_size: int, *, pre_split: str = "o200k", **options: object) -> dict[str, object]:
+def train(texts: Sequence[str], vocab_size: int, *, pre_split: str = "o200k", superword_pieces: str = "letters",
+          count_on: str = "runs", **options: object) -> dict[str, object]:
     """BoundlessBPE on ``texts`` (counted into the two tables first); ``options`` as for :func:`learn`."""
-    units, spans = tables(texts, pre_split)
+    units, spans = tables(texts, pre_split, superword_pieces=superword_pieces, count_on=count_on)
     return learn(units, spans, vocab_size, **options)  # type: ignore[arg-type]
 
 
