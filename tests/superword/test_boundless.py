@@ -122,6 +122,84 @@ def test_a_pretoken_inside_a_superword_is_not_deleted() -> None:
     assert boundless.encode("ab cd abe", model) == [b"ab cd", b" ", b"abe"]
 
 
+
+def learn_on_texts(texts: list[str], size: int, threshold: Optional[float]) -> list[tuple[str, bytes, bytes]]:
+    """The same rules written on the texts themselves (every text kept, no tables), to check that
+    the span table of runs loses nothing."""
+    import regex
+
+    from subwords.reference.superword import STAGE_ONE, pieces
+
+    word = regex.compile(boundless.ELIGIBLE["letters"])
+    docs = [[(p.encode(), False) for p in pieces(t, STAGE_ONE["o200k"]) if p] for t in texts]
+    seg = {p: [bytes([c]) for c in p] for d in docs for p, _ in d}
+    rows = {bytes([i]) for i in range(256)}
+    made: dict[bytes, tuple[bytes, bytes]] = {}
+    kept: set[bytes] = set()
+    events: list[tuple[str, bytes, bytes]] = []
+    while len(rows) < size:
+        count: dict[tuple[int, bytes, bytes], int] = {}
+        for d in docs:
+            for p, joined in d:
+                if not joined:
+                    for a, b in zip(seg[p], seg[p][1:]):
+                        count[(0, a, b)] = count.get((0, a, b), 0) + 1
+            for (p, jp), (q, jq) in zip(d, d[1:]):
+                if not jp and not jq and word.search(p.decode()) and word.search(q.decode()) \
+                        and seg[p] == [p] and seg[q] == [q] and p + q not in rows:
+                    count[(1, p, q)] = count.get((1, p, q), 0) + 1
+        if not count:
+            break
+        (kind, a, b), n = min(count.items(), key=lambda kv: (-kv[1], kv[0][1], kv[0][2], kv[0][0]))
+        if n < 2:
+            break
+        if kind == 1:
+            events.append(("super", a, b))
+            rows.add(a + b)
+            kept.update((a, b))
+            for k, d in enumerate(docs):
+                out, i = [], 0
+                while i < len(d):
+                    if i + 1 < len(d) and d[i] == (a, False) and d[i + 1] == (b, False):
+                        out.append((a + b, True))
+                        i += 2
+                    else:
+                        out.append(d[i])
+                        i += 1
+                docs[k] = out
+            continue
+        freq: dict[bytes, int] = {}
+        for d in docs:
+            for p, joined in d:
+                for t in [] if joined else seg[p]:
+                    freq[t] = freq.get(t, 0) + 1
+        for p in seg:
+            s, out, i = seg[p], [], 0
+            while i < len(s):
+                if i + 1 < len(s) and (s[i], s[i + 1]) == (a, b):
+                    out.append(a + b)
+                    i += 2
+                else:
+                    out.append(s[i])
+                    i += 1
+            seg[p] = out
+        events.append(("merge", a, b))
+        if a + b not in rows:
+            rows.add(a + b)
+            made[a + b] = (a, b)
+        for x in dict.fromkeys((a, b)):
+            if threshold is not None and len(x) > 1 and x in rows and x not in kept and n / freq[x] >= threshold:
+                rows.discard(x)
+                events.append(("delete", x, b""))
+
+                def spell(t: bytes) -> list[bytes]:
+                    return [t] if t in rows else spell(made[t][0]) + spell(made[t][1])
+
+                for p in seg:
+                    seg[p] = [u for t in seg[p] for u in (spell(t) if t == x else [t])]
+    return events
+
+
 words = st.text(alphabet="abc", min_size=1, max_size=4)
 corpora = st.lists(st.lists(words, min_size=1, max_size=4).map(" ".join), min_size=1, max_size=6)
 
@@ -154,3 +232,13 @@ def test_the_letters_eligibility_pattern() -> None:
     pattern = regex.compile(boundless.ELIGIBLE["letters"])
     assert pattern.search(" word") and pattern.search("mot") and pattern.search(" él")
     assert not pattern.search("  two") and not pattern.search(" 12") and not pattern.search(string.punctuation)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["ab", "ba", "a", "b", "ab,", "12"]), min_size=1, max_size=5).map(" ".join),
+                min_size=1, max_size=8),
+       st.integers(min_value=257, max_value=272), st.sampled_from([None, 0.5, 0.9]))
+def test_the_span_table_of_runs_learns_what_the_texts_do(texts: list[str], size: int,
+                                                         threshold: Optional[float]) -> None:
+    assert boundless.train(texts, size, deletion_threshold=threshold)["events"] == \
+        learn_on_texts(texts, size, threshold)
