@@ -8,9 +8,11 @@ The expected values below are the hand calculations in the comments, not the cod
 
 from __future__ import annotations
 
+import re
 import string
 from typing import Optional
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -127,7 +129,6 @@ def learn_on_texts(texts: list[str], size: int, threshold: Optional[float]) -> l
     """The same rules written on the texts themselves (every text kept, no tables), to check that
     the span table of runs loses nothing."""
     import regex
-
     from subwords.reference.superword import STAGE_ONE, pieces
 
     word = regex.compile(boundless.ELIGIBLE["letters"])
@@ -242,3 +243,15 @@ def test_the_span_table_of_runs_learns_what_the_texts_do(texts: list[str], size:
                                                          threshold: Optional[float]) -> None:
     assert boundless.train(texts, size, deletion_threshold=threshold)["events"] == \
         learn_on_texts(texts, size, threshold)
+
+
+@pytest.mark.parametrize(("options", "says"), [
+    ({"vocab_size": 256}, "at least 257"),
+    ({"deletion_threshold": 0.0}, "(0, 1]"),
+    ({"deletion_threshold": 1.5}, "(0, 1]"),
+    ({"count_on": "texts"}, "'runs' or 'pairs'"),
+])
+def test_bad_options_say_what_works(options: dict, says: str) -> None:
+    kw = {"vocab_size": 260, **options}
+    with pytest.raises(ValueError, match=re.escape(says)):
+        boundless.train(["ab ab"], **kw)

@@ -136,6 +136,10 @@ def learn(units: Counter[bytes], spans: Counter[Span], vocab_size: int, *, min_c
     Returns ``{"events": [...], "rows": [token bytes in the order they were made, bytes first],
     "superwords": [(P, Q)], "stop": why}``; ``rows`` holds only the tokens that are rows at the end.
     """
+    if vocab_size < 257:
+        raise ValueError(f"vocab_size={vocab_size}: give at least 257 (the 256 bytes are the first rows)")
+    if deletion_threshold is not None and not 0 < deletion_threshold <= 1:
+        raise ValueError(f"deletion_threshold={deletion_threshold}: give a share in (0, 1], or None to never delete")
     # each span's items: a pretoken (False) or a superword already joined there (True)
     items: dict[Span, list[tuple[bytes, bool]]] = {sp: [(p, False) for p in sp] for sp in sorted(spans)}
     seg: dict[bytes, list[bytes]] = {u: [bytes([b]) for b in u] for u in sorted(units)}
