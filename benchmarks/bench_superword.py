@@ -16,6 +16,11 @@ Rows:
   plain     subwords.train(path, vocab_size=V, preset="o200k")       byte-level BPE, o200k pre-split
   superbpe  subwords.train(path, vocab_size=V, preset="superbpe", superword_at=round(a x V))
             (o200k in stage one, the paper's spans in stage two, at most four words a piece)
+  boundless with --boundless: BoundlessBPE by the pure-Python reference
+            (subwords.reference.boundless, each line a text, o200k pretokens, deletion
+            threshold 0.9); it recounts every pair at every step, so keep --limit-mb to about
+            1 and --vocab to a few thousand. Its held-out tokens come from the reference's
+            encoder; its time is the reference's, not a learner's.
 
 Tokens per byte are counted on ``heldout.txt`` (documents removed from every other corpus), as a
 whole and on its lines split into three kinds by a simple rule: code (a line that starts with
@@ -47,21 +52,35 @@ def worker(args: list[str]) -> None:
     path, vocab, kind, at = args[0], int(args[1]), args[2], float(args[3])
     import subwords
 
-    kw = dict(preset="o200k") if kind == "plain" else dict(preset="superbpe", superword_at=round(at * vocab))
-    t0 = time.perf_counter()
-    tok = subwords.train(Path(path), vocab_size=vocab, threads=2, **kw)
-    dt = time.perf_counter() - t0
     held = [l for l in (CORPORA / "heldout.txt").read_text(encoding="utf-8").split("\n") if l.strip()]
     kinds = {"all": held, "english": [], "multilingual": [], "code": []}
     for line in held:
         key = "code" if CODE.search(line) else "multilingual" if any(ord(c) > 127 for c in line) else "english"
         kinds[key].append(line)
+    if kind == "boundless":
+        from subwords.reference import boundless
+
+        t0 = time.perf_counter()
+        texts = [l for l in Path(path).read_text(encoding="utf-8").split("\n") if l]
+        model = boundless.train(texts, vocab)
+        dt = time.perf_counter() - t0
+        cache: dict = {}
+        count = lambda lines: sum(len(boundless.encode(l, model, cache=cache)) for l in lines)
+        events = model["events"]
+        extra = {"rows": len(model["rows"]), "stop": model["stop"],
+                 "supermerges": sum(e[0] == "super" for e in events),
+                 "deletions": sum(e[0] == "delete" for e in events)}
+    else:
+        kw = dict(preset="o200k") if kind == "plain" else dict(preset="superbpe", superword_at=round(at * vocab))
+        t0 = time.perf_counter()
+        tok = subwords.train(Path(path), vocab_size=vocab, threads=2, **kw)
+        dt = time.perf_counter() - t0
+        count = lambda lines: sum(len(ids) for ids in tok.encode_batch(lines))
+        extra = {"rows": tok.vocab_size, "stage_one": (tok.report or {}).get("stage_one_merges")}
     tpb = {}
     for k, lines in kinds.items():
-        n = sum(len(ids) for ids in tok.encode_batch(lines))
-        tpb[k] = n / max(1, sum(len(l.encode("utf-8")) for l in lines))
-    print(json.dumps({"seconds": dt, "tokens_per_byte": tpb, "rows": tok.vocab_size,
-                      "stage_one": (tok.report or {}).get("stage_one_merges")}))
+        tpb[k] = count(lines) / max(1, sum(len(l.encode("utf-8")) for l in lines))
+    print(json.dumps({"seconds": dt, "tokens_per_byte": tpb, **extra}))
 
 
 def run(path: Path, vocab: int, kind: str, at: float) -> dict:
@@ -85,6 +104,7 @@ def main() -> None:
     ap.add_argument("--limit-mb", type=float, default=100)
     ap.add_argument("--vocab", type=int, default=32000)
     ap.add_argument("--at", default="0.8", help="transition sizes as fractions of --vocab, comma-separated")
+    ap.add_argument("--boundless", action="store_true", help="add BoundlessBPE by the reference (small corpora only)")
     a = ap.parse_args()
     src = CORPORA / f"{a.corpus}.txt"
     OUT.mkdir(exist_ok=True)
@@ -95,20 +115,25 @@ def main() -> None:
     size = path.stat().st_size / 1e6
     print(f"corpus {a.corpus}, {size:.1f} MB, vocab {a.vocab}, 2 threads")
     rows = [("plain", 0.0)] + [("superbpe", float(x)) for x in a.at.split(",")]
+    if a.boundless:
+        rows.append(("boundless", 0.0))
     res = {}
     for kind, at in rows:
         res[(kind, at)] = r = run(path, a.vocab, kind, at)
-        label = kind if kind == "plain" else f"superbpe t={at:g}"
+        label = f"superbpe t={at:g}" if kind == "superbpe" else kind
         tpb = r["tokens_per_byte"]
         print(f"{label:16} wall {r['seconds']:7.1f} s  cpu {r['cpu']:7.1f} s  peak {r['peak_mb']:7.0f} MB  "
               f"tokens/byte all {tpb['all']:.4f} en {tpb['english']:.4f} ml {tpb['multilingual']:.4f} "
-              f"code {tpb['code']:.4f}", flush=True)
+              f"code {tpb['code']:.4f}"
+              + (f"  supermerges {r['supermerges']} deletions {r['deletions']} rows {r['rows']} stop {r['stop']}"
+                 if kind == "boundless" else ""), flush=True)
     base = res[("plain", 0.0)]
     for (kind, at), r in res.items():
         if kind == "plain":
             continue
         ratio = {k: r["tokens_per_byte"][k] / base["tokens_per_byte"][k] for k in base["tokens_per_byte"]}
-        print(f"superbpe t={at:g} / plain: cpu {r['cpu'] / base['cpu']:.2f}x  peak {r['peak_mb'] / base['peak_mb']:.2f}x  "
+        label = f"superbpe t={at:g}" if kind == "superbpe" else kind
+        print(f"{label} / plain: cpu {r['cpu'] / base['cpu']:.2f}x  peak {r['peak_mb'] / base['peak_mb']:.2f}x  "
               + "  ".join(f"tokens {k} {v:.3f}" for k, v in ratio.items()))
 
 
