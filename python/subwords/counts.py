@@ -139,6 +139,10 @@ class CountTable:
         """How many distinct SuperBPE spans the table carries (0 without spans)."""
         return self._core.span_count
 
+    def span_items(self) -> list[tuple[str, int]]:
+        """(span, count) of the table's SuperBPE spans, in byte order (empty without spans)."""
+        return self._core.span_items()
+
     def items(self) -> Iterator[tuple[str, int]]:
         """(unit, count) in the table's order, fetched from the engine in chunks."""
         start, step = 0, 1 << 16

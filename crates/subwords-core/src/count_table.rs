@@ -163,27 +163,26 @@ impl CountTable {
             Error::Input("the merged table's text count does not fit in 64 bits".into())
         })?;
         let units = merge_join(&self.units, &other.units, "unit")?;
-        let spans = match (&self.spans, &other.spans) {
-            (None, None) => None,
-            (Some(a), Some(b)) if a.pattern == b.pattern => Some(TableSpans {
-                pattern: a.pattern.clone(),
-                spans: merge_join(&a.spans, &b.spans, "span")?,
-            }),
-            (Some(a), Some(b)) => {
-                return Err(Error::Option(format!(
-                    "cannot merge count tables whose spans were cut by different superword \
+        let spans =
+            match (&self.spans, &other.spans) {
+                (None, None) => None,
+                (Some(a), Some(b)) if a.pattern == b.pattern => Some(TableSpans {
+                    pattern: a.pattern.clone(),
+                    spans: merge_join(&a.spans, &b.spans, "span")?,
+                }),
+                (Some(a), Some(b)) => {
+                    return Err(Error::Option(format!(
+                        "cannot merge count tables whose spans were cut by different superword \
                      patterns ({:?} and {:?}); count them again with the same one",
-                    a.pattern, b.pattern
-                )))
-            }
-            _ => {
-                return Err(Error::Option(
+                        a.pattern, b.pattern
+                    )))
+                }
+                _ => return Err(Error::Option(
                     "cannot merge a count table that carries SuperBPE spans with one that does \
                      not; count them all with the same superword options (e.g. --preset superbpe)"
                         .into(),
-                ))
-            }
-        };
+                )),
+            };
         let mut normalizations = self.normalizations;
         normalizations.merge(&other.normalizations);
         Ok(CountTable { spelling: self.spelling.clone(), normalizations, texts, units, spans })

@@ -82,6 +82,14 @@ impl PyCountTable {
         .collect()
     }
 
+    /// (span, count) pairs of the table's SuperBPE spans, in byte order (empty without spans).
+    fn span_items(&self) -> Vec<(String, u64)> {
+        self.inner
+            .spans
+            .as_ref()
+            .map_or(Vec::new(), |s| s.spans.iter().map(|(t, c)| (t.to_string(), *c)).collect())
+    }
+
     /// (unit, count) pairs in the table's order, from `start`, at most `limit` of them.
     fn items(&self, start: usize, limit: usize) -> Vec<(String, u64)> {
         let units = &self.inner.units;
