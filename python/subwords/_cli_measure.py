@@ -42,7 +42,14 @@ def _train_options(p: argparse.ArgumentParser, vocab_size: bool) -> None:
     p.add_argument("--min-count", type=_positive("--min-count"), default=None)
     p.add_argument("--byte-fallback", action="store_true")
     p.add_argument("--byte-fallback-in-budget", action="store_true")
-    p.add_argument("--superword-at", type=_positive("--superword-at"), default=None)
+    p.add_argument("--superword-at", type=_positive("--superword-at"), default=None,
+                   help="two-stage BPE's switch; with SuperBPE the transition size t")
+    p.add_argument("--preset", choices=["superbpe"], default=None,
+                   help="superbpe: SuperBPE (byte-level, o200k stage one, the paper's spans; t defaults to 80%% of the largest size)")
+    p.add_argument("--superword-pattern", default=None, metavar="superbpe|REGEX",
+                   help="SuperBPE: stage two's span pre-split")
+    p.add_argument("--superword-words", type=_positive("--superword-words"), default=None,
+                   help="SuperBPE: the most words a superword may span (default 4)")
     p.add_argument("--max-piece-length", type=_positive("--max-piece-length"), default=None)
     p.add_argument("--alphabet-size", type=_positive("--alphabet-size"), default=None)
     p.add_argument("--character-coverage", type=_coverage, default=None)
@@ -112,7 +119,8 @@ def _kw(a: argparse.Namespace) -> dict[str, Any]:
         alphabet_size=a.alphabet_size, character_coverage=a.character_coverage, threads=a.threads,
         input_errors=a.input_errors, min_count_rule=a.min_count_rule, unknown=a.unknown,
     )
-    for k in ("seed_size", "shrink", "em_rounds", "em", "max_word_length"):
+    for k in ("seed_size", "shrink", "em_rounds", "em", "max_word_length", "preset", "superword_pattern",
+              "superword_words"):
         v = getattr(a, k)
         if v is not None:
             kw[k] = v
