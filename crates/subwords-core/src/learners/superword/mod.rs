@@ -227,9 +227,11 @@ impl StageTwoTexts for SpanTable {
     fn held_bytes(&self) -> u64 {
         self.spans.iter().map(|(s, _)| s.len() as u64 + 8).sum()
     }
+    /// Hands each span over once and frees its text right after, so stage two's spelled spans
+    /// replace the table in memory instead of adding to it.
     fn each_span(&mut self, f: &mut dyn FnMut(&str, u64)) -> Result<()> {
-        for (s, c) in &self.spans {
-            f(s, *c);
+        for (s, c) in std::mem::take(&mut self.spans) {
+            f(&s, c);
         }
         Ok(())
     }
