@@ -622,6 +622,40 @@ mod tests {
         CountTable::from_counts(&sp, counts, Normalizations::default(), texts)
     }
 
+    fn with_spans(mut t: CountTable, pattern: &str, spans: &[(&str, u64)]) -> CountTable {
+        let v = spans.iter().map(|&(s, c)| (s.to_string(), c)).collect();
+        t.spans = Some(TableSpans::from_counts(pattern, v));
+        t
+    }
+
+    #[test]
+    fn spans_are_saved_read_and_summed() {
+        let a = with_spans(table(&[("the", 2)], 2), "superbpe", &[("the cat", 1), ("!!", 2)]);
+        let b = with_spans(table(&[("the", 1)], 1), "superbpe", &[("the cat", 3), (" ", 1)]);
+        // sorted by bytes: " " (0x20) < "!!" (0x21) < "the cat"
+        let m = a.merge(&b).unwrap();
+        let got: Vec<(&str, u64)> =
+            m.spans.as_ref().unwrap().spans.iter().map(|(t, c)| (&**t, *c)).collect();
+        assert_eq!(got, vec![(" ", 1), ("!!", 2), ("the cat", 4)]);
+        assert_eq!(b.merge(&a).unwrap().to_bytes().unwrap(), m.to_bytes().unwrap());
+        let bytes = m.to_bytes().unwrap();
+        assert_eq!(CountTable::from_bytes(&bytes).unwrap(), m);
+        let tb = TableBytes::from_bytes(bytes.clone()).unwrap();
+        assert_eq!(tb.spans, m.spans);
+        assert_eq!(tb.iter().collect::<Vec<_>>(), vec![("the", 3)]);
+        // a table without spans has no span fields in its header
+        let plain = table(&[("the", 2)], 2).to_bytes().unwrap();
+        assert!(!String::from_utf8_lossy(&plain).contains("superword_pattern"));
+        // tables with and without spans, or with other patterns, do not merge
+        assert!(a.merge(&table(&[("the", 1)], 1)).is_err());
+        assert!(a.merge(&with_spans(table(&[], 0), "[^.]+", &[("x", 1)])).is_err());
+        // a span record cut short is refused (the checksum recomputed, so only the lengths catch it)
+        let mut cut = bytes[..bytes.len() - 4 - 3].to_vec();
+        let crc = crc32fast::hash(&cut);
+        cut.extend_from_slice(&crc.to_le_bytes());
+        assert!(CountTable::from_bytes(&cut).is_err());
+    }
+
     #[test]
     fn merge_sums_counts_and_keeps_byte_order() {
         let a = table(&[("low", 5), ("newest", 6)], 2);
