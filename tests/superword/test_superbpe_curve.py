@@ -29,3 +29,19 @@ def test_a_t_sweep_through_curve_matches_direct_trainings(tmp_path) -> None:
             assert p["rows"] == tok.vocab_size
             assert p["corpus_pieces"] == tok.report["corpus_pieces_after"]
             assert p["heldout_pieces"] == sum(len(tok.encode(x)) for x in held)
+
+
+def test_the_superbpe_comparison_trains_plain_bpe_against_superbpe(tmp_path) -> None:
+    texts = list(multilingual_texts(60_000))
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "subwords", "curve", str(corpus), "--matched", "superbpe",
+                          "--superword-at", "500", "--sizes", "600,700", "--json", "--quiet"],
+                         check=True, capture_output=True, text=True).stdout
+    for p in json.loads(out):
+        plain = subwords.train([corpus], model="bpe", spelling="bytes", pre_split="o200k", vocab_size=p["size"])
+        superbpe = subwords.train([corpus], preset="superbpe", vocab_size=p["size"], superword_at=500)
+        assert p["a"]["corpus_pieces"] == plain.report["corpus_pieces_after"]
+        assert p["b"]["corpus_pieces"] == superbpe.report["corpus_pieces_after"]
+        # stage two learned something, so the two sides differ
+        assert p["b"]["corpus_pieces"] < p["a"]["corpus_pieces"]
