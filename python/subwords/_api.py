@@ -249,7 +249,7 @@ def _train_model(trainer: _core.Trainer, ask: Optional[dict[str, Any]]) -> tuple
 
 def _count_options(spelling: str, mark: Optional[str], split_at_marks: bool, pre_split: Optional[str], lowercase: bool,
              strip_accents: bool, clean_text: bool, input_errors: str, normalize: Optional[str] = None,
-             split_digits: Optional[int] = None) -> dict[str, Any]:
+             split_digits: Optional[int] = None, superword_pattern: Optional[str] = None) -> dict[str, Any]:
     if spelling not in _counts._SPELLINGS:
         raise OptionError(f"spelling must be one of {', '.join(_counts._SPELLINGS)}; got {spelling!r}")
     for name, value in (("split_at_marks", split_at_marks), ("lowercase", lowercase),
@@ -271,17 +271,44 @@ def _count_options(spelling: str, mark: Optional[str], split_at_marks: bool, pre
         if isinstance(split_digits, bool):
             raise OptionError(f"split_digits must be 1 or 3, got {split_digits!r}")
         options["split_digits"] = split_digits
+    if superword_pattern is not None:
+        if not isinstance(superword_pattern, str):
+            raise OptionError(f"superword_pattern must be 'superbpe' or a regular expression (a str), "
+                              f"got {type(superword_pattern).__name__}")
+        options["superword_pattern"] = superword_pattern
     return options
+
+
+#: count()'s options a preset may set, with count()'s defaults
+_COUNT_DEFAULTS: dict[str, Any] = {"spelling": "end", "mark": None, "split_at_marks": True, "pre_split": None,
+                                   "lowercase": False, "strip_accents": False, "clean_text": False,
+                                   "normalize": None, "split_digits": None, "superword_pattern": None}
+
+
+def _count_preset(preset: Optional[str], given: dict[str, Any]) -> dict[str, Any]:
+    """The counting options of ``given`` with a preset's filled in where ``given`` left the default
+    (the units and spans a training with that preset counts)."""
+    if preset is None:
+        return given
+    from ._options import PRESETS
+
+    if not isinstance(preset, str) or preset not in PRESETS:
+        raise OptionError(f"unknown preset {preset!r}; the presets are: {', '.join(PRESETS)}")
+    out = dict(given)
+    for name, value in PRESETS[preset].items():
+        if name in _COUNT_DEFAULTS and out.get(name) == _COUNT_DEFAULTS[name]:
+            out[name] = value
+    return out
 
 
 def _counter(*, spelling: str = "end", mark: Optional[str] = None, split_at_marks: bool = True,
             pre_split: Optional[str] = None, lowercase: bool = False, strip_accents: bool = False,
             clean_text: bool = False, input_errors: Literal["strict", "replace"] = "strict",
             normalize: Optional[Normalize] = None, split_digits: Optional[int] = None,
-            threads: Optional[int] = None) -> _core.Counter:
+            superword_pattern: Optional[str] = None, threads: Optional[int] = None) -> _core.Counter:
     """The engine's counter for these options (used by :func:`count` and the Dask workers)."""
     return _core.Counter(_count_options(spelling, mark, split_at_marks, pre_split, lowercase, strip_accents, clean_text,
-                                  input_errors, normalize, split_digits), _threads(threads))
+                                  input_errors, normalize, split_digits, superword_pattern), _threads(threads))
 
 
 def count(data: TrainData, *,
@@ -289,6 +316,7 @@ def count(data: TrainData, *,
           pre_split: Optional[str] = None, lowercase: bool = False, strip_accents: bool = False,
           clean_text: bool = False, counts: bool = False, input_errors: Literal["strict", "replace"] = "strict",
           normalize: Optional[Normalize] = None, split_digits: Optional[int] = None,
+          superword_pattern: Optional[str] = None, preset: Optional[str] = None,
           threads: Optional[int] = None) -> _counts.CountTable:
     """Counts the units of ``data`` -- texts, a ``word -> count`` mapping, or paths to UTF-8 files
     (one text per line; ``counts=True``: ``word<TAB>count`` files) -- under a spelling's options,
@@ -296,10 +324,16 @@ def count(data: TrainData, *,
     ``cl100k``, ...) or a regular expression, ``normalize`` a Unicode normalization
     (``nfkc``, ``nmt_nfkc``, ...), ``split_digits`` 1 or 3. The table records them, and training on
     it with other options is refused. Train on the result with ``subwords.train(table, ...)``.
+
+    ``superword_pattern`` (SuperBPE's stage-two pre-split; ``preset="superbpe"`` sets it with the
+    preset's spelling) also counts the spans in the same pass, so the table trains SuperBPE.
+    ``preset`` fills in a preset's spelling options where these are left at their defaults.
     """
-    c = _counter(spelling=spelling, mark=mark, split_at_marks=split_at_marks, pre_split=pre_split, lowercase=lowercase,
-                strip_accents=strip_accents, clean_text=clean_text, input_errors=input_errors, normalize=normalize,
-                split_digits=split_digits, threads=threads)
+    o = _count_preset(preset, dict(spelling=spelling, mark=mark, split_at_marks=split_at_marks, pre_split=pre_split,
+                                   lowercase=lowercase, strip_accents=strip_accents, clean_text=clean_text,
+                                   normalize=normalize, split_digits=split_digits,
+                                   superword_pattern=superword_pattern))
+    c = _counter(input_errors=input_errors, threads=threads, **o)
     _feed(c, data, counts=counts, input_errors=input_errors)
     table = _counts.CountTable(c.finish())
     if len(table) == 0:

@@ -42,7 +42,14 @@ def _train_options(p: argparse.ArgumentParser, vocab_size: bool) -> None:
     p.add_argument("--min-count", type=_positive("--min-count"), default=None)
     p.add_argument("--byte-fallback", action="store_true")
     p.add_argument("--byte-fallback-in-budget", action="store_true")
-    p.add_argument("--superword-at", type=_positive("--superword-at"), default=None)
+    p.add_argument("--superword-at", type=_positive("--superword-at"), default=None,
+                   help="two-stage BPE's switch; with SuperBPE the transition size t")
+    p.add_argument("--preset", choices=["superbpe"], default=None,
+                   help="superbpe: SuperBPE (byte-level, o200k stage one, the paper's spans; t defaults to 80%% of the largest size)")
+    p.add_argument("--superword-pattern", default=None, metavar="superbpe|REGEX",
+                   help="SuperBPE: stage two's span pre-split")
+    p.add_argument("--superword-words", type=_positive("--superword-words"), default=None,
+                   help="SuperBPE: the most words a superword may span (default 4)")
     p.add_argument("--max-piece-length", type=_positive("--max-piece-length"), default=None)
     p.add_argument("--picky", type=float, default=None, metavar="THRESHOLD", help="Picky BPE's IoS threshold")
     p.add_argument("--alphabet-size", type=_positive("--alphabet-size"), default=None)
@@ -87,7 +94,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     c.add_argument("--heldout", metavar="FILE", default=None, help="held-out text, one text per line")
     c.add_argument("--matched", metavar="COMPARISON", default=None,
                    help="compare two trainings at the same sizes: bpe-unigram, count-score, front-end, chars-bytes, "
-                        "stages (with --superword-at), marks")
+                        "stages (with --superword-at), marks, superbpe (plain BPE against SuperBPE)")
     _output_options(c)
 
     from ._cli_args import _positive
@@ -113,7 +120,8 @@ def _kw(a: argparse.Namespace) -> dict[str, Any]:
         alphabet_size=a.alphabet_size, character_coverage=a.character_coverage, threads=a.threads,
         input_errors=a.input_errors, min_count_rule=a.min_count_rule, unknown=a.unknown,
     )
-    for k in ("seed_size", "shrink", "em_rounds", "em", "max_word_length", "picky"):
+    for k in ("seed_size", "shrink", "em_rounds", "em", "max_word_length", "picky", "preset", "superword_pattern",
+              "superword_words"):
         v = getattr(a, k)
         if v is not None:
             kw[k] = v

@@ -31,6 +31,10 @@ def add_parser(sub: Any, positive: Any) -> None:
                    help="Unicode normalization before the split, as for train (recorded in the table)")
     c.add_argument("--split-digits", type=int, choices=[1, 3], default=None,
                    help="cut runs of digits into single digits (1) or runs of up to three (3), as for train")
+    c.add_argument("--preset", default=None, metavar="NAME",
+                   help="count for a preset's training (its spelling options; superbpe: the spans too)")
+    c.add_argument("--superword-pattern", default=None, metavar="superbpe|REGEX",
+                   help="SuperBPE: also count the spans of this stage-two pre-split (with --spelling bytes)")
     c.add_argument("--lowercase", action="store_true")
     c.add_argument("--strip-accents", action="store_true")
     c.add_argument("--clean-text", action="store_true")
@@ -64,7 +68,8 @@ def cmd_count(a: argparse.Namespace) -> int:
         raise SubwordsError(f"-o {a.output}: the folder {out.parent} does not exist")
     spelling = dict(spelling=a.spelling, mark=a.mark, split_at_marks=not a.no_split_at_marks, pre_split=a.pre_split,
                     lowercase=a.lowercase, strip_accents=a.strip_accents, clean_text=a.clean_text,
-                    normalize=a.normalize, split_digits=a.split_digits)
+                    normalize=a.normalize, split_digits=a.split_digits, superword_pattern=a.superword_pattern,
+                    preset=a.preset)
     start = time.monotonic()
     if a.engine == "dask":
         if a.counts or a.input_errors != "strict" or a.threads is not None:

@@ -20,9 +20,13 @@ commutatively down to the bytes, so it does not matter how the corpus was partit
 which order the partial tables were merged. Counts are unsigned 64-bit and checked: a sum that
 does not fit is an error, never a wrap-around.
 
-Two things a table cannot hold: the whole texts that two-stage BPE (``superword_at``) learns its
-second stage from, and the order of words inside a text. ``superword_at`` therefore trains from
-text only and refuses a table. ``front`` with ``split_at_marks=False`` keeps whole texts as units,
+A table counted with ``superword_pattern`` (``preset="superbpe"``) also carries SuperBPE's spans,
+the pieces of its stage-two pre-split, counted in the same pass; SuperBPE trains from such a table
+to the same model as from the text, and merging sums the spans too.
+
+Two things a table cannot hold: the whole texts that the page's two-stage BPE (``superword_at``
+without ``superword_pattern``) learns its second stage from, and the order of words inside a
+text. That training therefore reads text only and refuses a table. ``front`` with ``split_at_marks=False`` keeps whole texts as units,
 so its table is exact but holds one row per distinct text.
 
 Files: the binary format (``.counts``; see ``crates/subwords-core/src/count_table.rs``) is sorted,
@@ -123,6 +127,20 @@ class CountTable:
     def normalizations(self) -> list[str]:
         """Which ``front`` normalizations some counted text needed (as in a training report)."""
         return self._core.normalizations()
+
+    @property
+    def superword_pattern(self) -> Optional[str]:
+        """The stage-two pre-split that cut the table's SuperBPE spans (None: it carries none)."""
+        return self._core.superword_pattern
+
+    @property
+    def spans(self) -> int:
+        """How many distinct SuperBPE spans the table carries (0 without spans)."""
+        return self._core.span_count
+
+    def span_items(self) -> list[tuple[str, int]]:
+        """(span, count) of the table's SuperBPE spans, in byte order (empty without spans)."""
+        return self._core.span_items()
 
     def items(self) -> Iterator[tuple[str, int]]:
         """(unit, count) in the table's order, fetched from the engine in chunks."""

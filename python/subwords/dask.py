@@ -173,7 +173,8 @@ def count(inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLik
           split_at_marks: bool = True, pre_split: Optional[str] = None, lowercase: bool = False,
           strip_accents: bool = False, clean_text: bool = False, text_field: Optional[str] = None,
           text_column: Optional[str] = None, normalize: Optional[str] = None,
-          split_digits: Optional[int] = None) -> CountTable:
+          split_digits: Optional[int] = None, superword_pattern: Optional[str] = None,
+          preset: Optional[str] = None) -> CountTable:
     """Counts ``inputs`` (paths, globs or URLs of UTF-8 text files, one text per line; paths of
     JSON lines or Parquet files; or a Dask bag of texts) on a Dask cluster and returns the summed
     :class:`~subwords.counts.CountTable`.
@@ -181,7 +182,9 @@ def count(inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLik
     The spelling options are :func:`subwords.count`'s (``pre_split`` a name or a pattern,
     ``normalize``, ``split_digits`` among them); ``text_field`` (JSON lines) and
     ``text_column`` (Parquet, Arrow) are :func:`subwords.inputs.texts`'. The result is
-    byte-identical to ``subwords.count`` on the same inputs.
+    byte-identical to ``subwords.count`` on the same inputs. ``superword_pattern`` and ``preset``
+    are :func:`subwords.count`'s too: with ``preset="superbpe"`` the workers count SuperBPE's spans
+    beside the units, and the merge sums them.
     """
     from . import _api
 
@@ -191,8 +194,13 @@ def count(inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLik
     if isinstance(blocksize, bool) or not isinstance(blocksize, int) or blocksize < 1 << 12:
         raise OptionError(f"blocksize must be a number of bytes from 4096, got {blocksize!r}")
     # checked here, before any worker starts, so a bad option fails fast and plainly
-    count_options = _api._count_options(spelling, mark, split_at_marks, pre_split, lowercase, strip_accents, clean_text,
-                                       "strict", normalize, split_digits)
+    o = _api._count_preset(preset, dict(spelling=spelling, mark=mark, split_at_marks=split_at_marks,
+                                        pre_split=pre_split, lowercase=lowercase, strip_accents=strip_accents,
+                                        clean_text=clean_text, normalize=normalize, split_digits=split_digits,
+                                        superword_pattern=superword_pattern))
+    count_options = _api._count_options(o["spelling"], o["mark"], o["split_at_marks"], o["pre_split"], o["lowercase"],
+                                       o["strip_accents"], o["clean_text"], "strict", o["normalize"],
+                                       o["split_digits"], o["superword_pattern"])
     _core.Counter(count_options, 1)
     files = _record_files(inputs)
     if files is not None:

@@ -66,7 +66,8 @@ def test_word_limit_without_spans() -> None:
         subwords.train(Untouched(), vocab_size=1000, spelling="bytes", pre_split="o200k", superword_words=3)
 
 
-def test_count_table_without_spans_says_how_to_train() -> None:
+def test_count_table_without_spans_says_how_to_recount() -> None:
     table = subwords.count(["the cat sat on the mat"] * 3, spelling="bytes", pre_split="o200k")
-    with pytest.raises(OptionError, match=r"spans, which this count table does not carry; train it from the text"):
+    with pytest.raises(OptionError, match=r"spans, which this count table does not carry; count again with the "
+                                          r"superword options: `subwords count FILES -o TABLE --preset superbpe`"):
         subwords.train(table, vocab_size=300, preset="superbpe")

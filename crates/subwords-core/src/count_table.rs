@@ -12,8 +12,13 @@
 //! ```text
 //! "SWCOUNT\0"  u32 version (1)  u32 header length  header (JSON)
 //! per unit, in byte order of the text, each text once:  u32 length  UTF-8 text  u64 count
+//! per span (SuperBPE tables only), in byte order, each once:  u32 length  UTF-8 text  u64 count
 //! u32 CRC-32 of everything before it
 //! ```
+//!
+//! A table counted for SuperBPE also carries its spans: the pieces of the stage-two pre-split
+//! (`superword_pattern`, named in the header), counted in the same pass as the units, which
+//! stage two learns from. A table without them has no span fields in its header.
 //!
 //! The header holds the spelling that made the units (its `byte_fallback` is always false: byte
 //! fallback does not change units), which `front` normalizations the texts needed, the number of
@@ -40,6 +45,35 @@ struct Header {
     texts: u64,
     units: u64,
     total: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    superword_pattern: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    spans: Option<u64>,
+}
+
+/// SuperBPE's spans: the pieces of the stage-two pre-split `pattern` (a `superword_pattern`
+/// value), sorted by text (bytes), each once, every count at least 1.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableSpans {
+    pub pattern: String,
+    pub spans: Vec<(Box<str>, u64)>,
+}
+
+impl TableSpans {
+    /// Spans as the counter sums them, sorted.
+    pub fn from_counts(pattern: &str, spans: Vec<(String, u64)>) -> Self {
+        let mut spans: Vec<(Box<str>, u64)> =
+            spans.into_iter().filter(|&(_, c)| c > 0).map(|(s, c)| (s.into(), c)).collect();
+        spans.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        TableSpans { pattern: pattern.to_string(), spans }
+    }
+
+    /// The spans as stage two reads them.
+    pub fn span_table(&self) -> crate::learners::superword::SpanTable {
+        crate::learners::superword::SpanTable {
+            spans: self.spans.iter().map(|(s, c)| (s.to_string(), *c)).collect(),
+        }
+    }
 }
 
 /// Units and counts, sorted by text (bytes), each text once, every count at least 1.
@@ -49,6 +83,8 @@ pub struct CountTable {
     pub normalizations: Normalizations,
     pub texts: u64,
     pub units: Vec<(Box<str>, u64)>,
+    /// SuperBPE's spans, when the table was counted with a `superword_pattern`.
+    pub spans: Option<TableSpans>,
 }
 
 fn corrupt(what: &str) -> Error {
@@ -101,7 +137,7 @@ impl CountTable {
     ) -> Self {
         let mut units: Vec<(Box<str>, u64)> = counts.into_iter().filter(|&(_, c)| c > 0).collect();
         units.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        CountTable { spelling: table_spelling(spelling), normalizations, texts, units }
+        CountTable { spelling: table_spelling(spelling), normalizations, texts, units, spans: None }
     }
 
     pub fn total(&self) -> Result<u64> {
@@ -126,40 +162,34 @@ impl CountTable {
         let texts = self.texts.checked_add(other.texts).ok_or_else(|| {
             Error::Input("the merged table's text count does not fit in 64 bits".into())
         })?;
-        let mut units = Vec::with_capacity(self.units.len().max(other.units.len()));
-        let (mut i, mut j) = (0, 0);
-        let (a, b) = (&self.units, &other.units);
-        while i < a.len() && j < b.len() {
-            match a[i].0.as_bytes().cmp(b[j].0.as_bytes()) {
-                std::cmp::Ordering::Less => {
-                    units.push(a[i].clone());
-                    i += 1;
+        let units = merge_join(&self.units, &other.units, "unit")?;
+        let spans =
+            match (&self.spans, &other.spans) {
+                (None, None) => None,
+                (Some(a), Some(b)) if a.pattern == b.pattern => Some(TableSpans {
+                    pattern: a.pattern.clone(),
+                    spans: merge_join(&a.spans, &b.spans, "span")?,
+                }),
+                (Some(a), Some(b)) => {
+                    return Err(Error::Option(format!(
+                        "cannot merge count tables whose spans were cut by different superword \
+                     patterns ({:?} and {:?}); count them again with the same one",
+                        a.pattern, b.pattern
+                    )))
                 }
-                std::cmp::Ordering::Greater => {
-                    units.push(b[j].clone());
-                    j += 1;
-                }
-                std::cmp::Ordering::Equal => {
-                    let c = a[i].1.checked_add(b[j].1).ok_or_else(|| {
-                        Error::Input(format!(
-                            "the count of unit {:?} does not fit in 64 bits after merging",
-                            a[i].0
-                        ))
-                    })?;
-                    units.push((a[i].0.clone(), c));
-                    i += 1;
-                    j += 1;
-                }
-            }
-        }
-        units.extend_from_slice(&a[i..]);
-        units.extend_from_slice(&b[j..]);
+                _ => return Err(Error::Option(
+                    "cannot merge a count table that carries SuperBPE spans with one that does \
+                     not; count them all with the same superword options (e.g. --preset superbpe)"
+                        .into(),
+                )),
+            };
         let mut normalizations = self.normalizations;
         normalizations.merge(&other.normalizations);
-        Ok(CountTable { spelling: self.spelling.clone(), normalizations, texts, units })
+        Ok(CountTable { spelling: self.spelling.clone(), normalizations, texts, units, spans })
     }
 
     /// Drops units counted fewer than `min` times; returns the table and the occurrences dropped.
+    /// Spans are kept whole (stage two's counts are not units).
     pub fn prune(&self, min: u64) -> (CountTable, u64) {
         let mut dropped = 0u64;
         let units = self
@@ -179,6 +209,7 @@ impl CountTable {
                 normalizations: self.normalizations,
                 texts: self.texts,
                 units,
+                spans: self.spans.clone(),
             },
             dropped,
         )
@@ -191,9 +222,12 @@ impl CountTable {
             texts: self.texts,
             units: self.units.len() as u64,
             total: self.total()?,
+            superword_pattern: self.spans.as_ref().map(|s| s.pattern.clone()),
+            spans: self.spans.as_ref().map(|s| s.spans.len() as u64),
         };
         let header = serde_json::to_vec(&header).expect("a header always serializes");
-        let body: usize = self.units.iter().map(|(t, _)| 12 + t.len()).sum();
+        let spans: &[(Box<str>, u64)] = self.spans.as_ref().map_or(&[], |s| &s.spans);
+        let body: usize = self.units.iter().chain(spans).map(|(t, _)| 12 + t.len()).sum();
         let mut out = Vec::with_capacity(20 + header.len() + body);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
@@ -202,6 +236,11 @@ impl CountTable {
         for (text, count) in &self.units {
             let n = u32::try_from(text.len())
                 .map_err(|_| Error::Input("a unit longer than 4 GiB cannot be stored".into()))?;
+            put_record(&mut out, n, text, *count);
+        }
+        for (text, count) in spans {
+            let n = u32::try_from(text.len())
+                .map_err(|_| Error::Input("a span longer than 4 GiB cannot be stored".into()))?;
             put_record(&mut out, n, text, *count);
         }
         let crc = crc32fast::hash(&out);
@@ -222,8 +261,45 @@ impl CountTable {
             normalizations: checked.normalizations,
             texts: checked.texts,
             units,
+            spans: checked.spans,
         })
     }
+}
+
+/// The sorted merge-join of two sorted lists of (text, count), counts summed (checked).
+fn merge_join(
+    a: &[(Box<str>, u64)],
+    b: &[(Box<str>, u64)],
+    what: &str,
+) -> Result<Vec<(Box<str>, u64)>> {
+    let mut out = Vec::with_capacity(a.len().max(b.len()));
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].0.as_bytes().cmp(b[j].0.as_bytes()) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i].clone());
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j].clone());
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                let c = a[i].1.checked_add(b[j].1).ok_or_else(|| {
+                    Error::Input(format!(
+                        "the count of {what} {:?} does not fit in 64 bits after merging",
+                        a[i].0
+                    ))
+                })?;
+                out.push((a[i].0.clone(), c));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    Ok(out)
 }
 
 /// Why a table counted with `table` cannot train with `spelling`: the fields that differ, by name.
@@ -259,6 +335,7 @@ struct Checked {
     /// Where the first unit starts in the file, and how many there are.
     body: usize,
     units: usize,
+    spans: Option<TableSpans>,
 }
 
 /// Checks a table file from end to end (lengths, UTF-8, order, counts, sums, checksum), calling
@@ -314,8 +391,34 @@ fn check<'a>(data: &'a [u8], mut each: impl FnMut(usize, &'a str, u64)) -> Resul
         total = total.checked_add(count).ok_or_else(|| corrupt("the counts overflow 64 bits"))?;
         each(header.units as usize, text, count);
     }
+    let spans = match (header.superword_pattern, header.spans) {
+        (None, None) => None,
+        (Some(pattern), Some(n)) => {
+            if n > (r.data.len() / 12) as u64 {
+                return Err(corrupt(&format!(
+                    "the header promises {n} spans but the file is too short for them (truncated?)"
+                )));
+            }
+            let mut spans: Vec<(Box<str>, u64)> = Vec::with_capacity(n as usize);
+            for k in 0..n {
+                let len = r.u32()? as usize;
+                let text = std::str::from_utf8(r.take(len)?)
+                    .map_err(|_| corrupt(&format!("span {k} is not UTF-8")))?;
+                let count = r.u64()?;
+                if count == 0 {
+                    return Err(corrupt(&format!("span {k} has count 0")));
+                }
+                if spans.last().is_some_and(|p| p.0.as_bytes() >= text.as_bytes()) {
+                    return Err(corrupt(&format!("span {k} is out of order or repeated")));
+                }
+                spans.push((text.into(), count));
+            }
+            Some(TableSpans { pattern, spans })
+        }
+        _ => return Err(corrupt("the header names spans by half (pattern or number alone)")),
+    };
     if !r.data.is_empty() {
-        return Err(corrupt("there are bytes after the last unit"));
+        return Err(corrupt("there are bytes after the last record"));
     }
     if total != header.total {
         return Err(corrupt("the counts do not add up to the header's total"));
@@ -329,6 +432,7 @@ fn check<'a>(data: &'a [u8], mut each: impl FnMut(usize, &'a str, u64)) -> Resul
         texts: header.texts,
         body: first,
         units: header.units as usize,
+        spans,
     })
 }
 
@@ -339,6 +443,8 @@ pub struct TableBytes {
     pub spelling: Spelling,
     pub normalizations: Normalizations,
     pub texts: u64,
+    /// SuperBPE's spans, when the table carries them.
+    pub spans: Option<TableSpans>,
     data: Vec<u8>,
     body: usize,
     units: usize,
@@ -351,6 +457,7 @@ impl TableBytes {
             spelling: c.spelling,
             normalizations: c.normalizations,
             texts: c.texts,
+            spans: c.spans,
             data,
             body: c.body,
             units: c.units,
@@ -379,7 +486,7 @@ impl TableBytes {
         data: Vec<u8>,
         units: usize,
     ) -> TableBytes {
-        TableBytes { spelling, normalizations, texts, data, body: 0, units }
+        TableBytes { spelling, normalizations, texts, spans: None, data, body: 0, units }
     }
 
     /// The units and their counts, in the table's order.
@@ -513,6 +620,40 @@ mod tests {
             counts.insert(t.into(), c);
         }
         CountTable::from_counts(&sp, counts, Normalizations::default(), texts)
+    }
+
+    fn with_spans(mut t: CountTable, pattern: &str, spans: &[(&str, u64)]) -> CountTable {
+        let v = spans.iter().map(|&(s, c)| (s.to_string(), c)).collect();
+        t.spans = Some(TableSpans::from_counts(pattern, v));
+        t
+    }
+
+    #[test]
+    fn spans_are_saved_read_and_summed() {
+        let a = with_spans(table(&[("the", 2)], 2), "superbpe", &[("the cat", 1), ("!!", 2)]);
+        let b = with_spans(table(&[("the", 1)], 1), "superbpe", &[("the cat", 3), (" ", 1)]);
+        // sorted by bytes: " " (0x20) < "!!" (0x21) < "the cat"
+        let m = a.merge(&b).unwrap();
+        let got: Vec<(&str, u64)> =
+            m.spans.as_ref().unwrap().spans.iter().map(|(t, c)| (&**t, *c)).collect();
+        assert_eq!(got, vec![(" ", 1), ("!!", 2), ("the cat", 4)]);
+        assert_eq!(b.merge(&a).unwrap().to_bytes().unwrap(), m.to_bytes().unwrap());
+        let bytes = m.to_bytes().unwrap();
+        assert_eq!(CountTable::from_bytes(&bytes).unwrap(), m);
+        let tb = TableBytes::from_bytes(bytes.clone()).unwrap();
+        assert_eq!(tb.spans, m.spans);
+        assert_eq!(tb.iter().collect::<Vec<_>>(), vec![("the", 3)]);
+        // a table without spans has no span fields in its header
+        let plain = table(&[("the", 2)], 2).to_bytes().unwrap();
+        assert!(!String::from_utf8_lossy(&plain).contains("superword_pattern"));
+        // tables with and without spans, or with other patterns, do not merge
+        assert!(a.merge(&table(&[("the", 1)], 1)).is_err());
+        assert!(a.merge(&with_spans(table(&[], 0), "[^.]+", &[("x", 1)])).is_err());
+        // a span record cut short is refused (the checksum recomputed, so only the lengths catch it)
+        let mut cut = bytes[..bytes.len() - 4 - 3].to_vec();
+        let crc = crc32fast::hash(&cut);
+        cut.extend_from_slice(&crc.to_le_bytes());
+        assert!(CountTable::from_bytes(&cut).is_err());
     }
 
     #[test]

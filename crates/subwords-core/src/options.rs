@@ -229,6 +229,7 @@ impl TrainOptions {
             normalize: self.normalize,
             pattern: self.pattern.clone(),
             split_digits: self.split_digits,
+            superword_pattern: self.superword_pattern.clone(),
         }
     }
 
@@ -545,13 +546,16 @@ pub struct CountOptions {
     pub pattern: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split_digits: Option<u8>,
+    /// SuperBPE: count the spans of this stage-two pre-split beside the units.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superword_pattern: Option<String>,
 }
 
 impl CountOptions {
     pub fn from_json(s: &str) -> Result<Self> {
         let o: CountOptions = serde_json::from_str(s)
             .map_err(|e| Error::Option(format!("bad counting options: {e}")))?;
-        o.spelling()?;
+        o.span_spelling()?;
         Ok(o)
     }
 
@@ -571,6 +575,20 @@ impl CountOptions {
         s.split_digits = self.split_digits;
         s.validate()?;
         Ok(s)
+    }
+
+    /// The spelling that cuts texts into SuperBPE's spans (None without `superword_pattern`).
+    pub fn span_spelling(&self) -> Result<Option<Spelling>> {
+        let spelling = self.spelling()?;
+        let Some(p) = self.superword_pattern.as_deref() else { return Ok(None) };
+        if self.spelling != Scheme::Bytes {
+            return Err(Error::Option(
+                "superword_pattern needs spelling='bytes' (SuperBPE is byte-level BPE; \
+                 preset='superbpe' sets it)"
+                    .into(),
+            ));
+        }
+        crate::learners::superword::spans_of(&spelling, p).map(Some)
     }
 }
 

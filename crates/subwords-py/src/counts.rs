@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use subwords_core::count_table::{CountTable, TableBytes};
+use subwords_core::count_table::{CountTable, TableBytes, TableSpans};
 use subwords_core::counting::UnitCounter;
 use subwords_core::learners::UnitCount;
 use subwords_core::options::CountOptions;
@@ -59,6 +59,18 @@ impl PyCountTable {
         crate::values::to_py(py, &self.inner.spelling)
     }
 
+    /// The `superword_pattern` that cut the table's spans (None: the table carries none).
+    #[getter]
+    fn superword_pattern(&self) -> Option<String> {
+        self.inner.spans.as_ref().map(|s| s.pattern.clone())
+    }
+
+    /// The number of distinct spans the table carries (0 without spans).
+    #[getter]
+    fn span_count(&self) -> usize {
+        self.inner.spans.as_ref().map_or(0, |s| s.spans.len())
+    }
+
     fn normalizations(&self) -> Vec<&'static str> {
         let n = &self.inner.normalizations;
         [
@@ -69,6 +81,14 @@ impl PyCountTable {
         .into_iter()
         .filter_map(|(name, on)| on.then_some(name))
         .collect()
+    }
+
+    /// (span, count) pairs of the table's SuperBPE spans, in byte order (empty without spans).
+    fn span_items(&self) -> Vec<(String, u64)> {
+        self.inner
+            .spans
+            .as_ref()
+            .map_or(Vec::new(), |s| s.spans.iter().map(|(t, c)| (t.to_string(), *c)).collect())
     }
 
     /// (unit, count) pairs in the table's order, from `start`, at most `limit` of them.
@@ -84,6 +104,7 @@ impl PyCountTable {
 #[pyclass(module = "subwords._core")]
 pub struct Counter {
     counter: Option<UnitCounter>,
+    superword_pattern: Option<String>,
     input_errors: InputErrors,
     pool: rayon::ThreadPool,
 }
@@ -96,8 +117,11 @@ impl Counter {
             .map_err(|e| to_py(py, subwords_core::Error::Option(e.to_string())))?;
         // the spelling's own checks are the counting options' (`CountOptions::from_json`)
         let spelling = options.spelling().map_err(|e| to_py(py, e))?;
+        let mut counter = UnitCounter::new(spelling, threads, false);
+        counter.spans = options.span_spelling().map_err(|e| to_py(py, e))?;
         Ok(Counter {
-            counter: Some(UnitCounter::new(spelling, threads, false)),
+            counter: Some(counter),
+            superword_pattern: options.superword_pattern,
             input_errors: options.input_errors,
             pool: pool(threads)?,
         })
@@ -120,10 +144,18 @@ impl Counter {
     }
 
     fn finish(&mut self, py: Python<'_>) -> PyResult<PyCountTable> {
-        let counter = self.counter.take().ok_or_else(spent)?;
+        let mut counter = self.counter.take().ok_or_else(spent)?;
         let spelling = counter.spelling().clone();
+        let spans = counter.take_spans();
         let (counts, norm, texts, _) = counter.finish().map_err(|e| to_py(py, e))?;
-        let inner = py.detach(|| CountTable::from_counts(&spelling, counts, norm, texts));
+        let pattern = self.superword_pattern.clone();
+        let inner = py.detach(|| {
+            let mut t = CountTable::from_counts(&spelling, counts, norm, texts);
+            if let (Some(p), Some(s)) = (pattern, spans) {
+                t.spans = Some(TableSpans::from_counts(&p, s.spans));
+            }
+            t
+        });
         Ok(PyCountTable { inner })
     }
 }
@@ -131,18 +163,29 @@ impl Counter {
 fn check_table_fits(
     py: Python<'_>,
     trainer: &Trainer,
+    spans: Option<&TableSpans>,
     mismatch: impl FnOnce(&subwords_core::spelling::Spelling) -> Option<String>,
 ) -> PyResult<()> {
     if trainer.counter.is_none() {
         return Err(spent());
     }
     let err = |m: String| to_py(py, subwords_core::Error::Option(m));
-    if trainer.options.superword_pattern.is_some() {
-        return Err(err(
-            "SuperBPE (superword_pattern, preset='superbpe') learns its stage two from spans, which this count table does not carry; train it from the text (subwords train --preset superbpe FILES), which counts the spans in the same pass as the units".into(),
-        ));
-    }
-    if trainer.options.superword_at.is_some() {
+    if let Some(want) = trainer.options.superword_pattern.as_deref() {
+        match spans {
+            None => {
+                return Err(err(format!(
+                    "SuperBPE (superword_pattern, preset='superbpe') learns its stage two from spans, which this count table does not carry; count again with the superword options: `subwords count FILES -o TABLE --preset superbpe` (or --spelling bytes --pre-split ... --superword-pattern {want:?}), in Python subwords.count(files, preset='superbpe'), or train from the text"
+                )))
+            }
+            Some(s) if s.pattern != want => {
+                return Err(err(format!(
+                    "the count table's spans were cut by superword_pattern {:?} but this training asks for {want:?}; count again with --superword-pattern {want:?}, or train with the table's",
+                    s.pattern
+                )))
+            }
+            Some(_) => {}
+        }
+    } else if trainer.options.superword_at.is_some() {
         return Err(err(
             "two-stage BPE (superword_at) learns its second stage from whole texts, which a count table does not hold; train it from the text".into(),
         ));
@@ -178,8 +221,9 @@ pub fn trainer_load_table(
             TableBytes::from_bytes(data).map_err(|e| subwords_core::Error::Input(format!("{path}: {e}")))
         })
         .map_err(|e| to_py(py, e))?;
-    check_table_fits(py, trainer, |s| table.mismatch(s))?;
+    check_table_fits(py, trainer, table.spans.as_ref(), |s| table.mismatch(s))?;
     trainer.counter = None;
+    trainer.streams = span_streams(trainer, table.spans.as_ref());
     trainer.units = None;
     trainer.normalizations = Some(table.normalizations);
     trainer.texts = table.texts;
@@ -195,8 +239,9 @@ pub fn trainer_use_table(
     trainer: &mut Trainer,
     table: &PyCountTable,
 ) -> PyResult<()> {
-    check_table_fits(py, trainer, |s| table.inner.mismatch(s))?;
+    check_table_fits(py, trainer, table.inner.spans.as_ref(), |s| table.inner.mismatch(s))?;
     trainer.counter = None;
+    trainer.streams = span_streams(trainer, table.inner.spans.as_ref());
     trainer.table = None;
     trainer.units = Some(
         table
@@ -209,4 +254,13 @@ pub fn trainer_use_table(
     trainer.normalizations = Some(table.inner.normalizations);
     trainer.texts = table.inner.texts;
     Ok(())
+}
+
+/// SuperBPE's stage two reads the table's spans; other trainings ignore them.
+fn span_streams(
+    trainer: &Trainer,
+    spans: Option<&TableSpans>,
+) -> Option<Box<dyn subwords_core::learners::StageTwoTexts>> {
+    trainer.options.superword_pattern.as_ref()?;
+    spans.map(|s| Box::new(s.span_table()) as Box<dyn subwords_core::learners::StageTwoTexts>)
 }

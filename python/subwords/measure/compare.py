@@ -36,7 +36,12 @@ COMPARISONS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "stages": ("one stage against two (superword BPE; give superword_at)", {}, {"superword_at": None}),
     "joints": ("joints against none (give joints)", {"joints": None}, {}),
     "marks": ("the ▁ mark against _ (front marks)", {"spelling": "front"}, {"spelling": "front", "mark": "_"}),
+    "superbpe": ("plain byte-level BPE against SuperBPE (o200k pre-split; superword_at is t)",
+                 {"model": "bpe", "spelling": "bytes", "pre_split": "o200k"}, {"preset": "superbpe"}),
 }
+
+#: the options only SuperBPE's side of the "superbpe" comparison takes
+_SUPERWORD = ("preset", "superword_at", "superword_pattern", "superword_words")
 
 MAX_LISTED = 50
 
@@ -120,6 +125,11 @@ def _sides(comparison: Optional[str], a: Optional[Mapping[str, Any]], b: Optiona
             raise OptionError("the 'stages' comparison needs superword_at= (where stage one stops)")
         side_a.pop("superword_at", None)
         side_b["superword_at"] = at
+    if comparison == "superbpe":
+        for k in _SUPERWORD:
+            if k in side_a and (a or {}).get(k) is None:
+                side_a.pop(k)
+        side_b["preset"] = "superbpe"
     if comparison == "joints":
         j = options.get("joints") or (a or {}).get("joints")
         if j is None:
