@@ -789,20 +789,20 @@ class SubwordsTokenizer:
     @property
     def spelling(self) -> dict[str, Any]:
         """The spelling as the model file saves it (a copy: changing it changes nothing)."""
-        return _fresh(self._spelling)
+        return cast("dict[str, Any]", _fresh(self._spelling))
 
     @property
     def report(self) -> dict[str, Any]:
         """What training found (``{}`` for a model read from another format; a copy)."""
         if self._report is None:
             self._report = self._model.report() or {}
-        return _fresh(self._report)
+        return cast("dict[str, Any]", _fresh(self._report))
 
     @property
     def options(self) -> dict[str, Any]:
         """The training options as the model file saved them (``{}`` for a model read from
         another format; a copy); :attr:`train_options` gives them as a :class:`TrainOptions`."""
-        return _fresh(self._options)
+        return cast("dict[str, Any]", _fresh(self._options))
 
     @property
     def train_options(self) -> Optional[TrainOptions]:

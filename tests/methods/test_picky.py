@@ -223,7 +223,7 @@ def test_trained_model_matches_reference(units, learned, threshold):
 @pytest.mark.parametrize("options, why", [
     (dict(picky=0.0), r"\(0, 1\]"),
     (dict(picky=1.5), r"\(0, 1\]"),
-    (dict(picky=float("nan")), "picky must be a finite number"),
+    (dict(picky=float("nan")), "picky=nan: must be a finite number"),
     (dict(picky="0.9"), "picky must be a number"),
     (dict(picky=True), "picky must be a number"),
     (dict(picky=0.9, model="unigram"), "only to model='bpe'"),

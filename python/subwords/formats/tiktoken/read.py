@@ -134,9 +134,9 @@ class TiktokenTokenizer(Foreign):
         self._specials = dict(core.specials())
         self._special_by_id = {i: s for s, i in self._specials.items()}
 
-    def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: bool = False,
+    def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: Optional[bool] = None,
                pair: Optional[str] = None) -> list[int]:
-        """Ids of ``text`` (see ``Foreign.encode``). A plain call (a ``str``, no specials, no
+        """Ids of ``text`` (see ``Foreign.encode``; a rank file has no template). A plain call (a ``str``, no specials, no
         pair) goes to the core directly: the shared path's checks were 8% of a call per line."""
         if pair is None and not allowed_special and type(text) is str:
             try:
