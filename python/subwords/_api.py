@@ -929,7 +929,7 @@ def _fresh(value: Any) -> Any:
     change it: the saved options, spelling and report stay the model's own."""
     if type(value) is dict:
         return {k: _fresh(v) for k, v in value.items()}
-    if type(value) is list:
+    if type(value) is list or type(value) is tuple:  # a Rust tuple arrives as a tuple: a list, as in the file
         return [_fresh(v) for v in value]
     return value
 
