@@ -68,3 +68,20 @@ def test_clippy_has_no_warnings():
     """The workspace's lints (Cargo.toml's [workspace.lints]) and clippy's defaults, as errors."""
     r = _cargo("clippy", "--locked", "--workspace", "--all-targets", "--", "-D", "warnings")
     assert r.returncode == 0, f"cargo clippy --all-targets -- -D warnings:\n{(r.stdout + r.stderr)[-6000:]}"
+
+
+def test_the_bindings_unsafe_code_is_in_raw_rs_with_a_safety_comment():
+    """docs/ARCHITECTURE.md: every `unsafe` site of the binding is in `raw.rs`, each after a
+    `SAFETY:` comment (on the lines just above it, or on the block's first line)."""
+    src = ROOT / "crates" / "subwords-py" / "src"
+    sites = []
+    for path in sorted(src.glob("*.rs")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            code = line.split("//", 1)[0]
+            if re.search(r"\bunsafe\b", code):
+                sites.append((path.name, i + 1))
+                assert path.name == "raw.rs", f"{path.name}:{i + 1}: unsafe code outside raw.rs"
+                above = "\n".join(lines[max(0, i - 8):i + 2])
+                assert "SAFETY:" in above, f"raw.rs:{i + 1}: an unsafe site without a SAFETY: comment"
+    assert len(sites) >= 10, sites  # the check sees the sites it is about

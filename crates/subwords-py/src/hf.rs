@@ -128,7 +128,10 @@ impl PyHfPipeline {
                     .chunks(size)
                     .map(|part| s.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
                     .collect();
-                parts.into_iter().flat_map(|h| h.join().expect("an offsets worker panicked")).collect()
+                parts
+                    .into_iter()
+                    .flat_map(|h| h.join().expect("an offsets worker panicked"))
+                    .collect()
             })
         });
         let out = PyList::empty(py);

@@ -15,7 +15,7 @@ use crate::to_py;
 #[pyclass(module = "subwords._core", name = "RankBpe", frozen)]
 pub struct PyRankBpe {
     inner: Arc<RankBpe>,
-    /// One Python int per id, made on the first batch (see `IdLists` in lib.rs).
+    /// One Python int per id, made on the first batch (see `IdLists` in raw.rs).
     ints: std::sync::OnceLock<Vec<Py<PyAny>>>,
 }
 

@@ -1,0 +1,574 @@
+//! The binding's raw CPython access, and every `unsafe` site of the binding, each with its
+//! `SAFETY:` comment: id buffers written without the GIL ([`Grown`]), lists of ids built in
+//! place ([`IdLists`]), and a batch's texts borrowed as UTF-8 while other threads encode
+//! ([`TextReader`]). The rest of the binding is safe code over these.
+
+use super::*;
+
+/// A `bytearray` written through its buffer without the GIL and grown, with it, a doubling at a
+/// time ([`FlatIds`]). Its Python length is the room made; `len` is what is written.
+pub(crate) struct Grown {
+    array: Py<PyByteArray>,
+    at: *mut u8,
+    room: usize,
+    len: usize,
+    failed: Option<PyErr>,
+}
+
+// SAFETY: the bytearray is made by the call that fills it and reaches Python code only when
+// `finish` returns it; until then only the thread that holds the `Grown` reads or writes it, and
+// it is grown and freed with the GIL
+unsafe impl Send for Grown {}
+
+impl Grown {
+    pub(crate) fn new(py: Python<'_>) -> Self {
+        let array = PyByteArray::new(py, &[]).unbind();
+        Grown { array, at: std::ptr::null_mut(), room: 0, len: 0, failed: None }
+    }
+
+    /// Room for `more` bytes past the written ones; false (and nothing more is written) once
+    /// the bytearray could not grow.
+    pub(crate) fn reserve(&mut self, more: usize) -> bool {
+        if self.failed.is_some() {
+            return false;
+        }
+        let need = self.len + more;
+        if need <= self.room {
+            return true;
+        }
+        let room = need.max(2 * self.room).max(1 << 16);
+        Python::attach(|py| {
+            let array = self.array.bind(py);
+            match array.resize(room) {
+                Ok(()) => {
+                    self.at = array.data();
+                    self.room = room;
+                }
+                Err(e) => self.failed = Some(e),
+            }
+        });
+        self.failed.is_none()
+    }
+
+    /// The next `n` bytes, reserved before.
+    pub(crate) fn room(&mut self, n: usize) -> &mut [u8] {
+        assert!(self.len + n <= self.room, "reserved before writing");
+        // SAFETY: `at` is the bytearray's buffer of `room` bytes (set at its last resize), which
+        // only this `Grown` touches until `finish`
+        let out = unsafe { std::slice::from_raw_parts_mut(self.at.add(self.len), n) };
+        self.len += n;
+        out
+    }
+
+    pub(crate) fn finish(self, py: Python<'_>) -> PyResult<Bound<'_, PyByteArray>> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        let array = self.array.into_bound(py);
+        array.resize(self.len)?;
+        Ok(array)
+    }
+}
+
+/// One Python int per id below `n`, for [`IdLists`]: a list then costs a reference count per id
+/// instead of an allocation per id (most ids are above CPython's small-int cache).
+pub(crate) fn int_objects(py: Python<'_>, n: u32) -> Vec<Py<PyAny>> {
+    (0..n).map(|i| i.into_pyobject(py).unwrap().into_any().unbind()).collect()
+}
+
+/// One text's ids as a list of the shared `ints` ([`int_objects`]); an id past them (a sparse
+/// rank file's) gets an int of its own.
+pub(crate) fn id_list<'py>(
+    py: Python<'py>,
+    ints: &[Py<PyAny>],
+    ids: &[u32],
+) -> PyResult<Bound<'py, PyList>> {
+    PyList::new(
+        py,
+        ids.iter().map(|&i| match ints.get(i as usize) {
+            Some(o) => o.bind(py).clone(),
+            None => i.into_pyobject(py).unwrap().into_any(),
+        }),
+    )
+}
+
+/// The head of CPython's list object (`PyListObject`: the variable-size object header, then the
+/// item array), which the 3.9 stable ABI this module is built for does not declare. Stores
+/// through `ob_item` are what `PyList_SET_ITEM` does in CPython's own code; `PyList_SetItem`
+/// checks the type, the index and the old item at each call, a call per id that was a tenth of
+/// the calling thread's work on a batch of lines.
+#[repr(C)]
+struct ListHead {
+    head: pyo3::ffi::PyVarObject,
+    ob_item: *mut *mut pyo3::ffi::PyObject,
+}
+
+/// Whether this interpreter's lists have [`ListHead`]'s layout, tried once on a list of two items
+/// set through the API: every GIL build of CPython 3 so far; where not, `IdLists` keeps to
+/// `PyList_SetItem`.
+fn list_layout_known(py: Python<'_>) -> bool {
+    static KNOWN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KNOWN.get_or_init(|| {
+        use pyo3::ffi;
+        let (a, b) = (py.None(), pyo3::types::PyBool::new(py, true).to_owned().into_any().unbind());
+        // SAFETY: a new list of two NULL items, each set once to a new reference, read back
+        // through the assumed layout (the list's object is at least a `ListHead` long on every
+        // CPython 3: the header, then the item pointer), then released
+        unsafe {
+            let list = ffi::PyList_New(2);
+            if list.is_null() {
+                ffi::PyErr_Clear();
+                return false;
+            }
+            ffi::PyList_SetItem(list, 0, a.clone_ref(py).into_ptr());
+            ffi::PyList_SetItem(list, 1, b.clone_ref(py).into_ptr());
+            let head = &*list.cast::<ListHead>();
+            let known = head.head.ob_size == 2
+                && !head.ob_item.is_null()
+                && *head.ob_item == a.as_ptr()
+                && *head.ob_item.add(1) == b.as_ptr()
+                && ffi::PyList_GetItem(list, 1) == b.as_ptr();
+            ffi::Py_DecRef(list);
+            known
+        }
+    })
+}
+
+/// A batch's result, a list of `n` lists of ints, filled text by text as parts of the batch are
+/// encoded (see `batch::ids_streamed`). The raw C API is used here and in [`TextReader`] only: the
+/// outer list is made at its final size and each inner list is put in its place, with no Vec of
+/// lists in between. Until it is full its unfilled items are NULL, which the collector and `list_dealloc`
+/// skip; it reaches Python code only through [`IdLists::finish`], once every item is set.
+pub(crate) struct IdLists {
+    list: Py<PyList>,
+    filled: usize,
+    len: usize,
+    failed: Option<PyErr>,
+}
+
+impl IdLists {
+    pub(crate) fn new(py: Python<'_>, len: usize) -> PyResult<Self> {
+        let n = pyo3::ffi::Py_ssize_t::try_from(len)
+            .map_err(|_| pyo3::exceptions::PyOverflowError::new_err("batch too large"))?;
+        // SAFETY: PyList_New returns a new reference or NULL with an exception set
+        let list = unsafe { Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(n))? };
+        Ok(IdLists { list: list.cast_into::<PyList>()?.unbind(), filled: 0, len, failed: None })
+    }
+
+    /// Appends every text of `flat`, each id as `ints[id]` (or a new int past its end). An error
+    /// is kept for [`IdLists::finish`]; later calls then do nothing.
+    pub(crate) fn extend(
+        &mut self,
+        py: Python<'_>,
+        flat: &subwords_core::batch::Flat,
+        ints: &[Py<PyAny>],
+    ) {
+        if self.failed.is_some() {
+            return;
+        }
+        for ids in flat.iter() {
+            if let Err(e) = self.push(py, ids, ints) {
+                self.failed = Some(e);
+                return;
+            }
+        }
+    }
+
+    fn push(&mut self, py: Python<'_>, ids: &[u32], ints: &[Py<PyAny>]) -> PyResult<()> {
+        use pyo3::ffi;
+        if self.filled >= self.len {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "more results than texts in the batch",
+            ));
+        }
+        let direct = list_layout_known(py);
+        // SAFETY: `inner` is a new list of `ids.len()` NULL items; each is set once, to a new
+        // reference (PyList_SetItem steals it; a direct store hands it over the same way), before
+        // the list is put in `self.list` (which takes `inner` over); both indices are in range.
+        // Direct stores only where `list_layout_known` saw `ob_item` where CPython puts it.
+        unsafe {
+            let inner = ffi::PyList_New(ids.len() as ffi::Py_ssize_t);
+            if inner.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            let slots = if direct && !ids.is_empty() {
+                (*inner.cast::<ListHead>()).ob_item
+            } else {
+                std::ptr::null_mut()
+            };
+            for (j, &id) in ids.iter().enumerate() {
+                let item = match ints.get(id as usize) {
+                    Some(o) => {
+                        ffi::Py_IncRef(o.as_ptr());
+                        o.as_ptr()
+                    }
+                    None => ffi::PyLong_FromUnsignedLong(id as std::os::raw::c_ulong),
+                };
+                if item.is_null() {
+                    ffi::Py_DecRef(inner);
+                    return Err(PyErr::fetch(py));
+                }
+                if slots.is_null() {
+                    ffi::PyList_SetItem(inner, j as ffi::Py_ssize_t, item);
+                } else {
+                    *slots.add(j) = item;
+                }
+            }
+            if direct {
+                *(*self.list.as_ptr().cast::<ListHead>()).ob_item.add(self.filled) = inner;
+            } else {
+                ffi::PyList_SetItem(self.list.as_ptr(), self.filled as ffi::Py_ssize_t, inner);
+            }
+        }
+        self.filled += 1;
+        Ok(())
+    }
+
+    /// The full list, or the first error met while filling it.
+    pub(crate) fn finish(self, py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        if self.filled != self.len {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+                "{} results for {} texts",
+                self.filled, self.len
+            )));
+        }
+        Ok(self.list.into_bound(py))
+    }
+}
+
+/// The ids of a batch, streamed from an engine (`encode` runs its batch without the GIL, handing
+/// each finished part to the sink on the calling thread, `batch::ids_streamed`), as one list of
+/// lists of the shared `ints` ([`IdLists`]): `encode_batch` of every engine. The texts are read
+/// by the calling thread while the engine's other threads encode the parts read before
+/// ([`TextReader`], `batch::Items::Fed`).
+pub(crate) fn list_batch<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyAny>,
+    ints: &[Py<PyAny>],
+    encode: impl FnOnce(
+            Items<'_, &'static str>,
+            &mut dyn FnMut(&subwords_core::batch::Flat),
+        ) -> subwords_core::Result<()>
+        + Send,
+) -> PyResult<Bound<'py, PyList>> {
+    let reader = TextReader::new(py, texts)?;
+    let mut lists = IdLists::new(py, reader.len())?;
+    // the lists of finished parts are made under the GIL by the calling thread, between parts it
+    // encodes itself without it
+    fed_batch(py, reader, encode, |flat, _| Python::attach(|py| lists.extend(py, flat, ints)))?;
+    lists.finish(py)
+}
+
+/// [`list_batch`] into the two bytearrays of [`FlatIds`]: `encode_batch_flat` of every engine.
+pub(crate) fn flat_batch<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyAny>,
+    width: usize,
+    encode: impl FnOnce(
+            Items<'_, &'static str>,
+            &mut dyn FnMut(&subwords_core::batch::Flat),
+        ) -> subwords_core::Result<()>
+        + Send,
+) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
+    let reader = TextReader::new(py, texts)?;
+    let mut out = FlatIds::new(py, width, reader.len())?;
+    fed_batch(py, reader, encode, |flat, bytes| out.extend(flat, bytes))?;
+    out.finish(py)
+}
+
+/// Runs `encode` without the GIL on texts `reader` reads as the batch goes
+/// (`batch::Items::Fed`), each finished part handed to `sink` with the UTF-8 length of the
+/// texts read so far, then its texts let go. A text that could not be read wins over an
+/// engine's error.
+pub(crate) fn fed_batch(
+    py: Python<'_>,
+    reader: TextReader,
+    encode: impl FnOnce(
+            Items<'_, &'static str>,
+            &mut dyn FnMut(&subwords_core::batch::Flat),
+        ) -> subwords_core::Result<()>
+        + Send,
+    mut sink: impl FnMut(&subwords_core::batch::Flat, usize) + Send,
+) -> PyResult<()> {
+    let len = reader.len();
+    // the read and the sink run on the calling thread, one at a time
+    let reader = std::sync::Mutex::new(reader);
+    let r = py.detach(|| {
+        let mut read = |range: std::ops::Range<usize>, got: &mut Vec<&'static str>| {
+            lock(&reader).read(range, got)
+        };
+        encode(Items::Fed { len, read: &mut read }, &mut |flat| {
+            let mut reader = lock(&reader);
+            sink(flat, reader.bytes);
+            reader.release(flat.len());
+        })
+    });
+    reader.into_inner().unwrap_or_else(|p| p.into_inner()).finish(py)?;
+    r.map_err(|e| to_py(py, e))
+}
+
+fn lock(reader: &std::sync::Mutex<TextReader>) -> std::sync::MutexGuard<'_, TextReader> {
+    reader.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A batch's texts as UTF-8 the workers read without the GIL, read from a list, a tuple or any
+/// other iterable of `str` on the calling thread, a range at a time ([`TextReader::read`]).
+///
+/// Reading is serial (under the GIL), so it is kept short and, in a streamed batch, done while
+/// the other threads encode what was read before. On Python 3.10 and later each text's UTF-8 is
+/// borrowed from the `str` itself (`PyUnicode_AsUTF8AndSize`, which keeps it with the string):
+/// no copy, no object per text. On 3.9 (the stable ABI this module is built for, where `pyo3`'s
+/// `PyBackedStr` cannot borrow) each text is copied into a `bytes`: for a 2 MB batch of lines,
+/// 42,388 objects made and freed on the calling thread while the other core waits.
+///
+/// The texts stay alive while borrowed: a tuple holds its items and cannot change; a list can,
+/// by another Python thread while the GIL is released, so each text read from a list is held
+/// by a reference of its own (copying the list into a tuple first would be a serial pass over
+/// every text before any thread could start); any other iterable is made a tuple first. A list that
+/// shrinks while it is read is an error; items added to it are not read.
+///
+/// A text that is not a `str` is a `TextTypeError` naming its place, the message of the Python
+/// side's `batch_arg`, so the Python wrappers need not walk the batch first. It wins over a
+/// text that cannot be encoded (a lone surrogate) anywhere in the batch, as there: after that
+/// one, the rest are checked for their type only.
+pub(crate) struct TextReader {
+    items: Py<PyAny>,
+    is_list: bool,
+    len: usize,
+    borrow: bool,
+    /// List items read: a reference each (see above), let go by `release` once their part of
+    /// the batch is done, the rest in `drop`. Raw: `Py`'s drop asks whether this thread holds
+    /// the GIL at every item.
+    held: Vec<*mut pyo3::ffi::PyObject>,
+    /// How many of `held` were let go.
+    released: usize,
+    /// The UTF-8 length of the texts read.
+    bytes: usize,
+    /// 3.9 only: the UTF-8 copies the texts point into.
+    copies: Vec<Py<PyBytes>>,
+    failed: Option<PyErr>,
+}
+
+// `PyUnicode_AsUTF8AndSize` is in the stable ABI from 3.10 and exported, with this signature, by
+// every CPython 3; it is called only when the running interpreter is 3.10 or later.
+extern "C" {
+    fn PyUnicode_AsUTF8AndSize(
+        unicode: *mut pyo3::ffi::PyObject,
+        size: *mut pyo3::ffi::Py_ssize_t,
+    ) -> *const std::os::raw::c_char;
+}
+
+impl TextReader {
+    pub(crate) fn new(py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<Self> {
+        use pyo3::types::{PyTuple, PyTupleMethods};
+        if batch.is_instance_of::<pyo3::types::PyString>() {
+            return Err(error(
+                py,
+                "InputError",
+                "encode_batch takes a list of texts, not one str; use encode() for one text".into(),
+            ));
+        }
+        let borrow = py.version_info() >= (3, 10);
+        let (items, is_list, len) = if let Ok(list) = batch.cast_exact::<PyList>() {
+            (list.clone().into_any().unbind(), true, list.len())
+        } else if let Ok(tuple) = batch.cast_exact::<PyTuple>() {
+            (tuple.clone().into_any().unbind(), false, tuple.len())
+        } else {
+            // SAFETY: PySequence_Tuple returns a new reference or NULL with an exception set
+            let tuple = unsafe {
+                Bound::from_owned_ptr_or_err(py, pyo3::ffi::PySequence_Tuple(batch.as_ptr()))?
+            }
+            .cast_into::<PyTuple>()?;
+            let len = tuple.len();
+            (tuple.into_any().unbind(), false, len)
+        };
+        Ok(TextReader {
+            items,
+            is_list,
+            len,
+            borrow,
+            held: Vec::new(),
+            released: 0,
+            bytes: 0,
+            copies: Vec::new(),
+            failed: None,
+        })
+    }
+
+    /// Lets go of the next `n` texts read, whose part of the batch is done (handed to the sink):
+    /// done while the other threads encode, since at the end of a batch of short lines the
+    /// ~85k objects of 4 MB are out of the cache and letting go of them at the end took a
+    /// millisecond, serial.
+    /// Takes the GIL only when there is something to let go.
+    fn release(&mut self, n: usize) {
+        let end = (self.released + n).min(self.held.len());
+        if end == self.released {
+            return;
+        }
+        Python::attach(|_| {
+            for &item in &self.held[self.released..end] {
+                // SAFETY: a reference taken in `read_with`, given back once (`released` moves
+                // past it), with the GIL
+                unsafe { pyo3::ffi::Py_DecRef(item) };
+            }
+        });
+        self.released = end;
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Appends the texts of `range` to `out`, taking the GIL; false, with the error kept for
+    /// [`TextReader::finish`], when one cannot be read (then nothing more is read).
+    pub(crate) fn read(
+        &mut self,
+        range: std::ops::Range<usize>,
+        out: &mut Vec<&'static str>,
+    ) -> bool {
+        Python::attach(|py| self.read_with(py, range, out))
+    }
+
+    fn read_with(
+        &mut self,
+        py: Python<'_>,
+        range: std::ops::Range<usize>,
+        out: &mut Vec<&'static str>,
+    ) -> bool {
+        use pyo3::ffi;
+        if self.failed.is_some() {
+            return false;
+        }
+        if self.is_list {
+            self.held.reserve(range.len());
+        }
+        for n in range {
+            let Some(item) = self.text_at(n) else {
+                self.failed = Some(self.item_error(py, n));
+                return false;
+            };
+            let (ptr, len) = if self.borrow {
+                let mut len: ffi::Py_ssize_t = 0;
+                // SAFETY: `item` is a str; the result is NULL with an exception set (a lone
+                // surrogate: UnicodeEncodeError) or UTF-8 that lives as long as the str
+                let ptr = unsafe { PyUnicode_AsUTF8AndSize(item, &mut len) };
+                if ptr.is_null() {
+                    self.failed = Some(PyErr::fetch(py));
+                    self.check_types_after(py, n);
+                    return false;
+                }
+                (ptr as *const u8, len as usize)
+            } else {
+                // SAFETY: as above; the bytes object is a new reference, kept in `copies`
+                let bytes = match unsafe {
+                    Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_AsUTF8String(item))
+                } {
+                    Ok(b) => b.cast_into::<PyBytes>().map_err(PyErr::from),
+                    Err(e) => Err(e),
+                };
+                let bytes = match bytes {
+                    Ok(b) => b,
+                    Err(e) => {
+                        self.failed = Some(e);
+                        self.check_types_after(py, n);
+                        return false;
+                    }
+                };
+                let b = bytes.as_bytes();
+                let at = (b.as_ptr(), b.len());
+                self.copies.push(bytes.unbind());
+                at
+            };
+            self.bytes += len;
+            if self.is_list {
+                // SAFETY: a live object; the reference taken is given back in `drop`
+                unsafe { ffi::Py_IncRef(item) };
+                self.held.push(item);
+            }
+            // SAFETY: valid UTF-8 (Python made it), alive while `self.items`, `self.held` and
+            // `self.copies` are, which `self` owns until `finish`, and the batch that borrows
+            // the text ends before that
+            out.push(unsafe {
+                std::str::from_utf8_unchecked(std::slice::from_raw_parts(ptr, len))
+            });
+        }
+        true
+    }
+
+    /// Item `n` when it is a `str` (a borrowed reference), else None: the per-text path.
+    #[inline(always)]
+    fn text_at(&self, n: usize) -> Option<*mut pyo3::ffi::PyObject> {
+        let item = self.get(n);
+        // SAFETY: a live object when not NULL; PyUnicode_Check reads its type's flags
+        (!item.is_null() && unsafe { pyo3::ffi::PyUnicode_Check(item) } != 0).then_some(item)
+    }
+
+    /// Item `n`, a borrowed reference, or NULL with IndexError set (cleared in `item_error`).
+    #[inline(always)]
+    fn get(&self, n: usize) -> *mut pyo3::ffi::PyObject {
+        use pyo3::ffi;
+        // SAFETY: `self.items` is the list or tuple `is_list` says; GetItem checks the index
+        unsafe {
+            if self.is_list {
+                ffi::PyList_GetItem(self.items.as_ptr(), n as ffi::Py_ssize_t)
+            } else {
+                ffi::PyTuple_GetItem(self.items.as_ptr(), n as ffi::Py_ssize_t)
+            }
+        }
+    }
+
+    /// Why item `n` is not a text.
+    #[cold]
+    fn item_error(&self, py: Python<'_>, n: usize) -> PyErr {
+        use pyo3::ffi;
+        let item = self.get(n);
+        if item.is_null() {
+            // SAFETY: GetItem set the exception it returned NULL for
+            unsafe { ffi::PyErr_Clear() };
+            return error(
+                py,
+                "InputError",
+                format!("the list of texts lost item {n} while it was being read (changed by another thread?); pass a list no other thread changes, or a tuple"),
+            );
+        }
+        // SAFETY: a borrowed reference to a live object, made owned for the message
+        let item = unsafe { Bound::from_borrowed_ptr(py, item) };
+        let kind =
+            item.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an object".into());
+        error(
+            py,
+            "TextTypeError",
+            format!("text {n} of the batch is {kind}, not str (expected text)"),
+        )
+    }
+
+    /// After text `n` could not be encoded: a text after it that is not a `str` is the error.
+    fn check_types_after(&mut self, py: Python<'_>, n: usize) {
+        if let Some(k) = (n + 1..self.len).find(|&k| self.text_at(k).is_none()) {
+            self.failed = Some(self.item_error(py, k));
+        }
+    }
+
+    /// The error met while reading, if any; the texts are let go here, with the GIL.
+    pub(crate) fn finish(mut self, _py: Python<'_>) -> PyResult<()> {
+        match self.failed.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for TextReader {
+    fn drop(&mut self) {
+        self.release(self.held.len() - self.released);
+    }
+}
+
+// SAFETY: `held` holds references to Python objects, touched only with the GIL (in `read_with`
+// and `drop`); the texts lent out are immutable bytes those objects keep alive
+unsafe impl Send for TextReader {}
+// SAFETY: through a shared reference only `len` is read; the objects are touched through `&mut`
+unsafe impl Sync for TextReader {}
