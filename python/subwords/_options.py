@@ -29,7 +29,7 @@ from .errors import OptionError
 CORE_DEFAULTS: dict[str, dict[str, Any]] = _core.default_options()
 _ANY = CORE_DEFAULTS["bpe"]  # the options whose default is the same for every model
 
-Model = Literal["bpe", "word", "wordpiece", "unigram"]
+ModelKind = Literal["bpe", "word", "wordpiece", "unigram"]
 SpellingName = Literal["end", "continuation", "front", "bytes"]
 #: a named pre-split (``gpt2``, ``bert``, ``cl100k``, ``o200k``, ``llama3``) or any regular expression
 PreSplit = str
@@ -80,7 +80,7 @@ class TrainOptions:
     """
 
     vocab_size: int
-    model: Model = "bpe"
+    model: ModelKind = "bpe"
     #: None: the model's own (``end``; ``continuation`` for WordPiece)
     spelling: Optional[SpellingName] = None
     #: None: 1 for ``word``, 2 for the merge models; Unigram takes none (pruning decides)

@@ -1,5 +1,5 @@
 //! `subwords._core.Encoder`: the one binding of the core's encoder contract
-//! (`subwords_core::encoder`). Every format class (our `Model`, `SpModel`, `HfPipeline`,
+//! (`subwords_core::encoder`). Every format class (our `Tokenizer`, `SpModel`, `HfPipeline`,
 //! `RankBpe`) hands out an `Encoder` over itself; single calls, batches into lists, batches
 //! into id arrays, the specials a call allows and the template are all here, once, for the four
 //! engines. The Python families call nothing else to encode.
@@ -21,7 +21,7 @@ pub(crate) trait Holds: Sync + Send + 'static {
 
 /// The format object an `Encoder` encodes with.
 enum Held {
-    Own(Py<crate::PyModel>),
+    Own(Py<crate::PyTokenizer>),
     Sp(Py<crate::sentencepiece::SpModel>),
     Hf(Py<crate::hf::PyHfPipeline>),
     Rank(Py<crate::tiktoken::PyRankBpe>),
@@ -58,7 +58,7 @@ pub struct PyEncoder {
 }
 
 impl PyEncoder {
-    pub(crate) fn own(model: Py<crate::PyModel>, template: Option<Template>) -> Self {
+    pub(crate) fn own(model: Py<crate::PyTokenizer>, template: Option<Template>) -> Self {
         PyEncoder { held: Held::Own(model), template }
     }
 

@@ -19,7 +19,7 @@ fn bad(py: Python<'_>, m: String) -> PyErr {
 #[pyclass(module = "subwords._core", name = "HfPipeline", frozen)]
 pub struct PyHfPipeline {
     inner: HfPipeline,
-    /// One Python int per id below `ints_len`, made on first use (see `PyModel::list`); ids at or
+    /// One Python int per id below `ints_len`, made on first use (see `PyTokenizer::list`); ids at or
     /// above it (a sparse file's) are made one by one.
     ints: std::sync::OnceLock<Vec<Py<PyAny>>>,
     ints_len: u32,

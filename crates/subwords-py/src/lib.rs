@@ -325,7 +325,7 @@ impl Trainer {
         self.joints = Some(joints);
     }
 
-    fn train(&mut self, py: Python<'_>) -> PyResult<PyModel> {
+    fn train(&mut self, py: Python<'_>) -> PyResult<PyTokenizer> {
         let corpus = self.take_corpus(py)?;
         let options = self.options.clone();
         let pool = &self.pool;
@@ -335,7 +335,7 @@ impl Trainer {
                 pool.install(|| learners::train_with_progress(&options, corpus, Some(progress)))
             })
             .map_err(|e| to_py(py, e))?;
-        Ok(PyModel::wrap(model))
+        Ok(PyTokenizer::wrap(model))
     }
 }
 
@@ -390,27 +390,27 @@ impl Trainer {
     }
 }
 
-#[pyclass(module = "subwords._core", name = "Model", frozen)]
-struct PyModel {
+#[pyclass(module = "subwords._core", name = "Tokenizer", frozen)]
+struct PyTokenizer {
     inner: Tokenizer,
     /// One Python int per id, made on first use: building result lists then costs a reference
     /// count per id instead of an allocation per id (most ids are above CPython's small-int cache).
     ints: std::sync::OnceLock<Vec<Py<PyAny>>>,
 }
 
-impl encoder::Holds for PyModel {
+impl encoder::Holds for PyTokenizer {
     type Engine = Tokenizer;
     fn engine(&self) -> &Tokenizer {
         &self.inner
     }
     fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
-        PyModel::ints(self, py)
+        PyTokenizer::ints(self, py)
     }
 }
 
-impl PyModel {
+impl PyTokenizer {
     fn wrap(inner: Tokenizer) -> Self {
-        PyModel { inner, ints: std::sync::OnceLock::new() }
+        PyTokenizer { inner, ints: std::sync::OnceLock::new() }
     }
 
     fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
@@ -563,11 +563,11 @@ fn char_offsets(text: &str) -> Vec<u32> {
 }
 
 #[pymethods]
-impl PyModel {
+impl PyTokenizer {
     #[staticmethod]
     fn from_json(py: Python<'_>, text: String) -> PyResult<Self> {
         let inner = py.detach(|| Tokenizer::from_json(&text)).map_err(|e| to_py(py, e))?;
-        Ok(PyModel::wrap(inner))
+        Ok(PyTokenizer::wrap(inner))
     }
 
     /// A BERT vocab.txt's bytes read into a model (`subwords_compat::vocab_txt`), or what is
@@ -586,7 +586,7 @@ impl PyModel {
             Ok((problem, line, what).into_pyobject(py)?.into_any())
         };
         match got {
-            Ok(model) => Ok(Bound::new(py, PyModel::wrap(model))?.into_any()),
+            Ok(model) => Ok(Bound::new(py, PyTokenizer::wrap(model))?.into_any()),
             Err(Refused::Empty) => wrong("empty", 0, String::new()),
             Err(Refused::Utf8 { line }) => wrong("utf-8", line, String::new()),
             Err(Refused::Line { line, text }) => wrong("line", line, text),
@@ -623,7 +623,7 @@ impl PyModel {
         let inner = py
             .detach(|| Tokenizer::from_rows(model, spelling, rows, template))
             .map_err(|e| to_py(py, e))?;
-        Ok(PyModel::wrap(inner))
+        Ok(PyTokenizer::wrap(inner))
     }
 
     fn to_json(&self, py: Python<'_>) -> String {
@@ -992,7 +992,7 @@ fn default_options(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Trainer>()?;
-    m.add_class::<PyModel>()?;
+    m.add_class::<PyTokenizer>()?;
     m.add_class::<encoder::PyEncoder>()?;
     m.add_class::<ProgressView>()?;
     m.add_class::<sentencepiece::SpModel>()?;
