@@ -19,6 +19,23 @@ pub(crate) trait Holds: Sync + Send + 'static {
     fn ints(&self, py: Python<'_>) -> &[Py<PyAny>];
 }
 
+/// `holds!(Class => Engine)`: [`Holds`] for a format class whose engine is its `inner` field and
+/// whose int objects come from its own `ints` method, as every format class keeps them.
+macro_rules! holds {
+    ($class:ty => $engine:ty) => {
+        impl $crate::encoder::Holds for $class {
+            type Engine = $engine;
+            fn engine(&self) -> &$engine {
+                &self.inner
+            }
+            fn ints(&self, py: pyo3::Python<'_>) -> &[pyo3::Py<pyo3::PyAny>] {
+                <$class>::ints(self, py)
+            }
+        }
+    };
+}
+pub(crate) use holds;
+
 /// The format object an `Encoder` encodes with.
 enum Held {
     Own(Py<crate::PyTokenizer>),

@@ -25,15 +25,7 @@ pub struct PyHfPipeline {
     ints_len: u32,
 }
 
-impl crate::encoder::Holds for PyHfPipeline {
-    type Engine = HfPipeline;
-    fn engine(&self) -> &HfPipeline {
-        &self.inner
-    }
-    fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
-        PyHfPipeline::ints(self, py)
-    }
-}
+crate::encoder::holds!(PyHfPipeline => HfPipeline);
 
 impl PyHfPipeline {
     fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {

@@ -398,15 +398,7 @@ struct PyTokenizer {
     ints: std::sync::OnceLock<Vec<Py<PyAny>>>,
 }
 
-impl encoder::Holds for PyTokenizer {
-    type Engine = Tokenizer;
-    fn engine(&self) -> &Tokenizer {
-        &self.inner
-    }
-    fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
-        PyTokenizer::ints(self, py)
-    }
-}
+crate::encoder::holds!(PyTokenizer => Tokenizer);
 
 impl PyTokenizer {
     fn wrap(inner: Tokenizer) -> Self {
