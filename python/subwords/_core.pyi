@@ -233,13 +233,13 @@ class SnmtCodes:
 
 @final
 class HfPipeline:
-    def __new__(cls, plan: str, tables: HfTables, id_limit: int) -> HfPipeline:
-        """``plan``: the JSON plan without the model's tables."""
+    def __new__(cls, plan: Mapping[str, Any], tables: HfTables, id_limit: int) -> HfPipeline:
+        """``plan``: the plan without the model's tables, a dict."""
     def encoder(self) -> Encoder: ...
     def encode_surfaces(self, text: str, allowed: Sequence[int]) -> tuple[list[int], list[tuple[int, str]]]:
         """The ids and (position, string) of each token whose string is not its id's entry."""
     @staticmethod
-    def normalize_with(normalizers: str, text: str) -> str: ...
+    def normalize_with(normalizers: Sequence[Mapping[str, Any]], text: str) -> str: ...
     def normalize(self, text: str) -> str: ...
     def encode_offsets(self, text: str, allowed: Sequence[int], trim: Optional[bool] = None) -> list[tuple[int, int, int]]:
         """(id, start, end) per token in code points of ``text``, as tokenizers gives its offsets."""

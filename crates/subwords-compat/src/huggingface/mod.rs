@@ -630,14 +630,19 @@ impl HfPipeline {
         })
     }
 
+    /// [`HfPipeline::with_plan`] on a plan given as JSON text (the fuzz targets' input).
+    pub fn with_tables(text: &str, tables: &tables::Tables) -> Result<Self> {
+        let plan: Plan =
+            serde_json::from_str(text).map_err(|e| bad(format!("internal plan: {e}")))?;
+        Self::with_plan(plan, tables)
+    }
+
     /// The plan with the model's vocabulary and merges given apart (as the file has them): ids
     /// are checked (below `MAX_ID`, each once) and merges resolved to ids, refusing a merge that
     /// names a token the vocabulary lacks or makes one it lacks.
     /// A Unigram model's pieces come from the tables' scores when the plan has none.
-    pub fn with_tables(text: &str, tables: &tables::Tables) -> Result<Self> {
+    pub fn with_plan(mut plan: Plan, tables: &tables::Tables) -> Result<Self> {
         let (vocab, merges) = (tables.vocab.as_slice(), tables.merges.as_slice());
-        let mut plan: Plan =
-            serde_json::from_str(text).map_err(|e| bad(format!("internal plan: {e}")))?;
         check_ids(vocab)?;
         match &mut plan.model {
             ModelPlan::Bpe { merges: m, continuing_subword_prefix, .. } => {
