@@ -465,7 +465,7 @@ impl FlatIds {
     /// lines, all of it on the caller). `bytes` is the UTF-8 length of the batch's texts read
     /// so far, all of them by the time the first part comes (`batch::ids_streamed` reads every
     /// part before it hands one on).
-    pub(crate) fn extend(&mut self, flat: &subwords_core::batch::Flat, bytes: usize) {
+    pub(crate) fn extend(&mut self, flat: &subwords_core::batch::FlatIds, bytes: usize) {
         if !self.sized && !self.size_for(flat, bytes) {
             return;
         }
@@ -488,7 +488,7 @@ impl FlatIds {
     /// no more than one id a byte of the texts (beyond that the doubling still works, only with
     /// copies); the unused room is given back in [`FlatIds::finish`]. False when a buffer could
     /// not be made that large.
-    fn size_for(&mut self, first: &subwords_core::batch::Flat, bytes: usize) -> bool {
+    fn size_for(&mut self, first: &subwords_core::batch::FlatIds, bytes: usize) -> bool {
         self.sized = true;
         let per = first.ids().len().div_ceil(first.len().max(1));
         let ids = (per.saturating_mul(self.texts) / 4).saturating_mul(5).min(bytes);
