@@ -58,7 +58,7 @@ def test_min_count_filters():
     out = ref.learn({tuple("abcdef"): 1, tuple("xy"): 2}, new_rows=10, min_count=2)
     assert out.merges == [("x", "y")] and out.stop == "min_count"
     tok = byte_model({"abcdef": 1, "xy": 2}, 10, min_count=2)
-    assert tok.merges == [("x", "y")] and tok.report["stop_reason"] == "min_count"
+    assert tok.merges == [("x", "y")] and tok.report["stop"] == "min_count"
 
 
 @settings(max_examples=80, deadline=None)
@@ -89,7 +89,7 @@ def test_model_file_and_exports(tmp_path):
     for t in texts + ["unseen words, 12 ünï"]:
         assert tok.decode(tok.encode(t)) == t
     # an ordinary merge list: the exports hold it
-    for fmt, name in (("hf", "tokenizer.json"), ("tiktoken", "lm.tiktoken")):
+    for fmt, name in (("hf", "tokenizer.json"), ("tiktoken", "gpt2.tiktoken")):
         out = tmp_path / name
         export(tok, out, fmt)
         other = subwords.load(out)
@@ -107,6 +107,24 @@ def test_model_file_and_exports(tmp_path):
 def test_bad_options(options, why):
     with pytest.raises(OptionError, match=why):
         subwords.train({"abc": 5, "ab": 2}, vocab_size=400, **{"spelling": "bytes", **options})
+
+
+def test_other_operations(tmp_path):
+    texts = ["the theme of the thesis", "then there, the other", "ab ab abc"] * 5
+    tok = subwords.train(texts, vocab_size=60, spelling="front", min_count=1, length_max=True)
+    # the usage trim and LiteToken read it as the BPE merge list it is
+    cut = subwords.trim(tok, texts[:2])
+    assert cut.new_size < cut.old_size and cut.tokenizer.encode(texts[0]) == [cut.id_map[i] for i in tok.encode(texts[0])]
+    lite = subwords.trim(tok, texts, litetoken=True)
+    assert [lite.tokenizer.decode(ids) for ids in lite.tokenizer.encode_batch(texts)] == texts
+    # StochasTok and BPE-dropout change the pieces, never the text
+    assert tok.decode(tok.encode(texts[0], stochastok=0.5, seed=1)) == texts[0]
+    assert tok.decode(tok.encode(texts[0], dropout=0.5, seed=1)) == texts[0]
+    # extend would continue by plain BPE's count: refused, nothing written
+    out = tmp_path / "more.json"
+    with pytest.raises(OptionError, match="Length-MAX"):
+        subwords.extend(tok, texts, vocab_size=70, output=out)
+    assert not out.exists()
 
 
 def test_cli(tmp_path):
