@@ -102,6 +102,46 @@ mod tests {
         assert_eq!(merges(&m), ["x y"]);
     }
 
+    /// The engine's memory policy at its extremes changes no Length-MAX merge (the score is not
+    /// a count: no heap floor is taken, and no pair is dropped).
+    #[test]
+    fn tuning_changes_no_merge() {
+        use crate::learners::merge::{
+            learn, Compaction, Flat, MergeParams, Score, Symbols, Tuning,
+        };
+        let run = |tuning: Tuning| {
+            let mut symbols = Symbols::new(0, b"");
+            for c in b"abcde" {
+                symbols.push(vec![*c], 1);
+            }
+            let mut flat = Flat::default();
+            let mut x = 0x2545_F491_4F6C_DD1Du64;
+            for k in 0..3000u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let n = 2 + (x % 8) as usize;
+                let u: Vec<u32> = (0..n).map(|i| ((x >> (3 * i + 8)) % 5) as u32).collect();
+                flat.push(&u, 1 + 1000 / (k + 1));
+            }
+            let mut params = MergeParams::bpe(600, 1, None);
+            params.score = Score::CountTimesLength;
+            params.tuning = tuning;
+            let out = learn(flat, &mut symbols, &params, None);
+            (out.merges, out.pieces_after, out.events.floor_raised)
+        };
+        let plain = run(Tuning { compaction: Compaction::Never, ..Tuning::default() });
+        assert!(plain.0.len() > 100, "room for many merges: {}", plain.0.len());
+        let tight = run(Tuning {
+            compaction: Compaction::Always,
+            heap_keep: 16,
+            shards: Some(7),
+            drop_below: Some(1 << 20),
+        });
+        assert_eq!(tight.2, 0, "a heap floor is kept in counts, never in scores");
+        assert_eq!(plain, tight);
+    }
+
     #[test]
     fn refused_options() {
         for (extra, why) in [
@@ -111,7 +151,10 @@ mod tests {
             (r#""model":"bpe","spelling":"bytes","superword_at":300"#, "superword_at"),
         ] {
             let json = format!(r#"{{{extra},"vocab_size":400,"length_max":true}}"#);
-            let err = TrainOptions::from_json(&json).err().expect(&json).to_string();
+            let err = match TrainOptions::from_json(&json) {
+                Ok(_) => panic!("{json} was taken"),
+                Err(e) => e.to_string(),
+            };
             assert!(err.contains(why), "{json}: {err}");
         }
     }
