@@ -359,21 +359,22 @@ def _litetoken_sentencepiece(tok: Any, texts: list[str], threshold: float, threa
 
     def alone(i: int) -> Optional[tuple[int, int]]:
         """The last merge of piece ``i`` encoded alone by the score rule (None: not made so)."""
-        parts = [by_piece.get(c) for c in pieces[i]]
-        if any(x is None for x in parts):
+        if any(c not in by_piece for c in pieces[i]):
             return None
-        last = None
+        parts = [by_piece[c] for c in pieces[i]]
+        last: Optional[tuple[int, int]] = None
         while len(parts) > 1:
-            best, at = None, -1
+            best: Optional[int] = None
+            at = -1
             for k in range(len(parts) - 1):
-                j = by_piece.get(pieces[parts[k]] + pieces[parts[k + 1]])  # type: ignore[index]
+                j = by_piece.get(pieces[parts[k]] + pieces[parts[k + 1]])
                 if j is not None and (best is None or scores[j] > scores[best]):
                     best, at = j, k
             if best is None:
                 return None
             last = (parts[at], parts[at + 1])
             parts[at:at + 2] = [best]
-        return last if parts == [i] else None  # type: ignore[return-value]
+        return last if parts == [i] else None
 
     def prepare(rows: list[int]) -> None:
         todo = list(rows)
