@@ -109,6 +109,13 @@ def test_bad_options(options, why):
         subwords.train({"abc": 5, "ab": 2}, vocab_size=400, **{"spelling": "bytes", **options})
 
 
+def test_same_model_on_one_and_two_threads():
+    texts = [f"line {i} of the thesis, the theme {i % 7} then there" for i in range(400)]
+    one = subwords.train(texts, vocab_size=400, spelling="front", length_max=True, threads=1)
+    two = subwords.train(list(reversed(texts)), vocab_size=400, spelling="front", length_max=True, threads=2)
+    assert one.merges and one.to_json() == two.to_json()
+
+
 def test_other_operations(tmp_path):
     texts = ["the theme of the thesis", "then there, the other", "ab ab abc"] * 5
     tok = subwords.train(texts, vocab_size=60, spelling="front", min_count=1, length_max=True)

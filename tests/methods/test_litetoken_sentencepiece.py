@@ -126,6 +126,14 @@ def test_unigram_and_wordpiece_are_refused(tmp_path, texts):
     assert not out.exists() and not (tmp_path / "cut.model.ids.json").exists()
     r = run("trim", "--litetoken", str(uni), *_write(tmp_path, texts[:50]), "-o", str(out))
     assert r.returncode != 0 and "Unigram" in r.stderr and not out.exists(), r.stderr
+    # a Unigram tokenizer.json
+    ours_uni = subwords.train(texts[:2000], vocab_size=600, model="unigram", spelling="front")
+    from subwords.formats._dispatch import export
+
+    export(ours_uni, tmp_path / "uni.json", "hf")
+    with pytest.raises(OptionError, match="'Unigram', which has none"):
+        trim(str(tmp_path / "uni.json"), texts[:50], litetoken=True, output=tmp_path / "uni-cut.json")
+    assert not (tmp_path / "uni-cut.json").exists()
     # WordPiece: ours, and a vocab.txt
     wp = subwords.train(texts[:2000], vocab_size=600, model="wordpiece", spelling="continuation")
     with pytest.raises(OptionError, match="longest match"):
