@@ -52,6 +52,7 @@ def _train_options(p: argparse.ArgumentParser, vocab_size: bool) -> None:
                    help="SuperBPE: the most words a superword may span (default 4)")
     p.add_argument("--max-piece-length", type=_positive("--max-piece-length"), default=None)
     p.add_argument("--picky", type=float, default=None, metavar="THRESHOLD", help="Picky BPE's IoS threshold")
+    p.add_argument("--length-max", action="store_true", help="Length-MAX: merges by count x joined length")
     p.add_argument("--alphabet-size", type=_positive("--alphabet-size"), default=None)
     p.add_argument("--character-coverage", type=_coverage, default=None)
     p.add_argument("--mark", default=None)
@@ -120,6 +121,8 @@ def _kw(a: argparse.Namespace) -> dict[str, Any]:
         alphabet_size=a.alphabet_size, character_coverage=a.character_coverage, threads=a.threads,
         input_errors=a.input_errors, min_count_rule=a.min_count_rule, unknown=a.unknown,
     )
+    if a.length_max:
+        kw["length_max"] = True
     for k in ("seed_size", "shrink", "em_rounds", "em", "max_word_length", "picky", "preset", "superword_pattern",
               "superword_words"):
         v = getattr(a, k)

@@ -154,6 +154,9 @@ class TrainOptions:
     #: Picky BPE (arXiv 2409.04599; docs/METHODS.md): during training, remove a merged token
     #: whose intersection over self reaches this threshold, in (0, 1]. BPE only
     picky: Optional[float] = None
+    #: Length-MAX (arXiv 2511.20849; docs/METHODS.md): each merge takes the pair with the largest
+    #: count x joined length (in alphabet symbols) instead of the largest count. BPE only
+    length_max: bool = False
 
     def replace(self, **changes: Any) -> TrainOptions:
         """A copy with some options changed (unknown names are an OptionError)."""
@@ -215,6 +218,8 @@ def resolved(options: TrainOptions) -> dict[str, Any]:
         raise OptionError(f"picky must be a number in (0, 1], the IoS threshold (e.g. picky=0.9), got {o['picky']!r}")
     if isinstance(o["picky"], int):
         o["picky"] = float(o["picky"])
+    if not isinstance(o["length_max"], bool):
+        raise OptionError(f"length_max must be True or False (the merge rule of arXiv 2511.20849), got {o['length_max']!r}")
     for name in ("normalize", "pattern", "split_digits", "superword_pattern", "superword_words", "picky"):
         if o[name] is None:
             del o[name]  # unset: absent, so files without them stay as they were

@@ -175,6 +175,10 @@ pub struct TrainOptions {
     /// the saved options when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub picky: Option<f64>,
+    /// Length-MAX: merges chosen by count × the joined piece's length
+    /// (`learners/merge/length_max.rs`); BPE only. Left out of the saved options when off.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub length_max: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -385,6 +389,7 @@ impl TrainOptions {
         }
         self.validate_specials()?;
         crate::learners::merge::picky::validate(self)?;
+        crate::learners::merge::length_max::validate(self)?;
         Ok(())
     }
 

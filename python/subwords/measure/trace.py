@@ -40,7 +40,7 @@ class MergeStep:
     right: str
     result: str
     count: int
-    """The pair's count (BPE), or the numerator of the WordPiece score."""
+    """The pair's count (BPE), the numerator of the WordPiece score, or count x joined length (Length-MAX)."""
     score_den: int
     """The score's denominator: 1 under counts, ``count(left) * count(right)`` for WordPiece."""
     ties: list[Pair]

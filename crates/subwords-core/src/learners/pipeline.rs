@@ -859,6 +859,9 @@ fn number_alphabet(
 /// `min_count` rule and, under continuation, its tie order.
 fn stage_one_params(opts: &TrainOptions, spelling: &Spelling, room: u64) -> MergeParams {
     let mut params = MergeParams::bpe(room, opts.min_count, opts.max_piece_length);
+    if opts.length_max {
+        params.score = Score::CountTimesLength;
+    }
     if opts.model == ModelKind::Wordpiece {
         params.score = Score::WordPiece;
         params.min_count_rule = match opts.min_count_rule {

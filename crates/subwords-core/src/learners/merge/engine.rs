@@ -177,7 +177,9 @@ impl<'a> Engine<'a> {
         let arena_mark = arena.words.len();
         let index_mark = index.len();
         let floor = match (params.score, params.min_count_rule) {
-            (Score::WordPiece, MinCountRule::Filter) => params.min_count,
+            (Score::WordPiece, MinCountRule::Filter) | (Score::CountTimesLength, _) => {
+                params.min_count
+            }
             _ => 0,
         };
         let keys: Vec<Box<[u8]>> = symbols.texts.iter().map(|t| params.tie.key(t)).collect();
@@ -323,7 +325,8 @@ impl<'a> Engine<'a> {
             });
             // every live pair counted at least the floor is here, so the `heap_keep`-th largest
             // count of the heap is that of the index: raise the floor to it (never lower)
-            if nums.len() > 2 * self.tuning.heap_keep {
+            // (a floor is kept in counts: only plain counts take one)
+            if self.score == Score::Count && nums.len() > 2 * self.tuning.heap_keep {
                 let floor = floor_keeping(nums.iter().map(|e| e.0), self.tuning.heap_keep);
                 if floor > self.heap_floor {
                     self.events.floor_raised += 1;
@@ -366,6 +369,10 @@ impl<'a> Engine<'a> {
         let (a, b) = unpack(p);
         let den = match self.score {
             Score::Count => 1,
+            Score::CountTimesLength => {
+                let len = self.symbols.len(a) as u64 + self.symbols.len(b) as u64;
+                return Some((c as u64 * len, 1));
+            }
             Score::WordPiece => {
                 let base = self.symbols.base;
                 // counts are never negative: through `u64`, the product is one 64-bit multiply

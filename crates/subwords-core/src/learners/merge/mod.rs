@@ -87,6 +87,7 @@
 mod engine;
 mod heap;
 mod index;
+pub mod length_max;
 pub mod picky;
 mod trace;
 mod units;
@@ -190,6 +191,10 @@ pub enum Score {
     /// WordPiece: the largest `count(a, b) / (count(a) · count(b))`, compared exactly; ties by
     /// the joined text, then `(left, right)`, both in the tie spelling (see [`TieSpelling`]).
     WordPiece,
+    /// Length-MAX ([`length_max`]): the largest `count(a, b) · (len(a) + len(b))`, the joined
+    /// piece's length in alphabet symbols; pairs counted below `min_count` are no candidates.
+    /// Ties as BPE's.
+    CountTimesLength,
 }
 
 /// WordPiece's `min_count`: filter the candidates before choosing (the default), or test the
