@@ -52,6 +52,7 @@ def _train_options(p: argparse.ArgumentParser, vocab_size: bool) -> None:
                    help="SuperBPE: the most words a superword may span (default 4)")
     p.add_argument("--max-piece-length", type=_positive("--max-piece-length"), default=None)
     p.add_argument("--picky", type=float, default=None, metavar="THRESHOLD", help="Picky BPE's IoS threshold")
+    p.add_argument("--scaffold", action="store_true", help="Scaffold-BPE: scaffold tokens take no row")
     p.add_argument("--alphabet-size", type=_positive("--alphabet-size"), default=None)
     p.add_argument("--character-coverage", type=_coverage, default=None)
     p.add_argument("--mark", default=None)
@@ -125,6 +126,8 @@ def _kw(a: argparse.Namespace) -> dict[str, Any]:
         v = getattr(a, k)
         if v is not None:
             kw[k] = v
+    if a.scaffold:
+        kw["scaffold"] = True
     if a.max_piece_length is None:
         kw.pop("max_piece_length")  # the model's own default (16 for unigram)
     return kw

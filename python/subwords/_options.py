@@ -154,6 +154,9 @@ class TrainOptions:
     #: Picky BPE (arXiv 2409.04599; docs/METHODS.md): during training, remove a merged token
     #: whose intersection over self reaches this threshold, in (0, 1]. BPE only
     picky: Optional[float] = None
+    #: Scaffold-BPE (arXiv 2404.17808; docs/METHODS.md): tokens that mostly stand inside longer
+    #: ones are marked scaffold while BPE trains, take no row, and are split at encoding. BPE only
+    scaffold: bool = False
 
     def replace(self, **changes: Any) -> TrainOptions:
         """A copy with some options changed (unknown names are an OptionError)."""
@@ -215,6 +218,10 @@ def resolved(options: TrainOptions) -> dict[str, Any]:
         raise OptionError(f"picky must be a number in (0, 1], the IoS threshold (e.g. picky=0.9), got {o['picky']!r}")
     if isinstance(o["picky"], int):
         o["picky"] = float(o["picky"])
+    if not isinstance(o["scaffold"], bool):
+        raise OptionError(f"scaffold must be True or False, got {o['scaffold']!r}")
+    if not o["scaffold"]:
+        del o["scaffold"]  # off: absent, so files without it stay as they were
     for name in ("normalize", "pattern", "split_digits", "superword_pattern", "superword_words", "picky"):
         if o[name] is None:
             del o[name]  # unset: absent, so files without them stay as they were

@@ -175,6 +175,10 @@ pub struct TrainOptions {
     /// the saved options when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub picky: Option<f64>,
+    /// Scaffold-BPE (`learners/merge/scaffold.rs`): the size counts the tokens that are not
+    /// scaffold; BPE only. Saved only when on.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub scaffold: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -385,6 +389,7 @@ impl TrainOptions {
         }
         self.validate_specials()?;
         crate::learners::merge::picky::validate(self)?;
+        crate::learners::merge::scaffold::validate(self)?;
         Ok(())
     }
 

@@ -88,6 +88,7 @@ mod engine;
 mod heap;
 mod index;
 pub mod picky;
+pub mod scaffold;
 mod trace;
 mod units;
 
@@ -95,7 +96,7 @@ use std::rc::Rc;
 
 use crate::hash::Map;
 
-pub use engine::{learn, learn_traced};
+pub use engine::{learn, learn_scaffold, learn_traced};
 pub use trace::{MergeTrace, TraceRequest, TraceStep};
 pub use units::{Flat, Meta};
 
