@@ -78,7 +78,7 @@ def test_train_worked_case():
     tok = byte_model(table, 2)
     assert rows(tok) == ["abc", "abcd"]
     assert tok.encode_pieces("ab") == ["a", "b"]
-    assert tok.encode_pieces("abcd abce") == ["abcd", " ", "abc", "e"]
+    assert tok.encode_pieces("abcd abce") == ["abcd", "Ġ", "abc", "e"]  # Ġ: the byte-level display of a space
     assert tok.options["scaffold"] is True
     assert tok.report["merges_learned"] == 3
     four = byte_model(table, 4)
@@ -199,9 +199,10 @@ def test_cli(tmp_path):
     corpus = tmp_path / "c.txt"
     corpus.write_text("abcd abcd abcd abce abce ab bx\n", encoding="utf-8")
     out = tmp_path / "m.json"
-    r = run("train", str(corpus), "--spelling", "bytes", "--vocab-size", "300", "--min-count", "1",
-            "--scaffold", "--model", "unigram", "-o", str(out))
-    assert r.returncode != 0 and "scaffold" in r.stderr and not out.exists(), r.stderr
+    for bad in (["--model", "wordpiece", "--spelling", "end"], ["--max-piece-length", "4"], ["--picky", "0.9"]):
+        r = run("train", str(corpus), "--spelling", "bytes", "--vocab-size", "300", "--min-count", "1",
+                "--scaffold", *bad, "-o", str(out))
+        assert r.returncode != 0 and "scaffold" in r.stderr and not out.exists(), r.stderr
     r = run("train", str(corpus), "--spelling", "bytes", "--vocab-size", "260", "--min-count", "1",
             "--scaffold", "-o", str(out))
     assert r.returncode == 0, r.stderr
