@@ -5,6 +5,8 @@ held-out count of the row at the 10th percentile (rows sorted by how often the t
 
     python benchmarks/bench_scaffold.py [--corpora english,code] [--sizes 8000,32000] [--mb 6]
         [--repeat 3] [--threads 1]
+    valgrind --tool=callgrind --callgrind-out-file=cg.scaffold \
+        python benchmarks/bench_scaffold.py --corpora code --sizes 32000 --train-only scaffold
 
 Corpora from ``benchmarks/corpora.py`` (run it first); every tenth line is held out. Both models
 use the front spelling (the paper's whitespace-marked words), min_count 2, one thread by default.
@@ -56,7 +58,14 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=6.0)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--train-only", choices=["bpe", "scaffold"], default=None,
+                    help="train one model on the first corpus and size, once, and print nothing (for callgrind)")
     a = ap.parse_args()
+    if a.train_only:
+        train, _ = split(lines_of(a.corpora.split(",")[0]), a.mb)
+        subwords.train(train, vocab_size=int(a.sizes.split(",")[0]), spelling="front", threads=a.threads,
+                       scaffold=a.train_only == "scaffold")
+        return
     print("| corpus | rows | model | train CPU s | × BPE | held-out t/B | under-trained (<5 uses) | never used "
           "| uses at p10 | merges | scaffold tokens |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")

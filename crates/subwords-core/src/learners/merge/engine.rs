@@ -9,8 +9,8 @@ use rayon::prelude::*;
 
 use super::heap::{cmp_fraction, key_head, Cand, Order, PairHeap};
 use super::index::{build_index, drop_pairs, PairIndex};
-use super::trace::{MergeTrace, TraceRequest, Tracer};
 use super::scaffold::Marks;
+use super::trace::{MergeTrace, TraceRequest, Tracer};
 use super::units::{rewrite, Arena, Delta, Flat, SharedSyms};
 use super::{
     unpack, Compaction, Events, MergeParams, Merged, MinCountRule, Score, Stop, Symbols,

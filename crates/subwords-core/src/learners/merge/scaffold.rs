@@ -240,6 +240,51 @@ impl Marks {
     }
 }
 
+// ------------------------------------------------------------------ options
+
+/// Checks `scaffold=` against the rest of the options (called from `TrainOptions::validate`).
+pub fn validate(opts: &crate::options::TrainOptions) -> crate::error::Result<()> {
+    use crate::error::Error;
+    use crate::options::ModelKind;
+    use crate::spelling::Scheme;
+    if !opts.scaffold {
+        return Ok(());
+    }
+    if opts.model != ModelKind::Bpe {
+        return Err(Error::Option(
+            "scaffold applies only to model='bpe': it marks tokens that BPE merges left behind"
+                .into(),
+        ));
+    }
+    if opts.picky.is_some() {
+        return Err(Error::Option(
+            "scaffold and picky do not go together: each decides on its own which merged tokens stay rows; choose one".into(),
+        ));
+    }
+    if opts.superword_at.is_some() {
+        return Err(Error::Option(
+            "scaffold does not take superword_at yet: the paper's marks are defined for one merge stage".into(),
+        ));
+    }
+    if opts.spelling == Scheme::Continuation {
+        return Err(Error::Option(
+            "scaffold does not take spelling='continuation' yet: its model file cannot mark demolished word-start pieces; use end, front or bytes".into(),
+        ));
+    }
+    if opts.max_piece_length.is_some() {
+        return Err(Error::Option(
+            "scaffold does not take max_piece_length yet: a demolished token's parts follow the merges, not the limit".into(),
+        ));
+    }
+    if opts.pad_to_multiple.is_some() {
+        return Err(Error::Option(
+            "scaffold does not take pad_to_multiple yet: the scaffold tokens' ids follow the rows"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{learn_scaffold, Flat, MergeParams};
@@ -285,49 +330,4 @@ mod tests {
         assert_eq!(extra, 1);
         assert_eq!(out.stop, Stop::Size);
     }
-}
-
-// ------------------------------------------------------------------ options
-
-/// Checks `scaffold=` against the rest of the options (called from `TrainOptions::validate`).
-pub fn validate(opts: &crate::options::TrainOptions) -> crate::error::Result<()> {
-    use crate::error::Error;
-    use crate::options::ModelKind;
-    use crate::spelling::Scheme;
-    if !opts.scaffold {
-        return Ok(());
-    }
-    if opts.model != ModelKind::Bpe {
-        return Err(Error::Option(
-            "scaffold applies only to model='bpe': it marks tokens that BPE merges left behind"
-                .into(),
-        ));
-    }
-    if opts.picky.is_some() {
-        return Err(Error::Option(
-            "scaffold and picky do not go together: each decides on its own which merged tokens stay rows; choose one".into(),
-        ));
-    }
-    if opts.superword_at.is_some() {
-        return Err(Error::Option(
-            "scaffold does not take superword_at yet: the paper's marks are defined for one merge stage".into(),
-        ));
-    }
-    if opts.spelling == Scheme::Continuation {
-        return Err(Error::Option(
-            "scaffold does not take spelling='continuation' yet: its model file cannot mark demolished word-start pieces; use end, front or bytes".into(),
-        ));
-    }
-    if opts.max_piece_length.is_some() {
-        return Err(Error::Option(
-            "scaffold does not take max_piece_length yet: a demolished token's parts follow the merges, not the limit".into(),
-        ));
-    }
-    if opts.pad_to_multiple.is_some() {
-        return Err(Error::Option(
-            "scaffold does not take pad_to_multiple yet: the scaffold tokens' ids follow the rows"
-                .into(),
-        ));
-    }
-    Ok(())
 }
