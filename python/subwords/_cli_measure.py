@@ -95,7 +95,8 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     c.add_argument("--heldout", metavar="FILE", default=None, help="held-out text, one text per line")
     c.add_argument("--matched", metavar="COMPARISON", default=None,
                    help="compare two trainings at the same sizes: bpe-unigram, count-score, front-end, chars-bytes, "
-                        "stages (with --superword-at), marks, superbpe (plain BPE against SuperBPE)")
+                        "stages (with --superword-at), marks, superbpe (plain BPE against SuperBPE), "
+                        "scaffold (plain BPE against Scaffold-BPE)")
     _output_options(c)
 
     from ._cli_args import _positive

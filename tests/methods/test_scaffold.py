@@ -234,6 +234,24 @@ def test_curve(tmp_path):
     assert [p["corpus_pieces"] for p in json.loads(r.stdout)] == [11, 7]
 
 
+def test_matched_comparison(tmp_path):
+    # plain BPE at 258 rows keeps ab, abc: abc d x3, abc e x2, ab x1, b x x1 = 6 + 4 + 1 + 2 = 13
+    # pieces; at 260 (ab, abc, abcd, abce): 3 + 2 + 1 + 2 = 8. Scaffold-BPE: 11 and 7 (above)
+    from subwords.measure import matched
+
+    table = {"abcd": 3, "abce": 2, "ab": 1, "bx": 1}
+    points = matched(table, [258, 260], "scaffold", spelling="bytes", min_count=1)
+    assert [(p.a.corpus_pieces, p.b.corpus_pieces) for p in points] == [(13, 11), (8, 7)]
+    assert [(p.only_a_rows, p.only_b_rows) for p in points] == [(["ab"], ["abcd"]), (["abc"], ["bx"])]
+    path = tmp_path / "c.tsv"
+    path.write_text("abcd\t3\nabce\t2\nab\t1\nbx\t1\n", encoding="utf-8")
+    r = run("curve", str(path), "--counts", "--spelling", "bytes", "--min-count", "1", "--matched", "scaffold",
+            "--sizes", "258,260", "--json")
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert [(p["a"]["corpus_pieces"], p["b"]["corpus_pieces"]) for p in got] == [(13, 11), (8, 7)]
+
+
 def test_trace_refused():
     from subwords import measure
 
