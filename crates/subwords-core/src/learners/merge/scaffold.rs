@@ -29,7 +29,7 @@ use std::collections::BinaryHeap;
 use std::rc::Rc;
 
 use super::picky::{Picky, PickyEvent};
-use super::{Merged, Stop, Symbols};
+use super::{Merged, Symbols};
 
 /// A scaffold token in the queue, with the `f` it had when pushed (stale when it differs).
 struct Tok {
@@ -200,27 +200,16 @@ impl Marks {
             }
             events.push(PickyEvent::Merge([a, b, c]));
         }
-        // pieces a token demolishes into (1 for a token that is not scaffold)
-        let mut pieces: Vec<u64> = vec![0; made_count];
-        fn count(
-            t: u32,
-            m: &Marks,
-            made: &[Option<[u32; 2]>],
-            memo: &mut [u64],
-            out: &mut Vec<u32>,
-        ) -> u64 {
-            let Some(i) = m.ix(t) else {
-                out.push(t);
-                return 1;
-            };
-            if !m.scaffold[i] {
-                out.push(t);
-                return 1;
+        // the pieces a token demolishes into (itself, when it is not scaffold)
+        fn demolish(t: u32, m: &Marks, made: &[Option<[u32; 2]>], out: &mut Vec<u32>) {
+            match m.ix(t) {
+                Some(i) if m.scaffold[i] => {
+                    let [l, r] = made[i].expect("a scaffold token was made by a merge");
+                    demolish(l, m, made, out);
+                    demolish(r, m, made, out);
+                }
+                _ => out.push(t),
             }
-            let [l, r] = made[i].expect("a scaffold token was made by a merge");
-            let n = count(l, m, made, memo, out) + count(r, m, made, memo, out);
-            memo[i] = n;
-            n
         }
         let mut extra = 0u64;
         let mut present = Vec::new();
@@ -228,15 +217,14 @@ impl Marks {
             let t = first + i as u32;
             if self.scaffold[i] {
                 let mut parts = Vec::new();
-                let n = count(t, &self, &made, &mut pieces, &mut parts);
-                extra += self.freq[i].max(0) as u64 * (n - 1);
+                demolish(t, &self, &made, &mut parts);
+                extra += self.freq[i].max(0) as u64 * (parts.len() as u64 - 1);
                 events.push(PickyEvent::Remove { token: t, parts });
             } else {
                 present.push(t);
             }
         }
-        let stop: Stop = merged.stop;
-        (Picky { events, present, stop, units: Vec::new() }, extra)
+        (Picky { events, present, stop: merged.stop, units: Vec::new() }, extra)
     }
 }
 
@@ -287,7 +275,7 @@ pub fn validate(opts: &crate::options::TrainOptions) -> crate::error::Result<()>
 
 #[cfg(test)]
 mod tests {
-    use super::super::{learn_scaffold, Flat, MergeParams};
+    use super::super::{learn_scaffold, Flat, MergeParams, Stop};
     use super::*;
 
     fn symbols(alphabet: &[&str]) -> Symbols {
