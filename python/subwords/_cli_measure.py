@@ -53,6 +53,7 @@ def _train_options(p: argparse.ArgumentParser, vocab_size: bool) -> None:
     p.add_argument("--max-piece-length", type=_positive("--max-piece-length"), default=None)
     p.add_argument("--picky", type=float, default=None, metavar="THRESHOLD", help="Picky BPE's IoS threshold")
     p.add_argument("--length-max", action="store_true", help="Length-MAX: merges by count x joined length")
+    p.add_argument("--scaffold", action="store_true", help="Scaffold-BPE: scaffold tokens take no row")
     p.add_argument("--alphabet-size", type=_positive("--alphabet-size"), default=None)
     p.add_argument("--character-coverage", type=_coverage, default=None)
     p.add_argument("--mark", default=None)
@@ -95,7 +96,8 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     c.add_argument("--heldout", metavar="FILE", default=None, help="held-out text, one text per line")
     c.add_argument("--matched", metavar="COMPARISON", default=None,
                    help="compare two trainings at the same sizes: bpe-unigram, count-score, front-end, chars-bytes, "
-                        "stages (with --superword-at), marks, superbpe (plain BPE against SuperBPE)")
+                        "stages (with --superword-at), marks, superbpe (plain BPE against SuperBPE), "
+                        "scaffold (plain BPE against Scaffold-BPE)")
     _output_options(c)
 
     from ._cli_args import _positive
@@ -128,6 +130,8 @@ def _kw(a: argparse.Namespace) -> dict[str, Any]:
         v = getattr(a, k)
         if v is not None:
             kw[k] = v
+    if a.scaffold:
+        kw["scaffold"] = True
     if a.max_piece_length is None:
         kw.pop("max_piece_length")  # the model's own default (16 for unigram)
     return kw

@@ -489,6 +489,9 @@ def _litetoken_ours(tok: Any, texts: list[str], threshold: float, threads: Optio
     if (tok.options or {}).get("picky") is not None:
         raise OptionError("LiteToken does not cut a Picky BPE model: Picky BPE already removed its intermediate "
                           "tokens during training, and its removals are not merges LiteToken can re-rank")
+    if (tok.options or {}).get("scaffold"):
+        raise OptionError("LiteToken does not cut a Scaffold-BPE model: Scaffold-BPE already keeps its intermediate "
+                          "tokens out of the rows, and its demolitions are not merges LiteToken can re-rank")
     doc = json.loads(tok.to_json())
     if doc.get("stream_merges_from") is not None or doc.get("joints") is not None:
         raise OptionError("LiteToken does not cut two-stage (superword) models or models with pre-split joints")

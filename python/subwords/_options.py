@@ -157,6 +157,9 @@ class TrainOptions:
     #: Length-MAX (arXiv 2511.20849; docs/METHODS.md): each merge takes the pair with the largest
     #: count x joined length (in alphabet symbols) instead of the largest count. BPE only
     length_max: bool = False
+    #: Scaffold-BPE (arXiv 2404.17808; docs/METHODS.md): tokens that mostly stand inside longer
+    #: ones are marked scaffold while BPE trains, take no row, and are split at encoding. BPE only
+    scaffold: bool = False
 
     def replace(self, **changes: Any) -> TrainOptions:
         """A copy with some options changed (unknown names are an OptionError)."""
@@ -220,6 +223,10 @@ def resolved(options: TrainOptions) -> dict[str, Any]:
         o["picky"] = float(o["picky"])
     if not isinstance(o["length_max"], bool):
         raise OptionError(f"length_max must be True or False (the merge rule of arXiv 2511.20849), got {o['length_max']!r}")
+    if not isinstance(o["scaffold"], bool):
+        raise OptionError(f"scaffold must be True or False, got {o['scaffold']!r}")
+    if not o["scaffold"]:
+        del o["scaffold"]  # off: absent, so files without it stay as they were
     for name in ("normalize", "pattern", "split_digits", "superword_pattern", "superword_words", "picky"):
         if o[name] is None:
             del o[name]  # unset: absent, so files without them stay as they were

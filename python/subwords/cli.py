@@ -83,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Picky BPE: remove a merged token whose intersection over self reaches THRESHOLD, in (0, 1]")
     t.add_argument("--length-max", action="store_true",
                    help="Length-MAX: each merge takes the pair with the largest count x joined length (BPE only)")
+    t.add_argument("--scaffold", action="store_true",
+                   help="Scaffold-BPE: tokens that mostly stand inside longer ones take no row, and are split at encoding")
     t.add_argument("--alphabet-size", type=_positive("--alphabet-size"), default=None)
     t.add_argument("--character-coverage", type=_coverage, default=None)
     t.add_argument("--mark", default=None, help="the spelling's mark (default </w>, ##, or ▁)")
@@ -401,7 +403,7 @@ def cmd_train(a: argparse.Namespace) -> int:
         min_count_rule=a.min_count_rule, unknown=a.unknown, preset=a.preset,
         normalize=a.normalize, lowercase=a.lowercase, split_digits=a.split_digits,
         split_by_script=a.split_by_script, split_by_number=not a.no_split_by_number, picky=a.picky,
-        length_max=a.length_max,
+        length_max=a.length_max, scaffold=a.scaffold,
         **{k: v for k, v in (("seed_size", a.seed_size), ("shrink", a.shrink), ("em_rounds", a.em_rounds)) if v is not None},
         **({} if a.max_word_length is None else {"max_word_length": a.max_word_length}),
         **({} if a.em is None else {"em": a.em}),

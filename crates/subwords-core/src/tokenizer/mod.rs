@@ -656,7 +656,7 @@ impl Tokenizer {
     fn encode_mode_with(&self, text: &str, mut mode: Mode, work: &mut Work) -> Result<Vec<u32>> {
         if self.picky.is_some() && matches!(mode, Mode::Dropout(..)) {
             return Err(Error::Option(
-                "dropout does not apply to a Picky BPE model: its removals are not merges to skip; use stochastok".into(),
+                "dropout does not apply to a Picky BPE or Scaffold-BPE model: its removals are not merges to skip; use stochastok".into(),
             ));
         }
         work.start_text();

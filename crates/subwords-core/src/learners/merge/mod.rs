@@ -89,6 +89,7 @@ mod heap;
 mod index;
 pub mod length_max;
 pub mod picky;
+pub mod scaffold;
 mod trace;
 mod units;
 
@@ -96,7 +97,7 @@ use std::rc::Rc;
 
 use crate::hash::Map;
 
-pub use engine::{learn, learn_traced};
+pub use engine::{learn, learn_scaffold, learn_traced};
 pub use trace::{MergeTrace, TraceRequest, TraceStep};
 pub use units::{Flat, Meta};
 
