@@ -269,7 +269,7 @@ def test_a_corpus_named_on_the_command_line_opens_every_large_corpus_widget(brow
     try:
         open_page(browser, url)
         large = [w.id for w in W.WIDGETS.values() if w.large]
-        assert len(large) == 13
+        assert len(large) == 14
         for wid in large:
             select = browser.find_element(By.ID, f"c-{wid}-corpus")
             assert select.get_attribute("value") == "corpus.txt", wid

@@ -417,7 +417,7 @@ PAGE_CONCLUSIONS = {
 
 def test_every_stand_in_widget_has_its_pages_conclusion_written_down():
     large = {w.id for w in W.WIDGETS.values() if w.large}
-    assert len(large) == 13 and set(PAGE_CONCLUSIONS) == large | {"sp-cjk"} == set(W.CONCLUSIONS)
+    assert len(large) == 14 and set(PAGE_CONCLUSIONS) == large | {"sp-cjk"} == set(W.CONCLUSIONS)
 
 
 @pytest.mark.parametrize("wid", list(PAGE_CONCLUSIONS))

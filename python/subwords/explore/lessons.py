@@ -47,10 +47,14 @@ LESSONS: dict[str, tuple[str, str, str, str]] = {
         "stand-in characters (Ġ is the space byte): the hex toggle shows the bytes themselves."),
     "bpe-two-stage": (
         "a second stage that may merge across spaces",
-        "What does lifting the word boundary after a first stage learn?",
-        "Change the stage-one size and the rows left for stage two.",
+        "What does lifting the word boundary after a first stage learn, and does SuperBPE's recipe learn the same?",
+        "Change the stage-one size and the rows left for stage two; switch the recipe to SuperBPE and back; "
+        "choose a larger corpus.",
         "On four repeated words there are no phrases to find: stage two joins a word to itself, and not "
-        "every stage-two row spans a space (permitted, not required)."),
+        "every stage-two row spans a space (permitted, not required). SuperBPE, asked for the same merges, "
+        "learns the same superwords here with a space in front (Ġ), but spends its merges on bytes: more "
+        "pieces on the corpus and on your text. On a larger corpus its superwords are phrases such as "
+        "' of the'."),
     "bpe-joints": (
         "joints: cutting words at morpheme boundaries before counting",
         "What does forbidding merges across un|do, re|tie cost?",

@@ -117,12 +117,13 @@ class Widget:
     controls: tuple[Control, ...]
     large: bool = False  # has a "corpus" control that can name a user corpus
     text: bool = False  # cuts the page's text box (state key ``text``, the running sentence unless typed)
+    models: bool = True  # a model file can stand for its fit (False: what it shows needs a training run)
 
     @property
     def fitted(self) -> bool:
         """Cuts the text box's text with a vocabulary fitted to a large corpus: a model file can
         take the fitted vocabulary's place."""
-        return self.large and self.text
+        return self.large and self.text and self.models
 
     def spec(self) -> dict[str, Any]:
         from .lessons import lesson
@@ -156,9 +157,9 @@ Compute = Callable[[State], Result]
 
 
 def widget(id: str, page: str, number: int, title: str, *controls: Control,
-           large: bool = False, text: bool = False) -> Callable[[Compute], Compute]:
+           large: bool = False, text: bool = False, models: bool = True) -> Callable[[Compute], Compute]:
     def register(fn: Callable[[State], Result]) -> Callable[[State], Result]:
-        WIDGETS[id] = Widget(id, page, number, title, fn, tuple(controls), large, text)
+        WIDGETS[id] = Widget(id, page, number, title, fn, tuple(controls), large, text, models)
         return fn
     return register
 
@@ -225,6 +226,7 @@ SAMPLE_BYTES = {
     "wp-scatter": 4_000_000,  # every candidate pair scored: 26 s on 10 MB
     "wp-sizes": 500_000,  # WordPiece to exhaustion and at four sizes: 15.5 s on 500 KB
     "wp-lengths": 600_000,  # both rules to exhaustion: 20.3 s on 600 KB, 55.6 s on 0.93 MB
+    "bpe-two-stage": 1_000_000,  # plain BPE to exhaustion, then both recipes' two stages
 }
 
 
@@ -521,6 +523,8 @@ CONCLUSIONS = {
     "bpe-fit": "a word the corpus holds is one piece alone and more than one inside the sentence, where a "
                "full stop or a hyphen stops its row from applying (analysis, cost, expected)",
     "bpe-curve": "both curves fall as the table grows, and the held-out sentence gains far less than the corpus",
+    "bpe-two-stage": "lifting the word boundary permits rows that span a space without requiring them: some of "
+                     "stage two's rows span a space and some do not",
     "bpe-bytes": "for the same merges the byte fit is longer on the corpus than the character fit, and both glue "
                  "every text back exactly",
     "uni-vs-bpe": "above the floor (where both spell letter by letter) Unigram's corpus is shorter than BPE's at every "
@@ -725,28 +729,112 @@ def bpe_bytes(s: State) -> Result:
 
 
 def _spans_space(tok: Any, row: str) -> bool:
-    return " " in tok.decode([tok.piece_to_id(row)]).strip()
+    """The row's text holds a space after its first non-space character: it crosses from one word
+    into the next (a byte-level row's leading space is the word's own, as in ``Ġlow``; ``estĠ``,
+    a word's end and the space after it, crosses)."""
+    return any(c.isspace() for c in tok.decode([tok.piece_to_id(row)]).lstrip())
 
 
-@widget("bpe-two-stage", "bpe", 6, "Two-stage (superword) BPE on the four words",
-        rng("stage_one", "stage-one size", 22, 12, 24), rng("room", "rows left for stage two", 3, 1, 8), text=True)
+#: The two-stage widget's recipes: the page's (end marks; stage two reads each text, or the table,
+#: as one stream) and SuperBPE's (``preset="superbpe"``: bytes, o200k's pre-split up to the
+#: transition t, then the span expression with at most four words to a piece).
+RECIPES = (("page", "the page's (end marks, one stream)"), ("superbpe", "SuperBPE (bytes, o200k, spans of ≤ 4 words)"))
+BYTES = 256  # SuperBPE's alphabet: the 256 bytes, no [UNK] row
+#: the four words as the page's recipe reads the table: each word repeated its count, single spaces
+FOUR_TEXT = " ".join(w for w, n in C.FOUR.items() for _ in range(n))
+
+
+def _two_stage_merges(corpus: Union[str, Mapping[str, int]], stage_one: int, room: int) -> tuple[int, int]:
+    """The merges each stage is asked for. On the four words the controls are the page's rows (the
+    floor is 12: stage-one size 22 is 10 merges) and rows left (merges). On a larger corpus the
+    stage-one size is a share of the merges plain BPE learns to exhaustion, (size - 12) twelfths of
+    them, and each row left for stage two is a twenty-fourth of them."""
+    if not isinstance(corpus, str):
+        return stage_one - 12, room
+    total = max(1, ceiling(corpus) - floor(corpus))
+    return round(total * (stage_one - 12) / 12), room * max(1, total // 24)
+
+
+def two_stage_fit(corpus: Union[str, Mapping[str, int]], recipe: str, one: int, two: int) -> tuple[Any, int]:
+    """A two-stage fit by ``recipe`` asked for ``one`` stage-one and ``two`` stage-two merges, and
+    its transition (rows at which stage one stops)."""
+    if recipe == "superbpe":
+        t = BYTES + max(one, 1)  # SuperBPE's transition is at least one row past the bytes
+        data: Any = [FOUR_TEXT] if not isinstance(corpus, str) else corpus
+        if isinstance(corpus, str):
+            return fit(corpus, preset="superbpe", vocab_size=t + two, superword_at=t), t
+        return cached(("superbpe-four", t, two), lambda: subwords.train(data, preset="superbpe", vocab_size=t + two,
+                                                                        superword_at=t)), t
+    base = 12 if not isinstance(corpus, str) else floor(corpus)
+    return fit(corpus, vocab_size=base + one + two, superword_at=base + one), base + one
+
+
+def _stage_two(tok: Any) -> tuple[int, list[str], list[str]]:
+    """Stage one's merges, stage two's rows in merge order, and those of them that span a space."""
+    merges, rows, kinds = table_of(tok)
+    one = tok.report.get("stage_one_merges", len(merges))
+    learned = [r for r, k in zip(rows, kinds) if k == "learned"]
+    second = learned[one:] if len(learned) > one else []
+    return one, second, [r for r in second if _spans_space(tok, r)]
+
+
+@widget("bpe-two-stage", "bpe", 6, "Two-stage (superword) BPE: the page's recipe and SuperBPE's",
+        rng("stage_one", "stage-one size", 22, 12, 24), rng("room", "rows left for stage two", 3, 1, 8),
+        sel("recipe", "recipe", "page", *RECIPES),
+        sel("corpus", "corpus", "four", ("four", "the four words"), *C.BUILT_IN_LARGE.items()),
+        large=True, text=True, models=False)
 def bpe_two_stage(s: State) -> Result:
-    size = s["stage_one"] + s["room"]
-    tok = fit(C.FOUR, vocab_size=size, superword_at=s["stage_one"])
-    one = tok.report.get("stage_one_merges", len(tok.merges))
-    stage_two = tok.rows[len(tok.rows) - (len(tok.merges) - one):] if len(tok.merges) > one else []
-    spanning = [r for r in stage_two if _spans_space(tok, r)]
-    rows = [[i + 1 + one, r, "yes" if r in spanning else "no"] for i, r in enumerate(stage_two)]
-    text = "newest newest low low"
-    pieces = list(tok.encode_pieces(text))
-    return {"numbers": [["stage-one merges", one], ["stage-two merges", len(stage_two)],
-                        ["rows spanning a space", len(spanning)], ["rows", tok.vocab_size],
-                        ["corpus pieces", tok.report["corpus_pieces_after"]]],
-            "tables": [{"caption": "rows learned after the boundary is lifted", "columns": ["merge", "row", "spans a space"],
-                        "rows": rows, "highlight": [i for i, r in enumerate(stage_two) if r in spanning]}],
-            "pieces": [strip(text, pieces, tok, ["span" if p in spanning else "" for p in pieces]),
-                       cut_strip(text_name(s), tok, text_of(s), lambda p: "span" if p in spanning else kind_of(p, tok))],
-            "note": "The four words, stage two reading the table as one stream."}
+    name = s["corpus"]
+    corpus: Union[str, Mapping[str, int]] = C.FOUR if name == "four" else name
+    asked = _two_stage_merges(corpus, s["stage_one"], s["room"])
+    text, what = text_of(s), text_name(s)
+    both = {}
+    for recipe, label in RECIPES:
+        tok, t = two_stage_fit(corpus, recipe, *asked)
+        one, second, spanning = cached(("two-stage", _key(corpus), recipe, asked), lambda: _stage_two(tok))
+        both[recipe] = (tok, t, one, second, spanning, label)
+    tok, t, one, second, spanning, _ = both[s["recipe"]]
+    marks = set(spanning)
+    kind = (lambda p: "span" if p in marks else kind_of(p, tok))
+    shown = cut_strip(f"{what}, {'SuperBPE' if s['recipe'] == 'superbpe' else 'the page’s recipe'}", tok, text, kind)
+    compared = []
+    for recipe, (k, kt, kone, ksecond, kspan, label) in both.items():
+        n = shown["total"] if k is tok else len(k.encode(text))
+        compared.append([label.split(" (")[0], kt, kone, len(ksecond), len(kspan), k.report["corpus_pieces_after"], n])
+    rows = [[i + 1 + one, r, tok.decode([tok.piece_to_id(r)]), "yes" if r in marks else "no"] for i, r in enumerate(second)]
+    all_span, none_span = second and len(spanning) == len(second), second and not spanning
+    differs = ([f"all {len(second)} stage-two rows span a space"] if all_span else []) + (
+        [f"none of the {len(second)} stage-two rows spans a space"] if none_span else []) + (
+        ["stage two learned nothing"] if not second else [])
+    numbers: list[list[Any]] = [["transition t (rows)", t], ["stage-one merges", one], ["stage-two merges", len(second)],
+                                ["rows spanning a space", len(spanning)], ["rows", tok.vocab_size],
+                                ["corpus pieces", tok.report["corpus_pieces_after"]],
+                                [f"{what.split()[-1]} pieces", shown["total"]]]
+    strips = [shown]
+    if name == "four":
+        example = "newest newest low low"
+        pieces = list(tok.encode_pieces(example))
+        strips.insert(0, strip(example, pieces, tok, ["span" if p in marks else "" for p in pieces]))
+    recipe_note = ("The page's recipe: end marks (l o w</w>); stage two reads each text as one stream, the four "
+                   "words' table as one text (each word its count of times)." if s["recipe"] == "page" else
+                   "SuperBPE: bytes (Ġ is the space byte), stage one on o200k's pre-split up to t = 256 bytes + the "
+                   "stage-one merges asked, then the span expression with at most four words to a piece; the four "
+                   "words as the one text the page's recipe reads.")
+    sizes = ("Sizes: stage one asked for {0} merges, stage two for {1}, the same for both recipes.".format(*asked))
+    if name != "four":
+        sizes += (" On this corpus the stage-one size is (size − 12) twelfths of the merges plain BPE learns to "
+                  "exhaustion, and each row left a twenty-fourth of them.")
+    return {"conclusion": conclusion("bpe-two-stage", differs),
+            "numbers": numbers,
+            "tables": [{"caption": f"rows learned after the transition at t = {t} rows (stage one: {one} merges)",
+                        "columns": ["merge", "row", "text", "spans a space"], "rows": rows,
+                        "highlight": [i for i, r in enumerate(second) if r in marks]},
+                       {"caption": "both recipes at these sizes", "columns":
+                        ["recipe", "t", "stage-one merges", "stage-two merges", "spanning a space", "corpus pieces",
+                         f"{what.split()[-1]} pieces"], "rows": compared,
+                        "highlight": [0 if s["recipe"] == "page" else 1]}],
+            "pieces": strips,
+            "note": " ".join(x for x in (recipe_note, sizes, "" if name == "four" else corpus_note(name)) if x)}
 
 
 @widget("bpe-joints", "bpe", 7, "Joints: undo / untie / redo / retie",
