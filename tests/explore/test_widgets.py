@@ -384,6 +384,11 @@ def _inner_spaces(r):
     return int(readout(r, "pieces with a space not at the front")) > 0 and readout(r, "first merge") == "e + \u2581"
 
 
+def _some_span(r):
+    spans = [row[3] for row in r["tables"][0]["rows"]]
+    return "yes" in spans and "no" in spans
+
+
 def _cjk(r):
     (_, em, _, el, es), (_, fm, _, fl, fs) = _rows(r)
     return fm > em and fl < el and fs < es and readout(r, "end: characters held again with a line-end mark") == "3"
@@ -394,6 +399,8 @@ def _cjk(r):
 PAGE_CONCLUSIONS = {
     "bpe-fit": ("BPE: 'handed the word on its own it answers one piece' but not inside the sentence", _fit_readings, None),
     "bpe-curve": ("BPE: 'Both curves fall'; the held-out sentence gains far less", _curve_falls, None),
+    "bpe-two-stage": ("BPE: 'only two of them produced a row that spans a space' (permitted, not required)",
+                      _some_span, "all 9 stage-two rows span a space"),
     "bpe-bytes": ("BPE: bytes spend merges rebuilding letters, both glue back exactly", _bytes_longer, None),
     "uni-vs-bpe": ("Unigram: 'On the corpus the shrunk vocabulary wins everywhere'; 'On the held-out sentence it "
                    "loses everywhere'", _unigram_shorter, None),
