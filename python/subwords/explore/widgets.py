@@ -801,7 +801,8 @@ def bpe_two_stage(s: State) -> Result:
     for recipe, (k, kt, kone, ksecond, kspan, label) in both.items():
         n = shown["total"] if k is tok else len(k.encode(text))
         compared.append([label.split(" (")[0], kt, kone, len(ksecond), len(kspan), k.report["corpus_pieces_after"], n])
-    rows = [[i + 1 + one, r, tok.decode([tok.piece_to_id(r)]), "yes" if r in marks else "no"] for i, r in enumerate(second)]
+    rows = [[i + 1 + one, r, tok.decode([tok.piece_to_id(r)]).replace(" ", "\u2423"), "yes" if r in marks else "no"]
+            for i, r in enumerate(second)]  # the text with its spaces drawn as ␣, as the strips draw them
     all_span, none_span = second and len(spanning) == len(second), second and not spanning
     differs = ([f"all {len(second)} stage-two rows span a space"] if all_span else []) + (
         [f"none of the {len(second)} stage-two rows spans a space"] if none_span else []) + (
@@ -827,7 +828,7 @@ def bpe_two_stage(s: State) -> Result:
     return {"conclusion": conclusion("bpe-two-stage", differs),
             "numbers": numbers,
             "tables": [{"caption": f"rows learned after the transition at t = {t} rows (stage one: {one} merges)",
-                        "columns": ["merge", "row", "text", "spans a space"], "rows": rows,
+                        "columns": ["merge", "row", "text (␣ a space)", "spans a space"], "rows": rows,
                         "highlight": [i for i, r in enumerate(second) if r in marks]},
                        {"caption": "both recipes at these sizes", "columns":
                         ["recipe", "t", "stage-one merges", "stage-two merges", "spanning a space", "corpus pieces",
