@@ -816,11 +816,15 @@ def bpe_two_stage(s: State) -> Result:
         example = "newest newest low low"
         pieces = list(tok.encode_pieces(example))
         strips.insert(0, strip(example, pieces, tok, ["span" if p in marks else "" for p in pieces]))
-    recipe_note = ("The page's recipe: end marks (l o w</w>); stage two reads each text as one stream, the four "
-                   "words' table as one text (each word its count of times)." if s["recipe"] == "page" else
-                   "SuperBPE: bytes (Ġ is the space byte), stage one on o200k's pre-split up to t = 256 bytes + the "
-                   "stage-one merges asked, then the span expression with at most four words to a piece; the four "
-                   "words as the one text the page's recipe reads.")
+    if s["recipe"] == "page":
+        recipe_note = "The page's recipe: end marks (l o w</w>); stage two reads each text as one stream"
+    else:
+        recipe_note = ("SuperBPE: bytes (Ġ is the space byte), stage one on o200k's pre-split up to t = 256 bytes + "
+                       "the stage-one merges asked, then the span expression with at most four words to a piece")
+    if name == "four":
+        recipe_note += ("; the four words' table is read as one text, each word its count of times with single "
+                        "spaces, by both recipes")
+    recipe_note += "."
     sizes = ("Sizes: stage one asked for {0} merges, stage two for {1}, the same for both recipes.".format(*asked))
     if name != "four":
         sizes += (" On this corpus the stage-one size is (size − 12) twelfths of the merges plain BPE learns to "
