@@ -177,3 +177,20 @@ def test_the_switch_in_the_browser_and_on_the_static_page(browser, server, stati
     wait_widget(browser, WID)
     assert numbers(browser, WID) == sup
     assert severe(browser) == []
+
+
+def test_superbpe_on_a_users_corpus_is_the_references(user_corpora):
+    # On a corpus of the user's the widget asks both recipes for the merges its note names; SuperBPE's
+    # stage-two rows there are the reference's at t = 256 + the stage-one merges asked.
+    import re
+
+    user_corpora["mine"] = MINE
+    r = W.compute(WID, {"corpus": "mine", "recipe": "superbpe", "stage_one": 18, "room": 4})
+    one, two = map(int, re.search(r"stage one asked for (\d+) merges, stage two for (\d+)", r["note"]).groups())
+    t = 256 + max(one, 1)
+    assert readout(r, "transition t (rows)") == t
+    want = ref.train(MINE, vocab_size=t + two, superword_at=t)
+    second = want["merges"][want["stage_one"]:]
+    assert second and any(" " in (a + b).decode().lstrip() for a, b in second)  # superwords to compare
+    assert readout(r, "stage-one merges") == want["stage_one"]
+    assert [row[1] for row in r["tables"][0]["rows"]] == [gpt2(a + b) for a, b in second]
