@@ -12,7 +12,7 @@ interaction answers in under 100 ms, and typing in under 50 ms).
     python benchmarks/bench_explore.py --typing --model FILE   # FILE in every fitted-vocabulary widget and
                                                   # in the model comparison, key by key
 
-With ``--corpus`` it times instead the 13 large-corpus widgets in their opening state on that
+With ``--corpus`` it times instead the 14 large-corpus widgets in their opening state on that
 file as a user's corpus, through the server's worker and its time limit (60 s unless
 ``--limit``), and says which corpus each worked on (all of it, or the evenly spaced sample a
 widget that fits many times takes of a large one); ``--head`` keeps the file's first BYTES bytes
@@ -89,7 +89,7 @@ def user_corpus(path: str, head: int, limit: float) -> None:
         again, _, _ = ask_json(port, wid, {"corpus": "yours"}) if status == 200 else (float("nan"), 0, "")
         if status == 200:  # the corpus the widget worked on: all of it, or a sample it names
             note = json.loads(text).get("note", "")
-            answer = "ok, " + (note.split(":", 1)[1].split(")", 1)[0].strip() + ")" if "every" in note else "all of it")
+            answer = "ok, " + (note.split("Corpus:", 1)[-1].split(")", 1)[0].strip() + ")" if "every" in note else "all of it")
         else:
             answer = json.loads(text).get("error", text)[:90]
         print(f"{wid:12} {took:8.2f} {status:6} {again:9.3f}  {answer}")
