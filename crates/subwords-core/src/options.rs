@@ -175,6 +175,10 @@ pub struct TrainOptions {
     /// the saved options when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub picky: Option<f64>,
+    /// Parity-aware BPE (`learners/merge/parity.rs`): the languages and the rule's settings;
+    /// BPE only. Left out of the saved options when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parity: Option<crate::learners::merge::parity::ParityOptions>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -385,6 +389,7 @@ impl TrainOptions {
         }
         self.validate_specials()?;
         crate::learners::merge::picky::validate(self)?;
+        crate::learners::merge::parity::validate(self)?;
         Ok(())
     }
 

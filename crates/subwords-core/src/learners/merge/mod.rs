@@ -87,6 +87,7 @@
 mod engine;
 mod heap;
 mod index;
+pub mod parity;
 pub mod picky;
 mod trace;
 mod units;
