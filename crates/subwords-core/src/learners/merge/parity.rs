@@ -26,8 +26,10 @@
 //!
 //! Shape: the units as vectors, one pair map and one max-heap of `(count, pair)` per language
 //! (a heap entry whose count is not the pair's is stale, dropped when popped), a list of the
-//! units that may hold each pair (stale ids checked and skipped). A merge counts each unit that
-//! holds the pair out and back in whole: O(length) per unit it touches.
+//! units that may hold each pair (stale ids checked and skipped). A merge rewrites each unit
+//! that holds the pair and recounts only the pairs touching a merge site (counting each such
+//! unit out and back in whole was 3.7× plain BPE's time on the multilingual fortunes at 8k,
+//! whose Chinese lines are units of a hundred characters and more).
 //!
 //! The pure-Python reference (`python/subwords/reference/parity.py`) states the same rules in
 //! the plainest form; the tests run both on random corpora and compare the merges.
@@ -149,7 +151,7 @@ impl UnitLanguages {
                 units.push(u);
             }
             if bytes == 0 {
-                return Err(Error::Input(format!(
+                return Err(Error::Option(format!(
                     "the language {name:?} has no text to learn from: give it a non-empty input, or leave it out"
                 )));
             }
@@ -275,11 +277,7 @@ impl State<'_> {
         let l = self.lang[u] as usize;
         let toks = std::mem::take(&mut self.units[u]);
         for w in toks.windows(2) {
-            let p = pack(w[0], w[1]);
-            self.tables[l].add(p, c, add);
-            if let Some(g) = self.global.as_mut() {
-                g.add(p, c, add);
-            }
+            self.add(pack(w[0], w[1]), c, l, add);
         }
         self.units[u] = toks;
     }
@@ -295,33 +293,56 @@ impl State<'_> {
                 continue;
             }
             self.stamp[u] = r;
-            if !self.units[u].windows(2).any(|w| w[0] == a && w[1] == b) {
+            let Some(first) = self.units[u].windows(2).position(|w| w[0] == a && w[1] == b) else {
                 continue;
-            }
-            self.count_unit(u, false);
+            };
             let old = std::mem::take(&mut self.units[u]);
+            let (cnt, l) = (self.counts[u], self.lang[u] as usize);
+            // only the pairs touching a merge site change: the old ones with a position in a
+            // site go, the new ones with a merged position come (the rest map one to one)
             let mut new = Vec::with_capacity(old.len());
-            let mut i = 0;
+            let mut fresh = Vec::with_capacity(old.len());
+            new.extend_from_slice(&old[..first]);
+            fresh.resize(first, false);
+            let mut in_site = vec![false; old.len()];
+            let mut i = first;
             while i < old.len() {
                 if i + 1 < old.len() && old[i] == a && old[i + 1] == b {
+                    in_site[i] = true;
+                    in_site[i + 1] = true;
                     new.push(c);
+                    fresh.push(true);
                     i += 2;
                 } else {
                     new.push(old[i]);
+                    fresh.push(false);
                     i += 1;
                 }
             }
-            self.tokens[self.lang[u] as usize] -= self.counts[u] * (old.len() - new.len()) as u64;
-            for w in new.windows(2) {
-                if w[0] == c || w[1] == c {
-                    let list = self.pair_units.entry(pack(w[0], w[1])).or_default();
+            for k in first.saturating_sub(1)..old.len() - 1 {
+                if in_site[k] || in_site[k + 1] {
+                    self.add(pack(old[k], old[k + 1]), cnt, l, false);
+                }
+            }
+            for k in first.saturating_sub(1)..new.len().saturating_sub(1) {
+                if fresh[k] || fresh[k + 1] {
+                    let p = pack(new[k], new[k + 1]);
+                    self.add(p, cnt, l, true);
+                    let list = self.pair_units.entry(p).or_default();
                     if list.last() != Some(&(u as u32)) {
                         list.push(u as u32);
                     }
                 }
             }
+            self.tokens[l] -= cnt * (old.len() - new.len()) as u64;
             self.units[u] = new;
-            self.count_unit(u, true);
+        }
+    }
+
+    fn add(&mut self, p: u64, c: u64, l: usize, add: bool) {
+        self.tables[l].add(p, c, add);
+        if let Some(g) = self.global.as_mut() {
+            g.add(p, c, add);
         }
     }
 
