@@ -25,7 +25,8 @@
 //!   passed over: the worst).
 //!
 //! Shape: the units as vectors, one pair map and one max-heap of `(count, pair)` per language
-//! (a heap entry whose count is not the pair's is stale, dropped when popped), a list of the
+//! (an entry is pushed when a pair's count rises; one that over-states its pair is pushed back
+//! with the true count when it reaches the top), a list of the
 //! units that may hold each pair (stale ids checked and skipped). A merge rewrites each unit
 //! that holds the pair and recounts only the pairs touching a merge site (counting each such
 //! unit out and back in whole was 3.7× plain BPE's time on the multilingual fortunes at 8k,
@@ -226,33 +227,41 @@ impl Table {
         }
     }
 
+    /// Pushes an entry for each pair whose count rose (a pair whose count fell keeps its old
+    /// entry, which over-states it until [`Table::best`] pops it and pushes it back).
     fn push_touched(&mut self, symbols: &Symbols) {
         for (p, d) in self.delta.drain() {
-            if d == 0 {
-                continue;
-            }
             match self.pairs.get(&p) {
                 Some(&0) => {
                     self.pairs.remove(&p);
                 }
-                Some(&n) => {
+                Some(&n) if d > 0 => {
                     let (l, r) = unpack(p);
                     let left = symbols.texts[(l - symbols.base) as usize].clone();
                     let right = symbols.texts[(r - symbols.base) as usize].clone();
                     self.heap.push(Entry { count: n, pair: p, left, right });
                 }
-                None => {}
+                _ => {}
             }
         }
     }
 
-    /// The best pair and its count (the heap keeps it; stale entries on top are dropped).
+    /// The best pair and its count (the heap keeps it). Every live pair has an entry counting
+    /// it at least as often as it is: an entry on top that over-states its pair goes back with
+    /// the true count, one that under-states it (a later entry counts it higher) is dropped.
     fn best(&mut self) -> Option<(u64, u64)> {
         while let Some(e) = self.heap.peek() {
-            if self.pairs.get(&e.pair) == Some(&e.count) {
-                return Some((e.pair, e.count));
+            match self.pairs.get(&e.pair) {
+                Some(&n) if n == e.count => return Some((e.pair, n)),
+                Some(&n) if n > 0 && n < e.count => {
+                    let mut e = self.heap.pop().expect("the entry peeked");
+                    e.count = n;
+                    self.heap.push(e);
+                }
+                _ => {
+                    self.heap.pop();
+                }
             }
-            self.heap.pop();
         }
         None
     }
@@ -269,6 +278,10 @@ struct State<'a> {
     tokens: Vec<u64>,
     stamp: Vec<u32>,
     round: u32,
+    /// Scratch buffers of a merge's rewrite.
+    spare: Vec<u32>,
+    fresh: Vec<bool>,
+    in_site: Vec<bool>,
 }
 
 impl State<'_> {
@@ -299,12 +312,18 @@ impl State<'_> {
             let old = std::mem::take(&mut self.units[u]);
             let (cnt, l) = (self.counts[u], self.lang[u] as usize);
             // only the pairs touching a merge site change: the old ones with a position in a
-            // site go, the new ones with a merged position come (the rest map one to one)
-            let mut new = Vec::with_capacity(old.len());
-            let mut fresh = Vec::with_capacity(old.len());
+            // site go, the new ones with a merged position come (the rest map one to one);
+            // the buffers are kept from unit to unit (a unit's old vector becomes the next
+            // unit's new one)
+            let mut new = std::mem::take(&mut self.spare);
+            let mut fresh = std::mem::take(&mut self.fresh);
+            let mut in_site = std::mem::take(&mut self.in_site);
+            new.clear();
+            fresh.clear();
+            in_site.clear();
+            in_site.resize(old.len(), false);
             new.extend_from_slice(&old[..first]);
             fresh.resize(first, false);
-            let mut in_site = vec![false; old.len()];
             let mut i = first;
             while i < old.len() {
                 if i + 1 < old.len() && old[i] == a && old[i + 1] == b {
@@ -336,6 +355,9 @@ impl State<'_> {
             }
             self.tokens[l] -= cnt * (old.len() - new.len()) as u64;
             self.units[u] = new;
+            self.spare = old;
+            self.fresh = fresh;
+            self.in_site = in_site;
         }
     }
 
@@ -393,6 +415,9 @@ pub fn learn_parity(
         tokens: fixed.to_vec(),
         stamp: vec![0; n],
         round: 0,
+        spare: Vec::new(),
+        fresh: Vec::new(),
+        in_site: Vec::new(),
     };
     for (syms, c, l) in units {
         st.units.push(syms);
