@@ -203,3 +203,29 @@ def test_cli(tmp_path):
                  ["--language", f"en{en}", "--language", f"de={de}"]):
         assert main(["train", "--parity", *args, "--vocab-size", "300", "-o", str(bad), "--quiet"]) == 2
         assert not bad.exists()
+
+
+def test_curve_and_compare(tmp_path, capsys):
+    from subwords import measure
+    from subwords.cli import main
+
+    langs = {"en": ["the cat sat on the mat", "a cat on a mat"] * 3, "de": ["die Katze sass auf der Matte"] * 3}
+    points = measure.curve(None, [270, 290], parity=True, languages=langs, spelling="bytes", pre_split="gpt2")
+    for p in points:
+        direct = subwords.train(languages=langs, parity=True, vocab_size=p.size, spelling="bytes", pre_split="gpt2")
+        assert (p.rows, p.corpus_pieces) == (direct.vocab_size, direct.report["corpus_pieces_after"])
+    en, de = tmp_path / "en.txt", tmp_path / "de.txt"
+    en.write_text("\n".join(langs["en"]) + "\n", encoding="utf-8")
+    de.write_text("\n".join(langs["de"]) + "\n", encoding="utf-8")
+    assert main(["curve", "--parity", "--language", f"en={en}", "--language", f"de={de}", "--spelling", "bytes",
+                 "--pre-split", "gpt2", "--sizes", "270,290", "--json", "--quiet"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert [p["corpus_pieces"] for p in shown] == [p.corpus_pieces for p in points]
+    # compare: a parity model is measured like any other, per language with --labelled
+    model = tmp_path / "m.json"
+    subwords.train(languages=langs, parity=True, vocab_size=290, spelling="bytes", pre_split="gpt2").save(model)
+    labelled = tmp_path / "held.tsv"
+    labelled.write_text("en\tthe mat\nde\tdie Matte\n", encoding="utf-8")
+    assert main(["compare", "-m", str(model), str(labelled), "--labelled", "--json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out[0]["language_gini"] is not None
