@@ -184,7 +184,7 @@ def _train(data: Optional[TrainInput], options: Optional[TrainOptions], keywords
 
         if ask is not None:
             raise OptionError("the trace does not follow parity-aware BPE yet: train it without one")
-        return _wrap(train_parity(data, options, languages)), None
+        return _wrap(train_parity(data, options, languages, _feed, _threads)), None
     if data is None:
         raise OptionError("train() needs the data to learn from (texts, a word -> count mapping, or paths)")
     core_options = resolved(options)

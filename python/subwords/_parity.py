@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Optional
 
 from . import _core
@@ -14,12 +14,12 @@ from ._options import TrainOptions, resolved
 from .errors import InputError, OptionError
 
 
-def train_parity(data: Any, options: TrainOptions, languages: Optional[Mapping[str, Any]]) -> Any:
+def train_parity(data: Any, options: TrainOptions, languages: Optional[Mapping[str, Any]],
+                 feed: Callable[..., None], threads: Callable[[Optional[int]], int]) -> Any:
     """The core's model trained from ``languages`` (name -> any input ``train`` takes) or from
-    ``data``'s JSON lines split by ``options.language_field``. Everything is checked before any
-    text is counted."""
-    from . import _api
-
+    ``data``'s JSON lines split by ``options.language_field``; ``feed`` and ``threads`` are
+    ``train``'s own (feeding an input to a trainer, the thread count). Everything is checked
+    before any text is counted."""
     if not options.parity:
         raise OptionError("languages= gives parity-aware BPE its inputs: add parity=True (CLI: --parity)")
     if options.counts:
@@ -58,11 +58,11 @@ def train_parity(data: Any, options: TrainOptions, languages: Optional[Mapping[s
                 if os.path.getsize(p) == 0:
                     raise OptionError(f"languages[{name!r}]: {os.fspath(p)} is empty: every language needs text to measure")
     core = resolved(options, list(named))
-    threads = _api._threads(options.threads)
+    n_threads = threads(options.threads)
     trainers = []
     for name, value in named.items():
-        t = _core.Trainer(core, threads)
-        _api._feed(t, value, counts=False, input_errors=options.input_errors)
+        t = _core.Trainer(core, n_threads)
+        feed(t, value, counts=False, input_errors=options.input_errors)
         trainers.append((name, t))
     return _core.parity_train(trainers)
 
