@@ -14,7 +14,8 @@ Per corpus (a name under benchmarks/corpora, built by ``python benchmarks/corpor
   and the one the ``sentencepiece`` preset uses): time, CPU time, peak memory, held-out pieces,
   held-out log-likelihood.
 Once: encoding modes, load times and batch scaling against sentencepiece, tokenizers,
-tiktoken and subword-nmt (``bench_encode_load.py``).
+tiktoken and subword-nmt (``bench_encode_load.py``), and cl100k_base and o200k_base encoded by
+every installable encoder on the corpora but ``large`` (``bench_encode_peers.py``).
 
 Each part runs as its own process (so one part's memory does not weigh on the next); its output
 is printed as it comes and also written to ``--log``. A part that fails is reported with its exit
@@ -46,6 +47,10 @@ def parts(corpora: list[str], vocab: int, quality_vocab: str) -> list[tuple[str,
                                                       "--em", "plain,sentencepiece"]),
         ]
     out.append(("Encoding, load time and batch scaling", ["bench_encode_load.py", "--vocab", str(vocab)]))
+    small = [c for c in corpora if c != "large"]
+    if small:
+        out.append(("Encoding OpenAI's vocabularies against every installable encoder",
+                    ["bench_encode_peers.py", "--corpora", ",".join(small)]))
     return out
 
 

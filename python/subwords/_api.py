@@ -20,7 +20,7 @@ from . import _core
 from . import counts as _counts
 from ._checks import batch_list, template_arg, text_arg
 from ._io import read_limited, write_atomic
-from ._options import CORE_PRE_SPLITS, Joints, Model, Normalize, TrainOptions, from_keywords, from_saved, resolved
+from ._options import CORE_PRE_SPLITS, Joints, ModelKind, Normalize, TrainOptions, from_keywords, from_saved, resolved
 from ._progress import ProgressLine
 from ._specials import AllowedSpecial
 from ._specials import allowed_ids
@@ -490,7 +490,7 @@ def spelling_object(spelling: Mapping[str, Any]) -> dict[str, Any]:
     return full
 
 
-def from_parts(model: Model, spelling: Mapping[str, Any], rows: Sequence[tuple[str, str]],
+def from_parts(model: ModelKind, spelling: Mapping[str, Any], rows: Sequence[tuple[str, str]],
                merges: Sequence[tuple[str, str]] = (), template: Optional[tuple[str, str]] = None) -> SubwordsTokenizer:
     """A model from its parts, for the readers of other formats (a BERT ``vocab.txt``, subword-nmt
     codes): the one place in Python that writes the canonical model document, which the core
@@ -502,7 +502,7 @@ def from_parts(model: Model, spelling: Mapping[str, Any], rows: Sequence[tuple[s
         # nothing to find rows for: the rows go to the core as they are, checked as a file of
         # them is, without a JSON document of every row (11 ms of a 30k vocab.txt)
         try:
-            return _wrap(_core.Model.from_rows(model, full, rows, template))
+            return _wrap(_core.Tokenizer.from_rows(model, full, rows, template))
         except ModelFileError:
             raise
         except SubwordsError as e:
@@ -518,7 +518,7 @@ def from_parts(model: Model, spelling: Mapping[str, Any], rows: Sequence[tuple[s
     return SubwordsTokenizer.from_json(json.dumps(doc, ensure_ascii=False))
 
 
-def _wrap(model: _core.Model) -> SubwordsTokenizer:
+def _wrap(model: _core.Tokenizer) -> SubwordsTokenizer:
     """The face of a core model: a UnigramTokenizer when it is one."""
     return UnigramTokenizer(model) if model.model_kind() == "unigram" else SubwordsTokenizer(model)
 
@@ -539,8 +539,8 @@ class SubwordsTokenizer:
     __slots__ = ("_model", "_enc", "_always", "_specials", "_stochastok", "_options", "_spelling", "_report")
     format = "subwords"
 
-    def __init__(self, model: _core.Model) -> None:
-        if not isinstance(model, _core.Model):
+    def __init__(self, model: _core.Tokenizer) -> None:
+        if not isinstance(model, _core.Tokenizer):
             raise TypeError("a SubwordsTokenizer is made by subwords.train, subwords.load or SubwordsTokenizer.from_json")
         self._model = model
         # the core's encoder: specials, the template and batches (the user-defined symbols
@@ -601,7 +601,7 @@ class SubwordsTokenizer:
                      nbest: Optional[int]) -> list[int]:
         """``encode`` with dropout or a Unigram segmenter: the arguments checked here, the text
         encoded in the core, which cuts it at the allowed specials and puts the template around
-        it as for every other call (``Model.encode_in_mode``)."""
+        it as for every other call (``_core.Tokenizer.encode_in_mode``)."""
         mode, how = self._mode(dropout, seed, segmenter, alpha, nbest)
         allowed = allowed_ids(allowed_special, self.special_tokens) if allowed_special else []
         second = None if pair is None else _check_text(pair)
@@ -845,7 +845,7 @@ class SubwordsTokenizer:
         if not isinstance(text, str):
             raise ModelFileError("a model is read from JSON text (str)")
         try:
-            return _wrap(_core.Model.from_json(text))
+            return _wrap(_core.Tokenizer.from_json(text))
         except ModelFileError:
             raise
         except SubwordsError as e:

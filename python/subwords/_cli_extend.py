@@ -48,7 +48,7 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     t = sub.add_parser("trim", help="cut a subwords model to the rows a corpus uses, or (--litetoken) remove a BPE "
                        "model's intermediate merge residues; writes the old->new id map too")
     t.add_argument("model", metavar="MODEL", help="a subwords model file (BPE, WordPiece or Unigram); with --litetoken "
-                   "also a BPE tokenizer.json or a .tiktoken file")
+                   "also a BPE tokenizer.json, a .tiktoken file or a SentencePiece BPE .model")
     t.add_argument("inputs", nargs="+", metavar="CORPUS", help="text files (one text per line)")
     t.add_argument("--min-count", type=_positive("--min-count"), default=1,
                    help="keep rows the corpus uses at least this often (default 1)")

@@ -60,6 +60,8 @@ def _train_options(p: argparse.ArgumentParser, vocab_size: bool) -> None:
     p.add_argument("--parity-global-merges", type=int, default=None, metavar="N")
     p.add_argument("--parity-window", type=int, default=None, metavar="W")
     p.add_argument("--parity-alpha", type=float, default=None, metavar="ALPHA")
+    p.add_argument("--length-max", action="store_true", help="Length-MAX: merges by count x joined length")
+    p.add_argument("--scaffold", action="store_true", help="Scaffold-BPE: scaffold tokens take no row")
     p.add_argument("--alphabet-size", type=_positive("--alphabet-size"), default=None)
     p.add_argument("--character-coverage", type=_coverage, default=None)
     p.add_argument("--mark", default=None)
@@ -102,7 +104,8 @@ def add_parsers(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     c.add_argument("--heldout", metavar="FILE", default=None, help="held-out text, one text per line")
     c.add_argument("--matched", metavar="COMPARISON", default=None,
                    help="compare two trainings at the same sizes: bpe-unigram, count-score, front-end, chars-bytes, "
-                        "stages (with --superword-at), marks, superbpe (plain BPE against SuperBPE)")
+                        "stages (with --superword-at), marks, superbpe (plain BPE against SuperBPE), "
+                        "scaffold (plain BPE against Scaffold-BPE)")
     _output_options(c)
 
     from ._cli_args import _positive
@@ -138,12 +141,16 @@ def _kw(a: argparse.Namespace) -> dict[str, Any]:
                 raise SubwordsError(f"--language {spec}: give NAME=FILE, each language once")
             langs[name] = Path(file)
         kw["languages"] = langs
+    if a.length_max:
+        kw["length_max"] = True
     for k in ("seed_size", "shrink", "em_rounds", "em", "max_word_length", "picky", "preset", "superword_pattern",
               "superword_words", "language_field", "parity_measure", "parity_global_merges", "parity_window",
               "parity_alpha"):
         v = getattr(a, k)
         if v is not None:
             kw[k] = v
+    if a.scaffold:
+        kw["scaffold"] = True
     if a.max_piece_length is None:
         kw.pop("max_piece_length")  # the model's own default (16 for unigram)
     return kw

@@ -9,7 +9,7 @@ Argument types follow PyO3's conversions: a Rust ``Vec<T>`` takes any sequence e
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Optional, Union, final
 
-__all__ = ["Trainer", "Encoder", "Model", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline", "HfTables",
+__all__ = ["Trainer", "Encoder", "Tokenizer", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline", "HfTables",
            "SnmtCodes", "StochasTok",
            "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table",
            "train_traced", "measure_batch", "default_options", "spelling_object",
@@ -41,7 +41,7 @@ class Trainer:
         """The counted units (text, count), sorted by text."""
     def set_units(self, units: Sequence[tuple[str, bool, bool, int]], joints: dict[str, list[str]]) -> None:
         """Replaces the units (text, starts_word, ends_word, count) and records the joints."""
-    def train(self) -> Model: ...
+    def train(self) -> Tokenizer: ...
 
 @final
 class Encoder:
@@ -62,14 +62,14 @@ class Encoder:
         asked and followed by ``suffix``; u64 ends. Two new bytearrays, filled without a copy."""
 
 @final
-class Model:
+class Tokenizer:
     @staticmethod
-    def from_json(text: str) -> Model: ...
+    def from_json(text: str) -> Tokenizer: ...
     @staticmethod
-    def from_vocab_txt(raw: bytes, spelling: Mapping[str, Any]) -> Union[Model, tuple[str, int, str]]: ...
+    def from_vocab_txt(raw: bytes, spelling: Mapping[str, Any]) -> Union[Tokenizer, tuple[str, int, str]]: ...
     @staticmethod
     def from_rows(model: str, spelling: Mapping[str, Any], rows: Sequence[tuple[str, str]],
-                  template: Optional[tuple[str, str]] = None) -> Model: ...
+                  template: Optional[tuple[str, str]] = None) -> Tokenizer: ...
     def to_json(self) -> str: ...
     def encoder(self) -> Encoder:
         """The encoder over this model, with its template (a BERT vocabulary's)."""
@@ -222,7 +222,7 @@ class HfTables:
 class SnmtCodes:
     """A subword-nmt codes file's version and merges, read in the core."""
     @staticmethod
-    def read(raw: bytes, merges: int, spelling: Mapping[str, Any]) -> Optional[tuple[SnmtCodes, Optional[Model]]]:
+    def read(raw: bytes, merges: int, spelling: Mapping[str, Any]) -> Optional[tuple[SnmtCodes, Optional[Tokenizer]]]:
         """The codes and, when they are the merges of an end-spelling BPE, that model; None when
         the file is not plainly well formed (the Python reader then names what is wrong)."""
     @property
@@ -233,13 +233,13 @@ class SnmtCodes:
 
 @final
 class HfPipeline:
-    def __new__(cls, plan: str, tables: HfTables, id_limit: int) -> HfPipeline:
-        """``plan``: the JSON plan without the model's tables."""
+    def __new__(cls, plan: Mapping[str, Any], tables: HfTables, id_limit: int) -> HfPipeline:
+        """``plan``: the plan without the model's tables, a dict."""
     def encoder(self) -> Encoder: ...
     def encode_surfaces(self, text: str, allowed: Sequence[int]) -> tuple[list[int], list[tuple[int, str]]]:
         """The ids and (position, string) of each token whose string is not its id's entry."""
     @staticmethod
-    def normalize_with(normalizers: str, text: str) -> str: ...
+    def normalize_with(normalizers: Sequence[Mapping[str, Any]], text: str) -> str: ...
     def normalize(self, text: str) -> str: ...
     def encode_offsets(self, text: str, allowed: Sequence[int], trim: Optional[bool] = None) -> list[tuple[int, int, int]]:
         """(id, start, end) per token in code points of ``text``, as tokenizers gives its offsets."""
@@ -304,11 +304,11 @@ def trainer_load_table(trainer: Trainer, path: str, limit: int) -> None:
     """Reads a binary table file (at most ``limit`` bytes) straight into ``trainer``."""
 
 # subwords.measure (crates/subwords-py/src/trace.rs)
-def train_traced(trainer: Trainer, request: Mapping[str, Any]) -> tuple[Model, dict[str, Any]]:
+def train_traced(trainer: Trainer, request: Mapping[str, Any]) -> tuple[Tokenizer, dict[str, Any]]:
     """Trains as ``Trainer.train`` with the engine's trace on. ``request``: ``{"ties": bool,
     "max_ties": int, "forced": [(step, left, right), ...], "em": bool, "lengths_only": bool}``.
     Returns the model and ``{"merge": {...} | None, "unigram": {...} | None}``."""
-def measure_batch(model: Model, texts: Sequence[str], threads: int) -> tuple[list[int], list[int], list[int], int, int, list[int]]:
+def measure_batch(model: Tokenizer, texts: Sequence[str], threads: int) -> tuple[list[int], list[int], list[int], int, int, list[int]]:
     """Encodes and decodes every text in parallel: (occurrences of each id, by id; pieces per
     text; whitespace words per text; UTF-8 bytes; characters; indices of the texts that do not
     decode back to themselves)."""
@@ -320,7 +320,7 @@ def picky_learn(units: Sequence[tuple[Sequence[str], int]], new_rows: int, thres
     ...
 
 
-def parity_train(languages: Sequence[tuple[str, Trainer]]) -> Model:
+def parity_train(languages: Sequence[tuple[str, Trainer]]) -> Tokenizer:
     """Parity-aware BPE from one trainer per language (each fed its language's input, all made
     with the same options, whose ``parity.languages`` name them in this order)."""
     ...
@@ -341,8 +341,8 @@ def extend_merges(texts: Sequence[bytes], merges: Sequence[Sequence[int]], units
     after ``texts`` (b"" marks an id with no row). Returns (new merges, new rows' texts,
     (stop, merges learned, pieces before, pieces after))."""
 
-def model_extended(model: Model, texts: Sequence[str], new_rows: int, min_count: int
-                   ) -> tuple[Model, tuple[str, int, int, int]]:
+def model_extended(model: Tokenizer, texts: Sequence[str], new_rows: int, min_count: int
+                   ) -> tuple[Tokenizer, tuple[str, int, int, int]]:
     """``model`` with up to ``new_rows`` rows learned on ``texts`` under its own spelling."""
 
 def parse_count_line(line: str) -> Optional[tuple[str, int]]: ...

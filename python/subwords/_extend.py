@@ -147,6 +147,12 @@ def _extend_ours(tok: SubwordsTokenizer, data: object, vocab_size: int, min_coun
     if (tok.options or {}).get("picky") is not None:
         raise OptionError("extend() does not continue a Picky BPE model: its removals would have to be "
                           "judged again over the old merges; train a new one with picky=")
+    if (tok.options or {}).get("length_max"):
+        raise OptionError("extend() does not continue a Length-MAX model yet: it would learn the new merges by "
+                          "plain BPE's count; train a new one with length_max=True")
+    if (tok.options or {}).get("scaffold"):
+        raise OptionError("extend() does not continue a Scaffold-BPE model: its scaffold marks would have to be "
+                          "judged again over the new merges; train a new one with scaffold=True")
     old = tok.vocab_size
     vocab_size = _check_size(vocab_size, old)
     texts = _texts(data)

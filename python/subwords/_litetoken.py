@@ -66,7 +66,7 @@ class LiteTokenReport(NamedTuple):
     lines: int
     lines_changed: int
     threshold: float
-    #: "tiktoken", "subwords" or "hf"
+    #: "tiktoken", "subwords", "hf" or "sentencepiece"
     format: str
 
     @property
@@ -251,6 +251,166 @@ def _litetoken_tiktoken(tok: Any, texts: list[str], threshold: float, threads: O
     return new, id_map, len(tokens) + len(specials), len(kept_ranks) + len(specials), report, write
 
 
+# -- SentencePiece BPE (score rule) ------------------------------------------------------------
+
+def _proto_fields(data: bytes) -> list[tuple[int, int, bytes]]:
+    """A protobuf message's top-level records: (field number, wire type, the record's bytes)."""
+    def varint(i: int) -> tuple[int, int]:
+        x, shift = 0, 0
+        while True:
+            if i >= len(data) or shift > 63:
+                raise ModelFileError("SentencePiece model: a truncated protobuf varint")
+            b = data[i]
+            x |= (b & 0x7F) << shift
+            i += 1
+            if b < 0x80:
+                return x, i
+            shift += 7
+    out = []
+    i = 0
+    while i < len(data):
+        start = i
+        tag, i = varint(i)
+        wire = tag & 7
+        if wire == 0:
+            _, i = varint(i)
+        elif wire == 1:
+            i += 8
+        elif wire == 2:
+            n, i = varint(i)
+            i += n
+        elif wire == 5:
+            i += 4
+        else:
+            raise ModelFileError(f"SentencePiece model: protobuf wire type {wire} is not read")
+        if i > len(data):
+            raise ModelFileError("SentencePiece model: a truncated protobuf record")
+        out.append((tag >> 3, wire, data[start:i]))
+    return out
+
+
+def _varint_bytes(x: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = x & 0x7F
+        x >>= 7
+        if x:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _payload(record: bytes) -> bytes:
+    """The payload of a length-delimited record (its tag and length skipped)."""
+    i = 0
+    while record[i] & 0x80:
+        i += 1
+    i += 1
+    while record[i] & 0x80:
+        i += 1
+    return record[i + 1:]
+
+
+def _sp_without(data: bytes, removed: set[int], new_size: int) -> bytes:
+    """The ``.model`` file ``data`` without the pieces at ids ``removed``: every other record
+    byte for byte, the trainer spec's ``vocab_size`` set to ``new_size``, and the self-test
+    samples left out (their expected pieces were the old model's)."""
+    out = bytearray()
+    k = 0
+    for field, wire, record in _proto_fields(data):
+        if field == 1 and wire == 2:  # ModelProto.pieces
+            if k not in removed:
+                out += record
+            k += 1
+        elif field == 4 and wire == 2:  # ModelProto.self_test_data
+            continue
+        elif field == 2 and wire == 2:  # ModelProto.trainer_spec: its vocab_size (field 4)
+            spec = bytearray()
+            for f, w, r in _proto_fields(_payload(record)):
+                spec += (_varint_bytes(4 << 3) + _varint_bytes(new_size)) if (f, w) == (4, 0) else r
+            out += _varint_bytes((2 << 3) | 2) + _varint_bytes(len(spec)) + bytes(spec)
+        else:
+            out += record
+    return bytes(out)
+
+
+def _litetoken_sentencepiece(tok: Any, texts: list[str], threshold: float, threads: Optional[int]) -> Outcome:
+    """SentencePiece BPE: encoding joins the adjacent pair whose joined piece has the highest
+    score (the leftmost on a tie), a rank rule with ranks by score. Learned rows are the normal
+    pieces of more than one character."""
+    from .formats.sentencepiece.read import SentencePieceTokenizer
+
+    if tok.model != "bpe":
+        raise OptionError("LiteToken removes residues of BPE merges; this SentencePiece model is Unigram, which "
+                          "has no merges (its pieces are chosen by probability, none is a step towards another). "
+                          "To shrink it, train a smaller Unigram model (subwords train --model unigram "
+                          "--vocab-size N)")
+    pieces, scores, types = tok.pieces, tok.scores, tok.types
+    n = len(pieces)
+    normal = [t == "normal" for t in types]
+    by_piece = {p: i for i, p in enumerate(pieces) if normal[i]}
+    learned = [normal[i] and len(pieces[i]) > 1 for i in range(n)]
+    final, encoded = _count(lambda xs: tok.encode_batch(xs, threads=threads), texts)
+    keys: list[Optional[bytes]] = [p.encode("utf-8") if normal[i] else None for i, p in enumerate(pieces)]
+    table = _core.StochasTok(keys)  # every split of every row into two rows
+    derivation: list[Optional[tuple[int, int]]] = [None] * n
+    asked = [False] * n
+
+    def alone(i: int) -> Optional[tuple[int, int]]:
+        """The last merge of piece ``i`` encoded alone by the score rule (None: not made so)."""
+        if any(c not in by_piece for c in pieces[i]):
+            return None
+        parts = [by_piece[c] for c in pieces[i]]
+        last: Optional[tuple[int, int]] = None
+        while len(parts) > 1:
+            best: Optional[int] = None
+            at = -1
+            for k in range(len(parts) - 1):
+                j = by_piece.get(pieces[parts[k]] + pieces[parts[k + 1]])
+                if j is not None and (best is None or scores[j] > scores[best]):
+                    best, at = j, k
+            if best is None:
+                return None
+            last = (parts[at], parts[at + 1])
+            parts[at:at + 2] = [best]
+        return last if parts == [i] else None
+
+    def prepare(rows: list[int]) -> None:
+        todo = list(rows)
+        while todo:
+            r = todo.pop()
+            if asked[r] or not learned[r]:
+                continue
+            asked[r] = True
+            d = alone(r)
+            if d is not None:
+                derivation[r] = d
+                todo.extend(d)
+    prepare(list(final))
+    size = [len(p) for p in pieces]
+    f1, f2 = formations(n, derivation, size, final)
+    res = residues_of(learned, f1, f2, threshold)
+    # shortest first, then the higher score first (the order the rule makes them)
+    order = sorted([r for r in range(n) if learned[r]], key=lambda r: (size[r], -scores[r], r))
+    removed, protected = choose(n, order, res, table, derivation.__getitem__, prepare)
+    res = [r for r in res if r in removed]
+    kept = [i for i in range(n) if i not in removed]
+    id_map: list[Optional[int]] = [None] * n
+    for j, i in enumerate(kept):
+        id_map[i] = j
+    data = _sp_without(tok._m.to_bytes(), removed, len(kept))
+    new = SentencePieceTokenizer(data)
+    new_encoded = new.encode_batch(texts, threads=threads)
+    report = LiteTokenReport([(r, pieces[r], f1[r], f2[r]) for r in res],
+                             [(r, pieces[r], f1[r], f2[r]) for r in protected], 0,
+                             len(texts), _changed(encoded, new_encoded, id_map), threshold, "sentencepiece")
+
+    def write(path: PathLike) -> None:
+        write_atomic(path, data, "SentencePiece model")
+    return new, id_map, n, len(kept), report, write
+
+
 # -- merge lists (ours, tokenizer.json) -------------------------------------------------------
 
 def _merge_list(n: int, merges: list[tuple[int, int, int]], learned: Sequence[bool], final: Counter[int],
@@ -311,14 +471,27 @@ def _merge_list(n: int, merges: list[tuple[int, int, int]], learned: Sequence[bo
     return res, protected, out, len(added), f1, f2, removed
 
 
+#: why a model kind has no merge residues, and what cuts it instead
+_NO_MERGES = {
+    "wordpiece": "WordPiece encodes by longest match, no row is a step towards another; to drop the rows a "
+                 "corpus does not use, run subwords trim without --litetoken",
+    "unigram": "its pieces are chosen by probability, none is a step towards another; to drop the rows a corpus "
+               "does not use, run subwords trim without --litetoken",
+}
+
+
 def _litetoken_ours(tok: Any, texts: list[str], threshold: float, threads: Optional[int]) -> Outcome:
     from ._api import SubwordsTokenizer
 
     if tok.model != "bpe":
-        raise OptionError(f"LiteToken removes residues of BPE merges; this is a {tok.model} model, which has none")
+        raise OptionError(f"LiteToken removes residues of BPE merges; this is a {tok.model} model, which has none "
+                          f"({_NO_MERGES[tok.model]})")
     if (tok.options or {}).get("picky") is not None:
         raise OptionError("LiteToken does not cut a Picky BPE model: Picky BPE already removed its intermediate "
                           "tokens during training, and its removals are not merges LiteToken can re-rank")
+    if (tok.options or {}).get("scaffold"):
+        raise OptionError("LiteToken does not cut a Scaffold-BPE model: Scaffold-BPE already keeps its intermediate "
+                          "tokens out of the rows, and its demolitions are not merges LiteToken can re-rank")
     doc = json.loads(tok.to_json())
     if doc.get("stream_merges_from") is not None or doc.get("joints") is not None:
         raise OptionError("LiteToken does not cut two-stage (superword) models or models with pre-split joints")
@@ -385,7 +558,9 @@ def _litetoken_hf(path: str, texts: list[str], threshold: float, threads: Option
     old_tok = hf_read.HuggingFace(doc, path)
     m = doc.get("model") or {}
     if m.get("type") != "BPE":
-        raise OptionError(f"{path}: LiteToken removes residues of BPE merges; this file's model is {m.get('type')!r}")
+        raise OptionError(f"{path}: LiteToken removes residues of BPE merges; this file's model is {m.get('type')!r}, "
+                          "which has none (no row is a step of merges towards another); a WordPiece or Unigram "
+                          "vocabulary is not cut by LiteToken")
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if m.get(key):
             raise InputError(f"{path}: LiteToken reads BPE tokenizer.json files without {key}")
@@ -461,8 +636,10 @@ def _remap_post(doc: dict[str, Any], id_map: list[Optional[int]]) -> None:
 
 def litetoken(model: Any, texts: list[str], threshold: float, threads: Optional[int] = None) -> Outcome:
     """(new tokenizer, id map, old size, new size, report, write(path)) for ``model``: one of
-    our BPE models, a tiktoken tokenizer, or a path to either or to a BPE tokenizer.json."""
+    our BPE models, a tiktoken tokenizer, a SentencePiece BPE model, or a path to any of them or
+    to a BPE tokenizer.json."""
     from ._api import SubwordsTokenizer
+    from .formats.sentencepiece.read import SentencePieceTokenizer
     from .formats.tiktoken.read import TiktokenTokenizer
 
     threshold = check_threshold(threshold)
@@ -470,6 +647,8 @@ def litetoken(model: Any, texts: list[str], threshold: float, threads: Optional[
         return _litetoken_ours(model, texts, threshold, threads)
     if isinstance(model, TiktokenTokenizer):
         return _litetoken_tiktoken(model, texts, threshold, threads)
+    if isinstance(model, SentencePieceTokenizer):
+        return _litetoken_sentencepiece(model, texts, threshold, threads)
     if not isinstance(model, (str, os.PathLike)):
         raise InputError(f"LiteToken takes a subwords BPE model, a tiktoken tokenizer, or a path to a model file "
                          f"(ours, tokenizer.json, .tiktoken); got {type(model).__name__}")
@@ -491,8 +670,16 @@ def litetoken(model: Any, texts: list[str], threshold: float, threads: Optional[
         from .formats.tiktoken import load
 
         return _litetoken_tiktoken(load(p), texts, threshold, threads)
-    raise OptionError(f"{p}: LiteToken reads BPE models: subwords model files, tokenizer.json and .tiktoken "
-                      f"files; this is a {fmt} file (a SentencePiece BPE .model is not read yet)")
+    if fmt == "sentencepiece":
+        from .formats.sentencepiece import load as sp_load
+
+        return _litetoken_sentencepiece(sp_load(p), texts, threshold, threads)
+    if fmt == "vocab-txt":
+        raise OptionError(f"{p}: a vocab.txt is a WordPiece vocabulary, encoded by longest match: no row is a step of "
+                          "merges towards another, so LiteToken has nothing to remove")
+    raise OptionError(f"{p}: LiteToken reads subwords model files, tokenizer.json, .tiktoken and SentencePiece BPE "
+                      f".model files, and writes the same format back; a {fmt} file is not written back yet: write it "
+                      "as tokenizer.json (subwords export MODEL tokenizer.json --format hf) and cut that")
 
 
 # -- the measure alone (subwords.measure: intermediate-token share) ------------------------------

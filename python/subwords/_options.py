@@ -29,7 +29,7 @@ from .errors import OptionError
 CORE_DEFAULTS: dict[str, dict[str, Any]] = _core.default_options()
 _ANY = CORE_DEFAULTS["bpe"]  # the options whose default is the same for every model
 
-Model = Literal["bpe", "word", "wordpiece", "unigram"]
+ModelKind = Literal["bpe", "word", "wordpiece", "unigram"]
 SpellingName = Literal["end", "continuation", "front", "bytes"]
 #: a named pre-split (``gpt2``, ``bert``, ``cl100k``, ``o200k``, ``llama3``) or any regular expression
 PreSplit = str
@@ -80,7 +80,7 @@ class TrainOptions:
     """
 
     vocab_size: int
-    model: Model = "bpe"
+    model: ModelKind = "bpe"
     #: None: the model's own (``end``; ``continuation`` for WordPiece)
     spelling: Optional[SpellingName] = None
     #: None: 1 for ``word``, 2 for the merge models; Unigram takes none (pruning decides)
@@ -169,6 +169,12 @@ class TrainOptions:
     #: ``parity_alpha / languages`` of the steps (``parity_alpha`` None: 2)
     parity_window: Optional[int] = None
     parity_alpha: Optional[float] = None
+    #: Length-MAX (arXiv 2511.20849; docs/METHODS.md): each merge takes the pair with the largest
+    #: count x joined length (in alphabet symbols) instead of the largest count. BPE only
+    length_max: bool = False
+    #: Scaffold-BPE (arXiv 2404.17808; docs/METHODS.md): tokens that mostly stand inside longer
+    #: ones are marked scaffold while BPE trains, take no row, and are split at encoding. BPE only
+    scaffold: bool = False
 
     def replace(self, **changes: Any) -> TrainOptions:
         """A copy with some options changed (unknown names are an OptionError)."""
@@ -236,6 +242,12 @@ def resolved(options: TrainOptions, languages: Sequence[str] = ()) -> dict[str, 
         raise OptionError(f"picky must be a number in (0, 1], the IoS threshold (e.g. picky=0.9), got {o['picky']!r}")
     if isinstance(o["picky"], int):
         o["picky"] = float(o["picky"])
+    if not isinstance(o["length_max"], bool):
+        raise OptionError(f"length_max must be True or False (the merge rule of arXiv 2511.20849), got {o['length_max']!r}")
+    if not isinstance(o["scaffold"], bool):
+        raise OptionError(f"scaffold must be True or False, got {o['scaffold']!r}")
+    if not o["scaffold"]:
+        del o["scaffold"]  # off: absent, so files without it stay as they were
     for name in ("normalize", "pattern", "split_digits", "superword_pattern", "superword_words", "picky", "parity"):
         if o[name] is None:
             del o[name]  # unset: absent, so files without them stay as they were

@@ -107,6 +107,9 @@ def trim(tokenizer: Any, data: object, *, min_count: int = 1, keep: Iterable[str
     if isinstance(tokenizer, SubwordsTokenizer) and (tokenizer.options or {}).get("picky") is not None:
         raise OptionError("trim() does not cut a Picky BPE model: a row it drops would leave its merges "
                           "and removals without their tokens; train a smaller one")
+    if isinstance(tokenizer, SubwordsTokenizer) and (tokenizer.options or {}).get("scaffold"):
+        raise OptionError("trim() does not cut a Scaffold-BPE model: a row it drops would leave merges "
+                          "without their tokens; train a smaller one")
     if not isinstance(tokenizer, SubwordsTokenizer):
         raise InputError(f"trim() cuts subwords' own models (load other formats with subwords.load and export "
                          f"them first); got {type(tokenizer).__name__}")

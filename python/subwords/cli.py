@@ -94,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--parity-window", type=int, default=None, metavar="W",
                    help="--parity: a moving window of W steps in which one language takes at most ALPHA/languages")
     t.add_argument("--parity-alpha", type=float, default=None, metavar="ALPHA", help="--parity-window's share (default 2)")
+    t.add_argument("--length-max", action="store_true",
+                   help="Length-MAX: each merge takes the pair with the largest count x joined length (BPE only)")
+    t.add_argument("--scaffold", action="store_true",
+                   help="Scaffold-BPE: tokens that mostly stand inside longer ones take no row, and are split at encoding")
     t.add_argument("--alphabet-size", type=_positive("--alphabet-size"), default=None)
     t.add_argument("--character-coverage", type=_coverage, default=None)
     t.add_argument("--mark", default=None, help="the spelling's mark (default </w>, ##, or ▁)")
@@ -418,7 +422,8 @@ def _train_parity(a: argparse.Namespace) -> int:
         split_at_marks=not a.no_split_at_marks, pre_split=a.pre_split, superword_at=a.superword_at,
         max_piece_length=a.max_piece_length, alphabet_size=a.alphabet_size, character_coverage=a.character_coverage,
         threads=a.threads, input_errors=a.input_errors, preset=a.preset, normalize=a.normalize,
-        lowercase=a.lowercase, split_digits=a.split_digits, picky=a.picky, counts=a.counts, parity=True,
+        lowercase=a.lowercase, split_digits=a.split_digits, picky=a.picky, length_max=a.length_max, scaffold=a.scaffold,
+        counts=a.counts, parity=True,
         language_field=a.language_field, parity_measure=a.parity_measure,
         parity_global_merges=a.parity_global_merges, parity_window=a.parity_window, parity_alpha=a.parity_alpha,
         **_special_keywords(a),
@@ -464,6 +469,7 @@ def cmd_train(a: argparse.Namespace) -> int:
         min_count_rule=a.min_count_rule, unknown=a.unknown, preset=a.preset,
         normalize=a.normalize, lowercase=a.lowercase, split_digits=a.split_digits,
         split_by_script=a.split_by_script, split_by_number=not a.no_split_by_number, picky=a.picky,
+        length_max=a.length_max, scaffold=a.scaffold,
         **{k: v for k, v in (("seed_size", a.seed_size), ("shrink", a.shrink), ("em_rounds", a.em_rounds)) if v is not None},
         **({} if a.max_word_length is None else {"max_word_length": a.max_word_length}),
         **({} if a.em is None else {"em": a.em}),

@@ -150,7 +150,7 @@ def test_exported_bert_cleans_text_as_tokenizers_on_every_code_point(tmp_path: P
     "[PAD]\r\n[UNK]\r\n[CLS]\r\n[SEP]\r\nx\r\r\n##y\r\n",
 ])
 def test_the_core_reads_a_vocab_as_its_rows_build_it(tmp_path: Path, content: str):
-    """A vocab.txt is read in the core (``Model.from_vocab_txt``); the model is the one its rows
+    """A vocab.txt is read in the core (``_core.Tokenizer.from_vocab_txt``); the model is the one its rows
     give through ``from_parts``: rows, kinds and template alike. The kinds by hand, from the rule
     in read.py's docstring (``[`` letters, digits or ``_`` ``]`` is special): ``[X]`` and ``[_]``
     special, ``[a-b]`` and ``[]`` pieces; a line's trailing ``\\r``s are not part of it."""

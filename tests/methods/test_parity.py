@@ -149,6 +149,8 @@ BAD = [
     (dict(languages={"en": ["ab ab"], "de": ["cd"]}, model="wordpiece"), "model='bpe'"),
     (dict(languages={"en": ["ab ab"], "de": ["cd"]}, model="unigram"), "model='bpe'"),
     (dict(languages={"en": ["ab ab"], "de": ["cd"]}, picky=0.9), "picky"),
+    (dict(languages={"en": ["ab ab"], "de": ["cd"]}, length_max=True), "length_max"),
+    (dict(languages={"en": ["ab ab"], "de": ["cd"]}, scaffold=True), "scaffold"),
     (dict(languages={"en": ["ab ab"], "de": ["cd"]}, superword_at=300, spelling="bytes"), "superword_at"),
     (dict(languages={"en": ["ab ab"], "de": ["cd"]}, parity_window=0), "parity_window"),
     (dict(languages={"en": ["ab ab"], "de": ["cd"]}, parity_alpha=2.0), "window"),

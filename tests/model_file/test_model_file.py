@@ -571,7 +571,7 @@ def test_every_format_is_written_with_an_ordinary_file_mode(tmp_path: Path):
 
 
 def test_rows_without_merges_build_the_model_their_file_would():
-    """``from_parts`` hands rows with no merges to the core as they are (``Model.from_rows``),
+    """``from_parts`` hands rows with no merges to the core as they are (``_core.Tokenizer.from_rows``),
     not as a JSON document: the model is the one a file of the same rows gives, and bad rows are
     refused as a file of them is. Rows by hand: a BERT-style vocabulary of six rows."""
     from subwords._api import from_parts

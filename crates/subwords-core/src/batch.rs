@@ -141,12 +141,12 @@ impl<S: Default + Send> Slots<S> {
 /// into another thread's malloc arena takes that arena's lock, which the worker holds while it
 /// allocates; many short texts made the two wait on each other).
 #[derive(Default, Debug)]
-pub struct Flat {
+pub struct FlatIds {
     ids: Vec<u32>,
     ends: Vec<usize>,
 }
 
-impl Flat {
+impl FlatIds {
     /// Number of texts.
     pub fn len(&self) -> usize {
         self.ends.len()
@@ -173,7 +173,7 @@ impl Flat {
     }
 
     /// `other`'s texts after this one's.
-    pub fn append(&mut self, other: &Flat) {
+    pub fn append(&mut self, other: &FlatIds) {
         let base = self.ids.len();
         self.ids.extend_from_slice(&other.ids);
         self.ends.extend(other.ends.iter().map(|e| e + base));
@@ -265,14 +265,14 @@ pub fn ids_streamed<'a, T: Sync + Send + 'a, S, E: Send>(
     threads: usize,
     with_state: impl Fn(usize, &mut dyn FnMut(&mut S)) + Sync,
     f: impl Fn(&T, &mut S, &mut Vec<u32>) -> Result<(), E> + Sync,
-    mut sink: impl FnMut(&Flat),
+    mut sink: impl FnMut(&FlatIds),
 ) -> Result<(), E> {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::OnceLock;
     let items = items.into();
     let len = items.len();
     let threads = threads.max(1).min(len.max(1));
-    let encode = |part: &[T], s: &mut S, flat: &mut Flat| -> Result<(), E> {
+    let encode = |part: &[T], s: &mut S, flat: &mut FlatIds| -> Result<(), E> {
         flat.clear();
         part.iter().try_for_each(|t| flat.push_with(|out| f(t, s, out)))
     };
@@ -297,7 +297,7 @@ pub fn ids_streamed<'a, T: Sync + Send + 'a, S, E: Send>(
             }
         };
         let mut result = Ok(());
-        let mut flat = Flat::default();
+        let mut flat = FlatIds::default();
         with_state(0, &mut |s| {
             for p in 0..count {
                 if let Err(e) = encode(&items[range(p)], s, &mut flat) {
@@ -331,8 +331,8 @@ pub fn ids_streamed<'a, T: Sync + Send + 'a, S, E: Send>(
     // finished buffers go back to the thread that made them, so a part costs no allocation once
     // they are warm, and no thread grows or frees a buffer from another thread's malloc arena
     // (which takes that arena's lock while its own thread allocates in it: a futex wait)
-    let spare: Vec<Mutex<Vec<Flat>>> = (0..threads).map(|_| Mutex::new(Vec::new())).collect();
-    let (tx, rx) = std::sync::mpsc::channel::<(usize, usize, Result<Flat, E>)>();
+    let spare: Vec<Mutex<Vec<FlatIds>>> = (0..threads).map(|_| Mutex::new(Vec::new())).collect();
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, usize, Result<FlatIds, E>)>();
     let (encode, part, next, stop, spare, with_state, fed) =
         (&encode, &part, &next, &stop, &spare, &with_state, &fed);
     let take = |k: usize| spare[k].lock().ok().and_then(|mut v| v.pop()).unwrap_or_default();
@@ -387,7 +387,8 @@ pub fn ids_streamed<'a, T: Sync + Send + 'a, S, E: Send>(
             }
             drop(unblock);
         }
-        let mut waiting: Vec<Option<(usize, Result<Flat, E>)>> = (0..count).map(|_| None).collect();
+        let mut waiting: Vec<Option<(usize, Result<FlatIds, E>)>> =
+            (0..count).map(|_| None).collect();
         let mut due = 0usize;
         with_state(0, &mut |s| {
             while due < count && !stop.load(Ordering::Relaxed) {

@@ -33,7 +33,7 @@ impl ShortUnit {
     #[inline]
     fn new(unit: &str) -> Option<Self> {
         let b = unit.as_bytes();
-        (b.len() <= crate::word_cache::SHORT)
+        (b.len() <= crate::word_cache::PACKED_LEN)
             .then(|| ShortUnit(crate::word_cache::pack(b).to_le_bytes()))
     }
 

@@ -19,7 +19,7 @@
 //! thread count, any batching), since a state only saves time; an allowed special surface
 //! becomes its id and nothing else does; a template's ids are the same for every text.
 
-use crate::batch::{ids_streamed, Flat, Items, Slots};
+use crate::batch::{ids_streamed, FlatIds, Items, Slots};
 use crate::error::{Error, Result};
 use crate::word_cache::{Value, WordCache};
 
@@ -285,7 +285,7 @@ pub fn encode_batch<'a, E: Encoder + ?Sized, S: AsRef<str> + Sync + Send + 'a>(
     call: Call<'_>,
     suffix: &[u32],
     threads: usize,
-    sink: impl FnMut(&Flat),
+    sink: impl FnMut(&FlatIds),
 ) -> Result<()> {
     let (before, mut after) = call.template.map(Template::around).unwrap_or_default();
     after.extend_from_slice(suffix);

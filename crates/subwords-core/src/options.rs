@@ -179,6 +179,14 @@ pub struct TrainOptions {
     /// BPE only. Left out of the saved options when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parity: Option<crate::learners::merge::parity::ParityOptions>,
+    /// Length-MAX: merges chosen by count × the joined piece's length
+    /// (`learners/merge/length_max.rs`); BPE only. Left out of the saved options when off.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub length_max: bool,
+    /// Scaffold-BPE (`learners/merge/scaffold.rs`): the size counts the tokens that are not
+    /// scaffold; BPE only. Saved only when on.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub scaffold: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -390,6 +398,8 @@ impl TrainOptions {
         self.validate_specials()?;
         crate::learners::merge::picky::validate(self)?;
         crate::learners::merge::parity::validate(self)?;
+        crate::learners::merge::length_max::validate(self)?;
+        crate::learners::merge::scaffold::validate(self)?;
         Ok(())
     }
 

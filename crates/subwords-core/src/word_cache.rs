@@ -2,7 +2,7 @@
 //! word's bytes to the run of values it encodes to (ids, or a SentencePiece word's cuts). It only
 //! saves time: an encoder that finds nothing in it computes the same values.
 //!
-//! Layout. A word of at most [`SHORT`] bytes is keyed by [`pack`], the word itself in a `u128`,
+//! Layout. A word of at most [`PACKED_LEN`] bytes is keyed by [`pack`], the word itself in a `u128`,
 //! so a lookup hashes two words and compares the key inside the table's slot; a longer word is
 //! keyed by its own bytes. A key maps to a span of one shared array of values. Nothing is
 //! allocated per entry, and an entry of a short word is the bucket alone (32 bytes) plus its
@@ -52,7 +52,7 @@ use crate::hash::Map;
 use std::sync::Arc;
 
 /// Words of at most this many bytes are keyed by [`pack`].
-pub const SHORT: usize = 15;
+pub const PACKED_LEN: usize = 15;
 /// Words kept before the cache starts afresh.
 pub const ENTRIES: usize = 1 << 17;
 /// Values kept before the cache starts afresh (16 per word on average at the entry limit).
@@ -62,7 +62,7 @@ pub const VALUES: usize = 1 << 21;
 pub const JOIN: usize = 1 << 14;
 
 /// The bytes of a short string in the low 15 bytes, its length in the top byte: distinct strings
-/// of at most [`SHORT`] bytes get distinct keys. Built from two overlapping word loads rather
+/// of at most [`PACKED_LEN`] bytes get distinct keys. Built from two overlapping word loads rather
 /// than a variable-length copy, which showed up in profiles as a `memmove` call per lookup.
 #[inline(always)]
 pub fn pack(b: &[u8]) -> u128 {
@@ -76,7 +76,7 @@ pub fn pack(b: &[u8]) -> u128 {
         a.copy_from_slice(&b[..4]);
         u32::from_le_bytes(a) as u64
     }
-    let n = b.len().min(SHORT);
+    let n = b.len().min(PACKED_LEN);
     let (lo, hi) = if n >= 8 {
         // the last 8 bytes, shifted so that only those past the first 8 remain
         let hi = if n > 8 { word8(&b[n - 8..n]) >> ((16 - n) * 8) } else { 0 };
@@ -140,7 +140,7 @@ impl<V: Value> WordCache<V> {
         self.own.get(word)
     }
 
-    /// Asks the processor to fetch the slots a word of at most [`SHORT`] bytes, packed as
+    /// Asks the processor to fetch the slots a word of at most [`PACKED_LEN`] bytes, packed as
     /// `key` ([`pack`]), will be looked up in: the caller looks it up a few words later.
     #[inline]
     pub fn prefetch(&self, key: u128) {
@@ -150,7 +150,7 @@ impl<V: Value> WordCache<V> {
         }
     }
 
-    /// [`WordCache::extend_into`] for a word of at most [`SHORT`] bytes given as its packed
+    /// [`WordCache::extend_into`] for a word of at most [`PACKED_LEN`] bytes given as its packed
     /// key ([`pack`]).
     #[inline]
     pub fn extend_packed(&self, key: u128, out: &mut Vec<V>) -> bool {
@@ -242,7 +242,7 @@ impl<V: Value> WordCache<V> {
 /// The key no packed word has (its top byte, a length, would be 255): a free slot of [`Short`].
 const FREE: u128 = u128::MAX;
 
-/// The words of at most [`SHORT`] bytes: open addressing on their packed keys, probed linearly
+/// The words of at most [`PACKED_LEN`] bytes: open addressing on their packed keys, probed linearly
 /// from the slot the key's hash names. A slot is the key and its entry, 32
 /// bytes, so a hit reads one cache line, and the slot a word will be looked up in is known
 /// before it is looked up ([`Short::prefetch`]). At most three quarters full: at half, a
@@ -395,7 +395,7 @@ impl<V: Value> Table<V> {
     #[inline]
     fn get(&self, word: &[u8]) -> Option<&[V]> {
         let entry =
-            if word.len() <= SHORT { self.short.get(pack(word)) } else { self.long.get(word) };
+            if word.len() <= PACKED_LEN { self.short.get(pack(word)) } else { self.long.get(word) };
         entry.map(|e| self.values_of(e))
     }
 
@@ -421,7 +421,7 @@ impl<V: Value> Table<V> {
             self.clear();
         }
         let entry = self.entry(values);
-        if word.len() <= SHORT {
+        if word.len() <= PACKED_LEN {
             self.short.insert(pack(word), entry);
         } else {
             self.long.insert(word.into(), entry);
@@ -483,7 +483,7 @@ mod tests {
     fn pack_is_injective_on_short_strings() {
         let mut seen = std::collections::HashMap::new();
         let alphabet = [0u8, 1, 0x80, 0xff];
-        for n in 0..=SHORT {
+        for n in 0..=PACKED_LEN {
             for seed in 0..64u32 {
                 let s: Vec<u8> =
                     (0..n).map(|i| alphabet[((seed >> (i % 6)) as usize + i) % 4]).collect();

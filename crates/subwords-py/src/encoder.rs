@@ -1,5 +1,5 @@
 //! `subwords._core.Encoder`: the one binding of the core's encoder contract
-//! (`subwords_core::encoder`). Every format class (our `Model`, `SpModel`, `HfPipeline`,
+//! (`subwords_core::encoder`). Every format class (our `Tokenizer`, `SpModel`, `HfPipeline`,
 //! `RankBpe`) hands out an `Encoder` over itself; single calls, batches into lists, batches
 //! into id arrays, the specials a call allows and the template are all here, once, for the four
 //! engines. The Python families call nothing else to encode.
@@ -19,9 +19,26 @@ pub(crate) trait Holds: Sync + Send + 'static {
     fn ints(&self, py: Python<'_>) -> &[Py<PyAny>];
 }
 
+/// `holds!(Class => Engine)`: [`Holds`] for a format class whose engine is its `inner` field and
+/// whose int objects come from its own `ints` method, as every format class keeps them.
+macro_rules! holds {
+    ($class:ty => $engine:ty) => {
+        impl $crate::encoder::Holds for $class {
+            type Engine = $engine;
+            fn engine(&self) -> &$engine {
+                &self.inner
+            }
+            fn ints(&self, py: pyo3::Python<'_>) -> &[pyo3::Py<pyo3::PyAny>] {
+                <$class>::ints(self, py)
+            }
+        }
+    };
+}
+pub(crate) use holds;
+
 /// The format object an `Encoder` encodes with.
 enum Held {
-    Own(Py<crate::PyModel>),
+    Own(Py<crate::PyTokenizer>),
     Sp(Py<crate::sentencepiece::SpModel>),
     Hf(Py<crate::hf::PyHfPipeline>),
     Rank(Py<crate::tiktoken::PyRankBpe>),
@@ -58,7 +75,7 @@ pub struct PyEncoder {
 }
 
 impl PyEncoder {
-    pub(crate) fn own(model: Py<crate::PyModel>, template: Option<Template>) -> Self {
+    pub(crate) fn own(model: Py<crate::PyTokenizer>, template: Option<Template>) -> Self {
         PyEncoder { held: Held::Own(model), template }
     }
 

@@ -7,7 +7,7 @@ use pyo3::types::PyBytes;
 
 use subwords_core::learners::extend::{self, Extension};
 
-use crate::{to_py, PyModel};
+use crate::{to_py, PyTokenizer};
 
 type Stats = (&'static str, u64, u64, u64);
 
@@ -43,16 +43,16 @@ pub fn extend_merges(
 #[pyfunction]
 pub fn model_extended(
     py: Python<'_>,
-    model: &PyModel,
+    model: &PyTokenizer,
     texts: Vec<String>,
     new_rows: u64,
     min_count: u64,
-) -> PyResult<(PyModel, Stats)> {
+) -> PyResult<(PyTokenizer, Stats)> {
     let (m, e) = py
         .detach(|| {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             model.inner.extended(&refs, new_rows, min_count)
         })
         .map_err(|e| to_py(py, e))?;
-    Ok((PyModel::wrap(m), stats(&e)))
+    Ok((PyTokenizer::wrap(m), stats(&e)))
 }

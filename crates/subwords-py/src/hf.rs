@@ -19,21 +19,13 @@ fn bad(py: Python<'_>, m: String) -> PyErr {
 #[pyclass(module = "subwords._core", name = "HfPipeline", frozen)]
 pub struct PyHfPipeline {
     inner: HfPipeline,
-    /// One Python int per id below `ints_len`, made on first use (see `PyModel::list`); ids at or
+    /// One Python int per id below `ints_len`, made on first use (see `PyTokenizer::list`); ids at or
     /// above it (a sparse file's) are made one by one.
     ints: std::sync::OnceLock<Vec<Py<PyAny>>>,
     ints_len: u32,
 }
 
-impl crate::encoder::Holds for PyHfPipeline {
-    type Engine = HfPipeline;
-    fn engine(&self) -> &HfPipeline {
-        &self.inner
-    }
-    fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
-        PyHfPipeline::ints(self, py)
-    }
-}
+crate::encoder::holds!(PyHfPipeline => HfPipeline);
 
 impl PyHfPipeline {
     fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
@@ -47,19 +39,21 @@ impl PyHfPipeline {
 
 #[pymethods]
 impl PyHfPipeline {
-    /// `plan`: the JSON plan without the model's tables; `tables`: its vocabulary and merges
+    /// `plan`: the plan without the model's tables, a dict; `tables`: its vocabulary and merges
     /// as the file has them; `id_limit`: one more than the largest id produced.
     #[new]
     fn new(
         py: Python<'_>,
-        plan: &str,
+        plan: &Bound<'_, PyAny>,
         tables: PyRef<'_, PyHfTables>,
         id_limit: u32,
     ) -> PyResult<Self> {
+        let plan: subwords_compat::huggingface::Plan =
+            crate::values::from_py(plan).map_err(|e| internal_plan(py, e))?;
         let t = &tables.inner;
         let size = t.vocab.len() as u32;
         let inner =
-            py.detach(|| HfPipeline::with_tables(plan, t)).map_err(|e| super::to_py(py, e))?;
+            py.detach(|| HfPipeline::with_plan(plan, t)).map_err(|e| super::to_py(py, e))?;
         // the table follows the vocabulary's size, not its largest id: a file naming one token at
         // id 16 777 215 would otherwise make 16 M ints (600 MB, seconds) on its first encode
         let ints_len = id_limit.min(size.saturating_mul(2).saturating_add(1024));
@@ -149,14 +143,16 @@ impl PyHfPipeline {
         })
     }
 
-    /// `text` through a JSON list of plan normalizers (to normalize added tokens' contents
-    /// before the pipeline exists).
+    /// `text` through a list of plan normalizers (to normalize added tokens' contents before
+    /// the pipeline exists).
     #[staticmethod]
-    fn normalize_with(py: Python<'_>, normalizers: &str, text: &str) -> PyResult<String> {
-        let ns: Vec<subwords_compat::huggingface::Normalizer> = serde_json::from_str(normalizers)
-            .map_err(|e| {
-            super::to_py(py, subwords_core::Error::ModelFile(format!("internal plan: {e}")))
-        })?;
+    fn normalize_with(
+        py: Python<'_>,
+        normalizers: &Bound<'_, PyAny>,
+        text: &str,
+    ) -> PyResult<String> {
+        let ns: Vec<subwords_compat::huggingface::Normalizer> =
+            crate::values::from_py(normalizers).map_err(|e| internal_plan(py, e))?;
         Ok(subwords_compat::huggingface::normalize_with(&ns, text))
     }
 
@@ -268,4 +264,10 @@ impl PyHfTables {
     fn merges(&self) -> Vec<(String, String)> {
         self.inner.merges.clone()
     }
+}
+
+/// A plan the reader built that the core's plan types do not take: a reader bug, named as the
+/// model-file error it surfaces as.
+fn internal_plan(py: Python<'_>, e: crate::values::ValueError) -> PyErr {
+    super::to_py(py, subwords_core::Error::ModelFile(format!("internal plan: {e}")))
 }

@@ -326,7 +326,7 @@ impl Trainer {
         self.joints = Some(joints);
     }
 
-    fn train(&mut self, py: Python<'_>) -> PyResult<PyModel> {
+    fn train(&mut self, py: Python<'_>) -> PyResult<PyTokenizer> {
         let corpus = self.take_corpus(py)?;
         let options = self.options.clone();
         let pool = &self.pool;
@@ -336,7 +336,7 @@ impl Trainer {
                 pool.install(|| learners::train_with_progress(&options, corpus, Some(progress)))
             })
             .map_err(|e| to_py(py, e))?;
-        Ok(PyModel::wrap(model))
+        Ok(PyTokenizer::wrap(model))
     }
 }
 
@@ -393,27 +393,19 @@ impl Trainer {
     }
 }
 
-#[pyclass(module = "subwords._core", name = "Model", frozen)]
-struct PyModel {
+#[pyclass(module = "subwords._core", name = "Tokenizer", frozen)]
+struct PyTokenizer {
     inner: Tokenizer,
     /// One Python int per id, made on first use: building result lists then costs a reference
     /// count per id instead of an allocation per id (most ids are above CPython's small-int cache).
     ints: std::sync::OnceLock<Vec<Py<PyAny>>>,
 }
 
-impl encoder::Holds for PyModel {
-    type Engine = Tokenizer;
-    fn engine(&self) -> &Tokenizer {
-        &self.inner
-    }
-    fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
-        PyModel::ints(self, py)
-    }
-}
+crate::encoder::holds!(PyTokenizer => Tokenizer);
 
-impl PyModel {
+impl PyTokenizer {
     fn wrap(inner: Tokenizer) -> Self {
-        PyModel { inner, ints: std::sync::OnceLock::new() }
+        PyTokenizer { inner, ints: std::sync::OnceLock::new() }
     }
 
     fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
@@ -476,7 +468,7 @@ impl FlatIds {
     /// lines, all of it on the caller). `bytes` is the UTF-8 length of the batch's texts read
     /// so far, all of them by the time the first part comes (`batch::ids_streamed` reads every
     /// part before it hands one on).
-    pub(crate) fn extend(&mut self, flat: &subwords_core::batch::Flat, bytes: usize) {
+    pub(crate) fn extend(&mut self, flat: &subwords_core::batch::FlatIds, bytes: usize) {
         if !self.sized && !self.size_for(flat, bytes) {
             return;
         }
@@ -499,7 +491,7 @@ impl FlatIds {
     /// no more than one id a byte of the texts (beyond that the doubling still works, only with
     /// copies); the unused room is given back in [`FlatIds::finish`]. False when a buffer could
     /// not be made that large.
-    fn size_for(&mut self, first: &subwords_core::batch::Flat, bytes: usize) -> bool {
+    fn size_for(&mut self, first: &subwords_core::batch::FlatIds, bytes: usize) -> bool {
         self.sized = true;
         let per = first.ids().len().div_ceil(first.len().max(1));
         let ids = (per.saturating_mul(self.texts) / 4).saturating_mul(5).min(bytes);
@@ -566,11 +558,11 @@ fn char_offsets(text: &str) -> Vec<u32> {
 }
 
 #[pymethods]
-impl PyModel {
+impl PyTokenizer {
     #[staticmethod]
     fn from_json(py: Python<'_>, text: String) -> PyResult<Self> {
         let inner = py.detach(|| Tokenizer::from_json(&text)).map_err(|e| to_py(py, e))?;
-        Ok(PyModel::wrap(inner))
+        Ok(PyTokenizer::wrap(inner))
     }
 
     /// A BERT vocab.txt's bytes read into a model (`subwords_compat::vocab_txt`), or what is
@@ -589,7 +581,7 @@ impl PyModel {
             Ok((problem, line, what).into_pyobject(py)?.into_any())
         };
         match got {
-            Ok(model) => Ok(Bound::new(py, PyModel::wrap(model))?.into_any()),
+            Ok(model) => Ok(Bound::new(py, PyTokenizer::wrap(model))?.into_any()),
             Err(Refused::Empty) => wrong("empty", 0, String::new()),
             Err(Refused::Utf8 { line }) => wrong("utf-8", line, String::new()),
             Err(Refused::Line { line, text }) => wrong("line", line, text),
@@ -626,7 +618,7 @@ impl PyModel {
         let inner = py
             .detach(|| Tokenizer::from_rows(model, spelling, rows, template))
             .map_err(|e| to_py(py, e))?;
-        Ok(PyModel::wrap(inner))
+        Ok(PyTokenizer::wrap(inner))
     }
 
     fn to_json(&self, py: Python<'_>) -> String {
@@ -995,7 +987,7 @@ fn default_options(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Trainer>()?;
-    m.add_class::<PyModel>()?;
+    m.add_class::<PyTokenizer>()?;
     m.add_class::<encoder::PyEncoder>()?;
     m.add_class::<ProgressView>()?;
     m.add_class::<sentencepiece::SpModel>()?;

@@ -8,7 +8,7 @@ use subwords_core::learners::merge::parity::{learn_parity, Measure, ParityParams
 use subwords_core::learners::merge::Symbols;
 use subwords_core::learners::{self, Corpus, UnitCount};
 
-use crate::{to_py, PyModel, Trainer};
+use crate::{to_py, PyTokenizer, Trainer};
 
 /// Trains one model from one trainer per language (each fed that language's input, all made
 /// with the same options, whose `parity.languages` name them in this order).
@@ -16,7 +16,7 @@ use crate::{to_py, PyModel, Trainer};
 pub fn parity_train(
     py: Python<'_>,
     languages: Vec<(String, PyRefMut<'_, Trainer>)>,
-) -> PyResult<PyModel> {
+) -> PyResult<PyTokenizer> {
     let Some((_, first)) = languages.first() else {
         return Err(to_py(
             py,
@@ -58,7 +58,7 @@ pub fn parity_train(
     let model = py
         .detach(|| pool.install(|| learners::train(&options, corpus)))
         .map_err(|e| to_py(py, e))?;
-    Ok(PyModel::wrap(model))
+    Ok(PyTokenizer::wrap(model))
 }
 
 /// The learner on `units` (`(symbols, count, language)`), with `bytes` per language:

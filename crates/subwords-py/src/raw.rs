@@ -160,7 +160,7 @@ impl IdLists {
     pub(crate) fn extend(
         &mut self,
         py: Python<'_>,
-        flat: &subwords_core::batch::Flat,
+        flat: &subwords_core::batch::FlatIds,
         ints: &[Py<PyAny>],
     ) {
         if self.failed.is_some() {
@@ -250,7 +250,7 @@ pub(crate) fn list_batch<'py>(
     ints: &[Py<PyAny>],
     encode: impl FnOnce(
             Items<'_, &'static str>,
-            &mut dyn FnMut(&subwords_core::batch::Flat),
+            &mut dyn FnMut(&subwords_core::batch::FlatIds),
         ) -> subwords_core::Result<()>
         + Send,
 ) -> PyResult<Bound<'py, PyList>> {
@@ -269,7 +269,7 @@ pub(crate) fn flat_batch<'py>(
     width: usize,
     encode: impl FnOnce(
             Items<'_, &'static str>,
-            &mut dyn FnMut(&subwords_core::batch::Flat),
+            &mut dyn FnMut(&subwords_core::batch::FlatIds),
         ) -> subwords_core::Result<()>
         + Send,
 ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
@@ -288,10 +288,10 @@ pub(crate) fn fed_batch(
     reader: TextReader,
     encode: impl FnOnce(
             Items<'_, &'static str>,
-            &mut dyn FnMut(&subwords_core::batch::Flat),
+            &mut dyn FnMut(&subwords_core::batch::FlatIds),
         ) -> subwords_core::Result<()>
         + Send,
-    mut sink: impl FnMut(&subwords_core::batch::Flat, usize) + Send,
+    mut sink: impl FnMut(&subwords_core::batch::FlatIds, usize) + Send,
 ) -> PyResult<()> {
     let len = reader.len();
     // the read and the sink run on the calling thread, one at a time

@@ -21,15 +21,7 @@ pub struct SpModel {
     ints: OnceLock<Vec<Py<PyAny>>>,
 }
 
-impl crate::encoder::Holds for SpModel {
-    type Engine = Core;
-    fn engine(&self) -> &Core {
-        &self.inner
-    }
-    fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
-        SpModel::ints(self, py)
-    }
-}
+crate::encoder::holds!(SpModel => Core);
 
 impl SpModel {
     fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {

@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use crate::PyModel;
+use crate::PyTokenizer;
 
 /// A codes file's version and merges, kept in Rust until Python asks for them (the segmenting
 /// of other texts, `save_codes`): at 32k merges, making their tuples was a tenth of the load.
@@ -25,11 +25,11 @@ impl PySnmtCodes {
         raw: &[u8],
         merges: i64,
         spelling: &Bound<'_, PyAny>,
-    ) -> PyResult<Option<(PySnmtCodes, Option<PyModel>)>> {
+    ) -> PyResult<Option<(PySnmtCodes, Option<PyTokenizer>)>> {
         let spelling = crate::spelling_of(py, spelling, "spelling")?;
         Ok(py.detach(|| subwords_compat::subword_nmt::read(raw, merges, spelling)).map(
             |mut inner| {
-                let model = inner.model.take().map(PyModel::wrap);
+                let model = inner.model.take().map(PyTokenizer::wrap);
                 (PySnmtCodes { inner }, model)
             },
         ))

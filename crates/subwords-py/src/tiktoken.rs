@@ -24,15 +24,7 @@ fn pattern(name: &str) -> PyResult<Pattern> {
         .ok_or_else(|| PyValueError::new_err(format!("unknown pattern {name:?}")))
 }
 
-impl crate::encoder::Holds for PyRankBpe {
-    type Engine = RankBpe;
-    fn engine(&self) -> &RankBpe {
-        &self.inner
-    }
-    fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
-        PyRankBpe::ints(self, py)
-    }
-}
+crate::encoder::holds!(PyRankBpe => RankBpe);
 
 /// The splitter of `pattern_name` (`"r50k"`, `"cl100k"`, `"o200k"`), or of `regex` when
 /// `pattern_name` is `"regex"`.

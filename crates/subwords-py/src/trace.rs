@@ -11,7 +11,7 @@ use subwords_core::learners;
 use subwords_core::learners::merge::{MergeTrace, TraceRequest};
 use subwords_core::learners::unigram::{UnigramTrace, UnigramTraceRequest};
 
-use crate::{to_py, values, PyModel, Trainer};
+use crate::{to_py, values, PyTokenizer, Trainer};
 
 /// What a traced training records, as `subwords.measure` asks for it.
 #[derive(serde::Deserialize)]
@@ -120,7 +120,7 @@ pub fn train_traced<'py>(
     py: Python<'py>,
     trainer: &Bound<'py, Trainer>,
     request: &Bound<'py, PyAny>,
-) -> PyResult<(PyModel, Bound<'py, PyAny>)> {
+) -> PyResult<(PyTokenizer, Bound<'py, PyAny>)> {
     let bad = |m: String| to_py(py, subwords_core::Error::Option(m));
     let req: TraceAsk = values::from_py(request).map_err(|e| bad(format!("trace request: {e}")))?;
     let mut merge_req =
@@ -171,7 +171,7 @@ pub fn train_traced<'py>(
         "merge": merge,
         "unigram": if is_unigram { unigram_json(&ut) } else { Value::Null },
     });
-    Ok((PyModel::wrap(model), values::to_py(py, &out)?))
+    Ok((PyTokenizer::wrap(model), values::to_py(py, &out)?))
 }
 
 /// Python's `str.split()` whitespace: Unicode White_Space plus the four separators
@@ -205,7 +205,7 @@ type Measured = (Vec<u64>, Vec<u64>, Vec<u64>, u64, u64, Vec<u32>);
 #[pyfunction]
 pub fn measure_batch(
     py: Python<'_>,
-    model: &Bound<'_, PyModel>,
+    model: &Bound<'_, PyTokenizer>,
     texts: Vec<pyo3::pybacked::PyBackedStr>,
     threads: usize,
 ) -> PyResult<Measured> {

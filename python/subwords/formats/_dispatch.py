@@ -96,6 +96,10 @@ def export(tokenizer: Any, path: PathLike, format: str) -> None:
     if (getattr(tokenizer, "options", None) or {}).get("picky") is not None:
         raise InputError(f"a {format!r} file cannot express a Picky BPE model: its encoding replays removals "
                          "between the merges, which no merge list holds. Keep subwords' own file")
+    if (getattr(tokenizer, "options", None) or {}).get("scaffold"):
+        raise InputError(f"a {format!r} file cannot express a Scaffold-BPE model: its encoding splits the scaffold "
+                         "tokens the merges make, which are no rows, and no merge list or rank file undoes a merge. "
+                         "Keep subwords' own file")
     if format != "hf":
         _refuse_new_spelling_options(tokenizer, format)
     _MODULES[format].export(tokenizer, path, format=format)

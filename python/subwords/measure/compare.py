@@ -38,6 +38,7 @@ COMPARISONS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "marks": ("the ▁ mark against _ (front marks)", {"spelling": "front"}, {"spelling": "front", "mark": "_"}),
     "superbpe": ("plain byte-level BPE against SuperBPE (o200k pre-split; superword_at is t)",
                  {"model": "bpe", "spelling": "bytes", "pre_split": "o200k"}, {"preset": "superbpe"}),
+    "scaffold": ("plain BPE against Scaffold-BPE", {"model": "bpe"}, {"model": "bpe", "scaffold": True}),
 }
 
 #: the options only SuperBPE's side of the "superbpe" comparison takes
@@ -130,6 +131,8 @@ def _sides(comparison: Optional[str], a: Optional[Mapping[str, Any]], b: Optiona
             if k in side_a and (a or {}).get(k) is None:
                 side_a.pop(k)
         side_b["preset"] = "superbpe"
+    if comparison == "scaffold" and not (a or {}).get("scaffold"):
+        side_a.pop("scaffold", None)
     if comparison == "joints":
         j = options.get("joints") or (a or {}).get("joints")
         if j is None:

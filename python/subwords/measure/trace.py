@@ -40,7 +40,7 @@ class MergeStep:
     right: str
     result: str
     count: int
-    """The pair's count (BPE), or the numerator of the WordPiece score."""
+    """The pair's count (BPE), the numerator of the WordPiece score, or count x joined length (Length-MAX)."""
     score_den: int
     """The score's denominator: 1 under counts, ``count(left) * count(right)`` for WordPiece."""
     ties: list[Pair]
@@ -203,6 +203,9 @@ def trace(data: Any, *, ties: bool = True, max_ties: int = 64, forced: Optional[
     if options.get("picky") is not None:
         raise OptionError("trace does not follow Picky BPE yet: its removals are not steps of the merge engine "
                           "it records; train with picky= and read the model file's picky_events")
+    if options.get("scaffold"):
+        raise OptionError("trace does not follow Scaffold-BPE yet: its marks are not steps of the merge engine "
+                          "it records; train with scaffold=True and read the model file's scaffold_events")
     if forced and model == "unigram":
         raise OptionError("forced choices apply to the merge learners (bpe, wordpiece), not to unigram")
     if em_steps and model != "unigram":

@@ -326,14 +326,16 @@ pub struct Plan {
 const NO_ID: u32 = u32::MAX;
 /// Ids at or above this are refused (the Python side keeps an id -> token table).
 pub const MAX_ID: u32 = 1 << 24;
-const SHORT: usize = 48;
+/// Words of at most this many symbols are merged by scanning for the best pair; longer ones by
+/// a heap of pairs.
+const SCAN_SYMBOLS: usize = 48;
 const CACHED_WORD: usize = 256;
 
 pub type Cache = WordCache<u32>;
 
 /// Buffers of [`HfPipeline::encode_into`], kept with a worker's cache.
 #[derive(Default)]
-pub struct Scratch {
+pub struct PipelineBuffers {
     words: Vec<(usize, usize)>,
     next: Vec<(usize, usize)>,
     bufs: (String, String),
@@ -364,10 +366,11 @@ struct Bpe {
     fallback: [u32; 256],
 }
 
+/// The tokenizer.json model (its `"model"` object) ready to cut words.
 // the WordPiece variant (its matcher inline, and the token lengths for offsets) is the large
-// one; a pipeline holds one engine, so its size does not matter
+// one; a pipeline holds one model, so its size does not matter
 #[allow(clippy::large_enum_variant)]
-enum Engine {
+enum Model {
     Bpe(Box<Bpe>),
     /// `lens`: each id's token length in bytes, for offsets (a continuation's less the prefix)
     WordPiece {
@@ -396,11 +399,11 @@ pub struct HfPipeline {
     normalizers: Vec<Normalizer>,
     pre: Vec<PreTokenizer>,
     byte_level: bool,
-    engine: Engine,
+    model: Model,
     added: Added,
     byte_chars: [char; 256],
     /// word caches and buffers, one per worker (slot 0: single calls)
-    caches: Slots<(Cache, Scratch)>,
+    caches: Slots<(Cache, PipelineBuffers)>,
     /// Every added token as (content, id), in the plan's order: the specials a call may allow
     /// (a non-special added token matches whatever the call allows, as in tokenizers).
     specials: Vec<(String, u32)>,
@@ -473,7 +476,7 @@ impl HfPipeline {
             }
         }
         let byte_chars = byte_to_char_table();
-        let engine = match plan.model {
+        let model = match plan.model {
             ModelPlan::Bpe {
                 merges,
                 unk,
@@ -528,7 +531,7 @@ impl HfPipeline {
                         }
                     }
                 }
-                Engine::Bpe(Box::new(Bpe {
+                Model::Bpe(Box::new(Bpe {
                     vocab: map,
                     raw_vocab,
                     merges: merge_map,
@@ -566,7 +569,7 @@ impl HfPipeline {
                 );
                 let lens = vocab.iter().map(|(t, id)| (*id, t.len() as u32)).collect();
                 let prefix_len = continuing_subword_prefix.len() as u32;
-                Engine::WordPiece { lm, unk, max_chars: max_input_chars_per_word, lens, prefix_len }
+                Model::WordPiece { lm, unk, max_chars: max_input_chars_per_word, lens, prefix_len }
             }
             ModelPlan::Unigram { pieces, unk, byte_fallback } => {
                 if byte_level {
@@ -574,7 +577,7 @@ impl HfPipeline {
                         "pre_tokenizer ByteLevel with a Unigram model is not supported",
                     ));
                 }
-                Engine::Unigram(Box::new(crate::huggingface::unigram::HfUnigram::new(
+                Model::Unigram(Box::new(crate::huggingface::unigram::HfUnigram::new(
                     pieces,
                     Some(unk),
                     byte_fallback,
@@ -622,7 +625,7 @@ impl HfPipeline {
             normalizers: plan.normalizers,
             pre: plan.pre_tokenizers,
             byte_level,
-            engine,
+            model,
             added,
             byte_chars,
             caches: Slots::default(),
@@ -630,14 +633,19 @@ impl HfPipeline {
         })
     }
 
+    /// [`HfPipeline::with_plan`] on a plan given as JSON text (the fuzz targets' input).
+    pub fn with_tables(text: &str, tables: &tables::Tables) -> Result<Self> {
+        let plan: Plan =
+            serde_json::from_str(text).map_err(|e| bad(format!("internal plan: {e}")))?;
+        Self::with_plan(plan, tables)
+    }
+
     /// The plan with the model's vocabulary and merges given apart (as the file has them): ids
     /// are checked (below `MAX_ID`, each once) and merges resolved to ids, refusing a merge that
     /// names a token the vocabulary lacks or makes one it lacks.
     /// A Unigram model's pieces come from the tables' scores when the plan has none.
-    pub fn with_tables(text: &str, tables: &tables::Tables) -> Result<Self> {
+    pub fn with_plan(mut plan: Plan, tables: &tables::Tables) -> Result<Self> {
         let (vocab, merges) = (tables.vocab.as_slice(), tables.merges.as_slice());
-        let mut plan: Plan =
-            serde_json::from_str(text).map_err(|e| bad(format!("internal plan: {e}")))?;
         check_ids(vocab)?;
         match &mut plan.model {
             ModelPlan::Bpe { merges: m, continuing_subword_prefix, .. } => {
@@ -707,7 +715,13 @@ impl HfPipeline {
         allowed: &[bool],
     ) -> (Vec<u32>, Vec<(usize, String)>) {
         let mut notes = Vec::new();
-        let ids = self.encode_with(text, allowed, None, Some(&mut notes), &mut Scratch::default());
+        let ids = self.encode_with(
+            text,
+            allowed,
+            None,
+            Some(&mut notes),
+            &mut PipelineBuffers::default(),
+        );
         (ids, notes)
     }
 
@@ -717,7 +731,7 @@ impl HfPipeline {
         allowed: &[bool],
         cache: Option<&mut Cache>,
         notes: Option<&mut Vec<(usize, String)>>,
-        scratch: &mut Scratch,
+        scratch: &mut PipelineBuffers,
     ) -> Vec<u32> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
         self.encode_into(text, allowed, cache, notes, scratch, &mut out);
@@ -735,11 +749,11 @@ impl HfPipeline {
         allowed: &[bool],
         mut cache: Option<&mut Cache>,
         mut notes: Option<&mut Vec<(usize, String)>>,
-        scratch: &mut Scratch,
+        scratch: &mut PipelineBuffers,
         out: &mut Vec<u32>,
     ) {
         debug_assert!(notes.is_none() || out.is_empty());
-        let Scratch { words, next, bufs, segments, norm_segments } = scratch;
+        let PipelineBuffers { words, next, bufs, segments, norm_segments } = scratch;
         segments.clear();
         self.split_added(text, false, allowed, segments);
         for &s in segments.iter() {
@@ -927,8 +941,8 @@ impl HfPipeline {
         let mut lens: Vec<u32> = Vec::new();
         let lens = &mut lens;
         let start = out.len();
-        match &self.engine {
-            Engine::Bpe(bpe) => {
+        match &self.model {
+            Model::Bpe(bpe) => {
                 if let Some(id) = self.whole_word(bpe, word) {
                     out.push(id);
                     spans.push((0, word.len() as u32));
@@ -943,13 +957,13 @@ impl HfPipeline {
                 out.extend_from_slice(&syms);
                 lens.extend_from_slice(&l);
             }
-            Engine::Unigram(u) => {
+            Model::Unigram(u) => {
                 let s = std::str::from_utf8(word).unwrap_or("");
                 let _ = u.tokenize_spans(s, out, None, Some(spans));
                 spans.resize(out.len(), (0, 0));
                 return;
             }
-            Engine::WordPiece { lm, unk, max_chars, lens: piece_lens, prefix_len } => {
+            Model::WordPiece { lm, unk, max_chars, lens: piece_lens, prefix_len } => {
                 let s = std::str::from_utf8(word).unwrap_or("");
                 let whole = |out: &mut Vec<u32>, lens: &mut Vec<u32>| {
                     out.push(*unk);
@@ -1157,15 +1171,15 @@ impl HfPipeline {
             }
         }
         let start = out.len();
-        match &self.engine {
-            Engine::Bpe(bpe) => self.bpe_word(bpe, word, out),
-            Engine::Unigram(u) => {
+        match &self.model {
+            Model::Bpe(bpe) => self.bpe_word(bpe, word, out),
+            Model::Unigram(u) => {
                 // words come from &str slices cut at character boundaries; with unk_id set,
                 // tokenize cannot fail
                 let s = std::str::from_utf8(word).unwrap_or("");
                 let _ = u.tokenize_noting(s, out, notes);
             }
-            Engine::WordPiece { lm, unk, max_chars, .. } => {
+            Model::WordPiece { lm, unk, max_chars, .. } => {
                 // words come from &str slices cut at character boundaries
                 let s = std::str::from_utf8(word).unwrap_or("");
                 if s.chars().count() > *max_chars {
@@ -1777,7 +1791,7 @@ fn merge_word_lens(syms: &mut Vec<u32>, merges: &Map<u64, (u32, u32)>, lens: &mu
     if syms.len() < 2 || merges.is_empty() {
         return;
     }
-    if syms.len() <= SHORT {
+    if syms.len() <= SCAN_SYMBOLS {
         merge_short(syms, merges, lens);
     } else {
         merge_long(syms, merges, lens);
@@ -1877,14 +1891,14 @@ fn merge_long(syms: &mut Vec<u32>, merges: &Map<u64, (u32, u32)>, lens: &mut Vec
 /// split out of the text as tokenizers splits them (`lstrip`, `rstrip`, `single_word`,
 /// `normalized`), a special one only where the call allows it.
 impl Encoder for HfPipeline {
-    type State = (Cache, Scratch);
+    type State = (Cache, PipelineBuffers);
     type Cached = u32;
 
-    fn states(&self) -> &Slots<(Cache, Scratch)> {
+    fn states(&self) -> &Slots<(Cache, PipelineBuffers)> {
         &self.caches
     }
 
-    fn cache(state: &mut (Cache, Scratch)) -> &mut Cache {
+    fn cache(state: &mut (Cache, PipelineBuffers)) -> &mut Cache {
         &mut state.0
     }
 
@@ -1896,7 +1910,7 @@ impl Encoder for HfPipeline {
         &self,
         text: &str,
         allowed: &Allowed,
-        state: &mut (Cache, Scratch),
+        state: &mut (Cache, PipelineBuffers),
         out: &mut Vec<u32>,
     ) -> Result<()> {
         let (cache, scratch) = state;

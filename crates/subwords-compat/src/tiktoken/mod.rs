@@ -44,7 +44,7 @@ use std::collections::BinaryHeap;
 use subwords_core::batch::Slots;
 use subwords_core::encoder::{Allowed, Encoder};
 use subwords_core::hash::Map;
-use subwords_core::word_cache::{pack, WordCache, SHORT};
+use subwords_core::word_cache::{pack, WordCache, PACKED_LEN};
 
 pub use split::Pattern;
 
@@ -86,7 +86,7 @@ const NONE: u32 = u32::MAX;
 
 /// A rank-BPE encoder: ranks, special tokens and the pattern that cuts text into chunks.
 pub struct RankBpe {
-    /// Tokens of at most [`SHORT`] bytes, keyed by [`pack`]: most chunks are short, and an
+    /// Tokens of at most [`PACKED_LEN`] bytes, keyed by [`pack`]: most chunks are short, and an
     /// integer key needs no byte comparison.
     short: Map<u128, u32>,
     /// The longer tokens.
@@ -158,7 +158,7 @@ impl RankBpe {
                 )));
             }
             max_id = max_id.max(rank);
-            let old = if len <= SHORT {
+            let old = if len <= PACKED_LEN {
                 short.insert(pack(bytes), rank)
             } else {
                 long.insert(bytes.into(), rank)
@@ -277,7 +277,7 @@ impl RankBpe {
     /// The rank of a byte string, if it is a token.
     #[inline]
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
-        if bytes.len() <= SHORT {
+        if bytes.len() <= PACKED_LEN {
             self.short.get(&pack(bytes)).copied()
         } else {
             self.long.get(bytes).copied()
@@ -347,7 +347,7 @@ impl RankBpe {
                 out.push(self.byte_rank[chunk[0] as usize]);
             } else if chunk.len() == 2 && self.pair(chunk[0], chunk[1]) != NONE {
                 out.push(self.pair(chunk[0], chunk[1]));
-            } else if chunk.len() <= SHORT {
+            } else if chunk.len() <= PACKED_LEN {
                 let key = pack(chunk);
                 if let Some(&r) = self.short.get(&key) {
                     out.push(r);

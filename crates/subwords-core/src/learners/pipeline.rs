@@ -224,16 +224,26 @@ fn train_unpadded(
     let stage_one_target = opts.superword_at.unwrap_or(opts.vocab_size);
     let params =
         stage_one_params(opts, &spelling, budget.room(stage_one_target, rows.len() as u64));
-    if let Some(threshold) = opts.picky {
-        // Picky BPE (learners/merge/picky.rs): rows for the tokens present at the end, the
-        // removed ones only inside its replay
+    if opts.picky.is_some() || opts.scaffold {
+        // Picky BPE (learners/merge/picky.rs) and Scaffold-BPE (learners/merge/scaffold.rs): rows
+        // for the tokens present at the end, the removed (scaffold) ones only inside the replay
         let first_learned = symbols.next_id();
-        let pp = merge::picky::PickyParams {
-            new_rows: params.new_rows,
-            min_count: opts.min_count,
-            threshold,
+        let (out, after) = match opts.picky {
+            Some(threshold) => {
+                let pp = merge::picky::PickyParams {
+                    new_rows: params.new_rows,
+                    min_count: opts.min_count,
+                    threshold,
+                };
+                merge::picky::learn_flat(&flat, &mut symbols, &pp)
+            }
+            None => {
+                let (merged, marks) =
+                    merge::learn_scaffold(flat, &mut symbols, &params, progress, first_learned);
+                let (out, extra) = marks.into_events(&merged);
+                (out, merged.pieces_after + extra)
+            }
         };
-        let (out, after) = merge::picky::learn_flat(&flat, &mut symbols, &pp);
         let rows_after = first_learned + out.present.len() as u32;
         let (present, steps, hidden) =
             merge::picky::settle(&out, &symbols, first_learned, rows_after);
@@ -884,6 +894,9 @@ fn number_alphabet(
 /// `min_count` rule and, under continuation, its tie order.
 fn stage_one_params(opts: &TrainOptions, spelling: &Spelling, room: u64) -> MergeParams {
     let mut params = MergeParams::bpe(room, opts.min_count, opts.max_piece_length);
+    if opts.length_max {
+        params.score = Score::CountTimesLength;
+    }
     if opts.model == ModelKind::Wordpiece {
         params.score = Score::WordPiece;
         params.min_count_rule = match opts.min_count_rule {

@@ -28,7 +28,9 @@ use rand::Rng;
 /// `(left, right) -> (rank, result)`, the pair packed as `left << 32 | right`.
 pub type MergeMap = Map<u64, (u32, u32)>;
 
-const SHORT: usize = 48;
+/// Words of at most this many symbols are merged by scanning for the best pair; longer ones by
+/// a heap of pairs.
+const SCAN_SYMBOLS: usize = 48;
 
 /// Replays merges on `syms` in place; `spans` (if given) are merged alongside.
 pub fn replay(
@@ -40,7 +42,7 @@ pub fn replay(
     if syms.len() < 2 || merges.is_empty() {
         return;
     }
-    if dropout.is_none() && syms.len() <= SHORT {
+    if dropout.is_none() && syms.len() <= SCAN_SYMBOLS {
         replay_short(syms, spans.as_deref_mut(), merges);
     } else {
         replay_long(syms, spans, merges, dropout);
@@ -89,7 +91,7 @@ pub fn replay_around(
 }
 
 fn replay_short(syms: &mut Vec<u32>, mut spans: Option<&mut Vec<(u32, u32)>>, merges: &MergeMap) {
-    let mut ranks: [u32; SHORT] = [u32::MAX; SHORT];
+    let mut ranks: [u32; SCAN_SYMBOLS] = [u32::MAX; SCAN_SYMBOLS];
     let mut n = syms.len();
     for i in 0..n - 1 {
         ranks[i] = merges.get(&pack(syms[i], syms[i + 1])).map_or(u32::MAX, |m| m.0);
@@ -260,7 +262,7 @@ mod tests {
                 .collect();
             let mut a = v.clone();
             let mut b = v.clone();
-            if len <= SHORT {
+            if len <= SCAN_SYMBOLS {
                 replay_short(&mut a, None, &m);
             } else {
                 a = naive(&a, &m);

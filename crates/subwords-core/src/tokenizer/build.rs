@@ -84,8 +84,9 @@ impl Tokenizer {
                 check_stream(kind, &spelling, &merges, stream_from)?;
                 let maps = merge_maps(&spelling, &rows, &merges, stream_from)?;
                 check_joints(kind, &spelling, joints.as_ref())?;
-                // a Picky BPE model's learned rows are made by its events (`set_picky`)
-                if options.as_ref().is_none_or(|o| o.picky.is_none()) {
+                // a Picky BPE or Scaffold-BPE model's learned rows are made by its events
+                // (`set_picky`)
+                if options.as_ref().is_none_or(|o| o.picky.is_none() && !o.scaffold) {
                     check_learned_order(kind, &rows, &merges)?;
                 }
                 let Specials { index, unk, byte_base, marker } = specials;

@@ -98,7 +98,13 @@ impl Tokenizer {
                     &self.byte_chars,
                 ),
             };
-            s.push_str(",\n  \"picky_events\": [");
+            // Scaffold-BPE states its model as the same events (the merges, then a removal of
+            // each scaffold token) under its own key
+            let scaffold = self.options.as_ref().is_some_and(|o| o.scaffold);
+            s.push_str(match scaffold {
+                true => ",\n  \"scaffold_events\": [",
+                false => ",\n  \"picky_events\": [",
+            });
             for (i, step) in p.steps().iter().enumerate() {
                 s.push_str(if i == 0 { "\n    " } else { ",\n    " });
                 let v = match *step {
@@ -219,7 +225,25 @@ impl Tokenizer {
                 "picky_events go with the option picky, and only with it".into(),
             ));
         }
-        let picky = match &file.picky_events {
+        let scaffold_is_set = file.options.as_ref().is_some_and(|o| o.scaffold);
+        if scaffold_is_set != file.scaffold_events.is_some() {
+            return Err(Error::ModelFile(
+                "scaffold_events go with the option scaffold, and only with it".into(),
+            ));
+        }
+        if let Some(events) = &file.scaffold_events {
+            // the merges first, then the scaffold tokens' removals
+            let first_removal = events.iter().position(|e| matches!(e, PickyEntry::Remove(..)));
+            let merge_after = first_removal.and_then(|k| {
+                events[k..].iter().position(|e| matches!(e, PickyEntry::Merge(..))).map(|j| k + j)
+            });
+            if let Some(i) = merge_after {
+                return Err(Error::ModelFile(format!(
+                    "scaffold_events[{i}]: a merge after a removal; Scaffold-BPE lists every merge, then the scaffold tokens"
+                )));
+            }
+        }
+        let picky = match file.picky_events.as_ref().or(file.scaffold_events.as_ref()) {
             Some(events) => {
                 Some(picky_steps(events, &rows, &by_display, &by_text, &file.spelling, strip)?)
             }
@@ -413,6 +437,8 @@ struct ModelFile {
     log_probs: Option<Vec<serde_json::Value>>,
     #[serde(default)]
     picky_events: Option<Vec<PickyEntry>>,
+    #[serde(default)]
+    scaffold_events: Option<Vec<PickyEntry>>,
 }
 
 /// A Picky BPE event: `["+", left, right]` or `["-", piece]`.

@@ -10,7 +10,7 @@
 //!
 //! Files: [`build`] makes a model from its [`parts`] and checks them; [`file`] is the canonical
 //! JSON file; [`unigram`] holds the Unigram cut and analysis. Every cache and buffer an
-//! encoding needs is a [`Scratch`] the caller owns (one per worker, kept in [`Slots`]): no
+//! encoding needs is a [`TokenizerState`] the caller owns (one per worker, kept in [`Slots`]): no
 //! thread-local carries data between functions.
 
 pub mod build;
@@ -111,7 +111,7 @@ pub type Cache = crate::word_cache::WordCache<u32>;
 
 /// What one worker needs to encode: the unit cache and the buffers.
 #[derive(Default)]
-pub struct Scratch {
+pub struct TokenizerState {
     pub cache: Cache,
     pub work: Work,
 }
@@ -156,7 +156,7 @@ pub struct Tokenizer {
     symbols: SymbolIds,
     byte_chars: [char; 256],
     /// Per-worker caches and buffers ([`crate::batch::Slots`]): slot 0 serves single calls.
-    scratch: Slots<Scratch>,
+    scratch: Slots<TokenizerState>,
     /// `[CLS]`/`[SEP]` rows put around every text (a BERT vocabulary's template).
     pub template: Option<(u32, u32)>,
     /// The special rows as (text, id), and the user-defined symbols among them, which match in
@@ -484,13 +484,13 @@ impl Tokenizer {
     }
 
     /// Ids of `text` with a worker's cache and buffers.
-    pub fn encode_with(&self, text: &str, scratch: &mut Scratch) -> Result<Vec<u32>> {
+    pub fn encode_with(&self, text: &str, scratch: &mut TokenizerState) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
         if self.stream_from.is_none() {
             self.encode_units(text, scratch, &mut out)?;
             return Ok(out);
         }
-        let Scratch { cache, work } = scratch;
+        let TokenizerState { cache, work } = scratch;
         work.start_text();
         let mut err = None;
         self.spelling.for_each_unit(text, |unit, _| {
@@ -508,7 +508,7 @@ impl Tokenizer {
     }
 
     /// The units of `text` through the cache, appended to `out` (a model with no stream
-    /// merges). A unit of at most [`crate::word_cache::SHORT`] bytes is looked up [`AHEAD`]
+    /// merges). A unit of at most [`crate::word_cache::PACKED_LEN`] bytes is looked up [`AHEAD`]
     /// units after it is met, its cache slots fetched meanwhile ([`Cache::prefetch`]); it
     /// waits as its packed key, which holds its bytes. A longer unit first lets every waiting
     /// one go. The units are encoded in their order, so the ids and the first error are those
@@ -517,9 +517,14 @@ impl Tokenizer {
     /// Why: in a perf profile of our own 32k Unigram encoding 4 MB of multilingual lines into
     /// an array on one thread, the cache lookup was 37% of the samples, most of it the load
     /// of the word's slot, which missed: the table of a large batch's words outgrows the cache.
-    fn encode_units(&self, text: &str, scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<()> {
-        use crate::word_cache::{pack, SHORT};
-        let Scratch { cache, work } = scratch;
+    fn encode_units(
+        &self,
+        text: &str,
+        scratch: &mut TokenizerState,
+        out: &mut Vec<u32>,
+    ) -> Result<()> {
+        use crate::word_cache::{pack, PACKED_LEN};
+        let TokenizerState { cache, work } = scratch;
         work.start_text();
         let mut err: Result<()> = Ok(());
         let mut waiting = Waiting::default();
@@ -548,7 +553,7 @@ impl Tokenizer {
             if err.is_err() {
                 return;
             }
-            if unit.len() <= SHORT {
+            if unit.len() <= PACKED_LEN {
                 let key = pack(unit.as_bytes());
                 cache.prefetch(key);
                 if let Some(old) = waiting.push(key) {
@@ -573,7 +578,7 @@ impl Tokenizer {
     fn encode_plain_into(
         &self,
         text: &str,
-        scratch: &mut Scratch,
+        scratch: &mut TokenizerState,
         out: &mut Vec<u32>,
     ) -> Result<()> {
         if self.stream_from.is_some() {
@@ -651,7 +656,7 @@ impl Tokenizer {
     fn encode_mode_with(&self, text: &str, mut mode: Mode, work: &mut Work) -> Result<Vec<u32>> {
         if self.picky.is_some() && matches!(mode, Mode::Dropout(..)) {
             return Err(Error::Option(
-                "dropout does not apply to a Picky BPE model: its removals are not merges to skip; use stochastok".into(),
+                "dropout does not apply to a Picky BPE or Scaffold-BPE model: its removals are not merges to skip; use stochastok".into(),
             ));
         }
         work.start_text();
@@ -749,14 +754,14 @@ impl Tokenizer {
 /// Our own models under the encoder contract: the special rows are the specials; a stretch of
 /// text between allowed surfaces is encoded as a text of its own.
 impl Encoder for Tokenizer {
-    type State = Scratch;
+    type State = TokenizerState;
     type Cached = u32;
 
-    fn states(&self) -> &Slots<Scratch> {
+    fn states(&self) -> &Slots<TokenizerState> {
         &self.scratch
     }
 
-    fn cache(state: &mut Scratch) -> &mut Cache {
+    fn cache(state: &mut TokenizerState) -> &mut Cache {
         &mut state.cache
     }
 
@@ -778,7 +783,7 @@ impl Encoder for Tokenizer {
         &self,
         text: &str,
         allowed: &Allowed,
-        state: &mut Scratch,
+        state: &mut TokenizerState,
         out: &mut Vec<u32>,
     ) -> Result<()> {
         allowed.split(text, out, |part, out| self.encode_plain_into(part, state, out))
@@ -802,14 +807,14 @@ pub struct InMode<'a, F: Fn() -> Mode + Sync> {
 }
 
 impl<F: Fn() -> Mode + Sync> Encoder for InMode<'_, F> {
-    type State = Scratch;
+    type State = TokenizerState;
     type Cached = u32;
 
-    fn states(&self) -> &Slots<Scratch> {
+    fn states(&self) -> &Slots<TokenizerState> {
         &self.tokenizer.scratch
     }
 
-    fn cache(state: &mut Scratch) -> &mut Cache {
+    fn cache(state: &mut TokenizerState) -> &mut Cache {
         &mut state.cache
     }
 
@@ -825,7 +830,7 @@ impl<F: Fn() -> Mode + Sync> Encoder for InMode<'_, F> {
         &self,
         text: &str,
         allowed: &Allowed,
-        state: &mut Scratch,
+        state: &mut TokenizerState,
         out: &mut Vec<u32>,
     ) -> Result<()> {
         allowed.split(text, out, |part, out| {

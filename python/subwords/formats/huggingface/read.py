@@ -711,11 +711,10 @@ class HuggingFace(Foreign):
             raise _refuse("pre_tokenizer", "ByteLevel with a WordPiece model is not supported")
         added = _added(s.get("added_tokens", (list, type(None))), vocab)
         if normalizers and any(t["normalized"] for t in added):
-            plan_norm = json.dumps(normalizers)
             for t in added:
                 if t["normalized"]:
                     try:
-                        t["normalized_content"] = _core.HfPipeline.normalize_with(plan_norm, t["content"])
+                        t["normalized_content"] = _core.HfPipeline.normalize_with(normalizers, t["content"])
                     except UnicodeEncodeError as e:
                         raise _lone_surrogate(source, e) from None
         self._added_tokens = added
@@ -739,7 +738,7 @@ class HuggingFace(Foreign):
                 for x in tmpl:
                     if isinstance(x, int):
                         limit = max(limit, x + 1)
-            self._pipe = _core.HfPipeline(json.dumps(plan, ensure_ascii=False), self._tables, limit)
+            self._pipe = _core.HfPipeline(plan, self._tables, limit)
         except UnicodeEncodeError as e:
             raise _lone_surrogate(source, e) from None
         except (TypeError, OverflowError) as e:

@@ -37,7 +37,7 @@ def bert(vocab: Union[str, os.PathLike[str]], *, lowercase: bool = True, strip_a
     # the bytes, their UTF-8, the lines, their checks and the special rows ([NAME]) are read in
     # the core, which hands back what is wrong with a file that is not a vocabulary
     try:
-        got = _core.Model.from_vocab_txt(raw, spelling)
+        got = _core.Tokenizer.from_vocab_txt(raw, spelling)
     except ModelFileError as e:
         raise ModelFileError(f"{p}: {e}") from None
     except SubwordsError as e:

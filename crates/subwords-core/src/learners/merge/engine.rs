@@ -9,6 +9,7 @@ use rayon::prelude::*;
 
 use super::heap::{cmp_fraction, key_head, Cand, Order, PairHeap};
 use super::index::{build_index, drop_pairs, PairIndex};
+use super::scaffold::Marks;
 use super::trace::{MergeTrace, TraceRequest, Tracer};
 use super::units::{rewrite, Arena, Delta, Flat, SharedSyms};
 use super::{
@@ -177,7 +178,9 @@ impl<'a> Engine<'a> {
         let arena_mark = arena.words.len();
         let index_mark = index.len();
         let floor = match (params.score, params.min_count_rule) {
-            (Score::WordPiece, MinCountRule::Filter) => params.min_count,
+            (Score::WordPiece, MinCountRule::Filter) | (Score::CountTimesLength, _) => {
+                params.min_count
+            }
             _ => 0,
         };
         let keys: Vec<Box<[u8]>> = symbols.texts.iter().map(|t| params.tie.key(t)).collect();
@@ -323,7 +326,8 @@ impl<'a> Engine<'a> {
             });
             // every live pair counted at least the floor is here, so the `heap_keep`-th largest
             // count of the heap is that of the index: raise the floor to it (never lower)
-            if nums.len() > 2 * self.tuning.heap_keep {
+            // (a floor is kept in counts: only plain counts take one)
+            if self.score == Score::Count && nums.len() > 2 * self.tuning.heap_keep {
                 let floor = floor_keeping(nums.iter().map(|e| e.0), self.tuning.heap_keep);
                 if floor > self.heap_floor {
                     self.events.floor_raised += 1;
@@ -366,6 +370,10 @@ impl<'a> Engine<'a> {
         let (a, b) = unpack(p);
         let den = match self.score {
             Score::Count => 1,
+            Score::CountTimesLength => {
+                let len = self.symbols.len(a) as u64 + self.symbols.len(b) as u64;
+                return Some((c as u64 * len, 1));
+            }
             Score::WordPiece => {
                 let base = self.symbols.base;
                 // counts are never negative: through `u64`, the product is one 64-bit multiply
@@ -777,6 +785,31 @@ pub fn learn_traced(
     progress: Option<&crate::progress::Progress>,
     trace: &mut Option<(TraceRequest, MergeTrace)>,
 ) -> Merged {
+    run(units, symbols, params, progress, trace, None)
+}
+
+/// Scaffold-BPE's merge loop ([`super::scaffold`]): the engine's, with the marks kept beside it;
+/// `first_learned` is the first id the merges make.
+pub fn learn_scaffold(
+    units: Flat,
+    symbols: &mut Symbols,
+    params: &MergeParams,
+    progress: Option<&crate::progress::Progress>,
+    first_learned: u32,
+) -> (Merged, Marks) {
+    let mut marks = Marks::new(first_learned);
+    let out = run(units, symbols, params, progress, &mut None, Some(&mut marks));
+    (out, marks)
+}
+
+fn run(
+    units: Flat,
+    symbols: &mut Symbols,
+    params: &MergeParams,
+    progress: Option<&crate::progress::Progress>,
+    trace: &mut Option<(TraceRequest, MergeTrace)>,
+    mut scaffold: Option<&mut Marks>,
+) -> Merged {
     let mut winner_failed = None;
     if let Some(p) = progress {
         p.start(crate::progress::Phase::Merging, params.new_rows);
@@ -788,7 +821,8 @@ pub fn learn_traced(
     let mut merges = Vec::new();
     let mut new_rows = 0u64;
     let stop = loop {
-        if new_rows >= params.new_rows {
+        // Scaffold-BPE counts the rows that are not scaffold
+        if new_rows - scaffold.as_ref().map_or(0, |m| m.marked) >= params.new_rows {
             break Stop::Size;
         }
         let forced = match tracer.as_mut() {
@@ -798,13 +832,19 @@ pub fn learn_traced(
             },
             None => None,
         };
-        let Some((pair, count)) = forced.or_else(|| {
+        let best = forced.or_else(|| {
             if params.score == Score::WordPiece {
                 engine.best_wordpiece()
             } else {
                 engine.best()
             }
-        }) else {
+        });
+        if let Some(m) = scaffold.as_deref_mut() {
+            if m.unmark_head(best.map(|(_, n)| n), params.min_count) {
+                continue;
+            }
+        }
+        let Some((pair, count)) = best else {
             // WordPiece's filter: pairs may remain that are all below min_count
             let floor = engine.floor as i64;
             break if engine.index.values().any(|v| v.count > 0 && v.count < floor) {
@@ -838,6 +878,10 @@ pub fn learn_traced(
         let score = engine.score_of(pair).map(|(_, d)| d).unwrap_or(1);
         engine.last_count = count;
         let sites = engine.apply(pair, c, !is_new);
+        if let Some(m) = scaffold.as_deref_mut() {
+            let head = engine.best().map(|(_, n)| n);
+            m.after_merge([a, b, c], sites, head, engine.symbols);
+        }
         if let Some(t) = tracer.as_mut() {
             t.record(
                 &engine,

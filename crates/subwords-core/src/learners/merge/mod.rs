@@ -87,8 +87,10 @@
 mod engine;
 mod heap;
 mod index;
+pub mod length_max;
 pub mod parity;
 pub mod picky;
+pub mod scaffold;
 mod trace;
 mod units;
 
@@ -96,7 +98,7 @@ use std::rc::Rc;
 
 use crate::hash::Map;
 
-pub use engine::{learn, learn_traced};
+pub use engine::{learn, learn_scaffold, learn_traced};
 pub use trace::{MergeTrace, TraceRequest, TraceStep};
 pub use units::{Flat, Meta};
 
@@ -191,6 +193,10 @@ pub enum Score {
     /// WordPiece: the largest `count(a, b) / (count(a) · count(b))`, compared exactly; ties by
     /// the joined text, then `(left, right)`, both in the tie spelling (see [`TieSpelling`]).
     WordPiece,
+    /// Length-MAX ([`length_max`]): the largest `count(a, b) · (len(a) + len(b))`, the joined
+    /// piece's length in alphabet symbols; pairs counted below `min_count` are no candidates.
+    /// Ties as BPE's.
+    CountTimesLength,
 }
 
 /// WordPiece's `min_count`: filter the candidates before choosing (the default), or test the

@@ -673,6 +673,9 @@ pub fn validate(opts: &crate::options::TrainOptions) -> crate::error::Result<()>
     if opts.picky.is_some() {
         return bad("parity and picky do not combine: Picky BPE removes tokens, and the parity rule's counts per language are defined for merges only".into());
     }
+    if opts.length_max || opts.scaffold {
+        return bad("parity combines with neither length_max nor scaffold: each is its own rule for which merge comes next and which rows stay".into());
+    }
     if opts.superword_at.is_some() {
         return bad("parity does not take superword_at: the rule is defined for one merge stage within units".into());
     }

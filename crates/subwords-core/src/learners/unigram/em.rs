@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use super::{EmMethod, Runs, Scratch, Stored, Table, BATCH_CHUNKS};
+use super::{EmBuffers, EmMethod, Runs, Stored, Table, BATCH_CHUNKS};
 use crate::segmenters::unigram::lattice::{logaddexp, NEG_INF};
 
 /// The digamma function `ψ(x)` for `x >= 0` (`ψ(0) = -inf`, its limit from above), as
@@ -39,7 +39,7 @@ pub fn digamma(mut x: f64) -> f64 {
 /// are the only ones that can end there), and backward folds each start's arcs in stored order,
 /// starts descending.
 #[inline]
-fn forward_backward(arcs: &[u32], n: usize, table: &Table, s: &mut Scratch) -> Option<f64> {
+fn forward_backward(arcs: &[u32], n: usize, table: &Table, s: &mut EmBuffers) -> Option<f64> {
     s.starts.clear();
     s.ends.clear();
     s.lps.clear();
@@ -135,7 +135,7 @@ fn forward_backward_linear(
     arcs: &[u32],
     n: usize,
     q: &[(f64, u32)],
-    s: &mut Scratch,
+    s: &mut EmBuffers,
 ) -> Option<f64> {
     s.starts.clear();
     s.ends.clear();
@@ -249,7 +249,7 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
     for batch in stored.chunks.chunks(BATCH_CHUNKS) {
         let terms: Vec<ChunkTerms> = batch
             .par_iter()
-            .map_init(Scratch::default, |s, chunk| {
+            .map_init(EmBuffers::default, |s, chunk| {
                 // each term filed under its piece's range as it is made, in run order
                 let off = range_offsets(&chunk.arcs, shift, n_ranges);
                 let mut at = off.clone();
@@ -438,7 +438,7 @@ pub(super) fn final_pass(runs: &Runs, table: &Table, stored: &Stored) -> (f64, u
     for batch in stored.chunks.chunks(BATCH_CHUNKS) {
         let parts: Vec<(Vec<f64>, u64)> = batch
             .par_iter()
-            .map_init(Scratch::default, |s, chunk| {
+            .map_init(EmBuffers::default, |s, chunk| {
                 let mut z = Vec::with_capacity(chunk.runs.len());
                 let mut pieces = 0u64;
                 for (k, r) in chunk.runs.clone().enumerate() {
@@ -515,7 +515,7 @@ mod tests {
             arcs.extend([0u32, 2, 1]); // at an a: a, then ab; at a b: b
         }
         let n = 6000;
-        let mut s = Scratch::default();
+        let mut s = EmBuffers::default();
         let log_z = forward_backward(&arcs, n, &table, &mut s).expect("a spelling");
         assert!((log_z - 3000.0 * 0.49f64.ln()).abs() < 1e-6, "log Z = {log_z}");
         let (alpha, beta, starts, ends) =

@@ -410,7 +410,7 @@ impl Stored {
 }
 
 #[derive(Default)]
-struct Scratch {
+struct EmBuffers {
     lattice: Lattice,
     alpha: Vec<f64>,
     beta: Vec<f64>,

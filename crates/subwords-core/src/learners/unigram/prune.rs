@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::{Runs, Scratch, Stored, Table, BATCH_CHUNKS};
+use super::{EmBuffers, Runs, Stored, Table, BATCH_CHUNKS};
 
 /// Each live piece's pruning loss (0.0 for single symbols and unused pieces).
 pub(super) fn losses(runs: &Runs, table: &Table, stored: &Stored) -> Vec<f64> {
@@ -12,7 +12,7 @@ pub(super) fn losses(runs: &Runs, table: &Table, stored: &Stored) -> Vec<f64> {
     for batch in stored.chunks.chunks(BATCH_CHUNKS) {
         let terms: Vec<Vec<(u32, f64)>> = batch
             .par_iter()
-            .map_init(Scratch::default, |s, chunk| {
+            .map_init(EmBuffers::default, |s, chunk| {
                 let mut out = Vec::new();
                 let mut used: Vec<u32> = Vec::new();
                 for (k, r) in chunk.runs.clone().enumerate() {
@@ -99,7 +99,7 @@ pub(super) fn sp_losses(runs: &Runs, table: &Table, stored: &Stored) -> SpLosses
     for batch in stored.chunks.chunks(BATCH_CHUNKS) {
         let parts: Vec<Vec<(u32, u64)>> = batch
             .par_iter()
-            .map_init(Scratch::default, |s, chunk| {
+            .map_init(EmBuffers::default, |s, chunk| {
                 let mut out = Vec::new();
                 for (k, r) in chunk.runs.clone().enumerate() {
                     Stored::lattice(chunk, k, runs.run(r).len(), table, &mut s.lattice);
@@ -132,7 +132,7 @@ pub(super) fn sp_losses(runs: &Runs, table: &Table, stored: &Stored) -> SpLosses
     let (loss, drop): (Vec<f64>, Vec<bool>) = (0..np)
         .into_par_iter()
         .map_init(
-            || (Scratch::default(), Vec::new()),
+            || (EmBuffers::default(), Vec::new()),
             |(s, alt), p| -> (f64, bool) {
                 if !table.alive[p] || table.len[p] < 2 {
                     return (0.0, false);
