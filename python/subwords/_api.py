@@ -133,7 +133,7 @@ def _apply_joints(units: list[tuple[str, int]], joints: Joints) -> tuple[list[tu
     return out, cuts
 
 
-def train(data: TrainInput, options: Optional[TrainOptions] = None, **keywords: Any) -> SubwordsTokenizer:
+def train(data: Optional[TrainInput] = None, options: Optional[TrainOptions] = None, **keywords: Any) -> SubwordsTokenizer:
     """Learns a vocabulary from ``data`` and returns a :class:`SubwordsTokenizer`
     (a :class:`UnigramTokenizer` for ``model="unigram"``).
 
@@ -149,7 +149,9 @@ def train(data: TrainInput, options: Optional[TrainOptions] = None, **keywords: 
     BERT). ``progress=True`` draws a progress line on stderr while training (the CLI does so on a
     terminal). ``data`` is a ``word -> count`` mapping (the form the pages print their corpora in), an
     iterable of texts, or a ``pathlib.Path`` (or list of them) of UTF-8 files, one text per line
-    (``counts=True``: ``word<TAB>count`` tables).
+    (``counts=True``: ``word<TAB>count`` tables). Parity-aware BPE (``parity=True``) takes one
+    input per language instead, ``languages={"en": ..., "de": ...}``, or JSON lines files as
+    ``data`` with ``language_field=`` (docs/METHODS.md).
 
     >>> tok = train({"low": 5, "lower": 2, "newest": 6, "widest": 3}, vocab_size=22)
     >>> tok.merges[:3]
@@ -168,14 +170,23 @@ def train_traced(data: TrainInput, ask: dict[str, Any], options: Optional[TrainO
     return tok, trace
 
 
-def _train(data: TrainInput, options: Optional[TrainOptions], keywords: dict[str, Any],
+def _train(data: Optional[TrainInput], options: Optional[TrainOptions], keywords: dict[str, Any],
            ask: Optional[dict[str, Any]] = None) -> tuple[SubwordsTokenizer, Optional[dict[str, Any]]]:
+    languages = keywords.pop("languages", None)
     if options is None:
         options = from_keywords(keywords)
     elif not isinstance(options, TrainOptions):
         raise OptionError(f"the second argument of train() is a subwords.TrainOptions, got {type(options).__name__}")
     elif keywords:
         options = options.replace(**keywords)
+    if options.parity is True or languages is not None:
+        from ._parity import train_parity  # one input per language (docs/METHODS.md)
+
+        if ask is not None:
+            raise OptionError("the trace does not follow parity-aware BPE yet: train it without one")
+        return _wrap(train_parity(data, options, languages, _feed, _threads)), None
+    if data is None:
+        raise OptionError("train() needs the data to learn from (texts, a word -> count mapping, or paths)")
     core_options = resolved(options)
     if options.model == "unigram" and options.min_count is not None:
         # the core reads min_count with a default, so it cannot tell a given one from its own

@@ -32,7 +32,7 @@ from .errors import InputError, OptionError, SubwordsError
 def _train_options(p: argparse.ArgumentParser, vocab_size: bool) -> None:
     from ._cli_args import _coverage, _positive
 
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="UTF-8 text files, one text per line (--counts: word<TAB>count)")
+    p.add_argument("inputs", nargs="*", metavar="INPUT", help="UTF-8 text files, one text per line (--counts: word<TAB>count)")
     p.add_argument("--counts", action="store_true", help="each INPUT is a word<TAB>count table")
     p.add_argument("--model", choices=["bpe", "wordpiece", "unigram"], default="bpe")
     p.add_argument("--spelling", choices=["end", "continuation", "front", "bytes"], default=None,
@@ -52,6 +52,14 @@ def _train_options(p: argparse.ArgumentParser, vocab_size: bool) -> None:
                    help="SuperBPE: the most words a superword may span (default 4)")
     p.add_argument("--max-piece-length", type=_positive("--max-piece-length"), default=None)
     p.add_argument("--picky", type=float, default=None, metavar="THRESHOLD", help="Picky BPE's IoS threshold")
+    p.add_argument("--parity", action="store_true", help="parity-aware BPE (with --language or --language-field)")
+    p.add_argument("--language", action="append", default=None, metavar="NAME=FILE",
+                   help="--parity: one language's text file; repeatable")
+    p.add_argument("--language-field", default=None, metavar="FIELD", help="--parity: JSON lines INPUTs' language field")
+    p.add_argument("--parity-measure", choices=["tokens_per_byte", "tokens", "tokens_per_symbol"], default=None)
+    p.add_argument("--parity-global-merges", type=int, default=None, metavar="N")
+    p.add_argument("--parity-window", type=int, default=None, metavar="W")
+    p.add_argument("--parity-alpha", type=float, default=None, metavar="ALPHA")
     p.add_argument("--length-max", action="store_true", help="Length-MAX: merges by count x joined length")
     p.add_argument("--scaffold", action="store_true", help="Scaffold-BPE: scaffold tokens take no row")
     p.add_argument("--alphabet-size", type=_positive("--alphabet-size"), default=None)
@@ -123,10 +131,21 @@ def _kw(a: argparse.Namespace) -> dict[str, Any]:
         alphabet_size=a.alphabet_size, character_coverage=a.character_coverage, threads=a.threads,
         input_errors=a.input_errors, min_count_rule=a.min_count_rule, unknown=a.unknown,
     )
+    if a.parity:
+        kw["parity"] = True
+    if a.language is not None:
+        langs: dict[str, Path] = {}
+        for spec in a.language:
+            name, eq, file = spec.partition("=")
+            if not eq or not name or not file or name in langs:
+                raise SubwordsError(f"--language {spec}: give NAME=FILE, each language once")
+            langs[name] = Path(file)
+        kw["languages"] = langs
     if a.length_max:
         kw["length_max"] = True
     for k in ("seed_size", "shrink", "em_rounds", "em", "max_word_length", "picky", "preset", "superword_pattern",
-              "superword_words"):
+              "superword_words", "language_field", "parity_measure", "parity_global_merges", "parity_window",
+              "parity_alpha"):
         v = getattr(a, k)
         if v is not None:
             kw[k] = v
@@ -138,6 +157,12 @@ def _kw(a: argparse.Namespace) -> dict[str, Any]:
 
 
 def _data(a: argparse.Namespace) -> Any:
+    if a.language is not None:
+        if a.inputs:
+            raise SubwordsError("with --language NAME=FILE, give every file that way: leave the INPUTs out")
+        return None
+    if not a.inputs:
+        raise SubwordsError("give the INPUT files (or --parity with --language NAME=FILE)")
     paths = []
     for x in a.inputs:
         if x == "-":

@@ -13,7 +13,7 @@ __all__ = ["Trainer", "Encoder", "Tokenizer", "ProgressView", "SpModel", "sp_mod
            "SnmtCodes", "StochasTok",
            "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table",
            "train_traced", "measure_batch", "default_options", "spelling_object",
-           "extend_merges", "picky_learn", "model_extended", "check_specials_normalization", "spelling_units", "parse_count_line"]
+           "extend_merges", "picky_learn", "parity_train", "parity_learn", "model_extended", "check_specials_normalization", "spelling_units", "parse_count_line"]
 
 @final
 class ProgressView:
@@ -317,6 +317,20 @@ def picky_learn(units: Sequence[tuple[Sequence[str], int]], new_rows: int, thres
                 ) -> tuple[list[tuple[str, list[str]]], list[str], str, list[list[str]]]:
     """Picky BPE on units spelled in symbols: (events, learned tokens present, stop, each unit's
     final tokens); an event is ``("merge", [left, right, result])`` or ``("remove", [token, *parts])``."""
+    ...
+
+
+def parity_train(languages: Sequence[tuple[str, Trainer]]) -> Tokenizer:
+    """Parity-aware BPE from one trainer per language (each fed its language's input, all made
+    with the same options, whose ``parity.languages`` name them in this order)."""
+    ...
+
+
+def parity_learn(units: Sequence[tuple[Sequence[str], int, int]], bytes: Sequence[int], new_rows: int, min_count: int,
+                 measure: str = "tokens_per_byte", global_merges: int = 0, window: Optional[int] = None,
+                 alpha: float = 2.0) -> tuple[list[tuple[str, str]], list[Optional[int]], str, list[int]]:
+    """Parity-aware BPE on units spelled in symbols ``(symbols, count, language)``: (merges, the
+    language that chose each (None: a global merge), stop, each language's pieces after)."""
     ...
 
 

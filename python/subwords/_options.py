@@ -154,6 +154,21 @@ class TrainOptions:
     #: Picky BPE (arXiv 2409.04599; docs/METHODS.md): during training, remove a merged token
     #: whose intersection over self reaches this threshold, in (0, 1]. BPE only
     picky: Optional[float] = None
+    #: Parity-aware BPE (arXiv 2508.04796; docs/METHODS.md): each merge is the pair counted most
+    #: in the language compressed worst so far. The input is one per language
+    #: (``train(languages={"en": ..., "de": ...})``) or JSON lines with ``language_field``. BPE only
+    parity: bool = False
+    #: parity: JSON lines inputs' field naming each record's language (the text is at ``text``)
+    language_field: Optional[str] = None
+    #: parity: what "compressed worst" is: ``"tokens_per_byte"`` (None: the default), ``"tokens"``
+    #: (the paper's, on parallel text) or ``"tokens_per_symbol"``
+    parity_measure: Optional[Literal["tokens_per_byte", "tokens", "tokens_per_symbol"]] = None
+    #: parity: this many merges by plain BPE's rule first (the paper's hybrid)
+    parity_global_merges: Optional[int] = None
+    #: parity: a moving window of this many steps, in which a language takes at most
+    #: ``parity_alpha / languages`` of the steps (``parity_alpha`` None: 2)
+    parity_window: Optional[int] = None
+    parity_alpha: Optional[float] = None
     #: Length-MAX (arXiv 2511.20849; docs/METHODS.md): each merge takes the pair with the largest
     #: count x joined length (in alphabet symbols) instead of the largest count. BPE only
     length_max: bool = False
@@ -169,7 +184,11 @@ class TrainOptions:
 NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(TrainOptions))
 
 #: the options that live on the Python side only (the core never sees them as such)
-PYTHON_ONLY = frozenset({"counts", "preset", "threads", "progress"})
+PYTHON_ONLY = frozenset({"counts", "preset", "threads", "progress", "language_field"})
+
+#: the options of parity-aware BPE, saved together as the core's ``parity``
+PARITY_KEYS = {"parity_measure": "measure", "parity_global_merges": "global_merges", "parity_window": "window",
+               "parity_alpha": "alpha"}
 
 
 def from_keywords(keywords: Mapping[str, Any]) -> TrainOptions:
@@ -183,10 +202,12 @@ def from_keywords(keywords: Mapping[str, Any]) -> TrainOptions:
     return TrainOptions(**keywords)
 
 
-def resolved(options: TrainOptions) -> dict[str, Any]:
+def resolved(options: TrainOptions, languages: Sequence[str] = ()) -> dict[str, Any]:
     """The options as the core reads them: every DEFAULT and model-dependent None filled in
-    (the preset expanded), the Python-only ones left out, ``joints`` as whether there are any."""
+    (the preset expanded), the Python-only ones left out, ``joints`` as whether there are any;
+    under ``parity``, ``languages`` are the names of the inputs in order."""
     o = {f.name: getattr(options, f.name) for f in dataclasses.fields(options)}
+    _resolve_parity(o, languages)
     preset = o["preset"]
     if preset is not None:
         if not isinstance(preset, str) or preset not in PRESETS:
@@ -227,7 +248,7 @@ def resolved(options: TrainOptions) -> dict[str, Any]:
         raise OptionError(f"scaffold must be True or False, got {o['scaffold']!r}")
     if not o["scaffold"]:
         del o["scaffold"]  # off: absent, so files without it stay as they were
-    for name in ("normalize", "pattern", "split_digits", "superword_pattern", "superword_words", "picky"):
+    for name in ("normalize", "pattern", "split_digits", "superword_pattern", "superword_words", "picky", "parity"):
         if o[name] is None:
             del o[name]  # unset: absent, so files without them stay as they were
     if o["min_count"] is None:
@@ -235,11 +256,41 @@ def resolved(options: TrainOptions) -> dict[str, Any]:
     return o
 
 
+def _resolve_parity(o: dict[str, Any], languages: Sequence[str]) -> None:
+    """``parity`` and its options as the core's one ``parity`` value (or none)."""
+    if not isinstance(o["parity"], bool):
+        raise OptionError(f"parity must be True or False, got {o['parity']!r}")
+    given = [k for k in (*PARITY_KEYS, "language_field") if o[k] is not None]
+    if not o["parity"]:
+        if given:
+            raise OptionError(f"{given[0]} applies to parity-aware BPE: add parity=True (CLI: --parity), or leave it out")
+        o["parity"] = None
+    else:
+        for k in ("parity_global_merges", "parity_window"):
+            if o[k] is not None and (isinstance(o[k], bool) or not isinstance(o[k], int) or o[k] < (0 if k == "parity_global_merges" else 1)):
+                raise OptionError(f"{k} must be a whole number of merges ({'0' if k == 'parity_global_merges' else '1'} or more), got {o[k]!r}")
+        if o["parity_alpha"] is not None and (isinstance(o["parity_alpha"], bool) or not isinstance(o["parity_alpha"], (int, float))):
+            raise OptionError(f"parity_alpha must be a positive number, got {o['parity_alpha']!r}")
+        value: dict[str, Any] = {"languages": list(languages)}
+        for k, core in PARITY_KEYS.items():
+            if o[k] is not None:
+                value[core] = float(o[k]) if k == "parity_alpha" else o[k]
+        o["parity"] = value
+    for k in PARITY_KEYS:
+        del o[k]
+
+
 def from_saved(saved: Mapping[str, Any]) -> Optional[TrainOptions]:
     """The TrainOptions of a model's saved ``options`` (None when the file has none)."""
     if not saved:
         return None
     known = {k: v for k, v in saved.items() if k in NAMES and k != "joints"}
+    parity = known.pop("parity", None)
+    if isinstance(parity, Mapping):
+        known["parity"] = True
+        for k, core in PARITY_KEYS.items():
+            if parity.get(core) is not None:
+                known[k] = parity[core]
     for name in SPECIAL_LISTS:
         if name in known:
             known[name] = tuple(known[name])

@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     t = sub.add_parser("train", help="learn a vocabulary from text files (or - for stdin)")
-    t.add_argument("inputs", nargs="+", metavar="INPUT",
+    t.add_argument("inputs", nargs="*", metavar="INPUT",
                    help="files, folders or globs (.txt, .jsonl, .parquet, .arrow; .gz, .zst; see inputs below); - reads stdin")
     inputs_cli.add_arguments(t)
     t.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write (atomically)")
@@ -81,6 +81,19 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--max-piece-length", type=_positive("--max-piece-length"), default=None)
     t.add_argument("--picky", type=float, default=None, metavar="THRESHOLD",
                    help="Picky BPE: remove a merged token whose intersection over self reaches THRESHOLD, in (0, 1]")
+    t.add_argument("--parity", action="store_true",
+                   help="parity-aware BPE: each merge is the pair counted most in the language compressed worst so far")
+    t.add_argument("--language", action="append", default=None, metavar="NAME=FILE",
+                   help="--parity: one language's text file (repeat for each language)")
+    t.add_argument("--language-field", default=None, metavar="FIELD",
+                   help="--parity: the INPUTs are JSON lines whose FIELD names each record's language")
+    t.add_argument("--parity-measure", choices=["tokens_per_byte", "tokens", "tokens_per_symbol"], default=None,
+                   help="--parity: what compressed worst means (default tokens_per_byte)")
+    t.add_argument("--parity-global-merges", type=int, default=None, metavar="N",
+                   help="--parity: the first N merges by plain BPE's rule")
+    t.add_argument("--parity-window", type=int, default=None, metavar="W",
+                   help="--parity: a moving window of W steps in which one language takes at most ALPHA/languages")
+    t.add_argument("--parity-alpha", type=float, default=None, metavar="ALPHA", help="--parity-window's share (default 2)")
     t.add_argument("--length-max", action="store_true",
                    help="Length-MAX: each merge takes the pair with the largest count x joined length (BPE only)")
     t.add_argument("--scaffold", action="store_true",
@@ -381,6 +394,55 @@ def _train_pruned(a: argparse.Namespace, kw: dict[str, Any], texts: Optional[Ite
     return subwords.train(table, **kw), dropped
 
 
+def _train_parity(a: argparse.Namespace) -> int:
+    """``train --parity``: one file per language (``--language NAME=FILE``) or JSON lines with
+    ``--language-field``; the other options as for plain BPE."""
+    import subwords
+
+    if not a.parity:
+        raise SubwordsError("--language gives parity-aware BPE its inputs: add --parity")
+    languages: Optional[dict[str, Path]] = None
+    if a.language is not None:
+        if a.inputs:
+            raise SubwordsError("with --language NAME=FILE, give every file that way: leave the INPUTs out")
+        languages = {}
+        for spec in a.language:
+            name, eq, file = spec.partition("=")
+            if not eq or not name or not file:
+                raise SubwordsError(f"--language {spec}: give NAME=FILE, e.g. --language en=english.txt")
+            if name in languages:
+                raise SubwordsError(f"--language {name} is given twice: give each language once")
+            languages[name] = Path(file)
+    elif not a.inputs:
+        raise SubwordsError("--parity needs --language NAME=FILE (repeated), or JSON lines INPUTs with --language-field")
+    out = _check_output(a.output)
+    kw = dict(
+        model=a.model, spelling=a.spelling, vocab_size=a.vocab_size, min_count=a.min_count,
+        byte_fallback=a.byte_fallback, byte_fallback_in_budget=a.byte_fallback_in_budget, mark=a.mark,
+        split_at_marks=not a.no_split_at_marks, pre_split=a.pre_split, superword_at=a.superword_at,
+        max_piece_length=a.max_piece_length, alphabet_size=a.alphabet_size, character_coverage=a.character_coverage,
+        threads=a.threads, input_errors=a.input_errors, preset=a.preset, normalize=a.normalize,
+        lowercase=a.lowercase, split_digits=a.split_digits, picky=a.picky, length_max=a.length_max, scaffold=a.scaffold,
+        counts=a.counts, parity=True,
+        language_field=a.language_field, parity_measure=a.parity_measure,
+        parity_global_merges=a.parity_global_merges, parity_window=a.parity_window, parity_alpha=a.parity_alpha,
+        **_special_keywords(a),
+    )
+    start = time.monotonic()
+    data = None if languages is not None else [Path(x) for x in a.inputs]
+    tok = subwords.train(data, languages=languages, **kw)
+    if a.format == "subwords":
+        tok.save(out)
+    else:
+        export_atomic(tok, str(out), a.format)
+    if not a.quiet:
+        p = tok.report["parity"]
+        per = ", ".join(f"{x['name']} {x['tokens_per_byte']:.4f}" for x in p["languages"])
+        print(f"{PROG}: wrote {out}: {tok.vocab_size} rows, {len(tok.merges)} merges, stopped by {tok.report.get('stop')}; "
+              f"tokens per byte {per}; Gini {p['gini']:.4f}; {time.monotonic() - start:.2f}s", file=sys.stderr)
+    return 0
+
+
 def cmd_train(a: argparse.Namespace) -> int:
     import subwords
 
@@ -388,6 +450,10 @@ def cmd_train(a: argparse.Namespace) -> int:
         raise SubwordsError(f"--seed: {a.model} training is deterministic and uses no randomness; --seed goes with --sample")
     if "-" in a.inputs and a.inputs != ["-"]:
         raise SubwordsError("- (stdin) must be the only INPUT")
+    if a.language is not None or a.parity:
+        return _train_parity(a)
+    if not a.inputs:
+        raise SubwordsError("give the INPUT files to learn from (or --parity with --language NAME=FILE)")
     if a.counts and inputs_cli.uses_options(a):
         raise SubwordsError("--counts reads word<TAB>count tables; the text input options do not apply to them")
     if a.min_unit_count is not None and a.inputs == ["-"] and a.counts:

@@ -175,6 +175,10 @@ pub struct TrainOptions {
     /// the saved options when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub picky: Option<f64>,
+    /// Parity-aware BPE (`learners/merge/parity.rs`): the languages and the rule's settings;
+    /// BPE only. Left out of the saved options when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parity: Option<crate::learners::merge::parity::ParityOptions>,
     /// Length-MAX: merges chosen by count × the joined piece's length
     /// (`learners/merge/length_max.rs`); BPE only. Left out of the saved options when off.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -393,6 +397,7 @@ impl TrainOptions {
         }
         self.validate_specials()?;
         crate::learners::merge::picky::validate(self)?;
+        crate::learners::merge::parity::validate(self)?;
         crate::learners::merge::length_max::validate(self)?;
         crate::learners::merge::scaffold::validate(self)?;
         Ok(())

@@ -14,6 +14,7 @@ pub(crate) use raw::{flat_batch, id_list, int_objects, list_batch, Grown};
 mod values;
 
 mod hf;
+mod parity;
 mod picky;
 mod snmt;
 mod stochastok;
@@ -374,6 +375,7 @@ impl Trainer {
                 normalizations: self.normalizations.unwrap_or_default(),
                 texts: self.texts,
                 streams: self.streams.take(),
+                languages: None,
             }),
             (None, None) => match self.table.take() {
                 Some(table) => Ok(Corpus {
@@ -383,6 +385,7 @@ impl Trainer {
                     normalizations: self.normalizations.unwrap_or_default(),
                     texts: self.texts,
                     streams: self.streams.take(),
+                    languages: None,
                 }),
                 None => Err(spent()),
             },
@@ -1008,6 +1011,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spelling_object, m)?)?;
     m.add_function(wrap_pyfunction!(extend::extend_merges, m)?)?;
     m.add_function(wrap_pyfunction!(picky::picky_learn, m)?)?;
+    m.add_function(wrap_pyfunction!(parity::parity_train, m)?)?;
+    m.add_function(wrap_pyfunction!(parity::parity_learn, m)?)?;
     m.add_function(wrap_pyfunction!(extend::model_extended, m)?)?;
     m.add_function(wrap_pyfunction!(check_specials_normalization, m)?)?;
     m.add_function(wrap_pyfunction!(spelling_units, m)?)?;

@@ -176,9 +176,10 @@ def _points(data: Any, sizes: Sequence[int], *, progress: Progress = None,
     model = options.get("model", "bpe")
     if model not in ("bpe", "wordpiece", "unigram"):
         raise OptionError(f"curves are for model='bpe', 'wordpiece' or 'unigram', got {model!r}")
-    if model == "unigram" or options.get("picky") is not None or options.get("scaffold"):
+    if model == "unigram" or options.get("picky") is not None or options.get("scaffold") or options.get("parity"):
         # one training per size: Unigram prunes from the top, and Picky BPE's removals and
-        # Scaffold-BPE's marks make a smaller model no prefix of a larger one
+        # Scaffold-BPE's marks make a smaller model no prefix of a larger one; parity-aware
+        # BPE's trace is not kept
         for n, s in enumerate(sizes):
             tok = _api.train(data, vocab_size=s, **options)
             r = tok.report

@@ -38,6 +38,8 @@ pub struct Corpus {
     pub texts: u64,
     /// Two-stage BPE's texts for stage two (None for every other training).
     pub streams: Option<Box<dyn StageTwoTexts>>,
+    /// Parity-aware BPE: each unit's language (`units` only; None for every other training).
+    pub languages: Option<merge::parity::UnitLanguages>,
 }
 
 /// Where stage two of two-stage BPE reads its texts: every text counted, in the order counted,
@@ -81,7 +83,7 @@ impl Corpus {
             .map(|(t, c)| UnitCount { text: t.into_string(), starts: true, ends: true, count: c })
             .collect();
         let streams = streams.map(|s| Box::new(s) as Box<dyn StageTwoTexts>);
-        Corpus { units, table: None, joints: None, normalizations, texts, streams }
+        Corpus { units, table: None, joints: None, normalizations, texts, streams, languages: None }
     }
 
     /// A counter's units in one buffer ([`UnitCounter::finish_units`](crate::counting::UnitCounter::finish_units)).
@@ -95,6 +97,7 @@ impl Corpus {
             normalizations,
             texts,
             streams,
+            languages: None,
         }
     }
 }

@@ -114,7 +114,12 @@ fn train_unpadded(
 ) -> Result<Tokenizer> {
     opts.validate()?;
     let spelling = opts.spelling()?;
-    let Corpus { units, table, joints, normalizations, texts, streams } = corpus;
+    let Corpus { units, table, joints, normalizations, texts, streams, languages } = corpus;
+    if opts.parity.is_some() && (languages.is_none() || table.is_some()) {
+        return Err(Error::Option(
+            "parity-aware BPE reads one input per language (languages= or language_field=; CLI: --language, --language-field)".into(),
+        ));
+    }
     let cut = opts.cut_texts();
     // a table's units stay in its bytes, unless the word model reads them or a unit holds a
     // special token or user symbol (then they become units like the counter's, in table order)
@@ -271,7 +276,24 @@ fn train_unpadded(
         model.set_picky(&steps, hidden)?;
         return Ok(model);
     }
-    let first = merge::learn_traced(flat, &mut symbols, &params, progress, &mut traces.merge);
+    let mut parity_report = None;
+    let first = match (&opts.parity, &languages) {
+        // parity-aware BPE (learners/merge/parity.rs): an ordinary merge list, chosen by language
+        (Some(p), Some(langs)) => {
+            let pp = merge::parity::ParityParams::from_options(p, params.new_rows, opts.min_count);
+            let (out, after) = merge::parity::learn_flat(&flat, langs, &mut symbols, &pp)?;
+            parity_report = Some(merge::parity::ParityReport::new(&out, langs, p.measure));
+            merge::Merged {
+                merges: out.merges,
+                new_rows: out.new_rows,
+                stop: out.stop,
+                pieces_after: after,
+                winner_failed: None,
+                events: Default::default(),
+            }
+        }
+        _ => merge::learn_traced(flat, &mut symbols, &params, progress, &mut traces.merge),
+    };
     let mut learned = Learned::from_stage_one(first, &symbols, alphabet.dropped_extra);
     let superbpe = superword::is_superbpe(opts);
     if opts.superword_at.is_some() {
@@ -313,6 +335,9 @@ fn train_unpadded(
         budget,
         facts,
     )?;
+    if let (Some(r), Some(pr)) = (model.report.as_mut(), parity_report) {
+        r.parity = Some(pr);
+    }
     if opts.model == ModelKind::Wordpiece {
         let total = encoded_length(&model, kept.as_ref())?;
         if let Some(r) = model.report.as_mut() {
@@ -1008,6 +1033,7 @@ fn merge_model(
         seed_size: None,
         rounds: None,
         log_likelihood: None,
+        parity: None,
         normalize: spelling.normalize.map(|f| f.name().to_string()),
     };
     let stream_from = learned.stage_one_merges.filter(|_| !superword::is_superbpe(opts));
@@ -1133,6 +1159,7 @@ fn train_unigram(
         seed_size: Some(trained.seed_size as u64),
         rounds: Some(trained.rounds.iter().map(|&r| r as u64).collect()),
         log_likelihood: Some(trained.log_likelihood),
+        parity: None,
         normalize: spelling.normalize.map(|f| f.name().to_string()),
     };
     let _ = facts.dropped_extra;

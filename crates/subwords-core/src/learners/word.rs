@@ -82,6 +82,7 @@ pub(super) fn train_words(
         seed_size: None,
         rounds: None,
         log_likelihood: None,
+        parity: None,
         normalize: spelling.normalize.map(|f| f.name().to_string()),
     };
     Tokenizer::new(Parts {

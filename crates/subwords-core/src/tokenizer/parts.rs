@@ -79,4 +79,7 @@ pub struct Report {
     pub rounds: Option<Vec<u64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_likelihood: Option<f64>,
+    /// Parity-aware BPE: each language's compression and the Gini coefficient across them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parity: Option<crate::learners::merge::parity::ParityReport>,
 }

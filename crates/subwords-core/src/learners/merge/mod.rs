@@ -88,6 +88,7 @@ mod engine;
 mod heap;
 mod index;
 pub mod length_max;
+pub mod parity;
 pub mod picky;
 pub mod scaffold;
 mod trace;

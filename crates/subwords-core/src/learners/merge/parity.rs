@@ -1,0 +1,732 @@
+//! Parity-aware BPE (Foroutan, Meister, Paul, Niklaus, Ahmadi, Bosselut and Sennrich,
+//! "Parity-aware Byte Pair Encoding: Improving Cross-lingual Fairness in Tokenization",
+//! arXiv 2508.04796).
+//!
+//! Plain BPE on a corpus whose units each belong to one language, with one change: at each step
+//! the merge is the pair counted most often *in the language compressed worst so far*, not over
+//! the whole corpus. Every merge is then applied to every language's units, as in plain BPE, so
+//! the result is an ordinary merge list.
+//!
+//! * *Compressed worst*: the largest `tokens(l) / d(l)`, where `tokens(l)` is language `l`'s
+//!   units' current pieces (each times its count) and `d(l)` is, by [`Measure`], its bytes of
+//!   text (tokens per byte, the default), 1 (total tokens: the paper's rule on a parallel
+//!   development set) or its pieces before the first merge (tokens per symbol, the inverse of
+//!   the paper's compression rate). Compared exactly as fractions; ties go to the language
+//!   given first.
+//! * *Most often in that language*: the largest count over that language's units; ties go to
+//!   the smaller `(left, right)` by the pieces' bytes, the library's rule.
+//! * A language whose best pair is counted below `min_count` (or that has no pair left) is
+//!   *exhausted*: no later merge can make one of its pairs count more (a pair a merge makes
+//!   occurs only where a pair it replaced did), so it is skipped from then on. When every
+//!   language is exhausted the run stops.
+//! * Variants: the first `global_merges` merges are plain BPE's (the largest count over all
+//!   languages: the paper's hybrid); with a moving window of `w` steps, a language that took more
+//!   than `alpha / L` of the last `w` parity steps is passed over for the next worse one (all
+//!   passed over: the worst).
+//!
+//! Shape: the units as vectors, one pair map and one max-heap of `(count, pair)` per language
+//! (an entry is pushed when a pair's count rises; one that over-states its pair is pushed back
+//! with the true count when it reaches the top), a list of the
+//! units that may hold each pair (stale ids checked and skipped). A merge rewrites each unit
+//! that holds the pair and recounts only the pairs touching a merge site (counting each such
+//! unit out and back in whole was 3.7× plain BPE's time on the multilingual fortunes at 8k,
+//! whose Chinese lines are units of a hundred characters and more).
+//!
+//! The pure-Python reference (`python/subwords/reference/parity.py`) states the same rules in
+//! the plainest form; the tests run both on random corpora and compare the merges.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+
+use super::{pack, unpack, Stop, Symbols};
+use crate::hash::Map;
+
+/// What "compressed worst" divides a language's pieces by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    /// Pieces per byte of the language's text (comparable on text that is not parallel).
+    #[default]
+    TokensPerByte,
+    /// Pieces (the paper's rule on a parallel development set, where every language says the
+    /// same).
+    Tokens,
+    /// Pieces per piece before the first merge (the inverse of the paper's compression rate).
+    TokensPerSymbol,
+}
+
+impl Measure {
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::TokensPerByte => "tokens_per_byte",
+            Measure::Tokens => "tokens",
+            Measure::TokensPerSymbol => "tokens_per_symbol",
+        }
+    }
+}
+
+/// The saved option `parity`: the languages, in the order given, and the rule's settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParityOptions {
+    pub languages: Vec<String>,
+    #[serde(default)]
+    pub measure: Measure,
+    /// The merges made by plain BPE's rule before the parity rule starts.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub global_merges: u64,
+    /// The moving window's length in steps; None: no window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<u32>,
+    /// The window's share: a language may take `alpha / L` of the window's steps (default 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The learner's settings.
+#[derive(Clone, Debug)]
+pub struct ParityParams {
+    /// How many new rows may be added.
+    pub new_rows: u64,
+    pub min_count: u64,
+    pub measure: Measure,
+    pub global_merges: u64,
+    /// `(length, alpha)` of the moving window.
+    pub window: Option<(usize, f64)>,
+}
+
+impl ParityParams {
+    pub fn from_options(p: &ParityOptions, new_rows: u64, min_count: u64) -> Self {
+        ParityParams {
+            new_rows,
+            min_count,
+            measure: p.measure,
+            global_merges: p.global_merges,
+            window: p.window.map(|w| (w as usize, p.alpha.unwrap_or(2.0))),
+        }
+    }
+}
+
+/// Which language each unit of a corpus belongs to (units in the order training reads them).
+#[derive(Clone, Debug, Default)]
+pub struct UnitLanguages {
+    pub names: Vec<String>,
+    pub of_unit: Vec<u16>,
+    /// Each language's bytes of unit text, each unit times its count.
+    pub bytes: Vec<u64>,
+}
+
+impl UnitLanguages {
+    /// The units of every language in one list (a language's units after the previous one's;
+    /// units of count 0 or no text left out), with each one's language.
+    pub fn join(
+        languages: Vec<(String, Vec<super::super::UnitCount>)>,
+    ) -> crate::error::Result<(Vec<super::super::UnitCount>, UnitLanguages)> {
+        use crate::error::Error;
+        if languages.len() < 2 {
+            return Err(Error::Option(format!(
+                "parity-aware BPE balances languages against each other: give two or more, got {}",
+                languages.len()
+            )));
+        }
+        if languages.len() > u16::MAX as usize {
+            return Err(Error::Option("parity-aware BPE takes at most 65535 languages".into()));
+        }
+        let mut out = UnitLanguages::default();
+        let mut units = Vec::new();
+        for (k, (name, us)) in languages.into_iter().enumerate() {
+            let mut bytes = 0u64;
+            for u in us {
+                if u.count == 0 || u.text.is_empty() {
+                    continue;
+                }
+                bytes += u.count * u.text.len() as u64;
+                out.of_unit.push(k as u16);
+                units.push(u);
+            }
+            if bytes == 0 {
+                return Err(Error::Option(format!(
+                    "the language {name:?} has no text to learn from: give it a non-empty input, or leave it out"
+                )));
+            }
+            out.names.push(name);
+            out.bytes.push(bytes);
+        }
+        Ok((units, out))
+    }
+}
+
+/// What a run learned.
+pub struct Parity {
+    /// `(left, right, result)` in rank order.
+    pub merges: Vec<[u32; 3]>,
+    /// Which language chose each merge (None: a global merge).
+    pub chosen_by: Vec<Option<u16>>,
+    pub new_rows: u64,
+    pub stop: Stop,
+    /// Each language's pieces before the first merge and after the last.
+    pub tokens_before: Vec<u64>,
+    pub tokens_after: Vec<u64>,
+}
+
+struct Entry {
+    count: u64,
+    pair: u64,
+    left: Rc<[u8]>,
+    right: Rc<[u8]>,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    /// The larger count first; then the smaller `(left, right)` by the pieces' bytes.
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.count
+            .cmp(&other.count)
+            .then_with(|| other.left.cmp(&self.left))
+            .then_with(|| other.right.cmp(&self.right))
+            .then_with(|| other.pair.cmp(&self.pair))
+    }
+}
+
+/// A pair map and its heap: one per language, and one over all languages for global merges.
+#[derive(Default)]
+struct Table {
+    pairs: Map<u64, u64>,
+    heap: BinaryHeap<Entry>,
+    /// Each pair's net change since the last push.
+    delta: Map<u64, i64>,
+}
+
+impl Table {
+    fn add(&mut self, p: u64, c: u64, add: bool) {
+        let e = self.pairs.entry(p).or_insert(0);
+        let d = self.delta.entry(p).or_insert(0);
+        if add {
+            *e += c;
+            *d += c as i64;
+        } else {
+            *e -= c;
+            *d -= c as i64;
+        }
+    }
+
+    /// Pushes an entry for each pair whose count rose (a pair whose count fell keeps its old
+    /// entry, which over-states it until [`Table::best`] pops it and pushes it back).
+    fn push_touched(&mut self, symbols: &Symbols) {
+        for (p, d) in self.delta.drain() {
+            match self.pairs.get(&p) {
+                Some(&0) => {
+                    self.pairs.remove(&p);
+                }
+                Some(&n) if d > 0 => {
+                    let (l, r) = unpack(p);
+                    let left = symbols.texts[(l - symbols.base) as usize].clone();
+                    let right = symbols.texts[(r - symbols.base) as usize].clone();
+                    self.heap.push(Entry { count: n, pair: p, left, right });
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The best pair and its count (the heap keeps it). Every live pair has an entry counting
+    /// it at least as often as it is: an entry on top that over-states its pair goes back with
+    /// the true count, one that under-states it (a later entry counts it higher) is dropped.
+    fn best(&mut self) -> Option<(u64, u64)> {
+        while let Some(e) = self.heap.peek() {
+            match self.pairs.get(&e.pair) {
+                Some(&n) if n == e.count => return Some((e.pair, n)),
+                Some(&n) if n > 0 && n < e.count => {
+                    let mut e = self.heap.pop().expect("the entry peeked");
+                    e.count = n;
+                    self.heap.push(e);
+                }
+                _ => {
+                    self.heap.pop();
+                }
+            }
+        }
+        None
+    }
+}
+
+struct State<'a> {
+    symbols: &'a mut Symbols,
+    units: Vec<Vec<u32>>,
+    counts: Vec<u64>,
+    lang: Vec<u16>,
+    tables: Vec<Table>,
+    global: Option<Table>,
+    pair_units: Map<u64, Vec<u32>>,
+    tokens: Vec<u64>,
+    stamp: Vec<u32>,
+    round: u32,
+    /// Scratch buffers of a merge's rewrite.
+    spare: Vec<u32>,
+    fresh: Vec<bool>,
+    in_site: Vec<bool>,
+}
+
+impl State<'_> {
+    fn count_unit(&mut self, u: usize, add: bool) {
+        let c = self.counts[u];
+        let l = self.lang[u] as usize;
+        let toks = std::mem::take(&mut self.units[u]);
+        for w in toks.windows(2) {
+            self.add(pack(w[0], w[1]), c, l, add);
+        }
+        self.units[u] = toks;
+    }
+
+    fn merge(&mut self, a: u32, b: u32, c: u32) {
+        let p = pack(a, b);
+        let list = self.pair_units.remove(&p).unwrap_or_default();
+        self.round += 1;
+        let r = self.round;
+        for u in list {
+            let u = u as usize;
+            if self.stamp[u] == r {
+                continue;
+            }
+            self.stamp[u] = r;
+            let Some(first) = self.units[u].windows(2).position(|w| w[0] == a && w[1] == b) else {
+                continue;
+            };
+            let old = std::mem::take(&mut self.units[u]);
+            let (cnt, l) = (self.counts[u], self.lang[u] as usize);
+            // only the pairs touching a merge site change: the old ones with a position in a
+            // site go, the new ones with a merged position come (the rest map one to one);
+            // the buffers are kept from unit to unit (a unit's old vector becomes the next
+            // unit's new one)
+            let mut new = std::mem::take(&mut self.spare);
+            let mut fresh = std::mem::take(&mut self.fresh);
+            let mut in_site = std::mem::take(&mut self.in_site);
+            new.clear();
+            fresh.clear();
+            in_site.clear();
+            in_site.resize(old.len(), false);
+            new.extend_from_slice(&old[..first]);
+            fresh.resize(first, false);
+            let mut i = first;
+            while i < old.len() {
+                if i + 1 < old.len() && old[i] == a && old[i + 1] == b {
+                    in_site[i] = true;
+                    in_site[i + 1] = true;
+                    new.push(c);
+                    fresh.push(true);
+                    i += 2;
+                } else {
+                    new.push(old[i]);
+                    fresh.push(false);
+                    i += 1;
+                }
+            }
+            for k in first.saturating_sub(1)..old.len() - 1 {
+                if in_site[k] || in_site[k + 1] {
+                    self.add(pack(old[k], old[k + 1]), cnt, l, false);
+                }
+            }
+            for k in first.saturating_sub(1)..new.len().saturating_sub(1) {
+                if fresh[k] || fresh[k + 1] {
+                    let p = pack(new[k], new[k + 1]);
+                    self.add(p, cnt, l, true);
+                    let list = self.pair_units.entry(p).or_default();
+                    if list.last() != Some(&(u as u32)) {
+                        list.push(u as u32);
+                    }
+                }
+            }
+            self.tokens[l] -= cnt * (old.len() - new.len()) as u64;
+            self.units[u] = new;
+            self.spare = old;
+            self.fresh = fresh;
+            self.in_site = in_site;
+        }
+    }
+
+    fn add(&mut self, p: u64, c: u64, l: usize, add: bool) {
+        self.tables[l].add(p, c, add);
+        if let Some(g) = self.global.as_mut() {
+            g.add(p, c, add);
+        }
+    }
+
+    fn push_touched(&mut self) {
+        for t in self.tables.iter_mut() {
+            t.push_touched(self.symbols);
+        }
+        if let Some(g) = self.global.as_mut() {
+            g.push_touched(self.symbols);
+        }
+    }
+}
+
+/// The languages from worst compressed to best (ties: the language given first), leaving out
+/// the exhausted ones.
+fn by_cost(tokens: &[u64], denom: &[u64], exhausted: &[bool]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..tokens.len()).filter(|&l| !exhausted[l]).collect();
+    // tokens[a] / denom[a] > tokens[b] / denom[b], exactly
+    order.sort_by(|&a, &b| {
+        let x = tokens[a] as u128 * denom[b] as u128;
+        let y = tokens[b] as u128 * denom[a] as u128;
+        y.cmp(&x).then(a.cmp(&b))
+    });
+    order
+}
+
+/// Parity-aware BPE on `units` (`(symbols, count, language)`; every symbol an alphabet symbol
+/// of `symbols`), for `bytes.len()` languages with these bytes of text; `fixed`: each
+/// language's pieces outside `units` (one-symbol units, symbols outside the alphabet), which
+/// count in its tokens and no merge changes.
+pub fn learn_parity(
+    units: Vec<(Vec<u32>, u64, u16)>,
+    bytes: &[u64],
+    fixed: &[u64],
+    symbols: &mut Symbols,
+    params: &ParityParams,
+) -> Parity {
+    let n_lang = bytes.len();
+    let n = units.len();
+    let mut st = State {
+        symbols,
+        units: Vec::with_capacity(n),
+        counts: Vec::with_capacity(n),
+        lang: Vec::with_capacity(n),
+        tables: (0..n_lang).map(|_| Table::default()).collect(),
+        global: (params.global_merges > 0).then(Table::default),
+        pair_units: Map::default(),
+        tokens: fixed.to_vec(),
+        stamp: vec![0; n],
+        round: 0,
+        spare: Vec::new(),
+        fresh: Vec::new(),
+        in_site: Vec::new(),
+    };
+    for (syms, c, l) in units {
+        st.units.push(syms);
+        st.counts.push(c);
+        st.lang.push(l);
+    }
+    for u in 0..n {
+        if st.counts[u] == 0 {
+            st.units[u].clear();
+            continue;
+        }
+        st.tokens[st.lang[u] as usize] += st.counts[u] * st.units[u].len() as u64;
+        st.count_unit(u, true);
+        for k in 1..st.units[u].len() {
+            let p = pack(st.units[u][k - 1], st.units[u][k]);
+            let list = st.pair_units.entry(p).or_default();
+            if list.last() != Some(&(u as u32)) {
+                list.push(u as u32);
+            }
+        }
+    }
+    st.push_touched();
+    let tokens_before = st.tokens.clone();
+    let denom: Vec<u64> = match params.measure {
+        Measure::TokensPerByte => bytes.to_vec(),
+        Measure::Tokens => vec![1; n_lang],
+        Measure::TokensPerSymbol => tokens_before.iter().map(|&t| t.max(1)).collect(),
+    };
+    let mut exhausted = vec![false; n_lang];
+    let mut window: VecDeque<u16> = VecDeque::new();
+    let mut merges = Vec::new();
+    let mut chosen_by = Vec::new();
+    let mut new_rows = 0u64;
+    let stop = loop {
+        if new_rows >= params.new_rows {
+            break Stop::Size;
+        }
+        let pick: Option<(u64, Option<u16>)> = if (merges.len() as u64) < params.global_merges {
+            let g = st.global.as_mut().expect("a global table under global_merges");
+            g.best().filter(|&(_, c)| c >= params.min_count).map(|(p, _)| (p, None))
+        } else {
+            let mut found = None;
+            loop {
+                let order = by_cost(&st.tokens, &denom, &exhausted);
+                let Some(&worst) = order.first() else { break };
+                let l = match params.window {
+                    None => worst,
+                    Some((w, alpha)) => {
+                        let limit = alpha / n_lang as f64;
+                        let share =
+                            |l: usize| window.iter().filter(|&&x| x as usize == l).count() as f64;
+                        order
+                            .iter()
+                            .copied()
+                            .find(|&l| share(l) / w as f64 <= limit)
+                            .unwrap_or(worst)
+                    }
+                };
+                match st.tables[l].best() {
+                    Some((p, c)) if c >= params.min_count => {
+                        found = Some((p, Some(l as u16)));
+                        break;
+                    }
+                    _ => exhausted[l] = true,
+                }
+            }
+            found
+        };
+        let Some((p, lang)) = pick else {
+            let any_left = st.tables.iter().any(|t| t.pairs.values().any(|&c| c > 0));
+            break if any_left { Stop::MinCount } else { Stop::NoPairs };
+        };
+        if let (Some(l), Some((w, _))) = (lang, params.window) {
+            window.push_back(l);
+            if window.len() > w {
+                window.pop_front();
+            }
+        }
+        let (a, b) = unpack(p);
+        let text = st.symbols.join(a, b);
+        let c = match st.symbols.index.get(text.as_slice()) {
+            Some(&c) => c,
+            None => {
+                let len = st.symbols.len(a) + st.symbols.len(b);
+                new_rows += 1;
+                st.symbols.push(text, len)
+            }
+        };
+        st.merge(a, b, c);
+        merges.push([a, b, c]);
+        chosen_by.push(lang);
+        st.push_touched();
+    };
+    Parity { merges, chosen_by, new_rows, stop, tokens_before, tokens_after: st.tokens }
+}
+
+/// Parity-aware BPE on the engine's flat units: each unit is cut at symbols outside the
+/// alphabet (they take part in no pair). Also returns Σ count × pieces of the units afterwards.
+pub fn learn_flat(
+    flat: &super::Flat,
+    languages: &UnitLanguages,
+    symbols: &mut Symbols,
+    params: &ParityParams,
+) -> crate::error::Result<(Parity, u64)> {
+    if languages.of_unit.len() != flat.meta.len() {
+        return Err(crate::error::Error::Input(format!(
+            "parity-aware BPE: {} units have a language, but {} were spelled",
+            languages.of_unit.len(),
+            flat.meta.len()
+        )));
+    }
+    let mut units = Vec::new();
+    let mut total = 0u64;
+    // pieces that take part in no pair, by language: counted in the report's tokens
+    let mut outside = vec![0u64; languages.names.len()];
+    for (m, &l) in flat.meta.iter().zip(&languages.of_unit) {
+        let syms = &flat.syms[m.start()..m.start() + m.len()];
+        total += m.count * m.len() as u64;
+        for run in syms.split(|&s| s == super::NO_SYMBOL) {
+            if m.count == 0 {
+                continue;
+            }
+            if run.len() > 1 {
+                units.push((run.to_vec(), m.count, l));
+            } else {
+                outside[l as usize] += m.count * run.len() as u64;
+            }
+        }
+        outside[l as usize] +=
+            m.count * syms.iter().filter(|&&s| s == super::NO_SYMBOL).count() as u64;
+    }
+    let before = total;
+    let out = learn_parity(units, &languages.bytes, &outside, symbols, params);
+    let saved: u64 = out.tokens_before.iter().sum::<u64>() - out.tokens_after.iter().sum::<u64>();
+    Ok((out, before - saved))
+}
+
+/// The training report's part for parity-aware BPE.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParityReport {
+    pub measure: String,
+    pub languages: Vec<LanguageReport>,
+    /// The Gini coefficient of the languages' tokens per byte after training
+    /// (`Σ_i Σ_j |c_i − c_j| / (2 n² mean)`, as `subwords.measure.metrics.gini`).
+    pub gini: Option<f64>,
+    /// The same before the first merge.
+    pub gini_before: Option<f64>,
+    /// The largest tokens per byte over the smallest, after training.
+    pub parity_ratio: Option<f64>,
+    /// Merges made by plain BPE's rule (the hybrid's first ones).
+    pub global_merges: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LanguageReport {
+    pub name: String,
+    pub bytes: u64,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    pub tokens_per_byte: f64,
+    /// Merges this language chose.
+    pub merges_chosen: u64,
+}
+
+/// `Σ_i Σ_j |x_i − x_j| / (2 n² mean)`; None for no values or a mean of 0.
+pub fn gini(xs: &[f64]) -> Option<f64> {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    if xs.is_empty() || mean <= 0.0 {
+        return None;
+    }
+    let s: f64 = xs.iter().flat_map(|a| xs.iter().map(move |b| (a - b).abs())).sum();
+    Some(s / (2.0 * n * n * mean))
+}
+
+impl ParityReport {
+    pub fn new(out: &Parity, languages: &UnitLanguages, measure: Measure) -> Self {
+        let tpb = |t: &[u64]| -> Vec<f64> {
+            t.iter().zip(&languages.bytes).map(|(&t, &b)| t as f64 / b as f64).collect()
+        };
+        let after = tpb(&out.tokens_after);
+        let before = tpb(&out.tokens_before);
+        let langs = languages
+            .names
+            .iter()
+            .enumerate()
+            .map(|(l, name)| LanguageReport {
+                name: name.clone(),
+                bytes: languages.bytes[l],
+                tokens_before: out.tokens_before[l],
+                tokens_after: out.tokens_after[l],
+                tokens_per_byte: after[l],
+                merges_chosen: out.chosen_by.iter().filter(|&&c| c == Some(l as u16)).count()
+                    as u64,
+            })
+            .collect();
+        let lo = after.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = after.iter().copied().fold(0.0, f64::max);
+        ParityReport {
+            measure: measure.name().into(),
+            languages: langs,
+            gini: gini(&after),
+            gini_before: gini(&before),
+            parity_ratio: (lo > 0.0).then(|| hi / lo),
+            global_merges: out.chosen_by.iter().filter(|c| c.is_none()).count() as u64,
+        }
+    }
+}
+
+/// Checks `parity=` against the rest of the options (called from `TrainOptions::validate`).
+pub fn validate(opts: &crate::options::TrainOptions) -> crate::error::Result<()> {
+    use crate::error::Error;
+    use crate::options::ModelKind;
+    let Some(p) = &opts.parity else { return Ok(()) };
+    let bad = |m: String| Err(Error::Option(m));
+    if opts.model != ModelKind::Bpe {
+        return bad(format!(
+            "parity applies only to model='bpe' (got {:?}): it chooses which language's most frequent pair \
+             BPE merges next; WordPiece and Unigram choose by other scores",
+            opts.model
+        ));
+    }
+    if p.languages.len() < 2 {
+        return bad(format!(
+            "parity-aware BPE balances languages against each other: give two or more (got {})",
+            p.languages.len()
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for name in &p.languages {
+        if name.is_empty() || name.trim() != name {
+            return bad(format!(
+                "a language name is a non-empty name without surrounding spaces, got {name:?}"
+            ));
+        }
+        if !seen.insert(name.as_str()) {
+            return bad(format!("the language {name:?} is given twice: give each language once"));
+        }
+    }
+    if let Some(w) = p.window {
+        if w == 0 {
+            return bad("parity window must be 1 or more steps".into());
+        }
+    }
+    if let Some(a) = p.alpha {
+        if p.window.is_none() {
+            return bad("parity alpha applies to the moving window: give the window too".into());
+        }
+        if !(a.is_finite() && a > 0.0) {
+            return bad(format!("parity alpha is a positive number (the paper's 2), got {a}"));
+        }
+    }
+    if opts.picky.is_some() {
+        return bad("parity and picky do not combine: Picky BPE removes tokens, and the parity rule's counts per language are defined for merges only".into());
+    }
+    if opts.length_max || opts.scaffold {
+        return bad("parity combines with neither length_max nor scaffold: each is its own rule for which merge comes next and which rows stay".into());
+    }
+    if opts.superword_at.is_some() {
+        return bad("parity does not take superword_at: the rule is defined for one merge stage within units".into());
+    }
+    if opts.max_piece_length.is_some() {
+        return bad(
+            "parity does not take max_piece_length yet: its learner has no length limit".into()
+        );
+    }
+    if opts.joints {
+        return bad("parity does not take joints yet: they cut the units after counting, outside the languages' tables".into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn symbols(alphabet: &[&str]) -> Symbols {
+        let mut s = Symbols::new(0, b"");
+        for a in alphabet {
+            s.push(a.as_bytes().to_vec(), 1);
+        }
+        s
+    }
+
+    fn spell(s: &Symbols, word: &str) -> Vec<u32> {
+        word.chars().map(|c| s.index[c.to_string().as_bytes()]).collect()
+    }
+
+    /// Language 0 holds `ab` ×5 (10 bytes), language 1 `cd` ×2 and `ab` ×1 (6 bytes). Tokens per
+    /// byte: 10/10 = 1 and 6/6 = 1, a tie: language 0 (given first) takes `a b` (5 there).
+    /// Then 0: 5/10, 1: 5/6 (ab merged once): language 1 takes `c d` (2 > 0 there).
+    #[test]
+    fn the_worst_language_chooses() {
+        let mut s = symbols(&["a", "b", "c", "d"]);
+        let units = vec![(spell(&s, "ab"), 5, 0), (spell(&s, "cd"), 2, 1), (spell(&s, "ab"), 1, 1)];
+        let params = ParityParams {
+            new_rows: 2,
+            min_count: 1,
+            measure: Measure::TokensPerByte,
+            global_merges: 0,
+            window: None,
+        };
+        let out = learn_parity(units, &[10, 6], &[0, 0], &mut s, &params);
+        let texts: Vec<&[u8]> = out.merges.iter().map(|m| s.text(m[2])).collect();
+        assert_eq!(texts, [b"ab".as_slice(), b"cd"]);
+        assert_eq!(out.chosen_by, [Some(0), Some(1)]);
+        assert_eq!(out.tokens_before, [10, 6]);
+        assert_eq!(out.tokens_after, [5, 3]);
+        assert_eq!(gini(&[1.0, 1.0]), Some(0.0));
+        assert_eq!(gini(&[0.0, 0.0, 3.0]), Some(2.0 / 3.0));
+    }
+}
