@@ -42,6 +42,10 @@ use subwords_core::error::{Error, Result};
 
 const SPACE: &str = "\u{2581}";
 const UNK_PENALTY: f32 = 10.0;
+/// The normalizer's byte classes (`SpModel::plain_class`).
+const COPY: u8 = 0;
+const COPY_BEFORE_ASCII: u8 = 1;
+const LOOK_UP: u8 = 2;
 /// sentencepiece 0.2.3's `kScoreResetThreshold`.
 const RESET: f32 = 100_000.0;
 /// The BPE word cache: a word's cuts, each from the word's start.
@@ -84,6 +88,11 @@ pub struct SpModel {
     user_starts: [bool; 256],
     /// Bytes that a user symbol or a character-map rule may start with (no fast path).
     plain_stop: [bool; 256],
+    /// Per byte, what the normalizer's fast path makes of it: [`COPY`] an ASCII byte other than
+    /// space that no rule or user symbol starts with, [`COPY_BEFORE_ASCII`] one whose every rule
+    /// goes on with a non-ASCII byte (copied when the next byte is ASCII or the text ends),
+    /// [`LOOK_UP`] anything else.
+    plain_class: [u8; 256],
     pub unk: u32,
     byte_ids: Option<Box<[u32; 256]>>,
     min_score: f32,
@@ -296,6 +305,22 @@ impl SpModel {
                 *stop |= m.starts_with(b as u8);
             }
         }
+        let mut plain_class = [LOOK_UP; 256];
+        for b in 0..0x80u8 {
+            if b == b' ' || user_starts[b as usize] {
+                continue;
+            }
+            plain_class[b as usize] = match &norm.charsmap {
+                Some(m) if m.starts_with(b) => {
+                    if m.only_non_ascii_after(b) {
+                        COPY_BEFORE_ASCII
+                    } else {
+                        LOOK_UP
+                    }
+                }
+                _ => COPY,
+            };
+        }
         let inner_space = |p: &str| {
             let mut prev: Option<char> = None;
             p.chars().any(|c| {
@@ -314,6 +339,7 @@ impl SpModel {
             slots: Slots::default(),
             words_apart,
             plain_stop,
+            plain_class,
             user_starts,
             bytes,
             kind,
@@ -406,12 +432,20 @@ impl SpModel {
         }
         let mut prev_space = n.remove_extra_whitespaces;
         while !rest.is_empty() {
-            // fast path: an ASCII byte other than space that no rule or user symbol starts with
-            // (the whole run of such bytes is copied at once)
-            let plain = rest
-                .iter()
-                .take_while(|&&b| b < 0x80 && b != b' ' && !self.plain_stop[b as usize])
-                .count();
+            // fast path: an ASCII byte other than space that no rule or user symbol starts with,
+            // or whose rules all go on with a non-ASCII byte when an ASCII byte follows it (the
+            // whole run of such bytes is copied at once): no rule matches there, so the general
+            // step below would copy it as one character
+            let mut plain = 0;
+            while plain < rest.len() {
+                match self.plain_class[rest[plain] as usize] {
+                    COPY => plain += 1,
+                    COPY_BEFORE_ASCII if rest.get(plain + 1).is_none_or(|&c| c < 0x80) => {
+                        plain += 1
+                    }
+                    _ => break,
+                }
+            }
             if plain > 0 {
                 out.extend_from_slice(&rest[..plain]);
                 if offsets {
