@@ -44,6 +44,9 @@ const SPACE: &str = "\u{2581}";
 const UNK_PENALTY: f32 = 10.0;
 /// Unigram words longer than this (in bytes) are not cached: run from their running score.
 const MAX_CACHED_WORD: usize = 64;
+/// [`pack_word`]: the bits of a cut's length; the id takes the other 25.
+const PACKED_LEN_BITS: u32 = 7;
+const _: () = assert!(MAX_CACHED_WORD < 1 << PACKED_LEN_BITS);
 /// How many words ahead of its lookup a word's cache slot is fetched.
 const AHEAD: usize = 4;
 /// The normalizer's byte classes (`SpModel::plain_class`).
@@ -132,9 +135,11 @@ struct Seg {
     /// a word's exact lattice ([`SpModel::word_viterbi`]) and its cuts
     exact: Vec<Exact>,
     word: Vec<Cut>,
+    /// a word's entry in the Unigram word cache ([`pack_word`])
+    packed: Vec<Cut>,
     words: WordCache,
-    /// a text's words, (start, end)
-    bounds: Vec<(u32, u32)>,
+    /// a text's words: (start, end, the packed word when it is short)
+    bounds: Vec<(u32, u32, u128)>,
 }
 
 /// A position of a word's lattice in double precision: the best score reaching it, the second
@@ -363,9 +368,13 @@ impl SpModel {
                 Kind::Bpe => pieces.iter().zip(&types).all(|(p, &t)| {
                     matches!(t, proto::CONTROL | proto::UNKNOWN | proto::BYTE) || !inner_space(p)
                 }),
-                Kind::Unigram => pieces.iter().zip(&types).all(|(p, &t)| {
-                    !matches!(t, proto::NORMAL | proto::USER_DEFINED) || !inner_space(p)
-                }),
+                // (and ids that fit a packed cut: `pack_word`)
+                Kind::Unigram => {
+                    n < 1 << (32 - PACKED_LEN_BITS)
+                        && pieces.iter().zip(&types).all(|(p, &t)| {
+                            !matches!(t, proto::NORMAL | proto::USER_DEFINED) || !inner_space(p)
+                        })
+                }
             };
         let vscore = if kind == Kind::Unigram {
             let mut v = vec![0f32; n];
@@ -485,14 +494,17 @@ impl SpModel {
             // whole run of such bytes is copied at once): no rule matches there, so the general
             // step below would copy it as one character
             let mut plain = 0;
-            while plain < rest.len() {
-                match self.plain_class[rest[plain] as usize] {
-                    COPY => plain += 1,
-                    COPY_BEFORE_ASCII if rest.get(plain + 1).is_none_or(|&c| c < 0x80) => {
-                        plain += 1
-                    }
-                    _ => break,
-                }
+            while plain < rest.len() && self.plain_class[rest[plain] as usize] <= COPY_BEFORE_ASCII
+            {
+                plain += 1;
+            }
+            // the bytes of the run are ASCII, so only its last byte can be followed by a
+            // non-ASCII one
+            if plain > 0
+                && rest.get(plain).is_some_and(|&c| c >= 0x80)
+                && self.plain_class[rest[plain - 1] as usize] == COPY_BEFORE_ASCII
+            {
+                plain -= 1;
             }
             if plain > 0 {
                 out.extend_from_slice(&rest[..plain]);
@@ -582,6 +594,13 @@ impl SpModel {
     pub fn encode_with(&self, text: &str, out: &mut Vec<u32>, s: &mut Scratch) -> Result<()> {
         let Scratch { normalized, map, cuts, seg } = s;
         self.normalize_into(text, false, normalized, map)?;
+        if self.kind == Kind::Unigram && self.words_apart {
+            // the ids straight from the words, with no cuts in between
+            let mut prev_unk = false;
+            let text = &normalized[..];
+            self.walk_words(text, seg, |cut| self.emit_id(text, cut, out, &mut prev_unk));
+            return Ok(());
+        }
         self.segment_into(normalized, seg, cuts);
         self.emit(normalized, cuts, out, None, None, None);
         Ok(())
@@ -721,6 +740,23 @@ impl SpModel {
         }
     }
 
+    /// [`SpModel::emit`] of one cut, ids only (`prev_unk`: the cut before was unknown).
+    #[inline]
+    fn emit_id(&self, normalized: &[u8], cut: Cut, out: &mut Vec<u32>, prev_unk: &mut bool) {
+        let (start, end, id) = cut;
+        if id != self.unk {
+            out.push(id);
+            *prev_unk = false;
+            return;
+        }
+        if let Some(bytes) = &self.byte_ids {
+            out.extend(normalized[start as usize..end as usize].iter().map(|&b| bytes[b as usize]));
+        } else if !*prev_unk {
+            out.push(id);
+        }
+        *prev_unk = true;
+    }
+
     /// SentencePiece's optimized Viterbi (`EncodeOptimized`), in `f32`, into `cuts` with the
     /// caller's table `best`.
     fn viterbi_in(&self, text: &[u8], best: &mut Vec<Best>, cuts: &mut Vec<Cut>) {
@@ -820,19 +856,26 @@ impl SpModel {
     /// before it is looked up (the table of a large batch's words outgrows the processor's
     /// cache: the lookup's load was a quarter of a batch's time in a `perf` profile).
     fn viterbi_by_words(&self, text: &[u8], seg: &mut Seg, cuts: &mut Vec<Cut>) {
+        self.walk_words(text, seg, |cut| cuts.push(cut));
+    }
+
+    /// [`SpModel::viterbi_by_words`] with each cut handed to `sink` in order, placed in `text`.
+    #[inline]
+    fn walk_words(&self, text: &[u8], seg: &mut Seg, mut sink: impl FnMut(Cut)) {
         use subwords_core::word_cache::{pack, SHORT};
-        let Seg { best, exact, word: scratch, words, bounds } = seg;
+        let Seg { best, exact, word: scratch, packed, words, bounds } = seg;
         bounds.clear();
         let mut start = 0usize;
         while start < text.len() {
             let end = word_end(text, start);
-            bounds.push((start as u32, end as u32));
+            let key = if end - start <= SHORT { pack(&text[start..end]) } else { 0 };
+            bounds.push((start as u32, end as u32, key));
             start = end;
         }
         let fetch = |words: &WordCache, i: usize| {
-            if let Some(&(a, b)) = bounds.get(i) {
+            if let Some(&(a, b, key)) = bounds.get(i) {
                 if (b - a) as usize <= SHORT {
-                    words.prefetch(pack(&text[a as usize..b as usize]));
+                    words.prefetch(key);
                 }
             }
         };
@@ -840,46 +883,65 @@ impl SpModel {
             fetch(words, i);
         }
         let mut score = 0f32;
-        for i in 0..bounds.len() {
+        for (i, &(base, end, key)) in bounds.iter().enumerate() {
             fetch(words, i + AHEAD);
-            let (base, end) = bounds[i];
             let word = &text[base as usize..end as usize];
             if word.len() <= MAX_CACHED_WORD {
-                let taken = match words.get(word) {
-                    Some(hit) => self.take_word(hit, base, &mut score, cuts),
+                let hit = if word.len() <= SHORT { words.get_packed(key) } else { words.get(word) };
+                let taken = match hit {
+                    Some(hit) => self.take_word(hit, base, &mut score, &mut sink),
                     None => {
                         scratch.clear();
                         let limit = self.word_viterbi(word, exact, scratch);
-                        // the first cut starts at 0: its start holds the word's limit
-                        scratch[0].0 = limit.to_bits();
-                        words.insert(word, scratch);
-                        self.take_word(scratch, base, &mut score, cuts)
+                        pack_word(limit, scratch, packed);
+                        words.insert(word, packed);
+                        self.take_word(packed, base, &mut score, &mut sink)
                     }
                 };
                 if taken {
                     continue;
                 }
             }
-            let from = cuts.len();
-            score = self.viterbi_from(word, score, best, cuts);
-            for c in &mut cuts[from..] {
-                c.0 += base;
-                c.1 += base;
+            scratch.clear();
+            score = self.viterbi_from(word, score, best, scratch);
+            for &(a, b, id) in scratch.iter() {
+                sink((a + base, b + base, id));
             }
         }
     }
 
-    /// A cached word's cuts (the first one's start holding its limit), placed at `base`, when
-    /// the running score is within the limit; the running score then follows them.
+    /// A cached word's cuts ([`pack_word`]), placed at `base`, when the running score is
+    /// within its limit; the running score then follows them.
     #[inline]
-    fn take_word(&self, hit: &[Cut], base: u32, score: &mut f32, cuts: &mut Vec<Cut>) -> bool {
+    fn take_word(
+        &self,
+        hit: &[Cut],
+        base: u32,
+        score: &mut f32,
+        sink: &mut impl FnMut(Cut),
+    ) -> bool {
         if score.abs() > f32::from_bits(hit[0].0) {
             return false;
         }
-        for (k, &(a, b, id)) in hit.iter().enumerate() {
-            let a = if k == 0 { 0 } else { a };
-            cuts.push((a + base, b + base, id));
+        let mut at = base;
+        let mut cut = |v: u32| {
+            let (id, len) = (v >> PACKED_LEN_BITS, v & ((1 << PACKED_LEN_BITS) - 1));
+            sink((at, at + len, id));
+            at += len;
             *score += self.vscore[id as usize];
+        };
+        let (_, first, second) = hit[0];
+        cut(first);
+        if second != 0 {
+            cut(second);
+            for &(a, b, c) in &hit[1..] {
+                for v in [a, b, c] {
+                    if v == 0 {
+                        return true;
+                    }
+                    cut(v);
+                }
+            }
         }
         true
     }
@@ -1187,6 +1249,22 @@ fn build_trie<'a>(
     DoubleArray::new(blob)
         .map(Some)
         .map_err(|e| Error::ModelFile(format!("cannot index the pieces: {e}")))
+}
+
+/// A Unigram word's cache entry: its limit (`f32` bits), then each cut as `id << 7 | bytes`,
+/// three numbers to a [`Cut`], 0 after the last when there is room: a word of one or two pieces
+/// is one `Cut`, which the cache keeps in the word's own slot (one memory load a hit). Exact for
+/// ids below 2^25 and cuts below 128 bytes, which `SpModel::from_bytes` and
+/// [`MAX_CACHED_WORD`] see to.
+fn pack_word(limit: f32, cuts: &[Cut], out: &mut Vec<Cut>) {
+    let mut all = Vec::with_capacity(cuts.len() + 1);
+    all.push(limit.to_bits());
+    all.extend(cuts.iter().map(|&(a, b, id)| id << PACKED_LEN_BITS | (b - a)));
+    out.clear();
+    out.extend(
+        all.chunks(3)
+            .map(|c| (c[0], c.get(1).copied().unwrap_or(0), c.get(2).copied().unwrap_or(0))),
+    );
 }
 
 /// The end of the word starting at `start` in a normalized text: its run of `▁`, then up to the
@@ -1517,16 +1595,23 @@ mod tests {
                 };
                 pieces.push((t, score, proto::NORMAL));
             }
+            // the random grid's model with byte fallback: an unknown character becomes its bytes
+            let byte_fallback = grid == 1;
+            if byte_fallback {
+                for b in 0..256 {
+                    pieces.push((format!("<0x{b:02X}>"), 0.0, proto::BYTE));
+                }
+            }
             let pieces: Vec<(&str, f32, i32)> =
                 pieces.iter().map(|(p, s, t)| (p.as_str(), *s, *t)).collect();
-            out.push(model(Kind::Unigram, &pieces, &[], false));
+            out.push(model(Kind::Unigram, &pieces, &[], byte_fallback));
         }
         out
     }
 
     #[test]
     fn the_viterbi_word_by_word_is_the_whole_texts_run() {
-        // texts of words over a, b, c, d (d is unknown) and <u>, from short lines to texts whose
+        // texts of words over a, b, c, d and é (unknown) and <u>, from short lines to texts whose
         // running score passes sentencepiece's 1e5 reset threshold several times; each text's
         // cuts from the word-by-word run (cold, then warm) against the whole-text run
         let mut rng = Rng(0x0123_4567_89AB_CDEF);
@@ -1539,7 +1624,9 @@ mod tests {
                 let mut text = String::new();
                 for _ in 0..words {
                     for _ in 0..1 + rng.below(6) {
-                        text.push_str(["a", "b", "c", "d", "<u>", "a", "b"][rng.below(7)]);
+                        text.push_str(
+                            ["a", "b", "c", "d", "<u>", "a", "b", "\u{e9}"][rng.below(8)],
+                        );
                     }
                     text.push(' ');
                 }
@@ -1547,10 +1634,16 @@ mod tests {
                 let norm = normalized.as_bytes();
                 let (mut best, mut whole) = (Vec::new(), Vec::new());
                 m.viterbi_in(norm, &mut best, &mut whole);
+                let mut want = Vec::new();
+                m.emit(norm, &whole, &mut want, None, None, None);
                 for _ in 0..2 {
                     let mut by_words = Vec::new();
                     m.viterbi_by_words(norm, &mut seg, &mut by_words);
                     assert_eq!(by_words, whole, "{round}");
+                    // and the ids straight from the words
+                    let mut ids = Vec::new();
+                    m.encode(&text, &mut ids).unwrap();
+                    assert_eq!(ids, want, "{round}");
                 }
                 taken += seg.words.get("\u{2581}ab".as_bytes()).map_or(0, |_| 1);
             }
