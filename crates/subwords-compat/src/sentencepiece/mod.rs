@@ -41,6 +41,8 @@ use subwords_core::encoder::{Allowed, Encoder};
 use subwords_core::error::{Error, Result};
 
 const SPACE: &str = "\u{2581}";
+const SPACE_BYTES: [u8; 3] = [0xE2, 0x96, 0x81];
+const _: () = assert!(SPACE.len() == 3 && SPACE.as_bytes()[0] == SPACE_BYTES[0]);
 const UNK_PENALTY: f32 = 10.0;
 /// Unigram words longer than this (in bytes) are not cached: run from their running score.
 const MAX_CACHED_WORD: usize = 64;
@@ -484,8 +486,19 @@ impl SpModel {
                 map.extend(std::iter::repeat_n(at as u32, bytes.len()));
             }
         };
+        // `space`, with the length known here (a copy of a slice of unknown length is a call)
+        let push_space = |out: &mut Vec<u8>, map: &mut Vec<u32>, at: usize| {
+            if n.escape_whitespaces {
+                out.extend_from_slice(&SPACE_BYTES);
+            } else {
+                out.push(b' ');
+            }
+            if offsets {
+                map.extend(std::iter::repeat_n(at as u32, space.len()));
+            }
+        };
         if n.add_dummy_prefix {
-            push(out, map, space, consumed);
+            push_space(out, map, consumed);
         }
         let mut prev_space = n.remove_extra_whitespaces;
         while !rest.is_empty() {
@@ -521,7 +534,7 @@ impl SpModel {
             // whitespace goes, else `space`
             if rest[0] == b' ' && !self.plain_stop[b' ' as usize] {
                 if !prev_space {
-                    push(out, map, space, consumed);
+                    push_space(out, map, consumed);
                 }
                 prev_space = n.remove_extra_whitespaces;
                 consumed += 1;
@@ -656,29 +669,17 @@ impl SpModel {
     /// point between two words, joins in one word never change another, and the leftmost-first
     /// tie rule orders each word's joins as the whole-text run does.
     fn bpe_by_words(&self, text: &[u8], cache: &mut WordCache, cuts: &mut Vec<Cut>) {
-        let space = SPACE.as_bytes();
-        {
-            let mut start = 0usize;
-            while start < text.len() {
-                // the word runs to the next `▁` that follows something other than `▁`
-                let mut end = start + 1;
-                while end < text.len()
-                    && (!text[end..].starts_with(space) || text[..end].ends_with(space))
-                {
-                    end += 1;
-                }
-                let word = &text[start..end];
-                let base = start as u32;
-                if let Some(hit) = cache.get(word) {
-                    cuts.extend(hit.iter().map(|&(a, b, id)| (a + base, b + base, id)));
-                } else {
-                    let local = self.bpe(word);
-                    cuts.extend(local.iter().map(|&(a, b, id)| (a + base, b + base, id)));
-                    cache.insert(word, &local);
-                }
-                start = end;
+        for_each_word(text, |start, end| {
+            let word = &text[start..end];
+            let base = start as u32;
+            if let Some(hit) = cache.get(word) {
+                cuts.extend(hit.iter().map(|&(a, b, id)| (a + base, b + base, id)));
+            } else {
+                let local = self.bpe(word);
+                cuts.extend(local.iter().map(|&(a, b, id)| (a + base, b + base, id)));
+                cache.insert(word, &local);
             }
-        }
+        });
     }
 
     /// Turns cuts into ids (and, when asked, each id's span of the input and its piece). An
@@ -865,13 +866,10 @@ impl SpModel {
         use subwords_core::word_cache::{pack, SHORT};
         let Seg { best, exact, word: scratch, packed, words, bounds } = seg;
         bounds.clear();
-        let mut start = 0usize;
-        while start < text.len() {
-            let end = word_end(text, start);
-            let key = if end - start <= SHORT { pack(&text[start..end]) } else { 0 };
-            bounds.push((start as u32, end as u32, key));
-            start = end;
-        }
+        for_each_word(text, |a, b| {
+            let key = if b - a <= SHORT { pack(&text[a..b]) } else { 0 };
+            bounds.push((a as u32, b as u32, key));
+        });
         let fetch = |words: &WordCache, i: usize| {
             if let Some(&(a, b, key)) = bounds.get(i) {
                 if (b - a) as usize <= SHORT {
@@ -1267,29 +1265,28 @@ fn pack_word(limit: f32, cuts: &[Cut], out: &mut Vec<Cut>) {
     );
 }
 
-/// The end of the word starting at `start` in a normalized text: its run of `▁`, then up to the
-/// next `▁` (a `▁` is always a character of its own: `0xE2` starts no character inside another).
-fn word_end(text: &[u8], start: usize) -> usize {
-    let space = SPACE.as_bytes();
-    let mut i = start;
-    while text[i..].starts_with(space) {
-        i += space.len();
-    }
-    if i == start {
-        i += 1;
-    }
-    while i < text.len() {
-        match text[i..].iter().position(|&b| b == space[0]) {
-            None => return text.len(),
-            Some(k) => {
-                if text[i + k..].starts_with(space) {
-                    return i + k;
-                }
-                i += k + 1;
+/// Each word of a normalized text as (start, end): a run of `▁`, then up to the next `▁` (a word
+/// ends before each `▁` that does not follow another `▁`). A `▁` is always a character of its
+/// own: `0xE2` starts no character inside another.
+#[inline]
+fn for_each_word(text: &[u8], mut word: impl FnMut(usize, usize)) {
+    let (mut start, mut i, mut after_space) = (0usize, 0usize, usize::MAX);
+    while let Some(k) = text[i..].iter().position(|&b| b == SPACE_BYTES[0]) {
+        let p = i + k;
+        if text[p..].starts_with(&SPACE_BYTES) {
+            if p > 0 && p != after_space {
+                word(start, p);
+                start = p;
             }
+            after_space = p + 3;
+            i = p + 3;
+        } else {
+            i = p + 1;
         }
     }
-    text.len()
+    if start < text.len() {
+        word(start, text.len());
+    }
 }
 
 /// Length of the UTF-8 character starting with `b` (1 for a stray continuation byte), as
@@ -1713,15 +1710,18 @@ mod tests {
     #[test]
     fn words_end_before_a_space_that_follows_another_character() {
         let s = "\u{2581}";
-        let text = format!("ab{s}{s}c{s}d{s}");
-        let t = text.as_bytes();
-        let mut ends = Vec::new();
-        let mut at = 0;
-        while at < t.len() {
-            at = word_end(t, at);
-            ends.push(at);
-        }
-        assert_eq!(ends, vec![2, 9, 13, 16]);
+        let words = |text: &str| {
+            let mut out = Vec::new();
+            for_each_word(text.as_bytes(), |a, b| out.push((a, b)));
+            out
+        };
+        assert_eq!(words(&format!("ab{s}{s}c{s}d{s}")), vec![(0, 2), (2, 9), (9, 13), (13, 16)]);
+        // a text that starts with `▁`, and a lone ▁ run; é (0xC3 0xA9) and ☃ (0xE2 0x98 0x83,
+        // the lead byte of ▁) are other characters
+        assert_eq!(words(&format!("{s}a{s}{s}")), vec![(0, 4), (4, 10)]);
+        assert_eq!(words(&format!("{s}{s}")), vec![(0, 6)]);
+        assert_eq!(words(&format!("\u{e9}\u{2603}{s}x")), vec![(0, 5), (5, 9)]);
+        assert_eq!(words(""), vec![]);
     }
 
     #[test]
