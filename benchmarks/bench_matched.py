@@ -7,7 +7,9 @@ sizes, on the same training text, measured on the same held-out text.
 Per corpus (``benchmarks/corpora.py`` builds them) and size, the front spelling, min_count 2:
 * plain BPE, Picky BPE (threshold 0.9), Scaffold-BPE and Length-MAX, each trained on the
   training part (the lines whose index is not 0 mod 10, cut at ``--mb`` MB);
-* parity-aware BPE on the multilingual corpus, its languages those of the corpus's sources;
+* parity-aware BPE on the multilingual corpus, its languages those of the corpus's sources (the
+  fortunes rebuilt per language from their packages, as ``bench_parity.py`` does; the other
+  methods train on the same lines);
 * LiteToken: the plain model cut by ``subwords.trim(..., litetoken=True)`` with the training part;
 * StochasTok: the plain model encoding at p = 0.1, seed 0.
 
@@ -56,16 +58,35 @@ def never_used(tok: Any, held: list[str]) -> float:
     return sum(uses.get(i, 0) == 0 for i in rows) / len(rows)
 
 
-def languages(name: str, held: list[str]) -> Optional[list[str]]:
-    """One language label per held-out line, for the multilingual corpus (None for the others or
-    when the labels are not available)."""
-    if name != "multilingual":
-        return None
-    try:
-        from bench_parity import language_of  # the sources' languages, as the parity benchmark reads them
-    except ImportError:
-        return None
-    return [language_of(line) for line in held]
+def multilingual(mb: float) -> tuple[dict[str, list[str]], list[str], list[str]]:
+    """({language: training lines}, held-out lines, their language labels) of the multilingual
+    fortunes, rebuilt per language as ``bench_parity.py`` does; each language's two parts cut in
+    proportion so that each whole part is at most ``mb`` MB."""
+    from bench_parity import languages as per_language
+
+    langs = per_language()
+
+    def size(lines: list[str]) -> int:
+        return sum(len(l.encode("utf-8")) + 1 for l in lines)
+
+    def cut(lines: list[str], share: float) -> list[str]:
+        out, n = [], 0
+        for l in lines:
+            n += len(l.encode("utf-8")) + 1
+            if n > share:
+                break
+            out.append(l)
+        return out
+
+    train_total = sum(size(t) for t, _ in langs.values())
+    held_total = sum(size(h) for _, h in langs.values())
+    train = {n: cut(t, mb * 1e6 * size(t) / train_total) for n, (t, _) in langs.items()}
+    held, labels = [], []
+    for n, (_, h) in langs.items():
+        part = cut(h, min(1.0, mb * 1e6 / held_total) * size(h))
+        held += part
+        labels += [n] * len(part)
+    return train, held, labels
 
 
 def fmt(x: Optional[float], spec: str) -> str:
@@ -83,24 +104,26 @@ def main() -> None:
     print(HEADER)
     print("|" + "---|" * (HEADER.count("|") - 1), flush=True)
     for name in a.corpora.split(","):
-        train, held = split(lines_of(name), a.mb)
-        labels = languages(name, held)
+        by_language: Optional[dict[str, list[str]]] = None
+        labels: Optional[list[str]] = None
+        if name == "multilingual":  # by language, for parity-aware BPE and the Gini
+            by_language, held, labels = multilingual(a.mb)
+            train = [l for part in by_language.values() for l in part]
+        else:
+            train, held = split(lines_of(name), a.mb)
         for size in (int(s) for s in a.sizes.split(",")):
             base = dict(vocab_size=size, spelling="front", min_count=2, threads=a.threads)
             variants: list[tuple[str, dict[str, Any]]] = [
                 ("BPE", {}), ("Picky BPE (0.9)", {"picky": 0.9}), ("Scaffold-BPE", {"scaffold": True}),
                 ("Length-MAX", {"length_max": True})]
-            if labels is not None:
-                variants.append(("parity-aware BPE", {}))
+            if by_language is not None:
+                variants.append(("parity-aware BPE", {"parity": True, "languages": by_language}))
             plain: Any = None
             plain_m: Any = None
             plain_cpu = plain_tpb = plain_never = 0.0
             for label, extra in variants:
-                if label == "parity-aware BPE":
-                    from bench_parity import train_parity  # one training on the corpus's languages
-                    tok, cpu = timed(lambda: train_parity(train, **base))
-                else:
-                    tok, cpu = timed(lambda: subwords.train(train, **base, **extra))
+                data = None if "languages" in extra else train
+                tok, cpu = timed(lambda: subwords.train(data, **base, **extra))
                 m = metrics(tok, held, languages=labels)
                 never = never_used(tok, held)
                 if plain is None:
@@ -130,7 +153,8 @@ def main() -> None:
 
 def row(name: str, size: int, label: str, tok: Any, cpu_ratio: Optional[float], m: Any, plain_tpb: float,
         never: float, headline: str) -> None:
-    print(f"| {name} | {size:,} | {label} | {tok.vocab_size:,} | {fmt(cpu_ratio, '.2f')} | {m.tokens_per_byte:.4f} | "
+    short = "*" if tok.vocab_size < size else ""  # ran out of pairs before the size
+    print(f"| {name} | {size:,} | {label} | {tok.vocab_size:,}{short} | {fmt(cpu_ratio, '.2f')} | {m.tokens_per_byte:.4f} | "
           f"{100 * (m.tokens_per_byte / plain_tpb - 1):+.1f}% | {fmt(m.under_trained, '.3f')} | {never:.3f} | "
           f"{fmt(m.renyi_efficiency, '.3f')} | {fmt(m.intermediate_share, '.3f')} | {fmt(m.language_gini, '.3f')} | "
           f"{headline} |", flush=True)

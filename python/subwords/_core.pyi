@@ -111,6 +111,12 @@ class SpModel:
     def __new__(cls, data: bytes) -> SpModel:
         """A SentencePiece ``.model`` file's bytes (any sequence of ints is taken)."""
     def encoder(self) -> Encoder: ...
+    def ids(self, text: str) -> list[int]:
+        """sentencepiece's ``encode(text)``."""
+    def pieces_of(self, text: str) -> list[str]:
+        """sentencepiece's ``encode(text, out_type=str)``: an unknown run's piece is its text."""
+    def pieces_of_batch(self, texts: Sequence[str], threads: int) -> list[list[str]]:
+        """``pieces_of`` of every text, the ids found on ``threads`` threads."""
     def encode_with_offsets(self, text: str) -> tuple[list[int], list[int], list[int]]:
         """(ids, starts, ends), offsets in code points."""
     def encode_pieces(self, text: str, allowed: Sequence[int] = ...) -> tuple[list[int], list[str]]:

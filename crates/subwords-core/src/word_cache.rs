@@ -140,6 +140,18 @@ impl<V: Value> WordCache<V> {
         self.own.get(word)
     }
 
+    /// [`WordCache::get`] for a word of at most [`PACKED_LEN`] bytes given as its packed key
+    /// ([`pack`]).
+    #[inline]
+    pub fn get_packed(&self, key: u128) -> Option<&[V]> {
+        if let Some(base) = &self.base {
+            if let Some(v) = base.get_short(key) {
+                return Some(v);
+            }
+        }
+        self.own.get_short(key)
+    }
+
     /// Asks the processor to fetch the slots a word of at most [`PACKED_LEN`] bytes, packed as
     /// `key` ([`pack`]), will be looked up in: the caller looks it up a few words later.
     #[inline]

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList};
 
 use subwords_compat::sentencepiece::{Kind, SpModel as Core};
 
@@ -19,13 +19,51 @@ type Segmentation = (Vec<(u32, u32, u32)>, f32);
 pub struct SpModel {
     inner: Core,
     ints: OnceLock<Vec<Py<PyAny>>>,
+    /// One Python str per piece, shared by the lists of pieces (as `ints` by the lists of ids).
+    strs: OnceLock<Vec<Py<PyAny>>>,
 }
+
+/// Texts at most this long (bytes) are encoded by [`SpModel::ids`] and [`SpModel::pieces_of`]
+/// without letting the GIL go: a few microseconds, less than the hand-over costs the call.
+const HOLD_GIL_BELOW: usize = 2048;
 
 crate::encoder::holds!(SpModel => Core);
 
 impl SpModel {
     fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
         self.ints.get_or_init(|| crate::int_objects(py, self.inner.pieces.len() as u32))
+    }
+
+    fn strs(&self, py: Python<'_>) -> &[Py<PyAny>] {
+        self.strs.get_or_init(|| {
+            self.inner
+                .pieces
+                .iter()
+                .map(|p| pyo3::types::PyString::new(py, p).into_any().unbind())
+                .collect()
+        })
+    }
+
+    /// The ids of one text, the GIL let go for a long one.
+    fn ids_of(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
+        use subwords_core::encoder::{encode, Allowed, Call};
+        let call = Call { allowed: &Allowed::none(), template: None };
+        let r = if text.len() < HOLD_GIL_BELOW {
+            encode(&self.inner, text, None, call)
+        } else {
+            py.detach(|| encode(&self.inner, text, None, call))
+        };
+        r.map_err(|e| to_py(py, e))
+    }
+
+    /// The pieces of a text whose ids hold `<unk>`: an unknown run's piece is its own text.
+    fn pieces_with_unknowns<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let (_, pieces) = py.detach(|| self.inner.encode_pieces(text)).map_err(|e| to_py(py, e))?;
+        PyList::new(py, pieces)
     }
 }
 
@@ -34,12 +72,68 @@ impl SpModel {
     #[new]
     fn new(py: Python<'_>, data: Vec<u8>) -> PyResult<Self> {
         let inner = py.detach(|| Core::from_bytes(data)).map_err(|e| to_py(py, e))?;
-        Ok(SpModel { inner, ints: OnceLock::new() })
+        Ok(SpModel { inner, ints: OnceLock::new(), strs: OnceLock::new() })
     }
 
     /// The encoder over this model (`subwords._core.Encoder`), with no template.
     fn encoder(slf: &Bound<'_, Self>) -> crate::encoder::PyEncoder {
         crate::encoder::PyEncoder::sp(slf.clone().unbind())
+    }
+
+    /// The ids of `text` as `sentencepiece`'s `encode(text)`: the encoder's `encode` with
+    /// nothing allowed and no template, for the face's plainest call.
+    fn ids<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let ids = self.ids_of(py, text)?;
+        crate::id_list(py, self.ints(py), &ids)
+    }
+
+    /// The pieces of `text` as `sentencepiece`'s `encode(text, out_type=str)` (an unknown run's
+    /// piece is its own normalized text), each known piece a shared str.
+    fn pieces_of<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let ids = self.ids_of(py, text)?;
+        if ids.contains(&self.inner.unk) {
+            return self.pieces_with_unknowns(py, text);
+        }
+        crate::id_list(py, self.strs(py), &ids)
+    }
+
+    /// [`SpModel::pieces_of`] of every text of a list, the ids found on `threads` threads (the
+    /// encoder's batch); the texts whose ids hold `<unk>` are then encoded again for their
+    /// pieces.
+    fn pieces_of_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        use subwords_core::encoder::{encode_batch, Allowed, Call};
+        let call = Call { allowed: &Allowed::none(), template: None };
+        let strs = self.strs(py);
+        let reader = crate::raw::TextReader::new(py, texts)?;
+        let mut lists = crate::raw::IdLists::new(py, reader.len())?;
+        let unk = self.inner.unk;
+        let (mut at, mut unknown) = (0usize, Vec::new());
+        crate::raw::fed_batch(
+            py,
+            reader,
+            |texts, sink| encode_batch(&self.inner, texts, call, &[], threads, sink),
+            |flat, _| {
+                for ids in flat.iter() {
+                    if ids.contains(&unk) {
+                        unknown.push(at);
+                    }
+                    at += 1;
+                }
+                Python::attach(|py| lists.extend(py, flat, strs))
+            },
+        )?;
+        let lists = lists.finish(py)?;
+        for i in unknown {
+            let text = texts.get_item(i)?;
+            let pieces = self.pieces_with_unknowns(py, &text.extract::<PyBackedStr>()?)?;
+            lists.set_item(i, pieces)?;
+        }
+        Ok(lists)
     }
 
     /// (ids, starts, ends), offsets in code points of `text`.

@@ -255,21 +255,12 @@ class _Model:
         self._maxlen = 1
         self._users: list[str] = [p for p, t in zip(self.pieces, self.types) if t == USER_DEFINED]
         self.byte_ids = {int(p[3:5], 16): i for i, (p, t) in enumerate(zip(self.pieces, self.types)) if t == BYTE}
-
-    def pieces_of(self, text: str) -> list[str]:
-        """``encode(text, out_type=str)``: each id's piece, except that a run of unknown
-        characters is its own text (the engine's ``encode_pieces`` then)."""
-        ids = self.e.encode(text)
-        if self.unk in ids:
-            pieces: list[str] = self.m.encode_pieces(text)[1]
-            return pieces
-        return list(map(self.pieces.__getitem__, ids))
-
-    def pieces_of_batch(self, texts: list[str], threads: int) -> list[list[str]]:
-        """:meth:`pieces_of` of every text, the ids found on the engine's batch workers."""
-        P, unk = self.pieces, self.unk
-        return [self.m.encode_pieces(t)[1] if unk in ids else list(map(P.__getitem__, ids))
-                for t, ids in zip(texts, self.e.encode_batch(texts, threads))]
+        # ``encode(text)`` and ``encode(text, out_type=str)`` (each id's piece, except that a run
+        # of unknown characters is its own text), and of a list of texts on the engine's batch
+        # workers: one engine call each
+        self.ids = self.m.ids
+        self.pieces_of = self.m.pieces_of
+        self.pieces_of_batch = self.m.pieces_of_batch
 
     def role_id(self, role: str) -> int:
         i = self.index.get(self.role_pieces[role])
@@ -954,7 +945,7 @@ class SentencePieceProcessor:
             ti = type(input)
             if t is int:
                 if ti is str:
-                    return self._model.e.encode(input)  # type: ignore[union-attr]
+                    return self._model.ids(input)  # type: ignore[union-attr]
                 if ti is list and thread_pool is None:
                     n = self._opts["num_threads"] if num_threads is None else num_threads
                     try:

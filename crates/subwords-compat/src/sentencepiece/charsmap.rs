@@ -52,6 +52,36 @@ impl Charsmap {
         self.starts[b as usize]
     }
 
+    /// Whether every rule that starts with the byte `b` continues it with a byte of `0x80` or
+    /// above: then `b` followed by an ASCII byte (or by nothing) matches no rule, and stays as it
+    /// is. `nmt_nfkc`'s map starts rules with ASCII letters only to compose them with a
+    /// following combining mark (`A` + U+0300 → `À`), so plain English text needs no lookup.
+    /// False for a byte no rule starts with, and for a byte that is a rule by itself.
+    pub fn only_non_ascii_after(&self, b: u8) -> bool {
+        if b == 0 || !self.starts[b as usize] {
+            return false;
+        }
+        let units = &self.trie.0;
+        let unit = |i: u32| -> Option<u32> {
+            let i = i as usize * 4;
+            let b = units.get(i..i + 4)?;
+            Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        // the same steps as `Prefixes::next`, from the root (unit 0) by `b`
+        let offset = |u: u32| (u >> 10) << ((u & (1 << 9)) >> 6);
+        let Some(root) = unit(0) else { return false };
+        let node = offset(root) ^ b as u32;
+        let Some(here) = unit(node) else { return false };
+        if here & ((1 << 31) | 0xFF) != b as u32 || (here >> 8) & 1 == 1 {
+            // not a child after all, or `b` alone is a rule
+            return false;
+        }
+        (1..0x80u32).all(|c| match unit(offset(here) ^ node ^ c) {
+            Some(child) => child & ((1 << 31) | 0xFF) != c,
+            None => true,
+        })
+    }
+
     /// The longest rule matching the start of `input`: (replacement, bytes of input it covers).
     #[inline]
     pub fn longest(&self, input: &[u8]) -> Result<Option<(&str, usize)>> {

@@ -41,7 +41,20 @@ use subwords_core::encoder::{Allowed, Encoder};
 use subwords_core::error::{Error, Result};
 
 const SPACE: &str = "\u{2581}";
+const SPACE_BYTES: [u8; 3] = [0xE2, 0x96, 0x81];
+const _: () = assert!(SPACE.len() == 3 && SPACE.as_bytes()[0] == SPACE_BYTES[0]);
 const UNK_PENALTY: f32 = 10.0;
+/// Unigram words longer than this (in bytes) are not cached: run from their running score.
+const MAX_CACHED_WORD: usize = 64;
+/// [`pack_word`]: the bits of a cut's length; the id takes the other 25.
+const PACKED_LEN_BITS: u32 = 7;
+const _: () = assert!(MAX_CACHED_WORD < 1 << PACKED_LEN_BITS);
+/// How many words ahead of its lookup a word's cache slot is fetched.
+const AHEAD: usize = 4;
+/// The normalizer's byte classes (`SpModel::plain_class`).
+const COPY: u8 = 0;
+const COPY_BEFORE_ASCII: u8 = 1;
+const LOOK_UP: u8 = 2;
 /// sentencepiece 0.2.3's `kScoreResetThreshold`.
 const RESET: f32 = 100_000.0;
 /// The BPE word cache: a word's cuts, each from the word's start.
@@ -84,15 +97,24 @@ pub struct SpModel {
     user_starts: [bool; 256],
     /// Bytes that a user symbol or a character-map rule may start with (no fast path).
     plain_stop: [bool; 256],
+    /// Per byte, what the normalizer's fast path makes of it: [`COPY`] an ASCII byte other than
+    /// space that no rule or user symbol starts with, [`COPY_BEFORE_ASCII`] one whose every rule
+    /// goes on with a non-ASCII byte (copied when the next byte is ASCII or the text ends),
+    /// [`LOOK_UP`] anything else.
+    plain_class: [u8; 256],
     pub unk: u32,
     byte_ids: Option<Box<[u32; 256]>>,
     min_score: f32,
     norm: Normalizer,
     pub unk_surface: String,
-    /// No piece holds a character other than `▁` followed by `▁`: BPE may run word by word.
+    /// No piece holds a character other than `▁` followed by `▁` (for Unigram: no piece the
+    /// Viterbi scores): BPE and the Viterbi may run word by word.
     words_apart: bool,
+    /// Unigram: the score the Viterbi adds for each id (a user symbol's `0.1·(bytes − 1)`, the
+    /// unknown piece's `min_score − 10`), for following a cached word's running score.
+    vscore: Vec<f32>,
     /// Per-worker scratch kept warm across calls (the core's batch runner).
-    slots: Slots<Scratch>,
+    slots: Slots<SpState>,
     /// The CONTROL pieces (`<s>`, `</s>`, ...) as (piece, id): the specials a call may allow;
     /// made on first use (a load that never allows one reads no piece for it).
     controls: std::sync::OnceLock<Vec<(String, u32)>>,
@@ -101,12 +123,35 @@ pub struct SpModel {
 /// What one worker reuses from text to text: the normalized text, the Viterbi table, the cuts
 /// and the BPE word cache. Passed explicitly; the output never depends on what it holds.
 #[derive(Default)]
-pub struct Scratch {
+pub struct SpState {
     normalized: Vec<u8>,
     map: Vec<u32>,
-    best: Vec<Best>,
     cuts: Vec<Cut>,
+    seg: Seg,
+}
+
+/// The segmenters' part of a [`SpState`].
+#[derive(Default)]
+struct Seg {
+    best: Vec<Best>,
+    /// a word's exact lattice ([`SpModel::word_viterbi`]) and its cuts
+    exact: Vec<Exact>,
+    word: Vec<Cut>,
+    /// a word's entry in the Unigram word cache ([`pack_word`])
+    packed: Vec<Cut>,
     words: WordCache,
+    /// a text's words: (start, end, the packed word when it is short)
+    bounds: Vec<(u32, u32, u128)>,
+}
+
+/// A position of a word's lattice in double precision: the best score reaching it, the second
+/// best by another arc, and the best arc.
+#[derive(Clone, Copy)]
+struct Exact {
+    best: f64,
+    second: f64,
+    start: i64,
+    id: u32,
 }
 
 #[derive(Clone, Copy)]
@@ -296,6 +341,22 @@ impl SpModel {
                 *stop |= m.starts_with(b as u8);
             }
         }
+        let mut plain_class = [LOOK_UP; 256];
+        for b in 0..0x80u8 {
+            if b == b' ' || user_starts[b as usize] {
+                continue;
+            }
+            plain_class[b as usize] = match &norm.charsmap {
+                Some(m) if m.starts_with(b) => {
+                    if m.only_non_ascii_after(b) {
+                        COPY_BEFORE_ASCII
+                    } else {
+                        LOOK_UP
+                    }
+                }
+                _ => COPY,
+            };
+        }
         let inner_space = |p: &str| {
             let mut prev: Option<char> = None;
             p.chars().any(|c| {
@@ -304,16 +365,40 @@ impl SpModel {
                 hit
             })
         };
-        let words_apart = kind == Kind::Bpe
-            && norm.escape_whitespaces
-            && pieces.iter().zip(&types).all(|(p, &t)| {
-                matches!(t, proto::CONTROL | proto::UNKNOWN | proto::BYTE) || !inner_space(p)
-            });
+        let words_apart = norm.escape_whitespaces
+            && match kind {
+                Kind::Bpe => pieces.iter().zip(&types).all(|(p, &t)| {
+                    matches!(t, proto::CONTROL | proto::UNKNOWN | proto::BYTE) || !inner_space(p)
+                }),
+                // (and ids that fit a packed cut: `pack_word`)
+                Kind::Unigram => {
+                    n < 1 << (32 - PACKED_LEN_BITS)
+                        && pieces.iter().zip(&types).all(|(p, &t)| {
+                            !matches!(t, proto::NORMAL | proto::USER_DEFINED) || !inner_space(p)
+                        })
+                }
+            };
+        let vscore = if kind == Kind::Unigram {
+            let mut v = vec![0f32; n];
+            for (id, (p, &t)) in pieces.iter().zip(&types).enumerate() {
+                v[id] = match t {
+                    proto::NORMAL => scores[id],
+                    proto::USER_DEFINED => (0.1 * (p.len() as f64 - 1.0)) as f32,
+                    _ => 0.0,
+                };
+            }
+            v[unk as usize] = min_score - UNK_PENALTY;
+            v
+        } else {
+            Vec::new()
+        };
         Ok(SpModel {
             controls: Default::default(),
             slots: Slots::default(),
             words_apart,
+            vscore,
             plain_stop,
+            plain_class,
             user_starts,
             bytes,
             kind,
@@ -401,17 +486,39 @@ impl SpModel {
                 map.extend(std::iter::repeat_n(at as u32, bytes.len()));
             }
         };
+        // `space`, with the length known here (a copy of a slice of unknown length is a call)
+        let push_space = |out: &mut Vec<u8>, map: &mut Vec<u32>, at: usize| {
+            if n.escape_whitespaces {
+                out.extend_from_slice(&SPACE_BYTES);
+            } else {
+                out.push(b' ');
+            }
+            if offsets {
+                map.extend(std::iter::repeat_n(at as u32, space.len()));
+            }
+        };
         if n.add_dummy_prefix {
-            push(out, map, space, consumed);
+            push_space(out, map, consumed);
         }
         let mut prev_space = n.remove_extra_whitespaces;
         while !rest.is_empty() {
-            // fast path: an ASCII byte other than space that no rule or user symbol starts with
-            // (the whole run of such bytes is copied at once)
-            let plain = rest
-                .iter()
-                .take_while(|&&b| b < 0x80 && b != b' ' && !self.plain_stop[b as usize])
-                .count();
+            // fast path: an ASCII byte other than space that no rule or user symbol starts with,
+            // or whose rules all go on with a non-ASCII byte when an ASCII byte follows it (the
+            // whole run of such bytes is copied at once): no rule matches there, so the general
+            // step below would copy it as one character
+            let mut plain = 0;
+            while plain < rest.len() && self.plain_class[rest[plain] as usize] <= COPY_BEFORE_ASCII
+            {
+                plain += 1;
+            }
+            // the bytes of the run are ASCII, so only its last byte can be followed by a
+            // non-ASCII one
+            if plain > 0
+                && rest.get(plain).is_some_and(|&c| c >= 0x80)
+                && self.plain_class[rest[plain - 1] as usize] == COPY_BEFORE_ASCII
+            {
+                plain -= 1;
+            }
             if plain > 0 {
                 out.extend_from_slice(&rest[..plain]);
                 if offsets {
@@ -427,7 +534,7 @@ impl SpModel {
             // whitespace goes, else `space`
             if rest[0] == b' ' && !self.plain_stop[b' ' as usize] {
                 if !prev_space {
-                    push(out, map, space, consumed);
+                    push_space(out, map, consumed);
                 }
                 prev_space = n.remove_extra_whitespaces;
                 consumed += 1;
@@ -497,10 +604,17 @@ impl SpModel {
     }
 
     /// [`SpModel::encode`] with the caller's scratch.
-    pub fn encode_with(&self, text: &str, out: &mut Vec<u32>, s: &mut Scratch) -> Result<()> {
-        let Scratch { normalized, map, best, cuts, words } = s;
+    pub fn encode_with(&self, text: &str, out: &mut Vec<u32>, s: &mut SpState) -> Result<()> {
+        let SpState { normalized, map, cuts, seg } = s;
         self.normalize_into(text, false, normalized, map)?;
-        self.segment_into(normalized, best, words, cuts);
+        if self.kind == Kind::Unigram && self.words_apart {
+            // the ids straight from the words, with no cuts in between
+            let mut prev_unk = false;
+            let text = &normalized[..];
+            self.walk_words(text, seg, |cut| self.emit_id(text, cut, out, &mut prev_unk));
+            return Ok(());
+        }
+        self.segment_into(normalized, seg, cuts);
         self.emit(normalized, cuts, out, None, None, None);
         Ok(())
     }
@@ -530,26 +644,21 @@ impl SpModel {
 
     pub fn segment(&self, normalized: &[u8]) -> Vec<Cut> {
         let mut cuts = Vec::new();
-        self.slots.with(0, |s| self.segment_into(normalized, &mut s.best, &mut s.words, &mut cuts));
+        self.slots.with(0, |s| self.segment_into(normalized, &mut s.seg, &mut cuts));
         cuts
     }
 
-    /// The cuts of `normalized` into `cuts` (cleared first), with the caller's Viterbi table and
-    /// BPE word cache.
-    fn segment_into(
-        &self,
-        normalized: &[u8],
-        best: &mut Vec<Best>,
-        words: &mut WordCache,
-        cuts: &mut Vec<Cut>,
-    ) {
+    /// The cuts of `normalized` into `cuts` (cleared first), with the caller's Viterbi tables and
+    /// word cache.
+    fn segment_into(&self, normalized: &[u8], seg: &mut Seg, cuts: &mut Vec<Cut>) {
         cuts.clear();
         if normalized.is_empty() {
             return;
         }
         match self.kind {
-            Kind::Unigram => self.viterbi_in(normalized, best, cuts),
-            Kind::Bpe if self.words_apart => self.bpe_by_words(normalized, words, cuts),
+            Kind::Unigram if self.words_apart => self.viterbi_by_words(normalized, seg, cuts),
+            Kind::Unigram => self.viterbi_in(normalized, &mut seg.best, cuts),
+            Kind::Bpe if self.words_apart => self.bpe_by_words(normalized, &mut seg.words, cuts),
             Kind::Bpe => cuts.extend(self.bpe(normalized)),
         }
     }
@@ -560,29 +669,17 @@ impl SpModel {
     /// point between two words, joins in one word never change another, and the leftmost-first
     /// tie rule orders each word's joins as the whole-text run does.
     fn bpe_by_words(&self, text: &[u8], cache: &mut WordCache, cuts: &mut Vec<Cut>) {
-        let space = SPACE.as_bytes();
-        {
-            let mut start = 0usize;
-            while start < text.len() {
-                // the word runs to the next `▁` that follows something other than `▁`
-                let mut end = start + 1;
-                while end < text.len()
-                    && (!text[end..].starts_with(space) || text[..end].ends_with(space))
-                {
-                    end += 1;
-                }
-                let word = &text[start..end];
-                let base = start as u32;
-                if let Some(hit) = cache.get(word) {
-                    cuts.extend(hit.iter().map(|&(a, b, id)| (a + base, b + base, id)));
-                } else {
-                    let local = self.bpe(word);
-                    cuts.extend(local.iter().map(|&(a, b, id)| (a + base, b + base, id)));
-                    cache.insert(word, &local);
-                }
-                start = end;
+        for_each_word(text, |start, end| {
+            let word = &text[start..end];
+            let base = start as u32;
+            if let Some(hit) = cache.get(word) {
+                cuts.extend(hit.iter().map(|&(a, b, id)| (a + base, b + base, id)));
+            } else {
+                let local = self.bpe(word);
+                cuts.extend(local.iter().map(|&(a, b, id)| (a + base, b + base, id)));
+                cache.insert(word, &local);
             }
-        }
+        });
     }
 
     /// Turns cuts into ids (and, when asked, each id's span of the input and its piece). An
@@ -644,13 +741,46 @@ impl SpModel {
         }
     }
 
+    /// [`SpModel::emit`] of one cut, ids only (`prev_unk`: the cut before was unknown).
+    #[inline]
+    fn emit_id(&self, normalized: &[u8], cut: Cut, out: &mut Vec<u32>, prev_unk: &mut bool) {
+        let (start, end, id) = cut;
+        if id != self.unk {
+            out.push(id);
+            *prev_unk = false;
+            return;
+        }
+        if let Some(bytes) = &self.byte_ids {
+            out.extend(normalized[start as usize..end as usize].iter().map(|&b| bytes[b as usize]));
+        } else if !*prev_unk {
+            out.push(id);
+        }
+        *prev_unk = true;
+    }
+
     /// SentencePiece's optimized Viterbi (`EncodeOptimized`), in `f32`, into `cuts` with the
     /// caller's table `best`.
     fn viterbi_in(&self, text: &[u8], best: &mut Vec<Best>, cuts: &mut Vec<Cut>) {
+        self.viterbi_from(text, 0.0, best, cuts);
+    }
+
+    /// The Viterbi of [`SpModel::viterbi_in`] over `text`, entered with the running score
+    /// `init` (what the whole text's run holds where `text` starts; 0 at the start): appends the
+    /// cuts, offsets from `text`'s start, and returns the running score at its end. When no
+    /// piece crosses the start or the end of `text`, this is the whole text's run on that
+    /// stretch, step for step, resets included.
+    fn viterbi_from(
+        &self,
+        text: &[u8],
+        init: f32,
+        best: &mut Vec<Best>,
+        cuts: &mut Vec<Cut>,
+    ) -> f32 {
         let n = text.len();
         let unk_score = self.min_score - UNK_PENALTY;
         best.clear();
         best.resize(n + 1, Best { id: u32::MAX, score: 0.0, start: -1 });
+        best[0].score = init;
         let mut start = 0usize;
         // sentencepiece 0.2.3 keeps sums near zero: when the best score at a start position
         // leaves ±1e5 it is subtracted from every reached position up to the furthest one
@@ -692,6 +822,7 @@ impl SpModel {
             }
             start += mblen;
         }
+        let from = cuts.len();
         let mut end = n;
         while end > 0 {
             let b = best[end];
@@ -703,7 +834,202 @@ impl SpModel {
             }
             end = s;
         }
-        cuts.reverse();
+        cuts[from..].reverse();
+        best[n].score
+    }
+
+    /// The Viterbi word by word, each word's cuts from the word cache when that is provably
+    /// what the whole text's run finds.
+    ///
+    /// A word is as in [`SpModel::bpe_by_words`]. No piece the Viterbi scores holds a character
+    /// other than `▁` followed by `▁` (`words_apart`), and a piece starts and ends on character
+    /// boundaries, so no arc of the lattice crosses a word's start: the whole text's run does
+    /// the word's steps entered with the running score `P` it holds there, and
+    /// [`SpModel::viterbi_from`] entered with `P` repeats them exactly. The only thing `P`
+    /// changes is rounding: sums are `f32`. [`SpModel::word_viterbi`] finds the word's best
+    /// path with the decision at every position made by a margin wider than any rounding
+    /// while `|P|` stays within the word's limit, and then both the `f32` run from `P` and the
+    /// exact run take that path. A cached word is used only within its limit (the running score
+    /// then followed by adding each cut's score, as the run adds it); past it, or for a word
+    /// too long to cache, the word is run from `P`.
+    ///
+    /// The words are found first, and each short word's cache slot is fetched [`AHEAD`] words
+    /// before it is looked up (the table of a large batch's words outgrows the processor's
+    /// cache: the lookup's load was a quarter of a batch's time in a `perf` profile).
+    fn viterbi_by_words(&self, text: &[u8], seg: &mut Seg, cuts: &mut Vec<Cut>) {
+        self.walk_words(text, seg, |cut| cuts.push(cut));
+    }
+
+    /// [`SpModel::viterbi_by_words`] with each cut handed to `sink` in order, placed in `text`.
+    #[inline]
+    fn walk_words(&self, text: &[u8], seg: &mut Seg, mut sink: impl FnMut(Cut)) {
+        use subwords_core::word_cache::{pack, PACKED_LEN};
+        let Seg { best, exact, word: scratch, packed, words, bounds } = seg;
+        bounds.clear();
+        for_each_word(text, |a, b| {
+            let key = if b - a <= PACKED_LEN { pack(&text[a..b]) } else { 0 };
+            bounds.push((a as u32, b as u32, key));
+        });
+        let fetch = |words: &WordCache, i: usize| {
+            if let Some(&(a, b, key)) = bounds.get(i) {
+                if (b - a) as usize <= PACKED_LEN {
+                    words.prefetch(key);
+                }
+            }
+        };
+        for i in 0..AHEAD {
+            fetch(words, i);
+        }
+        let mut score = 0f32;
+        for (i, &(base, end, key)) in bounds.iter().enumerate() {
+            fetch(words, i + AHEAD);
+            let word = &text[base as usize..end as usize];
+            if word.len() <= MAX_CACHED_WORD {
+                let hit = if word.len() <= PACKED_LEN { words.get_packed(key) } else { words.get(word) };
+                let taken = match hit {
+                    Some(hit) => self.take_word(hit, base, &mut score, &mut sink),
+                    None => {
+                        scratch.clear();
+                        let limit = self.word_viterbi(word, exact, scratch);
+                        pack_word(limit, scratch, packed);
+                        words.insert(word, packed);
+                        self.take_word(packed, base, &mut score, &mut sink)
+                    }
+                };
+                if taken {
+                    continue;
+                }
+            }
+            scratch.clear();
+            score = self.viterbi_from(word, score, best, scratch);
+            for &(a, b, id) in scratch.iter() {
+                sink((a + base, b + base, id));
+            }
+        }
+    }
+
+    /// A cached word's cuts ([`pack_word`]), placed at `base`, when the running score is
+    /// within its limit; the running score then follows them.
+    #[inline]
+    fn take_word(
+        &self,
+        hit: &[Cut],
+        base: u32,
+        score: &mut f32,
+        sink: &mut impl FnMut(Cut),
+    ) -> bool {
+        if score.abs() > f32::from_bits(hit[0].0) {
+            return false;
+        }
+        let mut at = base;
+        let mut cut = |v: u32| {
+            let (id, len) = (v >> PACKED_LEN_BITS, v & ((1 << PACKED_LEN_BITS) - 1));
+            sink((at, at + len, id));
+            at += len;
+            *score += self.vscore[id as usize];
+        };
+        let (_, first, second) = hit[0];
+        cut(first);
+        if second != 0 {
+            cut(second);
+            for &(a, b, c) in &hit[1..] {
+                for v in [a, b, c] {
+                    if v == 0 {
+                        return true;
+                    }
+                    cut(v);
+                }
+            }
+        }
+        true
+    }
+
+    /// The best path of one word (cuts into `out`) found in double precision, and the largest
+    /// `|P|` for which the `f32` run entered with running score `P` provably takes it (negative
+    /// when none does).
+    ///
+    /// Let `V(x)` be the exact best score from the word's start to position `x`, `A` the
+    /// largest `|V(s) + score|` over the lattice's arcs, `n` the word's characters and `g` the
+    /// smallest margin, over the positions, between the best arc into a position and the
+    /// second best. Entered with `P`, every value the `f32` run forms is within `|P| + A` (plus
+    /// the rounding) of zero, so with `|P| + A ≤ 2^(k+22)` each addition rounds by at most
+    /// `2^(k−2)`, and by induction over the positions the run's score at `x` is within
+    /// `n·2^(k−2)` of `P + V(x)`. Choosing `k` with `2^k < g / 4n` leaves the best arc ahead of
+    /// every other by more than twice that, so the run picks the exact path at every position
+    /// (ties, `g = 0`, are never provable); the remaining factor of 8 covers the double-precision
+    /// sums. `|P| + A ≤ 5·10^4` also keeps the run below sentencepiece's reset threshold.
+    fn word_viterbi(&self, text: &[u8], exact: &mut Vec<Exact>, out: &mut Vec<Cut>) -> f32 {
+        let n = text.len();
+        let unk_score = (self.min_score - UNK_PENALTY) as f64;
+        let none = f64::NEG_INFINITY;
+        exact.clear();
+        exact.resize(n + 1, Exact { best: none, second: none, start: -1, id: u32::MAX });
+        exact[0].best = 0.0;
+        let mut reach = 0f64;
+        let mut chars = 0usize;
+        let mut start = 0usize;
+        let arc =
+            |exact: &mut [Exact], reach: &mut f64, start: usize, end: usize, id: u32, cand: f64| {
+                *reach = reach.max(cand.abs());
+                let t = &mut exact[end];
+                if cand > t.best {
+                    *t = Exact { best: cand, second: t.best, start: start as i64, id };
+                } else if cand > t.second {
+                    t.second = cand;
+                }
+            };
+        while start < n {
+            let here = exact[start].best;
+            let mblen = char_len(text[start]).min(n - start);
+            let mut has_single = false;
+            self.trie.pieces_from(text, start, |end, id, score| {
+                arc(exact, &mut reach, start, end, id, here + score as f64);
+                has_single |= end - start == mblen;
+            });
+            if !has_single {
+                arc(exact, &mut reach, start, start + mblen, self.unk, here + unk_score);
+            }
+            chars += 1;
+            start += mblen;
+        }
+        let mut gap = f64::INFINITY;
+        for e in &exact[1..] {
+            if e.start >= 0 {
+                gap = gap.min(e.best - e.second);
+            }
+        }
+        let from = out.len();
+        let mut end = n;
+        while end > 0 {
+            let e = exact[end];
+            let s = e.start.max(0) as usize;
+            out.push((s as u32, end as u32, e.id));
+            if s >= end {
+                break;
+            }
+            end = s;
+        }
+        out[from..].reverse();
+        if gap <= 0.0 {
+            return -1.0;
+        }
+        // the largest power of two 2^k below g / 4n, then |P| + A ≤ 2^(k+22)
+        let unit = gap / (4.0 * chars as f64);
+        let mut k = unit.log2().ceil() - 1.0;
+        if 2f64.powf(k) >= unit {
+            k -= 1.0;
+        }
+        let limit = 2f64.powf(k + 22.0).min(RESET as f64 / 2.0) - reach;
+        if limit < 0.0 {
+            return -1.0;
+        }
+        // rounded down into f32
+        let l = limit as f32;
+        if l as f64 > limit {
+            l.next_down()
+        } else {
+            l
+        }
     }
 
     /// SentencePiece's BPE: join the adjacent pair whose concatenation is the best-scoring piece
@@ -923,6 +1249,46 @@ fn build_trie<'a>(
         .map_err(|e| Error::ModelFile(format!("cannot index the pieces: {e}")))
 }
 
+/// A Unigram word's cache entry: its limit (`f32` bits), then each cut as `id << 7 | bytes`,
+/// three numbers to a [`Cut`], 0 after the last when there is room: a word of one or two pieces
+/// is one `Cut`, which the cache keeps in the word's own slot (one memory load a hit). Exact for
+/// ids below 2^25 and cuts below 128 bytes, which `SpModel::from_bytes` and
+/// [`MAX_CACHED_WORD`] see to.
+fn pack_word(limit: f32, cuts: &[Cut], out: &mut Vec<Cut>) {
+    let mut all = Vec::with_capacity(cuts.len() + 1);
+    all.push(limit.to_bits());
+    all.extend(cuts.iter().map(|&(a, b, id)| id << PACKED_LEN_BITS | (b - a)));
+    out.clear();
+    out.extend(
+        all.chunks(3)
+            .map(|c| (c[0], c.get(1).copied().unwrap_or(0), c.get(2).copied().unwrap_or(0))),
+    );
+}
+
+/// Each word of a normalized text as (start, end): a run of `▁`, then up to the next `▁` (a word
+/// ends before each `▁` that does not follow another `▁`). A `▁` is always a character of its
+/// own: `0xE2` starts no character inside another.
+#[inline]
+fn for_each_word(text: &[u8], mut word: impl FnMut(usize, usize)) {
+    let (mut start, mut i, mut after_space) = (0usize, 0usize, usize::MAX);
+    while let Some(k) = text[i..].iter().position(|&b| b == SPACE_BYTES[0]) {
+        let p = i + k;
+        if text[p..].starts_with(&SPACE_BYTES) {
+            if p > 0 && p != after_space {
+                word(start, p);
+                start = p;
+            }
+            after_space = p + 3;
+            i = p + 3;
+        } else {
+            i = p + 1;
+        }
+    }
+    if start < text.len() {
+        word(start, text.len());
+    }
+}
+
 /// Length of the UTF-8 character starting with `b` (1 for a stray continuation byte), as
 /// SentencePiece's `OneCharLen`.
 #[inline]
@@ -1046,15 +1412,15 @@ impl Build<'_> {
 /// stretch of text between allowed ones is encoded as a text of its own (user-defined symbols
 /// match inside the normalizer, as in sentencepiece, whatever a call allows).
 impl Encoder for SpModel {
-    type State = Scratch;
+    type State = SpState;
     type Cached = Cut;
 
-    fn states(&self) -> &Slots<Scratch> {
+    fn states(&self) -> &Slots<SpState> {
         &self.slots
     }
 
-    fn cache(state: &mut Scratch) -> &mut WordCache {
-        &mut state.words
+    fn cache(state: &mut SpState) -> &mut WordCache {
+        &mut state.seg.words
     }
 
     fn specials(&self) -> &[(String, u32)] {
@@ -1073,7 +1439,7 @@ impl Encoder for SpModel {
         &self,
         text: &str,
         allowed: &Allowed,
-        state: &mut Scratch,
+        state: &mut SpState,
         out: &mut Vec<u32>,
     ) -> Result<()> {
         allowed.split(text, out, |part, out| self.encode_with(part, out, state))
@@ -1178,6 +1544,205 @@ mod tests {
         assert_eq!(m.decode_pieces(&refs), "axyb");
         // the <unk> entry itself still decodes as the unknown surface
         assert_eq!(m.decode_pieces(&["a", "<unk>"]), "a?");
+    }
+
+    /// A small pseudo-random stream (xorshift64*), so the tests below are the same every run.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    /// Unigram models over the letters a, b, c (and a user symbol), every piece of up to three
+    /// letters, with or without a leading `▁`: scores drawn from a coarse grid (exact ties
+    /// between segmentations everywhere), at random, or minus the piece's characters give or
+    /// take 2^-10 (every segmentation of a word within a few 2^-10 of the others: the `f32` sums
+    /// of a long text decide between them by rounding).
+    fn word_models() -> Vec<SpModel> {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut out = Vec::new();
+        for grid in 0..3 {
+            let mut texts = Vec::new();
+            for len in 1..=3 {
+                for k in 0..3usize.pow(len) {
+                    let w: String =
+                        (0..len).map(|i| ["a", "b", "c"][k / 3usize.pow(i) % 3]).collect();
+                    texts.push(format!("\u{2581}{w}"));
+                    texts.push(w);
+                }
+            }
+            texts.push("\u{2581}".into());
+            let mut pieces = vec![("<unk>".to_string(), 0.0, proto::UNKNOWN)];
+            pieces.push(("<u>".to_string(), 0.0, proto::USER_DEFINED));
+            for t in texts {
+                let score = match grid {
+                    0 => -0.5 * (1 + rng.below(8)) as f32,
+                    1 => -(rng.below(1 << 20) as f32) / (1 << 16) as f32 - 0.01,
+                    _ => {
+                        let jitter = (rng.below(1 << 11) as f32 - 1024.0) / (1 << 20) as f32;
+                        jitter - t.chars().count() as f32
+                    }
+                };
+                pieces.push((t, score, proto::NORMAL));
+            }
+            // the random grid's model with byte fallback: an unknown character becomes its bytes
+            let byte_fallback = grid == 1;
+            if byte_fallback {
+                for b in 0..256 {
+                    pieces.push((format!("<0x{b:02X}>"), 0.0, proto::BYTE));
+                }
+            }
+            let pieces: Vec<(&str, f32, i32)> =
+                pieces.iter().map(|(p, s, t)| (p.as_str(), *s, *t)).collect();
+            out.push(model(Kind::Unigram, &pieces, &[], byte_fallback));
+        }
+        out
+    }
+
+    #[test]
+    fn the_viterbi_word_by_word_is_the_whole_texts_run() {
+        // texts of words over a, b, c, d and é (unknown) and <u>, from short lines to texts whose
+        // running score passes sentencepiece's 1e5 reset threshold several times; each text's
+        // cuts from the word-by-word run (cold, then warm) against the whole-text run
+        let mut rng = Rng(0x0123_4567_89AB_CDEF);
+        for m in word_models() {
+            assert!(m.words_apart);
+            let mut seg = Seg::default();
+            let mut taken = 0usize;
+            for round in 0..60 {
+                let words = if round % 10 == 9 { 15_000 } else { 1 + rng.below(40) };
+                let mut text = String::new();
+                for _ in 0..words {
+                    for _ in 0..1 + rng.below(6) {
+                        text.push_str(
+                            ["a", "b", "c", "d", "<u>", "a", "b", "\u{e9}"][rng.below(8)],
+                        );
+                    }
+                    text.push(' ');
+                }
+                let (normalized, _) = m.normalize(&text, false).unwrap();
+                let norm = normalized.as_bytes();
+                let (mut best, mut whole) = (Vec::new(), Vec::new());
+                m.viterbi_in(norm, &mut best, &mut whole);
+                let mut want = Vec::new();
+                m.emit(norm, &whole, &mut want, None, None, None);
+                for _ in 0..2 {
+                    let mut by_words = Vec::new();
+                    m.viterbi_by_words(norm, &mut seg, &mut by_words);
+                    assert_eq!(by_words, whole, "{round}");
+                    // and the ids straight from the words
+                    let mut ids = Vec::new();
+                    m.encode(&text, &mut ids).unwrap();
+                    assert_eq!(ids, want, "{round}");
+                }
+                taken += seg.words.get("\u{2581}ab".as_bytes()).map_or(0, |_| 1);
+            }
+            // the cache was used at all
+            assert!(taken > 0);
+        }
+    }
+
+    #[test]
+    fn a_word_is_cached_only_within_its_limit() {
+        // "▁a" spelled ▁ + a (-1 each) or ▁a; limits worked by hand from word_viterbi's rule
+        // (the largest 2^k below margin / (4 · 2 characters), then 2^(k+22) capped at 5e4,
+        // less the largest |sum| of an arc, 2)
+        let with = |joined: f32| {
+            let pieces = [
+                ("<unk>", 0.0, proto::UNKNOWN),
+                ("\u{2581}", -1.0, proto::NORMAL),
+                ("a", -1.0, proto::NORMAL),
+                ("\u{2581}a", joined, proto::NORMAL),
+            ];
+            model(Kind::Unigram, &pieces, &[], false)
+        };
+        let word = "\u{2581}a".as_bytes();
+        let limit = |m: &SpModel| {
+            let (mut exact, mut out) = (Vec::new(), Vec::new());
+            let l = m.word_viterbi(word, &mut exact, &mut out);
+            (l, out)
+        };
+        // margin 0.5: 2^-5 < 1/16, 2^17 capped at 5e4
+        assert_eq!(limit(&with(-1.5)), (49_998.0, vec![(0, 4, 3)]));
+        // margin 1/16: 2^-8 < 2^-7, 2^14
+        assert_eq!(limit(&with(-1.9375)), (16_382.0, vec![(0, 4, 3)]));
+        // a tie is never provable
+        assert!(limit(&with(-2.0)).0 < 0.0);
+        // margin 2^-14 the other way (▁ + a wins): 2^-18 < 2^-17, so |P| ≤ 16 - 2.00006
+        let m = with(-2.0 - 1.0 / 16384.0);
+        let (l, cuts) = limit(&m);
+        assert_eq!(cuts, vec![(0, 3, 1), (3, 4, 2)]);
+        assert!(l > 13.9 && l < 14.0, "{l}");
+        // and the limit matters: entered with -3e4 the f32 sums tie, and the run keeps ▁a
+        let (mut best, mut run) = (Vec::new(), Vec::new());
+        m.viterbi_from(word, -3e4, &mut best, &mut run);
+        assert_eq!(run, vec![(0, 4, 3)]);
+        run.clear();
+        m.viterbi_from(word, -10.0, &mut best, &mut run);
+        assert_eq!(run, cuts);
+    }
+
+    #[test]
+    fn a_piece_across_a_space_turns_the_word_cache_off() {
+        let pieces = [
+            ("<unk>", 0.0, proto::UNKNOWN),
+            ("\u{2581}", -1.0, proto::NORMAL),
+            ("a", -1.0, proto::NORMAL),
+            ("a\u{2581}a", -1.0, proto::NORMAL),
+        ];
+        assert!(!model(Kind::Unigram, &pieces, &[], false).words_apart);
+        // `▁▁` (no other character before the second `▁`) keeps it on, as for BPE
+        let pieces = [
+            ("<unk>", 0.0, proto::UNKNOWN),
+            ("\u{2581}\u{2581}", -1.0, proto::NORMAL),
+            ("a", -1.0, proto::NORMAL),
+        ];
+        assert!(model(Kind::Unigram, &pieces, &[], false).words_apart);
+    }
+
+    #[test]
+    fn words_end_before_a_space_that_follows_another_character() {
+        let s = "\u{2581}";
+        let words = |text: &str| {
+            let mut out = Vec::new();
+            for_each_word(text.as_bytes(), |a, b| out.push((a, b)));
+            out
+        };
+        assert_eq!(words(&format!("ab{s}{s}c{s}d{s}")), vec![(0, 2), (2, 9), (9, 13), (13, 16)]);
+        // a text that starts with `▁`, and a lone ▁ run; é (0xC3 0xA9) and ☃ (0xE2 0x98 0x83,
+        // the lead byte of ▁) are other characters
+        assert_eq!(words(&format!("{s}a{s}{s}")), vec![(0, 4), (4, 10)]);
+        assert_eq!(words(&format!("{s}{s}")), vec![(0, 6)]);
+        assert_eq!(words(&format!("\u{e9}\u{2603}{s}x")), vec![(0, 5), (5, 9)]);
+        assert_eq!(words(""), vec![]);
+    }
+
+    #[test]
+    fn an_ascii_letter_skips_the_map_only_before_an_ascii_byte() {
+        // a rule from "A" + U+0300 (as nmt_nfkc composes it) and one from "B" alone: "A" before
+        // ASCII or at the end is copied, before the combining mark it is rewritten; "B" always
+        let m = model(
+            Kind::Unigram,
+            &[("<unk>", 0.0, proto::UNKNOWN), ("a", -1.0, proto::NORMAL)],
+            &[("A\u{300}", "\u{c0}"), ("B", "b")],
+            false,
+        );
+        assert_eq!(m.plain_class[b'A' as usize], COPY_BEFORE_ASCII);
+        assert_eq!(m.plain_class[b'B' as usize], LOOK_UP);
+        assert_eq!(m.plain_class[b'C' as usize], COPY);
+        let norm = |t: &str| m.normalize(t, false).unwrap().0;
+        assert_eq!(norm("AA"), "\u{2581}AA");
+        assert_eq!(norm("A\u{300}A"), "\u{2581}\u{c0}A");
+        assert_eq!(norm("AA\u{300}"), "\u{2581}A\u{c0}");
+        assert_eq!(norm("ABA"), "\u{2581}AbA");
+        assert_eq!(norm("A\u{e9}"), "\u{2581}A\u{e9}");
     }
 
     #[test]
