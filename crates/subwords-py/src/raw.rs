@@ -91,7 +91,11 @@ pub(crate) fn id_list<'py>(
 }
 
 /// A new reference to a new list of `ids`, each as `ints[id]` (or a new int past its end).
-fn new_id_list(py: Python<'_>, ids: &[u32], ints: &[Py<PyAny>]) -> PyResult<*mut pyo3::ffi::PyObject> {
+fn new_id_list(
+    py: Python<'_>,
+    ids: &[u32],
+    ints: &[Py<PyAny>],
+) -> PyResult<*mut pyo3::ffi::PyObject> {
     use pyo3::ffi;
     let direct = list_layout_known(py);
     // SAFETY: `inner` is a new list of `ids.len()` NULL items; each is set once, to a new
