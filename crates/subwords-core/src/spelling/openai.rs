@@ -80,8 +80,8 @@ pub fn llama3_split(text: &str, f: impl FnMut(usize, usize)) {
 // the bytes (the ASCII part of the class table) and calls the character-level scanner of the
 // pattern (`cl100k_like`, `o200k_next`) only where a non-ASCII character could change the
 // answer: that scanner is the definition, the fast path takes only the cases where it agrees.
-// On 1 MB of English lines under o200k the split went from 50 to 12 instructions a byte
-// (callgrind).
+// On 1 MB of English lines the split went from 49.9 to 20.9 instructions a byte under o200k
+// and from 29.1 to 20.1 under cl100k (callgrind).
 
 /// Calls `f(start, end)` for every chunk under cl100k (`END_FIRST`) or Llama 3's form of it.
 #[inline(always)]
