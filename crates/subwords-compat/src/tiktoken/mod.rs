@@ -35,7 +35,8 @@
 //! * Two-byte tokens are read from a 64 Ki-entry table (`pair_rank`, 256 KB), not hashed: the
 //!   first round of every merge and every two-byte chunk.
 //! * Against the fastest installable encoders (`benchmarks/bench_encode_peers.py`): ahead of
-//!   fastokens on cl100k in 10 of 12 cells (0.73-2.14x), behind it on o200k in 11 of 12 (0.40-1.75x).
+//!   fastokens on cl100k in 9 of 12 cells (0.65-2.14x), behind it on o200k in 8 of 12
+//!   (0.26-1.58x), though level with it in instructions per byte of English (callgrind).
 
 /// The scanners moved to the core (trained models use them too); the old path still works.
 pub use subwords_core::spelling::openai as split;
