@@ -316,6 +316,17 @@ def test_splitter_equals_tiktoken_on_corpus(name, pattern):
     assert tiktoken_disagreements(name, pattern, texts)[:5] == []
 
 
+@pytest.mark.parametrize("corpus", ["english", "code", "multilingual"])
+@pytest.mark.parametrize("name,pattern", REGEXES[2:])
+def test_splitter_equals_tiktoken_on_benchmark_corpora(name, pattern, corpus):
+    """The benchmark corpora as the encoding benchmark feeds them: lines, and runs of 40 lines
+    with their line breaks (indentation, blank lines and line ends inside one text)."""
+    lines = list(peers.corpus_texts(corpus, 1_000_000))
+    texts = lines + ["\n".join(lines[k:k + 40]) + "\n" for k in range(0, len(lines), 40)]
+    assert len(texts) > 5000
+    assert tiktoken_disagreements(name, pattern, texts)[:5] == []
+
+
 @pytest.mark.parametrize("name,pattern", REGEXES[1:])
 def test_splitter_every_code_point(name, pattern):
     """Every code point but the surrogates, assigned or not, in a context that exercises each

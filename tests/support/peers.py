@@ -50,17 +50,26 @@ def unreachable(what: str, source: str, detail: str, where: Path) -> None:
 def multilingual_texts(limit_bytes: int = 2_000_000) -> tuple[str, ...]:
     """Texts (one per line, blank lines dropped) from the multilingual corpus, every language
     represented: lines are taken evenly across the whole file up to ``limit_bytes``."""
-    local = ROOT / "benchmarks" / "corpora" / "multilingual.txt"
+    return corpus_texts("multilingual", limit_bytes)
+
+
+CORPUS_SOURCES = {"multilingual": "Debian's fortunes packages", "english": "Debian's bible-kjv-text and fortunes",
+                  "code": "this Python's standard library"}
+
+
+def corpus_texts(name: str, limit_bytes: int = 2_000_000) -> tuple[str, ...]:
+    """Lines (blank ones dropped) of a benchmark corpus (``benchmarks/corpora.py``: english,
+    multilingual or code), taken evenly across the whole file up to ``limit_bytes``."""
+    local = ROOT / "benchmarks" / "corpora" / f"{name}.txt"
     if not local.exists():
         out = cache_dir() / "corpora"
-        local = out / "multilingual.txt"
+        local = out / f"{name}.txt"
         if not local.exists():
-            cmd = [sys.executable, str(ROOT / "benchmarks" / "corpora.py"), "--only", "multilingual",
+            cmd = [sys.executable, str(ROOT / "benchmarks" / "corpora.py"), "--only", name,
                    "--out", str(out), "--manifest", str(out / "corpora.json"), "--cache", str(cache_dir() / "debs")]
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
-                unreachable("the multilingual corpus (Debian's fortunes packages)", "Debian's archive",
-                            r.stderr, local)
+                unreachable(f"the {name} corpus ({CORPUS_SOURCES[name]})", "Debian's archive", r.stderr, local)
     lines = [l for l in local.read_text(encoding="utf-8").split("\n") if l.strip()]
     total = sum(len(l.encode("utf-8")) + 1 for l in lines)
     step = max(1, total // limit_bytes)

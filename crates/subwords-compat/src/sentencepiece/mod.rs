@@ -885,7 +885,8 @@ impl SpModel {
             fetch(words, i + AHEAD);
             let word = &text[base as usize..end as usize];
             if word.len() <= MAX_CACHED_WORD {
-                let hit = if word.len() <= PACKED_LEN { words.get_packed(key) } else { words.get(word) };
+                let hit =
+                    if word.len() <= PACKED_LEN { words.get_packed(key) } else { words.get(word) };
                 let taken = match hit {
                     Some(hit) => self.take_word(hit, base, &mut score, &mut sink),
                     None => {

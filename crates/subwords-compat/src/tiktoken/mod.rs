@@ -24,16 +24,19 @@
 //!   from two word loads. Hashing the byte slice instead cost a `memcmp` per hit; building the
 //!   key with a variable-length copy cost a `memmove` per lookup (the top entry in `perf`).
 //! * A chunk that needs merges is merged once; repeats are copied from the word cache kept per
-//!   worker across calls, which a batch's threads share ([`Scratch`]). Multilingual text
+//!   worker across calls, which a batch's threads share ([`RankState`]). Multilingual text
 //!   (Cyrillic, CJK) is where this pays.
 //! * Tried and dropped: a table (left id, right id) -> rank of every two-token split of every
 //!   token, so merges need no byte keys: merges got ~15% faster but building it tripled the load
 //!   time (1.4 M lookups for o200k), and the integer byte keys got most of the gain without it.
 //!   Moving the scan/heap threshold between 24 and 256 bytes made no measurable difference.
+//!   Linking the merge scan's parts instead of removing the merged one from their vector: the
+//!   copy saved 5.8 instructions per byte of multilingual text (o200k), the linked walk cost 20.5.
 //! * Two-byte tokens are read from a 64 Ki-entry table (`pair_rank`, 256 KB), not hashed: the
 //!   first round of every merge and every two-byte chunk.
 //! * Against the fastest installable encoders (`benchmarks/bench_encode_peers.py`): ahead of
-//!   fastokens on cl100k in 10 of 12 cells (0.73-2.14x), behind it on o200k in 11 of 12 (0.40-1.75x).
+//!   fastokens on cl100k in 9 of 12 cells (0.65-2.14x), behind it on o200k in 8 of 12
+//!   (0.26-1.58x), though level with it in instructions per byte of English (callgrind).
 
 /// The scanners moved to the core (trained models use them too); the old path still works.
 pub use subwords_core::spelling::openai as split;
@@ -88,7 +91,7 @@ const NONE: u32 = u32::MAX;
 pub struct RankBpe {
     /// Tokens of at most [`PACKED_LEN`] bytes, keyed by [`pack`]: most chunks are short, and an
     /// integer key needs no byte comparison.
-    short: Map<u128, u32>,
+    short: ShortTable,
     /// The longer tokens.
     long: Map<Box<[u8]>, u32>,
     byte_rank: [u32; 256],
@@ -102,7 +105,7 @@ pub struct RankBpe {
     specials: Vec<(String, u32)>,
     splitter: Splitter,
     /// Per-worker scratch kept warm across calls (the core's batch runner).
-    slots: Slots<Scratch>,
+    slots: Slots<RankState>,
 }
 
 impl RankBpe {
@@ -141,8 +144,7 @@ impl RankBpe {
         specials: Vec<(String, u32)>,
         pattern: impl Into<Splitter>,
     ) -> Result<Self> {
-        let mut short: Map<u128, u32> = Map::default();
-        short.reserve(entries.len());
+        let mut short = ShortTable::with_room(entries.len());
         let mut long: Map<Box<[u8]>, u32> = Map::default();
         let mut max_id = 0u32;
         for &(offset, len, rank) in &entries {
@@ -172,9 +174,9 @@ impl RankBpe {
         }
         let mut byte_rank = [NONE; 256];
         for b in 0..=255u8 {
-            match short.get(&pack(&[b])) {
-                Some(&r) => byte_rank[b as usize] = r,
-                None => {
+            match short.get(pack(&[b])) {
+                r if r != NONE => byte_rank[b as usize] = r,
+                _ => {
                     return Err(Error::ModelFile(format!(
                         "the single byte 0x{b:02x} has no rank; a byte-level rank file must rank all 256 bytes so that every text can be encoded"
                     )))
@@ -278,7 +280,7 @@ impl RankBpe {
     #[inline]
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
         if bytes.len() <= PACKED_LEN {
-            self.short.get(&pack(bytes)).copied()
+            Some(self.short.get(pack(bytes))).filter(|&r| r != NONE)
         } else {
             self.long.get(bytes).copied()
         }
@@ -311,7 +313,7 @@ impl RankBpe {
         self.slots.with(0, |s| self.encode_with(text, allowed, s))
     }
 
-    fn encode_with(&self, text: &str, allowed: &[usize], scratch: &mut Scratch) -> Vec<u32> {
+    fn encode_with(&self, text: &str, allowed: &[usize], scratch: &mut RankState) -> Vec<u32> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
         self.encode_into(text, allowed, scratch, &mut out);
         out
@@ -322,7 +324,7 @@ impl RankBpe {
         &self,
         text: &str,
         allowed: &[usize],
-        scratch: &mut Scratch,
+        scratch: &mut RankState,
         out: &mut Vec<u32>,
     ) {
         if allowed.is_empty() {
@@ -339,34 +341,45 @@ impl RankBpe {
         self.encode_ordinary_into(&text[pos..], out, scratch);
     }
 
-    fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>, scratch: &mut Scratch) {
+    fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>, scratch: &mut RankState) {
         let bytes = text.as_bytes();
         self.splitter.split(text, |a, b| {
             let chunk = &bytes[a..b];
-            if chunk.len() == 1 {
-                out.push(self.byte_rank[chunk[0] as usize]);
-            } else if chunk.len() == 2 && self.pair(chunk[0], chunk[1]) != NONE {
-                out.push(self.pair(chunk[0], chunk[1]));
-            } else if chunk.len() <= PACKED_LEN {
-                let key = pack(chunk);
-                if let Some(&r) = self.short.get(&key) {
-                    out.push(r);
-                } else if !scratch.words.extend_into(chunk, out) {
-                    let start = out.len();
-                    self.merge_scan(chunk, out, &mut scratch.parts);
-                    scratch.words.insert(chunk, &out[start..]);
-                }
-            } else if let Some(&r) = self.long.get(chunk) {
+            // the chunks that are one token, inline in the split loop; the rest out of line
+            let r = match chunk.len() {
+                1 => self.byte_rank[chunk[0] as usize],
+                2 => self.pair(chunk[0], chunk[1]),
+                n if n <= PACKED_LEN => self.short.get(pack(chunk)),
+                _ => NONE,
+            };
+            if r != NONE {
                 out.push(r);
-            } else if chunk.len() > LONG_CHUNK {
-                // rare, and not kept: a hostile megabyte of one letter would be a megabyte key
-                self.merge_heap(chunk, out);
-            } else if !scratch.words.extend_into(chunk, out) {
-                let start = out.len();
-                self.merge_scan(chunk, out, &mut scratch.parts);
-                scratch.words.insert(chunk, &out[start..]);
+            } else {
+                self.encode_rest(chunk, out, scratch);
             }
         });
+    }
+
+    /// A chunk that is not a token of at most [`PACKED_LEN`] bytes: a longer token, or merges (each
+    /// word merged once, then copied from the word cache).
+    #[inline(never)]
+    fn encode_rest(&self, chunk: &[u8], out: &mut Vec<u32>, scratch: &mut RankState) {
+        if chunk.len() > PACKED_LEN {
+            if let Some(&r) = self.long.get(chunk) {
+                out.push(r);
+                return;
+            }
+            if chunk.len() > LONG_CHUNK {
+                // rare, and not kept: a hostile megabyte of one letter would be a megabyte key
+                self.merge_heap(chunk, out);
+                return;
+            }
+        }
+        if !scratch.words.extend_into(chunk, out) {
+            let start = out.len();
+            self.merge_scan(chunk, out, &mut scratch.parts);
+            scratch.words.insert(chunk, &out[start..]);
+        }
     }
 
     /// The ids of one chunk's bytes, appended to `out`, without the pre-split: tiktoken's
@@ -520,7 +533,7 @@ impl RankBpe {
 /// words the other had met: table 3 of `bench_encode_load.py` (cl100k, 4 MB of multilingual
 /// lines into an array) ran 7% more instructions on 2 threads than on 1 (callgrind), 1.62-1.76x.
 #[derive(Default)]
-pub struct Scratch {
+pub struct RankState {
     parts: Vec<Part>,
     words: WordCache<u32>,
 }
@@ -532,6 +545,91 @@ pub struct Part {
     start: u32,
     pair: u32,
     token: u32,
+}
+
+/// The ranks of the tokens of at most [`PACKED_LEN`] bytes, keyed by [`pack`]: open addressing with
+/// linear probing, at most half full, one 24-byte slot per key and its rank, so a lookup is a
+/// multiply and usually one slot. Against the standard hash map (SwissTable, Fx hash): 5.4 fewer
+/// instructions per byte of multilingual text in the merges, 2.5 per byte of English in the
+/// whole-chunk lookups (o200k, callgrind). A key's top byte is its length, never
+/// 0, so a slot whose `hi` is 0 is empty.
+struct ShortTable {
+    slots: Box<[Slot]>,
+    shift: u32,
+    len: usize,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    lo: u64,
+    hi: u64,
+    rank: u32,
+}
+
+impl ShortTable {
+    /// A table for `n` keys.
+    fn with_room(n: usize) -> Self {
+        let size = (2 * n).next_power_of_two().max(16);
+        ShortTable {
+            slots: vec![Slot::default(); size].into_boxed_slice(),
+            shift: 64 - size.trailing_zeros(),
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn home(&self, lo: u64, hi: u64) -> usize {
+        let h = (lo.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ hi).wrapping_mul(0xd6e8_feb8_6659_fd93);
+        (h >> self.shift) as usize
+    }
+
+    /// The rank of `key`, or `NONE`.
+    #[inline(always)]
+    fn get(&self, key: u128) -> u32 {
+        let (lo, hi) = (key as u64, (key >> 64) as u64);
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(lo, hi);
+        loop {
+            let s = &self.slots[i];
+            if s.lo == lo && s.hi == hi {
+                return s.rank;
+            }
+            if s.hi == 0 {
+                return NONE;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Sets the rank of `key`, returning the one it had (`NONE` if none); the table grows
+    /// beyond half full.
+    fn insert(&mut self, key: u128, rank: u32) -> Option<u32> {
+        if 2 * (self.len + 1) > self.slots.len() {
+            let old = std::mem::replace(self, ShortTable::with_room(self.slots.len()));
+            for s in old.slots.iter().filter(|s| s.hi != 0) {
+                self.insert((s.hi as u128) << 64 | s.lo as u128, s.rank);
+            }
+        }
+        let (lo, hi) = (key as u64, (key >> 64) as u64);
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(lo, hi);
+        loop {
+            let s = &mut self.slots[i];
+            if s.hi == 0 {
+                *s = Slot { lo, hi, rank };
+                self.len += 1;
+                return None;
+            }
+            if s.lo == lo && s.hi == hi {
+                return Some(std::mem::replace(&mut s.rank, rank));
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
 }
 
 /// Finds allowed special surfaces left to right: the earliest start wins, the longest surface
@@ -657,14 +755,14 @@ fn base64_decode_into(s: &[u8], out: &mut Vec<u8>) -> bool {
 /// tiktoken's rank engine under the encoder contract: the specials are the encoding's, matched
 /// as tiktoken matches the allowed ones.
 impl Encoder for RankBpe {
-    type State = Scratch;
+    type State = RankState;
     type Cached = u32;
 
-    fn states(&self) -> &Slots<Scratch> {
+    fn states(&self) -> &Slots<RankState> {
         &self.slots
     }
 
-    fn cache(state: &mut Scratch) -> &mut WordCache<u32> {
+    fn cache(state: &mut RankState) -> &mut WordCache<u32> {
         &mut state.words
     }
 
@@ -676,7 +774,7 @@ impl Encoder for RankBpe {
         &self,
         text: &str,
         allowed: &Allowed,
-        state: &mut Scratch,
+        state: &mut RankState,
         out: &mut Vec<u32>,
     ) -> Result<()> {
         RankBpe::encode_into(self, text, allowed.indices(), state, out);

@@ -23,7 +23,7 @@
 //! engine in `subwords-compat` reaches them as `tiktoken::split`.
 
 use super::gpt2::{
-    is_other, is_prefix, r50k_next, scan, Text, LETTER, LOWER, NEWLINE, NUMBER, UPPER,
+    bmp_table, is_other, is_prefix, r50k_next, scan, Text, LETTER, LOWER, NEWLINE, NUMBER, UPPER,
 };
 
 /// Which OpenAI pattern a rank file is used with.
@@ -60,8 +60,8 @@ impl Pattern {
     pub fn split(self, text: &str, f: impl FnMut(usize, usize)) {
         match self {
             Pattern::R50k => scan(text, r50k_next, f),
-            Pattern::Cl100k => scan(text, cl100k_next, f),
-            Pattern::O200k => scan(text, o200k_next, f),
+            Pattern::Cl100k => cl100k_scan::<true>(text, f),
+            Pattern::O200k => o200k_scan(text, f),
         }
     }
 }
@@ -72,22 +72,202 @@ impl Pattern {
 /// ends at its last line break (`\s*[\r\n]+` comes before `\s+(?!\S)`), the rest one chunk.
 #[inline]
 pub fn llama3_split(text: &str, f: impl FnMut(usize, usize)) {
-    scan(text, llama3_next, f)
+    cl100k_scan::<false>(text, f)
 }
 
-/// `'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s`
-fn cl100k_next(t: &Text<'_>, i: usize) -> usize {
-    cl100k_like(t, i, true)
+// The drivers. Most chunks of real text start at an ASCII byte and end at one: a word, a
+// number, a run of punctuation, a whitespace run. For those the driver decides the chunk from
+// the bytes (the ASCII part of the class table) and calls the character-level scanner of the
+// pattern (`cl100k_like`, `o200k_next`) only where a non-ASCII character could change the
+// answer: that scanner is the definition, the fast path takes only the cases where it agrees.
+// On 1 MB of English lines the split went from 49.9 to 20.9 instructions a byte under o200k
+// and from 29.1 to 20.1 under cl100k (callgrind).
+
+/// Calls `f(start, end)` for every chunk under cl100k (`END_FIRST`) or Llama 3's form of it.
+#[inline(always)]
+fn cl100k_scan<const END_FIRST: bool>(text: &str, mut f: impl FnMut(usize, usize)) {
+    let t = Text { s: text.as_bytes(), bmp: bmp_table() };
+    let mut i = 0;
+    while i < t.s.len() {
+        let end = match cl100k_ascii::<END_FIRST>(&t, i) {
+            0 => cl100k_slow::<END_FIRST>(&t, i),
+            e => e,
+        };
+        f(i, end);
+        i = end;
+    }
 }
 
-/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`:
+#[inline(never)]
+fn cl100k_slow<const END_FIRST: bool>(t: &Text<'_>, i: usize) -> usize {
+    cl100k_like(t, i, END_FIRST)
+}
+
+/// Calls `f(start, end)` for every chunk under o200k.
+#[inline(always)]
+fn o200k_scan(text: &str, mut f: impl FnMut(usize, usize)) {
+    let t = Text { s: text.as_bytes(), bmp: bmp_table() };
+    let mut i = 0;
+    while i < t.s.len() {
+        let end = match o200k_ascii(&t, i) {
+            0 => o200k_slow(&t, i),
+            e => e,
+        };
+        f(i, end);
+        i = end;
+    }
+}
+
+#[inline(never)]
+fn o200k_slow(t: &Text<'_>, i: usize) -> usize {
+    o200k_next(t, i)
+}
+
+#[inline(always)]
+fn ascii_upper(b: u8) -> bool {
+    b.wrapping_sub(b'A') < 26
+}
+
+#[inline(always)]
+fn ascii_lower(b: u8) -> bool {
+    b.wrapping_sub(b'a') < 26
+}
+
+#[inline(always)]
+fn ascii_alpha(b: u8) -> bool {
+    (b | 0x20).wrapping_sub(b'a') < 26
+}
+
+/// The end of the run of bytes from `j` that satisfy `keep`.
+#[inline(always)]
+fn byte_run(s: &[u8], mut j: usize, keep: impl Fn(u8) -> bool) -> usize {
+    while j < s.len() && keep(s[j]) {
+        j += 1;
+    }
+    j
+}
+
+/// `\p{N}{1,3}` from the ASCII digit at `i`, or 0 when a non-ASCII character (which may be a
+/// digit) ends a run shorter than 3.
+#[inline(always)]
+fn ascii_digits(s: &[u8], i: usize) -> usize {
+    let mut j = i + 1;
+    while j < s.len() && j < i + 3 && s[j].is_ascii_digit() {
+        j += 1;
+    }
+    if j < i + 3 && j < s.len() && s[j] >= 0x80 {
+        0
+    } else {
+        j
+    }
+}
+
+/// What the character after the ASCII byte at `i` is, as class bits (`i + 1 < len`).
+#[inline(always)]
+fn next_bits(t: &Text<'_>, i: usize) -> u8 {
+    let c = t.s[i + 1];
+    if c < 0x80 {
+        t.bmp[c as usize]
+    } else {
+        t.at(i + 1).0
+    }
+}
+
+/// The end of the cl100k chunk at `i` when the bytes decide it, else 0.
+#[inline(always)]
+fn cl100k_ascii<const END_FIRST: bool>(t: &Text<'_>, i: usize) -> usize {
+    let s = t.s;
+    let b = s[i];
+    // non-ASCII, and an apostrophe (a contraction comes first): the scanner decides
+    if b >= 0x80 || b == b'\'' {
+        return 0;
+    }
+    let f0 = t.bmp[b as usize];
+    let letters = |k: usize| {
+        let j = byte_run(s, k, ascii_alpha);
+        // a non-ASCII letter may continue the run
+        if j < s.len() && s[j] >= 0x80 {
+            0
+        } else {
+            j
+        }
+    };
+    if f0 & LETTER != 0 {
+        return letters(i);
+    }
+    if f0 & NUMBER != 0 {
+        return ascii_digits(s, i);
+    }
+    if i + 1 >= s.len() {
+        return 0;
+    }
+    let f1 = next_bits(t, i);
+    if f1 & LETTER != 0 && is_prefix(f0) {
+        return if s[i + 1] >= 0x80 { 0 } else { letters(i + 1) };
+    }
+    let k = if is_other(f0) {
+        i
+    } else if b == b' ' && is_other(f1) {
+        i + 1
+    } else {
+        return cl100k_space(t, i, END_FIRST);
+    };
+    let j = t.run(k, is_other);
+    byte_run(s, j, |c| c == b'\r' || c == b'\n')
+}
+
+/// The end of the o200k chunk at `i` when the bytes decide it, else 0.
+#[inline(always)]
+fn o200k_ascii(t: &Text<'_>, i: usize) -> usize {
+    let s = t.s;
+    let b = s[i];
+    if b >= 0x80 {
+        return 0;
+    }
+    let f0 = t.bmp[b as usize];
+    let k = if f0 & LETTER != 0 {
+        i
+    } else if f0 & NUMBER != 0 {
+        return ascii_digits(s, i);
+    } else if i + 1 >= s.len() {
+        return 0;
+    } else {
+        let f1 = next_bits(t, i);
+        if f1 & (UPPER | LOWER) != 0 && is_prefix(f0) {
+            if s[i + 1] >= 0x80 {
+                return 0; // a non-ASCII letter or mark after the prefix
+            }
+            i + 1
+        } else {
+            // neither word alternative matches (an ASCII character is no mark), nor a number
+            let k = if is_other(f0) {
+                i
+            } else if b == b' ' && is_other(f1) {
+                i + 1
+            } else {
+                return o200k_space(t, i);
+            };
+            return newline_or_slash_run(t, t.run(k, is_other));
+        }
+    };
+    // `U*L+` else `U+L*`: over ASCII the two classes are apart, so both are an upper-case run
+    // and a lower-case run after it, at least one letter in all
+    let j = byte_run(s, byte_run(s, k, ascii_upper), ascii_lower);
+    match s.get(j) {
+        Some(&c) if c >= 0x80 => 0, // a non-ASCII letter or mark may continue the word
+        Some(b'\'') => contraction_suffix(t, j),
+        _ => j,
+    }
+}
+
+/// cl100k's scanner (`end_first`), and Llama 3's (not `end_first`), one character at a time.
+///
+/// cl100k: `'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s`
+///
+/// Llama 3: `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`:
 /// the possessive and greedy forms give the same chunks, as nothing follows them in their
-/// alternative; only the order of the whitespace alternatives differs from cl100k.
-fn llama3_next(t: &Text<'_>, i: usize) -> usize {
-    cl100k_like(t, i, false)
-}
-
-/// cl100k's scanner; `end_first`: `\s++$` is tried before the line-break alternative.
+/// alternative; only the order of the whitespace alternatives differs from cl100k
+/// (`end_first`: `\s++$` is tried before the line-break alternative).
 #[inline(always)]
 fn cl100k_like(t: &Text<'_>, i: usize, end_first: bool) -> usize {
     let s = t.s;
@@ -111,15 +291,21 @@ fn cl100k_like(t: &Text<'_>, i: usize, end_first: bool) -> usize {
         let j = t.run(k, is_other);
         return t.run(j, |g| g & NEWLINE != 0);
     }
+    cl100k_space(t, i, end_first)
+}
+
+/// cl100k's whitespace alternatives at `i`, where no other alternative matches.
+#[inline(always)]
+fn cl100k_space(t: &Text<'_>, i: usize, end_first: bool) -> usize {
     let (end, last, newline_end, count) = t.space_run(i);
-    if end == s.len() && (end_first || newline_end.is_none()) {
+    if end == t.s.len() && (end_first || newline_end.is_none()) {
         end // `\s++$` (llama3: `\s+(?!\S)` at the end)
     } else if let Some(e) = newline_end {
         e // `\s*[\r\n]`: up to the last line break of the run
     } else if count >= 2 {
         last // `\s+(?!\S)`
     } else {
-        i + len0 // `\s`
+        t.at(i).1 + i // `\s`
     }
 }
 
@@ -139,6 +325,12 @@ fn o200k_next(t: &Text<'_>, i: usize) -> usize {
         let j = t.run(k, is_other);
         return newline_or_slash_run(t, j);
     }
+    o200k_space(t, i)
+}
+
+/// o200k's whitespace alternatives at `i`, where no other alternative matches.
+#[inline(always)]
+fn o200k_space(t: &Text<'_>, i: usize) -> usize {
     let (end, last, newline_end, count) = t.space_run(i);
     if let Some(e) = newline_end {
         e // `\s*[\r\n]+`

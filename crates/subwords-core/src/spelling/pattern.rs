@@ -407,6 +407,154 @@ mod tests {
     }
 
     #[test]
+    fn the_scanners_equal_their_expressions_on_random_text() {
+        // Random strings of pieces drawn from every class the patterns tell apart: letters of
+        // each case category (Lu Ll Lt Lm Lo, ASCII and not, astral too), marks (Mn Mc Me),
+        // numbers (Nd Nl No), apostrophes and contractions in every case, whitespace of each
+        // kind (line breaks, Unicode spaces, runs), slashes, punctuation, controls. The drivers'
+        // ASCII fast paths hand over to the character scanner at every non-ASCII character; this
+        // puts one on each side of every ASCII decision.
+        use rand::{Rng, SeedableRng};
+        const PIECES: &[&str] = &[
+            "a",
+            "z",
+            "A",
+            "Z",
+            "s",
+            "S",
+            "t",
+            "T",
+            "d",
+            "D",
+            "m",
+            "M",
+            "l",
+            "L",
+            "v",
+            "V",
+            "e",
+            "E",
+            "r",
+            "R",
+            "k",
+            "word",
+            "Word",
+            "WORD",
+            "wOrD",
+            "HTTPServer",
+            "é",
+            "ß",
+            "ж",
+            "ς",
+            "ſ",
+            "É",
+            "Σ",
+            "Ж",
+            "ǅ",
+            "ᾈ",
+            "ʰ",
+            "ˆ",
+            "ー",
+            "中",
+            "ا",
+            "あ",
+            "한",
+            "\u{1d400}",
+            "\u{10428}",
+            "\u{10400}",
+            "\u{20000}",
+            "\u{301}",
+            "\u{903}",
+            "\u{20dd}",
+            "\u{64b}",
+            "0",
+            "7",
+            "42",
+            "12345",
+            "٣",
+            "Ⅻ",
+            "½",
+            "²",
+            "\u{1d7ce}",
+            "'",
+            "’",
+            "'s",
+            "'S",
+            "'t",
+            "'LL",
+            "'ll",
+            "'lL",
+            "'Re",
+            "'VE",
+            "'d",
+            "'M",
+            "'ſ",
+            " ",
+            "  ",
+            "   ",
+            "\t",
+            "\n",
+            "\r",
+            "\r\n",
+            "\n\n",
+            " \n",
+            "\n ",
+            "\x0b",
+            "\x0c",
+            "\u{85}",
+            "\u{a0}",
+            "\u{1680}",
+            "\u{2003}",
+            "\u{2028}",
+            "\u{3000}",
+            "\u{200b}",
+            "/",
+            "//",
+            "\n/",
+            ".",
+            ",",
+            "!",
+            "?",
+            "-",
+            "_",
+            "#",
+            "<|",
+            "|>",
+            "\"",
+            "(",
+            ")",
+            "...",
+            "—",
+            "“",
+            "😀",
+            "\u{1f3fb}",
+            "\0",
+            "\x1f",
+            "\x7f",
+            "\u{ad}",
+            "\u{feff}",
+        ];
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(20_261_206);
+        let texts: Vec<String> = (0..30_000)
+            .map(|_| {
+                let n = rng.random_range(0..24);
+                (0..n).map(|_| PIECES[rng.random_range(0..PIECES.len())]).collect()
+            })
+            .collect();
+        for name in ["cl100k", "o200k", "llama3"] {
+            let p = Pattern::new(named(name).unwrap()).unwrap();
+            assert!(p.fast.is_some(), "{name}");
+            for t in &texts {
+                let mut fast = Vec::new();
+                p.split(t, |a, b| fast.push(&t[a..b]));
+                let mut slow = Vec::new();
+                p.split_regex(t, |a, b| slow.push(&t[a..b]));
+                assert_eq!(fast, slow, "{name} {t:?}");
+            }
+        }
+    }
+
+    #[test]
     fn the_gpt2_scanner_equals_the_gpt2_expression() {
         // the hand-written scanner is kept only because it gives the regex's very chunks
         let p = Pattern::new(named("gpt2").unwrap()).unwrap();
