@@ -153,7 +153,8 @@ def main() -> None:
 
 def row(name: str, size: int, label: str, tok: Any, cpu_ratio: Optional[float], m: Any, plain_tpb: float,
         never: float, headline: str) -> None:
-    short = "*" if tok.vocab_size < size else ""  # ran out of pairs before the size
+    trained = cpu_ratio is not None  # LiteToken's rows are fewer by design
+    short = "*" if trained and tok.vocab_size < size else ""  # ran out of pairs before the size
     print(f"| {name} | {size:,} | {label} | {tok.vocab_size:,}{short} | {fmt(cpu_ratio, '.2f')} | {m.tokens_per_byte:.4f} | "
           f"{100 * (m.tokens_per_byte / plain_tpb - 1):+.1f}% | {fmt(m.under_trained, '.3f')} | {never:.3f} | "
           f"{fmt(m.renyi_efficiency, '.3f')} | {fmt(m.intermediate_share, '.3f')} | {fmt(m.language_gini, '.3f')} | "
