@@ -428,8 +428,8 @@ impl PyTokenizer {
 /// The buffers are the `bytearray`s returned: copying finished `Vec`s into `bytes` after the
 /// batch was serial work on the calling thread (0.75 ms of a 30 ms 2-thread batch of 4 MB of
 /// lines). Only growing one needs the GIL; the writes do not, as no Python code can see the
-/// objects before [`FlatIds::finish`] returns them.
-pub(crate) struct FlatIds {
+/// objects before [`IdArrays::finish`] returns them.
+pub(crate) struct IdArrays {
     width: usize,
     ids: Grown,
     ends: Grown,
@@ -437,11 +437,11 @@ pub(crate) struct FlatIds {
     widest: u32,
     /// Texts in the batch.
     texts: usize,
-    /// Whether the buffers were sized ([`FlatIds::size_for`], at the first part).
+    /// Whether the buffers were sized ([`IdArrays::size_for`], at the first part).
     sized: bool,
 }
 
-impl FlatIds {
+impl IdArrays {
     /// For a batch of `texts` texts.
     pub(crate) fn new(py: Python<'_>, width: usize, texts: usize) -> PyResult<Self> {
         if width != 2 && width != 4 {
@@ -452,7 +452,7 @@ impl FlatIds {
                 )),
             ));
         }
-        Ok(FlatIds {
+        Ok(IdArrays {
             width,
             ids: Grown::new(py),
             ends: Grown::new(py),
@@ -489,7 +489,7 @@ impl FlatIds {
     /// the caller while the other thread waited). `ends` holds 8 bytes a text, known exactly.
     /// The ids are estimated from the first part's ids a text, with a quarter more for luck, but
     /// no more than one id a byte of the texts (beyond that the doubling still works, only with
-    /// copies); the unused room is given back in [`FlatIds::finish`]. False when a buffer could
+    /// copies); the unused room is given back in [`IdArrays::finish`]. False when a buffer could
     /// not be made that large.
     fn size_for(&mut self, first: &subwords_core::batch::FlatIds, bytes: usize) -> bool {
         self.sized = true;

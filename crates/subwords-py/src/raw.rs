@@ -6,7 +6,7 @@
 use super::*;
 
 /// A `bytearray` written through its buffer without the GIL and grown, with it, a doubling at a
-/// time ([`FlatIds`]). Its Python length is the room made; `len` is what is written.
+/// time ([`IdArrays`]). Its Python length is the room made; `len` is what is written.
 pub(crate) struct Grown {
     array: Py<PyByteArray>,
     at: *mut u8,
@@ -277,7 +277,7 @@ pub(crate) fn list_batch<'py>(
     lists.finish(py)
 }
 
-/// [`list_batch`] into the two bytearrays of [`FlatIds`]: `encode_batch_flat` of every engine.
+/// [`list_batch`] into the two bytearrays of [`IdArrays`]: `encode_batch_flat` of every engine.
 pub(crate) fn flat_batch<'py>(
     py: Python<'py>,
     texts: &Bound<'py, PyAny>,
@@ -289,7 +289,7 @@ pub(crate) fn flat_batch<'py>(
         + Send,
 ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
     let reader = TextReader::new(py, texts)?;
-    let mut out = FlatIds::new(py, width, reader.len())?;
+    let mut out = IdArrays::new(py, width, reader.len())?;
     fed_batch(py, reader, encode, |flat, bytes| out.extend(flat, bytes))?;
     out.finish(py)
 }
