@@ -35,12 +35,11 @@
 //! The pure-Python reference (`python/subwords/reference/parity.py`) states the same rules in
 //! the plainest form; the tests run both on random corpora and compare the merges.
 
-use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
-use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
+use super::picky::Entry;
 use super::{pack, unpack, Stop, Symbols};
 use crate::hash::Map;
 
@@ -174,35 +173,6 @@ pub struct Parity {
     /// Each language's pieces before the first merge and after the last.
     pub tokens_before: Vec<u64>,
     pub tokens_after: Vec<u64>,
-}
-
-struct Entry {
-    count: u64,
-    pair: u64,
-    left: Rc<[u8]>,
-    right: Rc<[u8]>,
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    /// The larger count first; then the smaller `(left, right)` by the pieces' bytes.
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.count
-            .cmp(&other.count)
-            .then_with(|| other.left.cmp(&self.left))
-            .then_with(|| other.right.cmp(&self.right))
-            .then_with(|| other.pair.cmp(&self.pair))
-    }
 }
 
 /// A pair map and its heap: one per language, and one over all languages for global merges.

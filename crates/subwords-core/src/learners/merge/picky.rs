@@ -52,11 +52,13 @@ pub struct Picky {
     pub units: Vec<Vec<u32>>,
 }
 
-struct Entry {
-    count: u64,
-    pair: u64,
-    left: Rc<[u8]>,
-    right: Rc<[u8]>,
+/// A candidate pair in a text-ordered heap (Picky BPE and parity-aware BPE): ties go to the
+/// smaller pieces by bytes, as the references break them.
+pub(super) struct Entry {
+    pub(super) count: u64,
+    pub(super) pair: u64,
+    pub(super) left: Rc<[u8]>,
+    pub(super) right: Rc<[u8]>,
 }
 
 impl PartialEq for Entry {
