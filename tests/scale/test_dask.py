@@ -13,21 +13,11 @@ import subwords.dask
 from subwords import InputError, OptionError
 from peers import multilingual_texts
 
-distributed = pytest.importorskip("distributed")  # in the test extra: CI fails if it is missing
+pytest.importorskip("distributed")  # in the test extra: CI fails if it is missing
 
 pytestmark = pytest.mark.filterwarnings(
     # distributed's own shutdown chatter, not ours
     "ignore::ResourceWarning", "ignore::DeprecationWarning:distributed", "ignore::UserWarning:distributed")
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                       scheduler_port=0, dashboard_address=None, worker_dashboard_address=None)
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
 
 
 def write_files(folder, texts, n_files, rnd, gz=False):

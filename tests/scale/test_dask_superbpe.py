@@ -11,21 +11,11 @@ import subwords
 import subwords.dask
 from peers import multilingual_texts
 
-distributed = pytest.importorskip("distributed")  # in the test extra: CI fails if it is missing
+pytest.importorskip("distributed")  # in the test extra: CI fails if it is missing
 
 pytestmark = pytest.mark.filterwarnings(
     # distributed's own shutdown chatter, not ours
     "ignore::ResourceWarning", "ignore::DeprecationWarning:distributed", "ignore::UserWarning:distributed")
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                       scheduler_port=0, dashboard_address=None, worker_dashboard_address=None)
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
 
 
 def test_spans_counted_on_dask_train_the_single_process_model(client, tmp_path):

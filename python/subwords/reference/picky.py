@@ -89,7 +89,8 @@ class Learned:
     segmented: dict[Symbols, list[str]] = field(default_factory=dict)
 
 
-def _pairs(units: Mapping[Symbols, list[str]], counts: Mapping[Symbols, int]) -> Counter[tuple[str, str]]:
+def pair_counts(units: Mapping[Symbols, list[str]], counts: Mapping[Symbols, int]) -> Counter[tuple[str, str]]:
+    """Each adjacent pair of the units' segmentations, counted with overlaps, times the unit's count."""
     pairs: Counter[tuple[str, str]] = Counter()
     for u, toks in units.items():
         for a, b in zip(toks, toks[1:]):
@@ -97,7 +98,8 @@ def _pairs(units: Mapping[Symbols, list[str]], counts: Mapping[Symbols, int]) ->
     return pairs
 
 
-def _freqs(units: Mapping[Symbols, list[str]], counts: Mapping[Symbols, int]) -> Counter[str]:
+def token_counts(units: Mapping[Symbols, list[str]], counts: Mapping[Symbols, int]) -> Counter[str]:
+    """Each token of the units' segmentations, times the unit's count."""
     f: Counter[str] = Counter()
     for u, toks in units.items():
         for t in toks:
@@ -139,7 +141,7 @@ def learn(units: Mapping[Symbols, int], new_rows: int, threshold: float, min_cou
     present: list[str] = []  # learned tokens present, in order
     out = Learned()
     while len(present) < new_rows:
-        pairs = _pairs(seg, counts)
+        pairs = pair_counts(seg, counts)
         if not pairs:
             out.stop = "no_pairs"
             break
@@ -149,7 +151,7 @@ def learn(units: Mapping[Symbols, int], new_rows: int, threshold: float, min_cou
             break
         left, right = min(p for p, c in pairs.items() if c == best)
         result = left + right
-        before = _freqs(seg, counts)
+        before = token_counts(seg, counts)
         for u in seg:
             seg[u] = merge_all(seg[u], left, right, result)
         out.events.append(Merge(left, right, result))
@@ -158,7 +160,7 @@ def learn(units: Mapping[Symbols, int], new_rows: int, threshold: float, min_cou
                 made[result] = (left, right)
             if result not in present:
                 present.append(result)  # new, or a removed token restored
-        after = _freqs(seg, counts)
+        after = token_counts(seg, counts)
         f_p = after[result] - before[result]
         for x in dict.fromkeys((left, right)):
             if x in symbols or x not in present:
@@ -171,7 +173,7 @@ def learn(units: Mapping[Symbols, int], new_rows: int, threshold: float, min_cou
                 for u in seg:
                     seg[u] = split_all(seg[u], x, parts)
                 out.events.append(Remove(x, parts))
-                after = _freqs(seg, counts)
+                after = token_counts(seg, counts)
     else:
         out.stop = "size"
     out.vocabulary = present

@@ -54,10 +54,11 @@ A worked case (tests/methods/test_scaffold.py checks it): units ``a b c d`` x3, 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Union
+
+from .picky import merge_all, pair_counts, token_counts
 
 Symbols = tuple[str, ...]
 
@@ -105,36 +106,6 @@ class Learned:
         return [e for e in self.events if isinstance(e, Merge)]
 
 
-def _pairs(units: Mapping[Symbols, list[str]], counts: Mapping[Symbols, int]) -> Counter[tuple[str, str]]:
-    pairs: Counter[tuple[str, str]] = Counter()
-    for u, toks in units.items():
-        for a, b in zip(toks, toks[1:]):
-            pairs[(a, b)] += counts[u]
-    return pairs
-
-
-def _freqs(units: Mapping[Symbols, list[str]], counts: Mapping[Symbols, int]) -> Counter[str]:
-    f: Counter[str] = Counter()
-    for u, toks in units.items():
-        for t in toks:
-            f[t] += counts[u]
-    return f
-
-
-def merge_all(toks: list[str], left: str, right: str, result: str) -> list[str]:
-    """Every occurrence of ``left right``, left to right, without overlap."""
-    out: list[str] = []
-    i = 0
-    while i < len(toks):
-        if i + 1 < len(toks) and toks[i] == left and toks[i + 1] == right:
-            out.append(result)
-            i += 2
-        else:
-            out.append(toks[i])
-            i += 1
-    return out
-
-
 def learn(units: Mapping[Symbols, int], new_rows: int, min_count: int = 2) -> Learned:
     """Scaffold-BPE on units already spelled in symbols (each a tuple of strings) with counts.
 
@@ -147,8 +118,8 @@ def learn(units: Mapping[Symbols, int], new_rows: int, min_count: int = 2) -> Le
     learned: list[str] = []  # in the order first made
     scaffold: set[str] = set()
     while len(learned) - len(scaffold) < new_rows:
-        pairs = _pairs(seg, counts)
-        f = _freqs(seg, counts)
+        pairs = pair_counts(seg, counts)
+        f = token_counts(seg, counts)
         best_pair = None
         if pairs:
             top = max(pairs.values())
@@ -175,8 +146,8 @@ def learn(units: Mapping[Symbols, int], new_rows: int, min_count: int = 2) -> Le
         if result not in symbols and result not in out.made:
             out.made[result] = (left, right)
             learned.append(result)
-        f = _freqs(seg, counts)
-        pairs = _pairs(seg, counts)
+        f = token_counts(seg, counts)
+        pairs = pair_counts(seg, counts)
         head = max([*pairs.values(), *(f[t] for t in scaffold), 0])
         for x in dict.fromkeys((left, right)):
             if x in out.made and x not in scaffold and f[x] < head:
