@@ -187,6 +187,10 @@ pub struct TrainOptions {
     /// scaffold; BPE only. Saved only when on.
     #[serde(default, skip_serializing_if = "is_false")]
     pub scaffold: bool,
+    /// BoundlessBPE (`learners/superword/boundless.rs`): its deletion threshold, which
+    /// pretokens may join, how the spans are counted. Left out of the saved options when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boundless: Option<crate::learners::superword::boundless::BoundlessOptions>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -255,6 +259,7 @@ impl TrainOptions {
     pub fn validate(&self) -> Result<()> {
         // SuperBPE's own checks first (a spelling that cannot carry its pieces is named as such)
         crate::learners::superword::validate(self)?;
+        crate::learners::superword::boundless::validate(self)?;
         self.spelling()?;
         if self.vocab_size == 0 || self.vocab_size > MAX_VOCAB {
             return Err(Error::Option(format!(
