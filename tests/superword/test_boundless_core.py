@@ -242,3 +242,69 @@ def test_exports_are_refused_with_the_reason(tmp_path: Any, fmt: str) -> None:
     with pytest.raises(subwords.errors.InputError, match="cannot express a BoundlessBPE model"):
         subwords.formats.export(tok, out, fmt)
     assert not out.exists()
+
+
+# ------------------------------------------------------------------ count tables
+
+
+def test_the_spans_of_a_tiny_corpus_by_hand() -> None:
+    # o200k cuts "the cat, the cat sat" into the, " cat", ",", " the", " cat", " sat": the comma
+    # is no letter pretoken, so the runs are (the, " cat") and (" the", " cat", " sat"); a
+    # span is its pretokens joined by a line break
+    table = subwords.count(["the cat, the cat sat"], preset="boundless")
+    assert table.superword_pattern == "boundless:runs:letters"
+    assert table.span_items() == [(" the\n cat\n sat", 1), ("the\n cat", 1)]
+    pairs = subwords.count(["the cat, the cat sat"], preset="boundless", count_on="pairs")
+    assert pairs.span_items() == [(" cat\n sat", 1), (" the\n cat", 1), ("the\n cat", 1)]
+
+
+def test_a_table_trains_the_model_the_text_gives(tmp_path: Any) -> None:
+    texts = [t for seed in range(60) for t in _corpus(random.Random(seed))]
+    path = tmp_path / "corpus.txt"
+    path.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    direct = subwords.train(path, vocab_size=400, preset="boundless")
+    assert "=" in [e[0] for e in json.loads(direct.to_json())["boundless_events"]]
+    table = subwords.count(path, preset="boundless")
+    assert subwords.train(table, vocab_size=400, preset="boundless").to_json() == direct.to_json()
+    table.save(tmp_path / "t.counts")
+    got = subwords.train([tmp_path / "t.counts"], counts=True, preset="boundless", vocab_size=400)
+    assert got.to_json() == direct.to_json()
+    # a table merged from partial ones
+    parts = [subwords.count(texts[k::2], preset="boundless") for k in range(2)]
+    assert parts[1].merge(parts[0]).to_bytes() == subwords.count(texts, preset="boundless").to_bytes()
+
+
+def test_a_table_without_its_spans_says_how_to_recount() -> None:
+    plain = subwords.count(["abc abc"] * 3, spelling="bytes", pre_split="o200k")
+    with pytest.raises(OptionError, match="count again with `subwords count FILES -o TABLE --preset boundless`"):
+        subwords.train(plain, vocab_size=259, preset="boundless")
+    other = subwords.count(["abc abc"] * 3, preset="boundless", count_on="pairs")
+    with pytest.raises(OptionError, match="boundless:pairs:letters"):
+        subwords.train(other, vocab_size=259, preset="boundless")
+
+
+def test_the_cli_trains_it_from_text_and_from_a_count_table(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    texts = [t for seed in range(60) for t in _corpus(random.Random(seed))]
+    path = tmp_path / "corpus.txt"
+    path.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    run = lambda *a: subprocess.run([sys.executable, "-m", "subwords", *a], check=True, capture_output=True)  # noqa: E731
+    run("count", str(path), "-o", str(tmp_path / "t.counts"), "--preset", "boundless", "--quiet")
+    run("train", str(tmp_path / "t.counts"), "--counts", "--preset", "boundless", "--vocab-size", "400",
+        "-o", str(tmp_path / "a.json"))
+    run("train", str(path), "--preset", "boundless", "--vocab-size", "400", "-o", str(tmp_path / "b.json"))
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    assert subwords.load(tmp_path / "b.json").to_json() == \
+        subwords.train(path, vocab_size=400, preset="boundless").to_json()
+    # explicit options override the preset's
+    run("train", str(path), "--preset", "boundless", "--vocab-size", "400", "--deletion-threshold", "none",
+        "--count-on", "pairs", "-o", str(tmp_path / "c.json"))
+    assert json.loads((tmp_path / "c.json").read_text())["options"]["boundless"] == \
+        {"deletion_threshold": None, "superword_pieces": "letters", "count_on": "pairs"}
+    bad = subprocess.run([sys.executable, "-m", "subwords", "train", str(path), "--preset", "boundless",
+                          "--vocab-size", "400", "--deletion-threshold", "2", "-o", str(tmp_path / "d.json")],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "deletion_threshold" in bad.stderr and "(0, 1]" in bad.stderr
+    assert not (tmp_path / "d.json").exists()

@@ -246,6 +246,7 @@ impl TrainOptions {
             pattern: self.pattern.clone(),
             split_digits: self.split_digits,
             superword_pattern: self.superword_pattern.clone(),
+            boundless: self.boundless.clone(),
         }
     }
 
@@ -569,6 +570,9 @@ pub struct CountOptions {
     /// SuperBPE: count the spans of this stage-two pre-split beside the units.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superword_pattern: Option<String>,
+    /// BoundlessBPE: count its spans (runs of pretokens that may join) beside the units.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boundless: Option<crate::learners::superword::boundless::BoundlessOptions>,
 }
 
 impl CountOptions {

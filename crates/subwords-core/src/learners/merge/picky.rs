@@ -292,6 +292,22 @@ impl<'a> State<'a> {
         }
         delta.clear();
         self.delta = delta;
+        // stale entries outnumber the live pairs: one entry per live pair again (the heap's
+        // order is total, so this changes no choice)
+        if self.heap.len() > 2 * self.pairs.len() + 4096 {
+            let entries: Vec<Entry> = self
+                .pairs
+                .iter()
+                .filter(|&(_, &n)| n > 0)
+                .map(|(&p, &n)| {
+                    let (l, r) = unpack(p);
+                    let left = self.symbols.texts[self.ix(l)].clone();
+                    let right = self.symbols.texts[self.ix(r)].clone();
+                    Entry { count: n, pair: p, left, right }
+                })
+                .collect();
+            self.heap = BinaryHeap::from(entries);
+        }
     }
 
     /// The best pair: the largest count, ties to the smallest `(left, right)`.

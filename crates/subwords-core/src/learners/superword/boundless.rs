@@ -181,6 +181,15 @@ impl RunSpans {
     }
 }
 
+/// The name a count table gives the spans it counted for these options (its span "pattern").
+pub fn table_label(b: &BoundlessOptions) -> String {
+    let on = match b.count_on {
+        CountOn::Runs => "runs",
+        CountOn::Pairs => "pairs",
+    };
+    format!("boundless:{on}:{}", b.superword_pieces)
+}
+
 /// Refuses BoundlessBPE options that cannot work, before any input is read.
 pub fn validate(opts: &TrainOptions) -> Result<()> {
     let Some(b) = &opts.boundless else { return Ok(()) };
@@ -380,6 +389,15 @@ impl Learner<'_> {
                 }
                 Some(&n) => self.push_super(k, n),
                 None => {}
+            }
+        }
+        // one entry per live candidate again once stale entries outnumber them (the order is
+        // total: no choice changes)
+        if self.sheap.len() > 2 * self.sc.len() + 4096 {
+            self.sheap.clear();
+            let live: Vec<(u64, u64)> = self.sc.iter().map(|(&k, &n)| (k, n)).collect();
+            for (k, n) in live {
+                self.push_super(k, n);
             }
         }
     }
