@@ -122,7 +122,8 @@ impl Counter {
         // BoundlessBPE's spans: the table names them by their options
         use subwords_core::learners::superword::boundless::{table_label, RunSpans};
         if let Some(b) = &options.boundless {
-            if options.spelling != subwords_core::spelling::Scheme::Bytes || counter.spans.is_some() {
+            if options.spelling != subwords_core::spelling::Scheme::Bytes || counter.spans.is_some()
+            {
                 return Err(to_py(
                     py,
                     subwords_core::Error::Option(

@@ -112,7 +112,9 @@ impl Tokenizer {
             let mut next = 0usize;
             let steps = p.steps();
             for (i, step) in steps.iter().enumerate() {
-                while let Some(sw) = supers.filter(|w| next < w.joins.len() && w.after[next] as usize == i) {
+                while let Some(sw) =
+                    supers.filter(|w| next < w.joins.len() && w.after[next] as usize == i)
+                {
                     let [a, b, _] = sw.joins[next];
                     entries.push(serde_json::json!(["=", show(a), show(b)]));
                     next += 1;

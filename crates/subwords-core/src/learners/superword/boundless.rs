@@ -95,14 +95,14 @@ impl Eligible {
         Ok(match name {
             "letters" => Eligible::Letters,
             "any" => Eligible::Any,
-            p => Eligible::Pattern(std::sync::Arc::new(fancy_regex::Regex::new(p).map_err(
-                |e| {
+            p => {
+                Eligible::Pattern(std::sync::Arc::new(fancy_regex::Regex::new(p).map_err(|e| {
                     Error::Option(format!(
                         "superword_pieces {p:?} is not a regular expression ({e}); give \
                          'letters', 'any' or an expression a pretoken must contain a match of"
                     ))
-                },
-            )?)),
+                })?))
+            }
         })
     }
 
@@ -114,7 +114,8 @@ impl Eligible {
         match self {
             Eligible::Letters => {
                 let rest = p.strip_prefix(' ').unwrap_or(p);
-                !rest.is_empty() && rest.chars().all(|c| class_bits(c) & (LETTER | UPPER | LOWER) != 0)
+                !rest.is_empty()
+                    && rest.chars().all(|c| class_bits(c) & (LETTER | UPPER | LOWER) != 0)
             }
             Eligible::Any => true,
             Eligible::Pattern(re) => !p.contains(SEPARATOR) && re.is_match(p).unwrap_or(false),
