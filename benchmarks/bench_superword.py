@@ -4,6 +4,7 @@
     python benchmarks/bench_superword.py                         # large corpus (first 100 MB), 32k rows
     python benchmarks/bench_superword.py --corpus english --vocab 8000
     python benchmarks/bench_superword.py --limit-mb 20 --at 0.7,0.8,0.9
+    python benchmarks/bench_superword.py --boundless             # with BoundlessBPE
 
 Build the corpora first: ``python benchmarks/corpora.py``.
 
@@ -16,11 +17,13 @@ Rows:
   plain     subwords.train(path, vocab_size=V, preset="o200k")       byte-level BPE, o200k pre-split
   superbpe  subwords.train(path, vocab_size=V, preset="superbpe", superword_at=round(a x V))
             (o200k in stage one, the paper's spans in stage two, at most four words a piece)
-  boundless with --boundless: BoundlessBPE by the pure-Python reference
-            (subwords.reference.boundless, each line a text, o200k pretokens, deletion
-            threshold 0.9); it recounts every pair at every step, so keep --limit-mb to about
-            1 and --vocab to a few thousand. Its held-out tokens come from the reference's
-            encoder; its time is the reference's, not a learner's.
+  boundless with --boundless: subwords.train(path, vocab_size=V, preset="boundless")
+            (BoundlessBPE: o200k pretokens, superwords of two whole letter pretokens, deletion
+            threshold 0.9), the Rust learner on the units and the span runs
+  reference with --reference: BoundlessBPE by the pure-Python reference
+            (subwords.reference.boundless, each line a text, the same rules); it recounts every
+            pair at every step, so keep --limit-mb to about 1 and --vocab to a few thousand. Its
+            held-out tokens come from the reference's encoder; its time is the reference's.
 
 Tokens per byte are counted on ``heldout.txt`` (documents removed from every other corpus), as a
 whole and on its lines split into three kinds by a simple rule: code (a line that starts with
@@ -57,7 +60,7 @@ def worker(args: list[str]) -> None:
     for line in held:
         key = "code" if CODE.search(line) else "multilingual" if any(ord(c) > 127 for c in line) else "english"
         kinds[key].append(line)
-    if kind == "boundless":
+    if kind == "reference":
         from subwords.reference import boundless
 
         t0 = time.perf_counter()
@@ -71,12 +74,17 @@ def worker(args: list[str]) -> None:
                  "supermerges": sum(e[0] == "super" for e in events),
                  "deletions": sum(e[0] == "delete" for e in events)}
     else:
-        kw = dict(preset="o200k") if kind == "plain" else dict(preset="superbpe", superword_at=round(at * vocab))
+        kw = {"plain": dict(preset="o200k"), "boundless": dict(preset="boundless")}.get(
+            kind, dict(preset="superbpe", superword_at=round(at * vocab)))
         t0 = time.perf_counter()
         tok = subwords.train(Path(path), vocab_size=vocab, threads=2, **kw)
         dt = time.perf_counter() - t0
         count = lambda lines: sum(len(ids) for ids in tok.encode_batch(lines))
         extra = {"rows": tok.vocab_size, "stage_one": (tok.report or {}).get("stage_one_merges")}
+        if kind == "boundless":
+            events = json.loads(tok.to_json())["boundless_events"]
+            extra.update(stop=(tok.report or {}).get("stop"), supermerges=sum(e[0] == "=" for e in events),
+                         deletions=sum(e[0] == "-" for e in events))
     tpb = {}
     for k, lines in kinds.items():
         tpb[k] = count(lines) / max(1, sum(len(l.encode("utf-8")) for l in lines))
@@ -104,7 +112,9 @@ def main() -> None:
     ap.add_argument("--limit-mb", type=float, default=100)
     ap.add_argument("--vocab", type=int, default=32000)
     ap.add_argument("--at", default="0.8", help="transition sizes as fractions of --vocab, comma-separated")
-    ap.add_argument("--boundless", action="store_true", help="add BoundlessBPE by the reference (small corpora only)")
+    ap.add_argument("--boundless", action="store_true", help="add BoundlessBPE (preset='boundless')")
+    ap.add_argument("--reference", action="store_true",
+                    help="add BoundlessBPE by the pure-Python reference (small corpora only)")
     a = ap.parse_args()
     src = CORPORA / f"{a.corpus}.txt"
     OUT.mkdir(exist_ok=True)
@@ -117,6 +127,8 @@ def main() -> None:
     rows = [("plain", 0.0)] + [("superbpe", float(x)) for x in a.at.split(",")]
     if a.boundless:
         rows.append(("boundless", 0.0))
+    if a.reference:
+        rows.append(("reference", 0.0))
     res = {}
     for kind, at in rows:
         res[(kind, at)] = r = run(path, a.vocab, kind, at)
@@ -126,7 +138,7 @@ def main() -> None:
               f"tokens/byte all {tpb['all']:.4f} en {tpb['english']:.4f} ml {tpb['multilingual']:.4f} "
               f"code {tpb['code']:.4f}"
               + (f"  supermerges {r['supermerges']} deletions {r['deletions']} rows {r['rows']} stop {r['stop']}"
-                 if kind == "boundless" else ""), flush=True)
+                 if kind in ("boundless", "reference") else ""), flush=True)
     base = res[("plain", 0.0)]
     for (kind, at), r in res.items():
         if kind == "plain":

@@ -260,7 +260,8 @@ def _train_model(trainer: _core.Trainer, ask: Optional[dict[str, Any]]) -> tuple
 
 def _count_options(spelling: str, mark: Optional[str], split_at_marks: bool, pre_split: Optional[str], lowercase: bool,
              strip_accents: bool, clean_text: bool, input_errors: str, normalize: Optional[str] = None,
-             split_digits: Optional[int] = None, superword_pattern: Optional[str] = None) -> dict[str, Any]:
+             split_digits: Optional[int] = None, superword_pattern: Optional[str] = None,
+             boundless: Optional[dict[str, Any]] = None) -> dict[str, Any]:
     if spelling not in _counts._SPELLINGS:
         raise OptionError(f"spelling must be one of {', '.join(_counts._SPELLINGS)}; got {spelling!r}")
     for name, value in (("split_at_marks", split_at_marks), ("lowercase", lowercase),
@@ -287,6 +288,8 @@ def _count_options(spelling: str, mark: Optional[str], split_at_marks: bool, pre
             raise OptionError(f"superword_pattern must be 'superbpe' or a regular expression (a str), "
                               f"got {type(superword_pattern).__name__}")
         options["superword_pattern"] = superword_pattern
+    if boundless is not None:
+        options["boundless"] = boundless
     return options
 
 
@@ -316,10 +319,12 @@ def _counter(*, spelling: str = "end", mark: Optional[str] = None, split_at_mark
             pre_split: Optional[str] = None, lowercase: bool = False, strip_accents: bool = False,
             clean_text: bool = False, input_errors: Literal["strict", "replace"] = "strict",
             normalize: Optional[Normalize] = None, split_digits: Optional[int] = None,
-            superword_pattern: Optional[str] = None, threads: Optional[int] = None) -> _core.Counter:
+            superword_pattern: Optional[str] = None, threads: Optional[int] = None,
+            boundless: Optional[dict[str, Any]] = None) -> _core.Counter:
     """The engine's counter for these options (used by :func:`count` and the Dask workers)."""
     return _core.Counter(_count_options(spelling, mark, split_at_marks, pre_split, lowercase, strip_accents, clean_text,
-                                  input_errors, normalize, split_digits, superword_pattern), _threads(threads))
+                                  input_errors, normalize, split_digits, superword_pattern, boundless),
+                         _threads(threads))
 
 
 def count(data: TrainData, *,
@@ -328,6 +333,7 @@ def count(data: TrainData, *,
           clean_text: bool = False, counts: bool = False, input_errors: Literal["strict", "replace"] = "strict",
           normalize: Optional[Normalize] = None, split_digits: Optional[int] = None,
           superword_pattern: Optional[str] = None, preset: Optional[str] = None,
+          superword_pieces: Optional[str] = None, count_on: Optional[str] = None,
           threads: Optional[int] = None) -> _counts.CountTable:
     """Counts the units of ``data`` -- texts, a ``word -> count`` mapping, or paths to UTF-8 files
     (one text per line; ``counts=True``: ``word<TAB>count`` files) -- under a spelling's options,
@@ -339,12 +345,20 @@ def count(data: TrainData, *,
     ``superword_pattern`` (SuperBPE's stage-two pre-split; ``preset="superbpe"`` sets it with the
     preset's spelling) also counts the spans in the same pass, so the table trains SuperBPE.
     ``preset`` fills in a preset's spelling options where these are left at their defaults.
+    ``preset="boundless"`` also counts BoundlessBPE's spans (runs of pretokens that may join;
+    ``superword_pieces`` and ``count_on`` as for :func:`subwords.train`).
     """
     o = _count_preset(preset, dict(spelling=spelling, mark=mark, split_at_marks=split_at_marks, pre_split=pre_split,
                                    lowercase=lowercase, strip_accents=strip_accents, clean_text=clean_text,
                                    normalize=normalize, split_digits=split_digits,
                                    superword_pattern=superword_pattern))
-    c = _counter(input_errors=input_errors, threads=threads, **o)
+    boundless = None
+    if preset == "boundless" or superword_pieces is not None or count_on is not None:
+        if preset != "boundless":
+            raise OptionError("superword_pieces and count_on count BoundlessBPE's spans: add preset='boundless'")
+        boundless = {"superword_pieces": "letters" if superword_pieces is None else superword_pieces,
+                     "count_on": "runs" if count_on is None else count_on}
+    c = _counter(input_errors=input_errors, threads=threads, boundless=boundless, **o)
     _feed(c, data, counts=counts, input_errors=input_errors)
     table = _counts.CountTable(c.finish())
     if len(table) == 0:

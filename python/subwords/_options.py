@@ -34,7 +34,7 @@ SpellingName = Literal["end", "continuation", "front", "bytes"]
 #: a named pre-split (``gpt2``, ``bert``, ``cl100k``, ``o200k``, ``llama3``) or any regular expression
 PreSplit = str
 Normalize = Literal["nfc", "nfkc", "nfd", "nfkd", "nmt_nfkc", "none"]
-PresetName = Literal["gpt2", "cl100k", "o200k", "llama", "sentencepiece", "sennrich", "bert", "superbpe"]
+PresetName = Literal["gpt2", "cl100k", "o200k", "llama", "sentencepiece", "sennrich", "bert", "superbpe", "boundless"]
 MinCountRule = Literal["filter", "stop"]
 Unknown = Literal["word", "rest"]
 InputErrors = Literal["strict", "replace"]
@@ -175,6 +175,20 @@ class TrainOptions:
     #: Scaffold-BPE (arXiv 2404.17808; docs/METHODS.md): tokens that mostly stand inside longer
     #: ones are marked scaffold while BPE trains, take no row, and are split at encoding. BPE only
     scaffold: bool = False
+    #: BoundlessBPE (arXiv 2504.00178; docs/METHODS.md): supermerges of two adjacent whole
+    #: pretokens compete with ordinary merges, and tokens that were only steps are deleted.
+    #: Byte-level BPE with a pre-split only (``preset="boundless"``)
+    boundless: bool = False
+    #: BoundlessBPE: delete a merge's parent when its intersection over self reaches this, in
+    #: (0, 1]; DEFAULT is 0.9 (Picky BPE's); None never deletes
+    deletion_threshold: Union[float, None, Default] = DEFAULT
+    #: BoundlessBPE: which pretokens may join a superword: ``"letters"`` (None: the default;
+    #: letters and marks after at most one space), ``"any"`` (any without a line break), or a
+    #: regular expression a pretoken must contain a match of
+    superword_pieces: Optional[str] = None
+    #: BoundlessBPE: the spans counted, ``"runs"`` (None: the default; each maximal run of
+    #: eligible pretokens) or ``"pairs"`` (each adjacent pair on its own, a smaller table)
+    count_on: Optional[Literal["runs", "pairs"]] = None
 
     def replace(self, **changes: Any) -> TrainOptions:
         """A copy with some options changed (unknown names are an OptionError)."""
@@ -215,6 +229,7 @@ def resolved(options: TrainOptions, languages: Sequence[str] = ()) -> dict[str, 
         for name, value in PRESETS[preset].items():
             if o[name] == FIELD_DEFAULTS[name]:
                 o[name] = value  # an option given explicitly overrides the preset
+    _resolve_boundless(o)
     if o["normalize"] == "none":
         o["normalize"] = None
     pre_split = o["pre_split"]
@@ -248,12 +263,43 @@ def resolved(options: TrainOptions, languages: Sequence[str] = ()) -> dict[str, 
         raise OptionError(f"scaffold must be True or False, got {o['scaffold']!r}")
     if not o["scaffold"]:
         del o["scaffold"]  # off: absent, so files without it stay as they were
-    for name in ("normalize", "pattern", "split_digits", "superword_pattern", "superword_words", "picky", "parity"):
+    for name in ("normalize", "pattern", "split_digits", "superword_pattern", "superword_words", "picky", "parity",
+                 "boundless"):
         if o[name] is None:
             del o[name]  # unset: absent, so files without them stay as they were
     if o["min_count"] is None:
         del o["min_count"]  # the core's own default (Unigram refuses an explicit one)
     return o
+
+
+def _resolve_boundless(o: dict[str, Any]) -> None:
+    """``boundless`` and its options as the core's one ``boundless`` value (or none)."""
+    if not isinstance(o["boundless"], bool):
+        raise OptionError(f"boundless must be True or False (BoundlessBPE, or preset='boundless'), got {o['boundless']!r}")
+    keys = ("deletion_threshold", "superword_pieces", "count_on")
+    given = [k for k in keys if o[k] is not (DEFAULT if k == "deletion_threshold" else None)]
+    if not o["boundless"]:
+        if given:
+            raise OptionError(f"{given[0]} applies to BoundlessBPE: add preset='boundless' (CLI: --preset boundless), "
+                              f"or leave it out")
+        o["boundless"] = None
+    else:
+        t = o["deletion_threshold"]
+        if t is DEFAULT:
+            t = 0.9
+        if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= 1):
+            raise OptionError(f"deletion_threshold must be a share in (0, 1] (0.9 by default; None never deletes), "
+                              f"got {t!r}")
+        pieces = o["superword_pieces"] if o["superword_pieces"] is not None else "letters"
+        if not isinstance(pieces, str) or not pieces:
+            raise OptionError(f"superword_pieces must be 'letters', 'any' or a regular expression (a str), got {pieces!r}")
+        count_on = o["count_on"] if o["count_on"] is not None else "runs"
+        if count_on not in ("runs", "pairs"):
+            raise OptionError(f"count_on must be 'runs' or 'pairs', got {count_on!r}")
+        o["boundless"] = {"deletion_threshold": None if t is None else float(t), "superword_pieces": pieces,
+                          "count_on": count_on}
+    for k in keys:
+        del o[k]
 
 
 def _resolve_parity(o: dict[str, Any], languages: Sequence[str]) -> None:
@@ -291,6 +337,12 @@ def from_saved(saved: Mapping[str, Any]) -> Optional[TrainOptions]:
         for k, core in PARITY_KEYS.items():
             if parity.get(core) is not None:
                 known[k] = parity[core]
+    boundless = known.pop("boundless", None)
+    if isinstance(boundless, Mapping):
+        known["boundless"] = True
+        known["deletion_threshold"] = boundless.get("deletion_threshold", 0.9)
+        known["superword_pieces"] = boundless.get("superword_pieces")
+        known["count_on"] = boundless.get("count_on")
     for name in SPECIAL_LISTS:
         if name in known:
             known[name] = tuple(known[name])
@@ -336,6 +388,10 @@ PRESETS: dict[str, dict[str, Any]] = {
     # vocab_size unless given), then merges across spaces inside the paper's spans, at most four
     # words a piece (docs/METHODS.md)
     "superbpe": {"model": "bpe", "spelling": "bytes", "pre_split": "o200k", "superword_pattern": "superbpe"},
+    # BoundlessBPE (Schmidt et al. 2025): byte-level BPE on o200k's pre-split where two adjacent
+    # whole pretokens may join into a superword at any step, and tokens that were only steps are
+    # deleted (deletion_threshold 0.9; docs/METHODS.md)
+    "boundless": {"model": "bpe", "spelling": "bytes", "pre_split": "o200k", "boundless": True},
 }
 
 PathLike = Union[str, "os.PathLike[str]"]

@@ -79,6 +79,13 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--superword-words", type=_positive("--superword-words"), default=None,
                    help="SuperBPE: the most words a superword may span (default 4)")
     t.add_argument("--max-piece-length", type=_positive("--max-piece-length"), default=None)
+    t.add_argument("--deletion-threshold", type=_threshold, default=argparse.SUPPRESS, metavar="SHARE|none",
+                   help="BoundlessBPE: delete a merge's parent whose intersection over self reaches SHARE, in (0, 1] "
+                        "(default 0.9; none never deletes)")
+    t.add_argument("--superword-pieces", default=None, metavar="letters|any|REGEX",
+                   help="BoundlessBPE: which pretokens may join a superword (default letters)")
+    t.add_argument("--count-on", choices=["runs", "pairs"], default=None,
+                   help="BoundlessBPE: count each run of eligible pretokens (default) or each adjacent pair")
     t.add_argument("--picky", type=float, default=None, metavar="THRESHOLD",
                    help="Picky BPE: remove a merged token whose intersection over self reaches THRESHOLD, in (0, 1]")
     t.add_argument("--parity", action="store_true",
@@ -137,7 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--min-unit-count", type=_positive("--min-unit-count"), default=None,
                    help="count first and drop units counted fewer times before training (reports the share dropped)")
     t.add_argument("--quiet", action="store_true")
-    t.add_argument("--preset", choices=["gpt2", "cl100k", "o200k", "llama", "sentencepiece", "sennrich", "bert", "superbpe"],
+    t.add_argument("--preset", choices=["gpt2", "cl100k", "o200k", "llama", "sentencepiece", "sennrich", "bert", "superbpe",
+                                        "boundless"],
                    default=None,
                    help="a usual recipe (docs/presets.md lists every option each sets; an option given explicitly "
                         "overrides it). bert: BERT's WordPiece (continuation '##', punctuation and CJK split off, "
@@ -443,6 +451,27 @@ def _train_parity(a: argparse.Namespace) -> int:
     return 0
 
 
+def _threshold(value: str) -> object:
+    """--deletion-threshold: a number, or none (never delete); the range is checked with the options."""
+    if value.lower() == "none":
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number in (0, 1] or none") from None
+
+
+def _boundless_keywords(a: argparse.Namespace) -> dict[str, object]:
+    """BoundlessBPE's options as train() takes them: only those given (the preset's otherwise)."""
+    kw: dict[str, object] = {}
+    if hasattr(a, "deletion_threshold"):  # (absent unless given: "none" is a value of its own)
+        kw["deletion_threshold"] = a.deletion_threshold
+    for k in ("superword_pieces", "count_on"):
+        if getattr(a, k) is not None:
+            kw[k] = getattr(a, k)
+    return kw
+
+
 def cmd_train(a: argparse.Namespace) -> int:
     import subwords
 
@@ -464,6 +493,7 @@ def cmd_train(a: argparse.Namespace) -> int:
         byte_fallback=a.byte_fallback, byte_fallback_in_budget=a.byte_fallback_in_budget,
         mark=a.mark, split_at_marks=not a.no_split_at_marks, pre_split=a.pre_split,
         superword_at=a.superword_at, superword_pattern=a.superword_pattern, superword_words=a.superword_words,
+        **_boundless_keywords(a),
         max_piece_length=a.max_piece_length, alphabet_size=a.alphabet_size,
         character_coverage=a.character_coverage, threads=a.threads, input_errors=a.input_errors,
         min_count_rule=a.min_count_rule, unknown=a.unknown, preset=a.preset,

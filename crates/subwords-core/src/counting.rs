@@ -92,6 +92,8 @@ pub struct UnitCounter {
     /// SuperBPE: the spelling that cuts texts into spans, counted in the same pass as the units
     /// ([`take_spans`](Self::take_spans)); None for every other training.
     pub spans: Option<Spelling>,
+    /// BoundlessBPE: its spans (runs of pretokens that may join) counted in the same pass.
+    pub runs: Option<crate::learners::superword::boundless::RunSpans>,
 }
 
 /// Calls `part` with the pieces of `text` between occurrences of any of `cut`, the occurrences
@@ -145,18 +147,32 @@ fn count_text(
     table: &mut Tally,
     norm: &mut Normalizations,
     spans: Option<&Spelling>,
+    runs: Option<&crate::learners::superword::boundless::RunSpans>,
 ) {
     if !cut.is_empty() {
         // special tokens are never learned from: each stretch between them is a text of its own
         cut_at(text, cut, |part| {
             if !part.is_empty() {
-                count_text(spelling, &[], part, table, norm, spans)
+                count_text(spelling, &[], part, table, norm, spans, runs)
             }
         });
         return;
     }
     if spelling.scheme == Scheme::Front {
         norm.observe(text, spelling.front_mark());
+    }
+    if let Some(r) = runs {
+        use crate::learners::superword::boundless::Counted;
+        r.each(spelling, text, |c| match c {
+            Counted::Unit(u) => table.add(u),
+            Counted::Span(s) => match table.spans.get_mut(s) {
+                Some(n) => *n += 1,
+                None => {
+                    table.spans.insert(s.into(), 1);
+                }
+            },
+        });
+        return;
     }
     spelling.for_each_unit(text, |unit, _| table.add(unit));
     if let Some(sp) = spans {
@@ -270,6 +286,7 @@ impl UnitCounter {
             overflow: false,
             cut: Vec::new(),
             spans: None,
+            runs: None,
         }
     }
 
@@ -300,10 +317,11 @@ impl UnitCounter {
         let spelling = &self.spelling;
         let cut = &self.cut;
         let spans = self.spans.as_ref();
+        let runs = self.runs.as_ref();
         let norms: Vec<Normalizations> = if n == 1 || texts.len() < 64 {
             let mut norm = Normalizations::default();
             for t in texts {
-                count_text(spelling, cut, t, &mut self.tables[0], &mut norm, spans);
+                count_text(spelling, cut, t, &mut self.tables[0], &mut norm, spans, runs);
             }
             vec![norm]
         } else {
@@ -314,7 +332,7 @@ impl UnitCounter {
                 {
                     s.spawn(move |_| {
                         for t in chunk {
-                            count_text(spelling, cut, t, table, norm, spans);
+                            count_text(spelling, cut, t, table, norm, spans, runs);
                         }
                     });
                 }
@@ -350,6 +368,7 @@ impl UnitCounter {
         let spelling = &self.spelling;
         let cut = &self.cut;
         let spans = self.spans.as_ref();
+        let runs = self.runs.as_ref();
         let keep = self.streams.is_some();
         let mut outs: Vec<(Normalizations, u64, Vec<String>, u64)> =
             vec![Default::default(); parts.len()];
@@ -374,7 +393,7 @@ impl UnitCounter {
                                 }
                             });
                         }
-                        count_text(spelling, cut, line, table, &mut out.0, spans);
+                        count_text(spelling, cut, line, table, &mut out.0, spans, runs);
                     }
                     out.3 = pieces - 1;
                 });
@@ -536,6 +555,21 @@ impl UnitCounter {
                 }
             });
         }
+        if let Some(r) = &self.runs {
+            use crate::learners::superword::boundless::Counted;
+            let spans = &mut self.tables[0].spans;
+            cut_at(key, &self.cut, |part| {
+                r.each(spelling, part, |c| {
+                    if let Counted::Span(s) = c {
+                        let e = spans.entry(s.into()).or_insert(0);
+                        match e.checked_add(count) {
+                            Some(x) => *e = x,
+                            None => overflow = true,
+                        }
+                    }
+                })
+            });
+        }
         self.overflow |= overflow;
         self.texts = self.texts.saturating_add(count);
     }
@@ -543,7 +577,9 @@ impl UnitCounter {
     /// SuperBPE's span table: the spans of every text fed so far, summed over the threads
     /// (None unless [`spans`](Self::spans) is set). Call it before `finish`.
     pub fn take_spans(&mut self) -> Option<crate::learners::superword::SpanTable> {
-        self.spans.as_ref()?;
+        if self.spans.is_none() && self.runs.is_none() {
+            return None;
+        }
         let mut total = Counts::default();
         for t in self.tables.iter_mut() {
             for (k, v) in std::mem::take(&mut t.spans) {

@@ -187,6 +187,10 @@ pub struct TrainOptions {
     /// scaffold; BPE only. Saved only when on.
     #[serde(default, skip_serializing_if = "is_false")]
     pub scaffold: bool,
+    /// BoundlessBPE (`learners/superword/boundless.rs`): its deletion threshold, which
+    /// pretokens may join, how the spans are counted. Left out of the saved options when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boundless: Option<crate::learners::superword::boundless::BoundlessOptions>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -242,6 +246,7 @@ impl TrainOptions {
             pattern: self.pattern.clone(),
             split_digits: self.split_digits,
             superword_pattern: self.superword_pattern.clone(),
+            boundless: self.boundless.clone(),
         }
     }
 
@@ -255,6 +260,7 @@ impl TrainOptions {
     pub fn validate(&self) -> Result<()> {
         // SuperBPE's own checks first (a spelling that cannot carry its pieces is named as such)
         crate::learners::superword::validate(self)?;
+        crate::learners::superword::boundless::validate(self)?;
         self.spelling()?;
         if self.vocab_size == 0 || self.vocab_size > MAX_VOCAB {
             return Err(Error::Option(format!(
@@ -564,6 +570,9 @@ pub struct CountOptions {
     /// SuperBPE: count the spans of this stage-two pre-split beside the units.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superword_pattern: Option<String>,
+    /// BoundlessBPE: count its spans (runs of pretokens that may join) beside the units.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boundless: Option<crate::learners::superword::boundless::BoundlessOptions>,
 }
 
 impl CountOptions {

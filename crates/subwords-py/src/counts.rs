@@ -119,9 +119,26 @@ impl Counter {
         let spelling = options.spelling().map_err(|e| to_py(py, e))?;
         let mut counter = UnitCounter::new(spelling, threads, false);
         counter.spans = options.span_spelling().map_err(|e| to_py(py, e))?;
+        // BoundlessBPE's spans: the table names them by their options
+        use subwords_core::learners::superword::boundless::{table_label, RunSpans};
+        if let Some(b) = &options.boundless {
+            if options.spelling != subwords_core::spelling::Scheme::Bytes || counter.spans.is_some()
+            {
+                return Err(to_py(
+                    py,
+                    subwords_core::Error::Option(
+                        "BoundlessBPE's spans are counted with spelling='bytes' and no \
+                         superword_pattern (preset='boundless' sets them)"
+                            .into(),
+                    ),
+                ));
+            }
+            counter.runs = Some(RunSpans::new(b).map_err(|e| to_py(py, e))?);
+        }
+        let label = options.boundless.as_ref().map(table_label);
         Ok(Counter {
             counter: Some(counter),
-            superword_pattern: options.superword_pattern,
+            superword_pattern: options.superword_pattern.or(label),
             input_errors: options.input_errors,
             pool: pool(threads)?,
         })
@@ -170,7 +187,23 @@ fn check_table_fits(
         return Err(spent());
     }
     let err = |m: String| to_py(py, subwords_core::Error::Option(m));
-    if let Some(want) = trainer.options.superword_pattern.as_deref() {
+    if let Some(b) = &trainer.options.boundless {
+        let want = subwords_core::learners::superword::boundless::table_label(b);
+        match spans {
+            Some(s) if s.pattern == want => {}
+            Some(s) => {
+                return Err(err(format!(
+                    "the count table's spans were counted for {:?} but this BoundlessBPE training asks for {want:?} (superword_pieces and count_on); count again with the training's options (`subwords count FILES -o TABLE --preset boundless`), or train with the table's",
+                    s.pattern
+                )))
+            }
+            None => {
+                return Err(err(
+                    "BoundlessBPE (preset='boundless') learns its supermerges from spans, which this count table does not carry; count again with `subwords count FILES -o TABLE --preset boundless` (in Python subwords.count(files, preset='boundless')), or train from the text".into(),
+                ))
+            }
+        }
+    } else if let Some(want) = trainer.options.superword_pattern.as_deref() {
         match spans {
             None => {
                 return Err(err(format!(
@@ -261,6 +294,8 @@ fn span_streams(
     trainer: &Trainer,
     spans: Option<&TableSpans>,
 ) -> Option<Box<dyn subwords_core::learners::StageTwoTexts>> {
-    trainer.options.superword_pattern.as_ref()?;
+    if trainer.options.superword_pattern.is_none() && trainer.options.boundless.is_none() {
+        return None;
+    }
     spans.map(|s| Box::new(s.span_table()) as Box<dyn subwords_core::learners::StageTwoTexts>)
 }

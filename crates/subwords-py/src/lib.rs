@@ -225,6 +225,8 @@ impl Trainer {
         let mut counter = UnitCounter::new(spelling, threads, keep);
         counter.cut = options.cut_texts();
         counter.spans = spans;
+        counter.runs =
+            learners::superword::boundless::RunSpans::of(&options).map_err(|e| to_py(py, e))?;
         Ok(Trainer {
             options,
             counter: Some(counter),

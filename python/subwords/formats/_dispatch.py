@@ -96,6 +96,11 @@ def export(tokenizer: Any, path: PathLike, format: str) -> None:
     if (getattr(tokenizer, "options", None) or {}).get("picky") is not None:
         raise InputError(f"a {format!r} file cannot express a Picky BPE model: its encoding replays removals "
                          "between the merges, which no merge list holds. Keep subwords' own file")
+    if (getattr(tokenizer, "options", None) or {}).get("boundless") is not None:
+        raise InputError(f"a {format!r} file cannot express a BoundlessBPE model: its encoding deletes tokens "
+                         "between the merges (a deleted token would still be made by its merge and emitted though "
+                         "it is no row), and joins a superword only where both sides are whole pretokens, a "
+                         "condition no merge list or rank file can state. Keep subwords' own file")
     if (getattr(tokenizer, "options", None) or {}).get("scaffold"):
         raise InputError(f"a {format!r} file cannot express a Scaffold-BPE model: its encoding splits the scaffold "
                          "tokens the merges make, which are no rows, and no merge list or rank file undoes a merge. "

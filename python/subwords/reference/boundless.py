@@ -7,7 +7,8 @@ Byte-level throughout. A text is cut by a pre-split expression (``o200k`` by def
 
 - the *units*: each distinct pretoken and how often it occurs;
 - the *spans*: each distinct stretch of two or more adjacent pretokens of one text that may
-  all take part in superwords (``superword_pieces``), and how often it occurs; with
+  all take part in superwords (``superword_pieces``; a pretoken holding a line break never
+  does), and how often it occurs; with
   ``count_on="runs"`` (default) each maximal such stretch, with ``"pairs"`` each adjacent pair.
 
 Each step takes the candidate with the largest count, of two kinds:
@@ -24,8 +25,9 @@ every occurrence in every unit, left to right without overlap. After a merge ``(
 parent ``x`` in ``{a, b}`` that is longer than one byte and is not a pretoken inside a superword
 is *deleted* when its intersection over self ``f(a, b) / f(x)`` (counts before the merge) is at
 least ``deletion_threshold``: ``x`` leaves the rows and every unit spelled with ``x`` is
-spelled with the two tokens ``x`` was made of instead (each of them, if no longer a row, by the
-two it was made of, down to bytes). ``deletion_threshold=None`` never deletes.
+spelled with the two tokens the first merge that made ``x`` joined (each of them, if no longer
+a row, by the two it was first made of, down to bytes). A superword is never deleted either.
+``deletion_threshold=None`` never deletes.
 
 The rows are the 256 bytes and every token made and not deleted. Learning stops when the rows
 reach ``vocab_size`` ("size"), when no candidate is left ("no_pairs"), when the best count is
@@ -118,7 +120,7 @@ def tables(texts: Iterable[str], pre_split: str = "o200k", *, superword_pieces: 
         units.update(p.encode() for p in ps)
         run: list[bytes] = []
         for p in [*ps, None]:
-            if p is not None and eligible.search(p):
+            if p is not None and "\n" not in p and eligible.search(p):
                 run.append(p.encode())
                 continue
             if count_on == "pairs":
@@ -180,7 +182,7 @@ def learn(units: Counter[bytes], spans: Counter[Span], vocab_size: int, *, min_c
             for sp, its in items.items():
                 items[sp] = _join(its, a, b)
             done.add((a, b))
-            protected.update((a, b))
+            protected.update((a, b, ab))
             events.append(("super", a, b))
             if ab not in alive:
                 alive.add(ab)
@@ -194,10 +196,10 @@ def learn(units: Counter[bytes], spans: Counter[Span], vocab_size: int, *, min_c
         for u in seg:
             seg[u] = _apply(seg[u], a, b)
         events.append(("merge", a, b))
+        parents.setdefault(ab, (a, b))
         if ab not in alive:
             alive.add(ab)
             order.append(ab)
-            parents[ab] = (a, b)
         if deletion_threshold is None:
             continue
         for x in dict.fromkeys((a, b)):
@@ -236,9 +238,8 @@ def encode(text: str, model: dict[str, object], pre_split: str = "o200k",
         for kind, a, b in events:
             if kind == "merge":
                 s = _apply(s, a, b)
-                if a + b not in alive:
-                    alive.add(a + b)
-                    made[a + b] = (a, b)
+                alive.add(a + b)
+                made.setdefault(a + b, (a, b))
             elif kind == "delete":
                 alive.discard(a)
                 s = _split(s, a, made, alive)

@@ -224,6 +224,48 @@ fn train_unpadded(
     let stage_one_target = opts.superword_at.unwrap_or(opts.vocab_size);
     let params =
         stage_one_params(opts, &spelling, budget.room(stage_one_target, rows.len() as u64));
+    if let Some(b) = &opts.boundless {
+        // BoundlessBPE (learners/superword/boundless.rs): rows for the tokens present at the
+        // end (superwords among them), the deleted ones only inside the replay
+        let first_learned = symbols.next_id();
+        let bp = superword::boundless::BoundlessParams {
+            new_rows: params.new_rows,
+            min_count: opts.min_count,
+            threshold: b.deletion_threshold,
+            event_limit: superword::boundless::EVENTS_PER_ROW * params.new_rows.max(1),
+        };
+        let out = superword::boundless::learn_flat(&flat, streams, &mut symbols, &bp)?;
+        drop(flat);
+        let settled = superword::boundless::settle(&out, &symbols, first_learned);
+        let mut kept = Symbols::new(symbols.base, &symbols.strip_right);
+        for id in (symbols.base..first_learned).chain(settled.present.iter().copied()) {
+            kept.push(symbols.text(id).to_vec(), symbols.len(id));
+        }
+        let learned = Learned {
+            merges: Vec::new(),
+            stop: out.stop,
+            stage_one_merges: None,
+            after: out.pieces_after + alphabet.dropped_extra,
+            winner_failed: None,
+        };
+        let facts =
+            MergeFacts { before, dropped: alphabet.dropped, n_units, texts, normalizations };
+        let alphabet_len = alphabet_texts.len() as u64;
+        let mut model = merge_model(
+            opts,
+            spelling,
+            rows,
+            base,
+            alphabet_len,
+            &kept,
+            learned,
+            joints,
+            budget,
+            facts,
+        )?;
+        model.set_boundless(&settled.steps, settled.hidden, settled.supers, settled.super_at)?;
+        return Ok(model);
+    }
     if opts.picky.is_some() || opts.scaffold {
         // Picky BPE (learners/merge/picky.rs) and Scaffold-BPE (learners/merge/scaffold.rs): rows
         // for the tokens present at the end, the removed (scaffold) ones only inside the replay

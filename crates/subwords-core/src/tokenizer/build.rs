@@ -86,7 +86,10 @@ impl Tokenizer {
                 check_joints(kind, &spelling, joints.as_ref())?;
                 // a Picky BPE or Scaffold-BPE model's learned rows are made by its events
                 // (`set_picky`)
-                if options.as_ref().is_none_or(|o| o.picky.is_none() && !o.scaffold) {
+                if options
+                    .as_ref()
+                    .is_none_or(|o| o.picky.is_none() && !o.scaffold && o.boundless.is_none())
+                {
                     check_learned_order(kind, &rows, &merges)?;
                 }
                 let Specials { index, unk, byte_base, marker } = specials;
@@ -133,6 +136,7 @@ impl Tokenizer {
             log_probs: Vec::new(),
             unigram: None,
             picky: None,
+            superwords: None,
         })
     }
 
@@ -156,6 +160,51 @@ impl Tokenizer {
             r.merges_learned = replay.merges() as u64;
         }
         self.picky = Some(replay);
+        Ok(())
+    }
+
+    /// Gives a BoundlessBPE model its events: the merges and deletions (as [`Self::set_picky`]
+    /// takes them) and the superwords `(left, right, superword)` in the order learned, with how
+    /// many steps come before each; every id a row.
+    pub fn set_boundless(
+        &mut self,
+        steps: &[crate::learners::merge::picky::Step],
+        hidden: Vec<Vec<u8>>,
+        supers: Vec<[u32; 3]>,
+        after: Vec<u32>,
+    ) -> Result<()> {
+        use crate::learners::merge::picky::PickyReplay;
+        use crate::learners::superword::boundless::Superwords;
+        if self.kind != ModelKind::Bpe || !self.merges.is_empty() {
+            return Err(bad("only a BPE model without merges takes BoundlessBPE events".into()));
+        }
+        let rows = &self.rows;
+        let n = rows.len();
+        let mut given = crate::hash::Map::default();
+        for (k, &[a, b, c]) in supers.iter().enumerate() {
+            let learned = |x: u32| (x as usize) < n && rows[x as usize].kind == RowKind::Learned;
+            if !learned(c) || (a as usize) >= n || (b as usize) >= n {
+                return Err(bad(format!("superword {k}: every piece must be a row")));
+            }
+            let (l, r) = (&rows[a as usize].text, &rows[b as usize].text);
+            if rows[c as usize].text[..] != [&l[..], &r[..]].concat()[..] {
+                return Err(bad(format!("superword {k}: its row is not its two pieces joined")));
+            }
+            given.insert(c, ());
+        }
+        let replay = PickyReplay::with_given(
+            steps,
+            n as u32,
+            hidden,
+            |x| rows[x as usize].kind == RowKind::Learned,
+            |x| given.contains_key(&x),
+        )
+        .map_err(|e| bad(format!("boundless events: {e}")))?;
+        if let Some(r) = self.report.as_mut() {
+            r.merges_learned = replay.merges() as u64;
+        }
+        self.picky = Some(replay);
+        self.superwords = Some(Superwords::new(supers, after));
         Ok(())
     }
 

@@ -101,19 +101,39 @@ impl Tokenizer {
             // Scaffold-BPE states its model as the same events (the merges, then a removal of
             // each scaffold token) under its own key
             let scaffold = self.options.as_ref().is_some_and(|o| o.scaffold);
-            s.push_str(match scaffold {
-                true => ",\n  \"scaffold_events\": [",
-                false => ",\n  \"picky_events\": [",
+            // BoundlessBPE writes its superwords among them, ["=", left, right], in place
+            let supers = self.superwords.as_ref();
+            s.push_str(match (scaffold, supers.is_some()) {
+                (true, _) => ",\n  \"scaffold_events\": [",
+                (false, true) => ",\n  \"boundless_events\": [",
+                (false, false) => ",\n  \"picky_events\": [",
             });
-            for (i, step) in p.steps().iter().enumerate() {
-                s.push_str(if i == 0 { "\n    " } else { ",\n    " });
-                let v = match *step {
+            let mut entries: Vec<serde_json::Value> = Vec::new();
+            let mut next = 0usize;
+            let steps = p.steps();
+            for (i, step) in steps.iter().enumerate() {
+                while let Some(sw) =
+                    supers.filter(|w| next < w.joins.len() && w.after[next] as usize == i)
+                {
+                    let [a, b, _] = sw.joins[next];
+                    entries.push(serde_json::json!(["=", show(a), show(b)]));
+                    next += 1;
+                }
+                entries.push(match *step {
                     Step::Merge(a, b, _) => serde_json::json!(["+", show(a), show(b)]),
                     Step::Remove(x) => serde_json::json!(["-", show(x)]),
-                };
-                s.push_str(&serde_json::to_string(&v).unwrap());
+                });
             }
-            s.push_str(if p.events.is_empty() { "]" } else { "\n  ]" });
+            if let Some(sw) = supers {
+                for &[a, b, _] in &sw.joins[next..] {
+                    entries.push(serde_json::json!(["=", show(a), show(b)]));
+                }
+            }
+            for (i, v) in entries.iter().enumerate() {
+                s.push_str(if i == 0 { "\n    " } else { ",\n    " });
+                s.push_str(&serde_json::to_string(v).unwrap());
+            }
+            s.push_str(if entries.is_empty() { "]" } else { "\n  ]" });
         }
         if self.kind == ModelKind::Unigram {
             // one per row; -inf, which JSON numbers cannot carry, is the string "-inf"
@@ -225,6 +245,27 @@ impl Tokenizer {
                 "picky_events go with the option picky, and only with it".into(),
             ));
         }
+        let boundless_is_set = file.options.as_ref().is_some_and(|o| o.boundless.is_some());
+        if boundless_is_set != file.boundless_events.is_some() {
+            return Err(Error::ModelFile(
+                "boundless_events go with the option boundless, and only with it".into(),
+            ));
+        }
+        // BoundlessBPE's superwords, ["=", left, right], come out of its events; the rest are
+        // merges and deletions as Picky BPE's
+        let mut supers: Vec<(String, String, u32)> = Vec::new();
+        let boundless_events: Option<Vec<PickyEntry>> = file.boundless_events.map(|events| {
+            let mut rest = Vec::with_capacity(events.len());
+            for e in events {
+                match e {
+                    PickyEntry::Merge(tag, l, r) if tag == "=" => {
+                        supers.push((l, r, rest.len() as u32))
+                    }
+                    e => rest.push(e),
+                }
+            }
+            rest
+        });
         let scaffold_is_set = file.options.as_ref().is_some_and(|o| o.scaffold);
         if scaffold_is_set != file.scaffold_events.is_some() {
             return Err(Error::ModelFile(
@@ -243,12 +284,35 @@ impl Tokenizer {
                 )));
             }
         }
-        let picky = match file.picky_events.as_ref().or(file.scaffold_events.as_ref()) {
+        let picky = match file
+            .picky_events
+            .as_ref()
+            .or(file.scaffold_events.as_ref())
+            .or(boundless_events.as_ref())
+        {
             Some(events) => {
                 Some(picky_steps(events, &rows, &by_display, &by_text, &file.spelling, strip)?)
             }
             None => None,
         };
+        let mut joins = Vec::with_capacity(supers.len());
+        let mut after = Vec::with_capacity(supers.len());
+        for (k, (l, r, at)) in supers.iter().enumerate() {
+            let find = |p: &String| {
+                by_display.get(&(p.clone(), false)).copied().ok_or_else(|| {
+                    Error::ModelFile(format!("boundless superword {k}: {p:?} is not a row"))
+                })
+            };
+            let (a, b) = (find(l)?, find(r)?);
+            let joined = [&rows[a as usize].text[..], &rows[b as usize].text[..]].concat();
+            let c = *by_text.get(joined.as_slice()).ok_or_else(|| {
+                Error::ModelFile(format!(
+                    "boundless superword {k}: {l:?} + {r:?} joins to a piece with no row"
+                ))
+            })?;
+            joins.push([a, b, c]);
+            after.push(*at);
+        }
         drop((by_display, by_text));
         let mut model = Tokenizer::new(Parts {
             merges,
@@ -285,7 +349,10 @@ impl Tokenizer {
             model.set_template(&t.cls, &t.sep)?;
         }
         if let Some((steps, hidden)) = picky {
-            model.set_picky(&steps, hidden)?;
+            match boundless_is_set {
+                true => model.set_boundless(&steps, hidden, joins, after)?,
+                false => model.set_picky(&steps, hidden)?,
+            }
         }
         Ok(model)
     }
@@ -439,6 +506,8 @@ struct ModelFile {
     picky_events: Option<Vec<PickyEntry>>,
     #[serde(default)]
     scaffold_events: Option<Vec<PickyEntry>>,
+    #[serde(default)]
+    boundless_events: Option<Vec<PickyEntry>>,
 }
 
 /// A Picky BPE event: `["+", left, right]` or `["-", piece]`.

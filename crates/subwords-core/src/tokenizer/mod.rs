@@ -173,6 +173,8 @@ pub struct Tokenizer {
     max_word_length: usize,
     /// Picky BPE: the merges and removals, replayed in order in place of `merges`.
     pub picky: Option<crate::learners::merge::picky::PickyReplay>,
+    /// BoundlessBPE: the superwords joined across pretokens after `picky`'s replay.
+    pub superwords: Option<crate::learners::superword::boundless::Superwords>,
 }
 
 impl Tokenizer {
@@ -486,15 +488,18 @@ impl Tokenizer {
     /// Ids of `text` with a worker's cache and buffers.
     pub fn encode_with(&self, text: &str, scratch: &mut TokenizerState) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
-        if self.stream_from.is_none() {
+        if self.stream_from.is_none() && self.superwords.is_none() {
             self.encode_units(text, scratch, &mut out)?;
             return Ok(out);
         }
         let TokenizerState { cache, work } = scratch;
         work.start_text();
         let mut err = None;
+        // where each unit's ids start (BoundlessBPE joins whole units)
+        let mut starts: Vec<usize> = Vec::new();
         self.spelling.for_each_unit(text, |unit, _| {
             if err.is_none() {
+                starts.push(out.len());
                 if let Err(e) = self.encode_unit(unit, &mut out, Some(&mut *cache), &mut *work) {
                     err = Some(e);
                 }
@@ -503,7 +508,10 @@ impl Tokenizer {
         if let Some(e) = err {
             return Err(e);
         }
-        self.replay_stream(&mut out, None, None, work);
+        match &self.superwords {
+            Some(sw) => sw.join(&mut out, &starts, None),
+            None => self.replay_stream(&mut out, None, None, work),
+        }
         Ok(out)
     }
 
@@ -581,8 +589,8 @@ impl Tokenizer {
         scratch: &mut TokenizerState,
         out: &mut Vec<u32>,
     ) -> Result<()> {
-        if self.stream_from.is_some() {
-            // the stream merges run over this text's ids alone
+        if self.stream_from.is_some() || self.superwords.is_some() {
+            // the stream merges (or superword joins) run over this text's ids alone
             let ids = self.encode_with(text, scratch)?;
             out.extend_from_slice(&ids);
             return Ok(());
@@ -662,8 +670,10 @@ impl Tokenizer {
         work.start_text();
         let mut out = Vec::new();
         let mut err = None;
+        let mut starts: Vec<usize> = Vec::new();
         self.spelling.for_each_unit(text, |unit, _| {
             if err.is_none() {
+                starts.push(out.len());
                 match self.spelling.check_unit(unit) {
                     Ok(()) => self.encode_unit_into(unit, &mut out, None, &mut mode, &mut *work),
                     Err(e) => err = Some(e),
@@ -672,6 +682,9 @@ impl Tokenizer {
         });
         if let Some(e) = err {
             return Err(e);
+        }
+        if let Some(sw) = &self.superwords {
+            sw.join(&mut out, &starts, None);
         }
         if self.stream_from.is_some() {
             let dropout = match &mut mode {
@@ -711,10 +724,12 @@ impl Tokenizer {
         let mut spans_out: Vec<(u32, u32)> = Vec::new();
         let mark = self.spelling.front_mark();
         let mut err = None;
+        let mut starts: Vec<usize> = Vec::new();
         self.spelling.for_each_unit_raw(text, |unit, (a, _)| {
             if err.is_some() {
                 return;
             }
+            starts.push(ids.len());
             if let Err(e) = self.spelling.check_unit(unit) {
                 err = Some(e);
                 return;
@@ -731,6 +746,9 @@ impl Tokenizer {
         }
         if self.stream_from.is_some() {
             self.replay_stream(&mut ids, Some(&mut spans_out), None, work);
+        }
+        if let Some(sw) = &self.superwords {
+            sw.join(&mut ids, &starts, Some(&mut spans_out));
         }
         Ok((ids, spans_out.into_iter().map(|(x, y)| (x as usize, y as usize)).collect()))
     }

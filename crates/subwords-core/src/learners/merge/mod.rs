@@ -173,6 +173,8 @@ pub enum Stop {
     Size,
     MinCount,
     NoPairs,
+    /// BoundlessBPE: the cap on merges and supermerges was reached.
+    EventLimit,
 }
 
 impl Stop {
@@ -181,6 +183,7 @@ impl Stop {
             Stop::Size => "size",
             Stop::MinCount => "min_count",
             Stop::NoPairs => "no_pairs",
+            Stop::EventLimit => "event_limit",
         }
     }
 }

@@ -54,11 +54,11 @@ pub struct Picky {
 
 /// A candidate pair in a text-ordered heap (Picky BPE and parity-aware BPE): ties go to the
 /// smaller pieces by bytes, as the references break them.
-pub(super) struct Entry {
-    pub(super) count: u64,
-    pub(super) pair: u64,
-    pub(super) left: Rc<[u8]>,
-    pub(super) right: Rc<[u8]>,
+pub(crate) struct Entry {
+    pub(crate) count: u64,
+    pub(crate) pair: u64,
+    pub(crate) left: Rc<[u8]>,
+    pub(crate) right: Rc<[u8]>,
 }
 
 impl PartialEq for Entry {
@@ -83,16 +83,20 @@ impl Ord for Entry {
     }
 }
 
-struct State<'a> {
-    symbols: &'a mut Symbols,
-    units: Vec<Vec<u32>>,
+/// The units, pair counts and token counts under merges and removals (Picky BPE's, and
+/// BoundlessBPE's regular merges and deletions, `learners/superword/boundless.rs`).
+pub(crate) struct State<'a> {
+    pub(crate) symbols: &'a mut Symbols,
+    pub(crate) units: Vec<Vec<u32>>,
     counts: Vec<u64>,
-    pairs: Map<u64, u64>,
+    /// Each pair's count over the units, overlaps included.
+    pub(crate) pairs: Map<u64, u64>,
     /// Units that may hold a pair (stale ids allowed).
     pair_units: Map<u64, Vec<u32>>,
     /// Units that may hold a token, by `id - base` (stale ids allowed).
     tok_units: Vec<Vec<u32>>,
-    freq: Vec<u64>,
+    /// Each token's count in the units, by `id - base`.
+    pub(crate) freq: Vec<u64>,
     heap: BinaryHeap<Entry>,
     /// Each pair's net change of count since the last heap push (a unit counted out and back in
     /// changes most of its pairs by nothing: they get no new entry).
@@ -102,12 +106,56 @@ struct State<'a> {
     round: u32,
 }
 
-impl State<'_> {
-    fn ix(&self, t: u32) -> usize {
+impl<'a> State<'a> {
+    /// The state of `units` (symbol ids of `symbols`, with counts), every pair counted and on
+    /// the heap.
+    pub(crate) fn new(units: Vec<(Vec<u32>, u64)>, symbols: &'a mut Symbols) -> Self {
+        let n = units.len();
+        let (units, counts): (Vec<Vec<u32>>, Vec<u64>) = units.into_iter().unzip();
+        let mut st = State {
+            symbols,
+            units,
+            counts,
+            pairs: Map::default(),
+            pair_units: Map::default(),
+            tok_units: Vec::new(),
+            freq: Vec::new(),
+            heap: BinaryHeap::new(),
+            delta: Map::default(),
+            stamp: vec![0; n],
+            round: 0,
+        };
+        st.grow();
+        for u in 0..n {
+            if st.counts[u] == 0 {
+                st.units[u].clear();
+                continue;
+            }
+            st.count_unit(u, true);
+            let toks = st.units[u].clone();
+            for &t in &toks {
+                let i = st.ix(t);
+                if st.tok_units[i].last() != Some(&(u as u32)) {
+                    st.tok_units[i].push(u as u32);
+                }
+            }
+            for w in toks.windows(2) {
+                let list = st.pair_units.entry(pack(w[0], w[1])).or_default();
+                if list.last() != Some(&(u as u32)) {
+                    list.push(u as u32);
+                }
+            }
+        }
+        st.push_touched();
+        st
+    }
+
+    pub(crate) fn ix(&self, t: u32) -> usize {
         (t - self.symbols.base) as usize
     }
 
-    fn grow(&mut self) {
+    /// Makes room for the symbols added to `symbols` since.
+    pub(crate) fn grow(&mut self) {
         let n = self.symbols.texts.len();
         self.freq.resize(n, 0);
         self.tok_units.resize_with(n, Vec::new);
@@ -155,7 +203,7 @@ impl State<'_> {
     }
 
     /// Joins every occurrence of `(a, b)` into `c`.
-    fn merge(&mut self, a: u32, b: u32, c: u32) {
+    pub(crate) fn merge(&mut self, a: u32, b: u32, c: u32) {
         let p = pack(a, b);
         let list = self.pair_units.remove(&p).unwrap_or_default();
         for u in self.distinct(list) {
@@ -183,7 +231,7 @@ impl State<'_> {
     }
 
     /// Splits every occurrence of `x` into `parts`.
-    fn split(&mut self, x: u32, parts: &[u32]) {
+    pub(crate) fn split(&mut self, x: u32, parts: &[u32]) {
         let ix = self.ix(x);
         let list = std::mem::take(&mut self.tok_units[ix]);
         for u in self.distinct(list) {
@@ -223,7 +271,7 @@ impl State<'_> {
 
     /// Pushes a heap entry for every pair whose count changed (the heap's order is total, so
     /// the order of the pushes does not matter).
-    fn push_touched(&mut self) {
+    pub(crate) fn push_touched(&mut self) {
         let mut delta = std::mem::take(&mut self.delta);
         for (&p, &d) in &delta {
             if d == 0 {
@@ -244,16 +292,43 @@ impl State<'_> {
         }
         delta.clear();
         self.delta = delta;
+        // stale entries outnumber the live pairs: one entry per live pair again (the heap's
+        // order is total, so this changes no choice)
+        if self.heap.len() > 2 * self.pairs.len() + 4096 {
+            let entries: Vec<Entry> = self
+                .pairs
+                .iter()
+                .filter(|&(_, &n)| n > 0)
+                .map(|(&p, &n)| {
+                    let (l, r) = unpack(p);
+                    let left = self.symbols.texts[self.ix(l)].clone();
+                    let right = self.symbols.texts[self.ix(r)].clone();
+                    Entry { count: n, pair: p, left, right }
+                })
+                .collect();
+            self.heap = BinaryHeap::from(entries);
+        }
     }
 
     /// The best pair: the largest count, ties to the smallest `(left, right)`.
-    fn best(&mut self) -> Option<(u64, u64)> {
+    pub(crate) fn best(&mut self) -> Option<(u64, u64)> {
         while let Some(e) = self.heap.pop() {
             if self.pairs.get(&e.pair) == Some(&e.count) {
                 return Some((e.pair, e.count));
             }
         }
         None
+    }
+
+    /// The entry [`best`](Self::best) would return, left on the heap.
+    pub(crate) fn peek(&mut self) -> Option<&Entry> {
+        while let Some(e) = self.heap.peek() {
+            if self.pairs.get(&e.pair) == Some(&e.count) {
+                break;
+            }
+            self.heap.pop();
+        }
+        self.heap.peek()
     }
 }
 
@@ -266,43 +341,7 @@ pub fn learn_picky(
     params: &PickyParams,
 ) -> Picky {
     let first_learned = symbols.next_id();
-    let n = units.len();
-    let (units, counts): (Vec<Vec<u32>>, Vec<u64>) = units.into_iter().unzip();
-    let mut st = State {
-        symbols,
-        units,
-        counts,
-        pairs: Map::default(),
-        pair_units: Map::default(),
-        tok_units: Vec::new(),
-        freq: Vec::new(),
-        heap: BinaryHeap::new(),
-        delta: Map::default(),
-        stamp: vec![0; n],
-        round: 0,
-    };
-    st.grow();
-    for u in 0..n {
-        if st.counts[u] == 0 {
-            st.units[u].clear();
-            continue;
-        }
-        st.count_unit(u, true);
-        let toks = st.units[u].clone();
-        for &t in &toks {
-            let i = st.ix(t);
-            if st.tok_units[i].last() != Some(&(u as u32)) {
-                st.tok_units[i].push(u as u32);
-            }
-        }
-        for w in toks.windows(2) {
-            let list = st.pair_units.entry(pack(w[0], w[1])).or_default();
-            if list.last() != Some(&(u as u32)) {
-                list.push(u as u32);
-            }
-        }
-    }
-    st.push_touched();
+    let mut st = State::new(units, symbols);
 
     // per learned token: present, and the parts it was first made of
     let mut present: Vec<bool> = Vec::new();
@@ -570,6 +609,18 @@ impl PickyReplay {
         hidden: Vec<Vec<u8>>,
         learned: impl Fn(u32) -> bool,
     ) -> std::result::Result<Self, String> {
+        Self::with_given(steps, rows, hidden, learned, |_| false)
+    }
+
+    /// [`PickyReplay::new`] where the learned rows `given(id)` may be present at the end
+    /// without a merge making them (BoundlessBPE's superwords, joined outside the replay).
+    pub fn with_given(
+        steps: &[Step],
+        rows: u32,
+        hidden: Vec<Vec<u8>>,
+        learned: impl Fn(u32) -> bool,
+        given: impl Fn(u32) -> bool,
+    ) -> std::result::Result<Self, String> {
         let total = rows as usize + hidden.len();
         let is_learned = |x: u32| (x as usize) < total && (x >= rows || learned(x));
         let mut present = vec![false; total];
@@ -624,7 +675,7 @@ impl PickyReplay {
             }
         }
         for x in 0..total as u32 {
-            if is_learned(x) && present[x as usize] != (x < rows) {
+            if is_learned(x) && !given(x) && present[x as usize] != (x < rows) {
                 return Err(if x < rows {
                     format!("learned row {x} is not present after the events")
                 } else {

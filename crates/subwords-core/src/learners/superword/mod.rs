@@ -15,6 +15,7 @@
 //! span expression: every merge applies inside a span, in rank order, which `tokenizers`' BPE
 //! does too, so the model exports to `tokenizer.json` as it is.
 
+pub mod boundless;
 pub mod spans;
 
 use std::sync::Arc;

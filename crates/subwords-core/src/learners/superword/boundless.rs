@@ -1,0 +1,835 @@
+//! BoundlessBPE (Schmidt, Reddy, Tanner and Pinter 2025, arXiv 2504.00178) on counts.
+//!
+//! Byte-level BPE in which, at any step, two adjacent pretokens that are each one token may be
+//! joined into a *superword* (a *supermerge*), competing by count with ordinary merges; after
+//! an ordinary merge, a parent whose intersection over self reaches `deletion_threshold` is
+//! deleted (Picky BPE's rule). The rules, word for word, are the pure-Python reference's
+//! (`python/subwords/reference/boundless.py`) and docs/METHODS.md's; the tests run both on random
+//! corpora and demand the same events.
+//!
+//! The learner reads two tables, never the texts: the units (each distinct pretoken, counted as
+//! every training counts them) and the *spans*, each distinct run of adjacent eligible pretokens
+//! of one text (`superword_pieces`) with its count, counted in the same streaming pass
+//! ([`RunSpans`]); a span is stored as its pretokens joined by `\n` (an eligible pretoken never
+//! holds a line break). Memory grows with the distinct spans.
+//!
+//! Shape: the ordinary merges and deletions run on Picky BPE's state (`merge/picky.rs`: units,
+//! pair counts with overlaps, token counts, a heap). The spans are one flat array of unit ids
+//! (a separator between spans, a bit for "inside a superword"), with each unit's positions in it;
+//! the supermerge candidates are counted only between *whole* units (spelled by one token), so
+//! a unit's pairs are counted in when a merge makes it whole and out when a deletion splits it,
+//! and a supermerge visits only the positions of the rarer of its two pretokens.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::hash::{pack, Map};
+use crate::learners::merge::picky::{Entry, State, Step};
+use crate::learners::merge::{unpack, Flat, Stop, Symbols, NO_SYMBOL};
+use crate::learners::StageTwoTexts;
+use crate::options::{ModelKind, TrainOptions};
+use crate::spelling::gpt2::{class_bits, LETTER, LOWER, UPPER};
+use crate::spelling::{Scheme, Spelling};
+
+/// The deletion threshold unless one is given (Picky BPE's).
+pub const DEFAULT_THRESHOLD: f64 = 0.9;
+
+/// How many merges and supermerges a training may make per row it has to fill (deletions can
+/// undo rows, so a cap keeps learning finite).
+pub const EVENTS_PER_ROW: u64 = 10;
+
+/// What separates the pretokens of a span in the span table.
+pub const SEPARATOR: char = '\n';
+
+fn default_threshold() -> Option<f64> {
+    Some(DEFAULT_THRESHOLD)
+}
+
+fn letters() -> String {
+    "letters".into()
+}
+
+/// How the spans are counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CountOn {
+    /// Each maximal run of two or more eligible pretokens ("Faster Superword Tokenization").
+    #[default]
+    Runs,
+    /// Each adjacent pair of eligible pretokens on its own (a smaller table).
+    Pairs,
+}
+
+/// BoundlessBPE's options (the core's `boundless`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoundlessOptions {
+    /// A parent is deleted when its intersection over self reaches this; None never deletes.
+    #[serde(default = "default_threshold")]
+    pub deletion_threshold: Option<f64>,
+    /// Which pretokens may join: `letters`, `any`, or a regular expression a pretoken must
+    /// contain a match of.
+    #[serde(default = "letters")]
+    pub superword_pieces: String,
+    #[serde(default)]
+    pub count_on: CountOn,
+}
+
+/// Which pretokens may take part in a supermerge.
+#[derive(Clone)]
+pub enum Eligible {
+    /// Letters and marks after at most one space (` ?[\p{L}\p{M}]+`).
+    Letters,
+    /// Any pretoken without a line break.
+    Any,
+    /// A pretoken holding a match of the expression (and no line break).
+    Pattern(std::sync::Arc<fancy_regex::Regex>),
+}
+
+impl Eligible {
+    pub fn new(name: &str) -> Result<Self> {
+        Ok(match name {
+            "letters" => Eligible::Letters,
+            "any" => Eligible::Any,
+            p => {
+                Eligible::Pattern(std::sync::Arc::new(fancy_regex::Regex::new(p).map_err(|e| {
+                    Error::Option(format!(
+                        "superword_pieces {p:?} is not a regular expression ({e}); give \
+                         'letters', 'any' or an expression a pretoken must contain a match of"
+                    ))
+                })?))
+            }
+        })
+    }
+
+    /// Whether pretoken `p` may join a superword.
+    pub fn admits(&self, p: &str) -> bool {
+        if p.is_empty() || p.contains(['\n', '\r']) && !matches!(self, Eligible::Pattern(_)) {
+            return false;
+        }
+        match self {
+            Eligible::Letters => {
+                let rest = p.strip_prefix(' ').unwrap_or(p);
+                !rest.is_empty()
+                    && rest.chars().all(|c| class_bits(c) & (LETTER | UPPER | LOWER) != 0)
+            }
+            Eligible::Any => true,
+            Eligible::Pattern(re) => !p.contains(SEPARATOR) && re.is_match(p).unwrap_or(false),
+        }
+    }
+}
+
+/// Counts BoundlessBPE's spans beside the units, in the one pass over the pretokens.
+#[derive(Clone)]
+pub struct RunSpans {
+    pub eligible: Eligible,
+    pub count_on: CountOn,
+}
+
+/// What [`RunSpans::each`] hands over: a pretoken, or a span (its pretokens joined by `\n`).
+pub enum Counted<'a> {
+    Unit(&'a str),
+    Span(&'a str),
+}
+
+impl RunSpans {
+    pub fn new(opts: &BoundlessOptions) -> Result<Self> {
+        Ok(RunSpans { eligible: Eligible::new(&opts.superword_pieces)?, count_on: opts.count_on })
+    }
+
+    /// The spans options of a training (None unless it is BoundlessBPE).
+    pub fn of(opts: &TrainOptions) -> Result<Option<Self>> {
+        opts.boundless.as_ref().map(RunSpans::new).transpose()
+    }
+
+    /// Calls `f` with every pretoken of `text` (one text, already cut at special tokens) and
+    /// every span.
+    pub fn each(&self, spelling: &Spelling, text: &str, mut f: impl FnMut(Counted<'_>)) {
+        let runs = self.count_on == CountOn::Runs;
+        // the run so far (under `pairs`: the last eligible pretoken), and its pretokens
+        let mut run = String::new();
+        let mut n = 0usize;
+        spelling.for_each_unit(text, |unit, _| {
+            f(Counted::Unit(unit));
+            if !self.eligible.admits(unit) {
+                if n > 1 && runs {
+                    f(Counted::Span(&run));
+                }
+                run.clear();
+                n = 0;
+                return;
+            }
+            if n > 0 {
+                let k = run.len();
+                run.push(SEPARATOR);
+                run.push_str(unit);
+                if !runs {
+                    f(Counted::Span(&run));
+                    run.drain(..=k);
+                }
+            } else {
+                run.push_str(unit);
+            }
+            n += 1;
+        });
+        if n > 1 && runs {
+            f(Counted::Span(&run));
+        }
+    }
+}
+
+/// The name a count table gives the spans it counted for these options (its span "pattern").
+pub fn table_label(b: &BoundlessOptions) -> String {
+    let on = match b.count_on {
+        CountOn::Runs => "runs",
+        CountOn::Pairs => "pairs",
+    };
+    format!("boundless:{on}:{}", b.superword_pieces)
+}
+
+/// Refuses BoundlessBPE options that cannot work, before any input is read.
+pub fn validate(opts: &TrainOptions) -> Result<()> {
+    let Some(b) = &opts.boundless else { return Ok(()) };
+    if let Some(t) = b.deletion_threshold {
+        if !(t > 0.0 && t <= 1.0) {
+            return Err(Error::Option(format!(
+                "deletion_threshold={t} is outside the range that works, (0, 1]: it is a share of \
+                 a token's uses (Picky BPE's 0.9 by default); give None to never delete"
+            )));
+        }
+    }
+    Eligible::new(&b.superword_pieces)?;
+    if opts.model != ModelKind::Bpe {
+        return Err(Error::Option("BoundlessBPE (boundless) applies to model='bpe' only".into()));
+    }
+    if opts.spelling != Scheme::Bytes {
+        return Err(Error::Option(format!(
+            "BoundlessBPE needs spelling='bytes': the {} spelling cannot carry the space inside a \
+             superword; train with spelling='bytes' (preset='boundless' sets it)",
+            format!("{:?}", opts.spelling).to_lowercase()
+        )));
+    }
+    if opts.pattern.is_none() && opts.pre_split.is_none() {
+        return Err(Error::Option(
+            "BoundlessBPE needs a pre-split (pre_split=, e.g. 'o200k', the boundless preset's): \
+             its superwords join whole pretokens"
+                .into(),
+        ));
+    }
+    let other = if opts.superword_at.is_some() || opts.superword_pattern.is_some() {
+        Some("superword_at or superword_pattern (SuperBPE)")
+    } else if opts.picky.is_some() {
+        Some("picky (its deletions are deletion_threshold)")
+    } else if opts.joints {
+        Some("pre-split joints")
+    } else if opts.max_piece_length.is_some() {
+        Some("max_piece_length")
+    } else if opts.pad_to_multiple.is_some() {
+        Some("pad_to_multiple")
+    } else if opts.parity.is_some() || opts.length_max || opts.scaffold {
+        Some("parity, length_max or scaffold")
+    } else {
+        None
+    };
+    if let Some(o) = other {
+        return Err(Error::Option(format!("BoundlessBPE does not take {o}")));
+    }
+    Ok(())
+}
+
+/// One step of a BoundlessBPE run, in symbol ids.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// `(left, right, result)` joined in every unit.
+    Merge([u32; 3]),
+    /// A token deleted: every occurrence spelled by the tokens it was first made of.
+    Delete(u32),
+    /// `(left pretoken's token, right pretoken's token, superword)` joined in every span.
+    Super([u32; 3]),
+}
+
+pub struct BoundlessParams {
+    pub new_rows: u64,
+    pub min_count: u64,
+    pub threshold: Option<f64>,
+    pub event_limit: u64,
+}
+
+pub struct Boundless {
+    pub events: Vec<Event>,
+    /// The learned tokens present at the end, in the order they were (last) made.
+    pub order: Vec<u32>,
+    pub stop: Stop,
+    /// Σ count × pieces of the units, less one per superword joined in a span, at the end.
+    pub pieces_after: u64,
+}
+
+/// The spans: one array of unit ids, [`SEP`] before each span, [`JOINED`] set on a pretoken
+/// inside a superword.
+struct Spans {
+    seq: Vec<u32>,
+    /// Where each span starts in `seq` (its separator), and its count.
+    starts: Vec<u32>,
+    counts: Vec<u64>,
+    /// Each unit's positions in `seq`, in order: `occ[off[u]..off[u + 1]]`.
+    off: Vec<u32>,
+    occ: Vec<u32>,
+}
+
+const SEP: u32 = u32::MAX;
+const JOINED: u32 = 1 << 31;
+
+impl Spans {
+    fn count_at(&self, g: usize) -> u64 {
+        self.counts[self.starts.partition_point(|&s| s as usize <= g) - 1]
+    }
+    /// The unit at `g`, if it is a pretoken not inside a superword.
+    fn free(&self, g: usize) -> Option<u32> {
+        let x = *self.seq.get(g)?;
+        (x != SEP && x & JOINED == 0).then_some(x)
+    }
+}
+
+struct Learner<'a> {
+    st: State<'a>,
+    first: u32,
+    spans: Spans,
+    /// Per unit: its text, and whether it is spelled by one token.
+    utext: Vec<Rc<[u8]>>,
+    whole: Vec<bool>,
+    unit_of: Map<Box<[u8]>, u32>,
+    /// Per symbol (by `id - base`): alive, protected, the parts it was first made of by a merge.
+    alive: Vec<bool>,
+    protected: Vec<bool>,
+    parents: Vec<Option<[u32; 2]>>,
+    /// Supermerge candidates: pairs of whole units, counted over the spans.
+    sc: Map<u64, u64>,
+    sdelta: Map<u64, i64>,
+    sheap: BinaryHeap<Entry>,
+    /// Candidates whose superword's text is a row now (the token's id): back when it is deleted.
+    blocked: Map<u32, Vec<u64>>,
+    order: Vec<u32>,
+}
+
+impl Learner<'_> {
+    fn grow(&mut self) {
+        self.st.grow();
+        let n = self.st.symbols.texts.len();
+        self.alive.resize(n, false);
+        self.protected.resize(n, false);
+        self.parents.resize(n, None);
+    }
+
+    fn ix(&self, t: u32) -> usize {
+        (t - self.st.symbols.base) as usize
+    }
+
+    fn symbol(&mut self, text: Vec<u8>, len: u32) -> u32 {
+        match self.st.symbols.index.get(text.as_slice()) {
+            Some(&c) => c,
+            None => {
+                let c = self.st.symbols.push(text, len);
+                self.grow();
+                c
+            }
+        }
+    }
+
+    fn bump(&mut self, p: u32, q: u32, d: i64) {
+        let k = pack(p, q);
+        let e = self.sc.entry(k).or_insert(0);
+        *e = (*e as i64 + d) as u64;
+        *self.sdelta.entry(k).or_insert(0) += d;
+    }
+
+    /// Counts unit `u`'s supermerge pairs with whole neighbours in (`sign` 1) or out (-1); `u`
+    /// is whole while this runs.
+    fn touch_unit(&mut self, u: u32, sign: i64) {
+        let (a, b) = (self.spans.off[u as usize] as usize, self.spans.off[u as usize + 1] as usize);
+        for k in a..b {
+            let g = self.spans.occ[k] as usize;
+            if self.spans.free(g) != Some(u) {
+                continue;
+            }
+            let c = self.spans.count_at(g) as i64 * sign;
+            if let Some(l) = self.spans.free(g - 1).filter(|&l| self.whole[l as usize]) {
+                self.bump(l, u, c);
+            }
+            if let Some(r) = self.spans.free(g + 1).filter(|&r| r != u && self.whole[r as usize]) {
+                self.bump(u, r, c);
+            }
+        }
+    }
+
+    fn set_whole(&mut self, u: u32, whole: bool) {
+        if self.whole[u as usize] == whole {
+            return;
+        }
+        if whole {
+            self.whole[u as usize] = true;
+            self.touch_unit(u, 1);
+        } else {
+            self.touch_unit(u, -1);
+            self.whole[u as usize] = false;
+        }
+    }
+
+    fn push_supers(&mut self) {
+        let delta = std::mem::take(&mut self.sdelta);
+        for (&k, &d) in &delta {
+            if d == 0 {
+                continue;
+            }
+            match self.sc.get(&k) {
+                Some(&0) => {
+                    self.sc.remove(&k);
+                }
+                Some(&n) => self.push_super(k, n),
+                None => {}
+            }
+        }
+        // one entry per live candidate again once stale entries outnumber them (the order is
+        // total: no choice changes)
+        if self.sheap.len() > 2 * self.sc.len() + 4096 {
+            self.sheap.clear();
+            let live: Vec<(u64, u64)> = self.sc.iter().map(|(&k, &n)| (k, n)).collect();
+            for (k, n) in live {
+                self.push_super(k, n);
+            }
+        }
+    }
+
+    fn push_super(&mut self, k: u64, n: u64) {
+        let (p, q) = unpack(k);
+        let (left, right) = (self.utext[p as usize].clone(), self.utext[q as usize].clone());
+        self.sheap.push(Entry { count: n, pair: k, left, right });
+    }
+
+    /// The best supermerge candidate left on its heap (count, pair): its superword is no row.
+    fn best_super(&mut self) -> Option<(u64, u64)> {
+        while let Some(e) = self.sheap.peek() {
+            if self.sc.get(&e.pair) != Some(&e.count) {
+                self.sheap.pop();
+                continue;
+            }
+            let joined = [&e.left[..], &e.right[..]].concat();
+            if let Some(&c) = self.st.symbols.index.get(joined.as_slice()) {
+                if self.alive[self.ix(c)] || c < self.first {
+                    let pair = e.pair;
+                    self.sheap.pop();
+                    self.blocked.entry(c).or_default().push(pair);
+                    continue;
+                }
+            }
+            return Some((e.count, e.pair));
+        }
+        None
+    }
+
+    /// The tokens a deleted `x` is spelled by.
+    fn walk(&self, x: u32, out: &mut Vec<u32>) {
+        let parts = self.parents[self.ix(x)].expect("a deleted token was made by a merge");
+        for p in parts {
+            if p < self.first || self.alive[self.ix(p)] {
+                out.push(p);
+            } else {
+                self.walk(p, out);
+            }
+        }
+    }
+
+    fn merge(&mut self, pair: u64, joint: u64, threshold: Option<f64>, events: &mut Vec<Event>) {
+        let (a, b) = unpack(pair);
+        let before = [self.st.freq[self.ix(a)], self.st.freq[self.ix(b)]];
+        let text = self.st.symbols.join(a, b);
+        let len = self.st.symbols.len(a) + self.st.symbols.len(b);
+        let c = self.symbol(text, len);
+        self.st.merge(a, b, c);
+        events.push(Event::Merge([a, b, c]));
+        let ci = self.ix(c);
+        self.parents[ci].get_or_insert([a, b]);
+        if !self.alive[ci] {
+            self.alive[ci] = true;
+            self.order.push(c);
+        }
+        if let Some(&u) = self.unit_of.get(self.st.symbols.text(c)) {
+            if self.st.units[u as usize].len() == 1 {
+                self.set_whole(u, true);
+            }
+        }
+        if let Some(t) = threshold {
+            let checks: &[(u32, u64)] =
+                if a == b { &[(a, before[0])] } else { &[(a, before[0]), (b, before[1])] };
+            for &(x, f) in checks {
+                let xi = self.ix(x);
+                if x < self.first || !self.alive[xi] || self.protected[xi] {
+                    continue;
+                }
+                if (joint as f64) / (f as f64) < t {
+                    continue;
+                }
+                self.alive[xi] = false;
+                self.order.retain(|&y| y != x);
+                events.push(Event::Delete(x));
+                let mut parts = Vec::new();
+                self.walk(x, &mut parts);
+                self.st.split(x, &parts);
+                if let Some(&u) = self.unit_of.get(self.st.symbols.text(x)) {
+                    self.set_whole(u, false);
+                }
+                for k in self.blocked.remove(&x).unwrap_or_default() {
+                    if let Some(&n) = self.sc.get(&k) {
+                        self.push_super(k, n);
+                    }
+                }
+            }
+        }
+        self.st.push_touched();
+    }
+
+    fn supermerge(&mut self, pair: u64, events: &mut Vec<Event>) {
+        let (p, q) = unpack(pair);
+        // the positions of the rarer pretoken (of `p` when the two are one: left to right)
+        let off = &self.spans.off;
+        let np = off[p as usize + 1] - off[p as usize];
+        let nq = off[q as usize + 1] - off[q as usize];
+        let (by_left, u) = if p == q || np <= nq { (true, p) } else { (false, q) };
+        let (a, b) = (off[u as usize] as usize, off[u as usize + 1] as usize);
+        for k in a..b {
+            let g = self.spans.occ[k] as usize;
+            let g = if by_left { g } else { g - 1 };
+            if self.spans.free(g) != Some(p) || self.spans.free(g + 1) != Some(q) {
+                continue;
+            }
+            let c = self.spans.count_at(g) as i64;
+            if let Some(l) = self.spans.free(g - 1).filter(|&l| self.whole[l as usize]) {
+                self.bump(l, p, -c);
+            }
+            self.bump(p, q, -c);
+            if let Some(r) = self.spans.free(g + 2).filter(|&r| self.whole[r as usize]) {
+                self.bump(q, r, -c);
+            }
+            self.spans.seq[g] |= JOINED;
+            self.spans.seq[g + 1] |= JOINED;
+        }
+        let (tp, tq) = (self.st.units[p as usize][0], self.st.units[q as usize][0]);
+        let text = [&self.utext[p as usize][..], &self.utext[q as usize][..]].concat();
+        let len = self.st.symbols.len(tp) + self.st.symbols.len(tq);
+        let c = self.symbol(text, len);
+        for t in [tp, tq, c] {
+            let i = self.ix(t);
+            self.protected[i] = true;
+        }
+        let ci = self.ix(c);
+        if !self.alive[ci] {
+            self.alive[ci] = true;
+            self.order.push(c);
+        }
+        events.push(Event::Super([tp, tq, c]));
+    }
+}
+
+/// Orders two candidates as the reference does: the larger count, then the smaller
+/// `(left, right)` by bytes.
+fn better(a: (u64, &[u8], &[u8]), b: (u64, &[u8], &[u8])) -> Ordering {
+    a.0.cmp(&b.0).then_with(|| b.1.cmp(a.1)).then_with(|| b.2.cmp(a.2))
+}
+
+/// BoundlessBPE on the engine's flat units (each a pretoken spelled in bytes) and the span table
+/// (`spans`: pretokens joined by `\n`, with counts). New tokens are added to `symbols`.
+pub fn learn_flat(
+    flat: &Flat,
+    spans: Option<Box<dyn StageTwoTexts>>,
+    symbols: &mut Symbols,
+    params: &BoundlessParams,
+) -> Result<Boundless> {
+    let Some(mut spans) = spans else {
+        return Err(Error::Input(
+            "BoundlessBPE has no span table: train it from the text (the spans are counted in \
+             the same pass as the units), or count the table with preset='boundless'"
+                .into(),
+        ));
+    };
+    let first = symbols.next_id();
+    // the units, by text (a text met twice is one unit)
+    let mut units: Vec<(Vec<u32>, u64)> = Vec::with_capacity(flat.meta.len());
+    let mut utext: Vec<Rc<[u8]>> = Vec::with_capacity(flat.meta.len());
+    let mut unit_of: Map<Box<[u8]>, u32> = Map::default();
+    for m in &flat.meta {
+        let syms = &flat.syms[m.start()..m.start() + m.len()];
+        if m.count == 0 || syms.is_empty() {
+            continue;
+        }
+        if syms.contains(&NO_SYMBOL) {
+            return Err(Error::Input("BoundlessBPE needs every byte in its alphabet".into()));
+        }
+        let text: Vec<u8> = syms.iter().flat_map(|&s| symbols.text(s).iter().copied()).collect();
+        match unit_of.get(text.as_slice()) {
+            Some(&u) => units[u as usize].1 += m.count,
+            None => {
+                unit_of.insert(text.clone().into_boxed_slice(), units.len() as u32);
+                utext.push(Rc::from(text.into_boxed_slice()));
+                units.push((syms.to_vec(), m.count));
+            }
+        }
+    }
+    let ucounts: Vec<u64> = units.iter().map(|(_, c)| *c).collect();
+    // the spans, as unit ids
+    let mut seq: Vec<u32> = Vec::new();
+    let mut starts: Vec<u32> = Vec::new();
+    let mut counts: Vec<u64> = Vec::new();
+    let mut missing: Option<String> = None;
+    spans.each_span(&mut |span, count| {
+        if count == 0 || missing.is_some() {
+            return;
+        }
+        let at = seq.len();
+        seq.push(SEP);
+        for p in span.split(SEPARATOR) {
+            match unit_of.get(p.as_bytes()) {
+                Some(&u) => seq.push(u),
+                None => {
+                    missing = Some(p.to_string());
+                    return;
+                }
+            }
+        }
+        if seq.len() - at < 3 {
+            seq.truncate(at);
+            return;
+        }
+        starts.push(at as u32);
+        counts.push(count);
+    })?;
+    if let Some(p) = missing {
+        return Err(Error::Input(format!(
+            "the span table holds the pretoken {p:?}, which the units do not: the spans were \
+             counted with other options than the units; count both again in one pass"
+        )));
+    }
+    if seq.len() >= JOINED as usize {
+        return Err(Error::Input("the span table is too large (2^31 pretokens or more)".into()));
+    }
+    seq.push(SEP);
+    let n = units.len();
+    let mut off = vec![0u32; n + 1];
+    for &x in &seq {
+        if x != SEP {
+            off[x as usize + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        off[i + 1] += off[i];
+    }
+    let mut fill = off.clone();
+    let mut occ = vec![0u32; off[n] as usize];
+    for (g, &x) in seq.iter().enumerate() {
+        if x != SEP {
+            occ[fill[x as usize] as usize] = g as u32;
+            fill[x as usize] += 1;
+        }
+    }
+    drop(fill);
+    let whole: Vec<bool> = units.iter().map(|(u, _)| u.len() == 1).collect();
+    let st = State::new(units, symbols);
+    let mut l = Learner {
+        st,
+        first,
+        spans: Spans { seq, starts, counts, off, occ },
+        utext,
+        whole: vec![false; n],
+        unit_of,
+        alive: Vec::new(),
+        protected: Vec::new(),
+        parents: Vec::new(),
+        sc: Map::default(),
+        sdelta: Map::default(),
+        sheap: BinaryHeap::new(),
+        blocked: Map::default(),
+        order: Vec::new(),
+    };
+    l.grow();
+    for i in 0..(first - l.st.symbols.base) as usize {
+        l.alive[i] = true;
+    }
+    for (u, w) in whole.into_iter().enumerate() {
+        if w {
+            l.set_whole(u as u32, true);
+        }
+    }
+    l.push_supers();
+    let mut events = Vec::new();
+    let mut made = 0u64;
+    let stop = loop {
+        if l.order.len() as u64 >= params.new_rows {
+            break Stop::Size;
+        }
+        if made >= params.event_limit {
+            break Stop::EventLimit;
+        }
+        let merge = l.st.peek().map(|e| (e.count, e.pair, e.left.clone(), e.right.clone()));
+        let sup = l.best_super();
+        let take_merge = match (&merge, sup) {
+            (None, None) => break Stop::NoPairs,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some((n, _, a, b)), Some((sn, sk))) => {
+                let (p, q) = unpack(sk);
+                let (sa, sb) = (&l.utext[p as usize], &l.utext[q as usize]);
+                better((*n, a, b), (sn, sa, sb)) != Ordering::Less
+            }
+        };
+        let count = if take_merge { merge.as_ref().unwrap().0 } else { sup.unwrap().0 };
+        if count < params.min_count {
+            break Stop::MinCount;
+        }
+        made += 1;
+        if take_merge {
+            let (n, pair, _, _) = merge.unwrap();
+            l.st.best();
+            l.merge(pair, n, params.threshold, &mut events);
+        } else {
+            l.supermerge(sup.unwrap().1, &mut events);
+        }
+        l.push_supers();
+    };
+    // the corpus as training leaves it: the units' pieces, less one per superword in a span
+    let mut after: u64 = l.st.units.iter().zip(&ucounts).map(|(t, c)| t.len() as u64 * c).sum();
+    let mut joined = 0u64;
+    for (g, &x) in l.spans.seq.iter().enumerate() {
+        if x != SEP && x & JOINED != 0 {
+            joined += l.spans.count_at(g);
+        }
+    }
+    after -= joined / 2;
+    Ok(Boundless { events, order: l.order, stop, pieces_after: after })
+}
+
+/// A finished run in the model's ids: the alphabet's ids (below `first`) stay, the tokens
+/// present at the end become the rows after the alphabet in the order they were made, the
+/// deleted ones the hidden ids after all rows. Returns the present tokens in row order, the
+/// merge and deletion steps, the hidden texts, and the superwords `(left, right, superword)`
+/// with how many steps come before each.
+pub struct Settled {
+    pub present: Vec<u32>,
+    pub steps: Vec<Step>,
+    pub hidden: Vec<Vec<u8>>,
+    pub supers: Vec<[u32; 3]>,
+    pub super_at: Vec<u32>,
+}
+
+pub fn settle(out: &Boundless, symbols: &Symbols, first: u32) -> Settled {
+    let rows_after = first + out.order.len() as u32;
+    let mut map: Map<u32, u32> = Map::default();
+    for (k, &t) in out.order.iter().enumerate() {
+        map.insert(t, first + k as u32);
+    }
+    let mut hidden = Vec::new();
+    for t in first..symbols.next_id() {
+        if let std::collections::hash_map::Entry::Vacant(e) = map.entry(t) {
+            e.insert(rows_after + hidden.len() as u32);
+            hidden.push(symbols.text(t).to_vec());
+        }
+    }
+    let id = |x: u32| if x < first { x } else { map[&x] };
+    let (mut steps, mut supers, mut super_at) = (Vec::new(), Vec::new(), Vec::new());
+    for e in &out.events {
+        match e {
+            Event::Merge([a, b, c]) => steps.push(Step::Merge(id(*a), id(*b), id(*c))),
+            Event::Delete(x) => steps.push(Step::Remove(id(*x))),
+            Event::Super([a, b, c]) => {
+                supers.push([id(*a), id(*b), id(*c)]);
+                super_at.push(steps.len() as u32);
+            }
+        }
+    }
+    Settled { present: out.order.clone(), steps, hidden, supers, super_at }
+}
+
+/// A BoundlessBPE model's superwords as its encoder joins them: after each pretoken is encoded
+/// (merges and deletions replayed), two adjacent pretokens each encoded as one token join into
+/// their superword, the earliest superword first, then left to right.
+#[derive(Clone, Debug)]
+pub struct Superwords {
+    /// `(left, right, superword)` in the order they were learned.
+    pub joins: Vec<[u32; 3]>,
+    /// How many merge and deletion steps come before each (for the model file's order).
+    pub after: Vec<u32>,
+    rank: Map<u64, (u32, u32)>,
+}
+
+impl Superwords {
+    pub fn new(joins: Vec<[u32; 3]>, after: Vec<u32>) -> Self {
+        let mut rank = Map::default();
+        for (k, j) in joins.iter().enumerate() {
+            rank.entry(pack(j[0], j[1])).or_insert((k as u32, j[2]));
+        }
+        Superwords { joins, after, rank }
+    }
+
+    /// Joins the superwords in `ids`, whose pretokens start at `starts` (in order, the last
+    /// pretoken running to the end); `spans`, if given, are joined alongside.
+    pub fn join(
+        &self,
+        ids: &mut Vec<u32>,
+        starts: &[usize],
+        mut spans: Option<&mut Vec<(u32, u32)>>,
+    ) {
+        // pretokens encoded as one id, and the candidates between two neighbours
+        let one = |i: usize| {
+            let end = starts.get(i + 1).copied().unwrap_or(ids.len());
+            (end == starts[i] + 1).then(|| ids[starts[i]])
+        };
+        let mut found: Vec<(u32, usize, u32)> = Vec::new();
+        for i in 0..starts.len().saturating_sub(1) {
+            if let (Some(a), Some(b)) = (one(i), one(i + 1)) {
+                if let Some(&(r, c)) = self.rank.get(&pack(a, b)) {
+                    found.push((r, i, c));
+                }
+            }
+        }
+        if found.is_empty() {
+            return;
+        }
+        found.sort_unstable();
+        let mut taken = vec![false; starts.len()];
+        let mut joined: Vec<Option<u32>> = vec![None; starts.len()];
+        for (_, i, c) in found {
+            if !taken[i] && !taken[i + 1] {
+                taken[i] = true;
+                taken[i + 1] = true;
+                joined[i] = Some(c);
+            }
+        }
+        let mut out = Vec::with_capacity(ids.len());
+        let mut out_spans = Vec::new();
+        let mut i = 0;
+        while i < starts.len() {
+            let end = starts.get(i + 1).copied().unwrap_or(ids.len());
+            match joined[i] {
+                Some(c) => {
+                    out.push(c);
+                    if let Some(sp) = spans.as_deref() {
+                        out_spans.push((sp[starts[i]].0, sp[starts[i] + 1].1));
+                    }
+                    i += 2;
+                }
+                None => {
+                    out.extend_from_slice(&ids[starts[i]..end]);
+                    if let Some(sp) = spans.as_deref() {
+                        out_spans.extend_from_slice(&sp[starts[i]..end]);
+                    }
+                    i += 1;
+                }
+            }
+        }
+        *ids = out;
+        if let Some(sp) = spans.as_deref_mut() {
+            *sp = out_spans;
+        }
+    }
+}
