@@ -19,7 +19,8 @@ Rows:
             (o200k in stage one, the paper's spans in stage two, at most four words a piece)
   boundless with --boundless: subwords.train(path, vocab_size=V, preset="boundless")
             (BoundlessBPE: o200k pretokens, superwords of two whole letter pretokens, deletion
-            threshold 0.9), the Rust learner on the units and the span runs
+            threshold 0.9), the Rust learner on the units and the span runs; with --pairs
+            also count_on="pairs" (each adjacent pair a span: a smaller table)
   reference with --reference: BoundlessBPE by the pure-Python reference
             (subwords.reference.boundless, each line a text, the same rules); it recounts every
             pair at every step, so keep --limit-mb to about 1 and --vocab to a few thousand. Its
@@ -74,14 +75,15 @@ def worker(args: list[str]) -> None:
                  "supermerges": sum(e[0] == "super" for e in events),
                  "deletions": sum(e[0] == "delete" for e in events)}
     else:
-        kw = {"plain": dict(preset="o200k"), "boundless": dict(preset="boundless")}.get(
+        kw = {"plain": dict(preset="o200k"), "boundless": dict(preset="boundless"),
+              "boundless-pairs": dict(preset="boundless", count_on="pairs")}.get(
             kind, dict(preset="superbpe", superword_at=round(at * vocab)))
         t0 = time.perf_counter()
         tok = subwords.train(Path(path), vocab_size=vocab, threads=2, **kw)
         dt = time.perf_counter() - t0
         count = lambda lines: sum(len(ids) for ids in tok.encode_batch(lines))
         extra = {"rows": tok.vocab_size, "stage_one": (tok.report or {}).get("stage_one_merges")}
-        if kind == "boundless":
+        if kind.startswith("boundless"):
             events = json.loads(tok.to_json())["boundless_events"]
             extra.update(stop=(tok.report or {}).get("stop"), supermerges=sum(e[0] == "=" for e in events),
                          deletions=sum(e[0] == "-" for e in events))
@@ -111,8 +113,10 @@ def main() -> None:
     ap.add_argument("--corpus", default="large")
     ap.add_argument("--limit-mb", type=float, default=100)
     ap.add_argument("--vocab", type=int, default=32000)
-    ap.add_argument("--at", default="0.8", help="transition sizes as fractions of --vocab, comma-separated")
+    ap.add_argument("--at", default="0.8",
+                    help="transition sizes as fractions of --vocab, comma-separated ('' for no SuperBPE row)")
     ap.add_argument("--boundless", action="store_true", help="add BoundlessBPE (preset='boundless')")
+    ap.add_argument("--pairs", action="store_true", help="add BoundlessBPE with count_on='pairs'")
     ap.add_argument("--reference", action="store_true",
                     help="add BoundlessBPE by the pure-Python reference (small corpora only)")
     a = ap.parse_args()
@@ -124,9 +128,11 @@ def main() -> None:
         path.write_bytes(data[: data.rfind(b"\n") + 1])
     size = path.stat().st_size / 1e6
     print(f"corpus {a.corpus}, {size:.1f} MB, vocab {a.vocab}, 2 threads")
-    rows = [("plain", 0.0)] + [("superbpe", float(x)) for x in a.at.split(",")]
+    rows = [("plain", 0.0)] + [("superbpe", float(x)) for x in a.at.split(",") if x]
     if a.boundless:
         rows.append(("boundless", 0.0))
+    if a.pairs:
+        rows.append(("boundless-pairs", 0.0))
     if a.reference:
         rows.append(("reference", 0.0))
     res = {}
@@ -138,7 +144,7 @@ def main() -> None:
               f"tokens/byte all {tpb['all']:.4f} en {tpb['english']:.4f} ml {tpb['multilingual']:.4f} "
               f"code {tpb['code']:.4f}"
               + (f"  supermerges {r['supermerges']} deletions {r['deletions']} rows {r['rows']} stop {r['stop']}"
-                 if kind in ("boundless", "reference") else ""), flush=True)
+                 if kind.startswith("boundless") or kind == "reference" else ""), flush=True)
     base = res[("plain", 0.0)]
     for (kind, at), r in res.items():
         if kind == "plain":

@@ -104,12 +104,24 @@ pub(crate) struct State<'a> {
     /// A stamp per unit, to visit each listed unit once.
     stamp: Vec<u32>,
     round: u32,
+    /// Pairs counted below this get no heap entry (a learner that stops below `min_count` never
+    /// takes them; 0 for Picky BPE). An entry is pushed when a count rises to it.
+    pub(crate) floor: u64,
 }
 
 impl<'a> State<'a> {
     /// The state of `units` (symbol ids of `symbols`, with counts), every pair counted and on
     /// the heap.
     pub(crate) fn new(units: Vec<(Vec<u32>, u64)>, symbols: &'a mut Symbols) -> Self {
+        Self::with_floor(units, symbols, 0)
+    }
+
+    /// [`State::new`] where pairs counted below `floor` get no heap entry.
+    pub(crate) fn with_floor(
+        units: Vec<(Vec<u32>, u64)>,
+        symbols: &'a mut Symbols,
+        floor: u64,
+    ) -> Self {
         let n = units.len();
         let (units, counts): (Vec<Vec<u32>>, Vec<u64>) = units.into_iter().unzip();
         let mut st = State {
@@ -124,6 +136,7 @@ impl<'a> State<'a> {
             delta: Map::default(),
             stamp: vec![0; n],
             round: 0,
+            floor,
         };
         st.grow();
         for u in 0..n {
@@ -281,13 +294,13 @@ impl<'a> State<'a> {
                 Some(&0) => {
                     self.pairs.remove(&p);
                 }
-                Some(&n) => {
+                Some(&n) if n >= self.floor => {
                     let (l, r) = unpack(p);
                     let left = self.symbols.texts[self.ix(l)].clone();
                     let right = self.symbols.texts[self.ix(r)].clone();
                     self.heap.push(Entry { count: n, pair: p, left, right });
                 }
-                None => {}
+                _ => {}
             }
         }
         delta.clear();
@@ -298,7 +311,7 @@ impl<'a> State<'a> {
             let entries: Vec<Entry> = self
                 .pairs
                 .iter()
-                .filter(|&(_, &n)| n > 0)
+                .filter(|&(_, &n)| n > 0 && n >= self.floor)
                 .map(|(&p, &n)| {
                     let (l, r) = unpack(p);
                     let left = self.symbols.texts[self.ix(l)].clone();

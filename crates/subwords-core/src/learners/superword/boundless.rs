@@ -313,6 +313,9 @@ struct Learner<'a> {
     /// Candidates whose superword's text is a row now (the token's id): back when it is deleted.
     blocked: Map<u32, Vec<u64>>,
     order: Vec<u32>,
+    /// Candidates counted below this (`min_count`) get no heap entry: most pairs of whole
+    /// pretokens are met once, and a stop below `min_count` never takes them.
+    floor: u64,
 }
 
 impl Learner<'_> {
@@ -404,6 +407,9 @@ impl Learner<'_> {
     }
 
     fn push_super(&mut self, k: u64, n: u64) {
+        if n < self.floor {
+            return;
+        }
         let (p, q) = unpack(k);
         let (left, right) = (self.utext[p as usize].clone(), self.utext[q as usize].clone());
         self.sheap.push(Entry { count: n, pair: k, left, right });
@@ -428,6 +434,22 @@ impl Learner<'_> {
             return Some((e.count, e.pair));
         }
         None
+    }
+
+    /// Whether any merge or supermerge is a candidate at all (a pair counted, a supermerge whose
+    /// superword is no row).
+    fn any_candidate(&self) -> bool {
+        if self.st.pairs.values().any(|&n| n > 0) {
+            return true;
+        }
+        self.sc.iter().any(|(&k, &n)| {
+            let (p, q) = unpack(k);
+            let joined = [&self.utext[p as usize][..], &self.utext[q as usize][..]].concat();
+            n > 0
+                && self.st.symbols.index.get(joined.as_slice()).is_none_or(|&c| {
+                    c >= self.first && !self.alive[(c - self.st.symbols.base) as usize]
+                })
+        })
     }
 
     /// The tokens a deleted `x` is spelled by.
@@ -635,7 +657,7 @@ pub fn learn_flat(
     }
     drop(fill);
     let whole: Vec<bool> = units.iter().map(|(u, _)| u.len() == 1).collect();
-    let st = State::new(units, symbols);
+    let st = State::with_floor(units, symbols, params.min_count);
     let mut l = Learner {
         st,
         first,
@@ -651,6 +673,7 @@ pub fn learn_flat(
         sheap: BinaryHeap::new(),
         blocked: Map::default(),
         order: Vec::new(),
+        floor: params.min_count,
     };
     l.grow();
     for i in 0..(first - l.st.symbols.base) as usize {
@@ -674,6 +697,9 @@ pub fn learn_flat(
         let merge = l.st.peek().map(|e| (e.count, e.pair, e.left.clone(), e.right.clone()));
         let sup = l.best_super();
         let take_merge = match (&merge, sup) {
+            // no entry is left: a candidate counted below the floor stops the run as one
+            // counted below `min_count` would
+            (None, None) if l.any_candidate() => break Stop::MinCount,
             (None, None) => break Stop::NoPairs,
             (Some(_), None) => true,
             (None, Some(_)) => false,
@@ -773,12 +799,7 @@ impl Superwords {
 
     /// Joins the superwords in `ids`, whose pretokens start at `starts` (in order, the last
     /// pretoken running to the end); `spans`, if given, are joined alongside.
-    pub fn join(
-        &self,
-        ids: &mut Vec<u32>,
-        starts: &[usize],
-        mut spans: Option<&mut Vec<(u32, u32)>>,
-    ) {
+    pub fn join(&self, ids: &mut Vec<u32>, starts: &[usize], spans: Option<&mut Vec<(u32, u32)>>) {
         // pretokens encoded as one id, and the candidates between two neighbours
         let one = |i: usize| {
             let end = starts.get(i + 1).copied().unwrap_or(ids.len());
@@ -828,7 +849,7 @@ impl Superwords {
             }
         }
         *ids = out;
-        if let Some(sp) = spans.as_deref_mut() {
+        if let Some(sp) = spans {
             *sp = out_spans;
         }
     }
