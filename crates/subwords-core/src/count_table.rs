@@ -70,9 +70,9 @@ impl TableSpans {
 
     /// The spans as stage two reads them.
     pub fn span_table(&self) -> crate::learners::superword::SpanTable {
-        crate::learners::superword::SpanTable {
-            spans: self.spans.iter().map(|(s, c)| (s.to_string(), *c)).collect(),
-        }
+        crate::learners::superword::SpanTable::from_pairs(
+            self.spans.iter().map(|(s, c)| (s.to_string(), *c)).collect(),
+        )
     }
 }
 

@@ -580,15 +580,22 @@ impl UnitCounter {
         if self.spans.is_none() && self.runs.is_none() {
             return None;
         }
-        let mut total = Counts::default();
+        // the largest table is kept and the others added into it, each freed once added
+        let big = (0..self.tables.len()).max_by_key(|&i| self.tables[i].spans.len()).unwrap_or(0);
+        let mut total = std::mem::take(&mut self.tables[big].spans);
         for t in self.tables.iter_mut() {
             for (k, v) in std::mem::take(&mut t.spans) {
-                *total.entry(k).or_insert(0) += v;
+                match total.get_mut(&k) {
+                    Some(c) => *c += v,
+                    None => {
+                        total.insert(k, v);
+                    }
+                }
             }
         }
-        Some(crate::learners::superword::SpanTable {
-            spans: total.into_iter().map(|(k, v)| (k.into_string(), v)).collect(),
-        })
+        let spans = crate::learners::superword::SpanTable::from_counts(total);
+        crate::learners::superword::give_back_free_memory();
+        Some(spans)
     }
 
     pub fn finish(mut self) -> Result<(Counts, Normalizations, u64, Option<Vec<String>>)> {

@@ -169,7 +169,7 @@ impl Counter {
         let inner = py.detach(|| {
             let mut t = CountTable::from_counts(&spelling, counts, norm, texts);
             if let (Some(p), Some(s)) = (pattern, spans) {
-                t.spans = Some(TableSpans::from_counts(&p, s.spans));
+                t.spans = Some(TableSpans::from_counts(&p, s.into_pairs()));
             }
             t
         });

@@ -341,7 +341,14 @@ fn train_unpadded(
     if opts.superword_at.is_some() {
         let streams = match superbpe {
             // SuperBPE: the span table counted with the units, stage one replayed on each span
-            true => superword::stage_two_spans(&symbols, &learned.merges, streams, replay_known)?,
+            true => {
+                // stage one's units and place lists are gone: their pages go back first
+                superword::give_back_free_memory();
+                let spans =
+                    superword::stage_two_spans(&symbols, &learned.merges, streams, replay_known)?;
+                superword::give_back_free_memory();
+                spans
+            }
             false => {
                 stage_two_streams(&spelling, &symbols, &learned.merges, streams, joints.as_ref())?
             }

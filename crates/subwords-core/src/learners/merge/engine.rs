@@ -8,7 +8,7 @@ use std::cmp::Ordering;
 use rayon::prelude::*;
 
 use super::heap::{cmp_fraction, key_head, Cand, Order, PairHeap};
-use super::index::{build_index, drop_pairs, PairIndex};
+use super::index::{build_index, count_index, drop_pairs, place_pairs, PairIndex};
 use super::scaffold::Marks;
 use super::trace::{MergeTrace, TraceRequest, Tracer};
 use super::units::{rewrite, Arena, Delta, Flat, SharedSyms};
@@ -171,11 +171,14 @@ fn floor_keeping(counts: impl Iterator<Item = u64>, keep: usize) -> u64 {
 const PARALLEL_UNITS: usize = 4096;
 
 impl<'a> Engine<'a> {
-    fn new(flat: Flat, symbols: &'a mut Symbols, params: &MergeParams) -> Self {
+    /// `traced`: a trace reads every pair from the index, so none may be dropped.
+    fn new(flat: Flat, symbols: &'a mut Symbols, params: &MergeParams, traced: bool) -> Self {
         let max_len = params.max_piece_length;
         let threads = rayon::current_num_threads().max(1);
-        let (index, arena) = build_index(&flat, threads, params.tuning.shards);
-        let arena_mark = arena.words.len();
+        // the place lists are filled below, once the pairs the index keeps are known
+        let index = count_index(&flat, threads, params.tuning.shards);
+        let arena = Arena::default();
+        let arena_mark = 0;
         let index_mark = index.len();
         let floor = match (params.score, params.min_count_rule) {
             (Score::WordPiece, MinCountRule::Filter) | (Score::CountTimesLength, _) => {
@@ -235,13 +238,38 @@ impl<'a> Engine<'a> {
             group_of: Vec::new(),
             groups: std::collections::BinaryHeap::new(),
             delta: Delta::default(),
-            may_drop: params.score == Score::Count,
+            may_drop: params.score == Score::Count && !traced,
             untracked: 0,
             last_count: 0,
             index_mark,
             tuning: params.tuning,
             events: Events::default(),
         };
+        // a large index starts under the floor its first rebuild would set, so the first heap
+        // holds the pairs counted at least it, not every pair; and it drops the pairs counted
+        // below what compaction would drop after the first merge, before their place lists are
+        // made (SuperBPE's stage two on 100 MB: 2.6 M pairs, most in one span)
+        if e.score == Score::Count && !e.heap.wide && e.index.len() > 2 * e.tuning.heap_keep {
+            let mut top = 0u64;
+            let floor = floor_keeping(
+                e.index.iter().filter_map(|(&p, _)| e.entry(p)).map(|c| {
+                    top = top.max(c.num);
+                    c.num
+                }),
+                e.tuning.heap_keep,
+            );
+            if floor > 0 {
+                e.events.floor_raised += 1;
+                e.heap_floor = floor;
+            }
+            let below = e.drop_below_after(top);
+            if below > 1 {
+                e.untracked = drop_pairs(&mut e.index, below);
+            }
+        }
+        e.arena = place_pairs(&e.flat, &mut e.index);
+        e.arena_mark = e.arena.words.len();
+        e.index_mark = e.index.len();
         e.rebuild_heap();
         e
     }
@@ -250,13 +278,18 @@ impl<'a> Engine<'a> {
     /// a heap floor, the floor or a quarter of the last merge's count, whichever is lower, so
     /// that the best count must fall to a quarter before a dropped pair could matter.
     fn drop_below(&self) -> i64 {
+        self.drop_below_after(self.last_count)
+    }
+
+    /// [`Engine::drop_below`] once a merge counted `last` has been made.
+    fn drop_below_after(&self, last: u64) -> i64 {
         if !self.may_drop || self.heap_floor == 0 {
             return 1;
         }
         if let Some(t) = self.tuning.drop_below {
             return t;
         }
-        self.heap_floor.min(self.last_count / 4).clamp(1, i64::MAX as u64) as i64
+        self.heap_floor.min(last / 4).clamp(1, i64::MAX as u64) as i64
     }
 
     /// Whether the place lists are due for compaction (see [`Tuning::compaction`]).
@@ -814,7 +847,7 @@ fn run(
     if let Some(p) = progress {
         p.start(crate::progress::Phase::Merging, params.new_rows);
     }
-    let mut engine = Engine::new(units, symbols, params);
+    let mut engine = Engine::new(units, symbols, params, trace.is_some());
     let mut tracer = Tracer::take(&engine, trace);
     // a trace lists ties and forced pairs from the index: it keeps every pair
     engine.may_drop &= tracer.is_none();

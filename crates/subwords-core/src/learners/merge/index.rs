@@ -172,8 +172,8 @@ fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> Map<u64, PairInfo>
 
 /// Fills the place lists of `index`, whose entries hold each pair's count and the number of
 /// units holding it (from [`count_pairs`]): a block of exactly that size for each pair in more
-/// than one unit, then one pass over the units.
-fn place_pairs(flat: &Flat, index: &mut PairIndex) -> Arena {
+/// than one unit, then one pass over the units. Pairs not in the index (dropped) get none.
+pub(super) fn place_pairs(flat: &Flat, index: &mut PairIndex) -> Arena {
     let total: usize =
         index.values().filter(|v| v.len >= 2).map(|v| block_words(v.len as usize)).sum();
     let mut arena = Arena { words: Vec::with_capacity(total) };
@@ -191,7 +191,7 @@ fn place_pairs(flat: &Flat, index: &mut PairIndex) -> Arena {
             if x[0] == NO_SYMBOL || x[1] == NO_SYMBOL {
                 continue;
             }
-            let v = index.get_mut(&pack(x[0], x[1])).expect("count_pairs saw every pair");
+            let Some(v) = index.get_mut(&pack(x[0], x[1])) else { continue };
             if v.len == 1 {
                 v.at = id;
                 continue;
@@ -221,6 +221,14 @@ pub(super) fn build_index(
     threads: usize,
     shards: Option<usize>,
 ) -> (PairIndex, Arena) {
+    let mut index = count_index(flat, threads, shards);
+    let arena = place_pairs(flat, &mut index);
+    (index, arena)
+}
+
+/// The pair index of `flat` without its place lists ([`place_pairs`] fills them): each pair's
+/// count and the number of units holding it.
+pub(super) fn count_index(flat: &Flat, threads: usize, shards: Option<usize>) -> PairIndex {
     let n = flat.units();
     let chunk = n.div_ceil(threads).max(1024);
     let ranges: Vec<std::ops::Range<usize>> =
@@ -234,6 +242,5 @@ pub(super) fn build_index(
             e.len += v.len;
         }
     }
-    let arena = place_pairs(flat, &mut index);
-    (index, arena)
+    index
 }
