@@ -174,7 +174,8 @@ impl<'a> Engine<'a> {
     fn new(flat: Flat, symbols: &'a mut Symbols, params: &MergeParams) -> Self {
         let max_len = params.max_piece_length;
         let threads = rayon::current_num_threads().max(1);
-        let (index, arena) = build_index(&flat, threads, params.tuning.shards);
+        let (index, arena) =
+            build_index(&flat, threads, params.tuning.shards, symbols.base..symbols.next_id());
         let arena_mark = arena.words.len();
         let index_mark = index.len();
         let floor = match (params.score, params.min_count_rule) {
@@ -286,7 +287,8 @@ impl<'a> Engine<'a> {
         // the old index and lists go first: only one index is alive at a time
         self.index = PairIndex::new(1);
         self.arena = Arena::default();
-        let (index, arena) = build_index(&self.flat, self.threads, self.tuning.shards);
+        let ids = self.symbols.base..self.symbols.next_id();
+        let (index, arena) = build_index(&self.flat, self.threads, self.tuning.shards, ids);
         (self.index, self.arena) = (index, arena);
         self.arena_mark = self.arena.words.len();
         self.index_mark = self.index.len();
