@@ -175,8 +175,10 @@ impl<'a> Engine<'a> {
     fn new(flat: Flat, symbols: &'a mut Symbols, params: &MergeParams, traced: bool) -> Self {
         let max_len = params.max_piece_length;
         let threads = rayon::current_num_threads().max(1);
-        // the place lists are filled below, once the pairs the index keeps are known
-        let index = count_index(&flat, threads, params.tuning.shards);
+        // the place lists come with the index only from the dense table; else they are filled
+        // below, once the pairs the index keeps are known
+        let (index, placed) =
+            count_index(&flat, threads, params.tuning.shards, symbols.base..symbols.next_id());
         let arena = Arena::default();
         let arena_mark = 0;
         let index_mark = index.len();
@@ -267,7 +269,10 @@ impl<'a> Engine<'a> {
                 e.untracked = drop_pairs(&mut e.index, below);
             }
         }
-        e.arena = place_pairs(&e.flat, &mut e.index);
+        e.arena = match placed {
+            Some(arena) => arena,
+            None => place_pairs(&e.flat, &mut e.index),
+        };
         e.arena_mark = e.arena.words.len();
         e.index_mark = e.index.len();
         e.rebuild_heap();
@@ -319,7 +324,8 @@ impl<'a> Engine<'a> {
         // the old index and lists go first: only one index is alive at a time
         self.index = PairIndex::new(1);
         self.arena = Arena::default();
-        let (index, arena) = build_index(&self.flat, self.threads, self.tuning.shards);
+        let ids = self.symbols.base..self.symbols.next_id();
+        let (index, arena) = build_index(&self.flat, self.threads, self.tuning.shards, ids);
         (self.index, self.arena) = (index, arena);
         self.arena_mark = self.arena.words.len();
         self.index_mark = self.index.len();
