@@ -650,29 +650,30 @@ pub fn validate(opts: &crate::options::TrainOptions) -> crate::error::Result<()>
             return bad(format!("parity alpha is a positive number (the paper's 2), got {a}"));
         }
     }
-    if opts.picky.is_some() {
-        return bad("parity and picky do not combine: Picky BPE removes tokens, and the parity rule's counts per language are defined for merges only".into());
-    }
-    if opts.length_max || opts.scaffold {
-        return bad("parity combines with neither length_max nor scaffold: each is its own rule for which merge comes next and which rows stay".into());
-    }
-    if opts.superword_at.is_some() {
-        return bad("parity does not take superword_at: the rule is defined for one merge stage within units".into());
-    }
-    if opts.max_piece_length.is_some() {
-        return bad(
-            "parity does not take max_piece_length yet: its learner has no length limit".into()
-        );
-    }
-    if opts.joints {
-        return bad("parity does not take joints yet: they cut the units after counting, outside the languages' tables".into());
-    }
-    Ok(())
+    super::refuse(
+        opts,
+        &[
+            (|o| o.picky.is_some(),
+             "parity and picky do not combine: Picky BPE removes tokens, and the parity rule's counts per language are defined for merges only"),
+            (|o| o.length_max || o.scaffold,
+             "parity combines with neither length_max nor scaffold: each is its own rule for which merge comes next and which rows stay"),
+            (|o| o.superword_at.is_some(),
+             "parity does not take superword_at: the rule is defined for one merge stage within units"),
+            (|o| o.max_piece_length.is_some(),
+             "parity does not take max_piece_length yet: its learner has no length limit"),
+            (|o| o.joints,
+             "parity does not take joints yet: they cut the units after counting, outside the languages' tables"),
+        ],
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn spell(s: &Symbols, word: &str) -> Vec<u32> {
+        word.chars().map(|c| s.index[c.to_string().as_bytes()]).collect()
+    }
 
     fn symbols(alphabet: &[&str]) -> Symbols {
         let mut s = Symbols::new(0, b"");
@@ -680,10 +681,6 @@ mod tests {
             s.push(a.as_bytes().to_vec(), 1);
         }
         s
-    }
-
-    fn spell(s: &Symbols, word: &str) -> Vec<u32> {
-        word.chars().map(|c| s.index[c.to_string().as_bytes()]).collect()
     }
 
     /// Language 0 holds `ab` ×5 (10 bytes), language 1 `cd` ×2 and `ab` ×1 (6 bytes). Tokens per

@@ -209,16 +209,16 @@ pub fn replay_events(syms: &[u32], events: &[PickyEvent]) -> Vec<u32> {
 mod tests {
     use super::*;
 
+    fn spell(s: &Symbols, word: &str) -> Vec<u32> {
+        word.chars().map(|c| s.index[c.to_string().as_bytes()]).collect()
+    }
+
     fn symbols(alphabet: &[&str]) -> Symbols {
         let mut s = Symbols::new(0, b"");
         for a in alphabet {
             s.push(a.as_bytes().to_vec(), 1);
         }
         s
-    }
-
-    fn spell(s: &Symbols, word: &str) -> Vec<u32> {
-        word.chars().map(|c| s.index[c.to_string().as_bytes()]).collect()
     }
 
     fn text(s: &Symbols, t: u32) -> String {
@@ -279,33 +279,21 @@ pub fn validate(opts: &crate::options::TrainOptions) -> crate::error::Result<()>
             "picky={t}: the IoS threshold is a share of a token's uses, in (0, 1] (the paper uses 0.6 to 0.9)"
         )));
     }
-    if opts.model != ModelKind::Bpe {
-        return Err(Error::Option(
-            "picky applies only to model='bpe': it removes tokens a BPE merge left behind".into(),
-        ));
-    }
-    if opts.superword_at.is_some() {
-        return Err(Error::Option(
-            "picky does not take superword_at: the paper's removals are defined for one merge stage within units".into(),
-        ));
-    }
-    if opts.spelling == Scheme::Continuation {
-        return Err(Error::Option(
-            "picky does not take spelling='continuation' yet: its model file cannot mark removed word-start pieces; use end, front or bytes".into(),
-        ));
-    }
-    if opts.max_piece_length.is_some() {
-        return Err(Error::Option(
-            "picky does not take max_piece_length yet: its learner has no length limit".into(),
-        ));
-    }
-    if opts.pad_to_multiple.is_some() {
-        return Err(Error::Option(
-            "picky does not take pad_to_multiple yet: the removed tokens' ids follow the rows"
-                .into(),
-        ));
-    }
-    Ok(())
+    super::refuse(
+        opts,
+        &[
+            (|o| o.model != ModelKind::Bpe,
+             "picky applies only to model='bpe': it removes tokens a BPE merge left behind"),
+            (|o| o.superword_at.is_some(),
+             "picky does not take superword_at: the paper's removals are defined for one merge stage within units"),
+            (|o| o.spelling == Scheme::Continuation,
+             "picky does not take spelling='continuation' yet: its model file cannot mark removed word-start pieces; use end, front or bytes"),
+            (|o| o.max_piece_length.is_some(),
+             "picky does not take max_piece_length yet: its learner has no length limit"),
+            (|o| o.pad_to_multiple.is_some(),
+             "picky does not take pad_to_multiple yet: the removed tokens' ids follow the rows"),
+        ],
+    )
 }
 
 /// A trained Picky model's events as an encoder replays them. Ids below `rows` are the model's
