@@ -91,6 +91,8 @@ pub mod length_max;
 pub mod parity;
 pub mod picky;
 pub mod scaffold;
+#[cfg(test)]
+mod testing;
 mod trace;
 mod units;
 

@@ -669,19 +669,8 @@ pub fn validate(opts: &crate::options::TrainOptions) -> crate::error::Result<()>
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{spell, symbols};
     use super::*;
-
-    fn spell(s: &Symbols, word: &str) -> Vec<u32> {
-        word.chars().map(|c| s.index[c.to_string().as_bytes()]).collect()
-    }
-
-    fn symbols(alphabet: &[&str]) -> Symbols {
-        let mut s = Symbols::new(0, b"");
-        for a in alphabet {
-            s.push(a.as_bytes().to_vec(), 1);
-        }
-        s
-    }
 
     /// Language 0 holds `ab` ×5 (10 bytes), language 1 `cd` ×2 and `ab` ×1 (6 bytes). Tokens per
     /// byte: 10/10 = 1 and 6/6 = 1, a tie: language 0 (given first) takes `a b` (5 there).

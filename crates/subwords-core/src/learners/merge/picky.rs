@@ -207,23 +207,8 @@ pub fn replay_events(syms: &[u32], events: &[PickyEvent]) -> Vec<u32> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{spell, symbols, text};
     use super::*;
-
-    fn spell(s: &Symbols, word: &str) -> Vec<u32> {
-        word.chars().map(|c| s.index[c.to_string().as_bytes()]).collect()
-    }
-
-    fn symbols(alphabet: &[&str]) -> Symbols {
-        let mut s = Symbols::new(0, b"");
-        for a in alphabet {
-            s.push(a.as_bytes().to_vec(), 1);
-        }
-        s
-    }
-
-    fn text(s: &Symbols, t: u32) -> String {
-        String::from_utf8(s.text(t).to_vec()).unwrap()
-    }
 
     /// The reference module's worked case: units `abc` x5, `ab` x1, `bd` x2, two learned
     /// tokens, min_count 1. After `ab + c`, IoS(ab) = 5/6 (merged 5 times, a token 6 times before).

@@ -260,20 +260,9 @@ pub fn validate(opts: &crate::options::TrainOptions) -> crate::error::Result<()>
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{symbols, text};
     use super::super::{learn_scaffold, Flat, MergeParams, Stop};
     use super::*;
-
-    fn symbols(alphabet: &[&str]) -> Symbols {
-        let mut s = Symbols::new(0, b"");
-        for a in alphabet {
-            s.push(a.as_bytes().to_vec(), 1);
-        }
-        s
-    }
-
-    fn text(s: &Symbols, t: u32) -> String {
-        String::from_utf8(s.text(t).to_vec()).unwrap()
-    }
 
     /// The reference module's worked case (python/subwords/reference/scaffold.py): units
     /// `abcd` x3, `abce` x2, `ab` x1, `bx` x1, two rows, min_count 1. Merge `a+b` (6): f(ab) = 6,
