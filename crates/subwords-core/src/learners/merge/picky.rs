@@ -47,7 +47,7 @@ pub struct Picky {
     /// The learned tokens present at the end, in the order they were last made.
     pub present: Vec<u32>,
     pub stop: Stop,
-    /// The units as training left them.
+    /// The units as training left them (from [`learn_picky`]; [`learn_flat`] leaves it empty).
     pub units: Vec<Vec<u32>>,
 }
 
