@@ -277,7 +277,7 @@ fn train_unpadded(
                     min_count: opts.min_count,
                     threshold,
                 };
-                merge::picky::learn_flat(&flat, &mut symbols, &pp)
+                merge::picky::learn_flat(flat, &mut symbols, &pp)
             }
             None => {
                 let (merged, marks) =
@@ -323,7 +323,7 @@ fn train_unpadded(
         // parity-aware BPE (learners/merge/parity.rs): an ordinary merge list, chosen by language
         (Some(p), Some(langs)) => {
             let pp = merge::parity::ParityParams::from_options(p, params.new_rows, opts.min_count);
-            let (out, after) = merge::parity::learn_flat(&flat, langs, &mut symbols, &pp)?;
+            let (out, after) = merge::parity::learn_flat(flat, langs, &mut symbols, &pp)?;
             parity_report = Some(merge::parity::ParityReport::new(&out, langs, p.measure));
             merge::Merged {
                 merges: out.merges,

@@ -11,7 +11,7 @@ use super::heap::{cmp_fraction, key_head, Cand, Order, PairHeap};
 use super::index::{build_index, count_index, drop_pairs, place_pairs, PairIndex};
 use super::scaffold::Marks;
 use super::trace::{MergeTrace, TraceRequest, Tracer};
-use super::units::{rewrite, Arena, Delta, Flat, SharedSyms};
+use super::units::{rewrite, split_units, Arena, Delta, Flat, SharedSyms};
 use super::{
     unpack, Compaction, Events, MergeParams, Merged, MinCountRule, Score, Stop, Symbols,
     TieSpelling, Tuning, NO_SYMBOL,
@@ -63,7 +63,7 @@ pub(super) struct Engine<'a> {
     /// The serial rewrite's [`Delta`], kept from merge to merge.
     delta: Delta,
     /// Whether compaction may drop rarely counted pairs from the index (BPE counts, untraced).
-    may_drop: bool,
+    pub(super) may_drop: bool,
     /// An upper bound on the count of every pair some unit holds and the index does not (0: the
     /// index holds them all). Under a heap floor, compaction drops the pairs counted below
     /// [`Engine::drop_below`] (most pairs of a large table: they are in one or two rare units),
@@ -80,6 +80,9 @@ pub(super) struct Engine<'a> {
     tuning: Tuning,
     /// How often the rare paths were taken (returned in [`Merged`]).
     events: Events,
+    /// When set, [`Engine::apply`] adds the units it rewrote (Picky BPE's lists of the units
+    /// holding a token).
+    pub(super) touched: Option<Vec<u32>>,
 }
 
 /// WordPiece's deferred re-push. When a merge lowers `count(s)`, every pair holding `s` scores
@@ -146,7 +149,7 @@ impl Ord for WordPieceGroup {
 /// 32 MB, grown by a quarter (its garbage is then a large part of a run's peak, and a compaction
 /// is cheap beside the merges that fill it).
 #[inline]
-fn compaction_growth(len: usize, mark: usize) -> bool {
+pub(super) fn compaction_growth(len: usize, mark: usize) -> bool {
     let growth = if mark >= 1 << 23 { mark / 4 } else { mark };
     len > mark + growth + (1 << 16)
 }
@@ -168,11 +171,17 @@ fn floor_keeping(counts: impl Iterator<Item = u64>, keep: usize) -> u64 {
 }
 
 /// Below this many units a merge is rewritten on the calling thread.
-const PARALLEL_UNITS: usize = 4096;
+pub(super) const PARALLEL_UNITS: usize = 4096;
 
 impl<'a> Engine<'a> {
-    /// `traced`: a trace reads every pair from the index, so none may be dropped.
-    fn new(flat: Flat, symbols: &'a mut Symbols, params: &MergeParams, traced: bool) -> Self {
+    /// `keep_pairs`: no pair may be dropped from the index (a trace reads every pair; Picky
+    /// BPE's removals raise counts, which the dropped-pair bound does not allow for).
+    pub(super) fn new(
+        flat: Flat,
+        symbols: &'a mut Symbols,
+        params: &MergeParams,
+        keep_pairs: bool,
+    ) -> Self {
         let max_len = params.max_piece_length;
         let threads = rayon::current_num_threads().max(1);
         // the place lists come with the index only from the dense table; else they are filled
@@ -240,12 +249,13 @@ impl<'a> Engine<'a> {
             group_of: Vec::new(),
             groups: std::collections::BinaryHeap::new(),
             delta: Delta::default(),
-            may_drop: params.score == Score::Count && !traced,
+            may_drop: params.score == Score::Count && !keep_pairs,
             untracked: 0,
             last_count: 0,
             index_mark,
             tuning: params.tuning,
             events: Events::default(),
+            touched: None,
         };
         // a large index starts under the floor its first rebuild would set, so the first heap
         // holds the pairs counted at least it, not every pair; and it drops the pairs counted
@@ -454,7 +464,7 @@ impl<'a> Engine<'a> {
     /// others have no entry. An exact top at least the floor still beats every pair below it;
     /// when no entry is left, the floor is lowered and the pairs from there up are taken from
     /// the index.
-    fn best(&mut self) -> Option<(u64, u64)> {
+    pub(super) fn best(&mut self) -> Option<(u64, u64)> {
         loop {
             let mut heap = std::mem::take(&mut self.heap);
             let mut found = None;
@@ -632,7 +642,7 @@ impl<'a> Engine<'a> {
 
     /// Joins `pair` into `c` (a new piece unless `interned`) in every unit that holds it and
     /// updates the index.
-    fn apply(&mut self, pair: u64, c: u32, interned: bool) -> i64 {
+    pub(super) fn apply(&mut self, pair: u64, c: u32, interned: bool) -> i64 {
         let (a, b) = unpack(pair);
         let mut list: Vec<u32> = match self.index.get_mut(&pair) {
             Some(v) => self.arena.take(v),
@@ -644,7 +654,7 @@ impl<'a> Engine<'a> {
         list.dedup();
         let ptr = SharedSyms(self.flat.syms.as_mut_ptr());
         let meta = &self.flat.meta;
-        let mut results: Vec<Delta> = if list.len() < PARALLEL_UNITS || self.threads == 1 {
+        let results: Vec<Delta> = if list.len() < PARALLEL_UNITS || self.threads == 1 {
             let mut d = std::mem::take(&mut self.delta);
             rewrite(ptr, meta, &list, a, b, c, &mut d);
             vec![d]
@@ -658,6 +668,61 @@ impl<'a> Engine<'a> {
                 })
                 .collect()
         };
+        if let Some(t) = self.touched.as_mut() {
+            for d in &results {
+                t.extend(d.lens.iter().map(|&(wi, _)| wi));
+            }
+        }
+        let (sites, raised) = self.absorb(results, interned);
+        self.index.remove(&pair);
+        if self.score == Score::WordPiece {
+            let base = self.symbols.base;
+            // a and b lost `sites` occurrences each, c gained them: every pair of a or b now
+            // scores higher, and a bound per symbol covers them (below)
+            self.sym_count[(a - base) as usize] -= sites;
+            self.sym_count[(b - base) as usize] -= sites;
+            let ci = (c - base) as usize;
+            if ci >= self.sym_count.len() {
+                self.sym_count.resize(ci + 1, 0);
+                self.pairs_of.resize(ci + 1, Vec::new());
+                self.sorted_of.resize(ci + 1, 0);
+            }
+            self.sym_count[ci] += sites;
+            for &q in &raised {
+                let (x, y) = unpack(q);
+                // its count now: an upper bound from here on (a count only rises in a merge,
+                // and a raised pair is listed again)
+                let n = self.index.get(&q).map_or(0, |v| v.count.max(0) as u64);
+                self.pairs_of[(x - base) as usize].push((q, n));
+                if y != x {
+                    self.pairs_of[(y - base) as usize].push((q, n));
+                }
+            }
+            if self.group_of.len() < self.sym_count.len() {
+                self.group_of.resize(self.sym_count.len(), None);
+            }
+            // the re-push is deferred (see `WordPieceGroup`): one bound per symbol, `1 / count(s)`,
+            // which holds for every pair of `s` without looking at them (a pair's count is at most
+            // each of its symbols' counts, so `count(s, x) / (count(s) · count(x)) <= 1 / count(s)`).
+            // A frequent piece's bound stays far below the top, so its pairs are never visited
+            // until it is merged again; a rare piece's bound is expanded soon, and it has few pairs.
+            let both = [a, b];
+            for s in &both[..if a == b { 1 } else { 2 }] {
+                let si = (s - base) as usize;
+                let n = self.sym_count[si];
+                self.group_of[si] = (n > 0).then_some((1, n as u128));
+                if n > 0 {
+                    self.groups.push(WordPieceGroup { num: 1, den: n as u128, sym: *s });
+                }
+            }
+        }
+        self.push_raised(raised);
+        sites
+    }
+
+    /// Takes a rewrite's deltas into the index (counts, new places, new lengths); returns the
+    /// sites and the pairs whose count rose (sorted, each once).
+    pub(super) fn absorb(&mut self, mut results: Vec<Delta>, interned: bool) -> (i64, Vec<u64>) {
         let mut raised: Vec<u64> = Vec::new();
         let mut sites = 0i64;
         // gains of pairs left out of the index (see `untracked`)
@@ -719,50 +784,49 @@ impl<'a> Engine<'a> {
             }
             self.untracked += most as u64;
         }
-        self.index.remove(&pair);
         raised.sort_unstable();
         raised.dedup();
-        if self.score == Score::WordPiece {
-            let base = self.symbols.base;
-            // a and b lost `sites` occurrences each, c gained them: every pair of a or b now
-            // scores higher, and a bound per symbol covers them (below)
-            self.sym_count[(a - base) as usize] -= sites;
-            self.sym_count[(b - base) as usize] -= sites;
-            let ci = (c - base) as usize;
-            if ci >= self.sym_count.len() {
-                self.sym_count.resize(ci + 1, 0);
-                self.pairs_of.resize(ci + 1, Vec::new());
-                self.sorted_of.resize(ci + 1, 0);
-            }
-            self.sym_count[ci] += sites;
-            for &q in &raised {
-                let (x, y) = unpack(q);
-                // its count now: an upper bound from here on (a count only rises in a merge,
-                // and a raised pair is listed again)
-                let n = self.index.get(&q).map_or(0, |v| v.count.max(0) as u64);
-                self.pairs_of[(x - base) as usize].push((q, n));
-                if y != x {
-                    self.pairs_of[(y - base) as usize].push((q, n));
-                }
-            }
-            if self.group_of.len() < self.sym_count.len() {
-                self.group_of.resize(self.sym_count.len(), None);
-            }
-            // the re-push is deferred (see `WordPieceGroup`): one bound per symbol, `1 / count(s)`,
-            // which holds for every pair of `s` without looking at them (a pair's count is at most
-            // each of its symbols' counts, so `count(s, x) / (count(s) · count(x)) <= 1 / count(s)`).
-            // A frequent piece's bound stays far below the top, so its pairs are never visited
-            // until it is merged again; a rare piece's bound is expanded soon, and it has few pairs.
-            let both = [a, b];
-            for s in &both[..if a == b { 1 } else { 2 }] {
-                let si = (s - base) as usize;
-                let n = self.sym_count[si];
-                self.group_of[si] = (n > 0).then_some((1, n as u128));
-                if n > 0 {
-                    self.groups.push(WordPieceGroup { num: 1, den: n as u128, sym: *s });
-                }
+        (sites, raised)
+    }
+
+    /// Splits every occurrence of `x` into `parts` in the units of `list` (Picky BPE's removal,
+    /// [`super::picky`]) and updates the index as a merge does; returns Σ count × occurrences and
+    /// the units changed.
+    pub(super) fn split(&mut self, x: u32, parts: &[u32], mut list: Vec<u32>) -> (i64, Vec<u32>) {
+        list.sort_unstable();
+        list.dedup();
+        let mut d = std::mem::take(&mut self.delta);
+        let mut changed = Vec::new();
+        let occurrences = split_units(&mut self.flat, &list, x, parts, &mut d, &mut changed);
+        let (_, raised) = self.absorb(vec![d], false);
+        self.push_raised(raised);
+        (occurrences, changed)
+    }
+
+    /// The row of `a` joined to `b`: its id, and whether it is new (its tie key added).
+    pub(super) fn piece(&mut self, a: u32, b: u32) -> (u32, bool) {
+        let text = self.symbols.join(a, b);
+        match self.symbols.index.get(text.as_slice()) {
+            Some(&c) => (c, false),
+            None => {
+                let len = self.symbols.len(a) + self.symbols.len(b);
+                let key = self.tie.key(&text);
+                self.heads.push(key_head(&key));
+                self.keys.push(key);
+                (self.symbols.push(text, len), true)
             }
         }
+    }
+
+    /// The units as the merges left them.
+    pub(super) fn into_flat(self) -> Flat {
+        self.flat
+    }
+
+    /// Heap entries for the pairs whose count rose (sorted, deduped), then the memory policy:
+    /// the heap rebuilt once stale entries match the live ones, the place lists compacted once
+    /// they have grown enough.
+    pub(super) fn push_raised(&mut self, raised: Vec<u64>) {
         {
             let mut heap = std::mem::take(&mut self.heap);
             let order = self.order();
@@ -795,7 +859,6 @@ impl<'a> Engine<'a> {
             self.untracked = self.untracked.max(dropped);
             self.index_mark = self.index.len();
         }
-        sites
     }
 
     pub(super) fn pieces(&self) -> u64 {
@@ -853,10 +916,9 @@ fn run(
     if let Some(p) = progress {
         p.start(crate::progress::Phase::Merging, params.new_rows);
     }
+    // a trace lists ties and forced pairs from the index: it keeps every pair
     let mut engine = Engine::new(units, symbols, params, trace.is_some());
     let mut tracer = Tracer::take(&engine, trace);
-    // a trace lists ties and forced pairs from the index: it keeps every pair
-    engine.may_drop &= tracer.is_none();
     let mut merges = Vec::new();
     let mut new_rows = 0u64;
     let stop = loop {
@@ -901,18 +963,8 @@ fn run(
         }
         let ties = tracer.as_ref().map(|t| t.ties_of(&engine, pair));
         let (a, b) = unpack(pair);
-        let text = engine.symbols.join(a, b);
-        let (c, is_new) = match engine.symbols.index.get(text.as_slice()) {
-            Some(&c) => (c, false),
-            None => {
-                let len = engine.symbols.len(a) + engine.symbols.len(b);
-                new_rows += 1;
-                let key = engine.tie.key(&text);
-                engine.heads.push(key_head(&key));
-                engine.keys.push(key);
-                (engine.symbols.push(text, len), true)
-            }
-        };
+        let (c, is_new) = engine.piece(a, b);
+        new_rows += is_new as u64;
         merges.push([a, b, c]);
         let score = engine.score_of(pair).map(|(_, d)| d).unwrap_or(1);
         engine.last_count = count;

@@ -19,7 +19,7 @@
 //! The pure-Python reference is `python/subwords/reference/length_max.py`; the tests work a
 //! case by hand and run the core against the reference on random corpora.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::options::{ModelKind, TrainOptions};
 
 /// The options Length-MAX composes with; the others are refused with the reason.
@@ -27,25 +27,17 @@ pub fn validate(opts: &TrainOptions) -> Result<()> {
     if !opts.length_max {
         return Ok(());
     }
-    if opts.model != ModelKind::Bpe {
-        return Err(Error::Option(
-            "length_max applies only to model='bpe': it changes which pair a BPE merge takes"
-                .into(),
-        ));
-    }
-    if opts.picky.is_some() {
-        return Err(Error::Option(
-            "length_max does not take picky: they are two different merge rules; train one of each and compare them"
-                .into(),
-        ));
-    }
-    if opts.superword_at.is_some() {
-        return Err(Error::Option(
-            "length_max does not take superword_at yet: its score is defined for one merge stage"
-                .into(),
-        ));
-    }
-    Ok(())
+    super::refuse(
+        opts,
+        &[
+            (|o| o.model != ModelKind::Bpe,
+             "length_max applies only to model='bpe': it changes which pair a BPE merge takes"),
+            (|o| o.picky.is_some(),
+             "length_max does not take picky: they are two different merge rules; train one of each and compare them"),
+            (|o| o.superword_at.is_some(),
+             "length_max does not take superword_at yet: its score is defined for one merge stage"),
+        ],
+    )
 }
 
 #[cfg(test)]

@@ -101,6 +101,8 @@ pub mod length_max;
 pub mod parity;
 pub mod picky;
 pub mod scaffold;
+#[cfg(test)]
+mod testing;
 mod trace;
 mod units;
 
@@ -111,6 +113,21 @@ use crate::hash::Map;
 pub use engine::{learn, learn_scaffold, learn_traced};
 pub use trace::{MergeTrace, TraceRequest, TraceStep};
 pub use units::{Flat, Meta};
+
+/// One option a training method refuses: a test on the options, and the reason given when it
+/// holds (each method's `validate` lists its own, in the order they are checked).
+pub(crate) type Refusal = (fn(&crate::options::TrainOptions) -> bool, &'static str);
+
+/// The first of `refusals` that holds for `opts`, as an option error with its reason.
+pub(crate) fn refuse(
+    opts: &crate::options::TrainOptions,
+    refusals: &[Refusal],
+) -> crate::error::Result<()> {
+    match refusals.iter().find(|(holds, _)| holds(opts)) {
+        Some((_, why)) => Err(crate::error::Error::Option((*why).to_string())),
+        None => Ok(()),
+    }
+}
 
 /// Symbol id used for symbols outside the alphabet (alphabet limits): never part of a pair.
 pub const NO_SYMBOL: u32 = u32::MAX;

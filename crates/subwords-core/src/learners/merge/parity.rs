@@ -24,23 +24,26 @@
 //!   than `alpha / L` of the last `w` parity steps is passed over for the next worse one (all
 //!   passed over: the worst).
 //!
-//! Shape: the units as vectors, one pair map and one max-heap of `(count, pair)` per language
-//! (an entry is pushed when a pair's count rises; one that over-states its pair is pushed back
-//! with the true count when it reaches the top), a list of the
-//! units that may hold each pair (stale ids checked and skipped). A merge rewrites each unit
-//! that holds the pair and recounts only the pairs touching a merge site (counting each such
-//! unit out and back in whole was 3.7× plain BPE's time on the multilingual fortunes at 8k,
-//! whose Chinese lines are units of a hundred characters and more).
+//! Shape: the BPE merge engine's structures (`engine.rs`): the flat units, one pair index over
+//! all languages with the units holding each pair, the rewrite that changes only the pairs at a
+//! merge's sites; beside them each language's pair counts and heap (an entry is pushed when a
+//! pair's count rises; one that over-states its pair goes back with the true count when it
+//! reaches the top). A merge rewrites each language's units into that language's changes, which
+//! update both the index and the language's counts.
 //!
 //! The pure-Python reference (`python/subwords/reference/parity.py`) states the same rules in
 //! the plainest form; the tests run both on random corpora and compare the merges.
 
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::picky::Entry;
-use super::{pack, unpack, Stop, Symbols};
+use super::engine::{compaction_growth, PARALLEL_UNITS};
+use super::heap::{key_head, Cand, Order, PairHeap};
+use super::index::{build_index, PairIndex};
+use super::units::{rewrite, Arena, Delta, Flat, SharedSyms};
+use super::{pack, unpack, Stop, Symbols, NO_SYMBOL};
 use crate::hash::Map;
 
 /// What "compressed worst" divides a language's pieces by.
@@ -175,175 +178,178 @@ pub struct Parity {
     pub tokens_after: Vec<u64>,
 }
 
-/// A pair map and its heap: one per language, and one over all languages for global merges.
-#[derive(Default)]
-struct Table {
-    pairs: Map<u64, u64>,
-    heap: BinaryHeap<Entry>,
-    /// Each pair's net change since the last push.
-    delta: Map<u64, i64>,
-}
-
-impl Table {
-    fn add(&mut self, p: u64, c: u64, add: bool) {
-        let e = self.pairs.entry(p).or_insert(0);
-        let d = self.delta.entry(p).or_insert(0);
-        if add {
-            *e += c;
-            *d += c as i64;
-        } else {
-            *e -= c;
-            *d -= c as i64;
-        }
-    }
-
-    /// Pushes an entry for each pair whose count rose (a pair whose count fell keeps its old
-    /// entry, which over-states it until [`Table::best`] pops it and pushes it back).
-    fn push_touched(&mut self, symbols: &Symbols) {
-        for (p, d) in self.delta.drain() {
-            match self.pairs.get(&p) {
-                Some(&0) => {
-                    self.pairs.remove(&p);
-                }
-                Some(&n) if d > 0 => {
-                    let (l, r) = unpack(p);
-                    let left = symbols.texts[(l - symbols.base) as usize].clone();
-                    let right = symbols.texts[(r - symbols.base) as usize].clone();
-                    self.heap.push(Entry { count: n, pair: p, left, right });
-                }
-                _ => {}
-            }
-        }
-    }
-
-    /// The best pair and its count (the heap keeps it). Every live pair has an entry counting
-    /// it at least as often as it is: an entry on top that over-states its pair goes back with
-    /// the true count, one that under-states it (a later entry counts it higher) is dropped.
-    fn best(&mut self) -> Option<(u64, u64)> {
-        while let Some(e) = self.heap.peek() {
-            match self.pairs.get(&e.pair) {
-                Some(&n) if n == e.count => return Some((e.pair, n)),
-                Some(&n) if n > 0 && n < e.count => {
-                    let mut e = self.heap.pop().expect("the entry peeked");
-                    e.count = n;
-                    self.heap.push(e);
-                }
-                _ => {
-                    self.heap.pop();
-                }
-            }
-        }
-        None
-    }
-}
-
+/// A run's state: the merge engine's structures (the flat units, the pair index over all
+/// languages with its place lists, the rewrite at the merge sites) with each language's pair
+/// counts and heap beside them.
 struct State<'a> {
     symbols: &'a mut Symbols,
-    units: Vec<Vec<u32>>,
-    counts: Vec<u64>,
+    flat: Flat,
+    /// Each unit's language.
     lang: Vec<u16>,
-    tables: Vec<Table>,
-    global: Option<Table>,
-    pair_units: Map<u64, Vec<u32>>,
+    /// Every language's pairs: their counts and the units holding them.
+    index: PairIndex,
+    arena: Arena,
+    /// The arena's size after it was last built or compacted.
+    arena_mark: usize,
+    /// Tie keys (the pieces' texts) by symbol, and their heads ([`key_head`]).
+    keys: Vec<Box<[u8]>>,
+    heads: Vec<u64>,
+    /// Each language's pair counts, and a heap over them (an entry is pushed when a count rises;
+    /// one that over-states its pair goes back with the true count when it reaches the top).
+    counts: Vec<Map<u64, i64>>,
+    heaps: Vec<PairHeap>,
+    /// A heap over the index's counts while global merges remain.
+    global: Option<PairHeap>,
+    /// Each language's rewrite of a merge, kept from merge to merge, and its units.
+    deltas: Vec<Delta>,
+    by_lang: Vec<Vec<u32>>,
     tokens: Vec<u64>,
-    stamp: Vec<u32>,
-    round: u32,
-    /// Scratch buffers of a merge's rewrite.
-    spare: Vec<u32>,
-    fresh: Vec<bool>,
-    in_site: Vec<bool>,
+    threads: usize,
 }
 
 impl State<'_> {
-    fn count_unit(&mut self, u: usize, add: bool) {
-        let c = self.counts[u];
-        let l = self.lang[u] as usize;
-        let toks = std::mem::take(&mut self.units[u]);
-        for w in toks.windows(2) {
-            self.add(pack(w[0], w[1]), c, l, add);
-        }
-        self.units[u] = toks;
+    fn order(&self) -> Order<'_> {
+        Order { keys: &self.keys, heads: &self.heads, base: self.symbols.base, joined_first: false }
     }
 
-    fn merge(&mut self, a: u32, b: u32, c: u32) {
-        let p = pack(a, b);
-        let list = self.pair_units.remove(&p).unwrap_or_default();
-        self.round += 1;
-        let r = self.round;
-        for u in list {
-            let u = u as usize;
-            if self.stamp[u] == r {
-                continue;
-            }
-            self.stamp[u] = r;
-            let Some(first) = self.units[u].windows(2).position(|w| w[0] == a && w[1] == b) else {
-                continue;
-            };
-            let old = std::mem::take(&mut self.units[u]);
-            let (cnt, l) = (self.counts[u], self.lang[u] as usize);
-            // only the pairs touching a merge site change: the old ones with a position in a
-            // site go, the new ones with a merged position come (the rest map one to one);
-            // the buffers are kept from unit to unit (a unit's old vector becomes the next
-            // unit's new one)
-            let mut new = std::mem::take(&mut self.spare);
-            let mut fresh = std::mem::take(&mut self.fresh);
-            let mut in_site = std::mem::take(&mut self.in_site);
-            new.clear();
-            fresh.clear();
-            in_site.clear();
-            in_site.resize(old.len(), false);
-            new.extend_from_slice(&old[..first]);
-            fresh.resize(first, false);
-            let mut i = first;
-            while i < old.len() {
-                if i + 1 < old.len() && old[i] == a && old[i + 1] == b {
-                    in_site[i] = true;
-                    in_site[i + 1] = true;
-                    new.push(c);
-                    fresh.push(true);
-                    i += 2;
+    /// A heap of `pairs` (pair, count), in pair order (hash order must not reach the layout).
+    fn heap_of(&self, mut pairs: Vec<(u64, i64)>) -> PairHeap {
+        pairs.retain(|&(_, n)| n > 0);
+        pairs.sort_unstable();
+        let cands =
+            pairs.into_iter().map(|(pair, n)| Cand { num: n as u64, den: 1, pair }).collect();
+        let mut heap = PairHeap::new(false);
+        heap.rebuild(cands, &self.order());
+        heap
+    }
+
+    /// The best pair of language `l` (or, `None`, over all) and its count; the heap keeps it.
+    fn best(&mut self, l: Option<usize>) -> Option<(u64, u64)> {
+        let mut heap = std::mem::take(match l {
+            Some(l) => &mut self.heaps[l],
+            None => self.global.as_mut().expect("a global heap under global_merges"),
+        });
+        let mut found = None;
+        {
+            let order = self.order();
+            while let Some(top) = heap.peek() {
+                let live = match l {
+                    Some(l) => self.counts[l].get(&top.pair).copied(),
+                    None => self.index.get(&top.pair).map(|v| v.count),
+                }
+                .unwrap_or(0);
+                if live > 0 && live as u64 == top.num {
+                    found = Some((top.pair, top.num));
+                    break;
+                }
+                if live > 0 && (live as u64) < top.num {
+                    heap.replace_top(Cand { num: live as u64, den: 1, pair: top.pair }, &order);
                 } else {
-                    new.push(old[i]);
-                    fresh.push(false);
-                    i += 1;
+                    heap.pop(&order);
                 }
             }
-            for k in first.saturating_sub(1)..old.len() - 1 {
-                if in_site[k] || in_site[k + 1] {
-                    self.add(pack(old[k], old[k + 1]), cnt, l, false);
+        }
+        match l {
+            Some(l) => self.heaps[l] = heap,
+            None => self.global = Some(heap),
+        }
+        found
+    }
+
+    /// Joins `(a, b)` into `c` in every unit holding it: each language's units rewritten at the
+    /// merge sites (on the threads, a language each, for a large merge), then the index, the
+    /// languages' counts and heaps updated from the changes.
+    fn merge(&mut self, a: u32, b: u32, c: u32) {
+        let pair = pack(a, b);
+        let mut list = match self.index.get_mut(&pair) {
+            Some(v) => self.arena.take(v),
+            None => Vec::new(),
+        };
+        list.sort();
+        list.dedup();
+        for l in self.by_lang.iter_mut() {
+            l.clear();
+        }
+        for &u in &list {
+            self.by_lang[self.lang[u as usize] as usize].push(u);
+        }
+        let mut work: Vec<(usize, Delta)> = (0..self.by_lang.len())
+            .filter(|&l| !self.by_lang[l].is_empty())
+            .map(|l| (l, std::mem::take(&mut self.deltas[l])))
+            .collect();
+        {
+            let ptr = SharedSyms(self.flat.syms.as_mut_ptr());
+            let meta = &self.flat.meta;
+            let by_lang = &self.by_lang;
+            if list.len() < PARALLEL_UNITS || self.threads == 1 || work.len() == 1 {
+                for (l, d) in work.iter_mut() {
+                    rewrite(ptr, meta, &by_lang[*l], a, b, c, d);
                 }
+            } else {
+                work.par_iter_mut().for_each(|(l, d)| rewrite(ptr, meta, &by_lang[*l], a, b, c, d));
             }
-            for k in first.saturating_sub(1)..new.len().saturating_sub(1) {
-                if fresh[k] || fresh[k + 1] {
-                    let p = pack(new[k], new[k + 1]);
-                    self.add(p, cnt, l, true);
-                    let list = self.pair_units.entry(p).or_default();
-                    if list.last() != Some(&(u as u32)) {
-                        list.push(u as u32);
+        }
+        let mut raised_all = Vec::new();
+        for (l, mut d) in work {
+            self.tokens[l] -= d.sites as u64;
+            for &(wi, m) in &d.lens {
+                self.flat.meta[wi as usize].set_len(m);
+            }
+            let mut heap = std::mem::take(&mut self.heaps[l]);
+            {
+                let order = Order {
+                    keys: &self.keys,
+                    heads: &self.heads,
+                    base: self.symbols.base,
+                    joined_first: false,
+                };
+                let counts = &mut self.counts[l];
+                for (q, v, places) in d.changes() {
+                    let (q, v) = (*q, *v);
+                    let e = self.index.entry(q).or_default();
+                    e.count += v;
+                    if e.count <= 0 {
+                        self.index.remove(&q);
+                    } else {
+                        self.arena.extend(e, places, 0);
+                        if v > 0 && self.global.is_some() {
+                            raised_all.push(q);
+                        }
+                    }
+                    let n = counts.entry(q).or_insert(0);
+                    *n += v;
+                    if *n <= 0 {
+                        counts.remove(&q);
+                    } else if v > 0 {
+                        heap.push(Cand { num: *n as u64, den: 1, pair: q }, &order);
                     }
                 }
             }
-            self.tokens[l] -= cnt * (old.len() - new.len()) as u64;
-            self.units[u] = new;
-            self.spare = old;
-            self.fresh = fresh;
-            self.in_site = in_site;
+            d.clear();
+            self.deltas[l] = d;
+            // stale entries pile up: the heap from the live pairs once they match them in number
+            if heap.len() > 2 * self.counts[l].len() + (1 << 12) {
+                heap = self.heap_of(self.counts[l].iter().map(|(&k, &v)| (k, v)).collect());
+            }
+            self.heaps[l] = heap;
         }
-    }
-
-    fn add(&mut self, p: u64, c: u64, l: usize, add: bool) {
-        self.tables[l].add(p, c, add);
-        if let Some(g) = self.global.as_mut() {
-            g.add(p, c, add);
+        self.index.remove(&pair);
+        if let Some(mut g) = self.global.take() {
+            raised_all.sort_unstable();
+            raised_all.dedup();
+            {
+                let order = self.order();
+                for q in raised_all {
+                    if let Some(v) = self.index.get(&q) {
+                        g.push(Cand { num: v.count as u64, den: 1, pair: q }, &order);
+                    }
+                }
+            }
+            self.global = Some(g);
         }
-    }
-
-    fn push_touched(&mut self) {
-        for t in self.tables.iter_mut() {
-            t.push_touched(self.symbols);
-        }
-        if let Some(g) = self.global.as_mut() {
-            g.push_touched(self.symbols);
+        if compaction_growth(self.arena.words.len(), self.arena_mark) {
+            self.arena.compact(&mut self.index, &self.flat, 1);
+            self.arena_mark = self.arena.words.len();
         }
     }
 }
@@ -363,8 +369,8 @@ fn by_cost(tokens: &[u64], denom: &[u64], exhausted: &[bool]) -> Vec<usize> {
 
 /// Parity-aware BPE on `units` (`(symbols, count, language)`; every symbol an alphabet symbol
 /// of `symbols`), for `bytes.len()` languages with these bytes of text; `fixed`: each
-/// language's pieces outside `units` (one-symbol units, symbols outside the alphabet), which
-/// count in its tokens and no merge changes.
+/// language's pieces outside `units` (symbols outside the alphabet, say), which count in its
+/// tokens and no merge changes.
 pub fn learn_parity(
     units: Vec<(Vec<u32>, u64, u16)>,
     bytes: &[u64],
@@ -372,44 +378,66 @@ pub fn learn_parity(
     symbols: &mut Symbols,
     params: &ParityParams,
 ) -> Parity {
-    let n_lang = bytes.len();
-    let n = units.len();
-    let mut st = State {
-        symbols,
-        units: Vec::with_capacity(n),
-        counts: Vec::with_capacity(n),
-        lang: Vec::with_capacity(n),
-        tables: (0..n_lang).map(|_| Table::default()).collect(),
-        global: (params.global_merges > 0).then(Table::default),
-        pair_units: Map::default(),
-        tokens: fixed.to_vec(),
-        stamp: vec![0; n],
-        round: 0,
-        spare: Vec::new(),
-        fresh: Vec::new(),
-        in_site: Vec::new(),
-    };
-    for (syms, c, l) in units {
-        st.units.push(syms);
-        st.counts.push(c);
-        st.lang.push(l);
+    let mut flat = Flat::default();
+    let mut lang = Vec::with_capacity(units.len());
+    for (syms, c, l) in &units {
+        // a unit counted 0 takes part in nothing
+        flat.push(if *c == 0 { &[] } else { syms.as_slice() }, *c);
+        lang.push(*l);
     }
-    for u in 0..n {
-        if st.counts[u] == 0 {
-            st.units[u].clear();
+    run(flat, lang, bytes, fixed, symbols, params)
+}
+
+fn run(
+    flat: Flat,
+    lang: Vec<u16>,
+    bytes: &[u64],
+    fixed: &[u64],
+    symbols: &mut Symbols,
+    params: &ParityParams,
+) -> Parity {
+    let n_lang = bytes.len();
+    let threads = rayon::current_num_threads().max(1);
+    let mut tokens = fixed.to_vec();
+    let mut counts: Vec<Map<u64, i64>> = (0..n_lang).map(|_| Map::default()).collect();
+    for (m, &l) in flat.meta.iter().zip(&lang) {
+        let l = l as usize;
+        tokens[l] += m.count * m.len() as u64;
+        if m.count == 0 {
             continue;
         }
-        st.tokens[st.lang[u] as usize] += st.counts[u] * st.units[u].len() as u64;
-        st.count_unit(u, true);
-        for k in 1..st.units[u].len() {
-            let p = pack(st.units[u][k - 1], st.units[u][k]);
-            let list = st.pair_units.entry(p).or_default();
-            if list.last() != Some(&(u as u32)) {
-                list.push(u as u32);
+        for w in flat.syms[m.start()..m.start() + m.len()].windows(2) {
+            if w[0] != NO_SYMBOL && w[1] != NO_SYMBOL {
+                *counts[l].entry(pack(w[0], w[1])).or_insert(0) += m.count as i64;
             }
         }
     }
-    st.push_touched();
+    let (index, arena) = build_index(&flat, threads, None, symbols.base..symbols.next_id());
+    let keys: Vec<Box<[u8]>> = symbols.texts.iter().map(|t| Box::from(&t[..])).collect();
+    let heads = keys.iter().map(|k| key_head(k)).collect();
+    let mut st = State {
+        symbols,
+        flat,
+        lang,
+        arena_mark: arena.words.len(),
+        index,
+        arena,
+        keys,
+        heads,
+        counts,
+        heaps: Vec::new(),
+        global: None,
+        deltas: (0..n_lang).map(|_| Delta::default()).collect(),
+        by_lang: vec![Vec::new(); n_lang],
+        tokens,
+        threads,
+    };
+    st.heaps = (0..n_lang)
+        .map(|l| st.heap_of(st.counts[l].iter().map(|(&k, &v)| (k, v)).collect()))
+        .collect();
+    if params.global_merges > 0 {
+        st.global = Some(st.heap_of(st.index.iter().map(|(&k, v)| (k, v.count)).collect()));
+    }
     let tokens_before = st.tokens.clone();
     let denom: Vec<u64> = match params.measure {
         Measure::TokensPerByte => bytes.to_vec(),
@@ -426,9 +454,10 @@ pub fn learn_parity(
             break Stop::Size;
         }
         let pick: Option<(u64, Option<u16>)> = if (merges.len() as u64) < params.global_merges {
-            let g = st.global.as_mut().expect("a global table under global_merges");
-            g.best().filter(|&(_, c)| c >= params.min_count).map(|(p, _)| (p, None))
+            st.best(None).filter(|&(_, c)| c >= params.min_count).map(|(p, _)| (p, None))
         } else {
+            // the global merges are over: their heap is no longer kept
+            st.global = None;
             let mut found = None;
             loop {
                 let order = by_cost(&st.tokens, &denom, &exhausted);
@@ -446,7 +475,7 @@ pub fn learn_parity(
                             .unwrap_or(worst)
                     }
                 };
-                match st.tables[l].best() {
+                match st.best(Some(l)) {
                     Some((p, c)) if c >= params.min_count => {
                         found = Some((p, Some(l as u16)));
                         break;
@@ -457,7 +486,7 @@ pub fn learn_parity(
             found
         };
         let Some((p, lang)) = pick else {
-            let any_left = st.tables.iter().any(|t| t.pairs.values().any(|&c| c > 0));
+            let any_left = st.index.values().any(|v| v.count > 0);
             break if any_left { Stop::MinCount } else { Stop::NoPairs };
         };
         if let (Some(l), Some((w, _))) = (lang, params.window) {
@@ -473,21 +502,22 @@ pub fn learn_parity(
             None => {
                 let len = st.symbols.len(a) + st.symbols.len(b);
                 new_rows += 1;
+                st.heads.push(key_head(&text));
+                st.keys.push(Box::from(&text[..]));
                 st.symbols.push(text, len)
             }
         };
         st.merge(a, b, c);
         merges.push([a, b, c]);
         chosen_by.push(lang);
-        st.push_touched();
     };
     Parity { merges, chosen_by, new_rows, stop, tokens_before, tokens_after: st.tokens }
 }
 
-/// Parity-aware BPE on the engine's flat units: each unit is cut at symbols outside the
-/// alphabet (they take part in no pair). Also returns Σ count × pieces of the units afterwards.
+/// Parity-aware BPE on the engine's flat units (a symbol outside the alphabet takes part in no
+/// pair). Also returns Σ count × pieces of the units afterwards.
 pub fn learn_flat(
-    flat: &super::Flat,
+    flat: Flat,
     languages: &UnitLanguages,
     symbols: &mut Symbols,
     params: &ParityParams,
@@ -499,30 +529,10 @@ pub fn learn_flat(
             flat.meta.len()
         )));
     }
-    let mut units = Vec::new();
-    let mut total = 0u64;
-    // pieces that take part in no pair, by language: counted in the report's tokens
-    let mut outside = vec![0u64; languages.names.len()];
-    for (m, &l) in flat.meta.iter().zip(&languages.of_unit) {
-        let syms = &flat.syms[m.start()..m.start() + m.len()];
-        total += m.count * m.len() as u64;
-        for run in syms.split(|&s| s == super::NO_SYMBOL) {
-            if m.count == 0 {
-                continue;
-            }
-            if run.len() > 1 {
-                units.push((run.to_vec(), m.count, l));
-            } else {
-                outside[l as usize] += m.count * run.len() as u64;
-            }
-        }
-        outside[l as usize] +=
-            m.count * syms.iter().filter(|&&s| s == super::NO_SYMBOL).count() as u64;
-    }
-    let before = total;
-    let out = learn_parity(units, &languages.bytes, &outside, symbols, params);
-    let saved: u64 = out.tokens_before.iter().sum::<u64>() - out.tokens_after.iter().sum::<u64>();
-    Ok((out, before - saved))
+    let fixed = vec![0; languages.names.len()];
+    let out = run(flat, languages.of_unit.clone(), &languages.bytes, &fixed, symbols, params);
+    let after = out.tokens_after.iter().sum();
+    Ok((out, after))
 }
 
 /// The training report's part for parity-aware BPE.
@@ -640,41 +650,27 @@ pub fn validate(opts: &crate::options::TrainOptions) -> crate::error::Result<()>
             return bad(format!("parity alpha is a positive number (the paper's 2), got {a}"));
         }
     }
-    if opts.picky.is_some() {
-        return bad("parity and picky do not combine: Picky BPE removes tokens, and the parity rule's counts per language are defined for merges only".into());
-    }
-    if opts.length_max || opts.scaffold {
-        return bad("parity combines with neither length_max nor scaffold: each is its own rule for which merge comes next and which rows stay".into());
-    }
-    if opts.superword_at.is_some() {
-        return bad("parity does not take superword_at: the rule is defined for one merge stage within units".into());
-    }
-    if opts.max_piece_length.is_some() {
-        return bad(
-            "parity does not take max_piece_length yet: its learner has no length limit".into()
-        );
-    }
-    if opts.joints {
-        return bad("parity does not take joints yet: they cut the units after counting, outside the languages' tables".into());
-    }
-    Ok(())
+    super::refuse(
+        opts,
+        &[
+            (|o| o.picky.is_some(),
+             "parity and picky do not combine: Picky BPE removes tokens, and the parity rule's counts per language are defined for merges only"),
+            (|o| o.length_max || o.scaffold,
+             "parity combines with neither length_max nor scaffold: each is its own rule for which merge comes next and which rows stay"),
+            (|o| o.superword_at.is_some(),
+             "parity does not take superword_at: the rule is defined for one merge stage within units"),
+            (|o| o.max_piece_length.is_some(),
+             "parity does not take max_piece_length yet: its learner has no length limit"),
+            (|o| o.joints,
+             "parity does not take joints yet: they cut the units after counting, outside the languages' tables"),
+        ],
+    )
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{spell, symbols};
     use super::*;
-
-    fn symbols(alphabet: &[&str]) -> Symbols {
-        let mut s = Symbols::new(0, b"");
-        for a in alphabet {
-            s.push(a.as_bytes().to_vec(), 1);
-        }
-        s
-    }
-
-    fn spell(s: &Symbols, word: &str) -> Vec<u32> {
-        word.chars().map(|c| s.index[c.to_string().as_bytes()]).collect()
-    }
 
     /// Language 0 holds `ab` ×5 (10 bytes), language 1 `cd` ×2 and `ab` ×1 (6 bytes). Tokens per
     /// byte: 10/10 = 1 and 6/6 = 1, a tie: language 0 (given first) takes `a b` (5 there).

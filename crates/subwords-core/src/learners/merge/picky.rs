@@ -14,16 +14,15 @@
 //! pure-Python reference (`python/subwords/reference/picky.py`) states the same rules in the
 //! plainest form and works a case by hand; the tests run both on random corpora.
 //!
-//! Shape: units as vectors, a pair map `pair -> count`, lists of the units that may hold a pair
-//! or a token (stale entries are checked and skipped), a max-heap of `(count, pair)` entries
-//! pushed whenever a count changes (an entry whose count is not the pair's is stale). Each
-//! changed unit is counted out and back in whole: O(length) per unit a merge or removal touches.
+//! Shape: the BPE merge engine (`engine.rs`): its flat units, pair index with place lists,
+//! count updates at the merge sites only, and heap, with the BPE tie rule. A removal is a
+//! rewrite on the same structures ([`super::Engine::split`]): the units that may hold the token
+//! are listed per learned token (stale ids skipped), and each unit holding it is rewritten from
+//! its first occurrence, counting out the pairs that hold the token and in those that hold a
+//! part. A unit never outgrows the symbols it started with, so it is split in place.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-use std::rc::Rc;
-
-use super::{pack, unpack, Stop, Symbols};
+use super::engine::Engine;
+use super::{pack, unpack, Flat, MergeParams, Stop, Symbols};
 use crate::hash::Map;
 
 /// One step of a Picky BPE run.
@@ -48,301 +47,8 @@ pub struct Picky {
     /// The learned tokens present at the end, in the order they were last made.
     pub present: Vec<u32>,
     pub stop: Stop,
-    /// The units as training left them.
+    /// The units as training left them (from [`learn_picky`]; [`learn_flat`] leaves it empty).
     pub units: Vec<Vec<u32>>,
-}
-
-/// A candidate pair in a text-ordered heap (Picky BPE and parity-aware BPE): ties go to the
-/// smaller pieces by bytes, as the references break them.
-pub(crate) struct Entry {
-    pub(crate) count: u64,
-    pub(crate) pair: u64,
-    pub(crate) left: Rc<[u8]>,
-    pub(crate) right: Rc<[u8]>,
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    /// The larger count first; then the smaller `(left, right)` by the pieces' bytes.
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.count
-            .cmp(&other.count)
-            .then_with(|| other.left.cmp(&self.left))
-            .then_with(|| other.right.cmp(&self.right))
-            .then_with(|| other.pair.cmp(&self.pair))
-    }
-}
-
-/// The units, pair counts and token counts under merges and removals (Picky BPE's, and
-/// BoundlessBPE's regular merges and deletions, `learners/superword/boundless.rs`).
-pub(crate) struct State<'a> {
-    pub(crate) symbols: &'a mut Symbols,
-    pub(crate) units: Vec<Vec<u32>>,
-    counts: Vec<u64>,
-    /// Each pair's count over the units, overlaps included.
-    pub(crate) pairs: Map<u64, u64>,
-    /// Units that may hold a pair (stale ids allowed).
-    pair_units: Map<u64, Vec<u32>>,
-    /// Units that may hold a token, by `id - base` (stale ids allowed).
-    tok_units: Vec<Vec<u32>>,
-    /// Each token's count in the units, by `id - base`.
-    pub(crate) freq: Vec<u64>,
-    heap: BinaryHeap<Entry>,
-    /// Each pair's net change of count since the last heap push (a unit counted out and back in
-    /// changes most of its pairs by nothing: they get no new entry).
-    delta: Map<u64, i64>,
-    /// A stamp per unit, to visit each listed unit once.
-    stamp: Vec<u32>,
-    round: u32,
-    /// Pairs counted below this get no heap entry (a learner that stops below `min_count` never
-    /// takes them; 0 for Picky BPE). An entry is pushed when a count rises to it.
-    pub(crate) floor: u64,
-}
-
-impl<'a> State<'a> {
-    /// The state of `units` (symbol ids of `symbols`, with counts), every pair counted and on
-    /// the heap.
-    pub(crate) fn new(units: Vec<(Vec<u32>, u64)>, symbols: &'a mut Symbols) -> Self {
-        Self::with_floor(units, symbols, 0)
-    }
-
-    /// [`State::new`] where pairs counted below `floor` get no heap entry.
-    pub(crate) fn with_floor(
-        units: Vec<(Vec<u32>, u64)>,
-        symbols: &'a mut Symbols,
-        floor: u64,
-    ) -> Self {
-        let n = units.len();
-        let (units, counts): (Vec<Vec<u32>>, Vec<u64>) = units.into_iter().unzip();
-        let mut st = State {
-            symbols,
-            units,
-            counts,
-            pairs: Map::default(),
-            pair_units: Map::default(),
-            tok_units: Vec::new(),
-            freq: Vec::new(),
-            heap: BinaryHeap::new(),
-            delta: Map::default(),
-            stamp: vec![0; n],
-            round: 0,
-            floor,
-        };
-        st.grow();
-        for u in 0..n {
-            if st.counts[u] == 0 {
-                st.units[u].clear();
-                continue;
-            }
-            st.count_unit(u, true);
-            let toks = st.units[u].clone();
-            for &t in &toks {
-                let i = st.ix(t);
-                if st.tok_units[i].last() != Some(&(u as u32)) {
-                    st.tok_units[i].push(u as u32);
-                }
-            }
-            for w in toks.windows(2) {
-                let list = st.pair_units.entry(pack(w[0], w[1])).or_default();
-                if list.last() != Some(&(u as u32)) {
-                    list.push(u as u32);
-                }
-            }
-        }
-        st.push_touched();
-        st
-    }
-
-    pub(crate) fn ix(&self, t: u32) -> usize {
-        (t - self.symbols.base) as usize
-    }
-
-    /// Makes room for the symbols added to `symbols` since.
-    pub(crate) fn grow(&mut self) {
-        let n = self.symbols.texts.len();
-        self.freq.resize(n, 0);
-        self.tok_units.resize_with(n, Vec::new);
-    }
-
-    /// Counts unit `u` out of (`sign` false) or into the pair map and the token counts.
-    fn count_unit(&mut self, u: usize, add: bool) {
-        let c = self.counts[u];
-        let toks = std::mem::take(&mut self.units[u]);
-        for w in toks.windows(2) {
-            let p = pack(w[0], w[1]);
-            let e = self.pairs.entry(p).or_insert(0);
-            let d = self.delta.entry(p).or_insert(0);
-            if add {
-                *e += c;
-                *d += c as i64;
-            } else {
-                *e -= c;
-                *d -= c as i64;
-            }
-        }
-        for &t in &toks {
-            let i = self.ix(t);
-            if add {
-                self.freq[i] += c;
-            } else {
-                self.freq[i] -= c;
-            }
-        }
-        self.units[u] = toks;
-    }
-
-    /// The distinct units among `list` (a stale or repeated id is visited once).
-    fn distinct(&mut self, list: Vec<u32>) -> Vec<u32> {
-        self.round += 1;
-        let r = self.round;
-        let mut out = Vec::with_capacity(list.len());
-        for u in list {
-            if self.stamp[u as usize] != r {
-                self.stamp[u as usize] = r;
-                out.push(u);
-            }
-        }
-        out
-    }
-
-    /// Joins every occurrence of `(a, b)` into `c`.
-    pub(crate) fn merge(&mut self, a: u32, b: u32, c: u32) {
-        let p = pack(a, b);
-        let list = self.pair_units.remove(&p).unwrap_or_default();
-        for u in self.distinct(list) {
-            let u = u as usize;
-            if !self.units[u].windows(2).any(|w| w[0] == a && w[1] == b) {
-                continue;
-            }
-            self.count_unit(u, false);
-            let old = std::mem::take(&mut self.units[u]);
-            let mut new = Vec::with_capacity(old.len());
-            let mut i = 0;
-            while i < old.len() {
-                if i + 1 < old.len() && old[i] == a && old[i + 1] == b {
-                    new.push(c);
-                    i += 2;
-                } else {
-                    new.push(old[i]);
-                    i += 1;
-                }
-            }
-            self.note_unit(u as u32, &new, &[c]);
-            self.units[u] = new;
-            self.count_unit(u, true);
-        }
-    }
-
-    /// Splits every occurrence of `x` into `parts`.
-    pub(crate) fn split(&mut self, x: u32, parts: &[u32]) {
-        let ix = self.ix(x);
-        let list = std::mem::take(&mut self.tok_units[ix]);
-        for u in self.distinct(list) {
-            let u = u as usize;
-            if !self.units[u].contains(&x) {
-                continue;
-            }
-            self.count_unit(u, false);
-            let old = std::mem::take(&mut self.units[u]);
-            let mut new = Vec::with_capacity(old.len() + parts.len());
-            for &t in &old {
-                if t == x {
-                    new.extend_from_slice(parts);
-                } else {
-                    new.push(t);
-                }
-            }
-            self.note_unit(u as u32, &new, parts);
-            self.units[u] = new;
-            self.count_unit(u, true);
-        }
-    }
-
-    /// Lists unit `u` under the tokens `fresh` and under every pair of `toks` holding one of them
-    /// (the pairs a rewrite may have made).
-    fn note_unit(&mut self, u: u32, toks: &[u32], fresh: &[u32]) {
-        for &t in fresh {
-            let i = self.ix(t);
-            self.tok_units[i].push(u);
-        }
-        for w in toks.windows(2) {
-            if fresh.contains(&w[0]) || fresh.contains(&w[1]) {
-                self.pair_units.entry(pack(w[0], w[1])).or_default().push(u);
-            }
-        }
-    }
-
-    /// Pushes a heap entry for every pair whose count changed (the heap's order is total, so
-    /// the order of the pushes does not matter).
-    pub(crate) fn push_touched(&mut self) {
-        let mut delta = std::mem::take(&mut self.delta);
-        for (&p, &d) in &delta {
-            if d == 0 {
-                continue;
-            }
-            match self.pairs.get(&p) {
-                Some(&0) => {
-                    self.pairs.remove(&p);
-                }
-                Some(&n) if n >= self.floor => {
-                    let (l, r) = unpack(p);
-                    let left = self.symbols.texts[self.ix(l)].clone();
-                    let right = self.symbols.texts[self.ix(r)].clone();
-                    self.heap.push(Entry { count: n, pair: p, left, right });
-                }
-                _ => {}
-            }
-        }
-        delta.clear();
-        self.delta = delta;
-        // stale entries outnumber the live pairs: one entry per live pair again (the heap's
-        // order is total, so this changes no choice)
-        if self.heap.len() > 2 * self.pairs.len() + 4096 {
-            let entries: Vec<Entry> = self
-                .pairs
-                .iter()
-                .filter(|&(_, &n)| n > 0 && n >= self.floor)
-                .map(|(&p, &n)| {
-                    let (l, r) = unpack(p);
-                    let left = self.symbols.texts[self.ix(l)].clone();
-                    let right = self.symbols.texts[self.ix(r)].clone();
-                    Entry { count: n, pair: p, left, right }
-                })
-                .collect();
-            self.heap = BinaryHeap::from(entries);
-        }
-    }
-
-    /// The best pair: the largest count, ties to the smallest `(left, right)`.
-    pub(crate) fn best(&mut self) -> Option<(u64, u64)> {
-        while let Some(e) = self.heap.pop() {
-            if self.pairs.get(&e.pair) == Some(&e.count) {
-                return Some((e.pair, e.count));
-            }
-        }
-        None
-    }
-
-    /// The entry [`best`](Self::best) would return, left on the heap.
-    pub(crate) fn peek(&mut self) -> Option<&Entry> {
-        while let Some(e) = self.heap.peek() {
-            if self.pairs.get(&e.pair) == Some(&e.count) {
-                break;
-            }
-            self.heap.pop();
-        }
-        self.heap.peek()
-    }
 }
 
 /// Picky BPE on `units` (symbol ids of `symbols`, with counts; ids below `symbols.next_id()` at
@@ -353,67 +59,109 @@ pub fn learn_picky(
     symbols: &mut Symbols,
     params: &PickyParams,
 ) -> Picky {
-    let first_learned = symbols.next_id();
-    let mut st = State::new(units, symbols);
+    let mut flat = Flat::default();
+    for (u, c) in &units {
+        // a unit counted 0 takes part in nothing: it is left empty
+        flat.push(if *c == 0 { &[] } else { u.as_slice() }, *c);
+    }
+    let (mut out, flat) = run(flat, symbols, params);
+    out.units = (0..flat.units()).map(|i| flat.unit(i).to_vec()).collect();
+    out
+}
 
-    // per learned token: present, and the parts it was first made of
+/// Picky BPE on the engine's flat units (a symbol outside the alphabet takes part in no pair).
+/// Also returns Σ count × pieces of the units afterwards. [`Picky::units`] is left empty.
+pub fn learn_flat(flat: Flat, symbols: &mut Symbols, params: &PickyParams) -> (Picky, u64) {
+    let (out, flat) = run(flat, symbols, params);
+    (out, flat.pieces())
+}
+
+/// The run on the merge engine: its pair index, place lists and heap, with the removals as
+/// splits on the same lists ([`Engine::split`]). The engine keeps every pair in its index (a
+/// split raises counts, which its dropped-pair bound does not allow for).
+fn run(flat: Flat, symbols: &mut Symbols, params: &PickyParams) -> (Picky, Flat) {
+    let first_learned = symbols.next_id();
+    let mp = MergeParams::bpe(params.new_rows, params.min_count, None);
+    let mut e = Engine::new(flat, symbols, &mp, true);
+    e.touched = Some(Vec::new());
+    // per learned token (by `id - first_learned`): present, the parts it was first made of,
+    // its count as a token, the units that may hold it (stale ids allowed), and when it was
+    // last made present (the order of [`Picky::present`], built at the end: removing a token
+    // from an ordered list at each removal was 7.5% of a run's instructions, English at 32k)
     let mut present: Vec<bool> = Vec::new();
     let mut made: Vec<[u32; 2]> = Vec::new();
-    let mut order: Vec<u32> = Vec::new();
+    let mut freq: Vec<i64> = Vec::new();
+    let mut holders: Vec<Vec<u32>> = Vec::new();
+    let mut made_at: Vec<u64> = Vec::new();
+    let mut n_present = 0u64;
     let mut events = Vec::new();
+    let learned = |t: u32| t.checked_sub(first_learned).map(|k| k as usize);
     let stop = loop {
-        if order.len() as u64 >= params.new_rows {
+        if n_present >= params.new_rows {
             break Stop::Size;
         }
-        let Some((p, count)) = st.best() else {
+        let Some((p, count)) = e.best() else {
             break Stop::NoPairs;
         };
         if count < params.min_count {
             break Stop::MinCount;
         }
         let (a, b) = unpack(p);
-        let text = st.symbols.join(a, b);
-        let c = match st.symbols.index.get(text.as_slice()) {
-            Some(&c) => c,
-            None => {
-                let len = st.symbols.len(a) + st.symbols.len(b);
-                let c = st.symbols.push(text, len);
-                st.grow();
-                present.push(false);
-                made.push([a, b]);
-                c
-            }
-        };
-        if c >= first_learned {
-            let k = (c - first_learned) as usize;
-            if !present[k] {
-                present[k] = true;
-                order.push(c);
+        let (c, is_new) = e.piece(a, b);
+        if is_new {
+            present.push(false);
+            made.push([a, b]);
+            freq.push(0);
+            holders.push(Vec::new());
+            made_at.push(0);
+        }
+        let kc = learned(c).expect("a merge makes a learned token");
+        if !present[kc] {
+            present[kc] = true;
+            n_present += 1;
+            made_at[kc] = events.len() as u64;
+        }
+        let sites = e.apply(p, c, !is_new);
+        let touched = e.touched.as_mut().expect("set above");
+        holders[kc].append(touched);
+        // each site turns one a and one b into one c
+        for t in [a, b] {
+            if let Some(k) = learned(t) {
+                freq[k] -= sites;
             }
         }
-        let before = st.freq[st.ix(c)];
-        st.merge(a, b, c);
+        freq[kc] += sites;
         events.push(PickyEvent::Merge([a, b, c]));
-        let f_p = st.freq[st.ix(c)] - before;
+        let f_p = sites;
         let checks: &[u32] = if a == b { &[a] } else { &[a, b] };
         for &x in checks {
-            if x < first_learned || !present[(x - first_learned) as usize] {
-                continue;
-            }
-            let times = (a == x) as u64 + (b == x) as u64;
-            let f_t = st.freq[st.ix(x)] + f_p * times;
+            let Some(kx) = learned(x).filter(|&k| present[k]) else { continue };
+            let times = (a == x) as i64 + (b == x) as i64;
+            let f_t = freq[kx] + f_p * times;
             if f_t == 0 || (f_p as f64) / (f_t as f64) < params.threshold {
                 continue;
             }
-            present[(x - first_learned) as usize] = false;
-            order.retain(|&t| t != x);
+            present[kx] = false;
+            n_present -= 1;
             let parts = walk(x, first_learned, &present, &made);
-            st.split(x, &parts);
+            let (occurrences, changed) = e.split(x, &parts, std::mem::take(&mut holders[kx]));
+            freq[kx] -= occurrences;
+            for (i, &t) in parts.iter().enumerate() {
+                if let Some(k) = learned(t) {
+                    freq[k] += occurrences;
+                    if !parts[..i].contains(&t) {
+                        holders[k].extend_from_slice(&changed);
+                    }
+                }
+            }
             events.push(PickyEvent::Remove { token: x, parts });
         }
-        st.push_touched();
     };
-    Picky { events, present: order, stop, units: st.units }
+    let flat = e.into_flat();
+    let mut order: Vec<u32> = (0..present.len() as u32).filter(|&k| present[k as usize]).collect();
+    order.sort_unstable_by_key(|&k| made_at[k as usize]);
+    let order = order.into_iter().map(|k| first_learned + k).collect();
+    (Picky { events, present: order, stop, units: Vec::new() }, flat)
 }
 
 /// The tokens a removed `x` splits into: its parts, a removed part split in turn.
@@ -466,23 +214,8 @@ pub fn replay_events(syms: &[u32], events: &[PickyEvent]) -> Vec<u32> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{spell, symbols, text};
     use super::*;
-
-    fn symbols(alphabet: &[&str]) -> Symbols {
-        let mut s = Symbols::new(0, b"");
-        for a in alphabet {
-            s.push(a.as_bytes().to_vec(), 1);
-        }
-        s
-    }
-
-    fn spell(s: &Symbols, word: &str) -> Vec<u32> {
-        word.chars().map(|c| s.index[c.to_string().as_bytes()]).collect()
-    }
-
-    fn text(s: &Symbols, t: u32) -> String {
-        String::from_utf8(s.text(t).to_vec()).unwrap()
-    }
 
     /// The reference module's worked case: units `abc` x5, `ab` x1, `bd` x2, two learned
     /// tokens, min_count 1. After `ab + c`, IoS(ab) = 5/6 (merged 5 times, a token 6 times before).
@@ -538,56 +271,21 @@ pub fn validate(opts: &crate::options::TrainOptions) -> crate::error::Result<()>
             "picky={t}: the IoS threshold is a share of a token's uses, in (0, 1] (the paper uses 0.6 to 0.9)"
         )));
     }
-    if opts.model != ModelKind::Bpe {
-        return Err(Error::Option(
-            "picky applies only to model='bpe': it removes tokens a BPE merge left behind".into(),
-        ));
-    }
-    if opts.superword_at.is_some() {
-        return Err(Error::Option(
-            "picky does not take superword_at: the paper's removals are defined for one merge stage within units".into(),
-        ));
-    }
-    if opts.spelling == Scheme::Continuation {
-        return Err(Error::Option(
-            "picky does not take spelling='continuation' yet: its model file cannot mark removed word-start pieces; use end, front or bytes".into(),
-        ));
-    }
-    if opts.max_piece_length.is_some() {
-        return Err(Error::Option(
-            "picky does not take max_piece_length yet: its learner has no length limit".into(),
-        ));
-    }
-    if opts.pad_to_multiple.is_some() {
-        return Err(Error::Option(
-            "picky does not take pad_to_multiple yet: the removed tokens' ids follow the rows"
-                .into(),
-        ));
-    }
-    Ok(())
-}
-
-/// Picky BPE on the engine's flat units: each unit is cut at symbols outside the alphabet (they
-/// take part in no pair), then [`learn_picky`].
-/// Also returns Σ count × pieces of the units afterwards.
-pub fn learn_flat(flat: &super::Flat, symbols: &mut Symbols, params: &PickyParams) -> (Picky, u64) {
-    let mut units = Vec::new();
-    let mut total = 0u64;
-    for m in &flat.meta {
-        let syms = &flat.syms[m.start()..m.start() + m.len()];
-        total += m.count * m.len() as u64;
-        for run in syms.split(|&s| s == super::NO_SYMBOL) {
-            if run.len() > 1 && m.count > 0 {
-                units.push((run.to_vec(), m.count));
-            }
-        }
-    }
-    let before: Vec<(u64, u64)> = units.iter().map(|(u, c)| (u.len() as u64, *c)).collect();
-    let out = learn_picky(units, symbols, params);
-    for ((len, c), u) in before.iter().zip(&out.units) {
-        total -= c * (len - u.len() as u64);
-    }
-    (out, total)
+    super::refuse(
+        opts,
+        &[
+            (|o| o.model != ModelKind::Bpe,
+             "picky applies only to model='bpe': it removes tokens a BPE merge left behind"),
+            (|o| o.superword_at.is_some(),
+             "picky does not take superword_at: the paper's removals are defined for one merge stage within units"),
+            (|o| o.spelling == Scheme::Continuation,
+             "picky does not take spelling='continuation' yet: its model file cannot mark removed word-start pieces; use end, front or bytes"),
+            (|o| o.max_piece_length.is_some(),
+             "picky does not take max_piece_length yet: its learner has no length limit"),
+            (|o| o.pad_to_multiple.is_some(),
+             "picky does not take pad_to_multiple yet: the removed tokens' ids follow the rows"),
+        ],
+    )
 }
 
 /// A trained Picky model's events as an encoder replays them. Ids below `rows` are the model's

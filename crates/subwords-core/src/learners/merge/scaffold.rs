@@ -232,68 +232,37 @@ impl Marks {
 
 /// Checks `scaffold=` against the rest of the options (called from `TrainOptions::validate`).
 pub fn validate(opts: &crate::options::TrainOptions) -> crate::error::Result<()> {
-    use crate::error::Error;
     use crate::options::ModelKind;
     use crate::spelling::Scheme;
     if !opts.scaffold {
         return Ok(());
     }
-    if opts.model != ModelKind::Bpe {
-        return Err(Error::Option(
-            "scaffold applies only to model='bpe': it marks tokens that BPE merges left behind"
-                .into(),
-        ));
-    }
-    if opts.picky.is_some() {
-        return Err(Error::Option(
-            "scaffold and picky do not go together: each decides on its own which merged tokens stay rows; choose one".into(),
-        ));
-    }
-    if opts.length_max {
-        return Err(Error::Option(
-            "scaffold does not take length_max: its marks compare a token's own count with the next pair's count, and Length-MAX ranks pairs by count x length; choose one".into(),
-        ));
-    }
-    if opts.superword_at.is_some() {
-        return Err(Error::Option(
-            "scaffold does not take superword_at yet: the paper's marks are defined for one merge stage".into(),
-        ));
-    }
-    if opts.spelling == Scheme::Continuation {
-        return Err(Error::Option(
-            "scaffold does not take spelling='continuation' yet: its model file cannot mark demolished word-start pieces; use end, front or bytes".into(),
-        ));
-    }
-    if opts.max_piece_length.is_some() {
-        return Err(Error::Option(
-            "scaffold does not take max_piece_length yet: a demolished token's parts follow the merges, not the limit".into(),
-        ));
-    }
-    if opts.pad_to_multiple.is_some() {
-        return Err(Error::Option(
-            "scaffold does not take pad_to_multiple yet: the scaffold tokens' ids follow the rows"
-                .into(),
-        ));
-    }
-    Ok(())
+    super::refuse(
+        opts,
+        &[
+            (|o| o.model != ModelKind::Bpe,
+             "scaffold applies only to model='bpe': it marks tokens that BPE merges left behind"),
+            (|o| o.picky.is_some(),
+             "scaffold and picky do not go together: each decides on its own which merged tokens stay rows; choose one"),
+            (|o| o.length_max,
+             "scaffold does not take length_max: its marks compare a token's own count with the next pair's count, and Length-MAX ranks pairs by count x length; choose one"),
+            (|o| o.superword_at.is_some(),
+             "scaffold does not take superword_at yet: the paper's marks are defined for one merge stage"),
+            (|o| o.spelling == Scheme::Continuation,
+             "scaffold does not take spelling='continuation' yet: its model file cannot mark demolished word-start pieces; use end, front or bytes"),
+            (|o| o.max_piece_length.is_some(),
+             "scaffold does not take max_piece_length yet: a demolished token's parts follow the merges, not the limit"),
+            (|o| o.pad_to_multiple.is_some(),
+             "scaffold does not take pad_to_multiple yet: the scaffold tokens' ids follow the rows"),
+        ],
+    )
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{symbols, text};
     use super::super::{learn_scaffold, Flat, MergeParams, Stop};
     use super::*;
-
-    fn symbols(alphabet: &[&str]) -> Symbols {
-        let mut s = Symbols::new(0, b"");
-        for a in alphabet {
-            s.push(a.as_bytes().to_vec(), 1);
-        }
-        s
-    }
-
-    fn text(s: &Symbols, t: u32) -> String {
-        String::from_utf8(s.text(t).to_vec()).unwrap()
-    }
 
     /// The reference module's worked case (python/subwords/reference/scaffold.py): units
     /// `abcd` x3, `abce` x2, `ab` x1, `bx` x1, two rows, min_count 1. Merge `a+b` (6): f(ab) = 6,

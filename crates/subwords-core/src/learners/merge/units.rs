@@ -45,10 +45,15 @@ impl Meta {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// A unit only shrinks: `len` is at most its length when it was pushed.
+    /// A unit only shrinks under a merge: `len` is at most its length now.
     #[inline]
     pub fn set_len(&mut self, len: u32) {
         debug_assert!(len as usize <= self.len());
+        self.set_len_within(len);
+    }
+    /// A new length within the unit's [`Flat::room`] (a Picky BPE removal lengthens a unit).
+    #[inline]
+    pub fn set_len_within(&mut self, len: u32) {
         self.at = (self.at & !((1 << LEN_BITS) - 1)) | len as u64;
     }
 }
@@ -75,6 +80,12 @@ impl Flat {
     pub fn unit(&self, i: usize) -> &[u32] {
         let m = self.meta[i];
         &self.syms[m.start()..m.start() + m.len()]
+    }
+    /// How many symbols unit `i` may hold: its length when it was pushed (the units lie in the
+    /// array in the order pushed).
+    pub fn room(&self, i: usize) -> usize {
+        let end = self.meta.get(i + 1).map_or(self.syms.len(), |m| m.start());
+        end - self.meta[i].start()
     }
     /// Σ count × length.
     pub fn pieces(&self) -> u64 {
@@ -534,6 +545,71 @@ pub(super) fn rewrite(
         d.lens.push((wi, m as u32));
     }
     (d.old_pairs, d.new_pos) = (old_pairs, new_pos);
+}
+
+/// Splits every occurrence of `x` in the units of `list` (distinct ids) into `parts` (Picky
+/// BPE's removal of a token): each unit is rewritten from its first `x` on, in place, within its
+/// [`Flat::room`] (a unit's pieces never outnumber the symbols it was pushed with, since each
+/// piece spells one or more of them). Adds the count changes and the new places to `d` (the
+/// pairs holding an `x` go, the pairs holding a part placed here come); returns Σ count ×
+/// occurrences, and adds the units changed to `changed`.
+pub(super) fn split_units(
+    flat: &mut Flat,
+    list: &[u32],
+    x: u32,
+    parts: &[u32],
+    d: &mut Delta,
+    changed: &mut Vec<u32>,
+) -> i64 {
+    let mut out: Vec<u32> = Vec::new();
+    let mut fresh: Vec<bool> = Vec::new();
+    let mut occurrences = 0i64;
+    for &wi in list {
+        let m = flat.meta[wi as usize];
+        let (st, n) = (m.start(), m.len());
+        let s = &flat.syms[st..st + n];
+        let Some(first) = s.iter().position(|&t| t == x) else { continue };
+        let w = m.count as i64;
+        let from = first.saturating_sub(1);
+        for i in from..n - 1 {
+            let (l, r) = (s[i], s[i + 1]);
+            if (l == x || r == x) && l != NO_SYMBOL && r != NO_SYMBOL {
+                d.change(pack(l, r)).1 -= w;
+            }
+        }
+        // the unit from the symbol before the first `x`, with the split parts marked
+        out.clear();
+        fresh.clear();
+        for &t in &s[from..] {
+            if t == x {
+                occurrences += w;
+                out.extend_from_slice(parts);
+                fresh.extend(parts.iter().map(|_| true));
+            } else {
+                out.push(t);
+                fresh.push(false);
+            }
+        }
+        for k in 0..out.len() - 1 {
+            let (l, r) = (out[k], out[k + 1]);
+            if (fresh[k] || fresh[k + 1]) && l != NO_SYMBOL && r != NO_SYMBOL {
+                let row = d.change(pack(l, r));
+                row.1 += w;
+                if row.2.last() != Some(&wi) {
+                    row.2.push(wi);
+                }
+            }
+        }
+        let len = from + out.len();
+        assert!(
+            len <= flat.room(wi as usize),
+            "a split unit outgrew the symbols it was pushed with"
+        );
+        flat.syms[st + from..st + len].copy_from_slice(&out);
+        flat.meta[wi as usize].set_len_within(len as u32);
+        changed.push(wi);
+    }
+    occurrences
 }
 
 #[inline(always)]

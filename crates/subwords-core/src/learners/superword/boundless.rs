@@ -13,7 +13,7 @@
 //! ([`RunSpans`]); a span is stored as its pretokens joined by `\n` (an eligible pretoken never
 //! holds a line break). Memory grows with the distinct spans.
 //!
-//! Shape: the ordinary merges and deletions run on Picky BPE's state (`merge/picky.rs`: units,
+//! Shape: the ordinary merges and deletions run on [`super::state::State`] (units,
 //! pair counts with overlaps, token counts, a heap). The spans are one flat array of unit ids
 //! (a separator between spans, a bit for "inside a superword"), with each unit's positions in it;
 //! the supermerge candidates are counted only between *whole* units (spelled by one token), so
@@ -26,9 +26,10 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
+use super::state::{Entry, State};
 use crate::error::{Error, Result};
 use crate::hash::{pack, Map};
-use crate::learners::merge::picky::{Entry, State, Step};
+use crate::learners::merge::picky::Step;
 use crate::learners::merge::{unpack, Flat, Stop, Symbols, NO_SYMBOL};
 use crate::learners::StageTwoTexts;
 use crate::options::{ModelKind, TrainOptions};

@@ -17,6 +17,7 @@
 
 pub mod boundless;
 pub mod spans;
+mod state;
 
 use std::sync::Arc;
 
