@@ -241,6 +241,13 @@ impl<'a> State<'a> {
             self.units[u] = new;
             self.count_unit(u, true);
         }
+        // a token no unit holds any more is listed anew when it is made again
+        for t in [a, b] {
+            let i = self.ix(t);
+            if self.freq[i] == 0 {
+                self.tok_units[i] = Vec::new();
+            }
+        }
     }
 
     /// Splits every occurrence of `x` into `parts`.
@@ -292,7 +299,9 @@ impl<'a> State<'a> {
             }
             match self.pairs.get(&p) {
                 Some(&0) => {
+                    // a pair counted again is listed anew by the rewrite that makes it
                     self.pairs.remove(&p);
+                    self.pair_units.remove(&p);
                 }
                 Some(&n) if n >= self.floor => {
                     let (l, r) = unpack(p);
