@@ -317,6 +317,8 @@ struct Learner<'a> {
     /// Candidates counted below this (`min_count`) get no heap entry: most pairs of whole
     /// pretokens are met once, and a stop below `min_count` never takes them.
     floor: u64,
+    /// The supermerge heap's size after its last sweep of stale entries.
+    smark: usize,
 }
 
 impl Learner<'_> {
@@ -396,14 +398,11 @@ impl Learner<'_> {
                 None => {}
             }
         }
-        // one entry per live candidate again once stale entries outnumber them (the order is
-        // total: no choice changes)
-        if self.sheap.len() > 2 * self.sc.len() + 4096 {
-            self.sheap.clear();
-            let live: Vec<(u64, u64)> = self.sc.iter().map(|(&k, &n)| (k, n)).collect();
-            for (k, n) in live {
-                self.push_super(k, n);
-            }
+        // the heap doubled since it was last swept: its stale entries go (no choice changes)
+        if self.sheap.len() > 2 * self.smark.max(4096) {
+            let sc = &self.sc;
+            self.sheap.retain(|e| sc.get(&e.pair) == Some(&e.count));
+            self.smark = self.sheap.len();
         }
     }
 
@@ -675,6 +674,7 @@ pub fn learn_flat(
         blocked: Map::default(),
         order: Vec::new(),
         floor: params.min_count,
+        smark: 0,
     };
     l.grow();
     for i in 0..(first - l.st.symbols.base) as usize {

@@ -65,6 +65,8 @@ pub(crate) struct State<'a> {
     /// Pairs counted below this get no heap entry (a learner that stops below `min_count` never
     /// takes them). An entry is pushed when a count rises to it.
     pub(crate) floor: u64,
+    /// The heap's size after its last sweep of stale entries.
+    heap_mark: usize,
 }
 
 impl<'a> State<'a> {
@@ -90,6 +92,7 @@ impl<'a> State<'a> {
             stamp: vec![0; n],
             round: 0,
             floor,
+            heap_mark: 0,
         };
         st.grow();
         for u in 0..n {
@@ -194,6 +197,13 @@ impl<'a> State<'a> {
             self.units[u] = new;
             self.count_unit(u, true);
         }
+        // a token no unit holds any more is listed anew when it is made again
+        for t in [a, b] {
+            let i = self.ix(t);
+            if self.freq[i] == 0 {
+                self.tok_units[i] = Vec::new();
+            }
+        }
     }
 
     /// Splits every occurrence of `x` into `parts`.
@@ -245,7 +255,9 @@ impl<'a> State<'a> {
             }
             match self.pairs.get(&p) {
                 Some(&0) => {
+                    // a pair counted again is listed anew by the rewrite that makes it
                     self.pairs.remove(&p);
+                    self.pair_units.remove(&p);
                 }
                 Some(&n) if n >= self.floor => {
                     let (l, r) = unpack(p);
@@ -258,21 +270,12 @@ impl<'a> State<'a> {
         }
         delta.clear();
         self.delta = delta;
-        // stale entries outnumber the live pairs: one entry per live pair again (the heap's
-        // order is total, so this changes no choice)
-        if self.heap.len() > 2 * self.pairs.len() + 4096 {
-            let entries: Vec<Entry> = self
-                .pairs
-                .iter()
-                .filter(|&(_, &n)| n > 0 && n >= self.floor)
-                .map(|(&p, &n)| {
-                    let (l, r) = unpack(p);
-                    let left = self.symbols.texts[self.ix(l)].clone();
-                    let right = self.symbols.texts[self.ix(r)].clone();
-                    Entry { count: n, pair: p, left, right }
-                })
-                .collect();
-            self.heap = BinaryHeap::from(entries);
+        // the heap doubled since it was last swept: its stale entries go (an entry is stale
+        // when its count is not its pair's; the heap's order is total, so no choice changes)
+        if self.heap.len() > 2 * self.heap_mark.max(4096) {
+            let pairs = &self.pairs;
+            self.heap.retain(|e| pairs.get(&e.pair) == Some(&e.count));
+            self.heap_mark = self.heap.len();
         }
     }
 
