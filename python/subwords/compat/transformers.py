@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import json
 import threading
 from typing import Any, Iterator, Optional
@@ -56,8 +57,8 @@ __all__ = ["install", "uninstall", "installed", "is_installed", "Backend", "Enco
 _lock = threading.Lock()
 #: held while the real tokenizer's state is switched for a call it answers
 _real_lock = threading.Lock()
-#: (the class patched, its own ``_tokenizer`` attribute before) while installed
-_state: Optional[tuple[Any, Any]] = None
+#: (the class patched, its own ``_tokenizer`` and ``_encode_plus`` attributes before) while installed
+_state: Optional[tuple[Any, Any, Any]] = None
 
 
 def _backend_class() -> Any:
@@ -106,8 +107,11 @@ def install() -> None:
     with _lock:
         if _state is not None:
             return
-        _state = (cls, cls.__dict__.get("_tokenizer", None))
+        plus = cls.__dict__.get("_encode_plus", None)
+        _state = (cls, cls.__dict__.get("_tokenizer", None), plus)
         cls._tokenizer = _Slot()
+        if plus is not None:
+            cls._encode_plus = _paused(plus)
 
 
 def uninstall() -> None:
@@ -118,9 +122,26 @@ def uninstall() -> None:
     with _lock:
         if _state is None:
             return
-        cls, before = _state
+        cls, before, plus = _state
         cls._tokenizer = before
+        if plus is not None:
+            cls._encode_plus = plus
         _state = None
+
+
+def _paused(encode_plus: Any) -> Any:
+    """transformers' ``_encode_plus`` (what ``__call__``, ``encode`` and ``batch_encode_plus``
+    come to) with no cyclic garbage collection inside: the lists it makes of every encoding hold
+    only ints, tuples of ints and strs, yet each counts toward the collector's thresholds, and
+    the collections they set off (which go over every result still held) were half of an
+    installed call's CPU time on 5,120 English lines with offsets (0.395 -> 0.191 s)."""
+
+    @functools.wraps(encode_plus)
+    def _encode_plus(*args: Any, **kwargs: Any) -> Any:
+        with gc_paused():
+            return encode_plus(*args, **kwargs)
+
+    return _encode_plus
 
 
 def is_installed() -> bool:
