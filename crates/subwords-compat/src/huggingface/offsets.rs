@@ -222,6 +222,19 @@ impl Aligned {
 /// (so an end inside a character leaves that character out), or one past the last character
 /// when `end` is the text's length; a start at the end of the text stays as it is.
 pub fn char_offsets(text: &str, offsets: &mut [(u32, u32)]) {
+    if text.is_ascii() {
+        // a byte is a code point: what the map below gives, without it
+        let n = text.len();
+        for o in offsets.iter_mut() {
+            let (s, e) = (o.0 as usize, o.1 as usize);
+            if s >= n {
+                continue;
+            }
+            let end = if e < n || (e >= 1 && e - 1 < n) { e } else { s + 1 };
+            *o = (s as u32, end as u32);
+        }
+        return;
+    }
     let mut map: Vec<u32> = Vec::with_capacity(text.len());
     for (i, c) in text.chars().enumerate() {
         map.extend(std::iter::repeat_n(i as u32, c.len_utf8()));
