@@ -1416,7 +1416,10 @@ fn align_general(n: &Normalizer, al: &mut Aligned) {
                 });
             }
             if *strip_accents {
-                al.unicode(false, false);
+                // text already decomposed decomposes to itself, spans and all
+                if is_nfd_quick(al.text.chars()) != IsNormalized::Yes {
+                    al.unicode(false, false);
+                }
                 al.filter(|c| !c.is_mark_nonspacing());
             }
             if *lowercase {
