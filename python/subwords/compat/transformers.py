@@ -419,7 +419,7 @@ class Encoding:
                 if kind == "A":
                     out += oa if item[0] == 0 and item[1] == len(oa) else oa[item[0]:item[1]]
                 elif kind == "B":
-                    out += ob if item[0] == 0 and item[1] == len(ob) else ob[item[0]:item[1]]  # type: ignore[arg-type]
+                    out += ob if item[0] == 0 and item[1] == len(ob) else ob[item[0]:item[1]]
                 else:
                     out += _NO_SPAN * n
             self._offsets = out
