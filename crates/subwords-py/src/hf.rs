@@ -108,20 +108,27 @@ impl PyHfPipeline {
         let allowed = self.inner.allowed(&allowed).map_err(|e| super::to_py(py, e))?;
         let mask = allowed.mask();
         let inner = &self.inner;
-        let one = |t: &String| -> Vec<(u32, u32)> {
-            inner.encode_offsets(t, mask, trim).into_iter().map(|(_, a, b)| (a, b)).collect()
+        // each thread keeps the words of its texts (`SpanCache`)
+        let one = |t: &String, cache: &mut subwords_compat::huggingface::SpanCache| {
+            inner
+                .encode_offsets_with(t, mask, trim, cache)
+                .into_iter()
+                .map(|(_, a, b)| (a, b))
+                .collect::<Vec<(u32, u32)>>()
+        };
+        let part = move |texts: &[String]| {
+            let mut cache = Default::default();
+            texts.iter().map(|t| one(t, &mut cache)).collect::<Vec<_>>()
         };
         let spans: Vec<Vec<(u32, u32)>> = py.detach(|| {
             let n = threads.clamp(1, 64).min(texts.len().div_ceil(32).max(1));
             if n == 1 {
-                return texts.iter().map(one).collect();
+                return part(&texts);
             }
             let size = texts.len().div_ceil(n);
             std::thread::scope(|s| {
-                let parts: Vec<_> = texts
-                    .chunks(size)
-                    .map(|part| s.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
-                    .collect();
+                let parts: Vec<_> =
+                    texts.chunks(size).map(|chunk| s.spawn(move || part(chunk))).collect();
                 parts
                     .into_iter()
                     .flat_map(|h| h.join().expect("an offsets worker panicked"))

@@ -41,6 +41,7 @@ from bisect import bisect_left
 from typing import AbstractSet, Any, Collection, Iterable, Literal, NoReturn, Optional, Sequence, Union
 
 from .. import _core
+from .._api import gc_paused
 from ..errors import InputError, MissingFileError, ModelFileError, OptionError, TextTypeError, UnknownPieceError
 from ..formats.tiktoken.read import BYTE_TO_CHAR, ENDOFTEXT, O200K_PATTERN, PATTERNS, R50K_PATTERN, _read
 
@@ -439,10 +440,12 @@ class Encoding:
 
     def _batch(self, texts: list[str], allowed: list[int], num_threads: int) -> list[list[int]]:
         n = self._threads(num_threads)
-        try:
-            return self._enc.encode_batch(texts, n, allowed)
-        except UnicodeEncodeError:
-            return self._enc.encode_batch([_no_surrogates(t) for t in texts], n, allowed)
+        # no cyclic collection while the result lists are made: they count toward its thresholds
+        with gc_paused():
+            try:
+                return self._enc.encode_batch(texts, n, allowed)
+            except UnicodeEncodeError:
+                return self._enc.encode_batch([_no_surrogates(t) for t in texts], n, allowed)
 
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
         """:meth:`encode_ordinary` of every text, on up to ``num_threads`` threads (at most one

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import json
 import threading
 from typing import Any, Iterator, Optional
@@ -56,8 +57,8 @@ __all__ = ["install", "uninstall", "installed", "is_installed", "Backend", "Enco
 _lock = threading.Lock()
 #: held while the real tokenizer's state is switched for a call it answers
 _real_lock = threading.Lock()
-#: (the class patched, its own ``_tokenizer`` attribute before) while installed
-_state: Optional[tuple[Any, Any]] = None
+#: (the class patched, its own ``_tokenizer`` and ``_encode_plus`` attributes before) while installed
+_state: Optional[tuple[Any, Any, Any]] = None
 
 
 def _backend_class() -> Any:
@@ -106,8 +107,11 @@ def install() -> None:
     with _lock:
         if _state is not None:
             return
-        _state = (cls, cls.__dict__.get("_tokenizer", None))
+        plus = cls.__dict__.get("_encode_plus", None)
+        _state = (cls, cls.__dict__.get("_tokenizer", None), plus)
         cls._tokenizer = _Slot()
+        if plus is not None:
+            cls._encode_plus = _paused(plus)
 
 
 def uninstall() -> None:
@@ -118,9 +122,26 @@ def uninstall() -> None:
     with _lock:
         if _state is None:
             return
-        cls, before = _state
+        cls, before, plus = _state
         cls._tokenizer = before
+        if plus is not None:
+            cls._encode_plus = plus
         _state = None
+
+
+def _paused(encode_plus: Any) -> Any:
+    """transformers' ``_encode_plus`` (what ``__call__``, ``encode`` and ``batch_encode_plus``
+    come to) with no cyclic garbage collection inside: the lists it makes of every encoding hold
+    only ints, tuples of ints and strs, yet each counts toward the collector's thresholds, and
+    the collections they set off (which go over every result still held) were half of an
+    installed call's CPU time on 5,120 English lines with offsets (0.395 -> 0.191 s)."""
+
+    @functools.wraps(encode_plus)
+    def _encode_plus(*args: Any, **kwargs: Any) -> Any:
+        with gc_paused():
+            return encode_plus(*args, **kwargs)
+
+    return _encode_plus
 
 
 def is_installed() -> bool:
@@ -309,7 +330,7 @@ class _Batch:
                     if b is not None:
                         flat.append(b)
                 with gc_paused():
-                    got = self.engine.pipe.encode_offsets_batch(flat, self.allowed, self.engine.trim, _threads())
+                    got = self.engine.pipe.encode_offsets_batch(flat, self.allowed, self.engine.trim, _threads(flat))
                 offs: list[tuple[Any, Any]] = []
                 k = 0
                 for _, b in self.pairs:
@@ -330,12 +351,15 @@ class _Batch:
         return self.real[i]
 
 
+_NO_SPAN = [(0, 0)]
+
+
 class Encoding:
     """One result of :meth:`Backend.encode_batch`, with the attributes of ``tokenizers.Encoding``
     that transformers reads. Anything else (``word_ids``, ``char_to_token``...) is the real
     tokenizer's encoding's, made on first use."""
 
-    __slots__ = ("_batch", "_i", "_layout", "ids", "type_ids", "attention_mask", "special_tokens_mask",
+    __slots__ = ("_batch", "_i", "_layout", "ids", "type_ids", "attention_mask", "_special_tokens_mask",
                  "_cut", "_offsets", "_tokens", "_sequence_ids")
 
     def __init__(self, batch: _Batch, i: int, layout: list[Any], ids: list[int], cut: bool) -> None:
@@ -347,16 +371,24 @@ class Encoding:
         self._offsets: Optional[list[tuple[int, int]]] = None
         self._tokens: Optional[list[str]] = None
         self._sequence_ids: Optional[list[Optional[int]]] = None
+        self._special_tokens_mask: Optional[list[int]] = None
         types: list[int] = []
         attn: list[int] = []
-        special: list[int] = []
         for kind, n, type_id in layout:
             types += [type_id] * n
             attn += [0 if kind == "P" else 1] * n
-            special += [0 if kind in ("A", "B") else 1] * n
         self.type_ids = types
         self.attention_mask = attn
-        self.special_tokens_mask = special
+
+    @property
+    def special_tokens_mask(self) -> list[int]:
+        """Made on first use: transformers reads it only when asked to return it."""
+        if self._special_tokens_mask is None:
+            special: list[int] = []
+            for kind, n, _ in self._layout:
+                special += [0 if kind in ("A", "B") else 1] * n
+            self._special_tokens_mask = special
+        return self._special_tokens_mask
 
     def _fill(self, a: list[Any], b: Optional[list[Any]], special: Any, pad: Any) -> list[Any]:
         """A per-token list laid out as the ids are: the sequences' own values, ``special`` for
@@ -380,8 +412,17 @@ class Encoding:
     @property
     def offsets(self) -> list[tuple[int, int]]:
         if self._offsets is None:
+            # `_fill` written out: a template's tokens and padding are `(0, 0)` each
             oa, ob = self._batch.offsets_of(self._i)
-            self._offsets = self._fill(oa, ob, lambda item: [(0, 0)] * len(item[0]), (0, 0))
+            out: list[tuple[int, int]] = []
+            for kind, n, item in self._batch.layouts[self._i]:
+                if kind == "A":
+                    out += oa if item[0] == 0 and item[1] == len(oa) else oa[item[0]:item[1]]
+                elif kind == "B":
+                    out += ob if item[0] == 0 and item[1] == len(ob) else ob[item[0]:item[1]]
+                else:
+                    out += _NO_SPAN * n
+            self._offsets = out
         return self._offsets
 
     @property
@@ -541,7 +582,7 @@ class Backend:
             if b is not None:
                 flat.append(b)
         try:
-            got = engine.enc.encode_batch(flat, _threads(), allowed, False)
+            got = engine.enc.encode_batch(flat, _threads(flat), allowed, False)
         except SubwordsError as e:
             raise _Refused(str(e)) from None
         templates = engine.templates if add_special else None
@@ -668,7 +709,17 @@ def _pairs(input: Any) -> Optional[list[tuple[str, Optional[str]]]]:
     return out
 
 
-def _threads() -> int:
+#: characters of text a batch needs per thread it is encoded on
+_CHARS_PER_THREAD = 1 << 16
+
+
+def _threads(texts: list[str]) -> int:
+    """Threads for a batch: one more per 64k characters, at most one per core. A thread is
+    started for each call and waited for at its end, which costs little on idle cores but a
+    time slice of a busy machine's scheduler: 256 English lines (38k characters) with offsets,
+    5,120 lines in all, took 0.89 s on two threads against 0.53 s on one at load average 14
+    (the same CPU time)."""
     import os
 
-    return os.cpu_count() or 1
+    chars = sum(map(len, texts))
+    return max(1, min(os.cpu_count() or 1, 1 + chars // _CHARS_PER_THREAD))

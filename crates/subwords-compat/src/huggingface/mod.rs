@@ -821,6 +821,19 @@ impl HfPipeline {
         allowed: &[bool],
         trim: Option<bool>,
     ) -> Vec<(u32, u32, u32)> {
+        self.encode_offsets_with(text, allowed, trim, &mut SpanCache::default())
+    }
+
+    /// [`HfPipeline::encode_offsets`] keeping each word's ids and spans in `cache` (a batch's
+    /// texts share their common words): the model's share of English lines' offsets through a
+    /// WordPiece model was a sixth, computed afresh at every word.
+    pub fn encode_offsets_with(
+        &self,
+        text: &str,
+        allowed: &[bool],
+        trim: Option<bool>,
+        cache: &mut SpanCache,
+    ) -> Vec<(u32, u32, u32)> {
         let mut ids: Vec<u32> = Vec::new();
         let mut offs: Vec<(u32, u32)> = Vec::new();
         // per token, the `Ġ`/whitespace characters it begins and ends with (for `trim`)
@@ -834,9 +847,15 @@ impl HfPipeline {
                     offs.push((a as u32, b as u32));
                     ends.push(space_ends(&text[a..b]));
                 }
-                Segment::Text(a, b) => {
-                    self.text_offsets(&text[a..b], a, allowed, &mut ids, &mut offs, &mut ends)
-                }
+                Segment::Text(a, b) => self.text_offsets(
+                    &text[a..b],
+                    a,
+                    allowed,
+                    &mut ids,
+                    &mut offs,
+                    &mut ends,
+                    cache,
+                ),
             }
         }
         // tokenizers' Python binding turns the spans into code points as it encodes, before
@@ -858,6 +877,7 @@ impl HfPipeline {
         al
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn text_offsets(
         &self,
         seg: &str,
@@ -866,6 +886,7 @@ impl HfPipeline {
         ids: &mut Vec<u32>,
         offs: &mut Vec<(u32, u32)>,
         ends: &mut Vec<(u32, u32)>,
+        cache: &mut SpanCache,
     ) {
         let al = self.normalize_aligned(seg, base);
         let norm = al.text.as_str();
@@ -885,6 +906,7 @@ impl HfPipeline {
         let mut bufs = (String::new(), String::new());
         let mut wspans: SpanBufs = (Vec::new(), Vec::new());
         let mut wsp: Vec<(u32, u32)> = Vec::new();
+        let mut wids: Vec<u32> = Vec::new();
         for s in norm_segments {
             match s {
                 Segment::Token(id, a, b) => {
@@ -908,11 +930,27 @@ impl HfPipeline {
                         if self.pre.is_empty() { &al.spans[a..b] } else { &wspans.0 };
                     for &(x, y) in &words {
                         let word = &src.as_bytes()[x..y];
-                        let start = ids.len();
+                        // the word's own ids and spans, then moved on (spans padded to the ids
+                        // before them cost a line a pass over all its ids at every word)
+                        wids.clear();
                         wsp.clear();
-                        wsp.resize(start, (0, 0));
-                        self.encode_word_spans(word, ids, &mut wsp);
-                        for &(p, q) in &wsp[start..] {
+                        match cache.get(word) {
+                            Some(hit) => {
+                                wids.extend(hit.iter().map(|&(id, _, _)| id));
+                                wsp.extend(hit.iter().map(|&(_, p, q)| (p, q)));
+                            }
+                            None => {
+                                self.encode_word_spans(word, &mut wids, &mut wsp);
+                                let entry: Vec<(u32, u32, u32)> = wids
+                                    .iter()
+                                    .zip(&wsp)
+                                    .map(|(&id, &(p, q))| (id, p, q))
+                                    .collect();
+                                cache.insert(word, &entry);
+                            }
+                        }
+                        ids.extend_from_slice(&wids);
+                        for &(p, q) in &wsp {
                             let (lo, hi) = ((x + p as usize).min(y), (x + q as usize).min(y));
                             offs.push(span_of(sp, lo, hi));
                             ends.push(if self.byte_level {
@@ -1347,9 +1385,21 @@ fn space_ends(t: &str) -> (u32, u32) {
     (t.chars().take_while(space).count() as u32, t.chars().rev().take_while(space).count() as u32)
 }
 
+/// Words to their ids and each id's byte span in the word, for the offsets path
+/// ([`HfPipeline::encode_offsets_with`]): a word's tokens and their spans depend on its bytes
+/// alone.
+pub type SpanCache = subwords_core::word_cache::WordCache<(u32, u32, u32)>;
+
 /// One normalizer on aligned text, writing tokenizers' changes (see [`offsets`]); the text it
 /// leaves is [`apply_normalizer`]'s.
 fn align_normalizer(n: &Normalizer, al: &mut Aligned) {
+    if !(al.text.is_ascii() && align_ascii(n, al)) {
+        align_general(n, al);
+    }
+}
+
+/// [`align_normalizer`] by the general rewrite of [`offsets::Aligned`].
+fn align_general(n: &Normalizer, al: &mut Aligned) {
     match n {
         Normalizer::Bert { clean_text, handle_chinese_chars, strip_accents, lowercase } => {
             if *clean_text {
@@ -1366,7 +1416,10 @@ fn align_normalizer(n: &Normalizer, al: &mut Aligned) {
                 });
             }
             if *strip_accents {
-                al.unicode(false, false);
+                // text already decomposed decomposes to itself, spans and all
+                if is_nfd_quick(al.text.chars()) != IsNormalized::Yes {
+                    al.unicode(false, false);
+                }
                 al.filter(|c| !c.is_mark_nonspacing());
             }
             if *lowercase {
@@ -1433,6 +1486,42 @@ fn align_normalizer(n: &Normalizer, al: &mut Aligned) {
         Normalizer::StripAccents => {
             al.filter(|c| !unicode_normalization_alignments::char::is_combining_mark(c))
         }
+    }
+}
+
+/// [`align_normalizer`] on ASCII text for the normalizers that turn each ASCII character into
+/// one ASCII character: each byte then keeps its span, and only the text changes, in place. False
+/// (nothing done) for any other normalizer, or where BERT's cleaning would drop a character.
+/// English lines through a BERT normalizer spent a seventh of their offsets in the general
+/// rewrite, which builds a list of changes per step.
+fn align_ascii(n: &Normalizer, al: &mut Aligned) -> bool {
+    match n {
+        Normalizer::Bert { clean_text, lowercase, .. } => {
+            if *clean_text {
+                if al.text.bytes().any(|b| bert_cleans_away(b as char)) {
+                    return false;
+                }
+                if al.text.bytes().any(|b| b != b' ' && (b as char).is_whitespace()) {
+                    al.text =
+                        al.text.chars().map(|c| if c.is_whitespace() { ' ' } else { c }).collect();
+                }
+            }
+            // Chinese characters and accents are none of ASCII's
+            if *lowercase {
+                al.text.make_ascii_lowercase();
+            }
+            true
+        }
+        Normalizer::Lowercase => {
+            al.text.make_ascii_lowercase();
+            true
+        }
+        Normalizer::Nfc
+        | Normalizer::Nfd
+        | Normalizer::Nfkc
+        | Normalizer::Nfkd
+        | Normalizer::StripAccents => true,
+        _ => false,
     }
 }
 
@@ -1958,5 +2047,60 @@ mod tests {
         let mut s = vec![1, 2, 1, 2];
         merge_word(&mut s, &m);
         assert_eq!(s, vec![11, 2]);
+    }
+
+    /// The ASCII shortcut of the aligned normalizers leaves the text and every byte's span as
+    /// the general rewrite does, for each normalizer it takes, on text with tabs, line ends,
+    /// capitals and the control characters BERT's cleaning drops (which send it the general way).
+    #[test]
+    fn ascii_alignment_is_the_general_rewrites() {
+        let bert = |clean_text, handle_chinese_chars, strip_accents, lowercase| Normalizer::Bert {
+            clean_text,
+            handle_chinese_chars,
+            strip_accents,
+            lowercase,
+        };
+        let normalizers = [
+            bert(true, true, true, true),
+            bert(true, false, false, false),
+            bert(false, true, true, true),
+            Normalizer::Lowercase,
+            Normalizer::Nfc,
+            Normalizer::Nfd,
+            Normalizer::Nfkc,
+            Normalizer::Nfkd,
+            Normalizer::StripAccents,
+            Normalizer::Strip { left: true, right: true },
+        ];
+        let texts = [
+            "Hello World",
+            "Tab\there\r\nEnd ",
+            "A\u{1}B\u{7f}C",
+            "",
+            "\u{b}\u{c}vT",
+            " ALL 123 !?",
+        ];
+        for n in &normalizers {
+            for t in texts {
+                let (mut fast, mut general) = (Aligned::new(t, 5), Aligned::new(t, 5));
+                align_normalizer(n, &mut fast);
+                align_general(n, &mut general);
+                assert_eq!((&fast.text, &fast.spans), (&general.text, &general.spans), "{t:?}");
+            }
+        }
+        // by hand: the tab becomes a space and the capitals lower case, each byte its own span
+        let mut a = Aligned::new("Ab\tC", 5);
+        align_normalizer(&bert(true, true, true, true), &mut a);
+        assert_eq!(a.text, "ab c");
+        assert_eq!(a.spans, vec![(5, 6), (6, 7), (7, 8), (8, 9)]);
+    }
+
+    /// Code points of ASCII text are its bytes; an end past the text is one past the start
+    /// when the byte before it is past the text too, as the general map has it.
+    #[test]
+    fn ascii_char_offsets_are_the_bytes() {
+        let mut o = vec![(0, 1), (1, 3), (3, 3), (2, 5), (0, 0)];
+        offsets::char_offsets("abc", &mut o);
+        assert_eq!(o, vec![(0, 1), (1, 3), (3, 3), (2, 3), (0, 0)]);
     }
 }

@@ -101,8 +101,28 @@ impl Aligned {
     /// Each character replaced by one or more (`f` pushes them): the first replaces it, the
     /// rest are inserted after it (tokenizers' `map` and `lowercase`).
     pub fn map_chars(&mut self, mut f: impl FnMut(char, &mut Vec<char>)) {
-        let mut dest: Vec<(char, isize)> = Vec::with_capacity(self.text.len());
+        // while every character becomes one of its own UTF-8 length, each byte keeps its span
+        // (a character's bytes share one): only the text is rewritten
         let mut buf = Vec::new();
+        let mut same = String::with_capacity(self.text.len());
+        let mut changed = false;
+        let whole = self.text.chars().all(|c| {
+            buf.clear();
+            f(c, &mut buf);
+            let one = buf.len() == 1 && buf[0].len_utf8() == c.len_utf8();
+            if one {
+                changed |= buf[0] != c;
+                same.push(buf[0]);
+            }
+            one
+        });
+        if whole {
+            if changed {
+                self.text = same;
+            }
+            return;
+        }
+        let mut dest: Vec<(char, isize)> = Vec::with_capacity(self.text.len());
         let mut changed = false;
         for c in self.text.chars() {
             buf.clear();
@@ -222,6 +242,19 @@ impl Aligned {
 /// (so an end inside a character leaves that character out), or one past the last character
 /// when `end` is the text's length; a start at the end of the text stays as it is.
 pub fn char_offsets(text: &str, offsets: &mut [(u32, u32)]) {
+    if text.is_ascii() {
+        // a byte is a code point: what the map below gives, without it
+        let n = text.len();
+        for o in offsets.iter_mut() {
+            let (s, e) = (o.0 as usize, o.1 as usize);
+            if s >= n {
+                continue;
+            }
+            let end = if e < n || (e >= 1 && e - 1 < n) { e } else { s + 1 };
+            *o = (s as u32, end as u32);
+        }
+        return;
+    }
     let mut map: Vec<u32> = Vec::with_capacity(text.len());
     for (i, c) in text.chars().enumerate() {
         map.extend(std::iter::repeat_n(i as u32, c.len_utf8()));
@@ -275,6 +308,36 @@ mod tests {
         a.unicode(true, true);
         assert_eq!(a.text, "fix");
         assert_eq!(a.spans, vec![(0, 3), (0, 3), (3, 4)]);
+    }
+
+    /// `map_chars` keeping the spans (every character to one of its own length) gives what the
+    /// general rewrite gives, on text whose spans an earlier step changed; characters that
+    /// lower-case to two (`İ`) or to another length (`ẞ` to `ß`) take the general way.
+    #[test]
+    fn map_chars_keeping_spans_is_the_general_rewrite() {
+        fn general(a: &mut Aligned, f: impl Fn(char, &mut Vec<char>)) {
+            let (mut dest, mut buf) = (Vec::new(), Vec::new());
+            for c in a.text.clone().chars() {
+                buf.clear();
+                f(c, &mut buf);
+                for (k, &o) in buf.iter().enumerate() {
+                    dest.push((o, if k == 0 { 0 } else { 1 }));
+                }
+            }
+            a.transform(&dest, 0);
+        }
+        let lower = |c: char, o: &mut Vec<char>| o.extend(c.to_lowercase());
+        let space = |c: char, o: &mut Vec<char>| o.push(if c.is_whitespace() { ' ' } else { c });
+        for t in ["Ünïcödé ΑΒΓ\tx", "ﬁne İx", "ẞtraße", "plain", ""] {
+            for f in [&lower as &dyn Fn(char, &mut Vec<char>), &space] {
+                let mut fast = Aligned::new(t, 3);
+                fast.unicode(true, true);
+                let mut slow = fast.clone();
+                fast.map_chars(f);
+                general(&mut slow, f);
+                assert_eq!((&fast.text, &fast.spans), (&slow.text, &slow.spans), "{t:?}");
+            }
+        }
     }
 
     #[test]
