@@ -20,9 +20,15 @@
 //! Performance notes (measured on OpenAI's cl100k/o200k files, `benchmarks/bench_tiktoken.py`):
 //! * The split is a hand-written scanner per pattern, about a fifth of the encoding time; tiktoken
 //!   spends most of its time in its look-ahead regex.
-//! * Chunks and concatenations of at most 15 bytes are looked up by a 128-bit integer key built
-//!   from two word loads. Hashing the byte slice instead cost a `memcmp` per hit; building the
-//!   key with a variable-length copy cost a `memmove` per lookup (the top entry in `perf`).
+//! * Chunks and concatenations of at most 15 bytes are looked up by a 128-bit integer key: one
+//!   16-byte load and a mask ([`packed_at`]). Hashing the byte slice instead cost a `memcmp` per
+//!   hit, a variable-length copy a `memmove` per lookup, and building the key by the length's
+//!   cases a mispredicted branch on text of mixed word lengths.
+//! * The table of those keys (12 MB for o200k) is mapped in huge pages where the system gives
+//!   them (`huge.rs`): on 4 KiB pages the load of a chunk's first slot took 80% of the whole-chunk
+//!   lookup's `perf` samples.
+//! * Pieces of at most 64 bytes merge in arrays on the stack, the lowest pair found as the least
+//!   of (rank, place) packed in one integer ([`RankBpe::merge_small`]).
 //! * A chunk that needs merges is merged once; repeats are copied from the word cache kept per
 //!   worker across calls, which a batch's threads share ([`RankState`]). Multilingual text
 //!   (Cyrillic, CJK) is where this pays.
@@ -32,8 +38,9 @@
 //!   Moving the scan/heap threshold between 24 and 256 bytes made no measurable difference.
 //!   Linking the merge scan's parts instead of removing the merged one from their vector: the
 //!   copy saved 5.8 instructions per byte of multilingual text (o200k), the linked walk cost 20.5.
-//! * Two-byte tokens are read from a 64 Ki-entry table (`pair_rank`, 256 KB), not hashed: the
-//!   first round of every merge and every two-byte chunk.
+//! * Two-byte tokens are read from a 64 Ki-entry table (`pair_rank`, 256 KB), not hashed, in
+//!   the first round of every merge. A whole chunk of any length up to 15 bytes takes the one
+//!   hashed lookup, with no branch on its length.
 //! * Against the fastest installable encoders (`benchmarks/bench_encode_peers.py`): ahead of
 //!   fastokens on cl100k in 9 of 12 cells (0.65-2.14x), behind it on o200k in 8 of 12
 //!   (0.26-1.58x), though level with it in instructions per byte of English (callgrind).
@@ -41,6 +48,9 @@
 /// The scanners moved to the core (trained models use them too); the old path still works.
 pub use subwords_core::spelling::openai as split;
 
+mod huge;
+
+use huge::{ZeroTable, ZeroValid};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -646,7 +656,8 @@ pub struct Part {
 /// whole-chunk lookups (o200k, callgrind). A key's top byte is its length, never
 /// 0, so a slot whose `hi` is 0 is empty.
 struct ShortTable {
-    slots: Box<[Slot]>,
+    /// In huge pages where the system gives them (`huge.rs`): 12 MB for o200k_base.
+    slots: ZeroTable<Slot>,
     shift: u32,
     len: usize,
 }
@@ -658,15 +669,14 @@ struct Slot {
     rank: u32,
 }
 
+// SAFETY: integers only; the all-zero slot is the empty one
+unsafe impl ZeroValid for Slot {}
+
 impl ShortTable {
     /// A table for `n` keys.
     fn with_room(n: usize) -> Self {
         let size = (2 * n).next_power_of_two().max(16);
-        ShortTable {
-            slots: vec![Slot::default(); size].into_boxed_slice(),
-            shift: 64 - size.trailing_zeros(),
-            len: 0,
-        }
+        ShortTable { slots: ZeroTable::zeroed(size), shift: 64 - size.trailing_zeros(), len: 0 }
     }
 
     #[inline(always)]
