@@ -186,7 +186,7 @@ fn space_lanes(w: u64) -> u64 {
 /// The high bit of each ASCII byte of `w` in `[^\s\p{L}\p{N}]`.
 #[inline(always)]
 fn other_lanes(w: u64) -> u64 {
-    let letter = lanes_in(w | ONES * 0x20, b'a', b'z');
+    let letter = lanes_in(w | (ONES * 0x20), b'a', b'z');
     !(letter | lanes_in(w, b'0', b'9') | space_lanes(w)) & !w & HIGH
 }
 
