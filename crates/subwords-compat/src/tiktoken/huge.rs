@@ -1,9 +1,9 @@
 //! A zero-filled table that the kernel may back with 2 MiB pages.
 //!
-//! The rank table of o200k_base is 12 MB, probed at a random slot once a chunk. On 4 KiB pages a
-//! probe misses the TLB as well as the cache, and the page walk (two levels of them under a
-//! hypervisor) is paid on top: `perf` put 80% of the whole-chunk lookup's samples on the load of
-//! the first slot. On Linux a table of at least one huge page is a mapping of its own, its table
+//! The rank table of o200k_base is 12 MB, probed at a random slot once a chunk: `perf` put 80% of
+//! the whole-chunk lookup's samples on the load of the first slot. On 4 KiB pages such a probe
+//! can miss the TLB as well as the cache; in huge pages it cannot (the gain measured was within
+//! the machine's noise, `benchmarks/README.md`). On Linux a table of at least one huge page is a mapping of its own, its table
 //! aligned to 2 MiB and advised `MADV_HUGEPAGE` before the first write, so that under the usual
 //! `madvise` policy it faults in as huge pages and a few TLB entries cover it. Elsewhere, or when
 //! the kernel declines, it is ordinary zeroed memory; nothing but the speed depends on it.

@@ -25,8 +25,10 @@
 //!   hit, a variable-length copy a `memmove` per lookup, and building the key by the length's
 //!   cases a mispredicted branch on text of mixed word lengths.
 //! * The table of those keys (12 MB for o200k) is mapped in huge pages where the system gives
-//!   them (`huge.rs`): on 4 KiB pages the load of a chunk's first slot took 80% of the whole-chunk
-//!   lookup's `perf` samples.
+//!   them (`huge.rs`). On 4 KiB pages the load of a chunk's first slot took 80% of the whole-chunk
+//!   lookup's `perf` samples; the huge pages' gain was within the load's noise (English 16 KB
+//!   chunks 73 -> 77 MB/s with the other changes of `benchmarks/README.md`), so that miss is
+//!   mostly the cache's.
 //! * Pieces of at most 64 bytes merge in arrays on the stack, the lowest pair found as the least
 //!   of (rank, place) packed in one integer ([`RankBpe::merge_small`]).
 //! * A chunk that needs merges is merged once; repeats are copied from the word cache kept per
@@ -42,8 +44,9 @@
 //!   the first round of every merge. A whole chunk of any length up to 15 bytes takes the one
 //!   hashed lookup, with no branch on its length.
 //! * Against the fastest installable encoders (`benchmarks/bench_encode_peers.py`): ahead of
-//!   fastokens on cl100k in 9 of 12 cells (0.65-2.14x), behind it on o200k in 8 of 12
-//!   (0.26-1.58x), though level with it in instructions per byte of English (callgrind).
+//!   fastokens on cl100k in 9 of 12 cells (0.65-2.14x); on o200k behind it on one thread
+//!   (0.47-0.92x) and ahead on two (batch), though level with it in instructions per byte of
+//!   English (callgrind), with 2.7x its mispredicted branches.
 
 /// The scanners moved to the core (trained models use them too); the old path still works.
 pub use subwords_core::spelling::openai as split;
