@@ -196,6 +196,12 @@ impl<V: Value> WordCache<V> {
         self.own.insert(word, values);
     }
 
+    /// [`WordCache::insert`] for a word of at most [`PACKED_LEN`] bytes given as its packed key
+    /// ([`pack`]).
+    pub fn insert_packed(&mut self, key: u128, values: &[V]) {
+        self.own.insert_short(key, values);
+    }
+
     /// How many words are stored, shared and own (a word can be in both).
     pub fn len(&self) -> usize {
         self.base.as_ref().map_or(0, |b| b.len()) + self.own.len()
@@ -426,18 +432,30 @@ impl<V: Value> Table<V> {
     }
 
     fn insert(&mut self, word: &[u8], values: &[V]) {
+        if word.len() <= PACKED_LEN {
+            return self.insert_short(pack(word), values);
+        }
+        if let Some(entry) = self.make_room(values) {
+            self.long.insert(word.into(), entry);
+        }
+    }
+
+    fn insert_short(&mut self, key: u128, values: &[V]) {
+        if let Some(entry) = self.make_room(values) {
+            self.short.insert(key, entry);
+        }
+    }
+
+    /// The entry of `values`, the table started afresh first when full; None for a run too
+    /// long to keep.
+    fn make_room(&mut self, values: &[V]) -> Option<Entry<V::Few>> {
         if values.len() > VALUES {
-            return;
+            return None;
         }
         if self.len() >= ENTRIES || self.values.len() + values.len() > VALUES {
             self.clear();
         }
-        let entry = self.entry(values);
-        if word.len() <= PACKED_LEN {
-            self.short.insert(pack(word), entry);
-        } else {
-            self.long.insert(word.into(), entry);
-        }
+        Some(self.entry(values))
     }
 
     /// `values` in a bucket's entry where they fit, else pushed onto the shared array.

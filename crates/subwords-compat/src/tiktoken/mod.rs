@@ -20,9 +20,17 @@
 //! Performance notes (measured on OpenAI's cl100k/o200k files, `benchmarks/bench_tiktoken.py`):
 //! * The split is a hand-written scanner per pattern, about a fifth of the encoding time; tiktoken
 //!   spends most of its time in its look-ahead regex.
-//! * Chunks and concatenations of at most 15 bytes are looked up by a 128-bit integer key built
-//!   from two word loads. Hashing the byte slice instead cost a `memcmp` per hit; building the
-//!   key with a variable-length copy cost a `memmove` per lookup (the top entry in `perf`).
+//! * Chunks and concatenations of at most 15 bytes are looked up by a 128-bit integer key: one
+//!   16-byte load and a mask ([`packed_at`]). Hashing the byte slice instead cost a `memcmp` per
+//!   hit, a variable-length copy a `memmove` per lookup, and building the key by the length's
+//!   cases a mispredicted branch on text of mixed word lengths.
+//! * The table of those keys (12 MB for o200k) is mapped in huge pages where the system gives
+//!   them (`huge.rs`). On 4 KiB pages the load of a chunk's first slot took 80% of the whole-chunk
+//!   lookup's `perf` samples; the huge pages' gain was within the load's noise (English 16 KB
+//!   chunks 73 -> 77 MB/s with the other changes of `benchmarks/README.md`), so that miss is
+//!   mostly the cache's.
+//! * Pieces of at most 64 bytes merge in arrays on the stack, the lowest pair found as the least
+//!   of (rank, place) packed in one integer ([`RankBpe::merge_small`]).
 //! * A chunk that needs merges is merged once; repeats are copied from the word cache kept per
 //!   worker across calls, which a batch's threads share ([`RankState`]). Multilingual text
 //!   (Cyrillic, CJK) is where this pays.
@@ -32,15 +40,20 @@
 //!   Moving the scan/heap threshold between 24 and 256 bytes made no measurable difference.
 //!   Linking the merge scan's parts instead of removing the merged one from their vector: the
 //!   copy saved 5.8 instructions per byte of multilingual text (o200k), the linked walk cost 20.5.
-//! * Two-byte tokens are read from a 64 Ki-entry table (`pair_rank`, 256 KB), not hashed: the
-//!   first round of every merge and every two-byte chunk.
+//! * Two-byte tokens are read from a 64 Ki-entry table (`pair_rank`, 256 KB), not hashed, in
+//!   the first round of every merge. A whole chunk of any length up to 15 bytes takes the one
+//!   hashed lookup, with no branch on its length.
 //! * Against the fastest installable encoders (`benchmarks/bench_encode_peers.py`): ahead of
-//!   fastokens on cl100k in 9 of 12 cells (0.65-2.14x), behind it on o200k in 8 of 12
-//!   (0.26-1.58x), though level with it in instructions per byte of English (callgrind).
+//!   fastokens on cl100k in 9 of 12 cells (0.65-2.14x); on o200k behind it on one thread
+//!   (0.47-0.92x) and ahead on two (batch), though level with it in instructions per byte of
+//!   English (callgrind), with 2.7x its mispredicted branches.
 
 /// The scanners moved to the core (trained models use them too); the old path still works.
 pub use subwords_core::spelling::openai as split;
 
+mod huge;
+
+use huge::{ZeroTable, ZeroValid};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -82,6 +95,8 @@ use crate::{Error, Result};
 
 /// Chunks longer than this (in bytes) merge with a heap instead of a scan.
 pub const LONG_CHUNK: usize = 256;
+/// Chunks of at most this many bytes merge in arrays on the stack ([`RankBpe::merge_small`]).
+const SMALL_PIECE: usize = 64;
 /// The longest token a rank file may hold, in bytes.
 pub const MAX_TOKEN_BYTES: usize = 1 << 16;
 
@@ -344,40 +359,59 @@ impl RankBpe {
     fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>, scratch: &mut RankState) {
         let bytes = text.as_bytes();
         self.splitter.split(text, |a, b| {
-            let chunk = &bytes[a..b];
-            // the chunks that are one token, inline in the split loop; the rest out of line
-            let r = match chunk.len() {
-                1 => self.byte_rank[chunk[0] as usize],
-                2 => self.pair(chunk[0], chunk[1]),
-                n if n <= PACKED_LEN => self.short.get(pack(chunk)),
-                _ => NONE,
-            };
-            if r != NONE {
-                out.push(r);
+            let n = b - a;
+            if n <= PACKED_LEN {
+                // the chunks that are one token, inline in the split loop; the rest out of line
+                let key = packed_at(bytes, a, n);
+                let r = self.short.get(key);
+                if r != NONE {
+                    out.push(r);
+                } else {
+                    self.encode_short_rest(key, &bytes[a..b], out, scratch);
+                }
             } else {
-                self.encode_rest(chunk, out, scratch);
+                self.encode_rest(&bytes[a..b], out, scratch);
             }
         });
     }
 
-    /// A chunk that is not a token of at most [`PACKED_LEN`] bytes: a longer token, or merges (each
-    /// word merged once, then copied from the word cache).
+    /// A chunk of at most [`PACKED_LEN`] bytes, packed as `key`, that is not a token: its ids
+    /// from the word cache, or merged once and stored there.
+    #[inline(never)]
+    fn encode_short_rest(
+        &self,
+        key: u128,
+        chunk: &[u8],
+        out: &mut Vec<u32>,
+        scratch: &mut RankState,
+    ) {
+        if !scratch.words.extend_packed(key, out) {
+            let start = out.len();
+            self.merge_small(chunk, out);
+            scratch.words.insert_packed(key, &out[start..]);
+        }
+    }
+
+    /// A chunk longer than [`PACKED_LEN`] bytes: a longer token, or merges (each word merged
+    /// once, then copied from the word cache).
     #[inline(never)]
     fn encode_rest(&self, chunk: &[u8], out: &mut Vec<u32>, scratch: &mut RankState) {
-        if chunk.len() > PACKED_LEN {
-            if let Some(&r) = self.long.get(chunk) {
-                out.push(r);
-                return;
-            }
-            if chunk.len() > LONG_CHUNK {
-                // rare, and not kept: a hostile megabyte of one letter would be a megabyte key
-                self.merge_heap(chunk, out);
-                return;
-            }
+        if let Some(&r) = self.long.get(chunk) {
+            out.push(r);
+            return;
+        }
+        if chunk.len() > LONG_CHUNK {
+            // rare, and not kept: a hostile megabyte of one letter would be a megabyte key
+            self.merge_heap(chunk, out);
+            return;
         }
         if !scratch.words.extend_into(chunk, out) {
             let start = out.len();
-            self.merge_scan(chunk, out, &mut scratch.parts);
+            if chunk.len() <= SMALL_PIECE {
+                self.merge_small(chunk, out);
+            } else {
+                self.merge_scan(chunk, out, &mut scratch.parts);
+            }
             scratch.words.insert(chunk, &out[start..]);
         }
     }
@@ -395,6 +429,63 @@ impl RankBpe {
         } else {
             self.merge_heap(chunk, out);
         }
+    }
+
+    /// [`RankBpe::merge_scan`] for a piece of 2 to [`SMALL_PIECE`] bytes, in arrays on the stack:
+    /// the piece is copied into a zero-padded buffer, so the key of any stretch of it is one
+    /// 16-byte load and a mask ([`packed_at`]), and the lowest pair is found without a branch per
+    /// part (the minimum of rank and place in one integer, leftmost on ties).
+    fn merge_small(&self, piece: &[u8], out: &mut Vec<u32>) {
+        let n = piece.len();
+        debug_assert!((2..=SMALL_PIECE).contains(&n));
+        let mut buf = [0u8; SMALL_PIECE + 16];
+        buf[..n].copy_from_slice(piece);
+        // part i is buf[start[i]..start[i + 1]], its token token[i], and pair[i] the rank of
+        // it joined with part i + 1 (NONE for none, and for the last part)
+        let mut start = [0u8; SMALL_PIECE + 1];
+        let mut pair = [NONE; SMALL_PIECE];
+        let mut token = [0u32; SMALL_PIECE];
+        for i in 0..n {
+            start[i] = i as u8;
+            token[i] = self.byte_rank[buf[i] as usize];
+            pair[i] = self.pair(buf[i], buf[i + 1]);
+        }
+        pair[n - 1] = NONE;
+        start[n] = n as u8;
+        let rank_of = |a: u8, b: u8| -> u32 {
+            let (a, len) = (a as usize, (b - a) as usize);
+            if len <= PACKED_LEN {
+                self.short.get(packed_at(&buf, a, len))
+            } else {
+                self.long.get(&buf[a..a + len]).copied().unwrap_or(NONE)
+            }
+        };
+        let mut m = n;
+        loop {
+            let mut best = u64::MAX;
+            for (i, &p) in pair[..m].iter().enumerate() {
+                best = best.min((p as u64) << 32 | i as u64);
+            }
+            let r = (best >> 32) as u32;
+            if r == NONE {
+                break;
+            }
+            // part k + 1 joins part k
+            let k = best as u32 as usize;
+            token[k] = r;
+            for i in k + 1..m - 1 {
+                start[i] = start[i + 1];
+                pair[i] = pair[i + 1];
+                token[i] = token[i + 1];
+            }
+            start[m - 1] = start[m];
+            m -= 1;
+            pair[k] = if k + 1 < m { rank_of(start[k], start[k + 2]) } else { NONE };
+            if k > 0 {
+                pair[k - 1] = rank_of(start[k - 1], start[k + 1]);
+            }
+        }
+        out.extend_from_slice(&token[..m]);
     }
 
     /// The merge loop with a linear scan for the lowest pair: the fastest for short chunks.
@@ -538,6 +629,20 @@ pub struct RankState {
     words: WordCache<u32>,
 }
 
+/// The packed key ([`pack`]) of `s[a..a + len]`, `1 <= len <=` [`PACKED_LEN`]: one 16-byte load
+/// and a mask where 16 bytes from `a` are there, else [`pack`] (whose branches on the length
+/// mispredict on text of mixed word lengths).
+#[inline(always)]
+fn packed_at(s: &[u8], a: usize, len: usize) -> u128 {
+    match s.get(a..a + 16) {
+        Some(w) => {
+            let w = u128::from_le_bytes(w.try_into().unwrap());
+            w & (u128::MAX >> (128 - 8 * len)) | (len as u128) << 120
+        }
+        None => pack(&s[a..a + len]),
+    }
+}
+
 /// Merge state of one part of a chunk: where it starts, the rank of it joined with the next part
 /// (`NONE` if that is not a token), and its own token id.
 #[derive(Clone, Copy, Debug)]
@@ -554,7 +659,8 @@ pub struct Part {
 /// whole-chunk lookups (o200k, callgrind). A key's top byte is its length, never
 /// 0, so a slot whose `hi` is 0 is empty.
 struct ShortTable {
-    slots: Box<[Slot]>,
+    /// In huge pages where the system gives them (`huge.rs`): 12 MB for o200k_base.
+    slots: ZeroTable<Slot>,
     shift: u32,
     len: usize,
 }
@@ -566,15 +672,14 @@ struct Slot {
     rank: u32,
 }
 
+// SAFETY: integers only; the all-zero slot is the empty one
+unsafe impl ZeroValid for Slot {}
+
 impl ShortTable {
     /// A table for `n` keys.
     fn with_room(n: usize) -> Self {
         let size = (2 * n).next_power_of_two().max(16);
-        ShortTable {
-            slots: vec![Slot::default(); size].into_boxed_slice(),
-            shift: 64 - size.trailing_zeros(),
-            len: 0,
-        }
+        ShortTable { slots: ZeroTable::zeroed(size), shift: 64 - size.trailing_zeros(), len: 0 }
     }
 
     #[inline(always)]
@@ -832,6 +937,39 @@ mod tests {
             t.merge_heap(&s, &mut b);
             assert_eq!(a, b, "{:?}", String::from_utf8_lossy(&s));
         }
+    }
+
+    #[test]
+    fn small_merges_equal_the_heap() {
+        // tokens past PACKED_LEN bytes too ("a" x 16 and x 32), so both lookups are taken
+        let mut tokens: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        for (k, t) in ["ab", "bc", "abc", "aa", "aaaa", "ca", "aaaaaaaa", "cab", "bcabc"]
+            .iter()
+            .map(|t| t.to_string())
+            .chain(["a".repeat(16), "a".repeat(32), "ab".repeat(9)])
+            .enumerate()
+        {
+            tokens.push((t.into_bytes(), 256 + k as u32));
+        }
+        let t = RankBpe::new(tokens, vec![], Pattern::Cl100k).unwrap();
+        let mut state = 987u64;
+        let mut pieces: Vec<Vec<u8>> = (2..=SMALL_PIECE).map(|n| vec![b'a'; n]).collect();
+        for _ in 0..2000 {
+            let mut s = Vec::new();
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            for _ in 0..((state >> 40) as usize % (SMALL_PIECE - 1) + 2) {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                s.push(b"aaabc"[(state >> 33) as usize % 5]);
+            }
+            pieces.push(s);
+        }
+        for s in &pieces {
+            let (mut a, mut b) = (vec![], vec![]);
+            t.merge_small(s, &mut a);
+            t.merge_heap(s, &mut b);
+            assert_eq!(a, b, "{:?}", String::from_utf8_lossy(s));
+        }
+        assert_eq!(t.encode(&"a".repeat(40), &[]), vec![266, 262]);
     }
 
     #[test]

@@ -124,16 +124,6 @@ fn o200k_slow(t: &Text<'_>, i: usize) -> usize {
 }
 
 #[inline(always)]
-fn ascii_upper(b: u8) -> bool {
-    b.wrapping_sub(b'A') < 26
-}
-
-#[inline(always)]
-fn ascii_lower(b: u8) -> bool {
-    b.wrapping_sub(b'a') < 26
-}
-
-#[inline(always)]
 fn ascii_alpha(b: u8) -> bool {
     (b | 0x20).wrapping_sub(b'a') < 26
 }
@@ -145,6 +135,92 @@ fn byte_run(s: &[u8], mut j: usize, keep: impl Fn(u8) -> bool) -> usize {
         j += 1;
     }
     j
+}
+
+const HIGH: u64 = 0x8080_8080_8080_8080;
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+/// The high bit of each byte of `w` that lies in `lo..=hi` (`hi < 0x80`): with the high bits
+/// cleared first, adding `0x80 - lo` sets a byte's high bit from `lo` up and adding
+/// `0x7f - hi` from `hi + 1` up, and neither carries into the next byte.
+#[inline(always)]
+fn lanes_in(w: u64, lo: u8, hi: u8) -> u64 {
+    let a = w & !HIGH;
+    let from_lo = a.wrapping_add(ONES * (0x80 - lo) as u64);
+    let past_hi = a.wrapping_add(ONES * (0x7f - hi) as u64);
+    from_lo & !past_hi & !w & HIGH
+}
+
+#[inline(always)]
+fn upper_lanes(w: u64) -> u64 {
+    lanes_in(w, b'A', b'Z')
+}
+
+#[inline(always)]
+fn lower_lanes(w: u64) -> u64 {
+    lanes_in(w, b'a', b'z')
+}
+
+/// [`byte_run`] eight bytes at a time: the end of the run from `j` of the bytes `lanes` marks
+/// (a run of letters ends at its first byte outside it without a branch per byte, where the byte
+/// loop's exit mispredicted once a word). The last bytes of the text go a byte at a time.
+#[inline(always)]
+fn swar_run(s: &[u8], mut j: usize, lanes: impl Fn(u64) -> u64) -> usize {
+    while let Some(w) = s.get(j..j + 8) {
+        let w = u64::from_le_bytes(w.try_into().unwrap());
+        let out = !lanes(w) & HIGH;
+        if out != 0 {
+            return j + (out.trailing_zeros() / 8) as usize;
+        }
+        j += 8;
+    }
+    byte_run(s, j, |b| lanes(b as u64) & 0x80 != 0)
+}
+
+/// The high bit of each ASCII byte of `w` that is `\s` (tab to carriage return, space).
+#[inline(always)]
+fn space_lanes(w: u64) -> u64 {
+    lanes_in(w, 0x09, 0x0d) | lanes_in(w, b' ', b' ')
+}
+
+/// The high bit of each ASCII byte of `w` in `[^\s\p{L}\p{N}]`.
+#[inline(always)]
+fn other_lanes(w: u64) -> u64 {
+    let letter = lanes_in(w | (ONES * 0x20), b'a', b'z');
+    !(letter | lanes_in(w, b'0', b'9') | space_lanes(w)) & !w & HIGH
+}
+
+/// `t.run(k, is_other)`, eight ASCII bytes at a time while it can.
+#[inline(always)]
+fn others_run(t: &Text<'_>, k: usize) -> usize {
+    let j = swar_run(t.s, k, other_lanes);
+    match t.s.get(j) {
+        Some(&c) if c >= 0x80 => t.run(j, is_other), // a non-ASCII character may continue it
+        _ => j,
+    }
+}
+
+/// `t.space_run(i)` for a run of ASCII whitespace that ends at an ASCII byte within the eight
+/// bytes from `i` (the indentation and line breaks of code and prose), without a branch per
+/// byte; otherwise `t.space_run(i)` itself.
+#[inline(always)]
+fn space_run(t: &Text<'_>, i: usize) -> (usize, usize, Option<usize>, usize) {
+    if let Some(w) = t.s.get(i..i + 8) {
+        let w = u64::from_le_bytes(w.try_into().unwrap());
+        let out = !space_lanes(w) & HIGH;
+        let n = (out.trailing_zeros() / 8) as usize; // 8 when all eight are spaces
+        if n > 0 && n < 8 && t.s[i + n] < 0x80 {
+            let lines =
+                (lanes_in(w, b'\n', b'\n') | lanes_in(w, b'\r', b'\r')) & !(u64::MAX << (8 * n));
+            let newline_end = if lines != 0 {
+                Some(i + (63 - lines.leading_zeros() as usize) / 8 + 1)
+            } else {
+                None
+            };
+            return (i + n, i + n - 1, newline_end, n);
+        }
+    }
+    t.space_run(i)
 }
 
 /// `\p{N}{1,3}` from the ASCII digit at `i`, or 0 when a non-ASCII character (which may be a
@@ -247,12 +323,12 @@ fn o200k_ascii(t: &Text<'_>, i: usize) -> usize {
             } else {
                 return o200k_space(t, i);
             };
-            return newline_or_slash_run(t, t.run(k, is_other));
+            return newline_or_slash_run(t, others_run(t, k));
         }
     };
     // `U*L+` else `U+L*`: over ASCII the two classes are apart, so both are an upper-case run
     // and a lower-case run after it, at least one letter in all
-    let j = byte_run(s, byte_run(s, k, ascii_upper), ascii_lower);
+    let j = swar_run(s, swar_run(s, k, upper_lanes), lower_lanes);
     match s.get(j) {
         Some(&c) if c >= 0x80 => 0, // a non-ASCII letter or mark may continue the word
         Some(b'\'') => contraction_suffix(t, j),
@@ -297,7 +373,7 @@ fn cl100k_like(t: &Text<'_>, i: usize, end_first: bool) -> usize {
 /// cl100k's whitespace alternatives at `i`, where no other alternative matches.
 #[inline(always)]
 fn cl100k_space(t: &Text<'_>, i: usize, end_first: bool) -> usize {
-    let (end, last, newline_end, count) = t.space_run(i);
+    let (end, last, newline_end, count) = space_run(t, i);
     if end == t.s.len() && (end_first || newline_end.is_none()) {
         end // `\s++$` (llama3: `\s+(?!\S)` at the end)
     } else if let Some(e) = newline_end {
@@ -331,7 +407,7 @@ fn o200k_next(t: &Text<'_>, i: usize) -> usize {
 /// o200k's whitespace alternatives at `i`, where no other alternative matches.
 #[inline(always)]
 fn o200k_space(t: &Text<'_>, i: usize) -> usize {
-    let (end, last, newline_end, count) = t.space_run(i);
+    let (end, last, newline_end, count) = space_run(t, i);
     if let Some(e) = newline_end {
         e // `\s*[\r\n]+`
     } else if end == t.s.len() {
@@ -431,6 +507,59 @@ mod tests {
         assert_eq!(chunks(p, "a  \n\n  b"), ["a", "  \n\n", " ", " b"]);
         assert_eq!(chunks(p, "a  \n  "), ["a", "  \n  "]);
         assert_eq!(chunks(p, "!!\n\nx"), ["!!\n\n", "x"]);
+    }
+
+    fn ascii_upper(b: u8) -> bool {
+        b.wrapping_sub(b'A') < 26
+    }
+
+    fn ascii_lower(b: u8) -> bool {
+        b.wrapping_sub(b'a') < 26
+    }
+
+    #[test]
+    fn swar_runs_equal_byte_runs() {
+        // every byte value at every place of a 20-byte run of letters, from every start
+        for b in 0..=255u8 {
+            for at in 0..20 {
+                let mut s = [b'q'; 20];
+                s[at] = b;
+                for j in 0..20 {
+                    assert_eq!(swar_run(&s, j, lower_lanes), byte_run(&s, j, ascii_lower));
+                    let upper = s.map(|c| if c == b'q' { b'Q' } else { c });
+                    assert_eq!(swar_run(&upper, j, upper_lanes), byte_run(&upper, j, ascii_upper));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn swar_space_and_other_runs_equal_the_scanners() {
+        // every byte value at every place among spaces, line breaks and punctuation, and a
+        // non-ASCII letter and space behind, from every start
+        let t0 = bmp_table();
+        for fill in [b' ', b'\n', b'!', b'/'] {
+            for b in 0..=127u8 {
+                for at in 0..12 {
+                    let mut s = vec![fill; 12];
+                    s[at] = b;
+                    s[(at + 5) % 12] = b'\r';
+                    for tail in ["", "\u{e9}", "\u{a0}", "x"] {
+                        let mut v = s.clone();
+                        v.extend_from_slice(tail.as_bytes());
+                        let t = Text { s: &v, bmp: t0 };
+                        for j in 0..12 {
+                            if t.at(j).0 & super::super::gpt2::SPACE != 0 {
+                                assert_eq!(space_run(&t, j), t.space_run(j), "{v:?} {j}");
+                            }
+                            if is_other(t.at(j).0) {
+                                assert_eq!(others_run(&t, j), t.run(j, is_other), "{v:?} {j}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
