@@ -24,11 +24,6 @@
 //!   16-byte load and a mask ([`packed_at`]). Hashing the byte slice instead cost a `memcmp` per
 //!   hit, a variable-length copy a `memmove` per lookup, and building the key by the length's
 //!   cases a mispredicted branch on text of mixed word lengths.
-//! * The table of those keys (12 MB for o200k) is mapped in huge pages where the system gives
-//!   them (`huge.rs`). On 4 KiB pages the load of a chunk's first slot took 80% of the whole-chunk
-//!   lookup's `perf` samples; the huge pages' gain was within the load's noise (English 16 KB
-//!   chunks 73 -> 77 MB/s with the other changes of `benchmarks/README.md`), so that miss is
-//!   mostly the cache's.
 //! * Pieces of at most 64 bytes merge in arrays on the stack, the lowest pair found as the least
 //!   of (rank, place) packed in one integer ([`RankBpe::merge_small`]).
 //! * A chunk that needs merges is merged once; repeats are copied from the word cache kept per
@@ -51,9 +46,6 @@
 /// The scanners moved to the core (trained models use them too); the old path still works.
 pub use subwords_core::spelling::openai as split;
 
-mod huge;
-
-use huge::{ZeroTable, ZeroValid};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -659,8 +651,7 @@ pub struct Part {
 /// whole-chunk lookups (o200k, callgrind). A key's top byte is its length, never
 /// 0, so a slot whose `hi` is 0 is empty.
 struct ShortTable {
-    /// In huge pages where the system gives them (`huge.rs`): 12 MB for o200k_base.
-    slots: ZeroTable<Slot>,
+    slots: Box<[Slot]>,
     shift: u32,
     len: usize,
 }
@@ -672,14 +663,15 @@ struct Slot {
     rank: u32,
 }
 
-// SAFETY: integers only; the all-zero slot is the empty one
-unsafe impl ZeroValid for Slot {}
-
 impl ShortTable {
     /// A table for `n` keys.
     fn with_room(n: usize) -> Self {
         let size = (2 * n).next_power_of_two().max(16);
-        ShortTable { slots: ZeroTable::zeroed(size), shift: 64 - size.trailing_zeros(), len: 0 }
+        ShortTable {
+            slots: vec![Slot::default(); size].into_boxed_slice(),
+            shift: 64 - size.trailing_zeros(),
+            len: 0,
+        }
     }
 
     #[inline(always)]
