@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 
 use super::units::{block_words, Arena, Flat};
-use super::{pack, NO_SYMBOL};
+use super::{pack, unpack, NO_SYMBOL};
 use crate::hash::Map;
 
 /// One pair of the index: its count over the corpus and the units that hold it (each listed at
@@ -180,16 +180,41 @@ fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> Map<u64, PairInfo>
 /// units holding it (from [`count_pairs`]): a block of exactly that size for each pair in more
 /// than one unit, then one pass over the units. Pairs not in the index (dropped) get none.
 pub(super) fn place_pairs(flat: &Flat, index: &mut PairIndex) -> Arena {
-    let total: usize =
-        index.values().filter(|v| v.len >= 2).map(|v| block_words(v.len as usize)).sum();
+    fn find(index: &mut PairIndex, p: u64) -> Option<&mut PairInfo> {
+        index.get_mut(&p)
+    }
+    let mut arena = alloc_blocks(block_total(index.values()), index.values_mut());
+    fill_places(flat, &mut arena, index, find);
+    close_blocks(&mut arena, index.values());
+    arena
+}
+
+/// The words the blocks of `entries` take ([`alloc_blocks`]).
+fn block_total<'a>(entries: impl Iterator<Item = &'a PairInfo>) -> usize {
+    entries.filter(|v| v.len >= 2).map(|v| block_words(v.len as usize)).sum()
+}
+
+/// A block for each pair in more than one unit (`len`), `total` words in all, its capacity
+/// word set to 0: it counts the ids [`fill_places`] writes until [`close_blocks`].
+fn alloc_blocks<'a>(total: usize, entries: impl Iterator<Item = &'a mut PairInfo>) -> Arena {
     let mut arena = Arena { words: Vec::with_capacity(total) };
-    for v in index.values_mut() {
+    for v in entries {
         if v.len >= 2 {
             v.at = arena.alloc(v.len as usize);
-            // the capacity word counts the ids written until the pass is over
             arena.words[v.at as usize * 4] = 0;
         }
     }
+    arena
+}
+
+/// One pass over the units: each unit's id into the block of each pair it holds, once (a pair
+/// in one unit keeps that unit's id in `at`). `find` gives a pair's entry (None: dropped).
+fn fill_places<T>(
+    flat: &Flat,
+    arena: &mut Arena,
+    pairs: &mut T,
+    find: fn(&mut T, u64) -> Option<&mut PairInfo>,
+) {
     let w = &mut arena.words;
     for wi in 0..flat.units() {
         let id = wi as u32;
@@ -197,7 +222,7 @@ pub(super) fn place_pairs(flat: &Flat, index: &mut PairIndex) -> Arena {
             if x[0] == NO_SYMBOL || x[1] == NO_SYMBOL {
                 continue;
             }
-            let Some(v) = index.get_mut(&pack(x[0], x[1])) else { continue };
+            let Some(v) = find(pairs, pack(x[0], x[1])) else { continue };
             if v.len == 1 {
                 v.at = id;
                 continue;
@@ -210,14 +235,17 @@ pub(super) fn place_pairs(flat: &Flat, index: &mut PairIndex) -> Arena {
             }
         }
     }
-    for v in index.values() {
+}
+
+/// Each block's first word back to its capacity, once every id is written.
+fn close_blocks<'a>(arena: &mut Arena, entries: impl Iterator<Item = &'a PairInfo>) {
+    for v in entries {
         if v.len >= 2 {
             let s = v.at as usize * 4;
-            debug_assert_eq!(w[s], v.len);
-            w[s] = (block_words(v.len as usize) - 1) as u32;
+            debug_assert_eq!(arena.words[s], v.len);
+            arena.words[s] = (block_words(v.len as usize) - 1) as u32;
         }
     }
-    arena
 }
 
 /// The pair index of `flat` in `shards` shards (`None`: [`PairIndex::shards_for`] its units) and
@@ -355,43 +383,24 @@ fn dense_index(
         }
     }
     // the blocks, in cell order, then one pass over the units (as `place_pairs`)
-    let total: usize =
-        table.iter().filter(|v| v.len >= 2).map(|v| block_words(v.len as usize)).sum();
-    let mut arena = Arena { words: Vec::with_capacity(total) };
-    for v in table.iter_mut() {
-        if v.len >= 2 {
-            v.at = arena.alloc(v.len as usize);
-            arena.words[v.at as usize * 4] = 0;
-        }
+    struct Dense {
+        table: Vec<PairInfo>,
+        base: u32,
+        width: usize,
     }
-    let w = &mut arena.words;
-    for wi in 0..flat.units() {
-        let id = wi as u32;
-        for x in flat.unit(wi).windows(2) {
-            if x[0] == NO_SYMBOL || x[1] == NO_SYMBOL {
-                continue;
-            }
-            let v = &mut table[cell(x[0], x[1])];
-            if v.len == 1 {
-                v.at = id;
-                continue;
-            }
-            let s = v.at as usize * 4;
-            let fill = w[s] as usize;
-            if fill == 0 || w[s + fill] != id {
-                w[s + 1 + fill] = id;
-                w[s] = fill as u32 + 1;
-            }
-        }
+    fn find(d: &mut Dense, p: u64) -> Option<&mut PairInfo> {
+        let (x, y) = unpack(p);
+        let k = (x - d.base) as usize * d.width + (y - d.base) as usize;
+        d.table.get_mut(k)
     }
+    let mut arena = alloc_blocks(block_total(table.iter()), table.iter_mut());
+    let mut dense = Dense { table, base, width };
+    fill_places(flat, &mut arena, &mut dense, find);
+    let table = dense.table;
+    close_blocks(&mut arena, table.iter());
     for (k, v) in table.iter().enumerate() {
         if v.len == 0 {
             continue;
-        }
-        if v.len >= 2 {
-            let s = v.at as usize * 4;
-            debug_assert_eq!(w[s], v.len);
-            w[s] = (block_words(v.len as usize) - 1) as u32;
         }
         let (x, y) = ((k / width) as u32 + base, (k % width) as u32 + base);
         index.entry(pack(x, y)).or_insert(*v);
