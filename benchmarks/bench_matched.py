@@ -93,6 +93,16 @@ def fmt(x: Optional[float], spec: str) -> str:
     return "—" if x is None else format(x, spec)
 
 
+#: The table's lines as printed, for ``--markdown``.
+LINES: list[str] = []
+
+
+def emit(line: str) -> None:
+    """Prints a line of the table and keeps it for ``--markdown``."""
+    LINES.append(line)
+    print(line, flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpora", default="english,multilingual,code")
@@ -101,8 +111,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--markdown", type=Path, default=None, help="also write the table to this file")
     a = ap.parse_args()
-    print(HEADER)
-    print("|" + "---|" * (HEADER.count("|") - 1), flush=True)
+    emit(HEADER)
+    emit("|" + "---|" * (HEADER.count("|") - 1))
     for name in a.corpora.split(","):
         by_language: Optional[dict[str, list[str]]] = None
         labels: Optional[list[str]] = None
@@ -146,19 +156,22 @@ def main() -> None:
             split_ids = [plain.encode(t, stochastok=0.1, seed=0) for t in held]
             before, after = sum(map(len, ids)), sum(map(len, split_ids))
             nbytes = sum(len(t.encode("utf-8")) for t in held)
-            print(f"| {name} | {size:,} | StochasTok p=0.1 (on BPE) | {plain.vocab_size:,} | — | {after / nbytes:.4f} | "
+            emit(f"| {name} | {size:,} | StochasTok p=0.1 (on BPE) | {plain.vocab_size:,} | — | {after / nbytes:.4f} | "
                   f"{100 * (after * 1.0 / before - 1):+.1f}% | — | — | — | — | — | "
-                  f"split rate {(after - before) / before:.3f} (asked 0.1; a one-symbol piece cannot split) |", flush=True)
+                  f"split rate {(after - before) / before:.3f} (asked 0.1; a one-symbol piece cannot split) |")
+    if a.markdown is not None:
+        # written once the whole table is made, so a failed run leaves no half table
+        a.markdown.write_text("\n".join(LINES) + "\n", encoding="utf-8")
 
 
 def row(name: str, size: int, label: str, tok: Any, cpu_ratio: Optional[float], m: Any, plain_tpb: float,
         never: float, headline: str) -> None:
     trained = cpu_ratio is not None  # LiteToken's rows are fewer by design
     short = "*" if trained and tok.vocab_size < size else ""  # ran out of pairs before the size
-    print(f"| {name} | {size:,} | {label} | {tok.vocab_size:,}{short} | {fmt(cpu_ratio, '.2f')} | {m.tokens_per_byte:.4f} | "
+    emit(f"| {name} | {size:,} | {label} | {tok.vocab_size:,}{short} | {fmt(cpu_ratio, '.2f')} | {m.tokens_per_byte:.4f} | "
           f"{100 * (m.tokens_per_byte / plain_tpb - 1):+.1f}% | {fmt(m.under_trained, '.3f')} | {never:.3f} | "
           f"{fmt(m.renyi_efficiency, '.3f')} | {fmt(m.intermediate_share, '.3f')} | {fmt(m.language_gini, '.3f')} | "
-          f"{headline} |", flush=True)
+          f"{headline} |")
 
 
 if __name__ == "__main__":
