@@ -315,6 +315,19 @@ def _count_preset(preset: Optional[str], given: dict[str, Any]) -> dict[str, Any
     return out
 
 
+def _count_boundless(preset: Optional[str], superword_pieces: Any, count_on: Any) -> Optional[dict[str, str]]:
+    """The BoundlessBPE spans a count with these options counts (None: no BoundlessBPE spans)."""
+    from ._options import boundless_spans
+
+    if preset != "boundless" and superword_pieces is None and count_on is None:
+        return None
+    if preset != "boundless":
+        given = "superword_pieces" if superword_pieces is not None else "count_on"
+        raise OptionError(f"{given} counts BoundlessBPE's spans: add preset='boundless' (CLI: --preset boundless), "
+                          f"or leave it out")
+    return boundless_spans(superword_pieces, count_on)
+
+
 def _counter(*, spelling: str = "end", mark: Optional[str] = None, split_at_marks: bool = True,
             pre_split: Optional[str] = None, lowercase: bool = False, strip_accents: bool = False,
             clean_text: bool = False, input_errors: Literal["strict", "replace"] = "strict",
@@ -352,12 +365,7 @@ def count(data: TrainData, *,
                                    lowercase=lowercase, strip_accents=strip_accents, clean_text=clean_text,
                                    normalize=normalize, split_digits=split_digits,
                                    superword_pattern=superword_pattern))
-    boundless = None
-    if preset == "boundless" or superword_pieces is not None or count_on is not None:
-        if preset != "boundless":
-            raise OptionError("superword_pieces and count_on count BoundlessBPE's spans: add preset='boundless'")
-        boundless = {"superword_pieces": "letters" if superword_pieces is None else superword_pieces,
-                     "count_on": "runs" if count_on is None else count_on}
+    boundless = _count_boundless(preset, superword_pieces, count_on)
     c = _counter(input_errors=input_errors, threads=threads, boundless=boundless, **o)
     _feed(c, data, counts=counts, input_errors=input_errors)
     table = _counts.CountTable(c.finish())

@@ -32,9 +32,15 @@ def add_parser(sub: Any, positive: Any) -> None:
     c.add_argument("--split-digits", type=int, choices=[1, 3], default=None,
                    help="cut runs of digits into single digits (1) or runs of up to three (3), as for train")
     c.add_argument("--preset", default=None, metavar="NAME",
-                   help="count for a preset's training (its spelling options; superbpe: the spans too)")
+                   help="count for a preset's training (its spelling options; superbpe, boundless: the spans too)")
     c.add_argument("--superword-pattern", default=None, metavar="superbpe|REGEX",
                    help="SuperBPE: also count the spans of this stage-two pre-split (with --spelling bytes)")
+    c.add_argument("--superword-pieces", default=None, metavar="letters|any|REGEX",
+                   help="BoundlessBPE (with --preset boundless): which pretokens may join a superword, as for "
+                        "train (default letters)")
+    c.add_argument("--count-on", choices=["runs", "pairs"], default=None,
+                   help="BoundlessBPE (with --preset boundless): count each run of eligible pretokens (default) "
+                        "or each adjacent pair, as for train")
     c.add_argument("--lowercase", action="store_true")
     c.add_argument("--strip-accents", action="store_true")
     c.add_argument("--clean-text", action="store_true")
@@ -69,7 +75,7 @@ def cmd_count(a: argparse.Namespace) -> int:
     spelling = dict(spelling=a.spelling, mark=a.mark, split_at_marks=not a.no_split_at_marks, pre_split=a.pre_split,
                     lowercase=a.lowercase, strip_accents=a.strip_accents, clean_text=a.clean_text,
                     normalize=a.normalize, split_digits=a.split_digits, superword_pattern=a.superword_pattern,
-                    preset=a.preset)
+                    preset=a.preset, superword_pieces=a.superword_pieces, count_on=a.count_on)
     start = time.monotonic()
     if a.engine == "dask":
         if a.counts or a.input_errors != "strict" or a.threads is not None:

@@ -147,6 +147,12 @@ def _extend_ours(tok: SubwordsTokenizer, data: object, vocab_size: int, min_coun
     if (tok.options or {}).get("picky") is not None:
         raise OptionError("extend() does not continue a Picky BPE model: its removals would have to be "
                           "judged again over the old merges; train a new one with picky=")
+    if (tok.options or {}).get("boundless") is not None:
+        raise OptionError(
+            "extend() does not continue a BoundlessBPE model: the paper defines no way to continue one, and its rule "
+            "run on would delete any row, old ones included, whose intersection over self a new merge brings to "
+            "deletion_threshold, taking that id away; keeping every id would take a rule of our own. Train a new "
+            "model with preset='boundless' on the old and the new text together")
     if (tok.options or {}).get("length_max"):
         raise OptionError("extend() does not continue a Length-MAX model yet: it would learn the new merges by "
                           "plain BPE's count; train a new one with length_max=True")

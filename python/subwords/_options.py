@@ -272,6 +272,18 @@ def resolved(options: TrainOptions, languages: Sequence[str] = ()) -> dict[str, 
     return o
 
 
+def boundless_spans(superword_pieces: Any, count_on: Any) -> dict[str, str]:
+    """BoundlessBPE's options that decide which spans are counted (training and counting take the
+    same ones), checked, with their defaults filled in."""
+    pieces = superword_pieces if superword_pieces is not None else "letters"
+    if not isinstance(pieces, str) or not pieces:
+        raise OptionError(f"superword_pieces must be 'letters', 'any' or a regular expression (a str), got {pieces!r}")
+    on = count_on if count_on is not None else "runs"
+    if on not in ("runs", "pairs"):
+        raise OptionError(f"count_on must be 'runs' or 'pairs', got {on!r}")
+    return {"superword_pieces": pieces, "count_on": on}
+
+
 def _resolve_boundless(o: dict[str, Any]) -> None:
     """``boundless`` and its options as the core's one ``boundless`` value (or none)."""
     if not isinstance(o["boundless"], bool):
@@ -290,14 +302,8 @@ def _resolve_boundless(o: dict[str, Any]) -> None:
         if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= 1):
             raise OptionError(f"deletion_threshold must be a share in (0, 1] (0.9 by default; None never deletes), "
                               f"got {t!r}")
-        pieces = o["superword_pieces"] if o["superword_pieces"] is not None else "letters"
-        if not isinstance(pieces, str) or not pieces:
-            raise OptionError(f"superword_pieces must be 'letters', 'any' or a regular expression (a str), got {pieces!r}")
-        count_on = o["count_on"] if o["count_on"] is not None else "runs"
-        if count_on not in ("runs", "pairs"):
-            raise OptionError(f"count_on must be 'runs' or 'pairs', got {count_on!r}")
-        o["boundless"] = {"deletion_threshold": None if t is None else float(t), "superword_pieces": pieces,
-                          "count_on": count_on}
+        o["boundless"] = {"deletion_threshold": None if t is None else float(t),
+                          **boundless_spans(o["superword_pieces"], o["count_on"])}
     for k in keys:
         del o[k]
 

@@ -174,7 +174,8 @@ def count(inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLik
           strip_accents: bool = False, clean_text: bool = False, text_field: Optional[str] = None,
           text_column: Optional[str] = None, normalize: Optional[str] = None,
           split_digits: Optional[int] = None, superword_pattern: Optional[str] = None,
-          preset: Optional[str] = None) -> CountTable:
+          preset: Optional[str] = None, superword_pieces: Optional[str] = None,
+          count_on: Optional[str] = None) -> CountTable:
     """Counts ``inputs`` (paths, globs or URLs of UTF-8 text files, one text per line; paths of
     JSON lines or Parquet files; or a Dask bag of texts) on a Dask cluster and returns the summed
     :class:`~subwords.counts.CountTable`.
@@ -182,9 +183,10 @@ def count(inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLik
     The spelling options are :func:`subwords.count`'s (``pre_split`` a name or a pattern,
     ``normalize``, ``split_digits`` among them); ``text_field`` (JSON lines) and
     ``text_column`` (Parquet, Arrow) are :func:`subwords.inputs.texts`'. The result is
-    byte-identical to ``subwords.count`` on the same inputs. ``superword_pattern`` and ``preset``
-    are :func:`subwords.count`'s too: with ``preset="superbpe"`` the workers count SuperBPE's spans
-    beside the units, and the merge sums them.
+    byte-identical to ``subwords.count`` on the same inputs. ``superword_pattern``, ``preset``,
+    ``superword_pieces`` and ``count_on`` are :func:`subwords.count`'s too: with
+    ``preset="superbpe"`` the workers count SuperBPE's spans beside the units, with
+    ``preset="boundless"`` BoundlessBPE's span runs (or pairs), and the merge sums them.
     """
     from . import _api
 
@@ -200,7 +202,8 @@ def count(inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLik
                                         superword_pattern=superword_pattern))
     count_options = _api._count_options(o["spelling"], o["mark"], o["split_at_marks"], o["pre_split"], o["lowercase"],
                                        o["strip_accents"], o["clean_text"], "strict", o["normalize"],
-                                       o["split_digits"], o["superword_pattern"])
+                                       o["split_digits"], o["superword_pattern"],
+                                       _api._count_boundless(preset, superword_pieces, count_on))
     _core.Counter(count_options, 1)
     files = _record_files(inputs)
     if files is not None:

@@ -17,45 +17,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from subwords.reference import boundless
+from superword_cases import A_DELETION_THEN_A_SUPERMERGE, WITHOUT_DELETIONS, Case
 
 
-def test_a_supermerge_and_a_deletion() -> None:
-    # "abc abc" three times.  Units: abc x3, " abc" x3.  Spans: (abc, " abc") x3.
-    # Step 1.  Merges: (a,b) 3+3 = 6, (b,c) 6, (" ",a) 3.  Supermerges: none (no pretoken is
-    #   one token yet).  (a,b) and (b,c) tie at 6; a < b: merge a+b.  a and b are bytes: kept.
-    #   Rows 257.
-    # Step 2.  Units ab c, " " ab c.  Merges (ab,c) 6, (" ",ab) 3: merge ab+c.  Rows 258.
-    #   Deletion: f(ab) = 3 + 3 = 6 before the merge, f(ab, c) = 6, IoS = 6/6 = 1 >= 0.9:
-    #   ab is deleted (rows 257).  No unit is spelled with ab any more, so nothing splits.
-    # Step 3.  Units abc, " " abc.  Merges (" ",abc) 3.  Supermerges: (abc, " abc") needs
-    #   " abc" in one token, it is two: no candidate.  Merge " "+abc (3), rows 258.
-    #   IoS(abc) = f(" ",abc) / f(abc) = 3 / 6 = 0.5 < 0.9: abc stays; " " is a byte.
-    # Step 4.  No merge is left inside a unit.  Supermerge (abc, " abc"): both one token,
-    #   count 3 >= min_count 2: the superword "abc abc", rows 259 = vocab_size: stop "size".
-    model = boundless.train(["abc abc"] * 3, 259)
-    assert model["events"] == [
-        ("merge", b"a", b"b"),
-        ("merge", b"ab", b"c"),
-        ("delete", b"ab", b""),
-        ("merge", b" ", b"abc"),
-        ("super", b"abc", b" abc"),
-    ]
-    assert model["rows"][256:] == [b"abc", b" abc", b"abc abc"]
+@pytest.mark.parametrize("case", [A_DELETION_THEN_A_SUPERMERGE, WITHOUT_DELETIONS], ids=["deletion", "no_deletion"])
+def test_the_hand_worked_abc_cases(case: Case) -> None:
+    # the hand calculation is written beside the cases, in tests/support/superword_cases.py
+    model = boundless.train(case.texts, case.vocab_size, **case.options)
+    assert model["events"] == case.events
+    assert model["rows"][256:] == case.rows
+    assert model["stop"] == case.stop
+    for text, pieces in case.pieces.items():
+        assert boundless.encode(text, model) == pieces
+
+
+def test_the_superword_is_listed() -> None:
+    # A_DELETION_THEN_A_SUPERMERGE's step 4 joins abc and " abc": the model's one superword
+    model = boundless.train(A_DELETION_THEN_A_SUPERMERGE.texts, A_DELETION_THEN_A_SUPERMERGE.vocab_size)
     assert model["superwords"] == [(b"abc", b" abc")]
-    assert model["stop"] == "size"
-    # encoding: the whole text is one superword; "ab" alone replays a+b, then the deletion of
-    # ab spells it a b again; " abc" stays a row.
-    assert boundless.encode("abc abc", model) == [b"abc abc"]
-    assert boundless.encode("ab abc", model) == [b"a", b"b", b" abc"]
-
-
-def test_without_deletions_the_step_stays_and_no_room_is_left_for_the_superword() -> None:
-    # The same corpus with deletion_threshold=None: steps 1-3 as above but ab stays, so after
-    # step 3 the rows are 256 + ab, abc, " abc" = 259 = vocab_size: no superword.
-    model = boundless.train(["abc abc"] * 3, 259, deletion_threshold=None)
-    assert model["events"] == [("merge", b"a", b"b"), ("merge", b"ab", b"c"), ("merge", b" ", b"abc")]
-    assert model["rows"][256:] == [b"ab", b"abc", b" abc"]
-    assert boundless.encode("abc abc", model) == [b"abc", b" abc"]
 
 
 def test_a_supermerge_between_merges() -> None:

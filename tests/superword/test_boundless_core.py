@@ -20,6 +20,8 @@ import subwords.formats
 from subwords import _core
 from subwords.errors import OptionError
 from subwords.reference import boundless
+from superword_cases import (A_DELETION_THEN_A_SUPERMERGE, WITHOUT_DELETIONS, Case, count_then_train_cli, run_cli,
+                             write_corpus)
 
 _CHAR_TO_BYTE = {c: i for i, c in enumerate(_core.gpt2_byte_chars())}
 
@@ -45,40 +47,22 @@ def pieces(tok: Any, text: str) -> list[bytes]:
 # ------------------------------------------------------------------ hand-worked cases
 
 
-def test_a_deletion_then_a_supermerge() -> None:
-    # "abc abc" three times.  Units: abc x3, " abc" x3.  Spans: (abc, " abc") x3.
-    # Step 1.  Merges: (a,b) 3+3 = 6, (b,c) 6, (" ",a) 3.  No pretoken is one token yet: no
-    #   supermerge.  (a,b) and (b,c) tie at 6; a < b: merge a+b (a, b are bytes: never deleted).
-    # Step 2.  Units ab c, " " ab c.  (ab,c) 6 > (" ",ab) 3: merge ab+c.  IoS(ab) = f(ab,c) / f(ab)
-    #   = 6 / 6 = 1 >= 0.9: ab is deleted (no unit holds it any more).
-    # Step 3.  Units abc, " " abc: abc is whole, " abc" is two tokens, so (abc, " abc") is no
-    #   candidate.  Merge " "+abc (3); IoS(abc) = 3 / 6 = 0.5: kept.
-    # Step 4.  No merge is left.  Supermerge (abc, " abc"): count 3 >= 2.  Rows 256 + abc,
-    #   " abc", "abc abc" = 259: stop "size".
-    m = core_model(["abc abc"] * 3, 259)
-    assert m["events"] == [
-        ("merge", b"a", b"b"),
-        ("merge", b"ab", b"c"),
-        ("delete", b"ab", b""),
-        ("merge", b" ", b"abc"),
-        ("super", b"abc", b" abc"),
-    ]
-    assert m["rows"][256:] == [b"abc", b" abc", b"abc abc"]
-    assert m["stop"] == "size"
-    # encoding: the text is one superword; "ab" replays a+b, then ab's deletion spells it a b
-    assert pieces(m["tok"], "abc abc") == [b"abc abc"]
-    assert pieces(m["tok"], "ab abc") == [b"a", b"b", b" abc"]
-    # a superword joins whole pretokens only: "abcabc abc" is one pretoken, then " abc"
+@pytest.mark.parametrize("case", [A_DELETION_THEN_A_SUPERMERGE, WITHOUT_DELETIONS], ids=["deletion", "no_deletion"])
+def test_the_hand_worked_abc_cases(case: Case) -> None:
+    # the hand calculation is written beside the cases, in tests/support/superword_cases.py
+    m = core_model(case.texts, case.vocab_size, **case.options)
+    assert m["events"] == case.events
+    assert m["rows"][256:] == case.rows
+    assert m["stop"] == case.stop
+    for text, want in case.pieces.items():
+        assert pieces(m["tok"], text) == want
+
+
+def test_a_superword_joins_whole_pretokens_only() -> None:
+    # A_DELETION_THEN_A_SUPERMERGE's model on "abc abc abc": o200k cuts abc, " abc", " abc"; the
+    # superword joins the first two, and the third pretoken stays " abc"
+    m = core_model(A_DELETION_THEN_A_SUPERMERGE.texts, A_DELETION_THEN_A_SUPERMERGE.vocab_size)
     assert pieces(m["tok"], "abc abc abc") == [b"abc abc", b" abc"]
-
-
-def test_without_deletions_no_room_is_left_for_the_superword() -> None:
-    # As above with deletion_threshold=None: ab stays, so after step 3 the rows are 256 + ab,
-    # abc, " abc" = 259 = vocab_size, and no supermerge is made.
-    m = core_model(["abc abc"] * 3, 259, deletion_threshold=None)
-    assert m["events"] == [("merge", b"a", b"b"), ("merge", b"ab", b"c"), ("merge", b" ", b"abc")]
-    assert m["rows"][256:] == [b"ab", b"abc", b" abc"]
-    assert pieces(m["tok"], "abc abc") == [b"abc", b" abc"]
 
 
 def test_a_supermerge_wins_a_tie_by_its_pieces() -> None:
@@ -288,19 +272,14 @@ def test_the_cli_trains_it_from_text_and_from_a_count_table(tmp_path: Any) -> No
     import sys
 
     texts = [t for seed in range(60) for t in _corpus(random.Random(seed))]
-    path = tmp_path / "corpus.txt"
-    path.write_text("\n".join(texts) + "\n", encoding="utf-8")
-    run = lambda *a: subprocess.run([sys.executable, "-m", "subwords", *a], check=True, capture_output=True)  # noqa: E731
-    run("count", str(path), "-o", str(tmp_path / "t.counts"), "--preset", "boundless", "--quiet")
-    run("train", str(tmp_path / "t.counts"), "--counts", "--preset", "boundless", "--vocab-size", "400",
-        "-o", str(tmp_path / "a.json"))
-    run("train", str(path), "--preset", "boundless", "--vocab-size", "400", "-o", str(tmp_path / "b.json"))
-    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
-    assert subwords.load(tmp_path / "b.json").to_json() == \
+    path = write_corpus(tmp_path, texts)
+    from_table, from_text = count_then_train_cli(tmp_path, path, "boundless", 400)
+    assert from_table.read_bytes() == from_text.read_bytes()
+    assert subwords.load(from_text).to_json() == \
         subwords.train(path, vocab_size=400, preset="boundless").to_json()
     # explicit options override the preset's
-    run("train", str(path), "--preset", "boundless", "--vocab-size", "400", "--deletion-threshold", "none",
-        "--count-on", "pairs", "-o", str(tmp_path / "c.json"))
+    run_cli("train", str(path), "--preset", "boundless", "--vocab-size", "400", "--deletion-threshold", "none",
+            "--count-on", "pairs", "-o", str(tmp_path / "c.json"))
     assert json.loads((tmp_path / "c.json").read_text())["options"]["boundless"] == \
         {"deletion_threshold": None, "superword_pieces": "letters", "count_on": "pairs"}
     bad = subprocess.run([sys.executable, "-m", "subwords", "train", str(path), "--preset", "boundless",

@@ -5,14 +5,13 @@ merged partial tables give it too. A table without spans is refused with how to 
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 
 import pytest
 
 import subwords
 from subwords import OptionError
 from peers import multilingual_texts
+from superword_cases import count_then_train_cli, run_cli, write_corpus
 
 
 def test_the_spans_of_a_tiny_corpus_by_hand() -> None:
@@ -62,19 +61,13 @@ def test_a_table_trains_the_model_the_text_gives(tmp_path) -> None:
 
 
 def test_the_cli_count_then_train_gives_the_text_model_bytes(tmp_path) -> None:
-    texts = corpus(120_000, 2)
-    path = tmp_path / "corpus.txt"
-    path.write_text("\n".join(texts) + "\n", encoding="utf-8")
-    run = lambda *a: subprocess.run([sys.executable, "-m", "subwords", *a], check=True, capture_output=True)  # noqa: E731
-    run("count", str(path), "-o", str(tmp_path / "t.counts"), "--preset", "superbpe", "--quiet")
-    run("train", str(tmp_path / "t.counts"), "--counts", "--preset", "superbpe", "--vocab-size", "900",
-        "-o", str(tmp_path / "a.json"))
-    run("train", str(path), "--preset", "superbpe", "--vocab-size", "900", "-o", str(tmp_path / "b.json"))
-    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
-    assert has_superwords(subwords.load(tmp_path / "a.json"))
+    path = write_corpus(tmp_path, corpus(120_000, 2))
+    from_table, from_text = count_then_train_cli(tmp_path, path, "superbpe", 900)
+    assert from_table.read_bytes() == from_text.read_bytes()
+    assert has_superwords(subwords.load(from_table))
     # the explicit options count the same table as the preset
-    run("count", str(path), "-o", str(tmp_path / "u.counts"), "--spelling", "bytes", "--pre-split", "o200k",
-        "--superword-pattern", "superbpe", "--quiet")
+    run_cli("count", str(path), "-o", str(tmp_path / "u.counts"), "--spelling", "bytes", "--pre-split", "o200k",
+            "--superword-pattern", "superbpe", "--quiet")
     assert (tmp_path / "u.counts").read_bytes() == (tmp_path / "t.counts").read_bytes()
 
 

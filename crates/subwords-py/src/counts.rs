@@ -193,14 +193,16 @@ fn check_table_fits(
             Some(s) if s.pattern == want => {}
             Some(s) => {
                 return Err(err(format!(
-                    "the count table's spans were counted for {:?} but this BoundlessBPE training asks for {want:?} (superword_pieces and count_on); count again with the training's options (`subwords count FILES -o TABLE --preset boundless`), or train with the table's",
-                    s.pattern
+                    "the count table's spans were counted for {:?} but this BoundlessBPE training asks for {want:?} (superword_pieces and count_on); count again with the training's options: {}, or train with the table's",
+                    s.pattern,
+                    boundless_recount(b)
                 )))
             }
             None => {
-                return Err(err(
-                    "BoundlessBPE (preset='boundless') learns its supermerges from spans, which this count table does not carry; count again with `subwords count FILES -o TABLE --preset boundless` (in Python subwords.count(files, preset='boundless')), or train from the text".into(),
-                ))
+                return Err(err(format!(
+                    "BoundlessBPE (preset='boundless') learns its supermerges from spans, which this count table does not carry; count again with {}, or train from the text",
+                    boundless_recount(b)
+                )))
             }
         }
     } else if let Some(want) = trainer.options.superword_pattern.as_deref() {
@@ -230,6 +232,23 @@ fn check_table_fits(
         )));
     }
     Ok(())
+}
+
+/// The command (and the Python call) that counts the spans a BoundlessBPE training with `b` reads.
+fn boundless_recount(
+    b: &subwords_core::learners::superword::boundless::BoundlessOptions,
+) -> String {
+    use subwords_core::learners::superword::boundless::CountOn;
+    let (mut cli, mut py) = (String::new(), String::new());
+    if b.count_on == CountOn::Pairs {
+        cli.push_str(" --count-on pairs");
+        py.push_str(", count_on='pairs'");
+    }
+    if b.superword_pieces != "letters" {
+        cli.push_str(&format!(" --superword-pieces {:?}", b.superword_pieces));
+        py.push_str(&format!(", superword_pieces={:?}", b.superword_pieces));
+    }
+    format!("`subwords count FILES -o TABLE --preset boundless{cli}` (in Python subwords.count(files, preset='boundless'{py}))")
 }
 
 /// Reads a binary table file straight into `trainer`, its units left in the file's bytes (the

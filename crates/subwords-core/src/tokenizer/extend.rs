@@ -76,6 +76,12 @@ impl Tokenizer {
                 "extend does not continue a two-stage (superword) BPE model".into(),
             ));
         }
+        if self.superwords.is_some() || self.options.as_ref().is_some_and(|o| o.boundless.is_some())
+        {
+            return Err(Error::Option(
+                "extend does not continue a BoundlessBPE model: its deletions could take old ids away (docs/METHODS.md, BoundlessBPE)".into(),
+            ));
+        }
         if self.joints.is_some() {
             return Err(Error::Option(
                 "extend does not continue a model trained with pre-split joints".into(),
