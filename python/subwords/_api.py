@@ -294,7 +294,7 @@ def _count_options(spelling: str, mark: Optional[str], split_at_marks: bool, pre
 
 
 #: count()'s options a preset may set, with count()'s defaults
-_COUNT_DEFAULTS: dict[str, Any] = {"spelling": "end", "mark": None, "split_at_marks": True, "pre_split": None,
+_COUNT_DEFAULTS: dict[str, Any] = {"spelling": None, "mark": None, "split_at_marks": True, "pre_split": None,
                                    "lowercase": False, "strip_accents": False, "clean_text": False,
                                    "normalize": None, "split_digits": None, "superword_pattern": None}
 
@@ -302,16 +302,17 @@ _COUNT_DEFAULTS: dict[str, Any] = {"spelling": "end", "mark": None, "split_at_ma
 def _count_preset(preset: Optional[str], given: dict[str, Any]) -> dict[str, Any]:
     """The counting options of ``given`` with a preset's filled in where ``given`` left the default
     (the units and spans a training with that preset counts)."""
-    if preset is None:
-        return given
-    from ._options import PRESETS
-
-    if not isinstance(preset, str) or preset not in PRESETS:
-        raise OptionError(f"unknown preset {preset!r}; the presets are: {', '.join(PRESETS)}")
     out = dict(given)
-    for name, value in PRESETS[preset].items():
-        if name in _COUNT_DEFAULTS and out.get(name) == _COUNT_DEFAULTS[name]:
-            out[name] = value
+    if preset is not None:
+        from ._options import PRESETS
+
+        if not isinstance(preset, str) or preset not in PRESETS:
+            raise OptionError(f"unknown preset {preset!r}; the presets are: {', '.join(PRESETS)}")
+        for name, value in PRESETS[preset].items():
+            if name in _COUNT_DEFAULTS and out.get(name) == _COUNT_DEFAULTS[name]:
+                out[name] = value
+    if out["spelling"] is None:  # not given, and no preset's: count()'s default
+        out["spelling"] = "end"
     return out
 
 
@@ -341,7 +342,7 @@ def _counter(*, spelling: str = "end", mark: Optional[str] = None, split_at_mark
 
 
 def count(data: TrainData, *,
-          spelling: str = "end", mark: Optional[str] = None, split_at_marks: bool = True,
+          spelling: Optional[str] = None, mark: Optional[str] = None, split_at_marks: bool = True,
           pre_split: Optional[str] = None, lowercase: bool = False, strip_accents: bool = False,
           clean_text: bool = False, counts: bool = False, input_errors: Literal["strict", "replace"] = "strict",
           normalize: Optional[Normalize] = None, split_digits: Optional[int] = None,
@@ -350,7 +351,8 @@ def count(data: TrainData, *,
           threads: Optional[int] = None) -> _counts.CountTable:
     """Counts the units of ``data`` -- texts, a ``word -> count`` mapping, or paths to UTF-8 files
     (one text per line; ``counts=True``: ``word<TAB>count`` files) -- under a spelling's options,
-    the same ones :func:`subwords.train` takes: ``pre_split`` is a name (``gpt2``, ``bert``,
+    the same ones :func:`subwords.train` takes: ``spelling`` (``end`` unless given or set by
+    ``preset``), ``pre_split`` a name (``gpt2``, ``bert``,
     ``cl100k``, ...) or a regular expression, ``normalize`` a Unicode normalization
     (``nfkc``, ``nmt_nfkc``, ...), ``split_digits`` 1 or 3. The table records them, and training on
     it with other options is refused. Train on the result with ``subwords.train(table, ...)``.

@@ -21,8 +21,9 @@ def add_parser(sub: Any, positive: Any) -> None:
     c.add_argument("-o", "--output", required=True, metavar="TABLE",
                    help="table to write (atomically): the binary table, or unit<TAB>count lines with --tsv")
     c.add_argument("--tsv", action="store_true", help="write unit<TAB>count lines for people instead of the binary table")
-    c.add_argument("--spelling", choices=["end", "continuation", "front", "bytes"], default="end",
-                   help="the spelling the table is for (training must ask for the same one); default end")
+    c.add_argument("--spelling", choices=["end", "continuation", "front", "bytes"], default=None,
+                   help="the spelling the table is for (training must ask for the same one); default end, or the "
+                        "preset's")
     c.add_argument("--mark", default=None, help="the spelling's mark (default </w>, ##, or ▁)")
     c.add_argument("--no-split-at-marks", action="store_true", help="front: one unit per text")
     c.add_argument("--pre-split", default=None, metavar="NAME|REGEX",

@@ -169,7 +169,7 @@ def _bag(bag_mod: Any, inputs: Any, blocksize: int) -> tuple[Any, bool]:
 
 def count(inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]], Any], *,
           scheduler: Optional[str] = None, workers: Optional[int] = None, client: Any = None,
-          blocksize: int = BLOCKSIZE, split_every: int = 8, spelling: str = "end", mark: Optional[str] = None,
+          blocksize: int = BLOCKSIZE, split_every: int = 8, spelling: Optional[str] = None, mark: Optional[str] = None,
           split_at_marks: bool = True, pre_split: Optional[str] = None, lowercase: bool = False,
           strip_accents: bool = False, clean_text: bool = False, text_field: Optional[str] = None,
           text_column: Optional[str] = None, normalize: Optional[str] = None,

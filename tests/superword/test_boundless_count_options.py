@@ -54,6 +54,10 @@ def _untouched() -> Iterator[str]:
      "count_on counts BoundlessBPE's spans: add preset='boundless'"),
     ({"preset": "superbpe", "superword_pieces": "any"},
      "superword_pieces counts BoundlessBPE's spans: add preset='boundless'"),
+    # a spelling given explicitly overrides the preset's, and cannot carry a space inside a piece
+    ({"preset": "boundless", "spelling": "end"}, "BoundlessBPE's spans are counted with spelling='bytes'"),
+    ({"preset": "boundless", "spelling": "continuation"}, "BoundlessBPE's spans are counted with spelling='bytes'"),
+    ({"preset": "superbpe", "spelling": "end"}, "superword_pattern needs spelling='bytes'"),
 ])
 def test_bad_span_options_are_refused_before_reading(options: dict, says: str) -> None:
     with pytest.raises(OptionError) as e:
@@ -76,6 +80,7 @@ def test_train_and_count_refuse_the_same_values_alike() -> None:
     (["--preset", "boundless", "--superword-pieces", "("], "superword_pieces \"(\" is not a regular expression"),
     (["--spelling", "bytes", "--pre-split", "o200k", "--count-on", "pairs"],
      "count_on counts BoundlessBPE's spans: add preset='boundless' (CLI: --preset boundless)"),
+    (["--preset", "boundless", "--spelling", "end"], "BoundlessBPE's spans are counted with spelling='bytes'"),
 ])
 def test_the_cli_refuses_them_before_reading(tmp_path: Path, args: list[str], says: str) -> None:
     # the input is not UTF-8: had it been read first, the error would say so instead
