@@ -234,8 +234,7 @@ fn train_unpadded(
             threshold: b.deletion_threshold,
             event_limit: superword::boundless::EVENTS_PER_ROW * params.new_rows.max(1),
         };
-        let out = superword::boundless::learn_flat(&flat, streams, &mut symbols, &bp)?;
-        drop(flat);
+        let out = superword::boundless::learn_flat(flat, streams, &mut symbols, &bp)?;
         let settled = superword::boundless::settle(&out, &symbols, first_learned);
         let mut kept = Symbols::new(symbols.base, &symbols.strip_right);
         for id in (symbols.base..first_learned).chain(settled.present.iter().copied()) {
