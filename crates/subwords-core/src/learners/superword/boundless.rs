@@ -24,14 +24,13 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
-use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::hash::{pack, Map};
-use crate::learners::merge::picky::Step;
 use crate::learners::merge::handle::EngineHandle;
+use crate::learners::merge::picky::Step;
 use crate::learners::merge::{unpack, Flat, Stop, Symbols, NO_SYMBOL};
 use crate::learners::StageTwoTexts;
 use crate::options::{ModelKind, TrainOptions};
@@ -297,12 +296,12 @@ impl Spans {
     }
 }
 
-/// A supermerge candidate in its heap: ties go to the smaller pretokens by bytes.
+/// A supermerge candidate in its heap: its count and its two units by their texts' ranks
+/// ([`Texts::rank`]), so that ties go to the smaller pretokens by bytes (16 bytes an entry).
 struct Entry {
     count: u64,
-    pair: u64,
-    left: Rc<[u8]>,
-    right: Rc<[u8]>,
+    left: u32,
+    right: u32,
 }
 
 impl PartialEq for Entry {
@@ -317,13 +316,52 @@ impl PartialOrd for Entry {
     }
 }
 impl Ord for Entry {
-    /// The larger count first; then the smaller `(left, right)` by the pretokens' bytes.
+    /// The larger count first; then the smaller `(left, right)` by the pretokens' bytes (their
+    /// ranks: the texts are distinct).
     fn cmp(&self, other: &Self) -> Ordering {
         self.count
             .cmp(&other.count)
             .then_with(|| other.left.cmp(&self.left))
             .then_with(|| other.right.cmp(&self.right))
-            .then_with(|| other.pair.cmp(&self.pair))
+    }
+}
+
+/// The units' texts, in one buffer, with each unit's rank among them by bytes (the texts are
+/// distinct): the supermerge heap's tie order, and the lookup of a unit by its text. (A map from
+/// text to unit and a reference-counted text per unit took 46 MB of a 100 MB corpus's run.)
+struct Texts {
+    bytes: Vec<u8>,
+    /// Unit `u`'s text is `bytes[at[u]..at[u + 1]]`.
+    at: Vec<usize>,
+    /// The units in the order of their texts, and each unit's place in it.
+    by_rank: Vec<u32>,
+    rank: Vec<u32>,
+}
+
+impl Texts {
+    fn new(mut bytes: Vec<u8>, at: Vec<usize>) -> Self {
+        bytes.shrink_to_fit();
+        let n = at.len() - 1;
+        let text = |u: u32| &bytes[at[u as usize]..at[u as usize + 1]];
+        let mut by_rank: Vec<u32> = (0..n as u32).collect();
+        by_rank.sort_unstable_by(|&x, &y| text(x).cmp(text(y)));
+        let mut rank = vec![0u32; n];
+        for (r, &u) in by_rank.iter().enumerate() {
+            rank[u as usize] = r as u32;
+        }
+        Texts { bytes, at, by_rank, rank }
+    }
+    fn text(&self, u: u32) -> &[u8] {
+        &self.bytes[self.at[u as usize]..self.at[u as usize + 1]]
+    }
+    /// The unit spelled `t`, if one is.
+    fn find(&self, t: &[u8]) -> Option<u32> {
+        let r = self.by_rank.binary_search_by(|&u| self.text(u).cmp(t)).ok()?;
+        Some(self.by_rank[r])
+    }
+    /// The units of a heap entry.
+    fn pair(&self, e: &Entry) -> u64 {
+        pack(self.by_rank[e.left as usize], self.by_rank[e.right as usize])
     }
 }
 
@@ -332,10 +370,9 @@ struct Learner<'a> {
     base: u32,
     first: u32,
     spans: Spans,
-    /// Per unit: its text, and whether it is spelled by one token.
-    utext: Vec<Rc<[u8]>>,
+    /// The units' texts; per unit, whether it is spelled by one token.
+    texts: Texts,
     whole: Vec<bool>,
-    unit_of: Map<Box<[u8]>, u32>,
     /// Per symbol (by `id - base`): alive, protected, the parts it was first made of by a merge,
     /// its count as a token in the units, and the units that may hold it (stale ids allowed);
     /// the counts and lists are kept for learned tokens only (the alphabet is never deleted).
@@ -427,8 +464,8 @@ impl Learner<'_> {
         }
         // the heap doubled since it was last swept: its stale entries go (no choice changes)
         if self.sheap.len() > 2 * self.smark.max(4096) {
-            let sc = &self.sc;
-            self.sheap.retain(|e| sc.get(&e.pair) == Some(&e.count));
+            let (sc, texts) = (&self.sc, &self.texts);
+            self.sheap.retain(|e| sc.get(&texts.pair(e)) == Some(&e.count));
             self.smark = self.sheap.len();
         }
     }
@@ -438,27 +475,28 @@ impl Learner<'_> {
             return;
         }
         let (p, q) = unpack(k);
-        let (left, right) = (self.utext[p as usize].clone(), self.utext[q as usize].clone());
-        self.sheap.push(Entry { count: n, pair: k, left, right });
+        let (left, right) = (self.texts.rank[p as usize], self.texts.rank[q as usize]);
+        self.sheap.push(Entry { count: n, left, right });
     }
 
     /// The best supermerge candidate left on its heap (count, pair): its superword is no row.
     fn best_super(&mut self) -> Option<(u64, u64)> {
         while let Some(e) = self.sheap.peek() {
-            if self.sc.get(&e.pair) != Some(&e.count) {
+            let pair = self.texts.pair(e);
+            if self.sc.get(&pair) != Some(&e.count) {
                 self.sheap.pop();
                 continue;
             }
-            let joined = [&e.left[..], &e.right[..]].concat();
+            let (p, q) = unpack(pair);
+            let joined = [self.texts.text(p), self.texts.text(q)].concat();
             if let Some(&c) = self.e.symbols().index.get(joined.as_slice()) {
                 if self.alive[self.ix(c)] || c < self.first {
-                    let pair = e.pair;
                     self.sheap.pop();
                     self.blocked.entry(c).or_default().push(pair);
                     continue;
                 }
             }
-            return Some((e.count, e.pair));
+            return Some((e.count, pair));
         }
         None
     }
@@ -469,11 +507,12 @@ impl Learner<'_> {
         let symbols = self.e.symbols();
         self.sc.iter().any(|(&k, &n)| {
             let (p, q) = unpack(k);
-            let joined = [&self.utext[p as usize][..], &self.utext[q as usize][..]].concat();
+            let joined = [self.texts.text(p), self.texts.text(q)].concat();
             n > 0
-                && symbols.index.get(joined.as_slice()).is_none_or(|&c| {
-                    c >= self.first && !self.alive[(c - symbols.base) as usize]
-                })
+                && symbols
+                    .index
+                    .get(joined.as_slice())
+                    .is_none_or(|&c| c >= self.first && !self.alive[(c - symbols.base) as usize])
         })
     }
 
@@ -518,7 +557,7 @@ impl Learner<'_> {
             self.alive[ci] = true;
             self.order.push(c);
         }
-        if let Some(&u) = self.unit_of.get(self.e.symbols().text(c)) {
+        if let Some(u) = self.texts.find(self.e.symbols().text(c)) {
             if self.e.unit(u as usize).len() == 1 {
                 self.set_whole(u, true);
             }
@@ -552,7 +591,7 @@ impl Learner<'_> {
                         self.holders[ti].extend_from_slice(&changed);
                     }
                 }
-                if let Some(&u) = self.unit_of.get(self.e.symbols().text(x)) {
+                if let Some(u) = self.texts.find(self.e.symbols().text(x)) {
                     self.set_whole(u, false);
                 }
                 for k in self.blocked.remove(&x).unwrap_or_default() {
@@ -590,7 +629,7 @@ impl Learner<'_> {
             self.spans.seq[g + 1] |= JOINED;
         }
         let (tp, tq) = (self.e.unit(p as usize)[0], self.e.unit(q as usize)[0]);
-        let text = [&self.utext[p as usize][..], &self.utext[q as usize][..]].concat();
+        let text = [self.texts.text(p), self.texts.text(q)].concat();
         let len = self.e.symbols().len(tp) + self.e.symbols().len(tq);
         let (c, is_new) = self.e.intern(text, len);
         if is_new {
@@ -633,7 +672,9 @@ pub fn learn_flat(
     let first = symbols.next_id();
     // the units, by text (a text met twice is one unit)
     let mut units = Flat::with_capacity(flat.meta.len(), flat.syms.len());
-    let mut utext: Vec<Rc<[u8]>> = Vec::with_capacity(flat.meta.len());
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut at: Vec<usize> = Vec::with_capacity(flat.meta.len() + 1);
+    at.push(0);
     let mut unit_of: Map<Box<[u8]>, u32> = Map::default();
     for m in &flat.meta {
         let syms = &flat.syms[m.start()..m.start() + m.len()];
@@ -647,8 +688,9 @@ pub fn learn_flat(
         match unit_of.get(text.as_slice()) {
             Some(&u) => units.meta[u as usize].count += m.count,
             None => {
-                unit_of.insert(text.clone().into_boxed_slice(), utext.len() as u32);
-                utext.push(Rc::from(text.into_boxed_slice()));
+                unit_of.insert(text.clone().into_boxed_slice(), (at.len() - 1) as u32);
+                bytes.extend_from_slice(&text);
+                at.push(bytes.len());
                 units.push(syms, m.count);
             }
         }
@@ -681,8 +723,10 @@ pub fn learn_flat(
         starts.push(at as u32);
         counts.push(count);
     })?;
-    // the span table is read once: its texts go before the learning starts
+    // the span table is read once, and the map of texts used once: both go before the
+    // learning starts
     drop(spans);
+    drop(unit_of);
     if let Some(p) = missing {
         return Err(Error::Input(format!(
             "the span table holds the pretoken {p:?}, which the units do not: the spans were \
@@ -696,7 +740,7 @@ pub fn learn_flat(
     seq.shrink_to_fit();
     starts.shrink_to_fit();
     counts.shrink_to_fit();
-    let n = utext.len();
+    let n = at.len() - 1;
     let mut off = vec![0u32; n + 1];
     for &x in &seq {
         if x != SEP {
@@ -723,9 +767,8 @@ pub fn learn_flat(
         base,
         first,
         spans: Spans { seq, starts, counts, off, occ },
-        utext,
+        texts: Texts::new(bytes, at),
         whole: vec![false; n],
-        unit_of,
         alive: Vec::new(),
         protected: Vec::new(),
         parents: Vec::new(),
@@ -771,7 +814,7 @@ pub fn learn_flat(
                 let (a, b) = unpack(pair);
                 let (p, q) = unpack(sk);
                 let symbols = l.e.symbols();
-                let (sa, sb) = (&l.utext[p as usize], &l.utext[q as usize]);
+                let (sa, sb) = (l.texts.text(p), l.texts.text(q));
                 better((n, symbols.text(a), symbols.text(b)), (sn, sa, sb)) != Ordering::Less
             }
         };
