@@ -93,6 +93,34 @@ def worker(args: list[str]) -> None:
     print(json.dumps({"seconds": dt, "tokens_per_byte": tpb, **extra}))
 
 
+def cut(src: Path, dst: Path, limit: int) -> None:
+    """Writes the first ``limit`` bytes of ``src`` to ``dst``, cut at a line end, a block at a time.
+
+    The parent never holds the corpus: a child started by ``subprocess`` reports in ``ru_maxrss``
+    at least its parent's peak (the kernel carries it over at ``exec``), and reading 145 MB to cut
+    100 MB from it made plain BPE's row read 248 MB where the training itself peaks near 143 MB.
+    """
+    with src.open("rb") as f, dst.open("wb") as out:
+        left = limit
+        while left > 0:
+            block = f.read(min(left, 8 << 20))
+            if not block:
+                break
+            out.write(block)
+            left -= len(block)
+    with dst.open("r+b") as out:
+        end = out.seek(0, 2)
+        while end > 0:
+            start = max(0, end - (1 << 20))
+            out.seek(start)
+            at = out.read(end - start).rfind(b"\n")
+            if at >= 0:
+                out.truncate(start + at + 1)
+                return
+            end = start
+        out.truncate(0)
+
+
 def run(path: Path, vocab: int, kind: str, at: float) -> dict:
     cmd = [sys.executable, __file__, "_worker", str(path), str(vocab), kind, str(at)]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
@@ -124,8 +152,7 @@ def main() -> None:
     OUT.mkdir(exist_ok=True)
     path = OUT / f"superword-{a.corpus}-{a.limit_mb:g}mb.txt"
     if not path.exists():
-        data = src.read_bytes()[: int(a.limit_mb * 1e6)]
-        path.write_bytes(data[: data.rfind(b"\n") + 1])
+        cut(src, path, int(a.limit_mb * 1e6))
     size = path.stat().st_size / 1e6
     print(f"corpus {a.corpus}, {size:.1f} MB, vocab {a.vocab}, 2 threads")
     rows = [("plain", 0.0)] + [("superbpe", float(x)) for x in a.at.split(",") if x]

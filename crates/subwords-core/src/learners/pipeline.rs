@@ -224,78 +224,60 @@ fn train_unpadded(
     let stage_one_target = opts.superword_at.unwrap_or(opts.vocab_size);
     let params =
         stage_one_params(opts, &spelling, budget.room(stage_one_target, rows.len() as u64));
-    if let Some(b) = &opts.boundless {
-        // BoundlessBPE (learners/superword/boundless.rs): rows for the tokens present at the
-        // end (superwords among them), the deleted ones only inside the replay
+    if opts.boundless.is_some() || opts.picky.is_some() || opts.scaffold {
+        // the learners whose model replays steps: rows for the tokens present at the end, the
+        // removed (deleted, scaffold) ones only inside the replay
         let first_learned = symbols.next_id();
-        let bp = superword::boundless::BoundlessParams {
-            new_rows: params.new_rows,
-            min_count: opts.min_count,
-            threshold: b.deletion_threshold,
-            event_limit: superword::boundless::EVENTS_PER_ROW * params.new_rows.max(1),
-        };
-        let out = superword::boundless::learn_flat(&flat, streams, &mut symbols, &bp)?;
-        drop(flat);
-        let settled = superword::boundless::settle(&out, &symbols, first_learned);
-        let mut kept = Symbols::new(symbols.base, &symbols.strip_right);
-        for id in (symbols.base..first_learned).chain(settled.present.iter().copied()) {
-            kept.push(symbols.text(id).to_vec(), symbols.len(id));
-        }
-        let learned = Learned {
-            merges: Vec::new(),
-            stop: out.stop,
-            stage_one_merges: None,
-            after: out.pieces_after + alphabet.dropped_extra,
-            winner_failed: None,
-        };
-        let facts =
-            MergeFacts { before, dropped: alphabet.dropped, n_units, texts, normalizations };
-        let alphabet_len = alphabet_texts.len() as u64;
-        let mut model = merge_model(
-            opts,
-            spelling,
-            rows,
-            base,
-            alphabet_len,
-            &kept,
-            learned,
-            joints,
-            budget,
-            facts,
-        )?;
-        model.set_boundless(&settled.steps, settled.hidden, settled.supers, settled.super_at)?;
-        return Ok(model);
-    }
-    if opts.picky.is_some() || opts.scaffold {
-        // Picky BPE (learners/merge/picky.rs) and Scaffold-BPE (learners/merge/scaffold.rs): rows
-        // for the tokens present at the end, the removed (scaffold) ones only inside the replay
-        let first_learned = symbols.next_id();
-        let (out, after) = match opts.picky {
-            Some(threshold) => {
-                let pp = merge::picky::PickyParams {
+        let (present, stop, after, replay) = match &opts.boundless {
+            // BoundlessBPE (learners/superword/boundless.rs): superwords among the rows
+            Some(b) => {
+                let bp = superword::boundless::BoundlessParams {
                     new_rows: params.new_rows,
                     min_count: opts.min_count,
-                    threshold,
+                    threshold: b.deletion_threshold,
+                    event_limit: superword::boundless::EVENTS_PER_ROW * params.new_rows.max(1),
                 };
-                merge::picky::learn_flat(flat, &mut symbols, &pp)
+                let out = superword::boundless::learn_flat(flat, streams, &mut symbols, &bp)?;
+                let mut settled = superword::boundless::settle(&out, &symbols, first_learned);
+                let present = std::mem::take(&mut settled.present);
+                (present, out.stop, out.pieces_after, Replay::Boundless(settled))
             }
+            // Picky BPE (learners/merge/picky.rs) and Scaffold-BPE (learners/merge/scaffold.rs)
             None => {
-                let (merged, marks) =
-                    merge::learn_scaffold(flat, &mut symbols, &params, progress, first_learned);
-                let (out, extra) = marks.into_events(&merged);
-                (out, merged.pieces_after + extra)
+                let (out, after) = match opts.picky {
+                    Some(threshold) => {
+                        let pp = merge::picky::PickyParams {
+                            new_rows: params.new_rows,
+                            min_count: opts.min_count,
+                            threshold,
+                        };
+                        merge::picky::learn_flat(flat, &mut symbols, &pp)
+                    }
+                    None => {
+                        let (merged, marks) = merge::learn_scaffold(
+                            flat,
+                            &mut symbols,
+                            &params,
+                            progress,
+                            first_learned,
+                        );
+                        let (out, extra) = marks.into_events(&merged);
+                        (out, merged.pieces_after + extra)
+                    }
+                };
+                let rows_after = first_learned + out.present.len() as u32;
+                let (present, steps, hidden) =
+                    merge::picky::settle(&out, &symbols, first_learned, rows_after);
+                (present, out.stop, after, Replay::Picky(steps, hidden))
             }
         };
-        let rows_after = first_learned + out.present.len() as u32;
-        let (present, steps, hidden) =
-            merge::picky::settle(&out, &symbols, first_learned, rows_after);
         let mut kept = Symbols::new(symbols.base, &symbols.strip_right);
         for id in (symbols.base..first_learned).chain(present.iter().copied()) {
             kept.push(symbols.text(id).to_vec(), symbols.len(id));
         }
         let learned = Learned {
             merges: Vec::new(),
-            stop: out.stop,
+            stop,
             stage_one_merges: None,
             after: after + alphabet.dropped_extra,
             winner_failed: None,
@@ -315,7 +297,12 @@ fn train_unpadded(
             budget,
             facts,
         )?;
-        model.set_picky(&steps, hidden)?;
+        match replay {
+            Replay::Boundless(s) => {
+                model.set_boundless(&s.steps, s.hidden, s.supers, s.super_at)?
+            }
+            Replay::Picky(steps, hidden) => model.set_picky(&steps, hidden)?,
+        }
         return Ok(model);
     }
     let mut parity_report = None;
@@ -1034,6 +1021,13 @@ fn stage_two_streams(
         }
     })?;
     Ok(streams)
+}
+
+/// The steps a replaying model carries besides its rows: Picky BPE's and Scaffold-BPE's merges
+/// and removals (with the removed tokens' texts), or BoundlessBPE's run with its superwords.
+enum Replay {
+    Picky(Vec<merge::picky::Step>, Vec<Vec<u8>>),
+    Boundless(superword::boundless::Settled),
 }
 
 /// What the report says of the corpus, besides what the merges learned.

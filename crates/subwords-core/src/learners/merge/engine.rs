@@ -818,6 +818,26 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// The row of `text` (spelled `len` symbols of the alphabet): its id, and whether it is new
+    /// (its tie key added). [`Engine::piece`] for a text that is not one pair's join (BoundlessBPE's
+    /// superwords).
+    pub(super) fn intern(&mut self, text: Vec<u8>, len: u32) -> (u32, bool) {
+        match self.symbols.index.get(text.as_slice()) {
+            Some(&c) => (c, false),
+            None => {
+                let key = self.tie.key(&text);
+                self.heads.push(key_head(&key));
+                self.keys.push(key);
+                (self.symbols.push(text, len), true)
+            }
+        }
+    }
+
+    /// Unit `i`'s symbols now.
+    pub(super) fn unit(&self, i: usize) -> &[u32] {
+        self.flat.unit(i)
+    }
+
     /// The units as the merges left them.
     pub(super) fn into_flat(self) -> Flat {
         self.flat

@@ -95,6 +95,7 @@
 //! * Not done: `u16` symbols while the vocabulary fits (2 bytes of every 4 of the symbols).
 
 mod engine;
+pub(crate) mod handle;
 mod heap;
 mod index;
 pub mod length_max;

@@ -13,8 +13,10 @@
 //! ([`RunSpans`]); a span is stored as its pretokens joined by `\n` (an eligible pretoken never
 //! holds a line break). Memory grows with the distinct spans.
 //!
-//! Shape: the ordinary merges and deletions run on [`super::state::State`] (units,
-//! pair counts with overlaps, token counts, a heap). The spans are one flat array of unit ids
+//! Shape: the ordinary merges and deletions run on the BPE merge engine as Picky BPE's do
+//! (`merge/engine.rs`: flat units, a pair index with place lists, counts updated at the merge
+//! sites only, a heap; a deletion is the engine's split of the units listed under the token), with
+//! each learned token's count and units kept here. The spans are one flat array of unit ids
 //! (a separator between spans, a bit for "inside a superword"), with each unit's positions in it;
 //! the supermerge candidates are counted only between *whole* units (spelled by one token), so
 //! a unit's pairs are counted in when a merge makes it whole and out when a deletion splits it,
@@ -22,13 +24,12 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
-use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
-use super::state::{Entry, State};
 use crate::error::{Error, Result};
 use crate::hash::{pack, Map};
+use crate::learners::merge::handle::EngineHandle;
 use crate::learners::merge::picky::Step;
 use crate::learners::merge::{unpack, Flat, Stop, Symbols, NO_SYMBOL};
 use crate::learners::StageTwoTexts;
@@ -295,18 +296,91 @@ impl Spans {
     }
 }
 
+/// A supermerge candidate in its heap: its count and its two units by their texts' ranks
+/// ([`Texts::rank`]), so that ties go to the smaller pretokens by bytes (16 bytes an entry).
+struct Entry {
+    count: u64,
+    left: u32,
+    right: u32,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    /// The larger count first; then the smaller `(left, right)` by the pretokens' bytes (their
+    /// ranks: the texts are distinct).
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.count
+            .cmp(&other.count)
+            .then_with(|| other.left.cmp(&self.left))
+            .then_with(|| other.right.cmp(&self.right))
+    }
+}
+
+/// The units' texts, in one buffer, with each unit's rank among them by bytes (the texts are
+/// distinct): the supermerge heap's tie order, and the lookup of a unit by its text. (A map from
+/// text to unit and a reference-counted text per unit took 46 MB of a 100 MB corpus's run.)
+struct Texts {
+    bytes: Vec<u8>,
+    /// Unit `u`'s text is `bytes[at[u]..at[u + 1]]`.
+    at: Vec<usize>,
+    /// The units in the order of their texts, and each unit's place in it.
+    by_rank: Vec<u32>,
+    rank: Vec<u32>,
+}
+
+impl Texts {
+    fn new(mut bytes: Vec<u8>, at: Vec<usize>) -> Self {
+        bytes.shrink_to_fit();
+        let n = at.len() - 1;
+        let text = |u: u32| &bytes[at[u as usize]..at[u as usize + 1]];
+        let mut by_rank: Vec<u32> = (0..n as u32).collect();
+        by_rank.sort_unstable_by(|&x, &y| text(x).cmp(text(y)));
+        let mut rank = vec![0u32; n];
+        for (r, &u) in by_rank.iter().enumerate() {
+            rank[u as usize] = r as u32;
+        }
+        Texts { bytes, at, by_rank, rank }
+    }
+    fn text(&self, u: u32) -> &[u8] {
+        &self.bytes[self.at[u as usize]..self.at[u as usize + 1]]
+    }
+    /// The unit spelled `t`, if one is.
+    fn find(&self, t: &[u8]) -> Option<u32> {
+        let r = self.by_rank.binary_search_by(|&u| self.text(u).cmp(t)).ok()?;
+        Some(self.by_rank[r])
+    }
+    /// The units of a heap entry.
+    fn pair(&self, e: &Entry) -> u64 {
+        pack(self.by_rank[e.left as usize], self.by_rank[e.right as usize])
+    }
+}
+
 struct Learner<'a> {
-    st: State<'a>,
+    e: EngineHandle<'a>,
+    base: u32,
     first: u32,
     spans: Spans,
-    /// Per unit: its text, and whether it is spelled by one token.
-    utext: Vec<Rc<[u8]>>,
+    /// The units' texts; per unit, whether it is spelled by one token.
+    texts: Texts,
     whole: Vec<bool>,
-    unit_of: Map<Box<[u8]>, u32>,
-    /// Per symbol (by `id - base`): alive, protected, the parts it was first made of by a merge.
+    /// Per symbol (by `id - base`): alive, protected, the parts it was first made of by a merge,
+    /// its count as a token in the units, and the units that may hold it (stale ids allowed);
+    /// the counts and lists are kept for learned tokens only (the alphabet is never deleted).
     alive: Vec<bool>,
     protected: Vec<bool>,
     parents: Vec<Option<[u32; 2]>>,
+    freq: Vec<i64>,
+    holders: Vec<Vec<u32>>,
     /// Supermerge candidates: pairs of whole units, counted over the spans.
     sc: Map<u64, u64>,
     sdelta: Map<u64, i64>,
@@ -323,26 +397,16 @@ struct Learner<'a> {
 
 impl Learner<'_> {
     fn grow(&mut self) {
-        self.st.grow();
-        let n = self.st.symbols.texts.len();
+        let n = self.e.symbols().texts.len();
         self.alive.resize(n, false);
         self.protected.resize(n, false);
         self.parents.resize(n, None);
+        self.freq.resize(n, 0);
+        self.holders.resize_with(n, Vec::new);
     }
 
     fn ix(&self, t: u32) -> usize {
-        (t - self.st.symbols.base) as usize
-    }
-
-    fn symbol(&mut self, text: Vec<u8>, len: u32) -> u32 {
-        match self.st.symbols.index.get(text.as_slice()) {
-            Some(&c) => c,
-            None => {
-                let c = self.st.symbols.push(text, len);
-                self.grow();
-                c
-            }
-        }
+        (t - self.base) as usize
     }
 
     fn bump(&mut self, p: u32, q: u32, d: i64) {
@@ -400,8 +464,8 @@ impl Learner<'_> {
         }
         // the heap doubled since it was last swept: its stale entries go (no choice changes)
         if self.sheap.len() > 2 * self.smark.max(4096) {
-            let sc = &self.sc;
-            self.sheap.retain(|e| sc.get(&e.pair) == Some(&e.count));
+            let (sc, texts) = (&self.sc, &self.texts);
+            self.sheap.retain(|e| sc.get(&texts.pair(e)) == Some(&e.count));
             self.smark = self.sheap.len();
         }
     }
@@ -411,44 +475,44 @@ impl Learner<'_> {
             return;
         }
         let (p, q) = unpack(k);
-        let (left, right) = (self.utext[p as usize].clone(), self.utext[q as usize].clone());
-        self.sheap.push(Entry { count: n, pair: k, left, right });
+        let (left, right) = (self.texts.rank[p as usize], self.texts.rank[q as usize]);
+        self.sheap.push(Entry { count: n, left, right });
     }
 
     /// The best supermerge candidate left on its heap (count, pair): its superword is no row.
     fn best_super(&mut self) -> Option<(u64, u64)> {
         while let Some(e) = self.sheap.peek() {
-            if self.sc.get(&e.pair) != Some(&e.count) {
+            let pair = self.texts.pair(e);
+            if self.sc.get(&pair) != Some(&e.count) {
                 self.sheap.pop();
                 continue;
             }
-            let joined = [&e.left[..], &e.right[..]].concat();
-            if let Some(&c) = self.st.symbols.index.get(joined.as_slice()) {
+            let (p, q) = unpack(pair);
+            let joined = [self.texts.text(p), self.texts.text(q)].concat();
+            if let Some(&c) = self.e.symbols().index.get(joined.as_slice()) {
                 if self.alive[self.ix(c)] || c < self.first {
-                    let pair = e.pair;
                     self.sheap.pop();
                     self.blocked.entry(c).or_default().push(pair);
                     continue;
                 }
             }
-            return Some((e.count, e.pair));
+            return Some((e.count, pair));
         }
         None
     }
 
-    /// Whether any merge or supermerge is a candidate at all (a pair counted, a supermerge whose
-    /// superword is no row).
+    /// Whether any supermerge is a candidate at all (counted, its superword no row); asked once
+    /// no pair is left.
     fn any_candidate(&self) -> bool {
-        if self.st.pairs.values().any(|&n| n > 0) {
-            return true;
-        }
+        let symbols = self.e.symbols();
         self.sc.iter().any(|(&k, &n)| {
             let (p, q) = unpack(k);
-            let joined = [&self.utext[p as usize][..], &self.utext[q as usize][..]].concat();
+            let joined = [self.texts.text(p), self.texts.text(q)].concat();
             n > 0
-                && self.st.symbols.index.get(joined.as_slice()).is_none_or(|&c| {
-                    c >= self.first && !self.alive[(c - self.st.symbols.base) as usize]
-                })
+                && symbols
+                    .index
+                    .get(joined.as_slice())
+                    .is_none_or(|&c| c >= self.first && !self.alive[(c - symbols.base) as usize])
         })
     }
 
@@ -464,31 +528,49 @@ impl Learner<'_> {
         }
     }
 
+    /// Adds `n` to the count of `t` as a token (learned tokens only).
+    fn add_freq(&mut self, t: u32, n: i64) {
+        if t >= self.first {
+            let i = self.ix(t);
+            self.freq[i] += n;
+        }
+    }
+
     fn merge(&mut self, pair: u64, joint: u64, threshold: Option<f64>, events: &mut Vec<Event>) {
         let (a, b) = unpack(pair);
-        let before = [self.st.freq[self.ix(a)], self.st.freq[self.ix(b)]];
-        let text = self.st.symbols.join(a, b);
-        let len = self.st.symbols.len(a) + self.st.symbols.len(b);
-        let c = self.symbol(text, len);
-        self.st.merge(a, b, c);
-        events.push(Event::Merge([a, b, c]));
+        let before = [self.freq[self.ix(a)], self.freq[self.ix(b)]];
+        let (c, is_new) = self.e.piece(a, b);
+        if is_new {
+            self.grow();
+        }
+        // each site turns one a and one b into one c
+        let sites = self.e.apply(pair, c, !is_new);
+        let touched = self.e.take_touched();
         let ci = self.ix(c);
+        self.holders[ci].extend_from_slice(&touched);
+        self.add_freq(a, -sites);
+        self.add_freq(b, -sites);
+        self.add_freq(c, sites);
+        events.push(Event::Merge([a, b, c]));
         self.parents[ci].get_or_insert([a, b]);
         if !self.alive[ci] {
             self.alive[ci] = true;
             self.order.push(c);
         }
-        if let Some(&u) = self.unit_of.get(self.st.symbols.text(c)) {
-            if self.st.units[u as usize].len() == 1 {
+        if let Some(u) = self.texts.find(self.e.symbols().text(c)) {
+            if self.e.unit(u as usize).len() == 1 {
                 self.set_whole(u, true);
             }
         }
         if let Some(t) = threshold {
-            let checks: &[(u32, u64)] =
+            let checks: &[(u32, i64)] =
                 if a == b { &[(a, before[0])] } else { &[(a, before[0]), (b, before[1])] };
             for &(x, f) in checks {
+                if x < self.first {
+                    continue;
+                }
                 let xi = self.ix(x);
-                if x < self.first || !self.alive[xi] || self.protected[xi] {
+                if !self.alive[xi] || self.protected[xi] {
                     continue;
                 }
                 if (joint as f64) / (f as f64) < t {
@@ -499,8 +581,17 @@ impl Learner<'_> {
                 events.push(Event::Delete(x));
                 let mut parts = Vec::new();
                 self.walk(x, &mut parts);
-                self.st.split(x, &parts);
-                if let Some(&u) = self.unit_of.get(self.st.symbols.text(x)) {
+                let list = std::mem::take(&mut self.holders[xi]);
+                let (occurrences, changed) = self.e.split(x, &parts, list);
+                self.freq[xi] -= occurrences;
+                for (i, &t) in parts.iter().enumerate() {
+                    self.add_freq(t, occurrences);
+                    if t >= self.first && !parts[..i].contains(&t) {
+                        let ti = self.ix(t);
+                        self.holders[ti].extend_from_slice(&changed);
+                    }
+                }
+                if let Some(u) = self.texts.find(self.e.symbols().text(x)) {
                     self.set_whole(u, false);
                 }
                 for k in self.blocked.remove(&x).unwrap_or_default() {
@@ -510,7 +601,6 @@ impl Learner<'_> {
                 }
             }
         }
-        self.st.push_touched();
     }
 
     fn supermerge(&mut self, pair: u64, events: &mut Vec<Event>) {
@@ -538,10 +628,13 @@ impl Learner<'_> {
             self.spans.seq[g] |= JOINED;
             self.spans.seq[g + 1] |= JOINED;
         }
-        let (tp, tq) = (self.st.units[p as usize][0], self.st.units[q as usize][0]);
-        let text = [&self.utext[p as usize][..], &self.utext[q as usize][..]].concat();
-        let len = self.st.symbols.len(tp) + self.st.symbols.len(tq);
-        let c = self.symbol(text, len);
+        let (tp, tq) = (self.e.unit(p as usize)[0], self.e.unit(q as usize)[0]);
+        let text = [self.texts.text(p), self.texts.text(q)].concat();
+        let len = self.e.symbols().len(tp) + self.e.symbols().len(tq);
+        let (c, is_new) = self.e.intern(text, len);
+        if is_new {
+            self.grow();
+        }
         for t in [tp, tq, c] {
             let i = self.ix(t);
             self.protected[i] = true;
@@ -564,7 +657,7 @@ fn better(a: (u64, &[u8], &[u8]), b: (u64, &[u8], &[u8])) -> Ordering {
 /// BoundlessBPE on the engine's flat units (each a pretoken spelled in bytes) and the span table
 /// (`spans`: pretokens joined by `\n`, with counts). New tokens are added to `symbols`.
 pub fn learn_flat(
-    flat: &Flat,
+    flat: Flat,
     spans: Option<Box<dyn StageTwoTexts>>,
     symbols: &mut Symbols,
     params: &BoundlessParams,
@@ -578,8 +671,10 @@ pub fn learn_flat(
     };
     let first = symbols.next_id();
     // the units, by text (a text met twice is one unit)
-    let mut units: Vec<(Vec<u32>, u64)> = Vec::with_capacity(flat.meta.len());
-    let mut utext: Vec<Rc<[u8]>> = Vec::with_capacity(flat.meta.len());
+    let mut units = Flat::with_capacity(flat.meta.len(), flat.syms.len());
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut at: Vec<usize> = Vec::with_capacity(flat.meta.len() + 1);
+    at.push(0);
     let mut unit_of: Map<Box<[u8]>, u32> = Map::default();
     for m in &flat.meta {
         let syms = &flat.syms[m.start()..m.start() + m.len()];
@@ -591,15 +686,16 @@ pub fn learn_flat(
         }
         let text: Vec<u8> = syms.iter().flat_map(|&s| symbols.text(s).iter().copied()).collect();
         match unit_of.get(text.as_slice()) {
-            Some(&u) => units[u as usize].1 += m.count,
+            Some(&u) => units.meta[u as usize].count += m.count,
             None => {
-                unit_of.insert(text.clone().into_boxed_slice(), units.len() as u32);
-                utext.push(Rc::from(text.into_boxed_slice()));
-                units.push((syms.to_vec(), m.count));
+                unit_of.insert(text.clone().into_boxed_slice(), (at.len() - 1) as u32);
+                bytes.extend_from_slice(&text);
+                at.push(bytes.len());
+                units.push(syms, m.count);
             }
         }
     }
-    let ucounts: Vec<u64> = units.iter().map(|(_, c)| *c).collect();
+    drop(flat);
     // the spans, as unit ids
     let mut seq: Vec<u32> = Vec::new();
     let mut starts: Vec<u32> = Vec::new();
@@ -627,6 +723,10 @@ pub fn learn_flat(
         starts.push(at as u32);
         counts.push(count);
     })?;
+    // the span table is read once, and the map of texts used once: both go before the
+    // learning starts
+    drop(spans);
+    drop(unit_of);
     if let Some(p) = missing {
         return Err(Error::Input(format!(
             "the span table holds the pretoken {p:?}, which the units do not: the spans were \
@@ -637,7 +737,10 @@ pub fn learn_flat(
         return Err(Error::Input("the span table is too large (2^31 pretokens or more)".into()));
     }
     seq.push(SEP);
-    let n = units.len();
+    seq.shrink_to_fit();
+    starts.shrink_to_fit();
+    counts.shrink_to_fit();
+    let n = at.len() - 1;
     let mut off = vec![0u32; n + 1];
     for &x in &seq {
         if x != SEP {
@@ -656,18 +759,21 @@ pub fn learn_flat(
         }
     }
     drop(fill);
-    let whole: Vec<bool> = units.iter().map(|(u, _)| u.len() == 1).collect();
-    let st = State::with_floor(units, symbols, params.min_count);
+    let whole: Vec<bool> = (0..n).map(|u| units.unit(u).len() == 1).collect();
+    let base = symbols.base;
+    let e = EngineHandle::new(units, symbols, params.new_rows, params.min_count);
     let mut l = Learner {
-        st,
+        e,
+        base,
         first,
         spans: Spans { seq, starts, counts, off, occ },
-        utext,
+        texts: Texts::new(bytes, at),
         whole: vec![false; n],
-        unit_of,
         alive: Vec::new(),
         protected: Vec::new(),
         parents: Vec::new(),
+        freq: Vec::new(),
+        holders: Vec::new(),
         sc: Map::default(),
         sdelta: Map::default(),
         sheap: BinaryHeap::new(),
@@ -677,7 +783,7 @@ pub fn learn_flat(
         smark: 0,
     };
     l.grow();
-    for i in 0..(first - l.st.symbols.base) as usize {
+    for i in 0..(first - base) as usize {
         l.alive[i] = true;
     }
     for (u, w) in whole.into_iter().enumerate() {
@@ -695,29 +801,30 @@ pub fn learn_flat(
         if made >= params.event_limit {
             break Stop::EventLimit;
         }
-        let merge = l.st.peek().map(|e| (e.count, e.pair, e.left.clone(), e.right.clone()));
+        let merge = l.e.best();
         let sup = l.best_super();
-        let take_merge = match (&merge, sup) {
-            // no entry is left: a candidate counted below the floor stops the run as one
-            // counted below `min_count` would
+        let take_merge = match (merge, sup) {
+            // no pair is left: a supermerge candidate counted below the floor stops the run as
+            // one counted below `min_count` would
             (None, None) if l.any_candidate() => break Stop::MinCount,
             (None, None) => break Stop::NoPairs,
             (Some(_), None) => true,
             (None, Some(_)) => false,
-            (Some((n, _, a, b)), Some((sn, sk))) => {
+            (Some((pair, n)), Some((sn, sk))) => {
+                let (a, b) = unpack(pair);
                 let (p, q) = unpack(sk);
-                let (sa, sb) = (&l.utext[p as usize], &l.utext[q as usize]);
-                better((*n, a, b), (sn, sa, sb)) != Ordering::Less
+                let symbols = l.e.symbols();
+                let (sa, sb) = (l.texts.text(p), l.texts.text(q));
+                better((n, symbols.text(a), symbols.text(b)), (sn, sa, sb)) != Ordering::Less
             }
         };
-        let count = if take_merge { merge.as_ref().unwrap().0 } else { sup.unwrap().0 };
+        let count = if take_merge { merge.unwrap().1 } else { sup.unwrap().0 };
         if count < params.min_count {
             break Stop::MinCount;
         }
         made += 1;
         if take_merge {
-            let (n, pair, _, _) = merge.unwrap();
-            l.st.best();
+            let (pair, n) = merge.unwrap();
             l.merge(pair, n, params.threshold, &mut events);
         } else {
             l.supermerge(sup.unwrap().1, &mut events);
@@ -725,7 +832,7 @@ pub fn learn_flat(
         l.push_supers();
     };
     // the corpus as training leaves it: the units' pieces, less one per superword in a span
-    let mut after: u64 = l.st.units.iter().zip(&ucounts).map(|(t, c)| t.len() as u64 * c).sum();
+    let mut after: u64 = l.e.pieces();
     let mut joined = 0u64;
     for (g, &x) in l.spans.seq.iter().enumerate() {
         if x != SEP && x & JOINED != 0 {

@@ -17,7 +17,6 @@
 
 pub mod boundless;
 pub mod spans;
-mod state;
 
 use std::sync::Arc;
 
