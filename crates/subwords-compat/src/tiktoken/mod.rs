@@ -48,10 +48,10 @@
 //!   direct-mapped table of the chunks met, with their one or two ids, in front of both the
 //!   short-token table and the word cache (English 52.5-55.1 -> 49.5-49.6, multilingual
 //!   15.1-15.2 -> 14.5-14.8): the cost is each new word's first probe, not the repeats.
-//! * Against the fastest installable encoders (`benchmarks/bench_encode_peers.py`): ahead of
-//!   fastokens on cl100k in 9 of 12 cells (0.65-2.14x); on o200k behind it on one thread
-//!   (0.47-0.92x) and ahead on two (batch), though level with it in instructions per byte of
-//!   English (callgrind), with 2.7x its mispredicted branches.
+//! * Against the fastest installable encoders (`benchmarks/bench_encode_peers.py`, both
+//!   vocabularies in one run): ahead of fastokens on cl100k in 11 of 12 cells (0.97-2.70x); on
+//!   o200k behind it on one thread (0.50-0.94x) and ahead or level on two (batch, 1.00-3.75x),
+//!   though within 8% of it in instructions per byte of English (callgrind).
 
 /// The scanners moved to the core (trained models use them too); the old path still works.
 pub use subwords_core::spelling::openai as split;
