@@ -38,10 +38,20 @@
 //! * Two-byte tokens are read from a 64 Ki-entry table (`pair_rank`, 256 KB), not hashed, in
 //!   the first round of every merge. A whole chunk of any length up to 15 bytes takes the one
 //!   hashed lookup, with no branch on its length.
-//! * Against the fastest installable encoders (`benchmarks/bench_encode_peers.py`): ahead of
-//!   fastokens on cl100k in 9 of 12 cells (0.65-2.14x); on o200k behind it on one thread
-//!   (0.47-0.92x) and ahead on two (batch), though level with it in instructions per byte of
-//!   English (callgrind), with 2.7x its mispredicted branches.
+//! * The short-token table has a 256 KB bit filter in front ([`ShortTable`]): a chunk or a
+//!   merge's concatenation that is no token mostly never reaches o200k's 12 MB of slots.
+//!   Interleaved pinned runs, o200k, 16 KB chunks: English 51.9-57.3 -> 58.0-61.6 MB/s,
+//!   multilingual 13.8-14.7 -> 16.4-20.2.
+//! * Tried and dropped, same runs: a 512 KB filter (level on English, multilingual 23.1-24.0 ->
+//!   21.9-22.3 MB/s); the tokens ranked below 16 Ki in 768 KB of slots of their own, probed
+//!   first (English 56.4-62.1 -> 54.9-55.1, multilingual 20.2-21.4 -> 17.7-17.8); a 192 KB
+//!   direct-mapped table of the chunks met, with their one or two ids, in front of both the
+//!   short-token table and the word cache (English 52.5-55.1 -> 49.5-49.6, multilingual
+//!   15.1-15.2 -> 14.5-14.8): the cost is each new word's first probe, not the repeats.
+//! * Against the fastest installable encoders (`benchmarks/bench_encode_peers.py`, both
+//!   vocabularies in one run): ahead of fastokens on cl100k in 11 of 12 cells (0.97-2.70x); on
+//!   o200k behind it on one thread (0.50-0.94x) and ahead or level on two (batch, 1.00-3.75x),
+//!   though within 8% of it in instructions per byte of English (callgrind).
 
 /// The scanners moved to the core (trained models use them too); the old path still works.
 pub use subwords_core::spelling::openai as split;
@@ -650,10 +660,26 @@ pub struct Part {
 /// instructions per byte of multilingual text in the merges, 2.5 per byte of English in the
 /// whole-chunk lookups (o200k, callgrind). A key's top byte is its length, never
 /// 0, so a slot whose `hi` is 0 is empty.
+///
+/// In front of the slots, a filter of one bit per hash value's top [`FILTER_BITS`] bits, set
+/// for every key in the table (256 KB, which stays in the processor's second-level cache where
+/// the 12 MB of o200k's slots do not): a concatenation in the merges, or a chunk, that is no
+/// token is mostly answered by the filter alone.
 struct ShortTable {
     slots: Box<[Slot]>,
+    filter: Box<[u64]>,
     shift: u32,
     len: usize,
+}
+
+/// The filter's size is 2 to this many bits.
+const FILTER_BITS: u32 = 21;
+
+/// The hash of a packed key ([`pack`]): its top bits place it in the table and in the filter.
+#[inline(always)]
+fn mix(key: u128) -> u64 {
+    let (lo, hi) = (key as u64, (key >> 64) as u64);
+    (lo.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ hi).wrapping_mul(0xd6e8_feb8_6659_fd93)
 }
 
 #[derive(Clone, Copy, Default)]
@@ -669,23 +695,35 @@ impl ShortTable {
         let size = (2 * n).next_power_of_two().max(16);
         ShortTable {
             slots: vec![Slot::default(); size].into_boxed_slice(),
+            filter: vec![0u64; (1 << FILTER_BITS) / 64].into_boxed_slice(),
             shift: 64 - size.trailing_zeros(),
             len: 0,
         }
     }
 
     #[inline(always)]
-    fn home(&self, lo: u64, hi: u64) -> usize {
-        let h = (lo.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ hi).wrapping_mul(0xd6e8_feb8_6659_fd93);
-        (h >> self.shift) as usize
+    fn home(&self, key: u128) -> usize {
+        (mix(key) >> self.shift) as usize
     }
 
-    /// The rank of `key`, or `NONE`.
+    /// The rank of `key`, or `NONE`: first its bit in the filter, which is clear for most keys
+    /// that are no token, so those never reach the slots.
     #[inline(always)]
     fn get(&self, key: u128) -> u32 {
+        let h = mix(key);
+        let bit = (h >> (64 - FILTER_BITS)) as usize;
+        if self.filter[bit / 64] >> (bit % 64) & 1 == 0 {
+            return NONE;
+        }
+        self.get_slots(key, h)
+    }
+
+    /// The rank of `key` from the slots, given its hash `h` ([`mix`]).
+    #[inline(always)]
+    fn get_slots(&self, key: u128, h: u64) -> u32 {
         let (lo, hi) = (key as u64, (key >> 64) as u64);
         let mask = self.slots.len() - 1;
-        let mut i = self.home(lo, hi);
+        let mut i = (h >> self.shift) as usize;
         loop {
             let s = &self.slots[i];
             if s.lo == lo && s.hi == hi {
@@ -707,9 +745,11 @@ impl ShortTable {
                 self.insert((s.hi as u128) << 64 | s.lo as u128, s.rank);
             }
         }
+        let bit = (mix(key) >> (64 - FILTER_BITS)) as usize;
+        self.filter[bit / 64] |= 1 << (bit % 64);
         let (lo, hi) = (key as u64, (key >> 64) as u64);
         let mask = self.slots.len() - 1;
-        let mut i = self.home(lo, hi);
+        let mut i = self.home(key);
         loop {
             let s = &mut self.slots[i];
             if s.hi == 0 {
