@@ -381,8 +381,7 @@ pub(super) struct Delta {
     pub(super) lens: Vec<(u32, u32)>,
     /// Σ count over the merge sites (how many a's and b's became c's).
     pub(super) sites: i64,
-    // `rewrite`'s scratch for one unit: the pairs it loses, where its new pairs start
-    old_pairs: Vec<(u32, u32)>,
+    // `rewrite`'s scratch for one unit: where its new pairs start
     new_pos: Vec<usize>,
 }
 
@@ -547,9 +546,11 @@ pub(super) fn rewrite(
     d: &mut Delta,
 ) {
     // a delta holds one merge's changes (cleared between merges)
-    assert!(d.used == 0 || d.merge == Some((a, b, c)), "a delta takes the changes of one merge");
+    assert!(
+        d.used == 0 || d.merge == Some((a, b, c)),
+        "a delta takes the changes of one merge"
+    );
     d.merge = Some((a, b, c));
-    let mut old_pairs = std::mem::take(&mut d.old_pairs);
     let mut new_pos = std::mem::take(&mut d.new_pos);
     const AHEAD: usize = 8;
     for (k, &wi) in list.iter().enumerate() {
@@ -571,24 +572,31 @@ pub(super) fn rewrite(
         let Some(mut i) = first_site(s, a, b) else { continue };
         // joined in place: `j` (where the next symbol goes) trails `i` from the first site on,
         // so the old symbols at `i - 1` and after are still there to read the lost pairs from
-        old_pairs.clear();
         new_pos.clear();
+        let w = m.count as i64;
+        // each pair the unit loses, as it is read (the old symbols are still in place)
+        let mut lose = |x: u32, y: u32| {
+            if x != NO_SYMBOL && y != NO_SYMBOL {
+                d.change(pack(x, y)).1 -= w;
+            }
+        };
         let mut j = i;
         let mut last_old = usize::MAX;
+        let mut sites = 0i64;
         // each site, then the stretch up to the next one moved down in one copy
         loop {
             if i > 0 && last_old != i - 1 {
-                old_pairs.push((s[i - 1], s[i]));
+                lose(s[i - 1], s[i]);
             }
             if last_old != i {
-                old_pairs.push((s[i], s[i + 1]));
+                lose(s[i], s[i + 1]);
                 last_old = i;
             }
             if i + 2 < n {
-                old_pairs.push((s[i + 1], s[i + 2]));
+                lose(s[i + 1], s[i + 2]);
                 last_old = i + 1;
             }
-            d.sites += m.count as i64;
+            sites += w;
             if j > 0 && new_pos.last() != Some(&(j - 1)) {
                 new_pos.push(j - 1);
             }
@@ -612,12 +620,7 @@ pub(super) fn rewrite(
                 break;
             }
         }
-        let w = m.count as i64;
-        for &(x, y) in &old_pairs {
-            if x != NO_SYMBOL && y != NO_SYMBOL {
-                d.change(pack(x, y)).1 -= w;
-            }
-        }
+        d.sites += sites;
         let m = j;
         for &p in &new_pos {
             if p + 1 >= m {
@@ -634,7 +637,7 @@ pub(super) fn rewrite(
         }
         d.lens.push((wi, m as u32));
     }
-    (d.old_pairs, d.new_pos) = (old_pairs, new_pos);
+    d.new_pos = new_pos;
 }
 
 /// Splits every occurrence of `x` in the units of `list` (distinct ids) into `parts` (Picky
