@@ -546,10 +546,7 @@ pub(super) fn rewrite(
     d: &mut Delta,
 ) {
     // a delta holds one merge's changes (cleared between merges)
-    assert!(
-        d.used == 0 || d.merge == Some((a, b, c)),
-        "a delta takes the changes of one merge"
-    );
+    assert!(d.used == 0 || d.merge == Some((a, b, c)), "a delta takes the changes of one merge");
     d.merge = Some((a, b, c));
     let mut new_pos = std::mem::take(&mut d.new_pos);
     const AHEAD: usize = 8;
