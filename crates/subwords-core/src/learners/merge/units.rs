@@ -8,7 +8,6 @@ use rayon::prelude::*;
 
 use super::index::{drop_pairs, PairIndex, PairInfo};
 use super::{pack, unpack, NO_SYMBOL};
-use crate::hash::Map;
 
 /// All units' symbols in one flat array (unit `i` lives at `start[i]..start[i] + len[i]` and
 /// shrinks in place), so a merge walks memory instead of chasing one allocation per unit.
@@ -359,21 +358,17 @@ fn next_site(s: &[u32], from: usize, a: u32, b: u32) -> usize {
 /// What one thread found while rewriting its share of a merge's units: for each pair whose count
 /// changed (in the order first met), the change and the units that now hold it (new places).
 ///
-/// The engine keeps one from merge to merge and clears it instead of dropping it, and one map
+/// The engine keeps one from merge to merge and clears it instead of dropping it, and one table
 /// leads to a row holding both the count change and the new places, so a new pair is looked up
 /// once.
 #[derive(Default)]
 pub(super) struct Delta {
-    /// pair -> its row in `changes` (the pairs [`Delta::near`] does not take)
-    pub(super) slots: Map<u64, u32>,
-    /// The merge `(a, b) -> c` being rewritten (set by [`rewrite`]; `None` outside a rewrite):
-    /// nearly every pair a merge changes is `(x, a)`, `(b, y)`, `(x, c)`, `(c, y)` or `(a, b)`,
-    /// and their rows are found through `near` instead of the map.
-    merge: Option<(u32, u32, u32)>,
-    /// Rows + 1 in `changes` (0: none): word 0 for `(a, b)`, then four words a symbol `x`, for
-    /// `(x, a)`, `(b, x)`, `(x, c)` and `(c, x)` in that order ([`near_word`]); grown to the
-    /// largest symbol met, and zeroed row by row by [`Delta::clear`].
-    near: Vec<u32>,
+    /// pair -> its row in `changes`: an open-addressing table of `(pair, row)` slots, linear
+    /// probing, a power of two at most half full ([`EMPTY`]: a free slot), emptied slot by slot
+    /// through `taken`. A merge changes few pairs, so the table stays small and warm.
+    table: Vec<(u64, u32)>,
+    /// The slots in use, in the order taken.
+    taken: Vec<u32>,
     /// (pair, count change, units that gained it); rows from `used` on are spare (their lists
     /// empty, their allocations kept for the next merge)
     pub(super) changes: Vec<(u64, i64, Vec<u32>)>,
@@ -385,81 +380,46 @@ pub(super) struct Delta {
     new_pos: Vec<usize>,
 }
 
-/// Past these sizes a kept [`Delta`] lets its allocations go: clearing a map costs its capacity,
-/// and a large merge's lists should not outlive it.
+/// A free slot of [`Delta`]'s table (no pair is `(NO_SYMBOL, NO_SYMBOL)`).
+const EMPTY: u64 = u64::MAX;
+
+/// Past these sizes a kept [`Delta`] lets its allocations go: a large merge's table and lists
+/// should not outlive it.
 const DELTA_KEEP_ROWS: usize = 1 << 12;
 const DELTA_KEEP_LIST: usize = 1 << 8;
 
-/// Where [`Delta::near`] keeps the row of `q` under the merge `(a, b) -> c`: the word's index,
-/// or `None` (none of the five shapes). The same pair always gets the same word under one merge,
-/// and two pairs never share one.
+/// The first slot of pair `q` in a table of `mask + 1` slots.
 #[inline(always)]
-fn near_word(q: u64, (a, b, c): (u32, u32, u32)) -> Option<usize> {
-    let (x, y) = unpack(q);
-    if x == a && y == b {
-        Some(0)
-    } else if y == a {
-        Some(4 + x as usize * 4)
-    } else if x == b {
-        Some(5 + y as usize * 4)
-    } else if y == c {
-        Some(6 + x as usize * 4)
-    } else if x == c {
-        Some(7 + y as usize * 4)
-    } else {
-        None
-    }
+fn slot_of(q: u64, mask: usize) -> usize {
+    (q.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize & mask
 }
 
 impl Delta {
-    /// The row of `q`. Under a merge, the merged pair's and its neighbours' rows are found by
-    /// index ([`Delta::near`]); the map's probe was half of the rewrite's instructions on code
-    /// under `front` (6.8 M lookups, 51 instructions each, on 8 MB).
+    /// The row of `q`, made if need be. Found in a table of its own, not a `HashMap`: the map's
+    /// probe was half of the rewrite's instructions on code under `front` (6.8 M lookups, 51
+    /// instructions each, on 8 MB).
     #[inline(always)]
     fn change(&mut self, q: u64) -> &mut (u64, i64, Vec<u32>) {
-        if let Some(w) = self.merge.and_then(|m| near_word(q, m)) {
-            if let Some(&r) = self.near.get(w) {
-                if r != 0 {
-                    return &mut self.changes[(r - 1) as usize];
-                }
-            }
+        if let Some(k) = self.row_of(q) {
+            return &mut self.changes[k as usize];
         }
         let k = self.change_new(q);
         &mut self.changes[k as usize]
     }
 
-    /// [`Delta::change`] for a pair met for the first time in this merge, or not one of the five
-    /// shapes: its row, made if need be.
+    /// A row for `q`, which has none: a spare one reused when there is one; its index.
     #[inline(never)]
     fn change_new(&mut self, q: u64) -> u32 {
-        match self.merge.and_then(|m| near_word(q, m)) {
-            Some(w) => {
-                if w >= self.near.len() {
-                    self.near.resize((w + 1).next_power_of_two().max(1024), 0);
-                }
-                match self.near[w] {
-                    0 => {
-                        let k = self.new_row(q);
-                        self.near[w] = k + 1;
-                        k
-                    }
-                    r => r - 1,
-                }
-            }
-            None => {
-                if let Some(&k) = self.slots.get(&q) {
-                    return k;
-                }
-                let k = self.new_row(q);
-                self.slots.insert(q, k);
-                k
+        if 2 * (self.used + 1) > self.table.len() {
+            let size = (2 * self.table.len()).max(1024);
+            self.table.clear();
+            self.table.resize(size, (EMPTY, 0));
+            self.taken.clear();
+            for k in 0..self.used {
+                let p = self.changes[k].0;
+                self.put(p, k as u32);
             }
         }
-    }
-
-    /// A new row for `q` (a spare one reused when there is one); its index.
-    #[inline]
-    fn new_row(&mut self, q: u64) -> u32 {
         if self.used == self.changes.len() {
             self.changes.push((q, 0, Vec::new()));
         } else {
@@ -467,8 +427,22 @@ impl Delta {
             row.0 = q;
             row.1 = 0;
         }
+        let k = self.used as u32;
         self.used += 1;
-        (self.used - 1) as u32
+        self.put(q, k);
+        k
+    }
+
+    /// `q`, which the table does not hold, into its first free slot.
+    #[inline]
+    fn put(&mut self, q: u64, k: u32) {
+        let mask = self.table.len() - 1;
+        let mut h = slot_of(q, mask);
+        while self.table[h].0 != EMPTY {
+            h = (h + 1) & mask;
+        }
+        self.table[h] = (q, k);
+        self.taken.push(h as u32);
     }
 
     /// The changed pairs, in the order first met.
@@ -477,29 +451,37 @@ impl Delta {
         &self.changes[..self.used]
     }
 
-    /// The row of `q`, if it has one (the rows of other deltas of the same merge).
-    #[inline]
+    /// The row of `q`, if it has one.
+    #[inline(always)]
     pub(super) fn row_of(&self, q: u64) -> Option<u32> {
-        match self.merge.and_then(|m| near_word(q, m)) {
-            Some(w) => self.near.get(w).and_then(|&r| r.checked_sub(1)),
-            None => self.slots.get(&q).copied(),
+        if self.table.is_empty() {
+            return None;
+        }
+        let mask = self.table.len() - 1;
+        let mut h = slot_of(q, mask);
+        loop {
+            let (p, k) = self.table[h];
+            if p == q {
+                return Some(k);
+            }
+            if p == EMPTY {
+                return None;
+            }
+            h = (h + 1) & mask;
         }
     }
 
     /// Empties it for the next merge.
     #[inline]
     pub(super) fn clear(&mut self) {
-        if let Some(m) = self.merge.take() {
-            for row in &self.changes[..self.used] {
-                if let Some(w) = near_word(row.0, m) {
-                    self.near[w] = 0;
-                }
+        if self.table.len() > 2 * DELTA_KEEP_ROWS {
+            self.table = Vec::new();
+            self.taken = Vec::new();
+        } else {
+            for &h in &self.taken {
+                self.table[h as usize].0 = EMPTY;
             }
-        }
-        if self.slots.capacity() > DELTA_KEEP_ROWS {
-            self.slots = Map::default();
-        } else if !self.slots.is_empty() {
-            self.slots.clear();
+            self.taken.clear();
         }
         self.changes.truncate(DELTA_KEEP_ROWS);
         let n = self.used.min(self.changes.len());
@@ -545,9 +527,6 @@ pub(super) fn rewrite(
     c: u32,
     d: &mut Delta,
 ) {
-    // a delta holds one merge's changes (cleared between merges)
-    assert!(d.used == 0 || d.merge == Some((a, b, c)), "a delta takes the changes of one merge");
-    d.merge = Some((a, b, c));
     let mut new_pos = std::mem::take(&mut d.new_pos);
     const AHEAD: usize = 8;
     for (k, &wi) in list.iter().enumerate() {
@@ -753,6 +732,34 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_delta_keeps_one_row_per_pair_through_growth_and_clears() {
+        // 3,000 pairs (the table grows from 1,024 slots to 8,192), each met three times with
+        // changes 1, 2 and 4, in two rounds with a clear between: each pair has one row, in
+        // the order first met, with the sum 7, and a cleared delta finds none of them
+        let mut d = Delta::default();
+        for round in 0..2u64 {
+            let pairs: Vec<u64> =
+                (0..3000u64).map(|i| pack(i as u32 % 97, (i * 7 + round) as u32)).collect();
+            for w in [1i64, 2, 4] {
+                for &q in &pairs {
+                    d.change(q).1 += w;
+                }
+            }
+            let rows = d.changes();
+            assert_eq!(rows.len(), pairs.len());
+            for (row, &q) in rows.iter().zip(&pairs) {
+                assert_eq!((row.0, row.1), (q, 7));
+            }
+            for (k, &q) in pairs.iter().enumerate() {
+                assert_eq!(d.row_of(q), Some(k as u32));
+            }
+            d.clear();
+            assert!(d.changes().is_empty());
+            assert!(pairs.iter().all(|&q| d.row_of(q).is_none()));
         }
     }
 
