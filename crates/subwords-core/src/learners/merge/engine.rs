@@ -757,7 +757,7 @@ impl<'a> Engine<'a> {
                 } else {
                     results[k + 1..]
                         .iter()
-                        .filter_map(|o| o.slots.get(&q).map(|&r| o.changes[r as usize].2.len()))
+                        .filter_map(|o| o.row_of(q).map(|r| o.changes[r as usize].2.len()))
                         .sum()
                 };
                 self.arena.extend(e, places, more);
