@@ -5,7 +5,9 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use subwords_compat::huggingface::rows::{self, Item, Padding, Run, Strategy, Templates, Truncation};
+use subwords_compat::huggingface::rows::{
+    self, Item, Padding, Run, Strategy, Templates, Truncation,
+};
 use subwords_compat::huggingface::tables::{merge_pair, split, vocab_merges, Tables};
 use subwords_compat::huggingface::{HfPipeline, SpanCache};
 use subwords_core::encoder::{Call, Encoder};
@@ -43,7 +45,7 @@ impl PyHfPipeline {
 }
 
 impl PyHfPipeline {
-    /// Each text's ids and `(start, end)` spans (see [`HfPipeline::encode_offsets`]), the texts
+    /// Each text's `(id, start, end)` per token (see [`HfPipeline::encode_offsets`]), the texts
     /// shared out over `threads` threads without the GIL, each with a word cache kept from call
     /// to call.
     fn spans_batch(
@@ -53,7 +55,7 @@ impl PyHfPipeline {
         mask: &[bool],
         trim: Option<bool>,
         threads: usize,
-    ) -> Vec<(Vec<u32>, Vec<(u32, u32)>)> {
+    ) -> Vec<Vec<(u32, u32, u32)>> {
         let n = threads.clamp(1, 64).min(texts.len().div_ceil(32).max(1));
         let mut caches: Vec<SpanCache> = {
             let mut pool = self.span_caches.lock().unwrap_or_else(|p| p.into_inner());
@@ -63,8 +65,8 @@ impl PyHfPipeline {
         let part = |texts: &[String], cache: &mut SpanCache| {
             texts
                 .iter()
-                .map(|t| inner.encode_offsets_with(t, mask, trim, cache).into_iter().map(|(id, a, b)| (id, (a, b))).unzip())
-                .collect::<Vec<(Vec<u32>, Vec<(u32, u32)>)>>()
+                .map(|t| inner.encode_offsets_with(t, mask, trim, cache))
+                .collect::<Vec<Vec<(u32, u32, u32)>>>()
         };
         let out = py.detach(|| {
             if n == 1 {
@@ -88,6 +90,21 @@ impl PyHfPipeline {
             pool.extend(caches);
         }
         out
+    }
+}
+
+/// One text's tokens: ids alone, or `(id, start, end)` each when the offsets are wanted.
+enum Tokens {
+    Ids(Vec<u32>),
+    Spans(Vec<(u32, u32, u32)>),
+}
+
+impl Tokens {
+    fn len(&self) -> usize {
+        match self {
+            Tokens::Ids(v) => v.len(),
+            Tokens::Spans(v) => v.len(),
+        }
     }
 }
 
@@ -316,30 +333,32 @@ impl PyHfPipeline {
         let (want_types, want_attn, want_special, want_offsets) = want;
         let allowed = self.inner.allowed(&allowed).map_err(|e| super::to_py(py, e))?;
         // each text's ids, and its spans when the offsets are wanted
-        let texts: Vec<(Vec<u32>, Vec<(u32, u32)>)> = if want_offsets {
+        let texts: Vec<Tokens> = if want_offsets {
             self.spans_batch(py, &flat, allowed.mask(), trim, threads)
+                .into_iter()
+                .map(Tokens::Spans)
+                .collect()
         } else {
             let call = Call::plain(&allowed);
             let inner = &self.inner;
             let ids = py
                 .detach(|| subwords_core::encoder::encode_batch_vec(inner, &flat, call, threads))
                 .map_err(|e| super::to_py(py, e))?;
-            ids.into_iter().map(|v| (v, Vec::new())).collect()
+            ids.into_iter().map(Tokens::Ids).collect()
         };
         drop(flat);
         // each row's shape, then its length and the length rows are padded to
         let mut shapes = Vec::with_capacity(places.len());
         for &(a, b) in &places {
-            let nb = b.map(|k| texts[k].0.len());
+            let nb = b.map(|k| texts[k].len());
             let added = templates.as_ref().map_or(0, |t| t.added(b.is_some()));
-            match rows::shape(texts[a].0.len(), nb, added, trunc.as_ref()) {
+            match rows::shape(texts[a].len(), nb, added, trunc.as_ref()) {
                 Ok(s) => shapes.push(s),
                 Err(why) => return Ok(pyo3::types::PyString::new(py, why).into_any()),
             }
         }
-        let template_of = |pair: bool| {
-            templates.as_ref().map(|t| if pair { &t.pair[..] } else { &t.single[..] })
-        };
+        let template_of =
+            |pair: bool| templates.as_ref().map(|t| if pair { &t.pair[..] } else { &t.single[..] });
         let mut runs = Vec::new();
         let lengths: Vec<usize> = shapes
             .iter()
@@ -381,14 +400,16 @@ impl PyHfPipeline {
             for r in &runs {
                 match *r {
                     Run::Sequence(second, x, y, ty) => {
-                        let (t_ids, t_spans) = &texts[if second { b.unwrap_or(a) } else { a }];
-                        ids.extend_from_slice(&t_ids[x..y]);
+                        match &texts[if second { b.unwrap_or(a) } else { a }] {
+                            Tokens::Ids(t) => ids.extend_from_slice(&t[x..y]),
+                            Tokens::Spans(t) => {
+                                ids.extend(t[x..y].iter().map(|&(id, _, _)| id));
+                                offs.extend(t[x..y].iter().map(|&(_, p, q)| (p, q)));
+                            }
+                        }
                         types.extend(std::iter::repeat_n(ty, y - x));
                         attn.extend(std::iter::repeat_n(1, y - x));
                         special.extend(std::iter::repeat_n(0, y - x));
-                        if want_offsets {
-                            offs.extend_from_slice(&t_spans[x..y]);
-                        }
                     }
                     Run::Special(s, ty) => {
                         ids.extend_from_slice(s);

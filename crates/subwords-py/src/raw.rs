@@ -665,3 +665,31 @@ pub(crate) fn span_tuple(ints: &[Py<PyAny>], a: u32, b: u32) -> *mut pyo3::ffi::
         t
     }
 }
+
+/// The UTF-8 of `text` when it is exactly a `str` (not a subclass) that UTF-8 can hold; None
+/// otherwise (a lone surrogate's error cleared), for the caller to take its general path. On
+/// Python 3.10 and later borrowed from the `str` (see [`TextReader`]), before it a copy.
+pub(crate) fn exact_str<'a>(
+    py: Python<'_>,
+    text: &'a Bound<'_, PyAny>,
+) -> Option<std::borrow::Cow<'a, str>> {
+    if !text.is_exact_instance_of::<pyo3::types::PyString>() {
+        return None;
+    }
+    static BORROW: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *BORROW.get_or_init(|| py.version_info() >= (3, 10)) {
+        let mut len: pyo3::ffi::Py_ssize_t = 0;
+        // SAFETY: `text` is a str; the result is NULL with an exception set (a lone surrogate)
+        // or UTF-8 that lives as long as the str, which `text` holds for `'a`
+        let ptr = unsafe { PyUnicode_AsUTF8AndSize(text.as_ptr(), &mut len) };
+        if ptr.is_null() {
+            drop(PyErr::take(py));
+            return None;
+        }
+        // SAFETY: CPython's UTF-8 form of a str is valid UTF-8 of `len` bytes
+        let bytes = unsafe { std::slice::from_raw_parts(ptr as *const u8, len as usize) };
+        Some(std::borrow::Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(bytes) }))
+    } else {
+        text.extract::<String>().ok().map(std::borrow::Cow::Owned)
+    }
+}

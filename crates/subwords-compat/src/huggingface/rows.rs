@@ -252,7 +252,8 @@ mod tests {
 
     #[test]
     fn shapes_keep_the_right_end_on_the_left_and_refuse_a_long_stride() {
-        let t = Truncation { max_length: 6, stride: 0, strategy: Strategy::LongestFirst, left: true };
+        let t =
+            Truncation { max_length: 6, stride: 0, strategy: Strategy::LongestFirst, left: true };
         // 2 added tokens: 4 of 10 kept, the last four
         assert_eq!(shape(10, None, 2, Some(&t)), Ok(Shape { a: (6, 10), b: None, cut: true }));
         let right = Truncation { left: false, ..t };
@@ -288,10 +289,7 @@ mod tests {
         );
         assert_eq!(run_len(&out), 2 + 1 + 3 + 1 + 1 + 1);
         runs(&s, None, 1, false, &mut out);
-        assert_eq!(
-            out,
-            [Run::Sequence(false, 0, 3, 0), Run::Sequence(true, 1, 2, 1), Run::Pad(1)]
-        );
+        assert_eq!(out, [Run::Sequence(false, 0, 3, 0), Run::Sequence(true, 1, 2, 1), Run::Pad(1)]);
     }
 
     #[test]
