@@ -210,7 +210,7 @@ pub fn run_len(runs: &[Run<'_>]) -> usize {
 pub fn padded_length(pad: &Padding, lengths: impl Iterator<Item = usize>) -> usize {
     let mut n = pad.length.unwrap_or_else(|| lengths.max().unwrap_or(0));
     if let Some(m) = pad.multiple.filter(|&m| m > 0) {
-        if n % m != 0 {
+        if !n.is_multiple_of(m) {
             n += m - n % m;
         }
     }
