@@ -89,20 +89,24 @@ import subwords.compat.transformers as backend
 if os.environ.get("SUBWORDS_STOCK") != "1":
     backend.install()
 counts = {"served": 0, "calls": 0}
-_serve, _batch = backend.Backend._serve, backend.Backend.encode_batch
+_batch, _encode_batch = backend.Backend._batch, backend.Backend.encode_batch
 
 
-def serve(self, *a, **k):
-    counts["served"] += 1
-    return _serve(self, *a, **k)
-
-
-def encode_batch(self, *a, **k):
+def batch(self, *a, **k):
+    # every batch of texts the backend is asked for, from __call__ or from encode_batch
+    got = _batch(self, *a, **k)
     counts["calls"] += 1
-    return _batch(self, *a, **k)
+    counts["served"] += got is not None
+    return got
 
 
-backend.Backend._serve = serve
+def encode_batch(self, input, is_pretokenized=False, add_special_tokens=True):
+    if is_pretokenized:
+        counts["calls"] += 1
+    return _encode_batch(self, input, is_pretokenized=is_pretokenized, add_special_tokens=add_special_tokens)
+
+
+backend.Backend._batch = batch
 backend.Backend.encode_batch = encode_batch
 atexit.register(lambda: open(os.environ["SUBWORDS_COUNTS"], "w").write(json.dumps(counts)))
 '''

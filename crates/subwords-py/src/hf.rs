@@ -5,9 +5,12 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+use subwords_compat::huggingface::rows::{
+    self, Item, Padding, Run, Strategy, Templates, Truncation,
+};
 use subwords_compat::huggingface::tables::{merge_pair, split, vocab_merges, Tables};
-use subwords_compat::huggingface::HfPipeline;
-use subwords_core::encoder::Encoder;
+use subwords_compat::huggingface::{HfPipeline, SpanCache};
+use subwords_core::encoder::{Call, Encoder};
 
 /// (position in the ids, string) of each token whose string is not its id's entry.
 type Notes = Vec<(usize, String)>;
@@ -23,6 +26,10 @@ pub struct PyHfPipeline {
     /// above it (a sparse file's) are made one by one.
     ints: std::sync::OnceLock<Vec<Py<PyAny>>>,
     ints_len: u32,
+    /// The words met by [`PyHfPipeline::encode_rows`]' offsets, a cache per worker kept from call
+    /// to call (the ids' caches are the pipeline's own): a batch of 256 English lines starting
+    /// with an empty one computed most of its words afresh.
+    span_caches: std::sync::Mutex<Vec<SpanCache>>,
 }
 
 crate::encoder::holds!(PyHfPipeline => HfPipeline);
@@ -35,6 +42,117 @@ impl PyHfPipeline {
     fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
         self.ints.get_or_init(|| super::int_objects(py, self.ints_len))
     }
+}
+
+impl PyHfPipeline {
+    /// Each text's `(id, start, end)` per token (see [`HfPipeline::encode_offsets`]), the texts
+    /// shared out over `threads` threads without the GIL, each with a word cache kept from call
+    /// to call.
+    fn spans_batch(
+        &self,
+        py: Python<'_>,
+        texts: &[String],
+        mask: &[bool],
+        trim: Option<bool>,
+        threads: usize,
+    ) -> Vec<Vec<(u32, u32, u32)>> {
+        let n = threads.clamp(1, 64).min(texts.len().div_ceil(32).max(1));
+        let mut caches: Vec<SpanCache> = {
+            let mut pool = self.span_caches.lock().unwrap_or_else(|p| p.into_inner());
+            (0..n).map(|_| pool.pop().unwrap_or_default()).collect()
+        };
+        let inner = &self.inner;
+        let part = |texts: &[String], cache: &mut SpanCache| {
+            texts
+                .iter()
+                .map(|t| inner.encode_offsets_with(t, mask, trim, cache))
+                .collect::<Vec<Vec<(u32, u32, u32)>>>()
+        };
+        let out = py.detach(|| {
+            if n == 1 {
+                return part(texts, &mut caches[0]);
+            }
+            let size = texts.len().div_ceil(n).max(1);
+            std::thread::scope(|s| {
+                let parts: Vec<_> = texts
+                    .chunks(size)
+                    .zip(caches.iter_mut())
+                    .map(|(chunk, cache)| s.spawn(move || part(chunk, cache)))
+                    .collect();
+                parts
+                    .into_iter()
+                    .flat_map(|h| h.join().expect("an offsets worker panicked"))
+                    .collect()
+            })
+        });
+        let mut pool = self.span_caches.lock().unwrap_or_else(|p| p.into_inner());
+        if pool.len() < 64 {
+            pool.extend(caches);
+        }
+        out
+    }
+}
+
+/// One text's tokens: ids alone, or `(id, start, end)` each when the offsets are wanted.
+enum Tokens {
+    Ids(Vec<u32>),
+    Spans(Vec<(u32, u32, u32)>),
+}
+
+impl Tokens {
+    fn len(&self) -> usize {
+        match self {
+            Tokens::Ids(v) => v.len(),
+            Tokens::Spans(v) => v.len(),
+        }
+    }
+}
+
+/// Characters of text a batch needs per thread [`PyHfPipeline::encode_rows`] encodes it on.
+const CHARS_PER_THREAD: usize = 1 << 16;
+
+/// One row of a batch: the place of its text in the flat texts, and of its pair's.
+type Places = (usize, Option<usize>);
+
+/// The texts of a transformers batch (a list or tuple, each item a `str` or a list or tuple of
+/// two), flat, with each row's places; None when an item is neither or a text is not UTF-8 (a
+/// lone surrogate): the caller then leaves the batch to `tokenizers`, which says what is wrong.
+fn batch_texts(batch: &Bound<'_, PyAny>) -> Option<(Vec<String>, Vec<Places>)> {
+    use pyo3::types::{PyString, PyTuple};
+    let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = batch.cast::<PyList>() {
+        l.iter().collect()
+    } else {
+        batch.cast::<PyTuple>().ok()?.iter().collect()
+    };
+    let text = |x: &Bound<'_, PyAny>| -> Option<String> {
+        if x.is_exact_instance_of::<PyString>() {
+            x.extract().ok()
+        } else {
+            None
+        }
+    };
+    let mut flat = Vec::with_capacity(items.len());
+    let mut places = Vec::with_capacity(items.len());
+    for x in items {
+        if let Some(t) = text(&x) {
+            places.push((flat.len(), None));
+            flat.push(t);
+            continue;
+        }
+        let two: Vec<Bound<'_, PyAny>> = if let Ok(l) = x.cast::<PyList>() {
+            l.iter().collect()
+        } else {
+            x.cast::<PyTuple>().ok()?.iter().collect()
+        };
+        if two.len() != 2 {
+            return None;
+        }
+        let (a, b) = (text(&two[0])?, text(&two[1])?);
+        places.push((flat.len(), Some(flat.len() + 1)));
+        flat.push(a);
+        flat.push(b);
+    }
+    Some((flat, places))
 }
 
 #[pymethods]
@@ -57,7 +175,12 @@ impl PyHfPipeline {
         // the table follows the vocabulary's size, not its largest id: a file naming one token at
         // id 16 777 215 would otherwise make 16 M ints (600 MB, seconds) on its first encode
         let ints_len = id_limit.min(size.saturating_mul(2).saturating_add(1024));
-        Ok(PyHfPipeline { inner, ints: std::sync::OnceLock::new(), ints_len })
+        Ok(PyHfPipeline {
+            inner,
+            ints: std::sync::OnceLock::new(),
+            ints_len,
+            span_caches: Default::default(),
+        })
     }
 
     /// The encoder over this pipeline (`subwords._core.Encoder`), with no template.
@@ -140,6 +263,209 @@ impl PyHfPipeline {
             out.append(PyList::new(py, offs)?)?;
         }
         Ok(out)
+    }
+
+    /// A transformers batch laid out as `tokenizers` lays it out after its model, every list of
+    /// every row made here in one pass: `batch` (each item a `str` or a pair of them) encoded on
+    /// `threads` threads without the GIL, each row's sequences cut by `trunc` (`(max_length,
+    /// stride, strategy, left)`), put in its template (`templates`: the single and pair items,
+    /// each `(0 | 1, [], type_id)` for the first or second sequence, `(2, ids, type_id)` for
+    /// special tokens; None for none) and padded by `pad` (`(length, multiple, left, pad_id,
+    /// pad_type_id)`).
+    ///
+    /// `threads`: the most threads; one is started per 64k characters of text only (a
+    /// thread started for each call and waited for at its end costs a time slice of a busy
+    /// machine's scheduler).
+    ///
+    /// `want`: (type ids, attention mask, special-tokens mask, offsets). Gives `(ids, type_ids,
+    /// attention_mask, special_tokens_mask, offsets, shapes)`, a list of one list per row each
+    /// (None for one not wanted), the offsets `(start, end)` tuples in code points (`(0, 0)` for
+    /// a special or pad token; `trim` as in [`Self::encode_offsets`]), and each row's shape
+    /// `(a_start, a_stop, b_start, b_stop, pad, cut)`: the kept tokens of each sequence (None for
+    /// a row without a pair), the pad tokens and whether truncation cut anything. Gives None
+    /// when an item is not a text or a pair of texts, and a `str` (why) where `tokenizers`
+    /// raises or panics instead (truncation it refuses): the caller then asks `tokenizers`.
+    #[pyo3(signature = (batch, allowed, threads, want, trim=None, templates=None, trunc=None, pad=None))]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn encode_rows<'py>(
+        &self,
+        py: Python<'py>,
+        batch: &Bound<'py, PyAny>,
+        allowed: Vec<u32>,
+        threads: usize,
+        want: (bool, bool, bool, bool),
+        trim: Option<bool>,
+        templates: Option<(Vec<(u8, Vec<u32>, u32)>, Vec<(u8, Vec<u32>, u32)>)>,
+        trunc: Option<(usize, usize, String, bool)>,
+        pad: Option<(Option<usize>, Option<usize>, bool, u32, u32)>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let Some((flat, places)) = batch_texts(batch) else { return Ok(py.None().into_bound(py)) };
+        // one thread more per 64k characters of text, at most `threads`
+        let chars: usize = flat.iter().map(|t| t.chars().count()).sum();
+        let threads = threads.min(1 + chars / CHARS_PER_THREAD).max(1);
+        let trunc = match trunc {
+            None => None,
+            Some((max_length, stride, strategy, left)) => match Strategy::from_name(&strategy) {
+                Some(strategy) => Some(Truncation { max_length, stride, strategy, left }),
+                None => {
+                    let why = format!("truncation strategy {strategy:?}");
+                    return Ok(pyo3::types::PyString::new(py, &why).into_any());
+                }
+            },
+        };
+        let items = |v: Vec<(u8, Vec<u32>, u32)>| -> Vec<Item> {
+            v.into_iter()
+                .map(|(kind, ids, ty)| match kind {
+                    0 => Item::Sequence(false, ty),
+                    1 => Item::Sequence(true, ty),
+                    _ => Item::Special(ids, ty),
+                })
+                .collect()
+        };
+        let templates = templates.map(|(a, b)| Templates { single: items(a), pair: items(b) });
+        let pad = pad.map(|(length, multiple, left, id, type_id)| Padding {
+            length,
+            multiple,
+            left,
+            id,
+            type_id,
+        });
+        let (want_types, want_attn, want_special, want_offsets) = want;
+        let allowed = self.inner.allowed(&allowed).map_err(|e| super::to_py(py, e))?;
+        // each text's ids, and its spans when the offsets are wanted
+        let texts: Vec<Tokens> = if want_offsets {
+            self.spans_batch(py, &flat, allowed.mask(), trim, threads)
+                .into_iter()
+                .map(Tokens::Spans)
+                .collect()
+        } else {
+            let call = Call::plain(&allowed);
+            let inner = &self.inner;
+            let ids = py
+                .detach(|| subwords_core::encoder::encode_batch_vec(inner, &flat, call, threads))
+                .map_err(|e| super::to_py(py, e))?;
+            ids.into_iter().map(Tokens::Ids).collect()
+        };
+        drop(flat);
+        // each row's shape, then its length and the length rows are padded to
+        let mut shapes = Vec::with_capacity(places.len());
+        for &(a, b) in &places {
+            let nb = b.map(|k| texts[k].len());
+            let added = templates.as_ref().map_or(0, |t| t.added(b.is_some()));
+            match rows::shape(texts[a].len(), nb, added, trunc.as_ref()) {
+                Ok(s) => shapes.push(s),
+                Err(why) => return Ok(pyo3::types::PyString::new(py, why).into_any()),
+            }
+        }
+        let template_of =
+            |pair: bool| templates.as_ref().map(|t| if pair { &t.pair[..] } else { &t.single[..] });
+        let mut runs = Vec::new();
+        let lengths: Vec<usize> = shapes
+            .iter()
+            .zip(&places)
+            .map(|(s, &(_, b))| {
+                rows::runs(s, template_of(b.is_some()), 0, false, &mut runs);
+                rows::run_len(&runs)
+            })
+            .collect();
+        let target = pad.as_ref().map(|p| rows::padded_length(p, lengths.iter().copied()));
+        let ints = self.ints(py);
+        let n = places.len();
+        let mut out_ids = Vec::with_capacity(n);
+        let mut out_types = Vec::with_capacity(if want_types { n } else { 0 });
+        let mut out_attn = Vec::with_capacity(if want_attn { n } else { 0 });
+        let mut out_special = Vec::with_capacity(if want_special { n } else { 0 });
+        let mut out_offs = Vec::with_capacity(if want_offsets { n } else { 0 });
+        let mut out_shapes = Vec::with_capacity(n);
+        // a row's values, position by position
+        let (mut ids, mut types, mut attn, mut special, mut offs) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        // the `(0, 0)` of every special and pad token, one tuple
+        let none = crate::raw::span_tuple(ints, 0, 0);
+        if none.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        // SAFETY: `none` is a new reference, owned by this `Bound` (released with it)
+        let none = unsafe { Bound::from_owned_ptr(py, none) };
+        const NO_SPAN: (u32, u32) = (u32::MAX, u32::MAX);
+        for ((shape, &(a, b)), &len) in shapes.iter().zip(&places).zip(&lengths) {
+            let padn = target.map_or(0, |t| t.saturating_sub(len));
+            let pad_left = pad.as_ref().is_some_and(|p| p.left);
+            rows::runs(shape, template_of(b.is_some()), padn, pad_left, &mut runs);
+            ids.clear();
+            types.clear();
+            attn.clear();
+            special.clear();
+            offs.clear();
+            for r in &runs {
+                match *r {
+                    Run::Sequence(second, x, y, ty) => {
+                        match &texts[if second { b.unwrap_or(a) } else { a }] {
+                            Tokens::Ids(t) => ids.extend_from_slice(&t[x..y]),
+                            Tokens::Spans(t) => {
+                                ids.extend(t[x..y].iter().map(|&(id, _, _)| id));
+                                offs.extend(t[x..y].iter().map(|&(_, p, q)| (p, q)));
+                            }
+                        }
+                        types.extend(std::iter::repeat_n(ty, y - x));
+                        attn.extend(std::iter::repeat_n(1, y - x));
+                        special.extend(std::iter::repeat_n(0, y - x));
+                    }
+                    Run::Special(s, ty) => {
+                        ids.extend_from_slice(s);
+                        types.extend(std::iter::repeat_n(ty, s.len()));
+                        attn.extend(std::iter::repeat_n(1, s.len()));
+                        special.extend(std::iter::repeat_n(1, s.len()));
+                        offs.extend(std::iter::repeat_n(NO_SPAN, s.len()));
+                    }
+                    Run::Pad(k) => {
+                        let p = pad.as_ref().expect("pad runs only with padding");
+                        ids.extend(std::iter::repeat_n(p.id, k));
+                        types.extend(std::iter::repeat_n(p.type_id, k));
+                        attn.extend(std::iter::repeat_n(0, k));
+                        special.extend(std::iter::repeat_n(1, k));
+                        offs.extend(std::iter::repeat_n(NO_SPAN, k));
+                    }
+                }
+            }
+            let m = ids.len();
+            out_ids.push(crate::raw::new_list(py, m, |j| crate::raw::int_ref(ints, ids[j]))?);
+            if want_types {
+                out_types
+                    .push(crate::raw::new_list(py, m, |j| crate::raw::int_ref(ints, types[j]))?);
+            }
+            if want_attn {
+                out_attn.push(crate::raw::new_list(py, m, |j| crate::raw::int_ref(ints, attn[j]))?);
+            }
+            if want_special {
+                out_special
+                    .push(crate::raw::new_list(py, m, |j| crate::raw::int_ref(ints, special[j]))?);
+            }
+            if want_offsets {
+                out_offs.push(crate::raw::new_list(py, m, |j| match offs[j] {
+                    NO_SPAN => none.clone().into_ptr(),
+                    (x, y) => crate::raw::span_tuple(ints, x, y),
+                })?);
+            }
+            let (a0, a1) = shape.a;
+            let (b0, b1) = shape.b.unzip();
+            out_shapes.push((a0, a1, b0, b1, padn, shape.cut).into_pyobject(py)?);
+        }
+        let list = |v: Vec<Bound<'py, PyList>>, on: bool| -> PyResult<Bound<'py, PyAny>> {
+            if !on {
+                return Ok(py.None().into_bound(py));
+            }
+            Ok(PyList::new(py, v)?.into_any())
+        };
+        let out = (
+            list(out_ids, true)?,
+            list(out_types, want_types)?,
+            list(out_attn, want_attn)?,
+            list(out_special, want_special)?,
+            list(out_offs, want_offsets)?,
+            PyList::new(py, out_shapes)?,
+        );
+        Ok(out.into_pyobject(py)?.into_any())
     }
 
     /// The normalized text and, per byte of it, the byte span of `text` it came from.

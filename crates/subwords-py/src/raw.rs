@@ -587,3 +587,109 @@ impl Drop for TextReader {
 unsafe impl Send for TextReader {}
 // SAFETY: through a shared reference only `len` is read; the objects are touched through `&mut`
 unsafe impl Sync for TextReader {}
+
+/// A new list of `n` items, item `j` the new reference `item(j)` returns (NULL with an error
+/// set stops it): the lists of the transformers backend's rows (`hf::PyHfPipeline::encode_rows`),
+/// stored directly as [`new_id_list`] stores ids.
+pub(crate) fn new_list<'py>(
+    py: Python<'py>,
+    n: usize,
+    mut item: impl FnMut(usize) -> *mut pyo3::ffi::PyObject,
+) -> PyResult<Bound<'py, PyList>> {
+    use pyo3::ffi;
+    let direct = list_layout_known(py);
+    // SAFETY: as in `new_id_list`: a new list of `n` NULL items, each set once to a new
+    // reference before the list is handed out; on an error the list (its NULL items skipped)
+    // is released
+    unsafe {
+        let list = ffi::PyList_New(n as ffi::Py_ssize_t);
+        if list.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        let slots =
+            if direct && n > 0 { (*list.cast::<ListHead>()).ob_item } else { std::ptr::null_mut() };
+        for j in 0..n {
+            let x = item(j);
+            if x.is_null() {
+                ffi::Py_DecRef(list);
+                return Err(PyErr::fetch(py));
+            }
+            if slots.is_null() {
+                ffi::PyList_SetItem(list, j as ffi::Py_ssize_t, x);
+            } else {
+                *slots.add(j) = x;
+            }
+        }
+        Ok(Bound::from_owned_ptr(py, list).cast_into::<PyList>()?)
+    }
+}
+
+/// A new reference to the int `v`: `ints[v]`, or a new int past their end (NULL with an error set
+/// when that fails).
+pub(crate) fn int_ref(ints: &[Py<PyAny>], v: u32) -> *mut pyo3::ffi::PyObject {
+    match ints.get(v as usize) {
+        Some(o) => {
+            // SAFETY: `o` is a live object; the new reference is handed to the caller
+            unsafe { pyo3::ffi::Py_IncRef(o.as_ptr()) };
+            o.as_ptr()
+        }
+        // SAFETY: PyLong_FromUnsignedLong returns a new reference or NULL with an error set
+        None => unsafe { pyo3::ffi::PyLong_FromUnsignedLong(v as std::os::raw::c_ulong) },
+    }
+}
+
+/// A new reference to the tuple `(a, b)` of ints (NULL with an error set when that fails), left
+/// untracked by the cyclic garbage collector: a tuple of ints is in no cycle, and CPython's
+/// collector untracks such a tuple itself, but only at the first collection that goes over it.
+/// An offset per token made tracked set off collections over every result the caller held.
+pub(crate) fn span_tuple(ints: &[Py<PyAny>], a: u32, b: u32) -> *mut pyo3::ffi::PyObject {
+    use pyo3::ffi;
+    let (x, y) = (int_ref(ints, a), int_ref(ints, b));
+    // SAFETY: `x` and `y` are new references (or NULL, then released with the tuple made so
+    // far); PyTuple_New returns a new tuple of NULL items or NULL with an error set;
+    // PyTuple_SetItem steals each reference; the tuple is untracked once both items are ints
+    // (`PyObject_GC_UnTrack` on a tracked object is what CPython's `_PyTuple_MaybeUntrack` does)
+    unsafe {
+        let t = ffi::PyTuple_New(2);
+        if t.is_null() || x.is_null() || y.is_null() {
+            for o in [t, x, y] {
+                if !o.is_null() {
+                    ffi::Py_DecRef(o);
+                }
+            }
+            return std::ptr::null_mut();
+        }
+        ffi::PyTuple_SetItem(t, 0, x);
+        ffi::PyTuple_SetItem(t, 1, y);
+        ffi::PyObject_GC_UnTrack(t.cast());
+        t
+    }
+}
+
+/// The UTF-8 of `text` when it is exactly a `str` (not a subclass) that UTF-8 can hold; None
+/// otherwise (a lone surrogate's error cleared), for the caller to take its general path. On
+/// Python 3.10 and later borrowed from the `str` (see [`TextReader`]), before it a copy.
+pub(crate) fn exact_str<'a>(
+    py: Python<'_>,
+    text: &'a Bound<'_, PyAny>,
+) -> Option<std::borrow::Cow<'a, str>> {
+    if !text.is_exact_instance_of::<pyo3::types::PyString>() {
+        return None;
+    }
+    static BORROW: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *BORROW.get_or_init(|| py.version_info() >= (3, 10)) {
+        let mut len: pyo3::ffi::Py_ssize_t = 0;
+        // SAFETY: `text` is a str; the result is NULL with an exception set (a lone surrogate)
+        // or UTF-8 that lives as long as the str, which `text` holds for `'a`
+        let ptr = unsafe { PyUnicode_AsUTF8AndSize(text.as_ptr(), &mut len) };
+        if ptr.is_null() {
+            drop(PyErr::take(py));
+            return None;
+        }
+        // SAFETY: CPython's UTF-8 form of a str is valid UTF-8 of `len` bytes
+        let bytes = unsafe { std::slice::from_raw_parts(ptr as *const u8, len as usize) };
+        Some(std::borrow::Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(bytes) }))
+    } else {
+        text.extract::<String>().ok().map(std::borrow::Cow::Owned)
+    }
+}

@@ -355,6 +355,11 @@ class Encoding:
         self._special_ids = dict(core.specials())
         self._all_specials = frozenset(special_tokens)
         self._guard = _special_search(self._all_specials) if special_tokens else None
+        # the engine's call on one text: it hands back (None) a text holding the specials' common
+        # prefix, or any of them when they share none, for the search below
+        if self._guard is not None:
+            self._enc = self._enc.with_guard([self._guard[0]] if self._guard[0] else sorted(self._all_specials))
+        self._plain = self._enc.encode_plain
 
     @classmethod
     def _from_core(cls, name: str, pat_str: str, special_tokens: dict[str, int], core: _core.RankBpe,
@@ -392,6 +397,9 @@ class Encoding:
     def encode_ordinary(self, text: str) -> list[int]:
         """Ids of ``text`` with special tokens' text read as ordinary text (tiktoken's
         ``encode(text, disallowed_special=())``)."""
+        got = self._plain(text, False)
+        if got is not None:
+            return got
         try:
             return self._enc.encode(text, None, [])
         except UnicodeEncodeError:
@@ -403,6 +411,11 @@ class Encoding:
         (``allowed_special="all"`` or a set); where it is disallowed (by default every special
         not allowed) it raises tiktoken's ``ValueError``; ``disallowed_special=()`` reads it as
         ordinary text."""
+        if allowed_special is _EMPTY and disallowed_special == "all":
+            # the default call, on a text without the specials' prefix: the engine alone
+            got = self._plain(text)
+            if got is not None:
+                return got
         if not allowed_special and disallowed_special == "all":
             # the default call: every special disallowed, found by a precomputed search
             guard = self._guard

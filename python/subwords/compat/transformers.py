@@ -19,11 +19,13 @@ transformers' fast tokenizers (``TokenizersBackend``, alias ``PreTrainedTokenize
 and ``overflowing``. :func:`install` puts a descriptor on that attribute: the instance still
 stores the real ``tokenizers.Tokenizer``, and reading the attribute gives a :class:`Backend`
 around it. ``Backend.encode_batch`` (and ``encode``, ``encode_batch_fast``) encodes with
-subwords' engine, built from the tokenizer's own ``to_str()``, and applies in Python what
+subwords' engine, built from the tokenizer's own ``to_str()``, which also applies what
 ``tokenizers`` applies after the model: truncation (``longest_first``, ``only_first``,
 ``only_second``, either direction), the post-processor (``TemplateProcessing``,
 ``BertProcessing``, ``RobertaProcessing``, ``ByteLevel``, a ``Sequence`` of them), and padding
-(to the longest, to a length, to a multiple, either side). Every other attribute and method is
+(to the longest, to a length, to a multiple, either side). :func:`install` also wraps
+``_encode_plus`` (what ``__call__`` comes to): where subwords serves the call, the output's
+lists are the engine's, made for the whole batch at once. Every other attribute and method is
 the real tokenizer's, so reading and changing its state (``enable_truncation``, ``add_tokens``,
 ``post_processor = ...``) works as before; a change rebuilds the engine on the next call.
 
@@ -45,7 +47,9 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import inspect
 import json
+import os
 import threading
 from typing import Any, Iterator, Optional
 
@@ -111,7 +115,7 @@ def install() -> None:
         _state = (cls, cls.__dict__.get("_tokenizer", None), plus)
         cls._tokenizer = _Slot()
         if plus is not None:
-            cls._encode_plus = _paused(plus)
+            cls._encode_plus = _served(plus)
 
 
 def uninstall() -> None:
@@ -129,19 +133,116 @@ def uninstall() -> None:
         _state = None
 
 
-def _paused(encode_plus: Any) -> Any:
+def _served(encode_plus: Any) -> Any:
     """transformers' ``_encode_plus`` (what ``__call__``, ``encode`` and ``batch_encode_plus``
-    come to) with no cyclic garbage collection inside: the lists it makes of every encoding hold
-    only ints, tuples of ints and strs, yet each counts toward the collector's thresholds, and
-    the collections they set off (which go over every result still held) were half of an
-    installed call's CPU time on 5,120 English lines with offsets (0.395 -> 0.191 s)."""
+    come to), served by subwords where it can: the output dict's lists are the ones the engine
+    made for the whole batch (``_core.HfPipeline.encode_rows``), instead of an encoding object
+    per text that transformers then reads list by list (that reading, the face's per-text
+    Python and the offsets' tuples were most of an installed call with offsets). The call goes to
+    transformers' own ``_encode_plus`` (and on to :meth:`Backend.encode_batch`) for
+    pre-tokenized input, overflowing tokens, chat-template control tokens, input that is not
+    texts or pairs of texts, and whatever the engine does not serve.
+
+    Either way no cyclic garbage collection runs inside: the lists made hold only ints, tuples of
+    ints and strs, yet each counts toward the collector's thresholds, and the collections they
+    set off (which go over every result still held) were half of an installed call's CPU time on
+    5,120 English lines with offsets (0.395 -> 0.191 s)."""
+    sig = inspect.signature(encode_plus)
 
     @functools.wraps(encode_plus)
-    def _encode_plus(*args: Any, **kwargs: Any) -> Any:
+    def _encode_plus(self: Any, *args: Any, **kwargs: Any) -> Any:
         with gc_paused():
-            return encode_plus(*args, **kwargs)
+            try:
+                bound = sig.bind(self, *args, **kwargs)
+            except TypeError:
+                bound = None
+            if bound is not None:
+                bound.apply_defaults()
+                got = _serve_call(self, bound.arguments)
+                if got is not None:
+                    return got
+            return encode_plus(self, *args, **kwargs)
 
     return _encode_plus
+
+
+def _serve_call(tok: Any, a: dict[str, Any]) -> Any:
+    """``_encode_plus`` with the arguments ``a``, as transformers computes it, when subwords
+    serves the call; None when it does not (nothing is changed then)."""
+    text, pair = a["text"], a.get("text_pair")
+    if (a.get("is_split_into_words") or a.get("return_overflowing_tokens")
+            or (a.get("kwargs") or {}).get("sanitize_control_tokens")):
+        return None
+    if isinstance(text, str):
+        batched = False
+        if pair is not None and not isinstance(pair, str):
+            return None
+        items: Any = [(text, pair)] if pair else [text]
+    elif isinstance(text, (list, tuple)) and text:
+        batched = True
+        if pair is None:
+            items = text
+        elif isinstance(pair, (list, tuple)) and len(pair) == len(text):
+            items = list(zip(text, pair))
+        else:
+            return None
+    else:
+        return None
+    backend = tok._tokenizer
+    if not isinstance(backend, Backend) or backend._engine() is None:
+        return None
+    tok.set_truncation_and_padding(
+        padding_strategy=a["padding_strategy"], truncation_strategy=a["truncation_strategy"],
+        max_length=a["max_length"], stride=a["stride"], pad_to_multiple_of=a["pad_to_multiple_of"],
+        padding_side=a["padding_side"])
+    split = a.get("split_special_tokens")
+    if split is None:
+        split = tok.split_special_tokens
+    if backend.encode_special_tokens != split:
+        backend.encode_special_tokens = split
+    want_types = a.get("return_token_type_ids")
+    if want_types is None:
+        want_types = "token_type_ids" in tok.model_input_names
+    want_attn = a.get("return_attention_mask")
+    if want_attn is None:
+        want_attn = "attention_mask" in tok.model_input_names
+    want_special = bool(a.get("return_special_tokens_mask"))
+    want_offsets = bool(a.get("return_offsets_mapping"))
+    batch = backend._batch(items, bool(a["add_special_tokens"]),
+                           (bool(want_types), bool(want_attn), want_special, want_offsets))
+    if batch is None:
+        return None
+    ids = batch.ids
+    data: dict[str, Any] = {"input_ids": ids}
+    if want_types:
+        data["token_type_ids"] = batch.types
+    if want_attn:
+        data["attention_mask"] = batch.attn
+    if want_special:
+        data["special_tokens_mask"] = batch.special
+    if want_offsets:
+        data["offset_mapping"] = batch.offs
+    if a.get("return_length"):
+        data["length"] = [len(x) for x in ids]
+    max_length, verbose = a["max_length"], a["verbose"]
+    if max_length is None and verbose:
+        # transformers warns (once) of a row longer than the model takes
+        limit = tok.model_max_length
+        for x in ids:
+            if len(x) > limit:
+                tok._eventual_warn_about_too_long_sequence(x, max_length, verbose)
+    out = _batch_encoding()(data, [Encoding(batch, i) for i in range(len(ids))], tensor_type=a["return_tensors"])
+    if not batched and a["return_tensors"] is None:
+        out = _batch_encoding()(
+            {k: (v[0] if len(v) > 0 and isinstance(v[0], list) else v) for k, v in out.items()}, out.encodings)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _batch_encoding() -> Any:
+    from transformers.tokenization_utils_base import BatchEncoding
+
+    return BatchEncoding
 
 
 def is_installed() -> bool:
@@ -218,51 +319,6 @@ def _post(obj: Optional[_Dict]) -> Optional[tuple[list[_Item], list[_Item]]]:
     raise _Refused(f"post_processor {kind}")
 
 
-def _added_count(template: list[_Item]) -> int:
-    return sum(len(it[0]) for it in template if len(it) == 3)
-
-
-def _kept(na: int, nb: Optional[int], trunc: dict[str, Any]) -> tuple[int, Optional[int]]:
-    """How many tokens of each sequence tokenizers' truncation keeps (its ``truncate_encodings``);
-    ``trunc['max_length']`` is already less the tokens the template adds."""
-    limit = trunc["max_length"]
-    if limit == 0:
-        return 0, (None if nb is None else 0)
-    total = na + (nb or 0)
-    if total <= limit:
-        return na, nb
-    remove = total - limit
-    strategy = trunc["strategy"]
-    if strategy == "longest_first":
-        if nb is None:
-            return total - remove, None
-        n1, n2, swap = na, nb, na > nb
-        if swap:
-            n1, n2 = n2, n1
-        n2 = n1 if n1 > limit else max(n1, limit - n1)
-        if n1 + n2 > limit:
-            n1 = limit // 2
-            n2 = n1 + limit % 2
-        if swap:
-            n1, n2 = n2, n1
-        return min(na, n1), min(nb, n2)
-    if strategy == "only_first":
-        if na > remove:
-            return na - remove, nb
-        raise _Refused("only_first truncation of a sequence too short")
-    if strategy == "only_second":
-        if nb is not None and nb > remove:
-            return na, nb - remove
-        raise _Refused("only_second truncation without a second sequence long enough")
-    raise _Refused(f"truncation strategy {strategy!r}")
-
-
-def _cut(xs: list[Any], k: int, left: bool) -> list[Any]:
-    if k >= len(xs):
-        return xs
-    return xs[len(xs) - k:] if left else xs[:k]
-
-
 # -- the engine -------------------------------------------------------------------------------
 
 class _Engine:
@@ -280,7 +336,11 @@ class _Engine:
         except ModelFileError as e:
             raise _Refused(str(e)) from None
         self.templates = _post(doc.get("post_processor"))
-        self.added = (0, 0) if self.templates is None else tuple(_added_count(t) for t in self.templates)
+        # the templates as the engine's rows take them: (0 | 1, [], type id) for the first or
+        # second sequence, (2, ids, type id) for special tokens
+        self.rows_templates = None if self.templates is None else tuple(
+            [(2, it[0], it[2]) if len(it) == 3 else (0 if it[0] == "A" else 1, [], it[1]) for it in t]
+            for t in self.templates)
         self.all_specials = sorted(set(self.hf._specials.values()))
         self.pipe = self.hf._pipe
         self.enc = self.hf._enc
@@ -298,50 +358,86 @@ class _Engine:
 # -- encodings ------------------------------------------------------------------------------------
 
 class _Batch:
-    """What the encodings of one ``encode_batch`` call share: the texts, the state they were
-    encoded under, and what is made on first use (offsets, tokens, the real encodings)."""
+    """What the encodings of one ``encode_batch`` call share: the call's state and the lists the
+    engine made for every row (``_core.HfPipeline.encode_rows``); a list not asked for is made
+    for the whole batch on first use, as are the real tokenizer's encodings."""
 
-    __slots__ = ("backend", "engine", "inputs", "pairs", "allowed", "add_special", "trunc", "pad",
-                 "split", "offsets", "real", "layouts", "_lock")
+    __slots__ = ("backend", "engine", "inputs", "allowed", "add_special", "trunc", "pad", "split", "ids",
+                 "types", "attn", "special", "offs", "shapes", "real", "_lock")
 
-    def __init__(self, backend: "Backend", engine: _Engine, inputs: list[Any], pairs: list[Any], allowed: list[int],
-                 add_special: bool, trunc: Optional[_Dict], pad: Optional[_Dict], split: bool) -> None:
+    def __init__(self, backend: "Backend", engine: _Engine, inputs: list[Any], allowed: list[int], add_special: bool,
+                 trunc: Optional[_Dict], pad: Optional[_Dict], split: bool) -> None:
         self.backend = backend
         self.engine = engine
         self.inputs = inputs
-        self.pairs = pairs
         self.allowed = allowed
         self.add_special = add_special
         self.trunc = trunc
         self.pad = pad
         self.split = split
-        self.offsets: Optional[list[Any]] = None
         self.real: Optional[list[Any]] = None
-        self.layouts: list[Any] = []
         self._lock = threading.Lock()
 
-    def offsets_of(self, i: int) -> tuple[Any, Any]:
-        with self._lock:
-            if self.offsets is None:
-                # every text's offsets in one call of the engine, on its threads
-                flat: list[str] = []
-                for a, b in self.pairs:
-                    flat.append(a)
-                    if b is not None:
-                        flat.append(b)
-                with gc_paused():
-                    got = self.engine.pipe.encode_offsets_batch(flat, self.allowed, self.engine.trim, _threads(flat))
-                offs: list[tuple[Any, Any]] = []
-                k = 0
-                for _, b in self.pairs:
-                    if b is None:
-                        offs.append((got[k], None))
-                        k += 1
-                    else:
-                        offs.append((got[k], got[k + 1]))
-                        k += 2
-                self.offsets = offs
-        return self.offsets[i]
+    def run(self, types: bool, attn: bool, special: bool, offsets: bool) -> bool:
+        """Every row through the engine, keeping the lists asked for; False when the batch is not
+        texts or pairs of texts. Raises :class:`_Refused` where ``tokenizers`` refuses the
+        call's truncation."""
+        e = self.engine
+        trunc, pad = self.trunc, self.pad
+        try:
+            got = e.pipe.encode_rows(
+                self.inputs, self.allowed, _CORES, (types, attn, special, offsets), e.trim,
+                e.rows_templates if self.add_special else None,
+                None if trunc is None else (trunc["max_length"], trunc["stride"], trunc["strategy"],
+                                            trunc["direction"] == "left"),
+                None if pad is None else (pad["length"], pad["pad_to_multiple_of"], pad["direction"] == "left",
+                                          pad["pad_id"], pad["pad_type_id"]))
+        except SubwordsError as err:
+            raise _Refused(str(err)) from None
+        if got is None:
+            return False
+        if isinstance(got, str):
+            raise _Refused(got)
+        self.ids, types_, attn_, special_, offs_, self.shapes = got
+        self.types = types_ if types else getattr(self, "types", None)
+        self.attn = attn_ if attn else getattr(self, "attn", None)
+        self.special = special_ if special else getattr(self, "special", None)
+        self.offs = offs_ if offsets else getattr(self, "offs", None)
+        return True
+
+    def lists(self, name: str) -> list[Any]:
+        """The rows' ``types``, ``attn``, ``special`` or ``offs``, made on first use."""
+        got: Optional[list[Any]] = getattr(self, name)
+        if got is None:
+            with self._lock:
+                got = getattr(self, name)
+                if got is None:
+                    with gc_paused():
+                        self.run(True, True, True, name == "offs" or self.offs is not None)
+                    got = getattr(self, name)
+        assert got is not None
+        return got
+
+    def layout(self, i: int) -> list[tuple[str, int, Any]]:
+        """Row ``i`` as runs ``(kind, count, item)``: kind ``A``/``B`` (item: the kept range of
+        the sequence), ``S`` (item: the template's special item), ``P`` (padding)."""
+        a0, a1, b0, b1, npad, _ = self.shapes[i]
+        pair = b0 is not None
+        left = self.pad is not None and self.pad["direction"] == "left"
+        runs: list[tuple[str, int, Any]] = []
+        if npad and left:
+            runs.append(("P", npad, None))
+        templates = self.engine.templates if self.add_special else None
+        for it in [("A", 0), ("B", 1)] if templates is None else templates[1 if pair else 0]:
+            if len(it) == 3:
+                runs.append(("S", len(it[0]), it))
+            elif it[0] == "A":
+                runs.append(("A", a1 - a0, (a0, a1)))
+            elif pair:
+                runs.append(("B", b1 - b0, (b0, b1)))
+        if npad and not left:
+            runs.append(("P", npad, None))
+        return runs
 
     def real_of(self, i: int) -> Any:
         """The real tokenizer's encoding of item ``i``, under the state of the call."""
@@ -351,107 +447,79 @@ class _Batch:
         return self.real[i]
 
 
-_NO_SPAN = [(0, 0)]
-
-
 class Encoding:
     """One result of :meth:`Backend.encode_batch`, with the attributes of ``tokenizers.Encoding``
     that transformers reads. Anything else (``word_ids``, ``char_to_token``...) is the real
     tokenizer's encoding's, made on first use."""
 
-    __slots__ = ("_batch", "_i", "_layout", "ids", "type_ids", "attention_mask", "_special_tokens_mask",
-                 "_cut", "_offsets", "_tokens", "_sequence_ids")
+    __slots__ = ("_batch", "_i", "_tokens")
 
-    def __init__(self, batch: _Batch, i: int, layout: list[Any], ids: list[int], cut: bool) -> None:
+    def __init__(self, batch: _Batch, i: int) -> None:
         self._batch = batch
         self._i = i
-        self._layout = layout
-        self.ids = ids
-        self._cut = cut
-        self._offsets: Optional[list[tuple[int, int]]] = None
         self._tokens: Optional[list[str]] = None
-        self._sequence_ids: Optional[list[Optional[int]]] = None
-        self._special_tokens_mask: Optional[list[int]] = None
-        types: list[int] = []
-        attn: list[int] = []
-        for kind, n, type_id in layout:
-            types += [type_id] * n
-            attn += [0 if kind == "P" else 1] * n
-        self.type_ids = types
-        self.attention_mask = attn
+
+    @property
+    def ids(self) -> list[int]:
+        ids: list[int] = self._batch.ids[self._i]
+        return ids
+
+    @property
+    def type_ids(self) -> list[int]:
+        got: list[int] = self._batch.lists("types")[self._i]
+        return got
+
+    @property
+    def attention_mask(self) -> list[int]:
+        got: list[int] = self._batch.lists("attn")[self._i]
+        return got
 
     @property
     def special_tokens_mask(self) -> list[int]:
-        """Made on first use: transformers reads it only when asked to return it."""
-        if self._special_tokens_mask is None:
-            special: list[int] = []
-            for kind, n, _ in self._layout:
-                special += [0 if kind in ("A", "B") else 1] * n
-            self._special_tokens_mask = special
-        return self._special_tokens_mask
-
-    def _fill(self, a: list[Any], b: Optional[list[Any]], special: Any, pad: Any) -> list[Any]:
-        """A per-token list laid out as the ids are: the sequences' own values, ``special`` for
-        the template's tokens (a callable of the special item), ``pad`` for padding."""
-        out: list[Any] = []
-        for kind, n, item in self._layout_items():
-            if kind == "A":
-                out += a[item[0]:item[1]]
-            elif kind == "B":
-                out += b[item[0]:item[1]]  # type: ignore[index]  # a "B" item only in a pair
-            elif kind == "S":
-                out += special(item)
-            else:
-                out += [pad] * n
-        return out
-
-    def _layout_items(self) -> list[Any]:
-        items: list[Any] = self._batch.layouts[self._i]
-        return items
+        got: list[int] = self._batch.lists("special")[self._i]
+        return got
 
     @property
     def offsets(self) -> list[tuple[int, int]]:
-        if self._offsets is None:
-            # `_fill` written out: a template's tokens and padding are `(0, 0)` each
-            oa, ob = self._batch.offsets_of(self._i)
-            out: list[tuple[int, int]] = []
-            for kind, n, item in self._batch.layouts[self._i]:
-                if kind == "A":
-                    out += oa if item[0] == 0 and item[1] == len(oa) else oa[item[0]:item[1]]
-                elif kind == "B":
-                    out += ob if item[0] == 0 and item[1] == len(ob) else ob[item[0]:item[1]]
-                else:
-                    out += _NO_SPAN * n
-            self._offsets = out
-        return self._offsets
+        got: list[tuple[int, int]] = self._batch.lists("offs")[self._i]
+        return got
 
     @property
     def tokens(self) -> list[str]:
         if self._tokens is None:
             b = self._batch
-            a, p = b.pairs[self._i]
+            item = b.inputs[self._i]
+            a, p = (item, None) if isinstance(item, str) else item
             ta = b.engine.tokens(a, b.allowed)
             tb = None if p is None else b.engine.tokens(p, b.allowed)
             pad_token = b.pad["pad_token"] if b.pad else None
-            self._tokens = self._fill(ta, tb, lambda item: list(item[1]), pad_token)
+            out: list[str] = []
+            for kind, n, it in b.layout(self._i):
+                if kind == "A":
+                    out += ta[it[0]:it[1]]
+                elif kind == "B":
+                    out += tb[it[0]:it[1]]  # type: ignore[index]  # a "B" run only in a pair
+                elif kind == "S":
+                    out += it[1]
+                else:
+                    out += [pad_token] * n
+            self._tokens = out
         return self._tokens
 
     @property
     def sequence_ids(self) -> list[Optional[int]]:
-        if self._sequence_ids is None:
-            out: list[Optional[int]] = []
-            for kind, n, _ in self._layout:
-                out += [0 if kind == "A" else 1 if kind == "B" else None] * n
-            self._sequence_ids = out
-        return self._sequence_ids
+        out: list[Optional[int]] = []
+        for kind, n, _ in self._batch.layout(self._i):
+            out += [0 if kind == "A" else 1 if kind == "B" else None] * n
+        return out
 
     @property
     def n_sequences(self) -> int:
-        return 1 if self._batch.pairs[self._i][1] is None else 2
+        return 1 if self._batch.shapes[self._i][2] is None else 2
 
     @property
     def overflowing(self) -> list[Any]:
-        if not self._cut:
+        if not self._batch.shapes[self._i][5]:
             return []
         over: list[Any] = self._batch.real_of(self._i).overflowing
         return over
@@ -557,114 +625,35 @@ class Backend:
         return self.encode_batch(input, is_pretokenized=is_pretokenized, add_special_tokens=add_special_tokens)
 
     def encode_batch(self, input: Any, is_pretokenized: bool = False, add_special_tokens: bool = True) -> list[Any]:
-        raw = self._raw
-        engine = None if is_pretokenized else self._engine()
-        pairs = None if engine is None else _pairs(input)
-        if engine is None or pairs is None:
-            got: list[Any] = raw.encode_batch(input, is_pretokenized=is_pretokenized,
-                                              add_special_tokens=add_special_tokens)
+        batch = None if is_pretokenized else self._batch(input, bool(add_special_tokens), (True, True, False, False))
+        if batch is None:
+            got: list[Any] = self._raw.encode_batch(input, is_pretokenized=is_pretokenized,
+                                                    add_special_tokens=add_special_tokens)
             return got
+        return [Encoding(batch, i) for i in range(len(batch.ids))]
+
+    def _batch(self, input: Any, add_special: bool, want: tuple[bool, bool, bool, bool]) -> Optional[_Batch]:
+        """``input`` (texts or pairs of texts) through subwords under the real tokenizer's
+        truncation, padding and ``encode_special_tokens``, the lists ``want`` says made (type
+        ids, attention mask, special-tokens mask, offsets); None where the real tokenizer is to
+        answer."""
+        if not isinstance(input, (list, tuple)):
+            return None
+        engine = self._engine()
+        if engine is None:
+            return None
+        raw = self._raw
         trunc, pad, split = raw.truncation, raw.padding, raw.encode_special_tokens
+        allowed = [] if split else engine.all_specials
+        batch = _Batch(self, engine, input if type(input) is list else list(input), allowed, add_special, trunc, pad,
+                       split)
         try:
             with gc_paused():
-                return self._serve(engine, list(input), pairs, bool(add_special_tokens), trunc, pad, split)
+                if not batch.run(*want):
+                    return None
         except _Refused:
-            real: list[Any] = raw.encode_batch(input, is_pretokenized=False, add_special_tokens=add_special_tokens)
-            return real
-
-    def _serve(self, engine: _Engine, inputs: list[Any], pairs: list[Any], add_special: bool, trunc: Optional[_Dict],
-               pad: Optional[_Dict], split: bool) -> list[Any]:
-        allowed = [] if split else engine.all_specials
-        # the ids of every text, on the engine's threads (no template: it is applied below)
-        flat: list[str] = []
-        for a, b in pairs:
-            flat.append(a)
-            if b is not None:
-                flat.append(b)
-        try:
-            got = engine.enc.encode_batch(flat, _threads(flat), allowed, False)
-        except SubwordsError as e:
-            raise _Refused(str(e)) from None
-        templates = engine.templates if add_special else None
-        if trunc is not None:
-            trunc = dict(trunc)
-            left_cut = trunc["direction"] == "left"
-        batch = _Batch(self, engine, inputs, pairs, allowed, add_special, trunc, pad, split)
-        rows = []
-        k = 0
-        for a, b in pairs:
-            ia = got[k]
-            k += 1
-            ib = None
-            if b is not None:
-                ib = got[k]
-                k += 1
-            na, nb = len(ia), (None if ib is None else len(ib))
-            ka, kb, cut = na, nb, False
-            if trunc is not None:
-                n_added = 0 if templates is None else engine.added[0 if b is None else 1]
-                if n_added > trunc["max_length"]:
-                    raise _Refused("max_length below the template's tokens")
-                t = trunc if n_added == 0 else {**trunc, "max_length": trunc["max_length"] - n_added}
-                ka, kb = _kept(na, nb, t)
-                for whole, kept in ((na, ka), (nb, kb)):
-                    if whole is not None and 0 < kept < whole and trunc["stride"] >= kept:  # type: ignore[operator]
-                        # tokenizers panics here (a stride as long as what is kept): let it
-                        raise _Refused("stride not below the kept length")
-                cut = ka < na or (nb is not None and kb < nb)  # type: ignore[operator]  # kb set with nb
-            # the layout: (kind, count, type_id) and, for the fills, (kind, count, item)
-            # where item is (start, stop) of the sequence or the template's special item
-            sa = (na - ka, na) if (trunc is not None and left_cut) else (0, ka)
-            sb = None if nb is None or kb is None else ((nb - kb, nb) if (trunc is not None and left_cut) else (0, kb))
-            layout: list[Any] = []
-            items: list[Any] = []
-            ids: list[int] = []
-            if templates is None:
-                layout.append(("A", ka, 0))
-                items.append(("A", ka, sa))
-                ids += ia[sa[0]:sa[1]] if ka < na else ia
-                if ib is not None:
-                    layout.append(("B", kb, 1))
-                    items.append(("B", kb, sb))
-                    ids += ib[sb[0]:sb[1]]  # type: ignore[index]  # sb set with ib
-            else:
-                for it in templates[0 if b is None else 1]:
-                    if len(it) == 2:
-                        if it[0] == "A":
-                            layout.append(("A", ka, it[1]))
-                            items.append(("A", ka, sa))
-                            ids += ia[sa[0]:sa[1]] if ka < na else ia
-                        elif ib is not None:
-                            layout.append(("B", kb, it[1]))
-                            items.append(("B", kb, sb))
-                            ids += ib[sb[0]:sb[1]]  # type: ignore[index]  # sb set with ib
-                    else:
-                        n = len(it[0])
-                        layout.append(("S", n, it[2]))
-                        items.append(("S", n, it))
-                        ids += it[0]
-            rows.append((ids, layout, items, cut))
-        if pad is not None:
-            target = pad["length"] if pad["length"] is not None else max((len(r[0]) for r in rows), default=0)
-            m = pad["pad_to_multiple_of"]
-            if m and target % m:
-                target += m - target % m
-            left_pad = pad["direction"] == "left"
-            for ids, layout, items, _ in rows:
-                n = target - len(ids)
-                if n > 0:
-                    p = ("P", n, pad["pad_type_id"])
-                    pi = ("P", n, None)
-                    if left_pad:
-                        ids[:0] = [pad["pad_id"]] * n
-                        layout.insert(0, p)
-                        items.insert(0, pi)
-                    else:
-                        ids += [pad["pad_id"]] * n
-                        layout.append(p)
-                        items.append(pi)
-        batch.layouts = [r[2] for r in rows]
-        return [Encoding(batch, i, layout, ids, cut) for i, (ids, layout, _, cut) in enumerate(rows)]
+            return None
+        return batch
 
     def _real_batch(self, inputs: list[Any], add_special: bool, trunc: Optional[_Dict], pad: Optional[_Dict],
                     split: bool) -> list[Any]:
@@ -693,33 +682,9 @@ def _set_state(raw: Any, trunc: Optional[_Dict], pad: Optional[_Dict], split: bo
     raw.encode_special_tokens = split
 
 
-def _pairs(input: Any) -> Optional[list[tuple[str, Optional[str]]]]:
-    """Each input as (text, pair or None); None when one is not text or a pair of texts (the real
-    tokenizer then takes the call and says what is wrong)."""
-    if not isinstance(input, (list, tuple)):
-        return None
-    out: list[tuple[str, Optional[str]]] = []
-    for x in input:
-        if type(x) is str:
-            out.append((x, None))
-        elif isinstance(x, (list, tuple)) and len(x) == 2 and type(x[0]) is str and type(x[1]) is str:
-            out.append((x[0], x[1]))
-        else:
-            return None
-    return out
-
-
-#: characters of text a batch needs per thread it is encoded on
-_CHARS_PER_THREAD = 1 << 16
-
-
-def _threads(texts: list[str]) -> int:
-    """Threads for a batch: one more per 64k characters, at most one per core. A thread is
-    started for each call and waited for at its end, which costs little on idle cores but a
-    time slice of a busy machine's scheduler: 256 English lines (38k characters) with offsets,
-    5,120 lines in all, took 0.89 s on two threads against 0.53 s on one at load average 14
-    (the same CPU time)."""
-    import os
-
-    chars = sum(map(len, texts))
-    return max(1, min(os.cpu_count() or 1, 1 + chars // _CHARS_PER_THREAD))
+#: the most threads a batch is encoded on (the engine starts one more per 64k characters of text
+#: only: a thread is started for each call and waited for at its end, which costs little on idle
+#: cores but a time slice of a busy machine's scheduler: 256 English lines (38k characters) with
+#: offsets, 5,120 lines in all, took 0.89 s on two threads against 0.53 s on one at load average
+#: 14, the same CPU time)
+_CORES = os.cpu_count() or 1

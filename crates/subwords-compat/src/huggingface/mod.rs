@@ -35,6 +35,7 @@
 //!   (`HfPipeline::split_direct`) and a first-byte table for added tokens: 15.9 and 20.0.
 
 pub mod offsets;
+pub mod rows;
 pub mod tables;
 pub mod unigram;
 
