@@ -33,6 +33,11 @@
 //!   and a map lookup per byte for added tokens: 7.5 MB/s on English lines, 10.7 on 16 KB
 //!   chunks; with the hand-written scanner for the expression, words cut straight from the text
 //!   (`HfPipeline::split_direct`) and a first-byte table for added tokens: 15.9 and 20.0.
+//! * Byte-level BPE files whose words start as plain byte characters (every OpenAI vocabulary
+//!   written as a tokenizer.json, GPT-2's, Llama 3's) cut each word with [`byte_bpe`]: the
+//!   whole-word and cache lookups by one packed integer, a byte-pair table and merges on the
+//!   stack. o200k's file on English lines under callgrind: 34.8 M instructions before, 28.3 M
+//!   after (with no scan for added tokens that cannot match), the rank engine 26.9 M.
 
 mod byte_bpe;
 pub mod offsets;
