@@ -185,6 +185,18 @@ impl ByteBpe {
     }
 }
 
+/// The low `len` bytes of a 128-bit word, by `len` (0 to 15): a load, where a shift by a
+/// variable count of a 128-bit word is a branch on the count.
+const LOW_BYTES: [u128; 16] = {
+    let mut m = [0u128; 16];
+    let mut i = 1;
+    while i < 16 {
+        m[i] = u128::MAX >> (128 - 8 * i);
+        i += 1;
+    }
+    m
+};
+
 /// [`pack`] of `s[a..a + len]` (`len` at most [`PACKED_LEN`]) by one 16-byte load and a mask
 /// where the text has 16 bytes from `a`.
 #[inline(always)]
@@ -193,7 +205,7 @@ fn packed_at(s: &[u8], a: usize, len: usize) -> u128 {
         Some(w) => {
             let mut b = [0u8; 16];
             b.copy_from_slice(w);
-            u128::from_le_bytes(b) & (u128::MAX >> (128 - 8 * len)) | (len as u128) << 120
+            u128::from_le_bytes(b) & LOW_BYTES[len & 15] | (len as u128) << 120
         }
         None => pack(&s[a..a + len]),
     }
