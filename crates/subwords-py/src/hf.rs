@@ -201,6 +201,25 @@ impl PyHfPipeline {
         Ok((self.list(py, &ids)?, notes))
     }
 
+    /// The ids by the general model step alone (`HfPipeline::encode_general`): tests check
+    /// that the byte-level lookups give the same.
+    fn encode_general<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: Vec<u32>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let allowed = self.inner.allowed(&allowed).map_err(|e| super::to_py(py, e))?;
+        let ids = py.detach(|| self.inner.encode_general(text, allowed.mask()));
+        self.list(py, &ids)
+    }
+
+    /// Whether words go through the byte-level model step (`HfPipeline::byte_level_fast`).
+    #[getter]
+    fn byte_level_fast(&self) -> bool {
+        self.inner.byte_level_fast()
+    }
+
     /// `(id, start, end)` per token in code points of `text`, as tokenizers gives its
     /// offsets (see `HfPipeline::encode_offsets`); `trim`: the post-processor's `trim_offsets`
     /// is on, with this `add_prefix_space`.
