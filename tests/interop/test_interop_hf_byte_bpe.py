@@ -100,40 +100,14 @@ def missing_byte(train: list[str]) -> Tokenizer:
     return Tokenizer.from_str(json.dumps(doc))
 
 
-def byte_char(b: int) -> str:
-    keep = [x for x in range(256) if 0x21 <= x <= 0x7E or 0xA1 <= x <= 0xAC or 0xAE <= x <= 0xFF]
-    return chr(b) if b in keep else chr(256 + sum(1 for x in range(b) if x not in keep))
-
-
 def cl100k_converted() -> Tokenizer:
     """OpenAI's cl100k_base written as a tokenizer.json: a token's id is its rank, every split of
     a token into two lower-ranked tokens is a merge, ranked by the token it makes, and
     ``ignore_merges`` on (as the encoding benchmark writes it)."""
     # the file as the tiktoken-rs crate ships it (tests/compat/openai_files.py)
     ranks = peers.tiktoken_ranks(peers.crate_member("tiktoken-rs", "0.7.0", "assets/cl100k_base.tiktoken"))
-    chars = [byte_char(b) for b in range(256)]
-
-    def show(t: bytes) -> str:
-        return "".join(chars[x] for x in t)
-
-    merges = []
-    for t, r in sorted(ranks.items(), key=lambda kv: kv[1]):
-        for k in range(1, len(t)):
-            a, b = ranks.get(t[:k]), ranks.get(t[k:])
-            if a is not None and b is not None and a < r and b < r:
-                merges.append([show(t[:k]), show(t[k:])])
     pattern = peers.tiktoken_spec("cl100k_base", ranks)["pat_str"].replace("{1,3}+", "{1,3}")
-    doc = {
-        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
-        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
-            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]},
-        "post_processor": None,
-        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
-        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": True,
-                  "vocab": {show(t): r for t, r in ranks.items()}, "merges": merges},
-    }
+    doc = peers.rank_tokenizer_json(ranks, pattern, {})
     return _added(Tokenizer.from_str(json.dumps(doc)))
 
 

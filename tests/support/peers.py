@@ -164,3 +164,53 @@ def tiktoken_peer(data: bytes, constructor: str = "cl100k_base", name: str | Non
     spec = tiktoken_spec(constructor, ranks)
     return tiktoken.Encoding(name or constructor, pat_str=spec["pat_str"], mergeable_ranks=ranks,
                              special_tokens=spec["special_tokens"])
+
+
+def gpt2_byte_chars() -> list[str]:
+    """The printable character GPT-2's byte-level alphabet gives each byte: printable Latin-1
+    bytes stand for themselves, the rest take code points from 256 up, in byte order."""
+    keep = [b for b in range(256) if 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF]
+    out, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            out[b] = chr(b)
+        else:
+            out[b] = chr(256 + extra)
+            extra += 1
+    return [out[b] for b in range(256)]
+
+
+def rank_tokenizer_json(ranks: dict[bytes, int], pattern: str, specials: dict[str, int]) -> dict:
+    """A byte-level BPE ``tokenizer.json`` encoding as the rank file does: the rank of a token is
+    its id, and every split of a token into two lower-ranked tokens is a merge, ranked by the
+    token it makes (a concatenation's rank is then the merge's rank, as tiktoken ranks pairs);
+    ``ignore_merges`` takes a chunk that is a token whole, as tiktoken does. The encoding benchmark writes OpenAI's
+    vocabularies so; tests/interop checks the file encodes as tiktoken does."""
+    chars = gpt2_byte_chars()
+
+    def show(b: bytes) -> str:
+        return "".join(chars[x] for x in b)
+
+    vocab = {show(t): r for t, r in ranks.items()}
+    merges: list[list[str]] = []
+    for t, r in sorted(ranks.items(), key=lambda kv: kv[1]):
+        for k in range(1, len(t)):
+            a, b = ranks.get(t[:k]), ranks.get(t[k:])
+            if a is not None and b is not None and a < r and b < r:
+                merges.append([show(t[:k]), show(t[k:])])
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [{"id": i, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
+                          "normalized": False, "special": True} for s, i in sorted(specials.items(), key=lambda x: x[1])],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]},
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": True,
+                  "vocab": vocab, "merges": merges},
+    }
