@@ -60,6 +60,11 @@ class Encoder:
                           template: bool = False, suffix: Sequence[int] = ...) -> tuple[bytearray, bytearray]:
         """(ids, ends): little-endian ids ``width`` bytes wide, each text inside the template when
         asked and followed by ``suffix``; u64 ends. Two new bytearrays, filled without a copy."""
+    def with_guard(self, guard: Sequence[str]) -> Encoder:
+        """The same engine whose ``encode_plain`` hands back None for a text holding a guard string."""
+    def encode_plain(self, text: object, guarded: bool = True) -> Optional[list[int]]:
+        """The ids of ``text`` alone (no specials, no template); None when it is not exactly a
+        ``str``, holds a lone surrogate, or (``guarded``) holds a guard string."""
 
 @final
 class Tokenizer:
@@ -252,6 +257,19 @@ class HfPipeline:
     def encode_offsets_batch(self, texts: Sequence[str], allowed: Sequence[int], trim: Optional[bool] = None,
                              threads: int = 1) -> list[list[tuple[int, int]]]:
         """Per text, the (start, end) of ``encode_offsets``, on ``threads`` threads."""
+    def encode_general(self, text: str, allowed: Sequence[int]) -> list[int]:
+        """The ids by the general model step alone, no word cache (the byte-level step's check)."""
+    @property
+    def byte_level_fast(self) -> bool:
+        """Whether words go through the byte-level model step."""
+    def encode_rows(self, batch: object, allowed: Sequence[int], threads: int,
+                    want: tuple[bool, bool, bool, bool], trim: Optional[bool] = None,
+                    templates: Optional[Sequence[Sequence[tuple[int, Any, Any]]]] = None,
+                    trunc: Optional[tuple[int, int, str, bool]] = None,
+                    pad: Optional[tuple[Optional[int], Optional[int], bool, int, int]] = None) -> Any:
+        """A batch's rows laid out (ids, type ids, attention mask, special-tokens mask, offsets,
+        shapes), each a list per row or None when not wanted; None when an item is not a text or
+        a pair of texts; a ``str`` (why) where ``tokenizers`` refuses the truncation."""
     def normalize_aligned(self, text: str) -> tuple[str, list[tuple[int, int]]]:
         """The normalized text and, per byte of it, the byte span of ``text`` it came from."""
 

@@ -400,12 +400,7 @@ impl PyHfPipeline {
         let (mut ids, mut types, mut attn, mut special, mut offs) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         // the `(0, 0)` of every special and pad token, one tuple
-        let none = crate::raw::span_tuple(ints, 0, 0);
-        if none.is_null() {
-            return Err(PyErr::fetch(py));
-        }
-        // SAFETY: `none` is a new reference, owned by this `Bound` (released with it)
-        let none = unsafe { Bound::from_owned_ptr(py, none) };
+        let none = crate::raw::span_tuple_owned(py, ints, 0, 0)?;
         const NO_SPAN: (u32, u32) = (u32::MAX, u32::MAX);
         for ((shape, &(a, b)), &len) in shapes.iter().zip(&places).zip(&lengths) {
             let padn = target.map_or(0, |t| t.saturating_sub(len));

@@ -666,6 +666,21 @@ pub(crate) fn span_tuple(ints: &[Py<PyAny>], a: u32, b: u32) -> *mut pyo3::ffi::
     }
 }
 
+/// [`span_tuple`] as an owned object, or the error CPython set.
+pub(crate) fn span_tuple_owned<'py>(
+    py: Python<'py>,
+    ints: &[Py<PyAny>],
+    a: u32,
+    b: u32,
+) -> PyResult<Bound<'py, PyAny>> {
+    let t = span_tuple(ints, a, b);
+    if t.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    // SAFETY: `t` is a new reference, owned by the `Bound` (released with it)
+    Ok(unsafe { Bound::from_owned_ptr(py, t) })
+}
+
 /// The UTF-8 of `text` when it is exactly a `str` (not a subclass) that UTF-8 can hold; None
 /// otherwise (a lone surrogate's error cleared), for the caller to take its general path. On
 /// Python 3.10 and later borrowed from the `str` (see [`TextReader`]), before it a copy.

@@ -492,7 +492,6 @@ class Encoding:
             a, p = (item, None) if isinstance(item, str) else item
             ta = b.engine.tokens(a, b.allowed)
             tb = None if p is None else b.engine.tokens(p, b.allowed)
-            pad_token = b.pad["pad_token"] if b.pad else None
             out: list[str] = []
             for kind, n, it in b.layout(self._i):
                 if kind == "A":
@@ -502,7 +501,8 @@ class Encoding:
                 elif kind == "S":
                     out += it[1]
                 else:
-                    out += [pad_token] * n
+                    assert b.pad is not None  # a pad run only where padding is set
+                    out += [str(b.pad["pad_token"])] * n
             self._tokens = out
         return self._tokens
 
