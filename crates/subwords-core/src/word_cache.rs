@@ -47,6 +47,10 @@
 //! * replacing the shared words whenever the caller's own passed [`JOIN`] re-stored 37-47k of
 //!   the ~85k words of a byte-level batch at every call; keeping both: three calls (2, 1, 2
 //!   threads) 804 M -> 780 M instructions (callgrind).
+//! * the limit at 131,072 words: the benchmarks' multilingual and code lines hold 400k and 455k
+//!   distinct words, and the cache started afresh within every pass over them; at 524,288 the
+//!   sentencepiece face's calls one line at a time on those lines went from 1.56x to 2.05x and
+//!   from 1.80x to 2.38x sentencepiece's CPU time (its peak on the code lines 345 -> 393 MB).
 
 use crate::hash::Map;
 use std::sync::Arc;
@@ -54,9 +58,9 @@ use std::sync::Arc;
 /// Words of at most this many bytes are keyed by [`pack`].
 pub const PACKED_LEN: usize = 15;
 /// Words kept before the cache starts afresh.
-pub const ENTRIES: usize = 1 << 17;
-/// Values kept before the cache starts afresh (16 per word on average at the entry limit).
-pub const VALUES: usize = 1 << 21;
+pub const ENTRIES: usize = 1 << 19;
+/// Values kept before the cache starts afresh (8 per word on average at the entry limit).
+pub const VALUES: usize = 1 << 22;
 /// Own words that [`WordCache::share`] copies into the shared ones; more stay own, or replace
 /// the shared ones when they outnumber them.
 pub const JOIN: usize = 1 << 14;
