@@ -254,9 +254,6 @@ class HfPipeline:
     def normalize(self, text: str) -> str: ...
     def encode_offsets(self, text: str, allowed: Sequence[int], trim: Optional[bool] = None) -> list[tuple[int, int, int]]:
         """(id, start, end) per token in code points of ``text``, as tokenizers gives its offsets."""
-    def encode_offsets_batch(self, texts: Sequence[str], allowed: Sequence[int], trim: Optional[bool] = None,
-                             threads: int = 1) -> list[list[tuple[int, int]]]:
-        """Per text, the (start, end) of ``encode_offsets``, on ``threads`` threads."""
     def encode_general(self, text: str, allowed: Sequence[int]) -> list[int]:
         """The ids by the general model step alone, no word cache (the byte-level step's check)."""
     @property

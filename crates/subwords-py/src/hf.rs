@@ -9,7 +9,7 @@ use subwords_compat::huggingface::rows::{
     self, Item, Padding, Run, Strategy, Templates, Truncation,
 };
 use subwords_compat::huggingface::tables::{merge_pair, split, vocab_merges, Tables};
-use subwords_compat::huggingface::{HfPipeline, SpanCache};
+use subwords_compat::huggingface::{HfPipeline, SpanState};
 use subwords_core::encoder::{Call, Encoder};
 
 /// (position in the ids, string) of each token whose string is not its id's entry.
@@ -26,11 +26,19 @@ pub struct PyHfPipeline {
     /// above it (a sparse file's) are made one by one.
     ints: std::sync::OnceLock<Vec<Py<PyAny>>>,
     ints_len: u32,
-    /// The words met by [`PyHfPipeline::encode_rows`]' offsets, a cache per worker kept from call
-    /// to call (the ids' caches are the pipeline's own): a batch of 256 English lines starting
-    /// with an empty one computed most of its words afresh.
-    span_caches: std::sync::Mutex<Vec<SpanCache>>,
+    /// The words met by [`PyHfPipeline::encode_rows`]' offsets and the buffers, per worker, kept
+    /// from call to call (the ids' caches are the pipeline's own): a batch of 256 English lines
+    /// starting with an empty cache computed most of its words afresh.
+    span_states: std::sync::Mutex<Vec<SpanState>>,
+    /// The offsets' tuple `(start, start + len)` for `start < SPAN_STARTS`, `len < SPAN_LENS`
+    /// at `start * SPAN_LENS + len`, made on first use and shared by every row that has it (a
+    /// tuple of ints is immutable; the `(0, 0)` of special tokens is one of them): a new tuple
+    /// per token, and its release later, were the most of a row's list of offsets.
+    span_tuples: std::sync::Mutex<Vec<Option<Py<PyAny>>>>,
 }
+
+const SPAN_STARTS: u32 = 1024;
+const SPAN_LENS: u32 = 32;
 
 crate::encoder::holds!(PyHfPipeline => HfPipeline);
 
@@ -44,10 +52,19 @@ impl PyHfPipeline {
     }
 }
 
+/// The tokens of a batch's texts in one buffer: text `k`'s ids are `ids[r.0..r.1]` and their
+/// `(start, end)` `offs[r.0..r.1]`, `r = bounds[k]`.
+#[derive(Default)]
+struct Flat {
+    ids: Vec<u32>,
+    offs: Vec<(u32, u32)>,
+    bounds: Vec<(usize, usize)>,
+}
+
 impl PyHfPipeline {
-    /// Each text's `(id, start, end)` per token (see [`HfPipeline::encode_offsets`]), the texts
-    /// shared out over `threads` threads without the GIL, each with a word cache kept from call
-    /// to call.
+    /// Each text's ids and `(start, end)` per token (see [`HfPipeline::encode_offsets`]), the
+    /// texts shared out over `threads` threads without the GIL, each with a word cache kept from
+    /// call to call.
     fn spans_batch(
         &self,
         py: Python<'_>,
@@ -55,55 +72,77 @@ impl PyHfPipeline {
         mask: &[bool],
         trim: Option<bool>,
         threads: usize,
-    ) -> Vec<Vec<(u32, u32, u32)>> {
+    ) -> Flat {
         let n = threads.clamp(1, 64).min(texts.len().div_ceil(32).max(1));
-        let mut caches: Vec<SpanCache> = {
-            let mut pool = self.span_caches.lock().unwrap_or_else(|p| p.into_inner());
+        let mut states: Vec<SpanState> = {
+            let mut pool = self.span_states.lock().unwrap_or_else(|p| p.into_inner());
             (0..n).map(|_| pool.pop().unwrap_or_default()).collect()
         };
         let inner = &self.inner;
-        let part = |texts: &[String], cache: &mut SpanCache| {
-            texts
-                .iter()
-                .map(|t| inner.encode_offsets_with(t, mask, trim, cache))
-                .collect::<Vec<Vec<(u32, u32, u32)>>>()
+        let part = |texts: &[String], state: &mut SpanState| {
+            // about a token per 4 bytes of English
+            let bytes: usize = texts.iter().map(|t| t.len()).sum();
+            let mut f = Flat {
+                ids: Vec::with_capacity(bytes / 4 + 16),
+                offs: Vec::with_capacity(bytes / 4 + 16),
+                bounds: Vec::with_capacity(texts.len()),
+            };
+            for t in texts {
+                let a = f.ids.len();
+                inner.encode_offsets_into(t, mask, trim, state, &mut f.ids, &mut f.offs);
+                f.bounds.push((a, f.ids.len()));
+            }
+            f
         };
         let out = py.detach(|| {
             if n == 1 {
-                return part(texts, &mut caches[0]);
+                return part(texts, &mut states[0]);
             }
             let size = texts.len().div_ceil(n).max(1);
             std::thread::scope(|s| {
                 let parts: Vec<_> = texts
                     .chunks(size)
-                    .zip(caches.iter_mut())
-                    .map(|(chunk, cache)| s.spawn(move || part(chunk, cache)))
+                    .zip(states.iter_mut())
+                    .map(|(chunk, state)| s.spawn(move || part(chunk, state)))
                     .collect();
-                parts
-                    .into_iter()
-                    .flat_map(|h| h.join().expect("an offsets worker panicked"))
-                    .collect()
+                let mut all = Flat::default();
+                for h in parts {
+                    let f = h.join().expect("an offsets worker panicked");
+                    let at = all.ids.len();
+                    all.ids.extend_from_slice(&f.ids);
+                    all.offs.extend_from_slice(&f.offs);
+                    all.bounds.extend(f.bounds.iter().map(|&(a, b)| (a + at, b + at)));
+                }
+                all
             })
         });
-        let mut pool = self.span_caches.lock().unwrap_or_else(|p| p.into_inner());
+        let mut pool = self.span_states.lock().unwrap_or_else(|p| p.into_inner());
         if pool.len() < 64 {
-            pool.extend(caches);
+            pool.extend(states);
         }
         out
     }
 }
 
-/// One text's tokens: ids alone, or `(id, start, end)` each when the offsets are wanted.
+/// The tokens of a batch's texts: ids alone, or with their `(start, end)` when the offsets are
+/// wanted.
 enum Tokens {
-    Ids(Vec<u32>),
-    Spans(Vec<(u32, u32, u32)>),
+    Ids(Vec<Vec<u32>>),
+    Spans(Flat),
 }
 
 impl Tokens {
-    fn len(&self) -> usize {
+    fn ids(&self, k: usize) -> &[u32] {
         match self {
-            Tokens::Ids(v) => v.len(),
-            Tokens::Spans(v) => v.len(),
+            Tokens::Ids(v) => &v[k],
+            Tokens::Spans(f) => &f.ids[f.bounds[k].0..f.bounds[k].1],
+        }
+    }
+
+    fn offs(&self, k: usize) -> &[(u32, u32)] {
+        match self {
+            Tokens::Ids(_) => &[],
+            Tokens::Spans(f) => &f.offs[f.bounds[k].0..f.bounds[k].1],
         }
     }
 }
@@ -179,7 +218,8 @@ impl PyHfPipeline {
             inner,
             ints: std::sync::OnceLock::new(),
             ints_len,
-            span_caches: Default::default(),
+            span_states: Default::default(),
+            span_tuples: Default::default(),
         })
     }
 
@@ -233,55 +273,6 @@ impl PyHfPipeline {
     ) -> PyResult<Vec<(u32, u32, u32)>> {
         let allowed = self.inner.allowed(&allowed).map_err(|e| super::to_py(py, e))?;
         Ok(py.detach(|| self.inner.encode_offsets(text, allowed.mask(), trim)))
-    }
-
-    /// Per text, the `(start, end)` of each token as [`Self::encode_offsets`] gives them (no ids),
-    /// the texts shared out over `threads` threads without the GIL: one call for a batch instead
-    /// of a call and a Python loop per text (the transformers backend's offsets).
-    #[pyo3(signature = (texts, allowed, trim=None, threads=1))]
-    fn encode_offsets_batch<'py>(
-        &self,
-        py: Python<'py>,
-        texts: Vec<String>,
-        allowed: Vec<u32>,
-        trim: Option<bool>,
-        threads: usize,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let allowed = self.inner.allowed(&allowed).map_err(|e| super::to_py(py, e))?;
-        let mask = allowed.mask();
-        let inner = &self.inner;
-        // each thread keeps the words of its texts (`SpanCache`)
-        let one = |t: &String, cache: &mut subwords_compat::huggingface::SpanCache| {
-            inner
-                .encode_offsets_with(t, mask, trim, cache)
-                .into_iter()
-                .map(|(_, a, b)| (a, b))
-                .collect::<Vec<(u32, u32)>>()
-        };
-        let part = move |texts: &[String]| {
-            let mut cache = Default::default();
-            texts.iter().map(|t| one(t, &mut cache)).collect::<Vec<_>>()
-        };
-        let spans: Vec<Vec<(u32, u32)>> = py.detach(|| {
-            let n = threads.clamp(1, 64).min(texts.len().div_ceil(32).max(1));
-            if n == 1 {
-                return part(&texts);
-            }
-            let size = texts.len().div_ceil(n);
-            std::thread::scope(|s| {
-                let parts: Vec<_> =
-                    texts.chunks(size).map(|chunk| s.spawn(move || part(chunk))).collect();
-                parts
-                    .into_iter()
-                    .flat_map(|h| h.join().expect("an offsets worker panicked"))
-                    .collect()
-            })
-        });
-        let out = PyList::empty(py);
-        for offs in spans {
-            out.append(PyList::new(py, offs)?)?;
-        }
-        Ok(out)
     }
 
     /// A transformers batch laid out as `tokenizers` lays it out after its model, every list of
@@ -352,26 +343,23 @@ impl PyHfPipeline {
         let (want_types, want_attn, want_special, want_offsets) = want;
         let allowed = self.inner.allowed(&allowed).map_err(|e| super::to_py(py, e))?;
         // each text's ids, and its spans when the offsets are wanted
-        let texts: Vec<Tokens> = if want_offsets {
-            self.spans_batch(py, &flat, allowed.mask(), trim, threads)
-                .into_iter()
-                .map(Tokens::Spans)
-                .collect()
+        let texts = if want_offsets {
+            Tokens::Spans(self.spans_batch(py, &flat, allowed.mask(), trim, threads))
         } else {
             let call = Call::plain(&allowed);
             let inner = &self.inner;
             let ids = py
                 .detach(|| subwords_core::encoder::encode_batch_vec(inner, &flat, call, threads))
                 .map_err(|e| super::to_py(py, e))?;
-            ids.into_iter().map(Tokens::Ids).collect()
+            Tokens::Ids(ids)
         };
         drop(flat);
         // each row's shape, then its length and the length rows are padded to
         let mut shapes = Vec::with_capacity(places.len());
         for &(a, b) in &places {
-            let nb = b.map(|k| texts[k].len());
+            let nb = b.map(|k| texts.ids(k).len());
             let added = templates.as_ref().map_or(0, |t| t.added(b.is_some()));
-            match rows::shape(texts[a].len(), nb, added, trunc.as_ref()) {
+            match rows::shape(texts.ids(a).len(), nb, added, trunc.as_ref()) {
                 Ok(s) => shapes.push(s),
                 Err(why) => return Ok(pyo3::types::PyString::new(py, why).into_any()),
             }
@@ -399,9 +387,33 @@ impl PyHfPipeline {
         // a row's values, position by position
         let (mut ids, mut types, mut attn, mut special, mut offs) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        // the `(0, 0)` of every special and pad token, one tuple
-        let none = crate::raw::span_tuple_owned(py, ints, 0, 0)?;
-        const NO_SPAN: (u32, u32) = (u32::MAX, u32::MAX);
+        // the offsets' shared tuples, unless another call holds them (a collection run by an
+        // allocation below may end in a finalizer that encodes): then tuples of their own
+        let mut shared = match self.span_tuples.try_lock() {
+            Ok(t) => Some(t),
+            Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        };
+        if let Some(t) = shared.as_mut().filter(|t| t.is_empty()) {
+            t.resize_with((SPAN_STARTS * SPAN_LENS) as usize, || None);
+        }
+        let mut tuple = |x: u32, y: u32| -> *mut pyo3::ffi::PyObject {
+            let Some(table) = shared.as_mut().filter(|_| x < SPAN_STARTS && y >= x && y - x < SPAN_LENS)
+            else {
+                return crate::raw::span_tuple(ints, x, y);
+            };
+            let slot = &mut table[(x * SPAN_LENS + (y - x)) as usize];
+            if slot.is_none() {
+                match crate::raw::span_tuple_owned(py, ints, x, y) {
+                    Ok(t) => *slot = Some(t.unbind()),
+                    Err(e) => {
+                        e.restore(py);
+                        return std::ptr::null_mut();
+                    }
+                }
+            }
+            slot.as_ref().map_or(std::ptr::null_mut(), |t| t.clone_ref(py).into_ptr())
+        };
         for ((shape, &(a, b)), &len) in shapes.iter().zip(&places).zip(&lengths) {
             let padn = target.map_or(0, |t| t.saturating_sub(len));
             let pad_left = pad.as_ref().is_some_and(|p| p.left);
@@ -414,12 +426,10 @@ impl PyHfPipeline {
             for r in &runs {
                 match *r {
                     Run::Sequence(second, x, y, ty) => {
-                        match &texts[if second { b.unwrap_or(a) } else { a }] {
-                            Tokens::Ids(t) => ids.extend_from_slice(&t[x..y]),
-                            Tokens::Spans(t) => {
-                                ids.extend(t[x..y].iter().map(|&(id, _, _)| id));
-                                offs.extend(t[x..y].iter().map(|&(_, p, q)| (p, q)));
-                            }
+                        let k = if second { b.unwrap_or(a) } else { a };
+                        ids.extend_from_slice(&texts.ids(k)[x..y]);
+                        if want_offsets {
+                            offs.extend_from_slice(&texts.offs(k)[x..y]);
                         }
                         types.extend(std::iter::repeat_n(ty, y - x));
                         attn.extend(std::iter::repeat_n(1, y - x));
@@ -430,7 +440,7 @@ impl PyHfPipeline {
                         types.extend(std::iter::repeat_n(ty, s.len()));
                         attn.extend(std::iter::repeat_n(1, s.len()));
                         special.extend(std::iter::repeat_n(1, s.len()));
-                        offs.extend(std::iter::repeat_n(NO_SPAN, s.len()));
+                        offs.extend(std::iter::repeat_n((0, 0), s.len()));
                     }
                     Run::Pad(k) => {
                         let p = pad.as_ref().expect("pad runs only with padding");
@@ -438,7 +448,7 @@ impl PyHfPipeline {
                         types.extend(std::iter::repeat_n(p.type_id, k));
                         attn.extend(std::iter::repeat_n(0, k));
                         special.extend(std::iter::repeat_n(1, k));
-                        offs.extend(std::iter::repeat_n(NO_SPAN, k));
+                        offs.extend(std::iter::repeat_n((0, 0), k));
                     }
                 }
             }
@@ -456,10 +466,7 @@ impl PyHfPipeline {
                     .push(crate::raw::new_list(py, m, |j| crate::raw::int_ref(ints, special[j]))?);
             }
             if want_offsets {
-                out_offs.push(crate::raw::new_list(py, m, |j| match offs[j] {
-                    NO_SPAN => none.clone().into_ptr(),
-                    (x, y) => crate::raw::span_tuple(ints, x, y),
-                })?);
+                out_offs.push(crate::raw::new_list(py, m, |j| tuple(offs[j].0, offs[j].1))?);
             }
             let (a0, a1) = shape.a;
             let (b0, b1) = shape.b.unzip();

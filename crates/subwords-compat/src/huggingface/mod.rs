@@ -731,7 +731,7 @@ impl HfPipeline {
     pub fn encode_general(&self, text: &str, allowed: &[bool]) -> Vec<u32> {
         let mut out = Vec::new();
         let scratch = &mut PipelineBuffers::default();
-        self.encode_into_by(text, allowed, None, None, scratch, &mut out, false);
+        self.encode_into(text, allowed, None, None, scratch, &mut out, false);
         out
     }
 
@@ -762,6 +762,7 @@ impl HfPipeline {
         (ids, notes)
     }
 
+    /// [`HfPipeline::encode_into`] into a new vector.
     fn encode_with(
         &self,
         text: &str,
@@ -771,30 +772,17 @@ impl HfPipeline {
         scratch: &mut PipelineBuffers,
     ) -> Vec<u32> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
-        self.encode_into(text, allowed, cache, notes, scratch, &mut out);
+        self.encode_into(text, allowed, cache, notes, scratch, &mut out, true);
         out
     }
 
-    /// [`HfPipeline::encode_with`] appending to `out`, with buffers kept across texts (a batch
-    /// made a dozen allocations per text here, a third of its instructions in `malloc`, `free`
-    /// and `realloc` on a batch of lines; on 2 threads more, each new worker's allocator cache
-    /// starting empty).
-    /// `notes` (positions in `out`) only with an empty `out`.
-    fn encode_into(
-        &self,
-        text: &str,
-        allowed: &[bool],
-        cache: Option<&mut Cache>,
-        notes: Option<&mut Vec<(usize, String)>>,
-        scratch: &mut PipelineBuffers,
-        out: &mut Vec<u32>,
-    ) {
-        self.encode_into_by(text, allowed, cache, notes, scratch, out, true)
-    }
-
-    /// [`HfPipeline::encode_into`]; `fast`: whether the byte-level lookups may cut the words.
+    /// The ids of `text` appended to `out`, with buffers kept across texts (a batch made a dozen
+    /// allocations per text before, a third of its instructions in `malloc`, `free` and
+    /// `realloc` on a batch of lines; on 2 threads more, each new worker's allocator cache
+    /// starting empty). `notes` (positions in `out`) only with an empty `out`; `fast`: whether
+    /// the byte-level lookups may cut the words.
     #[allow(clippy::too_many_arguments)]
-    fn encode_into_by(
+    fn encode_into(
         &self,
         text: &str,
         allowed: &[bool],
@@ -882,60 +870,69 @@ impl HfPipeline {
         allowed: &[bool],
         trim: Option<bool>,
     ) -> Vec<(u32, u32, u32)> {
-        self.encode_offsets_with(text, allowed, trim, &mut SpanCache::default())
+        let (mut ids, mut offs) = (Vec::new(), Vec::new());
+        self.encode_offsets_into(text, allowed, trim, &mut SpanState::default(), &mut ids, &mut offs);
+        ids.into_iter().zip(offs).map(|(i, (a, b))| (i, a, b)).collect()
     }
 
-    /// [`HfPipeline::encode_offsets`] keeping each word's ids and spans in `cache` (a batch's
-    /// texts share their common words): the model's share of English lines' offsets through a
-    /// WordPiece model was a sixth, computed afresh at every word.
-    pub fn encode_offsets_with(
+    /// [`HfPipeline::encode_offsets`] appending the ids to `ids` and their `(start, end)` to
+    /// `offs`, with a worker's `state` kept from text to text: each word's ids and spans (a
+    /// batch's texts share their common words: the model's share of English lines' offsets
+    /// through a WordPiece model was a sixth, computed afresh at every word) and every buffer
+    /// (a dozen allocations per text before).
+    pub fn encode_offsets_into(
         &self,
         text: &str,
         allowed: &[bool],
         trim: Option<bool>,
-        cache: &mut SpanCache,
-    ) -> Vec<(u32, u32, u32)> {
-        let mut ids: Vec<u32> = Vec::new();
-        let mut offs: Vec<(u32, u32)> = Vec::new();
-        // per token, the `Ġ`/whitespace characters it begins and ends with (for `trim`)
-        let mut ends: Vec<(u32, u32)> = Vec::new();
-        let mut segments = Vec::new();
+        state: &mut SpanState,
+        ids: &mut Vec<u32>,
+        offs: &mut Vec<(u32, u32)>,
+    ) {
+        let start = offs.len();
+        // per token, the `Ġ`/whitespace characters it begins and ends with (for `trim` only)
+        state.ends.clear();
+        let want_ends = trim.is_some();
+        let mut segments = std::mem::take(&mut state.segments);
+        segments.clear();
         self.split_added(text, false, allowed, &mut segments);
-        for s in segments {
+        for &s in &segments {
             match s {
                 Segment::Token(id, a, b) => {
                     ids.push(id);
                     offs.push((a as u32, b as u32));
-                    ends.push(space_ends(&text[a..b]));
+                    if want_ends {
+                        state.ends.push(space_ends(&text[a..b]));
+                    }
                 }
-                Segment::Text(a, b) => self.text_offsets(
-                    &text[a..b],
-                    a,
-                    allowed,
-                    &mut ids,
-                    &mut offs,
-                    &mut ends,
-                    cache,
-                ),
+                Segment::Text(a, b) => {
+                    self.text_offsets(&text[a..b], a, allowed, want_ends, ids, offs, state)
+                }
             }
         }
+        state.segments = segments;
         // tokenizers' Python binding turns the spans into code points as it encodes, before
         // the post-processor trims them: the trimming counts code points
-        offsets::char_offsets(text, &mut offs);
+        offsets::char_offsets_with(text, &mut offs[start..], &mut state.map);
         if let Some(add_prefix_space) = trim {
-            offsets::trim_offsets(&ends, &mut offs, add_prefix_space);
+            offsets::trim_offsets(&state.ends, &mut offs[start..], add_prefix_space);
         }
-        ids.into_iter().zip(offs).map(|(i, (a, b))| (i, a, b)).collect()
     }
 
     /// The text as the normalizers leave it, with each byte's original span (`base` is where
     /// `seg` starts in the text).
     pub fn normalize_aligned(&self, seg: &str, base: usize) -> Aligned {
-        let mut al = Aligned::new(seg, base);
-        for n in &self.normalizers {
-            align_normalizer(n, &mut al);
-        }
+        let mut al = Aligned::default();
+        self.normalize_aligned_into(seg, base, &mut al);
         al
+    }
+
+    /// [`HfPipeline::normalize_aligned`] into `al`'s buffers.
+    fn normalize_aligned_into(&self, seg: &str, base: usize, al: &mut Aligned) {
+        al.reset(seg, base);
+        for n in &self.normalizers {
+            align_normalizer(n, al);
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -944,16 +941,31 @@ impl HfPipeline {
         seg: &str,
         base: usize,
         allowed: &[bool],
+        want_ends: bool,
         ids: &mut Vec<u32>,
         offs: &mut Vec<(u32, u32)>,
-        ends: &mut Vec<(u32, u32)>,
-        cache: &mut SpanCache,
+        state: &mut SpanState,
     ) {
-        let al = self.normalize_aligned(seg, base);
+        let SpanState {
+            cache,
+            norm_segments,
+            words,
+            next,
+            bufs,
+            wspans,
+            ends,
+            entry,
+            wids,
+            wsp,
+            aligned: al,
+            ..
+        } = state;
+        self.normalize_aligned_into(seg, base, al);
         let norm = al.text.as_str();
+        let at = al.base;
         let span_of = |spans: &[(u32, u32)], a: usize, b: usize| -> (u32, u32) {
             if spans.is_empty() {
-                return (al.base, al.base);
+                return (at, at);
             }
             if a >= b {
                 let s = spans[a.min(spans.len() - 1)].0;
@@ -961,19 +973,16 @@ impl HfPipeline {
             }
             (spans[a].0, spans[b.min(spans.len()) - 1].1)
         };
-        let mut norm_segments = Vec::new();
-        self.split_added(norm, true, allowed, &mut norm_segments);
-        let mut words: Vec<(usize, usize)> = Vec::new();
-        let mut bufs = (String::new(), String::new());
-        let mut wspans: SpanBufs = (Vec::new(), Vec::new());
-        let mut wsp: Vec<(u32, u32)> = Vec::new();
-        let mut wids: Vec<u32> = Vec::new();
-        for s in norm_segments {
+        norm_segments.clear();
+        self.split_added(norm, true, allowed, norm_segments);
+        for &s in norm_segments.iter() {
             match s {
                 Segment::Token(id, a, b) => {
                     ids.push(id);
                     offs.push(span_of(&al.spans, a, b));
-                    ends.push(space_ends(&norm[a..b]));
+                    if want_ends {
+                        ends.push(space_ends(&norm[a..b]));
+                    }
                 }
                 Segment::Text(a, b) => {
                     let piece = &norm[a..b];
@@ -981,39 +990,36 @@ impl HfPipeline {
                     self.pre_tokenize(
                         piece,
                         first,
-                        &mut words,
-                        &mut Vec::new(),
-                        &mut bufs,
-                        Some((&al.spans[a..b], &mut wspans)),
+                        words,
+                        next,
+                        bufs,
+                        Some((&al.spans[a..b], &mut *wspans)),
                     );
                     let src: &str = if self.pre.is_empty() { piece } else { &bufs.0 };
                     let sp: &[(u32, u32)] =
                         if self.pre.is_empty() { &al.spans[a..b] } else { &wspans.0 };
-                    for &(x, y) in &words {
+                    for &(x, y) in words.iter() {
                         let word = &src.as_bytes()[x..y];
                         // the word's own ids and spans, then moved on (spans padded to the ids
                         // before them cost a line a pass over all its ids at every word)
-                        wids.clear();
-                        wsp.clear();
+                        entry.clear();
                         match cache.get(word) {
-                            Some(hit) => {
-                                wids.extend(hit.iter().map(|&(id, _, _)| id));
-                                wsp.extend(hit.iter().map(|&(_, p, q)| (p, q)));
-                            }
+                            Some(hit) => entry.extend_from_slice(hit),
                             None => {
-                                self.encode_word_spans(word, &mut wids, &mut wsp);
-                                let entry: Vec<(u32, u32, u32)> = wids
-                                    .iter()
-                                    .zip(&wsp)
-                                    .map(|(&id, &(p, q))| (id, p, q))
-                                    .collect();
-                                cache.insert(word, &entry);
+                                wids.clear();
+                                wsp.clear();
+                                self.encode_word_spans(word, wids, wsp);
+                                entry.extend(wids.iter().zip(wsp.iter()).map(|(&id, &(p, q))| (id, p, q)));
+                                cache.insert(word, entry);
                             }
                         }
-                        ids.extend_from_slice(&wids);
-                        for &(p, q) in &wsp {
+                        for &(id, p, q) in entry.iter() {
+                            ids.push(id);
                             let (lo, hi) = ((x + p as usize).min(y), (x + q as usize).min(y));
                             offs.push(span_of(sp, lo, hi));
+                            if !want_ends {
+                                continue;
+                            }
                             ends.push(if self.byte_level {
                                 let t = &src.as_bytes()[lo..hi];
                                 let lead = t.iter().take_while(|&&b| b == b' ').count() as u32;
@@ -1465,9 +1471,31 @@ fn space_ends(t: &str) -> (u32, u32) {
 }
 
 /// Words to their ids and each id's byte span in the word, for the offsets path
-/// ([`HfPipeline::encode_offsets_with`]): a word's tokens and their spans depend on its bytes
+/// ([`HfPipeline::encode_offsets_into`]): a word's tokens and their spans depend on its bytes
 /// alone.
 pub type SpanCache = subwords_core::word_cache::WordCache<(u32, u32, u32)>;
+
+/// What [`HfPipeline::encode_offsets_into`] keeps from text to text of one worker: the words'
+/// ids and spans ([`SpanCache`]) and its buffers.
+#[derive(Default)]
+pub struct SpanState {
+    cache: SpanCache,
+    segments: Vec<Segment>,
+    norm_segments: Vec<Segment>,
+    words: Vec<(usize, usize)>,
+    next: Vec<(usize, usize)>,
+    bufs: (String, String),
+    wspans: SpanBufs,
+    /// per token, the spaces it begins and ends with (for `trim_offsets`)
+    ends: Vec<(u32, u32)>,
+    /// a word's `(id, start, end)` per token
+    entry: Vec<(u32, u32, u32)>,
+    wids: Vec<u32>,
+    wsp: Vec<(u32, u32)>,
+    aligned: Aligned,
+    /// byte -> code point of the text ([`offsets::char_offsets_with`])
+    map: Vec<u32>,
+}
 
 /// One normalizer on aligned text, writing tokenizers' changes (see [`offsets`]); the text it
 /// leaves is [`apply_normalizer`]'s.
@@ -2082,7 +2110,7 @@ impl Encoder for HfPipeline {
         out: &mut Vec<u32>,
     ) -> Result<()> {
         let (cache, scratch) = state;
-        HfPipeline::encode_into(self, text, allowed.mask(), Some(cache), None, scratch, out);
+        HfPipeline::encode_into(self, text, allowed.mask(), Some(cache), None, scratch, out, true);
         Ok(())
     }
 }

@@ -23,7 +23,7 @@ use unicode_normalization_alignments::char::{
 };
 
 /// Text with, for each of its bytes, the byte span of the original text it came from.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Aligned {
     pub text: String,
     pub spans: Vec<(u32, u32)>,
@@ -34,12 +34,26 @@ pub struct Aligned {
 impl Aligned {
     /// `s` unchanged: each byte spans its own character; `base` is where `s` starts.
     pub fn new(s: &str, base: usize) -> Self {
-        let mut spans = Vec::with_capacity(s.len());
-        for (i, c) in s.char_indices() {
-            let span = ((base + i) as u32, (base + i + c.len_utf8()) as u32);
-            spans.extend(std::iter::repeat_n(span, c.len_utf8()));
+        let mut al = Aligned::default();
+        al.reset(s, base);
+        al
+    }
+
+    /// [`Aligned::new`] in this one's buffers.
+    pub fn reset(&mut self, s: &str, base: usize) {
+        self.text.clear();
+        self.text.push_str(s);
+        self.spans.clear();
+        self.spans.reserve(s.len());
+        if s.is_ascii() {
+            self.spans.extend((base..base + s.len()).map(|i| (i as u32, i as u32 + 1)));
+        } else {
+            for (i, c) in s.char_indices() {
+                let span = ((base + i) as u32, (base + i + c.len_utf8()) as u32);
+                self.spans.extend(std::iter::repeat_n(span, c.len_utf8()));
+            }
         }
-        Aligned { text: s.to_string(), spans, base: base as u32 }
+        self.base = base as u32;
     }
 
     /// The text rewritten by `dest` (see the module header), after `removed` characters are
@@ -242,6 +256,11 @@ impl Aligned {
 /// (so an end inside a character leaves that character out), or one past the last character
 /// when `end` is the text's length; a start at the end of the text stays as it is.
 pub fn char_offsets(text: &str, offsets: &mut [(u32, u32)]) {
+    char_offsets_with(text, offsets, &mut Vec::new())
+}
+
+/// [`char_offsets`] with `map` a buffer kept from text to text.
+pub fn char_offsets_with(text: &str, offsets: &mut [(u32, u32)], map: &mut Vec<u32>) {
     if text.is_ascii() {
         // a byte is a code point: what the map below gives, without it
         let n = text.len();
@@ -255,7 +274,8 @@ pub fn char_offsets(text: &str, offsets: &mut [(u32, u32)]) {
         }
         return;
     }
-    let mut map: Vec<u32> = Vec::with_capacity(text.len());
+    map.clear();
+    map.reserve(text.len());
     for (i, c) in text.chars().enumerate() {
         map.extend(std::iter::repeat_n(i as u32, c.len_utf8()));
     }
