@@ -398,7 +398,8 @@ impl PyHfPipeline {
             t.resize_with((SPAN_STARTS * SPAN_LENS) as usize, || None);
         }
         let mut tuple = |x: u32, y: u32| -> *mut pyo3::ffi::PyObject {
-            let Some(table) = shared.as_mut().filter(|_| x < SPAN_STARTS && y >= x && y - x < SPAN_LENS)
+            let Some(table) =
+                shared.as_mut().filter(|_| x < SPAN_STARTS && y >= x && y - x < SPAN_LENS)
             else {
                 return crate::raw::span_tuple(ints, x, y);
             };

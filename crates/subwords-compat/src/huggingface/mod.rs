@@ -871,7 +871,14 @@ impl HfPipeline {
         trim: Option<bool>,
     ) -> Vec<(u32, u32, u32)> {
         let (mut ids, mut offs) = (Vec::new(), Vec::new());
-        self.encode_offsets_into(text, allowed, trim, &mut SpanState::default(), &mut ids, &mut offs);
+        self.encode_offsets_into(
+            text,
+            allowed,
+            trim,
+            &mut SpanState::default(),
+            &mut ids,
+            &mut offs,
+        );
         ids.into_iter().zip(offs).map(|(i, (a, b))| (i, a, b)).collect()
     }
 
@@ -1009,7 +1016,9 @@ impl HfPipeline {
                                 wids.clear();
                                 wsp.clear();
                                 self.encode_word_spans(word, wids, wsp);
-                                entry.extend(wids.iter().zip(wsp.iter()).map(|(&id, &(p, q))| (id, p, q)));
+                                entry.extend(
+                                    wids.iter().zip(wsp.iter()).map(|(&id, &(p, q))| (id, p, q)),
+                                );
                                 cache.insert(word, entry);
                             }
                         }
