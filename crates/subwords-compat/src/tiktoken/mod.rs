@@ -31,6 +31,12 @@
 //!   merges (callgrind), a pinned pass 28.5-29.6 -> 34.6-36.8 MB/s.
 //! * The per-chunk lookup is inlined into the scanner's loop: 4.5 fewer instructions a byte of
 //!   English (o200k, callgrind), within the noise in time.
+//! * Tried and dropped (pinned in-process passes, o200k, 16 KB chunks; benchmarks/README.md has
+//!   the figures): chunks looked up in blocks of 32 with their slots prefetched (level fresh,
+//!   slower warm); a direct-mapped 128 KB table of the 16 Ki lowest-ranked tokens probed first
+//!   (slower fresh); whole chunks looked up without the filter (English warm 175-199 -> 155-168
+//!   MB/s); the merges' minimum over eight SSE2 lanes (half the mispredicts, 29.0-33.0 ->
+//!   27.2-29.2 MB/s on multilingual).
 //! * A chunk that needs merges is merged once; repeats are copied from the word cache kept per
 //!   worker across calls, which a batch's threads share ([`RankState`]). Multilingual text
 //!   (Cyrillic, CJK) is where this pays.
