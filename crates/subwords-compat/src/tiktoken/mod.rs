@@ -66,9 +66,10 @@
 //!   67.0-73.2 -> 74.4-80.3 MB/s, multilingual 23.1-26.1 -> 25.2-26.3; 15 M instructions
 //!   (2-5 ms) more to load.
 //! * Against the fastest installable encoders (`benchmarks/bench_encode_peers.py`, both
-//!   vocabularies in one run): ahead of fastokens on cl100k in 11 of 12 cells (0.97-2.70x); on
-//!   o200k behind it on one thread (0.50-0.94x) and ahead or level on two (batch, 1.00-3.75x),
-//!   though within 8% of it in instructions per byte of English (callgrind).
+//!   vocabularies in one run): ahead of fastokens on cl100k in every cell (1.26-2.34x); on
+//!   o200k behind it on one thread (0.66-0.97x) and ahead on two (batch, 1.04-2.28x), though
+//!   level with it in instructions per byte of English (callgrind); benchmarks/README.md says
+//!   where the time goes.
 
 /// The scanners moved to the core (trained models use them too); the old path still works.
 pub use subwords_core::spelling::openai as split;
