@@ -24,8 +24,19 @@
 //!   16-byte load and a mask ([`packed_at`]). Hashing the byte slice instead cost a `memcmp` per
 //!   hit, a variable-length copy a `memmove` per lookup, and building the key by the length's
 //!   cases a mispredicted branch on text of mixed word lengths.
-//! * Pieces of at most 64 bytes merge in arrays on the stack, the lowest pair found as the least
-//!   of (rank, place) packed in one integer ([`RankBpe::merge_small`]).
+//! * Pieces of at most 64 bytes merge in arrays on the stack ([`RankBpe::merge_small`]): parts
+//!   linked by their first byte, each join a `u32` of (rank, place), the lowest the minimum of
+//!   a fixed number of them. Against removing the merged part from the arrays and a `u64` per
+//!   join: o200k, 16 KB chunks of multilingual lines, 95.6 M -> 60.1 M instructions in the
+//!   merges (callgrind), a pinned pass 28.5-29.6 -> 34.6-36.8 MB/s.
+//! * The per-chunk lookup is inlined into the scanner's loop: 4.5 fewer instructions a byte of
+//!   English (o200k, callgrind), within the noise in time.
+//! * Tried and dropped (pinned in-process passes, o200k, 16 KB chunks; benchmarks/README.md has
+//!   the figures): chunks looked up in blocks of 32 with their slots prefetched (level fresh,
+//!   slower warm); a direct-mapped 128 KB table of the 16 Ki lowest-ranked tokens probed first
+//!   (slower fresh); whole chunks looked up without the filter (English warm 175-199 -> 155-168
+//!   MB/s); the merges' minimum over eight SSE2 lanes (half the mispredicts, 29.0-33.0 ->
+//!   27.2-29.2 MB/s on multilingual).
 //! * A chunk that needs merges is merged once; repeats are copied from the word cache kept per
 //!   worker across calls, which a batch's threads share ([`RankState`]). Multilingual text
 //!   (Cyrillic, CJK) is where this pays.
@@ -55,9 +66,10 @@
 //!   67.0-73.2 -> 74.4-80.3 MB/s, multilingual 23.1-26.1 -> 25.2-26.3; 15 M instructions
 //!   (2-5 ms) more to load.
 //! * Against the fastest installable encoders (`benchmarks/bench_encode_peers.py`, both
-//!   vocabularies in one run): ahead of fastokens on cl100k in 11 of 12 cells (0.97-2.70x); on
-//!   o200k behind it on one thread (0.50-0.94x) and ahead or level on two (batch, 1.00-3.75x),
-//!   though within 8% of it in instructions per byte of English (callgrind).
+//!   vocabularies in one run): ahead of fastokens on cl100k in every cell (1.26-2.34x); on
+//!   o200k behind it on one thread (0.66-0.97x) and ahead on two (batch, 1.04-2.28x), though
+//!   level with it in instructions per byte of English (callgrind); benchmarks/README.md says
+//!   where the time goes.
 
 /// The scanners moved to the core (trained models use them too); the old path still works.
 pub use subwords_core::spelling::openai as split;
@@ -105,6 +117,8 @@ use crate::{Error, Result};
 pub const LONG_CHUNK: usize = 256;
 /// Chunks of at most this many bytes merge in arrays on the stack ([`RankBpe::merge_small`]).
 const SMALL_PIECE: usize = 64;
+/// [`RankBpe::merge_small`] keeps a rank and a place below [`SMALL_PIECE`] in one `u32`.
+const SMALL_RANKS: u32 = (1 << 26) - 1;
 /// The longest token a rank file may hold, in bytes.
 pub const MAX_TOKEN_BYTES: usize = 1 << 16;
 /// Two tokens both ranked below this have their join's rank in a dense table
@@ -129,6 +143,8 @@ pub struct RankBpe {
     /// The rank of the token `left ++ right`, `NONE` if it is none, for every two ranks below
     /// [`DENSE`], indexed by `left * DENSE + right` (1 MB).
     dense: Box<[u32]>,
+    /// Whether every rank is below [`SMALL_RANKS`], as [`RankBpe::merge_small`] needs.
+    narrow: bool,
     /// id -> (offset, length) in `token_bytes`; `(NONE, 0)` for ids with no token.
     spans: Vec<(u32, u32)>,
     token_bytes: Vec<u8>,
@@ -202,6 +218,7 @@ impl RankBpe {
                 )));
             }
         }
+        let narrow = max_id < SMALL_RANKS;
         let mut byte_rank = [NONE; 256];
         for b in 0..=255u8 {
             match short.get(pack(&[b])) {
@@ -274,6 +291,7 @@ impl RankBpe {
             byte_rank,
             pair_rank,
             dense,
+            narrow,
             spans,
             token_bytes: flat,
             specials,
@@ -375,21 +393,25 @@ impl RankBpe {
 
     fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>, scratch: &mut RankState) {
         let bytes = text.as_bytes();
-        self.splitter.split(text, |a, b| {
-            let n = b - a;
-            if n <= PACKED_LEN {
-                // the chunks that are one token, inline in the split loop; the rest out of line
-                let key = packed_at(bytes, a, n);
-                let r = self.short.get(key);
-                if r != NONE {
-                    out.push(r);
+        self.splitter.split(
+            text,
+            #[inline(always)]
+            |a, b| {
+                let n = b - a;
+                if n <= PACKED_LEN {
+                    // the chunks that are one token, inline in the split loop; the rest out of line
+                    let key = packed_at(bytes, a, n);
+                    let r = self.short.get(key);
+                    if r != NONE {
+                        out.push(r);
+                    } else {
+                        self.encode_short_rest(key, &bytes[a..b], out, scratch);
+                    }
                 } else {
-                    self.encode_short_rest(key, &bytes[a..b], out, scratch);
+                    self.encode_rest(&bytes[a..b], out, scratch);
                 }
-            } else {
-                self.encode_rest(&bytes[a..b], out, scratch);
-            }
-        });
+            },
+        );
     }
 
     /// A chunk of at most [`PACKED_LEN`] bytes, packed as `key`, that is not a token: its ids
@@ -404,7 +426,11 @@ impl RankBpe {
     ) {
         if !scratch.words.extend_packed(key, out) {
             let start = out.len();
-            self.merge_small(chunk, out);
+            if self.narrow {
+                self.merge_small(chunk, out);
+            } else {
+                self.merge_scan(chunk, out, &mut scratch.parts);
+            }
             scratch.words.insert_packed(key, &out[start..]);
         }
     }
@@ -424,7 +450,7 @@ impl RankBpe {
         }
         if !scratch.words.extend_into(chunk, out) {
             let start = out.len();
-            if chunk.len() <= SMALL_PIECE {
+            if chunk.len() <= SMALL_PIECE && self.narrow {
                 self.merge_small(chunk, out);
             } else {
                 self.merge_scan(chunk, out, &mut scratch.parts);
@@ -450,64 +476,78 @@ impl RankBpe {
 
     /// [`RankBpe::merge_scan`] for a piece of 2 to [`SMALL_PIECE`] bytes, in arrays on the stack:
     /// the piece is copied into a zero-padded buffer, so the key of any stretch of it is one
-    /// 16-byte load and a mask ([`packed_at`]), and the lowest pair is found without a branch per
-    /// part (the minimum of rank and place in one integer, leftmost on ties).
+    /// 16-byte load and a mask ([`packed_at`]). A part is named by its first byte and linked to
+    /// its neighbours, so a merge moves nothing; each part's join with the next is one `u32`,
+    /// its rank above the part's place (leftmost on ties), and the lowest is the minimum of a
+    /// fixed number of them, with no branch per part. Ranks must be below [`SMALL_RANKS`]
+    /// (`narrow`); the callers send other files' pieces to [`RankBpe::merge_scan`].
     fn merge_small(&self, piece: &[u8], out: &mut Vec<u32>) {
         let n = piece.len();
-        debug_assert!((2..=SMALL_PIECE).contains(&n));
+        debug_assert!((2..=SMALL_PIECE).contains(&n) && self.narrow);
         let mut buf = [0u8; SMALL_PIECE + 16];
         buf[..n].copy_from_slice(piece);
-        // part i is buf[start[i]..start[i + 1]], its token token[i], and pair[i] the rank of
-        // it joined with part i + 1 (NONE for none, and for the last part)
-        let mut start = [0u8; SMALL_PIECE + 1];
-        let mut pair = [NONE; SMALL_PIECE];
+        // part s is buf[s..next[s]], its token token[s]; joins[s] is the rank of it joined
+        // with the next part, shifted up by 6 bits and or'ed with s (u32::MAX for none, for
+        // the last part, and for the bytes inside a part)
+        let mut joins = [u32::MAX; SMALL_PIECE];
         let mut token = [0u32; SMALL_PIECE];
+        let mut next = [0u8; SMALL_PIECE];
+        let mut prev = [0u8; SMALL_PIECE];
         for i in 0..n {
-            start[i] = i as u8;
             token[i] = self.byte_rank[buf[i] as usize];
-            pair[i] = self.pair(buf[i], buf[i + 1]);
+            next[i] = i as u8 + 1;
+            prev[i] = (i as u8).wrapping_sub(1);
         }
-        pair[n - 1] = NONE;
-        start[n] = n as u8;
+        let key = |r: u32, s: usize| if r == NONE { u32::MAX } else { r << 6 | s as u32 };
+        for i in 0..n - 1 {
+            joins[i] = key(self.pair(buf[i], buf[i + 1]), i);
+        }
         // the rank of parts `left` and `right`, buf[a..b], joined
-        let rank_of = |left: u32, right: u32, a: u8, b: u8| -> u32 {
+        let rank_of = |left: u32, right: u32, a: usize, b: usize| -> u32 {
             if let Some(r) = self.join(left, right) {
                 return r;
             }
-            let (a, len) = (a as usize, (b - a) as usize);
+            let len = b - a;
             if len <= PACKED_LEN {
                 self.short.get(packed_at(&buf, a, len))
             } else {
-                self.long.get(&buf[a..a + len]).copied().unwrap_or(NONE)
+                self.long.get(&buf[a..b]).copied().unwrap_or(NONE)
             }
         };
-        let mut m = n;
+        let width = (n - 1).div_ceil(8) * 8;
         loop {
-            let mut best = u64::MAX;
-            for (i, &p) in pair[..m].iter().enumerate() {
-                best = best.min((p as u64) << 32 | i as u64);
+            let mut best = u32::MAX;
+            for c in joins[..width].chunks_exact(8) {
+                for &j in c {
+                    best = best.min(j);
+                }
             }
-            let r = (best >> 32) as u32;
-            if r == NONE {
+            if best == u32::MAX {
                 break;
             }
-            // part k + 1 joins part k
-            let k = best as u32 as usize;
-            token[k] = r;
-            for i in k + 1..m - 1 {
-                start[i] = start[i + 1];
-                pair[i] = pair[i + 1];
-                token[i] = token[i + 1];
-            }
-            start[m - 1] = start[m];
-            m -= 1;
-            pair[k] =
-                if k + 1 < m { rank_of(r, token[k + 1], start[k], start[k + 2]) } else { NONE };
-            if k > 0 {
-                pair[k - 1] = rank_of(token[k - 1], r, start[k - 1], start[k + 1]);
+            // part t joins part s, which then ends where t ended
+            let (s, r) = ((best & 63) as usize, best >> 6);
+            let t = next[s] as usize;
+            let e = next[t] as usize;
+            token[s] = r;
+            next[s] = e as u8;
+            joins[t] = u32::MAX;
+            joins[s] = if e < n {
+                prev[e] = s as u8;
+                key(rank_of(r, token[e], s, next[e] as usize), s)
+            } else {
+                u32::MAX
+            };
+            if s > 0 {
+                let p = prev[s] as usize;
+                joins[p] = key(rank_of(token[p], r, p, e), p);
             }
         }
-        out.extend_from_slice(&token[..m]);
+        let mut s = 0;
+        while s < n {
+            out.push(token[s]);
+            s = next[s] as usize;
+        }
     }
 
     /// The merge loop with a linear scan for the lowest pair: the fastest for short chunks.
