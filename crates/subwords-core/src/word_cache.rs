@@ -485,10 +485,12 @@ impl<V: Value> Default for Table<V> {
 impl<V: Value> Table<V> {
     #[inline]
     fn get(&self, word: &[u8]) -> Option<&[V]> {
-        let entry = match word.len() {
-            ..=PACKED_LEN => self.short.get(pack(word)),
-            ..=MEDIUM_LEN => self.medium.get(pack_medium(word)),
-            _ => self.long.get(word),
+        let entry = if word.len() <= PACKED_LEN {
+            self.short.get(pack(word))
+        } else if word.len() <= MEDIUM_LEN {
+            self.medium.get(pack_medium(word))
+        } else {
+            self.long.get(word)
         };
         entry.map(|e| self.values_of(e))
     }

@@ -969,19 +969,22 @@ impl SpModel {
         let Seg { best, exact, word: scratch, packed, words, bounds } = seg;
         bounds.clear();
         for_each_word(text, |a, b| {
-            let key = match b - a {
-                ..=PACKED_LEN => (pack(&text[a..b]), 0),
-                ..=MEDIUM_LEN => pack_medium(&text[a..b]),
-                _ => (0, 0),
+            let key = if b - a <= PACKED_LEN {
+                (pack(&text[a..b]), 0)
+            } else if b - a <= MEDIUM_LEN {
+                pack_medium(&text[a..b])
+            } else {
+                (0, 0)
             };
             bounds.push((a as u32, b as u32, key));
         });
         let fetch = |words: &WordCache, i: usize| {
             if let Some(&(a, b, key)) = bounds.get(i) {
-                match (b - a) as usize {
-                    ..=PACKED_LEN => words.prefetch(key.0),
-                    ..=MEDIUM_LEN => words.prefetch_medium(key),
-                    _ => {}
+                let n = (b - a) as usize;
+                if n <= PACKED_LEN {
+                    words.prefetch(key.0);
+                } else if n <= MEDIUM_LEN {
+                    words.prefetch_medium(key);
                 }
             }
         };
@@ -993,10 +996,12 @@ impl SpModel {
             fetch(words, i + AHEAD);
             let word = &text[base as usize..end as usize];
             if word.len() <= MAX_CACHED_WORD {
-                let hit = match word.len() {
-                    ..=PACKED_LEN => words.get_packed(key.0),
-                    ..=MEDIUM_LEN => words.get_medium(key),
-                    _ => words.get(word),
+                let hit = if word.len() <= PACKED_LEN {
+                    words.get_packed(key.0)
+                } else if word.len() <= MEDIUM_LEN {
+                    words.get_medium(key)
+                } else {
+                    words.get(word)
                 };
                 let taken = match hit {
                     Some(hit) => self.take_word(hit, base, &mut score, &mut sink),
@@ -1359,14 +1364,14 @@ fn build_trie<'a>(
 /// ids below 2^25 and cuts below 128 bytes, which `SpModel::from_bytes` and
 /// [`MAX_CACHED_WORD`] see to.
 fn pack_word(limit: f32, cuts: &[Cut], out: &mut Vec<Cut>) {
-    let mut all = Vec::with_capacity(cuts.len() + 1);
-    all.push(limit.to_bits());
-    all.extend(cuts.iter().map(|&(a, b, id)| id << PACKED_LEN_BITS | (b - a)));
+    let mut all = std::iter::once(limit.to_bits())
+        .chain(cuts.iter().map(|&(a, b, id)| id << PACKED_LEN_BITS | (b - a)));
     out.clear();
-    out.extend(
-        all.chunks(3)
-            .map(|c| (c[0], c.get(1).copied().unwrap_or(0), c.get(2).copied().unwrap_or(0))),
-    );
+    // three numbers to a cut, 0 where the last has no more (no buffer between: a word met the
+    // first time allocated one)
+    while let Some(first) = all.next() {
+        out.push((first, all.next().unwrap_or(0), all.next().unwrap_or(0)));
+    }
 }
 
 /// Each word of a normalized text as (start, end): a run of `▁`, then up to the next `▁` (a word
@@ -1875,8 +1880,9 @@ mod tests {
         let mut slow = model(Kind::Unigram, &pieces, &rules, false);
         slow.plain_bmp.fill(0);
         slow.rule_goes_on = [true; 256];
-        let class =
-            |m: &SpModel, c: char| m.plain_bmp[2 * c as usize >> 6] >> (2 * c as usize & 63) & 3;
+        let class = |m: &SpModel, c: char| {
+            m.plain_bmp[(2 * c as usize) >> 6] >> ((2 * c as usize) & 63) & 3
+        };
         assert_eq!(class(&fast, '\u{43a}'), CHAR_COPY);
         assert_eq!(class(&fast, '\u{4e2d}'), CHAR_COPY);
         assert_eq!(class(&fast, '\u{438}'), CHAR_COPY_BEFORE);
