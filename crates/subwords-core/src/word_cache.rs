@@ -12,6 +12,11 @@
 //! or one SentencePiece cut) keeps them in its bucket, in the room the span of the shared array
 //! takes for longer runs, so its bucket is still 32 bytes and a hit on it costs one cache miss.
 //!
+//! Words of 16 to [`MEDIUM_LEN`] bytes (a word of Cyrillic or Greek letters past seven of them)
+//! have a table of the same kind, keyed by [`pack_medium`] in 48-byte slots; longer words are
+//! keyed by their own bytes in a hash map (three or four loads a hit: control bytes, bucket,
+//! key, values).
+//!
 //! A table of our own for the short words. [`Short`] keeps a word's key and entry in one
 //! 32-byte slot, probed linearly from a slot its hash names, so a hit reads one line, and the
 //! slot is known before the lookup: [`WordCache::prefetch`] lets an encoder fetch it a few words
@@ -57,6 +62,8 @@ use std::sync::Arc;
 
 /// Words of at most this many bytes are keyed by [`pack`].
 pub const PACKED_LEN: usize = 15;
+/// Words of more than [`PACKED_LEN`] and at most this many bytes are keyed by [`pack_medium`].
+pub const MEDIUM_LEN: usize = 31;
 /// Words kept before the cache starts afresh.
 pub const ENTRIES: usize = 1 << 19;
 /// Values kept before the cache starts afresh (8 per word on average at the entry limit).
@@ -91,6 +98,43 @@ pub fn pack(b: &[u8]) -> u128 {
         (b[..n].iter().enumerate().fold(0u64, |v, (i, &x)| v | (x as u64) << (8 * i)), 0)
     };
     lo as u128 | (hi as u128) << 64 | (n as u128) << 120
+}
+
+/// The key of a word of `PACKED_LEN + 1 ..= MEDIUM_LEN` bytes: its first 16 bytes, then
+/// [`pack`] of the rest (its length in the top byte). Distinct words of those lengths get
+/// distinct keys.
+#[inline(always)]
+pub fn pack_medium(b: &[u8]) -> (u128, u128) {
+    debug_assert!(b.len() > PACKED_LEN && b.len() <= MEDIUM_LEN);
+    let mut a = [0u8; 16];
+    a.copy_from_slice(&b[..16]);
+    (u128::from_le_bytes(a), pack(&b[16..]))
+}
+
+/// A key of one of the tables of words kept in their slots ([`Short`]).
+trait SlotKey: Copy + PartialEq {
+    /// The key no word has: a free slot.
+    const FREE: Self;
+    /// The first slot probed for the key, from the top bits of its hash.
+    fn home(self, shift: u32) -> usize;
+}
+
+impl SlotKey for u128 {
+    // its top byte, a length, would be 255
+    const FREE: Self = u128::MAX;
+    #[inline(always)]
+    fn home(self, shift: u32) -> usize {
+        home(self, shift)
+    }
+}
+
+impl SlotKey for (u128, u128) {
+    // the second half's top byte, a length, would be 255
+    const FREE: Self = (0, u128::MAX);
+    #[inline(always)]
+    fn home(self, shift: u32) -> usize {
+        home(self.0 ^ self.1.rotate_left(29), shift)
+    }
 }
 
 /// A value a cache stores: an id, or a SentencePiece cut.
@@ -154,6 +198,28 @@ impl<V: Value> WordCache<V> {
             }
         }
         self.own.get_short(key)
+    }
+
+    /// [`WordCache::get`] for a word of `PACKED_LEN + 1 ..= MEDIUM_LEN` bytes given as its key
+    /// ([`pack_medium`]).
+    #[inline]
+    pub fn get_medium(&self, key: (u128, u128)) -> Option<&[V]> {
+        if let Some(base) = &self.base {
+            if let Some(v) = base.get_medium(key) {
+                return Some(v);
+            }
+        }
+        self.own.get_medium(key)
+    }
+
+    /// [`WordCache::prefetch`] for a word of `PACKED_LEN + 1 ..= MEDIUM_LEN` bytes given as its
+    /// key ([`pack_medium`]).
+    #[inline]
+    pub fn prefetch_medium(&self, key: (u128, u128)) {
+        match &self.base {
+            Some(base) => base.medium.prefetch(key),
+            None => self.own.medium.prefetch(key),
+        }
     }
 
     /// Asks the processor to fetch the slots a word of at most [`PACKED_LEN`] bytes, packed as
@@ -261,9 +327,6 @@ impl<V: Value> WordCache<V> {
     }
 }
 
-/// The key no packed word has (its top byte, a length, would be 255): a free slot of [`Short`].
-const FREE: u128 = u128::MAX;
-
 /// The words of at most [`PACKED_LEN`] bytes: open addressing on their packed keys, probed linearly
 /// from the slot the key's hash names. A slot is the key and its entry, 32
 /// bytes, so a hit reads one cache line, and the slot a word will be looked up in is known
@@ -272,14 +335,14 @@ const FREE: u128 = u128::MAX;
 /// lines ran 3-6% slower for it. The table of a large batch outgrows
 /// the core's cache, and the load of a word's slot was most of a lookup's time; hashbrown's
 /// table, which this replaced, does not say where a key's bucket is.
-struct Short<F> {
-    slots: Vec<(u128, Entry<F>)>,
+struct Short<F, K = u128> {
+    slots: Vec<(K, Entry<F>)>,
     len: usize,
     /// 64 less log2 of the slot count: a hash's top bits pick the slot
     shift: u32,
 }
 
-impl<F: Copy> Default for Short<F> {
+impl<F: Copy, K> Default for Short<F, K> {
     fn default() -> Self {
         Short { slots: Vec::new(), len: 0, shift: 64 }
     }
@@ -296,20 +359,20 @@ fn home(key: u128, shift: u32) -> usize {
     (h >> shift) as usize
 }
 
-impl<F: Copy> Short<F> {
+impl<F: Copy, K: SlotKey> Short<F, K> {
     #[inline]
-    fn get(&self, key: u128) -> Option<&Entry<F>> {
+    fn get(&self, key: K) -> Option<&Entry<F>> {
         if self.len == 0 {
             return None;
         }
         let mask = self.slots.len() - 1;
-        let mut i = home(key, self.shift);
+        let mut i = key.home(self.shift);
         loop {
             let slot = &self.slots[i];
             if slot.0 == key {
                 return Some(&slot.1);
             }
-            if slot.0 == FREE {
+            if slot.0 == K::FREE {
                 return None;
             }
             i = (i + 1) & mask;
@@ -319,11 +382,11 @@ impl<F: Copy> Short<F> {
     /// Asks the processor to fetch the slot `key` is looked up in first, so that a lookup a
     /// few words later finds it in the cache. Only a hint: nothing is read here.
     #[inline]
-    fn prefetch(&self, key: u128) {
+    fn prefetch(&self, key: K) {
         if self.len == 0 {
             return;
         }
-        let at = self.slots.as_ptr().wrapping_add(home(key, self.shift));
+        let at = self.slots.as_ptr().wrapping_add(key.home(self.shift));
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a prefetch never faults and reads nothing the program sees; `at` is a slot
         unsafe {
@@ -334,16 +397,16 @@ impl<F: Copy> Short<F> {
     }
 
     /// Stores `entry` for `key`, replacing the key's entry if it has one.
-    fn insert(&mut self, key: u128, entry: Entry<F>) {
-        debug_assert!(key != FREE);
+    fn insert(&mut self, key: K, entry: Entry<F>) {
+        debug_assert!(key != K::FREE);
         if 4 * (self.len + 1) > 3 * self.slots.len() {
             self.grow();
         }
         let mask = self.slots.len() - 1;
-        let mut i = home(key, self.shift);
+        let mut i = key.home(self.shift);
         loop {
             let slot = &mut self.slots[i];
-            if slot.0 == FREE {
+            if slot.0 == K::FREE {
                 *slot = (key, entry);
                 self.len += 1;
                 return;
@@ -360,18 +423,18 @@ impl<F: Copy> Short<F> {
     #[cold]
     fn grow(&mut self) {
         let n = (2 * self.slots.len()).max(1024);
-        let old = std::mem::replace(&mut self.slots, vec![(FREE, Entry::Run(0, 0)); n]);
+        let old = std::mem::replace(&mut self.slots, vec![(K::FREE, Entry::Run(0, 0)); n]);
         self.shift = 64 - n.trailing_zeros();
         self.len = 0;
         for (key, entry) in old {
-            if key != FREE {
+            if key != K::FREE {
                 self.insert(key, entry);
             }
         }
     }
 
-    fn iter(&self) -> impl Iterator<Item = (u128, &Entry<F>)> {
-        self.slots.iter().filter(|s| s.0 != FREE).map(|s| (s.0, &s.1))
+    fn iter(&self) -> impl Iterator<Item = (K, &Entry<F>)> {
+        self.slots.iter().filter(|s| s.0 != K::FREE).map(|s| (s.0, &s.1))
     }
 
     fn len(&self) -> usize {
@@ -390,9 +453,9 @@ impl<F: Copy> Short<F> {
         }
         let want = (self.len + self.len / 3 + 1).next_power_of_two().max(1024);
         if want >= self.slots.len() {
-            self.slots.fill((FREE, Entry::Run(0, 0)));
+            self.slots.fill((K::FREE, Entry::Run(0, 0)));
         } else {
-            self.slots = vec![(FREE, Entry::Run(0, 0)); want];
+            self.slots = vec![(K::FREE, Entry::Run(0, 0)); want];
             self.shift = 64 - want.trailing_zeros();
         }
         self.len = 0;
@@ -402,6 +465,7 @@ impl<F: Copy> Short<F> {
 /// A table of encoded words: the module header's layout.
 pub struct Table<V: Value> {
     short: Short<V::Few>,
+    medium: Short<V::Few, (u128, u128)>,
     long: Map<Box<[u8]>, Entry<V::Few>>,
     /// The values of the words with more than [`Value::Few`] holds.
     values: Vec<V>,
@@ -409,16 +473,32 @@ pub struct Table<V: Value> {
 
 impl<V: Value> Default for Table<V> {
     fn default() -> Self {
-        Table { short: Short::default(), long: Map::default(), values: Vec::new() }
+        Table {
+            short: Short::default(),
+            medium: Short::default(),
+            long: Map::default(),
+            values: Vec::new(),
+        }
     }
 }
 
 impl<V: Value> Table<V> {
     #[inline]
     fn get(&self, word: &[u8]) -> Option<&[V]> {
-        let entry =
-            if word.len() <= PACKED_LEN { self.short.get(pack(word)) } else { self.long.get(word) };
+        let entry = if word.len() <= PACKED_LEN {
+            self.short.get(pack(word))
+        } else if word.len() <= MEDIUM_LEN {
+            self.medium.get(pack_medium(word))
+        } else {
+            self.long.get(word)
+        };
         entry.map(|e| self.values_of(e))
+    }
+
+    /// The values of the word of `PACKED_LEN + 1 ..= MEDIUM_LEN` bytes keyed `key`.
+    #[inline]
+    fn get_medium(&self, key: (u128, u128)) -> Option<&[V]> {
+        self.medium.get(key).map(|e| self.values_of(e))
     }
 
     /// The values of the short word packed as `key`.
@@ -440,7 +520,11 @@ impl<V: Value> Table<V> {
             return self.insert_short(pack(word), values);
         }
         if let Some(entry) = self.make_room(values) {
-            self.long.insert(word.into(), entry);
+            if word.len() <= MEDIUM_LEN {
+                self.medium.insert(pack_medium(word), entry);
+            } else {
+                self.long.insert(word.into(), entry);
+            }
         }
     }
 
@@ -480,6 +564,10 @@ impl<V: Value> Table<V> {
             let entry = other.moved(e, self);
             self.short.insert(key, entry);
         }
+        for (key, e) in other.medium.iter() {
+            let entry = other.moved(e, self);
+            self.medium.insert(key, entry);
+        }
         for (key, e) in &other.long {
             let entry = other.moved(e, self);
             self.long.insert(key.clone(), entry);
@@ -495,7 +583,7 @@ impl<V: Value> Table<V> {
     }
 
     fn len(&self) -> usize {
-        self.short.len() + self.long.len()
+        self.short.len() + self.medium.len() + self.long.len()
     }
 
     fn is_empty(&self) -> bool {
@@ -504,6 +592,7 @@ impl<V: Value> Table<V> {
 
     fn clear(&mut self) {
         self.short.clear();
+        self.medium.clear();
         self.long.clear();
         self.values.clear();
     }
@@ -542,8 +631,21 @@ mod tests {
         let mut c: WordCache<u32> = WordCache::default();
         // 15 and 16 bytes: one on each side of the packed keys; "" and a word that is a prefix
         // of another with a zero byte after it (the packed key pads with zeros)
-        let words: [&[u8]; 6] =
-            [b"", b"a", b"a\0", b"fifteen bytes!!", b"sixteen bytes!!!", b"sixteen bytes!!?"];
+        // and 31 and 32 bytes, each side of the medium keys, and a medium word that is a
+        // prefix of another with a zero byte after it
+        let words: [&[u8]; 11] = [
+            b"",
+            b"a",
+            b"a\0",
+            b"fifteen bytes!!",
+            b"sixteen bytes!!!",
+            b"sixteen bytes!!?",
+            b"sixteen bytes!!!\0",
+            b"thirty-one bytes, the last one.",
+            b"thirty-one bytes, the last one?",
+            b"thirty-two bytes: the first long",
+            b"thirty-two bytes: the first lonG",
+        ];
         for (i, w) in words.iter().enumerate() {
             assert_eq!(c.get(w), None);
             c.insert(w, &vec![i as u32; i]);
@@ -559,6 +661,7 @@ mod tests {
         assert!(!c.extend_into(b"b", &mut out) && out.is_empty());
         c.clear();
         assert!(c.is_empty() && c.get(b"a").is_none() && c.get(b"sixteen bytes!!!").is_none());
+        assert!(c.get(b"thirty-one bytes, the last one.").is_none());
     }
 
     /// The open-addressing table of short words: keys whose home slot is the same (found by

@@ -83,6 +83,24 @@ pub struct PyEncoder {
 /// wait for the GIL besides.
 const HOLD_GIL_BYTES: usize = 256;
 
+thread_local! {
+    /// [`with_ids_buffer`]'s buffer.
+    static IDS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `f` with an empty buffer for a short text's ids, kept by the thread between calls (a call on
+/// one line allocated and freed one); a fresh one when the thread's is in use. For texts of at
+/// most a few kilobytes, so that what the buffer keeps stays small.
+pub(crate) fn with_ids_buffer<R>(f: impl FnOnce(&mut Vec<u32>) -> R) -> R {
+    IDS.with(|buf| match buf.try_borrow_mut() {
+        Ok(mut ids) => {
+            ids.clear();
+            f(&mut ids)
+        }
+        Err(_) => f(&mut Vec::new()),
+    })
+}
+
 impl PyEncoder {
     fn held(&self, py: Python<'_>) -> Held {
         match &self.held {
@@ -166,13 +184,19 @@ impl PyEncoder {
         }
         with_held!(&self.held, h => {
             let none = Allowed::none();
-            let call = Call::plain(&none);
-            let ids = if s.len() <= HOLD_GIL_BYTES {
-                encoder::encode(h.engine(), s, None, call)
-            } else {
-                py.detach(|| encoder::encode(h.engine(), s, None, call))
+            let e = h.engine();
+            if s.len() <= HOLD_GIL_BYTES {
+                // `encoder::encode` of one text without a template, into the thread's buffer
+                return with_ids_buffer(|ids| {
+                    e.states()
+                        .with(0, |state| e.encode_into(s, &none, state, ids))
+                        .map_err(|err| to_py(py, err))?;
+                    Ok(Some(crate::id_list(py, h.ints(py), ids)?))
+                });
             }
-            .map_err(|e| to_py(py, e))?;
+            let ids = py
+                .detach(|| encoder::encode(e, s, None, Call::plain(&none)))
+                .map_err(|err| to_py(py, err))?;
             Ok(Some(crate::id_list(py, h.ints(py), &ids)?))
         })
     }

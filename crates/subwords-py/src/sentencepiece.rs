@@ -44,16 +44,36 @@ impl SpModel {
         })
     }
 
-    /// The ids of one text, the GIL let go for a long one.
-    fn ids_of(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
-        use subwords_core::encoder::{encode, Allowed, Call};
-        let call = Call { allowed: &Allowed::none(), template: None };
+    /// The ids of one text into `out` (cleared first), the GIL let go for a long one.
+    fn ids_into(&self, py: Python<'_>, text: &str, out: &mut Vec<u32>) -> PyResult<()> {
+        out.clear();
         let r = if text.len() < HOLD_GIL_BELOW {
-            encode(&self.inner, text, None, call)
+            self.inner.encode(text, out)
         } else {
-            py.detach(|| encode(&self.inner, text, None, call))
+            py.detach(|| self.inner.encode(text, out))
         };
         r.map_err(|e| to_py(py, e))
+    }
+
+    /// `f` with the UTF-8 of the argument `text`: borrowed from an exact `str`
+    /// ([`crate::raw::exact_str`]), else read as pyo3 reads a `str` argument (a subclass; a
+    /// lone surrogate's or a wrong type's error as for a `text: &str` parameter).
+    fn with_text<R>(
+        py: Python<'_>,
+        text: &Bound<'_, PyAny>,
+        f: impl FnOnce(&str) -> PyResult<R>,
+    ) -> PyResult<R> {
+        if let Some(s) = crate::raw::exact_str(py, text) {
+            return f(&s);
+        }
+        let s = text.extract::<PyBackedStr>().map_err(|e| {
+            if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) {
+                pyo3::exceptions::PyTypeError::new_err(format!("argument 'text': {}", e.value(py)))
+            } else {
+                e
+            }
+        })?;
+        f(&s)
     }
 
     /// The pieces of a text whose ids hold `<unk>`: an unknown run's piece is its own text.
@@ -81,20 +101,37 @@ impl SpModel {
     }
 
     /// The ids of `text` as `sentencepiece`'s `encode(text)`: the encoder's `encode` with
-    /// nothing allowed and no template, for the face's plainest call.
-    fn ids<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.ids_of(py, text)?;
-        crate::id_list(py, self.ints(py), &ids)
+    /// nothing allowed and no template, for the face's plainest call. A short text's ids go
+    /// through one buffer per thread, kept between calls (at most a short text's ids).
+    fn ids<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        Self::with_text(py, text, |text| {
+            let ids_of = |ids: &mut Vec<u32>| {
+                self.ids_into(py, text, ids)?;
+                crate::id_list(py, self.ints(py), ids)
+            };
+            if text.len() < HOLD_GIL_BELOW {
+                crate::encoder::with_ids_buffer(ids_of)
+            } else {
+                ids_of(&mut Vec::new())
+            }
+        })
     }
 
     /// The pieces of `text` as `sentencepiece`'s `encode(text, out_type=str)` (an unknown run's
     /// piece is its own normalized text), each known piece a shared str.
-    fn pieces_of<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.ids_of(py, text)?;
-        if ids.contains(&self.inner.unk) {
-            return self.pieces_with_unknowns(py, text);
-        }
-        crate::id_list(py, self.strs(py), &ids)
+    fn pieces_of<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        Self::with_text(py, text, |text| {
+            let mut ids = Vec::new();
+            self.ids_into(py, text, &mut ids)?;
+            if ids.contains(&self.inner.unk) {
+                return self.pieces_with_unknowns(py, text);
+            }
+            crate::id_list(py, self.strs(py), &ids)
+        })
     }
 
     /// [`SpModel::pieces_of`] of every text of a list, the ids found on `threads` threads (the

@@ -695,6 +695,9 @@ class SentencePieceProcessor:
         self._decode_extra_reverse = False
         self._vocab_source: Optional[bytes] = None
         self._plain = False
+        self._one: Any = None
+        self._one_ids: Any = None
+        self._one_pieces: Any = None
         self.Init(model_file=model_file, model_proto=model_proto, out_type=out_type, add_bos=add_bos, add_eos=add_eos,
                   reverse=reverse, emit_unk_piece=emit_unk_piece, enable_sampling=enable_sampling,
                   nbest_size=nbest_size, alpha=alpha, num_threads=num_threads, return_type=return_type)
@@ -716,6 +719,11 @@ class SentencePieceProcessor:
         self._plain = (self._model is not None and not any(self._encode_extra)
                        and not (o["add_bos"] or o["add_eos"] or o["reverse"] or o["emit_unk_piece"]
                                 or o["enable_sampling"]))
+        # the engine's call for one text: with no out_type (the processor's own), ids, pieces
+        m = self._model if self._plain else None
+        self._one_ids = m.ids if m is not None else None
+        self._one_pieces = m.pieces_of if m is not None else None
+        self._one = {int: self._one_ids, str: self._one_pieces}.get(o["out_type"])
 
     @classmethod
     def from_file(cls, model_file: Any, return_type: Any = None, **kwargs: Any) -> "SentencePieceProcessor":
@@ -774,6 +782,8 @@ class SentencePieceProcessor:
     # -- pickling -------------------------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
+        for k in ("_one", "_one_ids", "_one_pieces"):  # the engine's calls, made again on loading
+            state.pop(k, None)
         model = state.pop("_model", None)
         state["_model_bytes"] = None if model is None else (self._vocab_source or model.data)
         state["_restricted"] = None if self._vocab_source is None or model is None else model.data
@@ -837,11 +847,13 @@ class SentencePieceProcessor:
             out.append((f, wt, v))
         self._model = _Model(wire.serialize(out))
         self._vocab_source = source
+        self._refresh()
 
     def ResetVocabulary(self) -> None:
         if self._vocab_source is not None:
             self._model = _Model(self._vocab_source)
             self._vocab_source = None
+            self._refresh()
 
     def LoadVocabulary(self, filename: Any, threshold: int) -> None:
         """Keeps the pieces of a ``piece<TAB>frequency`` file whose frequency is at least
@@ -950,30 +962,23 @@ class SentencePieceProcessor:
                return_bytes: Optional[bool] = None) -> Any:
         # the plain calls (ids or pieces, no per-call option, defaults that add nothing) go
         # straight to the engine
-        if (self._plain and add_bos is None and add_eos is None and reverse is None and emit_unk_piece is None
+        if (add_bos is None and add_eos is None and reverse is None and emit_unk_piece is None
                 and enable_sampling is None and return_type is None and return_bytes is None):
-            t = self._opts["out_type"] if out_type is None else out_type
             ti = type(input)
-            if t is int:
-                if ti is str:
-                    return self._model.ids(input)  # type: ignore[union-attr]
-                if ti is list and thread_pool is None:
-                    n = self._opts["num_threads"] if num_threads is None else num_threads
-                    try:
-                        with _gc_paused():
-                            return self._model.e.encode_batch(input, _threads(n, None))  # type: ignore[union-attr]
-                    except TypeError:
-                        pass  # bytes among the texts: the general path below
-            elif t is str:
-                if ti is str:
-                    return self._model.pieces_of(input)  # type: ignore[union-attr]
-                if ti is list and thread_pool is None:
-                    n = self._opts["num_threads"] if num_threads is None else num_threads
-                    try:
-                        with _gc_paused():
-                            return self._model.pieces_of_batch(input, _threads(n, None))  # type: ignore[union-attr]
-                    except TypeError:
-                        pass
+            if ti is str:
+                one = (self._one if out_type is None else self._one_ids if out_type is int
+                       else self._one_pieces if out_type is str else None)
+                if one is not None:
+                    return one(input)
+            t = self._opts["out_type"] if out_type is None else out_type
+            if self._plain and ti is list and thread_pool is None and (t is int or t is str):
+                n = self._opts["num_threads"] if num_threads is None else num_threads
+                batch = self._model.e.encode_batch if t is int else self._model.pieces_of_batch  # type: ignore[union-attr]
+                try:
+                    with _gc_paused():
+                        return batch(input, _threads(n, None))
+                except TypeError:
+                    pass  # bytes among the texts: the general path below
         return self._encode(input, out_type, add_bos, add_eos, reverse, emit_unk_piece, enable_sampling, nbest_size,
                             alpha, num_threads, thread_pool, return_type, return_bytes)
 

@@ -82,6 +82,47 @@ impl Charsmap {
         })
     }
 
+    /// What can match at a position that starts with the bytes `ch` (a whole character): None
+    /// when a rule is `ch` or a prefix of it; else the bytes that rules starting with `ch` go on
+    /// with (`next`, set for each), so that `ch` stays as it is when the byte after it is none
+    /// of them (or the text ends). Nothing set in `next`: no rule can match there at all.
+    pub fn after_char(&self, ch: &[u8], next: &mut [bool; 256]) -> Option<()> {
+        let units = &self.trie.0;
+        let unit = |i: u32| -> Option<u32> {
+            let i = i as usize * 4;
+            let b = units.get(i..i + 4)?;
+            Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        // the same steps as `Prefixes::next`
+        let offset = |u: u32| (u >> 10) << ((u & (1 << 9)) >> 6);
+        let is_child = |node: u32, c: u8| -> Option<(u32, u32)> {
+            let here = unit(node)?;
+            let child_at = offset(here) ^ node ^ c as u32;
+            let child = unit(child_at)?;
+            (child & ((1 << 31) | 0xFF) == c as u32).then_some((child_at, child))
+        };
+        let mut node = 0u32;
+        for &c in ch {
+            if c == 0 {
+                return Some(());
+            }
+            // no rule goes on with `c`: none matched before it either (below)
+            let Some((at, child)) = is_child(node, c) else { return Some(()) };
+            if (child >> 8) & 1 == 1 {
+                // a rule ends here: `ch` or a prefix of it
+                return None;
+            }
+            node = at;
+        }
+        // rules start with `ch`: the bytes they go on with
+        for c in 1..=255u8 {
+            if is_child(node, c).is_some() {
+                next[c as usize] = true;
+            }
+        }
+        Some(())
+    }
+
     /// The longest rule matching the start of `input`: (replacement, bytes of input it covers).
     #[inline]
     pub fn longest(&self, input: &[u8]) -> Result<Option<(&str, usize)>> {

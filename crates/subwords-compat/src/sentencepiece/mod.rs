@@ -55,6 +55,9 @@ const AHEAD: usize = 4;
 const COPY: u8 = 0;
 const COPY_BEFORE_ASCII: u8 = 1;
 const LOOK_UP: u8 = 2;
+/// The normalizer's classes of characters of two or three bytes (`SpModel::plain_bmp`).
+const CHAR_COPY: u64 = 1;
+const CHAR_COPY_BEFORE: u64 = 2;
 /// sentencepiece 0.2.3's `kScoreResetThreshold`.
 const RESET: f32 = 100_000.0;
 /// The BPE word cache: a word's cuts, each from the word's start.
@@ -99,9 +102,19 @@ pub struct SpModel {
     plain_stop: [bool; 256],
     /// Per byte, what the normalizer's fast path makes of it: [`COPY`] an ASCII byte other than
     /// space that no rule or user symbol starts with, [`COPY_BEFORE_ASCII`] one whose every rule
-    /// goes on with a non-ASCII byte (copied when the next byte is ASCII or the text ends),
+    /// goes on with a non-ASCII byte (copied when the next byte is ASCII or none of
+    /// `rule_goes_on`, or the text ends),
     /// [`LOOK_UP`] anything else.
     plain_class: [u8; 256],
+    /// Two bits per code point below U+10000, for the normalizer's fast path over characters of
+    /// two or three bytes that no user symbol starts with: [`CHAR_COPY`] no character-map rule is
+    /// the character, a prefix of it, or starts with it (copied as it is wherever it stands);
+    /// [`CHAR_COPY_BEFORE`] rules start with it but none is it or a prefix of it (copied as it is
+    /// when the byte after it is none of `rule_goes_on`, or the text ends); 0: looked up.
+    plain_bmp: Box<[u64]>,
+    /// The bytes that some rule goes on with after a whole [`CHAR_COPY_BEFORE`] character or a
+    /// [`COPY_BEFORE_ASCII`] byte.
+    rule_goes_on: [bool; 256],
     pub unk: u32,
     byte_ids: Option<Box<[u32; 256]>>,
     min_score: f32,
@@ -140,8 +153,9 @@ struct Seg {
     /// a word's entry in the Unigram word cache ([`pack_word`])
     packed: Vec<Cut>,
     words: WordCache,
-    /// a text's words: (start, end, the packed word when it is short)
-    bounds: Vec<(u32, u32, u128)>,
+    /// a text's words: (start, end, the word's key when it is short or medium: `pack` and 0,
+    /// or `pack_medium`)
+    bounds: Vec<(u32, u32, (u128, u128))>,
 }
 
 /// A position of a word's lattice in double precision: the best score reaching it, the second
@@ -357,6 +371,43 @@ impl SpModel {
                 _ => COPY,
             };
         }
+        // two bits per code point below U+10000 (`plain_bmp`), and the bytes some rule goes on
+        // with after a whole character
+        let mut plain_bmp = vec![0u64; 1 << 11].into_boxed_slice();
+        let mut rule_goes_on = [false; 256];
+        for c in (0x80..0x1_0000).filter_map(char::from_u32) {
+            let mut buf = [0u8; 4];
+            let ch = c.encode_utf8(&mut buf).as_bytes();
+            if user_starts[ch[0] as usize] {
+                continue;
+            }
+            let class = match &norm.charsmap {
+                Some(m) if m.starts_with(ch[0]) => {
+                    let mut next = [false; 256];
+                    match m.after_char(ch, &mut next) {
+                        None => 0,
+                        Some(()) if !next.contains(&true) => CHAR_COPY,
+                        Some(()) => {
+                            for (all, one) in rule_goes_on.iter_mut().zip(next) {
+                                *all |= one;
+                            }
+                            CHAR_COPY_BEFORE
+                        }
+                    }
+                }
+                _ => CHAR_COPY,
+            };
+            let at = 2 * c as usize;
+            plain_bmp[at >> 6] |= class << (at & 63);
+        }
+        if let Some(m) = &norm.charsmap {
+            for b in 0..0x80u8 {
+                if plain_class[b as usize] == COPY_BEFORE_ASCII {
+                    // `b` is no rule: Some, with the bytes its rules go on with
+                    let _ = m.after_char(&[b], &mut rule_goes_on);
+                }
+            }
+        }
         let inner_space = |p: &str| {
             let mut prev: Option<char> = None;
             p.chars().any(|c| {
@@ -399,6 +450,8 @@ impl SpModel {
             vscore,
             plain_stop,
             plain_class,
+            plain_bmp,
+            rule_goes_on,
             user_starts,
             bytes,
             kind,
@@ -468,6 +521,11 @@ impl SpModel {
         }
         if n.remove_extra_whitespaces {
             while !rest.is_empty() {
+                // a byte or character the normalizer copies as it is is no space: the text
+                // starts there (most texts, without looking anything up)
+                if self.plain_class[rest[0] as usize] == COPY || self.plain_char(rest) > 0 {
+                    break;
+                }
                 let (s, len) = self.normalize_prefix(rest)?;
                 if s != b" " {
                     break;
@@ -514,7 +572,7 @@ impl SpModel {
             // the bytes of the run are ASCII, so only its last byte can be followed by a
             // non-ASCII one
             if plain > 0
-                && rest.get(plain).is_some_and(|&c| c >= 0x80)
+                && rest.get(plain).is_some_and(|&c| c >= 0x80 && self.rule_goes_on[c as usize])
                 && self.plain_class[rest[plain - 1] as usize] == COPY_BEFORE_ASCII
             {
                 plain -= 1;
@@ -528,6 +586,28 @@ impl SpModel {
                 consumed += plain;
                 rest = &rest[plain..];
                 continue;
+            }
+            // fast path: characters of two or three bytes that no rule or user symbol can match
+            // ([`SpModel::plain_bmp`]): the general step below would copy each as it is
+            if rest[0] >= 0xC2 {
+                let mut run = 0;
+                loop {
+                    let len = self.plain_char(&rest[run..]);
+                    if len == 0 {
+                        break;
+                    }
+                    if offsets {
+                        map.extend(std::iter::repeat_n((consumed + run) as u32, len));
+                    }
+                    run += len;
+                }
+                if run > 0 {
+                    out.extend_from_slice(&rest[..run]);
+                    prev_space = false;
+                    consumed += run;
+                    rest = &rest[run..];
+                    continue;
+                }
             }
             // fast path: a plain space (no rule or user symbol starts with it) is what the general
             // step below makes of it, without the lookups: dropped after a space when extra
@@ -578,6 +658,28 @@ impl SpModel {
             map.push(consumed as u32);
         }
         Ok(())
+    }
+
+    /// The length of the character `rest` starts with when [`SpModel::plain_bmp`] says the
+    /// normalizer copies it as it is there; 0 otherwise (ASCII, four bytes, or a character to
+    /// look up).
+    #[inline(always)]
+    fn plain_char(&self, rest: &[u8]) -> usize {
+        let (cp, len) = match *rest {
+            [a @ 0xC2..=0xDF, b, ..] => (((a & 0x1F) as usize) << 6 | (b & 0x3F) as usize, 2),
+            [a @ 0xE0..=0xEF, b, c, ..] => {
+                (((a & 0x0F) as usize) << 12 | ((b & 0x3F) as usize) << 6 | (c & 0x3F) as usize, 3)
+            }
+            _ => return 0,
+        };
+        let at = 2 * cp;
+        match self.plain_bmp[at >> 6] >> (at & 63) & 3 {
+            CHAR_COPY => len,
+            CHAR_COPY_BEFORE if rest.get(len).is_none_or(|&b| !self.rule_goes_on[b as usize]) => {
+                len
+            }
+            _ => 0,
+        }
     }
 
     /// SentencePiece's `NormalizePrefix`: a user-defined symbol as it is, else the longest
@@ -853,7 +955,7 @@ impl SpModel {
     /// then followed by adding each cut's score, as the run adds it); past it, or for a word
     /// too long to cache, the word is run from `P`.
     ///
-    /// The words are found first, and each short word's cache slot is fetched [`AHEAD`] words
+    /// The words are found first, and each short or medium word's cache slot is fetched [`AHEAD`] words
     /// before it is looked up (the table of a large batch's words outgrows the processor's
     /// cache: the lookup's load was a quarter of a batch's time in a `perf` profile).
     fn viterbi_by_words(&self, text: &[u8], seg: &mut Seg, cuts: &mut Vec<Cut>) {
@@ -863,17 +965,26 @@ impl SpModel {
     /// [`SpModel::viterbi_by_words`] with each cut handed to `sink` in order, placed in `text`.
     #[inline]
     fn walk_words(&self, text: &[u8], seg: &mut Seg, mut sink: impl FnMut(Cut)) {
-        use subwords_core::word_cache::{pack, PACKED_LEN};
+        use subwords_core::word_cache::{pack, pack_medium, MEDIUM_LEN, PACKED_LEN};
         let Seg { best, exact, word: scratch, packed, words, bounds } = seg;
         bounds.clear();
         for_each_word(text, |a, b| {
-            let key = if b - a <= PACKED_LEN { pack(&text[a..b]) } else { 0 };
+            let key = if b - a <= PACKED_LEN {
+                (pack(&text[a..b]), 0)
+            } else if b - a <= MEDIUM_LEN {
+                pack_medium(&text[a..b])
+            } else {
+                (0, 0)
+            };
             bounds.push((a as u32, b as u32, key));
         });
         let fetch = |words: &WordCache, i: usize| {
             if let Some(&(a, b, key)) = bounds.get(i) {
-                if (b - a) as usize <= PACKED_LEN {
-                    words.prefetch(key);
+                let n = (b - a) as usize;
+                if n <= PACKED_LEN {
+                    words.prefetch(key.0);
+                } else if n <= MEDIUM_LEN {
+                    words.prefetch_medium(key);
                 }
             }
         };
@@ -885,8 +996,13 @@ impl SpModel {
             fetch(words, i + AHEAD);
             let word = &text[base as usize..end as usize];
             if word.len() <= MAX_CACHED_WORD {
-                let hit =
-                    if word.len() <= PACKED_LEN { words.get_packed(key) } else { words.get(word) };
+                let hit = if word.len() <= PACKED_LEN {
+                    words.get_packed(key.0)
+                } else if word.len() <= MEDIUM_LEN {
+                    words.get_medium(key)
+                } else {
+                    words.get(word)
+                };
                 let taken = match hit {
                     Some(hit) => self.take_word(hit, base, &mut score, &mut sink),
                     None => {
@@ -911,7 +1027,7 @@ impl SpModel {
 
     /// A cached word's cuts ([`pack_word`]), placed at `base`, when the running score is
     /// within its limit; the running score then follows them.
-    #[inline]
+    #[inline(always)]
     fn take_word(
         &self,
         hit: &[Cut],
@@ -919,29 +1035,21 @@ impl SpModel {
         score: &mut f32,
         sink: &mut impl FnMut(Cut),
     ) -> bool {
-        if score.abs() > f32::from_bits(hit[0].0) {
+        let (limit, first, second) = hit[0];
+        if score.abs() > f32::from_bits(limit) {
             return false;
         }
-        let mut at = base;
-        let mut cut = |v: u32| {
+        // the packed cuts in order: the first is never 0 (a cut has a length), a 0 ends them
+        let packed =
+            [first, second].into_iter().chain(hit[1..].iter().flat_map(|&(a, b, c)| [a, b, c]));
+        let (mut at, mut s) = (base, *score);
+        for v in packed.take_while(|&v| v != 0) {
             let (id, len) = (v >> PACKED_LEN_BITS, v & ((1 << PACKED_LEN_BITS) - 1));
             sink((at, at + len, id));
             at += len;
-            *score += self.vscore[id as usize];
-        };
-        let (_, first, second) = hit[0];
-        cut(first);
-        if second != 0 {
-            cut(second);
-            for &(a, b, c) in &hit[1..] {
-                for v in [a, b, c] {
-                    if v == 0 {
-                        return true;
-                    }
-                    cut(v);
-                }
-            }
+            s += self.vscore[id as usize];
         }
+        *score = s;
         true
     }
 
@@ -1256,14 +1364,14 @@ fn build_trie<'a>(
 /// ids below 2^25 and cuts below 128 bytes, which `SpModel::from_bytes` and
 /// [`MAX_CACHED_WORD`] see to.
 fn pack_word(limit: f32, cuts: &[Cut], out: &mut Vec<Cut>) {
-    let mut all = Vec::with_capacity(cuts.len() + 1);
-    all.push(limit.to_bits());
-    all.extend(cuts.iter().map(|&(a, b, id)| id << PACKED_LEN_BITS | (b - a)));
+    let mut all = std::iter::once(limit.to_bits())
+        .chain(cuts.iter().map(|&(a, b, id)| id << PACKED_LEN_BITS | (b - a)));
     out.clear();
-    out.extend(
-        all.chunks(3)
-            .map(|c| (c[0], c.get(1).copied().unwrap_or(0), c.get(2).copied().unwrap_or(0))),
-    );
+    // three numbers to a cut, 0 where the last has no more (no buffer between: a word met the
+    // first time allocated one)
+    while let Some(first) = all.next() {
+        out.push((first, all.next().unwrap_or(0), all.next().unwrap_or(0)));
+    }
 }
 
 /// Each word of a normalized text as (start, end): a run of `▁`, then up to the next `▁` (a word
@@ -1744,6 +1852,79 @@ mod tests {
         assert_eq!(norm("AA\u{300}"), "\u{2581}A\u{c0}");
         assert_eq!(norm("ABA"), "\u{2581}AbA");
         assert_eq!(norm("A\u{e9}"), "\u{2581}A\u{e9}");
+    }
+
+    #[test]
+    fn a_character_skips_the_map_only_where_no_rule_can_match() {
+        // rules as nmt_nfkc's: "и" + U+0306 composes to "й", "е" + U+0308 to "ё", the full-width
+        // "Ａ" maps to "A", "ſ" (two bytes) and "ff" (three) map alone, one rule is "ы" + "x" and
+        // one "A" + U+0300;
+        // "к" and "中" start none. Every text of these characters normalizes (with offsets) as
+        // with the fast path off.
+        let rules = [
+            ("\u{438}\u{306}", "\u{439}"),
+            ("\u{435}\u{308}", "\u{451}"),
+            ("\u{ff21}", "A"),
+            ("\u{17f}", "s"),
+            ("\u{fb00}", "ff"),
+            ("\u{44b}x", "y"),
+            ("\u{3000}", " "),
+            ("A\u{300}", "\u{c0}"),
+        ];
+        let pieces = [
+            ("<unk>", 0.0, proto::UNKNOWN),
+            ("a", -1.0, proto::NORMAL),
+            ("<u>", 0.0, proto::USER_DEFINED),
+        ];
+        let fast = model(Kind::Unigram, &pieces, &rules, false);
+        let mut slow = model(Kind::Unigram, &pieces, &rules, false);
+        slow.plain_bmp.fill(0);
+        slow.rule_goes_on = [true; 256];
+        let class = |m: &SpModel, c: char| {
+            m.plain_bmp[(2 * c as usize) >> 6] >> ((2 * c as usize) & 63) & 3
+        };
+        assert_eq!(class(&fast, '\u{43a}'), CHAR_COPY);
+        assert_eq!(class(&fast, '\u{4e2d}'), CHAR_COPY);
+        assert_eq!(class(&fast, '\u{438}'), CHAR_COPY_BEFORE);
+        assert_eq!(class(&fast, '\u{44b}'), CHAR_COPY_BEFORE);
+        assert_eq!(class(&fast, '\u{ff21}'), 0);
+        assert_eq!(class(&fast, '\u{17f}'), 0);
+        assert!(fast.rule_goes_on[0xCC] && fast.rule_goes_on[b'x' as usize]);
+        assert!(!fast.rule_goes_on[0xD0] && !fast.rule_goes_on[b'y' as usize]);
+        // "A" goes on with U+0300 (0xCC 0x80), not with "é" (0xC3 0xA9)
+        assert!(fast.rule_goes_on[0xCC] && !fast.rule_goes_on[0xC3]);
+        let norm = |m: &SpModel, t: &str| m.normalize(t, true).unwrap();
+        assert_eq!(norm(&fast, "\u{438}\u{306}\u{438}").0, "\u{2581}\u{439}\u{438}");
+        assert_eq!(norm(&fast, "\u{44b}x\u{44b}y").0, "\u{2581}y\u{44b}y");
+        let alphabet = [
+            "\u{438}",
+            "\u{306}",
+            "\u{435}",
+            "\u{308}",
+            "\u{ff21}",
+            "\u{17f}",
+            "\u{fb00}",
+            "\u{44b}",
+            "x",
+            "y",
+            "\u{43a}",
+            "\u{4e2d}",
+            "\u{3000}",
+            " ",
+            "a",
+            "<u>",
+            "\u{1f600}",
+            "\u{2581}",
+            "A",
+            "\u{300}",
+            "\u{e9}",
+        ];
+        let mut rng = Rng(0x5EED);
+        for _ in 0..3000 {
+            let n = rng.below(9);
+            let text: String = (0..n).map(|_| alphabet[rng.below(alphabet.len())]).collect();
+            assert_eq!(norm(&fast, &text), norm(&slow, &text), "{text:?}");
+        }
     }
 
     #[test]
