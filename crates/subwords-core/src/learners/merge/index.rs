@@ -219,7 +219,10 @@ pub(super) fn place_pairs(flat: &Flat, index: &mut PairIndex, ranks: Option<&Ran
         + block_total(index.iter().filter(|(p, _)| ranks.cell(**p).is_none()).map(|(_, v)| v));
     let mut arena = alloc_blocks(total, table.iter_mut());
     // the other pairs' blocks after the table's
-    add_blocks(&mut arena, index.iter_mut().filter(|(p, _)| ranks.cell(**p).is_none()).map(|(_, v)| v));
+    add_blocks(
+        &mut arena,
+        index.iter_mut().filter(|(p, _)| ranks.cell(**p).is_none()).map(|(_, v)| v),
+    );
     let mut h = Places { table, ranks, index };
     fill_places(flat, &mut arena, &mut h, find);
     let Places { table, index, .. } = h;
