@@ -308,6 +308,7 @@ impl<'a> Engine<'a> {
         let (len, mark) = (self.arena.words.len(), self.arena_mark);
         match self.tuning.compaction {
             Compaction::Growth => compaction_growth(len, mark),
+            Compaction::Doubling => len > 2 * mark + (1 << 16),
             Compaction::Always => len > mark,
             Compaction::Never => false,
         }
@@ -1170,6 +1171,8 @@ mod tests {
                 never.0.len()
             );
             assert_eq!(never, always);
+            let (doubling, _) = run(params, compacting(Compaction::Doubling));
+            assert_eq!(never, doubling);
         }
     }
 }
