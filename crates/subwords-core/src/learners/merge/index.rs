@@ -196,18 +196,6 @@ pub(super) fn place_pairs(flat: &Flat, index: &mut PairIndex, ranks: Option<&Ran
         close_blocks(&mut arena, index.values());
         return arena;
     };
-    struct Places<'i> {
-        table: Vec<PairInfo>,
-        ranks: &'i Ranks,
-        index: &'i mut PairIndex,
-    }
-    fn find<'x>(h: &'x mut Places<'_>, p: u64) -> Option<&'x mut PairInfo> {
-        match h.ranks.cell(p) {
-            // a cell of a pair the index does not hold (dropped) has no units
-            Some(k) => Some(&mut h.table[k]).filter(|v| v.len > 0),
-            None => h.index.get_mut(&p),
-        }
-    }
     let k = ranks.width;
     let mut table = vec![PairInfo::default(); k * k];
     for (&p, v) in index.iter() {
@@ -223,9 +211,32 @@ pub(super) fn place_pairs(flat: &Flat, index: &mut PairIndex, ranks: Option<&Ran
         &mut arena,
         index.iter_mut().filter(|(p, _)| ranks.cell(**p).is_none()).map(|(_, v)| v),
     );
-    let mut h = Places { table, ranks, index };
-    fill_places(flat, &mut arena, &mut h, find);
-    let Places { table, index, .. } = h;
+    // the pass of `fill_places`, each symbol's rank read once (not twice, a pair at a time)
+    let w = &mut arena.words;
+    for wi in 0..flat.units() {
+        let id = wi as u32;
+        ranks.each_pair(flat.unit(wi), |x, y, cell| {
+            let v = match cell {
+                // a cell of a pair the index does not hold (dropped) has no units
+                Some(c) if table[c].len > 0 => &mut table[c],
+                Some(_) => return,
+                None => match index.get_mut(&pack(x, y)) {
+                    Some(v) => v,
+                    None => return,
+                },
+            };
+            if v.len == 1 {
+                v.at = id;
+                return;
+            }
+            let s = v.at as usize * 4;
+            let fill = w[s] as usize;
+            if fill == 0 || w[s + fill] != id {
+                w[s + 1 + fill] = id;
+                w[s] = fill as u32 + 1;
+            }
+        });
+    }
     close_blocks(&mut arena, table.iter());
     close_blocks(
         &mut arena,
@@ -406,6 +417,26 @@ impl Ranks {
         Some(rx as usize * self.width + ry as usize)
     }
 
+    /// Calls `f(x, y, cell)` with each pair of `unit` (pairs holding [`NO_SYMBOL`] skipped) and
+    /// its table cell, each symbol's rank read once.
+    #[inline(always)]
+    fn each_pair(&self, unit: &[u32], mut f: impl FnMut(u32, u32, Option<usize>)) {
+        let (mut x, mut rx) = (NO_SYMBOL, UNRANKED);
+        for &y in unit {
+            if y == NO_SYMBOL {
+                x = NO_SYMBOL;
+                continue;
+            }
+            let ry = self.of[(y - self.base) as usize];
+            if x != NO_SYMBOL {
+                let cell = (rx != UNRANKED && ry != UNRANKED)
+                    .then(|| rx as usize * self.width + ry as usize);
+                f(x, y, cell);
+            }
+            (x, rx) = (y, ry);
+        }
+    }
+
     /// The pair of table cell `c`.
     fn pair(&self, c: usize) -> u64 {
         pack(self.ids[c / self.width], self.ids[c % self.width])
@@ -522,24 +553,19 @@ fn dense_index(
             let mut t = vec![PairInfo::default(); width * width];
             let mut rare: Map<u64, PairInfo> = Map::default();
             for wi in r.clone() {
-                let s = flat.unit(wi);
                 let stamp = wi as u32 + 1;
                 let c = flat.meta[wi].count as i64;
-                for w in s.windows(2) {
-                    if w[0] == NO_SYMBOL || w[1] == NO_SYMBOL {
-                        continue;
-                    }
-                    let p = pack(w[0], w[1]);
-                    let e = match ranks.cell(p) {
+                ranks.each_pair(flat.unit(wi), |x, y, cell| {
+                    let e = match cell {
                         Some(k) => &mut t[k],
-                        None => rare.entry(p).or_default(),
+                        None => rare.entry(pack(x, y)).or_default(),
                     };
                     e.count += c;
                     if e.at != stamp {
                         e.at = stamp;
                         e.len += 1;
                     }
-                }
+                });
             }
             (t, rare)
         })
