@@ -340,6 +340,8 @@ pub(super) struct Ranks {
     base: u32,
     /// How many symbols are ranked: the table is `width²` cells.
     width: usize,
+    /// Every symbol is ranked, by its offset from `base`.
+    every: bool,
 }
 
 const UNRANKED: u32 = u32::MAX;
@@ -402,7 +404,8 @@ impl Ranks {
             of[i as usize] = r as u32;
         }
         let width = ranked.len();
-        Ranks { of, ids: ranked.into_iter().map(|i| i + base).collect(), base, width }
+        let every = ranked.iter().enumerate().all(|(r, &i)| r as u32 == i) && width == of.len();
+        Ranks { of, ids: ranked.into_iter().map(|i| i + base).collect(), base, width, every }
     }
 
     /// The table cell of pair `p`, when both its symbols are ranked.
@@ -421,6 +424,18 @@ impl Ranks {
     /// its table cell, each symbol's rank read once.
     #[inline(always)]
     fn each_pair(&self, unit: &[u32], mut f: impl FnMut(u32, u32, Option<usize>)) {
+        if self.every {
+            // every symbol ranked by its id: the cell from the ids, no rank read (a loop of its
+            // own, where the pairs outside the table never come)
+            for w in unit.windows(2) {
+                let (x, y) = (w[0], w[1]);
+                if x != NO_SYMBOL && y != NO_SYMBOL {
+                    let cell = (x - self.base) as usize * self.width + (y - self.base) as usize;
+                    f(x, y, Some(cell));
+                }
+            }
+            return;
+        }
         let (mut x, mut rx) = (NO_SYMBOL, UNRANKED);
         for &y in unit {
             if y == NO_SYMBOL {
