@@ -930,6 +930,9 @@ fn number_alphabet(
 /// `min_count` rule and, under continuation, its tie order.
 fn stage_one_params(opts: &TrainOptions, spelling: &Spelling, room: u64) -> MergeParams {
     let mut params = MergeParams::bpe(room, opts.min_count, opts.max_piece_length);
+    if opts.model == ModelKind::Bpe {
+        params.tuning.compaction = merge::Compaction::Doubling;
+    }
     if opts.length_max {
         params.score = Score::CountTimesLength;
     }

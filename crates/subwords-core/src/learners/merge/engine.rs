@@ -184,9 +184,8 @@ impl<'a> Engine<'a> {
     ) -> Self {
         let max_len = params.max_piece_length;
         let threads = rayon::current_num_threads().max(1);
-        // the place lists come with the index only from the dense table; else they are filled
-        // below, once the pairs the index keeps are known
-        let (index, placed) =
+        // the place lists are filled below, once the pairs the index keeps are known
+        let (index, ranks) =
             count_index(&flat, threads, params.tuning.shards, symbols.base..symbols.next_id());
         let arena = Arena::default();
         let arena_mark = 0;
@@ -279,10 +278,7 @@ impl<'a> Engine<'a> {
                 e.untracked = drop_pairs(&mut e.index, below);
             }
         }
-        e.arena = match placed {
-            Some(arena) => arena,
-            None => place_pairs(&e.flat, &mut e.index),
-        };
+        e.arena = place_pairs(&e.flat, &mut e.index, ranks.as_ref());
         e.arena_mark = e.arena.words.len();
         e.index_mark = e.index.len();
         e.rebuild_heap();
@@ -312,6 +308,7 @@ impl<'a> Engine<'a> {
         let (len, mark) = (self.arena.words.len(), self.arena_mark);
         match self.tuning.compaction {
             Compaction::Growth => compaction_growth(len, mark),
+            Compaction::Doubling => len > 2 * mark + (1 << 16),
             Compaction::Always => len > mark,
             Compaction::Never => false,
         }
@@ -1174,6 +1171,8 @@ mod tests {
                 never.0.len()
             );
             assert_eq!(never, always);
+            let (doubling, _) = run(params, compacting(Compaction::Doubling));
+            assert_eq!(never, doubling);
         }
     }
 }

@@ -112,6 +112,9 @@ impl PairIndex {
     pub(super) fn values(&self) -> impl Iterator<Item = &PairInfo> {
         self.shards.iter().flat_map(|m| m.values())
     }
+    pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = (&u64, &mut PairInfo)> {
+        self.shards.iter_mut().flat_map(|m| m.iter_mut())
+    }
     pub(super) fn values_mut(&mut self) -> impl Iterator<Item = &mut PairInfo> {
         self.shards.iter_mut().flat_map(|m| m.values_mut())
     }
@@ -177,15 +180,75 @@ fn count_pairs(flat: &Flat, range: std::ops::Range<usize>) -> Map<u64, PairInfo>
 }
 
 /// Fills the place lists of `index`, whose entries hold each pair's count and the number of
-/// units holding it (from [`count_pairs`]): a block of exactly that size for each pair in more
+/// units holding it (from [`count_index`]): a block of exactly that size for each pair in more
 /// than one unit, then one pass over the units. Pairs not in the index (dropped) get none.
-pub(super) fn place_pairs(flat: &Flat, index: &mut PairIndex) -> Arena {
-    fn find(index: &mut PairIndex, p: u64) -> Option<&mut PairInfo> {
-        index.get_mut(&p)
+///
+/// With `ranks` (from [`count_index`]) the pairs of two ranked symbols are placed in a table
+/// with a cell per pair of ranks, the rest through the map, and the table's places written back
+/// into the index at the end: most of the pass then indexes an array instead of probing a map.
+pub(super) fn place_pairs(flat: &Flat, index: &mut PairIndex, ranks: Option<&Ranks>) -> Arena {
+    let Some(ranks) = ranks else {
+        fn find(index: &mut PairIndex, p: u64) -> Option<&mut PairInfo> {
+            index.get_mut(&p)
+        }
+        let mut arena = alloc_blocks(block_total(index.values()), index.values_mut());
+        fill_places(flat, &mut arena, index, find);
+        close_blocks(&mut arena, index.values());
+        return arena;
+    };
+    let k = ranks.width;
+    let mut table = vec![PairInfo::default(); k * k];
+    for (&p, v) in index.iter() {
+        if let Some(c) = ranks.cell(p) {
+            table[c] = *v;
+        }
     }
-    let mut arena = alloc_blocks(block_total(index.values()), index.values_mut());
-    fill_places(flat, &mut arena, index, find);
-    close_blocks(&mut arena, index.values());
+    let total = block_total(table.iter())
+        + block_total(index.iter().filter(|(p, _)| ranks.cell(**p).is_none()).map(|(_, v)| v));
+    let mut arena = alloc_blocks(total, table.iter_mut());
+    // the other pairs' blocks after the table's
+    add_blocks(
+        &mut arena,
+        index.iter_mut().filter(|(p, _)| ranks.cell(**p).is_none()).map(|(_, v)| v),
+    );
+    // the pass of `fill_places`, each symbol's rank read once (not twice, a pair at a time)
+    let w = &mut arena.words;
+    for wi in 0..flat.units() {
+        let id = wi as u32;
+        ranks.each_pair(flat.unit(wi), |x, y, cell| {
+            let v = match cell {
+                // a cell of a pair the index does not hold (dropped) has no units
+                Some(c) if table[c].len > 0 => &mut table[c],
+                Some(_) => return,
+                None => match index.get_mut(&pack(x, y)) {
+                    Some(v) => v,
+                    None => return,
+                },
+            };
+            if v.len == 1 {
+                v.at = id;
+                return;
+            }
+            let s = v.at as usize * 4;
+            let fill = w[s] as usize;
+            if fill == 0 || w[s + fill] != id {
+                w[s + 1 + fill] = id;
+                w[s] = fill as u32 + 1;
+            }
+        });
+    }
+    close_blocks(&mut arena, table.iter());
+    close_blocks(
+        &mut arena,
+        index.iter().filter(|(p, _)| ranks.cell(**p).is_none()).map(|(_, v)| v),
+    );
+    for (c, v) in table.iter().enumerate() {
+        if v.len > 0 {
+            if let Some(e) = index.get_mut(&ranks.pair(c)) {
+                e.at = v.at;
+            }
+        }
+    }
     arena
 }
 
@@ -198,13 +261,18 @@ fn block_total<'a>(entries: impl Iterator<Item = &'a PairInfo>) -> usize {
 /// word set to 0: it counts the ids [`fill_places`] writes until [`close_blocks`].
 fn alloc_blocks<'a>(total: usize, entries: impl Iterator<Item = &'a mut PairInfo>) -> Arena {
     let mut arena = Arena { words: Vec::with_capacity(total) };
+    add_blocks(&mut arena, entries);
+    arena
+}
+
+/// [`alloc_blocks`]'s blocks for `entries`, at the end of `arena`.
+fn add_blocks<'a>(arena: &mut Arena, entries: impl Iterator<Item = &'a mut PairInfo>) {
     for v in entries {
         if v.len >= 2 {
             v.at = arena.alloc(v.len as usize);
             arena.words[v.at as usize * 4] = 0;
         }
     }
-    arena
 }
 
 /// One pass over the units: each unit's id into the block of each pair it holds, once (a pair
@@ -213,7 +281,7 @@ fn fill_places<T>(
     flat: &Flat,
     arena: &mut Arena,
     pairs: &mut T,
-    find: fn(&mut T, u64) -> Option<&mut PairInfo>,
+    find: for<'x> fn(&'x mut T, u64) -> Option<&'x mut PairInfo>,
 ) {
     let w = &mut arena.words;
     for wi in 0..flat.units() {
@@ -257,41 +325,181 @@ pub(super) fn build_index(
     shards: Option<usize>,
     ids: std::ops::Range<u32>,
 ) -> (PairIndex, Arena) {
-    match count_index(flat, threads, shards, ids) {
-        (index, Some(arena)) => (index, arena),
-        (mut index, None) => {
-            let arena = place_pairs(flat, &mut index);
-            (index, arena)
+    let (mut index, ranks) = count_index(flat, threads, shards, ids);
+    let arena = place_pairs(flat, &mut index, ranks.as_ref());
+    (index, arena)
+}
+
+/// The symbols counted in a table with a cell per pair ([`count_index`], [`place_pairs`]): up
+/// to [`DENSE_SYMBOLS`] of them, each with its rank (its row and column).
+pub(super) struct Ranks {
+    /// The rank of each symbol id from `base` ([`UNRANKED`]: none).
+    of: Vec<u32>,
+    /// The symbol id of each rank.
+    ids: Vec<u32>,
+    base: u32,
+    /// How many symbols are ranked: the table is `width²` cells.
+    width: usize,
+    /// Every symbol is ranked, by its offset from `base`.
+    every: bool,
+}
+
+const UNRANKED: u32 = u32::MAX;
+
+impl Ranks {
+    /// The ranks of `flat`'s symbols (ids `ids`, [`NO_SYMBOL`] aside): every symbol when there
+    /// are at most [`DENSE_SYMBOLS`]; else the most frequent that many in the units' symbols
+    /// (each unit once, as the index is built), when they are at least [`DENSE_COVER`] of them.
+    /// `None`: too few of the pairs would be in the table to pay for it (a large vocabulary of
+    /// symbols, as in SuperBPE's second stage), and the map counts every pair.
+    fn of(flat: &Flat, threads: usize, ids: std::ops::Range<u32>) -> Option<Ranks> {
+        let base = ids.start;
+        let all = ids.end.saturating_sub(base) as usize;
+        if all <= DENSE_SYMBOLS {
+            return Some(Ranks::new(ids, (0..all as u32).collect()));
         }
+        let n = flat.units();
+        let chunk = n.div_ceil(threads.max(1)).max(1 << 14);
+        let seen: Vec<u64> = (0..n)
+            .step_by(chunk)
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|s| {
+                let mut seen = vec![0u64; all];
+                for wi in s..(s + chunk).min(n) {
+                    for &x in flat.unit(wi) {
+                        if x != NO_SYMBOL {
+                            seen[(x - base) as usize] += 1;
+                        }
+                    }
+                }
+                seen
+            })
+            .reduce(
+                || vec![0u64; all],
+                |mut a, b| {
+                    a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            );
+        let total: u64 = seen.iter().sum();
+        // the most frequent first (ties by id: the ranks, like everything else, are the same on
+        // any thread count)
+        let mut by: Vec<u32> = (0..all as u32).filter(|&i| seen[i as usize] > 0).collect();
+        by.sort_unstable_by_key(|&i| (std::cmp::Reverse(seen[i as usize]), i));
+        by.truncate(DENSE_SYMBOLS);
+        let covered: u64 = by.iter().map(|&i| seen[i as usize]).sum();
+        if (covered as f64) < DENSE_COVER * total as f64 {
+            return None;
+        }
+        Some(Ranks::new(ids, by))
+    }
+
+    /// The ranks of symbols `ids` that rank the symbols `ranked` (offsets from `ids.start`), in
+    /// that order.
+    fn new(ids: std::ops::Range<u32>, ranked: Vec<u32>) -> Ranks {
+        let base = ids.start;
+        let mut of = vec![UNRANKED; ids.len()];
+        for (r, &i) in ranked.iter().enumerate() {
+            of[i as usize] = r as u32;
+        }
+        let width = ranked.len();
+        let every = ranked.iter().enumerate().all(|(r, &i)| r as u32 == i) && width == of.len();
+        Ranks { of, ids: ranked.into_iter().map(|i| i + base).collect(), base, width, every }
+    }
+
+    /// The table cell of pair `p`, when both its symbols are ranked.
+    #[inline(always)]
+    fn cell(&self, p: u64) -> Option<usize> {
+        let (x, y) = unpack(p);
+        let rx = self.of[(x - self.base) as usize];
+        let ry = self.of[(y - self.base) as usize];
+        if rx == UNRANKED || ry == UNRANKED {
+            return None;
+        }
+        Some(rx as usize * self.width + ry as usize)
+    }
+
+    /// Calls `f(x, y, cell)` with each pair of `unit` (pairs holding [`NO_SYMBOL`] skipped) and
+    /// its table cell, each symbol's rank read once.
+    #[inline(always)]
+    fn each_pair(&self, unit: &[u32], mut f: impl FnMut(u32, u32, Option<usize>)) {
+        if self.every {
+            // every symbol ranked by its id: the cell from the ids, no rank read (a loop of its
+            // own, where the pairs outside the table never come)
+            for w in unit.windows(2) {
+                let (x, y) = (w[0], w[1]);
+                if x != NO_SYMBOL && y != NO_SYMBOL {
+                    let cell = (x - self.base) as usize * self.width + (y - self.base) as usize;
+                    f(x, y, Some(cell));
+                }
+            }
+            return;
+        }
+        let (mut x, mut rx) = (NO_SYMBOL, UNRANKED);
+        for &y in unit {
+            if y == NO_SYMBOL {
+                x = NO_SYMBOL;
+                continue;
+            }
+            let ry = self.of[(y - self.base) as usize];
+            if x != NO_SYMBOL {
+                let cell = (rx != UNRANKED && ry != UNRANKED)
+                    .then(|| rx as usize * self.width + ry as usize);
+                f(x, y, cell);
+            }
+            (x, rx) = (y, ry);
+        }
+    }
+
+    /// The pair of table cell `c`.
+    fn pair(&self, c: usize) -> u64 {
+        pack(self.ids[c / self.width], self.ids[c % self.width])
     }
 }
 
-/// The pair index of `flat`: each pair's count and the number of units holding it. Up to
-/// [`DENSE_SYMBOLS`] symbols the table that counts the pairs places them as well, and their
-/// place lists come with it; otherwise none ([`place_pairs`] fills them, once the pairs the
-/// index keeps are known).
+/// The pair index of `flat`: each pair's count and the number of units holding it (its place
+/// lists come from [`place_pairs`], once the pairs the index keeps are known), and the ranks
+/// it was counted under, for [`place_pairs`].
 ///
-/// An index in shards is counted by the threads a run of shards each, every thread reading all
-/// the units and counting the pairs of its shards straight into them: counted per thread and
-/// then added up, the threads' tables and the index were alive at once, the peak of SuperBPE's
-/// stage two (100 MB of mixed text, 32k rows: 105 MB of thread tables beside a 75 MB index; the
-/// run's peak 367 -> 301 MB).
+/// Up to [`DENSE_SYMBOLS`] symbols, or when that many most frequent symbols make up
+/// [`DENSE_COVER`] of the units' symbols ([`Ranks::of`]), each thread counts its share of the
+/// units into a table with a cell per pair of ranked symbols (`width²` cells of 16 bytes, 4 MB
+/// at most), the other pairs into a map of its own, and the tables are added up and moved into
+/// the index, one insert per distinct pair: most pairs then index an array, where each looked
+/// its pair up in a map.
+///
+/// Otherwise an index in shards is counted by the threads a run of shards each, every thread
+/// reading all the units and counting the pairs of its shards straight into them: counted per
+/// thread and then added up, the threads' tables and the index were alive at once, the peak of
+/// SuperBPE's stage two (100 MB of mixed text, 32k rows: 105 MB of thread tables beside a 75 MB
+/// index; the run's peak 367 -> 301 MB).
 pub(super) fn count_index(
     flat: &Flat,
     threads: usize,
     shards: Option<usize>,
     ids: std::ops::Range<u32>,
-) -> (PairIndex, Option<Arena>) {
+) -> (PairIndex, Option<Ranks>) {
+    let ranks = Ranks::of(flat, threads, ids);
+    (count_ranked(flat, threads, shards, ranks.as_ref()), ranks)
+}
+
+/// [`count_index`] under the ranks given (`None`: every pair through the map).
+fn count_ranked(
+    flat: &Flat,
+    threads: usize,
+    shards: Option<usize>,
+    ranks: Option<&Ranks>,
+) -> PairIndex {
     let n = flat.units();
     let k = shards.unwrap_or_else(|| PairIndex::shards_for(n));
     let chunk = n.div_ceil(threads).max(1024);
     let ranges: Vec<std::ops::Range<usize>> =
         (0..n).step_by(chunk).map(|s| s..(s + chunk).min(n)).collect();
-    let width = ids.end.saturating_sub(ids.start) as usize;
-    if width <= DENSE_SYMBOLS {
+    if let Some(ranks) = ranks {
         let mut index = PairIndex::new(k);
-        let arena = dense_index(flat, &ranges, ids.start, width, &mut index);
-        return (index, Some(arena));
+        dense_index(flat, &ranges, ranks, &mut index);
+        return index;
     }
     if k > 1 {
         let mut index = PairIndex::new(k);
@@ -320,7 +528,7 @@ pub(super) fn count_index(
                 }
             }
         });
-        return (index, None);
+        return index;
     }
     let mut index = PairIndex::new(k);
     let parts: Vec<_> = ranges.into_par_iter().map(|r| count_pairs(flat, r)).collect();
@@ -331,81 +539,74 @@ pub(super) fn count_index(
             e.len += v.len;
         }
     }
-    (index, None)
+    index
 }
 
-/// Up to this many symbols (an alphabet before any merge: English 103, code 442), the index is
-/// built in a table with a cell per pair of symbols (`width²` cells of 16 bytes, 4 MB at most a
-/// thread) and moved into the map at the end, one insert per distinct pair: the two passes over
-/// the units then index an array, where each looked the pair up in a map (code under `front`:
-/// 1,043 M instructions, 9% of a run, for 8.3 M symbol pairs).
+/// Up to this many symbols (an alphabet before any merge: English 103, code 442), or this many
+/// most frequent ones, are counted in a table with a cell per pair ([`count_index`]): the two
+/// passes over the units then index an array, where each looked the pair up in a map (code
+/// under `front`: 1,043 M instructions, 9% of a run, for 8.3 M symbol pairs, against 585 M).
 const DENSE_SYMBOLS: usize = 512;
 
-/// [`count_pairs`] and [`place_pairs`] in a table of `width²` cells (symbol ids from `base`),
-/// the pairs then moved into `index`: the same counts, lengths and place lists.
+/// The share of the units' symbols that the ranked symbols must make up for the table to be
+/// used ([`Ranks::of`]); a pair of two of them is in the table. On 100 MB of mixed text (8,210
+/// characters) the most frequent 512 make up more than 99% of them.
+const DENSE_COVER: f64 = 0.95;
+
+/// [`count_pairs`] in a table of `width²` cells for the pairs of ranked symbols and a map for
+/// the others, each thread its range of units, then added up and moved into `index`.
 fn dense_index(
     flat: &Flat,
     ranges: &[std::ops::Range<usize>],
-    base: u32,
-    width: usize,
+    ranks: &Ranks,
     index: &mut PairIndex,
-) -> Arena {
-    let cell = |x: u32, y: u32| (x - base) as usize * width + (y - base) as usize;
-    let parts: Vec<Vec<PairInfo>> = ranges
+) {
+    let width = ranks.width;
+    let parts: Vec<(Vec<PairInfo>, Map<u64, PairInfo>)> = ranges
         .par_iter()
         .map(|r| {
             let mut t = vec![PairInfo::default(); width * width];
+            let mut rare: Map<u64, PairInfo> = Map::default();
             for wi in r.clone() {
-                let s = flat.unit(wi);
                 let stamp = wi as u32 + 1;
                 let c = flat.meta[wi].count as i64;
-                for w in s.windows(2) {
-                    if w[0] == NO_SYMBOL || w[1] == NO_SYMBOL {
-                        continue;
-                    }
-                    let e = &mut t[cell(w[0], w[1])];
+                ranks.each_pair(flat.unit(wi), |x, y, cell| {
+                    let e = match cell {
+                        Some(k) => &mut t[k],
+                        None => rare.entry(pack(x, y)).or_default(),
+                    };
                     e.count += c;
                     if e.at != stamp {
                         e.at = stamp;
                         e.len += 1;
                     }
-                }
+                });
             }
-            t
+            (t, rare)
         })
         .collect();
-    let mut parts = parts.into_iter();
-    let mut table = parts.next().unwrap_or_else(|| vec![PairInfo::default(); width * width]);
-    for t in parts {
-        for (e, o) in table.iter_mut().zip(&t) {
-            e.count += o.count;
-            e.len += o.len;
+    let mut table: Option<Vec<PairInfo>> = None;
+    for (t, rare) in parts {
+        match table.as_mut() {
+            None => table = Some(t),
+            Some(table) => {
+                for (e, o) in table.iter_mut().zip(&t) {
+                    e.count += o.count;
+                    e.len += o.len;
+                }
+            }
+        }
+        for (p, v) in rare {
+            let e = index.entry(p).or_default();
+            e.count += v.count;
+            e.len += v.len;
         }
     }
-    // the blocks, in cell order, then one pass over the units (as `place_pairs`)
-    struct Dense {
-        table: Vec<PairInfo>,
-        base: u32,
-        width: usize,
-    }
-    fn find(d: &mut Dense, p: u64) -> Option<&mut PairInfo> {
-        let (x, y) = unpack(p);
-        let k = (x - d.base) as usize * d.width + (y - d.base) as usize;
-        d.table.get_mut(k)
-    }
-    let mut arena = alloc_blocks(block_total(table.iter()), table.iter_mut());
-    let mut dense = Dense { table, base, width };
-    fill_places(flat, &mut arena, &mut dense, find);
-    let table = dense.table;
-    close_blocks(&mut arena, table.iter());
-    for (k, v) in table.iter().enumerate() {
-        if v.len == 0 {
-            continue;
+    for (c, v) in table.iter().flatten().enumerate() {
+        if v.len > 0 {
+            index.entry(ranks.pair(c)).or_insert(PairInfo { at: 0, ..*v });
         }
-        let (x, y) = ((k / width) as u32 + base, (k % width) as u32 + base);
-        index.entry(pack(x, y)).or_insert(*v);
     }
-    arena
 }
 
 #[cfg(test)]
@@ -433,10 +634,27 @@ mod tests {
         v
     }
 
+    /// The index and place lists of `flat` counted and placed under `ranks`, after dropping the
+    /// pairs counted below `below`.
+    fn built(
+        flat: &Flat,
+        threads: usize,
+        ranks: Option<&Ranks>,
+        below: i64,
+    ) -> (Vec<(u64, i64, Vec<u32>)>, usize) {
+        let mut index = count_ranked(flat, threads, None, ranks);
+        drop_pairs(&mut index, below);
+        let arena = place_pairs(flat, &mut index, ranks);
+        (listed(&index, &arena), arena.words.len())
+    }
+
     #[test]
-    fn the_dense_table_and_the_map_build_the_same_index() {
-        // symbols 10..16 (and NO_SYMBOL, which is in no pair), 3,000 units of 0 to 12 symbols
-        // with counts 1 to 5, on 1 and 3 threads; the map is forced by a wider id range
+    fn the_table_of_ranked_pairs_and_the_map_build_the_same_index() {
+        // symbols 10..22 (and NO_SYMBOL, which is in no pair), 3,000 units of 0 to 12 symbols
+        // with counts 1 to 5, on 1 and 3 threads: every pair through the map, every symbol
+        // ranked, four of them ranked (the pairs of the others through the map), and the
+        // ranks `count_index` gives a wide id range; with no pair dropped before the places are
+        // made, and with the pairs counted below 40 dropped
         let mut flat = Flat::default();
         let mut x = 11u32;
         let mut next = || {
@@ -446,32 +664,56 @@ mod tests {
         for _ in 0..3000 {
             let len = next() % 13;
             let unit: Vec<u32> = (0..len)
-                .map(|_| match next() % 8 {
-                    7 => NO_SYMBOL,
+                .map(|_| match next() % 64 {
+                    0..=7 => NO_SYMBOL,
+                    // six rare symbols: most of their pairs are in one unit
+                    8 => 16 + next() % 6,
                     s => 10 + s % 6,
                 })
                 .collect();
             let count = 1 + next() as u64 % 5;
             flat.push(&unit, count);
         }
-        for threads in [1, 3] {
-            let (di, da) = build_index(&flat, threads, None, 10..16);
-            let (mi, ma) = build_index(&flat, threads, None, 0..100_000);
-            let (d, m) = (listed(&di, &da), listed(&mi, &ma));
-            assert_eq!(d, m);
-            // and the counts are those of the definition, worked out from the units
-            let mut want: std::collections::BTreeMap<u64, i64> = Default::default();
-            for i in 0..flat.units() {
-                for w in flat.unit(i).windows(2) {
-                    if w[0] != NO_SYMBOL && w[1] != NO_SYMBOL {
-                        *want.entry(pack(w[0], w[1])).or_default() += flat.meta[i].count as i64;
+        // the definition, worked out from the units: each pair's count and the units holding it
+        let mut want: std::collections::BTreeMap<u64, (i64, Vec<u32>)> = Default::default();
+        for i in 0..flat.units() {
+            for w in flat.unit(i).windows(2) {
+                if w[0] != NO_SYMBOL && w[1] != NO_SYMBOL {
+                    let e = want.entry(pack(w[0], w[1])).or_default();
+                    e.0 += flat.meta[i].count as i64;
+                    if e.1.last() != Some(&(i as u32)) {
+                        e.1.push(i as u32);
                     }
                 }
             }
-            let got: std::collections::BTreeMap<u64, i64> =
-                d.iter().map(|(k, c, _)| (*k, *c)).collect();
-            assert_eq!(got, want);
-            assert_eq!(da.words.len(), ma.words.len());
         }
+        let all = Ranks::new(10..22, (0..12).collect());
+        let some = Ranks::new(10..22, vec![2, 0, 5, 7]);
+        let wide = Ranks::of(&flat, 1, 0..100_000).expect("12 symbols make up all the symbols");
+        assert_eq!(wide.width, 12);
+        for below in [1, 40] {
+            let want: Vec<(u64, i64, Vec<u32>)> = want
+                .iter()
+                .filter(|(_, v)| v.0 >= below)
+                .map(|(&k, v)| (k, v.0, v.1.clone()))
+                .collect();
+            assert!(want.len() > 20, "{} pairs", want.len());
+            // (a list of one unit lives in the slot)
+            assert!(below > 1 || want.iter().any(|w| w.2.len() == 1));
+            for threads in [1, 3] {
+                let (map, words) = built(&flat, threads, None, below);
+                assert_eq!(map, want, "the map, {threads} threads, below {below}");
+                for (name, ranks) in [("all", &all), ("some", &some), ("wide", &wide)] {
+                    let (got, w) = built(&flat, threads, Some(ranks), below);
+                    assert_eq!(got, want, "{name} ranked, {threads} threads, below {below}");
+                    assert_eq!(w, words);
+                }
+            }
+        }
+        // `build_index` ranks every symbol of a narrow range, and lists the same
+        let (index, arena) = build_index(&flat, 2, None, 10..22);
+        let full: Vec<(u64, i64, Vec<u32>)> =
+            want.iter().map(|(&k, v)| (k, v.0, v.1.clone())).collect();
+        assert_eq!(listed(&index, &arena), full);
     }
 }

@@ -528,6 +528,11 @@ pub(super) fn rewrite(
     d: &mut Delta,
 ) {
     let mut new_pos = std::mem::take(&mut d.new_pos);
+    let merged = pack(a, b);
+    // what the units lose of `(a, b)` itself: each site's, and under `a == b` the pairs either
+    // side of a site (a change per site, looked up in the delta's table, was a fifth of its
+    // lookups)
+    let mut merged_lost = 0i64;
     const AHEAD: usize = 8;
     for (k, &wi) in list.iter().enumerate() {
         if let Some(&next) = list.get(k + AHEAD) {
@@ -550,10 +555,16 @@ pub(super) fn rewrite(
         // so the old symbols at `i - 1` and after are still there to read the lost pairs from
         new_pos.clear();
         let w = m.count as i64;
-        // each pair the unit loses, as it is read (the old symbols are still in place)
+        // each pair the unit loses, as it is read (the old symbols are still in place); the
+        // merged pair's own losses are summed apart, one row change for the whole call
         let mut lose = |x: u32, y: u32| {
             if x != NO_SYMBOL && y != NO_SYMBOL {
-                d.change(pack(x, y)).1 -= w;
+                let q = pack(x, y);
+                if q == merged {
+                    merged_lost += w;
+                } else {
+                    d.change(q).1 -= w;
+                }
             }
         };
         let mut j = i;
@@ -564,10 +575,9 @@ pub(super) fn rewrite(
             if i > 0 && last_old != i - 1 {
                 lose(s[i - 1], s[i]);
             }
-            if last_old != i {
-                lose(s[i], s[i + 1]);
-                last_old = i;
-            }
+            // the site's own pair, `(a, b)` (sites are two or more apart: the last pair read is
+            // at most the one before it)
+            lose(a, b);
             if i + 2 < n {
                 lose(s[i + 1], s[i + 2]);
                 last_old = i + 1;
@@ -612,6 +622,9 @@ pub(super) fn rewrite(
             }
         }
         d.lens.push((wi, m as u32));
+    }
+    if merged_lost != 0 {
+        d.change(merged).1 -= merged_lost;
     }
     d.new_pos = new_pos;
 }
