@@ -184,6 +184,11 @@ fn train_unpadded(
             None
         }
     };
+    if opts.superword_at.is_some() || opts.boundless.is_some() {
+        // the counter's tables and the units' texts were many small blocks: their pages go
+        // back before the merges (superword trainings hold a span table beside them)
+        superword::give_back_free_memory();
+    }
     let length = corpus_length(&spelled.flat)?;
 
     let alphabet = choose_alphabet(opts, &spelling, &spelled);

@@ -270,29 +270,49 @@ pub struct Boundless {
     pub pieces_after: u64,
 }
 
-/// The spans: one array of unit ids, [`SEP`] before each span, [`JOINED`] set on a pretoken
-/// inside a superword.
+/// The spans: one array of unit ids, a separator before each span holding the span's count
+/// ([`sep`]), [`JOINED`] set on a pretoken inside a superword. (A span's start and count in
+/// arrays of their own took 12 bytes a span, 16 MB of a 100 MB corpus's run.)
 struct Spans {
     seq: Vec<u32>,
-    /// Where each span starts in `seq` (its separator), and its count.
-    starts: Vec<u32>,
-    counts: Vec<u64>,
+    /// The counts too large for a separator, by the separator's position.
+    big: Map<u32, u64>,
     /// Each unit's positions in `seq`, in order: `occ[off[u]..off[u + 1]]`.
     off: Vec<u32>,
     occ: Vec<u32>,
 }
 
-const SEP: u32 = u32::MAX;
 const JOINED: u32 = 1 << 31;
+/// A separator: both top bits set, the span's count in the other 30 ([`BIG`]: in `Spans::big`).
+const SEP_BITS: u32 = 3 << 30;
+const BIG: u32 = (1 << 30) - 1;
+
+/// The separator before a span counted `count` (the count itself up to [`BIG`]).
+fn sep(count: u64) -> u32 {
+    SEP_BITS | count.min(BIG as u64) as u32
+}
+
+#[inline]
+fn is_sep(x: u32) -> bool {
+    x >= SEP_BITS
+}
 
 impl Spans {
+    /// The count of the span holding position `g` (its separator is the nearest before it).
     fn count_at(&self, g: usize) -> u64 {
-        self.counts[self.starts.partition_point(|&s| s as usize <= g) - 1]
+        let mut s = g;
+        while !is_sep(self.seq[s]) {
+            s -= 1;
+        }
+        match self.seq[s] & !SEP_BITS {
+            BIG => self.big[&(s as u32)],
+            c => c as u64,
+        }
     }
     /// The unit at `g`, if it is a pretoken not inside a superword.
     fn free(&self, g: usize) -> Option<u32> {
         let x = *self.seq.get(g)?;
-        (x != SEP && x & JOINED == 0).then_some(x)
+        (x & JOINED == 0).then_some(x)
     }
 }
 
@@ -670,12 +690,17 @@ pub fn learn_flat(
         ));
     };
     let first = symbols.next_id();
-    // the units, by text (a text met twice is one unit)
+    // the units, by text (a text met twice is one unit): their texts one after another in
+    // `bytes`, found by a hash table of unit numbers (a map from a boxed text per unit took
+    // 30 MB more at the peak of a 100 MB corpus's run)
     let mut units = Flat::with_capacity(flat.meta.len(), flat.syms.len());
     let mut bytes: Vec<u8> = Vec::new();
     let mut at: Vec<usize> = Vec::with_capacity(flat.meta.len() + 1);
     at.push(0);
-    let mut unit_of: Map<Box<[u8]>, u32> = Map::default();
+    let hasher = crate::hash::BuildHasher::default();
+    let hash = |t: &[u8]| std::hash::BuildHasher::hash_one(&hasher, t);
+    let mut unit_of: hashbrown::HashTable<u32> = hashbrown::HashTable::with_capacity(flat.meta.len());
+    let text_of = |at: &[usize], u: u32| at[u as usize]..at[u as usize + 1];
     for m in &flat.meta {
         let syms = &flat.syms[m.start()..m.start() + m.len()];
         if m.count == 0 || syms.is_empty() {
@@ -684,32 +709,42 @@ pub fn learn_flat(
         if syms.contains(&NO_SYMBOL) {
             return Err(Error::Input("BoundlessBPE needs every byte in its alphabet".into()));
         }
-        let text: Vec<u8> = syms.iter().flat_map(|&s| symbols.text(s).iter().copied()).collect();
-        match unit_of.get(text.as_slice()) {
-            Some(&u) => units.meta[u as usize].count += m.count,
+        let start = bytes.len();
+        for &s in syms {
+            bytes.extend_from_slice(symbols.text(s));
+        }
+        let h = hash(&bytes[start..]);
+        let found =
+            unit_of.find(h, |&u| bytes[text_of(&at, u)] == bytes[start..]).copied();
+        match found {
+            Some(u) => {
+                units.meta[u as usize].count += m.count;
+                bytes.truncate(start);
+            }
             None => {
-                unit_of.insert(text.clone().into_boxed_slice(), (at.len() - 1) as u32);
-                bytes.extend_from_slice(&text);
+                let u = (at.len() - 1) as u32;
                 at.push(bytes.len());
+                unit_of.insert_unique(h, u, |&v| hash(&bytes[text_of(&at, v)]));
                 units.push(syms, m.count);
             }
         }
     }
     drop(flat);
+    super::give_back_free_memory();
+    let find = |t: &[u8]| unit_of.find(hash(t), |&u| &bytes[text_of(&at, u)] == t).copied();
     // the spans, as unit ids
     let mut seq: Vec<u32> = Vec::new();
-    let mut starts: Vec<u32> = Vec::new();
-    let mut counts: Vec<u64> = Vec::new();
+    let mut big: Map<u32, u64> = Map::default();
     let mut missing: Option<String> = None;
     spans.each_span(&mut |span, count| {
         if count == 0 || missing.is_some() {
             return;
         }
         let at = seq.len();
-        seq.push(SEP);
+        seq.push(sep(count));
         for p in span.split(SEPARATOR) {
-            match unit_of.get(p.as_bytes()) {
-                Some(&u) => seq.push(u),
+            match find(p.as_bytes()) {
+                Some(u) => seq.push(u),
                 None => {
                     missing = Some(p.to_string());
                     return;
@@ -720,30 +755,32 @@ pub fn learn_flat(
             seq.truncate(at);
             return;
         }
-        starts.push(at as u32);
-        counts.push(count);
+        if count >= BIG as u64 {
+            big.insert(at as u32, count);
+        }
     })?;
-    // the span table is read once, and the map of texts used once: both go before the
+    // the span table is read once, and the table of texts used once: both go before the
     // learning starts
     drop(spans);
     drop(unit_of);
+    super::give_back_free_memory();
     if let Some(p) = missing {
         return Err(Error::Input(format!(
             "the span table holds the pretoken {p:?}, which the units do not: the spans were \
              counted with other options than the units; count both again in one pass"
         )));
     }
-    if seq.len() >= JOINED as usize {
-        return Err(Error::Input("the span table is too large (2^31 pretokens or more)".into()));
+    if seq.len() >= JOINED as usize || at.len() > BIG as usize {
+        return Err(Error::Input(
+            "the span table is too large (2^31 pretokens or 2^30 distinct ones, or more)".into(),
+        ));
     }
-    seq.push(SEP);
+    seq.push(sep(0));
     seq.shrink_to_fit();
-    starts.shrink_to_fit();
-    counts.shrink_to_fit();
     let n = at.len() - 1;
     let mut off = vec![0u32; n + 1];
     for &x in &seq {
-        if x != SEP {
+        if !is_sep(x) {
             off[x as usize + 1] += 1;
         }
     }
@@ -753,7 +790,7 @@ pub fn learn_flat(
     let mut fill = off.clone();
     let mut occ = vec![0u32; off[n] as usize];
     for (g, &x) in seq.iter().enumerate() {
-        if x != SEP {
+        if !is_sep(x) {
             occ[fill[x as usize] as usize] = g as u32;
             fill[x as usize] += 1;
         }
@@ -766,7 +803,7 @@ pub fn learn_flat(
         e,
         base,
         first,
-        spans: Spans { seq, starts, counts, off, occ },
+        spans: Spans { seq, big, off, occ },
         texts: Texts::new(bytes, at),
         whole: vec![false; n],
         alive: Vec::new(),
@@ -835,7 +872,7 @@ pub fn learn_flat(
     let mut after: u64 = l.e.pieces();
     let mut joined = 0u64;
     for (g, &x) in l.spans.seq.iter().enumerate() {
-        if x != SEP && x & JOINED != 0 {
+        if !is_sep(x) && x & JOINED != 0 {
             joined += l.spans.count_at(g);
         }
     }
