@@ -8,7 +8,9 @@ use std::cmp::Ordering;
 use rayon::prelude::*;
 
 use super::heap::{cmp_fraction, key_head, Cand, Order, PairHeap};
-use super::index::{build_index, count_index, drop_pairs, place_pairs, PairIndex};
+use super::index::{
+    build_index, count_index, count_index_in_rounds, drop_pairs, place_pairs, PairIndex,
+};
 use super::scaffold::Marks;
 use super::trace::{MergeTrace, TraceRequest, Tracer};
 use super::units::{rewrite, split_units, Arena, Delta, Flat, SharedSyms};
@@ -155,7 +157,7 @@ pub(super) fn compaction_growth(len: usize, mark: usize) -> bool {
 }
 /// The largest power of two that at least `keep` of `counts` reach (0 when fewer than that many
 /// are given): a heap floor keeping at least that many pairs.
-fn floor_keeping(counts: impl Iterator<Item = u64>, keep: usize) -> u64 {
+pub(super) fn floor_keeping(counts: impl Iterator<Item = u64>, keep: usize) -> u64 {
     let mut at_least = [0usize; 64];
     for c in counts {
         at_least[63 - c.max(1).leading_zeros() as usize] += 1;
@@ -186,8 +188,17 @@ impl<'a> Engine<'a> {
         let threads = rayon::current_num_threads().max(1);
         // the place lists come with the index only from the dense table; else they are filled
         // below, once the pairs the index keeps are known
-        let (index, placed) =
-            count_index(&flat, threads, params.tuning.shards, symbols.base..symbols.next_id());
+        let ids = symbols.base..symbols.next_id();
+        let in_rounds =
+            params.tuning.count_rounds > 1 && params.score == Score::Count && !keep_pairs;
+        let (index, placed, pre_dropped, counted) = match in_rounds {
+            true => count_index_in_rounds(&flat, threads, params.tuning, ids),
+            false => {
+                let (index, placed) = count_index(&flat, threads, params.tuning.shards, ids);
+                let n = index.len();
+                (index, placed, 0, n)
+            }
+        };
         let arena = Arena::default();
         let arena_mark = 0;
         let index_mark = index.len();
@@ -261,7 +272,8 @@ impl<'a> Engine<'a> {
         // holds the pairs counted at least it, not every pair; and it drops the pairs counted
         // below what compaction would drop after the first merge, before their place lists are
         // made (SuperBPE's stage two on 100 MB: 2.6 M pairs, most in one span)
-        if e.score == Score::Count && !e.heap.wide && e.index.len() > 2 * e.tuning.heap_keep {
+        e.untracked = pre_dropped;
+        if e.score == Score::Count && !e.heap.wide && counted > 2 * e.tuning.heap_keep {
             let mut top = 0u64;
             let floor = floor_keeping(
                 e.index.iter().filter_map(|(&p, _)| e.entry(p)).map(|c| {
@@ -276,13 +288,16 @@ impl<'a> Engine<'a> {
             }
             let below = e.drop_below_after(top);
             if below > 1 {
-                e.untracked = drop_pairs(&mut e.index, below);
+                e.untracked = e.untracked.max(drop_pairs(&mut e.index, below));
             }
         }
         e.arena = match placed {
             Some(arena) => arena,
             None => place_pairs(&e.flat, &mut e.index),
         };
+        if e.tuning.give_back {
+            crate::learners::superword::give_back_free_memory();
+        }
         e.arena_mark = e.arena.words.len();
         e.index_mark = e.index.len();
         e.rebuild_heap();
@@ -1141,6 +1156,54 @@ mod tests {
                 if below == Some(8) && max_len.is_none() {
                     assert!(left_out > 0, "an interned piece's pairs were left out");
                 }
+            }
+        }
+    }
+
+    /// Units over 600 symbols (so the index is a map, not the dense table): 20,000 units of 2
+    /// to 9 symbols, most met once, a few hundred frequent.
+    fn wide_corpus() -> (Flat, Symbols) {
+        let mut symbols = Symbols::new(0, b"");
+        for k in 0..600u32 {
+            symbols.push(k.to_le_bytes()[..2].to_vec(), 1);
+        }
+        let mut flat = Flat::default();
+        let mut next = xorshift(0x5851_F42D_4C95_7F2D);
+        for k in 0..20_000u64 {
+            let n = 2 + (next() % 8) as usize;
+            // frequent units draw from 12 symbols, rare ones from all 600
+            let pool = if k < 300 { 12 } else { 600 };
+            let u: Vec<u32> = (0..n).map(|_| (next() % pool) as u32).collect();
+            flat.push(&u, if k < 300 { 1 + 3000 / (k + 1) } else { 1 + next() % 2 });
+        }
+        (flat, symbols)
+    }
+
+    #[test]
+    fn counting_in_rounds_changes_no_merge() {
+        // 16 shards counted 4 at a time, the rare pairs dropped after each round (room for 64
+        // heap entries, so the first round's bound drops pairs), against the one-pass count
+        let params = MergeParams::bpe(300, 1, None);
+        let base = Tuning { shards: Some(16), heap_keep: 64, ..Tuning::default() };
+        let (one, _) = run_on(wide_corpus(), &params, base);
+        assert!(one.0.len() >= 200, "the corpus gives room for many merges: {}", one.0.len());
+        let (rounds, _) = run_on(wide_corpus(), &params, Tuning { count_rounds: 4, ..base });
+        assert_eq!(one, rounds);
+        let (flat, symbols) = wide_corpus();
+        let t = Tuning { count_rounds: 4, ..base };
+        let (index, placed, dropped, counted) =
+            count_index_in_rounds(&flat, 2, t, 0..symbols.next_id());
+        assert!(placed.is_none());
+        assert!(dropped > 0, "pairs counted below the first round's bound were dropped");
+        assert!(index.len() < counted, "{} of {counted} pairs kept", index.len());
+        let (full, _) = count_index(&flat, 2, Some(16), 0..symbols.next_id());
+        assert_eq!(full.len(), counted);
+        for (k, v) in index.iter() {
+            assert_eq!(full[k].count, v.count, "a kept pair's count is exact");
+        }
+        for (k, v) in full.iter() {
+            if index.get(k).is_none() {
+                assert!(v.count as u64 <= dropped, "a dropped pair is counted at most the bound");
             }
         }
     }

@@ -13,7 +13,8 @@ impl<'a> EngineHandle<'a> {
     /// The engine on `flat` (symbols of `symbols`), counting every pair; the units each merge
     /// rewrites are kept for [`EngineHandle::take_touched`].
     pub(crate) fn new(flat: Flat, symbols: &'a mut Symbols, new_rows: u64, min_count: u64) -> Self {
-        let mp = MergeParams::bpe(new_rows, min_count, None);
+        let mut mp = MergeParams::bpe(new_rows, min_count, None);
+        mp.tuning.give_back = true;
         let mut e = Engine::new(flat, symbols, &mp, true);
         e.touched = Some(Vec::new());
         EngineHandle { e }

@@ -699,7 +699,8 @@ pub fn learn_flat(
     at.push(0);
     let hasher = crate::hash::BuildHasher::default();
     let hash = |t: &[u8]| std::hash::BuildHasher::hash_one(&hasher, t);
-    let mut unit_of: hashbrown::HashTable<u32> = hashbrown::HashTable::with_capacity(flat.meta.len());
+    let mut unit_of: hashbrown::HashTable<u32> =
+        hashbrown::HashTable::with_capacity(flat.meta.len());
     let text_of = |at: &[usize], u: u32| at[u as usize]..at[u as usize + 1];
     for m in &flat.meta {
         let syms = &flat.syms[m.start()..m.start() + m.len()];
@@ -714,8 +715,7 @@ pub fn learn_flat(
             bytes.extend_from_slice(symbols.text(s));
         }
         let h = hash(&bytes[start..]);
-        let found =
-            unit_of.find(h, |&u| bytes[text_of(&at, u)] == bytes[start..]).copied();
+        let found = unit_of.find(h, |&u| bytes[text_of(&at, u)] == bytes[start..]).copied();
         match found {
             Some(u) => {
                 units.meta[u as usize].count += m.count;
