@@ -277,9 +277,11 @@ struct Spans {
     seq: Vec<u32>,
     /// The counts too large for a separator, by the separator's position.
     big: Map<u32, u64>,
-    /// Each unit's positions in `seq`, in order: `occ[off[u]..off[u + 1]]`.
+    /// Each unit's positions in `seq`, in order, in `occ[off[u]..off[u + 1]]`: the first and
+    /// then each one's distance from the one before, 7 bits a byte (a `u32` per position took
+    /// 35 MB of a 100 MB corpus's run; most distances of a frequent pretoken take one byte).
     off: Vec<u32>,
-    occ: Vec<u32>,
+    occ: Vec<u8>,
 }
 
 const JOINED: u32 = 1 << 31;
@@ -297,7 +299,40 @@ fn is_sep(x: u32) -> bool {
     x >= SEP_BITS
 }
 
+/// Writes `v` 7 bits a byte, the high bit set on every byte but the last.
+fn put_varint(out: &mut [u8], at: &mut usize, mut v: u32) {
+    while v >= 0x80 {
+        out[*at] = v as u8 | 0x80;
+        *at += 1;
+        v >>= 7;
+    }
+    out[*at] = v as u8;
+    *at += 1;
+}
+
+/// The bytes [`put_varint`] writes for `v`.
+fn varint_len(v: u32) -> u32 {
+    1 + (v >= 1 << 7) as u32 + (v >= 1 << 14) as u32 + (v >= 1 << 21) as u32 + (v >= 1 << 28) as u32
+}
+
 impl Spans {
+    /// The next position of a unit's list: `k` is the byte it starts at, `g` the position
+    /// before it (0 before the first); both are moved on.
+    #[inline]
+    fn next_position(&self, k: &mut usize, g: &mut usize) {
+        let (mut v, mut shift) = (0usize, 0);
+        loop {
+            let b = self.occ[*k];
+            *k += 1;
+            v |= ((b & 0x7F) as usize) << shift;
+            if b < 0x80 {
+                break;
+            }
+            shift += 7;
+        }
+        *g += v;
+    }
+
     /// The count of the span holding position `g` (its separator is the nearest before it).
     fn count_at(&self, g: usize) -> u64 {
         let mut s = g;
@@ -352,17 +387,17 @@ impl Ord for Entry {
 struct Texts {
     bytes: Vec<u8>,
     /// Unit `u`'s text is `bytes[at[u]..at[u + 1]]`.
-    at: Vec<usize>,
+    at: Vec<u32>,
     /// The units in the order of their texts, and each unit's place in it.
     by_rank: Vec<u32>,
     rank: Vec<u32>,
 }
 
 impl Texts {
-    fn new(mut bytes: Vec<u8>, at: Vec<usize>) -> Self {
+    fn new(mut bytes: Vec<u8>, at: Vec<u32>) -> Self {
         bytes.shrink_to_fit();
         let n = at.len() - 1;
-        let text = |u: u32| &bytes[at[u as usize]..at[u as usize + 1]];
+        let text = |u: u32| &bytes[at[u as usize] as usize..at[u as usize + 1] as usize];
         let mut by_rank: Vec<u32> = (0..n as u32).collect();
         by_rank.sort_unstable_by(|&x, &y| text(x).cmp(text(y)));
         let mut rank = vec![0u32; n];
@@ -372,7 +407,7 @@ impl Texts {
         Texts { bytes, at, by_rank, rank }
     }
     fn text(&self, u: u32) -> &[u8] {
-        &self.bytes[self.at[u as usize]..self.at[u as usize + 1]]
+        &self.bytes[self.at[u as usize] as usize..self.at[u as usize + 1] as usize]
     }
     /// The unit spelled `t`, if one is.
     fn find(&self, t: &[u8]) -> Option<u32> {
@@ -439,9 +474,11 @@ impl Learner<'_> {
     /// Counts unit `u`'s supermerge pairs with whole neighbours in (`sign` 1) or out (-1); `u`
     /// is whole while this runs.
     fn touch_unit(&mut self, u: u32, sign: i64) {
-        let (a, b) = (self.spans.off[u as usize] as usize, self.spans.off[u as usize + 1] as usize);
-        for k in a..b {
-            let g = self.spans.occ[k] as usize;
+        let (mut k, b) =
+            (self.spans.off[u as usize] as usize, self.spans.off[u as usize + 1] as usize);
+        let mut g = 0usize;
+        while k < b {
+            self.spans.next_position(&mut k, &mut g);
             if self.spans.free(g) != Some(u) {
                 continue;
             }
@@ -625,15 +662,17 @@ impl Learner<'_> {
 
     fn supermerge(&mut self, pair: u64, events: &mut Vec<Event>) {
         let (p, q) = unpack(pair);
-        // the positions of the rarer pretoken (of `p` when the two are one: left to right)
+        // the positions of the rarer pretoken (the shorter list; of `p` when the two are one:
+        // left to right)
         let off = &self.spans.off;
         let np = off[p as usize + 1] - off[p as usize];
         let nq = off[q as usize + 1] - off[q as usize];
         let (by_left, u) = if p == q || np <= nq { (true, p) } else { (false, q) };
-        let (a, b) = (off[u as usize] as usize, off[u as usize + 1] as usize);
-        for k in a..b {
-            let g = self.spans.occ[k] as usize;
-            let g = if by_left { g } else { g - 1 };
+        let (mut k, b) = (off[u as usize] as usize, off[u as usize + 1] as usize);
+        let mut at = 0usize;
+        while k < b {
+            self.spans.next_position(&mut k, &mut at);
+            let g = if by_left { at } else { at - 1 };
             if self.spans.free(g) != Some(p) || self.spans.free(g + 1) != Some(q) {
                 continue;
             }
@@ -695,13 +734,13 @@ pub fn learn_flat(
     // 30 MB more at the peak of a 100 MB corpus's run)
     let mut units = Flat::with_capacity(flat.meta.len(), flat.syms.len());
     let mut bytes: Vec<u8> = Vec::new();
-    let mut at: Vec<usize> = Vec::with_capacity(flat.meta.len() + 1);
+    let mut at: Vec<u32> = Vec::with_capacity(flat.meta.len() + 1);
     at.push(0);
     let hasher = crate::hash::BuildHasher::default();
     let hash = |t: &[u8]| std::hash::BuildHasher::hash_one(&hasher, t);
     let mut unit_of: hashbrown::HashTable<u32> =
         hashbrown::HashTable::with_capacity(flat.meta.len());
-    let text_of = |at: &[usize], u: u32| at[u as usize]..at[u as usize + 1];
+    let text_of = |at: &[u32], u: u32| at[u as usize] as usize..at[u as usize + 1] as usize;
     for m in &flat.meta {
         let syms = &flat.syms[m.start()..m.start() + m.len()];
         if m.count == 0 || syms.is_empty() {
@@ -723,7 +762,14 @@ pub fn learn_flat(
             }
             None => {
                 let u = (at.len() - 1) as u32;
-                at.push(bytes.len());
+                let Ok(end) = u32::try_from(bytes.len()) else {
+                    return Err(Error::Input(
+                        "BoundlessBPE's units hold 4 GB of text or more: prune the table \
+                         (--min-unit-count) or train on less text"
+                            .into(),
+                    ));
+                };
+                at.push(end);
                 unit_of.insert_unique(h, u, |&v| hash(&bytes[text_of(&at, v)]));
                 units.push(syms, m.count);
             }
@@ -778,24 +824,34 @@ pub fn learn_flat(
     seq.push(sep(0));
     seq.shrink_to_fit();
     let n = at.len() - 1;
-    let mut off = vec![0u32; n + 1];
-    for &x in &seq {
+    // each unit's list of positions: its bytes counted, then written (`last`: each unit's
+    // position before, 0 before its first)
+    let mut last = vec![0u32; n];
+    let mut len = vec![0u64; n + 1];
+    for (g, &x) in seq.iter().enumerate() {
         if !is_sep(x) {
-            off[x as usize + 1] += 1;
+            len[x as usize + 1] += varint_len(g as u32 - last[x as usize]) as u64;
+            last[x as usize] = g as u32;
         }
     }
     for i in 0..n {
-        off[i + 1] += off[i];
+        len[i + 1] += len[i];
     }
-    let mut fill = off.clone();
-    let mut occ = vec![0u32; off[n] as usize];
+    if len[n] > u32::MAX as u64 {
+        return Err(Error::Input("the span table is too large (4 GB of positions or more)".into()));
+    }
+    let off: Vec<u32> = len.into_iter().map(|v| v as u32).collect();
+    let mut fill: Vec<usize> = off.iter().map(|&v| v as usize).collect();
+    last.iter_mut().for_each(|v| *v = 0);
+    let mut occ = vec![0u8; off[n] as usize];
     for (g, &x) in seq.iter().enumerate() {
         if !is_sep(x) {
-            occ[fill[x as usize] as usize] = g as u32;
-            fill[x as usize] += 1;
+            put_varint(&mut occ, &mut fill[x as usize], g as u32 - last[x as usize]);
+            last[x as usize] = g as u32;
         }
     }
     drop(fill);
+    drop(last);
     let whole: Vec<bool> = (0..n).map(|u| units.unit(u).len() == 1).collect();
     let base = symbols.base;
     let e = EngineHandle::new(units, symbols, params.new_rows, params.min_count);
