@@ -75,7 +75,7 @@ pub(super) struct Engine<'a> {
     /// of every pair; when it is not, [`Engine::restore`] counts the index again from the units.
     untracked: u64,
     /// The count of the last merge.
-    last_count: u64,
+    pub(super) last_count: u64,
     /// The index's size after it was last built or compacted.
     index_mark: usize,
     /// The memory policy's settings.
@@ -813,9 +813,65 @@ impl<'a> Engine<'a> {
         let mut d = std::mem::take(&mut self.delta);
         let mut changed = Vec::new();
         let occurrences = split_units(&mut self.flat, &list, x, parts, &mut d, &mut changed);
+        if self.untracked > 0 {
+            self.recount_gained(&d);
+        }
         let (_, raised) = self.absorb(vec![d], false);
         self.push_raised(raised);
         (occurrences, changed)
+    }
+
+    /// Before a split's delta is taken in, when the index may have dropped pairs: each pair the
+    /// split gains that the index lacks (dropped, or merged away) is counted again over the
+    /// units, which the split has rewritten, with its places, and put in the index at its count
+    /// before the split's gain, so that [`Engine::absorb`] leaves it exact. (A split raises
+    /// counts, which the bound on dropped pairs does not allow for.) One pass over the units,
+    /// a pair looked up only where both symbols are in one of the pairs.
+    fn recount_gained(&mut self, d: &Delta) {
+        let gained: Vec<(u64, i64)> = d
+            .changes()
+            .iter()
+            .filter(|(q, v, _)| *v > 0 && self.index.get(q).is_none())
+            .map(|(q, v, _)| (*q, *v))
+            .collect();
+        if gained.is_empty() {
+            return;
+        }
+        let base = self.symbols.base;
+        let width = (self.symbols.next_id() - base) as usize;
+        let (mut left, mut right) = (vec![false; width], vec![false; width]);
+        let mut found: crate::hash::Map<u64, (i64, Vec<u32>)> = Default::default();
+        for &(q, _) in &gained {
+            let (a, b) = unpack(q);
+            left[(a - base) as usize] = true;
+            right[(b - base) as usize] = true;
+            found.insert(q, (0, Vec::new()));
+        }
+        let flat = &self.flat;
+        for wi in 0..flat.units() {
+            let count = flat.meta[wi].count as i64;
+            for w in flat.unit(wi).windows(2) {
+                if w[0] == NO_SYMBOL
+                    || w[1] == NO_SYMBOL
+                    || !left[(w[0] - base) as usize]
+                    || !right[(w[1] - base) as usize]
+                {
+                    continue;
+                }
+                if let Some(e) = found.get_mut(&super::pack(w[0], w[1])) {
+                    e.0 += count;
+                    if e.1.last() != Some(&(wi as u32)) {
+                        e.1.push(wi as u32);
+                    }
+                }
+            }
+        }
+        for (q, v) in gained {
+            let (count, units) = found.remove(&q).unwrap_or_default();
+            let e = self.index.entry(q).or_default();
+            e.count = count - v;
+            self.arena.extend(e, &units, 0);
+        }
     }
 
     /// The row of `a` joined to `b`: its id, and whether it is new (its tie key added).
@@ -1206,6 +1262,56 @@ mod tests {
                 assert!(v.count as u64 <= dropped, "a dropped pair is counted at most the bound");
             }
         }
+    }
+
+    #[test]
+    fn splits_after_dropped_pairs_choose_as_with_every_pair_kept() {
+        // merges and, every third step, a split of the oldest merged piece back into its two
+        // parts (Picky and BoundlessBPE's deletion), on an engine that keeps every pair and one
+        // that drops the pairs counted below 8 at every compaction: the same best pair with the
+        // same count at every step, while the second's index holds fewer pairs
+        let tuning = Tuning {
+            compaction: Compaction::Always,
+            heap_keep: 16,
+            drop_below: Some(8),
+            ..Tuning::default()
+        };
+        let params = MergeParams { tuning, ..MergeParams::bpe(10_000, 1, None) };
+        let (flat_a, mut sym_a) = corpus(3000);
+        let (flat_b, mut sym_b) = corpus(3000);
+        let mut kept = Engine::new(flat_a, &mut sym_a, &params, true);
+        let mut dropping = Engine::new(flat_b, &mut sym_b, &params, false);
+        let mut made: Vec<[u32; 3]> = Vec::new();
+        let (mut splits, mut fewer) = (0, 0);
+        for step in 0..300 {
+            let best = kept.best();
+            assert_eq!(best, dropping.best(), "step {step}");
+            let Some((pair, count)) = best else { break };
+            if step % 3 == 2 && !made.is_empty() {
+                let [x, y, c] = made.remove(0);
+                let mut outs = Vec::new();
+                for e in [&mut kept, &mut dropping] {
+                    let all: Vec<u32> = (0..e.flat.units() as u32).collect();
+                    outs.push(e.split(c, &[x, y], all).0);
+                }
+                assert_eq!(outs[0], outs[1]);
+                splits += (outs[0] > 0) as usize;
+                continue;
+            }
+            let (x, y) = unpack(pair);
+            let mut c = 0;
+            for e in [&mut kept, &mut dropping] {
+                e.last_count = count;
+                let (p, new) = e.piece(x, y);
+                e.apply(pair, p, !new);
+                c = p;
+            }
+            made.push([x, y, c]);
+            fewer += (dropping.index.len() < kept.index.len()) as usize;
+        }
+        assert!(splits > 20, "splits that changed units: {splits}");
+        assert!(fewer > 20, "steps with pairs dropped: {fewer}");
+        assert!(dropping.events.compactions > 0);
     }
 
     #[test]

@@ -601,7 +601,7 @@ impl Learner<'_> {
             self.grow();
         }
         // each site turns one a and one b into one c
-        let sites = self.e.apply(pair, c, !is_new);
+        let sites = self.e.apply(pair, joint, c, !is_new);
         let touched = self.e.take_touched();
         let ci = self.ix(c);
         self.holders[ci].extend_from_slice(&touched);
