@@ -354,9 +354,12 @@ fn train_unpadded(
         if superbpe {
             params.allow = Some(superword::WordLimit::rule(superword::words_limit(opts)));
             // most of the spans' pairs are met once: counted a quarter of the hash space at a
-            // time, the rare ones dropped after each (100 MB mixed, 32k: the peak 276 -> 230 MB)
+            // time, the rare ones dropped after each, and room for fewer heap entries, so fewer
+            // pairs kept with place lists (100 MB mixed, 32k: stage two 276 -> 221 MB; 128k: 259
+            // -> 237)
             params.tuning.count_rounds = 4;
             params.tuning.give_back = true;
+            params.tuning.heap_keep = 1 << 15;
         }
         let second =
             merge::learn_traced(streams, &mut symbols, &params, progress, &mut traces.merge);

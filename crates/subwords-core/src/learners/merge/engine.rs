@@ -340,6 +340,9 @@ impl<'a> Engine<'a> {
         self.untracked = self.untracked.max(dropped);
         self.arena_mark = self.arena.words.len();
         self.index_mark = self.index.len();
+        if self.tuning.give_back {
+            crate::learners::superword::give_back_free_memory();
+        }
     }
 
     /// The index counted again from the units, holding every pair (see [`Engine::untracked`]),
@@ -949,6 +952,9 @@ impl<'a> Engine<'a> {
             let dropped = drop_pairs(&mut self.index, below);
             self.untracked = self.untracked.max(dropped);
             self.index_mark = self.index.len();
+            if self.tuning.give_back {
+                crate::learners::superword::give_back_free_memory();
+            }
         }
     }
 

@@ -314,8 +314,9 @@ pub struct Tuning {
     /// of shards, the rarely counted pairs dropped after each ([`index::count_index_in_rounds`]),
     /// so the whole table of pairs is never alive at once. Set by SuperBPE's stage two.
     pub count_rounds: usize,
-    /// The allocator's free pages given back once the index is built (the counting frees many
-    /// blocks in the middle of the heap). Set by the superword learners.
+    /// The allocator's free pages given back once the index is built and after each compaction
+    /// or drop of pairs (the counting and the index's moves free many blocks in the middle of
+    /// the heap). Set by the superword learners.
     pub give_back: bool,
 }
 
