@@ -459,6 +459,9 @@ impl StageTwoTexts for SpanTable {
     }
 }
 
+/// The most chunks stage two's replay cache holds before it starts afresh.
+const CACHE_CHUNKS: usize = 1 << 18;
+
 /// Stage two's input: each distinct span spelled in bytes, the stage-one merges applied to the
 /// whole span in rank order (as the finished model encodes it), with the span's count.
 ///
@@ -529,7 +532,12 @@ pub fn stage_two_spans(
                     chunk.extend(piece.iter().map(|&b| byte[b as usize]));
                     replay(&mut chunk, &map);
                     syms.extend_from_slice(&chunk);
-                    // (a chunk of 16 M symbols or more is replayed each time instead)
+                    // the cache starts afresh past `CACHE_CHUNKS` chunks (it was 40 MB of stage
+                    // two's peak at 100 MB); a chunk of 16 M symbols or more is replayed each
+                    // time instead
+                    if short.len() + long.len() >= CACHE_CHUNKS {
+                        (short, long, done) = Default::default();
+                    }
                     if chunk.len() < 1 << 24 {
                         let at = (done.len() as u64) << 24 | chunk.len() as u64;
                         done.extend_from_slice(&chunk);
