@@ -60,8 +60,8 @@ impl std::hash::Hash for ShortUnit {
 struct Tally {
     short: Map<ShortUnit, u64>,
     long: Counts,
-    /// SuperBPE's spans ([`UnitCounter::spans`]), counted beside the units.
-    spans: Counts,
+    /// SuperBPE's or BoundlessBPE's spans ([`UnitCounter::spans`]), counted beside the units.
+    spans: crate::learners::superword::SpanCounts,
 }
 
 impl Tally {
@@ -165,12 +165,9 @@ fn count_text(
         use crate::learners::superword::boundless::Counted;
         r.each(spelling, text, |c| match c {
             Counted::Unit(u) => table.add(u),
-            Counted::Span(s) => match table.spans.get_mut(s) {
-                Some(n) => *n += 1,
-                None => {
-                    table.spans.insert(s.into(), 1);
-                }
-            },
+            Counted::Span(s) => {
+                table.spans.add(s, 1);
+            }
         });
         return;
     }
@@ -548,15 +545,9 @@ impl UnitCounter {
         if let Some(sp) = &self.spans {
             let spans = &mut self.tables[0].spans;
             cut_at(key, &self.cut, |part| {
-                let mut one = Counts::default();
+                let mut one = crate::learners::superword::SpanCounts::default();
                 crate::learners::superword::count_spans(sp, part, &mut one);
-                for (k, v) in one {
-                    let e = spans.entry(k).or_insert(0);
-                    match e.checked_add(v.saturating_mul(count)) {
-                        Some(x) => *e = x,
-                        None => overflow = true,
-                    }
-                }
+                one.each(|k, v| overflow |= spans.add(k, v.saturating_mul(count)));
             });
         }
         if let Some(r) = &self.runs {
@@ -565,11 +556,7 @@ impl UnitCounter {
             cut_at(key, &self.cut, |part| {
                 r.each(spelling, part, |c| {
                     if let Counted::Span(s) = c {
-                        let e = spans.entry(s.into()).or_insert(0);
-                        match e.checked_add(count) {
-                            Some(x) => *e = x,
-                            None => overflow = true,
-                        }
+                        overflow |= spans.add(s, count);
                     }
                 })
             });
@@ -584,19 +571,8 @@ impl UnitCounter {
         if self.spans.is_none() && self.runs.is_none() {
             return None;
         }
-        // the largest table is kept and the others added into it, each freed once added
-        let big = (0..self.tables.len()).max_by_key(|&i| self.tables[i].spans.len()).unwrap_or(0);
-        let mut total = std::mem::take(&mut self.tables[big].spans);
-        for t in self.tables.iter_mut() {
-            for (k, v) in std::mem::take(&mut t.spans) {
-                match total.get_mut(&k) {
-                    Some(c) => *c += v,
-                    None => {
-                        total.insert(k, v);
-                    }
-                }
-            }
-        }
+        let tables = self.tables.iter_mut().map(|t| std::mem::take(&mut t.spans)).collect();
+        let total = crate::learners::superword::SpanCounts::sum(tables);
         let spans = crate::learners::superword::SpanTable::from_counts(total);
         crate::learners::superword::give_back_free_memory();
         Some(spans)

@@ -184,6 +184,11 @@ fn train_unpadded(
             None
         }
     };
+    if opts.superword_at.is_some() || opts.boundless.is_some() {
+        // the counter's tables and the units' texts were many small blocks: their pages go
+        // back before the merges (superword trainings hold a span table beside them)
+        superword::give_back_free_memory();
+    }
     let length = corpus_length(&spelled.flat)?;
 
     let alphabet = choose_alphabet(opts, &spelling, &spelled);
@@ -348,6 +353,13 @@ fn train_unpadded(
         );
         if superbpe {
             params.allow = Some(superword::WordLimit::rule(superword::words_limit(opts)));
+            // most of the spans' pairs are met once: counted a quarter of the hash space at a
+            // time, the rare ones dropped after each, and room for fewer heap entries, so fewer
+            // pairs kept with place lists (100 MB mixed, 32k: stage two 276 -> 221 MB; 128k: 259
+            // -> 237)
+            params.tuning.count_rounds = 4;
+            params.tuning.give_back = true;
+            params.tuning.heap_keep = 1 << 15;
         }
         let second =
             merge::learn_traced(streams, &mut symbols, &params, progress, &mut traces.merge);

@@ -8,7 +8,9 @@ use std::cmp::Ordering;
 use rayon::prelude::*;
 
 use super::heap::{cmp_fraction, key_head, Cand, Order, PairHeap};
-use super::index::{build_index, count_index, drop_pairs, place_pairs, PairIndex};
+use super::index::{
+    build_index, count_index, count_index_in_rounds, drop_pairs, place_pairs, PairIndex,
+};
 use super::scaffold::Marks;
 use super::trace::{MergeTrace, TraceRequest, Tracer};
 use super::units::{rewrite, split_units, Arena, Delta, Flat, SharedSyms};
@@ -73,7 +75,7 @@ pub(super) struct Engine<'a> {
     /// of every pair; when it is not, [`Engine::restore`] counts the index again from the units.
     untracked: u64,
     /// The count of the last merge.
-    last_count: u64,
+    pub(super) last_count: u64,
     /// The index's size after it was last built or compacted.
     index_mark: usize,
     /// The memory policy's settings.
@@ -155,7 +157,7 @@ pub(super) fn compaction_growth(len: usize, mark: usize) -> bool {
 }
 /// The largest power of two that at least `keep` of `counts` reach (0 when fewer than that many
 /// are given): a heap floor keeping at least that many pairs.
-fn floor_keeping(counts: impl Iterator<Item = u64>, keep: usize) -> u64 {
+pub(super) fn floor_keeping(counts: impl Iterator<Item = u64>, keep: usize) -> u64 {
     let mut at_least = [0usize; 64];
     for c in counts {
         at_least[63 - c.max(1).leading_zeros() as usize] += 1;
@@ -185,8 +187,17 @@ impl<'a> Engine<'a> {
         let max_len = params.max_piece_length;
         let threads = rayon::current_num_threads().max(1);
         // the place lists are filled below, once the pairs the index keeps are known
-        let (index, ranks) =
-            count_index(&flat, threads, params.tuning.shards, symbols.base..symbols.next_id());
+        let ids = symbols.base..symbols.next_id();
+        let in_rounds =
+            params.tuning.count_rounds > 1 && params.score == Score::Count && !keep_pairs;
+        let (index, ranks, pre_dropped, counted) = match in_rounds {
+            true => count_index_in_rounds(&flat, threads, params.tuning, ids),
+            false => {
+                let (index, ranks) = count_index(&flat, threads, params.tuning.shards, ids);
+                let n = index.len();
+                (index, ranks, 0, n)
+            }
+        };
         let arena = Arena::default();
         let arena_mark = 0;
         let index_mark = index.len();
@@ -260,7 +271,8 @@ impl<'a> Engine<'a> {
         // holds the pairs counted at least it, not every pair; and it drops the pairs counted
         // below what compaction would drop after the first merge, before their place lists are
         // made (SuperBPE's stage two on 100 MB: 2.6 M pairs, most in one span)
-        if e.score == Score::Count && !e.heap.wide && e.index.len() > 2 * e.tuning.heap_keep {
+        e.untracked = pre_dropped;
+        if e.score == Score::Count && !e.heap.wide && counted > 2 * e.tuning.heap_keep {
             let mut top = 0u64;
             let floor = floor_keeping(
                 e.index.iter().filter_map(|(&p, _)| e.entry(p)).map(|c| {
@@ -275,10 +287,13 @@ impl<'a> Engine<'a> {
             }
             let below = e.drop_below_after(top);
             if below > 1 {
-                e.untracked = drop_pairs(&mut e.index, below);
+                e.untracked = e.untracked.max(drop_pairs(&mut e.index, below));
             }
         }
         e.arena = place_pairs(&e.flat, &mut e.index, ranks.as_ref());
+        if e.tuning.give_back {
+            crate::learners::superword::give_back_free_memory();
+        }
         e.arena_mark = e.arena.words.len();
         e.index_mark = e.index.len();
         e.rebuild_heap();
@@ -322,6 +337,9 @@ impl<'a> Engine<'a> {
         self.untracked = self.untracked.max(dropped);
         self.arena_mark = self.arena.words.len();
         self.index_mark = self.index.len();
+        if self.tuning.give_back {
+            crate::learners::superword::give_back_free_memory();
+        }
     }
 
     /// The index counted again from the units, holding every pair (see [`Engine::untracked`]),
@@ -795,9 +813,65 @@ impl<'a> Engine<'a> {
         let mut d = std::mem::take(&mut self.delta);
         let mut changed = Vec::new();
         let occurrences = split_units(&mut self.flat, &list, x, parts, &mut d, &mut changed);
+        if self.untracked > 0 {
+            self.recount_gained(&d);
+        }
         let (_, raised) = self.absorb(vec![d], false);
         self.push_raised(raised);
         (occurrences, changed)
+    }
+
+    /// Before a split's delta is taken in, when the index may have dropped pairs: each pair the
+    /// split gains that the index lacks (dropped, or merged away) is counted again over the
+    /// units, which the split has rewritten, with its places, and put in the index at its count
+    /// before the split's gain, so that [`Engine::absorb`] leaves it exact. (A split raises
+    /// counts, which the bound on dropped pairs does not allow for.) One pass over the units,
+    /// a pair looked up only where both symbols are in one of the pairs.
+    fn recount_gained(&mut self, d: &Delta) {
+        let gained: Vec<(u64, i64)> = d
+            .changes()
+            .iter()
+            .filter(|(q, v, _)| *v > 0 && self.index.get(q).is_none())
+            .map(|(q, v, _)| (*q, *v))
+            .collect();
+        if gained.is_empty() {
+            return;
+        }
+        let base = self.symbols.base;
+        let width = (self.symbols.next_id() - base) as usize;
+        let (mut left, mut right) = (vec![false; width], vec![false; width]);
+        let mut found: crate::hash::Map<u64, (i64, Vec<u32>)> = Default::default();
+        for &(q, _) in &gained {
+            let (a, b) = unpack(q);
+            left[(a - base) as usize] = true;
+            right[(b - base) as usize] = true;
+            found.insert(q, (0, Vec::new()));
+        }
+        let flat = &self.flat;
+        for wi in 0..flat.units() {
+            let count = flat.meta[wi].count as i64;
+            for w in flat.unit(wi).windows(2) {
+                if w[0] == NO_SYMBOL
+                    || w[1] == NO_SYMBOL
+                    || !left[(w[0] - base) as usize]
+                    || !right[(w[1] - base) as usize]
+                {
+                    continue;
+                }
+                if let Some(e) = found.get_mut(&super::pack(w[0], w[1])) {
+                    e.0 += count;
+                    if e.1.last() != Some(&(wi as u32)) {
+                        e.1.push(wi as u32);
+                    }
+                }
+            }
+        }
+        for (q, v) in gained {
+            let (count, units) = found.remove(&q).unwrap_or_default();
+            let e = self.index.entry(q).or_default();
+            e.count = count - v;
+            self.arena.extend(e, &units, 0);
+        }
     }
 
     /// The row of `a` joined to `b`: its id, and whether it is new (its tie key added).
@@ -875,6 +949,9 @@ impl<'a> Engine<'a> {
             let dropped = drop_pairs(&mut self.index, below);
             self.untracked = self.untracked.max(dropped);
             self.index_mark = self.index.len();
+            if self.tuning.give_back {
+                crate::learners::superword::give_back_free_memory();
+            }
         }
     }
 
@@ -1140,6 +1217,104 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Units over 600 symbols (so the index is a map, not the dense table): 20,000 units of 2
+    /// to 9 symbols, most met once, a few hundred frequent.
+    fn wide_corpus() -> (Flat, Symbols) {
+        let mut symbols = Symbols::new(0, b"");
+        for k in 0..600u32 {
+            symbols.push(k.to_le_bytes()[..2].to_vec(), 1);
+        }
+        let mut flat = Flat::default();
+        let mut next = xorshift(0x5851_F42D_4C95_7F2D);
+        for k in 0..20_000u64 {
+            let n = 2 + (next() % 8) as usize;
+            // frequent units draw from 12 symbols, rare ones from all 600
+            let pool = if k < 300 { 12 } else { 600 };
+            let u: Vec<u32> = (0..n).map(|_| (next() % pool) as u32).collect();
+            flat.push(&u, if k < 300 { 1 + 3000 / (k + 1) } else { 1 + next() % 2 });
+        }
+        (flat, symbols)
+    }
+
+    #[test]
+    fn counting_in_rounds_changes_no_merge() {
+        // 16 shards counted 4 at a time, the rare pairs dropped after each round (room for 64
+        // heap entries, so the first round's bound drops pairs), against the one-pass count
+        let params = MergeParams::bpe(300, 1, None);
+        let base = Tuning { shards: Some(16), heap_keep: 64, ..Tuning::default() };
+        let (one, _) = run_on(wide_corpus(), &params, base);
+        assert!(one.0.len() >= 200, "the corpus gives room for many merges: {}", one.0.len());
+        let (rounds, _) = run_on(wide_corpus(), &params, Tuning { count_rounds: 4, ..base });
+        assert_eq!(one, rounds);
+        let (flat, symbols) = wide_corpus();
+        let t = Tuning { count_rounds: 4, ..base };
+        let (index, placed, dropped, counted) =
+            count_index_in_rounds(&flat, 2, t, 0..symbols.next_id());
+        assert!(placed.is_none());
+        assert!(dropped > 0, "pairs counted below the first round's bound were dropped");
+        assert!(index.len() < counted, "{} of {counted} pairs kept", index.len());
+        let (full, _) = count_index(&flat, 2, Some(16), 0..symbols.next_id());
+        assert_eq!(full.len(), counted);
+        for (k, v) in index.iter() {
+            assert_eq!(full[k].count, v.count, "a kept pair's count is exact");
+        }
+        for (k, v) in full.iter() {
+            if index.get(k).is_none() {
+                assert!(v.count as u64 <= dropped, "a dropped pair is counted at most the bound");
+            }
+        }
+    }
+
+    #[test]
+    fn splits_after_dropped_pairs_choose_as_with_every_pair_kept() {
+        // merges and, every third step, a split of the oldest merged piece back into its two
+        // parts (Picky and BoundlessBPE's deletion), on an engine that keeps every pair and one
+        // that drops the pairs counted below 8 at every compaction: the same best pair with the
+        // same count at every step, while the second's index holds fewer pairs
+        let tuning = Tuning {
+            compaction: Compaction::Always,
+            heap_keep: 16,
+            drop_below: Some(8),
+            ..Tuning::default()
+        };
+        let params = MergeParams { tuning, ..MergeParams::bpe(10_000, 1, None) };
+        let (flat_a, mut sym_a) = corpus(3000);
+        let (flat_b, mut sym_b) = corpus(3000);
+        let mut kept = Engine::new(flat_a, &mut sym_a, &params, true);
+        let mut dropping = Engine::new(flat_b, &mut sym_b, &params, false);
+        let mut made: Vec<[u32; 3]> = Vec::new();
+        let (mut splits, mut fewer) = (0, 0);
+        for step in 0..300 {
+            let best = kept.best();
+            assert_eq!(best, dropping.best(), "step {step}");
+            let Some((pair, count)) = best else { break };
+            if step % 3 == 2 && !made.is_empty() {
+                let [x, y, c] = made.remove(0);
+                let mut outs = Vec::new();
+                for e in [&mut kept, &mut dropping] {
+                    let all: Vec<u32> = (0..e.flat.units() as u32).collect();
+                    outs.push(e.split(c, &[x, y], all).0);
+                }
+                assert_eq!(outs[0], outs[1]);
+                splits += (outs[0] > 0) as usize;
+                continue;
+            }
+            let (x, y) = unpack(pair);
+            let mut c = 0;
+            for e in [&mut kept, &mut dropping] {
+                e.last_count = count;
+                let (p, new) = e.piece(x, y);
+                e.apply(pair, p, !new);
+                c = p;
+            }
+            made.push([x, y, c]);
+            fewer += (dropping.index.len() < kept.index.len()) as usize;
+        }
+        assert!(splits > 20, "splits that changed units: {splits}");
+        assert!(fewer > 20, "steps with pairs dropped: {fewer}");
+        assert!(dropping.events.compactions > 0);
     }
 
     #[test]

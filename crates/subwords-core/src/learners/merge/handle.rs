@@ -1,6 +1,7 @@
 //! The merge engine for learners outside this module (BoundlessBPE, `superword/boundless.rs`):
-//! plain BPE's counts and tie rule, every pair kept in the index, and the engine's merges and
-//! splits ([`Engine::apply`], [`Engine::split`]) as Picky BPE uses them.
+//! plain BPE's counts and tie rule, rarely counted pairs dropped from the index as plain BPE's
+//! are (a pair a split gains is counted again if the index lacks it: [`Engine::split`]), and
+//! the engine's merges and splits ([`Engine::apply`], [`Engine::split`]) as Picky BPE uses them.
 
 use super::engine::Engine;
 use super::{Flat, MergeParams, Symbols};
@@ -10,11 +11,14 @@ pub(crate) struct EngineHandle<'a> {
 }
 
 impl<'a> EngineHandle<'a> {
-    /// The engine on `flat` (symbols of `symbols`), counting every pair; the units each merge
-    /// rewrites are kept for [`EngineHandle::take_touched`].
+    /// The engine on `flat` (symbols of `symbols`); the units each merge rewrites are kept for
+    /// [`EngineHandle::take_touched`].
     pub(crate) fn new(flat: Flat, symbols: &'a mut Symbols, new_rows: u64, min_count: u64) -> Self {
-        let mp = MergeParams::bpe(new_rows, min_count, None);
-        let mut e = Engine::new(flat, symbols, &mp, true);
+        let mut mp = MergeParams::bpe(new_rows, min_count, None);
+        mp.tuning.give_back = true;
+        // pairs may be dropped: with every pair kept, the index and place lists were the
+        // largest part of BoundlessBPE's peak (100 MB mixed, 32k: the peak 285 -> 251 MB)
+        let mut e = Engine::new(flat, symbols, &mp, false);
         e.touched = Some(Vec::new());
         EngineHandle { e }
     }
@@ -35,8 +39,10 @@ impl<'a> EngineHandle<'a> {
         self.e.intern(text, len)
     }
 
-    /// Joins `pair` into `c` in every unit; returns Σ count × sites.
-    pub(crate) fn apply(&mut self, pair: u64, c: u32, interned: bool) -> i64 {
+    /// Joins `pair` (counted `count`) into `c` in every unit; returns Σ count × sites.
+    pub(crate) fn apply(&mut self, pair: u64, count: u64, c: u32, interned: bool) -> i64 {
+        // what compaction may drop follows the last merge's count, as in the merge loop
+        self.e.last_count = count;
         self.e.apply(pair, c, interned)
     }
 

@@ -129,6 +129,7 @@ mod tests {
             heap_keep: 16,
             shards: Some(7),
             drop_below: Some(1 << 20),
+            ..Tuning::default()
         });
         assert_eq!(tight.2, 0, "a heap floor is kept in counts, never in scores");
         assert_eq!(plain, tight);

@@ -319,6 +319,14 @@ pub struct Tuning {
     /// Under a heap floor, the count below which compaction drops pairs from the index; `None`:
     /// the floor or a quarter of the last merge's count, whichever is lower.
     pub drop_below: Option<i64>,
+    /// When above 1 (and pairs may be dropped): a table in shards is counted in this many rounds
+    /// of shards, the rarely counted pairs dropped after each ([`index::count_index_in_rounds`]),
+    /// so the whole table of pairs is never alive at once. Set by SuperBPE's stage two.
+    pub count_rounds: usize,
+    /// The allocator's free pages given back once the index is built and after each compaction
+    /// or drop of pairs (the counting and the index's moves free many blocks in the middle of
+    /// the heap). Set by the superword learners.
+    pub give_back: bool,
 }
 
 impl Default for Tuning {
@@ -328,6 +336,8 @@ impl Default for Tuning {
             heap_keep: 1 << 17,
             shards: None,
             drop_below: None,
+            count_rounds: 1,
+            give_back: false,
         }
     }
 }

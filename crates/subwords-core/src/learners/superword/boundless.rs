@@ -270,29 +270,84 @@ pub struct Boundless {
     pub pieces_after: u64,
 }
 
-/// The spans: one array of unit ids, [`SEP`] before each span, [`JOINED`] set on a pretoken
-/// inside a superword.
+/// The spans: one array of unit ids, a separator before each span holding the span's count
+/// ([`sep`]), [`JOINED`] set on a pretoken inside a superword. (A span's start and count in
+/// arrays of their own took 12 bytes a span, 16 MB of a 100 MB corpus's run.)
 struct Spans {
     seq: Vec<u32>,
-    /// Where each span starts in `seq` (its separator), and its count.
-    starts: Vec<u32>,
-    counts: Vec<u64>,
-    /// Each unit's positions in `seq`, in order: `occ[off[u]..off[u + 1]]`.
+    /// The counts too large for a separator, by the separator's position.
+    big: Map<u32, u64>,
+    /// Each unit's positions in `seq`, in order, in `occ[off[u]..off[u + 1]]`: the first and
+    /// then each one's distance from the one before, 7 bits a byte (a `u32` per position took
+    /// 35 MB of a 100 MB corpus's run; most distances of a frequent pretoken take one byte).
     off: Vec<u32>,
-    occ: Vec<u32>,
+    occ: Vec<u8>,
 }
 
-const SEP: u32 = u32::MAX;
 const JOINED: u32 = 1 << 31;
+/// A separator: both top bits set, the span's count in the other 30 ([`BIG`]: in `Spans::big`).
+const SEP_BITS: u32 = 3 << 30;
+const BIG: u32 = (1 << 30) - 1;
+
+/// The separator before a span counted `count` (the count itself up to [`BIG`]).
+fn sep(count: u64) -> u32 {
+    SEP_BITS | count.min(BIG as u64) as u32
+}
+
+#[inline]
+fn is_sep(x: u32) -> bool {
+    x >= SEP_BITS
+}
+
+/// Writes `v` 7 bits a byte, the high bit set on every byte but the last.
+fn put_varint(out: &mut [u8], at: &mut usize, mut v: u32) {
+    while v >= 0x80 {
+        out[*at] = v as u8 | 0x80;
+        *at += 1;
+        v >>= 7;
+    }
+    out[*at] = v as u8;
+    *at += 1;
+}
+
+/// The bytes [`put_varint`] writes for `v`.
+fn varint_len(v: u32) -> u32 {
+    1 + (v >= 1 << 7) as u32 + (v >= 1 << 14) as u32 + (v >= 1 << 21) as u32 + (v >= 1 << 28) as u32
+}
 
 impl Spans {
+    /// The next position of a unit's list: `k` is the byte it starts at, `g` the position
+    /// before it (0 before the first); both are moved on.
+    #[inline]
+    fn next_position(&self, k: &mut usize, g: &mut usize) {
+        let (mut v, mut shift) = (0usize, 0);
+        loop {
+            let b = self.occ[*k];
+            *k += 1;
+            v |= ((b & 0x7F) as usize) << shift;
+            if b < 0x80 {
+                break;
+            }
+            shift += 7;
+        }
+        *g += v;
+    }
+
+    /// The count of the span holding position `g` (its separator is the nearest before it).
     fn count_at(&self, g: usize) -> u64 {
-        self.counts[self.starts.partition_point(|&s| s as usize <= g) - 1]
+        let mut s = g;
+        while !is_sep(self.seq[s]) {
+            s -= 1;
+        }
+        match self.seq[s] & !SEP_BITS {
+            BIG => self.big[&(s as u32)],
+            c => c as u64,
+        }
     }
     /// The unit at `g`, if it is a pretoken not inside a superword.
     fn free(&self, g: usize) -> Option<u32> {
         let x = *self.seq.get(g)?;
-        (x != SEP && x & JOINED == 0).then_some(x)
+        (x & JOINED == 0).then_some(x)
     }
 }
 
@@ -332,17 +387,17 @@ impl Ord for Entry {
 struct Texts {
     bytes: Vec<u8>,
     /// Unit `u`'s text is `bytes[at[u]..at[u + 1]]`.
-    at: Vec<usize>,
+    at: Vec<u32>,
     /// The units in the order of their texts, and each unit's place in it.
     by_rank: Vec<u32>,
     rank: Vec<u32>,
 }
 
 impl Texts {
-    fn new(mut bytes: Vec<u8>, at: Vec<usize>) -> Self {
+    fn new(mut bytes: Vec<u8>, at: Vec<u32>) -> Self {
         bytes.shrink_to_fit();
         let n = at.len() - 1;
-        let text = |u: u32| &bytes[at[u as usize]..at[u as usize + 1]];
+        let text = |u: u32| &bytes[at[u as usize] as usize..at[u as usize + 1] as usize];
         let mut by_rank: Vec<u32> = (0..n as u32).collect();
         by_rank.sort_unstable_by(|&x, &y| text(x).cmp(text(y)));
         let mut rank = vec![0u32; n];
@@ -352,7 +407,7 @@ impl Texts {
         Texts { bytes, at, by_rank, rank }
     }
     fn text(&self, u: u32) -> &[u8] {
-        &self.bytes[self.at[u as usize]..self.at[u as usize + 1]]
+        &self.bytes[self.at[u as usize] as usize..self.at[u as usize + 1] as usize]
     }
     /// The unit spelled `t`, if one is.
     fn find(&self, t: &[u8]) -> Option<u32> {
@@ -419,9 +474,11 @@ impl Learner<'_> {
     /// Counts unit `u`'s supermerge pairs with whole neighbours in (`sign` 1) or out (-1); `u`
     /// is whole while this runs.
     fn touch_unit(&mut self, u: u32, sign: i64) {
-        let (a, b) = (self.spans.off[u as usize] as usize, self.spans.off[u as usize + 1] as usize);
-        for k in a..b {
-            let g = self.spans.occ[k] as usize;
+        let (mut k, b) =
+            (self.spans.off[u as usize] as usize, self.spans.off[u as usize + 1] as usize);
+        let mut g = 0usize;
+        while k < b {
+            self.spans.next_position(&mut k, &mut g);
             if self.spans.free(g) != Some(u) {
                 continue;
             }
@@ -544,7 +601,7 @@ impl Learner<'_> {
             self.grow();
         }
         // each site turns one a and one b into one c
-        let sites = self.e.apply(pair, c, !is_new);
+        let sites = self.e.apply(pair, joint, c, !is_new);
         let touched = self.e.take_touched();
         let ci = self.ix(c);
         self.holders[ci].extend_from_slice(&touched);
@@ -605,15 +662,17 @@ impl Learner<'_> {
 
     fn supermerge(&mut self, pair: u64, events: &mut Vec<Event>) {
         let (p, q) = unpack(pair);
-        // the positions of the rarer pretoken (of `p` when the two are one: left to right)
+        // the positions of the rarer pretoken (the shorter list; of `p` when the two are one:
+        // left to right)
         let off = &self.spans.off;
         let np = off[p as usize + 1] - off[p as usize];
         let nq = off[q as usize + 1] - off[q as usize];
         let (by_left, u) = if p == q || np <= nq { (true, p) } else { (false, q) };
-        let (a, b) = (off[u as usize] as usize, off[u as usize + 1] as usize);
-        for k in a..b {
-            let g = self.spans.occ[k] as usize;
-            let g = if by_left { g } else { g - 1 };
+        let (mut k, b) = (off[u as usize] as usize, off[u as usize + 1] as usize);
+        let mut at = 0usize;
+        while k < b {
+            self.spans.next_position(&mut k, &mut at);
+            let g = if by_left { at } else { at - 1 };
             if self.spans.free(g) != Some(p) || self.spans.free(g + 1) != Some(q) {
                 continue;
             }
@@ -670,12 +729,18 @@ pub fn learn_flat(
         ));
     };
     let first = symbols.next_id();
-    // the units, by text (a text met twice is one unit)
+    // the units, by text (a text met twice is one unit): their texts one after another in
+    // `bytes`, found by a hash table of unit numbers (a map from a boxed text per unit took
+    // 30 MB more at the peak of a 100 MB corpus's run)
     let mut units = Flat::with_capacity(flat.meta.len(), flat.syms.len());
     let mut bytes: Vec<u8> = Vec::new();
-    let mut at: Vec<usize> = Vec::with_capacity(flat.meta.len() + 1);
+    let mut at: Vec<u32> = Vec::with_capacity(flat.meta.len() + 1);
     at.push(0);
-    let mut unit_of: Map<Box<[u8]>, u32> = Map::default();
+    let hasher = crate::hash::BuildHasher::default();
+    let hash = |t: &[u8]| std::hash::BuildHasher::hash_one(&hasher, t);
+    let mut unit_of: hashbrown::HashTable<u32> =
+        hashbrown::HashTable::with_capacity(flat.meta.len());
+    let text_of = |at: &[u32], u: u32| at[u as usize] as usize..at[u as usize + 1] as usize;
     for m in &flat.meta {
         let syms = &flat.syms[m.start()..m.start() + m.len()];
         if m.count == 0 || syms.is_empty() {
@@ -684,32 +749,48 @@ pub fn learn_flat(
         if syms.contains(&NO_SYMBOL) {
             return Err(Error::Input("BoundlessBPE needs every byte in its alphabet".into()));
         }
-        let text: Vec<u8> = syms.iter().flat_map(|&s| symbols.text(s).iter().copied()).collect();
-        match unit_of.get(text.as_slice()) {
-            Some(&u) => units.meta[u as usize].count += m.count,
+        let start = bytes.len();
+        for &s in syms {
+            bytes.extend_from_slice(symbols.text(s));
+        }
+        let h = hash(&bytes[start..]);
+        let found = unit_of.find(h, |&u| bytes[text_of(&at, u)] == bytes[start..]).copied();
+        match found {
+            Some(u) => {
+                units.meta[u as usize].count += m.count;
+                bytes.truncate(start);
+            }
             None => {
-                unit_of.insert(text.clone().into_boxed_slice(), (at.len() - 1) as u32);
-                bytes.extend_from_slice(&text);
-                at.push(bytes.len());
+                let u = (at.len() - 1) as u32;
+                let Ok(end) = u32::try_from(bytes.len()) else {
+                    return Err(Error::Input(
+                        "BoundlessBPE's units hold 4 GB of text or more: prune the table \
+                         (--min-unit-count) or train on less text"
+                            .into(),
+                    ));
+                };
+                at.push(end);
+                unit_of.insert_unique(h, u, |&v| hash(&bytes[text_of(&at, v)]));
                 units.push(syms, m.count);
             }
         }
     }
     drop(flat);
+    super::give_back_free_memory();
+    let find = |t: &[u8]| unit_of.find(hash(t), |&u| &bytes[text_of(&at, u)] == t).copied();
     // the spans, as unit ids
     let mut seq: Vec<u32> = Vec::new();
-    let mut starts: Vec<u32> = Vec::new();
-    let mut counts: Vec<u64> = Vec::new();
+    let mut big: Map<u32, u64> = Map::default();
     let mut missing: Option<String> = None;
     spans.each_span(&mut |span, count| {
         if count == 0 || missing.is_some() {
             return;
         }
         let at = seq.len();
-        seq.push(SEP);
+        seq.push(sep(count));
         for p in span.split(SEPARATOR) {
-            match unit_of.get(p.as_bytes()) {
-                Some(&u) => seq.push(u),
+            match find(p.as_bytes()) {
+                Some(u) => seq.push(u),
                 None => {
                     missing = Some(p.to_string());
                     return;
@@ -720,45 +801,57 @@ pub fn learn_flat(
             seq.truncate(at);
             return;
         }
-        starts.push(at as u32);
-        counts.push(count);
+        if count >= BIG as u64 {
+            big.insert(at as u32, count);
+        }
     })?;
-    // the span table is read once, and the map of texts used once: both go before the
+    // the span table is read once, and the table of texts used once: both go before the
     // learning starts
     drop(spans);
     drop(unit_of);
+    super::give_back_free_memory();
     if let Some(p) = missing {
         return Err(Error::Input(format!(
             "the span table holds the pretoken {p:?}, which the units do not: the spans were \
              counted with other options than the units; count both again in one pass"
         )));
     }
-    if seq.len() >= JOINED as usize {
-        return Err(Error::Input("the span table is too large (2^31 pretokens or more)".into()));
+    if seq.len() >= JOINED as usize || at.len() > BIG as usize {
+        return Err(Error::Input(
+            "the span table is too large (2^31 pretokens or 2^30 distinct ones, or more)".into(),
+        ));
     }
-    seq.push(SEP);
+    seq.push(sep(0));
     seq.shrink_to_fit();
-    starts.shrink_to_fit();
-    counts.shrink_to_fit();
     let n = at.len() - 1;
-    let mut off = vec![0u32; n + 1];
-    for &x in &seq {
-        if x != SEP {
-            off[x as usize + 1] += 1;
+    // each unit's list of positions: its bytes counted, then written (`last`: each unit's
+    // position before, 0 before its first)
+    let mut last = vec![0u32; n];
+    let mut len = vec![0u64; n + 1];
+    for (g, &x) in seq.iter().enumerate() {
+        if !is_sep(x) {
+            len[x as usize + 1] += varint_len(g as u32 - last[x as usize]) as u64;
+            last[x as usize] = g as u32;
         }
     }
     for i in 0..n {
-        off[i + 1] += off[i];
+        len[i + 1] += len[i];
     }
-    let mut fill = off.clone();
-    let mut occ = vec![0u32; off[n] as usize];
+    if len[n] > u32::MAX as u64 {
+        return Err(Error::Input("the span table is too large (4 GB of positions or more)".into()));
+    }
+    let off: Vec<u32> = len.into_iter().map(|v| v as u32).collect();
+    let mut fill: Vec<usize> = off.iter().map(|&v| v as usize).collect();
+    last.iter_mut().for_each(|v| *v = 0);
+    let mut occ = vec![0u8; off[n] as usize];
     for (g, &x) in seq.iter().enumerate() {
-        if x != SEP {
-            occ[fill[x as usize] as usize] = g as u32;
-            fill[x as usize] += 1;
+        if !is_sep(x) {
+            put_varint(&mut occ, &mut fill[x as usize], g as u32 - last[x as usize]);
+            last[x as usize] = g as u32;
         }
     }
     drop(fill);
+    drop(last);
     let whole: Vec<bool> = (0..n).map(|u| units.unit(u).len() == 1).collect();
     let base = symbols.base;
     let e = EngineHandle::new(units, symbols, params.new_rows, params.min_count);
@@ -766,7 +859,7 @@ pub fn learn_flat(
         e,
         base,
         first,
-        spans: Spans { seq, starts, counts, off, occ },
+        spans: Spans { seq, big, off, occ },
         texts: Texts::new(bytes, at),
         whole: vec![false; n],
         alive: Vec::new(),
@@ -835,7 +928,7 @@ pub fn learn_flat(
     let mut after: u64 = l.e.pieces();
     let mut joined = 0u64;
     for (g, &x) in l.spans.seq.iter().enumerate() {
-        if x != SEP && x & JOINED != 0 {
+        if !is_sep(x) && x & JOINED != 0 {
             joined += l.spans.count_at(g);
         }
     }

@@ -216,30 +216,145 @@ impl WordLimit {
 }
 
 /// Adds the spans of `text` (one text, already cut at special tokens) to `table`.
-pub fn count_spans(spelling: &Spelling, text: &str, table: &mut crate::counting::Counts) {
+pub fn count_spans(spelling: &Spelling, text: &str, table: &mut SpanCounts) {
     spelling.for_each_unit(text, |span, _| {
-        if let Some(c) = table.get_mut(span) {
-            *c += 1;
-        } else {
-            table.insert(span.into(), 1);
-        }
+        table.add(span, 1);
     });
+}
+
+/// A counter's table of distinct spans: their texts one after another in one buffer, each
+/// span's end and count beside them, and a hash table of span numbers (4 bytes a span) to find
+/// a span by its text. A map from a `Box<str>` per span took about 97 bytes a span beside its
+/// text, the span tables of two counting threads 140 MB of a 100 MB corpus's run; here 16
+/// bytes a span and the text.
+#[derive(Default, Clone)]
+pub struct SpanCounts {
+    texts: Vec<u8>,
+    ends: Vec<u64>,
+    counts: Vec<u64>,
+    index: hashbrown::HashTable<u32>,
+    hasher: crate::hash::BuildHasher,
+}
+
+/// Span `i`'s text in `texts` as `ends` delimits it.
+#[inline]
+fn text_of<'t>(texts: &'t [u8], ends: &[u64], i: u32) -> &'t [u8] {
+    let i = i as usize;
+    let start = if i == 0 { 0 } else { ends[i - 1] as usize };
+    &texts[start..ends[i] as usize]
+}
+
+impl SpanCounts {
+    /// The number of distinct spans.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Adds `n` to the count of `span`; returns whether the count overflowed (it is then left
+    /// at the largest count).
+    pub fn add(&mut self, span: &str, n: u64) -> bool {
+        let SpanCounts { texts, ends, counts, index, hasher } = self;
+        let t = span.as_bytes();
+        let h = std::hash::BuildHasher::hash_one(&*hasher, t);
+        if let Some(&i) = index.find(h, |&i| text_of(texts, ends, i) == t) {
+            let c = &mut counts[i as usize];
+            let (v, over) = c.overflowing_add(n);
+            *c = if over { u64::MAX } else { v };
+            return over;
+        }
+        let i = u32::try_from(ends.len()).expect("fewer than 2^32 distinct spans");
+        texts.extend_from_slice(t);
+        ends.push(texts.len() as u64);
+        counts.push(n);
+        index.insert_unique(h, i, |&j| {
+            std::hash::BuildHasher::hash_one(&*hasher, text_of(texts, ends, j))
+        });
+        false
+    }
+
+    /// Calls `f` with every span and its count.
+    pub fn each(&self, mut f: impl FnMut(&str, u64)) {
+        for i in 0..self.ends.len() {
+            let t = text_of(&self.texts, &self.ends, i as u32);
+            // (the texts are whole `&str`s written one after another)
+            f(std::str::from_utf8(t).expect("a span is UTF-8"), self.counts[i]);
+        }
+    }
+
+    /// The counting threads' tables added up: the largest keeps its buffer and the others'
+    /// spans are added into it, each table freed once added (no table is copied whole).
+    pub fn sum(mut tables: Vec<SpanCounts>) -> SpanCounts {
+        let big = (0..tables.len()).max_by_key(|&i| tables[i].len()).unwrap_or(0);
+        if tables.is_empty() {
+            return SpanCounts::default();
+        }
+        let mut total = tables.swap_remove(big);
+        for t in tables {
+            for i in 0..t.ends.len() {
+                let s = text_of(&t.texts, &t.ends, i as u32);
+                total.add(std::str::from_utf8(s).expect("a span is UTF-8"), t.counts[i]);
+            }
+            drop(t);
+            give_back_free_memory();
+        }
+        total
+    }
 }
 
 /// A table of distinct spans and their counts, as the counter sums them; stage two reads it in
 /// any order (the merge engine's result does not depend on the order of its units).
 ///
-/// Spans counted from text are kept in one buffer, their texts one after another, with each
-/// span's end and count beside them: a `String` per span took 88 bytes of heap for a 40-byte
-/// span on average (1.6 M spans, 100 MB of mixed text). A count table's spans come as pairs.
+/// Spans counted from text are kept in one buffer of texts, with each span's length and count
+/// in a second buffer, 7 bits a byte (16 bytes a span in two arrays took 26 MB of a 100 MB
+/// corpus's stage one, beside 62 MB of text; here 2 to 3 bytes a span). The second buffer reads
+/// from either end: a number's last byte is the one with its high bit clear. A count table's
+/// spans come as pairs.
 #[derive(Default)]
 pub struct SpanTable {
     /// Spans given as (text, count) pairs.
     pub spans: Vec<(String, u64)>,
     /// The other spans' texts, one after another.
-    texts: String,
-    /// Each of those spans' end in `texts`, and its count.
-    ends: Vec<(usize, u64)>,
+    texts: Vec<u8>,
+    /// Each of those spans' length then count.
+    sizes: Vec<u8>,
+    counted: usize,
+}
+
+/// Appends `v` 7 bits a byte, low bits first, the high bit set on every byte but the last.
+fn put_number(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// The number [`put_number`] wrote from `*at`, and `*at` moved past it.
+fn number_at(b: &[u8], at: &mut usize) -> u64 {
+    let (mut v, mut shift) = (0u64, 0);
+    loop {
+        let x = b[*at];
+        *at += 1;
+        v |= ((x & 0x7F) as u64) << shift;
+        if x < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+/// The number [`put_number`] wrote ending at `*end`, and `*end` moved to its start.
+fn number_before(b: &[u8], end: &mut usize) -> u64 {
+    let mut start = *end - 1;
+    while start > 0 && b[start - 1] >= 0x80 {
+        start -= 1;
+    }
+    *end = start;
+    number_at(b, &mut start)
 }
 
 impl SpanTable {
@@ -248,51 +363,56 @@ impl SpanTable {
         SpanTable { spans, ..Default::default() }
     }
 
-    /// The spans of a counter's table, moved into one buffer (each key freed once copied).
-    pub fn from_counts(counts: crate::counting::Counts) -> Self {
-        let bytes = counts.keys().map(|k| k.len()).sum();
-        let mut t = SpanTable {
-            spans: Vec::new(),
-            texts: String::with_capacity(bytes),
-            ends: Vec::with_capacity(counts.len()),
-        };
-        for (k, c) in counts {
-            t.texts.push_str(&k);
-            t.ends.push((t.texts.len(), c));
+    /// The spans of a counter's table: its texts kept, its ends and counts written small, its
+    /// hash table freed.
+    pub fn from_counts(counts: SpanCounts) -> Self {
+        let SpanCounts { mut texts, ends, counts: c, index, .. } = counts;
+        drop(index);
+        texts.shrink_to_fit();
+        let mut sizes = Vec::with_capacity(3 * ends.len());
+        let mut start = 0u64;
+        for (&end, &n) in ends.iter().zip(&c) {
+            put_number(&mut sizes, end - start);
+            put_number(&mut sizes, n);
+            start = end;
         }
-        t
+        sizes.shrink_to_fit();
+        SpanTable { spans: Vec::new(), texts, sizes, counted: ends.len() }
     }
 
     /// Every span with its count, as pairs.
     pub fn into_pairs(mut self) -> Vec<(String, u64)> {
         let mut out = std::mem::take(&mut self.spans);
-        out.reserve(self.ends.len());
-        let mut start = 0;
-        for &(end, c) in &self.ends {
-            out.push((self.texts[start..end].to_string(), c));
-            start = end;
-        }
+        out.reserve(self.counted);
+        self.each_counted(|s, c| out.push((s.to_string(), c)));
         out
     }
 
     /// The number of distinct spans.
     pub fn len(&self) -> usize {
-        self.spans.len() + self.ends.len()
+        self.spans.len() + self.counted
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    fn each_counted(&self, mut f: impl FnMut(&str, u64)) {
+        let (mut at, mut start) = (0usize, 0usize);
+        while at < self.sizes.len() {
+            let len = number_at(&self.sizes, &mut at) as usize;
+            let c = number_at(&self.sizes, &mut at);
+            let t = &self.texts[start..start + len];
+            f(std::str::from_utf8(t).expect("a span is UTF-8"), c);
+            start += len;
+        }
+    }
+
     fn each(&self, mut f: impl FnMut(&str, u64)) {
         for (s, c) in &self.spans {
             f(s, *c);
         }
-        let mut start = 0;
-        for &(end, c) in &self.ends {
-            f(&self.texts[start..end], c);
-            start = end;
-        }
+        self.each_counted(f);
     }
 }
 
@@ -308,31 +428,39 @@ impl StageTwoTexts for SpanTable {
     fn held_bytes(&self) -> u64 {
         self.spans.iter().map(|(s, _)| s.len() as u64 + 8).sum::<u64>()
             + self.texts.len() as u64
-            + 16 * self.ends.len() as u64
+            + self.sizes.len() as u64
     }
     /// Hands each span over once and frees the table as it goes, so stage two's spelled spans
-    /// replace it in memory instead of adding to it: the buffer is read from its end and cut
-    /// back every 4 MB.
+    /// replace it in memory instead of adding to it: the buffers are read from their ends and
+    /// cut back every 4 MB.
     fn each_span(&mut self, f: &mut dyn FnMut(&str, u64)) -> Result<()> {
         for (s, c) in std::mem::take(&mut self.spans) {
             f(&s, c);
         }
         let mut texts = std::mem::take(&mut self.texts);
-        let mut ends = std::mem::take(&mut self.ends);
-        let mut kept = texts.len();
-        while let Some((end, c)) = ends.pop() {
-            let start = ends.last().map_or(0, |e| e.0);
-            f(&texts[start..end], c);
+        let mut sizes = std::mem::take(&mut self.sizes);
+        self.counted = 0;
+        let (mut end, mut at, mut kept) = (texts.len(), sizes.len(), texts.len());
+        while at > 0 {
+            let c = number_before(&sizes, &mut at);
+            let len = number_before(&sizes, &mut at) as usize;
+            let start = end - len;
+            f(std::str::from_utf8(&texts[start..end]).expect("a span is UTF-8"), c);
+            end = start;
             if kept - start >= 4 << 20 {
                 texts.truncate(start);
                 texts.shrink_to_fit();
-                ends.shrink_to_fit();
+                sizes.truncate(at);
+                sizes.shrink_to_fit();
                 kept = start;
             }
         }
         Ok(())
     }
 }
+
+/// The most chunks stage two's replay cache holds before it starts afresh.
+const CACHE_CHUNKS: usize = 1 << 18;
 
 /// Stage two's input: each distinct span spelled in bytes, the stage-one merges applied to the
 /// whole span in rank order (as the finished model encodes it), with the span's count.
@@ -404,7 +532,12 @@ pub fn stage_two_spans(
                     chunk.extend(piece.iter().map(|&b| byte[b as usize]));
                     replay(&mut chunk, &map);
                     syms.extend_from_slice(&chunk);
-                    // (a chunk of 16 M symbols or more is replayed each time instead)
+                    // the cache starts afresh past `CACHE_CHUNKS` chunks (it was 40 MB of stage
+                    // two's peak at 100 MB); a chunk of 16 M symbols or more is replayed each
+                    // time instead
+                    if short.len() + long.len() >= CACHE_CHUNKS {
+                        (short, long, done) = Default::default();
+                    }
                     if chunk.len() < 1 << 24 {
                         let at = (done.len() as u64) << 24 | chunk.len() as u64;
                         done.extend_from_slice(&chunk);
@@ -425,6 +558,43 @@ pub fn stage_two_spans(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn span_sizes_read_from_either_end() {
+        let values = [0u64, 1, 127, 128, 300, 16_383, 16_384, 1 << 35, u64::MAX];
+        let mut b = Vec::new();
+        for &v in &values {
+            put_number(&mut b, v);
+        }
+        // 1 + 1 + 1 + 2 + 2 + 2 + 3 + 6 + 10 bytes (7 bits each)
+        assert_eq!(b.len(), 28);
+        let mut at = 0;
+        let forward: Vec<u64> = values.iter().map(|_| number_at(&b, &mut at)).collect();
+        assert_eq!(forward, values);
+        let mut end = b.len();
+        let mut backward: Vec<u64> = values.iter().map(|_| number_before(&b, &mut end)).collect();
+        backward.reverse();
+        assert_eq!((backward.as_slice(), end), (&values[..], 0));
+    }
+
+    #[test]
+    fn a_span_table_hands_over_what_was_counted() {
+        let mut c = SpanCounts::default();
+        let long = "x".repeat(300);
+        for s in ["a b", "c", "a b", long.as_str(), "é ü", "a b"] {
+            c.add(s, 1);
+        }
+        c.add("c", 1 << 40);
+        let mut t = SpanTable::from_counts(c);
+        assert_eq!(t.len(), 4);
+        let mut got = Vec::new();
+        t.each_span(&mut |s, n| got.push((s.to_string(), n))).unwrap();
+        got.sort();
+        let mut want =
+            vec![("a b".to_string(), 3), ("c".into(), 1 + (1 << 40)), (long, 1), ("é ü".into(), 1)];
+        want.sort();
+        assert_eq!(got, want);
+    }
 
     #[test]
     fn words_of_joined_pieces() {
