@@ -61,14 +61,8 @@ impl Charsmap {
         if b == 0 || !self.starts[b as usize] {
             return false;
         }
-        let units = &self.trie.0;
-        let unit = |i: u32| -> Option<u32> {
-            let i = i as usize * 4;
-            let b = units.get(i..i + 4)?;
-            Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        };
+        let unit = |i: u32| unit_at(&self.trie.0, i);
         // the same steps as `Prefixes::next`, from the root (unit 0) by `b`
-        let offset = |u: u32| (u >> 10) << ((u & (1 << 9)) >> 6);
         let Some(root) = unit(0) else { return false };
         let node = offset(root) ^ b as u32;
         let Some(here) = unit(node) else { return false };
@@ -87,14 +81,8 @@ impl Charsmap {
     /// with (`next`, set for each), so that `ch` stays as it is when the byte after it is none
     /// of them (or the text ends). Nothing set in `next`: no rule can match there at all.
     pub fn after_char(&self, ch: &[u8], next: &mut [bool; 256]) -> Option<()> {
-        let units = &self.trie.0;
-        let unit = |i: u32| -> Option<u32> {
-            let i = i as usize * 4;
-            let b = units.get(i..i + 4)?;
-            Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        };
+        let unit = |i: u32| unit_at(&self.trie.0, i);
         // the same steps as `Prefixes::next`
-        let offset = |u: u32| (u >> 10) << ((u & (1 << 9)) >> 6);
         let is_child = |node: u32, c: u8| -> Option<(u32, u32)> {
             let here = unit(node)?;
             let child_at = offset(here) ^ node ^ c as u32;
@@ -190,17 +178,11 @@ impl Charsmap {
 /// For each byte, whether the trie's root has a child labelled with it (darts-clone layout:
 /// a unit's child for byte `c` sits at `offset(unit) ^ position ^ c` and carries label `c`).
 pub fn first_bytes(trie: &DoubleArray<Vec<u8>>) -> [bool; 256] {
-    let units = &trie.0;
-    let unit = |i: usize| -> Option<u32> {
-        let b = units.get(i * 4..i * 4 + 4)?;
-        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    let offset = |u: u32| (u >> 10) << ((u & (1 << 9)) >> 6);
+    let unit = |i: u32| unit_at(&trie.0, i);
     let mut table = [false; 256];
     let Some(root) = unit(0) else { return table };
     for c in 1..256u32 {
-        let pos = (offset(root) ^ c) as usize;
-        if let Some(u) = unit(pos) {
+        if let Some(u) = unit(offset(root) ^ c) {
             table[c as usize] = u & ((1 << 31) | 0xFF) == c;
         }
     }
@@ -229,10 +211,24 @@ pub struct Prefixes<'a> {
 impl Prefixes<'_> {
     #[inline(always)]
     fn unit(&self, i: u32) -> Option<u32> {
-        let i = i as usize * 4;
-        let b = self.units.get(i..i + 4)?;
-        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        unit_at(self.units, i)
     }
+}
+
+/// Unit `i` of a darts-clone double array (4 little-endian bytes), None past its end: the trie
+/// comes from an untrusted file.
+#[inline(always)]
+fn unit_at(units: &[u8], i: u32) -> Option<u32> {
+    let i = i as usize * 4;
+    let b = units.get(i..i + 4)?;
+    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// Where a darts-clone unit's children start: bits 10.. of the unit, scaled by 2^8 when bit 9
+/// is set. The child for byte `c` of the unit at `node` is at `offset(unit) ^ node ^ c`.
+#[inline(always)]
+fn offset(u: u32) -> u32 {
+    (u >> 10) << ((u & (1 << 9)) >> 6)
 }
 
 impl Iterator for Prefixes<'_> {
@@ -240,9 +236,8 @@ impl Iterator for Prefixes<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<(u32, usize)> {
-        // darts-clone's unit: bit 31 leaf, bits 10.. the offset (scaled by 2^8 when bit 9 is set),
-        // bit 8 "has a leaf child", the low byte the label; a leaf's low 31 bits are its value
-        let offset = |u: u32| (u >> 10) << ((u & (1 << 9)) >> 6);
+        // darts-clone's unit: bit 31 leaf, bits 10.. the offset ([`offset`]), bit 8 "has a
+        // leaf child", the low byte the label; a leaf's low 31 bits are its value
         while let Some(&c) = self.text.get(self.at) {
             if c == 0 {
                 return None;

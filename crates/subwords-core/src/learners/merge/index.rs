@@ -225,16 +225,7 @@ pub(super) fn place_pairs(flat: &Flat, index: &mut PairIndex, ranks: Option<&Ran
                     None => return,
                 },
             };
-            if v.len == 1 {
-                v.at = id;
-                return;
-            }
-            let s = v.at as usize * 4;
-            let fill = w[s] as usize;
-            if fill == 0 || w[s + fill] != id {
-                w[s + 1 + fill] = id;
-                w[s] = fill as u32 + 1;
-            }
+            place(w, v, id);
         });
     }
     close_blocks(&mut arena, table.iter());
@@ -291,17 +282,24 @@ fn fill_places<T>(
                 continue;
             }
             let Some(v) = find(pairs, pack(x[0], x[1])) else { continue };
-            if v.len == 1 {
-                v.at = id;
-                continue;
-            }
-            let s = v.at as usize * 4;
-            let fill = w[s] as usize;
-            if fill == 0 || w[s + fill] != id {
-                w[s + 1 + fill] = id;
-                w[s] = fill as u32 + 1;
-            }
+            place(w, v, id);
         }
+    }
+}
+
+/// Unit `id` into the place list of the pair `v` (once: a unit's pairs are walked in order, so
+/// a repeat is the block's last id); a pair in one unit keeps the id in `at`, no block.
+#[inline(always)]
+fn place(w: &mut [u32], v: &mut PairInfo, id: u32) {
+    if v.len == 1 {
+        v.at = id;
+        return;
+    }
+    let s = v.at as usize * 4;
+    let fill = w[s] as usize;
+    if fill == 0 || w[s + fill] != id {
+        w[s + 1 + fill] = id;
+        w[s] = fill as u32 + 1;
     }
 }
 
@@ -505,29 +503,11 @@ fn count_ranked(
         let mut index = PairIndex::new(k);
         let per = k.div_ceil(threads.clamp(1, k));
         let route = &*index.route;
-        index.shards.par_chunks_mut(per).enumerate().for_each(|(g, own)| {
-            let lo = g * per;
-            for wi in 0..n {
-                let stamp = wi as u32 + 1;
-                let count = flat.meta[wi].count as i64;
-                for w in flat.unit(wi).windows(2) {
-                    if w[0] == NO_SYMBOL || w[1] == NO_SYMBOL {
-                        continue;
-                    }
-                    let p = pack(w[0], w[1]);
-                    let Some(m) = shard_of(route, p).checked_sub(lo).and_then(|i| own.get_mut(i))
-                    else {
-                        continue;
-                    };
-                    let e = m.entry(p).or_default();
-                    e.count += count;
-                    if e.at != stamp {
-                        e.at = stamp;
-                        e.len += 1;
-                    }
-                }
-            }
-        });
+        index
+            .shards
+            .par_chunks_mut(per)
+            .enumerate()
+            .for_each(|(g, own)| count_shards(flat, route, own, g * per));
         return index;
     }
     let mut index = PairIndex::new(k);
@@ -540,6 +520,30 @@ fn count_ranked(
         }
     }
     index
+}
+
+/// Counts the pairs of every unit that fall in the shards `own` (shard numbers from `first`):
+/// each pair's count and how many units hold it.
+fn count_shards(flat: &Flat, route: &[u8; 1024], own: &mut [Map<u64, PairInfo>], first: usize) {
+    for wi in 0..flat.units() {
+        let stamp = wi as u32 + 1;
+        let count = flat.meta[wi].count as i64;
+        for w in flat.unit(wi).windows(2) {
+            if w[0] == NO_SYMBOL || w[1] == NO_SYMBOL {
+                continue;
+            }
+            let p = pack(w[0], w[1]);
+            let Some(m) = shard_of(route, p).checked_sub(first).and_then(|i| own.get_mut(i)) else {
+                continue;
+            };
+            let e = m.entry(p).or_default();
+            e.count += count;
+            if e.at != stamp {
+                e.at = stamp;
+                e.len += 1;
+            }
+        }
+    }
 }
 
 /// [`count_index`] for pairs that may be dropped: a table in shards is counted
@@ -572,30 +576,10 @@ pub(super) fn count_index_in_rounds(
         let hi = (lo + per_round).min(k);
         let per = (hi - lo).div_ceil(threads.clamp(1, hi - lo));
         let route = &*index.route;
-        index.shards[lo..hi].par_chunks_mut(per).enumerate().for_each(|(g, own)| {
-            let first = lo + g * per;
-            for wi in 0..n {
-                let stamp = wi as u32 + 1;
-                let count = flat.meta[wi].count as i64;
-                for w in flat.unit(wi).windows(2) {
-                    if w[0] == NO_SYMBOL || w[1] == NO_SYMBOL {
-                        continue;
-                    }
-                    let p = pack(w[0], w[1]);
-                    let Some(m) =
-                        shard_of(route, p).checked_sub(first).and_then(|i| own.get_mut(i))
-                    else {
-                        continue;
-                    };
-                    let e = m.entry(p).or_default();
-                    e.count += count;
-                    if e.at != stamp {
-                        e.at = stamp;
-                        e.len += 1;
-                    }
-                }
-            }
-        });
+        index.shards[lo..hi]
+            .par_chunks_mut(per)
+            .enumerate()
+            .for_each(|(g, own)| count_shards(flat, route, own, lo + g * per));
         let shards = &mut index.shards[lo..hi];
         counted += shards.iter().map(|m| m.len()).sum::<usize>();
         if lo == 0 {
