@@ -360,6 +360,7 @@ fn train_unpadded(
             params.tuning.count_rounds = 4;
             params.tuning.give_back = true;
             params.tuning.heap_keep = 1 << 15;
+            params.tuning.compaction = merge::Compaction::Eighth;
         }
         let second =
             merge::learn_traced(streams, &mut symbols, &params, progress, &mut traces.merge);

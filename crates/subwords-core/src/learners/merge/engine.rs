@@ -324,6 +324,7 @@ impl<'a> Engine<'a> {
         match self.tuning.compaction {
             Compaction::Growth => compaction_growth(len, mark),
             Compaction::Doubling => len > 2 * mark + (1 << 16),
+            Compaction::Eighth => len > mark + mark / 8 + (1 << 16),
             Compaction::Always => len > mark,
             Compaction::Never => false,
         }

@@ -16,6 +16,7 @@ impl<'a> EngineHandle<'a> {
     pub(crate) fn new(flat: Flat, symbols: &'a mut Symbols, new_rows: u64, min_count: u64) -> Self {
         let mut mp = MergeParams::bpe(new_rows, min_count, None);
         mp.tuning.give_back = true;
+        mp.tuning.compaction = super::Compaction::Eighth;
         // pairs may be dropped: with every pair kept, the index and place lists were the
         // largest part of BoundlessBPE's peak (100 MB mixed, 32k: the peak 285 -> 251 MB)
         let mut e = Engine::new(flat, symbols, &mp, false);

@@ -354,6 +354,9 @@ pub enum Compaction {
     /// `front` compacted 5 times, the first after 40 merges, scanning 71 M listed units
     /// (about 100 instructions each) to drop 22-30% of them.
     Doubling,
+    /// Once it has grown by an eighth (and by 64k words), at any size: the superword learners,
+    /// whose spans stay alive beside the lists.
+    Eighth,
     /// After every merge that grew it.
     Always,
     /// Never.

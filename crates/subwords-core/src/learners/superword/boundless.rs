@@ -585,12 +585,23 @@ impl Learner<'_> {
         }
     }
 
-    /// Adds `n` to the count of `t` as a token (learned tokens only).
+    /// Adds `n` to the count of `t` as a token (learned tokens only). A token no unit holds
+    /// any more has its list of holders freed: a unit that comes to hold it again (a merge that
+    /// makes it, a split into it) is listed then.
     fn add_freq(&mut self, t: u32, n: i64) {
         if t >= self.first {
             let i = self.ix(t);
             self.freq[i] += n;
+            if self.freq[i] == 0 {
+                self.holders[i] = Vec::new();
+            }
         }
+    }
+
+    /// Whether the units holding `t` are listed: only a learned token that may still be deleted
+    /// (a protected one never is).
+    fn listed(&self, t: u32, threshold: Option<f64>) -> bool {
+        threshold.is_some() && t >= self.first && !self.protected[self.ix(t)]
     }
 
     fn merge(&mut self, pair: u64, joint: u64, threshold: Option<f64>, events: &mut Vec<Event>) {
@@ -604,7 +615,9 @@ impl Learner<'_> {
         let sites = self.e.apply(pair, joint, c, !is_new);
         let touched = self.e.take_touched();
         let ci = self.ix(c);
-        self.holders[ci].extend_from_slice(&touched);
+        if self.listed(c, threshold) {
+            self.holders[ci].extend_from_slice(&touched);
+        }
         self.add_freq(a, -sites);
         self.add_freq(b, -sites);
         self.add_freq(c, sites);
@@ -643,7 +656,7 @@ impl Learner<'_> {
                 self.freq[xi] -= occurrences;
                 for (i, &t) in parts.iter().enumerate() {
                     self.add_freq(t, occurrences);
-                    if t >= self.first && !parts[..i].contains(&t) {
+                    if self.listed(t, threshold) && !parts[..i].contains(&t) {
                         let ti = self.ix(t);
                         self.holders[ti].extend_from_slice(&changed);
                     }
@@ -697,6 +710,8 @@ impl Learner<'_> {
         for t in [tp, tq, c] {
             let i = self.ix(t);
             self.protected[i] = true;
+            // a protected token is never deleted: the units holding it are not needed
+            self.holders[i] = Vec::new();
         }
         let ci = self.ix(c);
         if !self.alive[ci] {

@@ -286,7 +286,9 @@ impl SpanCounts {
     }
 
     /// The counting threads' tables added up: the largest keeps its buffer and the others'
-    /// spans are added into it, each table freed once added (no table is copied whole).
+    /// spans are added into it, each table's hash table freed first and its spans taken from
+    /// its end, its buffers cut down as they go (no table is copied whole, and an added table's
+    /// spans are not held twice).
     pub fn sum(mut tables: Vec<SpanCounts>) -> SpanCounts {
         let big = (0..tables.len()).max_by_key(|&i| tables[i].len()).unwrap_or(0);
         if tables.is_empty() {
@@ -294,11 +296,26 @@ impl SpanCounts {
         }
         let mut total = tables.swap_remove(big);
         for t in tables {
-            for i in 0..t.ends.len() {
-                let s = text_of(&t.texts, &t.ends, i as u32);
-                total.add(std::str::from_utf8(s).expect("a span is UTF-8"), t.counts[i]);
+            let SpanCounts { mut texts, mut ends, mut counts, index, .. } = t;
+            drop(index);
+            give_back_free_memory();
+            let mut mark = ends.len();
+            while let Some(i) = ends.len().checked_sub(1) {
+                let s = text_of(&texts, &ends, i as u32);
+                total.add(std::str::from_utf8(s).expect("a span is UTF-8"), counts[i]);
+                let start = if i == 0 { 0 } else { ends[i - 1] as usize };
+                texts.truncate(start);
+                ends.truncate(i);
+                counts.truncate(i);
+                // an eighth added: the buffers shrink to what is left
+                if i + i / 8 < mark {
+                    texts.shrink_to_fit();
+                    ends.shrink_to_fit();
+                    counts.shrink_to_fit();
+                    mark = i;
+                }
             }
-            drop(t);
+            drop((texts, ends, counts));
             give_back_free_memory();
         }
         total
