@@ -132,6 +132,7 @@ def test_encode_on_one_text_is_a_native_call_with_the_methods_whole_behaviour():
     assert sp.Encode(["ab", "a"]) == [[5], [3]]
     assert sp.Encode("ab", add_bos=True, add_eos=True) == [1, 5, 2]
     assert sp.Encode(input="ab") == [5]
+    assert spm.SentencePieceProcessor.Encode(sp, "ab") == [5]
 
     class Text(str):
         pass
@@ -148,6 +149,10 @@ def test_encode_on_one_text_is_a_native_call_with_the_methods_whole_behaviour():
     pieces = spm.SentencePieceProcessor(model_proto=sp.serialized_model_proto(), out_type=str)
     assert pieces.Encode("ab") == ["ab"] and pieces.Encode("ab", out_type=int) == [5]
 
+    # the call holds its processor, as a bound method does
+    encode = spm.SentencePieceProcessor(model_proto=sp.serialized_model_proto()).encode
+    assert encode(["ab"], add_eos=True) == [[5, 2]]
+
     class Mine(spm.SentencePieceProcessor):
         def Encode(self, input, **kwargs):  # noqa: N802 (sentencepiece's name)
             return "mine"
@@ -155,7 +160,7 @@ def test_encode_on_one_text_is_a_native_call_with_the_methods_whole_behaviour():
     mine = Mine(model_proto=sp.serialized_model_proto())
     assert mine.Encode("ab") == "mine" and "Encode" not in vars(mine)
 
-    # the call refers back to its processor; the collector frees the two
+    # the call refers back to its processor (a cycle); the collector frees the two
     ref = weakref.ref(sp)
     del sp
     gc.collect()

@@ -272,6 +272,10 @@ def test_encode_on_one_text_is_a_native_call_with_the_methods_whole_behaviour():
     assert mine.encode("ab") == "mine" and "encode" not in vars(mine)
     assert mine.encode_ordinary("ab") == [256]
 
+    # the call holds its encoding, as a bound method does (a cycle the collector frees)
+    encode = face.Encoding("toy", pat_str=r"\S+|\s+", special_tokens={"<|end|>": 260}, mergeable_ranks=ranks).encode
+    assert encode("ab<|end|>", allowed_special="all") == [256, 260]
+    assert face.Encoding.encode(enc, "ab") == [256]
     ref = weakref.ref(enc)
     del enc
     gc.collect()
