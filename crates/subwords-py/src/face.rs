@@ -12,7 +12,7 @@
 //! `general` is a method bound to the object that holds this call, a reference cycle the
 //! collector breaks through `__traverse__` and `__clear__` (so a processor let go is freed by the
 //! collector, not at once). Bound on each read instead, as a descriptor on the class, with no
-//! cycle, `sp.Encode(line)` took ~900 more instructions (the look-up of the object's state and
+//! cycle, `sp.Encode(line)` took ~840 more instructions (the look-up of the object's state and
 //! a new call object each time, callgrind).
 
 use pyo3::prelude::*;
