@@ -9,7 +9,7 @@ Argument types follow PyO3's conversions: a Rust ``Vec<T>`` takes any sequence e
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Optional, Union, final
 
-__all__ = ["Trainer", "Encoder", "Tokenizer", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline", "HfTables",
+__all__ = ["Trainer", "Encoder", "FaceCall", "Tokenizer", "ProgressView", "SpModel", "sp_model_bytes", "RankBpe", "split_pattern", "HfPipeline", "HfTables",
            "SnmtCodes", "StochasTok",
            "unicode_versions", "gpt2_byte_chars", "CountTable", "Counter", "trainer_use_table", "trainer_load_table",
            "train_traced", "measure_batch", "default_options", "spelling_object",
@@ -65,6 +65,19 @@ class Encoder:
     def encode_plain(self, text: object, guarded: bool = True) -> Optional[list[int]]:
         """The ids of ``text`` alone (no specials, no template); None when it is not exactly a
         ``str``, holds a lone surrogate, or (``guarded``) holds a guard string."""
+
+@final
+class FaceCall:
+    """A face's method on one text as one native call: one ``str`` and no keyword (for
+    ``sentencepiece``, also ``out_type=int`` or ``out_type=str`` alone) go to the engine's plain
+    path; any other call goes, with the same arguments, to ``general``."""
+    @staticmethod
+    def sentencepiece(model: SpModel, pieces: bool, general: Callable[..., Any]) -> FaceCall: ...
+    @staticmethod
+    def tiktoken(encoder: Encoder, guarded: bool, general: Callable[..., Any]) -> FaceCall: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    @property
+    def __wrapped__(self) -> Optional[Callable[..., Any]]: ...
 
 @final
 class Tokenizer:

@@ -115,6 +115,59 @@ def test_extra_options_add_bos_eos_and_reverse():
         sp.SetEncodeExtraOptions("sideways")
 
 
+def test_encode_on_one_text_is_a_native_call_with_the_methods_whole_behaviour():
+    """``Encode(text)`` on a processor without options is ``_core.FaceCall`` (no Python frame);
+    every other call, and a processor whose options add anything, gets the Python method's
+    answer. Ids by hand: <unk> 0, <s> 1, </s> 2, a 3, b 4, ab 5."""
+    import gc
+    import inspect
+    import weakref
+
+    sp = unigram(AB)
+    for name in ("Encode", "encode", "Tokenize", "tokenize"):
+        assert type(getattr(sp, name)) is _core.FaceCall
+    assert sp.Encode("ab") == [5]
+    assert sp.encode("ab", out_type=str) == ["ab"]
+    assert sp.Encode("ab", out_type=int) == [5]
+    assert sp.Encode(["ab", "a"]) == [[5], [3]]
+    assert sp.Encode("ab", add_bos=True, add_eos=True) == [1, 5, 2]
+    assert sp.Encode(input="ab") == [5]
+    assert spm.SentencePieceProcessor.Encode(sp, "ab") == [5]
+
+    class Text(str):
+        pass
+
+    assert sp.Encode(Text("ab")) == [5]  # not exactly a str: the Python method's path
+    assert "add_bos" in inspect.signature(sp.Encode).parameters
+
+    sp.SetEncodeExtraOptions("bos")
+    assert "Encode" not in vars(sp) and sp.Encode("ab") == [1, 5]
+    sp.SetEncodeExtraOptions("")
+    assert type(sp.Encode) is _core.FaceCall and sp.Encode("ab") == [5]
+    assert pickle.loads(pickle.dumps(sp)).Encode("ab") == [5]
+
+    pieces = spm.SentencePieceProcessor(model_proto=sp.serialized_model_proto(), out_type=str)
+    assert pieces.Encode("ab") == ["ab"] and pieces.Encode("ab", out_type=int) == [5]
+
+    # the call holds its processor, as a bound method does
+    encode = spm.SentencePieceProcessor(model_proto=sp.serialized_model_proto()).encode
+    assert encode(["ab"], add_eos=True) == [[5, 2]]
+
+    class Mine(spm.SentencePieceProcessor):
+        def Encode(self, input, **kwargs):  # noqa: N802 (sentencepiece's name)
+            return "mine"
+
+    mine = Mine(model_proto=sp.serialized_model_proto())
+    assert mine.Encode("ab") == "mine" and "Encode" not in vars(mine)
+
+    # the call refers back to its processor (a cycle); the collector frees the two
+    ref = weakref.ref(sp)
+    del sp
+    gc.collect()
+    assert ref() is None
+
+
+
 def bpe():
     rows = [("<unk>", 0.0, UNK), ("a", -10.0, NORMAL), ("b", -10.0, NORMAL), ("ab", -1.0, NORMAL)]
     return spm.SentencePieceProcessor(model_proto=_core.sp_model_bytes("bpe", rows, False, " ? ", [], False, True,

@@ -239,6 +239,50 @@ def test_a_bad_pattern_is_a_value_error(pair):
         face.Encoding("bad", pat_str="(unclosed", mergeable_ranks=theirs._mergeable_ranks, special_tokens={})
 
 
+def test_encode_on_one_text_is_a_native_call_with_the_methods_whole_behaviour():
+    """``encode(text)`` and ``encode_ordinary(text)`` are ``_core.FaceCall`` (no Python frame);
+    the native path hands a text holding the specials' first characters to the Python method,
+    wherever they are in it. The encoding is the class docstring's: single bytes, ab 256,
+    abc 257, <|end|> 260, split on whitespace."""
+    import gc
+    import inspect
+    import weakref
+
+    from subwords import _core
+
+    ranks = {**{bytes([b]): b for b in range(256)}, b"ab": 256, b"abc": 257}
+    enc = face.Encoding("toy", pat_str=r"\S+|\s+", special_tokens={"<|end|>": 260}, mergeable_ranks=ranks)
+    assert type(enc.encode) is _core.FaceCall and type(enc.encode_ordinary) is _core.FaceCall
+    assert enc.encode("abc ab ba") == [257, 32, 256, 32, 98, 97]
+    for k in range(20):  # the special at every place of an 8-byte word and of the tail
+        with pytest.raises(ValueError, match="disallowed special token"):
+            enc.encode("b" * k + "<|end|>")
+        assert enc.encode("b" * k + "<|end|>", allowed_special="all") == [98] * k + [260]
+        assert enc.encode_ordinary("b" * k + "<|end|>") == [98] * k + [60, 124, 101, 110, 100, 124, 62]
+        assert enc.encode("b" * k + "<|en") == [98] * k + [60, 124, 101, 110]
+        assert enc.encode("<" + "b" * k) == [60] + [98] * k
+    assert enc.encode(text="ab") == [256]
+    assert "allowed_special" in inspect.signature(enc.encode).parameters
+
+    class Mine(face.Encoding):
+        def encode(self, text, **kwargs):
+            return "mine"
+
+    mine = Mine("toy", pat_str=r"\S+|\s+", special_tokens={}, mergeable_ranks=ranks)
+    assert mine.encode("ab") == "mine" and "encode" not in vars(mine)
+    assert mine.encode_ordinary("ab") == [256]
+
+    # the call holds its encoding, as a bound method does (a cycle the collector frees)
+    encode = face.Encoding("toy", pat_str=r"\S+|\s+", special_tokens={"<|end|>": 260}, mergeable_ranks=ranks).encode
+    assert encode("ab<|end|>", allowed_special="all") == [256, 260]
+    assert face.Encoding.encode(enc, "ab") == [256]
+    ref = weakref.ref(enc)
+    del enc
+    gc.collect()
+    assert ref() is None
+
+
+
 def test_registered_encodings_pickle_by_name(pair):
     ours, _ = pair
     assert pickle.loads(pickle.dumps(ours)).encode("hello world") == ours.encode("hello world")

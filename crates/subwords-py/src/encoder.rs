@@ -101,6 +101,38 @@ pub(crate) fn with_ids_buffer<R>(f: impl FnOnce(&mut Vec<u32>) -> R) -> R {
     })
 }
 
+/// Whether `text` holds `needle`: its first byte looked for eight bytes at a time, the rest
+/// compared where it is. Most lines hold no `<` (the specials' common first byte), and then this
+/// is a few instructions a word where `str::contains` set up a two-way search at each call
+/// (~130 instructions on a 47-byte line, callgrind).
+fn has_needle(text: &str, needle: &str) -> bool {
+    let (t, n) = (text.as_bytes(), needle.as_bytes());
+    let Some(&first) = n.first() else { return true };
+    if t.len() < n.len() {
+        return false;
+    }
+    let last = t.len() - n.len();
+    let hit = |at: usize| t[at..].starts_with(n);
+    let ones = u64::from_ne_bytes([1; 8]);
+    let spread = ones * u64::from(first);
+    let mut at = 0;
+    while at + 8 <= t.len() {
+        let word = u64::from_ne_bytes(t[at..at + 8].try_into().expect("eight bytes"));
+        let x = word ^ spread;
+        // a zero byte of `x` (a byte equal to `first`) sets its high bit here (the classic
+        // test; a false alarm only ever follows a true one within the word)
+        if x.wrapping_sub(ones) & !x & (ones << 7) != 0 {
+            for k in at..at + 8 {
+                if k <= last && t[k] == first && hit(k) {
+                    return true;
+                }
+            }
+        }
+        at += 8;
+    }
+    (at..=last).any(|k| t[k] == first && hit(k))
+}
+
 impl PyEncoder {
     fn held(&self, py: Python<'_>) -> Held {
         match &self.held {
@@ -109,6 +141,37 @@ impl PyEncoder {
             Held::Hf(p) => Held::Hf(p.clone_ref(py)),
             Held::Rank(p) => Held::Rank(p.clone_ref(py)),
         }
+    }
+
+    /// [`PyEncoder::encode_plain`], for the faces' native calls (`face::FaceCall`) too.
+    pub(crate) fn plain<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+        guarded: bool,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        let Some(s) = crate::raw::exact_str(py, text) else { return Ok(None) };
+        let s: &str = &s;
+        if guarded && self.guard.iter().any(|g| has_needle(s, g)) {
+            return Ok(None);
+        }
+        with_held!(&self.held, h => {
+            let none = Allowed::none();
+            let e = h.engine();
+            if s.len() <= HOLD_GIL_BYTES {
+                // `encoder::encode` of one text without a template, into the thread's buffer
+                return with_ids_buffer(|ids| {
+                    e.states()
+                        .with(0, |state| e.encode_into(s, &none, state, ids))
+                        .map_err(|err| to_py(py, err))?;
+                    Ok(Some(crate::id_list(py, h.ints(py), ids)?))
+                });
+            }
+            let ids = py
+                .detach(|| encoder::encode(e, s, None, Call::plain(&none)))
+                .map_err(|err| to_py(py, err))?;
+            Ok(Some(crate::id_list(py, h.ints(py), &ids)?))
+        })
     }
 
     pub(crate) fn own(model: Py<crate::PyTokenizer>, template: Option<Template>) -> Self {
@@ -177,28 +240,7 @@ impl PyEncoder {
         text: &Bound<'py, PyAny>,
         guarded: bool,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
-        let Some(s) = crate::raw::exact_str(py, text) else { return Ok(None) };
-        let s: &str = &s;
-        if guarded && self.guard.iter().any(|g| s.contains(g.as_str())) {
-            return Ok(None);
-        }
-        with_held!(&self.held, h => {
-            let none = Allowed::none();
-            let e = h.engine();
-            if s.len() <= HOLD_GIL_BYTES {
-                // `encoder::encode` of one text without a template, into the thread's buffer
-                return with_ids_buffer(|ids| {
-                    e.states()
-                        .with(0, |state| e.encode_into(s, &none, state, ids))
-                        .map_err(|err| to_py(py, err))?;
-                    Ok(Some(crate::id_list(py, h.ints(py), ids)?))
-                });
-            }
-            let ids = py
-                .detach(|| encoder::encode(e, s, None, Call::plain(&none)))
-                .map_err(|err| to_py(py, err))?;
-            Ok(Some(crate::id_list(py, h.ints(py), &ids)?))
-        })
+        self.plain(py, text, guarded)
     }
 
     /// Whether `template=True` puts anything around the ids.

@@ -6,6 +6,7 @@
 mod counts;
 mod encoder;
 mod extend;
+mod face;
 mod raw;
 mod sentencepiece;
 mod tiktoken;
@@ -991,6 +992,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Trainer>()?;
     m.add_class::<PyTokenizer>()?;
     m.add_class::<encoder::PyEncoder>()?;
+    m.add_class::<face::FaceCall>()?;
     m.add_class::<ProgressView>()?;
     m.add_class::<sentencepiece::SpModel>()?;
     m.add_function(wrap_pyfunction!(sentencepiece::sp_model_bytes, m)?)?;

@@ -76,6 +76,47 @@ impl SpModel {
         f(&s)
     }
 
+    /// [`SpModel::ids`] of a text read. A short text's ids go through one buffer per thread,
+    /// kept between calls (at most a short text's ids).
+    fn ids_list<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let ids_of = |ids: &mut Vec<u32>| {
+            self.ids_into(py, text, ids)?;
+            crate::id_list(py, self.ints(py), ids)
+        };
+        if text.len() < HOLD_GIL_BELOW {
+            crate::encoder::with_ids_buffer(ids_of)
+        } else {
+            ids_of(&mut Vec::new())
+        }
+    }
+
+    /// [`SpModel::pieces_of`] of a text read.
+    fn pieces_list<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let mut ids = Vec::new();
+        self.ids_into(py, text, &mut ids)?;
+        if ids.contains(&self.inner.unk) {
+            return self.pieces_with_unknowns(py, text);
+        }
+        crate::id_list(py, self.strs(py), &ids)
+    }
+
+    /// The ids (or, `pieces`, the pieces) of `text` when it is exactly a `str` that UTF-8 can
+    /// hold, else None for the caller's general path: the face's native `Encode`
+    /// (`face::FaceCall`).
+    pub(crate) fn plain<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+        pieces: bool,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        let Some(s) = crate::raw::exact_str(py, text) else { return Ok(None) };
+        if pieces {
+            self.pieces_list(py, &s).map(Some)
+        } else {
+            self.ids_list(py, &s).map(Some)
+        }
+    }
+
     /// The pieces of a text whose ids hold `<unk>`: an unknown run's piece is its own text.
     fn pieces_with_unknowns<'py>(
         &self,
@@ -101,20 +142,9 @@ impl SpModel {
     }
 
     /// The ids of `text` as `sentencepiece`'s `encode(text)`: the encoder's `encode` with
-    /// nothing allowed and no template, for the face's plainest call. A short text's ids go
-    /// through one buffer per thread, kept between calls (at most a short text's ids).
+    /// nothing allowed and no template, for the face's plainest call.
     fn ids<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        Self::with_text(py, text, |text| {
-            let ids_of = |ids: &mut Vec<u32>| {
-                self.ids_into(py, text, ids)?;
-                crate::id_list(py, self.ints(py), ids)
-            };
-            if text.len() < HOLD_GIL_BELOW {
-                crate::encoder::with_ids_buffer(ids_of)
-            } else {
-                ids_of(&mut Vec::new())
-            }
-        })
+        Self::with_text(py, text, |text| self.ids_list(py, text))
     }
 
     /// The pieces of `text` as `sentencepiece`'s `encode(text, out_type=str)` (an unknown run's
@@ -124,14 +154,7 @@ impl SpModel {
         py: Python<'py>,
         text: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        Self::with_text(py, text, |text| {
-            let mut ids = Vec::new();
-            self.ids_into(py, text, &mut ids)?;
-            if ids.contains(&self.inner.unk) {
-                return self.pieces_with_unknowns(py, text);
-            }
-            crate::id_list(py, self.strs(py), &ids)
-        })
+        Self::with_text(py, text, |text| self.pieces_list(py, text))
     }
 
     /// [`SpModel::pieces_of`] of every text of a list, the ids found on `threads` threads (the

@@ -682,6 +682,10 @@ def _numpy_ids(ids: list[int]) -> Any:
 
 
 # -- the processor -------------------------------------------------------------------------------
+# the names of ``Encode`` that ``_refresh`` makes native calls on a processor
+_ENCODE_NAMES = ("Encode", "encode", "Tokenize", "tokenize")
+
+
 class SentencePieceProcessor:
     """sentencepiece's ``SentencePieceProcessor`` on subwords' engine."""
 
@@ -724,6 +728,19 @@ class SentencePieceProcessor:
         self._one_ids = m.ids if m is not None else None
         self._one_pieces = m.pieces_of if m is not None else None
         self._one = {int: self._one_ids, str: self._one_pieces}.get(o["out_type"])
+        # ``Encode(text)`` (and its other names) as one native call with no Python frame, while
+        # the class's own method is what it stands for: any other call goes to that method
+        d = self.__dict__
+        for name in _ENCODE_NAMES:
+            d.pop(name, None)
+        if self._one is not None:
+            from .. import _core
+
+            cls = type(self)
+            for name in _ENCODE_NAMES:
+                if getattr(cls, name) is SentencePieceProcessor.Encode:
+                    general = SentencePieceProcessor.Encode.__get__(self, cls)
+                    d[name] = _core.FaceCall.sentencepiece(m.m, o["out_type"] is str, general)  # type: ignore[union-attr]
 
     @classmethod
     def from_file(cls, model_file: Any, return_type: Any = None, **kwargs: Any) -> "SentencePieceProcessor":
@@ -782,7 +799,7 @@ class SentencePieceProcessor:
     # -- pickling -------------------------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for k in ("_one", "_one_ids", "_one_pieces"):  # the engine's calls, made again on loading
+        for k in ("_one", "_one_ids", "_one_pieces", *_ENCODE_NAMES):  # the engine's calls, made again on loading
             state.pop(k, None)
         model = state.pop("_model", None)
         state["_model_bytes"] = None if model is None else (self._vocab_source or model.data)

@@ -360,6 +360,14 @@ class Encoding:
         if self._guard is not None:
             self._enc = self._enc.with_guard([self._guard[0]] if self._guard[0] else sorted(self._all_specials))
         self._plain = self._enc.encode_plain
+        # ``encode(text)`` and ``encode_ordinary(text)`` as one native call with no Python frame,
+        # while the class's own methods are what they stand for: any other call goes to them
+        cls = type(self)
+        for name, guarded in (("encode", True), ("encode_ordinary", False)):
+            self.__dict__.pop(name, None)
+            method = getattr(Encoding, name)
+            if getattr(cls, name) is method:
+                self.__dict__[name] = _core.FaceCall.tiktoken(self._enc, guarded, method.__get__(self, cls))
 
     @classmethod
     def _from_core(cls, name: str, pat_str: str, special_tokens: dict[str, int], core: _core.RankBpe,

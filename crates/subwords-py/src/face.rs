@@ -1,0 +1,139 @@
+//! `subwords._core.FaceCall`: a drop-in face's method on one text as one native call.
+//!
+//! The faces (`subwords.compat.sentencepiece`, `subwords.compat.tiktoken`) put a `FaceCall` on
+//! each object, in place of the class's Python method, for the call their users make most:
+//! `sp.Encode(text)`, `enc.encode(text)`. That call then runs no Python frame: with one `str`
+//! and no keyword it goes to the engine's plain path; any other call (other arguments, a
+//! keyword, a text the plain path hands back) goes, with the very same arguments, to the
+//! Python method it stands for (`general`), which has the whole signature. The Python frame of
+//! a method of 13 parameters and its attribute look-ups were ~1,300 of the ~8,200 instructions of
+//! `sp.Encode(line)` on a multilingual line with its words cached (callgrind).
+//!
+//! `general` is a method bound to the object that holds this call, a reference cycle the
+//! collector breaks through `__traverse__` and `__clear__` (so a processor let go is freed by the
+//! collector, not at once). Bound on each read instead, as a descriptor on the class, with no
+//! cycle, `sp.Encode(line)` took ~840 more instructions (the look-up of the object's state and
+//! a new call object each time, callgrind).
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
+
+use crate::encoder::PyEncoder;
+use crate::sentencepiece::SpModel;
+
+/// The engine's plain path a [`FaceCall`] takes.
+enum Plain {
+    /// `SpModel::plain`: the ids, or (`pieces`) the pieces, when no `out_type` is given; an
+    /// `out_type` of `int` or `str`, the only keyword, picks the one or the other.
+    Sp { model: Py<SpModel>, pieces: bool },
+    /// `PyEncoder::plain`: the ids with no special token; `guarded` hands back a text that holds
+    /// the encoder's guard (tiktoken's `encode`; not `encode_ordinary`).
+    Rank { encoder: Py<PyEncoder>, guarded: bool },
+}
+
+#[pyclass(module = "subwords._core", name = "FaceCall")]
+pub struct FaceCall {
+    plain: Plain,
+    general: Option<Py<PyAny>>,
+}
+
+#[pymethods]
+impl FaceCall {
+    /// `SentencePieceProcessor.Encode` on `model` (its ids, or with `pieces` its pieces, when
+    /// no `out_type` is given), else `general`.
+    #[staticmethod]
+    fn sentencepiece(model: Py<SpModel>, pieces: bool, general: Py<PyAny>) -> Self {
+        FaceCall { plain: Plain::Sp { model, pieces }, general: Some(general) }
+    }
+
+    /// tiktoken's `Encoding.encode` (`guarded`) or `encode_ordinary` on `encoder`, else
+    /// `general`.
+    #[staticmethod]
+    fn tiktoken(encoder: Py<PyEncoder>, guarded: bool, general: Py<PyAny>) -> Self {
+        FaceCall { plain: Plain::Rank { encoder, guarded }, general: Some(general) }
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if args.len() == 1 {
+            if let Some(list) = self.plain(py, &*args.get_borrowed_item(0)?, kwargs)? {
+                return Ok(list.into_any());
+            }
+        }
+        match &self.general {
+            Some(general) => general.bind(py).call(args, kwargs),
+            None => Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "this method's object was collected; call the method of a live object",
+            )),
+        }
+    }
+
+    /// The Python method this call stands for (so that `inspect.signature` and `help` show its
+    /// parameters).
+    #[getter]
+    fn __wrapped__(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.general.as_ref().map(|g| g.clone_ref(py))
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Some(general) = &self.general {
+            visit.call(general)?;
+        }
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        self.general = None;
+    }
+}
+
+impl FaceCall {
+    /// The plain path's list, or None for `general`.
+    fn plain<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        let no_keywords = kwargs.is_none_or(|k| k.is_empty());
+        match &self.plain {
+            Plain::Sp { model, pieces } => {
+                let pieces = match kwargs {
+                    _ if no_keywords => *pieces,
+                    Some(k) => match out_type(py, k)? {
+                        Some(p) => p,
+                        None => return Ok(None),
+                    },
+                    None => return Ok(None),
+                };
+                model.get().plain(py, text, pieces)
+            }
+            Plain::Rank { encoder, guarded } if no_keywords => {
+                encoder.get().plain(py, text, *guarded)
+            }
+            Plain::Rank { .. } => Ok(None),
+        }
+    }
+}
+
+/// Whether keywords `k` are `out_type=str` (Some(true)) or `out_type=int` (Some(false)) and
+/// nothing else; None for any other.
+fn out_type(py: Python<'_>, k: &Bound<'_, PyDict>) -> PyResult<Option<bool>> {
+    if k.len() != 1 {
+        return Ok(None);
+    }
+    let Some(t) = k.get_item(pyo3::intern!(py, "out_type"))? else { return Ok(None) };
+    Ok(if t.is(py.get_type::<pyo3::types::PyString>()) {
+        Some(true)
+    } else if t.is(py.get_type::<pyo3::types::PyInt>()) {
+        Some(false)
+    } else {
+        None
+    })
+}
