@@ -135,6 +135,18 @@ const PEEK: usize = 8;
 /// The key of a chunk longer than [`PACKED_LEN`] bytes in a [`Pending`] (a packed key's top
 /// byte is a length, at most 15).
 const LONG_KEY: u128 = u128::MAX;
+/// Set in a [`Pending`]'s key once the filter has said its chunk is no token (the top bit of
+/// the length byte, which no packed key has).
+const NO_TOKEN: u128 = 1 << 127;
+
+/// The chunks of one batch ([`RankBpe::probe`]), kept with a worker's state.
+struct Batch([Pending; BATCH]);
+
+impl Default for Batch {
+    fn default() -> Self {
+        Batch([Pending::default(); BATCH])
+    }
+}
 
 /// A chunk split and not yet looked up: its packed key ([`LONG_KEY`] when too long for one),
 /// the key's hash ([`mix`]), and its byte span.
@@ -411,27 +423,27 @@ impl RankBpe {
 
     fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>, scratch: &mut RankState) {
         let bytes = text.as_bytes();
-        // the chunks in batches: each chunk's key and hash first, its filter word asked for;
-        // then the lookups, each asking for the slot a few chunks ahead (`Pending`)
-        let mut batch = [Pending::default(); BATCH + PEEK];
+        // the chunks in batches: each chunk's key and hash first, its filter line asked for;
+        // then the lookups, each asking for a slot a few chunks ahead ([`RankBpe::probe`])
+        let mut batch = scratch.batch.take().unwrap_or_default();
         let mut n = 0;
         self.splitter.split(
             text,
             #[inline(always)]
             |a, b| {
-                batch[n] = self.harvest(bytes, a, b);
+                batch.0[n] = self.harvest(bytes, a, b);
                 n += 1;
                 if n == BATCH {
-                    self.probe(bytes, &batch, BATCH, out, scratch);
+                    self.probe(bytes, &mut batch.0[..BATCH], out, scratch);
                     n = 0;
                 }
             },
         );
-        self.probe(bytes, &batch, n, out, scratch);
+        self.probe(bytes, &mut batch.0[..n], out, scratch);
+        scratch.batch = Some(batch);
     }
 
-    /// A chunk's [`Pending`]: its key and hash, and the line of the filter its bit is in
-    /// asked for.
+    /// A chunk's [`Pending`]: its key and hash, and the filter's line for it asked for.
     #[inline(always)]
     fn harvest(&self, bytes: &[u8], a: usize, b: usize) -> Pending {
         let n = b - a;
@@ -445,45 +457,47 @@ impl RankBpe {
         }
     }
 
-    /// The ids of the first `n` chunks of `batch`, in order. [`PEEK`] chunks ahead of the one
-    /// looked up, the filter (fetched by then) says where that chunk will be looked up: the
-    /// short-token table's slot is asked for when its bit is set, the word cache's otherwise.
+    /// The ids of the chunks of `batch`, in order. [`PEEK`] chunks ahead of the one looked
+    /// up, the filter (fetched by then) says where that chunk will be looked up: the
+    /// short-token table's slot is asked for when its bit is set, the word cache's otherwise
+    /// (and a clear bit is kept, so that chunk goes straight to the word cache).
     #[inline(never)]
     fn probe(
         &self,
         bytes: &[u8],
-        batch: &[Pending; BATCH + PEEK],
-        n: usize,
+        batch: &mut [Pending],
         out: &mut Vec<u32>,
         scratch: &mut RankState,
     ) {
-        let peek = |p: &Pending, words: &WordCache<u32>| {
+        let n = batch.len();
+        let peek = |p: &mut Pending, words: &WordCache<u32>| {
             if p.key != LONG_KEY {
                 if self.short.passes(p.h) {
                     self.short.prefetch_slot(p.h);
                 } else {
                     words.prefetch(p.key);
+                    p.key |= NO_TOKEN;
                 }
             }
         };
-        for p in &batch[..PEEK.min(n)] {
+        for p in &mut batch[..PEEK.min(n)] {
             peek(p, &scratch.words);
         }
         for i in 0..n {
             if i + PEEK < n {
-                peek(&batch[i + PEEK], &scratch.words);
+                peek(&mut batch[i + PEEK], &scratch.words);
             }
-            let p = &batch[i];
+            let p = batch[i];
             let (a, b) = (p.a as usize, p.b as usize);
-            if p.key != LONG_KEY {
-                let r = self.short.get_hashed(p.key, p.h);
-                if r != NONE {
-                    out.push(r);
-                } else {
-                    self.encode_short_rest(p.key, &bytes[a..b], out, scratch);
-                }
-            } else {
+            if p.key == LONG_KEY {
                 self.encode_rest(&bytes[a..b], out, scratch);
+                continue;
+            }
+            let r = if p.key & NO_TOKEN != 0 { NONE } else { self.short.get_slots(p.key, p.h) };
+            if r != NONE {
+                out.push(r);
+            } else {
+                self.encode_short_rest(p.key & !NO_TOKEN, &bytes[a..b], out, scratch);
             }
         }
     }
@@ -777,6 +791,7 @@ impl RankBpe {
 pub struct RankState {
     parts: Vec<Part>,
     words: WordCache<u32>,
+    batch: Option<Box<Batch>>,
 }
 
 /// The packed key ([`pack`]) of `s[a..a + len]`, `1 <= len <=` [`PACKED_LEN`]: one 16-byte load
