@@ -1185,6 +1185,50 @@ mod tests {
     }
 
     #[test]
+    fn batched_lookups_equal_chunk_by_chunk_encoding() {
+        // texts of 0 to 300 chunks, so that the batches of BATCH chunks end at every place
+        // and the look-ahead of PEEK chunks runs past a batch's end: chunks that are tokens,
+        // that are none (new, then met again from the word cache), and longer than a packed
+        // key; each text encoded by a fresh encoder and again by a used one, against the
+        // chunks of `split` encoded one by one through `encode_chunk` (no batch, no filter,
+        // no word cache)
+        // "xyz" and " xyz" are tokens that no merge reaches (no "xy" nor "yz"): a chunk that is
+        // a token merged instead of looked up would come out as three ids
+        let make = |p: Pattern| {
+            let mut tokens: Vec<(Vec<u8>, u32)> =
+                (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+            for (k, t) in ["ab", "bc", "abc", "aa", "aaaa", "ca", "xyz", " xyz", " ab"].iter().enumerate()
+            {
+                tokens.push((t.as_bytes().to_vec(), 256 + k as u32));
+            }
+            RankBpe::new(tokens, vec![], p).unwrap()
+        };
+        let words = [
+            "ab", " abc", "bca", " ca", "aaaa", "aaaaa", "!?", " 12", "bcabcabcabcabcabcab", "\n",
+            " cab", "abcaab", "xyz", " xyz", " ab", "Xyz",
+        ];
+        for p in [Pattern::Cl100k, Pattern::O200k] {
+            let used = make(p);
+            let mut state = 77u64;
+            for len in 0..300 {
+                let mut text = String::new();
+                for _ in 0..len {
+                    state =
+                        state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    text.push_str(words[(state >> 33) as usize % words.len()]);
+                }
+                let mut want = Vec::new();
+                let mut parts = Vec::new();
+                for (a, b) in used.split(&text) {
+                    used.encode_chunk(&text.as_bytes()[a..b], &mut want, &mut parts);
+                }
+                assert_eq!(make(p).encode(&text, &[]), want, "fresh, {len} words: {text:?}");
+                assert_eq!(used.encode(&text, &[]), want, "used, {len} words: {text:?}");
+            }
+        }
+    }
+
+    #[test]
     fn a_regex_splitter_keeps_only_the_matches() {
         // tiktoken's reading of a pattern: ", " and "!" match nothing and are dropped
         let mut tokens: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
