@@ -29,14 +29,21 @@
 //!   a fixed number of them. Against removing the merged part from the arrays and a `u64` per
 //!   join: o200k, 16 KB chunks of multilingual lines, 95.6 M -> 60.1 M instructions in the
 //!   merges (callgrind), a pinned pass 28.5-29.6 -> 34.6-36.8 MB/s.
-//! * The per-chunk lookup is inlined into the scanner's loop: 4.5 fewer instructions a byte of
-//!   English (o200k, callgrind), within the noise in time.
+//! * The chunks are split in batches of [`BATCH`] before they are looked up
+//!   ([`RankBpe::probe`]): a chunk's key, its hash and its line of the bit filter are asked for
+//!   when it is split, and [`PEEK`] chunks before its lookup the filter (arrived by then) says
+//!   which slot to fetch, the short-token table's or, for a chunk that is no token, the word
+//!   cache's. o200k, 16 KB chunks, in-process CPU time pinned to one CPU, best of 5, rounds in
+//!   turn with the engine that looked each chunk up as the scanner found it: English 104-106 ->
+//!   110-117 MB/s (a fresh encoder), multilingual 94-98 -> 122-129 (every word cached), code
+//!   84-85 -> 94-101 (fresh).
 //! * Tried and dropped (pinned in-process passes, o200k, 16 KB chunks; benchmarks/README.md has
-//!   the figures): chunks looked up in blocks of 32 with their slots prefetched (level fresh,
-//!   slower warm); a direct-mapped 128 KB table of the 16 Ki lowest-ranked tokens probed first
-//!   (slower fresh); whole chunks looked up without the filter (English warm 175-199 -> 155-168
-//!   MB/s); the merges' minimum over eight SSE2 lanes (half the mispredicts, 29.0-33.0 ->
-//!   27.2-29.2 MB/s on multilingual).
+//!   the figures): chunks looked up in blocks of 32 with every chunk's short-token slot
+//!   prefetched, the filter not asked first (level fresh, slower warm); a direct-mapped 128 KB
+//!   table of the 16 Ki lowest-ranked tokens probed first (slower fresh); whole chunks looked
+//!   up without the filter (English warm 175-199 -> 155-168 MB/s); the merges' minimum over
+//!   eight SSE2 lanes (half the mispredicts, 29.0-33.0 -> 27.2-29.2 MB/s on multilingual);
+//!   the look-ahead at 8 chunks instead of [`PEEK`]'s 16, and batches of 128 (benchmarks/README.md).
 //! * A chunk that needs merges is merged once; repeats are copied from the word cache kept per
 //!   worker across calls, which a batch's threads share ([`RankState`]). Multilingual text
 //!   (Cyrillic, CJK) is where this pays.
@@ -131,7 +138,7 @@ const NONE: u32 = u32::MAX;
 /// Chunks split ahead of their lookups ([`RankBpe::probe`]).
 const BATCH: usize = 64;
 /// How many chunks ahead of a lookup its slot is asked for.
-const PEEK: usize = 8;
+const PEEK: usize = 16;
 /// The key of a chunk longer than [`PACKED_LEN`] bytes in a [`Pending`] (a packed key's top
 /// byte is a length, at most 15).
 const LONG_KEY: u128 = u128::MAX;
@@ -1197,16 +1204,17 @@ mod tests {
         let make = |p: Pattern| {
             let mut tokens: Vec<(Vec<u8>, u32)> =
                 (0..=255u8).map(|b| (vec![b], b as u32)).collect();
-            for (k, t) in ["ab", "bc", "abc", "aa", "aaaa", "ca", "xyz", " xyz", " ab"].iter().enumerate()
+            for (k, t) in
+                ["ab", "bc", "abc", "aa", "aaaa", "ca", "xyz", " xyz", " ab"].iter().enumerate()
             {
                 tokens.push((t.as_bytes().to_vec(), 256 + k as u32));
             }
             RankBpe::new(tokens, vec![], p).unwrap()
         };
-        let words = [
-            "ab", " abc", "bca", " ca", "aaaa", "aaaaa", "!?", " 12", "bcabcabcabcabcabcab", "\n",
-            " cab", "abcaab", "xyz", " xyz", " ab", "Xyz",
-        ];
+        let words: Vec<&str> =
+            "ab| abc|bca| ca|aaaa|aaaaa|!?| 12|bcabcabcabcabcabcab|\n| cab|abcaab|xyz| xyz| ab|Xyz"
+                .split('|')
+                .collect();
         for p in [Pattern::Cl100k, Pattern::O200k] {
             let used = make(p);
             let mut state = 77u64;
