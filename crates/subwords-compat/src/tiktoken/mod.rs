@@ -33,10 +33,11 @@
 //!   ([`RankBpe::probe`]): a chunk's key, its hash and its line of the bit filter are asked for
 //!   when it is split, and [`PEEK`] chunks before its lookup the filter (arrived by then) says
 //!   which slot to fetch, the short-token table's or, for a chunk that is no token, the word
-//!   cache's. o200k, 16 KB chunks, in-process CPU time pinned to one CPU, best of 5, rounds in
-//!   turn with the engine that looked each chunk up as the scanner found it: English 104-106 ->
-//!   110-117 MB/s (a fresh encoder), multilingual 94-98 -> 122-129 (every word cached), code
-//!   84-85 -> 94-101 (fresh).
+//!   cache's. o200k, 16 KB chunks, without Python, CPU time pinned to one CPU, best of 5, 2
+//!   rounds in turn with the engine that looked each chunk up as the scanner found it, a fresh
+//!   encoder / a second pass: English 97.2-98.8 -> 114.7-117.6 / 160.6-168.3 -> 206.4-210.5
+//!   MB/s, multilingual 29.8-31.9 -> 33.0-33.5 / 97.2-97.5 -> 130.6-131.6, code 82.8-83.9 ->
+//!   96.8-98.9 / 128.8-137.3 -> 163.0-169.4.
 //! * Tried and dropped (pinned in-process passes, o200k, 16 KB chunks; benchmarks/README.md has
 //!   the figures): chunks looked up in blocks of 32 with every chunk's short-token slot
 //!   prefetched, the filter not asked first (level fresh, slower warm); a direct-mapped 128 KB
@@ -73,10 +74,10 @@
 //!   67.0-73.2 -> 74.4-80.3 MB/s, multilingual 23.1-26.1 -> 25.2-26.3; 15 M instructions
 //!   (2-5 ms) more to load.
 //! * Against the fastest installable encoders (`benchmarks/bench_encode_peers.py`, both
-//!   vocabularies in one run): ahead of fastokens on cl100k in every cell (1.26-2.34x); on
-//!   o200k behind it on one thread (0.66-0.97x) and ahead on two (batch, 1.04-2.28x), though
-//!   level with it in instructions per byte of English (callgrind); benchmarks/README.md says
-//!   where the time goes.
+//!   vocabularies in one run): ahead of fastokens on cl100k in every cell; on o200k ahead on two
+//!   threads (batch) and behind on one (0.67-1.00x under a load of 17-20), where fastokens
+//!   splits 64-byte blocks into bit masks and starts the merges of a new word from whole
+//!   characters; benchmarks/README.md has the figures and where the time goes.
 
 /// The scanners moved to the core (trained models use them too); the old path still works.
 pub use subwords_core::spelling::openai as split;
