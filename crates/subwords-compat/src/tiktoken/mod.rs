@@ -29,14 +29,22 @@
 //!   a fixed number of them. Against removing the merged part from the arrays and a `u64` per
 //!   join: o200k, 16 KB chunks of multilingual lines, 95.6 M -> 60.1 M instructions in the
 //!   merges (callgrind), a pinned pass 28.5-29.6 -> 34.6-36.8 MB/s.
-//! * The per-chunk lookup is inlined into the scanner's loop: 4.5 fewer instructions a byte of
-//!   English (o200k, callgrind), within the noise in time.
+//! * The chunks are split in batches of [`BATCH`] before they are looked up
+//!   ([`RankBpe::probe`]): a chunk's key, its hash and its line of the bit filter are asked for
+//!   when it is split, and [`PEEK`] chunks before its lookup the filter (arrived by then) says
+//!   which slot to fetch, the short-token table's or, for a chunk that is no token, the word
+//!   cache's. o200k, 16 KB chunks, without Python, CPU time pinned to one CPU, best of 5, 2
+//!   rounds in turn with the engine that looked each chunk up as the scanner found it, a fresh
+//!   encoder / a second pass: English 97.2-98.8 -> 114.7-117.6 / 160.6-168.3 -> 206.4-210.5
+//!   MB/s, multilingual 29.8-31.9 -> 33.0-33.5 / 97.2-97.5 -> 130.6-131.6, code 82.8-83.9 ->
+//!   96.8-98.9 / 128.8-137.3 -> 163.0-169.4.
 //! * Tried and dropped (pinned in-process passes, o200k, 16 KB chunks; benchmarks/README.md has
-//!   the figures): chunks looked up in blocks of 32 with their slots prefetched (level fresh,
-//!   slower warm); a direct-mapped 128 KB table of the 16 Ki lowest-ranked tokens probed first
-//!   (slower fresh); whole chunks looked up without the filter (English warm 175-199 -> 155-168
-//!   MB/s); the merges' minimum over eight SSE2 lanes (half the mispredicts, 29.0-33.0 ->
-//!   27.2-29.2 MB/s on multilingual).
+//!   the figures): chunks looked up in blocks of 32 with every chunk's short-token slot
+//!   prefetched, the filter not asked first (level fresh, slower warm); a direct-mapped 128 KB
+//!   table of the 16 Ki lowest-ranked tokens probed first (slower fresh); whole chunks looked
+//!   up without the filter (English warm 175-199 -> 155-168 MB/s); the merges' minimum over
+//!   eight SSE2 lanes (half the mispredicts, 29.0-33.0 -> 27.2-29.2 MB/s on multilingual);
+//!   the look-ahead at 8 chunks instead of [`PEEK`]'s 16, and batches of 128 (benchmarks/README.md).
 //! * A chunk that needs merges is merged once; repeats are copied from the word cache kept per
 //!   worker across calls, which a batch's threads share ([`RankState`]). Multilingual text
 //!   (Cyrillic, CJK) is where this pays.
@@ -66,10 +74,10 @@
 //!   67.0-73.2 -> 74.4-80.3 MB/s, multilingual 23.1-26.1 -> 25.2-26.3; 15 M instructions
 //!   (2-5 ms) more to load.
 //! * Against the fastest installable encoders (`benchmarks/bench_encode_peers.py`, both
-//!   vocabularies in one run): ahead of fastokens on cl100k in every cell (1.26-2.34x); on
-//!   o200k behind it on one thread (0.66-0.97x) and ahead on two (batch, 1.04-2.28x), though
-//!   level with it in instructions per byte of English (callgrind); benchmarks/README.md says
-//!   where the time goes.
+//!   vocabularies in one run): ahead of fastokens on cl100k in every cell; on o200k ahead on two
+//!   threads (batch) and behind on one (0.67-1.00x under a load of 17-20), where fastokens
+//!   splits 64-byte blocks into bit masks and starts the merges of a new word from whole
+//!   characters; benchmarks/README.md has the figures and where the time goes.
 
 /// The scanners moved to the core (trained models use them too); the old path still works.
 pub use subwords_core::spelling::openai as split;
@@ -127,6 +135,36 @@ pub const MAX_TOKEN_BYTES: usize = 1 << 16;
 const DENSE: usize = 512;
 
 const NONE: u32 = u32::MAX;
+
+/// Chunks split ahead of their lookups ([`RankBpe::probe`]).
+const BATCH: usize = 64;
+/// How many chunks ahead of a lookup its slot is asked for.
+const PEEK: usize = 16;
+/// The key of a chunk longer than [`PACKED_LEN`] bytes in a [`Pending`] (a packed key's top
+/// byte is a length, at most 15).
+const LONG_KEY: u128 = u128::MAX;
+/// Set in a [`Pending`]'s key once the filter has said its chunk is no token (the top bit of
+/// the length byte, which no packed key has).
+const NO_TOKEN: u128 = 1 << 127;
+
+/// The chunks of one batch ([`RankBpe::probe`]), kept with a worker's state.
+struct Batch([Pending; BATCH]);
+
+impl Default for Batch {
+    fn default() -> Self {
+        Batch([Pending::default(); BATCH])
+    }
+}
+
+/// A chunk split and not yet looked up: its packed key ([`LONG_KEY`] when too long for one),
+/// the key's hash ([`mix`]), and its byte span.
+#[derive(Clone, Copy, Default)]
+struct Pending {
+    key: u128,
+    h: u64,
+    a: u32,
+    b: u32,
+}
 
 /// A rank-BPE encoder: ranks, special tokens and the pattern that cuts text into chunks.
 pub struct RankBpe {
@@ -393,25 +431,83 @@ impl RankBpe {
 
     fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>, scratch: &mut RankState) {
         let bytes = text.as_bytes();
+        // the chunks in batches: each chunk's key and hash first, its filter line asked for;
+        // then the lookups, each asking for a slot a few chunks ahead ([`RankBpe::probe`])
+        let mut batch = scratch.batch.take().unwrap_or_default();
+        let mut n = 0;
         self.splitter.split(
             text,
             #[inline(always)]
             |a, b| {
-                let n = b - a;
-                if n <= PACKED_LEN {
-                    // the chunks that are one token, inline in the split loop; the rest out of line
-                    let key = packed_at(bytes, a, n);
-                    let r = self.short.get(key);
-                    if r != NONE {
-                        out.push(r);
-                    } else {
-                        self.encode_short_rest(key, &bytes[a..b], out, scratch);
-                    }
-                } else {
-                    self.encode_rest(&bytes[a..b], out, scratch);
+                batch.0[n] = self.harvest(bytes, a, b);
+                n += 1;
+                if n == BATCH {
+                    self.probe(bytes, &mut batch.0[..BATCH], out, scratch);
+                    n = 0;
                 }
             },
         );
+        self.probe(bytes, &mut batch.0[..n], out, scratch);
+        scratch.batch = Some(batch);
+    }
+
+    /// A chunk's [`Pending`]: its key and hash, and the filter's line for it asked for.
+    #[inline(always)]
+    fn harvest(&self, bytes: &[u8], a: usize, b: usize) -> Pending {
+        let n = b - a;
+        if n <= PACKED_LEN {
+            let key = packed_at(bytes, a, n);
+            let h = mix(key);
+            self.short.prefetch_filter(h);
+            Pending { key, h, a: a as u32, b: b as u32 }
+        } else {
+            Pending { key: LONG_KEY, h: 0, a: a as u32, b: b as u32 }
+        }
+    }
+
+    /// The ids of the chunks of `batch`, in order. [`PEEK`] chunks ahead of the one looked
+    /// up, the filter (fetched by then) says where that chunk will be looked up: the
+    /// short-token table's slot is asked for when its bit is set, the word cache's otherwise
+    /// (and a clear bit is kept, so that chunk goes straight to the word cache).
+    #[inline(never)]
+    fn probe(
+        &self,
+        bytes: &[u8],
+        batch: &mut [Pending],
+        out: &mut Vec<u32>,
+        scratch: &mut RankState,
+    ) {
+        let n = batch.len();
+        let peek = |p: &mut Pending, words: &WordCache<u32>| {
+            if p.key != LONG_KEY {
+                if self.short.passes(p.h) {
+                    self.short.prefetch_slot(p.h);
+                } else {
+                    words.prefetch(p.key);
+                    p.key |= NO_TOKEN;
+                }
+            }
+        };
+        for p in &mut batch[..PEEK.min(n)] {
+            peek(p, &scratch.words);
+        }
+        for i in 0..n {
+            if i + PEEK < n {
+                peek(&mut batch[i + PEEK], &scratch.words);
+            }
+            let p = batch[i];
+            let (a, b) = (p.a as usize, p.b as usize);
+            if p.key == LONG_KEY {
+                self.encode_rest(&bytes[a..b], out, scratch);
+                continue;
+            }
+            let r = if p.key & NO_TOKEN != 0 { NONE } else { self.short.get_slots(p.key, p.h) };
+            if r != NONE {
+                out.push(r);
+            } else {
+                self.encode_short_rest(p.key & !NO_TOKEN, &bytes[a..b], out, scratch);
+            }
+        }
     }
 
     /// A chunk of at most [`PACKED_LEN`] bytes, packed as `key`, that is not a token: its ids
@@ -703,6 +799,7 @@ impl RankBpe {
 pub struct RankState {
     parts: Vec<Part>,
     words: WordCache<u32>,
+    batch: Option<Box<Batch>>,
 }
 
 /// The packed key ([`pack`]) of `s[a..a + len]`, `1 <= len <=` [`PACKED_LEN`]: one 16-byte load
@@ -726,6 +823,18 @@ pub struct Part {
     start: u32,
     pair: u32,
     token: u32,
+}
+
+/// A hint to bring the line at `p` into the first-level cache; any address will do.
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and reads nothing the program sees
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// The ranks of the tokens of at most [`PACKED_LEN`] bytes, keyed by [`pack`]: open addressing with
@@ -784,12 +893,36 @@ impl ShortTable {
     /// that are no token, so those never reach the slots.
     #[inline(always)]
     fn get(&self, key: u128) -> u32 {
-        let h = mix(key);
-        let bit = (h >> (64 - FILTER_BITS)) as usize;
-        if self.filter[bit / 64] >> (bit % 64) & 1 == 0 {
+        self.get_hashed(key, mix(key))
+    }
+
+    /// [`ShortTable::get`] given the key's hash `h` ([`mix`]).
+    #[inline(always)]
+    fn get_hashed(&self, key: u128, h: u64) -> u32 {
+        if !self.passes(h) {
             return NONE;
         }
         self.get_slots(key, h)
+    }
+
+    /// Whether the filter lets the key of hash `h` through to the slots.
+    #[inline(always)]
+    fn passes(&self, h: u64) -> bool {
+        let bit = (h >> (64 - FILTER_BITS)) as usize;
+        self.filter[bit / 64] >> (bit % 64) & 1 != 0
+    }
+
+    /// Asks the processor for the filter's line of hash `h`.
+    #[inline(always)]
+    fn prefetch_filter(&self, h: u64) {
+        let bit = (h >> (64 - FILTER_BITS)) as usize;
+        prefetch(self.filter.as_ptr().wrapping_add(bit / 64).cast());
+    }
+
+    /// Asks the processor for the first slot a key of hash `h` is looked up in.
+    #[inline(always)]
+    fn prefetch_slot(&self, h: u64) {
+        prefetch(self.slots.as_ptr().wrapping_add((h >> self.shift) as usize).cast());
     }
 
     /// The rank of `key` from the slots, given its hash `h` ([`mix`]).
@@ -1057,6 +1190,51 @@ mod tests {
         assert_eq!(t.encode("aaaaa", &[]), vec![260, 97]);
         assert_eq!(t.encode("a<|x|>b", &[]).len(), 7);
         assert_eq!(t.encode("a<|x|>b", &[0]), vec![97, 300, 98]);
+    }
+
+    #[test]
+    fn batched_lookups_equal_chunk_by_chunk_encoding() {
+        // texts of 0 to 300 chunks, so that the batches of BATCH chunks end at every place
+        // and the look-ahead of PEEK chunks runs past a batch's end: chunks that are tokens,
+        // that are none (new, then met again from the word cache), and longer than a packed
+        // key; each text encoded by a fresh encoder and again by a used one, against the
+        // chunks of `split` encoded one by one through `encode_chunk` (no batch, no filter,
+        // no word cache)
+        // "xyz" and " xyz" are tokens that no merge reaches (no "xy" nor "yz"): a chunk that is
+        // a token merged instead of looked up would come out as three ids
+        let make = |p: Pattern| {
+            let mut tokens: Vec<(Vec<u8>, u32)> =
+                (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+            for (k, t) in
+                ["ab", "bc", "abc", "aa", "aaaa", "ca", "xyz", " xyz", " ab"].iter().enumerate()
+            {
+                tokens.push((t.as_bytes().to_vec(), 256 + k as u32));
+            }
+            RankBpe::new(tokens, vec![], p).unwrap()
+        };
+        let words: Vec<&str> =
+            "ab| abc|bca| ca|aaaa|aaaaa|!?| 12|bcabcabcabcabcabcab|\n| cab|abcaab|xyz| xyz| ab|Xyz"
+                .split('|')
+                .collect();
+        for p in [Pattern::Cl100k, Pattern::O200k] {
+            let used = make(p);
+            let mut state = 77u64;
+            for len in 0..300 {
+                let mut text = String::new();
+                for _ in 0..len {
+                    state =
+                        state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    text.push_str(words[(state >> 33) as usize % words.len()]);
+                }
+                let mut want = Vec::new();
+                let mut parts = Vec::new();
+                for (a, b) in used.split(&text) {
+                    used.encode_chunk(&text.as_bytes()[a..b], &mut want, &mut parts);
+                }
+                assert_eq!(make(p).encode(&text, &[]), want, "fresh, {len} words: {text:?}");
+                assert_eq!(used.encode(&text, &[]), want, "used, {len} words: {text:?}");
+            }
+        }
     }
 
     #[test]
