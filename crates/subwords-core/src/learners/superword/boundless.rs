@@ -151,6 +151,7 @@ impl RunSpans {
     /// Calls `f` with every pretoken of `text` (one text, already cut at special tokens) and
     /// every span.
     pub fn each(&self, spelling: &Spelling, text: &str, mut f: impl FnMut(Counted<'_>)) {
+        super::keep_large_blocks_apart();
         let runs = self.count_on == CountOn::Runs;
         // the run so far (under `pairs`: the last eligible pretoken), and its pretokens
         let mut run = String::new();
