@@ -151,6 +151,7 @@ impl RunSpans {
     /// Calls `f` with every pretoken of `text` (one text, already cut at special tokens) and
     /// every span.
     pub fn each(&self, spelling: &Spelling, text: &str, mut f: impl FnMut(Counted<'_>)) {
+        super::keep_large_blocks_apart();
         let runs = self.count_on == CountOn::Runs;
         // the run so far (under `pairs`: the last eligible pretoken), and its pretokens
         let mut run = String::new();
@@ -271,10 +272,10 @@ pub struct Boundless {
 }
 
 /// The spans: one array of unit ids, a separator before each span holding the span's count
-/// ([`sep`]), [`JOINED`] set on a pretoken inside a superword. (A span's start and count in
-/// arrays of their own took 12 bytes a span, 16 MB of a 100 MB corpus's run.)
+/// ([`sep`]), [`JOINED`] set on a pretoken inside a superword ([`Seq`]). (A span's start and
+/// count in arrays of their own took 12 bytes a span, 16 MB of a 100 MB corpus's run.)
 struct Spans {
-    seq: Vec<u32>,
+    seq: Seq,
     /// The counts too large for a separator, by the separator's position.
     big: Map<u32, u64>,
     /// Each unit's positions in `seq`, in order, in `occ[off[u]..off[u + 1]]`: the first and
@@ -297,6 +298,77 @@ fn sep(count: u64) -> u32 {
 #[inline]
 fn is_sep(x: u32) -> bool {
     x >= SEP_BITS
+}
+
+/// The largest unit id and separator count of a narrow [`Seq`] (22 bits; a count from it on is
+/// in `Spans::big`).
+const NARROW: u32 = (1 << 22) - 1;
+
+/// The span array, 3 bytes a position (a `u16` and a `u8`) while the units number under
+/// [`NARROW`], 4 past it; read and written in the layout of a `u32` ([`JOINED`], [`sep`]). A
+/// narrow position holds [`JOINED`] in its bit 23 and a separator in bits 22 and 23, with 22
+/// bits of id or count. (A `u32` a position took 35 MB of a 100 MB corpus's run; here 26.)
+struct Seq {
+    lo: Vec<u16>,
+    hi: Vec<u8>,
+    /// The top bytes when wide (empty when narrow).
+    top: Vec<u8>,
+    wide: bool,
+}
+
+impl Seq {
+    /// `seq` in `u32` layout, its separators' counts cut to [`NARROW`] when narrow.
+    fn pack(seq: &[u32], wide: bool) -> Self {
+        let mut lo = Vec::with_capacity(seq.len());
+        let mut hi = Vec::with_capacity(seq.len());
+        let mut top = Vec::with_capacity(if wide { seq.len() } else { 0 });
+        for &x in seq {
+            let v = match (wide, is_sep(x)) {
+                (true, _) => x,
+                (false, true) => 3 << 22 | (x & !SEP_BITS).min(NARROW),
+                (false, false) => x,
+            };
+            lo.push(v as u16);
+            hi.push((v >> 16) as u8);
+            if wide {
+                top.push((v >> 24) as u8);
+            }
+        }
+        Seq { lo, hi, top, wide }
+    }
+
+    fn len(&self) -> usize {
+        self.lo.len()
+    }
+
+    /// Position `g` in `u32` layout.
+    #[inline]
+    fn get(&self, g: usize) -> Option<u32> {
+        let v = *self.lo.get(g)? as u32 | (self.hi[g] as u32) << 16;
+        if self.wide {
+            return Some(v | (self.top[g] as u32) << 24);
+        }
+        Some(match v >> 22 {
+            3 if v & NARROW == NARROW => SEP_BITS | BIG,
+            3 => SEP_BITS | (v & NARROW),
+            2 => JOINED | (v & NARROW),
+            _ => v,
+        })
+    }
+
+    #[inline]
+    fn at(&self, g: usize) -> u32 {
+        self.get(g).expect("a position in the span array")
+    }
+
+    /// Marks position `g` as inside a superword.
+    #[inline]
+    fn join(&mut self, g: usize) {
+        match self.wide {
+            true => self.top[g] |= 0x80,
+            false => self.hi[g] |= 0x80,
+        }
+    }
 }
 
 /// Writes `v` 7 bits a byte, the high bit set on every byte but the last.
@@ -336,17 +408,17 @@ impl Spans {
     /// The count of the span holding position `g` (its separator is the nearest before it).
     fn count_at(&self, g: usize) -> u64 {
         let mut s = g;
-        while !is_sep(self.seq[s]) {
+        while !is_sep(self.seq.at(s)) {
             s -= 1;
         }
-        match self.seq[s] & !SEP_BITS {
+        match self.seq.at(s) & !SEP_BITS {
             BIG => self.big[&(s as u32)],
             c => c as u64,
         }
     }
     /// The unit at `g`, if it is a pretoken not inside a superword.
     fn free(&self, g: usize) -> Option<u32> {
-        let x = *self.seq.get(g)?;
+        let x = self.seq.get(g)?;
         (x & JOINED == 0).then_some(x)
     }
 }
@@ -519,8 +591,9 @@ impl Learner<'_> {
                 None => {}
             }
         }
-        // the heap doubled since it was last swept: its stale entries go (no choice changes)
-        if self.sheap.len() > 2 * self.smark.max(4096) {
+        // the heap grew by half since it was last swept: its stale entries go (no choice changes)
+        let mark = self.smark.max(4096);
+        if self.sheap.len() > mark + mark / 2 {
             let (sc, texts) = (&self.sc, &self.texts);
             self.sheap.retain(|e| sc.get(&texts.pair(e)) == Some(&e.count));
             self.smark = self.sheap.len();
@@ -697,8 +770,8 @@ impl Learner<'_> {
             if let Some(r) = self.spans.free(g + 2).filter(|&r| self.whole[r as usize]) {
                 self.bump(q, r, -c);
             }
-            self.spans.seq[g] |= JOINED;
-            self.spans.seq[g + 1] |= JOINED;
+            self.spans.seq.join(g);
+            self.spans.seq.join(g + 1);
         }
         let (tp, tq) = (self.e.unit(p as usize)[0], self.e.unit(q as usize)[0]);
         let text = [self.texts.text(p), self.texts.text(q)].concat();
@@ -794,6 +867,9 @@ pub fn learn_flat(
     super::give_back_free_memory();
     let find = |t: &[u8]| unit_of.find(hash(t), |&u| &bytes[text_of(&at, u)] == t).copied();
     // the spans, as unit ids
+    // the array narrow while the units' ids fit its 22 bits: a count from `limit` on is in `big`
+    let wide = at.len() > NARROW as usize;
+    let limit = if wide { BIG } else { NARROW } as u64;
     let mut seq: Vec<u32> = Vec::new();
     let mut big: Map<u32, u64> = Map::default();
     let mut missing: Option<String> = None;
@@ -816,7 +892,7 @@ pub fn learn_flat(
             seq.truncate(at);
             return;
         }
-        if count >= BIG as u64 {
+        if count >= limit {
             big.insert(at as u32, count);
         }
     })?;
@@ -867,6 +943,8 @@ pub fn learn_flat(
     }
     drop(fill);
     drop(last);
+    let packed = Seq::pack(&seq, wide);
+    drop(seq);
     let whole: Vec<bool> = (0..n).map(|u| units.unit(u).len() == 1).collect();
     let base = symbols.base;
     let e = EngineHandle::new(units, symbols, params.new_rows, params.min_count);
@@ -874,7 +952,7 @@ pub fn learn_flat(
         e,
         base,
         first,
-        spans: Spans { seq, big, off, occ },
+        spans: Spans { seq: packed, big, off, occ },
         texts: Texts::new(bytes, at),
         whole: vec![false; n],
         alive: Vec::new(),
@@ -942,7 +1020,8 @@ pub fn learn_flat(
     // the corpus as training leaves it: the units' pieces, less one per superword in a span
     let mut after: u64 = l.e.pieces();
     let mut joined = 0u64;
-    for (g, &x) in l.spans.seq.iter().enumerate() {
+    for g in 0..l.spans.seq.len() {
+        let x = l.spans.seq.at(g);
         if !is_sep(x) && x & JOINED != 0 {
             joined += l.spans.count_at(g);
         }
@@ -1068,5 +1147,42 @@ impl Superwords {
         if let Some(sp) = spans {
             *sp = out_spans;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_narrow_span_array_keeps_three_bytes_a_position() {
+        // a span counted 5 holding units 7 and 2^22 - 1, then one counted 2^40 (past the 22
+        // bits: its count is in `big`), then the end
+        let seq = [sep(5), 7, NARROW, sep(1 << 40), 3, sep(0)];
+        let mut s = Seq::pack(&seq, false);
+        assert!(s.top.is_empty());
+        // sep(5): 3 << 22 | 5 = 0xC00005; 2^22 - 1 = 0x3FFFFF; the cut count 0xFFFFFF
+        assert_eq!(s.lo, [0x0005, 7, 0xFFFF, 0xFFFF, 3, 0]);
+        assert_eq!(s.hi, [0xC0, 0, 0x3F, 0xFF, 0, 0xC0]);
+        let read: Vec<u32> = (0..s.len()).map(|g| s.at(g)).collect();
+        assert_eq!(read, [sep(5), 7, NARROW, SEP_BITS | BIG, 3, sep(0)]);
+        s.join(1);
+        s.join(2);
+        assert_eq!(s.hi[1], 0x80);
+        assert_eq!((s.at(1), s.at(2)), (JOINED | 7, JOINED | NARROW));
+        assert!(!is_sep(s.at(2)));
+        assert_eq!(s.get(6), None);
+    }
+
+    #[test]
+    fn a_wide_span_array_keeps_four_bytes_a_position() {
+        let seq = [sep(1 << 29), 1 << 23, sep(0)];
+        let mut s = Seq::pack(&seq, true);
+        // sep(2^29): 0xE0000000; 2^23: 0x00800000
+        assert_eq!((s.lo.as_slice(), s.hi.as_slice()), (&[0, 0, 0][..], &[0, 0x80, 0][..]));
+        assert_eq!(s.top, [0xE0, 0, 0xC0]);
+        s.join(1);
+        assert_eq!(s.at(1), JOINED | 1 << 23);
+        assert_eq!(s.at(0), sep(1 << 29));
     }
 }

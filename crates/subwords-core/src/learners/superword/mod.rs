@@ -169,6 +169,7 @@ pub fn validate(opts: &TrainOptions) -> Result<()> {
 /// cache) in the middle of the heap, where glibc keeps them resident, and the merge engine's
 /// large arrays are mapped apart from them: trimmed, those pages leave the run's peak.
 pub fn give_back_free_memory() {
+    keep_large_blocks_apart();
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         extern "C" {
@@ -178,6 +179,30 @@ pub fn give_back_free_memory() {
         unsafe {
             malloc_trim(0);
         }
+    }
+}
+
+/// Fixes the size from which glibc maps a block on its own at its default, 128 KiB, once per
+/// process; elsewhere nothing. Left to itself glibc raises that size up to 32 MB each time a
+/// mapped block is freed, and the superword trainings free large arrays between their phases:
+/// the next ones, up to 32 MB each, then grow in the heap, copied as they double, and stay
+/// resident after they are freed (100 MB mixed, 32k: SuperBPE's peak 211 -> 192 MB, stage two's
+/// spelling 210 -> 146 MB).
+pub fn keep_large_blocks_apart() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            extern "C" {
+                fn mallopt(param: std::ffi::c_int, value: std::ffi::c_int) -> std::ffi::c_int;
+            }
+            // glibc's M_MMAP_THRESHOLD
+            const MMAP_THRESHOLD: std::ffi::c_int = -3;
+            // SAFETY: mallopt takes two integers and changes only the allocator's settings
+            unsafe {
+                mallopt(MMAP_THRESHOLD, 128 << 10);
+            }
+        });
     }
 }
 
@@ -217,6 +242,7 @@ impl WordLimit {
 
 /// Adds the spans of `text` (one text, already cut at special tokens) to `table`.
 pub fn count_spans(spelling: &Spelling, text: &str, table: &mut SpanCounts) {
+    keep_large_blocks_apart();
     spelling.for_each_unit(text, |span, _| {
         table.add(span, 1);
     });
@@ -325,21 +351,27 @@ impl SpanCounts {
 /// A table of distinct spans and their counts, as the counter sums them; stage two reads it in
 /// any order (the merge engine's result does not depend on the order of its units).
 ///
-/// Spans counted from text are kept in one buffer of texts, with each span's length and count
-/// in a second buffer, 7 bits a byte (16 bytes a span in two arrays took 26 MB of a 100 MB
-/// corpus's stage one, beside 62 MB of text; here 2 to 3 bytes a span). The second buffer reads
-/// from either end: a number's last byte is the one with its high bit clear. A count table's
-/// spans come as pairs.
+/// Spans counted from text are kept as words: each span is cut before every whitespace byte
+/// that follows one that is not, each distinct piece (a word and the spaces before it) is
+/// written once in a dictionary, and a span is its count, its number of pieces and the pieces'
+/// numbers, 7 bits a byte, in blocks of about 4 MB (the spans' texts one after another took 62
+/// MB of a 100 MB corpus's SuperBPE stage one; as words, its peak is 20 MB lower). A count
+/// table's spans come as pairs.
 #[derive(Default)]
 pub struct SpanTable {
     /// Spans given as (text, count) pairs.
     pub spans: Vec<(String, u64)>,
-    /// The other spans' texts, one after another.
-    texts: Vec<u8>,
-    /// Each of those spans' length then count.
-    sizes: Vec<u8>,
+    /// The pieces' texts one after another, and where each ends.
+    words: Vec<u8>,
+    word_ends: Vec<u32>,
+    /// The other spans, each its count, its number of pieces and each piece's number plus one
+    /// (0: a piece written out, its length then its bytes, once the dictionary is full).
+    blocks: Vec<Vec<u8>>,
     counted: usize,
 }
+
+/// A block of span records is closed past this many bytes.
+const BLOCK: usize = 4 << 20;
 
 /// Appends `v` 7 bits a byte, low bits first, the high bit set on every byte but the last.
 fn put_number(out: &mut Vec<u8>, mut v: u64) {
@@ -364,14 +396,62 @@ fn number_at(b: &[u8], at: &mut usize) -> u64 {
     }
 }
 
-/// The number [`put_number`] wrote ending at `*end`, and `*end` moved to its start.
-fn number_before(b: &[u8], end: &mut usize) -> u64 {
-    let mut start = *end - 1;
-    while start > 0 && b[start - 1] >= 0x80 {
-        start -= 1;
+/// Calls `f` with the pieces of span `s`: it is cut before each ASCII whitespace byte that
+/// follows a byte that is not (ASCII bytes are character boundaries: each piece is UTF-8).
+fn each_piece(s: &[u8], mut f: impl FnMut(&[u8])) {
+    let mut start = 0;
+    for i in 1..s.len() {
+        if s[i].is_ascii_whitespace() && !s[i - 1].is_ascii_whitespace() {
+            f(&s[start..i]);
+            start = i;
+        }
     }
-    *end = start;
-    number_at(b, &mut start)
+    if start < s.len() {
+        f(&s[start..]);
+    }
+}
+
+/// The dictionary of pieces while spans are written: found by a hash table of piece numbers.
+struct Words {
+    words: Vec<u8>,
+    ends: Vec<u32>,
+    index: hashbrown::HashTable<u32>,
+    hasher: crate::hash::BuildHasher,
+    /// The most bytes of text the dictionary holds (its ends are `u32`).
+    room: usize,
+}
+
+/// Piece `i`'s text in `words` as `ends` delimits it.
+#[inline]
+fn word_of<'t>(words: &'t [u8], ends: &[u32], i: u32) -> &'t [u8] {
+    let i = i as usize;
+    let start = if i == 0 { 0 } else { ends[i - 1] as usize };
+    &words[start..ends[i] as usize]
+}
+
+impl Words {
+    /// Writes the code of `piece` to `out`, adding it to the dictionary if it is new.
+    fn code(&mut self, piece: &[u8], out: &mut Vec<u8>) {
+        let Words { words, ends, index, hasher, room } = self;
+        let h = std::hash::BuildHasher::hash_one(&*hasher, piece);
+        if let Some(&i) = index.find(h, |&i| word_of(words, ends, i) == piece) {
+            put_number(out, i as u64 + 1);
+            return;
+        }
+        if words.len() + piece.len() > *room || ends.len() >= u32::MAX as usize - 1 {
+            put_number(out, 0);
+            put_number(out, piece.len() as u64);
+            out.extend_from_slice(piece);
+            return;
+        }
+        let i = ends.len() as u32;
+        words.extend_from_slice(piece);
+        ends.push(words.len() as u32);
+        index.insert_unique(h, i, |&j| {
+            std::hash::BuildHasher::hash_one(&*hasher, word_of(words, ends, j))
+        });
+        put_number(out, i as u64 + 1);
+    }
 }
 
 impl SpanTable {
@@ -380,21 +460,52 @@ impl SpanTable {
         SpanTable { spans, ..Default::default() }
     }
 
-    /// The spans of a counter's table: its texts kept, its ends and counts written small, its
-    /// hash table freed.
+    /// The spans of a counter's table, written as words: the table is read from its end and
+    /// cut down as it goes (its hash table freed first), so the two are not held whole at once.
     pub fn from_counts(counts: SpanCounts) -> Self {
-        let SpanCounts { mut texts, ends, counts: c, index, .. } = counts;
+        Self::from_counts_within(counts, u32::MAX as usize)
+    }
+
+    /// [`SpanTable::from_counts`] with a dictionary of at most `room` bytes of text.
+    fn from_counts_within(counts: SpanCounts, room: usize) -> Self {
+        let SpanCounts { mut texts, mut ends, counts: mut c, index, hasher } = counts;
         drop(index);
-        texts.shrink_to_fit();
-        let mut sizes = Vec::with_capacity(3 * ends.len());
-        let mut start = 0u64;
-        for (&end, &n) in ends.iter().zip(&c) {
-            put_number(&mut sizes, end - start);
-            put_number(&mut sizes, n);
-            start = end;
+        let counted = ends.len();
+        let mut w =
+            Words { words: Vec::new(), ends: Vec::new(), index: Default::default(), hasher, room };
+        let (mut blocks, mut block) = (Vec::new(), Vec::new());
+        let mut mark = counted;
+        while let Some(i) = ends.len().checked_sub(1) {
+            let start = if i == 0 { 0 } else { ends[i - 1] as usize };
+            let s = &texts[start..];
+            put_number(&mut block, c[i]);
+            let mut n = 0u64;
+            each_piece(s, |_| n += 1);
+            put_number(&mut block, n);
+            each_piece(s, |p| w.code(p, &mut block));
+            texts.truncate(start);
+            ends.truncate(i);
+            c.truncate(i);
+            if block.len() >= BLOCK {
+                block.shrink_to_fit();
+                blocks.push(std::mem::take(&mut block));
+            }
+            // an eighth written: the buffers shrink to what is left
+            if i + i / 8 < mark {
+                texts.shrink_to_fit();
+                ends.shrink_to_fit();
+                c.shrink_to_fit();
+                mark = i;
+            }
         }
-        sizes.shrink_to_fit();
-        SpanTable { spans: Vec::new(), texts, sizes, counted: ends.len() }
+        if !block.is_empty() {
+            block.shrink_to_fit();
+            blocks.push(block);
+        }
+        drop((texts, ends, c, w.index));
+        w.words.shrink_to_fit();
+        w.ends.shrink_to_fit();
+        SpanTable { spans: Vec::new(), words: w.words, word_ends: w.ends, blocks, counted }
     }
 
     /// Every span with its count, as pairs.
@@ -414,14 +525,32 @@ impl SpanTable {
         self.len() == 0
     }
 
+    /// Calls `f` with each span of `block` (its text written into `buf`) and its count.
+    fn each_in(&self, block: &[u8], buf: &mut Vec<u8>, f: &mut dyn FnMut(&str, u64)) {
+        let mut at = 0;
+        while at < block.len() {
+            let c = number_at(block, &mut at);
+            let n = number_at(block, &mut at);
+            buf.clear();
+            for _ in 0..n {
+                match number_at(block, &mut at) {
+                    0 => {
+                        let len = number_at(block, &mut at) as usize;
+                        buf.extend_from_slice(&block[at..at + len]);
+                        at += len;
+                    }
+                    i => buf.extend_from_slice(word_of(&self.words, &self.word_ends, i as u32 - 1)),
+                }
+            }
+            // (pieces of UTF-8 text cut at ASCII bytes)
+            f(std::str::from_utf8(buf).expect("a span is UTF-8"), c);
+        }
+    }
+
     fn each_counted(&self, mut f: impl FnMut(&str, u64)) {
-        let (mut at, mut start) = (0usize, 0usize);
-        while at < self.sizes.len() {
-            let len = number_at(&self.sizes, &mut at) as usize;
-            let c = number_at(&self.sizes, &mut at);
-            let t = &self.texts[start..start + len];
-            f(std::str::from_utf8(t).expect("a span is UTF-8"), c);
-            start += len;
+        let mut buf = Vec::new();
+        for b in &self.blocks {
+            self.each_in(b, &mut buf, &mut f);
         }
     }
 
@@ -444,34 +573,24 @@ impl StageTwoTexts for SpanTable {
     }
     fn held_bytes(&self) -> u64 {
         self.spans.iter().map(|(s, _)| s.len() as u64 + 8).sum::<u64>()
-            + self.texts.len() as u64
-            + self.sizes.len() as u64
+            + self.words.len() as u64
+            + 4 * self.word_ends.len() as u64
+            + self.blocks.iter().map(|b| b.len() as u64).sum::<u64>()
     }
     /// Hands each span over once and frees the table as it goes, so stage two's spelled spans
-    /// replace it in memory instead of adding to it: the buffers are read from their ends and
-    /// cut back every 4 MB.
+    /// replace it in memory instead of adding to it: each block of spans is freed once read.
     fn each_span(&mut self, f: &mut dyn FnMut(&str, u64)) -> Result<()> {
         for (s, c) in std::mem::take(&mut self.spans) {
             f(&s, c);
         }
-        let mut texts = std::mem::take(&mut self.texts);
-        let mut sizes = std::mem::take(&mut self.sizes);
+        let blocks = std::mem::take(&mut self.blocks);
         self.counted = 0;
-        let (mut end, mut at, mut kept) = (texts.len(), sizes.len(), texts.len());
-        while at > 0 {
-            let c = number_before(&sizes, &mut at);
-            let len = number_before(&sizes, &mut at) as usize;
-            let start = end - len;
-            f(std::str::from_utf8(&texts[start..end]).expect("a span is UTF-8"), c);
-            end = start;
-            if kept - start >= 4 << 20 {
-                texts.truncate(start);
-                texts.shrink_to_fit();
-                sizes.truncate(at);
-                sizes.shrink_to_fit();
-                kept = start;
-            }
+        let mut buf = Vec::new();
+        for b in blocks {
+            self.each_in(&b, &mut buf, f);
         }
+        self.words = Vec::new();
+        self.word_ends = Vec::new();
         Ok(())
     }
 }
@@ -577,7 +696,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn span_sizes_read_from_either_end() {
+    fn numbers_seven_bits_a_byte() {
         let values = [0u64, 1, 127, 128, 300, 16_383, 16_384, 1 << 35, u64::MAX];
         let mut b = Vec::new();
         for &v in &values {
@@ -585,13 +704,47 @@ mod tests {
         }
         // 1 + 1 + 1 + 2 + 2 + 2 + 3 + 6 + 10 bytes (7 bits each)
         assert_eq!(b.len(), 28);
+        // 300 = 0b10_0101100: 0x2C with the high bit, then 0x02
+        assert_eq!(&b[5..7], &[0xAC, 0x02]);
         let mut at = 0;
         let forward: Vec<u64> = values.iter().map(|_| number_at(&b, &mut at)).collect();
-        assert_eq!(forward, values);
-        let mut end = b.len();
-        let mut backward: Vec<u64> = values.iter().map(|_| number_before(&b, &mut end)).collect();
-        backward.reverse();
-        assert_eq!((backward.as_slice(), end), (&values[..], 0));
+        assert_eq!((forward.as_slice(), at), (&values[..], b.len()));
+    }
+
+    #[test]
+    fn spans_are_cut_into_pieces_before_spaces_after_text() {
+        let mut got: Vec<String> = Vec::new();
+        each_piece(b"of the  way\n x", |p| got.push(String::from_utf8(p.to_vec()).unwrap()));
+        assert_eq!(got, ["of", " the", "  way", "\n x"]);
+        got.clear();
+        each_piece(b"  a", |p| got.push(String::from_utf8(p.to_vec()).unwrap()));
+        assert_eq!(got, ["  a"]);
+        got.clear();
+        each_piece(b"", |p| got.push(String::from_utf8(p.to_vec()).unwrap()));
+        assert!(got.is_empty());
+    }
+
+    #[test]
+    fn a_span_table_holds_words_once() {
+        // counted in this order; the table is written from its end: "b" first
+        let mut c = SpanCounts::default();
+        c.add("a b", 3);
+        c.add("b", 1);
+        let t = SpanTable::from_counts(c);
+        // the dictionary by hand: "b" is piece 0, then "a" 1 and " b" 2
+        assert_eq!(t.words, b"ba b");
+        assert_eq!(t.word_ends, [1, 2, 4]);
+        // "b": count 1, one piece, piece 0 + 1; "a b": count 3, two pieces, 1 + 1 and 2 + 1
+        assert_eq!(t.blocks, [vec![1u8, 1, 1, 3, 2, 2, 3]]);
+        // with room for two bytes of words, " b" (a third byte) is written out: code 0,
+        // length 2, its bytes
+        let mut c = SpanCounts::default();
+        c.add("a b", 3);
+        c.add("b", 1);
+        let t = SpanTable::from_counts_within(c, 2);
+        assert_eq!(t.words, b"ba");
+        assert_eq!(t.blocks, [vec![1u8, 1, 1, 3, 2, 2, 0, 2, b' ', b'b']]);
+        assert_eq!(t.into_pairs(), [("b".to_string(), 1), ("a b".to_string(), 3)]);
     }
 
     #[test]
