@@ -41,6 +41,7 @@
 
 mod byte_bpe;
 pub mod offsets;
+mod rank_path;
 pub mod rows;
 pub mod tables;
 pub mod unigram;
@@ -420,6 +421,9 @@ pub struct HfPipeline {
     /// Every added token as (content, id), in the plan's order: the specials a call may allow
     /// (a non-special added token matches whatever the call allows, as in tokenizers).
     specials: Vec<(String, u32)>,
+    /// The rank engine cutting the words, when the file's byte-level BPE encodes as a rank
+    /// file does ([`rank_path`]).
+    rank: Option<crate::tiktoken::RankBpe>,
 }
 
 fn bad(m: impl Into<String>) -> Error {
@@ -643,6 +647,10 @@ impl HfPipeline {
             v.sort_by_key(|&i| (Reverse(len(i, true)), i));
         }
         let specials = added.tokens.iter().map(|t| (t.content.clone(), t.id)).collect();
+        let rank = match &model {
+            Model::Bpe(bpe) if byte_level => rank_path::rank_engine(bpe, &plan.pre_tokenizers),
+            _ => None,
+        };
         Ok(HfPipeline {
             normalizers: plan.normalizers,
             pre: plan.pre_tokenizers,
@@ -652,6 +660,7 @@ impl HfPipeline {
             byte_chars,
             caches: Slots::default(),
             specials,
+            rank,
         })
     }
 
@@ -741,6 +750,12 @@ impl HfPipeline {
         self.byte_bpe().is_some() && self.split_direct_with("", |_, _| {})
     }
 
+    /// Whether the rank engine cuts the words ([`rank_path`]): the file's byte-level BPE
+    /// encodes as a rank file does.
+    pub fn rank_fast(&self) -> bool {
+        self.rank.is_some()
+    }
+
     /// The ids of `text` and the tokens whose string is not their id's vocabulary entry, as
     /// `(position in the ids, string)`: tokenizers' `Encoding.tokens` holds the matched text
     /// for an added token (with the whitespace `lstrip`/`rstrip` swallowed, in normalized form
@@ -828,6 +843,15 @@ impl HfPipeline {
                     }
                     Segment::Text(a, b) => {
                         let piece = &seg[a..b];
+                        if let Some(rank) = self.rank.as_ref().filter(|_| fast) {
+                            match cache.as_deref_mut() {
+                                Some(c) => rank.encode_ordinary_cached(piece, c, out),
+                                None => {
+                                    rank.encode_ordinary_cached(piece, &mut Cache::default(), out)
+                                }
+                            }
+                            continue;
+                        }
                         if let Some((bpe, fast)) = self.byte_bpe().filter(|_| fast) {
                             let bytes = piece.as_bytes();
                             let mut word = |x: usize, y: usize| {
