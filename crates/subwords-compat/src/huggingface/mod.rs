@@ -493,6 +493,7 @@ impl HfPipeline {
             }
         }
         let byte_chars = byte_to_char_table();
+        let mut rank = None;
         let model = match plan.model {
             ModelPlan::Bpe {
                 merges,
@@ -564,7 +565,11 @@ impl HfPipeline {
                     byte_bpe: None,
                 };
                 if byte_level {
-                    bpe.byte_bpe = byte_bpe::ByteBpe::new(&bpe);
+                    // the rank engine, when it can stand in, cuts the words instead
+                    rank = rank_path::rank_engine(&bpe, &plan.pre_tokenizers);
+                    if rank.is_none() {
+                        bpe.byte_bpe = byte_bpe::ByteBpe::new(&bpe);
+                    }
                 }
                 Model::Bpe(Box::new(bpe))
             }
@@ -647,10 +652,6 @@ impl HfPipeline {
             v.sort_by_key(|&i| (Reverse(len(i, true)), i));
         }
         let specials = added.tokens.iter().map(|t| (t.content.clone(), t.id)).collect();
-        let rank = match &model {
-            Model::Bpe(bpe) if byte_level => rank_path::rank_engine(bpe, &plan.pre_tokenizers),
-            _ => None,
-        };
         Ok(HfPipeline {
             normalizers: plan.normalizers,
             pre: plan.pre_tokenizers,
@@ -744,10 +745,10 @@ impl HfPipeline {
         out
     }
 
-    /// Whether the model step takes the byte-level lookups ([`byte_bpe`]) on the words the
-    /// pre-tokenizers cut straight from the text.
+    /// Whether the model step takes the byte-level lookups ([`byte_bpe`], or the rank engine
+    /// of [`rank_path`]) on the words the pre-tokenizers cut straight from the text.
     pub fn byte_level_fast(&self) -> bool {
-        self.byte_bpe().is_some() && self.split_direct_with("", |_, _| {})
+        (self.byte_bpe().is_some() || self.rank.is_some()) && self.split_direct_with("", |_, _| {})
     }
 
     /// Whether the rank engine cuts the words ([`rank_path`]): the file's byte-level BPE

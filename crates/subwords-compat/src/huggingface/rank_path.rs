@@ -30,11 +30,16 @@
 //! `tests/support/peers.py`'s `rank_tokenizer_json` writes OpenAI's vocabularies so (every split
 //! of a token into two lower-ranked ones a merge, ranked by the token it makes), and they pass.
 
-use subwords_core::hash::{pack, Map};
+use subwords_core::hash::pack;
 use subwords_core::spelling::{byte_to_char_table, openai, pattern};
 
 use super::{Behavior, Bpe, PreTokenizer, NO_ID};
 use crate::tiktoken::{RankBpe, Splitter};
+
+/// No byte has this character ([`rank_engine`]'s table of the byte characters).
+const NO_BYTE: u16 = u16::MAX;
+/// The span of an id that is no byte-level token.
+const NO_SPAN: (u32, u32) = (u32::MAX, u32::MAX);
 
 /// The rank engine standing in for the model step of `bpe` under the pre-tokenizers `pre`, or
 /// None when the file is not one it encodes exactly (see the module header).
@@ -50,71 +55,79 @@ pub(super) fn rank_engine(bpe: &Bpe, pre: &[PreTokenizer]) -> Option<RankBpe> {
     if bpe.prefix.is_some() || bpe.suffix.is_some() || bpe.byte_char.contains(&NO_ID) {
         return None;
     }
-    // each id's raw bytes (None: not a byte-level token)
+    // each id's raw bytes, `flat[spans[id]]` (`NO_SPAN`: not a byte-level token)
     let chars = byte_to_char_table();
-    let mut back: Map<char, u8> = Map::default();
+    let mut back = [NO_BYTE; 512];
     for (b, &c) in chars.iter().enumerate() {
-        back.insert(c, b as u8);
+        back[c as usize] = b as u16; // the GPT-2 table's characters are below U+0200
     }
     let top = bpe.vocab.values().copied().max()? as usize;
     if top >= 2 * bpe.vocab.len() + (1 << 20) {
         return None; // too sparse for the rank engine's id table
     }
-    let mut raw: Vec<Option<Box<[u8]>>> = vec![None; top + 1];
-    for (t, &id) in &bpe.vocab {
-        let bytes: Option<Vec<u8>> = t.chars().map(|c| back.get(&c).copied()).collect();
-        raw[id as usize] = bytes.map(Vec::into_boxed_slice);
+    let mut flat: Vec<u8> = Vec::new();
+    let mut spans = vec![NO_SPAN; top + 1];
+    'tokens: for (t, &id) in &bpe.vocab {
+        let start = flat.len();
+        for c in t.chars() {
+            match back.get(c as usize) {
+                Some(&b) if b != NO_BYTE => flat.push(b as u8),
+                _ => {
+                    flat.truncate(start);
+                    continue 'tokens;
+                }
+            }
+        }
+        spans[id as usize] = (start as u32, flat.len() as u32);
     }
+    let raw = |id: u32| -> Option<&[u8]> {
+        let &(a, b) = spans.get(id as usize)?;
+        (a != NO_SPAN.0).then(|| &flat[a as usize..b as usize])
+    };
     // check 2; `made`: the tokens the merges make
-    let mut made: Map<u32, ()> = Map::default();
+    let mut made = vec![false; top + 1];
     for (&key, &(_, c)) in &bpe.merges {
-        let part = |id: u32| raw.get(id as usize).and_then(|r| r.as_deref());
-        let (Some(x), Some(y)) = (part((key >> 32) as u32), part(key as u32)) else {
+        let (Some(x), Some(y)) = (raw((key >> 32) as u32), raw(key as u32)) else {
             // a pair of symbols no byte-level word ever holds: it never acts
             continue;
         };
-        let z = part(c)?;
+        let z = raw(c)?;
         if z.len() != x.len() + y.len() || !z.starts_with(x) || !z.ends_with(y) {
             return None;
         }
-        made.insert(c, ());
+        made[c as usize] = true;
     }
     // the rank engine's vocabulary: the bytes, and the tokens of two bytes or more that
     // tokenizers can give (any, under ignore_merges; else the ones the merges make)
+    let kept = |id: u32| -> Option<&[u8]> {
+        raw(id).filter(|r| r.len() >= 2 && (bpe.ignore_merges || made[id as usize]))
+    };
     let mut tokens: Vec<(Vec<u8>, u32)> =
         (0..256).map(|b| (vec![b as u8], bpe.byte_char[b])).collect();
-    for (id, r) in raw.iter().enumerate() {
-        if let Some(r) = r.as_deref().filter(|r| r.len() >= 2) {
-            if bpe.ignore_merges || made.contains_key(&(id as u32)) {
-                tokens.push((r.to_vec(), id as u32));
-            }
-        }
-    }
+    tokens.extend((0..=top as u32).filter_map(|id| kept(id).map(|r| (r.to_vec(), id))));
     let engine = RankBpe::new(tokens, Vec::new(), splitter).ok()?;
     // check 3: each token's canonical split, a listed merge making it; the merge ranks of
     // those, by token id, must rise
-    let mut parts = Vec::new();
-    let mut ranks: Vec<(u32, u32)> = Vec::new();
-    for (id, r) in raw.iter().enumerate() {
-        let Some(r) = r.as_deref().filter(|r| r.len() >= 2) else { continue };
-        let id = id as u32;
-        if engine.rank(r) != Some(id) {
-            continue; // not in the engine's vocabulary
+    let mut pair = vec![NO_ID; 1 << 16];
+    for id in 0..=top as u32 {
+        if let Some(&[a, b]) = kept(id) {
+            pair[(a as usize) << 8 | b as usize] = id;
         }
-        merge_without(&engine, r, id, &mut parts);
+    }
+    let mut scratch = (Vec::new(), Vec::new());
+    let mut last_rank = None;
+    for id in 0..=top as u32 {
+        let Some(r) = kept(id) else { continue };
+        let parts = merge_without(&engine, &pair, r, id, &mut scratch);
         if let [(_, _, a), (_, _, b)] = parts[..] {
             match bpe.merges.get(&pack(a, b)) {
-                Some(&(rank, c)) if c == id => ranks.push((id, rank)),
+                Some(&(rank, c)) if c == id && last_rank < Some(rank) => last_rank = Some(rank),
                 _ => return None,
             }
         } else if !bpe.ignore_merges {
             // a token no merges reach would be taken whole by the rank engine only
             return None;
         }
-    }
-    ranks.sort_unstable();
-    if ranks.windows(2).any(|w| w[0].1 >= w[1].1) {
-        return None;
     }
     Some(engine)
 }
@@ -140,10 +153,25 @@ fn scanned(p: &pattern::Pattern) -> Option<Splitter> {
 
 /// The rank engine's merges of `bytes` (two or more) with the token `skip` taken out of its
 /// vocabulary, as `(start, end, id)` parts: the lowest-ranked join first, leftmost on ties.
-fn merge_without(engine: &RankBpe, bytes: &[u8], skip: u32, parts: &mut Vec<(u32, u32, u32)>) {
-    let rank = |a: usize, b: usize| match engine.rank(&bytes[a..b]) {
-        Some(r) if r != skip => r,
-        _ => NO_ID,
+/// `pair`: the id of each two-byte token (`NO_ID` for none), indexed by `first << 8 | second`.
+fn merge_without<'a>(
+    engine: &RankBpe,
+    pair: &[u32],
+    bytes: &[u8],
+    skip: u32,
+    (parts, joins): &'a mut (Vec<(u32, u32, u32)>, Vec<u32>),
+) -> &'a [(u32, u32, u32)] {
+    let rank = |a: usize, b: usize| {
+        let r = if b - a == 2 {
+            pair[(bytes[a] as usize) << 8 | bytes[a + 1] as usize]
+        } else {
+            engine.rank(&bytes[a..b]).unwrap_or(NO_ID)
+        };
+        if r == skip {
+            NO_ID
+        } else {
+            r
+        }
     };
     parts.clear();
     parts.extend(
@@ -153,7 +181,8 @@ fn merge_without(engine: &RankBpe, bytes: &[u8], skip: u32, parts: &mut Vec<(u32
             .map(|(i, &b)| (i as u32, i as u32 + 1, engine.rank(&[b]).unwrap_or(NO_ID))),
     );
     // joins[i]: the rank of parts i and i + 1 joined
-    let mut joins: Vec<u32> = (0..parts.len() - 1).map(|i| rank(i, i + 2)).collect();
+    joins.clear();
+    joins.extend((0..parts.len() - 1).map(|i| rank(i, i + 2)));
     loop {
         let Some((k, &r)) = joins.iter().enumerate().min_by_key(|&(i, &r)| (r, i)) else { break };
         if r == NO_ID {
@@ -169,6 +198,7 @@ fn merge_without(engine: &RankBpe, bytes: &[u8], skip: u32, parts: &mut Vec<(u32
             joins[k - 1] = rank(parts[k - 1].0 as usize, parts[k].1 as usize);
         }
     }
+    parts
 }
 
 #[cfg(test)]
@@ -224,7 +254,15 @@ mod tests {
     fn canonical_splits_in_id_order_take_the_rank_engine() {
         // "abc" from bytes alone (without itself): ab (256) before bc (257) -> [ab, c]; "aaa":
         // aa at the left -> [aa, a]; both listed (with the other splits, which never meet)
-        let merges = [("a", "b"), ("b", "c"), ("a", "bc"), ("ab", "c"), ("a", "a"), ("a", "aa"), ("aa", "a")];
+        let merges = [
+            ("a", "b"),
+            ("b", "c"),
+            ("a", "bc"),
+            ("ab", "c"),
+            ("a", "a"),
+            ("a", "aa"),
+            ("aa", "a"),
+        ];
         let p = pipeline(&TOKENS, &merges, true);
         assert!(p.rank_fast());
         // by hand: "abcaaa" -> ab, then bc no longer adjacent; abc (258); then aa (259) at the
@@ -240,11 +278,19 @@ mod tests {
     fn a_file_the_rank_engine_would_misread_keeps_the_model_step() {
         // "abc"'s canonical split (ab, c) not listed: tokenizers makes abc only from (a, bc),
         // which never meet (ab is made first), so "abc" stays [ab, c]
-        let p = pipeline(&TOKENS, &[("a", "b"), ("b", "c"), ("a", "bc"), ("a", "a"), ("aa", "a")], true);
+        let p = pipeline(
+            &TOKENS,
+            &[("a", "b"), ("b", "c"), ("a", "bc"), ("a", "a"), ("aa", "a")],
+            true,
+        );
         assert!(!p.rank_fast());
         assert_eq!(p.encode("xabcx", &[]), vec![b'x' as u32, 256, b'c' as u32, b'x' as u32]);
         // the merges out of id order: bc (257) listed before ab (256)
-        let p = pipeline(&TOKENS, &[("b", "c"), ("a", "b"), ("ab", "c"), ("a", "a"), ("aa", "a")], true);
+        let p = pipeline(
+            &TOKENS,
+            &[("b", "c"), ("a", "b"), ("ab", "c"), ("a", "a"), ("aa", "a")],
+            true,
+        );
         assert!(!p.rank_fast());
         assert_eq!(p.encode("xabcx", &[]), vec![b'x' as u32, b'a' as u32, 257, b'x' as u32]);
         // without ignore_merges, only the tokens the merges make are the rank engine's: "aaa"
