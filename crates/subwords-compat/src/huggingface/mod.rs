@@ -33,11 +33,18 @@
 //!   and a map lookup per byte for added tokens: 7.5 MB/s on English lines, 10.7 on 16 KB
 //!   chunks; with the hand-written scanner for the expression, words cut straight from the text
 //!   (`HfPipeline::split_direct`) and a first-byte table for added tokens: 15.9 and 20.0.
-//! * Byte-level BPE files whose words start as plain byte characters (every OpenAI vocabulary
-//!   written as a tokenizer.json, GPT-2's, Llama 3's) cut each word with [`byte_bpe`]: the
-//!   whole-word and cache lookups by one packed integer, a byte-pair table and merges on the
-//!   stack. o200k's file on English lines under callgrind: 34.8 M instructions before, 28.3 M
-//!   after (with no scan for added tokens that cannot match), the rank engine 26.9 M.
+//! * Byte-level BPE files whose words start as plain byte characters (GPT-2's, Llama 3's, our
+//!   own) cut each word with [`byte_bpe`]: the whole-word and cache lookups by one packed
+//!   integer, a byte-pair table and merges on the stack. o200k's file on English lines under
+//!   callgrind: 34.8 M instructions before, 28.3 M after (with no scan for added tokens that
+//!   cannot match), the rank engine 26.9 M.
+//! * A file whose merges encode as a rank file does (every OpenAI vocabulary written as a
+//!   tokenizer.json, our own byte-level models; [`rank_path`]) has its words cut by the rank
+//!   engine itself, with the file's ids: o200k's file on 16 KB chunks of multilingual lines,
+//!   185.1 M instructions in the encode calls with the byte-level step, 152.8 M with the rank
+//!   engine, as many as the rank engine on the `.tiktoken` file; the byte-level step's merges
+//!   read a hashed pair map of 375 k merges where the rank engine reads its dense and filtered
+//!   tables, and its time was 0.6-0.8x the rank engine's (`bench_encode_peers.py`).
 
 mod byte_bpe;
 pub mod offsets;

@@ -183,8 +183,7 @@ fn merge_without<'a>(
     // joins[i]: the rank of parts i and i + 1 joined
     joins.clear();
     joins.extend((0..parts.len() - 1).map(|i| rank(i, i + 2)));
-    loop {
-        let Some((k, &r)) = joins.iter().enumerate().min_by_key(|&(i, &r)| (r, i)) else { break };
+    while let Some((k, &r)) = joins.iter().enumerate().min_by_key(|&(i, &r)| (r, i)) {
         if r == NO_ID {
             break;
         }
