@@ -22,9 +22,17 @@ the next. One-thread modes are timed in process CPU time, the batch in wall time
 ``--repeat``. Each worker returns a digest of every id it gave; a library whose digest differs
 from tiktoken's on a cell is marked ``≠`` there and left out of the best.
 
+Our own BPE models (``--own ROWS``): a byte-level BPE model of subwords (``spelling="bytes"``,
+the o200k pre-split, ``ROWS`` rows) trained on the text the run measures (its lines of every
+corpus), saved in our own format and exported as a ``tokenizer.json`` (``export(tok, path,
+"hf")``). ``subwords`` encodes with the model itself, ``subwords-json`` and the peers that read a
+``tokenizer.json`` (tokenizers, tokie, fastokens) with the exported file; the ids are checked
+against tokenizers' (it runs whether listed or not). A peer that cannot read the file is
+reported with the reason. ``--encodings ""`` measures the own model alone.
+
     python benchmarks/bench_encode_peers.py [--mb 4] [--repeat 3] [--threads 2]
         [--encodings cl100k_base,o200k_base] [--corpora english,multilingual,code]
-        [--modes lines,16k,batch,prompt] [--libs subwords,tiktoken,...]
+        [--modes lines,16k,batch,prompt] [--libs subwords,tiktoken,...] [--own 32000]
 """
 
 from __future__ import annotations
@@ -54,6 +62,40 @@ MODULES = {"subwords": "subwords", "subwords-json": "subwords", "tiktoken": "tik
 DISTS = {"subwords-json": "subwords", "rs-bpe": "rs-bpe", "bpe-openai": "bpe-openai"}
 MODES = ["lines", "16k", "batch", "prompt"]
 OURS = ("subwords", "subwords-json")
+# the libraries that read a tokenizer.json, for our own models (tokenizers the reference)
+OWN_LIBS = ("tokenizers", "subwords", "subwords-json", "tokie", "fastokens")
+# why the others cannot encode our own models
+OWN_WHY = {"tiktoken": "reads rank files only, and a BPE model is a merges list",
+           "riptoken": "reads rank files only", "wordchipper": "reads OpenAI's named vocabularies only",
+           "kitoken": "measured here on rank files only", "rs-bpe": "ships OpenAI's vocabularies only",
+           "bpe-openai": "ships OpenAI's vocabularies only"}
+
+
+def is_own(enc: str) -> bool:
+    return enc.startswith("own-")
+
+
+def reference(enc: str) -> str:
+    """The library whose ids are the reference: tiktoken on rank files, tokenizers on our models."""
+    return "tokenizers" if is_own(enc) else "tiktoken"
+
+
+def possessive(name: str) -> str:
+    return name + ("'" if name.endswith("s") else "'s")
+
+
+def train_own(work: Path, enc: str, rows: int, corpora: list[str]) -> None:
+    """Our byte-level BPE model of ``rows`` rows, trained on the run's lines of every corpus,
+    saved as ``{enc}.model`` and exported as ``{enc}.json``."""
+    import subwords
+    from subwords.formats import export
+
+    lines = [l for c in corpora for l in json.loads((work / f"{c}.json").read_text(encoding="utf-8"))["lines"]]
+    t0 = time.perf_counter()
+    tok = subwords.train(lines, vocab_size=rows, spelling="bytes", pre_split="o200k")
+    print(f"{enc}: trained on {len(lines)} lines in {time.perf_counter() - t0:.1f} s")
+    tok.save(str(work / f"{enc}.model"))
+    export(tok, str(work / f"{enc}.json"), "hf")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -108,6 +150,8 @@ def texts(corpus: str, mb: float, prompts: int) -> dict[str, list[str]]:
 
 def maker(lib: str, enc: str, work: Path, threads: int):
     """(make, encode one text -> ids, encode a batch -> list of ids) for ``lib``."""
+    if is_own(enc):
+        return own_maker(lib, enc, work, threads)
     path = rank_file(work, enc)
     if lib == "subwords":
         from subwords.formats import tiktoken as tk
@@ -207,6 +251,57 @@ def maker(lib: str, enc: str, work: Path, threads: int):
     raise SystemExit(f"unknown library {lib!r}")
 
 
+def own_maker(lib: str, enc: str, work: Path, threads: int):
+    """:func:`maker` for our own model ``enc``: the model file itself, or its tokenizer.json."""
+    import subwords
+
+    path = work / f"{enc}.json"
+    if lib == "subwords":
+        def make():
+            return subwords.load(work / f"{enc}.model")
+
+        return make, lambda e: e.encode, lambda e, b: e.encode_batch(b, threads=threads)
+    if lib == "subwords-json":
+        def make():
+            return subwords.load(path)
+
+        return make, lambda e: e.encode, lambda e, b: e.encode_batch(b, threads=threads)
+    if lib == "tokenizers":
+        import tokenizers
+
+        def make():
+            return tokenizers.Tokenizer.from_file(str(path))
+
+        def one(e):
+            f = e.encode
+            return lambda t: f(t, add_special_tokens=False).ids
+
+        return make, one, lambda e, b: [x.ids for x in e.encode_batch(b, add_special_tokens=False)]
+    if lib == "tokie":
+        import tokie
+
+        def make():
+            return tokie.Tokenizer.from_json(str(path))
+
+        def one(e):
+            f = e.encode
+            return lambda t: f(t, False).ids
+
+        return make, one, lambda e, b: [x.ids for x in e.encode_batch(b, False)]
+    if lib == "fastokens":
+        import fastokens
+
+        def make():
+            return fastokens.Tokenizer.from_file(str(path))
+
+        def one(e):
+            f = e.encode
+            return lambda t: f(t).ids
+
+        return make, one, lambda e, b: [x.ids for x in e.encode_batch(b)]
+    raise SystemExit(f"{lib} cannot encode our own model: {OWN_WHY.get(lib, 'no tokenizer.json reader')}")
+
+
 def digest(results) -> str:
     h = hashlib.sha256()
     for ids in results:
@@ -272,6 +367,8 @@ def main() -> int:
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--libs", default=",".join(LIBS))
     ap.add_argument("--work", help="a folder for the rank files and texts (default: a new temporary one)")
+    ap.add_argument("--own", type=int, default=0, metavar="ROWS",
+                    help="also measure a byte-level BPE model of ours with ROWS rows, trained on the measured text")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--encoding", help=argparse.SUPPRESS)
     ap.add_argument("--corpus", help=argparse.SUPPRESS)
@@ -293,8 +390,13 @@ def main() -> int:
         else:
             versions[lib] = v
     libs = [l for l in libs if l in versions]
-    if "tiktoken" not in libs:
+    encodings = [e for e in args.encodings.split(",") if e]
+    if encodings and "tiktoken" not in libs:
         raise SystemExit("tiktoken is the reference for the ids: install it")
+    if args.own:
+        if version("tokenizers") is None:
+            raise SystemExit("tokenizers is the reference for our own model's ids: install it")
+        versions["tokenizers"] = version("tokenizers")
     # wordchipper reads OpenAI's files from its cache folder only: give it these
     os.environ["WORDCHIPPER_CACHE_DIR"] = str(work / "wordchipper")
 
@@ -304,7 +406,18 @@ def main() -> int:
     import peers
 
     results: dict[tuple, dict] = {}
-    for enc in args.encodings.split(","):
+    if args.own:
+        encodings.append(f"own-{args.own}")
+    for enc in encodings:
+        if is_own(enc):
+            train_own(work, enc, args.own, corpora)
+            run = [l for l in OWN_LIBS if l in libs or l == "tokenizers"]
+            for l in libs:
+                if l not in OWN_LIBS:
+                    print(f"  {enc}: {l} left out: it {OWN_WHY.get(l, 'reads no tokenizer.json')}")
+            measure(results, enc, corpora, modes, run, work, args)
+            table(results, enc, corpora, modes, run, versions)
+            continue
         path = rank_file(work, enc)
         ranks = peers.tiktoken_ranks(path.read_bytes())
         sp = spec(enc, ranks)
@@ -313,29 +426,36 @@ def main() -> int:
         d = work / "wordchipper" / "openai" / enc
         d.mkdir(parents=True, exist_ok=True)
         (d / f"{enc}.tiktoken").write_bytes(path.read_bytes())
-        for c in corpora:
-            for m in modes:
-                for lib in ["tiktoken"] + [l for l in libs if l != "tiktoken"]:
-                    cmd = [sys.executable, __file__, "--worker", lib, "--encoding", enc, "--corpus", c, "--mode", m,
-                           "--work", str(work), "--repeat", str(args.repeat), "--threads", str(args.threads)]
-                    r = subprocess.run(cmd, capture_output=True, text=True, check=False)
-                    if r.returncode != 0:
-                        err = (r.stderr.strip().splitlines() or ["?"])[-1]
-                        print(f"  {enc} {c} {m} {lib}: failed: {err[:200]}", flush=True)
-                        continue
-                    res = json.loads(r.stdout.strip().splitlines()[-1])
-                    res["same"] = res["digest"] == results.get((enc, c, m, "tiktoken"), res)["digest"]
-                    results[(enc, c, m, lib)] = res
-                    unit = "us/call" if m == "prompt" else "MB/s"
-                    print(f"  {enc} {c:12s} {m:6s} {lib:13s} {res['value']:8.2f} {unit}"
-                          f"{'' if res['same'] else '  ids differ from tiktoken'}", flush=True)
+        measure(results, enc, corpora, modes, libs, work, args)
         table(results, enc, corpora, modes, libs, versions)
     return 0
 
 
+def measure(results, enc, corpora, modes, libs, work, args) -> None:
+    """Every library on every corpus and mode of ``enc``, each in its own worker process; the
+    reference library first, so that the others' ids are checked against its."""
+    ref = reference(enc)
+    for c in corpora:
+        for m in modes:
+            for lib in [ref] + [l for l in libs if l != ref]:
+                cmd = [sys.executable, __file__, "--worker", lib, "--encoding", enc, "--corpus", c, "--mode", m,
+                       "--work", str(work), "--repeat", str(args.repeat), "--threads", str(args.threads)]
+                r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+                if r.returncode != 0:
+                    err = (r.stderr.strip().splitlines() or ["?"])[-1]
+                    print(f"  {enc} {c} {m} {lib}: failed: {err[:200]}", flush=True)
+                    continue
+                res = json.loads(r.stdout.strip().splitlines()[-1])
+                res["same"] = res["digest"] == results.get((enc, c, m, ref), res)["digest"]
+                results[(enc, c, m, lib)] = res
+                unit = "us/call" if m == "prompt" else "MB/s"
+                print(f"  {enc} {c:12s} {m:6s} {lib:13s} {res['value']:8.2f} {unit}"
+                      f"{'' if res['same'] else f'  ids differ from {ref}'}", flush=True)
+
+
 def table(results, enc, corpora, modes, libs, versions) -> None:
     cols = [(m, c) for m in modes for c in corpora]
-    print(f"\n**{enc}**: MB/s (prompt: µs per call, lower is better); ≠: ids differ from tiktoken's\n")
+    print(f"\n**{enc}**: MB/s (prompt: µs per call, lower is better); ≠: ids differ from {possessive(reference(enc))}\n")
     print("| | " + " | ".join(f"{m} {c[:5]}" for m, c in cols) + " |")
     print("|---|" + "---:|" * len(cols))
     for lib in libs:

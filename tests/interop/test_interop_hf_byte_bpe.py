@@ -111,14 +111,20 @@ def cl100k_converted() -> Tokenizer:
     return _added(Tokenizer.from_str(json.dumps(doc)))
 
 
-FILES = {"gpt2_shape": (gpt2_shape, True), "o200k_shape": (o200k_shape, True),
-         "prefix_space": (prefix_space, False), "missing_byte": (missing_byte, False)}
+# name: (build, byte-level step, rank engine); GPT-2's lone ByteLevel has no scanner the rank
+# engine runs, and a trained file's merges need not list each token's canonical split
+FILES = {"gpt2_shape": (gpt2_shape, True, False), "o200k_shape": (o200k_shape, True, None),
+         "prefix_space": (prefix_space, False, False), "missing_byte": (missing_byte, False, False)}
 
 
-def check(ref: Tokenizer, path: str, fast: bool, texts: list[str]) -> None:
+def check(ref: Tokenizer, path: str, fast: bool, texts: list[str], rank: bool | None = False) -> None:
+    """``rank``: whether the rank engine must (True) or must not (False) cut the words; None
+    for either (the ids are checked both ways)."""
     ours = load(path)
     pipe = ours._pipe
     assert pipe.byte_level_fast is fast
+    if rank is not None:
+        assert pipe.rank_fast is rank
     allowed = ours._allowed("all")
     want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
     for text, ids in zip(texts, want):
@@ -132,15 +138,31 @@ def check(ref: Tokenizer, path: str, fast: bool, texts: list[str]) -> None:
 
 @pytest.mark.parametrize("name", sorted(FILES))
 def test_byte_level_step_gives_tokenizers_ids(name, texts, tmp_path):
-    build, fast = FILES[name]
+    build, fast, rank = FILES[name]
     ref = build(texts[::4])
     path = tmp_path / f"{name}.json"
     ref.save(str(path))
-    check(ref, str(path), fast, texts[1::3] + random_texts(len(name), 1500))
+    check(ref, str(path), fast, texts[1::3] + random_texts(len(name), 1500), rank)
 
 
 def test_openai_vocabulary_written_as_tokenizer_json(texts, tmp_path):
     ref = cl100k_converted()
     path = tmp_path / "cl100k.json"
     ref.save(str(path))
-    check(ref, str(path), True, texts[::5] + random_texts(7, 800))
+    check(ref, str(path), True, texts[::5] + random_texts(7, 800), True)
+
+
+def test_converted_file_without_a_canonical_split_keeps_the_model_step(texts, tmp_path):
+    """cl100k's file with the merge (" th", "e") taken out: the only split of " the" (rank 279)
+    into two lower-ranked tokens (" t" + "he" is not one: "he" ranks 383), and the two parts
+    tiktoken's merges leave of it. The rank engine would still make " the" inside longer words
+    and tokenizers no longer does, so the file keeps the byte-level step, with tokenizers' ids."""
+    doc = json.loads(cl100k_converted().to_str())
+    merges = doc["model"]["merges"]
+    gone = [m for m in merges if (m if isinstance(m, list) else m.split(" ")) == ["\u0120th", "e"]]
+    assert len(gone) == 1
+    merges.remove(gone[0])
+    ref = Tokenizer.from_str(json.dumps(doc))
+    path = tmp_path / "cl100k-less.json"
+    ref.save(str(path))
+    check(ref, str(path), True, texts[::9] + random_texts(8, 300) + [" the", "other theme"], False)

@@ -260,6 +260,13 @@ impl PyHfPipeline {
         self.inner.byte_level_fast()
     }
 
+    /// Whether the rank engine cuts the words (`HfPipeline::rank_fast`): the file's byte-level
+    /// BPE encodes as a rank file does.
+    #[getter]
+    fn rank_fast(&self) -> bool {
+        self.inner.rank_fast()
+    }
+
     /// `(id, start, end)` per token in code points of `text`, as tokenizers gives its
     /// offsets (see `HfPipeline::encode_offsets`); `trim`: the post-processor's `trim_offsets`
     /// is on, with this `add_prefix_space`.

@@ -14,11 +14,11 @@
 //! * words of at most [`SMALL_WORD`] bytes merge in arrays on the stack, the lowest pair found as
 //!   the least of (rank, place) packed in one integer.
 //!
-//! A rank file's ranks cannot stand in for the merges: tiktoken merges any adjacent pair whose
-//! concatenation is a token, and a tokenizer.json made from a rank file lists only the splits of
-//! each token into two lower-ranked tokens (71,370 splits of o200k's tokens have a part ranked
-//! above the whole), so handing such a file to the rank engine would give tokenizers' ids only
-//! where those splits never meet.
+//! A file whose merges encode as a rank file does (each token's canonical split listed, in id
+//! order: OpenAI's vocabularies written as tokenizer.json, our own byte-level models) is cut by
+//! the rank engine itself instead ([`super::rank_path`]); this step takes the others (GPT-2's
+//! lone `ByteLevel`, whose pattern the rank engine has no scanner for, and files whose merges
+//! do not pass that check).
 
 use subwords_core::hash::pack as pair_key;
 use subwords_core::word_cache::{pack, PACKED_LEN};

@@ -33,14 +33,22 @@
 //!   and a map lookup per byte for added tokens: 7.5 MB/s on English lines, 10.7 on 16 KB
 //!   chunks; with the hand-written scanner for the expression, words cut straight from the text
 //!   (`HfPipeline::split_direct`) and a first-byte table for added tokens: 15.9 and 20.0.
-//! * Byte-level BPE files whose words start as plain byte characters (every OpenAI vocabulary
-//!   written as a tokenizer.json, GPT-2's, Llama 3's) cut each word with [`byte_bpe`]: the
-//!   whole-word and cache lookups by one packed integer, a byte-pair table and merges on the
-//!   stack. o200k's file on English lines under callgrind: 34.8 M instructions before, 28.3 M
-//!   after (with no scan for added tokens that cannot match), the rank engine 26.9 M.
+//! * Byte-level BPE files whose words start as plain byte characters (GPT-2's, Llama 3's, our
+//!   own) cut each word with [`byte_bpe`]: the whole-word and cache lookups by one packed
+//!   integer, a byte-pair table and merges on the stack. o200k's file on English lines under
+//!   callgrind: 34.8 M instructions before, 28.3 M after (with no scan for added tokens that
+//!   cannot match), the rank engine 26.9 M.
+//! * A file whose merges encode as a rank file does (every OpenAI vocabulary written as a
+//!   tokenizer.json, our own byte-level models; [`rank_path`]) has its words cut by the rank
+//!   engine itself, with the file's ids: o200k's file on 16 KB chunks of multilingual lines,
+//!   185.1 M instructions in the encode calls with the byte-level step, 152.8 M with the rank
+//!   engine, as many as the rank engine on the `.tiktoken` file; the byte-level step's merges
+//!   read a hashed pair map of 375 k merges where the rank engine reads its dense and filtered
+//!   tables, and its time was 0.6-0.8x the rank engine's (`bench_encode_peers.py`).
 
 mod byte_bpe;
 pub mod offsets;
+mod rank_path;
 pub mod rows;
 pub mod tables;
 pub mod unigram;
@@ -420,6 +428,9 @@ pub struct HfPipeline {
     /// Every added token as (content, id), in the plan's order: the specials a call may allow
     /// (a non-special added token matches whatever the call allows, as in tokenizers).
     specials: Vec<(String, u32)>,
+    /// The rank engine cutting the words, when the file's byte-level BPE encodes as a rank
+    /// file does ([`rank_path`]).
+    rank: Option<crate::tiktoken::RankBpe>,
 }
 
 fn bad(m: impl Into<String>) -> Error {
@@ -489,6 +500,7 @@ impl HfPipeline {
             }
         }
         let byte_chars = byte_to_char_table();
+        let mut rank = None;
         let model = match plan.model {
             ModelPlan::Bpe {
                 merges,
@@ -560,7 +572,11 @@ impl HfPipeline {
                     byte_bpe: None,
                 };
                 if byte_level {
-                    bpe.byte_bpe = byte_bpe::ByteBpe::new(&bpe);
+                    // the rank engine, when it can stand in, cuts the words instead
+                    rank = rank_path::rank_engine(&bpe, &plan.pre_tokenizers);
+                    if rank.is_none() {
+                        bpe.byte_bpe = byte_bpe::ByteBpe::new(&bpe);
+                    }
                 }
                 Model::Bpe(Box::new(bpe))
             }
@@ -652,6 +668,7 @@ impl HfPipeline {
             byte_chars,
             caches: Slots::default(),
             specials,
+            rank,
         })
     }
 
@@ -735,10 +752,16 @@ impl HfPipeline {
         out
     }
 
-    /// Whether the model step takes the byte-level lookups ([`byte_bpe`]) on the words the
-    /// pre-tokenizers cut straight from the text.
+    /// Whether the model step takes the byte-level lookups ([`byte_bpe`], or the rank engine
+    /// of [`rank_path`]) on the words the pre-tokenizers cut straight from the text.
     pub fn byte_level_fast(&self) -> bool {
-        self.byte_bpe().is_some() && self.split_direct_with("", |_, _| {})
+        (self.byte_bpe().is_some() || self.rank.is_some()) && self.split_direct_with("", |_, _| {})
+    }
+
+    /// Whether the rank engine cuts the words ([`rank_path`]): the file's byte-level BPE
+    /// encodes as a rank file does.
+    pub fn rank_fast(&self) -> bool {
+        self.rank.is_some()
     }
 
     /// The ids of `text` and the tokens whose string is not their id's vocabulary entry, as
@@ -828,6 +851,15 @@ impl HfPipeline {
                     }
                     Segment::Text(a, b) => {
                         let piece = &seg[a..b];
+                        if let Some(rank) = self.rank.as_ref().filter(|_| fast) {
+                            match cache.as_deref_mut() {
+                                Some(c) => rank.encode_ordinary_cached(piece, c, out),
+                                None => {
+                                    rank.encode_ordinary_cached(piece, &mut Cache::default(), out)
+                                }
+                            }
+                            continue;
+                        }
                         if let Some((bpe, fast)) = self.byte_bpe().filter(|_| fast) {
                             let bytes = piece.as_bytes();
                             let mut word = |x: usize, y: usize| {

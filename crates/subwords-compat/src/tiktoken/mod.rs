@@ -82,6 +82,8 @@
 /// The scanners moved to the core (trained models use them too); the old path still works.
 pub use subwords_core::spelling::openai as split;
 
+mod shared;
+
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
