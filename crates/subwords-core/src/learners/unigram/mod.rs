@@ -273,6 +273,15 @@ struct Table {
     single: Vec<u32>,
 }
 
+impl Table {
+    /// Each piece's log-probability beside its length: a pass over the stored arcs reads one
+    /// slot per arc instead of two tables (on a large table the two reads were the costliest
+    /// loads of the E-step).
+    fn packed(&self) -> Vec<(f64, u32)> {
+        self.lp.par_iter().zip(self.len.par_iter()).map(|(&lp, &len)| (lp, len)).collect()
+    }
+}
+
 /// The trie over symbol ranks of the live pieces with a probability (the one Unigram trie,
 /// holding table indices; the log-probabilities change every round and are looked up). Built
 /// from the pieces sorted by their symbols ([`PieceTrie::from_sorted`]): table order is text
@@ -395,15 +404,16 @@ impl Stored {
         l.finish();
     }
 
-    /// The lattice of the `k`-th run of a chunk, with the current log-probabilities.
+    /// The lattice of the `k`-th run of a chunk, with the current log-probabilities (`q`:
+    /// [`Table::packed`]).
     #[inline]
-    fn lattice(c: &ChunkArcs, k: usize, n: usize, table: &Table, l: &mut Lattice) {
+    fn lattice(c: &ChunkArcs, k: usize, n: usize, q: &[(f64, u32)], l: &mut Lattice) {
         l.reset(n);
         let mut i = u32::MAX;
         for &p in &c.arcs[c.off[k] as usize..c.off[k + 1] as usize] {
-            let len = table.len[p as usize];
+            let (lp, len) = q[p as usize];
             i = i.wrapping_add((len == 1) as u32);
-            l.push(i, i + len, p, table.lp[p as usize]);
+            l.push(i, i + len, p, lp);
         }
         l.finish();
     }

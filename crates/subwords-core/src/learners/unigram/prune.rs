@@ -9,6 +9,7 @@ use super::{EmBuffers, Runs, Stored, Table, BATCH_CHUNKS};
 /// Each live piece's pruning loss (0.0 for single symbols and unused pieces).
 pub(super) fn losses(runs: &Runs, table: &Table, stored: &Stored) -> Vec<f64> {
     let mut loss = vec![0.0f64; table.at.len()];
+    let q = table.packed();
     for batch in stored.chunks.chunks(BATCH_CHUNKS) {
         let terms: Vec<Vec<(u32, f64)>> = batch
             .par_iter()
@@ -16,7 +17,7 @@ pub(super) fn losses(runs: &Runs, table: &Table, stored: &Stored) -> Vec<f64> {
                 let mut out = Vec::new();
                 let mut used: Vec<u32> = Vec::new();
                 for (k, r) in chunk.runs.clone().enumerate() {
-                    Stored::lattice(chunk, k, runs.run(r).len(), table, &mut s.lattice);
+                    Stored::lattice(chunk, k, runs.run(r).len(), &q, &mut s.lattice);
                     if !s.lattice.viterbi_with(&mut s.viterbi) {
                         continue;
                     }
@@ -96,13 +97,14 @@ pub(super) fn sp_losses(runs: &Runs, table: &Table, stored: &Stored) -> SpLosses
     let np = table.at.len();
     // 1. Viterbi frequencies over the runs
     let mut freq = vec![0u64; np];
+    let q = table.packed();
     for batch in stored.chunks.chunks(BATCH_CHUNKS) {
         let parts: Vec<Vec<(u32, u64)>> = batch
             .par_iter()
             .map_init(EmBuffers::default, |s, chunk| {
                 let mut out = Vec::new();
                 for (k, r) in chunk.runs.clone().enumerate() {
-                    Stored::lattice(chunk, k, runs.run(r).len(), table, &mut s.lattice);
+                    Stored::lattice(chunk, k, runs.run(r).len(), &q, &mut s.lattice);
                     if !s.lattice.viterbi_with(&mut s.viterbi) {
                         continue;
                     }
