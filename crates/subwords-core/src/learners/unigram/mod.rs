@@ -129,7 +129,8 @@
 //!   machine's load hid any change in time.
 //! * The plain pruning losses (`prune::losses`) run Viterbi on the stored arcs with each
 //!   piece's exact key ([`crate::segmenters::unigram::lattice::fixed`]) computed once a round,
-//!   without building a lattice.
+//!   without building a lattice: callgrind (1 MB of code, 8k, one thread) 2,913.1 M → 2,025.8 M
+//!   in that Viterbi, the whole process 20,608.3 M → 20,116.9 M.
 //!
 //! Measured:
 //! * English 6.9 MB (116k distinct units): lattices rebuilt from a hash trie every pass were
