@@ -30,7 +30,8 @@ pub fn digamma(mut x: f64) -> f64 {
 }
 
 /// Forward and backward over one run's stored arcs (start ascending, then end ascending), into
-/// `s.alpha` and `s.beta`, with each arc's end and log-probability in `s.ends` and `s.lps`;
+/// `s.alpha` and `s.beta`, with each arc's end and log-probability in `s.ends` and `s.lps`
+/// (`q`: each piece's log-probability beside its length, one slot read per arc);
 /// returns `log Z = alpha[n]`, or `None` when no spelling has a probability. The same
 /// recurrences as [`crate::segmenters::unigram::lattice::Lattice::forward`] (scale 1) and
 /// `backward`, the same terms folded in the same order, without copying the arcs into a
@@ -39,18 +40,18 @@ pub fn digamma(mut x: f64) -> f64 {
 /// are the only ones that can end there), and backward folds each start's arcs in stored order,
 /// starts descending.
 #[inline]
-fn forward_backward(arcs: &[u32], n: usize, table: &Table, s: &mut EmBuffers) -> Option<f64> {
+fn forward_backward(arcs: &[u32], n: usize, q: &[(f64, u32)], s: &mut EmBuffers) -> Option<f64> {
     s.starts.clear();
     s.ends.clear();
     s.lps.clear();
     // a position's arcs begin with its single symbol (see [`super::Stored`])
     let mut i = u32::MAX;
     for &p in arcs {
-        let len = table.len[p as usize];
+        let (lp, len) = q[p as usize];
         i = i.wrapping_add((len == 1) as u32);
         s.starts.push(i);
         s.ends.push(i + len);
-        s.lps.push(table.lp[p as usize]);
+        s.lps.push(lp);
     }
     let (alpha, beta, starts, ends, lps) = (&mut s.alpha, &mut s.beta, &s.starts, &s.ends, &s.lps);
     alpha.clear();
@@ -207,12 +208,14 @@ fn forward_backward_linear(
 type ChunkTerms = (Vec<(u32, f64)>, Vec<u32>);
 
 /// Where each range of pieces (`piece >> shift`) begins among a chunk's terms, one term per
-/// arc: a counting sort on the arcs' pieces, so each term is filed in place as it is made.
-fn range_offsets(arcs: &[u32], shift: u32, n_ranges: usize) -> Vec<u32> {
-    let mut off = vec![0u32; n_ranges + 1];
+/// arc, into `off`: a counting sort on the arcs' pieces, so each term is filed in place as it
+/// is made.
+fn range_offsets(arcs: &[u32], shift: u32, n_ranges: usize, off: &mut Vec<u32>) {
+    off.clear();
+    off.resize(n_ranges + 1, 0);
     if n_ranges == 1 {
         off[1] = arcs.len() as u32;
-        return off;
+        return;
     }
     for &p in arcs {
         off[(p >> shift) as usize + 1] += 1;
@@ -220,7 +223,6 @@ fn range_offsets(arcs: &[u32], shift: u32, n_ranges: usize) -> Vec<u32> {
     for k in 0..n_ranges {
         off[k + 1] += off[k];
     }
-    off
 }
 
 /// One EM round, in place; returns how many pieces the M-step dropped (only
@@ -232,12 +234,13 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
     let linear = method == EmMethod::Sentencepiece;
     let empty = if linear { 0.0 } else { NEG_INF };
     let mut expected = vec![empty; np];
-    // the linear E-step's probabilities, one `exp` per piece a round (dead pieces have no
-    // arcs), each beside its piece's length: an arc reads one slot, not two tables
+    // each piece's log-probability (the linear E-step: its probability, one `exp` per piece a
+    // round; dead pieces have no arcs) beside its length: an arc reads one slot, not two tables
+    // (the two reads were the E-step's costliest loads on a large table)
     let q: Vec<(f64, u32)> = if linear {
         table.lp.par_iter().zip(table.len.par_iter()).map(|(lp, &len)| (lp.exp(), len)).collect()
     } else {
-        Vec::new()
+        table.packed()
     };
     // pieces in ranges of `1 << shift` ids, about eight per thread: the E-step files each term
     // under its piece's range, and one task folds one range, reading only the terms filed there
@@ -246,14 +249,20 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
     let per = if threads == 1 { np } else { np.div_ceil(8 * threads) };
     let shift = per.max(1).next_power_of_two().trailing_zeros();
     let n_ranges = np.div_ceil(1 << shift);
+    // one batch's terms, the buffers kept from batch to batch (fresh ones cost a page fault
+    // per 4 KiB every batch)
+    let mut pool: Vec<ChunkTerms> =
+        (0..BATCH_CHUNKS.min(stored.chunks.len())).map(|_| (Vec::new(), Vec::new())).collect();
     for batch in stored.chunks.chunks(BATCH_CHUNKS) {
-        let terms: Vec<ChunkTerms> = batch
-            .par_iter()
-            .map_init(EmBuffers::default, |s, chunk| {
+        let terms = &mut pool[..batch.len()];
+        batch.par_iter().zip(terms.par_iter_mut()).for_each_init(
+            EmBuffers::default,
+            |s, (chunk, (out, off))| {
                 // each term filed under its piece's range as it is made, in run order
-                let off = range_offsets(&chunk.arcs, shift, n_ranges);
+                range_offsets(&chunk.arcs, shift, n_ranges, off);
                 let mut at = off.clone();
-                let mut out = vec![(0u32, empty); chunk.arcs.len()];
+                out.clear();
+                out.resize(chunk.arcs.len(), (0u32, empty));
                 for (k, r) in chunk.runs.clone().enumerate() {
                     let arcs = &chunk.arcs[chunk.off[k] as usize..chunk.off[k + 1] as usize];
                     let n = runs.run(r).len();
@@ -283,7 +292,7 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
                         }
                         continue;
                     }
-                    let Some(log_z) = forward_backward(arcs, n, table, s) else {
+                    let Some(log_z) = forward_backward(arcs, n, &q, s) else {
                         // every spelling holds a piece at -inf (the Bayesian step reaches it in
                         // a few rounds): the run adds nothing, as in the reference; its slots
                         // hold -inf, which the fold leaves as it is (`logaddexp(e, -inf) = e`)
@@ -305,13 +314,13 @@ pub(super) fn em_round(runs: &Runs, table: &mut Table, stored: &Stored, method: 
                         *slot += 1;
                     }
                 }
-                (out, off)
-            })
-            .collect();
+            },
+        );
+        let terms = &pool[..batch.len()];
         // each task folds the terms of its own range of pieces, in run order
         expected.par_chunks_mut(1 << shift).enumerate().for_each(|(k, slot)| {
             let lo = (k << shift) as u32;
-            for chunk in &terms {
+            for chunk in terms {
                 let filed = &chunk.0[chunk.1[k] as usize..chunk.1[k + 1] as usize];
                 if linear {
                     for &(p, t) in filed {
@@ -435,6 +444,7 @@ fn sp_m_step(table: &mut Table, e: &[f64]) -> usize {
 pub(super) fn final_pass(runs: &Runs, table: &Table, stored: &Stored) -> (f64, u64) {
     let mut ll = 0.0f64;
     let mut pieces = 0u64;
+    let q = table.packed();
     for batch in stored.chunks.chunks(BATCH_CHUNKS) {
         let parts: Vec<(Vec<f64>, u64)> = batch
             .par_iter()
@@ -442,7 +452,7 @@ pub(super) fn final_pass(runs: &Runs, table: &Table, stored: &Stored) -> (f64, u
                 let mut z = Vec::with_capacity(chunk.runs.len());
                 let mut pieces = 0u64;
                 for (k, r) in chunk.runs.clone().enumerate() {
-                    Stored::lattice(chunk, k, runs.run(r).len(), table, &mut s.lattice);
+                    Stored::lattice(chunk, k, runs.run(r).len(), &q, &mut s.lattice);
                     s.lattice.forward(1.0, &mut s.alpha);
                     z.push(s.alpha[s.lattice.len()]);
                     if s.lattice.viterbi_with(&mut s.viterbi) {
@@ -516,7 +526,9 @@ mod tests {
         }
         let n = 6000;
         let mut s = EmBuffers::default();
-        let log_z = forward_backward(&arcs, n, &table, &mut s).expect("a spelling");
+        let packed: Vec<(f64, u32)> =
+            table.lp.iter().zip(&table.len).map(|(&lp, &len)| (lp, len)).collect();
+        let log_z = forward_backward(&arcs, n, &packed, &mut s).expect("a spelling");
         assert!((log_z - 3000.0 * 0.49f64.ln()).abs() < 1e-6, "log Z = {log_z}");
         let (alpha, beta, starts, ends) =
             (s.alpha.clone(), s.beta.clone(), s.starts.clone(), s.ends.clone());

@@ -4,11 +4,65 @@
 
 use rayon::prelude::*;
 
-use super::{EmBuffers, Runs, Stored, Table, BATCH_CHUNKS};
+use super::{EmBuffers, Runs, Stored, Table, BATCH_CHUNKS, NONE};
+use crate::segmenters::unigram::lattice::{fixed, fixed_add, ViterbiScratch, NEG_INF};
 
-/// Each live piece's pruning loss (0.0 for single symbols and unused pieces).
+/// A piece as the loss pass reads it: its exact Viterbi key ([`fixed`] of its
+/// log-probability), its log-probability and its length, one slot per arc.
+type Keyed = (i128, f64, u32);
+
+/// The Viterbi of one run on its stored arcs (the arcs' starts and ends in `s.starts`,
+/// `s.ends`): per position, the best spelling of the rest by exact key, then fewer pieces, then
+/// the longer first arc ([`crate::segmenters::unigram::lattice::Lattice::viterbi_with`]'s
+/// rule, whose winner is unique, so the same spelling and the same double), for positions
+/// `top - 1` down to 0, skipping the arcs of `skip`; `v` already holds positions `top..=n`.
+/// `groups[i]` is where position `i`'s arcs begin (every position has its single symbol).
+#[inline]
+fn viterbi_down(
+    arcs: &[u32],
+    q: &[Keyed],
+    s: &EmBuffers,
+    top: usize,
+    skip: u32,
+    v: &mut ViterbiScratch,
+) {
+    for i in (0..top).rev() {
+        let (mut bk, mut bs, mut bc, mut ba, mut bl) = (i128::MIN, NEG_INF, NONE, NONE, 0u32);
+        for x in s.head[i] as usize..s.head[i + 1] as usize {
+            let p = arcs[x];
+            let j = s.ends[x] as usize;
+            if v.count[j] == NONE || p == skip {
+                continue;
+            }
+            let (k, lp, len) = q[p as usize];
+            let key = fixed_add(k, v.key[j]);
+            let cnt = v.count[j] + 1;
+            let better =
+                bc == NONE || key > bk || (key == bk && (cnt < bc || (cnt == bc && len > bl)));
+            if better {
+                (bk, bs, bc, ba, bl) = (key, lp + v.score[j], cnt, x as u32, len);
+            }
+        }
+        v.key[i] = bk;
+        v.score[i] = bs;
+        v.count[i] = bc;
+        v.arc[i] = ba;
+    }
+}
+
+/// Each live piece's pruning loss (0.0 for single symbols and unused pieces). Per run: its
+/// Viterbi spelling, then for each piece of two or more symbols that spelling uses, the best
+/// spelling without that piece, recomputed only below the piece's last arc (the positions
+/// after it keep their best spelling, which cannot hold it). On the stored arcs, each piece's
+/// key computed once a round: no lattice is built and no key is converted per arc.
 pub(super) fn losses(runs: &Runs, table: &Table, stored: &Stored) -> Vec<f64> {
     let mut loss = vec![0.0f64; table.at.len()];
+    let q: Vec<Keyed> = table
+        .lp
+        .par_iter()
+        .zip(table.len.par_iter())
+        .map(|(&lp, &len)| (fixed(lp), lp, len))
+        .collect();
     for batch in stored.chunks.chunks(BATCH_CHUNKS) {
         let terms: Vec<Vec<(u32, f64)>> = batch
             .par_iter()
@@ -16,28 +70,63 @@ pub(super) fn losses(runs: &Runs, table: &Table, stored: &Stored) -> Vec<f64> {
                 let mut out = Vec::new();
                 let mut used: Vec<u32> = Vec::new();
                 for (k, r) in chunk.runs.clone().enumerate() {
-                    Stored::lattice(chunk, k, runs.run(r).len(), table, &mut s.lattice);
-                    if !s.lattice.viterbi_with(&mut s.viterbi) {
+                    let arcs = &chunk.arcs[chunk.off[k] as usize..chunk.off[k + 1] as usize];
+                    let n = runs.run(r).len();
+                    // each arc's start and end; each position's first arc
+                    s.starts.clear();
+                    s.ends.clear();
+                    s.head.clear();
+                    let mut i = u32::MAX;
+                    for (x, &p) in arcs.iter().enumerate() {
+                        let len = q[p as usize].2;
+                        if len == 1 {
+                            i = i.wrapping_add(1);
+                            s.head.push(x as u32);
+                        }
+                        s.starts.push(i);
+                        s.ends.push(i + len);
+                    }
+                    s.head.push(arcs.len() as u32);
+                    debug_assert_eq!(s.head.len(), n + 1);
+                    let mut v = std::mem::take(&mut s.viterbi);
+                    v.reset(n);
+                    v.score[n] = 0.0;
+                    v.count[n] = 0;
+                    v.key[n] = 0;
+                    viterbi_down(arcs, &q, s, n, NONE, &mut v);
+                    if v.count[0] == NONE {
+                        s.viterbi = v;
                         continue;
                     }
-                    let with = s.viterbi.score[0];
+                    let with = v.score[0];
                     let c = runs.count[r] as f64;
                     used.clear();
-                    for k in s.viterbi.walk(&s.lattice) {
-                        let arc = s.lattice.arcs()[k as usize];
-                        if arc.end - arc.start < 2 || used.contains(&arc.piece) {
+                    let mut i = 0usize;
+                    while i < n {
+                        let x = v.arc[i] as usize;
+                        i = s.ends[x] as usize;
+                        let p = arcs[x];
+                        if q[p as usize].2 < 2 || used.contains(&p) {
                             continue;
                         }
-                        used.push(arc.piece);
-                        let without = s.lattice.best_score_without_from(
-                            arc.piece,
-                            Some(&s.viterbi),
-                            &mut s.without,
-                        );
+                        used.push(p);
+                        // the positions after the piece's last arc keep their best spelling
+                        let last = arcs.iter().rposition(|&a| a == p).expect("an arc of it");
+                        let top = s.starts[last] as usize + 1;
+                        let mut w = std::mem::take(&mut s.without);
+                        w.reset(n);
+                        w.score[top..].copy_from_slice(&v.score[top..]);
+                        w.count[top..].copy_from_slice(&v.count[top..]);
+                        w.key[top..].copy_from_slice(&v.key[top..]);
+                        w.arc[top..].copy_from_slice(&v.arc[top..]);
+                        viterbi_down(arcs, &q, s, top, p, &mut w);
+                        let without = if w.count[0] == NONE { NEG_INF } else { w.score[0] };
+                        s.without = w;
                         if without != with {
-                            out.push((arc.piece, c * (with - without)));
+                            out.push((p, c * (with - without)));
                         }
                     }
+                    s.viterbi = v;
                 }
                 out
             })
@@ -96,13 +185,14 @@ pub(super) fn sp_losses(runs: &Runs, table: &Table, stored: &Stored) -> SpLosses
     let np = table.at.len();
     // 1. Viterbi frequencies over the runs
     let mut freq = vec![0u64; np];
+    let q = table.packed();
     for batch in stored.chunks.chunks(BATCH_CHUNKS) {
         let parts: Vec<Vec<(u32, u64)>> = batch
             .par_iter()
             .map_init(EmBuffers::default, |s, chunk| {
                 let mut out = Vec::new();
                 for (k, r) in chunk.runs.clone().enumerate() {
-                    Stored::lattice(chunk, k, runs.run(r).len(), table, &mut s.lattice);
+                    Stored::lattice(chunk, k, runs.run(r).len(), &q, &mut s.lattice);
                     if !s.lattice.viterbi_with(&mut s.viterbi) {
                         continue;
                     }
