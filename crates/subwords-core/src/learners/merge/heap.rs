@@ -131,6 +131,14 @@ impl PairHeap {
         let (num, pair) = self.nums[i];
         Cand { num, den: if self.wide { self.dens[i] } else { 1 }, pair }
     }
+    /// Whether the entries are plain counts in an order that does not compare the joined texts
+    /// first: the heap's moves then go through [`Order::before_counts`] on the entries as they
+    /// lie, through a hole instead of swaps (the search for the best pair on English
+    /// 138 M -> 95 M instructions).
+    #[inline(always)]
+    fn narrow(&self, order: &Order<'_>) -> bool {
+        !self.wide && !order.joined_first
+    }
     /// Whether `x` ranks strictly before `y` (see [`Order::before_counts`] for the narrow heap,
     /// whose orders never compare the joined texts first).
     #[inline(always)]
@@ -155,6 +163,21 @@ impl PairHeap {
         self.nums.push((c.num, c.pair));
         if self.wide {
             self.dens.push(c.den);
+        }
+        if self.narrow(order) {
+            let v = &mut self.nums;
+            let x = (c.num, c.pair);
+            let mut i = v.len() - 1;
+            while i > 0 {
+                let up = (i - 1) / 2;
+                if !order.before_counts(&narrow(x), &narrow(v[up])) {
+                    break;
+                }
+                v[i] = v[up];
+                i = up;
+            }
+            v[i] = x;
+            return;
         }
         let mut i = self.nums.len() - 1;
         while i > 0 {
@@ -198,6 +221,35 @@ impl PairHeap {
         if n <= 1 {
             return;
         }
+        if self.narrow(order) {
+            // the same moves through a hole: each entry written once, not swapped
+            let v = &mut self.nums;
+            let moved = v[0];
+            let mut i = 0;
+            loop {
+                let l = 2 * i + 1;
+                if l >= n {
+                    break;
+                }
+                let best = if l + 1 < n && order.before_counts(&narrow(v[l + 1]), &narrow(v[l])) {
+                    l + 1
+                } else {
+                    l
+                };
+                v[i] = v[best];
+                i = best;
+            }
+            while i > 0 {
+                let up = (i - 1) / 2;
+                if !order.before_counts(&narrow(moved), &narrow(v[up])) {
+                    break;
+                }
+                v[i] = v[up];
+                i = up;
+            }
+            v[i] = moved;
+            return;
+        }
         let moved = self.get(0);
         let mut i = 0;
         loop {
@@ -229,6 +281,28 @@ impl PairHeap {
     }
     pub(super) fn sift_down(&mut self, mut i: usize, order: &Order<'_>) {
         let n = self.nums.len();
+        if self.narrow(order) {
+            let v = &mut self.nums;
+            let x = v[i];
+            loop {
+                let l = 2 * i + 1;
+                if l >= n {
+                    break;
+                }
+                let best = if l + 1 < n && order.before_counts(&narrow(v[l + 1]), &narrow(v[l])) {
+                    l + 1
+                } else {
+                    l
+                };
+                if !order.before_counts(&narrow(v[best]), &narrow(x)) {
+                    break;
+                }
+                v[i] = v[best];
+                i = best;
+            }
+            v[i] = x;
+            return;
+        }
         loop {
             let l = 2 * i + 1;
             if l >= n {
@@ -251,6 +325,12 @@ impl PairHeap {
             self.sift_down(i, order);
         }
     }
+}
+
+/// A narrow heap's entry as a candidate (its denominator is 1).
+#[inline(always)]
+fn narrow((num, pair): (u64, u64)) -> Cand {
+    Cand { num, den: 1, pair }
 }
 
 /// `a · b` as a 256-bit number (hi, lo).
@@ -479,5 +559,21 @@ mod before_counts_tests {
         let mut sorted = cands.clone();
         sorted.sort_by(|x, y| order.cmp(y, x));
         assert_eq!(popped, sorted);
+        // built in one pass, and with each top replaced by a lower count once before it pops
+        let mut heap = PairHeap::new(false);
+        heap.rebuild(cands.clone(), &order);
+        let mut lowered = std::collections::HashSet::new();
+        let mut popped = Vec::new();
+        while let Some(top) = heap.peek() {
+            if top.num > 1 && lowered.insert(top.pair) {
+                heap.replace_top(Cand { num: top.num - 1, ..top }, &order);
+                continue;
+            }
+            popped.push(heap.pop(&order).unwrap());
+        }
+        let mut want: Vec<Cand> =
+            cands.iter().map(|c| Cand { num: c.num - (c.num > 1) as u64, ..*c }).collect();
+        want.sort_by(|x, y| order.cmp(y, x));
+        assert_eq!(popped, want);
     }
 }
