@@ -944,7 +944,8 @@ fn number_alphabet(
 fn stage_one_params(opts: &TrainOptions, spelling: &Spelling, room: u64) -> MergeParams {
     let mut params = MergeParams::bpe(room, opts.min_count, opts.max_piece_length);
     if opts.model == ModelKind::Bpe {
-        params.tuning.compaction = merge::Compaction::Doubling;
+        params.tuning.compaction = merge::Compaction::Quadrupling;
+        params.tuning.heap_growth = 4;
     }
     if opts.length_max {
         params.score = Score::CountTimesLength;

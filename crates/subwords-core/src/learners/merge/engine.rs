@@ -324,6 +324,7 @@ impl<'a> Engine<'a> {
         match self.tuning.compaction {
             Compaction::Growth => compaction_growth(len, mark),
             Compaction::Doubling => len > 2 * mark + (1 << 16),
+            Compaction::Quadrupling => len > 4 * mark + (1 << 16),
             Compaction::Eighth => len > mark + mark / 8 + (1 << 16),
             Compaction::Always => len > mark,
             Compaction::Never => false,
@@ -935,7 +936,9 @@ impl<'a> Engine<'a> {
         // WordPiece re-pushes every pair of the merged symbols): rebuild from the live pairs
         // once the stale ones match them in number (the index's size bounds the live pairs)
         if self.heap.len() > 2 * self.index.len() + (1 << 12)
-            || (!self.heap.wide && self.heap.len() > 2 * self.heap_mark.max(self.tuning.heap_keep))
+            || (!self.heap.wide
+                && self.heap.len()
+                    > self.tuning.heap_growth * self.heap_mark.max(self.tuning.heap_keep))
         {
             self.rebuild_heap();
         }
@@ -1175,6 +1178,10 @@ mod tests {
         assert!(raised >= 1 && lowered >= 2, "floors raised {raised}, lowered {lowered}");
         assert!(all.0.len() > 100, "the corpus gives room for many merges: {}", all.0.len());
         assert_eq!(all, floored);
+        // rebuilt at four times its size, not two: the same merges
+        let (fewer, e4) = run(&params, Tuning { heap_keep: 16, heap_growth: 4, ..never });
+        assert!(e4.floor_raised >= 1, "floors raised {}", e4.floor_raised);
+        assert_eq!(all, fewer);
         // and under max_piece_length, where some pairs are never candidates
         let params = MergeParams::bpe(600, 1, Some(3));
         let (all, _) = run(&params, never);
@@ -1349,6 +1356,8 @@ mod tests {
             assert_eq!(never, always);
             let (doubling, _) = run(params, compacting(Compaction::Doubling));
             assert_eq!(never, doubling);
+            let (quadrupling, _) = run(params, compacting(Compaction::Quadrupling));
+            assert_eq!(never, quadrupling);
         }
     }
 }

@@ -58,6 +58,10 @@
 //!   instructions, 5.5% of a run, on the multilingual text.
 //! * Tie keys compared through their first 8 bytes as one integer: the keys' `memcmp` had been
 //!   in the heap's 19% of a run (English).
+//! * The narrow heap's comparisons inline (`heap::Order::before_counts`: the counts, then the
+//!   heads; equal heads go to the full order): the search for the best pair 181 M -> 138 M
+//!   instructions (English; 2.2 M comparisons, half of them ties on the count); its moves
+//!   through a hole on the entries as they lie, not swaps of candidates: 138 M -> 95 M.
 //! * Heap entries of 16 bytes (WordPiece's denominators in a parallel array), slots of 24 bytes
 //!   with a one-unit list inline, longer lists in one arena: 327 -> 255 B per unit (3 M table).
 //! * Under counts, past 2 x 128k heap entries only the pairs counted at least a floor keep
@@ -67,7 +71,12 @@
 //!   doubling): 3 M table 351 -> 325 MB for 8.7 -> 10.0 CPU s; `mark / 2` is the faster choice.
 //!   BPE's only or first stage compacts at doubling at any size
 //!   ([`Compaction::Doubling`]): on 100 MB of mixed text the quarter rule compacted after 40
-//!   merges, and five times in all.
+//!   merges, and five times in all. It now compacts at quadrupling
+//!   ([`Compaction::Quadrupling`]), which 32k rows do not reach: code under `front` (31 MB, one
+//!   thread), whose two compactions at doubling took 1,133 M instructions, 9,078 M -> 8,244 M in
+//!   the process (the merges that take a list visit its stale ids: the rewrite +226 M); peak
+//!   RSS on 2 threads 141 -> 189 MB on code, 313 -> 333 MB on 100 MB (sentencepiece: 514 and
+//!   1,160 MB).
 //! * The index in 64 shards: 591 -> 531 MB (3 M table); with shares spread over one doubling
 //!   (`2^(i/64)`), so the shards double one at a time, 515 -> 456 MB; +0.32% instructions
 //!   (English). The spread keeps about 1.65 slots a pair at any size, against 1.14 to 2.29.
@@ -313,6 +322,11 @@ pub struct Tuning {
     /// Under counts, past twice this many heap entries only the pairs counted at least a floor
     /// keep entries: the largest power of two that this many pairs reach.
     pub heap_keep: usize,
+    /// Under counts, the heap is rebuilt from the live pairs once it holds this many times its
+    /// entries after its last rebuild (or `heap_keep`, whichever is more). BPE's only or first
+    /// stage takes 4, not 2: its rebuilds (a sort of every entry) 351 M -> 243 M instructions on
+    /// a quarter of 100 MB of mixed text, code's 299 M -> 208 M.
+    pub heap_growth: usize,
     /// The pair index's shards (1 to 256); `None`: one up to 128k units, then one per 64k units,
     /// at most 64.
     pub shards: Option<usize>,
@@ -334,6 +348,7 @@ impl Default for Tuning {
         Tuning {
             compaction: Compaction::Growth,
             heap_keep: 1 << 17,
+            heap_growth: 2,
             shards: None,
             drop_below: None,
             count_rounds: 1,
@@ -348,12 +363,17 @@ pub enum Compaction {
     /// Once it has doubled since it was last packed (and grown by 64k words), or, from 32 MB,
     /// grown by a quarter.
     Growth,
-    /// Once it has doubled since it was last packed (and grown by 64k words), at any size: BPE's
-    /// only or first stage (more memory, where its peers take four times ours). A compaction reads every listed unit again, and
-    /// from 32 MB a quarter's growth came after a few dozen merges: 100 MB of mixed text under
-    /// `front` compacted 5 times, the first after 40 merges, scanning 71 M listed units
-    /// (about 100 instructions each) to drop 22-30% of them.
+    /// Once it has doubled since it was last packed (and grown by 64k words), at any size. A
+    /// compaction reads every listed unit again, and from 32 MB a quarter's growth came after a
+    /// few dozen merges: 100 MB of mixed text under `front` compacted 5 times, the first after
+    /// 40 merges, scanning 71 M listed units (about 100 instructions each) to drop 22-30% of
+    /// them.
     Doubling,
+    /// Once it has grown to four times its size since it was last packed (and by 64k words), at
+    /// any size: BPE's only or first stage (more memory, where its peers take three to four
+    /// times ours). At 32k rows on English, code and 100 MB of mixed text it never comes: the
+    /// stale ids cost the merges that take their lists less than the scans of every list.
+    Quadrupling,
     /// Once it has grown by an eighth (and by 64k words), at any size: the superword learners,
     /// whose spans stay alive beside the lists.
     Eighth,
