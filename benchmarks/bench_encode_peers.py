@@ -148,6 +148,25 @@ def texts(corpus: str, mb: float, prompts: int) -> dict[str, list[str]]:
 # one library in its own process
 
 
+def ours(make, threads: int):
+    """:func:`maker`'s triple for one of our loaders (every subwords tokenizer encodes alike)."""
+    return make, lambda e: e.encode, lambda e, b: e.encode_batch(b, threads=threads)
+
+
+def hf_tokenizers(path: Path):
+    """:func:`maker`'s triple for tokenizers on a tokenizer.json (no special tokens added)."""
+    import tokenizers
+
+    def make():
+        return tokenizers.Tokenizer.from_file(str(path))
+
+    def one(e):
+        f = e.encode
+        return lambda t: f(t, add_special_tokens=False).ids
+
+    return make, one, lambda e, b: [x.ids for x in e.encode_batch(b, add_special_tokens=False)]
+
+
 def maker(lib: str, enc: str, work: Path, threads: int):
     """(make, encode one text -> ids, encode a batch -> list of ids) for ``lib``."""
     if is_own(enc):
@@ -156,17 +175,11 @@ def maker(lib: str, enc: str, work: Path, threads: int):
     if lib == "subwords":
         from subwords.formats import tiktoken as tk
 
-        def make():
-            return tk.load(path)
-
-        return make, lambda e: e.encode, lambda e, b: e.encode_batch(b, threads=threads)
+        return ours(lambda: tk.load(path), threads)
     if lib == "subwords-json":
         import subwords
 
-        def make():
-            return subwords.load(work / f"{enc}.json")
-
-        return make, lambda e: e.encode, lambda e, b: e.encode_batch(b, threads=threads)
+        return ours(lambda: subwords.load(work / f"{enc}.json"), threads)
     import peers
 
     ranks = peers.tiktoken_ranks(path.read_bytes())
@@ -203,16 +216,7 @@ def maker(lib: str, enc: str, work: Path, threads: int):
 
         return make, one, lambda e, b: [x.ids for x in e.encode_batch(b, False)]
     if lib == "tokenizers":
-        import tokenizers
-
-        def make():
-            return tokenizers.Tokenizer.from_file(str(work / f"{enc}.json"))
-
-        def one(e):
-            f = e.encode
-            return lambda t: f(t, add_special_tokens=False).ids
-
-        return make, one, lambda e, b: [x.ids for x in e.encode_batch(b, add_special_tokens=False)]
+        return hf_tokenizers(work / f"{enc}.json")
     if lib == "riptoken":
         import riptoken
 
@@ -257,26 +261,11 @@ def own_maker(lib: str, enc: str, work: Path, threads: int):
 
     path = work / f"{enc}.json"
     if lib == "subwords":
-        def make():
-            return subwords.load(work / f"{enc}.model")
-
-        return make, lambda e: e.encode, lambda e, b: e.encode_batch(b, threads=threads)
+        return ours(lambda: subwords.load(work / f"{enc}.model"), threads)
     if lib == "subwords-json":
-        def make():
-            return subwords.load(path)
-
-        return make, lambda e: e.encode, lambda e, b: e.encode_batch(b, threads=threads)
+        return ours(lambda: subwords.load(path), threads)
     if lib == "tokenizers":
-        import tokenizers
-
-        def make():
-            return tokenizers.Tokenizer.from_file(str(path))
-
-        def one(e):
-            f = e.encode
-            return lambda t: f(t, add_special_tokens=False).ids
-
-        return make, one, lambda e, b: [x.ids for x in e.encode_batch(b, add_special_tokens=False)]
+        return hf_tokenizers(path)
     if lib == "tokie":
         import tokie
 

@@ -14,4 +14,7 @@ pub mod subword_nmt;
 pub mod tiktoken;
 pub mod vocab_txt;
 
+#[cfg(test)]
+mod test_rng;
+
 pub use subwords_core::{Error, Result};

@@ -269,19 +269,7 @@ mod tests {
     use super::super::HfPipeline;
     use subwords_core::spelling::byte_to_char_table;
 
-    /// xorshift64: the same "random" tables and words on every run.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
+    use crate::test_rng::Rng;
 
     /// A byte-level BPE pipeline (GPT-2's ByteLevel split) over a few letters: the 256 byte
     /// characters at shuffled ids, then `n` merges of random pairs of tokens in random order,

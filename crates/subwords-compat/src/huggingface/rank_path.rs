@@ -205,19 +205,7 @@ mod tests {
     use super::super::HfPipeline;
     use subwords_core::spelling::byte_to_char_table;
 
-    /// xorshift64: the same "random" vocabularies and words on every run.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
+    use crate::test_rng::Rng;
 
     /// A byte-level pipeline on o200k's expression: the 256 byte characters at ids 0..256, the
     /// `tokens` (plain text) at 256, 257, ..., and the `merges` (left, right) as given.

@@ -165,18 +165,8 @@ impl PairHeap {
             self.dens.push(c.den);
         }
         if self.narrow(order) {
-            let v = &mut self.nums;
-            let x = (c.num, c.pair);
-            let mut i = v.len() - 1;
-            while i > 0 {
-                let up = (i - 1) / 2;
-                if !order.before_counts(&narrow(x), &narrow(v[up])) {
-                    break;
-                }
-                v[i] = v[up];
-                i = up;
-            }
-            v[i] = x;
+            let last = self.nums.len() - 1;
+            rise(&mut self.nums, last, (c.num, c.pair), order);
             return;
         }
         let mut i = self.nums.len() - 1;
@@ -231,23 +221,11 @@ impl PairHeap {
                 if l >= n {
                     break;
                 }
-                let best = if l + 1 < n && order.before_counts(&narrow(v[l + 1]), &narrow(v[l])) {
-                    l + 1
-                } else {
-                    l
-                };
+                let best = narrow_child(v, l, n, order);
                 v[i] = v[best];
                 i = best;
             }
-            while i > 0 {
-                let up = (i - 1) / 2;
-                if !order.before_counts(&narrow(moved), &narrow(v[up])) {
-                    break;
-                }
-                v[i] = v[up];
-                i = up;
-            }
-            v[i] = moved;
+            rise(v, i, moved, order);
             return;
         }
         let moved = self.get(0);
@@ -289,11 +267,7 @@ impl PairHeap {
                 if l >= n {
                     break;
                 }
-                let best = if l + 1 < n && order.before_counts(&narrow(v[l + 1]), &narrow(v[l])) {
-                    l + 1
-                } else {
-                    l
-                };
+                let best = narrow_child(v, l, n, order);
                 if !order.before_counts(&narrow(v[best]), &narrow(x)) {
                     break;
                 }
@@ -324,6 +298,31 @@ impl PairHeap {
         for i in (0..self.nums.len() / 2).rev() {
             self.sift_down(i, order);
         }
+    }
+}
+
+/// Puts `x` in the narrow heap `v` at the hole `i` or above it: each entry it passes moves down
+/// one level into the hole, written once.
+#[inline(always)]
+fn rise(v: &mut [(u64, u64)], mut i: usize, x: (u64, u64), order: &Order<'_>) {
+    while i > 0 {
+        let up = (i - 1) / 2;
+        if !order.before_counts(&narrow(x), &narrow(v[up])) {
+            break;
+        }
+        v[i] = v[up];
+        i = up;
+    }
+    v[i] = x;
+}
+
+/// [`PairHeap::better_child`] on a narrow heap's entries.
+#[inline(always)]
+fn narrow_child(v: &[(u64, u64)], l: usize, n: usize, order: &Order<'_>) -> usize {
+    if l + 1 < n && order.before_counts(&narrow(v[l + 1]), &narrow(v[l])) {
+        l + 1
+    } else {
+        l
     }
 }
 

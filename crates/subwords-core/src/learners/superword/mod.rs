@@ -262,12 +262,13 @@ pub struct SpanCounts {
     hasher: crate::hash::BuildHasher,
 }
 
-/// Span `i`'s text in `texts` as `ends` delimits it.
+/// Entry `i`'s text in `texts` as `ends` delimits it (spans' ends are `u64`, the piece
+/// dictionary's `u32`).
 #[inline]
-fn text_of<'t>(texts: &'t [u8], ends: &[u64], i: u32) -> &'t [u8] {
+fn text_of<'t, E: Copy + Into<u64>>(texts: &'t [u8], ends: &[E], i: u32) -> &'t [u8] {
     let i = i as usize;
-    let start = if i == 0 { 0 } else { ends[i - 1] as usize };
-    &texts[start..ends[i] as usize]
+    let start = if i == 0 { 0 } else { ends[i - 1].into() as usize };
+    &texts[start..ends[i].into() as usize]
 }
 
 impl SpanCounts {
@@ -421,20 +422,12 @@ struct Words {
     room: usize,
 }
 
-/// Piece `i`'s text in `words` as `ends` delimits it.
-#[inline]
-fn word_of<'t>(words: &'t [u8], ends: &[u32], i: u32) -> &'t [u8] {
-    let i = i as usize;
-    let start = if i == 0 { 0 } else { ends[i - 1] as usize };
-    &words[start..ends[i] as usize]
-}
-
 impl Words {
     /// Writes the code of `piece` to `out`, adding it to the dictionary if it is new.
     fn code(&mut self, piece: &[u8], out: &mut Vec<u8>) {
         let Words { words, ends, index, hasher, room } = self;
         let h = std::hash::BuildHasher::hash_one(&*hasher, piece);
-        if let Some(&i) = index.find(h, |&i| word_of(words, ends, i) == piece) {
+        if let Some(&i) = index.find(h, |&i| text_of(words, ends, i) == piece) {
             put_number(out, i as u64 + 1);
             return;
         }
@@ -448,7 +441,7 @@ impl Words {
         words.extend_from_slice(piece);
         ends.push(words.len() as u32);
         index.insert_unique(h, i, |&j| {
-            std::hash::BuildHasher::hash_one(&*hasher, word_of(words, ends, j))
+            std::hash::BuildHasher::hash_one(&*hasher, text_of(words, ends, j))
         });
         put_number(out, i as u64 + 1);
     }
@@ -539,7 +532,7 @@ impl SpanTable {
                         buf.extend_from_slice(&block[at..at + len]);
                         at += len;
                     }
-                    i => buf.extend_from_slice(word_of(&self.words, &self.word_ends, i as u32 - 1)),
+                    i => buf.extend_from_slice(text_of(&self.words, &self.word_ends, i as u32 - 1)),
                 }
             }
             // (pieces of UTF-8 text cut at ASCII bytes)
