@@ -272,6 +272,9 @@ class HfPipeline:
     @property
     def byte_level_fast(self) -> bool:
         """Whether words go through the byte-level model step."""
+    @property
+    def rank_fast(self) -> bool:
+        """Whether the rank engine cuts the words (the file's byte-level BPE encodes as a rank file does)."""
     def encode_rows(self, batch: object, allowed: Sequence[int], threads: int,
                     want: tuple[bool, bool, bool, bool], trim: Optional[bool] = None,
                     templates: Optional[Sequence[Sequence[tuple[int, Any, Any]]]] = None,
