@@ -241,3 +241,58 @@ def test_a_pipeline_the_engine_refuses_is_served_by_the_real_tokenizer():
         assert _plain(tok(["a b c", "b"], return_offsets_mapping=True)) == want
         # pre-tokenized input too
         assert tok([["a", "b"]], is_split_into_words=True)["input_ids"] == [[0, 1]]
+
+
+def test_keywords_bound_as_inspect_binds_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wrapped ``_encode_plus`` binds a call of keywords alone itself: the arguments it hands
+    on are what ``inspect``'s ``bind`` and ``apply_defaults`` give (worked here by hand for this
+    signature), an unknown keyword in ``**kwargs``; a positional call and a signature with a
+    second required parameter still go through ``inspect``."""
+
+    def plus(self, text, text_pair=None, add_special_tokens=True, max_length=None, **kwargs):  # type: ignore[no-untyped-def]
+        return "stock"
+
+    import inspect
+
+    assert backend._keywords(inspect.signature(plus)) == (
+        frozenset({"text", "text_pair", "add_special_tokens", "max_length"}),
+        {"text_pair": None, "add_special_tokens": True, "max_length": None},
+        "kwargs",
+    )
+
+    def two(self, text, mode, flag=False, **kwargs):  # type: ignore[no-untyped-def]
+        return "stock"
+
+    assert backend._keywords(inspect.signature(two))[2] is None
+
+    seen: list[dict[str, Any]] = []
+    monkeypatch.setattr(backend, "_serve_call", lambda tok, a: seen.append(dict(a)))
+    wrapped = backend._served(plus)
+    assert wrapped(object(), text=["a b"], max_length=7, padding_side="left") == "stock"
+    assert seen[-1] == {"text": ["a b"], "text_pair": None, "add_special_tokens": True, "max_length": 7,
+                        "kwargs": {"padding_side": "left"}}
+    tok = object()
+    assert wrapped(tok, ["a b"], max_length=7) == "stock"
+    assert seen[-1] == {"self": tok, "text": ["a b"], "text_pair": None, "add_special_tokens": True,
+                        "max_length": 7, "kwargs": {}}
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_batch_over_threads_matches_stock(name, made, lines, monkeypatch):
+    """A batch long enough to be shared out over four threads (one per 64k characters, at most
+    ``_CORES``, set to 4 here) laid out from each thread's own buffers: the same ids, offsets and
+    padding as stock transformers on the whole batch, single texts and pairs."""
+    tok = made[name]
+    texts = [" ".join(lines[j:j + 3]) for j in range(N)]
+    assert sum(map(len, texts)) > 3 * 65536
+    pairs = (lines, texts[::-1])
+    kw = dict(return_offsets_mapping=True, return_special_tokens_mask=True, padding=True)
+    want, want_pairs = _plain(tok(texts, **kw)), _plain(tok(*pairs, **kw))
+    monkeypatch.setattr(backend, "_CORES", 4)
+    backend.install()
+    _spied(tok)
+    try:
+        assert _plain(tok(texts, **kw)) == want
+        assert _plain(tok(*pairs, **kw)) == want_pairs
+    finally:
+        _unspied(tok)

@@ -52,9 +52,8 @@ impl PyHfPipeline {
     }
 }
 
-/// The tokens of a batch's texts in one buffer: text `k`'s ids are `ids[r.0..r.1]` and their
+/// The tokens of texts in one buffer: text `k`'s ids are `ids[r.0..r.1]` and their
 /// `(start, end)` `offs[r.0..r.1]`, `r = bounds[k]`.
-#[derive(Default)]
 struct Flat {
     ids: Vec<u32>,
     offs: Vec<(u32, u32)>,
@@ -72,7 +71,7 @@ impl PyHfPipeline {
         mask: &[bool],
         trim: Option<bool>,
         threads: usize,
-    ) -> Flat {
+    ) -> Spans {
         let n = threads.clamp(1, 64).min(texts.len().div_ceil(32).max(1));
         let mut states: Vec<SpanState> = {
             let mut pool = self.span_states.lock().unwrap_or_else(|p| p.into_inner());
@@ -94,33 +93,41 @@ impl PyHfPipeline {
             }
             f
         };
-        let out = py.detach(|| {
+        let size = texts.len().div_ceil(n).max(1);
+        let parts = py.detach(|| {
             if n == 1 {
-                return part(texts, &mut states[0]);
+                return vec![part(texts, &mut states[0])];
             }
-            let size = texts.len().div_ceil(n).max(1);
             std::thread::scope(|s| {
                 let parts: Vec<_> = texts
                     .chunks(size)
                     .zip(states.iter_mut())
                     .map(|(chunk, state)| s.spawn(move || part(chunk, state)))
                     .collect();
-                let mut all = Flat::default();
-                for h in parts {
-                    let f = h.join().expect("an offsets worker panicked");
-                    let at = all.ids.len();
-                    all.ids.extend_from_slice(&f.ids);
-                    all.offs.extend_from_slice(&f.offs);
-                    all.bounds.extend(f.bounds.iter().map(|&(a, b)| (a + at, b + at)));
-                }
-                all
+                parts.into_iter().map(|h| h.join().expect("an offsets worker panicked")).collect()
             })
         });
         let mut pool = self.span_states.lock().unwrap_or_else(|p| p.into_inner());
         if pool.len() < 64 {
             pool.extend(states);
         }
-        out
+        Spans { parts, size }
+    }
+}
+
+/// The tokens of a batch's texts as its threads left them, each its own [`Flat`] (read where
+/// they lie: the texts' `size`-long chunks in order, text `k` the `k % size`th of part
+/// `k / size`).
+struct Spans {
+    parts: Vec<Flat>,
+    size: usize,
+}
+
+impl Spans {
+    fn of(&self, k: usize) -> (&Flat, std::ops::Range<usize>) {
+        let f = &self.parts[k / self.size];
+        let (a, b) = f.bounds[k % self.size];
+        (f, a..b)
     }
 }
 
@@ -128,21 +135,27 @@ impl PyHfPipeline {
 /// wanted.
 enum Tokens {
     Ids(Vec<Vec<u32>>),
-    Spans(Flat),
+    Spans(Spans),
 }
 
 impl Tokens {
     fn ids(&self, k: usize) -> &[u32] {
         match self {
             Tokens::Ids(v) => &v[k],
-            Tokens::Spans(f) => &f.ids[f.bounds[k].0..f.bounds[k].1],
+            Tokens::Spans(s) => {
+                let (f, r) = s.of(k);
+                &f.ids[r]
+            }
         }
     }
 
     fn offs(&self, k: usize) -> &[(u32, u32)] {
         match self {
             Tokens::Ids(_) => &[],
-            Tokens::Spans(f) => &f.offs[f.bounds[k].0..f.bounds[k].1],
+            Tokens::Spans(s) => {
+                let (f, r) = s.of(k);
+                &f.offs[r]
+            }
         }
     }
 }

@@ -148,22 +148,62 @@ def _served(encode_plus: Any) -> Any:
     set off (which go over every result still held) were half of an installed call's CPU time on
     5,120 English lines with offsets (0.395 -> 0.191 s)."""
     sig = inspect.signature(encode_plus)
+    named, defaults, extra = _keywords(sig)
 
     @functools.wraps(encode_plus)
     def _encode_plus(self: Any, *args: Any, **kwargs: Any) -> Any:
         with gc_paused():
-            try:
-                bound = sig.bind(self, *args, **kwargs)
-            except TypeError:
-                bound = None
-            if bound is not None:
-                bound.apply_defaults()
-                got = _serve_call(self, bound.arguments)
+            a: Optional[dict[str, Any]] = None
+            if not args and extra is not None and "text" in kwargs and "self" not in kwargs:
+                # what ``sig.bind(self, **kwargs).apply_defaults()`` gives for keywords alone
+                # (``__call__`` passes every argument so): 72 us of a call's Python in
+                # ``inspect``, 9 ms of a round of 120 calls that took 150 ms
+                a = dict(defaults)
+                rest = {}
+                for k, v in kwargs.items():
+                    if k in named:
+                        a[k] = v
+                    else:
+                        rest[k] = v
+                a[extra] = rest
+            else:
+                try:
+                    bound = sig.bind(self, *args, **kwargs)
+                except TypeError:
+                    bound = None
+                if bound is not None:
+                    bound.apply_defaults()
+                    a = bound.arguments
+            if a is not None:
+                got = _serve_call(self, a)
                 if got is not None:
                     return got
             return encode_plus(self, *args, **kwargs)
 
     return _encode_plus
+
+
+def _keywords(sig: inspect.Signature) -> tuple[frozenset[str], dict[str, Any], Optional[str]]:
+    """Of ``_encode_plus``'s signature: the parameters a keyword can name, the defaults of
+    those that have one, and the name of its ``**kwargs`` (None when it has none, a parameter a
+    keyword cannot name or one besides ``text`` without a default: then every call is bound by
+    ``inspect``)."""
+    named: set[str] = set()
+    defaults: dict[str, Any] = {}
+    extra = None
+    params = list(sig.parameters.values())
+    for p in params[1:]:
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            named.add(p.name)
+            if p.default is not p.empty:
+                defaults[p.name] = p.default
+            elif p.name != "text":
+                return frozenset(), {}, None
+        elif p.kind == p.VAR_KEYWORD:
+            extra = p.name
+        else:
+            return frozenset(), {}, None
+    return frozenset(named), defaults, extra
 
 
 def _serve_call(tok: Any, a: dict[str, Any]) -> Any:
