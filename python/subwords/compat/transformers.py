@@ -40,6 +40,10 @@ and ``overflowing`` after a cut come from the real tokenizer, asked once per bat
 
 Without :func:`install` transformers is untouched; :func:`uninstall` takes the descriptor away
 and every tokenizer reads its real ``tokenizers.Tokenizer`` again.
+
+Tried and not kept: ``Encoding`` as a ``tuple`` subclass made by ``map`` (256 of them in 116 us
+against 151 us, a tenth of a call's Python) would make every encoding a tuple to the code that
+reads it.
 """
 
 from __future__ import annotations
