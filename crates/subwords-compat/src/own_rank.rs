@@ -146,6 +146,7 @@ impl Encoder for OwnRank {
         out: &mut Vec<u32>,
     ) -> Result<()> {
         let none = Allowed::none();
-        allowed.split(text, out, |part, out| Encoder::encode_into(&self.rank, part, &none, state, out))
+        allowed
+            .split(text, out, |part, out| Encoder::encode_into(&self.rank, part, &none, state, out))
     }
 }
