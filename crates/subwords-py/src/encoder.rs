@@ -2,7 +2,9 @@
 //! (`subwords_core::encoder`). Every format class (our `Tokenizer`, `SpModel`, `HfPipeline`,
 //! `RankBpe`) hands out an `Encoder` over itself; single calls, batches into lists, batches
 //! into id arrays, the specials a call allows and the template are all here, once, for the four
-//! engines. The Python families call nothing else to encode.
+//! engines. The Python families call nothing else to encode. Our own model's encoder cuts its
+//! text with the rank engine when that gives the model's ids ([`Ranked`],
+//! `subwords_compat::own_rank`).
 
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyList};
