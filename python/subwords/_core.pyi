@@ -89,6 +89,8 @@ class Tokenizer:
     def from_rows(model: str, spelling: Mapping[str, Any], rows: Sequence[tuple[str, str]],
                   template: Optional[tuple[str, str]] = None) -> Tokenizer: ...
     def to_json(self) -> str: ...
+    def rank_fast(self) -> bool:
+        """Whether the rank engine cuts this model's text (its merges encode as a rank file does)."""
     def encoder(self) -> Encoder:
         """The encoder over this model, with its template (a BERT vocabulary's)."""
     def encode_in_mode(self, text: str, pair: Optional[str], allowed: Sequence[int], template: bool, mode: str,

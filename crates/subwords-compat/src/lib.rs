@@ -9,6 +9,8 @@
 //! longest-match matcher and spelling tables instead of their own.
 
 pub mod huggingface;
+pub mod merge_ranks;
+pub mod own_rank;
 pub mod sentencepiece;
 pub mod subword_nmt;
 pub mod tiktoken;

@@ -2,7 +2,9 @@
 //! (`subwords_core::encoder`). Every format class (our `Tokenizer`, `SpModel`, `HfPipeline`,
 //! `RankBpe`) hands out an `Encoder` over itself; single calls, batches into lists, batches
 //! into id arrays, the specials a call allows and the template are all here, once, for the four
-//! engines. The Python families call nothing else to encode.
+//! engines. The Python families call nothing else to encode. Our own model's encoder cuts its
+//! text with the rank engine when that gives the model's ids ([`Ranked`],
+//! `subwords_compat::own_rank`).
 
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyList};
@@ -13,7 +15,7 @@ use crate::to_py;
 
 /// A format class that holds an engine: the engine, and the shared int objects its result lists
 /// are made of.
-pub(crate) trait Holds: Sync + Send + 'static {
+pub(crate) trait Holds: Sync + Send {
     type Engine: Encoder;
     fn engine(&self) -> &Self::Engine;
     fn ints(&self, py: Python<'_>) -> &[Py<PyAny>];
@@ -36,6 +38,23 @@ macro_rules! holds {
 }
 pub(crate) use holds;
 
+/// Our model with the rank engine cutting its text (`subwords_compat::own_rank`): its engine
+/// is the rank engine's, its int objects the model's.
+pub(crate) struct Ranked<'a>(
+    pub(crate) &'a crate::PyTokenizer,
+    pub(crate) &'a subwords_compat::own_rank::OwnRank,
+);
+
+impl Holds for Ranked<'_> {
+    type Engine = subwords_compat::own_rank::OwnRank;
+    fn engine(&self) -> &Self::Engine {
+        self.1
+    }
+    fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
+        self.0.ints(py)
+    }
+}
+
 /// The format object an `Encoder` encodes with.
 enum Held {
     Own(Py<crate::PyTokenizer>),
@@ -49,8 +68,17 @@ macro_rules! with_held {
     ($held:expr, $h:ident => $body:expr) => {
         match $held {
             Held::Own(p) => {
-                let $h = p.get();
-                $body
+                let model = p.get();
+                match model.ranked() {
+                    Some(rank) => {
+                        let $h = &$crate::encoder::Ranked(model, rank);
+                        $body
+                    }
+                    None => {
+                        let $h = model;
+                        $body
+                    }
+                }
             }
             Held::Sp(p) => {
                 let $h = p.get();

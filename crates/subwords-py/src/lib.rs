@@ -402,13 +402,21 @@ struct PyTokenizer {
     /// One Python int per id, made on first use: building result lists then costs a reference
     /// count per id instead of an allocation per id (most ids are above CPython's small-int cache).
     ints: std::sync::OnceLock<Vec<Py<PyAny>>>,
+    /// The rank engine cutting the model's text when it gives the merge replay's ids
+    /// (`subwords_compat::own_rank`), decided when the encoder is first asked for.
+    rank: std::sync::OnceLock<Option<subwords_compat::own_rank::OwnRank>>,
 }
 
 crate::encoder::holds!(PyTokenizer => Tokenizer);
 
 impl PyTokenizer {
     fn wrap(inner: Tokenizer) -> Self {
-        PyTokenizer { inner, ints: std::sync::OnceLock::new() }
+        PyTokenizer { inner, ints: std::sync::OnceLock::new(), rank: std::sync::OnceLock::new() }
+    }
+
+    /// The rank engine standing in for the model's merge replay, if it can.
+    pub(crate) fn ranked(&self) -> Option<&subwords_compat::own_rank::OwnRank> {
+        self.rank.get_or_init(|| subwords_compat::own_rank::OwnRank::of(&self.inner)).as_ref()
     }
 
     fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
@@ -624,6 +632,11 @@ impl PyTokenizer {
         Ok(PyTokenizer::wrap(inner))
     }
 
+    /// Whether the rank engine cuts this model's text (`subwords_compat::own_rank`).
+    fn rank_fast(&self, py: Python<'_>) -> bool {
+        py.detach(|| self.ranked().is_some())
+    }
+
     fn to_json(&self, py: Python<'_>) -> String {
         py.detach(|| self.inner.to_json())
     }
@@ -631,7 +644,9 @@ impl PyTokenizer {
     /// The encoder over this model (`subwords._core.Encoder`), with its template (a BERT
     /// vocabulary's `[CLS]`/`[SEP]`) for calls that ask for it.
     fn encoder(slf: &Bound<'_, Self>) -> encoder::PyEncoder {
-        let template = slf.get().inner.template_of();
+        let model = slf.get();
+        slf.py().detach(|| model.ranked());
+        let template = model.inner.template_of();
         encoder::PyEncoder::own(slf.clone().unbind(), template)
     }
 
@@ -706,7 +721,11 @@ impl PyTokenizer {
                     return;
                 }
                 if !part.is_empty() {
-                    match self.inner.encode_with_spans(part) {
+                    let got = match self.ranked() {
+                        Some(rank) => rank.encode_with_spans(part),
+                        None => self.inner.encode_with_spans(part),
+                    };
+                    match got {
                         Ok((got, spans)) => {
                             ids.extend(got);
                             starts.extend(spans.iter().map(|s| map[at + s.0]));

@@ -4,42 +4,24 @@
 //! tokenizers merges the listed pair of lowest *merge* rank (leftmost on ties); the rank engine
 //! merges any adjacent pair whose concatenation is a token, the one of lowest *token* rank
 //! (leftmost on ties). With a token's rank taken to be its id, the two give the same ids on every
-//! text when the file passes these checks, made once when it is read ([`rank_engine`]):
-//!
-//! 1. the pre-tokenizers are a `Split` (`Isolated`, not inverted) by an expression with a
-//!    hand-written scanner (cl100k, o200k, Llama 3) and a `ByteLevel` without prefix space or
-//!    regex, the words plain byte characters (no prefix or suffix, all 256 in the vocabulary);
-//! 2. every merge between byte-level tokens makes the token their bytes make;
-//! 3. each token the rank engine can reach by merges has its *canonical split* listed as a merge:
-//!    the two parts the rank engine leaves when it encodes the token's bytes with that token
-//!    taken out of the vocabulary; and those merges rank in the order of the ids they make;
-//! 4. the rank engine's vocabulary is the bytes and, under `ignore_merges` (both engines take a
-//!    word that is a token whole), every byte-level token; without it, the tokens the merges
-//!    make, each of which must be reachable.
-//!
-//! Why that suffices. Take any two adjacent parts x and y of the rank engine's state whose join
-//! is a token t. The merges made inside t's bytes so far are those the engine makes on t's bytes
-//! alone (a part never straddles their edges, and the lowest pair of a text, when it lies there,
-//! is the lowest of those bytes), so (x, y) is t's canonical split: no other split of a token is
-//! ever adjacent. By induction both engines hold the same parts: the rank engine joins the pair
-//! of lowest id, leftmost; that pair is canonical, so listed; every other listed pair present
-//! is the canonical split of a token of higher id, so its merge ranks higher, or the same pair
-//! further right. tokenizers joins the same pair, and both stop together, as a listed pair makes
-//! a token the rank engine holds.
+//! text when the file passes the checks of [`crate::merge_ranks`] (whose header gives the
+//! proof), made once when it is read ([`rank_engine`]): here, that the pre-tokenizers are a
+//! `Split` (`Isolated`, not inverted) by an expression with a hand-written scanner (cl100k,
+//! o200k, Llama 3) and a `ByteLevel` without prefix space or regex, the words plain byte
+//! characters (no prefix or suffix, all 256 in the vocabulary), `ignore_merges` as the file has
+//! it.
 //!
 //! `tests/support/peers.py`'s `rank_tokenizer_json` writes OpenAI's vocabularies so (every split
 //! of a token into two lower-ranked ones a merge, ranked by the token it makes), and they pass.
 
-use subwords_core::hash::pack;
-use subwords_core::spelling::{byte_to_char_table, openai, pattern};
+use subwords_core::spelling::byte_to_char_table;
 
-use super::{Behavior, Bpe, PreTokenizer, NO_ID};
-use crate::tiktoken::{RankBpe, Splitter};
+use super::{Behavior, Bpe, PreTokenizer};
+use crate::merge_ranks::{scanned, TokenBytes};
+use crate::tiktoken::RankBpe;
 
 /// No byte has this character ([`rank_engine`]'s table of the byte characters).
 const NO_BYTE: u16 = u16::MAX;
-/// The span of an id that is no byte-level token.
-const NO_SPAN: (u32, u32) = (u32::MAX, u32::MAX);
 
 /// The rank engine standing in for the model step of `bpe` under the pre-tokenizers `pre`, or
 /// None when the file is not one it encodes exactly (see the module header).
@@ -52,10 +34,10 @@ pub(super) fn rank_engine(bpe: &Bpe, pre: &[PreTokenizer]) -> Option<RankBpe> {
         }
         _ => return None,
     };
-    if bpe.prefix.is_some() || bpe.suffix.is_some() || bpe.byte_char.contains(&NO_ID) {
+    if bpe.prefix.is_some() || bpe.suffix.is_some() {
         return None;
     }
-    // each id's raw bytes, `flat[spans[id]]` (`NO_SPAN`: not a byte-level token)
+    // each id's raw bytes, read through the byte characters
     let chars = byte_to_char_table();
     let mut back = [NO_BYTE; 512];
     for (b, &c) in chars.iter().enumerate() {
@@ -65,139 +47,20 @@ pub(super) fn rank_engine(bpe: &Bpe, pre: &[PreTokenizer]) -> Option<RankBpe> {
     if top >= 2 * bpe.vocab.len() + (1 << 20) {
         return None; // too sparse for the rank engine's id table
     }
-    let mut flat: Vec<u8> = Vec::new();
-    let mut spans = vec![NO_SPAN; top + 1];
-    'tokens: for (t, &id) in &bpe.vocab {
-        let start = flat.len();
-        for c in t.chars() {
-            match back.get(c as usize) {
-                Some(&b) if b != NO_BYTE => flat.push(b as u8),
-                _ => {
-                    flat.truncate(start);
-                    continue 'tokens;
-                }
-            }
-        }
-        spans[id as usize] = (start as u32, flat.len() as u32);
+    let mut tokens = TokenBytes::new(top + 1);
+    for (t, &id) in &bpe.vocab {
+        tokens.set(
+            id,
+            t.chars().map(|c| back.get(c as usize).filter(|&&b| b != NO_BYTE).map(|&b| b as u8)),
+        );
     }
-    let raw = |id: u32| -> Option<&[u8]> {
-        let &(a, b) = spans.get(id as usize)?;
-        (a != NO_SPAN.0).then(|| &flat[a as usize..b as usize])
-    };
-    // check 2; `made`: the tokens the merges make
-    let mut made = vec![false; top + 1];
-    for (&key, &(_, c)) in &bpe.merges {
-        let (Some(x), Some(y)) = (raw((key >> 32) as u32), raw(key as u32)) else {
-            // a pair of symbols no byte-level word ever holds: it never acts
-            continue;
-        };
-        let z = raw(c)?;
-        if z.len() != x.len() + y.len() || !z.starts_with(x) || !z.ends_with(y) {
-            return None;
-        }
-        made[c as usize] = true;
-    }
-    // the rank engine's vocabulary: the bytes, and the tokens of two bytes or more that
-    // tokenizers can give (any, under ignore_merges; else the ones the merges make)
-    let kept = |id: u32| -> Option<&[u8]> {
-        raw(id).filter(|r| r.len() >= 2 && (bpe.ignore_merges || made[id as usize]))
-    };
-    let mut tokens: Vec<(Vec<u8>, u32)> =
-        (0..256).map(|b| (vec![b as u8], bpe.byte_char[b])).collect();
-    tokens.extend((0..=top as u32).filter_map(|id| kept(id).map(|r| (r.to_vec(), id))));
-    let engine = RankBpe::new(tokens, Vec::new(), splitter).ok()?;
-    // check 3: each token's canonical split, a listed merge making it; the merge ranks of
-    // those, by token id, must rise
-    let mut pair = vec![NO_ID; 1 << 16];
-    for id in 0..=top as u32 {
-        if let Some(&[a, b]) = kept(id) {
-            pair[(a as usize) << 8 | b as usize] = id;
-        }
-    }
-    let mut scratch = (Vec::new(), Vec::new());
-    let mut last_rank = None;
-    for id in 0..=top as u32 {
-        let Some(r) = kept(id) else { continue };
-        let parts = merge_without(&engine, &pair, r, id, &mut scratch);
-        if let [(_, _, a), (_, _, b)] = parts[..] {
-            match bpe.merges.get(&pack(a, b)) {
-                Some(&(rank, c)) if c == id && last_rank < Some(rank) => last_rank = Some(rank),
-                _ => return None,
-            }
-        } else if !bpe.ignore_merges {
-            // a token no merges reach would be taken whole by the rank engine only
-            return None;
-        }
-    }
-    Some(engine)
-}
-
-/// The rank engine's splitter for an expression with a hand-written scanner, which matches
-/// every character (so `Split`'s stretches between matches never occur).
-fn scanned(p: &pattern::Pattern) -> Option<Splitter> {
-    let source = p.source();
-    let named = |n: &str| pattern::named(n) == Some(source);
-    if named("o200k") {
-        Some(Splitter::Named(openai::Pattern::O200k))
-    } else if named("cl100k")
-        || pattern::named("cl100k").map(|s| s.replace("{1,3}+", "{1,3}")).as_deref() == Some(source)
-    {
-        // the second: the expression as files written for Oniguruma carry it
-        Some(Splitter::Named(openai::Pattern::Cl100k))
-    } else if named("llama3") {
-        Some(Splitter::Regex(p.clone()))
-    } else {
-        None
-    }
-}
-
-/// The rank engine's merges of `bytes` (two or more) with the token `skip` taken out of its
-/// vocabulary, as `(start, end, id)` parts: the lowest-ranked join first, leftmost on ties.
-/// `pair`: the id of each two-byte token (`NO_ID` for none), indexed by `first << 8 | second`.
-fn merge_without<'a>(
-    engine: &RankBpe,
-    pair: &[u32],
-    bytes: &[u8],
-    skip: u32,
-    (parts, joins): &'a mut (Vec<(u32, u32, u32)>, Vec<u32>),
-) -> &'a [(u32, u32, u32)] {
-    let rank = |a: usize, b: usize| {
-        let r = if b - a == 2 {
-            pair[(bytes[a] as usize) << 8 | bytes[a + 1] as usize]
-        } else {
-            engine.rank(&bytes[a..b]).unwrap_or(NO_ID)
-        };
-        if r == skip {
-            NO_ID
-        } else {
-            r
-        }
-    };
-    parts.clear();
-    parts.extend(
-        bytes
-            .iter()
-            .enumerate()
-            .map(|(i, &b)| (i as u32, i as u32 + 1, engine.rank(&[b]).unwrap_or(NO_ID))),
-    );
-    // joins[i]: the rank of parts i and i + 1 joined
-    joins.clear();
-    joins.extend((0..parts.len() - 1).map(|i| rank(i, i + 2)));
-    while let Some((k, &r)) = joins.iter().enumerate().min_by_key(|&(i, &r)| (r, i)) {
-        if r == NO_ID {
-            break;
-        }
-        parts[k] = (parts[k].0, parts[k + 1].1, r);
-        parts.remove(k + 1);
-        joins.remove(k);
-        if k < joins.len() {
-            joins[k] = rank(parts[k].0 as usize, parts[k + 1].1 as usize);
-        }
-        if k > 0 {
-            joins[k - 1] = rank(parts[k - 1].0 as usize, parts[k].1 as usize);
-        }
-    }
-    parts
+    crate::merge_ranks::rank_engine(
+        &tokens,
+        &bpe.byte_char,
+        &bpe.merges,
+        bpe.ignore_merges,
+        splitter,
+    )
 }
 
 #[cfg(test)]

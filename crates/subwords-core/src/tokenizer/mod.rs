@@ -213,6 +213,12 @@ impl Tokenizer {
         self.index.get(&self.rows, piece.as_bytes())
     }
 
+    /// The merges replayed within a unit, `(left, right)` packed -> `(rank, result)`: every
+    /// merge of a model without stream merges.
+    pub fn merge_map(&self) -> &MergeMap {
+        &self.merge_map
+    }
+
     fn pieces_text_to_bytes(&self, piece: &str) -> Option<Vec<u8>> {
         piece.chars().map(char_to_byte).collect()
     }
