@@ -24,7 +24,9 @@
 //! Tried and not kept: the word cache's table in huge pages (glibc's `hugetlb` tunable, 75 MB of
 //! them on the multilingual lines) left calls one line at a time as they were (1.31-1.35 µs a
 //! line either way) and took a first pass from 1.81-1.89 to 1.67-1.71 µs a line; it needs an
-//! `madvise` where the core's word cache allocates, which is not done.
+//! `madvise` where the core's word cache allocates, which is not done. ASCII runs found eight
+//! bytes at a time in the normalizer: 130 more instructions a line on the multilingual lines
+//! (their runs are short, between accented letters), so byte by byte they stay.
 
 pub mod charsmap;
 mod nbest;
@@ -114,9 +116,6 @@ pub struct SpModel {
     /// `rule_goes_on`, or the text ends),
     /// [`LOOK_UP`] anything else.
     plain_class: [u8; 256],
-    /// Every byte of `0x21..=0x7E` (ASCII other than space and control) is [`COPY`] or
-    /// [`COPY_BEFORE_ASCII`]: a run of them is found eight bytes at a time ([`graphic_run`]).
-    graphic_plain: bool,
     /// Two bits per code point below U+10000, for the normalizer's fast path over characters of
     /// two or three bytes that no user symbol starts with: [`CHAR_COPY`] no character-map rule is
     /// the character, a prefix of it, or starts with it (copied as it is wherever it stands);
@@ -460,7 +459,6 @@ impl SpModel {
             words_apart,
             vscore,
             plain_stop,
-            graphic_plain: (0x21..=0x7E).all(|b| plain_class[b] <= COPY_BEFORE_ASCII),
             plain_class,
             plain_bmp,
             rule_goes_on,
@@ -576,7 +574,7 @@ impl SpModel {
             // or whose rules all go on with a non-ASCII byte when an ASCII byte follows it (the
             // whole run of such bytes is copied at once): no rule matches there, so the general
             // step below would copy it as one character
-            let mut plain = if self.graphic_plain { graphic_run(rest) } else { 0 };
+            let mut plain = 0;
             while plain < rest.len() && self.plain_class[rest[plain] as usize] <= COPY_BEFORE_ASCII
             {
                 plain += 1;
@@ -1453,29 +1451,6 @@ fn below_power(x: f64) -> Option<f64> {
     Some(f64::from_bits(e << 52))
 }
 
-/// How many bytes of `0x21..=0x7E` `text` starts with, up to its last eight (the caller goes on
-/// byte by byte), eight at a time: on multilingual lines the byte-by-byte loop over ASCII runs
-/// was a sixth of the normalizer's instructions.
-#[inline]
-fn graphic_run(text: &[u8]) -> usize {
-    const ONES: u64 = u64::from_ne_bytes([1; 8]);
-    const HIGHS: u64 = ONES << 7;
-    let mut i = 0;
-    while let Some(chunk) = text.get(i..i + 8) {
-        let x = u64::from_le_bytes(chunk.try_into().unwrap());
-        let del = x ^ (ONES * 0x7F);
-        // per byte: 0x80 and up, below 0x21, 0x7F; the lowest byte flagged is the first such
-        // byte (a borrow flags only bytes above one that is below its bound)
-        let bad =
-            (x | (x.wrapping_sub(ONES * 0x21) & !x) | (del.wrapping_sub(ONES) & !del)) & HIGHS;
-        if bad != 0 {
-            return i + (bad.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    i
-}
-
 /// The first `0xE2` byte (`▁`'s first) of `text` at or after `from`, eight bytes at a time:
 /// the byte-by-byte search was 7% of a call's instructions on multilingual lines.
 #[inline]
@@ -1936,28 +1911,6 @@ mod tests {
         assert_eq!(find_space_lead(b"ab\xE2c\xE2", 0), Some(2));
         assert_eq!(find_space_lead(b"ab\xE2c\xE2", 3), Some(4));
         assert_eq!(find_space_lead(b"abcdefghijk", 0), None);
-    }
-
-    #[test]
-    fn a_graphic_run_ends_at_the_first_other_byte() {
-        // against the byte-by-byte rule on texts drawn from bytes around the bounds
-        let mut rng = Rng(0xA5C11);
-        let pool = [0x20u8, 0x21, 0x41, 0x7E, 0x7F, 0x80, 0x00, 0x09, 0xC3, 0xE2, b'a'];
-        for _ in 0..5000 {
-            let text: Vec<u8> = (0..rng.below(30)).map(|_| pool[rng.below(pool.len())]).collect();
-            let run = graphic_run(&text);
-            let all = text.iter().position(|b| !(0x21..=0x7E).contains(b)).unwrap_or(text.len());
-            // the whole run, or a multiple of eight of it with fewer than eight bytes after
-            assert!(run == all || (run <= all && run % 8 == 0 && text.len() - run < 8), "{text:?}");
-            assert!(run == all || all >= text.len() - 7, "{text:?}");
-        }
-        // by hand: "Hello, w" is eight graphic bytes, then the space
-        assert_eq!(graphic_run(b"Hello, world"), 8);
-        assert_eq!(graphic_run(b"Hellowor ld and more"), 8);
-        assert_eq!(graphic_run(b"abc def ghij"), 3);
-        assert_eq!(graphic_run(b"abcdefg\x7Fijklmnop"), 7);
-        assert_eq!(graphic_run(b"abcdefgh\xC3\xA9xxxxxxxx"), 8);
-        assert_eq!(graphic_run(b"short"), 0);
     }
 
     #[test]
