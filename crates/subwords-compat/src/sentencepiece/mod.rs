@@ -1435,13 +1435,13 @@ fn for_each_word(text: &[u8], mut word: impl FnMut(usize, usize)) {
 }
 
 /// The largest power of two below `x` (strictly), read off its bits: `None` when `x` is
-/// infinite (a word with no second path anywhere), 0 for `x` at most the least normal double.
-/// (Through `log2` and `powf` this was 2% of a first pass over the multilingual lines.)
+/// infinite (a word with no second path anywhere), 0 for `x` at most the least normal double or
+/// NaN. (Through `log2` and `powf` this was 2% of a first pass over the multilingual lines.)
 fn below_power(x: f64) -> Option<f64> {
     if x.is_infinite() {
         return None;
     }
-    if !(x > f64::MIN_POSITIVE) {
+    if x.is_nan() || x <= f64::MIN_POSITIVE {
         return Some(0.0);
     }
     let bits = x.to_bits();
