@@ -16,13 +16,13 @@ otherwise) and both read that file. Timed calls:
   keeps the words it met in a cache, so the calls above, after the first, find every word there;
   here none is).
 
-The ids checked come from one call on one thread, untimed, which puts every word of the lines
-in the cache the calls one line at a time read (after a call on two threads, the words only the
-second thread met are in that thread's cache, and the first loop of calls one line at a time
-met them anew). Its lists are let go before the timed calls: held, they were still young when
-the face's batch (which pauses the collector while it makes its lists) returned, and the
-collections they then set off ran inside the next timed call, ids per line (sentencepiece paid
-them inside its batch instead).
+The ids checked come from one call on one thread, untimed (a call on every core after the timed
+calls must give the same), which puts every word of the lines in the cache the calls one line at
+a time read (after a call on two threads, the words only the second thread met are in that
+thread's cache, and the first loop of calls one line at a time met them anew). Its lists are let
+go before the timed calls: held, they were still young when the face's batch (which pauses the
+collector while it makes its lists) returned, and the collections they then set off ran inside
+the next timed call, ids per line (sentencepiece paid them inside its batch instead).
 
 Each figure is the best of ``--repeat`` rounds, a round being one process of each library in turn
 (so a busy machine slows both alike); the ids of both are checked identical. The one-thread calls
@@ -82,6 +82,9 @@ def worker(which: str, model: str, corpus: str, repeat: int) -> None:
         "batch": _best(lambda: sp.Encode(lines), repeat, time.perf_counter),
         "batch_1_thread": _best(lambda: sp.Encode(lines, num_threads=1), repeat),
     })
+    # the ids on every core, after the timed calls, are the ones checked
+    if hashlib.sha256(json.dumps(sp.Encode(lines)).encode()).hexdigest() != digest:
+        raise SystemExit(f"{which}: the ids of a list on every core differ from those on one thread")
     print(json.dumps({"times": out, "ids": digest, "pieces": pieces}))
 
 
