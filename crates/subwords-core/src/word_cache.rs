@@ -216,20 +216,23 @@ impl<V: Value> WordCache<V> {
     /// key ([`pack_medium`]).
     #[inline]
     pub fn prefetch_medium(&self, key: (u128, u128)) {
-        match &self.base {
-            Some(base) => base.medium.prefetch(key),
-            None => self.own.medium.prefetch(key),
+        if let Some(base) = &self.base {
+            base.medium.prefetch(key);
         }
+        self.own.medium.prefetch(key);
     }
 
     /// Asks the processor to fetch the slots a word of at most [`PACKED_LEN`] bytes, packed as
-    /// `key` ([`pack`]), will be looked up in: the caller looks it up a few words later.
+    /// `key` ([`pack`]), will be looked up in: the caller looks it up a few words later. Both the
+    /// shared and the own table's slot, when each holds words: after a batch on more than one
+    /// thread, slot 0 keeps the shared table (often empty) and stores its new words among its
+    /// own, and with the shared slot alone fetched its calls one line at a time fetched none.
     #[inline]
     pub fn prefetch(&self, key: u128) {
-        match &self.base {
-            Some(base) => base.short.prefetch(key),
-            None => self.own.short.prefetch(key),
+        if let Some(base) = &self.base {
+            base.short.prefetch(key);
         }
+        self.own.short.prefetch(key);
     }
 
     /// [`WordCache::extend_into`] for a word of at most [`PACKED_LEN`] bytes given as its packed
