@@ -121,8 +121,8 @@
 //!   lists are made: SuperBPE's stage two (100 MB of mixed text, 32k rows, 2.6 M pairs, most in
 //!   one span) 466 -> 344 MB at its peak, the same merges.
 //! * A raised pair's heap entry made from the count `Engine::absorb` read as it changed it, not
-//!   looked up again: `push_raised` 94.6 M -> 71.7 M instructions (8 MB of code under `front`,
-//!   one thread, the whole process 2,665 M before).
+//!   looked up again: `push_raised` 94.6 M -> 72.0 M instructions (8 MB of code under `front`,
+//!   one thread; the whole process 2,665 M -> 2,643 M).
 //! * Lost: `next_site` eight positions a step before the four (two mask pairs or-ed): the
 //!   rewrite 805 M -> 843 M instructions on the same 8 MB of code; most scans end within a few
 //!   steps (code under `front` at 32k: 146 M symbols scanned over 11.3 M unit visits).
