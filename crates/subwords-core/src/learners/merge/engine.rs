@@ -429,7 +429,12 @@ impl<'a> Engine<'a> {
 
     /// The current score of a pair: (count, denominator).
     fn score_of(&self, p: u64) -> Option<(u64, u128)> {
-        let c = self.index.get(&p)?.count;
+        self.score_counted(p, self.index.get(&p)?.count)
+    }
+
+    /// The score of pair `p` counted `c` (its count in the index, read by the caller).
+    #[inline]
+    fn score_counted(&self, p: u64, c: i64) -> Option<(u64, u128)> {
         if c <= 0 || (c as u64) < self.floor {
             return None;
         }
@@ -451,7 +456,13 @@ impl<'a> Engine<'a> {
     }
 
     pub(super) fn entry(&self, p: u64) -> Option<Cand> {
-        let (num, den) = self.score_of(p)?;
+        self.entry_counted(p, self.index.get(&p)?.count)
+    }
+
+    /// [`Engine::entry`] for pair `p` counted `c` (its count in the index, read by the caller).
+    #[inline]
+    fn entry_counted(&self, p: u64, c: i64) -> Option<Cand> {
+        let (num, den) = self.score_counted(p, c)?;
         let (a, b) = unpack(p);
         if let Some(m) = self.max_len {
             if self.symbols.len(a) + self.symbols.len(b) > m {
@@ -705,11 +716,11 @@ impl<'a> Engine<'a> {
                 self.sorted_of.resize(ci + 1, 0);
             }
             self.sym_count[ci] += sites;
-            for &q in &raised {
+            for &(q, n) in &raised {
                 let (x, y) = unpack(q);
                 // its count now: an upper bound from here on (a count only rises in a merge,
                 // and a raised pair is listed again)
-                let n = self.index.get(&q).map_or(0, |v| v.count.max(0) as u64);
+                let n = n.max(0) as u64;
                 self.pairs_of[(x - base) as usize].push((q, n));
                 if y != x {
                     self.pairs_of[(y - base) as usize].push((q, n));
@@ -738,9 +749,14 @@ impl<'a> Engine<'a> {
     }
 
     /// Takes a rewrite's deltas into the index (counts, new places, new lengths); returns the
-    /// sites and the pairs whose count rose (sorted, each once).
-    pub(super) fn absorb(&mut self, mut results: Vec<Delta>, interned: bool) -> (i64, Vec<u64>) {
-        let mut raised: Vec<u64> = Vec::new();
+    /// sites and the pairs whose count rose (sorted, each once), each with its count now, so
+    /// that their heap entries need no second lookup in the index.
+    pub(super) fn absorb(
+        &mut self,
+        mut results: Vec<Delta>,
+        interned: bool,
+    ) -> (i64, Vec<(u64, i64)>) {
+        let mut raised: Vec<(u64, i64)> = Vec::new();
         let mut sites = 0i64;
         // gains of pairs left out of the index (see `untracked`)
         let mut left_out: Vec<(u64, i64)> = Vec::new();
@@ -766,7 +782,7 @@ impl<'a> Engine<'a> {
                     continue;
                 }
                 if v > 0 {
-                    raised.push(q);
+                    raised.push((q, e.count));
                 }
                 // the places the other threads' deltas add to this pair after these
                 let more: usize = if places.is_empty() {
@@ -780,6 +796,7 @@ impl<'a> Engine<'a> {
                 self.arena.extend(e, places, more);
             }
         }
+        let several = results.len() > 1;
         if let Some(mut d) = results.pop() {
             d.clear();
             self.delta = d;
@@ -801,8 +818,20 @@ impl<'a> Engine<'a> {
             }
             self.untracked += most as u64;
         }
-        raised.sort_unstable();
-        raised.dedup();
+        // one delta has one row per pair, so each raised pair is listed once with its final
+        // count; several deltas may change a pair again after raising it: its count is read
+        // back (a pair gone from the index has no entry to push)
+        raised.sort_unstable_by_key(|r| r.0);
+        if several {
+            raised.dedup_by_key(|r| r.0);
+            raised.retain_mut(|r| match self.index.get(&r.0) {
+                Some(v) => {
+                    r.1 = v.count;
+                    true
+                }
+                None => false,
+            });
+        }
         (sites, raised)
     }
 
@@ -919,12 +948,12 @@ impl<'a> Engine<'a> {
     /// Heap entries for the pairs whose count rose (sorted, deduped), then the memory policy:
     /// the heap rebuilt once stale entries match the live ones, the place lists compacted once
     /// they have grown enough.
-    pub(super) fn push_raised(&mut self, raised: Vec<u64>) {
+    pub(super) fn push_raised(&mut self, raised: Vec<(u64, i64)>) {
         {
             let mut heap = std::mem::take(&mut self.heap);
             let order = self.order();
-            for q in raised {
-                if let Some(en) = self.entry(q) {
+            for (q, n) in raised {
+                if let Some(en) = self.entry_counted(q, n) {
                     if en.num >= self.heap_floor {
                         heap.push(en, &order);
                     }
@@ -1323,6 +1352,32 @@ mod tests {
         assert!(splits > 20, "splits that changed units: {splits}");
         assert!(fewer > 20, "steps with pairs dropped: {fewer}");
         assert!(dropping.events.compactions > 0);
+    }
+
+    #[test]
+    fn a_merge_rewritten_on_several_threads_chooses_as_on_one() {
+        // 40,000 units over 5 letters: the first merges' pairs are in more than
+        // `PARALLEL_UNITS` units, so on 3 threads their units are rewritten in 3 shares and
+        // the shares' deltas taken in one after another (a raised pair's count read back from
+        // the index); on 1 thread in one share. The same merges, pieces and rows.
+        let (flat, _) = corpus(40_000);
+        let mut holding = 0usize;
+        for wi in 0..flat.units() {
+            holding += flat.unit(wi).windows(2).any(|w| w == [0, 1]) as usize;
+        }
+        assert!(holding > PARALLEL_UNITS, "units holding (a, b): {holding}");
+        let on = |threads: usize, params: &MergeParams| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| run_on(corpus(40_000), params, Tuning::default()).0)
+        };
+        for params in [
+            MergeParams::bpe(300, 1, None),
+            MergeParams { score: Score::WordPiece, ..MergeParams::bpe(200, 1, None) },
+        ] {
+            let one = on(1, &params);
+            assert!(one.0.len() >= 150, "the corpus gives room for many merges: {}", one.0.len());
+            assert_eq!(one, on(3, &params));
+        }
     }
 
     #[test]

@@ -724,11 +724,11 @@ mod tests {
 
     #[test]
     fn next_site_is_the_first_pair_at_or_after_from() {
-        // units of 0 to 20 symbols over 3 symbols (pairs recur, `a == b` among them), every
-        // pair and every start, against the definition: the least i >= from with s[i] == a and
-        // s[i + 1] == b, or the length
+        // units of 0 to 40 symbols over 3 symbols (pairs recur, `a == b` among them; the
+        // four-wide steps and the single ones both come), every pair and every start, against
+        // the definition: the least i >= from with s[i] == a and s[i + 1] == b, or the length
         let mut x = 7u32;
-        for len in 0..21usize {
+        for len in 0..41usize {
             for _ in 0..40 {
                 let s: Vec<u32> = (0..len)
                     .map(|_| {
