@@ -61,7 +61,7 @@ impl Pattern {
         match self {
             Pattern::R50k => scan(text, r50k_next, f),
             Pattern::Cl100k => cl100k_scan::<true>(text, f),
-            Pattern::O200k => o200k_scan(text, f),
+            Pattern::O200k => super::blocks::o200k_split(text, f),
         }
     }
 }
@@ -103,18 +103,25 @@ fn cl100k_slow<const END_FIRST: bool>(t: &Text<'_>, i: usize) -> usize {
     cl100k_like(t, i, END_FIRST)
 }
 
-/// Calls `f(start, end)` for every chunk under o200k.
-#[inline(always)]
-fn o200k_scan(text: &str, mut f: impl FnMut(usize, usize)) {
+/// Calls `f(start, end)` for every chunk under o200k, one chunk at a time from the bytes and
+/// the class table: the reference of the block scanner (`blocks.rs`), which `Pattern::split`
+/// runs.
+pub fn o200k_scalar(text: &str, mut f: impl FnMut(usize, usize)) {
     let t = Text { s: text.as_bytes(), bmp: bmp_table() };
     let mut i = 0;
     while i < t.s.len() {
-        let end = match o200k_ascii(&t, i) {
-            0 => o200k_slow(&t, i),
-            e => e,
-        };
+        let end = o200k_chunk_end(&t, i);
         f(i, end);
         i = end;
+    }
+}
+
+/// The end of the o200k chunk at `i`: the block scanner's fallback.
+#[inline(never)]
+pub(super) fn o200k_chunk_end(t: &Text<'_>, i: usize) -> usize {
+    match o200k_ascii(t, i) {
+        0 => o200k_slow(t, i),
+        e => e,
     }
 }
 
@@ -137,14 +144,14 @@ fn byte_run(s: &[u8], mut j: usize, keep: impl Fn(u8) -> bool) -> usize {
     j
 }
 
-const HIGH: u64 = 0x8080_8080_8080_8080;
-const ONES: u64 = 0x0101_0101_0101_0101;
+pub(super) const HIGH: u64 = 0x8080_8080_8080_8080;
+pub(super) const ONES: u64 = 0x0101_0101_0101_0101;
 
 /// The high bit of each byte of `w` that lies in `lo..=hi` (`hi < 0x80`): with the high bits
 /// cleared first, adding `0x80 - lo` sets a byte's high bit from `lo` up and adding
 /// `0x7f - hi` from `hi + 1` up, and neither carries into the next byte.
 #[inline(always)]
-fn lanes_in(w: u64, lo: u8, hi: u8) -> u64 {
+pub(super) fn lanes_in(w: u64, lo: u8, hi: u8) -> u64 {
     let a = w & !HIGH;
     let from_lo = a.wrapping_add(ONES * (0x80 - lo) as u64);
     let past_hi = a.wrapping_add(ONES * (0x7f - hi) as u64);
@@ -467,7 +474,7 @@ fn o200k_word(t: &Text<'_>, i: usize, f0: u8, len0: usize) -> Option<usize> {
 
 /// `(?i:'s|'t|'re|'ve|'m|'ll|'d)?` at `e`.
 #[inline(always)]
-fn contraction_suffix(t: &Text<'_>, e: usize) -> usize {
+pub(super) fn contraction_suffix(t: &Text<'_>, e: usize) -> usize {
     if t.s.get(e) == Some(&b'\'') {
         let k = t.contraction_ci(e + 1);
         if k > 0 {
