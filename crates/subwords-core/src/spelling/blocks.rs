@@ -17,7 +17,7 @@
 //! `benchmarks/README.md`.
 
 use super::gpt2::{bmp_table, Text};
-use super::openai::{contraction_suffix, lanes_in, o200k_chunk_end, HIGH};
+use super::openai::{cl100k_chunk_end, contraction_suffix, lanes_in, o200k_chunk_end, HIGH};
 
 /// Which classifier cuts the blocks; every one gives the very same masks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,25 +60,34 @@ impl Simd {
     }
 }
 
-/// Calls `f(start, end)` with the byte span of every chunk of `text` under o200k, in order.
+/// The patterns the block scanner runs (its `P`): o200k's, cl100k's, and Llama 3's form of
+/// cl100k (`openai::llama3_split`).
+pub const O200K: u8 = 0;
+/// See [`O200K`].
+pub const CL100K: u8 = 1;
+/// See [`O200K`].
+pub const LLAMA3: u8 = 2;
+
+/// Calls `f(start, end)` with the byte span of every chunk of `text` under the pattern `P`
+/// ([`O200K`], [`CL100K`], [`LLAMA3`]), in order.
 #[inline(always)]
-pub fn o200k_split(text: &str, f: impl FnMut(usize, usize)) {
-    o200k_split_with(Simd::best(), text, f)
+pub fn split<const P: u8>(text: &str, f: impl FnMut(usize, usize)) {
+    split_with::<P>(Simd::best(), text, f)
 }
 
-/// [`o200k_split`] with the blocks classified by `simd`, which must be
-/// [available](Simd::available) (the tests force every classifier this way).
+/// [`split`] with the blocks classified by `simd`, which must be [available](Simd::available)
+/// (the tests force every classifier this way).
 #[inline(always)]
-pub fn o200k_split_with(simd: Simd, text: &str, f: impl FnMut(usize, usize)) {
+pub fn split_with<const P: u8>(simd: Simd, text: &str, f: impl FnMut(usize, usize)) {
     assert!(simd.available(), "this processor cannot run the {simd:?} classifier");
     match simd {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the processor has AVX-512BW (asserted above)
-        Simd::Avx512 => unsafe { x86::scan_avx512(text, f) },
+        Simd::Avx512 => unsafe { x86::scan_avx512::<P>(text, f) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the processor has AVX2 (asserted above)
-        Simd::Avx2 => unsafe { x86::scan_avx2(text, f) },
-        _ => scan(text, portable_block, f),
+        Simd::Avx2 => unsafe { x86::scan_avx2::<P>(text, f) },
+        _ => scan::<P>(text, portable_block, f),
     }
 }
 
@@ -171,16 +180,16 @@ mod x86 {
 
     /// [`super::scan`] with AVX-512BW blocks, compiled for it whole.
     #[target_feature(enable = "avx512f,avx512bw")]
-    pub(super) unsafe fn scan_avx512(text: &str, f: impl FnMut(usize, usize)) {
+    pub(super) unsafe fn scan_avx512<const P: u8>(text: &str, f: impl FnMut(usize, usize)) {
         // SAFETY: the caller's processor has AVX-512BW, as this function is compiled for
-        scan(text, |b| unsafe { block_avx512(b) }, f)
+        scan::<P>(text, |b| unsafe { block_avx512(b) }, f)
     }
 
     /// [`super::scan`] with AVX2 blocks, compiled for it whole.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn scan_avx2(text: &str, f: impl FnMut(usize, usize)) {
+    pub(super) unsafe fn scan_avx2<const P: u8>(text: &str, f: impl FnMut(usize, usize)) {
         // SAFETY: the caller's processor has AVX2, as this function is compiled for
-        scan(text, |b| unsafe { block_avx2(b) }, f)
+        scan::<P>(text, |b| unsafe { block_avx2(b) }, f)
     }
 
     /// The masks of a block: one unsigned compare per range of bytes into a mask register.
@@ -314,7 +323,11 @@ pub fn masks_by_every_classifier(s: &[u8], base: usize) -> Vec<(Simd, Masks)> {
 /// as the chunks move on, and each chunk's end from them ([`step`]) or the character-level
 /// scanner.
 #[inline(always)]
-fn scan(text: &str, block: impl Fn(&[u8; 64]) -> Masks, mut f: impl FnMut(usize, usize)) {
+fn scan<const P: u8>(
+    text: &str,
+    block: impl Fn(&[u8; 64]) -> Masks,
+    mut f: impl FnMut(usize, usize),
+) {
     let s = text.as_bytes();
     let t = Text { s, bmp: bmp_table() };
     // `cur` holds the masks of block `k`, `next` of block `k + 1` (none yet)
@@ -327,8 +340,10 @@ fn scan(text: &str, block: impl Fn(&[u8; 64]) -> Masks, mut f: impl FnMut(usize,
             next = classify(s, (kb + 1) << 6, &block);
             k = kb;
         }
-        let end = match step(&t, i, &cur, &next) {
-            0 => o200k_chunk_end(&t, i),
+        let end = match step::<P>(&t, i, &cur, &next) {
+            0 if P == O200K => o200k_chunk_end(&t, i),
+            0 if P == CL100K => cl100k_chunk_end::<true>(&t, i),
+            0 => cl100k_chunk_end::<false>(&t, i),
             e => e,
         };
         f(i, end);
@@ -347,11 +362,18 @@ fn scan(text: &str, block: impl Fn(&[u8; 64]) -> Masks, mut f: impl FnMut(usize,
 /// whitespace starts its run, cut after the run's last line break if it has one, else whole at
 /// the end of the text, else without its last character when it has two or more.
 #[inline(always)]
-fn step(t: &Text<'_>, i: usize, cur: &Masks, next: &Masks) -> usize {
+fn step<const P: u8>(t: &Text<'_>, i: usize, cur: &Masks, next: &Masks) -> usize {
     let s = t.s;
     let b = s[i];
     if b >= 0x80 {
         return 0;
+    }
+    if P != O200K && b == b'\'' {
+        // cl100k's contractions come first, and stand alone
+        let k = t.contraction_ci(i + 1);
+        if k > 0 {
+            return i + 1 + k;
+        }
     }
     let off = (i & 63) as u32;
     // the 64 bytes from `i` of a class: bit 0 is byte `i`
@@ -360,22 +382,11 @@ fn step(t: &Text<'_>, i: usize, cur: &Masks, next: &Masks) -> usize {
     let lower = win(cur.lower, next.lower);
     let high = win(cur.high, next.high);
     let letter = upper | lower;
-    // `U*L+` else `U+L*` from bit `from`: over ASCII, an upper-case run and a lower-case run
-    let word = |from: u32| -> usize {
-        let stop = (!letter | ((lower << 1) & upper)) & (u64::MAX << from);
-        let e = stop.trailing_zeros();
-        if e == 64 || (high >> e) & 1 != 0 {
-            return 0; // past the window, or a non-ASCII letter or mark may continue the word
-        }
-        let j = i + e as usize;
-        if s.get(j) == Some(&b'\'') {
-            contraction_suffix(t, j)
-        } else {
-            j
-        }
-    };
     if letter & 1 != 0 {
-        return word(0);
+        return word::<P>(t, i, 0, upper, lower, high);
+    }
+    if b == b' ' && letter & 2 != 0 {
+        return word::<P>(t, i, 1, upper, lower, high); // the commonest chunk of prose, a space and a word
     }
     let digit = win(cur.digit, next.digit);
     if digit & 1 != 0 {
@@ -396,9 +407,9 @@ fn step(t: &Text<'_>, i: usize, cur: &Masks, next: &Masks) -> usize {
     let newline = win(cur.newline, next.newline);
     // `[^\r\n\p{L}\p{N}]` in front of a letter
     if (other | (space & !newline)) & (letter >> 1) & 1 != 0 {
-        return word(1);
+        return word::<P>(t, i, 1, upper, lower, high);
     }
-    // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+    // ` ?[^\s\p{L}\p{N}]+[\r\n/]*` (cl100k: `[\r\n]*`)
     let from = if other & 1 != 0 {
         0
     } else if b == b' ' && other & 2 != 0 {
@@ -411,19 +422,23 @@ fn step(t: &Text<'_>, i: usize, cur: &Masks, next: &Masks) -> usize {
         if e == 64 || (high >> e) & 1 != 0 {
             return 0; // a non-ASCII character may continue the run
         }
-        let tail = win(cur.newline_slash, next.newline_slash);
+        let tail = if P == O200K { win(cur.newline_slash, next.newline_slash) } else { newline };
         let e = e + (!(tail >> e)).trailing_zeros();
         return if e >= 64 { 0 } else { i + e as usize };
     }
-    // whitespace: `\s*[\r\n]+`, `\s+(?!\S)`, `\s+`
+    // whitespace: `\s*[\r\n]+`, `\s+(?!\S)`, `\s+` (cl100k: `\s++$` first; Llama 3: `\s+(?!\S)`
+    // at the end of the text after the line breaks)
     let n = (!space).trailing_zeros();
     if n == 64 || (high >> n) & 1 != 0 {
         return 0; // a non-ASCII space may continue the run
     }
     let lines = newline & ((1u64 << n) - 1);
-    if lines != 0 {
+    let at_end = i + n as usize == s.len();
+    if P != O200K && at_end && (P == CL100K || lines == 0) {
+        s.len()
+    } else if lines != 0 {
         i + 64 - lines.leading_zeros() as usize
-    } else if i + n as usize == s.len() {
+    } else if at_end {
         s.len()
     } else if n >= 2 {
         i + n as usize - 1
@@ -432,9 +447,35 @@ fn step(t: &Text<'_>, i: usize, cur: &Masks, next: &Masks) -> usize {
     }
 }
 
+/// The end of the word from bit `from` of the window at `i` (masks as in [`step`]), or 0.
+/// o200k: `U*L+` else `U+L*`, over ASCII an upper-case run and a lower-case run, and its
+/// contraction; cl100k: `\p{L}+`.
+#[inline(always)]
+fn word<const P: u8>(
+    t: &Text<'_>,
+    i: usize,
+    from: u32,
+    upper: u64,
+    lower: u64,
+    high: u64,
+) -> usize {
+    let case = if P == O200K { (lower << 1) & upper } else { 0 };
+    let stop = (!(upper | lower) | case) & (u64::MAX << from);
+    let e = stop.trailing_zeros();
+    if e == 64 || (high >> e) & 1 != 0 {
+        return 0; // past the window, or a non-ASCII letter or mark may continue the word
+    }
+    let j = i + e as usize;
+    if P == O200K && t.s.get(j) == Some(&b'\'') {
+        contraction_suffix(t, j)
+    } else {
+        j
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::openai::o200k_scalar;
+    use super::super::openai::{cl100k_scalar, o200k_scalar};
     use super::*;
 
     fn every_simd() -> Vec<Simd> {
@@ -447,15 +488,27 @@ mod tests {
         v
     }
 
-    fn chunks_with(simd: Simd, s: &str) -> Vec<(usize, usize)> {
+    const GRAMMARS: [u8; 3] = [O200K, CL100K, LLAMA3];
+
+    fn chunks_with(simd: Simd, g: u8, s: &str) -> Vec<(usize, usize)> {
         let mut v = vec![];
-        o200k_split_with(simd, s, |a, b| v.push((a, b)));
+        let f = |a, b| v.push((a, b));
+        match g {
+            O200K => split_with::<O200K>(simd, s, f),
+            CL100K => split_with::<CL100K>(simd, s, f),
+            _ => split_with::<LLAMA3>(simd, s, f),
+        }
         v
     }
 
-    fn scalar(s: &str) -> Vec<(usize, usize)> {
+    fn scalar(g: u8, s: &str) -> Vec<(usize, usize)> {
         let mut v = vec![];
-        o200k_scalar(s, |a, b| v.push((a, b)));
+        let f = |a, b| v.push((a, b));
+        match g {
+            O200K => o200k_scalar(s, f),
+            CL100K => cl100k_scalar::<true>(s, f),
+            _ => cl100k_scalar::<false>(s, f),
+        }
         v
     }
 
@@ -491,9 +544,10 @@ mod tests {
     #[test]
     fn examples() {
         for simd in every_simd() {
-            let c = |s: &'static str| -> Vec<&'static str> {
-                chunks_with(simd, s).into_iter().map(|(a, b)| &s[a..b]).collect()
+            let chunks = |g: u8, s: &'static str| -> Vec<&'static str> {
+                chunks_with(simd, g, s).into_iter().map(|(a, b)| &s[a..b]).collect()
             };
+            let c = |s| chunks(O200K, s);
             assert_eq!(c("HelloWorld"), ["Hello", "World"]);
             assert_eq!(c("HELLO world's"), ["HELLO", " world's"]);
             assert_eq!(c("a  \n  "), ["a", "  \n", "  "]);
@@ -502,19 +556,97 @@ mod tests {
             assert_eq!(c("1234567"), ["123", "456", "7"]);
             assert_eq!(c("\tabc\r\n\r\nDon'T"), ["\tabc", "\r\n\r\n", "Don'T"]);
             assert_eq!(c("caf\u{e9} \u{a0} x"), ["caf\u{e9}", " \u{a0}", " x"]);
+            let c = |s| chunks(CL100K, s);
+            assert_eq!(c("I'M here, don't"), ["I", "'M", " here", ",", " don", "'t"]);
+            assert_eq!(c("a  \n  "), ["a", "  \n  "]);
+            assert_eq!(c("HelloWorld!/\n/"), ["HelloWorld", "!/\n", "/"]);
+            assert_eq!(chunks(LLAMA3, "a  \n  "), ["a", "  \n", "  "]);
         }
     }
 
     /// Pieces that meet at every kind of boundary the pattern has.
     const PIECES: &[&str] = &[
-        "a", "word", "Word", "WORD", "wORD", "HelloWorld", "x", "Q", "'s", "'S", "'t", "'T", "'re",
-        "'RE", "'rE", "'ve", "'VE", "'m", "'M", "'ll", "'LL", "'lL", "'d", "'D", "'", "'x", "''",
-        "0", "12", "345", "6789", "12345", "123456", "1234567", " ", "  ", "   ", "\t", "\t\t",
-        "\n", "\n\n", "\r\n", "\r", " \n", "\n ", "\x0b", "\x0c", "/", "//", "!", "?!", ".", ",",
-        "-", "\"", "(", ")", "\x00", "\x1f", "\x7f", "\u{e9}", "\u{c9}", "\u{df}", "\u{3a9}",
-        "\u{3c9}", "\u{4e2d}", "\u{301}", "\u{2b0}", "\u{a0}", "\u{3000}", "\u{2028}", "\u{85}",
-        "\u{663}", "\u{2164}", "\u{b2}", "\u{2014}", "\u{17f}", "\u{1f600}", "\u{1d400}",
-        "\u{1d41a}", "\u{10400}",
+        "a",
+        "word",
+        "Word",
+        "WORD",
+        "wORD",
+        "HelloWorld",
+        "x",
+        "Q",
+        "'s",
+        "'S",
+        "'t",
+        "'T",
+        "'re",
+        "'RE",
+        "'rE",
+        "'ve",
+        "'VE",
+        "'m",
+        "'M",
+        "'ll",
+        "'LL",
+        "'lL",
+        "'d",
+        "'D",
+        "'",
+        "'x",
+        "''",
+        "0",
+        "12",
+        "345",
+        "6789",
+        "12345",
+        "123456",
+        "1234567",
+        " ",
+        "  ",
+        "   ",
+        "\t",
+        "\t\t",
+        "\n",
+        "\n\n",
+        "\r\n",
+        "\r",
+        " \n",
+        "\n ",
+        "\x0b",
+        "\x0c",
+        "/",
+        "//",
+        "!",
+        "?!",
+        ".",
+        ",",
+        "-",
+        "\"",
+        "(",
+        ")",
+        "\x00",
+        "\x1f",
+        "\x7f",
+        "\u{e9}",
+        "\u{c9}",
+        "\u{df}",
+        "\u{3a9}",
+        "\u{3c9}",
+        "\u{4e2d}",
+        "\u{301}",
+        "\u{2b0}",
+        "\u{a0}",
+        "\u{3000}",
+        "\u{2028}",
+        "\u{85}",
+        "\u{663}",
+        "\u{2164}",
+        "\u{b2}",
+        "\u{2014}",
+        "\u{17f}",
+        "\u{1f600}",
+        "\u{1d400}",
+        "\u{1d41a}",
+        "\u{10400}",
     ];
 
     #[test]
@@ -539,17 +671,19 @@ mod tests {
                     text.push_str(p);
                 }
             }
-            let want = scalar(&text);
-            for &simd in &simds {
-                assert_eq!(chunks_with(simd, &text), want, "{simd:?} on {text:?}");
-            }
-            // and every prefix of a short text, so runs end at the end of the text
-            if text.len() < 80 && round % 4 == 0 {
-                for cut in (0..text.len()).filter(|&c| text.is_char_boundary(c)) {
-                    let s = &text[..cut];
-                    let want = scalar(s);
-                    for &simd in &simds {
-                        assert_eq!(chunks_with(simd, s), want, "{simd:?} on {s:?}");
+            for g in GRAMMARS {
+                let want = scalar(g, &text);
+                for &simd in &simds {
+                    assert_eq!(chunks_with(simd, g, &text), want, "{g} {simd:?} on {text:?}");
+                }
+                // and every prefix of a short text, so runs end at the end of the text
+                if text.len() < 80 && round % 4 == 0 {
+                    for cut in (0..text.len()).filter(|&c| text.is_char_boundary(c)) {
+                        let s = &text[..cut];
+                        let want = scalar(g, s);
+                        for &simd in &simds {
+                            assert_eq!(chunks_with(simd, g, s), want, "{g} {simd:?} on {s:?}");
+                        }
                     }
                 }
             }
@@ -565,9 +699,12 @@ mod tests {
                 for len in [1, 2, 3, 63, 64, 65, 127, 128, 129] {
                     for tail in ["", "x", " x", "\u{e9}", "\n", "!", "'s", "\u{a0}"] {
                         let text = format!("{}{}{}", "b".repeat(lead), r.repeat(len), tail);
-                        let want = scalar(&text);
-                        for &simd in &simds {
-                            assert_eq!(chunks_with(simd, &text), want, "{simd:?} on {text:?}");
+                        for g in GRAMMARS {
+                            let want = scalar(g, &text);
+                            for &simd in &simds {
+                                let got = chunks_with(simd, g, &text);
+                                assert_eq!(got, want, "{g} {simd:?} on {text:?}");
+                            }
                         }
                     }
                 }

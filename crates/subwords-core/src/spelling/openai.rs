@@ -60,8 +60,8 @@ impl Pattern {
     pub fn split(self, text: &str, f: impl FnMut(usize, usize)) {
         match self {
             Pattern::R50k => scan(text, r50k_next, f),
-            Pattern::Cl100k => cl100k_scan::<true>(text, f),
-            Pattern::O200k => super::blocks::o200k_split(text, f),
+            Pattern::Cl100k => super::blocks::split::<{ super::blocks::CL100K }>(text, f),
+            Pattern::O200k => super::blocks::split::<{ super::blocks::O200K }>(text, f),
         }
     }
 }
@@ -72,7 +72,7 @@ impl Pattern {
 /// ends at its last line break (`\s*[\r\n]+` comes before `\s+(?!\S)`), the rest one chunk.
 #[inline]
 pub fn llama3_split(text: &str, f: impl FnMut(usize, usize)) {
-    cl100k_scan::<false>(text, f)
+    super::blocks::split::<{ super::blocks::LLAMA3 }>(text, f)
 }
 
 // The drivers. Most chunks of real text start at an ASCII byte and end at one: a word, a
@@ -83,18 +83,25 @@ pub fn llama3_split(text: &str, f: impl FnMut(usize, usize)) {
 // On 1 MB of English lines the split went from 49.9 to 20.9 instructions a byte under o200k
 // and from 29.1 to 20.1 under cl100k (callgrind).
 
-/// Calls `f(start, end)` for every chunk under cl100k (`END_FIRST`) or Llama 3's form of it.
-#[inline(always)]
-fn cl100k_scan<const END_FIRST: bool>(text: &str, mut f: impl FnMut(usize, usize)) {
+/// Calls `f(start, end)` for every chunk under cl100k (`END_FIRST`) or Llama 3's form of it,
+/// one chunk at a time from the bytes and the class table: the reference of the block scanner
+/// (`blocks.rs`), which [`Pattern::split`] and [`llama3_split`] run.
+pub fn cl100k_scalar<const END_FIRST: bool>(text: &str, mut f: impl FnMut(usize, usize)) {
     let t = Text { s: text.as_bytes(), bmp: bmp_table() };
     let mut i = 0;
     while i < t.s.len() {
-        let end = match cl100k_ascii::<END_FIRST>(&t, i) {
-            0 => cl100k_slow::<END_FIRST>(&t, i),
-            e => e,
-        };
+        let end = cl100k_chunk_end::<END_FIRST>(&t, i);
         f(i, end);
         i = end;
+    }
+}
+
+/// The end of the cl100k (`END_FIRST`) or Llama 3 chunk at `i`: the block scanner's fallback.
+#[inline(never)]
+pub(super) fn cl100k_chunk_end<const END_FIRST: bool>(t: &Text<'_>, i: usize) -> usize {
+    match cl100k_ascii::<END_FIRST>(t, i) {
+        0 => cl100k_slow::<END_FIRST>(t, i),
+        e => e,
     }
 }
 
