@@ -21,6 +21,10 @@
 //! They live in the core so that trained models with `pre_split="cl100k"`/`"o200k"`/`"llama3"`
 //! run them too (`pattern.rs`, whose tests check them against the expressions); the tiktoken
 //! engine in `subwords-compat` reaches them as `tiktoken::split`.
+//!
+//! cl100k, o200k and Llama 3 run on the block scanner (`blocks.rs`: bit masks of 64-byte
+//! blocks), which calls the chunk scanners here around non-ASCII characters; `o200k_scalar`
+//! and `cl100k_scalar` run these alone, the reference its tests compare with.
 
 use super::gpt2::{
     bmp_table, is_other, is_prefix, r50k_next, scan, Text, LETTER, LOWER, NEWLINE, NUMBER, UPPER,
