@@ -16,6 +16,7 @@
 //! learners, symbol texts); [`decode`] turns pieces back into text; [`gpt2`] is the GPT-2
 //! pre-split.
 
+pub mod blocks;
 pub mod decode;
 pub mod gpt2;
 pub mod openai;

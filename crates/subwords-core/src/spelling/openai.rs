@@ -21,6 +21,10 @@
 //! They live in the core so that trained models with `pre_split="cl100k"`/`"o200k"`/`"llama3"`
 //! run them too (`pattern.rs`, whose tests check them against the expressions); the tiktoken
 //! engine in `subwords-compat` reaches them as `tiktoken::split`.
+//!
+//! cl100k, o200k and Llama 3 run on the block scanner (`blocks.rs`: bit masks of 64-byte
+//! blocks), which calls the chunk scanners here around non-ASCII characters; `o200k_scalar`
+//! and `cl100k_scalar` run these alone, the reference its tests compare with.
 
 use super::gpt2::{
     bmp_table, is_other, is_prefix, r50k_next, scan, Text, LETTER, LOWER, NEWLINE, NUMBER, UPPER,
@@ -60,8 +64,8 @@ impl Pattern {
     pub fn split(self, text: &str, f: impl FnMut(usize, usize)) {
         match self {
             Pattern::R50k => scan(text, r50k_next, f),
-            Pattern::Cl100k => cl100k_scan::<true>(text, f),
-            Pattern::O200k => o200k_scan(text, f),
+            Pattern::Cl100k => super::blocks::split::<{ super::blocks::CL100K }>(text, f),
+            Pattern::O200k => super::blocks::split::<{ super::blocks::O200K }>(text, f),
         }
     }
 }
@@ -72,7 +76,7 @@ impl Pattern {
 /// ends at its last line break (`\s*[\r\n]+` comes before `\s+(?!\S)`), the rest one chunk.
 #[inline]
 pub fn llama3_split(text: &str, f: impl FnMut(usize, usize)) {
-    cl100k_scan::<false>(text, f)
+    super::blocks::split::<{ super::blocks::LLAMA3 }>(text, f)
 }
 
 // The drivers. Most chunks of real text start at an ASCII byte and end at one: a word, a
@@ -83,18 +87,25 @@ pub fn llama3_split(text: &str, f: impl FnMut(usize, usize)) {
 // On 1 MB of English lines the split went from 49.9 to 20.9 instructions a byte under o200k
 // and from 29.1 to 20.1 under cl100k (callgrind).
 
-/// Calls `f(start, end)` for every chunk under cl100k (`END_FIRST`) or Llama 3's form of it.
-#[inline(always)]
-fn cl100k_scan<const END_FIRST: bool>(text: &str, mut f: impl FnMut(usize, usize)) {
+/// Calls `f(start, end)` for every chunk under cl100k (`END_FIRST`) or Llama 3's form of it,
+/// one chunk at a time from the bytes and the class table: the reference of the block scanner
+/// (`blocks.rs`), which [`Pattern::split`] and [`llama3_split`] run.
+pub fn cl100k_scalar<const END_FIRST: bool>(text: &str, mut f: impl FnMut(usize, usize)) {
     let t = Text { s: text.as_bytes(), bmp: bmp_table() };
     let mut i = 0;
     while i < t.s.len() {
-        let end = match cl100k_ascii::<END_FIRST>(&t, i) {
-            0 => cl100k_slow::<END_FIRST>(&t, i),
-            e => e,
-        };
+        let end = cl100k_chunk_end::<END_FIRST>(&t, i);
         f(i, end);
         i = end;
+    }
+}
+
+/// The end of the cl100k (`END_FIRST`) or Llama 3 chunk at `i`: the block scanner's fallback.
+#[inline(never)]
+pub(super) fn cl100k_chunk_end<const END_FIRST: bool>(t: &Text<'_>, i: usize) -> usize {
+    match cl100k_ascii::<END_FIRST>(t, i) {
+        0 => cl100k_slow::<END_FIRST>(t, i),
+        e => e,
     }
 }
 
@@ -103,18 +114,25 @@ fn cl100k_slow<const END_FIRST: bool>(t: &Text<'_>, i: usize) -> usize {
     cl100k_like(t, i, END_FIRST)
 }
 
-/// Calls `f(start, end)` for every chunk under o200k.
-#[inline(always)]
-fn o200k_scan(text: &str, mut f: impl FnMut(usize, usize)) {
+/// Calls `f(start, end)` for every chunk under o200k, one chunk at a time from the bytes and
+/// the class table: the reference of the block scanner (`blocks.rs`), which `Pattern::split`
+/// runs.
+pub fn o200k_scalar(text: &str, mut f: impl FnMut(usize, usize)) {
     let t = Text { s: text.as_bytes(), bmp: bmp_table() };
     let mut i = 0;
     while i < t.s.len() {
-        let end = match o200k_ascii(&t, i) {
-            0 => o200k_slow(&t, i),
-            e => e,
-        };
+        let end = o200k_chunk_end(&t, i);
         f(i, end);
         i = end;
+    }
+}
+
+/// The end of the o200k chunk at `i`: the block scanner's fallback.
+#[inline(never)]
+pub(super) fn o200k_chunk_end(t: &Text<'_>, i: usize) -> usize {
+    match o200k_ascii(t, i) {
+        0 => o200k_slow(t, i),
+        e => e,
     }
 }
 
@@ -137,14 +155,14 @@ fn byte_run(s: &[u8], mut j: usize, keep: impl Fn(u8) -> bool) -> usize {
     j
 }
 
-const HIGH: u64 = 0x8080_8080_8080_8080;
-const ONES: u64 = 0x0101_0101_0101_0101;
+pub(super) const HIGH: u64 = 0x8080_8080_8080_8080;
+pub(super) const ONES: u64 = 0x0101_0101_0101_0101;
 
 /// The high bit of each byte of `w` that lies in `lo..=hi` (`hi < 0x80`): with the high bits
 /// cleared first, adding `0x80 - lo` sets a byte's high bit from `lo` up and adding
 /// `0x7f - hi` from `hi + 1` up, and neither carries into the next byte.
 #[inline(always)]
-fn lanes_in(w: u64, lo: u8, hi: u8) -> u64 {
+pub(super) fn lanes_in(w: u64, lo: u8, hi: u8) -> u64 {
     let a = w & !HIGH;
     let from_lo = a.wrapping_add(ONES * (0x80 - lo) as u64);
     let past_hi = a.wrapping_add(ONES * (0x7f - hi) as u64);
@@ -467,7 +485,7 @@ fn o200k_word(t: &Text<'_>, i: usize, f0: u8, len0: usize) -> Option<usize> {
 
 /// `(?i:'s|'t|'re|'ve|'m|'ll|'d)?` at `e`.
 #[inline(always)]
-fn contraction_suffix(t: &Text<'_>, e: usize) -> usize {
+pub(super) fn contraction_suffix(t: &Text<'_>, e: usize) -> usize {
     if t.s.get(e) == Some(&b'\'') {
         let k = t.contraction_ci(e + 1);
         if k > 0 {
