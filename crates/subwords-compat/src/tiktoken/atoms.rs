@@ -93,58 +93,98 @@ impl Atoms {
 
     /// The characters of a rank file that may start whole. `rank` gives the rank of any byte
     /// string (`NONE` if none); the tokens are `flat[offset..offset + len]` for `entries`.
+    ///
+    /// Two passes over the tokens: the first finds the one-character tokens and the fragments
+    /// (tokens ending in a lead byte and part of its character after at least one byte, or
+    /// starting with continuation bytes and going on), the second the tokens that end or start
+    /// with a whole character, each looked up by code point.
     pub(super) fn build(flat: &[u8], entries: &[Entry], rank: impl Fn(&[u8]) -> u32) -> Self {
-        // tokens ending in a prefix w (lead byte first) of a character after at least one
-        // byte: (w, the byte before w, rank); tokens starting with a suffix w of a character
-        // (continuation bytes, or a whole character) with a byte after it: (w, that byte, rank)
-        let mut ends: Vec<(u32, u8, u32)> = Vec::new();
-        let mut starts: Vec<(u32, u8, u32)> = Vec::new();
-        let mut chars: Vec<(u32, &[u8], u32)> = Vec::new();
+        // fragments: (key of the partial form w, the byte before or after it, rank)
+        let mut heads: Vec<(u32, u8, u32)> = Vec::new();
+        let mut tails: Vec<(u32, u8, u32)> = Vec::new();
+        let mut slot = vec![EMPTY; 1 << 16].into_boxed_slice();
+        // per candidate: its bytes, rank, the highest rank of its own run, Pre and Suf's
+        // partial forms, and its two byte sets
+        struct Cand<'a> {
+            cp: u32,
+            rank: u32,
+            len: u8,
+            top: u32,
+            pre: Vec<&'a [u8]>,
+            suf: Vec<&'a [u8]>,
+            sides: [[u64; 4]; 2],
+        }
+        let mut cands: Vec<Cand> = Vec::new();
         for &(offset, len, r) in entries {
             let t = &flat[offset..offset + len];
             if let Some(p) = t.iter().rposition(|&b| !is_cont(b)) {
                 let need = utf8_len(t[p]);
-                if p > 0 && need >= 2 && len - p <= need {
-                    ends.push((key(&t[p..]), t[p - 1], r));
+                if p > 0 && need >= 2 && len - p < need {
+                    heads.push((key(&t[p..]), t[p - 1], r));
                 }
             }
             let conts = t.iter().take(3).take_while(|&&b| is_cont(b)).count();
             for j in 1..=conts.min(len - 1) {
-                starts.push((key(&t[..j]), t[j], r));
+                tails.push((key(&t[..j]), t[j], r));
             }
-            let need = utf8_len(t[0]);
-            if need >= 2 && len >= need && t[1..need].iter().all(|&b| is_cont(b)) {
-                if len > need {
-                    starts.push((key(&t[..need]), t[need], r));
-                } else if need <= 3 {
-                    if let Ok(s) = std::str::from_utf8(t) {
-                        chars.push((s.chars().next().unwrap() as u32, t, r));
+            if (2..=3).contains(&len) && utf8_len(t[0]) == len {
+                if let Ok(s) = std::str::from_utf8(t) {
+                    if let Some((top, pre, suf)) = own_run(t, &rank) {
+                        let cp = s.chars().next().unwrap() as u32;
+                        let sides = [[0; 4]; 2];
+                        cands.push(Cand { cp, rank: r, len: len as u8, top, pre, suf, sides });
+                        slot[cp as usize] = cands.len() as u32;
                     }
                 }
             }
         }
-        ends.sort_unstable();
-        starts.sort_unstable();
-        let mut out = Atoms { slot: vec![EMPTY; 1 << 16].into_boxed_slice(), ..Atoms::none() };
-        let mut seen = subwords_core::hash::Map::<[u64; 4], u16>::default();
-        seen.insert([0; 4], 0);
-        for (cp, c, r) in chars {
-            let Some((m, pre, suf)) = own_run(c, &rank) else { continue };
-            debug_assert_eq!(rank(c), r);
-            let set = |list: &[(u32, u8, u32)], parts: &[&[u8]]| {
-                let mut bits = [0u64; 4];
-                for w in parts {
+        heads.sort_unstable();
+        tails.sort_unstable();
+        let set = |bits: &mut [u64; 4], b: u8| bits[b as usize / 64] |= 1 << (b % 64);
+        for c in &mut cands {
+            for (side, list, parts) in [(0, &heads, &c.pre), (1, &tails, &c.suf)] {
+                for w in parts.iter() {
                     let k = key(w);
                     let from = list.partition_point(|e| e.0 < k);
                     for &(_, b, r) in list[from..].iter().take_while(|e| e.0 == k) {
-                        if r < m {
-                            bits[b as usize / 64] |= 1 << (b % 64);
+                        if r < c.top {
+                            set(&mut c.sides[side], b);
                         }
                     }
                 }
-                bits
-            };
-            let (left, right) = (set(&ends, &pre), set(&starts, &suf));
+            }
+        }
+        // the tokens u ‖ c and c ‖ z
+        let at = |t: &[u8]| -> Option<usize> {
+            let s = std::str::from_utf8(t).ok()?;
+            let k = *slot.get(s.chars().next()? as usize)? as usize;
+            (k != EMPTY as usize).then_some(k)
+        };
+        for &(offset, len, r) in entries {
+            let t = &flat[offset..offset + len];
+            if let Some(p) = t.iter().rposition(|&b| !is_cont(b)) {
+                if p > 0 && len - p == utf8_len(t[p]) && len - p >= 2 {
+                    if let Some(k) = at(&t[p..]) {
+                        if r < cands[k - 1].top {
+                            set(&mut cands[k - 1].sides[0], t[p - 1]);
+                        }
+                    }
+                }
+            }
+            let need = utf8_len(t[0]);
+            if need >= 2 && len > need {
+                if let Some(k) = at(&t[..need]) {
+                    if r < cands[k - 1].top {
+                        set(&mut cands[k - 1].sides[1], t[need]);
+                    }
+                }
+            }
+        }
+        let mut out = Atoms { slot, ..Atoms::none() };
+        let mut seen = subwords_core::hash::Map::<[u64; 4], u16>::default();
+        seen.insert([0; 4], 0);
+        let mut ids = Vec::with_capacity(cands.len());
+        for c in &cands {
             let mut id = |bits: [u64; 4]| -> Option<u16> {
                 if let Some(&k) = seen.get(&bits) {
                     return Some(k);
@@ -154,9 +194,15 @@ impl Atoms {
                 seen.insert(bits, k);
                 Some(k)
             };
-            let (Some(left), Some(right)) = (id(left), id(right)) else { continue };
-            out.atoms.push(Atom { rank: r, len: c.len() as u8, left, right });
-            out.slot[cp as usize] = out.atoms.len() as u32;
+            ids.push(id(c.sides[0]).zip(id(c.sides[1])));
+        }
+        for (c, id) in cands.iter().zip(ids) {
+            // past 65535 distinct sets (no known file): the other characters start as bytes
+            let (left, right) = id.unwrap_or_else(|| {
+                out.slot[c.cp as usize] = EMPTY;
+                (0, 0)
+            });
+            out.atoms.push(Atom { rank: c.rank, len: c.len, left, right });
         }
         out
     }
