@@ -504,7 +504,7 @@ mod tests {
                     merged(&t, chunk);
                     chunks += 1;
                     for (i, &c) in chunk.iter().enumerate() {
-                        if c >= 0xC0 && c < 0xF0 {
+                        if (0xC0..0xF0).contains(&c) {
                             if whole(&t, chunk, i) {
                                 starts += 1;
                             } else {
