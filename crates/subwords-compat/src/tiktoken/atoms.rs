@@ -117,6 +117,9 @@ impl Atoms {
         let mut cands: Vec<Cand> = Vec::new();
         for &(offset, len, r) in entries {
             let t = &flat[offset..offset + len];
+            if t[0] < 0x80 && t[len - 1] < 0x80 {
+                continue; // most tokens: nothing of a character at either end
+            }
             if let Some(p) = t.iter().rposition(|&b| !is_cont(b)) {
                 let need = utf8_len(t[p]);
                 if p > 0 && need >= 2 && len - p < need {
@@ -155,29 +158,47 @@ impl Atoms {
             }
         }
         // the tokens u ‖ c and c ‖ z
+        let (mut ends, mut starts) = (Vec::new(), Vec::new());
+        // the candidate spelled by `t`, a lead byte and its continuation bytes
         let at = |t: &[u8]| -> Option<usize> {
-            let s = std::str::from_utf8(t).ok()?;
-            let k = *slot.get(s.chars().next()? as usize)? as usize;
-            (k != EMPTY as usize).then_some(k)
+            let cp = match t.len() {
+                2 => (t[0] as usize & 0x1F) << 6 | (t[1] as usize & 0x3F),
+                3 => {
+                    (t[0] as usize & 0x0F) << 12
+                        | (t[1] as usize & 0x3F) << 6
+                        | (t[2] as usize & 0x3F)
+                }
+                _ => return None,
+            };
+            let k = slot[cp] as usize;
+            (k != EMPTY as usize && cands[k - 1].len as usize == t.len()).then_some(k)
         };
         for &(offset, len, r) in entries {
             let t = &flat[offset..offset + len];
+            if t[0] < 0xC0 && !is_cont(t[len - 1]) {
+                continue;
+            }
             if let Some(p) = t.iter().rposition(|&b| !is_cont(b)) {
                 if p > 0 && len - p == utf8_len(t[p]) && len - p >= 2 {
                     if let Some(k) = at(&t[p..]) {
                         if r < cands[k - 1].top {
-                            set(&mut cands[k - 1].sides[0], t[p - 1]);
+                            ends.push((k, t[p - 1]));
                         }
                     }
                 }
             }
             let need = utf8_len(t[0]);
-            if need >= 2 && len > need {
+            if need >= 2 && len > need && t[1..need].iter().all(|&b| is_cont(b)) {
                 if let Some(k) = at(&t[..need]) {
                     if r < cands[k - 1].top {
-                        set(&mut cands[k - 1].sides[1], t[need]);
+                        starts.push((k, t[need]));
                     }
                 }
+            }
+        }
+        for (side, list) in [(0, ends), (1, starts)] {
+            for (k, b) in list {
+                set(&mut cands[k - 1].sides[side], b);
             }
         }
         let mut out = Atoms { slot, ..Atoms::none() };
