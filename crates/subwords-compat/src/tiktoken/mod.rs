@@ -78,9 +78,9 @@
 //!   a table by code point, checked per occurrence by the bytes at its edges). 1 MB of
 //!   multilingual lines, a fresh encoder, callgrind: the merges 73.0 -> 62.0 M instructions
 //!   on o200k's 16 KB chunks; the whole encoding 209.7 -> 203.8 M (16 KB chunks) and 258.0 ->
-//!   253.1 M (lines) on o200k, 197.9 -> 193.4 M and 246.6 -> 242.1 M on cl100k. Tried and
-//!   lost: the table built by sorting every token that ends or starts with a character's
-//!   bytes, 63 M instructions at o200k's load (two passes and a code-point lookup replace it).
+//!   253.1 M (lines) on o200k, 197.9 -> 193.4 M and 246.6 -> 242.1 M on cl100k. The table
+//!   costs 34.5 M instructions at o200k's load. Tried and lost: building it by sorting every
+//!   token that ends or starts with a character's bytes, 63.3 M.
 //! * Against the fastest installable encoders (`benchmarks/bench_encode_peers.py`, both
 //!   vocabularies in one run): ahead of fastokens on cl100k in every cell; on o200k ahead on two
 //!   threads (batch) and behind on one (0.67-1.00x under a load of 17-20), where fastokens
