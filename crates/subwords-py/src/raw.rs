@@ -168,8 +168,11 @@ fn new_id_list(
         } else {
             std::ptr::null_mut()
         };
+        let far = ids.len() >= PREFETCH_FROM;
         for (j, &id) in ids.iter().enumerate() {
-            prefetch_ahead(ids, j, ints);
+            if far {
+                prefetch_ahead(ids, j, ints);
+            }
             let item = match ints.get(id as usize) {
                 Some(o) => {
                     ffi::Py_IncRef(o.as_ptr());
@@ -191,11 +194,15 @@ fn new_id_list(
     }
 }
 
+const PREFETCH_FROM: usize = 512;
+
 /// Asks the cache for the int of the id 8 places ahead and for the table slot of the one 16
 /// ahead. Each id of a long text's list touches its shared int's line and its slot's, out of
 /// 8 MB: on English 16 KB chunks (o200k) the lists took ~4.8 ms of a 15.5 ms pass, with every
 /// id the same int ~1.2 ms (the rest, cache misses); these prefetches took ~1.2-2.5 ms off the
-/// pass (two runs, a loaded machine).
+/// pass (two runs, a loaded machine). Only for lists of [`PREFETCH_FROM`] ids or more: on
+/// 100-token prompts, whose ints stay in the cache, they were ~10 instructions an id for nothing
+/// (callgrind).
 #[inline(always)]
 fn prefetch_ahead(ids: &[u32], j: usize, ints: &[Py<PyAny>]) {
     #[cfg(target_arch = "x86_64")]
