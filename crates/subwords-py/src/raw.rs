@@ -2,6 +2,10 @@
 //! `SAFETY:` comment: id buffers written without the GIL ([`Grown`]), lists of ids built in
 //! place ([`IdLists`]), and a batch's texts borrowed as UTF-8 while other threads encode
 //! ([`TextReader`]). The rest of the binding is safe code over these.
+//!
+//! Tried and lost for lists of ids (o200k, English 16 KB chunks, one pass 14.7-15.7 ms with the
+//! shared ints): a new int per id 20.2-21.1 ms; new ints past id 16,384 and shared ones below
+//! 15.7-16.4 ms (two runs each, a loaded machine).
 
 use super::*;
 
