@@ -455,3 +455,52 @@ def test_export_refuses(trained, tmp_path):
     tk.export(FakeModel(["ab", "abc"], [("a", "b"), ("ab", "c")]), path)
     lines = path.read_bytes().splitlines()
     assert lines[256:] == [b"YWI= 256", b"YWJj 257"] and lines[0] == b"AA== 0" and len(lines) == 258
+
+
+def test_native_encode_call(tmp_path):
+    """``encode(text)`` is one native call (``_core.FaceCall``); every other call goes to the
+    Python method with the same arguments. Golden ids: OpenAI's cookbook "How to count tokens
+    with tiktoken" gives cl100k_base's ids of "tiktoken is great!" as [83, 1609, 5963, 374, 2294, 0]."""
+    import gc
+    import inspect
+    import weakref
+
+    from subwords.errors import StateError, TextTypeError
+
+    path = tmp_path / "cl100k_base.tiktoken"
+    path.write_bytes(FILES["cl100k_base"]())
+    tok = tk.load(path)
+    assert isinstance(tok.encode, _core.FaceCall)
+    golden = [83, 1609, 5963, 374, 2294, 0]
+    assert tok.encode("tiktoken is great!") == golden
+    assert tok.encode("tiktoken is great!", allowed_special="all") == golden
+    assert tok.encode(text="tiktoken is great!") == golden
+    # a lone surrogate (the native path hands it back) is read as U+FFFD, as tiktoken does
+    assert tok.encode("x\ud800y") == tok.encode("x\ufffdy")
+    with pytest.raises(TextTypeError):
+        tok.encode(b"tiktoken")
+    assert "allowed_special" in inspect.signature(tok.encode).parameters
+    # no reference cycle: the tokenizer is freed as soon as it is let go, not by the collector
+    gc.disable()
+    try:
+        second = tk.load(path)
+        kept = second.encode
+        ids = second.encode("tiktoken is great!")
+        ref = weakref.ref(second)
+        del second
+        assert ref() is None
+    finally:
+        gc.enable()
+    # its lists and the call kept stay valid: the ints are the process's, not the tokenizer's
+    assert ids == golden and kept("tiktoken is great!") == golden
+    with pytest.raises(StateError, match="keep a reference"):
+        kept("tiktoken is great!", allowed_special="all")
+    o200k = tk.load(_write(tmp_path, "o200k_base"))
+    assert tok.encode("tiktoken is great!") == golden and ids == golden
+    assert o200k.encode("hello world") == o200k.encode_batch(["hello world"], threads=1)[0]
+
+
+def _write(folder, name):
+    path = folder / f"{name}.tiktoken"
+    path.write_bytes(FILES[name]())
+    return path

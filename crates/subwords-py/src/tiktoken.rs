@@ -15,8 +15,6 @@ use crate::to_py;
 #[pyclass(module = "subwords._core", name = "RankBpe", frozen)]
 pub struct PyRankBpe {
     inner: Arc<RankBpe>,
-    /// One Python int per id, made on the first batch (see `IdLists` in raw.rs).
-    ints: std::sync::OnceLock<Vec<Py<PyAny>>>,
 }
 
 fn pattern(name: &str) -> PyResult<Pattern> {
@@ -40,10 +38,10 @@ fn splitter(py: Python<'_>, pattern_name: &str, regex: Option<&str>) -> PyResult
 }
 
 impl PyRankBpe {
+    /// The process's shared ints (`raw::shared_ints`), one per id; capped there: a sparse rank
+    /// file may name ids far past its count, and those are made one by one.
     fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
-        // capped: a sparse rank file may name ids far past its count; those are made one by one
-        self.ints
-            .get_or_init(|| crate::int_objects(py, self.inner.vocab_size().min(1 << 18) as u32))
+        crate::raw::shared_ints(py, self.inner.vocab_size())
     }
 }
 
@@ -62,7 +60,7 @@ impl PyRankBpe {
         let p = splitter(py, pattern_name, regex)?;
         let inner =
             py.detach(|| RankBpe::from_rank_file(data, specials, p)).map_err(|e| to_py(py, e))?;
-        Ok(PyRankBpe { inner: Arc::new(inner), ints: std::sync::OnceLock::new() })
+        Ok(PyRankBpe { inner: Arc::new(inner) })
     }
 
     /// From `(token bytes, rank)` pairs.
@@ -77,7 +75,7 @@ impl PyRankBpe {
     ) -> PyResult<Self> {
         let p = splitter(py, pattern_name, regex)?;
         let inner = py.detach(|| RankBpe::new(tokens, specials, p)).map_err(|e| to_py(py, e))?;
-        Ok(PyRankBpe { inner: Arc::new(inner), ints: std::sync::OnceLock::new() })
+        Ok(PyRankBpe { inner: Arc::new(inner) })
     }
 
     /// The encoder over this rank file (`subwords._core.Encoder`).
