@@ -22,9 +22,8 @@ fn bad(py: Python<'_>, m: String) -> PyErr {
 #[pyclass(module = "subwords._core", name = "HfPipeline", frozen)]
 pub struct PyHfPipeline {
     inner: HfPipeline,
-    /// One Python int per id below `ints_len`, made on first use (see `PyTokenizer::list`); ids at or
-    /// above it (a sparse file's) are made one by one.
-    ints: std::sync::OnceLock<Vec<Py<PyAny>>>,
+    /// The ids below this take the process's shared ints (`raw::shared_ints`); ids at or above
+    /// it (a sparse file's) are made one by one.
     ints_len: u32,
     /// The words met by [`PyHfPipeline::encode_rows`]' offsets and the buffers, per worker, kept
     /// from call to call (the ids' caches are the pipeline's own): a batch of 256 English lines
@@ -48,7 +47,7 @@ impl PyHfPipeline {
     }
 
     fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
-        self.ints.get_or_init(|| super::int_objects(py, self.ints_len))
+        crate::raw::shared_ints(py, self.ints_len as usize)
     }
 }
 
@@ -229,7 +228,6 @@ impl PyHfPipeline {
         let ints_len = id_limit.min(size.saturating_mul(2).saturating_add(1024));
         Ok(PyHfPipeline {
             inner,
-            ints: std::sync::OnceLock::new(),
             ints_len,
             span_states: Default::default(),
             span_tuples: Default::default(),

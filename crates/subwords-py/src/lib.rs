@@ -11,7 +11,7 @@ mod raw;
 mod sentencepiece;
 mod tiktoken;
 mod trace;
-pub(crate) use raw::{flat_batch, id_list, int_objects, list_batch, Grown};
+pub(crate) use raw::{flat_batch, id_list, list_batch, Grown};
 mod values;
 
 mod hf;
@@ -399,9 +399,6 @@ impl Trainer {
 #[pyclass(module = "subwords._core", name = "Tokenizer", frozen)]
 struct PyTokenizer {
     inner: Tokenizer,
-    /// One Python int per id, made on first use: building result lists then costs a reference
-    /// count per id instead of an allocation per id (most ids are above CPython's small-int cache).
-    ints: std::sync::OnceLock<Vec<Py<PyAny>>>,
     /// The rank engine cutting the model's text when it gives the merge replay's ids
     /// (`subwords_compat::own_rank`), decided when the encoder is first asked for.
     rank: std::sync::OnceLock<Option<subwords_compat::own_rank::OwnRank>>,
@@ -411,7 +408,7 @@ crate::encoder::holds!(PyTokenizer => Tokenizer);
 
 impl PyTokenizer {
     fn wrap(inner: Tokenizer) -> Self {
-        PyTokenizer { inner, ints: std::sync::OnceLock::new(), rank: std::sync::OnceLock::new() }
+        PyTokenizer { inner, rank: std::sync::OnceLock::new() }
     }
 
     /// The rank engine standing in for the model's merge replay, if it can.
@@ -424,7 +421,7 @@ impl PyTokenizer {
     }
 
     fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
-        self.ints.get_or_init(|| int_objects(py, self.inner.rows.len() as u32))
+        raw::shared_ints(py, self.inner.rows.len())
     }
 }
 

@@ -128,15 +128,7 @@ pub(crate) fn shared_ints(py: Python<'_>, n: usize) -> &'static [Py<PyAny>] {
     unsafe { std::slice::from_raw_parts(table.at, n) }
 }
 
-/// One Python int per id below `n`, for [`IdLists`]: [`shared_ints`]' own objects (a reference
-/// each), new ints past its end. For the format classes that keep a table of their own.
-pub(crate) fn int_objects(py: Python<'_>, n: u32) -> Vec<Py<PyAny>> {
-    let shared = shared_ints(py, n as usize);
-    let rest = (shared.len() as u32..n).map(|i| i.into_pyobject(py).unwrap().into_any().unbind());
-    shared.iter().map(|o| o.clone_ref(py)).chain(rest).collect()
-}
-
-/// One text's ids as a list of the shared `ints` ([`shared_ints`], [`int_objects`]); an id past them (a sparse
+/// One text's ids as a list of the shared `ints` ([`shared_ints`]); an id past them (a sparse
 /// rank file's) gets an int of its own. Filled by direct stores ([`new_id_list`]): through
 /// `PyList::new` building the lists took 14.2 instructions per byte of English lines, filled
 /// directly 8.1 (cl100k, one call per line, callgrind).

@@ -18,8 +18,8 @@ type Segmentation = (Vec<(u32, u32, u32)>, f32);
 #[pyclass(module = "subwords._core", frozen)]
 pub struct SpModel {
     inner: Core,
-    ints: OnceLock<Vec<Py<PyAny>>>,
-    /// One Python str per piece, shared by the lists of pieces (as `ints` by the lists of ids).
+    /// One Python str per piece, shared by the lists of pieces (as the process's shared ints,
+    /// `raw::shared_ints`, by the lists of ids).
     strs: OnceLock<Vec<Py<PyAny>>>,
 }
 
@@ -31,7 +31,7 @@ crate::encoder::holds!(SpModel => Core);
 
 impl SpModel {
     fn ints(&self, py: Python<'_>) -> &[Py<PyAny>] {
-        self.ints.get_or_init(|| crate::int_objects(py, self.inner.pieces.len() as u32))
+        crate::raw::shared_ints(py, self.inner.pieces.len())
     }
 
     fn strs(&self, py: Python<'_>) -> &[Py<PyAny>] {
@@ -133,7 +133,7 @@ impl SpModel {
     #[new]
     fn new(py: Python<'_>, data: Vec<u8>) -> PyResult<Self> {
         let inner = py.detach(|| Core::from_bytes(data)).map_err(|e| to_py(py, e))?;
-        Ok(SpModel { inner, ints: OnceLock::new(), strs: OnceLock::new() })
+        Ok(SpModel { inner, strs: OnceLock::new() })
     }
 
     /// The encoder over this model (`subwords._core.Encoder`), with no template.
