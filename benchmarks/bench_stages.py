@@ -160,7 +160,8 @@ def inclusive(out: Path) -> tuple[int, dict[str, int]]:
             continue
         name = rest[: rest.rindex(" [")]
         name = name.split(":", 1)[1] if name.startswith("???:") else name
-        name = re.sub(r"'\d+$", "", name)  # a recursion level: the outermost holds the rest
+        if re.search(r"'\d+$", name):
+            continue  # a recursion level, counted again inside the outermost call's count
         funcs[name] = max(funcs.get(name, 0), n)
     return total, funcs
 
@@ -186,19 +187,22 @@ FRONT = [
     ("pre-splitting",
      lambda F, m: F("counting::count_text") - F("Normalizations::observe") - F("Tally::add"),
      lambda m: 3 * m["bytes"] + 20 * m["words"], "a byte-class scan, ~3 / byte, and ~20 / word for the unit's key"),
-    ("counting: a table probe per word",
-     lambda F, m: F("Tally::add"), lambda m: 40 * m["words"], "one probe per word: ~40 / word"),
+    ("counting: a table probe per word, the table handed to the learner",
+     lambda F, m: F("Tally::add") + F("UnitCounter::finish_units"), lambda m: 40 * m["words"],
+     "one probe per word: ~40 / word"),
 ]
 WRITE = ("writing the JSON (`to_json`)", lambda F, m: F("Tokenizer>::to_json"), None, "")
-MERGE_TOTAL = ("total in the core",
-               lambda F, m: F("UnitCounter::feed_file") + F("pipeline::train_traced") + F("Tokenizer>::to_json"),
-               None, "")
+# `train` runs on a worker thread: the call's own inclusive count leaves it out
+TOTAL = ("total in the core",
+         lambda F, m: F("UnitCounter::feed_file") + F("UnitCounter::finish_units") + F("pipeline::train_traced")
+         + F("Tokenizer>::to_json"), None, "")
 MERGE = [
     *FRONT,
-    ("spelling the units, the alphabet",
-     lambda F, m: F("pipeline::train_traced") - F("engine::run") - F("pipeline::merge_model")
-     - F("pipeline::encoded_length"),
+    ("spelling the units (`spell_serial`)", lambda F, m: F("pipeline::spell_serial"),
      lambda m: 10 * m["symbols"], "~10 / symbol of the distinct units"),
+    ("the alphabet, the rest of the set-up",
+     lambda F, m: F("pipeline::train_traced") - F("engine::run") - F("pipeline::merge_model")
+     - F("pipeline::encoded_length") - F("pipeline::spell_serial"), None, ""),
     ("the merge loop: its pair index built", lambda F, m: F("Engine::new"),
      lambda m: 15 * m["symbols"], "two passes over the units' symbol pairs: ~15 / pair"),
     ("the merge loop: the merges", lambda F, m: F("engine::run") - F("Engine::new"), None,
@@ -207,9 +211,50 @@ MERGE = [
     ("the report's count of the corpus's pieces", lambda F, m: F("pipeline::encoded_length"),
      lambda m: 10 * m["symbols"], "one longest match per distinct unit: ~10 / symbol"),
     WRITE,
-    MERGE_TOTAL,
+    TOTAL,
+]
+UNIGRAM = [
+    *FRONT,
+    ("spelling the units (`spell_serial`)", lambda F, m: F("pipeline::spell_serial"),
+     lambda m: 10 * m["symbols"], "~10 / symbol of the distinct units"),
+    ("the runs cut at unknown symbols, sorted, equal runs joined (`collect_runs`)",
+     lambda F, m: F("unigram::collect_runs"), None, "one pass and a sort of the distinct units"),
+    ("the seed, the EM rounds and the pruning rounds (one function once inlined)",
+     lambda F, m: F("unigram::train_traced") - F("unigram::collect_runs") - F("em::final_pass"), None,
+     "`plain`: three `logaddexp` per arc per round, in the specification's order"),
+    ("of which the seed's arcs (`seed_arcs`)", lambda F, m: F("seed::seed_arcs::{{closure}}"), None,
+     "two walks of the sorted suffixes"),
+    ("of which the pruning's Viterbi passes (`viterbi_down`)", lambda F, m: F("Lattice::viterbi_down"), None,
+     "one Viterbi per run and one per piece"),
+    ("the final likelihood pass (`final_pass`)", lambda F, m: F("em::final_pass"), None, "one Viterbi per run"),
+    ("the model built", lambda F, m: F("pipeline::train_unigram") - F("unigram::train_traced")
+     - F("pipeline::encoded_length"), None, ""),
+    ("the report's count of the corpus's pieces", lambda F, m: F("pipeline::encoded_length"), None,
+     "one Viterbi per distinct unit"),
+    WRITE,
+    TOTAL,
+]
+# An encoding: `m["calls"]` is the whole difference the encode calls make to the process.
+OWN = [
+    ("normalizing, pre-splitting, the word cache's lookups",
+     lambda F, m: F("subwords_core::encoder::encode") - F("Tokenizer::encode_unit_into") - F("WordCache<V>::insert"),
+     lambda m: 3 * m["bytes"] + 30 * m["words"], "a byte-class scan, ~3 / byte, and a probe per word, ~30 / word"),
+    ("words not in the cache: encoded (`encode_unit_into`) and stored",
+     lambda F, m: F("Tokenizer::encode_unit_into") + F("WordCache<V>::insert"), None,
+     "none once every word was met"),
+    ("the list built (`new_id_list`)", lambda F, m: F("raw::new_id_list"),
+     lambda m: 300 * m["lines"] + 10 * m["ids"], "a list allocated per call, ~300, and a store and a reference per id, ~10"),
+    ("the call: Python's loop, the str read, the binding",
+     lambda F, m: m["calls"] - F("subwords_core::encoder::encode") - F("raw::new_id_list"),
+     lambda m: 500 * m["lines"], "a C call taking one str: ~500 / line"),
+    ("total", lambda F, m: m["calls"], None, ""),
 ]
 STAGES: dict[str, list] = {
+    "encode-bpe": OWN,
+    "encode-wordpiece": OWN,
+    "encode-unigram": OWN,
+    "train-unigram": UNIGRAM,
+    "train-unigram-sp": UNIGRAM,
     "train-wordpiece": MERGE,
     "train-bpe-front": MERGE,
     "train-bpe-bytes": MERGE,
