@@ -226,7 +226,7 @@ UNIGRAM = [
      lambda F, m: F("unigram::train_traced") - F("unigram::collect_runs") - F("em::final_pass"), None,
      "`plain`: three `logaddexp` per arc per round, in the specification's order"),
     ("of which `exp` and `log1p` (libm)", lambda F, m: F("exp@@GLIBC_2.29") + F("__log1p_fma"), None,
-     "the plain EM's: fixed by the specification's order of operations"),
+     "`plain`: three per arc per round, in the specification's order"),
     ("of which the seed's arcs (`seed_arcs`)", lambda F, m: F("seed::seed_arcs::{{closure}}"), None,
      "two walks of the sorted suffixes"),
     ("of which sorts (rayon's `par_sort`: the seed's suffixes, and the runs' sort in `collect_runs`)",
@@ -345,7 +345,7 @@ def table(job: str, columns: list) -> None:
             n = expr(lambda name, funcs=funcs: f(funcs, name), m)
             seen |= n != 0
             fl = floor(m) if floor else 0
-            cells += [f"{n / 1e6:,.1f}", f"{n / m['bytes']:.1f}", f"{n / fl:.1f}×" if fl else "—"]
+            cells += [f"{n / 1e6:,.1f}", f"{n / m['bytes']:,.1f}", f"{n / fl:.1f}×" if fl else "—"]
         if seen:  # a stage the job does not have (WordPiece's normalizing) is left out
             print(f"| {label} | " + " | ".join(cells) + f" | {text} |")
 
