@@ -48,18 +48,18 @@ HERE = Path(__file__).resolve().parent
 CORE = "_core.abi3.so"
 
 TRAIN = {
-    "train-wordpiece": dict(model="wordpiece", pre_split="bert"),
-    "train-unigram": dict(model="unigram", spelling="front", em="plain"),
-    "train-unigram-sp": dict(model="unigram", spelling="front", em="sentencepiece"),
-    "train-bpe-front": dict(model="bpe", spelling="front"),
-    "train-bpe-bytes": dict(model="bpe", spelling="bytes", pre_split="gpt2"),
+    "train-wordpiece": {"model": "wordpiece", "pre_split": "bert"},
+    "train-unigram": {"model": "unigram", "spelling": "front", "em": "plain"},
+    "train-unigram-sp": {"model": "unigram", "spelling": "front", "em": "sentencepiece"},
+    "train-bpe-front": {"model": "bpe", "spelling": "front"},
+    "train-bpe-bytes": {"model": "bpe", "spelling": "bytes", "pre_split": "gpt2"},
 }
 ENCODE = {
     # job: (the model trained for it, its file's suffix)
-    "encode-bpe": (dict(model="bpe", spelling="front"), ".json"),
-    "encode-wordpiece": (dict(model="wordpiece", pre_split="bert"), ".json"),
-    "encode-unigram": (dict(model="unigram", spelling="front"), ".json"),
-    "encode-model": (dict(model="unigram", spelling="front", byte_fallback=True), ".model"),
+    "encode-bpe": ({"model": "bpe", "spelling": "front"}, ".json"),
+    "encode-wordpiece": ({"model": "wordpiece", "pre_split": "bert"}, ".json"),
+    "encode-unigram": ({"model": "unigram", "spelling": "front"}, ".json"),
+    "encode-model": ({"model": "unigram", "spelling": "front", "byte_fallback": True}, ".model"),
 }
 
 
@@ -84,8 +84,8 @@ def measures(text: str) -> dict[str, int]:
     the characters of the distinct words."""
     words = text.split()
     distinct = set(words)
-    return dict(bytes=len(text.encode("utf-8")), lines=text.count("\n") + 1, words=len(words),
-                distinct=len(distinct), symbols=sum(len(w) for w in distinct))
+    return {"bytes": len(text.encode("utf-8")), "lines": text.count("\n") + 1, "words": len(words),
+                "distinct": len(distinct), "symbols": sum(len(w) for w in distinct)}
 
 
 def cut(corpus: Path, mb: float, to: Path) -> Path:
@@ -135,7 +135,7 @@ def prepare(job: str, corpus: Path, work: Path, vocab: int, mb: float,
 def callgrind(out: Path, args: list[str]) -> None:
     env = dict(os.environ, RAYON_NUM_THREADS="1", PYTHONHASHSEED="0")
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__, *args]
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if r.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{r.stderr[-3000:]}")
 
