@@ -1,13 +1,14 @@
 """Where one training or one encoding spends its instructions, stage by stage (callgrind).
 
     python benchmarks/bench_stages.py JOB[,JOB...] [--corpora english,multilingual] [--vocab 32000]
-        [--mb 1] [--work DIR] [--reuse] [--functions N]
+        [--train-mb 0] [--mb 1] [--work DIR] [--reuse] [--functions N]
 
 Each job runs in a fresh Python process under ``valgrind --tool=callgrind`` on one thread
 (``threads=1``, ``RAYON_NUM_THREADS=1``), so its counts do not depend on the machine's load. A
 stage is the inclusive count of the core's functions that do it (sums and differences of a few
 named functions, listed in ``STAGES`` below), in millions and per byte of input. The floor is a
-rough estimate of what the stage must do at least; "× floor" is the stage over it.
+rough estimate of what the stage must do at least, from the input's bytes, lines, ids,
+whitespace-separated words, distinct words and their characters; "× floor" is the stage over it.
 
 Jobs:
 
@@ -21,16 +22,16 @@ Jobs:
   callgrind) on the whole corpus with ``--vocab`` rows (BPE ``front``, WordPiece with the BERT
   pre-split, Unigram ``front``), saved as JSON, loaded, and the first ``--mb`` MB of the corpus's
   lines encoded one ``encode(line)`` call per line into lists, a fresh model;
-* ``encode-model``: the same Unigram model written as a sentencepiece ``.model`` file and read by
-  ``subwords.load`` (the ``.model`` reader), the same lines.
+* ``encode-model``: a Unigram model trained the same way with ``byte_fallback=True``, written as
+  a sentencepiece ``.model`` file and read by ``subwords.load`` (the ``.model`` reader), the same
+  lines.
 
 An encoding job runs twice, with and without the encode calls: "the call" is the whole
 difference less the core's stages (Python's loop, the argument read, the list built).
 
 A training reads the whole corpus, or its first ``--train-mb`` MB; ``--mb`` cuts what the
-encoders encode. Callgrind
-files are kept in ``--work`` (``JOB.CORPUS.out``); ``--reuse`` reads them again instead of
-running, and ``--functions N`` prints each job's N largest core functions (inclusive), to find
+encoders encode. Callgrind files are kept in ``--work`` (``JOB.CORPUS.VOCAB.out``); ``--reuse``
+reads them again instead of running, and ``--functions N`` prints each job's N largest core functions (inclusive), to find
 the names a new stage needs.
 """
 
