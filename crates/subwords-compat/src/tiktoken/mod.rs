@@ -35,9 +35,11 @@
 //!   (~200 k instructions each); the minimum is taken in AVX2 lanes where the processor has
 //!   them ([`lowest_avx2`]), and the join's lookup is inlined. 1 MB of 16 KB chunks, a fresh
 //!   encoder, callgrind, the whole encoding: o200k English 69.3 -> 66.5 M, multilingual
-//!   160.6 -> 130.1 M, code 65.0 -> 62.1 M; cl100k 67.8 -> 65.0, 164.9 -> 134.0, 66.8 -> 62.4.
-//!   Tried and lost: LLVM's own vector code for the minimum in the AVX2 copy (it gathered each
-//!   lane across eight vectors with shuffles), o200k multilingual 160.6 -> 161.2 M.
+//!   160.6 -> 130.1 M, code 65.0 -> 62.1 M; cl100k 67.8 -> 65.0, 164.9 -> 134.0, 66.8 -> 62.4
+//!   (`examples/rank_chunks.rs`, the corpora's 16 KB chunks of `bench_encode_peers.py`).
+//!   Tried and lost: the same with 64 parts, LLVM's own vector code for the minimum in the
+//!   AVX2 copy (it gathered each lane across eight vectors with shuffles) and the lookup
+//!   called: o200k English 69.3 -> 70.5 M, multilingual 160.6 -> 161.2 M.
 //! * The chunks are split in batches of [`BATCH`] before they are looked up
 //!   ([`RankBpe::probe`]): a chunk's key, its hash and its line of the bit filter are asked for
 //!   when it is split, and [`PEEK`] chunks before its lookup the filter (arrived by then) says
