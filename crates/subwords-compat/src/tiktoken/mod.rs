@@ -36,7 +36,10 @@
 //!   them ([`lowest_avx2`]), and the join's lookup is inlined. 1 MB of 16 KB chunks, a fresh
 //!   encoder, callgrind, the whole encoding: o200k English 69.3 -> 66.5 M, multilingual
 //!   160.6 -> 130.1 M, code 65.0 -> 62.1 M; cl100k 67.8 -> 65.0, 164.9 -> 134.0, 66.8 -> 62.4
-//!   (`examples/rank_chunks.rs`, the corpora's 16 KB chunks of `bench_encode_peers.py`).
+//!   (`examples/rank_chunks.rs`, the corpora's 16 KB chunks of `bench_encode_peers.py`). With
+//!   the word cache's cheaper growth, o200k multilingual: 160.6 -> 129.0 M, mispredicted
+//!   branches 1.94 -> 1.53 M, first-level data misses level at 1.21 -> 1.23 M (`--branch-sim`,
+//!   `--cache-sim`).
 //!   Tried and lost: the same with 64 parts, LLVM's own vector code for the minimum in the
 //!   AVX2 copy (it gathered each lane across eight vectors with shuffles) and the lookup
 //!   called: o200k English 69.3 -> 70.5 M, multilingual 160.6 -> 161.2 M.
