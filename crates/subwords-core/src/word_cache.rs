@@ -422,16 +422,24 @@ impl<F: Copy, K: SlotKey> Short<F, K> {
         }
     }
 
-    /// Twice the slots (1024 at first), every key placed again.
+    /// Twice the slots (1024 at first), every key placed again: in the first free slot from
+    /// its home, with no comparison of keys (they are distinct) and no check of the load.
+    /// Against placing them by [`Short::insert`]: a fresh rank encoder, 1 MB of multilingual
+    /// text in 16 KB chunks (o200k), 4.23 M -> 3.22 M instructions in the growths, most of the
+    /// rest writing the new slots free (callgrind).
     #[cold]
     fn grow(&mut self) {
         let n = (2 * self.slots.len()).max(1024);
         let old = std::mem::replace(&mut self.slots, vec![(K::FREE, Entry::Run(0, 0)); n]);
         self.shift = 64 - n.trailing_zeros();
-        self.len = 0;
+        let mask = n - 1;
         for (key, entry) in old {
             if key != K::FREE {
-                self.insert(key, entry);
+                let mut i = key.home(self.shift);
+                while self.slots[i].0 != K::FREE {
+                    i = (i + 1) & mask;
+                }
+                self.slots[i] = (key, entry);
             }
         }
     }
@@ -709,7 +717,13 @@ mod tests {
             t.insert(pack(format!("w{i}").as_bytes()), Entry::Run(i, i));
         }
         assert_eq!(t.slots.len(), 4096);
-        assert!(matches!(t.get(pack(b"w2999")), Some(&Entry::Run(2999, 2999))));
+        // every key placed again by each growth (1024 -> 2048 -> 4096 slots), the count kept
+        assert_eq!(t.len(), 3005);
+        for i in 0..3000u32 {
+            let e = t.get(pack(format!("w{i}").as_bytes()));
+            assert!(matches!(e, Some(&Entry::Run(a, b)) if (a, b) == (i, i)), "w{i}");
+        }
+        assert!(matches!(t.get(first), Some(&Entry::Run(7, 7))));
         t.clear();
         assert_eq!((t.len(), t.slots.len()), (0, 4096), "as many slots as the words held need");
         assert!(t.get(pack(b"w7")).is_none());

@@ -24,11 +24,25 @@
 //!   16-byte load and a mask ([`packed_at`]). Hashing the byte slice instead cost a `memcmp` per
 //!   hit, a variable-length copy a `memmove` per lookup, and building the key by the length's
 //!   cases a mispredicted branch on text of mixed word lengths.
-//! * Pieces of at most 64 bytes merge in arrays on the stack ([`RankBpe::merge_small`]): parts
-//!   linked by their first byte, each join a `u32` of (rank, place), the lowest the minimum of
-//!   a fixed number of them. Against removing the merged part from the arrays and a `u64` per
-//!   join: o200k, 16 KB chunks of multilingual lines, 95.6 M -> 60.1 M instructions in the
-//!   merges (callgrind), a pinned pass 28.5-29.6 -> 34.6-36.8 MB/s.
+//! * Pieces of at most 255 bytes and 128 first parts merge in arrays on the stack
+//!   ([`RankBpe::merge_small`]): linked parts, each join a `u32` of (rank, place), the lowest
+//!   the minimum of a fixed number of them. Against removing the merged part from the arrays
+//!   and a `u64` per join: o200k, 16 KB chunks of multilingual lines, 95.6 M -> 60.1 M
+//!   instructions in the merges (callgrind), a pinned pass 28.5-29.6 -> 34.6-36.8 MB/s.
+//! * A part is named by its place among the first parts, not by its first byte, so a step
+//!   scans as many joins as there were first parts (half the bytes of Cyrillic, a third of
+//!   CJK's) and a run of 65 to 128 characters is no longer sent to [`RankBpe::merge_scan`]
+//!   (~200 k instructions each); the minimum is taken in AVX2 lanes where the processor has
+//!   them ([`lowest_avx2`]), and the join's lookup is inlined. 1 MB of 16 KB chunks, a fresh
+//!   encoder, callgrind, the whole encoding: o200k English 69.3 -> 66.5 M, multilingual
+//!   160.6 -> 130.1 M, code 65.0 -> 62.1 M; cl100k 67.8 -> 65.0, 164.9 -> 134.0, 66.8 -> 62.4
+//!   (`examples/rank_chunks.rs`, the corpora's 16 KB chunks of `bench_encode_peers.py`). With
+//!   the word cache's cheaper growth, o200k multilingual: 160.6 -> 129.0 M, mispredicted
+//!   branches 1.94 -> 1.53 M, first-level data misses level at 1.21 -> 1.23 M (`--branch-sim`,
+//!   `--cache-sim`).
+//!   Tried and lost: the same with 64 parts, LLVM's own vector code for the minimum in the
+//!   AVX2 copy (it gathered each lane across eight vectors with shuffles) and the lookup
+//!   called: o200k English 69.3 -> 70.5 M, multilingual 160.6 -> 161.2 M.
 //! * The chunks are split in batches of [`BATCH`] before they are looked up
 //!   ([`RankBpe::probe`]): a chunk's key, its hash and its line of the bit filter are asked for
 //!   when it is split, and [`PEEK`] chunks before its lookup the filter (arrived by then) says
@@ -134,10 +148,15 @@ use crate::{Error, Result};
 
 /// Chunks longer than this (in bytes) merge with a heap instead of a scan.
 pub const LONG_CHUNK: usize = 256;
-/// Chunks of at most this many bytes merge in arrays on the stack ([`RankBpe::merge_small`]).
-const SMALL_PIECE: usize = 64;
-/// [`RankBpe::merge_small`] keeps a rank and a place below [`SMALL_PIECE`] in one `u32`.
-const SMALL_RANKS: u32 = (1 << 26) - 1;
+/// Chunks of at most this many bytes merge in arrays on the stack ([`RankBpe::merge_small`]) when
+/// they start as at most [`SMALL_PARTS`] parts (a byte offset fits a `u8`).
+const SMALL_PIECE: usize = 255;
+/// The most first parts [`RankBpe::merge_small`] takes.
+const SMALL_PARTS: usize = 1 << PLACE_BITS;
+/// The bits of a part's place in a join of [`RankBpe::merge_small`].
+const PLACE_BITS: u32 = 7;
+/// [`RankBpe::merge_small`] keeps a rank and a part's place in one `u32`.
+const SMALL_RANKS: u32 = (1 << (32 - PLACE_BITS)) - 1;
 /// The longest token a rank file may hold, in bytes.
 pub const MAX_TOKEN_BYTES: usize = 1 << 16;
 /// Two tokens both ranked below this have their join's rank in a dense table
@@ -194,6 +213,8 @@ pub struct RankBpe {
     dense: Box<[u32]>,
     /// Whether every rank is below [`SMALL_RANKS`], as [`RankBpe::merge_small`] needs.
     narrow: bool,
+    /// Whether the processor has AVX2 ([`RankBpe::merge_small`] takes its minimum in lanes).
+    avx2: bool,
     /// The characters [`RankBpe::merge_small`] may start as one part ([`atoms`]).
     atoms: atoms::Atoms,
     /// id -> (offset, length) in `token_bytes`; `(NONE, 0)` for ids with no token.
@@ -354,6 +375,7 @@ impl RankBpe {
             pair_rank,
             dense,
             narrow,
+            avx2: has_avx2(),
             atoms,
             spans,
             token_bytes: flat,
@@ -548,7 +570,7 @@ impl RankBpe {
         if !scratch.words.extend_packed(key, out) {
             let start = out.len();
             if self.narrow {
-                self.merge_small(chunk, out);
+                self.merge_short(chunk, out);
             } else {
                 self.merge_scan(chunk, out, &mut scratch.parts);
             }
@@ -571,9 +593,7 @@ impl RankBpe {
         }
         if !scratch.words.extend_into(chunk, out) {
             let start = out.len();
-            if chunk.len() <= SMALL_PIECE && self.narrow {
-                self.merge_small(chunk, out);
-            } else {
+            if !(chunk.len() <= SMALL_PIECE && self.narrow && self.merge_small(chunk, out)) {
                 self.merge_scan(chunk, out, &mut scratch.parts);
             }
             scratch.words.insert(chunk, &out[start..]);
@@ -595,98 +615,161 @@ impl RankBpe {
         }
     }
 
-    /// [`RankBpe::merge_scan`] for a piece of 2 to [`SMALL_PIECE`] bytes, in arrays on the stack:
-    /// the piece is copied into a zero-padded buffer, so the key of any stretch of it is one
-    /// 16-byte load and a mask ([`packed_at`]). A part is named by its first byte and linked to
-    /// its neighbours, so a merge moves nothing; each part's join with the next is one `u32`,
-    /// its rank above the part's place (leftmost on ties), and the lowest is the minimum of a
-    /// fixed number of them, with no branch per part. Ranks must be below [`SMALL_RANKS`]
-    /// (`narrow`); the callers send other files' pieces to [`RankBpe::merge_scan`].
-    fn merge_small(&self, piece: &[u8], out: &mut Vec<u32>) {
+    /// [`RankBpe::merge_scan`] for a piece of 2 to [`SMALL_PIECE`] bytes that starts as at
+    /// most [`SMALL_PARTS`] parts, in arrays on the stack; false (nothing appended) for a piece
+    /// of more parts. The piece is copied into a zero-padded buffer, so the key of any stretch
+    /// of it is one 16-byte load and a mask ([`packed_at`]). A part is named by its place among
+    /// the first parts and linked to its neighbours, so a merge moves nothing; each part's join
+    /// with the next is one `u32`, its rank above the part's place (leftmost on ties), and the
+    /// lowest is the minimum of a fixed number of them, with no branch per part (eight lanes at
+    /// a time where the processor has AVX2). Ranks must be below [`SMALL_RANKS`] (`narrow`);
+    /// the callers send other files' pieces to [`RankBpe::merge_scan`].
+    fn merge_small(&self, piece: &[u8], out: &mut Vec<u32>) -> bool {
+        self.merge_small_by::<SMALL_PARTS, { SMALL_PIECE + 16 }>(piece, out)
+    }
+
+    /// [`RankBpe::merge_small`] for a piece of at most [`PACKED_LEN`] bytes (so of at most as
+    /// many parts): arrays of 16 parts, less to set up.
+    fn merge_short(&self, piece: &[u8], out: &mut Vec<u32>) {
+        let took = self.merge_small_by::<16, 32>(piece, out);
+        debug_assert!(took);
+    }
+
+    /// [`RankBpe::merge_small`] with arrays of `P` parts and a buffer of `B` bytes.
+    #[inline(always)]
+    fn merge_small_by<const P: usize, const B: usize>(
+        &self,
+        piece: &[u8],
+        out: &mut Vec<u32>,
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2 {
+            // SAFETY: `avx2` is set only when the processor has AVX2
+            return unsafe { self.merge_small_avx2::<P, B>(piece, out) };
+        }
+        self.merge_small_in::<false, P, B>(piece, out)
+    }
+
+    /// [`RankBpe::merge_small`] compiled for AVX2 whole (the minimum over the joins in lanes).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn merge_small_avx2<const P: usize, const B: usize>(
+        &self,
+        piece: &[u8],
+        out: &mut Vec<u32>,
+    ) -> bool {
+        self.merge_small_in::<true, P, B>(piece, out)
+    }
+
+    /// The body of [`RankBpe::merge_small`]: `P` parts at most, a piece of at most `B - 16`
+    /// bytes; `LANES`: the minimum over the joins in AVX2's lanes (only in code compiled for it).
+    #[inline(always)]
+    fn merge_small_in<const LANES: bool, const P: usize, const B: usize>(
+        &self,
+        piece: &[u8],
+        out: &mut Vec<u32>,
+    ) -> bool {
         let n = piece.len();
-        debug_assert!((2..=SMALL_PIECE).contains(&n) && self.narrow);
-        let mut buf = [0u8; SMALL_PIECE + 16];
+        debug_assert!(n >= 2 && n + 16 <= B && B <= 256 + 16 && P <= SMALL_PARTS && self.narrow);
+        let mut buf = [0u8; B];
         buf[..n].copy_from_slice(piece);
-        // part s is buf[s..next[s]], its token token[s]; joins[s] is the rank of it joined
-        // with the next part, shifted up by 6 bits and or'ed with s (u32::MAX for none, for
-        // the last part, and for the bytes inside a part)
-        let mut joins = [u32::MAX; SMALL_PIECE];
-        let mut token = [0u32; SMALL_PIECE];
-        let mut next = [0u8; SMALL_PIECE];
-        let mut prev = [0u8; SMALL_PIECE];
-        let key = |r: u32, s: usize| if r == NONE { u32::MAX } else { r << 6 | s as u32 };
-        // the rank of parts `left` and `right`, buf[a..b], joined
-        let rank_of = |left: u32, right: u32, a: usize, b: usize| -> u32 {
-            if let Some(r) = self.join(left, right) {
-                return r;
-            }
-            let len = b - a;
-            if len <= PACKED_LEN {
-                self.short.get(packed_at(&buf, a, len))
-            } else {
-                self.long.get(&buf[a..b]).copied().unwrap_or(NONE)
-            }
-        };
+        // part k is buf[start[k]..start[next[k]]], its token token[k]; joins[k] is the rank of
+        // it joined with the next part, shifted up by 6 bits and or'ed with k (u32::MAX for
+        // none, for the last part, and for the parts merged into their left neighbour)
+        let mut joins = [u32::MAX; P];
+        let mut token = [0u32; P];
+        // one more: the end of the last part
+        let mut start = [0u8; 257];
+        let mut next = [0u8; P];
+        let mut prev = [0u8; P];
+        let key = |r: u32, k: usize| if r == NONE { u32::MAX } else { r << PLACE_BITS | k as u32 };
+        let rank_of = |left, right, a: u8, b: u8| self.joined(&buf, left, right, a, b);
         // the first parts: the bytes, but a character that may start whole is one part
         // (`atoms`: the same merges follow as from its bytes)
-        let (mut i, mut last) = (0, u8::MAX);
+        let (mut i, mut m) = (0, 0);
         while i < n {
+            if m == P {
+                return false;
+            }
             let b = buf[i];
             let (len, t) = match b {
                 0xC0.. => self.atoms.at(&buf, i, n).unwrap_or((1, self.byte_rank[b as usize])),
                 _ => (1, self.byte_rank[b as usize]),
             };
-            token[i] = t;
-            next[i] = (i + len) as u8;
-            prev[i] = last;
-            last = i as u8;
+            token[m] = t;
+            start[m] = i as u8;
+            next[m] = (m + 1) as u8;
+            prev[m] = m.wrapping_sub(1) as u8;
+            m += 1;
             i += len;
         }
-        let mut s = 0;
-        while (next[s] as usize) < n {
-            let t = next[s] as usize;
-            let e = next[t] as usize;
-            let r = if e - s == 2 {
-                self.pair(buf[s], buf[t])
+        start[m] = n as u8;
+        for k in 0..m - 1 {
+            let (a, e) = (start[k], start[k + 2]);
+            let r = if e - a == 2 {
+                self.pair(buf[a as usize], buf[a as usize + 1])
             } else {
-                rank_of(token[s], token[t], s, e)
+                rank_of(token[k], token[k + 1], a, e)
             };
-            joins[s] = key(r, s);
-            s = t;
+            joins[k] = key(r, k);
         }
-        let width = (n - 1).div_ceil(8) * 8;
+        let width = (m - 1).div_ceil(8) * 8;
         loop {
-            let mut best = u32::MAX;
-            for c in joins[..width].chunks_exact(8) {
-                for &j in c {
-                    best = best.min(j);
+            let live = &joins[..width];
+            let best = if LANES {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: LANES is set only in `merge_small_avx2`, which runs on AVX2 only
+                unsafe {
+                    lowest_avx2(live)
                 }
-            }
+                #[cfg(not(target_arch = "x86_64"))]
+                unreachable!()
+            } else {
+                live.iter().fold(u32::MAX, |a, &b| a.min(b))
+            };
             if best == u32::MAX {
                 break;
             }
-            // part t joins part s, which then ends where t ended
-            let (s, r) = ((best & 63) as usize, best >> 6);
-            let t = next[s] as usize;
-            let e = next[t] as usize;
-            token[s] = r;
-            next[s] = e as u8;
-            joins[t] = u32::MAX;
-            joins[s] = if e < n {
-                prev[e] = s as u8;
-                key(rank_of(r, token[e], s, next[e] as usize), s)
+            // part j joins part k, which then ends where j ended
+            let (k, r) = ((best as usize) & (SMALL_PARTS - 1), best >> PLACE_BITS);
+            let j = next[k] as usize;
+            let e = next[j] as usize;
+            token[k] = r;
+            next[k] = e as u8;
+            joins[j] = u32::MAX;
+            joins[k] = if e < m {
+                prev[e] = k as u8;
+                key(rank_of(r, token[e], start[k], start[next[e] as usize]), k)
             } else {
                 u32::MAX
             };
-            if s > 0 {
-                let p = prev[s] as usize;
-                joins[p] = key(rank_of(token[p], r, p, e), p);
+            if k > 0 {
+                let p = prev[k] as usize;
+                joins[p] = key(rank_of(token[p], r, start[p], start[e]), p);
             }
         }
-        let mut s = 0;
-        while s < n {
-            out.push(token[s]);
-            s = next[s] as usize;
+        let mut k = 0;
+        while k < m {
+            out.push(token[k]);
+            k = next[k] as usize;
+        }
+        true
+    }
+
+    /// The rank of tokens `left` and `right`, `buf[a..b]`, joined, or `NONE` ([`RankBpe::join`],
+    /// else the bytes' key, `buf` padded by 16 bytes). Inlined into the merges: called, with
+    /// its registers saved and restored, it was a fifth of the lookup.
+    #[inline(always)]
+    fn joined(&self, buf: &[u8], left: u32, right: u32, a: u8, b: u8) -> u32 {
+        if let Some(r) = self.join(left, right) {
+            return r;
+        }
+        let (a, b) = (a as usize, b as usize);
+        let len = b - a;
+        if len <= PACKED_LEN {
+            self.short.get(packed_at(buf, a, len))
+        } else {
+            self.long.get(&buf[a..b]).copied().unwrap_or(NONE)
         }
     }
 
@@ -844,6 +927,37 @@ pub struct RankState {
     parts: Vec<Part>,
     words: WordCache<u32>,
     batch: Option<Box<Batch>>,
+}
+
+/// The lowest of `joins`, a multiple of 8 of them: eight lanes of minima, then one reduction.
+/// (LLVM's own vector code for the loop in a function compiled for AVX2 gathered each lane
+/// across eight vectors with shuffles, and cost more instructions than the scalar loop.)
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn lowest_avx2(joins: &[u32]) -> u32 {
+    use std::arch::x86_64::*;
+    let mut m = _mm256_set1_epi32(-1);
+    for c in joins.chunks_exact(8) {
+        // SAFETY: `c` is 8 readable `u32`s
+        m = _mm256_min_epu32(m, unsafe { _mm256_loadu_si256(c.as_ptr().cast()) });
+    }
+    let h = _mm_min_epu32(_mm256_castsi256_si128(m), _mm256_extracti128_si256::<1>(m));
+    let h = _mm_min_epu32(h, _mm_shuffle_epi32::<0b11_10>(h));
+    let h = _mm_min_epu32(h, _mm_shuffle_epi32::<0b01>(h));
+    _mm_cvtsi128_si32(h) as u32
+}
+
+/// Whether the processor has AVX2.
+fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
 }
 
 /// The packed key ([`pack`]) of `s[a..a + len]`, `1 <= len <=` [`PACKED_LEN`]: one 16-byte load
@@ -1333,12 +1447,39 @@ mod tests {
             }
             pieces.push(s);
         }
+        // pieces of ASCII start as one part a byte: past SMALL_PARTS bytes merge_small must
+        // refuse them (appending nothing), and the engine merge them another way
+        let (mut took, mut refused) = (0, 0);
         for s in &pieces {
             let (mut a, mut b) = (vec![], vec![]);
-            t.merge_small(s, &mut a);
+            let small = t.merge_small(s, &mut a);
             t.merge_heap(s, &mut b);
-            assert_eq!(a, b, "{:?}", String::from_utf8_lossy(s));
+            // the minimum one join at a time (processors without AVX2) gives the same
+            let mut c = vec![];
+            let scalar = t.merge_small_in::<false, SMALL_PARTS, { SMALL_PIECE + 16 }>(s, &mut c);
+            assert_eq!((scalar, &c), (small, &a));
+            if s.len() <= PACKED_LEN {
+                // the arrays of 16 parts, both ways
+                c.clear();
+                t.merge_short(s, &mut c);
+                assert_eq!(c, b);
+                c.clear();
+                assert!(t.merge_small_in::<false, 16, 32>(s, &mut c));
+                assert_eq!(c, b);
+            }
+            assert_eq!(small, s.len() <= SMALL_PARTS, "{:?}", String::from_utf8_lossy(s));
+            if small {
+                took += 1;
+                assert_eq!(a, b, "{:?}", String::from_utf8_lossy(s));
+            } else {
+                refused += 1;
+                assert!(a.is_empty());
+            }
+            // one chunk under cl100k's pattern (letters only)
+            let text = std::str::from_utf8(s).unwrap();
+            assert_eq!(t.encode(text, &[]), b, "{text:?}");
         }
+        assert!(took > 500 && refused > 500, "{took} {refused}");
         assert_eq!(t.encode(&"a".repeat(40), &[]), vec![266, 262]);
     }
 
@@ -1358,7 +1499,7 @@ mod tests {
                                                     // no token
         assert_eq!(t.encode("abcdef", &[]), vec![260, b'f' as u32]);
         let (mut a, mut b, mut parts) = (vec![], vec![], vec![]);
-        t.merge_small(b"abcde", &mut a);
+        assert!(t.merge_small(b"abcde", &mut a));
         t.merge_scan(b"abcde", &mut b, &mut parts);
         assert_eq!((a, b), (vec![260], vec![260]));
         // x b c d: cd (301) before bc (302); then bcd is no token
@@ -1400,10 +1541,11 @@ mod tests {
         assert!(joined > 50, "the table should hold joins to test, has {joined}");
         let mut parts = vec![];
         for _ in 0..3000 {
-            let len = next() as usize % (SMALL_PIECE - 1) + 2;
+            // ASCII: one first part a byte, at most SMALL_PARTS of them
+            let len = next() as usize % (SMALL_PARTS - 1) + 2;
             let s: Vec<u8> = (0..len).map(|_| b"abcdab"[next() as usize % 6]).collect();
             let (mut a, mut b, mut c) = (vec![], vec![], vec![]);
-            t.merge_small(&s, &mut a);
+            assert!(t.merge_small(&s, &mut a));
             t.merge_scan(&s, &mut b, &mut parts);
             t.merge_heap(&s, &mut c);
             assert_eq!(a, c, "{:?}", String::from_utf8_lossy(&s));
