@@ -42,7 +42,9 @@ impl ShortUnit {
     }
 
     fn text(&self) -> &str {
-        std::str::from_utf8(&self.0[..self.len()]).expect("a short unit holds the bytes of a str")
+        // SAFETY: made only by `new`, from the whole of a `str` (checking again was 140
+        // instructions a unit on multilingual text, 42 M at 15 MB)
+        unsafe { std::str::from_utf8_unchecked(&self.0[..self.len()]) }
     }
 }
 
@@ -59,7 +61,13 @@ impl std::hash::Hash for ShortUnit {
 #[derive(Default, Clone)]
 struct Tally {
     short: Map<ShortUnit, u64>,
+    /// `front` units that are the mark and then at most 15 bytes, by those bytes: the mark
+    /// (three bytes of the 15) left out of the key, so that a word of up to 15 bytes, not 12,
+    /// is counted in its slot; counting only ([`Spelling::front_words_only`]).
+    marked: Map<ShortUnit, u64>,
     long: Counts,
+    /// The mark and a word too long for `marked`, built for the lookup in `long`.
+    scratch: String,
     /// SuperBPE's or BoundlessBPE's spans ([`UnitCounter::spans`]), counted beside the units.
     spans: crate::learners::superword::SpanCounts,
 }
@@ -75,6 +83,32 @@ impl Tally {
             self.long.insert(unit.into(), 1);
         }
     }
+
+    /// Counts the unit that is `mark` and then `word`.
+    #[inline]
+    fn add_marked(&mut self, word: &str, mark: &str) {
+        if let Some(k) = ShortUnit::new(word) {
+            *self.marked.entry(k).or_insert(0) += 1;
+            return;
+        }
+        self.scratch.clear();
+        self.scratch.push_str(mark);
+        self.scratch.push_str(word);
+        if let Some(c) = self.long.get_mut(self.scratch.as_str()) {
+            *c += 1;
+        } else {
+            self.long.insert(self.scratch.as_str().into(), 1);
+        }
+    }
+}
+
+/// The text of a `marked` key: the mark's UTF-8, then the key's bytes.
+fn marked_text<'b>(mark: &str, k: &ShortUnit, buf: &'b mut [u8; 20]) -> &'b str {
+    let m = mark.len();
+    buf[..m].copy_from_slice(mark.as_bytes());
+    buf[m..m + k.len()].copy_from_slice(k.text().as_bytes());
+    // SAFETY: a `str` (the mark) followed by another (the key's)
+    unsafe { std::str::from_utf8_unchecked(&buf[..m + k.len()]) }
 }
 
 pub struct UnitCounter {
@@ -154,6 +188,25 @@ fn count_text(
         cut_at(text, cut, |part| {
             if !part.is_empty() {
                 count_text(spelling, &[], part, table, norm, spans, runs)
+            }
+        });
+        return;
+    }
+    if spelling.front_words_only() && spans.is_none() && runs.is_none() {
+        // every unit is the mark and a piece of a word cut before each mark in it: the words
+        // and the normalizations from one block scan, each unit counted without its mark
+        let mark = spelling.front_mark();
+        let mut utf8 = [0u8; 4];
+        let mark_str: &str = mark.encode_utf8(&mut utf8);
+        crate::spelling::front::for_each_word_observed(text, mark, norm, |a, b, marked| {
+            let word = &text[a..b];
+            if !marked {
+                table.add_marked(word, mark_str);
+            } else {
+                // `a▁b` spells `▁a` `▁b`, `▁b` spells `▁` `▁b` (`Spelling::for_each_unit`)
+                for piece in word.split(mark) {
+                    table.add_marked(piece, mark_str);
+                }
             }
         });
         return;
@@ -579,7 +632,19 @@ impl UnitCounter {
     }
 
     pub fn finish(mut self) -> Result<(Counts, Normalizations, u64, Option<Vec<String>>)> {
-        let (short, mut total) = self.merged()?;
+        let (short, marked, mut total) = self.merged()?;
+        let mark = self.spelling.mark.clone();
+        let mut buf = [0u8; 20];
+        total.reserve(marked.len());
+        for (k, v) in marked {
+            let text = marked_text(&mark, &k, &mut buf);
+            match total.get_mut(text) {
+                Some(c) => *c += v,
+                None => {
+                    total.insert(text.into(), v);
+                }
+            }
+        }
         // a short unit is never in a text table (the two hold units of different lengths), except
         // from `add_count`, which counts into the text table
         total.reserve(short.len());
@@ -600,18 +665,49 @@ impl UnitCounter {
     /// 15: at 7 MB of English (116k distinct units) making those strings cost about 20 ms and
     /// freeing them 5 ms, serial, of a 290 ms BPE run.
     pub fn finish_units(mut self) -> Result<(TableBytes, Option<Vec<String>>)> {
-        let (mut short, mut long) = self.merged()?;
+        let (mut short, mut marked, mut long) = self.merged()?;
+        let mark = self.spelling.mark.clone();
+        // each unit under one key: while the marked table is in use, a unit of the mark and at
+        // most 15 bytes belongs there (the other tables hold such units only from `add_count`
+        // or a text counted otherwise)
+        let marked_key = |text: &str| -> Option<ShortUnit> {
+            text.strip_prefix(mark.as_str()).filter(|_| !mark.is_empty()).and_then(ShortUnit::new)
+        };
+        if !marked.is_empty() {
+            short.retain(|k, v| match marked_key(k.text()) {
+                Some(u) => {
+                    *marked.entry(u).or_insert(0) += *v;
+                    false
+                }
+                None => true,
+            });
+        }
         // a text table holds short units only from `add_count`: those join the short table
-        long.retain(|k, v| match ShortUnit::new(k) {
-            Some(u) => {
-                *short.entry(u).or_insert(0) += *v;
-                false
+        long.retain(|k, v| {
+            if !marked.is_empty() {
+                if let Some(u) = marked_key(k) {
+                    *marked.entry(u).or_insert(0) += *v;
+                    return false;
+                }
             }
-            None => true,
+            match ShortUnit::new(k) {
+                Some(u) => {
+                    *short.entry(u).or_insert(0) += *v;
+                    false
+                }
+                None => true,
+            }
         });
         let bytes: usize = short.keys().map(|k| 12 + k.len()).sum::<usize>()
+            + marked.keys().map(|k| 12 + mark.len() + k.len()).sum::<usize>()
             + long.keys().map(|k| 12 + k.len()).sum::<usize>();
         let mut records = Records::with_capacity(bytes);
+        let mut buf = [0u8; 20];
+        for (k, &count) in &marked {
+            if count > 0 {
+                records.push(marked_text(&mark, k, &mut buf), count);
+            }
+        }
         for (text, count) in
             short.iter().map(|(k, &v)| (k.text(), v)).chain(long.iter().map(|(k, &v)| (&**k, v)))
         {
@@ -625,8 +721,10 @@ impl UnitCounter {
         ))
     }
 
-    /// The per-thread tables added up: the short units' table and the text table.
-    fn merged(&mut self) -> Result<(Map<ShortUnit, u64>, Counts)> {
+    /// The per-thread tables added up: the short units' table, the marked units' table and the
+    /// text table.
+    #[allow(clippy::type_complexity)]
+    fn merged(&mut self) -> Result<(Map<ShortUnit, u64>, Map<ShortUnit, u64>, Counts)> {
         if self.overflow {
             return Err(Error::Input(
                 "a count in the table is too large: a unit's total count does not fit in 64 bits; scale the counts down".into(),
@@ -639,7 +737,18 @@ impl UnitCounter {
         let big = (0..self.tables.len()).max_by_key(|&i| self.tables[i].long.len()).unwrap_or(0);
         let mut total = std::mem::take(&mut self.tables[big].long);
         let mut short: Map<ShortUnit, u64> = Map::default();
+        let mut marked: Map<ShortUnit, u64> = Map::default();
         for t in self.tables.drain(..) {
+            if marked.len() < t.marked.len() {
+                let small = std::mem::replace(&mut marked, t.marked);
+                for (k, v) in small {
+                    *marked.entry(k).or_insert(0) += v;
+                }
+            } else {
+                for (k, v) in t.marked {
+                    *marked.entry(k).or_insert(0) += v;
+                }
+            }
             if short.len() < t.short.len() {
                 let small = std::mem::replace(&mut short, t.short);
                 for (k, v) in small {
@@ -654,7 +763,7 @@ impl UnitCounter {
                 *total.entry(k).or_insert(0) += v;
             }
         }
-        Ok((short, total))
+        Ok((short, marked, total))
     }
 }
 
