@@ -61,10 +61,8 @@ impl std::hash::Hash for ShortUnit {
 #[derive(Default, Clone)]
 struct Tally {
     short: Map<ShortUnit, u64>,
-    /// `front` units that are the mark and then at most 15 bytes, by those bytes: the mark
-    /// (three bytes of the 15) left out of the key, so that a word of up to 15 bytes, not 12,
-    /// is counted in its slot; counting only ([`Spelling::front_words_only`]).
-    marked: Map<ShortUnit, u64>,
+    /// `front` units of the mark and a word, by the word ([`Spelling::front_words_only`]).
+    marked: Marked,
     long: Counts,
     /// The mark and a word too long for `marked`, built for the lookup in `long`.
     scratch: String,
@@ -87,8 +85,7 @@ impl Tally {
     /// Counts the unit that is `mark` and then `word`.
     #[inline]
     fn add_marked(&mut self, word: &str, mark: &str) {
-        if let Some(k) = ShortUnit::new(word) {
-            *self.marked.entry(k).or_insert(0) += 1;
+        if self.marked.add(word.as_bytes(), 1) {
             return;
         }
         self.scratch.clear();
@@ -102,13 +99,95 @@ impl Tally {
     }
 }
 
-/// The text of a `marked` key: the mark's UTF-8, then the key's bytes.
-fn marked_text<'b>(mark: &str, k: &ShortUnit, buf: &'b mut [u8; 20]) -> &'b str {
-    let m = mark.len();
-    buf[..m].copy_from_slice(mark.as_bytes());
-    buf[m..m + k.len()].copy_from_slice(k.text().as_bytes());
-    // SAFETY: a `str` (the mark) followed by another (the key's)
-    unsafe { std::str::from_utf8_unchecked(&buf[..m + k.len()]) }
+/// A word of at most 31 bytes, zero-padded, its length in the last byte: the key of the
+/// `front` words too long for a [`ShortUnit`] (a word of eight Cyrillic letters, most of an
+/// identifier), which otherwise take an allocation and a key read through a pointer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct MediumUnit([u8; 32]);
+
+impl MediumUnit {
+    #[inline]
+    fn new(b: &[u8]) -> Option<Self> {
+        (b.len() < 32).then(|| {
+            let mut k = [0u8; 32];
+            k[..b.len()].copy_from_slice(b);
+            k[31] = b.len() as u8;
+            MediumUnit(k)
+        })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.0[..self.0[31] as usize]
+    }
+}
+
+impl std::hash::Hash for MediumUnit {
+    #[inline]
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        for w in self.0.chunks_exact(8) {
+            state.write_u64(u64::from_le_bytes(w.try_into().unwrap()));
+        }
+    }
+}
+
+/// The `front` units that are the mark and then a word of at most 31 bytes, keyed by the word:
+/// the mark (three bytes) left out of the key, so that a word of up to 15 bytes, not 12, is
+/// counted in a 16-byte slot, and one of up to 31 in a 32-byte one.
+#[derive(Default, Clone)]
+struct Marked {
+    short: Map<ShortUnit, u64>,
+    medium: Map<MediumUnit, u64>,
+}
+
+impl Marked {
+    fn len(&self) -> usize {
+        self.short.len() + self.medium.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Adds `count` to the unit of the mark and `word`; false (nothing added) for a word of
+    /// more than 31 bytes.
+    #[inline]
+    fn add(&mut self, word: &[u8], count: u64) -> bool {
+        if word.len() <= crate::word_cache::PACKED_LEN {
+            let k = ShortUnit(crate::word_cache::pack(word).to_le_bytes());
+            *self.short.entry(k).or_insert(0) += count;
+            true
+        } else if let Some(k) = MediumUnit::new(word) {
+            *self.medium.entry(k).or_insert(0) += count;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Adds `other`'s counts (the smaller table into the larger).
+    fn absorb(&mut self, other: Marked) {
+        fn join<K: std::hash::Hash + Eq>(a: &mut Map<K, u64>, b: Map<K, u64>) {
+            let small = if a.len() < b.len() { std::mem::replace(a, b) } else { b };
+            for (k, v) in small {
+                *a.entry(k).or_insert(0) += v;
+            }
+        }
+        join(&mut self.short, other.short);
+        join(&mut self.medium, other.medium);
+    }
+
+    /// Calls `f(unit, count)` with each unit, `mark` put back in front of its word.
+    fn each(&self, mark: &str, mut f: impl FnMut(&str, u64)) {
+        let m = mark.len();
+        let mut buf = [0u8; 36];
+        buf[..m].copy_from_slice(mark.as_bytes());
+        let words = self.short.iter().map(|(k, &v)| (k.text().as_bytes(), v));
+        for (w, v) in words.chain(self.medium.iter().map(|(k, &v)| (k.bytes(), v))) {
+            buf[m..m + w.len()].copy_from_slice(w);
+            // SAFETY: a `str` (the mark) followed by another (a word counted from a `str`)
+            f(unsafe { std::str::from_utf8_unchecked(&buf[..m + w.len()]) }, v);
+        }
+    }
 }
 
 pub struct UnitCounter {
@@ -633,18 +712,13 @@ impl UnitCounter {
 
     pub fn finish(mut self) -> Result<(Counts, Normalizations, u64, Option<Vec<String>>)> {
         let (short, marked, mut total) = self.merged()?;
-        let mark = self.spelling.mark.clone();
-        let mut buf = [0u8; 20];
         total.reserve(marked.len());
-        for (k, v) in marked {
-            let text = marked_text(&mark, &k, &mut buf);
-            match total.get_mut(text) {
-                Some(c) => *c += v,
-                None => {
-                    total.insert(text.into(), v);
-                }
+        marked.each(&self.spelling.mark, |text, v| match total.get_mut(text) {
+            Some(c) => *c += v,
+            None => {
+                total.insert(text.into(), v);
             }
-        }
+        });
         // a short unit is never in a text table (the two hold units of different lengths), except
         // from `add_count`, which counts into the text table
         total.reserve(short.len());
@@ -667,27 +741,22 @@ impl UnitCounter {
     pub fn finish_units(mut self) -> Result<(TableBytes, Option<Vec<String>>)> {
         let (mut short, mut marked, mut long) = self.merged()?;
         let mark = self.spelling.mark.clone();
-        // each unit under one key: while the marked table is in use, a unit of the mark and at
-        // most 15 bytes belongs there (the other tables hold such units only from `add_count`
-        // or a text counted otherwise)
-        let marked_key = |text: &str| -> Option<ShortUnit> {
-            text.strip_prefix(mark.as_str()).filter(|_| !mark.is_empty()).and_then(ShortUnit::new)
-        };
+        // each unit under one key: while the marked tables are in use, a unit of the mark and
+        // at most 31 bytes belongs there (the other tables hold such units only from
+        // `add_count` or a text counted otherwise)
         if !marked.is_empty() {
-            short.retain(|k, v| match marked_key(k.text()) {
-                Some(u) => {
-                    *marked.entry(u).or_insert(0) += *v;
-                    false
-                }
+            short.retain(|k, v| match k.text().strip_prefix(mark.as_str()) {
+                Some(w) => !marked.add(w.as_bytes(), *v),
                 None => true,
             });
         }
         // a text table holds short units only from `add_count`: those join the short table
         long.retain(|k, v| {
             if !marked.is_empty() {
-                if let Some(u) = marked_key(k) {
-                    *marked.entry(u).or_insert(0) += *v;
-                    return false;
+                if let Some(w) = k.strip_prefix(mark.as_str()) {
+                    if marked.add(w.as_bytes(), *v) {
+                        return false;
+                    }
                 }
             }
             match ShortUnit::new(k) {
@@ -699,15 +768,15 @@ impl UnitCounter {
             }
         });
         let bytes: usize = short.keys().map(|k| 12 + k.len()).sum::<usize>()
-            + marked.keys().map(|k| 12 + mark.len() + k.len()).sum::<usize>()
+            + marked.short.keys().map(|k| 12 + mark.len() + k.len()).sum::<usize>()
+            + marked.medium.keys().map(|k| 12 + mark.len() + k.bytes().len()).sum::<usize>()
             + long.keys().map(|k| 12 + k.len()).sum::<usize>();
         let mut records = Records::with_capacity(bytes);
-        let mut buf = [0u8; 20];
-        for (k, &count) in &marked {
+        marked.each(&mark, |text, count| {
             if count > 0 {
-                records.push(marked_text(&mark, k, &mut buf), count);
+                records.push(text, count);
             }
-        }
+        });
         for (text, count) in
             short.iter().map(|(k, &v)| (k.text(), v)).chain(long.iter().map(|(k, &v)| (&**k, v)))
         {
@@ -723,8 +792,7 @@ impl UnitCounter {
 
     /// The per-thread tables added up: the short units' table, the marked units' table and the
     /// text table.
-    #[allow(clippy::type_complexity)]
-    fn merged(&mut self) -> Result<(Map<ShortUnit, u64>, Map<ShortUnit, u64>, Counts)> {
+    fn merged(&mut self) -> Result<(Map<ShortUnit, u64>, Marked, Counts)> {
         if self.overflow {
             return Err(Error::Input(
                 "a count in the table is too large: a unit's total count does not fit in 64 bits; scale the counts down".into(),
@@ -737,18 +805,9 @@ impl UnitCounter {
         let big = (0..self.tables.len()).max_by_key(|&i| self.tables[i].long.len()).unwrap_or(0);
         let mut total = std::mem::take(&mut self.tables[big].long);
         let mut short: Map<ShortUnit, u64> = Map::default();
-        let mut marked: Map<ShortUnit, u64> = Map::default();
+        let mut marked = Marked::default();
         for t in self.tables.drain(..) {
-            if marked.len() < t.marked.len() {
-                let small = std::mem::replace(&mut marked, t.marked);
-                for (k, v) in small {
-                    *marked.entry(k).or_insert(0) += v;
-                }
-            } else {
-                for (k, v) in t.marked {
-                    *marked.entry(k).or_insert(0) += v;
-                }
-            }
+            marked.absorb(t.marked);
             if short.len() < t.short.len() {
                 let small = std::mem::replace(&mut short, t.short);
                 for (k, v) in small {
