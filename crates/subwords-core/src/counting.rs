@@ -951,6 +951,66 @@ mod tally_tests {
         }
     }
 
+    #[test]
+    fn front_units_are_counted_once_whatever_their_key() {
+        // `front` counts a unit of the mark and a word under the word: up to 15 bytes in one
+        // key, up to 31 in another, longer ones (and `add_count`'s) under their text; each unit
+        // is listed once. Expected counts are by hand: 40 texts of each kind, then the
+        // add_count amounts (`x▁y` spells `▁x` `▁y`, `▁z` spells `▁` `▁z`).
+        let w15 = "abcdefghijklmno";
+        let w16 = "abcdefghijklmnop";
+        let w31 = "abcdefghijklmnopqrstuvwxyzABCDE";
+        let w32 = "abcdefghijklmnopqrstuvwxyzABCDEF";
+        let m = |w: &str| format!("\u{2581}{w}");
+        let opts =
+            TrainOptions::from_json(r#"{"model":"bpe","spelling":"front","vocab_size":300}"#)
+                .unwrap();
+        for threads in [1, 2] {
+            let mut c = UnitCounter::new(opts.spelling().unwrap(), threads, false);
+            let mut texts = Vec::new();
+            for _ in 0..40 {
+                texts.push(format!("{w15} {w16}  {w31}\t{w32}"));
+                texts.push(format!("x\u{2581}y \u{2581}z {w15}"));
+            }
+            c.feed_texts(&texts);
+            let n = c.normalizations;
+            assert!(n.whitespace_runs && n.mark_in_text && !n.stripped_ends, "{n:?}");
+            c.add_count("x", 7);
+            c.add_count(w32, 2);
+            c.add_count("y\u{2581}", 1);
+            let again = UnitCounter {
+                tables: c.tables.clone(),
+                ..UnitCounter::new(opts.spelling().unwrap(), threads, false)
+            };
+            let want = [
+                (m(w15), 80),
+                (m(w16), 40),
+                (m(w31), 40),
+                (m(w32), 42),
+                (m("x"), 47),
+                (m("y"), 41),
+                (m(""), 41),
+                (m("z"), 40),
+            ];
+            let (counts, ..) = c.finish().unwrap();
+            for (u, k) in &want {
+                assert_eq!(counts.get(u.as_str()), Some(k), "{u} {threads} threads");
+            }
+            assert_eq!(counts.len(), want.len(), "{threads} threads");
+            let (table, _) = again.finish_units().unwrap();
+            let mut units: Vec<(String, u64)> =
+                table.iter().map(|(u, k)| (u.to_string(), k)).collect();
+            units.sort();
+            let mut want = want.to_vec();
+            want.sort();
+            assert_eq!(units, want, "{threads} threads");
+        }
+        let mut c = UnitCounter::new(opts.spelling().unwrap(), 1, false);
+        c.feed_texts(&[" a b".to_string()]);
+        let n = c.normalizations;
+        assert!(!n.whitespace_runs && !n.mark_in_text && n.stripped_ends, "{n:?}");
+    }
+
     /// A block's newlines are counted by the threads that cut its lines: an error in the second
     /// 8 MB block still names its line. By construction: 4,500,000 lines of "a" (9 MB, so the
     /// first block ends inside them), then a line "b\xFF", line 4,500,001.
