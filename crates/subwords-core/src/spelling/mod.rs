@@ -18,6 +18,7 @@
 
 pub mod blocks;
 pub mod decode;
+pub mod front;
 pub mod gpt2;
 pub mod openai;
 pub mod pattern;
@@ -303,6 +304,17 @@ impl Spelling {
 
     pub fn front_mark(&self) -> char {
         self.mark.chars().next().unwrap_or('\u{2581}')
+    }
+
+    /// Whether every unit of a text is the mark and a piece of a whitespace-separated word cut
+    /// before each mark in it ([`front::for_each_word_observed`] then splits it): `front` cut at
+    /// its marks, a non-ASCII mark, no digit splitting and no normalization.
+    pub fn front_words_only(&self) -> bool {
+        self.scheme == Scheme::Front
+            && self.split_at_marks
+            && self.split_digits.is_none()
+            && !self.normalizes()
+            && !self.front_mark().is_ascii()
     }
 
     /// Calls `f(unit, span)` for every unit of `text`. For `front` the unit is the normalized
