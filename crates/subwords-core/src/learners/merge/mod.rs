@@ -206,8 +206,8 @@ impl Symbols {
     /// Registers a symbol text at a given id (ids must be contiguous from `first_id`).
     pub fn push(&mut self, text: Vec<u8>, length: u32) -> u32 {
         let id = self.base + self.texts.len() as u32;
-        self.index.insert(text.clone().into_boxed_slice(), id);
-        self.texts.push(Rc::from(text.into_boxed_slice()));
+        self.texts.push(Rc::from(&text[..]));
+        self.index.insert(text.into_boxed_slice(), id);
         self.lengths.push(length);
         id
     }
