@@ -13,7 +13,7 @@ use super::index::{
 };
 use super::scaffold::Marks;
 use super::trace::{MergeTrace, TraceRequest, Tracer};
-use super::units::{rewrite, split_units, Arena, Delta, Flat, SharedSyms};
+use super::units::{rewrite, split_units, Arena, Delta, Flat, SharedMeta, SharedSyms};
 use super::{
     unpack, Compaction, Events, MergeParams, Merged, MinCountRule, Score, Stop, Symbols,
     TieSpelling, Tuning, NO_SYMBOL,
@@ -707,9 +707,11 @@ impl<'a> Engine<'a> {
         list.sort();
         list.dedup();
         let ptr = SharedSyms(self.flat.syms.as_mut_ptr());
-        let meta = &self.flat.meta;
+        let meta = SharedMeta::new(&mut self.flat.meta);
+        let track = self.touched.is_some();
         let results: Vec<Delta> = if list.len() < PARALLEL_UNITS || self.threads == 1 {
             let mut d = std::mem::take(&mut self.delta);
+            d.track = track;
             rewrite(ptr, meta, &list, a, b, c, &mut d);
             vec![d]
         } else {
@@ -717,6 +719,7 @@ impl<'a> Engine<'a> {
             list.par_chunks(per)
                 .map(|part| {
                     let mut d = Delta::default();
+                    d.track = track;
                     rewrite(ptr, meta, part, a, b, c, &mut d);
                     d
                 })
@@ -724,7 +727,7 @@ impl<'a> Engine<'a> {
         };
         if let Some(t) = self.touched.as_mut() {
             for d in &results {
-                t.extend(d.lens.iter().map(|&(wi, _)| wi));
+                t.extend_from_slice(&d.units);
             }
         }
         let (sites, raised) = self.absorb(results, interned);
@@ -789,9 +792,6 @@ impl<'a> Engine<'a> {
         let mut left_out: Vec<(u64, i64)> = Vec::new();
         for (k, d) in results.iter().enumerate() {
             sites += d.sites;
-            for &(wi, m) in &d.lens {
-                self.flat.meta[wi as usize].set_len(m);
-            }
             for (q, v, places) in d.changes() {
                 let (q, v) = (*q, *v);
                 if interned && v > 0 && self.untracked > 0 && self.index.get(&q).is_none() {

@@ -384,7 +384,10 @@ pub(super) struct Delta {
     /// empty, their allocations kept for the next merge)
     pub(super) changes: Vec<(u64, i64, Vec<u32>)>,
     used: usize,
-    pub(super) lens: Vec<(u32, u32)>,
+    /// The units rewritten, listed only when `track` is set (Picky BPE's lists of the units
+    /// holding a token); their new lengths are written in their records as they are rewritten.
+    pub(super) units: Vec<u32>,
+    pub(super) track: bool,
     /// Σ count over the merge sites (how many a's and b's became c's).
     pub(super) sites: i64,
 }
@@ -502,7 +505,7 @@ impl Delta {
             }
         }
         self.used = 0;
-        self.lens.clear();
+        self.units.clear();
         self.sites = 0;
     }
 }
@@ -523,13 +526,47 @@ impl SharedSyms {
     }
 }
 
+/// The unit records shared by the threads of one merge, as [`SharedSyms`]: each thread reads
+/// and writes the records of its own share's units only. A rewritten unit's length is written
+/// as it is rewritten, not listed and written after the merge (a list push and a second pass
+/// over the units).
+#[derive(Clone, Copy)]
+pub(super) struct SharedMeta {
+    ptr: *mut Meta,
+    len: usize,
+}
+unsafe impl Send for SharedMeta {}
+unsafe impl Sync for SharedMeta {}
+
+impl SharedMeta {
+    pub(super) fn new(meta: &mut [Meta]) -> Self {
+        SharedMeta { ptr: meta.as_mut_ptr(), len: meta.len() }
+    }
+    #[inline(always)]
+    fn get(&self, i: usize) -> Meta {
+        assert!(i < self.len);
+        // SAFETY: in bounds; only this unit's thread writes its record (see `SharedSyms`)
+        unsafe { *self.ptr.add(i) }
+    }
+    #[inline(always)]
+    fn set_len(&self, i: usize, len: u32) {
+        assert!(i < self.len);
+        // SAFETY: as `get`
+        unsafe { (*self.ptr.add(i)).set_len(len) }
+    }
+    #[inline(always)]
+    fn addr(&self, i: usize) -> *const u8 {
+        self.ptr.wrapping_add(i) as *const u8
+    }
+}
+
 /// Rewrites the units of `list` (distinct ids), joining `(a, b)` into `c`; adds the count
 /// changes, the new places and the new lengths to `d` (empty, or kept from an earlier merge and
 /// cleared).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn rewrite(
     syms: SharedSyms,
-    meta: &[Meta],
+    meta: SharedMeta,
     list: &[u32],
     a: u32,
     b: u32,
@@ -544,13 +581,13 @@ pub(super) fn rewrite(
     const AHEAD: usize = 8;
     for (k, &wi) in list.iter().enumerate() {
         if let Some(&next) = list.get(k + AHEAD) {
-            prefetch(meta.as_ptr().wrapping_add(next as usize) as *const u8);
+            prefetch(meta.addr(next as usize));
             if let Some(&near) = list.get(k + AHEAD / 2) {
-                let m = meta[near as usize];
+                let m = meta.get(near as usize);
                 prefetch(syms.0.wrapping_add(m.start()) as *const u8);
             }
         }
-        let m = meta[wi as usize];
+        let m = meta.get(wi as usize);
         let st = m.start();
         let n = m.len();
         // SAFETY: units are disjoint ranges of the array and `list` holds each unit once across
@@ -615,7 +652,10 @@ pub(super) fn rewrite(
             }
         }
         d.sites += sites;
-        d.lens.push((wi, j as u32));
+        meta.set_len(wi as usize, j as u32);
+        if d.track {
+            d.units.push(wi);
+        }
     }
     if merged_lost != 0 {
         d.change(merged).1 -= merged_lost;
