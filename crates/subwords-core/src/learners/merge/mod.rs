@@ -139,13 +139,16 @@
 //!   1.24 M unit visits rewrite a site), 1,171 M -> 1,037 M on 15 MB of multilingual text.
 //! * The heap rebuilt from its entries without sorting them by pair to find a pair's repeats
 //!   (a kept pair's count is negated in the index meanwhile): 204 M -> 108 M instructions for
-//!   the multilingual text's one rebuild in the loop, of which the sort had been 141 M.
+//!   the multilingual text's one rebuild in the loop, of which the sort had been 120 M.
 //! * `absorb`'s list of raised pairs kept from merge to merge, and a new symbol's text copied
 //!   into its `Rc` once: `absorb` 124 M -> 110 M, `Engine::piece` 49 M -> 37 M (English).
-//! * Where the loop's instructions go now (English, `front`, 32k, one thread): the rewrite 307 M
-//!   (0.49 M of its 1.24 M unit visits stale), `absorb` 110 M, the heap's pops 93 M and pushes
-//!   42 M, `Engine::piece` 37 M; the loop (merges, the index aside) 702 M -> 638 M, the
-//!   multilingual text's 2,063 M -> 1,793 M.
+//! * A rewritten unit's length written in its record as it is rewritten, not listed for
+//!   `absorb` to write: the rewrite and `absorb` 417 M -> 405 M instructions (English), 1,357 M
+//!   -> 1,318 M (multilingual).
+//! * Where the loop's instructions go now (English, `front`, 32k, one thread): the rewrite 304 M
+//!   (0.49 M of its 1.24 M unit visits stale), `absorb` 101 M, the search for the best pair
+//!   93 M, the heap's pushes 42 M, `Engine::piece` 37 M; the loop (merges, the index aside)
+//!   702 M -> 626 M with the changes above, the multilingual text's 2,063 M -> 1,753 M.
 //! * Not done: `u16` symbols while the vocabulary fits (2 bytes of every 4 of the symbols).
 
 mod engine;
