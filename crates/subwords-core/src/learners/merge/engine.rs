@@ -13,7 +13,7 @@ use super::index::{
 };
 use super::scaffold::Marks;
 use super::trace::{MergeTrace, TraceRequest, Tracer};
-use super::units::{rewrite, split_units, Arena, Delta, Flat, SharedSyms};
+use super::units::{rewrite, split_units, Arena, Delta, Flat, SharedMeta, SharedSyms};
 use super::{
     unpack, Compaction, Events, MergeParams, Merged, MinCountRule, Score, Stop, Symbols,
     TieSpelling, Tuning, NO_SYMBOL,
@@ -64,6 +64,9 @@ pub(super) struct Engine<'a> {
     groups: std::collections::BinaryHeap<WordPieceGroup>,
     /// The serial rewrite's [`Delta`], kept from merge to merge.
     delta: Delta,
+    /// [`Engine::absorb`]'s list of raised pairs, kept from merge to merge (a fresh one grew
+    /// through its doublings at every merge).
+    raised: Vec<(u64, i64)>,
     /// Whether compaction may drop rarely counted pairs from the index (BPE counts, untraced).
     pub(super) may_drop: bool,
     /// An upper bound on the count of every pair some unit holds and the index does not (0: the
@@ -175,6 +178,9 @@ pub(super) fn floor_keeping(counts: impl Iterator<Item = u64>, keep: usize) -> u
 /// Below this many units a merge is rewritten on the calling thread.
 pub(super) const PARALLEL_UNITS: usize = 4096;
 
+/// Past this capacity the list of raised pairs is let go after its merge.
+const RAISED_KEEP: usize = 1 << 16;
+
 impl<'a> Engine<'a> {
     /// `keep_pairs`: no pair may be dropped from the index (a trace reads every pair; Picky
     /// BPE's removals raise counts, which the dropped-pair bound does not allow for).
@@ -259,6 +265,7 @@ impl<'a> Engine<'a> {
             group_of: Vec::new(),
             groups: std::collections::BinaryHeap::new(),
             delta: Delta::default(),
+            raised: Vec::new(),
             may_drop: params.score == Score::Count && !keep_pairs,
             untracked: 0,
             last_count: 0,
@@ -381,15 +388,34 @@ impl<'a> Engine<'a> {
     fn rebuild_heap(&mut self) {
         if !self.heap.wide && self.heap.len() > 0 {
             let mut nums = std::mem::take(&mut self.heap.nums);
-            nums.sort_unstable_by_key(|e| e.1);
-            nums.dedup_by_key(|e| e.1);
-            nums.retain_mut(|e| match self.entry(e.1) {
-                Some(c) => {
-                    e.0 = c.num;
-                    true
+            // the first entry of each live pair kept, at its live score: the pair's count is
+            // negated in the index meanwhile (the index holds positive counts only), so that its
+            // later entries go, and restored after. Sorting the entries by pair to find the
+            // repeats was 120 M instructions of a 204 M rebuild (15 MB of multilingual text).
+            let mut kept = 0;
+            let mut left_out: Vec<u64> = Vec::new();
+            for r in 0..nums.len() {
+                let p = nums[r].1;
+                let c = match self.index.get_mut(&p) {
+                    Some(v) if v.count > 0 => {
+                        v.count = -v.count;
+                        -v.count
+                    }
+                    _ => continue,
+                };
+                match self.entry_counted(p, c) {
+                    Some(en) => {
+                        nums[kept] = (en.num, p);
+                        kept += 1;
+                    }
+                    None => left_out.push(p),
                 }
-                None => false,
-            });
+            }
+            nums.truncate(kept);
+            for p in nums.iter().map(|e| e.1).chain(left_out) {
+                let v = self.index.get_mut(&p).expect("a negated pair is in the index");
+                v.count = -v.count;
+            }
             // every live pair counted at least the floor is here, so the `heap_keep`-th largest
             // count of the heap is that of the index: raise the floor to it (never lower)
             // (a floor is kept in counts: only plain counts take one)
@@ -681,9 +707,11 @@ impl<'a> Engine<'a> {
         list.sort();
         list.dedup();
         let ptr = SharedSyms(self.flat.syms.as_mut_ptr());
-        let meta = &self.flat.meta;
+        let meta = SharedMeta::new(&mut self.flat.meta);
+        let track = self.touched.is_some();
         let results: Vec<Delta> = if list.len() < PARALLEL_UNITS || self.threads == 1 {
             let mut d = std::mem::take(&mut self.delta);
+            d.track = track;
             rewrite(ptr, meta, &list, a, b, c, &mut d);
             vec![d]
         } else {
@@ -691,6 +719,7 @@ impl<'a> Engine<'a> {
             list.par_chunks(per)
                 .map(|part| {
                     let mut d = Delta::default();
+                    d.track = track;
                     rewrite(ptr, meta, part, a, b, c, &mut d);
                     d
                 })
@@ -698,7 +727,7 @@ impl<'a> Engine<'a> {
         };
         if let Some(t) = self.touched.as_mut() {
             for d in &results {
-                t.extend(d.lens.iter().map(|&(wi, _)| wi));
+                t.extend_from_slice(&d.units);
             }
         }
         let (sites, raised) = self.absorb(results, interned);
@@ -756,15 +785,13 @@ impl<'a> Engine<'a> {
         mut results: Vec<Delta>,
         interned: bool,
     ) -> (i64, Vec<(u64, i64)>) {
-        let mut raised: Vec<(u64, i64)> = Vec::new();
+        let mut raised = std::mem::take(&mut self.raised);
+        raised.clear();
         let mut sites = 0i64;
         // gains of pairs left out of the index (see `untracked`)
         let mut left_out: Vec<(u64, i64)> = Vec::new();
         for (k, d) in results.iter().enumerate() {
             sites += d.sites;
-            for &(wi, m) in &d.lens {
-                self.flat.meta[wi as usize].set_len(m);
-            }
             for (q, v, places) in d.changes() {
                 let (q, v) = (*q, *v);
                 if interned && v > 0 && self.untracked > 0 && self.index.get(&q).is_none() {
@@ -952,7 +979,7 @@ impl<'a> Engine<'a> {
         {
             let mut heap = std::mem::take(&mut self.heap);
             let order = self.order();
-            for (q, n) in raised {
+            for &(q, n) in &raised {
                 if let Some(en) = self.entry_counted(q, n) {
                     if en.num >= self.heap_floor {
                         heap.push(en, &order);
@@ -960,6 +987,9 @@ impl<'a> Engine<'a> {
                 }
             }
             self.heap = heap;
+        }
+        if raised.capacity() <= RAISED_KEEP {
+            self.raised = raised;
         }
         // stale entries pile up (a pair whose count rose several times has one entry per rise;
         // WordPiece re-pushes every pair of the merged symbols): rebuild from the live pairs

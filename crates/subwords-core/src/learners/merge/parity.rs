@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 use super::engine::{compaction_growth, PARALLEL_UNITS};
 use super::heap::{key_head, Cand, Order, PairHeap};
 use super::index::{build_index, PairIndex};
-use super::units::{rewrite, Arena, Delta, Flat, SharedSyms};
+use super::units::{rewrite, Arena, Delta, Flat, SharedMeta, SharedSyms};
 use super::{pack, unpack, Stop, Symbols, NO_SYMBOL};
 use crate::hash::Map;
 
@@ -279,7 +279,7 @@ impl State<'_> {
             .collect();
         {
             let ptr = SharedSyms(self.flat.syms.as_mut_ptr());
-            let meta = &self.flat.meta;
+            let meta = SharedMeta::new(&mut self.flat.meta);
             let by_lang = &self.by_lang;
             if list.len() < PARALLEL_UNITS || self.threads == 1 || work.len() == 1 {
                 for (l, d) in work.iter_mut() {
@@ -292,9 +292,6 @@ impl State<'_> {
         let mut raised_all = Vec::new();
         for (l, mut d) in work {
             self.tokens[l] -= d.sites as u64;
-            for &(wi, m) in &d.lens {
-                self.flat.meta[wi as usize].set_len(m);
-            }
             let mut heap = std::mem::take(&mut self.heaps[l]);
             {
                 let order = Order {

@@ -330,7 +330,7 @@ fn next_site(s: &[u32], from: usize, a: u32, b: u32) -> usize {
             _mm_movemask_ps, _mm_set1_epi32,
         };
         // SAFETY: SSE2 is in every x86-64 CPU; both unaligned loads read `s[i..i + 5]`, inside
-        // `s` while `i + 4 < n`.
+        // `s` while `i + 4 < n`, and the last step's `s[n - 5..n]`.
         unsafe {
             let (va, vb) = (_mm_set1_epi32(a as i32), _mm_set1_epi32(b as i32));
             let p = s.as_ptr();
@@ -343,6 +343,17 @@ fn next_site(s: &[u32], from: usize, a: u32, b: u32) -> usize {
                     return i + mask.trailing_zeros() as usize;
                 }
                 i += 4;
+            }
+            // the last one to three positions in one more step, the four that end the unit,
+            // those before `i` masked off (one symbol at a time, the tail was a tenth of the
+            // rewrite's scan on units of nine symbols)
+            if i + 1 < n && n >= 5 {
+                let at = n - 5;
+                let x = _mm_loadu_si128(p.add(at) as *const __m128i);
+                let y = _mm_loadu_si128(p.add(at + 1) as *const __m128i);
+                let both = _mm_and_si128(_mm_cmpeq_epi32(x, va), _mm_cmpeq_epi32(y, vb));
+                let mask = _mm_movemask_ps(_mm_castsi128_ps(both)) & (!0 << (i - at));
+                return if mask != 0 { at + mask.trailing_zeros() as usize } else { n };
             }
         }
     }
@@ -373,11 +384,12 @@ pub(super) struct Delta {
     /// empty, their allocations kept for the next merge)
     pub(super) changes: Vec<(u64, i64, Vec<u32>)>,
     used: usize,
-    pub(super) lens: Vec<(u32, u32)>,
+    /// The units rewritten, listed only when `track` is set (Picky BPE's lists of the units
+    /// holding a token); their new lengths are written in their records as they are rewritten.
+    pub(super) units: Vec<u32>,
+    pub(super) track: bool,
     /// Σ count over the merge sites (how many a's and b's became c's).
     pub(super) sites: i64,
-    // `rewrite`'s scratch for one unit: where its new pairs start
-    new_pos: Vec<usize>,
 }
 
 /// A free slot of [`Delta`]'s table (no pair is `(NO_SYMBOL, NO_SYMBOL)`).
@@ -493,7 +505,7 @@ impl Delta {
             }
         }
         self.used = 0;
-        self.lens.clear();
+        self.units.clear();
         self.sites = 0;
     }
 }
@@ -514,20 +526,53 @@ impl SharedSyms {
     }
 }
 
+/// The unit records shared by the threads of one merge, as [`SharedSyms`]: each thread reads
+/// and writes the records of its own share's units only. A rewritten unit's length is written
+/// as it is rewritten, not listed and written after the merge (a list push and a second pass
+/// over the units).
+#[derive(Clone, Copy)]
+pub(super) struct SharedMeta {
+    ptr: *mut Meta,
+    len: usize,
+}
+unsafe impl Send for SharedMeta {}
+unsafe impl Sync for SharedMeta {}
+
+impl SharedMeta {
+    pub(super) fn new(meta: &mut [Meta]) -> Self {
+        SharedMeta { ptr: meta.as_mut_ptr(), len: meta.len() }
+    }
+    #[inline(always)]
+    fn get(&self, i: usize) -> Meta {
+        assert!(i < self.len);
+        // SAFETY: in bounds; only this unit's thread writes its record (see `SharedSyms`)
+        unsafe { *self.ptr.add(i) }
+    }
+    #[inline(always)]
+    fn set_len(&self, i: usize, len: u32) {
+        assert!(i < self.len);
+        // SAFETY: as `get`
+        unsafe { (*self.ptr.add(i)).set_len(len) }
+    }
+    #[inline(always)]
+    fn addr(&self, i: usize) -> *const u8 {
+        self.ptr.wrapping_add(i) as *const u8
+    }
+}
+
 /// Rewrites the units of `list` (distinct ids), joining `(a, b)` into `c`; adds the count
 /// changes, the new places and the new lengths to `d` (empty, or kept from an earlier merge and
 /// cleared).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn rewrite(
     syms: SharedSyms,
-    meta: &[Meta],
+    meta: SharedMeta,
     list: &[u32],
     a: u32,
     b: u32,
     c: u32,
     d: &mut Delta,
 ) {
-    let mut new_pos = std::mem::take(&mut d.new_pos);
     let merged = pack(a, b);
     // what the units lose of `(a, b)` itself: each site's, and under `a == b` the pairs either
     // side of a site (a change per site, looked up in the delta's table, was a fifth of its
@@ -536,13 +581,13 @@ pub(super) fn rewrite(
     const AHEAD: usize = 8;
     for (k, &wi) in list.iter().enumerate() {
         if let Some(&next) = list.get(k + AHEAD) {
-            prefetch(meta.as_ptr().wrapping_add(next as usize) as *const u8);
+            prefetch(meta.addr(next as usize));
             if let Some(&near) = list.get(k + AHEAD / 2) {
-                let m = meta[near as usize];
+                let m = meta.get(near as usize);
                 prefetch(syms.0.wrapping_add(m.start()) as *const u8);
             }
         }
-        let m = meta[wi as usize];
+        let m = meta.get(wi as usize);
         let st = m.start();
         let n = m.len();
         // SAFETY: units are disjoint ranges of the array and `list` holds each unit once across
@@ -553,80 +598,94 @@ pub(super) fn rewrite(
         let Some(mut i) = first_site(s, a, b) else { continue };
         // joined in place: `j` (where the next symbol goes) trails `i` from the first site on,
         // so the old symbols at `i - 1` and after are still there to read the lost pairs from
-        new_pos.clear();
         let w = m.count as i64;
-        // each pair the unit loses, as it is read (the old symbols are still in place); the
-        // merged pair's own losses are summed apart, one row change for the whole call
-        let mut lose = |x: u32, y: u32| {
-            if x != NO_SYMBOL && y != NO_SYMBOL {
-                let q = pack(x, y);
-                if q == merged {
-                    merged_lost += w;
-                } else {
-                    d.change(q).1 -= w;
-                }
-            }
-        };
         let mut j = i;
         let mut last_old = usize::MAX;
         let mut sites = 0i64;
-        // each site, then the stretch up to the next one moved down in one copy
+        // each site: the pairs lost around it, read from the old symbols; the pairs gained,
+        // `(left, c)` with the symbol already in place before it and `(c, right)` with the old
+        // symbol after it unless another site starts there (its own `(c, c)` is that one's
+        // left pair); then the stretch up to the next site moved down in one copy
         loop {
-            if i > 0 && last_old != i - 1 {
-                lose(s[i - 1], s[i]);
+            if i > 0 {
+                if last_old != i - 1 {
+                    lose(d, &mut merged_lost, merged, s[i - 1], s[i], w);
+                }
+                gain(d, s[j - 1], c, w, wi);
             }
             // the site's own pair, `(a, b)` (sites are two or more apart: the last pair read is
             // at most the one before it)
-            lose(a, b);
+            merged_lost += w;
+            let mut right = NO_SYMBOL;
             if i + 2 < n {
-                lose(s[i + 1], s[i + 2]);
+                right = s[i + 2];
+                lose(d, &mut merged_lost, merged, s[i + 1], right, w);
                 last_old = i + 1;
             }
             sites += w;
-            if j > 0 && new_pos.last() != Some(&(j - 1)) {
-                new_pos.push(j - 1);
-            }
-            new_pos.push(j);
             s[j] = c;
             j += 1;
             i += 2;
             let next = next_site(s, i, a, b);
+            if next != i && i < n {
+                gain(d, c, right, w, wi);
+            }
             // (j < i: the stretch moves down; the symbol before `next` is read as it was; a
             // short one symbol by symbol, where a `memmove` call costs more than the copy)
-            if next - i <= 8 {
-                for k in i..next {
-                    s[j + k - i] = s[k];
+            let len = next - i;
+            if len <= 8 {
+                // SAFETY: `j < i` and `next <= n`: both ranges lie in `s`, and a forward copy
+                // one symbol at a time reads each symbol before it is overwritten
+                unsafe {
+                    let p = s.as_mut_ptr();
+                    for k in 0..len {
+                        *p.add(j + k) = *p.add(i + k);
+                    }
                 }
             } else {
                 s.copy_within(i..next, j);
             }
-            j += next - i;
+            j += len;
             i = next;
             if i >= n {
                 break;
             }
         }
         d.sites += sites;
-        let m = j;
-        for &p in &new_pos {
-            if p + 1 >= m {
-                continue;
-            }
-            let (x, y) = (s[p], s[p + 1]);
-            if x != NO_SYMBOL && y != NO_SYMBOL {
-                let row = d.change(pack(x, y));
-                row.1 += w;
-                if row.2.last() != Some(&wi) {
-                    row.2.push(wi);
-                }
-            }
+        meta.set_len(wi as usize, j as u32);
+        if d.track {
+            d.units.push(wi);
         }
-        d.lens.push((wi, m as u32));
     }
     if merged_lost != 0 {
         d.change(merged).1 -= merged_lost;
     }
-    d.new_pos = new_pos;
+}
+
+/// A pair a unit of count `w` loses, unless it borders a cut ([`NO_SYMBOL`]); the merged pair's
+/// own losses are summed in `merged_lost`, one row change for the whole call.
+#[inline(always)]
+fn lose(d: &mut Delta, merged_lost: &mut i64, merged: u64, x: u32, y: u32, w: i64) {
+    if x != NO_SYMBOL && y != NO_SYMBOL {
+        let q = pack(x, y);
+        if q == merged {
+            *merged_lost += w;
+        } else {
+            d.change(q).1 -= w;
+        }
+    }
+}
+
+/// A pair unit `wi` (count `w`) gains, unless it borders a cut: its count and the new place.
+#[inline(always)]
+fn gain(d: &mut Delta, x: u32, y: u32, w: i64, wi: u32) {
+    if x != NO_SYMBOL && y != NO_SYMBOL {
+        let row = d.change(pack(x, y));
+        row.1 += w;
+        if row.2.last() != Some(&wi) {
+            row.2.push(wi);
+        }
+    }
 }
 
 /// Splits every occurrence of `x` in the units of `list` (distinct ids) into `parts` (Picky
