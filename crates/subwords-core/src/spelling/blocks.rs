@@ -359,7 +359,7 @@ fn scan<const P: u8>(
     // `cur` holds the masks of block `k`, `next` of block `k + 1` (none yet)
     let (mut i, mut k) = (0, usize::MAX - 1);
     let (mut cur, mut next) = (Masks::default(), Masks::default());
-    // the chunk starts of block `k` known from its masks, past the first one in it
+    // the chunk starts of block `k` read from its masks and not yet reached
     let mut starts = 0u64;
     while i < s.len() {
         let kb = i >> 6;
@@ -371,16 +371,22 @@ fn scan<const P: u8>(
                 starts = o200k_starts(&t, kb << 6, (i & 63) as u32, &cur, &next);
             }
         }
-        let later = (starts >> (i & 63)) >> 1;
-        let end = if P == O200K && later != 0 {
-            i + 1 + later.trailing_zeros() as usize
-        } else {
-            match step::<P>(&t, i, &cur, &next) {
-                0 if P == O200K => o200k_chunk_end(&t, i),
-                0 if P == CL100K => cl100k_chunk_end::<true>(&t, i),
-                0 => cl100k_chunk_end::<false>(&t, i),
-                e => e,
+        if P == O200K && starts != 0 {
+            // every start read from the masks ends the chunk before it; the chunk after the
+            // last one goes to `step`
+            let base = kb << 6;
+            while starts != 0 {
+                let end = base + starts.trailing_zeros() as usize;
+                f(i, end);
+                i = end;
+                starts &= starts - 1;
             }
+        }
+        let end = match step::<P>(&t, i, &cur, &next) {
+            0 if P == O200K => o200k_chunk_end(&t, i),
+            0 if P == CL100K => cl100k_chunk_end::<true>(&t, i),
+            0 => cl100k_chunk_end::<false>(&t, i),
+            e => e,
         };
         f(i, end);
         i = end;
