@@ -12,9 +12,19 @@
 //! character-level scanner (`openai.rs`, the definition), from the chunk's start: it is always
 //! a chunk boundary, so both scanners give the very same chunks.
 //!
+//! Under o200k the chunk starts of a block after the first chunk that starts in it are read
+//! from the masks at once, as bits ([`o200k_starts`]: each rule of the pattern over ASCII is a
+//! few shifts of the masks, given that a chunk starts at that first chunk), up to the block's
+//! first non-ASCII byte; the chunk into the next block and the rest go through the per-chunk
+//! path above.
+//!
 //! Against the scanner of `openai.rs` alone (SWAR over eight bytes, a byte table per chunk
 //! start): o200k, 1 MB of English in 16 KB chunks, the whole encoding, 58.9 -> 52.6
 //! instructions a byte (callgrind, AVX2 path); `benchmarks/README.md` has the rest.
+//! * A block's o200k chunk starts at once, against each chunk's end from its 64-byte window:
+//!   1 MB in 16 KB chunks, a fresh encoder, the whole encoding 59.5 -> 50.5 (English), 63.6 ->
+//!   53.3 (code), 150.3 -> 143.4 (multilingual) instructions a byte, the split alone 16.7 ->
+//!   7.9, 19.0 -> 9.1, 29.0 -> 26.6 (callgrind, AVX2 path; cl100k and Llama 3 unchanged).
 //! * Tried and lost: the word's end as a closure called from three places, which LLVM kept out
 //!   of line (a call, a `vzeroupper` and the captures stored per chunk): o200k English 16 KB
 //!   slower than the scanner it replaced (122.0/119.8 against 133.0/129.1 MB/s in turn).
@@ -426,7 +436,7 @@ fn o200k_starts(t: &Text<'_>, base: usize, off: u32, cur: &Masks, next: &Masks) 
     let newline = cur.newline;
     let slash = cur.newline_slash & !newline;
     let blank_run = cur.space & !newline; // whitespace that is no line break
-    // `[\r\n/]*` after punctuation (whose run ends at a line break): filled forward from there
+                                          // `[\r\n/]*` after punctuation (whose run ends at a line break): filled forward from there
     let mark = newline & (cur.other << 1) & after;
     let trail = newline | slash;
     // (`| mark`: a second mark in a run, where the carry from the first passes, stays in)
@@ -776,6 +786,10 @@ mod tests {
         ")",
         "\x00",
         "\x1f",
+        "!\n/\r\n/",
+        "\n  ",
+        " \n \t",
+        "x'd's",
         "\x7f",
         "\u{e9}",
         "\u{c9}",
@@ -809,13 +823,19 @@ mod tests {
             ((state >> 33) as usize) % n
         };
         let fills = ["x", " ", "\n", "7", "!", "\u{e9}", "X", "\t"];
+        // every third text ASCII only, where o200k's whole blocks are read from the masks
+        let ascii: Vec<&str> = PIECES.iter().copied().filter(|p| p.is_ascii()).collect();
         for round in 0..40_000 {
             // a run of one filler to put the interesting part at every offset of a block
             let fill = fills[round % fills.len()];
             let mut text = fill.repeat(next(70));
             let pieces = 1 + next(if round % 10 == 0 { 120 } else { 12 });
             for _ in 0..pieces {
-                let p = PIECES[next(PIECES.len())];
+                let p = if round % 3 == 1 {
+                    ascii[next(ascii.len())]
+                } else {
+                    PIECES[next(PIECES.len())]
+                };
                 // sometimes a long run of one piece, to cross block edges inside it
                 let times = if next(8) == 0 { 1 + next(40) } else { 1 };
                 for _ in 0..times {
