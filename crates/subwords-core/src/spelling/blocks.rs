@@ -12,9 +12,21 @@
 //! character-level scanner (`openai.rs`, the definition), from the chunk's start: it is always
 //! a chunk boundary, so both scanners give the very same chunks.
 //!
+//! Under o200k the chunk starts of a block after the first chunk that starts in it are read
+//! from the masks at once, as bits ([`o200k_starts`]: each rule of the pattern over ASCII is a
+//! few shifts of the masks, given that a chunk starts at that first chunk), up to the block's
+//! first non-ASCII byte; the chunk into the next block and the rest go through the per-chunk
+//! path above.
+//!
 //! Against the scanner of `openai.rs` alone (SWAR over eight bytes, a byte table per chunk
 //! start): o200k, 1 MB of English in 16 KB chunks, the whole encoding, 58.9 -> 52.6
 //! instructions a byte (callgrind, AVX2 path); `benchmarks/README.md` has the rest.
+//! * A block's o200k chunk starts at once, against each chunk's end from its 64-byte window:
+//!   1 MB in 16 KB chunks, a fresh encoder, the whole encoding 59.5 -> 50.5 (English), 63.6 ->
+//!   53.3 (code), 150.3 -> 143.4 (multilingual) instructions a byte, the split alone 16.7 ->
+//!   7.9, 19.0 -> 9.1, 29.0 -> 26.6 (callgrind, AVX2 path; cl100k and Llama 3 unchanged).
+//!   The starts emitted in one loop per block, against a block check and a read of the next
+//!   start per chunk: the split alone on English 10.3 -> 7.9 instructions a byte.
 //! * Tried and lost: the word's end as a closure called from three places, which LLVM kept out
 //!   of line (a call, a `vzeroupper` and the captures stored per chunk): o200k English 16 KB
 //!   slower than the scanner it replaced (122.0/119.8 against 133.0/129.1 MB/s in turn).
@@ -114,6 +126,10 @@ pub struct Masks {
     pub other: u64,
     /// bytes of non-ASCII characters
     pub high: u64,
+    /// `' '`: what ` ?[^\s\p{L}\p{N}]+` takes in front of punctuation.
+    pub blank: u64,
+    /// `'`: where a contraction may follow a word.
+    pub quote: u64,
 }
 
 /// The masks of `s[base..base + 64]`, from `block`, which classifies 64 readable bytes (and
@@ -137,6 +153,8 @@ fn classify(s: &[u8], base: usize, block: impl Fn(&[u8; 64]) -> Masks) -> Masks 
                 newline_slash: m.newline_slash & valid,
                 other: 0,
                 high: m.high & valid,
+                blank: m.blank & valid,
+                quote: m.quote & valid,
             }
             .with_other(valid)
         }
@@ -172,6 +190,8 @@ pub fn portable_block(b: &[u8; 64]) -> Masks {
         m.newline |= gather(nl) << at;
         m.newline_slash |= gather(nl | lanes_in(w, b'/', b'/')) << at;
         m.high |= gather(w) << at;
+        m.blank |= gather(lanes_in(w, b' ', b' ')) << at;
+        m.quote |= gather(lanes_in(w, b'\'', b'\'')) << at;
     }
     m
 }
@@ -224,6 +244,8 @@ mod x86 {
             newline_slash: newline | is!(b'/'),
             other: 0,
             high: _mm512_movepi8_mask(v),
+            blank: is!(b' '),
+            quote: is!(b'\''),
         }
     }
 
@@ -290,6 +312,16 @@ mod x86 {
                 $v
             };
         }
+        macro_rules! blank {
+            ($v:expr) => {
+                is!($v, b' ')
+            };
+        }
+        macro_rules! quote {
+            ($v:expr) => {
+                is!($v, b'\'')
+            };
+        }
         let newline = mask!(newline);
         Masks {
             upper: mask!(upper),
@@ -300,6 +332,8 @@ mod x86 {
             newline_slash: newline | mask!(slash),
             other: 0,
             high: mask!(high),
+            blank: mask!(blank),
+            quote: mask!(quote),
         }
     }
 }
@@ -323,8 +357,9 @@ pub fn masks_by_every_classifier(s: &[u8], base: usize) -> Vec<(Simd, Masks)> {
 }
 
 /// The driver: the masks of the block a chunk starts in and of the next, classified once each
-/// as the chunks move on, and each chunk's end from them ([`step`]) or the character-level
-/// scanner.
+/// as the chunks move on. Under o200k the chunk starts of a block after the first chunk that
+/// starts in it are read from the masks at once ([`o200k_starts`]); every other chunk's end
+/// comes from [`step`] or the character-level scanner.
 #[inline(always)]
 fn scan<const P: u8>(
     text: &str,
@@ -336,12 +371,28 @@ fn scan<const P: u8>(
     // `cur` holds the masks of block `k`, `next` of block `k + 1` (none yet)
     let (mut i, mut k) = (0, usize::MAX - 1);
     let (mut cur, mut next) = (Masks::default(), Masks::default());
+    // the chunk starts of block `k` read from its masks and not yet reached
+    let mut starts = 0u64;
     while i < s.len() {
         let kb = i >> 6;
         if kb != k {
             cur = if kb == k + 1 { next } else { classify(s, kb << 6, &block) };
             next = classify(s, (kb + 1) << 6, &block);
             k = kb;
+            if P == O200K {
+                starts = o200k_starts(&t, kb << 6, (i & 63) as u32, &cur, &next);
+            }
+        }
+        if P == O200K && starts != 0 {
+            // every start read from the masks ends the chunk before it; the chunk after the
+            // last one goes to `step`
+            let base = kb << 6;
+            while starts != 0 {
+                let end = base + starts.trailing_zeros() as usize;
+                f(i, end);
+                i = end;
+                starts &= starts - 1;
+            }
         }
         let end = match step::<P>(&t, i, &cur, &next) {
             0 if P == O200K => o200k_chunk_end(&t, i),
@@ -352,6 +403,108 @@ fn scan<const P: u8>(
         f(i, end);
         i = end;
     }
+}
+
+/// The o200k chunk starts in the block at `base` (masks `cur`, the next block's `next`) after
+/// bit `off`, where a chunk starts: bit `j` for a chunk starting at byte `base + j`. Only the
+/// bytes before the first non-ASCII one from `off` on are decided (every later bit is 0), and
+/// the chunk that runs into the next block is left to [`step`].
+///
+/// Over ASCII each rule of the pattern reads a byte or two around the start, given that the
+/// chunk at `off` starts there (so nothing before `off` matters):
+/// * a letter starts a chunk unless it follows a letter it may follow (not an upper-case one
+///   after a lower-case one) or a prefix that starts a chunk (punctuation that does, or a
+///   whitespace character other than a line break, which always does before a non-space);
+/// * punctuation starts a chunk unless it follows punctuation of its run or a space (` ?`);
+///   the line breaks and slashes right after a run of punctuation belong to it;
+/// * a digit starts a chunk at the start of its run and every third one after;
+/// * whitespace (the rest) starts a chunk where its run starts, at its last character before
+///   a non-space (`\s+(?!\S)`), and after the run's last line break (`\s*[\r\n]+`);
+/// * then a contraction after a word (`'s` ...) joins it, and the chunk after starts there.
+#[inline(always)]
+fn o200k_starts(t: &Text<'_>, base: usize, off: u32, cur: &Masks, next: &Masks) -> u64 {
+    let valid = cur.upper | cur.lower | cur.digit | cur.space | cur.other | cur.high;
+    let next_valid = next.upper | next.lower | next.digit | next.space | next.other | next.high;
+    // a bit `j` is decided when bytes `j` and `j + 1` are ASCII
+    let high = ((next.high as u128) << 64) | (cur.high & (u64::MAX << off)) as u128;
+    let first_high = high.trailing_zeros();
+    if first_high <= off + 1 {
+        return 0;
+    }
+    let keep = if first_high > 64 { u64::MAX } else { u64::MAX >> (65 - first_high) };
+    let after = (u64::MAX << off) << 1;
+
+    let letter = cur.upper | cur.lower;
+    let newline = cur.newline;
+    let slash = cur.newline_slash & !newline;
+    let blank_run = cur.space & !newline; // whitespace that is no line break
+                                          // `[\r\n/]*` after punctuation (whose run ends at a line break): filled forward from there
+    let mark = newline & (cur.other << 1) & after;
+    let trail = newline | slash;
+    // (`| mark`: a second mark in a run, where the carry from the first passes, stays in)
+    let tail = ((mark.wrapping_add(trail) ^ trail) | mark) & trail;
+    let other = cur.other & !tail;
+    let punct = other & !((other | cur.blank) << 1);
+    // a start that may be a word's prefix
+    let prefix = ((punct | (1u64 << off)) & cur.other) | blank_run;
+    let word = letter & !(((letter & !(cur.lower & (cur.upper >> 1))) | prefix) << 1);
+    // digits: from each run's start, every third while the run lasts
+    let d = cur.digit;
+    // (a run that starts before `off` counts from `off`: a non-ASCII digit may come before)
+    let mut digits = ((d & !(d << 1)) | (1u64 << off)) & d & (u64::MAX << off);
+    let three = d & (d << 1) & (d << 2);
+    let mut x = digits;
+    while x != 0 {
+        x = (x << 3) & three;
+        digits |= x;
+    }
+    // whitespace
+    let ws = cur.space & !tail;
+    let space_next = (cur.space >> 1) | (next.space << 63);
+    let valid_next = (valid >> 1) | (next_valid << 63);
+    let mut spaces = (ws & !(ws << 1)) | (blank_run & !space_next & valid_next);
+    // after a line break: a start unless the blanks after it end at another line break
+    let mut after_nl = blank_run & (newline << 1) & after & keep;
+    let mut keep = keep;
+    if after_nl != 0 {
+        let run = ((next.space & !next.newline) as u128) << 64 | blank_run as u128;
+        let nl = ((next.newline as u128) << 64) | newline as u128;
+        while after_nl != 0 {
+            let j = after_nl.trailing_zeros();
+            after_nl &= after_nl - 1;
+            let e = (!(run >> j)).trailing_zeros() + j;
+            if e >= 128 || (high >> e) & 1 != 0 {
+                keep &= (1u64 << j) - 1; // undecided here: from `j` on the scanners decide
+                break;
+            }
+            if (nl >> e) & 1 == 0 {
+                spaces |= 1u64 << j;
+            }
+        }
+    }
+    let mut starts = (word | punct | digits | spaces) & valid & after & keep;
+    // contractions after a word, in order: one that ends at the next quote makes it no
+    // contraction's
+    let mut quotes = cur.quote & (letter << 1) & after & keep;
+    let mut last_end = 0;
+    while quotes != 0 {
+        let j = quotes.trailing_zeros() as usize;
+        quotes &= quotes - 1;
+        if j == last_end {
+            continue;
+        }
+        let n = t.contraction_ci(base + j + 1);
+        if n > 0 {
+            let e = j + 1 + n;
+            let covered = if e >= 64 { u64::MAX } else { (1u64 << e) - 1 };
+            starts &= !(covered & (u64::MAX << j));
+            if e < 64 && base + e < t.s.len() {
+                starts |= (1u64 << e) & keep;
+            }
+            last_end = e;
+        }
+    }
+    starts
 }
 
 /// The end of the o200k chunk at `i` read from the masks of the block `i` is in (`cur`) and the
@@ -541,6 +694,13 @@ mod tests {
             assert_eq!(m.newline_slash, 0b110000);
             assert_eq!(m.other, 0b1100000);
             assert_eq!(m.high, 0b110000000);
+            assert_eq!(m.blank, 0b1000);
+            assert_eq!(m.quote, 0);
+        }
+        let m = masks_by_every_classifier(b"x' 'y", 0);
+        for (_, m) in m {
+            assert_eq!(m.blank, 0b100);
+            assert_eq!(m.quote, 0b1010);
         }
     }
 
@@ -628,6 +788,10 @@ mod tests {
         ")",
         "\x00",
         "\x1f",
+        "!\n/\r\n/",
+        "\n  ",
+        " \n \t",
+        "x'd's",
         "\x7f",
         "\u{e9}",
         "\u{c9}",
@@ -661,13 +825,19 @@ mod tests {
             ((state >> 33) as usize) % n
         };
         let fills = ["x", " ", "\n", "7", "!", "\u{e9}", "X", "\t"];
+        // every third text ASCII only, where o200k's whole blocks are read from the masks
+        let ascii: Vec<&str> = PIECES.iter().copied().filter(|p| p.is_ascii()).collect();
         for round in 0..40_000 {
             // a run of one filler to put the interesting part at every offset of a block
             let fill = fills[round % fills.len()];
             let mut text = fill.repeat(next(70));
             let pieces = 1 + next(if round % 10 == 0 { 120 } else { 12 });
             for _ in 0..pieces {
-                let p = PIECES[next(PIECES.len())];
+                let p = if round % 3 == 1 {
+                    ascii[next(ascii.len())]
+                } else {
+                    PIECES[next(PIECES.len())]
+                };
                 // sometimes a long run of one piece, to cross block edges inside it
                 let times = if next(8) == 0 { 1 + next(40) } else { 1 };
                 for _ in 0..times {
