@@ -1,11 +1,15 @@
-//! `subwords._core.FaceCall`: a drop-in face's method on one text as one native call.
+//! `subwords._core.FaceCall`: a tokenizer's method on one text as one native call.
 //!
-//! The faces (`subwords.compat.sentencepiece`, `subwords.compat.tiktoken`) put a `FaceCall` on
-//! each object, in place of the class's Python method, for the call their users make most:
-//! `sp.Encode(text)`, `enc.encode(text)`. That call then runs no Python frame: with one `str`
-//! and no keyword it goes to the engine's plain path; any other call (other arguments, a
-//! keyword, a text the plain path hands back) goes, with the very same arguments, to the
-//! Python method it stands for (`general`), which has the whole signature. The Python frame of
+//! The faces (`subwords.compat.sentencepiece`, `subwords.compat.tiktoken`) and the tokenizers
+//! that encode through an `Encoder` (a `.tiktoken` rank file, a `tokenizer.json`, our own
+//! models) put a `FaceCall` on each object, in place of the class's Python method, for the call
+//! their users make most: `sp.Encode(text)`, `enc.encode(text)`, `tok.encode(text)`. That call
+//! then runs no Python frame: with one `str` and no keyword it goes to the engine's plain path;
+//! any other call (other arguments, a keyword, a text the plain path hands back) goes, with the
+//! very same arguments, to the Python method it stands for (`general`), which has the whole
+//! signature. The object has a `__dict__` for the method's `__name__`, `__qualname__` and
+//! `__doc__`, and a `__get__` (which returns it unchanged) so that `inspect` and `help` take it
+//! for a routine and show the method's signature (through `__wrapped__`) and text. The Python frame of
 //! a method of 13 parameters and its attribute look-ups were ~1,300 of the ~8,200 instructions of
 //! `sp.Encode(line)` on a multilingual line with its words cached (callgrind).
 //!
@@ -28,11 +32,12 @@ enum Plain {
     /// `out_type` of `int` or `str`, the only keyword, picks the one or the other.
     Sp { model: Py<SpModel>, pieces: bool },
     /// `PyEncoder::plain`: the ids with no special token; `guarded` hands back a text that holds
-    /// the encoder's guard (tiktoken's `encode`; not `encode_ordinary`).
-    Rank { encoder: Py<PyEncoder>, guarded: bool },
+    /// the encoder's guard (tiktoken's `encode`; not `encode_ordinary`); `template` puts the
+    /// encoder's template around the ids (`tok.encode(text)`'s default).
+    Enc { encoder: Py<PyEncoder>, guarded: bool, template: bool },
 }
 
-#[pyclass(module = "subwords._core", name = "FaceCall")]
+#[pyclass(module = "subwords._core", name = "FaceCall", dict)]
 pub struct FaceCall {
     plain: Plain,
     general: Option<Py<PyAny>>,
@@ -51,7 +56,30 @@ impl FaceCall {
     /// `general`.
     #[staticmethod]
     fn tiktoken(encoder: Py<PyEncoder>, guarded: bool, general: Py<PyAny>) -> Self {
-        FaceCall { plain: Plain::Rank { encoder, guarded }, general: Some(general) }
+        FaceCall {
+            plain: Plain::Enc { encoder, guarded, template: false },
+            general: Some(general),
+        }
+    }
+
+    /// Our tokenizers' `encode(text)` on `encoder`: its ids of the text, inside its template if
+    /// it has one; else `general`.
+    #[staticmethod]
+    fn encoder(encoder: Py<PyEncoder>, general: Py<PyAny>) -> Self {
+        FaceCall {
+            plain: Plain::Enc { encoder, guarded: false, template: true },
+            general: Some(general),
+        }
+    }
+
+    /// The call itself, wherever it is read from: it sits in an object's `__dict__` (where no
+    /// descriptor is bound), and is a descriptor only so that `inspect.isroutine` holds.
+    fn __get__(
+        slf: Py<Self>,
+        _obj: Option<&Bound<'_, PyAny>>,
+        _owner: Option<&Bound<'_, PyAny>>,
+    ) -> Py<Self> {
+        slf
     }
 
     #[pyo3(signature = (*args, **kwargs))]
@@ -114,10 +142,10 @@ impl FaceCall {
                 };
                 model.get().plain(py, text, pieces)
             }
-            Plain::Rank { encoder, guarded } if no_keywords => {
-                encoder.get().plain(py, text, *guarded)
+            Plain::Enc { encoder, guarded, template } if no_keywords => {
+                encoder.get().plain(py, text, *guarded, *template)
             }
-            Plain::Rank { .. } => Ok(None),
+            Plain::Enc { .. } => Ok(None),
         }
     }
 }
