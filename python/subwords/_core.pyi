@@ -71,10 +71,12 @@ class Encoder:
 class FaceCall:
     """A tokenizer's method on one text as one native call: one ``str`` and no keyword (for
     ``sentencepiece``, also ``out_type=int`` or ``out_type=str`` alone) go to the engine's plain
-    path; any other call goes, with the same arguments, to ``general``. Its ``__dict__`` takes
-    the method's ``__name__``, ``__qualname__`` and ``__doc__``."""
-    __name__: str
-    __qualname__: str
+    path; any other call goes, with the same arguments, to ``general``. ``__name__`` and
+    ``__qualname__`` are ``general``'s; its ``__dict__`` takes the method's ``__doc__``."""
+    @property
+    def __name__(self) -> str: ...
+    @property
+    def __qualname__(self) -> str: ...
     @staticmethod
     def sentencepiece(model: SpModel, pieces: bool, general: Callable[..., Any]) -> FaceCall: ...
     @staticmethod
@@ -84,7 +86,7 @@ class FaceCall:
         """Our tokenizers' ``encode(text)``: the encoder's ids of the text, inside its template
         if it has one."""
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
-    def __get__(self, obj: object, owner: Optional[type] = None) -> FaceCall:
+    def __get__(self, obj: object, owner: Optional[type] = None, /) -> FaceCall:
         """Itself (a descriptor only so that ``inspect.isroutine`` holds)."""
     @property
     def __wrapped__(self) -> Optional[Callable[..., Any]]: ...

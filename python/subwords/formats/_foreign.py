@@ -171,12 +171,10 @@ def native_call(tok: Any, method: Callable[..., Any], make: Callable[[Callable[.
         return method(live, *args, **kwargs)
 
     general.__signature__ = _unbound_signature(method)  # type: ignore[attr-defined]
-    general.__name__ = call_name = method.__name__
-    general.__qualname__ = call_qualname = method.__qualname__
+    general.__name__ = method.__name__
+    general.__qualname__ = method.__qualname__
     general.__doc__ = method.__doc__
-    call = make(general)
-    call.__name__ = call_name
-    call.__qualname__ = call_qualname
+    call = make(general)  # its __name__ and __qualname__ are general's
     call.__doc__ = method.__doc__
     return call
 
