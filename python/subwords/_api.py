@@ -560,7 +560,9 @@ class SubwordsTokenizer:
     'lowest newer'
     """
 
-    __slots__ = ("_model", "_enc", "_always", "_specials", "_stochastok", "_options", "_spelling", "_report")
+    # __dict__ holds the native encode call (__init__), __weakref__ its way back to the tokenizer
+    __slots__ = ("_model", "_enc", "_always", "_specials", "_stochastok", "_options", "_spelling", "_report",
+                 "__dict__", "__weakref__")
     format = "subwords"
 
     def __init__(self, model: _core.Tokenizer) -> None:
@@ -578,6 +580,15 @@ class SubwordsTokenizer:
         self._always: frozenset[str] = frozenset(self._options.get("user_symbols", ()))
         self._specials: Optional[dict[str, int]] = None  # made on first use: it reads every row
         self._stochastok: Any = None  # StochasTok's split table, made on first use (_stochastok.py)
+        if type(self).encode is SubwordsTokenizer.encode:
+            # ``encode(text)``, the call users make most, as one native call with no Python
+            # frame (the template applied, as the method below does by default); any other call
+            # (a keyword, a text that is not exactly a str or holds a lone surrogate) goes to the
+            # method with the same arguments. A subclass that overrides ``encode`` keeps its own.
+            from .formats._foreign import native_call
+
+            self.__dict__["encode"] = native_call(self, SubwordsTokenizer.encode,
+                                                  lambda general: _core.FaceCall.encoder(self._enc, general))
 
     # -- encoding ---------------------------------------------------------------------------
     def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: Optional[bool] = None,

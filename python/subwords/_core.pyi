@@ -63,19 +63,31 @@ class Encoder:
     def with_guard(self, guard: Sequence[str]) -> Encoder:
         """The same engine whose ``encode_plain`` hands back None for a text holding a guard string."""
     def encode_plain(self, text: object, guarded: bool = True) -> Optional[list[int]]:
-        """The ids of ``text`` alone (no specials, no template); None when it is not exactly a
-        ``str``, holds a lone surrogate, or (``guarded``) holds a guard string."""
+        """The ids of ``text`` alone (no template; no specials but those the engine always matches);
+        None when it is not exactly a ``str``, holds a lone surrogate, or (``guarded``) holds a
+        guard string."""
 
 @final
 class FaceCall:
-    """A face's method on one text as one native call: one ``str`` and no keyword (for
+    """A tokenizer's method on one text as one native call: one ``str`` and no keyword (for
     ``sentencepiece``, also ``out_type=int`` or ``out_type=str`` alone) go to the engine's plain
-    path; any other call goes, with the same arguments, to ``general``."""
+    path; any other call goes, with the same arguments, to ``general``. ``__name__`` and
+    ``__qualname__`` are ``general``'s; its ``__dict__`` takes the method's ``__doc__``."""
+    @property
+    def __name__(self) -> str: ...
+    @property
+    def __qualname__(self) -> str: ...
     @staticmethod
     def sentencepiece(model: SpModel, pieces: bool, general: Callable[..., Any]) -> FaceCall: ...
     @staticmethod
     def tiktoken(encoder: Encoder, guarded: bool, general: Callable[..., Any]) -> FaceCall: ...
+    @staticmethod
+    def encoder(encoder: Encoder, general: Callable[..., Any]) -> FaceCall:
+        """Our tokenizers' ``encode(text)``: the encoder's ids of the text, inside its template
+        if it has one."""
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def __get__(self, obj: object, owner: Optional[type] = None, /) -> FaceCall:
+        """Itself (a descriptor only so that ``inspect.isroutine`` holds)."""
     @property
     def __wrapped__(self) -> Optional[Callable[..., Any]]: ...
 

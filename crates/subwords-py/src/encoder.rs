@@ -108,8 +108,10 @@ pub struct PyEncoder {
 /// Texts up to this many bytes are encoded by one call without releasing the GIL: releasing and
 /// taking it back was ~400 of the ~2,000 instructions of the binding's part of a call on an
 /// empty string (callgrind), more than a short line's encoding costs, and on a busy machine a
-/// wait for the GIL besides.
-const HOLD_GIL_BYTES: usize = 256;
+/// wait for the GIL besides. At 256 bytes, a ~100-token prompt (458 bytes on average) released
+/// it: held, such a call ran 664 fewer instructions of 25,774 (2.6%: the release and the take,
+/// and a fresh list of ids where the thread's buffer serves; o200k rank file, callgrind).
+const HOLD_GIL_BYTES: usize = 1024;
 
 thread_local! {
     /// [`with_ids_buffer`]'s buffer.
@@ -171,32 +173,53 @@ impl PyEncoder {
         }
     }
 
-    /// [`PyEncoder::encode_plain`], for the faces' native calls (`face::FaceCall`) too.
+    /// [`PyEncoder::encode_plain`], for the native calls (`face::FaceCall`) too: the ids of
+    /// `text` with no special token but those the engine always matches (our models'
+    /// user-defined symbols), inside this encoder's template when `template`; None for the
+    /// caller's general path when `text` is not exactly a `str` that UTF-8 can hold, or
+    /// (`guarded`) holds one of the guard's strings.
     pub(crate) fn plain<'py>(
         &self,
         py: Python<'py>,
         text: &Bound<'py, PyAny>,
         guarded: bool,
+        template: bool,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
         let Some(s) = crate::raw::exact_str(py, text) else { return Ok(None) };
         let s: &str = &s;
         if guarded && self.guard.iter().any(|g| has_needle(s, g)) {
             return Ok(None);
         }
+        let template = if template { self.template.as_ref() } else { None };
+        // only our own models have symbols that always match (the user-defined ones); asking
+        // the other engines was ~85 instructions of a line's ~9,300 (callgrind)
+        let own = matches!(self.held, Held::Own(_));
         with_held!(&self.held, h => {
-            let none = Allowed::none();
             let e = h.engine();
+            let allowed = if own { e.allowed(&[]).map_err(|err| to_py(py, err))? } else { Allowed::none() };
             if s.len() <= HOLD_GIL_BYTES {
-                // `encoder::encode` of one text without a template, into the thread's buffer
+                // `encoder::encode` of one text, into the thread's buffer
                 return with_ids_buffer(|ids| {
                     e.states()
-                        .with(0, |state| e.encode_into(s, &none, state, ids))
+                        .with(0, |state| match template {
+                            None => e.encode_into(s, &allowed, state, ids),
+                            Some(t) => {
+                                for slot in t.single() {
+                                    match *slot {
+                                        Slot::Id(i) => ids.push(i),
+                                        Slot::First => e.encode_into(s, &allowed, state, ids)?,
+                                        Slot::Second => {}
+                                    }
+                                }
+                                Ok(())
+                            }
+                        })
                         .map_err(|err| to_py(py, err))?;
                     Ok(Some(crate::id_list(py, h.ints(py), ids)?))
                 });
             }
             let ids = py
-                .detach(|| encoder::encode(e, s, None, Call::plain(&none)))
+                .detach(|| encoder::encode(e, s, None, Call { allowed: &allowed, template }))
                 .map_err(|err| to_py(py, err))?;
             Ok(Some(crate::id_list(py, h.ints(py), &ids)?))
         })
@@ -268,7 +291,7 @@ impl PyEncoder {
         text: &Bound<'py, PyAny>,
         guarded: bool,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
-        self.plain(py, text, guarded)
+        self.plain(py, text, guarded, false)
     }
 
     /// Whether `template=True` puts anything around the ids.

@@ -1,19 +1,27 @@
-//! `subwords._core.FaceCall`: a drop-in face's method on one text as one native call.
+//! `subwords._core.FaceCall`: a tokenizer's method on one text as one native call.
 //!
-//! The faces (`subwords.compat.sentencepiece`, `subwords.compat.tiktoken`) put a `FaceCall` on
-//! each object, in place of the class's Python method, for the call their users make most:
-//! `sp.Encode(text)`, `enc.encode(text)`. That call then runs no Python frame: with one `str`
-//! and no keyword it goes to the engine's plain path; any other call (other arguments, a
-//! keyword, a text the plain path hands back) goes, with the very same arguments, to the
-//! Python method it stands for (`general`), which has the whole signature. The Python frame of
-//! a method of 13 parameters and its attribute look-ups were ~1,300 of the ~8,200 instructions of
-//! `sp.Encode(line)` on a multilingual line with its words cached (callgrind).
+//! The faces (`subwords.compat.sentencepiece`, `subwords.compat.tiktoken`) and the tokenizers
+//! that encode through an `Encoder` (a `.tiktoken` rank file, a `tokenizer.json`, our own
+//! models) put a `FaceCall` on each object, in place of the class's Python method, for the call
+//! their users make most: `sp.Encode(text)`, `enc.encode(text)`, `tok.encode(text)`. That call
+//! then runs no Python frame: with one `str` and no keyword it goes to the engine's plain path;
+//! any other call (other arguments, a keyword, a text the plain path hands back) goes, with the
+//! very same arguments, to the Python method it stands for (`general`), which has the whole
+//! signature. It answers `__name__` and `__qualname__` as `general`, has a `__dict__` for the
+//! method's `__doc__`, and a `__get__` (which returns it unchanged) so that `inspect` and `help`
+//! take it for a routine and show the method's signature (through `__wrapped__`) and text.
 //!
-//! `general` is a method bound to the object that holds this call, a reference cycle the
-//! collector breaks through `__traverse__` and `__clear__` (so a processor let go is freed by the
-//! collector, not at once). Bound on each read instead, as a descriptor on the class, with no
-//! cycle, `sp.Encode(line)` took ~840 more instructions (the look-up of the object's state and
-//! a new call object each time, callgrind).
+//! Performance notes (callgrind, warm word caches, 400 English lines / ~100-token prompts):
+//! - The Python frame of a method of 13 parameters and its attribute look-ups were ~1,300 of the
+//!   ~8,200 instructions of `sp.Encode(line)` on a multilingual line.
+//! - `tok.encode(text)` on o200k's tokenizer.json: 15,205 → 12,346 instructions a line, 31,219 →
+//!   28,856 a prompt; on our own 32k byte-level model 13,020 → 9,330 and 29,667 → 26,455.
+//! - `general` is a method bound to the object that holds this call for the SentencePiece face,
+//!   a reference cycle the collector breaks through `__traverse__` and `__clear__` (so a
+//!   processor let go is freed by the collector, not at once); the tokenizers hold theirs
+//!   through a weak reference (`subwords.formats._foreign.native_call`), with no cycle. Bound on
+//!   each read instead, as a descriptor on the class, `sp.Encode(line)` took ~840 more
+//!   instructions (the look-up of the object's state and a new call object each time).
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
@@ -28,11 +36,12 @@ enum Plain {
     /// `out_type` of `int` or `str`, the only keyword, picks the one or the other.
     Sp { model: Py<SpModel>, pieces: bool },
     /// `PyEncoder::plain`: the ids with no special token; `guarded` hands back a text that holds
-    /// the encoder's guard (tiktoken's `encode`; not `encode_ordinary`).
-    Rank { encoder: Py<PyEncoder>, guarded: bool },
+    /// the encoder's guard (tiktoken's `encode`; not `encode_ordinary`); `template` puts the
+    /// encoder's template around the ids (`tok.encode(text)`'s default).
+    Enc { encoder: Py<PyEncoder>, guarded: bool, template: bool },
 }
 
-#[pyclass(module = "subwords._core", name = "FaceCall")]
+#[pyclass(module = "subwords._core", name = "FaceCall", dict)]
 pub struct FaceCall {
     plain: Plain,
     general: Option<Py<PyAny>>,
@@ -51,7 +60,27 @@ impl FaceCall {
     /// `general`.
     #[staticmethod]
     fn tiktoken(encoder: Py<PyEncoder>, guarded: bool, general: Py<PyAny>) -> Self {
-        FaceCall { plain: Plain::Rank { encoder, guarded }, general: Some(general) }
+        FaceCall { plain: Plain::Enc { encoder, guarded, template: false }, general: Some(general) }
+    }
+
+    /// Our tokenizers' `encode(text)` on `encoder`: its ids of the text, inside its template if
+    /// it has one; else `general`.
+    #[staticmethod]
+    fn encoder(encoder: Py<PyEncoder>, general: Py<PyAny>) -> Self {
+        FaceCall {
+            plain: Plain::Enc { encoder, guarded: false, template: true },
+            general: Some(general),
+        }
+    }
+
+    /// The call itself, wherever it is read from: it sits in an object's `__dict__` (where no
+    /// descriptor is bound), and is a descriptor only so that `inspect.isroutine` holds.
+    fn __get__(
+        slf: Py<Self>,
+        _obj: Option<&Bound<'_, PyAny>>,
+        _owner: Option<&Bound<'_, PyAny>>,
+    ) -> Py<Self> {
+        slf
     }
 
     #[pyo3(signature = (*args, **kwargs))]
@@ -81,6 +110,17 @@ impl FaceCall {
         self.general.as_ref().map(|g| g.clone_ref(py))
     }
 
+    /// The method's name (`help` reads it of a routine).
+    #[getter]
+    fn __name__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.general_attr(py, pyo3::intern!(py, "__name__"))
+    }
+
+    #[getter]
+    fn __qualname__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.general_attr(py, pyo3::intern!(py, "__qualname__"))
+    }
+
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         if let Some(general) = &self.general {
             visit.call(general)?;
@@ -94,6 +134,18 @@ impl FaceCall {
 }
 
 impl FaceCall {
+    /// `general`'s attribute `name`; "encode" for a name once `general` is collected.
+    fn general_attr(
+        &self,
+        py: Python<'_>,
+        name: &Bound<'_, pyo3::types::PyString>,
+    ) -> PyResult<Py<PyAny>> {
+        match &self.general {
+            Some(general) => Ok(general.bind(py).getattr(name)?.unbind()),
+            None => Ok(pyo3::types::PyString::new(py, "encode").into_any().unbind()),
+        }
+    }
+
     /// The plain path's list, or None for `general`.
     fn plain<'py>(
         &self,
@@ -114,10 +166,10 @@ impl FaceCall {
                 };
                 model.get().plain(py, text, pieces)
             }
-            Plain::Rank { encoder, guarded } if no_keywords => {
-                encoder.get().plain(py, text, *guarded)
+            Plain::Enc { encoder, guarded, template } if no_keywords => {
+                encoder.get().plain(py, text, *guarded, *template)
             }
-            Plain::Rank { .. } => Ok(None),
+            Plain::Enc { .. } => Ok(None),
         }
     }
 }

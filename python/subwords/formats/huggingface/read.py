@@ -62,7 +62,7 @@ from ...errors import InputError, ModelFileError, UnknownPieceError
 from ..._api import _first_unencodable, _surrogate_error, _threads, gc_paused
 from ..._checks import batch_list, template_arg, text_arg
 from ..._io import read_limited
-from .._foreign import Foreign, allowed_set
+from .._foreign import Foreign, allowed_set, native_call
 from ..._specials import allowed_ids
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -747,6 +747,27 @@ class HuggingFace(Foreign):
         # the post-processor, applied by the core's encoder: ids, -1 for the text, -2 for the pair's
         self._enc_t = self._enc if self._template is None else self._enc.with_template(
             *(_slots(t) for t in self._template))
+        self._native_encode()
+
+    def _native_encode(self) -> None:
+        """``encode(text)``, the call users make most, as one native call with no Python frame
+        (the post-processor applied, as the method below does by default); any other call (a
+        keyword, a text that is not exactly a str or holds a lone surrogate) goes to the method
+        with the same arguments. A subclass that overrides ``encode`` keeps its own."""
+        if type(self).encode is HuggingFace.encode:
+            self.__dict__["encode"] = native_call(self, HuggingFace.encode,
+                                                  lambda general: _core.FaceCall.encoder(self._enc_t, general))
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the native call is this object's own (its general path holds this object): a copy
+        # makes its own (__setstate__)
+        state = self.__dict__.copy()
+        state.pop("encode", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._native_encode()
 
     # -- the id <-> token tables, made on first use (a load that only encodes never needs them)
     @functools.cached_property

@@ -23,22 +23,20 @@ from __future__ import annotations
 
 import bisect
 import gzip
-import inspect
 import io
 import json
 import os
-import weakref
 import zlib
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from ... import _core
 from ..._api import _threads, gc_paused
-from ...errors import InputError, ModelFileError, StateError, UnknownPieceError
+from ...errors import InputError, ModelFileError, UnknownPieceError
 from ..._checks import text_arg
 from ..._io import read_limited
 from ..._checks import batch_list
 from ..._specials import AllowedSpecial, allowed_ids
-from .._foreign import Foreign, PathLike
+from .._foreign import Foreign, PathLike, native_call
 
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"
@@ -139,7 +137,8 @@ class TiktokenTokenizer(Foreign):
             # ``encode(text)``, the call users make most, as one native call with no Python
             # frame; any other call (a keyword, a text that is not exactly a str or holds a
             # lone surrogate) goes to the method below with the same arguments
-            self.__dict__["encode"] = _core.FaceCall.tiktoken(self._enc, False, _general_encode(self))
+            self.__dict__["encode"] = native_call(self, TiktokenTokenizer.encode,
+                                                  lambda general: _core.FaceCall.tiktoken(self._enc, False, general))
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial = (), add_special_tokens: Optional[bool] = None,
                pair: Optional[str] = None) -> list[int]:
@@ -265,27 +264,6 @@ class TiktokenTokenizer(Foreign):
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return _rebuild, (self._core.tokens(), self._core.pattern(), self._core.specials(), self.name, self.pattern)
-
-
-def _general_encode(tok: TiktokenTokenizer) -> Any:
-    """:meth:`TiktokenTokenizer.encode` of ``tok``, held through a weak reference: a bound method
-    in the object's own ``__dict__`` would be a cycle, and a loaded tokenizer (tens of MB) then
-    waited for the cyclic collector, which could free it in the middle of later calls."""
-    ref = weakref.ref(tok)
-
-    def encode(*args: Any, **kwargs: Any) -> list[int]:
-        live = ref()
-        if live is None:
-            raise StateError("the tokenizer of this encode method was freed; keep a reference to the tokenizer")
-        return TiktokenTokenizer.encode(live, *args, **kwargs)
-
-    encode.__signature__ = _ENCODE_SIGNATURE  # type: ignore[attr-defined]
-    encode.__doc__ = TiktokenTokenizer.encode.__doc__
-    return encode
-
-
-_sig = inspect.signature(TiktokenTokenizer.encode)
-_ENCODE_SIGNATURE = _sig.replace(parameters=list(_sig.parameters.values())[1:])
 
 
 def _rebuild(tokens: list[tuple[bytes, int]], pattern_name: str, specials: list[tuple[str, int]],
