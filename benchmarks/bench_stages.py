@@ -242,6 +242,21 @@ UNIGRAM = [
     WRITE,
     TOTAL,
 ]
+
+def call_rows(engine: str) -> list:
+    """The last rows of an encoding's table: the list, the call around ``engine`` (the function
+    that encodes one text), and the total."""
+    return [
+        ("the list built (`new_id_list`)", lambda F, m: F("raw::new_id_list"),
+         lambda m: 300 * m["lines"] + 10 * m["ids"],
+         "a list allocated per call, ~300, and a store and a reference per id, ~10"),
+        ("the call: Python's loop, the str read, the binding",
+         lambda F, m: m["calls"] - F(engine) - F("raw::new_id_list"),
+         lambda m: 500 * m["lines"], "a C call taking one str: ~500 / line"),
+        ("total", lambda F, m: m["calls"], None, ""),
+    ]
+
+
 # An encoding: `m["calls"]` is the whole difference the encode calls make to the process.
 OWN = [
     ("normalizing, pre-splitting, the word cache's lookups",
@@ -250,12 +265,7 @@ OWN = [
     ("words not in the cache: encoded (`encode_unit_into`) and stored",
      lambda F, m: F("Tokenizer::encode_unit_into") + F("WordCache<V>::insert"), None,
      "none once every word was met"),
-    ("the list built (`new_id_list`)", lambda F, m: F("raw::new_id_list"),
-     lambda m: 300 * m["lines"] + 10 * m["ids"], "a list allocated per call, ~300, and a store and a reference per id, ~10"),
-    ("the call: Python's loop, the str read, the binding",
-     lambda F, m: m["calls"] - F("subwords_core::encoder::encode") - F("raw::new_id_list"),
-     lambda m: 500 * m["lines"], "a C call taking one str: ~500 / line"),
-    ("total", lambda F, m: m["calls"], None, ""),
+    *call_rows("subwords_core::encoder::encode"),
 ]
 # The sentencepiece `.model` reader (subwords-compat): normalized, then cut into words, each word
 # through the reader's own cache, a Viterbi for a word met the first time.
@@ -269,12 +279,7 @@ MODEL = [
      lambda m: 30 * m["words"], "a probe per word: ~30 / word"),
     ("words not in the cache: their Viterbi (`word_viterbi`)", lambda F, m: F("SpModel::word_viterbi"), None,
      "none once every word was met"),
-    ("the list built (`new_id_list`)", lambda F, m: F("raw::new_id_list"),
-     lambda m: 300 * m["lines"] + 10 * m["ids"], "a list allocated per call, ~300, and a store and a reference per id, ~10"),
-    ("the call: Python's loop, the str read, the binding",
-     lambda F, m: m["calls"] - F("SpModel::encode_with") - F("raw::new_id_list"),
-     lambda m: 500 * m["lines"], "a C call taking one str: ~500 / line"),
-    ("total", lambda F, m: m["calls"], None, ""),
+    *call_rows("SpModel::encode_with"),
 ]
 STAGES: dict[str, list] = {
     "encode-model": MODEL,

@@ -21,31 +21,12 @@ import pydoc
 import weakref
 
 import pytest
-
 import subwords
+from byte_rows import CHARS
+from byte_rows import o200k_spelling as _o200k_spelling
+from byte_rows import show as _show
 from subwords import SubwordsTokenizer, _core
 from subwords.errors import InputError, StateError, TextTypeError
-
-# GPT-2's byte characters, as our files and tokenizer.json write byte-level tokens
-_PRINTABLE = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
-
-
-def _byte_chars() -> list[str]:
-    extra = iter(range(256, 512))
-    return [chr(b) if b in _PRINTABLE else chr(next(extra)) for b in range(256)]
-
-
-CHARS = _byte_chars()
-
-
-def _show(text: str) -> str:
-    return "".join(CHARS[b] for b in text.encode("utf-8"))
-
-
-def _o200k_spelling() -> dict:
-    doc = json.loads(subwords.train(["a b"], vocab_size=256, spelling="bytes", pre_split="o200k").to_json())
-    return doc["spelling"]
-
 
 # a model file written by hand: the special <|x|> (id 0), the 256 bytes (byte b is id 1 + b),
 # then ab 257, bc 258, abc 259, aa 260, aaa 261, with the merges in this rank order

@@ -10,29 +10,11 @@ from __future__ import annotations
 import json
 
 import pytest
-
 import subwords
+from byte_rows import CHARS
+from byte_rows import o200k_spelling as _o200k_spelling
+from byte_rows import show as _show
 from subwords import SubwordsTokenizer
-
-# GPT-2's byte characters, as our files write the byte-level rows (byte b is row 1 + b below)
-_PRINTABLE = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
-
-
-def _byte_chars() -> list[str]:
-    extra = iter(range(256, 512))
-    return [chr(b) if b in _PRINTABLE else chr(next(extra)) for b in range(256)]
-
-
-CHARS = _byte_chars()
-
-
-def _show(text: str) -> str:
-    return "".join(CHARS[b] for b in text.encode("utf-8"))
-
-
-def _o200k_spelling() -> dict:
-    doc = json.loads(subwords.train(["a b"], vocab_size=256, spelling="bytes", pre_split="o200k").to_json())
-    return doc["spelling"]
 
 
 def toy(learned: list[str], merges: list[tuple[str, str]], spelling: dict | None = None) -> SubwordsTokenizer:
