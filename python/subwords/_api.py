@@ -585,7 +585,7 @@ class SubwordsTokenizer:
             # frame (the template applied, as the method below does by default); any other call
             # (a keyword, a text that is not exactly a str or holds a lone surrogate) goes to the
             # method with the same arguments. A subclass that overrides ``encode`` keeps its own.
-            from .formats._foreign import native_call
+            from ._native_call import native_call
 
             self.__dict__["encode"] = native_call(self, SubwordsTokenizer.encode,
                                                   lambda general: _core.FaceCall.encoder(self._enc, general))

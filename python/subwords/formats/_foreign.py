@@ -3,17 +3,15 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 import os
-import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Optional, Sequence, Union, overload
 
 from .. import _core
 from .._checks import batch_arg, template_arg, text_arg
 from .._specials import AllowedSpecial
 from .._specials import allowed_set
-from ..errors import OptionError, StateError
+from .._native_call import native_call
+from ..errors import OptionError
 
 if TYPE_CHECKING:
     from .._arrays import IdArray
@@ -152,38 +150,6 @@ class Foreign:
 
     def __repr__(self) -> str:
         return f"<subwords {self.format} tokenizer: {self.vocab_size} ids>"
-
-
-def native_call(tok: Any, method: Callable[..., Any], make: Callable[[Callable[..., Any]], _core.FaceCall]) -> _core.FaceCall:
-    """``method`` of ``tok`` as one native call (``_core.FaceCall``, made by ``make`` from the
-    general path), for ``tok.__dict__``: a plain call (one ``str``) runs no Python frame; any
-    other goes to ``method`` with the same arguments. ``help``, ``inspect.signature`` and
-    ``inspect.isroutine`` answer as for the method. The general path holds ``tok`` through a
-    weak reference: a bound method in the object's own ``__dict__`` would be a cycle, and a
-    loaded tokenizer (tens of MB) then waited for the cyclic collector, which could free it in
-    the middle of later calls."""
-    ref = weakref.ref(tok)
-
-    def general(*args: Any, **kwargs: Any) -> Any:
-        live = ref()
-        if live is None:
-            raise StateError(f"the tokenizer of this {method.__name__} method was freed; keep a reference to the tokenizer")
-        return method(live, *args, **kwargs)
-
-    general.__signature__ = _unbound_signature(method)  # type: ignore[attr-defined]
-    general.__name__ = method.__name__
-    general.__qualname__ = method.__qualname__
-    general.__doc__ = method.__doc__
-    call = make(general)  # its __name__ and __qualname__ are general's
-    call.__doc__ = method.__doc__
-    return call
-
-
-@functools.lru_cache(maxsize=None)
-def _unbound_signature(method: Callable[..., Any]) -> inspect.Signature:
-    """``method``'s signature without ``self`` (a bound method's)."""
-    sig = inspect.signature(method)
-    return sig.replace(parameters=list(sig.parameters.values())[1:])
 
 
 __all__ = ["Foreign", "PathLike", "allowed_set", "native_call"]
