@@ -15,6 +15,7 @@ pub mod counting;
 pub mod encoder;
 pub mod error;
 pub mod hash;
+pub mod huge;
 pub mod learners;
 pub mod options;
 pub mod progress;

@@ -58,6 +58,7 @@
 //!   from 1.80x to 2.38x sentencepiece's CPU time (its peak on the code lines 345 -> 393 MB).
 
 use crate::hash::Map;
+use crate::huge::HugeTable;
 use std::sync::Arc;
 
 /// Words of at most this many bytes are keyed by [`pack`].
@@ -338,16 +339,16 @@ impl<V: Value> WordCache<V> {
 /// lines ran 3-6% slower for it. The table of a large batch outgrows
 /// the core's cache, and the load of a word's slot was most of a lookup's time; hashbrown's
 /// table, which this replaced, does not say where a key's bucket is.
-struct Short<F, K = u128> {
-    slots: Vec<(K, Entry<F>)>,
+struct Short<F: Copy, K: Copy = u128> {
+    slots: HugeTable<(K, Entry<F>)>,
     len: usize,
     /// 64 less log2 of the slot count: a hash's top bits pick the slot
     shift: u32,
 }
 
-impl<F: Copy, K> Default for Short<F, K> {
+impl<F: Copy, K: Copy> Default for Short<F, K> {
     fn default() -> Self {
-        Short { slots: Vec::new(), len: 0, shift: 64 }
+        Short { slots: HugeTable::from_slice(&[]), len: 0, shift: 64 }
     }
 }
 
@@ -430,10 +431,11 @@ impl<F: Copy, K: SlotKey> Short<F, K> {
     #[cold]
     fn grow(&mut self) {
         let n = (2 * self.slots.len()).max(1024);
-        let old = std::mem::replace(&mut self.slots, vec![(K::FREE, Entry::Run(0, 0)); n]);
+        let old =
+            std::mem::replace(&mut self.slots, HugeTable::filled(n, (K::FREE, Entry::Run(0, 0))));
         self.shift = 64 - n.trailing_zeros();
         let mask = n - 1;
-        for (key, entry) in old {
+        for &(key, entry) in old.iter() {
             if key != K::FREE {
                 let mut i = key.home(self.shift);
                 while self.slots[i].0 != K::FREE {
@@ -466,7 +468,7 @@ impl<F: Copy, K: SlotKey> Short<F, K> {
         if want >= self.slots.len() {
             self.slots.fill((K::FREE, Entry::Run(0, 0)));
         } else {
-            self.slots = vec![(K::FREE, Entry::Run(0, 0)); want];
+            self.slots = HugeTable::filled(want, (K::FREE, Entry::Run(0, 0)));
             self.shift = 64 - want.trailing_zeros();
         }
         self.len = 0;

@@ -113,6 +113,7 @@ use std::collections::BinaryHeap;
 use subwords_core::batch::Slots;
 use subwords_core::encoder::{Allowed, Encoder};
 use subwords_core::hash::Map;
+use subwords_core::huge::HugeTable;
 use subwords_core::word_cache::{pack, WordCache, PACKED_LEN};
 
 pub use split::Pattern;
@@ -210,7 +211,7 @@ pub struct RankBpe {
     pair_rank: Box<[u32]>,
     /// The rank of the token `left ++ right`, `NONE` if it is none, for every two ranks below
     /// [`DENSE`], indexed by `left * DENSE + right` (1 MB).
-    dense: Box<[u32]>,
+    dense: HugeTable<u32>,
     /// Whether every rank is below [`SMALL_RANKS`], as [`RankBpe::merge_small`] needs.
     narrow: bool,
     /// Whether the processor has AVX2 ([`RankBpe::merge_small`] takes its minimum in lanes).
@@ -1007,7 +1008,7 @@ fn prefetch(p: *const u8) {
 /// the 12 MB of o200k's slots do not): a concatenation in the merges, or a chunk, that is no
 /// token is mostly answered by the filter alone.
 struct ShortTable {
-    slots: Box<[Slot]>,
+    slots: HugeTable<Slot>,
     filter: Box<[u64]>,
     shift: u32,
     len: usize,
@@ -1035,7 +1036,7 @@ impl ShortTable {
     fn with_room(n: usize) -> Self {
         let size = (2 * n).next_power_of_two().max(16);
         ShortTable {
-            slots: vec![Slot::default(); size].into_boxed_slice(),
+            slots: HugeTable::filled(size, Slot::default()),
             filter: vec![0u64; (1 << FILTER_BITS) / 64].into_boxed_slice(),
             shift: 64 - size.trailing_zeros(),
             len: 0,
@@ -1145,7 +1146,7 @@ fn dense_joins(
     entries: &[Entry],
     short: &ShortTable,
     long: &Map<Box<[u8]>, u32>,
-) -> Box<[u32]> {
+) -> HugeTable<u32> {
     // a low token's bytes, and them as a packed key's low bytes (no length)
     let mut low: Vec<Option<(&[u8], u128)>> = vec![None; DENSE];
     for &(offset, len, rank) in entries {
@@ -1155,7 +1156,7 @@ fn dense_joins(
             low[rank as usize] = Some((t, bits));
         }
     }
-    let mut dense = vec![NONE; DENSE * DENSE].into_boxed_slice();
+    let mut dense = HugeTable::filled(DENSE * DENSE, NONE);
     let mut joined = Vec::new();
     for (l, left) in low.iter().enumerate() {
         let &Some((left, left_bits)) = left else { continue };
