@@ -228,8 +228,7 @@ def test_tokenizer_json_freed_copied_and_subclassed(tmp_path):
 
     path, tok = _hf(tmp_path, True)
     _freed_at_once(lambda: subwords.load(path), "abc ab", [0, 7, 5, 6, 1])
-    # a shallow copy has a call of its own, which outlives the original (its tables cannot be
-    # pickled or deep-copied, as before)
+    # a shallow copy has a call of its own, which outlives the original
     gc.disable()
     try:
         c = copy.copy(tok)
@@ -248,6 +247,34 @@ def test_tokenizer_json_freed_copied_and_subclassed(tmp_path):
 
     mine = Marked(_hf_doc(True), str(path))
     assert "encode" not in vars(mine) and mine.encode("abc ab") == [-1, 0, 7, 5, 6, 1]
+    # a deep copy is read again from the document and the tables, as the subclass it was
+    deep = copy.deepcopy(mine)
+    assert type(deep) is Marked and "encode" not in vars(deep) and deep.encode("abc ab") == [-1, 0, 7, 5, 6, 1]
+
+
+@pytest.mark.parametrize("template", [False, True])
+def test_tokenizer_json_pickled_and_deep_copied(tmp_path, template):
+    # the vocab and merges read from the file's bytes (the document holds {} and [] for them):
+    # the pickle carries them beside the document; ids as worked out in the test above
+    path, tok = _hf(tmp_path, template)
+    for c in (copy.deepcopy(tok), pickle.loads(pickle.dumps(tok))):
+        assert isinstance(c.encode, _core.FaceCall) and c.encode is not tok.encode
+        assert c.encode("abc ab") == ([0, 7, 5, 6, 1] if template else [7, 5, 6])
+        assert c.encode("abc ab", add_special_tokens=False) == [7, 5, 6]
+        assert c.encode("<s>abc", allowed_special="all") == ([0, 0, 7, 1] if template else [0, 7])
+    back = pickle.loads(pickle.dumps(subwords.load(path)))
+    assert back.decode([7, 5, 6]) == "abc ab" and back.id_to_piece(7) == "abc"
+    assert back.piece_to_id("ab") == 6 and back.vocab_size == 8
+
+
+def test_vocab_merges_pickled(tmp_path):
+    # GPT-2's two files: "ab" merged first, then "ab c"; "abc ab" is abc, Ġ, ab (ids by hand)
+    (tmp_path / "vocab.json").write_text(json.dumps({"a": 0, "b": 1, "c": 2, "Ġ": 3, "ab": 4, "abc": 5}),
+                                         encoding="utf-8")
+    (tmp_path / "merges.txt").write_text("#version: 0.2\na b\nab c\n", encoding="utf-8")
+    tok = subwords.load(tmp_path / "vocab.json", format="vocab-merges")
+    assert tok.encode("abc ab") == [5, 3, 4]
+    _copies(tok, "abc ab", [5, 3, 4])
 
 
 # -- a .tiktoken rank file -----------------------------------------------------------------------

@@ -693,6 +693,9 @@ class HuggingFace(Foreign):
         were read from the file's bytes (``_core.HfTables.split``; the document then holds ``{}``
         and ``[]`` in their places)."""
         self.format = format
+        # what a pickle holds: the document (with the tables' places empty when they were read
+        # from the bytes) and whether the tables go beside it (__reduce__)
+        self._made_from = (doc, source, tables is not None)
         s = _Spec(doc, source)
         s.only(["version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer",
                 "post_processor", "decoder", "model"])
@@ -758,16 +761,21 @@ class HuggingFace(Foreign):
             self.__dict__["encode"] = native_call(self, HuggingFace.encode,
                                                   lambda general: _core.FaceCall.encoder(self._enc_t, general))
 
-    def __getstate__(self) -> dict[str, Any]:
-        # the native call is this object's own (its general path holds this object): a copy
-        # makes its own (__setstate__)
-        state = self.__dict__.copy()
-        state.pop("encode", None)
-        return state
+    def __copy__(self) -> HuggingFace:
+        # a shallow copy shares the core's tables and pipeline (nothing in them changes); the
+        # native call is this object's own (its general path holds this object): the copy
+        # makes its own
+        c = type(self).__new__(type(self))
+        c.__dict__.update((k, v) for k, v in self.__dict__.items() if k != "encode")
+        c._native_encode()
+        return c
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._native_encode()
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """A pickle (and a deep copy) holds the document and the model's vocab and merges; the
+        copy is read from them again."""
+        doc, source, lifted = self._made_from
+        tables = (self._tables.pairs(), self._tables.merges()) if lifted else None
+        return _rebuild, (type(self), doc, source, self.format, tables)
 
     # -- the id <-> token tables, made on first use (a load that only encodes never needs them)
     @functools.cached_property
@@ -979,6 +987,17 @@ def _parse_merges_txt(raw: bytes, path: str) -> list[str]:
             raise ModelFileError(f"{path}: line {n}: {line!r} is not two tokens separated by one space")
         out.append(line)
     return out
+
+
+def _rebuild(cls: type[HuggingFace], doc: Any, source: str, format: str,
+             tables: Optional[tuple[list[tuple[str, int]], list[tuple[str, str]]]]) -> HuggingFace:
+    """Unpickles a :class:`HuggingFace` (``tables``: the vocab's (token, id) in the file's order
+    and the merges in rank order, when the document holds neither)."""
+    with gc_paused():
+        if tables is None:
+            return cls(doc, source, format)
+        pairs, merges = tables
+        return cls(doc, source, format, _core.HfTables.from_objects(dict(pairs), [list(m) for m in merges]))
 
 
 def load(path: PathLike, format: str = "hf", *, add_prefix_space: bool = False,
