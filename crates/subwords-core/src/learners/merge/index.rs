@@ -458,14 +458,18 @@ impl Ranks {
             return Some(Ranks::new(ids, (0..all as u32).collect()));
         }
         let n = flat.units();
-        let chunk = n.div_ceil(threads.max(1)).max(1 << 14);
+        // a large table's symbols ranked from every RANK_SAMPLE-th unit: the ranks only choose
+        // which pairs the table counts, never a count (by the unit's number, so the same on any
+        // thread count)
+        let step = if n >= RANK_SAMPLE_FROM { RANK_SAMPLE } else { 1 };
+        let chunk = n.div_ceil(threads.max(1)).max(1 << 14).next_multiple_of(step);
         let seen: Vec<u64> = (0..n)
             .step_by(chunk)
             .collect::<Vec<_>>()
             .into_par_iter()
             .map(|s| {
                 let mut seen = vec![0u64; all];
-                for wi in s..(s + chunk).min(n) {
+                for wi in (s..(s + chunk).min(n)).step_by(step) {
                     for &x in flat.unit(wi) {
                         if x != NO_SYMBOL {
                             seen[(x - base) as usize] += 1;
@@ -725,6 +729,10 @@ pub(super) fn count_index_in_rounds(
 /// passes over the units then index an array, where each looked the pair up in a map (code
 /// under `front`: 1,043 M instructions, 9% of a run, for 8.3 M symbol pairs, against 585 M).
 const DENSE_SYMBOLS: usize = 512;
+
+/// From this many units, [`Ranks::of`] ranks the symbols from every `RANK_SAMPLE`-th unit.
+const RANK_SAMPLE_FROM: usize = 1 << 16;
+const RANK_SAMPLE: usize = 4;
 
 /// The share of the units' symbols that the ranked symbols must make up for the table to be
 /// used ([`Ranks::of`]); a pair of two of them is in the table. On 100 MB of mixed text (8,210
