@@ -442,17 +442,11 @@ impl<'a> Engine<'a> {
         self.groups.clear();
         self.group_of.iter_mut().for_each(|g| *g = None);
         let floor = self.heap_floor.max(1) as i64;
-        let mut live: Vec<(u64, i64)> = self
-            .index
-            .iter()
-            .filter(|(_, v)| v.count >= floor)
-            .map(|(&k, v)| (k, v.count))
-            .collect();
-        // hash order must not leak: the heap's layout (not its top) would depend on it (each
-        // pair once, so the order is the same on any thread count)
-        live.par_sort_unstable_by_key(|e| e.0);
-        let live: Vec<Cand> =
-            live.into_iter().filter_map(|(p, c)| self.entry_counted(p, c)).collect();
+        let mut live: Vec<u64> =
+            self.index.iter().filter(|(_, v)| v.count >= floor).map(|(&k, _)| k).collect();
+        // hash order must not leak: the heap's layout (not its top) would depend on it
+        live.sort_unstable();
+        let live: Vec<Cand> = live.into_iter().filter_map(|p| self.entry(p)).collect();
         let mut heap = std::mem::take(&mut self.heap);
         heap.rebuild(live, &self.order());
         self.heap_mark = heap.len();
