@@ -266,8 +266,7 @@ fn place_split(
     let cells = table.len();
     let words = SharedSyms(arena.words.as_mut_ptr());
     let table_ref = &*table;
-    // per share: each cell's (last unit placed + 1, ids placed before its next), the other pairs
-    let parts: Vec<(Vec<(u32, u32)>, Vec<(u64, u32)>)> = split
+    let parts: Vec<SharePlaces> = split
         .ranges
         .par_iter()
         .enumerate()
@@ -331,6 +330,10 @@ fn place_split(
         }
     }
 }
+
+/// One share's pass in [`place_split`]: each cell's (last unit placed + 1, ids placed before its
+/// next), and the pairs outside the table with their units.
+type SharePlaces = (Vec<(u32, u32)>, Vec<(u64, u32)>);
 
 /// The words the blocks of `entries` take ([`alloc_blocks`]).
 fn block_total<'a>(entries: impl Iterator<Item = &'a PairInfo>) -> usize {
