@@ -5,7 +5,7 @@
 
 use rayon::prelude::*;
 
-use super::units::{block_words, Arena, Flat};
+use super::units::{block_words, Arena, Flat, SharedSyms};
 use super::{pack, unpack, NO_SYMBOL};
 use crate::hash::Map;
 
@@ -211,22 +211,28 @@ pub(super) fn place_pairs(flat: &Flat, index: &mut PairIndex, ranks: Option<&Ran
         &mut arena,
         index.iter_mut().filter(|(p, _)| ranks.cell(**p).is_none()).map(|(_, v)| v),
     );
-    // the pass of `fill_places`, each symbol's rank read once (not twice, a pair at a time)
-    let w = &mut arena.words;
-    for wi in 0..flat.units() {
-        let id = wi as u32;
-        ranks.each_pair(flat.unit(wi), |x, y, cell| {
-            let v = match cell {
-                // a cell of a pair the index does not hold (dropped) has no units
-                Some(c) if table[c].len > 0 => &mut table[c],
-                Some(_) => return,
-                None => match index.get_mut(&pack(x, y)) {
-                    Some(v) => v,
-                    None => return,
-                },
-            };
-            place(w, v, id);
-        });
+    match ranks.split.as_ref() {
+        Some(split) => place_split(flat, &mut arena, &mut table, index, ranks, split),
+        None => {
+            // the pass of `fill_places`, each symbol's rank read once (not twice, a pair at a
+            // time)
+            let w = &mut arena.words;
+            for wi in 0..flat.units() {
+                let id = wi as u32;
+                ranks.each_pair(flat.unit(wi), |x, y, cell| {
+                    let v = match cell {
+                        // a cell of a pair the index does not hold (dropped) has no units
+                        Some(c) if table[c].len > 0 => &mut table[c],
+                        Some(_) => return,
+                        None => match index.get_mut(&pack(x, y)) {
+                            Some(v) => v,
+                            None => return,
+                        },
+                    };
+                    place(w, v, id);
+                });
+            }
+        }
     }
     close_blocks(&mut arena, table.iter());
     close_blocks(
@@ -242,6 +248,92 @@ pub(super) fn place_pairs(flat: &Flat, index: &mut PairIndex, ranks: Option<&Ran
     }
     arena
 }
+
+/// The pass of [`place_pairs`] over the table's pairs, each share of the units that
+/// [`dense_index`] counted apart placed on a thread of its own: the share's ids go into each
+/// block from the number of units the shares before it hold the pair in (counted then), so every
+/// list comes out as the serial pass writes it, in unit order. Each thread keeps, per cell, the
+/// last unit it placed (a unit's repeat of a pair is placed once) and where its next id goes.
+/// The pairs outside the table are listed by each thread and placed after, share by share.
+fn place_split(
+    flat: &Flat,
+    arena: &mut Arena,
+    table: &mut [PairInfo],
+    index: &mut PairIndex,
+    ranks: &Ranks,
+    split: &Split,
+) {
+    let cells = table.len();
+    let words = SharedSyms(arena.words.as_mut_ptr());
+    let table_ref = &*table;
+    let parts: Vec<SharePlaces> = split
+        .ranges
+        .par_iter()
+        .enumerate()
+        .map(|(r, range)| {
+            let mut cur: Vec<(u32, u32)> = match r {
+                0 => vec![(0, 0); cells],
+                _ => split.before[r - 1].iter().map(|&n| (0, n)).collect(),
+            };
+            let mut rare: Vec<(u64, u32)> = Vec::new();
+            for wi in range.clone() {
+                let id = wi as u32;
+                ranks.each_pair(flat.unit(wi), |x, y, cell| {
+                    let Some(c) = cell else {
+                        rare.push((pack(x, y), id));
+                        return;
+                    };
+                    let v = table_ref[c];
+                    let e = &mut cur[c];
+                    // a cell the index does not hold (dropped) has no units
+                    if v.len == 0 || e.0 == id + 1 {
+                        return;
+                    }
+                    e.0 = id + 1;
+                    if v.len >= 2 {
+                        let n = e.1;
+                        // the block holds `len` ids: a count that disagreed would write past it
+                        assert!(n < v.len, "a share placed more units than were counted");
+                        e.1 = n + 1;
+                        // SAFETY: the block of `v` is `v.len` ids after its first word, within
+                        // the arena (`alloc_blocks`), and the shares write disjoint stretches of
+                        // it: share r from the units the shares before it counted
+                        unsafe { *words.at(v.at as usize * 4 + 1 + n as usize) = id };
+                    }
+                });
+            }
+            (cur, rare)
+        })
+        .collect();
+    let w = &mut arena.words;
+    for (c, v) in table.iter_mut().enumerate() {
+        match v.len {
+            0 => {}
+            // the one unit holding the pair, from the share that placed it
+            1 => {
+                let last = parts.iter().map(|p| p.0[c].0).find(|&l| l > 0);
+                v.at = last.expect("a pair counted in one unit was placed") - 1;
+            }
+            // the fill word `close_blocks` checks: the last share ends past every id
+            n => {
+                let filled = parts.last().map_or(0, |p| p.0[c].1);
+                debug_assert_eq!(filled, n);
+                w[v.at as usize * 4] = filled;
+            }
+        }
+    }
+    for (_, rare) in &parts {
+        for &(p, id) in rare {
+            if let Some(v) = index.get_mut(&p) {
+                place(w, v, id);
+            }
+        }
+    }
+}
+
+/// One share's pass in [`place_split`]: each cell's (last unit placed + 1, ids placed before its
+/// next), and the pairs outside the table with their units.
+type SharePlaces = (Vec<(u32, u32)>, Vec<(u64, u32)>);
 
 /// The words the blocks of `entries` take ([`alloc_blocks`]).
 fn block_total<'a>(entries: impl Iterator<Item = &'a PairInfo>) -> usize {
@@ -330,6 +422,7 @@ pub(super) fn build_index(
 
 /// The symbols counted in a table with a cell per pair ([`count_index`], [`place_pairs`]): up
 /// to [`DENSE_SYMBOLS`] of them, each with its rank (its row and column).
+#[derive(Clone)]
 pub(super) struct Ranks {
     /// The rank of each symbol id from `base` ([`UNRANKED`]: none).
     of: Vec<u32>,
@@ -340,6 +433,17 @@ pub(super) struct Ranks {
     width: usize,
     /// Every symbol is ranked, by its offset from `base`.
     every: bool,
+    /// How the table's count split the units between the threads (`None`: one share), for
+    /// [`place_pairs`] to place each share on its own thread.
+    split: Option<Split>,
+}
+
+/// The shares of the units that [`dense_index`] counted apart (ranges of units, in order), and
+/// for each share after the first, how many units of the shares before it hold each cell's pair.
+#[derive(Clone)]
+pub(super) struct Split {
+    ranges: Vec<std::ops::Range<usize>>,
+    before: Vec<Vec<u32>>,
 }
 
 const UNRANKED: u32 = u32::MAX;
@@ -357,14 +461,18 @@ impl Ranks {
             return Some(Ranks::new(ids, (0..all as u32).collect()));
         }
         let n = flat.units();
-        let chunk = n.div_ceil(threads.max(1)).max(1 << 14);
+        // a large table's symbols ranked from every RANK_SAMPLE-th unit: the ranks only choose
+        // which pairs the table counts, never a count (by the unit's number, so the same on any
+        // thread count)
+        let step = if n >= RANK_SAMPLE_FROM { RANK_SAMPLE } else { 1 };
+        let chunk = n.div_ceil(threads.max(1)).max(1 << 14).next_multiple_of(step);
         let seen: Vec<u64> = (0..n)
             .step_by(chunk)
             .collect::<Vec<_>>()
             .into_par_iter()
             .map(|s| {
                 let mut seen = vec![0u64; all];
-                for wi in s..(s + chunk).min(n) {
+                for wi in (s..(s + chunk).min(n)).step_by(step) {
                     for &x in flat.unit(wi) {
                         if x != NO_SYMBOL {
                             seen[(x - base) as usize] += 1;
@@ -403,7 +511,8 @@ impl Ranks {
         }
         let width = ranked.len();
         let every = ranked.iter().enumerate().all(|(r, &i)| r as u32 == i) && width == of.len();
-        Ranks { of, ids: ranked.into_iter().map(|i| i + base).collect(), base, width, every }
+        let ids = ranked.into_iter().map(|i| i + base).collect();
+        Ranks { of, ids, base, width, every, split: None }
     }
 
     /// The table cell of pair `p`, when both its symbols are ranked.
@@ -478,17 +587,22 @@ pub(super) fn count_index(
     shards: Option<usize>,
     ids: std::ops::Range<u32>,
 ) -> (PairIndex, Option<Ranks>) {
-    let ranks = Ranks::of(flat, threads, ids);
-    (count_ranked(flat, threads, shards, ranks.as_ref()), ranks)
+    let mut ranks = Ranks::of(flat, threads, ids);
+    let (index, split) = count_ranked(flat, threads, shards, ranks.as_ref());
+    if let Some(r) = ranks.as_mut() {
+        r.split = split;
+    }
+    (index, ranks)
 }
 
-/// [`count_index`] under the ranks given (`None`: every pair through the map).
+/// [`count_index`] under the ranks given (`None`: every pair through the map), and the shares
+/// the table was counted in when there were several.
 fn count_ranked(
     flat: &Flat,
     threads: usize,
     shards: Option<usize>,
     ranks: Option<&Ranks>,
-) -> PairIndex {
+) -> (PairIndex, Option<Split>) {
     let n = flat.units();
     let k = shards.unwrap_or_else(|| PairIndex::shards_for(n));
     let chunk = n.div_ceil(threads).max(1024);
@@ -496,8 +610,9 @@ fn count_ranked(
         (0..n).step_by(chunk).map(|s| s..(s + chunk).min(n)).collect();
     if let Some(ranks) = ranks {
         let mut index = PairIndex::new(k);
-        dense_index(flat, &ranges, ranks, &mut index);
-        return index;
+        let before = dense_index(flat, &ranges, ranks, &mut index);
+        let split = (ranges.len() > 1).then_some(Split { ranges, before });
+        return (index, split);
     }
     if k > 1 {
         let mut index = PairIndex::new(k);
@@ -508,7 +623,7 @@ fn count_ranked(
             .par_chunks_mut(per)
             .enumerate()
             .for_each(|(g, own)| count_shards(flat, route, own, g * per));
-        return index;
+        return (index, None);
     }
     let mut index = PairIndex::new(k);
     let parts: Vec<_> = ranges.into_par_iter().map(|r| count_pairs(flat, r)).collect();
@@ -519,7 +634,7 @@ fn count_ranked(
             e.len += v.len;
         }
     }
-    index
+    (index, None)
 }
 
 /// Counts the pairs of every unit that fall in the shards `own` (shard numbers from `first`):
@@ -618,19 +733,25 @@ pub(super) fn count_index_in_rounds(
 /// under `front`: 1,043 M instructions, 9% of a run, for 8.3 M symbol pairs, against 585 M).
 const DENSE_SYMBOLS: usize = 512;
 
+/// From this many units, [`Ranks::of`] ranks the symbols from every `RANK_SAMPLE`-th unit.
+const RANK_SAMPLE_FROM: usize = 1 << 16;
+const RANK_SAMPLE: usize = 4;
+
 /// The share of the units' symbols that the ranked symbols must make up for the table to be
 /// used ([`Ranks::of`]); a pair of two of them is in the table. On 100 MB of mixed text (8,210
 /// characters) the most frequent 512 make up more than 99% of them.
 const DENSE_COVER: f64 = 0.95;
 
 /// [`count_pairs`] in a table of `width²` cells for the pairs of ranked symbols and a map for
-/// the others, each thread its range of units, then added up and moved into `index`.
+/// the others, each thread its range of units, then added up and moved into `index`. Returns,
+/// for each range after the first, how many units of the ranges before it hold each cell's pair
+/// ([`Split`]).
 fn dense_index(
     flat: &Flat,
     ranges: &[std::ops::Range<usize>],
     ranks: &Ranks,
     index: &mut PairIndex,
-) {
+) -> Vec<Vec<u32>> {
     let width = ranks.width;
     let parts: Vec<(Vec<PairInfo>, Map<u64, PairInfo>)> = ranges
         .par_iter()
@@ -656,10 +777,12 @@ fn dense_index(
         })
         .collect();
     let mut table: Option<Vec<PairInfo>> = None;
+    let mut before = Vec::new();
     for (t, rare) in parts {
         match table.as_mut() {
             None => table = Some(t),
             Some(table) => {
+                before.push(table.iter().map(|e| e.len).collect());
                 for (e, o) in table.iter_mut().zip(&t) {
                     e.count += o.count;
                     e.len += o.len;
@@ -677,6 +800,7 @@ fn dense_index(
             index.entry(ranks.pair(c)).or_insert(PairInfo { at: 0, ..*v });
         }
     }
+    before
 }
 
 #[cfg(test)]
@@ -712,9 +836,11 @@ mod tests {
         ranks: Option<&Ranks>,
         below: i64,
     ) -> (Vec<(u64, i64, Vec<u32>)>, usize) {
-        let mut index = count_ranked(flat, threads, None, ranks);
+        let (mut index, split) = count_ranked(flat, threads, None, ranks);
         drop_pairs(&mut index, below);
-        let arena = place_pairs(flat, &mut index, ranks);
+        // on several threads the table's shares are placed apart, as `count_index` does
+        let ranks = ranks.map(|r| Ranks { split, ..r.clone() });
+        let arena = place_pairs(flat, &mut index, ranks.as_ref());
         (listed(&index, &arena), arena.words.len())
     }
 

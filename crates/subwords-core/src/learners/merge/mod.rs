@@ -111,6 +111,15 @@
 //!   other pairs go through the map: a quarter of 100 MB of mixed text (5,710 characters, 98%
 //!   of the units' symbol pairs between two of the 512) 1,025 M -> 827 M; up to 512 symbols,
 //!   each ranked by its id, the cells come from the ids in a loop of their own.
+//! * The table's place lists filled on the threads (`index::place_split`): each share of the
+//!   units the count split writes its ids from the number of units the shares before it hold
+//!   the pair in, counted then, so the lists are the serial pass's, in unit order. The pass
+//!   was serial on any thread count (multilingual text 261 M instructions, code under `front`
+//!   406 M, one thread).
+//! * A table of more than 64k units ranks its symbols from every fourth unit (`index::Ranks`):
+//!   the index's count 262 M -> 222 M instructions on the multilingual text (6,367 symbols).
+//! * Lost: the first heap's live pairs sorted by rayon's parallel sort with their counts, not
+//!   looked up again: 28.5 M instructions on one thread against the serial sort's 20.9 M.
 //! * A merge's own pair is not looked up in the delta's table at each site: its losses are
 //!   summed and changed once per rewrite call (the rewrite 2,289 M -> 2,227 M on the same text).
 //! * WordPiece defers the re-push of a merged symbol's pairs behind one bound per symbol (see

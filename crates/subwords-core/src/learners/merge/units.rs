@@ -521,7 +521,7 @@ unsafe impl Sync for SharedSyms {}
 impl SharedSyms {
     /// The address `i` words in (a method, so a closure captures the whole `SharedSyms`).
     #[inline]
-    fn at(&self, i: usize) -> *mut u32 {
+    pub(super) fn at(&self, i: usize) -> *mut u32 {
         self.0.wrapping_add(i)
     }
 }
