@@ -31,7 +31,7 @@
 //!   of line (a call, a `vzeroupper` and the captures stored per chunk): o200k English 16 KB
 //!   slower than the scanner it replaced (122.0/119.8 against 133.0/129.1 MB/s in turn).
 
-use super::gpt2::{bmp_table, Text};
+use super::gpt2::{bmp_table, Text, LETTER, LOWER, UPPER};
 use super::openai::{cl100k_chunk_end, contraction_suffix, lanes_in, o200k_chunk_end, HIGH};
 
 /// Which classifier cuts the blocks; every one gives the very same masks.
@@ -425,8 +425,39 @@ fn scan<const P: u8>(
 fn o200k_starts(t: &Text<'_>, base: usize, off: u32, cur: &Masks, next: &Masks) -> u64 {
     let valid = cur.upper | cur.lower | cur.digit | cur.space | cur.other | cur.high;
     let next_valid = next.upper | next.lower | next.digit | next.space | next.other | next.high;
-    // a bit `j` is decided when bytes `j` and `j + 1` are ASCII
-    let high = ((next.high as u128) << 64) | (cur.high & (u64::MAX << off)) as u128;
+    // the non-ASCII characters from `off` on, up to the first that is not a letter: their
+    // bytes join the letter masks, Lu and Lt as upper-case, Ll as lower-case, Lm and Lo as
+    // both (the pattern's two classes); from the first other one on the masks decide nothing
+    let (mut upper, mut lower) = (cur.upper, cur.lower);
+    let mut rest = cur.high & (u64::MAX << off);
+    while rest != 0 {
+        let j = rest.trailing_zeros();
+        let (f, len) = t.at(base + j as usize);
+        let bytes = ((1u64 << len) - 1) << j;
+        match f & (LETTER | UPPER | LOWER) {
+            x if x == LETTER | UPPER => upper |= bytes,
+            x if x == LETTER | LOWER => lower |= bytes,
+            x if x == LETTER | UPPER | LOWER => {
+                upper |= bytes;
+                lower |= bytes;
+            }
+            _ => break,
+        }
+        rest &= !bytes;
+    }
+    let both = upper & lower;
+    let (upper, lower) = (upper & !both, lower & !both);
+    // an upper-case letter after an Lm/Lo one ends a word there or not by what follows
+    // (`U*L+` gives back the characters after the run's last Lm/Lo one unless a lower-case
+    // letter follows the run): undecided
+    let undecided = rest | (upper & (both << 1));
+    #[cfg(test)]
+    tests::NON_ASCII_DECIDED.with(|n| {
+        let below = if undecided == 0 { u64::MAX } else { (1u64 << undecided.trailing_zeros()) - 1 };
+        n.set(n.get() + ((cur.high & !rest & below).count_ones() as usize))
+    });
+    // a bit `j` is decided when bytes `j` and `j + 1` are classified
+    let high = ((next.high as u128) << 64) | undecided as u128;
     let first_high = high.trailing_zeros();
     if first_high <= off + 1 {
         return 0;
@@ -434,7 +465,7 @@ fn o200k_starts(t: &Text<'_>, base: usize, off: u32, cur: &Masks, next: &Masks) 
     let keep = if first_high > 64 { u64::MAX } else { u64::MAX >> (65 - first_high) };
     let after = (u64::MAX << off) << 1;
 
-    let letter = cur.upper | cur.lower;
+    let letter = upper | lower | both;
     let newline = cur.newline;
     let slash = cur.newline_slash & !newline;
     let blank_run = cur.space & !newline; // whitespace that is no line break
@@ -447,7 +478,8 @@ fn o200k_starts(t: &Text<'_>, base: usize, off: u32, cur: &Masks, next: &Masks) 
     let punct = other & !((other | cur.blank) << 1);
     // a start that may be a word's prefix
     let prefix = ((punct | (1u64 << off)) & cur.other) | blank_run;
-    let word = letter & !(((letter & !(cur.lower & (cur.upper >> 1))) | prefix) << 1);
+    // (a letter after an Lm/Lo one continues the word, or is undecided above)
+    let word = letter & !(((letter & !(lower & (upper >> 1))) | prefix) << 1);
     // digits: from each run's start, every third while the run lasts
     let d = cur.digit;
     // (a run that starts before `off` counts from `off`: a non-ASCII digit may come before)
@@ -633,6 +665,12 @@ fn word<const P: u8>(
 mod tests {
     use super::super::openai::{cl100k_scalar, o200k_scalar};
     use super::*;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Bytes of non-ASCII characters whose class `o200k_starts` decided from the masks.
+        pub(super) static NON_ASCII_DECIDED: Cell<usize> = const { Cell::new(0) };
+    }
 
     fn every_simd() -> Vec<Simd> {
         let v: Vec<Simd> = [Simd::Portable, Simd::Avx2, Simd::Avx512]
@@ -814,6 +852,32 @@ mod tests {
         "\u{1d400}",
         "\u{1d41a}",
         "\u{10400}",
+        // words of two- and three-byte letters of each class the block path reads: Ll, Lu
+        // (Latin-1, Latin Extended, Greek, Cyrillic), Lo (CJK, kana, Hangul), Lm, and both
+        // cases mixed with ASCII and with each other
+        "\u{fc}ber",
+        "Stra\u{df}e",
+        "\u{c4}rger",
+        "\u{141}\u{f3}d\u{17a}",
+        "\u{17c}\u{f3}\u{142}w",
+        "\u{3a9}\u{3bc}\u{3ad}\u{3b3}\u{3b1}",
+        "\u{41f}\u{440}\u{438}\u{432}\u{435}\u{442}",
+        "\u{43c}\u{438}\u{440}",
+        "\u{41c}\u{418}\u{420}",
+        "\u{4e2d}\u{6587}\u{5b57}",
+        "\u{3072}\u{3089}\u{304c}\u{306a}",
+        "\u{30ab}\u{30bf}\u{30ab}\u{30ca}",
+        "\u{d55c}\u{ad6d}\u{c5b4}",
+        "\u{2b0}\u{2b1}",
+        "\u{1c5}",
+        "x\u{4e2d}Y",
+        "\u{4e2d}A",
+        "\u{4e2d}a",
+        "A\u{4e2d}",
+        "a\u{4e2d}B",
+        "\u{fc}'s",
+        "\u{4e2d}'t",
+        "'\u{17f}",
     ];
 
     #[test]
@@ -824,7 +888,7 @@ mod tests {
             state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             ((state >> 33) as usize) % n
         };
-        let fills = ["x", " ", "\n", "7", "!", "\u{e9}", "X", "\t"];
+        let fills = ["x", " ", "\n", "7", "!", "\u{e9}", "X", "\t", "\u{436}", "\u{4e2d}"];
         // every third text ASCII only, where o200k's whole blocks are read from the masks
         let ascii: Vec<&str> = PIECES.iter().copied().filter(|p| p.is_ascii()).collect();
         for round in 0..40_000 {
@@ -859,6 +923,29 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+        // the texts drew non-ASCII letters whose classes the block path read
+        assert!(NON_ASCII_DECIDED.with(|n| n.get()) > 10_000);
+    }
+
+    #[test]
+    fn non_ascii_words_are_read_from_the_masks() {
+        // German, Russian and Chinese prose: every non-ASCII character a letter, so the masks
+        // decide them all (each text 64 bytes and more, so a block's starts are read at once)
+        let texts = [
+            "Ein Mathematikprofessor tr\u{e4}gt sein Fahrrad \u{fc}ber den Universit\u{e4}tsplatz, gr\u{fc}\u{df}end.",
+            "\u{41f}\u{440}\u{438}\u{432}\u{435}\u{442} \u{43c}\u{438}\u{440} \u{41f}\u{440}\u{438}\u{432}\u{435}\u{442} \u{43c}\u{438}\u{440} \u{41f}\u{440}\u{438}\u{432}\u{435}\u{442} \u{43c}\u{438}\u{440} \u{41c}\u{418}\u{420}, x",
+            "\u{4e2d}\u{6587}\u{5b57} Vim \u{4e2d}\u{6587}\u{5b57}\u{4e2d}\u{6587}\u{5b57} \u{3072}\u{3089}\u{304c}\u{306a} \u{d55c}\u{ad6d}\u{c5b4} abc \u{4e2d}\u{6587} \u{30ab}\u{30bf}\u{30ab}\u{30ca}",
+        ];
+        for text in texts {
+            let want = scalar(O200K, text);
+            for simd in every_simd() {
+                NON_ASCII_DECIDED.with(|n| n.set(0));
+                assert_eq!(chunks_with(simd, O200K, text), want, "{simd:?} on {text:?}");
+                // by hand: the non-ASCII bytes of the first block, each one decided
+                let first = text.as_bytes()[..64].iter().filter(|&&b| b >= 0x80).count();
+                assert!(NON_ASCII_DECIDED.with(|n| n.get()) >= first, "{simd:?} on {text:?}");
             }
         }
     }
