@@ -15,8 +15,10 @@
 //! Under o200k the chunk starts of a block after the first chunk that starts in it are read
 //! from the masks at once, as bits ([`o200k_starts`]: each rule of the pattern over ASCII is a
 //! few shifts of the masks, given that a chunk starts at that first chunk), up to the block's
-//! first non-ASCII byte; the chunk into the next block and the rest go through the per-chunk
-//! path above.
+//! first non-ASCII character that is not a letter: the bytes of Lu/Lt, Ll and Lm/Lo characters
+//! join the letter masks (upper-case, lower-case, both), classed one character at a time by the
+//! table; the chunk into the next block and the rest go through the per-chunk path above, and
+//! past a chunk the character-level scanner cut the rest of the block is read at once again.
 //!
 //! Against the scanner of `openai.rs` alone (SWAR over eight bytes, a byte table per chunk
 //! start): o200k, 1 MB of English in 16 KB chunks, the whole encoding, 58.9 -> 52.6
@@ -27,6 +29,13 @@
 //!   7.9, 19.0 -> 9.1, 29.0 -> 26.6 (callgrind, AVX2 path; cl100k and Llama 3 unchanged).
 //!   The starts emitted in one loop per block, against a block check and a read of the next
 //!   start per chunk: the split alone on English 10.3 -> 7.9 instructions a byte.
+//! * Non-ASCII letters in a block's starts (Lu/Lt, Ll, Lm/Lo bytes joining the letter masks,
+//!   the rest of a block read again after a chunk the character scanner cut): o200k, 1 MB in
+//!   16 KB chunks, a fresh encoder, the whole encoding 121.0 -> 114.3 (multilingual; the split
+//!   alone about 35.2 -> 28.6), 49.8 -> 50.1 (English), 52.2 -> 52.5 (code) instructions a
+//!   byte (callgrind, AVX2 path; cl100k unchanged).
+//! * Tried and lost: that classification out of line behind a test for non-ASCII bytes, and
+//!   the driver's second `o200k_starts` out of line: English 50.7 and 50.9 instructions a byte.
 //! * Tried and lost: the word's end as a closure called from three places, which LLVM kept out
 //!   of line (a call, a `vzeroupper` and the captures stored per chunk): o200k English 16 KB
 //!   slower than the scanner it replaced (122.0/119.8 against 133.0/129.1 MB/s in turn).
@@ -395,7 +404,14 @@ fn scan<const P: u8>(
             }
         }
         let end = match step::<P>(&t, i, &cur, &next) {
-            0 if P == O200K => o200k_chunk_end(&t, i),
+            0 if P == O200K => {
+                let e = o200k_chunk_end(&t, i);
+                // past a character the masks left undecided, the rest of the block's starts
+                if e >> 6 == kb {
+                    starts = o200k_starts(&t, kb << 6, (e & 63) as u32, &cur, &next);
+                }
+                e
+            }
             0 if P == CL100K => cl100k_chunk_end::<true>(&t, i),
             0 => cl100k_chunk_end::<false>(&t, i),
             e => e,
@@ -407,8 +423,10 @@ fn scan<const P: u8>(
 
 /// The o200k chunk starts in the block at `base` (masks `cur`, the next block's `next`) after
 /// bit `off`, where a chunk starts: bit `j` for a chunk starting at byte `base + j`. Only the
-/// bytes before the first non-ASCII one from `off` on are decided (every later bit is 0), and
-/// the chunk that runs into the next block is left to [`step`].
+/// bytes before the first non-ASCII character from `off` on that is not a letter are decided
+/// (every later bit is 0), and the chunk that runs into the next block is left to [`step`].
+/// The non-ASCII letters before it count as upper-case (Lu, Lt), lower-case (Ll) or both
+/// (Lm, Lo) over all their bytes, so the rules below read them as they read ASCII letters.
 ///
 /// Over ASCII each rule of the pattern reads a byte or two around the start, given that the
 /// chunk at `off` starts there (so nothing before `off` matters):
@@ -453,7 +471,8 @@ fn o200k_starts(t: &Text<'_>, base: usize, off: u32, cur: &Masks, next: &Masks) 
     let undecided = rest | (upper & (both << 1));
     #[cfg(test)]
     tests::NON_ASCII_DECIDED.with(|n| {
-        let below = if undecided == 0 { u64::MAX } else { (1u64 << undecided.trailing_zeros()) - 1 };
+        let below =
+            if undecided == 0 { u64::MAX } else { (1u64 << undecided.trailing_zeros()) - 1 };
         n.set(n.get() + ((cur.high & !rest & below).count_ones() as usize))
     });
     // a bit `j` is decided when bytes `j` and `j + 1` are classified
