@@ -15,8 +15,10 @@
 //! Under o200k the chunk starts of a block after the first chunk that starts in it are read
 //! from the masks at once, as bits ([`o200k_starts`]: each rule of the pattern over ASCII is a
 //! few shifts of the masks, given that a chunk starts at that first chunk), up to the block's
-//! first non-ASCII byte; the chunk into the next block and the rest go through the per-chunk
-//! path above.
+//! first non-ASCII character that is not a letter: the bytes of Lu/Lt, Ll and Lm/Lo characters
+//! join the letter masks (upper-case, lower-case, both), classed one character at a time by the
+//! table; the chunk into the next block and the rest go through the per-chunk path above, and
+//! past a chunk the character-level scanner cut the rest of the block is read at once again.
 //!
 //! Against the scanner of `openai.rs` alone (SWAR over eight bytes, a byte table per chunk
 //! start): o200k, 1 MB of English in 16 KB chunks, the whole encoding, 58.9 -> 52.6
@@ -27,11 +29,18 @@
 //!   7.9, 19.0 -> 9.1, 29.0 -> 26.6 (callgrind, AVX2 path; cl100k and Llama 3 unchanged).
 //!   The starts emitted in one loop per block, against a block check and a read of the next
 //!   start per chunk: the split alone on English 10.3 -> 7.9 instructions a byte.
+//! * Non-ASCII letters in a block's starts (Lu/Lt, Ll, Lm/Lo bytes joining the letter masks,
+//!   the rest of a block read again after a chunk the character scanner cut): o200k, 1 MB in
+//!   16 KB chunks, a fresh encoder, the whole encoding 121.0 -> 114.3 (multilingual; the split
+//!   alone about 35.2 -> 28.6), 49.8 -> 50.1 (English), 52.2 -> 52.5 (code) instructions a
+//!   byte (callgrind, AVX2 path; cl100k unchanged).
+//! * Tried and lost: that classification out of line behind a test for non-ASCII bytes, and
+//!   the driver's second `o200k_starts` out of line: English 50.7 and 50.9 instructions a byte.
 //! * Tried and lost: the word's end as a closure called from three places, which LLVM kept out
 //!   of line (a call, a `vzeroupper` and the captures stored per chunk): o200k English 16 KB
 //!   slower than the scanner it replaced (122.0/119.8 against 133.0/129.1 MB/s in turn).
 
-use super::gpt2::{bmp_table, Text};
+use super::gpt2::{bmp_table, Text, LETTER, LOWER, UPPER};
 use super::openai::{cl100k_chunk_end, contraction_suffix, lanes_in, o200k_chunk_end, HIGH};
 
 /// Which classifier cuts the blocks; every one gives the very same masks.
@@ -395,7 +404,14 @@ fn scan<const P: u8>(
             }
         }
         let end = match step::<P>(&t, i, &cur, &next) {
-            0 if P == O200K => o200k_chunk_end(&t, i),
+            0 if P == O200K => {
+                let e = o200k_chunk_end(&t, i);
+                // past a character the masks left undecided, the rest of the block's starts
+                if e >> 6 == kb {
+                    starts = o200k_starts(&t, kb << 6, (e & 63) as u32, &cur, &next);
+                }
+                e
+            }
             0 if P == CL100K => cl100k_chunk_end::<true>(&t, i),
             0 => cl100k_chunk_end::<false>(&t, i),
             e => e,
@@ -407,8 +423,10 @@ fn scan<const P: u8>(
 
 /// The o200k chunk starts in the block at `base` (masks `cur`, the next block's `next`) after
 /// bit `off`, where a chunk starts: bit `j` for a chunk starting at byte `base + j`. Only the
-/// bytes before the first non-ASCII one from `off` on are decided (every later bit is 0), and
-/// the chunk that runs into the next block is left to [`step`].
+/// bytes before the first non-ASCII character from `off` on that is not a letter are decided
+/// (every later bit is 0), and the chunk that runs into the next block is left to [`step`].
+/// The non-ASCII letters before it count as upper-case (Lu, Lt), lower-case (Ll) or both
+/// (Lm, Lo) over all their bytes, so the rules below read them as they read ASCII letters.
 ///
 /// Over ASCII each rule of the pattern reads a byte or two around the start, given that the
 /// chunk at `off` starts there (so nothing before `off` matters):
@@ -425,8 +443,40 @@ fn scan<const P: u8>(
 fn o200k_starts(t: &Text<'_>, base: usize, off: u32, cur: &Masks, next: &Masks) -> u64 {
     let valid = cur.upper | cur.lower | cur.digit | cur.space | cur.other | cur.high;
     let next_valid = next.upper | next.lower | next.digit | next.space | next.other | next.high;
-    // a bit `j` is decided when bytes `j` and `j + 1` are ASCII
-    let high = ((next.high as u128) << 64) | (cur.high & (u64::MAX << off)) as u128;
+    // the non-ASCII characters from `off` on, up to the first that is not a letter: their
+    // bytes join the letter masks, Lu and Lt as upper-case, Ll as lower-case, Lm and Lo as
+    // both (the pattern's two classes); from the first other one on the masks decide nothing
+    let (mut upper, mut lower) = (cur.upper, cur.lower);
+    let mut rest = cur.high & (u64::MAX << off);
+    while rest != 0 {
+        let j = rest.trailing_zeros();
+        let (f, len) = t.at(base + j as usize);
+        let bytes = ((1u64 << len) - 1) << j;
+        match f & (LETTER | UPPER | LOWER) {
+            x if x == LETTER | UPPER => upper |= bytes,
+            x if x == LETTER | LOWER => lower |= bytes,
+            x if x == LETTER | UPPER | LOWER => {
+                upper |= bytes;
+                lower |= bytes;
+            }
+            _ => break,
+        }
+        rest &= !bytes;
+    }
+    let both = upper & lower;
+    let (upper, lower) = (upper & !both, lower & !both);
+    // an upper-case letter after an Lm/Lo one ends a word there or not by what follows
+    // (`U*L+` gives back the characters after the run's last Lm/Lo one unless a lower-case
+    // letter follows the run): undecided
+    let undecided = rest | (upper & (both << 1));
+    #[cfg(test)]
+    tests::NON_ASCII_DECIDED.with(|n| {
+        let below =
+            if undecided == 0 { u64::MAX } else { (1u64 << undecided.trailing_zeros()) - 1 };
+        n.set(n.get() + ((cur.high & !rest & below).count_ones() as usize))
+    });
+    // a bit `j` is decided when bytes `j` and `j + 1` are classified
+    let high = ((next.high as u128) << 64) | undecided as u128;
     let first_high = high.trailing_zeros();
     if first_high <= off + 1 {
         return 0;
@@ -434,7 +484,7 @@ fn o200k_starts(t: &Text<'_>, base: usize, off: u32, cur: &Masks, next: &Masks) 
     let keep = if first_high > 64 { u64::MAX } else { u64::MAX >> (65 - first_high) };
     let after = (u64::MAX << off) << 1;
 
-    let letter = cur.upper | cur.lower;
+    let letter = upper | lower | both;
     let newline = cur.newline;
     let slash = cur.newline_slash & !newline;
     let blank_run = cur.space & !newline; // whitespace that is no line break
@@ -447,7 +497,8 @@ fn o200k_starts(t: &Text<'_>, base: usize, off: u32, cur: &Masks, next: &Masks) 
     let punct = other & !((other | cur.blank) << 1);
     // a start that may be a word's prefix
     let prefix = ((punct | (1u64 << off)) & cur.other) | blank_run;
-    let word = letter & !(((letter & !(cur.lower & (cur.upper >> 1))) | prefix) << 1);
+    // (a letter after an Lm/Lo one continues the word, or is undecided above)
+    let word = letter & !(((letter & !(lower & (upper >> 1))) | prefix) << 1);
     // digits: from each run's start, every third while the run lasts
     let d = cur.digit;
     // (a run that starts before `off` counts from `off`: a non-ASCII digit may come before)
@@ -633,6 +684,12 @@ fn word<const P: u8>(
 mod tests {
     use super::super::openai::{cl100k_scalar, o200k_scalar};
     use super::*;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Bytes of non-ASCII characters whose class `o200k_starts` decided from the masks.
+        pub(super) static NON_ASCII_DECIDED: Cell<usize> = const { Cell::new(0) };
+    }
 
     fn every_simd() -> Vec<Simd> {
         let v: Vec<Simd> = [Simd::Portable, Simd::Avx2, Simd::Avx512]
@@ -814,6 +871,32 @@ mod tests {
         "\u{1d400}",
         "\u{1d41a}",
         "\u{10400}",
+        // words of two- and three-byte letters of each class the block path reads: Ll, Lu
+        // (Latin-1, Latin Extended, Greek, Cyrillic), Lo (CJK, kana, Hangul), Lm, and both
+        // cases mixed with ASCII and with each other
+        "\u{fc}ber",
+        "Stra\u{df}e",
+        "\u{c4}rger",
+        "\u{141}\u{f3}d\u{17a}",
+        "\u{17c}\u{f3}\u{142}w",
+        "\u{3a9}\u{3bc}\u{3ad}\u{3b3}\u{3b1}",
+        "\u{41f}\u{440}\u{438}\u{432}\u{435}\u{442}",
+        "\u{43c}\u{438}\u{440}",
+        "\u{41c}\u{418}\u{420}",
+        "\u{4e2d}\u{6587}\u{5b57}",
+        "\u{3072}\u{3089}\u{304c}\u{306a}",
+        "\u{30ab}\u{30bf}\u{30ab}\u{30ca}",
+        "\u{d55c}\u{ad6d}\u{c5b4}",
+        "\u{2b0}\u{2b1}",
+        "\u{1c5}",
+        "x\u{4e2d}Y",
+        "\u{4e2d}A",
+        "\u{4e2d}a",
+        "A\u{4e2d}",
+        "a\u{4e2d}B",
+        "\u{fc}'s",
+        "\u{4e2d}'t",
+        "'\u{17f}",
     ];
 
     #[test]
@@ -824,7 +907,7 @@ mod tests {
             state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             ((state >> 33) as usize) % n
         };
-        let fills = ["x", " ", "\n", "7", "!", "\u{e9}", "X", "\t"];
+        let fills = ["x", " ", "\n", "7", "!", "\u{e9}", "X", "\t", "\u{436}", "\u{4e2d}"];
         // every third text ASCII only, where o200k's whole blocks are read from the masks
         let ascii: Vec<&str> = PIECES.iter().copied().filter(|p| p.is_ascii()).collect();
         for round in 0..40_000 {
@@ -859,6 +942,29 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+        // the texts drew non-ASCII letters whose classes the block path read
+        assert!(NON_ASCII_DECIDED.with(|n| n.get()) > 10_000);
+    }
+
+    #[test]
+    fn non_ascii_words_are_read_from_the_masks() {
+        // German, Russian and Chinese prose: every non-ASCII character a letter, so the masks
+        // decide them all (each text 64 bytes and more, so a block's starts are read at once)
+        let texts = [
+            "Ein Mathematikprofessor tr\u{e4}gt sein Fahrrad \u{fc}ber den Universit\u{e4}tsplatz, gr\u{fc}\u{df}end.",
+            "\u{41f}\u{440}\u{438}\u{432}\u{435}\u{442} \u{43c}\u{438}\u{440} \u{41f}\u{440}\u{438}\u{432}\u{435}\u{442} \u{43c}\u{438}\u{440} \u{41f}\u{440}\u{438}\u{432}\u{435}\u{442} \u{43c}\u{438}\u{440} \u{41c}\u{418}\u{420}, x",
+            "\u{4e2d}\u{6587}\u{5b57} Vim \u{4e2d}\u{6587}\u{5b57}\u{4e2d}\u{6587}\u{5b57} \u{3072}\u{3089}\u{304c}\u{306a} \u{d55c}\u{ad6d}\u{c5b4} abc \u{4e2d}\u{6587} \u{30ab}\u{30bf}\u{30ab}\u{30ca}",
+        ];
+        for text in texts {
+            let want = scalar(O200K, text);
+            for simd in every_simd() {
+                NON_ASCII_DECIDED.with(|n| n.set(0));
+                assert_eq!(chunks_with(simd, O200K, text), want, "{simd:?} on {text:?}");
+                // by hand: the non-ASCII bytes of the first block, each one decided
+                let first = text.as_bytes()[..64].iter().filter(|&&b| b >= 0x80).count();
+                assert!(NON_ASCII_DECIDED.with(|n| n.get()) >= first, "{simd:?} on {text:?}");
             }
         }
     }
