@@ -166,6 +166,9 @@ pub const MAX_TOKEN_BYTES: usize = 1 << 16;
 const DENSE: usize = 512;
 
 const NONE: u32 = u32::MAX;
+/// [`RankBpe::ask_join`]'s mark of a join whose lines were asked for (above every rank
+/// [`RankBpe::merge_small`] takes).
+const ASKED: u32 = u32::MAX - 1;
 
 /// Chunks split ahead of their lookups ([`RankBpe::probe`]).
 const BATCH: usize = 64;
@@ -369,7 +372,7 @@ impl RankBpe {
         if flat.len() > (u32::MAX - 1) as usize {
             return Err(Error::ModelFile("the tokens add up to more than 4 GiB".into()));
         }
-        Ok(RankBpe {
+        let bpe = RankBpe {
             short,
             long,
             byte_rank,
@@ -383,7 +386,26 @@ impl RankBpe {
             specials,
             splitter: pattern.into(),
             slots: Slots::default(),
-        })
+        };
+        if std::env::var_os("SUBWORDS_NO_WARM").is_none() {
+            bpe.warm();
+        }
+        Ok(bpe)
+    }
+
+    /// Reads one word of every cache line of the tables the merges probe at random (the
+    /// short-token slots and filter, the two-byte and dense joins), so that the first texts
+    /// find them in the processor's caches rather than in memory.
+    fn warm(&self) {
+        fn lines<T: Copy>(t: &[T], word: impl Fn(&T) -> u64) -> u64 {
+            let step = (64 / size_of::<T>()).max(1);
+            t.iter().step_by(step).fold(0u64, |acc, x| acc.wrapping_add(word(x)))
+        }
+        let mut acc = lines(&self.short.slots, |s| s.lo);
+        acc = acc.wrapping_add(lines(&self.short.filter, |&w| w));
+        acc = acc.wrapping_add(lines(&self.pair_rank, |&r| r as u64));
+        acc = acc.wrapping_add(lines(&self.dense, |&r| r as u64));
+        std::hint::black_box(acc);
     }
 
     /// The named pattern, or None for a regular expression's splitter.
@@ -684,7 +706,15 @@ impl RankBpe {
         let mut next = [0u8; P];
         let mut prev = [0u8; P];
         let key = |r: u32, k: usize| if r == NONE { u32::MAX } else { r << PLACE_BITS | k as u32 };
-        let rank_of = |left, right, a: u8, b: u8| self.joined(&buf, left, right, a, b);
+        let ask = |left, right, a: u8, b: u8| self.ask_join(&buf, left, right, a, b);
+        let resolve = |(r, h): (u32, u64), a: u8, b: u8| {
+            if r == ASKED {
+                let (a, b) = (a as usize, b as usize);
+                self.short.get_hashed(packed_at(&buf, a, b - a), h)
+            } else {
+                r
+            }
+        };
         // the first parts: the bytes, but a character that may start whole is one part
         // (`atoms`: the same merges follow as from its bytes)
         let (mut i, mut m) = (0, 0);
@@ -705,14 +735,31 @@ impl RankBpe {
             i += len;
         }
         start[m] = n as u8;
+        // the first joins in two rounds: each short key's filter line and slot are asked for
+        // (its hash kept, its place marked in `asked`), then those joins are resolved, so
+        // their misses overlap instead of waiting one after the other
+        let mut hashes = [0u64; P];
+        let mut asked = 0u128;
         for k in 0..m - 1 {
             let (a, e) = (start[k], start[k + 2]);
             let r = if e - a == 2 {
                 self.pair(buf[a as usize], buf[a as usize + 1])
             } else {
-                rank_of(token[k], token[k + 1], a, e)
+                match ask(token[k], token[k + 1], a, e) {
+                    (ASKED, h) => {
+                        hashes[k] = h;
+                        asked |= 1 << k;
+                        continue;
+                    }
+                    (r, _) => r,
+                }
             };
             joins[k] = key(r, k);
+        }
+        while asked != 0 {
+            let k = asked.trailing_zeros() as usize;
+            asked &= asked - 1;
+            joins[k] = key(resolve((ASKED, hashes[k]), start[k], start[k + 2]), k);
         }
         let width = (m - 1).div_ceil(8) * 8;
         loop {
@@ -738,15 +785,22 @@ impl RankBpe {
             token[k] = r;
             next[k] = e as u8;
             joins[j] = u32::MAX;
-            joins[k] = if e < m {
+            // both new joins' lines asked for before either is resolved
+            let p = prev[k] as usize;
+            let right = if e < m {
                 prev[e] = k as u8;
-                key(rank_of(r, token[e], start[k], start[next[e] as usize]), k)
+                ask(r, token[e], start[k], start[next[e] as usize])
+            } else {
+                (NONE, 0)
+            };
+            let left = if k > 0 { ask(token[p], r, start[p], start[e]) } else { (NONE, 0) };
+            joins[k] = if e < m {
+                key(resolve(right, start[k], start[next[e] as usize]), k)
             } else {
                 u32::MAX
             };
             if k > 0 {
-                let p = prev[k] as usize;
-                joins[p] = key(rank_of(token[p], r, start[p], start[e]), p);
+                joins[p] = key(resolve(left, start[p], start[e]), p);
             }
         }
         let mut k = 0;
@@ -757,20 +811,25 @@ impl RankBpe {
         true
     }
 
-    /// The rank of tokens `left` and `right`, `buf[a..b]`, joined, or `NONE` ([`RankBpe::join`],
-    /// else the bytes' key, `buf` padded by 16 bytes). Inlined into the merges: called, with
-    /// its registers saved and restored, it was a fifth of the lookup.
+    /// The rank of tokens `left` and `right`, `buf[a..b]`, joined, as `(rank, 0)` (`NONE` for
+    /// none: [`RankBpe::join`], or a longer token's map), or `(ASKED, hash)` when the bytes'
+    /// key (`buf` padded by 16 bytes) is short: its filter line and first slot are then asked
+    /// for, and the caller resolves it later by the hash. Inlined into the merges: called, with
+    /// its registers saved and restored, the lookup was a fifth slower.
     #[inline(always)]
-    fn joined(&self, buf: &[u8], left: u32, right: u32, a: u8, b: u8) -> u32 {
+    fn ask_join(&self, buf: &[u8], left: u32, right: u32, a: u8, b: u8) -> (u32, u64) {
         if let Some(r) = self.join(left, right) {
-            return r;
+            return (r, 0);
         }
         let (a, b) = (a as usize, b as usize);
         let len = b - a;
         if len <= PACKED_LEN {
-            self.short.get(packed_at(buf, a, len))
+            let h = mix(packed_at(buf, a, len));
+            self.short.prefetch_filter(h);
+            self.short.prefetch_slot(h);
+            (ASKED, h)
         } else {
-            self.long.get(&buf[a..b]).copied().unwrap_or(NONE)
+            (self.long.get(&buf[a..b]).copied().unwrap_or(NONE), 0)
         }
     }
 
@@ -1426,62 +1485,66 @@ mod tests {
 
     #[test]
     fn small_merges_equal_the_heap() {
-        // tokens past PACKED_LEN bytes too ("a" x 16 and x 32), so both lookups are taken
-        let mut tokens: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
-        for (k, t) in ["ab", "bc", "abc", "aa", "aaaa", "ca", "aaaaaaaa", "cab", "bcabc"]
-            .iter()
-            .map(|t| t.to_string())
-            .chain(["a".repeat(16), "a".repeat(32), "ab".repeat(9)])
-            .enumerate()
-        {
-            tokens.push((t.into_bytes(), 256 + k as u32));
-        }
-        let t = RankBpe::new(tokens, vec![], Pattern::Cl100k).unwrap();
-        let mut state = 987u64;
-        let mut pieces: Vec<Vec<u8>> = (2..=SMALL_PIECE).map(|n| vec![b'a'; n]).collect();
-        for _ in 0..2000 {
-            let mut s = Vec::new();
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            for _ in 0..((state >> 40) as usize % (SMALL_PIECE - 1) + 2) {
+        // the merged tokens ranked from 256 (every join in the dense table) and from 1000
+        // (joins with a merged token looked up in the short-token table, in two rounds)
+        for base in [256u32, 1000] {
+            // tokens past PACKED_LEN bytes too ("a" x 16 and x 32), so both lookups are taken
+            let mut tokens: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+            for (k, t) in ["ab", "bc", "abc", "aa", "aaaa", "ca", "aaaaaaaa", "cab", "bcabc"]
+                .iter()
+                .map(|t| t.to_string())
+                .chain(["a".repeat(16), "a".repeat(32), "ab".repeat(9)])
+                .enumerate()
+            {
+                tokens.push((t.into_bytes(), base + k as u32));
+            }
+            let t = RankBpe::new(tokens, vec![], Pattern::Cl100k).unwrap();
+            let mut state = 987u64;
+            let mut pieces: Vec<Vec<u8>> = (2..=SMALL_PIECE).map(|n| vec![b'a'; n]).collect();
+            for _ in 0..2000 {
+                let mut s = Vec::new();
                 state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                s.push(b"aaabc"[(state >> 33) as usize % 5]);
+                for _ in 0..((state >> 40) as usize % (SMALL_PIECE - 1) + 2) {
+                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    s.push(b"aaabc"[(state >> 33) as usize % 5]);
+                }
+                pieces.push(s);
             }
-            pieces.push(s);
+            // pieces of ASCII start as one part a byte: past SMALL_PARTS bytes merge_small must
+            // refuse them (appending nothing), and the engine merge them another way
+            let (mut took, mut refused) = (0, 0);
+            for s in &pieces {
+                let (mut a, mut b) = (vec![], vec![]);
+                let small = t.merge_small(s, &mut a);
+                t.merge_heap(s, &mut b);
+                // the minimum one join at a time (processors without AVX2) gives the same
+                let mut c = vec![];
+                let scalar = t.merge_small_in::<false, SMALL_PARTS, { SMALL_PIECE + 16 }>(s, &mut c);
+                assert_eq!((scalar, &c), (small, &a));
+                if s.len() <= PACKED_LEN {
+                    // the arrays of 16 parts, both ways
+                    c.clear();
+                    t.merge_short(s, &mut c);
+                    assert_eq!(c, b);
+                    c.clear();
+                    assert!(t.merge_small_in::<false, 16, 32>(s, &mut c));
+                    assert_eq!(c, b);
+                }
+                assert_eq!(small, s.len() <= SMALL_PARTS, "{:?}", String::from_utf8_lossy(s));
+                if small {
+                    took += 1;
+                    assert_eq!(a, b, "{:?}", String::from_utf8_lossy(s));
+                } else {
+                    refused += 1;
+                    assert!(a.is_empty());
+                }
+                // one chunk under cl100k's pattern (letters only)
+                let text = std::str::from_utf8(s).unwrap();
+                assert_eq!(t.encode(text, &[]), b, "{text:?}");
+            }
+            assert!(took > 500 && refused > 500, "{took} {refused}");
+            assert_eq!(t.encode(&"a".repeat(40), &[]), vec![base + 10, base + 6]);
         }
-        // pieces of ASCII start as one part a byte: past SMALL_PARTS bytes merge_small must
-        // refuse them (appending nothing), and the engine merge them another way
-        let (mut took, mut refused) = (0, 0);
-        for s in &pieces {
-            let (mut a, mut b) = (vec![], vec![]);
-            let small = t.merge_small(s, &mut a);
-            t.merge_heap(s, &mut b);
-            // the minimum one join at a time (processors without AVX2) gives the same
-            let mut c = vec![];
-            let scalar = t.merge_small_in::<false, SMALL_PARTS, { SMALL_PIECE + 16 }>(s, &mut c);
-            assert_eq!((scalar, &c), (small, &a));
-            if s.len() <= PACKED_LEN {
-                // the arrays of 16 parts, both ways
-                c.clear();
-                t.merge_short(s, &mut c);
-                assert_eq!(c, b);
-                c.clear();
-                assert!(t.merge_small_in::<false, 16, 32>(s, &mut c));
-                assert_eq!(c, b);
-            }
-            assert_eq!(small, s.len() <= SMALL_PARTS, "{:?}", String::from_utf8_lossy(s));
-            if small {
-                took += 1;
-                assert_eq!(a, b, "{:?}", String::from_utf8_lossy(s));
-            } else {
-                refused += 1;
-                assert!(a.is_empty());
-            }
-            // one chunk under cl100k's pattern (letters only)
-            let text = std::str::from_utf8(s).unwrap();
-            assert_eq!(t.encode(text, &[]), b, "{text:?}");
-        }
-        assert!(took > 500 && refused > 500, "{took} {refused}");
-        assert_eq!(t.encode(&"a".repeat(40), &[]), vec![266, 262]);
     }
 
     #[test]
