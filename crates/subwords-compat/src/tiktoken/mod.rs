@@ -166,9 +166,6 @@ pub const MAX_TOKEN_BYTES: usize = 1 << 16;
 const DENSE: usize = 512;
 
 const NONE: u32 = u32::MAX;
-/// [`RankBpe::ask_join`]'s mark of a join whose lines were asked for (above every rank
-/// [`RankBpe::merge_small`] takes).
-const ASKED: u32 = u32::MAX - 1;
 
 /// Chunks split ahead of their lookups ([`RankBpe::probe`]).
 const BATCH: usize = 64;
@@ -372,7 +369,7 @@ impl RankBpe {
         if flat.len() > (u32::MAX - 1) as usize {
             return Err(Error::ModelFile("the tokens add up to more than 4 GiB".into()));
         }
-        let bpe = RankBpe {
+        Ok(RankBpe {
             short,
             long,
             byte_rank,
@@ -386,26 +383,7 @@ impl RankBpe {
             specials,
             splitter: pattern.into(),
             slots: Slots::default(),
-        };
-        if std::env::var_os("SUBWORDS_NO_WARM").is_none() {
-            bpe.warm();
-        }
-        Ok(bpe)
-    }
-
-    /// Reads one word of every cache line of the tables the merges probe at random (the
-    /// short-token slots and filter, the two-byte and dense joins), so that the first texts
-    /// find them in the processor's caches rather than in memory.
-    fn warm(&self) {
-        fn lines<T: Copy>(t: &[T], word: impl Fn(&T) -> u64) -> u64 {
-            let step = (64 / size_of::<T>()).max(1);
-            t.iter().step_by(step).fold(0u64, |acc, x| acc.wrapping_add(word(x)))
-        }
-        let mut acc = lines(&self.short.slots, |s| s.lo);
-        acc = acc.wrapping_add(lines(&self.short.filter, |&w| w));
-        acc = acc.wrapping_add(lines(&self.pair_rank, |&r| r as u64));
-        acc = acc.wrapping_add(lines(&self.dense, |&r| r as u64));
-        std::hint::black_box(acc);
+        })
     }
 
     /// The named pattern, or None for a regular expression's splitter.
@@ -706,15 +684,7 @@ impl RankBpe {
         let mut next = [0u8; P];
         let mut prev = [0u8; P];
         let key = |r: u32, k: usize| if r == NONE { u32::MAX } else { r << PLACE_BITS | k as u32 };
-        let ask = |left, right, a: u8, b: u8| self.ask_join(&buf, left, right, a, b);
-        let resolve = |(r, h): (u32, u64), a: u8, b: u8| {
-            if r == ASKED {
-                let (a, b) = (a as usize, b as usize);
-                self.short.get_hashed(packed_at(&buf, a, b - a), h)
-            } else {
-                r
-            }
-        };
+        let rank_of = |left, right, a: u8, b: u8| self.joined(&buf, left, right, a, b);
         // the first parts: the bytes, but a character that may start whole is one part
         // (`atoms`: the same merges follow as from its bytes)
         let (mut i, mut m) = (0, 0);
@@ -735,31 +705,14 @@ impl RankBpe {
             i += len;
         }
         start[m] = n as u8;
-        // the first joins in two rounds: each short key's filter line and slot are asked for
-        // (its hash kept, its place marked in `asked`), then those joins are resolved, so
-        // their misses overlap instead of waiting one after the other
-        let mut hashes = [0u64; P];
-        let mut asked = 0u128;
         for k in 0..m - 1 {
             let (a, e) = (start[k], start[k + 2]);
             let r = if e - a == 2 {
                 self.pair(buf[a as usize], buf[a as usize + 1])
             } else {
-                match ask(token[k], token[k + 1], a, e) {
-                    (ASKED, h) => {
-                        hashes[k] = h;
-                        asked |= 1 << k;
-                        continue;
-                    }
-                    (r, _) => r,
-                }
+                rank_of(token[k], token[k + 1], a, e)
             };
             joins[k] = key(r, k);
-        }
-        while asked != 0 {
-            let k = asked.trailing_zeros() as usize;
-            asked &= asked - 1;
-            joins[k] = key(resolve((ASKED, hashes[k]), start[k], start[k + 2]), k);
         }
         let width = (m - 1).div_ceil(8) * 8;
         loop {
@@ -785,22 +738,15 @@ impl RankBpe {
             token[k] = r;
             next[k] = e as u8;
             joins[j] = u32::MAX;
-            // both new joins' lines asked for before either is resolved
-            let p = prev[k] as usize;
-            let right = if e < m {
-                prev[e] = k as u8;
-                ask(r, token[e], start[k], start[next[e] as usize])
-            } else {
-                (NONE, 0)
-            };
-            let left = if k > 0 { ask(token[p], r, start[p], start[e]) } else { (NONE, 0) };
             joins[k] = if e < m {
-                key(resolve(right, start[k], start[next[e] as usize]), k)
+                prev[e] = k as u8;
+                key(rank_of(r, token[e], start[k], start[next[e] as usize]), k)
             } else {
                 u32::MAX
             };
             if k > 0 {
-                joins[p] = key(resolve(left, start[p], start[e]), p);
+                let p = prev[k] as usize;
+                joins[p] = key(rank_of(token[p], r, start[p], start[e]), p);
             }
         }
         let mut k = 0;
@@ -811,25 +757,20 @@ impl RankBpe {
         true
     }
 
-    /// The rank of tokens `left` and `right`, `buf[a..b]`, joined, as `(rank, 0)` (`NONE` for
-    /// none: [`RankBpe::join`], or a longer token's map), or `(ASKED, hash)` when the bytes'
-    /// key (`buf` padded by 16 bytes) is short: its filter line and first slot are then asked
-    /// for, and the caller resolves it later by the hash. Inlined into the merges: called, with
-    /// its registers saved and restored, the lookup was a fifth slower.
+    /// The rank of tokens `left` and `right`, `buf[a..b]`, joined, or `NONE` ([`RankBpe::join`],
+    /// else the bytes' key, `buf` padded by 16 bytes). Inlined into the merges: called, with
+    /// its registers saved and restored, it was a fifth of the lookup.
     #[inline(always)]
-    fn ask_join(&self, buf: &[u8], left: u32, right: u32, a: u8, b: u8) -> (u32, u64) {
+    fn joined(&self, buf: &[u8], left: u32, right: u32, a: u8, b: u8) -> u32 {
         if let Some(r) = self.join(left, right) {
-            return (r, 0);
+            return r;
         }
         let (a, b) = (a as usize, b as usize);
         let len = b - a;
         if len <= PACKED_LEN {
-            let h = mix(packed_at(buf, a, len));
-            self.short.prefetch_filter(h);
-            self.short.prefetch_slot(h);
-            (ASKED, h)
+            self.short.get(packed_at(buf, a, len))
         } else {
-            (self.long.get(&buf[a..b]).copied().unwrap_or(NONE), 0)
+            self.long.get(&buf[a..b]).copied().unwrap_or(NONE)
         }
     }
 
@@ -1123,18 +1064,26 @@ impl ShortTable {
         self.get_slots(key, h)
     }
 
+    /// The filter's word for hash `h` (its top bits) and the key's two bits in it (two
+    /// 6-bit fields of the hash below them).
+    #[inline(always)]
+    fn filter_bits(h: u64) -> (usize, u64) {
+        let word = (h >> (64 - FILTER_BITS + 6)) as usize;
+        (word, 1 << (h >> 40 & 63) | 1 << (h >> 34 & 63))
+    }
+
     /// Whether the filter lets the key of hash `h` through to the slots.
     #[inline(always)]
     fn passes(&self, h: u64) -> bool {
-        let bit = (h >> (64 - FILTER_BITS)) as usize;
-        self.filter[bit / 64] >> (bit % 64) & 1 != 0
+        let (word, bits) = Self::filter_bits(h);
+        self.filter[word] & bits == bits
     }
 
     /// Asks the processor for the filter's line of hash `h`.
     #[inline(always)]
     fn prefetch_filter(&self, h: u64) {
-        let bit = (h >> (64 - FILTER_BITS)) as usize;
-        prefetch(self.filter.as_ptr().wrapping_add(bit / 64).cast());
+        let (word, _) = Self::filter_bits(h);
+        prefetch(self.filter.as_ptr().wrapping_add(word).cast());
     }
 
     /// Asks the processor for the first slot a key of hash `h` is looked up in.
@@ -1170,8 +1119,8 @@ impl ShortTable {
                 self.insert((s.hi as u128) << 64 | s.lo as u128, s.rank);
             }
         }
-        let bit = (mix(key) >> (64 - FILTER_BITS)) as usize;
-        self.filter[bit / 64] |= 1 << (bit % 64);
+        let (word, bits) = Self::filter_bits(mix(key));
+        self.filter[word] |= bits;
         let (lo, hi) = (key as u64, (key >> 64) as u64);
         let mask = self.slots.len() - 1;
         let mut i = self.home(key);
