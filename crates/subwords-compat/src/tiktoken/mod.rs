@@ -75,6 +75,12 @@
 //!   merge's concatenation that is no token mostly never reaches o200k's 12 MB of slots.
 //!   Interleaved pinned runs, o200k, 16 KB chunks: English 51.9-57.3 -> 58.0-61.6 MB/s,
 //!   multilingual 13.8-14.7 -> 16.4-20.2.
+//! * Tried and dropped, same runs: a 512 KB filter (level on English, multilingual 23.1-24.0 ->
+//!   21.9-22.3 MB/s); the tokens ranked below 16 Ki in 768 KB of slots of their own, probed
+//!   first (English 56.4-62.1 -> 54.9-55.1, multilingual 20.2-21.4 -> 17.7-17.8); a 192 KB
+//!   direct-mapped table of the chunks met, with their one or two ids, in front of both the
+//!   short-token table and the word cache (English 52.5-55.1 -> 49.5-49.6, multilingual
+//!   15.1-15.2 -> 14.5-14.8): the cost is each new word's first probe, not the repeats.
 //! * The filter sets two bits of one word a key (a blocked filter), not one bit: fewer chunks
 //!   and joins that are no token reach the slots. o200k, 1 MB of multilingual 16 KB chunks, a
 //!   fresh encoder (callgrind): 126.6 -> 130.5 M instructions, first-level read misses 1.072 ->
@@ -86,12 +92,6 @@
 //!   together): 126.6 -> 141.8 M instructions, mispredicts 1.44 -> 1.55 M (the step's two only:
 //!   139.1 M), CPU time level (37.0-40.8 -> 37.6-42.9 MB/s); the tables read once a cache line
 //!   at load: level; [`DENSE`] at 1024 (4 MB): multilingual level, English 142-147 -> 135-138.
-//! * Tried and dropped, same runs: a 512 KB filter (level on English, multilingual 23.1-24.0 ->
-//!   21.9-22.3 MB/s); the tokens ranked below 16 Ki in 768 KB of slots of their own, probed
-//!   first (English 56.4-62.1 -> 54.9-55.1, multilingual 20.2-21.4 -> 17.7-17.8); a 192 KB
-//!   direct-mapped table of the chunks met, with their one or two ids, in front of both the
-//!   short-token table and the word cache (English 52.5-55.1 -> 49.5-49.6, multilingual
-//!   15.1-15.2 -> 14.5-14.8): the cost is each new word's first probe, not the repeats.
 //! * A merge step joining two tokens both ranked below [`DENSE`] (512) reads the join's rank
 //!   from a dense 1 MB table ([`RankBpe::join`]) instead of the short-token table. o200k, 16 KB
 //!   chunks (callgrind): English 73.3 -> 71.8 instructions and 0.43 -> 0.41 mispredicts a
