@@ -86,7 +86,7 @@
 //!   fresh encoder (callgrind): 126.6 -> 130.5 M instructions, first-level read misses 1.072 ->
 //!   1.046 M, mispredicts 1.442 -> 1.416 M; the thread's CPU time, pinned, best of 8, three
 //!   rounds in turn under a load of 10: 37.5-39.0 -> 39.6-40.3 MB/s; English, code and cl100k
-//!   level.
+//!   level in time, though English runs 56.8 -> 60.8 M instructions (mispredicts 311 -> 303 k).
 //! * Tried and lost, same measures: [`RankBpe::merge_small`] asking for each join's filter line
 //!   and slot before resolving any (the first joins in two rounds, a merge step's two new joins
 //!   together): 126.6 -> 141.8 M instructions, mispredicts 1.44 -> 1.55 M (the step's two only:
