@@ -403,7 +403,8 @@ mod tests {
         use Slot::*;
         let e = Bytes::default();
         let none = Allowed::none();
-        let t = Template::new(vec![Id(1), First, Id(2)], vec![Id(1), First, Id(2), Second]).unwrap();
+        let t =
+            Template::new(vec![Id(1), First, Id(2)], vec![Id(1), First, Id(2), Second]).unwrap();
         // 'a' = 97, 'b' = 98, 'c' = 99
         for (pair, template, want) in [
             (None, None, vec![97, 98]),

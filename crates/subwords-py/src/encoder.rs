@@ -228,15 +228,30 @@ impl PyEncoder {
     }
 
     pub(crate) fn sp(model: Py<crate::sentencepiece::SpModel>) -> Self {
-        PyEncoder { held: Held::Sp(model), template: None, always: Allowed::none(), guard: Vec::new() }
+        PyEncoder {
+            held: Held::Sp(model),
+            template: None,
+            always: Allowed::none(),
+            guard: Vec::new(),
+        }
     }
 
     pub(crate) fn hf(model: Py<crate::hf::PyHfPipeline>) -> Self {
-        PyEncoder { held: Held::Hf(model), template: None, always: Allowed::none(), guard: Vec::new() }
+        PyEncoder {
+            held: Held::Hf(model),
+            template: None,
+            always: Allowed::none(),
+            guard: Vec::new(),
+        }
     }
 
     pub(crate) fn rank(model: Py<crate::tiktoken::PyRankBpe>) -> Self {
-        PyEncoder { held: Held::Rank(model), template: None, always: Allowed::none(), guard: Vec::new() }
+        PyEncoder {
+            held: Held::Rank(model),
+            template: None,
+            always: Allowed::none(),
+            guard: Vec::new(),
+        }
     }
 }
 
