@@ -103,7 +103,9 @@ pub struct PyEncoder {
     held: Held,
     template: Option<Template>,
     /// What a call that names no special allows: our models' user-defined symbols, which match
-    /// whatever a call allows; nothing for the other engines. Made once, with the encoder.
+    /// whatever a call allows; nothing for the other engines. Made once, with the encoder: asked
+    /// of the engine at every call, it was ~80 of the ~27,500 instructions of a ~100-token
+    /// prompt's plain call (our 32,000-row byte-level model, callgrind).
     always: Allowed,
     /// Strings whose presence in a text sends [`PyEncoder::encode_plain`] back to the caller's
     /// general path (tiktoken's face: the special tokens' common prefix).
