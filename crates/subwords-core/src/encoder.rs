@@ -12,8 +12,9 @@
 //! * [`Template`]: the ids put around a text (BERT's `[CLS] … [SEP]`, a `tokenizer.json`
 //!   post-processor, SentencePiece's `<s> … </s>`), applied by [`encode`] and [`encode_batch`]
 //!   and never by an engine, so single calls, batches and the command line follow one rule.
-//! * [`encode`] (one text, or a pair, on slot 0's state) and [`encode_batch`] (many texts on
-//!   scoped threads, streamed part by part to a sink in text order, [`crate::batch`]).
+//! * [`encode`] (one text, or a pair, on slot 0's state; [`encode_to`] the same into a caller's
+//!   buffer) and [`encode_batch`] (many texts on scoped threads, streamed part by part to a sink
+//!   in text order, [`crate::batch`]).
 //!
 //! Invariants: the ids of a text do not depend on the call that encodes it (single, batch, any
 //! thread count, any batching), since a state only saves time; an allowed special surface
@@ -251,28 +252,40 @@ pub fn encode<E: Encoder + ?Sized>(
     call: Call<'_>,
 ) -> Result<Vec<u32>> {
     let mut out = Vec::with_capacity(text.len() / 3 + 4);
+    encode_to(engine, text, pair, call, &mut out)?;
+    Ok(out)
+}
+
+/// [`encode`] appending to a caller's buffer (a binding's per-thread buffer for short texts);
+/// on an error `out` may hold part of the ids.
+pub fn encode_to<E: Encoder + ?Sized>(
+    engine: &E,
+    text: &str,
+    pair: Option<&str>,
+    call: Call<'_>,
+    out: &mut Vec<u32>,
+) -> Result<()> {
     engine.states().with(0, |state| {
         let mut one = |t: &str, out: &mut Vec<u32>| engine.encode_into(t, call.allowed, state, out);
         match (call.template, pair) {
-            (None, None) => one(text, &mut out),
+            (None, None) => one(text, out),
             (None, Some(p)) => {
-                one(text, &mut out)?;
-                one(p, &mut out)
+                one(text, out)?;
+                one(p, out)
             }
             (Some(t), _) => {
                 let slots = if pair.is_some() { t.pair() } else { t.single() };
                 for s in slots {
                     match *s {
                         Slot::Id(i) => out.push(i),
-                        Slot::First => one(text, &mut out)?,
-                        Slot::Second => one(pair.unwrap_or(""), &mut out)?,
+                        Slot::First => one(text, out)?,
+                        Slot::Second => one(pair.unwrap_or(""), out)?,
                     }
                 }
                 Ok(())
             }
         }
-    })?;
-    Ok(out)
+    })
 }
 
 /// The ids of every text, handed to `sink` part by part in text order on the calling thread
@@ -353,6 +366,59 @@ mod tests {
         r.unwrap();
         assert_eq!(parts, ["x", "y", "<b>"]);
         assert_eq!(out, [0, 9, 0, 7, 0]);
+    }
+
+    /// One id a byte (the byte itself): ids any reader can check by hand.
+    #[derive(Default)]
+    struct Bytes {
+        states: Slots<WordCache<u32>>,
+    }
+
+    impl Encoder for Bytes {
+        type State = WordCache<u32>;
+        type Cached = u32;
+        fn states(&self) -> &Slots<Self::State> {
+            &self.states
+        }
+        fn cache(state: &mut Self::State) -> &mut WordCache<u32> {
+            state
+        }
+        fn specials(&self) -> &[(String, u32)] {
+            &[]
+        }
+        fn encode_into(
+            &self,
+            text: &str,
+            _: &Allowed,
+            _: &mut Self::State,
+            out: &mut Vec<u32>,
+        ) -> Result<()> {
+            out.extend(text.bytes().map(u32::from));
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn encode_to_appends_what_encode_returns() {
+        use Slot::*;
+        let e = Bytes::default();
+        let none = Allowed::none();
+        let t =
+            Template::new(vec![Id(1), First, Id(2)], vec![Id(1), First, Id(2), Second]).unwrap();
+        // 'a' = 97, 'b' = 98, 'c' = 99
+        for (pair, template, want) in [
+            (None, None, vec![97, 98]),
+            (Some("c"), None, vec![97, 98, 99]),
+            (None, Some(&t), vec![1, 97, 98, 2]),
+            (Some("c"), Some(&t), vec![1, 97, 98, 2, 99]),
+        ] {
+            let call = Call { allowed: &none, template };
+            let mut out = vec![7];
+            encode_to(&e, "ab", pair, call, &mut out).unwrap();
+            assert_eq!(out[0], 7);
+            assert_eq!(out[1..], want[..]);
+            assert_eq!(encode(&e, "ab", pair, call).unwrap(), want);
+        }
     }
 
     #[test]

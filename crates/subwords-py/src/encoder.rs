@@ -9,6 +9,8 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyList};
 
+use std::borrow::Cow;
+
 use subwords_core::encoder::{self, Allowed, Call, Encoder, Slot, Template};
 
 use crate::to_py;
@@ -100,6 +102,11 @@ macro_rules! with_held {
 pub struct PyEncoder {
     held: Held,
     template: Option<Template>,
+    /// What a call that names no special allows: our models' user-defined symbols, which match
+    /// whatever a call allows; nothing for the other engines. Made once, with the encoder: asked
+    /// of the engine at every call, it was ~80 of the ~27,500 instructions of a ~100-token
+    /// prompt's plain call (our 32,000-row byte-level model, callgrind).
+    always: Allowed,
     /// Strings whose presence in a text sends [`PyEncoder::encode_plain`] back to the caller's
     /// general path (tiktoken's face: the special tokens' common prefix).
     guard: Vec<String>,
@@ -191,59 +198,63 @@ impl PyEncoder {
             return Ok(None);
         }
         let template = if template { self.template.as_ref() } else { None };
-        // only our own models have symbols that always match (the user-defined ones); asking
-        // the other engines was ~85 instructions of a line's ~9,300 (callgrind)
-        let own = matches!(self.held, Held::Own(_));
+        let call = Call { allowed: &self.always, template };
         with_held!(&self.held, h => {
             let e = h.engine();
-            let allowed = if own { e.allowed(&[]).map_err(|err| to_py(py, err))? } else { Allowed::none() };
             if s.len() <= HOLD_GIL_BYTES {
-                // `encoder::encode` of one text, into the thread's buffer
                 return with_ids_buffer(|ids| {
-                    e.states()
-                        .with(0, |state| match template {
-                            None => e.encode_into(s, &allowed, state, ids),
-                            Some(t) => {
-                                for slot in t.single() {
-                                    match *slot {
-                                        Slot::Id(i) => ids.push(i),
-                                        Slot::First => e.encode_into(s, &allowed, state, ids)?,
-                                        Slot::Second => {}
-                                    }
-                                }
-                                Ok(())
-                            }
-                        })
-                        .map_err(|err| to_py(py, err))?;
+                    encoder::encode_to(e, s, None, call, ids).map_err(|err| to_py(py, err))?;
                     Ok(Some(crate::id_list(py, h.ints(py), ids)?))
                 });
             }
-            let ids = py
-                .detach(|| encoder::encode(e, s, None, Call { allowed: &allowed, template }))
-                .map_err(|err| to_py(py, err))?;
+            let ids = py.detach(|| encoder::encode(e, s, None, call)).map_err(|err| to_py(py, err))?;
             Ok(Some(crate::id_list(py, h.ints(py), &ids)?))
         })
     }
 
+    /// What a call naming the special ids `ids` allows: [`PyEncoder::always`] when it names
+    /// none, the common call.
+    fn allowed<H: Holds>(&self, py: Python<'_>, h: &H, ids: &[u32]) -> PyResult<Cow<'_, Allowed>> {
+        if ids.is_empty() {
+            return Ok(Cow::Borrowed(&self.always));
+        }
+        h.engine().allowed(ids).map(Cow::Owned).map_err(|e| to_py(py, e))
+    }
+
     pub(crate) fn own(model: Py<crate::PyTokenizer>, template: Option<Template>) -> Self {
-        PyEncoder { held: Held::Own(model), template, guard: Vec::new() }
+        // the rank engine standing in for the model has the model's specials, so this serves both
+        let always = Holds::engine(model.get())
+            .allowed(&[])
+            .expect("the user-defined symbols are special rows of the model");
+        PyEncoder { held: Held::Own(model), template, always, guard: Vec::new() }
     }
 
     pub(crate) fn sp(model: Py<crate::sentencepiece::SpModel>) -> Self {
-        PyEncoder { held: Held::Sp(model), template: None, guard: Vec::new() }
+        PyEncoder {
+            held: Held::Sp(model),
+            template: None,
+            always: Allowed::none(),
+            guard: Vec::new(),
+        }
     }
 
     pub(crate) fn hf(model: Py<crate::hf::PyHfPipeline>) -> Self {
-        PyEncoder { held: Held::Hf(model), template: None, guard: Vec::new() }
+        PyEncoder {
+            held: Held::Hf(model),
+            template: None,
+            always: Allowed::none(),
+            guard: Vec::new(),
+        }
     }
 
     pub(crate) fn rank(model: Py<crate::tiktoken::PyRankBpe>) -> Self {
-        PyEncoder { held: Held::Rank(model), template: None, guard: Vec::new() }
+        PyEncoder {
+            held: Held::Rank(model),
+            template: None,
+            always: Allowed::none(),
+            guard: Vec::new(),
+        }
     }
-}
-
-fn allowed_of<H: Holds>(py: Python<'_>, h: &H, ids: &[u32]) -> PyResult<Allowed> {
-    h.engine().allowed(ids).map_err(|e| to_py(py, e))
 }
 
 /// A template from the Python side's form: ids, with -1 where the text goes and -2 where the
@@ -272,12 +283,22 @@ impl PyEncoder {
     fn with_template(&self, py: Python<'_>, single: Vec<i64>, pair: Vec<i64>) -> PyResult<Self> {
         let template =
             Template::new(slots(py, &single)?, slots(py, &pair)?).map_err(|e| to_py(py, e))?;
-        Ok(PyEncoder { held: self.held(py), template: Some(template), guard: self.guard.clone() })
+        Ok(PyEncoder {
+            held: self.held(py),
+            template: Some(template),
+            always: self.always.clone(),
+            guard: self.guard.clone(),
+        })
     }
 
     /// This encoder with `guard` (see [`PyEncoder::encode_plain`]), sharing the engine.
     fn with_guard(&self, py: Python<'_>, guard: Vec<String>) -> Self {
-        PyEncoder { held: self.held(py), template: self.template.clone(), guard }
+        PyEncoder {
+            held: self.held(py),
+            template: self.template.clone(),
+            always: self.always.clone(),
+            guard,
+        }
     }
 
     /// The ids of `text` alone (no specials, no template), for the faces' calls on one text
@@ -318,7 +339,7 @@ impl PyEncoder {
     ) -> PyResult<Bound<'py, PyList>> {
         let template = self.template.as_ref().filter(|_| template);
         with_held!(&self.held, h => {
-            let allowed = allowed_of(py, h, &allowed)?;
+            let allowed = self.allowed(py, h, &allowed)?;
             let ids = py
                 .detach(|| encoder::encode(h.engine(), text, pair, Call { allowed: &allowed, template }))
                 .map_err(|e| to_py(py, e))?;
@@ -338,7 +359,7 @@ impl PyEncoder {
     ) -> PyResult<Bound<'py, PyList>> {
         let template = self.template.as_ref().filter(|_| template);
         with_held!(&self.held, h => {
-            let allowed = allowed_of(py, h, &allowed)?;
+            let allowed = self.allowed(py, h, &allowed)?;
             let call = Call { allowed: &allowed, template };
             crate::list_batch(py, texts, h.ints(py), |texts, sink| {
                 encoder::encode_batch(h.engine(), texts, call, &[], threads, sink)
@@ -362,7 +383,7 @@ impl PyEncoder {
     ) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyByteArray>)> {
         let template = self.template.as_ref().filter(|_| template);
         with_held!(&self.held, h => {
-            let allowed = allowed_of(py, h, &allowed)?;
+            let allowed = self.allowed(py, h, &allowed)?;
             let call = Call { allowed: &allowed, template };
             crate::flat_batch(py, texts, width, |texts, sink| {
                 encoder::encode_batch(h.engine(), texts, call, &suffix, threads, sink)
