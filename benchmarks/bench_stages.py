@@ -24,7 +24,12 @@ Jobs:
   lines encoded one ``encode(line)`` call per line into lists, a fresh model;
 * ``encode-model``: a Unigram model trained the same way with ``byte_fallback=True``, written as
   a sentencepiece ``.model`` file and read by ``subwords.load`` (the ``.model`` reader), the same
-  lines.
+  lines;
+* ``encode-o200k``, ``encode-cl100k``: OpenAI's rank file (the copy in the ``bpe-openai`` crate,
+  as ``bench_encode_peers.py`` takes it) read by the rank engine, the same lines; with ``-16k``
+  (``encode-o200k-16k``), one call per ~16 KB chunk of those lines, the peers benchmark's
+  ``16k`` cell. Both runs make one short call first, as ``bench_encode_peers.py`` does before
+  it times a pass (the vocabulary's id objects made once), so it is not counted.
 
 An encoding job runs twice, with and without the encode calls: "the call" is the whole
 difference less the core's stages (Python's loop, the argument read, the list built).
@@ -62,6 +67,20 @@ ENCODE = {
     "encode-unigram": ({"model": "unigram", "spelling": "front"}, ".json"),
     "encode-model": ({"model": "unigram", "spelling": "front", "byte_fallback": True}, ".model"),
 }
+# job: (the rank file's encoding, whether the texts are ~16 KB chunks of the lines)
+RANK = {f"encode-{enc}{tail}": (f"{enc}_base", tail == "-16k")
+        for enc in ("o200k", "cl100k") for tail in ("", "-16k")}
+
+
+def texts(job: str, lines_path: str) -> list[str]:
+    """What an encoding job encodes, one call a text: the lines, or ~16 KB chunks of them."""
+    with open(lines_path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    if job in RANK and RANK[job][1]:
+        from corpora import line_chunks
+
+        return line_chunks("".join(l + "\n" for l in lines), 16_000)
+    return lines
 
 
 def child(job: str, corpus: str, model: str, lines_path: str, vocab: int, encode: bool) -> None:
@@ -72,9 +91,14 @@ def child(job: str, corpus: str, model: str, lines_path: str, vocab: int, encode
         tok = subwords.train(Path(corpus), vocab_size=vocab, threads=1, **TRAIN[job])
         tok.to_json()
         return
-    with open(lines_path, encoding="utf-8") as f:
-        lines = f.read().split("\n")
-    tok = subwords.load(model)
+    lines = texts(job, lines_path)
+    if job in RANK:
+        from subwords.formats import tiktoken as tk
+
+        tok = tk.load(model)
+        tok.encode("warm up, 123")  # as bench_encode_peers.py: the id objects made, untimed
+    else:
+        tok = subwords.load(model)
     if encode:
         out = [tok.encode(line) for line in lines]
         assert len(out) == len(lines)
@@ -114,6 +138,17 @@ def prepare(job: str, corpus: Path, work: Path, vocab: int, mb: float,
         return corpus, "", "", measures(corpus.read_text(encoding="utf-8"))
     import subwords
 
+    if job in RANK:
+        from bench_encode_peers import rank_file
+        from subwords.formats import tiktoken as tk
+
+        model = rank_file(work, RANK[job][0])
+        lines_path = cut(corpus, mb, work / f"{corpus.stem}.{mb:g}mb.txt")
+        m = measures(lines_path.read_text(encoding="utf-8"))
+        tok = tk.load(model)
+        m["ids"] = sum(len(tok.encode(t)) for t in texts(job, str(lines_path)))
+        m["lines"] = len(texts(job, str(lines_path)))  # the calls
+        return corpus, str(model), str(lines_path), m
     kw, suffix = ENCODE[job]
     name = "unigram-bf" if job == "encode-model" else kw["model"]
     model = work / f"{name}.{corpus.stem}.{vocab}{suffix}"
@@ -281,7 +316,26 @@ MODEL = [
      "none once every word was met"),
     *call_rows("SpModel::encode_with"),
 ]
+# The rank engine (subwords-compat's `RankBpe`): the text split in batches of chunks
+# (`encode_ordinary_into`, the scanner inlined), each chunk looked up whole (`probe`), the rest
+# from the word cache or merged once and stored (`encode_short_rest`, `encode_rest`).
+RANK_STAGES = [
+    ("pre-splitting (the scanner, chunks batched, keys and hashes made)",
+     lambda F, m: F("RankBpe::encode_ordinary_into") - F("RankBpe::probe"),
+     lambda m: 3 * m["bytes"], "a byte-class scan: ~3 / byte"),
+    ("whole-chunk lookups (the filter, the short-token table)",
+     lambda F, m: F("RankBpe::probe") - F("RankBpe::encode_short_rest") - F("RankBpe::encode_rest"),
+     lambda m: 10 * m["words"], "one probe per chunk: ~10 / word"),
+    ("chunks that are no token: the word cache's lookups and inserts, the long tokens' map",
+     lambda F, m: F("RankBpe::encode_short_rest") + F("RankBpe::encode_rest") - F(MERGES_SHORT) - F(MERGES_LONG),
+     None, "one probe per such chunk"),
+    ("chunks that are no token, met the first time: merged (on the stack, or the scan)",
+     lambda F, m: F(MERGES_SHORT) + F(MERGES_LONG), None, "none once every word was met"),
+    *call_rows("RankBpe::encode_ordinary_into"),
+]
+MERGES_SHORT, MERGES_LONG = "RankBpe::merge_small_avx2", "RankBpe::merge_scan"
 STAGES: dict[str, list] = {
+    **{job: RANK_STAGES for job in RANK},
     "encode-model": MODEL,
     "encode-bpe": OWN,
     "encode-wordpiece": OWN,
@@ -300,7 +354,7 @@ def main() -> int:
         child(job, corpus, model, lines, int(vocab), encode == "1")
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("jobs", help=f"comma-separated, of {', '.join([*TRAIN, *ENCODE])}")
+    ap.add_argument("jobs", help=f"comma-separated, of {', '.join([*TRAIN, *ENCODE, *RANK])}")
     ap.add_argument("--corpora", default="english,multilingual")
     ap.add_argument("--corpus-dir", default=str(HERE / "corpora"))
     ap.add_argument("--vocab", type=int, default=32000)
@@ -314,7 +368,7 @@ def main() -> int:
     work = Path(a.work or tempfile.mkdtemp(prefix="bench-stages-"))
     work.mkdir(parents=True, exist_ok=True)
     for job in a.jobs.split(","):
-        if job not in TRAIN and job not in ENCODE:
+        if job not in TRAIN and job not in ENCODE and job not in RANK:
             raise SystemExit(f"unknown job {job!r}")
         columns = []
         for name in a.corpora.split(","):
@@ -325,10 +379,17 @@ def main() -> int:
             args = ["--child", job, str(corpus), model, lines, str(a.vocab)]
             if not (a.reuse and out.exists()):
                 callgrind(out, [*args, "1"])
-            if job in ENCODE and not (a.reuse and base.exists()):
+            encoding = job not in TRAIN
+            if encoding and not (a.reuse and base.exists()):
                 callgrind(base, [*args, "0"])
             total, funcs = inclusive(out)
-            m["calls"] = total - inclusive(base)[0] if job in ENCODE else 0
+            m["calls"] = 0
+            if encoding:
+                # what the load-only run spent in a function (a warm-up call's share) is not the
+                # encoding's
+                base_total, base_funcs = inclusive(base)
+                m["calls"] = total - base_total
+                funcs = {k: n - base_funcs.get(k, 0) for k, n in funcs.items()}
             print(f"\n{job}, {name}: " + ", ".join(f"{k} {v:,}" for k, v in m.items())
                   + f"; the process {total / 1e6:,.1f} M instructions", flush=True)
             for fn, n in sorted(funcs.items(), key=lambda kv: -kv[1])[: a.functions]:

@@ -171,6 +171,16 @@ fn has_needle(text: &str, needle: &str) -> bool {
 }
 
 impl PyEncoder {
+    /// This encoder again, sharing the engine.
+    fn share(&self, py: Python<'_>) -> Self {
+        PyEncoder {
+            held: self.held(py),
+            template: self.template.clone(),
+            always: self.always.clone(),
+            guard: self.guard.clone(),
+        }
+    }
+
     fn held(&self, py: Python<'_>) -> Held {
         match &self.held {
             Held::Own(p) => Held::Own(p.clone_ref(py)),
@@ -221,39 +231,32 @@ impl PyEncoder {
         h.engine().allowed(ids).map(Cow::Owned).map_err(|e| to_py(py, e))
     }
 
-    pub(crate) fn own(model: Py<crate::PyTokenizer>, template: Option<Template>) -> Self {
-        // the rank engine standing in for the model has the model's specials, so this serves both
-        let always = Holds::engine(model.get())
-            .allowed(&[])
-            .expect("the user-defined symbols are special rows of the model");
-        PyEncoder { held: Held::Own(model), template, always, guard: Vec::new() }
+    /// An encoder over `held` with no guard; `always`: what a call naming no special allows.
+    fn new(held: Held, template: Option<Template>, always: Allowed) -> Self {
+        PyEncoder { held, template, always, guard: Vec::new() }
+    }
+
+    pub(crate) fn own(
+        py: Python<'_>,
+        model: Py<crate::PyTokenizer>,
+        template: Option<Template>,
+    ) -> PyResult<Self> {
+        // the model's user-defined symbols; the rank engine standing in for the model has the
+        // model's specials, so this serves both
+        let always = Holds::engine(model.get()).allowed(&[]).map_err(|e| to_py(py, e))?;
+        Ok(PyEncoder::new(Held::Own(model), template, always))
     }
 
     pub(crate) fn sp(model: Py<crate::sentencepiece::SpModel>) -> Self {
-        PyEncoder {
-            held: Held::Sp(model),
-            template: None,
-            always: Allowed::none(),
-            guard: Vec::new(),
-        }
+        PyEncoder::new(Held::Sp(model), None, Allowed::none())
     }
 
     pub(crate) fn hf(model: Py<crate::hf::PyHfPipeline>) -> Self {
-        PyEncoder {
-            held: Held::Hf(model),
-            template: None,
-            always: Allowed::none(),
-            guard: Vec::new(),
-        }
+        PyEncoder::new(Held::Hf(model), None, Allowed::none())
     }
 
     pub(crate) fn rank(model: Py<crate::tiktoken::PyRankBpe>) -> Self {
-        PyEncoder {
-            held: Held::Rank(model),
-            template: None,
-            always: Allowed::none(),
-            guard: Vec::new(),
-        }
+        PyEncoder::new(Held::Rank(model), None, Allowed::none())
     }
 }
 
@@ -283,22 +286,12 @@ impl PyEncoder {
     fn with_template(&self, py: Python<'_>, single: Vec<i64>, pair: Vec<i64>) -> PyResult<Self> {
         let template =
             Template::new(slots(py, &single)?, slots(py, &pair)?).map_err(|e| to_py(py, e))?;
-        Ok(PyEncoder {
-            held: self.held(py),
-            template: Some(template),
-            always: self.always.clone(),
-            guard: self.guard.clone(),
-        })
+        Ok(PyEncoder { template: Some(template), ..self.share(py) })
     }
 
     /// This encoder with `guard` (see [`PyEncoder::encode_plain`]), sharing the engine.
     fn with_guard(&self, py: Python<'_>, guard: Vec<String>) -> Self {
-        PyEncoder {
-            held: self.held(py),
-            template: self.template.clone(),
-            always: self.always.clone(),
-            guard,
-        }
+        PyEncoder { guard, ..self.share(py) }
     }
 
     /// The ids of `text` alone (no specials, no template), for the faces' calls on one text

@@ -640,11 +640,11 @@ impl PyTokenizer {
 
     /// The encoder over this model (`subwords._core.Encoder`), with its template (a BERT
     /// vocabulary's `[CLS]`/`[SEP]`) for calls that ask for it.
-    fn encoder(slf: &Bound<'_, Self>) -> encoder::PyEncoder {
+    fn encoder(slf: &Bound<'_, Self>) -> PyResult<encoder::PyEncoder> {
         let model = slf.get();
         slf.py().detach(|| model.ranked());
         let template = model.inner.template_of();
-        encoder::PyEncoder::own(slf.clone().unbind(), template)
+        encoder::PyEncoder::own(slf.py(), slf.clone().unbind(), template)
     }
 
     /// Ids of `text` (and `pair`) in a mode other than the plain one: `"dropout"` (BPE-dropout
