@@ -83,7 +83,8 @@ def texts(job: str, lines_path: str) -> list[str]:
     return lines
 
 
-def child(job: str, corpus: str, model: str, lines_path: str, vocab: int, encode: bool) -> None:
+def child(job: str, corpus: str, model: str, lines_path: str, vocab: int, encode: bool,
+          lib: str) -> None:
     """Runs under callgrind: one training, or one model loaded and (if `encode`) its encoding."""
     import subwords
 
@@ -93,14 +94,16 @@ def child(job: str, corpus: str, model: str, lines_path: str, vocab: int, encode
         return
     lines = texts(job, lines_path)
     if job in RANK:
-        from subwords.formats import tiktoken as tk
+        # made and called as bench_encode_peers.py makes and times it, after one short call
+        from bench_encode_peers import maker
 
-        tok = tk.load(model)
-        tok.encode("warm up, 123")  # as bench_encode_peers.py: the id objects made, untimed
+        make, one, _ = maker(lib, RANK[job][0], Path(model).parent, 1)
+        encode_one = one(make())
+        encode_one("warm up, 123")
     else:
-        tok = subwords.load(model)
+        encode_one = subwords.load(model).encode
     if encode:
-        out = [tok.encode(line) for line in lines]
+        out = [encode_one(line) for line in lines]
         assert len(out) == len(lines)
 
 
@@ -350,8 +353,8 @@ STAGES: dict[str, list] = {
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        job, corpus, model, lines, vocab, encode = sys.argv[2:8]
-        child(job, corpus, model, lines, int(vocab), encode == "1")
+        job, corpus, model, lines, vocab, encode, lib = sys.argv[2:9]
+        child(job, corpus, model, lines, int(vocab), encode == "1", lib)
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("jobs", help=f"comma-separated, of {', '.join([*TRAIN, *ENCODE, *RANK])}")
@@ -364,24 +367,30 @@ def main() -> int:
     ap.add_argument("--work", default=None, help="keeps the models, the lines and the callgrind files")
     ap.add_argument("--reuse", action="store_true", help="read the callgrind files of an earlier run")
     ap.add_argument("--functions", type=int, default=0, help="print each job's N largest core functions")
+    ap.add_argument("--lib", default="subwords",
+                    help="the rank jobs: the library to run (any of bench_encode_peers.py's); "
+                         "for another than subwords only the total is counted")
     a = ap.parse_args()
     work = Path(a.work or tempfile.mkdtemp(prefix="bench-stages-"))
     work.mkdir(parents=True, exist_ok=True)
     for job in a.jobs.split(","):
         if job not in TRAIN and job not in ENCODE and job not in RANK:
             raise SystemExit(f"unknown job {job!r}")
+        if a.lib != "subwords" and job not in RANK:
+            raise SystemExit(f"--lib {a.lib}: only the rank jobs ({', '.join(RANK)}) run another library")
         columns = []
         for name in a.corpora.split(","):
             corpus = Path(a.corpus_dir) / f"{name}.txt"
             corpus, model, lines, m = prepare(job, corpus, work, a.vocab, a.mb, a.train_mb)
             tag = f"{job}.{name}.{a.vocab}" + (f".{a.train_mb:g}mb" if a.train_mb and job in TRAIN else "")
+            tag += f".{a.lib}" if a.lib != "subwords" else ""
             out, base = work / f"{tag}.out", work / f"{tag}.load.out"
             args = ["--child", job, str(corpus), model, lines, str(a.vocab)]
             if not (a.reuse and out.exists()):
-                callgrind(out, [*args, "1"])
+                callgrind(out, [*args, "1", a.lib])
             encoding = job not in TRAIN
             if encoding and not (a.reuse and base.exists()):
-                callgrind(base, [*args, "0"])
+                callgrind(base, [*args, "0", a.lib])
             total, funcs = inclusive(out)
             m["calls"] = 0
             if encoding:
@@ -395,15 +404,17 @@ def main() -> int:
             for fn, n in sorted(funcs.items(), key=lambda kv: -kv[1])[: a.functions]:
                 print(f"  {n / 1e6:10,.1f} M  {fn}")
             columns.append((name, m, funcs))
-        table(job, columns)
+        table(job, columns, total_only=a.lib != "subwords")
     return 0
 
 
-def table(job: str, columns: list) -> None:
+def table(job: str, columns: list, total_only: bool = False) -> None:
     """One row a stage: millions, per byte and × floor for each corpus, then the floor."""
     stages = STAGES.get(job)
     if not stages:
         return
+    if total_only:  # another library's functions are not ours to name
+        stages = stages[-1:]
     head = "| stage | " + " | ".join(f"{c} M | / byte | × floor" for c, _, _ in columns) + " | floor |"
     print("\n" + head + "\n|---|" + "---:|---:|---:|" * len(columns) + "---|")
     for label, expr, floor, text in stages:
