@@ -72,7 +72,7 @@
 //!   the first round of every merge. A whole chunk of any length up to 15 bytes takes the one
 //!   hashed lookup, with no branch on its length.
 //! * The short-token table has a 256 KB bit filter in front ([`ShortTable`]): a chunk or a
-//!   merge's concatenation that is no token mostly never reaches o200k's 12 MB of slots.
+//!   merge's concatenation that is no token mostly never reaches o200k's 5.3 MB of buckets.
 //!   Interleaved pinned runs, o200k, 16 KB chunks: English 51.9-57.3 -> 58.0-61.6 MB/s,
 //!   multilingual 13.8-14.7 -> 16.4-20.2.
 //! * Tried and dropped, same runs: a 512 KB filter (level on English, multilingual 23.1-24.0 ->
@@ -92,6 +92,22 @@
 //!   together): 126.6 -> 141.8 M instructions, mispredicts 1.44 -> 1.55 M (the step's two only:
 //!   139.1 M), CPU time level (37.0-40.8 -> 37.6-42.9 MB/s); the tables read once a cache line
 //!   at load: level; [`DENSE`] at 1024 (4 MB): multilingual level, English 142-147 -> 135-138.
+//! * The short-token table is one 64-byte line a bucket of three keys and their ranks
+//!   ([`ShortTable`]), 80% full, o200k's in 5.3 MB, where linear probing over 24-byte slots at
+//!   most half full took 12.6 MB (a quarter of the slots straddled two lines); a lookup asks
+//!   for its bucket before it reads the filter. o200k, 1 MB of 16 KB chunks, a fresh encoder
+//!   (callgrind): multilingual 125.2 -> 129.9 M instructions, first-level read misses 1.048 ->
+//!   1.050 M, mispredicts 1.292 -> 1.286 M; English 61.5 -> 66.0 M, 443 -> 419 k, 312 -> 312 k.
+//!   Pinned, best of 20, six rounds in turn under a load of 2.5: English 135.6-146.7 ->
+//!   142.9-149.0 MB/s, multilingual 41.7-45.3 -> 42.4-48.6, code 123.9-133.1 -> 126.6-133.8;
+//!   under loads of 4 to 6 level within the noise, as are cl100k and a 32 k byte-level model.
+//!   6 MB less memory; 3% more instructions to load.
+//! * Tried and lost, same measures: the buckets alone, the filter read before the bucket is
+//!   asked for (level in time, multilingual 125.2 -> 128.9 M instructions); the same early
+//!   request with the old slots (level); a branch on each place's key (English mispredicts
+//!   312 -> 356 k); buckets 70% or 90% full (level); four keys a line with their ranks in a
+//!   table of their own, both lines asked for (multilingual 135.0 M instructions, first-level
+//!   read misses 1.22 M; English level to slower in time).
 //! * A merge step joining two tokens both ranked below [`DENSE`] (512) reads the join's rank
 //!   from a dense 1 MB table ([`RankBpe::join`]) instead of the short-token table. o200k, 16 KB
 //!   chunks (callgrind): English 73.3 -> 71.8 instructions and 0.43 -> 0.41 mispredicts a
@@ -1432,7 +1448,8 @@ mod tests {
         // their length ("a" and "a\0")
         let mut key = move || {
             let len = 1 + (next() % 15) as usize;
-            let bytes: Vec<u8> = (0..len).map(|_| (next() % 5) as u8 * (next() % 64) as u8).collect();
+            let bytes: Vec<u8> =
+                (0..len).map(|_| (next() % 5) as u8 * (next() % 64) as u8).collect();
             (pack(&bytes), (next() % 1_000_000) as u32)
         };
         let mut table = ShortTable::with_room(64);
