@@ -98,10 +98,11 @@
 //!   for its bucket before it reads the filter. o200k, 1 MB of 16 KB chunks, a fresh encoder
 //!   (callgrind): multilingual 125.2 -> 129.9 M instructions, first-level read misses 1.048 ->
 //!   1.050 M, mispredicts 1.292 -> 1.286 M; English 61.5 -> 66.0 M, 443 -> 419 k, 312 -> 312 k.
-//!   Pinned, best of 20, six rounds in turn under a load of 2.5: English 135.6-146.7 ->
+//!   Pinned, best of 20, rounds in turn: six under a load of 2.5, English 135.6-146.7 ->
 //!   142.9-149.0 MB/s, multilingual 41.7-45.3 -> 42.4-48.6, code 123.9-133.1 -> 126.6-133.8;
-//!   under loads of 4 to 6 level within the noise, as are cl100k and a 32 k byte-level model.
-//!   6 MB less memory; 3% more instructions to load.
+//!   ten under a load of 4.7, multilingual 43.8-46.1 -> 43.3-49.8 (medians 45.5 -> 47.0),
+//!   code 128.6-141.6 -> 128.7-145.5, English level; cl100k and a 32 k byte-level model level
+//!   within the noise of loads of 5 to 6. 6 MB less memory; 3% more instructions to load.
 //! * Tried and lost, same measures: the buckets alone, the filter read before the bucket is
 //!   asked for (level in time, multilingual 125.2 -> 128.9 M instructions); the same early
 //!   request with the old slots (level); a branch on each place's key (English mispredicts
