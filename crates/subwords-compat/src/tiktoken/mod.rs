@@ -101,14 +101,18 @@
 //!   Pinned, best of 20, rounds in turn: six under a load of 2.5, English 135.6-146.7 ->
 //!   142.9-149.0 MB/s, multilingual 41.7-45.3 -> 42.4-48.6, code 123.9-133.1 -> 126.6-133.8;
 //!   ten under a load of 4.7, multilingual 43.8-46.1 -> 43.3-49.8 (medians 45.5 -> 47.0),
-//!   code 128.6-141.6 -> 128.7-145.5, English level; cl100k and a 32 k byte-level model level
-//!   within the noise of loads of 5 to 6. 6 MB less memory; 3% more instructions to load.
+//!   code 128.6-141.6 -> 128.7-145.5, English level; eight under a load of 4.8, multilingual
+//!   43.0-45.4 -> 44.4-47.1 (ahead in each), English 134.5-146.0 -> 134.6-147.1; cl100k and a
+//!   32 k byte-level model level within the noise of loads of 5 to 6 (cl100k multilingual,
+//!   callgrind: 139.1 -> 143.2 M instructions, mispredicts 1.572 -> 1.552 M). 6 MB less
+//!   memory; 3% more instructions to load.
 //! * Tried and lost, same measures: the buckets alone, the filter read before the bucket is
 //!   asked for (level in time, multilingual 125.2 -> 128.9 M instructions); the same early
 //!   request with the old slots (level); a branch on each place's key (English mispredicts
 //!   312 -> 356 k); buckets 70% or 90% full (level); four keys a line with their ranks in a
 //!   table of their own, both lines asked for (multilingual 135.0 M instructions, first-level
-//!   read misses 1.22 M; English level to slower in time).
+//!   read misses 1.22 M; English level to slower in time); the merges' early request for
+//!   the bucket with the non-temporal hint (level).
 //! * A merge step joining two tokens both ranked below [`DENSE`] (512) reads the join's rank
 //!   from a dense 1 MB table ([`RankBpe::join`]) instead of the short-token table. o200k, 16 KB
 //!   chunks (callgrind): English 73.3 -> 71.8 instructions and 0.43 -> 0.41 mispredicts a
