@@ -1035,7 +1035,7 @@ fn prefetch(p: *const u8) {
 /// order and a key goes to the next bucket only when its home is full, so a bucket whose last
 /// place is empty proves an absent key absent. The home is the high half of the hash times
 /// the bucket count (any count, not a power of two), which is sized for the buckets to be
-/// [`FILL_PERCENT`] full: o200k's short tokens in 5 MB, not the 12.6 MB of 24-byte slots at
+/// [`FILL_PERCENT`] full: o200k's short tokens in 5.3 MB, not the 12.6 MB of 24-byte slots at
 /// most half full that linear probing took (a quarter of them straddled two lines).
 ///
 /// In front of the buckets, a filter of 2 to the [`FILTER_BITS`] bits, two of one 64-bit
