@@ -80,7 +80,7 @@
 //!   the first round of every merge. A whole chunk of any length up to 15 bytes takes the one
 //!   hashed lookup, with no branch on its length.
 //! * The short-token table has a 256 KB bit filter in front ([`ShortTable`]): a chunk or a
-//!   merge's concatenation that is no token mostly never reaches o200k's 12 MB of slots.
+//!   merge's concatenation that is no token mostly never reaches o200k's 5.3 MB of buckets.
 //!   Interleaved pinned runs, o200k, 16 KB chunks: English 51.9-57.3 -> 58.0-61.6 MB/s,
 //!   multilingual 13.8-14.7 -> 16.4-20.2.
 //! * Tried and dropped, same runs: a 512 KB filter (level on English, multilingual 23.1-24.0 ->
@@ -100,6 +100,27 @@
 //!   together): 126.6 -> 141.8 M instructions, mispredicts 1.44 -> 1.55 M (the step's two only:
 //!   139.1 M), CPU time level (37.0-40.8 -> 37.6-42.9 MB/s); the tables read once a cache line
 //!   at load: level; [`DENSE`] at 1024 (4 MB): multilingual level, English 142-147 -> 135-138.
+//! * The short-token table is one 64-byte line a bucket of three keys and their ranks
+//!   ([`ShortTable`]), 80% full, o200k's in 5.3 MB, where linear probing over 24-byte slots at
+//!   most half full took 12.6 MB (a quarter of the slots straddled two lines); a lookup asks
+//!   for its bucket before it reads the filter. o200k, 1 MB of 16 KB chunks, a fresh encoder
+//!   (callgrind): multilingual 125.2 -> 129.9 M instructions, first-level read misses 1.048 ->
+//!   1.050 M, mispredicts 1.292 -> 1.286 M; English 61.5 -> 66.0 M, 443 -> 419 k, 312 -> 312 k.
+//!   Pinned, best of 20, rounds in turn: six under a load of 2.5, English 135.6-146.7 ->
+//!   142.9-149.0 MB/s, multilingual 41.7-45.3 -> 42.4-48.6, code 123.9-133.1 -> 126.6-133.8;
+//!   ten under a load of 4.7, multilingual 43.8-46.1 -> 43.3-49.8 (medians 45.5 -> 47.0),
+//!   code 128.6-141.6 -> 128.7-145.5, English level; eight under a load of 4.8, multilingual
+//!   43.0-45.4 -> 44.4-47.1 (ahead in each), English 134.5-146.0 -> 134.6-147.1; cl100k and a
+//!   32 k byte-level model level within the noise of loads of 5 to 6 (cl100k multilingual,
+//!   callgrind: 139.1 -> 143.2 M instructions, mispredicts 1.572 -> 1.552 M). 6 MB less
+//!   memory; 3% more instructions to load.
+//! * Tried and lost, same measures: the buckets alone, the filter read before the bucket is
+//!   asked for (level in time, multilingual 125.2 -> 128.9 M instructions); the same early
+//!   request with the old slots (level); a branch on each place's key (English mispredicts
+//!   312 -> 356 k); buckets 70% or 90% full (level); four keys a line with their ranks in a
+//!   table of their own, both lines asked for (multilingual 135.0 M instructions, first-level
+//!   read misses 1.22 M; English level to slower in time); the merges' early request for
+//!   the bucket with the non-temporal hint (level).
 //! * A merge step joining two tokens both ranked below [`DENSE`] (512) reads the join's rank
 //!   from a dense 1 MB table ([`RankBpe::join`]) instead of the short-token table. o200k, 16 KB
 //!   chunks (callgrind): English 73.3 -> 71.8 instructions and 0.43 -> 0.41 mispredicts a
@@ -1028,26 +1049,36 @@ fn prefetch(p: *const u8) {
     let _ = p;
 }
 
-/// The ranks of the tokens of at most [`PACKED_LEN`] bytes, keyed by [`pack`]: open addressing with
-/// linear probing, at most half full, one 24-byte slot per key and its rank, so a lookup is a
-/// multiply and usually one slot. Against the standard hash map (SwissTable, Fx hash): 5.4 fewer
-/// instructions per byte of multilingual text in the merges, 2.5 per byte of English in the
-/// whole-chunk lookups (o200k, callgrind). A key's top byte is its length, never
-/// 0, so a slot whose `hi` is 0 is empty.
+/// The ranks of the tokens of at most [`PACKED_LEN`] bytes, keyed by [`pack`]: open addressing
+/// over buckets of one 64-byte cache line each, three keys and their ranks a bucket, so a
+/// lookup reads one line, hit or miss, unless its home bucket overflowed. A key's top byte is
+/// its length, never 0, so a key of 0 is an empty place. A bucket's places are filled in
+/// order and a key goes to the next bucket only when its home is full, so a bucket whose last
+/// place is empty proves an absent key absent. The home is the high half of the hash times
+/// the bucket count (any count, not a power of two), which is sized for the buckets to be
+/// [`FILL_PERCENT`] full: o200k's short tokens in 5.3 MB, not the 12.6 MB of 24-byte slots at
+/// most half full that linear probing took (a quarter of them straddled two lines).
 ///
-/// In front of the slots, a filter of 2 to the [`FILTER_BITS`] bits, two of one 64-bit word set
-/// for every key in the table (256 KB, which stays in the processor's second-level cache where
-/// the 12 MB of o200k's slots do not): a concatenation in the merges, or a chunk, that is no
+/// In front of the buckets, a filter of 2 to the [`FILTER_BITS`] bits, two of one 64-bit
+/// word set for every key in the table (256 KB, which stays in the processor's second-level
+/// cache where the buckets do not): a concatenation in the merges, or a chunk, that is no
 /// token is mostly answered by the filter alone.
 struct ShortTable {
-    slots: HugeTable<Slot>,
+    buckets: HugeTable<Bucket>,
     filter: Box<[u64]>,
-    shift: u32,
     len: usize,
+    /// The most keys the buckets take before they are rebuilt larger.
+    room: usize,
 }
 
 /// The filter's size is 2 to this many bits.
 const FILTER_BITS: u32 = 21;
+
+/// The share of a [`ShortTable`]'s places filled at most, in percent.
+const FILL_PERCENT: usize = 80;
+
+/// The keys a [`Bucket`] holds.
+const BUCKET_KEYS: usize = 3;
 
 /// The hash of a packed key ([`pack`]): its top bits place it in the table and in the filter.
 #[inline(always)]
@@ -1056,40 +1087,81 @@ fn mix(key: u128) -> u64 {
     (lo.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ hi).wrapping_mul(0xd6e8_feb8_6659_fd93)
 }
 
-#[derive(Clone, Copy, Default)]
-struct Slot {
-    lo: u64,
-    hi: u64,
-    rank: u32,
+/// One cache line of a [`ShortTable`]: keys filled from the first place on (0 is empty), and
+/// their ranks (`NONE` where no key is).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Bucket {
+    keys: [u128; BUCKET_KEYS],
+    /// One more than the keys: the line's last four bytes, and an index a mask keeps in range.
+    ranks: [u32; BUCKET_KEYS + 1],
 }
+
+impl Bucket {
+    /// Bit k set when place k holds `key`: 1, 2 or 4 on a hit, else 0.
+    #[inline(always)]
+    fn places_of(&self, key: u128) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_movemask_epi8, _mm_set_epi64x};
+            // SAFETY: SSE2 is part of every x86-64 processor; these only compute on values
+            unsafe {
+                let v = |k: u128| _mm_set_epi64x((k >> 64) as i64, k as i64);
+                let want = v(key);
+                let mut hit = 0usize;
+                for k in 0..BUCKET_KEYS {
+                    // 16 bits, all set only when all 16 bytes are equal
+                    let same = _mm_movemask_epi8(_mm_cmpeq_epi8(want, v(self.keys[k]))) as usize;
+                    hit |= (same + 1) >> 16 << k;
+                }
+                hit
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let mut hit = 0usize;
+            for k in 0..BUCKET_KEYS {
+                hit |= ((self.keys[k] == key) as usize) << k;
+            }
+            hit
+        }
+    }
+}
+
+const EMPTY_BUCKET: Bucket = Bucket { keys: [0; BUCKET_KEYS], ranks: [NONE; BUCKET_KEYS + 1] };
 
 impl ShortTable {
     /// A table for `n` keys.
     fn with_room(n: usize) -> Self {
-        let size = (2 * n).next_power_of_two().max(16);
+        let places = (n.max(1) * 100).div_ceil(FILL_PERCENT);
+        let count = places.div_ceil(BUCKET_KEYS);
         ShortTable {
-            slots: HugeTable::filled(size, Slot::default()),
+            buckets: HugeTable::filled(count, EMPTY_BUCKET),
             filter: vec![0u64; (1 << FILTER_BITS) / 64].into_boxed_slice(),
-            shift: 64 - size.trailing_zeros(),
             len: 0,
+            // below the places there are, so some bucket always has room and every probe ends
+            room: (count * BUCKET_KEYS * FILL_PERCENT / 100).min(count * BUCKET_KEYS - 1),
         }
     }
 
+    /// The home bucket of hash `h`: the high half of `h` times the bucket count.
     #[inline(always)]
-    fn home(&self, key: u128) -> usize {
-        (mix(key) >> self.shift) as usize
+    fn home(&self, h: u64) -> usize {
+        ((h as u128 * self.buckets.len() as u128) >> 64) as usize
     }
 
     /// The rank of `key`, or `NONE`: first its bit in the filter, which is clear for most keys
-    /// that are no token, so those never reach the slots.
+    /// that are no token, so those never reach the buckets.
     #[inline(always)]
     fn get(&self, key: u128) -> u32 {
         self.get_hashed(key, mix(key))
     }
 
-    /// [`ShortTable::get`] given the key's hash `h` ([`mix`]).
+    /// [`ShortTable::get`] given the key's hash `h` ([`mix`]). The key's bucket is asked for
+    /// before the filter is read, so a key that passes does not wait for the two in turn.
     #[inline(always)]
     fn get_hashed(&self, key: u128, h: u64) -> u32 {
+        self.prefetch_slot(h);
         if !self.passes(h) {
             return NONE;
         }
@@ -1104,7 +1176,7 @@ impl ShortTable {
         (word, 1 << (h >> 40 & 63) | 1 << (h >> 34 & 63))
     }
 
-    /// Whether the filter lets the key of hash `h` through to the slots.
+    /// Whether the filter lets the key of hash `h` through to the buckets.
     #[inline(always)]
     fn passes(&self, h: u64) -> bool {
         let (word, bits) = Self::filter_bits(h);
@@ -1118,55 +1190,68 @@ impl ShortTable {
         prefetch(self.filter.as_ptr().wrapping_add(word).cast());
     }
 
-    /// Asks the processor for the first slot a key of hash `h` is looked up in.
+    /// Asks the processor for the bucket (one line) a key of hash `h` is looked up in first.
     #[inline(always)]
     fn prefetch_slot(&self, h: u64) {
-        prefetch(self.slots.as_ptr().wrapping_add((h >> self.shift) as usize).cast());
+        prefetch(self.buckets.as_ptr().wrapping_add(self.home(h)).cast());
     }
 
-    /// The rank of `key` from the slots, given its hash `h` ([`mix`]).
+    /// The rank of `key` from the buckets, given its hash `h` ([`mix`]). A bucket's places are
+    /// compared without a branch each: the place of a hit is random, and a branch on each
+    /// place cost o200k 14% more mispredicts on English (callgrind).
     #[inline(always)]
     fn get_slots(&self, key: u128, h: u64) -> u32 {
-        let (lo, hi) = (key as u64, (key >> 64) as u64);
-        let mask = self.slots.len() - 1;
-        let mut i = (h >> self.shift) as usize;
+        let mut i = self.home(h);
         loop {
-            let s = &self.slots[i];
-            if s.lo == lo && s.hi == hi {
-                return s.rank;
+            let b = &self.buckets[i];
+            let hit = b.places_of(key);
+            if hit != 0 {
+                return b.ranks[hit >> 1 & 3];
             }
-            if s.hi == 0 {
+            if b.keys[BUCKET_KEYS - 1] == 0 {
                 return NONE;
             }
-            i = (i + 1) & mask;
+            i += 1;
+            if i == self.buckets.len() {
+                i = 0;
+            }
         }
     }
 
-    /// Sets the rank of `key`, returning the one it had (`NONE` if none); the table grows
-    /// beyond half full.
+    /// Sets the rank of `key`, returning the one it had (`NONE` if none); the buckets are
+    /// rebuilt twice as many when they are full to [`FILL_PERCENT`].
     fn insert(&mut self, key: u128, rank: u32) -> Option<u32> {
-        if 2 * (self.len + 1) > self.slots.len() {
-            let old = std::mem::replace(self, ShortTable::with_room(self.slots.len()));
-            for s in old.slots.iter().filter(|s| s.hi != 0) {
-                self.insert((s.hi as u128) << 64 | s.lo as u128, s.rank);
+        if self.len + 1 > self.room {
+            let old = std::mem::replace(self, ShortTable::with_room(2 * (self.len + 1)));
+            for b in old.buckets.iter() {
+                for k in 0..BUCKET_KEYS {
+                    if b.keys[k] != 0 {
+                        self.insert(b.keys[k], b.ranks[k]);
+                    }
+                }
             }
         }
-        let (word, bits) = Self::filter_bits(mix(key));
+        let h = mix(key);
+        let (word, bits) = Self::filter_bits(h);
         self.filter[word] |= bits;
-        let (lo, hi) = (key as u64, (key >> 64) as u64);
-        let mask = self.slots.len() - 1;
-        let mut i = self.home(key);
+        let mut i = self.home(h);
         loop {
-            let s = &mut self.slots[i];
-            if s.hi == 0 {
-                *s = Slot { lo, hi, rank };
-                self.len += 1;
-                return None;
+            let b = &mut self.buckets[i];
+            for k in 0..BUCKET_KEYS {
+                if b.keys[k] == 0 {
+                    b.keys[k] = key;
+                    b.ranks[k] = rank;
+                    self.len += 1;
+                    return None;
+                }
+                if b.keys[k] == key {
+                    return Some(std::mem::replace(&mut b.ranks[k], rank));
+                }
             }
-            if s.lo == lo && s.hi == hi {
-                return Some(std::mem::replace(&mut s.rank, rank));
+            i += 1;
+            if i == self.buckets.len() {
+                i = 0;
             }
-            i = (i + 1) & mask;
         }
     }
 
@@ -1370,6 +1455,82 @@ impl Encoder for RankBpe {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The short-token table against the standard hash map filled with the same keys (the
+    /// oracle): keys whose home is the last bucket, so that they overflow and wrap round to
+    /// the first, keys sharing another home, then enough random keys for several rebuilds
+    /// (the last one large enough for a mapping of its own: still 64-aligned), keys set twice,
+    /// and absent keys asked both through the filter and straight from the buckets.
+    #[test]
+    fn short_table_buckets_agree_with_a_hash_map() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        // a packed key of 1 to 15 bytes; zero bytes are frequent, so keys differ only in
+        // their length ("a" and "a\0")
+        let mut key = move || {
+            let len = 1 + (next() % 15) as usize;
+            let bytes: Vec<u8> =
+                (0..len).map(|_| (next() % 5) as u8 * (next() % 64) as u8).collect();
+            (pack(&bytes), (next() % 1_000_000) as u32)
+        };
+        let mut table = ShortTable::with_room(64);
+        let mut oracle: std::collections::HashMap<u128, u32> = Default::default();
+        let count = table.buckets.len();
+        let (last, other) = (count - 1, count / 2);
+        let (mut at_last, mut at_other) = (Vec::new(), Vec::new());
+        while at_last.len() < 2 * BUCKET_KEYS + 1 || at_other.len() < 2 * BUCKET_KEYS + 1 {
+            let (k, r) = key();
+            match table.home(mix(k)) {
+                h if h == last && at_last.len() <= 2 * BUCKET_KEYS => at_last.push((k, r)),
+                h if h == other && at_other.len() <= 2 * BUCKET_KEYS => at_other.push((k, r)),
+                _ => {}
+            }
+        }
+        let check = |table: &ShortTable, oracle: &std::collections::HashMap<u128, u32>| {
+            assert_eq!(table.len(), oracle.len());
+            for (&k, &r) in oracle {
+                assert_eq!(table.get(k), r, "key {k:#x}");
+                assert_eq!(table.get_slots(k, mix(k)), r, "key {k:#x}");
+            }
+        };
+        for &(k, r) in at_last.iter().chain(&at_other) {
+            assert_eq!(table.insert(k, r), oracle.insert(k, r));
+        }
+        // no rebuild yet: the chains are in the buckets the homes made
+        assert_eq!(table.buckets.len(), count);
+        assert!(table.buckets[0].keys.iter().any(|k| at_last.iter().any(|&(l, _)| l == *k)));
+        assert!(table.buckets[other + 2].keys.iter().any(|&k| k != 0));
+        check(&table, &oracle);
+        for n in 0..60_000 {
+            let (k, r) = key();
+            assert_eq!(table.insert(k, r), oracle.insert(k, r));
+            if n % 7 == 0 {
+                // a key set again takes its new rank
+                let k = *oracle.keys().next().unwrap();
+                assert_eq!(table.insert(k, n), oracle.insert(k, n));
+            }
+            if n % 10_000 == 0 {
+                check(&table, &oracle);
+            }
+        }
+        assert!(table.buckets.len() > 16 * count);
+        assert_eq!(table.buckets.as_ptr() as usize % 64, 0);
+        check(&table, &oracle);
+        let mut absent = 0;
+        while absent < 100_000 {
+            let (k, _) = key();
+            if !oracle.contains_key(&k) {
+                assert_eq!(table.get(k), NONE, "key {k:#x}");
+                assert_eq!(table.get_slots(k, mix(k)), NONE, "key {k:#x}");
+                absent += 1;
+            }
+        }
+    }
 
     fn toy() -> RankBpe {
         let mut tokens: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
