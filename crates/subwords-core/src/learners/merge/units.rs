@@ -412,25 +412,44 @@ impl Delta {
     /// instructions each, on 8 MB).
     #[inline(always)]
     fn change(&mut self, q: u64) -> &mut (u64, i64, Vec<u32>) {
-        if let Some(k) = self.row_of(q) {
-            return &mut self.changes[k as usize];
+        debug_assert!(!self.table.is_empty(), "a delta is made ready before its changes");
+        let k = match self.row_in_table(q) {
+            Some(k) => k,
+            None => self.change_new(q),
+        };
+        debug_assert!((k as usize) < self.used);
+        // SAFETY: every row the table holds is below `used`, at most `changes.len()` (the
+        // bounds check was two of a lookup's ~25 instructions in the rewrite)
+        unsafe { self.changes.get_unchecked_mut(k as usize) }
+    }
+
+    /// Gives the table its first slots, so that [`Delta::change`] need not test for them at
+    /// every lookup: called once by each caller before its changes.
+    #[inline]
+    pub(super) fn ready(&mut self) {
+        if self.table.is_empty() {
+            self.grow();
         }
-        let k = self.change_new(q);
-        &mut self.changes[k as usize]
+    }
+
+    /// The table at its first size (or doubled) with the rows so far put back.
+    #[inline(never)]
+    fn grow(&mut self) {
+        let size = (2 * self.table.len()).max(1024);
+        self.table.clear();
+        self.table.resize(size, (EMPTY, 0));
+        self.taken.clear();
+        for k in 0..self.used {
+            let p = self.changes[k].0;
+            self.put(p, k as u32);
+        }
     }
 
     /// A row for `q`, which has none: a spare one reused when there is one; its index.
     #[inline(never)]
     fn change_new(&mut self, q: u64) -> u32 {
         if 2 * (self.used + 1) > self.table.len() {
-            let size = (2 * self.table.len()).max(1024);
-            self.table.clear();
-            self.table.resize(size, (EMPTY, 0));
-            self.taken.clear();
-            for k in 0..self.used {
-                let p = self.changes[k].0;
-                self.put(p, k as u32);
-            }
+            self.grow();
         }
         if self.used == self.changes.len() {
             self.changes.push((q, 0, Vec::new()));
@@ -469,6 +488,12 @@ impl Delta {
         if self.table.is_empty() {
             return None;
         }
+        self.row_in_table(q)
+    }
+
+    /// [`Delta::row_of`] in a table that has slots.
+    #[inline(always)]
+    fn row_in_table(&self, q: u64) -> Option<u32> {
         let mask = self.table.len() - 1;
         let mut h = slot_of(q, mask);
         loop {
@@ -563,7 +588,6 @@ impl SharedMeta {
 /// Rewrites the units of `list` (distinct ids), joining `(a, b)` into `c`; adds the count
 /// changes, the new places and the new lengths to `d` (empty, or kept from an earlier merge and
 /// cleared).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn rewrite(
     syms: SharedSyms,
     meta: SharedMeta,
@@ -573,7 +597,8 @@ pub(super) fn rewrite(
     c: u32,
     d: &mut Delta,
 ) {
-    let merged = pack(a, b);
+    d.ready();
+    let join = Join { a, b, c, merged: pack(a, b) };
     // what the units lose of `(a, b)` itself: each site's, and under `a == b` the pairs either
     // side of a site (a change per site, looked up in the delta's table, was a fifth of its
     // lookups)
@@ -588,85 +613,118 @@ pub(super) fn rewrite(
             }
         }
         let m = meta.get(wi as usize);
-        let st = m.start();
-        let n = m.len();
         // SAFETY: units are disjoint ranges of the array and `list` holds each unit once across
         // all threads of this merge (see `SharedSyms`).
-        let s: &mut [u32] = unsafe { std::slice::from_raw_parts_mut(syms.0.add(st), n) };
+        let s: &mut [u32] =
+            unsafe { std::slice::from_raw_parts_mut(syms.0.add(m.start()), m.len()) };
         // the first site; a unit without one (listed under a pair it has since lost) is left be,
         // and the symbols before it stay where they are
-        let Some(mut i) = first_site(s, a, b) else { continue };
-        // joined in place: `j` (where the next symbol goes) trails `i` from the first site on,
-        // so the old symbols at `i - 1` and after are still there to read the lost pairs from
-        let w = m.count as i64;
-        let mut j = i;
-        let mut last_old = usize::MAX;
-        let mut sites = 0i64;
-        // each site: the pairs lost around it, read from the old symbols; the pairs gained,
-        // `(left, c)` with the symbol already in place before it and `(c, right)` with the old
-        // symbol after it unless another site starts there (its own `(c, c)` is that one's
-        // left pair); then the stretch up to the next site moved down in one copy
-        loop {
-            if i > 0 {
-                if last_old != i - 1 {
-                    lose(d, &mut merged_lost, merged, s[i - 1], s[i], w);
-                }
-                gain(d, s[j - 1], c, w, wi);
-            }
-            // the site's own pair, `(a, b)` (sites are two or more apart: the last pair read is
-            // at most the one before it)
-            merged_lost += w;
-            let mut right = NO_SYMBOL;
-            if i + 2 < n {
-                right = s[i + 2];
-                lose(d, &mut merged_lost, merged, s[i + 1], right, w);
-                last_old = i + 1;
-            }
-            sites += w;
-            s[j] = c;
-            j += 1;
-            i += 2;
-            let next = next_site(s, i, a, b);
-            if next != i && i < n {
-                gain(d, c, right, w, wi);
-            }
-            // (j < i: the stretch moves down; the symbol before `next` is read as it was; a
-            // short one symbol by symbol, where a `memmove` call costs more than the copy)
-            let len = next - i;
-            if len <= 8 {
-                // SAFETY: `j < i` and `next <= n`: both ranges lie in `s`, and a forward copy
-                // one symbol at a time reads each symbol before it is overwritten
-                unsafe {
-                    let p = s.as_mut_ptr();
-                    for k in 0..len {
-                        *p.add(j + k) = *p.add(i + k);
-                    }
-                }
-            } else {
-                s.copy_within(i..next, j);
-            }
-            j += len;
-            i = next;
-            if i >= n {
-                break;
-            }
-        }
-        d.sites += sites;
-        meta.set_len(wi as usize, j as u32);
+        let Some(i) = first_site(s, a, b) else { continue };
+        let len = join_unit(s, i, wi, m.count as i64, &join, d, &mut merged_lost);
+        meta.set_len(wi as usize, len);
         if d.track {
             d.units.push(wi);
         }
     }
     if merged_lost != 0 {
-        d.change(merged).1 -= merged_lost;
+        d.change(join.merged).1 -= merged_lost;
     }
 }
 
-/// A pair a unit of count `w` loses, unless it borders a cut ([`NO_SYMBOL`]); the merged pair's
-/// own losses are summed in `merged_lost`, one row change for the whole call.
+/// A merge's pair, `(a, b)` packed as `merged`, and the symbol `c` that joins it.
+struct Join {
+    a: u32,
+    b: u32,
+    c: u32,
+    merged: u64,
+}
+
+/// Joins every site of `j.merged` in unit `wi` (symbols `s`, count `w`), the first at `i`:
+/// the lost and gained pairs and the new places into `d`, the merged pair's own losses into
+/// `merged_lost`; returns the unit's new length.
 #[inline(always)]
-fn lose(d: &mut Delta, merged_lost: &mut i64, merged: u64, x: u32, y: u32, w: i64) {
-    if x != NO_SYMBOL && y != NO_SYMBOL {
+fn join_unit(
+    s: &mut [u32],
+    mut i: usize,
+    wi: u32,
+    w: i64,
+    join: &Join,
+    d: &mut Delta,
+    merged_lost: &mut i64,
+) -> u32 {
+    let (a, b, c, merged) = (join.a, join.b, join.c, join.merged);
+    let n = s.len();
+    // joined in place: `j` (where the next symbol goes) trails `i` from the first site on,
+    // so the old symbols at `i - 1` and after are still there to read the lost pairs from
+    let mut j = i;
+    let mut last_old = usize::MAX;
+    let mut sites = 0i64;
+    // each site: the pairs lost around it, read from the old symbols; the pairs gained,
+    // `(left, c)` with the symbol already in place before it and `(c, right)` with the old
+    // symbol after it unless another site starts there (its own `(c, c)` is that one's
+    // left pair); then the stretch up to the next site moved down in one copy
+    loop {
+        if i > 0 {
+            if last_old != i - 1 {
+                lose::<true>(d, merged_lost, merged, s[i - 1], s[i], w);
+            }
+            gain::<true>(d, s[j - 1], c, w, wi);
+        }
+        // the site's own pair, `(a, b)` (sites are two or more apart: the last pair read is
+        // at most the one before it)
+        *merged_lost += w;
+        let mut right = NO_SYMBOL;
+        if i + 2 < n {
+            right = s[i + 2];
+            lose::<false>(d, merged_lost, merged, s[i + 1], right, w);
+            last_old = i + 1;
+        }
+        sites += w;
+        s[j] = c;
+        j += 1;
+        i += 2;
+        let next = next_site(s, i, a, b);
+        if next != i && i < n {
+            gain::<false>(d, c, right, w, wi);
+        }
+        // (j < i: the stretch moves down; the symbol before `next` is read as it was; a
+        // short one symbol by symbol, where a `memmove` call costs more than the copy)
+        let len = next - i;
+        if len <= 8 {
+            // SAFETY: `j < i` and `next <= n`: both ranges lie in `s`, and a forward copy
+            // one symbol at a time reads each symbol before it is overwritten
+            unsafe {
+                let p = s.as_mut_ptr();
+                for k in 0..len {
+                    *p.add(j + k) = *p.add(i + k);
+                }
+            }
+        } else {
+            s.copy_within(i..next, j);
+        }
+        j += len;
+        i = next;
+        if i >= n {
+            break;
+        }
+    }
+    d.sites += sites;
+    j as u32
+}
+
+/// A pair a unit of count `w` loses, unless it borders a cut ([`NO_SYMBOL`]); the merged pair's
+/// own losses are summed in `merged_lost`, one row change for the whole call. `CUT_LEFT`: which
+/// of the two may be a cut (the other is `a` or `b` of the merge).
+#[inline(always)]
+fn lose<const CUT_LEFT: bool>(
+    d: &mut Delta,
+    merged_lost: &mut i64,
+    merged: u64,
+    x: u32,
+    y: u32,
+    w: i64,
+) {
+    if if CUT_LEFT { x != NO_SYMBOL } else { y != NO_SYMBOL } {
         let q = pack(x, y);
         if q == merged {
             *merged_lost += w;
@@ -677,9 +735,10 @@ fn lose(d: &mut Delta, merged_lost: &mut i64, merged: u64, x: u32, y: u32, w: i6
 }
 
 /// A pair unit `wi` (count `w`) gains, unless it borders a cut: its count and the new place.
+/// `CUT_LEFT`: which of the two may be a cut (the other is the joined symbol).
 #[inline(always)]
-fn gain(d: &mut Delta, x: u32, y: u32, w: i64, wi: u32) {
-    if x != NO_SYMBOL && y != NO_SYMBOL {
+fn gain<const CUT_LEFT: bool>(d: &mut Delta, x: u32, y: u32, w: i64, wi: u32) {
+    if if CUT_LEFT { x != NO_SYMBOL } else { y != NO_SYMBOL } {
         let row = d.change(pack(x, y));
         row.1 += w;
         if row.2.last() != Some(&wi) {
@@ -702,6 +761,7 @@ pub(super) fn split_units(
     d: &mut Delta,
     changed: &mut Vec<u32>,
 ) -> i64 {
+    d.ready();
     let mut out: Vec<u32> = Vec::new();
     let mut fresh: Vec<bool> = Vec::new();
     let mut occurrences = 0i64;
@@ -814,6 +874,7 @@ mod tests {
         // the order first met, with the sum 7, and a cleared delta finds none of them
         let mut d = Delta::default();
         for round in 0..2u64 {
+            d.ready();
             let pairs: Vec<u64> =
                 (0..3000u64).map(|i| pack(i as u32 % 97, (i * 7 + round) as u32)).collect();
             for w in [1i64, 2, 4] {
