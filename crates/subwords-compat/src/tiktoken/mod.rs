@@ -136,10 +136,11 @@
 //!   costs 34.5 M instructions at o200k's load. Tried and lost: building it by sorting every
 //!   token that ends or starts with a character's bytes, 63.3 M.
 //! * Against the fastest installable encoders (`benchmarks/bench_encode_peers.py`, both
-//!   vocabularies in one run): ahead of fastokens on cl100k in every cell; on o200k ahead on two
-//!   threads (batch) and behind on one (0.67-1.00x under a load of 17-20), where fastokens
-//!   splits 64-byte blocks into bit masks and starts the merges of a new word from whole
-//!   characters; benchmarks/README.md has the figures and where the time goes.
+//!   vocabularies in one run, the machine otherwise idle): ahead of fastokens on cl100k in
+//!   every cell; on o200k ahead on lines, prompts and two threads, and behind on one thread's
+//!   16 KB chunks (0.82-0.99x), where fastokens runs fewer instructions on English and code and
+//!   we stall on the merges' lookups on multilingual text; benchmarks/README.md has the figures
+//!   and where the time goes, stage by stage (`benchmarks/bench_stages.py`).
 
 /// The scanners moved to the core (trained models use them too); the old path still works.
 pub use subwords_core::spelling::openai as split;
