@@ -21,7 +21,7 @@
 //! do not pass that check).
 
 use subwords_core::hash::pack as pair_key;
-use subwords_core::word_cache::{pack, PACKED_LEN};
+use subwords_core::word_cache::{pack, packed_at, PACKED_LEN};
 
 use super::{Bpe, Cache, CACHED_WORD, NO_ID};
 
@@ -182,32 +182,6 @@ impl ByteBpe {
             }
         }
         out.extend_from_slice(&sym[..m]);
-    }
-}
-
-/// The low `len` bytes of a 128-bit word, by `len` (0 to 15): a load, where a shift by a
-/// variable count of a 128-bit word is a branch on the count.
-const LOW_BYTES: [u128; 16] = {
-    let mut m = [0u128; 16];
-    let mut i = 1;
-    while i < 16 {
-        m[i] = u128::MAX >> (128 - 8 * i);
-        i += 1;
-    }
-    m
-};
-
-/// [`pack`] of `s[a..a + len]` (`len` at most [`PACKED_LEN`]) by one 16-byte load and a mask
-/// where the text has 16 bytes from `a`.
-#[inline(always)]
-fn packed_at(s: &[u8], a: usize, len: usize) -> u128 {
-    match s.get(a..a + 16) {
-        Some(w) => {
-            let mut b = [0u8; 16];
-            b.copy_from_slice(w);
-            u128::from_le_bytes(b) & LOW_BYTES[len & 15] | (len as u128) << 120
-        }
-        None => pack(&s[a..a + len]),
     }
 }
 

@@ -21,7 +21,7 @@
 //! * The split is a hand-written scanner per pattern, about a fifth of the encoding time; tiktoken
 //!   spends most of its time in its look-ahead regex.
 //! * Chunks and concatenations of at most 15 bytes are looked up by a 128-bit integer key: one
-//!   16-byte load and a mask ([`packed_at`]), the mask read from a table of 16 ([`KEY_MASKS`]),
+//!   16-byte load and a mask ([`packed_at`]), the mask read from a table of 16,
 //!   not shifted into place, and [`RankBpe::probe`]'s look-ahead inlined, not a closure called
 //!   per chunk: o200k, 1 MB of 16 KB chunks, callgrind, English 56.2 -> 52.5 M instructions,
 //!   multilingual 123.9 -> 119.7, code 56.2 -> 52.7. Hashing the byte slice instead cost a `memcmp` per
@@ -157,7 +157,7 @@ use subwords_core::batch::Slots;
 use subwords_core::encoder::{Allowed, Encoder};
 use subwords_core::hash::Map;
 use subwords_core::huge::HugeTable;
-use subwords_core::word_cache::{pack, WordCache, PACKED_LEN};
+use subwords_core::word_cache::{pack, packed_at, WordCache, PACKED_LEN};
 
 pub use split::Pattern;
 
@@ -1005,32 +1005,6 @@ fn has_avx2() -> bool {
     }
 }
 
-/// The packed key ([`pack`]) of `s[a..a + len]`, `1 <= len <=` [`PACKED_LEN`]: one 16-byte load
-/// and a mask where 16 bytes from `a` are there, else [`pack`] (whose branches on the length
-/// mispredict on text of mixed word lengths).
-#[inline(always)]
-fn packed_at(s: &[u8], a: usize, len: usize) -> u128 {
-    match s.get(a..a + 16) {
-        Some(w) => {
-            let w = u128::from_le_bytes(w.try_into().unwrap());
-            w & KEY_MASKS[len & 15] | (len as u128) << 120
-        }
-        None => pack(&s[a..a + len]),
-    }
-}
-
-/// The low `len` bytes set, for `len` below 16 ([`packed_at`]): a `u128` shifted by a variable
-/// amount is about a dozen instructions, a load from this table one.
-const KEY_MASKS: [u128; 16] = {
-    let mut masks = [0u128; 16];
-    let mut len = 1;
-    while len < 16 {
-        masks[len] = u128::MAX >> (128 - 8 * len);
-        len += 1;
-    }
-    masks
-};
-
 /// Merge state of one part of a chunk: where it starts, the rank of it joined with the next part
 /// (`NONE` if that is not a token), and its own token id.
 #[derive(Clone, Copy, Debug)]
@@ -1755,18 +1729,6 @@ mod tests {
             t.merge_heap(&s, &mut c);
             assert_eq!(a, c, "{:?}", String::from_utf8_lossy(&s));
             assert_eq!(b, c, "{:?}", String::from_utf8_lossy(&s));
-        }
-    }
-
-    #[test]
-    fn packed_at_equals_pack() {
-        // every length at every offset of a buffer with 16 bytes to spare past some offsets and
-        // not past others (the two ways of `packed_at`), against the word cache's own packing
-        let buf: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37).wrapping_add(1)).collect();
-        for a in 0..buf.len() {
-            for len in 1..=PACKED_LEN.min(buf.len() - a) {
-                assert_eq!(packed_at(&buf, a, len), pack(&buf[a..a + len]), "{a} {len}");
-            }
         }
     }
 
